@@ -1,0 +1,13 @@
+# Our own targets get strict warnings; third-party headers are included as SYSTEM.
+function(sfumato_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-unused-parameter)
+endfunction()
+
+# One library per top-level folder; sources found by glob so that parallel work rarely
+# touches the same CMake file.
+function(sfumato_library name dir)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
+  add_library(${name} STATIC ${srcs})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  sfumato_warnings(${name})
+endfunction()

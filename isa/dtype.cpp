@@ -1,0 +1,102 @@
+#include "isa/dtype.h"
+
+#include <cmath>
+
+namespace sfumato::isa {
+
+const char* dtype_name(DType t) {
+    switch (t) {
+        case DType::FP16: return "fp16";
+        case DType::BF16: return "bf16";
+        case DType::FP32: return "fp32";
+        case DType::INT8: return "int8";
+        case DType::INT32: return "int32";
+        case DType::UINT8: return "uint8";
+        case DType::INT16: return "int16";
+        default: return "?";
+    }
+}
+
+bool parse_dtype(const std::string& s, DType& out) {
+    for (int i = 0; i < static_cast<int>(DType::kCount); ++i) {
+        if (s == dtype_name(static_cast<DType>(i))) {
+            out = static_cast<DType>(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+uint16_t f32_to_f16(float f) {
+    uint32_t x = f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xffu;
+    uint32_t man = x & 0x7fffffu;
+    if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+    int32_t e = static_cast<int32_t>(exp) - 127 + 15;
+    if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return static_cast<uint16_t>(sign);
+        // Denormal: shift the full significand, round to nearest even.
+        uint32_t m = man | 0x800000u;
+        uint32_t shift = static_cast<uint32_t>(14 - e);
+        uint32_t half_bits = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1);
+        uint32_t halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (half_bits & 1u))) ++half_bits;
+        return static_cast<uint16_t>(sign | half_bits);
+    }
+    uint32_t h = sign | (static_cast<uint32_t>(e) << 10) | (man >> 13);
+    uint32_t rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into exponent: correct
+    return static_cast<uint16_t>(h);
+}
+
+float f16_to_f32(uint16_t h) {
+    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0) {
+        if (man == 0) return bits_f32(sign);
+        float v = std::ldexp(static_cast<float>(man), -24);
+        return sign ? -v : v;
+    }
+    if (exp == 31) return bits_f32(sign | 0x7f800000u | (man << 13));
+    return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t f32_to_bf16(float f) {
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu)) return static_cast<uint16_t>((x >> 16) | 0x40u);
+    uint32_t lsb = (x >> 16) & 1u;
+    x += 0x7fffu + lsb;
+    return static_cast<uint16_t>(x >> 16);
+}
+
+float load_as_f32(DType t, const uint8_t* p) {
+    switch (t) {
+        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
+        case DType::INT8: return static_cast<float>(static_cast<int8_t>(*p));
+        case DType::UINT8: return static_cast<float>(*p);
+        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return static_cast<float>(v); }
+        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+        default: return 0.0f;
+    }
+}
+
+void store_from_f32(DType t, uint8_t* p, float v) {
+    switch (t) {
+        case DType::FP16: { uint16_t h = f32_to_f16(v); std::memcpy(p, &h, 2); break; }
+        case DType::BF16: { uint16_t h = f32_to_bf16(v); std::memcpy(p, &h, 2); break; }
+        case DType::FP32: std::memcpy(p, &v, 4); break;
+        case DType::INT8: *p = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(std::fmax(-128.f, std::fmin(127.f, v))))); break;
+        case DType::UINT8: *p = static_cast<uint8_t>(std::nearbyint(std::fmax(0.f, std::fmin(255.f, v)))); break;
+        case DType::INT16: { int16_t x = static_cast<int16_t>(std::nearbyint(std::fmax(-32768.f, std::fmin(32767.f, v)))); std::memcpy(p, &x, 2); break; }
+        case DType::INT32: { int32_t x = static_cast<int32_t>(std::nearbyint(std::fmax(-2147483648.f, std::fmin(2147483520.f, v)))); std::memcpy(p, &x, 4); break; }
+        default: break;
+    }
+}
+
+}  // namespace sfumato::isa

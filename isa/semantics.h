@@ -1,0 +1,45 @@
+// Functional semantics of the ISA: pure functions over byte buffers, no timing and no SystemC.
+// A core (or a unit test) supplies an IMemView that maps an operand's (position, address,
+// length) to bytes; footprint() reports the byte ranges an instruction reads and writes, which
+// the model uses for bounds checks and race detection.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "isa/instr.h"
+
+namespace sfumato::isa {
+
+class IMemView {
+public:
+    virtual ~IMemView() = default;
+    // Contiguous bytes [addr, addr+len) of a local buffer; the caller has bounds-checked.
+    virtual uint8_t* local(Pos pos, uint64_t addr, uint64_t len) = 0;
+    virtual void gm_read(uint64_t addr, void* dst, uint64_t len) = 0;
+    virtual void gm_write(uint64_t addr, const void* src, uint64_t len) = 0;
+};
+
+struct Extent {
+    Pos pos = Pos::GM;
+    uint64_t lo = 0, hi = 0;  // [lo, hi)
+    bool write = false;
+};
+
+// Up to kMaxExtents byte ranges an instruction touches (conservative hull per operand).
+constexpr int kMaxExtents = 4;
+int footprint(const Instr& in, Extent out[kMaxExtents]);
+
+// Bytes moved to/from global memory by a data-movement instruction (0 for others).
+uint64_t gm_bytes(const Instr& in);
+
+// Applies an instruction's effect. Throws std::invalid_argument for malformed operands
+// (bad repeat, unsupported dtype for the opcode).
+void execute(const Instr& in, IMemView& mem);
+
+// Checks operand fields that do not depend on buffer sizes; returns "" when valid.
+std::string validate(const Instr& in);
+
+// Number of lanes in one 256-byte repeat for a dtype.
+constexpr uint32_t lanes_per_repeat(DType t) { return 256 / dtype_size(t); }
+
+}  // namespace sfumato::isa

@@ -1,0 +1,166 @@
+// Parameters: declared by the component that uses them (name, type, default, unit, description,
+// valid range), under hierarchical keys (`chip.aicore.ub.size`). Values come from INI files
+// (Boost.Program_options) and `--set key=value` overrides. Every raw key must be consumed by a
+// declaration, otherwise Config::check_unused() names it; out-of-range values name their key.
+// Param structs are plain C++ (no SystemC), so `sfumato params`/`info` never elaborate a model.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/error.h"
+
+namespace sfumato {
+
+struct ParamDecl {
+    std::string key;
+    std::string type;
+    std::string default_value;
+    std::string value;  // effective
+    std::string unit;
+    std::string description;
+    std::string range;
+};
+
+class Config {
+public:
+    // Reads an INI file; `[a.b]` sections prefix their keys. Malformed files throw InputError.
+    void load_ini(const std::string& path);
+    // Applies `key=value`; throws InputError when malformed.
+    void apply_override(const std::string& assignment);
+    void set_raw(const std::string& key, const std::string& value, const std::string& origin);
+
+    // Used by Param<T>: the raw value of a key (marking it consumed) and the declaration.
+    std::optional<std::string> consume(const std::string& key);
+    void declare(ParamDecl decl);
+
+    // Throws ConfigError for the first raw key no declaration consumed.
+    void check_unused() const;
+
+    const std::vector<ParamDecl>& decls() const { return m_decls; }
+    std::map<std::string, std::string> effective() const;
+    // A stable hash (FNV-1a, hex) of the effective configuration.
+    std::string hash() const;
+    // The config file names loaded, for reports.
+    const std::vector<std::string>& sources() const { return m_sources; }
+
+private:
+    struct Raw {
+        std::string value;
+        std::string origin;
+        bool used = false;
+    };
+    std::map<std::string, Raw> m_raw;
+    std::vector<ParamDecl> m_decls;
+    std::map<std::string, size_t> m_decl_index;
+    std::vector<std::string> m_sources;
+};
+
+// A prefix into the key space, handed to each component.
+class ParamScope {
+public:
+    ParamScope(Config& c, std::string prefix) : m_config(&c), m_prefix(std::move(prefix)) {}
+    ParamScope sub(const std::string& name) const {
+        return ParamScope(*m_config, m_prefix.empty() ? name : m_prefix + "." + name);
+    }
+    std::string key(const std::string& name) const {
+        return m_prefix.empty() ? name : m_prefix + "." + name;
+    }
+    Config& config() const { return *m_config; }
+    const std::string& prefix() const { return m_prefix; }
+
+private:
+    Config* m_config;
+    std::string m_prefix;
+};
+
+namespace detail {
+// Parse helpers; throw ConfigError naming the key.
+uint64_t parse_u64(const std::string& key, const std::string& s);
+int64_t parse_i64(const std::string& key, const std::string& s);
+double parse_double(const std::string& key, const std::string& s);
+bool parse_bool(const std::string& key, const std::string& s);
+std::string format_value(uint64_t v);
+std::string format_value(int64_t v);
+std::string format_value(double v);
+std::string format_value(bool v);
+inline std::string format_value(const std::string& v) { return v; }
+template <class T> struct TypeName;
+template <> struct TypeName<uint64_t> { static constexpr const char* v = "uint"; };
+template <> struct TypeName<uint32_t> { static constexpr const char* v = "uint"; };
+template <> struct TypeName<int64_t> { static constexpr const char* v = "int"; };
+template <> struct TypeName<double> { static constexpr const char* v = "float"; };
+template <> struct TypeName<bool> { static constexpr const char* v = "bool"; };
+template <> struct TypeName<std::string> { static constexpr const char* v = "string"; };
+}  // namespace detail
+
+// Inclusive valid range for numeric parameters.
+template <class T>
+struct Range {
+    T lo;
+    T hi;
+};
+
+// A numeric or boolean parameter.
+template <class T>
+class Param {
+public:
+    Param(const ParamScope& scope, const std::string& name, T def, const std::string& unit,
+          const std::string& desc, Range<T> range)
+        : m_value(def) {
+        const std::string key = scope.key(name);
+        if (auto raw = scope.config().consume(key)) m_value = parse(key, *raw);
+        if (m_value < range.lo || m_value > range.hi) {
+            throw ConfigError(key, "value " + fmt(m_value) + " is outside the valid range [" +
+                                       fmt(range.lo) + ", " + fmt(range.hi) + "]");
+        }
+        scope.config().declare({key, detail::TypeName<T>::v, fmt(def), fmt(m_value), unit, desc,
+                                "[" + fmt(range.lo) + ", " + fmt(range.hi) + "]"});
+    }
+    Param(const ParamScope& scope, const std::string& name, T def, const std::string& unit,
+          const std::string& desc) requires std::is_same_v<T, bool>
+        : m_value(def) {
+        const std::string key = scope.key(name);
+        if (auto raw = scope.config().consume(key)) m_value = detail::parse_bool(key, *raw);
+        scope.config().declare({key, "bool", fmt(def), fmt(m_value), unit, desc, "{false, true}"});
+    }
+    operator T() const { return m_value; }
+    T get() const { return m_value; }
+
+private:
+    static T parse(const std::string& key, const std::string& s) {
+        if constexpr (std::is_same_v<T, double>) return detail::parse_double(key, s);
+        else if constexpr (std::is_same_v<T, bool>) return detail::parse_bool(key, s);
+        else if constexpr (std::is_signed_v<T>) return static_cast<T>(detail::parse_i64(key, s));
+        else {
+            uint64_t v = detail::parse_u64(key, s);
+            if (v > std::numeric_limits<T>::max()) throw ConfigError(key, "value " + s + " does not fit");
+            return static_cast<T>(v);
+        }
+    }
+    static std::string fmt(T v) {
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double>) return detail::format_value(v);
+        else if constexpr (std::is_signed_v<T>) return detail::format_value(static_cast<int64_t>(v));
+        else return detail::format_value(static_cast<uint64_t>(v));
+    }
+    T m_value;
+};
+
+// A string parameter restricted to a set of choices (an empty set allows any string).
+class ChoiceParam {
+public:
+    ChoiceParam(const ParamScope& scope, const std::string& name, std::string def,
+                const std::string& desc, std::vector<std::string> choices);
+    operator const std::string&() const { return m_value; }
+    const std::string& get() const { return m_value; }
+    bool operator==(const char* s) const { return m_value == s; }
+
+private:
+    std::string m_value;
+};
+
+}  // namespace sfumato

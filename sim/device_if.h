@@ -1,0 +1,91 @@
+// Contract: the device interface between the runtime (runtime/rt) and a chip model
+// (models/chip). Neither side includes the other; the CLI and tests wire them together.
+// The host submits tasks to hardware queues (one per runtime stream); submit() never blocks.
+// The device executes each queue in order, serves queues by priority, and on completion sets
+// Task::done, fills the timestamps and notifies Task::done_event. Functional global memory is
+// reachable through gm() (null in timing mode, where no data exists).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "isa/instr_sink.h"
+#include "sim/mem_if.h"
+#include "sim/time.h"
+
+namespace sfumato {
+
+enum class TaskKind : uint8_t { Kernel, Memcpy, EventRecord, EventWait, Callback, kCount };
+const char* task_kind_name(TaskKind k);
+enum class CopyDir : uint8_t { H2D, D2H, D2D };
+const char* copy_dir_name(CopyDir d);
+
+// What cores one block needs. On split chips: Vector = one AIV, Cube = one AIC,
+// Mix = one AIC + its AIVs (the body runs on each, told apart by core_kind/sub_block_idx).
+// On coupled chips every kind runs on one coupled core.
+enum class KernelKind : uint8_t { Vector, Cube, Mix };
+
+struct KernelDesc {
+    std::string name;  // instance name (for traces)
+    std::string type;  // operator type
+    uint32_t block_dim = 1;
+    KernelKind kind = KernelKind::Vector;
+    std::function<void(isa::IInstrSink&)> body;
+    double flops = 0;    // useful work, for rooflines
+    uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
+};
+
+struct MemcpyDesc {
+    CopyDir dir = CopyDir::H2D;
+    uint64_t dev_dst = 0, dev_src = 0;  // device addresses (as the direction needs)
+    void* host_dst = nullptr;           // D2H target (null in timing mode)
+    const void* host_src = nullptr;     // H2D source (null in timing mode)
+    uint64_t bytes = 0;
+    bool pinned = true;
+};
+
+struct Task {
+    TaskKind kind = TaskKind::Kernel;
+    uint32_t stream = 0;
+    uint64_t id = 0;
+    KernelDesc kernel;
+    MemcpyDesc copy;
+    uint32_t event = 0;      // EventRecord / EventWait: device event slot
+    uint64_t event_seq = 0;  // EventRecord: this record's sequence; EventWait: the one to wait for
+    std::function<void()> callback;  // Callback: runs on the host side when reached
+
+    // Filled by the device.
+    Tick issue_tick, start_tick, end_tick;
+    bool done = false;
+    sc_core::sc_event done_event;
+    // Per-pipe busy cycles summed over the kernel's blocks, indexed by isa::Pipe.
+    uint64_t pipe_busy[isa::kNumPipes] = {};
+    uint64_t cycles = 0;  // start..end in device cycles
+};
+
+struct DeviceInfo {
+    std::string arch;            // "coupled" | "split"
+    uint32_t cube_cores = 0;     // AIC (or coupled cores)
+    uint32_t vector_cores = 0;   // AIV (or coupled cores)
+    uint32_t aiv_per_aic = 0;    // 0 on coupled
+    ClockDomain clock;
+    uint64_t ub_bytes = 0, l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;
+    uint32_t event_ids = 0;
+    uint64_t gm_bytes = 0;
+    bool functional = true;
+};
+
+class IDevice {
+public:
+    virtual ~IDevice() = default;
+    virtual const DeviceInfo& info() const = 0;
+    // A hardware queue; priority: smaller is more urgent.
+    virtual uint32_t open_queue(int priority) = 0;
+    virtual void submit(uint32_t queue, std::shared_ptr<Task> task) = 0;
+    virtual uint32_t create_event() = 0;
+    virtual IBackingStore* gm() = 0;
+};
+
+}  // namespace sfumato

@@ -1,0 +1,51 @@
+// Errors a simulation can end with. Model code throws; the CLI maps each kind to a message and
+// an exit code (model code never calls exit()).
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace sfumato {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitFailure = 1,      // a check failed, or an internal error
+    kExitBadInput = 2,     // bad config, unknown key, out-of-range value, malformed input file
+    kExitRace = 3,         // --check-races found an unordered pair of accesses
+    kExitDeadlock = 4,     // no process can make progress
+};
+
+class SimError : public std::runtime_error {
+public:
+    SimError(int code, const std::string& msg) : std::runtime_error(msg), m_code(code) {}
+    int code() const { return m_code; }
+
+private:
+    int m_code;
+};
+
+// Bad configuration: names the key.
+class ConfigError : public SimError {
+public:
+    ConfigError(const std::string& key, const std::string& msg)
+        : SimError(kExitBadInput, "config key '" + key + "': " + msg), m_key(key) {}
+    const std::string& key() const { return m_key; }
+
+private:
+    std::string m_key;
+};
+
+// Bad user input other than config (malformed file, unsupported operator, bad argument).
+class InputError : public SimError {
+public:
+    explicit InputError(const std::string& msg) : SimError(kExitBadInput, msg) {}
+};
+
+// A model detected a fault in what it runs (buffer overrun, misalignment): names the
+// component path and the instruction.
+class ModelError : public SimError {
+public:
+    ModelError(const std::string& where, const std::string& msg, int code = kExitFailure)
+        : SimError(code, where + ": " + msg) {}
+};
+
+}  // namespace sfumato

@@ -1,0 +1,58 @@
+// Contract: the timing interface between memory clients (MTE pipes, FixPipe, SDMA engines) and
+// the memory system (L2, NoC, HBM). A client fills a MemRequest it owns (no allocation per
+// request), submits it, and is called back exactly once through IMemClient::mem_done at the
+// simulated time the access completes (SystemC time). Requests carry no data: functional data
+// moves through IBackingStore, separately, so timing mode costs the same cycles without it.
+// A target may call mem_done from within submit() only if done_tick is the current time.
+#pragma once
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace sfumato {
+
+enum class Requester : uint8_t { MTE2, MTE3, FIX, MTE1, SDMA, HOST, kCount };
+inline const char* requester_name(Requester r) {
+    constexpr const char* names[] = {"mte2", "mte3", "fix", "mte1", "sdma", "host"};
+    return names[static_cast<int>(r)];
+}
+
+class IMemClient;
+
+struct MemRequest {
+    uint64_t addr = 0;
+    uint32_t bytes = 0;
+    bool write = false;
+    bool atomic_add = false;
+    Requester who = Requester::MTE2;
+    uint16_t port = 0;        // requesting core / engine index
+    Tick issue_tick;          // when the client submitted it (set by the client)
+    Tick done_tick;           // set by the target before mem_done
+    IMemClient* client = nullptr;
+    uint64_t tag = 0;         // client's own bookkeeping
+    MemRequest* next = nullptr;  // free for the current holder's intrusive queues
+};
+
+class IMemClient {
+public:
+    virtual ~IMemClient() = default;
+    virtual void mem_done(MemRequest& req) = 0;
+};
+
+class IMemTarget {
+public:
+    virtual ~IMemTarget() = default;
+    virtual void submit(MemRequest& req) = 0;
+};
+
+// Functional global memory: byte storage only, no timing. Untouched bytes read as zero.
+class IBackingStore {
+public:
+    virtual ~IBackingStore() = default;
+    virtual void read(uint64_t addr, void* dst, uint64_t len) const = 0;
+    virtual void write(uint64_t addr, const void* src, uint64_t len) = 0;
+    virtual uint64_t capacity() const = 0;
+    virtual uint64_t resident_bytes() const = 0;  // bytes actually backed (sparse)
+};
+
+}  // namespace sfumato
