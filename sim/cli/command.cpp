@@ -1,0 +1,53 @@
+#include "sim/cli/command.h"
+
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include "sim/error.h"
+
+namespace sfumato::cli {
+
+namespace {
+struct Entry {
+    std::string summary;
+    CommandFn fn;
+};
+std::map<std::string, Entry>& registry() {
+    static std::map<std::string, Entry> r;
+    return r;
+}
+void usage() {
+    std::fprintf(stderr, "usage: sfumato <command> [options]   (sfumato <command> --help)\n\ncommands:\n");
+    for (const auto& [name, e] : registry()) std::fprintf(stderr, "  %-10s %s\n", name.c_str(), e.summary.c_str());
+}
+}  // namespace
+
+CommandRegistrar::CommandRegistrar(const char* name, const char* summary, CommandFn fn) {
+    registry()[name] = {summary, std::move(fn)};
+}
+
+int dispatch(int argc, char** argv) {
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+        usage();
+        return argc < 2 ? kExitBadInput : kExitOk;
+    }
+    auto it = registry().find(argv[1]);
+    if (it == registry().end()) {
+        std::fprintf(stderr, "sfumato: unknown command '%s'\n", argv[1]);
+        usage();
+        return kExitBadInput;
+    }
+    std::vector<std::string> args(argv + 2, argv + argc);
+    try {
+        return it->second.fn(args);
+    } catch (const SimError& e) {
+        std::fprintf(stderr, "sfumato %s: error: %s\n", argv[1], e.what());
+        return e.code();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sfumato %s: internal error: %s\n", argv[1], e.what());
+        return kExitFailure;
+    }
+}
+
+}  // namespace sfumato::cli

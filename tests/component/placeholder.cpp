@@ -1,0 +1,1 @@
+// Cases for tests/component are added by the issues that build the models they exercise.

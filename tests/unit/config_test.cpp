@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "sim/config.h"
+
+using namespace sfumato;
+
+TEST_CASE("config: defaults, overrides, suffixes and ranges") {
+    Config c;
+    c.apply_override("chip.ub.size=32KiB");
+    ParamScope s(c, "chip");
+    Param<uint64_t> ub(s.sub("ub"), "size", 1024, "B", "UB bytes", {1, 1ull << 30});
+    Param<uint32_t> cores(s, "cores", 2, "", "cores", {1, 64});
+    CHECK(ub.get() == 32 * 1024);
+    CHECK(cores.get() == 2);
+    CHECK_NOTHROW(c.check_unused());
+}
+
+TEST_CASE("config: unknown key is named") {
+    Config c;
+    c.apply_override("chip.bogus=1");
+    ParamScope s(c, "chip");
+    Param<uint32_t> cores(s, "cores", 2, "", "cores", {1, 64});
+    try {
+        c.check_unused();
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(e.key() == "chip.bogus");
+    }
+}
+
+TEST_CASE("config: out-of-range value is named") {
+    Config c;
+    c.apply_override("chip.cores=0");
+    ParamScope s(c, "chip");
+    try {
+        Param<uint32_t> cores(s, "cores", 2, "", "cores", {1, 64});
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(e.key() == "chip.cores");
+        CHECK(std::string(e.what()).find("outside") != std::string::npos);
+    }
+}
+
+TEST_CASE("config: INI sections prefix keys and choices are validated") {
+    const std::string path = "config_test_tmp.ini";
+    {
+        std::ofstream f(path);
+        f << "[chip]\narch = coupled\n[chip.ub]\nsize = 64KiB\n";
+    }
+    Config c;
+    c.load_ini(path);
+    ParamScope s(c, "chip");
+    ChoiceParam arch(s, "arch", "split", "arch", {"split", "coupled"});
+    Param<uint64_t> ub(s.sub("ub"), "size", 1024, "B", "UB", {1, 1ull << 30});
+    CHECK(arch.get() == "coupled");
+    CHECK(ub.get() == 65536);
+    Config bad;
+    bad.apply_override("chip.arch=weird");
+    CHECK_THROWS_AS(ChoiceParam(ParamScope(bad, "chip"), "arch", "split", "arch", {"split", "coupled"}), ConfigError);
+    std::remove(path.c_str());
+}
+
+TEST_CASE("config: the hash follows the effective values") {
+    auto make = [](const char* v) {
+        Config c;
+        if (v) c.apply_override(std::string("a.x=") + v);
+        Param<uint32_t> x(ParamScope(c, "a"), "x", 3, "", "x", {0, 10});
+        return c.hash();
+    };
+    CHECK(make(nullptr) == make("3"));
+    CHECK(make(nullptr) != make("4"));
+}
