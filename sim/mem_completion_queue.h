@@ -12,6 +12,7 @@ namespace sfumato {
 
 class MemCompletionQueue : public sc_core::sc_module {
 public:
+    SC_HAS_PROCESS(MemCompletionQueue);
     explicit MemCompletionQueue(sc_core::sc_module_name name);
     // Schedules req->client->mem_done(*req) at req.done_tick (>= now).
     void push(MemRequest& req);
