@@ -11,16 +11,22 @@ namespace {
 // First-come first-served: the oldest request.
 class Fcfs : public IHbmScheduler {
 public:
-    size_t pick(HbmReq* const*, size_t, const uint64_t*) const override { return 0; }
+    size_t pick(HbmReq* const*, size_t, const HbmBankView&) const override { return 0; }
 };
 
-// First-ready FCFS: the oldest request whose row is open, else the oldest.
+// First-ready FCFS: the oldest row hit; else the oldest request whose bank can take its next
+// command (activate, or precharge of the other row) now; else the oldest.
 class FrFcfs : public IHbmScheduler {
 public:
-    size_t pick(HbmReq* const* q, size_t n, const uint64_t* open_row) const override {
-        for (size_t i = 0; i < n; ++i)
-            if (open_row[q[i]->bank_index] == q[i]->da.row) return i;
-        return 0;
+    size_t pick(HbmReq* const* q, size_t n, const HbmBankView& b) const override {
+        size_t ready = n;
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t k = q[i]->bank_index;
+            const uint64_t open = b.open_row[k];
+            if (open == q[i]->da.row) return i;
+            if (ready == n && (open == kClosed ? b.act_ok[k] : b.pre_ok[k]) <= b.now) ready = i;
+        }
+        return ready == n ? 0 : ready;
     }
 };
 
@@ -40,7 +46,9 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_window(p.queue_window),
       m_bpg(p.banks_per_group),
       m_sched(sched),
-      m_banks(p.banks()),
+      m_act_ok(p.banks(), 0),
+      m_pre_ok(p.banks(), 0),
+      m_col_ok(p.banks(), 0),
       m_open_row(p.banks(), IHbmScheduler::kClosed),
       m_last_act_bg(p.bank_groups, kPast) {
     m_queue.reserve(256);
@@ -51,25 +59,25 @@ void HbmChannel::refresh_upto(Ck t) {
     while (m_next_ref <= t) {
         std::fill(m_open_row.begin(), m_open_row.end(), IHbmScheduler::kClosed);
         m_ref_end = m_next_ref + m_t.rfc;
-        for (Bank& b : m_banks) b.act_ok = std::max(b.act_ok, m_ref_end);
+        for (Ck& a : m_act_ok) a = std::max(a, m_ref_end);
         m_next_ref += m_t.refi;
         ++m_stats.refreshes;
     }
 }
 
 HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
-    const Bank& b = m_banks[r.bank_index];
+    const uint32_t k = r.bank_index;
     const uint32_t bg = r.da.bg;
     Plan pl;
     Ck col_ready;
     const uint64_t open = m_open_row[r.bank_index];
     if (open == r.da.row) {
         pl.hit = true;
-        col_ready = std::max(t, b.col_ok);
+        col_ready = std::max(t, m_col_ok[k]);
     } else {
-        Ck act = std::max(t, b.act_ok);
+        Ck act = std::max(t, m_act_ok[k]);
         if (open != IHbmScheduler::kClosed) {
-            pl.pre = std::max(t, b.pre_ok);
+            pl.pre = std::max(t, m_pre_ok[k]);
             act = std::max(act, pl.pre + m_t.rp);
         }
         act = std::max({act, m_last_act + m_t.rrd_s, m_last_act_bg[bg] + m_t.rrd_l, m_faw[m_faw_pos] + m_t.faw});
@@ -89,7 +97,7 @@ HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
 }
 
 void HbmChannel::commit(HbmReq& r, const Plan& pl) {
-    Bank& b = m_banks[r.bank_index];
+    const uint32_t k = r.bank_index;
     const uint32_t bg = r.da.bg;
     if (pl.hit) ++m_stats.row_hits;
     else if (pl.pre != kNone) ++m_stats.row_conflicts;
@@ -99,14 +107,14 @@ void HbmChannel::commit(HbmReq& r, const Plan& pl) {
         m_faw_pos = (m_faw_pos + 1) & 3;
         m_last_act = pl.act;
         m_last_act_bg[bg] = pl.act;
-        b.act_ok = pl.act + m_t.rc;
-        b.pre_ok = pl.act + m_t.ras;
-        b.col_ok = pl.act + m_t.rcd;
+        m_act_ok[k] = pl.act + m_t.rc;
+        m_pre_ok[k] = pl.act + m_t.ras;
+        m_col_ok[k] = pl.act + m_t.rcd;
         m_open_row[r.bank_index] = r.da.row;
         ++m_stats.activates;
         r.act_ck = static_cast<uint64_t>(pl.act);
     }
-    b.pre_ok = std::max(b.pre_ok, r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
+    m_pre_ok[k] = std::max(m_pre_ok[k], r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
     m_last_col = pl.last_col;
     m_last_col_bg = bg;
     m_bus_free = pl.data_end;
@@ -121,6 +129,8 @@ void HbmChannel::commit(HbmReq& r, const Plan& pl) {
         m_stats.bytes_read += r.bytes;
     }
     m_stats.busy_ck += uint64_t(pl.bursts) * m_t.bl;
+    m_stats.bursts += pl.bursts;
+    m_stats.burst_row_hits += pl.bursts - (pl.act != kNone ? 1 : 0);
     r.first_col_ck = static_cast<uint64_t>(pl.col0);
     r.done = Tick(static_cast<uint64_t>(pl.data_end) * m_t.tck_ps);
 }
@@ -132,7 +142,8 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
     while (!m_queue.empty()) {
         if (now_ck < m_next_decision) return static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
         const size_t n = std::min<size_t>(m_queue.size(), m_window);
-        const size_t idx = m_sched.pick(m_queue.data(), n, m_open_row.data());
+        const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
+        const size_t idx = m_sched.pick(m_queue.data(), n, view);
         HbmReq* r = m_queue[idx];
         m_queue.erase(m_queue.begin() + static_cast<std::ptrdiff_t>(idx));
         Ck t = now_ck;

@@ -38,6 +38,7 @@ struct HbmChannelStats {
     uint64_t reads = 0, writes = 0, bytes_read = 0, bytes_written = 0;
     uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
     uint64_t activates = 0, refreshes = 0;
+    uint64_t bursts = 0, burst_row_hits = 0;  // column accesses, and those that found their row open
     uint64_t busy_ck = 0;  // data-bus busy tCK
 };
 
@@ -58,9 +59,6 @@ private:
     using Ck = int64_t;
     static constexpr Ck kPast = -(Ck(1) << 40);
     static constexpr Ck kNone = INT64_MAX;
-    struct Bank {
-        Ck act_ok = 0, pre_ok = 0, col_ok = 0;
-    };
     struct Plan {
         Ck pre = kNone, act = kNone, col0 = 0, last_col = 0, data_end = 0;
         uint32_t bursts = 0;
@@ -76,7 +74,7 @@ private:
     uint32_t m_bpg;
     const IHbmScheduler& m_sched;
     std::vector<HbmReq*> m_queue;
-    std::vector<Bank> m_banks;
+    std::vector<Ck> m_act_ok, m_pre_ok, m_col_ok;  // per bank
     std::vector<uint64_t> m_open_row;
     std::vector<Ck> m_last_act_bg;
     Ck m_last_act = kPast;

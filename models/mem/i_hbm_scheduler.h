@@ -1,7 +1,8 @@
 // Contract: an HBM request scheduler picks which queued request a pseudo-channel controller
 // serves next. It sees the queue in arrival order (oldest first, at most the configured window)
-// and the open row of every bank; it returns an index into the queue. Stateless between calls,
-// no allocation. Picked by name (chip.hbm.scheduler) from a registry.
+// and, per bank, the open row and when its next activate / precharge may issue; it returns an
+// index into the queue. Stateless between calls, no allocation. Picked by name
+// (chip.hbm.scheduler) from a registry.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,11 +13,18 @@ namespace sfumato::mem {
 
 struct HbmReq;
 
+// What a scheduler may see of the banks, indexed by HbmReq::bank_index; times in tCK.
+struct HbmBankView {
+    const uint64_t* open_row;  // open row or IHbmScheduler::kClosed
+    const int64_t* act_ok;     // earliest activate
+    const int64_t* pre_ok;     // earliest precharge
+    int64_t now;
+};
+
 class IHbmScheduler {
 public:
     virtual ~IHbmScheduler() = default;
-    // open_row[bank_index] is the open row or kClosed.
-    virtual size_t pick(HbmReq* const* queue, size_t n, const uint64_t* open_row) const = 0;
+    virtual size_t pick(HbmReq* const* queue, size_t n, const HbmBankView& banks) const = 0;
     static constexpr uint64_t kClosed = ~uint64_t(0);
 };
 

@@ -1,0 +1,423 @@
+#include "models/mem/memory_system.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::mem {
+
+L2Params read_l2_params(const ParamScope& s) {
+    L2Params p;
+    p.size_bytes = Param<uint64_t>(s, "size_kib", 1024, "KiB", "L2 capacity", {1, uint64_t(1) << 30}) << 10;
+    p.g.line_bytes = Param<uint32_t>(s, "line_bytes", 128, "B", "L2 line size", {32, 65536});
+    p.g.sector_bytes = Param<uint32_t>(s, "sector_bytes", 32, "B", "fill/valid granule inside a line", {1, 65536});
+    p.g.ways = Param<uint32_t>(s, "ways", 16, "", "associativity", {1, 256});
+    p.g.slices = Param<uint32_t>(s, "slices", 4, "", "L2 slices (each with its own port and MSHRs)", {1, 1024});
+    p.hit_latency = Param<uint32_t>(s, "hit_latency", 20, "cycle", "slice arrival to data return on a hit", {0, 100000});
+    p.slice_bytes_per_cycle = Param<uint32_t>(s, "slice_bytes_per_cycle", 64, "B/cycle", "port bandwidth of one slice", {1, 65536});
+    p.mshrs = Param<uint32_t>(s, "mshrs", 32, "", "outstanding line misses per slice", {1, 65536});
+    p.replacement = ChoiceParam(s, "replacement", "lru", "replacement policy", replacement_names()).get();
+    if (!is_pow2(p.g.line_bytes)) throw ConfigError(s.key("line_bytes"), "must be a power of two (got " + std::to_string(p.g.line_bytes) + ")");
+    if (!is_pow2(p.g.sector_bytes) || p.g.sector_bytes > p.g.line_bytes || p.g.line_bytes / p.g.sector_bytes > 64)
+        throw ConfigError(s.key("sector_bytes"), "must be a power of two, at most the line and at least 1/64 of it");
+    const uint64_t per_set = uint64_t(p.g.line_bytes) * p.g.ways * p.g.slices;
+    if (p.size_bytes % per_set || p.size_bytes < per_set)
+        throw ConfigError(s.key("size_kib"), "must be a whole number of sets (line x ways x slices = " + std::to_string(per_set) + " B)");
+    p.g.sets = static_cast<uint32_t>(p.size_bytes / per_set);
+    return p;
+}
+
+NocParams read_noc_params(const ParamScope& s) {
+    NocParams p;
+    ChoiceParam topo(s, "topology", "crossbar", "core-to-slice network", {"crossbar"});
+    p.latency = Param<uint32_t>(s, "latency", 4, "cycle", "core port to L2 slice, each way", {0, 100000});
+    p.gm_bytes_per_cycle = Param<uint32_t>(s, "core_gm_bytes_per_cycle", 32, "B/cycle", "per-core bandwidth of data from HBM (L2 misses)", {1, 65536});
+    p.l2_read_bytes_per_cycle = Param<uint32_t>(s, "core_l2_read_bytes_per_cycle", 110, "B/cycle", "per-core L2 read bandwidth", {1, 65536});
+    p.l2_write_bytes_per_cycle = Param<uint32_t>(s, "core_l2_write_bytes_per_cycle", 86, "B/cycle", "per-core L2 write bandwidth", {1, 65536});
+    p.max_outstanding = Param<uint32_t>(s, "max_outstanding", 64, "requests", "outstanding memory requests per core port", {1, 65536});
+    return p;
+}
+
+MemorySystem::ReqStats::ReqStats(StatGroup* parent, const char* name)
+    : g(parent, name),
+      accesses(g, "accesses", "requests", "L2 accesses"),
+      hits(g, "hits", "requests", "L2 hits"),
+      misses(g, "misses", "requests", "L2 misses"),
+      evictions(g, "evictions", "lines", "lines evicted to make room"),
+      bytes(g, "bytes", "B", "bytes requested"),
+      merges(g, "mshr_merges", "requests", "misses merged into an outstanding miss to the same line") {}
+
+MemorySystem::MemorySystem(sc_core::sc_module_name name, const ParamScope& chip, StatGroup* parent_stats,
+                           TraceHub* trace, ClockDomain core_clock, uint32_t ports)
+    : sc_core::sc_module(name),
+      m_hbm(read_hbm_params(chip.sub("hbm"))),
+      m_l2(read_l2_params(chip.sub("l2"))),
+      m_noc(read_noc_params(chip.sub("noc"))),
+      m_clk(core_clock),
+      m_ports_n(ports),
+      m_trace(trace),
+      m_stats(parent_stats, basename()),
+      m_l2_stats(&m_stats, "l2"),
+      m_hbm_stats(&m_stats, "hbm"),
+      m_writebacks(m_l2_stats, "writebacks", "lines", "dirty lines written back to HBM"),
+      m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
+      m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
+    const ParamScope hs = chip.sub("hbm");
+    m_frontend_ps = static_cast<uint64_t>(
+        Param<double>(hs, "frontend_latency_ns", 0.0, "ns", "controller + PHY pipeline added to every HBM access", {0.0, 1e6}).get() * 1000.0);
+    m_trace_window_ps = static_cast<uint64_t>(
+        Param<double>(hs, "trace_window_ns", 1000.0, "ns", "window of the bandwidth counters in traces", {1.0, 1e9}).get() * 1000.0);
+    m_map = make_address_map(m_hbm, hs.key("address_map"));
+    m_sched = make_hbm_scheduler(m_hbm.scheduler, hs.key("scheduler"));
+    const uint32_t pcs = m_hbm.total_pcs();
+    m_channels.reserve(pcs);
+    for (uint32_t i = 0; i < pcs; ++i) m_channels.emplace_back(m_hbm, *m_sched, uint64_t(i) * m_hbm.t.refi / pcs);
+    m_wake.assign(pcs, 0);
+    m_out.reserve(64);
+    m_port.resize(ports);
+    m_slices.resize(m_l2.g.slices);
+    for (uint32_t s = 0; s < m_l2.g.slices; ++s) {
+        m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, chip.sub("l2").key("replacement"),
+                                                                             m_l2.g.sets, m_l2.g.ways));
+        m_slices[s].mshrs.resize(m_l2.mshrs);
+        for (auto& m : m_slices[s].mshrs) {
+            m.slice = s;
+            m.fill.owner = &m;
+            m.fill.kind = kFill;
+        }
+    }
+    for (size_t i = 0; i < m_req.size(); ++i)
+        m_req[i] = std::make_unique<ReqStats>(&m_l2_stats, requester_name(static_cast<Requester>(i)));
+    auto sum = [this](uint64_t HbmChannelStats::*f) {
+        return [this, f] { return static_cast<double>(hbm_totals().*f); };
+    };
+    auto add = [this](const char* n, const char* unit, const char* d, std::function<double()> fn) {
+        m_formulas.push_back(std::make_unique<Formula>(m_hbm_stats, n, unit, d, std::move(fn)));
+    };
+    add("reads", "requests", "read requests served", sum(&HbmChannelStats::reads));
+    add("writes", "requests", "write requests served", sum(&HbmChannelStats::writes));
+    add("bytes_read", "B", "bytes read", sum(&HbmChannelStats::bytes_read));
+    add("bytes_written", "B", "bytes written", sum(&HbmChannelStats::bytes_written));
+    add("row_hits", "requests", "requests that found their row open", sum(&HbmChannelStats::row_hits));
+    add("row_misses", "requests", "requests to a closed bank", sum(&HbmChannelStats::row_misses));
+    add("row_conflicts", "requests", "requests that closed another row", sum(&HbmChannelStats::row_conflicts));
+    add("activates", "commands", "activate commands", sum(&HbmChannelStats::activates));
+    add("refreshes", "commands", "refresh windows that took effect", sum(&HbmChannelStats::refreshes));
+    add("bursts", "commands", "column accesses", sum(&HbmChannelStats::bursts));
+    add("row_hit_rate", "ratio", "column accesses that found their row open / all column accesses", [this] { return row_hit_rate(); });
+    add("peak_gbps", "GB/s", "channels x bus width x data rate", [this] { return peak_gbps(); });
+    m_formulas.push_back(std::make_unique<Formula>(m_l2_stats, "hit_rate", "ratio", "L2 hits / accesses", [this] { return l2_hit_rate(); }));
+    m_heap.reserve(1 << 14);
+    SC_METHOD(process);
+    sensitive << m_wake_ev;
+    dont_initialize();
+}
+
+MemorySystem::~MemorySystem() = default;
+
+HbmChannelStats MemorySystem::hbm_totals() const {
+    HbmChannelStats t;
+    for (const auto& c : m_channels) {
+        const auto& s = c.stats();
+        t.reads += s.reads;
+        t.writes += s.writes;
+        t.bytes_read += s.bytes_read;
+        t.bytes_written += s.bytes_written;
+        t.row_hits += s.row_hits;
+        t.row_misses += s.row_misses;
+        t.row_conflicts += s.row_conflicts;
+        t.activates += s.activates;
+        t.refreshes += s.refreshes;
+        t.busy_ck += s.busy_ck;
+        t.bursts += s.bursts;
+        t.burst_row_hits += s.burst_row_hits;
+    }
+    return t;
+}
+
+double MemorySystem::row_hit_rate() const {
+    const auto t = hbm_totals();
+    return t.bursts ? static_cast<double>(t.burst_row_hits) / static_cast<double>(t.bursts) : 0.0;
+}
+uint64_t MemorySystem::l2_hits() const {
+    uint64_t n = 0;
+    for (const auto& r : m_req) n += r->hits.value();
+    return n;
+}
+uint64_t MemorySystem::l2_misses() const {
+    uint64_t n = 0;
+    for (const auto& r : m_req) n += r->misses.value();
+    return n;
+}
+double MemorySystem::l2_hit_rate() const {
+    const uint64_t h = l2_hits(), m = l2_misses();
+    return h + m ? static_cast<double>(h) / static_cast<double>(h + m) : 0.0;
+}
+
+void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    m_heap.push_back({tick, m_seq++, ptr, arg, kind});
+    std::push_heap(m_heap.begin(), m_heap.end(), std::greater<Item>());
+    if (!m_in_process && tick < m_scheduled) {
+        m_scheduled = tick;
+        const uint64_t now = now_tick().v;
+        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
+    }
+}
+
+void MemorySystem::process() {
+    m_in_process = true;
+    const uint64_t now = now_tick().v;
+    while (!m_heap.empty() && m_heap.front().tick <= now) {
+        std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<Item>());
+        const Item it = m_heap.back();
+        m_heap.pop_back();
+        switch (it.kind) {
+            case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), now, it.arg != 0); break;
+            case Ev::CtrlWake:
+                if (m_wake[it.arg] == it.tick) {
+                    m_wake[it.arg] = 0;
+                    run_channel(it.arg, now);
+                }
+                break;
+            case Ev::HbmDone: hbm_done(*static_cast<HbmReq*>(it.ptr), now); break;
+            case Ev::ClientDone: {
+                MemRequest& r = *static_cast<MemRequest*>(it.ptr);
+                r.done_tick = Tick(now);
+                if (!r.write) {
+                    const double ns = static_cast<double>(now - r.issue_tick.v) / 1000.0;
+                    m_read_latency.sample(ns);
+                    m_read_latency_avg.sample(ns);
+                }
+                r.client->mem_done(r);
+                break;
+            }
+        }
+    }
+    m_in_process = false;
+    if (m_heap.empty()) {
+        m_scheduled = ~uint64_t(0);
+    } else {
+        m_scheduled = m_heap.front().tick;
+        m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
+    }
+}
+
+void MemorySystem::submit(MemRequest& r) {
+    if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
+    if (r.bytes == 0 || r.addr % m_l2.g.line_bytes + r.bytes > m_l2.g.line_bytes)
+        throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or crosses an L2 line");
+    if (r.addr + r.bytes > m_hbm.capacity_bytes)
+        throw ModelError(name(), "request at " + std::to_string(r.addr) + " beyond the device capacity");
+    const uint64_t now = now_tick().v;
+    Port& p = m_port[r.port];
+    uint64_t start;
+    if (r.write) {
+        start = std::max(now, p.wr_free);
+        p.wr_free = start + ser(r.bytes, m_noc.l2_write_bytes_per_cycle);
+    } else {
+        start = std::max(now, p.rd_free);
+        p.rd_free = start + ser(r.bytes, m_noc.l2_read_bytes_per_cycle);
+    }
+    const uint64_t arrive = start + m_noc.latency * m_clk.period_ps();
+    Slice& s = m_slices[slice_of(r.addr / m_l2.g.line_bytes)];
+    const uint64_t at = std::max(arrive, s.free);
+    s.free = at + ser(r.bytes, m_l2.slice_bytes_per_cycle);
+    r.next = nullptr;
+    push(at, Ev::L2Access, &r);
+}
+
+void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
+    const uint64_t line = r.addr / m_l2.g.line_bytes;
+    Slice& s = m_slices[slice_of(line)];
+    const uint64_t mask = s.tags->sector_mask(r.addr, r.bytes);
+    ReqStats& st = *m_req[static_cast<size_t>(r.who)];
+    if (!retry) {
+        ++st.accesses;
+        st.bytes += r.bytes;
+        if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(t);
+        ++m_trace_accesses;
+    }
+    L2Tags::Line* l = s.tags->find(line, true);
+    if (r.write) {
+        if (l) {
+            ++st.hits;
+            ++m_trace_hits;
+        } else {
+            ++st.misses;
+            L2Tags::Victim v;
+            l = s.tags->allocate(line, v);
+            if (v.evicted) {
+                ++st.evictions;
+                if (v.dirty) write_back(v, t, r.who);
+            }
+        }
+        l->valid |= mask;
+        l->dirty |= mask;
+        complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
+        return;
+    }
+    if (l && (l->valid & mask) == mask) {
+        if (!retry) {
+            ++st.hits;
+            ++m_trace_hits;
+        }
+        complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
+        return;
+    }
+    if (!retry) ++st.misses;
+    Mshr* freem = nullptr;
+    for (Mshr& m : s.mshrs) {
+        if (m.busy && m.line_addr == line) {
+            if (!retry) ++st.merges;
+            m.tail->next = &r;
+            m.tail = &r;
+            r.next = nullptr;
+            return;
+        }
+        if (!m.busy && !freem) freem = &m;
+    }
+    r.next = nullptr;
+    if (!freem) {
+        if (s.blocked_tail) s.blocked_tail->next = &r;
+        else s.blocked_head = &r;
+        s.blocked_tail = &r;
+        return;
+    }
+    Mshr& m = *freem;
+    m.busy = true;
+    m.line_addr = line;
+    m.fetch_mask = mask & ~(l ? l->valid : 0);
+    m.head = m.tail = &r;
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
+    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(m.fetch_mask));
+    m.fill.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
+    m.fill.bytes = (last - first + 1) * m_l2.g.sector_bytes;
+    m.fill.write = false;
+    hbm_enqueue(m.fill, t);
+}
+
+void MemorySystem::complete(MemRequest& r, uint64_t t) { push(t, Ev::ClientDone, &r); }
+
+void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
+    // The data reaches the core through its GM port after the slice's return latency.
+    Port& p = m_port[r.port];
+    const uint64_t ready = t + uint64_t(m_l2.hit_latency) * m_clk.period_ps();
+    const uint64_t start = std::max(ready, p.gm_free);
+    p.gm_free = start + ser(r.bytes, m_noc.gm_bytes_per_cycle);
+    complete(r, p.gm_free);
+}
+
+void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
+    r.da = m_map->decode(r.addr);
+    r.bank_index = r.da.bg * m_hbm.banks_per_group + r.da.bank;
+    r.arrive = Tick(t);
+    m_channels[r.da.pc].enqueue(&r);
+    run_channel(r.da.pc, t);
+}
+
+void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
+    m_out.clear();
+    const uint64_t next = m_channels[pc].run(Tick(t), m_out);
+    for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
+    if (next != HbmChannel::kNever && (m_wake[pc] == 0 || next < m_wake[pc])) {
+        m_wake[pc] = next;
+        push(next, Ev::CtrlWake, nullptr, pc);
+    }
+}
+
+void MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, Requester) {
+    ++m_writebacks;
+    HbmReq* w;
+    if (m_wb_free.empty()) {
+        m_wb_pool.emplace_back();
+        w = &m_wb_pool.back();
+        w->kind = kWriteback;
+    } else {
+        w = m_wb_free.back();
+        m_wb_free.pop_back();
+    }
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(v.dirty));
+    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(v.dirty));
+    w->addr = v.line_addr * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
+    w->bytes = (last - first + 1) * m_l2.g.sector_bytes;
+    w->write = true;
+    hbm_enqueue(*w, t);
+}
+
+void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
+    if (m_trace && m_trace->on(TraceLevel::Mem)) {
+        trace_tick(t);
+        m_trace_bytes[r.da.pc / m_hbm.pseudo_channels] += r.bytes;
+    }
+    if (r.kind == kWriteback) {
+        m_wb_free.push_back(&r);
+        return;
+    }
+    Mshr& m = *static_cast<Mshr*>(r.owner);
+    Slice& s = m_slices[m.slice];
+    MemRequest* w = m.head;
+    L2Tags::Line* l = s.tags->find(m.line_addr, false);
+    if (!l) {
+        L2Tags::Victim v;
+        l = s.tags->allocate(m.line_addr, v);
+        if (v.evicted) {
+            ++m_req[static_cast<size_t>(w->who)]->evictions;
+            if (v.dirty) write_back(v, t, w->who);
+        }
+    }
+    l->valid |= m.fetch_mask;
+    const uint64_t valid = l->valid;
+    m.busy = false;
+    m.head = m.tail = nullptr;
+    while (w) {
+        MemRequest* nx = w->next;
+        w->next = nullptr;
+        const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
+        if ((valid & mask) == mask) finish_miss(*w, t);
+        else push(t, Ev::L2Access, w, 1);  // needs sectors this fill did not bring
+        w = nx;
+    }
+    while (s.blocked_head) {
+        MemRequest* b = s.blocked_head;
+        s.blocked_head = b->next;
+        if (!s.blocked_head) s.blocked_tail = nullptr;
+        b->next = nullptr;
+        push(t, Ev::L2Access, b, 1);
+        break;  // one MSHR freed: retry one blocked miss
+    }
+}
+
+void MemorySystem::trace_tick(uint64_t t) {
+    if (!m_trace_ready) {
+        const uint32_t chans = m_hbm.stacks * m_hbm.channels_per_stack;
+        m_trace_bytes.assign(chans, 0);
+        for (uint32_t c = 0; c < chans; ++c)
+            m_trace_tracks.push_back(m_trace->sink()->counter_track("memory", "hbm ch" + std::to_string(c) + " GB/s"));
+        m_trace_l2 = m_trace->sink()->counter_track("memory", "l2 hit rate");
+        m_trace_window_end = m_trace_window_ps;
+        m_trace_ready = true;
+    }
+    while (t >= m_trace_window_end) {
+        const Tick at(m_trace_window_end - m_trace_window_ps);
+        bool idle = m_trace_accesses == 0;
+        for (size_t c = 0; c < m_trace_bytes.size(); ++c) {
+            idle = idle && m_trace_bytes[c] == 0;
+            m_trace->sink()->counter(m_trace_tracks[c], at, static_cast<double>(m_trace_bytes[c]) / static_cast<double>(m_trace_window_ps) * 1000.0);
+            m_trace_bytes[c] = 0;
+        }
+        if (m_trace_accesses)
+            m_trace->sink()->counter(m_trace_l2, at, static_cast<double>(m_trace_hits) / static_cast<double>(m_trace_accesses));
+        m_trace_hits = m_trace_accesses = 0;
+        m_trace_window_end += m_trace_window_ps;
+        // Skip a gap of idle windows after emitting one zero sample.
+        if (idle && t >= m_trace_window_end) m_trace_window_end = (t / m_trace_window_ps + 1) * m_trace_window_ps;
+    }
+}
+
+void MemorySystem::flush_trace() {
+    if (!m_trace || !m_trace->on(TraceLevel::Mem) || !m_trace_ready) return;
+    trace_tick(m_trace_window_end);
+}
+
+}  // namespace sfumato::mem
