@@ -3,26 +3,31 @@
 namespace sfumato::mem {
 
 L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
-    : m_g(g), m_repl(std::move(repl)), m_lines(size_t(g.sets) * g.ways) {}
+    : m_g(g),
+      m_repl(std::move(repl)),
+      m_tag(size_t(g.sets) * g.ways, 0),
+      m_valid(size_t(g.sets) * g.ways, 0),
+      m_dirty(size_t(g.sets) * g.ways, 0) {}
 
-L2Tags::Line* L2Tags::find(uint64_t line_addr, bool touch) {
+uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     const uint32_t s = set_of(line_addr);
-    Line* base = &m_lines[size_t(s) * m_g.ways];
+    const uint64_t* t = &m_tag[size_t(s) * m_g.ways];
+    const uint64_t key = line_addr + 1;
     for (uint32_t w = 0; w < m_g.ways; ++w) {
-        if (base[w].valid && base[w].line_addr == line_addr) {
+        if (t[w] == key) {
             if (touch) m_repl->touch(s, w);
-            return &base[w];
+            return s * m_g.ways + w;
         }
     }
-    return nullptr;
+    return kNone;
 }
 
-L2Tags::Line* L2Tags::allocate(uint64_t line_addr, Victim& v) {
+uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     const uint32_t s = set_of(line_addr);
-    Line* base = &m_lines[size_t(s) * m_g.ways];
+    uint64_t* t = &m_tag[size_t(s) * m_g.ways];
     uint32_t way = m_g.ways;
     for (uint32_t w = 0; w < m_g.ways; ++w) {
-        if (!base[w].valid) {
+        if (t[w] == 0) {
             way = w;
             break;
         }
@@ -31,12 +36,15 @@ L2Tags::Line* L2Tags::allocate(uint64_t line_addr, Victim& v) {
     if (way == m_g.ways) {
         way = m_repl->victim(s);
         v.evicted = true;
-        v.line_addr = base[way].line_addr;
-        v.dirty = base[way].dirty;
+        v.line_addr = t[way] - 1;
+        v.dirty = m_dirty[size_t(s) * m_g.ways + way];
     }
-    base[way] = Line{line_addr, 0, 0};
+    const uint32_t slot = s * m_g.ways + way;
+    t[way] = line_addr + 1;
+    m_valid[slot] = 0;
+    m_dirty[slot] = 0;
     m_repl->fill(s, way);
-    return &base[way];
+    return slot;
 }
 
 uint64_t L2Tags::sector_mask(uint64_t addr, uint32_t bytes) const {

@@ -21,10 +21,10 @@ struct L2Geometry {
 
 class L2Tags {
 public:
+    // A handle to one line's state (valid/dirty sector masks); 0 valid = line invalid.
     struct Line {
-        uint64_t line_addr = 0;  // address / line_bytes
-        uint64_t valid = 0;      // sector mask; 0 = line invalid
-        uint64_t dirty = 0;
+        uint64_t& valid;
+        uint64_t& dirty;
     };
     struct Victim {
         uint64_t line_addr = 0;
@@ -33,10 +33,13 @@ public:
     };
 
     L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl);
-    // The line holding `line_addr`, or null. Touches the replacement state when `touch`.
-    Line* find(uint64_t line_addr, bool touch);
-    // Allocates a way for `line_addr` (must be absent), evicting if needed.
-    Line* allocate(uint64_t line_addr, Victim& v);
+    static constexpr uint32_t kNone = ~0u;
+    // The slot (set * ways + way) holding `line_addr`, or kNone. Touches the replacement state
+    // when `touch`.
+    uint32_t find(uint64_t line_addr, bool touch);
+    // Allocates a slot for `line_addr` (must be absent), evicting if needed.
+    uint32_t allocate(uint64_t line_addr, Victim& v);
+    Line line(uint32_t slot) { return Line{m_valid[slot], m_dirty[slot]}; }
     uint32_t set_of(uint64_t line_addr) const { return static_cast<uint32_t>((line_addr / m_g.slices) % m_g.sets); }
     // Sector mask covering [addr, addr+bytes) within its line.
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const;
@@ -44,7 +47,9 @@ public:
 private:
     L2Geometry m_g;
     std::unique_ptr<IReplacement> m_repl;
-    std::vector<Line> m_lines;
+    // Tags apart from state, so a lookup scans one set's tags in two cache lines.
+    std::vector<uint64_t> m_tag;  // line_addr + 1; 0 = empty way
+    std::vector<uint64_t> m_valid, m_dirty;
 };
 
 }  // namespace sfumato::mem

@@ -108,7 +108,6 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const ParamScope& chip,
     add("row_hit_rate", "ratio", "column accesses that found their row open / all column accesses", [this] { return row_hit_rate(); });
     add("peak_gbps", "GB/s", "channels x bus width x data rate", [this] { return peak_gbps(); });
     m_formulas.push_back(std::make_unique<Formula>(m_l2_stats, "hit_rate", "ratio", "L2 hits / accesses", [this] { return l2_hit_rate(); }));
-    m_heap.reserve(1 << 14);
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
@@ -156,8 +155,7 @@ double MemorySystem::l2_hit_rate() const {
 }
 
 void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
-    m_heap.push_back({tick, m_seq++, ptr, arg, kind});
-    std::push_heap(m_heap.begin(), m_heap.end(), std::greater<Item>());
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind));
     if (!m_in_process && tick < m_scheduled) {
         m_scheduled = tick;
         const uint64_t now = now_tick().v;
@@ -168,11 +166,9 @@ void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
 void MemorySystem::process() {
     m_in_process = true;
     const uint64_t now = now_tick().v;
-    while (!m_heap.empty() && m_heap.front().tick <= now) {
-        std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<Item>());
-        const Item it = m_heap.back();
-        m_heap.pop_back();
-        switch (it.kind) {
+    WheelItem it;
+    while (m_events.pop_due(now, it)) {
+        switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), now, it.arg != 0); break;
             case Ev::CtrlWake:
                 if (m_wake[it.arg] == it.tick) {
@@ -195,12 +191,8 @@ void MemorySystem::process() {
         }
     }
     m_in_process = false;
-    if (m_heap.empty()) {
-        m_scheduled = ~uint64_t(0);
-    } else {
-        m_scheduled = m_heap.front().tick;
-        m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
-    }
+    m_scheduled = m_events.next_tick();
+    if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
 void MemorySystem::submit(MemRequest& r) {
@@ -238,26 +230,28 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
         if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(t);
         ++m_trace_accesses;
     }
-    L2Tags::Line* l = s.tags->find(line, true);
+    uint32_t slot = s.tags->find(line, true);
     if (r.write) {
-        if (l) {
+        if (slot != L2Tags::kNone) {
             ++st.hits;
             ++m_trace_hits;
         } else {
             ++st.misses;
             L2Tags::Victim v;
-            l = s.tags->allocate(line, v);
+            slot = s.tags->allocate(line, v);
             if (v.evicted) {
                 ++st.evictions;
                 if (v.dirty) write_back(v, t, r.who);
             }
         }
-        l->valid |= mask;
-        l->dirty |= mask;
+        L2Tags::Line l = s.tags->line(slot);
+        l.valid |= mask;
+        l.dirty |= mask;
         complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
         return;
     }
-    if (l && (l->valid & mask) == mask) {
+    const uint64_t have = slot != L2Tags::kNone ? s.tags->line(slot).valid : 0;
+    if ((have & mask) == mask) {
         if (!retry) {
             ++st.hits;
             ++m_trace_hits;
@@ -287,7 +281,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     Mshr& m = *freem;
     m.busy = true;
     m.line_addr = line;
-    m.fetch_mask = mask & ~(l ? l->valid : 0);
+    m.fetch_mask = mask & ~have;
     m.head = m.tail = &r;
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
     const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(m.fetch_mask));
@@ -357,17 +351,18 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     Mshr& m = *static_cast<Mshr*>(r.owner);
     Slice& s = m_slices[m.slice];
     MemRequest* w = m.head;
-    L2Tags::Line* l = s.tags->find(m.line_addr, false);
-    if (!l) {
+    uint32_t slot = s.tags->find(m.line_addr, false);
+    if (slot == L2Tags::kNone) {
         L2Tags::Victim v;
-        l = s.tags->allocate(m.line_addr, v);
+        slot = s.tags->allocate(m.line_addr, v);
         if (v.evicted) {
             ++m_req[static_cast<size_t>(w->who)]->evictions;
             if (v.dirty) write_back(v, t, w->who);
         }
     }
-    l->valid |= m.fetch_mask;
-    const uint64_t valid = l->valid;
+    L2Tags::Line l = s.tags->line(slot);
+    l.valid |= m.fetch_mask;
+    const uint64_t valid = l.valid;
     m.busy = false;
     m.head = m.tail = nullptr;
     while (w) {

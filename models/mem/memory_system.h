@@ -14,6 +14,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/mem/event_wheel.h"
 #include "models/mem/hbm_channel.h"
 #include "models/mem/l2_tags.h"
 #include "sim/config.h"
@@ -67,14 +68,6 @@ public:
 
 private:
     enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone };
-    struct Item {
-        uint64_t tick;
-        uint64_t seq;
-        void* ptr;
-        uint32_t arg;
-        Ev kind;
-        bool operator>(const Item& o) const { return tick != o.tick ? tick > o.tick : seq > o.seq; }
-    };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -136,8 +129,7 @@ private:
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
-    std::vector<Item> m_heap;
-    uint64_t m_seq = 0;
+    EventWheel m_events;
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
     sc_core::sc_event m_wake_ev;

@@ -87,7 +87,7 @@ TEST_CASE("mem hbm: read to a closed bank takes tRCD + tCL + tBL") {
     CHECK(r->done.v == f.ck(t.rcd + t.cl + t.bl));
 }
 
-TEST_CASE("mem hbm: row hit takes tCL + tBL, row conflict tRP + tRCD + tCL + tBL") {
+TEST_CASE("mem hbm: row hit takes tCL + tBL and row conflict tRP + tRCD + tCL + tBL") {
     Fixture f;
     const auto& t = f.p.t;
     HbmReq* a = f.req(f.addr(0, 0, 1), f.p.burst_bytes());
@@ -145,7 +145,7 @@ TEST_CASE("mem hbm: same bank group activates are spaced by tRRD_L") {
     CHECK(b->act_ck - a->act_ck == t.rrd_l);
 }
 
-TEST_CASE("mem hbm: FR-FCFS serves a younger row hit first, FCFS does not") {
+TEST_CASE("mem hbm: FR-FCFS serves a younger row hit first and FCFS does not") {
     for (const char* s : {"frfcfs", "fcfs"}) {
         Fixture f(false, s);
         HbmReq* open = f.req(f.addr(0, 0, 1), f.p.burst_bytes());
