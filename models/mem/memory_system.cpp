@@ -7,38 +7,6 @@
 
 namespace sfumato::mem {
 
-L2Params read_l2_params(const ParamScope& s) {
-    L2Params p;
-    p.size_bytes = Param<uint64_t>(s, "size_kib", 1024, "KiB", "L2 capacity", {1, uint64_t(1) << 30}) << 10;
-    p.g.line_bytes = Param<uint32_t>(s, "line_bytes", 128, "B", "L2 line size", {32, 65536});
-    p.g.sector_bytes = Param<uint32_t>(s, "sector_bytes", 32, "B", "fill/valid granule inside a line", {1, 65536});
-    p.g.ways = Param<uint32_t>(s, "ways", 16, "", "associativity", {1, 256});
-    p.g.slices = Param<uint32_t>(s, "slices", 4, "", "L2 slices (each with its own port and MSHRs)", {1, 1024});
-    p.hit_latency = Param<uint32_t>(s, "hit_latency", 20, "cycle", "slice arrival to data return on a hit", {0, 100000});
-    p.slice_bytes_per_cycle = Param<uint32_t>(s, "slice_bytes_per_cycle", 64, "B/cycle", "port bandwidth of one slice", {1, 65536});
-    p.mshrs = Param<uint32_t>(s, "mshrs", 32, "", "outstanding line misses per slice", {1, 65536});
-    p.replacement = ChoiceParam(s, "replacement", "lru", "replacement policy", replacement_names()).get();
-    if (!is_pow2(p.g.line_bytes)) throw ConfigError(s.key("line_bytes"), "must be a power of two (got " + std::to_string(p.g.line_bytes) + ")");
-    if (!is_pow2(p.g.sector_bytes) || p.g.sector_bytes > p.g.line_bytes || p.g.line_bytes / p.g.sector_bytes > 64)
-        throw ConfigError(s.key("sector_bytes"), "must be a power of two, at most the line and at least 1/64 of it");
-    const uint64_t per_set = uint64_t(p.g.line_bytes) * p.g.ways * p.g.slices;
-    if (p.size_bytes % per_set || p.size_bytes < per_set)
-        throw ConfigError(s.key("size_kib"), "must be a whole number of sets (line x ways x slices = " + std::to_string(per_set) + " B)");
-    p.g.sets = static_cast<uint32_t>(p.size_bytes / per_set);
-    return p;
-}
-
-NocParams read_noc_params(const ParamScope& s) {
-    NocParams p;
-    ChoiceParam topo(s, "topology", "crossbar", "core-to-slice network", {"crossbar"});
-    p.latency = Param<uint32_t>(s, "latency", 4, "cycle", "core port to L2 slice, each way", {0, 100000});
-    p.gm_bytes_per_cycle = Param<uint32_t>(s, "core_gm_bytes_per_cycle", 32, "B/cycle", "per-core bandwidth of data from HBM (L2 misses)", {1, 65536});
-    p.l2_read_bytes_per_cycle = Param<uint32_t>(s, "core_l2_read_bytes_per_cycle", 110, "B/cycle", "per-core L2 read bandwidth", {1, 65536});
-    p.l2_write_bytes_per_cycle = Param<uint32_t>(s, "core_l2_write_bytes_per_cycle", 86, "B/cycle", "per-core L2 write bandwidth", {1, 65536});
-    p.max_outstanding = Param<uint32_t>(s, "max_outstanding", 64, "requests", "outstanding memory requests per core port", {1, 65536});
-    return p;
-}
-
 MemorySystem::ReqStats::ReqStats(StatGroup* parent, const char* name)
     : g(parent, name),
       accesses(g, "accesses", "requests", "L2 accesses"),
@@ -48,12 +16,12 @@ MemorySystem::ReqStats::ReqStats(StatGroup* parent, const char* name)
       bytes(g, "bytes", "B", "bytes requested"),
       merges(g, "mshr_merges", "requests", "misses merged into an outstanding miss to the same line") {}
 
-MemorySystem::MemorySystem(sc_core::sc_module_name name, const ParamScope& chip, StatGroup* parent_stats,
+MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, StatGroup* parent_stats,
                            TraceHub* trace, ClockDomain core_clock, uint32_t ports)
     : sc_core::sc_module(name),
-      m_hbm(read_hbm_params(chip.sub("hbm"))),
-      m_l2(read_l2_params(chip.sub("l2"))),
-      m_noc(read_noc_params(chip.sub("noc"))),
+      m_hbm(p.hbm),
+      m_l2(p.l2),
+      m_noc(p.noc),
       m_clk(core_clock),
       m_ports_n(ports),
       m_trace(trace),
@@ -63,13 +31,10 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const ParamScope& chip,
       m_writebacks(m_l2_stats, "writebacks", "lines", "dirty lines written back to HBM"),
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
-    const ParamScope hs = chip.sub("hbm");
-    m_frontend_ps = static_cast<uint64_t>(
-        Param<double>(hs, "frontend_latency_ns", 0.0, "ns", "controller + PHY pipeline added to every HBM access", {0.0, 1e6}).get() * 1000.0);
-    m_trace_window_ps = static_cast<uint64_t>(
-        Param<double>(hs, "trace_window_ns", 1000.0, "ns", "window of the bandwidth counters in traces", {1.0, 1e9}).get() * 1000.0);
-    m_map = make_address_map(m_hbm, hs.key("address_map"));
-    m_sched = make_hbm_scheduler(m_hbm.scheduler, hs.key("scheduler"));
+    m_frontend_ps = p.frontend_ps;
+    m_trace_window_ps = p.trace_window_ps;
+    m_map = make_address_map(m_hbm, "chip.hbm.address_map");
+    m_sched = make_hbm_scheduler(m_hbm.scheduler, "chip.hbm.scheduler");
     const uint32_t pcs = m_hbm.total_pcs();
     m_channels.reserve(pcs);
     for (uint32_t i = 0; i < pcs; ++i) m_channels.emplace_back(m_hbm, *m_sched, uint64_t(i) * m_hbm.t.refi / pcs);
@@ -78,7 +43,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const ParamScope& chip,
     m_port.resize(ports);
     m_slices.resize(m_l2.g.slices);
     for (uint32_t s = 0; s < m_l2.g.slices; ++s) {
-        m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, chip.sub("l2").key("replacement"),
+        m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement",
                                                                              m_l2.g.sets, m_l2.g.ways));
         m_slices[s].mshrs.resize(m_l2.mshrs);
         for (auto& m : m_slices[s].mshrs) {
@@ -197,10 +162,55 @@ void MemorySystem::process() {
 
 void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
-    if (r.bytes == 0 || r.addr % m_l2.g.line_bytes + r.bytes > m_l2.g.line_bytes)
-        throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or crosses an L2 line");
-    if (r.addr + r.bytes > m_hbm.capacity_bytes)
-        throw ModelError(name(), "request at " + std::to_string(r.addr) + " beyond the device capacity");
+    if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
+        throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    const uint32_t line = m_l2.g.line_bytes;
+    if (r.addr % line + r.bytes <= line) {
+        submit_line(r);
+        return;
+    }
+    Split& sp = *get_split();
+    sp.parent = &r;
+    const uint64_t end = r.addr + r.bytes;
+    uint32_t n = 0;
+    for (uint64_t a = r.addr; a < end; a = (a / line + 1) * line) ++n;
+    if (sp.children.size() < n) sp.children.resize(n);  // grows only while the pool warms up
+    sp.remaining = n;
+    uint32_t i = 0;
+    for (uint64_t a = r.addr; a < end; a = (a / line + 1) * line, ++i) {
+        MemRequest& c = sp.children[i];
+        c.addr = a;
+        c.bytes = static_cast<uint32_t>(std::min<uint64_t>(end, (a / line + 1) * line) - a);
+        c.write = r.write;
+        c.atomic_add = r.atomic_add;
+        c.who = r.who;
+        c.port = r.port;
+        c.issue_tick = r.issue_tick;
+        c.client = &sp;
+        submit_line(c);
+    }
+}
+
+MemorySystem::Split* MemorySystem::get_split() {
+    if (!m_split_free.empty()) {
+        Split* s = m_split_free.back();
+        m_split_free.pop_back();
+        return s;
+    }
+    m_split_pool.emplace_back();
+    m_split_pool.back().sys = this;
+    return &m_split_pool.back();
+}
+
+void MemorySystem::Split::mem_done(MemRequest&) {
+    if (--remaining) return;
+    MemRequest& p = *parent;
+    p.done_tick = now_tick();
+    sys->m_split_free.push_back(this);
+    p.client->mem_done(p);
+}
+
+void MemorySystem::submit_line(MemRequest& r) {
     const uint64_t now = now_tick().v;
     Port& p = m_port[r.port];
     uint64_t start;

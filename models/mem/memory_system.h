@@ -17,6 +17,7 @@
 #include "models/mem/event_wheel.h"
 #include "models/mem/hbm_channel.h"
 #include "models/mem/l2_tags.h"
+#include "models/mem/mem_params.h"
 #include "sim/config.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
@@ -24,28 +25,11 @@
 
 namespace sfumato::mem {
 
-struct L2Params {
-    L2Geometry g;
-    uint64_t size_bytes = 0;
-    uint32_t hit_latency = 20;         // core cycles
-    uint32_t slice_bytes_per_cycle = 64;
-    uint32_t mshrs = 32;               // per slice
-    std::string replacement = "lru";
-};
-L2Params read_l2_params(const ParamScope& s);
-
-struct NocParams {
-    uint32_t latency = 4;  // core cycles, each way
-    uint32_t gm_bytes_per_cycle = 32, l2_read_bytes_per_cycle = 110, l2_write_bytes_per_cycle = 86;
-    uint32_t max_outstanding = 64;  // per core port (used by the clients)
-};
-NocParams read_noc_params(const ParamScope& s);
-
 class MemorySystem : public sc_core::sc_module, public IMemTarget {
 public:
     SC_HAS_PROCESS(MemorySystem);
-    // `chip` is the chip's scope (reads chip.l2.*, chip.noc.*, chip.hbm.*). `ports`: core ports.
-    MemorySystem(sc_core::sc_module_name name, const ParamScope& chip, StatGroup* parent_stats, TraceHub* trace,
+    // `ports`: memory ports (cores and engines); MemRequest::port indexes them.
+    MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, StatGroup* parent_stats, TraceHub* trace,
                  ClockDomain core_clock, uint32_t ports);
     ~MemorySystem() override;
 
@@ -93,6 +77,19 @@ private:
         Counter accesses, hits, misses, evictions, bytes, merges;
     };
     enum : uint32_t { kFill = 1, kWriteback = 2 };
+    // A request spanning several L2 lines runs as one child request per line; the parent
+    // completes with its last child. Children and their bookkeeping are pooled.
+    struct Split : IMemClient {
+        MemorySystem* sys = nullptr;
+        MemRequest* parent = nullptr;
+        uint32_t remaining = 0;
+        std::vector<MemRequest> children;
+        void mem_done(MemRequest& child) override;
+    };
+    void submit_line(MemRequest& r);
+    Split* get_split();
+    std::deque<Split> m_split_pool;
+    std::vector<Split*> m_split_free;
 
     void process();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);

@@ -1,22 +1,28 @@
 // `sfumato membench`: the memory model's self-test. Drives the memory system (NoC, L2, HBM)
 // from K cores' MTE2/MTE3 ports with a synthetic pattern and reports achieved bandwidth against
 // the HBM peak, the row-buffer and L2 hit rates and the read latency (mean, 99th percentile).
-// Writes summary.json, stats.txt and (with --trace mem) trace.json with per-channel counters.
+// Writes summary.json, stats.h5 and trace.json (HBM channel bandwidth and L2 hit-rate counters
+// with --trace mem, the default here).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "models/chip/chip_params.h"
 #include "models/mem/memory_system.h"
 #include "models/mem/traffic_gen.h"
+#include "runtime/rt/runtime.h"
 #include "sim/cli/command.h"
+#include "sim/cli/session.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
+#include "traces/atomic_file.h"
+#include "traces/chrome_trace.h"
+#include "traces/hdf5_stats.h"
 
 namespace sfumato::cli {
 
@@ -41,98 +47,41 @@ uint64_t parse_size(const std::string& s) {
     throw InputError("membench: bad size suffix in '" + s + "' (K, M, G)");
 }
 
-// Counter tracks only, as Chrome Trace Event JSON (the run's timeline writer can replace this).
-class CounterJsonSink : public ITraceSink {
-public:
-    TrackId track(const std::string& p, const std::string& t, int) override { return counter_track(p, t); }
-    void slice(TrackId, const char*, Tick, Tick, const TraceArg*, int) override {}
-    void slice_str(TrackId, const std::string&, Tick, Tick, const TraceArg*, int) override {}
-    TrackId counter_track(const std::string& process, const std::string& name) override {
-        m_names.push_back({process, name});
-        return static_cast<TrackId>(m_names.size() - 1);
-    }
-    void counter(TrackId t, Tick at, double v) override { m_events.push_back({t, at.v, v}); }
-    void flow(TrackId, Tick, TrackId, Tick, const char*) override {}
-    void write(const std::string& path) const {
-        nlohmann::json ev = nlohmann::json::array();
-        ev.push_back({{"ph", "M"}, {"pid", 0}, {"name", "process_name"}, {"args", {{"name", "memory"}}}});
-        for (const auto& e : m_events) {
-            ev.push_back({{"ph", "C"}, {"pid", 0}, {"name", m_names[e.track].second}, {"ts", static_cast<double>(e.ps) / 1e6},
-                          {"args", {{"value", e.v}}}});
-        }
-        std::ofstream(path) << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
-    }
-
-private:
-    struct E {
-        TrackId track;
-        uint64_t ps;
-        double v;
-    };
-    std::vector<std::pair<std::string, std::string>> m_names;
-    std::vector<E> m_events;
-};
-
-class TextStats : public StatVisitor {
-public:
-    explicit TextStats(std::ostream& o) : m_o(o) {}
-    void visit(const std::string& g, const Counter& s) override { m_o << g << "/" << s.name() << " " << s.value() << "\n"; }
-    void visit(const std::string& g, const Average& s) override { m_o << g << "/" << s.name() << " " << s.mean() << "\n"; }
-    void visit(const std::string& g, const Histogram& s) override {
-        m_o << g << "/" << s.name() << " mean " << s.mean() << " p99 " << s.quantile(0.99) << " n " << s.samples() << "\n";
-    }
-    void visit(const std::string& g, const Formula& s) override { m_o << g << "/" << s.name() << " " << s.value() << "\n"; }
-
-private:
-    std::ostream& m_o;
-};
-
-void usage() {
-    std::fprintf(stderr,
-                 "usage: sfumato membench --config F [--set k=v]... --pattern seq|random|stride[:BYTES]\n"
-                 "                        --op read|write|copy --bytes N[K|M|G] [--cores K] [--req-bytes B]\n"
-                 "                        [--mode functional|timing] [--trace off|mem] --out DIR\n");
-}
-
 int membench(const std::vector<std::string>& args) {
-    Config cfg;
-    std::string pattern = "seq", op = "read", out, trace = "off";
-    uint64_t bytes = 64ull << 20, req_bytes = 0;
-    int64_t cores = -1;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto val = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw InputError("membench: " + a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--help" || a == "-h") { usage(); return kExitOk; }
-        else if (a == "--config") cfg.load_ini(val());
-        else if (a == "--set") cfg.apply_override(val());
-        else if (a == "--pattern") pattern = val();
-        else if (a == "--op") op = val();
-        else if (a == "--bytes") bytes = parse_size(val());
-        else if (a == "--cores") cores = static_cast<int64_t>(parse_size(val()));
-        else if (a == "--req-bytes") req_bytes = parse_size(val());
-        else if (a == "--out") out = val();
-        else if (a == "--trace") trace = val();
-        else if (a == "--mode") {
-            const std::string& m = val();  // the memory system carries no data: cycles are identical
-            if (m != "functional" && m != "timing") throw InputError("membench: --mode functional|timing");
-        } else throw InputError("membench: unknown option '" + a + "'");
-    }
-    if (out.empty()) throw InputError("membench: --out DIR is required");
+    CommonOptions common;
+    common.trace = "mem";
+    std::string pattern = "seq", op = "read", bytes_s = "64M", req_s;
+    uint32_t cores = 0;
+    po::options_description d("sfumato membench");
+    add_run_options(d, common);
+    d.add_options()("pattern", po::value<std::string>(&pattern)->default_value("seq"), "seq | random | stride[:BYTES]")(
+        "op", po::value<std::string>(&op)->default_value("read"), "read | write | copy")(
+        "bytes", po::value<std::string>(&bytes_s)->default_value("64M"), "bytes to move per pass (suffix K, M, G)")(
+        "cores", po::value<uint32_t>(&cores)->default_value(0), "AI cores driving traffic (0: all of chip.cube_cores)")(
+        "req-bytes", po::value<std::string>(&req_s), "bytes per request (default: the L2 line; 64 for random)");
+    po::variables_map vm;
+    if (!parse_command(args, "sfumato membench --config F --pattern P --op O --bytes N [--cores K] --out DIR", d, vm))
+        return kExitOk;
+    if (vm["trace"].defaulted()) common.trace = "mem";
+    if (common.mode != "functional" && common.mode != "timing") throw InputError("--mode must be functional or timing");
     TraceLevel level;
-    if (!parse_trace_level(trace, level)) throw InputError("membench: bad --trace '" + trace + "'");
+    if (!parse_trace_level(common.trace, level)) throw InputError("--trace must be off|op|task|instr|mem");
+    const uint64_t bytes = parse_size(bytes_s);
+    const uint64_t req_bytes = req_s.empty() ? 0 : parse_size(req_s);
 
+    Config cfg;
+    load_config(cfg, common);
+    ChipParams chip(cfg);
+    rt::RuntimeParams host(ParamScope(cfg, "host"));  // the preset's host keys are valid here too
+    cfg.check_unused();
     init_time_resolution();
-    const ParamScope chip(cfg, "chip");
-    const uint32_t clock_mhz = Param<uint32_t>(chip, "clock_mhz", 1000, "MHz", "core clock", {1, 100000});
-    const uint32_t ncores = Param<uint32_t>(chip, "cores", 2, "", "AI cores (memory ports)", {1, 4096});
     StatGroup root(nullptr, "");
     TraceHub hub;
-    CounterJsonSink sink;
-    if (level != TraceLevel::Off) hub.attach(&sink, level);
-    MemorySystem mem("mem", chip, &root, &hub, ClockDomain(period_ps_from_mhz(clock_mhz)), ncores);
+    ChromeTraceWriter writer;
+    if (level != TraceLevel::Off) hub.attach(&writer, level);
+    const uint32_t ports = chip.mem_ports();
+    MemorySystem mem("mem", chip.mem, &root, &hub, chip.clock(), ports);
+    const uint32_t ncores = chip.cube_cores;
 
     TrafficSpec spec;
     std::string pat = pattern;
@@ -147,9 +96,8 @@ int membench(const std::vector<std::string>& args) {
     else if (op == "write") spec.op = MemOp::Write;
     else if (op == "copy") spec.op = MemOp::Copy;
     else throw InputError("membench: --op read|write|copy");
-    spec.cores = cores < 0 ? ncores : static_cast<uint32_t>(cores);
-    if (spec.cores == 0 || spec.cores > ncores)
-        throw InputError("membench: --cores must be in [1, " + std::to_string(ncores) + "]");
+    spec.cores = cores == 0 ? ncores : cores;
+    if (spec.cores > ports) throw InputError("membench: --cores must be at most " + std::to_string(ports) + " (memory ports)");
     spec.request_bytes = static_cast<uint32_t>(req_bytes ? req_bytes : spec.pattern == Pattern::Random ? 64 : mem.l2().g.line_bytes);
     spec.bytes = bytes;
     spec.max_outstanding = mem.noc().max_outstanding;
@@ -164,8 +112,6 @@ int membench(const std::vector<std::string>& args) {
     const uint64_t span = spec.pattern == Pattern::Stride ? bytes / spec.request_bytes * spec.stride : bytes;
     if (spec.pattern != Pattern::Random && span > (spec.op == MemOp::Copy ? cap / 2 : cap))
         throw InputError("membench: the pattern spans " + std::to_string(span) + " B, beyond the device memory");
-    cfg.check_unused();
-
     TrafficGen gen("gen", spec, mem);
     const auto w0 = std::chrono::steady_clock::now();
     sc_core::sc_start();
@@ -177,6 +123,8 @@ int membench(const std::vector<std::string>& args) {
     const double achieved = sim_ns > 0 ? static_cast<double>(gen.bytes_moved()) / sim_ns : 0.0;
     nlohmann::json j;
     j["command"] = "membench";
+    j["version"] = version_string();
+    j["mode"] = common.mode;
     j["config"] = cfg.sources();
     j["config_hash"] = cfg.hash();
     j["pattern"] = pattern;
@@ -193,14 +141,16 @@ int membench(const std::vector<std::string>& args) {
     j["p99_latency_ns"] = mem.read_latency().quantile(0.99);
     j["wall_seconds"] = wall;
     j["sim_gb_per_wall_second"] = wall > 0 ? static_cast<double>(gen.bytes_moved()) / 1e9 / wall : 0.0;
-    std::filesystem::create_directories(out);
-    std::ofstream(out + "/summary.json") << j.dump(2) << "\n";
-    {
-        std::ofstream st(out + "/stats.txt");
-        TextStats v(st);
-        root.accept(v);
+    if (!common.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(common.out, ec);
+        if (ec) throw SimError(kExitFailure, "cannot create output directory '" + common.out + "': " + ec.message());
+        if (level != TraceLevel::Off) writer.write(common.out + "/trace.json");
+        std::string cmdline = "sfumato membench";
+        for (const auto& a : args) cmdline += " " + a;
+        write_stats_h5(common.out + "/stats.h5", root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode});
+        write_text_atomically(common.out + "/summary.json", j.dump(2) + "\n");
     }
-    if (level != TraceLevel::Off) sink.write(out + "/trace.json");
     std::printf("membench %s %s on %s: %llu B by %u cores in %.1f us simulated\n", pattern.c_str(), op.c_str(),
                 cfg.sources().empty() ? "defaults" : cfg.sources().back().c_str(),
                 static_cast<unsigned long long>(gen.bytes_moved()), spec.cores, sim_ns / 1000.0);

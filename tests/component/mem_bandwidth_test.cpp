@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
+#include "models/chip/chip_params.h"
 #include "models/mem/memory_system.h"
+#include "runtime/rt/runtime.h"
 #include "models/mem/traffic_gen.h"
 #include "sim/config.h"
 #include "sim/sc_time_util.h"
@@ -35,6 +37,7 @@ struct CountingSink : ITraceSink {
 
 struct Run {
     Config cfg;
+    std::unique_ptr<ChipParams> chip;
     StatGroup root{nullptr, ""};
     TraceHub hub;
     std::unique_ptr<MemorySystem> mem;
@@ -44,12 +47,12 @@ struct Run {
     explicit Run(const std::string& preset, ITraceSink* sink = nullptr) {
         init_time_resolution();
         cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/" + preset + ".ini");
-        const ParamScope chip(cfg, "chip");
-        const uint32_t mhz = Param<uint32_t>(chip, "clock_mhz", 1000, "MHz", "core clock", {1, 100000});
-        cores = Param<uint32_t>(chip, "cores", 2, "", "cores", {1, 4096});
-        if (sink) hub.attach(sink, TraceLevel::Mem);
-        mem = std::make_unique<MemorySystem>("mem", chip, &root, &hub, ClockDomain(period_ps_from_mhz(mhz)), cores);
+        chip = std::make_unique<ChipParams>(cfg);
+        rt::RuntimeParams host(ParamScope(cfg, "host"));
         cfg.check_unused();
+        cores = chip->cube_cores;
+        if (sink) hub.attach(sink, TraceLevel::Mem);
+        mem = std::make_unique<MemorySystem>("mem", chip->mem, &root, &hub, chip->clock(), chip->mem_ports());
     }
     TrafficSpec spec(Pattern p, MemOp op, uint64_t bytes, uint32_t k) const {
         TrafficSpec s;

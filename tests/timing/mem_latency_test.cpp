@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
+#include "models/chip/chip_params.h"
 #include "models/mem/memory_system.h"
+#include "runtime/rt/runtime.h"
 #include "sim/config.h"
 #include "sim/sc_time_util.h"
 
@@ -54,6 +56,7 @@ struct Driver : sc_core::sc_module {
 
 struct Bench {
     Config cfg;
+    std::unique_ptr<ChipParams> chip;
     StatGroup root{nullptr, ""};
     ClockDomain clk;
     std::unique_ptr<MemorySystem> mem;
@@ -64,12 +67,11 @@ struct Bench {
         init_time_resolution();
         cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/tiny.ini");
         cfg.set_raw("chip.hbm.tREFI", "0", "test");  // no refresh window in the way
-        const ParamScope chip(cfg, "chip");
-        const uint32_t mhz = Param<uint32_t>(chip, "clock_mhz", 1000, "MHz", "core clock", {1, 100000});
-        (void)Param<uint32_t>(chip, "cores", 2, "", "cores", {1, 4096});
-        clk = ClockDomain(period_ps_from_mhz(mhz));
-        mem = std::make_unique<MemorySystem>("mem", chip, &root, nullptr, clk, 2);
+        chip = std::make_unique<ChipParams>(cfg);
+        rt::RuntimeParams host(ParamScope(cfg, "host"));
         cfg.check_unused();
+        clk = chip->clock();
+        mem = std::make_unique<MemorySystem>("mem", chip->mem, &root, nullptr, clk, chip->mem_ports());
         map = make_address_map(mem->hbm(), "chip.hbm.address_map");
         drv = std::make_unique<Driver>("drv", *mem, probe);
     }
