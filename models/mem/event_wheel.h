@@ -28,9 +28,7 @@ public:
     static constexpr uint64_t kMask = kBuckets - 1;
     static constexpr uint64_t kEmpty = ~uint64_t(0);
 
-    EventWheel() : m_b(kBuckets), m_bits(kBuckets / 64, 0) {
-        for (auto& b : m_b) b.reserve(4);
-    }
+    EventWheel() : m_head(kBuckets, kNil), m_bits(kBuckets / 64, 0) { m_nodes.reserve(1 << 12); }
     bool empty() const { return m_count == 0; }
     size_t size() const { return m_count; }
 
@@ -54,21 +52,27 @@ public:
             migrate();
             const uint64_t ab = first_bucket();
             if (ab == kEmpty) {
-                // Only far events remain: move the window to the earliest of them.
+                // Only far events remain: move the window towards the earliest of them.
                 m_base = std::min(now_b, m_over.front().tick >> kShift);
                 if ((m_over.front().tick >> kShift) - m_base >= kBuckets) return false;
                 continue;
             }
             m_base = std::min(ab, now_b);
-            auto& b = m_b[ab & kMask];
-            size_t mi = 0;
-            for (size_t i = 1; i < b.size(); ++i)
-                if (b[i] < b[mi]) mi = i;
-            if (b[mi].tick > now) return false;
-            out = b[mi];
-            b[mi] = b.back();
-            b.pop_back();
-            if (b.empty()) m_bits[(ab & kMask) >> 6] &= ~(uint64_t(1) << (ab & 63));
+            const uint64_t b = ab & kMask;
+            // The bucket's earliest (tick, seq) item.
+            uint32_t prev_best = kNil, best = m_head[b];
+            for (uint32_t prev = m_head[b], i = m_nodes[prev].next; i != kNil; prev = i, i = m_nodes[i].next)
+                if (m_nodes[i].item < m_nodes[best].item) {
+                    best = i;
+                    prev_best = prev;
+                }
+            if (m_nodes[best].item.tick > now) return false;
+            out = m_nodes[best].item;
+            if (prev_best == kNil) m_head[b] = m_nodes[best].next;
+            else m_nodes[prev_best].next = m_nodes[best].next;
+            m_nodes[best].next = m_free;
+            m_free = best;
+            if (m_head[b] == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
             --m_count;
             return true;
         }
@@ -80,16 +84,33 @@ public:
         migrate();
         const uint64_t ab = first_bucket();
         uint64_t best = m_over.empty() ? kEmpty : m_over.front().tick;
-        if (ab != kEmpty) {
-            for (const auto& it : m_b[ab & kMask]) best = std::min(best, it.tick);
-        }
+        if (ab != kEmpty)
+            for (uint32_t i = m_head[ab & kMask]; i != kNil; i = m_nodes[i].next) best = std::min(best, m_nodes[i].item.tick);
         return best;
     }
 
 private:
+    static constexpr uint32_t kNil = ~0u;
+    struct Node {
+        WheelItem item;
+        uint32_t next;
+    };
+    // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
+    // touch memory that is already in cache.
     void put(uint64_t ab, const WheelItem& it) {
-        m_b[ab & kMask].push_back(it);
-        m_bits[(ab & kMask) >> 6] |= uint64_t(1) << (ab & 63);
+        uint32_t n;
+        if (m_free != kNil) {
+            n = m_free;
+            m_free = m_nodes[n].next;
+        } else {
+            n = static_cast<uint32_t>(m_nodes.size());
+            m_nodes.push_back({});
+        }
+        const uint64_t b = ab & kMask;
+        m_nodes[n].item = it;
+        m_nodes[n].next = m_head[b];
+        m_head[b] = n;
+        m_bits[b >> 6] |= uint64_t(1) << (b & 63);
     }
     void migrate() {
         while (!m_over.empty() && (m_over.front().tick >> kShift) - m_base < kBuckets) {
@@ -117,8 +138,10 @@ private:
         }
     }
 
-    std::vector<std::vector<WheelItem>> m_b;
+    std::vector<uint32_t> m_head;
     std::vector<uint64_t> m_bits;
+    std::vector<Node> m_nodes;
+    uint32_t m_free = kNil;
     std::vector<WheelItem> m_over;
     uint64_t m_base = 0;
     uint64_t m_seq = 0;
