@@ -11,8 +11,8 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
 
 uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     const uint32_t s = set_of(line_addr);
-    const uint64_t* t = &m_tag[size_t(s) * m_g.ways];
-    const uint64_t key = line_addr + 1;
+    const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+    const uint32_t key = static_cast<uint32_t>(line_addr + 1);
     for (uint32_t w = 0; w < m_g.ways; ++w) {
         if (t[w] == key) {
             if (touch) m_repl->touch(s, w);
@@ -24,7 +24,7 @@ uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
 
 uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     const uint32_t s = set_of(line_addr);
-    uint64_t* t = &m_tag[size_t(s) * m_g.ways];
+    uint32_t* t = &m_tag[size_t(s) * m_g.ways];
     uint32_t way = m_g.ways;
     for (uint32_t w = 0; w < m_g.ways; ++w) {
         if (t[w] == 0) {
@@ -36,11 +36,11 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     if (way == m_g.ways) {
         way = m_repl->victim(s);
         v.evicted = true;
-        v.line_addr = t[way] - 1;
+        v.line_addr = uint64_t(t[way]) - 1;
         v.dirty = m_dirty[size_t(s) * m_g.ways + way];
     }
     const uint32_t slot = s * m_g.ways + way;
-    t[way] = line_addr + 1;
+    t[way] = static_cast<uint32_t>(line_addr + 1);
     m_valid[slot] = 0;
     m_dirty[slot] = 0;
     m_repl->fill(s, way);

@@ -32,7 +32,9 @@ public:
         bool evicted = false;
     };
 
+    // Line addresses must fit 32 bits (device capacity / line size < 2^32).
     L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl);
+    bool holds(uint32_t slot, uint64_t line_addr) const { return m_tag[slot] == line_addr + 1; }
     static constexpr uint32_t kNone = ~0u;
     // The slot (set * ways + way) holding `line_addr`, or kNone. Touches the replacement state
     // when `touch`.
@@ -48,7 +50,7 @@ private:
     L2Geometry m_g;
     std::unique_ptr<IReplacement> m_repl;
     // Tags apart from state, so a lookup scans one set's tags in two cache lines.
-    std::vector<uint64_t> m_tag;  // line_addr + 1; 0 = empty way
+    std::vector<uint32_t> m_tag;  // line_addr + 1; 0 = empty way (a set's tags fill one cache line)
     std::vector<uint64_t> m_valid, m_dirty;
 };
 

@@ -41,6 +41,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     m_wake.assign(pcs, 0);
     m_out.reserve(64);
     m_port.resize(ports);
+    if (m_hbm.capacity_bytes / m_l2.g.line_bytes >= (uint64_t(1) << 32) - 1)
+        throw ConfigError("chip.l2.line_bytes", "too small for the capacity: more than 2^32 lines");
     m_slices.resize(m_l2.g.slices);
     for (uint32_t s = 0; s < m_l2.g.slices; ++s) {
         m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement",
@@ -292,6 +294,16 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     m.busy = true;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
+    if (slot == L2Tags::kNone) {
+        // Reserve the way now (its sectors stay invalid until the fill arrives).
+        L2Tags::Victim v;
+        slot = s.tags->allocate(line, v);
+        if (v.evicted) {
+            ++st.evictions;
+            if (v.dirty) write_back(v, t, r.who);
+        }
+    }
+    m.slot = slot;
     m.head = m.tail = &r;
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
     const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(m.fetch_mask));
@@ -361,7 +373,8 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     Mshr& m = *static_cast<Mshr*>(r.owner);
     Slice& s = m_slices[m.slice];
     MemRequest* w = m.head;
-    uint32_t slot = s.tags->find(m.line_addr, false);
+    uint32_t slot = m.slot;
+    if (!s.tags->holds(slot, m.line_addr)) slot = s.tags->find(m.line_addr, false);  // the way was taken meanwhile
     if (slot == L2Tags::kNone) {
         L2Tags::Victim v;
         slot = s.tags->allocate(m.line_addr, v);

@@ -59,6 +59,7 @@ private:
         bool busy = false;
         uint64_t line_addr = 0;
         uint64_t fetch_mask = 0;
+        uint32_t slot = 0;  // the way reserved for the line
         MemRequest* head = nullptr;
         MemRequest* tail = nullptr;
         HbmReq fill;
