@@ -30,13 +30,16 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     m_instr_stats = std::make_unique<InstrStats>(m_stats);
     const uint32_t ports = p.mem_ports();
     if (p.detailed_mem()) {
-        m_memsys = std::make_unique<mem::MemorySystem>("mem", p.mem, &m_stats, &trace, clk, ports);
+        m_memsys = std::make_unique<mem::MemorySystem>("mem", p.mem, &m_stats, &trace, clk, p.mem_system_ports());
         m_mem = m_memsys.get();
+        m_sdma = std::make_unique<SdmaEngines>("sdma", p.sdma, *m_memsys, ports, p.mem.l2.g.line_bytes, m_gm.get(), m_stats);
+        m_dma = m_sdma.get();
     } else {
         m_simple_gm = std::make_unique<SimpleGm>("gm", p.gm, clk, ports, m_stats);
         m_mem = m_simple_gm.get();
+        m_simple_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
+        m_dma = m_simple_dma.get();
     }
-    m_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
 
     std::vector<AiCore*> cube, vec;
     uint32_t index = 0;

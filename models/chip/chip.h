@@ -11,6 +11,7 @@
 #include "models/chip/chip_params.h"
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
+#include "models/dma/sdma.h"
 #include "models/mem/memory_system.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/device_if.h"
@@ -47,7 +48,9 @@ private:
     std::unique_ptr<SimpleGm> m_simple_gm;
     std::unique_ptr<mem::MemorySystem> m_memsys;
     IMemTarget* m_mem = nullptr;
-    std::unique_ptr<SimpleDma> m_dma;
+    std::unique_ptr<SimpleDma> m_simple_dma;
+    std::unique_ptr<SdmaEngines> m_sdma;
+    IDmaEngine* m_dma = nullptr;
     std::vector<std::unique_ptr<AiCore>> m_cores;
     std::unique_ptr<TaskScheduler> m_ts;
 };

@@ -15,6 +15,7 @@ ChipParams::ChipParams(Config& c)
                 {"detailed", "simple"}),
       mem(mem::read_memsys_params(scope)),
       dma(scope.sub("dma")),
+      sdma(scope),
       ts(scope.sub("ts")) {}
 
 ChipPeaks chip_peaks(const ChipParams& p) {

@@ -4,6 +4,7 @@
 #include "models/aicore/core_params.h"
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
+#include "models/dma/sdma_params.h"
 #include "models/mem/mem_params.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/config.h"
@@ -22,7 +23,8 @@ struct ChipParams {
     SimpleGmParams gm;
     ChoiceParam mem_model;     // chip.mem.model: detailed (models/mem) or simple (SimpleGm)
     mem::MemSysParams mem;
-    SimpleDmaParams dma;
+    SimpleDmaParams dma;       // the skeleton DMA (chip.mem.model = simple)
+    SdmaParams sdma;           // SDMA engines + host link (chip.mem.model = detailed)
     TaskSchedulerParams ts;
 
     bool split() const { return arch.get() == "split"; }
@@ -32,6 +34,8 @@ struct ChipParams {
     uint64_t gm_capacity() const { return detailed_mem() ? mem.hbm.capacity_bytes : gm.capacity.get(); }
     // Memory ports: every core (AIC and AIV) has its own.
     uint32_t mem_ports() const { return cube_cores + (split() ? vector_cores() : 0); }
+    // Core ports, then one per SDMA engine.
+    uint32_t mem_system_ports() const { return mem_ports() + sdma.engines; }
 };
 
 // Derived peaks of a configuration (VALIDATION.md, "Physical limits").
