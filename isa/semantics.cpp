@@ -161,3 +161,10 @@ void execute(const Instr& in, IMemView& mem) {
 }
 
 }  // namespace sfumato::isa
+
+namespace sfumato::isa {
+void execute_scalar(const Instr& in, ScalarState& st) {
+    if (in.op == Opcode::SET_MASK) st.mask_lo = in.vec.mask_lo, st.mask_hi = in.vec.mask_hi;
+}
+uint64_t moved_bytes(const Instr& in) { return gm_bytes(in); }
+}  // namespace sfumato::isa
