@@ -1,5 +1,6 @@
 #include "isa/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sfumato::isa {
@@ -97,6 +98,116 @@ void store_from_f32(DType t, uint8_t* p, float v) {
         case DType::INT32: { int32_t x = static_cast<int32_t>(std::nearbyint(std::fmax(-2147483648.f, std::fmin(2147483520.f, v)))); std::memcpy(p, &x, 4); break; }
         default: break;
     }
+}
+
+}  // namespace sfumato::isa
+
+namespace sfumato::isa {
+
+namespace {
+constexpr const char* kRoundNames[] = {"rint", "trunc", "floor", "ceil", "round", "odd"};
+
+struct FloatFmt {
+    int p;     // significand bits including the implicit one
+    int emin;  // smallest normal exponent
+    int emax;
+};
+constexpr FloatFmt fmt_of(DType t) {
+    return t == DType::FP16 ? FloatFmt{11, -14, 15} : t == DType::BF16 ? FloatFmt{8, -126, 127} : FloatFmt{24, -126, 127};
+}
+
+// Rounds a non-negative s to an integer; neg tells the sign of the original value for the
+// directed modes.
+double round_int(double s, RoundMode m, bool neg) {
+    const double f = std::floor(s);
+    const double d = s - f;
+    switch (m) {
+        case RoundMode::RINT: return (d > 0.5 || (d == 0.5 && std::fmod(f, 2.0) != 0.0)) ? f + 1 : f;
+        case RoundMode::TRUNC: return f;
+        case RoundMode::FLOOR: return neg ? std::ceil(s) : f;
+        case RoundMode::CEIL: return neg ? f : std::ceil(s);
+        case RoundMode::ROUND: return d >= 0.5 ? f + 1 : f;
+        case RoundMode::ODD: return (d != 0.0 && std::fmod(f, 2.0) == 0.0) ? f + 1 : f;
+        default: return f;
+    }
+}
+
+uint32_t encode_exact(DType t, float f) {
+    if (t == DType::FP32) return f32_bits(f);
+    if (t == DType::FP16) return f32_to_f16(f);
+    return f32_bits(f) >> 16;
+}
+
+uint32_t round_float(DType t, double v, RoundMode m) {
+    const FloatFmt ff = fmt_of(t);
+    if (std::isnan(v)) return t == DType::FP16 ? 0x7e00u : t == DType::BF16 ? 0x7fc0u : 0x7fc00000u;
+    const bool neg = std::signbit(v);
+    if (std::isinf(v)) return encode_exact(t, neg ? -INFINITY : INFINITY);
+    const double a = std::fabs(v);
+    if (a == 0.0) return encode_exact(t, neg ? -0.0f : 0.0f);
+    int e;
+    std::frexp(a, &e);
+    const int q = std::max(e - 1, ff.emin) - (ff.p - 1);  // exponent of the last significand bit
+    const double r = std::ldexp(round_int(std::ldexp(a, -q), m, neg), q);
+    const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - ff.p), ff.emax);
+    double out = r;
+    if (r > max_finite) {
+        bool to_inf = m == RoundMode::RINT || m == RoundMode::ROUND || (m == RoundMode::FLOOR && neg) ||
+                      (m == RoundMode::CEIL && !neg);
+        out = to_inf ? INFINITY : max_finite;
+    }
+    return encode_exact(t, static_cast<float>(neg ? -out : out));
+}
+
+void int_range(DType t, double& lo, double& hi) {
+    switch (t) {
+        case DType::INT8: lo = -128, hi = 127; break;
+        case DType::UINT8: lo = 0, hi = 255; break;
+        case DType::INT16: lo = -32768, hi = 32767; break;
+        default: lo = -2147483648.0, hi = 2147483647.0; break;
+    }
+}
+}  // namespace
+
+const char* round_name(RoundMode m) { return kRoundNames[static_cast<int>(m)]; }
+bool parse_round(const char* s, RoundMode& out) {
+    for (int i = 0; i < static_cast<int>(RoundMode::kCount); ++i)
+        if (std::string(s) == kRoundNames[i]) {
+            out = static_cast<RoundMode>(i);
+            return true;
+        }
+    return false;
+}
+
+double load_f64(DType t, const uint8_t* p) {
+    switch (t) {
+        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
+        case DType::INT8: return static_cast<int8_t>(*p);
+        case DType::UINT8: return *p;
+        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+        default: return 0.0;
+    }
+}
+
+uint32_t round_bits(DType t, double v, RoundMode m) {
+    if (is_float(t)) return round_float(t, v, m);
+    if (std::isnan(v)) return 0;
+    double lo, hi;
+    int_range(t, lo, hi);
+    double r = v;
+    if (std::isfinite(v)) r = (std::signbit(v) ? -1.0 : 1.0) * round_int(std::fabs(v), m, std::signbit(v));
+    r = std::min(hi, std::max(lo, r));
+    const int64_t i = static_cast<int64_t>(r);
+    const uint32_t mask = dtype_size(t) == 4 ? 0xffffffffu : (1u << (8 * dtype_size(t))) - 1u;
+    return static_cast<uint32_t>(i) & mask;
+}
+
+void store_wrap(DType t, uint8_t* p, int64_t v) {
+    const uint32_t u = static_cast<uint32_t>(static_cast<uint64_t>(v));
+    std::memcpy(p, &u, dtype_size(t));
 }
 
 }  // namespace sfumato::isa

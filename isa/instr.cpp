@@ -26,7 +26,6 @@ constexpr const char* kOpNames[] = {
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
     "vdup", "vbrcb", "vtranspose", "vgather"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
-constexpr const char* kRoundNames[] = {"rint", "trunc", "floor", "ceil", "round", "odd"};
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
 constexpr const char* kSysRegNames[] = {"block_idx", "block_num", "sub_block_id", "sys_cnt"};
 constexpr const char* kQuantNames[] = {"none", "scalar", "vector"};
@@ -48,8 +47,6 @@ const char* pos_name(Pos p) { return kPosNames[static_cast<int>(p)]; }
 bool parse_pos(const char* s, Pos& out) { return parse_in(kPosNames, s, out); }
 const char* opcode_name(Opcode op) { return kOpNames[static_cast<int>(op)]; }
 bool parse_opcode(const char* s, Opcode& out) { return parse_in(kOpNames, s, out); }
-const char* round_name(RoundMode m) { return kRoundNames[static_cast<int>(m)]; }
-bool parse_round(const char* s, RoundMode& out) { return parse_in(kRoundNames, s, out); }
 const char* cmp_name(CmpMode m) { return kCmpNames[static_cast<int>(m)]; }
 bool parse_cmp(const char* s, CmpMode& out) { return parse_in(kCmpNames, s, out); }
 const char* sysreg_name(SysReg r) { return kSysRegNames[static_cast<int>(r)]; }

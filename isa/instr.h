@@ -83,11 +83,6 @@ bool parse_opcode(const char* s, Opcode& out);
 enum class ParamKind : uint8_t { None, Flag, CrossFlag, Scalar, Vec, Copy, NdNz, Load2d, Load3d, Fill, Mad, Fix };
 ParamKind param_kind(Opcode op);
 
-// Rounding modes of conversions (the chip's CAST_* modes). RINT = round to nearest even.
-enum class RoundMode : uint8_t { RINT, TRUNC, FLOOR, CEIL, ROUND, ODD, kCount };
-const char* round_name(RoundMode m);
-bool parse_round(const char* s, RoundMode& out);
-
 enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
 const char* cmp_name(CmpMode m);
 bool parse_cmp(const char* s, CmpMode& out);
