@@ -1,6 +1,7 @@
 // Names, parsing, pipe assignment and equality of the instruction encoding (isa/instr.h).
 #include "isa/instr.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace sfumato::isa {
@@ -123,9 +124,11 @@ Instr make_instr(Opcode op) {
 
 bool operator==(const Instr& a, const Instr& b) {
     if (a.op != b.op || a.pipe != b.pipe || a.dtype != b.dtype || !(a.dst == b.dst) ||
-        !(a.src0 == b.src0) || !(a.src1 == b.src1) || !(a.src2 == b.src2) ||
-        std::memcmp(&a.scalar, &b.scalar, sizeof a.scalar) != 0)
+        !(a.src0 == b.src0) || !(a.src1 == b.src1) || !(a.src2 == b.src2))
         return false;
+    // Scalars compare by value and sign (so -0 != +0); any two nans are equal.
+    const bool both_nan = std::isnan(a.scalar) && std::isnan(b.scalar);
+    if (!both_nan && (a.scalar != b.scalar || std::signbit(a.scalar) != std::signbit(b.scalar))) return false;
     switch (param_kind(a.op)) {
         case ParamKind::None: return true;
         case ParamKind::Vec:
