@@ -233,3 +233,39 @@ TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, d
     in.l3d.m_ext = 16, in.l3d.kh = 20;
     CHECK_FALSE(validate(in).empty());
 }
+
+TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
+    for (DType t : {DType::BF16, DType::FP32}) {
+        INFO(dtype_name(t));
+        const uint32_t M = 20, K = 24, N = 18, es = dtype_size(t);
+        TestMem mem;
+        Lcg rng{5};
+        std::vector<uint8_t> a(M * K * es), b(K * N * es);
+        std::vector<double> av(M * K), bv(K * N);
+        for (uint32_t i = 0; i < M * K; ++i) store_f64(t, &a[i * es], rng.next(-99, 99) / 8.0), av[i] = load_f64(t, &a[i * es]);
+        for (uint32_t i = 0; i < K * N; ++i) store_f64(t, &b[i * es], rng.next(-99, 99) / 3.0), bv[i] = load_f64(t, &b[i * es]);
+        auto za = nd_to_zz(a.data(), M, K, t), zb = nd_to_zn(b.data(), K, N, t);
+        std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
+        std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+        Instr mad = make_instr(Opcode::MAD);
+        mad.dtype = t;
+        mad.mad = {M, K, N, 0, 0};
+        REQUIRE(validate(mad).empty());
+        execute(mad, mem);
+        CHECK(mad_blocks(mad) == 2 * ((K + cube_k0(t) - 1) / cube_k0(t)) * 2);
+        auto c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::FP32);
+        int bad = 0;
+        for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t j = 0; j < N; ++j) {
+                double s = 0;
+                for (uint32_t k = 0; k < K; ++k) s += av[i * K + k] * bv[k * N + j];
+                float got;
+                std::memcpy(&got, &c[(i * N + j) * 4], 4);
+                bad += got != static_cast<float>(s);
+            }
+        CHECK(bad == 0);
+    }
+    Instr bad = make_instr(Opcode::MAD);
+    bad.dtype = DType::INT16;
+    CHECK_FALSE(validate(bad).empty());
+}

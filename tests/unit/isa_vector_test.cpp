@@ -363,3 +363,26 @@ TEST_CASE("isa vector: validate rejects repeat 0, repeat 256, wrong positions an
     in.vec.repeat = 0;
     CHECK_THROWS_AS(execute(in, m), std::invalid_argument);
 }
+
+TEST_CASE("isa vector: 1-byte types have 256 lanes, one mask bit per lane pair") {
+    TestMem m;
+    for (int i = 0; i < 256; ++i) m.of(U)[i] = static_cast<uint8_t>(i), m.of(U)[0x100 + i] = 0x0f;
+    Instr in = vec(Opcode::VAND, DType::UINT8, 0x200, 0x0, 0x100);
+    in.vec.mask_lo = 0x2, in.vec.mask_hi = 1ull << 63;  // bit 1 -> lanes 2,3; bit 127 -> lanes 254,255
+    execute(in, m);
+    for (int i = 0; i < 256; ++i) {
+        const bool on = i == 2 || i == 3 || i >= 254;
+        CHECK(m.of(U)[0x200 + i] == (on ? (i & 0x0f) : 0));
+    }
+}
+
+TEST_CASE("isa vector: bf16 arithmetic rounds once to bf16") {
+    TestMem m;
+    m.set(U, 0x0, DType::BF16, 1.0), m.set(U, 0x100, DType::BF16, std::ldexp(1.0, -8));  // tie -> 1.0
+    m.set(U, 0x2, DType::BF16, 1.0 + std::ldexp(1.0, -7)), m.set(U, 0x102, DType::BF16, std::ldexp(1.0, -8));  // tie -> up
+    Instr in = vec(Opcode::VADD, DType::BF16, 0x200, 0x0, 0x100);
+    in.vec.mask_lo = 3, in.vec.mask_hi = 0;
+    execute(in, m);
+    CHECK(m.val(U, 0x200, DType::BF16) == 1.0);
+    CHECK(m.val(U, 0x202, DType::BF16) == 1.0 + std::ldexp(1.0, -6));
+}
