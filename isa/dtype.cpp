@@ -1,3 +1,6 @@
+// Data type conversions (isa/dtype.h). Rounding to a float format is done once from the exact
+// value: a bit-level round-to-nearest-even fast path, and a generic path (scale to an integer
+// significand, round per mode, scale back) that also serves as the reference for tests.
 #include "isa/dtype.h"
 
 #include <algorithm>
@@ -138,7 +141,42 @@ uint32_t encode_exact(DType t, float f) {
     return f32_bits(f) >> 16;
 }
 
+// Round-to-nearest-even straight from the double's bits (the hot path of every vector op).
+uint32_t round_float_rne(const FloatFmt& ff, double v) {
+    uint64_t x;
+    std::memcpy(&x, &v, 8);
+    const uint32_t sign = static_cast<uint32_t>(x >> 63);
+    const int e = static_cast<int>((x >> 52) & 0x7ff);
+    const uint64_t man = x & ((1ull << 52) - 1);
+    const int ebits = ff.emax == 15 ? 5 : 8, width = ebits + ff.p;  // total bits of the format
+    const uint32_t inf = ((1u << ebits) - 1) << (ff.p - 1);
+    const uint32_t sbit = sign << (width - 1);
+    if (e == 0x7ff) return sbit | inf | (man ? 1u << (ff.p - 2) : 0u);
+    if (e == 0) return sbit;  // double denormals are far below every target's smallest denormal
+    const int E = e - 1023;
+    const uint64_t sig = man | (1ull << 52);
+    int shift = 53 - ff.p + (E < ff.emin ? ff.emin - E : 0);
+    if (shift > 54) return sbit;
+    uint64_t r = sig >> shift;
+    const uint64_t rem = sig & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    // Normal: biased exponent - 1 in the exponent field plus the significand (its implicit bit
+    // carries into the exponent); denormal: the significand alone (a carry makes it normal).
+    const int bias = ff.emax;
+    uint64_t bits = E < ff.emin ? r : (static_cast<uint64_t>(E + bias - 1) << (ff.p - 1)) + r;
+    if (bits >= inf) bits = inf;
+    return sbit | static_cast<uint32_t>(bits);
+}
+
+uint32_t round_float_generic(DType t, double v, RoundMode m);
+
 uint32_t round_float(DType t, double v, RoundMode m) {
+    const FloatFmt ff = fmt_of(t);
+    if (m == RoundMode::RINT) return round_float_rne(ff, v);
+    return round_float_generic(t, v, m);
+}
+
+uint32_t round_float_generic(DType t, double v, RoundMode m) {
     const FloatFmt ff = fmt_of(t);
     if (std::isnan(v)) return t == DType::FP16 ? 0x7e00u : t == DType::BF16 ? 0x7fc0u : 0x7fc00000u;
     const bool neg = std::signbit(v);
@@ -168,6 +206,13 @@ void int_range(DType t, double& lo, double& hi) {
     }
 }
 }  // namespace
+
+uint32_t round_bits_reference(DType t, double v, RoundMode m) {
+    if (!is_float(t)) return round_bits(t, v, m);
+    const FloatFmt ff = fmt_of(t);
+    if (std::isnan(v)) return round_float_rne(ff, v);
+    return round_float_generic(t, v, m);
+}
 
 const char* round_name(RoundMode m) { return kRoundNames[static_cast<int>(m)]; }
 bool parse_round(const char* s, RoundMode& out) {

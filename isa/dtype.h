@@ -67,6 +67,9 @@ double load_f64(DType t, const uint8_t* p);
 // stays nan (canonical quiet nan). Integers: rounded, then saturated to the type's range; nan
 // gives 0.
 uint32_t round_bits(DType t, double v, RoundMode m = RoundMode::RINT);
+// The generic (slow) rounding path for every mode; round_bits uses a bit-level fast path for
+// RINT. Exposed so tests can hold the two implementations against each other.
+uint32_t round_bits_reference(DType t, double v, RoundMode m);
 inline void store_f64(DType t, uint8_t* p, double v, RoundMode m = RoundMode::RINT) {
     uint32_t b = round_bits(t, v, m);
     std::memcpy(p, &b, dtype_size(t));  // little-endian host

@@ -71,3 +71,26 @@ TEST_CASE("isa dtype: bf16 and fp32 single rounding from double") {
     CHECK(rb(DType::FP32, std::ldexp(1.0, -149)) == 1u);  // fp32 denormal
     CHECK(bits_f32(rb(DType::FP32, 0.1)) == 0.1f);
 }
+
+TEST_CASE("isa dtype: fast RNE path equals the generic rounding on random and boundary values") {
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    auto next = [&] {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        return s;
+    };
+    int mismatches = 0;
+    for (DType t : {DType::FP16, DType::BF16, DType::FP32}) {
+        for (int i = 0; i < 200000; ++i) {
+            // Random exponents around each format's range, random significands; plus exact ties.
+            const int e = static_cast<int>(next() % 320) - 160;
+            double v = std::ldexp(1.0 + static_cast<double>(next() >> 12) * std::ldexp(1.0, -52), e);
+            if (i % 3 == 0) v = std::ldexp(static_cast<double>(next() % 4096) + 0.5, e % 30);  // ties
+            if (next() & 1) v = -v;
+            mismatches += round_bits(t, v, RoundMode::RINT) != round_bits_reference(t, v, RoundMode::RINT);
+        }
+        for (double v : {0.0, -0.0, 65504.0, 65519.99, 65520.0, 3.4e38, 3.5e38, 1e-45, 1e-46, 5.9604644775390625e-08,
+                         2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5, 6.103515625e-05, 6.1035e-05})
+            mismatches += round_bits(t, v, RoundMode::RINT) != round_bits_reference(t, v, RoundMode::RINT);
+    }
+    CHECK(mismatches == 0);
+}
