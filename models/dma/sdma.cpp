@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato {
@@ -55,6 +56,7 @@ void SdmaEngines::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t coo
     }
     m_next_engine = (best + 1) % static_cast<uint32_t>(m_engines.size());
     Engine& e = m_engines[best];
+    work_begin();  // a long transfer is progress for the deadlock detector
     e.jobs.push_back({copy, &client, cookie});
     if (e.jobs.size() == 1) {
         e.next = e.finished = 0;
@@ -184,6 +186,7 @@ void SdmaEngines::complete_job(uint32_t ei) {
     }
     ++m_copies;
     m_bytes += j.copy.bytes;
+    work_end();
     if (!e.jobs.empty()) {
         e.next = e.finished = 0;
         if (e.jobs.front().copy.bytes == 0) push(now_tick().v, kJobDone, ei, 0);
