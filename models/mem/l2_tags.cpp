@@ -6,8 +6,7 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
     : m_g(g),
       m_repl(std::move(repl)),
       m_tag(size_t(g.sets) * g.ways, 0),
-      m_valid(size_t(g.sets) * g.ways, 0),
-      m_dirty(size_t(g.sets) * g.ways, 0) {}
+      m_state(size_t(g.sets) * g.ways) {}
 
 uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     const uint32_t s = set_of(line_addr);
@@ -37,12 +36,11 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
         way = m_repl->victim(s);
         v.evicted = true;
         v.line_addr = uint64_t(t[way]) - 1;
-        v.dirty = m_dirty[size_t(s) * m_g.ways + way];
+        v.dirty = m_state[size_t(s) * m_g.ways + way].dirty;
     }
     const uint32_t slot = s * m_g.ways + way;
     t[way] = static_cast<uint32_t>(line_addr + 1);
-    m_valid[slot] = 0;
-    m_dirty[slot] = 0;
+    m_state[slot] = Line{};
     m_repl->fill(s, way);
     return slot;
 }

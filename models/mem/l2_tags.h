@@ -21,10 +21,10 @@ struct L2Geometry {
 
 class L2Tags {
 public:
-    // A handle to one line's state (valid/dirty sector masks); 0 valid = line invalid.
+    // One line's state: valid and dirty sector masks (0 valid: no data yet).
     struct Line {
-        uint64_t& valid;
-        uint64_t& dirty;
+        uint64_t valid = 0;
+        uint64_t dirty = 0;
     };
     struct Victim {
         uint64_t line_addr = 0;
@@ -41,7 +41,7 @@ public:
     uint32_t find(uint64_t line_addr, bool touch);
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
-    Line line(uint32_t slot) { return Line{m_valid[slot], m_dirty[slot]}; }
+    Line& line(uint32_t slot) { return m_state[slot]; }
     uint32_t set_of(uint64_t line_addr) const { return static_cast<uint32_t>((line_addr / m_g.slices) % m_g.sets); }
     // Sector mask covering [addr, addr+bytes) within its line.
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const;
@@ -51,7 +51,7 @@ private:
     std::unique_ptr<IReplacement> m_repl;
     // Tags apart from state, so a lookup scans one set's tags in two cache lines.
     std::vector<uint32_t> m_tag;  // line_addr + 1; 0 = empty way (a set's tags fill one cache line)
-    std::vector<uint64_t> m_valid, m_dirty;
+    std::vector<Line> m_state;  // valid and dirty side by side: one cache line per update
 };
 
 }  // namespace sfumato::mem

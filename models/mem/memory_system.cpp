@@ -256,7 +256,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
                 if (v.dirty) write_back(v, t, r.who);
             }
         }
-        L2Tags::Line l = s.tags->line(slot);
+        L2Tags::Line& l = s.tags->line(slot);
         l.valid |= mask;
         l.dirty |= mask;
         complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
@@ -383,7 +383,7 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
             if (v.dirty) write_back(v, t, w->who);
         }
     }
-    L2Tags::Line l = s.tags->line(slot);
+    L2Tags::Line& l = s.tags->line(slot);
     l.valid |= m.fetch_mask;
     const uint64_t valid = l.valid;
     m.busy = false;
