@@ -224,19 +224,6 @@ bool parse_round(const char* s, RoundMode& out) {
     return false;
 }
 
-double load_f64(DType t, const uint8_t* p) {
-    switch (t) {
-        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
-        case DType::INT8: return static_cast<int8_t>(*p);
-        case DType::UINT8: return *p;
-        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-        default: return 0.0;
-    }
-}
-
 uint32_t round_bits(DType t, double v, RoundMode m) {
     if (is_float(t)) return round_float(t, v, m);
     if (std::isnan(v)) return 0;

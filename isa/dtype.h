@@ -61,7 +61,18 @@ const char* round_name(RoundMode m);
 bool parse_round(const char* s, RoundMode& out);
 
 // Exact value of one element of type t at p (every ISA type is exact in a double).
-double load_f64(DType t, const uint8_t* p);
+inline double load_f64(DType t, const uint8_t* p) {
+    switch (t) {
+        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
+        case DType::INT8: return static_cast<int8_t>(*p);
+        case DType::UINT8: return *p;
+        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+        default: return 0.0;
+    }
+}
 // Raw bits (low dtype_size(t) bytes) of v rounded once to type t with mode m. Floats: overflow
 // goes to inf or the largest finite value as the mode dictates, denormals are produced, nan
 // stays nan (canonical quiet nan). Integers: rounded, then saturated to the type's range; nan
@@ -71,8 +82,17 @@ uint32_t round_bits(DType t, double v, RoundMode m = RoundMode::RINT);
 // RINT. Exposed so tests can hold the two implementations against each other.
 uint32_t round_bits_reference(DType t, double v, RoundMode m);
 inline void store_f64(DType t, uint8_t* p, double v, RoundMode m = RoundMode::RINT) {
-    uint32_t b = round_bits(t, v, m);
-    std::memcpy(p, &b, dtype_size(t));  // little-endian host
+    if (t == DType::FP32 && m == RoundMode::RINT) {  // the host's double->float is IEEE RNE
+        const float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        return;
+    }
+    const uint32_t b = round_bits(t, v, m);  // little-endian host: the low bytes are the element
+    switch (dtype_size(t)) {
+        case 1: *p = static_cast<uint8_t>(b); break;
+        case 2: { const uint16_t h = static_cast<uint16_t>(b); std::memcpy(p, &h, 2); break; }
+        default: std::memcpy(p, &b, 4); break;
+    }
 }
 // Integer results that wrap (two's complement) instead of saturating, e.g. int32 vadd.
 void store_wrap(DType t, uint8_t* p, int64_t v);

@@ -3,15 +3,16 @@
 // zN, C (m x n) in L0C as NZ with 16x16 fractals of fp32/int32; K0 = 32 B / input size.
 // mad computes every output of the touched fractals (rows/columns past m/n come from whatever
 // the padded fractal rows hold, as on the chip) over exactly k products. Each dot product is
-// formed exactly (double for fp16/bf16/fp32 inputs: fp16 and bf16 products and their sums
-// of <= 2^k terms stay exact or nearly; int8 in int64) and rounded once into fp32 (or wrapped
-// into int32): the chip accumulates fractal by fractal in fp32, so deep-k fp16 results may
-// differ from it in the last fp32 bit. FixPipe: scale (quant), then ReLU, then one RNE cast
+// formed in double (fp16/bf16 products are exact there; sums stay exact unless magnitudes span
+// more than ~30 binades; int8 is exact in int64), plus the previous C or the bias, then rounded
+// once into fp32 (or wrapped into int32). The chip accumulates fractal by fractal in fp32, so
+// deep-k results may differ from it in the last fp32 bit. FixPipe: scale (quant), then ReLU, then one RNE cast
 // to the output type, saturating for integers.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "isa/layout.h"
 #include "isa/sem_detail.h"
@@ -34,10 +35,12 @@ uint64_t mad_c_bytes(const Instr& in) {
     return uint64_t{ceil_div(in.mad.m, 16)} * ceil_div(in.mad.n, 16) * 16 * 16 * 4;
 }
 
+// Operands are decoded once into per-thread scratch rows (A by row, B by column), reused across
+// instructions, so the inner loop is a plain dot product.
 void exec_mad(const Instr& in, IMemView& mem) {
     const MadParams& p = in.mad;
     const DType t = in.dtype;
-    const uint32_t es = dtype_size(t), k0 = cube_k0(t);
+    const uint32_t es = dtype_size(t), k0 = cube_k0(t), K = p.k;
     const uint32_t m1 = ceil_div(p.m, 16), k1 = ceil_div(p.k, k0), n1 = ceil_div(p.n, 16);
     const uint8_t* a = mem.local(in.src0.pos, in.src0.addr, mad_a_bytes(in));
     const uint8_t* b = mem.local(in.src1.pos, in.src1.addr, mad_b_bytes(in));
@@ -45,27 +48,36 @@ void exec_mad(const Instr& in, IMemView& mem) {
     const uint8_t* bias = p.bias ? mem.local(in.src2.pos, in.src2.addr, uint64_t{n1} * 16 * 4) : nullptr;
     const bool integer = t == DType::INT8;
     const DType ct = integer ? DType::INT32 : DType::FP32;
+    thread_local std::vector<double> sa, sb;
+    sa.resize(uint64_t{m1} * 16 * K);
+    sb.resize(uint64_t{n1} * 16 * K);
     for (uint32_t i = 0; i < m1 * 16; ++i)
+        for (uint32_t kk = 0; kk < K; ++kk) sa[uint64_t{i} * K + kk] = load_f64(t, a + zz_offset(i, kk, k1 * k0, k0, es));
+    for (uint32_t j = 0; j < n1 * 16; ++j)
+        for (uint32_t kk = 0; kk < K; ++kk) sb[uint64_t{j} * K + kk] = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
+    for (uint32_t i = 0; i < m1 * 16; ++i) {
+        const double* ra = &sa[uint64_t{i} * K];
         for (uint32_t j = 0; j < n1 * 16; ++j) {
+            const double* rb = &sb[uint64_t{j} * K];
             uint8_t* o = c + nz_offset(i, j, m1 * 16, 16, 4);
-            double acc = 0.0;
-            int64_t iacc = 0;
-            for (uint32_t kk = 0; kk < p.k; ++kk) {
-                const double x = load_f64(t, a + zz_offset(i, kk, k1 * k0, k0, es));
-                const double y = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
-                if (integer) iacc += static_cast<int64_t>(x) * static_cast<int64_t>(y);
-                else acc += x * y;
+            double init = 0.0;
+            if (p.accumulate) init = load_f64(ct, o);
+            else if (bias) init = load_f64(ct, bias + j * 4);
+            if (integer) {
+                int64_t acc = static_cast<int64_t>(init);
+                for (uint32_t kk = 0; kk < K; ++kk) acc += static_cast<int64_t>(ra[kk]) * static_cast<int64_t>(rb[kk]);
+                store_wrap(ct, o, acc);
+            } else {
+                // Four interleaved partial sums (fixed order: deterministic), then the old value.
+                double s[4] = {0, 0, 0, 0};
+                uint32_t kk = 0;
+                for (; kk + 4 <= K; kk += 4)
+                    for (int q = 0; q < 4; ++q) s[q] += ra[kk + q] * rb[kk + q];
+                for (; kk < K; ++kk) s[kk % 4] += ra[kk] * rb[kk];
+                store_f64(ct, o, ((s[0] + s[1]) + (s[2] + s[3])) + init);
             }
-            if (p.accumulate) {
-                if (integer) iacc += static_cast<int64_t>(load_f64(ct, o));
-                else acc += load_f64(ct, o);
-            } else if (bias) {
-                if (integer) iacc += static_cast<int64_t>(load_f64(ct, bias + j * 4));
-                else acc += load_f64(ct, bias + j * 4);
-            }
-            if (integer) store_wrap(ct, o, iacc);
-            else store_f64(ct, o, acc);
         }
+    }
 }
 
 // One output element of FixPipe from an accumulator value.

@@ -87,6 +87,9 @@ TEST_CASE("isa dtype: fast RNE path equals the generic rounding on random and bo
             if (i % 3 == 0) v = std::ldexp(static_cast<double>(next() % 4096) + 0.5, e % 30);  // ties
             if (next() & 1) v = -v;
             mismatches += round_bits(t, v, RoundMode::RINT) != round_bits_reference(t, v, RoundMode::RINT);
+            uint32_t stored = 0;
+            store_f64(t, reinterpret_cast<uint8_t*>(&stored), v);  // fp32 takes the host-cast path
+            mismatches += stored != round_bits_reference(t, v, RoundMode::RINT);
         }
         for (double v : {0.0, -0.0, 65504.0, 65519.99, 65520.0, 3.4e38, 3.5e38, 1e-45, 1e-46, 5.9604644775390625e-08,
                          2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5, 6.103515625e-05, 6.1035e-05})

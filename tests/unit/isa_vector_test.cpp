@@ -386,3 +386,18 @@ TEST_CASE("isa vector: bf16 arithmetic rounds once to bf16") {
     CHECK(m.val(U, 0x200, DType::BF16) == 1.0);
     CHECK(m.val(U, 0x202, DType::BF16) == 1.0 + std::ldexp(1.0, -6));
 }
+
+TEST_CASE("isa vector: destination block and repeat strides (fp16), gaps stay untouched") {
+    TestMem m;
+    for (int i = 0; i < 256; ++i) m.set(U, i * 2, DType::FP16, i);
+    for (uint32_t i = 0x1000; i < 0x4000; ++i) m.of(U)[i] = 0xaa;
+    Instr in = vec(Opcode::VADDS, DType::FP16, 0x1000, 0x0, 0, 2);
+    in.scalar = 1;
+    in.vec.dst_blk_stride = 3, in.vec.dst_rep_stride = 30;
+    execute(in, m);
+    for (uint32_t r = 0; r < 2; ++r)
+        for (uint32_t l = 0; l < 128; ++l)
+            CHECK(m.val(U, 0x1000 + (r * 30 + (l / 16) * 3) * 32 + (l % 16) * 2, DType::FP16) == r * 128 + l + 1);
+    CHECK(m.of(U)[0x1000 + 32] == 0xaa);  // block 1 of the stride-3 gap
+    CHECK(m.of(U)[0x1000 + 22 * 32] == 0xaa);  // between repeat 0's last block (21) and repeat 1 (30)
+}
