@@ -141,8 +141,11 @@ uint32_t encode_exact(DType t, float f) {
     return f32_bits(f) >> 16;
 }
 
-// Round-to-nearest-even straight from the double's bits (the hot path of every vector op).
-uint32_t round_float_rne(const FloatFmt& ff, double v) {
+// Round-to-nearest-even straight from the double's bits (the hot path of every vector op);
+// a template so each format's constants fold.
+template <int P, int EMIN, int EMAX>
+uint32_t round_float_rne_t(double v) {
+    constexpr FloatFmt ff{P, EMIN, EMAX};
     uint64_t x;
     std::memcpy(&x, &v, 8);
     const uint32_t sign = static_cast<uint32_t>(x >> 63);
@@ -166,6 +169,12 @@ uint32_t round_float_rne(const FloatFmt& ff, double v) {
     uint64_t bits = E < ff.emin ? r : (static_cast<uint64_t>(E + bias - 1) << (ff.p - 1)) + r;
     if (bits >= inf) bits = inf;
     return sbit | static_cast<uint32_t>(bits);
+}
+
+uint32_t round_float_rne(const FloatFmt& ff, double v) {
+    if (ff.p == 11) return round_float_rne_t<11, -14, 15>(v);
+    if (ff.p == 8) return round_float_rne_t<8, -126, 127>(v);
+    return round_float_rne_t<24, -126, 127>(v);
 }
 
 uint32_t round_float_generic(DType t, double v, RoundMode m);
