@@ -425,16 +425,17 @@ std::string disassemble(const Instr& in) {
         parts.push_back(std::to_string(in.xflag.mode));
         parts.push_back(std::to_string(in.xflag.flag_id));
     }
+    const Instr def = make_instr(in.op);
     const Addr* addrs[] = {&in.dst, &in.src0, &in.src1, &in.src2};
+    const Addr* defs[] = {&def.dst, &def.src0, &def.src1, &def.src2};
     int n = (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) ? 0 : required_addrs(in.op);
     for (int i = 0; i < 4; ++i)
-        if (!(*addrs[i] == Addr{})) n = std::max(n, i + 1);
+        if (!(*addrs[i] == *defs[i])) n = std::max(n, i + 1);
     if (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) n = 0;  // sync carries no addresses
     for (int i = 0; i < n; ++i) {
         std::snprintf(buf, sizeof buf, "%s[0x%" PRIx64 "]", lower(pos_name(addrs[i]->pos)).c_str(), addrs[i]->addr);
         parts.push_back(buf);
     }
-    Instr def = make_instr(in.op);
     for (const Field& f : kFields) {
         if (f.kind != kind || in.op == Opcode::SET_MASK) continue;
         const uint64_t v = get_field(in, f);

@@ -101,6 +101,33 @@ Pipe exec_pipe(const Instr& in) {
     }
 }
 
+namespace {
+// The buffers an opcode's operands live in when they are fixed by the opcode (dst, src0, src1,
+// src2); GM where the operand is unused.
+void set_default_positions(Instr& in) {
+    auto set = [&](Pos d, Pos s0, Pos s1 = Pos::GM, Pos s2 = Pos::GM) {
+        in.dst.pos = d, in.src0.pos = s0, in.src1.pos = s1, in.src2.pos = s2;
+    };
+    switch (in.op) {
+        case Opcode::COPY_GM_TO_UB: set(Pos::UB, Pos::GM); break;
+        case Opcode::COPY_GM_TO_L1: case Opcode::COPY_GM_TO_L1_ND2NZ: set(Pos::L1, Pos::GM); break;
+        case Opcode::LOAD2D_GM: set(Pos::L0A, Pos::GM); break;
+        case Opcode::LOAD2D: case Opcode::LOAD3D: set(Pos::L0A, Pos::L1); break;
+        case Opcode::COPY_L1_TO_UB: set(Pos::UB, Pos::L1); break;
+        case Opcode::FILL: set(Pos::L1, Pos::GM); break;
+        case Opcode::MAD: set(Pos::L0C, Pos::L0A, Pos::L0B, Pos::BT); break;
+        case Opcode::FIXPIPE: set(Pos::GM, Pos::L0C, Pos::FB); break;
+        case Opcode::COPY_UB_TO_GM: set(Pos::GM, Pos::UB); break;
+        case Opcode::COPY_UB_TO_L1: set(Pos::L1, Pos::UB); break;
+        case Opcode::COPY_UB_TO_UB: set(Pos::UB, Pos::UB); break;
+        case Opcode::COPY_L0C_TO_UB: set(Pos::UB, Pos::L0C, Pos::FB); break;
+        default:
+            if (in.op >= Opcode::VADD && in.op < Opcode::kCount) set(Pos::UB, Pos::UB, Pos::UB, Pos::UB);
+            break;
+    }
+}
+}  // namespace
+
 Instr make_instr(Opcode op) {
     Instr in;
     in.op = op;
@@ -118,7 +145,7 @@ Instr make_instr(Opcode op) {
         case ParamKind::Mad: in.mad = MadParams{}; break;
         case ParamKind::Fix: in.fix = FixpipeParams{}; break;
     }
-    if (op == Opcode::MAD) in.dst.pos = Pos::L0C, in.src0.pos = Pos::L0A, in.src1.pos = Pos::L0B;
+    set_default_positions(in);
     return in;
 }
 

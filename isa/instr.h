@@ -259,8 +259,9 @@ struct Instr {
     Instr() : vec() {}
 };
 
-// Builds an instruction of opcode op with pipe = default_pipe(op) and the parameter struct of
-// its class value-initialised (so equality and disassembly see defined bytes).
+// Builds an instruction of opcode op with pipe = default_pipe(op), the parameter struct of its
+// class value-initialised (so equality and disassembly see defined bytes), and the operand
+// positions the opcode implies (e.g. UB for vector operands, L0C/L0A/L0B/BT for mad).
 Instr make_instr(Opcode op);
 
 // Which pipe executes an opcode. Sync instructions run in a pipe named by their operands
