@@ -28,7 +28,8 @@ class AsmError : public std::runtime_error {
 public:
     AsmError(int line, const std::string& token, const std::string& what)
         : std::runtime_error("line " + std::to_string(line) + ": " + what + " at '" + token + "'"),
-          m_line(line), m_token(token) {}
+          m_line(line),
+          m_token(token) {}
     int line() const { return m_line; }
     const std::string& token() const { return m_token; }
 

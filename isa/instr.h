@@ -24,6 +24,7 @@ enum class Pos : uint8_t { GM, L1, L0A, L0B, L0C, UB, BT, FB, kCount };
 const char* pos_name(Pos p);
 bool parse_pos(const char* s, Pos& out);
 
+// clang-format off
 enum class Opcode : uint16_t {
     NOP,
     // sync
@@ -76,11 +77,25 @@ enum class Opcode : uint16_t {
     VGATHER,                      // dst[i] = src0[byte offset src1[i] (uint32)]
     kCount
 };
+// clang-format on
 const char* opcode_name(Opcode op);
 bool parse_opcode(const char* s, Opcode& out);
 
 // Which parameter struct of the union an opcode uses.
-enum class ParamKind : uint8_t { None, Flag, CrossFlag, Scalar, Vec, Copy, NdNz, Load2d, Load3d, Fill, Mad, Fix };
+enum class ParamKind : uint8_t {
+    None,
+    Flag,
+    CrossFlag,
+    Scalar,
+    Vec,
+    Copy,
+    NdNz,
+    Load2d,
+    Load3d,
+    Fill,
+    Mad,
+    Fix
+};
 ParamKind param_kind(Opcode op);
 
 enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
@@ -252,9 +267,9 @@ struct Instr {
         MadParams mad;
         FixpipeParams fix;
     };
-    double scalar = 0.0;      // vector-scalar operand, fill/pad value, fixpipe scale
-    uint64_t issue_cycle = 0; // scalar cycle at which it entered its pipe queue (set by the core)
-    uint32_t seq = 0;         // program order within the block (set by the core)
+    double scalar = 0.0;       // vector-scalar operand, fill/pad value, fixpipe scale
+    uint64_t issue_cycle = 0;  // scalar cycle at which it entered its pipe queue (set by the core)
+    uint32_t seq = 0;          // program order within the block (set by the core)
 
     Instr() : vec() {}
 };

@@ -26,8 +26,8 @@ TEST_CASE("isa asm: every opcode round-trips through disassemble/assemble with n
         // A changed field must show up in the text (equality and the text see the same fields).
         Instr other = in;
         other.dst.addr += 32;
-        if (param_kind(op) != ParamKind::Flag && param_kind(op) != ParamKind::CrossFlag && op != Opcode::NOP &&
-            op != Opcode::SCALAR && op != Opcode::GET_SYSREG && op != Opcode::SET_MASK) {
+        if (param_kind(op) != ParamKind::Flag && param_kind(op) != ParamKind::CrossFlag &&
+            op != Opcode::NOP && op != Opcode::SCALAR && op != Opcode::GET_SYSREG && op != Opcode::SET_MASK) {
             CHECK_FALSE(other == in);
             CHECK(disassemble(other) != text);
         }
@@ -102,8 +102,8 @@ TEST_CASE("isa asm: errors name the line and the token") {
     };
     fails("nop\nvfoo ub[0], ub[0]\n", 2, "vfoo");
     fails("vadd.fp17 ub[0], ub[0], ub[0]", 1, "fp17");
-    fails("\n\nvadd ub[0], ub[0], ub[0], repeat=0", 3, "vadd");          // validate(): repeat 1..255
-    fails("vadd ub[0], ub[0], ub[0], repeat=70000", 1, "70000");        // field overflow
+    fails("\n\nvadd ub[0], ub[0], ub[0], repeat=0", 3, "vadd");   // validate(): repeat 1..255
+    fails("vadd ub[0], ub[0], ub[0], repeat=70000", 1, "70000");  // field overflow
     fails("vadd ub[0], ub[0], ub[0], bogus=1", 1, "bogus");
     fails("vadd ub[X], ub[0], ub[0]", 1, "X");
     fails("set_flag MTE2, Q, 0", 1, "Q");

@@ -64,7 +64,8 @@ TEST_CASE("isa vector: block and repeat strides address the right bytes (fp32)")
             m.set(U, (r * 20 + (l / 8) * 2) * 32 + (l % 8) * 4, DType::FP32, -(r * 1000.0 + l));
     execute(in, m);
     for (uint32_t r = 0; r < 3; ++r)
-        for (uint32_t l = 0; l < 64; ++l) CHECK(m.val(U, 0x4000 + (r * 64 + l) * 4, DType::FP32) == r * 1000.0 + l);
+        for (uint32_t l = 0; l < 64; ++l)
+            CHECK(m.val(U, 0x4000 + (r * 64 + l) * 4, DType::FP32) == r * 1000.0 + l);
     Extent ex[kMaxExtents];
     REQUIRE(footprint(in, ex) == 2);
     CHECK(ex[0].lo == 0);
@@ -143,11 +144,15 @@ TEST_CASE("isa vector: unary ops and nan/inf edge values (fp32)") {
 TEST_CASE("isa vector: fused madd, mla, axpy and add-relu") {
     TestMem m;
     for (int i = 0; i < 64; ++i) {
-        m.set(U, i * 4, DType::FP32, i);              // src0
-        m.set(U, 0x100 + i * 4, DType::FP32, 3);      // src1
+        m.set(U, i * 4, DType::FP32, i);          // src0
+        m.set(U, 0x100 + i * 4, DType::FP32, 3);  // src1
     }
-    auto reset_dst = [&] { for (int i = 0; i < 64; ++i) m.set(U, 0x200 + i * 4, DType::FP32, 10); };
-    auto check_all = [&](auto f) { for (int i = 0; i < 64; ++i) CHECK(m.val(U, 0x200 + i * 4, DType::FP32) == f(i)); };
+    auto reset_dst = [&] {
+        for (int i = 0; i < 64; ++i) m.set(U, 0x200 + i * 4, DType::FP32, 10);
+    };
+    auto check_all = [&](auto f) {
+        for (int i = 0; i < 64; ++i) CHECK(m.val(U, 0x200 + i * 4, DType::FP32) == f(i));
+    };
     reset_dst();
     execute(vec(Opcode::VMADD, DType::FP32, 0x200, 0x0, 0x100), m);
     check_all([](int i) { return i * 10.0 + 3; });
@@ -379,7 +384,8 @@ TEST_CASE("isa vector: 1-byte types have 256 lanes, one mask bit per lane pair")
 TEST_CASE("isa vector: bf16 arithmetic rounds once to bf16") {
     TestMem m;
     m.set(U, 0x0, DType::BF16, 1.0), m.set(U, 0x100, DType::BF16, std::ldexp(1.0, -8));  // tie -> 1.0
-    m.set(U, 0x2, DType::BF16, 1.0 + std::ldexp(1.0, -7)), m.set(U, 0x102, DType::BF16, std::ldexp(1.0, -8));  // tie -> up
+    m.set(U, 0x2, DType::BF16, 1.0 + std::ldexp(1.0, -7)),
+        m.set(U, 0x102, DType::BF16, std::ldexp(1.0, -8));  // tie -> up
     Instr in = vec(Opcode::VADD, DType::BF16, 0x200, 0x0, 0x100);
     in.vec.mask_lo = 3, in.vec.mask_hi = 0;
     execute(in, m);
@@ -397,7 +403,8 @@ TEST_CASE("isa vector: destination block and repeat strides (fp16), gaps stay un
     execute(in, m);
     for (uint32_t r = 0; r < 2; ++r)
         for (uint32_t l = 0; l < 128; ++l)
-            CHECK(m.val(U, 0x1000 + (r * 30 + (l / 16) * 3) * 32 + (l % 16) * 2, DType::FP16) == r * 128 + l + 1);
-    CHECK(m.of(U)[0x1000 + 32] == 0xaa);  // block 1 of the stride-3 gap
+            CHECK(m.val(U, 0x1000 + (r * 30 + (l / 16) * 3) * 32 + (l % 16) * 2, DType::FP16) ==
+                  r * 128 + l + 1);
+    CHECK(m.of(U)[0x1000 + 32] == 0xaa);       // block 1 of the stride-3 gap
     CHECK(m.of(U)[0x1000 + 22 * 32] == 0xaa);  // between repeat 0's last block (21) and repeat 1 (30)
 }
