@@ -7,6 +7,7 @@
 // C++ code is the scalar unit; only system-register reads, the mask register and a cycle charge
 // (for recorded streams) are instructions.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "isa/dtype.h"
@@ -144,9 +145,16 @@ struct CopyParams {
     uint32_t len_bytes = 0;
     uint32_t src_gap = 0;
     uint32_t dst_gap = 0;
+    // Unused: keeps the fields below clear of VecParams' mask in Instr's union. Code that
+    // writes only nburst/len/gaps into a default (vector-initialised) Instr then reads them as
+    // 0 (they overlay VecParams fields that default to 0) instead of 0xff.
+    uint64_t reserved_[2] = {0, 0};
     uint8_t pad_left = 0, pad_right = 0;  // elements of dtype, GM->UB only
     uint8_t atomic = 0;                   // UB->GM: 1 = atomic add in dtype
-    bool operator==(const CopyParams&) const = default;
+    bool operator==(const CopyParams& o) const {
+        return nburst == o.nburst && len_bytes == o.len_bytes && src_gap == o.src_gap && dst_gap == o.dst_gap &&
+               pad_left == o.pad_left && pad_right == o.pad_right && atomic == o.atomic;
+    }
 };
 
 struct FlagParams {
@@ -273,6 +281,9 @@ struct Instr {
 
     Instr() : vec() {}
 };
+static_assert(offsetof(CopyParams, pad_left) >= offsetof(VecParams, src_dtype),
+              "CopyParams' byte-mode fields must overlay VecParams fields that default to 0");
+static_assert(sizeof(CopyParams) <= sizeof(VecParams), "the union must stay the size of VecParams");
 
 // Builds an instruction of opcode op with pipe = default_pipe(op), the parameter struct of its
 // class value-initialised (so equality and disassembly see defined bytes), and the operand

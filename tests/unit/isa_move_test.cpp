@@ -195,3 +195,19 @@ TEST_CASE("isa sync and scalar: validation of flags, cross-core flags, system re
     TestMem m;
     CHECK_NOTHROW(execute(f.op == Opcode::WAIT_FLAG ? make_instr(Opcode::PIPE_BARRIER) : f, m));
 }
+
+TEST_CASE("isa move: a copy written into a default (vector-initialised) Instr has no padding or atomic") {
+    // The skeleton's style: Instr{} then only the classic copy fields.
+    Instr in;
+    in.op = Opcode::COPY_GM_TO_UB, in.pipe = Pipe::MTE2;
+    in.dst = at(Pos::UB, 0), in.src0 = at(Pos::GM, 0);
+    in.copy.nburst = 1, in.copy.len_bytes = 64, in.copy.src_gap = 0, in.copy.dst_gap = 0;
+    CHECK(in.copy.pad_left == 0);
+    CHECK(in.copy.pad_right == 0);
+    CHECK(in.copy.atomic == 0);
+    CHECK(validate(in).empty());
+    CHECK_FALSE((in == make_instr(Opcode::COPY_GM_TO_UB)));  // len differs from the default
+    Instr ref = make_instr(Opcode::COPY_GM_TO_UB);
+    ref.copy.len_bytes = 64;
+    CHECK(in == ref);
+}
