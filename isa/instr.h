@@ -45,11 +45,11 @@ enum class Opcode : uint16_t {
     LOAD2D_GM,        // l2d: GM -> L0A/L0B, whole 512-B fractals
     // MTE1: on-chip moves
     LOAD2D,       // l2d: L1 -> L0A/L0B, optional per-fractal transpose
-    LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (zZ) img2col with stride/dilation/padding
+    LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (ZZ) img2col with stride/dilation/padding
     COPY_L1_TO_UB,  // copy (coupled cores only)
     FILL,         // fill: dst (L1/L0A/L0B) = scalar in dtype
     // M: cube
-    MAD,  // mad: L0C (NZ) = [L0C +] L0A (zZ) x L0B (zN) [+ bias in BT]
+    MAD,  // mad: L0C (NZ) = [L0C +] L0A (ZZ) x L0B (ZN) [+ bias in BT]
     // FIX: accumulator drain
     FIXPIPE,  // fix: L0C -> GM/L1 with dequant/quant, ReLU, cast, NZ->ND
     // MTE3: stores
@@ -210,7 +210,7 @@ struct Load2dParams {
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
 // l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
 // kw + x) * C0 + c0; the window [m_start, m_start + m_ext) x [k_start, k_start + k_ext) is
-// written to L0A as zZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
+// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
 // the pad value Instr::scalar.
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;
@@ -231,7 +231,7 @@ struct FillParams {
     bool operator==(const FillParams&) const = default;
 };
 
-// Cube: A (m x k) in L0A as zZ, B (k x n) in L0B as zN, C (m x n) in L0C as NZ with 16x16
+// Cube: A (m x k) in L0A as ZZ, B (k x n) in L0B as ZN, C (m x n) in L0C as NZ with 16x16
 // fractals of fp32/int32. K0 = 32 B / input element size (16 fp16/bf16, 32 int8, 8 fp32).
 // bias = 1 adds an fp32/int32 vector of n entries at src2 (BT) when not accumulating.
 struct MadParams {

@@ -1,6 +1,6 @@
 // Functional semantics of the Cube (mad) and of the accumulator drain (FixPipe, and L0C->UB
-// on coupled cores). Layouts (see isa/layout.h): A (m x k) in L0A as zZ, B (k x n) in L0B as
-// zN, C (m x n) in L0C as NZ with 16x16 fractals of fp32/int32; K0 = 32 B / input size.
+// on coupled cores). Layouts (see isa/layout.h): A (m x k) in L0A as ZZ, B (k x n) in L0B as
+// ZN, C (m x n) in L0C as NZ with 16x16 fractals of fp32/int32; K0 = 32 B / input size.
 // mad computes every output of the touched fractals (rows/columns past m/n come from whatever
 // the padded fractal rows hold, as on the chip) over exactly k products. Each dot product is
 // formed in double (fp16/bf16 products are exact there; sums stay exact unless magnitudes span

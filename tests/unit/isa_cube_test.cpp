@@ -32,14 +32,14 @@ void matmul_on_chip(TestMem& mem, uint32_t M, uint32_t K, uint32_t N, const Inst
     };
     nd2nz(0x0, 0x0, M, K);
     nd2nz(0x20000, 0x20000, K, N);
-    for (uint32_t mb = 0; mb < m1; ++mb) {  // NZ column-major fractals -> zZ row-major
+    for (uint32_t mb = 0; mb < m1; ++mb) {  // NZ column-major fractals -> ZZ row-major
         Instr in = make_instr(Opcode::LOAD2D);
         in.src0 = at(Pos::L1, 0x0), in.dst = at(Pos::L0A, mb * k1 * 512ull);
         in.l2d.start_index = static_cast<uint16_t>(mb), in.l2d.repeat = static_cast<uint16_t>(k1),
         in.l2d.src_stride = static_cast<uint16_t>(m1);
         execute(in, mem);
     }
-    for (uint32_t kb = 0; kb < k1; ++kb) {  // NZ of B -> zN: reorder and transpose each fractal
+    for (uint32_t kb = 0; kb < k1; ++kb) {  // NZ of B -> ZN: reorder and transpose each fractal
         Instr in = make_instr(Opcode::LOAD2D);
         in.src0 = at(Pos::L1, 0x20000), in.dst = at(Pos::L0B, kb * n1 * 512ull);
         in.l2d.start_index = static_cast<uint16_t>(kb), in.l2d.repeat = static_cast<uint16_t>(n1),
