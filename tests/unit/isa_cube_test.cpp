@@ -284,3 +284,20 @@ TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
     bad.dtype = DType::INT16;
     CHECK_FALSE(validate(bad).empty());
 }
+
+TEST_CASE("isa cube: copy_l0c_to_ub drains the accumulator into UB like fixpipe") {
+    TestMem mem;
+    const uint32_t M = 16, N = 16;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) mem.set(Pos::L0C, nz_offset(i, j, 16, 16, 4), DType::FP32, i * 100.0 + j - 50.5);
+    Instr in = make_instr(Opcode::COPY_L0C_TO_UB);
+    in.dtype = DType::FP32, in.dst.addr = 0x40;
+    in.fix.m = M, in.fix.n = N, in.fix.out_dtype = DType::FP16, in.fix.nz2nd = 1, in.fix.dst_stride = N, in.fix.relu = 1;
+    REQUIRE(validate(in).empty());
+    CHECK(exec_pipe(in) == Pipe::V);
+    execute(in, mem);
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j)
+            CHECK(mem.val(Pos::UB, 0x40 + (i * N + j) * 2, DType::FP16) ==
+                  f16_to_f32(f32_to_f16(std::max(0.0f, static_cast<float>(i * 100.0 + j - 50.5)))));
+}

@@ -408,3 +408,49 @@ TEST_CASE("isa vector: destination block and repeat strides (fp16), gaps stay un
     CHECK(m.of(U)[0x1000 + 32] == 0xaa);       // block 1 of the stride-3 gap
     CHECK(m.of(U)[0x1000 + 22 * 32] == 0xaa);  // between repeat 0's last block (21) and repeat 1 (30)
 }
+
+TEST_CASE("isa vector: vdiv (fp16 rounding, division by zero), vmaxs/vmins with nan, vred_min and vredall_max") {
+    TestMem m;
+    const double num[] = {1, 1, 0, -3, 2, NAN};
+    const double den[] = {3, 0, 0, 0, -0.0, 1};
+    for (int i = 0; i < 6; ++i) m.set(U, i * 2, DType::FP16, num[i]), m.set(U, 0x100 + i * 2, DType::FP16, den[i]);
+    Instr d = vec(Opcode::VDIV, DType::FP16, 0x200, 0x0, 0x100);
+    d.vec.mask_lo = 0x3f, d.vec.mask_hi = 0;
+    execute(d, m);
+    CHECK(m.get<uint16_t>(U, 0x200) == round_bits(DType::FP16, 1.0 / 3));  // one rounding of 1/3
+    CHECK(m.val(U, 0x202, DType::FP16) == INFINITY);
+    CHECK(std::isnan(m.val(U, 0x204, DType::FP16)));
+    CHECK(m.val(U, 0x206, DType::FP16) == -INFINITY);
+    CHECK(m.val(U, 0x208, DType::FP16) == -INFINITY);  // 2 / -0
+    CHECK(std::isnan(m.val(U, 0x20a, DType::FP16)));
+    Instr mx = vec(Opcode::VMAXS, DType::FP16, 0x300, 0x0);
+    mx.vec.mask_lo = 0x3f, mx.vec.mask_hi = 0, mx.scalar = 0.5;
+    execute(mx, m);
+    CHECK(m.val(U, 0x300, DType::FP16) == 1.0);
+    CHECK(m.val(U, 0x304, DType::FP16) == 0.5);
+    CHECK(m.val(U, 0x30a, DType::FP16) == 0.5);  // maxNum: a nan operand loses
+    mx.op = Opcode::VMINS;
+    execute(mx, m);
+    CHECK(m.val(U, 0x306, DType::FP16) == -3.0);
+    CHECK(m.val(U, 0x300, DType::FP16) == 0.5);
+    // int32 reductions: per-repeat min with index, whole max with index.
+    for (int i = 0; i < 128; ++i) m.put<int32_t>(U, 0x1000 + i * 4, (i * 53) % 97 - 40);
+    Instr r = vec(Opcode::VRED_MIN, DType::INT32, 0x2000, 0x1000, 0, 2);
+    r.vec.with_index = 1, r.vec.dst_rep_stride = 1;
+    execute(r, m);
+    for (int rep = 0; rep < 2; ++rep) {
+        int best = 1 << 30, bi = 0;
+        for (int l = 0; l < 64; ++l)
+            if ((rep * 64 + l) * 53 % 97 - 40 < best) best = (rep * 64 + l) * 53 % 97 - 40, bi = l;
+        CHECK(m.get<int32_t>(U, 0x2000 + rep * 8) == best);
+        CHECK(m.get<uint32_t>(U, 0x2004 + rep * 8) == static_cast<uint32_t>(bi));
+    }
+    Instr w = vec(Opcode::VREDALL_MAX, DType::INT32, 0x3000, 0x1000, 0, 2);
+    w.vec.with_index = 1;
+    execute(w, m);
+    int best = -(1 << 30), bi = 0;
+    for (int i = 0; i < 128; ++i)
+        if (i * 53 % 97 - 40 > best) best = i * 53 % 97 - 40, bi = i;
+    CHECK(m.get<int32_t>(U, 0x3000) == best);
+    CHECK(m.get<uint32_t>(U, 0x3004) == static_cast<uint32_t>(bi));
+}
