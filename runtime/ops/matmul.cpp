@@ -13,7 +13,7 @@
 #include "isa/layout.h"
 #include "runtime/kernel/api.h"
 #include "runtime/ops/i_op.h"
-#include "runtime/ops/matmul_tiling.h"
+#include "runtime/ops/matmul.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -21,11 +21,6 @@ namespace sfumato::ops {
 namespace {
 
 using namespace sfumato::kernel;
-
-struct MatmulPlan {
-    MatmulTiling t;
-    uint64_t a = 0, b = 0, c = 0;
-};
 
 constexpr uint32_t kFractalElems = 256;  // one 512-B fractal of 16-bit elements
 
@@ -134,6 +129,23 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     }
 }
 
+}  // namespace
+
+void run_matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& plan, isa::DType in, isa::DType out) {
+    const bool f32 = out == isa::DType::FP32, f16 = out == isa::DType::FP16;
+    if (in == isa::DType::FP16) {
+        if (f32) matmul_kernel<half, float>(sink, plan);
+        else if (f16) matmul_kernel<half, half>(sink, plan);
+        else matmul_kernel<half, bfloat16>(sink, plan);
+    } else {
+        if (f32) matmul_kernel<bfloat16, float>(sink, plan);
+        else if (f16) matmul_kernel<bfloat16, half>(sink, plan);
+        else matmul_kernel<bfloat16, bfloat16>(sink, plan);
+    }
+}
+
+namespace {
+
 // Unit roundoff of an output type (0 for fp32: the accumulator is already fp32).
 double out_roundoff(isa::DType t) { return t == isa::DType::FP16 ? 0x1p-11 : t == isa::DType::BF16 ? 0x1p-8 : 0.0; }
 
@@ -179,16 +191,8 @@ public:
         kd.block_dim = t.block_dim;
         kd.kind = KernelKind::Cube;
         const MatmulPlan plan = m_plan;
-        const bool f32 = m_out == isa::DType::FP32;
-        if (m_in == isa::DType::FP16) {
-            if (f32) kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<half, float>(s, plan); };
-            else if (m_out == isa::DType::FP16) kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<half, half>(s, plan); };
-            else kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<half, bfloat16>(s, plan); };
-        } else {
-            if (f32) kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<bfloat16, float>(s, plan); };
-            else if (m_out == isa::DType::FP16) kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<bfloat16, half>(s, plan); };
-            else kd.body = [plan](isa::IInstrSink& s) { matmul_kernel<bfloat16, bfloat16>(s, plan); };
-        }
+        const isa::DType in = m_in, out = m_out;
+        kd.body = [plan, in, out](isa::IInstrSink& s) { run_matmul_kernel(s, plan, in, out); };
         kd.flops = 2.0 * t.m * t.n * t.k;
         kd.bytes = (uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) + uint64_t{t.m} * t.n * isa::dtype_size(m_out);
         // Cube fractal steps (16 x K0 x 16 blocks, K0 = 16 for 16-bit inputs) over the cores used.
