@@ -129,6 +129,10 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
         done += reps;
     }
     if (const uint64_t tail = count - full * lanes; tail > 0) {
+        if ((done * s.dst) % 32 || (done * s.src2) % 32)
+            throw InputError(std::string(isa::opcode_name(op)) + ": count " + std::to_string(count) +
+                             " leaves a bitmask tail off 32-byte alignment (use whole groups of " +
+                             std::to_string(32 * 8 / lanes) + " repeats, or the mask/repeat form)");
         v.repeat = 1;
         set_count_mask(v, tail, lanes, op);
         vec_one(ctx, op, dt,

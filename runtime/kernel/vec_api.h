@@ -4,7 +4,8 @@
 // b, mask, repeat, params)` with mask a continuous lane count or a 128-bit lane mask {lo, hi}).
 // Every name forwards to a handful of shared templates, so adding an opcode is one line.
 // Simplified: the count form needs counts that the ISA can express in whole instructions
-// (whole reductions: at most 255 repeats, a multiple of the lanes per repeat when above it).
+// (whole reductions: at most 255 repeats, a multiple of the lanes per repeat when above it;
+// compare/select with a tail: the tail's bitmask must start on 32 bytes).
 #pragma once
 #include <type_traits>
 #include <utility>
@@ -25,6 +26,7 @@ struct UnaryRepeatParams {
 // A vector mask: a continuous count of lanes (bits 0..n-1) or an explicit 128-bit lane mask.
 struct VecMask {
     uint64_t lo = ~0ull, hi = ~0ull;
+    VecMask() = default;  // every lane
     VecMask(uint64_t count);  // NOLINT(google-explicit-constructor): Ascend C passes counts
     VecMask(const uint64_t (&m)[2]) : lo(m[0]), hi(m[1]) {}  // NOLINT(google-explicit-constructor)
 };
@@ -198,14 +200,14 @@ template <class T> void ReduceMin(const LocalTensor<T>& d, const LocalTensor<T>&
 template <class T>
 void Brcb(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t repeat, uint16_t dstBlkStride = 1, uint16_t dstRepStride = 8) {
     detail::vec_one(d.ctx(), isa::Opcode::VBRCB, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
-                    detail::rep(VecMask(~0ull), repeat, UnaryRepeatParams{dstBlkStride, 1, dstRepStride, 8}), 0);
+                    detail::rep(VecMask(), repeat, UnaryRepeatParams{dstBlkStride, 1, dstRepStride, 8}), 0);
 }
 // 16x16 transposes of 16-bit elements, `repeat` of them 512 bytes apart.
 template <class T>
 void Transpose(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t repeat = 1) {
     static_assert(sizeof(T) == 2, "Transpose works on 16-bit elements");
     detail::vec_one(d.ctx(), isa::Opcode::VTRANSPOSE, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
-                    detail::rep(VecMask(~0ull), repeat, UnaryRepeatParams{1, 1, 16, 16}), 0);
+                    detail::rep(VecMask(), repeat, UnaryRepeatParams{1, 1, 16, 16}), 0);
 }
 // dst[i] = *(src + byte offset offsets[i]), offsets within srcSpanBytes.
 template <class T>
