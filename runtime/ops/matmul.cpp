@@ -162,6 +162,10 @@ public:
             throw InputError("operator 'matmul': argument 'out_dtype' = '" + arg_str(a, "out_dtype") + "' (valid: fp32, fp16, bf16)");
         const uint32_t bd = static_cast<uint32_t>(arg_u64(a, "matmul", "block_dim", 0, 65535));
         m_plan.t = plan_matmul(m, n, k, isa::dtype_size(m_in), isa::dtype_size(m_out), dev, bd);
+        const std::string nd = arg_str(a, "nd2nz");
+        if (nd == "instr") m_plan.t.nd2nz_instr = true;
+        else if (nd == "burst") m_plan.t.nd2nz_instr = false;
+        else if (nd != "auto") throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd + "' (valid: auto, instr, burst)");
     }
 
     void prepare(rt::Runtime& rt) override {
@@ -262,7 +266,8 @@ SFUMATO_REGISTER_OP(matmul, OpSpec{"matmul", "C = A x B (fp16/bf16 in, fp32 accu
                                     {"k", "", "columns of A, rows of B"},
                                     {"dtype", "fp16", "input type: fp16 | bf16"},
                                     {"out_dtype", "fp32", "output type: fp32 | fp16 | bf16"},
-                                    {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"}},
+                                    {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
+                                    {"nd2nz", "auto", "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | auto (instr on split parts)"}},
                                    [](const OpArgs& a, const DeviceInfo& d) { return std::make_unique<MatmulOp>(a, d); }});
 
 }  // namespace sfumato::ops

@@ -25,7 +25,7 @@ nlohmann::json run_matmul(const std::string& preset, const std::string& args, co
 
 }  // namespace
 
-TEST_CASE("matmul: 512^3 fp16 on ascend910-like (coupled) passes the check; the launch is described") {
+TEST_CASE("matmul: 512^3 fp16 on ascend910-like (coupled) passes the check and the launch is described") {
     const auto s = run_matmul("ascend910-like", "--m 512 --n 512 --k 512 --dtype fp16", "910_fp16");
     const auto& op = s["ops"][0];
     CHECK(op["type"] == "MatMul");
@@ -44,7 +44,7 @@ TEST_CASE("matmul: bf16 and ragged shapes with fp16/bf16 outputs on coupled core
     run_matmul("tiny", "--m 17 --n 130 --k 45 --dtype fp16 --out-dtype bf16 --set chip.arch=coupled", "tiny_cpl_fp16");
 }
 
-TEST_CASE("matmul: the same command twice gives identical cycles; timing mode the same cycles") {
+TEST_CASE("matmul: the same command twice gives identical cycles, and timing mode the same cycles") {
     const std::string args = "--m 64 --n 96 --k 200 --config " + config("tiny") + " --set chip.arch=coupled";
     const std::string a = temp_dir("mm_det_a"), b = temp_dir("mm_det_b"), c = temp_dir("mm_det_c");
     REQUIRE(run_cli("kernel matmul " + args + " --out " + a).code == 0);

@@ -397,3 +397,20 @@ TEST_CASE("kapi: the test sink's race check sees a missing flag") {
     WaitFlag<isa::Pipe::MTE2, isa::Pipe::V>(c2, 0);
     CHECK(ok.errors().size() == 1);  // waits on a flag nobody set
 }
+
+TEST_CASE("kapi: TBuf hands out a scratch range after the queues and inserts no flags") {
+    KapiSink s;
+    KernelContext ctx(s);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> q;
+    TBuf<TPosition::VECCALC> tmp;
+    pipe.InitBuffer(q, 2, 1000);  // rounded up to 1024 per buffer
+    pipe.InitBuffer(tmp, 96);
+    const LocalTensor<float> t = tmp.Get<float>();
+    CHECK(t.address() == 2048);
+    CHECK(t.GetSize() == 24);
+    CHECK(t.pos() == Pos::UB);
+    Duplicate(t, 1.0f, 24);
+    CHECK(s.instrs().size() == 1);
+    CHECK_THROWS_WITH(pipe.InitBuffer(tmp, 64 * 1024), Catch::Contains("does not fit in UB"));
+}

@@ -54,10 +54,12 @@ struct Run {
     size_t instrs = 0;
 };
 
-Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in, DType out) {
+Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in, DType out,
+               int nd2nz = -1) {
     const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
     MatmulPlan p;
     p.t = plan_matmul(m, n, k, es, eo, dev);
+    if (nd2nz >= 0) p.t.nd2nz_instr = nd2nz == 1;
     p.a = 0x1000;
     p.b = p.a + (uint64_t{m} * k * es + 4095) / 4096 * 4096;
     p.c = p.b + (uint64_t{k} * n * es + 4095) / 4096 * 4096;
@@ -135,6 +137,10 @@ TEST_CASE("matmul kernel: split (cube core, FixPipe to GM) fp16 and bf16, ragged
     }
     const Run r = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16);
     CHECK(r.worst_ratio <= 1.0);
+    // Either ND->NZ route gives the same numbers.
+    const Run burst = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, 0);
+    CHECK(burst.c == r.c);
+    CHECK(burst.instrs > r.instrs);
 }
 
 TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged shapes, fp16/bf16 outputs") {
@@ -150,4 +156,6 @@ TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged s
     d910.event_ids = 4;
     const Run r = run_matmul(d910, isa::CoreKind::Coupled, 130, 260, 700, DType::FP16, DType::FP32);
     CHECK(r.worst_ratio <= 1.0);
+    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1);
+    CHECK(instr.worst_ratio <= 1.0);
 }
