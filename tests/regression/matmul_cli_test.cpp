@@ -1,8 +1,9 @@
 // The reference matmul end to end through the CLI: `sfumato kernel matmul ... --check` on the
 // presets, fp16 and bf16, ragged shapes, output casts, the launch description in the summary,
-// determinism, and input errors. Split presets (tiny, ascend910b-like) are tagged [.split]:
-// they need the core model's MTE2 ND2NZ and FixPipe-to-GM paths, and are hidden until those
-// land (run them with `regression_tests [split]`).
+// determinism, and input errors. Split presets (tiny, ascend910b-like) are tagged
+// [.needs-core-work]: they need the core model's GM paths for ND2NZ and FixPipe (and its race
+// checker, chip.aicore.check_races), which come with the core-work branch; they passed on a
+// trial merge of it. Hidden until then: drop the tag once main has them.
 #include <catch2/catch.hpp>
 
 #include "tests/support.h"
@@ -73,11 +74,18 @@ TEST_CASE("matmul: bad arguments exit 2 and name the argument") {
     CHECK(r.output.find("'m'") != std::string::npos);
 }
 
-TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too", "[.split]") {
+TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too", "[.needs-core-work]") {
     for (const char* preset : {"tiny", "ascend910b-like"})
         for (const char* dt : {"fp16", "bf16"}) {
             INFO(preset << " " << dt);
             run_matmul(preset, std::string("--m 512 --n 512 --k 512 --dtype ") + dt, std::string(preset) + dt);
         }
     run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype bf16", "tiny_ragged");
+}
+
+TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset", "[.needs-core-work]") {
+    for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
+        INFO(preset);
+        run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true", std::string("race_") + preset);
+    }
 }
