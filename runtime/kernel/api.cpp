@@ -19,28 +19,39 @@ isa::Instr make(isa::Opcode op, isa::DType t) {
 }
 
 [[noreturn]] void bad_positions(const char* call, isa::Pos dst, isa::Pos src) {
-    throw InputError(std::string(call) + ": no copy from " + isa::pos_name(src) + " to " + isa::pos_name(dst));
+    throw InputError(std::string(call) + ": no copy from " + isa::pos_name(src) + " to " +
+                     isa::pos_name(dst));
 }
 
 template <class To, class From>
 To narrow(From v, const char* call, const char* field) {
     if (v > std::numeric_limits<To>::max())
-        throw InputError(std::string(call) + ": " + field + " = " + std::to_string(v) + " does not fit the instruction");
+        throw InputError(std::string(call) + ": " + field + " = " + std::to_string(v) +
+                         " does not fit the instruction");
     return static_cast<To>(v);
 }
 
 }  // namespace
 
-isa::CopyParams blocks(const DataCopyParams& p) { return {p.blockCount, p.blockLen * 32u, p.srcStride * 32u, p.dstStride}; }
-isa::CopyParams bytes(const DataCopyExtParams& p) { return {p.blockCount, p.blockLen, p.srcStride, p.dstStride}; }
+isa::CopyParams blocks(const DataCopyParams& p) {
+    return {p.blockCount, p.blockLen * 32u, p.srcStride * 32u, p.dstStride};
+}
+isa::CopyParams bytes(const DataCopyExtParams& p) {
+    return {p.blockCount, p.blockLen, p.srcStride, p.dstStride};
+}
 
-void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, uint64_t src, const isa::CopyParams& c,
-             double pad_value) {
+void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, uint64_t src,
+             const isa::CopyParams& c, double pad_value) {
     isa::Opcode op;
     switch (dst_pos) {
-        case isa::Pos::UB: op = isa::Opcode::COPY_GM_TO_UB; break;
-        case isa::Pos::L1: op = isa::Opcode::COPY_GM_TO_L1; break;
-        default: bad_positions("DataCopy", dst_pos, isa::Pos::GM);
+        case isa::Pos::UB:
+            op = isa::Opcode::COPY_GM_TO_UB;
+            break;
+        case isa::Pos::L1:
+            op = isa::Opcode::COPY_GM_TO_L1;
+            break;
+        default:
+            bad_positions("DataCopy", dst_pos, isa::Pos::GM);
     }
     isa::Instr in = make(op, t);
     in.dst = {dst, dst_pos};
@@ -50,7 +61,8 @@ void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, u
     ctx.issue(in);
 }
 
-void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, const isa::CopyParams& c) {
+void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src,
+              const isa::CopyParams& c) {
     if (src_pos != isa::Pos::UB) bad_positions("DataCopy", isa::Pos::GM, src_pos);
     isa::Instr in = make(isa::Opcode::COPY_UB_TO_GM, t);
     in.dst = {dst, isa::Pos::GM};
@@ -59,12 +71,17 @@ void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, 
     ctx.issue(in);
 }
 
-void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const isa::CopyParams& c) {
+void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+                const isa::CopyParams& c) {
     isa::Opcode op;
-    if (src.pos == isa::Pos::L1 && dst.pos == isa::Pos::UB) op = isa::Opcode::COPY_L1_TO_UB;
-    else if (src.pos == isa::Pos::UB && dst.pos == isa::Pos::L1) op = isa::Opcode::COPY_UB_TO_L1;
-    else if (src.pos == isa::Pos::UB && dst.pos == isa::Pos::UB) op = isa::Opcode::COPY_UB_TO_UB;
-    else bad_positions("DataCopy", dst.pos, src.pos);
+    if (src.pos == isa::Pos::L1 && dst.pos == isa::Pos::UB)
+        op = isa::Opcode::COPY_L1_TO_UB;
+    else if (src.pos == isa::Pos::UB && dst.pos == isa::Pos::L1)
+        op = isa::Opcode::COPY_UB_TO_L1;
+    else if (src.pos == isa::Pos::UB && dst.pos == isa::Pos::UB)
+        op = isa::Opcode::COPY_UB_TO_UB;
+    else
+        bad_positions("DataCopy", dst.pos, src.pos);
     isa::Instr in = make(op, t);
     in.dst = dst;
     in.src0 = src;
@@ -88,8 +105,10 @@ void nd2nz(KernelContext& ctx, isa::DType t, const isa::Addr& dst, uint64_t src,
     ctx.issue(in);
 }
 
-void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const LoadData2DParams& p) {
-    if ((dst.pos != isa::Pos::L0A && dst.pos != isa::Pos::L0B) || (src.pos != isa::Pos::L1 && src.pos != isa::Pos::GM))
+void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+            const LoadData2DParams& p) {
+    if ((dst.pos != isa::Pos::L0A && dst.pos != isa::Pos::L0B) ||
+        (src.pos != isa::Pos::L1 && src.pos != isa::Pos::GM))
         bad_positions("LoadData", dst.pos, src.pos);
     isa::Instr in = make(src.pos == isa::Pos::GM ? isa::Opcode::LOAD2D_GM : isa::Opcode::LOAD2D, t);
     in.dst = dst;
@@ -102,7 +121,8 @@ void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::A
     ctx.issue(in);
 }
 
-void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const LoadData3DParams& p) {
+void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+            const LoadData3DParams& p) {
     if (dst.pos != isa::Pos::L0A || src.pos != isa::Pos::L1) bad_positions("LoadData(3D)", dst.pos, src.pos);
     isa::Instr in = make(isa::Opcode::LOAD3D, t);
     in.dst = dst;
@@ -112,7 +132,8 @@ void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::A
     l.kh = p.filterH, l.kw = p.filterW;
     l.stride_h = p.strideH, l.stride_w = p.strideW;
     l.dil_h = p.dilationH, l.dil_w = p.dilationW;
-    l.pad_left = p.padList[0], l.pad_right = p.padList[1], l.pad_top = p.padList[2], l.pad_bottom = p.padList[3];
+    l.pad_left = p.padList[0], l.pad_right = p.padList[1], l.pad_top = p.padList[2],
+    l.pad_bottom = p.padList[3];
     l.m_start = p.mStartPt, l.m_ext = p.mExtension;
     l.k_start = p.kStartPt, l.k_ext = p.kExtension;
     in.scalar = p.padValue;
@@ -127,9 +148,10 @@ void fill(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const InitCons
     ctx.issue(in);
 }
 
-void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr& a, const isa::Addr& b, const isa::Addr* bias,
-          const MmadParams& p) {
-    if (bias && !p.cmatrixInitVal) throw InputError("Mmad: a bias only when cmatrixInitVal (overwrite) is set");
+void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr& a, const isa::Addr& b,
+          const isa::Addr* bias, const MmadParams& p) {
+    if (bias && !p.cmatrixInitVal)
+        throw InputError("Mmad: a bias only when cmatrixInitVal (overwrite) is set");
     isa::Instr in = make(isa::Opcode::MAD, t);
     in.dst = c;
     in.src0 = a;
@@ -141,15 +163,16 @@ void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr&
     ctx.issue(in);
 }
 
-void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out, const isa::Addr& dst, const isa::Addr& src,
-             const isa::Addr* scales, const FixpipeParams& p) {
+void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out, const isa::Addr& dst,
+             const isa::Addr& src, const isa::Addr* scales, const FixpipeParams& p) {
     isa::Instr in = make(op, acc);
     in.dst = dst;
     in.src0 = src;
     if (scales) in.src1 = *scales;
     isa::FixpipeParams& f = in.fix;
     f.m = p.mSize, f.n = p.nSize;
-    f.src_stride = p.srcStride ? p.srcStride : narrow<uint16_t>(isa::round_up16(p.mSize), "Fixpipe", "srcStride");
+    f.src_stride =
+        p.srcStride ? p.srcStride : narrow<uint16_t>(isa::round_up16(p.mSize), "Fixpipe", "srcStride");
     f.dst_stride = p.dstStride ? p.dstStride : (p.nz2ndEn ? p.nSize : p.mSize);
     f.out_dtype = out;
     f.quant = p.quantPre;
@@ -165,9 +188,11 @@ namespace sfumato::kernel {
 
 namespace {
 void cross(KernelContext& ctx, isa::Opcode op, uint8_t mode, uint8_t flag_id, Pipe pipe, const char* call) {
-    if (mode > 2) throw InputError(std::string(call) + ": mode " + std::to_string(mode) + " (valid: 0, 1, 2)");
+    if (mode > 2)
+        throw InputError(std::string(call) + ": mode " + std::to_string(mode) + " (valid: 0, 1, 2)");
     if (flag_id > isa::kMaxCrossFlag)
-        throw InputError(std::string(call) + ": flag id " + std::to_string(flag_id) + " > " + std::to_string(isa::kMaxCrossFlag));
+        throw InputError(std::string(call) + ": flag id " + std::to_string(flag_id) + " > " +
+                         std::to_string(isa::kMaxCrossFlag));
     isa::Instr in = isa::make_instr(op);
     in.xflag = {mode, flag_id, pipe};
     ctx.issue(in);

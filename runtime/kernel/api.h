@@ -85,19 +85,25 @@ struct FixpipeParams {
 
 namespace detail {
 template <class T>
-isa::Addr addr(const LocalTensor<T>& t) { return {t.address(), t.pos()}; }
-void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, uint64_t src, const isa::CopyParams& c,
-             double pad_value);
-void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, const isa::CopyParams& c);
-void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const isa::CopyParams& c);
+isa::Addr addr(const LocalTensor<T>& t) {
+    return {t.address(), t.pos()};
+}
+void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, uint64_t src,
+             const isa::CopyParams& c, double pad_value);
+void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src,
+              const isa::CopyParams& c);
+void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+                const isa::CopyParams& c);
 void nd2nz(KernelContext& ctx, isa::DType t, const isa::Addr& dst, uint64_t src, const Nd2NzParams& p);
-void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const LoadData2DParams& p);
-void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src, const LoadData3DParams& p);
+void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+            const LoadData2DParams& p);
+void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+            const LoadData3DParams& p);
 void fill(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const InitConstValueParams& p);
-void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr& a, const isa::Addr& b, const isa::Addr* bias,
-          const MmadParams& p);
-void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out, const isa::Addr& dst, const isa::Addr& src,
-             const isa::Addr* scales, const FixpipeParams& p);
+void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr& a, const isa::Addr& b,
+          const isa::Addr* bias, const MmadParams& p);
+void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out, const isa::Addr& dst,
+             const isa::Addr& src, const isa::Addr* scales, const FixpipeParams& p);
 isa::CopyParams blocks(const DataCopyParams& p);
 isa::CopyParams bytes(const DataCopyExtParams& p);
 }  // namespace detail
@@ -106,16 +112,19 @@ isa::CopyParams bytes(const DataCopyExtParams& p);
 // GM -> local, `count` elements (any count: the local side is padded to 32 B).
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
-    detail::copy_in(dst.ctx(), isa::DTypeOf<T>::v, dst.pos(), dst.address(), src.address(), {1, count * uint32_t{sizeof(T)}, 0, 0}, 0);
+    detail::copy_in(dst.ctx(), isa::DTypeOf<T>::v, dst.pos(), dst.address(), src.address(),
+                    {1, count * uint32_t{sizeof(T)}, 0, 0}, 0);
 }
 // local -> GM, `count` elements (exactly count * sizeof(T) bytes reach GM).
 template <class T>
 void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
-    detail::copy_out(src.ctx(), isa::DTypeOf<T>::v, dst.address(), src.pos(), src.address(), {1, count * uint32_t{sizeof(T)}, 0, 0});
+    detail::copy_out(src.ctx(), isa::DTypeOf<T>::v, dst.address(), src.pos(), src.address(),
+                     {1, count * uint32_t{sizeof(T)}, 0, 0});
 }
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
-    detail::copy_in(dst.ctx(), isa::DTypeOf<T>::v, dst.pos(), dst.address(), src.address(), detail::blocks(p), 0);
+    detail::copy_in(dst.ctx(), isa::DTypeOf<T>::v, dst.pos(), dst.address(), src.address(), detail::blocks(p),
+                    0);
 }
 template <class T>
 void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
@@ -126,7 +135,8 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
 // local -> local (L1->UB, UB->L1, UB->UB), strides in blocks on both sides.
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
-    detail::copy_local(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src), detail::blocks(p));
+    detail::copy_local(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src),
+                       detail::blocks(p));
 }
 // GM -> L1 with ND -> NZ conversion.
 template <class T>
@@ -144,7 +154,8 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
 // local -> GM, byte-exact: srcStride in blocks, dstStride in bytes.
 template <class T>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
-    detail::copy_out(src.ctx(), isa::DTypeOf<T>::v, dst.address(), src.pos(), src.address(), detail::bytes(p));
+    detail::copy_out(src.ctx(), isa::DTypeOf<T>::v, dst.address(), src.pos(), src.address(),
+                     detail::bytes(p));
 }
 // UB -> GM adding into what GM holds (SetAtomicAdd + DataCopy in Ascend C).
 template <class T>
@@ -179,43 +190,50 @@ void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>
 }
 // C = A x B + bias (bias in BT, one accumulator-typed entry per column); always overwrites.
 template <class C, class T>
-void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, const LocalTensor<C>& bias,
-          const MmadParams& p) {
+void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b,
+          const LocalTensor<C>& bias, const MmadParams& p) {
     const isa::Addr ba = detail::addr(bias);
     detail::mmad(c.ctx(), isa::DTypeOf<T>::v, detail::addr(c), detail::addr(a), detail::addr(b), &ba, p);
 }
 // CO1 -> GM through the FixPipe (split cores).
 template <class U, class C>
 void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const FixpipeParams& p) {
-    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v, {dst.address(), isa::Pos::GM},
-                    detail::addr(src), nullptr, p);
+    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
+                    {dst.address(), isa::Pos::GM}, detail::addr(src), nullptr, p);
 }
 // CO1 -> L1 through the FixPipe (split cores); per-channel scales from `scales` with VECTOR quant.
 template <class U, class C>
 void Fixpipe(const LocalTensor<U>& dst, const LocalTensor<C>& src, const FixpipeParams& p) {
-    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v, detail::addr(dst),
-                    detail::addr(src), nullptr, p);
+    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
+                    detail::addr(dst), detail::addr(src), nullptr, p);
 }
 template <class U, class C>
-void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const LocalTensor<float>& scales, const FixpipeParams& p) {
+void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const LocalTensor<float>& scales,
+             const FixpipeParams& p) {
     const isa::Addr s = detail::addr(scales);
-    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v, {dst.address(), isa::Pos::GM},
-                    detail::addr(src), &s, p);
+    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
+                    {dst.address(), isa::Pos::GM}, detail::addr(src), &s, p);
 }
 // CO1 -> UB through the vector pipe (coupled cores), same conversions as the FixPipe.
 template <class U, class C>
 void DataCopy(const LocalTensor<U>& dst, const LocalTensor<C>& src, const FixpipeParams& p) {
-    detail::fixpipe(src.ctx(), isa::Opcode::COPY_L0C_TO_UB, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v, detail::addr(dst),
-                    detail::addr(src), nullptr, p);
+    detail::fixpipe(src.ctx(), isa::Opcode::COPY_L0C_TO_UB, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
+                    detail::addr(dst), detail::addr(src), nullptr, p);
 }
 
 // ---- synchronisation and identity ----
 template <Pipe S, Pipe D>
-void SetFlag(KernelContext& ctx, uint8_t event_id) { ctx.set_flag(S, D, event_id); }
+void SetFlag(KernelContext& ctx, uint8_t event_id) {
+    ctx.set_flag(S, D, event_id);
+}
 template <Pipe S, Pipe D>
-void WaitFlag(KernelContext& ctx, uint8_t event_id) { ctx.wait_flag(S, D, event_id); }
+void WaitFlag(KernelContext& ctx, uint8_t event_id) {
+    ctx.wait_flag(S, D, event_id);
+}
 template <Pipe P>
-void PipeBarrier(KernelContext& ctx) { ctx.pipe_barrier(P); }
+void PipeBarrier(KernelContext& ctx) {
+    ctx.pipe_barrier(P);
+}
 // Split parts: cross-core counters. mode 0 = all AICs/AIVs of the kernel, 1 = the 2 AIVs of a
 // core, 2 = the AIC and AIVs of a core. The set executes after `pipe` drained; the wait blocks
 // `pipe`.
@@ -224,9 +242,15 @@ void CrossCoreWaitFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe p
 // All vector (or all cube) cores of a kernel meet: each sets flag_id in mode 0 after `pipe`
 // drained and waits for it in the scalar unit.
 void SyncAll(KernelContext& ctx, uint8_t flag_id, Pipe pipe = Pipe::MTE3);
-inline uint32_t GetBlockIdx(const KernelContext& ctx) { return ctx.block_idx(); }
-inline uint32_t GetBlockNum(const KernelContext& ctx) { return ctx.block_num(); }
-inline uint32_t GetSubBlockIdx(const KernelContext& ctx) { return ctx.sub_block_idx(); }
+inline uint32_t GetBlockIdx(const KernelContext& ctx) {
+    return ctx.block_idx();
+}
+inline uint32_t GetBlockNum(const KernelContext& ctx) {
+    return ctx.block_num();
+}
+inline uint32_t GetSubBlockIdx(const KernelContext& ctx) {
+    return ctx.sub_block_idx();
+}
 
 }  // namespace sfumato::kernel
 

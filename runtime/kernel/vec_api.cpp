@@ -12,7 +12,9 @@
 namespace sfumato::kernel {
 
 namespace {
-uint64_t low_bits(uint64_t n) { return n >= 64 ? ~0ull : ((1ull << n) - 1); }
+uint64_t low_bits(uint64_t n) {
+    return n >= 64 ? ~0ull : ((1ull << n) - 1);
+}
 }  // namespace
 
 VecMask::VecMask(uint64_t count) {
@@ -39,10 +41,18 @@ struct Steps {
 Steps steps_of(isa::Opcode op, uint32_t lanes, uint32_t esd, uint32_t ess) {
     Steps s{uint64_t{lanes} * esd, uint64_t{lanes} * ess, uint64_t{lanes} * esd, 0};
     switch (op) {
-        case isa::Opcode::VCMP: case isa::Opcode::VCMPS: s.dst = lanes / 8; break;
-        case isa::Opcode::VSEL: s.src2 = lanes / 8; break;
-        case isa::Opcode::VGATHER: s.src0 = 0, s.src1 = uint64_t{lanes} * 4; break;
-        default: break;
+        case isa::Opcode::VCMP:
+        case isa::Opcode::VCMPS:
+            s.dst = lanes / 8;
+            break;
+        case isa::Opcode::VSEL:
+            s.src2 = lanes / 8;
+            break;
+        case isa::Opcode::VGATHER:
+            s.src0 = 0, s.src1 = uint64_t{lanes} * 4;
+            break;
+        default:
+            break;
     }
     return s;
 }
@@ -51,13 +61,17 @@ bool whole_reduction(isa::Opcode op) {
     return op == isa::Opcode::VREDALL_SUM || op == isa::Opcode::VREDALL_MAX || op == isa::Opcode::VREDALL_MIN;
 }
 
-isa::Addr advance(const isa::Addr& a, uint64_t bytes) { return {a.addr + bytes, a.pos}; }
+isa::Addr advance(const isa::Addr& a, uint64_t bytes) {
+    return {a.addr + bytes, a.pos};
+}
 
 // Mask for the first n lanes of a repeat of `lanes` lanes (1-byte types use one bit per 2 lanes).
 void set_count_mask(isa::VecParams& v, uint64_t n, uint32_t lanes, isa::Opcode op) {
     uint64_t bits = n;
     if (lanes > 128) {
-        if (n % 2) throw InputError(std::string(isa::opcode_name(op)) + ": an odd count of 1-byte lanes cannot be masked");
+        if (n % 2)
+            throw InputError(std::string(isa::opcode_name(op)) +
+                             ": an odd count of 1-byte lanes cannot be masked");
         bits = n / 2;
     }
     const VecMask m(bits);
@@ -71,16 +85,20 @@ isa::VecParams rep(const VecMask& m, uint8_t repeat, const BinaryRepeatParams& p
     isa::VecParams v;
     v.repeat = repeat;
     v.mask_lo = m.lo, v.mask_hi = m.hi;
-    v.dst_blk_stride = p.dstBlkStride, v.src0_blk_stride = p.src0BlkStride, v.src1_blk_stride = p.src1BlkStride;
-    v.dst_rep_stride = p.dstRepStride, v.src0_rep_stride = p.src0RepStride, v.src1_rep_stride = p.src1RepStride;
+    v.dst_blk_stride = p.dstBlkStride, v.src0_blk_stride = p.src0BlkStride,
+    v.src1_blk_stride = p.src1BlkStride;
+    v.dst_rep_stride = p.dstRepStride, v.src0_rep_stride = p.src0RepStride,
+    v.src1_rep_stride = p.src1RepStride;
     return v;
 }
 
 isa::VecParams rep(const VecMask& m, uint8_t repeat, const UnaryRepeatParams& p) {
-    return rep(m, repeat, BinaryRepeatParams{p.dstBlkStride, p.srcBlkStride, 1, p.dstRepStride, p.srcRepStride, 8});
+    return rep(m, repeat,
+               BinaryRepeatParams{p.dstBlkStride, p.srcBlkStride, 1, p.dstRepStride, p.srcRepStride, 8});
 }
 
-void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a, const isa::VecParams& v, double scalar) {
+void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a, const isa::VecParams& v,
+             double scalar) {
     isa::Instr in = isa::make_instr(op);
     in.dtype = dt;
     in.dst = a.dst;
@@ -92,8 +110,8 @@ void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a
     ctx.issue(in);
 }
 
-void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a, uint64_t count,
-               const isa::VecParams& tmpl, double scalar) {
+void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a,
+               uint64_t count, const isa::VecParams& tmpl, double scalar) {
     if (count == 0) return;
     const uint32_t esd = isa::dtype_size(dt), ess = isa::dtype_size(st);
     const uint32_t lanes = 256 / std::max(esd, ess);
@@ -109,8 +127,9 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
         } else if (count % lanes == 0 && count / lanes <= 255) {
             v.repeat = static_cast<uint16_t>(count / lanes);
         } else {
-            throw InputError(std::string(isa::opcode_name(op)) + ": a whole reduction of " + std::to_string(count) +
-                             " elements needs a multiple of " + std::to_string(lanes) + " up to " + std::to_string(255 * lanes));
+            throw InputError(std::string(isa::opcode_name(op)) + ": a whole reduction of " +
+                             std::to_string(count) + " elements needs a multiple of " +
+                             std::to_string(lanes) + " up to " + std::to_string(255 * lanes));
         }
         vec_one(ctx, op, dt, a, v, scalar);
         return;

@@ -7,13 +7,14 @@
 // the vector pipe into UB (CO2 queue) and MTE3 to GM. Every level has two buffers, so loads of
 // the next step overlap the current mad and the drain of one tile overlaps the next tile.
 // Tiling: runtime/ops/matmul_tiling.h. Checked against a host reference (see check()).
+#include "runtime/ops/matmul.h"
+
 #include <cmath>
 #include <random>
 
 #include "isa/layout.h"
 #include "runtime/kernel/api.h"
 #include "runtime/ops/i_op.h"
-#include "runtime/ops/matmul.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -28,17 +29,19 @@ constexpr uint32_t kFractalElems = 256;  // one 512-B fractal of 16-bit elements
 // rows per column group: one ND2NZ instruction, or (on parts whose MTE2 cannot convert) one
 // strided burst copy per 16-column group, each row a burst padded with zeros to 32 B.
 template <class T>
-void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols, uint32_t src_d,
-             uint32_t rows_pad, bool nd2nz_instr) {
+void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
+             uint32_t src_d, uint32_t rows_pad, bool nd2nz_instr) {
     if (nd2nz_instr) {
-        DataCopy(dst, src, Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0, src_d,
-                                       static_cast<uint16_t>(rows_pad), 1, 0});
+        DataCopy(dst, src,
+                 Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0, src_d,
+                             static_cast<uint16_t>(rows_pad), 1, 0});
         return;
     }
     constexpr uint32_t c0 = 32 / sizeof(T);
     for (uint32_t g = 0; g * c0 < cols; ++g) {
         const uint32_t w = std::min(c0, cols - g * c0);
-        DataCopyPad(dst[g * rows_pad * c0], src[g * c0], DataCopyExtParams{rows, w * uint32_t{sizeof(T)}, (src_d - w) * uint32_t{sizeof(T)}, 0});
+        DataCopyPad(dst[g * rows_pad * c0], src[g * c0],
+                    DataCopyExtParams{rows, w * uint32_t{sizeof(T)}, (src_d - w) * uint32_t{sizeof(T)}, 0});
     }
 }
 
@@ -91,19 +94,23 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
                 // A: NZ column group kb holds the m1 fractals of rows; zZ wants them row-major.
                 LocalTensor<T> a2 = qa2.AllocTensor<T>();
                 for (uint32_t kb = 0; kb < k1; ++kb)
-                    LoadData(a2[kb * kFractalElems], a1,
-                             LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1,
-                                              static_cast<uint16_t>(k1 - 1), false});
+                    LoadData(
+                        a2[kb * kFractalElems], a1,
+                        LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1,
+                                         static_cast<uint16_t>(k1 - 1), false});
                 qa2.EnQue(a2);
                 // B: NZ fractal (kb, nb) at nb * kr1 + kb; zN wants (kb, nb) row-major, transposed.
                 LocalTensor<T> b2 = qb2.AllocTensor<T>();
                 for (uint32_t kb = 0; kb < k1; ++kb)
                     LoadData(b2[kb * n1 * kFractalElems], b1,
-                             LoadData2DParams{static_cast<uint16_t>(kb0 + kb), static_cast<uint16_t>(n1), static_cast<uint16_t>(kr1), 0, true});
+                             LoadData2DParams{static_cast<uint16_t>(kb0 + kb), static_cast<uint16_t>(n1),
+                                              static_cast<uint16_t>(kr1), 0, true});
                 qb2.EnQue(b2);
                 a2 = qa2.DeQue<T>();
                 b2 = qb2.DeQue<T>();
-                Mmad(c, a2, b2, MmadParams{static_cast<uint16_t>(tm), static_cast<uint16_t>(tn), static_cast<uint16_t>(kk), k0 + ks == 0});
+                Mmad(c, a2, b2,
+                     MmadParams{static_cast<uint16_t>(tm), static_cast<uint16_t>(tn),
+                                static_cast<uint16_t>(kk), k0 + ks == 0});
                 qa2.FreeTensor(a2);
                 qb2.FreeTensor(b2);
             }
@@ -114,13 +121,17 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
         c = qc1.DeQue<float>();
         const GlobalTensor<U> out = gc[uint64_t{m0} * t.n + n0];
         if (!coupled) {
-            Fixpipe(out, c, FixpipeParams{static_cast<uint16_t>(tn), static_cast<uint16_t>(tm), static_cast<uint16_t>(m1 * 16), t.n});
+            Fixpipe(out, c,
+                    FixpipeParams{static_cast<uint16_t>(tn), static_cast<uint16_t>(tm),
+                                  static_cast<uint16_t>(m1 * 16), t.n});
             qc1.FreeTensor(c);
             continue;
         }
         const uint32_t row = MatmulTiling::ub_row(tn, eo);
         LocalTensor<U> c2 = qc2.AllocTensor<U>();
-        DataCopy(c2, c, FixpipeParams{static_cast<uint16_t>(tn), static_cast<uint16_t>(tm), static_cast<uint16_t>(m1 * 16), row});
+        DataCopy(c2, c,
+                 FixpipeParams{static_cast<uint16_t>(tn), static_cast<uint16_t>(tm),
+                               static_cast<uint16_t>(m1 * 16), row});
         qc2.EnQue(c2);
         qc1.FreeTensor(c);
         c2 = qc2.DeQue<U>();
@@ -134,20 +145,28 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
 void run_matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& plan, isa::DType in, isa::DType out) {
     const bool f32 = out == isa::DType::FP32, f16 = out == isa::DType::FP16;
     if (in == isa::DType::FP16) {
-        if (f32) matmul_kernel<half, float>(sink, plan);
-        else if (f16) matmul_kernel<half, half>(sink, plan);
-        else matmul_kernel<half, bfloat16>(sink, plan);
+        if (f32)
+            matmul_kernel<half, float>(sink, plan);
+        else if (f16)
+            matmul_kernel<half, half>(sink, plan);
+        else
+            matmul_kernel<half, bfloat16>(sink, plan);
     } else {
-        if (f32) matmul_kernel<bfloat16, float>(sink, plan);
-        else if (f16) matmul_kernel<bfloat16, half>(sink, plan);
-        else matmul_kernel<bfloat16, bfloat16>(sink, plan);
+        if (f32)
+            matmul_kernel<bfloat16, float>(sink, plan);
+        else if (f16)
+            matmul_kernel<bfloat16, half>(sink, plan);
+        else
+            matmul_kernel<bfloat16, bfloat16>(sink, plan);
     }
 }
 
 namespace {
 
 // Unit roundoff of an output type (0 for fp32: the accumulator is already fp32).
-double out_roundoff(isa::DType t) { return t == isa::DType::FP16 ? 0x1p-11 : t == isa::DType::BF16 ? 0x1p-8 : 0.0; }
+double out_roundoff(isa::DType t) {
+    return t == isa::DType::FP16 ? 0x1p-11 : t == isa::DType::BF16 ? 0x1p-8 : 0.0;
+}
 
 class MatmulOp : public IOp {
 public:
@@ -155,17 +174,24 @@ public:
         const uint32_t m = static_cast<uint32_t>(arg_u64(a, "matmul", "m", 1, 65535));
         const uint32_t n = static_cast<uint32_t>(arg_u64(a, "matmul", "n", 1, 65535));
         const uint32_t k = static_cast<uint32_t>(arg_u64(a, "matmul", "k", 1, 65535));
-        if (!isa::parse_dtype(arg_str(a, "dtype"), m_in) || (m_in != isa::DType::FP16 && m_in != isa::DType::BF16))
-            throw InputError("operator 'matmul': argument 'dtype' = '" + arg_str(a, "dtype") + "' (valid: fp16, bf16)");
+        if (!isa::parse_dtype(arg_str(a, "dtype"), m_in) ||
+            (m_in != isa::DType::FP16 && m_in != isa::DType::BF16))
+            throw InputError("operator 'matmul': argument 'dtype' = '" + arg_str(a, "dtype") +
+                             "' (valid: fp16, bf16)");
         if (!isa::parse_dtype(arg_str(a, "out_dtype"), m_out) ||
             (m_out != isa::DType::FP32 && m_out != isa::DType::FP16 && m_out != isa::DType::BF16))
-            throw InputError("operator 'matmul': argument 'out_dtype' = '" + arg_str(a, "out_dtype") + "' (valid: fp32, fp16, bf16)");
+            throw InputError("operator 'matmul': argument 'out_dtype' = '" + arg_str(a, "out_dtype") +
+                             "' (valid: fp32, fp16, bf16)");
         const uint32_t bd = static_cast<uint32_t>(arg_u64(a, "matmul", "block_dim", 0, 65535));
         m_plan.t = plan_matmul(m, n, k, isa::dtype_size(m_in), isa::dtype_size(m_out), dev, bd);
         const std::string nd = arg_str(a, "nd2nz");
-        if (nd == "instr") m_plan.t.nd2nz_instr = true;
-        else if (nd == "burst") m_plan.t.nd2nz_instr = false;
-        else if (nd != "auto") throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd + "' (valid: auto, instr, burst)");
+        if (nd == "instr")
+            m_plan.t.nd2nz_instr = true;
+        else if (nd == "burst")
+            m_plan.t.nd2nz_instr = false;
+        else if (nd != "auto")
+            throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd +
+                             "' (valid: auto, instr, burst)");
     }
 
     void prepare(rt::Runtime& rt) override {
@@ -180,8 +206,10 @@ public:
             std::uniform_real_distribution<float> d(-1.0f, 1.0f);
             m_a.resize(a_bytes);
             m_b.resize(b_bytes);
-            for (uint64_t i = 0; i < a_bytes / es; ++i) isa::store_from_f32(m_in, m_a.data() + i * es, d(gen));
-            for (uint64_t i = 0; i < b_bytes / es; ++i) isa::store_from_f32(m_in, m_b.data() + i * es, d(gen));
+            for (uint64_t i = 0; i < a_bytes / es; ++i)
+                isa::store_from_f32(m_in, m_a.data() + i * es, d(gen));
+            for (uint64_t i = 0; i < b_bytes / es; ++i)
+                isa::store_from_f32(m_in, m_b.data() + i * es, d(gen));
         }
         rt.memcpy_h2d(m_plan.a, rt.functional() ? m_a.data() : nullptr, a_bytes);
         rt.memcpy_h2d(m_plan.b, rt.functional() ? m_b.data() : nullptr, b_bytes);
@@ -198,9 +226,11 @@ public:
         const isa::DType in = m_in, out = m_out;
         kd.body = [plan, in, out](isa::IInstrSink& s) { run_matmul_kernel(s, plan, in, out); };
         kd.flops = 2.0 * t.m * t.n * t.k;
-        kd.bytes = (uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) + uint64_t{t.m} * t.n * isa::dtype_size(m_out);
+        kd.bytes = (uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) +
+                   uint64_t{t.m} * t.n * isa::dtype_size(m_out);
         // Cube fractal steps (16 x K0 x 16 blocks, K0 = 16 for 16-bit inputs) over the cores used.
-        const double steps = static_cast<double>(isa::ceil_div(t.m, 16)) * isa::ceil_div(t.k, 16) * isa::ceil_div(t.n, 16);
+        const double steps =
+            static_cast<double>(isa::ceil_div(t.m, 16)) * isa::ceil_div(t.k, 16) * isa::ceil_div(t.n, 16);
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, std::min(t.block_dim, m_dev.cube_cores));
         return kd;
     }
@@ -238,7 +268,8 @@ public:
                 const double err = std::fabs(got - ref[j]);
                 const double tol = 2.0 * steps * 0x1p-24 * sabs[j] + u * std::fabs(ref[j]) + tiny;
                 r.max_abs_err = std::max(r.max_abs_err, err);
-                if (std::fabs(ref[j]) > 1e-3) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref[j]));
+                if (std::fabs(ref[j]) > 1e-3)
+                    r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref[j]));
                 if (!(err <= tol)) r.passed = false;
             }
         }
@@ -260,14 +291,20 @@ private:
 
 }  // namespace
 
-SFUMATO_REGISTER_OP(matmul, OpSpec{"matmul", "C = A x B (fp16/bf16 in, fp32 accumulate; cube kernel on all blocks)",
-                                   {{"m", "", "rows of A and C"},
-                                    {"n", "", "columns of B and C"},
-                                    {"k", "", "columns of A, rows of B"},
-                                    {"dtype", "fp16", "input type: fp16 | bf16"},
-                                    {"out_dtype", "fp32", "output type: fp32 | fp16 | bf16"},
-                                    {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
-                                    {"nd2nz", "auto", "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | auto (instr on split parts)"}},
-                                   [](const OpArgs& a, const DeviceInfo& d) { return std::make_unique<MatmulOp>(a, d); }});
+SFUMATO_REGISTER_OP(matmul,
+                    OpSpec{"matmul",
+                           "C = A x B (fp16/bf16 in, fp32 accumulate; cube kernel on all blocks)",
+                           {{"m", "", "rows of A and C"},
+                            {"n", "", "columns of B and C"},
+                            {"k", "", "columns of A, rows of B"},
+                            {"dtype", "fp16", "input type: fp16 | bf16"},
+                            {"out_dtype", "fp32", "output type: fp32 | fp16 | bf16"},
+                            {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
+                            {"nd2nz", "auto",
+                             "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | "
+                             "auto (instr on split parts)"}},
+                           [](const OpArgs& a, const DeviceInfo& d) {
+                               return std::make_unique<MatmulOp>(a, d);
+                           }});
 
 }  // namespace sfumato::ops

@@ -37,7 +37,7 @@ struct MatmulTiling {
 
 // Plans a matmul of fp16/bf16 inputs (in_es bytes) and out_es-byte outputs on `dev`;
 // block_dim 0 = automatic. Throws InputError when the buffers cannot hold the smallest tiles.
-MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev,
-                         uint32_t block_dim = 0);
+MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,
+                         const DeviceInfo& dev, uint32_t block_dim = 0);
 
 }  // namespace sfumato::ops

@@ -82,12 +82,14 @@ TEST_CASE("kapi queues: cube positions carry data through every pipe of a couple
     Harness h({"chip.arch=coupled"});
     const int rounds = 5;
     std::vector<uint16_t> a(256 * rounds), eye(256, 0);
-    for (size_t i = 0; i < a.size(); ++i) a[i] = isa::f32_to_f16(static_cast<float>(static_cast<int>(i % 97) - 48));
+    for (size_t i = 0; i < a.size(); ++i)
+        a[i] = isa::f32_to_f16(static_cast<float>(static_cast<int>(i % 97) - 48));
     for (int i = 0; i < 16; ++i) eye[i * 16 + i] = isa::f32_to_f16(1.0f);
     const uint64_t a_gm = 0x0, eye_gm = 0x10000, out_gm = 0x20000;
     h.chip().gm()->write(a_gm, a.data(), a.size() * 2);
     h.chip().gm()->write(eye_gm, eye.data(), eye.size() * 2);
-    auto t = Harness::kernel([&](isa::IInstrSink& s) { identity_rounds(s, a_gm, eye_gm, out_gm, rounds); }, 1, KernelKind::Cube);
+    auto t = Harness::kernel([&](isa::IInstrSink& s) { identity_rounds(s, a_gm, eye_gm, out_gm, rounds); }, 1,
+                             KernelKind::Cube);
     REQUIRE(h.run({t}));
     std::vector<float> out(256 * rounds);
     h.chip().gm()->read(out_gm, out.data(), out.size() * 4);
@@ -115,8 +117,9 @@ TEST_CASE("kapi queues: the reference matmul kernel on a coupled core matches th
     for (auto& v : b) v = isa::f32_to_f16(d(gen));
     h.chip().gm()->write(p.a, a.data(), a.size() * 2);
     h.chip().gm()->write(p.b, b.data(), b.size() * 2);
-    auto t = Harness::kernel([&](isa::IInstrSink& s) { ops::run_matmul_kernel(s, p, isa::DType::FP16, isa::DType::FP32); },
-                             p.t.block_dim, KernelKind::Cube);
+    auto t = Harness::kernel(
+        [&](isa::IInstrSink& s) { ops::run_matmul_kernel(s, p, isa::DType::FP16, isa::DType::FP32); },
+        p.t.block_dim, KernelKind::Cube);
     REQUIRE(h.run({t}));
     std::vector<float> c(m * n);
     h.chip().gm()->read(p.c, c.data(), c.size() * 4);

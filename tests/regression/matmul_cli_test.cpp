@@ -14,7 +14,8 @@ namespace {
 
 nlohmann::json run_matmul(const std::string& preset, const std::string& args, const std::string& tag) {
     const std::string out = temp_dir("matmul_" + tag);
-    const CliResult r = run_cli("kernel matmul " + args + " --check --config " + config(preset) + " --out " + out);
+    const CliResult r =
+        run_cli("kernel matmul " + args + " --check --config " + config(preset) + " --out " + out);
     INFO(r.output);
     REQUIRE(r.code == 0);
     CHECK(r.output.find("check: passed") != std::string::npos);
@@ -41,8 +42,10 @@ TEST_CASE("matmul: 512^3 fp16 on ascend910-like (coupled) passes the check and t
 
 TEST_CASE("matmul: bf16 and ragged shapes with fp16/bf16 outputs on coupled cores") {
     run_matmul("ascend910-like", "--m 512 --n 512 --k 512 --dtype bf16", "910_bf16");
-    run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype fp16 --set chip.arch=coupled", "tiny_cpl_bf16");
-    run_matmul("tiny", "--m 17 --n 130 --k 45 --dtype fp16 --out-dtype bf16 --set chip.arch=coupled", "tiny_cpl_fp16");
+    run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype fp16 --set chip.arch=coupled",
+               "tiny_cpl_bf16");
+    run_matmul("tiny", "--m 17 --n 130 --k 45 --dtype fp16 --out-dtype bf16 --set chip.arch=coupled",
+               "tiny_cpl_fp16");
 }
 
 TEST_CASE("matmul: the same command twice gives identical cycles, and timing mode the same cycles") {
@@ -51,7 +54,8 @@ TEST_CASE("matmul: the same command twice gives identical cycles, and timing mod
     REQUIRE(run_cli("kernel matmul " + args + " --out " + a).code == 0);
     REQUIRE(run_cli("kernel matmul " + args + " --out " + b).code == 0);
     REQUIRE(run_cli("kernel matmul " + args + " --mode timing --out " + c).code == 0);
-    const auto sa = read_json(a + "/summary.json"), sb = read_json(b + "/summary.json"), sc = read_json(c + "/summary.json");
+    const auto sa = read_json(a + "/summary.json"), sb = read_json(b + "/summary.json"),
+               sc = read_json(c + "/summary.json");
     CHECK(sa["total_cycles"] == sb["total_cycles"]);
     CHECK(sa["check"]["max_abs_err"] == sb["check"]["max_abs_err"]);
     CHECK(sa["ops"][0]["cycles"] == sc["ops"][0]["cycles"]);
@@ -78,14 +82,17 @@ TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too", "[.ne
     for (const char* preset : {"tiny", "ascend910b-like"})
         for (const char* dt : {"fp16", "bf16"}) {
             INFO(preset << " " << dt);
-            run_matmul(preset, std::string("--m 512 --n 512 --k 512 --dtype ") + dt, std::string(preset) + dt);
+            run_matmul(preset, std::string("--m 512 --n 512 --k 512 --dtype ") + dt,
+                       std::string(preset) + dt);
         }
     run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype bf16", "tiny_ragged");
 }
 
-TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset", "[.needs-core-work]") {
+TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset",
+          "[.needs-core-work]") {
     for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
         INFO(preset);
-        run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true", std::string("race_") + preset);
+        run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true",
+                   std::string("race_") + preset);
     }
 }

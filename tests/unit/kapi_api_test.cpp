@@ -11,14 +11,16 @@
 
 using namespace sfumato;
 using namespace sfumato::kernel;
-using sfumato::kernel::test::KapiSink;
 using isa::DType;
 using isa::Opcode;
 using isa::Pos;
+using sfumato::kernel::test::KapiSink;
 
 namespace {
 template <class T>
-LocalTensor<T> ub(KernelContext& ctx, uint32_t addr, uint32_t elems) { return LocalTensor<T>(&ctx, Pos::UB, addr, elems, -1); }
+LocalTensor<T> ub(KernelContext& ctx, uint32_t addr, uint32_t elems) {
+    return LocalTensor<T>(&ctx, Pos::UB, addr, elems, -1);
+}
 template <class T>
 GlobalTensor<T> gm(uint64_t addr, uint64_t elems) {
     GlobalTensor<T> g;
@@ -199,14 +201,18 @@ TEST_CASE("kapi: every vector opcode of the ISA has an API call") {
     const auto a = ub<float>(ctx, 0, 64), b = ub<float>(ctx, 256, 64), d = ub<float>(ctx, 512, 64);
     const auto i = ub<int32_t>(ctx, 768, 64), j = ub<int32_t>(ctx, 1024, 64);
     const auto bits = ub<uint8_t>(ctx, 1280, 32);
-    Add(d, a, b, 64), Sub(d, a, b, 64), Mul(d, a, b, 64), Div(d, a, b, 64), Max(d, a, b, 64), Min(d, a, b, 64);
+    Add(d, a, b, 64), Sub(d, a, b, 64), Mul(d, a, b, 64), Div(d, a, b, 64), Max(d, a, b, 64),
+        Min(d, a, b, 64);
     And(i, i, j, 64), Or(i, i, j, 64), Not(i, j, 64);
-    Adds(d, a, 1.0f, 64), Muls(d, a, 1.0f, 64), Maxs(d, a, 1.0f, 64), Mins(d, a, 1.0f, 64), LeakyRelu(d, a, 0.1f, 64);
-    Exp(d, a, 64), Ln(d, a, 64), Sqrt(d, a, 64), Rsqrt(d, a, 64), Reciprocal(d, a, 64), Abs(d, a, 64), Relu(d, a, 64);
+    Adds(d, a, 1.0f, 64), Muls(d, a, 1.0f, 64), Maxs(d, a, 1.0f, 64), Mins(d, a, 1.0f, 64),
+        LeakyRelu(d, a, 0.1f, 64);
+    Exp(d, a, 64), Ln(d, a, 64), Sqrt(d, a, 64), Rsqrt(d, a, 64), Reciprocal(d, a, 64), Abs(d, a, 64),
+        Relu(d, a, 64);
     FusedMulAdd(d, a, b, 64), MulAddDst(d, a, b, 64), Axpy(d, a, 2.0f, 64), AddRelu(d, a, b, 64);
     Cast(ub<half>(ctx, 2048, 64), a, RoundMode::RINT, 64);
     Compare(bits, a, b, CmpMode::LT, 64), Compares(bits, a, 0.0f, CmpMode::GE, 64), Select(d, bits, a, b, 64);
-    WholeReduceSum(d, a, 64, 1, 1, 1, 8), WholeReduceMax(d, a, 64, 1, 1, 1, 8, true), WholeReduceMin(d, a, 64, 1, 1, 1, 8, false);
+    WholeReduceSum(d, a, 64, 1, 1, 1, 8), WholeReduceMax(d, a, 64, 1, 1, 1, 8, true),
+        WholeReduceMin(d, a, 64, 1, 1, 1, 8, false);
     ReduceSum(d, a, 64), ReduceMax(d, a, 64), ReduceMin(d, a, 64);
     Duplicate(d, 1.0f, 64), Brcb(d, a, 1), Transpose(ub<half>(ctx, 4096, 256), ub<half>(ctx, 0, 256));
     Gather(d, a, ub<uint32_t>(ctx, 3072, 64), 256, 64);
@@ -222,14 +228,16 @@ TEST_CASE("kapi: every vector opcode of the ISA has an API call") {
 TEST_CASE("kapi: cube calls build ND2NZ, load2d/3d, fill, mad and fixpipe instructions") {
     KapiSink s(isa::CoreKind::Cube);
     KernelContext ctx(s);
-    const LocalTensor<half> l1(&ctx, Pos::L1, 0, 8192, -1), a2(&ctx, Pos::L0A, 0, 4096, -1), b2(&ctx, Pos::L0B, 0, 4096, -1);
+    const LocalTensor<half> l1(&ctx, Pos::L1, 0, 8192, -1), a2(&ctx, Pos::L0A, 0, 4096, -1),
+        b2(&ctx, Pos::L0B, 0, 4096, -1);
     const LocalTensor<float> c1(&ctx, Pos::L0C, 0, 4096, -1);
     DataCopy(l1, gm<half>(0x1000, 4096), Nd2NzParams{1, 40, 50, 0, 64, 48, 1, 0});
     LoadData(a2, l1, LoadData2DParams{2, 3, 4, 1, false});
     LoadData(b2, l1, LoadData2DParams{0, 2, 1, 0, true});
     LoadData(a2, gm<half>(0x2000, 256), LoadData2DParams{});
     LoadData3DParams p3;
-    p3.l1H = 4, p3.l1W = 4, p3.filterH = p3.filterW = 3, p3.padList[0] = p3.padList[1] = p3.padList[2] = p3.padList[3] = 1;
+    p3.l1H = 4, p3.l1W = 4, p3.filterH = p3.filterW = 3,
+    p3.padList[0] = p3.padList[1] = p3.padList[2] = p3.padList[3] = 1;
     LoadData(a2, l1, p3);
     InitConstValue(l1, InitConstValueParams{2, 3, 1, 1.5});
     Mmad(c1, a2, b2, MmadParams{40, 24, 50, true});

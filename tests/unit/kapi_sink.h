@@ -28,11 +28,13 @@ public:
         Clock stamp;
     };
 
-    explicit KapiSink(isa::CoreKind kind = isa::CoreKind::Coupled, isa::test::TestMem* mem = nullptr) : m_kind(kind), m_mem(mem) {
+    explicit KapiSink(isa::CoreKind kind = isa::CoreKind::Coupled, isa::test::TestMem* mem = nullptr)
+        : m_kind(kind), m_mem(mem) {
         m_size.fill(0);
         const bool cube = kind != isa::CoreKind::Vector, vec = kind != isa::CoreKind::Cube;
-        if (cube) m_size[idx(Pos::L1)] = 128 * 1024, m_size[idx(Pos::L0A)] = m_size[idx(Pos::L0B)] = 16 * 1024,
-                  m_size[idx(Pos::L0C)] = 32 * 1024;
+        if (cube)
+            m_size[idx(Pos::L1)] = 128 * 1024, m_size[idx(Pos::L0A)] = m_size[idx(Pos::L0B)] = 16 * 1024,
+            m_size[idx(Pos::L0C)] = 32 * 1024;
         if (vec) m_size[idx(Pos::UB)] = 32 * 1024;
     }
     void set_block(uint32_t idx_, uint32_t num) { m_block = idx_, m_num = num; }
@@ -44,7 +46,8 @@ public:
         isa::Extent ex[isa::kMaxExtents];
         const int n = isa::footprint(in, ex);
         for (int i = 0; i < n; ++i)
-            if (ex[i].pos != Pos::GM && ex[i].hi > m_size[idx(ex[i].pos)]) fail(in, "overruns " + std::string(isa::pos_name(ex[i].pos)));
+            if (ex[i].pos != Pos::GM && ex[i].hi > m_size[idx(ex[i].pos)])
+                fail(in, "overruns " + std::string(isa::pos_name(ex[i].pos)));
         const Pipe p = isa::exec_pipe(in);
         Clock& vc = m_vc[idx(p)];
         if (in.op == isa::Opcode::WAIT_FLAG) {
@@ -68,7 +71,8 @@ public:
             m_flag_vc[flag_idx(in)] = vc;
         }
         m_issued.push_back({in, p, vc});
-        if (m_mem && isa::param_kind(in.op) != isa::ParamKind::Flag && in.op != isa::Opcode::PIPE_BARRIER) isa::execute(in, *m_mem);
+        if (m_mem && isa::param_kind(in.op) != isa::ParamKind::Flag && in.op != isa::Opcode::PIPE_BARRIER)
+            isa::execute(in, *m_mem);
     }
     void scalar(uint32_t cycles) override { m_scalar += cycles; }
     uint32_t block_idx() const override { return m_block; }
@@ -104,15 +108,17 @@ public:
             const int nb = isa::footprint(m_issued[b].in, eb);
             for (size_t a = 0; a < b; ++a) {
                 const Issued& ia = m_issued[a];
-                if (ia.pipe == m_issued[b].pipe || ia.stamp[idx(ia.pipe)] <= m_issued[b].stamp[idx(ia.pipe)]) continue;
+                if (ia.pipe == m_issued[b].pipe || ia.stamp[idx(ia.pipe)] <= m_issued[b].stamp[idx(ia.pipe)])
+                    continue;
                 isa::Extent ea[isa::kMaxExtents];
                 const int na = isa::footprint(ia.in, ea);
                 for (int i = 0; i < na; ++i)
                     for (int j = 0; j < nb; ++j)
                         if (ea[i].pos == eb[j].pos && ea[i].pos != Pos::GM && (ea[i].write || eb[j].write) &&
                             ea[i].lo < eb[j].hi && eb[j].lo < ea[i].hi)
-                            return std::string(isa::opcode_name(ia.in.op)) + " #" + std::to_string(a) + " vs " +
-                                   isa::opcode_name(m_issued[b].in.op) + " #" + std::to_string(b) + " on " + isa::pos_name(ea[i].pos);
+                            return std::string(isa::opcode_name(ia.in.op)) + " #" + std::to_string(a) +
+                                   " vs " + isa::opcode_name(m_issued[b].in.op) + " #" + std::to_string(b) +
+                                   " on " + isa::pos_name(ea[i].pos);
             }
         }
         return "";
@@ -128,7 +134,8 @@ private:
         for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
     }
     void fail(const isa::Instr& in, const std::string& why) {
-        m_errors.push_back(std::string(isa::opcode_name(in.op)) + " #" + std::to_string(m_issued.size()) + ": " + why);
+        m_errors.push_back(std::string(isa::opcode_name(in.op)) + " #" + std::to_string(m_issued.size()) +
+                           ": " + why);
     }
 
     isa::CoreKind m_kind;

@@ -13,13 +13,14 @@
 
 using namespace sfumato;
 using namespace sfumato::ops;
-using sfumato::kernel::test::KapiSink;
 using sfumato::isa::DType;
 using sfumato::isa::Pos;
+using sfumato::kernel::test::KapiSink;
 
 namespace {
 
-DeviceInfo device(const std::string& arch, uint32_t cores, uint64_t l1, uint64_t l0ab, uint64_t l0c, uint64_t ub) {
+DeviceInfo device(const std::string& arch, uint32_t cores, uint64_t l1, uint64_t l0ab, uint64_t l0c,
+                  uint64_t ub) {
     DeviceInfo d;
     d.arch = arch;
     d.cube_cores = cores;
@@ -27,9 +28,15 @@ DeviceInfo device(const std::string& arch, uint32_t cores, uint64_t l1, uint64_t
     d.event_ids = 8;
     return d;
 }
-DeviceInfo tiny() { return device("split", 2, 128 << 10, 16 << 10, 32 << 10, 32 << 10); }
-DeviceInfo like910() { return device("coupled", 32, 1 << 20, 64 << 10, 256 << 10, 256 << 10); }
-DeviceInfo like910b() { return device("split", 24, 512 << 10, 64 << 10, 128 << 10, 192 << 10); }
+DeviceInfo tiny() {
+    return device("split", 2, 128 << 10, 16 << 10, 32 << 10, 32 << 10);
+}
+DeviceInfo like910() {
+    return device("coupled", 32, 1 << 20, 64 << 10, 256 << 10, 256 << 10);
+}
+DeviceInfo like910b() {
+    return device("split", 24, 512 << 10, 64 << 10, 128 << 10, 192 << 10);
+}
 
 void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_t eo) {
     CHECK(t.base_m % 16 == 0);
@@ -54,8 +61,8 @@ struct Run {
     size_t instrs = 0;
 };
 
-Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in, DType out,
-               int nd2nz = -1) {
+Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in,
+               DType out, int nd2nz = -1) {
     const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
     MatmulPlan p;
     p.t = plan_matmul(m, n, k, es, eo, dev);
@@ -100,8 +107,9 @@ Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n
     for (uint32_t i = 0; i < m; ++i)
         for (uint32_t j = 0; j < n; ++j) {
             double s = 0, sa = 0;
-            for (uint32_t kk = 0; kk < k; ++kk) s += r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j],
-                                                   sa += std::fabs(r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j]);
+            for (uint32_t kk = 0; kk < k; ++kk)
+                s += r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j],
+                    sa += std::fabs(r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j]);
             const double got = mem.val(Pos::GM, p.c + (uint64_t{i} * n + j) * eo, out);
             r.c.push_back(got);
             const double tol = 2 * steps * 0x1p-24 * sa + u * std::fabs(s) + 0x1p-25;
@@ -114,7 +122,11 @@ Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n
 
 TEST_CASE("matmul tiling: every level double-buffered within the device's buffers") {
     for (const DeviceInfo& d : {tiny(), like910(), like910b()})
-        for (auto [m, n, k] : {std::array<uint32_t, 3>{512, 512, 512}, {17, 33, 1000}, {4096, 4096, 4096}, {1, 1, 1}, {300, 2000, 70}}) {
+        for (auto [m, n, k] : {std::array<uint32_t, 3>{512, 512, 512},
+                               {17, 33, 1000},
+                               {4096, 4096, 4096},
+                               {1, 1, 1},
+                               {300, 2000, 70}}) {
             INFO(d.arch << " " << d.l0c_bytes << " " << m << "x" << n << "x" << k);
             for (uint32_t eo : {4u, 2u}) check_fits(plan_matmul(m, n, k, 2, eo, d), d, 2, eo);
         }
@@ -126,10 +138,13 @@ TEST_CASE("matmul tiling: every level double-buffered within the device's buffer
     CHECK_FALSE(plan_matmul(64, 64, 64, 2, 4, like910()).nd2nz_instr);
     CHECK(plan_matmul(64, 64, 64, 2, 4, like910b(), 5).block_dim == 5);
     CHECK_THROWS_AS(plan_matmul(0, 4, 4, 2, 4, tiny()), InputError);
-    CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 1024, 0)), InputError);
+    CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 1024, 0)),
+                    InputError);
 }
 
-TEST_CASE("matmul kernel: split (cube core, FixPipe to GM) fp16 and bf16, ragged shapes, several tiles and k chunks") {
+TEST_CASE(
+    "matmul kernel: split (cube core, FixPipe to GM) fp16 and bf16, ragged shapes, several tiles and k "
+    "chunks") {
     for (DType in : {DType::FP16, DType::BF16}) {
         INFO(isa::dtype_name(in));
         const Run r = run_matmul(tiny(), isa::CoreKind::Cube, 100, 70, 300, in, DType::FP32);
