@@ -21,7 +21,8 @@ struct MatmulTiling {
     uint32_t block_dim = 0;
     uint32_t buffers = 2;  // at every level
     // ND -> NZ by the MTE2's ND2NZ instruction (split parts) or by strided burst copies, one per
-    // 16-column group (coupled parts, whose MTE2 has no ND2NZ mode in this model).
+    // 16-column group (coupled parts: the vendor documents ND2NZ DataCopy for the 910B-class
+    // A2 parts, not for the 910-class training parts).
     bool nd2nz_instr = true;
     uint32_t tiles() const { return tiles_m * tiles_n; }
     // Bytes each queue needs per buffer.
