@@ -36,7 +36,7 @@ ShareTable::Close ShareTable::owner_free(uint32_t owner, uint64_t addr) {
     auto h = m_handle_of.find(addr);
     if (h == m_handle_of.end()) return Close::FreeNow;
     Entry& e = m_by_handle.at(h->second);
-    if (e.owner != owner) return Close::NotImported;
+    if (e.owner != owner || e.owner_freed) return Close::NotImported;
     if (e.importers.empty()) {
         m_by_handle.erase(h->second);
         m_handle_of.erase(h);
@@ -44,6 +44,12 @@ ShareTable::Close ShareTable::owner_free(uint32_t owner, uint64_t addr) {
     }
     e.owner_freed = true;
     return Close::Kept;
+}
+
+std::optional<uint32_t> ShareTable::owner_of(uint64_t addr) const {
+    auto h = m_handle_of.find(addr);
+    if (h == m_handle_of.end()) return std::nullopt;
+    return m_by_handle.at(h->second).owner;
 }
 
 bool ShareTable::imported_by(uint32_t ctx, uint64_t addr) const {

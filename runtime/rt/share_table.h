@@ -32,9 +32,11 @@ public:
     enum class Close { NotImported, Kept, FreeNow };
     Close close(uint32_t ctx, uint64_t addr);
     // The owner frees addr: FreeNow when nobody imports it (or it was never exported), Kept when
-    // importers still map it (the free is deferred to the last close).
+    // importers still map it (the free is deferred to the last close), NotImported when the
+    // owner already freed it (a double free).
     Close owner_free(uint32_t owner, uint64_t addr);
 
+    std::optional<uint32_t> owner_of(uint64_t addr) const;
     bool imported_by(uint32_t ctx, uint64_t addr) const;
     // Bytes ctx maps through imports (the memory it uses without holding it).
     uint64_t imported_bytes(uint32_t ctx) const;
