@@ -13,11 +13,12 @@ const char* status_name(Status s) {
 }
 
 HostParams::HostParams(const ParamScope& s)
-    : call_ns(s, "call_ns", 200, "ns", "host time of a runtime call", {0, 1'000'000'000}),
-      launch_ns(s, "launch_ns", 5000, "ns", "host time of a kernel launch (the launch overhead)", {0, 1'000'000'000}),
+    : api_overhead_ns(s, "api_overhead_ns", 200, "ns", "host time of a runtime call", {0, 1'000'000'000}),
+      launch_overhead_ns(s, "launch_overhead_ns", 1000, "ns", "host time of a kernel launch (the launch overhead)", {0, 1'000'000'000}),
       device_malloc_ns(s, "device_malloc_ns", 20000, "ns",
                        "extra host time when malloc takes a new segment from the device", {0, 1'000'000'000}),
       sync_ns(s, "sync_ns", 1000, "ns", "extra host time for a synchronize to return", {0, 1'000'000'000}),
+      mem_align(s, "mem_align", 512, "B", "device allocations are rounded up to this (power of two)", {32, 1u << 20}),
       alloc_min_block(s, "alloc_min_block", 2ull << 20, "B", "device-level allocation granule (power of two)",
                       {4096, 1ull << 40}) {}
 
@@ -31,11 +32,45 @@ uint64_t arena_size(const IDevice& d, uint64_t granule) {
 }
 }  // namespace
 
-Device::Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace)
+Device::Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace, StatGroup* stats_parent)
     : m_dev(dev),
       m_host(host_scope),
       m_trace(trace),
-      m_arena(m_host.alloc_min_block, arena_size(dev, m_host.alloc_min_block), m_host.alloc_min_block) {}
+      m_arena(m_host.alloc_min_block, arena_size(dev, m_host.alloc_min_block), m_host.alloc_min_block),
+      m_stats(stats_parent, "runtime") {
+    auto d = [](uint64_t v) { return static_cast<double>(v); };
+    add_stat("mem_in_use", "B", "device bytes in live allocations (all contexts)", [=, this] { return d(memory_stats().in_use); });
+    add_stat("mem_peak_in_use", "B", "peak of mem_in_use per context, summed", [=, this] { return d(memory_stats().peak_in_use); });
+    add_stat("mem_reserved", "B", "device bytes the caching allocators hold", [=, this] { return d(memory_stats().reserved); });
+    add_stat("mem_fragmentation", "ratio", "1 - largest cached free block / cached free bytes",
+             [this] { return memory_stats().fragmentation(); });
+    add_stat("device_allocs", "count", "segments taken from device memory", [=, this] { return d(memory_stats().device_allocs); });
+    add_stat("physical_bytes", "B", "device memory physically allocated", [=, this] { return d(physical_bytes()); });
+    add_stat("shared_saved_bytes", "B", "bytes imported by other contexts instead of copied", [=, this] { return d(m_shares.saved_bytes()); });
+}
+
+void Device::add_stat(const char* name, const char* unit, const char* desc, std::function<double()> f) {
+    m_formulas.push_back(std::make_unique<Formula>(m_stats, name, unit, desc, std::move(f)));
+}
+
+AllocatorStats Device::memory_stats() const {
+    AllocatorStats sum;
+    for (const auto& c : m_contexts) {
+        const AllocatorStats s = c->memory_stats();
+        sum.in_use += s.in_use;
+        sum.requested += s.requested;
+        sum.peak_in_use += s.peak_in_use;
+        sum.reserved += s.reserved;
+        sum.peak_reserved += s.peak_reserved;
+        sum.device_allocs += s.device_allocs;
+        sum.device_frees += s.device_frees;
+        sum.allocs += s.allocs;
+        sum.frees += s.frees;
+        sum.live_blocks += s.live_blocks;
+        sum.largest_cached = std::max(sum.largest_cached, s.largest_cached);
+    }
+    return sum;
+}
 
 Device::~Device() = default;
 
@@ -46,7 +81,15 @@ Context& Device::open_context() {
 
 // ---- Context: basics ------------------------------------------------------------------------
 
-Context::Context(Device& d, uint32_t id) : m_dev(d), m_id(id), m_alloc(d.arena()) {
+namespace {
+AllocatorParams allocator_params(const HostParams& h) {
+    AllocatorParams a;
+    a.round = h.mem_align;
+    return a;
+}
+}  // namespace
+
+Context::Context(Device& d, uint32_t id) : m_dev(d), m_id(id), m_alloc(d.arena(), allocator_params(d.host())) {
     m_streams.push_back(Stream{d.dev().open_queue(0), 0, true, nullptr, 0});
     if (TraceHub* t = d.trace(); t && t->on(TraceLevel::Op)) {
         m_api_track = t->sink()->track("host", "context " + std::to_string(id) + " API", static_cast<int>(id));
@@ -95,7 +138,7 @@ Status Context::submit(StreamId s, std::shared_ptr<Task> t, const std::string& n
 
 Status Context::malloc(DevPtr* p, uint64_t bytes) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!p) return fail(Status::InvalidValue, "malloc: null result pointer");
     if (bytes == 0) return fail(Status::InvalidValue, "malloc of 0 bytes");
     const uint64_t segments = m_alloc.stats().device_allocs;
@@ -109,7 +152,7 @@ Status Context::malloc(DevPtr* p, uint64_t bytes) {
 
 Status Context::free(DevPtr p) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (m_alloc.block_size(p) == 0) {
         const auto owner = m_dev.shares().owner_of(p);
         const auto closed = m_dev.shares().close(m_id, p);
@@ -135,7 +178,7 @@ void Context::release_shared(DevPtr p) { m_alloc.free(p); }
 
 Status Context::host_malloc(void** p, uint64_t bytes, bool pinned) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!p || bytes == 0) return fail(Status::InvalidValue, "host_malloc of 0 bytes or into a null pointer");
     uintptr_t addr;
     if (m_dev.dev().info().functional) {
@@ -152,7 +195,7 @@ Status Context::host_malloc(void** p, uint64_t bytes, bool pinned) {
 }
 
 Status Context::host_free(void* p) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     auto it = m_host_bufs.find(reinterpret_cast<uintptr_t>(p));
     if (it == m_host_bufs.end()) return fail(Status::BadPointer, "host_free of a pointer host_malloc did not return");
     for (auto s = m_host_storage.begin(); s != m_host_storage.end(); ++s) {
@@ -183,7 +226,7 @@ uint64_t Context::imported_bytes() const { return m_dev.shares().imported_bytes(
 Status Context::copy(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, StreamId s, bool async, bool pinned,
                      const char* api) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!stream(s)) return fail(Status::InvalidStream, std::string(api) + ": stream " + std::to_string(s) + " is not live");
     if (bytes == 0) return fail(Status::InvalidValue, std::string(api) + ": 0 bytes");
     if (dir != CopyDir::H2D && !device_range_ok(src, bytes))
@@ -230,7 +273,7 @@ Status Context::memcpy_d2d(DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, b
 }
 
 Status Context::export_handle(DevPtr p, uint64_t* handle) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     const uint64_t size = m_alloc.block_size(p);
     if (!handle || size == 0) return fail(Status::BadPointer, "export_handle: not the start of a live allocation");
     *handle = m_dev.shares().export_block(m_id, p, size);
@@ -238,7 +281,7 @@ Status Context::export_handle(DevPtr p, uint64_t* handle) {
 }
 
 Status Context::import_handle(uint64_t handle, DevPtr* p) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     auto a = m_dev.shares().import(m_id, handle);
     if (!a || !p) return fail(Status::InvalidHandle, "import_handle: handle " + std::to_string(handle) + " is not live");
     *p = *a;

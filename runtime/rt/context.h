@@ -21,6 +21,7 @@
 #include "runtime/rt/share_table.h"
 #include "sim/config.h"
 #include "sim/device_if.h"
+#include "sim/stats.h"
 #include "sim/trace.h"
 
 namespace sfumato::rt {
@@ -45,10 +46,11 @@ constexpr StreamId kDefaultStream = 0;
 
 struct HostParams {
     explicit HostParams(const ParamScope& s);
-    Param<uint64_t> call_ns;           // any runtime call
-    Param<uint64_t> launch_ns;         // a kernel launch (replaces call_ns)
+    Param<uint64_t> api_overhead_ns;           // any runtime call
+    Param<uint64_t> launch_overhead_ns;         // a kernel launch (replaces api_overhead_ns)
     Param<uint64_t> device_malloc_ns;  // extra, when malloc takes a new segment from the device
     Param<uint64_t> sync_ns;           // extra, after a synchronize returns
+    Param<uint32_t> mem_align;         // allocation rounding
     Param<uint64_t> alloc_min_block;   // buddy arena granule (device-level allocation unit)
 };
 
@@ -65,7 +67,8 @@ class Context;
 
 class Device {
 public:
-    Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace = nullptr);
+    // stats_parent: where the memory stats group ("runtime") goes (null: unparented).
+    Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace = nullptr, StatGroup* stats_parent = nullptr);
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
@@ -79,14 +82,20 @@ public:
     // Physical device memory held by all contexts, and what they would hold without sharing.
     uint64_t physical_bytes() const { return m_arena.allocated_bytes(); }
     const std::vector<std::unique_ptr<Context>>& contexts() const { return m_contexts; }
+    // Summed over contexts.
+    AllocatorStats memory_stats() const;
+    const StatGroup& stats() const { return m_stats; }
 
 private:
+    void add_stat(const char* name, const char* unit, const char* desc, std::function<double()> f);
     IDevice& m_dev;
     HostParams m_host;
     TraceHub* m_trace;
     BuddyArena m_arena;
     ShareTable m_shares;
     std::vector<std::unique_ptr<Context>> m_contexts;
+    StatGroup m_stats;
+    std::vector<std::unique_ptr<Formula>> m_formulas;
 };
 
 class Context {

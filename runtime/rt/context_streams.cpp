@@ -8,7 +8,7 @@ namespace sfumato::rt {
 
 Status Context::stream_create(StreamId* s, int priority) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!s) return fail(Status::InvalidValue, "stream_create: null result pointer");
     m_streams.push_back(Stream{m_dev.dev().open_queue(priority), priority, true, nullptr, 0});
     *s = static_cast<StreamId>(m_streams.size() - 1);
@@ -17,7 +17,7 @@ Status Context::stream_create(StreamId* s, int priority) {
 }
 
 Status Context::stream_destroy(StreamId s) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (s == kDefaultStream) return fail(Status::InvalidStream, "the default stream cannot be destroyed");
     Stream* st = stream(s);
     if (!st) return fail(Status::InvalidStream, "stream_destroy: stream " + std::to_string(s) + " is not live");
@@ -27,7 +27,7 @@ Status Context::stream_destroy(StreamId s) {
 
 Status Context::stream_synchronize(StreamId s) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Stream* st = stream(s);
     if (!st) return fail(Status::InvalidStream, "stream_synchronize: stream " + std::to_string(s) + " is not live");
     if (st->last) wait_done(st->last);  // a queue runs in order: its last task ends last
@@ -38,7 +38,7 @@ Status Context::stream_synchronize(StreamId s) {
 
 Status Context::device_synchronize() {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     for (Stream& st : m_streams) {
         if (st.last) wait_done(st.last);
     }
@@ -48,7 +48,7 @@ Status Context::device_synchronize() {
 }
 
 Status Context::event_create(EventId* e) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!e) return fail(Status::InvalidValue, "event_create: null result pointer");
     m_events.push_back(Event{m_dev.dev().create_event(), 0, true, nullptr});
     *e = static_cast<EventId>(m_events.size() - 1);
@@ -56,7 +56,7 @@ Status Context::event_create(EventId* e) {
 }
 
 Status Context::event_destroy(EventId e) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* ev = event(e);
     if (!ev) return fail(Status::InvalidEvent, "event_destroy: event " + std::to_string(e) + " is not live");
     ev->live = false;
@@ -65,7 +65,7 @@ Status Context::event_destroy(EventId e) {
 
 Status Context::event_record(EventId e, StreamId s) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* ev = event(e);
     if (!ev) return fail(Status::InvalidEvent, "event_record: event " + std::to_string(e) + " is not live");
     if (!stream(s)) return fail(Status::InvalidStream, "event_record: stream " + std::to_string(s) + " is not live");
@@ -81,7 +81,7 @@ Status Context::event_record(EventId e, StreamId s) {
 
 Status Context::stream_wait_event(StreamId s, EventId e) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* ev = event(e);
     if (!ev) return fail(Status::InvalidEvent, "stream_wait_event: event " + std::to_string(e) + " is not live");
     if (!stream(s)) return fail(Status::InvalidStream, "stream_wait_event: stream " + std::to_string(s) + " is not live");
@@ -97,7 +97,7 @@ Status Context::stream_wait_event(StreamId s, EventId e) {
 
 Status Context::event_synchronize(EventId e) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* ev = event(e);
     if (!ev) return fail(Status::InvalidEvent, "event_synchronize: event " + std::to_string(e) + " is not live");
     if (ev->last_record) wait_done(ev->last_record);
@@ -107,14 +107,14 @@ Status Context::event_synchronize(EventId e) {
 }
 
 Status Context::event_query(EventId e) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* ev = event(e);
     if (!ev) return fail(Status::InvalidEvent, "event_query: event " + std::to_string(e) + " is not live");
     return !ev->last_record || ev->last_record->done ? ok() : Status::NotReady;
 }
 
 Status Context::event_elapsed(uint64_t* ps, EventId start, EventId end) {
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     Event* a = event(start);
     Event* b = event(end);
     if (!ps || !a || !b) return fail(Status::InvalidEvent, "event_elapsed: event is not live");
@@ -128,7 +128,7 @@ Status Context::event_elapsed(uint64_t* ps, EventId start, EventId end) {
 
 Status Context::launch(KernelDesc k, StreamId s) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().launch_ns);
+    charge(m_dev.host().launch_overhead_ns);
     if (!stream(s)) return fail(Status::InvalidStream, "launch of '" + k.name + "': stream " + std::to_string(s) + " is not live");
     if (k.block_dim == 0) return fail(Status::InvalidValue, "launch of '" + k.name + "' with block_dim 0");
     if (!k.body) return fail(Status::InvalidValue, "launch of '" + k.name + "' without a kernel body");
@@ -143,7 +143,7 @@ Status Context::launch(KernelDesc k, StreamId s) {
 
 Status Context::launch_host_func(StreamId s, std::function<void()> fn) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().call_ns);
+    charge(m_dev.host().api_overhead_ns);
     if (!stream(s)) return fail(Status::InvalidStream, "launch_host_func: stream " + std::to_string(s) + " is not live");
     if (!fn) return fail(Status::InvalidValue, "launch_host_func without a function");
     auto t = std::make_shared<Task>();

@@ -81,7 +81,7 @@ TEST_CASE("rt: 1000 back-to-back tiny kernels take at least 1000 launch overhead
         REQUIRE(c.stream_synchronize(rt::kDefaultStream) == Status::Ok);
         elapsed = now_tick().v - t0;
     }));
-    const uint64_t launch_ps = param(r.cfg, "host.launch_ns") * 1000;
+    const uint64_t launch_ps = param(r.cfg, "host.launch_overhead_ns") * 1000;
     CHECK(elapsed >= 1000 * launch_ps);
     CHECK(r.rtdev->contexts()[0]->tasks().size() == 1000);
 }
@@ -135,6 +135,11 @@ TEST_CASE("rt: weights shared between two contexts are held once") {
         CHECK(r.rtdev->physical_bytes() == physical_one);  // no second copy
         CHECK(user.imported_bytes() == owner.memory_stats().in_use);
         CHECK(r.rtdev->shares().saved_bytes() == owner.memory_stats().in_use);
+        const auto* saved = dynamic_cast<const Formula*>(r.rtdev->stats().find("shared_saved_bytes"));
+        REQUIRE(saved);
+        CHECK(saved->value() == static_cast<double>(owner.memory_stats().in_use));
+        // Without sharing, the importer would hold its own copy: physical would double.
+        CHECK(r.rtdev->physical_bytes() + r.rtdev->shares().saved_bytes() >= 2 * weights);
         // The importer uses it (a device-to-device copy into its own buffer).
         rt::DevPtr act;
         REQUIRE(user.malloc(&act, 4096) == Status::Ok);

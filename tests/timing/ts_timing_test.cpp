@@ -42,7 +42,7 @@ TEST_CASE("ts timing: one kernel on an idle chip") {
         REQUIRE(c.stream_synchronize(rt::kDefaultStream) == Status::Ok);
         k = c.tasks()[0].task;
     });
-    CHECK(k->issue_tick.v == param(r.cfg, "host.launch_ns") * 1000);
+    CHECK(k->issue_tick.v == param(r.cfg, "host.launch_overhead_ns") * 1000);
     CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles") + r.cyc("chip.ts.dispatch_cycles"));
     // Blocks start block_dispatch apart; the last one ends block_cycles later.
     CHECK(k->end_tick.v == k->start_tick.v + (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") +
