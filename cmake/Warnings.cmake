@@ -14,3 +14,11 @@ function(sfumato_library name dir)
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   sfumato_warnings(${name})
 endfunction()
+
+# Libraries whose objects register themselves (operators, policies, subcommands) are linked
+# whole, so the linker keeps registrations nothing references by name.
+set(SFUMATO_LINK_LIBS
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_runtime>"
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_models>"
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_traces>"
+    sfumato_sim sfumato_isa)

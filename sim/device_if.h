@@ -35,6 +35,7 @@ struct KernelDesc {
     std::function<void(isa::IInstrSink&)> body;
     double flops = 0;    // useful work, for rooflines
     uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
+    double min_compute_cycles = 0;  // compute lower bound on this device (the op knows its engine)
 };
 
 struct MemcpyDesc {
@@ -63,6 +64,7 @@ struct Task {
     // Per-pipe busy cycles summed over the kernel's blocks, indexed by isa::Pipe.
     uint64_t pipe_busy[isa::kNumPipes] = {};
     uint64_t cycles = 0;  // start..end in device cycles
+    uint32_t cube_cores_used = 0, vector_cores_used = 0;  // distinct cores that ran its blocks
 };
 
 struct DeviceInfo {
@@ -75,6 +77,12 @@ struct DeviceInfo {
     uint32_t event_ids = 0;
     uint64_t gm_bytes = 0;
     bool functional = true;
+    // Peaks for rooflines, in bytes (or MACs) per core cycle.
+    double vector_bytes_per_cycle = 0;  // per vector core
+    double cube_macs_fp16 = 0;          // per cube core
+    double gm_bytes_per_cycle = 0;      // whole device
+    double core_gm_read_bytes_per_cycle = 0;
+    double core_gm_write_bytes_per_cycle = 0;
 };
 
 class IDevice {

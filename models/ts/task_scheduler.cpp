@@ -3,24 +3,26 @@
 #include <algorithm>
 
 #include "sim/error.h"
+#include "sim/failure.h"
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::ts {
 
 namespace {
-constexpr Range<uint64_t> kLatRange{0, 100'000'000};
+constexpr Range<uint32_t> kLatRange{0, 100'000'000};
 }
 
 TsParams::TsParams(const ParamScope& s)
-    : doorbell(s, "doorbell_cycles", 100, "cycle", "host submit to task visible in its hardware queue", kLatRange),
-      dispatch(s, "dispatch_cycles", 200, "cycle", "task at queue head with free resources to its first block start",
+    : doorbell_cycles(s, "doorbell_cycles", 100, "cycle", "host submit to task visible in its hardware queue", kLatRange),
+      dispatch_cycles(s, "dispatch_cycles", 200, "cycle", "task at queue head with free resources to its first block start",
                kLatRange),
-      block_dispatch(s, "block_dispatch_cycles", 8, "cycle", "between successive block starts of one dispatch round",
+      block_dispatch_cycles(s, "block_dispatch_cycles", 8, "cycle", "between successive block starts of one dispatch round",
                      kLatRange),
-      completion(s, "completion_cycles", 100, "cycle", "last block or copy done to task reported complete", kLatRange),
-      event(s, "event_cycles", 50, "cycle", "an event record, or a wait whose event is already recorded", kLatRange) {}
+      completion_cycles(s, "completion_cycles", 100, "cycle", "last block or copy done to task reported complete", kLatRange),
+      event_cycles(s, "event_cycles", 50, "cycle", "an event record, or a wait whose event is already recorded", kLatRange) {}
 
-TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const ParamScope& params, ClockDomain clock,
+TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
                              const DeviceInfo& info, IBlockRunner& runner, IDmaEngine& dma, StatGroup* stats_parent,
                              TraceHub* trace)
     : sc_module(name),
@@ -90,7 +92,7 @@ void TaskScheduler::submit(uint32_t queue, std::shared_ptr<Task> task) {
     Queue& q = m_queues[queue];
     q.waiting.push_back(std::move(task));
     ++q.in_doorbell;
-    schedule(now + cyc(m_p.doorbell), Act::Visible, queue);
+    schedule(now + cyc(m_p.doorbell_cycles), Act::Visible, queue);
 }
 
 void TaskScheduler::schedule(uint64_t tick, Act act, uint64_t a) {
@@ -107,7 +109,7 @@ void TaskScheduler::block_done(uint64_t cookie) {
     for (uint32_t v = 0; v < b.slot.vec_count; ++v) m_vec_busy[static_cast<size_t>(b.slot.vec_first) + v] += now - b.start;
     m_cores.give(b.slot);
     Queue& q = m_queues[b.queue];
-    if (++q.blocks_done == q.active->kernel.block_dim) schedule(now + cyc(m_p.completion), Act::Complete, b.queue);
+    if (++q.blocks_done == q.active->kernel.block_dim) schedule(now + cyc(m_p.completion_cycles), Act::Complete, b.queue);
     m_wake.notify(sc_core::SC_ZERO_TIME);  // freed cores: arbitrate again
 }
 
@@ -115,10 +117,18 @@ void TaskScheduler::dma_done(uint64_t cookie) {
     const uint64_t now = now_tick().v;
     const Task& t = *m_queues[cookie].active;
     m_copy_cycles.sample(static_cast<double>((now - t.start_tick.v) / m_clock.period_ps()));
-    schedule(now + cyc(m_p.completion), Act::Complete, cookie);
+    schedule(now + cyc(m_p.completion_cycles), Act::Complete, cookie);
 }
 
 void TaskScheduler::wake() {
+    try {
+        step();
+    } catch (...) {
+        record_failure(std::current_exception());
+    }
+}
+
+void TaskScheduler::step() {
     const uint64_t now = now_tick().v;
     while (!m_actions.empty() && m_actions.top().tick <= now) {
         const Action a = m_actions.top();
@@ -143,7 +153,7 @@ void TaskScheduler::wake() {
             case Act::Callback: {
                 Task& t = *m_queues[a.a].active;
                 if (t.callback) t.callback();
-                schedule(now + cyc(m_p.completion), Act::Complete, a.a);
+                schedule(now + cyc(m_p.completion_cycles), Act::Complete, a.a);
                 break;
             }
             case Act::Complete: complete(static_cast<uint32_t>(a.a), now); break;
@@ -160,7 +170,7 @@ void TaskScheduler::arbitrate() {
         Queue& q = m_queues[qi];
         if (q.active) {
             if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim && !cores_blocked) {
-                cores_blocked = dispatch_blocks(qi, now + cyc(m_p.block_dispatch));
+                cores_blocked = dispatch_blocks(qi, now + cyc(m_p.block_dispatch_cycles));
             } else if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim) {
                 cores_blocked = true;
             }
@@ -179,26 +189,26 @@ bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
             const KernelKind k = t.kernel.kind;
             const uint32_t need = std::min(t.kernel.block_dim, m_cores.capacity(k));
             if (cores_blocked || m_cores.free_slots(k) < need) return true;
-            start = now + cyc(m_p.dispatch);
+            start = now + cyc(m_p.dispatch_cycles);
             ++m_kernels;
             break;
         }
         case TaskKind::Memcpy:
-            start = now + cyc(m_p.dispatch);
+            start = now + cyc(m_p.dispatch_cycles);
             schedule(start, Act::CopyStart, qi);
             ++m_copies;
             break;
         case TaskKind::EventRecord:
-            schedule(now + cyc(m_p.event), Act::Complete, qi);
+            schedule(now + cyc(m_p.event_cycles), Act::Complete, qi);
             ++m_events;
             break;
         case TaskKind::EventWait:
             if (m_event_seq[t.event] < t.event_seq) return false;  // blocks only its own queue
-            schedule(now + cyc(m_p.event), Act::Complete, qi);
+            schedule(now + cyc(m_p.event_cycles), Act::Complete, qi);
             ++m_events;
             break;
         case TaskKind::Callback:
-            start = now + cyc(m_p.dispatch);
+            start = now + cyc(m_p.dispatch_cycles);
             schedule(start, Act::Callback, qi);
             break;
         case TaskKind::kCount: break;
@@ -207,7 +217,7 @@ bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
     q.waiting.pop_front();
     q.next_block = q.blocks_done = 0;
     t.start_tick = Tick(start);
-    m_queue_wait.sample(static_cast<double>((start - t.issue_tick.v - cyc(m_p.doorbell)) / m_clock.period_ps()));
+    m_queue_wait.sample(static_cast<double>((start - t.issue_tick.v - cyc(m_p.doorbell_cycles)) / m_clock.period_ps()));
     m_dispatch_latency.sample(static_cast<double>((start - q.head_since) / m_clock.period_ps()));
     trace_depth(qi, now);
     if (t.kind == TaskKind::Kernel) return dispatch_blocks(qi, start);
@@ -228,7 +238,7 @@ bool TaskScheduler::dispatch_blocks(uint32_t qi, uint64_t first_start) {
             m_free_blocks.pop_back();
         }
         m_blocks[cookie] = BlockRun{qi, q.next_block++, m_cores.take(k.kind), 0};
-        schedule(first_start + i * cyc(m_p.block_dispatch), Act::BlockStart, cookie);
+        schedule(first_start + i * cyc(m_p.block_dispatch_cycles), Act::BlockStart, cookie);
     }
     return q.next_block < k.block_dim;
 }
@@ -243,6 +253,7 @@ void TaskScheduler::complete(uint32_t qi, uint64_t now) {
     t->done = true;
     t->done_event.notify(sc_core::SC_ZERO_TIME);
     ++m_tasks;
+    note_progress();
     if (q.waiting.size() > q.in_doorbell) q.head_since = now;
     trace_depth(qi, now);
 }
@@ -280,6 +291,12 @@ std::vector<std::string> TaskScheduler::pending_report() const {
         }
     }
     return out;
+}
+
+std::string TaskScheduler::describe_state() const {
+    std::string s;
+    for (const std::string& l : pending_report()) s += "  " + l + "\n";
+    return s.empty() ? "  (no pending tasks)\n" : s;
 }
 
 uint64_t TaskScheduler::core_busy_cycles(bool cube, uint32_t idx) const {

@@ -28,17 +28,17 @@ namespace sfumato::ts {
 
 struct TsParams {
     explicit TsParams(const ParamScope& s);
-    Param<uint64_t> doorbell;        // host submit -> task visible in its queue
-    Param<uint64_t> dispatch;        // task at queue head with resources -> first block starts
-    Param<uint64_t> block_dispatch;  // between successive block starts of one dispatch round
-    Param<uint64_t> completion;      // last block / copy done -> task reported complete
-    Param<uint64_t> event;           // an event record or satisfied wait
+    Param<uint32_t> doorbell_cycles;        // host submit -> task visible in its queue
+    Param<uint32_t> dispatch_cycles;        // task at queue head with resources -> first block starts
+    Param<uint32_t> block_dispatch_cycles;  // between successive block starts of one dispatch round
+    Param<uint32_t> completion_cycles;      // last block / copy done -> task reported complete
+    Param<uint32_t> event_cycles;           // an event record or satisfied wait
 };
 
 class TaskScheduler : public sc_core::sc_module, public IBlockDone, public IDmaClient {
 public:
     SC_HAS_PROCESS(TaskScheduler);
-    TaskScheduler(sc_core::sc_module_name name, const ParamScope& params, ClockDomain clock,
+    TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
                   const DeviceInfo& info, IBlockRunner& runner, IDmaEngine& dma, StatGroup* stats_parent,
                   TraceHub* trace = nullptr);
 
@@ -51,6 +51,7 @@ public:
 
     // Tasks submitted and not complete (for end-of-run deadlock reports): one line each.
     std::vector<std::string> pending_report() const;
+    std::string describe_state() const;
     size_t pending_tasks() const;
     const StatGroup& stats() const { return m_stats; }
     uint64_t core_busy_cycles(bool cube, uint32_t idx) const;
@@ -80,6 +81,7 @@ private:
     };
 
     void wake();
+    void step();
     void schedule(uint64_t tick, Act act, uint64_t a);
     void arbitrate();
     bool try_start(uint32_t qi, uint64_t now, bool cores_blocked);
@@ -88,7 +90,7 @@ private:
     void trace_depth(uint32_t qi, uint64_t now);
     uint64_t cyc(uint64_t cycles) const { return cycles * m_clock.period_ps(); }
 
-    TsParams m_p;
+    const TsParams& m_p;
     ClockDomain m_clock;
     IBlockRunner& m_runner;
     IDmaEngine& m_dma;
@@ -113,3 +115,7 @@ private:
 };
 
 }  // namespace sfumato::ts
+
+namespace sfumato {
+using TaskSchedulerParams = ts::TsParams;  // as ChipParams names it
+}

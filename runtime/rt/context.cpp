@@ -12,7 +12,7 @@ const char* status_name(Status s) {
     return names[static_cast<int>(s)];
 }
 
-HostParams::HostParams(const ParamScope& s)
+RuntimeParams::RuntimeParams(const ParamScope& s)
     : api_overhead_ns(s, "api_overhead_ns", 200, "ns", "host time of a runtime call", {0, 1'000'000'000}),
       launch_overhead_ns(s, "launch_overhead_ns", 1000, "ns", "host time of a kernel launch (the launch overhead)", {0, 1'000'000'000}),
       device_malloc_ns(s, "device_malloc_ns", 20000, "ns",
@@ -32,9 +32,9 @@ uint64_t arena_size(const IDevice& d, uint64_t granule) {
 }
 }  // namespace
 
-Device::Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace, StatGroup* stats_parent)
+Device::Device(IDevice& dev, const RuntimeParams& params, TraceHub* trace, StatGroup* stats_parent)
     : m_dev(dev),
-      m_host(host_scope),
+      m_host(params),
       m_trace(trace),
       m_arena(m_host.alloc_min_block, arena_size(dev, m_host.alloc_min_block), m_host.alloc_min_block),
       m_stats(stats_parent, "runtime") {
@@ -82,7 +82,7 @@ Context& Device::open_context() {
 // ---- Context: basics ------------------------------------------------------------------------
 
 namespace {
-AllocatorParams allocator_params(const HostParams& h) {
+AllocatorParams allocator_params(const RuntimeParams& h) {
     AllocatorParams a;
     a.round = h.mem_align;
     return a;
@@ -256,6 +256,11 @@ Status Context::copy(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, St
         charge(m_dev.host().sync_ns);
     }
     return ok();
+}
+
+Status Context::copy_explicit(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, StreamId s, bool async,
+                              bool pinned) {
+    return copy(dir, dst, src, bytes, s, async, pinned, dir == CopyDir::H2D ? "memcpy h2d" : dir == CopyDir::D2H ? "memcpy d2h" : "memcpy d2d");
 }
 
 Status Context::memcpy_h2d(DevPtr dst, const void* src, uint64_t bytes, StreamId s, bool async) {

@@ -44,8 +44,8 @@ using StreamId = uint32_t;
 using EventId = uint32_t;
 constexpr StreamId kDefaultStream = 0;
 
-struct HostParams {
-    explicit HostParams(const ParamScope& s);
+struct RuntimeParams {
+    explicit RuntimeParams(const ParamScope& s);
     Param<uint64_t> api_overhead_ns;           // any runtime call
     Param<uint64_t> launch_overhead_ns;         // a kernel launch (replaces api_overhead_ns)
     Param<uint64_t> device_malloc_ns;  // extra, when malloc takes a new segment from the device
@@ -68,14 +68,14 @@ class Context;
 class Device {
 public:
     // stats_parent: where the memory stats group ("runtime") goes (null: unparented).
-    Device(IDevice& dev, const ParamScope& host_scope, TraceHub* trace = nullptr, StatGroup* stats_parent = nullptr);
+    Device(IDevice& dev, const RuntimeParams& params, TraceHub* trace = nullptr, StatGroup* stats_parent = nullptr);
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
     // A new host program (process) on this device.
     Context& open_context();
-    IDevice& dev() { return m_dev; }
-    const HostParams& host() const { return m_host; }
+    IDevice& dev() const { return m_dev; }
+    const RuntimeParams& host() const { return m_host; }
     BuddyArena& arena() { return m_arena; }
     ShareTable& shares() { return m_shares; }
     TraceHub* trace() const { return m_trace; }
@@ -89,7 +89,7 @@ public:
 private:
     void add_stat(const char* name, const char* unit, const char* desc, std::function<double()> f);
     IDevice& m_dev;
-    HostParams m_host;
+    const RuntimeParams& m_host;
     TraceHub* m_trace;
     BuddyArena m_arena;
     ShareTable m_shares;
@@ -113,6 +113,9 @@ public:
     Status memcpy_h2d(DevPtr dst, const void* src, uint64_t bytes, StreamId s = kDefaultStream, bool async = false);
     Status memcpy_d2h(void* dst, DevPtr src, uint64_t bytes, StreamId s = kDefaultStream, bool async = false);
     Status memcpy_d2d(DevPtr dst, DevPtr src, uint64_t bytes, StreamId s = kDefaultStream, bool async = false);
+    // A copy with the host buffer's kind given explicitly (host pointers as integers; null in
+    // timing mode), for callers whose host buffers did not come from host_malloc.
+    Status copy_explicit(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, StreamId s, bool async, bool pinned);
     // Shared memory between contexts.
     Status export_handle(DevPtr p, uint64_t* handle);
     Status import_handle(uint64_t handle, DevPtr* p);

@@ -16,7 +16,7 @@ struct Rig {
     explicit Rig(double pinned_gbps = 25.0, double pageable_gbps = 10.0) {
         init_time_resolution();
         dev = std::make_unique<TestDevice>(cfg, tiny_info(), pinned_gbps, pageable_gbps);
-        rtdev = std::make_unique<rt::Device>(*dev, ParamScope(cfg, "host"), &dev->trace());
+        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
     }
     bool run(std::function<void(rt::Context&)> program) {
         rt::Context& ctx = rtdev->open_context();

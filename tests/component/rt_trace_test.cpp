@@ -53,7 +53,7 @@ TEST_CASE("rt trace: host API track and stream tracks with launch flows and queu
     RecordingSink sink;
     TestDevice dev(cfg);
     dev.trace().attach(&sink, TraceLevel::Task);
-    rt::Device rtdev(dev, ParamScope(cfg, "host"), &dev.trace());
+    rt::Device rtdev(dev, dev.host_params(), &dev.trace());
     rt::Context& c = rtdev.open_context();
     Host host("host", [&] {
         rt::StreamId s;

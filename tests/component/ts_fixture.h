@@ -125,7 +125,10 @@ public:
           m_root(nullptr, "root"),
           m_runner("runner", info.clock),
           m_dma("dma", pinned_gbps, pageable_gbps, link_latency_ps),
-          m_ts("ts", ParamScope(cfg, "chip.ts"), info.clock, m_info, m_runner, m_dma, &m_root, &m_trace) {}
+          m_tsp(ParamScope(cfg, "chip.ts")),
+          m_hostp(ParamScope(cfg, "host")),
+          m_ts("ts", m_tsp, info.clock, m_info, m_runner, m_dma, &m_root, &m_trace) {}
+    const rt::RuntimeParams& host_params() const { return m_hostp; }
     const DeviceInfo& info() const override { return m_info; }
     uint32_t open_queue(int priority) override { return m_ts.open_queue(priority); }
     void submit(uint32_t q, std::shared_ptr<Task> t) override { m_ts.submit(q, std::move(t)); }
@@ -141,6 +144,8 @@ private:
     TraceHub m_trace;
     FixedRunner m_runner;
     LinkDma m_dma;
+    ts::TsParams m_tsp;
+    rt::RuntimeParams m_hostp;
     ts::TaskScheduler m_ts;
 };
 

@@ -16,7 +16,7 @@ struct Rig {
     Rig() {
         init_time_resolution();
         dev = std::make_unique<TestDevice>(cfg);
-        rtdev = std::make_unique<rt::Device>(*dev, ParamScope(cfg, "host"), &dev->trace());
+        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
     }
     void run(std::function<void(rt::Context&)> program) {
         rt::Context& ctx = rtdev->open_context();

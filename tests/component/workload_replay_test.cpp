@@ -38,7 +38,7 @@ TEST_CASE("workload replay: the issue's example runs and reports every task") {
     init_time_resolution();
     Config cfg;
     TestDevice dev(cfg);
-    rt::Device rtdev(dev, ParamScope(cfg, "host"));
+    rt::Device rtdev(dev, dev.host_params());
     rt::Context& ctx = rtdev.open_context();
     const auto w = workload::parse(text, fixed_ops);
     workload::Replayer rep(ctx, w, fixed_factory);

@@ -19,7 +19,7 @@ struct Rig {
         cfg.apply_override("chip.ts.block_dispatch_cycles=16");  // not the default, to see it matters
         for (const auto& o : overrides) cfg.apply_override(o);
         dev = std::make_unique<TestDevice>(cfg);
-        rtdev = std::make_unique<rt::Device>(*dev, ParamScope(cfg, "host"), &dev->trace());
+        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
     }
     uint64_t cyc(const char* key) const { return param(cfg, key) * period; }
     void run(std::function<void(rt::Context&)> program) {

@@ -1,0 +1,275 @@
+#include "models/aicore/ai_core.h"
+
+#include <cstdio>
+
+#include "sim/error.h"
+#include "sim/failure.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato {
+
+using isa::Opcode;
+using isa::Pipe;
+using isa::Pos;
+
+namespace {
+
+bool kind_has_pipe(isa::CoreKind k, Pipe p) {
+    switch (k) {
+        case isa::CoreKind::Coupled: return p != Pipe::FIX && p != Pipe::S;
+        case isa::CoreKind::Cube: return p == Pipe::MTE1 || p == Pipe::MTE2 || p == Pipe::M || p == Pipe::FIX;
+        case isa::CoreKind::Vector: return p == Pipe::MTE2 || p == Pipe::MTE3 || p == Pipe::V;
+    }
+    return false;
+}
+
+bool kind_has_buffer(isa::CoreKind k, Pos p) {
+    switch (k) {
+        case isa::CoreKind::Coupled: return p != Pos::GM;
+        case isa::CoreKind::Cube: return p == Pos::L1 || p == Pos::L0A || p == Pos::L0B || p == Pos::L0C || p == Pos::BT || p == Pos::FB;
+        case isa::CoreKind::Vector: return p == Pos::UB;
+    }
+    return false;
+}
+
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+
+}  // namespace
+
+AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind, const CoreParams& p,
+               ClockDomain clock, IMemTarget& mem, IBackingStore* gm, uint64_t gm_capacity, TraceHub& trace,
+               InstrStats& instr_stats, StatGroup& parent)
+    : sc_core::sc_module(name),
+      m_index(index),
+      m_kind(kind),
+      m_p(p),
+      m_clock(clock),
+      m_mem(mem),
+      m_gm(gm),
+      m_gm_capacity(gm_capacity),
+      m_trace(trace),
+      m_instr_stats(instr_stats),
+      m_stats(&parent, std::string(basename())),
+      m_blocks(m_stats, "blocks", "block", "blocks executed"),
+      m_scalar_busy(m_stats, "scalar_busy_cycles", "cycle", "cycles the scalar unit spent issuing") {
+    for (int i = 0; i < isa::kNumPipes; ++i) {
+        const Pipe pp = static_cast<Pipe>(i);
+        if (!kind_has_pipe(kind, pp)) continue;
+        std::string pname = isa::pipe_name(pp);
+        for (auto& c : pname) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        m_pipes[i] = std::make_unique<PipeUnit>(pname.c_str(), *this, pp, p.queue_depth, p.mte_max_outstanding, m_stats);
+    }
+    auto setup = [&](Pos pos, const BufferParams& bp) {
+        if (!kind_has_buffer(kind, pos)) return;
+        auto& b = m_buffers[static_cast<size_t>(pos)];
+        b.size = bp.size;
+        b.align = bp.align;
+        if (gm) b.bytes.assign(b.size, 0);
+    };
+    setup(Pos::UB, p.ub);
+    setup(Pos::L1, p.l1);
+    setup(Pos::L0A, p.l0a);
+    setup(Pos::L0B, p.l0b);
+    setup(Pos::L0C, p.l0c);
+    m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * p.event_ids);
+    if (trace.on(TraceLevel::Instr)) {
+        m_scalar_track = trace.sink()->track(this->name(), "SCALAR", 0);
+        for (int i = 0; i < isa::kNumPipes; ++i)
+            if (m_pipes[i]) m_pipes[i]->set_trace_track(trace.sink()->track(this->name(), isa::pipe_name(static_cast<Pipe>(i)), i + 1));
+    }
+    SC_THREAD(scalar_thread);
+}
+
+void AiCore::assign(BlockAssignment a, ICoreListener& listener) {
+    if (m_has_block) throw ModelError(name(), "block assigned to a busy core");
+    m_block = std::move(a);
+    m_listener = &listener;
+    m_has_block = true;
+    m_block_start.notify(sc_core::SC_ZERO_TIME);
+}
+
+uint64_t AiCore::pipe_busy(Pipe p) const {
+    if (p == Pipe::S) return m_scalar_busy.value();
+    const auto& u = m_pipes[static_cast<size_t>(p)];
+    return u ? u->busy_cycles() : 0;
+}
+
+uint64_t AiCore::buffer_size(Pos pos) const { return m_buffers[static_cast<size_t>(pos)].size; }
+
+AiCore::Flag& AiCore::flag(Pipe src, Pipe dst, uint8_t id) {
+    return m_flags[(static_cast<size_t>(src) * isa::kNumPipes + static_cast<size_t>(dst)) * m_p.event_ids + id];
+}
+
+void AiCore::flag_set(const isa::Instr& in, Cycle at) {
+    Flag& f = flag(in.flag.src, in.flag.dst, in.flag.event_id);
+    f.set = true;
+    f.ready = at + Cycle(m_p.flag_latency);
+    f.set_tick = m_clock.to_tick(at);
+    if (in.flag.dst == Pipe::S) notify_progress();
+    else if (PipeUnit* d = pipe(in.flag.dst)) d->wake();
+}
+
+std::string AiCore::describe(const isa::Instr& in) const {
+    std::string s = isa::opcode_name(in.op);
+    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) {
+        return s + " " + isa::pipe_name(in.flag.src) + "->" + isa::pipe_name(in.flag.dst) + " #" + std::to_string(in.flag.event_id);
+    }
+    if (in.op == Opcode::PIPE_BARRIER) return s + " " + isa::pipe_name(in.pipe);
+    s += std::string(".") + isa::dtype_name(in.dtype) + " " + isa::pos_name(in.dst.pos) + "[" + hex(in.dst.addr) + "], " +
+         isa::pos_name(in.src0.pos) + "[" + hex(in.src0.addr) + "]";
+    return s + " (instr #" + std::to_string(in.seq) + ")";
+}
+
+void AiCore::check_operands(const isa::Instr& in) const {
+    if (std::string err = isa::validate(in); !err.empty())
+        throw ModelError(name(), describe(in) + ": " + err);
+    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) {
+        if (in.flag.event_id >= m_p.event_ids)
+            throw ModelError(name(), describe(in) + ": event id " + std::to_string(in.flag.event_id) + " >= " +
+                                         std::to_string(m_p.event_ids) + " event ids per pipe pair");
+        for (Pipe p : {in.flag.src, in.flag.dst})
+            if (p != Pipe::S && !m_pipes[static_cast<size_t>(p)])
+                throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(p) + " pipe");
+        return;
+    }
+    if (in.pipe != Pipe::S && in.pipe != Pipe::ALL && !m_pipes[static_cast<size_t>(in.pipe)])
+        throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(in.pipe) + " pipe");
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    for (int i = 0; i < n; ++i) {
+        const isa::Extent& e = ext[i];
+        if (e.pos == Pos::GM) {
+            if (e.hi > m_gm_capacity)
+                throw ModelError(name(), describe(in) + ": GM range [" + hex(e.lo) + ", " + hex(e.hi) +
+                                             ") beyond device memory of " + std::to_string(m_gm_capacity) + " bytes");
+            continue;
+        }
+        const auto& b = m_buffers[static_cast<size_t>(e.pos)];
+        if (b.size == 0)
+            throw ModelError(name(), describe(in) + ": this core has no " + isa::pos_name(e.pos) + " buffer");
+        if (e.hi > b.size)
+            throw ModelError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " range [" + hex(e.lo) + ", " +
+                                         hex(e.hi) + ") overruns the " + std::to_string(b.size) + "-byte buffer");
+        if (e.lo % b.align != 0)
+            throw ModelError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " address " + hex(e.lo) +
+                                         " is not " + std::to_string(b.align) + "-byte aligned");
+    }
+}
+
+void AiCore::wait_until_cycle(Cycle c) {
+    const Tick t = m_clock.to_tick(c);
+    const Tick now = now_tick();
+    if (t > now) wait(to_sc_time(t - now));
+}
+
+bool AiCore::all_drained() const {
+    for (const auto& p : m_pipes)
+        if (p && !p->drained()) return false;
+    return true;
+}
+
+void AiCore::issue(const isa::Instr& in_) {
+    isa::Instr in = in_;
+    if (in.op == Opcode::SET_FLAG) in.pipe = in.flag.src;
+    else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
+    in.seq = m_seq++;
+    check_operands(in);
+    m_scalar_cycle += Cycle(m_p.scalar_issue_cycles);
+    m_scalar_busy += m_p.scalar_issue_cycles;
+    in.issue_cycle = m_scalar_cycle.v;
+    if (in.pipe == Pipe::S) {
+        // Scalar-side sync: a set from S takes effect now; a wait into S blocks the scalar unit.
+        if (in.op == Opcode::SET_FLAG) {
+            flag_set(in, m_scalar_cycle);
+        } else if (in.op == Opcode::WAIT_FLAG) {
+            wait_until_cycle(m_scalar_cycle);
+            Flag& f = flag(in.flag.src, in.flag.dst, in.flag.event_id);
+            while (!f.set) wait(m_progress);
+            m_scalar_cycle = max(max(m_scalar_cycle, m_clock.ceil_cycle(now_tick())), f.ready);
+            f.set = false;
+        }
+        return;
+    }
+    if (in.pipe == Pipe::ALL) {  // pipe_barrier(PIPE_ALL): the scalar unit waits for every pipe
+        wait_until_cycle(m_scalar_cycle);
+        while (!all_drained()) wait(m_progress);
+        m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
+        return;
+    }
+    PipeUnit* pu = m_pipes[static_cast<size_t>(in.pipe)].get();
+    if (pu->full()) {
+        wait_until_cycle(m_scalar_cycle);
+        while (pu->full()) wait(pu->pop_event());
+        m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
+        in.issue_cycle = m_scalar_cycle.v;
+    }
+    pu->push(in);
+}
+
+void AiCore::scalar(uint32_t cycles) {
+    m_scalar_cycle += Cycle(cycles);
+    m_scalar_busy += cycles;
+}
+
+void AiCore::scalar_thread() {
+    while (true) {
+        while (!m_has_block) wait(m_block_start);
+        try {
+            wait_until_cycle(Cycle(m_block.start_cycle));
+            m_scalar_cycle = m_clock.ceil_cycle(now_tick());
+            const Cycle start = m_scalar_cycle;
+            m_seq = 0;
+            m_block.body(*this);
+            wait_until_cycle(m_scalar_cycle);
+            while (!all_drained()) wait(m_progress);
+            if (m_trace.on(TraceLevel::Instr)) {
+                m_trace.sink()->slice_str(m_scalar_track, "block " + std::to_string(m_block.block_idx),
+                                          m_clock.to_tick(start), now_tick(), nullptr, 0);
+            }
+        } catch (...) {
+            record_failure(std::current_exception());
+            return;
+        }
+        m_has_block = false;
+        ++m_blocks;
+        m_listener->block_done(*this);
+    }
+}
+
+uint8_t* AiCore::local(Pos pos, uint64_t addr, uint64_t len) {
+    auto& b = m_buffers[static_cast<size_t>(pos)];
+    if (addr + len > b.bytes.size()) throw ModelError(name(), std::string("internal: unchecked access to ") + isa::pos_name(pos));
+    return b.bytes.data() + addr;
+}
+
+void AiCore::gm_read(uint64_t addr, void* dst, uint64_t len) { m_gm->read(addr, dst, len); }
+void AiCore::gm_write(uint64_t addr, const void* src, uint64_t len) { m_gm->write(addr, src, len); }
+
+bool AiCore::is_memory_op(const isa::Instr& in) const { return isa::gm_bytes(in) > 0; }
+
+ComputeTiming AiCore::compute_timing(const isa::Instr& in) const {
+    switch (in.op) {
+        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VMAX: case Opcode::VMIN:
+            return {static_cast<uint64_t>(in.vec.repeat) * m_p.vec_cycles_per_repeat, m_p.vec_startup};
+        case Opcode::VDIV:
+            return {static_cast<uint64_t>(in.vec.repeat) * m_p.vec_cycles_per_repeat * 4, m_p.vec_startup};
+        case Opcode::COPY_UB_TO_UB: {
+            const uint64_t bytes = static_cast<uint64_t>(in.copy.nburst) * ((in.copy.len_bytes + 31) / 32 * 32);
+            return {(bytes + 255) / 256 * m_p.vec_cycles_per_repeat, m_p.vec_startup};
+        }
+        default: return {1, 0};
+    }
+}
+
+std::string AiCore::describe_state() const {
+    std::string s = std::string(name()) + (m_has_block ? " (block " + std::to_string(m_block.block_idx) + ")" : " (idle)") + "\n";
+    for (const auto& p : m_pipes)
+        if (p) s += "    " + p->describe() + "\n";
+    return s;
+}
+
+}  // namespace sfumato

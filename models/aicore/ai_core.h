@@ -1,0 +1,140 @@
+// One AI core of a DaVinci-style chip at instruction level: a scalar unit that runs a block
+// of a kernel (the kernel's C++ code, in an SC_THREAD) and issues instructions into in-order
+// pipes (PipeUnit), local buffers with capacity and alignment checks, and the set/wait flags
+// between pipes. Kinds: Coupled (all pipes and buffers), Cube (AIC of a split part: MTE1, MTE2,
+// M, FIX; L1/L0A/L0B/L0C) and Vector (AIV: MTE2, V, MTE3; UB).
+// Temporal decoupling: the scalar unit keeps a local cycle count and synchronises with SystemC
+// only when a queue is full or the block ends; every instruction carries its issue cycle and no
+// pipe starts it earlier, so decoupling never changes a cycle count.
+// Functional effects: loads (GM->local) apply when they complete, all else when it starts.
+#pragma once
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "isa/instr_sink.h"
+#include "isa/semantics.h"
+#include "models/aicore/core_params.h"
+#include "models/aicore/instr_stats.h"
+#include "models/aicore/pipe_unit.h"
+#include "sim/mem_if.h"
+#include "sim/stats.h"
+#include "sim/time.h"
+#include "sim/trace.h"
+
+namespace sfumato {
+
+class AiCore;
+
+// Contract: told when a core finishes the block it was given (at the current SystemC time).
+class ICoreListener {
+public:
+    virtual ~ICoreListener() = default;
+    virtual void block_done(AiCore& core) = 0;
+};
+
+struct BlockAssignment {
+    std::function<void(isa::IInstrSink&)> body;
+    uint32_t block_idx = 0, block_num = 1, sub_block_idx = 0;
+    uint64_t start_cycle = 0;  // not before this cycle (dispatch latency)
+};
+
+// Timing of a compute instruction: pipe occupancy (throughput) and extra latency to completion.
+struct ComputeTiming {
+    uint64_t occupancy = 1;
+    uint64_t latency = 0;
+};
+
+class AiCore : public sc_core::sc_module, public isa::IInstrSink, public isa::IMemView {
+public:
+    SC_HAS_PROCESS(AiCore);
+    AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind, const CoreParams& p,
+           ClockDomain clock, IMemTarget& mem, IBackingStore* gm, uint64_t gm_capacity, TraceHub& trace,
+           InstrStats& instr_stats, StatGroup& parent);
+
+    // Starts a block (the scheduler calls this only on an idle core).
+    void assign(BlockAssignment a, ICoreListener& listener);
+    bool busy() const { return m_has_block; }
+    uint32_t index() const { return m_index; }
+    ClockDomain clock() const { return m_clock; }
+    const CoreParams& params() const { return m_p; }
+    PipeUnit* pipe(isa::Pipe p) { return m_pipes[static_cast<size_t>(p)].get(); }
+    uint64_t pipe_busy(isa::Pipe p) const;
+    uint64_t scalar_busy() const { return m_scalar_busy.value(); }
+    std::string describe_state() const;
+    std::string path() const { return name(); }
+
+    // isa::IInstrSink (called from the kernel body on the scalar thread)
+    void issue(const isa::Instr& in) override;
+    void scalar(uint32_t cycles) override;
+    uint32_t block_idx() const override { return m_block.block_idx; }
+    uint32_t block_num() const override { return m_block.block_num; }
+    uint32_t sub_block_idx() const override { return m_block.sub_block_idx; }
+    isa::CoreKind core_kind() const override { return m_kind; }
+    uint64_t buffer_size(isa::Pos pos) const override;
+    uint32_t event_ids() const override { return m_p.event_ids; }
+
+    // isa::IMemView (functional semantics)
+    uint8_t* local(isa::Pos pos, uint64_t addr, uint64_t len) override;
+    void gm_read(uint64_t addr, void* dst, uint64_t len) override;
+    void gm_write(uint64_t addr, const void* src, uint64_t len) override;
+
+    // Used by the pipes.
+    bool functional() const { return m_gm != nullptr; }
+    IMemTarget& mem() { return m_mem; }
+    TraceHub& trace() { return m_trace; }
+    InstrStats& instr_stats() { return m_instr_stats; }
+    ComputeTiming compute_timing(const isa::Instr& in) const;
+    bool is_memory_op(const isa::Instr& in) const;
+    // Flags: set at `ready` (a cycle), consumed by wait_flag.
+    struct Flag {
+        bool set = false;
+        Cycle ready;
+        Tick set_tick;
+    };
+    Flag& flag(isa::Pipe src, isa::Pipe dst, uint8_t id);
+    void flag_set(const isa::Instr& in, Cycle at);
+    void notify_progress() { m_progress.notify(sc_core::SC_ZERO_TIME); }
+    std::string describe(const isa::Instr& in) const;
+
+private:
+    void scalar_thread();
+    void check_operands(const isa::Instr& in) const;
+    void wait_until_cycle(Cycle c);
+    bool all_drained() const;
+
+    struct LocalBuffer {
+        uint64_t size = 0, align = 1;
+        std::vector<uint8_t> bytes;
+    };
+
+    uint32_t m_index;
+    isa::CoreKind m_kind;
+    const CoreParams& m_p;
+    ClockDomain m_clock;
+    IMemTarget& m_mem;
+    IBackingStore* m_gm;
+    uint64_t m_gm_capacity;
+    TraceHub& m_trace;
+    InstrStats& m_instr_stats;
+    std::array<std::unique_ptr<PipeUnit>, isa::kNumPipes> m_pipes;
+    std::array<LocalBuffer, static_cast<size_t>(isa::Pos::kCount)> m_buffers;
+    std::vector<Flag> m_flags;
+
+    BlockAssignment m_block;
+    ICoreListener* m_listener = nullptr;
+    bool m_has_block = false;
+    Cycle m_scalar_cycle;  // the scalar unit's local time
+    uint32_t m_seq = 0;
+    sc_core::sc_event m_block_start, m_progress;
+
+    StatGroup m_stats;
+    Counter m_blocks;
+    Counter m_scalar_busy;
+    TrackId m_scalar_track = 0;
+};
+
+}  // namespace sfumato

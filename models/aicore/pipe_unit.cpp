@@ -1,0 +1,287 @@
+#include "models/aicore/pipe_unit.h"
+
+#include <algorithm>
+
+#include "isa/semantics.h"
+#include "models/aicore/ai_core.h"
+#include "sim/failure.h"
+#include "sim/progress.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato {
+
+using isa::Opcode;
+
+namespace {
+constexpr size_t kInFlightCapacity = 256;
+
+std::string lower(const char* s) {
+    std::string r(s);
+    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+Requester requester_for(isa::Pipe p) {
+    switch (p) {
+        case isa::Pipe::MTE3: return Requester::MTE3;
+        case isa::Pipe::FIX: return Requester::FIX;
+        case isa::Pipe::MTE1: return Requester::MTE1;
+        default: return Requester::MTE2;
+    }
+}
+}  // namespace
+
+PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uint32_t depth,
+                   uint32_t max_outstanding, StatGroup& parent)
+    : sc_core::sc_module(name),
+      m_core(core),
+      m_id(id),
+      m_queue(depth),
+      m_inflight(kInFlightCapacity),
+      m_reqs(max_outstanding),
+      m_stats(&parent, lower(isa::pipe_name(id))),
+      m_instrs(m_stats, "instrs", "instr", "instructions completed"),
+      m_busy(m_stats, "busy_cycles", "cycle", "cycles with at least one instruction executing"),
+      m_flag_wait_cycles(m_stats, "flag_wait_cycles", "cycle", "cycles the pipe head waited on a flag"),
+      m_requests(m_stats, "mem_requests", "req", "memory requests sent") {
+    for (uint32_t i = 0; i < max_outstanding; ++i) {
+        m_free_reqs.push_back(max_outstanding - 1 - i);
+        m_reqs[i].client = this;
+    }
+    SC_METHOD(run);
+    sensitive << m_wake;
+    dont_initialize();
+}
+
+Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick()); }
+
+void PipeUnit::push(const isa::Instr& in) {
+    m_queue[(m_head + m_count) % m_queue.size()] = in;
+    ++m_count;
+    m_wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+void PipeUnit::sleep_until(Cycle now, Cycle at) {
+    (void)now;
+    next_trigger(to_sc_time(m_core.clock().to_tick(at) - now_tick()));
+}
+
+void PipeUnit::sleep_on_wake_or(Cycle now, Cycle at) {
+    (void)now;
+    next_trigger(to_sc_time(m_core.clock().to_tick(at) - now_tick()), m_wake);
+}
+
+void PipeUnit::run() {
+    try {
+        const Cycle now = now_cycle();
+        retire(now);
+        while (step(now)) {
+        }
+    } catch (...) {
+        record_failure(std::current_exception());
+    }
+}
+
+uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done) {
+    const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) % m_inflight.size());
+    InFlight& f = m_inflight[slot];
+    f.instr = in;
+    f.start = start;
+    f.end = end;
+    f.pending = 0;
+    f.issuing = !done;
+    f.done = done;
+    ++m_inflight_count;
+    if (done) m_last_end = max(m_last_end, end);
+    return slot;
+}
+
+void PipeUnit::complete(InFlight& f, Cycle end) {
+    f.done = true;
+    f.end = end;
+    m_last_end = max(m_last_end, end);
+    // Loads deliver their data when the last byte has arrived.
+    if (m_core.functional() && f.instr.dst.pos != isa::Pos::GM) isa::execute(f.instr, m_core);
+}
+
+void PipeUnit::retire(Cycle now) {
+    while (m_inflight_count > 0) {
+        InFlight& f = m_inflight[m_if_head];
+        if (!f.done || f.end > now) break;
+        const Cycle s = max(f.start, m_busy_until);
+        if (f.end > s) m_busy += (f.end - s).v;
+        m_busy_until = max(m_busy_until, f.end);
+        ++m_instrs;
+        note_progress();
+        m_core.instr_stats().record(f.instr.op, m_id, (f.end - f.start).v);
+        if (m_core.trace().on(TraceLevel::Instr)) {
+            TraceArg a[1] = {{"seq", static_cast<int64_t>(f.instr.seq)}};
+            m_core.trace().sink()->slice(m_track, isa::opcode_name(f.instr.op), m_core.clock().to_tick(f.start),
+                                         m_core.clock().to_tick(f.end), a, 1);
+        }
+        m_if_head = (m_if_head + 1) % m_inflight.size();
+        --m_inflight_count;
+    }
+    if (drained()) m_core.notify_progress();
+}
+
+bool PipeUnit::issue_requests(Cycle now) {
+    InFlight& f = m_inflight[m_cur.slot];
+    if (m_cur.ready > now) {
+        sleep_until(now, m_cur.ready);
+        return false;
+    }
+    const isa::Instr& in = f.instr;
+    const bool store = in.dst.pos == isa::Pos::GM;
+    const uint64_t base = store ? in.dst.addr : in.src0.addr;
+    const uint64_t gap = store ? in.copy.dst_gap : in.copy.src_gap;
+    const uint64_t len = in.copy.len_bytes;
+    const uint64_t req_bytes = m_core.params().mte_request_bytes;
+    const Tick now_t = now_tick();
+    while (m_cur.burst < in.copy.nburst) {
+        if (m_free_reqs.empty()) {
+            next_trigger(m_wake);  // a completion frees a slot
+            return false;
+        }
+        const uint64_t addr = base + m_cur.burst * (len + gap) + m_cur.offset;
+        const uint64_t chunk = std::min(len - m_cur.offset, req_bytes - addr % req_bytes);
+        MemRequest& r = m_reqs[m_free_reqs.back()];
+        m_free_reqs.pop_back();
+        r.addr = addr;
+        r.bytes = static_cast<uint32_t>(chunk);
+        r.write = store;
+        r.who = requester_for(m_id);
+        r.port = static_cast<uint16_t>(m_core.index());
+        r.issue_tick = now_t;
+        r.tag = m_cur.slot;
+        ++f.pending;
+        ++m_requests;
+        m_cur.offset += chunk;
+        if (m_cur.offset == len) {
+            ++m_cur.burst;
+            m_cur.offset = 0;
+        }
+        m_core.mem().submit(r);
+    }
+    f.issuing = false;
+    m_cur.active = false;
+    if (f.pending == 0 && !f.done) complete(f, now);
+    return true;
+}
+
+void PipeUnit::mem_done(MemRequest& req) {
+    InFlight& f = m_inflight[req.tag];
+    m_free_reqs.push_back(static_cast<uint32_t>(&req - m_reqs.data()));
+    --f.pending;
+    if (!f.issuing && f.pending == 0) complete(f, m_core.clock().ceil_cycle(req.done_tick));
+    m_wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool PipeUnit::step(Cycle now) {
+    if (m_cur.active && !issue_requests(now)) return false;
+    if (m_count == 0) {
+        // Idle: keep retiring instructions that are still completing, otherwise sleep.
+        if (m_inflight_count > 0 && m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        else next_trigger(m_wake);
+        if (drained()) m_core.notify_progress();
+        return false;
+    }
+    if (m_inflight_count == m_inflight.size()) {
+        if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        else next_trigger(m_wake);
+        return false;
+    }
+    isa::Instr& in = m_queue[m_head];
+    const Cycle issue(in.issue_cycle);
+    if (issue > now) {
+        sleep_until(now, issue);
+        return false;
+    }
+    if (m_next_free > now) {
+        sleep_until(now, m_next_free);
+        return false;
+    }
+    auto pop = [this] {
+        m_head = (m_head + 1) % m_queue.size();
+        --m_count;
+        m_pop.notify(sc_core::SC_ZERO_TIME);
+    };
+    switch (in.op) {
+        case Opcode::WAIT_FLAG: {
+            AiCore::Flag& f = m_core.flag(in.flag.src, in.flag.dst, in.flag.event_id);
+            if (!f.set || f.ready > now) {
+                if (!m_waiting_flag) {
+                    m_waiting_flag = true;
+                    m_wait_since = now;
+                }
+                if (f.set) sleep_until(now, f.ready);
+                else next_trigger(m_wake);
+                return false;
+            }
+            if (m_waiting_flag) {
+                m_flag_wait_cycles += (now - m_wait_since).v;
+                m_waiting_flag = false;
+            }
+            f.set = false;
+            if (m_core.trace().on(TraceLevel::Instr)) {
+                PipeUnit* src = m_core.pipe(in.flag.src);
+                if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
+            }
+            m_core.instr_stats().record(in.op, m_id, 0);
+            pop();
+            return true;
+        }
+        case Opcode::SET_FLAG:
+        case Opcode::PIPE_BARRIER: {
+            for (size_t i = 0; i < m_inflight_count; ++i) {
+                if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
+                    next_trigger(m_wake);
+                    return false;
+                }
+            }
+            if (m_last_end > now) {
+                sleep_until(now, m_last_end);
+                return false;
+            }
+            if (in.op == Opcode::SET_FLAG) m_core.flag_set(in, now);
+            m_core.instr_stats().record(in.op, m_id, 0);
+            pop();
+            return true;
+        }
+        default:
+            break;
+    }
+    if (m_core.is_memory_op(in)) {
+        const uint32_t setup = m_id == isa::Pipe::MTE3 ? m_core.params().mte3_startup : m_core.params().mte2_startup;
+        const uint32_t slot = push_inflight(in, now, now, false);
+        // Stores read their local source when they start.
+        if (m_core.functional() && in.dst.pos == isa::Pos::GM) isa::execute(in, m_core);
+        m_cur = {true, slot, 0, 0, now + Cycle(setup)};
+        pop();
+        return true;
+    }
+    const ComputeTiming t = m_core.compute_timing(in);
+    if (m_core.functional()) isa::execute(in, m_core);
+    push_inflight(in, now, now + Cycle(t.occupancy + t.latency), true);
+    m_next_free = now + Cycle(t.occupancy);
+    pop();
+    return true;
+}
+
+std::string PipeUnit::describe() const {
+    std::string s = std::string(isa::pipe_name(m_id)) + ": queue " + std::to_string(m_count) + ", in flight " +
+                    std::to_string(m_inflight_count);
+    if (m_count > 0) {
+        const isa::Instr& in = m_queue[m_head];
+        s += ", head: " + m_core.describe(in);
+        if (in.op == Opcode::WAIT_FLAG) {
+            const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set;
+            s += set ? " (flag set)" : " (blocked: flag never set)";
+        }
+    } else {
+        s += ", idle";
+    }
+    return s;
+}
+
+}  // namespace sfumato

@@ -1,0 +1,95 @@
+// One in-order pipe of an AI core (MTE1, MTE2, MTE3, M, FIX or V). The scalar unit pushes
+// instructions, stamped with their issue cycle, into a bounded queue; the pipe starts each no
+// earlier than its issue cycle and the pipe's throughput allows, waits on flags, drains for
+// set_flag/pipe_barrier, and keeps the instructions in flight until they complete.
+// Compute instructions have arithmetic latencies; memory instructions are split into requests
+// sent to the memory system (at most max_outstanding in flight) and complete when the last
+// request returns. The pipe is one SC_METHOD that sleeps until its next event: it never ticks.
+#pragma once
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "isa/instr.h"
+#include "sim/mem_if.h"
+#include "sim/stats.h"
+#include "sim/time.h"
+#include "sim/trace.h"
+
+namespace sfumato {
+
+class AiCore;
+
+class PipeUnit : public sc_core::sc_module, public IMemClient {
+public:
+    SC_HAS_PROCESS(PipeUnit);
+    PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uint32_t depth,
+             uint32_t max_outstanding, StatGroup& parent);
+
+    isa::Pipe id() const { return m_id; }
+    bool full() const { return m_count == m_queue.size(); }
+    void push(const isa::Instr& in);
+    sc_core::sc_event& pop_event() { return m_pop; }
+    // Queue empty and nothing in flight (every started instruction has completed).
+    bool drained() const { return m_count == 0 && m_inflight_count == 0; }
+    // Completion cycle of the last instruction (valid when drained).
+    Cycle last_end() const { return m_last_end; }
+    uint64_t busy_cycles() const { return m_busy.value(); }
+    void wake() { m_wake.notify(sc_core::SC_ZERO_TIME); }
+    // Describes the pipe's state for deadlock reports.
+    std::string describe() const;
+    void mem_done(MemRequest& req) override;
+    void set_trace_track(TrackId t) { m_track = t; }
+    TrackId trace_track() const { return m_track; }
+
+private:
+    struct InFlight {
+        isa::Instr instr;
+        Cycle start, end;
+        uint32_t pending = 0;  // memory requests not yet returned
+        bool issuing = false;  // still sending requests
+        bool done = false;
+    };
+    struct MemCursor {  // progress of the memory instruction currently sending requests
+        bool active = false;
+        uint32_t slot = 0;  // index into m_inflight
+        uint32_t burst = 0;
+        uint64_t offset = 0;
+        Cycle ready;  // setup done
+    };
+
+    void run();
+    bool step(Cycle now);  // returns false when the pipe must sleep (trigger already set)
+    void retire(Cycle now);
+    bool issue_requests(Cycle now);
+    uint32_t push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done);
+    void complete(InFlight& f, Cycle end);
+    void sleep_until(Cycle now, Cycle at);
+    void sleep_on_wake_or(Cycle now, Cycle at);
+    Cycle now_cycle() const;
+
+    AiCore& m_core;
+    isa::Pipe m_id;
+    std::vector<isa::Instr> m_queue;
+    size_t m_head = 0, m_count = 0;
+    std::vector<InFlight> m_inflight;  // ring, in start order
+    size_t m_if_head = 0, m_inflight_count = 0;
+    std::vector<MemRequest> m_reqs;
+    std::vector<uint32_t> m_free_reqs;
+    MemCursor m_cur;
+    Cycle m_next_free;   // throughput: when the pipe can start another instruction
+    Cycle m_last_end;    // latest completion among started instructions
+    Cycle m_busy_until;  // union accounting of busy intervals
+    bool m_waiting_flag = false;
+    sc_core::sc_event m_wake, m_pop;
+    TrackId m_track = 0;
+
+    StatGroup m_stats;
+    Counter m_instrs;
+    Counter m_busy;
+    Counter m_flag_wait_cycles;
+    Counter m_requests;
+    Cycle m_wait_since;
+};
+
+}  // namespace sfumato

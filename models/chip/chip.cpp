@@ -1,0 +1,62 @@
+#include "models/chip/chip.h"
+
+namespace sfumato {
+
+Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root)
+    : sc_core::sc_module(name), m_p(p), m_stats(&root, std::string(basename())) {
+    const ClockDomain clk = p.clock();
+    const bool split = p.split();
+    m_info.arch = p.arch.get();
+    m_info.cube_cores = p.cube_cores;
+    m_info.vector_cores = p.vector_cores();
+    m_info.aiv_per_aic = split ? p.aiv_per_aic.get() : 0;
+    m_info.clock = clk;
+    m_info.ub_bytes = p.core.ub.size;
+    m_info.l1_bytes = p.core.l1.size;
+    m_info.l0a_bytes = p.core.l0a.size;
+    m_info.l0b_bytes = p.core.l0b.size;
+    m_info.l0c_bytes = p.core.l0c.size;
+    m_info.event_ids = p.core.event_ids;
+    m_info.gm_bytes = p.gm.capacity;
+    m_info.functional = functional;
+    m_info.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
+    m_info.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
+    m_info.gm_bytes_per_cycle = p.gm.bytes_per_cycle;
+    m_info.core_gm_read_bytes_per_cycle = p.gm.port_read_bpc;
+    m_info.core_gm_write_bytes_per_cycle = p.gm.port_write_bpc;
+
+    if (functional) m_gm = std::make_unique<SparseMemory>(p.gm.capacity);
+    m_instr_stats = std::make_unique<InstrStats>(m_stats);
+    const uint32_t ports = p.cube_cores + (split ? p.vector_cores() : 0);
+    m_mem = std::make_unique<SimpleGm>("gm", p.gm, clk, ports, m_stats);
+    m_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
+
+    std::vector<AiCore*> cube, vec;
+    uint32_t index = 0;
+    for (uint32_t i = 0; i < p.cube_cores; ++i) {
+        const std::string n = (split ? "aic" : "core") + std::to_string(i);
+        m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, split ? isa::CoreKind::Cube : isa::CoreKind::Coupled,
+                                                   p.core, clk, *m_mem, m_gm.get(), p.gm.capacity, trace,
+                                                   *m_instr_stats, m_stats));
+        cube.push_back(m_cores.back().get());
+    }
+    if (split) {
+        for (uint32_t i = 0; i < p.vector_cores(); ++i) {
+            const std::string n = "aiv" + std::to_string(i);
+            m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, isa::CoreKind::Vector, p.core, clk, *m_mem,
+                                                       m_gm.get(), p.gm.capacity, trace, *m_instr_stats, m_stats));
+            vec.push_back(m_cores.back().get());
+        }
+    }
+    m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk);
+    m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, *m_dma, &m_stats, &trace);
+}
+
+std::string Chip::describe_state() const {
+    std::string s = "task queues:\n" + m_ts->describe_state() + "cores:\n";
+    for (const auto& c : m_cores)
+        if (c->busy()) s += "  " + c->describe_state();
+    return s;
+}
+
+}  // namespace sfumato

@@ -1,0 +1,52 @@
+// A whole chip assembled from parameters: AI cores (coupled, or AIC + AIVs on split parts),
+// global memory, a DMA engine and the task scheduler, behind the runtime's device interface.
+// Functional mode backs global memory with a sparse store; timing mode stores nothing.
+#pragma once
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "models/aicore/ai_core.h"
+#include "models/aicore/instr_stats.h"
+#include "models/chip/chip_params.h"
+#include "models/chip/simple_dma.h"
+#include "models/chip/simple_gm.h"
+#include "models/ts/aicore_runner.h"
+#include "models/ts/task_scheduler.h"
+#include "sim/device_if.h"
+#include "sim/sparse_memory.h"
+#include "sim/stats.h"
+#include "sim/trace.h"
+
+namespace sfumato {
+
+class Chip : public sc_core::sc_module, public IDevice {
+public:
+    Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root);
+
+    const DeviceInfo& info() const override { return m_info; }
+    uint32_t open_queue(int priority) override { return m_ts->open_queue(priority); }
+    void submit(uint32_t queue, std::shared_ptr<Task> task) override { m_ts->submit(queue, std::move(task)); }
+    uint32_t create_event() override { return m_ts->create_event(); }
+    IBackingStore* gm() override { return m_gm.get(); }
+
+    const ChipParams& params() const { return m_p; }
+    const std::vector<std::unique_ptr<AiCore>>& cores() const { return m_cores; }
+    const InstrStats& instr_stats() const { return *m_instr_stats; }
+    // What every core and queue is doing: for deadlock reports.
+    std::string describe_state() const;
+
+private:
+    const ChipParams& m_p;
+    DeviceInfo m_info;
+    StatGroup m_stats;
+    std::unique_ptr<SparseMemory> m_gm;
+    std::unique_ptr<InstrStats> m_instr_stats;
+    std::unique_ptr<SimpleGm> m_mem;
+    std::unique_ptr<SimpleDma> m_dma;
+    std::vector<std::unique_ptr<AiCore>> m_cores;
+    std::unique_ptr<ts::AiCoreRunner> m_runner;
+    std::unique_ptr<ts::TaskScheduler> m_ts;
+};
+
+}  // namespace sfumato

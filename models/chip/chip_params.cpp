@@ -1,0 +1,35 @@
+#include "models/chip/chip_params.h"
+
+namespace sfumato {
+
+ChipParams::ChipParams(Config& c)
+    : scope(c, "chip"),
+      name(scope, "name", "tiny", "preset name (for reports)", {}),
+      arch(scope, "arch", "split", "core architecture: split (AIC + AIVs) or coupled", {"split", "coupled"}),
+      cube_cores(scope, "cube_cores", 2, "core", "AI cores (AIC on split parts, coupled cores otherwise)", {1, 1024}),
+      aiv_per_aic(scope, "aiv_per_aic", 2, "core", "vector cores (AIV) per AIC on split parts", {1, 8}),
+      clock_mhz(scope, "clock_mhz", 1000, "MHz", "AI core clock", {1, 100000}),
+      core(scope.sub("aicore")),
+      gm(scope.sub("gm")),
+      dma(scope.sub("dma")),
+      ts(scope.sub("ts")) {}
+
+ChipPeaks chip_peaks(const ChipParams& p) {
+    ChipPeaks k{};
+    const double f = static_cast<double>(p.clock_mhz) * 1e6;
+    const double mn = static_cast<double>(p.core.cube_m0) * p.core.cube_n0;
+    const double cubes = p.cube_cores;
+    k.cube_tflops_fp16 = cubes * mn * p.core.cube_k0_16bit * 2 * f / 1e12;
+    k.cube_tflops_bf16 = k.cube_tflops_fp16;
+    k.cube_tflops_fp32 = cubes * mn * p.core.cube_k0_fp32 * 2 * f / 1e12;
+    k.cube_tops_int8 = cubes * mn * p.core.cube_k0_int8 * 2 * f / 1e12;
+    const double vec_repeats_per_s = p.vector_cores() * f / p.core.vec_cycles_per_repeat;
+    k.vector_gflops_fp16 = vec_repeats_per_s * 128 / 1e9;
+    k.vector_gflops_fp32 = vec_repeats_per_s * 64 / 1e9;
+    k.gm_gbps = static_cast<double>(p.gm.bytes_per_cycle) * f / 1e9;
+    k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
+    k.core_gm_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
+    return k;
+}
+
+}  // namespace sfumato

@@ -1,0 +1,40 @@
+// Parameters of a whole chip, each component reading its own scope under `chip.*`.
+// Plain C++ (no SystemC), so `sfumato params` and `sfumato info` load them without a model.
+#pragma once
+#include "models/aicore/core_params.h"
+#include "models/chip/simple_dma.h"
+#include "models/chip/simple_gm.h"
+#include "models/ts/task_scheduler.h"
+#include "sim/config.h"
+
+namespace sfumato {
+
+struct ChipParams {
+    explicit ChipParams(Config& c);
+    ParamScope scope;
+    ChoiceParam name;
+    ChoiceParam arch;
+    Param<uint32_t> cube_cores;
+    Param<uint32_t> aiv_per_aic;
+    Param<uint32_t> clock_mhz;
+    CoreParams core;
+    SimpleGmParams gm;
+    SimpleDmaParams dma;
+    TaskSchedulerParams ts;
+
+    bool split() const { return arch.get() == "split"; }
+    uint32_t vector_cores() const { return split() ? cube_cores * aiv_per_aic : cube_cores; }
+    ClockDomain clock() const { return ClockDomain(period_ps_from_mhz(clock_mhz)); }
+};
+
+// Derived peaks of a configuration (VALIDATION.md, "Physical limits").
+struct ChipPeaks {
+    double cube_tflops_fp16, cube_tflops_bf16, cube_tflops_fp32, cube_tops_int8;
+    double vector_gflops_fp16, vector_gflops_fp32;
+    double gm_gbps;               // device-wide global-memory bandwidth
+    double core_gm_read_gbps;     // per-core GM read port
+    double core_gm_write_gbps;    // per-core GM write port
+};
+ChipPeaks chip_peaks(const ChipParams& p);
+
+}  // namespace sfumato

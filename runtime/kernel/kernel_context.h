@@ -1,0 +1,39 @@
+// The state a kernel's scalar code carries: its instruction sink (the core it runs on), block
+// identity, and the allocation of set/wait event ids per pipe pair. Kernel-API objects hold a
+// pointer to it (SystemC switches between cores' threads, so there is no "current" global).
+#pragma once
+#include <array>
+#include <string>
+
+#include "isa/instr_sink.h"
+
+namespace sfumato::kernel {
+
+using isa::Pipe;
+
+class KernelContext {
+public:
+    explicit KernelContext(isa::IInstrSink& sink) : m_sink(sink) {}
+    KernelContext(const KernelContext&) = delete;
+    KernelContext& operator=(const KernelContext&) = delete;
+
+    isa::IInstrSink& sink() { return m_sink; }
+    uint32_t block_idx() const { return m_sink.block_idx(); }
+    uint32_t block_num() const { return m_sink.block_num(); }
+    uint32_t sub_block_idx() const { return m_sink.sub_block_idx(); }
+
+    void issue(const isa::Instr& in) { m_sink.issue(in); }
+    void scalar(uint32_t cycles) { m_sink.scalar(cycles); }
+    void set_flag(Pipe src, Pipe dst, uint8_t id);
+    void wait_flag(Pipe src, Pipe dst, uint8_t id);
+    void pipe_barrier(Pipe p);
+
+    // A fresh event id for the (src, dst) pipe pair; throws when the pair has none left.
+    uint8_t alloc_event(Pipe src, Pipe dst, const std::string& who);
+
+private:
+    isa::IInstrSink& m_sink;
+    std::array<uint8_t, isa::kNumPipes * isa::kNumPipes> m_next_event{};
+};
+
+}  // namespace sfumato::kernel

@@ -1,0 +1,125 @@
+// Ascend-C-like buffer management: TPipe owns a core's local buffers and hands out ranges to
+// queues (TQue) and scratch buffers (TBuf). A TQue of N buffers inserts the synchronisation a
+// kernel author would otherwise write by hand: EnQue sets producer->consumer, DeQue waits for
+// it; FreeTensor sets consumer->producer, and the next AllocTensor of that buffer waits for it.
+// Each buffer has its own event id per direction, so a binary flag never has to count.
+#pragma once
+#include <deque>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel/tensor.h"
+#include "sim/error.h"
+
+namespace sfumato::kernel {
+
+// Producer and consumer pipes of a queue position.
+struct QueuePipes {
+    Pipe producer, consumer;
+};
+QueuePipes queue_pipes(TPosition p, isa::CoreKind kind);
+
+class TPipe;
+
+class TQueBase {
+public:
+    TQueBase() = default;
+    TQueBase(const TQueBase&) = delete;
+    TQueBase& operator=(const TQueBase&) = delete;
+    // A queue going out of scope consumes its pending free flags (issuing wait_flags).
+    virtual ~TQueBase() noexcept(false);
+    // Consumes free flags still pending, so the next block on this core starts clean.
+    void drain();
+
+protected:
+    struct Buf {
+        uint32_t addr = 0;
+        uint8_t fwd_ev = 0, back_ev = 0;
+        bool back_pending = false;
+    };
+    friend class TPipe;
+    void setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t base, uint32_t bytes, const std::string& name);
+    int alloc();
+    void enque(int buf);
+    int deque();
+    void free_buf(int buf);
+
+    KernelContext* m_ctx = nullptr;
+    TPipe* m_pipe = nullptr;
+    TPosition m_pos = TPosition::VECIN;
+    QueuePipes m_pipes{Pipe::MTE2, Pipe::V};
+    std::vector<Buf> m_bufs;
+    uint32_t m_bytes = 0;
+    uint32_t m_next = 0;
+    std::deque<int> m_fifo;
+    std::string m_name;
+};
+
+template <TPosition P>
+class TQue : public TQueBase {
+public:
+    template <class T>
+    LocalTensor<T> AllocTensor() {
+        const int b = alloc();
+        return LocalTensor<T>(m_ctx, physical(P), m_bufs[b].addr, m_bytes / sizeof(T), b);
+    }
+    template <class T>
+    void EnQue(const LocalTensor<T>& t) { enque(t.buffer_index()); }
+    template <class T>
+    LocalTensor<T> DeQue() {
+        const int b = deque();
+        return LocalTensor<T>(m_ctx, physical(P), m_bufs[b].addr, m_bytes / sizeof(T), b);
+    }
+    template <class T>
+    void FreeTensor(const LocalTensor<T>& t) { free_buf(t.buffer_index()); }
+};
+
+template <TPosition P>
+class TBuf {
+public:
+    template <class T>
+    LocalTensor<T> Get() const { return LocalTensor<T>(m_ctx, physical(P), m_addr, m_bytes / sizeof(T), -1); }
+
+private:
+    friend class TPipe;
+    KernelContext* m_ctx = nullptr;
+    uint32_t m_addr = 0, m_bytes = 0;
+};
+
+class TPipe {
+public:
+    explicit TPipe(KernelContext& ctx) : m_ctx(ctx) {}
+    ~TPipe() noexcept(false) {
+        if (std::uncaught_exceptions() == 0) Destroy();
+        for (TQueBase* q : m_queues) q->m_pipe = nullptr;
+    }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
+
+    template <TPosition P>
+    void InitBuffer(TQue<P>& q, uint32_t num, uint32_t bytes) {
+        const uint32_t base = reserve(P, num * round_up(bytes, P), "queue");
+        q.setup(m_ctx, P, num, base, bytes, "queue " + std::to_string(m_queues.size()));
+        q.m_pipe = this;
+        for (uint32_t i = 0; i < num; ++i) q.m_bufs[i].addr = base + i * round_up(bytes, P);
+        m_queues.push_back(&q);
+    }
+    template <TPosition P>
+    void InitBuffer(TBuf<P>& b, uint32_t bytes) {
+        b.m_ctx = &m_ctx;
+        b.m_addr = reserve(P, round_up(bytes, P), "tbuf");
+        b.m_bytes = bytes;
+    }
+    void Destroy();
+    void forget(TQueBase* q);
+
+private:
+    uint32_t round_up(uint32_t bytes, TPosition p) const;
+    uint32_t reserve(TPosition p, uint32_t bytes, const char* what);
+    KernelContext& m_ctx;
+    uint64_t m_used[static_cast<size_t>(isa::Pos::kCount)] = {};
+    std::vector<TQueBase*> m_queues;
+};
+
+}  // namespace sfumato::kernel

@@ -1,0 +1,46 @@
+// `sfumato info --config F`: the effective configuration and the derived peaks (the physical
+// limits every run is held against).
+#include <cstdio>
+
+#include "models/chip/chip_params.h"
+#include "runtime/rt/runtime.h"
+#include "sim/cli/command.h"
+#include "sim/cli/session.h"
+
+namespace sfumato::cli {
+
+namespace {
+int cmd_info(const std::vector<std::string>& args) {
+    CommonOptions o;
+    po::options_description d("sfumato info");
+    add_config_options(d, o);
+    po::variables_map vm;
+    if (!parse_command(args, "sfumato info [--config F] [--set key=value]", d, vm)) return 0;
+    Config c;
+    load_config(c, o);
+    ChipParams chip(c);
+    rt::RuntimeParams host(ParamScope(c, "host"));
+    c.check_unused();
+    const ChipPeaks k = chip_peaks(chip);
+    std::printf("%s: %s chip, %u %s", chip.name.get().c_str(), chip.arch.get().c_str(), chip.cube_cores.get(),
+                chip.split() ? "AIC" : "cores");
+    if (chip.split()) std::printf(" + %u AIV", chip.vector_cores());
+    std::printf(" at %u MHz (config hash %s)\n\n", chip.clock_mhz.get(), c.hash().c_str());
+    std::printf("derived peaks:\n");
+    std::printf("  cube fp16        %10.1f TFLOPS\n", k.cube_tflops_fp16);
+    std::printf("  cube bf16        %10.1f TFLOPS\n", k.cube_tflops_bf16);
+    std::printf("  cube fp32        %10.1f TFLOPS\n", k.cube_tflops_fp32);
+    std::printf("  cube int8        %10.1f TOPS\n", k.cube_tops_int8);
+    std::printf("  vector fp16      %10.1f GFLOPS\n", k.vector_gflops_fp16);
+    std::printf("  vector fp32      %10.1f GFLOPS\n", k.vector_gflops_fp32);
+    std::printf("  global memory    %10.1f GB/s\n", k.gm_gbps);
+    std::printf("  per-core GM read %10.1f GB/s, write %.1f GB/s\n\n", k.core_gm_read_gbps, k.core_gm_write_gbps);
+    std::printf("effective configuration:\n");
+    for (const auto& [key, value] : c.effective()) std::printf("  %s = %s\n", key.c_str(), value.c_str());
+    return 0;
+}
+}  // namespace
+
+SFUMATO_COMMAND("info", "print the effective configuration and derived peaks", cmd_info);
+
+}  // namespace sfumato::cli

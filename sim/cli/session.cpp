@@ -1,0 +1,148 @@
+#include "sim/cli/session.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/error.h"
+#include "sim/failure.h"
+#include "sim/host_thread.h"
+#include "sim/progress.h"
+#include "sim/sc_time_util.h"
+#include "traces/atomic_file.h"
+#include "traces/hdf5_stats.h"
+
+namespace sfumato::cli {
+
+std::string version_string() { return "sfumato 0.1.0"; }
+
+void add_config_options(po::options_description& d, CommonOptions& o) {
+    d.add_options()("config", po::value<std::vector<std::string>>(&o.configs)->composing(), "INI config file (repeatable; later files override)")(
+        "set", po::value<std::vector<std::string>>(&o.sets)->composing(), "override a parameter: key=value (repeatable)");
+}
+
+void add_run_options(po::options_description& d, CommonOptions& o) {
+    add_config_options(d, o);
+    d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
+        "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
+        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem");
+}
+
+bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
+                   po::variables_map& vm, const po::positional_options_description* pos) {
+    d.add_options()("help,h", "show this help");
+    try {
+        po::command_line_parser p(args);
+        p.options(d);
+        if (pos) p.positional(*pos);
+        po::store(p.run(), vm);
+        if (vm.count("help")) {
+            std::cout << "usage: " << usage << "\n\n" << d << "\n";
+            return false;
+        }
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw InputError(std::string(e.what()) + " (see --help)");
+    }
+    return true;
+}
+
+void load_config(Config& c, const CommonOptions& o) {
+    for (const auto& f : o.configs) c.load_ini(f);
+    for (const auto& s : o.sets) c.apply_override(s);
+}
+
+Session::Session(const CommonOptions& o, std::string command_line) : m_opts(o), m_cmdline(std::move(command_line)) {
+    if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
+    m_functional = o.mode == "functional";
+    if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    load_config(m_config, o);
+    m_chip_params = std::make_unique<ChipParams>(m_config);
+    m_rt_params = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
+}
+
+void Session::elaborate() {
+    m_config.check_unused();
+    init_time_resolution();
+    m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
+    m_chip = std::make_unique<Chip>("chip", *m_chip_params, m_functional, m_trace, m_root);
+}
+
+void Session::run(std::function<void(rt::Runtime&)> program) {
+    HostThread host("host", [this, program] {
+        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
+        program(*m_runtime);
+    });
+    // Run in slices; a slice with no progress while the host still waits is a deadlock.
+    const sc_core::sc_time slice(1, sc_core::SC_MS);
+    while (true) {
+        const uint64_t before = progress_counter();
+        sc_core::sc_start(slice);
+        rethrow_failure();
+        if (host.finished()) break;
+        if (!sc_core::sc_pending_activity() || progress_counter() == before) {
+            const ClockDomain clk = m_chip_params->clock();
+            throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
+                                              std::to_string(clk.floor_cycle(now_tick()).v) + "\n" + m_chip->describe_state());
+        }
+    }
+    m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+}
+
+nlohmann::json Session::ops_json() const {
+    nlohmann::json ops = nlohmann::json::array();
+    const DeviceInfo& d = m_chip->info();
+    for (const auto& t : m_runtime->tasks()) {
+        if (t->kind != TaskKind::Kernel || !t->done) continue;
+        const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
+        const double c = t->cube_cores_used, v = t->vector_cores_used;
+        auto util = [&](isa::Pipe p, double cores) { return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) / (cyc * cores) : 0.0; };
+        const double vec_cores = v > 0 ? v : c;
+        nlohmann::json pu = {{"scalar", util(isa::Pipe::S, c + v)},   {"mte1", util(isa::Pipe::MTE1, c)},
+                             {"mte2", util(isa::Pipe::MTE2, c + v)},  {"mte3", util(isa::Pipe::MTE3, vec_cores)},
+                             {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
+                             {"fixpipe", util(isa::Pipe::FIX, c)}};
+        const double ports = std::max(1.0, c + v);
+        const double mem_bw = std::min(d.gm_bytes_per_cycle, ports * d.core_gm_read_bytes_per_cycle);
+        const double mem_lb = static_cast<double>(t->kernel.bytes) / mem_bw;
+        const double lb = std::max(mem_lb, t->kernel.min_compute_cycles);
+        ops.push_back({{"name", t->kernel.name},
+                       {"type", t->kernel.type},
+                       {"stream", t->stream},
+                       {"block_dim", t->kernel.block_dim},
+                       {"cycles", t->cycles},
+                       {"time_us", static_cast<double>(t->end_tick.v - t->start_tick.v) / 1e6},
+                       {"flops", t->kernel.flops},
+                       {"bytes", t->kernel.bytes},
+                       {"pipe_util", pu},
+                       {"bound", t->kernel.min_compute_cycles >= mem_lb ? "compute" : "memory"},
+                       {"roofline_cycles", lb},
+                       {"roofline_fraction", lb / cyc}});
+    }
+    return ops;
+}
+
+nlohmann::json Session::base_summary() const {
+    std::string cfg;
+    for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
+    return {{"mode", m_opts.mode},
+            {"config", cfg.empty() ? "defaults" : cfg},
+            {"chip", m_chip_params->name.get()},
+            {"config_hash", m_config.hash()},
+            {"total_cycles", m_total_cycles},
+            {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
+            {"ops", ops_json()}};
+}
+
+void Session::write_outputs(const nlohmann::json& summary) {
+    if (m_opts.out.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(m_opts.out, ec);
+    if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
+    m_writer.write(m_opts.out + "/trace.json");
+    write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
+    write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace sfumato::cli

@@ -1,0 +1,79 @@
+// One simulation run of the CLI: common options (--config, --set, --out, --mode, --trace),
+// parameter loading with unknown-key checks, elaboration of a chip and a runtime, the run with
+// deadlock detection, and the output files (trace.json, stats.h5, summary.json), each written
+// atomically. SystemC elaborates once per process, so a Session is used once.
+#pragma once
+#include <boost/program_options.hpp>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/chip/chip.h"
+#include "runtime/rt/runtime.h"
+#include "sim/config.h"
+#include "sim/stats.h"
+#include "sim/trace.h"
+#include "traces/chrome_trace.h"
+
+namespace sfumato::cli {
+
+namespace po = boost::program_options;
+
+struct CommonOptions {
+    std::vector<std::string> configs;
+    std::vector<std::string> sets;
+    std::string out;
+    std::string mode = "functional";
+    std::string trace = "instr";
+};
+
+// --config/--set (and, for commands that simulate, --out/--mode/--trace).
+void add_config_options(po::options_description& d, CommonOptions& o);
+void add_run_options(po::options_description& d, CommonOptions& o);
+// Parses; prints help and returns false on --help. Bad options throw InputError.
+bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
+                   po::variables_map& vm, const po::positional_options_description* pos = nullptr);
+// Loads config files and overrides into c.
+void load_config(Config& c, const CommonOptions& o);
+
+std::string version_string();
+
+class Session {
+public:
+    Session(const CommonOptions& o, std::string command_line);
+    Config& config() { return m_config; }
+    const ChipParams& chip_params() const { return *m_chip_params; }
+    bool functional() const { return m_functional; }
+    // Builds the chip and runtime; every parameter must have been declared before (unknown
+    // keys are reported here).
+    void elaborate();
+    rt::Runtime& runtime() { return *m_runtime; }
+    Chip& chip() { return *m_chip; }
+    // Runs the host program to completion; throws on failure or deadlock.
+    void run(std::function<void(rt::Runtime&)> program);
+    uint64_t total_cycles() const { return m_total_cycles; }
+    // One summary entry per kernel task.
+    nlohmann::json ops_json() const;
+    nlohmann::json base_summary() const;
+    // Writes trace.json, stats.h5 and summary.json into --out (if given).
+    void write_outputs(const nlohmann::json& summary);
+
+private:
+    CommonOptions m_opts;
+    std::string m_cmdline;
+    Config m_config;
+    bool m_functional = true;
+    TraceLevel m_level = TraceLevel::Instr;
+    std::unique_ptr<ChipParams> m_chip_params;
+    std::unique_ptr<rt::RuntimeParams> m_rt_params;
+    StatGroup m_root{nullptr, ""};
+    TraceHub m_trace;
+    ChromeTraceWriter m_writer;
+    std::unique_ptr<Chip> m_chip;
+    std::unique_ptr<rt::Runtime> m_runtime;
+    uint64_t m_total_cycles = 0;
+};
+
+}  // namespace sfumato::cli

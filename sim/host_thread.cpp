@@ -1,0 +1,22 @@
+#include "sim/host_thread.h"
+
+#include "sim/failure.h"
+
+namespace sfumato {
+
+HostThread::HostThread(sc_core::sc_module_name name, std::function<void()> program)
+    : sc_core::sc_module(name), m_program(std::move(program)) {
+    SC_THREAD(run);
+}
+
+void HostThread::run() {
+    try {
+        m_program();
+        m_finished = true;
+        sc_core::sc_stop();
+    } catch (...) {
+        record_failure(std::current_exception());
+    }
+}
+
+}  // namespace sfumato

@@ -1,0 +1,48 @@
+// Helpers for tests that drive the sfumato CLI as a user would: run a command, capture its
+// output and exit code, read the JSON it wrote, and load parameters of a preset.
+#pragma once
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+namespace sfumato::test {
+
+struct CliResult {
+    int code = -1;
+    std::string output;  // stdout and stderr
+};
+
+inline std::string source_dir() { return SFUMATO_SOURCE_DIR; }
+inline std::string config(const std::string& preset) { return source_dir() + "/configs/" + preset + ".ini"; }
+
+inline CliResult run_cli(const std::string& args) {
+    CliResult r;
+    const std::string cmd = std::string(SFUMATO_BINARY) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+// A fresh directory under the build tree, unique per test name.
+inline std::string temp_dir(const std::string& name) {
+    const auto d = std::filesystem::temp_directory_path() / ("sfumato_test_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d.string();
+}
+
+inline nlohmann::json read_json(const std::string& path) {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f);
+}
+
+}  // namespace sfumato::test

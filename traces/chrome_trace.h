@@ -1,0 +1,57 @@
+// Chrome Trace Event JSON writer (opens in Perfetto and chrome://tracing). Tracks are
+// (process, thread) pairs; slices are complete events ("X"), counters "C", flag arrows flow
+// events ("s"/"f"). Consecutive slices of the same static name that touch on one track are
+// merged into one slice with a count, so long runs of one instruction stay small.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/trace.h"
+
+namespace sfumato {
+
+class ChromeTraceWriter : public ITraceSink {
+public:
+    TrackId track(const std::string& process, const std::string& thread, int sort) override;
+    void slice(TrackId t, const char* name, Tick begin, Tick end, const TraceArg* args, int nargs) override;
+    void slice_str(TrackId t, const std::string& name, Tick begin, Tick end, const TraceArg* args, int nargs) override;
+    TrackId counter_track(const std::string& process, const std::string& name) override;
+    void counter(TrackId t, Tick at, double value) override;
+    void flow(TrackId from, Tick t_from, TrackId to, Tick t_to, const char* name) override;
+
+    // Writes the whole trace atomically.
+    void write(const std::string& path) const;
+    size_t events() const { return m_events.size(); }
+
+private:
+    struct Track {
+        uint32_t pid, tid;
+        std::string process, thread;
+        int sort;
+        int64_t last = -1;  // index of the last slice, for merging
+    };
+    struct Event {
+        char ph;
+        TrackId track;
+        const char* name;  // static, or null when str >= 0
+        int32_t str;       // index into m_strings
+        uint64_t ts, dur;  // ps
+        uint32_t merged;
+        uint8_t nargs;
+        TraceArg args[2];
+        double value;
+        uint64_t flow_id;
+    };
+    uint32_t pid_of(const std::string& process);
+    void add_slice(TrackId t, const char* name, int32_t str, Tick b, Tick e, const TraceArg* args, int nargs);
+
+    std::vector<Track> m_tracks;
+    std::map<std::string, uint32_t> m_pids;
+    std::vector<std::string> m_process_names;
+    std::vector<Event> m_events;
+    std::vector<std::string> m_strings;
+    uint64_t m_next_flow = 1;
+};
+
+}  // namespace sfumato

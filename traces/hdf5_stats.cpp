@@ -1,0 +1,107 @@
+#include "traces/hdf5_stats.h"
+
+#include <H5Cpp.h>
+
+#include "sim/error.h"
+#include "traces/atomic_file.h"
+
+namespace sfumato {
+
+namespace {
+
+H5::Group open_path(H5::H5File& file, const std::string& path) {
+    H5::Group g = file.openGroup("/");
+    size_t start = 0;
+    while (start < path.size()) {
+        size_t end = path.find('/', start);
+        if (end == std::string::npos) end = path.size();
+        const std::string part = path.substr(start, end - start);
+        if (!part.empty()) g = g.nameExists(part) ? g.openGroup(part) : g.createGroup(part);
+        start = end + 1;
+    }
+    return g;
+}
+
+void put_string_attr(H5::H5Object& obj, const char* name, const std::string& value) {
+    H5::StrType t(H5::PredType::C_S1, value.empty() ? 1 : value.size());
+    H5::Attribute a = obj.createAttribute(name, t, H5::DataSpace(H5S_SCALAR));
+    a.write(t, value.empty() ? std::string(" ") : value);
+}
+
+void put_string(H5::Group& g, const std::string& name, const std::string& value) {
+    H5::StrType t(H5::PredType::C_S1, value.empty() ? 1 : value.size());
+    H5::DataSet d = g.createDataSet(name, t, H5::DataSpace(H5S_SCALAR));
+    d.write(value.empty() ? std::string(" ") : value, t);
+}
+
+class H5Visitor : public StatVisitor {
+public:
+    explicit H5Visitor(H5::H5File& f) : m_file(f) {}
+    void visit(const std::string& path, const Counter& s) override {
+        uint64_t v = s.value();
+        H5::DataSet d = make(path, s, H5::PredType::NATIVE_UINT64, 1);
+        d.write(&v, H5::PredType::NATIVE_UINT64);
+    }
+    void visit(const std::string& path, const Average& s) override {
+        double v = s.mean();
+        H5::DataSet d = make(path, s, H5::PredType::NATIVE_DOUBLE, 1);
+        d.write(&v, H5::PredType::NATIVE_DOUBLE);
+        put_double_attr(d, "max", s.max());
+        put_double_attr(d, "samples", static_cast<double>(s.samples()));
+    }
+    void visit(const std::string& path, const Histogram& s) override {
+        H5::DataSet d = make(path, s, H5::PredType::NATIVE_UINT64, s.buckets().size());
+        d.write(s.buckets().data(), H5::PredType::NATIVE_UINT64);
+        put_double_attr(d, "lo", s.lo());
+        put_double_attr(d, "width", s.width());
+        put_double_attr(d, "mean", s.mean());
+    }
+    void visit(const std::string& path, const Formula& s) override {
+        double v = s.value();
+        H5::DataSet d = make(path, s, H5::PredType::NATIVE_DOUBLE, 1);
+        d.write(&v, H5::PredType::NATIVE_DOUBLE);
+    }
+
+private:
+    H5::DataSet make(const std::string& path, const StatBase& s, const H5::PredType& type, size_t n) {
+        H5::Group g = open_path(m_file, "/stats/" + path);
+        hsize_t dims[1] = {n};
+        H5::DataSet d = n == 1 ? g.createDataSet(s.name(), type, H5::DataSpace(H5S_SCALAR))
+                               : g.createDataSet(s.name(), type, H5::DataSpace(1, dims));
+        put_string_attr(d, "unit", s.unit());
+        put_string_attr(d, "description", s.desc());
+        return d;
+    }
+    static void put_double_attr(H5::DataSet& d, const char* name, double v) {
+        H5::Attribute a = d.createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));
+        a.write(H5::PredType::NATIVE_DOUBLE, &v);
+    }
+    H5::H5File& m_file;
+};
+
+}  // namespace
+
+void write_stats_h5(const std::string& path, const StatGroup& root, const std::map<std::string, std::string>& config,
+                    const RunMeta& meta) {
+    write_atomically(path, [&](const std::string& tmp) {
+        try {
+            H5::Exception::dontPrint();
+            H5::H5File file(tmp, H5F_ACC_TRUNC);
+            H5::Group m = file.createGroup("/meta");
+            put_string(m, "version", meta.version);
+            put_string(m, "command_line", meta.command_line);
+            put_string(m, "config_hash", meta.config_hash);
+            put_string(m, "mode", meta.mode);
+            H5::Group c = file.createGroup("/config");
+            for (const auto& [k, v] : config) put_string(c, k, v);
+            file.createGroup("/stats");
+            H5Visitor vis(file);
+            root.accept(vis);
+            file.close();
+        } catch (const H5::Exception& e) {
+            throw SimError(kExitFailure, "cannot write '" + tmp + "': " + e.getDetailMsg());
+        }
+    });
+}
+
+}  // namespace sfumato
