@@ -47,8 +47,7 @@ void Replayer::setup() {
                 else host_buffer(t.bytes, t.pinned);
                 break;
             case Kind::Kernel: {
-                KernelDesc k = m_kernels(m_ctx, t);
-                if (t.block_dim) k.block_dim = t.block_dim;
+                KernelDesc k = m_kernels(m_ctx, t);  // the factory applies block_dim
                 if (!t.name.empty()) k.name = t.name;
                 m_kernel_of.emplace(t.index, std::move(k));
                 break;
@@ -103,7 +102,12 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
     for (const Task& t : m_w.tasks) {
         const Issued& is = m_issued[t.index];
         TaskTimes tt{t.index, kind_name(t.kind), t.name, t.stream};
-        if (tt.name.empty()) tt.name = t.kind == Kind::Kernel ? t.op : (t.kind == Kind::Memcpy ? std::string("memcpy ") + copy_dir_name(t.dir) : t.event);
+        if (tt.name.empty()) {
+            if (t.kind == Kind::Kernel) tt.name = t.op;
+            else if (t.kind == Kind::Memcpy) tt.name = std::string("memcpy ") + copy_dir_name(t.dir);
+            else if (!t.event.empty()) tt.name = t.event;
+            else tt.name = kind_name(t.kind);
+        }
         if (is.task) {
             tt.issue_cycle = clock.floor_cycle(is.task->issue_tick).v;
             tt.done = is.task->done;

@@ -77,10 +77,14 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
     const sc_core::sc_time slice(1, sc_core::SC_MS);
     while (true) {
         const uint64_t before = progress_counter();
+        const sc_dt::uint64 deltas = sc_core::sc_delta_count();
         sc_core::sc_start(slice);
         rethrow_failure();
         if (host.finished()) break;
-        if (!sc_core::sc_pending_activity() || progress_counter() == before) {
+        // A slice in which processes ran without progress is a livelock; one in which nothing ran
+        // is a long wait (a large copy in flight), not a deadlock.
+        const bool idle_wait = sc_core::sc_delta_count() == deltas;
+        if (!sc_core::sc_pending_activity() || (progress_counter() == before && !idle_wait)) {
             const ClockDomain clk = m_chip_params->clock();
             throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
                                               std::to_string(clk.floor_cycle(now_tick()).v) + "\n" + m_chip->describe_state());

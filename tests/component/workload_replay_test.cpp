@@ -19,7 +19,7 @@ std::string fixed_ops(const std::string& op, const std::map<std::string, std::st
 }
 
 KernelDesc fixed_factory(rt::Context&, const workload::Task& t) {
-    return fixed_kernel(t.op, 1, std::stoull(t.args.at("cycles")));
+    return fixed_kernel(t.op, t.block_dim ? t.block_dim : 1, std::stoull(t.args.at("cycles")));
 }
 
 }  // namespace
