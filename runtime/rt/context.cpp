@@ -2,6 +2,7 @@
 
 #include <systemc>
 
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::rt {
@@ -104,6 +105,7 @@ Status Context::fail(Status s, const std::string& msg) {
 }
 
 void Context::charge(uint64_t ns) {
+    note_progress();  // the host program moving on is progress (for the run driver's deadlock check)
     if (ns) sc_core::wait(to_sc_time(Tick(ns * 1000)));
 }
 

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "models/chip/chip_params.h"
+#include "runtime/rt/runtime.h"
 #include "tests/support.h"
 
 using namespace sfumato;
@@ -129,4 +130,46 @@ TEST_CASE("replay: malformed workload files exit 2 naming the task") {
         CHECK(r.code == 2);
         for (const auto& e : c.expect) CHECK_THAT(r.output, Catch::Contains(e));
     }
+}
+
+TEST_CASE("replay: a 256 MiB h2d copy takes what the link parameters imply, pageable slower") {
+    const std::string dir = temp_dir("replay_memcpy");
+    Config c;
+    c.load_ini(config("tiny"));
+    ChipParams p(c);
+    const uint64_t bytes = 256ull << 20;
+    const std::string text = header(R"([{"id": 0, "priority": 0}])") +
+                             R"([{"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 268435456, "pinned": true},
+                                 {"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 268435456, "pinned": false}]})";
+    const auto r = replay(write_workload(dir, "w.json", text), dir + "/out", "--set chip.gm.capacity=1GiB --trace off");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto t = read_json(dir + "/out/summary.json")["tasks"];
+    const double cycle_ps = static_cast<double>(p.clock().period_ps());
+    const double pinned_ps = static_cast<double>(bytes) * 1000.0 / p.dma.link_gbps + p.dma.link_latency_ns * 1000.0;
+    const double pageable_ps = static_cast<double>(bytes) * 1000.0 / p.dma.pageable_gbps + p.dma.link_latency_ns * 1000.0;
+    CHECK(static_cast<double>(dur(t[0])) * cycle_ps == Approx(pinned_ps).epsilon(0.05));
+    CHECK(static_cast<double>(dur(t[1])) * cycle_ps == Approx(pageable_ps).epsilon(0.05));
+    CHECK(dur(t[1]) > dur(t[0]));
+}
+
+TEST_CASE("replay: 1000 back-to-back tiny kernels take at least 1000 launch overheads") {
+    const std::string dir = temp_dir("replay_tiny_kernels");
+    Config c;
+    c.load_ini(config("tiny"));
+    ChipParams p(c);
+    rt::RuntimeParams host(ParamScope(c, "host"));
+    std::string tasks = "[";
+    for (int i = 0; i < 1000; ++i) {
+        tasks += std::string(i ? ", " : "") + R"({"kind": "kernel", "stream": 0, "op": "add", "args": {"n": 64}})";
+    }
+    const auto r = replay(write_workload(dir, "w.json", header(R"([{"id": 0}])") + tasks + "]}"), dir + "/out", "--trace off");
+    INFO(r.output.substr(0, 2000));
+    REQUIRE(r.code == 0);
+    const auto t = read_json(dir + "/out/summary.json")["tasks"];
+    REQUIRE(t.size() == 1000);
+    const uint64_t span_cycles = t[999]["end_cycle"].get<uint64_t>() - t[0]["issue_cycle"].get<uint64_t>();
+    const uint64_t launch_cycles = host.launch_overhead_ns * 1000 / p.clock().period_ps();
+    CHECK(span_cycles >= 999 * launch_cycles);  // from the first issue: 999 more launches
+    CHECK(t[999]["issue_cycle"].get<uint64_t>() - t[0]["issue_cycle"].get<uint64_t>() >= 999 * launch_cycles);
 }
