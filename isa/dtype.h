@@ -53,6 +53,32 @@ template <> struct DTypeOf<uint8_t> { static constexpr DType v = DType::UINT8; }
 template <> struct DTypeOf<int16_t> { static constexpr DType v = DType::INT16; };
 template <> struct DTypeOf<int32_t> { static constexpr DType v = DType::INT32; };
 
+// Rounding modes of conversions (the chip's CAST_* modes): RINT = to nearest, ties to even;
+// TRUNC = toward zero; FLOOR/CEIL = toward -inf/+inf; ROUND = to nearest, ties away from zero;
+// ODD = toward zero, setting the last bit when inexact (von Neumann rounding).
+enum class RoundMode : uint8_t { RINT, TRUNC, FLOOR, CEIL, ROUND, ODD, kCount };
+const char* round_name(RoundMode m);
+bool parse_round(const char* s, RoundMode& out);
+
+// Exact value of one element of type t at p (every ISA type is exact in a double).
+double load_f64(DType t, const uint8_t* p);
+// Raw bits (low dtype_size(t) bytes) of v rounded once to type t with mode m. Floats: overflow
+// goes to inf or the largest finite value as the mode dictates, denormals are produced, nan
+// stays nan (canonical quiet nan). Integers: rounded, then saturated to the type's range; nan
+// gives 0.
+uint32_t round_bits(DType t, double v, RoundMode m = RoundMode::RINT);
+// The generic (slow) rounding path for every mode; round_bits uses a bit-level fast path for
+// RINT. Exposed so tests can hold the two implementations against each other.
+uint32_t round_bits_reference(DType t, double v, RoundMode m);
+inline void store_f64(DType t, uint8_t* p, double v, RoundMode m = RoundMode::RINT) {
+    uint32_t b = round_bits(t, v, m);
+    std::memcpy(p, &b, dtype_size(t));  // little-endian host
+}
+// Integer results that wrap (two's complement) instead of saturating, e.g. int32 vadd.
+void store_wrap(DType t, uint8_t* p, int64_t v);
+inline bool is_float(DType t) { return t == DType::FP16 || t == DType::BF16 || t == DType::FP32; }
+inline bool is_int(DType t) { return !is_float(t) && t != DType::kCount; }
+
 // Reads/writes one element of type t at p as float (integers convert exactly where they can).
 float load_as_f32(DType t, const uint8_t* p);
 void store_from_f32(DType t, uint8_t* p, float v);

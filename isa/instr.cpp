@@ -1,5 +1,7 @@
+// Names, parsing, pipe assignment and equality of the instruction encoding (isa/instr.h).
 #include "isa/instr.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace sfumato::isa {
@@ -7,35 +9,143 @@ namespace sfumato::isa {
 namespace {
 constexpr const char* kPipeNames[] = {"S", "MTE1", "MTE2", "MTE3", "M", "FIX", "V", "ALL"};
 constexpr const char* kPosNames[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB", "BT", "FB"};
-constexpr const char* kOpNames[] = {"nop", "set_flag", "wait_flag", "pipe_barrier",
-                                    "copy_gm_to_ub", "copy_ub_to_gm", "copy_ub_to_ub",
-                                    "vadd", "vsub", "vmul", "vdiv", "vmax", "vmin"};
+constexpr const char* kOpNames[] = {
+    "nop",
+    "set_flag", "wait_flag", "pipe_barrier", "set_cross_flag", "wait_cross_flag",
+    "scalar", "get_sysreg", "set_mask",
+    "copy_gm_to_ub", "copy_gm_to_l1", "copy_gm_to_l1_nd2nz", "load2d_gm",
+    "load2d", "load3d", "copy_l1_to_ub", "fill",
+    "mad",
+    "fixpipe",
+    "copy_ub_to_gm", "copy_ub_to_l1",
+    "copy_ub_to_ub", "copy_l0c_to_ub",
+    "vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vand", "vor",
+    "vadds", "vmuls", "vmaxs", "vmins",
+    "vexp", "vln", "vsqrt", "vrsqrt", "vrec", "vabs", "vrelu", "vnot",
+    "vlrelu", "vmadd", "vmla", "vaxpy", "vaddrelu",
+    "vconv", "vcmp", "vcmps", "vsel",
+    "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
+    "vdup", "vbrcb", "vtranspose", "vgather"};
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
+constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
+constexpr const char* kSysRegNames[] = {"block_idx", "block_num", "sub_block_id", "sys_cnt"};
+constexpr const char* kQuantNames[] = {"none", "scalar", "vector"};
+
+template <class E, size_t N>
+bool parse_in(const char* const (&names)[N], const char* s, E& out) {
+    for (size_t i = 0; i < N; ++i)
+        if (std::strcmp(s, names[i]) == 0) {
+            out = static_cast<E>(i);
+            return true;
+        }
+    return false;
+}
 }  // namespace
 
 const char* pipe_name(Pipe p) { return kPipeNames[static_cast<int>(p)]; }
-bool parse_pipe(const char* s, Pipe& out) {
-    for (int i = 0; i <= kNumPipes; ++i)
-        if (std::strcmp(s, kPipeNames[i]) == 0) { out = static_cast<Pipe>(i); return true; }
-    return false;
-}
+bool parse_pipe(const char* s, Pipe& out) { return parse_in(kPipeNames, s, out); }
 const char* pos_name(Pos p) { return kPosNames[static_cast<int>(p)]; }
+bool parse_pos(const char* s, Pos& out) { return parse_in(kPosNames, s, out); }
 const char* opcode_name(Opcode op) { return kOpNames[static_cast<int>(op)]; }
-bool parse_opcode(const char* s, Opcode& out) {
-    for (size_t i = 0; i < static_cast<size_t>(Opcode::kCount); ++i)
-        if (std::strcmp(s, kOpNames[i]) == 0) { out = static_cast<Opcode>(i); return true; }
-    return false;
+bool parse_opcode(const char* s, Opcode& out) { return parse_in(kOpNames, s, out); }
+const char* cmp_name(CmpMode m) { return kCmpNames[static_cast<int>(m)]; }
+bool parse_cmp(const char* s, CmpMode& out) { return parse_in(kCmpNames, s, out); }
+const char* sysreg_name(SysReg r) { return kSysRegNames[static_cast<int>(r)]; }
+bool parse_sysreg(const char* s, SysReg& out) { return parse_in(kSysRegNames, s, out); }
+const char* quant_name(QuantMode q) { return kQuantNames[static_cast<int>(q)]; }
+bool parse_quant(const char* s, QuantMode& out) { return parse_in(kQuantNames, s, out); }
+
+ParamKind param_kind(Opcode op) {
+    switch (op) {
+        case Opcode::NOP: return ParamKind::None;
+        case Opcode::SET_FLAG: case Opcode::WAIT_FLAG: case Opcode::PIPE_BARRIER: return ParamKind::Flag;
+        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: return ParamKind::CrossFlag;
+        case Opcode::SCALAR: case Opcode::GET_SYSREG: return ParamKind::Scalar;
+        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: case Opcode::COPY_L1_TO_UB:
+        case Opcode::COPY_UB_TO_GM: case Opcode::COPY_UB_TO_L1: case Opcode::COPY_UB_TO_UB:
+            return ParamKind::Copy;
+        case Opcode::COPY_GM_TO_L1_ND2NZ: return ParamKind::NdNz;
+        case Opcode::LOAD2D_GM: case Opcode::LOAD2D: return ParamKind::Load2d;
+        case Opcode::LOAD3D: return ParamKind::Load3d;
+        case Opcode::FILL: return ParamKind::Fill;
+        case Opcode::MAD: return ParamKind::Mad;
+        case Opcode::FIXPIPE: case Opcode::COPY_L0C_TO_UB: return ParamKind::Fix;
+        default: return ParamKind::Vec;  // SET_MASK and every V-pipe compute opcode
+    }
 }
 
 Pipe default_pipe(Opcode op) {
     switch (op) {
-        case Opcode::COPY_GM_TO_UB: return Pipe::MTE2;
-        case Opcode::COPY_UB_TO_GM: return Pipe::MTE3;
-        case Opcode::COPY_UB_TO_UB:
-        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VDIV:
-        case Opcode::VMAX: case Opcode::VMIN: return Pipe::V;
-        default: return Pipe::S;
+        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: case Opcode::COPY_GM_TO_L1_ND2NZ:
+        case Opcode::LOAD2D_GM:
+            return Pipe::MTE2;
+        case Opcode::LOAD2D: case Opcode::LOAD3D: case Opcode::COPY_L1_TO_UB: case Opcode::FILL:
+            return Pipe::MTE1;
+        case Opcode::MAD: return Pipe::M;
+        case Opcode::FIXPIPE: return Pipe::FIX;
+        case Opcode::COPY_UB_TO_GM: case Opcode::COPY_UB_TO_L1: return Pipe::MTE3;
+        case Opcode::NOP: case Opcode::SET_FLAG: case Opcode::WAIT_FLAG: case Opcode::PIPE_BARRIER:
+        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: case Opcode::SCALAR:
+        case Opcode::GET_SYSREG: case Opcode::SET_MASK:
+            return Pipe::S;
+        default: return Pipe::V;  // COPY_UB_TO_UB, COPY_L0C_TO_UB and all vector compute
     }
+}
+
+Pipe exec_pipe(const Instr& in) {
+    switch (in.op) {
+        case Opcode::SET_FLAG: case Opcode::PIPE_BARRIER: return in.flag.src;
+        case Opcode::WAIT_FLAG: return in.flag.dst;
+        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: return in.xflag.pipe;
+        default: return default_pipe(in.op);
+    }
+}
+
+Instr make_instr(Opcode op) {
+    Instr in;
+    in.op = op;
+    in.pipe = default_pipe(op);
+    switch (param_kind(op)) {
+        case ParamKind::None: case ParamKind::Vec: in.vec = VecParams{}; break;
+        case ParamKind::Flag: in.flag = FlagParams{}; break;
+        case ParamKind::CrossFlag: in.xflag = CrossFlagParams{}; break;
+        case ParamKind::Scalar: in.sc = ScalarParams{}; break;
+        case ParamKind::Copy: in.copy = CopyParams{}; break;
+        case ParamKind::NdNz: in.nd = NdNzParams{}; break;
+        case ParamKind::Load2d: in.l2d = Load2dParams{}; break;
+        case ParamKind::Load3d: in.l3d = Load3dParams{}; break;
+        case ParamKind::Fill: in.fill = FillParams{}; break;
+        case ParamKind::Mad: in.mad = MadParams{}; break;
+        case ParamKind::Fix: in.fix = FixpipeParams{}; break;
+    }
+    if (op == Opcode::MAD) in.dst.pos = Pos::L0C, in.src0.pos = Pos::L0A, in.src1.pos = Pos::L0B;
+    return in;
+}
+
+bool operator==(const Instr& a, const Instr& b) {
+    if (a.op != b.op || a.pipe != b.pipe || a.dtype != b.dtype || !(a.dst == b.dst) ||
+        !(a.src0 == b.src0) || !(a.src1 == b.src1) || !(a.src2 == b.src2))
+        return false;
+    // Scalars compare by value and sign (so -0 != +0); any two nans are equal.
+    const bool both_nan = std::isnan(a.scalar) && std::isnan(b.scalar);
+    if (!both_nan && (a.scalar != b.scalar || std::signbit(a.scalar) != std::signbit(b.scalar))) return false;
+    switch (param_kind(a.op)) {
+        case ParamKind::None: return true;
+        case ParamKind::Vec:
+            if (a.op == Opcode::SET_MASK) return a.vec.mask_lo == b.vec.mask_lo && a.vec.mask_hi == b.vec.mask_hi;
+            return a.vec == b.vec;
+        case ParamKind::Flag: return a.flag == b.flag;
+        case ParamKind::CrossFlag: return a.xflag == b.xflag;
+        case ParamKind::Scalar: return a.sc == b.sc;
+        case ParamKind::Copy: return a.copy == b.copy;
+        case ParamKind::NdNz: return a.nd == b.nd;
+        case ParamKind::Load2d: return a.l2d == b.l2d;
+        case ParamKind::Load3d: return a.l3d == b.l3d;
+        case ParamKind::Fill: return a.fill == b.fill;
+        case ParamKind::Mad: return a.mad == b.mad;
+        case ParamKind::Fix: return a.fix == b.fix;
+    }
+    return false;
 }
 
 }  // namespace sfumato::isa

@@ -1,6 +1,11 @@
 // The instruction set of a DaVinci-style AI core, as the pipes see it: one compact POD per
 // instruction (no heap), tagged with the pipe that executes it. The scalar unit issues these
-// into per-pipe in-order queues; functional semantics live in isa/semantics.h.
+// into per-pipe in-order queues; functional semantics live in isa/semantics.h. The encoding is
+// structural (opcode + operand addresses + one parameter struct per instruction class), not the
+// chip's binary format: every quantity a latency model needs (repeats, fractal counts, bytes) can
+// be read off the fields directly. Scalar ALU work is not encoded per instruction: the kernel's
+// C++ code is the scalar unit; only system-register reads, the mask register and a cycle charge
+// (for recorded streams) are instructions.
 #pragma once
 #include <cstdint>
 
@@ -17,71 +22,264 @@ bool parse_pipe(const char* s, Pipe& out);
 // Storage positions (buffers) an operand can live in.
 enum class Pos : uint8_t { GM, L1, L0A, L0B, L0C, UB, BT, FB, kCount };
 const char* pos_name(Pos p);
+bool parse_pos(const char* s, Pos& out);
 
 enum class Opcode : uint16_t {
     NOP,
     // sync
-    SET_FLAG,      // flag: src pipe, dst pipe, event id (executes in src pipe)
-    WAIT_FLAG,     // executes in dst pipe
-    PIPE_BARRIER,  // orders one pipe (executes in that pipe)
-    // data movement
-    COPY_GM_TO_UB,  // MTE2, burst mode (copy params)
-    COPY_UB_TO_GM,  // MTE3, burst mode
-    COPY_UB_TO_UB,  // V
-    // vector binary
-    VADD, VSUB, VMUL, VDIV, VMAX, VMIN,
+    SET_FLAG,         // flag: src pipe, dst pipe, event id (executes in src pipe)
+    WAIT_FLAG,        // executes in dst pipe
+    PIPE_BARRIER,     // flag.src = the pipe to drain (ALL = every pipe)
+    SET_CROSS_FLAG,   // xflag: split-arch cross-core counter +1, after xflag.pipe drained
+    WAIT_CROSS_FLAG,  // xflag: blocks xflag.pipe while the counter is 0, then -1
+    // scalar / system registers (Pipe::S)
+    SCALAR,      // sc.cycles of scalar work (recorded streams replay control flow with it)
+    GET_SYSREG,  // x[sc.xd] = sysreg sc.reg (block idx/num, sub-block id, system counter)
+    SET_MASK,    // vector mask register = vec.mask_lo/hi (only the mask fields are meaningful)
+    // MTE2: global memory -> local
+    COPY_GM_TO_UB,    // copy: bursts, gaps, byte-exact length, left/right padding (value = scalar)
+    COPY_GM_TO_L1,    // copy
+    COPY_GM_TO_L1_ND2NZ,  // nd: ND matrices -> NZ fractals in L1
+    LOAD2D_GM,        // l2d: GM -> L0A/L0B, whole 512-B fractals
+    // MTE1: on-chip moves
+    LOAD2D,       // l2d: L1 -> L0A/L0B, optional per-fractal transpose
+    LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (zZ) img2col with stride/dilation/padding
+    COPY_L1_TO_UB,  // copy (coupled cores only)
+    FILL,         // fill: dst (L1/L0A/L0B) = scalar in dtype
+    // M: cube
+    MAD,  // mad: L0C (NZ) = [L0C +] L0A (zZ) x L0B (zN) [+ bias in BT]
+    // FIX: accumulator drain
+    FIXPIPE,  // fix: L0C -> GM/L1 with dequant/quant, ReLU, cast, NZ->ND
+    // MTE3: stores
+    COPY_UB_TO_GM,  // copy: bursts; copy.atomic = 1 does an atomic add in dtype
+    COPY_UB_TO_L1,  // copy
+    // V: vector
+    COPY_UB_TO_UB,    // copy
+    COPY_L0C_TO_UB,   // fix: coupled cores drain the accumulator through the vector pipe
+    VADD, VSUB, VMUL, VDIV, VMAX, VMIN, VAND, VOR,  // binary: dst = src0 op src1
+    VADDS, VMULS, VMAXS, VMINS,                     // vector-scalar: dst = src0 op scalar
+    VEXP, VLN, VSQRT, VRSQRT, VREC, VABS, VRELU, VNOT,  // unary: dst = f(src0)
+    VLRELU,                       // dst = src0 >= 0 ? src0 : src0 * scalar
+    VMADD,                        // dst = src0 * dst + src1
+    VMLA,                         // dst = src0 * src1 + dst
+    VAXPY,                        // dst = src0 * scalar + dst
+    VADDRELU,                     // dst = max(src0 + src1, 0)
+    VCONV,                        // dst(dtype) = round(src0(vec.src_dtype), vec.round)
+    VCMP,                         // bitmask dst (1 bit per lane) = src0 vec.cmp src1
+    VCMPS,                        // bitmask dst = src0 vec.cmp scalar
+    VSEL,                         // dst = bit(src2 mask) ? src0 : src1
+    VRED_SUM, VRED_MAX, VRED_MIN,        // per-repeat reduction (vec.with_index: value,index)
+    VREDALL_SUM, VREDALL_MAX, VREDALL_MIN,  // whole reduction over all repeats
+    VDUP,                         // dst = scalar
+    VBRCB,                        // each of 8 src elements per repeat fills one dst block
+    VTRANSPOSE,                   // 16x16 16-bit transpose per repeat
+    VGATHER,                      // dst[i] = src0[byte offset src1[i] (uint32)]
     kCount
 };
 const char* opcode_name(Opcode op);
 bool parse_opcode(const char* s, Opcode& out);
 
+// Which parameter struct of the union an opcode uses.
+enum class ParamKind : uint8_t { None, Flag, CrossFlag, Scalar, Vec, Copy, NdNz, Load2d, Load3d, Fill, Mad, Fix };
+ParamKind param_kind(Opcode op);
+
+enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
+const char* cmp_name(CmpMode m);
+bool parse_cmp(const char* s, CmpMode& out);
+
+// System registers readable by GET_SYSREG.
+enum class SysReg : uint8_t { BLOCK_IDX, BLOCK_NUM, SUB_BLOCK_ID, SYS_CNT, kCount };
+const char* sysreg_name(SysReg r);
+bool parse_sysreg(const char* s, SysReg& out);
+
+// FixPipe quantisation: none, one scalar scale (Instr::scalar), or a per-channel fp32 scale
+// vector of n entries at src1 (FB).
+enum class QuantMode : uint8_t { NONE, SCALAR, VECTOR, kCount };
+const char* quant_name(QuantMode q);
+bool parse_quant(const char* s, QuantMode& out);
+
 struct Addr {
     uint64_t addr = 0;
     Pos pos = Pos::GM;
+    bool operator==(const Addr&) const = default;
 };
 
 // Vector instruction parameters: repeats of 256 B, each of 8 blocks of 32 B.
-// Strides in 32 B blocks; mask either a continuous count or a 128-bit lane mask.
+// Strides in 32 B blocks; mask is a 128-bit lane mask (a continuous count n is bits 0..n-1).
+// Lane l of a repeat lives in block l / (32 / element size). For per-repeat reductions the
+// dst repeat stride counts results (one element, or a value+index pair), not blocks.
 struct VecParams {
     uint16_t repeat = 1;  // 1..255
     uint16_t dst_blk_stride = 1, src0_blk_stride = 1, src1_blk_stride = 1;
     uint16_t dst_rep_stride = 8, src0_rep_stride = 8, src1_rep_stride = 8;
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;  // bit i = lane i of each repeat
+    DType src_dtype = DType::FP16;              // VCONV source type
+    RoundMode round = RoundMode::RINT;          // VCONV rounding
+    CmpMode cmp = CmpMode::EQ;                  // VCMP/VCMPS
+    uint8_t with_index = 0;                     // max/min reductions also return the lane index
+    uint32_t gather_span = 0;                   // VGATHER: bytes of src0 the offsets may address
+    bool operator==(const VecParams&) const = default;
 };
 
 // Burst-mode copy: nburst bursts of len_bytes each; gaps between bursts in 32 B blocks at
-// the local side and in bytes at the GM side. Local-side bursts are padded to 32 B.
+// the local side and in bytes at the GM side. Local-side bursts are padded to 32 B. GM->UB can
+// also pad each burst with pad_left/pad_right elements of value Instr::scalar (byte mode).
 struct CopyParams {
     uint32_t nburst = 1;
     uint32_t len_bytes = 0;
     uint32_t src_gap = 0;
     uint32_t dst_gap = 0;
+    uint8_t pad_left = 0, pad_right = 0;  // elements of dtype, GM->UB only
+    uint8_t atomic = 0;                   // UB->GM: 1 = atomic add in dtype
+    bool operator==(const CopyParams&) const = default;
 };
 
 struct FlagParams {
     Pipe src = Pipe::S;
     Pipe dst = Pipe::S;
     uint8_t event_id = 0;
+    bool operator==(const FlagParams&) const = default;
+};
+
+// Cross-core flags (split arch): mode 0 = all AICs/AIVs of the kernel, 1 = the 2 AIVs of one
+// core, 2 = the AIC and AIVs of one core. Counters 0..10 (kMaxCrossFlag).
+constexpr uint8_t kMaxCrossFlag = 10;
+struct CrossFlagParams {
+    uint8_t mode = 0;
+    uint8_t flag_id = 0;
+    Pipe pipe = Pipe::S;
+    bool operator==(const CrossFlagParams&) const = default;
+};
+
+struct ScalarParams {
+    uint32_t cycles = 1;  // SCALAR
+    SysReg reg = SysReg::BLOCK_IDX;
+    uint8_t xd = 0;  // destination scalar register (0..31)
+    bool operator==(const ScalarParams&) const = default;
+};
+
+// ND -> NZ: nd_num matrices of n rows x d columns (row stride src_d elements, matrices
+// src_nd_stride elements apart) become NZ fractals with C0 = 32 B / element size columns:
+// element (r, c) goes to (c / C0) * dst_c0_stride + r * dst_n_stride blocks of 32 B plus
+// (c % C0) elements; matrices dst_nd_stride blocks apart. The tail of a partial C0 group is 0.
+struct NdNzParams {
+    uint16_t nd_num = 1;
+    uint16_t n = 0, d = 0;
+    uint16_t dst_c0_stride = 0, dst_n_stride = 1;
+    uint32_t src_d = 0, src_nd_stride = 0;
+    uint32_t dst_nd_stride = 0;
+    bool operator==(const NdNzParams&) const = default;
+};
+
+// Whole 512-byte fractals: fractal i (0..repeat-1) comes from src + (start_index + i *
+// src_stride) * 512 and goes to dst + i * (1 + dst_gap) * 512. transpose swaps rows and
+// columns of each 16x16 fractal (16-bit types only).
+constexpr uint32_t kFractalBytes = 512;
+struct Load2dParams {
+    uint16_t start_index = 0;
+    uint16_t repeat = 1;  // 1..255
+    uint16_t src_stride = 1;
+    uint16_t dst_gap = 0;
+    uint8_t transpose = 0;
+    bool operator==(const Load2dParams&) const = default;
+};
+
+// img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
+// l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
+// kw + x) * C0 + c0; the window [m_start, m_start + m_ext) x [k_start, k_start + k_ext) is
+// written to L0A as zZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
+// the pad value Instr::scalar.
+struct Load3dParams {
+    uint16_t l1_h = 1, l1_w = 1, c1 = 1;
+    uint8_t kh = 1, kw = 1;
+    uint8_t stride_h = 1, stride_w = 1;
+    uint8_t dil_h = 1, dil_w = 1;
+    uint8_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+    uint16_t m_start = 0, m_ext = 16;
+    uint16_t k_start = 0, k_ext = 16;
+    bool operator==(const Load3dParams&) const = default;
+};
+
+// Fill: repeat times blk_num blocks of 32 B, dst_gap blocks between repeats, value scalar.
+struct FillParams {
+    uint16_t repeat = 1;
+    uint16_t blk_num = 1;
+    uint16_t dst_gap = 0;
+    bool operator==(const FillParams&) const = default;
+};
+
+// Cube: A (m x k) in L0A as zZ, B (k x n) in L0B as zN, C (m x n) in L0C as NZ with 16x16
+// fractals of fp32/int32. K0 = 32 B / input element size (16 fp16/bf16, 32 int8, 8 fp32).
+// bias = 1 adds an fp32/int32 vector of n entries at src2 (BT) when not accumulating.
+struct MadParams {
+    uint16_t m = 16, k = 16, n = 16;
+    uint8_t accumulate = 0;
+    uint8_t bias = 0;
+    bool operator==(const MadParams&) const = default;
+};
+
+// FixPipe: m x n of L0C (NZ, 16x16 fractals; column fractal j at src + j * src_stride * 64 B,
+// so src_stride counts 16-element rows, default ceil(m/16)*16). Output out_dtype, either ND
+// (nz2nd = 1, row stride dst_stride elements) or NZ (C0 = 32 B / out size, column groups
+// dst_stride blocks of 32 B apart). Applied in this order: quant scale, ReLU, cast (RINT,
+// saturating for integers).
+struct FixpipeParams {
+    uint16_t m = 16, n = 16;
+    uint16_t src_stride = 16;
+    uint32_t dst_stride = 16;
+    DType out_dtype = DType::FP16;
+    QuantMode quant = QuantMode::NONE;
+    uint8_t relu = 0;
+    uint8_t nz2nd = 0;
+    bool operator==(const FixpipeParams&) const = default;
 };
 
 struct Instr {
     Opcode op = Opcode::NOP;
     Pipe pipe = Pipe::S;
     DType dtype = DType::FP16;
-    Addr dst, src0, src1;
+    Addr dst, src0, src1, src2;
     union {
         VecParams vec;
         CopyParams copy;
         FlagParams flag;
+        CrossFlagParams xflag;
+        ScalarParams sc;
+        NdNzParams nd;
+        Load2dParams l2d;
+        Load3dParams l3d;
+        FillParams fill;
+        MadParams mad;
+        FixpipeParams fix;
     };
-    double scalar = 0.0;      // vector-scalar operand
+    double scalar = 0.0;      // vector-scalar operand, fill/pad value, fixpipe scale
     uint64_t issue_cycle = 0; // scalar cycle at which it entered its pipe queue (set by the core)
     uint32_t seq = 0;         // program order within the block (set by the core)
 
     Instr() : vec() {}
 };
 
-// Which pipe executes an opcode (for the data-movement and compute classes it is fixed).
+// Builds an instruction of opcode op with pipe = default_pipe(op) and the parameter struct of
+// its class value-initialised (so equality and disassembly see defined bytes).
+Instr make_instr(Opcode op);
+
+// Which pipe executes an opcode. Sync instructions run in a pipe named by their operands
+// (see exec_pipe); for them default_pipe returns S.
 Pipe default_pipe(Opcode op);
+// The pipe an instruction executes in: default_pipe, or the pipe its sync operands name.
+Pipe exec_pipe(const Instr& in);
+
+// Architectural equality: opcode, pipe, dtype, the operands and parameters the opcode uses,
+// and scalar. issue_cycle and seq are bookkeeping and are not compared.
+bool operator==(const Instr& a, const Instr& b);
+
+// Timing-relevant quantities.
+constexpr uint32_t cube_k0(DType t) { return dtype_size(t) ? 32 / dtype_size(t) : 0; }
+constexpr uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+// Cube blocks of a MAD: ceil(m/16) * ceil(k/K0) * ceil(n/16).
+inline uint64_t mad_blocks(const Instr& in) {
+    return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(in.mad.k, cube_k0(in.dtype)) *
+           ceil_div(in.mad.n, 16);
+}
 
 }  // namespace sfumato::isa

@@ -39,6 +39,19 @@ void execute(const Instr& in, IMemView& mem);
 // Checks operand fields that do not depend on buffer sizes; returns "" when valid.
 std::string validate(const Instr& in);
 
+// Scalar-unit state the scalar/system-register instructions read and write.
+struct ScalarState {
+    uint64_t x[32] = {};
+    uint32_t block_idx = 0, block_num = 1, sub_block_id = 0;
+    uint64_t sys_cnt = 0;  // the core's cycle counter, kept current by the caller
+    uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
+};
+// Applies GET_SYSREG and SET_MASK (other opcodes leave the state unchanged).
+void execute_scalar(const Instr& in, ScalarState& st);
+
+// Bytes an MTE/FIX/load instruction moves (read side); 0 for compute and sync instructions.
+uint64_t moved_bytes(const Instr& in);
+
 // Number of lanes in one 256-byte repeat for a dtype.
 constexpr uint32_t lanes_per_repeat(DType t) { return 256 / dtype_size(t); }
 

@@ -116,7 +116,7 @@ void TaskScheduler::block_done(uint64_t cookie) {
 void TaskScheduler::dma_done(uint64_t cookie) {
     const uint64_t now = now_tick().v;
     const Task& t = *m_queues[cookie].active;
-    m_copy_cycles.sample(static_cast<double>((now - t.start_tick.v) / m_clock.period_ps()));
+    m_copy_cycles.sample(static_cast<double>((now - t.start_tick.v - cyc(m_p.dispatch_cycles)) / m_clock.period_ps()));
     schedule(now + cyc(m_p.completion_cycles), Act::Complete, cookie);
 }
 
@@ -216,7 +216,7 @@ bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
     q.active = q.waiting.front();
     q.waiting.pop_front();
     q.next_block = q.blocks_done = 0;
-    t.start_tick = Tick(start);
+    t.start_tick = Tick(now);  // taken by the scheduler; its blocks or copy begin after the dispatch latency
     m_queue_wait.sample(static_cast<double>((start - t.issue_tick.v - cyc(m_p.doorbell_cycles)) / m_clock.period_ps()));
     m_dispatch_latency.sample(static_cast<double>((start - q.head_since) / m_clock.period_ps()));
     trace_depth(qi, now);

@@ -7,7 +7,8 @@
 // engines (IDmaEngine), event record/wait tasks are resolved here, host callbacks run when reached.
 // Latencies (doorbell, task dispatch, per-block dispatch, completion, event) are parameters in
 // cycles of the scheduler's clock; nothing ticks: one SC_METHOD sleeps until the next timed action.
-// Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
+// A task's start_tick is when the scheduler takes it (its blocks or copy begin dispatch_cycles
+// later); end_tick is when its completion is reported. Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
 #pragma once
 #include <deque>
 #include <memory>

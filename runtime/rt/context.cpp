@@ -105,8 +105,12 @@ Status Context::fail(Status s, const std::string& msg) {
 }
 
 void Context::charge(uint64_t ns) {
-    note_progress();  // the host program moving on is progress (for the run driver's deadlock check)
-    if (ns) sc_core::wait(to_sc_time(Tick(ns * 1000)));
+    // Host time is work in flight for the run driver's deadlock check, and its end is progress.
+    note_progress();
+    if (!ns) return;
+    work_begin();
+    sc_core::wait(to_sc_time(Tick(ns * 1000)));
+    work_end();
 }
 
 void Context::host_delay_ns(uint64_t ns) { charge(ns); }

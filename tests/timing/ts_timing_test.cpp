@@ -43,10 +43,11 @@ TEST_CASE("ts timing: one kernel on an idle chip") {
         k = c.tasks()[0].task;
     });
     CHECK(k->issue_tick.v == param(r.cfg, "host.launch_overhead_ns") * 1000);
-    CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles") + r.cyc("chip.ts.dispatch_cycles"));
-    // Blocks start block_dispatch apart; the last one ends block_cycles later.
-    CHECK(k->end_tick.v == k->start_tick.v + (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") +
-                               block_cycles * r.period + r.cyc("chip.ts.completion_cycles"));
+    CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
+    // Blocks start a dispatch later and block_dispatch apart; the last one ends block_cycles later.
+    CHECK(k->end_tick.v == k->start_tick.v + r.cyc("chip.ts.dispatch_cycles") +
+                               (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") + block_cycles * r.period +
+                               r.cyc("chip.ts.completion_cycles"));
 }
 
 TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels") {
@@ -69,9 +70,9 @@ TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels")
     });
     REQUIRE(urgent->issue_tick < low[0]->end_tick);  // submitted while the first low kernel runs
     // Its cores free when the first low kernel's last block ends (its end minus the completion
-    // latency); the urgent kernel starts one dispatch later, before the queued low kernels.
+    // latency); the scheduler takes the urgent kernel then, before the queued low kernels.
     const uint64_t cores_free = low[0]->end_tick.v - r.cyc("chip.ts.completion_cycles");
-    CHECK(urgent->start_tick.v == cores_free + r.cyc("chip.ts.dispatch_cycles"));
+    CHECK(urgent->start_tick.v == cores_free);
     CHECK(low[1]->start_tick > urgent->start_tick);
     CHECK(low[1]->start_tick.v >= urgent->end_tick.v - r.cyc("chip.ts.completion_cycles"));
 }
@@ -96,8 +97,9 @@ TEST_CASE("ts timing: memcpy and event tasks") {
     MemcpyDesc m;
     m.bytes = bytes;
     m.pinned = true;
-    CHECK(copy->start_tick.v == copy->issue_tick.v + r.cyc("chip.ts.doorbell_cycles") + r.cyc("chip.ts.dispatch_cycles"));
-    CHECK(copy->end_tick.v == copy->start_tick.v + r.dev->dma().copy_ps(m) + r.cyc("chip.ts.completion_cycles"));
+    CHECK(copy->start_tick.v == copy->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
+    CHECK(copy->end_tick.v == copy->start_tick.v + r.cyc("chip.ts.dispatch_cycles") + r.dev->dma().copy_ps(m) +
+                                  r.cyc("chip.ts.completion_cycles"));
     // The record was visible long before: it starts when the copy completes.
     CHECK(rec->start_tick == copy->end_tick);
     CHECK(rec->end_tick.v == rec->start_tick.v + r.cyc("chip.ts.event_cycles"));

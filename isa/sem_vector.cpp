@@ -1,0 +1,378 @@
+// Functional semantics of the Vector pipe: masked, repeated, strided SIMD over UB.
+// One repeat covers 256 B (8 blocks of 32 B); lane l of a repeat sits in block l / (32 / size)
+// at the operand's block stride, repeats at the repeat stride. All sources of a repeat are
+// read before its results are written, so in-place operation works as on the chip.
+// Numerics: each result is computed exactly (in double, which holds every product and sum of
+// two ISA floats exactly or with a harmless first rounding for + - * / sqrt) and rounded once
+// to the destination type with round-to-nearest-even: fp16 ops therefore behave as fp16
+// hardware, fp32 ops as fp32. Transcendentals use the host libm in double, then round once
+// (within 1 ulp of the chip, which uses its own approximations). Integer add/sub/mul wrap
+// (two's complement); conversions (VCONV) saturate. Float max/min ignore a nan operand
+// (IEEE maxNum/minNum); relu and abs keep nan. Reductions sum in double and round once; max/min
+// return the first lane index of the extreme value, counted across repeats for VREDALL_*.
+// For 1-byte types (256 lanes) each mask bit covers two adjacent lanes.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "isa/sem_detail.h"
+
+namespace sfumato::isa::detail {
+
+namespace {
+
+enum class VKind { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather };
+
+VKind kind_of(Opcode op) {
+    switch (op) {
+        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VDIV: case Opcode::VMAX:
+        case Opcode::VMIN: case Opcode::VAND: case Opcode::VOR: case Opcode::VADDRELU:
+            return VKind::Binary;
+        case Opcode::VADDS: case Opcode::VMULS: case Opcode::VMAXS: case Opcode::VMINS: case Opcode::VLRELU:
+            return VKind::Scalar;
+        case Opcode::VMADD: case Opcode::VMLA: case Opcode::VAXPY: return VKind::Fused;
+        case Opcode::VCONV: return VKind::Conv;
+        case Opcode::VCMP: case Opcode::VCMPS: return VKind::Cmp;
+        case Opcode::VSEL: return VKind::Sel;
+        case Opcode::VRED_SUM: case Opcode::VRED_MAX: case Opcode::VRED_MIN: return VKind::Red;
+        case Opcode::VREDALL_SUM: case Opcode::VREDALL_MAX: case Opcode::VREDALL_MIN: return VKind::RedAll;
+        case Opcode::VDUP: return VKind::Dup;
+        case Opcode::VBRCB: return VKind::Brcb;
+        case Opcode::VTRANSPOSE: return VKind::Transpose;
+        case Opcode::VGATHER: return VKind::Gather;
+        default: return VKind::Unary;
+    }
+}
+
+bool uses_src1(Opcode op) {
+    VKind k = kind_of(op);
+    return k == VKind::Binary || k == VKind::Sel || op == Opcode::VMADD || op == Opcode::VMLA ||
+           op == Opcode::VCMP || k == VKind::Gather;
+}
+bool reads_dst(Opcode op) { return op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VAXPY; }
+
+DType src_type(const Instr& in) { return in.op == Opcode::VCONV ? in.vec.src_dtype : in.dtype; }
+uint32_t lanes_of(const Instr& in) {
+    return 256 / std::max(dtype_size(in.dtype), dtype_size(src_type(in)));
+}
+
+bool lane_on(const VecParams& v, uint32_t lane, uint32_t lanes) {
+    const uint32_t bit = lanes > 128 ? lane / 2 : lane;
+    return bit < 64 ? ((v.mask_lo >> bit) & 1u) : ((v.mask_hi >> (bit - 64)) & 1u);
+}
+
+// Byte offset of lane l of repeat r for an operand of element size es.
+inline uint64_t lane_off(uint32_t r, uint32_t l, uint32_t es, uint16_t blk, uint16_t rep) {
+    const uint32_t epb = kBlock / es;
+    return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(l / epb) * blk) * kBlock + (l % epb) * es;
+}
+
+Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, uint16_t rep, uint16_t repeat,
+                      bool write) {
+    const uint64_t nblk = round_up(static_cast<uint64_t>(lanes) * es, kBlock) / kBlock;
+    const uint64_t hi = (static_cast<uint64_t>(repeat - 1) * rep + (nblk - 1) * blk) * kBlock + kBlock;
+    return {a.pos, a.addr, a.addr + hi, write};
+}
+
+bool float_only(Opcode op) {
+    switch (op) {
+        case Opcode::VDIV: case Opcode::VEXP: case Opcode::VLN: case Opcode::VSQRT: case Opcode::VRSQRT:
+        case Opcode::VREC: case Opcode::VLRELU: case Opcode::VMADD: case Opcode::VMLA: case Opcode::VAXPY:
+        case Opcode::VADDRELU:
+            return true;
+        default: return false;
+    }
+}
+bool int_only(Opcode op) { return op == Opcode::VAND || op == Opcode::VOR || op == Opcode::VNOT; }
+
+double op_float(Opcode op, double a, double b, double c, double s) {
+    switch (op) {
+        case Opcode::VADD: return a + b;
+        case Opcode::VSUB: return a - b;
+        case Opcode::VMUL: return a * b;
+        case Opcode::VDIV: return a / b;
+        case Opcode::VMAX: return std::fmax(a, b);
+        case Opcode::VMIN: return std::fmin(a, b);
+        case Opcode::VADDRELU: { double x = a + b; return std::isnan(x) ? x : std::max(x, 0.0); }
+        case Opcode::VADDS: return a + s;
+        case Opcode::VMULS: return a * s;
+        case Opcode::VMAXS: return std::fmax(a, s);
+        case Opcode::VMINS: return std::fmin(a, s);
+        case Opcode::VLRELU: return a >= 0 || std::isnan(a) ? a : a * s;
+        case Opcode::VEXP: return std::exp(a);
+        case Opcode::VLN: return std::log(a);
+        case Opcode::VSQRT: return std::sqrt(a);
+        case Opcode::VRSQRT: return 1.0 / std::sqrt(a);
+        case Opcode::VREC: return 1.0 / a;
+        case Opcode::VABS: return std::fabs(a);
+        case Opcode::VRELU: return std::isnan(a) ? a : std::max(a, 0.0);
+        case Opcode::VMADD: return std::fma(a, c, b);  // src0 * dst + src1
+        case Opcode::VMLA: return std::fma(a, b, c);   // src0 * src1 + dst
+        case Opcode::VAXPY: return std::fma(a, s, c);  // src0 * scalar + dst
+        case Opcode::VDUP: return s;
+        default: return 0.0;
+    }
+}
+
+int64_t op_int(Opcode op, int64_t a, int64_t b, int64_t s) {
+    switch (op) {
+        case Opcode::VADD: return a + b;
+        case Opcode::VSUB: return a - b;
+        case Opcode::VMUL: return a * b;
+        case Opcode::VMAX: return std::max(a, b);
+        case Opcode::VMIN: return std::min(a, b);
+        case Opcode::VAND: return a & b;
+        case Opcode::VOR: return a | b;
+        case Opcode::VNOT: return ~a;
+        case Opcode::VADDS: return a + s;
+        case Opcode::VMULS: return a * s;
+        case Opcode::VMAXS: return std::max(a, s);
+        case Opcode::VMINS: return std::min(a, s);
+        case Opcode::VABS: return a < 0 ? -a : a;
+        case Opcode::VRELU: return std::max<int64_t>(a, 0);
+        case Opcode::VDUP: return s;
+        default: return 0;
+    }
+}
+
+bool compare(CmpMode m, double a, double b) {
+    switch (m) {
+        case CmpMode::EQ: return a == b;
+        case CmpMode::NE: return a != b;
+        case CmpMode::LT: return a < b;
+        case CmpMode::GT: return a > b;
+        case CmpMode::LE: return a <= b;
+        case CmpMode::GE: return a >= b;
+        default: return false;
+    }
+}
+
+struct Ptrs {
+    uint8_t* d = nullptr;
+    const uint8_t* s0 = nullptr;
+    const uint8_t* s1 = nullptr;
+    const uint8_t* s2 = nullptr;
+};
+
+Ptrs map(const Instr& in, IMemView& mem) {
+    Extent ex[kMaxExtents];
+    const int n = footprint_vector(in, ex);
+    Ptrs p;
+    // footprint_vector lists sources first (src0, src1, src2 as used), then dst.
+    for (int i = 0; i < n; ++i) {
+        uint8_t* q = mem.local(ex[i].pos, ex[i].lo, ex[i].hi - ex[i].lo);
+        if (ex[i].write) p.d = q;
+        else if (!p.s0) p.s0 = q;
+        else if (!p.s1) p.s1 = q;
+        else p.s2 = q;
+    }
+    return p;
+}
+
+void exec_elementwise(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const DType dt = in.dtype, st = src_type(in);
+    const uint32_t esd = dtype_size(dt), ess = dtype_size(st), L = lanes_of(in);
+    const bool has1 = uses_src1(in.op), hasd = reads_dst(in.op), integer = is_int(dt) && in.op != Opcode::VCONV;
+    const VKind k = kind_of(in.op);
+    double a[256], b[256], c[256];
+    uint8_t bits[32];
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        for (uint32_t l = 0; l < L; ++l) {
+            if (!lane_on(v, l, L)) continue;
+            if (k != VKind::Dup) a[l] = load_f64(st, p.s0 + lane_off(r, l, ess, v.src0_blk_stride, v.src0_rep_stride));
+            if (has1) b[l] = load_f64(dt, p.s1 + lane_off(r, l, esd, v.src1_blk_stride, v.src1_rep_stride));
+            if (hasd) c[l] = load_f64(dt, p.d + lane_off(r, l, esd, v.dst_blk_stride, v.dst_rep_stride));
+        }
+        if (k == VKind::Cmp) {
+            std::memset(bits, 0, L / 8);
+            for (uint32_t l = 0; l < L; ++l)
+                if (lane_on(v, l, L) && compare(v.cmp, a[l], in.op == Opcode::VCMPS ? in.scalar : b[l]))
+                    bits[l / 8] |= static_cast<uint8_t>(1u << (l % 8));
+            std::memcpy(p.d + static_cast<uint64_t>(r) * (L / 8), bits, L / 8);
+            continue;
+        }
+        for (uint32_t l = 0; l < L; ++l) {
+            if (!lane_on(v, l, L)) continue;
+            uint8_t* out = p.d + lane_off(r, l, esd, v.dst_blk_stride, v.dst_rep_stride);
+            if (k == VKind::Sel) {
+                const uint8_t byte = p.s2[static_cast<uint64_t>(r) * (L / 8) + l / 8];
+                store_f64(dt, out, ((byte >> (l % 8)) & 1u) ? a[l] : b[l]);
+            } else if (k == VKind::Conv) {
+                store_f64(dt, out, a[l], v.round);
+            } else if (integer) {
+                store_wrap(dt, out, op_int(in.op, static_cast<int64_t>(a[l]), has1 ? static_cast<int64_t>(b[l]) : 0,
+                                           static_cast<int64_t>(in.scalar)));
+            } else {
+                store_f64(dt, out, op_float(in.op, a[l], has1 ? b[l] : 0.0, hasd ? c[l] : 0.0, in.scalar));
+            }
+        }
+    }
+}
+
+void store_index(DType t, uint8_t* p, uint32_t idx) { std::memcpy(p, &idx, dtype_size(t)); }
+
+void exec_reduce(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const DType dt = in.dtype;
+    const uint32_t es = dtype_size(dt), L = lanes_of(in);
+    const bool whole = kind_of(in.op) == VKind::RedAll;
+    const Opcode base = whole ? static_cast<Opcode>(static_cast<int>(in.op) - 3) : in.op;
+    const bool idx = v.with_index && base != Opcode::VRED_SUM;
+    const uint32_t res = es * (idx ? 2 : 1);
+    double acc = 0.0;
+    uint32_t best_i = 0;
+    bool any = false;
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        if (!whole) acc = 0.0, best_i = 0, any = false;
+        for (uint32_t l = 0; l < L; ++l) {
+            if (!lane_on(v, l, L)) continue;
+            const double x = load_f64(dt, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride));
+            const uint32_t i = whole ? r * L + l : l;
+            if (base == Opcode::VRED_SUM) acc += x;
+            else if (!any || (base == Opcode::VRED_MAX ? x > acc : x < acc) || std::isnan(acc)) acc = x, best_i = i;
+            any = true;
+        }
+        if (!whole) {
+            uint8_t* out = p.d + static_cast<uint64_t>(r) * v.dst_rep_stride * res;
+            if (is_int(dt)) store_wrap(dt, out, static_cast<int64_t>(acc));
+            else store_f64(dt, out, acc);
+            if (idx) store_index(dt, out + es, best_i);
+        }
+    }
+    if (whole) {
+        if (is_int(dt)) store_wrap(dt, p.d, static_cast<int64_t>(acc));
+        else store_f64(dt, p.d, acc);
+        if (idx) store_index(dt, p.d + es, best_i);
+    }
+}
+
+void exec_brcb(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const uint32_t es = dtype_size(in.dtype);
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        uint8_t src[8 * 4];
+        std::memcpy(src, p.s0 + static_cast<uint64_t>(r) * 8 * es, 8 * es);
+        for (uint32_t b = 0; b < 8; ++b) {
+            uint8_t* blk = p.d + (static_cast<uint64_t>(r) * v.dst_rep_stride + static_cast<uint64_t>(b) * v.dst_blk_stride) * kBlock;
+            for (uint32_t e = 0; e < kBlock / es; ++e) std::memcpy(blk + e * es, src + b * es, es);
+        }
+    }
+}
+
+void exec_transpose(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        uint16_t m[256];
+        std::memcpy(m, p.s0 + static_cast<uint64_t>(r) * v.src0_rep_stride * kBlock, 512);
+        uint8_t* d = p.d + static_cast<uint64_t>(r) * v.dst_rep_stride * kBlock;
+        for (uint32_t i = 0; i < 16; ++i)
+            for (uint32_t j = 0; j < 16; ++j) std::memcpy(d + (j * 16 + i) * 2, &m[i * 16 + j], 2);
+    }
+}
+
+void exec_gather(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
+    uint8_t tmp[256];
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        for (uint32_t l = 0; l < L; ++l) {
+            if (!lane_on(v, l, L)) continue;
+            uint32_t off;
+            std::memcpy(&off, p.s1 + (static_cast<uint64_t>(r) * L + l) * 4, 4);
+            if (static_cast<uint64_t>(off) + es > v.gather_span)
+                throw std::invalid_argument("vgather: offset " + std::to_string(off) + " outside span " +
+                                            std::to_string(v.gather_span));
+            std::memcpy(tmp + l * es, p.s0 + off, es);
+        }
+        for (uint32_t l = 0; l < L; ++l)
+            if (lane_on(v, l, L))
+                std::memcpy(p.d + lane_off(r, l, es, v.dst_blk_stride, v.dst_rep_stride), tmp + l * es, es);
+    }
+}
+
+}  // namespace
+
+bool is_vector_compute(Opcode op) { return op >= Opcode::VADD && op < Opcode::kCount; }
+
+std::string validate_vector(const Instr& in) {
+    const VecParams& v = in.vec;
+    if (v.repeat < 1 || v.repeat > 255) return "repeat " + std::to_string(v.repeat) + " outside 1..255";
+    const Addr* ops[] = {&in.dst, &in.src0, &in.src1, &in.src2};
+    const char* names[] = {"dst", "src0", "src1", "src2"};
+    const int used = in.op == Opcode::VSEL ? 4 : uses_src1(in.op) ? 3 : in.op == Opcode::VDUP ? 1 : 2;
+    for (int i = 0; i < used; ++i)
+        if (ops[i]->pos != Pos::UB) return bad_pos(in, names[i], ops[i]->pos);
+    const DType t = in.dtype;
+    if (t == DType::kCount || (in.op == Opcode::VCONV && v.src_dtype >= DType::kCount)) return "bad dtype";
+    const VKind k = kind_of(in.op);
+    if (in.op == Opcode::VCONV) {
+        if (v.src_dtype == t) return std::string("vconv from ") + dtype_name(t) + " to itself";
+        if (v.round >= RoundMode::kCount) return "bad rounding mode";
+        return "";
+    }
+    if (k == VKind::Dup || k == VKind::Gather) {
+        if (k == VKind::Gather && v.gather_span == 0) return "vgather needs span > 0";
+        return "";
+    }
+    if (k == VKind::Transpose) return dtype_size(t) == 2 ? "" : bad_dtype(in, t);
+    if (k == VKind::Brcb) return dtype_size(t) >= 2 ? "" : bad_dtype(in, t);
+    if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
+    if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
+    if (float_only(in.op)) return (t == DType::FP16 || t == DType::FP32) ? "" : bad_dtype(in, t);
+    const bool ok = t == DType::FP16 || t == DType::FP32 || t == DType::BF16 || t == DType::INT16 || t == DType::INT32;
+    return ok ? "" : bad_dtype(in, t);
+}
+
+int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
+    const VecParams& v = in.vec;
+    const uint32_t esd = dtype_size(in.dtype), ess = dtype_size(src_type(in)), L = lanes_of(in);
+    const VKind k = kind_of(in.op);
+    int n = 0;
+    switch (k) {
+        case VKind::Transpose:
+            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + (v.repeat - 1ull) * v.src0_rep_stride * kBlock + 512, false};
+            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + (v.repeat - 1ull) * v.dst_rep_stride * kBlock + 512, true};
+            return n;
+        case VKind::Brcb:
+            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.repeat * 8ull * esd, false};
+            out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
+            return n;
+        case VKind::Gather:
+            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};
+            out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + v.repeat * 4ull * L, false};
+            out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
+            return n;
+        default: break;
+    }
+    if (k != VKind::Dup)
+        out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
+    if (uses_src1(in.op))
+        out[n++] = strided_extent(in.src1, esd, L, v.src1_blk_stride, v.src1_rep_stride, v.repeat, false);
+    if (k == VKind::Sel) out[n++] = {in.src2.pos, in.src2.addr, in.src2.addr + v.repeat * (L / 8ull), false};
+    if (k == VKind::Cmp) {
+        out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * (L / 8ull), true};
+    } else if (k == VKind::Red || k == VKind::RedAll) {
+        const bool idx = v.with_index && in.op != Opcode::VRED_SUM && in.op != Opcode::VREDALL_SUM;
+        const uint64_t res = esd * (idx ? 2ull : 1ull);
+        const uint64_t hi = k == VKind::RedAll ? res : (v.repeat - 1ull) * v.dst_rep_stride * res + res;
+        out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + hi, true};
+    } else {
+        out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
+    }
+    return n;
+}
+
+void exec_vector(const Instr& in, IMemView& mem) {
+    Ptrs p = map(in, mem);
+    switch (kind_of(in.op)) {
+        case VKind::Red: case VKind::RedAll: return exec_reduce(in, p);
+        case VKind::Brcb: return exec_brcb(in, p);
+        case VKind::Transpose: return exec_transpose(in, p);
+        case VKind::Gather: return exec_gather(in, p);
+        default: return exec_elementwise(in, p);
+    }
+}
+
+}  // namespace sfumato::isa::detail

@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "isa/asm.h"
+#include "isa/semantics.h"
+#include "isa_samples.h"
+
+using namespace sfumato::isa;
+
+using namespace sfumato::isa::test;
+
+TEST_CASE("isa asm: every opcode round-trips through disassemble/assemble with non-default fields") {
+    for (int i = 0; i < static_cast<int>(Opcode::kCount); ++i) {
+        const Opcode op = static_cast<Opcode>(i);
+        Instr in = sample(op);
+        INFO(opcode_name(op));
+        REQUIRE(validate(in) == "");
+        const std::string text = disassemble(in);
+        INFO(text);
+        std::vector<Instr> back = assemble(text);
+        REQUIRE(back.size() == 1);
+        CHECK(back[0] == in);
+        CHECK(disassemble(back[0]) == text);
+        // A changed field must show up in the text (equality and the text see the same fields).
+        Instr other = in;
+        other.dst.addr += 32;
+        if (param_kind(op) != ParamKind::Flag && param_kind(op) != ParamKind::CrossFlag && op != Opcode::NOP &&
+            op != Opcode::SCALAR && op != Opcode::GET_SYSREG && op != Opcode::SET_MASK) {
+            CHECK_FALSE(other == in);
+            CHECK(disassemble(other) != text);
+        }
+    }
+}
+
+TEST_CASE("isa asm: brief's syntax, defaults, pipes and edge scalars") {
+    auto p = assemble(
+        "vadd.fp16 ub[0x0], ub[0x100], ub[0x200], repeat=8, mask=128, dstrep=8  # comment\n"
+        "set_flag MTE2, V, 0 // comment\n"
+        "wait_flag MTE2, V, 0\n"
+        "pipe_barrier ALL\n"
+        "vdup.fp32 ub[0x40], scalar=-inf, mask=0x0:0x5\n"
+        "vmuls.fp16 ub[0], ub[0], scalar=-0\n");
+    REQUIRE(p.size() == 6);
+    CHECK(p[0].op == Opcode::VADD);
+    CHECK(p[0].pipe == Pipe::V);
+    CHECK(p[0].src1.addr == 0x200);
+    CHECK(p[0].vec.repeat == 8);
+    CHECK(p[0].vec.mask_lo == ~0ull);
+    CHECK(p[1].pipe == Pipe::MTE2);
+    CHECK(p[2].pipe == Pipe::V);
+    CHECK(p[3].flag.src == Pipe::ALL);
+    CHECK(std::isinf(p[4].scalar));
+    CHECK(p[4].vec.mask_lo == 5);
+    CHECK(p[4].vec.mask_hi == 0);
+    CHECK(std::signbit(p[5].scalar));
+    for (const Instr& in : p) CHECK(assemble(disassemble(in))[0] == in);
+    Instr nan = make_instr(Opcode::VADDS);
+    nan.scalar = NAN;
+    nan.dst.pos = Pos::UB, nan.src0.pos = Pos::UB;
+    CHECK(assemble(disassemble(nan))[0] == nan);
+    Instr mad = make_instr(Opcode::MAD);
+    mad.pipe = Pipe::V;  // a non-default pipe survives the round trip
+    CHECK(assemble(disassemble(mad))[0] == mad);
+}
+
+TEST_CASE("isa asm: .set constants, nested .rep with counters, set_mask feeds later vector ops") {
+    auto p = assemble(
+        ".set N 3\n"
+        ".set BASE 0x100\n"
+        "set_mask mask=16\n"
+        ".rep N, i\n"
+        "  .rep 2, j\n"
+        "    vadd.fp32 ub[BASE + (i*2 + j) * 0x40], ub[0], ub[0]\n"
+        "  .endr\n"
+        ".endr\n"
+        "vsub.fp32 ub[0], ub[0], ub[0], mask=128\n");
+    REQUIRE(p.size() == 1 + 6 + 1);
+    for (int k = 0; k < 6; ++k) {
+        CHECK(p[1 + k].dst.addr == 0x100 + k * 0x40u);
+        CHECK(p[1 + k].vec.mask_lo == 0xffffu);
+        CHECK(p[1 + k].vec.mask_hi == 0u);
+    }
+    CHECK(p[7].vec.mask_lo == ~0ull);
+    // Disassembling the program and assembling it again gives the same program.
+    auto again = assemble(disassemble(p));
+    REQUIRE(again.size() == p.size());
+    for (size_t k = 0; k < p.size(); ++k) CHECK(again[k] == p[k]);
+}
+
+TEST_CASE("isa asm: errors name the line and the token") {
+    auto fails = [](const std::string& text, int line, const std::string& token) {
+        try {
+            assemble(text);
+            FAIL("expected AsmError for: " << text);
+        } catch (const AsmError& e) {
+            CHECK(e.line() == line);
+            CHECK(e.token() == token);
+            CHECK(std::string(e.what()).find("line " + std::to_string(line)) != std::string::npos);
+        }
+    };
+    fails("nop\nvfoo ub[0], ub[0]\n", 2, "vfoo");
+    fails("vadd.fp17 ub[0], ub[0], ub[0]", 1, "fp17");
+    fails("\n\nvadd ub[0], ub[0], ub[0], repeat=0", 3, "vadd");          // validate(): repeat 1..255
+    fails("vadd ub[0], ub[0], ub[0], repeat=70000", 1, "70000");        // field overflow
+    fails("vadd ub[0], ub[0], ub[0], bogus=1", 1, "bogus");
+    fails("vadd ub[X], ub[0], ub[0]", 1, "X");
+    fails("set_flag MTE2, Q, 0", 1, "Q");
+    fails(".rep 2\nnop\n", 1, ".rep");
+    fails("nop\n.endr", 2, ".endr");
+    fails(".bogus 1", 1, ".bogus");
+    fails("vadd zz[0], ub[0], ub[0]", 1, "zz");
+    fails("copy_gm_to_ub ub[0], gm[0], len=0", 1, "copy_gm_to_ub");
+}

@@ -1,0 +1,271 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "isa/instr.h"
+#include "isa/layout.h"
+#include "isa/semantics.h"
+#include "isa_test_mem.h"
+
+using namespace sfumato::isa;
+using namespace sfumato::isa::test;
+
+namespace {
+struct Lcg {
+    uint32_t s;
+    int next(int lo, int hi) {
+        s = s * 1664525u + 1013904223u;
+        return lo + static_cast<int>((s >> 8) % static_cast<uint32_t>(hi - lo + 1));
+    }
+};
+
+// A (m x k) and B (k x n) in GM as row-major fp16 -> ND2NZ into L1 -> load2d (A as is, B with
+// fractal transpose) into L0A/L0B -> mad -> FixPipe NZ->ND into GM.
+void matmul_on_chip(TestMem& mem, uint32_t M, uint32_t K, uint32_t N, const Instr& fix_tmpl, uint64_t out) {
+    const uint32_t m1 = (M + 15) / 16, k1 = (K + 15) / 16, n1 = (N + 15) / 16;
+    auto nd2nz = [&](uint64_t gm, uint64_t l1, uint32_t rows, uint32_t cols) {
+        Instr in = make_instr(Opcode::COPY_GM_TO_L1_ND2NZ);
+        in.src0 = at(Pos::GM, gm), in.dst = at(Pos::L1, l1);
+        in.nd.n = static_cast<uint16_t>(rows), in.nd.d = static_cast<uint16_t>(cols), in.nd.src_d = cols;
+        in.nd.dst_c0_stride = static_cast<uint16_t>(round_up16(rows)), in.nd.dst_n_stride = 1;
+        REQUIRE(validate(in).empty());
+        execute(in, mem);
+    };
+    nd2nz(0x0, 0x0, M, K);
+    nd2nz(0x20000, 0x20000, K, N);
+    for (uint32_t mb = 0; mb < m1; ++mb) {  // NZ column-major fractals -> zZ row-major
+        Instr in = make_instr(Opcode::LOAD2D);
+        in.src0 = at(Pos::L1, 0x0), in.dst = at(Pos::L0A, mb * k1 * 512ull);
+        in.l2d.start_index = static_cast<uint16_t>(mb), in.l2d.repeat = static_cast<uint16_t>(k1), in.l2d.src_stride = static_cast<uint16_t>(m1);
+        execute(in, mem);
+    }
+    for (uint32_t kb = 0; kb < k1; ++kb) {  // NZ of B -> zN: reorder and transpose each fractal
+        Instr in = make_instr(Opcode::LOAD2D);
+        in.src0 = at(Pos::L1, 0x20000), in.dst = at(Pos::L0B, kb * n1 * 512ull);
+        in.l2d.start_index = static_cast<uint16_t>(kb), in.l2d.repeat = static_cast<uint16_t>(n1), in.l2d.src_stride = static_cast<uint16_t>(k1);
+        in.l2d.transpose = 1;
+        execute(in, mem);
+    }
+    Instr mad = make_instr(Opcode::MAD);
+    mad.mad.m = static_cast<uint16_t>(M), mad.mad.k = static_cast<uint16_t>(K), mad.mad.n = static_cast<uint16_t>(N);
+    REQUIRE(validate(mad).empty());
+    execute(mad, mem);
+    Instr fix = fix_tmpl;
+    fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::GM, out);
+    fix.fix.m = static_cast<uint16_t>(M), fix.fix.n = static_cast<uint16_t>(N);
+    fix.fix.src_stride = static_cast<uint16_t>(round_up16(M)), fix.fix.dst_stride = N, fix.fix.nz2nd = 1;
+    REQUIRE(validate(fix).empty());
+    execute(fix, mem);
+}
+}  // namespace
+
+TEST_CASE("isa cube: ND2NZ + load2d + mad + fixpipe equals a host matmul (fp16 -> fp32 -> fp16)") {
+    const uint32_t M = 40, K = 50, N = 24;
+    TestMem mem;
+    Lcg rng{7};
+    std::vector<double> a(M * K), b(K * N);
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, i * 2, DType::FP16, a[i]);
+    for (uint32_t i = 0; i < K * N; ++i) b[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, 0x20000 + i * 2, DType::FP16, b[i]);
+    for (auto& byte : mem.of(Pos::L1)) byte = 0;
+    Instr fix = make_instr(Opcode::FIXPIPE);
+    fix.dtype = DType::FP32;
+    fix.fix.out_dtype = DType::FP16;
+    matmul_on_chip(mem, M, K, N, fix, 0x40000);
+    // Second drain of the same accumulator: fp32 out with ReLU.
+    fix.fix.out_dtype = DType::FP32, fix.fix.relu = 1;
+    Instr f2 = fix;
+    f2.src0 = at(Pos::L0C, 0), f2.dst = at(Pos::GM, 0x50000);
+    f2.fix.m = M, f2.fix.n = N, f2.fix.src_stride = round_up16(M), f2.fix.dst_stride = N, f2.fix.nz2nd = 1;
+    execute(f2, mem);
+    int mismatches = 0;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            double s = 0;
+            for (uint32_t k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+            const float c = static_cast<float>(s);
+            mismatches += mem.val(Pos::GM, 0x40000 + (i * N + j) * 2, DType::FP16) != f16_to_f32(f32_to_f16(c));
+            mismatches += mem.val(Pos::GM, 0x50000 + (i * N + j) * 4, DType::FP32) != std::max(c, 0.0f);
+        }
+    CHECK(mismatches == 0);
+}
+
+TEST_CASE("isa cube: int8 mad accumulates into int32, fixpipe quantises back to int8") {
+    const uint32_t M = 16, K = 64, N = 16;  // K0 = 32: 2 k-fractals
+    TestMem mem;
+    Lcg rng{11};
+    std::vector<int8_t> a(M * K), b(K * N);
+    for (auto& v : a) v = static_cast<int8_t>(rng.next(-128, 127));
+    for (auto& v : b) v = static_cast<int8_t>(rng.next(-128, 127));
+    auto za = nd_to_zz(reinterpret_cast<uint8_t*>(a.data()), M, K, DType::INT8);
+    auto zb = nd_to_zn(reinterpret_cast<uint8_t*>(b.data()), K, N, DType::INT8);
+    std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
+    std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+    Instr mad = make_instr(Opcode::MAD);
+    mad.dtype = DType::INT8;
+    mad.mad = {M, K, N, 0, 0};
+    execute(mad, mem);
+    CHECK(mad_blocks(mad) == 2);
+    mad.mad.accumulate = 1;  // C += A x B: doubles every entry
+    execute(mad, mem);
+    auto c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::INT32);
+    int bad = 0;
+    std::vector<int32_t> ref(M * N);
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            int32_t s = 0;
+            for (uint32_t k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+            ref[i * N + j] = 2 * s;
+            int32_t got;
+            std::memcpy(&got, &c[(i * N + j) * 4], 4);
+            bad += got != 2 * s;
+        }
+    CHECK(bad == 0);
+    Instr fix = make_instr(Opcode::FIXPIPE);
+    fix.dtype = DType::INT32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::L1, 0);
+    fix.fix.m = M, fix.fix.n = N, fix.fix.out_dtype = DType::INT8, fix.fix.quant = QuantMode::SCALAR;
+    fix.fix.nz2nd = 1, fix.fix.dst_stride = N;
+    fix.scalar = 1.0 / 64;
+    execute(fix, mem);
+    bad = 0;
+    for (uint32_t i = 0; i < M * N; ++i) {
+        const double q = std::nearbyint(ref[i] / 64.0);
+        bad += static_cast<int8_t>(mem.of(Pos::L1)[i]) != static_cast<int8_t>(std::max(-128.0, std::min(127.0, q)));
+    }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
+    TestMem mem;
+    const uint32_t M = 16, K = 16, N = 32;
+    std::vector<uint8_t> a(M * K * 2), b(K * N * 2);
+    for (uint32_t i = 0; i < M * K; ++i) store_f64(DType::FP16, &a[i * 2], i % K == i / K ? 1.0 : 0.0);  // identity
+    for (uint32_t i = 0; i < K * N; ++i) store_f64(DType::FP16, &b[i * 2], static_cast<double>(i % 97) - 40);
+    auto za = nd_to_zz(a.data(), M, K, DType::FP16), zb = nd_to_zn(b.data(), K, N, DType::FP16);
+    std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
+    std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+    for (uint32_t j = 0; j < N; ++j) mem.set(Pos::BT, j * 4, DType::FP32, 1000.0 * j);
+    Instr mad = make_instr(Opcode::MAD);
+    mad.mad = {M, K, N, 0, 1};
+    mad.src2 = at(Pos::BT, 0);
+    REQUIRE(validate(mad).empty());
+    execute(mad, mem);
+    auto c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::FP32);
+    float c5;
+    std::memcpy(&c5, &c[(3 * N + 5) * 4], 4);
+    CHECK(c5 == (3 * N + 5) % 97 - 40.0f + 5000.0f);
+    for (uint32_t j = 0; j < N; ++j) mem.set(Pos::FB, j * 4, DType::FP32, j % 2 ? 0.5 : -1.0);
+    Instr fix = make_instr(Opcode::FIXPIPE);
+    fix.dtype = DType::FP32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::L1, 0), fix.src1 = at(Pos::FB, 0);
+    fix.fix.m = M, fix.fix.n = N, fix.fix.quant = QuantMode::VECTOR, fix.fix.relu = 1;
+    fix.fix.out_dtype = DType::FP16, fix.fix.nz2nd = 0, fix.fix.dst_stride = M;  // NZ: 16 rows per group
+    REQUIRE(validate(fix).empty());
+    execute(fix, mem);
+    auto nd = nz_to_nd(mem.of(Pos::L1).data(), M, N, DType::FP16);
+    int bad = 0;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            const double v = ((i * N + j) % 97 - 40.0 + 1000.0 * j) * (j % 2 ? 0.5 : -1.0);
+            bad += load_f64(DType::FP16, &nd[(i * N + j) * 2]) != f16_to_f32(f32_to_f16(static_cast<float>(std::max(v, 0.0))));
+        }
+    CHECK(bad == 0);
+    Instr l0c_ub = fix;
+    l0c_ub.op = Opcode::COPY_L0C_TO_UB, l0c_ub.pipe = Pipe::V, l0c_ub.dst = at(Pos::UB, 0);
+    CHECK(validate(l0c_ub).empty());
+    mad.mad.accumulate = 1;
+    CHECK_FALSE(validate(mad).empty());  // bias only on overwrite
+}
+
+TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, dilation, padding)") {
+    const uint32_t C = 16, H = 7, W = 6, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PB = 0, PL = 1, PR = 2, CO = 16;
+    TestMem mem;
+    Lcg rng{3};
+    std::vector<double> x(C * H * W), w(CO * C * KH * KW);
+    for (uint32_t c = 0; c < C; ++c)
+        for (uint32_t h = 0; h < H; ++h)
+            for (uint32_t ww = 0; ww < W; ++ww) {
+                const double v = rng.next(-4, 4);
+                x[(c * H + h) * W + ww] = v;
+                mem.set(Pos::L1, ((h * W + ww) * 16 + c) * 2, DType::FP16, v);  // NC1HWC0 with C1 = 1
+            }
+    for (auto& v : w) v = rng.next(-3, 3);
+    const uint32_t HO = (H + PT + PB - (DH * (KH - 1) + 1)) / SH + 1, WO = (W + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
+    const uint32_t K = KH * KW * C, MEXT = round_up16(HO * WO);
+    Instr in = make_instr(Opcode::LOAD3D);
+    in.src0 = at(Pos::L1, 0), in.dst = at(Pos::L0A, 0);
+    in.l3d.l1_h = H, in.l3d.l1_w = W, in.l3d.c1 = 1, in.l3d.kh = KH, in.l3d.kw = KW;
+    in.l3d.stride_h = SH, in.l3d.stride_w = SW, in.l3d.dil_h = DH, in.l3d.dil_w = DW;
+    in.l3d.pad_top = PT, in.l3d.pad_bottom = PB, in.l3d.pad_left = PL, in.l3d.pad_right = PR;
+    in.l3d.m_ext = MEXT, in.l3d.k_ext = K;
+    REQUIRE(validate(in).empty());
+    execute(in, mem);
+    // B (k x n): k = (y * KW + xx) * C0 + c, as load3d orders the columns.
+    std::vector<uint8_t> b(K * CO * 2);
+    for (uint32_t y = 0; y < KH; ++y)
+        for (uint32_t xx = 0; xx < KW; ++xx)
+            for (uint32_t c = 0; c < C; ++c)
+                for (uint32_t co = 0; co < CO; ++co)
+                    store_f64(DType::FP16, &b[(((y * KW + xx) * C + c) * CO + co) * 2], w[((co * C + c) * KH + y) * KW + xx]);
+    auto zb = nd_to_zn(b.data(), K, CO, DType::FP16);
+    std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+    Instr mad = make_instr(Opcode::MAD);
+    mad.mad = {static_cast<uint16_t>(HO * WO), static_cast<uint16_t>(K), CO, 0, 0};
+    execute(mad, mem);
+    auto out = l0c_to_nd(mem.of(Pos::L0C).data(), HO * WO, CO, DType::FP32);
+    int bad = 0;
+    for (uint32_t oh = 0; oh < HO; ++oh)
+        for (uint32_t ow = 0; ow < WO; ++ow)
+            for (uint32_t co = 0; co < CO; ++co) {
+                double s = 0;
+                for (uint32_t c = 0; c < C; ++c)
+                    for (uint32_t y = 0; y < KH; ++y)
+                        for (uint32_t xx = 0; xx < KW; ++xx) {
+                            const int ih = static_cast<int>(oh * SH + y * DH) - static_cast<int>(PT);
+                            const int iw = static_cast<int>(ow * SW + xx * DW) - static_cast<int>(PL);
+                            if (ih < 0 || iw < 0 || ih >= static_cast<int>(H) || iw >= static_cast<int>(W)) continue;
+                            s += x[(c * H + ih) * W + iw] * w[((co * C + c) * KH + y) * KW + xx];
+                        }
+                float got;
+                std::memcpy(&got, &out[((oh * WO + ow) * CO + co) * 4], 4);
+                bad += got != static_cast<float>(s);
+            }
+    CHECK(bad == 0);
+    in.l3d.m_ext = 8;
+    CHECK_FALSE(validate(in).empty());
+    in.l3d.m_ext = 16, in.l3d.kh = 20;
+    CHECK_FALSE(validate(in).empty());
+}
+
+TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
+    for (DType t : {DType::BF16, DType::FP32}) {
+        INFO(dtype_name(t));
+        const uint32_t M = 20, K = 24, N = 18, es = dtype_size(t);
+        TestMem mem;
+        Lcg rng{5};
+        std::vector<uint8_t> a(M * K * es), b(K * N * es);
+        std::vector<double> av(M * K), bv(K * N);
+        for (uint32_t i = 0; i < M * K; ++i) store_f64(t, &a[i * es], rng.next(-99, 99) / 8.0), av[i] = load_f64(t, &a[i * es]);
+        for (uint32_t i = 0; i < K * N; ++i) store_f64(t, &b[i * es], rng.next(-99, 99) / 3.0), bv[i] = load_f64(t, &b[i * es]);
+        auto za = nd_to_zz(a.data(), M, K, t), zb = nd_to_zn(b.data(), K, N, t);
+        std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
+        std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+        Instr mad = make_instr(Opcode::MAD);
+        mad.dtype = t;
+        mad.mad = {M, K, N, 0, 0};
+        REQUIRE(validate(mad).empty());
+        execute(mad, mem);
+        CHECK(mad_blocks(mad) == 2 * ((K + cube_k0(t) - 1) / cube_k0(t)) * 2);
+        auto c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::FP32);
+        int bad = 0;
+        for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t j = 0; j < N; ++j) {
+                double s = 0;
+                for (uint32_t k = 0; k < K; ++k) s += av[i * K + k] * bv[k * N + j];
+                float got;
+                std::memcpy(&got, &c[(i * N + j) * 4], 4);
+                bad += got != static_cast<float>(s);
+            }
+        CHECK(bad == 0);
+    }
+    Instr bad = make_instr(Opcode::MAD);
+    bad.dtype = DType::INT16;
+    CHECK_FALSE(validate(bad).empty());
+}
