@@ -85,7 +85,6 @@ int cmd_replay(const std::vector<std::string>& args) {
         s.run([&](rt::Runtime& rt) {
             rep = std::make_unique<workload::Replayer>(rt.context(), w, factory(rt));
             rep->run();
-            rt.context().emit_task_trace();
         });
     } catch (const SimError& e) {
         if (e.code() != kExitDeadlock || !rep) throw;
@@ -96,7 +95,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     const ClockDomain clk = s.chip_params().clock();
     nlohmann::json summary = s.base_summary();
     summary["workload"] = file;
-    summary["tasks"] = workload::tasks_json(rep->times(clk));
+    summary["tasks"] = workload::tasks_json(rep->times(clk));  // by workload task index
     s.write_outputs(summary);
 
     std::printf("replay %s on %s (%s mode): %zu tasks on %zu streams\n", file.c_str(),

@@ -173,3 +173,19 @@ TEST_CASE("replay: 1000 back-to-back tiny kernels take at least 1000 launch over
     CHECK(span_cycles >= 999 * launch_cycles);  // from the first issue: 999 more launches
     CHECK(t[999]["issue_cycle"].get<uint64_t>() - t[0]["issue_cycle"].get<uint64_t>() >= 999 * launch_cycles);
 }
+
+TEST_CASE("summary tasks: sfumato kernel lists its runtime tasks too") {
+    const std::string dir = temp_dir("kernel_tasks");
+    const auto r = run_cli("kernel add --n 4096 --config " + config("tiny") + " --mode timing --out " + dir);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto t = read_json(dir + "/summary.json")["tasks"];
+    REQUIRE(t.size() >= 3);  // input copies, the kernel, the result copy
+    bool kernel = false;
+    for (const auto& x : t) {
+        kernel = kernel || x["kind"] == "kernel";
+        CHECK(x["issue_cycle"].get<uint64_t>() <= x["start_cycle"].get<uint64_t>());
+        CHECK(x["start_cycle"].get<uint64_t>() <= x["end_cycle"].get<uint64_t>());
+    }
+    CHECK(kernel);
+}
