@@ -133,6 +133,7 @@ TEST_CASE("replay: malformed workload files exit 2 naming the task") {
 }
 
 TEST_CASE("replay: a 256 MiB h2d copy takes what the link parameters imply, pageable slower") {
+    // The skeleton DMA (chip.mem.model = simple) and its chip.dma.* link parameters.
     const std::string dir = temp_dir("replay_memcpy");
     Config c;
     c.load_ini(config("tiny"));
@@ -141,7 +142,7 @@ TEST_CASE("replay: a 256 MiB h2d copy takes what the link parameters imply, page
     const std::string text = header(R"([{"id": 0, "priority": 0}])") +
                              R"([{"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 268435456, "pinned": true},
                                  {"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 268435456, "pinned": false}]})";
-    const auto r = replay(write_workload(dir, "w.json", text), dir + "/out", "--set chip.gm.capacity=1GiB --trace off");
+    const auto r = replay(write_workload(dir, "w.json", text), dir + "/out", "--set chip.mem.model=simple --set chip.gm.capacity=1GiB --trace off");
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto t = read_json(dir + "/out/summary.json")["tasks"];
