@@ -145,6 +145,8 @@ public:
     void host_delay_ns(uint64_t ns);
 
     const std::vector<TaskRecord>& tasks() const { return m_records; }
+    // Priority a stream was created with (0 for unknown ids).
+    int stream_priority(StreamId s) const { return s < m_streams.size() ? m_streams[s].priority : 0; }
     // Emits stream tracks, task slices and launch -> execution flows for completed tasks.
     void emit_task_trace();
 

@@ -11,6 +11,7 @@
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
 #include "traces/hdf5_stats.h"
+#include "traces/workload_record.h"
 
 namespace sfumato::cli {
 
@@ -25,7 +26,8 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
     add_config_options(d, o);
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
         "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
-        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem");
+        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
+        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)");
 }
 
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
@@ -155,6 +157,7 @@ nlohmann::json Session::base_summary() const {
 }
 
 void Session::write_outputs(const nlohmann::json& summary) {
+    write_recording();
     if (m_opts.out.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(m_opts.out, ec);
@@ -163,6 +166,11 @@ void Session::write_outputs(const nlohmann::json& summary) {
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+}
+
+void Session::write_recording() const {
+    if (m_opts.record.empty() || !m_runtime) return;
+    write_text_atomically(m_opts.record, workload::to_json(workload::record_workload(m_runtime->context())));
 }
 
 }  // namespace sfumato::cli

@@ -27,6 +27,7 @@ struct CommonOptions {
     std::string out;
     std::string mode = "functional";
     std::string trace = "instr";
+    std::string record;  // write the run's task stream as a workload file
 };
 
 // --config/--set (and, for commands that simulate, --out/--mode/--trace).
@@ -61,6 +62,8 @@ public:
     nlohmann::json base_summary() const;
     // Writes trace.json, stats.h5 and summary.json into --out (if given).
     void write_outputs(const nlohmann::json& summary);
+    // Writes the --record workload file, if asked for.
+    void write_recording() const;
 
 private:
     CommonOptions m_opts;
