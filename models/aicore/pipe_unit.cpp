@@ -131,35 +131,36 @@ bool PipeUnit::issue_requests(Cycle now) {
         sleep_until(now, m_cur.ready);
         return false;
     }
-    const isa::Instr& in = f.instr;
-    const bool store = in.dst.pos == isa::Pos::GM;
-    const uint64_t base = store ? in.dst.addr : in.src0.addr;
-    const uint64_t gap = store ? in.copy.dst_gap : in.copy.src_gap;
-    const uint64_t len = in.copy.len_bytes;
+    const GmPattern& pat = m_cur.pat;
     const uint64_t req_bytes = m_core.params().mte_request_bytes;
     const Tick now_t = now_tick();
-    while (m_cur.burst < in.copy.nburst) {
+    const Requester who = requester_for(m_id);
+    while (m_cur.outer < pat.outer) {
         if (m_free_reqs.empty()) {
             next_trigger(m_wake);  // a completion frees a slot
             return false;
         }
-        const uint64_t addr = base + m_cur.burst * (len + gap) + m_cur.offset;
-        const uint64_t chunk = std::min(len - m_cur.offset, req_bytes - addr % req_bytes);
+        const uint64_t addr = pat.base + m_cur.outer * pat.outer_stride + m_cur.inner * pat.inner_stride + m_cur.offset;
+        const uint64_t chunk = std::min(pat.len - m_cur.offset, req_bytes - addr % req_bytes);
         MemRequest& r = m_reqs[m_free_reqs.back()];
         m_free_reqs.pop_back();
         r.addr = addr;
         r.bytes = static_cast<uint32_t>(chunk);
-        r.write = store;
-        r.who = requester_for(m_id);
+        r.write = pat.write;
+        r.atomic_add = pat.atomic;
+        r.who = who;
         r.port = static_cast<uint16_t>(m_core.index());
         r.issue_tick = now_t;
         r.tag = m_cur.slot;
         ++f.pending;
         ++m_requests;
         m_cur.offset += chunk;
-        if (m_cur.offset == len) {
-            ++m_cur.burst;
+        if (m_cur.offset == pat.len) {
             m_cur.offset = 0;
+            if (++m_cur.inner == pat.inner) {
+                m_cur.inner = 0;
+                ++m_cur.outer;
+            }
         }
         m_core.mem().submit(r);
     }
@@ -223,6 +224,7 @@ bool PipeUnit::step(Cycle now) {
                 m_waiting_flag = false;
             }
             f.set = false;
+            if (RaceChecker* rc = m_core.race_checker()) rc->on_wait_flag(in);
             if (m_core.trace().on(TraceLevel::Instr)) {
                 PipeUnit* src = m_core.pipe(in.flag.src);
                 if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
@@ -231,7 +233,27 @@ bool PipeUnit::step(Cycle now) {
             pop();
             return true;
         }
+        case Opcode::WAIT_CROSS_FLAG: {
+            Cycle ready;
+            if (!m_core.cross_flags()->try_wait(m_core, in, now, ready)) {
+                if (!m_waiting_flag) {
+                    m_waiting_flag = true;
+                    m_wait_since = now;
+                }
+                if (ready.v > 0) sleep_on_wake_or(now, ready);
+                else next_trigger(m_wake);
+                return false;
+            }
+            if (m_waiting_flag) {
+                m_flag_wait_cycles += (now - m_wait_since).v;
+                m_waiting_flag = false;
+            }
+            m_core.instr_stats().record(in.op, m_id, 0);
+            pop();
+            return true;
+        }
         case Opcode::SET_FLAG:
+        case Opcode::SET_CROSS_FLAG:
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
                 if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
@@ -243,7 +265,12 @@ bool PipeUnit::step(Cycle now) {
                 sleep_until(now, m_last_end);
                 return false;
             }
-            if (in.op == Opcode::SET_FLAG) m_core.flag_set(in, now);
+            if (in.op == Opcode::SET_FLAG) {
+                if (RaceChecker* rc = m_core.race_checker()) rc->on_set_flag(in);
+                m_core.flag_set(in, now);
+            } else if (in.op == Opcode::SET_CROSS_FLAG) {
+                m_core.cross_flags()->set(m_core, in, now);
+            }
             m_core.instr_stats().record(in.op, m_id, 0);
             pop();
             return true;
@@ -251,12 +278,20 @@ bool PipeUnit::step(Cycle now) {
         default:
             break;
     }
-    if (m_core.is_memory_op(in)) {
-        const uint32_t setup = m_id == isa::Pipe::MTE3 ? m_core.params().mte3_startup : m_core.params().mte2_startup;
+    if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
+    GmPattern pat;
+    if (gm_pattern(in, pat)) {
+        const CoreParams& cp = m_core.params();
+        const uint32_t setup = m_id == isa::Pipe::MTE3 ? cp.mte3_startup : m_id == isa::Pipe::FIX ? cp.fix_startup : cp.mte2_startup;
         const uint32_t slot = push_inflight(in, now, now, false);
         // Stores read their local source when they start.
-        if (m_core.functional() && in.dst.pos == isa::Pos::GM) isa::execute(in, m_core);
-        m_cur = {true, slot, 0, 0, now + Cycle(setup)};
+        if (m_core.functional() && pat.write) isa::execute(in, m_core);
+        m_cur.active = true;
+        m_cur.slot = slot;
+        m_cur.pat = pat;
+        m_cur.outer = m_cur.inner = 0;
+        m_cur.offset = 0;
+        m_cur.ready = now + Cycle(setup);
         pop();
         return true;
     }
@@ -277,6 +312,9 @@ std::string PipeUnit::describe() const {
         if (in.op == Opcode::WAIT_FLAG) {
             const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set;
             s += set ? " (flag set)" : " (blocked: flag never set)";
+        } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
+            const uint32_t n = const_cast<AiCore&>(m_core).cross_flags()->count(m_core, in);
+            s += n ? " (cross-core count pending)" : " (blocked: cross-core counter is 0)";
         }
     } else {
         s += ", idle";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isa/instr.h"
+#include "models/aicore/gm_pattern.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
 #include "sim/time.h"
@@ -53,7 +54,8 @@ private:
     struct MemCursor {  // progress of the memory instruction currently sending requests
         bool active = false;
         uint32_t slot = 0;  // index into m_inflight
-        uint32_t burst = 0;
+        GmPattern pat;
+        uint32_t outer = 0, inner = 0;
         uint64_t offset = 0;
         Cycle ready;  // setup done
     };

@@ -43,6 +43,7 @@ private:
     std::unique_ptr<InstrStats> m_instr_stats;
     std::unique_ptr<SimpleGm> m_mem;
     std::unique_ptr<SimpleDma> m_dma;
+    std::unique_ptr<CrossFlags> m_xflags;  // split parts only
     std::vector<std::unique_ptr<AiCore>> m_cores;
     std::unique_ptr<TaskScheduler> m_ts;
 };

@@ -57,8 +57,10 @@ public:
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
     nlohmann::json base_summary() const;
-    // Writes trace.json, stats.h5 and summary.json into --out (if given).
+    // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);
+    // Per-instruction table (instruction, pipe, count, cycles, avg_cycles) as CSV.
+    std::string instr_csv() const;
 
 private:
     CommonOptions m_opts;
