@@ -122,6 +122,9 @@ void AiCore::flag_set(const isa::Instr& in, Cycle at) {
 }
 
 std::string AiCore::describe(const isa::Instr& in) const {
+    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG)
+        return std::string(isa::opcode_name(in.op)) + " " + isa::pipe_name(in.flag.src) + "->" + isa::pipe_name(in.flag.dst) +
+               " #" + std::to_string(in.flag.event_id) + " (instr #" + std::to_string(in.seq) + ")";
     return isa::disassemble(in) + " (instr #" + std::to_string(in.seq) + ")";
 }
 
