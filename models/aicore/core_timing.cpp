@@ -1,6 +1,7 @@
 #include "models/aicore/core_timing.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "isa/semantics.h"
 
@@ -34,35 +35,61 @@ VecOperands vec_operands(Opcode op) {
     }
 }
 
-// Extra cycles of one repeat whose operand blocks start at the given addresses.
+// Extra cycles of one repeat whose operand blocks start at the given addresses: the most
+// accesses any one bank gets (sorted bank numbers, longest run) and, if configured, whether two
+// different source operands touch one bank group in different banks.
 uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, const bool* src, int nops, const CoreParams& p) {
     constexpr int kBlocks = 8;
-    uint32_t bank[3 * kBlocks];
-    bool is_src[3 * kBlocks];
-    uint8_t op_of[3 * kBlocks];
-    int n = 0;
-    for (int o = 0; o < nops; ++o) {
-        for (int b = 0; b < kBlocks; ++b) {
-            const uint64_t a = base[o] + uint64_t(b) * blk_stride[o] * 32;
-            bank[n] = static_cast<uint32_t>((a / p.ub_bank_bytes) % p.ub_banks);
-            is_src[n] = src[o];
-            op_of[n] = static_cast<uint8_t>(o);
-            ++n;
+    const uint32_t bb = p.ub_bank_bytes, nb = p.ub_banks;
+    bool contiguous = bb == 32 && nb >= kBlocks && std::has_single_bit(nb) && p.ub_group_conflict_cycles == 0;
+    for (int o = 0; o < nops; ++o) contiguous = contiguous && blk_stride[o] == 1;
+    if (contiguous) {
+        // Each operand covers 8 consecutive banks (cyclically); the busiest bank is the start
+        // bank of one of them.
+        uint32_t start[3];
+        for (int o = 0; o < nops; ++o) start[o] = static_cast<uint32_t>((base[o] >> 5) & (nb - 1));
+        uint32_t worst = 1;
+        for (int i = 0; i < nops; ++i) {
+            uint32_t c = 0;
+            for (int j = 0; j < nops; ++j) c += ((start[i] - start[j]) & (nb - 1)) < kBlocks;
+            worst = std::max(worst, c);
         }
+        return uint64_t(worst - 1) * p.ub_bank_conflict_cycles;
     }
-    uint32_t worst = 1;
+    uint32_t bank[3 * kBlocks];
+    int n = 0;
+    if (std::has_single_bit(bb) && std::has_single_bit(nb)) {  // the usual case: shifts and masks
+        const int sh = std::countr_zero(bb);
+        for (int o = 0; o < nops; ++o)
+            for (int b = 0; b < kBlocks; ++b)
+                bank[n++] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
+    } else {
+        for (int o = 0; o < nops; ++o)
+            for (int b = 0; b < kBlocks; ++b)
+                bank[n++] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) / bb) % nb);
+    }
     bool group_clash = false;
-    const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
-    for (int i = 0; i < n; ++i) {
-        uint32_t same = 0;
-        for (int j = 0; j < n; ++j) {
-            if (bank[j] == bank[i]) {
-                ++same;
-            } else if (is_src[i] && is_src[j] && op_of[i] != op_of[j] && bank[i] / per_group == bank[j] / per_group) {
-                group_clash = true;
+    if (p.ub_group_conflict_cycles > 0) {
+        const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
+        for (int i = 0; i < n && !group_clash; ++i)
+            for (int j = i + 1; j < n; ++j) {
+                const int oi = i / kBlocks, oj = j / kBlocks;
+                if (oi != oj && src[oi] && src[oj] && bank[i] != bank[j] && bank[i] / per_group == bank[j] / per_group) {
+                    group_clash = true;
+                    break;
+                }
             }
-        }
-        worst = std::max(worst, same);
+    }
+    for (int i = 1; i < n; ++i) {  // insertion sort: at most 24 entries
+        const uint32_t k = bank[i];
+        int j = i - 1;
+        for (; j >= 0 && bank[j] > k; --j) bank[j + 1] = bank[j];
+        bank[j + 1] = k;
+    }
+    uint32_t worst = 1, run = 1;
+    for (int i = 1; i < n; ++i) {
+        run = bank[i] == bank[i - 1] ? run + 1 : 1;
+        worst = std::max(worst, run);
     }
     return uint64_t(worst - 1) * p.ub_bank_conflict_cycles + (group_clash ? uint64_t(p.ub_group_conflict_cycles) : 0);
 }

@@ -4,6 +4,7 @@
 
 #include "isa/semantics.h"
 #include "models/aicore/ai_core.h"
+#include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
@@ -19,6 +20,11 @@ std::string lower(const char* s) {
     std::string r(s);
     for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return r;
+}
+
+bool is_sync(Opcode op) {
+    return op == Opcode::SET_FLAG || op == Opcode::WAIT_FLAG || op == Opcode::PIPE_BARRIER || op == Opcode::SET_CROSS_FLAG ||
+           op == Opcode::WAIT_CROSS_FLAG;
 }
 
 Requester requester_for(isa::Pipe p) {
@@ -37,6 +43,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
       m_reqs(max_outstanding),
       m_stats(&parent, lower(isa::pipe_name(id))),
@@ -58,6 +65,7 @@ Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick())
 void PipeUnit::push(const isa::Instr& in) {
     m_queue[(m_head + m_count) % m_queue.size()] = in;
     ++m_count;
+    ++m_pushed;
     m_wake.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -91,6 +99,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
     f.pending = 0;
     f.issuing = !done;
     f.done = done;
+    if (!done) ++m_undone;
     ++m_inflight_count;
     if (done) m_last_end = max(m_last_end, end);
     return slot;
@@ -98,6 +107,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
 
 void PipeUnit::complete(InFlight& f, Cycle end) {
     f.done = true;
+    --m_undone;
     f.end = end;
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
@@ -181,19 +191,45 @@ void PipeUnit::mem_done(MemRequest& req) {
 bool PipeUnit::step(Cycle now) {
     if (m_cur.active && !issue_requests(now)) return false;
     if (m_count == 0) {
-        // Idle: keep retiring instructions that are still completing, otherwise sleep.
-        if (m_inflight_count > 0 && m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        // Idle: retire what is still completing in one wake-up (at the last end when nothing
+        // waits for memory), otherwise sleep until pushed to.
+        if (m_inflight_count > 0 && m_undone == 0) sleep_on_wake_or(now, m_last_end);
+        else if (m_inflight_count > 0 && m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
         if (drained()) m_core.notify_progress();
         return false;
     }
     if (m_inflight_count == m_inflight.size()) {
-        if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        // Full: retire half the ring at once rather than one instruction per wake-up.
+        const InFlight& mid = m_inflight[(m_if_head + m_inflight.size() / 2) % m_inflight.size()];
+        if (m_undone == 0) sleep_on_wake_or(now, mid.end);
+        else if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
         return false;
     }
     isa::Instr& in = m_queue[m_head];
     const Cycle issue(in.issue_cycle);
+    auto pop = [this](Cycle at) {
+        m_pop_cycle[m_popped % m_pop_cycle.size()] = at.v;
+        ++m_popped;
+        m_head = (m_head + 1) % m_queue.size();
+        --m_count;
+        if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
+    };
+    if (!is_sync(in.op) && !m_core.is_memory_op(in)) {
+        // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),
+        // so the pipe starts it now with a future start cycle instead of sleeping until then:
+        // one wake-up serves many instructions. Nothing another pipe does can change that
+        // start; in functional mode its effect applies early, which only a racy program sees.
+        const Cycle start = max(max(now, issue), m_next_free);
+        if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
+        const ComputeTiming t = m_core.compute_timing(in);
+        if (m_core.functional()) isa::execute(in, m_core);
+        push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
+        m_next_free = start + Cycle(t.occupancy);
+        pop(start);
+        return true;
+    }
     if (issue > now) {
         sleep_until(now, issue);
         return false;
@@ -202,11 +238,6 @@ bool PipeUnit::step(Cycle now) {
         sleep_until(now, m_next_free);
         return false;
     }
-    auto pop = [this] {
-        m_head = (m_head + 1) % m_queue.size();
-        --m_count;
-        m_pop.notify(sc_core::SC_ZERO_TIME);
-    };
     switch (in.op) {
         case Opcode::WAIT_FLAG: {
             AiCore::Flag& f = m_core.flag(in.flag.src, in.flag.dst, in.flag.event_id);
@@ -230,7 +261,7 @@ bool PipeUnit::step(Cycle now) {
                 if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
             }
             m_core.instr_stats().record(in.op, m_id, 0);
-            pop();
+            pop(now);
             return true;
         }
         case Opcode::WAIT_CROSS_FLAG: {
@@ -249,7 +280,7 @@ bool PipeUnit::step(Cycle now) {
                 m_waiting_flag = false;
             }
             m_core.instr_stats().record(in.op, m_id, 0);
-            pop();
+            pop(now);
             return true;
         }
         case Opcode::SET_FLAG:
@@ -272,7 +303,7 @@ bool PipeUnit::step(Cycle now) {
                 m_core.cross_flags()->set(m_core, in, now);
             }
             m_core.instr_stats().record(in.op, m_id, 0);
-            pop();
+            pop(now);
             return true;
         }
         default:
@@ -292,15 +323,10 @@ bool PipeUnit::step(Cycle now) {
         m_cur.outer = m_cur.inner = 0;
         m_cur.offset = 0;
         m_cur.ready = now + Cycle(setup);
-        pop();
+        pop(now);
         return true;
     }
-    const ComputeTiming t = m_core.compute_timing(in);
-    if (m_core.functional()) isa::execute(in, m_core);
-    push_inflight(in, now, now + Cycle(t.occupancy + t.latency), true);
-    m_next_free = now + Cycle(t.occupancy);
-    pop();
-    return true;
+    throw ModelError(m_core.path(), m_core.describe(in) + ": internal: instruction of no class");
 }
 
 std::string PipeUnit::describe() const {
