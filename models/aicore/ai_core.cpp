@@ -190,7 +190,10 @@ void AiCore::issue(const isa::Instr& in_) {
     else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
     else if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) in.pipe = in.xflag.pipe;
     in.seq = m_seq++;
-    check_operands(in);
+    if (!m_checked.find(in)) {
+        check_operands(in);
+        m_checked.put(in, true);
+    }
     m_scalar_cycle += Cycle(m_p.scalar_issue_cycles);
     m_scalar_busy += m_p.scalar_issue_cycles;
     in.issue_cycle = m_scalar_cycle.v;
@@ -289,7 +292,12 @@ void AiCore::gm_write(uint64_t addr, const void* src, uint64_t len) { m_gm->writ
 
 bool AiCore::is_memory_op(const isa::Instr& in) const { return isa::gm_bytes(in) > 0; }
 
-ComputeTiming AiCore::compute_timing(const isa::Instr& in) const { return sfumato::compute_timing(in, m_p); }
+ComputeTiming AiCore::compute_timing(const isa::Instr& in) {
+    if (const ComputeTiming* t = m_timing.find(in)) return *t;
+    const ComputeTiming t = sfumato::compute_timing(in, m_p);
+    m_timing.put(in, t);
+    return t;
+}
 
 std::string AiCore::describe_state() const {
     std::string s = std::string(name()) + (m_has_block ? " (block " + std::to_string(m_block.block_idx) + ")" : " (idle)") + "\n";

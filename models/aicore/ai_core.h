@@ -21,6 +21,7 @@
 #include "models/aicore/core_timing.h"
 #include "models/aicore/cross_flags.h"
 #include "models/aicore/race_checker.h"
+#include "models/aicore/instr_cache.h"
 #include "models/aicore/instr_stats.h"
 #include "models/aicore/pipe_unit.h"
 #include "sim/mem_if.h"
@@ -97,7 +98,7 @@ public:
     IMemTarget& mem() { return m_mem; }
     TraceHub& trace() { return m_trace; }
     InstrStats& instr_stats() { return m_instr_stats; }
-    ComputeTiming compute_timing(const isa::Instr& in) const;
+    ComputeTiming compute_timing(const isa::Instr& in);
     bool is_memory_op(const isa::Instr& in) const;
     // Flags: set at `ready` (a cycle), consumed by wait_flag.
     struct Flag {
@@ -145,6 +146,8 @@ private:
     const isa::Instr* m_scalar_wait = nullptr;  // a cross-core wait blocking the scalar unit
     uint32_t m_group = 0, m_sub = 0;
     std::unique_ptr<RaceChecker> m_race;
+    InstrCache<bool> m_checked;             // instructions whose operands passed the checks
+    InstrCache<ComputeTiming> m_timing;     // latency per distinct compute instruction
 
     StatGroup m_stats;
     Counter m_blocks;

@@ -1,7 +1,6 @@
 #include "models/aicore/core_timing.h"
 
 #include <algorithm>
-#include <bit>
 
 #include "isa/semantics.h"
 
@@ -41,7 +40,8 @@ VecOperands vec_operands(Opcode op) {
 uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, const bool* src, int nops, const CoreParams& p) {
     constexpr int kBlocks = 8;
     const uint32_t bb = p.ub_bank_bytes, nb = p.ub_banks;
-    bool contiguous = bb == 32 && nb >= kBlocks && std::has_single_bit(nb) && p.ub_group_conflict_cycles == 0;
+    const bool pow2 = (bb & (bb - 1)) == 0 && (nb & (nb - 1)) == 0;  // (std::has_single_bit needs popcnt)
+    bool contiguous = bb == 32 && nb >= kBlocks && pow2 && p.ub_group_conflict_cycles == 0;
     for (int o = 0; o < nops; ++o) contiguous = contiguous && blk_stride[o] == 1;
     if (contiguous) {
         // Each operand covers 8 consecutive banks (cyclically); the busiest bank is the start
@@ -58,8 +58,8 @@ uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, cons
     }
     uint32_t bank[3 * kBlocks];
     int n = 0;
-    if (std::has_single_bit(bb) && std::has_single_bit(nb)) {  // the usual case: shifts and masks
-        const int sh = std::countr_zero(bb);
+    if (pow2) {  // the usual case: shifts and masks
+        const int sh = __builtin_ctz(bb);
         for (int o = 0; o < nops; ++o)
             for (int b = 0; b < kBlocks; ++b)
                 bank[n++] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
