@@ -114,7 +114,9 @@ uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
     add(v.src1, in.src1, in.vec.src1_blk_stride, in.vec.src1_rep_stride, true);
     add(v.dst, in.dst, in.vec.dst_blk_stride, in.vec.dst_rep_stride, false);
     if (n == 0) return 0;
-    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0;
+    // Equal repeat strides shift every operand by the same whole number of banks, which keeps
+    // bank coincidences (not bank-group ones): then one repeat stands for all.
+    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0 && p.ub_group_conflict_cycles == 0;
     for (int i = 1; i < n; ++i) uniform = uniform && rep[i] == rep[0];
     if (uniform) return repeat_conflicts(base, blk, src, n, p) * in.vec.repeat;
     uint64_t total = 0;
