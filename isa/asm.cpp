@@ -26,13 +26,15 @@ struct Field {
     size_t off, size;
 };
 
+// clang-format off
 #define F(k, K, T, S, m) Field{k, ParamKind::K, FT::T, offsetof(S, m), sizeof(S::m)}
 const Field kFields[] = {
     F("repeat", Vec, U, VecParams, repeat), F("dstblk", Vec, U, VecParams, dst_blk_stride),
     F("src0blk", Vec, U, VecParams, src0_blk_stride), F("src1blk", Vec, U, VecParams, src1_blk_stride),
     F("dstrep", Vec, U, VecParams, dst_rep_stride), F("src0rep", Vec, U, VecParams, src0_rep_stride),
     F("src1rep", Vec, U, VecParams, src1_rep_stride), F("src", Vec, DT, VecParams, src_dtype),
-    F("round", Vec, RM, VecParams, round), F("cmp", Vec, CM, VecParams, cmp), F("idx", Vec, U, VecParams, with_index),
+    F("round", Vec, RM, VecParams, round),
+    F("cmp", Vec, CM, VecParams, cmp), F("idx", Vec, U, VecParams, with_index),
     F("span", Vec, U, VecParams, gather_span),
     F("nburst", Copy, U, CopyParams, nburst), F("len", Copy, U, CopyParams, len_bytes),
     F("srcgap", Copy, U, CopyParams, src_gap), F("dstgap", Copy, U, CopyParams, dst_gap),
@@ -45,7 +47,8 @@ const Field kFields[] = {
     F("start", Load2d, U, Load2dParams, start_index), F("repeat", Load2d, U, Load2dParams, repeat),
     F("srcstride", Load2d, U, Load2dParams, src_stride), F("dstgap", Load2d, U, Load2dParams, dst_gap),
     F("transpose", Load2d, U, Load2dParams, transpose),
-    F("h", Load3d, U, Load3dParams, l1_h), F("w", Load3d, U, Load3dParams, l1_w), F("c1", Load3d, U, Load3dParams, c1),
+    F("h", Load3d, U, Load3dParams, l1_h),
+    F("w", Load3d, U, Load3dParams, l1_w), F("c1", Load3d, U, Load3dParams, c1),
     F("kh", Load3d, U, Load3dParams, kh), F("kw", Load3d, U, Load3dParams, kw),
     F("sh", Load3d, U, Load3dParams, stride_h), F("sw", Load3d, U, Load3dParams, stride_w),
     F("dh", Load3d, U, Load3dParams, dil_h), F("dw", Load3d, U, Load3dParams, dil_w),
@@ -57,12 +60,16 @@ const Field kFields[] = {
     F("dstgap", Fill, U, FillParams, dst_gap),
     F("m", Mad, U, MadParams, m), F("k", Mad, U, MadParams, k), F("n", Mad, U, MadParams, n),
     F("acc", Mad, U, MadParams, accumulate), F("bias", Mad, U, MadParams, bias),
-    F("m", Fix, U, FixpipeParams, m), F("n", Fix, U, FixpipeParams, n), F("srcstride", Fix, U, FixpipeParams, src_stride),
+    F("m", Fix, U, FixpipeParams, m),
+    F("n", Fix, U, FixpipeParams, n), F("srcstride", Fix, U, FixpipeParams, src_stride),
     F("dststride", Fix, U, FixpipeParams, dst_stride), F("out", Fix, DT, FixpipeParams, out_dtype),
-    F("quant", Fix, QM, FixpipeParams, quant), F("relu", Fix, U, FixpipeParams, relu), F("nz2nd", Fix, U, FixpipeParams, nz2nd),
-    F("cycles", Scalar, U, ScalarParams, cycles), F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
+    F("quant", Fix, QM, FixpipeParams, quant),
+    F("relu", Fix, U, FixpipeParams, relu), F("nz2nd", Fix, U, FixpipeParams, nz2nd),
+    F("cycles", Scalar, U, ScalarParams, cycles),
+    F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
 };
 #undef F
+// clang-format on
 
 uint8_t* params(Instr& in) { return reinterpret_cast<uint8_t*>(&in.vec); }  // all union members share it
 const uint8_t* params(const Instr& in) { return reinterpret_cast<const uint8_t*>(&in.vec); }
@@ -88,7 +95,10 @@ std::string field_text(const Field& f, uint64_t v) {
 // Address operands an opcode always prints (more when a later one is not the default).
 int required_addrs(Opcode op) {
     switch (param_kind(op)) {
-        case ParamKind::None: case ParamKind::Flag: case ParamKind::CrossFlag: case ParamKind::Scalar: return 0;
+        case ParamKind::None:
+        case ParamKind::Flag:
+        case ParamKind::CrossFlag:
+        case ParamKind::Scalar: return 0;
         case ParamKind::Fill: return 1;
         case ParamKind::Mad: return 3;
         default: break;
@@ -97,10 +107,19 @@ int required_addrs(Opcode op) {
         case Opcode::SET_MASK: return 0;
         case Opcode::VDUP: return 1;
         case Opcode::VSEL: return 4;
-        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VDIV: case Opcode::VMAX: case Opcode::VMIN:
-        case Opcode::VAND: case Opcode::VOR: case Opcode::VADDRELU: case Opcode::VMADD: case Opcode::VMLA:
-        case Opcode::VCMP: case Opcode::VGATHER:
-            return 3;
+        case Opcode::VADD:
+        case Opcode::VSUB:
+        case Opcode::VMUL:
+        case Opcode::VDIV:
+        case Opcode::VMAX:
+        case Opcode::VMIN:
+        case Opcode::VAND:
+        case Opcode::VOR:
+        case Opcode::VADDRELU:
+        case Opcode::VMADD:
+        case Opcode::VMLA:
+        case Opcode::VCMP:
+        case Opcode::VGATHER: return 3;
         default: return 2;
     }
 }
@@ -144,7 +163,9 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& what) { throw AsmError(m_line, m_s, what); }
-    void skip() { while (m_p < m_s.size() && std::isspace(static_cast<unsigned char>(m_s[m_p]))) ++m_p; }
+    void skip() {
+        while (m_p < m_s.size() && std::isspace(static_cast<unsigned char>(m_s[m_p]))) ++m_p;
+    }
     bool eat(char c) {
         skip();
         if (m_p < m_s.size() && m_s[m_p] == c) return ++m_p, true;
@@ -153,18 +174,25 @@ private:
     int64_t expr() {
         int64_t v = term();
         for (;;) {
-            if (eat('+')) v += term();
-            else if (eat('-')) v -= term();
-            else return v;
+            if (eat('+'))
+                v += term();
+            else if (eat('-'))
+                v -= term();
+            else
+                return v;
         }
     }
     int64_t term() {
         int64_t v = unary();
         for (;;) {
-            if (eat('*')) v *= unary();
-            else if (eat('/')) v = div(v, unary(), false);
-            else if (eat('%')) v = div(v, unary(), true);
-            else return v;
+            if (eat('*'))
+                v *= unary();
+            else if (eat('/'))
+                v = div(v, unary(), false);
+            else if (eat('%'))
+                v = div(v, unary(), true);
+            else
+                return v;
         }
     }
     int64_t div(int64_t a, int64_t b, bool mod) {
@@ -183,10 +211,13 @@ private:
         if (m_p < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[m_p]))) {
             const bool hex = m_s.compare(m_p, 2, "0x") == 0 || m_s.compare(m_p, 2, "0X") == 0;
             m_p += hex ? 2 : 0;
-            while (m_p < m_s.size() && (hex ? std::isxdigit(static_cast<unsigned char>(m_s[m_p])) : std::isdigit(static_cast<unsigned char>(m_s[m_p])))) ++m_p;
+            while (m_p < m_s.size() && (hex ? std::isxdigit(static_cast<unsigned char>(m_s[m_p]))
+                                            : std::isdigit(static_cast<unsigned char>(m_s[m_p]))))
+                ++m_p;
             return static_cast<int64_t>(std::strtoull(m_s.substr(b, m_p - b).c_str(), nullptr, 0));
         }
-        while (m_p < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_p])) || m_s[m_p] == '_')) ++m_p;
+        while (m_p < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_p])) || m_s[m_p] == '_'))
+            ++m_p;
         const std::string name = m_s.substr(b, m_p - b);
         if (name.empty()) fail("expected a number or a name");
         auto it = m_env.find(name);
@@ -232,12 +263,15 @@ private:
             if (l.text.rfind(".rep", 0) == 0) {
                 size_t depth = 1, j = i + 1;
                 for (; j < e; ++j) {
-                    if (ls[j].text.rfind(".rep", 0) == 0) ++depth;
-                    else if (ls[j].text == ".endr" && --depth == 0) break;
+                    if (ls[j].text.rfind(".rep", 0) == 0)
+                        ++depth;
+                    else if (ls[j].text == ".endr" && --depth == 0)
+                        break;
                 }
                 if (j == e) throw AsmError(l.no, ".rep", "missing .endr");
                 std::string arg = trim(l.text.substr(4)), var;
-                if (size_t c = arg.find(','); c != std::string::npos) var = trim(arg.substr(c + 1)), arg = trim(arg.substr(0, c));
+                if (size_t c = arg.find(','); c != std::string::npos)
+                    var = trim(arg.substr(c + 1)), arg = trim(arg.substr(0, c));
                 const int64_t n = ExprParser(arg, m_env, l.no).parse();
                 if (n < 0) throw AsmError(l.no, arg, "negative repeat count");
                 const bool had = m_env.count(var) != 0;
@@ -247,8 +281,10 @@ private:
                     block(ls, i + 1, j);
                 }
                 if (!var.empty()) {
-                    if (had) m_env[var] = saved;
-                    else m_env.erase(var);
+                    if (had)
+                        m_env[var] = saved;
+                    else
+                        m_env.erase(var);
                 }
                 i = j;
             } else if (l.text == ".endr") {
@@ -279,7 +315,8 @@ private:
         Instr in = make_instr(op);
         if (!dt.empty() && !parse_dtype(dt, in.dtype)) throw AsmError(ln, dt, "unknown dtype");
         const ParamKind kind = param_kind(op);
-        if (kind == ParamKind::Vec && op != Opcode::SET_MASK) in.vec.mask_lo = m_mask_lo, in.vec.mask_hi = m_mask_hi;
+        if (kind == ParamKind::Vec && op != Opcode::SET_MASK)
+            in.vec.mask_lo = m_mask_lo, in.vec.mask_hi = m_mask_hi;
         // Split operands at top-level commas.
         std::vector<std::string> ops;
         int depth = 0;
@@ -287,8 +324,10 @@ private:
         for (char c : rest) {
             if (c == '[' || c == '(') ++depth;
             if (c == ']' || c == ')') --depth;
-            if (c == ',' && depth == 0) ops.push_back(trim(cur)), cur.clear();
-            else cur += c;
+            if (c == ',' && depth == 0)
+                ops.push_back(trim(cur)), cur.clear();
+            else
+                cur += c;
         }
         if (!trim(cur).empty() || !ops.empty()) ops.push_back(trim(cur));
         int npos = 0;
@@ -346,23 +385,31 @@ private:
         if (kind == ParamKind::Flag) {
             const int n = in.op == Opcode::PIPE_BARRIER ? 1 : 3;
             if (i >= n) throw AsmError(ln, o, "too many operands");
-            if (i == 0) in.flag.src = pipe(o);
-            else if (i == 1) in.flag.dst = pipe(o);
-            else in.flag.event_id = small(o, 255);
+            if (i == 0)
+                in.flag.src = pipe(o);
+            else if (i == 1)
+                in.flag.dst = pipe(o);
+            else
+                in.flag.event_id = small(o, 255);
             return;
         }
         if (kind == ParamKind::CrossFlag) {
             if (i >= 3) throw AsmError(ln, o, "too many operands");
-            if (i == 0) in.xflag.pipe = pipe(o);
-            else if (i == 1) in.xflag.mode = small(o, 255);
-            else in.xflag.flag_id = small(o, 255);
+            if (i == 0)
+                in.xflag.pipe = pipe(o);
+            else if (i == 1)
+                in.xflag.mode = small(o, 255);
+            else
+                in.xflag.flag_id = small(o, 255);
             return;
         }
         if (i >= 4) throw AsmError(ln, o, "too many address operands");
         const size_t lb = o.find('[');
-        if (lb == std::string::npos || o.back() != ']') throw AsmError(ln, o, "expected an address pos[expr]");
+        if (lb == std::string::npos || o.back() != ']')
+            throw AsmError(ln, o, "expected an address pos[expr]");
         Addr a;
-        if (!parse_pos(upper(trim(o.substr(0, lb))).c_str(), a.pos)) throw AsmError(ln, o.substr(0, lb), "unknown buffer");
+        if (!parse_pos(upper(trim(o.substr(0, lb))).c_str(), a.pos))
+            throw AsmError(ln, o.substr(0, lb), "unknown buffer");
         const int64_t v = num(o.substr(lb + 1, o.size() - lb - 2), ln);
         if (v < 0) throw AsmError(ln, o, "negative address");
         a.addr = static_cast<uint64_t>(v);
@@ -377,15 +424,41 @@ private:
             bool ok = true;
             const std::string lv = lower(val);
             switch (f.type) {
-                case FT::DT: { DType t; ok = parse_dtype(lv, t); v = static_cast<uint64_t>(t); break; }
-                case FT::RM: { RoundMode t; ok = parse_round(lv.c_str(), t); v = static_cast<uint64_t>(t); break; }
-                case FT::CM: { CmpMode t; ok = parse_cmp(lv.c_str(), t); v = static_cast<uint64_t>(t); break; }
-                case FT::QM: { QuantMode t; ok = parse_quant(lv.c_str(), t); v = static_cast<uint64_t>(t); break; }
-                case FT::SR: { SysReg t; ok = parse_sysreg(lv.c_str(), t); v = static_cast<uint64_t>(t); break; }
+                case FT::DT: {
+                    DType t;
+                    ok = parse_dtype(lv, t);
+                    v = static_cast<uint64_t>(t);
+                    break;
+                }
+                case FT::RM: {
+                    RoundMode t;
+                    ok = parse_round(lv.c_str(), t);
+                    v = static_cast<uint64_t>(t);
+                    break;
+                }
+                case FT::CM: {
+                    CmpMode t;
+                    ok = parse_cmp(lv.c_str(), t);
+                    v = static_cast<uint64_t>(t);
+                    break;
+                }
+                case FT::QM: {
+                    QuantMode t;
+                    ok = parse_quant(lv.c_str(), t);
+                    v = static_cast<uint64_t>(t);
+                    break;
+                }
+                case FT::SR: {
+                    SysReg t;
+                    ok = parse_sysreg(lv.c_str(), t);
+                    v = static_cast<uint64_t>(t);
+                    break;
+                }
                 case FT::U: {
                     const int64_t x = num(val, ln);
                     const uint64_t max = f.size >= 8 ? ~0ull : (1ull << (8 * f.size)) - 1;
-                    if (x < 0 || static_cast<uint64_t>(x) > max) throw AsmError(ln, val, std::string("value out of range for ") + f.key);
+                    if (x < 0 || static_cast<uint64_t>(x) > max)
+                        throw AsmError(ln, val, std::string("value out of range for ") + f.key);
                     v = static_cast<uint64_t>(x);
                     break;
                 }
@@ -425,16 +498,18 @@ std::string disassemble(const Instr& in) {
         parts.push_back(std::to_string(in.xflag.mode));
         parts.push_back(std::to_string(in.xflag.flag_id));
     }
+    const Instr def = make_instr(in.op);
     const Addr* addrs[] = {&in.dst, &in.src0, &in.src1, &in.src2};
+    const Addr* defs[] = {&def.dst, &def.src0, &def.src1, &def.src2};
     int n = (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) ? 0 : required_addrs(in.op);
     for (int i = 0; i < 4; ++i)
-        if (!(*addrs[i] == Addr{})) n = std::max(n, i + 1);
+        if (!(*addrs[i] == *defs[i])) n = std::max(n, i + 1);
     if (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) n = 0;  // sync carries no addresses
     for (int i = 0; i < n; ++i) {
-        std::snprintf(buf, sizeof buf, "%s[0x%" PRIx64 "]", lower(pos_name(addrs[i]->pos)).c_str(), addrs[i]->addr);
+        std::snprintf(buf, sizeof buf, "%s[0x%" PRIx64 "]", lower(pos_name(addrs[i]->pos)).c_str(),
+                      addrs[i]->addr);
         parts.push_back(buf);
     }
-    Instr def = make_instr(in.op);
     for (const Field& f : kFields) {
         if (f.kind != kind || in.op == Opcode::SET_MASK) continue;
         const uint64_t v = get_field(in, f);
@@ -442,11 +517,14 @@ std::string disassemble(const Instr& in) {
     }
     if (kind == ParamKind::Vec) {  // always explicit: text without mask= takes the mask register
         int count;
-        if (prefix_mask(in.vec.mask_lo, in.vec.mask_hi, count)) std::snprintf(buf, sizeof buf, "mask=%d", count);
-        else std::snprintf(buf, sizeof buf, "mask=0x%" PRIx64 ":0x%" PRIx64, in.vec.mask_hi, in.vec.mask_lo);
+        if (prefix_mask(in.vec.mask_lo, in.vec.mask_hi, count))
+            std::snprintf(buf, sizeof buf, "mask=%d", count);
+        else
+            std::snprintf(buf, sizeof buf, "mask=0x%" PRIx64 ":0x%" PRIx64, in.vec.mask_hi, in.vec.mask_lo);
         parts.push_back(buf);
     }
-    if (std::isnan(in.scalar)) parts.push_back(std::signbit(in.scalar) ? "scalar=-nan" : "scalar=nan");
+    if (std::isnan(in.scalar))
+        parts.push_back(std::signbit(in.scalar) ? "scalar=-nan" : "scalar=nan");
     else if (in.scalar != 0.0 || std::signbit(in.scalar)) {
         std::snprintf(buf, sizeof buf, "scalar=%.17g", in.scalar);
         parts.push_back(buf);

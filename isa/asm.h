@@ -5,11 +5,11 @@
 //   set_flag MTE2, V, 0          wait_flag MTE2, V, 0          pipe_barrier ALL
 //   set_cross_flag FIX, 2, 3     (pipe, mode, flag id)
 // Operands are addresses pos[expr] in the order dst, src0, src1, src2 (pos: gm l1 l0a l0b l0c
-// ub bt fb). Keys set parameter fields (see asm.cpp's field table), plus scalar=<number> and
-// pipe=<PIPE>; omitted fields keep their defaults. mask=N is a continuous mask of N lanes,
-// mask=0xHI:0xLO a 128-bit lane mask; without mask= a vector instruction takes the mask last
-// set by set_mask (all lanes at the start), like the chip's mask register.
-// The disassembler always prints mask= for vector instructions.
+// ub bt fb); trailing operands left out keep make_instr()'s defaults. Keys set parameter fields
+// (see asm.cpp's field table), plus scalar=<number> and pipe=<PIPE>; omitted fields keep their
+// defaults. mask=N is a continuous mask of N lanes, mask=0xHI:0xLO a 128-bit lane mask; without
+// mask= a vector instruction takes the mask last set by set_mask (all lanes at the start), like
+// the chip's mask register. The disassembler always prints mask= for vector instructions.
 // Comments start with # or //. Directives: .set NAME expr (integer constant), .rep N [, VAR]
 // ... .endr (nestable; VAR counts 0..N-1 inside). Integer values are expressions over + - * / %
 // and parentheses with decimal or 0x numbers and names.
@@ -28,7 +28,8 @@ class AsmError : public std::runtime_error {
 public:
     AsmError(int line, const std::string& token, const std::string& what)
         : std::runtime_error("line " + std::to_string(line) + ": " + what + " at '" + token + "'"),
-          m_line(line), m_token(token) {}
+          m_line(line),
+          m_token(token) {}
     int line() const { return m_line; }
     const std::string& token() const { return m_token; }
 

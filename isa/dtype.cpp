@@ -79,26 +79,68 @@ uint16_t f32_to_bf16(float f) {
 
 float load_as_f32(DType t, const uint8_t* p) {
     switch (t) {
-        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
+        case DType::FP16: {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            return f16_to_f32(h);
+        }
+        case DType::BF16: {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            return bf16_to_f32(h);
+        }
+        case DType::FP32: {
+            float f;
+            std::memcpy(&f, p, 4);
+            return f;
+        }
         case DType::INT8: return static_cast<float>(static_cast<int8_t>(*p));
         case DType::UINT8: return static_cast<float>(*p);
-        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return static_cast<float>(v); }
-        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+        case DType::INT16: {
+            int16_t v;
+            std::memcpy(&v, p, 2);
+            return static_cast<float>(v);
+        }
+        case DType::INT32: {
+            int32_t v;
+            std::memcpy(&v, p, 4);
+            return static_cast<float>(v);
+        }
         default: return 0.0f;
     }
 }
 
 void store_from_f32(DType t, uint8_t* p, float v) {
     switch (t) {
-        case DType::FP16: { uint16_t h = f32_to_f16(v); std::memcpy(p, &h, 2); break; }
-        case DType::BF16: { uint16_t h = f32_to_bf16(v); std::memcpy(p, &h, 2); break; }
+        case DType::FP16: {
+            uint16_t h = f32_to_f16(v);
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        case DType::BF16: {
+            uint16_t h = f32_to_bf16(v);
+            std::memcpy(p, &h, 2);
+            break;
+        }
         case DType::FP32: std::memcpy(p, &v, 4); break;
-        case DType::INT8: *p = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(std::fmax(-128.f, std::fmin(127.f, v))))); break;
-        case DType::UINT8: *p = static_cast<uint8_t>(std::nearbyint(std::fmax(0.f, std::fmin(255.f, v)))); break;
-        case DType::INT16: { int16_t x = static_cast<int16_t>(std::nearbyint(std::fmax(-32768.f, std::fmin(32767.f, v)))); std::memcpy(p, &x, 2); break; }
-        case DType::INT32: { int32_t x = static_cast<int32_t>(std::nearbyint(std::fmax(-2147483648.f, std::fmin(2147483520.f, v)))); std::memcpy(p, &x, 4); break; }
+        case DType::INT8:
+            *p = static_cast<uint8_t>(
+                static_cast<int8_t>(std::nearbyint(std::fmax(-128.f, std::fmin(127.f, v)))));
+            break;
+        case DType::UINT8:
+            *p = static_cast<uint8_t>(std::nearbyint(std::fmax(0.f, std::fmin(255.f, v))));
+            break;
+        case DType::INT16: {
+            int16_t x = static_cast<int16_t>(std::nearbyint(std::fmax(-32768.f, std::fmin(32767.f, v))));
+            std::memcpy(p, &x, 2);
+            break;
+        }
+        case DType::INT32: {
+            int32_t x =
+                static_cast<int32_t>(std::nearbyint(std::fmax(-2147483648.f, std::fmin(2147483520.f, v))));
+            std::memcpy(p, &x, 4);
+            break;
+        }
         default: break;
     }
 }
@@ -116,7 +158,9 @@ struct FloatFmt {
     int emax;
 };
 constexpr FloatFmt fmt_of(DType t) {
-    return t == DType::FP16 ? FloatFmt{11, -14, 15} : t == DType::BF16 ? FloatFmt{8, -126, 127} : FloatFmt{24, -126, 127};
+    return t == DType::FP16   ? FloatFmt{11, -14, 15}
+           : t == DType::BF16 ? FloatFmt{8, -126, 127}
+                              : FloatFmt{24, -126, 127};
 }
 
 // Rounds a non-negative s to an integer; neg tells the sign of the original value for the
@@ -141,8 +185,11 @@ uint32_t encode_exact(DType t, float f) {
     return f32_bits(f) >> 16;
 }
 
-// Round-to-nearest-even straight from the double's bits (the hot path of every vector op).
-uint32_t round_float_rne(const FloatFmt& ff, double v) {
+// Round-to-nearest-even straight from the double's bits (the hot path of every vector op);
+// a template so each format's constants fold.
+template <int P, int EMIN, int EMAX>
+uint32_t round_float_rne_t(double v) {
+    constexpr FloatFmt ff{P, EMIN, EMAX};
     uint64_t x;
     std::memcpy(&x, &v, 8);
     const uint32_t sign = static_cast<uint32_t>(x >> 63);
@@ -166,6 +213,12 @@ uint32_t round_float_rne(const FloatFmt& ff, double v) {
     uint64_t bits = E < ff.emin ? r : (static_cast<uint64_t>(E + bias - 1) << (ff.p - 1)) + r;
     if (bits >= inf) bits = inf;
     return sbit | static_cast<uint32_t>(bits);
+}
+
+uint32_t round_float_rne(const FloatFmt& ff, double v) {
+    if (ff.p == 11) return round_float_rne_t<11, -14, 15>(v);
+    if (ff.p == 8) return round_float_rne_t<8, -126, 127>(v);
+    return round_float_rne_t<24, -126, 127>(v);
 }
 
 uint32_t round_float_generic(DType t, double v, RoundMode m);
@@ -222,19 +275,6 @@ bool parse_round(const char* s, RoundMode& out) {
             return true;
         }
     return false;
-}
-
-double load_f64(DType t, const uint8_t* p) {
-    switch (t) {
-        case DType::FP16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-        case DType::FP32: { float f; std::memcpy(&f, p, 4); return f; }
-        case DType::INT8: return static_cast<int8_t>(*p);
-        case DType::UINT8: return *p;
-        case DType::INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-        case DType::INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-        default: return 0.0;
-    }
 }
 
 uint32_t round_bits(DType t, double v, RoundMode m) {

@@ -12,9 +12,13 @@ enum class DType : uint8_t { FP16, BF16, FP32, INT8, INT32, UINT8, INT16, kCount
 
 constexpr uint32_t dtype_size(DType t) {
     switch (t) {
-        case DType::FP16: case DType::BF16: case DType::INT16: return 2;
-        case DType::FP32: case DType::INT32: return 4;
-        case DType::INT8: case DType::UINT8: return 1;
+        case DType::FP16:
+        case DType::BF16:
+        case DType::INT16: return 2;
+        case DType::FP32:
+        case DType::INT32: return 4;
+        case DType::INT8:
+        case DType::UINT8: return 1;
         default: return 0;
     }
 }
@@ -22,10 +26,18 @@ const char* dtype_name(DType t);
 // Parses "fp16", "bf16", "fp32", "int8", "int32", "uint8", "int16"; false when unknown.
 bool parse_dtype(const std::string& s, DType& out);
 
-inline uint32_t f32_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float bits_f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+inline float bits_f32(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
 
-uint16_t f32_to_f16(float f);   // round to nearest even
+uint16_t f32_to_f16(float f);  // round to nearest even
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);  // round to nearest even
 inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
@@ -44,14 +56,36 @@ struct bfloat16 {
     explicit operator float() const { return bf16_to_f32(bits); }
 };
 
-template <class T> struct DTypeOf;
-template <> struct DTypeOf<half> { static constexpr DType v = DType::FP16; };
-template <> struct DTypeOf<bfloat16> { static constexpr DType v = DType::BF16; };
-template <> struct DTypeOf<float> { static constexpr DType v = DType::FP32; };
-template <> struct DTypeOf<int8_t> { static constexpr DType v = DType::INT8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType v = DType::UINT8; };
-template <> struct DTypeOf<int16_t> { static constexpr DType v = DType::INT16; };
-template <> struct DTypeOf<int32_t> { static constexpr DType v = DType::INT32; };
+template <class T>
+struct DTypeOf;
+template <>
+struct DTypeOf<half> {
+    static constexpr DType v = DType::FP16;
+};
+template <>
+struct DTypeOf<bfloat16> {
+    static constexpr DType v = DType::BF16;
+};
+template <>
+struct DTypeOf<float> {
+    static constexpr DType v = DType::FP32;
+};
+template <>
+struct DTypeOf<int8_t> {
+    static constexpr DType v = DType::INT8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+    static constexpr DType v = DType::UINT8;
+};
+template <>
+struct DTypeOf<int16_t> {
+    static constexpr DType v = DType::INT16;
+};
+template <>
+struct DTypeOf<int32_t> {
+    static constexpr DType v = DType::INT32;
+};
 
 // Rounding modes of conversions (the chip's CAST_* modes): RINT = to nearest, ties to even;
 // TRUNC = toward zero; FLOOR/CEIL = toward -inf/+inf; ROUND = to nearest, ties away from zero;
@@ -61,7 +95,38 @@ const char* round_name(RoundMode m);
 bool parse_round(const char* s, RoundMode& out);
 
 // Exact value of one element of type t at p (every ISA type is exact in a double).
-double load_f64(DType t, const uint8_t* p);
+inline double load_f64(DType t, const uint8_t* p) {
+    switch (t) {
+        case DType::FP16: {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            return f16_to_f32(h);
+        }
+        case DType::BF16: {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            return bf16_to_f32(h);
+        }
+        case DType::FP32: {
+            float f;
+            std::memcpy(&f, p, 4);
+            return f;
+        }
+        case DType::INT8: return static_cast<int8_t>(*p);
+        case DType::UINT8: return *p;
+        case DType::INT16: {
+            int16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
+        case DType::INT32: {
+            int32_t v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
+        default: return 0.0;
+    }
+}
 // Raw bits (low dtype_size(t) bytes) of v rounded once to type t with mode m. Floats: overflow
 // goes to inf or the largest finite value as the mode dictates, denormals are produced, nan
 // stays nan (canonical quiet nan). Integers: rounded, then saturated to the type's range; nan
@@ -71,8 +136,21 @@ uint32_t round_bits(DType t, double v, RoundMode m = RoundMode::RINT);
 // RINT. Exposed so tests can hold the two implementations against each other.
 uint32_t round_bits_reference(DType t, double v, RoundMode m);
 inline void store_f64(DType t, uint8_t* p, double v, RoundMode m = RoundMode::RINT) {
-    uint32_t b = round_bits(t, v, m);
-    std::memcpy(p, &b, dtype_size(t));  // little-endian host
+    if (t == DType::FP32 && m == RoundMode::RINT) {  // the host's double->float is IEEE RNE
+        const float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        return;
+    }
+    const uint32_t b = round_bits(t, v, m);  // little-endian host: the low bytes are the element
+    switch (dtype_size(t)) {
+        case 1: *p = static_cast<uint8_t>(b); break;
+        case 2: {
+            const uint16_t h = static_cast<uint16_t>(b);
+            std::memcpy(p, &h, 2);
+            break;
+        }
+        default: std::memcpy(p, &b, 4); break;
+    }
 }
 // Integer results that wrap (two's complement) instead of saturating, e.g. int32 vadd.
 void store_wrap(DType t, uint8_t* p, int64_t v);

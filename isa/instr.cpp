@@ -9,6 +9,7 @@ namespace sfumato::isa {
 namespace {
 constexpr const char* kPipeNames[] = {"S", "MTE1", "MTE2", "MTE3", "M", "FIX", "V", "ALL"};
 constexpr const char* kPosNames[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB", "BT", "FB"};
+// clang-format off
 constexpr const char* kOpNames[] = {
     "nop",
     "set_flag", "wait_flag", "pipe_barrier", "set_cross_flag", "wait_cross_flag",
@@ -26,6 +27,7 @@ constexpr const char* kOpNames[] = {
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
     "vdup", "vbrcb", "vtranspose", "vgather"};
+// clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
 constexpr const char* kSysRegNames[] = {"block_idx", "block_num", "sub_block_id", "sys_cnt"};
@@ -58,55 +60,105 @@ bool parse_quant(const char* s, QuantMode& out) { return parse_in(kQuantNames, s
 ParamKind param_kind(Opcode op) {
     switch (op) {
         case Opcode::NOP: return ParamKind::None;
-        case Opcode::SET_FLAG: case Opcode::WAIT_FLAG: case Opcode::PIPE_BARRIER: return ParamKind::Flag;
-        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: return ParamKind::CrossFlag;
-        case Opcode::SCALAR: case Opcode::GET_SYSREG: return ParamKind::Scalar;
-        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: case Opcode::COPY_L1_TO_UB:
-        case Opcode::COPY_UB_TO_GM: case Opcode::COPY_UB_TO_L1: case Opcode::COPY_UB_TO_UB:
-            return ParamKind::Copy;
+        case Opcode::SET_FLAG:
+        case Opcode::WAIT_FLAG:
+        case Opcode::PIPE_BARRIER: return ParamKind::Flag;
+        case Opcode::SET_CROSS_FLAG:
+        case Opcode::WAIT_CROSS_FLAG: return ParamKind::CrossFlag;
+        case Opcode::SCALAR:
+        case Opcode::GET_SYSREG: return ParamKind::Scalar;
+        case Opcode::COPY_GM_TO_UB:
+        case Opcode::COPY_GM_TO_L1:
+        case Opcode::COPY_L1_TO_UB:
+        case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_UB_TO_L1:
+        case Opcode::COPY_UB_TO_UB: return ParamKind::Copy;
         case Opcode::COPY_GM_TO_L1_ND2NZ: return ParamKind::NdNz;
-        case Opcode::LOAD2D_GM: case Opcode::LOAD2D: return ParamKind::Load2d;
+        case Opcode::LOAD2D_GM:
+        case Opcode::LOAD2D: return ParamKind::Load2d;
         case Opcode::LOAD3D: return ParamKind::Load3d;
         case Opcode::FILL: return ParamKind::Fill;
         case Opcode::MAD: return ParamKind::Mad;
-        case Opcode::FIXPIPE: case Opcode::COPY_L0C_TO_UB: return ParamKind::Fix;
+        case Opcode::FIXPIPE:
+        case Opcode::COPY_L0C_TO_UB: return ParamKind::Fix;
         default: return ParamKind::Vec;  // SET_MASK and every V-pipe compute opcode
     }
 }
 
 Pipe default_pipe(Opcode op) {
     switch (op) {
-        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: case Opcode::COPY_GM_TO_L1_ND2NZ:
-        case Opcode::LOAD2D_GM:
-            return Pipe::MTE2;
-        case Opcode::LOAD2D: case Opcode::LOAD3D: case Opcode::COPY_L1_TO_UB: case Opcode::FILL:
-            return Pipe::MTE1;
+        case Opcode::COPY_GM_TO_UB:
+        case Opcode::COPY_GM_TO_L1:
+        case Opcode::COPY_GM_TO_L1_ND2NZ:
+        case Opcode::LOAD2D_GM: return Pipe::MTE2;
+        case Opcode::LOAD2D:
+        case Opcode::LOAD3D:
+        case Opcode::COPY_L1_TO_UB:
+        case Opcode::FILL: return Pipe::MTE1;
         case Opcode::MAD: return Pipe::M;
         case Opcode::FIXPIPE: return Pipe::FIX;
-        case Opcode::COPY_UB_TO_GM: case Opcode::COPY_UB_TO_L1: return Pipe::MTE3;
-        case Opcode::NOP: case Opcode::SET_FLAG: case Opcode::WAIT_FLAG: case Opcode::PIPE_BARRIER:
-        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: case Opcode::SCALAR:
-        case Opcode::GET_SYSREG: case Opcode::SET_MASK:
-            return Pipe::S;
+        case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_UB_TO_L1: return Pipe::MTE3;
+        case Opcode::NOP:
+        case Opcode::SET_FLAG:
+        case Opcode::WAIT_FLAG:
+        case Opcode::PIPE_BARRIER:
+        case Opcode::SET_CROSS_FLAG:
+        case Opcode::WAIT_CROSS_FLAG:
+        case Opcode::SCALAR:
+        case Opcode::GET_SYSREG:
+        case Opcode::SET_MASK: return Pipe::S;
         default: return Pipe::V;  // COPY_UB_TO_UB, COPY_L0C_TO_UB and all vector compute
     }
 }
 
 Pipe exec_pipe(const Instr& in) {
     switch (in.op) {
-        case Opcode::SET_FLAG: case Opcode::PIPE_BARRIER: return in.flag.src;
+        case Opcode::SET_FLAG:
+        case Opcode::PIPE_BARRIER: return in.flag.src;
         case Opcode::WAIT_FLAG: return in.flag.dst;
-        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG: return in.xflag.pipe;
+        case Opcode::SET_CROSS_FLAG:
+        case Opcode::WAIT_CROSS_FLAG: return in.xflag.pipe;
         default: return default_pipe(in.op);
     }
 }
+
+namespace {
+// The buffers an opcode's operands live in when they are fixed by the opcode (dst, src0, src1,
+// src2); GM where the operand is unused.
+void set_default_positions(Instr& in) {
+    auto set = [&](Pos d, Pos s0, Pos s1 = Pos::GM, Pos s2 = Pos::GM) {
+        in.dst.pos = d, in.src0.pos = s0, in.src1.pos = s1, in.src2.pos = s2;
+    };
+    switch (in.op) {
+        case Opcode::COPY_GM_TO_UB: set(Pos::UB, Pos::GM); break;
+        case Opcode::COPY_GM_TO_L1:
+        case Opcode::COPY_GM_TO_L1_ND2NZ: set(Pos::L1, Pos::GM); break;
+        case Opcode::LOAD2D_GM: set(Pos::L0A, Pos::GM); break;
+        case Opcode::LOAD2D:
+        case Opcode::LOAD3D: set(Pos::L0A, Pos::L1); break;
+        case Opcode::COPY_L1_TO_UB: set(Pos::UB, Pos::L1); break;
+        case Opcode::FILL: set(Pos::L1, Pos::GM); break;
+        case Opcode::MAD: set(Pos::L0C, Pos::L0A, Pos::L0B, Pos::BT); break;
+        case Opcode::FIXPIPE: set(Pos::GM, Pos::L0C, Pos::FB); break;
+        case Opcode::COPY_UB_TO_GM: set(Pos::GM, Pos::UB); break;
+        case Opcode::COPY_UB_TO_L1: set(Pos::L1, Pos::UB); break;
+        case Opcode::COPY_UB_TO_UB: set(Pos::UB, Pos::UB); break;
+        case Opcode::COPY_L0C_TO_UB: set(Pos::UB, Pos::L0C, Pos::FB); break;
+        default:
+            if (in.op >= Opcode::VADD && in.op < Opcode::kCount) set(Pos::UB, Pos::UB, Pos::UB, Pos::UB);
+            break;
+    }
+}
+}  // namespace
 
 Instr make_instr(Opcode op) {
     Instr in;
     in.op = op;
     in.pipe = default_pipe(op);
     switch (param_kind(op)) {
-        case ParamKind::None: case ParamKind::Vec: in.vec = VecParams{}; break;
+        case ParamKind::None:
+        case ParamKind::Vec: in.vec = VecParams{}; break;
         case ParamKind::Flag: in.flag = FlagParams{}; break;
         case ParamKind::CrossFlag: in.xflag = CrossFlagParams{}; break;
         case ParamKind::Scalar: in.sc = ScalarParams{}; break;
@@ -118,13 +170,13 @@ Instr make_instr(Opcode op) {
         case ParamKind::Mad: in.mad = MadParams{}; break;
         case ParamKind::Fix: in.fix = FixpipeParams{}; break;
     }
-    if (op == Opcode::MAD) in.dst.pos = Pos::L0C, in.src0.pos = Pos::L0A, in.src1.pos = Pos::L0B;
+    set_default_positions(in);
     return in;
 }
 
 bool operator==(const Instr& a, const Instr& b) {
-    if (a.op != b.op || a.pipe != b.pipe || a.dtype != b.dtype || !(a.dst == b.dst) ||
-        !(a.src0 == b.src0) || !(a.src1 == b.src1) || !(a.src2 == b.src2))
+    if (a.op != b.op || a.pipe != b.pipe || a.dtype != b.dtype || !(a.dst == b.dst) || !(a.src0 == b.src0) ||
+        !(a.src1 == b.src1) || !(a.src2 == b.src2))
         return false;
     // Scalars compare by value and sign (so -0 != +0); any two nans are equal.
     const bool both_nan = std::isnan(a.scalar) && std::isnan(b.scalar);
@@ -132,7 +184,8 @@ bool operator==(const Instr& a, const Instr& b) {
     switch (param_kind(a.op)) {
         case ParamKind::None: return true;
         case ParamKind::Vec:
-            if (a.op == Opcode::SET_MASK) return a.vec.mask_lo == b.vec.mask_lo && a.vec.mask_hi == b.vec.mask_hi;
+            if (a.op == Opcode::SET_MASK)
+                return a.vec.mask_lo == b.vec.mask_lo && a.vec.mask_hi == b.vec.mask_hi;
             return a.vec == b.vec;
         case ParamKind::Flag: return a.flag == b.flag;
         case ParamKind::CrossFlag: return a.xflag == b.xflag;

@@ -7,6 +7,7 @@
 // C++ code is the scalar unit; only system-register reads, the mask register and a cycle charge
 // (for recorded streams) are instructions.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "isa/dtype.h"
@@ -24,6 +25,7 @@ enum class Pos : uint8_t { GM, L1, L0A, L0B, L0C, UB, BT, FB, kCount };
 const char* pos_name(Pos p);
 bool parse_pos(const char* s, Pos& out);
 
+// clang-format off
 enum class Opcode : uint16_t {
     NOP,
     // sync
@@ -43,11 +45,11 @@ enum class Opcode : uint16_t {
     LOAD2D_GM,        // l2d: GM -> L0A/L0B, whole 512-B fractals
     // MTE1: on-chip moves
     LOAD2D,       // l2d: L1 -> L0A/L0B, optional per-fractal transpose
-    LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (zZ) img2col with stride/dilation/padding
+    LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (ZZ) img2col with stride/dilation/padding
     COPY_L1_TO_UB,  // copy (coupled cores only)
     FILL,         // fill: dst (L1/L0A/L0B) = scalar in dtype
     // M: cube
-    MAD,  // mad: L0C (NZ) = [L0C +] L0A (zZ) x L0B (zN) [+ bias in BT]
+    MAD,  // mad: L0C (NZ) = [L0C +] L0A (ZZ) x L0B (ZN) [+ bias in BT]
     // FIX: accumulator drain
     FIXPIPE,  // fix: L0C -> GM/L1 with dequant/quant, ReLU, cast, NZ->ND
     // MTE3: stores
@@ -76,11 +78,25 @@ enum class Opcode : uint16_t {
     VGATHER,                      // dst[i] = src0[byte offset src1[i] (uint32)]
     kCount
 };
+// clang-format on
 const char* opcode_name(Opcode op);
 bool parse_opcode(const char* s, Opcode& out);
 
 // Which parameter struct of the union an opcode uses.
-enum class ParamKind : uint8_t { None, Flag, CrossFlag, Scalar, Vec, Copy, NdNz, Load2d, Load3d, Fill, Mad, Fix };
+enum class ParamKind : uint8_t {
+    None,
+    Flag,
+    CrossFlag,
+    Scalar,
+    Vec,
+    Copy,
+    NdNz,
+    Load2d,
+    Load3d,
+    Fill,
+    Mad,
+    Fix
+};
 ParamKind param_kind(Opcode op);
 
 enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
@@ -129,9 +145,16 @@ struct CopyParams {
     uint32_t len_bytes = 0;
     uint32_t src_gap = 0;
     uint32_t dst_gap = 0;
+    // Unused: keeps the fields below clear of VecParams' mask in Instr's union. Code that
+    // writes only nburst/len/gaps into a default (vector-initialised) Instr then reads them as
+    // 0 (they overlay VecParams fields that default to 0) instead of 0xff.
+    uint64_t reserved_[2] = {0, 0};
     uint8_t pad_left = 0, pad_right = 0;  // elements of dtype, GM->UB only
     uint8_t atomic = 0;                   // UB->GM: 1 = atomic add in dtype
-    bool operator==(const CopyParams&) const = default;
+    bool operator==(const CopyParams& o) const {
+        return nburst == o.nburst && len_bytes == o.len_bytes && src_gap == o.src_gap && dst_gap == o.dst_gap &&
+               pad_left == o.pad_left && pad_right == o.pad_right && atomic == o.atomic;
+    }
 };
 
 struct FlagParams {
@@ -187,7 +210,7 @@ struct Load2dParams {
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
 // l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
 // kw + x) * C0 + c0; the window [m_start, m_start + m_ext) x [k_start, k_start + k_ext) is
-// written to L0A as zZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
+// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
 // the pad value Instr::scalar.
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;
@@ -208,7 +231,7 @@ struct FillParams {
     bool operator==(const FillParams&) const = default;
 };
 
-// Cube: A (m x k) in L0A as zZ, B (k x n) in L0B as zN, C (m x n) in L0C as NZ with 16x16
+// Cube: A (m x k) in L0A as ZZ, B (k x n) in L0B as ZN, C (m x n) in L0C as NZ with 16x16
 // fractals of fp32/int32. K0 = 32 B / input element size (16 fp16/bf16, 32 int8, 8 fp32).
 // bias = 1 adds an fp32/int32 vector of n entries at src2 (BT) when not accumulating.
 struct MadParams {
@@ -252,15 +275,19 @@ struct Instr {
         MadParams mad;
         FixpipeParams fix;
     };
-    double scalar = 0.0;      // vector-scalar operand, fill/pad value, fixpipe scale
-    uint64_t issue_cycle = 0; // scalar cycle at which it entered its pipe queue (set by the core)
-    uint32_t seq = 0;         // program order within the block (set by the core)
+    double scalar = 0.0;       // vector-scalar operand, fill/pad value, fixpipe scale
+    uint64_t issue_cycle = 0;  // scalar cycle at which it entered its pipe queue (set by the core)
+    uint32_t seq = 0;          // program order within the block (set by the core)
 
     Instr() : vec() {}
 };
+static_assert(offsetof(CopyParams, pad_left) >= offsetof(VecParams, src_dtype),
+              "CopyParams' byte-mode fields must overlay VecParams fields that default to 0");
+static_assert(sizeof(CopyParams) <= sizeof(VecParams), "the union must stay the size of VecParams");
 
-// Builds an instruction of opcode op with pipe = default_pipe(op) and the parameter struct of
-// its class value-initialised (so equality and disassembly see defined bytes).
+// Builds an instruction of opcode op with pipe = default_pipe(op), the parameter struct of its
+// class value-initialised (so equality and disassembly see defined bytes), and the operand
+// positions the opcode implies (e.g. UB for vector operands, L0C/L0A/L0B/BT for mad).
 Instr make_instr(Opcode op);
 
 // Which pipe executes an opcode. Sync instructions run in a pipe named by their operands

@@ -1,12 +1,12 @@
 // Fractal layouts of the AI core and host-side converters, so kernels and tests can prepare and
 // check data. A fractal is 16 rows x C0 columns with C0 = 32 B / element size (16 for 16-bit
-// types, 32 for int8, 8 for fp32): 512 B. Big letter = order of fractals, small letter = order
-// inside a fractal; Z = row-major, N = column-major.
+// types, 32 for int8, 8 for fp32): 512 B. Names are the vendor's: the first letter is the order
+// of the fractals, the second the order inside one; Z = row-major, N = column-major.
 //   NZ  (L1, GM, L0C): fractals column-major (column groups of C0, each holding all padded rows),
 //        row-major inside: element (i, j) at ((j / C0) * rows_pad + i) * C0 + j % C0.
 //        L0C uses C0 = 16 for fp32/int32 (1 KiB fractals), as the Cube writes it.
-//   zZ  (L0A): fractals row-major, row-major inside.
-//   zN  (L0B): fractals row-major over (k-block, n-block), column-major inside: each fractal
+//   ZZ  (L0A): fractals row-major, row-major inside.
+//   ZN  (L0B): fractals row-major over (k-block, n-block), column-major inside: each fractal
 //        row holds K0 consecutive k of one n.
 #pragma once
 #include <cstdint>

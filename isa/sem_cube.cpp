@@ -1,17 +1,18 @@
 // Functional semantics of the Cube (mad) and of the accumulator drain (FixPipe, and L0C->UB
-// on coupled cores). Layouts (see isa/layout.h): A (m x k) in L0A as zZ, B (k x n) in L0B as
-// zN, C (m x n) in L0C as NZ with 16x16 fractals of fp32/int32; K0 = 32 B / input size.
+// on coupled cores). Layouts (see isa/layout.h): A (m x k) in L0A as ZZ, B (k x n) in L0B as
+// ZN, C (m x n) in L0C as NZ with 16x16 fractals of fp32/int32; K0 = 32 B / input size.
 // mad computes every output of the touched fractals (rows/columns past m/n come from whatever
 // the padded fractal rows hold, as on the chip) over exactly k products. Each dot product is
-// formed exactly (double for fp16/bf16/fp32 inputs: fp16 and bf16 products and their sums
-// of <= 2^k terms stay exact or nearly; int8 in int64) and rounded once into fp32 (or wrapped
-// into int32): the chip accumulates fractal by fractal in fp32, so deep-k fp16 results may
-// differ from it in the last fp32 bit. FixPipe: scale (quant), then ReLU, then one RNE cast
-// to the output type, saturating for integers.
+// formed in double (fp16/bf16 products are exact there; sums stay exact unless magnitudes span
+// more than ~30 binades; int8 is exact in int64), plus the previous C or the bias, then rounded
+// once into fp32 (or wrapped into int32). The chip accumulates fractal by fractal in fp32, so
+// deep-k results may differ from it in the last fp32 bit. FixPipe: scale (quant), then ReLU, then one RNE
+// cast to the output type, saturating for integers.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "isa/layout.h"
 #include "isa/sem_detail.h"
@@ -34,10 +35,12 @@ uint64_t mad_c_bytes(const Instr& in) {
     return uint64_t{ceil_div(in.mad.m, 16)} * ceil_div(in.mad.n, 16) * 16 * 16 * 4;
 }
 
+// Operands are decoded once into per-thread scratch rows (A by row, B by column), reused across
+// instructions, so the inner loop is a plain dot product.
 void exec_mad(const Instr& in, IMemView& mem) {
     const MadParams& p = in.mad;
     const DType t = in.dtype;
-    const uint32_t es = dtype_size(t), k0 = cube_k0(t);
+    const uint32_t es = dtype_size(t), k0 = cube_k0(t), K = p.k;
     const uint32_t m1 = ceil_div(p.m, 16), k1 = ceil_div(p.k, k0), n1 = ceil_div(p.n, 16);
     const uint8_t* a = mem.local(in.src0.pos, in.src0.addr, mad_a_bytes(in));
     const uint8_t* b = mem.local(in.src1.pos, in.src1.addr, mad_b_bytes(in));
@@ -45,34 +48,50 @@ void exec_mad(const Instr& in, IMemView& mem) {
     const uint8_t* bias = p.bias ? mem.local(in.src2.pos, in.src2.addr, uint64_t{n1} * 16 * 4) : nullptr;
     const bool integer = t == DType::INT8;
     const DType ct = integer ? DType::INT32 : DType::FP32;
+    thread_local std::vector<double> sa, sb;
+    sa.resize(uint64_t{m1} * 16 * K);
+    sb.resize(uint64_t{n1} * 16 * K);
     for (uint32_t i = 0; i < m1 * 16; ++i)
+        for (uint32_t kk = 0; kk < K; ++kk)
+            sa[uint64_t{i} * K + kk] = load_f64(t, a + zz_offset(i, kk, k1 * k0, k0, es));
+    for (uint32_t j = 0; j < n1 * 16; ++j)
+        for (uint32_t kk = 0; kk < K; ++kk)
+            sb[uint64_t{j} * K + kk] = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
+    for (uint32_t i = 0; i < m1 * 16; ++i) {
+        const double* ra = &sa[uint64_t{i} * K];
         for (uint32_t j = 0; j < n1 * 16; ++j) {
+            const double* rb = &sb[uint64_t{j} * K];
             uint8_t* o = c + nz_offset(i, j, m1 * 16, 16, 4);
-            double acc = 0.0;
-            int64_t iacc = 0;
-            for (uint32_t kk = 0; kk < p.k; ++kk) {
-                const double x = load_f64(t, a + zz_offset(i, kk, k1 * k0, k0, es));
-                const double y = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
-                if (integer) iacc += static_cast<int64_t>(x) * static_cast<int64_t>(y);
-                else acc += x * y;
+            double init = 0.0;
+            if (p.accumulate)
+                init = load_f64(ct, o);
+            else if (bias)
+                init = load_f64(ct, bias + j * 4);
+            if (integer) {
+                int64_t acc = static_cast<int64_t>(init);
+                for (uint32_t kk = 0; kk < K; ++kk)
+                    acc += static_cast<int64_t>(ra[kk]) * static_cast<int64_t>(rb[kk]);
+                store_wrap(ct, o, acc);
+            } else {
+                // Four interleaved partial sums (fixed order: deterministic), then the old value.
+                double s[4] = {0, 0, 0, 0};
+                uint32_t kk = 0;
+                for (; kk + 4 <= K; kk += 4)
+                    for (int q = 0; q < 4; ++q) s[q] += ra[kk + q] * rb[kk + q];
+                for (; kk < K; ++kk) s[kk % 4] += ra[kk] * rb[kk];
+                store_f64(ct, o, ((s[0] + s[1]) + (s[2] + s[3])) + init);
             }
-            if (p.accumulate) {
-                if (integer) iacc += static_cast<int64_t>(load_f64(ct, o));
-                else acc += load_f64(ct, o);
-            } else if (bias) {
-                if (integer) iacc += static_cast<int64_t>(load_f64(ct, bias + j * 4));
-                else acc += load_f64(ct, bias + j * 4);
-            }
-            if (integer) store_wrap(ct, o, iacc);
-            else store_f64(ct, o, acc);
         }
+    }
 }
 
 // One output element of FixPipe from an accumulator value.
 double fix_value(const Instr& in, double v, const uint8_t* scales, uint32_t j) {
     const FixpipeParams& p = in.fix;
-    if (p.quant == QuantMode::SCALAR) v *= in.scalar;
-    else if (p.quant == QuantMode::VECTOR) v *= load_f64(DType::FP32, scales + j * 4);
+    if (p.quant == QuantMode::SCALAR)
+        v *= in.scalar;
+    else if (p.quant == QuantMode::VECTOR)
+        v *= load_f64(DType::FP32, scales + j * 4);
     if (p.relu && !(v >= 0) && !std::isnan(v)) v = 0.0;
     return v;
 }
@@ -88,8 +107,10 @@ uint64_t fix_dst_hull(const Instr& in) {
 void exec_fix(const Instr& in, IMemView& mem) {
     const FixpipeParams& p = in.fix;
     const uint32_t eo = dtype_size(p.out_dtype), c0 = kBlock / eo;
-    const uint8_t* c = mem.local(in.src0.pos, in.src0.addr, (ceil_div(p.n, 16) - 1ull) * p.src_stride * 64 + p.src_stride * 64ull);
-    const uint8_t* scales = p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
+    const uint8_t* c = mem.local(in.src0.pos, in.src0.addr,
+                                 (ceil_div(p.n, 16) - 1ull) * p.src_stride * 64 + p.src_stride * 64ull);
+    const uint8_t* scales =
+        p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
     const bool to_gm = in.dst.pos == Pos::GM;
     uint8_t* d = to_gm ? nullptr : mem.local(in.dst.pos, in.dst.addr, fix_dst_hull(in));
     uint8_t row[1024];
@@ -101,13 +122,17 @@ void exec_fix(const Instr& in, IMemView& mem) {
             const uint32_t cols = std::min(chunk, p.n - j0);
             for (uint32_t j = j0; j < j0 + cols; ++j) {
                 const uint8_t* src = c + (j / 16) * uint64_t{p.src_stride} * 64 + i * 64ull + (j % 16) * 4ull;
-                store_f64(p.out_dtype, row + (j - j0) * eo, fix_value(in, load_f64(in.dtype, src), scales, j));
+                store_f64(p.out_dtype, row + (j - j0) * eo,
+                          fix_value(in, load_f64(in.dtype, src), scales, j));
             }
-            const uint64_t off = p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo : (uint64_t{j0 / c0} * p.dst_stride + i) * kBlock;
+            const uint64_t off = p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
+                                         : (uint64_t{j0 / c0} * p.dst_stride + i) * kBlock;
             const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : kBlock;
             if (!p.nz2nd) std::fill(row + cols * eo, row + kBlock, uint8_t{0});
-            if (to_gm) mem.gm_write(in.dst.addr + off, row, len);
-            else std::memcpy(d + off, row, len);
+            if (to_gm)
+                mem.gm_write(in.dst.addr + off, row, len);
+            else
+                std::memcpy(d + off, row, len);
         }
     }
 }
@@ -118,7 +143,8 @@ std::string validate_cube(const Instr& in) {
     if (in.op == Opcode::MAD) {
         const MadParams& p = in.mad;
         if (p.m == 0 || p.k == 0 || p.n == 0) return "mad with zero m, k or n";
-        if (in.dtype != DType::FP16 && in.dtype != DType::BF16 && in.dtype != DType::FP32 && in.dtype != DType::INT8)
+        if (in.dtype != DType::FP16 && in.dtype != DType::BF16 && in.dtype != DType::FP32 &&
+            in.dtype != DType::INT8)
             return bad_dtype(in, in.dtype);
         if (p.bias && p.accumulate) return "mad: bias only when not accumulating";
         if (p.accumulate > 1 || p.bias > 1) return "mad: accumulate and bias are 0 or 1";
@@ -132,14 +158,18 @@ std::string validate_cube(const Instr& in) {
         const FixpipeParams& p = in.fix;
         if (p.m == 0 || p.n == 0) return "fixpipe with zero m or n";
         if (in.dtype != DType::FP32 && in.dtype != DType::INT32) return bad_dtype(in, in.dtype);
-        if (p.out_dtype >= DType::kCount || p.quant >= QuantMode::kCount) return "fixpipe: bad out dtype or quant mode";
-        if (p.src_stride < ceil_div(p.m, 16) * 16) return "fixpipe: src_stride smaller than m rounded up to 16";
+        if (p.out_dtype >= DType::kCount || p.quant >= QuantMode::kCount)
+            return "fixpipe: bad out dtype or quant mode";
+        if (p.src_stride < ceil_div(p.m, 16) * 16)
+            return "fixpipe: src_stride smaller than m rounded up to 16";
         if (p.nz2nd && p.dst_stride < p.n) return "fixpipe: ND dst_stride smaller than n";
-        if (!p.nz2nd && p.n > kBlock / dtype_size(p.out_dtype) && p.dst_stride < p.m) return "fixpipe: NZ dst_stride smaller than m";
+        if (!p.nz2nd && p.n > kBlock / dtype_size(p.out_dtype) && p.dst_stride < p.m)
+            return "fixpipe: NZ dst_stride smaller than m";
         if (in.src0.pos != Pos::L0C) return bad_pos(in, "src0", in.src0.pos);
         if (p.quant == QuantMode::VECTOR && in.src1.pos != Pos::FB && in.src1.pos != Pos::UB)
             return bad_pos(in, "src1", in.src1.pos);
-        const bool ok = in.op == Opcode::FIXPIPE ? (in.dst.pos == Pos::GM || in.dst.pos == Pos::L1) : in.dst.pos == Pos::UB;
+        const bool ok = in.op == Opcode::FIXPIPE ? (in.dst.pos == Pos::GM || in.dst.pos == Pos::L1)
+                                                 : in.dst.pos == Pos::UB;
         return ok ? "" : bad_pos(in, "dst", in.dst.pos);
     }
     return "";
@@ -150,15 +180,18 @@ int footprint_cube(const Instr& in, Extent out[kMaxExtents]) {
         int n = 0;
         out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + mad_a_bytes(in), false};
         out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + mad_b_bytes(in), false};
-        if (in.mad.bias) out[n++] = {in.src2.pos, in.src2.addr, in.src2.addr + ceil_div(in.mad.n, 16) * 64ull, false};
+        if (in.mad.bias)
+            out[n++] = {in.src2.pos, in.src2.addr, in.src2.addr + ceil_div(in.mad.n, 16) * 64ull, false};
         out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + mad_c_bytes(in), true};
         return n;
     }
     if (is_fix(in.op)) {
         const FixpipeParams& p = in.fix;
         int n = 0;
-        out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + ceil_div(p.n, 16) * uint64_t{p.src_stride} * 64, false};
-        if (p.quant == QuantMode::VECTOR) out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + p.n * 4ull, false};
+        out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + ceil_div(p.n, 16) * uint64_t{p.src_stride} * 64,
+                    false};
+        if (p.quant == QuantMode::VECTOR)
+            out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + p.n * 4ull, false};
         out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + fix_dst_hull(in), true};
         return n;
     }
@@ -166,8 +199,10 @@ int footprint_cube(const Instr& in, Extent out[kMaxExtents]) {
 }
 
 void exec_cube(const Instr& in, IMemView& mem) {
-    if (in.op == Opcode::MAD) exec_mad(in, mem);
-    else if (is_fix(in.op)) exec_fix(in, mem);
+    if (in.op == Opcode::MAD)
+        exec_mad(in, mem);
+    else if (is_fix(in.op))
+        exec_fix(in, mem);
 }
 
 }  // namespace sfumato::isa::detail

@@ -26,7 +26,8 @@ bool sides_of(Opcode op, Sides& s) {
         case Opcode::COPY_UB_TO_L1: s = {Pos::UB, Pos::L1}; return true;
         case Opcode::COPY_UB_TO_UB: s = {Pos::UB, Pos::UB}; return true;
         case Opcode::LOAD2D_GM: s = {Pos::GM, Pos::L0A}; return true;
-        case Opcode::LOAD2D: case Opcode::LOAD3D: s = {Pos::L1, Pos::L0A}; return true;
+        case Opcode::LOAD2D:
+        case Opcode::LOAD3D: s = {Pos::L1, Pos::L0A}; return true;
         case Opcode::FILL: s = {Pos::L1, Pos::L1}; return true;
         default: return false;
     }
@@ -52,7 +53,8 @@ struct L3dGeom {
 };
 bool l3d_geom(const Instr& in, L3dGeom& g) {
     const Load3dParams& p = in.l3d;
-    const int64_t eh = static_cast<int64_t>(p.dil_h) * (p.kh - 1) + 1, ew = static_cast<int64_t>(p.dil_w) * (p.kw - 1) + 1;
+    const int64_t eh = static_cast<int64_t>(p.dil_h) * (p.kh - 1) + 1,
+                  ew = static_cast<int64_t>(p.dil_w) * (p.kw - 1) + 1;
     const int64_t hh = p.l1_h + p.pad_top + p.pad_bottom - eh, ww = p.l1_w + p.pad_left + p.pad_right - ew;
     if (hh < 0 || ww < 0 || p.stride_h == 0 || p.stride_w == 0) return false;
     g.ho = static_cast<uint32_t>(hh / p.stride_h + 1);
@@ -73,12 +75,14 @@ void exec_copy(const Instr& in, IMemView& mem) {
     const CopyParams& c = in.copy;
     const uint64_t es = dtype_size(in.dtype), lb = local_burst(in);
     switch (in.op) {
-        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: {
+        case Opcode::COPY_GM_TO_UB:
+        case Opcode::COPY_GM_TO_L1: {
             uint8_t* d = mem.local(in.dst.pos, in.dst.addr, local_hull(in, c.dst_gap));
             for (uint32_t i = 0; i < c.nburst; ++i) {
                 uint8_t* b = d + i * (lb + c.dst_gap * kBlock);
                 fill_value(b, c.pad_left, in.dtype, in.scalar);
-                mem.gm_read(in.src0.addr + i * static_cast<uint64_t>(c.len_bytes + c.src_gap), b + c.pad_left * es, c.len_bytes);
+                mem.gm_read(in.src0.addr + i * static_cast<uint64_t>(c.len_bytes + c.src_gap),
+                            b + c.pad_left * es, c.len_bytes);
                 const uint64_t end = c.pad_left * es + c.len_bytes;
                 fill_value(b + end, c.pad_right, in.dtype, in.scalar);
                 std::fill(b + end + c.pad_right * es, b + lb, uint8_t{0});
@@ -100,8 +104,10 @@ void exec_copy(const Instr& in, IMemView& mem) {
                     mem.gm_read(g + off, buf, n);
                     for (uint64_t e = 0; e + es <= n; e += es) {
                         const double x = load_f64(in.dtype, buf + e), y = load_f64(in.dtype, b + off + e);
-                        if (is_int(in.dtype)) store_wrap(in.dtype, buf + e, static_cast<int64_t>(x) + static_cast<int64_t>(y));
-                        else store_f64(in.dtype, buf + e, x + y);
+                        if (is_int(in.dtype))
+                            store_wrap(in.dtype, buf + e, static_cast<int64_t>(x) + static_cast<int64_t>(y));
+                        else
+                            store_f64(in.dtype, buf + e, x + y);
                     }
                     mem.gm_write(g + off, buf, n);
                 }
@@ -127,11 +133,14 @@ void exec_nd2nz(const Instr& in, IMemView& mem) {
     for (uint32_t m = 0; m < p.nd_num; ++m)
         for (uint32_t r = 0; r < p.n; ++r)
             for (uint32_t g = 0; g * c0 < p.d; ++g) {
-                uint8_t* blk = d + (static_cast<uint64_t>(m) * p.dst_nd_stride + static_cast<uint64_t>(g) * p.dst_c0_stride +
-                                    static_cast<uint64_t>(r) * p.dst_n_stride) * kBlock;
+                uint8_t* blk = d + (static_cast<uint64_t>(m) * p.dst_nd_stride +
+                                    static_cast<uint64_t>(g) * p.dst_c0_stride +
+                                    static_cast<uint64_t>(r) * p.dst_n_stride) *
+                                       kBlock;
                 const uint32_t cols = std::min(c0, p.d - g * c0);
                 const uint64_t src = in.src0.addr + (static_cast<uint64_t>(m) * p.src_nd_stride +
-                                                     static_cast<uint64_t>(r) * p.src_d + g * c0) * es;
+                                                     static_cast<uint64_t>(r) * p.src_d + g * c0) *
+                                                        es;
                 mem.gm_read(src, blk, cols * es);
                 std::fill(blk + cols * es, blk + kBlock, uint8_t{0});
             }
@@ -144,7 +153,8 @@ void transpose_fractal(const uint8_t* s, uint8_t* d) {
 
 void exec_load2d(const Instr& in, IMemView& mem) {
     const Load2dParams& p = in.l2d;
-    uint8_t* d = mem.local(in.dst.pos, in.dst.addr, (p.repeat - 1ull) * (1 + p.dst_gap) * kFractalBytes + kFractalBytes);
+    uint8_t* d = mem.local(in.dst.pos, in.dst.addr,
+                           (p.repeat - 1ull) * (1 + p.dst_gap) * kFractalBytes + kFractalBytes);
     const uint8_t* s = nullptr;
     if (in.op == Opcode::LOAD2D) {
         Extent ex[kMaxExtents];
@@ -153,12 +163,17 @@ void exec_load2d(const Instr& in, IMemView& mem) {
     }
     uint8_t tmp[kFractalBytes];
     for (uint32_t i = 0; i < p.repeat; ++i) {
-        const uint64_t rel = static_cast<uint64_t>(i) * p.src_stride * kFractalBytes;  // from fractal start_index
-        if (s) std::memcpy(tmp, s + rel, kFractalBytes);
-        else mem.gm_read(in.src0.addr + p.start_index * uint64_t{kFractalBytes} + rel, tmp, kFractalBytes);
+        const uint64_t rel =
+            static_cast<uint64_t>(i) * p.src_stride * kFractalBytes;  // from fractal start_index
+        if (s)
+            std::memcpy(tmp, s + rel, kFractalBytes);
+        else
+            mem.gm_read(in.src0.addr + p.start_index * uint64_t{kFractalBytes} + rel, tmp, kFractalBytes);
         uint8_t* f = d + static_cast<uint64_t>(i) * (1 + p.dst_gap) * kFractalBytes;
-        if (p.transpose) transpose_fractal(tmp, f);
-        else std::memcpy(f, tmp, kFractalBytes);
+        if (p.transpose)
+            transpose_fractal(tmp, f);
+        else
+            std::memcpy(f, tmp, kFractalBytes);
     }
 }
 
@@ -177,19 +192,27 @@ void exec_load3d(const Instr& in, IMemView& mem) {
         const uint32_t m = p.m_start + mi;
         for (uint32_t ki = 0; ki < p.k_ext; ++ki) {
             const uint32_t k = p.k_start + ki;
-            uint8_t* o = d + ((static_cast<uint64_t>(mi / 16) * k1 + ki / g.c0) * 16 * g.c0 + (mi % 16) * g.c0 + ki % g.c0) * es;
+            uint8_t* o = d + ((static_cast<uint64_t>(mi / 16) * k1 + ki / g.c0) * 16 * g.c0 +
+                              (mi % 16) * g.c0 + ki % g.c0) *
+                                 es;
             if (m >= g.ho * g.wo || k >= g.kcols) {
                 std::memset(o, 0, es);
                 continue;
             }
-            const uint32_t c0i = k % g.c0, x = (k / g.c0) % p.kw, y = (k / g.c0 / p.kw) % p.kh, c1i = k / g.c0 / p.kw / p.kh;
-            const int64_t ih = static_cast<int64_t>(m / g.wo) * p.stride_h - p.pad_top + static_cast<int64_t>(y) * p.dil_h;
-            const int64_t iw = static_cast<int64_t>(m % g.wo) * p.stride_w - p.pad_left + static_cast<int64_t>(x) * p.dil_w;
+            const uint32_t c0i = k % g.c0, x = (k / g.c0) % p.kw, y = (k / g.c0 / p.kw) % p.kh,
+                           c1i = k / g.c0 / p.kw / p.kh;
+            const int64_t ih =
+                static_cast<int64_t>(m / g.wo) * p.stride_h - p.pad_top + static_cast<int64_t>(y) * p.dil_h;
+            const int64_t iw =
+                static_cast<int64_t>(m % g.wo) * p.stride_w - p.pad_left + static_cast<int64_t>(x) * p.dil_w;
             if (ih < 0 || iw < 0 || ih >= p.l1_h || iw >= p.l1_w) {
                 std::memcpy(o, pad, es);
                 continue;
             }
-            const uint64_t si = ((static_cast<uint64_t>(c1i) * p.l1_h + static_cast<uint64_t>(ih)) * p.l1_w + static_cast<uint64_t>(iw)) * g.c0 + c0i;
+            const uint64_t si = ((static_cast<uint64_t>(c1i) * p.l1_h + static_cast<uint64_t>(ih)) * p.l1_w +
+                                 static_cast<uint64_t>(iw)) *
+                                    g.c0 +
+                                c0i;
             std::memcpy(o, s + si * es, es);
         }
     }
@@ -197,10 +220,11 @@ void exec_load3d(const Instr& in, IMemView& mem) {
 
 void exec_fill(const Instr& in, IMemView& mem) {
     const FillParams& p = in.fill;
-    uint8_t* d = mem.local(in.dst.pos, in.dst.addr, ((p.repeat - 1ull) * (p.blk_num + p.dst_gap) + p.blk_num) * kBlock);
+    uint8_t* d = mem.local(in.dst.pos, in.dst.addr,
+                           ((p.repeat - 1ull) * (p.blk_num + p.dst_gap) + p.blk_num) * kBlock);
     for (uint32_t r = 0; r < p.repeat; ++r)
-        fill_value(d + static_cast<uint64_t>(r) * (p.blk_num + p.dst_gap) * kBlock, p.blk_num * kBlock / dtype_size(in.dtype),
-                   in.dtype, in.scalar);
+        fill_value(d + static_cast<uint64_t>(r) * (p.blk_num + p.dst_gap) * kBlock,
+                   p.blk_num * kBlock / dtype_size(in.dtype), in.dtype, in.scalar);
 }
 
 }  // namespace
@@ -212,10 +236,12 @@ std::string validate_move(const Instr& in) {
     if (is_copy(in.op)) {
         const CopyParams& c = in.copy;
         if (c.nburst == 0 || c.len_bytes == 0) return "copy with zero bursts or zero burst length";
-        if ((c.pad_left || c.pad_right) && in.op != Opcode::COPY_GM_TO_UB) return "padding only on copy_gm_to_ub";
+        if ((c.pad_left || c.pad_right) && in.op != Opcode::COPY_GM_TO_UB)
+            return "padding only on copy_gm_to_ub";
         if (c.atomic && in.op != Opcode::COPY_UB_TO_GM) return "atomic only on copy_ub_to_gm";
         if (c.atomic > 1) return "atomic must be 0 or 1";
-        if (c.atomic && c.len_bytes % dtype_size(in.dtype)) return "atomic add length not a whole number of elements";
+        if (c.atomic && c.len_bytes % dtype_size(in.dtype))
+            return "atomic add length not a whole number of elements";
         if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);
         if (in.dst.pos != s.dst) return bad_pos(in, "dst", in.dst.pos);
         return "";
@@ -225,15 +251,18 @@ std::string validate_move(const Instr& in) {
             const NdNzParams& p = in.nd;
             if (p.nd_num == 0 || p.n == 0 || p.d == 0) return "nd2nz with an empty matrix";
             if (p.src_d < p.d) return "nd2nz src_d smaller than d";
-            if (p.dst_n_stride == 0 || (p.d > kBlock / dtype_size(in.dtype) && p.dst_c0_stride < p.n * p.dst_n_stride))
+            if (p.dst_n_stride == 0 ||
+                (p.d > kBlock / dtype_size(in.dtype) && p.dst_c0_stride < p.n * p.dst_n_stride))
                 return "nd2nz destination strides overlap";
             if (in.src0.pos != Pos::GM) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos != Pos::L1) return bad_pos(in, "dst", in.dst.pos);
             return "";
         }
-        case Opcode::LOAD2D_GM: case Opcode::LOAD2D: {
+        case Opcode::LOAD2D_GM:
+        case Opcode::LOAD2D: {
             const Load2dParams& p = in.l2d;
-            if (p.repeat < 1 || p.repeat > 255) return "repeat " + std::to_string(p.repeat) + " outside 1..255";
+            if (p.repeat < 1 || p.repeat > 255)
+                return "repeat " + std::to_string(p.repeat) + " outside 1..255";
             if (p.transpose && dtype_size(in.dtype) != 2) return "load2d transpose needs a 16-bit dtype";
             if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
@@ -253,7 +282,8 @@ std::string validate_move(const Instr& in) {
         }
         case Opcode::FILL:
             if (in.fill.repeat == 0 || in.fill.blk_num == 0) return "fill with zero repeat or zero blocks";
-            if (in.dst.pos != Pos::L1 && in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
+            if (in.dst.pos != Pos::L1 && in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B)
+                return bad_pos(in, "dst", in.dst.pos);
             return "";
         default: return "";
     }
@@ -265,37 +295,49 @@ int footprint_move(const Instr& in, Extent out[kMaxExtents]) {
     if (is_copy(in.op)) {
         const CopyParams& c = in.copy;
         const bool gm_src = in.src0.pos == Pos::GM, gm_dst = in.dst.pos == Pos::GM;
-        out[0] = {in.src0.pos, in.src0.addr, in.src0.addr + (gm_src ? gm_hull(in, c.src_gap) : local_hull(in, c.src_gap)), false};
-        out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + (gm_dst ? gm_hull(in, c.dst_gap) : local_hull(in, c.dst_gap)), true};
+        out[0] = {in.src0.pos, in.src0.addr,
+                  in.src0.addr + (gm_src ? gm_hull(in, c.src_gap) : local_hull(in, c.src_gap)), false};
+        out[1] = {in.dst.pos, in.dst.addr,
+                  in.dst.addr + (gm_dst ? gm_hull(in, c.dst_gap) : local_hull(in, c.dst_gap)), true};
         return 2;
     }
     switch (in.op) {
         case Opcode::COPY_GM_TO_L1_ND2NZ: {
             const NdNzParams& p = in.nd;
             const uint64_t es = dtype_size(in.dtype), c0 = kBlock / es, groups = (p.d + c0 - 1) / c0;
-            out[0] = {in.src0.pos, in.src0.addr,
-                      in.src0.addr + ((p.nd_num - 1ull) * p.src_nd_stride + (p.n - 1ull) * p.src_d + p.d) * es, false};
-            const uint64_t hi = ((p.nd_num - 1ull) * p.dst_nd_stride + (groups - 1) * p.dst_c0_stride + (p.n - 1ull) * p.dst_n_stride + 1) * kBlock;
+            out[0] = {
+                in.src0.pos, in.src0.addr,
+                in.src0.addr + ((p.nd_num - 1ull) * p.src_nd_stride + (p.n - 1ull) * p.src_d + p.d) * es,
+                false};
+            const uint64_t hi = ((p.nd_num - 1ull) * p.dst_nd_stride + (groups - 1) * p.dst_c0_stride +
+                                 (p.n - 1ull) * p.dst_n_stride + 1) *
+                                kBlock;
             out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + hi, true};
             return 2;
         }
-        case Opcode::LOAD2D_GM: case Opcode::LOAD2D: {
+        case Opcode::LOAD2D_GM:
+        case Opcode::LOAD2D: {
             const Load2dParams& p = in.l2d;
             out[0] = {in.src0.pos, in.src0.addr + p.start_index * uint64_t{kFractalBytes},
-                      in.src0.addr + (p.start_index + (p.repeat - 1ull) * p.src_stride + 1) * kFractalBytes, false};
-            out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + ((p.repeat - 1ull) * (1 + p.dst_gap) + 1) * kFractalBytes, true};
+                      in.src0.addr + (p.start_index + (p.repeat - 1ull) * p.src_stride + 1) * kFractalBytes,
+                      false};
+            out[1] = {in.dst.pos, in.dst.addr,
+                      in.dst.addr + ((p.repeat - 1ull) * (1 + p.dst_gap) + 1) * kFractalBytes, true};
             return 2;
         }
         case Opcode::LOAD3D: {
             const Load3dParams& p = in.l3d;
             const uint64_t es = dtype_size(in.dtype), c0 = kBlock / es;
-            out[0] = {in.src0.pos, in.src0.addr, in.src0.addr + static_cast<uint64_t>(p.c1) * p.l1_h * p.l1_w * c0 * es, false};
-            out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + static_cast<uint64_t>(p.m_ext) * p.k_ext * es, true};
+            out[0] = {in.src0.pos, in.src0.addr,
+                      in.src0.addr + static_cast<uint64_t>(p.c1) * p.l1_h * p.l1_w * c0 * es, false};
+            out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + static_cast<uint64_t>(p.m_ext) * p.k_ext * es,
+                      true};
             return 2;
         }
         case Opcode::FILL: {
             const FillParams& p = in.fill;
-            out[0] = {in.dst.pos, in.dst.addr, in.dst.addr + ((p.repeat - 1ull) * (p.blk_num + p.dst_gap) + p.blk_num) * kBlock, true};
+            out[0] = {in.dst.pos, in.dst.addr,
+                      in.dst.addr + ((p.repeat - 1ull) * (p.blk_num + p.dst_gap) + p.blk_num) * kBlock, true};
             return 1;
         }
         default: return 0;
@@ -306,7 +348,8 @@ void exec_move(const Instr& in, IMemView& mem) {
     if (is_copy(in.op)) return exec_copy(in, mem);
     switch (in.op) {
         case Opcode::COPY_GM_TO_L1_ND2NZ: return exec_nd2nz(in, mem);
-        case Opcode::LOAD2D_GM: case Opcode::LOAD2D: return exec_load2d(in, mem);
+        case Opcode::LOAD2D_GM:
+        case Opcode::LOAD2D: return exec_load2d(in, mem);
         case Opcode::LOAD3D: return exec_load3d(in, mem);
         case Opcode::FILL: return exec_fill(in, mem);
         default: return;

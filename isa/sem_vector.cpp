@@ -26,17 +26,33 @@ enum class VKind { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Du
 
 VKind kind_of(Opcode op) {
     switch (op) {
-        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VDIV: case Opcode::VMAX:
-        case Opcode::VMIN: case Opcode::VAND: case Opcode::VOR: case Opcode::VADDRELU:
-            return VKind::Binary;
-        case Opcode::VADDS: case Opcode::VMULS: case Opcode::VMAXS: case Opcode::VMINS: case Opcode::VLRELU:
-            return VKind::Scalar;
-        case Opcode::VMADD: case Opcode::VMLA: case Opcode::VAXPY: return VKind::Fused;
+        case Opcode::VADD:
+        case Opcode::VSUB:
+        case Opcode::VMUL:
+        case Opcode::VDIV:
+        case Opcode::VMAX:
+        case Opcode::VMIN:
+        case Opcode::VAND:
+        case Opcode::VOR:
+        case Opcode::VADDRELU: return VKind::Binary;
+        case Opcode::VADDS:
+        case Opcode::VMULS:
+        case Opcode::VMAXS:
+        case Opcode::VMINS:
+        case Opcode::VLRELU: return VKind::Scalar;
+        case Opcode::VMADD:
+        case Opcode::VMLA:
+        case Opcode::VAXPY: return VKind::Fused;
         case Opcode::VCONV: return VKind::Conv;
-        case Opcode::VCMP: case Opcode::VCMPS: return VKind::Cmp;
+        case Opcode::VCMP:
+        case Opcode::VCMPS: return VKind::Cmp;
         case Opcode::VSEL: return VKind::Sel;
-        case Opcode::VRED_SUM: case Opcode::VRED_MAX: case Opcode::VRED_MIN: return VKind::Red;
-        case Opcode::VREDALL_SUM: case Opcode::VREDALL_MAX: case Opcode::VREDALL_MIN: return VKind::RedAll;
+        case Opcode::VRED_SUM:
+        case Opcode::VRED_MAX:
+        case Opcode::VRED_MIN: return VKind::Red;
+        case Opcode::VREDALL_SUM:
+        case Opcode::VREDALL_MAX:
+        case Opcode::VREDALL_MIN: return VKind::RedAll;
         case Opcode::VDUP: return VKind::Dup;
         case Opcode::VBRCB: return VKind::Brcb;
         case Opcode::VTRANSPOSE: return VKind::Transpose;
@@ -53,9 +69,7 @@ bool uses_src1(Opcode op) {
 bool reads_dst(Opcode op) { return op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VAXPY; }
 
 DType src_type(const Instr& in) { return in.op == Opcode::VCONV ? in.vec.src_dtype : in.dtype; }
-uint32_t lanes_of(const Instr& in) {
-    return 256 / std::max(dtype_size(in.dtype), dtype_size(src_type(in)));
-}
+uint32_t lanes_of(const Instr& in) { return 256 / std::max(dtype_size(in.dtype), dtype_size(src_type(in))); }
 
 bool lane_on(const VecParams& v, uint32_t lane, uint32_t lanes) {
     const uint32_t bit = lanes > 128 ? lane / 2 : lane;
@@ -63,9 +77,10 @@ bool lane_on(const VecParams& v, uint32_t lane, uint32_t lanes) {
 }
 
 // Byte offset of lane l of repeat r for an operand of element size es.
+// Division-free: es divides 32, so lane l sits in block (l * es) / 32 at byte (l * es) % 32.
 inline uint64_t lane_off(uint32_t r, uint32_t l, uint32_t es, uint16_t blk, uint16_t rep) {
-    const uint32_t epb = kBlock / es;
-    return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(l / epb) * blk) * kBlock + (l % epb) * es;
+    const uint32_t byte = l * es;
+    return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(byte >> 5) * blk) * kBlock + (byte & 31u);
 }
 
 Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, uint16_t rep, uint16_t repeat,
@@ -77,10 +92,17 @@ Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, 
 
 bool float_only(Opcode op) {
     switch (op) {
-        case Opcode::VDIV: case Opcode::VEXP: case Opcode::VLN: case Opcode::VSQRT: case Opcode::VRSQRT:
-        case Opcode::VREC: case Opcode::VLRELU: case Opcode::VMADD: case Opcode::VMLA: case Opcode::VAXPY:
-        case Opcode::VADDRELU:
-            return true;
+        case Opcode::VDIV:
+        case Opcode::VEXP:
+        case Opcode::VLN:
+        case Opcode::VSQRT:
+        case Opcode::VRSQRT:
+        case Opcode::VREC:
+        case Opcode::VLRELU:
+        case Opcode::VMADD:
+        case Opcode::VMLA:
+        case Opcode::VAXPY:
+        case Opcode::VADDRELU: return true;
         default: return false;
     }
 }
@@ -94,7 +116,10 @@ double op_float(Opcode op, double a, double b, double c, double s) {
         case Opcode::VDIV: return a / b;
         case Opcode::VMAX: return std::fmax(a, b);
         case Opcode::VMIN: return std::fmin(a, b);
-        case Opcode::VADDRELU: { double x = a + b; return std::isnan(x) ? x : std::max(x, 0.0); }
+        case Opcode::VADDRELU: {
+            double x = a + b;
+            return std::isnan(x) ? x : std::max(x, 0.0);
+        }
         case Opcode::VADDS: return a + s;
         case Opcode::VMULS: return a * s;
         case Opcode::VMAXS: return std::fmax(a, s);
@@ -162,51 +187,114 @@ Ptrs map(const Instr& in, IMemView& mem) {
     // footprint_vector lists sources first (src0, src1, src2 as used), then dst.
     for (int i = 0; i < n; ++i) {
         uint8_t* q = mem.local(ex[i].pos, ex[i].lo, ex[i].hi - ex[i].lo);
-        if (ex[i].write) p.d = q;
-        else if (!p.s0) p.s0 = q;
-        else if (!p.s1) p.s1 = q;
-        else p.s2 = q;
+        if (ex[i].write)
+            p.d = q;
+        else if (!p.s0)
+            p.s0 = q;
+        else if (!p.s1)
+            p.s1 = q;
+        else
+            p.s2 = q;
     }
     return p;
+}
+
+// Lanes of one repeat of one operand, block by block (no per-lane address arithmetic).
+void load_lanes(double* x, const uint8_t* base, DType t, uint32_t lanes, uint16_t blk, const bool* on) {
+    const uint32_t es = dtype_size(t), epb = kBlock / es;
+    for (uint32_t l0 = 0, bi = 0; l0 < lanes; l0 += epb, ++bi) {
+        const uint8_t* q = base + uint64_t{bi} * blk * kBlock;
+        for (uint32_t e = 0; e < epb; ++e)
+            if (on[l0 + e]) x[l0 + e] = load_f64(t, q + e * es);
+    }
+}
+template <class Store>
+void store_lanes(uint8_t* base, DType t, uint32_t lanes, uint16_t blk, const bool* on, Store&& st) {
+    const uint32_t es = dtype_size(t), epb = kBlock / es;
+    for (uint32_t l0 = 0, bi = 0; l0 < lanes; l0 += epb, ++bi) {
+        uint8_t* q = base + uint64_t{bi} * blk * kBlock;
+        for (uint32_t e = 0; e < epb; ++e)
+            if (on[l0 + e]) st(q + e * es, l0 + e);
+    }
+}
+
+// All lanes at once (masked lanes compute on stale values and are not stored); the common
+// ops get tight loops, the rest go through op_float per lane.
+void compute_float(Opcode op, uint32_t n, const double* a, const double* b, const double* c, double s,
+                   double* out) {
+    switch (op) {
+        case Opcode::VADD:
+            for (uint32_t l = 0; l < n; ++l) out[l] = a[l] + b[l];
+            break;
+        case Opcode::VSUB:
+            for (uint32_t l = 0; l < n; ++l) out[l] = a[l] - b[l];
+            break;
+        case Opcode::VMUL:
+            for (uint32_t l = 0; l < n; ++l) out[l] = a[l] * b[l];
+            break;
+        case Opcode::VADDS:
+            for (uint32_t l = 0; l < n; ++l) out[l] = a[l] + s;
+            break;
+        case Opcode::VMULS:
+            for (uint32_t l = 0; l < n; ++l) out[l] = a[l] * s;
+            break;
+        default:
+            for (uint32_t l = 0; l < n; ++l) out[l] = op_float(op, a[l], b[l], c[l], s);
+            break;
+    }
 }
 
 void exec_elementwise(const Instr& in, const Ptrs& p) {
     const VecParams& v = in.vec;
     const DType dt = in.dtype, st = src_type(in);
-    const uint32_t esd = dtype_size(dt), ess = dtype_size(st), L = lanes_of(in);
-    const bool has1 = uses_src1(in.op), hasd = reads_dst(in.op), integer = is_int(dt) && in.op != Opcode::VCONV;
+    const uint32_t L = lanes_of(in);
+    const bool has1 = uses_src1(in.op), hasd = reads_dst(in.op),
+               integer = is_int(dt) && in.op != Opcode::VCONV;
     const VKind k = kind_of(in.op);
-    double a[256], b[256], c[256];
-    uint8_t bits[32];
+    double a[256] = {}, b[256] = {}, c[256] = {}, res[256];
+    bool on[256];
+    for (uint32_t l = 0; l < L; ++l) on[l] = lane_on(v, l, L);
+    const int64_t si = integer ? static_cast<int64_t>(in.scalar) : 0;
     for (uint32_t r = 0; r < v.repeat; ++r) {
-        for (uint32_t l = 0; l < L; ++l) {
-            if (!lane_on(v, l, L)) continue;
-            if (k != VKind::Dup) a[l] = load_f64(st, p.s0 + lane_off(r, l, ess, v.src0_blk_stride, v.src0_rep_stride));
-            if (has1) b[l] = load_f64(dt, p.s1 + lane_off(r, l, esd, v.src1_blk_stride, v.src1_rep_stride));
-            if (hasd) c[l] = load_f64(dt, p.d + lane_off(r, l, esd, v.dst_blk_stride, v.dst_rep_stride));
-        }
-        if (k == VKind::Cmp) {
-            std::memset(bits, 0, L / 8);
-            for (uint32_t l = 0; l < L; ++l)
-                if (lane_on(v, l, L) && compare(v.cmp, a[l], in.op == Opcode::VCMPS ? in.scalar : b[l]))
-                    bits[l / 8] |= static_cast<uint8_t>(1u << (l % 8));
-            std::memcpy(p.d + static_cast<uint64_t>(r) * (L / 8), bits, L / 8);
-            continue;
-        }
-        for (uint32_t l = 0; l < L; ++l) {
-            if (!lane_on(v, l, L)) continue;
-            uint8_t* out = p.d + lane_off(r, l, esd, v.dst_blk_stride, v.dst_rep_stride);
-            if (k == VKind::Sel) {
-                const uint8_t byte = p.s2[static_cast<uint64_t>(r) * (L / 8) + l / 8];
-                store_f64(dt, out, ((byte >> (l % 8)) & 1u) ? a[l] : b[l]);
-            } else if (k == VKind::Conv) {
-                store_f64(dt, out, a[l], v.round);
-            } else if (integer) {
-                store_wrap(dt, out, op_int(in.op, static_cast<int64_t>(a[l]), has1 ? static_cast<int64_t>(b[l]) : 0,
-                                           static_cast<int64_t>(in.scalar)));
-            } else {
-                store_f64(dt, out, op_float(in.op, a[l], has1 ? b[l] : 0.0, hasd ? c[l] : 0.0, in.scalar));
+        const uint8_t* s0 = p.s0 ? p.s0 + uint64_t{r} * v.src0_rep_stride * kBlock : nullptr;
+        uint8_t* d = p.d + uint64_t{r} * v.dst_rep_stride * kBlock;
+        if (k != VKind::Dup) load_lanes(a, s0, st, L, v.src0_blk_stride, on);
+        if (has1)
+            load_lanes(b, p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock, dt, L, v.src1_blk_stride, on);
+        if (hasd) load_lanes(c, d, dt, L, v.dst_blk_stride, on);
+        switch (k) {
+            case VKind::Cmp: {
+                uint8_t bits[32] = {};
+                const bool vs = in.op == Opcode::VCMPS;
+                for (uint32_t l = 0; l < L; ++l)
+                    if (on[l] && compare(v.cmp, a[l], vs ? in.scalar : b[l]))
+                        bits[l / 8] |= static_cast<uint8_t>(1u << (l % 8));
+                std::memcpy(p.d + uint64_t{r} * (L / 8), bits, L / 8);
+                break;
             }
+            case VKind::Sel: {
+                const uint8_t* sel = p.s2 + uint64_t{r} * (L / 8);
+                store_lanes(d, dt, L, v.dst_blk_stride, on, [&](uint8_t* q, uint32_t l) {
+                    store_f64(dt, q, ((sel[l / 8] >> (l % 8)) & 1u) ? a[l] : b[l]);
+                });
+                break;
+            }
+            case VKind::Conv:
+                store_lanes(d, dt, L, v.dst_blk_stride, on,
+                            [&](uint8_t* q, uint32_t l) { store_f64(dt, q, a[l], v.round); });
+                break;
+            default:
+                if (integer) {
+                    store_lanes(d, dt, L, v.dst_blk_stride, on, [&](uint8_t* q, uint32_t l) {
+                        store_wrap(dt, q,
+                                   op_int(in.op, static_cast<int64_t>(a[l]), static_cast<int64_t>(b[l]), si));
+                    });
+                } else {
+                    compute_float(in.op, L, a, b, c, in.scalar, res);
+                    store_lanes(d, dt, L, v.dst_blk_stride, on,
+                                [&](uint8_t* q, uint32_t l) { store_f64(dt, q, res[l]); });
+                }
+                break;
         }
     }
 }
@@ -230,20 +318,26 @@ void exec_reduce(const Instr& in, const Ptrs& p) {
             if (!lane_on(v, l, L)) continue;
             const double x = load_f64(dt, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride));
             const uint32_t i = whole ? r * L + l : l;
-            if (base == Opcode::VRED_SUM) acc += x;
-            else if (!any || (base == Opcode::VRED_MAX ? x > acc : x < acc) || std::isnan(acc)) acc = x, best_i = i;
+            if (base == Opcode::VRED_SUM)
+                acc += x;
+            else if (!any || (base == Opcode::VRED_MAX ? x > acc : x < acc) || std::isnan(acc))
+                acc = x, best_i = i;
             any = true;
         }
         if (!whole) {
             uint8_t* out = p.d + static_cast<uint64_t>(r) * v.dst_rep_stride * res;
-            if (is_int(dt)) store_wrap(dt, out, static_cast<int64_t>(acc));
-            else store_f64(dt, out, acc);
+            if (is_int(dt))
+                store_wrap(dt, out, static_cast<int64_t>(acc));
+            else
+                store_f64(dt, out, acc);
             if (idx) store_index(dt, out + es, best_i);
         }
     }
     if (whole) {
-        if (is_int(dt)) store_wrap(dt, p.d, static_cast<int64_t>(acc));
-        else store_f64(dt, p.d, acc);
+        if (is_int(dt))
+            store_wrap(dt, p.d, static_cast<int64_t>(acc));
+        else
+            store_f64(dt, p.d, acc);
         if (idx) store_index(dt, p.d + es, best_i);
     }
 }
@@ -255,7 +349,9 @@ void exec_brcb(const Instr& in, const Ptrs& p) {
         uint8_t src[8 * 4];
         std::memcpy(src, p.s0 + static_cast<uint64_t>(r) * 8 * es, 8 * es);
         for (uint32_t b = 0; b < 8; ++b) {
-            uint8_t* blk = p.d + (static_cast<uint64_t>(r) * v.dst_rep_stride + static_cast<uint64_t>(b) * v.dst_blk_stride) * kBlock;
+            uint8_t* blk = p.d + (static_cast<uint64_t>(r) * v.dst_rep_stride +
+                                  static_cast<uint64_t>(b) * v.dst_blk_stride) *
+                                     kBlock;
             for (uint32_t e = 0; e < kBlock / es; ++e) std::memcpy(blk + e * es, src + b * es, es);
         }
     }
@@ -321,7 +417,8 @@ std::string validate_vector(const Instr& in) {
     if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
     if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
     if (float_only(in.op)) return (t == DType::FP16 || t == DType::FP32) ? "" : bad_dtype(in, t);
-    const bool ok = t == DType::FP16 || t == DType::FP32 || t == DType::BF16 || t == DType::INT16 || t == DType::INT32;
+    const bool ok =
+        t == DType::FP16 || t == DType::FP32 || t == DType::BF16 || t == DType::INT16 || t == DType::INT32;
     return ok ? "" : bad_dtype(in, t);
 }
 
@@ -332,8 +429,10 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
     int n = 0;
     switch (k) {
         case VKind::Transpose:
-            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + (v.repeat - 1ull) * v.src0_rep_stride * kBlock + 512, false};
-            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + (v.repeat - 1ull) * v.dst_rep_stride * kBlock + 512, true};
+            out[n++] = {in.src0.pos, in.src0.addr,
+                        in.src0.addr + (v.repeat - 1ull) * v.src0_rep_stride * kBlock + 512, false};
+            out[n++] = {in.dst.pos, in.dst.addr,
+                        in.dst.addr + (v.repeat - 1ull) * v.dst_rep_stride * kBlock + 512, true};
             return n;
         case VKind::Brcb:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.repeat * 8ull * esd, false};
@@ -367,7 +466,8 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
 void exec_vector(const Instr& in, IMemView& mem) {
     Ptrs p = map(in, mem);
     switch (kind_of(in.op)) {
-        case VKind::Red: case VKind::RedAll: return exec_reduce(in, p);
+        case VKind::Red:
+        case VKind::RedAll: return exec_reduce(in, p);
         case VKind::Brcb: return exec_brcb(in, p);
         case VKind::Transpose: return exec_transpose(in, p);
         case VKind::Gather: return exec_gather(in, p);

@@ -14,15 +14,20 @@ using namespace detail;
 namespace {
 std::string validate_sync(const Instr& in) {
     switch (in.op) {
-        case Opcode::SET_FLAG: case Opcode::WAIT_FLAG:
+        case Opcode::SET_FLAG:
+        case Opcode::WAIT_FLAG:
             if (in.flag.src >= Pipe::ALL || in.flag.dst >= Pipe::ALL) return "flag pipes must name one pipe";
             if (in.flag.src == in.flag.dst) return "flag between a pipe and itself";
-            if (in.flag.event_id >= 16) return "event id " + std::to_string(in.flag.event_id) + " outside 0..15";
+            if (in.flag.event_id >= 16)
+                return "event id " + std::to_string(in.flag.event_id) + " outside 0..15";
             return "";
         case Opcode::PIPE_BARRIER: return in.flag.src < Pipe::kCount ? "" : "bad pipe";
-        case Opcode::SET_CROSS_FLAG: case Opcode::WAIT_CROSS_FLAG:
-            if (in.xflag.mode > 2) return "cross-core flag mode " + std::to_string(in.xflag.mode) + " outside 0..2";
-            if (in.xflag.flag_id > kMaxCrossFlag) return "cross-core flag id " + std::to_string(in.xflag.flag_id) + " outside 0..10";
+        case Opcode::SET_CROSS_FLAG:
+        case Opcode::WAIT_CROSS_FLAG:
+            if (in.xflag.mode > 2)
+                return "cross-core flag mode " + std::to_string(in.xflag.mode) + " outside 0..2";
+            if (in.xflag.flag_id > kMaxCrossFlag)
+                return "cross-core flag id " + std::to_string(in.xflag.flag_id) + " outside 0..10";
             return in.xflag.pipe < Pipe::ALL ? "" : "cross-core flag pipe must name one pipe";
         case Opcode::GET_SYSREG:
             if (in.sc.reg >= SysReg::kCount) return "bad system register";
@@ -48,9 +53,11 @@ int footprint(const Instr& in, Extent out[kMaxExtents]) {
 
 uint64_t gm_bytes(const Instr& in) {
     switch (in.op) {
-        case Opcode::COPY_GM_TO_UB: case Opcode::COPY_GM_TO_L1: case Opcode::COPY_UB_TO_GM:
-            return uint64_t{in.copy.nburst} * in.copy.len_bytes;
-        case Opcode::COPY_GM_TO_L1_ND2NZ: return uint64_t{in.nd.nd_num} * in.nd.n * in.nd.d * dtype_size(in.dtype);
+        case Opcode::COPY_GM_TO_UB:
+        case Opcode::COPY_GM_TO_L1:
+        case Opcode::COPY_UB_TO_GM: return uint64_t{in.copy.nburst} * in.copy.len_bytes;
+        case Opcode::COPY_GM_TO_L1_ND2NZ:
+            return uint64_t{in.nd.nd_num} * in.nd.n * in.nd.d * dtype_size(in.dtype);
         case Opcode::LOAD2D_GM: return uint64_t{in.l2d.repeat} * kFractalBytes;
         case Opcode::FIXPIPE:
             return in.dst.pos == Pos::GM ? uint64_t{in.fix.m} * in.fix.n * dtype_size(in.fix.out_dtype) : 0;
@@ -75,9 +82,13 @@ void execute(const Instr& in, IMemView& mem) {
         throw std::invalid_argument(std::string(opcode_name(in.op)) + ": " + err);
     if (is_vector_compute(in.op)) return exec_vector(in, mem);
     switch (param_kind(in.op)) {
-        case ParamKind::Copy: case ParamKind::NdNz: case ParamKind::Load2d: case ParamKind::Load3d: case ParamKind::Fill:
-            return exec_move(in, mem);
-        case ParamKind::Mad: case ParamKind::Fix: return exec_cube(in, mem);
+        case ParamKind::Copy:
+        case ParamKind::NdNz:
+        case ParamKind::Load2d:
+        case ParamKind::Load3d:
+        case ParamKind::Fill: return exec_move(in, mem);
+        case ParamKind::Mad:
+        case ParamKind::Fix: return exec_cube(in, mem);
         default: return;  // sync and scalar instructions move no data
     }
 }

@@ -1,6 +1,8 @@
-// A monotonic count of forward progress (instructions retired, tasks completed, memory requests
-// served). The run driver samples it between simulation slices: a slice without progress while
-// the host program is still waiting is a deadlock, even if some timer keeps the kernel busy.
+// Forward progress, for deadlock detection. progress_counter() counts completed work
+// (instructions retired, tasks completed); work_in_flight() counts long operations under way
+// whose completion is scheduled (a DMA transfer, a timed host delay). The run driver samples
+// both between simulation slices: a slice without progress while nothing is in flight and the
+// host program still waits is a deadlock, even if some periodic timer keeps the kernel busy.
 #pragma once
 #include <cstdint>
 
@@ -11,5 +13,15 @@ inline uint64_t& progress_counter() {
     return n;
 }
 inline void note_progress() { ++progress_counter(); }
+
+inline int64_t& work_in_flight() {
+    static int64_t n = 0;
+    return n;
+}
+inline void work_begin() { ++work_in_flight(); }
+inline void work_end() {
+    --work_in_flight();
+    note_progress();
+}
 
 }  // namespace sfumato

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato {
@@ -33,6 +34,7 @@ void SimpleDma::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t cooki
     const Tick start = max(now_tick(), m_free);
     m_free = start + Tick(xfer_ps);
     m_jobs.push_back({copy, &client, cookie, m_free + Tick(latency_ps)});
+    work_begin();
     ++m_copies;
     m_bytes += copy.bytes;
     if (m_jobs.size() == 1) m_wake.notify(to_sc_time(m_jobs.front().done - now_tick()));
@@ -53,6 +55,7 @@ void SimpleDma::fire() {
                 m_gm->write(c.dev_dst, tmp.data(), c.bytes);
             }
         }
+        work_end();
         j.client->dma_done(j.cookie);
     }
     if (!m_jobs.empty()) m_wake.notify(to_sc_time(m_jobs.front().done - now));

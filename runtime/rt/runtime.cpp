@@ -3,6 +3,7 @@
 #include <systemc>
 
 #include "sim/error.h"
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::rt {
@@ -20,7 +21,11 @@ Runtime::Runtime(IDevice& dev, const RuntimeParams& p, TraceHub& trace) : m_dev(
 
 void Runtime::charge(uint32_t ns, const char* what) {
     const Tick t0 = now_tick();
-    if (ns) sc_core::wait(to_sc_time(Tick(static_cast<uint64_t>(ns) * 1000)));
+    if (ns) {
+        work_begin();
+        sc_core::wait(to_sc_time(Tick(static_cast<uint64_t>(ns) * 1000)));
+        work_end();
+    }
     if (m_trace.on(TraceLevel::Op)) m_trace.sink()->slice(m_track, what, t0, now_tick(), nullptr, 0);
 }
 

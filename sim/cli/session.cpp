@@ -73,14 +73,15 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
         m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace);
         program(*m_runtime);
     });
-    // Run in slices; a slice with no progress while the host still waits is a deadlock.
+    // Run in slices; a slice with no progress and nothing in flight while the host still
+    // waits is a deadlock.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
     while (true) {
         const uint64_t before = progress_counter();
         sc_core::sc_start(slice);
         rethrow_failure();
         if (host.finished()) break;
-        if (!sc_core::sc_pending_activity() || progress_counter() == before) {
+        if (!sc_core::sc_pending_activity() || (progress_counter() == before && work_in_flight() == 0)) {
             const ClockDomain clk = m_chip_params->clock();
             throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
                                               std::to_string(clk.floor_cycle(now_tick()).v) + "\n" + m_chip->describe_state());

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "isa/asm.h"
 #include "isa/semantics.h"
@@ -24,8 +26,8 @@ TEST_CASE("isa asm: every opcode round-trips through disassemble/assemble with n
         // A changed field must show up in the text (equality and the text see the same fields).
         Instr other = in;
         other.dst.addr += 32;
-        if (param_kind(op) != ParamKind::Flag && param_kind(op) != ParamKind::CrossFlag && op != Opcode::NOP &&
-            op != Opcode::SCALAR && op != Opcode::GET_SYSREG && op != Opcode::SET_MASK) {
+        if (param_kind(op) != ParamKind::Flag && param_kind(op) != ParamKind::CrossFlag &&
+            op != Opcode::NOP && op != Opcode::SCALAR && op != Opcode::GET_SYSREG && op != Opcode::SET_MASK) {
             CHECK_FALSE(other == in);
             CHECK(disassemble(other) != text);
         }
@@ -100,8 +102,8 @@ TEST_CASE("isa asm: errors name the line and the token") {
     };
     fails("nop\nvfoo ub[0], ub[0]\n", 2, "vfoo");
     fails("vadd.fp17 ub[0], ub[0], ub[0]", 1, "fp17");
-    fails("\n\nvadd ub[0], ub[0], ub[0], repeat=0", 3, "vadd");          // validate(): repeat 1..255
-    fails("vadd ub[0], ub[0], ub[0], repeat=70000", 1, "70000");        // field overflow
+    fails("\n\nvadd ub[0], ub[0], ub[0], repeat=0", 3, "vadd");   // validate(): repeat 1..255
+    fails("vadd ub[0], ub[0], ub[0], repeat=70000", 1, "70000");  // field overflow
     fails("vadd ub[0], ub[0], ub[0], bogus=1", 1, "bogus");
     fails("vadd ub[X], ub[0], ub[0]", 1, "X");
     fails("set_flag MTE2, Q, 0", 1, "Q");
@@ -110,4 +112,25 @@ TEST_CASE("isa asm: errors name the line and the token") {
     fails(".bogus 1", 1, ".bogus");
     fails("vadd zz[0], ub[0], ub[0]", 1, "zz");
     fails("copy_gm_to_ub ub[0], gm[0], len=0", 1, "copy_gm_to_ub");
+}
+
+TEST_CASE("isa asm: the README's example assembles and the README names every opcode") {
+    std::ifstream f(std::string(SFUMATO_SOURCE_DIR) + "/isa/README.md");
+    REQUIRE(f.good());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string doc = ss.str();
+    const size_t b = doc.find("```\n"), e = doc.find("```", b + 4);
+    REQUIRE(b != std::string::npos);
+    auto prog = assemble(doc.substr(b + 4, e - b - 4));
+    REQUIRE(prog.size() == 1 + 4 + 3);
+    CHECK(prog[4].dst.addr == 0x100 + 3 * 0x200);
+    CHECK(prog[4].vec.mask_lo == ~0ull);
+    CHECK(prog[4].vec.mask_hi == 0);
+    for (int i = 1; i < static_cast<int>(Opcode::kCount); ++i) {
+        const std::string name = opcode_name(static_cast<Opcode>(i));
+        INFO(name);
+        CHECK((doc.find("`" + name) != std::string::npos || doc.find(" " + name + " ") != std::string::npos ||
+               doc.find(" " + name + "`") != std::string::npos));
+    }
 }

@@ -32,21 +32,24 @@ void matmul_on_chip(TestMem& mem, uint32_t M, uint32_t K, uint32_t N, const Inst
     };
     nd2nz(0x0, 0x0, M, K);
     nd2nz(0x20000, 0x20000, K, N);
-    for (uint32_t mb = 0; mb < m1; ++mb) {  // NZ column-major fractals -> zZ row-major
+    for (uint32_t mb = 0; mb < m1; ++mb) {  // NZ column-major fractals -> ZZ row-major
         Instr in = make_instr(Opcode::LOAD2D);
         in.src0 = at(Pos::L1, 0x0), in.dst = at(Pos::L0A, mb * k1 * 512ull);
-        in.l2d.start_index = static_cast<uint16_t>(mb), in.l2d.repeat = static_cast<uint16_t>(k1), in.l2d.src_stride = static_cast<uint16_t>(m1);
+        in.l2d.start_index = static_cast<uint16_t>(mb), in.l2d.repeat = static_cast<uint16_t>(k1),
+        in.l2d.src_stride = static_cast<uint16_t>(m1);
         execute(in, mem);
     }
-    for (uint32_t kb = 0; kb < k1; ++kb) {  // NZ of B -> zN: reorder and transpose each fractal
+    for (uint32_t kb = 0; kb < k1; ++kb) {  // NZ of B -> ZN: reorder and transpose each fractal
         Instr in = make_instr(Opcode::LOAD2D);
         in.src0 = at(Pos::L1, 0x20000), in.dst = at(Pos::L0B, kb * n1 * 512ull);
-        in.l2d.start_index = static_cast<uint16_t>(kb), in.l2d.repeat = static_cast<uint16_t>(n1), in.l2d.src_stride = static_cast<uint16_t>(k1);
+        in.l2d.start_index = static_cast<uint16_t>(kb), in.l2d.repeat = static_cast<uint16_t>(n1),
+        in.l2d.src_stride = static_cast<uint16_t>(k1);
         in.l2d.transpose = 1;
         execute(in, mem);
     }
     Instr mad = make_instr(Opcode::MAD);
-    mad.mad.m = static_cast<uint16_t>(M), mad.mad.k = static_cast<uint16_t>(K), mad.mad.n = static_cast<uint16_t>(N);
+    mad.mad.m = static_cast<uint16_t>(M), mad.mad.k = static_cast<uint16_t>(K),
+    mad.mad.n = static_cast<uint16_t>(N);
     REQUIRE(validate(mad).empty());
     execute(mad, mem);
     Instr fix = fix_tmpl;
@@ -63,8 +66,10 @@ TEST_CASE("isa cube: ND2NZ + load2d + mad + fixpipe equals a host matmul (fp16 -
     TestMem mem;
     Lcg rng{7};
     std::vector<double> a(M * K), b(K * N);
-    for (uint32_t i = 0; i < M * K; ++i) a[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, i * 2, DType::FP16, a[i]);
-    for (uint32_t i = 0; i < K * N; ++i) b[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, 0x20000 + i * 2, DType::FP16, b[i]);
+    for (uint32_t i = 0; i < M * K; ++i)
+        a[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, i * 2, DType::FP16, a[i]);
+    for (uint32_t i = 0; i < K * N; ++i)
+        b[i] = rng.next(-300, 300) / 64.0, mem.set(Pos::GM, 0x20000 + i * 2, DType::FP16, b[i]);
     for (auto& byte : mem.of(Pos::L1)) byte = 0;
     Instr fix = make_instr(Opcode::FIXPIPE);
     fix.dtype = DType::FP32;
@@ -82,7 +87,8 @@ TEST_CASE("isa cube: ND2NZ + load2d + mad + fixpipe equals a host matmul (fp16 -
             double s = 0;
             for (uint32_t k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
             const float c = static_cast<float>(s);
-            mismatches += mem.val(Pos::GM, 0x40000 + (i * N + j) * 2, DType::FP16) != f16_to_f32(f32_to_f16(c));
+            mismatches +=
+                mem.val(Pos::GM, 0x40000 + (i * N + j) * 2, DType::FP16) != f16_to_f32(f32_to_f16(c));
             mismatches += mem.val(Pos::GM, 0x50000 + (i * N + j) * 4, DType::FP32) != std::max(c, 0.0f);
         }
     CHECK(mismatches == 0);
@@ -128,7 +134,8 @@ TEST_CASE("isa cube: int8 mad accumulates into int32, fixpipe quantises back to 
     bad = 0;
     for (uint32_t i = 0; i < M * N; ++i) {
         const double q = std::nearbyint(ref[i] / 64.0);
-        bad += static_cast<int8_t>(mem.of(Pos::L1)[i]) != static_cast<int8_t>(std::max(-128.0, std::min(127.0, q)));
+        bad += static_cast<int8_t>(mem.of(Pos::L1)[i]) !=
+               static_cast<int8_t>(std::max(-128.0, std::min(127.0, q)));
     }
     CHECK(bad == 0);
 }
@@ -137,7 +144,8 @@ TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
     TestMem mem;
     const uint32_t M = 16, K = 16, N = 32;
     std::vector<uint8_t> a(M * K * 2), b(K * N * 2);
-    for (uint32_t i = 0; i < M * K; ++i) store_f64(DType::FP16, &a[i * 2], i % K == i / K ? 1.0 : 0.0);  // identity
+    for (uint32_t i = 0; i < M * K; ++i)
+        store_f64(DType::FP16, &a[i * 2], i % K == i / K ? 1.0 : 0.0);  // identity
     for (uint32_t i = 0; i < K * N; ++i) store_f64(DType::FP16, &b[i * 2], static_cast<double>(i % 97) - 40);
     auto za = nd_to_zz(a.data(), M, K, DType::FP16), zb = nd_to_zn(b.data(), K, N, DType::FP16);
     std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
@@ -164,7 +172,8 @@ TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
     for (uint32_t i = 0; i < M; ++i)
         for (uint32_t j = 0; j < N; ++j) {
             const double v = ((i * N + j) % 97 - 40.0 + 1000.0 * j) * (j % 2 ? 0.5 : -1.0);
-            bad += load_f64(DType::FP16, &nd[(i * N + j) * 2]) != f16_to_f32(f32_to_f16(static_cast<float>(std::max(v, 0.0))));
+            bad += load_f64(DType::FP16, &nd[(i * N + j) * 2]) !=
+                   f16_to_f32(f32_to_f16(static_cast<float>(std::max(v, 0.0))));
         }
     CHECK(bad == 0);
     Instr l0c_ub = fix;
@@ -175,7 +184,8 @@ TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
 }
 
 TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, dilation, padding)") {
-    const uint32_t C = 16, H = 7, W = 6, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PB = 0, PL = 1, PR = 2, CO = 16;
+    const uint32_t C = 16, H = 7, W = 6, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PB = 0,
+                   PL = 1, PR = 2, CO = 16;
     TestMem mem;
     Lcg rng{3};
     std::vector<double> x(C * H * W), w(CO * C * KH * KW);
@@ -187,7 +197,8 @@ TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, d
                 mem.set(Pos::L1, ((h * W + ww) * 16 + c) * 2, DType::FP16, v);  // NC1HWC0 with C1 = 1
             }
     for (auto& v : w) v = rng.next(-3, 3);
-    const uint32_t HO = (H + PT + PB - (DH * (KH - 1) + 1)) / SH + 1, WO = (W + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
+    const uint32_t HO = (H + PT + PB - (DH * (KH - 1) + 1)) / SH + 1,
+                   WO = (W + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
     const uint32_t K = KH * KW * C, MEXT = round_up16(HO * WO);
     Instr in = make_instr(Opcode::LOAD3D);
     in.src0 = at(Pos::L1, 0), in.dst = at(Pos::L0A, 0);
@@ -203,7 +214,8 @@ TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, d
         for (uint32_t xx = 0; xx < KW; ++xx)
             for (uint32_t c = 0; c < C; ++c)
                 for (uint32_t co = 0; co < CO; ++co)
-                    store_f64(DType::FP16, &b[(((y * KW + xx) * C + c) * CO + co) * 2], w[((co * C + c) * KH + y) * KW + xx]);
+                    store_f64(DType::FP16, &b[(((y * KW + xx) * C + c) * CO + co) * 2],
+                              w[((co * C + c) * KH + y) * KW + xx]);
     auto zb = nd_to_zn(b.data(), K, CO, DType::FP16);
     std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
     Instr mad = make_instr(Opcode::MAD);
@@ -220,7 +232,8 @@ TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, d
                         for (uint32_t xx = 0; xx < KW; ++xx) {
                             const int ih = static_cast<int>(oh * SH + y * DH) - static_cast<int>(PT);
                             const int iw = static_cast<int>(ow * SW + xx * DW) - static_cast<int>(PL);
-                            if (ih < 0 || iw < 0 || ih >= static_cast<int>(H) || iw >= static_cast<int>(W)) continue;
+                            if (ih < 0 || iw < 0 || ih >= static_cast<int>(H) || iw >= static_cast<int>(W))
+                                continue;
                             s += x[(c * H + ih) * W + iw] * w[((co * C + c) * KH + y) * KW + xx];
                         }
                 float got;
@@ -242,8 +255,10 @@ TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
         Lcg rng{5};
         std::vector<uint8_t> a(M * K * es), b(K * N * es);
         std::vector<double> av(M * K), bv(K * N);
-        for (uint32_t i = 0; i < M * K; ++i) store_f64(t, &a[i * es], rng.next(-99, 99) / 8.0), av[i] = load_f64(t, &a[i * es]);
-        for (uint32_t i = 0; i < K * N; ++i) store_f64(t, &b[i * es], rng.next(-99, 99) / 3.0), bv[i] = load_f64(t, &b[i * es]);
+        for (uint32_t i = 0; i < M * K; ++i)
+            store_f64(t, &a[i * es], rng.next(-99, 99) / 8.0), av[i] = load_f64(t, &a[i * es]);
+        for (uint32_t i = 0; i < K * N; ++i)
+            store_f64(t, &b[i * es], rng.next(-99, 99) / 3.0), bv[i] = load_f64(t, &b[i * es]);
         auto za = nd_to_zz(a.data(), M, K, t), zb = nd_to_zn(b.data(), K, N, t);
         std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
         std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
@@ -268,4 +283,21 @@ TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
     Instr bad = make_instr(Opcode::MAD);
     bad.dtype = DType::INT16;
     CHECK_FALSE(validate(bad).empty());
+}
+
+TEST_CASE("isa cube: copy_l0c_to_ub drains the accumulator into UB like fixpipe") {
+    TestMem mem;
+    const uint32_t M = 16, N = 16;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) mem.set(Pos::L0C, nz_offset(i, j, 16, 16, 4), DType::FP32, i * 100.0 + j - 50.5);
+    Instr in = make_instr(Opcode::COPY_L0C_TO_UB);
+    in.dtype = DType::FP32, in.dst.addr = 0x40;
+    in.fix.m = M, in.fix.n = N, in.fix.out_dtype = DType::FP16, in.fix.nz2nd = 1, in.fix.dst_stride = N, in.fix.relu = 1;
+    REQUIRE(validate(in).empty());
+    CHECK(exec_pipe(in) == Pipe::V);
+    execute(in, mem);
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j)
+            CHECK(mem.val(Pos::UB, 0x40 + (i * N + j) * 2, DType::FP16) ==
+                  f16_to_f32(f32_to_f16(std::max(0.0f, static_cast<float>(i * 100.0 + j - 50.5)))));
 }

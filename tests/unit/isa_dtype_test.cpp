@@ -17,7 +17,7 @@ TEST_CASE("isa dtype: fp16 round to nearest even at ties, overflow, denormals") 
     CHECK(rb(DType::FP16, 1.0 + 3 * std::ldexp(1.0, -11)) == 0x3c02u);
     CHECK(rb(DType::FP16, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30)) == 0x3c01u);
     CHECK(rb(DType::FP16, 65504.0) == 0x7bffu);
-    CHECK(rb(DType::FP16, 65520.0) == 0x7c00u);            // halfway to 2^16 rounds to inf
+    CHECK(rb(DType::FP16, 65520.0) == 0x7c00u);  // halfway to 2^16 rounds to inf
     CHECK(rb(DType::FP16, 65519.0) == 0x7bffu);
     CHECK(rb(DType::FP16, 65520.0, RoundMode::TRUNC) == 0x7bffu);  // directed: largest finite
     CHECK(rb(DType::FP16, -1e9, RoundMode::CEIL) == 0xfbffu);
@@ -61,9 +61,9 @@ TEST_CASE("isa dtype: every rounding mode on fp16 and integers") {
 }
 
 TEST_CASE("isa dtype: bf16 and fp32 single rounding from double") {
-    CHECK(rb(DType::BF16, 1.0 + std::ldexp(1.0, -8)) == 0x3f80u);        // tie -> even
-    CHECK(rb(DType::BF16, 1.0 + 3 * std::ldexp(1.0, -8)) == 0x3f82u);    // tie -> even (up)
-    CHECK(rb(DType::BF16, 3.5e38) == 0x7f80u);                           // overflow -> inf
+    CHECK(rb(DType::BF16, 1.0 + std::ldexp(1.0, -8)) == 0x3f80u);      // tie -> even
+    CHECK(rb(DType::BF16, 1.0 + 3 * std::ldexp(1.0, -8)) == 0x3f82u);  // tie -> even (up)
+    CHECK(rb(DType::BF16, 3.5e38) == 0x7f80u);                         // overflow -> inf
     // A double just above the fp32 tie: a double->float->fp16 path would round twice.
     const double d = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
     CHECK(rb(DType::FP16, d) == 0x3c01u);
@@ -87,9 +87,13 @@ TEST_CASE("isa dtype: fast RNE path equals the generic rounding on random and bo
             if (i % 3 == 0) v = std::ldexp(static_cast<double>(next() % 4096) + 0.5, e % 30);  // ties
             if (next() & 1) v = -v;
             mismatches += round_bits(t, v, RoundMode::RINT) != round_bits_reference(t, v, RoundMode::RINT);
+            uint32_t stored = 0;
+            store_f64(t, reinterpret_cast<uint8_t*>(&stored), v);  // fp32 takes the host-cast path
+            mismatches += stored != round_bits_reference(t, v, RoundMode::RINT);
         }
-        for (double v : {0.0, -0.0, 65504.0, 65519.99, 65520.0, 3.4e38, 3.5e38, 1e-45, 1e-46, 5.9604644775390625e-08,
-                         2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5, 6.103515625e-05, 6.1035e-05})
+        for (double v :
+             {0.0, -0.0, 65504.0, 65519.99, 65520.0, 3.4e38, 3.5e38, 1e-45, 1e-46, 5.9604644775390625e-08,
+              2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5, 6.103515625e-05, 6.1035e-05})
             mismatches += round_bits(t, v, RoundMode::RINT) != round_bits_reference(t, v, RoundMode::RINT);
     }
     CHECK(mismatches == 0);

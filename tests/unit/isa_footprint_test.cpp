@@ -50,7 +50,8 @@ TEST_CASE("isa footprint: every opcode touches only bytes inside its footprint, 
         for (const auto& a : mem.log) {
             bool inside = false;
             for (int e = 0; e < n; ++e)
-                inside |= ex[e].pos == a.pos && ex[e].lo <= a.lo && a.hi <= ex[e].hi && (!a.gm_write || ex[e].write);
+                inside |= ex[e].pos == a.pos && ex[e].lo <= a.lo && a.hi <= ex[e].hi &&
+                          (!a.gm_write || ex[e].write);
             INFO("access " << pos_name(a.pos) << " [" << a.lo << ", " << a.hi << ")");
             CHECK(inside);
         }

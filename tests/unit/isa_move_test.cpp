@@ -34,7 +34,7 @@ TEST_CASE("isa move: GM->UB bursts with byte-exact length, gaps and padding") {
         CHECK(m.val(Pos::UB, base + 2, DType::FP16) == 7.0);
         for (int b = 0; b < 10; ++b) CHECK(m.of(Pos::UB)[base + 4 + b] == 1 + burst * 16 + b);
         CHECK(m.val(Pos::UB, base + 14, DType::FP16) == 7.0);
-        for (int b = 16; b < 32; ++b) CHECK(m.of(Pos::UB)[base + b] == 0);  // zero to 32 B
+        for (int b = 16; b < 32; ++b) CHECK(m.of(Pos::UB)[base + b] == 0);                   // zero to 32 B
         for (int b = 32; b < 64 && burst == 0; ++b) CHECK(m.of(Pos::UB)[base + b] == 0xee);  // gap untouched
     }
     CHECK(gm_bytes(in) == 20);
@@ -95,7 +95,8 @@ TEST_CASE("isa move: ND->NZ matches the layout helper, partial C0 groups zero-fi
     TestMem m;
     const uint32_t rows = 20, cols = 37;  // fp16: C0 = 16, 3 column groups, 32 padded rows
     std::vector<uint8_t> nd(rows * cols * 2);
-    for (uint32_t i = 0; i < rows * cols; ++i) store_f64(DType::FP16, &nd[i * 2], static_cast<double>(i % 1000));
+    for (uint32_t i = 0; i < rows * cols; ++i)
+        store_f64(DType::FP16, &nd[i * 2], static_cast<double>(i % 1000));
     std::copy(nd.begin(), nd.end(), m.of(Pos::GM).begin() + 0x1000);
     Instr in = make_instr(Opcode::COPY_GM_TO_L1_ND2NZ);
     in.src0 = at(Pos::GM, 0x1000), in.dst = at(Pos::L1, 0x0);
@@ -123,7 +124,7 @@ TEST_CASE("isa move: load2d copies whole fractals, with stride, gap and transpos
     in.src0 = at(Pos::L1, 0), in.dst = at(Pos::L0A, 0);
     in.l2d.start_index = 1, in.l2d.repeat = 2, in.l2d.src_stride = 2, in.l2d.dst_gap = 1;
     execute(in, m);
-    CHECK(m.get<uint16_t>(Pos::L0A, 0) == 256);        // fractal 1
+    CHECK(m.get<uint16_t>(Pos::L0A, 0) == 256);         // fractal 1
     CHECK(m.get<uint16_t>(Pos::L0A, 1024) == 3 * 256);  // fractal 3, after a 1-fractal gap
     in.l2d.transpose = 1, in.l2d.repeat = 1, in.dst.pos = Pos::L0B;
     execute(in, m);
@@ -134,7 +135,8 @@ TEST_CASE("isa move: load2d copies whole fractals, with stride, gap and transpos
     CHECK(ex[0].lo == 512);
     CHECK(ex[0].hi == 1024);
     Instr g = in;
-    g.op = Opcode::LOAD2D_GM, g.pipe = Pipe::MTE2, g.src0 = at(Pos::GM, 0x2000), g.l2d.transpose = 0, g.l2d.start_index = 0;
+    g.op = Opcode::LOAD2D_GM, g.pipe = Pipe::MTE2, g.src0 = at(Pos::GM, 0x2000), g.l2d.transpose = 0,
+    g.l2d.start_index = 0;
     for (int i = 0; i < 256; ++i) m.put<uint16_t>(Pos::GM, 0x2000 + i * 2, static_cast<uint16_t>(9000 + i));
     execute(g, m);
     CHECK(m.get<uint16_t>(Pos::L0B, 510) == 9255);
@@ -192,4 +194,20 @@ TEST_CASE("isa sync and scalar: validation of flags, cross-core flags, system re
     CHECK(st.mask_hi == 1);
     TestMem m;
     CHECK_NOTHROW(execute(f.op == Opcode::WAIT_FLAG ? make_instr(Opcode::PIPE_BARRIER) : f, m));
+}
+
+TEST_CASE("isa move: a copy written into a default (vector-initialised) Instr has no padding or atomic") {
+    // The skeleton's style: Instr{} then only the classic copy fields.
+    Instr in;
+    in.op = Opcode::COPY_GM_TO_UB, in.pipe = Pipe::MTE2;
+    in.dst = at(Pos::UB, 0), in.src0 = at(Pos::GM, 0);
+    in.copy.nburst = 1, in.copy.len_bytes = 64, in.copy.src_gap = 0, in.copy.dst_gap = 0;
+    CHECK(in.copy.pad_left == 0);
+    CHECK(in.copy.pad_right == 0);
+    CHECK(in.copy.atomic == 0);
+    CHECK(validate(in).empty());
+    CHECK_FALSE((in == make_instr(Opcode::COPY_GM_TO_UB)));  // len differs from the default
+    Instr ref = make_instr(Opcode::COPY_GM_TO_UB);
+    ref.copy.len_bytes = 64;
+    CHECK(in == ref);
 }

@@ -25,7 +25,9 @@ inline Instr sample(Opcode op) {
                 case Opcode::COPY_GM_TO_UB: in.copy.pad_left = 2, in.copy.pad_right = 1; break;
                 case Opcode::COPY_GM_TO_L1: dst = Pos::L1; break;
                 case Opcode::COPY_L1_TO_UB: src = Pos::L1; break;
-                case Opcode::COPY_UB_TO_GM: src = Pos::UB, dst = Pos::GM, in.copy.atomic = 1, in.copy.len_bytes = 72; break;
+                case Opcode::COPY_UB_TO_GM:
+                    src = Pos::UB, dst = Pos::GM, in.copy.atomic = 1, in.copy.len_bytes = 72;
+                    break;
                 case Opcode::COPY_UB_TO_L1: src = Pos::UB, dst = Pos::L1; break;
                 default: src = Pos::UB; break;
             }
@@ -71,11 +73,13 @@ inline Instr sample(Opcode op) {
             v.dst_rep_stride = 16, v.src0_rep_stride = 24, v.src1_rep_stride = 1;
             v.mask_lo = 0xdeadbeefcafef00dull, v.mask_hi = 0x123;
             in.dtype = DType::FP32;
-            in.dst = A(Pos::UB, 0x2000), in.src0 = A(Pos::UB, 0x20), in.src1 = A(Pos::UB, 0x4000), in.src2 = A(Pos::UB, 0x6000);
+            in.dst = A(Pos::UB, 0x2000), in.src0 = A(Pos::UB, 0x20), in.src1 = A(Pos::UB, 0x4000),
+            in.src2 = A(Pos::UB, 0x6000);
             in.scalar = 0.1;
             if (op == Opcode::VAND || op == Opcode::VOR || op == Opcode::VNOT) in.dtype = DType::INT16;
             if (op == Opcode::VTRANSPOSE) in.dtype = DType::BF16;
-            if (op == Opcode::VCONV) v.src_dtype = DType::INT32, v.round = RoundMode::ODD, in.dtype = DType::FP16;
+            if (op == Opcode::VCONV)
+                v.src_dtype = DType::INT32, v.round = RoundMode::ODD, in.dtype = DType::FP16;
             if (op == Opcode::VCMP || op == Opcode::VCMPS) v.cmp = CmpMode::GE;
             if (op >= Opcode::VRED_SUM && op <= Opcode::VREDALL_MIN) v.with_index = 1;
             if (op == Opcode::VGATHER) v.gather_span = 4096;

@@ -20,19 +20,27 @@ struct TestMem : IMemView {
         if (pos == Pos::GM) throw std::logic_error("local() on GM");
         return check(pos, addr, len);
     }
-    void gm_read(uint64_t addr, void* dst, uint64_t len) override { std::memcpy(dst, check(Pos::GM, addr, len), len); }
-    void gm_write(uint64_t addr, const void* src, uint64_t len) override { std::memcpy(check(Pos::GM, addr, len), src, len); }
+    void gm_read(uint64_t addr, void* dst, uint64_t len) override {
+        std::memcpy(dst, check(Pos::GM, addr, len), len);
+    }
+    void gm_write(uint64_t addr, const void* src, uint64_t len) override {
+        std::memcpy(check(Pos::GM, addr, len), src, len);
+    }
     uint8_t* check(Pos pos, uint64_t addr, uint64_t len) {
         auto& b = of(pos);
         if (addr + len > b.size()) throw std::out_of_range("access past buffer end");
         return b.data() + addr;
     }
-    template <class T> T get(Pos p, uint64_t addr) const {
+    template <class T>
+    T get(Pos p, uint64_t addr) const {
         T v;
         std::memcpy(&v, buf[static_cast<int>(p)].data() + addr, sizeof v);
         return v;
     }
-    template <class T> void put(Pos p, uint64_t addr, T v) { std::memcpy(of(p).data() + addr, &v, sizeof v); }
+    template <class T>
+    void put(Pos p, uint64_t addr, T v) {
+        std::memcpy(of(p).data() + addr, &v, sizeof v);
+    }
     // Element of type t as a double.
     double val(Pos p, uint64_t addr, DType t) { return load_f64(t, of(p).data() + addr); }
     void set(Pos p, uint64_t addr, DType t, double v) { store_f64(t, of(p).data() + addr, v); }

@@ -64,7 +64,8 @@ TEST_CASE("isa vector: block and repeat strides address the right bytes (fp32)")
             m.set(U, (r * 20 + (l / 8) * 2) * 32 + (l % 8) * 4, DType::FP32, -(r * 1000.0 + l));
     execute(in, m);
     for (uint32_t r = 0; r < 3; ++r)
-        for (uint32_t l = 0; l < 64; ++l) CHECK(m.val(U, 0x4000 + (r * 64 + l) * 4, DType::FP32) == r * 1000.0 + l);
+        for (uint32_t l = 0; l < 64; ++l)
+            CHECK(m.val(U, 0x4000 + (r * 64 + l) * 4, DType::FP32) == r * 1000.0 + l);
     Extent ex[kMaxExtents];
     REQUIRE(footprint(in, ex) == 2);
     CHECK(ex[0].lo == 0);
@@ -143,11 +144,15 @@ TEST_CASE("isa vector: unary ops and nan/inf edge values (fp32)") {
 TEST_CASE("isa vector: fused madd, mla, axpy and add-relu") {
     TestMem m;
     for (int i = 0; i < 64; ++i) {
-        m.set(U, i * 4, DType::FP32, i);              // src0
-        m.set(U, 0x100 + i * 4, DType::FP32, 3);      // src1
+        m.set(U, i * 4, DType::FP32, i);          // src0
+        m.set(U, 0x100 + i * 4, DType::FP32, 3);  // src1
     }
-    auto reset_dst = [&] { for (int i = 0; i < 64; ++i) m.set(U, 0x200 + i * 4, DType::FP32, 10); };
-    auto check_all = [&](auto f) { for (int i = 0; i < 64; ++i) CHECK(m.val(U, 0x200 + i * 4, DType::FP32) == f(i)); };
+    auto reset_dst = [&] {
+        for (int i = 0; i < 64; ++i) m.set(U, 0x200 + i * 4, DType::FP32, 10);
+    };
+    auto check_all = [&](auto f) {
+        for (int i = 0; i < 64; ++i) CHECK(m.val(U, 0x200 + i * 4, DType::FP32) == f(i));
+    };
     reset_dst();
     execute(vec(Opcode::VMADD, DType::FP32, 0x200, 0x0, 0x100), m);
     check_all([](int i) { return i * 10.0 + 3; });
@@ -379,10 +384,73 @@ TEST_CASE("isa vector: 1-byte types have 256 lanes, one mask bit per lane pair")
 TEST_CASE("isa vector: bf16 arithmetic rounds once to bf16") {
     TestMem m;
     m.set(U, 0x0, DType::BF16, 1.0), m.set(U, 0x100, DType::BF16, std::ldexp(1.0, -8));  // tie -> 1.0
-    m.set(U, 0x2, DType::BF16, 1.0 + std::ldexp(1.0, -7)), m.set(U, 0x102, DType::BF16, std::ldexp(1.0, -8));  // tie -> up
+    m.set(U, 0x2, DType::BF16, 1.0 + std::ldexp(1.0, -7)),
+        m.set(U, 0x102, DType::BF16, std::ldexp(1.0, -8));  // tie -> up
     Instr in = vec(Opcode::VADD, DType::BF16, 0x200, 0x0, 0x100);
     in.vec.mask_lo = 3, in.vec.mask_hi = 0;
     execute(in, m);
     CHECK(m.val(U, 0x200, DType::BF16) == 1.0);
     CHECK(m.val(U, 0x202, DType::BF16) == 1.0 + std::ldexp(1.0, -6));
+}
+
+TEST_CASE("isa vector: destination block and repeat strides (fp16), gaps stay untouched") {
+    TestMem m;
+    for (int i = 0; i < 256; ++i) m.set(U, i * 2, DType::FP16, i);
+    for (uint32_t i = 0x1000; i < 0x4000; ++i) m.of(U)[i] = 0xaa;
+    Instr in = vec(Opcode::VADDS, DType::FP16, 0x1000, 0x0, 0, 2);
+    in.scalar = 1;
+    in.vec.dst_blk_stride = 3, in.vec.dst_rep_stride = 30;
+    execute(in, m);
+    for (uint32_t r = 0; r < 2; ++r)
+        for (uint32_t l = 0; l < 128; ++l)
+            CHECK(m.val(U, 0x1000 + (r * 30 + (l / 16) * 3) * 32 + (l % 16) * 2, DType::FP16) ==
+                  r * 128 + l + 1);
+    CHECK(m.of(U)[0x1000 + 32] == 0xaa);       // block 1 of the stride-3 gap
+    CHECK(m.of(U)[0x1000 + 22 * 32] == 0xaa);  // between repeat 0's last block (21) and repeat 1 (30)
+}
+
+TEST_CASE("isa vector: vdiv (fp16 rounding, division by zero), vmaxs/vmins with nan, vred_min and vredall_max") {
+    TestMem m;
+    const double num[] = {1, 1, 0, -3, 2, NAN};
+    const double den[] = {3, 0, 0, 0, -0.0, 1};
+    for (int i = 0; i < 6; ++i) m.set(U, i * 2, DType::FP16, num[i]), m.set(U, 0x100 + i * 2, DType::FP16, den[i]);
+    Instr d = vec(Opcode::VDIV, DType::FP16, 0x200, 0x0, 0x100);
+    d.vec.mask_lo = 0x3f, d.vec.mask_hi = 0;
+    execute(d, m);
+    CHECK(m.get<uint16_t>(U, 0x200) == round_bits(DType::FP16, 1.0 / 3));  // one rounding of 1/3
+    CHECK(m.val(U, 0x202, DType::FP16) == INFINITY);
+    CHECK(std::isnan(m.val(U, 0x204, DType::FP16)));
+    CHECK(m.val(U, 0x206, DType::FP16) == -INFINITY);
+    CHECK(m.val(U, 0x208, DType::FP16) == -INFINITY);  // 2 / -0
+    CHECK(std::isnan(m.val(U, 0x20a, DType::FP16)));
+    Instr mx = vec(Opcode::VMAXS, DType::FP16, 0x300, 0x0);
+    mx.vec.mask_lo = 0x3f, mx.vec.mask_hi = 0, mx.scalar = 0.5;
+    execute(mx, m);
+    CHECK(m.val(U, 0x300, DType::FP16) == 1.0);
+    CHECK(m.val(U, 0x304, DType::FP16) == 0.5);
+    CHECK(m.val(U, 0x30a, DType::FP16) == 0.5);  // maxNum: a nan operand loses
+    mx.op = Opcode::VMINS;
+    execute(mx, m);
+    CHECK(m.val(U, 0x306, DType::FP16) == -3.0);
+    CHECK(m.val(U, 0x300, DType::FP16) == 0.5);
+    // int32 reductions: per-repeat min with index, whole max with index.
+    for (int i = 0; i < 128; ++i) m.put<int32_t>(U, 0x1000 + i * 4, (i * 53) % 97 - 40);
+    Instr r = vec(Opcode::VRED_MIN, DType::INT32, 0x2000, 0x1000, 0, 2);
+    r.vec.with_index = 1, r.vec.dst_rep_stride = 1;
+    execute(r, m);
+    for (int rep = 0; rep < 2; ++rep) {
+        int best = 1 << 30, bi = 0;
+        for (int l = 0; l < 64; ++l)
+            if ((rep * 64 + l) * 53 % 97 - 40 < best) best = (rep * 64 + l) * 53 % 97 - 40, bi = l;
+        CHECK(m.get<int32_t>(U, 0x2000 + rep * 8) == best);
+        CHECK(m.get<uint32_t>(U, 0x2004 + rep * 8) == static_cast<uint32_t>(bi));
+    }
+    Instr w = vec(Opcode::VREDALL_MAX, DType::INT32, 0x3000, 0x1000, 0, 2);
+    w.vec.with_index = 1;
+    execute(w, m);
+    int best = -(1 << 30), bi = 0;
+    for (int i = 0; i < 128; ++i)
+        if (i * 53 % 97 - 40 > best) best = i * 53 % 97 - 40, bi = i;
+    CHECK(m.get<int32_t>(U, 0x3000) == best);
+    CHECK(m.get<uint32_t>(U, 0x3004) == static_cast<uint32_t>(bi));
 }
