@@ -177,3 +177,25 @@ TEST_CASE("aicore timing: the AIC waits for one count from each AIV (mode 2, AIV
     CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step + p.core.cube_fill +
                            p.ts.completion_cycles);
 }
+
+TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the slot frees, exactly") {
+    // Depth 2: issuing add k needs add k-2 to have left the queue (started). Add 5 thus issues
+    // at add 3's start; 1000 scalar cycles later add 6 issues and starts (the pipe is idle by then).
+    Harness h({"chip.aicore.queue_depth=2"});
+    const auto& p = h.params();
+    const uint16_t r = 10;
+    const uint32_t work = 1000;
+    auto t = Harness::kernel([&](isa::IInstrSink& s) {
+        for (int k = 0; k < 6; ++k) s.issue(vadd(0x0, 0x100, 0x200, r));
+        s.scalar(work);
+        s.issue(vadd(0x0, 0x100, 0x200, r));
+    });
+    REQUIRE(h.run({t}));
+    const uint64_t add = r * p.core.vec_cycles_per_repeat, issue = p.core.scalar_issue_cycles;
+    REQUIRE(add > 2 * issue);  // pipe-bound: the queue fills
+    const uint64_t first = p.ts.dispatch_cycles + issue;  // add 0 issues and starts
+    const uint64_t issue5 = first + 3 * add;               // add 3's start frees add 5's slot
+    REQUIRE(work > 3 * add);                               // the pipe drains during the scalar work
+    const uint64_t start6 = issue5 + work + issue;
+    CHECK(t->cycles == start6 + add + p.core.vec_startup + p.ts.completion_cycles);
+}
