@@ -17,19 +17,29 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     m_info.l0b_bytes = p.core.l0b.size;
     m_info.l0c_bytes = p.core.l0c.size;
     m_info.event_ids = p.core.event_ids;
-    m_info.gm_bytes = p.gm.capacity;
+    m_info.gm_bytes = p.gm_capacity();
     m_info.functional = functional;
     m_info.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
     m_info.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
-    m_info.gm_bytes_per_cycle = p.gm.bytes_per_cycle;
-    m_info.core_gm_read_bytes_per_cycle = p.gm.port_read_bpc;
-    m_info.core_gm_write_bytes_per_cycle = p.gm.port_write_bpc;
+    const ChipPeaks peaks = chip_peaks(p);
+    m_info.gm_bytes_per_cycle = peaks.gm_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info.core_gm_read_bytes_per_cycle = peaks.core_gm_read_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info.core_gm_write_bytes_per_cycle = peaks.core_gm_write_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
 
-    if (functional) m_gm = std::make_unique<SparseMemory>(p.gm.capacity);
+    if (functional) m_gm = std::make_unique<SparseMemory>(p.gm_capacity());
     m_instr_stats = std::make_unique<InstrStats>(m_stats);
-    const uint32_t ports = p.cube_cores + (split ? p.vector_cores() : 0);
-    m_mem = std::make_unique<SimpleGm>("gm", p.gm, clk, ports, m_stats);
-    m_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
+    const uint32_t ports = p.mem_ports();
+    if (p.detailed_mem()) {
+        m_memsys = std::make_unique<mem::MemorySystem>("mem", p.mem, &m_stats, &trace, clk, p.mem_system_ports());
+        m_mem = m_memsys.get();
+        m_sdma = std::make_unique<SdmaEngines>("sdma", p.sdma, *m_memsys, ports, p.mem.l2.g.line_bytes, m_gm.get(), m_stats);
+        m_dma = m_sdma.get();
+    } else {
+        m_simple_gm = std::make_unique<SimpleGm>("gm", p.gm, clk, ports, m_stats);
+        m_mem = m_simple_gm.get();
+        m_simple_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
+        m_dma = m_simple_dma.get();
+    }
 
     if (split) m_xflags = std::make_unique<CrossFlags>(p.cube_cores, p.aiv_per_aic, p.core.cross_flag_latency);
     std::vector<AiCore*> cube, vec;
@@ -37,7 +47,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     for (uint32_t i = 0; i < p.cube_cores; ++i) {
         const std::string n = (split ? "aic" : "core") + std::to_string(i);
         m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, split ? isa::CoreKind::Cube : isa::CoreKind::Coupled,
-                                                   p.core, clk, *m_mem, m_gm.get(), p.gm.capacity, trace,
+                                                   p.core, clk, *m_mem, m_gm.get(), p.gm_capacity(), trace,
                                                    *m_instr_stats, m_stats));
         cube.push_back(m_cores.back().get());
         if (split) cube.back()->attach_cross_flags(m_xflags.get(), i, 0);
@@ -46,7 +56,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         for (uint32_t i = 0; i < p.vector_cores(); ++i) {
             const std::string n = "aiv" + std::to_string(i);
             m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, isa::CoreKind::Vector, p.core, clk, *m_mem,
-                                                       m_gm.get(), p.gm.capacity, trace, *m_instr_stats, m_stats));
+                                                       m_gm.get(), p.gm_capacity(), trace, *m_instr_stats, m_stats));
             vec.push_back(m_cores.back().get());
             vec.back()->attach_cross_flags(m_xflags.get(), i / p.aiv_per_aic, i % p.aiv_per_aic);
         }

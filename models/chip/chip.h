@@ -11,6 +11,8 @@
 #include "models/chip/chip_params.h"
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
+#include "models/dma/sdma.h"
+#include "models/mem/memory_system.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/device_if.h"
 #include "sim/sparse_memory.h"
@@ -32,6 +34,8 @@ public:
     const ChipParams& params() const { return m_p; }
     const std::vector<std::unique_ptr<AiCore>>& cores() const { return m_cores; }
     const InstrStats& instr_stats() const { return *m_instr_stats; }
+    // The detailed memory system (null when chip.mem.model = simple).
+    mem::MemorySystem* memory_system() const { return m_memsys.get(); }
     // What every core and queue is doing: for deadlock reports.
     std::string describe_state() const;
 
@@ -41,8 +45,12 @@ private:
     StatGroup m_stats;
     std::unique_ptr<SparseMemory> m_gm;
     std::unique_ptr<InstrStats> m_instr_stats;
-    std::unique_ptr<SimpleGm> m_mem;
-    std::unique_ptr<SimpleDma> m_dma;
+    std::unique_ptr<SimpleGm> m_simple_gm;
+    std::unique_ptr<mem::MemorySystem> m_memsys;
+    IMemTarget* m_mem = nullptr;
+    std::unique_ptr<SimpleDma> m_simple_dma;
+    std::unique_ptr<SdmaEngines> m_sdma;
+    IDmaEngine* m_dma = nullptr;
     std::unique_ptr<CrossFlags> m_xflags;  // split parts only
     std::vector<std::unique_ptr<AiCore>> m_cores;
     std::unique_ptr<TaskScheduler> m_ts;

@@ -11,7 +11,11 @@ ChipParams::ChipParams(Config& c)
       clock_mhz(scope, "clock_mhz", 1000, "MHz", "AI core clock", {1, 100000}),
       core(scope.sub("aicore")),
       gm(scope.sub("gm")),
+      mem_model(scope.sub("mem"), "model", "detailed", "global memory model: detailed (L2, NoC, HBM) or simple (latency + bandwidth)",
+                {"detailed", "simple"}),
+      mem(mem::read_memsys_params(scope)),
       dma(scope.sub("dma")),
+      sdma(scope),
       ts(scope.sub("ts")) {}
 
 ChipPeaks chip_peaks(const ChipParams& p) {
@@ -26,9 +30,15 @@ ChipPeaks chip_peaks(const ChipParams& p) {
     const double vec_repeats_per_s = p.vector_cores() * f / p.core.vec_cycles_per_repeat;
     k.vector_gflops_fp16 = vec_repeats_per_s * 128 / 1e9;
     k.vector_gflops_fp32 = vec_repeats_per_s * 64 / 1e9;
-    k.gm_gbps = static_cast<double>(p.gm.bytes_per_cycle) * f / 1e9;
-    k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
-    k.core_gm_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
+    if (p.detailed_mem()) {
+        k.gm_gbps = mem::hbm_peak_gbps(p.mem.hbm);
+        k.core_gm_read_gbps = static_cast<double>(p.mem.noc.gm_bytes_per_cycle) * f / 1e9;
+        k.core_gm_write_gbps = static_cast<double>(p.mem.noc.l2_write_bytes_per_cycle) * f / 1e9;
+    } else {
+        k.gm_gbps = static_cast<double>(p.gm.bytes_per_cycle) * f / 1e9;
+        k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
+        k.core_gm_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
+    }
     return k;
 }
 

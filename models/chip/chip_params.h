@@ -4,6 +4,8 @@
 #include "models/aicore/core_params.h"
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
+#include "models/dma/sdma_params.h"
+#include "models/mem/mem_params.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/config.h"
 
@@ -19,12 +21,21 @@ struct ChipParams {
     Param<uint32_t> clock_mhz;
     CoreParams core;
     SimpleGmParams gm;
-    SimpleDmaParams dma;
+    ChoiceParam mem_model;     // chip.mem.model: detailed (models/mem) or simple (SimpleGm)
+    mem::MemSysParams mem;
+    SimpleDmaParams dma;       // the skeleton DMA (chip.mem.model = simple)
+    SdmaParams sdma;           // SDMA engines + host link (chip.mem.model = detailed)
     TaskSchedulerParams ts;
 
     bool split() const { return arch.get() == "split"; }
     uint32_t vector_cores() const { return split() ? cube_cores * aiv_per_aic : cube_cores; }
     ClockDomain clock() const { return ClockDomain(period_ps_from_mhz(clock_mhz)); }
+    bool detailed_mem() const { return mem_model.get() == "detailed"; }
+    uint64_t gm_capacity() const { return detailed_mem() ? mem.hbm.capacity_bytes : gm.capacity.get(); }
+    // Memory ports: every core (AIC and AIV) has its own.
+    uint32_t mem_ports() const { return cube_cores + (split() ? vector_cores() : 0); }
+    // Core ports, then one per SDMA engine.
+    uint32_t mem_system_ports() const { return mem_ports() + sdma.engines; }
 };
 
 // Derived peaks of a configuration (VALIDATION.md, "Physical limits").

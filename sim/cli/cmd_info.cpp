@@ -34,6 +34,11 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("  vector fp16      %10.1f GFLOPS\n", k.vector_gflops_fp16);
     std::printf("  vector fp32      %10.1f GFLOPS\n", k.vector_gflops_fp32);
     std::printf("  global memory    %10.1f GB/s\n", k.gm_gbps);
+    if (chip.detailed_mem()) {
+        const auto& h = chip.mem.hbm;
+        std::printf("  HBM peak         %10.1f GB/s (%u channels x %u bit x %u MT/s)\n", mem::hbm_peak_gbps(h),
+                    h.stacks * h.channels_per_stack, h.bus_width_bits, h.data_rate_mtps);
+    }
     std::printf("  per-core GM read %10.1f GB/s, write %.1f GB/s\n\n", k.core_gm_read_gbps, k.core_gm_write_gbps);
     std::printf("effective configuration:\n");
     for (const auto& [key, value] : c.effective()) std::printf("  %s = %s\n", key.c_str(), value.c_str());

@@ -24,7 +24,8 @@ TEST_CASE("add: double buffering overlaps MTE2, V and MTE3 as the parameters pre
     const double double_lb = 3.0 * n * es / p.gm.bytes_per_cycle;  // everything through the shared GM
 
     const std::string a = temp_dir("db1"), b = temp_dir("db2");
-    const std::string base = "kernel add --n 1048576 --dtype fp16 --trace off --config " + config("tiny");
+    // The bounds are those of the skeleton's latency + bandwidth memory (chip.gm.*).
+    const std::string base = "kernel add --n 1048576 --dtype fp16 --trace off --set chip.mem.model=simple --config " + config("tiny");
     REQUIRE(run_cli(base + " --buffers 1 --out " + a).code == 0);
     REQUIRE(run_cli(base + " --buffers 2 --out " + b).code == 0);
     const double c1 = read_json(a + "/summary.json")["ops"][0]["cycles"].get<double>();

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Simulation speed of the memory system: `sfumato membench` moving 4 GiB (sequential reads, all
+# cores) through the 910B-like memory system, reported as simulated GB per wall second
+# (whole-process wall time). Usage: bench/membench_speed.sh [build-dir] [bytes]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+bytes="${2:-4G}"
+out="$(mktemp -d)"
+start=$(date +%s.%N)
+"$build/bin/sfumato" membench --config "$root/configs/ascend910b-like.ini" --pattern seq --op read \
+    --bytes "$bytes" --trace off --mode timing --out "$out" 2>/dev/null
+end=$(date +%s.%N)
+python3 - "$out/summary.json" "$start" "$end" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+wall = float(sys.argv[3]) - float(sys.argv[2])
+gb = s["bytes"] / 1e9
+print(f"membench seq read 910B-like: {gb:.2f} GB simulated in {wall:.2f} s wall "
+      f"(process) = {gb / wall:.2f} GB/s of simulated traffic per wall second; "
+      f"{s['bytes'] / s['request_bytes'] / wall / 1e6:.2f} M {s['request_bytes']}-B requests/s")
+PY
+rm -rf "$out"

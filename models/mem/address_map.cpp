@@ -1,0 +1,112 @@
+// Address maps: bit-field slicing of the address after a layout string (MSB..LSB above the
+// channel-interleave granule), and an XOR variant that permutes bank bits with low row bits
+// (so that strided streams spread over banks). Field widths come from the HBM geometry.
+#include <array>
+#include <sstream>
+
+#include "models/mem/i_address_map.h"
+#include "models/mem/policy_registry.h"
+
+namespace sfumato::mem {
+
+namespace {
+
+enum Field : uint8_t { kRo, kBa, kBg, kCo, kCh, kFields };
+
+struct Layout {
+    // Fields from LSB upwards: (field, shift, width).
+    std::array<uint8_t, kFields> shift{};
+    std::array<uint8_t, kFields> width{};
+    uint32_t low_col_bits = 0;   // column bits inside the interleave granule
+    uint32_t offset_bits = 0;    // byte offset inside one burst
+    uint32_t total_bits = 0;
+    uint32_t present = 0;
+};
+
+Layout parse_layout(const HbmParams& p, const std::string& key) {
+    Layout l;
+    l.offset_bits = log2u(p.burst_bytes());
+    l.low_col_bits = log2u(p.interleave_bytes / p.burst_bytes());
+    const uint32_t col_bits = log2u(p.row_bytes / p.burst_bytes());
+    std::array<uint32_t, kFields> w{};
+    w[kRo] = log2u(p.rows);
+    w[kBa] = log2u(p.banks_per_group);
+    w[kBg] = log2u(p.bank_groups);
+    w[kCo] = col_bits - l.low_col_bits;
+    w[kCh] = log2u(p.total_pcs());
+    std::vector<Field> order;
+    std::stringstream ss(p.address_layout);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) {
+        Field f;
+        if (tok == "Ro") f = kRo;
+        else if (tok == "Ba") f = kBa;
+        else if (tok == "Bg") f = kBg;
+        else if (tok == "Co") f = kCo;
+        else if (tok == "Ch") f = kCh;
+        else throw ConfigError(key, "unknown field '" + tok + "' (fields: Ro,Ba,Bg,Co,Ch)");
+        if (l.present & (1u << f)) throw ConfigError(key, "field '" + tok + "' appears twice");
+        l.present |= 1u << f;
+        order.push_back(f);
+    }
+    uint32_t shift = l.offset_bits + l.low_col_bits;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        l.shift[*it] = static_cast<uint8_t>(shift);
+        l.width[*it] = static_cast<uint8_t>(w[*it]);
+        shift += w[*it];
+    }
+    l.total_bits = shift;
+    for (int f = 0; f < kFields; ++f) {
+        if (!(l.present & (1u << f)) && w[f] > 0)
+            throw ConfigError(key, "layout '" + p.address_layout + "' leaves out a field, so it does not cover the capacity");
+    }
+    const uint64_t mapped = uint64_t(1) << l.total_bits;
+    if (mapped != p.capacity_bytes) {
+        throw ConfigError(key, "the address map covers " + std::to_string(mapped >> 20) + " MiB (" +
+                                   std::to_string(p.total_pcs()) + " pseudo-channels x " + std::to_string(p.banks()) +
+                                   " banks x " + std::to_string(p.rows) + " rows x " + std::to_string(p.row_bytes) +
+                                   " B) but the capacity is " + std::to_string(p.capacity_bytes >> 20) + " MiB");
+    }
+    return l;
+}
+
+class BitfieldMap : public IAddressMap {
+public:
+    BitfieldMap(const HbmParams& p, const std::string& key, bool xor_banks)
+        : m_l(parse_layout(p, key)), m_xor(xor_banks) {}
+    DramAddr decode(uint64_t a) const override {
+        DramAddr d;
+        d.pc = static_cast<uint32_t>(get(a, kCh));
+        d.bg = static_cast<uint32_t>(get(a, kBg));
+        d.bank = static_cast<uint32_t>(get(a, kBa));
+        d.row = get(a, kRo);
+        const uint64_t low = (a >> m_l.offset_bits) & ((uint64_t(1) << m_l.low_col_bits) - 1);
+        d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | low);
+        if (m_xor) {
+            d.bg ^= static_cast<uint32_t>(d.row & ((uint64_t(1) << m_l.width[kBg]) - 1));
+            d.bank ^= static_cast<uint32_t>((d.row >> m_l.width[kBg]) & ((uint64_t(1) << m_l.width[kBa]) - 1));
+        }
+        return d;
+    }
+
+private:
+    uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & ((uint64_t(1) << m_l.width[f]) - 1); }
+    Layout m_l;
+    bool m_xor;
+};
+
+using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;
+SFUMATO_REGISTER_POLICY(MapRegistry, "bitfield", [](const HbmParams& p, const std::string& k) { return std::unique_ptr<IAddressMap>(new BitfieldMap(p, k, false)); });
+SFUMATO_REGISTER_POLICY(MapRegistry, "xor", [](const HbmParams& p, const std::string& k) { return std::unique_ptr<IAddressMap>(new BitfieldMap(p, k, true)); });
+
+}  // namespace
+
+std::vector<std::string> address_map_names() { return MapRegistry::names(); }
+
+std::unique_ptr<IAddressMap> make_address_map(const HbmParams& p, const std::string& key) {
+    return MapRegistry::create(p.address_map, key, p, key);
+}
+
+void validate_address_map(const HbmParams& p, const std::string& key) { (void)parse_layout(p, key); }
+
+}  // namespace sfumato::mem

@@ -1,0 +1,168 @@
+#include "models/mem/hbm_channel.h"
+
+#include <algorithm>
+
+#include "models/mem/policy_registry.h"
+
+namespace sfumato::mem {
+
+namespace {
+
+// First-come first-served: the oldest request.
+class Fcfs : public IHbmScheduler {
+public:
+    size_t pick(HbmReq* const*, size_t, const HbmBankView&) const override { return 0; }
+};
+
+// First-ready FCFS: the oldest row hit; else the oldest request whose bank can take its next
+// command (activate, or precharge of the other row) now; else the oldest.
+class FrFcfs : public IHbmScheduler {
+public:
+    size_t pick(HbmReq* const* q, size_t n, const HbmBankView& b) const override {
+        size_t ready = n;
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t k = q[i]->bank_index;
+            const uint64_t open = b.open_row[k];
+            if (open == q[i]->da.row) return i;
+            if (ready == n && (open == kClosed ? b.act_ok[k] : b.pre_ok[k]) <= b.now) ready = i;
+        }
+        return ready == n ? 0 : ready;
+    }
+};
+
+using SchedRegistry = PolicyRegistry<IHbmScheduler>;
+SFUMATO_REGISTER_POLICY(SchedRegistry, "fcfs", [] { return std::unique_ptr<IHbmScheduler>(new Fcfs); });
+SFUMATO_REGISTER_POLICY(SchedRegistry, "frfcfs", [] { return std::unique_ptr<IHbmScheduler>(new FrFcfs); });
+
+}  // namespace
+
+std::unique_ptr<IHbmScheduler> make_hbm_scheduler(const std::string& name, const std::string& key) {
+    return SchedRegistry::create(name, key);
+}
+
+HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck)
+    : m_t(p.t),
+      m_burst_bytes(p.burst_bytes()),
+      m_window(p.queue_window),
+      m_bpg(p.banks_per_group),
+      m_sched(sched),
+      m_act_ok(p.banks(), 0),
+      m_pre_ok(p.banks(), 0),
+      m_col_ok(p.banks(), 0),
+      m_open_row(p.banks(), IHbmScheduler::kClosed),
+      m_last_act_bg(p.bank_groups, kPast) {
+    m_queue.reserve(256);
+    if (m_t.refi) m_next_ref = static_cast<Ck>(m_t.refi + refresh_offset_ck % m_t.refi);
+}
+
+void HbmChannel::refresh_upto(Ck t) {
+    while (m_next_ref <= t) {
+        std::fill(m_open_row.begin(), m_open_row.end(), IHbmScheduler::kClosed);
+        m_ref_end = m_next_ref + m_t.rfc;
+        for (Ck& a : m_act_ok) a = std::max(a, m_ref_end);
+        m_next_ref += m_t.refi;
+        ++m_stats.refreshes;
+    }
+}
+
+HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
+    const uint32_t k = r.bank_index;
+    const uint32_t bg = r.da.bg;
+    Plan pl;
+    Ck col_ready;
+    const uint64_t open = m_open_row[r.bank_index];
+    if (open == r.da.row) {
+        pl.hit = true;
+        col_ready = std::max(t, m_col_ok[k]);
+    } else {
+        Ck act = std::max(t, m_act_ok[k]);
+        if (open != IHbmScheduler::kClosed) {
+            pl.pre = std::max(t, m_pre_ok[k]);
+            act = std::max(act, pl.pre + m_t.rp);
+        }
+        act = std::max({act, m_last_act + m_t.rrd_s, m_last_act_bg[bg] + m_t.rrd_l, m_faw[m_faw_pos] + m_t.faw});
+        pl.act = act;
+        col_ready = act + m_t.rcd;
+    }
+    const Ck lat = r.write ? m_t.cwl : m_t.cl;
+    Ck c = std::max({col_ready, m_last_col + (m_last_col_bg == bg ? m_t.ccd_l : m_t.ccd_s), m_bus_free - lat});
+    if (r.write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
+    else c = std::max(c, m_last_wr_end + (m_last_wr_bg == bg ? m_t.wtr_l : m_t.wtr_s));
+    pl.bursts = static_cast<uint32_t>((r.addr + r.bytes - 1) / m_burst_bytes - r.addr / m_burst_bytes + 1);
+    const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
+    pl.col0 = c;
+    pl.last_col = c + (pl.bursts - 1) * step;
+    pl.data_end = pl.last_col + lat + m_t.bl;
+    return pl;
+}
+
+void HbmChannel::commit(HbmReq& r, const Plan& pl) {
+    const uint32_t k = r.bank_index;
+    const uint32_t bg = r.da.bg;
+    if (pl.hit) ++m_stats.row_hits;
+    else if (pl.pre != kNone) ++m_stats.row_conflicts;
+    else ++m_stats.row_misses;
+    if (pl.act != kNone) {
+        m_faw[m_faw_pos] = pl.act;
+        m_faw_pos = (m_faw_pos + 1) & 3;
+        m_last_act = pl.act;
+        m_last_act_bg[bg] = pl.act;
+        m_act_ok[k] = pl.act + m_t.rc;
+        m_pre_ok[k] = pl.act + m_t.ras;
+        m_col_ok[k] = pl.act + m_t.rcd;
+        m_open_row[r.bank_index] = r.da.row;
+        ++m_stats.activates;
+        r.act_ck = static_cast<uint64_t>(pl.act);
+    }
+    m_pre_ok[k] = std::max(m_pre_ok[k], r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
+    m_last_col = pl.last_col;
+    m_last_col_bg = bg;
+    m_bus_free = pl.data_end;
+    if (r.write) {
+        m_last_wr_end = pl.data_end;
+        m_last_wr_bg = bg;
+        ++m_stats.writes;
+        m_stats.bytes_written += r.bytes;
+    } else {
+        m_last_rd_cmd = pl.last_col;
+        ++m_stats.reads;
+        m_stats.bytes_read += r.bytes;
+    }
+    m_stats.busy_ck += uint64_t(pl.bursts) * m_t.bl;
+    m_stats.bursts += pl.bursts;
+    m_stats.burst_row_hits += pl.bursts - (pl.act != kNone ? 1 : 0);
+    r.first_col_ck = static_cast<uint64_t>(pl.col0);
+    r.done = Tick(static_cast<uint64_t>(pl.data_end) * m_t.tck_ps);
+}
+
+uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
+    const Ck now_ck = static_cast<Ck>((now.v + m_t.tck_ps - 1) / m_t.tck_ps);
+    // A decision is due once an activate issued now would deliver data just as the bus frees.
+    const Ck lookahead = m_t.rp + m_t.rcd + m_t.cl;
+    while (!m_queue.empty()) {
+        if (now_ck < m_next_decision) return static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
+        const size_t n = std::min<size_t>(m_queue.size(), m_window);
+        const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
+        const size_t idx = m_sched.pick(m_queue.data(), n, view);
+        HbmReq* r = m_queue[idx];
+        m_queue.erase(m_queue.begin() + static_cast<std::ptrdiff_t>(idx));
+        Ck t = now_ck;
+        Plan pl;
+        for (;;) {
+            refresh_upto(t);
+            t = std::max(t, m_ref_end);
+            pl = plan(*r, t);
+            if (pl.data_end > m_next_ref) {  // never straddle a refresh window
+                t = m_next_ref;
+                continue;
+            }
+            break;
+        }
+        commit(*r, pl);
+        out.push_back(r);
+        m_next_decision = std::max(now_ck, pl.data_end - lookahead);
+    }
+    return kNever;
+}
+
+}  // namespace sfumato::mem

@@ -1,0 +1,95 @@
+// One HBM pseudo-channel controller: a request queue, per-bank open-row state and a JEDEC-style
+// timing checker, as plain C++ (no SystemC). Event-driven: the owner calls run(now) only when a
+// request arrives or at the wake-up tick run() returned, never per cycle. A request (up to one
+// L2 line, inside one row) is scheduled as a whole: PRE/ACT if needed, then its column bursts
+// back to back, all timed arithmetically against tRCD/tRP/tRAS/tRC/tCL/tCWL/tBL/tCCD_S/L/
+// tRRD_S/L/tFAW/tWR/tWTR/tRTP/tRTW and the data bus. A decision is taken just early enough that
+// an activate can overlap the previous data transfer. Refresh: all-bank, one tRFC window every
+// tREFI (staggered per channel); a request never straddles a window, and a window closes all rows.
+// Simplified: commands of one request are not interleaved with another's; no power-down.
+#pragma once
+#include <cstdint>
+#include <climits>
+#include <vector>
+
+#include "models/mem/hbm_params.h"
+#include "models/mem/i_address_map.h"
+#include "models/mem/i_hbm_scheduler.h"
+#include "sim/time.h"
+
+namespace sfumato::mem {
+
+// A request as the controller sees it (owned by the memory system, pooled).
+struct HbmReq {
+    uint64_t addr = 0;
+    uint32_t bytes = 0;
+    bool write = false;
+    DramAddr da;
+    uint32_t bank_index = 0;
+    Tick arrive;
+    Tick done;          // set when scheduled: end of the last data beat
+    uint64_t first_col_ck = 0;  // tCK of its first column command (tests)
+    uint64_t act_ck = ~uint64_t(0);  // tCK of its activate, if any (tests)
+    void* owner = nullptr;
+    uint32_t kind = 0;  // owner's use
+};
+
+struct HbmChannelStats {
+    uint64_t reads = 0, writes = 0, bytes_read = 0, bytes_written = 0;
+    uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+    uint64_t activates = 0, refreshes = 0;
+    uint64_t bursts = 0, burst_row_hits = 0;  // column accesses, and those that found their row open
+    uint64_t busy_ck = 0;  // data-bus busy tCK
+};
+
+class HbmChannel {
+public:
+    static constexpr uint64_t kNever = ~uint64_t(0);
+    HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
+    void enqueue(HbmReq* r) { m_queue.push_back(r); }
+    // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
+    // Returns the tick at which to call again (kNever while the queue is empty).
+    uint64_t run(Tick now, std::vector<HbmReq*>& out);
+    size_t queued() const { return m_queue.size(); }
+    const HbmChannelStats& stats() const { return m_stats; }
+    const HbmTiming& timing() const { return m_t; }
+
+private:
+    // Times are signed tCK counts so that "long ago" needs no flag.
+    using Ck = int64_t;
+    static constexpr Ck kPast = -(Ck(1) << 40);
+    static constexpr Ck kNone = INT64_MAX;
+    struct Plan {
+        Ck pre = kNone, act = kNone, col0 = 0, last_col = 0, data_end = 0;
+        uint32_t bursts = 0;
+        bool hit = false;
+    };
+    Plan plan(const HbmReq& r, Ck t) const;
+    void commit(HbmReq& r, const Plan& pl);
+    void refresh_upto(Ck t);
+
+    HbmTiming m_t;
+    uint32_t m_burst_bytes;
+    uint32_t m_window;
+    uint32_t m_bpg;
+    const IHbmScheduler& m_sched;
+    std::vector<HbmReq*> m_queue;
+    std::vector<Ck> m_act_ok, m_pre_ok, m_col_ok;  // per bank
+    std::vector<uint64_t> m_open_row;
+    std::vector<Ck> m_last_act_bg;
+    Ck m_last_act = kPast;
+    Ck m_faw[4] = {kPast, kPast, kPast, kPast};
+    uint32_t m_faw_pos = 0;
+    Ck m_last_col = kPast;
+    uint32_t m_last_col_bg = ~0u;
+    Ck m_bus_free = 0;
+    Ck m_last_wr_end = kPast;
+    uint32_t m_last_wr_bg = ~0u;
+    Ck m_last_rd_cmd = kPast;
+    Ck m_next_decision = 0;
+    Ck m_next_ref = kNone;
+    Ck m_ref_end = 0;
+    HbmChannelStats m_stats;
+};
+
+}  // namespace sfumato::mem

@@ -1,0 +1,56 @@
+#include "models/mem/l2_tags.h"
+
+namespace sfumato::mem {
+
+L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
+    : m_g(g),
+      m_repl(std::move(repl)),
+      m_tag(size_t(g.sets) * g.ways, 0),
+      m_state(size_t(g.sets) * g.ways) {}
+
+uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
+    const uint32_t s = set_of(line_addr);
+    const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+    const uint32_t key = static_cast<uint32_t>(line_addr + 1);
+    for (uint32_t w = 0; w < m_g.ways; ++w) {
+        if (t[w] == key) {
+            if (touch) m_repl->touch(s, w);
+            return s * m_g.ways + w;
+        }
+    }
+    return kNone;
+}
+
+uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
+    const uint32_t s = set_of(line_addr);
+    uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+    uint32_t way = m_g.ways;
+    for (uint32_t w = 0; w < m_g.ways; ++w) {
+        if (t[w] == 0) {
+            way = w;
+            break;
+        }
+    }
+    v = Victim{};
+    if (way == m_g.ways) {
+        way = m_repl->victim(s);
+        v.evicted = true;
+        v.line_addr = uint64_t(t[way]) - 1;
+        v.dirty = m_state[size_t(s) * m_g.ways + way].dirty;
+    }
+    const uint32_t slot = s * m_g.ways + way;
+    t[way] = static_cast<uint32_t>(line_addr + 1);
+    m_state[slot] = Line{};
+    m_repl->fill(s, way);
+    return slot;
+}
+
+uint64_t L2Tags::sector_mask(uint64_t addr, uint32_t bytes) const {
+    const uint64_t off = addr % m_g.line_bytes;
+    const uint64_t first = off / m_g.sector_bytes;
+    const uint64_t last = (off + bytes - 1) / m_g.sector_bytes;
+    const uint64_t n = last - first + 1;
+    return (n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << first;
+}
+
+}  // namespace sfumato::mem

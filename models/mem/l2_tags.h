@@ -1,0 +1,57 @@
+// The tag array of one L2 slice: sets x ways of lines, each with a valid and a dirty mask over
+// its sectors (a line is filled sector by sector, so a 64 B access to a 512 B line fetches only
+// what it needs). Plain C++; timing lives in the memory system. Simplified: writes are tracked
+// at sector granularity (a partial-sector write is assumed to carry its byte mask).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/mem/i_replacement.h"
+
+namespace sfumato::mem {
+
+struct L2Geometry {
+    uint32_t line_bytes = 128;
+    uint32_t sector_bytes = 32;
+    uint32_t sets = 1;
+    uint32_t ways = 16;
+    uint32_t slices = 1;
+};
+
+class L2Tags {
+public:
+    // One line's state: valid and dirty sector masks (0 valid: no data yet).
+    struct Line {
+        uint64_t valid = 0;
+        uint64_t dirty = 0;
+    };
+    struct Victim {
+        uint64_t line_addr = 0;
+        uint64_t dirty = 0;  // dirty sectors to write back (0: clean or none)
+        bool evicted = false;
+    };
+
+    // Line addresses must fit 32 bits (device capacity / line size < 2^32).
+    L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl);
+    bool holds(uint32_t slot, uint64_t line_addr) const { return m_tag[slot] == line_addr + 1; }
+    static constexpr uint32_t kNone = ~0u;
+    // The slot (set * ways + way) holding `line_addr`, or kNone. Touches the replacement state
+    // when `touch`.
+    uint32_t find(uint64_t line_addr, bool touch);
+    // Allocates a slot for `line_addr` (must be absent), evicting if needed.
+    uint32_t allocate(uint64_t line_addr, Victim& v);
+    Line& line(uint32_t slot) { return m_state[slot]; }
+    uint32_t set_of(uint64_t line_addr) const { return static_cast<uint32_t>((line_addr / m_g.slices) % m_g.sets); }
+    // Sector mask covering [addr, addr+bytes) within its line.
+    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const;
+
+private:
+    L2Geometry m_g;
+    std::unique_ptr<IReplacement> m_repl;
+    // Tags apart from state, so a lookup scans one set's tags in two cache lines.
+    std::vector<uint32_t> m_tag;  // line_addr + 1; 0 = empty way (a set's tags fill one cache line)
+    std::vector<Line> m_state;  // valid and dirty side by side: one cache line per update
+};
+
+}  // namespace sfumato::mem

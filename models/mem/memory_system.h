@@ -1,0 +1,154 @@
+// The chip's memory system behind the cores: per-core NoC ports into a crossbar, a sliced
+// memory-side L2 (set-associative, sectored lines, write-back/write-allocate, MSHRs merging
+// misses to one line), and HBM pseudo-channel controllers (hbm_channel.h). Abstraction: one
+// transaction per request (at most one L2 line); every bandwidth limit is a "free at" time per
+// resource (core port read/write/GM, slice port, HBM data bus) and every latency is added
+// arithmetically. One SC_METHOD drains a time-ordered event heap, so nothing runs while the
+// memory is idle and a burst of traffic costs a few activations per request.
+// Simplified: the crossbar has no internal links (contention shows at core ports, slice ports
+// and HBM channels); L2 writes complete at the slice (write-back); no coherence.
+#pragma once
+#include <array>
+#include <deque>
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "models/mem/event_wheel.h"
+#include "models/mem/hbm_channel.h"
+#include "models/mem/l2_tags.h"
+#include "models/mem/mem_params.h"
+#include "sim/config.h"
+#include "sim/mem_if.h"
+#include "sim/stats.h"
+#include "sim/trace.h"
+
+namespace sfumato::mem {
+
+class MemorySystem : public sc_core::sc_module, public IMemTarget {
+public:
+    SC_HAS_PROCESS(MemorySystem);
+    // `ports`: memory ports (cores and engines); MemRequest::port indexes them.
+    MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, StatGroup* parent_stats, TraceHub* trace,
+                 ClockDomain core_clock, uint32_t ports);
+    ~MemorySystem() override;
+
+    void submit(MemRequest& req) override;
+
+    const HbmParams& hbm() const { return m_hbm; }
+    const L2Params& l2() const { return m_l2; }
+    const NocParams& noc() const { return m_noc; }
+    double peak_gbps() const { return hbm_peak_gbps(m_hbm); }
+    StatGroup& stats() { return m_stats; }
+    // Totals for reports.
+    HbmChannelStats hbm_totals() const;
+    double row_hit_rate() const;
+    uint64_t l2_hits() const;
+    uint64_t l2_misses() const;
+    double l2_hit_rate() const;
+    const Histogram& read_latency() const { return m_read_latency; }
+    // Emits the last partial trace window (call at the end of a run).
+    void flush_trace();
+
+private:
+    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone };
+    struct Port {
+        uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
+    };
+    struct Mshr {
+        bool busy = false;
+        uint64_t line_addr = 0;
+        uint64_t fetch_mask = 0;
+        uint32_t slot = 0;  // the way reserved for the line
+        MemRequest* head = nullptr;
+        MemRequest* tail = nullptr;
+        HbmReq fill;
+        uint32_t slice = 0;
+    };
+    struct Slice {
+        std::unique_ptr<L2Tags> tags;
+        uint64_t free = 0;
+        std::vector<Mshr> mshrs;
+        MemRequest* blocked_head = nullptr;
+        MemRequest* blocked_tail = nullptr;
+    };
+    struct ReqStats {
+        ReqStats(StatGroup* parent, const char* name);
+        StatGroup g;
+        Counter accesses, hits, misses, evictions, bytes, merges;
+    };
+    enum : uint32_t { kFill = 1, kWriteback = 2 };
+    // A request spanning several L2 lines runs as one child request per line; the parent
+    // completes with its last child. Children and their bookkeeping are pooled.
+    struct Split : IMemClient {
+        MemorySystem* sys = nullptr;
+        MemRequest* parent = nullptr;
+        uint32_t remaining = 0;
+        std::vector<MemRequest> children;
+        void mem_done(MemRequest& child) override;
+    };
+    void submit_line(MemRequest& r);
+    Split* get_split();
+    std::deque<Split> m_split_pool;
+    std::vector<Split*> m_split_free;
+
+    void process();
+    void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
+    void l2_access(MemRequest& r, uint64_t t, bool retry);
+    void complete(MemRequest& r, uint64_t t);
+    void finish_miss(MemRequest& r, uint64_t t);
+    void hbm_enqueue(HbmReq& r, uint64_t t);
+    void run_channel(uint32_t pc, uint64_t t);
+    void hbm_done(HbmReq& r, uint64_t t);
+    void write_back(const L2Tags::Victim& v, uint64_t t, Requester who);
+    uint64_t ser(uint32_t bytes, uint32_t bytes_per_cycle) const {
+        return (bytes + bytes_per_cycle - 1) / bytes_per_cycle * m_clk.period_ps();
+    }
+    uint32_t slice_of(uint64_t line_addr) const {
+        return static_cast<uint32_t>((line_addr ^ (line_addr >> 7) ^ (line_addr >> 13)) % m_l2.g.slices);
+    }
+    void trace_tick(uint64_t t);
+
+    HbmParams m_hbm;
+    L2Params m_l2;
+    NocParams m_noc;
+    ClockDomain m_clk;
+    uint32_t m_ports_n;
+    TraceHub* m_trace;
+    uint64_t m_frontend_ps;
+
+    std::unique_ptr<IAddressMap> m_map;
+    std::unique_ptr<IHbmScheduler> m_sched;
+    std::vector<HbmChannel> m_channels;
+    std::vector<uint64_t> m_wake;  // pending wake tick per channel (0: none)
+    std::vector<HbmReq*> m_out;
+    std::deque<HbmReq> m_wb_pool;
+    std::vector<HbmReq*> m_wb_free;
+    std::vector<Port> m_port;
+    std::vector<Slice> m_slices;
+
+    EventWheel m_events;
+    uint64_t m_scheduled = ~uint64_t(0);
+    bool m_in_process = false;
+    sc_core::sc_event m_wake_ev;
+
+    StatGroup m_stats;
+    StatGroup m_l2_stats;
+    StatGroup m_hbm_stats;
+    std::array<std::unique_ptr<ReqStats>, static_cast<size_t>(Requester::kCount)> m_req;
+    Counter m_writebacks;
+    Histogram m_read_latency;
+    Average m_read_latency_avg;
+    std::vector<std::unique_ptr<Formula>> m_formulas;
+
+    // Trace: bytes per HBM channel and L2 hits/accesses within the current window.
+    uint64_t m_trace_window_ps = 0;
+    uint64_t m_trace_window_end = 0;
+    std::vector<uint64_t> m_trace_bytes;
+    uint64_t m_trace_hits = 0, m_trace_accesses = 0;
+    std::vector<TrackId> m_trace_tracks;
+    TrackId m_trace_l2 = 0;
+    bool m_trace_ready = false;
+};
+
+}  // namespace sfumato::mem

@@ -1,0 +1,110 @@
+#include "models/mem/traffic_gen.h"
+
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::mem {
+
+namespace {
+uint64_t xorshift(uint64_t& x) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+}
+}  // namespace
+
+TrafficGen::TrafficGen(sc_core::sc_module_name name, const TrafficSpec& spec, IMemTarget& target)
+    : sc_core::sc_module(name), m_spec(spec), m_target(target) {
+    if (spec.cores == 0 || spec.request_bytes == 0 || spec.max_outstanding == 0)
+        throw InputError("membench: cores, request size and outstanding limit must be positive");
+    const uint64_t total = spec.bytes / spec.request_bytes;
+    if (total == 0) throw InputError("membench: --bytes smaller than one request");
+    if (spec.pattern == Pattern::Random && spec.footprint < spec.request_bytes)
+        throw InputError("membench: random footprint smaller than one request");
+    m_cores.resize(spec.cores);
+    for (uint32_t c = 0; c < spec.cores; ++c) {
+        Core& k = m_cores[c];
+        k.count = total / spec.cores + (c < total % spec.cores ? 1 : 0);
+        k.chunk_base = (total / spec.cores) * c + std::min<uint64_t>(c, total % spec.cores);
+        k.rng = 0x9e3779b97f4a7c15ull * (c + 1);
+    }
+    m_reqs.resize(size_t(spec.cores) * spec.max_outstanding);
+    SC_METHOD(start);
+}
+
+uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
+    Core& k = m_cores[core];
+    const uint64_t n = k.chunk_base + i;  // global request index
+    switch (m_spec.pattern) {
+        case Pattern::Seq: return m_spec.base + n * m_spec.request_bytes;
+        case Pattern::Stride: return m_spec.base + n * m_spec.stride;
+        case Pattern::Random: {
+            const uint64_t slots = m_spec.footprint / m_spec.request_bytes;
+            return m_spec.base + (xorshift(k.rng) % slots) * m_spec.request_bytes;
+        }
+    }
+    return 0;
+}
+
+void TrafficGen::begin_pass() {
+    m_pass_start = now_tick();
+    for (uint32_t c = 0; c < m_spec.cores; ++c) {
+        Core& k = m_cores[c];
+        k.next = 0;
+        k.rng = 0x9e3779b97f4a7c15ull * (c + 1);  // the same addresses every pass
+        for (uint32_t s = 0; s < m_spec.max_outstanding && k.next < k.count; ++s) {
+            MemRequest& r = m_reqs[size_t(c) * m_spec.max_outstanding + s];
+            r.port = static_cast<uint16_t>(c);
+            r.client = this;
+            issue(c, r);
+        }
+    }
+}
+
+void TrafficGen::start() { begin_pass(); }
+
+void TrafficGen::issue(uint32_t core, MemRequest& r) {
+    Core& k = m_cores[core];
+    r.addr = address(core, k.next);
+    r.tag = k.next;
+    ++k.next;
+    r.bytes = m_spec.request_bytes;
+    r.write = m_spec.op == MemOp::Write;
+    r.who = r.write ? Requester::MTE3 : Requester::MTE2;
+    r.issue_tick = now_tick();
+    ++k.outstanding;
+    ++m_live;
+    m_target.submit(r);
+}
+
+void TrafficGen::mem_done(MemRequest& r) {
+    m_bytes_moved += r.bytes;
+    m_end = now_tick();
+    const uint32_t core = r.port;
+    Core& k = m_cores[core];
+    --m_live;
+    --k.outstanding;
+    if (m_spec.op == MemOp::Copy && !r.write) {
+        // Write the block just read to the destination region.
+        r.addr = m_spec.dst_base + (r.addr - m_spec.base);
+        r.write = true;
+        r.who = Requester::MTE3;
+        r.issue_tick = now_tick();
+        ++k.outstanding;
+        ++m_live;
+        m_target.submit(r);
+        return;
+    }
+    if (k.next < k.count) {
+        issue(core, r);
+        return;
+    }
+    if (m_live == 0) {
+        if (on_pass) on_pass(m_pass);
+        if (++m_pass < m_spec.passes) begin_pass();
+        else m_finished = true;
+    }
+}
+
+}  // namespace sfumato::mem
