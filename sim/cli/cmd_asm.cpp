@@ -5,7 +5,9 @@
 // the cube core and lines after `.aiv` on the vector cores (`.all`: both; the default); each
 // core skips instructions for pipes it does not have. `--check-races` turns on race detection
 // (exit 3 on the first unordered pair); a wait that can never be satisfied exits 4.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -149,29 +151,30 @@ int cmd_asm(const std::vector<std::string>& args) {
     };
     // Roofline inputs: work, compulsory GM bytes and the busiest compute pipe of one block.
     const CoreParams& cp = s.chip_params().core;
-    uint64_t cube_cycles = 0, vec_cycles = 0, bytes = 0;
+    uint64_t pipe_cycles[isa::kNumPipes] = {}, bytes = 0;
     double flops = 0;
     for (const auto* v : {&aic, &aiv}) {
         if (v == &aiv && !filter && kind != KernelKind::Vector) continue;
         if (v == &aic && !filter && kind == KernelKind::Vector) continue;
         const double mult = (v == &aiv && filter) ? s.chip_params().aiv_per_aic : 1;
         for (const auto& in : *v) {
-            bytes += static_cast<uint64_t>(mult * isa::gm_bytes(in));
             const Pipe p = isa::exec_pipe(in);
-            if (p == Pipe::M) {
-                cube_cycles += compute_timing(in, cp).occupancy;
-                flops += 2.0 * in.mad.m * in.mad.k * in.mad.n;
-            } else if (p == Pipe::V) {
-                vec_cycles += compute_timing(in, cp).occupancy;
-            }
+            const uint64_t gm = isa::gm_bytes(in);
+            bytes += static_cast<uint64_t>(mult * gm);
+            if (in.op == isa::Opcode::MAD) flops += 2.0 * in.mad.m * in.mad.k * in.mad.n;
+            // On-chip work: the busiest pipe bounds the block (GM traffic is the memory bound).
+            if (gm == 0 && p != Pipe::S && p != Pipe::ALL && param_kind(in.op) != isa::ParamKind::Flag &&
+                param_kind(in.op) != isa::ParamKind::CrossFlag)
+                pipe_cycles[static_cast<int>(p)] += compute_timing(in, cp).occupancy;
         }
     }
+    const uint64_t busiest = *std::max_element(std::begin(pipe_cycles), std::end(pipe_cycles));
     const DeviceInfo& di = s.chip().info();
     const uint32_t units = kind == KernelKind::Vector && split ? di.vector_cores : di.cube_cores;
     const uint64_t waves = (block_dim + units - 1) / units;
     k.flops = flops * block_dim;
     k.bytes = bytes * block_dim;
-    k.min_compute_cycles = static_cast<double>(waves * std::max(cube_cycles, vec_cycles));
+    k.min_compute_cycles = static_cast<double>(waves * busiest);
 
     std::shared_ptr<Task> task;
     s.run([&](rt::Runtime& rt) {
