@@ -213,7 +213,7 @@ void AiCore::issue(const isa::Instr& in_) {
             m_scalar_cycle += Cycle(in.sc.cycles);
             m_scalar_busy += in.sc.cycles;
         } else if (in.op == Opcode::SET_CROSS_FLAG) {
-            m_xflags->set(*this, in, m_scalar_cycle);
+            m_xflags->set(*this, in, m_scalar_cycle, m_scalar_track);
         } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
             wait_until_cycle(m_scalar_cycle);
             m_scalar_wait = &in;

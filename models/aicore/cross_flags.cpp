@@ -27,8 +27,8 @@ size_t CrossFlags::wait_key(const AiCore& core, const isa::Instr& in) const {
     return key(core.core_kind(), core.group(), cube ? m_aiv : core.sub_index(), in.xflag.mode, in.xflag.flag_id);
 }
 
-void CrossFlags::set(const AiCore& core, const isa::Instr& in, Cycle at) {
-    const uint64_t ready = (at + Cycle(m_latency)).v;
+void CrossFlags::set(const AiCore& core, const isa::Instr& in, Cycle at, TrackId track) {
+    const Count ready{(at + Cycle(m_latency)).v, {track, core.clock().to_tick(at), true}};
     const uint8_t mode = in.xflag.mode, id = in.xflag.flag_id;
     if (mode == 2) {
         if (core.core_kind() == isa::CoreKind::Cube) {
@@ -44,14 +44,15 @@ void CrossFlags::set(const AiCore& core, const isa::Instr& in, Cycle at) {
     for (AiCore* c : w) c->cross_flag_changed();
 }
 
-bool CrossFlags::try_wait(AiCore& core, const isa::Instr& in, Cycle now, Cycle& ready) {
+bool CrossFlags::try_wait(AiCore& core, const isa::Instr& in, Cycle now, Cycle& ready, Origin* from) {
     Counter& c = m_counters[wait_key(core, in)];
-    if (!c.ready.empty() && c.ready.front() <= now.v) {
+    if (!c.ready.empty() && c.ready.front().ready <= now.v) {
+        if (from) *from = c.ready.front().origin;
         c.ready.pop_front();
         return true;
     }
     if (!c.ready.empty()) {
-        ready = Cycle(c.ready.front());
+        ready = Cycle(c.ready.front().ready);
         return false;
     }
     ready = Cycle(0);

@@ -14,6 +14,7 @@
 #include "isa/instr.h"
 #include "isa/instr_sink.h"
 #include "sim/time.h"
+#include "sim/trace.h"
 
 namespace sfumato {
 
@@ -23,17 +24,29 @@ class CrossFlags {
 public:
     CrossFlags(uint32_t groups, uint32_t aiv_per_aic, uint32_t latency);
 
-    // A set by `core` at cycle `at` (wakes every core waiting on a cross flag).
-    void set(const AiCore& core, const isa::Instr& in, Cycle at);
-    // A wait by `core` at cycle `now`: true if it consumed a count; otherwise `ready` is the cycle
-    // a pending count becomes visible (0 when the counter is empty and the core is registered).
-    bool try_wait(AiCore& core, const isa::Instr& in, Cycle now, Cycle& ready);
+    // Where a count came from, for the trace's flow arrows.
+    struct Origin {
+        TrackId track = 0;
+        Tick tick;
+        bool valid = false;
+    };
+    // A set by `core` at cycle `at` from trace track `track` (wakes every core waiting on a
+    // cross flag).
+    void set(const AiCore& core, const isa::Instr& in, Cycle at, TrackId track = 0);
+    // A wait by `core` at cycle `now`: true if it consumed a count (its origin in `from`);
+    // otherwise `ready` is the cycle a pending count becomes visible (0 when the counter is
+    // empty and the core is registered to be woken).
+    bool try_wait(AiCore& core, const isa::Instr& in, Cycle now, Cycle& ready, Origin* from = nullptr);
     // The counter a wait of `core` would consume (for deadlock reports).
     uint32_t count(const AiCore& core, const isa::Instr& in) const;
 
 private:
+    struct Count {
+        uint64_t ready;  // the cycle it becomes visible
+        Origin origin;
+    };
     struct Counter {
-        std::deque<uint64_t> ready;  // one entry per count: the cycle it becomes visible
+        std::deque<Count> ready;  // one entry per count
     };
     size_t key(isa::CoreKind kind, uint32_t group, uint32_t slot, uint8_t mode, uint8_t id) const;
     size_t wait_key(const AiCore& core, const isa::Instr& in) const;

@@ -266,7 +266,8 @@ bool PipeUnit::step(Cycle now) {
         }
         case Opcode::WAIT_CROSS_FLAG: {
             Cycle ready;
-            if (!m_core.cross_flags()->try_wait(m_core, in, now, ready)) {
+            CrossFlags::Origin from;
+            if (!m_core.cross_flags()->try_wait(m_core, in, now, ready, &from)) {
                 if (!m_waiting_flag) {
                     m_waiting_flag = true;
                     m_wait_since = now;
@@ -279,6 +280,8 @@ bool PipeUnit::step(Cycle now) {
                 m_flag_wait_cycles += (now - m_wait_since).v;
                 m_waiting_flag = false;
             }
+            if (from.valid && m_core.trace().on(TraceLevel::Instr))
+                m_core.trace().sink()->flow(from.track, from.tick, m_track, now_tick(), "cross_flag");
             m_core.instr_stats().record(in.op, m_id, 0);
             pop(now);
             return true;
@@ -300,7 +303,7 @@ bool PipeUnit::step(Cycle now) {
                 if (RaceChecker* rc = m_core.race_checker()) rc->on_set_flag(in);
                 m_core.flag_set(in, now);
             } else if (in.op == Opcode::SET_CROSS_FLAG) {
-                m_core.cross_flags()->set(m_core, in, now);
+                m_core.cross_flags()->set(m_core, in, now, m_track);
             }
             m_core.instr_stats().record(in.op, m_id, 0);
             pop(now);
