@@ -61,7 +61,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
             vec.back()->attach_cross_flags(m_xflags.get(), i / p.aiv_per_aic, i % p.aiv_per_aic);
         }
     }
-    m_ts = std::make_unique<TaskScheduler>("ts", p.ts, clk, cube, vec, m_info.aiv_per_aic, *m_dma, trace, m_stats);
+    m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk);
+    m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, *m_dma, &m_stats, &trace);
 }
 
 std::string Chip::describe_state() const {

@@ -70,7 +70,7 @@ void Session::elaborate() {
 
 void Session::run(std::function<void(rt::Runtime&)> program) {
     HostThread host("host", [this, program] {
-        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace);
+        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
         program(*m_runtime);
     });
     // Run in slices; a slice with no progress and nothing in flight while the host still
@@ -88,6 +88,7 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
         }
     }
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+    if (m_runtime) m_runtime->context().emit_task_trace();
 }
 
 nlohmann::json Session::ops_json() const {
@@ -123,6 +124,23 @@ nlohmann::json Session::ops_json() const {
     return ops;
 }
 
+nlohmann::json Session::tasks_json() const {
+    nlohmann::json a = nlohmann::json::array();
+    if (!m_runtime) return a;
+    const ClockDomain clk = m_chip_params->clock();
+    for (const rt::TaskRecord& r : m_runtime->context().tasks()) {
+        const Task& t = *r.task;
+        a.push_back({{"index", r.index},
+                     {"kind", task_kind_name(t.kind)},
+                     {"stream", r.stream},
+                     {"name", r.name},
+                     {"issue_cycle", clk.floor_cycle(t.issue_tick).v},
+                     {"start_cycle", t.done ? clk.floor_cycle(t.start_tick).v : 0},
+                     {"end_cycle", t.done ? clk.floor_cycle(t.end_tick).v : 0}});
+    }
+    return a;
+}
+
 nlohmann::json Session::base_summary() const {
     std::string cfg;
     for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
@@ -132,7 +150,8 @@ nlohmann::json Session::base_summary() const {
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
             {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
-            {"ops", ops_json()}};
+            {"ops", ops_json()},
+            {"tasks", tasks_json()}};
 }
 
 std::string Session::instr_csv() const {

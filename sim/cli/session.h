@@ -56,6 +56,8 @@ public:
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
+    // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
+    nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
     // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);
