@@ -156,6 +156,22 @@ nlohmann::json Session::base_summary() const {
             {"tasks", tasks_json()}};
 }
 
+std::string Session::instr_csv() const {
+    // The vendor simulator's per-instruction table: instruction, pipe, call count, cycles.
+    std::string s = "instruction,pipe,count,cycles,avg_cycles\n";
+    const auto& e = m_chip->instr_stats().entries();
+    for (size_t i = 0; i < e.size(); ++i) {
+        const uint64_t n = e[i].count->value();
+        if (n == 0) continue;
+        const uint64_t c = e[i].cycles->value();
+        char avg[32];
+        std::snprintf(avg, sizeof avg, "%.2f", static_cast<double>(c) / static_cast<double>(n));
+        s += std::string(isa::opcode_name(static_cast<isa::Opcode>(i))) + "," + isa::pipe_name(e[i].pipe) + "," +
+             std::to_string(n) + "," + std::to_string(c) + "," + avg + "\n";
+    }
+    return s;
+}
+
 void Session::write_outputs(const nlohmann::json& summary) {
     write_recording();
     if (m_opts.out.empty()) return;
@@ -166,6 +182,7 @@ void Session::write_outputs(const nlohmann::json& summary) {
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+    write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
 }
 
 void Session::write_recording() const {

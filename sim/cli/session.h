@@ -60,10 +60,12 @@ public:
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
-    // Writes trace.json, stats.h5 and summary.json into --out (if given).
+    // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);
     // Writes the --record workload file, if asked for.
     void write_recording() const;
+    // Per-instruction table (instruction, pipe, count, cycles, avg_cycles) as CSV.
+    std::string instr_csv() const;
 
 private:
     CommonOptions m_opts;

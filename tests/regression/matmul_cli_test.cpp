@@ -1,9 +1,6 @@
 // The reference matmul end to end through the CLI: `sfumato kernel matmul ... --check` on the
 // presets, fp16 and bf16, ragged shapes, output casts, the launch description in the summary,
-// determinism, and input errors. Split presets (tiny, ascend910b-like) are tagged
-// [.needs-core-work]: they need the core model's GM paths for ND2NZ and FixPipe (and its race
-// checker, chip.aicore.check_races), which come with the core-work branch; they passed on a
-// trial merge of it. Hidden until then: drop the tag once main has them.
+// determinism, and input errors, and the core model's race checker on every preset.
 #include <catch2/catch.hpp>
 
 #include "tests/support.h"
@@ -78,7 +75,7 @@ TEST_CASE("matmul: bad arguments exit 2 and name the argument") {
     CHECK(r.output.find("'m'") != std::string::npos);
 }
 
-TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too", "[.needs-core-work]") {
+TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too") {
     for (const char* preset : {"tiny", "ascend910b-like"})
         for (const char* dt : {"fp16", "bf16"}) {
             INFO(preset << " " << dt);
@@ -88,8 +85,7 @@ TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too", "[.ne
     run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype bf16", "tiny_ragged");
 }
 
-TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset",
-          "[.needs-core-work]") {
+TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset") {
     for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
         INFO(preset);
         run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true",
