@@ -87,6 +87,10 @@ struct DeviceInfo {
     double gm_bytes_per_cycle = 0;      // whole device
     double core_gm_read_bytes_per_cycle = 0;
     double core_gm_write_bytes_per_cycle = 0;
+    // Limits of any data path (L2 hits included): what roofline lower bounds must use.
+    double mem_max_bytes_per_cycle = 0;
+    double core_read_max_bytes_per_cycle = 0, core_write_max_bytes_per_cycle = 0;
+    uint64_t l2_bytes = 0;  // traffic beyond this must cross the HBM at gm_bytes_per_cycle
 };
 
 class IDevice {

@@ -25,6 +25,10 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     m_info.gm_bytes_per_cycle = peaks.gm_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
     m_info.core_gm_read_bytes_per_cycle = peaks.core_gm_read_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
     m_info.core_gm_write_bytes_per_cycle = peaks.core_gm_write_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info.l2_bytes = p.detailed_mem() ? p.mem.l2.size_bytes : 0;
+    m_info.mem_max_bytes_per_cycle = peaks.device_mem_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info.core_read_max_bytes_per_cycle = peaks.core_read_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info.core_write_max_bytes_per_cycle = peaks.core_write_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
 
     if (functional) m_gm = std::make_unique<SparseMemory>(p.gm_capacity());
     m_instr_stats = std::make_unique<InstrStats>(m_stats);

@@ -34,10 +34,17 @@ ChipPeaks chip_peaks(const ChipParams& p) {
         k.gm_gbps = mem::hbm_peak_gbps(p.mem.hbm);
         k.core_gm_read_gbps = static_cast<double>(p.mem.noc.gm_bytes_per_cycle) * f / 1e9;
         k.core_gm_write_gbps = static_cast<double>(p.mem.noc.l2_write_bytes_per_cycle) * f / 1e9;
+        const double l2_gbps = static_cast<double>(p.mem.l2.g.slices) * p.mem.l2.slice_bytes_per_cycle * f / 1e9;
+        k.device_mem_max_gbps = std::max(k.gm_gbps, l2_gbps);
+        k.core_read_max_gbps = static_cast<double>(std::max(p.mem.noc.l2_read_bytes_per_cycle, p.mem.noc.gm_bytes_per_cycle)) * f / 1e9;
+        k.core_write_max_gbps = k.core_gm_write_gbps;
     } else {
         k.gm_gbps = static_cast<double>(p.gm.bytes_per_cycle) * f / 1e9;
         k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
         k.core_gm_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
+        k.device_mem_max_gbps = k.gm_gbps;
+        k.core_read_max_gbps = k.core_gm_read_gbps;
+        k.core_write_max_gbps = k.core_gm_write_gbps;
     }
     return k;
 }

@@ -45,6 +45,10 @@ struct ChipPeaks {
     double gm_gbps;               // device-wide global-memory bandwidth
     double core_gm_read_gbps;     // per-core GM read port
     double core_gm_write_gbps;    // per-core GM write port
+    // Upper limits on any data path (L2-resident data included), for roofline lower bounds
+    // that no run can beat.
+    double device_mem_max_gbps;
+    double core_read_max_gbps, core_write_max_gbps;
 };
 ChipPeaks chip_peaks(const ChipParams& p);
 

@@ -107,8 +107,12 @@ nlohmann::json Session::ops_json() const {
                              {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
                              {"fixpipe", util(isa::Pipe::FIX, c)}};
         const double ports = std::max(1.0, c + v);
-        const double mem_bw = std::min(d.gm_bytes_per_cycle, ports * d.core_gm_read_bytes_per_cycle);
-        const double mem_lb = static_cast<double>(t->kernel.bytes) / mem_bw;
+        // A bound no run can beat: every byte over the fastest path (L2 hits included), reads
+        // and writes through their own per-core ports.
+        const double mem_bw = std::min(d.mem_max_bytes_per_cycle,
+                                       ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
+        const double beyond_l2 = t->kernel.bytes > d.l2_bytes ? static_cast<double>(t->kernel.bytes - d.l2_bytes) : 0.0;
+        const double mem_lb = std::max(static_cast<double>(t->kernel.bytes) / mem_bw, beyond_l2 / d.gm_bytes_per_cycle);
         const double lb = std::max(mem_lb, t->kernel.min_compute_cycles);
         ops.push_back({{"name", t->kernel.name},
                        {"type", t->kernel.type},

@@ -145,3 +145,18 @@ TEST_CASE("cli: params lists every key with unit and description, info prints de
     REQUIRE(r.code == 0);
     CHECK(r.output.find("353.9 TFLOPS") != std::string::npos);
 }
+
+TEST_CASE("add: the roofline bound is never beaten on any preset (L2-resident inputs included)") {
+    for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
+        for (const char* extra : {"--block-dim 1", "--block-dim 8"}) {
+            const std::string out = temp_dir(std::string("roof_") + preset);
+            const CliResult r = run_cli("kernel add --n 262144 --mode timing --trace off " + std::string(extra) +
+                                        " --config " + config(preset) + " --out " + out);
+            INFO(preset << " " << extra << "\n" << r.output);
+            REQUIRE(r.code == 0);
+            const double f = read_json(out + "/summary.json")["ops"][0]["roofline_fraction"].get<double>();
+            CHECK(f > 0.0);
+            CHECK(f <= 1.0);
+        }
+    }
+}
