@@ -71,6 +71,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     add("row_conflicts", "requests", "requests that closed another row", sum(&HbmChannelStats::row_conflicts));
     add("activates", "commands", "activate commands", sum(&HbmChannelStats::activates));
     add("refreshes", "commands", "refresh windows that took effect", sum(&HbmChannelStats::refreshes));
+    add("write_drains", "batches", "write drains started by the high watermark", sum(&HbmChannelStats::write_drains));
+    add("turnarounds", "switches", "read-to-write and write-to-read switches of the data bus", sum(&HbmChannelStats::turnarounds));
     add("bursts", "commands", "column accesses", sum(&HbmChannelStats::bursts));
     add("row_hit_rate", "ratio", "column accesses that found their row open / all column accesses", [this] { return row_hit_rate(); });
     add("peak_gbps", "GB/s", "channels x bus width x data rate", [this] { return peak_gbps(); });
@@ -98,6 +100,8 @@ HbmChannelStats MemorySystem::hbm_totals() const {
         t.busy_ck += s.busy_ck;
         t.bursts += s.bursts;
         t.burst_row_hits += s.burst_row_hits;
+        t.write_drains += s.write_drains;
+        t.turnarounds += s.turnarounds;
     }
     return t;
 }
