@@ -52,7 +52,9 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_pre_ok(p.banks(), 0),
       m_col_ok(p.banks(), 0),
       m_open_row(p.banks(), IHbmScheduler::kClosed),
-      m_last_act_bg(p.bank_groups, kPast) {
+      m_last_act_bg(p.bank_groups, kPast),
+      m_ref_done(p.banks(), 0),
+      m_bank_wanted(p.banks(), 0) {
     m_rq.reserve(256);
     m_wq.reserve(256);
     m_per_bank_ref = p.per_bank_refresh;
@@ -67,8 +69,7 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
 void HbmChannel::refresh_upto(Ck t) {
     if (m_per_bank_ref) {
         while (m_next_ref <= t) {
-            const uint32_t k = m_ref_bank;
-            m_ref_bank = (m_ref_bank + 1) % static_cast<uint32_t>(m_open_row.size());
+            const uint32_t k = pick_refresh_bank();
             // The bank precharges (if open) as soon as allowed, then refreshes for tRFCSB.
             Ck start = m_next_ref;
             if (m_open_row[k] != IHbmScheduler::kClosed) start = std::max(start, m_pre_ok[k]) + m_t.rp;
@@ -86,6 +87,35 @@ void HbmChannel::refresh_upto(Ck t) {
         m_next_ref += m_t.refi;
         ++m_stats.refreshes;
     }
+}
+
+uint32_t HbmChannel::pick_refresh_bank() {
+    // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
+    // (REFSB names its bank, so the controller may refresh idle banks while others stream).
+    const uint32_t banks = static_cast<uint32_t>(m_open_row.size());
+    if (m_ref_left == 0) {
+        std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
+        m_ref_left = banks;
+    }
+    std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
+    for (const auto* q : {&m_rq, &m_wq}) {
+        const size_t n = std::min<size_t>(q->size(), m_window);
+        for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i]->bank_index] = 1;
+    }
+    uint32_t pick = banks;
+    for (uint32_t i = 0; i < banks; ++i) {
+        const uint32_t k = (m_ref_bank + i) % banks;
+        if (m_ref_done[k]) continue;
+        if (pick == banks) pick = k;
+        if (!m_bank_wanted[k]) {
+            pick = k;
+            break;
+        }
+    }
+    m_ref_done[pick] = 1;
+    --m_ref_left;
+    m_ref_bank = (pick + 1) % banks;
+    return pick;
 }
 
 HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {

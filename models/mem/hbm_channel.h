@@ -6,9 +6,9 @@
 // tRRD_S/L/tFAW/tWR/tWTR/tRTP/tRTW and the data bus. A decision is taken just early enough that
 // an activate can overlap the previous data transfer. Refresh: all-bank, one tRFC window every
 // tREFI (staggered per channel); a request never straddles a window, and a window closes all rows.
-// Per-bank refresh (REFSB) instead takes one bank at a time, round robin, every tREFI / banks: it
-// waits for the bank's precharge to be allowed, closes its row and blocks its activates for
-// tRFCSB, while the other banks keep serving.
+// Per-bank refresh (REFSB) instead takes one bank at a time every tREFI / banks, each bank once per
+// tREFI, preferring banks no queued request wants: it waits for the bank's precharge to be
+// allowed, closes its row and blocks its activates for tRFCSB, while the other banks keep serving.
 // Reads and writes wait in separate queues: reads are served first, and writes are drained in a
 // batch once write_high of them wait, down to write_low (or one at a time while no read waits),
 // so the bus turns around once per batch instead of once per write.
@@ -78,6 +78,7 @@ private:
     Plan plan(const HbmReq& r, Ck t) const;
     void commit(HbmReq& r, const Plan& pl);
     void refresh_upto(Ck t);
+    uint32_t pick_refresh_bank();
 
     HbmTiming m_t;
     uint32_t m_burst_bytes;
@@ -104,7 +105,9 @@ private:
     Ck m_next_ref = kNone;
     bool m_per_bank_ref = false;
     Ck m_refi_sb = 0;         // per-bank refresh interval
-    uint32_t m_ref_bank = 0;  // next bank to refresh (per-bank mode)
+    uint32_t m_ref_bank = 0;  // where the search for the next bank to refresh starts
+    std::vector<uint8_t> m_ref_done, m_bank_wanted;  // per bank: refreshed this round; queued for
+    uint32_t m_ref_left = 0;  // banks still to refresh in this round
     Ck m_ref_end = 0;
     HbmChannelStats m_stats;
 };
