@@ -204,6 +204,8 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
             ++m_stats.write_drains;
         }
         std::vector<HbmReq*>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        // Per-bank refreshes due now pick their banks while every waiting request is still queued.
+        if (m_per_bank_ref) refresh_upto(now_ck);
         const size_t n = std::min<size_t>(q.size(), m_window);
         const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
         const size_t idx = m_sched.pick(q.data(), n, view);
