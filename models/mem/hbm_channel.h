@@ -8,7 +8,8 @@
 // tREFI (staggered per channel); a request never straddles a window, and a window closes all rows.
 // Per-bank refresh (REFSB) instead takes one bank at a time every tREFI / banks, each bank once per
 // tREFI, preferring banks no queued request wants: it waits for the bank's precharge to be
-// allowed, closes its row and blocks its activates for tRFCSB, while the other banks keep serving.
+// allowed, closes its row and blocks its activates for tRFCSB, while the other banks keep serving
+// (a REFSB is not counted against tRRD/tFAW, and due refreshes are taken at the next decision).
 // Reads and writes wait in separate queues: reads are served first, and writes are drained in a
 // batch once write_high of them wait, down to write_low (or one at a time while no read waits),
 // so the bus turns around once per batch instead of once per write.
