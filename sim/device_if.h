@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -36,6 +37,9 @@ struct KernelDesc {
     double flops = 0;    // useful work, for rooflines
     uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
     double min_compute_cycles = 0;  // compute lower bound on this device (the op knows its engine)
+    // The operator-library call that produced it (for recording workloads); empty otherwise.
+    std::string op;
+    std::map<std::string, std::string> op_args;
 };
 
 struct MemcpyDesc {

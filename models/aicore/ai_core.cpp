@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "isa/asm.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/sc_time_util.h"
@@ -81,7 +82,14 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
         for (int i = 0; i < isa::kNumPipes; ++i)
             if (m_pipes[i]) m_pipes[i]->set_trace_track(trace.sink()->track(this->name(), isa::pipe_name(static_cast<Pipe>(i)), i + 1));
     }
+    if (p.check_races) m_race = std::make_unique<RaceChecker>(this->name());
     SC_THREAD(scalar_thread);
+}
+
+void AiCore::cross_flag_changed() {
+    for (auto& p : m_pipes)
+        if (p) p->wake();
+    notify_progress();
 }
 
 void AiCore::assign(BlockAssignment a, ICoreListener& listener) {
@@ -114,14 +122,10 @@ void AiCore::flag_set(const isa::Instr& in, Cycle at) {
 }
 
 std::string AiCore::describe(const isa::Instr& in) const {
-    std::string s = isa::opcode_name(in.op);
-    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) {
-        return s + " " + isa::pipe_name(in.flag.src) + "->" + isa::pipe_name(in.flag.dst) + " #" + std::to_string(in.flag.event_id);
-    }
-    if (in.op == Opcode::PIPE_BARRIER) return s + " " + isa::pipe_name(in.pipe);
-    s += std::string(".") + isa::dtype_name(in.dtype) + " " + isa::pos_name(in.dst.pos) + "[" + hex(in.dst.addr) + "], " +
-         isa::pos_name(in.src0.pos) + "[" + hex(in.src0.addr) + "]";
-    return s + " (instr #" + std::to_string(in.seq) + ")";
+    if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG)
+        return std::string(isa::opcode_name(in.op)) + " " + isa::pipe_name(in.flag.src) + "->" + isa::pipe_name(in.flag.dst) +
+               " #" + std::to_string(in.flag.event_id) + " (instr #" + std::to_string(in.seq) + ")";
+    return isa::disassemble(in) + " (instr #" + std::to_string(in.seq) + ")";
 }
 
 void AiCore::check_operands(const isa::Instr& in) const {
@@ -135,6 +139,14 @@ void AiCore::check_operands(const isa::Instr& in) const {
             if (p != Pipe::S && !m_pipes[static_cast<size_t>(p)])
                 throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(p) + " pipe");
         return;
+    }
+    if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) {
+        if (!m_xflags)
+            throw ModelError(name(), describe(in) + ": cross-core flags exist only on split parts");
+        if (in.xflag.mode > 2 || in.xflag.flag_id > isa::kMaxCrossFlag)
+            throw ModelError(name(), describe(in) + ": cross-core flag mode must be 0..2 and id 0.." + std::to_string(isa::kMaxCrossFlag));
+        if (in.xflag.mode == 1 && m_kind != isa::CoreKind::Vector)
+            throw ModelError(name(), describe(in) + ": mode 1 synchronises the AIVs of one core; this is not an AIV");
     }
     if (in.pipe != Pipe::S && in.pipe != Pipe::ALL && !m_pipes[static_cast<size_t>(in.pipe)])
         throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(in.pipe) + " pipe");
@@ -176,14 +188,19 @@ void AiCore::issue(const isa::Instr& in_) {
     isa::Instr in = in_;
     if (in.op == Opcode::SET_FLAG) in.pipe = in.flag.src;
     else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
+    else if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) in.pipe = in.xflag.pipe;
     in.seq = m_seq++;
-    check_operands(in);
+    if (!m_checked.find(in)) {
+        check_operands(in);
+        m_checked.put(in, true);
+    }
     m_scalar_cycle += Cycle(m_p.scalar_issue_cycles);
     m_scalar_busy += m_p.scalar_issue_cycles;
     in.issue_cycle = m_scalar_cycle.v;
     if (in.pipe == Pipe::S) {
         // Scalar-side sync: a set from S takes effect now; a wait into S blocks the scalar unit.
         if (in.op == Opcode::SET_FLAG) {
+            if (m_race) m_race->on_set_flag(in);
             flag_set(in, m_scalar_cycle);
         } else if (in.op == Opcode::WAIT_FLAG) {
             wait_until_cycle(m_scalar_cycle);
@@ -191,6 +208,26 @@ void AiCore::issue(const isa::Instr& in_) {
             while (!f.set) wait(m_progress);
             m_scalar_cycle = max(max(m_scalar_cycle, m_clock.ceil_cycle(now_tick())), f.ready);
             f.set = false;
+            if (m_race) m_race->on_scalar_wait(in, m_seq);
+        } else if (in.op == Opcode::SCALAR) {
+            m_scalar_cycle += Cycle(in.sc.cycles);
+            m_scalar_busy += in.sc.cycles;
+        } else if (in.op == Opcode::SET_CROSS_FLAG) {
+            m_xflags->set(*this, in, m_scalar_cycle, m_scalar_track);
+        } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
+            wait_until_cycle(m_scalar_cycle);
+            m_scalar_wait = &in;
+            while (true) {
+                Cycle ready;
+                const Cycle now = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
+                if (m_xflags->try_wait(*this, in, now, ready)) {
+                    m_scalar_cycle = now;
+                    break;
+                }
+                if (ready.v > 0) wait_until_cycle(ready);
+                else wait(m_progress);
+            }
+            m_scalar_wait = nullptr;
         }
         return;
     }
@@ -198,15 +235,18 @@ void AiCore::issue(const isa::Instr& in_) {
         wait_until_cycle(m_scalar_cycle);
         while (!all_drained()) wait(m_progress);
         m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
+        if (m_race) m_race->on_barrier_all(m_seq);
         return;
     }
     PipeUnit* pu = m_pipes[static_cast<size_t>(in.pipe)].get();
     if (pu->full()) {
-        wait_until_cycle(m_scalar_cycle);
-        while (pu->full()) wait(pu->pop_event());
-        m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
-        in.issue_cycle = m_scalar_cycle.v;
+        // Blocked on a full queue: the hardware scalar unit resumes when a slot frees. Waking
+        // the thread only at the low-water mark and taking each slot's recorded free cycle
+        // gives the same issue cycles with far fewer context switches.
+        while (pu->count() > pu->low_water()) wait(pu->pop_event());
     }
+    m_scalar_cycle = max(m_scalar_cycle, Cycle(pu->slot_free_cycle()));
+    in.issue_cycle = m_scalar_cycle.v;
     pu->push(in);
 }
 
@@ -223,6 +263,7 @@ void AiCore::scalar_thread() {
             m_scalar_cycle = m_clock.ceil_cycle(now_tick());
             const Cycle start = m_scalar_cycle;
             m_seq = 0;
+            if (m_race) m_race->reset(m_block.block_idx);
             m_block.body(*this);
             wait_until_cycle(m_scalar_cycle);
             while (!all_drained()) wait(m_progress);
@@ -251,22 +292,16 @@ void AiCore::gm_write(uint64_t addr, const void* src, uint64_t len) { m_gm->writ
 
 bool AiCore::is_memory_op(const isa::Instr& in) const { return isa::gm_bytes(in) > 0; }
 
-ComputeTiming AiCore::compute_timing(const isa::Instr& in) const {
-    switch (in.op) {
-        case Opcode::VADD: case Opcode::VSUB: case Opcode::VMUL: case Opcode::VMAX: case Opcode::VMIN:
-            return {static_cast<uint64_t>(in.vec.repeat) * m_p.vec_cycles_per_repeat, m_p.vec_startup};
-        case Opcode::VDIV:
-            return {static_cast<uint64_t>(in.vec.repeat) * m_p.vec_cycles_per_repeat * 4, m_p.vec_startup};
-        case Opcode::COPY_UB_TO_UB: {
-            const uint64_t bytes = static_cast<uint64_t>(in.copy.nburst) * ((in.copy.len_bytes + 31) / 32 * 32);
-            return {(bytes + 255) / 256 * m_p.vec_cycles_per_repeat, m_p.vec_startup};
-        }
-        default: return {1, 0};
-    }
+ComputeTiming AiCore::compute_timing(const isa::Instr& in) {
+    if (const ComputeTiming* t = m_timing.find(in)) return *t;
+    const ComputeTiming t = sfumato::compute_timing(in, m_p);
+    m_timing.put(in, t);
+    return t;
 }
 
 std::string AiCore::describe_state() const {
     std::string s = std::string(name()) + (m_has_block ? " (block " + std::to_string(m_block.block_idx) + ")" : " (idle)") + "\n";
+    if (m_scalar_wait) s += "    SCALAR: blocked in " + describe(*m_scalar_wait) + "\n";
     for (const auto& p : m_pipes)
         if (p) s += "    " + p->describe() + "\n";
     return s;

@@ -18,6 +18,10 @@
 #include "isa/instr_sink.h"
 #include "isa/semantics.h"
 #include "models/aicore/core_params.h"
+#include "models/aicore/core_timing.h"
+#include "models/aicore/cross_flags.h"
+#include "models/aicore/race_checker.h"
+#include "models/aicore/instr_cache.h"
 #include "models/aicore/instr_stats.h"
 #include "models/aicore/pipe_unit.h"
 #include "sim/mem_if.h"
@@ -42,12 +46,6 @@ struct BlockAssignment {
     uint64_t start_cycle = 0;  // not before this cycle (dispatch latency)
 };
 
-// Timing of a compute instruction: pipe occupancy (throughput) and extra latency to completion.
-struct ComputeTiming {
-    uint64_t occupancy = 1;
-    uint64_t latency = 0;
-};
-
 class AiCore : public sc_core::sc_module, public isa::IInstrSink, public isa::IMemView {
 public:
     SC_HAS_PROCESS(AiCore);
@@ -66,6 +64,19 @@ public:
     uint64_t scalar_busy() const { return m_scalar_busy.value(); }
     std::string describe_state() const;
     std::string path() const { return name(); }
+    // Split parts: the shared cross-core flags, this core's group (its AIC's index) and its
+    // index among the group's AIVs.
+    void attach_cross_flags(CrossFlags* x, uint32_t group, uint32_t sub) {
+        m_xflags = x;
+        m_group = group;
+        m_sub = sub;
+    }
+    CrossFlags* cross_flags() { return m_xflags; }
+    uint32_t group() const { return m_group; }
+    uint32_t sub_index() const { return m_sub; }
+    // A cross-core flag was set somewhere: wake the pipes (and the scalar unit) to re-check.
+    void cross_flag_changed();
+    RaceChecker* race_checker() { return m_race.get(); }
 
     // isa::IInstrSink (called from the kernel body on the scalar thread)
     void issue(const isa::Instr& in) override;
@@ -87,7 +98,7 @@ public:
     IMemTarget& mem() { return m_mem; }
     TraceHub& trace() { return m_trace; }
     InstrStats& instr_stats() { return m_instr_stats; }
-    ComputeTiming compute_timing(const isa::Instr& in) const;
+    ComputeTiming compute_timing(const isa::Instr& in);
     bool is_memory_op(const isa::Instr& in) const;
     // Flags: set at `ready` (a cycle), consumed by wait_flag.
     struct Flag {
@@ -130,6 +141,13 @@ private:
     Cycle m_scalar_cycle;  // the scalar unit's local time
     uint32_t m_seq = 0;
     sc_core::sc_event m_block_start, m_progress;
+
+    CrossFlags* m_xflags = nullptr;
+    const isa::Instr* m_scalar_wait = nullptr;  // a cross-core wait blocking the scalar unit
+    uint32_t m_group = 0, m_sub = 0;
+    std::unique_ptr<RaceChecker> m_race;
+    InstrCache<bool> m_checked;             // instructions whose operands passed the checks
+    InstrCache<ComputeTiming> m_timing;     // latency per distinct compute instruction
 
     StatGroup m_stats;
     Counter m_blocks;

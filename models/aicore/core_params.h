@@ -23,9 +23,26 @@ struct CoreParams {
     BufferParams ub, l1, l0a, l0b, l0c;
     // Vector unit.
     Param<uint32_t> vec_cycles_per_repeat;
+    Param<uint32_t> vec_transcendental_cycles_per_repeat;
+    Param<uint32_t> vec_reduce_cycles_per_repeat;
+    Param<uint32_t> vec_gather_cycles_per_repeat;
     Param<uint32_t> vec_startup;
+    // UB banks: addresses interleave over `banks` banks of `bank_bytes`; banks form bank groups.
+    // In one repeat, accesses beyond one per bank cost bank_conflict_cycles each, and two source
+    // blocks in one bank group (different banks) cost group_conflict_cycles.
+    Param<uint32_t> ub_banks, ub_bank_bytes, ub_bank_groups, ub_bank_conflict_cycles, ub_group_conflict_cycles;
     // Cube unit (a fractal step: m0 x k0 x n0 MACs per cycle; k0 depends on the input type).
     Param<uint32_t> cube_m0, cube_n0, cube_k0_16bit, cube_k0_int8, cube_k0_fp32;
+    Param<uint32_t> cube_cycles_per_step;
+    Param<uint32_t> cube_fill;
+    // On-chip paths (bytes per cycle) and startups.
+    Param<uint32_t> mte1_l1_l0a_bpc, mte1_l1_l0b_bpc, mte1_l1_ub_bpc, mte1_fill_bpc, mte1_startup;
+    Param<uint32_t> fix_l0c_bpc, fix_startup;
+    Param<uint32_t> l0c_ub_bpc, ub_l1_bpc;
+    // Cross-core flags (split parts).
+    Param<uint32_t> cross_flag_latency;
+    // Race checking (a run option: `--check-races` sets it).
+    Param<bool> check_races;
     // MTE pipes.
     Param<uint32_t> mte_request_bytes;
     Param<uint32_t> mte_max_outstanding;

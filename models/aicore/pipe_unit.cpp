@@ -4,6 +4,7 @@
 
 #include "isa/semantics.h"
 #include "models/aicore/ai_core.h"
+#include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
@@ -19,6 +20,11 @@ std::string lower(const char* s) {
     std::string r(s);
     for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return r;
+}
+
+bool is_sync(Opcode op) {
+    return op == Opcode::SET_FLAG || op == Opcode::WAIT_FLAG || op == Opcode::PIPE_BARRIER || op == Opcode::SET_CROSS_FLAG ||
+           op == Opcode::WAIT_CROSS_FLAG;
 }
 
 Requester requester_for(isa::Pipe p) {
@@ -37,6 +43,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
       m_reqs(max_outstanding),
       m_stats(&parent, lower(isa::pipe_name(id))),
@@ -58,6 +65,7 @@ Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick())
 void PipeUnit::push(const isa::Instr& in) {
     m_queue[(m_head + m_count) % m_queue.size()] = in;
     ++m_count;
+    ++m_pushed;
     m_wake.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -91,6 +99,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
     f.pending = 0;
     f.issuing = !done;
     f.done = done;
+    if (!done) ++m_undone;
     ++m_inflight_count;
     if (done) m_last_end = max(m_last_end, end);
     return slot;
@@ -98,6 +107,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
 
 void PipeUnit::complete(InFlight& f, Cycle end) {
     f.done = true;
+    --m_undone;
     f.end = end;
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
@@ -131,35 +141,36 @@ bool PipeUnit::issue_requests(Cycle now) {
         sleep_until(now, m_cur.ready);
         return false;
     }
-    const isa::Instr& in = f.instr;
-    const bool store = in.dst.pos == isa::Pos::GM;
-    const uint64_t base = store ? in.dst.addr : in.src0.addr;
-    const uint64_t gap = store ? in.copy.dst_gap : in.copy.src_gap;
-    const uint64_t len = in.copy.len_bytes;
+    const GmPattern& pat = m_cur.pat;
     const uint64_t req_bytes = m_core.params().mte_request_bytes;
     const Tick now_t = now_tick();
-    while (m_cur.burst < in.copy.nburst) {
+    const Requester who = requester_for(m_id);
+    while (m_cur.outer < pat.outer) {
         if (m_free_reqs.empty()) {
             next_trigger(m_wake);  // a completion frees a slot
             return false;
         }
-        const uint64_t addr = base + m_cur.burst * (len + gap) + m_cur.offset;
-        const uint64_t chunk = std::min(len - m_cur.offset, req_bytes - addr % req_bytes);
+        const uint64_t addr = pat.base + m_cur.outer * pat.outer_stride + m_cur.inner * pat.inner_stride + m_cur.offset;
+        const uint64_t chunk = std::min(pat.len - m_cur.offset, req_bytes - addr % req_bytes);
         MemRequest& r = m_reqs[m_free_reqs.back()];
         m_free_reqs.pop_back();
         r.addr = addr;
         r.bytes = static_cast<uint32_t>(chunk);
-        r.write = store;
-        r.who = requester_for(m_id);
+        r.write = pat.write;
+        r.atomic_add = pat.atomic;
+        r.who = who;
         r.port = static_cast<uint16_t>(m_core.index());
         r.issue_tick = now_t;
         r.tag = m_cur.slot;
         ++f.pending;
         ++m_requests;
         m_cur.offset += chunk;
-        if (m_cur.offset == len) {
-            ++m_cur.burst;
+        if (m_cur.offset == pat.len) {
             m_cur.offset = 0;
+            if (++m_cur.inner == pat.inner) {
+                m_cur.inner = 0;
+                ++m_cur.outer;
+            }
         }
         m_core.mem().submit(r);
     }
@@ -180,19 +191,45 @@ void PipeUnit::mem_done(MemRequest& req) {
 bool PipeUnit::step(Cycle now) {
     if (m_cur.active && !issue_requests(now)) return false;
     if (m_count == 0) {
-        // Idle: keep retiring instructions that are still completing, otherwise sleep.
-        if (m_inflight_count > 0 && m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        // Idle: retire what is still completing in one wake-up (at the last end when nothing
+        // waits for memory), otherwise sleep until pushed to.
+        if (m_inflight_count > 0 && m_undone == 0) sleep_on_wake_or(now, m_last_end);
+        else if (m_inflight_count > 0 && m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
         if (drained()) m_core.notify_progress();
         return false;
     }
     if (m_inflight_count == m_inflight.size()) {
-        if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
+        // Full: retire half the ring at once rather than one instruction per wake-up.
+        const InFlight& mid = m_inflight[(m_if_head + m_inflight.size() / 2) % m_inflight.size()];
+        if (m_undone == 0) sleep_on_wake_or(now, mid.end);
+        else if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
         return false;
     }
     isa::Instr& in = m_queue[m_head];
     const Cycle issue(in.issue_cycle);
+    auto pop = [this](Cycle at) {
+        m_pop_cycle[m_popped % m_pop_cycle.size()] = at.v;
+        ++m_popped;
+        m_head = (m_head + 1) % m_queue.size();
+        --m_count;
+        if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
+    };
+    if (!is_sync(in.op) && !m_core.is_memory_op(in)) {
+        // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),
+        // so the pipe starts it now with a future start cycle instead of sleeping until then:
+        // one wake-up serves many instructions. Nothing another pipe does can change that
+        // start; in functional mode its effect applies early, which only a racy program sees.
+        const Cycle start = max(max(now, issue), m_next_free);
+        if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
+        const ComputeTiming t = m_core.compute_timing(in);
+        if (m_core.functional()) isa::execute(in, m_core);
+        push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
+        m_next_free = start + Cycle(t.occupancy);
+        pop(start);
+        return true;
+    }
     if (issue > now) {
         sleep_until(now, issue);
         return false;
@@ -201,11 +238,6 @@ bool PipeUnit::step(Cycle now) {
         sleep_until(now, m_next_free);
         return false;
     }
-    auto pop = [this] {
-        m_head = (m_head + 1) % m_queue.size();
-        --m_count;
-        m_pop.notify(sc_core::SC_ZERO_TIME);
-    };
     switch (in.op) {
         case Opcode::WAIT_FLAG: {
             AiCore::Flag& f = m_core.flag(in.flag.src, in.flag.dst, in.flag.event_id);
@@ -223,15 +255,39 @@ bool PipeUnit::step(Cycle now) {
                 m_waiting_flag = false;
             }
             f.set = false;
+            if (RaceChecker* rc = m_core.race_checker()) rc->on_wait_flag(in);
             if (m_core.trace().on(TraceLevel::Instr)) {
                 PipeUnit* src = m_core.pipe(in.flag.src);
                 if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
             }
             m_core.instr_stats().record(in.op, m_id, 0);
-            pop();
+            pop(now);
+            return true;
+        }
+        case Opcode::WAIT_CROSS_FLAG: {
+            Cycle ready;
+            CrossFlags::Origin from;
+            if (!m_core.cross_flags()->try_wait(m_core, in, now, ready, &from)) {
+                if (!m_waiting_flag) {
+                    m_waiting_flag = true;
+                    m_wait_since = now;
+                }
+                if (ready.v > 0) sleep_on_wake_or(now, ready);
+                else next_trigger(m_wake);
+                return false;
+            }
+            if (m_waiting_flag) {
+                m_flag_wait_cycles += (now - m_wait_since).v;
+                m_waiting_flag = false;
+            }
+            if (from.valid && m_core.trace().on(TraceLevel::Instr))
+                m_core.trace().sink()->flow(from.track, from.tick, m_track, now_tick(), "cross_flag");
+            m_core.instr_stats().record(in.op, m_id, 0);
+            pop(now);
             return true;
         }
         case Opcode::SET_FLAG:
+        case Opcode::SET_CROSS_FLAG:
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
                 if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
@@ -243,29 +299,37 @@ bool PipeUnit::step(Cycle now) {
                 sleep_until(now, m_last_end);
                 return false;
             }
-            if (in.op == Opcode::SET_FLAG) m_core.flag_set(in, now);
+            if (in.op == Opcode::SET_FLAG) {
+                if (RaceChecker* rc = m_core.race_checker()) rc->on_set_flag(in);
+                m_core.flag_set(in, now);
+            } else if (in.op == Opcode::SET_CROSS_FLAG) {
+                m_core.cross_flags()->set(m_core, in, now, m_track);
+            }
             m_core.instr_stats().record(in.op, m_id, 0);
-            pop();
+            pop(now);
             return true;
         }
         default:
             break;
     }
-    if (m_core.is_memory_op(in)) {
-        const uint32_t setup = m_id == isa::Pipe::MTE3 ? m_core.params().mte3_startup : m_core.params().mte2_startup;
+    if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
+    GmPattern pat;
+    if (gm_pattern(in, pat)) {
+        const CoreParams& cp = m_core.params();
+        const uint32_t setup = m_id == isa::Pipe::MTE3 ? cp.mte3_startup : m_id == isa::Pipe::FIX ? cp.fix_startup : cp.mte2_startup;
         const uint32_t slot = push_inflight(in, now, now, false);
         // Stores read their local source when they start.
-        if (m_core.functional() && in.dst.pos == isa::Pos::GM) isa::execute(in, m_core);
-        m_cur = {true, slot, 0, 0, now + Cycle(setup)};
-        pop();
+        if (m_core.functional() && pat.write) isa::execute(in, m_core);
+        m_cur.active = true;
+        m_cur.slot = slot;
+        m_cur.pat = pat;
+        m_cur.outer = m_cur.inner = 0;
+        m_cur.offset = 0;
+        m_cur.ready = now + Cycle(setup);
+        pop(now);
         return true;
     }
-    const ComputeTiming t = m_core.compute_timing(in);
-    if (m_core.functional()) isa::execute(in, m_core);
-    push_inflight(in, now, now + Cycle(t.occupancy + t.latency), true);
-    m_next_free = now + Cycle(t.occupancy);
-    pop();
-    return true;
+    throw ModelError(m_core.path(), m_core.describe(in) + ": internal: instruction of no class");
 }
 
 std::string PipeUnit::describe() const {
@@ -277,6 +341,9 @@ std::string PipeUnit::describe() const {
         if (in.op == Opcode::WAIT_FLAG) {
             const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set;
             s += set ? " (flag set)" : " (blocked: flag never set)";
+        } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
+            const uint32_t n = const_cast<AiCore&>(m_core).cross_flags()->count(m_core, in);
+            s += n ? " (cross-core count pending)" : " (blocked: cross-core counter is 0)";
         }
     } else {
         s += ", idle";

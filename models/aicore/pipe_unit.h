@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isa/instr.h"
+#include "models/aicore/gm_pattern.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
 #include "sim/time.h"
@@ -28,6 +29,14 @@ public:
 
     isa::Pipe id() const { return m_id; }
     bool full() const { return m_count == m_queue.size(); }
+    size_t count() const { return m_count; }
+    // The scalar unit, once blocked on a full queue, resumes when the queue is this empty.
+    size_t low_water() const { return m_queue.size() / 2; }
+    // The cycle the next push's queue slot became free: when the instruction `depth` pushes
+    // earlier left the queue (0 while fewer than depth were pushed). Valid when not full.
+    uint64_t slot_free_cycle() const {
+        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[(m_pushed - m_queue.size()) % m_queue.size()];
+    }
     void push(const isa::Instr& in);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
@@ -53,7 +62,8 @@ private:
     struct MemCursor {  // progress of the memory instruction currently sending requests
         bool active = false;
         uint32_t slot = 0;  // index into m_inflight
-        uint32_t burst = 0;
+        GmPattern pat;
+        uint32_t outer = 0, inner = 0;
         uint64_t offset = 0;
         Cycle ready;  // setup done
     };
@@ -72,6 +82,9 @@ private:
     isa::Pipe m_id;
     std::vector<isa::Instr> m_queue;
     size_t m_head = 0, m_count = 0;
+    std::vector<uint64_t> m_pop_cycle;  // ring: the cycle each of the last `depth` instructions left the queue
+    uint64_t m_pushed = 0, m_popped = 0;
+    uint32_t m_undone = 0;  // in-flight memory instructions not yet complete
     std::vector<InFlight> m_inflight;  // ring, in start order
     size_t m_if_head = 0, m_inflight_count = 0;
     std::vector<MemRequest> m_reqs;

@@ -41,6 +41,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         m_dma = m_simple_dma.get();
     }
 
+    if (split) m_xflags = std::make_unique<CrossFlags>(p.cube_cores, p.aiv_per_aic, p.core.cross_flag_latency);
     std::vector<AiCore*> cube, vec;
     uint32_t index = 0;
     for (uint32_t i = 0; i < p.cube_cores; ++i) {
@@ -49,6 +50,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
                                                    p.core, clk, *m_mem, m_gm.get(), p.gm_capacity(), trace,
                                                    *m_instr_stats, m_stats));
         cube.push_back(m_cores.back().get());
+        if (split) cube.back()->attach_cross_flags(m_xflags.get(), i, 0);
     }
     if (split) {
         for (uint32_t i = 0; i < p.vector_cores(); ++i) {
@@ -56,9 +58,11 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
             m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, isa::CoreKind::Vector, p.core, clk, *m_mem,
                                                        m_gm.get(), p.gm_capacity(), trace, *m_instr_stats, m_stats));
             vec.push_back(m_cores.back().get());
+            vec.back()->attach_cross_flags(m_xflags.get(), i / p.aiv_per_aic, i % p.aiv_per_aic);
         }
     }
-    m_ts = std::make_unique<TaskScheduler>("ts", p.ts, clk, cube, vec, m_info.aiv_per_aic, *m_dma, trace, m_stats);
+    m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk);
+    m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, *m_dma, &m_stats, &trace);
 }
 
 std::string Chip::describe_state() const {

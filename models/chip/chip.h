@@ -13,6 +13,7 @@
 #include "models/chip/simple_gm.h"
 #include "models/dma/sdma.h"
 #include "models/mem/memory_system.h"
+#include "models/ts/aicore_runner.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/device_if.h"
 #include "sim/sparse_memory.h"
@@ -51,8 +52,10 @@ private:
     std::unique_ptr<SimpleDma> m_simple_dma;
     std::unique_ptr<SdmaEngines> m_sdma;
     IDmaEngine* m_dma = nullptr;
+    std::unique_ptr<CrossFlags> m_xflags;  // split parts only
     std::vector<std::unique_ptr<AiCore>> m_cores;
-    std::unique_ptr<TaskScheduler> m_ts;
+    std::unique_ptr<ts::AiCoreRunner> m_runner;
+    std::unique_ptr<ts::TaskScheduler> m_ts;
 };
 
 }  // namespace sfumato

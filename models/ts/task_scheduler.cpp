@@ -7,304 +7,300 @@
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
-namespace sfumato {
+namespace sfumato::ts {
 
-TaskSchedulerParams::TaskSchedulerParams(const ParamScope& s)
-    : dispatch_cycles(s, "dispatch_cycles", 100, "cycle", "from a block's dispatch until its core starts it", {0, 1000000}),
-      completion_cycles(s, "completion_cycles", 50, "cycle", "from a task's last block until its completion is reported", {0, 1000000}) {}
+namespace {
+constexpr Range<uint32_t> kLatRange{0, 100'000'000};
+}
 
-TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TaskSchedulerParams& p, ClockDomain clock,
-                             std::vector<AiCore*> cube_cores, std::vector<AiCore*> vector_cores, uint32_t aiv_per_aic,
-                             IDmaEngine& dma, TraceHub& trace, StatGroup& parent)
-    : sc_core::sc_module(name),
-      m_p(p),
+TsParams::TsParams(const ParamScope& s)
+    : doorbell_cycles(s, "doorbell_cycles", 100, "cycle", "host submit to task visible in its hardware queue", kLatRange),
+      dispatch_cycles(s, "dispatch_cycles", 200, "cycle", "task at queue head with free resources to its first block start",
+               kLatRange),
+      block_dispatch_cycles(s, "block_dispatch_cycles", 8, "cycle", "between successive block starts of one dispatch round",
+                     kLatRange),
+      completion_cycles(s, "completion_cycles", 100, "cycle", "last block or copy done to task reported complete", kLatRange),
+      event_cycles(s, "event_cycles", 50, "cycle", "an event record, or a wait whose event is already recorded", kLatRange) {}
+
+TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
+                             const DeviceInfo& info, IBlockRunner& runner, IDmaEngine& dma, StatGroup* stats_parent,
+                             TraceHub* trace)
+    : sc_module(name),
+      m_p(params),
       m_clock(clock),
-      m_aiv_per_aic(aiv_per_aic),
-      m_coupled(vector_cores.empty()),
+      m_runner(runner),
       m_dma(dma),
       m_trace(trace),
-      m_stats(&parent, "ts"),
-      m_kernels(m_stats, "kernels", "task", "kernel tasks completed"),
-      m_blocks(m_stats, "blocks", "block", "blocks dispatched"),
-      m_copies(m_stats, "memcpys", "task", "memcpy tasks completed"),
+      m_cores(info.cube_cores, info.vector_cores, info.aiv_per_aic),
+      m_cube_busy(info.cube_cores, 0),
+      m_vec_busy(info.aiv_per_aic ? info.vector_cores : 0, 0),
+      m_stats(stats_parent, "ts"),
       m_tasks(m_stats, "tasks", "task", "tasks completed"),
-      m_queue_wait(m_stats, "queue_wait", "cycle", "cycles from submission until a task starts") {
-    for (AiCore* c : cube_cores) m_cube.push_back({c});
-    for (AiCore* c : vector_cores) m_vector.push_back({c});
-    SC_METHOD(schedule);
+      m_kernels(m_stats, "kernels", "task", "kernel tasks started"),
+      m_blocks_run(m_stats, "blocks", "block", "kernel blocks run"),
+      m_copies(m_stats, "copies", "task", "memcpy tasks started"),
+      m_events(m_stats, "events", "task", "event record and wait tasks started"),
+      m_queue_wait(m_stats, "queue_wait", "cycle", "from a task visible in its queue to its start"),
+      m_dispatch_latency(m_stats, "dispatch_latency", "cycle", "from a task reaching its queue head to its start"),
+      m_copy_cycles(m_stats, "copy_cycles", "cycle", "time a memcpy task spends in the SDMA engines") {
+    auto add_occ = [&](const std::string& n, const std::vector<uint64_t>& busy, size_t i) {
+        m_occupancy.push_back(std::make_unique<Formula>(m_stats, n + std::to_string(i) + "_occupancy", "ratio",
+                                                        "fraction of simulated time the core ran blocks", [&busy, i] {
+                                                            const uint64_t now = now_tick().v;
+                                                            return now ? static_cast<double>(busy[i]) / static_cast<double>(now) : 0.0;
+                                                        }));
+    };
+    const std::string cube_name = info.aiv_per_aic ? "aic" : "core";
+    for (size_t i = 0; i < m_cube_busy.size(); ++i) add_occ(cube_name, m_cube_busy, i);
+    for (size_t i = 0; i < m_vec_busy.size(); ++i) add_occ("aiv", m_vec_busy, i);
+    SC_METHOD(wake);
     sensitive << m_wake;
     dont_initialize();
 }
 
-Cycle TaskScheduler::now_cycle() const { return m_clock.ceil_cycle(now_tick()); }
-
 uint32_t TaskScheduler::open_queue(int priority) {
-    auto q = std::make_unique<Queue>();
-    q->id = static_cast<uint32_t>(m_queues.size());
-    q->priority = priority;
-    if (m_trace.on(TraceLevel::Task)) q->track = m_trace.sink()->track("device", "stream " + std::to_string(q->id), 100 + static_cast<int>(q->id));
-    m_queues.push_back(std::move(q));
-    return m_queues.back()->id;
+    const uint32_t id = static_cast<uint32_t>(m_queues.size());
+    m_queues.push_back(Queue{});
+    m_queues.back().priority = priority;
+    m_order.push_back(id);
+    std::stable_sort(m_order.begin(), m_order.end(),
+                     [&](uint32_t a, uint32_t b) { return m_queues[a].priority < m_queues[b].priority; });
+    if (m_trace && m_trace->on(TraceLevel::Task)) {
+        m_queues.back().depth_track = m_trace->sink()->counter_track("device", "queue " + std::to_string(id) + " depth");
+    }
+    return id;
 }
 
 uint32_t TaskScheduler::create_event() {
-    m_event_done.push_back(0);
-    return static_cast<uint32_t>(m_event_done.size() - 1);
+    m_event_seq.push_back(0);
+    return static_cast<uint32_t>(m_event_seq.size() - 1);
 }
 
 void TaskScheduler::submit(uint32_t queue, std::shared_ptr<Task> task) {
     if (queue >= m_queues.size()) throw ModelError(name(), "submit to unknown queue " + std::to_string(queue));
-    task->issue_tick = now_tick();
-    m_queues[queue]->tasks.push_back(std::move(task));
-    m_wake.notify(sc_core::SC_ZERO_TIME);
+    if (task->kind == TaskKind::Kernel) {
+        if (task->kernel.block_dim == 0)
+            throw ModelError(name(), "kernel '" + task->kernel.name + "' launched with block_dim 0");
+        if (m_cores.capacity(task->kernel.kind) == 0)
+            throw ModelError(name(), "kernel '" + task->kernel.name + "' needs cores this chip does not have");
+    }
+    if ((task->kind == TaskKind::EventRecord || task->kind == TaskKind::EventWait) && task->event >= m_event_seq.size())
+        throw ModelError(name(), "task uses unknown event slot " + std::to_string(task->event));
+    const uint64_t now = now_tick().v;
+    task->issue_tick = Tick(now);
+    task->done = false;
+    Queue& q = m_queues[queue];
+    q.waiting.push_back(std::move(task));
+    ++q.in_doorbell;
+    schedule(now + cyc(m_p.doorbell_cycles), Act::Visible, queue);
 }
 
-std::vector<TaskScheduler::Queue*> TaskScheduler::by_priority() {
-    std::vector<Queue*> qs;
-    for (auto& q : m_queues) qs.push_back(q.get());
-    std::stable_sort(qs.begin(), qs.end(), [](Queue* a, Queue* b) { return a->priority < b->priority; });
-    return qs;
+void TaskScheduler::schedule(uint64_t tick, Act act, uint64_t a) {
+    m_actions.push(Action{tick, m_seq++, act, a});
+    const uint64_t now = now_tick().v;
+    m_wake.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
 }
 
-namespace {
-uint32_t units_for(KernelKind k, bool coupled, size_t cube, size_t vec) {
-    if (coupled) return static_cast<uint32_t>(cube);
-    return static_cast<uint32_t>(k == KernelKind::Vector ? vec : cube);
+void TaskScheduler::block_done(uint64_t cookie) {
+    const uint64_t now = now_tick().v;
+    const BlockRun b = m_blocks[cookie];
+    m_free_blocks.push_back(cookie);
+    if (b.slot.cube >= 0) m_cube_busy[static_cast<size_t>(b.slot.cube)] += now - b.start;
+    for (uint32_t v = 0; v < b.slot.vec_count; ++v) m_vec_busy[static_cast<size_t>(b.slot.vec_first) + v] += now - b.start;
+    m_cores.give(b.slot);
+    Queue& q = m_queues[b.queue];
+    if (++q.blocks_done == q.active->kernel.block_dim) schedule(now + cyc(m_p.completion_cycles), Act::Complete, b.queue);
+    m_wake.notify(sc_core::SC_ZERO_TIME);  // freed cores: arbitrate again
 }
-}  // namespace
 
-void TaskScheduler::schedule() {
+void TaskScheduler::dma_done(uint64_t cookie) {
+    const uint64_t now = now_tick().v;
+    const Task& t = *m_queues[cookie].active;
+    m_copy_cycles.sample(static_cast<double>((now - t.start_tick.v - cyc(m_p.dispatch_cycles)) / m_clock.period_ps()));
+    schedule(now + cyc(m_p.completion_cycles), Act::Complete, cookie);
+}
+
+void TaskScheduler::wake() {
     try {
-        const Tick now = now_tick();
-        // Completions whose reporting latency has elapsed.
-        for (size_t i = 0; i < m_pending.size();) {
-            if (m_pending[i].at <= now) {
-                Pending p = m_pending[i];
-                m_pending.erase(m_pending.begin() + static_cast<long>(i));
-                finish(p.queue, p.task, p.at);
-            } else {
-                ++i;
-            }
-        }
-        bool changed = true;
-        while (changed) {
-            changed = false;
-            m_wait_prio[0] = m_wait_prio[1] = kNoWait;
-            for (Queue* q : by_priority()) {
-                if (!q->tasks.empty() && !q->head_started && try_start(*q)) changed = true;
-            }
-        }
-        dispatch_blocks();
-        Tick next(~0ull);
-        for (const auto& p : m_pending) next = std::min(next, p.at);
-        if (next.v != ~0ull) m_wake.notify(to_sc_time(next - now));
+        step();
     } catch (...) {
         record_failure(std::current_exception());
     }
 }
 
-bool TaskScheduler::try_start(Queue& q) {
-    std::shared_ptr<Task> t = q.tasks.front();
-    const Tick now = now_tick();
-    switch (t->kind) {
-        case TaskKind::Kernel: {
-            const KernelDesc& k = t->kernel;
-            const uint32_t units = units_for(k.kind, m_coupled, m_cube.size(), m_vector.size());
-            if (units == 0) throw ModelError(name(), "kernel '" + k.name + "' needs cores this chip does not have");
-            const uint32_t needed = std::min(k.block_dim, units);
-            const int pool_id = pool_of(k.kind);
-            const uint32_t free = free_units(k.kind);
-            // Strict priority: a kernel waiting for cores reserves its engine against later queues.
-            if (free < needed || m_wait_prio[pool_id] != kNoWait) {
-                m_wait_prio[pool_id] = std::min(m_wait_prio[pool_id], q.priority);
-                return false;
+void TaskScheduler::step() {
+    const uint64_t now = now_tick().v;
+    while (!m_actions.empty() && m_actions.top().tick <= now) {
+        const Action a = m_actions.top();
+        m_actions.pop();
+        switch (a.act) {
+            case Act::Visible: {
+                Queue& q = m_queues[a.a];
+                --q.in_doorbell;
+                // The task became visible: it is head if nothing precedes it.
+                if (!q.active && q.waiting.size() - q.in_doorbell == 1) q.head_since = now;
+                trace_depth(static_cast<uint32_t>(a.a), now);
+                break;
             }
-            auto r = std::make_unique<Running>();
-            r->task = t;
-            r->queue = q.id;
-            r->priority = q.priority;
-            ++m_kernels_started;
-            r->parts_per_block = (!m_coupled && k.kind == KernelKind::Mix) ? 1 + m_aiv_per_aic : 1;
-            m_running.push_back(std::move(r));
+            case Act::BlockStart: {
+                BlockRun& b = m_blocks[a.a];
+                ++m_blocks_run;
+                b.start = now;
+                m_runner.run_block(b.slot, *m_queues[b.queue].active, b.block, *this, a.a);
+                break;
+            }
+            case Act::CopyStart: m_dma.start(m_queues[a.a].active->copy, *this, a.a); break;
+            case Act::Callback: {
+                Task& t = *m_queues[a.a].active;
+                if (t.callback) t.callback();
+                schedule(now + cyc(m_p.completion_cycles), Act::Complete, a.a);
+                break;
+            }
+            case Act::Complete: complete(static_cast<uint32_t>(a.a), now); break;
+        }
+    }
+    arbitrate();
+    if (!m_actions.empty()) m_wake.notify(to_sc_time(Tick(m_actions.top().tick - now)));
+}
+
+void TaskScheduler::arbitrate() {
+    const uint64_t now = now_tick().v;
+    bool cores_blocked = false;  // a more urgent kernel waits for cores
+    for (uint32_t qi : m_order) {
+        Queue& q = m_queues[qi];
+        if (q.active) {
+            if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim && !cores_blocked) {
+                cores_blocked = dispatch_blocks(qi, now + cyc(m_p.block_dispatch_cycles));
+            } else if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim) {
+                cores_blocked = true;
+            }
+            continue;
+        }
+        if (q.waiting.size() > q.in_doorbell) cores_blocked = try_start(qi, now, cores_blocked) || cores_blocked;
+    }
+}
+
+bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
+    Queue& q = m_queues[qi];
+    Task& t = *q.waiting.front();
+    uint64_t start = now;
+    switch (t.kind) {
+        case TaskKind::Kernel: {
+            const KernelKind k = t.kernel.kind;
+            const uint32_t need = std::min(t.kernel.block_dim, m_cores.capacity(k));
+            if (cores_blocked || m_cores.free_slots(k) < need) return true;
+            start = now + cyc(m_p.dispatch_cycles);
+            ++m_kernels;
             break;
         }
         case TaskKind::Memcpy:
-            m_dma_jobs.push_back({q.id, t});
-            m_dma.start(t->copy, *this, m_dma_jobs.size() - 1);
+            start = now + cyc(m_p.dispatch_cycles);
+            schedule(start, Act::CopyStart, qi);
+            ++m_copies;
             break;
         case TaskKind::EventRecord:
-            t->start_tick = now;
-            q.head_started = true;
-            if (t->event >= m_event_done.size()) throw ModelError(name(), "record of unknown event " + std::to_string(t->event));
-            m_event_done[t->event] = std::max(m_event_done[t->event], t->event_seq);
-            finish(q.id, t, now);
-            return true;
+            schedule(now + cyc(m_p.event_cycles), Act::Complete, qi);
+            ++m_events;
+            break;
         case TaskKind::EventWait:
-            if (t->event >= m_event_done.size()) throw ModelError(name(), "wait on unknown event " + std::to_string(t->event));
-            if (m_event_done[t->event] < t->event_seq) return false;
-            t->start_tick = now;
-            q.head_started = true;
-            finish(q.id, t, now);
-            return true;
+            if (m_event_seq[t.event] < t.event_seq) return false;  // blocks only its own queue
+            schedule(now + cyc(m_p.event_cycles), Act::Complete, qi);
+            ++m_events;
+            break;
         case TaskKind::Callback:
-            t->start_tick = now;
-            q.head_started = true;
-            if (t->callback) t->callback();
-            finish(q.id, t, now);
-            return true;
-        default:
-            throw ModelError(name(), "unknown task kind");
+            start = now + cyc(m_p.dispatch_cycles);
+            schedule(start, Act::Callback, qi);
+            break;
+        case TaskKind::kCount: break;
     }
-    t->start_tick = now;
-    q.head_started = true;
-    m_queue_wait.sample(static_cast<double>(m_clock.floor_cycle(now - t->issue_tick).v));
-    return true;
-}
-
-int TaskScheduler::pool_of(KernelKind k) const { return (!m_coupled && k == KernelKind::Vector) ? 1 : 0; }
-
-uint32_t TaskScheduler::free_units(KernelKind k) const {
-    uint32_t n = 0;
-    if (m_coupled || k == KernelKind::Cube) {
-        for (const auto& s : m_cube) n += s.running == nullptr;
-    } else if (k == KernelKind::Vector) {
-        for (const auto& s : m_vector) n += s.running == nullptr;
-    } else {  // Mix: whole groups of 1 AIC + its AIVs
-        for (size_t g = 0; g < m_cube.size(); ++g) n += group_free(g);
-    }
-    return n;
-}
-
-bool TaskScheduler::group_free(size_t g) const {
-    if (m_cube[g].running) return false;
-    for (uint32_t i = 0; i < m_aiv_per_aic; ++i)
-        if (m_vector[g * m_aiv_per_aic + i].running) return false;
-    return true;
-}
-
-void TaskScheduler::assign(CoreSlot& slot, Running& r, uint32_t block, uint32_t sub_block) {
-    const KernelDesc& k = r.task->kernel;
-    slot.running = &r;
-    for (int p = 0; p < isa::kNumPipes; ++p) slot.busy_at_start[p] = slot.core->pipe_busy(static_cast<isa::Pipe>(p));
-    BlockAssignment a;
-    a.body = k.body;
-    a.block_idx = block;
-    a.block_num = k.block_dim;
-    a.sub_block_idx = sub_block;
-    a.start_cycle = (now_cycle() + Cycle(m_p.dispatch_cycles)).v;
-    slot.core->assign(std::move(a), *this);
-    const bool cube = m_coupled || slot.core->core_kind() == isa::CoreKind::Cube;
-    auto& used = cube ? r.cube_used : r.vector_used;
-    const size_t idx = slot.core->index();
-    if (idx >= used.size()) used.resize(idx + 1, false);
-    used[idx] = true;
-}
-
-bool TaskScheduler::dispatch_one(Running& r) {
-    const KernelDesc& k = r.task->kernel;
-    const uint32_t block = r.next_block;
-    if (m_coupled || k.kind == KernelKind::Cube || k.kind == KernelKind::Vector) {
-        auto& pool = (!m_coupled && k.kind == KernelKind::Vector) ? m_vector : m_cube;
-        for (auto& s : pool) {
-            if (s.running) continue;
-            assign(s, r, block, 0);
-            ++r.next_block;
-            ++m_blocks;
-            return true;
-        }
-        return false;
-    }
-    for (size_t g = 0; g < m_cube.size(); ++g) {
-        if (!group_free(g)) continue;
-        assign(m_cube[g], r, block, 0);
-        for (uint32_t i = 0; i < m_aiv_per_aic; ++i) assign(m_vector[g * m_aiv_per_aic + i], r, block, i);
-        ++r.next_block;
-        ++m_blocks;
-        return true;
-    }
+    q.active = q.waiting.front();
+    q.waiting.pop_front();
+    q.next_block = q.blocks_done = 0;
+    t.start_tick = Tick(now);  // taken by the scheduler; its blocks or copy begin after the dispatch latency
+    m_queue_wait.sample(static_cast<double>((start - t.issue_tick.v - cyc(m_p.doorbell_cycles)) / m_clock.period_ps()));
+    m_dispatch_latency.sample(static_cast<double>((start - q.head_since) / m_clock.period_ps()));
+    trace_depth(qi, now);
+    if (t.kind == TaskKind::Kernel) return dispatch_blocks(qi, start);
     return false;
 }
 
-void TaskScheduler::dispatch_blocks() {
-    std::vector<Running*> order;
-    for (auto& r : m_running) order.push_back(r.get());
-    std::stable_sort(order.begin(), order.end(), [](Running* a, Running* b) { return a->priority < b->priority; });
-    for (Running* r : order) {
-        const int pool_id = pool_of(r->task->kernel.kind);
-        // A more urgent kernel waiting for this engine gets freed cores first.
-        if (m_wait_prio[pool_id] != kNoWait && m_wait_prio[pool_id] < r->priority) continue;
-        while (r->next_block < r->task->kernel.block_dim && dispatch_one(*r)) {
+bool TaskScheduler::dispatch_blocks(uint32_t qi, uint64_t first_start) {
+    Queue& q = m_queues[qi];
+    const KernelDesc& k = q.active->kernel;
+    const uint32_t n = std::min(k.block_dim - q.next_block, m_cores.free_slots(k.kind));
+    for (uint32_t i = 0; i < n; ++i) {
+        uint64_t cookie;
+        if (m_free_blocks.empty()) {
+            cookie = m_blocks.size();
+            m_blocks.push_back({});
+        } else {
+            cookie = m_free_blocks.back();
+            m_free_blocks.pop_back();
         }
+        m_blocks[cookie] = BlockRun{qi, q.next_block++, m_cores.take(k.kind), 0};
+        schedule(first_start + i * cyc(m_p.block_dispatch_cycles), Act::BlockStart, cookie);
     }
+    return q.next_block < k.block_dim;
 }
 
-void TaskScheduler::block_done(AiCore& core) {
-    auto& pool = (m_coupled || core.core_kind() == isa::CoreKind::Cube) ? m_cube : m_vector;
-    CoreSlot* slot = nullptr;
-    for (auto& s : pool)
-        if (s.core == &core) slot = &s;
-    if (!slot || !slot->running) throw ModelError(name(), std::string("completion from idle core ") + core.name());
-    Running& r = *slot->running;
-    for (int p = 0; p < isa::kNumPipes; ++p)
-        r.task->pipe_busy[p] += core.pipe_busy(static_cast<isa::Pipe>(p)) - slot->busy_at_start[p];
-    slot->running = nullptr;
-    ++r.parts_done;
-    if (r.parts_done == r.task->kernel.block_dim * r.parts_per_block) {
-        auto count = [](const std::vector<bool>& v) { return static_cast<uint32_t>(std::count(v.begin(), v.end(), true)); };
-        r.task->cube_cores_used = count(r.cube_used);
-        r.task->vector_cores_used = count(r.vector_used);
-        const Tick end = m_clock.to_tick(now_cycle() + Cycle(m_p.completion_cycles));
-        const uint32_t q = r.queue;
-        auto t = r.task;
-        m_running.erase(std::find_if(m_running.begin(), m_running.end(), [&](const auto& p) { return p.get() == &r; }));
-        ++m_kernels;
-        if (end <= now_tick()) finish(q, t, end);
-        else m_pending.push_back({end, t, q});
-    }
-    m_wake.notify(sc_core::SC_ZERO_TIME);
-}
-
-void TaskScheduler::dma_done(uint64_t cookie) {
-    auto [q, t] = m_dma_jobs[cookie];
-    m_dma_jobs[cookie].second.reset();
-    ++m_copies;
-    finish(q, t, now_tick());
-    m_wake.notify(sc_core::SC_ZERO_TIME);
-}
-
-void TaskScheduler::finish(uint32_t queue, const std::shared_ptr<Task>& t, Tick end) {
-    Queue& q = *m_queues[queue];
-    t->end_tick = end;
-    t->cycles = m_clock.ceil_cycle(end).v - m_clock.floor_cycle(t->start_tick).v;
+void TaskScheduler::complete(uint32_t qi, uint64_t now) {
+    Queue& q = m_queues[qi];
+    std::shared_ptr<Task> t = std::move(q.active);
+    q.active.reset();
+    if (t->kind == TaskKind::EventRecord) m_event_seq[t->event] = std::max(m_event_seq[t->event], t->event_seq);
+    t->end_tick = Tick(now);
+    t->cycles = (now - t->start_tick.v) / m_clock.period_ps();
     t->done = true;
     t->done_event.notify(sc_core::SC_ZERO_TIME);
-    if (m_trace.on(TraceLevel::Task)) {
-        const std::string n = t->kind == TaskKind::Kernel ? t->kernel.name : std::string(task_kind_name(t->kind));
-        TraceArg a[2] = {{"task_id", static_cast<int64_t>(t->id)}, {"block_dim", t->kind == TaskKind::Kernel ? t->kernel.block_dim : 0}};
-        m_trace.sink()->slice_str(q.track, n, t->start_tick, end, a, t->kind == TaskKind::Kernel ? 2 : 1);
-    }
-    if (!q.tasks.empty() && q.tasks.front() == t) {
-        q.tasks.pop_front();
-        q.head_started = false;
-    }
     ++m_tasks;
     note_progress();
+    if (q.waiting.size() > q.in_doorbell) q.head_since = now;
+    trace_depth(qi, now);
+}
+
+void TaskScheduler::trace_depth(uint32_t qi, uint64_t now) {
+    if (!m_trace || !m_trace->on(TraceLevel::Task)) return;
+    const Queue& q = m_queues[qi];
+    const double depth = static_cast<double>(q.waiting.size() - q.in_doorbell + (q.active ? 1 : 0));
+    m_trace->sink()->counter(q.depth_track, Tick(now), depth);
+}
+
+size_t TaskScheduler::pending_tasks() const {
+    size_t n = 0;
+    for (const Queue& q : m_queues) n += q.waiting.size() + (q.active ? 1 : 0);
+    return n;
+}
+
+std::vector<std::string> TaskScheduler::pending_report() const {
+    std::vector<std::string> out;
+    for (size_t qi = 0; qi < m_queues.size(); ++qi) {
+        const Queue& q = m_queues[qi];
+        auto line = [&](const Task& t, const std::string& state) {
+            out.push_back("queue " + std::to_string(qi) + ": task " + std::to_string(t.id) + " (" +
+                          task_kind_name(t.kind) + ") " + state);
+        };
+        if (q.active) line(*q.active, "started, not complete");
+        for (size_t i = 0; i < q.waiting.size(); ++i) {
+            const Task& t = *q.waiting[i];
+            if (i == 0 && !q.active && t.kind == TaskKind::EventWait && m_event_seq[t.event] < t.event_seq) {
+                line(t, "waits on event slot " + std::to_string(t.event) + " record #" + std::to_string(t.event_seq) +
+                            " (recorded up to #" + std::to_string(m_event_seq[t.event]) + ")");
+            } else {
+                line(t, "queued");
+            }
+        }
+    }
+    return out;
 }
 
 std::string TaskScheduler::describe_state() const {
     std::string s;
-    for (const auto& q : m_queues) {
-        if (q->tasks.empty()) continue;
-        const Task& t = *q->tasks.front();
-        s += "  queue " + std::to_string(q->id) + " (priority " + std::to_string(q->priority) + "): " +
-             std::to_string(q->tasks.size()) + " task(s); head task " + std::to_string(t.id) + " (" + task_kind_name(t.kind);
-        if (t.kind == TaskKind::EventWait && t.event < m_event_done.size() && m_event_done[t.event] < t.event_seq)
-            s += ", waits on event " + std::to_string(t.event) + " record #" + std::to_string(t.event_seq) + " that was never reached";
-        else if (t.kind == TaskKind::Kernel)
-            s += " '" + t.kernel.name + "', " + (q->head_started ? "running" : "waiting for cores");
-        s += ")\n";
-    }
-    return s;
+    for (const std::string& l : pending_report()) s += "  " + l + "\n";
+    return s.empty() ? "  (no pending tasks)\n" : s;
 }
 
-}  // namespace sfumato
+uint64_t TaskScheduler::core_busy_cycles(bool cube, uint32_t idx) const {
+    return (cube ? m_cube_busy[idx] : m_vec_busy[idx]) / m_clock.period_ps();
+}
+
+}  // namespace sfumato::ts

@@ -1,105 +1,122 @@
-// Hardware task scheduler: one in-order hardware queue per runtime stream, served by strict
-// priority (smaller number first; equal priorities by queue id). A kernel starts when its
-// engine has the cores it needs for its first wave; its blocks are dispatched to free cores
-// wave by wave (several kernels share the chip when cores allow). Memcpy tasks go to the DMA
-// engine; event record/wait tasks complete or block their queue; dispatch and completion
-// latencies are parameters. The scheduler is one SC_METHOD woken by submissions and
-// completions; it never ticks.
+// The chip's hardware task scheduler: one hardware queue per runtime stream, served by strict
+// priority (smaller number first, queue id breaking ties) and in order within a queue (a queue
+// runs one task at a time, as a stream does). A kernel task starts when the cores it needs for one
+// full wave (min(block_dim, cores of its kind)) are free, then its remaining blocks go to cores as
+// they free, wave by wave; kernels on different queues share the chip when cores allow, and while
+// a more urgent kernel waits for cores no less urgent kernel takes any. Memcpy tasks go to the SDMA
+// engines (IDmaEngine), event record/wait tasks are resolved here, host callbacks run when reached.
+// Latencies (doorbell, task dispatch, per-block dispatch, completion, event) are parameters in
+// cycles of the scheduler's clock; nothing ticks: one SC_METHOD sleeps until the next timed action.
+// A task's start_tick is when the scheduler takes it (its blocks or copy begin dispatch_cycles
+// later); end_tick is when its completion is reported. Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
 #pragma once
 #include <deque>
 #include <memory>
+#include <queue>
+#include <string>
 #include <systemc>
 #include <vector>
 
-#include "models/aicore/ai_core.h"
 #include "models/dma/i_dma.h"
+#include "models/ts/core_pool.h"
+#include "models/ts/i_block_runner.h"
 #include "sim/config.h"
 #include "sim/device_if.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
 
-namespace sfumato {
+namespace sfumato::ts {
 
-struct TaskSchedulerParams {
-    explicit TaskSchedulerParams(const ParamScope& s);
-    Param<uint32_t> dispatch_cycles;
-    Param<uint32_t> completion_cycles;
+struct TsParams {
+    explicit TsParams(const ParamScope& s);
+    Param<uint32_t> doorbell_cycles;        // host submit -> task visible in its queue
+    Param<uint32_t> dispatch_cycles;        // task at queue head with resources -> first block starts
+    Param<uint32_t> block_dispatch_cycles;  // between successive block starts of one dispatch round
+    Param<uint32_t> completion_cycles;      // last block / copy done -> task reported complete
+    Param<uint32_t> event_cycles;           // an event record or satisfied wait
 };
 
-class TaskScheduler : public sc_core::sc_module, public ICoreListener, public IDmaClient {
+class TaskScheduler : public sc_core::sc_module, public IBlockDone, public IDmaClient {
 public:
     SC_HAS_PROCESS(TaskScheduler);
-    TaskScheduler(sc_core::sc_module_name name, const TaskSchedulerParams& p, ClockDomain clock,
-                  std::vector<AiCore*> cube_cores, std::vector<AiCore*> vector_cores, uint32_t aiv_per_aic,
-                  IDmaEngine& dma, TraceHub& trace, StatGroup& parent);
+    TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
+                  const DeviceInfo& info, IBlockRunner& runner, IDmaEngine& dma, StatGroup* stats_parent,
+                  TraceHub* trace = nullptr);
 
     uint32_t open_queue(int priority);
     void submit(uint32_t queue, std::shared_ptr<Task> task);
     uint32_t create_event();
-    std::string describe_state() const;
 
-    void block_done(AiCore& core) override;
+    void block_done(uint64_t cookie) override;
     void dma_done(uint64_t cookie) override;
 
+    // Tasks submitted and not complete (for end-of-run deadlock reports): one line each.
+    std::vector<std::string> pending_report() const;
+    std::string describe_state() const;
+    size_t pending_tasks() const;
+    const StatGroup& stats() const { return m_stats; }
+    uint64_t core_busy_cycles(bool cube, uint32_t idx) const;
+
 private:
+    enum class Act : uint8_t { Visible, BlockStart, CopyStart, Complete, Callback };
+    struct Action {
+        uint64_t tick, seq;
+        Act act;
+        uint64_t a;
+        bool operator>(const Action& o) const { return tick != o.tick ? tick > o.tick : seq > o.seq; }
+    };
     struct Queue {
-        uint32_t id;
         int priority;
-        std::deque<std::shared_ptr<Task>> tasks;
-        bool head_started = false;
-        TrackId track = 0;
+        std::deque<std::shared_ptr<Task>> waiting;  // visible, not started
+        std::shared_ptr<Task> active;               // started, not complete
+        uint64_t head_since = 0;                    // tick the current head became head
+        uint32_t next_block = 0, blocks_done = 0;   // active kernel's progress
+        uint32_t in_doorbell = 0;                   // submitted, not yet visible
+        TrackId depth_track = 0;
     };
-    struct Running {  // a kernel with blocks still to dispatch or finish
-        std::shared_ptr<Task> task;
-        uint32_t queue = 0;
-        int priority = 0;
-        uint32_t next_block = 0, parts_done = 0;
-        uint32_t parts_per_block = 1;
-        std::vector<bool> cube_used, vector_used;
-    };
-    struct CoreSlot {
-        AiCore* core = nullptr;
-        Running* running = nullptr;  // null when free
-        uint64_t busy_at_start[isa::kNumPipes] = {};
-    };
-    static constexpr int kNoWait = 1 << 30;
-    struct Pending {
-        Tick at;
-        std::shared_ptr<Task> task;
+    struct BlockRun {
         uint32_t queue;
+        uint32_t block;
+        CoreSlot slot;
+        uint64_t start;
     };
 
-    void schedule();
-    bool try_start(Queue& q);
-    void dispatch_blocks();
-    bool dispatch_one(Running& r);
-    void assign(CoreSlot& slot, Running& r, uint32_t block, uint32_t sub_block);
-    int pool_of(KernelKind k) const;
-    uint32_t free_units(KernelKind k) const;
-    bool group_free(size_t g) const;
-    void finish(uint32_t queue, const std::shared_ptr<Task>& t, Tick end);
-    Cycle now_cycle() const;
-    std::vector<Queue*> by_priority();
+    void wake();
+    void step();
+    void schedule(uint64_t tick, Act act, uint64_t a);
+    void arbitrate();
+    bool try_start(uint32_t qi, uint64_t now, bool cores_blocked);
+    bool dispatch_blocks(uint32_t qi, uint64_t first_start);
+    void complete(uint32_t qi, uint64_t now);
+    void trace_depth(uint32_t qi, uint64_t now);
+    uint64_t cyc(uint64_t cycles) const { return cycles * m_clock.period_ps(); }
 
-    const TaskSchedulerParams& m_p;
+    const TsParams& m_p;
     ClockDomain m_clock;
-    std::vector<CoreSlot> m_cube, m_vector;
-    uint32_t m_aiv_per_aic;
-    bool m_coupled;
+    IBlockRunner& m_runner;
     IDmaEngine& m_dma;
-    TraceHub& m_trace;
-    std::vector<std::unique_ptr<Queue>> m_queues;
-    std::vector<std::unique_ptr<Running>> m_running;
-    int m_wait_prio[2] = {kNoWait, kNoWait};  // per engine: most urgent kernel waiting for cores
-    uint64_t m_kernels_started = 0;
-    std::vector<Pending> m_pending;
-    std::vector<uint64_t> m_event_done;  // latest completed record sequence per event
-    std::vector<std::pair<uint32_t, std::shared_ptr<Task>>> m_dma_jobs;
+    TraceHub* m_trace;
+    CorePool m_cores;
+    std::vector<Queue> m_queues;
+    std::vector<uint32_t> m_order;          // queue indices by (priority, id)
+    std::vector<uint64_t> m_event_seq;      // per event slot: last completed record's sequence
+    std::vector<BlockRun> m_blocks;         // indexed by cookie; reused through m_free_blocks
+    std::vector<uint64_t> m_free_blocks;
+    std::vector<uint64_t> m_cube_busy, m_vec_busy;  // per core busy ps
+    std::priority_queue<Action, std::vector<Action>, std::greater<Action>> m_actions;
+    uint64_t m_seq = 0;
     sc_core::sc_event m_wake;
 
     StatGroup m_stats;
-    Counter m_kernels, m_blocks, m_copies, m_tasks;
-    Average m_queue_wait;
+    Counter m_tasks, m_kernels, m_blocks_run, m_copies, m_events;
+    Average m_queue_wait;        // cycles from visible in the queue to start
+    Average m_dispatch_latency;  // cycles from reaching the queue head to start
+    Average m_copy_cycles;       // cycles a memcpy task spends in the SDMA engines
+    std::vector<std::unique_ptr<Formula>> m_occupancy;
 };
 
-}  // namespace sfumato
+}  // namespace sfumato::ts
+
+namespace sfumato {
+using TaskSchedulerParams = ts::TsParams;  // as ChipParams names it
+}

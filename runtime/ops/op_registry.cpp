@@ -5,6 +5,29 @@
 namespace sfumato::ops {
 
 namespace {
+
+// Stamps the operator's name and full argument list on its launches, so a run can be recorded
+// as a workload file and replayed.
+class NamedOp : public IOp {
+public:
+    NamedOp(std::unique_ptr<IOp> op, std::string name, OpArgs args)
+        : m_op(std::move(op)), m_name(std::move(name)), m_args(std::move(args)) {}
+    void prepare(rt::Runtime& rt) override { m_op->prepare(rt); }
+    KernelDesc kernel() const override {
+        KernelDesc k = m_op->kernel();
+        k.op = m_name;
+        k.op_args = m_args;
+        return k;
+    }
+    CheckResult check(rt::Runtime& rt) override { return m_op->check(rt); }
+    void release(rt::Runtime& rt) override { m_op->release(rt); }
+
+private:
+    std::unique_ptr<IOp> m_op;
+    std::string m_name;
+    OpArgs m_args;
+};
+
 std::map<std::string, OpSpec>& registry() {
     static std::map<std::string, OpSpec> r;
     return r;
@@ -41,7 +64,7 @@ std::unique_ptr<IOp> make_op(const std::string& name, const OpArgs& args, const 
     for (const auto& [k, v] : args) {
         if (!full.count(k)) throw InputError("operator '" + name + "': unknown argument '" + k + "'");
     }
-    return spec->make(full, dev);
+    return std::make_unique<NamedOp>(spec->make(full, dev), name, full);
 }
 
 uint64_t arg_u64(const OpArgs& a, const std::string& op, const std::string& key, uint64_t lo, uint64_t hi) {

@@ -1,50 +1,41 @@
-// The device runtime a host program calls (the vendor runtime's role): device memory,
-// host<->device copies, streams, kernel launches and synchronisation, on top of the device
-// interface (sim/device_if.h). Runs on the host thread of a simulation: every call charges
-// simulated host time (parameters under `host.*`) and blocking calls wait in simulated time.
-// Errors (bad pointer, double free, launch with block_dim 0) throw InputError.
+// The exception-style face of the device runtime, for code that treats any runtime error as
+// fatal (the operator library, `sfumato kernel`, the graph executor): one device and one host
+// context (rt::Device + rt::Context), every failing call throwing InputError with the runtime's
+// message. Everything else (streams with priorities, events, async copies, host callbacks,
+// shared memory, allocator stats) is reached through context().
 #pragma once
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/rt/context.h"
 #include "sim/config.h"
 #include "sim/device_if.h"
+#include "sim/stats.h"
 #include "sim/trace.h"
 
 namespace sfumato::rt {
 
-struct RuntimeParams {
-    explicit RuntimeParams(const ParamScope& s);
-    Param<uint32_t> api_overhead_ns;
-    Param<uint32_t> launch_overhead_ns;
-    Param<uint32_t> mem_align;
-};
-
-using DevPtr = uint64_t;
-
 struct Stream {
-    uint32_t id = 0;     // runtime stream id
-    uint32_t queue = 0;  // hardware queue
+    uint32_t id = 0;  // runtime stream id (StreamId)
 };
 
 class Runtime {
 public:
-    Runtime(IDevice& dev, const RuntimeParams& p, TraceHub& trace);
+    Runtime(IDevice& dev, const RuntimeParams& p, TraceHub& trace, StatGroup* stats_parent = nullptr);
 
-    const DeviceInfo& device_info() const { return m_dev.info(); }
-    bool functional() const { return m_dev.gm() != nullptr; }
+    const DeviceInfo& device_info() const { return m_device.dev().info(); }
+    bool functional() const { return m_device.dev().gm() != nullptr; }
 
     DevPtr malloc(uint64_t bytes);
     void free(DevPtr p);
-    uint64_t bytes_in_use() const { return m_in_use; }
+    uint64_t bytes_in_use() const { return m_ctx.memory_stats().in_use; }
 
     Stream create_stream(int priority = 0);
-    Stream default_stream() const { return m_default; }
+    Stream default_stream() const { return Stream{kDefaultStream}; }
 
-    // Synchronous copies (on the default stream, waiting for completion). In timing mode the
-    // host pointers may be null: no data moves, the time is the same.
+    // Synchronous copies on the default stream. In timing mode the host pointers may be null: no
+    // data moves, the time is the same. `pinned` says how the host buffer was allocated.
     void memcpy_h2d(DevPtr dst, const void* src, uint64_t bytes, bool pinned = true);
     void memcpy_d2h(void* dst, DevPtr src, uint64_t bytes, bool pinned = true);
 
@@ -53,25 +44,15 @@ public:
     void synchronize_device();
 
     // Every task submitted so far, in submission order (for reports).
-    const std::vector<std::shared_ptr<Task>>& tasks() const { return m_tasks; }
+    std::vector<std::shared_ptr<Task>> tasks() const;
+
+    Device& device() { return m_device; }
+    Context& context() { return m_ctx; }
 
 private:
-    void charge(uint32_t ns, const char* what);
-    std::shared_ptr<Task> submit(Stream s, std::shared_ptr<Task> t);
-    void wait_task(const std::shared_ptr<Task>& t);
-    void check_range(DevPtr p, uint64_t bytes, const char* what) const;
-
-    IDevice& m_dev;
-    const RuntimeParams& m_p;
-    TraceHub& m_trace;
-    TrackId m_track = 0;
-    Stream m_default;
-    std::vector<Stream> m_streams;
-    std::map<DevPtr, uint64_t> m_live;   // address -> size
-    std::map<DevPtr, uint64_t> m_holes;  // free ranges: address -> size
-    uint64_t m_in_use = 0;
-    std::vector<std::shared_ptr<Task>> m_tasks;
-    std::vector<std::shared_ptr<Task>> m_last_on_stream;
+    void check(Status s);
+    Device m_device;
+    Context& m_ctx;
 };
 
 }  // namespace sfumato::rt

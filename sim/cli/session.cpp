@@ -11,6 +11,7 @@
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
 #include "traces/hdf5_stats.h"
+#include "traces/workload_record.h"
 
 namespace sfumato::cli {
 
@@ -25,7 +26,8 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
     add_config_options(d, o);
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
         "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
-        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem");
+        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
+        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)");
 }
 
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
@@ -70,7 +72,7 @@ void Session::elaborate() {
 
 void Session::run(std::function<void(rt::Runtime&)> program) {
     HostThread host("host", [this, program] {
-        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace);
+        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
         program(*m_runtime);
     });
     // Run in slices; a slice with no progress and nothing in flight while the host still
@@ -88,6 +90,7 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
         }
     }
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+    if (m_runtime) m_runtime->context().emit_task_trace();
 }
 
 nlohmann::json Session::ops_json() const {
@@ -123,6 +126,23 @@ nlohmann::json Session::ops_json() const {
     return ops;
 }
 
+nlohmann::json Session::tasks_json() const {
+    nlohmann::json a = nlohmann::json::array();
+    if (!m_runtime) return a;
+    const ClockDomain clk = m_chip_params->clock();
+    for (const rt::TaskRecord& r : m_runtime->context().tasks()) {
+        const Task& t = *r.task;
+        a.push_back({{"index", r.index},
+                     {"kind", task_kind_name(t.kind)},
+                     {"stream", r.stream},
+                     {"name", r.name},
+                     {"issue_cycle", clk.floor_cycle(t.issue_tick).v},
+                     {"start_cycle", t.done ? clk.floor_cycle(t.start_tick).v : 0},
+                     {"end_cycle", t.done ? clk.floor_cycle(t.end_tick).v : 0}});
+    }
+    return a;
+}
+
 nlohmann::json Session::base_summary() const {
     std::string cfg;
     for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
@@ -132,10 +152,28 @@ nlohmann::json Session::base_summary() const {
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
             {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
-            {"ops", ops_json()}};
+            {"ops", ops_json()},
+            {"tasks", tasks_json()}};
+}
+
+std::string Session::instr_csv() const {
+    // The vendor simulator's per-instruction table: instruction, pipe, call count, cycles.
+    std::string s = "instruction,pipe,count,cycles,avg_cycles\n";
+    const auto& e = m_chip->instr_stats().entries();
+    for (size_t i = 0; i < e.size(); ++i) {
+        const uint64_t n = e[i].count->value();
+        if (n == 0) continue;
+        const uint64_t c = e[i].cycles->value();
+        char avg[32];
+        std::snprintf(avg, sizeof avg, "%.2f", static_cast<double>(c) / static_cast<double>(n));
+        s += std::string(isa::opcode_name(static_cast<isa::Opcode>(i))) + "," + isa::pipe_name(e[i].pipe) + "," +
+             std::to_string(n) + "," + std::to_string(c) + "," + avg + "\n";
+    }
+    return s;
 }
 
 void Session::write_outputs(const nlohmann::json& summary) {
+    write_recording();
     if (m_opts.out.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(m_opts.out, ec);
@@ -144,6 +182,12 @@ void Session::write_outputs(const nlohmann::json& summary) {
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+    write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
+}
+
+void Session::write_recording() const {
+    if (m_opts.record.empty() || !m_runtime) return;
+    write_text_atomically(m_opts.record, workload::to_json(workload::record_workload(m_runtime->context())));
 }
 
 }  // namespace sfumato::cli

@@ -27,6 +27,7 @@ struct CommonOptions {
     std::string out;
     std::string mode = "functional";
     std::string trace = "instr";
+    std::string record;  // write the run's task stream as a workload file
 };
 
 // --config/--set (and, for commands that simulate, --out/--mode/--trace).
@@ -56,9 +57,15 @@ public:
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
+    // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
+    nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
-    // Writes trace.json, stats.h5 and summary.json into --out (if given).
+    // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);
+    // Writes the --record workload file, if asked for.
+    void write_recording() const;
+    // Per-instruction table (instruction, pipe, count, cycles, avg_cycles) as CSV.
+    std::string instr_csv() const;
 
 private:
     CommonOptions m_opts;

@@ -1,6 +1,7 @@
 // Exact cycle counts of small instruction sequences, derived from the parameters.
 #include <catch2/catch.hpp>
 
+#include "models/aicore/core_timing.h"
 #include "tests/sim_harness.h"
 
 using namespace sfumato;
@@ -12,10 +13,12 @@ TEST_CASE("timing: one vector add costs dispatch + issue + repeats + pipeline de
     const uint16_t repeat = 37;
     auto t = Harness::kernel([&](isa::IInstrSink& s) { s.issue(vadd(0x0, 0x2800, 0x5000, repeat)); });
     REQUIRE(h.run({t}));
-    const uint64_t expect = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + repeat * p.core.vec_cycles_per_repeat +
+    // The operands are 10 KiB apart: their blocks share UB banks, and the conflicts are part of the cost.
+    const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, repeat), p.core);
+    const uint64_t expect = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + repeat * p.core.vec_cycles_per_repeat + bank +
                             p.core.vec_startup + p.ts.completion_cycles;
     CHECK(t->cycles == expect);
-    CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == repeat * p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == repeat * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup);
 }
 
 TEST_CASE("timing: back-to-back vector adds pipeline, dependent ones pay the depth") {
@@ -28,7 +31,8 @@ TEST_CASE("timing: back-to-back vector adds pipeline, dependent ones pay the dep
     REQUIRE(h.run({t}));
     // Issue is faster than execution here, so the pipe is throughput-bound: 4 x repeats, one depth.
     REQUIRE(p.core.scalar_issue_cycles <= r * p.core.vec_cycles_per_repeat);
-    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 4 * r * p.core.vec_cycles_per_repeat +
+    const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
+    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 4 * (r * p.core.vec_cycles_per_repeat + bank) +
                            p.core.vec_startup + p.ts.completion_cycles);
 }
 
@@ -45,7 +49,8 @@ TEST_CASE("timing: set_flag waits for completion and wait_flag releases the stor
         s.issue(store(0x100000, 0x0, bytes));
     });
     REQUIRE(h.run({t}));
-    const uint64_t vend = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + r * p.core.vec_cycles_per_repeat + p.core.vec_startup;
+    const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
+    const uint64_t vend = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + r * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup;
     const uint64_t xfer = std::max((bytes + p.gm.port_write_bpc - 1) / p.gm.port_write_bpc,
                                    (bytes + p.gm.bytes_per_cycle - 1) / p.gm.bytes_per_cycle);
     const uint64_t done = vend + p.core.flag_latency + p.core.mte3_startup + xfer + p.gm.latency;
@@ -61,6 +66,7 @@ TEST_CASE("timing: a full queue stalls the scalar unit without changing the pipe
         for (int k = 0; k < 10; ++k) s.issue(vadd(0x0, 0x2800, 0x5000, 8));
     });
     REQUIRE(h.run({a}));
-    CHECK(a->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 10 * 8 * p.core.vec_cycles_per_repeat +
+    const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, 8), p.core);
+    CHECK(a->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 10 * (8 * p.core.vec_cycles_per_repeat + bank) +
                            p.core.vec_startup + p.ts.completion_cycles);
 }

@@ -1,0 +1,124 @@
+#include "models/aicore/race_checker.h"
+
+#include <algorithm>
+
+#include "isa/asm.h"
+#include "isa/semantics.h"
+#include "sim/error.h"
+
+namespace sfumato {
+
+using isa::Pipe;
+
+namespace {
+constexpr size_t kMaxIds = 64;
+size_t flag_index(Pipe src, Pipe dst, uint8_t id) {
+    return (static_cast<size_t>(src) * isa::kNumPipes + static_cast<size_t>(dst)) * kMaxIds + id;
+}
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+}  // namespace
+
+RaceChecker::RaceChecker(std::string core_name) : m_core(std::move(core_name)) {
+    m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * kMaxIds);
+}
+
+void RaceChecker::reset(uint32_t block) {
+    m_block = block;
+    for (auto& c : m_clock) c.fill(0);
+    m_scalar.fill(0);
+    for (auto& f : m_flags) f.fill(0);
+    for (auto& p : m_pending) p.clear();
+    m_pending_pos.fill(0);
+    for (auto& a : m_access) a.clear();
+}
+
+void RaceChecker::join(Clock& a, const Clock& b) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+}
+
+void RaceChecker::advance(Pipe p, uint32_t seq) {
+    const size_t i = static_cast<size_t>(p);
+    auto& pend = m_pending[i];
+    while (m_pending_pos[i] < pend.size() && pend[m_pending_pos[i]].seq <= seq) join(m_clock[i], pend[m_pending_pos[i]++].clock);
+}
+
+void RaceChecker::on_set_flag(const isa::Instr& in) {
+    const Pipe src = in.flag.src;
+    if (src == Pipe::S) {
+        m_flags[flag_index(src, in.flag.dst, in.flag.event_id)] = m_scalar;
+        return;
+    }
+    advance(src, in.seq);
+    m_flags[flag_index(src, in.flag.dst, in.flag.event_id)] = m_clock[static_cast<size_t>(src)];
+}
+
+void RaceChecker::on_wait_flag(const isa::Instr& in) {
+    advance(in.flag.dst, in.seq);
+    join(m_clock[static_cast<size_t>(in.flag.dst)], m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)]);
+}
+
+void RaceChecker::on_scalar_wait(const isa::Instr& in, uint32_t next_seq) {
+    join(m_scalar, m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)]);
+    for (auto& p : m_pending) p.push_back({next_seq, m_scalar});
+}
+
+void RaceChecker::on_barrier_all(uint32_t next_seq) {
+    for (size_t i = 0; i < m_clock.size(); ++i) {
+        advance(static_cast<Pipe>(i), next_seq - 1);
+        join(m_scalar, m_clock[i]);
+    }
+    for (auto& p : m_pending) p.push_back({next_seq, m_scalar});
+}
+
+void RaceChecker::prune(std::vector<Access>& v) {
+    // An access every pipe is already ordered after can never race again.
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](const Access& a) {
+                               for (const auto& c : m_clock)
+                                   if (c[static_cast<size_t>(a.pipe)] < a.epoch) return false;
+                               return true;
+                           }),
+            v.end());
+}
+
+void RaceChecker::on_start(Pipe p, const isa::Instr& in) {
+    advance(p, in.seq);
+    Clock& me = m_clock[static_cast<size_t>(p)];
+    const uint32_t epoch = ++me[static_cast<size_t>(p)];
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    for (int i = 0; i < n; ++i) {
+        const isa::Extent& e = ext[i];
+        if (e.hi <= e.lo) continue;
+        auto& v = m_access[static_cast<size_t>(e.pos)];
+        for (const Access& a : v) {
+            if (a.pipe == p || a.hi <= e.lo || e.hi <= a.lo || !(a.write || e.write)) continue;
+            if (a.epoch <= me[static_cast<size_t>(a.pipe)]) continue;
+            const uint64_t lo = std::max(a.lo, e.lo), hi = std::min(a.hi, e.hi);
+            throw SimError(kExitRace, "race: " + m_core + " block " + std::to_string(m_block) + ": " +
+                                          isa::pipe_name(a.pipe) + " instr #" + std::to_string(a.instr.seq) + " '" +
+                                          isa::disassemble(a.instr) + "' (" + (a.write ? "writes" : "reads") + ") and " +
+                                          isa::pipe_name(p) + " instr #" + std::to_string(in.seq) + " '" +
+                                          isa::disassemble(in) + "' (" + (e.write ? "writes" : "reads") + ") touch " +
+                                          isa::pos_name(e.pos) + " [" + hex(lo) + ", " + hex(hi) +
+                                          ") with no flag or barrier ordering them");
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        const isa::Extent& e = ext[i];
+        if (e.hi <= e.lo) continue;
+        auto& v = m_access[static_cast<size_t>(e.pos)];
+        // A newer access of the same pipe covering an older one makes the older redundant.
+        v.erase(std::remove_if(v.begin(), v.end(),
+                               [&](const Access& a) { return a.pipe == p && e.lo <= a.lo && a.hi <= e.hi && (e.write || !a.write); }),
+                v.end());
+        v.push_back({p, epoch, e.lo, e.hi, e.write, in});
+        if (v.size() > 512) prune(v);
+    }
+}
+
+}  // namespace sfumato

@@ -1,0 +1,61 @@
+// Race detection for one core (`--check-races`): happens-before between the pipes of a block
+// with vector clocks. Each pipe counts the instructions it starts; set_flag publishes the
+// source pipe's clock (it executes after all earlier instructions of that pipe completed),
+// wait_flag joins it into the destination pipe; scalar waits and pipe_barrier(ALL) order every
+// later-issued instruction after what the scalar unit learned. Every access (the footprint of
+// an instruction) is checked against the recorded accesses of other pipes: two overlapping
+// accesses, at least one a write, neither ordered before the other, are a race (SimError with
+// exit code 3 naming both instructions, the core and the block). Logical ordering only, so the
+// verdict does not depend on timing. Costs nothing when off (the core holds no checker).
+// Simplified: races between different cores (GM shared by blocks) are not tracked.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/instr.h"
+
+namespace sfumato {
+
+class RaceChecker {
+public:
+    explicit RaceChecker(std::string core_name);
+    void reset(uint32_t block);
+    // A pipe starts an instruction: checks its footprint against unordered accesses, then records it.
+    void on_start(isa::Pipe p, const isa::Instr& in);
+    void on_set_flag(const isa::Instr& in);   // in the source pipe (or the scalar unit)
+    void on_wait_flag(const isa::Instr& in);  // in the destination pipe
+    // The scalar unit learned more (a wait_flag into S, or a PIPE_ALL barrier with every pipe
+    // drained); instructions it issues from seq `next_seq` on are ordered after it.
+    void on_scalar_wait(const isa::Instr& in, uint32_t next_seq);
+    void on_barrier_all(uint32_t next_seq);
+
+private:
+    using Clock = std::array<uint32_t, isa::kNumPipes>;
+    struct Access {
+        isa::Pipe pipe;
+        uint32_t epoch;
+        uint64_t lo, hi;
+        bool write;
+        isa::Instr instr;
+    };
+    struct Join {
+        uint32_t seq;
+        Clock clock;
+    };
+    void advance(isa::Pipe p, uint32_t seq);
+    static void join(Clock& a, const Clock& b);
+    void prune(std::vector<Access>& v);
+
+    std::string m_core;
+    uint32_t m_block = 0;
+    std::array<Clock, isa::kNumPipes> m_clock{};
+    Clock m_scalar{};
+    std::vector<Clock> m_flags;  // [src][dst][id], ids grown on demand
+    std::array<std::vector<Join>, isa::kNumPipes> m_pending;
+    std::array<size_t, isa::kNumPipes> m_pending_pos{};
+    std::array<std::vector<Access>, static_cast<size_t>(isa::Pos::kCount)> m_access;
+};
+
+}  // namespace sfumato

@@ -1,0 +1,166 @@
+// Instruction builders behind runtime/kernel/vec_api.h. The count form walks the operands in
+// whole repeats (at most 255 per instruction) and issues a masked tail; each operand advances
+// by what one repeat of it covers (lanes x element size for data, lanes / 8 bytes for
+// compare/select bitmasks, lanes x 4 bytes for gather offsets), so contiguous tensors of any
+// count come out right, conversions between sizes included.
+#include "runtime/kernel/vec_api.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+
+namespace sfumato::kernel {
+
+namespace {
+uint64_t low_bits(uint64_t n) {
+    return n >= 64 ? ~0ull : ((1ull << n) - 1);
+}
+}  // namespace
+
+VecMask::VecMask(uint64_t count) {
+    if (count > 128) throw InputError("vector mask count " + std::to_string(count) + " > 128 lanes");
+    lo = low_bits(count);
+    hi = count <= 64 ? 0 : low_bits(count - 64);
+}
+
+void SetVectorMask(KernelContext& ctx, const VecMask& m) {
+    isa::Instr in = isa::make_instr(isa::Opcode::SET_MASK);
+    in.vec.mask_lo = m.lo;
+    in.vec.mask_hi = m.hi;
+    ctx.issue(in);
+}
+
+namespace detail {
+
+namespace {
+
+struct Steps {
+    uint64_t dst, src0, src1, src2;  // bytes per repeat
+};
+
+Steps steps_of(isa::Opcode op, uint32_t lanes, uint32_t esd, uint32_t ess) {
+    Steps s{uint64_t{lanes} * esd, uint64_t{lanes} * ess, uint64_t{lanes} * esd, 0};
+    switch (op) {
+        case isa::Opcode::VCMP:
+        case isa::Opcode::VCMPS:
+            s.dst = lanes / 8;
+            break;
+        case isa::Opcode::VSEL:
+            s.src2 = lanes / 8;
+            break;
+        case isa::Opcode::VGATHER:
+            s.src0 = 0, s.src1 = uint64_t{lanes} * 4;
+            break;
+        default:
+            break;
+    }
+    return s;
+}
+
+bool whole_reduction(isa::Opcode op) {
+    return op == isa::Opcode::VREDALL_SUM || op == isa::Opcode::VREDALL_MAX || op == isa::Opcode::VREDALL_MIN;
+}
+
+isa::Addr advance(const isa::Addr& a, uint64_t bytes) {
+    return {a.addr + bytes, a.pos};
+}
+
+// Mask for the first n lanes of a repeat of `lanes` lanes (1-byte types use one bit per 2 lanes).
+void set_count_mask(isa::VecParams& v, uint64_t n, uint32_t lanes, isa::Opcode op) {
+    uint64_t bits = n;
+    if (lanes > 128) {
+        if (n % 2)
+            throw InputError(std::string(isa::opcode_name(op)) +
+                             ": an odd count of 1-byte lanes cannot be masked");
+        bits = n / 2;
+    }
+    const VecMask m(bits);
+    v.mask_lo = m.lo;
+    v.mask_hi = m.hi;
+}
+
+}  // namespace
+
+isa::VecParams rep(const VecMask& m, uint8_t repeat, const BinaryRepeatParams& p) {
+    isa::VecParams v;
+    v.repeat = repeat;
+    v.mask_lo = m.lo, v.mask_hi = m.hi;
+    v.dst_blk_stride = p.dstBlkStride, v.src0_blk_stride = p.src0BlkStride,
+    v.src1_blk_stride = p.src1BlkStride;
+    v.dst_rep_stride = p.dstRepStride, v.src0_rep_stride = p.src0RepStride,
+    v.src1_rep_stride = p.src1RepStride;
+    return v;
+}
+
+isa::VecParams rep(const VecMask& m, uint8_t repeat, const UnaryRepeatParams& p) {
+    return rep(m, repeat,
+               BinaryRepeatParams{p.dstBlkStride, p.srcBlkStride, 1, p.dstRepStride, p.srcRepStride, 8});
+}
+
+void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a, const isa::VecParams& v,
+             double scalar) {
+    isa::Instr in = isa::make_instr(op);
+    in.dtype = dt;
+    in.dst = a.dst;
+    in.src0 = a.src0;
+    in.src1 = a.src1;
+    in.src2 = a.src2;
+    in.vec = v;
+    in.scalar = scalar;
+    ctx.issue(in);
+}
+
+void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a,
+               uint64_t count, const isa::VecParams& tmpl, double scalar) {
+    if (count == 0) return;
+    const uint32_t esd = isa::dtype_size(dt), ess = isa::dtype_size(st);
+    const uint32_t lanes = 256 / std::max(esd, ess);
+    isa::VecParams v = tmpl;
+    v.dst_blk_stride = v.src0_blk_stride = v.src1_blk_stride = 1;
+    v.dst_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
+    v.src0_rep_stride = static_cast<uint16_t>(lanes * ess / 32);
+    v.src1_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
+    if (whole_reduction(op)) {
+        if (count <= lanes) {
+            v.repeat = 1;
+            set_count_mask(v, count, lanes, op);
+        } else if (count % lanes == 0 && count / lanes <= 255) {
+            v.repeat = static_cast<uint16_t>(count / lanes);
+        } else {
+            throw InputError(std::string(isa::opcode_name(op)) + ": a whole reduction of " +
+                             std::to_string(count) + " elements needs a multiple of " +
+                             std::to_string(lanes) + " up to " + std::to_string(255 * lanes));
+        }
+        vec_one(ctx, op, dt, a, v, scalar);
+        return;
+    }
+    const Steps s = steps_of(op, lanes, esd, ess);
+    uint64_t done = 0;  // repeats issued
+    const uint64_t full = count / lanes;
+    while (done < full) {
+        const uint64_t reps = std::min<uint64_t>(255, full - done);
+        v.repeat = static_cast<uint16_t>(reps);
+        v.mask_lo = v.mask_hi = ~0ull;
+        vec_one(ctx, op, dt,
+                {advance(a.dst, done * s.dst), advance(a.src0, done * s.src0), advance(a.src1, done * s.src1),
+                 advance(a.src2, done * s.src2)},
+                v, scalar);
+        done += reps;
+    }
+    if (const uint64_t tail = count - full * lanes; tail > 0) {
+        if ((done * s.dst) % 32 || (done * s.src2) % 32)
+            throw InputError(std::string(isa::opcode_name(op)) + ": count " + std::to_string(count) +
+                             " leaves a bitmask tail off 32-byte alignment (use whole groups of " +
+                             std::to_string(32 * 8 / lanes) + " repeats, or the mask/repeat form)");
+        v.repeat = 1;
+        set_count_mask(v, tail, lanes, op);
+        vec_one(ctx, op, dt,
+                {advance(a.dst, done * s.dst), advance(a.src0, done * s.src0), advance(a.src1, done * s.src1),
+                 advance(a.src2, done * s.src2)},
+                v, scalar);
+    }
+}
+
+}  // namespace detail
+
+}  // namespace sfumato::kernel

@@ -1,0 +1,335 @@
+// The kernel-facing vector API (Ascend-C-like): one call per vector opcode of the ISA, each in
+// a count form (`Add(dst, a, b, count)`: any count, split into full 256-byte repeats of at most
+// 255 and a masked tail) and, where Ascend C has one, a mask/repeat/params form (`Add(dst, a,
+// b, mask, repeat, params)` with mask a continuous lane count or a 128-bit lane mask {lo, hi}).
+// Every name forwards to a handful of shared templates, so adding an opcode is one line.
+// Simplified: the count form needs counts that the ISA can express in whole instructions
+// (whole reductions: at most 255 repeats, a multiple of the lanes per repeat when above it;
+// compare/select with a tail: the tail's bitmask must start on 32 bytes).
+#pragma once
+#include <type_traits>
+#include <utility>
+
+#include "runtime/kernel/tensor.h"
+
+namespace sfumato::kernel {
+
+struct BinaryRepeatParams {
+    uint16_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
+    uint16_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+};
+struct UnaryRepeatParams {
+    uint16_t dstBlkStride = 1, srcBlkStride = 1;
+    uint16_t dstRepStride = 8, srcRepStride = 8;
+};
+
+// A vector mask: a continuous count of lanes (bits 0..n-1) or an explicit 128-bit lane mask.
+struct VecMask {
+    uint64_t lo = ~0ull, hi = ~0ull;
+    VecMask() = default;      // every lane
+    VecMask(uint64_t count);  // NOLINT(google-explicit-constructor): Ascend C passes counts
+    VecMask(const uint64_t (&m)[2]) : lo(m[0]), hi(m[1]) {}  // NOLINT(google-explicit-constructor)
+};
+
+using isa::CmpMode;
+using isa::RoundMode;
+
+namespace detail {
+struct VecArgs {
+    isa::Addr dst, src0, src1, src2;
+};
+// Count form: splits `count` lanes into instructions; operands advance by their natural step.
+void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a,
+               uint64_t count, const isa::VecParams& tmpl, double scalar);
+// Mask/repeat form: exactly one instruction.
+void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a, const isa::VecParams& v,
+             double scalar);
+isa::VecParams rep(const VecMask& m, uint8_t repeat, const BinaryRepeatParams& p);
+isa::VecParams rep(const VecMask& m, uint8_t repeat, const UnaryRepeatParams& p);
+template <class T>
+isa::Addr at(const LocalTensor<T>& t) {
+    return {t.address(), t.pos()};
+}
+template <class T>
+double value(T v) {
+    if constexpr (std::is_arithmetic_v<T>)
+        return static_cast<double>(v);
+    else
+        return static_cast<double>(static_cast<float>(v));
+}
+template <class T>
+constexpr isa::DType dt() {
+    return isa::DTypeOf<T>::v;
+}
+template <class T>
+isa::VecParams with_cmp(CmpMode c) {
+    isa::VecParams v;
+    v.cmp = c;
+    return v;
+}
+
+// dst = f(src0, src1)
+template <class T>
+void binary(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b,
+            uint64_t n) {
+    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), at(b), {}}, n, {}, 0);
+}
+template <class T>
+void binary(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b,
+            const VecMask& m, uint8_t repeat, const BinaryRepeatParams& p) {
+    vec_one(d.ctx(), op, dt<T>(), {at(d), at(a), at(b), {}}, rep(m, repeat, p), 0);
+}
+// dst = f(src0) and dst = f(src0, scalar)
+template <class T>
+void unary(isa::Opcode op, double s, const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t n) {
+    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), {}, {}}, n, {}, s);
+}
+template <class T>
+void unary(isa::Opcode op, double s, const LocalTensor<T>& d, const LocalTensor<T>& a, const VecMask& m,
+           uint8_t repeat, const UnaryRepeatParams& p) {
+    vec_one(d.ctx(), op, dt<T>(), {at(d), at(a), {}, {}}, rep(m, repeat, p), s);
+}
+}  // namespace detail
+
+// ---- binary: dst = a op b ----
+
+template <class T, class... R>
+void Add(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VADD, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Sub(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VSUB, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Mul(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VMUL, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Div(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VDIV, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Max(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VMAX, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Min(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VMIN, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void And(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VAND, d, a, b, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Or(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VOR, d, a, b, std::forward<R>(r)...);
+}
+// dst = max(a + b, 0)
+template <class T, class... R>
+void AddRelu(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VADDRELU, d, a, b, std::forward<R>(r)...);
+}
+// dst = a * b + dst
+template <class T, class... R>
+void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VMLA, d, a, b, std::forward<R>(r)...);
+}
+// dst = a * dst + b
+template <class T, class... R>
+void FusedMulAdd(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, R&&... r) {
+    detail::binary(isa::Opcode::VMADD, d, a, b, std::forward<R>(r)...);
+}
+
+// ---- vector-scalar: dst = a op s ----
+template <class T, class... R>
+void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VADDS, detail::value(s), d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Muls(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VMULS, detail::value(s), d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Maxs(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VMAXS, detail::value(s), d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Mins(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VMINS, detail::value(s), d, a, std::forward<R>(r)...);
+}
+// dst = a >= 0 ? a : a * s
+template <class T, class... R>
+void LeakyRelu(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VLRELU, detail::value(s), d, a, std::forward<R>(r)...);
+}
+// dst = a * s + dst
+template <class T, class... R>
+void Axpy(const LocalTensor<T>& d, const LocalTensor<T>& a, T s, R&&... r) {
+    detail::unary(isa::Opcode::VAXPY, detail::value(s), d, a, std::forward<R>(r)...);
+}
+
+// ---- unary: dst = f(a) ----
+template <class T, class... R>
+void Exp(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VEXP, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Ln(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VLN, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Sqrt(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VSQRT, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Rsqrt(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VRSQRT, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Reciprocal(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VREC, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Abs(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VABS, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Relu(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VRELU, 0, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void Not(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::unary(isa::Opcode::VNOT, 0, d, a, std::forward<R>(r)...);
+}
+
+// ---- fill ----
+template <class T>
+void Duplicate(const LocalTensor<T>& d, T s, uint64_t count) {
+    detail::vec_count(d.ctx(), isa::Opcode::VDUP, detail::dt<T>(), detail::dt<T>(),
+                      {detail::at(d), {}, {}, {}}, count, {}, detail::value(s));
+}
+template <class T>
+void Duplicate(const LocalTensor<T>& d, T s, const VecMask& m, uint8_t repeat, uint16_t dstBlkStride,
+               uint16_t dstRepStride) {
+    detail::vec_one(d.ctx(), isa::Opcode::VDUP, detail::dt<T>(), {detail::at(d), {}, {}, {}},
+                    detail::rep(m, repeat, UnaryRepeatParams{dstBlkStride, 1, dstRepStride, 8}),
+                    detail::value(s));
+}
+
+// ---- conversion: dst(D) = round(src(S)) ----
+template <class D, class S>
+void Cast(const LocalTensor<D>& d, const LocalTensor<S>& a, RoundMode mode, uint64_t count) {
+    isa::VecParams v;
+    v.src_dtype = detail::dt<S>(), v.round = mode;
+    detail::vec_count(d.ctx(), isa::Opcode::VCONV, detail::dt<D>(), detail::dt<S>(),
+                      {detail::at(d), detail::at(a), {}, {}}, count, v, 0);
+}
+template <class D, class S>
+void Cast(const LocalTensor<D>& d, const LocalTensor<S>& a, RoundMode mode, const VecMask& m, uint8_t repeat,
+          const UnaryRepeatParams& p) {
+    isa::VecParams v = detail::rep(m, repeat, p);
+    v.src_dtype = detail::dt<S>(), v.round = mode;
+    detail::vec_one(d.ctx(), isa::Opcode::VCONV, detail::dt<D>(), {detail::at(d), detail::at(a), {}, {}}, v,
+                    0);
+}
+
+// ---- compare / select: bitmasks hold one bit per lane, lanes-per-repeat / 8 bytes a repeat ----
+template <class T>
+void Compare(const LocalTensor<uint8_t>& bits, const LocalTensor<T>& a, const LocalTensor<T>& b, CmpMode c,
+             uint64_t count) {
+    detail::vec_count(a.ctx(), isa::Opcode::VCMP, detail::dt<T>(), detail::dt<T>(),
+                      {detail::at(bits), detail::at(a), detail::at(b), {}}, count, detail::with_cmp<T>(c), 0);
+}
+template <class T>
+void Compares(const LocalTensor<uint8_t>& bits, const LocalTensor<T>& a, T s, CmpMode c, uint64_t count) {
+    detail::vec_count(a.ctx(), isa::Opcode::VCMPS, detail::dt<T>(), detail::dt<T>(),
+                      {detail::at(bits), detail::at(a), {}, {}}, count, detail::with_cmp<T>(c),
+                      detail::value(s));
+}
+// dst = bit ? a : b
+template <class T>
+void Select(const LocalTensor<T>& d, const LocalTensor<uint8_t>& bits, const LocalTensor<T>& a,
+            const LocalTensor<T>& b, uint64_t count) {
+    detail::vec_count(d.ctx(), isa::Opcode::VSEL, detail::dt<T>(), detail::dt<T>(),
+                      {detail::at(d), detail::at(a), detail::at(b), detail::at(bits)}, count, {}, 0);
+}
+
+// ---- reductions ----
+// Per repeat (Ascend C WholeReduce*): one result (value, or value + index) per repeat,
+// dstRepStride results apart.
+namespace detail {
+template <class T>
+void reduce_each(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, const VecMask& m,
+                 uint8_t repeat, uint16_t dstRepStride, uint16_t srcBlkStride, uint16_t srcRepStride,
+                 bool withIndex) {
+    isa::VecParams v = detail::rep(m, repeat, UnaryRepeatParams{1, srcBlkStride, dstRepStride, srcRepStride});
+    v.with_index = withIndex ? 1 : 0;
+    detail::vec_one(d.ctx(), op, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}}, v, 0);
+}
+}  // namespace detail
+template <class T, class... R>
+void WholeReduceSum(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::reduce_each(isa::Opcode::VRED_SUM, d, a, std::forward<R>(r)..., false);
+}
+template <class T, class... R>
+void WholeReduceMax(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::reduce_each(isa::Opcode::VRED_MAX, d, a, std::forward<R>(r)...);
+}
+template <class T, class... R>
+void WholeReduceMin(const LocalTensor<T>& d, const LocalTensor<T>& a, R&&... r) {
+    detail::reduce_each(isa::Opcode::VRED_MIN, d, a, std::forward<R>(r)...);
+}
+// Whole reductions over `count` elements into d[0] (and the index after it for max/min).
+namespace detail {
+template <class T>
+void reduce_all(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t count,
+                bool withIndex) {
+    isa::VecParams v;
+    v.with_index = withIndex ? 1 : 0;
+    detail::vec_count(d.ctx(), op, detail::dt<T>(), detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                      count, v, 0);
+}
+}  // namespace detail
+template <class T>
+void ReduceSum(const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t count) {
+    detail::reduce_all(isa::Opcode::VREDALL_SUM, d, a, count, false);
+}
+template <class T>
+void ReduceMax(const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t count, bool withIndex = false) {
+    detail::reduce_all(isa::Opcode::VREDALL_MAX, d, a, count, withIndex);
+}
+template <class T>
+void ReduceMin(const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t count, bool withIndex = false) {
+    detail::reduce_all(isa::Opcode::VREDALL_MIN, d, a, count, withIndex);
+}
+
+// ---- data rearrangement ----
+// Each of the 8 source elements of a repeat fills one 32-byte block of dst.
+template <class T>
+void Brcb(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t repeat, uint16_t dstBlkStride = 1,
+          uint16_t dstRepStride = 8) {
+    detail::vec_one(d.ctx(), isa::Opcode::VBRCB, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                    detail::rep(VecMask(), repeat, UnaryRepeatParams{dstBlkStride, 1, dstRepStride, 8}), 0);
+}
+// 16x16 transposes of 16-bit elements, `repeat` of them 512 bytes apart.
+template <class T>
+void Transpose(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t repeat = 1) {
+    static_assert(sizeof(T) == 2, "Transpose works on 16-bit elements");
+    detail::vec_one(d.ctx(), isa::Opcode::VTRANSPOSE, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                    detail::rep(VecMask(), repeat, UnaryRepeatParams{1, 1, 16, 16}), 0);
+}
+// dst[i] = *(src + byte offset offsets[i]), offsets within srcSpanBytes.
+template <class T>
+void Gather(const LocalTensor<T>& d, const LocalTensor<T>& src, const LocalTensor<uint32_t>& offsets,
+            uint32_t srcSpanBytes, uint64_t count) {
+    isa::VecParams v;
+    v.gather_span = srcSpanBytes;
+    detail::vec_count(d.ctx(), isa::Opcode::VGATHER, detail::dt<T>(), detail::dt<T>(),
+                      {detail::at(d), detail::at(src), detail::at(offsets), {}}, count, v, 0);
+}
+
+// The core's vector mask register (SetVectorMask in Ascend C).
+void SetVectorMask(KernelContext& ctx, const VecMask& m);
+
+}  // namespace sfumato::kernel

@@ -1,0 +1,179 @@
+// Context: streams, events, kernel launch, host callbacks, synchronisation and task traces.
+#include <systemc>
+
+#include "runtime/rt/context.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::rt {
+
+Status Context::stream_create(StreamId* s, int priority) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!s) return fail(Status::InvalidValue, "stream_create: null result pointer");
+    m_streams.push_back(Stream{m_dev.dev().open_queue(priority), priority, true, nullptr, 0});
+    *s = static_cast<StreamId>(m_streams.size() - 1);
+    api_slice("stream_create", begin);
+    return ok();
+}
+
+Status Context::stream_destroy(StreamId s) {
+    charge(m_dev.host().api_overhead_ns);
+    if (s == kDefaultStream) return fail(Status::InvalidStream, "the default stream cannot be destroyed");
+    Stream* st = stream(s);
+    if (!st) return fail(Status::InvalidStream, "stream_destroy: stream " + std::to_string(s) + " is not live");
+    st->live = false;  // queued work still completes, as in the vendor runtime
+    return ok();
+}
+
+Status Context::stream_synchronize(StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    Stream* st = stream(s);
+    if (!st) return fail(Status::InvalidStream, "stream_synchronize: stream " + std::to_string(s) + " is not live");
+    if (st->last) wait_done(st->last);  // a queue runs in order: its last task ends last
+    charge(m_dev.host().sync_ns);
+    api_slice("stream_synchronize", begin);
+    return ok();
+}
+
+Status Context::device_synchronize() {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    for (Stream& st : m_streams) {
+        if (st.last) wait_done(st.last);
+    }
+    charge(m_dev.host().sync_ns);
+    api_slice("device_synchronize", begin);
+    return ok();
+}
+
+Status Context::event_create(EventId* e) {
+    charge(m_dev.host().api_overhead_ns);
+    if (!e) return fail(Status::InvalidValue, "event_create: null result pointer");
+    m_events.push_back(Event{m_dev.dev().create_event(), 0, true, nullptr});
+    *e = static_cast<EventId>(m_events.size() - 1);
+    return ok();
+}
+
+Status Context::event_destroy(EventId e) {
+    charge(m_dev.host().api_overhead_ns);
+    Event* ev = event(e);
+    if (!ev) return fail(Status::InvalidEvent, "event_destroy: event " + std::to_string(e) + " is not live");
+    ev->live = false;
+    return ok();
+}
+
+Status Context::event_record(EventId e, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    Event* ev = event(e);
+    if (!ev) return fail(Status::InvalidEvent, "event_record: event " + std::to_string(e) + " is not live");
+    if (!stream(s)) return fail(Status::InvalidStream, "event_record: stream " + std::to_string(s) + " is not live");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::EventRecord;
+    t->event = ev->slot;
+    t->event_seq = ++ev->seq;
+    ev->last_record = t;
+    submit(s, t, "record e" + std::to_string(e), begin);
+    api_slice("event_record", begin);
+    return ok();
+}
+
+Status Context::stream_wait_event(StreamId s, EventId e) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    Event* ev = event(e);
+    if (!ev) return fail(Status::InvalidEvent, "stream_wait_event: event " + std::to_string(e) + " is not live");
+    if (!stream(s)) return fail(Status::InvalidStream, "stream_wait_event: stream " + std::to_string(s) + " is not live");
+    // A wait on an event never recorded completes at once (the vendor runtime's rule too).
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::EventWait;
+    t->event = ev->slot;
+    t->event_seq = ev->seq;
+    submit(s, t, "wait e" + std::to_string(e), begin);
+    api_slice("stream_wait_event", begin);
+    return ok();
+}
+
+Status Context::event_synchronize(EventId e) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    Event* ev = event(e);
+    if (!ev) return fail(Status::InvalidEvent, "event_synchronize: event " + std::to_string(e) + " is not live");
+    if (ev->last_record) wait_done(ev->last_record);
+    charge(m_dev.host().sync_ns);
+    api_slice("event_synchronize", begin);
+    return ok();
+}
+
+Status Context::event_query(EventId e) {
+    charge(m_dev.host().api_overhead_ns);
+    Event* ev = event(e);
+    if (!ev) return fail(Status::InvalidEvent, "event_query: event " + std::to_string(e) + " is not live");
+    return !ev->last_record || ev->last_record->done ? ok() : Status::NotReady;
+}
+
+Status Context::event_elapsed(uint64_t* ps, EventId start, EventId end) {
+    charge(m_dev.host().api_overhead_ns);
+    Event* a = event(start);
+    Event* b = event(end);
+    if (!ps || !a || !b) return fail(Status::InvalidEvent, "event_elapsed: event is not live");
+    if (!a->last_record || !b->last_record)
+        return fail(Status::InvalidEvent, "event_elapsed: an event was never recorded");
+    if (!a->last_record->done || !b->last_record->done) return Status::NotReady;
+    const uint64_t t0 = a->last_record->end_tick.v, t1 = b->last_record->end_tick.v;
+    *ps = t1 >= t0 ? t1 - t0 : 0;
+    return ok();
+}
+
+Status Context::launch(KernelDesc k, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().launch_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "launch of '" + k.name + "': stream " + std::to_string(s) + " is not live");
+    if (k.block_dim == 0) return fail(Status::InvalidValue, "launch of '" + k.name + "' with block_dim 0");
+    if (!k.body) return fail(Status::InvalidValue, "launch of '" + k.name + "' without a kernel body");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Kernel;
+    const std::string name = k.name.empty() ? k.type : k.name;
+    t->kernel = std::move(k);
+    submit(s, t, name, begin);
+    api_slice("launch", begin);
+    return ok();
+}
+
+Status Context::launch_host_func(StreamId s, std::function<void()> fn) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "launch_host_func: stream " + std::to_string(s) + " is not live");
+    if (!fn) return fail(Status::InvalidValue, "launch_host_func without a function");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Callback;
+    t->callback = std::move(fn);
+    submit(s, t, "host callback", begin);
+    api_slice("launch_host_func", begin);
+    return ok();
+}
+
+void Context::emit_task_trace() {
+    TraceHub* hub = m_dev.trace();
+    if (!hub || !hub->on(TraceLevel::Task)) return;
+    ITraceSink& sink = *hub->sink();
+    for (size_t i = 0; i < m_streams.size(); ++i) {
+        if (!m_streams[i].track) {
+            m_streams[i].track = sink.track("device", "context " + std::to_string(m_id) + " stream " + std::to_string(i),
+                                            static_cast<int>(100 + m_id * 100 + i));
+        }
+    }
+    for (const TaskRecord& r : m_records) {
+        const Task& t = *r.task;
+        if (!t.done) continue;
+        const TrackId track = m_streams[r.stream].track;
+        const TraceArg args[] = {{"task_id", static_cast<int64_t>(t.id)},
+                                 {"stream_id", static_cast<int64_t>(r.stream)},
+                                 {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)}};
+        sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, 3);
+        if (hub->on(TraceLevel::Op)) sink.flow(m_api_track, Tick(r.api_slice_begin), track, t.start_tick, task_kind_name(t.kind));
+    }
+}
+
+}  // namespace sfumato::rt

@@ -1,0 +1,94 @@
+// The reference matmul end to end through the CLI: `sfumato kernel matmul ... --check` on the
+// presets, fp16 and bf16, ragged shapes, output casts, the launch description in the summary,
+// determinism, and input errors, and the core model's race checker on every preset.
+#include <catch2/catch.hpp>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+nlohmann::json run_matmul(const std::string& preset, const std::string& args, const std::string& tag) {
+    const std::string out = temp_dir("matmul_" + tag);
+    const CliResult r =
+        run_cli("kernel matmul " + args + " --check --config " + config(preset) + " --out " + out);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("check: passed") != std::string::npos);
+    const auto s = read_json(out + "/summary.json");
+    CHECK(s["check"]["checked"] == true);
+    CHECK(s["check"]["passed"] == true);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("matmul: 512^3 fp16 on ascend910-like (coupled) passes the check and the launch is described") {
+    const auto s = run_matmul("ascend910-like", "--m 512 --n 512 --k 512 --dtype fp16", "910_fp16");
+    const auto& op = s["ops"][0];
+    CHECK(op["type"] == "MatMul");
+    CHECK(op["flops"].get<double>() == 2.0 * 512 * 512 * 512);
+    CHECK(op["bytes"].get<uint64_t>() == 2ull * 512 * 512 * 2 + 512ull * 512 * 4);
+    CHECK(op["block_dim"].get<uint32_t>() >= 1);
+    CHECK(op["block_dim"].get<uint32_t>() <= 32);
+    CHECK(op["pipe_util"]["cube"].get<double>() > 0.0);
+    CHECK(op["pipe_util"]["mte1"].get<double>() > 0.0);
+    CHECK(op["roofline_fraction"].get<double>() <= 1.0);
+}
+
+TEST_CASE("matmul: bf16 and ragged shapes with fp16/bf16 outputs on coupled cores") {
+    run_matmul("ascend910-like", "--m 512 --n 512 --k 512 --dtype bf16", "910_bf16");
+    run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype fp16 --set chip.arch=coupled",
+               "tiny_cpl_bf16");
+    run_matmul("tiny", "--m 17 --n 130 --k 45 --dtype fp16 --out-dtype bf16 --set chip.arch=coupled",
+               "tiny_cpl_fp16");
+}
+
+TEST_CASE("matmul: the same command twice gives identical cycles, and timing mode the same cycles") {
+    const std::string args = "--m 64 --n 96 --k 200 --config " + config("tiny") + " --set chip.arch=coupled";
+    const std::string a = temp_dir("mm_det_a"), b = temp_dir("mm_det_b"), c = temp_dir("mm_det_c");
+    REQUIRE(run_cli("kernel matmul " + args + " --out " + a).code == 0);
+    REQUIRE(run_cli("kernel matmul " + args + " --out " + b).code == 0);
+    REQUIRE(run_cli("kernel matmul " + args + " --mode timing --out " + c).code == 0);
+    const auto sa = read_json(a + "/summary.json"), sb = read_json(b + "/summary.json"),
+               sc = read_json(c + "/summary.json");
+    CHECK(sa["total_cycles"] == sb["total_cycles"]);
+    CHECK(sa["check"]["max_abs_err"] == sb["check"]["max_abs_err"]);
+    CHECK(sa["ops"][0]["cycles"] == sc["ops"][0]["cycles"]);
+    CHECK(sc["check"]["checked"] == false);
+}
+
+TEST_CASE("matmul: bad arguments exit 2 and name the argument") {
+    const std::string base = "kernel matmul --config " + config("tiny") + " ";
+    auto r = run_cli(base + "--m 64 --n 64 --k 64 --dtype fp32");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("dtype") != std::string::npos);
+    r = run_cli(base + "--m 64 --n 64 --k 64 --out-dtype int8");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("out_dtype") != std::string::npos);
+    r = run_cli(base + "--m 0 --n 64 --k 64");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("'m'") != std::string::npos);
+    r = run_cli(base + "--n 64 --k 64");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("'m'") != std::string::npos);
+}
+
+TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too") {
+    for (const char* preset : {"tiny", "ascend910b-like"})
+        for (const char* dt : {"fp16", "bf16"}) {
+            INFO(preset << " " << dt);
+            run_matmul(preset, std::string("--m 512 --n 512 --k 512 --dtype ") + dt,
+                       std::string(preset) + dt);
+        }
+    run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype bf16", "tiny_ragged");
+}
+
+TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset") {
+    for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
+        INFO(preset);
+        run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true",
+                   std::string("race_") + preset);
+    }
+}

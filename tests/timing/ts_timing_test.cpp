@@ -1,0 +1,106 @@
+// Exact task-scheduler timing, derived from the chip.ts.* and host.* parameters.
+#include <catch2/catch.hpp>
+
+#include "tests/component/ts_fixture.h"
+
+using namespace sfumato;
+using namespace sfumato::test;
+using rt::Status;
+
+namespace {
+
+struct Rig {
+    Config cfg;
+    std::unique_ptr<TestDevice> dev;
+    std::unique_ptr<rt::Device> rtdev;
+    uint64_t period = tiny_info().clock.period_ps();
+    explicit Rig(std::vector<std::string> overrides = {}) {
+        init_time_resolution();
+        cfg.apply_override("chip.ts.block_dispatch_cycles=16");  // not the default, to see it matters
+        for (const auto& o : overrides) cfg.apply_override(o);
+        dev = std::make_unique<TestDevice>(cfg);
+        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
+    }
+    uint64_t cyc(const char* key) const { return param(cfg, key) * period; }
+    void run(std::function<void(rt::Context&)> program) {
+        rt::Context& ctx = rtdev->open_context();
+        Host host("host", [&] { program(ctx); });
+        sc_core::sc_start();
+        REQUIRE(host.finished);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("ts timing: one kernel on an idle chip") {
+    Rig r;
+    const uint32_t blocks = tiny_info().vector_cores;
+    const uint64_t block_cycles = 5000;
+    std::shared_ptr<Task> k;
+    r.run([&](rt::Context& c) {
+        REQUIRE(c.launch(fixed_kernel("k", blocks, block_cycles), rt::kDefaultStream) == Status::Ok);
+        REQUIRE(c.stream_synchronize(rt::kDefaultStream) == Status::Ok);
+        k = c.tasks()[0].task;
+    });
+    CHECK(k->issue_tick.v == param(r.cfg, "host.launch_overhead_ns") * 1000);
+    CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
+    // Blocks start a dispatch later and block_dispatch apart; the last one ends block_cycles later.
+    CHECK(k->end_tick.v == k->start_tick.v + r.cyc("chip.ts.dispatch_cycles") +
+                               (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") + block_cycles * r.period +
+                               r.cyc("chip.ts.completion_cycles"));
+}
+
+TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels") {
+    // No completion latency: the next low kernel reaches its queue head at the very moment the
+    // cores free, so only priority decides who gets them.
+    Rig r({"chip.ts.completion_cycles=0"});
+    const uint32_t all = tiny_info().vector_cores;
+    const uint64_t block_cycles = 100000;  // long enough that every launch lands while the first runs
+    std::vector<std::shared_ptr<Task>> low;
+    std::shared_ptr<Task> urgent;
+    r.run([&](rt::Context& c) {
+        rt::StreamId lo, hi;
+        REQUIRE(c.stream_create(&lo, 5) == Status::Ok);
+        REQUIRE(c.stream_create(&hi, 0) == Status::Ok);
+        for (int i = 0; i < 3; ++i) REQUIRE(c.launch(fixed_kernel("low", all, block_cycles), lo) == Status::Ok);
+        REQUIRE(c.launch(fixed_kernel("urgent", all, block_cycles), hi) == Status::Ok);
+        REQUIRE(c.device_synchronize() == Status::Ok);
+        for (int i = 0; i < 3; ++i) low.push_back(c.tasks()[static_cast<size_t>(i)].task);
+        urgent = c.tasks()[3].task;
+    });
+    REQUIRE(urgent->issue_tick < low[0]->end_tick);  // submitted while the first low kernel runs
+    // Its cores free when the first low kernel's last block ends (its end minus the completion
+    // latency); the scheduler takes the urgent kernel then, before the queued low kernels.
+    const uint64_t cores_free = low[0]->end_tick.v - r.cyc("chip.ts.completion_cycles");
+    CHECK(urgent->start_tick.v == cores_free);
+    CHECK(low[1]->start_tick > urgent->start_tick);
+    CHECK(low[1]->start_tick.v >= urgent->end_tick.v - r.cyc("chip.ts.completion_cycles"));
+}
+
+TEST_CASE("ts timing: memcpy and event tasks") {
+    Rig r;
+    const uint64_t bytes = 1 << 20;
+    std::shared_ptr<Task> copy, rec;
+    r.run([&](rt::Context& c) {
+        rt::DevPtr d;
+        void* h;
+        rt::EventId e;
+        REQUIRE(c.malloc(&d, bytes) == Status::Ok);
+        REQUIRE(c.host_malloc(&h, bytes, true) == Status::Ok);
+        REQUIRE(c.event_create(&e) == Status::Ok);
+        REQUIRE(c.memcpy_h2d(d, h, bytes, rt::kDefaultStream, true) == Status::Ok);
+        REQUIRE(c.event_record(e, rt::kDefaultStream) == Status::Ok);
+        REQUIRE(c.event_synchronize(e) == Status::Ok);
+        copy = c.tasks()[0].task;
+        rec = c.tasks()[1].task;
+    });
+    MemcpyDesc m;
+    m.bytes = bytes;
+    m.pinned = true;
+    CHECK(copy->start_tick.v == copy->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
+    CHECK(copy->end_tick.v == copy->start_tick.v + r.cyc("chip.ts.dispatch_cycles") + r.dev->dma().copy_ps(m) +
+                                  r.cyc("chip.ts.completion_cycles"));
+    // The record was visible long before: it starts when the copy completes.
+    CHECK(rec->start_tick == copy->end_tick);
+    CHECK(rec->end_tick.v == rec->start_tick.v + r.cyc("chip.ts.event_cycles"));
+}

@@ -1,0 +1,147 @@
+// Pure C++ checks of the AI core's timing helpers: the GM pattern of every GM-touching opcode
+// against the ISA's footprint, and the UB bank-conflict count (fast and general paths) against
+// a brute-force count over every block of every repeat.
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+
+#include "isa/semantics.h"
+#include "models/aicore/core_timing.h"
+#include "models/aicore/gm_pattern.h"
+#include "tests/unit/isa_samples.h"
+
+using namespace sfumato;
+using isa::Opcode;
+using isa::Pos;
+
+namespace {
+
+// Walks a pattern run by run.
+template <class F>
+void runs(const GmPattern& p, F f) {
+    for (uint32_t o = 0; o < p.outer; ++o)
+        for (uint32_t i = 0; i < p.inner; ++i) f(p.base + o * p.outer_stride + i * p.inner_stride, p.len);
+}
+
+void check_pattern(const isa::Instr& in) {
+    CAPTURE(isa::opcode_name(in.op));
+    GmPattern p;
+    const bool has = gm_pattern(in, p);
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    const isa::Extent* gm = nullptr;
+    for (int i = 0; i < n; ++i)
+        if (ext[i].pos == Pos::GM) gm = &ext[i];
+    REQUIRE(has == (gm != nullptr));
+    if (!has) return;
+    CHECK(p.write == gm->write);
+    if (in.op == Opcode::FIXPIPE && !in.fix.nz2nd)  // NZ rows are whole 32-B blocks (zero-padded)
+        CHECK(p.total() == (in.fix.n + 32 / isa::dtype_size(in.fix.out_dtype) - 1) / (32 / isa::dtype_size(in.fix.out_dtype)) * in.fix.m * 32);
+    else
+        CHECK(p.total() == isa::gm_bytes(in));
+    uint64_t lo = ~0ull, hi = 0;
+    runs(p, [&](uint64_t a, uint64_t len) {
+        lo = std::min(lo, a);
+        hi = std::max(hi, a + len);
+    });
+    CHECK(lo == gm->lo);
+    CHECK(hi == gm->hi);
+}
+
+std::unique_ptr<CoreParams> params(Config& c, const std::vector<std::string>& sets) {
+    for (const auto& s : sets) c.apply_override(s);
+    return std::make_unique<CoreParams>(ParamScope(c, "chip.aicore"));
+}
+
+// Reference: per repeat, accesses per bank over all blocks of the operands a binary op touches.
+uint64_t brute_conflicts(const isa::Instr& in, const CoreParams& p) {
+    uint64_t total = 0;
+    const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
+    for (uint32_t r = 0; r < in.vec.repeat; ++r) {
+        std::map<uint64_t, uint32_t> count;
+        std::vector<std::pair<int, uint64_t>> src_banks;
+        auto touch = [&](int op, const isa::Addr& a, uint16_t blk, uint16_t rep, bool src) {
+            for (uint32_t b = 0; b < 8; ++b) {
+                const uint64_t bank = ((a.addr + uint64_t(r) * rep * 32 + uint64_t(b) * blk * 32) / p.ub_bank_bytes) % p.ub_banks;
+                ++count[bank];
+                if (src) src_banks.push_back({op, bank});
+            }
+        };
+        touch(0, in.src0, in.vec.src0_blk_stride, in.vec.src0_rep_stride, true);
+        touch(1, in.src1, in.vec.src1_blk_stride, in.vec.src1_rep_stride, true);
+        touch(2, in.dst, in.vec.dst_blk_stride, in.vec.dst_rep_stride, false);
+        uint32_t worst = 0;
+        for (const auto& [b, c] : count) worst = std::max(worst, c);
+        bool clash = false;
+        for (const auto& [oa, ba] : src_banks)
+            for (const auto& [ob, bb] : src_banks)
+                clash = clash || (oa != ob && ba != bb && ba / per_group == bb / per_group);
+        total += uint64_t(worst - 1) * p.ub_bank_conflict_cycles + (clash ? p.ub_group_conflict_cycles.get() : 0);
+    }
+    return total;
+}
+
+void random_adds(const CoreParams& p, uint32_t seed, bool unit_blk) {
+    std::mt19937 rng(seed);
+    for (int t = 0; t < 400; ++t) {
+        isa::Instr in = isa::make_instr(Opcode::VADD);
+        in.dst = {(rng() % 2048) * 32, Pos::UB};
+        in.src0 = {(rng() % 2048) * 32, Pos::UB};
+        in.src1 = {(rng() % 2048) * 32, Pos::UB};
+        in.vec.repeat = static_cast<uint16_t>(1 + rng() % 6);
+        if (!unit_blk) {
+            in.vec.dst_blk_stride = static_cast<uint16_t>(rng() % 70);
+            in.vec.src0_blk_stride = static_cast<uint16_t>(rng() % 70);
+            in.vec.src1_blk_stride = static_cast<uint16_t>(rng() % 70);
+        }
+        in.vec.dst_rep_stride = static_cast<uint16_t>(rng() % 80);
+        in.vec.src0_rep_stride = rng() % 2 ? in.vec.dst_rep_stride : static_cast<uint16_t>(rng() % 80);
+        in.vec.src1_rep_stride = in.vec.src0_rep_stride;
+        CAPTURE(t, in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+        REQUIRE(ub_conflict_cycles(in, p) == brute_conflicts(in, p));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("aicore gm pattern: every GM opcode's runs span exactly its GM footprint and gm_bytes") {
+    for (int i = 0; i < static_cast<int>(Opcode::kCount); ++i) check_pattern(isa::test::sample(static_cast<Opcode>(i)));
+    isa::Instr fix = isa::test::sample(Opcode::FIXPIPE);
+    fix.dst = {0x3000, Pos::GM};
+    fix.fix.nz2nd = 1;
+    fix.fix.dst_stride = std::max<uint32_t>(fix.fix.dst_stride, fix.fix.n);
+    check_pattern(fix);
+    fix.fix.nz2nd = 0;
+    fix.fix.dst_stride = std::max<uint32_t>(fix.fix.m, 1);
+    check_pattern(fix);
+}
+
+TEST_CASE("aicore bank conflicts: the contiguous fast path matches a brute-force count") {
+    Config c;
+    auto p = params(c, {});
+    random_adds(*p, 1, true);
+}
+
+TEST_CASE("aicore bank conflicts: the general path (strided blocks, odd banks, bank groups) matches brute force") {
+    Config c;
+    auto p = params(c, {"chip.aicore.ub.banks=48", "chip.aicore.ub.bank_bytes=64", "chip.aicore.ub.bank_groups=12",
+                        "chip.aicore.ub.bank_conflict_cycles=3", "chip.aicore.ub.group_conflict_cycles=2"});
+    random_adds(*p, 2, false);
+    Config c2;
+    auto q = params(c2, {});
+    random_adds(*q, 3, false);
+}
+
+TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr mad = isa::make_instr(Opcode::MAD);
+    mad.mad = {33, 70, 16, 0, 0};
+    mad.dtype = isa::DType::FP16;
+    CHECK(mad_cycles(mad, *p) == 3 * 5 * 1 * p->cube_cycles_per_step);
+    mad.dtype = isa::DType::INT8;
+    CHECK(mad_cycles(mad, *p) == 3 * 3 * 1 * p->cube_cycles_per_step);
+    mad.dtype = isa::DType::FP32;
+    CHECK(mad_cycles(mad, *p) == 3 * 9 * 1 * p->cube_cycles_per_step);
+    CHECK(compute_timing(mad, *p).latency == p->cube_fill);
+}

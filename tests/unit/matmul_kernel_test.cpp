@@ -1,0 +1,176 @@
+// The reference matmul without the chip model: host tiling invariants, and the kernel's
+// instruction stream for every block run in program order on a functional memory (coupled and
+// split cores, fp16/bf16, ragged shapes), checked for numbers against a host reference and for
+// structure (flags balanced, no unsynchronised buffer sharing between pipes).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "isa/layout.h"
+#include "kapi_sink.h"
+#include "runtime/ops/matmul.h"
+#include "sim/error.h"
+
+using namespace sfumato;
+using namespace sfumato::ops;
+using sfumato::isa::DType;
+using sfumato::isa::Pos;
+using sfumato::kernel::test::KapiSink;
+
+namespace {
+
+DeviceInfo device(const std::string& arch, uint32_t cores, uint64_t l1, uint64_t l0ab, uint64_t l0c,
+                  uint64_t ub) {
+    DeviceInfo d;
+    d.arch = arch;
+    d.cube_cores = cores;
+    d.l1_bytes = l1, d.l0a_bytes = d.l0b_bytes = l0ab, d.l0c_bytes = l0c, d.ub_bytes = ub;
+    d.event_ids = 8;
+    return d;
+}
+DeviceInfo tiny() {
+    return device("split", 2, 128 << 10, 16 << 10, 32 << 10, 32 << 10);
+}
+DeviceInfo like910() {
+    return device("coupled", 32, 1 << 20, 64 << 10, 256 << 10, 256 << 10);
+}
+DeviceInfo like910b() {
+    return device("split", 24, 512 << 10, 64 << 10, 128 << 10, 192 << 10);
+}
+
+void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_t eo) {
+    CHECK(t.base_m % 16 == 0);
+    CHECK(t.base_n % 16 == 0);
+    CHECK(t.base_k % 16 == 0);
+    CHECK(t.k_l1 % t.base_k == 0);
+    CHECK(t.buffers * t.c1_bytes() <= d.l0c_bytes);
+    CHECK(t.buffers * t.a2_bytes(es) <= d.l0a_bytes);
+    CHECK(t.buffers * t.b2_bytes(es) <= d.l0b_bytes);
+    CHECK(t.buffers * (t.a1_bytes(es) + t.b1_bytes(es)) <= d.l1_bytes);
+    if (d.arch == "coupled") CHECK(t.buffers * t.c2_bytes(eo) <= d.ub_bytes);
+    CHECK(uint64_t{t.tiles_m} * t.base_m >= t.m);
+    CHECK(uint64_t{t.tiles_m - 1} * t.base_m < t.m);
+    CHECK(uint64_t{t.tiles_n} * t.base_n >= t.n);
+    CHECK(t.block_dim == std::min(t.tiles(), d.cube_cores));
+}
+
+// Runs every block of the kernel on `kind` cores against one functional memory; returns C.
+struct Run {
+    std::vector<double> a, b, c;
+    double worst_ratio = 0;  // max |err| / tolerance
+    size_t instrs = 0;
+};
+
+Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in,
+               DType out, int nd2nz = -1) {
+    const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
+    MatmulPlan p;
+    p.t = plan_matmul(m, n, k, es, eo, dev);
+    if (nd2nz >= 0) p.t.nd2nz_instr = nd2nz == 1;
+    p.a = 0x1000;
+    p.b = p.a + (uint64_t{m} * k * es + 4095) / 4096 * 4096;
+    p.c = p.b + (uint64_t{k} * n * es + 4095) / 4096 * 4096;
+    isa::test::TestMem mem(1 << 20, p.c + uint64_t{m} * n * eo + 4096);
+    for (auto& byte : mem.of(Pos::GM)) byte = 0xff;  // poison: unwritten outputs are nan
+    Run r;
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (uint64_t i = 0; i < uint64_t{m} * k; ++i) {
+        mem.set(Pos::GM, p.a + i * es, in, d(gen));
+        r.a.push_back(mem.val(Pos::GM, p.a + i * es, in));
+    }
+    for (uint64_t i = 0; i < uint64_t{k} * n; ++i) {
+        mem.set(Pos::GM, p.b + i * es, in, d(gen));
+        r.b.push_back(mem.val(Pos::GM, p.b + i * es, in));
+    }
+    for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
+        KapiSink sink(kind, &mem);
+        sink.set_block(blk, p.t.block_dim);
+        sink.set_buffer(Pos::L1, dev.l1_bytes);
+        sink.set_buffer(Pos::L0A, dev.l0a_bytes);
+        sink.set_buffer(Pos::L0B, dev.l0b_bytes);
+        sink.set_buffer(Pos::L0C, dev.l0c_bytes);
+        if (kind == isa::CoreKind::Coupled) sink.set_buffer(Pos::UB, dev.ub_bytes);
+        sink.set_event_ids(dev.event_ids);
+        run_matmul_kernel(sink, p, in, out);
+        INFO("block " << blk);
+        CHECK(sink.errors().empty());
+        if (!sink.errors().empty()) FAIL_CHECK(sink.errors().front());
+        CHECK(sink.flags_clear());
+        CHECK(sink.first_race() == "");
+        CHECK(sink.count(isa::Opcode::MAD) > 0);
+        r.instrs += sink.issued().size();
+    }
+    // Same tolerance as the op's check: 2 * (k steps) * 2^-24 * sum|ab| + output rounding.
+    const double u = out == DType::FP16 ? 0x1p-11 : out == DType::BF16 ? 0x1p-8 : 0.0;
+    const double steps = std::ceil(double(k) / p.t.base_k);
+    for (uint32_t i = 0; i < m; ++i)
+        for (uint32_t j = 0; j < n; ++j) {
+            double s = 0, sa = 0;
+            for (uint32_t kk = 0; kk < k; ++kk)
+                s += r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j],
+                    sa += std::fabs(r.a[uint64_t{i} * k + kk] * r.b[uint64_t{kk} * n + j]);
+            const double got = mem.val(Pos::GM, p.c + (uint64_t{i} * n + j) * eo, out);
+            r.c.push_back(got);
+            const double tol = 2 * steps * 0x1p-24 * sa + u * std::fabs(s) + 0x1p-25;
+            r.worst_ratio = std::max(r.worst_ratio, std::isnan(got) ? 1e9 : std::fabs(got - s) / tol);
+        }
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("matmul tiling: every level double-buffered within the device's buffers") {
+    for (const DeviceInfo& d : {tiny(), like910(), like910b()})
+        for (auto [m, n, k] : {std::array<uint32_t, 3>{512, 512, 512},
+                               {17, 33, 1000},
+                               {4096, 4096, 4096},
+                               {1, 1, 1},
+                               {300, 2000, 70}}) {
+            INFO(d.arch << " " << d.l0c_bytes << " " << m << "x" << n << "x" << k);
+            for (uint32_t eo : {4u, 2u}) check_fits(plan_matmul(m, n, k, 2, eo, d), d, 2, eo);
+        }
+    // Tiles grow to what the buffers allow: 910B-like L0C (128 KiB, two buffers) holds 128x128 fp32.
+    const MatmulTiling t = plan_matmul(4096, 4096, 4096, 2, 4, like910b());
+    CHECK(t.base_m * t.base_n * 4 * 2 == like910b().l0c_bytes);
+    CHECK(t.block_dim == like910b().cube_cores);
+    CHECK(t.nd2nz_instr);
+    CHECK_FALSE(plan_matmul(64, 64, 64, 2, 4, like910()).nd2nz_instr);
+    CHECK(plan_matmul(64, 64, 64, 2, 4, like910b(), 5).block_dim == 5);
+    CHECK_THROWS_AS(plan_matmul(0, 4, 4, 2, 4, tiny()), InputError);
+    CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 1024, 0)),
+                    InputError);
+}
+
+TEST_CASE(
+    "matmul kernel: split (cube core, FixPipe to GM) fp16 and bf16, ragged shapes, several tiles and k "
+    "chunks") {
+    for (DType in : {DType::FP16, DType::BF16}) {
+        INFO(isa::dtype_name(in));
+        const Run r = run_matmul(tiny(), isa::CoreKind::Cube, 100, 70, 300, in, DType::FP32);
+        CHECK(r.worst_ratio <= 1.0);
+    }
+    const Run r = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16);
+    CHECK(r.worst_ratio <= 1.0);
+    // Either ND->NZ route gives the same numbers.
+    const Run burst = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, 0);
+    CHECK(burst.c == r.c);
+    CHECK(burst.instrs > r.instrs);
+}
+
+TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged shapes, fp16/bf16 outputs") {
+    DeviceInfo d = tiny();
+    d.arch = "coupled";
+    for (DType out : {DType::FP32, DType::FP16, DType::BF16}) {
+        INFO(isa::dtype_name(out));
+        const Run r = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, out);
+        CHECK(r.worst_ratio <= 1.0);
+    }
+    // 910-like buffers: one big tile per block, 4 event ids per pipe pair suffice.
+    DeviceInfo d910 = like910();
+    d910.event_ids = 4;
+    const Run r = run_matmul(d910, isa::CoreKind::Coupled, 130, 260, 700, DType::FP16, DType::FP32);
+    CHECK(r.worst_ratio <= 1.0);
+    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1);
+    CHECK(instr.worst_ratio <= 1.0);
+}

@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include "sim/error.h"
+#include "traces/workload.h"
+
+using namespace sfumato;
+namespace wl = sfumato::workload;
+
+namespace {
+
+std::string ops_check(const std::string& op, const std::map<std::string, std::string>& args) {
+    if (op != "add") return "unknown op '" + op + "'";
+    for (const auto& [k, v] : args) {
+        if (k != "n" && k != "dtype") return "unknown argument '" + k + "' of op 'add'";
+    }
+    return {};
+}
+
+const char* kExample = R"({"format": "sfumato-workload", "version": 1,
+ "streams": [{"id": 0, "priority": 0}, {"id": 1, "priority": 1}],
+ "tasks": [
+  {"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 268435456, "pinned": true},
+  {"kind": "kernel", "stream": 0, "op": "add", "args": {"n": 1048576, "dtype": "fp16"}, "block_dim": 8},
+  {"kind": "record", "stream": 0, "event": "e0"},
+  {"kind": "wait", "stream": 1, "event": "e0"},
+  {"kind": "host_delay", "us": 5},
+  {"kind": "sync", "stream": 1}]})";
+
+std::string with_task(const std::string& task) {
+    return R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0, "priority": 0}],
+ "tasks": [{"kind": "record", "stream": 0, "event": "ok"}, )" + task + "]}";
+}
+
+// The error message of parsing text, or "" if it parsed.
+std::string error_of(const std::string& text) {
+    try {
+        wl::parse(text, ops_check, "w.json");
+    } catch (const InputError& e) {
+        CHECK(e.code() == kExitBadInput);
+        return e.what();
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("workload: the issue's example parses into typed tasks") {
+    auto w = wl::parse(kExample, ops_check);
+    REQUIRE(w.streams.size() == 2);
+    CHECK(w.streams[1].priority == 1);
+    REQUIRE(w.tasks.size() == 6);
+    CHECK(w.tasks[0].kind == wl::Kind::Memcpy);
+    CHECK(w.tasks[0].bytes == 268435456ull);
+    CHECK(w.tasks[0].dir == CopyDir::H2D);
+    CHECK(w.tasks[0].pinned);
+    CHECK(w.tasks[1].op == "add");
+    CHECK(w.tasks[1].args.at("n") == "1048576");
+    CHECK(w.tasks[1].args.at("dtype") == "fp16");
+    CHECK(w.tasks[1].block_dim == 8);
+    CHECK(w.tasks[3].kind == wl::Kind::Wait);
+    CHECK(w.tasks[3].event == "e0");
+    CHECK(w.tasks[4].us == 5.0);
+    CHECK(w.tasks[4].stream == -1);
+    CHECK(w.tasks[5].stream == 1);
+}
+
+TEST_CASE("workload: to_json round-trips") {
+    auto w = wl::parse(kExample, ops_check);
+    auto w2 = wl::parse(wl::to_json(w), ops_check);
+    REQUIRE(w2.tasks.size() == w.tasks.size());
+    for (size_t i = 0; i < w.tasks.size(); ++i) {
+        CHECK(w2.tasks[i].kind == w.tasks[i].kind);
+        CHECK(w2.tasks[i].stream == w.tasks[i].stream);
+        CHECK(w2.tasks[i].bytes == w.tasks[i].bytes);
+        CHECK(w2.tasks[i].args == w.tasks[i].args);
+        CHECK(w2.tasks[i].event == w.tasks[i].event);
+        CHECK(w2.tasks[i].us == w.tasks[i].us);
+    }
+    CHECK(wl::to_json(w2) == wl::to_json(w));
+}
+
+TEST_CASE("workload: malformed files name the task and field") {
+    CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
+    CHECK_THAT(error_of(R"({"format": "x", "version": 1, "streams": [], "tasks": []})"),
+               Catch::Contains("format"));
+    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 2, "streams": [], "tasks": []})"),
+               Catch::Contains("version"));
+    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [], "tasks": [], "x": 1})"),
+               Catch::Contains("unknown top-level field 'x'"));
+    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0}, {"id": 0}], "tasks": []})"),
+               Catch::Contains("declared twice"));
+
+    CHECK_THAT(error_of(with_task(R"({"kind": "launch", "stream": 0})")),
+               Catch::Contains("task 1") && Catch::Contains("unknown kind 'launch'"));
+    CHECK_THAT(error_of(with_task(R"({"stream": 0})")), Catch::Contains("task 1: field 'kind': is missing"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "record", "stream": 0, "event": "e", "colour": 1})")),
+               Catch::Contains("task 1 (record): field 'colour': unknown field"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "memcpy", "stream": 3, "dir": "h2d", "bytes": 1})")),
+               Catch::Contains("task 1 (memcpy): field 'stream'") && Catch::Contains("not declared"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "memcpy", "dir": "h2d", "bytes": 1})")),
+               Catch::Contains("task 1 (memcpy): field 'stream': is missing"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "memcpy", "stream": 0, "dir": "up", "bytes": 1})")),
+               Catch::Contains("field 'dir'"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": -4})")),
+               Catch::Contains("field 'bytes'"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 0})")),
+               Catch::Contains("field 'bytes': must be at least 1"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "kernel", "stream": 0, "op": "conv9"})")),
+               Catch::Contains("task 1 (kernel): field 'op': unknown op 'conv9'"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "kernel", "stream": 0, "op": "add", "args": {"m": 1}})")),
+               Catch::Contains("unknown argument 'm'"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "kernel", "stream": 0, "op": "add", "block_dim": 0})")),
+               Catch::Contains("field 'block_dim': must be at least 1"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "wait", "stream": 0, "event": "never"})")),
+               Catch::Contains("task 1 (wait): field 'event'") && Catch::Contains("never recorded"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "host_delay", "us": -1})")), Catch::Contains("field 'us'"));
+    CHECK_THAT(error_of(with_task(R"(7)")), Catch::Contains("task 1: must be an object"));
+    CHECK(error_of(with_task(R"({"kind": "sync"})")).empty());  // device-wide sync
+}
+
+TEST_CASE("workload: a wait before its record is an error, after it is fine") {
+    const char* late = R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0}, {"id": 1}],
+      "tasks": [{"kind": "wait", "stream": 1, "event": "e"}, {"kind": "record", "stream": 0, "event": "e"}]})";
+    CHECK_THAT(error_of(late), Catch::Contains("task 0 (wait)"));
+    const char* ok = R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0}, {"id": 1}],
+      "tasks": [{"kind": "record", "stream": 0, "event": "e"}, {"kind": "wait", "stream": 1, "event": "e"}]})";
+    CHECK(error_of(ok).empty());
+}
+
+TEST_CASE("workload: a missing file is an input error") {
+    CHECK_THROWS_AS(wl::load("/nonexistent/w.json", ops_check), InputError);
+}
