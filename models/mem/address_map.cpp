@@ -1,6 +1,10 @@
 // Address maps: bit-field slicing of the address after a layout string (MSB..LSB above the
-// channel-interleave granule), and an XOR variant that permutes bank bits with low row bits
-// (so that strided streams spread over banks). Field widths come from the HBM geometry.
+// channel-interleave granule), and an XOR variant that permutes the bank bits (bank group and
+// bank) with all row bits folded down to the bank width, as a controller's few XOR gates do: two
+// streams whose addresses differ only in row bits (e.g. arrays a power of two apart) then land in
+// different banks instead of closing each other's rows. For a fixed row the permutation is a
+// bijection on the banks, so the map still covers the capacity exactly. Field widths come from
+// the HBM geometry.
 #include <array>
 #include <sstream>
 
@@ -83,8 +87,14 @@ public:
         const uint64_t low = (a >> m_l.offset_bits) & ((uint64_t(1) << m_l.low_col_bits) - 1);
         d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | low);
         if (m_xor) {
-            d.bg ^= static_cast<uint32_t>(d.row & ((uint64_t(1) << m_l.width[kBg]) - 1));
-            d.bank ^= static_cast<uint32_t>((d.row >> m_l.width[kBg]) & ((uint64_t(1) << m_l.width[kBa]) - 1));
+            const uint32_t bw = m_l.width[kBg] + m_l.width[kBa];
+            if (bw) {
+                const uint64_t mask = (uint64_t(1) << bw) - 1;
+                uint64_t h = 0;
+                for (uint64_t r = d.row; r; r >>= bw) h ^= r & mask;
+                d.bg ^= static_cast<uint32_t>(h & ((uint64_t(1) << m_l.width[kBg]) - 1));
+                d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
+            }
         }
         return d;
     }

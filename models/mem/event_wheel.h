@@ -1,4 +1,4 @@
-// A calendar queue of timed events for the memory system: 2^13 buckets of 512 ps each (a
+// A calendar queue of timed events for the memory system: 2^15 buckets of 128 ps each (a
 // ~4.2 us window) plus an overflow heap for later events. Events leave in (tick, sequence)
 // order, so runs are deterministic. Pushing and popping cost O(1) for the near-future events
 // that dominate memory traffic, where a binary heap of ~2000 pending requests costs a dozen
@@ -23,8 +23,8 @@ struct WheelItem {
 
 class EventWheel {
 public:
-    static constexpr uint32_t kShift = 9;
-    static constexpr uint64_t kBuckets = 1u << 13;
+    static constexpr uint32_t kShift = 7;
+    static constexpr uint64_t kBuckets = 1u << 15;
     static constexpr uint64_t kMask = kBuckets - 1;
     static constexpr uint64_t kEmpty = ~uint64_t(0);
 

@@ -46,16 +46,40 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_window(p.queue_window),
       m_bpg(p.banks_per_group),
       m_sched(sched),
+      m_write_high(p.write_high),
+      m_write_low(p.write_low),
       m_act_ok(p.banks(), 0),
       m_pre_ok(p.banks(), 0),
       m_col_ok(p.banks(), 0),
       m_open_row(p.banks(), IHbmScheduler::kClosed),
-      m_last_act_bg(p.bank_groups, kPast) {
-    m_queue.reserve(256);
-    if (m_t.refi) m_next_ref = static_cast<Ck>(m_t.refi + refresh_offset_ck % m_t.refi);
+      m_last_act_bg(p.bank_groups, kPast),
+      m_ref_done(p.banks(), 0),
+      m_bank_wanted(p.banks(), 0) {
+    m_rq.reserve(256);
+    m_wq.reserve(256);
+    m_per_bank_ref = p.per_bank_refresh;
+    if (m_t.refi && m_per_bank_ref) {
+        m_refi_sb = std::max<Ck>(1, static_cast<Ck>(m_t.refi / p.banks()));
+        m_next_ref = m_refi_sb + static_cast<Ck>(refresh_offset_ck % static_cast<uint64_t>(m_refi_sb));
+    } else if (m_t.refi) {
+        m_next_ref = static_cast<Ck>(m_t.refi + refresh_offset_ck % m_t.refi);
+    }
 }
 
 void HbmChannel::refresh_upto(Ck t) {
+    if (m_per_bank_ref) {
+        while (m_next_ref <= t) {
+            const uint32_t k = pick_refresh_bank();
+            // The bank precharges (if open) as soon as allowed, then refreshes for tRFCSB.
+            Ck start = m_next_ref;
+            if (m_open_row[k] != IHbmScheduler::kClosed) start = std::max(start, m_pre_ok[k]) + m_t.rp;
+            m_open_row[k] = IHbmScheduler::kClosed;
+            m_act_ok[k] = std::max(m_act_ok[k], start + m_t.rfcsb);
+            m_next_ref += m_refi_sb;
+            ++m_stats.refreshes;
+        }
+        return;
+    }
     while (m_next_ref <= t) {
         std::fill(m_open_row.begin(), m_open_row.end(), IHbmScheduler::kClosed);
         m_ref_end = m_next_ref + m_t.rfc;
@@ -63,6 +87,35 @@ void HbmChannel::refresh_upto(Ck t) {
         m_next_ref += m_t.refi;
         ++m_stats.refreshes;
     }
+}
+
+uint32_t HbmChannel::pick_refresh_bank() {
+    // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
+    // (REFSB names its bank, so the controller may refresh idle banks while others stream).
+    const uint32_t banks = static_cast<uint32_t>(m_open_row.size());
+    if (m_ref_left == 0) {
+        std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
+        m_ref_left = banks;
+    }
+    std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
+    for (const auto* q : {&m_rq, &m_wq}) {
+        const size_t n = std::min<size_t>(q->size(), m_window);
+        for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i]->bank_index] = 1;
+    }
+    uint32_t pick = banks;
+    for (uint32_t i = 0; i < banks; ++i) {
+        const uint32_t k = (m_ref_bank + i) % banks;
+        if (m_ref_done[k]) continue;
+        if (pick == banks) pick = k;
+        if (!m_bank_wanted[k]) {
+            pick = k;
+            break;
+        }
+    }
+    m_ref_done[pick] = 1;
+    --m_ref_left;
+    m_ref_bank = (pick + 1) % banks;
+    return pick;
 }
 
 HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
@@ -128,6 +181,8 @@ void HbmChannel::commit(HbmReq& r, const Plan& pl) {
         ++m_stats.reads;
         m_stats.bytes_read += r.bytes;
     }
+    if (m_last_dir >= 0 && r.write != (m_last_dir == 1)) ++m_stats.turnarounds;
+    m_last_dir = r.write ? 1 : 0;
     m_stats.busy_ck += uint64_t(pl.bursts) * m_t.bl;
     m_stats.bursts += pl.bursts;
     m_stats.burst_row_hits += pl.bursts - (pl.act != kNone ? 1 : 0);
@@ -139,20 +194,30 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
     const Ck now_ck = static_cast<Ck>((now.v + m_t.tck_ps - 1) / m_t.tck_ps);
     // A decision is due once an activate issued now would deliver data just as the bus frees.
     const Ck lookahead = m_t.rp + m_t.rcd + m_t.cl;
-    while (!m_queue.empty()) {
+    while (!m_rq.empty() || !m_wq.empty()) {
         if (now_ck < m_next_decision) return static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
-        const size_t n = std::min<size_t>(m_queue.size(), m_window);
+        // Write drain: starts at the high watermark, ends at the low one; reads go first otherwise,
+        // and a write is served alone only while no read waits.
+        if (m_draining && m_wq.size() <= m_write_low) m_draining = false;
+        if (!m_draining && m_wq.size() >= m_write_high) {
+            m_draining = true;
+            ++m_stats.write_drains;
+        }
+        std::vector<HbmReq*>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        // Per-bank refreshes due now pick their banks while every waiting request is still queued.
+        if (m_per_bank_ref) refresh_upto(now_ck);
+        const size_t n = std::min<size_t>(q.size(), m_window);
         const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
-        const size_t idx = m_sched.pick(m_queue.data(), n, view);
-        HbmReq* r = m_queue[idx];
-        m_queue.erase(m_queue.begin() + static_cast<std::ptrdiff_t>(idx));
+        const size_t idx = m_sched.pick(q.data(), n, view);
+        HbmReq* r = q[idx];
+        q.erase(q.begin() + static_cast<std::ptrdiff_t>(idx));
         Ck t = now_ck;
         Plan pl;
         for (;;) {
             refresh_upto(t);
             t = std::max(t, m_ref_end);
             pl = plan(*r, t);
-            if (pl.data_end > m_next_ref) {  // never straddle a refresh window
+            if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window
                 t = m_next_ref;
                 continue;
             }

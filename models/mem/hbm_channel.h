@@ -6,7 +6,16 @@
 // tRRD_S/L/tFAW/tWR/tWTR/tRTP/tRTW and the data bus. A decision is taken just early enough that
 // an activate can overlap the previous data transfer. Refresh: all-bank, one tRFC window every
 // tREFI (staggered per channel); a request never straddles a window, and a window closes all rows.
-// Simplified: commands of one request are not interleaved with another's; no power-down.
+// Per-bank refresh (REFSB) instead takes one bank at a time every tREFI / banks, each bank once per
+// tREFI, preferring banks no queued request wants: it waits for the bank's precharge to be
+// allowed, closes its row and blocks its activates for tRFCSB, while the other banks keep serving
+// (a REFSB is not counted against tRRD/tFAW, and due refreshes are taken at the next decision).
+// Reads and writes wait in separate queues: reads are served first, and writes are drained in a
+// batch once write_high of them wait, down to write_low (or one at a time while no read waits),
+// so the bus turns around once per batch instead of once per write.
+// Simplified: commands of one request are not interleaved with another's; no power-down; the
+// write queue is not bounded (the high watermark keeps it short) and a read does not snoop it
+// (timing only: data lives in the backing store).
 #pragma once
 #include <cstdint>
 #include <climits>
@@ -40,17 +49,20 @@ struct HbmChannelStats {
     uint64_t activates = 0, refreshes = 0;
     uint64_t bursts = 0, burst_row_hits = 0;  // column accesses, and those that found their row open
     uint64_t busy_ck = 0;  // data-bus busy tCK
+    uint64_t write_drains = 0;  // batches started by the high watermark
+    uint64_t turnarounds = 0;   // read-to-write and write-to-read switches of the data bus
 };
 
 class HbmChannel {
 public:
     static constexpr uint64_t kNever = ~uint64_t(0);
     HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
-    void enqueue(HbmReq* r) { m_queue.push_back(r); }
+    void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back(r); }
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
-    size_t queued() const { return m_queue.size(); }
+    size_t queued() const { return m_rq.size() + m_wq.size(); }
+    size_t queued_writes() const { return m_wq.size(); }
     const HbmChannelStats& stats() const { return m_stats; }
     const HbmTiming& timing() const { return m_t; }
 
@@ -67,13 +79,17 @@ private:
     Plan plan(const HbmReq& r, Ck t) const;
     void commit(HbmReq& r, const Plan& pl);
     void refresh_upto(Ck t);
+    uint32_t pick_refresh_bank();
 
     HbmTiming m_t;
     uint32_t m_burst_bytes;
     uint32_t m_window;
     uint32_t m_bpg;
     const IHbmScheduler& m_sched;
-    std::vector<HbmReq*> m_queue;
+    std::vector<HbmReq*> m_rq, m_wq;  // reads, writes; arrival order
+    uint32_t m_write_high, m_write_low;
+    bool m_draining = false;
+    int8_t m_last_dir = -1;  // direction of the last request: -1 none yet, 0 read, 1 write
     std::vector<Ck> m_act_ok, m_pre_ok, m_col_ok;  // per bank
     std::vector<uint64_t> m_open_row;
     std::vector<Ck> m_last_act_bg;
@@ -88,6 +104,11 @@ private:
     Ck m_last_rd_cmd = kPast;
     Ck m_next_decision = 0;
     Ck m_next_ref = kNone;
+    bool m_per_bank_ref = false;
+    Ck m_refi_sb = 0;         // per-bank refresh interval
+    uint32_t m_ref_bank = 0;  // where the search for the next bank to refresh starts
+    std::vector<uint8_t> m_ref_done, m_bank_wanted;  // per bank: refreshed this round; queued for
+    uint32_t m_ref_left = 0;  // banks still to refresh in this round
     Ck m_ref_end = 0;
     HbmChannelStats m_stats;
 };

@@ -31,6 +31,12 @@ HbmParams read_hbm_params(const ParamScope& s) {
     p.capacity_bytes = Param<uint64_t>(s, "capacity_mib", 256, "MiB", "device memory capacity", {1, uint64_t(1) << 24}) << 20;
     p.interleave_bytes = Param<uint32_t>(s, "interleave_bytes", 512, "B", "bytes kept in one channel before the next", {32, 65536});
     p.queue_window = Param<uint32_t>(s, "queue_window", 32, "requests", "requests the scheduler looks at", {1, 4096});
+    p.write_high = Param<uint32_t>(s, "write_high_watermark", 32, "requests",
+                                   "queued writes that start a write drain (reads are served first until then)", {1, 4096});
+    p.write_low = Param<uint32_t>(s, "write_low_watermark", 16, "requests",
+                                  "queued writes at which a write drain ends and reads resume", {0, 4096});
+    if (p.write_low >= p.write_high)
+        throw ConfigError(s.key("write_low_watermark"), "must be below write_high_watermark");
     p.address_map = ChoiceParam(s, "address_map", "bitfield", "address map policy", address_map_names()).get();
     p.address_layout = ChoiceParam(s, "address_layout", "Ro,Ba,Bg,Co,Ch",
                                    "address fields MSB..LSB above the interleave granule (Ro,Ba,Bg,Co,Ch)", {}).get();
@@ -68,10 +74,15 @@ HbmParams read_hbm_params(const ParamScope& s) {
     t.rtw = ns_to_ck(s, "tRTW", 18, ck, "read command to write command (bus turnaround)");
     t.refi = ns_to_ck(s, "tREFI", 3900, ck, "refresh interval (0 disables refresh)");
     t.rfc = ns_to_ck(s, "tRFC", 260, ck, "refresh cycle time");
+    t.rfcsb = ns_to_ck(s, "tRFCSB", 160, ck, "single-bank refresh cycle time (refresh = per_bank)");
+    p.per_bank_refresh = ChoiceParam(s, "refresh", "all_bank", "refresh mode: all_bank (REFab, tRFC every tREFI) or "
+                                     "per_bank (REFSB, one bank for tRFCSB every tREFI / banks)", {"all_bank", "per_bank"}).get() == "per_bank";
     t.ccd_s = Param<uint32_t>(s, "tCCD_S", 1, "tCK", "column to column, different bank group", {1, 64});
     t.ccd_l = Param<uint32_t>(s, "tCCD_L", 2, "tCK", "column to column, same bank group", {1, 64});
     t.bl = p.burst_length / 2;
     if (t.refi && t.rfc >= t.refi) throw ConfigError(s.key("tRFC"), "must be shorter than tREFI");
+    if (p.per_bank_refresh && t.refi && t.rfcsb >= t.refi)
+        throw ConfigError(s.key("tRFCSB"), "must be shorter than tREFI");
     // The address map must cover the capacity exactly (throws naming address_layout).
     validate_address_map(p, s.key("address_layout"));
     return p;

@@ -17,6 +17,7 @@ struct HbmTiming {
     uint32_t ccd_s = 1, ccd_l = 2, rrd_s = 4, rrd_l = 6, faw = 30;
     uint32_t wr = 16, wtr_s = 6, wtr_l = 8, rtp = 6, rtw = 18;
     uint32_t refi = 3900, rfc = 260;  // refi 0: refresh disabled
+    uint32_t rfcsb = 160;             // single-bank refresh cycle time
 };
 
 struct HbmParams {
@@ -30,9 +31,13 @@ struct HbmParams {
     uint64_t capacity_bytes = 0;
     uint32_t interleave_bytes = 512;
     uint32_t queue_window = 32;
+    // Write queue per pseudo-channel: reads are served first; writes are drained in a batch
+    // once the queue holds write_high writes, down to write_low (or whenever no read waits).
+    uint32_t write_high = 32, write_low = 16;
     std::string address_map = "bitfield";
     std::string address_layout = "Ro,Ba,Bg,Co,Ch";
     std::string scheduler = "frfcfs";
+    bool per_bank_refresh = false;  // REFSB: one bank at a time, tREFI / banks apart
     HbmTiming t;
 
     uint32_t total_pcs() const { return stacks * channels_per_stack * pseudo_channels; }

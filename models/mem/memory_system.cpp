@@ -48,6 +48,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement",
                                                                              m_l2.g.sets, m_l2.g.ways));
         m_slices[s].mshrs.resize(m_l2.mshrs);
+        for (size_t i = m_l2.mshrs; i-- > 0;) m_slices[s].free_mshrs.push_back(&m_slices[s].mshrs[i]);
         for (auto& m : m_slices[s].mshrs) {
             m.slice = s;
             m.fill.owner = &m;
@@ -71,6 +72,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     add("row_conflicts", "requests", "requests that closed another row", sum(&HbmChannelStats::row_conflicts));
     add("activates", "commands", "activate commands", sum(&HbmChannelStats::activates));
     add("refreshes", "commands", "refresh windows that took effect", sum(&HbmChannelStats::refreshes));
+    add("write_drains", "batches", "write drains started by the high watermark", sum(&HbmChannelStats::write_drains));
+    add("turnarounds", "switches", "read-to-write and write-to-read switches of the data bus", sum(&HbmChannelStats::turnarounds));
     add("bursts", "commands", "column accesses", sum(&HbmChannelStats::bursts));
     add("row_hit_rate", "ratio", "column accesses that found their row open / all column accesses", [this] { return row_hit_rate(); });
     add("peak_gbps", "GB/s", "channels x bus width x data rate", [this] { return peak_gbps(); });
@@ -98,6 +101,8 @@ HbmChannelStats MemorySystem::hbm_totals() const {
         t.busy_ck += s.busy_ck;
         t.bursts += s.bursts;
         t.burst_row_hits += s.burst_row_hits;
+        t.write_drains += s.write_drains;
+        t.turnarounds += s.turnarounds;
     }
     return t;
 }
@@ -272,25 +277,28 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
         return;
     }
     if (!retry) ++st.misses;
-    Mshr* freem = nullptr;
-    for (Mshr& m : s.mshrs) {
-        if (m.busy && m.line_addr == line) {
-            if (!retry) ++st.merges;
-            m.tail->next = &r;
-            m.tail = &r;
-            r.next = nullptr;
-            return;
+    // Busy MSHRs are searched only when one holds a line of the same hash (exact: a count).
+    if (s.busy_hash[line & (Slice::kHash - 1)]) {
+        for (Mshr& m : s.mshrs) {
+            if (m.busy && m.line_addr == line) {
+                if (!retry) ++st.merges;
+                m.tail->next = &r;
+                m.tail = &r;
+                r.next = nullptr;
+                return;
+            }
         }
-        if (!m.busy && !freem) freem = &m;
     }
     r.next = nullptr;
-    if (!freem) {
+    if (s.free_mshrs.empty()) {
         if (s.blocked_tail) s.blocked_tail->next = &r;
         else s.blocked_head = &r;
         s.blocked_tail = &r;
         return;
     }
-    Mshr& m = *freem;
+    Mshr& m = *s.free_mshrs.back();
+    s.free_mshrs.pop_back();
+    ++s.busy_hash[line & (Slice::kHash - 1)];
     m.busy = true;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
@@ -387,6 +395,8 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     l.valid |= m.fetch_mask;
     const uint64_t valid = l.valid;
     m.busy = false;
+    --s.busy_hash[m.line_addr & (Slice::kHash - 1)];
+    s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;
     while (w) {
         MemRequest* nx = w->next;

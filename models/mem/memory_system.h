@@ -69,6 +69,9 @@ private:
         std::unique_ptr<L2Tags> tags;
         uint64_t free = 0;
         std::vector<Mshr> mshrs;
+        std::vector<Mshr*> free_mshrs;  // stack; the lowest index on top at the start
+        static constexpr uint32_t kHash = 64;
+        std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash
         MemRequest* blocked_head = nullptr;
         MemRequest* blocked_tail = nullptr;
     };

@@ -67,6 +67,7 @@ struct Bench {
         init_time_resolution();
         cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/tiny.ini");
         cfg.set_raw("chip.hbm.tREFI", "0", "test");  // no refresh window in the way
+        cfg.set_raw("chip.hbm.address_map", "bitfield", "test");  // rows above banks, no XOR
         chip = std::make_unique<ChipParams>(cfg);
         rt::RuntimeParams host(ParamScope(cfg, "host"));
         cfg.check_unused();

@@ -167,10 +167,9 @@ TEST_CASE("mem hbm: read after write waits tWTR after the write data") {
     const auto& t = f.p.t;
     HbmReq* w = f.req(f.addr(0, 0, 1), f.p.burst_bytes(), true);
     HbmReq* r = f.req(f.addr(0, 0, 1, 1), f.p.burst_bytes());
-    w->arrive = r->arrive = Tick(0);
-    f.ch->enqueue(w);
-    f.ch->enqueue(r);
-    f.drain(0);
+    // Reads go first when both wait, so the read arrives once the write has been scheduled.
+    f.submit_run(w, 0);
+    f.submit_run(r, 0);
     CHECK(w->done.v == f.ck(t.rcd + t.cwl + t.bl));
     CHECK(r->first_col_ck == t.rcd + t.cwl + t.bl + t.wtr_l);
 }
