@@ -28,7 +28,7 @@ HbmParams read_hbm_params(const ParamScope& s) {
     p.banks_per_group = Param<uint32_t>(s, "banks_per_group", 4, "", "banks per bank group", {1, 16});
     p.rows = Param<uint64_t>(s, "rows", 16384, "", "rows per bank", {1, uint64_t(1) << 24});
     p.row_bytes = Param<uint32_t>(s, "row_bytes", 1024, "B", "row (page) size of one pseudo-channel", {32, 65536});
-    p.capacity_bytes = Param<uint64_t>(s, "capacity_mib", 256, "MiB", "device memory capacity", {1, uint64_t(1) << 24}) << 20;
+    p.capacity_bytes = Param<uint64_t>(s, "capacity_mib", 4096, "MiB", "device memory capacity", {1, uint64_t(1) << 24}) << 20;
     p.interleave_bytes = Param<uint32_t>(s, "interleave_bytes", 512, "B", "bytes kept in one channel before the next", {32, 65536});
     p.queue_window = Param<uint32_t>(s, "queue_window", 32, "requests", "requests the scheduler looks at", {1, 4096});
     p.write_high = Param<uint32_t>(s, "write_high_watermark", 32, "requests",

@@ -11,16 +11,10 @@ namespace sfumato::cli {
 
 namespace {
 int cmd_info(const std::vector<std::string>& args) {
-    CommonOptions o;
-    po::options_description d("sfumato info");
-    add_config_options(d, o);
-    po::variables_map vm;
-    if (!parse_command(args, "sfumato info [--config F] [--set key=value]", d, vm)) return 0;
-    Config c;
-    load_config(c, o);
-    ChipParams chip(c);
-    rt::RuntimeParams host(ParamScope(c, "host"));
-    c.check_unused();
+    LoadedParams lp;
+    if (!load_params_command(args, "info", lp)) return 0;
+    const Config& c = lp.config;
+    const ChipParams& chip = *lp.chip;
     const ChipPeaks k = chip_peaks(chip);
     std::printf("%s: %s chip, %u %s", chip.name.get().c_str(), chip.arch.get().c_str(), chip.cube_cores.get(),
                 chip.split() ? "AIC" : "cores");

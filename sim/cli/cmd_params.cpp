@@ -11,16 +11,9 @@ namespace sfumato::cli {
 
 namespace {
 int cmd_params(const std::vector<std::string>& args) {
-    CommonOptions o;
-    po::options_description d("sfumato params");
-    add_config_options(d, o);
-    po::variables_map vm;
-    if (!parse_command(args, "sfumato params [--config F] [--set key=value]", d, vm)) return 0;
-    Config c;
-    load_config(c, o);
-    ChipParams chip(c);
-    rt::RuntimeParams host(ParamScope(c, "host"));
-    c.check_unused();
+    LoadedParams lp;
+    if (!load_params_command(args, "params", lp)) return 0;
+    const Config& c = lp.config;
     std::printf("%-44s %-14s %-14s %-8s %-22s %s\n", "key", "value", "default", "unit", "range", "description");
     for (const auto& p : c.decls())
         std::printf("%-44s %-14s %-14s %-8s %-22s %s\n", p.key.c_str(), p.value.c_str(), p.default_value.c_str(),

@@ -49,6 +49,20 @@ bool parse_command(const std::vector<std::string>& args, const char* usage, po::
     return true;
 }
 
+bool load_params_command(const std::vector<std::string>& args, const std::string& name, LoadedParams& out) {
+    CommonOptions o;
+    po::options_description d("sfumato " + name);
+    add_config_options(d, o);
+    po::variables_map vm;
+    const std::string usage = "sfumato " + name + " [--config F] [--set key=value]";
+    if (!parse_command(args, usage.c_str(), d, vm)) return false;
+    load_config(out.config, o);
+    out.chip = std::make_unique<ChipParams>(out.config);
+    out.host = std::make_unique<rt::RuntimeParams>(ParamScope(out.config, "host"));
+    out.config.check_unused();
+    return true;
+}
+
 void load_config(Config& c, const CommonOptions& o) {
     for (const auto& f : o.configs) c.load_ini(f);
     for (const auto& s : o.sets) c.apply_override(s);

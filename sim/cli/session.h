@@ -41,6 +41,16 @@ void load_config(Config& c, const CommonOptions& o);
 
 std::string version_string();
 
+// Every parameter of a configuration (chip and host runtime), loaded without a model.
+struct LoadedParams {
+    Config config;
+    std::unique_ptr<ChipParams> chip;
+    std::unique_ptr<rt::RuntimeParams> host;
+};
+// For commands that only read parameters: parses --config/--set, loads everything into out
+// (unknown keys throw). Returns false when --help was printed.
+bool load_params_command(const std::vector<std::string>& args, const std::string& name, LoadedParams& out);
+
 class Session {
 public:
     Session(const CommonOptions& o, std::string command_line);

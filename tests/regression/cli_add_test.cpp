@@ -160,3 +160,12 @@ TEST_CASE("add: the roofline bound is never beaten on any preset (L2-resident in
         }
     }
 }
+
+TEST_CASE("cli: the built-in defaults are a consistent chip (no --config needed)") {
+    CHECK(run_cli("params").code == 0);
+    CHECK(run_cli("info").code == 0);
+    const std::string out = temp_dir("defaults");
+    const CliResult r = run_cli("kernel add --n 4096 --trace off --out " + out);
+    INFO(r.output);
+    CHECK(r.code == 0);
+}
