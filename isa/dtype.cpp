@@ -78,36 +78,8 @@ uint16_t f32_to_bf16(float f) {
 }
 
 float load_as_f32(DType t, const uint8_t* p) {
-    switch (t) {
-        case DType::FP16: {
-            uint16_t h;
-            std::memcpy(&h, p, 2);
-            return f16_to_f32(h);
-        }
-        case DType::BF16: {
-            uint16_t h;
-            std::memcpy(&h, p, 2);
-            return bf16_to_f32(h);
-        }
-        case DType::FP32: {
-            float f;
-            std::memcpy(&f, p, 4);
-            return f;
-        }
-        case DType::INT8: return static_cast<float>(static_cast<int8_t>(*p));
-        case DType::UINT8: return static_cast<float>(*p);
-        case DType::INT16: {
-            int16_t v;
-            std::memcpy(&v, p, 2);
-            return static_cast<float>(v);
-        }
-        case DType::INT32: {
-            int32_t v;
-            std::memcpy(&v, p, 4);
-            return static_cast<float>(v);
-        }
-        default: return 0.0f;
-    }
+    // Every ISA type is exact in a double, so one rounding to float gives the nearest float.
+    return static_cast<float>(load_f64(t, p));
 }
 
 void store_from_f32(DType t, uint8_t* p, float v) {
