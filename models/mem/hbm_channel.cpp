@@ -48,6 +48,7 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_sched(sched),
       m_write_high(p.write_high),
       m_write_low(p.write_low),
+      m_write_cap(p.write_queue_depth),
       m_act_ok(p.banks(), 0),
       m_pre_ok(p.banks(), 0),
       m_col_ok(p.banks(), 0),

@@ -13,9 +13,11 @@
 // Reads and writes wait in separate queues: reads are served first, and writes are drained in a
 // batch once write_high of them wait, down to write_low (or one at a time while no read waits),
 // so the bus turns around once per batch instead of once per write.
-// Simplified: commands of one request are not interleaved with another's; no power-down; the
-// write queue is not bounded (the high watermark keeps it short) and a read does not snoop it
-// (timing only: data lives in the backing store).
+// The write queue has a capacity (write_queue_depth): the channel reports write_full() and its
+// owner holds further writes back (the memory system stalls the evicting L2 access), so a long
+// write stream runs at the channel's write rate.
+// Simplified: commands of one request are not interleaved with another's; no power-down; a read
+// does not snoop the write queue (timing only: data lives in the backing store).
 #pragma once
 #include <cstdint>
 #include <climits>
@@ -41,6 +43,9 @@ struct HbmReq {
     uint64_t act_ck = ~uint64_t(0);  // tCK of its activate, if any (tests)
     void* owner = nullptr;
     uint32_t kind = 0;  // owner's use
+    HbmReq* next = nullptr;     // owner's use (a list of writes waiting for queue room)
+    void* waiter = nullptr;     // owner's use (what waits for this write to be queued)
+    uint32_t waiter_kind = 0;   // owner's use
 };
 
 struct HbmChannelStats {
@@ -63,6 +68,13 @@ public:
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
     size_t queued() const { return m_rq.size() + m_wq.size(); }
     size_t queued_writes() const { return m_wq.size(); }
+    // The write queue holds write_queue_depth writes; enqueue() does not check (the owner does).
+    bool write_full() const { return m_wq.size() >= m_write_cap; }
+    uint64_t queued_write_bytes() const {
+        uint64_t b = 0;
+        for (const HbmReq* r : m_wq) b += r->bytes;
+        return b;
+    }
     const HbmChannelStats& stats() const { return m_stats; }
     const HbmTiming& timing() const { return m_t; }
 
@@ -87,7 +99,7 @@ private:
     uint32_t m_bpg;
     const IHbmScheduler& m_sched;
     std::vector<HbmReq*> m_rq, m_wq;  // reads, writes; arrival order
-    uint32_t m_write_high, m_write_low;
+    uint32_t m_write_high, m_write_low, m_write_cap;
     bool m_draining = false;
     int8_t m_last_dir = -1;  // direction of the last request: -1 none yet, 0 read, 1 write
     std::vector<Ck> m_act_ok, m_pre_ok, m_col_ok;  // per bank

@@ -37,6 +37,12 @@ HbmParams read_hbm_params(const ParamScope& s) {
                                   "queued writes at which a write drain ends and reads resume", {0, 4096});
     if (p.write_low >= p.write_high)
         throw ConfigError(s.key("write_low_watermark"), "must be below write_high_watermark");
+    p.write_queue_depth = Param<uint32_t>(s, "write_queue_depth", 2 * p.write_high, "requests",
+                                          "write queue capacity per pseudo-channel (default 2 x write_high_watermark); "
+                                          "a dirty eviction waits while its queue is full", {1, 65536});
+    if (p.write_queue_depth <= p.write_high)
+        throw ConfigError(s.key("write_queue_depth"), "must be above write_high_watermark (" +
+                                                          std::to_string(p.write_high) + ")");
     p.address_map = ChoiceParam(s, "address_map", "bitfield", "address map policy", address_map_names()).get();
     p.address_layout = ChoiceParam(s, "address_layout", "Ro,Ba,Bg,Co,Ch",
                                    "address fields MSB..LSB above the interleave granule (Ro,Ba,Bg,Co,Ch)", {}).get();

@@ -34,6 +34,9 @@ struct HbmParams {
     // Write queue per pseudo-channel: reads are served first; writes are drained in a batch
     // once the queue holds write_high writes, down to write_low (or whenever no read waits).
     uint32_t write_high = 32, write_low = 16;
+    // Capacity of that write queue (> write_high): when it is full, the L2 access whose eviction
+    // needs a write-back to this pseudo-channel waits for room (back-pressure on the writer).
+    uint32_t write_queue_depth = 64;
     std::string address_map = "bitfield";
     std::string address_layout = "Ro,Ba,Bg,Co,Ch";
     std::string scheduler = "frfcfs";

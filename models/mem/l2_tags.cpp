@@ -45,6 +45,12 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     return slot;
 }
 
+uint64_t L2Tags::dirty_bytes() const {
+    uint64_t n = 0;
+    for (const Line& l : m_state) n += static_cast<uint64_t>(__builtin_popcountll(l.dirty));
+    return n * m_g.sector_bytes;
+}
+
 uint64_t L2Tags::sector_mask(uint64_t addr, uint32_t bytes) const {
     const uint64_t off = addr % m_g.line_bytes;
     const uint64_t first = off / m_g.sector_bytes;

@@ -43,6 +43,8 @@ public:
     uint32_t allocate(uint64_t line_addr, Victim& v);
     Line& line(uint32_t slot) { return m_state[slot]; }
     uint32_t set_of(uint64_t line_addr) const { return static_cast<uint32_t>((line_addr / m_g.slices) % m_g.sets); }
+    // Bytes of dirty sectors over the whole array (a walk: for reports).
+    uint64_t dirty_bytes() const;
     // Sector mask covering [addr, addr+bytes) within its line.
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const;
 

@@ -29,6 +29,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_l2_stats(&m_stats, "l2"),
       m_hbm_stats(&m_stats, "hbm"),
       m_writebacks(m_l2_stats, "writebacks", "lines", "dirty lines written back to HBM"),
+      m_wb_stalls(m_l2_stats, "writeback_stalls", "lines",
+                  "write-backs that waited for room in a full HBM write queue (their access waited too)"),
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
     m_frontend_ps = p.frontend_ps;
@@ -39,6 +41,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     m_channels.reserve(pcs);
     for (uint32_t i = 0; i < pcs; ++i) m_channels.emplace_back(m_hbm, *m_sched, uint64_t(i) * m_hbm.t.refi / pcs);
     m_wake.assign(pcs, 0);
+    m_wb_wait.assign(pcs, {});
     m_out.reserve(64);
     m_port.resize(ports);
     if (m_hbm.capacity_bytes / m_l2.g.line_bytes >= (uint64_t(1) << 32) - 1)
@@ -258,7 +261,13 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
             slot = s.tags->allocate(line, v);
             if (v.evicted) {
                 ++st.evictions;
-                if (v.dirty) write_back(v, t, r.who);
+                if (v.dirty && !write_back(v, t, &r, kWaitWrite)) {
+                    // The data is in the line; the write completes once the victim is queued.
+                    L2Tags::Line& l = s.tags->line(slot);
+                    l.valid |= mask;
+                    l.dirty |= mask;
+                    return;
+                }
             }
         }
         L2Tags::Line& l = s.tags->line(slot);
@@ -302,13 +311,14 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     m.busy = true;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
+    bool fill_waits = false;
     if (slot == L2Tags::kNone) {
         // Reserve the way now (its sectors stay invalid until the fill arrives).
         L2Tags::Victim v;
         slot = s.tags->allocate(line, v);
         if (v.evicted) {
             ++st.evictions;
-            if (v.dirty) write_back(v, t, r.who);
+            if (v.dirty) fill_waits = !write_back(v, t, &m, kWaitFill);
         }
     }
     m.slot = slot;
@@ -318,7 +328,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     m.fill.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
     m.fill.bytes = (last - first + 1) * m_l2.g.sector_bytes;
     m.fill.write = false;
-    hbm_enqueue(m.fill, t);
+    if (!fill_waits) hbm_enqueue(m.fill, t);
 }
 
 void MemorySystem::complete(MemRequest& r, uint64_t t) { push(t, Ev::ClientDone, &r); }
@@ -332,25 +342,67 @@ void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
     complete(r, p.gm_free);
 }
 
-void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
+void MemorySystem::decode(HbmReq& r, uint64_t t) {
     r.da = m_map->decode(r.addr);
     r.bank_index = r.da.bg * m_hbm.banks_per_group + r.da.bank;
     r.arrive = Tick(t);
+}
+
+void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
+    decode(r, t);
     m_channels[r.da.pc].enqueue(&r);
     run_channel(r.da.pc, t);
 }
 
-void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
-    m_out.clear();
-    const uint64_t next = m_channels[pc].run(Tick(t), m_out);
-    for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
-    if (next != HbmChannel::kNever && (m_wake[pc] == 0 || next < m_wake[pc])) {
-        m_wake[pc] = next;
-        push(next, Ev::CtrlWake, nullptr, pc);
+void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
+    if (m_wake[pc] == 0 || t < m_wake[pc]) {
+        m_wake[pc] = t;
+        push(t, Ev::CtrlWake, nullptr, pc);
     }
 }
 
-void MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, Requester) {
+void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
+    uint64_t next;
+    for (;;) {
+        m_out.clear();
+        next = m_channels[pc].run(Tick(t), m_out);
+        for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
+        // Writes that left the queue make room for waiting write-backs; serve them at once.
+        if (!m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
+    }
+    if (next != HbmChannel::kNever) wake_at(pc, next);
+}
+
+bool MemorySystem::release_writebacks(uint32_t pc, uint64_t t) {
+    HbmChannel& ch = m_channels[pc];
+    WbWait& wl = m_wb_wait[pc];
+    bool moved = false;
+    while (wl.head && !ch.write_full()) {
+        HbmReq* w = wl.head;
+        wl.head = w->next;
+        if (!wl.head) wl.tail = nullptr;
+        w->next = nullptr;
+        w->arrive = Tick(t);
+        ch.enqueue(w);
+        moved = true;
+        void* who = w->waiter;
+        const uint32_t kind = w->waiter_kind;
+        w->waiter = nullptr;
+        w->waiter_kind = kWaitNone;
+        if (kind == kWaitWrite) {
+            complete(*static_cast<MemRequest*>(who), t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
+        } else if (kind == kWaitFill) {
+            // The miss's fill goes out now; its channel runs from an event (no recursion here).
+            HbmReq& f = static_cast<Mshr*>(who)->fill;
+            decode(f, t);
+            m_channels[f.da.pc].enqueue(&f);
+            if (f.da.pc != pc) wake_at(f.da.pc, t);
+        }
+    }
+    return moved;
+}
+
+bool MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, void* waiter, uint32_t waiter_kind) {
     ++m_writebacks;
     HbmReq* w;
     if (m_wb_free.empty()) {
@@ -366,7 +418,32 @@ void MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, Requester) {
     w->addr = v.line_addr * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
     w->bytes = (last - first + 1) * m_l2.g.sector_bytes;
     w->write = true;
-    hbm_enqueue(*w, t);
+    decode(*w, t);
+    const uint32_t pc = w->da.pc;
+    WbWait& wl = m_wb_wait[pc];
+    if (!wl.head && !m_channels[pc].write_full()) {
+        m_channels[pc].enqueue(w);
+        run_channel(pc, t);
+        return true;
+    }
+    ++m_wb_stalls;
+    w->waiter = waiter;
+    w->waiter_kind = waiter ? waiter_kind : kWaitNone;
+    w->next = nullptr;
+    if (wl.tail) wl.tail->next = w;
+    else wl.head = w;
+    wl.tail = w;
+    return false;
+}
+
+uint64_t MemorySystem::unwritten_bytes() const {
+    uint64_t n = 0;
+    for (const Slice& s : m_slices) n += s.tags->dirty_bytes();
+    for (size_t pc = 0; pc < m_channels.size(); ++pc) {
+        n += m_channels[pc].queued_write_bytes();
+        for (const HbmReq* w = m_wb_wait[pc].head; w; w = w->next) n += w->bytes;
+    }
+    return n;
 }
 
 void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
@@ -388,7 +465,7 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
         slot = s.tags->allocate(m.line_addr, v);
         if (v.evicted) {
             ++m_req[static_cast<size_t>(w->who)]->evictions;
-            if (v.dirty) write_back(v, t, w->who);
+            if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
         }
     }
     L2Tags::Line& l = s.tags->line(slot);

@@ -5,6 +5,10 @@
 // resource (core port read/write/GM, slice port, HBM data bus) and every latency is added
 // arithmetically. One SC_METHOD drains a time-ordered event heap, so nothing runs while the
 // memory is idle and a burst of traffic costs a few activations per request.
+// Write-back: a dirty eviction becomes an HBM write in its pseudo-channel's bounded write queue;
+// while that queue is full the eviction waits (in arrival order, per channel) and so does the
+// access that caused it (a write completes, a read miss issues its fill, only once the write-back
+// is queued), so writers are back-pressured to the HBM's write rate.
 // Simplified: the crossbar has no internal links (contention shows at core ports, slice ports
 // and HBM channels); L2 writes complete at the slice (write-back); no coherence.
 #pragma once
@@ -47,6 +51,10 @@ public:
     uint64_t l2_misses() const;
     double l2_hit_rate() const;
     const Histogram& read_latency() const { return m_read_latency; }
+    // Written bytes not yet handed to the HBM: dirty in L2, or waiting in / for a write queue.
+    // (Walks the tag arrays: for end-of-run reports, not hot paths.)
+    uint64_t unwritten_bytes() const;
+    uint64_t writeback_stalls() const { return m_wb_stalls.value(); }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
@@ -103,7 +111,15 @@ private:
     void hbm_enqueue(HbmReq& r, uint64_t t);
     void run_channel(uint32_t pc, uint64_t t);
     void hbm_done(HbmReq& r, uint64_t t);
-    void write_back(const L2Tags::Victim& v, uint64_t t, Requester who);
+    enum : uint32_t { kWaitNone = 0, kWaitWrite = 1, kWaitFill = 2 };
+    // Queues the write-back of `v`; returns false when it must wait for room in its channel's
+    // write queue (then `waiter` is released when it is queued).
+    bool write_back(const L2Tags::Victim& v, uint64_t t, void* waiter, uint32_t waiter_kind);
+    // Moves waiting write-backs of channel `pc` into its write queue while there is room and
+    // releases their waiters; true when any moved.
+    bool release_writebacks(uint32_t pc, uint64_t t);
+    void decode(HbmReq& r, uint64_t t);
+    void wake_at(uint32_t pc, uint64_t t);
     uint64_t ser(uint32_t bytes, uint32_t bytes_per_cycle) const {
         return (bytes + bytes_per_cycle - 1) / bytes_per_cycle * m_clk.period_ps();
     }
@@ -127,6 +143,11 @@ private:
     std::vector<HbmReq*> m_out;
     std::deque<HbmReq> m_wb_pool;
     std::vector<HbmReq*> m_wb_free;
+    struct WbWait {
+        HbmReq* head = nullptr;
+        HbmReq* tail = nullptr;
+    };
+    std::vector<WbWait> m_wb_wait;  // per channel: write-backs waiting for write-queue room
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
@@ -140,6 +161,7 @@ private:
     StatGroup m_hbm_stats;
     std::array<std::unique_ptr<ReqStats>, static_cast<size_t>(Requester::kCount)> m_req;
     Counter m_writebacks;
+    Counter m_wb_stalls;
     Histogram m_read_latency;
     Average m_read_latency_avg;
     std::vector<std::unique_ptr<Formula>> m_formulas;

@@ -80,6 +80,7 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
 
 void TrafficGen::mem_done(MemRequest& r) {
     m_bytes_moved += r.bytes;
+    if (r.write) m_bytes_written += r.bytes;
     m_end = now_tick();
     const uint32_t core = r.port;
     Core& k = m_cores[core];

@@ -38,6 +38,7 @@ public:
     void mem_done(MemRequest& r) override;
 
     uint64_t bytes_moved() const { return m_bytes_moved; }
+    uint64_t bytes_written() const { return m_bytes_written; }  // the written part of bytes_moved
     Tick end_tick() const { return m_end; }
     Tick pass_start() const { return m_pass_start; }
     bool finished() const { return m_finished; }
@@ -61,6 +62,7 @@ private:
     std::vector<Core> m_cores;
     std::vector<MemRequest> m_reqs;
     uint64_t m_bytes_moved = 0;
+    uint64_t m_bytes_written = 0;
     uint64_t m_live = 0;
     uint32_t m_pass = 0;
     Tick m_end, m_pass_start;

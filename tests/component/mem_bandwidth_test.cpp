@@ -156,6 +156,36 @@ TEST_CASE("mem bandwidth: writes are absorbed by L2 and dirty lines are written 
     CHECK(t.reads == 0);  // full-line writes allocate without fetching
 }
 
+TEST_CASE("mem bandwidth: a long write stream is back-pressured to the HBM write rate") {
+    Run r("tiny");
+    const auto& h = r.mem->hbm();
+    const uint64_t l2 = r.mem->l2().size_bytes;
+    const uint64_t line = r.mem->l2().g.line_bytes;
+    const uint64_t bytes = 16 * l2;  // footprint >> L2
+    const TrafficSpec s = r.spec(Pattern::Seq, MemOp::Write, bytes, 1);
+    // Bytes written but not yet in the HBM when the last write completes: at most the L2, the
+    // write queues and one waiting write-back per outstanding request.
+    uint64_t unwritten = 0;
+    r.gen = std::make_unique<TrafficGen>("gen", s, *r.mem);
+    r.gen->on_pass = [&](uint32_t) { unwritten = r.mem->unwritten_bytes(); };
+    sc_core::sc_start();
+    REQUIRE(r.gen->finished());
+    const double ns = static_cast<double>(r.gen->end_tick().v) / 1000.0;
+    const double accepted = static_cast<double>(r.gen->bytes_moved()) / ns;
+    const double peak = r.mem->peak_gbps();
+    const uint64_t buffered = l2 + uint64_t(h.total_pcs()) * h.write_queue_depth * line + uint64_t(s.max_outstanding) * line;
+    CHECK(unwritten <= buffered);
+    const double retired = static_cast<double>(r.gen->bytes_moved() - unwritten) / ns;
+    CHECK(retired <= peak);
+    // The requester cannot outrun the HBM by more than what the buffers absorb.
+    CHECK(accepted <= peak * static_cast<double>(bytes) / static_cast<double>(bytes - buffered));
+    CHECK(r.mem->writeback_stalls() > 0);
+    // A streamed write keeps its rows open; refresh takes tRFC of every tREFI. Bank-level
+    // overlap of activates leaves at least 3/4 of the rest.
+    const double refresh_share = static_cast<double>(h.t.rfc) / static_cast<double>(h.t.refi);
+    CHECK(retired >= 0.75 * (1.0 - refresh_share) * peak);
+}
+
 TEST_CASE("mem bandwidth: trace counters per HBM channel and for the L2 hit rate") {
     CountingSink sink;
     Run r("tiny", &sink);
