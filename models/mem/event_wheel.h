@@ -46,6 +46,13 @@ public:
 
     // Removes the earliest event if its tick is <= now; returns false otherwise.
     bool pop_due(uint64_t now, WheelItem& out) {
+        uint64_t next;
+        return pop_due(now, out, next);
+    }
+    // As above; when it returns false, `next` is the earliest pending tick (kEmpty when none),
+    // which saves a next_tick() walk at the end of a batch.
+    bool pop_due(uint64_t now, WheelItem& out, uint64_t& next) {
+        next = kEmpty;
         if (m_count == 0) return false;
         const uint64_t now_b = now >> kShift;
         for (;;) {
@@ -54,7 +61,10 @@ public:
             if (ab == kEmpty) {
                 // Only far events remain: move the window towards the earliest of them.
                 m_base = std::min(now_b, m_over.front().tick >> kShift);
-                if ((m_over.front().tick >> kShift) - m_base >= kBuckets) return false;
+                if ((m_over.front().tick >> kShift) - m_base >= kBuckets) {
+                    next = m_over.front().tick;
+                    return false;
+                }
                 continue;
             }
             m_base = std::min(ab, now_b);
@@ -66,7 +76,13 @@ public:
                     best = i;
                     prev_best = prev;
                 }
-            if (m_nodes[best].item.tick > now) return false;
+            if (m_nodes[best].item.tick > now) {
+                // The bucket's earliest item is the earliest overall unless a far event (in the
+                // overflow heap, not yet migrated) is earlier, which migrate() rules out.
+                next = m_nodes[best].item.tick;
+                if (!m_over.empty()) next = std::min(next, m_over.front().tick);
+                return false;
+            }
             out = m_nodes[best].item;
             if (prev_best == kNil) m_head[b] = m_nodes[best].next;
             else m_nodes[prev_best].next = m_nodes[best].next;

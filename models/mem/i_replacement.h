@@ -15,6 +15,8 @@ public:
     virtual void touch(uint32_t set, uint32_t way) = 0;
     virtual void fill(uint32_t set, uint32_t way) = 0;
     virtual uint32_t victim(uint32_t set) = 0;
+    // A hint: bring the set's state into the host cache (no effect on the policy).
+    virtual void prefetch(uint32_t) const {}
 };
 
 std::vector<std::string> replacement_names();

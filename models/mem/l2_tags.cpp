@@ -4,6 +4,9 @@ namespace sfumato::mem {
 
 L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
     : m_g(g),
+      m_slices(g.slices),
+      m_sets(g.sets),
+      m_sector_shift(static_cast<uint32_t>(__builtin_ctz(g.sector_bytes))),
       m_repl(std::move(repl)),
       m_tag(size_t(g.sets) * g.ways, 0),
       m_state(size_t(g.sets) * g.ways) {}
@@ -49,14 +52,6 @@ uint64_t L2Tags::dirty_bytes() const {
     uint64_t n = 0;
     for (const Line& l : m_state) n += static_cast<uint64_t>(__builtin_popcountll(l.dirty));
     return n * m_g.sector_bytes;
-}
-
-uint64_t L2Tags::sector_mask(uint64_t addr, uint32_t bytes) const {
-    const uint64_t off = addr % m_g.line_bytes;
-    const uint64_t first = off / m_g.sector_bytes;
-    const uint64_t last = (off + bytes - 1) / m_g.sector_bytes;
-    const uint64_t n = last - first + 1;
-    return (n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << first;
 }
 
 }  // namespace sfumato::mem

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/mem/fast_div.h"
 #include "models/mem/i_replacement.h"
 
 namespace sfumato::mem {
@@ -42,14 +43,29 @@ public:
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
     Line& line(uint32_t slot) { return m_state[slot]; }
-    uint32_t set_of(uint64_t line_addr) const { return static_cast<uint32_t>((line_addr / m_g.slices) % m_g.sets); }
+    // Hints the host cache to load the set `line_addr` maps to (tags, states, replacement).
+    void prefetch(uint64_t line_addr) const {
+        const size_t base = size_t(set_of(line_addr)) * m_g.ways;
+        __builtin_prefetch(&m_tag[base]);
+        const char* st = reinterpret_cast<const char*>(&m_state[base]);
+        for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
+        m_repl->prefetch(set_of(line_addr));
+    }
+    uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
     // Bytes of dirty sectors over the whole array (a walk: for reports).
     uint64_t dirty_bytes() const;
     // Sector mask covering [addr, addr+bytes) within its line.
-    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const;
+    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const {
+        const uint64_t off = addr & (m_g.line_bytes - 1);
+        const uint64_t first = off >> m_sector_shift;
+        const uint64_t n = ((off + bytes - 1) >> m_sector_shift) - first + 1;
+        return (n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << first;
+    }
 
 private:
     L2Geometry m_g;
+    FastDiv32 m_slices, m_sets;  // set_of without hardware divides
+    uint32_t m_sector_shift = 0;
     std::unique_ptr<IReplacement> m_repl;
     // Tags apart from state, so a lookup scans one set's tags in two cache lines.
     std::vector<uint32_t> m_tag;  // line_addr + 1; 0 = empty way (a set's tags fill one cache line)

@@ -34,6 +34,12 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
     m_frontend_ps = p.frontend_ps;
+    m_line_shift = static_cast<uint32_t>(__builtin_ctz(m_l2.g.line_bytes));
+    m_slice_div = FastDiv32(m_l2.g.slices);
+    m_wr_rate = FastDiv32(m_noc.l2_write_bytes_per_cycle);
+    m_rd_rate = FastDiv32(m_noc.l2_read_bytes_per_cycle);
+    m_slice_rate = FastDiv32(m_l2.slice_bytes_per_cycle);
+    m_gm_rate = FastDiv32(m_noc.gm_bytes_per_cycle);
     m_trace_window_ps = p.trace_window_ps;
     m_map = make_address_map(m_hbm, "chip.hbm.address_map");
     m_sched = make_hbm_scheduler(m_hbm.scheduler, "chip.hbm.scheduler");
@@ -51,6 +57,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement",
                                                                              m_l2.g.sets, m_l2.g.ways));
         m_slices[s].mshrs.resize(m_l2.mshrs);
+        m_slices[s].mshr_line.assign(m_l2.mshrs, kNoLine);
         for (size_t i = m_l2.mshrs; i-- > 0;) m_slices[s].free_mshrs.push_back(&m_slices[s].mshrs[i]);
         for (auto& m : m_slices[s].mshrs) {
             m.slice = s;
@@ -142,7 +149,8 @@ void MemorySystem::process() {
     m_in_process = true;
     const uint64_t now = now_tick().v;
     WheelItem it;
-    while (m_events.pop_due(now, it)) {
+    uint64_t next;
+    while (m_events.pop_due(now, it, next)) {
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), now, it.arg != 0); break;
             case Ev::CtrlWake:
@@ -166,7 +174,7 @@ void MemorySystem::process() {
         }
     }
     m_in_process = false;
-    m_scheduled = m_events.next_tick();
+    m_scheduled = next;
     if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
@@ -226,21 +234,23 @@ void MemorySystem::submit_line(MemRequest& r) {
     uint64_t start;
     if (r.write) {
         start = std::max(now, p.wr_free);
-        p.wr_free = start + ser(r.bytes, m_noc.l2_write_bytes_per_cycle);
+        p.wr_free = start + ser(r.bytes, m_wr_rate);
     } else {
         start = std::max(now, p.rd_free);
-        p.rd_free = start + ser(r.bytes, m_noc.l2_read_bytes_per_cycle);
+        p.rd_free = start + ser(r.bytes, m_rd_rate);
     }
     const uint64_t arrive = start + m_noc.latency * m_clk.period_ps();
-    Slice& s = m_slices[slice_of(r.addr / m_l2.g.line_bytes)];
+    const uint64_t line = line_of(r.addr);
+    Slice& s = m_slices[slice_of(line)];
+    s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
-    s.free = at + ser(r.bytes, m_l2.slice_bytes_per_cycle);
+    s.free = at + ser(r.bytes, m_slice_rate);
     r.next = nullptr;
     push(at, Ev::L2Access, &r);
 }
 
 void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
-    const uint64_t line = r.addr / m_l2.g.line_bytes;
+    const uint64_t line = line_of(r.addr);
     Slice& s = m_slices[slice_of(line)];
     const uint64_t mask = s.tags->sector_mask(r.addr, r.bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
@@ -261,6 +271,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
             slot = s.tags->allocate(line, v);
             if (v.evicted) {
                 ++st.evictions;
+                note_eviction(s, v);
                 if (v.dirty && !write_back(v, t, &r, kWaitWrite)) {
                     // The data is in the line; the write completes once the victim is queued.
                     L2Tags::Line& l = s.tags->line(slot);
@@ -276,7 +287,12 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
         complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
         return;
     }
-    const uint64_t have = slot != L2Tags::kNone ? s.tags->line(slot).valid : 0;
+    // A line whose fill is outstanding already shows the fill's sectors valid (set when the miss
+    // reserved the way, while the line was in cache); they do not count until the fill lands.
+    const uint32_t h = static_cast<uint32_t>(line & (Slice::kHash - 1));
+    Mshr* pend = s.busy_hash[h] ? find_mshr(s, line) : nullptr;
+    uint64_t have = slot != L2Tags::kNone ? s.tags->line(slot).valid : 0;
+    if (pend && !pend->stolen) have &= ~pend->fetch_mask;
     if ((have & mask) == mask) {
         if (!retry) {
             ++st.hits;
@@ -286,17 +302,12 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
         return;
     }
     if (!retry) ++st.misses;
-    // Busy MSHRs are searched only when one holds a line of the same hash (exact: a count).
-    if (s.busy_hash[line & (Slice::kHash - 1)]) {
-        for (Mshr& m : s.mshrs) {
-            if (m.busy && m.line_addr == line) {
-                if (!retry) ++st.merges;
-                m.tail->next = &r;
-                m.tail = &r;
-                r.next = nullptr;
-                return;
-            }
-        }
+    if (pend) {
+        if (!retry) ++st.merges;
+        pend->tail->next = &r;
+        pend->tail = &r;
+        r.next = nullptr;
+        return;
     }
     r.next = nullptr;
     if (s.free_mshrs.empty()) {
@@ -307,20 +318,25 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     }
     Mshr& m = *s.free_mshrs.back();
     s.free_mshrs.pop_back();
-    ++s.busy_hash[line & (Slice::kHash - 1)];
+    ++s.busy_hash[h];
     m.busy = true;
+    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = line;
+    m.stolen = false;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
+    m.valid_after = have | m.fetch_mask;
     bool fill_waits = false;
     if (slot == L2Tags::kNone) {
-        // Reserve the way now (its sectors stay invalid until the fill arrives).
+        // Reserve the way now.
         L2Tags::Victim v;
         slot = s.tags->allocate(line, v);
         if (v.evicted) {
             ++st.evictions;
+            note_eviction(s, v);
             if (v.dirty) fill_waits = !write_back(v, t, &m, kWaitFill);
         }
     }
+    s.tags->line(slot).valid |= m.fetch_mask;
     m.slot = slot;
     m.head = m.tail = &r;
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
@@ -333,12 +349,24 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
 
 void MemorySystem::complete(MemRequest& r, uint64_t t) { push(t, Ev::ClientDone, &r); }
 
+MemorySystem::Mshr* MemorySystem::find_mshr(Slice& s, uint64_t line) {
+    const uint64_t* l = s.mshr_line.data();
+    for (size_t i = 0, n = s.mshr_line.size(); i < n; ++i)
+        if (l[i] == line) return &s.mshrs[i];
+    return nullptr;
+}
+
+void MemorySystem::note_eviction(Slice& s, const L2Tags::Victim& v) {
+    if (!s.busy_hash[v.line_addr & (Slice::kHash - 1)]) return;
+    if (Mshr* m = find_mshr(s, v.line_addr)) m->stolen = true;  // its fill must re-allocate
+}
+
 void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
     // The data reaches the core through its GM port after the slice's return latency.
     Port& p = m_port[r.port];
     const uint64_t ready = t + uint64_t(m_l2.hit_latency) * m_clk.period_ps();
     const uint64_t start = std::max(ready, p.gm_free);
-    p.gm_free = start + ser(r.bytes, m_noc.gm_bytes_per_cycle);
+    p.gm_free = start + ser(r.bytes, m_gm_rate);
     complete(r, p.gm_free);
 }
 
@@ -458,21 +486,27 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     Mshr& m = *static_cast<Mshr*>(r.owner);
     Slice& s = m_slices[m.slice];
     MemRequest* w = m.head;
-    uint32_t slot = m.slot;
-    if (!s.tags->holds(slot, m.line_addr)) slot = s.tags->find(m.line_addr, false);  // the way was taken meanwhile
-    if (slot == L2Tags::kNone) {
-        L2Tags::Victim v;
-        slot = s.tags->allocate(m.line_addr, v);
-        if (v.evicted) {
-            ++m_req[static_cast<size_t>(w->who)]->evictions;
-            if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
-        }
-    }
-    L2Tags::Line& l = s.tags->line(slot);
-    l.valid |= m.fetch_mask;
-    const uint64_t valid = l.valid;
+    // The fill's sectors were marked valid when the way was reserved; the tag array is touched
+    // again only if that way was taken meanwhile (the line is then found or allocated anew).
+    uint64_t valid = m.valid_after;
     m.busy = false;
+    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = kNoLine;
     --s.busy_hash[m.line_addr & (Slice::kHash - 1)];
+    if (m.stolen) {
+        uint32_t slot = s.tags->find(m.line_addr, false);
+        if (slot == L2Tags::kNone) {
+            L2Tags::Victim v;
+            slot = s.tags->allocate(m.line_addr, v);
+            if (v.evicted) {
+                ++m_req[static_cast<size_t>(w->who)]->evictions;
+                note_eviction(s, v);
+                if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
+            }
+        }
+        L2Tags::Line& l = s.tags->line(slot);
+        l.valid |= m.fetch_mask;
+        valid = l.valid;
+    }
     s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;
     while (w) {

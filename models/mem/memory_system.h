@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/mem/event_wheel.h"
+#include "models/mem/fast_div.h"
 #include "models/mem/hbm_channel.h"
 #include "models/mem/l2_tags.h"
 #include "models/mem/mem_params.h"
@@ -67,6 +68,8 @@ private:
         bool busy = false;
         uint64_t line_addr = 0;
         uint64_t fetch_mask = 0;
+        uint64_t valid_after = 0;  // the line's valid sectors once the fill lands
+        bool stolen = false;       // the reserved way was evicted before the fill landed
         uint32_t slot = 0;  // the way reserved for the line
         MemRequest* head = nullptr;
         MemRequest* tail = nullptr;
@@ -77,6 +80,7 @@ private:
         std::unique_ptr<L2Tags> tags;
         uint64_t free = 0;
         std::vector<Mshr> mshrs;
+        std::vector<uint64_t> mshr_line;  // per MSHR: its line while busy, else kNoLine (a compact scan)
         std::vector<Mshr*> free_mshrs;  // stack; the lowest index on top at the start
         static constexpr uint32_t kHash = 64;
         std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash
@@ -89,6 +93,7 @@ private:
         Counter accesses, hits, misses, evictions, bytes, merges;
     };
     enum : uint32_t { kFill = 1, kWriteback = 2 };
+    static constexpr uint64_t kNoLine = ~uint64_t(0);
     // A request spanning several L2 lines runs as one child request per line; the parent
     // completes with its last child. Children and their bookkeeping are pooled.
     struct Split : IMemClient {
@@ -107,6 +112,8 @@ private:
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
     void l2_access(MemRequest& r, uint64_t t, bool retry);
     void complete(MemRequest& r, uint64_t t);
+    Mshr* find_mshr(Slice& s, uint64_t line);
+    void note_eviction(Slice& s, const L2Tags::Victim& v);
     void finish_miss(MemRequest& r, uint64_t t);
     void hbm_enqueue(HbmReq& r, uint64_t t);
     void run_channel(uint32_t pc, uint64_t t);
@@ -120,12 +127,14 @@ private:
     bool release_writebacks(uint32_t pc, uint64_t t);
     void decode(HbmReq& r, uint64_t t);
     void wake_at(uint32_t pc, uint64_t t);
-    uint64_t ser(uint32_t bytes, uint32_t bytes_per_cycle) const {
-        return (bytes + bytes_per_cycle - 1) / bytes_per_cycle * m_clk.period_ps();
+    // Serialisation time of `bytes` at a rate of whole bytes per core cycle.
+    uint64_t ser(uint32_t bytes, const FastDiv32& bytes_per_cycle) const {
+        return bytes_per_cycle.div(bytes + bytes_per_cycle.divisor() - 1) * m_clk.period_ps();
     }
     uint32_t slice_of(uint64_t line_addr) const {
-        return static_cast<uint32_t>((line_addr ^ (line_addr >> 7) ^ (line_addr >> 13)) % m_l2.g.slices);
+        return m_slice_div.mod(line_addr ^ (line_addr >> 7) ^ (line_addr >> 13));
     }
+    uint64_t line_of(uint64_t addr) const { return addr >> m_line_shift; }
     void trace_tick(uint64_t t);
 
     HbmParams m_hbm;
@@ -135,6 +144,8 @@ private:
     uint32_t m_ports_n;
     TraceHub* m_trace;
     uint64_t m_frontend_ps;
+    uint32_t m_line_shift;
+    FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
 
     std::unique_ptr<IAddressMap> m_map;
     std::unique_ptr<IHbmScheduler> m_sched;

@@ -17,6 +17,7 @@ public:
         m_stamp[size_t(s) * m_ways + w] = m_clock;
     }
     void fill(uint32_t s, uint32_t w) override { touch(s, w); }
+    void prefetch(uint32_t s) const override { __builtin_prefetch(&m_stamp[size_t(s) * m_ways], 1); }
     uint32_t victim(uint32_t s) override {
         const uint32_t* st = &m_stamp[size_t(s) * m_ways];
         uint32_t v = 0;

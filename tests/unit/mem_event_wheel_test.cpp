@@ -31,7 +31,8 @@ TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and 
         REQUIRE(w.next_tick() == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
         if (!ref.empty()) now = ref.top().tick;
         WheelItem it;
-        while (w.pop_due(now, it)) {
+        uint64_t next = 0;
+        while (w.pop_due(now, it, next)) {
             REQUIRE(!ref.empty());
             REQUIRE(it.tick == ref.top().tick);
             REQUIRE(it.arg == ref.top().arg);
@@ -39,6 +40,8 @@ TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and 
             ++popped;
         }
         REQUIRE((ref.empty() || ref.top().tick > now));
+        // The failed pop reports the earliest pending tick.
+        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
     }
     CHECK(popped > 10000);
 }
