@@ -44,6 +44,17 @@ public:
         }
     }
 
+    // Puts back an item taken by pop_due() (same tick and sequence: it leaves in the same order).
+    void unpop(const WheelItem& it) {
+        ++m_count;
+        const uint64_t ab = std::max(it.tick >> kShift, m_base);
+        if (ab - m_base < kBuckets) put(ab, it);
+        else {
+            m_over.push_back(it);
+            std::push_heap(m_over.begin(), m_over.end(), std::greater<WheelItem>());
+        }
+    }
+
     // Removes the earliest event if its tick is <= now; returns false otherwise.
     bool pop_due(uint64_t now, WheelItem& out) {
         uint64_t next;

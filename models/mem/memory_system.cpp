@@ -34,6 +34,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
     m_frontend_ps = p.frontend_ps;
+    m_runahead_ps = uint64_t(m_noc.latency) * m_clk.period_ps();
     m_line_shift = static_cast<uint32_t>(__builtin_ctz(m_l2.g.line_bytes));
     m_slice_div = FastDiv32(m_l2.g.slices);
     m_wr_rate = FastDiv32(m_noc.l2_write_bytes_per_cycle);
@@ -148,18 +149,30 @@ void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
 void MemorySystem::process() {
     m_in_process = true;
     const uint64_t now = now_tick().v;
+    // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
+    // now + m_runahead_ps, so internal events (L2 lookups, controller decisions, fills) before
+    // that tick cannot be affected by anything outside; they run now, in (tick, sequence) order,
+    // each at its own tick, exactly as if the process had woken for it. Only a client callback
+    // (ClientDone) needs SystemC time to be its tick: the batch stops at the first later one.
+    const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
-    while (m_events.pop_due(now, it, next)) {
+    while (m_events.pop_due(limit, it, next)) {
+        if (it.tick > now && it.kind == static_cast<uint8_t>(Ev::ClientDone)) {
+            m_events.unpop(it);
+            next = it.tick;
+            break;
+        }
+        const uint64_t t = std::max(it.tick, now);
         switch (static_cast<Ev>(it.kind)) {
-            case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), now, it.arg != 0); break;
+            case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg != 0); break;
             case Ev::CtrlWake:
                 if (m_wake[it.arg] == it.tick) {
                     m_wake[it.arg] = 0;
-                    run_channel(it.arg, now);
+                    run_channel(it.arg, t);
                 }
                 break;
-            case Ev::HbmDone: hbm_done(*static_cast<HbmReq*>(it.ptr), now); break;
+            case Ev::HbmDone: hbm_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
                 r.done_tick = Tick(now);

@@ -144,6 +144,7 @@ private:
     uint32_t m_ports_n;
     TraceHub* m_trace;
     uint64_t m_frontend_ps;
+    uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
 
