@@ -206,7 +206,7 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
         }
         std::vector<HbmReq*>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
         // Per-bank refreshes due now pick their banks while every waiting request is still queued.
-        if (m_per_bank_ref) refresh_upto(now_ck);
+        if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
         const size_t n = std::min<size_t>(q.size(), m_window);
         const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
         const size_t idx = m_sched.pick(q.data(), n, view);
@@ -215,7 +215,7 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
         Ck t = now_ck;
         Plan pl;
         for (;;) {
-            refresh_upto(t);
+            if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
             t = std::max(t, m_ref_end);
             pl = plan(*r, t);
             if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window

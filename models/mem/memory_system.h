@@ -3,14 +3,20 @@
 // misses to one line), and HBM pseudo-channel controllers (hbm_channel.h). Abstraction: one
 // transaction per request (at most one L2 line); every bandwidth limit is a "free at" time per
 // resource (core port read/write/GM, slice port, HBM data bus) and every latency is added
-// arithmetically. One SC_METHOD drains a time-ordered event heap, so nothing runs while the
-// memory is idle and a burst of traffic costs a few activations per request.
+// arithmetically. One SC_METHOD drains a time-ordered event wheel, so nothing runs while the
+// memory is idle. Internal events (slice lookups, controller decisions, fills) closer than the
+// NoC latency ahead of SystemC time run early in the current activation, in (tick, sequence)
+// order and each at its own tick: no submit can reach a slice sooner, so the outcome is the same
+// as waking for each; only client callbacks wait for their own SystemC time (about one
+// activation per request). A miss marks its fill's sectors valid when it reserves the way (the
+// line is in the host cache then); lookups discount them while the MSHR is busy.
 // Write-back: a dirty eviction becomes an HBM write in its pseudo-channel's bounded write queue;
 // while that queue is full the eviction waits (in arrival order, per channel) and so does the
 // access that caused it (a write completes, a read miss issues its fill, only once the write-back
 // is queued), so writers are back-pressured to the HBM's write rate.
 // Simplified: the crossbar has no internal links (contention shows at core ports, slice ports
-// and HBM channels); L2 writes complete at the slice (write-back); no coherence.
+// and HBM channels); L2 writes complete at the slice (write-back); no coherence; a request merged
+// into a pending fill that needs sectors the fill does not bring retries its lookup at the fill.
 #pragma once
 #include <array>
 #include <deque>
