@@ -44,17 +44,6 @@ public:
         }
     }
 
-    // Puts back an item taken by pop_due() (same tick and sequence: it leaves in the same order).
-    void unpop(const WheelItem& it) {
-        ++m_count;
-        const uint64_t ab = std::max(it.tick >> kShift, m_base);
-        if (ab - m_base < kBuckets) put(ab, it);
-        else {
-            m_over.push_back(it);
-            std::push_heap(m_over.begin(), m_over.end(), std::greater<WheelItem>());
-        }
-    }
-
     // Removes the earliest event if its tick is <= now; returns false otherwise.
     bool pop_due(uint64_t now, WheelItem& out) {
         uint64_t next;
@@ -62,10 +51,14 @@ public:
     }
     // As above; when it returns false, `next` is the earliest pending tick (kEmpty when none),
     // which saves a next_tick() walk at the end of a batch.
-    bool pop_due(uint64_t now, WheelItem& out, uint64_t& next) {
+    bool pop_due(uint64_t now, WheelItem& out, uint64_t& next) { return pop_due(now, now, 0xff, out, next); }
+    // Run-ahead form: removes the earliest event if its tick is <= now, or <= limit unless its
+    // kind is `stop_kind` (such an event waits for its own time, and so do all after it).
+    bool pop_due(uint64_t now, uint64_t limit, uint8_t stop_kind, WheelItem& out, uint64_t& next) {
         next = kEmpty;
+        const uint64_t lim = std::max(now, limit);
         if (m_count == 0) return false;
-        const uint64_t now_b = now >> kShift;
+        const uint64_t now_b = lim >> kShift;
         for (;;) {
             migrate();
             const uint64_t ab = first_bucket();
@@ -87,7 +80,8 @@ public:
                     best = i;
                     prev_best = prev;
                 }
-            if (m_nodes[best].item.tick > now) {
+            const WheelItem& bi = m_nodes[best].item;
+            if (bi.tick > lim || (bi.tick > now && bi.kind == stop_kind)) {
                 // The bucket's earliest item is the earliest overall unless a far event (in the
                 // overflow heap, not yet migrated) is earlier, which migrate() rules out.
                 next = m_nodes[best].item.tick;

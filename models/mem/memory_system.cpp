@@ -157,12 +157,7 @@ void MemorySystem::process() {
     const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
-    while (m_events.pop_due(limit, it, next)) {
-        if (it.tick > now && it.kind == static_cast<uint8_t>(Ev::ClientDone)) {
-            m_events.unpop(it);
-            next = it.tick;
-            break;
-        }
+    while (m_events.pop_due(now, limit, static_cast<uint8_t>(Ev::ClientDone), it, next)) {
         const uint64_t t = std::max(it.tick, now);
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg != 0); break;

@@ -45,3 +45,24 @@ TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and 
     }
     CHECK(popped > 10000);
 }
+
+TEST_CASE("mem event wheel: run-ahead pops stop at the first later event of the stop kind") {
+    EventWheel w;
+    // kind 1 may run ahead, kind 2 waits for its own tick.
+    w.push(100, nullptr, 0, 1);
+    w.push(150, nullptr, 1, 1);
+    w.push(200, nullptr, 2, 2);
+    w.push(210, nullptr, 3, 1);  // behind the kind-2 event: must wait too
+    w.push(900, nullptr, 4, 1);  // beyond the limit
+    WheelItem it;
+    uint64_t next = 0;
+    std::vector<uint32_t> got;
+    while (w.pop_due(100, 500, 2, it, next)) got.push_back(it.arg);
+    CHECK(got == std::vector<uint32_t>{0, 1});
+    CHECK(next == 200);
+    got.clear();
+    while (w.pop_due(200, 600, 2, it, next)) got.push_back(it.arg);
+    CHECK(got == std::vector<uint32_t>{2, 3});
+    CHECK(next == 900);
+    CHECK(w.size() == 1);
+}
