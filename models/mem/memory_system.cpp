@@ -191,7 +191,7 @@ void MemorySystem::submit(MemRequest& r) {
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
         throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
     const uint32_t line = m_l2.g.line_bytes;
-    if (r.addr % line + r.bytes <= line) {
+    if ((r.addr & (line - 1)) + r.bytes <= line) {  // line: a power of two
         submit_line(r);
         return;
     }

@@ -81,7 +81,7 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
 void TrafficGen::mem_done(MemRequest& r) {
     m_bytes_moved += r.bytes;
     if (r.write) m_bytes_written += r.bytes;
-    m_end = now_tick();
+    m_end = r.done_tick;  // set by the target: the current time
     const uint32_t core = r.port;
     Core& k = m_cores[core];
     --m_live;
@@ -91,7 +91,7 @@ void TrafficGen::mem_done(MemRequest& r) {
         r.addr = m_spec.dst_base + (r.addr - m_spec.base);
         r.write = true;
         r.who = Requester::MTE3;
-        r.issue_tick = now_tick();
+        r.issue_tick = m_end;
         ++k.outstanding;
         ++m_live;
         m_target.submit(r);
