@@ -320,6 +320,7 @@ bool PipeUnit::step(Cycle now) {
             return true;
         }
         case Opcode::SET_FLAG:
+        case Opcode::SET_CROSS_FLAG:
             if (!m_core.params().set_flag_blocks) {
                 // Scoreboard: the flag is set when every earlier instruction has completed; later
                 // instructions of this pipe do not wait for it.
@@ -331,7 +332,7 @@ bool PipeUnit::step(Cycle now) {
                     d.instr = in;
                     d.upto = m_started;
                     d.at = now;
-                    if (RaceChecker* rc = m_core.race_checker()) d.clock = rc->set_flag_clock(in);
+                    if (RaceChecker* rc = m_core.race_checker(); rc && in.op == Opcode::SET_FLAG) d.clock = rc->set_flag_clock(in);
                     m_deferred.push_back(d);
                 }
                 m_core.instr_stats().record(in.op, m_id, 0);
@@ -339,7 +340,6 @@ bool PipeUnit::step(Cycle now) {
                 return true;
             }
             [[fallthrough]];
-        case Opcode::SET_CROSS_FLAG:
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
                 if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
