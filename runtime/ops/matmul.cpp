@@ -4,8 +4,9 @@
 // MTE1 moves base_k steps into L0A as zZ and into L0B as zN (load2d with per-fractal
 // transpose), the Cube accumulates a base_m x base_n tile in L0C (CO1 queue), and the tile is
 // drained: on split parts by the FixPipe straight to GM (NZ -> ND, cast), on coupled parts by
-// the vector pipe into UB (CO2 queue) and MTE3 to GM. Every level has two buffers, so loads of
-// the next step overlap the current mad and the drain of one tile overlaps the next tile.
+// the vector pipe into UB (CO2 queue) and MTE3 to GM. L1 and L0A/L0B have two buffers, so loads
+// of the next step overlap the current mad; with two L0C buffers (the tiling's choice) the drain
+// of one tile overlaps the next tile too, with one the next tile's first mad waits for it.
 // Tiling: runtime/ops/matmul_tiling.h. Checked against a host reference (see check()).
 #include "runtime/ops/matmul.h"
 
@@ -62,32 +63,58 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     pipe.InitBuffer(qb1, t.buffers, static_cast<uint32_t>(t.b1_bytes(es)));
     pipe.InitBuffer(qa2, t.buffers, static_cast<uint32_t>(t.a2_bytes(es)));
     pipe.InitBuffer(qb2, t.buffers, static_cast<uint32_t>(t.b2_bytes(es)));
-    pipe.InitBuffer(qc1, t.buffers, static_cast<uint32_t>(t.c1_bytes()));
-    if (coupled) pipe.InitBuffer(qc2, t.buffers, static_cast<uint32_t>(t.c2_bytes(eo)));
+    pipe.InitBuffer(qc1, t.l0c_buffers, static_cast<uint32_t>(t.c1_bytes()));
+    if (coupled) pipe.InitBuffer(qc2, t.l0c_buffers, static_cast<uint32_t>(t.c2_bytes(eo)));
     GlobalTensor<T> ga, gb;
     GlobalTensor<U> gc;
     ga.SetGlobalBuffer(p.a, uint64_t{t.m} * t.k);
     gb.SetGlobalBuffer(p.b, uint64_t{t.k} * t.n);
     gc.SetGlobalBuffer(p.c, uint64_t{t.m} * t.n);
 
-    for (uint32_t tile = ctx.block_idx(); tile < t.tiles(); tile += ctx.block_num()) {
+    // One step = one k chunk of one output tile. The L1 loads of the next step are issued
+    // before the current step's L1 -> L0 moves and mads (across tiles too), so MTE2 fills the
+    // second L1 buffer while the cube works on the first and a tile starts without a load bubble.
+    struct Step {
+        uint32_t tile = 0, k0 = 0;
+        uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
+    };
+    auto at = [&](uint32_t tile, uint32_t k0) {
+        Step s;
+        s.tile = tile, s.k0 = k0;
+        if (tile >= t.tiles()) return s;
+        s.m0 = tile / t.tiles_n * t.base_m, s.n0 = tile % t.tiles_n * t.base_n;
+        s.tm = std::min(t.base_m, t.m - s.m0), s.tn = std::min(t.base_n, t.n - s.n0);
+        s.kc = std::min(t.k_l1, t.k - k0);
+        return s;
+    };
+    auto next = [&](const Step& s) {
+        return s.k0 + t.k_l1 < t.k ? at(s.tile, s.k0 + t.k_l1) : at(s.tile + ctx.block_num(), 0);
+    };
+    auto load = [&](const Step& s) {
         ctx.scalar(4);  // tile coordinates
-        const uint32_t m0 = tile / t.tiles_n * t.base_m, n0 = tile % t.tiles_n * t.base_n;
-        const uint32_t tm = std::min(t.base_m, t.m - m0), tn = std::min(t.base_n, t.n - n0);
+        LocalTensor<T> a1 = qa1.AllocTensor<T>();
+        load_nz(a1, ga[uint64_t{s.m0} * t.k + s.k0], s.tm, s.kc, t.k, isa::ceil_div(s.tm, 16) * 16,
+                t.nd2nz_instr);
+        qa1.EnQue(a1);
+        LocalTensor<T> b1 = qb1.AllocTensor<T>();
+        load_nz(b1, gb[uint64_t{s.k0} * t.n + s.n0], s.kc, s.tn, t.n, isa::ceil_div(s.kc, 16) * 16,
+                t.nd2nz_instr);
+        qb1.EnQue(b1);
+    };
+    Step cur = at(ctx.block_idx(), 0);
+    if (cur.tile < t.tiles()) load(cur);
+    LocalTensor<float> c;
+    for (; cur.tile < t.tiles(); cur = next(cur)) {
+        ctx.scalar(2);
+        const Step nx = next(cur);
+        if (nx.tile < t.tiles()) load(nx);
+        const uint32_t m0 = cur.m0, n0 = cur.n0, tm = cur.tm, tn = cur.tn, k0 = cur.k0, kc = cur.kc;
         const uint32_t m1 = isa::ceil_div(tm, 16), n1 = isa::ceil_div(tn, 16);
-        LocalTensor<float> c = qc1.AllocTensor<float>();
-        for (uint32_t k0 = 0; k0 < t.k; k0 += t.k_l1) {
-            ctx.scalar(2);
-            const uint32_t kc = std::min(t.k_l1, t.k - k0);
+        if (k0 == 0) c = qc1.AllocTensor<float>();
+        {
             const uint32_t kr1 = isa::ceil_div(kc, 16);
-            LocalTensor<T> a1 = qa1.AllocTensor<T>();
-            load_nz(a1, ga[uint64_t{m0} * t.k + k0], tm, kc, t.k, m1 * 16, t.nd2nz_instr);
-            qa1.EnQue(a1);
-            LocalTensor<T> b1 = qb1.AllocTensor<T>();
-            load_nz(b1, gb[uint64_t{k0} * t.n + n0], kc, tn, t.n, kr1 * 16, t.nd2nz_instr);
-            qb1.EnQue(b1);
-            a1 = qa1.DeQue<T>();
-            b1 = qb1.DeQue<T>();
+            LocalTensor<T> a1 = qa1.DeQue<T>();
+            LocalTensor<T> b1 = qb1.DeQue<T>();
             for (uint32_t ks = 0; ks < kc; ks += t.base_k) {
                 ctx.scalar(2);
                 const uint32_t kk = std::min(t.base_k, kc - ks), k1 = isa::ceil_div(kk, 16), kb0 = ks / 16;
@@ -117,6 +144,7 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
             qa1.FreeTensor(a1);
             qb1.FreeTensor(b1);
         }
+        if (k0 + kc < t.k) continue;
         qc1.EnQue(c);
         c = qc1.DeQue<float>();
         const GlobalTensor<U> out = gc[uint64_t{m0} * t.n + n0];
