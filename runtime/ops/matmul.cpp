@@ -11,6 +11,7 @@
 #include "runtime/ops/matmul.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "isa/layout.h"
@@ -46,6 +47,17 @@ void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t row
     }
 }
 
+// Rows [r0, r0 + rows_pad) of column groups [c0 / 16, c0 / 16 + groups) of an NZ matrix with
+// `rows` rows in GM into L1 as NZ with rows_pad rows per group: one burst per column group.
+template <class T>
+void load_from_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t r0,
+                  uint32_t c0, uint32_t groups, uint32_t rows_pad) {
+    constexpr uint32_t c0_bytes = 32;  // one fractal row of 16-bit elements
+    const uint32_t total = (rows + 15) / 16 * 16;
+    DataCopyPad(dst, src[nz_index(rows, r0, c0)],
+                DataCopyExtParams{groups, rows_pad * c0_bytes, (total - rows_pad) * c0_bytes, 0});
+}
+
 template <class T, class U>
 void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     KernelContext ctx(sink);
@@ -67,8 +79,8 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     if (coupled) pipe.InitBuffer(qc2, t.l0c_buffers, static_cast<uint32_t>(t.c2_bytes(eo)));
     GlobalTensor<T> ga, gb;
     GlobalTensor<U> gc;
-    ga.SetGlobalBuffer(p.a, uint64_t{t.m} * t.k);
-    gb.SetGlobalBuffer(p.b, uint64_t{t.k} * t.n);
+    ga.SetGlobalBuffer(p.a, t.gm_nz ? nz_elems(t.m, t.k) : uint64_t{t.m} * t.k);
+    gb.SetGlobalBuffer(p.b, t.gm_nz ? nz_elems(t.k, t.n) : uint64_t{t.k} * t.n);
     gc.SetGlobalBuffer(p.c, uint64_t{t.m} * t.n);
 
     // One step = one k chunk of one output tile. The L1 loads of the next step are issued
@@ -92,13 +104,18 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     };
     auto load = [&](const Step& s) {
         ctx.scalar(4);  // tile coordinates
+        const uint32_t m_pad = isa::ceil_div(s.tm, 16) * 16, k_pad = isa::ceil_div(s.kc, 16) * 16;
         LocalTensor<T> a1 = qa1.AllocTensor<T>();
-        load_nz(a1, ga[uint64_t{s.m0} * t.k + s.k0], s.tm, s.kc, t.k, isa::ceil_div(s.tm, 16) * 16,
-                t.nd2nz_instr);
+        if (t.gm_nz)
+            load_from_nz(a1, ga, t.m, s.m0, s.k0, k_pad / 16, m_pad);
+        else
+            load_nz(a1, ga[uint64_t{s.m0} * t.k + s.k0], s.tm, s.kc, t.k, m_pad, t.nd2nz_instr);
         qa1.EnQue(a1);
         LocalTensor<T> b1 = qb1.AllocTensor<T>();
-        load_nz(b1, gb[uint64_t{s.k0} * t.n + s.n0], s.kc, s.tn, t.n, isa::ceil_div(s.kc, 16) * 16,
-                t.nd2nz_instr);
+        if (t.gm_nz)
+            load_from_nz(b1, gb, t.k, s.k0, s.n0, isa::ceil_div(s.tn, 16), k_pad);
+        else
+            load_nz(b1, gb[uint64_t{s.k0} * t.n + s.n0], s.kc, s.tn, t.n, k_pad, t.nd2nz_instr);
         qb1.EnQue(b1);
     };
     Step cur = at(ctx.block_idx(), 0);
@@ -196,6 +213,15 @@ double out_roundoff(isa::DType t) {
     return t == isa::DType::FP16 ? 0x1p-11 : t == isa::DType::BF16 ? 0x1p-8 : 0.0;
 }
 
+// A row-major rows x cols matrix of es-byte elements as NZ (zero padding).
+std::vector<uint8_t> to_nz(const std::vector<uint8_t>& nd, uint32_t rows, uint32_t cols, uint32_t es) {
+    std::vector<uint8_t> nz(nz_elems(rows, cols) * es, 0);
+    for (uint32_t i = 0; i < rows; ++i)
+        for (uint32_t j = 0; j < cols; ++j)
+            std::memcpy(&nz[nz_index(rows, i, j) * es], &nd[(uint64_t{i} * cols + j) * es], es);
+    return nz;
+}
+
 class MatmulOp : public IOp {
 public:
     MatmulOp(const OpArgs& a, const DeviceInfo& dev) : m_dev(dev) {
@@ -220,15 +246,25 @@ public:
         else if (nd != "auto")
             throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd +
                              "' (valid: auto, instr, burst)");
+        const std::string lay = arg_str(a, "layout");
+        if (lay == "nz")
+            m_plan.t.gm_nz = true;
+        else if (lay == "nd")
+            m_plan.t.gm_nz = false;
+        else if (lay != "auto")
+            throw InputError("operator 'matmul': argument 'layout' = '" + lay + "' (valid: auto, nd, nz)");
     }
 
     void prepare(rt::Runtime& rt) override {
         const MatmulTiling& t = m_plan.t;
         const uint32_t es = isa::dtype_size(m_in);
         const uint64_t a_bytes = uint64_t{t.m} * t.k * es, b_bytes = uint64_t{t.k} * t.n * es;
-        m_plan.a = rt.malloc(a_bytes);
-        m_plan.b = rt.malloc(b_bytes);
+        const uint64_t a_gm = t.gm_nz ? nz_elems(t.m, t.k) * es : a_bytes;
+        const uint64_t b_gm = t.gm_nz ? nz_elems(t.k, t.n) * es : b_bytes;
+        m_plan.a = rt.malloc(a_gm);
+        m_plan.b = rt.malloc(b_gm);
         m_plan.c = rt.malloc(uint64_t{t.m} * t.n * isa::dtype_size(m_out));
+        std::vector<uint8_t> a_up, b_up;  // what goes to GM: ND as is, or rearranged to NZ
         if (rt.functional()) {
             std::mt19937 gen(2024);
             std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -238,9 +274,11 @@ public:
                 isa::store_from_f32(m_in, m_a.data() + i * es, d(gen));
             for (uint64_t i = 0; i < b_bytes / es; ++i)
                 isa::store_from_f32(m_in, m_b.data() + i * es, d(gen));
+            a_up = t.gm_nz ? to_nz(m_a, t.m, t.k, es) : m_a;
+            b_up = t.gm_nz ? to_nz(m_b, t.k, t.n, es) : m_b;
         }
-        rt.memcpy_h2d(m_plan.a, rt.functional() ? m_a.data() : nullptr, a_bytes);
-        rt.memcpy_h2d(m_plan.b, rt.functional() ? m_b.data() : nullptr, b_bytes);
+        rt.memcpy_h2d(m_plan.a, rt.functional() ? a_up.data() : nullptr, a_gm);
+        rt.memcpy_h2d(m_plan.b, rt.functional() ? b_up.data() : nullptr, b_gm);
     }
 
     KernelDesc kernel() const override {
@@ -330,7 +368,10 @@ SFUMATO_REGISTER_OP(matmul,
                             {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
                             {"nd2nz", "auto",
                              "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | "
-                             "auto (instr on split parts)"}},
+                             "auto (instr on split parts)"},
+                            {"layout", "auto",
+                             "A and B in GM: nd (row-major, converted while loading) | nz (FRACTAL_NZ, "
+                             "contiguous loads) | auto (nz on coupled parts, nd on split)"}},
                            [](const OpArgs& a, const DeviceInfo& d) {
                                return std::make_unique<MatmulOp>(a, d);
                            }});

@@ -97,6 +97,7 @@ MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uin
         }
     if (!found) throw InputError("matmul: L0C/L0A/L0B/L1 (or UB) too small for the smallest 16x16x16 tiles");
     best.nd2nz_instr = dev.arch != "coupled";
+    best.gm_nz = dev.arch == "coupled";
     return best;
 }
 

@@ -31,6 +31,11 @@ struct MatmulTiling {
     // 16-column group (coupled parts: the vendor documents ND2NZ DataCopy for the 910B-class
     // A2 parts, not for the 910-class training parts).
     bool nd2nz_instr = true;
+    // A and B stored in GM as NZ already (the framework's FRACTAL_NZ format: column groups of 16
+    // elements, each holding all rows padded to a multiple of 16, the last group padded with
+    // zero columns): loads are contiguous runs of whole fractal columns. The default on coupled
+    // parts, whose cube kernels take NZ operands (the graph converts once, outside the kernel).
+    bool gm_nz = false;
     uint32_t tiles() const { return tiles_m * tiles_n; }
     // Bytes each queue needs per buffer.
     uint64_t a1_bytes(uint32_t es) const { return uint64_t{base_m} * k_l1 * es; }

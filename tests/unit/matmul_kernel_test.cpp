@@ -72,26 +72,36 @@ struct Run {
 };
 
 Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in,
-               DType out, int nd2nz = -1) {
+               DType out, int nd2nz = -1, int gm_nz = -1) {
     const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
     MatmulPlan p;
     p.t = plan_matmul(m, n, k, es, eo, dev);
     if (nd2nz >= 0) p.t.nd2nz_instr = nd2nz == 1;
+    if (gm_nz >= 0) p.t.gm_nz = gm_nz == 1;
+    // GM: A and B row-major, or as NZ (zero-padded to 16 x 16 fractals).
+    const bool nz = p.t.gm_nz;
+    auto a_at = [&](uint64_t i, uint64_t j) { return nz ? nz_index(m, i, j) : i * k + j; };
+    auto b_at = [&](uint64_t i, uint64_t j) { return nz ? nz_index(k, i, j) : i * n + j; };
+    const uint64_t a_elems = nz ? nz_elems(m, k) : uint64_t{m} * k, b_elems = nz ? nz_elems(k, n) : uint64_t{k} * n;
     p.a = 0x1000;
-    p.b = p.a + (uint64_t{m} * k * es + 4095) / 4096 * 4096;
-    p.c = p.b + (uint64_t{k} * n * es + 4095) / 4096 * 4096;
+    p.b = p.a + (a_elems * es + 4095) / 4096 * 4096;
+    p.c = p.b + (b_elems * es + 4095) / 4096 * 4096;
     isa::test::TestMem mem(1 << 20, p.c + uint64_t{m} * n * eo + 4096);
     for (auto& byte : mem.of(Pos::GM)) byte = 0xff;  // poison: unwritten outputs are nan
+    if (nz)  // NZ padding is zeros in GM
+        for (uint64_t i = 0; i < (a_elems + b_elems) * es; ++i) mem.of(Pos::GM)[p.a + i] = 0;
     Run r;
     std::mt19937 gen(7);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     for (uint64_t i = 0; i < uint64_t{m} * k; ++i) {
-        mem.set(Pos::GM, p.a + i * es, in, d(gen));
-        r.a.push_back(mem.val(Pos::GM, p.a + i * es, in));
+        const uint64_t at = p.a + a_at(i / k, i % k) * es;
+        mem.set(Pos::GM, at, in, d(gen));
+        r.a.push_back(mem.val(Pos::GM, at, in));
     }
     for (uint64_t i = 0; i < uint64_t{k} * n; ++i) {
-        mem.set(Pos::GM, p.b + i * es, in, d(gen));
-        r.b.push_back(mem.val(Pos::GM, p.b + i * es, in));
+        const uint64_t at = p.b + b_at(i / n, i % n) * es;
+        mem.set(Pos::GM, at, in, d(gen));
+        r.b.push_back(mem.val(Pos::GM, at, in));
     }
     for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
         KapiSink sink(kind, &mem);
@@ -203,6 +213,10 @@ TEST_CASE(
     const Run burst = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, 0);
     CHECK(burst.c == r.c);
     CHECK(burst.instrs > r.instrs);
+    // And NZ operands in GM (contiguous loads) too.
+    CHECK_FALSE(plan_matmul(33, 47, 61, 2, 2, tiny()).gm_nz);
+    const Run nz = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, -1, 1);
+    CHECK(nz.c == r.c);
 }
 
 TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged shapes, fp16/bf16 outputs") {
@@ -218,6 +232,13 @@ TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged s
     d910.event_ids = 4;
     const Run r = run_matmul(d910, isa::CoreKind::Coupled, 130, 260, 700, DType::FP16, DType::FP32);
     CHECK(r.worst_ratio <= 1.0);
-    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1);
+    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1, 0);
     CHECK(instr.worst_ratio <= 1.0);
+    // Coupled parts take NZ operands by default; row-major ones (burst ND->NZ) give the same C.
+    CHECK(plan_matmul(100, 70, 300, 2, 4, d).gm_nz);
+    const Run nz = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32);
+    const Run nd = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 0, 0);
+    CHECK(nz.worst_ratio <= 1.0);
+    CHECK(nz.c == nd.c);
+    CHECK(nz.instrs < nd.instrs);  // one burst per fractal column group instead of one per row
 }
