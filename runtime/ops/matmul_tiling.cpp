@@ -56,7 +56,16 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
     const double core_rate = in_l2 ? dev.core_read_max_bytes_per_cycle : dev.core_gm_read_bytes_per_cycle;
     const double chip_rate = (in_l2 ? dev.mem_max_bytes_per_cycle : dev.gm_bytes_per_cycle) / blocks;
     const double rate = core_rate > 0 && chip_rate > 0 ? std::min(core_rate, chip_rate) : std::max(core_rate, chip_rate);
-    const double load = rate > 0 ? (double(t.base_m) + t.base_n) * t.k * in_es / rate : 0.0;
+    // The port moves each request in whole cycles: a row-major operand costs whole cycles per
+    // row segment (A rows of k_l1, B rows of base_n elements per L1 chunk), which makes narrow
+    // rows dearer than their bytes; NZ operands load as long contiguous runs.
+    double load = 0;
+    if (rate > 0) {
+        auto row = [&](double bytes) { return t.gm_nz ? bytes / rate : std::ceil(bytes / rate); };
+        auto chunk = [&](uint32_t kc) { return t.base_m * row(double(kc) * in_es) + kc * row(double(t.base_n) * in_es); };
+        const uint32_t full = t.k / t.k_l1, rest = t.k % t.k_l1;
+        load = full * chunk(t.k_l1) + (rest ? chunk(rest) : 0.0);
+    }
     const double drain = dev.core_write_max_bytes_per_cycle > 0
                              ? double(t.base_m) * t.base_n * out_es / dev.core_write_max_bytes_per_cycle
                              : 0.0;
@@ -82,6 +91,7 @@ MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uin
                 MatmulTiling t;
                 t.m = m, t.n = n, t.k = k;
                 t.l0c_buffers = bufs;
+                t.gm_nz = dev.arch == "coupled";
                 t.base_m = std::min(bm, r16(m));
                 t.base_n = std::min(bn, r16(n));
                 if (!c_fits(t, out_es, dev) || !fit_k(t, in_es, dev)) continue;
@@ -97,7 +107,6 @@ MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uin
         }
     if (!found) throw InputError("matmul: L0C/L0A/L0B/L1 (or UB) too small for the smallest 16x16x16 tiles");
     best.nd2nz_instr = dev.arch != "coupled";
-    best.gm_nz = dev.arch == "coupled";
     return best;
 }
 

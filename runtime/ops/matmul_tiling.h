@@ -3,9 +3,9 @@
 // in L0 steps of base_k. L1 (A1/B1) and L0A/L0B are double buffered; L0C (and, on coupled
 // parts, the UB tile it drains into) holds one or two tiles. The output tile is chosen by a
 // cost estimate from the device's parameters, as a vendor tiling function does from its
-// platform info: a tile costs max(cube cycles, A+B load cycles at the per-core read rate, or
-// the chip's share of the memory system) plus, with a single L0C buffer, its drain; the plan
-// minimises waves x tile cost. A big tile halves the GM bytes per MAC (each A row panel and B
+// platform info: a tile costs max(cube cycles, A+B load cycles at the per-core read rate (or
+// the chip's share of the memory system), whole port cycles per row segment of a row-major
+// operand) plus, with a single L0C buffer, its drain; the plan minimises waves x tile cost. A big tile halves the GM bytes per MAC (each A row panel and B
 // column panel is read once per tile), so large shapes take the largest tile L0C holds even
 // single-buffered; small shapes keep many tiles for the cores. The other sizes are the largest
 // steps that fit. Output tiles are spread over block_dim = min(tiles, cube cores) blocks, round
