@@ -1,12 +1,14 @@
 // Reference matmul C (m x n) = A (m x k) x B (k x n), fp16 or bf16 inputs, fp32 accumulation,
 // fp32 output by default (or cast to fp16/bf16): the canonical cube kernel. A and B are
-// row-major (ND) in GM; MTE2 converts them to NZ while loading k chunks into L1 (A1/B1 queues),
+// row-major (ND) in GM and MTE2 converts them to NZ while loading k chunks into L1 (A1/B1
+// queues), or (coupled parts' default) already NZ in GM and loaded as contiguous runs;
 // MTE1 moves base_k steps into L0A as zZ and into L0B as zN (load2d with per-fractal
 // transpose), the Cube accumulates a base_m x base_n tile in L0C (CO1 queue), and the tile is
 // drained: on split parts by the FixPipe straight to GM (NZ -> ND, cast), on coupled parts by
 // the vector pipe into UB (CO2 queue) and MTE3 to GM. L1 and L0A/L0B have two buffers, so loads
-// of the next step overlap the current mad; with two L0C buffers (the tiling's choice) the drain
-// of one tile overlaps the next tile too, with one the next tile's first mad waits for it.
+// of the next step overlap the current mad (the next chunk's L1 load is issued before the
+// current chunk's moves and mads, across tiles too); with two L0C buffers (the tiling's choice)
+// the drain of one tile overlaps the next tile, with one the next tile's first mad waits for it.
 // Tiling: runtime/ops/matmul_tiling.h. Checked against a host reference (see check()).
 #include "runtime/ops/matmul.h"
 
