@@ -104,4 +104,49 @@ void write_stats_h5(const std::string& path, const StatGroup& root, const std::m
     });
 }
 
+namespace {
+
+std::string get_string_attr(const H5::DataSet& d, const char* name) {
+    if (!d.attrExists(name)) return "";
+    H5::Attribute a = d.openAttribute(name);
+    std::string v;
+    a.read(a.getStrType(), v);
+    return v;
+}
+
+void read_group(const H5::Group& g, const std::string& prefix, std::vector<StatRecord>& out) {
+    for (hsize_t i = 0; i < g.getNumObjs(); ++i) {
+        const std::string name = g.getObjnameByIdx(i);
+        const std::string path = prefix.empty() ? name : prefix + "/" + name;
+        if (g.getObjTypeByIdx(i) == H5G_GROUP) {
+            read_group(g.openGroup(name), path, out);
+            continue;
+        }
+        H5::DataSet d = g.openDataSet(name);
+        StatRecord r;
+        r.path = path;
+        const hssize_t n = d.getSpace().getSimpleExtentNpoints();
+        r.values.resize(static_cast<size_t>(n));
+        d.read(r.values.data(), H5::PredType::NATIVE_DOUBLE);
+        r.unit = get_string_attr(d, "unit");
+        r.description = get_string_attr(d, "description");
+        out.push_back(std::move(r));
+    }
+}
+
+}  // namespace
+
+std::vector<StatRecord> read_stats_h5(const std::string& path) {
+    std::vector<StatRecord> out;
+    try {
+        H5::Exception::dontPrint();
+        H5::H5File file(path, H5F_ACC_RDONLY);
+        if (!file.nameExists("/stats")) throw InputError("'" + path + "' has no /stats group: not a sfumato stats file");
+        read_group(file.openGroup("/stats"), "", out);
+    } catch (const H5::Exception& e) {
+        throw InputError("cannot read '" + path + "' as HDF5: " + e.getDetailMsg());
+    }
+    return out;
+}
+
 }  // namespace sfumato

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/stats.h"
 
@@ -15,6 +16,19 @@ struct RunMeta {
     std::string config_hash;
     std::string mode;
 };
+
+// One dataset of /stats as read back: its path below /stats, values (one for a scalar, the
+// buckets of a histogram) and unit.
+struct StatRecord {
+    std::string path;
+    std::vector<double> values;
+    std::string unit;
+    std::string description;
+};
+
+// Reads every dataset under /stats (depth first, in name order). Throws InputError naming the
+// file if it is missing or not a stats file.
+std::vector<StatRecord> read_stats_h5(const std::string& path);
 
 void write_stats_h5(const std::string& path, const StatGroup& root, const std::map<std::string, std::string>& config,
                     const RunMeta& meta);

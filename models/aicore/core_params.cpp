@@ -13,6 +13,9 @@ CoreParams::CoreParams(const ParamScope& s)
       queue_depth(s, "queue_depth", 32, "instr", "depth of each pipe's instruction queue", {1, 4096}),
       event_ids(s, "event_ids", 8, "", "set_flag/wait_flag event ids per pipe pair", {1, 64}),
       flag_latency(s, "flag_latency", 1, "cycle", "cycles from set_flag until a wait_flag sees it", {0, 1000}),
+      set_flag_blocks(s, "set_flag_blocks", false, "",
+                      "true: a set_flag (or set_cross_flag) holds the later instructions of its pipe until every earlier one completed; "
+                      "false: it waits for them on its own (a scoreboard) while later instructions start"),
       ub(s.sub("ub"), 32 * 1024, 32, "unified buffer"),
       l1(s.sub("l1"), 128 * 1024, 32, "L1 buffer"),
       l0a(s.sub("l0a"), 16 * 1024, 512, "L0A buffer"),

@@ -19,6 +19,7 @@ struct CoreParams {
     Param<uint32_t> queue_depth;
     Param<uint32_t> event_ids;
     Param<uint32_t> flag_latency;
+    Param<bool> set_flag_blocks;
     // Local buffers.
     BufferParams ub, l1, l0a, l0b, l0c;
     // Vector unit.

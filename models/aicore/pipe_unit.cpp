@@ -99,6 +99,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
     f.pending = 0;
     f.issuing = !done;
     f.done = done;
+    f.index = m_started++;
     if (!done) ++m_undone;
     ++m_inflight_count;
     if (done) m_last_end = max(m_last_end, end);
@@ -112,6 +113,38 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
     if (m_core.functional() && f.instr.dst.pos != isa::Pos::GM) isa::execute(f.instr, m_core);
+    if (m_def_head < m_deferred.size()) fire_deferred(end);
+}
+
+void PipeUnit::set_flag_now(const isa::Instr& in, Cycle at, const RaceChecker::Clock* clock) {
+    if (in.op == Opcode::SET_FLAG) {
+        if (RaceChecker* rc = m_core.race_checker()) {
+            if (clock) rc->publish_flag(in, *clock);
+            else rc->on_set_flag(in);
+        }
+        m_core.flag_set(in, at);
+    } else {
+        m_core.cross_flags()->set(m_core, in, at, m_track);
+    }
+}
+
+void PipeUnit::fire_deferred(Cycle now) {
+    while (m_def_head < m_deferred.size()) {
+        const DeferredSet& d = m_deferred[m_def_head];
+        // Every instruction started before the set_flag must be done; the flag is set when the
+        // last of them ended (never before the set_flag left the queue).
+        Cycle at = max(d.at, now);
+        for (size_t i = 0; i < m_inflight_count; ++i) {
+            const InFlight& f = m_inflight[(m_if_head + i) % m_inflight.size()];
+            if (f.index >= d.upto) break;
+            if (!f.done) return;
+            at = max(at, f.end);
+        }
+        set_flag_now(d.instr, at, &d.clock);
+        ++m_def_head;
+    }
+    m_deferred.clear();
+    m_def_head = 0;
 }
 
 void PipeUnit::retire(Cycle now) {
@@ -288,6 +321,25 @@ bool PipeUnit::step(Cycle now) {
         }
         case Opcode::SET_FLAG:
         case Opcode::SET_CROSS_FLAG:
+            if (!m_core.params().set_flag_blocks) {
+                // Scoreboard: the flag is set when every earlier instruction has completed; later
+                // instructions of this pipe do not wait for it.
+                if (m_undone == 0 && m_def_head == m_deferred.size()) {
+                    // Only instructions with known ends are in flight: set it at the last end.
+                    set_flag_now(in, max(now, m_last_end), nullptr);
+                } else {
+                    DeferredSet d;
+                    d.instr = in;
+                    d.upto = m_started;
+                    d.at = now;
+                    if (RaceChecker* rc = m_core.race_checker(); rc && in.op == Opcode::SET_FLAG) d.clock = rc->set_flag_clock(in);
+                    m_deferred.push_back(d);
+                }
+                m_core.instr_stats().record(in.op, m_id, 0);
+                pop(now);
+                return true;
+            }
+            [[fallthrough]];
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
                 if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
@@ -299,12 +351,11 @@ bool PipeUnit::step(Cycle now) {
                 sleep_until(now, m_last_end);
                 return false;
             }
-            if (in.op == Opcode::SET_FLAG) {
-                if (RaceChecker* rc = m_core.race_checker()) rc->on_set_flag(in);
-                m_core.flag_set(in, now);
-            } else if (in.op == Opcode::SET_CROSS_FLAG) {
-                m_core.cross_flags()->set(m_core, in, now, m_track);
+            if (m_def_head < m_deferred.size()) {  // earlier set_flags first (they wait on less)
+                next_trigger(m_wake);
+                return false;
             }
+            if (in.op != Opcode::PIPE_BARRIER) set_flag_now(in, now, nullptr);
             m_core.instr_stats().record(in.op, m_id, 0);
             pop(now);
             return true;
@@ -348,6 +399,8 @@ std::string PipeUnit::describe() const {
     } else {
         s += ", idle";
     }
+    if (m_def_head < m_deferred.size())
+        s += ", " + std::to_string(m_deferred.size() - m_def_head) + " set_flag waiting for earlier instructions";
     return s;
 }
 

@@ -1,7 +1,10 @@
 // One in-order pipe of an AI core (MTE1, MTE2, MTE3, M, FIX or V). The scalar unit pushes
 // instructions, stamped with their issue cycle, into a bounded queue; the pipe starts each no
-// earlier than its issue cycle and the pipe's throughput allows, waits on flags, drains for
-// set_flag/pipe_barrier, and keeps the instructions in flight until they complete.
+// earlier than its issue cycle and the pipe's throughput allows, waits on flags, and keeps the
+// instructions in flight until they complete. pipe_barrier drains the pipe; a set_flag sets its
+// flag once every earlier instruction of the pipe completed, and by default (a scoreboard,
+// chip.aicore.set_flag_blocks = false) later instructions start meanwhile, so a double-buffered
+// MTE2 streams tile after tile instead of draining at each tile's flag.
 // Compute instructions have arithmetic latencies; memory instructions are split into requests
 // sent to the memory system (at most max_outstanding in flight) and complete when the last
 // request returns. The pipe is one SC_METHOD that sleeps until its next event: it never ticks.
@@ -12,6 +15,7 @@
 
 #include "isa/instr.h"
 #include "models/aicore/gm_pattern.h"
+#include "models/aicore/race_checker.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
 #include "sim/time.h"
@@ -40,7 +44,7 @@ public:
     void push(const isa::Instr& in);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
-    bool drained() const { return m_count == 0 && m_inflight_count == 0; }
+    bool drained() const { return m_count == 0 && m_inflight_count == 0 && m_def_head == m_deferred.size(); }
     // Completion cycle of the last instruction (valid when drained).
     Cycle last_end() const { return m_last_end; }
     uint64_t busy_cycles() const { return m_busy.value(); }
@@ -58,6 +62,14 @@ private:
         uint32_t pending = 0;  // memory requests not yet returned
         bool issuing = false;  // still sending requests
         bool done = false;
+        uint64_t index = 0;    // start order within the pipe
+    };
+    // A set_flag waiting for the instructions started before it (those with index < upto).
+    struct DeferredSet {
+        isa::Instr instr;
+        uint64_t upto = 0;
+        Cycle at;  // when it left the queue
+        RaceChecker::Clock clock{};
     };
     struct MemCursor {  // progress of the memory instruction currently sending requests
         bool active = false;
@@ -74,6 +86,8 @@ private:
     bool issue_requests(Cycle now);
     uint32_t push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done);
     void complete(InFlight& f, Cycle end);
+    void set_flag_now(const isa::Instr& in, Cycle at, const RaceChecker::Clock* clock);
+    void fire_deferred(Cycle now);
     void sleep_until(Cycle now, Cycle at);
     void sleep_on_wake_or(Cycle now, Cycle at);
     Cycle now_cycle() const;
@@ -87,6 +101,9 @@ private:
     uint32_t m_undone = 0;  // in-flight memory instructions not yet complete
     std::vector<InFlight> m_inflight;  // ring, in start order
     size_t m_if_head = 0, m_inflight_count = 0;
+    uint64_t m_started = 0;  // instructions ever started (InFlight::index of the next)
+    std::vector<DeferredSet> m_deferred;  // FIFO: [m_def_head, size)
+    size_t m_def_head = 0;
     std::vector<MemRequest> m_reqs;
     std::vector<uint32_t> m_free_reqs;
     MemCursor m_cur;

@@ -52,8 +52,16 @@ void RaceChecker::on_set_flag(const isa::Instr& in) {
         m_flags[flag_index(src, in.flag.dst, in.flag.event_id)] = m_scalar;
         return;
     }
-    advance(src, in.seq);
-    m_flags[flag_index(src, in.flag.dst, in.flag.event_id)] = m_clock[static_cast<size_t>(src)];
+    publish_flag(in, set_flag_clock(in));
+}
+
+RaceChecker::Clock RaceChecker::set_flag_clock(const isa::Instr& in) {
+    advance(in.flag.src, in.seq);
+    return m_clock[static_cast<size_t>(in.flag.src)];
+}
+
+void RaceChecker::publish_flag(const isa::Instr& in, const Clock& c) {
+    m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)] = c;
 }
 
 void RaceChecker::on_wait_flag(const isa::Instr& in) {

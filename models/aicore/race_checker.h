@@ -20,11 +20,16 @@ namespace sfumato {
 
 class RaceChecker {
 public:
+    using Clock = std::array<uint32_t, isa::kNumPipes>;
     explicit RaceChecker(std::string core_name);
     void reset(uint32_t block);
     // A pipe starts an instruction: checks its footprint against unordered accesses, then records it.
     void on_start(isa::Pipe p, const isa::Instr& in);
     void on_set_flag(const isa::Instr& in);   // in the source pipe (or the scalar unit)
+    // A set_flag whose flag is set later than it leaves its pipe's queue: the clock is taken in
+    // program order (set_flag_clock, when it leaves the queue) and published when the flag is set.
+    Clock set_flag_clock(const isa::Instr& in);
+    void publish_flag(const isa::Instr& in, const Clock& c);
     void on_wait_flag(const isa::Instr& in);  // in the destination pipe
     // The scalar unit learned more (a wait_flag into S, or a PIPE_ALL barrier with every pipe
     // drained); instructions it issues from seq `next_seq` on are ordered after it.
@@ -32,7 +37,6 @@ public:
     void on_barrier_all(uint32_t next_seq);
 
 private:
-    using Clock = std::array<uint32_t, isa::kNumPipes>;
     struct Access {
         isa::Pipe pipe;
         uint32_t epoch;

@@ -1,15 +1,19 @@
 // Reference matmul C (m x n) = A (m x k) x B (k x n), fp16 or bf16 inputs, fp32 accumulation,
 // fp32 output by default (or cast to fp16/bf16): the canonical cube kernel. A and B are
-// row-major (ND) in GM; MTE2 converts them to NZ while loading k chunks into L1 (A1/B1 queues),
+// row-major (ND) in GM and MTE2 converts them to NZ while loading k chunks into L1 (A1/B1
+// queues), or (coupled parts' default) already NZ in GM and loaded as contiguous runs;
 // MTE1 moves base_k steps into L0A as zZ and into L0B as zN (load2d with per-fractal
 // transpose), the Cube accumulates a base_m x base_n tile in L0C (CO1 queue), and the tile is
 // drained: on split parts by the FixPipe straight to GM (NZ -> ND, cast), on coupled parts by
-// the vector pipe into UB (CO2 queue) and MTE3 to GM. Every level has two buffers, so loads of
-// the next step overlap the current mad and the drain of one tile overlaps the next tile.
+// the vector pipe into UB (CO2 queue) and MTE3 to GM. L1 and L0A/L0B have two buffers, so loads
+// of the next step overlap the current mad (the next chunk's L1 load is issued before the
+// current chunk's moves and mads, across tiles too); with two L0C buffers (the tiling's choice)
+// the drain of one tile overlaps the next tile, with one the next tile's first mad waits for it.
 // Tiling: runtime/ops/matmul_tiling.h. Checked against a host reference (see check()).
 #include "runtime/ops/matmul.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "isa/layout.h"
@@ -45,6 +49,17 @@ void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t row
     }
 }
 
+// Rows [r0, r0 + rows_pad) of column groups [c0 / 16, c0 / 16 + groups) of an NZ matrix with
+// `rows` rows in GM into L1 as NZ with rows_pad rows per group: one burst per column group.
+template <class T>
+void load_from_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t r0,
+                  uint32_t c0, uint32_t groups, uint32_t rows_pad) {
+    constexpr uint32_t c0_bytes = 32;  // one fractal row of 16-bit elements
+    const uint32_t total = (rows + 15) / 16 * 16;
+    DataCopyPad(dst, src[nz_index(rows, r0, c0)],
+                DataCopyExtParams{groups, rows_pad * c0_bytes, (total - rows_pad) * c0_bytes, 0});
+}
+
 template <class T, class U>
 void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     KernelContext ctx(sink);
@@ -62,32 +77,63 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
     pipe.InitBuffer(qb1, t.buffers, static_cast<uint32_t>(t.b1_bytes(es)));
     pipe.InitBuffer(qa2, t.buffers, static_cast<uint32_t>(t.a2_bytes(es)));
     pipe.InitBuffer(qb2, t.buffers, static_cast<uint32_t>(t.b2_bytes(es)));
-    pipe.InitBuffer(qc1, t.buffers, static_cast<uint32_t>(t.c1_bytes()));
-    if (coupled) pipe.InitBuffer(qc2, t.buffers, static_cast<uint32_t>(t.c2_bytes(eo)));
+    pipe.InitBuffer(qc1, t.l0c_buffers, static_cast<uint32_t>(t.c1_bytes()));
+    if (coupled) pipe.InitBuffer(qc2, t.l0c_buffers, static_cast<uint32_t>(t.c2_bytes(eo)));
     GlobalTensor<T> ga, gb;
     GlobalTensor<U> gc;
-    ga.SetGlobalBuffer(p.a, uint64_t{t.m} * t.k);
-    gb.SetGlobalBuffer(p.b, uint64_t{t.k} * t.n);
+    ga.SetGlobalBuffer(p.a, t.gm_nz ? nz_elems(t.m, t.k) : uint64_t{t.m} * t.k);
+    gb.SetGlobalBuffer(p.b, t.gm_nz ? nz_elems(t.k, t.n) : uint64_t{t.k} * t.n);
     gc.SetGlobalBuffer(p.c, uint64_t{t.m} * t.n);
 
-    for (uint32_t tile = ctx.block_idx(); tile < t.tiles(); tile += ctx.block_num()) {
+    // One step = one k chunk of one output tile. The L1 loads of the next step are issued
+    // before the current step's L1 -> L0 moves and mads (across tiles too), so MTE2 fills the
+    // second L1 buffer while the cube works on the first and a tile starts without a load bubble.
+    struct Step {
+        uint32_t tile = 0, k0 = 0;
+        uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
+    };
+    auto at = [&](uint32_t tile, uint32_t k0) {
+        Step s;
+        s.tile = tile, s.k0 = k0;
+        if (tile >= t.tiles()) return s;
+        s.m0 = tile / t.tiles_n * t.base_m, s.n0 = tile % t.tiles_n * t.base_n;
+        s.tm = std::min(t.base_m, t.m - s.m0), s.tn = std::min(t.base_n, t.n - s.n0);
+        s.kc = std::min(t.k_l1, t.k - k0);
+        return s;
+    };
+    auto next = [&](const Step& s) {
+        return s.k0 + t.k_l1 < t.k ? at(s.tile, s.k0 + t.k_l1) : at(s.tile + ctx.block_num(), 0);
+    };
+    auto load = [&](const Step& s) {
         ctx.scalar(4);  // tile coordinates
-        const uint32_t m0 = tile / t.tiles_n * t.base_m, n0 = tile % t.tiles_n * t.base_n;
-        const uint32_t tm = std::min(t.base_m, t.m - m0), tn = std::min(t.base_n, t.n - n0);
+        const uint32_t m_pad = isa::ceil_div(s.tm, 16) * 16, k_pad = isa::ceil_div(s.kc, 16) * 16;
+        LocalTensor<T> a1 = qa1.AllocTensor<T>();
+        if (t.gm_nz)
+            load_from_nz(a1, ga, t.m, s.m0, s.k0, k_pad / 16, m_pad);
+        else
+            load_nz(a1, ga[uint64_t{s.m0} * t.k + s.k0], s.tm, s.kc, t.k, m_pad, t.nd2nz_instr);
+        qa1.EnQue(a1);
+        LocalTensor<T> b1 = qb1.AllocTensor<T>();
+        if (t.gm_nz)
+            load_from_nz(b1, gb, t.k, s.k0, s.n0, isa::ceil_div(s.tn, 16), k_pad);
+        else
+            load_nz(b1, gb[uint64_t{s.k0} * t.n + s.n0], s.kc, s.tn, t.n, k_pad, t.nd2nz_instr);
+        qb1.EnQue(b1);
+    };
+    Step cur = at(ctx.block_idx(), 0);
+    if (cur.tile < t.tiles()) load(cur);
+    LocalTensor<float> c;
+    for (; cur.tile < t.tiles(); cur = next(cur)) {
+        ctx.scalar(2);
+        const Step nx = next(cur);
+        if (nx.tile < t.tiles()) load(nx);
+        const uint32_t m0 = cur.m0, n0 = cur.n0, tm = cur.tm, tn = cur.tn, k0 = cur.k0, kc = cur.kc;
         const uint32_t m1 = isa::ceil_div(tm, 16), n1 = isa::ceil_div(tn, 16);
-        LocalTensor<float> c = qc1.AllocTensor<float>();
-        for (uint32_t k0 = 0; k0 < t.k; k0 += t.k_l1) {
-            ctx.scalar(2);
-            const uint32_t kc = std::min(t.k_l1, t.k - k0);
+        if (k0 == 0) c = qc1.AllocTensor<float>();
+        {
             const uint32_t kr1 = isa::ceil_div(kc, 16);
-            LocalTensor<T> a1 = qa1.AllocTensor<T>();
-            load_nz(a1, ga[uint64_t{m0} * t.k + k0], tm, kc, t.k, m1 * 16, t.nd2nz_instr);
-            qa1.EnQue(a1);
-            LocalTensor<T> b1 = qb1.AllocTensor<T>();
-            load_nz(b1, gb[uint64_t{k0} * t.n + n0], kc, tn, t.n, kr1 * 16, t.nd2nz_instr);
-            qb1.EnQue(b1);
-            a1 = qa1.DeQue<T>();
-            b1 = qb1.DeQue<T>();
+            LocalTensor<T> a1 = qa1.DeQue<T>();
+            LocalTensor<T> b1 = qb1.DeQue<T>();
             for (uint32_t ks = 0; ks < kc; ks += t.base_k) {
                 ctx.scalar(2);
                 const uint32_t kk = std::min(t.base_k, kc - ks), k1 = isa::ceil_div(kk, 16), kb0 = ks / 16;
@@ -117,6 +163,7 @@ void matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& p) {
             qa1.FreeTensor(a1);
             qb1.FreeTensor(b1);
         }
+        if (k0 + kc < t.k) continue;
         qc1.EnQue(c);
         c = qc1.DeQue<float>();
         const GlobalTensor<U> out = gc[uint64_t{m0} * t.n + n0];
@@ -168,6 +215,15 @@ double out_roundoff(isa::DType t) {
     return t == isa::DType::FP16 ? 0x1p-11 : t == isa::DType::BF16 ? 0x1p-8 : 0.0;
 }
 
+// A row-major rows x cols matrix of es-byte elements as NZ (zero padding).
+std::vector<uint8_t> to_nz(const std::vector<uint8_t>& nd, uint32_t rows, uint32_t cols, uint32_t es) {
+    std::vector<uint8_t> nz(nz_elems(rows, cols) * es, 0);
+    for (uint32_t i = 0; i < rows; ++i)
+        for (uint32_t j = 0; j < cols; ++j)
+            std::memcpy(&nz[nz_index(rows, i, j) * es], &nd[(uint64_t{i} * cols + j) * es], es);
+    return nz;
+}
+
 class MatmulOp : public IOp {
 public:
     MatmulOp(const OpArgs& a, const DeviceInfo& dev) : m_dev(dev) {
@@ -192,15 +248,25 @@ public:
         else if (nd != "auto")
             throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd +
                              "' (valid: auto, instr, burst)");
+        const std::string lay = arg_str(a, "layout");
+        if (lay == "nz")
+            m_plan.t.gm_nz = true;
+        else if (lay == "nd")
+            m_plan.t.gm_nz = false;
+        else if (lay != "auto")
+            throw InputError("operator 'matmul': argument 'layout' = '" + lay + "' (valid: auto, nd, nz)");
     }
 
     void prepare(rt::Runtime& rt) override {
         const MatmulTiling& t = m_plan.t;
         const uint32_t es = isa::dtype_size(m_in);
         const uint64_t a_bytes = uint64_t{t.m} * t.k * es, b_bytes = uint64_t{t.k} * t.n * es;
-        m_plan.a = rt.malloc(a_bytes);
-        m_plan.b = rt.malloc(b_bytes);
+        const uint64_t a_gm = t.gm_nz ? nz_elems(t.m, t.k) * es : a_bytes;
+        const uint64_t b_gm = t.gm_nz ? nz_elems(t.k, t.n) * es : b_bytes;
+        m_plan.a = rt.malloc(a_gm);
+        m_plan.b = rt.malloc(b_gm);
         m_plan.c = rt.malloc(uint64_t{t.m} * t.n * isa::dtype_size(m_out));
+        std::vector<uint8_t> a_up, b_up;  // what goes to GM: ND as is, or rearranged to NZ
         if (rt.functional()) {
             std::mt19937 gen(2024);
             std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -210,9 +276,11 @@ public:
                 isa::store_from_f32(m_in, m_a.data() + i * es, d(gen));
             for (uint64_t i = 0; i < b_bytes / es; ++i)
                 isa::store_from_f32(m_in, m_b.data() + i * es, d(gen));
+            a_up = t.gm_nz ? to_nz(m_a, t.m, t.k, es) : m_a;
+            b_up = t.gm_nz ? to_nz(m_b, t.k, t.n, es) : m_b;
         }
-        rt.memcpy_h2d(m_plan.a, rt.functional() ? m_a.data() : nullptr, a_bytes);
-        rt.memcpy_h2d(m_plan.b, rt.functional() ? m_b.data() : nullptr, b_bytes);
+        rt.memcpy_h2d(m_plan.a, rt.functional() ? a_up.data() : nullptr, a_gm);
+        rt.memcpy_h2d(m_plan.b, rt.functional() ? b_up.data() : nullptr, b_gm);
     }
 
     KernelDesc kernel() const override {
@@ -302,7 +370,10 @@ SFUMATO_REGISTER_OP(matmul,
                             {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
                             {"nd2nz", "auto",
                              "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | "
-                             "auto (instr on split parts)"}},
+                             "auto (instr on split parts)"},
+                            {"layout", "auto",
+                             "A and B in GM: nd (row-major, converted while loading) | nz (FRACTAL_NZ, "
+                             "contiguous loads) | auto (nz on coupled parts, nd on split)"}},
                            [](const OpArgs& a, const DeviceInfo& d) {
                                return std::make_unique<MatmulOp>(a, d);
                            }});

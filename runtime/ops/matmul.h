@@ -6,12 +6,21 @@
 
 namespace sfumato::ops {
 
-// Where the operands live in GM: A (m x k), B (k x n) row-major in the input type, C (m x n)
-// row-major in the output type.
+// Where the operands live in GM: A (m x k), B (k x n) row-major in the input type (or NZ, see
+// MatmulTiling::gm_nz and nz_index), C (m x n) row-major in the output type.
 struct MatmulPlan {
     MatmulTiling t;
     uint64_t a = 0, b = 0, c = 0;
 };
+
+// Element (i, j) of a rows x cols matrix stored as NZ (MatmulTiling::gm_nz): its index.
+inline uint64_t nz_index(uint32_t rows, uint32_t i, uint32_t j) {
+    return (uint64_t{j / 16} * ((rows + 15) / 16 * 16) + i) * 16 + j % 16;
+}
+// Elements a rows x cols NZ matrix occupies (both sides padded to 16).
+inline uint64_t nz_elems(uint32_t rows, uint32_t cols) {
+    return uint64_t{(rows + 15) / 16 * 16} * ((cols + 15) / 16 * 16);
+}
 
 // One block of the kernel (its identity comes from the sink). in: fp16 | bf16;
 // out: fp32 | fp16 | bf16.

@@ -109,6 +109,7 @@ TEST_CASE("kapi queues: the reference matmul kernel on a coupled core matches th
     ops::MatmulPlan p;
     p.t = ops::plan_matmul(m, n, k, 2, 4, dev);
     REQUIRE_FALSE(p.t.nd2nz_instr);
+    p.t.gm_nz = false;  // row-major operands: the burst ND->NZ path (the default takes NZ)
     p.a = 0x0, p.b = 0x10000, p.c = 0x40000;
     std::mt19937 gen(3);
     std::uniform_real_distribution<float> d(-1, 1);

@@ -9,21 +9,9 @@ using rt::Status;
 
 namespace {
 
-struct Rig {
-    Config cfg;
-    std::unique_ptr<TestDevice> dev;
-    std::unique_ptr<rt::Device> rtdev;
-    explicit Rig(double pinned_gbps = 25.0, double pageable_gbps = 10.0) {
-        init_time_resolution();
-        dev = std::make_unique<TestDevice>(cfg, tiny_info(), pinned_gbps, pageable_gbps);
-        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
-    }
-    bool run(std::function<void(rt::Context&)> program) {
-        rt::Context& ctx = rtdev->open_context();
-        Host host("host", [&] { program(ctx); });
-        sc_core::sc_start();
-        return host.finished;
-    }
+struct Rig : RtRig {
+    explicit Rig(double pinned_gbps = 25.0, double pageable_gbps = 10.0) : RtRig({}, pinned_gbps, pageable_gbps) {}
+    bool run(std::function<void(rt::Context&)> program) { return run_program(std::move(program)); }
 };
 
 }  // namespace

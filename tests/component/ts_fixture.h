@@ -7,6 +7,7 @@
 #include <memory>
 #include <queue>
 #include <systemc>
+#include <vector>
 
 #include "models/dma/i_dma.h"
 #include "models/ts/task_scheduler.h"
@@ -177,5 +178,27 @@ inline KernelDesc fixed_kernel(const std::string& name, uint32_t block_dim, uint
     k.body = [](isa::IInstrSink&) {};
     return k;
 }
+
+// A TestDevice and a runtime device on it, configured by `overrides` (key=value) and the host
+// link rates; run() executes a host program on a fresh context until the simulation ends and
+// returns whether the program finished (false: it was left waiting, a deadlock).
+struct RtRig {
+    Config cfg;
+    std::unique_ptr<TestDevice> dev;
+    std::unique_ptr<rt::Device> rtdev;
+    explicit RtRig(const std::vector<std::string>& overrides = {}, double pinned_gbps = 25.0,
+                   double pageable_gbps = 10.0) {
+        init_time_resolution();
+        for (const auto& o : overrides) cfg.apply_override(o);
+        dev = std::make_unique<TestDevice>(cfg, tiny_info(), pinned_gbps, pageable_gbps);
+        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
+    }
+    bool run_program(std::function<void(rt::Context&)> program) {
+        rt::Context& ctx = rtdev->open_context();
+        Host host("host", [&] { program(ctx); });
+        sc_core::sc_start();
+        return host.finished;
+    }
+};
 
 }  // namespace sfumato::test

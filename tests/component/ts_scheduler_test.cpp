@@ -9,21 +9,8 @@ using rt::Status;
 
 namespace {
 
-struct Rig {
-    Config cfg;
-    std::unique_ptr<TestDevice> dev;
-    std::unique_ptr<rt::Device> rtdev;
-    Rig() {
-        init_time_resolution();
-        dev = std::make_unique<TestDevice>(cfg);
-        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
-    }
-    void run(std::function<void(rt::Context&)> program) {
-        rt::Context& ctx = rtdev->open_context();
-        Host host("host", [&] { program(ctx); });
-        sc_core::sc_start();
-        REQUIRE(host.finished);
-    }
+struct Rig : RtRig {
+    void run(std::function<void(rt::Context&)> program) { REQUIRE(run_program(std::move(program))); }
     uint64_t dur(const Task& t) const { return t.end_tick.v - t.start_tick.v; }
 };
 

@@ -9,25 +9,16 @@ using rt::Status;
 
 namespace {
 
-struct Rig {
-    Config cfg;
-    std::unique_ptr<TestDevice> dev;
-    std::unique_ptr<rt::Device> rtdev;
+std::vector<std::string> with_dispatch(std::vector<std::string> overrides) {
+    overrides.insert(overrides.begin(), "chip.ts.block_dispatch_cycles=16");  // not the default, to see it matters
+    return overrides;
+}
+
+struct Rig : RtRig {
     uint64_t period = tiny_info().clock.period_ps();
-    explicit Rig(std::vector<std::string> overrides = {}) {
-        init_time_resolution();
-        cfg.apply_override("chip.ts.block_dispatch_cycles=16");  // not the default, to see it matters
-        for (const auto& o : overrides) cfg.apply_override(o);
-        dev = std::make_unique<TestDevice>(cfg);
-        rtdev = std::make_unique<rt::Device>(*dev, dev->host_params(), &dev->trace());
-    }
+    explicit Rig(std::vector<std::string> overrides = {}) : RtRig(with_dispatch(std::move(overrides))) {}
     uint64_t cyc(const char* key) const { return param(cfg, key) * period; }
-    void run(std::function<void(rt::Context&)> program) {
-        rt::Context& ctx = rtdev->open_context();
-        Host host("host", [&] { program(ctx); });
-        sc_core::sc_start();
-        REQUIRE(host.finished);
-    }
+    void run(std::function<void(rt::Context&)> program) { REQUIRE(run_program(std::move(program))); }
 };
 
 }  // namespace

@@ -37,17 +37,27 @@ DeviceInfo like910() {
 DeviceInfo like910b() {
     return device("split", 24, 512 << 10, 64 << 10, 128 << 10, 192 << 10);
 }
+// With the memory figures the tiling's cost estimate uses (910B-like preset values).
+DeviceInfo like910b_rates() {
+    DeviceInfo d = like910b();
+    d.cube_macs_fp16 = 16 * 16 * 16;
+    d.core_read_max_bytes_per_cycle = 110, d.core_gm_read_bytes_per_cycle = 32, d.core_write_max_bytes_per_cycle = 86;
+    d.mem_max_bytes_per_cycle = 48 * 64, d.gm_bytes_per_cycle = 911;
+    d.l2_bytes = 192ull << 20;
+    return d;
+}
 
 void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_t eo) {
     CHECK(t.base_m % 16 == 0);
     CHECK(t.base_n % 16 == 0);
     CHECK(t.base_k % 16 == 0);
     CHECK(t.k_l1 % t.base_k == 0);
-    CHECK(t.buffers * t.c1_bytes() <= d.l0c_bytes);
+    CHECK(t.l0c_buffers * t.c1_bytes() <= d.l0c_bytes);
+    CHECK((t.l0c_buffers == 1 || t.l0c_buffers == 2));
     CHECK(t.buffers * t.a2_bytes(es) <= d.l0a_bytes);
     CHECK(t.buffers * t.b2_bytes(es) <= d.l0b_bytes);
     CHECK(t.buffers * (t.a1_bytes(es) + t.b1_bytes(es)) <= d.l1_bytes);
-    if (d.arch == "coupled") CHECK(t.buffers * t.c2_bytes(eo) <= d.ub_bytes);
+    if (d.arch == "coupled") CHECK(t.l0c_buffers * t.c2_bytes(eo) <= d.ub_bytes);
     CHECK(uint64_t{t.tiles_m} * t.base_m >= t.m);
     CHECK(uint64_t{t.tiles_m - 1} * t.base_m < t.m);
     CHECK(uint64_t{t.tiles_n} * t.base_n >= t.n);
@@ -62,26 +72,36 @@ struct Run {
 };
 
 Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n, uint32_t k, DType in,
-               DType out, int nd2nz = -1) {
+               DType out, int nd2nz = -1, int gm_nz = -1) {
     const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
     MatmulPlan p;
     p.t = plan_matmul(m, n, k, es, eo, dev);
     if (nd2nz >= 0) p.t.nd2nz_instr = nd2nz == 1;
+    if (gm_nz >= 0) p.t.gm_nz = gm_nz == 1;
+    // GM: A and B row-major, or as NZ (zero-padded to 16 x 16 fractals).
+    const bool nz = p.t.gm_nz;
+    auto a_at = [&](uint64_t i, uint64_t j) { return nz ? nz_index(m, i, j) : i * k + j; };
+    auto b_at = [&](uint64_t i, uint64_t j) { return nz ? nz_index(k, i, j) : i * n + j; };
+    const uint64_t a_elems = nz ? nz_elems(m, k) : uint64_t{m} * k, b_elems = nz ? nz_elems(k, n) : uint64_t{k} * n;
     p.a = 0x1000;
-    p.b = p.a + (uint64_t{m} * k * es + 4095) / 4096 * 4096;
-    p.c = p.b + (uint64_t{k} * n * es + 4095) / 4096 * 4096;
+    p.b = p.a + (a_elems * es + 4095) / 4096 * 4096;
+    p.c = p.b + (b_elems * es + 4095) / 4096 * 4096;
     isa::test::TestMem mem(1 << 20, p.c + uint64_t{m} * n * eo + 4096);
     for (auto& byte : mem.of(Pos::GM)) byte = 0xff;  // poison: unwritten outputs are nan
+    if (nz)  // NZ padding is zeros in GM
+        for (uint64_t i = 0; i < (a_elems + b_elems) * es; ++i) mem.of(Pos::GM)[p.a + i] = 0;
     Run r;
     std::mt19937 gen(7);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     for (uint64_t i = 0; i < uint64_t{m} * k; ++i) {
-        mem.set(Pos::GM, p.a + i * es, in, d(gen));
-        r.a.push_back(mem.val(Pos::GM, p.a + i * es, in));
+        const uint64_t at = p.a + a_at(i / k, i % k) * es;
+        mem.set(Pos::GM, at, in, d(gen));
+        r.a.push_back(mem.val(Pos::GM, at, in));
     }
     for (uint64_t i = 0; i < uint64_t{k} * n; ++i) {
-        mem.set(Pos::GM, p.b + i * es, in, d(gen));
-        r.b.push_back(mem.val(Pos::GM, p.b + i * es, in));
+        const uint64_t at = p.b + b_at(i / n, i % n) * es;
+        mem.set(Pos::GM, at, in, d(gen));
+        r.b.push_back(mem.val(Pos::GM, at, in));
     }
     for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
         KapiSink sink(kind, &mem);
@@ -130,16 +150,53 @@ TEST_CASE("matmul tiling: every level double-buffered within the device's buffer
             INFO(d.arch << " " << d.l0c_bytes << " " << m << "x" << n << "x" << k);
             for (uint32_t eo : {4u, 2u}) check_fits(plan_matmul(m, n, k, 2, eo, d), d, 2, eo);
         }
-    // Tiles grow to what the buffers allow: 910B-like L0C (128 KiB, two buffers) holds 128x128 fp32.
-    const MatmulTiling t = plan_matmul(4096, 4096, 4096, 2, 4, like910b());
-    CHECK(t.base_m * t.base_n * 4 * 2 == like910b().l0c_bytes);
+    // A large shape fills the cores: 910B-like L0C (128 KiB) holds one 128x256 fp32 tile.
+    const MatmulTiling t = plan_matmul(4096, 4096, 4096, 2, 4, like910b_rates());
+    CHECK(t.l0c_buffers * t.c1_bytes() == like910b().l0c_bytes);
     CHECK(t.block_dim == like910b().cube_cores);
     CHECK(t.nd2nz_instr);
     CHECK_FALSE(plan_matmul(64, 64, 64, 2, 4, like910()).nd2nz_instr);
     CHECK(plan_matmul(64, 64, 64, 2, 4, like910b(), 5).block_dim == 5);
+    check_fits(plan_matmul(4096, 4096, 4096, 2, 4, like910b_rates()), like910b_rates(), 2, 4);
     CHECK_THROWS_AS(plan_matmul(0, 4, 4, 2, 4, tiny()), InputError);
-    CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 1024, 0)),
+    CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 512, 0)),
                     InputError);
+}
+
+TEST_CASE("matmul tiling: the cost estimate picks big single-buffered tiles for big shapes, many for small") {
+    const DeviceInfo d = like910b_rates();
+    // 4096^3: a 128x128 tile (two fit L0C) loads (128 + 128) x 16 x 2 B per 64 cube cycles,
+    // 128 B/cycle > the 110 B/cycle port: loads bound it. The single-buffered tile of twice the
+    // area needs 96 B/cycle: cube-bound, and its drain is short next to k = 4096.
+    const MatmulTiling big = plan_matmul(4096, 4096, 4096, 2, 4, d);
+    CHECK(big.l0c_buffers == 1);
+    CHECK(big.c1_bytes() == d.l0c_bytes);
+    CHECK((big.base_m + big.base_n) * 2.0 * d.cube_macs_fp16 / (double(big.base_m) * big.base_n) <=
+          d.core_read_max_bytes_per_cycle);
+    // A chunk shorter than k holds a power of two of base_k steps.
+    const uint32_t steps = big.k_l1 / big.base_k;
+    CHECK(big.k_l1 < big.k);
+    CHECK((steps & (steps - 1)) == 0);
+    // The choice is never worse, by its own estimate, than the fixed 128x128 double-buffered plan.
+    for (auto [m, n, k] : {std::array<uint32_t, 3>{512, 512, 512},
+                           {1024, 1024, 1024},
+                           {4096, 4096, 4096},
+                           {1000, 3000, 700},
+                           {300, 2000, 70}}) {
+        INFO(m << "x" << n << "x" << k);
+        const MatmulTiling t = plan_matmul(m, n, k, 2, 4, d);
+        check_fits(t, d, 2, 4);
+        MatmulTiling fixed = t;
+        fixed.base_m = std::min<uint32_t>(128, (m + 15) / 16 * 16);
+        fixed.base_n = std::min<uint32_t>(128, (n + 15) / 16 * 16);
+        fixed.l0c_buffers = 2;
+        fixed.tiles_m = (m + fixed.base_m - 1) / fixed.base_m, fixed.tiles_n = (n + fixed.base_n - 1) / fixed.base_n;
+        fixed.block_dim = std::min(fixed.tiles(), d.cube_cores);
+        CHECK(matmul_cost(t, 2, 4, d) <= matmul_cost(fixed, 2, 4, d));
+    }
+    // 512^3: a 128x256 tile would leave 16 of 24 cores idle; the plan keeps at least as many
+    // tiles as 128x128 does.
+    CHECK(plan_matmul(512, 512, 512, 2, 4, d).tiles() >= 16);
 }
 
 TEST_CASE(
@@ -156,6 +213,10 @@ TEST_CASE(
     const Run burst = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, 0);
     CHECK(burst.c == r.c);
     CHECK(burst.instrs > r.instrs);
+    // And NZ operands in GM (contiguous loads) too.
+    CHECK_FALSE(plan_matmul(33, 47, 61, 2, 2, tiny()).gm_nz);
+    const Run nz = run_matmul(tiny(), isa::CoreKind::Cube, 33, 47, 61, DType::FP16, DType::FP16, -1, 1);
+    CHECK(nz.c == r.c);
 }
 
 TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged shapes, fp16/bf16 outputs") {
@@ -171,6 +232,13 @@ TEST_CASE("matmul kernel: coupled (L0C -> UB -> GM through V and MTE3), ragged s
     d910.event_ids = 4;
     const Run r = run_matmul(d910, isa::CoreKind::Coupled, 130, 260, 700, DType::FP16, DType::FP32);
     CHECK(r.worst_ratio <= 1.0);
-    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1);
+    const Run instr = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 1, 0);
     CHECK(instr.worst_ratio <= 1.0);
+    // Coupled parts take NZ operands by default; row-major ones (burst ND->NZ) give the same C.
+    CHECK(plan_matmul(100, 70, 300, 2, 4, d).gm_nz);
+    const Run nz = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32);
+    const Run nd = run_matmul(d, isa::CoreKind::Coupled, 100, 70, 300, DType::BF16, DType::FP32, 0, 0);
+    CHECK(nz.worst_ratio <= 1.0);
+    CHECK(nz.c == nd.c);
+    CHECK(nz.instrs < nd.instrs);  // one burst per fractal column group instead of one per row
 }
