@@ -8,16 +8,19 @@ build="${1:-$root/build}"
 bytes="${2:-4G}"
 out="$(mktemp -d)"
 start=$(date +%s.%N)
-"$build/bin/sfumato" membench --config "$root/configs/ascend910b-like.ini" --pattern seq --op read \
+# CPU seconds too: on a shared machine the wall figure moves with the load, user time much less.
+/usr/bin/time -f "%U %S" -o "$out/cpu" "$build/bin/sfumato" membench --config "$root/configs/ascend910b-like.ini" --pattern seq --op read \
     --bytes "$bytes" --trace off --mode timing --out "$out" 2>/dev/null
 end=$(date +%s.%N)
-python3 - "$out/summary.json" "$start" "$end" <<'PY'
+python3 - "$out/summary.json" "$start" "$end" "$out/cpu" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 wall = float(sys.argv[3]) - float(sys.argv[2])
+cpu = sum(float(x) for x in open(sys.argv[4]).read().split()[-2:])
 gb = s["bytes"] / 1e9
 print(f"membench seq read 910B-like: {gb:.2f} GB simulated in {wall:.2f} s wall "
       f"(process) = {gb / wall:.2f} GB/s of simulated traffic per wall second; "
-      f"{s['bytes'] / s['request_bytes'] / wall / 1e6:.2f} M {s['request_bytes']}-B requests/s")
+      f"{s['bytes'] / s['request_bytes'] / wall / 1e6:.2f} M {s['request_bytes']}-B requests/s; "
+      f"{cpu:.2f} CPU s = {gb / cpu:.2f} GB per CPU second")
 PY
 rm -rf "$out"
