@@ -55,6 +55,9 @@ TEST_CASE("mem config: bus width 0 and an address map short of the capacity and 
     CHECK(hbm_error("chip.hbm.address_map", "nosuch") == "chip.hbm.address_map");
     CHECK(hbm_error("chip.hbm.scheduler", "nosuch") == "chip.hbm.scheduler");
     CHECK(hbm_error("chip.hbm.tRFC", "5000") == "chip.hbm.tRFC");
+    // The write queue must hold more than a drain's start (910B-like: high watermark 64).
+    CHECK(hbm_error("chip.hbm.write_queue_depth", "64") == "chip.hbm.write_queue_depth");
+    CHECK(hbm_error("chip.hbm.write_queue_depth", "65").empty());
     CHECK(l2_error("chip.l2.line_bytes", "384") == "chip.l2.line_bytes");
     CHECK(l2_error("chip.l2.replacement", "nosuch") == "chip.l2.replacement");
     CHECK(l2_error("chip.l2.size_kib", "1000") == "chip.l2.size_kib");
