@@ -1,6 +1,7 @@
 // A calendar queue of timed events for the memory system: 2^15 buckets of 128 ps each (a
 // ~4.2 us window) plus an overflow heap for later events. Events leave in (tick, sequence)
-// order, so runs are deterministic. Pushing and popping cost O(1) for the near-future events
+// order, so runs are deterministic (each bucket is a list kept in that order, so a pop takes its
+// head). Pushing and popping cost O(1) for the near-future events
 // that dominate memory traffic, where a binary heap of ~2000 pending requests costs a dozen
 // cache-missing levels per operation. Plain C++ (no SystemC).
 #pragma once
@@ -28,7 +29,7 @@ public:
     static constexpr uint64_t kMask = kBuckets - 1;
     static constexpr uint64_t kEmpty = ~uint64_t(0);
 
-    EventWheel() : m_head(kBuckets, kNil), m_bits(kBuckets / 64, 0) { m_nodes.reserve(1 << 12); }
+    EventWheel() : m_head(kBuckets, kNil), m_tail(kBuckets, kNil), m_bits(kBuckets / 64, 0) { m_nodes.reserve(1 << 12); }
     bool empty() const { return m_count == 0; }
     size_t size() const { return m_count; }
 
@@ -73,13 +74,8 @@ public:
             }
             m_base = std::min(ab, now_b);
             const uint64_t b = ab & kMask;
-            // The bucket's earliest (tick, seq) item.
-            uint32_t prev_best = kNil, best = m_head[b];
-            for (uint32_t prev = m_head[b], i = m_nodes[prev].next; i != kNil; prev = i, i = m_nodes[i].next)
-                if (m_nodes[i].item < m_nodes[best].item) {
-                    best = i;
-                    prev_best = prev;
-                }
+            // A bucket is kept in (tick, seq) order: its head is its earliest item.
+            const uint32_t best = m_head[b];
             const WheelItem& bi = m_nodes[best].item;
             if (bi.tick > lim || (bi.tick > now && bi.kind == stop_kind)) {
                 // The bucket's earliest item is the earliest overall unless a far event (in the
@@ -89,8 +85,7 @@ public:
                 return false;
             }
             out = m_nodes[best].item;
-            if (prev_best == kNil) m_head[b] = m_nodes[best].next;
-            else m_nodes[prev_best].next = m_nodes[best].next;
+            m_head[b] = m_nodes[best].next;
             m_nodes[best].next = m_free;
             m_free = best;
             if (m_head[b] == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
@@ -105,8 +100,7 @@ public:
         migrate();
         const uint64_t ab = first_bucket();
         uint64_t best = m_over.empty() ? kEmpty : m_over.front().tick;
-        if (ab != kEmpty)
-            for (uint32_t i = m_head[ab & kMask]; i != kNil; i = m_nodes[i].next) best = std::min(best, m_nodes[i].item.tick);
+        if (ab != kEmpty) best = std::min(best, m_nodes[m_head[ab & kMask]].item.tick);
         return best;
     }
 
@@ -129,9 +123,25 @@ private:
         }
         const uint64_t b = ab & kMask;
         m_nodes[n].item = it;
-        m_nodes[n].next = m_head[b];
-        m_head[b] = n;
-        m_bits[b >> 6] |= uint64_t(1) << (b & 63);
+        // Keep the bucket sorted by (tick, seq). Sequence numbers grow, so a new event usually
+        // goes last: the tail is checked first, and only an earlier tick walks the list.
+        if (m_head[b] == kNil) {
+            m_nodes[n].next = kNil;
+            m_head[b] = m_tail[b] = n;
+            m_bits[b >> 6] |= uint64_t(1) << (b & 63);
+        } else if (!(it < m_nodes[m_tail[b]].item)) {
+            m_nodes[n].next = kNil;
+            m_nodes[m_tail[b]].next = n;
+            m_tail[b] = n;
+        } else if (it < m_nodes[m_head[b]].item) {
+            m_nodes[n].next = m_head[b];
+            m_head[b] = n;
+        } else {
+            uint32_t prev = m_head[b];
+            while (!(it < m_nodes[m_nodes[prev].next].item)) prev = m_nodes[prev].next;
+            m_nodes[n].next = m_nodes[prev].next;
+            m_nodes[prev].next = n;
+        }
     }
     void migrate() {
         while (!m_over.empty() && (m_over.front().tick >> kShift) - m_base < kBuckets) {
@@ -159,7 +169,7 @@ private:
         }
     }
 
-    std::vector<uint32_t> m_head;
+    std::vector<uint32_t> m_head, m_tail;  // per bucket: first and last node (tail valid while non-empty)
     std::vector<uint64_t> m_bits;
     std::vector<Node> m_nodes;
     uint32_t m_free = kNil;

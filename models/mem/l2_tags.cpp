@@ -8,8 +8,11 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
       m_sets(g.sets),
       m_sector_shift(static_cast<uint32_t>(__builtin_ctz(g.sector_bytes))),
       m_repl(std::move(repl)),
-      m_tag(size_t(g.sets) * g.ways, 0),
-      m_state(size_t(g.sets) * g.ways) {}
+      m_tag(size_t(g.sets) * g.ways, 0) {
+    m_narrow = g.line_bytes / g.sector_bytes <= 16;
+    if (m_narrow) m_narrow_state.assign(size_t(g.sets) * g.ways, 0);
+    else m_state.assign(size_t(g.sets) * g.ways, Line{});
+}
 
 uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     const uint32_t s = set_of(line_addr);
@@ -39,11 +42,12 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
         way = m_repl->victim(s);
         v.evicted = true;
         v.line_addr = uint64_t(t[way]) - 1;
-        v.dirty = m_state[size_t(s) * m_g.ways + way].dirty;
+        v.dirty = dirty(s * m_g.ways + way);
     }
     const uint32_t slot = s * m_g.ways + way;
     t[way] = static_cast<uint32_t>(line_addr + 1);
-    m_state[slot] = Line{};
+    if (m_narrow) m_narrow_state[slot] = 0;
+    else m_state[slot] = Line{};
     m_repl->fill(s, way);
     return slot;
 }
@@ -51,6 +55,7 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
 uint64_t L2Tags::dirty_bytes() const {
     uint64_t n = 0;
     for (const Line& l : m_state) n += static_cast<uint64_t>(__builtin_popcountll(l.dirty));
+    for (const uint32_t l : m_narrow_state) n += static_cast<uint64_t>(__builtin_popcount(l >> 16));
     return n * m_g.sector_bytes;
 }
 

@@ -42,13 +42,30 @@ public:
     uint32_t find(uint64_t line_addr, bool touch);
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
-    Line& line(uint32_t slot) { return m_state[slot]; }
+    // A slot's valid and dirty sector masks, and adding sectors to them.
+    uint64_t valid(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] & 0xffff : m_state[slot].valid; }
+    uint64_t dirty(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] >> 16 : m_state[slot].dirty; }
+    void add_valid(uint32_t slot, uint64_t mask) {
+        if (m_narrow) m_narrow_state[slot] |= static_cast<uint32_t>(mask);
+        else m_state[slot].valid |= mask;
+    }
+    void add_dirty(uint32_t slot, uint64_t mask) {  // valid too
+        if (m_narrow) m_narrow_state[slot] |= static_cast<uint32_t>(mask | (mask << 16));
+        else {
+            m_state[slot].valid |= mask;
+            m_state[slot].dirty |= mask;
+        }
+    }
     // Hints the host cache to load the set `line_addr` maps to (tags, states, replacement).
     void prefetch(uint64_t line_addr) const {
         const size_t base = size_t(set_of(line_addr)) * m_g.ways;
         __builtin_prefetch(&m_tag[base]);
-        const char* st = reinterpret_cast<const char*>(&m_state[base]);
-        for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
+        if (m_narrow) {
+            __builtin_prefetch(&m_narrow_state[base], 1);
+        } else {
+            const char* st = reinterpret_cast<const char*>(&m_state[base]);
+            for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
+        }
         m_repl->prefetch(set_of(line_addr));
     }
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
@@ -69,6 +86,10 @@ private:
     std::unique_ptr<IReplacement> m_repl;
     // Tags apart from state, so a lookup scans one set's tags in two cache lines.
     std::vector<uint32_t> m_tag;  // line_addr + 1; 0 = empty way (a set's tags fill one cache line)
+    // Lines of at most 16 sectors keep valid (low half) and dirty (high half) in 32 bits, so a
+    // 16-way set's state is one host cache line; longer lines use m_state (one is empty).
+    bool m_narrow = false;
+    std::vector<uint32_t> m_narrow_state;
     std::vector<Line> m_state;  // valid and dirty side by side: one cache line per update
 };
 

@@ -282,16 +282,12 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
                 note_eviction(s, v);
                 if (v.dirty && !write_back(v, t, &r, kWaitWrite)) {
                     // The data is in the line; the write completes once the victim is queued.
-                    L2Tags::Line& l = s.tags->line(slot);
-                    l.valid |= mask;
-                    l.dirty |= mask;
+                    s.tags->add_dirty(slot, mask);
                     return;
                 }
             }
         }
-        L2Tags::Line& l = s.tags->line(slot);
-        l.valid |= mask;
-        l.dirty |= mask;
+        s.tags->add_dirty(slot, mask);
         complete(r, t + uint64_t(m_l2.hit_latency) * m_clk.period_ps());
         return;
     }
@@ -299,7 +295,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     // reserved the way, while the line was in cache); they do not count until the fill lands.
     const uint32_t h = static_cast<uint32_t>(line & (Slice::kHash - 1));
     Mshr* pend = s.busy_hash[h] ? find_mshr(s, line) : nullptr;
-    uint64_t have = slot != L2Tags::kNone ? s.tags->line(slot).valid : 0;
+    uint64_t have = slot != L2Tags::kNone ? s.tags->valid(slot) : 0;
     if (pend && !pend->stolen) have &= ~pend->fetch_mask;
     if ((have & mask) == mask) {
         if (!retry) {
@@ -344,7 +340,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
             if (v.dirty) fill_waits = !write_back(v, t, &m, kWaitFill);
         }
     }
-    s.tags->line(slot).valid |= m.fetch_mask;
+    s.tags->add_valid(slot, m.fetch_mask);
     m.slot = slot;
     m.head = m.tail = &r;
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
@@ -511,9 +507,8 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
                 if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
             }
         }
-        L2Tags::Line& l = s.tags->line(slot);
-        l.valid |= m.fetch_mask;
-        valid = l.valid;
+        s.tags->add_valid(slot, m.fetch_mask);
+        valid = s.tags->valid(slot);
     }
     s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;

@@ -1,6 +1,7 @@
-// Replacement policies for the L2 tag array: true LRU (a use stamp per line), FIFO (fill order)
+// Replacement policies for the L2 tag array: true LRU (an age rank per line), FIFO (fill order)
 // and a deterministic pseudo-random policy (xorshift, fixed seed, so runs stay bit-identical).
 #include <algorithm>
+#include <vector>
 
 #include "models/mem/i_replacement.h"
 #include "models/mem/policy_registry.h"
@@ -11,36 +12,32 @@ namespace {
 
 class Lru : public IReplacement {
 public:
-    Lru(uint32_t sets, uint32_t ways) : m_ways(ways), m_stamp(size_t(sets) * ways, 0) {}
+    // Way w starts with age ways-1-w: untouched ways are the oldest, the lowest index first.
+    Lru(uint32_t sets, uint32_t ways) : m_ways(ways), m_age(size_t(sets) * ways) {
+        for (size_t i = 0; i < m_age.size(); ++i) m_age[i] = static_cast<uint8_t>(ways - 1 - i % ways);
+    }
     void touch(uint32_t s, uint32_t w) override {
-        if (++m_clock == 0) renormalise();
-        m_stamp[size_t(s) * m_ways + w] = m_clock;
+        uint8_t* a = &m_age[size_t(s) * m_ways];
+        const uint8_t mine = a[w];
+        for (uint32_t i = 0; i < m_ways; ++i) a[i] = static_cast<uint8_t>(a[i] + (a[i] < mine ? 1 : 0));
+        a[w] = 0;
     }
     void fill(uint32_t s, uint32_t w) override { touch(s, w); }
-    void prefetch(uint32_t s) const override { __builtin_prefetch(&m_stamp[size_t(s) * m_ways], 1); }
+    void prefetch(uint32_t s) const override { __builtin_prefetch(&m_age[size_t(s) * m_ways], 1); }
     uint32_t victim(uint32_t s) override {
-        const uint32_t* st = &m_stamp[size_t(s) * m_ways];
-        uint32_t v = 0;
-        for (uint32_t w = 1; w < m_ways; ++w)
-            if (st[w] < st[v]) v = w;
-        return v;
+        const uint8_t* a = &m_age[size_t(s) * m_ways];
+        const uint8_t oldest = static_cast<uint8_t>(m_ways - 1);
+        for (uint32_t w = 0; w < m_ways; ++w)
+            if (a[w] == oldest) return w;
+        return 0;  // unreachable: the ages of a set are a permutation of 0..ways-1
     }
 
 private:
-    // 32-bit stamps keep a 16-way set's state in one cache line; on wrap-around every stamp is
-    // re-ranked within its set, which preserves each set's order.
-    void renormalise() {
-        std::vector<uint32_t> order(m_ways);
-        for (size_t base = 0; base < m_stamp.size(); base += m_ways) {
-            for (uint32_t i = 0; i < m_ways; ++i) order[i] = i;
-            std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return m_stamp[base + a] < m_stamp[base + b]; });
-            for (uint32_t r = 0; r < m_ways; ++r) m_stamp[base + order[r]] = r + 1;
-        }
-        m_clock = m_ways + 1;
-    }
+    // Per set, each way's age as a rank (0: most recently used, ways-1: least): the ages of a
+    // set are a permutation, so a 16-way set's state is 16 bytes (the whole array stays small
+    // enough for the host caches) and there is no clock to wrap.
     uint32_t m_ways;
-    uint32_t m_clock = 0;
-    std::vector<uint32_t> m_stamp;
+    std::vector<uint8_t> m_age;
 };
 
 class Fifo : public Lru {
