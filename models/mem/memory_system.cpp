@@ -148,6 +148,7 @@ void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
 
 void MemorySystem::process() {
     m_in_process = true;
+    ++m_activations;
     const uint64_t now = now_tick().v;
     // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
     // now + m_runahead_ps, so internal events (L2 lookups, controller decisions, fills) before
@@ -179,10 +180,28 @@ void MemorySystem::process() {
                 r.client->mem_done(r);
                 break;
             }
+            case Ev::RunaheadDone: {
+                // As ClientDone, at the event's own tick (SystemC time may still be earlier).
+                MemRequest& r = *static_cast<MemRequest*>(it.ptr);
+                r.done_tick = Tick(t);
+                if (!r.write) {
+                    const double ns = static_cast<double>(t - r.issue_tick.v) / 1000.0;
+                    m_read_latency.sample(ns);
+                    m_read_latency_avg.sample(ns);
+                }
+                m_in_runahead_cb = true;
+                m_cb_tick = t;
+                m_last_runahead = t;
+                r.client->mem_done(r);
+                m_in_runahead_cb = false;
+                break;
+            }
         }
     }
     m_in_process = false;
     m_scheduled = next;
+    // SystemC time still reaches every completion's tick (the end of a run is the same time).
+    if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
     if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
@@ -237,7 +256,7 @@ void MemorySystem::Split::mem_done(MemRequest&) {
 }
 
 void MemorySystem::submit_line(MemRequest& r) {
-    const uint64_t now = now_tick().v;
+    const uint64_t now = m_in_runahead_cb ? m_cb_tick : now_tick().v;
     Port& p = m_port[r.port];
     uint64_t start;
     if (r.write) {
@@ -351,7 +370,9 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     if (!fill_waits) hbm_enqueue(m.fill, t);
 }
 
-void MemorySystem::complete(MemRequest& r, uint64_t t) { push(t, Ev::ClientDone, &r); }
+void MemorySystem::complete(MemRequest& r, uint64_t t) {
+    push(t, m_runahead_client && r.client == m_runahead_client ? Ev::RunaheadDone : Ev::ClientDone, &r);
+}
 
 MemorySystem::Mshr* MemorySystem::find_mshr(Slice& s, uint64_t line) {
     const uint64_t* l = s.mshr_line.data();

@@ -46,6 +46,14 @@ public:
 
     void submit(MemRequest& req) override;
 
+    // Lets `client`'s completions run ahead of SystemC time, like internal events: its
+    // mem_done(r) may be called while SystemC time is still before r.done_tick (by less than the
+    // NoC latency), in the same (tick, sequence) order as otherwise. The client must take the
+    // time from r.done_tick, not from SystemC, and submit only from within mem_done (a submit
+    // made there is timed at r.done_tick). Results are bit-identical; the memory system wakes
+    // about once per NoC latency instead of once per completion tick. nullptr: none.
+    void set_runahead_client(IMemClient* client) { m_runahead_client = client; }
+
     const HbmParams& hbm() const { return m_hbm; }
     const L2Params& l2() const { return m_l2; }
     const NocParams& noc() const { return m_noc; }
@@ -62,11 +70,15 @@ public:
     // (Walks the tag arrays: for end-of-run reports, not hot paths.)
     uint64_t unwritten_bytes() const;
     uint64_t writeback_stalls() const { return m_wb_stalls.value(); }
+    // Times the memory system's process ran (wake-ups; for speed tests).
+    uint64_t activations() const { return m_activations; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
 private:
-    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone };
+    // ClientDone waits for SystemC time to reach its tick; RunaheadDone (a completion for the
+    // run-ahead client) does not.
+    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone, RunaheadDone };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -172,6 +184,11 @@ private:
     EventWheel m_events;
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
+    uint64_t m_activations = 0;
+    IMemClient* m_runahead_client = nullptr;
+    bool m_in_runahead_cb = false;  // inside the run-ahead client's mem_done: submits are timed at m_cb_tick
+    uint64_t m_cb_tick = 0;
+    uint64_t m_last_runahead = 0;   // tick of the latest run-ahead completion (SystemC time is moved up to it)
     sc_core::sc_event m_wake_ev;
 
     StatGroup m_stats;

@@ -48,7 +48,7 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
 }
 
 void TrafficGen::begin_pass() {
-    m_pass_start = now_tick();
+    m_pass_start = m_now;
     for (uint32_t c = 0; c < m_spec.cores; ++c) {
         Core& k = m_cores[c];
         k.next = 0;
@@ -62,7 +62,10 @@ void TrafficGen::begin_pass() {
     }
 }
 
-void TrafficGen::start() { begin_pass(); }
+void TrafficGen::start() {
+    m_now = now_tick();
+    begin_pass();
+}
 
 void TrafficGen::issue(uint32_t core, MemRequest& r) {
     Core& k = m_cores[core];
@@ -72,7 +75,7 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
     r.bytes = m_spec.request_bytes;
     r.write = m_spec.op == MemOp::Write;
     r.who = r.write ? Requester::MTE3 : Requester::MTE2;
-    r.issue_tick = now_tick();
+    r.issue_tick = m_now;
     ++k.outstanding;
     ++m_live;
     m_target.submit(r);
@@ -81,7 +84,8 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
 void TrafficGen::mem_done(MemRequest& r) {
     m_bytes_moved += r.bytes;
     if (r.write) m_bytes_written += r.bytes;
-    m_end = r.done_tick;  // set by the target: the current time
+    m_end = r.done_tick;  // set by the target: the completion time
+    m_now = r.done_tick;  // the time of everything done here (SystemC time may be earlier)
     const uint32_t core = r.port;
     Core& k = m_cores[core];
     --m_live;

@@ -4,7 +4,8 @@
 // strided, and uniformly random over the footprint (deterministic xorshift per core). `copy`
 // reads a block then writes it to a destination region. Runs `passes` times over the same
 // addresses, one pass after the other, and calls on_pass after each. No process ticks: it
-// issues at start and then only from mem_done callbacks.
+// issues at start and then only from mem_done callbacks, and takes the time from the
+// completed request (so it can be the memory system's run-ahead client).
 #pragma once
 #include <functional>
 #include <systemc>
@@ -66,6 +67,7 @@ private:
     uint64_t m_live = 0;
     uint32_t m_pass = 0;
     Tick m_end, m_pass_start;
+    Tick m_now;  // the current time: SystemC time at start, then each completion's done_tick
     bool m_finished = false;
 };
 
