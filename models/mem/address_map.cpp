@@ -77,32 +77,38 @@ Layout parse_layout(const HbmParams& p, const std::string& key) {
 class BitfieldMap : public IAddressMap {
 public:
     BitfieldMap(const HbmParams& p, const std::string& key, bool xor_banks)
-        : m_l(parse_layout(p, key)), m_xor(xor_banks) {}
+        : m_l(parse_layout(p, key)), m_xor(xor_banks) {
+        for (int f = 0; f < kFields; ++f) m_mask[f] = (uint64_t(1) << m_l.width[f]) - 1;
+        m_low_mask = (uint64_t(1) << m_l.low_col_bits) - 1;
+        m_bw = m_l.width[kBg] + m_l.width[kBa];
+        m_bw_mask = (uint64_t(1) << m_bw) - 1;
+        m_xor = m_xor && m_bw;
+    }
     DramAddr decode(uint64_t a) const override {
         DramAddr d;
         d.pc = static_cast<uint32_t>(get(a, kCh));
         d.bg = static_cast<uint32_t>(get(a, kBg));
         d.bank = static_cast<uint32_t>(get(a, kBa));
         d.row = get(a, kRo);
-        const uint64_t low = (a >> m_l.offset_bits) & ((uint64_t(1) << m_l.low_col_bits) - 1);
+        const uint64_t low = (a >> m_l.offset_bits) & m_low_mask;
         d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | low);
         if (m_xor) {
-            const uint32_t bw = m_l.width[kBg] + m_l.width[kBa];
-            if (bw) {
-                const uint64_t mask = (uint64_t(1) << bw) - 1;
-                uint64_t h = 0;
-                for (uint64_t r = d.row; r; r >>= bw) h ^= r & mask;
-                d.bg ^= static_cast<uint32_t>(h & ((uint64_t(1) << m_l.width[kBg]) - 1));
-                d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
-            }
+            uint64_t h = 0;
+            for (uint64_t r = d.row; r; r >>= m_bw) h ^= r & m_bw_mask;
+            d.bg ^= static_cast<uint32_t>(h & m_mask[kBg]);
+            d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
         }
         return d;
     }
 
 private:
-    uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & ((uint64_t(1) << m_l.width[f]) - 1); }
+    uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
     Layout m_l;
     bool m_xor;
+    // Precomputed from the layout: field masks, and the bank width the XOR variant folds to.
+    std::array<uint64_t, kFields> m_mask{};
+    uint64_t m_low_mask = 0, m_bw_mask = 0;
+    uint32_t m_bw = 0;
 };
 
 using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;

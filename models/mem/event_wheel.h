@@ -29,7 +29,7 @@ public:
     static constexpr uint64_t kMask = kBuckets - 1;
     static constexpr uint64_t kEmpty = ~uint64_t(0);
 
-    EventWheel() : m_head(kBuckets, kNil), m_tail(kBuckets, kNil), m_bits(kBuckets / 64, 0) { m_nodes.reserve(1 << 12); }
+    EventWheel() : m_bucket(kBuckets), m_bits(kBuckets / 64, 0) { m_nodes.reserve(1 << 12); }
     bool empty() const { return m_count == 0; }
     size_t size() const { return m_count; }
 
@@ -75,7 +75,7 @@ public:
             m_base = std::min(ab, now_b);
             const uint64_t b = ab & kMask;
             // A bucket is kept in (tick, seq) order: its head is its earliest item.
-            const uint32_t best = m_head[b];
+            const uint32_t best = m_bucket[b].head;
             const WheelItem& bi = m_nodes[best].item;
             if (bi.tick > lim || (bi.tick > now && bi.kind == stop_kind)) {
                 // The bucket's earliest item is the earliest overall unless a far event (in the
@@ -85,10 +85,10 @@ public:
                 return false;
             }
             out = m_nodes[best].item;
-            m_head[b] = m_nodes[best].next;
+            m_bucket[b].head = m_nodes[best].next;
             m_nodes[best].next = m_free;
             m_free = best;
-            if (m_head[b] == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
+            if (m_bucket[b].head == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
             --m_count;
             return true;
         }
@@ -100,7 +100,7 @@ public:
         migrate();
         const uint64_t ab = first_bucket();
         uint64_t best = m_over.empty() ? kEmpty : m_over.front().tick;
-        if (ab != kEmpty) best = std::min(best, m_nodes[m_head[ab & kMask]].item.tick);
+        if (ab != kEmpty) best = std::min(best, m_nodes[m_bucket[ab & kMask].head].item.tick);
         return best;
     }
 
@@ -125,19 +125,19 @@ private:
         m_nodes[n].item = it;
         // Keep the bucket sorted by (tick, seq). Sequence numbers grow, so a new event usually
         // goes last: the tail is checked first, and only an earlier tick walks the list.
-        if (m_head[b] == kNil) {
+        if (m_bucket[b].head == kNil) {
             m_nodes[n].next = kNil;
-            m_head[b] = m_tail[b] = n;
+            m_bucket[b].head = m_bucket[b].tail = n;
             m_bits[b >> 6] |= uint64_t(1) << (b & 63);
-        } else if (!(it < m_nodes[m_tail[b]].item)) {
+        } else if (!(it < m_nodes[m_bucket[b].tail].item)) {
             m_nodes[n].next = kNil;
-            m_nodes[m_tail[b]].next = n;
-            m_tail[b] = n;
-        } else if (it < m_nodes[m_head[b]].item) {
-            m_nodes[n].next = m_head[b];
-            m_head[b] = n;
+            m_nodes[m_bucket[b].tail].next = n;
+            m_bucket[b].tail = n;
+        } else if (it < m_nodes[m_bucket[b].head].item) {
+            m_nodes[n].next = m_bucket[b].head;
+            m_bucket[b].head = n;
         } else {
-            uint32_t prev = m_head[b];
+            uint32_t prev = m_bucket[b].head;
             while (!(it < m_nodes[m_nodes[prev].next].item)) prev = m_nodes[prev].next;
             m_nodes[n].next = m_nodes[prev].next;
             m_nodes[prev].next = n;
@@ -169,7 +169,10 @@ private:
         }
     }
 
-    std::vector<uint32_t> m_head, m_tail;  // per bucket: first and last node (tail valid while non-empty)
+    struct Bucket {
+        uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
+    };
+    std::vector<Bucket> m_bucket;  // head and tail side by side: one host cache line per access
     std::vector<uint64_t> m_bits;
     std::vector<Node> m_nodes;
     uint32_t m_free = kNil;

@@ -312,7 +312,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
     }
     // A line whose fill is outstanding already shows the fill's sectors valid (set when the miss
     // reserved the way, while the line was in cache); they do not count until the fill lands.
-    const uint32_t h = static_cast<uint32_t>(line & (Slice::kHash - 1));
+    const uint32_t h = mshr_hash(line);
     Mshr* pend = s.busy_hash[h] ? find_mshr(s, line) : nullptr;
     uint64_t have = slot != L2Tags::kNone ? s.tags->valid(slot) : 0;
     if (pend && !pend->stolen) have &= ~pend->fetch_mask;
@@ -382,7 +382,7 @@ MemorySystem::Mshr* MemorySystem::find_mshr(Slice& s, uint64_t line) {
 }
 
 void MemorySystem::note_eviction(Slice& s, const L2Tags::Victim& v) {
-    if (!s.busy_hash[v.line_addr & (Slice::kHash - 1)]) return;
+    if (!s.busy_hash[mshr_hash(v.line_addr)]) return;
     if (Mshr* m = find_mshr(s, v.line_addr)) m->stolen = true;  // its fill must re-allocate
 }
 
@@ -516,7 +516,7 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     uint64_t valid = m.valid_after;
     m.busy = false;
     s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = kNoLine;
-    --s.busy_hash[m.line_addr & (Slice::kHash - 1)];
+    --s.busy_hash[mshr_hash(m.line_addr)];
     if (m.stolen) {
         uint32_t slot = s.tags->find(m.line_addr, false);
         if (slot == L2Tags::kNone) {

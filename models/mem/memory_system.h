@@ -100,8 +100,8 @@ private:
         std::vector<Mshr> mshrs;
         std::vector<uint64_t> mshr_line;  // per MSHR: its line while busy, else kNoLine (a compact scan)
         std::vector<Mshr*> free_mshrs;  // stack; the lowest index on top at the start
-        static constexpr uint32_t kHash = 64;
-        std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash
+        static constexpr uint32_t kHash = 256;
+        std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash (a filter before the scan)
         MemRequest* blocked_head = nullptr;
         MemRequest* blocked_tail = nullptr;
     };
@@ -153,6 +153,7 @@ private:
         return m_slice_div.mod(line_addr ^ (line_addr >> 7) ^ (line_addr >> 13));
     }
     uint64_t line_of(uint64_t addr) const { return addr >> m_line_shift; }
+    static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
 
     HbmParams m_hbm;
