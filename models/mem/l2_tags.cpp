@@ -1,5 +1,9 @@
 #include "models/mem/l2_tags.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sfumato::mem {
 
 L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
@@ -15,24 +19,21 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
 }
 
 namespace {
-// The first way of t[0..ways) holding `key`, or ways. Sets of a multiple of 8 ways compare eight
-// tags at a time (GCC vector extension; a compare gives -1 where equal).
+// The first way of t[0..ways) holding `key`, or ways. With SSE2, sets of a multiple of 4 ways
+// compare four tags at a time.
 uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
     uint32_t w = 0;
-    if (ways % 8 == 0) {
-        typedef uint32_t V8 __attribute__((vector_size(32)));
-        V8 k;
-        for (int i = 0; i < 8; ++i) k[i] = key;
-        for (; w < ways; w += 8) {
-            V8 v;
-            __builtin_memcpy(&v, t + w, sizeof v);
-            const V8 eq = v == k;
-            uint32_t bits = 0;
-            for (int i = 0; i < 8; ++i) bits |= (eq[i] & 1u) << i;
-            if (bits) return w + static_cast<uint32_t>(__builtin_ctz(bits));
+#if defined(__SSE2__)
+    if (ways % 4 == 0) {
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        for (; w < ways; w += 4) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t + w));
+            const int bits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, k)));
+            if (bits) return w + static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(bits)));
         }
         return ways;
     }
+#endif
     for (; w < ways; ++w)
         if (t[w] == key) return w;
     return ways;
