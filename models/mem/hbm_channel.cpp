@@ -11,20 +11,19 @@ namespace {
 // First-come first-served: the oldest request.
 class Fcfs : public IHbmScheduler {
 public:
-    size_t pick(HbmReq* const*, size_t, const HbmBankView&) const override { return 0; }
+    size_t pick(const HbmQueued*, size_t, const HbmBankView&) const override { return 0; }
 };
 
 // First-ready FCFS: the oldest row hit; else the oldest request whose bank can take its next
 // command (activate, or precharge of the other row) now; else the oldest.
 class FrFcfs : public IHbmScheduler {
 public:
-    size_t pick(HbmReq* const* q, size_t n, const HbmBankView& b) const override {
+    size_t pick(const HbmQueued* q, size_t n, const HbmBankView& b) const override {
         size_t ready = n;
         for (size_t i = 0; i < n; ++i) {
-            const uint32_t k = q[i]->bank_index;
-            const uint64_t open = b.open_row[k];
-            if (open == q[i]->da.row) return i;
-            if (ready == n && (open == kClosed ? b.act_ok[k] : b.pre_ok[k]) <= b.now) ready = i;
+            const HbmBank& bk = b.bank[q[i].bank];
+            if (bk.open_row == q[i].row) return i;
+            if (ready == n && (bk.open_row == kClosed ? bk.act_ok : bk.pre_ok) <= b.now) ready = i;
         }
         return ready == n ? 0 : ready;
     }
@@ -49,10 +48,7 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_write_high(p.write_high),
       m_write_low(p.write_low),
       m_write_cap(p.write_queue_depth),
-      m_act_ok(p.banks(), 0),
-      m_pre_ok(p.banks(), 0),
-      m_col_ok(p.banks(), 0),
-      m_open_row(p.banks(), IHbmScheduler::kClosed),
+      m_bank(p.banks(), HbmBank{IHbmScheduler::kClosed, 0, 0, 0}),
       m_last_act_bg(p.bank_groups, kPast),
       m_ref_done(p.banks(), 0),
       m_bank_wanted(p.banks(), 0) {
@@ -73,18 +69,21 @@ void HbmChannel::refresh_upto(Ck t) {
             const uint32_t k = pick_refresh_bank();
             // The bank precharges (if open) as soon as allowed, then refreshes for tRFCSB.
             Ck start = m_next_ref;
-            if (m_open_row[k] != IHbmScheduler::kClosed) start = std::max(start, m_pre_ok[k]) + m_t.rp;
-            m_open_row[k] = IHbmScheduler::kClosed;
-            m_act_ok[k] = std::max(m_act_ok[k], start + m_t.rfcsb);
+            HbmBank& bk = m_bank[k];
+            if (bk.open_row != IHbmScheduler::kClosed) start = std::max(start, bk.pre_ok) + m_t.rp;
+            bk.open_row = IHbmScheduler::kClosed;
+            bk.act_ok = std::max(bk.act_ok, start + m_t.rfcsb);
             m_next_ref += m_refi_sb;
             ++m_stats.refreshes;
         }
         return;
     }
     while (m_next_ref <= t) {
-        std::fill(m_open_row.begin(), m_open_row.end(), IHbmScheduler::kClosed);
         m_ref_end = m_next_ref + m_t.rfc;
-        for (Ck& a : m_act_ok) a = std::max(a, m_ref_end);
+        for (HbmBank& bk : m_bank) {
+            bk.open_row = IHbmScheduler::kClosed;
+            bk.act_ok = std::max(bk.act_ok, m_ref_end);
+        }
         m_next_ref += m_t.refi;
         ++m_stats.refreshes;
     }
@@ -93,7 +92,7 @@ void HbmChannel::refresh_upto(Ck t) {
 uint32_t HbmChannel::pick_refresh_bank() {
     // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
     // (REFSB names its bank, so the controller may refresh idle banks while others stream).
-    const uint32_t banks = static_cast<uint32_t>(m_open_row.size());
+    const uint32_t banks = static_cast<uint32_t>(m_bank.size());
     if (m_ref_left == 0) {
         std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
         m_ref_left = banks;
@@ -101,7 +100,7 @@ uint32_t HbmChannel::pick_refresh_bank() {
     std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
     for (const auto* q : {&m_rq, &m_wq}) {
         const size_t n = std::min<size_t>(q->size(), m_window);
-        for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i]->bank_index] = 1;
+        for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i].bank] = 1;
     }
     uint32_t pick = banks;
     for (uint32_t i = 0; i < banks; ++i) {
@@ -124,14 +123,15 @@ HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     const uint32_t bg = r.da.bg;
     Plan pl;
     Ck col_ready;
-    const uint64_t open = m_open_row[r.bank_index];
+    const HbmBank& bk = m_bank[k];
+    const uint64_t open = bk.open_row;
     if (open == r.da.row) {
         pl.hit = true;
-        col_ready = std::max(t, m_col_ok[k]);
+        col_ready = std::max(t, bk.col_ok);
     } else {
-        Ck act = std::max(t, m_act_ok[k]);
+        Ck act = std::max(t, bk.act_ok);
         if (open != IHbmScheduler::kClosed) {
-            pl.pre = std::max(t, m_pre_ok[k]);
+            pl.pre = std::max(t, bk.pre_ok);
             act = std::max(act, pl.pre + m_t.rp);
         }
         act = std::max({act, m_last_act + m_t.rrd_s, m_last_act_bg[bg] + m_t.rrd_l, m_faw[m_faw_pos] + m_t.faw});
@@ -161,14 +161,14 @@ void HbmChannel::commit(HbmReq& r, const Plan& pl) {
         m_faw_pos = (m_faw_pos + 1) & 3;
         m_last_act = pl.act;
         m_last_act_bg[bg] = pl.act;
-        m_act_ok[k] = pl.act + m_t.rc;
-        m_pre_ok[k] = pl.act + m_t.ras;
-        m_col_ok[k] = pl.act + m_t.rcd;
-        m_open_row[r.bank_index] = r.da.row;
+        m_bank[k].act_ok = pl.act + m_t.rc;
+        m_bank[k].pre_ok = pl.act + m_t.ras;
+        m_bank[k].col_ok = pl.act + m_t.rcd;
+        m_bank[k].open_row = r.da.row;
         ++m_stats.activates;
         r.act_ck = static_cast<uint64_t>(pl.act);
     }
-    m_pre_ok[k] = std::max(m_pre_ok[k], r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
+    m_bank[k].pre_ok = std::max(m_bank[k].pre_ok, r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
     m_last_col = pl.last_col;
     m_last_col_bg = bg;
     m_bus_free = pl.data_end;
@@ -204,13 +204,13 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
             m_draining = true;
             ++m_stats.write_drains;
         }
-        std::vector<HbmReq*>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        std::vector<HbmQueued>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
         // Per-bank refreshes due now pick their banks while every waiting request is still queued.
         if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
         const size_t n = std::min<size_t>(q.size(), m_window);
-        const HbmBankView view{m_open_row.data(), m_act_ok.data(), m_pre_ok.data(), now_ck};
+        const HbmBankView view{m_bank.data(), now_ck};
         const size_t idx = m_sched.pick(q.data(), n, view);
-        HbmReq* r = q[idx];
+        HbmReq* r = q[idx].req;
         q.erase(q.begin() + static_cast<std::ptrdiff_t>(idx));
         Ck t = now_ck;
         Plan pl;

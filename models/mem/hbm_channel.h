@@ -62,7 +62,8 @@ class HbmChannel {
 public:
     static constexpr uint64_t kNever = ~uint64_t(0);
     HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
-    void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back(r); }
+    // r's address must be decoded (da, bank_index) before it is queued.
+    void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
@@ -72,7 +73,7 @@ public:
     bool write_full() const { return m_wq.size() >= m_write_cap; }
     uint64_t queued_write_bytes() const {
         uint64_t b = 0;
-        for (const HbmReq* r : m_wq) b += r->bytes;
+        for (const HbmQueued& q : m_wq) b += q.req->bytes;
         return b;
     }
     const HbmChannelStats& stats() const { return m_stats; }
@@ -98,12 +99,11 @@ private:
     uint32_t m_window;
     uint32_t m_bpg;
     const IHbmScheduler& m_sched;
-    std::vector<HbmReq*> m_rq, m_wq;  // reads, writes; arrival order
+    std::vector<HbmQueued> m_rq, m_wq;  // reads, writes; arrival order
     uint32_t m_write_high, m_write_low, m_write_cap;
     bool m_draining = false;
     int8_t m_last_dir = -1;  // direction of the last request: -1 none yet, 0 read, 1 write
-    std::vector<Ck> m_act_ok, m_pre_ok, m_col_ok;  // per bank
-    std::vector<uint64_t> m_open_row;
+    std::vector<HbmBank> m_bank;
     std::vector<Ck> m_last_act_bg;
     Ck m_last_act = kPast;
     Ck m_faw[4] = {kPast, kPast, kPast, kPast};

@@ -13,18 +13,33 @@ namespace sfumato::mem {
 
 struct HbmReq;
 
-// What a scheduler may see of the banks, indexed by HbmReq::bank_index; times in tCK.
+// One bank's state in its controller; times in tCK. The fields a decision reads sit together
+// (one host cache line per bank touched).
+struct HbmBank {
+    uint64_t open_row;  // open row or IHbmScheduler::kClosed
+    int64_t act_ok;     // earliest activate
+    int64_t pre_ok;     // earliest precharge
+    int64_t col_ok;     // earliest column command
+};
+
+// What a scheduler may see of the banks, indexed by HbmReq::bank_index.
 struct HbmBankView {
-    const uint64_t* open_row;  // open row or IHbmScheduler::kClosed
-    const int64_t* act_ok;     // earliest activate
-    const int64_t* pre_ok;     // earliest precharge
+    const HbmBank* bank;
     int64_t now;
+};
+
+// A queued request with the fields a scheduler compares copied next to it, so a scan over the
+// queue reads one compact array instead of every request.
+struct HbmQueued {
+    uint64_t row;
+    uint32_t bank;  // HbmReq::bank_index
+    HbmReq* req;
 };
 
 class IHbmScheduler {
 public:
     virtual ~IHbmScheduler() = default;
-    virtual size_t pick(HbmReq* const* queue, size_t n, const HbmBankView& banks) const = 0;
+    virtual size_t pick(const HbmQueued* queue, size_t n, const HbmBankView& banks) const = 0;
     static constexpr uint64_t kClosed = ~uint64_t(0);
 };
 
