@@ -1,7 +1,7 @@
 // A calendar queue of timed events for the memory system: 2^15 buckets of 128 ps each (a
 // ~4.2 us window) plus an overflow heap for later events. Events leave in (tick, sequence)
-// order, so runs are deterministic (each bucket is a list kept in that order, so a pop takes its
-// head). Pushing and popping cost O(1) for the near-future events
+// order, so runs are deterministic; each bucket is a list kept in that order (a push usually
+// appends, a pop takes the head). Pushing and popping cost O(1) for the near-future events
 // that dominate memory traffic, where a binary heap of ~2000 pending requests costs a dozen
 // cache-missing levels per operation. Plain C++ (no SystemC).
 #pragma once

@@ -421,7 +421,7 @@ void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
         next = m_channels[pc].run(Tick(t), m_out);
         for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
         // Writes that left the queue make room for waiting write-backs; serve them at once.
-        if (!m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
+        if (!m_wb_waiting || !m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
     }
     if (next != HbmChannel::kNever) wake_at(pc, next);
 }
@@ -433,6 +433,7 @@ bool MemorySystem::release_writebacks(uint32_t pc, uint64_t t) {
     while (wl.head && !ch.write_full()) {
         HbmReq* w = wl.head;
         wl.head = w->next;
+        --m_wb_waiting;
         if (!wl.head) wl.tail = nullptr;
         w->next = nullptr;
         w->arrive = Tick(t);
@@ -486,6 +487,7 @@ bool MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, void* waiter,
     if (wl.tail) wl.tail->next = w;
     else wl.head = w;
     wl.tail = w;
+    ++m_wb_waiting;
     return false;
 }
 

@@ -8,8 +8,11 @@
 // NoC latency ahead of SystemC time run early in the current activation, in (tick, sequence)
 // order and each at its own tick: no submit can reach a slice sooner, so the outcome is the same
 // as waking for each; only client callbacks wait for their own SystemC time (about one
-// activation per request). A miss marks its fill's sectors valid when it reserves the way (the
-// line is in the host cache then); lookups discount them while the MSHR is busy.
+// activation per request). A client that takes its time from the request rather than from
+// SystemC (membench's traffic generator) can be the run-ahead client: its completions run early
+// too, so the memory system wakes about once per NoC latency. A miss marks its fill's sectors
+// valid when it reserves the way (the line is in the host cache then); lookups discount them
+// while the MSHR is busy.
 // Write-back: a dirty eviction becomes an HBM write in its pseudo-channel's bounded write queue;
 // while that queue is full the eviction waits (in arrival order, per channel) and so does the
 // access that caused it (a write completes, a read miss issues its fill, only once the write-back
@@ -179,6 +182,7 @@ private:
         HbmReq* tail = nullptr;
     };
     std::vector<WbWait> m_wb_wait;  // per channel: write-backs waiting for write-queue room
+    uint64_t m_wb_waiting = 0;      // over all channels (skips the per-channel check while none wait)
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
