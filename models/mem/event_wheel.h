@@ -112,7 +112,7 @@ private:
     };
     // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
     // touch memory that is already in cache.
-    void put(uint64_t ab, const WheelItem& it) {
+    [[gnu::always_inline]] void put(uint64_t ab, const WheelItem& it) {
         uint32_t n;
         if (m_free != kNil) {
             n = m_free;
