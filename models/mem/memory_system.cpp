@@ -146,6 +146,14 @@ void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
     }
 }
 
+void MemorySystem::record_done(MemRequest& r, uint64_t t) {
+    r.done_tick = Tick(t);
+    if (r.write) return;
+    const double ns = static_cast<double>(t - r.issue_tick.v) / 1000.0;
+    m_read_latency.sample(ns);
+    m_read_latency_avg.sample(ns);
+}
+
 void MemorySystem::process() {
     m_in_process = true;
     ++m_activations;
@@ -171,24 +179,14 @@ void MemorySystem::process() {
             case Ev::HbmDone: hbm_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
-                r.done_tick = Tick(now);
-                if (!r.write) {
-                    const double ns = static_cast<double>(now - r.issue_tick.v) / 1000.0;
-                    m_read_latency.sample(ns);
-                    m_read_latency_avg.sample(ns);
-                }
+                record_done(r, now);
                 r.client->mem_done(r);
                 break;
             }
             case Ev::RunaheadDone: {
                 // As ClientDone, at the event's own tick (SystemC time may still be earlier).
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
-                r.done_tick = Tick(t);
-                if (!r.write) {
-                    const double ns = static_cast<double>(t - r.issue_tick.v) / 1000.0;
-                    m_read_latency.sample(ns);
-                    m_read_latency_avg.sample(ns);
-                }
+                record_done(r, t);
                 m_in_runahead_cb = true;
                 m_cb_tick = t;
                 m_last_runahead = t;

@@ -133,6 +133,8 @@ private:
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
     void l2_access(MemRequest& r, uint64_t t, bool retry);
     void complete(MemRequest& r, uint64_t t);
+    // Stamps a completing request and samples its read latency.
+    void record_done(MemRequest& r, uint64_t t);
     Mshr* find_mshr(Slice& s, uint64_t line);
     void note_eviction(Slice& s, const L2Tags::Victim& v);
     void finish_miss(MemRequest& r, uint64_t t);
