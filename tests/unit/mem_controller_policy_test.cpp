@@ -4,57 +4,20 @@
 
 #include <set>
 
-#include "models/mem/hbm_channel.h"
-#include "sim/config.h"
+#include "tests/unit/hbm_fixture.h"
 
 using namespace sfumato;
 using namespace sfumato::mem;
 
 namespace {
 
-using KV = std::vector<std::pair<std::string, std::string>>;
+using KV = test::HbmRig::KV;
 
-struct Fx {
-    Config cfg;
-    HbmParams p;
-    std::unique_ptr<IHbmScheduler> sched;
-    std::unique_ptr<IAddressMap> map;
-    std::unique_ptr<HbmChannel> ch;
-    std::vector<HbmReq*> out;
-    std::vector<std::unique_ptr<HbmReq>> reqs;
-
-    explicit Fx(const KV& kv) {
-        cfg.set_raw("chip.hbm.channels_per_stack", "1", "test");
-        cfg.set_raw("chip.hbm.capacity_mib", "256", "test");
-        cfg.set_raw("chip.hbm.rows", "8192", "test");
-        for (auto& [k, v] : kv) cfg.set_raw("chip.hbm." + k, v, "test");
-        p = read_hbm_params(ParamScope(cfg, "chip.hbm"));
-        sched = make_hbm_scheduler(p.scheduler, "chip.hbm.scheduler");
-        map = make_address_map(p, "chip.hbm.address_map");
-        ch = std::make_unique<HbmChannel>(p, *sched, 0);
-    }
-    uint64_t row_stride() const { return uint64_t(p.total_pcs()) * p.banks() * p.row_bytes; }
+struct Fx : test::HbmRig {
+    explicit Fx(const KV& kv) : HbmRig(kv) {}
     uint32_t bank_of(uint64_t a) const {
         const DramAddr d = map->decode(a);
         return d.bg * p.banks_per_group + d.bank;
-    }
-    HbmReq* req(uint64_t a, uint32_t bytes, bool write) {
-        auto r = std::make_unique<HbmReq>();
-        r->addr = a;
-        r->bytes = bytes;
-        r->write = write;
-        r->da = map->decode(a);
-        r->bank_index = r->da.bg * p.banks_per_group + r->da.bank;
-        r->arrive = Tick(0);
-        reqs.push_back(std::move(r));
-        return reqs.back().get();
-    }
-    void drain(uint64_t t) {
-        while (ch->queued()) {
-            const uint64_t next = ch->run(Tick(t), out);
-            if (next == HbmChannel::kNever) break;
-            t = next;
-        }
     }
 };
 

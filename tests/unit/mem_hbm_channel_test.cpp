@@ -1,67 +1,30 @@
 // HBM pseudo-channel controller timing, derived from the parameters (no SystemC).
 #include <catch2/catch.hpp>
 
-#include "models/mem/hbm_channel.h"
-#include "sim/config.h"
+#include "tests/unit/hbm_fixture.h"
 
 using namespace sfumato;
 using namespace sfumato::mem;
 
 namespace {
 
-struct Fixture {
-    Config cfg;
-    HbmParams p;
-    std::unique_ptr<IHbmScheduler> sched;
-    std::unique_ptr<IAddressMap> map;
-    std::unique_ptr<HbmChannel> ch;
-    std::vector<HbmReq*> out;
-    std::vector<std::unique_ptr<HbmReq>> reqs;
+test::HbmRig::KV channel_settings(bool refresh, const std::string& scheduler) {
+    test::HbmRig::KV kv{{"scheduler", scheduler}};
+    if (!refresh) kv.emplace_back("tREFI", "0");
+    return kv;
+}
 
-    explicit Fixture(bool refresh = false, const std::string& scheduler = "frfcfs") {
-        cfg.set_raw("chip.hbm.channels_per_stack", "1", "test");
-        cfg.set_raw("chip.hbm.capacity_mib", "256", "test");
-        cfg.set_raw("chip.hbm.rows", "8192", "test");
-        cfg.set_raw("chip.hbm.scheduler", scheduler, "test");
-        if (!refresh) cfg.set_raw("chip.hbm.tREFI", "0", "test");
-        p = read_hbm_params(ParamScope(cfg, "chip.hbm"));
-        sched = make_hbm_scheduler(p.scheduler, "chip.hbm.scheduler");
-        map = make_address_map(p, "chip.hbm.address_map");
-        ch = std::make_unique<HbmChannel>(p, *sched, 0);
-    }
-    uint64_t ck(uint64_t c) const { return c * p.t.tck_ps; }
+struct Fixture : test::HbmRig {
+    explicit Fixture(bool refresh = false, const std::string& scheduler = "frfcfs")
+        : HbmRig(channel_settings(refresh, scheduler)) {}
     // An address in pseudo-channel 0 at the given bank group, bank, row, column burst.
     uint64_t addr(uint32_t bg, uint32_t bank, uint64_t row, uint32_t col = 0) {
         // Search is cheap in a test: walk addresses in burst steps of one row window.
         for (uint64_t a = 0;; a += p.burst_bytes()) {
             DramAddr d = map->decode(a);
             if (d.pc == 0 && d.bg == bg && d.bank == bank && d.col == col && d.row == (row & 0)) {
-                return a + row * (uint64_t(p.total_pcs()) * p.banks() * p.row_bytes);
+                return a + row * row_stride();
             }
-        }
-    }
-    HbmReq* req(uint64_t a, uint32_t bytes, bool write = false) {
-        auto r = std::make_unique<HbmReq>();
-        r->addr = a;
-        r->bytes = bytes;
-        r->write = write;
-        r->da = map->decode(a);
-        r->bank_index = r->da.bg * p.banks_per_group + r->da.bank;
-        reqs.push_back(std::move(r));
-        return reqs.back().get();
-    }
-    // Submits at `at` and runs the controller until everything queued is scheduled.
-    void submit_run(HbmReq* r, uint64_t at) {
-        r->arrive = Tick(at);
-        ch->enqueue(r);
-        drain(at);
-    }
-    void drain(uint64_t at) {
-        uint64_t t = at;
-        while (ch->queued()) {
-            uint64_t next = ch->run(Tick(t), out);
-            if (next == HbmChannel::kNever) break;
-            t = next;
         }
     }
 };
