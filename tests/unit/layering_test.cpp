@@ -43,3 +43,21 @@ TEST_CASE("layering: runtime/ and models/ never include each other") {
     CHECK(r.empty());
     CHECK(m.empty());
 }
+
+TEST_CASE("layering: sim/ is the framework alone") {
+    auto v = violations("sim", [](const std::string& h) {
+        return starts(h, "models/") || starts(h, "runtime/") || starts(h, "traces/") || starts(h, "cli/");
+    });
+    INFO(Catch::Detail::stringify(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("layering: only cli/ wires runtime and models together") {
+    auto r = violations("runtime", [](const std::string& h) { return starts(h, "cli/"); });
+    auto m = violations("models", [](const std::string& h) { return starts(h, "cli/"); });
+    auto t = violations("traces", [](const std::string& h) { return starts(h, "cli/") || starts(h, "models/"); });
+    INFO(Catch::Detail::stringify(r) << Catch::Detail::stringify(m) << Catch::Detail::stringify(t));
+    CHECK(r.empty());
+    CHECK(m.empty());
+    CHECK(t.empty());
+}

@@ -4,7 +4,7 @@
 // HDF5 tool; scripts should read the HDF5 file itself.
 #include <cstdio>
 
-#include "sim/cli/command.h"
+#include "cli/command.h"
 #include "sim/error.h"
 #include "traces/hdf5_stats.h"
 

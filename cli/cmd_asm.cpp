@@ -14,8 +14,8 @@
 
 #include "isa/asm.h"
 #include "models/aicore/core_timing.h"
-#include "sim/cli/command.h"
-#include "sim/cli/session.h"
+#include "cli/command.h"
+#include "cli/session.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {

@@ -1,4 +1,4 @@
-#include "sim/cli/session.h"
+#include "cli/session.h"
 
 #include <cstdio>
 #include <filesystem>

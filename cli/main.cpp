@@ -1,9 +1,9 @@
-// sfumato: command-line entry. Subcommands register themselves (sim/cli/command.h); main()
+// sfumato: command-line entry. Subcommands register themselves (cli/command.h); main()
 // dispatches and maps errors to exit codes (2 bad input, 3 race, 4 deadlock, 1 other).
 #include <cstdlib>
 #include <systemc>
 
-#include "sim/cli/command.h"
+#include "cli/command.h"
 
 int main(int argc, char** argv) {
     // The SystemC banner would clutter every command's output.

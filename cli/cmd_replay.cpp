@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "runtime/ops/i_op.h"
-#include "sim/cli/command.h"
-#include "sim/cli/session.h"
+#include "cli/command.h"
+#include "cli/session.h"
 #include "sim/error.h"
 #include "traces/workload.h"
 #include "traces/workload_replay.h"

@@ -1,4 +1,4 @@
-#include "sim/cli/command.h"
+#include "cli/command.h"
 
 #include <cstdio>
 #include <exception>

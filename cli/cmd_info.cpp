@@ -4,8 +4,8 @@
 
 #include "models/chip/chip_params.h"
 #include "runtime/rt/runtime.h"
-#include "sim/cli/command.h"
-#include "sim/cli/session.h"
+#include "cli/command.h"
+#include "cli/session.h"
 
 namespace sfumato::cli {
 
