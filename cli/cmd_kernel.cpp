@@ -63,10 +63,10 @@ int cmd_kernel(const std::vector<std::string>& args) {
     s.elaborate();
     std::unique_ptr<ops::IOp> inst = ops::make_op(op, op_args, s.chip().info());
     ops::CheckResult check;
-    std::shared_ptr<Task> task;
+    std::vector<std::shared_ptr<Task>> tasks;
     s.run([&](rt::Runtime& rt) {
         inst->prepare(rt);
-        task = rt.launch(inst->kernel(), rt.default_stream());
+        for (KernelDesc& k : inst->kernels()) tasks.push_back(rt.launch(std::move(k), rt.default_stream()));
         rt.synchronize(rt.default_stream());
         check = inst->check(rt);
         inst->release(rt);
@@ -75,17 +75,18 @@ int cmd_kernel(const std::vector<std::string>& args) {
     summary["check"] = {{"checked", check.checked}, {"passed", check.passed}, {"max_abs_err", check.max_abs_err}, {"max_rel_err", check.max_rel_err}};
     s.write_outputs(summary);
 
-    const auto& o = summary["ops"][0];
-    const double us = o["time_us"].get<double>();
     std::printf("%s on %s (%s mode)\n", op.c_str(), s.chip_params().name.get().c_str(), common.mode.c_str());
-    std::printf("  kernel: %llu cycles, %.3f us, %.2f GB/s, %s bound, roofline fraction %.3f\n",
-                static_cast<unsigned long long>(o["cycles"].get<uint64_t>()), us,
-                us > 0 ? static_cast<double>(task->kernel.bytes) / (us * 1e3) : 0.0, o["bound"].get<std::string>().c_str(),
-                o["roofline_fraction"].get<double>());
-    const auto& pu = o["pipe_util"];
-    std::printf("  pipe util: scalar %.3f mte2 %.3f vector %.3f mte3 %.3f mte1 %.3f cube %.3f fixpipe %.3f\n",
-                pu["scalar"].get<double>(), pu["mte2"].get<double>(), pu["vector"].get<double>(), pu["mte3"].get<double>(),
-                pu["mte1"].get<double>(), pu["cube"].get<double>(), pu["fixpipe"].get<double>());
+    for (const auto& o : summary["ops"]) {
+        const double us = o["time_us"].get<double>();
+        std::printf("  kernel %s: %llu cycles, %.3f us, %.2f GB/s, %s bound, roofline fraction %.3f\n",
+                    o["name"].get<std::string>().c_str(), static_cast<unsigned long long>(o["cycles"].get<uint64_t>()), us,
+                    us > 0 ? static_cast<double>(o["bytes"].get<uint64_t>()) / (us * 1e3) : 0.0,
+                    o["bound"].get<std::string>().c_str(), o["roofline_fraction"].get<double>());
+        const auto& pu = o["pipe_util"];
+        std::printf("  pipe util: scalar %.3f mte2 %.3f vector %.3f mte3 %.3f mte1 %.3f cube %.3f fixpipe %.3f\n",
+                    pu["scalar"].get<double>(), pu["mte2"].get<double>(), pu["vector"].get<double>(), pu["mte3"].get<double>(),
+                    pu["mte1"].get<double>(), pu["cube"].get<double>(), pu["fixpipe"].get<double>());
+    }
     if (check.checked) std::printf("  check: %s (max abs err %.3g, max rel err %.3g)\n", check.passed ? "passed" : "FAILED", check.max_abs_err, check.max_rel_err);
     else std::printf("  check: skipped (timing mode has no data)\n");
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()), summary["total_time_us"].get<double>());

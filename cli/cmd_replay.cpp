@@ -75,7 +75,11 @@ int cmd_replay(const std::vector<std::string>& args) {
                 throw InputError(file + ": task " + std::to_string(t.index) + " (kernel): " + e.what());
             }
             live_ops.back()->prepare(rt);
-            KernelDesc k = live_ops.back()->kernel();
+            std::vector<KernelDesc> ks = live_ops.back()->kernels();
+            if (ks.size() != 1)
+                throw InputError(file + ": task " + std::to_string(t.index) + " (kernel): operator '" + t.op + "' launches " +
+                                 std::to_string(ks.size()) + " kernels; a workload kernel task takes one");
+            KernelDesc k = std::move(ks.front());
             // An op without a block_dim argument still runs with the file's block_dim.
             if (t.block_dim && !takes_arg(t.op, "block_dim")) k.block_dim = t.block_dim;
             return k;

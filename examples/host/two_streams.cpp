@@ -67,7 +67,7 @@ int sc_main(int argc, char** argv) {
             for (uint64_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
 
             good &= ok(ctx.event_record(start, compute), ctx, "event_record");
-            good &= ok(ctx.launch(add->kernel(), compute), ctx, "launch");
+            good &= ok(ctx.launch(add->kernels().front(), compute), ctx, "launch");
             const size_t kernel_index = ctx.tasks().size() - 1;
             good &= ok(ctx.event_record(kernel_done, compute), ctx, "event_record");
             good &= ok(ctx.memcpy_h2d(dev_buf, host_in, bytes, copy, /*async=*/true), ctx, "memcpy_h2d");

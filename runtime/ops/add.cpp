@@ -109,7 +109,7 @@ public:
         rt.memcpy_h2d(m_plan.y, rt.functional() ? m_y.data() : nullptr, bytes);
     }
 
-    KernelDesc kernel() const override {
+    std::vector<KernelDesc> kernels() const override {
         KernelDesc k;
         k.name = "add";
         k.type = "Add";
@@ -125,7 +125,7 @@ public:
         k.bytes = 3 * m_n * isa::dtype_size(m_dtype);
         const double cores = std::min<double>(m_block_dim, m_dev.vector_cores);
         k.min_compute_cycles = static_cast<double>(m_n * isa::dtype_size(m_dtype)) / (m_dev.vector_bytes_per_cycle * cores);
-        return k;
+        return {k};
     }
 
     CheckResult check(rt::Runtime& rt) override {

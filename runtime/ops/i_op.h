@@ -1,7 +1,8 @@
 // Contract: an operator of the operator library, as `sfumato kernel` and workload replay use it.
 // An op is built from named string arguments (validated, errors name the argument), plans its
 // tiling on the host for the device it will run on, prepares its inputs on the device (random
-// data from a fixed seed in functional mode), describes its kernel launch, and checks the
+// data from a fixed seed in functional mode), describes its kernel launches (in order, one
+// stream), and checks the
 // device's outputs against a host reference. Registered by name with one line
 // (SFUMATO_REGISTER_OP), so the CLI and replay know every op without a list to maintain.
 #pragma once
@@ -34,7 +35,7 @@ class IOp {
 public:
     virtual ~IOp() = default;
     virtual void prepare(rt::Runtime& rt) = 0;
-    virtual KernelDesc kernel() const = 0;
+    virtual std::vector<KernelDesc> kernels() const = 0;
     virtual CheckResult check(rt::Runtime& rt) = 0;
     virtual void release(rt::Runtime& rt) = 0;
 };

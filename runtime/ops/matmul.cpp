@@ -283,7 +283,7 @@ public:
         rt.memcpy_h2d(m_plan.b, rt.functional() ? b_up.data() : nullptr, b_gm);
     }
 
-    KernelDesc kernel() const override {
+    std::vector<KernelDesc> kernels() const override {
         const MatmulTiling& t = m_plan.t;
         KernelDesc kd;
         kd.name = "matmul";
@@ -300,7 +300,7 @@ public:
         const double steps =
             static_cast<double>(isa::ceil_div(t.m, 16)) * isa::ceil_div(t.k, 16) * isa::ceil_div(t.n, 16);
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, std::min(t.block_dim, m_dev.cube_cores));
-        return kd;
+        return {kd};
     }
 
     // Reference: the exact (double) sum of products of the rounded inputs. Tolerance, per

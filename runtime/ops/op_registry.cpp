@@ -13,11 +13,13 @@ public:
     NamedOp(std::unique_ptr<IOp> op, std::string name, OpArgs args)
         : m_op(std::move(op)), m_name(std::move(name)), m_args(std::move(args)) {}
     void prepare(rt::Runtime& rt) override { m_op->prepare(rt); }
-    KernelDesc kernel() const override {
-        KernelDesc k = m_op->kernel();
-        k.op = m_name;
-        k.op_args = m_args;
-        return k;
+    std::vector<KernelDesc> kernels() const override {
+        std::vector<KernelDesc> ks = m_op->kernels();
+        for (KernelDesc& k : ks) {
+            k.op = m_name;
+            k.op_args = m_args;
+        }
+        return ks;
     }
     CheckResult check(rt::Runtime& rt) override { return m_op->check(rt); }
     void release(rt::Runtime& rt) override { m_op->release(rt); }
