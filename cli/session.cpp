@@ -110,8 +110,11 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
 nlohmann::json Session::ops_json() const {
     nlohmann::json ops = nlohmann::json::array();
     const DeviceInfo& d = m_chip->info();
+    const ClockDomain clk = m_chip_params->clock();
     for (const auto& t : m_runtime->tasks()) {
         if (t->kind != TaskKind::Kernel || !t->done) continue;
+        // Dispatch to completion report, as the vendor profiler's Task Duration.
+        const uint64_t task_ps = t->end_tick.v - t->start_tick.v;
         const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
         const double c = t->cube_cores_used, v = t->vector_cores_used;
         auto util = [&](isa::Pipe p, double cores) { return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) / (cyc * cores) : 0.0; };
@@ -134,6 +137,9 @@ nlohmann::json Session::ops_json() const {
                        {"block_dim", t->kernel.block_dim},
                        {"cycles", t->cycles},
                        {"time_us", static_cast<double>(t->end_tick.v - t->start_tick.v) / 1e6},
+                       {"task_duration", clk.floor_cycle(Tick(task_ps)).v},
+                       {"task_duration_us", static_cast<double>(task_ps) / 1e6},
+                       {"startup_cycles", t->startup_cycles},
                        {"flops", t->kernel.flops},
                        {"bytes", t->kernel.bytes},
                        {"pipe_util", pu},

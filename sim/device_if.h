@@ -37,6 +37,11 @@ struct KernelDesc {
     double flops = 0;    // useful work, for rooflines
     uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
     double min_compute_cycles = 0;  // compute lower bound on this device (the op knows its engine)
+    // Start-up: the argument block (GM pointers and tiling data) each core reads with scalar
+    // loads before the body (0: none), and the code size (0: estimated from the instructions the
+    // kernel issues; otherwise the whole image is fetched at block start).
+    uint32_t args_bytes = 0;
+    uint32_t code_bytes = 0;
     // The operator-library call that produced it (for recording workloads); empty otherwise.
     std::string op;
     std::map<std::string, std::string> op_args;
@@ -69,6 +74,9 @@ struct Task {
     uint64_t pipe_busy[isa::kNumPipes] = {};
     uint64_t cycles = 0;  // start..end in device cycles
     uint32_t cube_cores_used = 0, vector_cores_used = 0;  // distinct cores that ran its blocks
+    // Kernels: the longest start-up of any of its blocks on any core, in device cycles (from the
+    // block's start on the core to its body: code fetch, initialisation, argument loads).
+    uint64_t startup_cycles = 0;
 };
 
 struct DeviceInfo {
@@ -80,6 +88,7 @@ struct DeviceInfo {
     uint64_t ub_bytes = 0, l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;
     uint32_t event_ids = 0;
     uint64_t gm_bytes = 0;
+    uint64_t reserved_bytes = 0;  // device memory at address 0 the chip keeps (never allocated)
     bool functional = true;
     // Peaks for rooflines, in bytes (or MACs) per core cycle.
     double vector_bytes_per_cycle = 0;  // per vector core

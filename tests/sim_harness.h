@@ -47,6 +47,9 @@ public:
         return host.finished();
     }
 
+    // Test kernels declare their code (fetched whole at start-up), so their bodies run without
+    // instruction-fetch stalls and their timing is the pipes' alone, after Task::startup_cycles.
+    static constexpr uint32_t kCodeBytes = 4096;
     static std::shared_ptr<Task> kernel(std::function<void(isa::IInstrSink&)> body, uint32_t block_dim = 1,
                                         KernelKind kind = KernelKind::Vector) {
         auto t = std::make_shared<Task>();
@@ -55,7 +58,15 @@ public:
         t->kernel.block_dim = block_dim;
         t->kernel.kind = kind;
         t->kernel.body = std::move(body);
+        t->kernel.code_bytes = kCodeBytes;
         return t;
+    }
+    // Scheduler cycles around a kernel of one block on `cores` cores (an idle chip): the task's
+    // and the block's dispatch, starting each core, and the completion report.
+    uint64_t sched_cycles(uint32_t cores = 1) const {
+        const auto& ts = m_params->ts;
+        return ts.dispatch_cycles + ts.block_dispatch_cycles + cores * (ts.core_start_cycles + ts.core_done_cycles) +
+               ts.completion_cycles;
     }
 
 private:

@@ -16,7 +16,8 @@ ChipParams::ChipParams(Config& c)
       mem(mem::read_memsys_params(scope)),
       dma(scope.sub("dma")),
       sdma(scope),
-      ts(scope.sub("ts")) {}
+      ts(scope.sub("ts")),
+      system(scope) {}
 
 ChipPeaks chip_peaks(const ChipParams& p) {
     ChipPeaks k{};

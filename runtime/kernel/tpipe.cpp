@@ -38,6 +38,7 @@ void TQueBase::setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t b
 }
 
 int TQueBase::alloc() {
+    m_ctx->scalar(ApiOps::kQueueOp);
     const int b = static_cast<int>(m_next);
     m_next = (m_next + 1) % m_bufs.size();
     Buf& buf = m_bufs[b];
@@ -50,12 +51,14 @@ int TQueBase::alloc() {
 
 void TQueBase::enque(int b) {
     if (b < 0 || b >= static_cast<int>(m_bufs.size())) throw InputError(m_name + ": EnQue of a tensor it did not allocate");
+    m_ctx->scalar(ApiOps::kQueueOp);
     m_ctx->set_flag(m_pipes.producer, m_pipes.consumer, m_bufs[b].fwd_ev);
     m_fifo.push_back(b);
 }
 
 int TQueBase::deque() {
     if (m_fifo.empty()) throw InputError(m_name + ": DeQue on an empty queue");
+    m_ctx->scalar(ApiOps::kQueueOp);
     const int b = m_fifo.front();
     m_fifo.pop_front();
     m_ctx->wait_flag(m_pipes.producer, m_pipes.consumer, m_bufs[b].fwd_ev);
@@ -64,6 +67,7 @@ int TQueBase::deque() {
 
 void TQueBase::free_buf(int b) {
     if (b < 0 || b >= static_cast<int>(m_bufs.size())) throw InputError(m_name + ": FreeTensor of a tensor it did not allocate");
+    m_ctx->scalar(ApiOps::kQueueOp);
     m_ctx->set_flag(m_pipes.consumer, m_pipes.producer, m_bufs[b].back_ev);
     m_bufs[b].back_pending = true;
 }

@@ -2,7 +2,8 @@
 // queues (TQue) and scratch buffers (TBuf). A TQue of N buffers inserts the synchronisation a
 // kernel author would otherwise write by hand: EnQue sets producer->consumer, DeQue waits for
 // it; FreeTensor sets consumer->producer, and the next AllocTensor of that buffer waits for it.
-// Each buffer has its own event id per direction, so a binary flag never has to count.
+// Each buffer has its own event id per direction, so a binary flag never has to count. Each
+// queue operation charges the scalar unit its bookkeeping (ApiOps::kQueueOp) besides its flags.
 #pragma once
 #include <deque>
 #include <exception>

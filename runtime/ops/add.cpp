@@ -121,6 +121,7 @@ public:
             case isa::DType::BF16: k.body = [plan](isa::IInstrSink& s) { add_kernel<bfloat16>(s, plan); }; break;
             default: k.body = [plan](isa::IInstrSink& s) { add_kernel<float>(s, plan); }; break;
         }
+        k.args_bytes = sizeof(AddPlan);  // the GM pointers and tiling the kernel is passed
         k.flops = static_cast<double>(m_n);
         k.bytes = 3 * m_n * isa::dtype_size(m_dtype);
         const double cores = std::min<double>(m_block_dim, m_dev.vector_cores);

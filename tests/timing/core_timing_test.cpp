@@ -7,7 +7,7 @@
 using namespace sfumato;
 using namespace sfumato::test;
 
-TEST_CASE("timing: one vector add costs dispatch + issue + repeats + pipeline depth + completion") {
+TEST_CASE("timing: one vector add costs dispatch + start-up + issue + repeats + pipeline depth + completion") {
     Harness h;
     const auto& p = h.params();
     const uint16_t repeat = 37;
@@ -15,8 +15,8 @@ TEST_CASE("timing: one vector add costs dispatch + issue + repeats + pipeline de
     REQUIRE(h.run({t}));
     // The operands are 10 KiB apart: their blocks share UB banks, and the conflicts are part of the cost.
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, repeat), p.core);
-    const uint64_t expect = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + repeat * p.core.vec_cycles_per_repeat + bank +
-                            p.core.vec_startup + p.ts.completion_cycles;
+    const uint64_t expect = h.sched_cycles() + t->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, repeat)) +
+                            repeat * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup;
     CHECK(t->cycles == expect);
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == repeat * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup);
 }
@@ -30,10 +30,11 @@ TEST_CASE("timing: back-to-back vector adds pipeline, dependent ones pay the dep
     });
     REQUIRE(h.run({t}));
     // Issue is faster than execution here, so the pipe is throughput-bound: 4 x repeats, one depth.
-    REQUIRE(p.core.scalar_issue_cycles <= r * p.core.vec_cycles_per_repeat);
+    const uint64_t issue = p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, r));
+    REQUIRE(issue <= r * p.core.vec_cycles_per_repeat);
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
-    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 4 * (r * p.core.vec_cycles_per_repeat + bank) +
-                           p.core.vec_startup + p.ts.completion_cycles);
+    CHECK(t->cycles == h.sched_cycles() + t->startup_cycles + issue + 4 * (r * p.core.vec_cycles_per_repeat + bank) +
+                           p.core.vec_startup);
 }
 
 TEST_CASE("timing: set_flag waits for completion and wait_flag releases the store after the flag latency") {
@@ -50,11 +51,12 @@ TEST_CASE("timing: set_flag waits for completion and wait_flag releases the stor
     });
     REQUIRE(h.run({t}));
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
-    const uint64_t vend = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + r * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup;
+    const uint64_t vend = t->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, r)) + r * p.core.vec_cycles_per_repeat +
+                          bank + p.core.vec_startup;
     const uint64_t xfer = std::max((bytes + p.gm.port_write_bpc - 1) / p.gm.port_write_bpc,
                                    (bytes + p.gm.bytes_per_cycle - 1) / p.gm.bytes_per_cycle);
     const uint64_t done = vend + p.core.flag_latency + p.core.mte3_startup + xfer + p.gm.latency;
-    CHECK(t->cycles == done + p.ts.completion_cycles);
+    CHECK(t->cycles == h.sched_cycles() + done);
 }
 
 TEST_CASE("timing: a full queue stalls the scalar unit without changing the pipe's schedule") {
@@ -67,6 +69,6 @@ TEST_CASE("timing: a full queue stalls the scalar unit without changing the pipe
     });
     REQUIRE(h.run({a}));
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, 8), p.core);
-    CHECK(a->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 10 * (8 * p.core.vec_cycles_per_repeat + bank) +
-                           p.core.vec_startup + p.ts.completion_cycles);
+    CHECK(a->cycles == h.sched_cycles() + a->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, 8)) +
+                           10 * (8 * p.core.vec_cycles_per_repeat + bank) + p.core.vec_startup);
 }
