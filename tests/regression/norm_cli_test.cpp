@@ -25,6 +25,8 @@ TEST_CASE("norm family: functional check passes and timing mode gives identical 
         "reduce --op mean --shape 4,6,50 --axes 0,2 --dtype fp16",
         "reduce --op logsumexp --shape 8,100 --axes 1 --dtype fp32",
         "argmax --shape 6,40,5 --axis 1 --select-last 1 --dtype fp16",
+        "maxpool --n 2 --c 3 --h 17 --w 17 --kernel 3 --stride 2 --pad 1 --dtype fp16",
+        "avgpool --n 1 --c 4 --h 9 --w 12 --kernel 2 --stride 2 --ceil 1 --dtype fp32",
     };
     for (const auto& f : forms) {
         INFO(f);
@@ -51,6 +53,7 @@ TEST_CASE("norm family: bad arguments exit 2 naming the argument", "[norm]") {
         {"reduce --op median --shape 4,8", "'op'"},
         {"argmax --shape 4,8 --axis -3", "'axis'"},
         {"layernorm --rows 4 --cols 8 --eps x", "'eps'"},
+        {"maxpool --n 1 --c 1 --h 8 --w 8 --kernel 3 --pad 3", "'pad'"},
     };
     for (const auto& [args, name] : bad) {
         INFO(args);

@@ -5,6 +5,7 @@
 //   instancenorm | batchnorm  --n --c --h --w [--eps E] [--dtype]
 //   reduce --op sum|mean|... --shape d0,d1,... [--axes a,b|all] [--keepdims]
 //   argmax --shape d0,d1,... [--axis] [--keepdims] [--select-last] [--min]
+//   maxpool | avgpool --n --c --h --w [--kernel --stride --pad --dilation --ceil --count-include-pad]
 // Random inputs from a fixed seed, checked against the host reference with the tolerances
 // derived in docs/operators.md. Arguments that do not make a valid node (axis out of range,
 // unsupported dtype) are errors naming the argument.
@@ -230,6 +231,33 @@ std::unique_ptr<IOp> make_argmax_form(const OpArgs& a, const DeviceInfo& dev) {
     return standalone(std::move(n), {}, {0, 0}, dev, op);
 }
 
+std::unique_ptr<IOp> make_pool_form(const OpArgs& a, const DeviceInfo& dev, bool is_max) {
+    const std::string op = is_max ? "maxpool" : "avgpool";
+    const std::string d = arg_str(a, "dtype");
+    const ref::ElemType t = is_max && d == "uint8" ? ref::ElemType::Uint8 : float_dtype_arg(a, op);
+    const int64_t N = static_cast<int64_t>(arg_u64(a, op, "n", 1, 1ull << 32));
+    const int64_t C = static_cast<int64_t>(arg_u64(a, op, "c", 1, 1ull << 32));
+    const int64_t H = static_cast<int64_t>(arg_u64(a, op, "h", 1, 1ull << 32));
+    const int64_t W = static_cast<int64_t>(arg_u64(a, op, "w", 1, 1ull << 32));
+    const int64_t k = static_cast<int64_t>(arg_u64(a, op, "kernel", 1, 1024));
+    const int64_t st = static_cast<int64_t>(arg_u64(a, op, "stride", 1, 1024));
+    const int64_t pad = static_cast<int64_t>(arg_u64(a, op, "pad", 0, 255));
+    if (pad >= k) throw InputError("operator '" + op + "': argument 'pad' = " + std::to_string(pad) + " must be below 'kernel'");
+    NodeDesc n;
+    n.op_type = is_max ? "MaxPool" : "AveragePool";
+    n.opset = is_max ? 12 : 11;
+    n.attrs.set("kernel_shape", ref::Attr::of_ints({k, k}));
+    n.attrs.set("strides", ref::Attr::of_ints({st, st}));
+    n.attrs.set("pads", ref::Attr::of_ints({pad, pad, pad, pad}));
+    n.attrs.set("ceil_mode", ref::Attr::of_int(static_cast<int64_t>(arg_u64(a, op, "ceil", 0, 1))));
+    if (is_max) n.attrs.set("dilations", ref::Attr::of_ints({static_cast<int64_t>(arg_u64(a, op, "dilation", 1, 64)),
+                                                            static_cast<int64_t>(arg_u64(a, op, "dilation", 1, 64))}));
+    else n.attrs.set("count_include_pad", ref::Attr::of_int(static_cast<int64_t>(arg_u64(a, op, "count_include_pad", 0, 1))));
+    n.inputs = {make_tensor({N, C, H, W}, t)};
+    std::vector<InputGen> gens = {t == ref::ElemType::Uint8 ? integer_input(0, 255) : uniform_input(-4, 4)};
+    return standalone(std::move(n), gens, output_tolerance(t, 1e-6, 1e-6), dev, op);
+}
+
 const std::vector<OpArgSpec> kSoftmaxArgs = {{"rows", "1024", "rows (input [rows, cols])"},
                                              {"cols", "1024", "row length"},
                                              {"shape", "-", "input shape d0,d1,... (overrides rows/cols)"},
@@ -282,5 +310,21 @@ SFUMATO_REGISTER_OP(argmax_form, OpSpec{"argmax",
                                          {"min", "0", "1: ArgMin"},
                                          {"dtype", "fp16", "fp16 | bf16 | fp32"}},
                                         [](const OpArgs& a, const DeviceInfo& d) { return make_argmax_form(a, d); }});
+
+SFUMATO_REGISTER_OP(maxpool_form, OpSpec{"maxpool",
+                                         "MaxPool 2-D of an NCHW tensor (square kernel, ONNX opset 12)",
+                                         {{"n", "", "batch"}, {"c", "", "channels"}, {"h", "", "height"}, {"w", "", "width"},
+                                          {"kernel", "3", "window size"}, {"stride", "1", "stride"},
+                                          {"pad", "0", "padding on every side"}, {"dilation", "1", "dilation"},
+                                          {"ceil", "0", "ceil mode"}, {"dtype", "fp16", "fp16 | bf16 | fp32 | uint8"}},
+                                         [](const OpArgs& a, const DeviceInfo& d) { return make_pool_form(a, d, true); }});
+SFUMATO_REGISTER_OP(avgpool_form, OpSpec{"avgpool",
+                                         "AveragePool 2-D of an NCHW tensor (square kernel, ONNX opset 11)",
+                                         {{"n", "", "batch"}, {"c", "", "channels"}, {"h", "", "height"}, {"w", "", "width"},
+                                          {"kernel", "3", "window size"}, {"stride", "1", "stride"},
+                                          {"pad", "0", "padding on every side"}, {"ceil", "0", "ceil mode"},
+                                          {"count_include_pad", "0", "divide by the padded window size"},
+                                          {"dtype", "fp16", "fp16 | bf16 | fp32"}},
+                                         [](const OpArgs& a, const DeviceInfo& d) { return make_pool_form(a, d, false); }});
 
 }  // namespace sfumato::ops::norm
