@@ -1,9 +1,9 @@
 # MTE1 rate: load2d of 64 fractals (32 KiB) from L1 into L0A (512 B/cycle on 910B-class) and
 # into L0B (256 B/cycle), back to back on the MTE1 pipe. pipe_util.mte1 is close to 1; the
-# cycles per load are in instr.csv (LOAD2D avg_cycles = bytes / rate + startup). 600 pairs make
-# the kernel's start-up (about 4 us on 910B-like) small beside them.
+# cycles per load are in instr.csv (LOAD2D avg_cycles = bytes / rate + startup). 1200 pairs make
+# the kernel's start-up (about 8 us on 910B-like) small beside them.
 .kind cube
-.rep 600
+.rep 1200
 load2d.fp16 l0a[0x0], l1[0x0], repeat=64
 load2d.fp16 l0b[0x0], l1[0x8000], repeat=64
 .endr

@@ -1,7 +1,7 @@
 # Vector peak: fp16 adds of 64 repeats (64 x 128 lanes) each, operands placed in different UB
 # banks (dst banks 0-7, src0 banks 8-15, src1 banks 16-23 with 64 banks of 32 B): one repeat per
 # cycle, no bank conflicts. Compare with ub_bank_conflict.s. 4000 adds make the kernel's start-up
-# (about 4 us on 910B-like) small beside the vector cycles.
+# (about 8 us on 910B-like) small beside the vector cycles.
 .kind vector
 .set DST 0x0
 .set SRC0 0x4100

@@ -168,10 +168,15 @@ void Context::emit_task_trace() {
         const Task& t = *r.task;
         if (!t.done) continue;
         const TrackId track = m_streams[r.stream].track;
+        // The slice spans the task duration (taken by the scheduler to its completion report);
+        // kernels also carry their cycles and that duration in device cycles.
+        const ClockDomain clk = m_dev.dev().info().clock;
         const TraceArg args[] = {{"task_id", static_cast<int64_t>(t.id)},
                                  {"stream_id", static_cast<int64_t>(r.stream)},
-                                 {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)}};
-        sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, 3);
+                                 {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)},
+                                 {"cycles", static_cast<int64_t>(t.cycles)},
+                                 {"task_duration", static_cast<int64_t>(clk.floor_cycle(t.end_tick - t.start_tick).v)}};
+        sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, t.kind == TaskKind::Kernel ? 5 : 3);
         if (hub->on(TraceLevel::Op)) sink.flow(m_api_track, Tick(r.api_slice_begin), track, t.start_tick, task_kind_name(t.kind));
     }
 }

@@ -60,14 +60,14 @@ TEST_CASE("asm: cube_peak keeps the Cube pipe busy (pipe_util.cube >= 0.98)") {
     const auto s = read_json(out + "/summary.json");
     CHECK(s["pipe_util"]["cube"].get<double>() >= 0.98);
     CHECK(s["kind"] == "cube");
-    // 1000 MADs of 128^3 fp16: steps from the preset's fractal shape, after the scheduler's
+    // 2000 MADs of 128^3 fp16: steps from the preset's fractal shape, after the scheduler's
     // dispatch and the core's start-up.
     Preset pr;
     const auto& c = pr.p->core;
     const uint64_t steps = (128 / c.cube_m0) * (128 / c.cube_k0_16bit) * (128 / c.cube_n0) * c.cube_cycles_per_step;
     const uint64_t issue = pr.issue("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=128, k=128, n=128, acc=1");
     CHECK(cycles_match(s["ops"][0]["cycles"].get<uint64_t>(), pr.sched() + s["ops"][0]["startup_cycles"].get<uint64_t>() + issue +
-                                                                  1000 * steps + c.cube_fill));
+                                                                  2000 * steps + c.cube_fill));
 }
 
 TEST_CASE("asm: vector_peak reaches pipe_util.vector >= 0.95 and writes every output") {
@@ -127,7 +127,7 @@ TEST_CASE("asm: mte1_rate loads at the L1->L0A and L1->L0B rates") {
     const auto s = read_json(out + "/summary.json");
     const uint64_t issue = pr.issue("load2d.fp16 l0a[0x0], l1[0x0], repeat=64");
     CHECK(cycles_match(s["ops"][0]["cycles"].get<uint64_t>(),
-                       pr.sched() + s["ops"][0]["startup_cycles"].get<uint64_t>() + issue + 600 * per_pair + c.mte1_startup));
+                       pr.sched() + s["ops"][0]["startup_cycles"].get<uint64_t>() + issue + 1200 * per_pair + c.mte1_startup));
     CHECK(s["pipe_util"]["mte1"].get<double>() > 0.9);
 }
 

@@ -98,4 +98,15 @@ TEST_CASE("startup: every core's track shows its start-up (instruction fetch, in
         CHECK(s.count("tlb walk") == 1);
     }
     CHECK(cores == 2 * 3);  // 2 mix blocks on tiny: both AICs and all four AIVs
+    // The kernel's slice on its stream track spans its task duration and carries both figures.
+    const auto op = read_json(out + "/summary.json")["ops"][0];
+    int slices = 0;
+    for (const auto& e : j["traceEvents"]) {
+        if (e.value("ph", "") != "X" || e.value("name", "") != "empty" || !e.contains("args") || !e["args"].contains("task_duration"))
+            continue;
+        ++slices;
+        CHECK(e["args"]["task_duration"] == op["task_duration"]);
+        CHECK(e["args"]["cycles"] == op["cycles"]);
+    }
+    CHECK(slices == 1);
 }

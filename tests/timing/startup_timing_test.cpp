@@ -197,3 +197,21 @@ TEST_CASE("startup timing: a scalar store misses the TLB and data cache, and its
     CHECK(back[0] == 2.5f);
     CHECK(back[1] == 3.5f);
 }
+
+TEST_CASE("startup timing: a kernel of one-repeat adds is bound by the scalar unit's issue, and its scalar busy shows it") {
+    Harness h;
+    const auto& p = h.params();
+    const isa::Instr v = vadd(0x0, 0x100, 0x200, 1);
+    const uint64_t n = 200, cost = p.core.issue_cost(v);
+    REQUIRE(cost > p.core.vec_cycles_per_repeat);  // issuing an add takes longer than running it
+    auto t = Harness::kernel([&](isa::IInstrSink& s) {
+        for (uint64_t i = 0; i < n; ++i) s.issue(v);
+    });
+    REQUIRE(h.run({t}));
+    // Each add starts when it is issued; the last one ends a repeat and the pipeline depth later.
+    CHECK(t->cycles == h.sched_cycles() + t->startup_cycles + n * cost + p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    // The scalar unit was busy initialising and issuing (the code fetch is a stall, not work).
+    CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::S)] == p.core.smem.init_cycles + n * cost);
+    const double body = static_cast<double>(n * cost);
+    CHECK(static_cast<double>(t->pipe_busy[static_cast<int>(isa::Pipe::S)] - p.core.smem.init_cycles) / body == 1.0);
+}
