@@ -215,3 +215,8 @@ SFUMATO_REGISTER_OP(
                     make_bmatmul});
 
 } // namespace sfumato::ops
+
+namespace sfumato::ops {
+SFUMATO_OP_SAMPLE(gemm, "gemm", {{"m", "40"}, {"n", "48"}, {"k", "64"}});
+SFUMATO_OP_SAMPLE(bmatmul, "bmatmul", {{"a_shape", "2,40,64"}, {"b_shape", "64,48"}});
+}  // namespace sfumato::ops
