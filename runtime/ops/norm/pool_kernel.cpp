@@ -84,7 +84,7 @@ uint64_t PoolPlan::tiles() const {
 
 uint64_t pool_ub_bytes(const PoolPlan& p) {
     const PoolLayout l = pool_layout(p);
-    return 2 * l.stage + l.tile + l.off0 + l.offt + l.acc + l.tmp + 2 * l.out + l.vec + 1024;
+    return p.buffers * l.stage + l.tile + l.off0 + l.offt + l.acc + l.tmp + 2 * l.out + l.vec + 1024;
 }
 
 bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
@@ -92,6 +92,12 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
     // plane and a box shrunk along the first spatial dims, then along the last.
     for (int i = 0; i < p.nd; ++i) p.tb[i] = p.out[i];
     p.tp = 1;
+    p.buffers = 2;
+    {
+        PoolPlan q = p;  // the smallest box: single-buffer the input if even that does not fit
+        for (int i = 0; i < q.nd; ++i) q.tb[i] = 1;
+        if (pool_ub_bytes(q) > ub) p.buffers = 1;
+    }
     if (pool_ub_bytes(p) <= ub) {
         const uint64_t cap = std::max<uint64_t>(1, p.planes / std::max(1u, cores));
         while (p.tp < cap) {
@@ -103,7 +109,7 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
     } else {
         for (int i = 0; i < p.nd && pool_ub_bytes(p) > ub; ++i) {
             const bool last = i == p.nd - 1;
-            int64_t lo = last ? 32 : 1;
+            int64_t lo = 1;
             if (lo >= p.tb[i]) continue;
             // Largest box size along dim i that fits (binary search), at least lo.
             int64_t hi = p.tb[i];
@@ -112,11 +118,11 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
             while (lo < hi) {
                 const int64_t mid = (lo + hi + 1) / 2;
                 PoolPlan q = p;
-                q.tb[i] = last ? std::max<int64_t>(32, mid / 32 * 32) : mid;
+                q.tb[i] = last && mid >= 32 ? mid / 32 * 32 : mid;
                 if (pool_ub_bytes(q) <= ub) lo = mid;
                 else hi = mid - 1;
             }
-            p.tb[i] = last ? std::max<int64_t>(32, lo / 32 * 32) : lo;
+            p.tb[i] = last && lo >= 32 ? lo / 32 * 32 : lo;
         }
         if (pool_ub_bytes(p) > ub) return false;
     }
@@ -141,7 +147,7 @@ public:
         if (t0 >= p.tiles()) return;
         const uint64_t t1 = std::min(p.tiles(), t0 + p.per_block);
         const PoolLayout l = pool_layout(p);
-        m_pipe.InitBuffer(m_stage, 2, static_cast<uint32_t>(l.stage));
+        m_pipe.InitBuffer(m_stage, p.buffers, static_cast<uint32_t>(l.stage));
         m_pipe.InitBuffer(m_out, 2, static_cast<uint32_t>(l.out));
         if (l.tile) m_pipe.InitBuffer(m_tile, static_cast<uint32_t>(l.tile));
         m_pipe.InitBuffer(m_off0, static_cast<uint32_t>(l.off0));

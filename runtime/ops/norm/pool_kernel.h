@@ -31,6 +31,7 @@ struct PoolPlan {
     uint64_t tp = 1;
     int64_t tb[kMaxPoolDims] = {1, 1, 1};
     uint64_t per_block = 1;  // tiles per block
+    uint32_t buffers = 2;    // input staging buffers (1 when a double-buffered box does not fit)
     uint32_t blocks = 1;
     uint64_t tiles() const;
 };
