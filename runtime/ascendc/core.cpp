@@ -102,8 +102,11 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
     } catch (const SimError& e) {
         g_current = nullptr;
         // A failing call is the kernel's bad input (exit 2), whichever layer noticed it.
-        throw SimError(e.code() == kExitFailure ? kExitBadInput : e.code(),
-                       who + ": AscendC::" + st.call + ": " + e.what());
+        std::string msg = who + ": AscendC::" + st.call + ": " + e.what();
+        if (setup.mix && std::string(e.what()).find("this core has no") != std::string::npos)
+            msg += " (the kernel runs as a mix kernel, on both core kinds: a vector-only CPU-debug kernel needs "
+                   "AscendC::SetKernelMode(KernelMode::AIV_MODE), a cube-only one AIC_MODE)";
+        throw SimError(e.code() == kExitFailure ? kExitBadInput : e.code(), msg);
     } catch (...) {
         g_current = nullptr;
         throw;

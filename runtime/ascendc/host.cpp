@@ -15,6 +15,7 @@
 #include "runtime/ascendc/host_backend.h"
 #include "sfumato_ascendc/cpu_debug.h"
 #include "sfumato_ascendc/tensor.h"
+#include "tiling/platform/platform_ascendc.h"
 
 namespace sfumato::ascendc {
 
@@ -272,3 +273,20 @@ void GmFree(void* ptr) {
 void SetKernelMode(KernelMode mode) { sfumato::ascendc::host_state().mode = mode; }
 
 }  // namespace AscendC
+
+namespace sfumato::ascendc {
+
+PlatformInfo platform_info() {
+    PlatformInfo p;
+    guarded([&] {
+        const DeviceInfo& d = backend().info();
+        p.split = d.arch == "split";
+        p.aic = d.cube_cores;
+        p.aiv = d.vector_cores;
+        p.ub = d.ub_bytes, p.l1 = d.l1_bytes, p.l0a = d.l0a_bytes, p.l0b = d.l0b_bytes, p.l0c = d.l0c_bytes;
+        p.l2 = d.l2_bytes, p.hbm = d.gm_bytes;
+    });
+    return p;
+}
+
+}  // namespace sfumato::ascendc

@@ -70,8 +70,9 @@ TEST_CASE("ascendc: the Ascend C add takes the cycles of `sfumato kernel add` wi
         const uint64_t x = rt.malloc(bytes), y = rt.malloc(bytes), z = rt.malloc(bytes);
         rt.memcpy_h2d(x, hx.data(), bytes);
         rt.memcpy_h2d(y, hy.data(), bytes);
-        // The kernel's GM pointers: any host addresses the layer maps onto x, y, z.
-        static uint8_t px[64], py[64], pz[64];
+        // The kernel's GM pointers: host ranges of the buffers' sizes that the layer maps onto x, y, z.
+        static std::vector<uint8_t> range_x(bytes), range_y(bytes), range_z(bytes);
+        static uint8_t *px = range_x.data(), *py = range_y.data(), *pz = range_z.data();
         ascendc::host_state().add(reinterpret_cast<uintptr_t>(px), x, bytes, nullptr);
         ascendc::host_state().add(reinterpret_cast<uintptr_t>(py), y, bytes, nullptr);
         ascendc::host_state().add(reinterpret_cast<uintptr_t>(pz), z, bytes, nullptr);

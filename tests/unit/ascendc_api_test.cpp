@@ -5,71 +5,11 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "kapi_sink.h"
-#include "runtime/ascendc/core_run.h"
-#include "runtime/ascendc/host_state.h"
+#include "ascendc_test_support.h"
 #include "runtime/ops/i_op.h"
-#include "sim/error.h"
-// The examples' kernels, in their CPU-debug form.
+// The add example's kernel, in its CPU-debug form.
 #define ASCENDC_CPU_DEBUG 1
 #include "examples/ascendc/add/add_custom.cpp"
-#include "examples/ascendc/reduce_sum/reduce_sum_custom.cpp"
-
-using sfumato::isa::Opcode;
-using sfumato::isa::Pos;
-using sfumato::kernel::test::KapiSink;
-namespace sa = sfumato::ascendc;
-
-namespace {
-
-// The test sink with memories a kernel's scalar code can read (GetValue/SetValue).
-struct MemSink : KapiSink, sfumato::isa::IMemView {
-    explicit MemSink(sfumato::isa::CoreKind k, sfumato::isa::test::TestMem& m) : KapiSink(k, &m), mem(m) {}
-    uint8_t* local(Pos p, uint64_t a, uint64_t n) override { return mem.local(p, a, n); }
-    void gm_read(uint64_t a, void* d, uint64_t n) override { mem.gm_read(a, d, n); }
-    void gm_write(uint64_t a, const void* s, uint64_t n) override { mem.gm_write(a, s, n); }
-    sfumato::isa::test::TestMem& mem;
-};
-
-// A GM buffer the kernel sees at host pointer `host` and device address `dev`.
-struct GmBuf {
-    std::vector<uint8_t> host;
-    uint64_t dev;
-    GmBuf(uint64_t bytes, uint64_t dev_) : host(bytes), dev(dev_) {
-        sa::host_state().add(reinterpret_cast<uintptr_t>(host.data()), dev, bytes, nullptr);
-    }
-    ~GmBuf() { sa::host_state().remove(reinterpret_cast<uintptr_t>(host.data())); }
-    uint8_t* ptr() { return host.data(); }
-};
-
-sa::BlockSetup vector_setup() {
-    sa::BlockSetup s;
-    s.functional = true;
-    return s;
-}
-
-// Runs `body` as one block on `sink`; returns the error it stopped with ("" if none) and its code.
-std::pair<std::string, int> run(sfumato::isa::IInstrSink& sink, const std::function<void()>& body) {
-    try {
-        sa::run_block(sink, vector_setup(), body);
-    } catch (const sfumato::SimError& e) {
-        return {e.what(), e.code()};
-    }
-    return {"", 0};
-}
-
-sfumato::DeviceInfo vector_device() {
-    sfumato::DeviceInfo d;
-    d.arch = "split";
-    d.vector_cores = 8;
-    d.cube_cores = 4;
-    d.ub_bytes = 32 * 1024;
-    d.vector_bytes_per_cycle = 256;
-    d.event_ids = 8;
-    return d;
-}
-
-}  // namespace
 
 TEST_CASE("ascendc: the add example issues the instructions `sfumato kernel add` issues for its tiling") {
     // 8 x 2048 half on 8 blocks in tiles of 128, two buffers per queue: the example's tiling.
@@ -92,32 +32,6 @@ TEST_CASE("ascendc: the add example issues the instructions `sfumato kernel add`
         CHECK(got.instrs() == ref.instrs());
         CHECK(got.count(Opcode::VADD) == 16);
     }
-}
-
-TEST_CASE("ascendc: the row-sum example computes its sums (DataCopyPad, two-level ReduceSum, GetValue/SetValue)") {
-    sfumato::isa::test::TestMem mem(256 * 1024, 1 << 20);
-    MemSink sink(sfumato::isa::CoreKind::Vector, mem);
-    sink.set_buffer(Pos::UB, 64 * 1024);
-    sink.set_block(1, 8);
-    constexpr uint32_t rows = 16 * 8, cols = 1000;
-    GmBuf x(rows * cols * 4, 0), out(rows * 4, 0x80000), work(32, 0x90000), tiling(sizeof(optiling::ReduceSumTilingData), 0xa0000);
-    optiling::ReduceSumTilingData t;
-    t.set_rows(rows);
-    t.set_cols(cols);
-    t.set_rowsPerBlock(16);
-    t.SaveToBuffer(mem.of(Pos::GM).data() + 0xa0000, sizeof t);
-    for (uint32_t i = 0; i < rows * cols; ++i) mem.put<float>(Pos::GM, 4 * i, static_cast<float>((i % 7) - 3) * 0.25f);
-    const auto [err, code] = run(sink, [&] { reduce_sum_custom(x.ptr(), out.ptr(), work.ptr(), tiling.ptr()); });
-    INFO(err);
-    REQUIRE(err.empty());
-    CHECK(sink.errors().empty());
-    CHECK(sink.first_race() == "");
-    for (uint32_t r = 16; r < 32; ++r) {  // block 1's rows
-        double want = 0;
-        for (uint32_t c = 0; c < cols; ++c) want += ((r * cols + c) % 7 - 3.0) * 0.25;
-        CHECK(mem.get<float>(Pos::GM, 0x80000 + 4 * r) == Approx(want).margin(1e-3));
-    }
-    CHECK(mem.get<float>(Pos::GM, 0x80000 + 4 * 32) == 0.0f);  // block 2's rows untouched
 }
 
 namespace {

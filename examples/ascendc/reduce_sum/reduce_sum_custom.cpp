@@ -21,7 +21,8 @@ public:
         uint32_t firstRow = rowsPerBlock * AscendC::GetBlockIdx();
         xGm.SetGlobalBuffer((__gm__ float *)x + firstRow * cols, rowsPerBlock * cols);
         outGm.SetGlobalBuffer((__gm__ float *)out + firstRow, rowsPerBlock);
-        uint32_t rowBytes = (cols * sizeof(float) + 31) / 32 * 32;
+        // Whole 256-byte repeats, so that the masked tail repeat of a row stays in its buffer.
+        uint32_t rowBytes = (cols * sizeof(float) + 255) / 256 * 256;
         pipe.InitBuffer(inQueueX, BUFFER_NUM, rowBytes);
         pipe.InitBuffer(workBuf, rowBytes);
         pipe.InitBuffer(sumBuf, 32);
