@@ -16,6 +16,7 @@
 #include "sim/stats.h"
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
+#include "traces/hdf5_stats.h"
 
 namespace sfumato::cli {
 
@@ -62,11 +63,16 @@ public:
     void elaborate();
     rt::Runtime& runtime() { return *m_runtime; }
     Chip& chip() { return *m_chip; }
-    // Runs the host program to completion; throws on failure or deadlock.
-    void run(std::function<void(rt::Runtime&)> program);
+    // Runs the host program to completion; throws on failure or deadlock. `on_slice` (optional)
+    // is called between simulation slices (progress reports).
+    void run(std::function<void(rt::Runtime&)> program, std::function<void()> on_slice = {});
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
+    // The summary entry of one kernel task (cycles, flops, bytes, pipe_util, bound, roofline).
+    nlohmann::json op_json(const Task& t) const;
+    // A table to write into stats.h5 beside the stats (e.g. a graph's memory plan).
+    void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
@@ -91,6 +97,7 @@ private:
     std::unique_ptr<Chip> m_chip;
     std::unique_ptr<rt::Runtime> m_runtime;
     uint64_t m_total_cycles = 0;
+    std::vector<H5Table> m_tables;
 };
 
 }  // namespace sfumato::cli
