@@ -63,6 +63,13 @@ std::vector<std::string> numbered(const fs::path& dir, const std::string& prefix
     return out;
 }
 
+// The backend tests store bfloat16 tensors as uint16 bit patterns (numpy has no bfloat16).
+void bf16_bits(ref::HostTensor& t, ref::ElemType want) {
+    if (t.type != ref::ElemType::Uint16 || want != ref::ElemType::Bfloat16) return;
+    for (double& d : t.data) d = isa::bf16_to_f32(static_cast<uint16_t>(d));
+    t.type = ref::ElemType::Bfloat16;
+}
+
 struct CaseResult {
     enum Kind { Pass, Fail, Unsupported } kind = Pass;
     std::string text;
@@ -114,6 +121,7 @@ private:
                 for (size_t k = 0; k < g.inputs.size(); ++k)
                     if (!pb_name.empty() && g.val(g.inputs[k]).name == pb_name) slot = k;
                 const graph::Value& v = g.val(g.inputs[slot]);
+                bf16_bits(t, v.elem);
                 if (t.type != v.elem)
                     throw InputError("input '" + v.name + "' is " + ref::elem_type_name(t.type) +
                                      ", the model expects " + ref::elem_type_name(v.elem));
@@ -121,7 +129,7 @@ private:
             }
             std::vector<std::vector<int64_t>> shapes;
             for (const auto& t : inputs) shapes.push_back(t.shape);
-            const graph::Plan& plan = model.plan(shapes, m_rt.device_info(), m_opt);
+            const graph::Plan& plan = model.plan(shapes, m_rt.device_info(), m_opt, &inputs);
             std::vector<std::string> ops;
             for (const auto& s : plan.steps) ops.push_back(s.op_type);
             graph::Executor ex(m_rt, plan);
@@ -141,7 +149,8 @@ private:
                 throw InputError(set.filename().string() + " has " + std::to_string(out_files.size()) +
                                  " outputs, the model " + std::to_string(outs.size()));
             for (size_t i = 0; i < outs.size(); ++i) {
-                const ref::HostTensor want = graph::read_pb(out_files[i]);
+                ref::HostTensor want = graph::read_pb(out_files[i]);
+                bf16_bits(want, g.val(g.outputs[i]).elem);
                 const graph::Tol tol = ref::is_float(want.type)
                                            ? graph::model_tolerance(ops, g.val(g.outputs[i]).elem)
                                            : graph::Tol{0, 0, "exact"};

@@ -156,7 +156,7 @@ int cmd_run(const std::vector<std::string>& args) {
     Session s(common, cmdline);
     s.elaborate();
     const auto wall0 = std::chrono::steady_clock::now();
-    const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt);
+    const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     // Reference outputs (host, fp64) before the simulation.

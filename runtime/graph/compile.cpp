@@ -102,6 +102,10 @@ std::vector<std::vector<int64_t>> default_input_shapes(const Graph& g, int64_t b
 
 namespace {
 
+bool shape_input(const Value& v, const ref::HostTensor& t) {
+    return ref::is_integer(v.elem) && v.elem != ref::ElemType::Bool && t.numel() <= kMaxShapeInput;
+}
+
 void bind_inputs(Graph& g, const std::vector<std::vector<int64_t>>& shapes) {
     if (shapes.size() != g.inputs.size())
         throw InputError(std::to_string(shapes.size()) + " input shapes given, the model has " +
@@ -136,12 +140,24 @@ void bind_inputs(Graph& g, const std::vector<std::vector<int64_t>>& shapes) {
 }  // namespace
 
 std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vector<int64_t>>& input_shapes,
-                              const DeviceInfo& dev, const CompileOptions& opt) {
+                              const DeviceInfo& dev, const CompileOptions& opt,
+                              const std::vector<ref::HostTensor>* values) {
     auto plan = std::make_unique<Plan>();
     plan->precision = opt.precision;
     for (const auto& s : input_shapes) plan->signature += ref::shape_str(s);
     Graph g = imported;
     bind_inputs(g, input_shapes);
+    if (values) {
+        for (size_t i = 0; i < g.inputs.size() && i < values->size(); ++i) {
+            Value& v = g.val(g.inputs[i]);
+            ref::HostTensor t = (*values)[i];
+            if (!shape_input(v, t)) continue;
+            t.type = v.elem;
+            ref::round_to_type(t);
+            plan->bound_inputs[i] = t;
+            v.constant = std::make_shared<const ConstValue>(std::move(t));
+        }
+    }
     infer_shapes(g);
 
     const PassContext ctx{dev, opt};
@@ -171,15 +187,21 @@ std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vect
 }
 
 const Plan& Model::plan(const std::vector<std::vector<int64_t>>& input_shapes, const DeviceInfo& dev,
-                        const CompileOptions& opt) {
+                        const CompileOptions& opt, const std::vector<ref::HostTensor>* values) {
     std::string key;
     for (const auto& s : input_shapes) key += ref::shape_str(s);
+    if (values)
+        for (size_t i = 0; i < m_graph.inputs.size() && i < values->size(); ++i)
+            if (shape_input(m_graph.val(m_graph.inputs[i]), (*values)[i])) {
+                key += "=";
+                for (double d : (*values)[i].data) key += std::to_string(static_cast<int64_t>(d)) + ",";
+            }
     key += "|" + std::string(precision_name(opt.precision)) + "|" + std::to_string(opt.streams) + "|";
     for (const auto& p : opt.passes) key += p + ",";
     auto it = m_plans.find(key);
     if (it != m_plans.end()) return *it->second;
     ++m_compilations;
-    auto p = compile(m_graph, input_shapes, dev, opt);
+    auto p = compile(m_graph, input_shapes, dev, opt, values);
     return *(m_plans[key] = std::move(p));
 }
 

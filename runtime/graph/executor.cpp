@@ -111,6 +111,15 @@ void Executor::run(const std::vector<ref::HostTensor>& inputs) {
     const bool functional = m_rt.functional();
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ops::TensorRef& r = m_refs[static_cast<size_t>(p.inputs[i])];
+        if (auto b = p.bound_inputs.find(i); b != p.bound_inputs.end() && functional) {
+            ref::HostTensor t = inputs[i];
+            t.type = b->second.type;
+            ref::round_to_type(t);
+            if (t.data != b->second.data)
+                throw InputError("input '" + p.tensors[static_cast<size_t>(p.inputs[i])].name +
+                                 "' was bound at compile time (a shape input); compile again for new values");
+        }
+        if (p.bound_inputs.count(i) || r.storage_bytes() == 0) continue;  // uploaded with the weights / empty
         if (inputs[i].shape != r.shape)
             throw InputError("input '" + p.tensors[static_cast<size_t>(p.inputs[i])].name + "': shape " +
                              ref::shape_str(inputs[i].shape) + ", the plan was compiled for " +

@@ -110,8 +110,19 @@ void dropout(InferCtx& c) {
     c.set(1, ref::ElemType::Bool, c.shape(0));
 }
 
+// sfumato's fusion targets (node_op.h): a chain has the shape of all its operands broadcast and
+// the type of input 0; TransData keeps shape and type.
+void chain(InferCtx& c) {
+    c.need_inputs(1, 1u << 20);
+    Shape s = c.shape(0);
+    for (size_t i = 1; i < c.num_inputs(); ++i) s = broadcast_shapes(c, s, c.shape(i));
+    c.set(0, c.elem(0), s);
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_INFER(chain, chain, "ElementwiseChain");
+SFUMATO_REGISTER_INFER(transdata, unary, "TransData");
 SFUMATO_REGISTER_INFER(unary, unary, "Relu", "LeakyRelu", "Abs", "Neg", "Sign", "Identity");
 SFUMATO_REGISTER_INFER(unary_float, unary_float, "Sigmoid", "Tanh", "Gelu", "Erf", "Exp", "Log", "Sqrt",
                        "Reciprocal", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Softplus",

@@ -214,8 +214,26 @@ void softmax(InferCtx& c) {
     c.set(0, c.elem(0), x);
 }
 
+// FusedAttention(Q [.., Sq, D], K [.., Sk, D], V [.., Sk, Dv] [, mask]) -> [.., Sq, Dv].
+void fused_attention(InferCtx& c) {
+    c.need_inputs(3, 4);
+    c.same_type(0, 1);
+    c.same_type(0, 2);
+    const Shape& q = c.shape(0);
+    const Shape& k = c.shape(1);
+    const Shape& v = c.shape(2);
+    if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+        c.fail("Q, K and V must have the same rank >= 2");
+    if (q.back().known() && k.back().known() && q.back().v != k.back().v)
+        c.fail("Q and K head dimensions differ");
+    Shape out = q;
+    out.back() = v.back();
+    c.set(0, c.elem(0), out);
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_INFER(fused_attention, fused_attention, "FusedAttention");
 SFUMATO_REGISTER_INFER(matmul, matmul, "MatMul");
 SFUMATO_REGISTER_INFER(gemm, gemm, "Gemm");
 SFUMATO_REGISTER_INFER(conv, conv, "Conv");

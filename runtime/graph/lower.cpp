@@ -97,6 +97,7 @@ private:
         d.op_type = n.op_type;
         d.opset = n.opset;
         d.attrs = n.attrs;
+        d.num_outputs = static_cast<int>(n.outputs.size());
         if (!n.fused.empty()) {
             ref::Attr a;
             a.kind = ref::Attr::Kind::Strings;
@@ -209,7 +210,11 @@ private:
         const std::vector<ops::TensorRef> outs = s.op->outputs();
         for (size_t o = 0; o < n.outputs.size(); ++o) {
             const int v = n.outputs[o];
-            if (v < 0) continue;
+            if (v < 0) {
+                s.out.push_back(-1);  // an unnamed optional output: present = false in launches()
+                s.out_elems.push_back(ref::ElemType::Undefined);
+                continue;
+            }
             const Value& val = m_g.val(v);
             if (o >= outs.size())
                 throw UnsupportedOp(n.op_type, node_label(n) + ": output " + std::to_string(o) + " ('" +

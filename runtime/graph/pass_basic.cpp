@@ -13,6 +13,7 @@ ops::NodeDesc node_desc(const Graph& g, const Node& n) {
     d.op_type = n.op_type;
     d.opset = n.opset;
     d.attrs = n.attrs;
+    d.num_outputs = static_cast<int>(n.outputs.size());
     for (int v : n.inputs) {
         if (v < 0) {
             ops::TensorRef r;

@@ -274,7 +274,8 @@ private:
             fused.attrs.set("activation_alpha", ref::Attr::of_float(l ? l->data.at(0) : -INFINITY));
             fused.attrs.set("activation_beta", ref::Attr::of_float(h ? h->data.at(0) : INFINITY));
         }
-        if (ro == m_reshape_out.end()) return try_node(i, fused, static_cast<size_t>(j)) ? a.op_type : "";
+        const std::string act_type = a.op_type;  // `a` is cleared when absorbed
+        if (ro == m_reshape_out.end()) return try_node(i, fused, static_cast<size_t>(j)) ? act_type : "";
         if (!m_c.accepts(m_g, fused)) return "";
         const int act_out = a.outputs[0];
         fused.fused.push_back(a.name);
@@ -286,7 +287,7 @@ private:
         act.outputs.assign(act.outputs.size(), -1);
         r2.outputs[0] = act_out;
         m_g.rebuild_producers();
-        return a.op_type;
+        return act_type;
     }
 
     // x * 0.5 * (1 + erf(x / sqrt2)) in any order of the outer products, and the

@@ -105,7 +105,8 @@ void pass_precision(Graph& g, const PassContext& pc, PassReport& r) {
             out.shape = val.shape;
             out.has_shape = val.has_shape;
             const int ov = g.add_value(out);
-            store.push_back(want);
+            store.resize(g.values.size(), ref::ElemType::Undefined);  // constants added meanwhile: none
+            store[static_cast<size_t>(ov)] = want;
             c.outputs = {ov};
             casts.push_back(c);
             converted[key] = ov;

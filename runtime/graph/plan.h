@@ -93,6 +93,8 @@ struct Plan {
     int num_events = 0;
     std::vector<PassReport> passes;
     std::string signature;  // the input shapes it was compiled for
+    // Inputs bound as plan-time constants (slot -> value); run() checks it gets the same.
+    std::map<size_t, ref::HostTensor> bound_inputs;
     Precision precision = Precision::FP32;
     uint64_t align = 512;
     // Number of kernels one inference launches.
@@ -103,8 +105,13 @@ struct Plan {
 // the declared shapes, symbolic dimensions take any size), infers, runs the
 // passes, binds operators, plans memory and streams. Errors name the node, op
 // or input.
+// `values` (optional, one per input): small integer inputs (at most kMaxShapeInput elements:
+// axes, shapes, repeats fed as inputs, as the ONNX backend tests do) are bound as plan-time
+// constants, like the shape tensors of other graph engines; the plan is then specific to them.
+constexpr uint64_t kMaxShapeInput = 64;
 std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vector<int64_t>>& input_shapes,
-                              const DeviceInfo& dev, const CompileOptions& opt);
+                              const DeviceInfo& dev, const CompileOptions& opt,
+                              const std::vector<ref::HostTensor>* values = nullptr);
 
 // Input shapes from the model's declared ones with symbolic dimensions set: the
 // first symbolic dimension of every input to `batch`, any other to
@@ -119,7 +126,7 @@ public:
     const Graph& graph() const { return m_graph; }
     // The plan for these input shapes (compiled on first use, then cached).
     const Plan& plan(const std::vector<std::vector<int64_t>>& input_shapes, const DeviceInfo& dev,
-                     const CompileOptions& opt);
+                     const CompileOptions& opt, const std::vector<ref::HostTensor>* values = nullptr);
     size_t cached_plans() const { return m_plans.size(); }
     size_t compilations() const { return m_compilations; }
 
