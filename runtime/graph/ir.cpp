@@ -262,6 +262,65 @@ RawTensor raw_from_host(const ref::HostTensor& t) {
     return r;
 }
 
+RawTensor raw_from_floats(const std::vector<float>& v, const std::vector<int64_t>& shape, ref::ElemType t) {
+    RawTensor r;
+    r.type = t;
+    r.shape = shape;
+    const size_t es = elem_size(t);
+    r.bytes.resize(v.size() * es);
+    char* p = r.bytes.data();
+    switch (t) {
+        case ref::ElemType::Float: std::memcpy(p, v.data(), v.size() * 4); break;
+        case ref::ElemType::Float16:
+            for (size_t i = 0; i < v.size(); ++i) {
+                const uint16_t h = isa::f32_to_f16(v[i]);
+                std::memcpy(p + 2 * i, &h, 2);
+            }
+            break;
+        case ref::ElemType::Bfloat16:
+            for (size_t i = 0; i < v.size(); ++i) {
+                const uint16_t h = isa::f32_to_bf16(v[i]);
+                std::memcpy(p + 2 * i, &h, 2);
+            }
+            break;
+        default:
+            throw InputError(std::string("raw_from_floats: ") + ref::elem_type_name(t) +
+                             " is not a float type");
+    }
+    return r;
+}
+
+namespace {
+bool float_type(ref::ElemType t) {
+    return t == ref::ElemType::Float || t == ref::ElemType::Float16 || t == ref::ElemType::Bfloat16;
+}
+}  // namespace
+
+std::vector<float> ConstValue::floats() const {
+    std::vector<float> out(numel());
+    if (m_src && float_type(m_type) && float_type(m_src->type())) {
+        out = m_src->floats();
+        if (m_type == ref::ElemType::Float16)
+            for (float& f : out) f = isa::f16_to_f32(isa::f32_to_f16(f));
+        if (m_type == ref::ElemType::Bfloat16)
+            for (float& f : out) f = isa::bf16_to_f32(isa::f32_to_bf16(f));
+        return out;
+    }
+    if (m_raw && m_raw->type == ref::ElemType::Float) {
+        std::memcpy(out.data(), m_raw->bytes.data(), out.size() * 4);
+        return out;
+    }
+    const auto h = host();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(h->data[i]);
+    return out;
+}
+
+std::shared_ptr<const ConstValue> ConstValue::converted(std::shared_ptr<const ConstValue> v,
+                                                        ref::ElemType t) {
+    if (v->type() == t) return v;
+    return std::make_shared<const ConstValue>(std::move(v), t);
+}
+
 uint64_t ConstValue::numel() const {
     uint64_t n = 1;
     for (int64_t d : shape()) n *= static_cast<uint64_t>(d);
@@ -270,10 +329,24 @@ uint64_t ConstValue::numel() const {
 
 std::shared_ptr<const ref::HostTensor> ConstValue::host() const {
     if (m_host) return m_host;
+    if (m_src) {
+        auto h = std::make_shared<ref::HostTensor>(*m_src->host());
+        h->type = m_type;
+        ref::round_to_type(*h);
+        return h;
+    }
     return std::make_shared<const ref::HostTensor>(m_raw->to_host());
 }
 
 std::vector<uint8_t> ConstValue::to_device(isa::DType d) const {
+    // Rounding to the stored type and storing in the device type: a float source converts
+    // straight to the device type (rounding fp32 -> fp16 once equals rounding twice).
+    if (m_src) {
+        isa::DType mine;
+        if (float_type(m_type) && float_type(m_src->type()) && ref::device_dtype(m_type, mine) && mine == d)
+            return m_src->to_device(d);
+        return ref::to_device_bytes(*host(), d);
+    }
     if (m_raw) return m_raw->to_device(d);
     return ref::to_device_bytes(*m_host, d);
 }
@@ -290,14 +363,16 @@ int Graph::add_value(Value v) {
 }
 
 std::string Graph::unique_name(const std::string& prefix) const {
-    std::set<std::string> names;
-    for (const Value& v : values) names.insert(v.name);
-    for (const Node& n : nodes) names.insert(n.name);
-    if (!names.count(prefix)) return prefix;
-    for (int i = 1;; ++i) {
-        const std::string s = prefix + "_" + std::to_string(i);
-        if (!names.count(s)) return s;
+    if (m_seen_values > values.size() || m_seen_nodes > nodes.size()) {
+        m_taken.clear();
+        m_seen_values = m_seen_nodes = 0;
     }
+    for (; m_seen_values < values.size(); ++m_seen_values) m_taken.insert(values[m_seen_values].name);
+    for (; m_seen_nodes < nodes.size(); ++m_seen_nodes) m_taken.insert(nodes[m_seen_nodes].name);
+    std::string s = prefix;
+    for (int i = 1; m_taken.count(s); ++i) s = prefix + "_" + std::to_string(i);
+    m_taken.insert(s);  // handed out: never again, even before it is used
+    return s;
 }
 
 std::vector<std::vector<int>> Graph::consumers() const {
@@ -327,6 +402,7 @@ void Graph::rebuild_producers() {
 }
 
 void Graph::topo_sort() {
+    m_seen_values = m_seen_nodes = SIZE_MAX;
     rebuild_producers();
     const size_t n = nodes.size();
     std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
@@ -375,6 +451,7 @@ void Graph::erase_nodes(const std::vector<bool>& dead) {
 }
 
 void Graph::compact_values() {
+    m_seen_values = m_seen_nodes = SIZE_MAX;  // unique_name rebuilds its set
     std::vector<bool> used(values.size(), false);
     for (int v : inputs) used[static_cast<size_t>(v)] = true;
     for (int v : outputs) used[static_cast<size_t>(v)] = true;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "isa/dtype.h"
@@ -67,6 +68,8 @@ struct RawTensor {
 };
 size_t elem_size(ref::ElemType t);  // storage bytes of an ONNX element type (0 = unsupported)
 RawTensor raw_from_host(const ref::HostTensor& t);
+// A float tensor from floats, stored as type t (Float, Float16 or Bfloat16).
+RawTensor raw_from_floats(const std::vector<float>& v, const std::vector<int64_t>& shape, ref::ElemType t);
 
 // A constant value: small ones as a HostTensor, large weights as raw bytes (or
 // both).
@@ -74,17 +77,27 @@ class ConstValue {
 public:
     explicit ConstValue(ref::HostTensor t) : m_host(std::make_shared<const ref::HostTensor>(std::move(t))) {}
     explicit ConstValue(RawTensor r) : m_raw(std::make_shared<const RawTensor>(std::move(r))) {}
-    ref::ElemType type() const { return m_host ? m_host->type : m_raw->type; }
-    const std::vector<int64_t>& shape() const { return m_host ? m_host->shape : m_raw->shape; }
+    // `src` rounded to type t, converted only when its values are asked for (a timing-mode run
+    // never converts the weights of a model it runs in fp16).
+    ConstValue(std::shared_ptr<const ConstValue> src, ref::ElemType t) : m_src(std::move(src)), m_type(t) {}
+    ref::ElemType type() const { return m_src ? m_type : m_host ? m_host->type : m_raw->type; }
+    const std::vector<int64_t>& shape() const {
+        return m_src ? m_src->shape() : m_host ? m_host->shape : m_raw->shape;
+    }
     uint64_t numel() const;
-    // The values as doubles (converted from raw bytes on each call when held
-    // raw).
+    // The values as doubles (converted from raw bytes on each call when held raw).
     std::shared_ptr<const ref::HostTensor> host() const;
     std::vector<uint8_t> to_device(isa::DType d) const;
+    // Float values as floats (fast path for weights; any element type converts).
+    std::vector<float> floats() const;
+    // The same values in another element type (rounded once, lazily).
+    static std::shared_ptr<const ConstValue> converted(std::shared_ptr<const ConstValue> v, ref::ElemType t);
 
 private:
     std::shared_ptr<const ref::HostTensor> m_host;
     std::shared_ptr<const RawTensor> m_raw;
+    std::shared_ptr<const ConstValue> m_src;
+    ref::ElemType m_type = ref::ElemType::Undefined;
 };
 
 struct Value {
@@ -136,10 +149,15 @@ public:
     void compact_values();
 
     const Value& val(int id) const { return values.at(static_cast<size_t>(id)); }
+    // Names handed out or seen (unique_name keeps it up to date as the vectors grow).
     Value& val(int id) { return values.at(static_cast<size_t>(id)); }
     const Value* input_of(const Node& n, size_t i) const {
         return i < n.inputs.size() && n.inputs[i] >= 0 ? &val(n.inputs[i]) : nullptr;
     }
+
+private:
+    mutable std::unordered_set<std::string> m_taken;
+    mutable size_t m_seen_values = 0, m_seen_nodes = 0;
 };
 
 // "node 'NAME' (OP)": how errors name a node.

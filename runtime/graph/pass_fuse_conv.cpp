@@ -102,30 +102,39 @@ private:
         if (j < 0 || m_g.nodes[static_cast<size_t>(j)].op_type != "BatchNormalization") return false;
         const Node& bn = m_g.nodes[static_cast<size_t>(j)];
         const Node& conv = m_g.nodes[i];
-        std::shared_ptr<const ref::HostTensor> hw, hb, hs, hbb, hm, hv;
-        const ref::HostTensor* w = constant_of(m_g, conv.inputs[1], hw);
-        const ref::HostTensor* b = conv.inputs.size() > 2 ? constant_of(m_g, conv.inputs[2], hb) : nullptr;
-        if (!w || (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !b) || bn.inputs.size() < 5) return false;
-        const ref::HostTensor* s = constant_of(m_g, bn.inputs[1], hs);
-        const ref::HostTensor* bb = constant_of(m_g, bn.inputs[2], hbb);
-        const ref::HostTensor* mean = constant_of(m_g, bn.inputs[3], hm);
-        const ref::HostTensor* var = constant_of(m_g, bn.inputs[4], hv);
-        if (!s || !bb || !mean || !var) return false;
+        if (conv.inputs.size() < 2 || bn.inputs.size() < 5) return false;
+        const Value& wv = m_g.val(conv.inputs[1]);
+        const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
+        if (!wv.constant || (has_b && !m_g.val(conv.inputs[2]).constant)) return false;
+        for (size_t k = 1; k < 5; ++k)
+            if (bn.inputs[k] < 0 || !m_g.val(bn.inputs[k]).constant) return false;
+        // Weights as floats (the fast path for large ones), statistics as doubles.
+        std::vector<float> w = wv.constant->floats();
+        const auto s = m_g.val(bn.inputs[1]).constant->host(), bb = m_g.val(bn.inputs[2]).constant->host();
+        const auto mean = m_g.val(bn.inputs[3]).constant->host(),
+                   var = m_g.val(bn.inputs[4]).constant->host();
+        const auto b = has_b ? m_g.val(conv.inputs[2]).constant->host() : nullptr;
         const double eps = bn.attrs.get_float("epsilon", 1e-5);
-        const size_t m = static_cast<size_t>(w->shape[0]);
-        if (s->data.size() != m) return false;
-        ref::HostTensor nw = *w, nb(w->type, {static_cast<int64_t>(m)});
-        const size_t per = w->data.size() / m;
+        const size_t m = static_cast<size_t>(wv.constant->shape()[0]);
+        if (s->data.size() != m || bb->data.size() != m || mean->data.size() != m || var->data.size() != m)
+            return false;
+        const size_t per = w.size() / m;
+        ref::HostTensor nb(wv.elem, {static_cast<int64_t>(m)});
         for (size_t c = 0; c < m; ++c) {
             const double k = s->data[c] / std::sqrt(var->data[c] + eps);
-            for (size_t e = 0; e < per; ++e) nw.data[c * per + e] *= k;
+            for (size_t e = 0; e < per; ++e) w[c * per + e] = static_cast<float>(w[c * per + e] * k);
             nb.data[c] = ((b ? b->data[c] : 0.0) - mean->data[c]) * k + bb->data[c];
         }
-        ref::round_to_type(nw);
         ref::round_to_type(nb);
+        Value nw;
+        nw.name = m_g.unique_name(conv.name + ".folded_weight");
+        nw.elem = wv.elem;
+        nw.shape = wv.shape;
+        nw.has_shape = true;
+        nw.constant = std::make_shared<const ConstValue>(raw_from_floats(w, wv.constant->shape(), wv.elem));
         Node fused = conv;
         fused.inputs.resize(3);
-        fused.inputs[1] = add_constant(m_g, conv.name + ".folded_weight", std::move(nw));
+        fused.inputs[1] = m_g.add_value(std::move(nw));
         fused.inputs[2] = add_constant(m_g, conv.name + ".folded_bias", std::move(nb));
         return try_node(i, fused, static_cast<size_t>(j));
     }
@@ -185,13 +194,14 @@ private:
             return try_node(i, fused, static_cast<size_t>(j));
         }
         // MatMul(A, W[K, N]) + c[N] -> Gemm on a 2-D view of A.
-        std::shared_ptr<const ref::HostTensor> hw;
-        const ref::HostTensor* w = constant_of(m_g, n.inputs[1], hw);
-        if (!w || w->shape.size() != 2 || !(c->shape == std::vector<int64_t>{w->shape[1]})) return false;
+        const Value& wv = m_g.val(n.inputs[1]);
+        if (!wv.constant) return false;
+        const std::vector<int64_t> wshape = wv.constant->shape();
+        if (wshape.size() != 2 || !(c->shape == std::vector<int64_t>{wshape[1]})) return false;
         const Value& a = m_g.val(n.inputs[0]);
         const std::vector<int64_t> as = concrete(a.shape, node_label(n));
         if (as.size() < 2) return false;
-        const int64_t k = as.back(), cols = w->shape[1];
+        const int64_t k = as.back(), cols = wshape[1];
         int64_t rows = 1;
         for (size_t d = 0; d + 1 < as.size(); ++d) rows *= as[d];
         Node gemm;

@@ -80,11 +80,13 @@ void pass_precision(Graph& g, const PassContext& pc, PassReport& r) {
             }
             if (val.constant) {
                 if (val.elem == want) continue;
-                ref::HostTensor t = *val.constant->host();
-                t.type = want;
-                ref::round_to_type(t);
-                const int nv = add_constant(g, val.name + (want == ref::ElemType::Float ? "@fp32" : "@low"),
-                                            std::move(t));
+                Value c;
+                c.name = g.unique_name(val.name + (want == ref::ElemType::Float ? "@fp32" : "@low"));
+                c.elem = want;
+                c.shape = val.shape;
+                c.has_shape = val.has_shape;
+                c.constant = ConstValue::converted(val.constant, want);
+                const int nv = g.add_value(std::move(c));
                 converted[key] = nv;
                 n.inputs[i] = nv;
                 ++n_consts;
