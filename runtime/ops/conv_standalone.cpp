@@ -106,3 +106,9 @@ SFUMATO_REGISTER_OP(conv_transpose2d,
                            [](const OpArgs& a, const DeviceInfo& d) { return make_conv_op(a, d, true); }});
 
 }  // namespace sfumato::ops
+
+namespace sfumato::ops {
+SFUMATO_OP_SAMPLE(conv2d_sample, "conv2d", {{"c", "5"}, {"h", "9"}, {"w", "7"}, {"k", "6"}, {"stride", "2"}});
+SFUMATO_OP_SAMPLE(conv_transpose2d_sample, "conv_transpose2d",
+                  {{"c", "4"}, {"h", "5"}, {"w", "6"}, {"k", "3"}, {"stride", "2"}, {"output_padding", "1"}});
+}  // namespace sfumato::ops
