@@ -90,21 +90,50 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
         program(*m_runtime);
     });
     // Run in slices; a slice with no progress and nothing in flight while the host still
-    // waits is a deadlock.
+    // waits is a deadlock. A slice stops early when no event is left (starvation): that time is
+    // when the last process blocked. When a timer keeps events coming without progress, the
+    // deadlock set in at the last progress.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
     while (true) {
         const uint64_t before = progress_counter();
-        sc_core::sc_start(slice);
+        const sc_core::sc_time end = sc_core::sc_time_stamp() + slice;
+        sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
         rethrow_failure();
         if (host.finished()) break;
-        if (!sc_core::sc_pending_activity() || (progress_counter() == before && work_in_flight() == 0)) {
+        const bool starved = !sc_core::sc_pending_activity();
+        if (!starved && sc_core::sc_time_stamp() < end) {
+            // The next event lies beyond the slice: time moves to the slice's end without it.
+            sc_core::sc_start(end - sc_core::sc_time_stamp());
+            rethrow_failure();
+            if (host.finished()) break;
+        }
+        if (starved || (progress_counter() == before && work_in_flight() == 0)) {
             const ClockDomain clk = m_chip_params->clock();
-            throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
-                                              std::to_string(clk.floor_cycle(now_tick()).v) + "\n" + m_chip->describe_state());
+            const Tick at = starved ? now_tick() : Tick(last_progress_tick());
+            throw SimError(kExitDeadlock, "deadlock: nothing can make progress from cycle " +
+                                              std::to_string(clk.ceil_cycle(at).v) + " (" +
+                                              std::to_string(clk.to_us(clk.ceil_cycle(at).v)) + " us) on\n" +
+                                              m_chip->describe_state());
         }
     }
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
     if (m_runtime) m_runtime->context().emit_task_trace();
+}
+
+Roofline roofline(const KernelDesc& k, const DeviceInfo& d) {
+    Roofline r;
+    const double bytes = static_cast<double>(k.bytes);
+    r.compute_cycles = k.min_compute_cycles;
+    r.hbm_cycles = d.gm_bytes_per_cycle > 0 ? bytes / d.gm_bytes_per_cycle : 0.0;
+    // The on-chip ceiling: L2 bandwidth, or every core port reading and writing at once.
+    const double ports = d.aiv_per_aic ? d.cube_cores + d.vector_cores : d.cube_cores;
+    const double onchip = std::min(d.mem_max_bytes_per_cycle,
+                                   ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
+    r.l2_cycles = onchip > 0 ? bytes / onchip : 0.0;
+    r.compute_bound = r.compute_cycles >= r.hbm_cycles;
+    r.cycles = std::max(r.compute_cycles, r.hbm_cycles);
+    r.cycles_l2 = std::max(r.compute_cycles, r.l2_cycles);
+    return r;
 }
 
 nlohmann::json Session::ops_json() const {
@@ -120,26 +149,21 @@ nlohmann::json Session::ops_json() const {
                              {"mte2", util(isa::Pipe::MTE2, c + v)},  {"mte3", util(isa::Pipe::MTE3, vec_cores)},
                              {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
                              {"fixpipe", util(isa::Pipe::FIX, c)}};
-        const double ports = std::max(1.0, c + v);
-        // A bound no run can beat: every byte over the fastest path (L2 hits included), reads
-        // and writes through their own per-core ports.
-        const double mem_bw = std::min(d.mem_max_bytes_per_cycle,
-                                       ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
-        const double beyond_l2 = t->kernel.bytes > d.l2_bytes ? static_cast<double>(t->kernel.bytes - d.l2_bytes) : 0.0;
-        const double mem_lb = std::max(static_cast<double>(t->kernel.bytes) / mem_bw, beyond_l2 / d.gm_bytes_per_cycle);
-        const double lb = std::max(mem_lb, t->kernel.min_compute_cycles);
+        const Roofline rl = roofline(t->kernel, d);
         ops.push_back({{"name", t->kernel.name},
                        {"type", t->kernel.type},
                        {"stream", t->stream},
                        {"block_dim", t->kernel.block_dim},
                        {"cycles", t->cycles},
-                       {"time_us", static_cast<double>(t->end_tick.v - t->start_tick.v) / 1e6},
+                       {"time_us", m_chip_params->clock().to_us(t->cycles)},
                        {"flops", t->kernel.flops},
                        {"bytes", t->kernel.bytes},
                        {"pipe_util", pu},
-                       {"bound", t->kernel.min_compute_cycles >= mem_lb ? "compute" : "memory"},
-                       {"roofline_cycles", lb},
-                       {"roofline_fraction", lb / cyc}});
+                       {"bound", rl.compute_bound ? "compute" : "memory"},
+                       {"roofline_cycles", rl.cycles},
+                       {"roofline_fraction", rl.cycles / cyc},
+                       {"roofline_cycles_l2", rl.cycles_l2},
+                       {"roofline_fraction_l2", rl.cycles_l2 / cyc}});
     }
     return ops;
 }
@@ -150,13 +174,19 @@ nlohmann::json Session::tasks_json() const {
     const ClockDomain clk = m_chip_params->clock();
     for (const rt::TaskRecord& r : m_runtime->context().tasks()) {
         const Task& t = *r.task;
-        a.push_back({{"index", r.index},
-                     {"kind", task_kind_name(t.kind)},
-                     {"stream", r.stream},
-                     {"name", r.name},
-                     {"issue_cycle", clk.floor_cycle(t.issue_tick).v},
-                     {"start_cycle", t.done ? clk.floor_cycle(t.start_tick).v : 0},
-                     {"end_cycle", t.done ? clk.floor_cycle(t.end_tick).v : 0}});
+        nlohmann::json j = {{"index", r.index},
+                            {"kind", task_kind_name(t.kind)},
+                            {"stream", r.stream},
+                            {"name", r.name},
+                            {"issue_cycle", clk.ceil_cycle(t.issue_tick).v},
+                            {"start_cycle", t.done ? clk.ceil_cycle(t.start_tick).v : 0},
+                            {"end_cycle", t.done ? clk.ceil_cycle(t.end_tick).v : 0}};
+        if (t.kind == TaskKind::Kernel && t.done) {
+            // The execution span: exec_end_cycle - exec_start_cycle is the op's `cycles`.
+            j["exec_start_cycle"] = clk.ceil_cycle(t.exec_start_tick).v;
+            j["exec_end_cycle"] = clk.ceil_cycle(t.exec_end_tick).v;
+        }
+        a.push_back(std::move(j));
     }
     return a;
 }
@@ -169,7 +199,7 @@ nlohmann::json Session::base_summary() const {
             {"chip", m_chip_params->name.get()},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
-            {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
+            {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},
             {"ops", ops_json()},
             {"tasks", tasks_json()}};
 }
