@@ -6,7 +6,6 @@
 
 #include "sim/error.h"
 #include "sim/failure.h"
-#include "sim/host_thread.h"
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
@@ -85,27 +84,38 @@ void Session::elaborate() {
 }
 
 void Session::run(std::function<void(rt::Runtime&)> program) {
-    HostThread host("host", [this, program] {
+    start(std::move(program));
+    run_until([this] { return host_finished(); });
+    finish();
+}
+
+void Session::start(std::function<void(rt::Runtime&)> program) {
+    m_host = std::make_unique<HostThread>("host", [this, program] {
         m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
         program(*m_runtime);
     });
+}
+
+bool Session::host_finished() const { return m_host && m_host->finished(); }
+
+void Session::run_until(const std::function<bool()>& done) {
     // Run in slices; a slice with no progress and nothing in flight while the host still
     // waits is a deadlock. A slice stops early when no event is left (starvation): that time is
     // when the last process blocked. When a timer keeps events coming without progress, the
     // deadlock set in at the last progress.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
-    while (true) {
+    while (!done()) {
         const uint64_t before = progress_counter();
         const sc_core::sc_time end = sc_core::sc_time_stamp() + slice;
         sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
         rethrow_failure();
-        if (host.finished()) break;
+        if (done() || host_finished()) break;
         const bool starved = !sc_core::sc_pending_activity();
         if (!starved && sc_core::sc_time_stamp() < end) {
             // The next event lies beyond the slice: time moves to the slice's end without it.
             sc_core::sc_start(end - sc_core::sc_time_stamp());
             rethrow_failure();
-            if (host.finished()) break;
+            if (done() || host_finished()) break;
         }
         if (starved || (progress_counter() == before && work_in_flight() == 0)) {
             const ClockDomain clk = m_chip_params->clock();
@@ -116,6 +126,9 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
                                               m_chip->describe_state());
         }
     }
+}
+
+void Session::finish() {
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
     if (m_runtime) m_runtime->context().emit_task_trace();
 }
