@@ -204,7 +204,7 @@ TEST_CASE("stats: integer counters print exactly") {
     CHECK_THAT(r.output, Catch::Contains(" " + std::to_string(big) + " "));
 }
 
-TEST_CASE("kernel --l2: cold by default keeps GB/s at or below the HBM peak; warm reads the uploaded inputs from L2") {
+TEST_CASE("kernel --l2: cold by default keeps GB/s at or below the HBM peak, warm reads the uploaded inputs from L2") {
     Config c;
     std::unique_ptr<ChipParams> p(load(c, "ascend910b-like"));
     const double hbm_gbps = chip_peaks(*p).gm_gbps;
@@ -232,7 +232,7 @@ TEST_CASE("kernel --l2: cold by default keeps GB/s at or below the HBM peak; war
     CHECK(run_cli(base + " --l2 lukewarm").code == 2);
 }
 
-TEST_CASE("roofline: asm and kernel share one definition; a partial last wave shows as a low fraction") {
+TEST_CASE("roofline: asm and kernel share one definition, and a partial last wave shows as a low fraction") {
     // vector_peak with one block more than the 910B-like preset's vector cores: two waves, the
     // second one block. The roofline puts the 49 blocks' work on all 48 cores, so the fraction
     // is about the vector pipe's utilisation (about 0.5), not 1.
