@@ -53,6 +53,22 @@ struct LoadedParams {
 // (unknown keys throw). Returns false when --help was printed.
 bool load_params_command(const std::vector<std::string>& args, const std::string& name, LoadedParams& out);
 
+// The one roofline definition of every kernel report (`kernel`, `asm`, summary.json ops[]):
+// a kernel's time is at least its work at the chip's compute peak (KernelDesc::
+// min_compute_cycles, the op's work on all cores of its engine) and at least its compulsory GM
+// bytes (KernelDesc::bytes) at the HBM peak; `bound` says which is larger, and
+// roofline_fraction = that bound / the kernel's cycles (its execution span). A fraction above 1
+// means data was served from L2 (inputs left there, or written data not yet written back).
+// The on-chip ceiling replaces HBM by what the L2 and the cores' ports move at most
+// (roofline_fraction_l2): no run beats it.
+struct Roofline {
+    double compute_cycles = 0, hbm_cycles = 0, l2_cycles = 0;
+    double cycles = 0;     // max(compute, hbm)
+    double cycles_l2 = 0;  // max(compute, l2)
+    bool compute_bound = false;
+};
+Roofline roofline(const KernelDesc& k, const DeviceInfo& d);
+
 class Session {
 public:
     Session(const CommonOptions& o, std::string command_line);

@@ -99,6 +99,15 @@ enum class ParamKind : uint8_t {
 };
 ParamKind param_kind(Opcode op);
 
+// The operand shape of a vector opcode: the one list the assembler (how many address operands)
+// and the semantics (which operands are read) both use.
+enum class VecKind : uint8_t { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather };
+VecKind vec_kind(Opcode op);
+// Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather.
+bool vec_uses_src1(Opcode op);
+// Reads its destination too (multiply-add forms).
+bool vec_reads_dst(Opcode op);
+
 enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
 const char* cmp_name(CmpMode m);
 bool parse_cmp(const char* s, CmpMode& out);

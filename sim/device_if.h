@@ -35,8 +35,10 @@ struct KernelDesc {
     KernelKind kind = KernelKind::Vector;
     std::function<void(isa::IInstrSink&)> body;
     double flops = 0;    // useful work, for rooflines
-    uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
-    double min_compute_cycles = 0;  // compute lower bound on this device (the op knows its engine)
+    uint64_t bytes = 0;  // compulsory GM traffic (each input read once, each output written once)
+    // Compute lower bound: the op's work at the chip's peak rate of its engine, on every core
+    // of that engine (not only the block_dim it uses). The op knows its engine and data type.
+    double min_compute_cycles = 0;
     // The operator-library call that produced it (for recording workloads); empty otherwise.
     std::string op;
     std::map<std::string, std::string> op_args;
@@ -61,13 +63,22 @@ struct Task {
     uint64_t event_seq = 0;  // EventRecord: this record's sequence; EventWait: the one to wait for
     std::function<void()> callback;  // Callback: runs on the host side when reached
 
-    // Filled by the device.
+    // Filled by the device. issue: submitted; start: taken by the scheduler; end: completion
+    // reported (the task's duration as a profiler sees it spans start..end).
     Tick issue_tick, start_tick, end_tick;
+    // Kernels: the execution span, from the tick the first block starts on a core to the tick
+    // the last block finishes (scheduler dispatch and completion latencies lie outside it).
+    Tick exec_start_tick, exec_end_tick;
     bool done = false;
     sc_core::sc_event done_event;
     // Per-pipe busy cycles summed over the kernel's blocks, indexed by isa::Pipe.
     uint64_t pipe_busy[isa::kNumPipes] = {};
-    uint64_t cycles = 0;  // start..end in device cycles
+    // The one duration of a task in device cycles: for a kernel its execution span,
+    // ceil_cycle(exec_end_tick) - ceil_cycle(exec_start_tick) (the core-clock edge at which the
+    // first block starts to the edge at which the last block is done); for other tasks
+    // ceil_cycle(end_tick) - ceil_cycle(start_tick). Reports derive every kernel cycle figure
+    // from these edges (kernel_exec_cycles in cli/session.cpp).
+    uint64_t cycles = 0;
     uint32_t cube_cores_used = 0, vector_cores_used = 0;  // distinct cores that ran its blocks
 };
 
@@ -102,6 +113,10 @@ public:
     virtual void submit(uint32_t queue, std::shared_ptr<Task> task) = 0;
     virtual uint32_t create_event() = 0;
     virtual IBackingStore* gm() = 0;
+    // Writes back and invalidates the device's caches (L2), as a benchmark harness flushes
+    // caches between runs. Call from the host thread (an SC_THREAD) while no task runs: it
+    // returns once the written-back data reached memory. A device without caches does nothing.
+    virtual void flush_caches() {}
 };
 
 }  // namespace sfumato

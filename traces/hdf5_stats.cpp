@@ -152,6 +152,11 @@ void read_group(const H5::Group& g, const std::string& prefix, std::vector<StatR
         const hssize_t n = d.getSpace().getSimpleExtentNpoints();
         r.values.resize(static_cast<size_t>(n));
         d.read(r.values.data(), H5::PredType::NATIVE_DOUBLE);
+        if (d.getTypeClass() == H5T_INTEGER) {
+            r.integer = true;
+            r.ints.resize(static_cast<size_t>(n));
+            d.read(r.ints.data(), H5::PredType::NATIVE_UINT64);
+        }
         r.unit = get_string_attr(d, "unit");
         r.description = get_string_attr(d, "description");
         out.push_back(std::move(r));

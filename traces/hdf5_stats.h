@@ -22,6 +22,9 @@ struct RunMeta {
 struct StatRecord {
     std::string path;
     std::vector<double> values;
+    // Integer datasets (counters, histogram buckets) also read exactly, as integers.
+    bool integer = false;
+    std::vector<uint64_t> ints;
     std::string unit;
     std::string description;
 };

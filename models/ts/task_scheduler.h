@@ -8,7 +8,9 @@
 // Latencies (doorbell, task dispatch, per-block dispatch, completion, event) are parameters in
 // cycles of the scheduler's clock; nothing ticks: one SC_METHOD sleeps until the next timed action.
 // A task's start_tick is when the scheduler takes it (its blocks or copy begin dispatch_cycles
-// later); end_tick is when its completion is reported. Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
+// later); end_tick is when its completion is reported. A kernel's execution span runs from its
+// first block's start on a core to its last block's end (Task::exec_*_tick); Task::cycles is that
+// span in core-clock edges. Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
 #pragma once
 #include <deque>
 #include <memory>
@@ -89,7 +91,7 @@ private:
     bool dispatch_blocks(uint32_t qi, uint64_t first_start);
     void complete(uint32_t qi, uint64_t now);
     void trace_depth(uint32_t qi, uint64_t now);
-    uint64_t cyc(uint64_t cycles) const { return cycles * m_clock.period_ps(); }
+    uint64_t cyc(uint64_t cycles) const { return m_clock.ticks(cycles); }
 
     const TsParams& m_p;
     ClockDomain m_clock;

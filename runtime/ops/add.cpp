@@ -125,8 +125,8 @@ public:
         }
         k.flops = static_cast<double>(m_n);
         k.bytes = 3 * m_n * isa::dtype_size(m_dtype);
-        const double cores = std::min<double>(m_block_dim, m_dev.vector_cores);
-        k.min_compute_cycles = static_cast<double>(m_n * isa::dtype_size(m_dtype)) / (m_dev.vector_bytes_per_cycle * cores);
+        // At the chip's vector peak: every vector core (KernelDesc::min_compute_cycles).
+        k.min_compute_cycles = static_cast<double>(m_n * isa::dtype_size(m_dtype)) / (m_dev.vector_bytes_per_cycle * m_dev.vector_cores);
         return {k};
     }
 

@@ -171,7 +171,7 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
     if (dev.vector_bytes_per_cycle > 0)
         kd.min_compute_cycles =
             double(p.dst_elems() * es) /
-            (dev.vector_bytes_per_cycle * std::min(t.block_dim, std::max(1u, dev.vector_cores)));
+            (dev.vector_bytes_per_cycle * std::max(1u, dev.vector_cores));  // every vector core (chip peak)
     return kd;
 }
 

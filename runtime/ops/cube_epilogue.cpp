@@ -191,7 +191,8 @@ KernelDesc epilogue_kernel(const EpiloguePlan& p, const DeviceInfo& dev, const s
     const double ops = act_ops(p.act) + (p.has_c ? 2 : 0) + 1;
     kd.flops = double(p.n) * ops;
     kd.bytes = p.n * (4 + ey + ec);
-    const double vcores = std::min<double>(t.block_dim, std::max<uint32_t>(1, dev.vector_cores));
+    // The chip's peak: every vector core (KernelDesc::min_compute_cycles).
+    const double vcores = std::max<uint32_t>(1, dev.vector_cores);
     if (dev.vector_bytes_per_cycle > 0)
         kd.min_compute_cycles = double(p.n) * 4 * ops / (dev.vector_bytes_per_cycle * vcores);
     return kd;

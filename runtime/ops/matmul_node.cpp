@@ -110,7 +110,8 @@ public:
                                         uint64_t{t.m} * t.n * isa::dtype_size(p.out));
         const double steps = double(t.batch) * isa::ceil_div(t.m, 16) * isa::ceil_div(t.k, cube_k0_of(es)) *
                              isa::ceil_div(t.n, 16);
-        kd.min_compute_cycles = steps / std::max<uint32_t>(1, std::min(t.block_dim, m_dev.cube_cores));
+        // At the chip's peak: every cube core (KernelDesc::min_compute_cycles).
+        kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
         std::vector<KernelDesc> ks{std::move(kd)};
         if (m_epilogue) {
             EpiloguePlan e = m_epi;

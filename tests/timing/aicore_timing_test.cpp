@@ -22,7 +22,7 @@ TEST_CASE("aicore timing: a MAD costs ceil(m/m0)*ceil(k/k0)*ceil(n/n0) steps plu
     const uint64_t steps = cdiv(48, p.core.cube_m0) * cdiv(40, p.core.cube_k0_16bit) * cdiv(33, p.core.cube_n0);
     const uint64_t busy = steps * p.core.cube_cycles_per_step + p.core.cube_fill;
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::M)] == busy);
-    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + busy + p.ts.completion_cycles);
+    CHECK(t->cycles == p.core.scalar_issue_cycles + busy);
 }
 
 TEST_CASE("aicore timing: back-to-back int8 MADs stream at one step per cycle, one fill") {
@@ -36,8 +36,8 @@ TEST_CASE("aicore timing: back-to-back int8 MADs stream at one step per cycle, o
     REQUIRE(h.run({t}));
     const uint64_t steps = cdiv(32, p.core.cube_m0) * cdiv(64, p.core.cube_k0_int8) * cdiv(32, p.core.cube_n0);
     REQUIRE(steps * p.core.cube_cycles_per_step >= p.core.scalar_issue_cycles);  // issue keeps up
-    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + n * steps * p.core.cube_cycles_per_step +
-                           p.core.cube_fill + p.ts.completion_cycles);
+    CHECK(t->cycles == p.core.scalar_issue_cycles + n * steps * p.core.cube_cycles_per_step +
+                           p.core.cube_fill);
 }
 
 TEST_CASE("aicore timing: MTE1 load2d runs at the L1->L0A and L1->L0B rates") {
@@ -54,8 +54,7 @@ TEST_CASE("aicore timing: MTE1 load2d runs at the L1->L0A and L1->L0B rates") {
     const uint64_t occ_a = cdiv(ra * isa::kFractalBytes, p.core.mte1_l1_l0a_bpc);
     const uint64_t occ_b = cdiv(rb * isa::kFractalBytes, p.core.mte1_l1_l0b_bpc);
     REQUIRE(occ_a >= p.core.scalar_issue_cycles);
-    CHECK(t->cycles == p.ts.dispatch_cycles + p.core.scalar_issue_cycles + occ_a + occ_b + p.core.mte1_startup +
-                           p.ts.completion_cycles);
+    CHECK(t->cycles == p.core.scalar_issue_cycles + occ_a + occ_b + p.core.mte1_startup);
 }
 
 TEST_CASE("aicore timing: FixPipe to L1 reads L0C at its rate, then a flag releases MTE1") {
@@ -69,10 +68,10 @@ TEST_CASE("aicore timing: FixPipe to L1 reads L0C at its rate, then a flag relea
         s.issue(one("load2d.fp16 l0a[0x0], l1[0x0], repeat=4"));
     }, 1, KernelKind::Cube);
     REQUIRE(h.run({t}));
-    const uint64_t fix_end = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + cdiv(32 * 48 * 4, p.core.fix_l0c_bpc) +
+    const uint64_t fix_end = p.core.scalar_issue_cycles + cdiv(32 * 48 * 4, p.core.fix_l0c_bpc) +
                              p.core.fix_startup;
     const uint64_t load = cdiv(4 * isa::kFractalBytes, p.core.mte1_l1_l0a_bpc) + p.core.mte1_startup;
-    CHECK(t->cycles == fix_end + p.core.flag_latency + load + p.ts.completion_cycles);
+    CHECK(t->cycles == fix_end + p.core.flag_latency + load);
 }
 
 TEST_CASE("aicore timing: FixPipe to GM and ND2NZ loads go to memory as requests of their GM runs") {
@@ -151,9 +150,8 @@ TEST_CASE("aicore timing: a cross-core flag from the AIC releases both AIVs afte
     }, 1, KernelKind::Mix);
     REQUIRE(h.run({t}));
     const uint64_t mad_busy = 2 * 2 * 2 * p.core.cube_cycles_per_step + p.core.cube_fill;
-    const uint64_t set_at = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + mad_busy;
-    CHECK(t->cycles == set_at + p.core.cross_flag_latency + r * p.core.vec_cycles_per_repeat + p.core.vec_startup +
-                           p.ts.completion_cycles);
+    const uint64_t set_at = p.core.scalar_issue_cycles + mad_busy;
+    CHECK(t->cycles == set_at + p.core.cross_flag_latency + r * p.core.vec_cycles_per_repeat + p.core.vec_startup);
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == 2 * (r * p.core.vec_cycles_per_repeat + p.core.vec_startup));
 }
 
@@ -173,9 +171,8 @@ TEST_CASE("aicore timing: the AIC waits for one count from each AIV (mode 2, AIV
         }
     }, 1, KernelKind::Mix);
     REQUIRE(h.run({t}));
-    const uint64_t late_set = p.ts.dispatch_cycles + p.core.scalar_issue_cycles + 10 * p.core.vec_cycles_per_repeat + p.core.vec_startup;
-    CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step + p.core.cube_fill +
-                           p.ts.completion_cycles);
+    const uint64_t late_set = p.core.scalar_issue_cycles + 10 * p.core.vec_cycles_per_repeat + p.core.vec_startup;
+    CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step + p.core.cube_fill);
 }
 
 TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the slot frees, exactly") {
@@ -193,9 +190,9 @@ TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the
     REQUIRE(h.run({t}));
     const uint64_t add = r * p.core.vec_cycles_per_repeat, issue = p.core.scalar_issue_cycles;
     REQUIRE(add > 2 * issue);  // pipe-bound: the queue fills
-    const uint64_t first = p.ts.dispatch_cycles + issue;  // add 0 issues and starts
+    const uint64_t first = issue;  // add 0 issues and starts
     const uint64_t issue5 = first + 3 * add;               // add 3's start frees add 5's slot
     REQUIRE(work > 3 * add);                               // the pipe drains during the scalar work
     const uint64_t start6 = issue5 + work + issue;
-    CHECK(t->cycles == start6 + add + p.core.vec_startup + p.ts.completion_cycles);
+    CHECK(t->cycles == start6 + add + p.core.vec_startup);
 }

@@ -15,9 +15,9 @@ std::vector<std::string> with_dispatch(std::vector<std::string> overrides) {
 }
 
 struct Rig : RtRig {
-    uint64_t period = tiny_info().clock.period_ps();
+    ClockDomain clock = tiny_info().clock;
     explicit Rig(std::vector<std::string> overrides = {}) : RtRig(with_dispatch(std::move(overrides))) {}
-    uint64_t cyc(const char* key) const { return param(cfg, key) * period; }
+    uint64_t cyc(const char* key) const { return clock.ticks(param(cfg, key)); }
     void run(std::function<void(rt::Context&)> program) { REQUIRE(run_program(std::move(program))); }
 };
 
@@ -37,7 +37,7 @@ TEST_CASE("ts timing: one kernel on an idle chip") {
     CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
     // Blocks start a dispatch later and block_dispatch apart; the last one ends block_cycles later.
     CHECK(k->end_tick.v == k->start_tick.v + r.cyc("chip.ts.dispatch_cycles") +
-                               (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") + block_cycles * r.period +
+                               (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") + r.clock.ticks(block_cycles) +
                                r.cyc("chip.ts.completion_cycles"));
 }
 

@@ -87,7 +87,8 @@ public:
         }
         k.flops = static_cast<double>(n) * static_cast<double>(std::max<size_t>(1, p->prog.steps.size()));
         const double vb = m_dev.vector_bytes_per_cycle > 0 ? m_dev.vector_bytes_per_cycle : 256.0;
-        k.min_compute_cycles = rep_bytes / (vb * std::max<uint32_t>(1, p->block_dim));
+        // At the chip's peak: every vector core (KernelDesc::min_compute_cycles).
+        k.min_compute_cycles = rep_bytes / (vb * std::max<uint32_t>(1, m_dev.vector_cores));
         return {k};
     }
 
