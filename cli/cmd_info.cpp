@@ -32,8 +32,14 @@ int cmd_info(const std::vector<std::string>& args) {
         const auto& h = chip.mem.hbm;
         std::printf("  HBM peak         %10.1f GB/s (%u channels x %u bit x %u MT/s)\n", mem::hbm_peak_gbps(h),
                     h.stacks * h.channels_per_stack, h.bus_width_bits, h.data_rate_mtps);
+        std::printf("  L2               %10.1f GB/s (%u slices x %u B/cycle)\n", k.l2_gbps, chip.mem.l2.g.slices,
+                    chip.mem.l2.slice_bytes_per_cycle);
+        // The memory system's per-core port: reads at the L2 read rate, misses also at the GM rate.
+        std::printf("  per-core port    %10.1f GB/s read (L2 hits), %.1f GB/s of it from HBM (L2 misses), %.1f GB/s write\n\n",
+                    k.core_read_gbps, k.core_gm_read_gbps, k.core_write_gbps);
+    } else {
+        std::printf("  per-core port    %10.1f GB/s read, %.1f GB/s write\n\n", k.core_read_gbps, k.core_write_gbps);
     }
-    std::printf("  per-core GM read %10.1f GB/s, write %.1f GB/s\n\n", k.core_gm_read_gbps, k.core_gm_write_gbps);
     std::printf("effective configuration:\n");
     for (const auto& [key, value] : c.effective()) std::printf("  %s = %s\n", key.c_str(), value.c_str());
     return 0;

@@ -1,5 +1,5 @@
 // `sfumato params [--config F] [--set k=v]`: every parameter with its effective value, default,
-// unit, valid range and description.
+// unit, valid range and description; parameters the configuration does not read are marked.
 #include <cstdio>
 
 #include "models/chip/chip_params.h"
@@ -15,9 +15,12 @@ int cmd_params(const std::vector<std::string>& args) {
     if (!load_params_command(args, "params", lp)) return 0;
     const Config& c = lp.config;
     std::printf("%-44s %-14s %-14s %-8s %-22s %s\n", "key", "value", "default", "unit", "range", "description");
-    for (const auto& p : c.decls())
+    for (const auto& p : c.decls()) {
+        // A parameter this configuration does not read says so (setting it is an error).
+        const std::string desc = p.unused_reason.empty() ? p.description : p.description + " [not read: " + p.unused_reason + "]";
         std::printf("%-44s %-14s %-14s %-8s %-22s %s\n", p.key.c_str(), p.value.c_str(), p.default_value.c_str(),
-                    p.unit.c_str(), p.range.c_str(), p.description.c_str());
+                    p.unit.c_str(), p.range.c_str(), desc.c_str());
+    }
     return 0;
 }
 }  // namespace

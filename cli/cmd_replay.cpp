@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "isa/text.h"
 #include "runtime/ops/i_op.h"
 #include "cli/command.h"
 #include "cli/session.h"
@@ -40,11 +41,6 @@ bool takes_arg(const std::string& op, const char* name) {
     return false;
 }
 
-std::string join_args(const std::vector<std::string>& a) {
-    std::string s = "sfumato replay";
-    for (const auto& x : a) s += " " + x;
-    return s;
-}
 
 int cmd_replay(const std::vector<std::string>& args) {
     CommonOptions common;
@@ -60,7 +56,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     if (file.empty()) throw InputError("replay needs a workload file (sfumato replay FILE.json)");
     const workload::Workload w = workload::load(file, validate_op);
 
-    Session s(common, join_args(args));
+    Session s(common, text::join("sfumato replay", args));
     s.elaborate();
     const DeviceInfo info = s.chip().info();
     std::vector<std::unique_ptr<ops::IOp>> live_ops;

@@ -29,12 +29,15 @@ int cmd_stats(const std::vector<std::string>& args) {
         bool keep = true;
         for (const auto& f : filters) keep = keep && r.path.find(f) != std::string::npos;
         if (!keep) continue;
+        // Counters print exactly; other values with the digits a double holds.
         if (r.values.size() == 1) {
-            std::printf("%-64s %16.6g %s\n", r.path.c_str(), r.values[0], r.unit.c_str());
+            if (r.integer) std::printf("%-64s %16llu %s\n", r.path.c_str(), static_cast<unsigned long long>(r.ints[0]), r.unit.c_str());
+            else std::printf("%-64s %16.10g %s\n", r.path.c_str(), r.values[0], r.unit.c_str());
         } else {
-            double n = 0;
-            for (double v : r.values) n += v;
-            std::printf("%-64s %16.6g samples in %zu buckets (%s)\n", r.path.c_str(), n, r.values.size(), r.unit.c_str());
+            uint64_t n = 0;
+            for (uint64_t v : r.ints) n += v;
+            std::printf("%-64s %16llu samples in %zu buckets (%s)\n", r.path.c_str(), static_cast<unsigned long long>(n),
+                        r.values.size(), r.unit.c_str());
         }
     }
     return 0;

@@ -17,9 +17,10 @@ std::map<std::string, Entry>& registry() {
     static std::map<std::string, Entry> r;
     return r;
 }
-void usage() {
-    std::fprintf(stderr, "usage: sfumato <command> [options]   (sfumato <command> --help)\n\ncommands:\n");
-    for (const auto& [name, e] : registry()) std::fprintf(stderr, "  %-10s %s\n", name.c_str(), e.summary.c_str());
+// To stdout when asked for (--help), to stderr as part of an error.
+void usage(FILE* out) {
+    std::fprintf(out, "usage: sfumato <command> [options]   (sfumato <command> --help)\n\ncommands:\n");
+    for (const auto& [name, e] : registry()) std::fprintf(out, "  %-10s %s\n", name.c_str(), e.summary.c_str());
 }
 }  // namespace
 
@@ -29,13 +30,13 @@ CommandRegistrar::CommandRegistrar(const char* name, const char* summary, Comman
 
 int dispatch(int argc, char** argv) {
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-        usage();
+        usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? kExitBadInput : kExitOk;
     }
     auto it = registry().find(argv[1]);
     if (it == registry().end()) {
         std::fprintf(stderr, "sfumato: unknown command '%s'\n", argv[1]);
-        usage();
+        usage(stderr);
         return kExitBadInput;
     }
     std::vector<std::string> args(argv + 2, argv + argc);

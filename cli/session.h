@@ -13,9 +13,11 @@
 #include "models/chip/chip.h"
 #include "runtime/rt/runtime.h"
 #include "sim/config.h"
+#include "sim/host_thread.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
+#include "traces/hdf5_stats.h"
 
 namespace sfumato::cli {
 
@@ -51,6 +53,22 @@ struct LoadedParams {
 // (unknown keys throw). Returns false when --help was printed.
 bool load_params_command(const std::vector<std::string>& args, const std::string& name, LoadedParams& out);
 
+// The one roofline definition of every kernel report (`kernel`, `asm`, summary.json ops[]):
+// a kernel's time is at least its work at the chip's compute peak (KernelDesc::
+// min_compute_cycles, the op's work on all cores of its engine) and at least its compulsory GM
+// bytes (KernelDesc::bytes) at the HBM peak; `bound` says which is larger, and
+// roofline_fraction = that bound / the kernel's cycles (its execution span). A fraction above 1
+// means data was served from L2 (inputs left there, or written data not yet written back).
+// The on-chip ceiling replaces HBM by what the L2 and the cores' ports move at most
+// (roofline_fraction_l2): no run beats it.
+struct Roofline {
+    double compute_cycles = 0, hbm_cycles = 0, l2_cycles = 0;
+    double cycles = 0;     // max(compute, hbm)
+    double cycles_l2 = 0;  // max(compute, l2)
+    bool compute_bound = false;
+};
+Roofline roofline(const KernelDesc& k, const DeviceInfo& d);
+
 class Session {
 public:
     Session(const CommonOptions& o, std::string command_line);
@@ -62,11 +80,25 @@ public:
     void elaborate();
     rt::Runtime& runtime() { return *m_runtime; }
     Chip& chip() { return *m_chip; }
-    // Runs the host program to completion; throws on failure or deadlock.
-    void run(std::function<void(rt::Runtime&)> program);
+    // Runs the host program to completion; throws on failure or deadlock. `on_slice` (optional)
+    // is called between simulation slices (progress reports).
+    void run(std::function<void(rt::Runtime&)> program, std::function<void()> on_slice = {});
+    // The same in steps, for programs that drive the simulation from outside it (the Ascend C
+    // host API): start() creates the host thread running `program` (before the first step);
+    // run_until() simulates until done() holds (the host thread may sc_pause() to return
+    // early), with run()'s failure and deadlock checks; finish() records the total cycles and
+    // the task trace once the host program has returned.
+    void start(std::function<void(rt::Runtime&)> program);
+    void run_until(const std::function<bool()>& done, const std::function<void()>& on_slice = {});
+    bool host_finished() const;
+    void finish();
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
+    // The summary entry of one kernel task (cycles, flops, bytes, pipe_util, bound, roofline).
+    nlohmann::json op_json(const Task& t) const;
+    // A table to write into stats.h5 beside the stats (e.g. a graph's memory plan).
+    void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
@@ -90,7 +122,9 @@ private:
     ChromeTraceWriter m_writer;
     std::unique_ptr<Chip> m_chip;
     std::unique_ptr<rt::Runtime> m_runtime;
+    std::unique_ptr<HostThread> m_host;
     uint64_t m_total_cycles = 0;
+    std::vector<H5Table> m_tables;
 };
 
 }  // namespace sfumato::cli

@@ -2,6 +2,7 @@
 // instruction class has one row (key, class, type, offset, size), used in both directions so
 // the two cannot drift apart. Not on a simulation hot path.
 #include "isa/asm.h"
+#include "isa/text.h"
 
 #include <cctype>
 #include <cinttypes>
@@ -120,24 +121,13 @@ int required_addrs(Opcode op) {
         case ParamKind::Mad: return 3;
         default: break;
     }
-    switch (op) {
-        case Opcode::SET_MASK: return 0;
-        case Opcode::VDUP: return 1;
-        case Opcode::VSEL: return 4;
-        case Opcode::VADD:
-        case Opcode::VSUB:
-        case Opcode::VMUL:
-        case Opcode::VDIV:
-        case Opcode::VMAX:
-        case Opcode::VMIN:
-        case Opcode::VAND:
-        case Opcode::VOR:
-        case Opcode::VADDRELU:
-        case Opcode::VMADD:
-        case Opcode::VMLA:
-        case Opcode::VCMP:
-        case Opcode::VGATHER: return 3;
-        default: return 2;
+    if (op == Opcode::SET_MASK) return 0;
+    if (param_kind(op) != ParamKind::Vec) return 2;
+    // dst and src0, src1 when the op reads one (isa/instr.h's one list), vsel's mask too.
+    switch (vec_kind(op)) {
+        case VecKind::Dup: return 1;
+        case VecKind::Sel: return 4;
+        default: return vec_uses_src1(op) ? 3 : 2;
     }
 }
 
@@ -151,18 +141,9 @@ bool prefix_mask(uint64_t lo, uint64_t hi, int& count) {
     return true;
 }
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-std::string upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-std::string trim(const std::string& s) {
-    size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
-    return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+using text::lower;
+using text::trim;
+using text::upper;
 
 // ---- assembler -------------------------------------------------------------------------
 

@@ -58,6 +58,51 @@ bool parse_sysreg(const char* s, SysReg& out) { return parse_in(kSysRegNames, s,
 const char* quant_name(QuantMode q) { return kQuantNames[static_cast<int>(q)]; }
 bool parse_quant(const char* s, QuantMode& out) { return parse_in(kQuantNames, s, out); }
 
+VecKind vec_kind(Opcode op) {
+    switch (op) {
+        case Opcode::VADD:
+        case Opcode::VSUB:
+        case Opcode::VMUL:
+        case Opcode::VDIV:
+        case Opcode::VMAX:
+        case Opcode::VMIN:
+        case Opcode::VAND:
+        case Opcode::VOR:
+        case Opcode::VADDRELU: return VecKind::Binary;
+        case Opcode::VADDS:
+        case Opcode::VMULS:
+        case Opcode::VMAXS:
+        case Opcode::VMINS:
+        case Opcode::VLRELU: return VecKind::Scalar;
+        case Opcode::VMADD:
+        case Opcode::VMLA:
+        case Opcode::VAXPY: return VecKind::Fused;
+        case Opcode::VCONV: return VecKind::Conv;
+        case Opcode::VCMP:
+        case Opcode::VCMPS: return VecKind::Cmp;
+        case Opcode::VSEL: return VecKind::Sel;
+        case Opcode::VRED_SUM:
+        case Opcode::VRED_MAX:
+        case Opcode::VRED_MIN: return VecKind::Red;
+        case Opcode::VREDALL_SUM:
+        case Opcode::VREDALL_MAX:
+        case Opcode::VREDALL_MIN: return VecKind::RedAll;
+        case Opcode::VDUP: return VecKind::Dup;
+        case Opcode::VBRCB: return VecKind::Brcb;
+        case Opcode::VTRANSPOSE: return VecKind::Transpose;
+        case Opcode::VGATHER: return VecKind::Gather;
+        default: return VecKind::Unary;
+    }
+}
+
+bool vec_uses_src1(Opcode op) {
+    const VecKind k = vec_kind(op);
+    return k == VecKind::Binary || k == VecKind::Sel || op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VCMP ||
+           k == VecKind::Gather;
+}
+
+bool vec_reads_dst(Opcode op) { return op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VAXPY; }
+
 ParamKind param_kind(Opcode op) {
     switch (op) {
         case Opcode::NOP: return ParamKind::None;

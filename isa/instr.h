@@ -104,6 +104,15 @@ enum class ParamKind : uint8_t {
 };
 ParamKind param_kind(Opcode op);
 
+// The operand shape of a vector opcode: the one list the assembler (how many address operands)
+// and the semantics (which operands are read) both use.
+enum class VecKind : uint8_t { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather };
+VecKind vec_kind(Opcode op);
+// Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather.
+bool vec_uses_src1(Opcode op);
+// Reads its destination too (multiply-add forms).
+bool vec_reads_dst(Opcode op);
+
 enum class CmpMode : uint8_t { EQ, NE, LT, GT, LE, GE, kCount };
 const char* cmp_name(CmpMode m);
 bool parse_cmp(const char* s, CmpMode& out);
@@ -223,7 +232,9 @@ struct Load2dParams {
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
 // l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
 // kw + x) * C0 + c0; the window [m_start, m_start + m_ext) x [k_start, k_start + k_ext) is
-// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
+// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0), or (2- and 4-byte types)
+// to L0B as the B operand of a product with the pixels as columns: the same 16 x C0 fractals in
+// ZN order (fractal (m / 16, k / C0) at (k / C0) * m_ext / 16 + m / 16). Out-of-image taps read
 // the pad value Instr::scalar.
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;

@@ -22,51 +22,11 @@ namespace sfumato::isa::detail {
 
 namespace {
 
-enum class VKind { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather };
-
-VKind kind_of(Opcode op) {
-    switch (op) {
-        case Opcode::VADD:
-        case Opcode::VSUB:
-        case Opcode::VMUL:
-        case Opcode::VDIV:
-        case Opcode::VMAX:
-        case Opcode::VMIN:
-        case Opcode::VAND:
-        case Opcode::VOR:
-        case Opcode::VADDRELU: return VKind::Binary;
-        case Opcode::VADDS:
-        case Opcode::VMULS:
-        case Opcode::VMAXS:
-        case Opcode::VMINS:
-        case Opcode::VLRELU: return VKind::Scalar;
-        case Opcode::VMADD:
-        case Opcode::VMLA:
-        case Opcode::VAXPY: return VKind::Fused;
-        case Opcode::VCONV: return VKind::Conv;
-        case Opcode::VCMP:
-        case Opcode::VCMPS: return VKind::Cmp;
-        case Opcode::VSEL: return VKind::Sel;
-        case Opcode::VRED_SUM:
-        case Opcode::VRED_MAX:
-        case Opcode::VRED_MIN: return VKind::Red;
-        case Opcode::VREDALL_SUM:
-        case Opcode::VREDALL_MAX:
-        case Opcode::VREDALL_MIN: return VKind::RedAll;
-        case Opcode::VDUP: return VKind::Dup;
-        case Opcode::VBRCB: return VKind::Brcb;
-        case Opcode::VTRANSPOSE: return VKind::Transpose;
-        case Opcode::VGATHER: return VKind::Gather;
-        default: return VKind::Unary;
-    }
-}
-
-bool uses_src1(Opcode op) {
-    VKind k = kind_of(op);
-    return k == VKind::Binary || k == VKind::Sel || op == Opcode::VMADD || op == Opcode::VMLA ||
-           op == Opcode::VCMP || k == VKind::Gather;
-}
-bool reads_dst(Opcode op) { return op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VAXPY; }
+// Operand shapes come from isa/instr.h (vec_kind), shared with the assembler.
+using VKind = VecKind;
+VKind kind_of(Opcode op) { return vec_kind(op); }
+bool uses_src1(Opcode op) { return vec_uses_src1(op); }
+bool reads_dst(Opcode op) { return vec_reads_dst(op); }
 
 DType src_type(const Instr& in) { return in.op == Opcode::VCONV ? in.vec.src_dtype : in.dtype; }
 uint32_t lanes_of(const Instr& in) { return 256 / std::max(dtype_size(in.dtype), dtype_size(src_type(in))); }

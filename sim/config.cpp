@@ -1,5 +1,7 @@
 #include "sim/config.h"
 
+#include "isa/text.h"
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -42,32 +44,44 @@ void Config::set_raw(const std::string& key, const std::string& value, const std
     r.used = false;
 }
 
-std::optional<std::string> Config::consume(const std::string& key) {
+std::optional<std::string> Config::consume(const std::string& key, const std::string& unused_reason) {
     auto it = m_raw.find(key);
     if (it == m_raw.end()) return std::nullopt;
-    it->second.used = true;
+    if (unused_reason.empty()) it->second.used = true;
+    else if (it->second.unused_reason.empty()) it->second.unused_reason = unused_reason;
     return it->second.value;
 }
 
 void Config::declare(ParamDecl decl) {
     auto it = m_decl_index.find(decl.key);
     if (it != m_decl_index.end()) {
-        // Several instances of one component read the same key: one declaration.
+        // Several instances of one component read the same key: one declaration, read if any
+        // of them reads it.
+        if (decl.unused_reason.empty()) m_decls[it->second].unused_reason.clear();
         return;
     }
     m_decl_index[decl.key] = m_decls.size();
     m_decls.push_back(std::move(decl));
 }
 
-void Config::check_unused() const {
+void Config::check_set_unread() const {
     for (const auto& [key, raw] : m_raw) {
-        if (!raw.used) throw ConfigError(key, "unknown key (from " + raw.origin + "); `sfumato params` lists the valid keys");
+        if (raw.used || raw.unused_reason.empty()) continue;
+        throw ConfigError(key, "set (from " + raw.origin + ") but not read by this configuration: " + raw.unused_reason +
+                                   "; remove it or choose the configuration that reads it");
     }
+}
+
+void Config::check_unused() const {
+    check_set_unread();
+    for (const auto& [key, raw] : m_raw)
+        if (!raw.used) throw ConfigError(key, "unknown key (from " + raw.origin + "); `sfumato params` lists the valid keys");
 }
 
 std::map<std::string, std::string> Config::effective() const {
     std::map<std::string, std::string> out;
-    for (const auto& d : m_decls) out[d.key] = d.value;
+    for (const auto& d : m_decls)
+        if (d.unused_reason.empty()) out[d.key] = d.value;
     return out;
 }
 
@@ -86,11 +100,7 @@ std::string Config::hash() const {
 
 namespace detail {
 
-static std::string trim(const std::string& s) {
-    size_t a = s.find_first_not_of(" \t\r\n");
-    size_t b = s.find_last_not_of(" \t\r\n");
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
+using text::trim;
 
 uint64_t parse_u64(const std::string& key, const std::string& raw) {
     std::string s = trim(raw);
@@ -165,7 +175,7 @@ ChoiceParam::ChoiceParam(const ParamScope& scope, const std::string& name, std::
     : m_value(std::move(def)) {
     const std::string key = scope.key(name);
     std::string def_value = m_value;
-    if (auto raw = scope.config().consume(key)) m_value = detail::trim(*raw);
+    if (auto raw = scope.config().consume(key, scope.unused_reason())) m_value = detail::trim(*raw);
     std::string range;
     for (const auto& c : choices) range += (range.empty() ? "" : "|") + c;
     if (!choices.empty()) {
@@ -173,7 +183,7 @@ ChoiceParam::ChoiceParam(const ParamScope& scope, const std::string& name, std::
         for (const auto& c : choices) ok |= (c == m_value);
         if (!ok) throw ConfigError(key, "value '" + m_value + "' is not one of " + range);
     }
-    scope.config().declare({key, "choice", def_value, m_value, "", desc, range.empty() ? "any" : range});
+    scope.config().declare({key, "choice", def_value, m_value, "", desc, range.empty() ? "any" : range, scope.unused_reason()});
 }
 
 }  // namespace sfumato

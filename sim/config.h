@@ -1,7 +1,10 @@
 // Parameters: declared by the component that uses them (name, type, default, unit, description,
 // valid range), under hierarchical keys (`chip.aicore.ub.size`). Values come from INI files
-// (Boost.Program_options) and `--set key=value` overrides. Every raw key must be consumed by a
-// declaration, otherwise Config::check_unused() names it; out-of-range values name their key.
+// (Boost.Program_options) and `--set key=value` overrides. Every key a config file or `--set`
+// gives must be read by the chosen configuration, otherwise Config::check_unused() names it: a
+// key no component declares is unknown, and a key only declared through a scope marked unused
+// (ParamScope::unused_because, e.g. the skeleton memory's keys under the detailed memory model)
+// is set but not read. Out-of-range values name their key.
 // Param structs are plain C++ (no SystemC), so `sfumato params`/`info` never elaborate a model.
 #pragma once
 #include <cstdint>
@@ -24,6 +27,8 @@ struct ParamDecl {
     std::string unit;
     std::string description;
     std::string range;
+    // Non-empty when the chosen configuration does not read this parameter (and why).
+    std::string unused_reason;
 };
 
 class Config {
@@ -34,14 +39,20 @@ public:
     void apply_override(const std::string& assignment);
     void set_raw(const std::string& key, const std::string& value, const std::string& origin);
 
-    // Used by Param<T>: the raw value of a key (marking it consumed) and the declaration.
-    std::optional<std::string> consume(const std::string& key);
+    // Used by Param<T>: the raw value of a key and the declaration. The key counts as read
+    // unless `unused_reason` says why the chosen configuration does not read it.
+    std::optional<std::string> consume(const std::string& key, const std::string& unused_reason = "");
     void declare(ParamDecl decl);
 
-    // Throws ConfigError for the first raw key no declaration consumed.
+    // Throws ConfigError for the first key given (config file or --set) that nothing read:
+    // unknown, or declared only where the chosen configuration does not read it.
     void check_unused() const;
+    // Throws ConfigError for the first key given that only unread declarations consumed (one
+    // set for the model the configuration did not choose); unknown keys are not checked.
+    void check_set_unread() const;
 
     const std::vector<ParamDecl>& decls() const { return m_decls; }
+    // The parameters the chosen configuration reads, with their values.
     std::map<std::string, std::string> effective() const;
     // A stable hash (FNV-1a, hex) of the effective configuration.
     std::string hash() const;
@@ -53,6 +64,7 @@ private:
         std::string value;
         std::string origin;
         bool used = false;
+        std::string unused_reason;  // declared, but only where it is not read
     };
     std::map<std::string, Raw> m_raw;
     std::vector<ParamDecl> m_decls;
@@ -65,8 +77,21 @@ class ParamScope {
 public:
     ParamScope(Config& c, std::string prefix) : m_config(&c), m_prefix(std::move(prefix)) {}
     ParamScope sub(const std::string& name) const {
-        return ParamScope(*m_config, m_prefix.empty() ? name : m_prefix + "." + name);
+        ParamScope s(*m_config, m_prefix.empty() ? name : m_prefix + "." + name);
+        s.m_unused_reason = m_unused_reason;
+        return s;
     }
+    // The same scope for parameters the chosen configuration does not read (an alternative
+    // model's keys): they are declared (listed by `sfumato params`) but setting one is an error
+    // that names `reason`. An empty reason keeps the scope's own.
+    ParamScope unused_because(const std::string& reason) const {
+        ParamScope s = *this;
+        if (!reason.empty()) s.m_unused_reason = reason;
+        return s;
+    }
+    // `unused_because(reason)` when `cond` holds, else this scope.
+    ParamScope unused_if(bool cond, const std::string& reason) const { return cond ? unused_because(reason) : *this; }
+    const std::string& unused_reason() const { return m_unused_reason; }
     std::string key(const std::string& name) const {
         return m_prefix.empty() ? name : m_prefix + "." + name;
     }
@@ -76,6 +101,7 @@ public:
 private:
     Config* m_config;
     std::string m_prefix;
+    std::string m_unused_reason;
 };
 
 namespace detail {
@@ -113,20 +139,20 @@ public:
           const std::string& desc, Range<T> range)
         : m_value(def) {
         const std::string key = scope.key(name);
-        if (auto raw = scope.config().consume(key)) m_value = parse(key, *raw);
+        if (auto raw = scope.config().consume(key, scope.unused_reason())) m_value = parse(key, *raw);
         if (m_value < range.lo || m_value > range.hi) {
             throw ConfigError(key, "value " + fmt(m_value) + " is outside the valid range [" +
                                        fmt(range.lo) + ", " + fmt(range.hi) + "]");
         }
         scope.config().declare({key, detail::TypeName<T>::v, fmt(def), fmt(m_value), unit, desc,
-                                "[" + fmt(range.lo) + ", " + fmt(range.hi) + "]"});
+                                "[" + fmt(range.lo) + ", " + fmt(range.hi) + "]", scope.unused_reason()});
     }
     Param(const ParamScope& scope, const std::string& name, T def, const std::string& unit,
           const std::string& desc) requires std::is_same_v<T, bool>
         : m_value(def) {
         const std::string key = scope.key(name);
-        if (auto raw = scope.config().consume(key)) m_value = detail::parse_bool(key, *raw);
-        scope.config().declare({key, "bool", fmt(def), fmt(m_value), unit, desc, "{false, true}"});
+        if (auto raw = scope.config().consume(key, scope.unused_reason())) m_value = detail::parse_bool(key, *raw);
+        scope.config().declare({key, "bool", fmt(def), fmt(m_value), unit, desc, "{false, true}", scope.unused_reason()});
     }
     operator T() const { return m_value; }
     T get() const { return m_value; }

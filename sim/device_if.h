@@ -35,8 +35,10 @@ struct KernelDesc {
     KernelKind kind = KernelKind::Vector;
     std::function<void(isa::IInstrSink&)> body;
     double flops = 0;    // useful work, for rooflines
-    uint64_t bytes = 0;  // compulsory GM traffic, for rooflines
-    double min_compute_cycles = 0;  // compute lower bound on this device (the op knows its engine)
+    uint64_t bytes = 0;  // compulsory GM traffic (each input read once, each output written once)
+    // Compute lower bound: the op's work at the chip's peak rate of its engine, on every core
+    // of that engine (not only the block_dim it uses). The op knows its engine and data type.
+    double min_compute_cycles = 0;
     // Start-up: the argument block (GM pointers and tiling data) each core reads with scalar
     // loads before the body (0: none), and the code size (0: estimated from the instructions the
     // kernel issues; otherwise the whole image is fetched at block start).
@@ -66,13 +68,24 @@ struct Task {
     uint64_t event_seq = 0;  // EventRecord: this record's sequence; EventWait: the one to wait for
     std::function<void()> callback;  // Callback: runs on the host side when reached
 
-    // Filled by the device.
+    // Filled by the device. issue: submitted; start: taken by the scheduler; end: completion
+    // reported (the task's duration as a profiler sees it spans start..end).
     Tick issue_tick, start_tick, end_tick;
+    // Kernels: the execution span, from the tick the first block starts on a core to the tick
+    // the last block finishes (scheduler dispatch and completion latencies lie outside it).
+    Tick exec_start_tick, exec_end_tick;
     bool done = false;
     sc_core::sc_event done_event;
     // Per-pipe busy cycles summed over the kernel's blocks, indexed by isa::Pipe.
     uint64_t pipe_busy[isa::kNumPipes] = {};
-    uint64_t cycles = 0;  // start..end in device cycles
+    // The one duration of a task in device cycles: for a kernel its execution span,
+    // ceil_cycle(exec_end_tick) - ceil_cycle(exec_start_tick) (the core-clock edge at which the
+    // first block starts to the edge at which the last block is done); for other tasks
+    // ceil_cycle(end_tick) - ceil_cycle(start_tick). Reports derive every kernel cycle figure
+    // from these edges. A kernel's task duration as the
+    // vendor's profiler reports it (dispatch to completion report) is end_tick - start_tick; it
+    // adds the scheduler's serial block dispatch and completion reports to the span.
+    uint64_t cycles = 0;
     uint32_t cube_cores_used = 0, vector_cores_used = 0;  // distinct cores that ran its blocks
     // Kernels: the longest start-up of any of its blocks on any core, in device cycles (from the
     // block's start on the core to its body: code fetch, initialisation, argument loads).
@@ -111,6 +124,10 @@ public:
     virtual void submit(uint32_t queue, std::shared_ptr<Task> task) = 0;
     virtual uint32_t create_event() = 0;
     virtual IBackingStore* gm() = 0;
+    // Writes back and invalidates the device's caches (L2), as a benchmark harness flushes
+    // caches between runs. Call from the host thread (an SC_THREAD) while no task runs: it
+    // returns once the written-back data reached memory. A device without caches does nothing.
+    virtual void flush_caches() {}
 };
 
 }  // namespace sfumato

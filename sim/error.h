@@ -40,12 +40,19 @@ public:
     explicit InputError(const std::string& msg) : SimError(kExitBadInput, msg) {}
 };
 
-// A model detected a fault in what it runs (buffer overrun, misalignment): names the
-// component path and the instruction.
+// A model detected a fault in itself or in its use: names the component path.
 class ModelError : public SimError {
 public:
     ModelError(const std::string& where, const std::string& msg, int code = kExitFailure)
         : SimError(code, where + ": " + msg) {}
+};
+
+// A program (a kernel or an assembly file) asked the hardware for something it cannot do:
+// a buffer overrun, a misaligned address, a pipe or flag the core does not have. That is bad
+// input (exit 2), not an internal error: names the core and the instruction.
+class ProgramError : public ModelError {
+public:
+    ProgramError(const std::string& where, const std::string& msg) : ModelError(where, msg, kExitBadInput) {}
 };
 
 }  // namespace sfumato

@@ -3,8 +3,11 @@
 // whose completion is scheduled (a DMA transfer, a timed host delay). The run driver samples
 // both between simulation slices: a slice without progress while nothing is in flight and the
 // host program still waits is a deadlock, even if some periodic timer keeps the kernel busy.
+// last_progress_tick() is the simulated time of the latest progress, so a deadlock report names
+// the time it set in rather than the end of the slice that detected it.
 #pragma once
 #include <cstdint>
+#include <systemc>
 
 namespace sfumato {
 
@@ -12,7 +15,14 @@ inline uint64_t& progress_counter() {
     static uint64_t n = 0;
     return n;
 }
-inline void note_progress() { ++progress_counter(); }
+inline uint64_t& last_progress_tick() {
+    static uint64_t t = 0;
+    return t;
+}
+inline void note_progress() {
+    ++progress_counter();
+    last_progress_tick() = sc_core::sc_time_stamp().value();
+}
 
 inline int64_t& work_in_flight() {
     static int64_t n = 0;

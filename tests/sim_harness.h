@@ -20,8 +20,9 @@ namespace sfumato::test {
 
 class Harness {
 public:
+    // preset "": the built-in defaults (a tiny split chip) without a config file.
     explicit Harness(const std::vector<std::string>& sets = {}, const std::string& preset = "tiny", bool functional = true) {
-        m_config.load_ini(config(preset));
+        if (!preset.empty()) m_config.load_ini(config(preset));
         for (const auto& s : sets) m_config.apply_override(s);
         m_params = std::make_unique<ChipParams>(m_config);
         m_host = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
@@ -45,6 +46,20 @@ public:
         sc_core::sc_start();
         rethrow_failure();
         return host.finished();
+    }
+
+    // Runs `program` as the host thread (it may submit, wait and call the chip); returns whether
+    // it finished.
+    bool run_host(std::function<void()> program) {
+        HostThread host("host", std::move(program));
+        sc_core::sc_start();
+        rethrow_failure();
+        return host.finished();
+    }
+    // Submits `t` on a fresh queue and waits for it (from the host thread).
+    void submit_and_wait(const std::shared_ptr<Task>& t) {
+        m_chip->submit(m_chip->open_queue(0), t);
+        while (!t->done) sc_core::wait(t->done_event);
     }
 
     // Test kernels declare their code (fetched whole at start-up), so their bodies run without

@@ -19,9 +19,10 @@ struct CliResult {
 inline std::string source_dir() { return SFUMATO_SOURCE_DIR; }
 inline std::string config(const std::string& preset) { return source_dir() + "/configs/" + preset + ".ini"; }
 
-inline CliResult run_cli(const std::string& args) {
+// `streams`: the shell redirection that picks what is captured (both by default).
+inline CliResult run_cli(const std::string& args, const char* streams = "2>&1") {
     CliResult r;
-    const std::string cmd = std::string(SFUMATO_BINARY) + " " + args + " 2>&1";
+    const std::string cmd = std::string(SFUMATO_BINARY) + " " + args + " " + streams;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     std::array<char, 4096> buf;
@@ -31,6 +32,9 @@ inline CliResult run_cli(const std::string& args) {
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
 }
+
+// Runs the CLI and returns its stdout only (stderr is dropped) and exit code.
+inline CliResult run_cli_stdout(const std::string& args) { return run_cli(args, "2>/dev/null"); }
 
 // A fresh directory under the build tree, unique per test name.
 inline std::string temp_dir(const std::string& name) {

@@ -109,15 +109,15 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
             else tt.name = kind_name(t.kind);
         }
         if (is.task) {
-            tt.issue_cycle = clock.floor_cycle(is.task->issue_tick).v;
+            tt.issue_cycle = clock.ceil_cycle(is.task->issue_tick).v;
             tt.done = is.task->done;
             if (is.task->done) {
-                tt.start_cycle = clock.floor_cycle(is.task->start_tick).v;
-                tt.end_cycle = clock.floor_cycle(is.task->end_tick).v;
+                tt.start_cycle = clock.ceil_cycle(is.task->start_tick).v;
+                tt.end_cycle = clock.ceil_cycle(is.task->end_tick).v;
             }
         } else if (is.issued) {
-            tt.issue_cycle = tt.start_cycle = clock.floor_cycle(Tick(is.begin)).v;
-            tt.end_cycle = clock.floor_cycle(Tick(is.end)).v;
+            tt.issue_cycle = tt.start_cycle = clock.ceil_cycle(Tick(is.begin)).v;
+            tt.end_cycle = clock.ceil_cycle(Tick(is.end)).v;
             tt.done = is.returned;
         }
         out.push_back(std::move(tt));

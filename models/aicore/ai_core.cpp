@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "isa/asm.h"
+#include "isa/text.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/sc_time_util.h"
@@ -63,8 +64,7 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
     for (int i = 0; i < isa::kNumPipes; ++i) {
         const Pipe pp = static_cast<Pipe>(i);
         if (!kind_has_pipe(kind, pp)) continue;
-        std::string pname = isa::pipe_name(pp);
-        for (auto& c : pname) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string pname = text::lower(isa::pipe_name(pp));
         m_pipes[i] = std::make_unique<PipeUnit>(pname.c_str(), *this, pp, p.queue_depth, p.mte_max_outstanding, m_stats);
     }
     auto setup = [&](Pos pos, const BufferParams& bp) {
@@ -134,44 +134,44 @@ std::string AiCore::describe(const isa::Instr& in) const {
 
 void AiCore::check_operands(const isa::Instr& in) const {
     if (std::string err = isa::validate(in); !err.empty())
-        throw ModelError(name(), describe(in) + ": " + err);
+        throw ProgramError(name(), describe(in) + ": " + err);
     if (in.op == Opcode::SET_FLAG || in.op == Opcode::WAIT_FLAG) {
         if (in.flag.event_id >= m_p.event_ids)
-            throw ModelError(name(), describe(in) + ": event id " + std::to_string(in.flag.event_id) + " >= " +
+            throw ProgramError(name(), describe(in) + ": event id " + std::to_string(in.flag.event_id) + " >= " +
                                          std::to_string(m_p.event_ids) + " event ids per pipe pair");
         for (Pipe p : {in.flag.src, in.flag.dst})
             if (p != Pipe::S && !m_pipes[static_cast<size_t>(p)])
-                throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(p) + " pipe");
+                throw ProgramError(name(), describe(in) + ": this core has no " + isa::pipe_name(p) + " pipe");
         return;
     }
     if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) {
         if (!m_xflags)
-            throw ModelError(name(), describe(in) + ": cross-core flags exist only on split parts");
+            throw ProgramError(name(), describe(in) + ": cross-core flags exist only on split parts");
         if (in.xflag.mode > 2 || in.xflag.flag_id > isa::kMaxCrossFlag)
-            throw ModelError(name(), describe(in) + ": cross-core flag mode must be 0..2 and id 0.." + std::to_string(isa::kMaxCrossFlag));
+            throw ProgramError(name(), describe(in) + ": cross-core flag mode must be 0..2 and id 0.." + std::to_string(isa::kMaxCrossFlag));
         if (in.xflag.mode == 1 && m_kind != isa::CoreKind::Vector)
-            throw ModelError(name(), describe(in) + ": mode 1 synchronises the AIVs of one core; this is not an AIV");
+            throw ProgramError(name(), describe(in) + ": mode 1 synchronises the AIVs of one core; this is not an AIV");
     }
     if (in.pipe != Pipe::S && in.pipe != Pipe::ALL && !m_pipes[static_cast<size_t>(in.pipe)])
-        throw ModelError(name(), describe(in) + ": this core has no " + isa::pipe_name(in.pipe) + " pipe");
+        throw ProgramError(name(), describe(in) + ": this core has no " + isa::pipe_name(in.pipe) + " pipe");
     isa::Extent ext[isa::kMaxExtents];
     const int n = isa::footprint(in, ext);
     for (int i = 0; i < n; ++i) {
         const isa::Extent& e = ext[i];
         if (e.pos == Pos::GM) {
             if (e.hi > m_gm_capacity)
-                throw ModelError(name(), describe(in) + ": GM range [" + hex(e.lo) + ", " + hex(e.hi) +
+                throw ProgramError(name(), describe(in) + ": GM range [" + hex(e.lo) + ", " + hex(e.hi) +
                                              ") beyond device memory of " + std::to_string(m_gm_capacity) + " bytes");
             continue;
         }
         const auto& b = m_buffers[static_cast<size_t>(e.pos)];
         if (b.size == 0)
-            throw ModelError(name(), describe(in) + ": this core has no " + isa::pos_name(e.pos) + " buffer");
+            throw ProgramError(name(), describe(in) + ": this core has no " + isa::pos_name(e.pos) + " buffer");
         if (e.hi > b.size)
-            throw ModelError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " range [" + hex(e.lo) + ", " +
+            throw ProgramError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " range [" + hex(e.lo) + ", " +
                                          hex(e.hi) + ") overruns the " + std::to_string(b.size) + "-byte buffer");
         if (e.lo % b.align != 0)
-            throw ModelError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " address " + hex(e.lo) +
+            throw ProgramError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " address " + hex(e.lo) +
                                          " is not " + std::to_string(b.align) + "-byte aligned");
     }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isa/semantics.h"
+#include "isa/text.h"
 #include "models/aicore/ai_core.h"
 #include "sim/error.h"
 #include "sim/failure.h"
@@ -16,11 +17,7 @@ using isa::Opcode;
 namespace {
 constexpr size_t kInFlightCapacity = 256;
 
-std::string lower(const char* s) {
-    std::string r(s);
-    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return r;
-}
+using text::lower;
 
 bool is_sync(Opcode op) {
     return op == Opcode::SET_FLAG || op == Opcode::WAIT_FLAG || op == Opcode::PIPE_BARRIER || op == Opcode::SET_CROSS_FLAG ||

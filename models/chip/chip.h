@@ -31,6 +31,7 @@ public:
     void submit(uint32_t queue, std::shared_ptr<Task> task) override { m_ts->submit(queue, std::move(task)); }
     uint32_t create_event() override { return m_ts->create_event(); }
     IBackingStore* gm() override { return m_gm.get(); }
+    void flush_caches() override;
 
     const ChipParams& params() const { return m_p; }
     const std::vector<std::unique_ptr<AiCore>>& cores() const { return m_cores; }

@@ -1,21 +1,43 @@
 #include "models/chip/chip_params.h"
 
+#include <algorithm>
+
 namespace sfumato {
+
+namespace {
+// A model the configuration did not choose still declares its parameters (`sfumato params`
+// lists them). When a key set for it breaks its consistency checks, the error to report is
+// that key, set but not read, rather than the check.
+mem::MemSysParams read_memsys(const ParamScope& s) {
+    try {
+        return mem::read_memsys_params(s);
+    } catch (const ConfigError&) {
+        if (!s.unused_reason().empty()) s.config().check_set_unread();
+        throw;
+    }
+}
+}  // namespace
 
 ChipParams::ChipParams(Config& c)
     : scope(c, "chip"),
       name(scope, "name", "tiny", "preset name (for reports)", {}),
       arch(scope, "arch", "split", "core architecture: split (AIC + AIVs) or coupled", {"split", "coupled"}),
       cube_cores(scope, "cube_cores", 2, "core", "AI cores (AIC on split parts, coupled cores otherwise)", {1, 1024}),
-      aiv_per_aic(scope, "aiv_per_aic", 2, "core", "vector cores (AIV) per AIC on split parts", {1, 8}),
+      aiv_per_aic(scope.unused_if(arch.get() != "split", "chip.arch = coupled has no AIVs"), "aiv_per_aic", 2, "core",
+                  "vector cores (AIV) per AIC on split parts", {1, 8}),
       clock_mhz(scope, "clock_mhz", 1000, "MHz", "AI core clock", {1, 100000}),
       core(scope.sub("aicore")),
-      gm(scope.sub("gm")),
       mem_model(scope.sub("mem"), "model", "detailed", "global memory model: detailed (L2, NoC, HBM) or simple (latency + bandwidth)",
                 {"detailed", "simple"}),
-      mem(mem::read_memsys_params(scope)),
-      dma(scope.sub("dma")),
-      sdma(scope),
+      gm(scope.sub("gm").unused_if(mem_model.get() != "simple",
+                                   "chip.gm.* belongs to chip.mem.model = simple (the detailed model reads chip.hbm, chip.l2, chip.noc)")),
+      mem(read_memsys(scope.unused_if(mem_model.get() != "detailed",
+                                                  "chip.mem.model = simple reads chip.gm.* instead of the detailed memory system"))),
+      host_link(scope.sub("host_link")),
+      dma(scope.sub("dma").unused_if(mem_model.get() != "simple", "the skeleton DMA's keys belong to chip.mem.model = simple"),
+          host_link),
+      sdma(scope.sub("dma").unused_if(mem_model.get() != "detailed", "the SDMA engines belong to chip.mem.model = detailed"),
+           host_link),
       ts(scope.sub("ts")),
       system(scope) {}
 
@@ -33,21 +55,48 @@ ChipPeaks chip_peaks(const ChipParams& p) {
     k.vector_gflops_fp32 = vec_repeats_per_s * 64 / 1e9;
     if (p.detailed_mem()) {
         k.gm_gbps = mem::hbm_peak_gbps(p.mem.hbm);
-        k.core_gm_read_gbps = static_cast<double>(p.mem.noc.gm_bytes_per_cycle) * f / 1e9;
-        k.core_gm_write_gbps = static_cast<double>(p.mem.noc.l2_write_bytes_per_cycle) * f / 1e9;
-        const double l2_gbps = static_cast<double>(p.mem.l2.g.slices) * p.mem.l2.slice_bytes_per_cycle * f / 1e9;
-        k.device_mem_max_gbps = std::max(k.gm_gbps, l2_gbps);
-        k.core_read_max_gbps = static_cast<double>(std::max(p.mem.noc.l2_read_bytes_per_cycle, p.mem.noc.gm_bytes_per_cycle)) * f / 1e9;
-        k.core_write_max_gbps = k.core_gm_write_gbps;
+        k.l2_gbps = static_cast<double>(p.mem.l2.g.slices) * p.mem.l2.slice_bytes_per_cycle * f / 1e9;
+        k.core_read_gbps = static_cast<double>(p.mem.noc.l2_read_bytes_per_cycle) * f / 1e9;
+        k.core_gm_read_gbps = static_cast<double>(std::min(p.mem.noc.gm_bytes_per_cycle, p.mem.noc.l2_read_bytes_per_cycle)) * f / 1e9;
+        k.core_write_gbps = static_cast<double>(p.mem.noc.l2_write_bytes_per_cycle) * f / 1e9;
     } else {
         k.gm_gbps = static_cast<double>(p.gm.bytes_per_cycle) * f / 1e9;
-        k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
-        k.core_gm_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
-        k.device_mem_max_gbps = k.gm_gbps;
-        k.core_read_max_gbps = k.core_gm_read_gbps;
-        k.core_write_max_gbps = k.core_gm_write_gbps;
+        k.l2_gbps = k.gm_gbps;
+        k.core_read_gbps = k.core_gm_read_gbps = static_cast<double>(p.gm.port_read_bpc) * f / 1e9;
+        k.core_write_gbps = static_cast<double>(p.gm.port_write_bpc) * f / 1e9;
     }
+    k.device_mem_max_gbps = std::max(k.gm_gbps, k.l2_gbps);
     return k;
+}
+
+DeviceInfo device_info(const ChipParams& p, bool functional) {
+    DeviceInfo d;
+    d.arch = p.arch.get();
+    d.cube_cores = p.cube_cores;
+    d.vector_cores = p.vector_cores();
+    d.aiv_per_aic = p.split() ? p.aiv_per_aic.get() : 0;
+    d.clock = p.clock();
+    d.ub_bytes = p.core.ub.size;
+    d.l1_bytes = p.core.l1.size;
+    d.l0a_bytes = p.core.l0a.size;
+    d.l0b_bytes = p.core.l0b.size;
+    d.l0c_bytes = p.core.l0c.size;
+    d.event_ids = p.core.event_ids;
+    d.gm_bytes = p.gm_capacity();
+    d.reserved_bytes = p.system.bytes;
+    d.functional = functional;
+    d.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
+    d.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
+    const ChipPeaks peaks = chip_peaks(p);
+    const double per_cycle = 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);  // GB/s -> B/cycle
+    d.gm_bytes_per_cycle = peaks.gm_gbps * per_cycle;
+    d.core_gm_read_bytes_per_cycle = peaks.core_gm_read_gbps * per_cycle;
+    d.core_gm_write_bytes_per_cycle = peaks.core_write_gbps * per_cycle;
+    d.l2_bytes = p.detailed_mem() ? p.mem.l2.size_bytes : 0;
+    d.mem_max_bytes_per_cycle = peaks.device_mem_max_gbps * per_cycle;
+    d.core_read_max_bytes_per_cycle = std::max(peaks.core_read_gbps, peaks.core_gm_read_gbps) * per_cycle;
+    d.core_write_max_bytes_per_cycle = peaks.core_write_gbps * per_cycle;
+    return d;
 }
 
 }  // namespace sfumato

@@ -8,11 +8,8 @@
 
 namespace sfumato {
 
-SimpleDmaParams::SimpleDmaParams(const ParamScope& s)
-    : link_gbps(s, "link_gbps", 25.0, "GB/s", "host link bandwidth for pinned host memory", {0.001, 10000.0}),
-      pageable_gbps(s, "pageable_gbps", 10.0, "GB/s", "effective bandwidth for pageable host memory (bounce buffer)", {0.001, 10000.0}),
-      link_latency_ns(s, "link_latency_ns", 1000, "ns", "fixed latency of one host-link transfer", {0, 1000000}),
-      d2d_gbps(s, "d2d_gbps", 100.0, "GB/s", "device-to-device copy bandwidth", {0.001, 100000.0}) {}
+SimpleDmaParams::SimpleDmaParams(const ParamScope& dma, const HostLinkParams& host_link)
+    : d2d_gbps(dma, "d2d_gbps", 100.0, "GB/s", "device-to-device copy bandwidth", {0.001, 100000.0}), link(host_link) {}
 
 SimpleDma::SimpleDma(sc_core::sc_module_name name, const SimpleDmaParams& p, IBackingStore* gm, StatGroup& parent)
     : sc_core::sc_module(name),
@@ -27,8 +24,10 @@ SimpleDma::SimpleDma(sc_core::sc_module_name name, const SimpleDmaParams& p, IBa
 }
 
 void SimpleDma::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) {
-    const double gbps = copy.dir == CopyDir::D2D ? m_p.d2d_gbps : (copy.pinned ? m_p.link_gbps : m_p.pageable_gbps);
-    const uint64_t latency_ps = copy.dir == CopyDir::D2D ? 0 : static_cast<uint64_t>(m_p.link_latency_ns) * 1000;
+    const double gbps = copy.dir == CopyDir::D2D ? m_p.d2d_gbps.get()
+                        : copy.pinned            ? m_p.link.gbps.get()
+                                                 : std::min(m_p.link.gbps.get(), m_p.link.pageable_gbps.get());
+    const uint64_t latency_ps = copy.dir == CopyDir::D2D ? 0 : static_cast<uint64_t>(m_p.link.latency_ns.get() * 1000.0);
     // bytes / (GB/s) = ns; in ps: bytes * 1000 / gbps.
     const uint64_t xfer_ps = static_cast<uint64_t>(std::ceil(static_cast<double>(copy.bytes) * 1000.0 / gbps));
     const Tick start = max(now_tick(), m_free);

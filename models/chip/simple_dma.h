@@ -7,17 +7,16 @@
 #include <systemc>
 
 #include "models/dma/i_dma.h"
+#include "models/dma/sdma_params.h"
 #include "sim/config.h"
 #include "sim/stats.h"
 
 namespace sfumato {
 
 struct SimpleDmaParams {
-    explicit SimpleDmaParams(const ParamScope& s);
-    Param<double> link_gbps;
-    Param<double> pageable_gbps;
-    Param<uint32_t> link_latency_ns;
+    SimpleDmaParams(const ParamScope& dma, const HostLinkParams& host_link);
     Param<double> d2d_gbps;
+    const HostLinkParams& link;  // chip.host_link.*, shared with the SDMA engines
 };
 
 class SimpleDma : public sc_core::sc_module, public IDmaEngine {

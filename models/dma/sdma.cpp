@@ -9,12 +9,15 @@
 
 namespace sfumato {
 
-SdmaParams::SdmaParams(const ParamScope& chip)
-    : engines(chip.sub("dma"), "engines", 4, "", "SDMA engines (memcpy tasks run on them in parallel)", {1, 256}),
-      max_outstanding(chip.sub("dma"), "max_outstanding", 16, "requests", "chunks in flight per engine", {1, 4096}),
-      link_gbps(chip.sub("host_link"), "gbps", 25.0, "GB/s", "host link effective bandwidth (pinned memory)", {0.001, 1e5}),
-      pageable_gbps(chip.sub("host_link"), "pageable_gbps", 10.0, "GB/s", "rate through the bounce buffer for pageable memory", {0.001, 1e5}),
-      link_latency_ns(chip.sub("host_link"), "latency_ns", 1000.0, "ns", "host link one-way latency", {0.0, 1e9}) {}
+HostLinkParams::HostLinkParams(const ParamScope& s)
+    : gbps(s, "gbps", 25.0, "GB/s", "host link effective bandwidth (pinned memory)", {0.001, 1e5}),
+      pageable_gbps(s, "pageable_gbps", 10.0, "GB/s", "rate through the bounce buffer for pageable memory", {0.001, 1e5}),
+      latency_ns(s, "latency_ns", 1000.0, "ns", "host link one-way latency", {0.0, 1e9}) {}
+
+SdmaParams::SdmaParams(const ParamScope& dma, const HostLinkParams& host_link)
+    : engines(dma, "engines", 4, "", "SDMA engines (memcpy tasks run on them in parallel)", {1, 256}),
+      max_outstanding(dma, "max_outstanding", 16, "requests", "chunks in flight per engine", {1, 4096}),
+      link(host_link) {}
 
 SdmaEngines::SdmaEngines(sc_core::sc_module_name name, const SdmaParams& p, IMemTarget& mem, uint32_t first_port,
                          uint32_t chunk_bytes, IBackingStore* gm, StatGroup& parent)
@@ -67,12 +70,12 @@ void SdmaEngines::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t coo
 }
 
 uint64_t SdmaEngines::link_transfer(uint64_t ready, uint64_t bytes, bool pageable) {
-    const double gbps = pageable ? std::min(m_p.link_gbps.get(), m_p.pageable_gbps.get()) : m_p.link_gbps.get();
+    const double gbps = pageable ? std::min(m_p.link.gbps.get(), m_p.link.pageable_gbps.get()) : m_p.link.gbps.get();
     const uint64_t ps = static_cast<uint64_t>(static_cast<double>(bytes) * 1000.0 / gbps + 0.5);
     const uint64_t start = std::max(ready, m_link_free);
     m_link_free = start + ps;
     m_link_bytes += bytes;
-    return m_link_free + static_cast<uint64_t>(m_p.link_latency_ns.get() * 1000.0);
+    return m_link_free + static_cast<uint64_t>(m_p.link.latency_ns.get() * 1000.0);
 }
 
 // Starts as many chunks of the engine's current job as its outstanding limit allows.

@@ -1,16 +1,22 @@
-// Parameters of the SDMA engines (chip.dma.*) and the host link (chip.host_link.*). Plain C++.
+// Parameters of the host link (chip.host_link.*: one link, read by whichever DMA model the chip
+// uses) and of the SDMA engines (chip.dma.*, detailed memory model). Plain C++.
 #pragma once
 #include "sim/config.h"
 
 namespace sfumato {
 
+struct HostLinkParams {
+    explicit HostLinkParams(const ParamScope& s);
+    Param<double> gbps;           // pinned host memory
+    Param<double> pageable_gbps;  // through the bounce buffer
+    Param<double> latency_ns;     // one way
+};
+
 struct SdmaParams {
-    explicit SdmaParams(const ParamScope& chip);
+    SdmaParams(const ParamScope& dma, const HostLinkParams& host_link);
     Param<uint32_t> engines;
     Param<uint32_t> max_outstanding;
-    Param<double> link_gbps;
-    Param<double> pageable_gbps;
-    Param<double> link_latency_ns;
+    const HostLinkParams& link;
 };
 
 }  // namespace sfumato

@@ -79,14 +79,17 @@ HbmParams read_hbm_params(const ParamScope& s) {
     t.rtp = ns_to_ck(s, "tRTP", 6, ck, "read to precharge");
     t.rtw = ns_to_ck(s, "tRTW", 18, ck, "read command to write command (bus turnaround)");
     t.refi = ns_to_ck(s, "tREFI", 3900, ck, "refresh interval (0 disables refresh)");
-    t.rfc = ns_to_ck(s, "tRFC", 260, ck, "refresh cycle time");
-    t.rfcsb = ns_to_ck(s, "tRFCSB", 160, ck, "single-bank refresh cycle time (refresh = per_bank)");
+    // The refresh mode decides which refresh time is read.
     p.per_bank_refresh = ChoiceParam(s, "refresh", "all_bank", "refresh mode: all_bank (REFab, tRFC every tREFI) or "
                                      "per_bank (REFSB, one bank for tRFCSB every tREFI / banks)", {"all_bank", "per_bank"}).get() == "per_bank";
+    t.rfc = ns_to_ck(s.unused_if(p.per_bank_refresh, "refresh = per_bank reads tRFCSB instead"), "tRFC", 260, ck,
+                     "all-bank refresh cycle time (refresh = all_bank)");
+    t.rfcsb = ns_to_ck(s.unused_if(!p.per_bank_refresh, "refresh = all_bank reads tRFC instead"), "tRFCSB", 160, ck,
+                       "single-bank refresh cycle time (refresh = per_bank)");
     t.ccd_s = Param<uint32_t>(s, "tCCD_S", 1, "tCK", "column to column, different bank group", {1, 64});
     t.ccd_l = Param<uint32_t>(s, "tCCD_L", 2, "tCK", "column to column, same bank group", {1, 64});
     t.bl = p.burst_length / 2;
-    if (t.refi && t.rfc >= t.refi) throw ConfigError(s.key("tRFC"), "must be shorter than tREFI");
+    if (t.refi && !p.per_bank_refresh && t.rfc >= t.refi) throw ConfigError(s.key("tRFC"), "must be shorter than tREFI");
     if (p.per_bank_refresh && t.refi && t.rfcsb >= t.refi)
         throw ConfigError(s.key("tRFCSB"), "must be shorter than tREFI");
     // The address map must cover the capacity exactly (throws naming address_layout).

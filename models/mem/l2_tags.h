@@ -71,6 +71,22 @@ public:
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
     // Bytes of dirty sectors over the whole array (a walk: for reports).
     uint64_t dirty_bytes() const;
+    // Invalidates every line, first calling on_dirty(line_addr, dirty_mask) for each line with
+    // dirty sectors (a cache flush: write back, then invalidate). Returns the lines that were valid.
+    template <class F>
+    uint64_t invalidate_all(F&& on_dirty) {
+        uint64_t lines = 0;
+        for (size_t slot = 0; slot < m_tag.size(); ++slot) {
+            if (m_tag[slot] == 0) continue;
+            ++lines;
+            const uint64_t d = dirty(static_cast<uint32_t>(slot));
+            if (d) on_dirty(uint64_t(m_tag[slot]) - 1, d);
+            m_tag[slot] = 0;
+            if (m_narrow) m_narrow_state[slot] = 0;
+            else m_state[slot] = Line{};
+        }
+        return lines;
+    }
     // Sector mask covering [addr, addr+bytes) within its line.
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const {
         const uint64_t off = addr & (m_g.line_bytes - 1);

@@ -35,6 +35,7 @@
 #include "sim/config.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
+#include "sim/sc_time_util.h"
 #include "sim/trace.h"
 
 namespace sfumato::mem {
@@ -75,6 +76,14 @@ public:
     uint64_t writeback_stalls() const { return m_wb_stalls.value(); }
     // Times the memory system's process ran (wake-ups; for speed tests).
     uint64_t activations() const { return m_activations; }
+    // Cache flush: every dirty L2 line is written back (into the HBM write queues, as evictions
+    // are) and every line invalidated, now. Call while no request is outstanding (the device is
+    // idle); throws ModelError otherwise. The write-backs drain in simulated time:
+    // writebacks_pending() counts those not yet written to HBM, and writebacks_drained() is
+    // notified when it reaches 0.
+    void flush_l2();
+    uint64_t writebacks_pending() const { return m_wb_pending; }
+    const sc_core::sc_event& writebacks_drained() const { return m_wb_drained; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
@@ -152,7 +161,7 @@ private:
     void wake_at(uint32_t pc, uint64_t t);
     // Serialisation time of `bytes` at a rate of whole bytes per core cycle.
     uint64_t ser(uint32_t bytes, const FastDiv32& bytes_per_cycle) const {
-        return bytes_per_cycle.div(bytes + bytes_per_cycle.divisor() - 1) * m_clk.period_ps();
+        return m_clk.ticks(bytes_per_cycle.div(bytes + bytes_per_cycle.divisor() - 1));
     }
     uint32_t slice_of(uint64_t line_addr) const {
         return m_slice_div.mod(line_addr ^ (line_addr >> 7) ^ (line_addr >> 13));
@@ -160,6 +169,7 @@ private:
     uint64_t line_of(uint64_t addr) const { return addr >> m_line_shift; }
     static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
+    void add_stat_formulas();
 
     HbmParams m_hbm;
     L2Params m_l2;
@@ -168,6 +178,7 @@ private:
     uint32_t m_ports_n;
     TraceHub* m_trace;
     uint64_t m_frontend_ps;
+    uint64_t m_noc_ps, m_hit_ps;  // NoC latency and L2 hit latency in ps
     uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
@@ -185,6 +196,8 @@ private:
     };
     std::vector<WbWait> m_wb_wait;  // per channel: write-backs waiting for write-queue room
     uint64_t m_wb_waiting = 0;      // over all channels (skips the per-channel check while none wait)
+    uint64_t m_wb_pending = 0;      // write-backs not yet written to HBM (waiting, queued or in flight)
+    sc_core::sc_event m_wb_drained;
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
@@ -204,6 +217,7 @@ private:
     std::array<std::unique_ptr<ReqStats>, static_cast<size_t>(Requester::kCount)> m_req;
     Counter m_writebacks;
     Counter m_wb_stalls;
+    Counter m_flushes, m_flushed_lines;
     Histogram m_read_latency;
     Average m_read_latency_avg;
     std::vector<std::unique_ptr<Formula>> m_formulas;
@@ -217,5 +231,27 @@ private:
     TrackId m_trace_l2 = 0;
     bool m_trace_ready = false;
 };
+
+// Hot helpers used by every part of the memory system (memory_system*.cpp): inline here.
+inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind));
+    if (!m_in_process && tick < m_scheduled) {
+        m_scheduled = tick;
+        const uint64_t now = now_tick().v;
+        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
+    }
+}
+
+inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
+    r.done_tick = Tick(t);
+    if (r.write) return;
+    const double ns = static_cast<double>(t - r.issue_tick.v) / 1000.0;
+    m_read_latency.sample(ns);
+    m_read_latency_avg.sample(ns);
+}
+
+inline void MemorySystem::complete(MemRequest& r, uint64_t t) {
+    push(t, m_runahead_client && r.client == m_runahead_client ? Ev::RunaheadDone : Ev::ClientDone, &r);
+}
 
 }  // namespace sfumato::mem

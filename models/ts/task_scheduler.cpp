@@ -110,6 +110,9 @@ void TaskScheduler::block_done(uint64_t cookie) {
     const BlockRun& b = m_blocks[cookie];
     if (b.slot.cube >= 0) m_cube_busy[static_cast<size_t>(b.slot.cube)] += now - b.start;
     for (uint32_t v = 0; v < b.slot.vec_count; ++v) m_vec_busy[static_cast<size_t>(b.slot.vec_first) + v] += now - b.start;
+    // The execution span ends when the last block is done on its core (its report comes after).
+    Task& t = *m_queues[b.queue].active;
+    t.exec_end_tick = max(t.exec_end_tick, Tick(now));
     // Reports are handled one after another; the block's cores are free once its report is.
     m_report_free = std::max(m_report_free, now) + cyc(uint64_t{m_p.core_done_cycles} * slot_cores(b.slot));
     if (m_report_free == now) {
@@ -131,7 +134,7 @@ void TaskScheduler::retire_block(uint64_t cookie, uint64_t now) {
 void TaskScheduler::dma_done(uint64_t cookie) {
     const uint64_t now = now_tick().v;
     const Task& t = *m_queues[cookie].active;
-    m_copy_cycles.sample(static_cast<double>((now - t.start_tick.v - cyc(m_p.dispatch_cycles)) / m_clock.period_ps()));
+    m_copy_cycles.sample(static_cast<double>(m_clock.cycles_in(now - t.start_tick.v - cyc(m_p.dispatch_cycles))));
     schedule(now + cyc(m_p.completion_cycles), Act::Complete, cookie);
 }
 
@@ -161,6 +164,7 @@ void TaskScheduler::step() {
                 BlockRun& b = m_blocks[a.a];
                 ++m_blocks_run;
                 b.start = now;
+                if (b.block == 0) m_queues[b.queue].active->exec_start_tick = Tick(now);
                 m_runner.run_block(b.slot, *m_queues[b.queue].active, b.block, *this, a.a);
                 break;
             }
@@ -233,8 +237,8 @@ bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
     q.waiting.pop_front();
     q.next_block = q.blocks_done = 0;
     t.start_tick = Tick(now);  // taken by the scheduler; its blocks or copy begin after the dispatch latency
-    m_queue_wait.sample(static_cast<double>((start - t.issue_tick.v - cyc(m_p.doorbell_cycles)) / m_clock.period_ps()));
-    m_dispatch_latency.sample(static_cast<double>((start - q.head_since) / m_clock.period_ps()));
+    m_queue_wait.sample(static_cast<double>(m_clock.cycles_in(start - t.issue_tick.v - cyc(m_p.doorbell_cycles))));
+    m_dispatch_latency.sample(static_cast<double>(m_clock.cycles_in(start - q.head_since)));
     trace_depth(qi, now);
     if (t.kind == TaskKind::Kernel) return dispatch_blocks(qi, start);
     return false;
@@ -268,7 +272,9 @@ void TaskScheduler::complete(uint32_t qi, uint64_t now) {
     q.active.reset();
     if (t->kind == TaskKind::EventRecord) m_event_seq[t->event] = std::max(m_event_seq[t->event], t->event_seq);
     t->end_tick = Tick(now);
-    t->cycles = (now - t->start_tick.v) / m_clock.period_ps();
+    t->cycles = t->kind == TaskKind::Kernel
+                    ? m_clock.ceil_cycle(t->exec_end_tick).v - m_clock.ceil_cycle(t->exec_start_tick).v
+                    : m_clock.ceil_cycle(t->end_tick).v - m_clock.ceil_cycle(t->start_tick).v;
     t->done = true;
     t->done_event.notify(sc_core::SC_ZERO_TIME);
     ++m_tasks;
@@ -319,7 +325,7 @@ std::string TaskScheduler::describe_state() const {
 }
 
 uint64_t TaskScheduler::core_busy_cycles(bool cube, uint32_t idx) const {
-    return (cube ? m_cube_busy[idx] : m_vec_busy[idx]) / m_clock.period_ps();
+    return m_clock.cycles_in(cube ? m_cube_busy[idx] : m_vec_busy[idx]);
 }
 
 }  // namespace sfumato::ts

@@ -16,7 +16,10 @@
 // kernel's task duration grows with the number of cores it launches.
 // A task's start_tick is when the scheduler takes it (its blocks or copy begin dispatch_cycles
 // later); end_tick is when its completion is reported: end - start is the task duration the
-// vendor's profiler reports. Simplified: no queue depth limit, no preemption of running blocks, no
+// vendor's profiler reports. A kernel's execution span runs from its first block's start on a core
+// (the core's own start-up, code fetch and initialisation, lies inside it) to its last block's end
+// on its core, before that block's completion report (Task::exec_*_tick); Task::cycles is that span
+// in core-clock edges. Simplified: no queue depth limit, no preemption of running blocks, no
 // descriptor fetch traffic.
 #pragma once
 #include <deque>
@@ -102,7 +105,7 @@ private:
     static uint32_t slot_cores(const CoreSlot& s) { return (s.cube >= 0 ? 1u : 0u) + s.vec_count; }
     void complete(uint32_t qi, uint64_t now);
     void trace_depth(uint32_t qi, uint64_t now);
-    uint64_t cyc(uint64_t cycles) const { return cycles * m_clock.period_ps(); }
+    uint64_t cyc(uint64_t cycles) const { return m_clock.ticks(cycles); }
 
     const TsParams& m_p;
     ClockDomain m_clock;

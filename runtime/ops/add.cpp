@@ -2,11 +2,14 @@
 // splits n over block_dim blocks (each a multiple of 32 bytes but the last) and each block into
 // tiles; the device kernel streams tiles through VECIN/VECOUT queues with `buffers` buffers per
 // queue, so with 2 the MTE2 load of tile i+1, the vector add of tile i and the MTE3 store of
-// tile i-1 overlap.
+// tile i-1 overlap. The kernel's own loop control is not charged (the kernel API's calls charge
+// what issuing their instructions costs), as for an Ascend C kernel's own code: the Ascend C
+// add of examples/ascendc takes the same cycles (tests/component/ascendc_add_test.cpp).
 #include <cmath>
 #include <random>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/ew/standalone_ops.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -43,7 +46,6 @@ void add_kernel(isa::IInstrSink& sink, const AddPlan& p) {
     pipe.InitBuffer(out_z, p.buffers, tile_bytes);
     for (uint64_t off = 0; off < count; off += p.tile) {
         const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(p.tile, count - off));
-        ctx.scalar(2);  // loop bookkeeping
         LocalTensor<T> x = in_x.AllocTensor<T>();
         LocalTensor<T> y = in_y.AllocTensor<T>();
         DataCopy(x, gx[off], len);
@@ -124,8 +126,8 @@ public:
         k.args_bytes = sizeof(AddPlan);  // the GM pointers and tiling the kernel is passed
         k.flops = static_cast<double>(m_n);
         k.bytes = 3 * m_n * isa::dtype_size(m_dtype);
-        const double cores = std::min<double>(m_block_dim, m_dev.vector_cores);
-        k.min_compute_cycles = static_cast<double>(m_n * isa::dtype_size(m_dtype)) / (m_dev.vector_bytes_per_cycle * cores);
+        // At the chip's vector peak: every vector core (KernelDesc::min_compute_cycles).
+        k.min_compute_cycles = static_cast<double>(m_n * isa::dtype_size(m_dtype)) / (m_dev.vector_bytes_per_cycle * m_dev.vector_cores);
         return {k};
     }
 
@@ -171,12 +173,32 @@ private:
 
 }  // namespace
 
+// `--n N` runs the hand-written kernel above; `--shape-a A [--shape-b B]` runs the ONNX Add node
+// op (numpy broadcasting, every vector core; runtime/ops/ew).
+std::unique_ptr<IOp> make_add(const OpArgs& a, const DeviceInfo& d) {
+    if (a.at("shape_a") == "-" && a.at("shape_b") == "-") {
+        if (a.at("n") == "0") throw InputError("operator 'add': missing argument 'n' (or --shape-a/--shape-b)");
+        return std::make_unique<AddOp>(a, d);
+    }
+    for (const char* k : {"buffers", "block_dim", "tile"}) {
+        const std::string dflt = std::string(k) == "buffers" ? "2" : std::string(k) == "block_dim" ? "1" : "0";
+        if (a.at(k) != dflt)
+            throw InputError(std::string("operator 'add': argument '") + k + "' applies to --n only (the shape form plans its own tiling)");
+    }
+    if (a.at("shape_a") == "-") throw InputError("operator 'add': argument 'shape-b' needs 'shape-a'");
+    OpArgs b{{"n", a.at("n")}, {"shape_a", a.at("shape_a")}, {"shape_b", a.at("shape_b")}, {"dtype", a.at("dtype")}};
+    return ew::make_binary_standalone("Add", "add", b, d);
+}
+
 SFUMATO_REGISTER_OP(add, OpSpec{"add", "elementwise z = x + y",
-                                {{"n", "", "number of elements"},
-                                 {"dtype", "fp16", "fp16 | bf16 | fp32"},
+                                {{"n", "0", "number of elements (the hand-written kernel)"},
+                                 {"dtype", "fp16", "fp16 | bf16 | fp32 (int types with shapes)"},
                                  {"buffers", "2", "buffers per queue (1 = single, 2 = double buffering)"},
                                  {"block_dim", "1", "logical blocks"},
-                                 {"tile", "0", "elements per tile (0 = 2048, capped by UB)"}},
-                                [](const OpArgs& a, const DeviceInfo& d) { return std::make_unique<AddOp>(a, d); }});
+                                 {"tile", "0", "elements per tile (0 = 2048, capped by UB)"},
+                                 {"shape_a", "-", "ONNX Add node op: shape of A, dims joined by x (e.g. 4096x1024)"},
+                                 {"shape_b", "-", "shape of B (numpy broadcasting; default: A's)"}},
+                                make_add});
+SFUMATO_OP_SAMPLE(add, "add", {{"n", "1000"}});
 
 }  // namespace sfumato::ops

@@ -149,10 +149,11 @@ public:
         kd.flops = 2.0 * t.batch * t.m * t.n * t.k;
         kd.bytes = uint64_t{t.batch} * ((uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) +
                                         uint64_t{t.m} * t.n * isa::dtype_size(m_out));
-        // Cube fractal steps (16 x K0 x 16 blocks) over the cores used.
+        // Cube fractal steps (16 x K0 x 16 blocks) at the chip's peak: every cube core
+        // (KernelDesc::min_compute_cycles).
         const uint32_t k0 = cube_k0_of(isa::dtype_size(m_in));
         const double steps = double(t.batch) * isa::ceil_div(t.m, 16) * isa::ceil_div(t.k, k0) * isa::ceil_div(t.n, 16);
-        kd.min_compute_cycles = steps / std::max<uint32_t>(1, std::min(t.block_dim, m_dev.cube_cores));
+        kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
         return {kd};
     }
 
@@ -249,5 +250,7 @@ SFUMATO_REGISTER_OP(matmul,
                            [](const OpArgs& a, const DeviceInfo& d) {
                                return std::make_unique<MatmulOp>(a, d);
                            }});
+
+SFUMATO_OP_SAMPLE(matmul, "matmul", {{"m", "40"}, {"n", "48"}, {"k", "64"}});
 
 }  // namespace sfumato::ops

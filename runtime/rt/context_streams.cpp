@@ -175,7 +175,7 @@ void Context::emit_task_trace() {
                                  {"stream_id", static_cast<int64_t>(r.stream)},
                                  {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)},
                                  {"cycles", static_cast<int64_t>(t.cycles)},
-                                 {"task_duration", static_cast<int64_t>(clk.floor_cycle(t.end_tick - t.start_tick).v)}};
+                                 {"task_duration", static_cast<int64_t>(clk.ceil_cycle(t.end_tick).v - clk.ceil_cycle(t.start_tick).v)}};
         sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, t.kind == TaskKind::Kernel ? 5 : 3);
         if (hub->on(TraceLevel::Op)) sink.flow(m_api_track, Tick(r.api_slice_begin), track, t.start_tick, task_kind_name(t.kind));
     }

@@ -44,6 +44,11 @@ void Runtime::synchronize(Stream s) { check(m_ctx.stream_synchronize(s.id)); }
 
 void Runtime::synchronize_device() { check(m_ctx.device_synchronize()); }
 
+void Runtime::flush_caches() {
+    synchronize_device();
+    m_device.dev().flush_caches();
+}
+
 std::vector<std::shared_ptr<Task>> Runtime::tasks() const {
     std::vector<std::shared_ptr<Task>> out;
     for (const TaskRecord& r : m_ctx.tasks()) out.push_back(r.task);

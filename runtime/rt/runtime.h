@@ -42,6 +42,9 @@ public:
     std::shared_ptr<Task> launch(KernelDesc k, Stream s);
     void synchronize(Stream s);
     void synchronize_device();
+    // Waits for the device to be idle, then writes back and invalidates its caches (IDevice::
+    // flush_caches): what a benchmark does before a cold-cache measurement.
+    void flush_caches();
 
     // Every task submitted so far, in submission order (for reports).
     std::vector<std::shared_ptr<Task>> tasks() const;

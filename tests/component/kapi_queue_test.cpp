@@ -79,7 +79,7 @@ void identity_rounds(isa::IInstrSink& sink, uint64_t a_gm, uint64_t eye_gm, uint
 }  // namespace
 
 TEST_CASE("kapi queues: cube positions carry data through every pipe of a coupled core, double-buffered") {
-    Harness h({"chip.arch=coupled"});
+    Harness h({"chip.arch=coupled"}, "");  // the defaults: tiny's cores, coupled (no AIV keys set)
     const int rounds = 5;
     std::vector<uint16_t> a(256 * rounds), eye(256, 0);
     for (size_t i = 0; i < a.size(); ++i)
@@ -103,7 +103,7 @@ TEST_CASE("kapi queues: cube positions carry data through every pipe of a couple
 }
 
 TEST_CASE("kapi queues: the reference matmul kernel on a coupled core matches the host, ragged shape") {
-    Harness h({"chip.arch=coupled"});
+    Harness h({"chip.arch=coupled"}, "");  // the defaults: tiny's cores, coupled (no AIV keys set)
     const uint32_t m = 40, n = 56, k = 300;  // several k chunks on tiny buffers
     const DeviceInfo& dev = h.chip().info();
     ops::MatmulPlan p;

@@ -29,7 +29,7 @@ public:
     }
     void run_block(const ts::CoreSlot&, Task& task, uint32_t, ts::IBlockDone& done, uint64_t cookie) override {
         const uint64_t cycles = static_cast<uint64_t>(task.kernel.flops);
-        const uint64_t at = now_tick().v + cycles * m_clock.period_ps();
+        const uint64_t at = now_tick().v + m_clock.ticks(cycles);
         m_heap.push(Item{at, m_seq++, &done, cookie});
         m_wake.notify(to_sc_time(Tick(at - now_tick().v)));
     }

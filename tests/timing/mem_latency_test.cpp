@@ -88,7 +88,7 @@ struct Bench {
         return 0;
     }
     uint64_t ck(uint64_t c) const { return c * mem->hbm().t.tck_ps; }
-    uint64_t cyc(uint64_t c) const { return c * clk.period_ps(); }
+    uint64_t cyc(uint64_t c) const { return clk.ticks(c); }
     // Latency outside the DRAM core for a miss of `bytes` that arrives at an idle slice.
     uint64_t path(uint32_t bytes) const {
         const auto& n = mem->noc();

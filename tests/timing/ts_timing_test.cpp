@@ -17,9 +17,9 @@ std::vector<std::string> with_dispatch(std::vector<std::string> overrides) {
 }
 
 struct Rig : RtRig {
-    uint64_t period = tiny_info().clock.period_ps();
+    ClockDomain clock = tiny_info().clock;
     explicit Rig(std::vector<std::string> overrides = {}) : RtRig(with_dispatch(std::move(overrides))) {}
-    uint64_t cyc(const char* key) const { return param(cfg, key) * period; }
+    uint64_t cyc(const char* key) const { return clock.ticks(param(cfg, key)); }
     void run(std::function<void(rt::Context&)> program) { REQUIRE(run_program(std::move(program))); }
 };
 
@@ -44,7 +44,12 @@ TEST_CASE("ts timing: one kernel on an idle chip") {
             param(r.cfg, "chip.ts.block_dispatch_cycles") + param(r.cfg, "chip.ts.core_start_cycles"));
     CHECK(k->end_tick.v == k->start_tick.v + r.cyc("chip.ts.dispatch_cycles") +
                                blocks * (r.cyc("chip.ts.block_dispatch_cycles") + r.cyc("chip.ts.core_start_cycles")) +
-                               block_cycles * r.period + r.cyc("chip.ts.core_done_cycles") + r.cyc("chip.ts.completion_cycles"));
+                               r.clock.ticks(block_cycles) + r.cyc("chip.ts.core_done_cycles") +
+                               r.cyc("chip.ts.completion_cycles"));
+    // Its execution span (Task::cycles) runs from the first block's start to the last block's end:
+    // the later blocks' dispatch and the block itself, without the task's dispatch and reports.
+    CHECK(k->cycles == (blocks - 1) * (param(r.cfg, "chip.ts.block_dispatch_cycles") + param(r.cfg, "chip.ts.core_start_cycles")) +
+                           block_cycles);
 }
 
 TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels") {

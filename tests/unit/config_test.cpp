@@ -71,3 +71,31 @@ TEST_CASE("config: the hash follows the effective values") {
     CHECK(make(nullptr) == make("3"));
     CHECK(make(nullptr) != make("4"));
 }
+
+TEST_CASE("config: a key declared only where the configuration does not read it is named, with why") {
+    Config c;
+    c.apply_override("chip.gm.latency=5");
+    c.apply_override("chip.hbm.stacks=2");
+    ParamScope s(c, "chip");
+    // The chosen model reads chip.hbm.*; chip.gm.* belongs to the other one.
+    Param<uint32_t> latency(s.sub("gm").unused_because("chip.mem.model = detailed"), "latency", 100, "cycle", "gm latency", {0, 1000});
+    Param<uint32_t> stacks(s.sub("hbm"), "stacks", 1, "", "stacks", {1, 64});
+    CHECK(stacks.get() == 2);
+    try {
+        c.check_unused();
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(e.key() == "chip.gm.latency");
+        CHECK(std::string(e.what()).find("not read") != std::string::npos);
+        CHECK(std::string(e.what()).find("chip.mem.model = detailed") != std::string::npos);
+    }
+    // Not part of the effective configuration, but listed with the reason.
+    CHECK(c.effective().count("chip.gm.latency") == 0);
+    CHECK(c.effective().count("chip.hbm.stacks") == 1);
+    bool listed = false;
+    for (const auto& d : c.decls()) listed = listed || (d.key == "chip.gm.latency" && d.unused_reason == "chip.mem.model = detailed");
+    CHECK(listed);
+    // Read by a second declaration that does read it: fine.
+    Param<uint32_t> again(s.sub("gm"), "latency", 100, "cycle", "gm latency", {0, 1000});
+    CHECK_NOTHROW(c.check_unused());
+}

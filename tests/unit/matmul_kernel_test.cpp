@@ -8,6 +8,7 @@
 
 #include "isa/layout.h"
 #include "kapi_sink.h"
+#include "models/chip/chip_params.h"
 #include "runtime/ops/matmul.h"
 #include "sim/error.h"
 
@@ -28,24 +29,17 @@ DeviceInfo device(const std::string& arch, uint32_t cores, uint64_t l1, uint64_t
     d.event_ids = 8;
     return d;
 }
-DeviceInfo tiny() {
-    return device("split", 2, 128 << 10, 16 << 10, 32 << 10, 32 << 10);
+// What a chip built from the preset reports (sizes, cores, and the memory figures the tiling's
+// cost estimate uses), read from configs/ rather than copied.
+DeviceInfo preset(const std::string& name) {
+    Config c;
+    c.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/" + name + ".ini");
+    const ChipParams p(c);
+    return device_info(p, true);
 }
-DeviceInfo like910() {
-    return device("coupled", 32, 1 << 20, 64 << 10, 256 << 10, 256 << 10);
-}
-DeviceInfo like910b() {
-    return device("split", 24, 512 << 10, 64 << 10, 128 << 10, 192 << 10);
-}
-// With the memory figures the tiling's cost estimate uses (910B-like preset values).
-DeviceInfo like910b_rates() {
-    DeviceInfo d = like910b();
-    d.cube_macs_fp16 = 16 * 16 * 16;
-    d.core_read_max_bytes_per_cycle = 110, d.core_gm_read_bytes_per_cycle = 32, d.core_write_max_bytes_per_cycle = 86;
-    d.mem_max_bytes_per_cycle = 48 * 64, d.gm_bytes_per_cycle = 911;
-    d.l2_bytes = 192ull << 20;
-    return d;
-}
+DeviceInfo tiny() { return preset("tiny"); }
+DeviceInfo like910() { return preset("ascend910-like"); }
+DeviceInfo like910b() { return preset("ascend910b-like"); }
 
 void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_t eo) {
     CHECK(t.base_m % 16 == 0);
@@ -151,20 +145,20 @@ TEST_CASE("matmul tiling: every level double-buffered within the device's buffer
             for (uint32_t eo : {4u, 2u}) check_fits(plan_matmul(m, n, k, 2, eo, d), d, 2, eo);
         }
     // A large shape fills the cores: 910B-like L0C (128 KiB) holds one 128x256 fp32 tile.
-    const MatmulTiling t = plan_matmul(4096, 4096, 4096, 2, 4, like910b_rates());
+    const MatmulTiling t = plan_matmul(4096, 4096, 4096, 2, 4, like910b());
     CHECK(t.l0c_buffers * t.c1_bytes() == like910b().l0c_bytes);
     CHECK(t.block_dim == like910b().cube_cores);
     CHECK(t.nd2nz_instr);
     CHECK_FALSE(plan_matmul(64, 64, 64, 2, 4, like910()).nd2nz_instr);
     CHECK(plan_matmul(64, 64, 64, 2, 4, like910b(), 5).block_dim == 5);
-    check_fits(plan_matmul(4096, 4096, 4096, 2, 4, like910b_rates()), like910b_rates(), 2, 4);
+    check_fits(plan_matmul(4096, 4096, 4096, 2, 4, like910b()), like910b(), 2, 4);
     CHECK_THROWS_AS(plan_matmul(0, 4, 4, 2, 4, tiny()), InputError);
     CHECK_THROWS_AS(plan_matmul(64, 64, 64, 2, 4, device("split", 1, 128 << 10, 16 << 10, 512, 0)),
                     InputError);
 }
 
 TEST_CASE("matmul tiling: the cost estimate picks big single-buffered tiles for big shapes, many for small") {
-    const DeviceInfo d = like910b_rates();
+    const DeviceInfo d = like910b();
     // 4096^3: a 128x128 tile (two fit L0C) loads (128 + 128) x 16 x 2 B per 64 cube cycles,
     // 128 B/cycle > the 110 B/cycle port: loads bound it. The single-buffered tile of twice the
     // area needs 96 B/cycle: cube-bound, and its drain is short next to k = 4096.

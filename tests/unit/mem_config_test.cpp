@@ -54,7 +54,8 @@ TEST_CASE("mem config: bus width 0 and an address map short of the capacity and 
     CHECK(hbm_error("chip.hbm.address_layout", "Ro,Ba,Co,Ch") == "chip.hbm.address_layout");
     CHECK(hbm_error("chip.hbm.address_map", "nosuch") == "chip.hbm.address_map");
     CHECK(hbm_error("chip.hbm.scheduler", "nosuch") == "chip.hbm.scheduler");
-    CHECK(hbm_error("chip.hbm.tRFC", "5000") == "chip.hbm.tRFC");
+    // The presets refresh per bank: the refresh time they read is tRFCSB.
+    CHECK(hbm_error("chip.hbm.tRFCSB", "5000") == "chip.hbm.tRFCSB");
     // The write queue must hold more than a drain's start (910B-like: high watermark 64).
     CHECK(hbm_error("chip.hbm.write_queue_depth", "64") == "chip.hbm.write_queue_depth");
     CHECK(hbm_error("chip.hbm.write_queue_depth", "65").empty());

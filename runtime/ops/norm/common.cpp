@@ -45,7 +45,7 @@ KernelDesc vector_launch(const std::string& name, const std::string& type, uint3
     k.body = std::move(body);
     k.flops = flops;
     k.bytes = bytes;
-    const double cores = std::min<double>(blocks, std::max(1u, dev.vector_cores));
+    const double cores = std::max(1u, dev.vector_cores);  // the chip's peak (KernelDesc::min_compute_cycles)
     if (dev.vector_bytes_per_cycle > 0)
         k.min_compute_cycles = fp32_passes * static_cast<double>(elems) * 4.0 / (dev.vector_bytes_per_cycle * cores);
     return k;

@@ -1,0 +1,120 @@
+// The HBM front end of the memory system (memory_system.h): address decode, the per-channel
+// controllers' queues and wake-ups, and dirty write-backs into the bounded write queues (an
+// eviction that finds its queue full waits there, and so does the access behind it).
+#include "models/mem/memory_system.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::mem {
+
+void MemorySystem::decode(HbmReq& r, uint64_t t) {
+    r.da = m_map->decode(r.addr);
+    r.bank_index = r.da.bg * m_hbm.banks_per_group + r.da.bank;
+    r.arrive = Tick(t);
+}
+
+void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
+    decode(r, t);
+    m_channels[r.da.pc].enqueue(&r);
+    run_channel(r.da.pc, t);
+}
+
+void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
+    if (m_wake[pc] == 0 || t < m_wake[pc]) {
+        m_wake[pc] = t;
+        push(t, Ev::CtrlWake, nullptr, pc);
+    }
+}
+
+void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
+    uint64_t next;
+    for (;;) {
+        m_out.clear();
+        next = m_channels[pc].run(Tick(t), m_out);
+        for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
+        // Writes that left the queue make room for waiting write-backs; serve them at once.
+        if (!m_wb_waiting || !m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
+    }
+    if (next != HbmChannel::kNever) wake_at(pc, next);
+}
+
+bool MemorySystem::release_writebacks(uint32_t pc, uint64_t t) {
+    HbmChannel& ch = m_channels[pc];
+    WbWait& wl = m_wb_wait[pc];
+    bool moved = false;
+    while (wl.head && !ch.write_full()) {
+        HbmReq* w = wl.head;
+        wl.head = w->next;
+        --m_wb_waiting;
+        if (!wl.head) wl.tail = nullptr;
+        w->next = nullptr;
+        w->arrive = Tick(t);
+        ch.enqueue(w);
+        moved = true;
+        void* who = w->waiter;
+        const uint32_t kind = w->waiter_kind;
+        w->waiter = nullptr;
+        w->waiter_kind = kWaitNone;
+        if (kind == kWaitWrite) {
+            complete(*static_cast<MemRequest*>(who), t + m_hit_ps);
+        } else if (kind == kWaitFill) {
+            // The miss's fill goes out now; its channel runs from an event (no recursion here).
+            HbmReq& f = static_cast<Mshr*>(who)->fill;
+            decode(f, t);
+            m_channels[f.da.pc].enqueue(&f);
+            if (f.da.pc != pc) wake_at(f.da.pc, t);
+        }
+    }
+    return moved;
+}
+
+bool MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, void* waiter, uint32_t waiter_kind) {
+    ++m_writebacks;
+    ++m_wb_pending;
+    HbmReq* w;
+    if (m_wb_free.empty()) {
+        m_wb_pool.emplace_back();
+        w = &m_wb_pool.back();
+        w->kind = kWriteback;
+    } else {
+        w = m_wb_free.back();
+        m_wb_free.pop_back();
+    }
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(v.dirty));
+    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(v.dirty));
+    w->addr = v.line_addr * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
+    w->bytes = (last - first + 1) * m_l2.g.sector_bytes;
+    w->write = true;
+    decode(*w, t);
+    const uint32_t pc = w->da.pc;
+    WbWait& wl = m_wb_wait[pc];
+    if (!wl.head && !m_channels[pc].write_full()) {
+        m_channels[pc].enqueue(w);
+        run_channel(pc, t);
+        return true;
+    }
+    ++m_wb_stalls;
+    w->waiter = waiter;
+    w->waiter_kind = waiter ? waiter_kind : kWaitNone;
+    w->next = nullptr;
+    if (wl.tail) wl.tail->next = w;
+    else wl.head = w;
+    wl.tail = w;
+    ++m_wb_waiting;
+    return false;
+}
+
+uint64_t MemorySystem::unwritten_bytes() const {
+    uint64_t n = 0;
+    for (const Slice& s : m_slices) n += s.tags->dirty_bytes();
+    for (size_t pc = 0; pc < m_channels.size(); ++pc) {
+        n += m_channels[pc].queued_write_bytes();
+        for (const HbmReq* w = m_wb_wait[pc].head; w; w = w->next) n += w->bytes;
+    }
+    return n;
+}
+
+}  // namespace sfumato::mem

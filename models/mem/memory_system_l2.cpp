@@ -1,0 +1,216 @@
+// The L2 side of the memory system (memory_system.h): per-core NoC ports into the slices, the
+// tag lookup of a request (hits, write-allocate, misses merged in MSHRs or blocked until one
+// frees), fills landing from HBM, and the flush that writes back and invalidates every line.
+#include "models/mem/memory_system.h"
+
+#include <algorithm>
+
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::mem {
+
+void MemorySystem::submit_line(MemRequest& r) {
+    const uint64_t now = m_in_runahead_cb ? m_cb_tick : now_tick().v;
+    Port& p = m_port[r.port];
+    uint64_t start;
+    if (r.write) {
+        start = std::max(now, p.wr_free);
+        p.wr_free = start + ser(r.bytes, m_wr_rate);
+    } else {
+        start = std::max(now, p.rd_free);
+        p.rd_free = start + ser(r.bytes, m_rd_rate);
+    }
+    const uint64_t arrive = start + m_noc_ps;
+    const uint64_t line = line_of(r.addr);
+    Slice& s = m_slices[slice_of(line)];
+    s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
+    const uint64_t at = std::max(arrive, s.free);
+    s.free = at + ser(r.bytes, m_slice_rate);
+    r.next = nullptr;
+    push(at, Ev::L2Access, &r);
+}
+
+void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
+    const uint64_t line = line_of(r.addr);
+    Slice& s = m_slices[slice_of(line)];
+    const uint64_t mask = s.tags->sector_mask(r.addr, r.bytes);
+    ReqStats& st = *m_req[static_cast<size_t>(r.who)];
+    if (!retry) {
+        ++st.accesses;
+        st.bytes += r.bytes;
+        if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(t);
+        ++m_trace_accesses;
+    }
+    uint32_t slot = s.tags->find(line, true);
+    if (r.write) {
+        if (slot != L2Tags::kNone) {
+            ++st.hits;
+            ++m_trace_hits;
+        } else {
+            ++st.misses;
+            L2Tags::Victim v;
+            slot = s.tags->allocate(line, v);
+            if (v.evicted) {
+                ++st.evictions;
+                note_eviction(s, v);
+                if (v.dirty && !write_back(v, t, &r, kWaitWrite)) {
+                    // The data is in the line; the write completes once the victim is queued.
+                    s.tags->add_dirty(slot, mask);
+                    return;
+                }
+            }
+        }
+        s.tags->add_dirty(slot, mask);
+        complete(r, t + m_hit_ps);
+        return;
+    }
+    // A line whose fill is outstanding already shows the fill's sectors valid (set when the miss
+    // reserved the way, while the line was in cache); they do not count until the fill lands.
+    const uint32_t h = mshr_hash(line);
+    Mshr* pend = s.busy_hash[h] ? find_mshr(s, line) : nullptr;
+    uint64_t have = slot != L2Tags::kNone ? s.tags->valid(slot) : 0;
+    if (pend && !pend->stolen) have &= ~pend->fetch_mask;
+    if ((have & mask) == mask) {
+        if (!retry) {
+            ++st.hits;
+            ++m_trace_hits;
+        }
+        complete(r, t + m_hit_ps);
+        return;
+    }
+    if (!retry) ++st.misses;
+    if (pend) {
+        if (!retry) ++st.merges;
+        pend->tail->next = &r;
+        pend->tail = &r;
+        r.next = nullptr;
+        return;
+    }
+    r.next = nullptr;
+    if (s.free_mshrs.empty()) {
+        if (s.blocked_tail) s.blocked_tail->next = &r;
+        else s.blocked_head = &r;
+        s.blocked_tail = &r;
+        return;
+    }
+    Mshr& m = *s.free_mshrs.back();
+    s.free_mshrs.pop_back();
+    ++s.busy_hash[h];
+    m.busy = true;
+    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = line;
+    m.stolen = false;
+    m.line_addr = line;
+    m.fetch_mask = mask & ~have;
+    m.valid_after = have | m.fetch_mask;
+    bool fill_waits = false;
+    if (slot == L2Tags::kNone) {
+        // Reserve the way now.
+        L2Tags::Victim v;
+        slot = s.tags->allocate(line, v);
+        if (v.evicted) {
+            ++st.evictions;
+            note_eviction(s, v);
+            if (v.dirty) fill_waits = !write_back(v, t, &m, kWaitFill);
+        }
+    }
+    s.tags->add_valid(slot, m.fetch_mask);
+    m.slot = slot;
+    m.head = m.tail = &r;
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
+    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(m.fetch_mask));
+    m.fill.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
+    m.fill.bytes = (last - first + 1) * m_l2.g.sector_bytes;
+    m.fill.write = false;
+    if (!fill_waits) hbm_enqueue(m.fill, t);
+}
+
+MemorySystem::Mshr* MemorySystem::find_mshr(Slice& s, uint64_t line) {
+    const uint64_t* l = s.mshr_line.data();
+    for (size_t i = 0, n = s.mshr_line.size(); i < n; ++i)
+        if (l[i] == line) return &s.mshrs[i];
+    return nullptr;
+}
+
+void MemorySystem::note_eviction(Slice& s, const L2Tags::Victim& v) {
+    if (!s.busy_hash[mshr_hash(v.line_addr)]) return;
+    if (Mshr* m = find_mshr(s, v.line_addr)) m->stolen = true;  // its fill must re-allocate
+}
+
+void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
+    // The data reaches the core through its GM port after the slice's return latency.
+    Port& p = m_port[r.port];
+    const uint64_t ready = t + m_hit_ps;
+    const uint64_t start = std::max(ready, p.gm_free);
+    p.gm_free = start + ser(r.bytes, m_gm_rate);
+    complete(r, p.gm_free);
+}
+
+void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
+    if (m_trace && m_trace->on(TraceLevel::Mem)) {
+        trace_tick(t);
+        m_trace_bytes[r.da.pc / m_hbm.pseudo_channels] += r.bytes;
+    }
+    if (r.kind == kWriteback) {
+        m_wb_free.push_back(&r);
+        if (--m_wb_pending == 0) m_wb_drained.notify(sc_core::SC_ZERO_TIME);
+        return;
+    }
+    Mshr& m = *static_cast<Mshr*>(r.owner);
+    Slice& s = m_slices[m.slice];
+    MemRequest* w = m.head;
+    // The fill's sectors were marked valid when the way was reserved; the tag array is touched
+    // again only if that way was taken meanwhile (the line is then found or allocated anew).
+    uint64_t valid = m.valid_after;
+    m.busy = false;
+    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = kNoLine;
+    --s.busy_hash[mshr_hash(m.line_addr)];
+    if (m.stolen) {
+        uint32_t slot = s.tags->find(m.line_addr, false);
+        if (slot == L2Tags::kNone) {
+            L2Tags::Victim v;
+            slot = s.tags->allocate(m.line_addr, v);
+            if (v.evicted) {
+                ++m_req[static_cast<size_t>(w->who)]->evictions;
+                note_eviction(s, v);
+                if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
+            }
+        }
+        s.tags->add_valid(slot, m.fetch_mask);
+        valid = s.tags->valid(slot);
+    }
+    s.free_mshrs.push_back(&m);
+    m.head = m.tail = nullptr;
+    while (w) {
+        MemRequest* nx = w->next;
+        w->next = nullptr;
+        const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
+        if ((valid & mask) == mask) finish_miss(*w, t);
+        else push(t, Ev::L2Access, w, 1);  // needs sectors this fill did not bring
+        w = nx;
+    }
+    while (s.blocked_head) {
+        MemRequest* b = s.blocked_head;
+        s.blocked_head = b->next;
+        if (!s.blocked_head) s.blocked_tail = nullptr;
+        b->next = nullptr;
+        push(t, Ev::L2Access, b, 1);
+        break;  // one MSHR freed: retry one blocked miss
+    }
+}
+
+void MemorySystem::flush_l2() {
+    for (const Slice& s : m_slices)
+        if (s.free_mshrs.size() != s.mshrs.size() || s.blocked_head)
+            throw ModelError(name(), "L2 flush while misses are outstanding (flush an idle device)");
+    const uint64_t t = now_tick().v;
+    ++m_flushes;
+    for (Slice& s : m_slices) {
+        m_flushed_lines += s.tags->invalidate_all([&](uint64_t line, uint64_t dirty) {
+            write_back(L2Tags::Victim{line, dirty, true}, t, nullptr, kWaitNone);
+        });
+    }
+    if (m_wb_pending == 0) m_wb_drained.notify(sc_core::SC_ZERO_TIME);
+}
+
+}  // namespace sfumato::mem
