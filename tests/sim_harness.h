@@ -76,13 +76,6 @@ public:
         t->kernel.code_bytes = kCodeBytes;
         return t;
     }
-    // Scheduler cycles around a kernel of one block on `cores` cores (an idle chip): the task's
-    // and the block's dispatch, starting each core, and the completion report.
-    uint64_t sched_cycles(uint32_t cores = 1) const {
-        const auto& ts = m_params->ts;
-        return ts.dispatch_cycles + ts.block_dispatch_cycles + cores * (ts.core_start_cycles + ts.core_done_cycles) +
-               ts.completion_cycles;
-    }
 
 private:
     Config m_config;

@@ -81,6 +81,11 @@ TEST_CASE("ascendc: the Ascend C add takes the cycles of `sfumato kernel add` wi
         req.block_dim = 8;
         req.kind = ascendc::LaunchKind::Vector;
         req.body = [] { add_custom(px, py, pz); };
+        // The add operator passes its tiling with its GM pointers, the Ascend C add compiles its
+        // tiling in (3 pointers): given the operator's argument block, both cores read the same
+        // arguments at start-up, and the kernels' bodies are what the cycles compare.
+        req.args_bytes = ops::make_op("add", args, chip_b.info())->kernels().front().args_bytes;
+        REQUIRE(req.args_bytes >= ascendc::args_block_bytes<GM_ADDR, GM_ADDR, GM_ADDR>());
         tb = rt.launch(ascendc::make_kernel_desc(req, chip_b.info()), rt.default_stream());
         rt.synchronize(rt.default_stream());
         rt.memcpy_d2h(hz.data(), z, bytes);

@@ -55,7 +55,11 @@ std::shared_ptr<Task> empty_kernel(uint32_t blocks, KernelKind kind, uint32_t ar
     return t;
 }
 
-uint64_t task_duration(const Harness& h, const Task& t) { return (t.end_tick.v - t.start_tick.v) / h.params().clock().period_ps(); }
+// Dispatch to completion report in device cycles, between the clock edges (as summary.json has it).
+uint64_t task_duration(const Harness& h, const Task& t) {
+    const ClockDomain clk = h.params().clock();
+    return clk.ceil_cycle(t.end_tick).v - clk.ceil_cycle(t.start_tick).v;
+}
 
 }  // namespace
 
@@ -65,6 +69,9 @@ TEST_CASE("startup timing: an empty vector kernel on one core is dispatch, start
     auto t = empty_kernel(1, KernelKind::Vector, 16);
     REQUIRE(h.run({t}));
     CHECK(task_duration(h, *t) == m.dispatch(1, 1) + m.startup(16) + m.report(1));
+    // The execution span (Task::cycles) is the core's part alone: its start-up.
+    CHECK(t->cycles == m.startup(16));
+    CHECK(t->startup_cycles == m.startup(16));
 }
 
 TEST_CASE("startup timing: the task duration grows with the blocks: serial dispatch, every core pays its start-up") {
@@ -89,6 +96,8 @@ TEST_CASE("startup timing: the task duration grows with the blocks: serial dispa
     for (uint32_t b = 1; b <= ts.size(); ++b) {
         INFO("blocks " << b);
         CHECK(task_duration(h, *ts[b - 1]) == m.dispatch(b, 1) + m.startup(16) + m.report(1));
+        // The execution span runs from the first block's start to the last one's end.
+        CHECK(ts[b - 1]->cycles == m.dispatch(b, 1) - m.dispatch(1, 1) + m.startup(16));
     }
 }
 
@@ -209,7 +218,7 @@ TEST_CASE("startup timing: a kernel of one-repeat adds is bound by the scalar un
     });
     REQUIRE(h.run({t}));
     // Each add starts when it is issued; the last one ends a repeat and the pipeline depth later.
-    CHECK(t->cycles == h.sched_cycles() + t->startup_cycles + n * cost + p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    CHECK(t->cycles == t->startup_cycles + n * cost + p.core.vec_cycles_per_repeat + p.core.vec_startup);
     // The scalar unit was busy initialising and issuing (the code fetch is a stall, not work).
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::S)] == p.core.smem.init_cycles + n * cost);
     const double body = static_cast<double>(n * cost);
