@@ -114,7 +114,7 @@ void TaskScheduler::block_done(uint64_t cookie) {
     Task& t = *m_queues[b.queue].active;
     t.exec_end_tick = max(t.exec_end_tick, Tick(now));
     // Reports are handled one after another; the block's cores are free once its report is.
-    m_report_free = std::max(m_report_free, now) + cyc(uint64_t{m_p.core_done_cycles} * slot_cores(b.slot));
+    m_report_free = after_edges(std::max(m_report_free, now), uint64_t{m_p.core_done_cycles} * slot_cores(b.slot));
     if (m_report_free == now) {
         retire_block(cookie, now);
         m_wake.notify(sc_core::SC_ZERO_TIME);  // freed cores: arbitrate again
@@ -259,8 +259,8 @@ bool TaskScheduler::dispatch_blocks(uint32_t qi, uint64_t first_start) {
         }
         m_blocks[cookie] = BlockRun{qi, q.next_block++, m_cores.take(k.kind), 0};
         // The dispatcher starts blocks one after another: this one once every earlier one is out.
-        m_dispatch_free = std::max(m_dispatch_free, first_start) + cyc(m_p.block_dispatch_cycles) +
-                          cyc(uint64_t{m_p.core_start_cycles} * slot_cores(m_blocks[cookie].slot));
+        m_dispatch_free = after_edges(std::max(m_dispatch_free, first_start),
+                                      m_p.block_dispatch_cycles + uint64_t{m_p.core_start_cycles} * slot_cores(m_blocks[cookie].slot));
         schedule(m_dispatch_free, Act::BlockStart, cookie);
     }
     return q.next_block < k.block_dim;

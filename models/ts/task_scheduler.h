@@ -106,6 +106,11 @@ private:
     void complete(uint32_t qi, uint64_t now);
     void trace_depth(uint32_t qi, uint64_t now);
     uint64_t cyc(uint64_t cycles) const { return m_clock.ticks(cycles); }
+    // The clock edge `cycles` edges after the first edge at or after `tick`: the serial dispatcher
+    // and report handler count whole cycles, so their sums never drift off the edges.
+    uint64_t after_edges(uint64_t tick, uint64_t cycles) const {
+        return m_clock.to_tick(Cycle(m_clock.ceil_cycle(Tick(tick)).v + cycles)).v;
+    }
 
     const TsParams& m_p;
     ClockDomain m_clock;

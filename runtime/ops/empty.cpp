@@ -60,5 +60,6 @@ SFUMATO_REGISTER_OP(empty, OpSpec{"empty", "a kernel that does nothing: its task
                                    {"args_bytes", "16", "argument block each core reads at start-up (bytes)"},
                                    {"code_bytes", "0", "declared code size (0: the entry code estimate)"}},
                                   [](const OpArgs& a, const DeviceInfo& d) { return std::make_unique<EmptyOp>(a, d); }});
+SFUMATO_OP_SAMPLE(empty, "empty", {{"block_dim", "2"}});
 
 }  // namespace sfumato::ops

@@ -1,8 +1,8 @@
 // Exact cycles of kernel start-up, derived from the parameters: the scheduler's serial dispatch
 // and completion reports, each core's code fetch through its TLB and instruction cache, its
 // initialisation and argument loads through the data cache, call-site fetches on the first issue
-// of an opcode, scalar stores and the write-back of dirty lines at the block's end. The tiny
-// preset with the skeleton memory (chip.mem.model = simple: latency + bytes / port rate, no L2)
+// of an opcode, scalar stores and the write-back of dirty lines at the block's end. The
+// tiny-simple-mem preset (tiny with the skeleton memory: latency + bytes / port rate, no L2)
 // makes every miss an arithmetic figure; its shared bandwidth is raised so cores starting a few
 // cycles apart never queue behind each other there.
 #include <catch2/catch.hpp>
@@ -17,7 +17,8 @@ namespace {
 
 uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-const std::vector<std::string> kSimple = {"chip.mem.model=simple", "chip.gm.bytes_per_cycle=65536"};
+const std::vector<std::string> kSimple = {"chip.gm.bytes_per_cycle=65536"};
+const char* const kPreset = "tiny-simple-mem";
 
 std::vector<std::string> simple(std::vector<std::string> more = {}) {
     std::vector<std::string> v = kSimple;
@@ -64,7 +65,7 @@ uint64_t task_duration(const Harness& h, const Task& t) {
 }  // namespace
 
 TEST_CASE("startup timing: an empty vector kernel on one core is dispatch, start-up and report") {
-    Harness h(simple());
+    Harness h(simple(), kPreset);
     const Mem m{h.params()};
     auto t = empty_kernel(1, KernelKind::Vector, 16);
     REQUIRE(h.run({t}));
@@ -77,7 +78,7 @@ TEST_CASE("startup timing: an empty vector kernel on one core is dispatch, start
 TEST_CASE("startup timing: the task duration grows with the blocks: serial dispatch, every core pays its start-up") {
     // Vector blocks on tiny's 4 AIVs: the last block starts (block_dispatch + core_start) after
     // the one before; each core fetches its own code (its own TLB and caches).
-    Harness h(simple({"chip.ts.core_start_cycles=300", "chip.ts.core_done_cycles=40"}));
+    Harness h(simple({"chip.ts.core_start_cycles=300", "chip.ts.core_done_cycles=40"}), kPreset);
     const Mem m{h.params()};
     REQUIRE(h.params().ts.core_done_cycles <= h.params().ts.block_dispatch_cycles + h.params().ts.core_start_cycles);
     std::vector<std::shared_ptr<Task>> ts;
@@ -102,7 +103,7 @@ TEST_CASE("startup timing: the task duration grows with the blocks: serial dispa
 }
 
 TEST_CASE("startup timing: a mix block starts once all three of its cores are started, and reports for three") {
-    Harness h(simple({"chip.ts.core_start_cycles=300"}));
+    Harness h(simple({"chip.ts.core_start_cycles=300"}), kPreset);
     const Mem m{h.params()};
     const uint32_t cores = 1 + h.params().aiv_per_aic;
     auto t = empty_kernel(h.params().cube_cores, KernelKind::Mix, 40);
@@ -114,7 +115,7 @@ TEST_CASE("startup timing: a mix block starts once all three of its cores are st
 }
 
 TEST_CASE("startup timing: a second wave of the same launch finds the code, translation and arguments cached") {
-    Harness h(simple());
+    Harness h(simple(), kPreset);
     const Mem m{h.params()};
     const auto& p = h.params();
     // Two waves on one AIV... of every AIV: block i + cores runs where block i ran.
@@ -131,7 +132,7 @@ TEST_CASE("startup timing: a second wave of the same launch finds the code, tran
 }
 
 TEST_CASE("startup timing: a new launch of the same kernel starts with cold caches") {
-    Harness h(simple());
+    Harness h(simple(), kPreset);
     const Mem m{h.params()};
     auto a = empty_kernel(1, KernelKind::Vector, 16), b = empty_kernel(1, KernelKind::Vector, 16);
     HostThread host("host", [&] {
@@ -149,7 +150,7 @@ TEST_CASE("startup timing: a new launch of the same kernel starts with cold cach
 }
 
 TEST_CASE("startup timing: the first issue of an opcode fetches its call site, later ones find it cached") {
-    Harness h(simple());
+    Harness h(simple(), kPreset);
     const Mem m{h.params()};
     const auto& p = h.params();
     const auto& s = p.core.smem;
@@ -181,7 +182,7 @@ TEST_CASE("startup timing: the first issue of an opcode fetches its call site, l
 }
 
 TEST_CASE("startup timing: a scalar store misses the TLB and data cache, and its dirty line is written back at the end") {
-    Harness h(simple());
+    Harness h(simple(), kPreset);
     const Mem m{h.params()};
     const auto& p = h.params();
     const auto& s = p.core.smem;
