@@ -6,29 +6,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     : sc_core::sc_module(name), m_p(p), m_stats(&root, std::string(basename())) {
     const ClockDomain clk = p.clock();
     const bool split = p.split();
-    m_info.arch = p.arch.get();
-    m_info.cube_cores = p.cube_cores;
-    m_info.vector_cores = p.vector_cores();
-    m_info.aiv_per_aic = split ? p.aiv_per_aic.get() : 0;
-    m_info.clock = clk;
-    m_info.ub_bytes = p.core.ub.size;
-    m_info.l1_bytes = p.core.l1.size;
-    m_info.l0a_bytes = p.core.l0a.size;
-    m_info.l0b_bytes = p.core.l0b.size;
-    m_info.l0c_bytes = p.core.l0c.size;
-    m_info.event_ids = p.core.event_ids;
-    m_info.gm_bytes = p.gm_capacity();
-    m_info.functional = functional;
-    m_info.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
-    m_info.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
-    const ChipPeaks peaks = chip_peaks(p);
-    m_info.gm_bytes_per_cycle = peaks.gm_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
-    m_info.core_gm_read_bytes_per_cycle = peaks.core_gm_read_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
-    m_info.core_gm_write_bytes_per_cycle = peaks.core_gm_write_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
-    m_info.l2_bytes = p.detailed_mem() ? p.mem.l2.size_bytes : 0;
-    m_info.mem_max_bytes_per_cycle = peaks.device_mem_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
-    m_info.core_read_max_bytes_per_cycle = peaks.core_read_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
-    m_info.core_write_max_bytes_per_cycle = peaks.core_write_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    m_info = device_info(p, functional);
 
     if (functional) m_gm = std::make_unique<SparseMemory>(p.gm_capacity());
     m_instr_stats = std::make_unique<InstrStats>(m_stats);

@@ -49,4 +49,33 @@ ChipPeaks chip_peaks(const ChipParams& p) {
     return k;
 }
 
+DeviceInfo device_info(const ChipParams& p, bool functional) {
+    DeviceInfo d;
+    const bool split = p.split();
+    d.arch = p.arch.get();
+    d.cube_cores = p.cube_cores;
+    d.vector_cores = p.vector_cores();
+    d.aiv_per_aic = split ? p.aiv_per_aic.get() : 0;
+    d.clock = p.clock();
+    d.ub_bytes = p.core.ub.size;
+    d.l1_bytes = p.core.l1.size;
+    d.l0a_bytes = p.core.l0a.size;
+    d.l0b_bytes = p.core.l0b.size;
+    d.l0c_bytes = p.core.l0c.size;
+    d.event_ids = p.core.event_ids;
+    d.gm_bytes = p.gm_capacity();
+    d.functional = functional;
+    d.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
+    d.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
+    const ChipPeaks peaks = chip_peaks(p);
+    d.gm_bytes_per_cycle = peaks.gm_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    d.core_gm_read_bytes_per_cycle = peaks.core_gm_read_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    d.core_gm_write_bytes_per_cycle = peaks.core_gm_write_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    d.l2_bytes = p.detailed_mem() ? p.mem.l2.size_bytes : 0;
+    d.mem_max_bytes_per_cycle = peaks.device_mem_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    d.core_read_max_bytes_per_cycle = peaks.core_read_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    d.core_write_max_bytes_per_cycle = peaks.core_write_max_gbps * 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);
+    return d;
+}
+
 }  // namespace sfumato

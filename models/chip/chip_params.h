@@ -8,6 +8,7 @@
 #include "models/mem/mem_params.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/config.h"
+#include "sim/device_if.h"
 
 namespace sfumato {
 
@@ -51,5 +52,7 @@ struct ChipPeaks {
     double core_read_max_gbps, core_write_max_gbps;
 };
 ChipPeaks chip_peaks(const ChipParams& p);
+// What the runtime and operator tilings see of a chip with these parameters.
+DeviceInfo device_info(const ChipParams& p, bool functional);
 
 }  // namespace sfumato
