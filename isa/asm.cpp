@@ -48,7 +48,7 @@ const Field kFields[] = {
     F("dstnd", NdNz, U, NdNzParams, dst_nd_stride),
     F("start", Load2d, U, Load2dParams, start_index), F("repeat", Load2d, U, Load2dParams, repeat),
     F("srcstride", Load2d, U, Load2dParams, src_stride), F("dstgap", Load2d, U, Load2dParams, dst_gap),
-    F("transpose", Load2d, U, Load2dParams, transpose),
+    F("transpose", Load2d, U, Load2dParams, transpose), F("fracgap", Load2d, U, Load2dParams, frac_gap),
     F("h", Load3d, U, Load3dParams, l1_h),
     F("w", Load3d, U, Load3dParams, l1_w), F("c1", Load3d, U, Load3dParams, c1),
     F("kh", Load3d, U, Load3dParams, kh), F("kw", Load3d, U, Load3dParams, kw),

@@ -196,7 +196,12 @@ struct NdNzParams {
 
 // Whole 512-byte fractals: fractal i (0..repeat-1) comes from src + (start_index + i *
 // src_stride) * 512 and goes to dst + i * (1 + dst_gap) * 512. transpose swaps rows and
-// columns of each 16x16 fractal (16-bit types only).
+// columns of each 16x16 fractal (16-bit types). For 1- and 4-byte types (load2d from L1 only)
+// transpose works on squares of two consecutive source fractals, as the vendor's
+// LoadDataWithTranspose does: start_index and src_stride then count 1 KiB squares; a 4-byte
+// square is two 16 x 8 fractals side by side (16 x 16), a 1-byte square two 16 x 32 fractals
+// stacked (32 x 32); the transposed square splits the same way into two fractals, the first at
+// dst + i * (1 + dst_gap) * 512, the second frac_gap fractals after the first's end.
 constexpr uint32_t kFractalBytes = 512;
 struct Load2dParams {
     uint16_t start_index = 0;
@@ -204,8 +209,10 @@ struct Load2dParams {
     uint16_t src_stride = 1;
     uint16_t dst_gap = 0;
     uint8_t transpose = 0;
+    uint16_t frac_gap = 0;  // square transposes only
     bool operator==(const Load2dParams&) const = default;
 };
+
 
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
 // l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
@@ -299,6 +306,9 @@ Pipe exec_pipe(const Instr& in);
 // Architectural equality: opcode, pipe, dtype, the operands and parameters the opcode uses,
 // and scalar. issue_cycle and seq are bookkeeping and are not compared.
 bool operator==(const Instr& a, const Instr& b);
+
+// Whether a load2d moves squares of two fractals per repeat (a 1- or 4-byte transpose).
+inline bool load2d_squares(const Instr& in) { return in.l2d.transpose && dtype_size(in.dtype) != 2; }
 
 // Timing-relevant quantities.
 constexpr uint32_t cube_k0(DType t) { return dtype_size(t) ? 32 / dtype_size(t) : 0; }

@@ -151,15 +151,38 @@ void transpose_fractal(const uint8_t* s, uint8_t* d) {
         for (uint32_t j = 0; j < 16; ++j) std::memcpy(d + (j * 16 + i) * 2, s + (i * 16 + j) * 2, 2);
 }
 
+// One square of two fractals (4-byte: side by side, 16 x 16; 1-byte: stacked, 32 x 32)
+// transposed and split the same way into d0 and d1.
+void transpose_square(const uint8_t* s, uint8_t* d0, uint8_t* d1, uint32_t es) {
+    const uint32_t rows = es == 4 ? 16 : 32, cols = rows;  // square side
+    const uint32_t fr = 16, fc = kFractalBytes / es / fr;  // fractal rows x columns
+    auto at = [&](uint32_t r, uint32_t c) {               // element (r, c) of the source square
+        return es == 4 ? s + ((c / fc) * fr * fc + r * fc + c % fc) * es : s + (r * fc + c) * es;
+    };
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t c = 0; c < cols; ++c) {
+            // Transposed element (c, r) lands in the output split like the input.
+            const uint32_t tr = c, tc = r;
+            uint8_t* o = es == 4 ? (tc / fc ? d1 : d0) + (tr * fc + tc % fc) * es
+                                 : (tr / fr ? d1 : d0) + ((tr % fr) * fc + tc) * es;
+            std::memcpy(o, at(r, c), es);
+        }
+}
+
 void exec_load2d(const Instr& in, IMemView& mem) {
     const Load2dParams& p = in.l2d;
-    uint8_t* d = mem.local(in.dst.pos, in.dst.addr,
-                           (p.repeat - 1ull) * (1 + p.dst_gap) * kFractalBytes + kFractalBytes);
-    const uint8_t* s = nullptr;
-    if (in.op == Opcode::LOAD2D) {
-        Extent ex[kMaxExtents];
-        footprint_move(in, ex);
-        s = mem.local(ex[0].pos, ex[0].lo, ex[0].hi - ex[0].lo);
+    Extent ex[kMaxExtents];
+    footprint_move(in, ex);
+    uint8_t* d = mem.local(ex[1].pos, ex[1].lo, ex[1].hi - ex[1].lo);
+    const uint8_t* s = in.op == Opcode::LOAD2D ? mem.local(ex[0].pos, ex[0].lo, ex[0].hi - ex[0].lo) : nullptr;
+    if (load2d_squares(in)) {
+        uint8_t tmp[2 * kFractalBytes];
+        for (uint32_t i = 0; i < p.repeat; ++i) {
+            std::memcpy(tmp, s + static_cast<uint64_t>(i) * p.src_stride * 2 * kFractalBytes, sizeof tmp);
+            uint8_t* f0 = d + static_cast<uint64_t>(i) * (1 + p.dst_gap) * kFractalBytes;
+            transpose_square(tmp, f0, f0 + (1 + p.frac_gap) * uint64_t{kFractalBytes}, dtype_size(in.dtype));
+        }
+        return;
     }
     uint8_t tmp[kFractalBytes];
     for (uint32_t i = 0; i < p.repeat; ++i) {
@@ -263,7 +286,11 @@ std::string validate_move(const Instr& in) {
             const Load2dParams& p = in.l2d;
             if (p.repeat < 1 || p.repeat > 255)
                 return "repeat " + std::to_string(p.repeat) + " outside 1..255";
-            if (p.transpose && dtype_size(in.dtype) != 2) return "load2d transpose needs a 16-bit dtype";
+            if (p.transpose && dtype_size(in.dtype) != 2 && in.op == Opcode::LOAD2D_GM)
+                return "load2d_gm transpose needs a 16-bit dtype";
+            if (p.transpose && dtype_size(in.dtype) != 1 && dtype_size(in.dtype) != 2 && dtype_size(in.dtype) != 4)
+                return "load2d transpose needs a 1-, 2- or 4-byte dtype";
+            if (p.frac_gap && !load2d_squares(in)) return "load2d frac_gap only with a 1- or 4-byte transpose";
             if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
             return "";
@@ -275,7 +302,8 @@ std::string validate_move(const Instr& in) {
                 return "load3d: zero kernel, dilation or channel count";
             if (in.l3d.m_ext == 0 || in.l3d.m_ext % 16 || in.l3d.k_ext == 0 || in.l3d.k_ext % g.c0)
                 return "load3d: m_ext must be a multiple of 16 and k_ext of C0";
-            if (in.dtype == DType::FP32 || in.dtype == DType::INT32) return bad_dtype(in, in.dtype);
+            // 910B-class load3dv2 takes 1-, 2- and 4-byte floats (fp32 with C0 = 8); int32 not here.
+            if (in.dtype == DType::INT32) return bad_dtype(in, in.dtype);
             if (in.src0.pos != Pos::L1) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos != Pos::L0A) return bad_pos(in, "dst", in.dst.pos);
             return "";
@@ -318,11 +346,12 @@ int footprint_move(const Instr& in, Extent out[kMaxExtents]) {
         case Opcode::LOAD2D_GM:
         case Opcode::LOAD2D: {
             const Load2dParams& p = in.l2d;
-            out[0] = {in.src0.pos, in.src0.addr + p.start_index * uint64_t{kFractalBytes},
-                      in.src0.addr + (p.start_index + (p.repeat - 1ull) * p.src_stride + 1) * kFractalBytes,
-                      false};
+            const uint64_t unit = load2d_squares(in) ? 2 * kFractalBytes : kFractalBytes;
+            const uint64_t tail = load2d_squares(in) ? 2 + p.frac_gap : 1;  // fractals the last repeat spans
+            out[0] = {in.src0.pos, in.src0.addr + p.start_index * unit,
+                      in.src0.addr + (p.start_index + (p.repeat - 1ull) * p.src_stride + 1) * unit, false};
             out[1] = {in.dst.pos, in.dst.addr,
-                      in.dst.addr + ((p.repeat - 1ull) * (1 + p.dst_gap) + 1) * kFractalBytes, true};
+                      in.dst.addr + ((p.repeat - 1ull) * (1 + p.dst_gap) + tail) * kFractalBytes, true};
             return 2;
         }
         case Opcode::LOAD3D: {

@@ -69,7 +69,7 @@ uint64_t moved_bytes(const Instr& in) {
     switch (param_kind(in.op)) {
         case ParamKind::Copy: return uint64_t{in.copy.nburst} * in.copy.len_bytes;
         case ParamKind::NdNz: return gm_bytes(in);
-        case ParamKind::Load2d: return uint64_t{in.l2d.repeat} * kFractalBytes;
+        case ParamKind::Load2d: return uint64_t{in.l2d.repeat} * kFractalBytes * (load2d_squares(in) ? 2 : 1);
         case ParamKind::Load3d: return uint64_t{in.l3d.m_ext} * in.l3d.k_ext * dtype_size(in.dtype);
         case ParamKind::Fill: return uint64_t{in.fill.repeat} * in.fill.blk_num * kBlock;
         case ParamKind::Fix: return uint64_t{in.fix.m} * in.fix.n * dtype_size(in.dtype);

@@ -121,6 +121,22 @@ void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::A
     ctx.issue(in);
 }
 
+void load2d_transpose(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+                      const LoadData2dTransposeParams& p) {
+    if ((dst.pos != isa::Pos::L0A && dst.pos != isa::Pos::L0B) || src.pos != isa::Pos::L1)
+        bad_positions("LoadDataWithTranspose", dst.pos, src.pos);
+    isa::Instr in = make(isa::Opcode::LOAD2D, t);
+    in.dst = dst;
+    in.src0 = src;
+    in.l2d.start_index = p.startIndex;
+    in.l2d.repeat = p.repeatTimes;
+    in.l2d.src_stride = p.srcStride;
+    in.l2d.dst_gap = p.dstGap;
+    in.l2d.transpose = 1;
+    in.l2d.frac_gap = isa::dtype_size(t) == 2 ? 0 : p.dstFracGap;
+    ctx.issue(in);
+}
+
 void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
             const LoadData3DParams& p) {
     if (dst.pos != isa::Pos::L0A || src.pos != isa::Pos::L1) bad_positions("LoadData(3D)", dst.pos, src.pos);

@@ -49,6 +49,16 @@ struct LoadData2DParams {
     uint16_t dstGap = 0;
     bool ifTranspose = false;
 };
+// L1 -> L0A/L0B with transpose (LoadDataWithTranspose): 16-bit types transpose each fractal;
+// 1- and 4-byte types transpose squares of two fractals (see isa::Load2dParams): startIndex
+// and srcStride count squares, dstFracGap places the second fractal of each square.
+struct LoadData2dTransposeParams {
+    uint16_t startIndex = 0;
+    uint16_t repeatTimes = 1;
+    uint16_t srcStride = 1;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+};
 // img2col from an NC1HWC0 feature map in L1 into L0A (see isa::Load3dParams).
 struct LoadData3DParams {
     uint16_t l1H = 1, l1W = 1, c1 = 1;
@@ -97,6 +107,8 @@ void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const is
 void nd2nz(KernelContext& ctx, isa::DType t, const isa::Addr& dst, uint64_t src, const Nd2NzParams& p);
 void load2d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
             const LoadData2DParams& p);
+void load2d_transpose(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
+                      const LoadData2dTransposeParams& p);
 void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
             const LoadData3DParams& p);
 void fill(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const InitConstValueParams& p);
@@ -174,6 +186,10 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
 template <class T>
 void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
     detail::load2d(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), {src.address(), isa::Pos::GM}, p);
+}
+template <class T>
+void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
+    detail::load2d_transpose(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src), p);
 }
 template <class T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParams& p) {

@@ -2,12 +2,14 @@
 // on any IInstrSink (the chip model, or a recording/functional sink without SystemC).
 #pragma once
 #include "isa/instr_sink.h"
+#include "runtime/ops/cube_matmul.h"
 #include "runtime/ops/matmul_tiling.h"
 
 namespace sfumato::ops {
 
-// Where the operands live in GM: A (m x k), B (k x n) row-major in the input type (or NZ, see
-// MatmulTiling::gm_nz and nz_index), C (m x n) row-major in the output type.
+// Where the operands live in GM: A (m x k, or k x m with t.trans_a), B (k x n, or n x k with
+// t.trans_b) row-major in the input type (or NZ, see MatmulTiling::gm_nz and nz_index), C (m x n)
+// row-major in the output type; t.batch such matrices back to back.
 struct MatmulPlan {
     MatmulTiling t;
     uint64_t a = 0, b = 0, c = 0;
@@ -22,8 +24,8 @@ inline uint64_t nz_elems(uint32_t rows, uint32_t cols) {
     return uint64_t{(rows + 15) / 16 * 16} * ((cols + 15) / 16 * 16);
 }
 
-// One block of the kernel (its identity comes from the sink). in: fp16 | bf16;
-// out: fp32 | fp16 | bf16.
+// One block of the kernel (its identity comes from the sink). in: fp16 | bf16 | fp32 (out: fp32 |
+// fp16 | bf16) or int8 (out: int32).
 void run_matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& plan, isa::DType in, isa::DType out);
 
 }  // namespace sfumato::ops

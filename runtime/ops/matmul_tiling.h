@@ -1,16 +1,19 @@
-// Host tiling of the reference matmul C (m x n) = A (m x k) x B (k x n): output tiles of
+// Host tiling of the cube matmul C (m x n) = A (m x k) x B (k x n), batched: output tiles of
 // base_m x base_n (one L0C buffer each), k walked in L1 chunks of k_l1 and, inside a chunk,
 // in L0 steps of base_k. L1 (A1/B1) and L0A/L0B are double buffered; L0C (and, on coupled
 // parts, the UB tile it drains into) holds one or two tiles. The output tile is chosen by a
 // cost estimate from the device's parameters, as a vendor tiling function does from its
 // platform info: a tile costs max(cube cycles, A+B load cycles at the per-core read rate (or
 // the chip's share of the memory system), whole port cycles per row segment of a row-major
-// operand) plus, with a single L0C buffer, its drain; the plan minimises waves x tile cost. A big tile halves the GM bytes per MAC (each A row panel and B
-// column panel is read once per tile), so large shapes take the largest tile L0C holds even
-// single-buffered; small shapes keep many tiles for the cores. The other sizes are the largest
-// steps that fit. Output tiles are spread over block_dim = min(tiles, cube cores) blocks, round
-// robin. Simplified: no split-k, no L1 reuse of a panel across output tiles (with k up to 64 Ki
-// a full-k panel does not fit L1).
+// operand) plus, with a single L0C buffer, its drain; the plan minimises waves x tile cost. A
+// big tile halves the GM bytes per MAC (each A row panel and B column panel is read once per
+// tile), so large shapes take the largest tile L0C holds even single-buffered; small shapes
+// keep many tiles for the cores. The other sizes are the largest steps that fit. Output tiles
+// (over every batch) are spread over block_dim = min(tiles, cube cores) blocks, round robin,
+// in a swizzled order (see group_m). Element types: fp16/bf16 (K0 = 16), fp32 (K0 = 8, the
+// cube's fp32 mode), int8 (K0 = 32); transposed operands pad their L1 tiles to the transpose
+// squares (int8: 32). Simplified: no split-k, no L1 reuse of a panel across output tiles (with
+// k up to 64 Ki a full-k panel does not fit L1).
 #pragma once
 #include <cstdint>
 
@@ -19,8 +22,20 @@
 
 namespace sfumato::ops {
 
+// The bias operand of a fused bias (see cube_matmul.h): added as one extra K0-deep mad per tile.
+enum class BiasForm : uint8_t { None, Row, Col, Scalar };
+
+// What the planner needs to know beyond m, n, k.
+struct MatmulProblem {
+    uint32_t batch = 1, m = 0, n = 0, k = 0;
+    uint32_t in_es = 2, out_es = 4;  // element sizes: 1 (int8), 2 (fp16/bf16), 4 (fp32)
+    bool trans_a = false, trans_b = false;  // A stored k x m, B stored n x k
+    BiasForm bias = BiasForm::None;
+};
+
 struct MatmulTiling {
     uint32_t m = 0, n = 0, k = 0;
+    uint32_t batch = 1;  // independent matmuls (broadcast batch dims), tiled alike
     uint32_t base_m = 0, base_n = 0, base_k = 0;
     uint32_t k_l1 = 0;  // multiple of base_k
     uint32_t tiles_m = 0, tiles_n = 0;
@@ -36,10 +51,23 @@ struct MatmulTiling {
     // zero columns): loads are contiguous runs of whole fractal columns. The default on coupled
     // parts, whose cube kernels take NZ operands (the graph converts once, outside the kernel).
     bool gm_nz = false;
-    uint32_t tiles() const { return tiles_m * tiles_n; }
+    // Tile order (block swizzle): the tiles of one batch are taken in super-columns of group_n
+    // tile columns; inside one, in groups of group_m tile rows, column by column inside a group
+    // (group_m = 1, group_n = tiles_n: row-major). The tiles running at once on the cores then
+    // share A row panels and B column panels, and a group's working set stays in L2. The plan
+    // picks the order that leaves the fewest loads waiting on HBM (see choose_tile_order).
+    uint32_t group_m = 1;
+    uint32_t group_n = 0;  // 0 = tiles_n
+    bool trans_a = false, trans_b = false;  // A stored k x m, B stored n x k
+    // Padding granules of the L1 tiles: m and n rows, and k rows of a k-row-major tile (16; 32
+    // for the int8 transpose squares).
+    uint32_t align_m = 16, align_n = 16, align_k = 16;
+    // Extra L1 bytes per A1 / B1 buffer for a bias operand (a column of m, or a row of n).
+    uint32_t a1_extra = 0, b1_extra = 0;
+    uint32_t tiles() const { return batch * tiles_m * tiles_n; }
     // Bytes each queue needs per buffer.
-    uint64_t a1_bytes(uint32_t es) const { return uint64_t{base_m} * k_l1 * es; }
-    uint64_t b1_bytes(uint32_t es) const { return uint64_t{k_l1} * base_n * es; }
+    uint64_t a1_bytes(uint32_t es) const { return uint64_t{base_m} * k_l1 * es + a1_extra; }
+    uint64_t b1_bytes(uint32_t es) const { return uint64_t{k_l1} * base_n * es + b1_extra; }
     uint64_t a2_bytes(uint32_t es) const { return uint64_t{base_m} * base_k * es; }
     uint64_t b2_bytes(uint32_t es) const { return uint64_t{base_k} * base_n * es; }
     uint64_t c1_bytes() const { return uint64_t{base_m} * base_n * 4; }
@@ -56,5 +84,26 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
 // block_dim 0 = automatic. Throws InputError when the buffers cannot hold the smallest tiles.
 MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,
                          const DeviceInfo& dev, uint32_t block_dim = 0);
+MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim = 0);
+
+// Picks group_m / group_n for a planned tiling. A tile reads its A row panel (base_m x k) and B
+// column panel (k x base_n); a read of a line another core is still fetching waits for the HBM
+// as a miss does. Run column by column in groups of R tile rows with W tiles in flight, an A
+// panel is first read by the min(C, W / R) tiles of a group's first wave (of the C = group_n
+// that read it): those reads wait; a B panel is first read by the R tiles of its first group,
+// and again in every group unless the group's working set (R A panels, C B panels, the R x C
+// output tiles it writes) stays in L2, taken as at most 3/4 of it (LRU over hashed slices
+// keeps a cyclic working set of about that much). The order minimises the waiting share of the
+// loads (A and B weighted by their bytes per tile) over R, with C = tiles_n unless one row of
+// tiles overflows the budget (then also C = tiles_n / 2^i, super-columns re-reading A).
+void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev);
+
+// The cube's k step for an element size (32 B of k per fractal row).
+inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }
+// Tile coordinates of the i-th tile in the plan's order (see group_m).
+struct TileCoord {
+    uint32_t batch = 0, tm = 0, tn = 0;
+};
+TileCoord tile_coord(const MatmulTiling& t, uint32_t tile);
 
 }  // namespace sfumato::ops

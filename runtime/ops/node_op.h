@@ -71,6 +71,10 @@ struct NodeDesc {
     // Ops that need a value to plan (Reshape's shape, Slice's starts, Pad's pads, Clip's
     // bounds, ...) read it here and throw UnsupportedError when it is not constant.
     std::vector<std::shared_ptr<const ref::HostTensor>> constants;
+    // Outputs the ONNX node lists (trailing optional outputs may be left off); 0 = the op's
+    // default (its required outputs). An op's outputs() returns this many; a listed but unnamed
+    // output arrives in launches() with present = false.
+    int num_outputs = 0;
 
     const ref::HostTensor* constant(size_t i) const {
         return i < constants.size() ? constants[i].get() : nullptr;

@@ -61,9 +61,15 @@ TEST_CASE("matmul: the same command twice gives identical cycles, and timing mod
 
 TEST_CASE("matmul: bad arguments exit 2 and name the argument") {
     const std::string base = "kernel matmul --config " + config("tiny") + " ";
-    auto r = run_cli(base + "--m 64 --n 64 --k 64 --dtype fp32");
+    auto r = run_cli(base + "--m 64 --n 64 --k 64 --dtype int16");
     CHECK(r.code == 2);
     CHECK(r.output.find("dtype") != std::string::npos);
+    r = run_cli(base + "--m 64 --n 64 --k 64 --dtype int8 --out-dtype fp16");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("out_dtype") != std::string::npos);
+    r = run_cli(base + "--m 64 --n 64 --k 64 --trans-a 1 --layout nz");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("layout") != std::string::npos);
     r = run_cli(base + "--m 64 --n 64 --k 64 --out-dtype int8");
     CHECK(r.code == 2);
     CHECK(r.output.find("out_dtype") != std::string::npos);
@@ -85,10 +91,19 @@ TEST_CASE("matmul: 512^3 on the split presets, fp16 and bf16, ragged too") {
     run_matmul("tiny", "--m 100 --n 70 --k 333 --dtype bf16 --out-dtype bf16", "tiny_ragged");
 }
 
+TEST_CASE("matmul: batches, transposed operands, fp32 and int8 inputs on split and coupled presets") {
+    run_matmul("tiny", "--m 70 --n 50 --k 90 --batch 3 --trans-a 1 --dtype fp32", "tiny_b3_ta_fp32");
+    run_matmul("tiny", "--m 70 --n 50 --k 90 --trans-b 1 --dtype int8", "tiny_tb_int8");
+    run_matmul("ascend910-like", "--m 100 --n 60 --k 200 --trans-a 1 --trans-b 1 --dtype bf16", "910_tatb");
+    run_matmul("ascend910b-like", "--m 300 --n 200 --k 130 --batch 2 --dtype fp32", "910b_b2_fp32");
+}
+
 TEST_CASE("matmul: the model's race checker finds no unordered accesses on any preset") {
     for (const char* preset : {"tiny", "ascend910-like", "ascend910b-like"}) {
         INFO(preset);
         run_matmul(preset, "--m 100 --n 70 --k 333 --dtype fp16 --set chip.aicore.check_races=true",
                    std::string("race_") + preset);
+        run_matmul(preset, "--m 60 --n 40 --k 100 --dtype fp32 --trans-a 1 --set chip.aicore.check_races=true",
+                   std::string("race_fp32_") + preset);
     }
 }

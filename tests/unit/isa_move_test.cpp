@@ -142,7 +142,56 @@ TEST_CASE("isa move: load2d copies whole fractals, with stride, gap and transpos
     CHECK(m.get<uint16_t>(Pos::L0B, 510) == 9255);
     CHECK(gm_bytes(g) == 512);
     in.dtype = DType::FP32;
-    CHECK_FALSE(validate(in).empty());  // transpose is 16-bit only
+    CHECK(validate(in).empty());  // 4-byte: square transpose from L1
+    g.dtype = DType::FP32, g.l2d.transpose = 1;
+    CHECK_FALSE(validate(g).empty());  // but not from GM
+    in.dtype = DType::FP16, in.l2d.frac_gap = 1;
+    CHECK_FALSE(validate(in).empty());  // frac_gap belongs to square transposes
+}
+
+TEST_CASE("isa move: load2d transposes 4-byte and 1-byte squares of two fractals") {
+    // 4-byte: the square is two 16 x 8 fractals side by side; the transposed 16 x 16 splits
+    // into two 16 x 8 fractals, the second frac_gap fractals after the first.
+    TestMem m;
+    for (int f = 0; f < 4; ++f)  // two squares; element (r, c) of square q holds q*1000 + r*16 + c
+        for (int r = 0; r < 16; ++r)
+            for (int c = 0; c < 8; ++c)
+                m.put<uint32_t>(Pos::L1, (f * 128 + r * 8 + c) * 4, (f / 2) * 1000 + r * 16 + (f % 2) * 8 + c);
+    Instr in = make_instr(Opcode::LOAD2D);
+    in.dtype = DType::INT32, in.src0 = at(Pos::L1, 0), in.dst = at(Pos::L0B, 0);
+    in.l2d.transpose = 1, in.l2d.start_index = 0, in.l2d.repeat = 2, in.l2d.src_stride = 1, in.l2d.dst_gap = 0;
+    in.l2d.frac_gap = 1;
+    REQUIRE(validate(in).empty());
+    execute(in, m);
+    // Repeat q: first fractal at q, second at q + 2 (one fractal gap after the first).
+    for (int q = 0; q < 2; ++q)
+        for (int half = 0; half < 2; ++half)
+            for (int r = 0; r < 16; ++r)
+                for (int c = 0; c < 8; ++c) {
+                    const int frac = q + half * 2;
+                    // Transposed element (r, c + 8 * half) = source (c + 8 * half, r).
+                    CHECK(m.get<uint32_t>(Pos::L0B, (frac * 128 + r * 8 + c) * 4) ==
+                          static_cast<uint32_t>(q * 1000 + (c + 8 * half) * 16 + r));
+                }
+    Extent ex[kMaxExtents];
+    REQUIRE(footprint(in, ex) == 2);
+    CHECK(ex[0].hi - ex[0].lo == 2048);
+    CHECK(ex[1].hi - ex[1].lo == 4 * 512);
+    CHECK(moved_bytes(in) == 2048);
+
+    // 1-byte: two 16 x 32 fractals stacked make a 32 x 32 square.
+    TestMem b;
+    for (int r = 0; r < 32; ++r)
+        for (int c = 0; c < 32; ++c) b.put<uint8_t>(Pos::L1, r * 32 + c, static_cast<uint8_t>(r * 7 + c));
+    Instr i8 = make_instr(Opcode::LOAD2D);
+    i8.dtype = DType::INT8, i8.src0 = at(Pos::L1, 0), i8.dst = at(Pos::L0A, 0);
+    i8.l2d.transpose = 1, i8.l2d.repeat = 1, i8.l2d.frac_gap = 2;
+    execute(i8, b);
+    for (int r = 0; r < 32; ++r)
+        for (int c = 0; c < 32; ++c) {
+            const int frac = r < 16 ? 0 : 3;  // second fractal two fractals after the first's end
+            CHECK(b.get<uint8_t>(Pos::L0A, frac * 512 + (r % 16) * 32 + c) == static_cast<uint8_t>(c * 7 + r));
+        }
 }
 
 TEST_CASE("isa move: fill writes the value in the dtype with gaps") {

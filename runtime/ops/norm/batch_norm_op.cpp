@@ -1,0 +1,261 @@
+// BatchNormalization in inference mode: y = x * a[c] + b[c] with a = scale / sqrt(var + eps)
+// and b = B - mean * a, computed on the vector unit from the four parameter tensors (never on
+// the host). Two layouts:
+// - planes (spatial size S > 1): work rows (n, c) of S contiguous elements; a tile is k
+//   consecutive channels of one n, so its parameters are four contiguous slices loaded with
+//   the tile; a and b become one 32-byte block per row (Brcb) and apply with block-stride-0
+//   operands.
+// - lanes (S = 1, x is [N, C]): rows n of C elements; a and b are fp32 lane vectors computed
+//   once per block.
+// training_mode = 1 (batch statistics, running-stat outputs) is not supported on the device.
+#include <algorithm>
+
+#include "runtime/kernel/api.h"
+#include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/vec_nest.h"
+#include "runtime/ref/axes.h"
+
+namespace sfumato::ops::norm {
+
+using isa::DType;
+using isa::Opcode;
+using namespace sfumato::kernel;
+
+namespace {
+
+constexpr DType F32 = DType::FP32;
+
+struct BnPlan {
+    DType xt = DType::FP16;
+    DType pt[4] = {F32, F32, F32, F32};  // scale, B, mean, var
+    uint64_t x = 0, y = 0, par[4] = {0, 0, 0, 0};
+    bool lanes = false;
+    uint64_t N = 1, C = 1, S = 1;
+    uint32_t cp = 64;  // padded row (S in planes form, C in lanes form)
+    uint32_t k = 1;    // rows per tile
+    uint64_t per_block = 1;
+    uint32_t blocks = 1;
+    double eps = 1e-5;
+};
+
+struct BnLayout {
+    uint64_t in, out, xf, pstage, pvec, blocks;
+};
+BnLayout bn_layout(const BnPlan& p, uint32_t k) {
+    BnLayout l{};
+    const uint64_t elems = uint64_t{k} * p.cp;
+    l.in = up(elems * isa::dtype_size(p.xt), kBlk);
+    l.out = l.in;
+    l.xf = p.xt == F32 ? 0 : elems * 4;
+    const uint64_t plen = p.lanes ? p.cp : up(k, 64);  // parameter values per load
+    l.pstage = 4 * up(plen * 4, kBlk);
+    l.pvec = 4 * plen * 4;
+    l.blocks = p.lanes ? 0 : 2 * up(k, 8) * kBlk;
+    return l;
+}
+uint64_t bn_ub_bytes(const BnPlan& p, uint32_t k) {
+    const BnLayout l = bn_layout(p, k);
+    return 2 * (l.in + l.out) + l.xf + (p.lanes ? 1 : 2) * l.pstage + l.pvec + l.blocks + 1024;
+}
+
+class BnKernel {
+public:
+    BnKernel(KernelContext& ctx, const BnPlan& p) : m_ctx(ctx), m_p(p), m_pipe(ctx) {}
+
+    void run() {
+        const BnPlan& p = m_p;
+        const uint64_t total = p.lanes ? p.N : p.N * p.C;
+        const uint64_t w0 = uint64_t{m_ctx.block_idx()} * p.per_block;
+        if (w0 >= total) return;
+        const uint64_t w1 = std::min(total, w0 + p.per_block);
+        const BnLayout l = bn_layout(p, p.k);
+        m_pipe.InitBuffer(m_in, 2, static_cast<uint32_t>(l.in));
+        m_pipe.InitBuffer(m_out, 2, static_cast<uint32_t>(l.out));
+        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
+        m_pipe.InitBuffer(m_pstage, p.lanes ? 1 : 2, static_cast<uint32_t>(l.pstage));
+        m_pipe.InitBuffer(m_pvec, static_cast<uint32_t>(l.pvec));
+        if (l.blocks) m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        m_plen = p.lanes ? p.cp : static_cast<uint32_t>(up(p.k, 64));
+        if (p.lanes) {
+            load_params(0, p.C);
+            coefficients(p.C);
+        }
+        for (uint64_t w = w0; w < w1;) {
+            const uint64_t q0 = p.lanes ? w : w % p.C;
+            const uint64_t lim = p.lanes ? w1 - w : std::min(w1 - w, p.C - q0);
+            const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(p.k, lim));
+            m_ctx.scalar(4);
+            tile(w, q0, len);
+            w += len;
+        }
+        m_in.drain();
+        m_out.drain();
+        m_pstage.drain();
+    }
+
+private:
+    uint32_t pv(int i) const { return m_pvec.Get<uint8_t>().address() + static_cast<uint32_t>(i * m_plen * 4); }
+
+    // MTE2: parameter slices [c0, c0 + n) of the four tensors into the staging queue.
+    void load_params(uint64_t c0, uint64_t n) {
+        LocalTensor<uint8_t> s = m_pstage.AllocTensor<uint8_t>();
+        const uint32_t slot = static_cast<uint32_t>(up(uint64_t{m_plen} * 4, kBlk));
+        for (int i = 0; i < 4; ++i) {
+            const uint32_t es = isa::dtype_size(m_p.pt[i]);
+            detail::copy_in(m_ctx, m_p.pt[i], isa::Pos::UB, s.address() + i * slot, m_p.par[i] + c0 * es,
+                            isa::CopyParams{1, static_cast<uint32_t>(n * es), 0, 0}, 0);
+        }
+        m_pstage.EnQue(s);
+    }
+
+    // V: a = scale * rsqrt(var + eps) into pv(0), b = B - mean * a into pv(1), n lanes.
+    void coefficients(uint64_t n) {
+        LocalTensor<uint8_t> s = m_pstage.DeQue<uint8_t>();
+        const uint32_t slot = static_cast<uint32_t>(up(uint64_t{m_plen} * 4, kBlk));
+        for (int i = 0; i < 4; ++i) {
+            const uint32_t src = s.address() + i * slot;
+            if (m_p.pt[i] != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(pv(i)), vop(src), {}, 1, 1, n, 0, m_p.pt[i]);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(pv(i)), vop(src), {}, 1, 1, n, 1.0);
+        }
+        m_pstage.FreeTensor(s);
+        vrun(m_ctx, Opcode::VADDS, F32, vop(pv(3)), vop(pv(3)), {}, 1, 1, n, m_p.eps);
+        vrun(m_ctx, Opcode::VRSQRT, F32, vop(pv(3)), vop(pv(3)), {}, 1, 1, n);
+        vrun(m_ctx, Opcode::VMUL, F32, vop(pv(0)), vop(pv(0)), vop(pv(3)), 1, 1, n);   // a
+        vrun(m_ctx, Opcode::VMUL, F32, vop(pv(2)), vop(pv(2)), vop(pv(0)), 1, 1, n);   // mean * a
+        vrun(m_ctx, Opcode::VSUB, F32, vop(pv(1)), vop(pv(1)), vop(pv(2)), 1, 1, n);   // b
+    }
+
+    void tile(uint64_t w, uint64_t q0, uint32_t len) {
+        const BnPlan& p = m_p;
+        const uint32_t ex = isa::dtype_size(p.xt);
+        const uint64_t cols = p.lanes ? p.C : p.S;
+        const uint32_t gap = static_cast<uint32_t>((uint64_t{p.cp} * ex - up(cols * ex, kBlk)) / kBlk);
+        const uint64_t row0 = w * cols;
+        LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
+        detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
+                        isa::CopyParams{len, static_cast<uint32_t>(cols * ex), 0, gap}, 0);
+        m_in.EnQue(in);
+        if (!p.lanes) load_params(q0, len);
+        LocalTensor<uint8_t> xin = m_in.DeQue<uint8_t>();
+        const uint64_t n = uint64_t{len} * p.cp;
+        const uint32_t xf = p.xt == F32 ? xin.address() : m_xf.Get<uint8_t>().address();
+        if (p.xt != F32) {
+            vrun(m_ctx, Opcode::VCONV, F32, vop(xf), vop(xin.address()), {}, 1, 1, n, 0, p.xt);
+            m_in.FreeTensor(xin);
+        }
+        LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
+        const uint32_t ydst = p.xt == F32 ? out.address() : xf;
+        const int64_t rs = int64_t{p.cp} * 4;
+        if (p.lanes) {
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0), 0, 0), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1), 0, 0), 1, len, p.cp);
+        } else {
+            coefficients(len);
+            const uint32_t ab = m_blocks.Get<uint8_t>().address(), bb = ab + static_cast<uint32_t>(up(p.k, 8) * kBlk);
+            brcb(m_ctx, F32, ab, pv(0), len);
+            brcb(m_ctx, F32, bb, pv(1), len);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vblock(ab, 0, kBlk), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vblock(bb, 0, kBlk), 1, len, p.cp);
+        }
+        if (p.xt != F32) vrun(m_ctx, Opcode::VCONV, p.xt, vop(out.address()), vop(xf), {}, 1, 1, n, 0, F32);
+        else m_in.FreeTensor(xin);
+        m_out.EnQue(out);
+        LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
+        detail::copy_out(m_ctx, p.xt, p.y + row0 * ex, isa::Pos::UB, o.address(),
+                         isa::CopyParams{len, static_cast<uint32_t>(cols * ex), gap, 0});
+        m_out.FreeTensor(o);
+    }
+
+    KernelContext& m_ctx;
+    const BnPlan& m_p;
+    TPipe m_pipe;
+    TQue<TPosition::VECIN> m_in, m_pstage;
+    TQue<TPosition::VECOUT> m_out;
+    TBuf<TPosition::VECCALC> m_xf, m_pvec, m_blocks;
+    uint32_t m_plen = 64;
+};
+
+class BatchNormOp : public INodeOp {
+public:
+    BatchNormOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
+        BnPlan& p = m_plan;
+        p.xt = float_input(n, 0, "X");
+        const TensorRef& x = n.inputs[0];
+        if (x.shape.size() < 2) throw UnsupportedError(n, "input 'X' rank " + std::to_string(x.shape.size()) + " < 2");
+        if (n.opset < 9 && n.attrs.get_int("spatial", 1) == 0)
+            throw UnsupportedError(n, "spatial = 0 (per-activation statistics) is not supported");
+        if (n.opset >= 14 && n.attrs.get_int("training_mode", 0) != 0)
+            throw UnsupportedError(n, "training_mode = 1 (batch statistics) is not supported on the device");
+        const char* names[4] = {"scale", "B", "input_mean", "input_var"};
+        p.N = static_cast<uint64_t>(x.shape[0]);
+        p.C = static_cast<uint64_t>(x.shape[1]);
+        p.S = ref::dim_product(x.shape, 2, x.shape.size());
+        for (int i = 0; i < 4; ++i) {
+            p.pt[i] = float_input(n, static_cast<size_t>(i) + 1, names[i]);
+            if (n.inputs[static_cast<size_t>(i) + 1].numel() != p.C)
+                throw UnsupportedError(n, std::string("input '") + names[i] + "' has " +
+                                              std::to_string(n.inputs[static_cast<size_t>(i) + 1].numel()) +
+                                              " values for " + std::to_string(p.C) + " channels");
+        }
+        p.eps = n.attrs.get_float("epsilon", 1e-5);
+        m_out = tensor_like(x, x.shape);
+        if (x.numel() == 0) return;
+        p.lanes = p.S == 1;
+        p.cp = static_cast<uint32_t>(up(p.lanes ? p.C : p.S, 64));
+        if (p.lanes && bn_ub_bytes(p, 1) > dev.ub_bytes) {
+            p.lanes = false;  // too many channels for lane vectors: one element per row instead
+            p.cp = 64;
+        }
+        if (bn_ub_bytes(p, 1) > dev.ub_bytes) throw UnsupportedError(n, "a plane does not fit in UB");
+        const WorkSplit w = split_work(p.lanes ? p.N : p.N * p.C, dev.vector_cores);
+        p.per_block = w.per_block, p.blocks = w.blocks;
+        const uint64_t cap = std::min<uint64_t>({std::max<uint64_t>(1, p.per_block / 4),
+                                                 std::max<uint64_t>(1, 65536 / p.cp), p.lanes ? p.N : p.C, 1024});
+        uint32_t k = 1;
+        while (k < cap && bn_ub_bytes(p, k + 1) <= dev.ub_bytes) ++k;
+        p.k = k;
+        m_form = std::string(p.lanes ? "lanes" : "planes") + ": " + std::to_string(k) + " rows per tile";
+    }
+
+    std::vector<TensorRef> outputs() const override {
+        std::vector<TensorRef> o = {m_out};
+        return o;
+    }
+    std::string describe() const override { return m_form; }
+
+    std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                                     uint64_t) const override {
+        const uint64_t n = m_out.numel();
+        if (n == 0) return {};
+        BnPlan p = m_plan;
+        p.x = in[0].addr, p.y = out[0].addr;
+        uint64_t bytes = 2 * n * isa::dtype_size(p.xt);
+        for (int i = 0; i < 4; ++i) {
+            p.par[i] = in[static_cast<size_t>(i) + 1].addr;
+            bytes += p.C * isa::dtype_size(p.pt[i]);
+        }
+        return {vector_launch(m_node.name, m_node.op_type, p.blocks,
+                              [p](isa::IInstrSink& s) {
+                                  KernelContext ctx(s);
+                                  BnKernel(ctx, p).run();
+                              },
+                              2.0 * static_cast<double>(n), bytes, 2 + (p.xt == F32 ? 0 : 2), n, m_dev)};
+    }
+
+private:
+    NodeDesc m_node;
+    DeviceInfo m_dev;
+    BnPlan m_plan;
+    TensorRef m_out;
+    std::string m_form;
+};
+
+std::unique_ptr<INodeOp> make_batch_norm(const NodeDesc& n, const DeviceInfo& d) {
+    return std::make_unique<BatchNormOp>(n, d);
+}
+
+}  // namespace
+
+SFUMATO_REGISTER_NODE_OP(batch_norm, "BatchNormalization", make_batch_norm);
+
+}  // namespace sfumato::ops::norm

@@ -1,0 +1,79 @@
+// Graph-node faces of MaxPool (opsets 1-12: kernel_shape, strides, pads, dilations, ceil_mode,
+// auto_pad; float and int8/uint8 inputs) and AveragePool (count_include_pad; no dilation before
+// opset 19), 1 to 3 spatial dims, on the pooling kernel (runtime/ops/norm/pool_kernel.h). The
+// geometry (output size, SAME padding, ceil-mode rule) is ref::pool_geometry, shared with the
+// reference. MaxPool's optional Indices output is not supported on the device.
+#include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/pool_kernel.h"
+#include "runtime/ref/pool.h"
+
+namespace sfumato::ops::norm {
+
+namespace {
+
+class PoolOp : public INodeOp {
+public:
+    PoolOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
+        const bool is_max = n.op_type == "MaxPool";
+        const TensorRef& x = need_input(n, 0, "X");
+        const bool int_ok = is_max && (x.dtype == isa::DType::UINT8 || x.dtype == isa::DType::INT8);
+        if (!int_ok) float_input(n, 0, "X");
+        if (x.format != Format::ND || !x.contiguous()) throw UnsupportedError(n, "input 'X' layout");
+        if (is_max && n.num_outputs > 1) throw UnsupportedError(n, "the Indices output is not supported on the device");
+        const ref::PoolGeom g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
+        if (g.spatial < 1 || g.spatial > static_cast<size_t>(kMaxPoolDims))
+            throw UnsupportedError(n, std::to_string(g.spatial) + " spatial dims (supported: 1 to 3)");
+        std::vector<int64_t> yshape = {x.shape[0], x.shape[1]};
+        yshape.insert(yshape.end(), g.out.begin(), g.out.end());
+        m_out = tensor_like(x, yshape);
+        if (m_out.numel() == 0) return;
+        PoolPlan& p = m_plan;
+        p.is_max = is_max;
+        p.count_include_pad = g.count_include_pad;
+        p.xt = x.dtype;
+        p.planes = static_cast<uint64_t>(x.shape[0] * x.shape[1]);
+        p.nd = static_cast<int>(g.spatial);
+        for (size_t i = 0; i < g.spatial; ++i) {
+            p.in[i] = g.in[i], p.out[i] = g.out[i], p.k[i] = g.kernel[i], p.s[i] = g.stride[i];
+            p.d[i] = g.dilation[i], p.pb[i] = g.pad_begin[i], p.pe[i] = g.pad_end[i];
+            if (!is_max && p.d[i] != 1) throw UnsupportedError(n, "AveragePool with dilations");
+        }
+        if (!plan_pool(p, dev.ub_bytes, dev.vector_cores))
+            throw UnsupportedError(n, "the pooling window does not fit in UB (or padding beyond 255 elements)");
+        m_form = "gather per tap: " + std::to_string(p.tp) + " planes per tile";
+    }
+
+    std::vector<TensorRef> outputs() const override { return {m_out}; }
+    std::string describe() const override { return m_form; }
+
+    std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                                     uint64_t) const override {
+        if (m_out.numel() == 0) return {};
+        PoolPlan p = m_plan;
+        p.x = in[0].addr, p.y = out[0].addr;
+        uint64_t taps = 1;
+        for (int i = 0; i < p.nd; ++i) taps *= static_cast<uint64_t>(p.k[i]);
+        const uint64_t es = isa::dtype_size(p.xt), on = m_out.numel();
+        // Compute bound: per tap one gather (8 cycles per repeat on the presets, counted as 8
+        // passes) plus the max/add and the offset update.
+        return {vector_launch(m_node.name, m_node.op_type, p.blocks, [p](isa::IInstrSink& s) { pool_kernel(s, p); },
+                              static_cast<double>(on * taps), in[0].numel() * es + on * es,
+                              static_cast<double>(taps) * 10.0, on, m_dev)};
+    }
+
+private:
+    NodeDesc m_node;
+    DeviceInfo m_dev;
+    TensorRef m_out;
+    PoolPlan m_plan;
+    std::string m_form;
+};
+
+std::unique_ptr<INodeOp> make_pool(const NodeDesc& n, const DeviceInfo& d) { return std::make_unique<PoolOp>(n, d); }
+
+}  // namespace
+
+SFUMATO_REGISTER_NODE_OP(max_pool, "MaxPool", make_pool);
+SFUMATO_REGISTER_NODE_OP(average_pool, "AveragePool", make_pool);
+
+}  // namespace sfumato::ops::norm

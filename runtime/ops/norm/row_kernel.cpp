@@ -1,0 +1,340 @@
+// Row kernel of Softmax, LogSoftmax, LayerNormalization and InstanceNormalization
+// (runtime/ops/norm/row_kernel.h).
+#include "runtime/ops/norm/row_kernel.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "runtime/kernel/api.h"
+#include "runtime/ops/norm/vec_nest.h"
+
+namespace sfumato::ops::norm {
+
+using isa::DType;
+using isa::Opcode;
+using namespace sfumato::kernel;
+
+namespace {
+
+constexpr DType F32 = DType::FP32;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Layout {
+    uint64_t in, out, xf, t, scr, e, vals, blocks, gstage, gvec, par, stat;
+};
+
+// Buffer sizes, each staggered (vec_nest.h) so that the operands of one instruction start in
+// different UB bank groups.
+Layout layout(const RowPlan& p, uint32_t k) {
+    const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt);
+    const uint64_t c = p.cp / 64, keep = cdiv(c, 2);
+    const uint64_t f32 = uint64_t{k} * p.cp * 4;
+    Layout l{};
+    l.in = staggered(uint64_t{k} * p.cp * ex);
+    l.out = staggered(uint64_t{k} * p.cp * ey);
+    l.xf = p.xt == F32 ? 0 : staggered(f32);
+    l.t = staggered(f32);
+    l.scr = staggered(uint64_t{k} * keep * 256);
+    l.e = staggered(uint64_t{k} * 256);
+    l.vals = 2 * up(k, 64) * 4;
+    l.blocks = (up(k, 8) + 16) * kBlk;  // per-row blocks, then 16 parameter blocks
+    if (p.affine == RowPlan::Affine::Lanes) {
+        l.gstage = up(uint64_t{p.cp} * 4, kBlk);  // widest storage type
+        l.gvec = staggered(2 * uint64_t{p.cp} * 4);
+    }
+    if (p.affine == RowPlan::Affine::PerP) l.par = 2 * kBlk;
+    if (p.mean || p.rstd) l.stat = 2 * up(k, 8) * 4;
+    return l;
+}
+
+}  // namespace
+
+uint64_t row_ub_bytes(const RowPlan& p, uint32_t k) {
+    const Layout l = layout(p, k);
+    return p.buffers * (l.in + l.out) + l.xf + l.t + l.scr + l.e + l.vals + l.blocks + l.gstage + l.gvec +
+           2 * l.par + 2 * l.stat + 1024;
+}
+
+namespace {
+
+class RowKernel {
+public:
+    RowKernel(KernelContext& ctx, const RowPlan& p) : m_ctx(ctx), m_p(p), m_pipe(ctx) {}
+
+    void run() {
+        const RowPlan& p = m_p;
+        const uint64_t total = p.P * p.Q;
+        const uint64_t w_begin = uint64_t{m_ctx.block_idx()} * p.per_block;
+        if (w_begin >= total) return;
+        const uint64_t w_end = std::min(total, w_begin + p.per_block);
+        const Layout l = layout(p, p.k);
+        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
+        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
+        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
+        m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
+        m_pipe.InitBuffer(m_scr, static_cast<uint32_t>(l.scr));
+        m_pipe.InitBuffer(m_e, static_cast<uint32_t>(l.e));
+        m_pipe.InitBuffer(m_vals, static_cast<uint32_t>(l.vals));
+        m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        if (l.gvec) {
+            m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
+            m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
+            load_lane_params();
+        }
+        if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
+        if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
+        for (uint64_t w = w_begin; w < w_end;) {
+            const uint64_t pi = w / p.Q, q0 = w % p.Q;
+            const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>({p.k, p.Q - q0, w_end - w}));
+            m_ctx.scalar(4);  // tile bookkeeping
+            tile(w, pi, q0, len);
+            w += len;
+        }
+        m_in.drain();
+        m_out.drain();
+        if (l.par) m_par.drain();
+        if (l.stat) m_stat.drain();
+    }
+
+private:
+    uint32_t vals(int i) const { return m_vals.Get<uint8_t>().address() + static_cast<uint32_t>(i * up(m_p.k, 64) * 4); }
+    uint32_t blocks() const { return m_blocks.Get<uint8_t>().address(); }
+    uint32_t param_blocks() const { return blocks() + static_cast<uint32_t>(up(m_p.k, 8) * kBlk); }
+    uint32_t tbuf() const { return m_t.Get<uint8_t>().address(); }
+    uint32_t ebuf() const { return m_e.Get<uint8_t>().address(); }
+    // Spreads len per-row values (fp32 at v) over one 256-byte vector per row in ebuf.
+    void per_row(uint32_t v, uint32_t len) {
+        brcb(m_ctx, F32, blocks(), v, len);
+        expand_blocks(m_ctx, F32, ebuf(), blocks(), len);
+    }
+
+    // Gamma (and beta) as fp32 lane vectors of cp elements (once per block).
+    void load_lane_params() {
+        const RowPlan& p = m_p;
+        const uint32_t g = m_gvec.Get<uint8_t>().address();
+        auto one = [&](uint64_t gm, DType t, bool scalar, uint32_t dst) {
+            LocalTensor<uint8_t> s = m_gstage.AllocTensor<uint8_t>();
+            const uint64_t n = scalar ? 1 : p.cols;
+            kernel::detail::copy_in(m_ctx, t, isa::Pos::UB, s.address(), gm,
+                                    isa::CopyParams{1, static_cast<uint32_t>(n * isa::dtype_size(t)), 0, 0}, 0);
+            m_gstage.EnQue(s);
+            LocalTensor<uint8_t> d = m_gstage.DeQue<uint8_t>();
+            if (scalar) {  // spread the value over the whole lane vector
+                if (t != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(vals(0)), vop(d.address()), {}, 1, 1, 1, 0, t);
+                else vrun(m_ctx, Opcode::VMULS, F32, vop(vals(0)), vop(d.address()), {}, 1, 1, 1, 1.0);
+                brcb(m_ctx, F32, blocks(), vals(0), 1);
+                vrun(m_ctx, Opcode::VMULS, F32, vop(dst), vblock(blocks()), {}, 1, 1, p.cp, 1.0);
+            } else if (t != F32) {
+                vrun(m_ctx, Opcode::VCONV, F32, vop(dst), vop(d.address()), {}, 1, 1, n, 0, t);
+            } else {
+                vrun(m_ctx, Opcode::VMULS, F32, vop(dst), vop(d.address()), {}, 1, 1, n, 1.0);
+            }
+            m_gstage.FreeTensor(d);
+        };
+        one(p.gamma, p.gt, p.gamma_scalar, g);
+        if (p.beta) one(p.beta, p.bt, p.beta_scalar, g + p.cp * 4);
+        m_gstage.drain();
+    }
+
+    void tile(uint64_t w, uint64_t pi, uint64_t q0, uint32_t len) {
+        const RowPlan& p = m_p;
+        const uint32_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt);
+        const uint64_t row0 = pi * p.sp + q0 * p.sq;
+        // ---- MTE2: load
+        LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
+        const uint32_t ingap = static_cast<uint32_t>((uint64_t{p.cp} * ex - up(p.cols * ex, kBlk)) / kBlk);
+        kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
+                                isa::CopyParams{len, static_cast<uint32_t>(p.cols * ex),
+                                                static_cast<uint32_t>((p.sq - p.cols) * ex), ingap},
+                                0);
+        m_in.EnQue(in);
+        LocalTensor<uint8_t> par;
+        if (p.affine == RowPlan::Affine::PerP) {
+            par = m_par.AllocTensor<uint8_t>();
+            kernel::detail::copy_in(m_ctx, p.gt, isa::Pos::UB, par.address(), p.gamma + pi * isa::dtype_size(p.gt),
+                                    isa::CopyParams{1, isa::dtype_size(p.gt), 0, 0}, 0);
+            if (p.beta)
+                kernel::detail::copy_in(m_ctx, p.bt, isa::Pos::UB, par.address() + kBlk,
+                                        p.beta + pi * isa::dtype_size(p.bt),
+                                        isa::CopyParams{1, isa::dtype_size(p.bt), 0, 0}, 0);
+            m_par.EnQue(par);
+        }
+        // ---- V
+        LocalTensor<uint8_t> xin = m_in.DeQue<uint8_t>();
+        const uint32_t xf = p.xt == F32 ? xin.address() : m_xf.Get<uint8_t>().address();
+        const uint64_t n = uint64_t{len} * p.cp;
+        if (p.xt != F32) {
+            vrun(m_ctx, Opcode::VCONV, F32, vop(xf), vop(xin.address()), {}, 1, 1, n, 0, p.xt);
+            m_in.FreeTensor(xin);
+        }
+        LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
+        const uint32_t oaddr = p.yt == F32 ? out.address() : 0;  // fp32 output: the last op writes it
+        LocalTensor<uint8_t> stat, pv;
+        if (p.mean || p.rstd) stat = m_stat.AllocTensor<uint8_t>();
+        if (p.affine == RowPlan::Affine::PerP) pv = m_par.DeQue<uint8_t>();
+        const uint32_t res = p.kind == RowPlan::Kind::LayerNorm ? layer_norm(xf, oaddr, len, pv, stat)
+                                                                : softmax(xf, oaddr, len);
+        if (p.yt != F32) vrun(m_ctx, Opcode::VCONV, p.yt, vop(out.address()), vop(res), {}, 1, 1, n, 0, F32);
+        if (p.xt == F32) m_in.FreeTensor(xin);
+        if (p.affine == RowPlan::Affine::PerP) m_par.FreeTensor(pv);
+        m_out.EnQue(out);
+        if (p.mean || p.rstd) m_stat.EnQue(stat);
+        // ---- MTE3: store
+        LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
+        const uint32_t outgap = static_cast<uint32_t>((uint64_t{p.cp} * ey - up(p.cols * ey, kBlk)) / kBlk);
+        kernel::detail::copy_out(m_ctx, p.yt, p.y + row0 * ey, isa::Pos::UB, o.address(),
+                                 isa::CopyParams{len, static_cast<uint32_t>(p.cols * ey), outgap,
+                                                 static_cast<uint32_t>((p.sq - p.cols) * ey)});
+        m_out.FreeTensor(o);
+        if (p.mean || p.rstd) {
+            LocalTensor<uint8_t> s = m_stat.DeQue<uint8_t>();
+            const uint32_t half = static_cast<uint32_t>(up(p.k, 8) * 4);
+            if (p.mean)
+                kernel::detail::copy_out(m_ctx, F32, p.mean + w * 4, isa::Pos::UB, s.address(),
+                                         isa::CopyParams{1, len * 4u, 0, 0});
+            if (p.rstd)
+                kernel::detail::copy_out(m_ctx, F32, p.rstd + w * 4, isa::Pos::UB, s.address() + half,
+                                         isa::CopyParams{1, len * 4u, 0, 0});
+            m_stat.FreeTensor(s);
+        }
+    }
+
+    // Sum or max of each of len rows at src (fp32, row stride cp) into vals(i).
+    void row_reduce(Opcode op, Opcode red, uint32_t src, uint32_t len, int i) {
+        const RowPlan& p = m_p;
+        const uint64_t c = p.cp / 64, keep = cdiv(c, 2);
+        if (c == 1) {
+            lane_reduce(m_ctx, red, F32, src, vals(i), len, int64_t{p.cp} * 4, 64);
+            return;
+        }
+        const uint32_t scr = m_scr.Get<uint8_t>().address();
+        const int64_t gs = static_cast<int64_t>(keep * 256);
+        fold(m_ctx, op, F32, src, scr, len, int64_t{p.cp} * 4, gs, c, 256, 64);
+        lane_reduce(m_ctx, red, F32, scr, vals(i), len, gs, 64);
+    }
+
+    // Rows at a (fp32) op the per-row vectors in ebuf into dst.
+    void apply_rows(Opcode op, uint32_t dst, uint32_t a, uint32_t len) {
+        const int64_t rs = int64_t{m_p.cp} * 4;
+        vrun(m_ctx, op, F32, vop(dst, 0, rs), vop(a, 0, rs), vrow(ebuf(), 0, 256), 1, len, m_p.cp);
+    }
+
+    // t = x - max; xf = exp(t); y = xf / sum (Softmax) or t - ln(sum) (LogSoftmax), into oaddr
+    // when set, else into a free buffer; returns where y is.
+    uint32_t softmax(uint32_t xf, uint32_t oaddr, uint32_t len) {
+        const RowPlan& p = m_p;
+        const int64_t rs = int64_t{p.cp} * 4;
+        const uint32_t valid = static_cast<uint32_t>(p.cols % 64), t = tbuf();
+        if (valid) fill_tail(m_ctx, F32, xf + p.cp * 4 - 256, len, rs, valid, -kInf);
+        row_reduce(Opcode::VMAX, Opcode::VRED_MAX, xf, len, 0);
+        per_row(vals(0), len);
+        apply_rows(Opcode::VSUB, t, xf, len);
+        const uint64_t n = uint64_t{len} * p.cp;
+        vrun(m_ctx, Opcode::VEXP, F32, vop(xf), vop(t), {}, 1, 1, n);
+        row_reduce(Opcode::VADD, Opcode::VRED_SUM, xf, len, 1);
+        const bool soft = p.kind == RowPlan::Kind::Softmax;
+        vrun(m_ctx, soft ? Opcode::VREC : Opcode::VLN, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len);
+        per_row(vals(1), len);
+        const uint32_t ydst = oaddr ? oaddr : soft ? t : xf;
+        apply_rows(soft ? Opcode::VMUL : Opcode::VSUB, ydst, soft ? xf : t, len);
+        return ydst;
+    }
+
+    // t = x - mean; var from t; y = t * rstd [* gamma + beta | * scale + B], into oaddr when
+    // set, else into a free buffer; returns where y is.
+    uint32_t layer_norm(uint32_t xf, uint32_t oaddr, uint32_t len, const LocalTensor<uint8_t>& par,
+                    const LocalTensor<uint8_t>& stat) {
+        const RowPlan& p = m_p;
+        const int64_t rs = int64_t{p.cp} * 4;
+        const uint32_t valid = static_cast<uint32_t>(p.cols % 64), t = tbuf();
+        const uint64_t c = p.cp / 64, keep = cdiv(c, 2), pairs = c / 2;
+        const double inv_n = 1.0 / static_cast<double>(p.cols);
+        if (valid) fill_tail(m_ctx, F32, xf + p.cp * 4 - 256, len, rs, valid, 0.0);
+        row_reduce(Opcode::VADD, Opcode::VRED_SUM, xf, len, 0);
+        vrun(m_ctx, Opcode::VMULS, F32, vop(vals(0)), vop(vals(0)), {}, 1, 1, len, inv_n);
+        const uint32_t half = static_cast<uint32_t>(up(p.k, 8) * 4);
+        if (p.mean) vrun(m_ctx, Opcode::VMULS, F32, vop(stat.address()), vop(vals(0)), {}, 1, 1, len, 1.0);
+        per_row(vals(0), len);
+        apply_rows(Opcode::VSUB, t, xf, len);
+        if (valid) fill_tail(m_ctx, F32, t + p.cp * 4 - 256, len, rs, valid, 0.0);
+        // Sum of squares: the first fold level squares adjacent units (x*x, then += x*x).
+        const uint32_t scr = m_scr.Get<uint8_t>().address();
+        const int64_t gs = static_cast<int64_t>(keep * 256);
+        if (c == 1) {
+            vrun(m_ctx, Opcode::VMUL, F32, vop(scr, 0, gs), vop(t, 0, rs), vop(t, 0, rs), 1, len, 64);
+        } else {
+            vrun(m_ctx, Opcode::VMUL, F32, vop(scr, gs, 256), vop(t, rs, 512), vop(t, rs, 512), len, pairs, 64);
+            vrun(m_ctx, Opcode::VMLA, F32, vop(scr, gs, 256), vop(t + 256, rs, 512), vop(t + 256, rs, 512), len, pairs, 64);
+            if (c % 2)
+                vrun(m_ctx, Opcode::VMUL, F32, vop(static_cast<uint32_t>(scr + pairs * 256), gs),
+                     vop(static_cast<uint32_t>(t + 2 * pairs * 256), rs), vop(static_cast<uint32_t>(t + 2 * pairs * 256), rs),
+                     len, 1, 64);
+            fold(m_ctx, Opcode::VADD, F32, scr, scr, len, gs, gs, keep, 256, 64);
+        }
+        lane_reduce(m_ctx, Opcode::VRED_SUM, F32, scr, vals(1), len, gs, 64);
+        vrun(m_ctx, Opcode::VMULS, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len, inv_n);
+        vrun(m_ctx, Opcode::VADDS, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len, p.eps);
+        vrun(m_ctx, Opcode::VRSQRT, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len);
+        if (p.rstd) vrun(m_ctx, Opcode::VMULS, F32, vop(stat.address() + half), vop(vals(1)), {}, 1, 1, len, 1.0);
+        if (p.affine == RowPlan::Affine::PerP) {
+            // Per tile: y = t * (rstd * scale) + B, scale and B one value each.
+            const uint32_t pv = vals(0);  // the mean is no longer needed
+            if (p.gt != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(pv), vop(par.address()), {}, 1, 1, 1, 0, p.gt);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(pv), vop(par.address()), {}, 1, 1, 1, 1.0);
+            if (p.beta) {
+                if (p.bt != F32)
+                    vrun(m_ctx, Opcode::VCONV, F32, vop(pv + kBlk), vop(par.address() + kBlk), {}, 1, 1, 1, 0, p.bt);
+                else vrun(m_ctx, Opcode::VMULS, F32, vop(pv + kBlk), vop(par.address() + kBlk), {}, 1, 1, 1, 1.0);
+            }
+            const uint32_t pb = param_blocks();  // block 0 = scale, block 8 = B
+            brcb(m_ctx, F32, pb, pv, 1);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(vals(1)), vop(vals(1)), vblock(pb), 1, 1, len);
+            per_row(vals(1), len);
+            if (!p.beta) {
+                const uint32_t y = oaddr ? oaddr : xf;
+                apply_rows(Opcode::VMUL, y, t, len);
+                return y;
+            }
+            apply_rows(Opcode::VMUL, xf, t, len);
+            brcb(m_ctx, F32, pb + 8 * kBlk, pv + kBlk, 1);
+            expand_blocks(m_ctx, F32, ebuf(), pb + 8 * kBlk, 1);
+            const uint32_t y = oaddr ? oaddr : t;
+            vrun(m_ctx, Opcode::VADD, F32, vop(y, 0, rs), vop(xf, 0, rs), vrow(ebuf(), 0, 0), 1, len, p.cp);
+            return y;
+        }
+        per_row(vals(1), len);
+        if (p.affine != RowPlan::Affine::Lanes) {
+            const uint32_t y = oaddr ? oaddr : xf;
+            apply_rows(Opcode::VMUL, y, t, len);
+            return y;
+        }
+        apply_rows(Opcode::VMUL, xf, t, len);
+        const uint32_t g = m_gvec.Get<uint8_t>().address();
+        if (!p.beta) {
+            const uint32_t y = oaddr ? oaddr : t;
+            vrun(m_ctx, Opcode::VMUL, F32, vop(y, 0, rs), vop(xf, 0, rs), vop(g, 0, 0), 1, len, p.cp);
+            return y;
+        }
+        vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(xf, 0, rs), vop(g, 0, 0), 1, len, p.cp);
+        const uint32_t y = oaddr ? oaddr : xf;
+        vrun(m_ctx, Opcode::VADD, F32, vop(y, 0, rs), vop(t, 0, rs), vop(g + p.cp * 4, 0, 0), 1, len, p.cp);
+        return y;
+    }
+
+    KernelContext& m_ctx;
+    const RowPlan& m_p;
+    TPipe m_pipe;
+    TQue<TPosition::VECIN> m_in, m_gstage, m_par;
+    TQue<TPosition::VECOUT> m_out, m_stat;
+    TBuf<TPosition::VECCALC> m_xf, m_scr, m_vals, m_blocks, m_gvec, m_t, m_e;
+};
+
+}  // namespace
+
+void row_kernel(isa::IInstrSink& sink, const RowPlan& p) {
+    KernelContext ctx(sink);
+    RowKernel k(ctx, p);
+    k.run();
+}
+
+}  // namespace sfumato::ops::norm
