@@ -7,7 +7,6 @@
 #include "cli/interrupt.h"
 #include "sim/error.h"
 #include "sim/failure.h"
-#include "sim/host_thread.h"
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
@@ -88,10 +87,21 @@ void Session::elaborate() {
 }
 
 void Session::run(std::function<void(rt::Runtime&)> program) {
-    HostThread host("host", [this, program] {
+    start(std::move(program));
+    run_until([this] { return host_finished(); });
+    finish();
+}
+
+void Session::start(std::function<void(rt::Runtime&)> program) {
+    m_host = std::make_unique<HostThread>("host", [this, program] {
         m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
         program(*m_runtime);
     });
+}
+
+bool Session::host_finished() const { return m_host && m_host->finished(); }
+
+void Session::run_until(const std::function<bool()>& done) {
     // Run in slices; a slice with no progress and nothing in flight while the host still
     // waits is a deadlock. Each slice runs in steps so that a stop request (SIGINT/SIGTERM) is
     // seen soon; splitting sc_start changes no event order, so no cycle count.
@@ -102,9 +112,9 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
     // (A limit beyond 2^64 ps is no limit.)
     const uint64_t limit_tick =
         m_opts.max_cycles && m_opts.max_cycles <= UINT64_MAX / clk.period_ps() ? clk.period_ps() * m_opts.max_cycles : 0;
-    while (true) {
+    while (!done()) {
         const uint64_t before = progress_counter();
-        for (int k = 0; k < kSteps && !host.finished(); ++k) {
+        for (int k = 0; k < kSteps && !done() && !host_finished(); ++k) {
             sc_core::sc_time t = step;
             if (limit_tick) {
                 const uint64_t now = now_tick().v;
@@ -115,7 +125,7 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
             rethrow_failure();
             throw_if_interrupted("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
         }
-        if (host.finished()) break;
+        if (done() || host_finished()) break;
         if (limit_tick && now_tick().v >= limit_tick) {
             throw SimError(kExitDeadlock, "timeout: the run did not finish within --max-cycles " + std::to_string(m_opts.max_cycles) +
                                               " cycles\n" + m_chip->describe_state());
@@ -125,6 +135,9 @@ void Session::run(std::function<void(rt::Runtime&)> program) {
                                               std::to_string(clk.floor_cycle(now_tick()).v) + "\n" + m_chip->describe_state());
         }
     }
+}
+
+void Session::finish() {
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
     if (m_runtime) m_runtime->context().emit_task_trace();
 }

@@ -13,6 +13,7 @@
 #include "models/chip/chip.h"
 #include "runtime/rt/runtime.h"
 #include "sim/config.h"
+#include "sim/host_thread.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
@@ -65,6 +66,15 @@ public:
     Chip& chip() { return *m_chip; }
     // Runs the host program to completion; throws on failure or deadlock.
     void run(std::function<void(rt::Runtime&)> program);
+    // The same in steps, for programs that drive the simulation from outside it (the Ascend C
+    // host API): start() creates the host thread running `program` (before the first step);
+    // run_until() simulates until done() holds (the host thread may sc_pause() to return
+    // early), with run()'s failure and deadlock checks; finish() records the total cycles and
+    // the task trace once the host program has returned.
+    void start(std::function<void(rt::Runtime&)> program);
+    void run_until(const std::function<bool()>& done);
+    bool host_finished() const;
+    void finish();
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
@@ -91,6 +101,7 @@ private:
     ChromeTraceWriter m_writer;
     std::unique_ptr<Chip> m_chip;
     std::unique_ptr<rt::Runtime> m_runtime;
+    std::unique_ptr<HostThread> m_host;
     uint64_t m_total_cycles = 0;
 };
 

@@ -12,13 +12,15 @@ namespace sfumato::kernel {
 using isa::bfloat16;
 using isa::half;
 
-// Logical positions of local tensors, mapped to physical buffers by the core architecture.
-enum class TPosition : uint8_t { GM, VECIN, VECOUT, VECCALC, A1, B1, A2, B2, CO1, CO2 };
+// Logical positions of local tensors, mapped to physical buffers by the core architecture
+// (C1/C2: a bias vector staged in L1 and moved to the bias table).
+enum class TPosition : uint8_t { GM, VECIN, VECOUT, VECCALC, A1, B1, A2, B2, CO1, CO2, C1, C2 };
 
 constexpr isa::Pos physical(TPosition p) {
     switch (p) {
         case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: case TPosition::CO2: return isa::Pos::UB;
-        case TPosition::A1: case TPosition::B1: return isa::Pos::L1;
+        case TPosition::A1: case TPosition::B1: case TPosition::C1: return isa::Pos::L1;
+        case TPosition::C2: return isa::Pos::BT;
         case TPosition::A2: return isa::Pos::L0A;
         case TPosition::B2: return isa::Pos::L0B;
         case TPosition::CO1: return isa::Pos::L0C;
@@ -53,6 +55,7 @@ public:
         return LocalTensor(m_ctx, m_pos, m_addr + offset * static_cast<uint32_t>(sizeof(T)), m_size - offset, m_buf);
     }
     KernelContext& ctx() const { return *m_ctx; }
+    bool valid() const { return m_ctx != nullptr; }
     isa::Pos pos() const { return m_pos; }
     uint32_t address() const { return m_addr; }
     uint32_t GetSize() const { return m_size; }

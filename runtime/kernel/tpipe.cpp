@@ -12,6 +12,8 @@ QueuePipes queue_pipes(TPosition p, isa::CoreKind kind) {
         case TPosition::A2: case TPosition::B2: return {Pipe::MTE1, Pipe::M};
         case TPosition::CO1: return {Pipe::M, kind == isa::CoreKind::Coupled ? Pipe::V : Pipe::FIX};
         case TPosition::CO2: return {Pipe::V, Pipe::MTE3};
+        case TPosition::C1: return {Pipe::MTE2, Pipe::MTE1};
+        case TPosition::C2: return {Pipe::MTE1, Pipe::M};
         default: return {Pipe::V, Pipe::V};
     }
 }
@@ -22,12 +24,13 @@ TQueBase::~TQueBase() noexcept(false) {
     if (std::uncaught_exceptions() == 0) drain();
 }
 
-void TQueBase::setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t base, uint32_t bytes, const std::string& name) {
+void TQueBase::setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t base, uint32_t bytes, const std::string& name,
+                     const QueuePipes* pipes) {
     (void)base;
     if (num == 0) throw InputError(name + ": a queue needs at least one buffer");
     m_ctx = &ctx;
     m_pos = pos;
-    m_pipes = queue_pipes(pos, ctx.sink().core_kind());
+    m_pipes = pipes ? *pipes : queue_pipes(pos, ctx.sink().core_kind());
     m_bytes = bytes;
     m_name = name;
     m_bufs.resize(num);
@@ -37,10 +40,25 @@ void TQueBase::setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t b
     }
 }
 
+uint32_t TQueBase::in_use() const {
+    uint32_t n = 0;
+    for (const auto& b : m_bufs) n += b.in_use ? 1 : 0;
+    return n;
+}
+
 int TQueBase::alloc() {
-    const int b = static_cast<int>(m_next);
-    m_next = (m_next + 1) % m_bufs.size();
+    if (m_bufs.empty()) throw InputError("AllocTensor on a queue that InitBuffer never set up");
+    uint32_t i = m_next;
+    while (m_bufs[i].in_use) {
+        i = (i + 1) % m_bufs.size();
+        if (i == m_next)
+            throw InputError(m_name + ": AllocTensor with all " + std::to_string(m_bufs.size()) +
+                             " buffers in use (each needs a FreeTensor before it is allocated again)");
+    }
+    const int b = static_cast<int>(i);
+    m_next = (i + 1) % m_bufs.size();
     Buf& buf = m_bufs[b];
+    buf.in_use = true;
     if (buf.back_pending) {
         m_ctx->wait_flag(m_pipes.consumer, m_pipes.producer, buf.back_ev);
         buf.back_pending = false;
@@ -63,7 +81,9 @@ int TQueBase::deque() {
 }
 
 void TQueBase::free_buf(int b) {
-    if (b < 0 || b >= static_cast<int>(m_bufs.size())) throw InputError(m_name + ": FreeTensor of a tensor it did not allocate");
+    if (b < 0 || b >= static_cast<int>(m_bufs.size()) || !m_bufs[b].in_use)
+        throw InputError(m_name + ": FreeTensor of a tensor it did not allocate (or freed twice)");
+    m_bufs[b].in_use = false;
     m_ctx->set_flag(m_pipes.consumer, m_pipes.producer, m_bufs[b].back_ev);
     m_bufs[b].back_pending = true;
 }
@@ -77,7 +97,8 @@ void TQueBase::drain() {
 }
 
 uint32_t TPipe::round_up(uint32_t bytes, TPosition p) const {
-    const uint32_t a = physical(p) == isa::Pos::L0A || physical(p) == isa::Pos::L0B ? 512 : physical(p) == isa::Pos::L0C ? 64 : 32;
+    const isa::Pos pos = physical(p);
+    const uint32_t a = pos == isa::Pos::L0A || pos == isa::Pos::L0B ? 512 : pos == isa::Pos::L0C || pos == isa::Pos::BT ? 64 : 32;
     return (bytes + a - 1) / a * a;
 }
 

@@ -3,6 +3,8 @@
 // kernel author would otherwise write by hand: EnQue sets producer->consumer, DeQue waits for
 // it; FreeTensor sets consumer->producer, and the next AllocTensor of that buffer waits for it.
 // Each buffer has its own event id per direction, so a binary flag never has to count.
+// AllocTensor takes the next buffer in turn that is not in use (in-order use keeps a strict
+// rotation); allocating while every buffer is in use (a missing FreeTensor) is an error.
 #pragma once
 #include <deque>
 #include <exception>
@@ -31,15 +33,23 @@ public:
     virtual ~TQueBase() noexcept(false);
     // Consumes free flags still pending, so the next block on this core starts clean.
     void drain();
+    // Buffers allocated and not freed, tensors enqueued and not dequeued, buffers in all.
+    uint32_t in_use() const;
+    uint32_t queued() const { return static_cast<uint32_t>(m_fifo.size()); }
+    uint32_t buffers() const { return static_cast<uint32_t>(m_bufs.size()); }
+    const QueuePipes& pipes() const { return m_pipes; }
+    const std::string& name() const { return m_name; }
 
 protected:
     struct Buf {
         uint32_t addr = 0;
         uint8_t fwd_ev = 0, back_ev = 0;
         bool back_pending = false;
+        bool in_use = false;  // allocated and not yet freed
     };
     friend class TPipe;
-    void setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t base, uint32_t bytes, const std::string& name);
+    void setup(KernelContext& ctx, TPosition pos, uint32_t num, uint32_t base, uint32_t bytes, const std::string& name,
+               const QueuePipes* pipes = nullptr);
     int alloc();
     void enque(int buf);
     int deque();
@@ -99,8 +109,18 @@ public:
 
     template <TPosition P>
     void InitBuffer(TQue<P>& q, uint32_t num, uint32_t bytes) {
+        init_queue(q, num, bytes, nullptr);
+    }
+    // A queue whose producer and consumer pipes are given (a queue bound between two positions,
+    // e.g. VECIN -> VECOUT is MTE2 -> MTE3).
+    template <TPosition P>
+    void InitBuffer(TQue<P>& q, uint32_t num, uint32_t bytes, const QueuePipes& pipes) {
+        init_queue(q, num, bytes, &pipes);
+    }
+    template <TPosition P>
+    void init_queue(TQue<P>& q, uint32_t num, uint32_t bytes, const QueuePipes* pipes) {
         const uint32_t base = reserve(P, num * round_up(bytes, P), "queue");
-        q.setup(m_ctx, P, num, base, bytes, "queue " + std::to_string(m_queues.size()));
+        q.setup(m_ctx, P, num, base, bytes, "queue " + std::to_string(m_queues.size()), pipes);
         q.m_pipe = this;
         for (uint32_t i = 0; i < num; ++i) q.m_bufs[i].addr = base + i * round_up(bytes, P);
         m_queues.push_back(&q);

@@ -1,0 +1,155 @@
+// See asc_rewrite.h. A small scanner, not a parser: it skips comments, string and character
+// literals, finds `<<<`, walks back over the callee (an identifier path with optional template
+// arguments) and forward to the `>>>` that closes the launch configuration at bracket depth 0.
+#include "runtime/ascendc/asc_rewrite.h"
+
+#include <cctype>
+#include <regex>
+#include <vector>
+
+#include "sim/error.h"
+
+namespace sfumato::ascendc {
+
+namespace {
+
+bool ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Marks bytes inside comments and literals, which the scanner must not read as code.
+std::vector<bool> code_mask(const std::string& s) {
+    std::vector<bool> code(s.size(), true);
+    size_t i = 0;
+    while (i < s.size()) {
+        if (s.compare(i, 2, "//") == 0) {
+            while (i < s.size() && s[i] != '\n') code[i++] = false;
+        } else if (s.compare(i, 2, "/*") == 0) {
+            const size_t e = s.find("*/", i + 2);
+            const size_t end = e == std::string::npos ? s.size() : e + 2;
+            while (i < end) code[i++] = false;
+        } else if (s[i] == '"' || s[i] == '\'') {
+            const char q = s[i];
+            if (q == '\'' && i > 0 && std::isxdigit(static_cast<unsigned char>(s[i - 1]))) {  // digit separator
+                ++i;
+                continue;
+            }
+            code[i++] = false;
+            while (i < s.size() && s[i] != q && s[i] != '\n') {
+                if (s[i] == '\\') code[i++] = false;
+                if (i < s.size()) code[i++] = false;
+            }
+            if (i < s.size()) code[i++] = false;
+        } else {
+            ++i;
+        }
+    }
+    return code;
+}
+
+int line_of(const std::string& s, size_t pos) {
+    int line = 1;
+    for (size_t i = 0; i < pos && i < s.size(); ++i) line += s[i] == '\n';
+    return line;
+}
+
+std::string collapse(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (std::isspace(static_cast<unsigned char>(c))) continue;
+        out += c == '"' ? '\'' : c;
+    }
+    return out;
+}
+
+// The kind of the kernel named `name`, from the qualifiers of its definition: the text between
+// the previous ';', '{' or '}' and the name, when it holds __global__.
+std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+    std::string quals;
+    const std::regex use("\\b" + name + "\\s*\\(");
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it) {
+        const size_t at = static_cast<size_t>(it->position());
+        if (!code[at]) continue;
+        size_t b = at;
+        while (b > 0 && !(code[b - 1] && (src[b - 1] == ';' || src[b - 1] == '{' || src[b - 1] == '}'))) --b;
+        const std::string chunk = src.substr(b, at - b);
+        if (chunk.find("__global__") != std::string::npos) {
+            quals = chunk;
+            break;
+        }
+    }
+    if (quals.find("__vector__") != std::string::npos) return "Vector";
+    if (quals.find("__cube__") != std::string::npos) return "Cube";
+    if (quals.find("__mix__") != std::string::npos) return "Mix";
+    std::smatch t;
+    if (std::regex_search(src, t, std::regex("KERNEL_TASK_TYPE_DEFAULT\\s*\\(\\s*KERNEL_TYPE_([A-Z_0-9]+)"))) {
+        const std::string k = t[1].str();
+        if (k.find("AIV_ONLY") != std::string::npos) return "Vector";
+        if (k.find("AIC_ONLY") != std::string::npos) return "Cube";
+        if (k.find("MIX") != std::string::npos) return "Mix";
+    }
+    const bool cube = std::regex_search(src, std::regex("\\b(Mmad|LoadData|Fixpipe|ASCEND_IS_AIC)\\b|TPosition::(A1|A2|B1|B2|CO1)"));
+    const bool vec = std::regex_search(
+        src, std::regex("\\b(Add|Sub|Mul|Div|Adds|Muls|Exp|Ln|Relu|LeakyRelu|Cast|Duplicate|ReduceSum|ReduceMax|"
+                        "WholeReduceSum|Compare|Select|ASCEND_IS_AIV)\\b|TPosition::(VECIN|VECOUT|VECCALC)|QuePosition::VEC"));
+    if (cube && vec) return "Mix";
+    if (cube) return "Cube";
+    if (vec) return "Vector";
+    return "FromMode";
+}
+
+}  // namespace
+
+std::string rewrite_launches(const std::string& src, const std::string& file) {
+    const std::vector<bool> code = code_mask(src);
+    std::string out = "#line 1 \"" + file + "\"\n";
+    size_t copied = 0;
+    size_t i = 0;
+    while ((i = src.find("<<<", i)) != std::string::npos) {
+        if (!code[i]) {
+            i += 3;
+            continue;
+        }
+        // Back over the callee: optional template arguments, then an identifier path.
+        size_t b = i;
+        while (b > copied && std::isspace(static_cast<unsigned char>(src[b - 1]))) --b;
+        if (b > copied && src[b - 1] == '>') {
+            int depth = 0;
+            while (b > copied) {
+                --b;
+                if (!code[b]) continue;
+                if (src[b] == '>') ++depth;
+                else if (src[b] == '<' && --depth == 0) break;
+            }
+            while (b > copied && std::isspace(static_cast<unsigned char>(src[b - 1]))) --b;
+        }
+        size_t name_end = b;
+        while (b > copied && (ident(src[b - 1]) || src[b - 1] == ':')) --b;
+        if (b == name_end)
+            throw InputError(file + ":" + std::to_string(line_of(src, i)) + ": '<<<' without a kernel name before it");
+        const std::string callee = src.substr(b, i - b);
+        std::string name = src.substr(b, name_end - b);
+        if (const size_t c = name.rfind("::"); c != std::string::npos) name = name.substr(c + 2);
+        // Forward to the closing >>> at bracket depth 0.
+        size_t j = i + 3;
+        int depth = 0;
+        for (; j + 2 < src.size(); ++j) {
+            if (!code[j]) continue;
+            const char c = src[j];
+            if (c == '(' || c == '[' || c == '{') ++depth;
+            else if (c == ')' || c == ']' || c == '}') --depth;
+            else if (depth == 0 && src.compare(j, 3, ">>>") == 0) break;
+        }
+        if (j + 2 >= src.size())
+            throw InputError(file + ":" + std::to_string(line_of(src, i)) + ": kernel launch of '" + name +
+                             "' without a closing '>>>'");
+        out.append(src, copied, b - copied);
+        out += "::sfumato::ascendc::make_launcher(" + callee + ", \"" + collapse(callee) +
+               "\", ::sfumato::ascendc::LaunchKind::" + kind_of(src, code, name) + ", ";
+        out.append(src, i + 3, j - (i + 3));
+        out += ")";
+        copied = i = j + 3;
+    }
+    out.append(src, copied, std::string::npos);
+    return out;
+}
+
+}  // namespace sfumato::ascendc

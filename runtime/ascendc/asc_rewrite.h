@@ -1,0 +1,18 @@
+// The one source transformation an Ascend C program needs to build as host C++: each kernel
+// launch `kernel<<<blockDim, l2ctrl, stream>>>(args)` (the kernel may be qualified or a
+// template specialisation) becomes `::sfumato::ascendc::make_launcher(kernel, "kernel", KIND,
+// blockDim, l2ctrl, stream)(args)`, everything else (comments, strings, line breaks) is kept,
+// and a #line directive keeps diagnostics on the original file. KIND comes from the kernel's
+// definition in the same source: __vector__ -> Vector, __cube__ -> Cube, __mix__(...) -> Mix;
+// a kernel that is only __aicore__ takes KERNEL_TASK_TYPE_DEFAULT if the source names one, else
+// what the source uses (cube calls only -> Cube, vector calls only -> Vector, both -> Mix), else
+// the CPU-debug kernel mode (SetKernelMode).
+#pragma once
+#include <string>
+
+namespace sfumato::ascendc {
+
+// Throws InputError naming `file` and the line of an unterminated launch.
+std::string rewrite_launches(const std::string& source, const std::string& file);
+
+}  // namespace sfumato::ascendc

@@ -1,0 +1,353 @@
+// The device side of the Ascend C layer: the per-block state behind the implicit context, the
+// sink decorator that keeps it current across coroutine switches, the block wrapper that turns
+// an error inside a kernel into one naming the block and the call, and the helpers the headers
+// declare (event pools, static allocation, parameter conversions, atomic stores, printf).
+#include <cstdarg>
+#include <cstdio>
+
+#include "isa/semantics.h"
+#include "runtime/ascendc/core_run.h"
+#include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/data_copy.h"
+#include "sfumato_ascendc/misc.h"
+#include "sfumato_ascendc/sync.h"
+#include "sim/error.h"
+
+int64_t block_idx = 0;
+int64_t block_num = 1;
+int g_coreType = AscendC::AIV;
+
+namespace sfumato::ascendc {
+
+CoreState* g_current = nullptr;
+
+CoreState& current_core(const char* call) {
+    if (!g_current) throw InputError(std::string("AscendC::") + call + " called outside a running kernel");
+    g_current->call = call;
+    return *g_current;
+}
+
+void fail(const std::string& msg) { throw InputError(msg); }
+
+namespace {
+
+// Forwards to the core's sink and, after every call (where other blocks may have run), makes
+// this block's state current again.
+class CoreSink final : public isa::IInstrSink {
+public:
+    CoreSink(isa::IInstrSink& real, CoreState& st) : m_real(real), m_st(st) {}
+    void issue(const isa::Instr& in) override {
+        m_real.issue(in);
+        resume();
+    }
+    void scalar(uint32_t cycles) override {
+        m_real.scalar(cycles);
+        resume();
+    }
+    uint32_t block_idx() const override { return m_real.block_idx(); }
+    uint32_t block_num() const override { return m_real.block_num(); }
+    uint32_t sub_block_idx() const override { return m_real.sub_block_idx(); }
+    isa::CoreKind core_kind() const override { return m_real.core_kind(); }
+    uint64_t buffer_size(isa::Pos pos) const override { return m_real.buffer_size(pos); }
+    uint32_t event_ids() const override { return m_real.event_ids(); }
+    void resume() {
+        g_current = &m_st;
+        ::block_idx = m_st.block_idx;
+        ::block_num = m_st.block_num;
+        ::g_coreType = m_st.core_type;
+    }
+
+private:
+    isa::IInstrSink& m_real;
+    CoreState& m_st;
+};
+
+const char* kind_name(isa::CoreKind k) {
+    switch (k) {
+        case isa::CoreKind::Cube: return "AIC";
+        case isa::CoreKind::Vector: return "AIV";
+        default: return "core";
+    }
+}
+
+}  // namespace
+
+void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::function<void()>& body) {
+    CoreState st;
+    CoreSink sink(real, st);
+    kernel::KernelContext ctx(sink);
+    st.ctx = &ctx;
+    st.sink = &sink;
+    st.mem = setup.functional ? dynamic_cast<isa::IMemView*>(&real) : nullptr;
+    const isa::CoreKind kind = real.core_kind();
+    st.coupled = kind == isa::CoreKind::Coupled;
+    st.core_type = st.coupled ? AscendC::MIX : kind == isa::CoreKind::Cube ? AscendC::AIC : AscendC::AIV;
+    st.block_idx = real.block_idx();
+    st.block_num = real.block_num();
+    st.sub_block_idx = real.sub_block_idx();
+    if (setup.mix && kind == isa::CoreKind::Vector && setup.aiv_per_aic > 1) {
+        // Mix kernels: the AIVs of block b are blocks b * ratio + sub of the vector side.
+        st.task_ratio = setup.aiv_per_aic;
+        st.block_idx = int64_t{real.block_idx()} * setup.aiv_per_aic + real.sub_block_idx();
+    }
+    const std::string who = "block " + std::to_string(real.block_idx()) +
+                            (st.coupled ? "" : std::string(" (") + kind_name(kind) +
+                                                   (kind == isa::CoreKind::Vector && setup.mix
+                                                        ? " " + std::to_string(real.sub_block_idx())
+                                                        : "") +
+                                                   ")");
+    sink.resume();
+    try {
+        body();
+    } catch (const SimError& e) {
+        g_current = nullptr;
+        // A failing call is the kernel's bad input (exit 2), whichever layer noticed it.
+        std::string msg = who + ": AscendC::" + st.call + ": " + e.what();
+        if (setup.mix && std::string(e.what()).find("this core has no") != std::string::npos)
+            msg += " (the kernel runs as a mix kernel, on both core kinds: a vector-only CPU-debug kernel needs "
+                   "AscendC::SetKernelMode(KernelMode::AIV_MODE), a cube-only one AIC_MODE)";
+        throw SimError(e.code() == kExitFailure ? kExitBadInput : e.code(), msg);
+    } catch (...) {
+        g_current = nullptr;
+        throw;
+    }
+    g_current = nullptr;
+}
+
+// ---- events ----
+
+PipePair event_pipes(AscendC::HardEvent e) {
+    using AscendC::HardEvent;
+    using isa::Pipe;
+    switch (e) {
+        case HardEvent::MTE2_MTE1: return {Pipe::MTE2, Pipe::MTE1};
+        case HardEvent::MTE1_MTE2: return {Pipe::MTE1, Pipe::MTE2};
+        case HardEvent::MTE1_M: return {Pipe::MTE1, Pipe::M};
+        case HardEvent::M_MTE1: return {Pipe::M, Pipe::MTE1};
+        case HardEvent::MTE2_V: return {Pipe::MTE2, Pipe::V};
+        case HardEvent::V_MTE2: return {Pipe::V, Pipe::MTE2};
+        case HardEvent::MTE3_V: return {Pipe::MTE3, Pipe::V};
+        case HardEvent::V_MTE3: return {Pipe::V, Pipe::MTE3};
+        case HardEvent::M_V: return {Pipe::M, Pipe::V};
+        case HardEvent::V_M: return {Pipe::V, Pipe::M};
+        case HardEvent::V_V: return {Pipe::V, Pipe::V};
+        case HardEvent::MTE3_MTE1: return {Pipe::MTE3, Pipe::MTE1};
+        case HardEvent::MTE1_MTE3: return {Pipe::MTE1, Pipe::MTE3};
+        case HardEvent::MTE1_V: return {Pipe::MTE1, Pipe::V};
+        case HardEvent::MTE2_M: return {Pipe::MTE2, Pipe::M};
+        case HardEvent::M_MTE2: return {Pipe::M, Pipe::MTE2};
+        case HardEvent::V_MTE1: return {Pipe::V, Pipe::MTE1};
+        case HardEvent::M_FIX: return {Pipe::M, Pipe::FIX};
+        case HardEvent::FIX_M: return {Pipe::FIX, Pipe::M};
+        case HardEvent::MTE3_MTE2: return {Pipe::MTE3, Pipe::MTE2};
+        case HardEvent::MTE2_MTE3: return {Pipe::MTE2, Pipe::MTE3};
+        case HardEvent::S_V: return {Pipe::S, Pipe::V};
+        case HardEvent::V_S: return {Pipe::V, Pipe::S};
+        case HardEvent::S_MTE2: return {Pipe::S, Pipe::MTE2};
+        case HardEvent::MTE2_S: return {Pipe::MTE2, Pipe::S};
+        case HardEvent::S_MTE3: return {Pipe::S, Pipe::MTE3};
+        case HardEvent::MTE3_S: return {Pipe::MTE3, Pipe::S};
+        case HardEvent::MTE2_FIX: return {Pipe::MTE2, Pipe::FIX};
+        case HardEvent::FIX_MTE2: return {Pipe::FIX, Pipe::MTE2};
+        case HardEvent::FIX_S: return {Pipe::FIX, Pipe::S};
+        case HardEvent::M_S: return {Pipe::M, Pipe::S};
+        case HardEvent::FIX_MTE3: return {Pipe::FIX, Pipe::MTE3};
+        case HardEvent::MTE1_FIX: return {Pipe::MTE1, Pipe::FIX};
+        case HardEvent::FIX_MTE1: return {Pipe::FIX, Pipe::MTE1};
+        case HardEvent::FIX_FIX: return {Pipe::FIX, Pipe::FIX};
+        default: fail("HardEvent " + std::to_string(static_cast<int>(e)) + " names no pipe pair");
+    }
+}
+
+isa::Pipe pipe_of(pipe_t p) {
+    switch (p) {
+        case PIPE_S: return isa::Pipe::S;
+        case PIPE_V: return isa::Pipe::V;
+        case PIPE_M: return isa::Pipe::M;
+        case PIPE_MTE1: return isa::Pipe::MTE1;
+        case PIPE_MTE2: return isa::Pipe::MTE2;
+        case PIPE_MTE3: return isa::Pipe::MTE3;
+        case PIPE_ALL: return isa::Pipe::ALL;
+        case PIPE_FIX: return isa::Pipe::FIX;
+        default: fail("pipe " + std::to_string(static_cast<int>(p)) + " is not modelled (PIPE_MTE4/MTE5/V2)");
+    }
+}
+
+uint8_t event_id(AscendC::HardEvent, int32_t id) {
+    const uint32_t n = g_current->sink->event_ids();
+    if (id < 0 || static_cast<uint32_t>(id) >= n)
+        fail("event id " + std::to_string(id) + " (this core has " + std::to_string(n) + " per pipe pair)");
+    return static_cast<uint8_t>(id);
+}
+
+namespace {
+std::vector<uint8_t>& pool(AscendC::HardEvent e) {
+    const PipePair pp = event_pipes(e);
+    return g_current->free_events[static_cast<size_t>(pp.src) * isa::kNumPipes + static_cast<size_t>(pp.dst)];
+}
+}  // namespace
+
+AscendC::TEventID alloc_event(AscendC::HardEvent e) {
+    std::vector<uint8_t>& free = pool(e);
+    if (!free.empty()) {
+        const uint8_t id = free.back();
+        free.pop_back();
+        return static_cast<AscendC::TEventID>(id);
+    }
+    const PipePair pp = event_pipes(e);
+    return static_cast<AscendC::TEventID>(g_current->ctx->alloc_event(pp.src, pp.dst, "TPipe::AllocEventID"));
+}
+
+void release_event(AscendC::HardEvent e, AscendC::TEventID id) { pool(e).push_back(static_cast<uint8_t>(id)); }
+
+AscendC::TEventID fetch_event(AscendC::HardEvent e) {
+    std::vector<uint8_t>& free = pool(e);
+    if (free.empty()) release_event(e, alloc_event(e));
+    return static_cast<AscendC::TEventID>(free.back());
+}
+
+// ---- buffers and queues ----
+
+kernel::QueuePipes bound_pipes(AscendC::TPosition src, AscendC::TPosition dst) {
+    const isa::CoreKind k = g_current->sink->core_kind();
+    return {kernel::queue_pipes(kernel_position(src), k).producer, kernel::queue_pipes(kernel_position(dst), k).consumer};
+}
+
+LocalRange local_alloc(AscendC::Hardware hw, uint64_t bytes) {
+    CoreState& st = enter("LocalMemAllocator::Alloc");
+    using AscendC::Hardware;
+    using AscendC::TPosition;
+    struct Where {
+        TPosition pos;
+        isa::Pos phys;
+        uint32_t align;
+    };
+    Where w;
+    switch (hw) {
+        case Hardware::UB: w = {TPosition::VECCALC, isa::Pos::UB, 32}; break;
+        case Hardware::L1: w = {TPosition::A1, isa::Pos::L1, 32}; break;
+        case Hardware::L0A: w = {TPosition::A2, isa::Pos::L0A, 512}; break;
+        case Hardware::L0B: w = {TPosition::B2, isa::Pos::L0B, 512}; break;
+        case Hardware::L0C: w = {TPosition::CO1, isa::Pos::L0C, 64}; break;
+        case Hardware::BIAS: w = {TPosition::C2, isa::Pos::BT, 64}; break;
+        default: fail("LocalMemAllocator of a buffer the core does not have");
+    }
+    uint64_t& next = st.local_next[static_cast<size_t>(w.phys)];
+    const uint64_t at = (next + w.align - 1) / w.align * w.align;
+    const uint64_t cap = st.sink->buffer_size(w.phys);
+    if (at + bytes > cap)
+        fail(std::to_string(bytes) + " bytes do not fit in " + isa::pos_name(w.phys) + " (" + std::to_string(at) +
+             " of " + std::to_string(cap) + " bytes used)");
+    next = at + bytes;
+    return {w.pos, static_cast<uint32_t>(at)};
+}
+
+// ---- conversions ----
+
+isa::RoundMode kround(AscendC::RoundMode m) {
+    using AscendC::RoundMode;
+    switch (m) {
+        case RoundMode::CAST_NONE:
+        case RoundMode::CAST_RINT: return isa::RoundMode::RINT;
+        case RoundMode::CAST_FLOOR: return isa::RoundMode::FLOOR;
+        case RoundMode::CAST_CEIL: return isa::RoundMode::CEIL;
+        case RoundMode::CAST_ROUND: return isa::RoundMode::ROUND;
+        case RoundMode::CAST_TRUNC: return isa::RoundMode::TRUNC;
+        case RoundMode::CAST_ODD: return isa::RoundMode::ODD;
+    }
+    fail("unknown RoundMode");
+}
+
+isa::CmpMode kcmp(AscendC::CMPMODE m) {
+    using AscendC::CMPMODE;
+    switch (m) {
+        case CMPMODE::LT: return isa::CmpMode::LT;
+        case CMPMODE::GT: return isa::CmpMode::GT;
+        case CMPMODE::EQ: return isa::CmpMode::EQ;
+        case CMPMODE::LE: return isa::CmpMode::LE;
+        case CMPMODE::GE: return isa::CmpMode::GE;
+        case CMPMODE::NE: return isa::CmpMode::NE;
+    }
+    fail("unknown CMPMODE");
+}
+
+kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) {
+    if (p.ndNum > 1) fail("FixpipeParamsV220::ndNum " + std::to_string(p.ndNum) + " (one ND matrix per call is modelled)");
+    if (p.isChannelSplit) fail("FixpipeParamsV220::isChannelSplit is not modelled");
+    kernel::FixpipeParams k;
+    k.nSize = p.nSize, k.mSize = p.mSize, k.srcStride = p.srcStride, k.dstStride = p.dstStride;
+    k.reluEn = p.reluEn;
+    k.nz2ndEn = nz2nd;
+    switch (p.quantPre) {
+        case QuantMode_t::NoQuant:
+        case QuantMode_t::F322F16:
+        case QuantMode_t::F322BF16:
+        case QuantMode_t::F322F32: k.quantPre = isa::QuantMode::NONE; break;
+        case QuantMode_t::DEQF16:
+        case QuantMode_t::QF322B8_PRE:
+        case QuantMode_t::REQ8:
+            k.quantPre = isa::QuantMode::SCALAR;
+            k.deqScalar = isa::bits_f32(static_cast<uint32_t>(p.deqScalar));
+            break;
+        default: fail("FixpipeParamsV220::quantPre: per-channel quantisation needs a scale tensor");
+    }
+    return k;
+}
+
+void copy_out(isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, isa::CopyParams c) {
+    CoreState& st = *g_current;
+    if (st.atomic_add) {
+        c.atomic = 1;
+        t = st.atomic_dtype;
+    }
+    kernel::detail::copy_out(*st.ctx, t, dst, src_pos, src, c);
+}
+
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+TPipe::TPipe() : m_state(&sfumato::ascendc::enter("TPipe")), m_pipe(*m_state->ctx) { m_state->pipe = this; }
+
+TPipe::~TPipe() noexcept(false) {
+    if (m_state->pipe == this) m_state->pipe = nullptr;
+}
+
+TPipe* GetTPipePtr() {
+    TPipe* p = sfumato::ascendc::enter("GetTPipePtr").pipe;
+    if (!p) sfumato::ascendc::fail("no TPipe exists on this core");
+    return p;
+}
+
+void SyncAll() {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SyncAll");
+    if (s.coupled) sfumato::ascendc::fail("SyncAll needs the cross-core flags of split parts");
+    sfumato::kernel::SyncAll(*s.ctx, sfumato::isa::kMaxCrossFlag);
+}
+
+namespace detail_reduce {
+bool with_index(ReduceOrder order) {
+    switch (order) {
+        case ReduceOrder::ORDER_VALUE_INDEX: return true;
+        case ReduceOrder::ORDER_ONLY_VALUE: return false;
+        default: sfumato::ascendc::fail("ReduceOrder: the ISA writes (value, index) pairs or values only");
+    }
+}
+}  // namespace detail_reduce
+
+void dump_tensor(const char* what, uint32_t desc, const std::string& values) {
+    std::printf("%s desc %u: %s\n", what, desc, values.c_str());
+}
+
+}  // namespace AscendC
+
+int sfumato_ascendc_printf(const char* fmt, ...) {
+    int n = 0;
+    if (const sfumato::ascendc::CoreState* s = sfumato::ascendc::g_current)
+        n += std::fprintf(stdout, "[block %lld] ", static_cast<long long>(s->block_idx));
+    va_list ap;
+    va_start(ap, fmt);
+    n += std::vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    return n;
+}

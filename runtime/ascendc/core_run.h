@@ -1,0 +1,18 @@
+// Running one block of an Ascend C kernel on a core: the state behind the implicit context is
+// set up from the core's sink, kept current across coroutine switches, and any error the
+// kernel's calls raise is rethrown naming the block and the call (exit 2 for bad input).
+#pragma once
+#include <functional>
+
+#include "isa/instr_sink.h"
+
+namespace sfumato::ascendc {
+
+struct BlockSetup {
+    bool functional = true;    // the core holds data (scalar access to local buffers reads it)
+    bool mix = false;          // a mix kernel: AIVs number their blocks b * aiv_per_aic + sub
+    uint32_t aiv_per_aic = 0;  // split parts' vector cores per cube core
+};
+void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::function<void()>& body);
+
+}  // namespace sfumato::ascendc

@@ -1,0 +1,43 @@
+// Host-side state of the Ascend C layer, shared by the CPU-debug calls, the AscendCL calls and
+// launches: every buffer a kernel may point into (GmAlloc host buffers, aclrtMalloc device
+// buffers, both keyed by the pointer the program holds), timing mode's copies of small
+// host-to-device transfers (so tiling data stays readable where no device data exists), and the
+// CPU-debug kernel mode.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sfumato_ascendc/defs.h"
+#include "sfumato_ascendc/launch.h"
+#include "sim/device_if.h"
+
+namespace sfumato::ascendc {
+
+struct HostState {
+    struct Buffer {
+        uint64_t dev = 0;
+        uint64_t bytes = 0;
+        uint8_t* storage = nullptr;  // GmAlloc: the program's memory; null for device buffers
+        // Kernels may touch whole 32-byte blocks at the end (the device rounds allocations up).
+        uint64_t span() const { return (bytes + 31) / 32 * 32; }
+    };
+    std::map<uintptr_t, Buffer> bufs;  // by the program's pointer
+    std::map<uint64_t, uintptr_t> by_dev;
+    std::map<uint64_t, std::vector<uint8_t>> shadows;  // timing mode: device address -> bytes
+    KernelMode mode = KernelMode::MIX_MODE;
+
+    void add(uintptr_t host, uint64_t dev, uint64_t bytes, uint8_t* storage);
+    void remove(uintptr_t host);
+    const Buffer* find_host(uintptr_t p, uintptr_t* start) const;
+    const Buffer* find_dev(uint64_t dev) const;
+    void shadow_read(uint64_t dev, void* dst, uint32_t bytes) const;
+};
+HostState& host_state();
+
+// A launch as the device runtime takes it (exposed for tests that compare instruction streams).
+KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev);
+// The runtime stream of an aclrtStream (null: the default stream); throws for unknown streams.
+uint32_t stream_id(void* stream);
+
+}  // namespace sfumato::ascendc

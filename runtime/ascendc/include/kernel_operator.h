@@ -1,0 +1,21 @@
+// sfumato's kernel_operator.h: the public Ascend C kernel API (namespace AscendC, alias tik2) on
+// sfumato's kernel API. Kernels written for the chip compile against it unchanged as host C++;
+// launched through ICPU_RUN_KF (tikicpulib.h) or a rewritten <<<...>>> (scripts/ascendc-build),
+// every block runs on a core of the simulated chip and each call issues the ISA instructions
+// the kernel API issues. See runtime/ascendc/README.md for what is supported.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "sfumato_ascendc/defs.h"
+#include "sfumato_ascendc/core_state.h"
+#include "sfumato_ascendc/tensor.h"
+#include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/vector.h"
+#include "sfumato_ascendc/data_copy.h"
+#include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/sync.h"
+#include "sfumato_ascendc/tiling.h"
+#include "sfumato_ascendc/launch.h"
+#include "sfumato_ascendc/misc.h"

@@ -1,0 +1,77 @@
+// The implicit per-core context of Ascend C. A kernel calls GetBlockIdx() or constructs a TPipe
+// without saying which core it runs on; on sfumato every block's kernel code runs as a
+// coroutine of the one simulation thread, so "the current core" is a pointer that the launch
+// sets when a block starts and that a sink decorator (runtime/ascendc/core_sink.cpp) restores
+// after every call into the core, the only place where another block's code can run. Each API
+// call also records its name here, so an error raised inside it names the block and the call.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel/kernel_context.h"
+#include "sfumato_ascendc/defs.h"
+
+namespace AscendC {
+class TPipe;
+}
+namespace sfumato::isa {
+class IMemView;
+}
+
+namespace sfumato::ascendc {
+
+struct CoreState {
+    kernel::KernelContext* ctx = nullptr;
+    isa::IInstrSink* sink = nullptr;  // the decorated sink
+    isa::IMemView* mem = nullptr;     // the core's memories (functional mode), for scalar access
+    const char* call = "kernel";      // the Ascend C call in progress
+    int64_t block_idx = 0, block_num = 1;
+    int64_t sub_block_idx = 0, task_ratio = 1;
+    int core_type = AscendC::AIV;  // AscendC::AIC / AIV (coupled cores count as both)
+    bool coupled = false;
+    AscendC::TPipe* pipe = nullptr;  // the most recent TPipe (GetTPipePtr)
+    // Event ids taken by AllocEventID and returned by ReleaseEventID, per pipe pair.
+    std::vector<uint8_t> free_events[isa::kNumPipes * isa::kNumPipes];
+    // SetAtomicAdd: stores add into GM in this element type.
+    bool atomic_add = false;
+    isa::DType atomic_dtype = isa::DType::FP32;
+    // Bump allocators of LocalMemAllocator / static tensors, per physical buffer.
+    uint64_t local_next[static_cast<size_t>(isa::Pos::kCount)] = {};
+};
+
+extern CoreState* g_current;
+
+// The running block's state; throws InputError naming `call` when no kernel is running.
+CoreState& current_core(const char* call);
+// Records `call` as the call in progress and returns the running block's state.
+inline CoreState& enter(const char* call) {
+    CoreState* s = g_current;
+    if (!s) return current_core(call);
+    s->call = call;
+    return *s;
+}
+[[noreturn]] void fail(const std::string& msg);  // InputError with the current call named
+
+}  // namespace sfumato::ascendc
+
+// The vendor's built-in variables for the running block (kept equal to GetBlockIdx() and
+// GetBlockNum() by the context switch) and the core type tested by ASCEND_IS_AIV/AIC.
+extern int64_t block_idx;
+extern int64_t block_num;
+extern int g_coreType;
+#define ASCEND_IS_AIV (g_coreType == AscendC::AIV || g_coreType == AscendC::MIX)
+#define ASCEND_IS_AIC (g_coreType == AscendC::AIC || g_coreType == AscendC::MIX)
+#define ASCEND_IS_NOT_AIV (!(ASCEND_IS_AIV))
+#define ASCEND_IS_NOT_AIC (!(ASCEND_IS_AIC))
+
+namespace AscendC {
+
+inline int64_t GetBlockIdx() { return sfumato::ascendc::enter("GetBlockIdx").block_idx; }
+inline int64_t GetBlockNum() { return sfumato::ascendc::enter("GetBlockNum").block_num; }
+inline int64_t GetSubBlockIdx() { return sfumato::ascendc::enter("GetSubBlockIdx").sub_block_idx; }
+inline int64_t GetTaskRation() { return sfumato::ascendc::enter("GetTaskRation").task_ratio; }
+inline int64_t GetTaskRatio() { return GetTaskRation(); }
+inline void InitSocState() { sfumato::ascendc::enter("InitSocState"); }
+
+}  // namespace AscendC

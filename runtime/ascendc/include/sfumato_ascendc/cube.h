@@ -1,0 +1,105 @@
+// Cube calls of the public Ascend C API over the kernel API's: LoadData (2D: L1 or GM -> L0A/L0B
+// whole fractals, optionally transposed; 3D: img2col from an NC1HWC0 feature map), Mmad, and
+// Fixpipe (CO1 -> GM or L1 on split cores, with the quantisation modes the FixPipe has). Field
+// meanings follow the public parameter structs; what a field asks for that the modelled ISA
+// cannot do (a 3D load's small-K or transpose mode, Fixpipe over several ND matrices, a channel
+// split) stops the run naming the block, the call and the field.
+#pragma once
+#include "runtime/kernel/api.h"
+#include "sfumato_ascendc/tensor.h"
+
+namespace sfumato::ascendc {
+
+inline kernel::LoadData2DParams kload2d(const AscendC::LoadData2DParams& p) {
+    if (p.repeatTimes == 0) fail("LoadData2DParams::repeatTimes = 0 (1..255)");
+    kernel::LoadData2DParams k;
+    k.startIndex = p.startIndex, k.repeatTimes = p.repeatTimes, k.srcStride = p.srcStride;
+    k.dstGap = p.dstGap, k.ifTranspose = p.ifTranspose;
+    return k;
+}
+kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd);
+
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+template <class T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+    sfumato::ascendc::enter("LoadData");
+    sfumato::kernel::LoadData(dst.kt(), src.kt(), sfumato::ascendc::kload2d(p));
+}
+template <class T>
+void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
+    sfumato::ascendc::enter("LoadData");
+    src.check_bytes(uint64_t{p.startIndex + (p.repeatTimes ? p.repeatTimes - 1u : 0u) * p.srcStride + 1u} * 512u);
+    sfumato::kernel::LoadData(dst.kt(), src.kernel_tensor(), sfumato::ascendc::kload2d(p));
+}
+template <class T, class U = T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
+    sfumato::ascendc::enter("LoadData");
+    if (p.enTranspose || p.enSmallK || p.filterSizeW || p.filterSizeH)
+        sfumato::ascendc::fail("LoadData3DParamsV2: enTranspose, enSmallK and filter sizes above 255 are not modelled");
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    if (p.channelSize % c0 != 0)
+        sfumato::ascendc::fail("LoadData3DParamsV2::channelSize " + std::to_string(p.channelSize) +
+                               " is not a multiple of C0 = " + std::to_string(c0));
+    sfumato::kernel::LoadData3DParams k;
+    k.l1H = p.l1H, k.l1W = p.l1W, k.c1 = static_cast<uint16_t>(p.channelSize / c0);
+    k.filterH = p.filterH, k.filterW = p.filterW;
+    k.strideH = p.strideH, k.strideW = p.strideW;
+    k.dilationH = p.dilationFilterH, k.dilationW = p.dilationFilterW;
+    for (int i = 0; i < 4; ++i) k.padList[i] = p.padList[i];
+    k.mStartPt = p.mStartPt, k.mExtension = p.mExtension;
+    k.kStartPt = p.kStartPt, k.kExtension = p.kExtension;
+    k.padValue = sfumato::ascendc::scalar_value<T>(p.padValue);
+    sfumato::kernel::LoadData(dst.kt(), src.kt(), k);
+}
+
+template <class C, class A, class B>
+void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor<B>& filter, const MmadParams& p) {
+    sfumato::ascendc::enter("Mmad");
+    static_assert(std::is_same_v<A, B>, "Mmad: the left and right matrices have one element type");
+    if (p.cmatrixSource) sfumato::ascendc::fail("MmadParams::cmatrixSource (C from the bias table) needs the bias form of Mmad");
+    sfumato::kernel::MmadParams k;
+    k.m = p.m, k.n = p.n, k.k = p.k;
+    k.cmatrixInitVal = p.cmatrixInitVal && !p.isBias;
+    sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), k);
+}
+template <class C, class A, class B, class Bias>
+void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor<B>& filter,
+          const LocalTensor<Bias>& bias, const MmadParams& p) {
+    sfumato::ascendc::enter("Mmad");
+    static_assert(std::is_same_v<A, B>, "Mmad: the left and right matrices have one element type");
+    sfumato::kernel::MmadParams k;
+    k.m = p.m, k.n = p.n, k.k = p.k;
+    k.cmatrixInitVal = true;
+    sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), bias.template ReinterpretCast<C>().kt(), k);
+}
+
+template <class T>
+void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p) {
+    sfumato::ascendc::enter("InitConstValue");
+    sfumato::kernel::InitConstValueParams k;
+    k.repeatTimes = p.repeatTimes, k.blockNum = p.blockNum, k.dstGap = p.dstGap;
+    k.initValue = sfumato::ascendc::scalar_value<T>(p.initValue);
+    sfumato::kernel::InitConstValue(dst.kt(), k);
+}
+
+// CO1 -> GM through the FixPipe; config CFG_ROW_MAJOR converts NZ to ND, CFG_NZ keeps NZ.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+    sfumato::ascendc::enter("Fixpipe");
+    const bool nd = config.format == CO2Layout::ROW_MAJOR;
+    const uint64_t stride = p.dstStride ? p.dstStride : p.nSize;
+    if (nd && p.mSize) dst.check_bytes(((p.mSize - 1ull) * stride + p.nSize) * sizeof(T));
+    else dst.check_bytes(1);
+    sfumato::kernel::Fixpipe(dst.kernel_tensor(), src.kt(), sfumato::ascendc::kfixpipe(p, nd));
+}
+// CO1 -> L1 (split cores) or -> UB through the FixPipe.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+    sfumato::ascendc::enter("Fixpipe");
+    sfumato::kernel::Fixpipe(dst.kt(), src.kt(), sfumato::ascendc::kfixpipe(p, config.format == CO2Layout::ROW_MAJOR));
+}
+
+}  // namespace AscendC

@@ -1,0 +1,176 @@
+// Data movement of the public Ascend C API over the kernel API's copies: DataCopy between GM and
+// local buffers (count form and DataCopyParams bursts), between local buffers, GM -> L1 with
+// ND -> NZ conversion (Nd2NzParams), the coupled cores' CO1 -> CO2 drain (DataCopyParams with
+// DataCopyEnhancedParams in matrix mode), DataCopyPad (byte-exact bursts with padding) and
+// atomic-add stores (SetAtomicAdd). Every GM range is checked against the allocation its
+// GlobalTensor points into, and count forms against the local tensor's size.
+#pragma once
+#include "runtime/kernel/api.h"
+#include "sfumato_ascendc/vector.h"
+
+namespace sfumato::ascendc {
+
+// GM bytes a burst copy touches: blockCount bursts of len bytes, gap bytes between bursts.
+inline uint64_t burst_span(uint64_t count, uint64_t len, uint64_t gap) {
+    return count == 0 ? 0 : count * len + (count - 1) * gap;
+}
+// Local bytes a burst copy touches (bursts padded to 32 bytes, gaps in 32-byte blocks).
+inline uint64_t local_span(uint64_t count, uint64_t len, uint64_t gap_blocks) {
+    const uint64_t padded = (len + 31) / 32 * 32;
+    return count == 0 ? 0 : count * padded + (count - 1) * gap_blocks * 32;
+}
+template <class T>
+void check_local_bytes(const AscendC::LocalTensor<T>& t, uint64_t bytes) {
+    if (!t.valid()) fail("the LocalTensor was never allocated");
+    if (bytes > t.GetLength())
+        fail(std::to_string(bytes) + " bytes exceed a LocalTensor of " + std::to_string(t.GetLength()) + " bytes");
+}
+// A store from a local buffer to GM, adding into GM while SetAtomicAdd is in force.
+void copy_out(isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, isa::CopyParams c);
+
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+// ---- GM -> local ----
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t calCount) {
+    sfumato::ascendc::enter("DataCopy");
+    sfumato::ascendc::count_of(calCount, dst);
+    src.check(0, calCount);
+    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(), calCount);
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    src.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen * 32ull, p.srcStride * 32ull));
+    sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.dstStride));
+    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(),
+                              sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    if (p.ndNum && p.nValue)
+        src.check_bytes(((p.ndNum - 1ull) * p.srcNdMatrixStride + (p.nValue - 1ull) * p.srcDValue + p.dValue) * sizeof(T));
+    sfumato::kernel::Nd2NzParams k;
+    k.ndNum = p.ndNum, k.nValue = p.nValue, k.dValue = p.dValue;
+    k.srcNdMatrixStride = p.srcNdMatrixStride, k.srcDValue = p.srcDValue;
+    k.dstNzC0Stride = p.dstNzC0Stride, k.dstNzNStride = p.dstNzNStride, k.dstNzMatrixStride = p.dstNzMatrixStride;
+    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(), k);
+}
+
+// ---- local -> GM ----
+template <class T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {
+    sfumato::ascendc::enter("DataCopy");
+    sfumato::ascendc::count_of(calCount, src);
+    dst.check(0, calCount);
+    sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
+                               src.kt().pos(), src.kt().address(),
+                               {1, calCount * static_cast<uint32_t>(sizeof(T)), 0, 0});
+}
+template <class T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    dst.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen * 32ull, p.dstStride * 32ull));
+    sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.srcStride));
+    sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
+                               src.kt().pos(), src.kt().address(),
+                               {p.blockCount, p.blockLen * 32u, p.srcStride, p.dstStride * 32u});
+}
+
+// ---- local -> local (L1 -> UB, UB -> L1, UB -> UB; CO1 -> CO2 on coupled cores) ----
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.srcStride));
+    sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.dstStride));
+    if (src.GetPosition() == TPosition::CO1)
+        sfumato::ascendc::fail("CO1 -> CO2 takes DataCopyEnhancedParams with BlockMode::BLOCK_MODE_MATRIX");
+    if (dst.GetPosition() == TPosition::C2)
+        sfumato::ascendc::fail("C1 -> C2 (the bias table): the modelled ISA has no move into the bias table");
+    sfumato::kernel::DataCopy(dst.kt(), src.kt(),
+                              sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {
+    sfumato::ascendc::enter("DataCopy");
+    sfumato::ascendc::count_of(calCount, dst, src);
+    const uint32_t bytes = calCount * static_cast<uint32_t>(sizeof(T));
+    if (bytes % 32 != 0) sfumato::ascendc::fail("a local copy moves whole 32-byte blocks; " + std::to_string(bytes) + " bytes");
+    sfumato::kernel::DataCopy(dst.kt(), src.kt(),
+                              sfumato::kernel::DataCopyParams{1, static_cast<uint16_t>(bytes / 32), 0, 0});
+}
+// CO1 (L0C, NZ fractals of 16 x 16) -> CO2 (UB) through the vector pipe, converting the
+// element type; blockLen counts 16 x 16 fractals (matrix mode), which keep their layout: a run
+// of fractals is one column group of 16 * blockLen rows, written as rows of 16 elements.
+template <class D, class S>
+void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCopyParams& p,
+              const DataCopyEnhancedParams& e) {
+    sfumato::ascendc::enter("DataCopy");
+    if (src.GetPosition() != TPosition::CO1 || e.blockMode != BlockMode::BLOCK_MODE_MATRIX)
+        sfumato::ascendc::fail("DataCopy with DataCopyEnhancedParams: only CO1 -> CO2 in BLOCK_MODE_MATRIX");
+    for (uint32_t b = 0; b < p.blockCount; ++b) {
+        sfumato::kernel::FixpipeParams f;
+        f.mSize = static_cast<uint16_t>(16 * p.blockLen);
+        f.nSize = 16;
+        f.nz2ndEn = true;
+        f.dstStride = 16;
+        f.reluEn = e.isRelu;
+        const uint32_t src_el = b * (p.blockLen + p.srcStride) * 256u;
+        const uint32_t dst_el = b * (p.blockLen + p.dstStride) * 256u;
+        sfumato::kernel::DataCopy(dst.kt()[dst_el], src.kt()[src_el], f);
+    }
+}
+
+// ---- DataCopyPad: byte-exact bursts ----
+template <class T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                 const DataCopyPadExtParams<T>& pad) {
+    sfumato::ascendc::enter("DataCopyPad");
+    src.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.srcStride));
+    const uint64_t padded = p.blockLen + (pad.isPad ? (pad.leftPadding + pad.rightPadding) * sizeof(T) : 0);
+    sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, padded, p.dstStride));
+    sfumato::kernel::DataCopyPadExtParams<sfumato::ascendc::storage_t<T>> kp;
+    kp.isPad = pad.isPad, kp.leftPadding = pad.leftPadding, kp.rightPadding = pad.rightPadding;
+    kp.paddingValue = sfumato::ascendc::kscalar<T>(pad.paddingValue);
+    sfumato::kernel::DataCopyPad(dst.kt(), src.kernel_tensor(),
+                                 sfumato::kernel::DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride},
+                                 kp);
+}
+template <class T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                 const DataCopyPadParams& pad) {
+    DataCopyExtParams e;
+    e.blockCount = p.blockCount, e.blockLen = p.blockLen, e.srcStride = p.srcStride, e.dstStride = p.dstStride;
+    DataCopyPadExtParams<T> pe;
+    pe.isPad = pad.isPad, pe.leftPadding = pad.leftPadding, pe.rightPadding = pad.rightPadding;
+    pe.paddingValue = static_cast<T>(pad.paddingValue);
+    DataCopyPad(dst, src, e, pe);
+}
+template <class T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+    sfumato::ascendc::enter("DataCopyPad");
+    dst.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.dstStride));
+    sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen, p.srcStride));
+    sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
+                               src.kt().pos(), src.kt().address(), {p.blockCount, p.blockLen, p.srcStride, p.dstStride});
+}
+template <class T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    DataCopyExtParams e;
+    e.blockCount = p.blockCount, e.blockLen = p.blockLen, e.srcStride = p.srcStride, e.dstStride = p.dstStride;
+    DataCopyPad(dst, src, e);
+}
+
+// ---- atomic stores ----
+template <class T>
+void SetAtomicAdd() {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetAtomicAdd");
+    s.atomic_add = true;
+    s.atomic_dtype = sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v;
+}
+inline void SetAtomicNone() { sfumato::ascendc::enter("SetAtomicNone").atomic_add = false; }
+
+}  // namespace AscendC

@@ -1,0 +1,152 @@
+// The rest of the kernel-side API: printf/PRINTF (a kernel's output carries its block index),
+// DumpTensor, small utilities kernels use (Std::ceil_div, IsSameType), Transpose, and the
+// public APIs sfumato does not model: each is declared so that a kernel calling it fails to
+// compile with the API's name in the message, instead of linking to something that does
+// nothing. (Names the vendor's headers do not declare fail to compile by themselves.)
+#pragma once
+#include <cstdio>
+#include <type_traits>
+
+#include "sfumato_ascendc/vector.h"
+
+// printf in kernel code (plain or AscendC::printf) goes through here: inside a running block the
+// line is prefixed with "[block N] " (N = GetBlockIdx()); elsewhere it is the C library's printf.
+extern "C++" int sfumato_ascendc_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+namespace std {
+using ::sfumato_ascendc_printf;
+}
+#define printf sfumato_ascendc_printf
+
+namespace AscendC {
+
+using ::sfumato_ascendc_printf;
+#define PRINTF sfumato_ascendc_printf
+
+namespace Std {
+template <class A, class B>
+constexpr auto ceil_div(A a, B b) {
+    return (a + b - 1) / b;
+}
+template <class A, class B>
+constexpr auto min(A a, B b) {
+    return a < b ? a : b;
+}
+template <class A, class B>
+constexpr auto max(A a, B b) {
+    return a < b ? b : a;
+}
+}  // namespace Std
+template <class A, class B>
+constexpr auto CeilDiv(A a, B b) {
+    return (a + b - 1) / b;
+}
+template <class A, class B>
+constexpr auto DivCeil(A a, B b) {
+    return (a + b - 1) / b;
+}
+template <class A, class B>
+struct IsSameType {
+    static constexpr bool value = std::is_same_v<A, B>;
+};
+
+// 16 x 16 transposes of 16-bit elements.
+template <class T>
+void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src) {
+    sfumato::ascendc::enter("Transpose");
+    static_assert(sizeof(T) == 2, "AscendC::Transpose(dst, src) transposes 16 x 16 blocks of 16-bit elements");
+    sfumato::kernel::Transpose(dst.kt(), src.kt(), 1);
+}
+
+// Prints `dataLen` elements of a tensor (functional mode; a marker line in timing mode).
+void dump_tensor(const char* what, uint32_t desc, const std::string& values);
+template <class T>
+void DumpTensor(const LocalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
+    sfumato::ascendc::enter("DumpTensor");
+    std::string s;
+    for (uint32_t i = 0; i < dataLen && i < t.GetSize(); ++i)
+        s += (i ? " " : "") + std::to_string(static_cast<float>(t.GetValue(i)));
+    dump_tensor("LocalTensor", desc, s);
+}
+template <class T>
+void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
+    sfumato::ascendc::enter("DumpTensor");
+    std::string s;
+    for (uint32_t i = 0; i < dataLen && i < t.GetSize(); ++i)
+        s += (i ? " " : "") + std::to_string(static_cast<float>(t.GetValue(i)));
+    dump_tensor("GlobalTensor", desc, s);
+}
+
+namespace sfumato_unsupported {
+template <class... A>
+inline constexpr bool always_false = false;
+}
+#define SFUMATO_ASCENDC_UNSUPPORTED(Name)                                                                  \
+    template <class... SfumatoArgs, class... SfumatoParams>                                               \
+    void Name(SfumatoParams&&...) {                                                                       \
+        static_assert(sfumato_unsupported::always_false<SfumatoArgs...>,                                  \
+                      "AscendC::" #Name " is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)"); \
+    }
+SFUMATO_ASCENDC_UNSUPPORTED(Sigmoid)
+SFUMATO_ASCENDC_UNSUPPORTED(Tanh)
+SFUMATO_ASCENDC_UNSUPPORTED(Gelu)
+SFUMATO_ASCENDC_UNSUPPORTED(FasterGelu)
+SFUMATO_ASCENDC_UNSUPPORTED(Erf)
+SFUMATO_ASCENDC_UNSUPPORTED(Sin)
+SFUMATO_ASCENDC_UNSUPPORTED(Cos)
+SFUMATO_ASCENDC_UNSUPPORTED(Power)
+SFUMATO_ASCENDC_UNSUPPORTED(Softmax)
+SFUMATO_ASCENDC_UNSUPPORTED(SoftMax)
+SFUMATO_ASCENDC_UNSUPPORTED(LayerNorm)
+SFUMATO_ASCENDC_UNSUPPORTED(RmsNorm)
+SFUMATO_ASCENDC_UNSUPPORTED(Gather)
+SFUMATO_ASCENDC_UNSUPPORTED(Gatherb)
+SFUMATO_ASCENDC_UNSUPPORTED(GatherMask)
+SFUMATO_ASCENDC_UNSUPPORTED(Scatter)
+SFUMATO_ASCENDC_UNSUPPORTED(Sort)
+SFUMATO_ASCENDC_UNSUPPORTED(Sort32)
+SFUMATO_ASCENDC_UNSUPPORTED(MrgSort)
+SFUMATO_ASCENDC_UNSUPPORTED(TopK)
+SFUMATO_ASCENDC_UNSUPPORTED(ArithProgression)
+SFUMATO_ASCENDC_UNSUPPORTED(CreateVecIndex)
+SFUMATO_ASCENDC_UNSUPPORTED(PairReduceSum)
+SFUMATO_ASCENDC_UNSUPPORTED(RepeatReduceSum)
+SFUMATO_ASCENDC_UNSUPPORTED(LoadDataWithTranspose)
+SFUMATO_ASCENDC_UNSUPPORTED(LoadImageToLocal)
+SFUMATO_ASCENDC_UNSUPPORTED(TransDataTo5HD)
+SFUMATO_ASCENDC_UNSUPPORTED(Mmad_sparse)
+SFUMATO_ASCENDC_UNSUPPORTED(ShiftLeft)
+SFUMATO_ASCENDC_UNSUPPORTED(ShiftRight)
+SFUMATO_ASCENDC_UNSUPPORTED(Xor)
+SFUMATO_ASCENDC_UNSUPPORTED(Round)
+SFUMATO_ASCENDC_UNSUPPORTED(Floor)
+SFUMATO_ASCENDC_UNSUPPORTED(Ceil)
+SFUMATO_ASCENDC_UNSUPPORTED(IBSet)
+SFUMATO_ASCENDC_UNSUPPORTED(IBWait)
+SFUMATO_ASCENDC_UNSUPPORTED(SetMaskCount)
+SFUMATO_ASCENDC_UNSUPPORTED(SetCmpMask)
+SFUMATO_ASCENDC_UNSUPPORTED(GetCmpMask)
+SFUMATO_ASCENDC_UNSUPPORTED(GetAccVal)
+SFUMATO_ASCENDC_UNSUPPORTED(GetReduceMaxMinCount)
+SFUMATO_ASCENDC_UNSUPPORTED(DataCacheCleanAndInvalid)
+SFUMATO_ASCENDC_UNSUPPORTED(SetFixPipeConfig)
+SFUMATO_ASCENDC_UNSUPPORTED(SetFixpipeNz2ndFlag)
+SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataPaddingValue)
+SFUMATO_ASCENDC_UNSUPPORTED(SetFmatrix)
+SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataBoundary)
+SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataRepeat)
+SFUMATO_ASCENDC_UNSUPPORTED(GetSysWorkSpacePtr)
+SFUMATO_ASCENDC_UNSUPPORTED(SetSysWorkspace)
+SFUMATO_ASCENDC_UNSUPPORTED(Trap)
+#undef SFUMATO_ASCENDC_UNSUPPORTED
+
+// The high-level Matmul class.
+template <class... A>
+class Matmul {
+    static_assert(sfumato_unsupported::always_false<A...>,
+                  "AscendC::Matmul (the high-level API) is not supported by sfumato's Ascend C layer; use "
+                  "LoadData/Mmad/Fixpipe");
+};
+template <class... A>
+struct MatmulType {};
+
+}  // namespace AscendC

@@ -1,0 +1,179 @@
+// GlobalTensor and LocalTensor of the public Ascend C API over the kernel API's tensors.
+// A GlobalTensor holds the pointer the kernel computed (a GmAlloc host pointer, or an
+// aclrtMalloc device pointer) and the device address and allocation bounds it maps to, found
+// once in SetGlobalBuffer; every copy checks its GM range against those bounds, so an access
+// outside the buffer stops the run naming the block and the call. A LocalTensor is a kernel-API
+// LocalTensor (context, buffer, address, element count, queue buffer) plus its logical position.
+// Scalar element access (GetValue/SetValue) reads and writes the simulated memories directly:
+// in timing mode, where no data exists, reads return 0.
+#pragma once
+#include <cstdint>
+
+#include "runtime/kernel/tensor.h"
+#include "sfumato_ascendc/core_state.h"
+
+namespace sfumato::ascendc {
+
+struct GmSpan {
+    uint64_t dev = 0;       // device address of the pointer
+    uint64_t lo = 0, hi = 0;  // device bounds of the allocation it lies in
+};
+// Maps a kernel's GM pointer to device memory; throws InputError (naming the current call)
+// when it lies in no GmAlloc/aclrtMalloc buffer.
+GmSpan gm_translate(const void* p);
+// Throws InputError when [dev, dev + bytes) leaves [lo, hi).
+void gm_check(const GmSpan& s, uint64_t dev, uint64_t bytes);
+// Scalar access to GM / a local buffer of the running core (raw element bytes).
+void gm_scalar_read(uint64_t dev, void* dst, uint32_t bytes);
+void gm_scalar_write(uint64_t dev, const void* src, uint32_t bytes);
+void local_scalar_read(isa::Pos pos, uint64_t addr, void* dst, uint32_t bytes);
+void local_scalar_write(isa::Pos pos, uint64_t addr, const void* src, uint32_t bytes);
+
+constexpr isa::Pos physical(AscendC::TPosition p) {
+    using AscendC::TPosition;
+    switch (p) {
+        case TPosition::VECIN:
+        case TPosition::VECOUT:
+        case TPosition::VECCALC:
+        case TPosition::CO2: return isa::Pos::UB;
+        case TPosition::A1:
+        case TPosition::B1:
+        case TPosition::C1:
+        case TPosition::TSCM: return isa::Pos::L1;
+        case TPosition::A2: return isa::Pos::L0A;
+        case TPosition::B2: return isa::Pos::L0B;
+        case TPosition::CO1: return isa::Pos::L0C;
+        case TPosition::C2: return isa::Pos::BT;
+        default: return isa::Pos::GM;
+    }
+}
+
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+template <class T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    GlobalTensor() = default;
+
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+        sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
+        m_ptr = buffer;
+        m_span = sfumato::ascendc::gm_translate(buffer);
+        m_size = bufferSize;
+    }
+    void SetGlobalBuffer(__gm__ T* buffer) {
+        sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
+        m_ptr = buffer;
+        m_span = sfumato::ascendc::gm_translate(buffer);
+        m_size = (m_span.hi - m_span.dev) / sizeof(T);
+    }
+    GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor g = *this;
+        g.m_ptr = m_ptr + offset;
+        g.m_span.dev = m_span.dev + offset * sizeof(T);
+        g.m_size = m_size > offset ? m_size - offset : 0;
+        return g;
+    }
+    __gm__ T* GetPhyAddr() const { return m_ptr; }
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return m_ptr + offset; }
+    uint64_t GetSize() const { return m_size; }
+    void SetL2CacheHint(int) {}
+
+    T GetValue(uint64_t offset) const {
+        sfumato::ascendc::enter("GlobalTensor::GetValue");
+        check(offset, 1);
+        T v{};
+        sfumato::ascendc::gm_scalar_read(m_span.dev + offset * sizeof(T), &v, sizeof(T));
+        return v;
+    }
+    template <class U>
+    void SetValue(uint64_t offset, U value) {
+        sfumato::ascendc::enter("GlobalTensor::SetValue");
+        check(offset, 1);
+        const T v = static_cast<T>(value);
+        sfumato::ascendc::gm_scalar_write(m_span.dev + offset * sizeof(T), &v, sizeof(T));
+    }
+    T operator()(uint64_t offset) const { return GetValue(offset); }
+
+    // sfumato: the device view (address, bounds) and the kernel-API tensor of `elems` elements,
+    // after checking that they lie in the allocation.
+    const sfumato::ascendc::GmSpan& span() const { return m_span; }
+    uint64_t device_address() const { return m_span.dev; }
+    void check(uint64_t first, uint64_t count) const {
+        sfumato::ascendc::gm_check(m_span, m_span.dev + first * sizeof(T), count * sizeof(T));
+    }
+    void check_bytes(uint64_t bytes) const { sfumato::ascendc::gm_check(m_span, m_span.dev, bytes); }
+    sfumato::kernel::GlobalTensor<sfumato::ascendc::storage_t<T>> kernel_tensor() const {
+        sfumato::kernel::GlobalTensor<sfumato::ascendc::storage_t<T>> g;
+        g.SetGlobalBuffer(m_span.dev, m_size);
+        return g;
+    }
+
+private:
+    __gm__ T* m_ptr = nullptr;
+    sfumato::ascendc::GmSpan m_span;
+    uint64_t m_size = 0;
+};
+
+template <class T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    using KT = sfumato::kernel::LocalTensor<sfumato::ascendc::storage_t<T>>;
+    LocalTensor() = default;
+    LocalTensor(const KT& t, TPosition pos) : m_t(t), m_pos(pos) {}
+    // A tensor at a fixed address of a position (static tensor programming).
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+        : m_t(sfumato::ascendc::enter("LocalTensor").ctx, sfumato::ascendc::physical(pos), addr, tileSize, -1),
+          m_pos(pos) {}
+
+    LocalTensor operator[](uint32_t offset) const { return LocalTensor(m_t[offset], m_pos); }
+    uint32_t GetSize() const { return m_t.GetSize(); }
+    uint32_t GetLength() const { return m_t.GetSize() * static_cast<uint32_t>(sizeof(T)); }
+    void SetSize(uint32_t size) {
+        m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), size, m_t.buffer_index());
+    }
+    TPosition GetPosition() const { return m_pos; }
+    uint64_t GetPhyAddr() const { return m_t.address(); }
+    uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + offset * sizeof(T); }
+    template <class U>
+    LocalTensor<U> ReinterpretCast() const {
+        return LocalTensor<U>(m_t.template ReinterpretCast<sfumato::ascendc::storage_t<U>>(), m_pos);
+    }
+
+    T GetValue(uint32_t offset) const {
+        sfumato::ascendc::enter("LocalTensor::GetValue");
+        check_index(offset);
+        T v{};
+        sfumato::ascendc::local_scalar_read(m_t.pos(), m_t.address() + uint64_t{offset} * sizeof(T), &v,
+                                            sizeof(T));
+        return v;
+    }
+    template <class U>
+    void SetValue(uint32_t offset, U value) const {
+        sfumato::ascendc::enter("LocalTensor::SetValue");
+        check_index(offset);
+        const T v = static_cast<T>(value);
+        sfumato::ascendc::local_scalar_write(m_t.pos(), m_t.address() + uint64_t{offset} * sizeof(T), &v,
+                                             sizeof(T));
+    }
+
+    // sfumato: the kernel-API tensor.
+    const KT& kt() const { return m_t; }
+    bool valid() const { return m_t.valid(); }
+
+private:
+    void check_index(uint32_t offset) const {
+        if (!m_t.valid()) sfumato::ascendc::fail("the LocalTensor was never allocated");
+        if (offset >= m_t.GetSize())
+            sfumato::ascendc::fail("element " + std::to_string(offset) + " of a LocalTensor of " +
+                                   std::to_string(m_t.GetSize()));
+    }
+    KT m_t;
+    TPosition m_pos = TPosition::VECCALC;
+};
+
+}  // namespace AscendC

@@ -1,0 +1,80 @@
+// A CPU-debug program that misuses the Ascend C API in the way its argument names, for the tests
+// of how a run ends: bad input exits 2 naming the block and the call, a flag nobody sets is a
+// deadlock (exit 4), a missing flag is a race when SFUMATO_CHECK_RACES=1 (exit 3).
+//   ascendc_misuse alloc|deque|ub|gm|gmfree|deadlock|race|ok
+#include <cstring>
+#include <string>
+
+#include "tikicpulib.h"
+
+namespace {
+std::string g_case;
+}
+
+extern "C" __global__ __aicore__ void misuse_kernel(GM_ADDR x, GM_ADDR y)
+{
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::QuePosition::VECIN, 2> inQueue;
+    AscendC::TQue<AscendC::QuePosition::VECOUT, 1> outQueue;
+    AscendC::GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float *)x + 256 * AscendC::GetBlockIdx(), 256);
+    yGm.SetGlobalBuffer((__gm__ float *)y + 256 * AscendC::GetBlockIdx(), 256);
+    if (g_case == "ub") {
+        pipe.InitBuffer(inQueue, 2, 1 << 20);
+    }
+    pipe.InitBuffer(inQueue, 2, 256 * sizeof(float));
+    pipe.InitBuffer(outQueue, 1, 256 * sizeof(float));
+    AscendC::LocalTensor<float> a = inQueue.AllocTensor<float>();
+    if (g_case == "alloc" && AscendC::GetBlockIdx() == 1) {
+        inQueue.AllocTensor<float>();
+        inQueue.AllocTensor<float>();
+    }
+    if (g_case == "gm") {
+        AscendC::DataCopy(a, xGm[128], 256);
+    }
+    AscendC::DataCopy(a, xGm, 256);
+    if (g_case == "deque") {
+        outQueue.DeQue<float>();
+    }
+    if (g_case == "race") {
+        // The vector unit reads what the MTE2 writes, with no flag between them.
+        AscendC::LocalTensor<float> b = outQueue.AllocTensor<float>();
+        AscendC::Adds(b, a, 1.0f, 256);
+        outQueue.EnQue(b);
+        b = outQueue.DeQue<float>();
+        AscendC::DataCopy(yGm, b, 256);
+        outQueue.FreeTensor(b);
+        inQueue.FreeTensor(a);
+        return;
+    }
+    if (g_case == "deadlock") {
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID3);  // nobody sets it
+    }
+    inQueue.EnQue(a);
+    a = inQueue.DeQue<float>();
+    AscendC::LocalTensor<float> b = outQueue.AllocTensor<float>();
+    AscendC::Adds(b, a, 1.0f, 256);
+    outQueue.EnQue(b);
+    inQueue.FreeTensor(a);
+    b = outQueue.DeQue<float>();
+    AscendC::DataCopy(yGm, b, 256);
+    outQueue.FreeTensor(b);
+}
+
+int main(int argc, char *argv[])
+{
+    g_case = argc > 1 ? argv[1] : "ok";
+    const size_t bytes = 4 * 256 * sizeof(float);
+    uint8_t *x = (uint8_t *)AscendC::GmAlloc(bytes);
+    uint8_t *y = (uint8_t *)AscendC::GmAlloc(bytes);
+    for (int i = 0; i < 4 * 256; i++) reinterpret_cast<float *>(x)[i] = static_cast<float>(i);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(misuse_kernel, 4, x, y);
+    if (g_case == "gmfree") AscendC::GmFree(x + 4);
+    bool good = true;
+    for (int i = 0; i < 4 * 256; i++) good = good && reinterpret_cast<float *>(y)[i] == static_cast<float>(i) + 1.0f;
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    std::printf("%s\n", good ? "result ok" : "result wrong");
+    return good ? 0 : 1;
+}

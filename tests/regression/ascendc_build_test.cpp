@@ -1,0 +1,103 @@
+// Building Ascend C programs the ways a user does: scripts/ascendc-build on an .asc source and on a
+// CPU-debug main.cpp + kernel source; the installed CMake packages (find_package(ASC) with the
+// ASC language, find_package(sfumato)) on the examples' own CMakeLists; and an API sfumato does not
+// model failing to compile with its name in the message. Each built program runs and matches
+// its golden data.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CliResult sh(const std::string& cmd) {
+    CliResult r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string build_dir() { return fs::path(SFUMATO_BINARY).parent_path().parent_path().string(); }
+std::string example(const std::string& name) { return source_dir() + "/examples/ascendc/" + name; }
+std::string env() { return "SFUMATO_BUILD_DIR=" + build_dir() + " "; }
+
+// Runs `program` in `dir` on ascend910b-like after the example's gen_data.py; verifies `output`.
+void run_and_verify(const std::string& dir, const std::string& program, const std::string& ex,
+                    const std::string& output, const std::string& dtype) {
+    const CliResult gen = sh("cd " + dir + " && /usr/bin/python3 " + example(ex) + "/scripts/gen_data.py");
+    REQUIRE(gen.code == 0);
+    const CliResult run =
+        sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir + "/sim " + program);
+    INFO(run.output);
+    REQUIRE(run.code == 0);
+    const CliResult verify = sh("cd " + dir + " && /usr/bin/python3 " + example(ex) + "/scripts/verify_result.py " +
+                                output + " output/golden.bin " + dtype);
+    INFO(verify.output);
+    CHECK(verify.code == 0);
+    CHECK(fs::exists(dir + "/sim/summary.json"));
+}
+
+}  // namespace
+
+TEST_CASE("ascendc-build: an .asc program and a CPU-debug program build unmodified and match their golden data") {
+    const std::string dir = temp_dir("ascendc_build");
+    const CliResult asc = sh(env() + source_dir() + "/scripts/ascendc-build " + dir + "/demo " + example("add_asc") +
+                             "/add_custom.asc");
+    INFO(asc.output);
+    REQUIRE(asc.code == 0);
+    run_and_verify(dir, dir + "/demo", "add_asc", "output/output.bin", "float32");
+
+    const std::string dir2 = temp_dir("ascendc_build_cpu");
+    const CliResult cpu = sh(env() + source_dir() + "/scripts/ascendc-build " + dir2 + "/add_cpu " + example("add") +
+                             "/main.cpp " + example("add") + "/add_custom.cpp");
+    INFO(cpu.output);
+    REQUIRE(cpu.code == 0);
+    run_and_verify(dir2, dir2 + "/add_cpu", "add", "output/output_z.bin", "float16");
+}
+
+TEST_CASE("ascendc-build: a kernel calling an API sfumato does not model fails to compile naming it") {
+    const std::string dir = temp_dir("ascendc_unsupported");
+    {
+        std::ofstream k(dir + "/k.cpp");
+        k << "#include \"kernel_operator.h\"\n"
+             "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
+             "    AscendC::LocalTensor<half> a, b;\n"
+             "    AscendC::Sigmoid(a, b, 128);\n"
+             "}\n";
+    }
+    const CliResult r = sh(env() + source_dir() + "/scripts/sfumato-asc --cpu-debug -c " + dir + "/k.cpp -o " + dir + "/k.o");
+    INFO(r.output);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Catch::Contains("AscendC::Sigmoid is not supported by sfumato's Ascend C layer"));
+    CHECK_FALSE(fs::exists(dir + "/k.o"));
+}
+
+TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the examples' own CMakeLists") {
+    const std::string prefix = temp_dir("ascendc_prefix");
+    const CliResult inst = sh("cmake --install " + build_dir() + " --prefix " + prefix);
+    INFO(inst.output);
+    REQUIRE(inst.code == 0);
+    REQUIRE(fs::exists(prefix + "/lib/cmake/ASC/ASCConfig.cmake"));
+
+    const std::string asc = temp_dir("ascendc_cmake_asc");
+    const CliResult conf = sh("cmake -S " + example("add_asc") + " -B " + asc + "/build -G Ninja -DCMAKE_PREFIX_PATH=" + prefix +
+                              " && cmake --build " + asc + "/build");
+    INFO(conf.output);
+    REQUIRE(conf.code == 0);
+    run_and_verify(asc, asc + "/build/demo", "add_asc", "output/output.bin", "float32");
+
+    const std::string cpu = temp_dir("ascendc_cmake_cpu");
+    const CliResult conf2 = sh("cmake -S " + example("add") + " -B " + cpu + "/build -G Ninja -DCMAKE_PREFIX_PATH=" + prefix +
+                               " && cmake --build " + cpu + "/build");
+    INFO(conf2.output);
+    REQUIRE(conf2.code == 0);
+    run_and_verify(cpu, cpu + "/build/ascendc_add_cpu", "add", "output/output_z.bin", "float16");
+}

@@ -1,0 +1,73 @@
+// The <<<...>>> launch rewriting of Ascend C sources (runtime/ascendc/asc_rewrite.h): callee
+// forms, the kernel kind read from the definition's qualifiers, comments and strings left alone,
+// line numbers kept, and an unterminated launch reported with its line.
+#include <catch2/catch.hpp>
+
+#include "runtime/ascendc/asc_rewrite.h"
+#include "sim/error.h"
+
+using sfumato::ascendc::rewrite_launches;
+
+namespace {
+int lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+}  // namespace
+
+TEST_CASE("ascendc rewrite: a launch becomes make_launcher with the kernel's kind, the rest is kept") {
+    const std::string src =
+        "__global__ __vector__ void add_custom(GM_ADDR x, GM_ADDR y) {}\n"
+        "int main() {\n"
+        "    // add_custom<<<1, nullptr, s>>>(a) in a comment stays\n"
+        "    const char* t = \"<<<not a launch>>>\";\n"
+        "    add_custom<<<blockDim, nullptr, stream>>>(xDevice, yDevice);\n"
+        "}\n";
+    const std::string out = rewrite_launches(src, "add.asc");
+    CHECK(out.rfind("#line 1 \"add.asc\"\n", 0) == 0);
+    CHECK_THAT(out, Catch::Contains("::sfumato::ascendc::make_launcher(add_custom, \"add_custom\", "
+                                    "::sfumato::ascendc::LaunchKind::Vector, blockDim, nullptr, stream)(xDevice, yDevice);"));
+    CHECK_THAT(out, Catch::Contains("// add_custom<<<1, nullptr, s>>>(a) in a comment stays"));
+    CHECK_THAT(out, Catch::Contains("\"<<<not a launch>>>\""));
+    CHECK(lines(out) == lines(src) + 1);  // only the #line directive added
+}
+
+TEST_CASE("ascendc rewrite: template and qualified callees, kinds from __cube__, __mix__ and task types") {
+    const std::string src =
+        "template <uint32_t L>\n__vector__ __global__ void vadd(float* x) {}\n"
+        "__global__ __cube__ void mm(GM_ADDR a) {}\n"
+        "template <int M, int N>\n__global__ __mix__(1, 2) void mix(GM_ADDR a) {}\n"
+        "extern \"C\" __global__ __aicore__ void typed(GM_ADDR a) { KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY); }\n"
+        "void go() {\n"
+        "  vadd<2048><<<8, 0, s>>>(x);\n"
+        "  mm<<<n, nullptr, s>>>(a);\n"
+        "  mix<512, 128>\n      <<<blocks, 0, s>>>(a);\n"
+        "  ns::typed<<<f(1, g(2)), nullptr, s>>>(a);\n"
+        "}\n";
+    const std::string out = rewrite_launches(src, "k.asc");
+    CHECK_THAT(out, Catch::Contains("make_launcher(vadd<2048>, \"vadd<2048>\", ::sfumato::ascendc::LaunchKind::Vector, 8, 0, s)(x)"));
+    CHECK_THAT(out, Catch::Contains("make_launcher(mm, \"mm\", ::sfumato::ascendc::LaunchKind::Cube, n, nullptr, s)(a)"));
+    CHECK_THAT(out, Catch::Contains("make_launcher(mix<512, 128>\n      , \"mix<512,128>\", ::sfumato::ascendc::LaunchKind::Mix,"));
+    CHECK_THAT(out, Catch::Contains("make_launcher(ns::typed, \"ns::typed\", ::sfumato::ascendc::LaunchKind::Cube, "
+                                    "f(1, g(2)), nullptr, s)(a)"));
+    CHECK(lines(out) == lines(src) + 1);
+}
+
+TEST_CASE("ascendc rewrite: an __aicore__ kernel's kind follows what the source uses") {
+    const std::string vec = "__global__ __aicore__ void k(GM_ADDR x) { AscendC::Add(a, b, c, n); }\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(vec, "v.cpp"), Catch::Contains("LaunchKind::Vector"));
+    const std::string cube = "__global__ __aicore__ void k(GM_ADDR x) { AscendC::Mmad(c, a, b, p); }\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(cube, "c.cpp"), Catch::Contains("LaunchKind::Cube"));
+    const std::string both =
+        "__global__ __aicore__ void k(GM_ADDR x) { Mmad(c, a, b, p); LeakyRelu(y, x, s, n); }\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(both, "m.cpp"), Catch::Contains("LaunchKind::Mix"));
+    const std::string none = "__global__ __aicore__ void k(GM_ADDR x) {}\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(none, "n.cpp"), Catch::Contains("LaunchKind::FromMode"));
+}
+
+TEST_CASE("ascendc rewrite: a launch without its closing >>> names file and line") {
+    const std::string src = "void h() {\n\n  k<<<1, nullptr, s(x);\n}\n";
+    CHECK_THROWS_WITH(rewrite_launches(src, "bad.asc"), Catch::Contains("bad.asc:3") && Catch::Contains("'>>>'"));
+    CHECK_THROWS_AS(rewrite_launches("int x = <<<1>>>;", "n.asc"), sfumato::InputError);
+}
