@@ -60,6 +60,14 @@ TEST_CASE("softmax bf16 and many rows spread over cores", "[norm][softmax]") {
     CHECK(softmax_case({3, 4000}, ElemType::Float, -1, true, big) == "");
 }
 
+TEST_CASE("softmax rows longer than UB run in two passes over chunks", "[norm][softmax]") {
+    const DeviceInfo tiny = device(4, 32 << 10);
+    CHECK(softmax_case({3, 5000}, ElemType::Float16, -1, false, tiny) == "");
+    CHECK(softmax_case({2, 20001}, ElemType::Float, -1, true, tiny) == "");
+    CHECK(softmax_case({2, 3, 4111}, ElemType::Bfloat16, 2, false, tiny) == "");
+    CHECK(softmax_case({2, 6000}, ElemType::Float, -1, false, tiny) == "");
+}
+
 TEST_CASE("softmax over a non-last axis walks strided rows", "[norm][softmax]") {
     const DeviceInfo tiny = device(4, 32 << 10);
     CHECK(softmax_case({2, 3, 4, 5}, ElemType::Float, 1, false, tiny, 13, true) == "");
@@ -122,6 +130,24 @@ TEST_CASE("layer normalization matches the reference", "[norm][layernorm]") {
     CHECK(layer_norm_case({2, 3, 4, 5}, 0, ElemType::Bfloat16, true, 2, tiny) == "");
     CHECK(layer_norm_case({500, 300}, -1, ElemType::Float16, true, 1, big) == "");
     CHECK(layer_norm_case({9, 70}, -1, ElemType::Float, true, 1, tiny, true) == "");
+}
+
+TEST_CASE("layer and instance normalization of rows longer than UB: two passes", "[norm][layernorm]") {
+    const DeviceInfo tiny = device(4, 32 << 10);
+    CHECK(layer_norm_case({3, 5000}, -1, ElemType::Float16, true, 3, tiny) == "");
+    CHECK(layer_norm_case({2, 3, 3001}, 1, ElemType::Float, false, 1, tiny) == "");
+    CHECK(layer_norm_case({2, 7000}, -1, ElemType::Bfloat16, true, 1, tiny, true) == "");
+    NodeDesc n;
+    n.name = "in";
+    n.op_type = "InstanceNormalization";
+    n.opset = 6;
+    n.attrs.set_owner("in");
+    n.inputs = {make_tensor({2, 2, 70, 80}, ElemType::Float16), make_tensor({2}, ElemType::Float16),
+                make_tensor({2}, ElemType::Float16)};
+    std::mt19937 rng(3);
+    CHECK(check_op(n, {random_tensor({2, 2, 70, 80}, ElemType::Float16, rng), random_tensor({2}, ElemType::Float16, rng),
+                       random_tensor({2}, ElemType::Float16, rng)},
+                   tiny, tol_for(ElemType::Float16, 1e-5, 1e-5)) == "");
 }
 
 TEST_CASE("instance normalization matches the reference", "[norm][instancenorm]") {

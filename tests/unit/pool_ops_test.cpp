@@ -72,3 +72,24 @@ TEST_CASE("max pooling with dilation, long 1-D rows and uint8", "[norm][pool]") 
     CHECK(pool_case("AveragePool", {{1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, "NOTSET", true},
                     ElemType::Bfloat16) == "");
 }
+
+TEST_CASE("max pooling with the Indices output, row- and column-major", "[norm][pool]") {
+    for (int order = 0; order < 2; ++order) {
+        for (auto [shape, pads] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                 {{2, 3, 9, 7}, {1, 1, 1, 1}}, {{1, 2, 5, 5}, {0, 0, 0, 0}}}) {
+            NodeDesc n;
+            n.name = "p";
+            n.op_type = "MaxPool";
+            n.opset = 12;
+            n.attrs.set_owner("p");
+            n.attrs.set("kernel_shape", ref::Attr::of_ints({3, 2}));
+            n.attrs.set("strides", ref::Attr::of_ints({2, 1}));
+            n.attrs.set("pads", ref::Attr::of_ints(pads));
+            n.attrs.set("storage_order", ref::Attr::of_int(order));
+            n.inputs.push_back(make_tensor(shape, ElemType::Float));
+            n.num_outputs = 2;
+            std::mt19937 rng(6);
+            CHECK(check_op(n, {random_tensor(shape, ElemType::Float, rng)}, device(4, 32 << 10), {0, 0}) == "");
+        }
+    }
+}

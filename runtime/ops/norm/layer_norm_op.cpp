@@ -3,7 +3,8 @@
 // InstanceNormalization (statistics per (n, c) over the spatial dims, per-channel scale and
 // B), both on the row kernel (runtime/ops/norm/row_kernel.h): LayerNorm over rows of the
 // flattened tail with Scale/B as fp32 lane vectors held in UB for the whole kernel, and
-// InstanceNorm channel-major so that each tile's scale and B are two scalars.
+// InstanceNorm channel-major so that each tile's scale and B are two scalars. Rows longer than
+// UB take the kernel's two-pass chunked form.
 #include "runtime/ops/norm/common.h"
 #include "runtime/ops/norm/row_kernel.h"
 #include "runtime/ops/norm/row_plan.h"
@@ -44,7 +45,8 @@ public:
         if (outs > 2) p.rstd = 1;
         if (x.numel() != 0 && !plan_rows(p, dev))
             throw UnsupportedError(n, "a normalised row of " + std::to_string(v.len) + " elements does not fit in UB");
-        m_form = "rows: " + std::to_string(p.k) + " per tile, one pass";
+        m_form = p.nch > 1 ? "rows: two passes over " + std::to_string(p.nch) + " chunks of " + std::to_string(p.cp)
+                           : "rows: " + std::to_string(p.k) + " per tile, one pass";
     }
 
     std::vector<TensorRef> outputs() const override { return m_outs; }
@@ -111,7 +113,8 @@ public:
         m_out = tensor_like(x, x.shape);
         if (x.numel() != 0 && !plan_rows(p, dev))
             throw UnsupportedError(n, "a plane of " + std::to_string(S) + " elements does not fit in UB");
-        m_form = "rows (channel-major): " + std::to_string(p.k) + " per tile";
+        m_form = "rows (channel-major): " + (p.nch > 1 ? std::to_string(p.nch) + " chunks per row, two passes"
+                                                        : std::to_string(p.k) + " per tile");
     }
 
     std::vector<TensorRef> outputs() const override { return {m_out}; }

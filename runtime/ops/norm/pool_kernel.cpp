@@ -46,7 +46,7 @@ PoolGeomT tile_geom(const PoolPlan& p) {
 }
 
 struct PoolLayout {
-    uint64_t stage, tile, off0, offt, acc, tmp, out, vec;
+    uint64_t stage, tile, off0, offt, acc, tmp, out, vec, idx0, idxt, idx, iout, bits;
 };
 PoolLayout pool_layout(const PoolPlan& p) {
     const PoolGeomT g = tile_geom(p);
@@ -59,7 +59,12 @@ PoolLayout pool_layout(const PoolPlan& p) {
     l.acc = staggered(r * 4);
     l.tmp = staggered(r * 4);
     l.out = staggered(r * std::max<uint64_t>(es, 1));
-    l.vec = 4 * g.wop * 4;
+    l.vec = 5 * g.wop * 4;
+    if (p.indices) {
+        l.idx0 = l.idxt = l.idx = up(r * 4, kBlk);
+        l.iout = up(r * 4, kBlk);
+        l.bits = 2048;  // one compare's bitmask: at most 255 repeats of 8 bytes
+    }
     return l;
 }
 
@@ -84,7 +89,8 @@ uint64_t PoolPlan::tiles() const {
 
 uint64_t pool_ub_bytes(const PoolPlan& p) {
     const PoolLayout l = pool_layout(p);
-    return 2 * l.stage + l.tile + l.off0 + l.offt + l.acc + l.tmp + 2 * l.out + l.vec + 1024;
+    return p.buffers * l.stage + l.tile + l.off0 + l.offt + l.acc + l.tmp + 2 * l.out + l.vec + l.idx0 + l.idxt + l.idx +
+           2 * l.iout + l.bits + 1024;
 }
 
 bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
@@ -92,6 +98,12 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
     // plane and a box shrunk along the first spatial dims, then along the last.
     for (int i = 0; i < p.nd; ++i) p.tb[i] = p.out[i];
     p.tp = 1;
+    p.buffers = 2;
+    {
+        PoolPlan q = p;  // the smallest box: single-buffer the input if even that does not fit
+        for (int i = 0; i < q.nd; ++i) q.tb[i] = 1;
+        if (pool_ub_bytes(q) > ub) p.buffers = 1;
+    }
     if (pool_ub_bytes(p) <= ub) {
         const uint64_t cap = std::max<uint64_t>(1, p.planes / std::max(1u, cores));
         while (p.tp < cap) {
@@ -103,7 +115,7 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
     } else {
         for (int i = 0; i < p.nd && pool_ub_bytes(p) > ub; ++i) {
             const bool last = i == p.nd - 1;
-            int64_t lo = last ? 32 : 1;
+            int64_t lo = 1;
             if (lo >= p.tb[i]) continue;
             // Largest box size along dim i that fits (binary search), at least lo.
             int64_t hi = p.tb[i];
@@ -112,11 +124,11 @@ bool plan_pool(PoolPlan& p, uint64_t ub, uint32_t cores) {
             while (lo < hi) {
                 const int64_t mid = (lo + hi + 1) / 2;
                 PoolPlan q = p;
-                q.tb[i] = last ? std::max<int64_t>(32, mid / 32 * 32) : mid;
+                q.tb[i] = last && mid >= 32 ? mid / 32 * 32 : mid;
                 if (pool_ub_bytes(q) <= ub) lo = mid;
                 else hi = mid - 1;
             }
-            p.tb[i] = last ? std::max<int64_t>(32, lo / 32 * 32) : lo;
+            p.tb[i] = last && lo >= 32 ? lo / 32 * 32 : lo;
         }
         if (pool_ub_bytes(p) > ub) return false;
     }
@@ -141,7 +153,7 @@ public:
         if (t0 >= p.tiles()) return;
         const uint64_t t1 = std::min(p.tiles(), t0 + p.per_block);
         const PoolLayout l = pool_layout(p);
-        m_pipe.InitBuffer(m_stage, 2, static_cast<uint32_t>(l.stage));
+        m_pipe.InitBuffer(m_stage, p.buffers, static_cast<uint32_t>(l.stage));
         m_pipe.InitBuffer(m_out, 2, static_cast<uint32_t>(l.out));
         if (l.tile) m_pipe.InitBuffer(m_tile, static_cast<uint32_t>(l.tile));
         m_pipe.InitBuffer(m_off0, static_cast<uint32_t>(l.off0));
@@ -149,6 +161,13 @@ public:
         m_pipe.InitBuffer(m_acc, static_cast<uint32_t>(l.acc));
         m_pipe.InitBuffer(m_tmp, static_cast<uint32_t>(l.tmp));
         m_pipe.InitBuffer(m_vec, static_cast<uint32_t>(l.vec));
+        if (p.indices) {
+            m_pipe.InitBuffer(m_idx0, static_cast<uint32_t>(l.idx0));
+            m_pipe.InitBuffer(m_idxt, static_cast<uint32_t>(l.idxt));
+            m_pipe.InitBuffer(m_idx, static_cast<uint32_t>(l.idx));
+            m_pipe.InitBuffer(m_iout, 2, static_cast<uint32_t>(l.iout));
+            m_pipe.InitBuffer(m_bits, 2048);
+        }
         // Lane positions 0..wop-1 (int32), kept for every tile's offsets and counts.
         iota(m_ctx, I32, vec(0), m_g.wop);
         for (uint64_t t = t0; t < t1; ++t) {
@@ -157,6 +176,7 @@ public:
         }
         m_stage.drain();
         m_out.drain();
+        if (p.indices) m_iout.drain();
     }
 
 private:
@@ -251,6 +271,16 @@ private:
         uint64_t otb = 1;  // output rows per plane in the tile layout
         for (int i = 0; i < L; ++i) otb *= static_cast<uint64_t>(p.tb[i]);
         const uint32_t off0 = a(m_off0), offt = a(m_offt), acc = a(m_acc), tmp = a(m_tmp);
+        int64_t mul[kMaxPoolDims] = {1, 1, 1};  // flat-index multiplier per spatial dim
+        if (p.indices) {
+            for (int i = 0; i < p.nd; ++i)
+                for (int j = 0; j < p.nd; ++j)
+                    if (p.storage_order == 0 ? j > i : j < i) mul[i] *= p.in[j];
+            // Lane part of the window origin: min(w, ob - 1) * s_last * mul_last.
+            vrun(m_ctx, Opcode::VMINS, I32, vop(vec(4)), vop(vec(0)), {}, 1, 1, m_g.wop, static_cast<double>(ob[L] - 1));
+            vrun(m_ctx, Opcode::VMULS, I32, vop(vec(4)), vop(vec(4)), {}, 1, 1, m_g.wop,
+                 static_cast<double>(p.s[L] * mul[L]));
+        }
         for (uint64_t q = 0; q < np; ++q)
             for (uint64_t r = 0; r < otb; ++r) {
                 int64_t idx[kMaxPoolDims] = {0, 0, 0};
@@ -262,6 +292,12 @@ private:
                 for (int i = 0; i < L; ++i) base = base * static_cast<uint64_t>(m_g.ie[i]) + static_cast<uint64_t>(idx[i] * p.s[i]);
                 base = (q * m_g.ps + base * m_g.wr) * 4;
                 m_ctx.scalar(2);
+                if (p.indices) {
+                    int64_t ib = static_cast<int64_t>(q0 + q) * plane_in() + (o0[L] * p.s[L] - p.pb[L]) * mul[L];
+                    for (int i = 0; i < L; ++i) ib += ((o0[i] + idx[i]) * p.s[i] - p.pb[i]) * mul[i];
+                    vrun(m_ctx, Opcode::VADDS, I32, vop(static_cast<uint32_t>(a(m_idx0) + (q * otb + r) * m_g.wop * 4)),
+                         vop(vec(4)), {}, 1, 1, m_g.wop, static_cast<double>(ib));
+                }
                 vrun(m_ctx, Opcode::VADDS, I32, vop(static_cast<uint32_t>(off0 + (q * otb + r) * m_g.wop * 4)), vop(vec(1)), {},
                      1, 1, m_g.wop, static_cast<double>(base));
             }
@@ -279,6 +315,15 @@ private:
             LocalTensor<float> src(&m_ctx, isa::Pos::UB, tile, span / 4, -1);
             LocalTensor<uint32_t> offs(&m_ctx, isa::Pos::UB, offt, static_cast<uint32_t>(n), -1);
             Gather(dst, src, offs, span, n);
+            if (p.indices) {
+                int64_t toi = 0;
+                for (int i = 0; i < p.nd; ++i) toi += tap[i] * p.d[i] * mul[i];
+                const uint32_t dsti = ti == 0 ? a(m_idx) : a(m_idxt);
+                vrun(m_ctx, Opcode::VADDS, I32, vop(dsti), vop(a(m_idx0)), {}, 1, 1, n, static_cast<double>(toi));
+                if (ti > 0)
+                    vselect_cmp(m_ctx, F32, isa::CmpMode::GT, vop(tmp), vop(acc), I32, vop(a(m_idx)), vop(a(m_idxt)),
+                                vop(a(m_idx)), a(m_bits), 1, 1, n);
+            }
             if (ti > 0) vrun(m_ctx, p.is_max ? Opcode::VMAX : Opcode::VADD, F32, vop(acc), vop(acc), vop(tmp), 1, 1, n);
             for (int i = p.nd; i-- > 0;) {
                 if (++tap[i] < p.k[i]) break;
@@ -319,6 +364,42 @@ private:
                                                  static_cast<uint32_t>((p.out[L] - ob[L]) * es)});
             }
         m_out.FreeTensor(o);
+        if (p.indices) store_indices(np, q0, otb, o0, ob);
+    }
+
+    void store_indices(uint64_t np, uint64_t q0, uint64_t otb, const int64_t* o0, const int64_t* ob) {
+        const PoolPlan& p = m_p;
+        const int L = p.nd - 1;
+        const uint64_t n = np * otb * m_g.wop;
+        LocalTensor<uint8_t> io = m_iout.AllocTensor<uint8_t>();
+        vrun(m_ctx, Opcode::VMULS, I32, vop(io.address()), vop(a(m_idx)), {}, 1, 1, n, 1.0);
+        m_iout.EnQue(io);
+        LocalTensor<uint8_t> o = m_iout.DeQue<uint8_t>();
+        const uint64_t run = L >= 1 ? static_cast<uint64_t>(ob[L - 1]) : 1;
+        const uint64_t groups = L >= 1 ? otb / static_cast<uint64_t>(p.tb[L - 1]) : 1;
+        for (uint64_t q = 0; q < np; ++q)
+            for (uint64_t gi = 0; gi < groups; ++gi) {
+                int64_t idx[kMaxPoolDims] = {0, 0, 0};
+                uint64_t rr = gi;
+                bool used = true;
+                for (int i = L - 2; i >= 0; --i) {
+                    idx[i] = static_cast<int64_t>(rr % static_cast<uint64_t>(p.tb[i]));
+                    rr /= static_cast<uint64_t>(p.tb[i]);
+                    used = used && idx[i] < ob[i];
+                }
+                if (!used) continue;
+                uint64_t orow = 0;
+                for (int i = 0; i < L; ++i) orow = orow * static_cast<uint64_t>(p.out[i]) + static_cast<uint64_t>(o0[i] + idx[i]);
+                const uint64_t dst = (q0 + q) * static_cast<uint64_t>(plane_out()) + orow * static_cast<uint64_t>(p.out[L]) +
+                                     static_cast<uint64_t>(o0[L]);
+                const uint64_t urow = q * otb + gi * (L >= 1 ? static_cast<uint64_t>(p.tb[L - 1]) : 1);
+                detail::copy_out(m_ctx, I32, p.ind + dst * 4, isa::Pos::UB,
+                                 o.address() + static_cast<uint32_t>(urow * m_g.wop * 4),
+                                 isa::CopyParams{static_cast<uint32_t>(run), static_cast<uint32_t>(ob[L] * 4),
+                                                 static_cast<uint32_t>((m_g.wop * 4 - up(static_cast<uint64_t>(ob[L]) * 4, kBlk)) / kBlk),
+                                                 static_cast<uint32_t>((p.out[L] - ob[L]) * 4)});
+            }
+        m_iout.FreeTensor(o);
     }
 
     // acc /= taps counted per position: the last dim's counts as a vector, the others as
@@ -379,8 +460,8 @@ private:
     PoolGeomT m_g;
     TPipe m_pipe;
     TQue<TPosition::VECIN> m_stage;
-    TQue<TPosition::VECOUT> m_out;
-    TBuf<TPosition::VECCALC> m_tile, m_off0, m_offt, m_acc, m_tmp, m_vec;
+    TQue<TPosition::VECOUT> m_out, m_iout;
+    TBuf<TPosition::VECCALC> m_tile, m_off0, m_offt, m_acc, m_tmp, m_vec, m_idx0, m_idxt, m_idx, m_bits;
 };
 
 }  // namespace

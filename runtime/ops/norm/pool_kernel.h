@@ -7,6 +7,9 @@
 // per tile shape from an on-device iota, plus the tap's constant offset) followed by a max or an
 // add. AveragePool divides by the product of per-dim tap counts (computed on the vector unit from
 // the positions: inside the input, or inside the padded input with count_include_pad).
+// MaxPool's Indices: per tap the candidate's flat input index (window origin + the tap's
+// constant, int32), kept where the tap value is strictly greater (compare + select): the first
+// maximum wins.
 #pragma once
 #include <cstdint>
 
@@ -31,6 +34,10 @@ struct PoolPlan {
     uint64_t tp = 1;
     int64_t tb[kMaxPoolDims] = {1, 1, 1};
     uint64_t per_block = 1;  // tiles per block
+    uint32_t buffers = 2;    // input staging buffers (1 when a double-buffered box does not fit)
+    bool indices = false;    // MaxPool's Indices output (flat input index, int32)
+    int storage_order = 0;   // indices: 0 row-major, 1 column-major over the spatial dims
+    uint64_t ind = 0;        // GM of the indices
     uint32_t blocks = 1;
     uint64_t tiles() const;
 };

@@ -2,9 +2,11 @@
 // auto_pad; float and int8/uint8 inputs) and AveragePool (count_include_pad; no dilation before
 // opset 19), 1 to 3 spatial dims, on the pooling kernel (runtime/ops/norm/pool_kernel.h). The
 // geometry (output size, SAME padding, ceil-mode rule) is ref::pool_geometry, shared with the
-// reference. MaxPool's optional Indices output is not supported on the device.
+// reference. MaxPool's optional Indices output (flat index, row- or column-major) is int32 on the
+// device.
 #include "runtime/ops/norm/common.h"
 #include "runtime/ops/norm/pool_kernel.h"
+#include "runtime/ref/axes.h"
 #include "runtime/ref/pool.h"
 
 namespace sfumato::ops::norm {
@@ -19,13 +21,19 @@ public:
         const bool int_ok = is_max && (x.dtype == isa::DType::UINT8 || x.dtype == isa::DType::INT8);
         if (!int_ok) float_input(n, 0, "X");
         if (x.format != Format::ND || !x.contiguous()) throw UnsupportedError(n, "input 'X' layout");
-        if (is_max && n.num_outputs > 1) throw UnsupportedError(n, "the Indices output is not supported on the device");
         const ref::PoolGeom g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
         if (g.spatial < 1 || g.spatial > static_cast<size_t>(kMaxPoolDims))
             throw UnsupportedError(n, std::to_string(g.spatial) + " spatial dims (supported: 1 to 3)");
         std::vector<int64_t> yshape = {x.shape[0], x.shape[1]};
         yshape.insert(yshape.end(), g.out.begin(), g.out.end());
         m_out = tensor_like(x, yshape);
+        if (is_max && n.num_outputs > 1) {
+            m_indices = make_tensor(yshape, ref::ElemType::Int64);
+            m_plan.indices = true;
+            m_plan.storage_order = g.storage_order;
+            const uint64_t total = static_cast<uint64_t>(ref::dim_product(x.shape, 0, x.shape.size()));
+            if (total > static_cast<uint64_t>(INT32_MAX)) throw UnsupportedError(n, "Indices beyond int32");
+        }
         if (m_out.numel() == 0) return;
         PoolPlan& p = m_plan;
         p.is_max = is_max;
@@ -43,7 +51,10 @@ public:
         m_form = "gather per tap: " + std::to_string(p.tp) + " planes per tile";
     }
 
-    std::vector<TensorRef> outputs() const override { return {m_out}; }
+    std::vector<TensorRef> outputs() const override {
+        if (m_plan.indices) return {m_out, m_indices};
+        return {m_out};
+    }
     std::string describe() const override { return m_form; }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
@@ -51,6 +62,8 @@ public:
         if (m_out.numel() == 0) return {};
         PoolPlan p = m_plan;
         p.x = in[0].addr, p.y = out[0].addr;
+        if (p.indices && (out.size() < 2 || !out[1].present)) p.indices = false;
+        if (p.indices) p.ind = out[1].addr;
         uint64_t taps = 1;
         for (int i = 0; i < p.nd; ++i) taps *= static_cast<uint64_t>(p.k[i]);
         const uint64_t es = isa::dtype_size(p.xt), on = m_out.numel();
@@ -64,7 +77,7 @@ public:
 private:
     NodeDesc m_node;
     DeviceInfo m_dev;
-    TensorRef m_out;
+    TensorRef m_out, m_indices;
     PoolPlan m_plan;
     std::string m_form;
 };

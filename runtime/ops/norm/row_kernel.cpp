@@ -35,8 +35,8 @@ Layout layout(const RowPlan& p, uint32_t k) {
     l.xf = p.xt == F32 ? 0 : staggered(f32);
     l.t = staggered(f32);
     l.scr = staggered(uint64_t{k} * keep * 256);
-    l.e = staggered(uint64_t{k} * 256);
-    l.vals = 2 * up(k, 64) * 4;
+    l.e = staggered(uint64_t{std::max(k, 3u)} * 256);
+    l.vals = 6 * up(k, 64) * 4;
     l.blocks = (up(k, 8) + 16) * kBlk;  // per-row blocks, then 16 parameter blocks
     if (p.affine == RowPlan::Affine::Lanes) {
         l.gstage = up(uint64_t{p.cp} * 4, kBlk);  // widest storage type
@@ -79,11 +79,16 @@ public:
         if (l.gvec) {
             m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
             m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
-            load_lane_params();
+            if (p.nch == 1) load_lane_params();
         }
         if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
         if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
-        for (uint64_t w = w_begin; w < w_end;) {
+        for (uint64_t w = w_begin; p.nch > 1 && w < w_end; ++w) {
+            m_ctx.scalar(4);
+            if (p.kind == RowPlan::Kind::LayerNorm) chunked_layer_norm(w);
+            else chunked_softmax(w);
+        }
+        for (uint64_t w = w_begin; p.nch == 1 && w < w_end;) {
             const uint64_t pi = w / p.Q, q0 = w % p.Q;
             const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>({p.k, p.Q - q0, w_end - w}));
             m_ctx.scalar(4);  // tile bookkeeping
@@ -134,6 +139,224 @@ private:
         one(p.gamma, p.gt, p.gamma_scalar, g);
         if (p.beta) one(p.beta, p.bt, p.beta_scalar, g + p.cp * 4);
         m_gstage.drain();
+    }
+
+    // Loads chunk c of work row w (one burst) and converts it to fp32; returns (addr, held).
+    uint32_t load_chunk(uint64_t row0, uint64_t c, uint64_t cl, LocalTensor<uint8_t>& held) {
+        const RowPlan& p = m_p;
+        const uint32_t ex = isa::dtype_size(p.xt);
+        LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
+        kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + (row0 + c * p.cp) * ex,
+                                isa::CopyParams{1, static_cast<uint32_t>(cl * ex), 0, 0}, 0);
+        m_in.EnQue(in);
+        LocalTensor<uint8_t> x = m_in.DeQue<uint8_t>();
+        if (p.xt == F32) {
+            held = x;
+            return x.address();
+        }
+        const uint32_t xf = m_xf.Get<uint8_t>().address();
+        vrun(m_ctx, Opcode::VCONV, F32, vop(xf), vop(x.address()), {}, 1, 1, up(cl, 64), 0, p.xt);
+        m_in.FreeTensor(x);
+        held = LocalTensor<uint8_t>();
+        return xf;
+    }
+
+    // One value at v spread over the 256-byte row r of ebuf.
+    void spread(uint32_t v, int r) {
+        brcb(m_ctx, F32, blocks(), v, 1);
+        expand_blocks(m_ctx, F32, ebuf() + static_cast<uint32_t>(r * 256), blocks(), 1);
+    }
+
+    // Sum or max of `units` 64-lane units of one row at src into vals(i).
+    void reduce_units(Opcode op, Opcode red, uint32_t src, uint64_t units, int i) {
+        if (units == 1) {
+            lane_reduce(m_ctx, red, F32, src, vals(i), 1, 256, 64);
+            return;
+        }
+        const uint32_t scr = m_scr.Get<uint8_t>().address();
+        fold(m_ctx, op, F32, src, scr, 1, 0, 0, units, 256, 64);
+        lane_reduce(m_ctx, red, F32, scr, vals(i), 1, 256, 64);
+    }
+
+    void chunked_softmax(uint64_t w) {
+        const RowPlan& p = m_p;
+        const uint64_t row0 = (w / p.Q) * p.sp + (w % p.Q) * p.sq;
+        const uint32_t ey = isa::dtype_size(p.yt), t = tbuf();
+        const double inf = kInf;
+        auto one = [&](Opcode op, int d, int a, int b, double s = 0) {
+            vrun(m_ctx, op, F32, vop(vals(d)), vop(vals(a)), vop(vals(b)), 1, 1, 1, s);
+        };
+        vrun(m_ctx, Opcode::VDUP, F32, vop(vals(2)), {}, {}, 1, 1, 1, -inf);  // M
+        vrun(m_ctx, Opcode::VDUP, F32, vop(vals(3)), {}, {}, 1, 1, 1, 0.0);   // S
+        for (uint64_t c = 0; c < p.nch; ++c) {
+            const uint64_t cl = std::min<uint64_t>(p.cp, p.cols - c * p.cp), units = cdiv(cl, 64);
+            LocalTensor<uint8_t> held;
+            const uint32_t xf = load_chunk(row0, c, cl, held);
+            if (cl % 64) fill_tail(m_ctx, F32, xf + static_cast<uint32_t>((units - 1) * 256), 1, 256,
+                                   static_cast<uint32_t>(cl % 64), -inf);
+            reduce_units(Opcode::VMAX, Opcode::VRED_MAX, xf, units, 0);  // chunk max
+            one(Opcode::VMAX, 1, 2, 0);                                  // M' = max(M, chunk max)
+            one(Opcode::VSUB, 0, 2, 1);                                  // M - M'
+            one(Opcode::VEXP, 0, 0, 0);                                  // alpha
+            spread(vals(1), 0);
+            vrun(m_ctx, Opcode::VSUB, F32, vop(t), vop(xf), vrow(ebuf()), 1, 1, units * 64);
+            vrun(m_ctx, Opcode::VEXP, F32, vop(xf), vop(t), {}, 1, 1, units * 64);
+            reduce_units(Opcode::VADD, Opcode::VRED_SUM, xf, units, 4);  // chunk sum
+            one(Opcode::VMUL, 3, 3, 0);
+            one(Opcode::VADD, 3, 3, 4);                                  // S = S alpha + chunk sum
+            one(Opcode::VMULS, 2, 1, 1, 1.0);                            // M = M'
+            if (held.GetSize()) m_in.FreeTensor(held);
+        }
+        const bool soft = p.kind == RowPlan::Kind::Softmax;
+        one(soft ? Opcode::VREC : Opcode::VLN, 3, 3, 3);
+        spread(vals(2), 0);
+        spread(vals(3), 1);
+        for (uint64_t c = 0; c < p.nch; ++c) {
+            const uint64_t cl = std::min<uint64_t>(p.cp, p.cols - c * p.cp), n = up(cl, 64);
+            LocalTensor<uint8_t> held;
+            const uint32_t xf = load_chunk(row0, c, cl, held);
+            LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
+            const uint32_t y = p.yt == F32 ? out.address() : xf;
+            vrun(m_ctx, Opcode::VSUB, F32, vop(t), vop(xf), vrow(ebuf()), 1, 1, n);
+            if (soft) {
+                vrun(m_ctx, Opcode::VEXP, F32, vop(xf), vop(t), {}, 1, 1, n);
+                vrun(m_ctx, Opcode::VMUL, F32, vop(y == xf ? t : y), vop(xf), vrow(ebuf() + 256), 1, 1, n);
+                if (p.yt != F32) vrun(m_ctx, Opcode::VCONV, p.yt, vop(out.address()), vop(t), {}, 1, 1, n, 0, F32);
+            } else {
+                vrun(m_ctx, Opcode::VSUB, F32, vop(y), vop(t), vrow(ebuf() + 256), 1, 1, n);
+                if (p.yt != F32) vrun(m_ctx, Opcode::VCONV, p.yt, vop(out.address()), vop(xf), {}, 1, 1, n, 0, F32);
+            }
+            if (held.GetSize()) m_in.FreeTensor(held);
+            m_out.EnQue(out);
+            LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
+            kernel::detail::copy_out(m_ctx, p.yt, p.y + (row0 + c * p.cp) * ey, isa::Pos::UB, o.address(),
+                                     isa::CopyParams{1, static_cast<uint32_t>(cl * ey), 0, 0});
+            m_out.FreeTensor(o);
+        }
+    }
+
+    // Lane parameter chunk c (gamma, then beta) as fp32 vectors in gvec (scalars: spread).
+    void load_param_chunk(uint64_t c, uint64_t cl) {
+        const RowPlan& p = m_p;
+        const uint32_t g = m_gvec.Get<uint8_t>().address();
+        auto one = [&](uint64_t gm, DType t, bool scalar, uint32_t dst) {
+            const uint32_t es = isa::dtype_size(t);
+            LocalTensor<uint8_t> st = m_gstage.AllocTensor<uint8_t>();
+            kernel::detail::copy_in(m_ctx, t, isa::Pos::UB, st.address(), gm + (scalar ? 0 : c * p.cp * es),
+                                    isa::CopyParams{1, static_cast<uint32_t>((scalar ? 1 : cl) * es), 0, 0}, 0);
+            m_gstage.EnQue(st);
+            LocalTensor<uint8_t> d = m_gstage.DeQue<uint8_t>();
+            const uint64_t n = scalar ? 1 : cl;
+            if (t != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(scalar ? vals(5) : dst), vop(d.address()), {}, 1, 1, n, 0, t);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(scalar ? vals(5) : dst), vop(d.address()), {}, 1, 1, n, 1.0);
+            m_gstage.FreeTensor(d);
+            if (scalar) {
+                brcb(m_ctx, F32, blocks(), vals(5), 1);
+                vrun(m_ctx, Opcode::VMULS, F32, vop(dst), vblock(blocks()), {}, 1, 1, up(cl, 64), 1.0);
+            }
+        };
+        one(p.gamma, p.gt, p.gamma_scalar, g);
+        if (p.beta) one(p.beta, p.bt, p.beta_scalar, g + p.cp * 4);
+    }
+
+    // LayerNorm / InstanceNorm of a row longer than UB: pass 1 merges per-chunk mean and sum of
+    // squared deviations (Chan et al.: M2 = M2a + M2b + delta^2 na nb / n), pass 2 normalises.
+    void chunked_layer_norm(uint64_t w) {
+        const RowPlan& p = m_p;
+        const uint64_t pi = w / p.Q, row0 = pi * p.sp + (w % p.Q) * p.sq;
+        const uint32_t ey = isa::dtype_size(p.yt), t = tbuf();
+        auto one = [&](Opcode op, int d, int a, int b, double sc = 0) {
+            vrun(m_ctx, op, F32, vop(vals(d)), vop(vals(a)), vop(vals(b)), 1, 1, 1, sc);
+        };
+        LocalTensor<uint8_t> par;
+        if (p.affine == RowPlan::Affine::PerP) {
+            par = m_par.AllocTensor<uint8_t>();
+            kernel::detail::copy_in(m_ctx, p.gt, isa::Pos::UB, par.address(), p.gamma + pi * isa::dtype_size(p.gt),
+                                    isa::CopyParams{1, isa::dtype_size(p.gt), 0, 0}, 0);
+            if (p.beta)
+                kernel::detail::copy_in(m_ctx, p.bt, isa::Pos::UB, par.address() + kBlk,
+                                        p.beta + pi * isa::dtype_size(p.bt), isa::CopyParams{1, isa::dtype_size(p.bt), 0, 0}, 0);
+            m_par.EnQue(par);
+        }
+        vrun(m_ctx, Opcode::VDUP, F32, vop(vals(2)), {}, {}, 1, 1, 1, 0.0);  // mean
+        vrun(m_ctx, Opcode::VDUP, F32, vop(vals(3)), {}, {}, 1, 1, 1, 0.0);  // M2
+        for (uint64_t c = 0; c < p.nch; ++c) {
+            const uint64_t cl = std::min<uint64_t>(p.cp, p.cols - c * p.cp), units = cdiv(cl, 64);
+            const double na = static_cast<double>(c * p.cp), nb = static_cast<double>(cl), n = na + nb;
+            LocalTensor<uint8_t> held;
+            const uint32_t xf = load_chunk(row0, c, cl, held);
+            const uint32_t last = static_cast<uint32_t>((units - 1) * 256), valid = static_cast<uint32_t>(cl % 64);
+            if (valid) fill_tail(m_ctx, F32, xf + last, 1, 256, valid, 0.0);
+            reduce_units(Opcode::VADD, Opcode::VRED_SUM, xf, units, 0);
+            one(Opcode::VMULS, 0, 0, 0, 1.0 / nb);  // chunk mean
+            spread(vals(0), 0);
+            vrun(m_ctx, Opcode::VSUB, F32, vop(t), vop(xf), vrow(ebuf()), 1, 1, units * 64);
+            if (valid) fill_tail(m_ctx, F32, t + last, 1, 256, valid, 0.0);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf), vop(t), vop(t), 1, 1, units * 64);
+            reduce_units(Opcode::VADD, Opcode::VRED_SUM, xf, units, 4);  // chunk M2
+            if (held.GetSize()) m_in.FreeTensor(held);
+            one(Opcode::VSUB, 5, 0, 2);              // delta
+            one(Opcode::VMULS, 1, 5, 5, nb / n);
+            one(Opcode::VADD, 2, 2, 1);              // mean += delta nb / n
+            one(Opcode::VMUL, 5, 5, 5);
+            one(Opcode::VMULS, 5, 5, 5, na * nb / n);
+            one(Opcode::VADD, 3, 3, 5);
+            one(Opcode::VADD, 3, 3, 4);              // M2 += M2b + delta^2 na nb / n
+        }
+        one(Opcode::VMULS, 3, 3, 3, 1.0 / static_cast<double>(p.cols));
+        one(Opcode::VADDS, 3, 3, 3, p.eps);
+        one(Opcode::VRSQRT, 3, 3, 3);                // rstd
+        if (p.mean || p.rstd) {
+            LocalTensor<uint8_t> st = m_stat.AllocTensor<uint8_t>();
+            const uint32_t half = static_cast<uint32_t>(up(p.k, 8) * 4);
+            vrun(m_ctx, Opcode::VMULS, F32, vop(st.address()), vop(vals(2)), {}, 1, 1, 1, 1.0);
+            vrun(m_ctx, Opcode::VMULS, F32, vop(st.address() + half), vop(vals(3)), {}, 1, 1, 1, 1.0);
+            m_stat.EnQue(st);
+            LocalTensor<uint8_t> s = m_stat.DeQue<uint8_t>();
+            if (p.mean) kernel::detail::copy_out(m_ctx, F32, p.mean + w * 4, isa::Pos::UB, s.address(), isa::CopyParams{1, 4, 0, 0});
+            if (p.rstd)
+                kernel::detail::copy_out(m_ctx, F32, p.rstd + w * 4, isa::Pos::UB, s.address() + half, isa::CopyParams{1, 4, 0, 0});
+            m_stat.FreeTensor(s);
+        }
+        spread(vals(2), 0);
+        if (p.affine == RowPlan::Affine::PerP) {
+            LocalTensor<uint8_t> pv = m_par.DeQue<uint8_t>();
+            if (p.gt != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(vals(0)), vop(pv.address()), {}, 1, 1, 1, 0, p.gt);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(vals(0)), vop(pv.address()), {}, 1, 1, 1, 1.0);
+            if (p.bt != F32) vrun(m_ctx, Opcode::VCONV, F32, vop(vals(4)), vop(pv.address() + kBlk), {}, 1, 1, 1, 0, p.bt);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(vals(4)), vop(pv.address() + kBlk), {}, 1, 1, 1, 1.0);
+            m_par.FreeTensor(pv);
+            one(Opcode::VMUL, 3, 3, 0);  // rstd * scale
+            spread(vals(4), 2);
+        }
+        spread(vals(3), 1);
+        const uint32_t g = p.affine == RowPlan::Affine::Lanes ? m_gvec.Get<uint8_t>().address() : 0;
+        for (uint64_t c = 0; c < p.nch; ++c) {
+            const uint64_t cl = std::min<uint64_t>(p.cp, p.cols - c * p.cp), n = up(cl, 64);
+            if (p.affine == RowPlan::Affine::Lanes) load_param_chunk(c, cl);
+            LocalTensor<uint8_t> held;
+            const uint32_t xf = load_chunk(row0, c, cl, held);
+            LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
+            vrun(m_ctx, Opcode::VSUB, F32, vop(t), vop(xf), vrow(ebuf()), 1, 1, n);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf), vop(t), vrow(ebuf() + 256), 1, 1, n);
+            uint32_t res = xf;
+            if (p.affine == RowPlan::Affine::Lanes) {
+                vrun(m_ctx, Opcode::VMUL, F32, vop(t), vop(xf), vop(g), 1, 1, n);
+                res = t;
+                if (p.beta) vrun(m_ctx, Opcode::VADD, F32, vop(xf), vop(t), vop(g + p.cp * 4), 1, 1, n), res = xf;
+            } else if (p.affine == RowPlan::Affine::PerP) {
+                vrun(m_ctx, Opcode::VADD, F32, vop(t), vop(xf), vrow(ebuf() + 512), 1, 1, n);
+                res = t;
+            }
+            if (p.yt != F32) vrun(m_ctx, Opcode::VCONV, p.yt, vop(out.address()), vop(res), {}, 1, 1, n, 0, F32);
+            else vrun(m_ctx, Opcode::VMULS, F32, vop(out.address()), vop(res), {}, 1, 1, n, 1.0);
+            if (held.GetSize()) m_in.FreeTensor(held);
+            m_out.EnQue(out);
+            LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
+            kernel::detail::copy_out(m_ctx, p.yt, p.y + (row0 + c * p.cp) * ey, isa::Pos::UB, o.address(),
+                                     isa::CopyParams{1, static_cast<uint32_t>(cl * ey), 0, 0});
+            m_out.FreeTensor(o);
+        }
     }
 
     void tile(uint64_t w, uint64_t pi, uint64_t q0, uint32_t len) {

@@ -12,6 +12,12 @@
 // one 32-byte block per row (Brcb) and applies them with block-stride-0 operands, converts back
 // and MTE3 stores. Queues double-buffer the loads and stores, so MTE2, V and MTE3 overlap.
 // Statistics stay in fp32 whatever the storage type.
+//
+// A Softmax/LogSoftmax row longer than UB runs in two passes over chunks of cp elements: an
+// online pass keeps the running maximum M and sum S (S = S * exp(M - M') + sum exp(x - M') per
+// chunk), the second pass writes exp(x - M) / S (or x - M - ln S). A LayerNorm/InstanceNorm row
+// longer than UB merges per-chunk means and squared deviations in pass 1 (Chan et al.) and
+// normalises in pass 2, reloading Scale/B chunks with each x chunk.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +36,7 @@ struct RowPlan {
     uint64_t cols = 0;           // row length
     uint32_t cp = 64;            // padded row length in UB
     uint32_t k = 1;              // rows per tile
+    uint64_t nch = 1;            // chunks per row (> 1: a row longer than UB, k = 1, cp = chunk)
     uint64_t per_block = 1;      // work rows per block
     uint32_t blocks = 1;
     uint32_t buffers = 2;

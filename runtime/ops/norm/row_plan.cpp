@@ -10,10 +10,28 @@ namespace sfumato::ops::norm {
 
 bool plan_rows(RowPlan& p, const DeviceInfo& dev) {
     p.cp = static_cast<uint32_t>(up(std::max<uint64_t>(p.cols, 1), 64));
-    if (up(p.cols, 64) > (1ull << 24)) return false;
+    if (up(p.cols, 64) > (1ull << 32)) return false;
     p.buffers = 2;
-    if (row_ub_bytes(p, 1) > dev.ub_bytes) p.buffers = 1;  // no double buffering rather than no kernel
-    if (row_ub_bytes(p, 1) > dev.ub_bytes) return false;
+    p.nch = 1;
+    if (row_ub_bytes(p, 1) > dev.ub_bytes) {
+        {
+            // Two passes over chunks: the largest chunk (multiple of 64) that fits.
+            p.cp = 64;
+            if (row_ub_bytes(p, 1) > dev.ub_bytes) return false;
+            while (true) {
+                RowPlan q = p;
+                q.cp = p.cp + 64;
+                if (q.cp >= up(p.cols, 64) || row_ub_bytes(q, 1) > dev.ub_bytes) break;
+                p.cp = q.cp;
+            }
+            p.nch = cdiv(p.cols, p.cp);
+            p.k = 1;
+            const WorkSplit w = split_work(p.P * p.Q, dev.vector_cores);
+            p.per_block = w.per_block;
+            p.blocks = w.blocks;
+            return true;
+        }
+    }
     const WorkSplit w = split_work(p.P * p.Q, dev.vector_cores);
     p.per_block = w.per_block;
     p.blocks = w.blocks;

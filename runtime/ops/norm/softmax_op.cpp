@@ -1,8 +1,8 @@
 // Graph-node faces of Softmax and LogSoftmax (opsets 1-17; before 13 the input is coerced to
 // 2-D at `axis`). The tiling picks the row kernel when the softmax runs over contiguous
 // elements (the last axis, or the flattened tail before opset 13) and the column kernel
-// (strided rows, no transpose) otherwise. A row (or axis) too long for UB is unsupported (no
-// two-pass online form yet): the factory says so.
+// (strided rows, no transpose) otherwise. A row too long for UB runs in the row kernel's
+// two-pass online form; a non-last axis too long for UB is unsupported (the factory says so).
 #include <algorithm>
 
 #include "runtime/ops/norm/col_kernel.h"
@@ -39,7 +39,8 @@ public:
             p.P = 1, p.Q = m_view.outer, p.sq = m_view.len, p.cols = m_view.len;
             if (!plan_rows(p, dev))
                 throw UnsupportedError(n, "a row of " + std::to_string(m_view.len) + " elements does not fit in UB");
-            m_form = "rows: " + std::to_string(p.k) + " per tile, one pass";
+            m_form = p.nch > 1 ? "rows: two passes over " + std::to_string(p.nch) + " chunks of " + std::to_string(p.cp)
+                               : "rows: " + std::to_string(p.k) + " per tile, one pass";
         } else {
             m_col_form = true;
             ColPlan& p = m_col;
