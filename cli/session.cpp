@@ -15,6 +15,16 @@
 
 namespace sfumato::cli {
 
+// libsfumato_ascendc links this file without cli/interrupt.cpp (a library inside a user's program
+// must not take over its signals): there the weak reference is null and no stop is requested.
+__attribute__((weak)) void throw_if_interrupted(const std::string& when);
+
+namespace {
+void poll_stop(const std::string& when) {
+    if (&throw_if_interrupted != nullptr) throw_if_interrupted(when);
+}
+}  // namespace
+
 std::string version_string() { return "sfumato 0.1.0"; }
 
 void add_config_options(po::options_description& d, CommonOptions& o) {
@@ -123,7 +133,7 @@ void Session::run_until(const std::function<bool()>& done) {
             }
             sc_core::sc_start(t);
             rethrow_failure();
-            throw_if_interrupted("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
+            poll_stop("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
         }
         if (done() || host_finished()) break;
         if (limit_tick && now_tick().v >= limit_tick) {
@@ -226,7 +236,7 @@ std::string Session::instr_csv() const {
 }
 
 void Session::write_outputs(const nlohmann::json& summary) {
-    throw_if_interrupted("before writing outputs");
+    poll_stop("before writing outputs");
     write_recording();
     if (m_opts.out.empty()) return;
     // All four files or none: staged, then moved in together.
@@ -236,7 +246,7 @@ void Session::write_outputs(const nlohmann::json& summary) {
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
     write_text_atomically(out.path("summary.json"), summary.dump(2) + "\n");
     write_text_atomically(out.path("instr.csv"), instr_csv());
-    throw_if_interrupted("while writing outputs");
+    poll_stop("while writing outputs");
     out.commit();
 }
 
