@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/interrupt.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -13,6 +14,16 @@
 #include "traces/workload_record.h"
 
 namespace sfumato::cli {
+
+// libsfumato_ascendc links this file without cli/interrupt.cpp (a library inside a user's program
+// must not take over its signals): there the weak reference is null and no stop is requested.
+__attribute__((weak)) void throw_if_interrupted(const std::string& when);
+
+namespace {
+void poll_stop(const std::string& when) {
+    if (&throw_if_interrupted != nullptr) throw_if_interrupted(when);
+}
+}  // namespace
 
 std::string version_string() { return "sfumato 0.1.0"; }
 
@@ -26,7 +37,9 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
         "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
         "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
-        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)");
+        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)")(
+        "max-cycles", po::value<uint64_t>(&o.max_cycles)->default_value(0),
+        "stop a run that has not finished after this many cycles (exit 4 with the state report; 0: no limit)");
 }
 
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
@@ -100,26 +113,49 @@ bool Session::host_finished() const { return m_host && m_host->finished(); }
 
 void Session::run_until(const std::function<bool()>& done, const std::function<void()>& on_slice) {
     // Run in slices; a slice with no progress and nothing in flight while the host still
-    // waits is a deadlock. A slice stops early when no event is left (starvation): that time is
-    // when the last process blocked. When a timer keeps events coming without progress, the
-    // deadlock set in at the last progress.
+    // waits is a deadlock. Each slice runs in steps so that a stop request (SIGINT/SIGTERM) is
+    // seen soon; splitting sc_start changes no event order, so no cycle count. A step stops early
+    // when no event is left (starvation): that time is when the last process blocked. When a
+    // timer keeps events coming without progress, the deadlock set in at the last progress.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
+    constexpr int kSteps = 16;
+    const sc_core::sc_time step = slice / kSteps;
+    const ClockDomain clk = m_chip_params->clock();
+    // (A limit beyond 2^64 ps is no limit.)
+    const uint64_t limit_tick =
+        m_opts.max_cycles && m_opts.max_cycles <= UINT64_MAX / clk.period_ps() ? clk.period_ps() * m_opts.max_cycles : 0;
     while (!done()) {
         const uint64_t before = progress_counter();
+        bool starved = false;
         const sc_core::sc_time end = sc_core::sc_time_stamp() + slice;
-        sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
-        rethrow_failure();
-        if (done() || host_finished()) break;
-        if (on_slice) on_slice();
-        const bool starved = !sc_core::sc_pending_activity();
-        if (!starved && sc_core::sc_time_stamp() < end) {
-            // The next event lies beyond the slice: time moves to the slice's end without it.
-            sc_core::sc_start(end - sc_core::sc_time_stamp());
+        while (!done() && !host_finished() && sc_core::sc_time_stamp() < end) {
+            sc_core::sc_time t = std::min(step, end - sc_core::sc_time_stamp());
+            if (limit_tick) {
+                const uint64_t now = now_tick().v;
+                if (now >= limit_tick) break;
+                t = std::min(t, sc_core::sc_time(static_cast<double>(limit_tick - now), sc_core::SC_PS));
+            }
+            const sc_core::sc_time target = sc_core::sc_time_stamp() + t;
+            sc_core::sc_start(t, sc_core::SC_EXIT_ON_STARVATION);
             rethrow_failure();
-            if (done() || host_finished()) break;
+            if (!sc_core::sc_pending_activity()) {
+                starved = true;
+                break;
+            }
+            if (sc_core::sc_time_stamp() < target) {
+                // The next event lies beyond the step: time moves to the step's end without it.
+                sc_core::sc_start(target - sc_core::sc_time_stamp());
+                rethrow_failure();
+            }
+            poll_stop("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
         }
+        if (done() || host_finished()) break;
+        if (limit_tick && now_tick().v >= limit_tick) {
+            throw SimError(kExitDeadlock, "timeout: the run did not finish within --max-cycles " + std::to_string(m_opts.max_cycles) +
+                                              " cycles\n" + m_chip->describe_state());
+        }
+        if (on_slice) on_slice();
         if (starved || (progress_counter() == before && work_in_flight() == 0)) {
-            const ClockDomain clk = m_chip_params->clock();
             const Tick at = starved ? now_tick() : Tick(last_progress_tick());
             throw SimError(kExitDeadlock, "deadlock: nothing can make progress from cycle " +
                                               std::to_string(clk.ceil_cycle(at).v) + " (" +
@@ -240,16 +276,18 @@ std::string Session::instr_csv() const {
 }
 
 void Session::write_outputs(const nlohmann::json& summary) {
+    poll_stop("before writing outputs");
     write_recording();
     if (m_opts.out.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(m_opts.out, ec);
-    if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
-    m_writer.write(m_opts.out + "/trace.json");
-    write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
+    // All four files or none: staged, then moved in together.
+    StagedOutputs out(m_opts.out);
+    m_writer.write(out.path("trace.json"));
+    write_stats_h5(out.path("stats.h5"), m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode}, m_tables);
-    write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
-    write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
+    write_text_atomically(out.path("summary.json"), summary.dump(2) + "\n");
+    write_text_atomically(out.path("instr.csv"), instr_csv());
+    poll_stop("while writing outputs");
+    out.commit();
 }
 
 void Session::write_recording() const {
