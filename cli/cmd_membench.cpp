@@ -14,6 +14,7 @@
 #include "models/mem/traffic_gen.h"
 #include "runtime/rt/runtime.h"
 #include "cli/command.h"
+#include "cli/interrupt.h"
 #include "cli/session.h"
 #include "sim/config.h"
 #include "sim/error.h"
@@ -120,7 +121,13 @@ int membench(const std::vector<std::string>& args) {
         if (pass + 1 == spec.passes) unwritten_at_end = mem.unwritten_bytes();
     };
     const auto w0 = std::chrono::steady_clock::now();
-    sc_core::sc_start();
+    // Run to the end in steps (stopping at the last event, as one sc_start() would), so that a
+    // SIGINT/SIGTERM is seen between them.
+    const sc_core::sc_time step(62500, sc_core::SC_NS);
+    do {
+        sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
+        throw_if_interrupted("at " + std::to_string(sc_core::sc_time_stamp().to_seconds() * 1e6) + " us simulated");
+    } while (sc_core::sc_pending_activity());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     if (!gen.finished()) throw ModelError("membench", "traffic did not complete (deadlock in the memory system)", kExitDeadlock);
     mem.flush_trace();
@@ -159,15 +166,16 @@ int membench(const std::vector<std::string>& args) {
     j["p99_latency_ns"] = mem.read_latency().quantile(0.99);
     j["wall_seconds"] = wall;
     j["sim_gb_per_wall_second"] = wall > 0 ? static_cast<double>(gen.bytes_moved()) / 1e9 / wall : 0.0;
+    throw_if_interrupted("before writing outputs");
     if (!common.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(common.out, ec);
-        if (ec) throw SimError(kExitFailure, "cannot create output directory '" + common.out + "': " + ec.message());
-        if (level != TraceLevel::Off) writer.write(common.out + "/trace.json");
+        StagedOutputs out(common.out);  // all files or none
+        if (level != TraceLevel::Off) writer.write(out.path("trace.json"));
         std::string cmdline = "sfumato membench";
         for (const auto& a : args) cmdline += " " + a;
-        write_stats_h5(common.out + "/stats.h5", root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode});
-        write_text_atomically(common.out + "/summary.json", j.dump(2) + "\n");
+        write_stats_h5(out.path("stats.h5"), root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode});
+        write_text_atomically(out.path("summary.json"), j.dump(2) + "\n");
+        throw_if_interrupted("while writing outputs");
+        out.commit();
     }
     std::printf("membench %s %s on %s: %llu B by %u cores in %.1f us simulated\n", pattern.c_str(), op.c_str(),
                 cfg.sources().empty() ? "defaults" : cfg.sources().back().c_str(),

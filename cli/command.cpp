@@ -4,6 +4,7 @@
 #include <exception>
 #include <map>
 
+#include "cli/interrupt.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -40,8 +41,11 @@ int dispatch(int argc, char** argv) {
         return kExitBadInput;
     }
     std::vector<std::string> args(argv + 2, argv + argc);
+    install_signal_handlers();
     try {
-        return it->second.fn(args);
+        const int code = it->second.fn(args);
+        // A signal that came after the outputs were complete still ends with its code.
+        return stop_signal() ? kExitSignalBase + stop_signal() : code;
     } catch (const SimError& e) {
         std::fprintf(stderr, "sfumato %s: error: %s\n", argv[1], e.what());
         return e.code();

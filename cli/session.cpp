@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/interrupt.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -14,313 +15,291 @@
 
 namespace sfumato::cli {
 
+// libsfumato_ascendc links this file without cli/interrupt.cpp (a library inside a user's program
+// must not take over its signals): there the weak reference is null and no stop is requested.
+__attribute__((weak)) void throw_if_interrupted(const std::string& when);
+
+namespace {
+void poll_stop(const std::string& when) {
+    if (&throw_if_interrupted != nullptr) throw_if_interrupted(when);
+}
+}  // namespace
+
 std::string version_string() { return "sfumato 0.1.0"; }
 
-void add_config_options(po::options_description &d, CommonOptions &o) {
-  d.add_options()("config",
-                  po::value<std::vector<std::string>>(&o.configs)->composing(),
-                  "INI config file (repeatable; later files override)")(
-      "set", po::value<std::vector<std::string>>(&o.sets)->composing(),
-      "override a parameter: key=value (repeatable)");
+void add_config_options(po::options_description& d, CommonOptions& o) {
+    d.add_options()("config", po::value<std::vector<std::string>>(&o.configs)->composing(), "INI config file (repeatable; later files override)")(
+        "set", po::value<std::vector<std::string>>(&o.sets)->composing(), "override a parameter: key=value (repeatable)");
 }
 
-void add_run_options(po::options_description &d, CommonOptions &o) {
-  add_config_options(d, o);
-  d.add_options()("out", po::value<std::string>(&o.out),
-                  "output directory (trace.json, stats.h5, summary.json)")(
-      "mode", po::value<std::string>(&o.mode)->default_value("functional"),
-      "functional (real data) | timing (no data; same cycles)")(
-      "trace", po::value<std::string>(&o.trace)->default_value("instr"),
-      "trace detail: off | op | task | instr | mem")(
-      "record", po::value<std::string>(&o.record),
-      "write the run's device task stream as a workload file (for sfumato "
-      "replay)");
+void add_run_options(po::options_description& d, CommonOptions& o) {
+    add_config_options(d, o);
+    d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
+        "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
+        "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
+        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)")(
+        "max-cycles", po::value<uint64_t>(&o.max_cycles)->default_value(0),
+        "stop a run that has not finished after this many cycles (exit 4 with the state report; 0: no limit)");
 }
 
-bool parse_command(const std::vector<std::string> &args, const char *usage,
-                   po::options_description &d, po::variables_map &vm,
-                   const po::positional_options_description *pos) {
-  d.add_options()("help,h", "show this help");
-  try {
-    po::command_line_parser p(args);
-    p.options(d);
-    if (pos)
-      p.positional(*pos);
-    po::store(p.run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: " << usage << "\n\n" << d << "\n";
-      return false;
+bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
+                   po::variables_map& vm, const po::positional_options_description* pos) {
+    d.add_options()("help,h", "show this help");
+    try {
+        po::command_line_parser p(args);
+        p.options(d);
+        if (pos) p.positional(*pos);
+        po::store(p.run(), vm);
+        if (vm.count("help")) {
+            std::cout << "usage: " << usage << "\n\n" << d << "\n";
+            return false;
+        }
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw InputError(std::string(e.what()) + " (see --help)");
     }
-    po::notify(vm);
-  } catch (const po::error &e) {
-    throw InputError(std::string(e.what()) + " (see --help)");
-  }
-  return true;
+    return true;
 }
 
-bool load_params_command(const std::vector<std::string> &args,
-                         const std::string &name, LoadedParams &out) {
-  CommonOptions o;
-  po::options_description d("sfumato " + name);
-  add_config_options(d, o);
-  po::variables_map vm;
-  const std::string usage =
-      "sfumato " + name + " [--config F] [--set key=value]";
-  if (!parse_command(args, usage.c_str(), d, vm))
-    return false;
-  load_config(out.config, o);
-  out.chip = std::make_unique<ChipParams>(out.config);
-  out.host =
-      std::make_unique<rt::RuntimeParams>(ParamScope(out.config, "host"));
-  out.config.check_unused();
-  return true;
+bool load_params_command(const std::vector<std::string>& args, const std::string& name, LoadedParams& out) {
+    CommonOptions o;
+    po::options_description d("sfumato " + name);
+    add_config_options(d, o);
+    po::variables_map vm;
+    const std::string usage = "sfumato " + name + " [--config F] [--set key=value]";
+    if (!parse_command(args, usage.c_str(), d, vm)) return false;
+    load_config(out.config, o);
+    out.chip = std::make_unique<ChipParams>(out.config);
+    out.host = std::make_unique<rt::RuntimeParams>(ParamScope(out.config, "host"));
+    out.config.check_unused();
+    return true;
 }
 
-void load_config(Config &c, const CommonOptions &o) {
-  for (const auto &f : o.configs)
-    c.load_ini(f);
-  for (const auto &s : o.sets)
-    c.apply_override(s);
+void load_config(Config& c, const CommonOptions& o) {
+    for (const auto& f : o.configs) c.load_ini(f);
+    for (const auto& s : o.sets) c.apply_override(s);
 }
 
-Session::Session(const CommonOptions &o, std::string command_line)
-    : m_opts(o), m_cmdline(std::move(command_line)) {
-  if (o.mode != "functional" && o.mode != "timing")
-    throw InputError("--mode must be functional or timing, not '" + o.mode +
-                     "'");
-  m_functional = o.mode == "functional";
-  if (!parse_trace_level(o.trace, m_level))
-    throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace +
-                     "'");
-  load_config(m_config, o);
-  m_chip_params = std::make_unique<ChipParams>(m_config);
-  m_rt_params =
-      std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
+Session::Session(const CommonOptions& o, std::string command_line) : m_opts(o), m_cmdline(std::move(command_line)) {
+    if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
+    m_functional = o.mode == "functional";
+    if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    load_config(m_config, o);
+    m_chip_params = std::make_unique<ChipParams>(m_config);
+    m_rt_params = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
 }
 
 void Session::elaborate() {
-  m_config.check_unused();
-  init_time_resolution();
-  m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
-  m_chip = std::make_unique<Chip>("chip", *m_chip_params, m_functional, m_trace,
-                                  m_root);
+    m_config.check_unused();
+    init_time_resolution();
+    m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
+    m_chip = std::make_unique<Chip>("chip", *m_chip_params, m_functional, m_trace, m_root);
 }
 
-void Session::run(std::function<void(rt::Runtime &)> program,
-                  std::function<void()> on_slice) {
-  start(std::move(program));
-  run_until([this] { return host_finished(); }, on_slice);
-  finish();
+void Session::run(std::function<void(rt::Runtime&)> program, std::function<void()> on_slice) {
+    start(std::move(program));
+    run_until([this] { return host_finished(); }, on_slice);
+    finish();
 }
 
-void Session::start(std::function<void(rt::Runtime &)> program) {
-  m_host = std::make_unique<HostThread>("host", [this, program] {
-    m_runtime =
-        std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
-    program(*m_runtime);
-  });
+void Session::start(std::function<void(rt::Runtime&)> program) {
+    m_host = std::make_unique<HostThread>("host", [this, program] {
+        m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
+        program(*m_runtime);
+    });
 }
 
 bool Session::host_finished() const { return m_host && m_host->finished(); }
 
-void Session::run_until(const std::function<bool()> &done,
-                        const std::function<void()> &on_slice) {
-  // Run in slices; a slice with no progress and nothing in flight while the
-  // host still waits is a deadlock. A slice stops early when no event is left
-  // (starvation): that time is when the last process blocked. When a timer
-  // keeps events coming without progress, the deadlock set in at the last
-  // progress.
-  const sc_core::sc_time slice(1, sc_core::SC_MS);
-  while (!done()) {
-    const uint64_t before = progress_counter();
-    const sc_core::sc_time end = sc_core::sc_time_stamp() + slice;
-    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
-    rethrow_failure();
-    if (done() || host_finished())
-      break;
-    if (on_slice)
-      on_slice();
-    const bool starved = !sc_core::sc_pending_activity();
-    if (!starved && sc_core::sc_time_stamp() < end) {
-      // The next event lies beyond the slice: time moves to the slice's end
-      // without it.
-      sc_core::sc_start(end - sc_core::sc_time_stamp());
-      rethrow_failure();
-      if (done() || host_finished())
-        break;
+void Session::run_until(const std::function<bool()>& done, const std::function<void()>& on_slice) {
+    // Run in slices; a slice with no progress and nothing in flight while the host still
+    // waits is a deadlock. Each slice runs in steps so that a stop request (SIGINT/SIGTERM) is
+    // seen soon; splitting sc_start changes no event order, so no cycle count. A step stops early
+    // when no event is left (starvation): that time is when the last process blocked. When a
+    // timer keeps events coming without progress, the deadlock set in at the last progress.
+    const sc_core::sc_time slice(1, sc_core::SC_MS);
+    constexpr int kSteps = 16;
+    const sc_core::sc_time step = slice / kSteps;
+    const ClockDomain clk = m_chip_params->clock();
+    // (A limit beyond 2^64 ps is no limit.)
+    const uint64_t limit_tick =
+        m_opts.max_cycles && m_opts.max_cycles <= UINT64_MAX / clk.period_ps() ? clk.period_ps() * m_opts.max_cycles : 0;
+    while (!done()) {
+        const uint64_t before = progress_counter();
+        bool starved = false;
+        const sc_core::sc_time end = sc_core::sc_time_stamp() + slice;
+        while (!done() && !host_finished() && sc_core::sc_time_stamp() < end) {
+            sc_core::sc_time t = std::min(step, end - sc_core::sc_time_stamp());
+            if (limit_tick) {
+                const uint64_t now = now_tick().v;
+                if (now >= limit_tick) break;
+                t = std::min(t, sc_core::sc_time(static_cast<double>(limit_tick - now), sc_core::SC_PS));
+            }
+            const sc_core::sc_time target = sc_core::sc_time_stamp() + t;
+            sc_core::sc_start(t, sc_core::SC_EXIT_ON_STARVATION);
+            rethrow_failure();
+            if (!sc_core::sc_pending_activity()) {
+                starved = true;
+                break;
+            }
+            if (sc_core::sc_time_stamp() < target) {
+                // The next event lies beyond the step: time moves to the step's end without it.
+                sc_core::sc_start(target - sc_core::sc_time_stamp());
+                rethrow_failure();
+            }
+            poll_stop("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
+        }
+        if (done() || host_finished()) break;
+        if (limit_tick && now_tick().v >= limit_tick) {
+            throw SimError(kExitDeadlock, "timeout: the run did not finish within --max-cycles " + std::to_string(m_opts.max_cycles) +
+                                              " cycles\n" + m_chip->describe_state());
+        }
+        if (on_slice) on_slice();
+        if (starved || (progress_counter() == before && work_in_flight() == 0)) {
+            const Tick at = starved ? now_tick() : Tick(last_progress_tick());
+            throw SimError(kExitDeadlock, "deadlock: nothing can make progress from cycle " +
+                                              std::to_string(clk.ceil_cycle(at).v) + " (" +
+                                              std::to_string(clk.to_us(clk.ceil_cycle(at).v)) + " us) on\n" +
+                                              m_chip->describe_state());
+        }
     }
-    if (starved || (progress_counter() == before && work_in_flight() == 0)) {
-      const ClockDomain clk = m_chip_params->clock();
-      const Tick at = starved ? now_tick() : Tick(last_progress_tick());
-      throw SimError(kExitDeadlock,
-                     "deadlock: nothing can make progress from cycle " +
-                         std::to_string(clk.ceil_cycle(at).v) + " (" +
-                         std::to_string(clk.to_us(clk.ceil_cycle(at).v)) +
-                         " us) on\n" + m_chip->describe_state());
-    }
-  }
 }
 
 void Session::finish() {
-  m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
-  if (m_runtime)
-    m_runtime->context().emit_task_trace();
+    m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+    if (m_runtime) m_runtime->context().emit_task_trace();
 }
 
-Roofline roofline(const KernelDesc &k, const DeviceInfo &d) {
-  Roofline r;
-  const double bytes = static_cast<double>(k.bytes);
-  r.compute_cycles = k.min_compute_cycles;
-  r.hbm_cycles = d.gm_bytes_per_cycle > 0 ? bytes / d.gm_bytes_per_cycle : 0.0;
-  // The on-chip ceiling: L2 bandwidth, or every core port reading and writing
-  // at once.
-  const double ports =
-      d.aiv_per_aic ? d.cube_cores + d.vector_cores : d.cube_cores;
-  const double onchip = std::min(d.mem_max_bytes_per_cycle,
-                                 ports * (d.core_read_max_bytes_per_cycle +
-                                          d.core_write_max_bytes_per_cycle));
-  r.l2_cycles = onchip > 0 ? bytes / onchip : 0.0;
-  r.compute_bound = r.compute_cycles >= r.hbm_cycles;
-  r.cycles = std::max(r.compute_cycles, r.hbm_cycles);
-  r.cycles_l2 = std::max(r.compute_cycles, r.l2_cycles);
-  return r;
+Roofline roofline(const KernelDesc& k, const DeviceInfo& d) {
+    Roofline r;
+    const double bytes = static_cast<double>(k.bytes);
+    r.compute_cycles = k.min_compute_cycles;
+    r.hbm_cycles = d.gm_bytes_per_cycle > 0 ? bytes / d.gm_bytes_per_cycle : 0.0;
+    // The on-chip ceiling: L2 bandwidth, or every core port reading and writing at once.
+    const double ports = d.aiv_per_aic ? d.cube_cores + d.vector_cores : d.cube_cores;
+    const double onchip = std::min(d.mem_max_bytes_per_cycle,
+                                   ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
+    r.l2_cycles = onchip > 0 ? bytes / onchip : 0.0;
+    r.compute_bound = r.compute_cycles >= r.hbm_cycles;
+    r.cycles = std::max(r.compute_cycles, r.hbm_cycles);
+    r.cycles_l2 = std::max(r.compute_cycles, r.l2_cycles);
+    return r;
 }
 
 nlohmann::json Session::ops_json() const {
-  nlohmann::json ops = nlohmann::json::array();
-  for (const auto &t : m_runtime->tasks()) {
-    if (t->kind != TaskKind::Kernel || !t->done)
-      continue;
-    ops.push_back(op_json(*t));
-  }
-  return ops;
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& t : m_runtime->tasks()) {
+        if (t->kind != TaskKind::Kernel || !t->done) continue;
+        ops.push_back(op_json(*t));
+    }
+    return ops;
 }
 
-nlohmann::json Session::op_json(const Task &task) const {
-  const Task *t = &task;
-  const DeviceInfo &d = m_chip->info();
-  const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
-  const double c = t->cube_cores_used, v = t->vector_cores_used;
-  auto util = [&](isa::Pipe p, double cores) {
-    return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) /
-                           (cyc * cores)
-                     : 0.0;
-  };
-  const double vec_cores = v > 0 ? v : c;
-  nlohmann::json pu = {{"scalar", util(isa::Pipe::S, c + v)},
-                       {"mte1", util(isa::Pipe::MTE1, c)},
-                       {"mte2", util(isa::Pipe::MTE2, c + v)},
-                       {"mte3", util(isa::Pipe::MTE3, vec_cores)},
-                       {"cube", util(isa::Pipe::M, c)},
-                       {"vector", util(isa::Pipe::V, vec_cores)},
-                       {"fixpipe", util(isa::Pipe::FIX, c)}};
-  const Roofline rl = roofline(t->kernel, d);
-  // Dispatch to completion report, as the vendor profiler's Task Duration (the execution span
-  // plus the scheduler's block dispatch and completion reports), between the same clock edges.
-  const ClockDomain clk = m_chip_params->clock();
-  const uint64_t task_cycles = clk.ceil_cycle(t->end_tick).v - clk.ceil_cycle(t->start_tick).v;
-  return {{"name", t->kernel.name},
-          {"type", t->kernel.type},
-          {"stream", t->stream},
-          {"block_dim", t->kernel.block_dim},
-          {"cycles", t->cycles},
-          {"time_us", m_chip_params->clock().to_us(t->cycles)},
-          {"task_duration", task_cycles},
-          {"task_duration_us", m_chip_params->clock().to_us(task_cycles)},
-          {"startup_cycles", t->startup_cycles},
-          {"flops", t->kernel.flops},
-          {"bytes", t->kernel.bytes},
-          {"pipe_util", pu},
-          {"bound", rl.compute_bound ? "compute" : "memory"},
-          {"roofline_cycles", rl.cycles},
-          {"roofline_fraction", rl.cycles / cyc},
-          {"roofline_cycles_l2", rl.cycles_l2},
-          {"roofline_fraction_l2", rl.cycles_l2 / cyc}};
+nlohmann::json Session::op_json(const Task& task) const {
+    const Task* t = &task;
+    const DeviceInfo& d = m_chip->info();
+    const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
+    const double c = t->cube_cores_used, v = t->vector_cores_used;
+    auto util = [&](isa::Pipe p, double cores) { return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) / (cyc * cores) : 0.0; };
+    const double vec_cores = v > 0 ? v : c;
+    nlohmann::json pu = {{"scalar", util(isa::Pipe::S, c + v)},   {"mte1", util(isa::Pipe::MTE1, c)},
+                         {"mte2", util(isa::Pipe::MTE2, c + v)},  {"mte3", util(isa::Pipe::MTE3, vec_cores)},
+                         {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
+                         {"fixpipe", util(isa::Pipe::FIX, c)}};
+    const Roofline rl = roofline(t->kernel, d);
+    // Dispatch to completion report, as the vendor profiler's Task Duration (the execution span
+    // plus the scheduler's block dispatch and completion reports), between the same clock edges.
+    const ClockDomain clk = m_chip_params->clock();
+    const uint64_t task_cycles = clk.ceil_cycle(t->end_tick).v - clk.ceil_cycle(t->start_tick).v;
+    return {{"name", t->kernel.name},
+            {"type", t->kernel.type},
+            {"stream", t->stream},
+            {"block_dim", t->kernel.block_dim},
+            {"cycles", t->cycles},
+            {"time_us", clk.to_us(t->cycles)},
+            {"task_duration", task_cycles},
+            {"task_duration_us", clk.to_us(task_cycles)},
+            {"startup_cycles", t->startup_cycles},
+            {"flops", t->kernel.flops},
+            {"bytes", t->kernel.bytes},
+            {"pipe_util", pu},
+            {"bound", rl.compute_bound ? "compute" : "memory"},
+            {"roofline_cycles", rl.cycles},
+            {"roofline_fraction", rl.cycles / cyc},
+            {"roofline_cycles_l2", rl.cycles_l2},
+            {"roofline_fraction_l2", rl.cycles_l2 / cyc}};
 }
 
 nlohmann::json Session::tasks_json() const {
-  nlohmann::json a = nlohmann::json::array();
-  if (!m_runtime)
-    return a;
-  const ClockDomain clk = m_chip_params->clock();
-  for (const rt::TaskRecord &r : m_runtime->context().tasks()) {
-    const Task &t = *r.task;
-    nlohmann::json j = {
-        {"index", r.index},
-        {"kind", task_kind_name(t.kind)},
-        {"stream", r.stream},
-        {"name", r.name},
-        {"issue_cycle", clk.ceil_cycle(t.issue_tick).v},
-        {"start_cycle", t.done ? clk.ceil_cycle(t.start_tick).v : 0},
-        {"end_cycle", t.done ? clk.ceil_cycle(t.end_tick).v : 0}};
-    if (t.kind == TaskKind::Kernel && t.done) {
-      // The execution span: exec_end_cycle - exec_start_cycle is the op's
-      // `cycles`.
-      j["exec_start_cycle"] = clk.ceil_cycle(t.exec_start_tick).v;
-      j["exec_end_cycle"] = clk.ceil_cycle(t.exec_end_tick).v;
+    nlohmann::json a = nlohmann::json::array();
+    if (!m_runtime) return a;
+    const ClockDomain clk = m_chip_params->clock();
+    for (const rt::TaskRecord& r : m_runtime->context().tasks()) {
+        const Task& t = *r.task;
+        nlohmann::json j = {{"index", r.index},
+                            {"kind", task_kind_name(t.kind)},
+                            {"stream", r.stream},
+                            {"name", r.name},
+                            {"issue_cycle", clk.ceil_cycle(t.issue_tick).v},
+                            {"start_cycle", t.done ? clk.ceil_cycle(t.start_tick).v : 0},
+                            {"end_cycle", t.done ? clk.ceil_cycle(t.end_tick).v : 0}};
+        if (t.kind == TaskKind::Kernel && t.done) {
+            // The execution span: exec_end_cycle - exec_start_cycle is the op's `cycles`.
+            j["exec_start_cycle"] = clk.ceil_cycle(t.exec_start_tick).v;
+            j["exec_end_cycle"] = clk.ceil_cycle(t.exec_end_tick).v;
+        }
+        a.push_back(std::move(j));
     }
-    a.push_back(std::move(j));
-  }
-  return a;
+    return a;
 }
 
 nlohmann::json Session::base_summary() const {
-  std::string cfg;
-  for (const auto &f : m_config.sources())
-    cfg += (cfg.empty() ? "" : ",") + f;
-  return {{"mode", m_opts.mode},
-          {"config", cfg.empty() ? "defaults" : cfg},
-          {"chip", m_chip_params->name.get()},
-          {"config_hash", m_config.hash()},
-          {"total_cycles", m_total_cycles},
-          {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},
-          {"ops", ops_json()},
-          {"tasks", tasks_json()}};
+    std::string cfg;
+    for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
+    return {{"mode", m_opts.mode},
+            {"config", cfg.empty() ? "defaults" : cfg},
+            {"chip", m_chip_params->name.get()},
+            {"config_hash", m_config.hash()},
+            {"total_cycles", m_total_cycles},
+            {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},
+            {"ops", ops_json()},
+            {"tasks", tasks_json()}};
 }
 
 std::string Session::instr_csv() const {
-  // The vendor simulator's per-instruction table: instruction, pipe, call
-  // count, cycles.
-  std::string s = "instruction,pipe,count,cycles,avg_cycles\n";
-  const auto &e = m_chip->instr_stats().entries();
-  for (size_t i = 0; i < e.size(); ++i) {
-    const uint64_t n = e[i].count->value();
-    if (n == 0)
-      continue;
-    const uint64_t c = e[i].cycles->value();
-    char avg[32];
-    std::snprintf(avg, sizeof avg, "%.2f",
-                  static_cast<double>(c) / static_cast<double>(n));
-    s += std::string(isa::opcode_name(static_cast<isa::Opcode>(i))) + "," +
-         isa::pipe_name(e[i].pipe) + "," + std::to_string(n) + "," +
-         std::to_string(c) + "," + avg + "\n";
-  }
-  return s;
+    // The vendor simulator's per-instruction table: instruction, pipe, call count, cycles.
+    std::string s = "instruction,pipe,count,cycles,avg_cycles\n";
+    const auto& e = m_chip->instr_stats().entries();
+    for (size_t i = 0; i < e.size(); ++i) {
+        const uint64_t n = e[i].count->value();
+        if (n == 0) continue;
+        const uint64_t c = e[i].cycles->value();
+        char avg[32];
+        std::snprintf(avg, sizeof avg, "%.2f", static_cast<double>(c) / static_cast<double>(n));
+        s += std::string(isa::opcode_name(static_cast<isa::Opcode>(i))) + "," + isa::pipe_name(e[i].pipe) + "," +
+             std::to_string(n) + "," + std::to_string(c) + "," + avg + "\n";
+    }
+    return s;
 }
 
-void Session::write_outputs(const nlohmann::json &summary) {
-  write_recording();
-  if (m_opts.out.empty())
-    return;
-  std::error_code ec;
-  std::filesystem::create_directories(m_opts.out, ec);
-  if (ec)
-    throw SimError(kExitFailure, "cannot create output directory '" +
-                                     m_opts.out + "': " + ec.message());
-  m_writer.write(m_opts.out + "/trace.json");
-  write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
-                 {version_string(), m_cmdline, m_config.hash(), m_opts.mode},
-                 m_tables);
-  write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
-  write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
+void Session::write_outputs(const nlohmann::json& summary) {
+    poll_stop("before writing outputs");
+    write_recording();
+    if (m_opts.out.empty()) return;
+    // All four files or none: staged, then moved in together.
+    StagedOutputs out(m_opts.out);
+    m_writer.write(out.path("trace.json"));
+    write_stats_h5(out.path("stats.h5"), m_root, m_config.effective(),
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode}, m_tables);
+    write_text_atomically(out.path("summary.json"), summary.dump(2) + "\n");
+    write_text_atomically(out.path("instr.csv"), instr_csv());
+    poll_stop("while writing outputs");
+    out.commit();
 }
 
 void Session::write_recording() const {
-  if (m_opts.record.empty() || !m_runtime)
-    return;
-  write_text_atomically(
-      m_opts.record,
-      workload::to_json(workload::record_workload(m_runtime->context())));
+    if (m_opts.record.empty() || !m_runtime) return;
+    write_text_atomically(m_opts.record, workload::to_json(workload::record_workload(m_runtime->context())));
 }
 
-} // namespace sfumato::cli
+}  // namespace sfumato::cli

@@ -30,6 +30,7 @@ struct CommonOptions {
     std::string mode = "functional";
     std::string trace = "instr";
     std::string record;  // write the run's task stream as a workload file
+    uint64_t max_cycles = 0;  // 0: no limit; else a run still going at this cycle stops (exit 4)
 };
 
 // --config/--set (and, for commands that simulate, --out/--mode/--trace).

@@ -1,6 +1,9 @@
 # Our own targets get strict warnings; third-party headers are included as SYSTEM.
 function(sfumato_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-unused-parameter)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  if(SFUMATO_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
 endfunction()
 
 # One library per top-level folder; sources found by glob so that parallel work rarely

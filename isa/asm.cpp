@@ -5,6 +5,8 @@
 #include "isa/text.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <cinttypes>
 #include <cmath>
 #include <cstddef>
@@ -151,7 +153,8 @@ using Env = std::map<std::string, int64_t>;
 
 class ExprParser {
 public:
-    ExprParser(const std::string& s, const Env& env, int line) : m_s(s), m_env(env), m_line(line) {}
+    ExprParser(const std::string& s, const Env& env, int line, int max_depth)
+        : m_s(s), m_env(env), m_line(line), m_max_depth(max_depth) {}
     int64_t parse() {
         int64_t v = expr();
         skip();
@@ -169,13 +172,27 @@ private:
         if (m_p < m_s.size() && m_s[m_p] == c) return ++m_p, true;
         return false;
     }
+    // Arithmetic is checked: a result outside int64 is an error, not a wrapped value.
+    int64_t apply(char op, int64_t a, int64_t b) {
+        int64_t r = 0;
+        bool overflow = false;
+        switch (op) {
+            case '+': overflow = __builtin_add_overflow(a, b, &r); break;
+            case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
+            case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+            case '/': return div(a, b, false);
+            default: return div(a, b, true);
+        }
+        if (overflow) fail("value overflows 64 bits");
+        return r;
+    }
     int64_t expr() {
         int64_t v = term();
         for (;;) {
             if (eat('+'))
-                v += term();
+                v = apply('+', v, term());
             else if (eat('-'))
-                v -= term();
+                v = apply('-', v, term());
             else
                 return v;
         }
@@ -184,21 +201,37 @@ private:
         int64_t v = unary();
         for (;;) {
             if (eat('*'))
-                v *= unary();
+                v = apply('*', v, unary());
             else if (eat('/'))
-                v = div(v, unary(), false);
+                v = apply('/', v, unary());
             else if (eat('%'))
-                v = div(v, unary(), true);
+                v = apply('%', v, unary());
             else
                 return v;
         }
     }
     int64_t div(int64_t a, int64_t b, bool mod) {
         if (b == 0) fail("division by zero");
+        if (b == -1) {
+            if (mod) return 0;
+            if (a == INT64_MIN) fail("value overflows 64 bits");
+            return -a;
+        }
         return mod ? a % b : a / b;
     }
     int64_t unary() {
-        if (eat('-')) return -unary();
+        // Nesting is bounded so that a pathological expression cannot exhaust the stack.
+        if (++m_depth > m_max_depth) fail("expression nested too deeply");
+        const int64_t v = primary();
+        --m_depth;
+        return v;
+    }
+    int64_t primary() {
+        if (eat('-')) {
+            const int64_t v = unary();
+            if (v == INT64_MIN) fail("value overflows 64 bits");
+            return -v;
+        }
         if (eat('(')) {
             int64_t v = expr();
             if (!eat(')')) fail("missing ')'");
@@ -212,7 +245,13 @@ private:
             while (m_p < m_s.size() && (hex ? std::isxdigit(static_cast<unsigned char>(m_s[m_p]))
                                             : std::isdigit(static_cast<unsigned char>(m_s[m_p]))))
                 ++m_p;
-            return static_cast<int64_t>(std::strtoull(m_s.substr(b, m_p - b).c_str(), nullptr, 0));
+            const std::string lit = m_s.substr(b, m_p - b);
+            if (hex && lit.size() == 2) fail("expected hex digits after 0x");
+            errno = 0;
+            const unsigned long long u = std::strtoull(lit.c_str(), nullptr, 0);
+            if (errno == ERANGE) fail("number does not fit in 64 bits");
+            // Literals up to 2^64-1 are 64-bit patterns (0xffffffffffffffff is a full mask).
+            return static_cast<int64_t>(u);
         }
         while (m_p < m_s.size() && (std::isalnum(static_cast<unsigned char>(m_s[m_p])) || m_s[m_p] == '_'))
             ++m_p;
@@ -226,6 +265,8 @@ private:
     const Env& m_env;
     int m_line;
     size_t m_p = 0;
+    int m_depth = 0;
+    int m_max_depth;
 };
 
 struct Line {
@@ -235,6 +276,7 @@ struct Line {
 
 class Assembler {
 public:
+    explicit Assembler(const AsmLimits& lim) : m_lim(lim) {}
     std::vector<Instr> run(const std::string& text) {
         std::vector<Line> lines;
         size_t pos = 0;
@@ -250,14 +292,17 @@ public:
             if (!l.empty()) lines.push_back({no, l});
             pos = e + 1;
         }
-        block(lines, 0, lines.size());
+        block(lines, 0, lines.size(), 0);
         return std::move(m_out);
     }
 
 private:
-    void block(const std::vector<Line>& ls, size_t b, size_t e) {
+    void block(const std::vector<Line>& ls, size_t b, size_t e, int depth_in) {
         for (size_t i = b; i < e; ++i) {
             const Line& l = ls[i];
+            // .rep makes a short text expand to any size: bound the work and the result.
+            if (++m_visits > m_lim.max_line_visits)
+                throw AsmError(l.no, l.text.substr(0, 16), "program expands to more than " + std::to_string(m_lim.max_line_visits) + " lines");
             if (l.text.rfind(".rep", 0) == 0) {
                 size_t depth = 1, j = i + 1;
                 for (; j < e; ++j) {
@@ -267,16 +312,20 @@ private:
                         break;
                 }
                 if (j == e) throw AsmError(l.no, ".rep", "missing .endr");
+                if (depth_in + 1 > m_lim.max_rep_depth)
+                    throw AsmError(l.no, ".rep", ".rep nested more than " + std::to_string(m_lim.max_rep_depth) + " deep");
                 std::string arg = trim(l.text.substr(4)), var;
                 if (size_t c = arg.find(','); c != std::string::npos)
                     var = trim(arg.substr(c + 1)), arg = trim(arg.substr(0, c));
-                const int64_t n = ExprParser(arg, m_env, l.no).parse();
+                const int64_t n = ExprParser(arg, m_env, l.no, m_lim.max_expr_depth).parse();
                 if (n < 0) throw AsmError(l.no, arg, "negative repeat count");
                 const bool had = m_env.count(var) != 0;
                 const int64_t saved = had ? m_env[var] : 0;
                 for (int64_t k = 0; k < n; ++k) {
+                    if (++m_visits > m_lim.max_line_visits)  // an empty body counts too
+                        throw AsmError(l.no, ".rep", "program expands to more than " + std::to_string(m_lim.max_line_visits) + " lines");
                     if (!var.empty()) m_env[var] = k;
-                    block(ls, i + 1, j);
+                    block(ls, i + 1, j, depth_in + 1);
                 }
                 if (!var.empty()) {
                     if (had)
@@ -291,16 +340,19 @@ private:
                 std::string rest = trim(l.text.substr(4));
                 size_t sp = rest.find_first_of(" \t");
                 if (sp == std::string::npos) throw AsmError(l.no, rest, ".set needs a name and a value");
-                m_env[rest.substr(0, sp)] = ExprParser(trim(rest.substr(sp)), m_env, l.no).parse();
+                m_env[rest.substr(0, sp)] = ExprParser(trim(rest.substr(sp)), m_env, l.no, m_lim.max_expr_depth).parse();
             } else if (l.text[0] == '.') {
                 throw AsmError(l.no, l.text.substr(0, l.text.find_first_of(" \t")), "unknown directive");
             } else {
+                if (m_out.size() >= m_lim.max_instructions)
+                    throw AsmError(l.no, l.text.substr(0, l.text.find_first_of(" \t")),
+                                   "program has more than " + std::to_string(m_lim.max_instructions) + " instructions");
                 m_out.push_back(instr(l));
             }
         }
     }
 
-    int64_t num(const std::string& s, int line) { return ExprParser(s, m_env, line).parse(); }
+    int64_t num(const std::string& s, int line) { return ExprParser(s, m_env, line, m_lim.max_expr_depth).parse(); }
 
     Instr instr(const Line& l) {
         const int ln = l.no;
@@ -469,14 +521,16 @@ private:
         throw AsmError(ln, key, std::string("unknown key for ") + opcode_name(in.op));
     }
 
+    AsmLimits m_lim;
     Env m_env;
     std::vector<Instr> m_out;
+    uint64_t m_visits = 0;
     uint64_t m_mask_lo = ~0ull, m_mask_hi = ~0ull;
 };
 
 }  // namespace
 
-std::vector<Instr> assemble(const std::string& text) { return Assembler().run(text); }
+std::vector<Instr> assemble(const std::string& text, const AsmLimits& limits) { return Assembler(limits).run(text); }
 
 std::string disassemble(const Instr& in) {
     const ParamKind kind = param_kind(in.op);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -15,6 +16,13 @@ namespace sfumato {
 void Config::load_ini(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError("cannot open config file '" + path + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    load_ini_text(text.str(), path);
+}
+
+void Config::load_ini_text(const std::string& text, const std::string& path) {
+    std::istringstream in(text);
     po::parsed_options parsed(nullptr);
     try {
         po::options_description none;

@@ -35,6 +35,8 @@ class Config {
 public:
     // Reads an INI file; `[a.b]` sections prefix their keys. Malformed files throw InputError.
     void load_ini(const std::string& path);
+    // The same for INI text already in memory; `origin` names it in errors.
+    void load_ini_text(const std::string& text, const std::string& origin);
     // Applies `key=value`; throws InputError when malformed.
     void apply_override(const std::string& assignment);
     void set_raw(const std::string& key, const std::string& value, const std::string& origin);

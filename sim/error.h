@@ -11,7 +11,9 @@ enum ExitCode : int {
     kExitFailure = 1,      // a check failed, or an internal error
     kExitBadInput = 2,     // bad config, unknown key, out-of-range value, malformed input file
     kExitRace = 3,         // --check-races found an unordered pair of accesses
-    kExitDeadlock = 4,     // no process can make progress
+    kExitDeadlock = 4,     // no process can make progress, or the run passed --max-cycles
+    // 128 + N: stopped by signal N (SIGINT 130, SIGTERM 143) before finishing (the CLI's handler).
+    kExitSignalBase = 128,
 };
 
 class SimError : public std::runtime_error {
@@ -40,7 +42,15 @@ public:
     explicit InputError(const std::string& msg) : SimError(kExitBadInput, msg) {}
 };
 
-// A model detected a fault in itself or in its use: names the component path.
+// An output file or directory cannot be written (read-only or full file system, no permission):
+// like bad input, the user must pick another place. Nothing partial is left behind.
+class OutputError : public SimError {
+public:
+    explicit OutputError(const std::string& msg) : SimError(kExitBadInput, msg) {}
+};
+
+// A model detected a fault in what it runs (buffer overrun, misalignment): names the
+// component path and the instruction.
 class ModelError : public SimError {
 public:
     ModelError(const std::string& where, const std::string& msg, int code = kExitFailure)

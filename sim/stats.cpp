@@ -42,6 +42,9 @@ StatGroup::StatGroup(StatGroup* parent, std::string name) : m_parent(parent), m_
 }
 
 StatGroup::~StatGroup() {
+    // Groups may die in any order (a component's group is often a member declared after the
+    // sub-components that hang their groups below it): orphan the children first.
+    for (StatGroup* c : m_children) c->m_parent = nullptr;
     if (m_parent) {
         auto& c = m_parent->m_children;
         c.erase(std::remove(c.begin(), c.end(), this), c.end());

@@ -1,6 +1,8 @@
 #include "traces/chrome_trace.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "sim/error.h"
@@ -118,7 +120,7 @@ void ChromeTraceWriter::flow(TrackId from, Tick t_from, TrackId to, Tick t_to, c
 void ChromeTraceWriter::write(const std::string& path) const {
     write_atomically(path, [&](const std::string& tmp) {
         std::unique_ptr<FILE, int (*)(FILE*)> fp(std::fopen(tmp.c_str(), "w"), &std::fclose);
-        if (!fp) throw SimError(kExitFailure, "cannot open '" + tmp + "' for writing");
+        if (!fp) throw OutputError("cannot create '" + path + "': " + std::strerror(errno));
         FILE* f = fp.get();
         std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
         bool first = true;
@@ -167,7 +169,11 @@ void ChromeTraceWriter::write(const std::string& path) const {
             }
         }
         std::fprintf(f, "\n]}\n");
-        if (std::ferror(f)) throw SimError(kExitFailure, "error writing '" + tmp + "'");
+        // The last buffer is written at close: a full disk may show only there.
+        const bool ok = !std::ferror(f) && std::fflush(f) == 0;
+        const int err = errno;
+        if (std::fclose(fp.release()) != 0 || !ok)
+            throw OutputError("cannot write '" + path + "': " + std::strerror(ok ? errno : err));
     });
 }
 

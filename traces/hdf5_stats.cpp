@@ -123,7 +123,7 @@ void write_stats_h5(const std::string& path, const StatGroup& root, const std::m
             for (const H5Table& t : tables) write_table(file, t);
             file.close();
         } catch (const H5::Exception& e) {
-            throw SimError(kExitFailure, "cannot write '" + tmp + "': " + e.getDetailMsg());
+            throw OutputError("cannot write '" + path + "': " + e.getDetailMsg());
         }
     });
 }

@@ -1,5 +1,6 @@
 #include "traces/workload.h"
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -140,7 +141,11 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                     t.args.emplace(k, std::move(s));
                 }
             }
-            if (r.has("block_dim")) t.block_dim = static_cast<uint32_t>(r.u64("block_dim", 1));
+            if (r.has("block_dim")) {
+                const uint64_t bd = r.u64("block_dim", 1);
+                if (bd > kMaxBlockDim) r.fail("block_dim", "must be at most " + std::to_string(kMaxBlockDim));
+                t.block_dim = static_cast<uint32_t>(bd);
+            }
             if (ops) {
                 if (std::string why = ops(t.op, t.args); !why.empty()) r.fail("op", why);
             }
@@ -156,7 +161,8 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
             break;
         case Kind::HostDelay: {
             const json& v = r.need("us");
-            if (!v.is_number() || v.get<double>() < 0) r.fail("us", "must be a non-negative number");
+            if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > kMaxHostDelayUs)
+                r.fail("us", "must be a number from 0 to " + std::to_string(static_cast<uint64_t>(kMaxHostDelayUs)));
             t.us = v.get<double>();
             break;
         }
@@ -171,7 +177,7 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large
         throw InputError(origin + ": not valid JSON: " + e.what());
     }
     auto fail = [&](const std::string& msg) { throw InputError(origin + ": " + msg); };
@@ -192,12 +198,16 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
         for (const auto& [key, v] : s.items()) {
             if (key != "id" && key != "priority") fail(where + ": unknown field '" + key + "'");
         }
-        if (!s.contains("id") || !s["id"].is_number_unsigned()) fail(where + ": field 'id' must be a non-negative integer");
+        if (!s.contains("id") || !s["id"].is_number_unsigned() || s["id"].get<uint64_t>() > UINT32_MAX)
+            fail(where + ": field 'id' must be an integer from 0 to " + std::to_string(UINT32_MAX));
         Stream st;
         st.id = s["id"].get<uint32_t>();
         if (s.contains("priority")) {
-            if (!s["priority"].is_number_integer()) fail(where + ": field 'priority' must be an integer");
-            st.priority = s["priority"].get<int>();
+            const json& p = s["priority"];
+            if (!p.is_number_integer() || (p.is_number_unsigned() && p.get<uint64_t>() > INT32_MAX) ||
+                (!p.is_number_unsigned() && (p.get<int64_t>() < INT32_MIN || p.get<int64_t>() > INT32_MAX)))
+                fail(where + ": field 'priority' must be a 32-bit integer");
+            st.priority = p.get<int>();
         }
         if (w.stream(st.id)) fail(where + ": stream id " + std::to_string(st.id) + " is declared twice");
         w.streams.push_back(st);

@@ -18,6 +18,10 @@ namespace sfumato::workload {
 enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync };
 const char* kind_name(Kind k);
 
+// Limits a file is checked against: a kernel's blocks (as `--block-dim`) and a host delay.
+constexpr uint64_t kMaxBlockDim = 65535;
+constexpr double kMaxHostDelayUs = 1e9;  // 1000 s of host time
+
 struct Stream {
     uint32_t id = 0;
     int priority = 0;  // smaller is more urgent

@@ -15,20 +15,26 @@ void Replayer::check(rt::Status s, const Task& t) {
     }
 }
 
-rt::DevPtr Replayer::dev_buffer(uint64_t bytes, int which) {
+rt::DevPtr Replayer::dev_buffer(uint64_t bytes, int which, const Task& t) {
     auto [it, fresh] = m_dev_bufs.try_emplace({bytes, which}, 0);
     if (fresh) {
-        if (m_ctx.malloc(&it->second, bytes) != rt::Status::Ok)
-            throw InputError("workload setup: cannot allocate " + std::to_string(bytes) + " device bytes: " + m_ctx.last_error());
+        if (m_ctx.malloc(&it->second, bytes) != rt::Status::Ok) {
+            m_dev_bufs.erase(it);
+            throw InputError("workload task " + std::to_string(t.index) + " (" + kind_name(t.kind) + "): cannot allocate " +
+                             std::to_string(bytes) + " device bytes: " + m_ctx.last_error());
+        }
     }
     return it->second;
 }
 
-void* Replayer::host_buffer(uint64_t bytes, bool pinned) {
+void* Replayer::host_buffer(uint64_t bytes, bool pinned, const Task& t) {
     auto [it, fresh] = m_host_bufs.try_emplace({bytes, pinned}, nullptr);
     if (fresh) {
-        if (m_ctx.host_malloc(&it->second, bytes, pinned) != rt::Status::Ok)
-            throw InputError("workload setup: cannot allocate " + std::to_string(bytes) + " host bytes: " + m_ctx.last_error());
+        if (m_ctx.host_malloc(&it->second, bytes, pinned) != rt::Status::Ok) {
+            m_host_bufs.erase(it);
+            throw InputError("workload task " + std::to_string(t.index) + " (" + kind_name(t.kind) + "): cannot allocate " +
+                             std::to_string(bytes) + " host bytes: " + m_ctx.last_error());
+        }
     }
     return it->second;
 }
@@ -42,9 +48,9 @@ void Replayer::setup() {
     for (const Task& t : m_w.tasks) {
         switch (t.kind) {
             case Kind::Memcpy:
-                dev_buffer(t.bytes, 0);
-                if (t.dir == CopyDir::D2D) dev_buffer(t.bytes, 1);
-                else host_buffer(t.bytes, t.pinned);
+                dev_buffer(t.bytes, 0, t);
+                if (t.dir == CopyDir::D2D) dev_buffer(t.bytes, 1, t);
+                else host_buffer(t.bytes, t.pinned, t);
                 break;
             case Kind::Kernel: {
                 KernelDesc k = m_kernels(m_ctx, t);  // the factory applies block_dim
@@ -75,10 +81,10 @@ void Replayer::run() {
         const rt::StreamId s = t.stream >= 0 ? m_streams.at(t.stream) : rt::kDefaultStream;
         switch (t.kind) {
             case Kind::Memcpy: {
-                const rt::DevPtr d = dev_buffer(t.bytes, 0);
-                if (t.dir == CopyDir::H2D) check(m_ctx.memcpy_h2d(d, host_buffer(t.bytes, t.pinned), t.bytes, s, true), t);
-                else if (t.dir == CopyDir::D2H) check(m_ctx.memcpy_d2h(host_buffer(t.bytes, t.pinned), d, t.bytes, s, true), t);
-                else check(m_ctx.memcpy_d2d(d, dev_buffer(t.bytes, 1), t.bytes, s, true), t);
+                const rt::DevPtr d = dev_buffer(t.bytes, 0, t);
+                if (t.dir == CopyDir::H2D) check(m_ctx.memcpy_h2d(d, host_buffer(t.bytes, t.pinned, t), t.bytes, s, true), t);
+                else if (t.dir == CopyDir::D2H) check(m_ctx.memcpy_d2h(host_buffer(t.bytes, t.pinned, t), d, t.bytes, s, true), t);
+                else check(m_ctx.memcpy_d2d(d, dev_buffer(t.bytes, 1, t), t.bytes, s, true), t);
                 break;
             }
             case Kind::Kernel: check(m_ctx.launch(m_kernel_of.at(t.index), s), t); break;

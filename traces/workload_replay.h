@@ -47,8 +47,8 @@ public:
 private:
     void setup();
     void check(rt::Status s, const Task& t);
-    rt::DevPtr dev_buffer(uint64_t bytes, int which);
-    void* host_buffer(uint64_t bytes, bool pinned);
+    rt::DevPtr dev_buffer(uint64_t bytes, int which, const Task& t);
+    void* host_buffer(uint64_t bytes, bool pinned, const Task& t);
 
     rt::Context& m_ctx;
     const Workload& m_w;

@@ -9,6 +9,7 @@
 #include "models/mem/mem_params.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/config.h"
+#include "sim/device_if.h"
 
 namespace sfumato {
 
@@ -59,7 +60,6 @@ struct ChipPeaks {
     double device_mem_max_gbps;
 };
 ChipPeaks chip_peaks(const ChipParams& p);
-
 // What a chip built from `p` reports through IDevice::info(): sizes, core counts, the clock and
 // the peaks (per core cycle). Plain C++, so host-side code and tests see the same figures
 // without building a model.

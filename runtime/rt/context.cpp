@@ -1,6 +1,8 @@
 #include "runtime/rt/context.h"
 
 #include <algorithm>
+#include <cstdlib>
+
 #include <systemc>
 
 #include "sim/progress.h"
@@ -192,10 +194,14 @@ Status Context::host_malloc(void** p, uint64_t bytes, bool pinned) {
     const uint64_t begin = now_tick().v;
     charge(m_dev.host().api_overhead_ns);
     if (!p || bytes == 0) return fail(Status::InvalidValue, "host_malloc of 0 bytes or into a null pointer");
-    uintptr_t addr;
+    uintptr_t addr = 0;
     if (m_dev.dev().info().functional) {
-        m_host_storage.push_back(std::make_unique<uint8_t[]>(bytes));
-        addr = reinterpret_cast<uintptr_t>(m_host_storage.back().get());
+        // Zeroed (deterministic contents) by calloc, which maps large blocks lazily: memory is
+        // used only where data is written. A size the host cannot give is the runtime's error.
+        auto* mem = static_cast<uint8_t*>(std::calloc(bytes, 1));
+        if (!mem) return fail(Status::OutOfMemory, "host_malloc of " + std::to_string(bytes) + " bytes: host memory exhausted");
+        m_host_storage.emplace_back(mem);
+        addr = reinterpret_cast<uintptr_t>(mem);
     } else {  // timing mode: a token address, never dereferenced
         addr = m_next_token;
         m_next_token += (bytes + 4095) / 4096 * 4096;

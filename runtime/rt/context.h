@@ -9,6 +9,7 @@
 // Simplified: host time is a fixed cost per call kind; a pageable copy is handed to the DMA engine
 // with pinned = false (the engine models the bounce buffer); timing mode host buffers are tokens.
 #pragma once
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -184,7 +185,10 @@ private:
     std::vector<Stream> m_streams;
     std::vector<Event> m_events;
     std::map<uintptr_t, std::pair<uint64_t, bool>> m_host_bufs;  // addr -> (bytes, pinned)
-    std::vector<std::unique_ptr<uint8_t[]>> m_host_storage;
+    struct FreeDeleter {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::vector<std::unique_ptr<uint8_t, FreeDeleter>> m_host_storage;
     uintptr_t m_next_token = 0x7e00'0000'0000;
     std::vector<TaskRecord> m_records;
     uint64_t m_next_task_id = 1;

@@ -134,3 +134,61 @@ TEST_CASE("isa asm: the README's example assembles and the README names every op
                doc.find(" " + name + "`") != std::string::npos));
     }
 }
+
+namespace {
+std::string asm_error(const std::string& text) {
+    try {
+        assemble(text);
+    } catch (const AsmError& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE("isa asm: expressions that overflow 64 bits are errors, not wrapped values") {
+    // Signed overflow is undefined behaviour in C++: the assembler must not compute it.
+    CHECK(asm_error("vdup.fp16 ub[0x7fffffffffffffff + 1]").find("overflows") != std::string::npos);
+    CHECK(asm_error("vdup.fp16 ub[0 - 0x7fffffffffffffff - 2]").find("overflows") != std::string::npos);
+    CHECK(asm_error("vdup.fp16 ub[0x100000000 * 0x100000000]").find("overflows") != std::string::npos);
+    CHECK(asm_error(".set MIN 0 - 0x7fffffffffffffff - 1\nvdup.fp16 ub[MIN / -1]").find("overflows") != std::string::npos);
+    CHECK(asm_error(".set MIN 0 - 0x7fffffffffffffff - 1\nvdup.fp16 ub[-MIN]").find("overflows") != std::string::npos);
+    CHECK(asm_error("vdup.fp16 ub[0x10000000000000000]").find("64 bits") != std::string::npos);
+    CHECK(asm_error("vdup.fp16 ub[99999999999999999999]").find("64 bits") != std::string::npos);
+    // x % -1 is 0, x / -1 negates; a full 64-bit mask literal is still a bit pattern.
+    CHECK(assemble("vdup.fp16 ub[7 % -1 + 32 / -1 * -1]")[0].dst.addr == 32);
+    const Instr m = assemble("vadd.fp16 ub[0], ub[0], ub[0], mask=0xffffffffffffffff:0xffffffffffffffff")[0];
+    CHECK(m.vec.mask_hi == ~0ull);
+    CHECK(m.vec.mask_lo == ~0ull);
+}
+
+TEST_CASE("isa asm: program size, .rep nesting and expression depth are bounded") {
+    // Each limit is reached exactly and passed by one (small limits; the defaults behave alike).
+    AsmLimits lim;
+    lim.max_instructions = 100;
+    lim.max_line_visits = 1000;
+    lim.max_rep_depth = 4;
+    lim.max_expr_depth = 8;
+    auto error = [&](const std::string& text) {
+        try {
+            assemble(text, lim);
+        } catch (const AsmError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    const std::string vdup = "vdup.fp16 ub[0x0], repeat=1\n";
+    CHECK(assemble(".rep 100\n" + vdup + ".endr\n", lim).size() == 100);
+    CHECK(error(".rep 101\n" + vdup + ".endr\n").find("more than 100 instructions") != std::string::npos);
+    // Loops without instructions (or with an empty body) count their lines too: no hang.
+    CHECK(error(".rep 100\n.rep 100\n.set X 1\n.endr\n.endr\n").find("expands to more than 1000") != std::string::npos);
+    CHECK(error(".rep 0x7fffffffffffffff\n.endr\n").find("expands to more than") != std::string::npos);
+    CHECK(assemble(".rep 1\n.rep 1\n.rep 1\n.rep 1\n" + vdup + ".endr\n.endr\n.endr\n.endr\n", lim).size() == 1);
+    CHECK(error(".rep 1\n.rep 1\n.rep 1\n.rep 1\n.rep 1\n" + vdup + ".endr\n.endr\n.endr\n.endr\n.endr\n").find("nested more than 4") !=
+          std::string::npos);
+    CHECK(assemble("vdup.fp16 ub[((((((0x20))))))]", lim)[0].dst.addr == 0x20);
+    CHECK(error("vdup.fp16 ub[(((((((((0x20)))))))))]").find("nested too deeply") != std::string::npos);
+    CHECK(error("vdup.fp16 ub[---------1]").find("nested too deeply") != std::string::npos);
+    // The default limits stop a deep expression before it can exhaust the stack.
+    CHECK(asm_error("vdup.fp16 ub[" + std::string(100000, '-') + "1]").find("nested too deeply") != std::string::npos);
+}

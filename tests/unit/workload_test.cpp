@@ -130,3 +130,25 @@ TEST_CASE("workload: a wait before its record is an error, after it is fine") {
 TEST_CASE("workload: a missing file is an input error") {
     CHECK_THROWS_AS(wl::load("/nonexistent/w.json", ops_check), InputError);
 }
+
+TEST_CASE("workload: ids, priorities, block_dim and host delays out of their ranges are errors") {
+    // Values that used to be truncated (or overflow in the replay's conversion to time).
+    CHECK(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 4294967296}], "tasks": []})")
+              .find("'id'") != std::string::npos);
+    CHECK(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0, "priority": 2147483648}], "tasks": []})")
+              .find("'priority'") != std::string::npos);
+    CHECK(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0, "priority": -2147483649}], "tasks": []})")
+              .find("'priority'") != std::string::npos);
+    CHECK(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 4294967295, "priority": -2147483648}], "tasks": []})")
+              .empty());
+    CHECK(error_of(with_task(R"({"kind": "kernel", "stream": 0, "op": "add", "block_dim": 4294967297})")).find("block_dim") !=
+          std::string::npos);
+    CHECK(error_of(with_task(R"({"kind": "kernel", "stream": 0, "op": "add", "block_dim": 65535})")).empty());
+    CHECK(error_of(with_task(R"({"kind": "host_delay", "us": 1e300})")).find("'us'") != std::string::npos);
+    CHECK(error_of(with_task(R"({"kind": "host_delay", "us": 1000000000})")).empty());
+}
+
+TEST_CASE("workload: a number too large for JSON's double is an input error, not an internal one") {
+    // Found by the workload fuzz target: nlohmann::json throws out_of_range, not parse_error.
+    CHECK(error_of(with_task(R"({"kind": "host_delay", "us": 1e3081048576})")).find("not valid JSON") != std::string::npos);
+}

@@ -1,0 +1,10 @@
+# UB bank conflicts: the same adds as vector_peak.s, but dst, src0 and src1 are 16 KiB apart, a
+# multiple of banks x bank_bytes (64 x 32 B = 2 KiB), so the three operands' blocks of every
+# repeat land in the same 8 banks: each repeat pays (3 - 1) x bank_conflict_cycles extra.
+.kind vector
+.set DST 0x0
+.set SRC0 0x4000
+.set SRC1 0x8000
+.rep 200
+vadd.fp16 ub[DST], ub[SRC0], ub[SRC1], repeat=64, mask=128
+.endr
