@@ -12,13 +12,15 @@
 // O = alpha_j O + O_j (Vector). At the end O / l is cast and stored.
 //
 // Split parts (an AIC and its AIVs per block, KernelKind::Mix): the AIC drains S_j and O_j to a
-// per-block global workspace through the FixPipe and sets cross-core flags (mode 2); each AIV
-// takes h = br / aiv rows, waits, loads its rows, computes and writes P_j rows back to the
-// workspace and flags the AIC, which waits for every AIV before loading P_j into L1. The AIC
-// runs one step ahead (S_{j+1} before O_j) so the Cube works while the AIVs run the softmax;
-// two workspace slots per product make that safe (see attention_kernel.cpp). Coupled parts run
-// the same schedule on one core: L0C drains into UB through the vector pipe and P_j goes UB ->
-// L1 (MTE3, ND -> NZ by strided bursts), no workspace.
+// per-block global workspace through the FixPipe (fp16 for fp16 inputs, as the unfused fp16
+// graph holds them; fp32 for bf16) and sets cross-core flags (mode 2); each AIV takes h = br /
+// aiv rows, waits, loads its rows, computes and writes P_j rows back to the workspace and flags
+// the AIC, which waits for every AIV before loading P_j into L1. The AIC runs `ahead` steps in
+// front (S_{j+2} before O_j) so the Cube works while the AIVs run the softmax; ahead + 1 slots
+// of S and two of P and O make that safe (see attention_kernel.cpp). Coupled parts run
+// the same schedule (one step ahead) on one core: L0C drains into UB through the vector pipe
+// and P_j goes UB -> L1 (MTE3, ND -> NZ by strided bursts), no workspace. fp32 Q, K, V (graph
+// nodes) are cast to fp16 into the workspace first and the result cast back.
 //
 // Simplified: Q, K, V contiguous with equal leading dimensions (no broadcast across heads); D
 // and Dv multiples of 16 that fit L0 with the chosen tiles; the causal mask is top-left aligned

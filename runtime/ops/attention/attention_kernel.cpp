@@ -2,11 +2,11 @@
 // steps n = (item, key block j); workspace slots and cross-core flags are indexed by n, so the
 // cube side and the vector side stay in lockstep across items.
 //
-// Cube side (the AIC, or the coupled core): S_0; then per n: load K/V of n + 1, S_{n+1}, wait
-// for P_n, O_n. Vector side (each AIV, or the coupled core): per n: S_n -> P_n, then O_{n-1}
-// accumulated (at an item boundary O_{n-1} and the item's finish come before P_n instead). Why
-// two slots per product suffice (split): the cube writes S_{n+2} after waiting for P_{n+1},
-// which the vector side wrote after reading S_{n+1} and, earlier, S_n; the vector side writes
+// Cube side (the AIC): S_0 .. S_{a-1} (a = ahead); then per n: load K/V of n + a, S_{n+a}, wait
+// for P_n, O_n. Vector side (each AIV): per n: S_n -> P_n, then O_{n-1} accumulated (at an item
+// boundary O_{n-1} and the item's finish come before P_n instead). The coupled core interleaves
+// both with a = 1. Why the slots suffice (split): the cube writes S_{n+a} after waiting for
+// P_{n-1}, which the vector side wrote after reading S_{n-1} (a + 1 slots of S); the vector side writes
 // P_{n+2} after accumulating O_n, which the cube drained after its mad read P_n; the cube
 // writes O_{n+2} after waiting for P_{n+2}, written after O_n was read. Cross-core flag waits
 // block the MTE2 pipe in front of the loads they guard; sets follow the pipe that wrote.
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/attention/attention.h"
@@ -60,6 +61,7 @@ public:
         m_cube = m_kind != isa::CoreKind::Vector;
         m_vec = m_kind != isa::CoreKind::Cube;
         m_sub = m_kind == isa::CoreKind::Vector ? m_ctx.sub_block_idx() : 0;
+        m_narrow = kNarrowType && p.split && p.bc >= 128;
     }
 
     void run() {
@@ -82,6 +84,11 @@ private:
     static constexpr uint32_t kEs = sizeof(T);
     static constexpr uint32_t kWs = sizeof(W);  // workspace S and O elements
     static constexpr bool kWide = sizeof(W) == 4;
+    // fp16 scores with fp16 inputs: the maximum, S - m and exp run on fp16 lanes (128 per
+    // repeat) and exp writes P directly; the row sum widens P to fp32.
+    // (Rows of at least one 128-lane repeat: bc >= 128.)
+    static constexpr bool kNarrowType = std::is_same_v<T, half> && std::is_same_v<W, half>;
+    static constexpr isa::DType F16 = isa::DType::FP16;
     static constexpr uint32_t kK0 = 32 / kEs;
     static constexpr uint32_t kFrac = isa::kFractalBytes / kEs;
 
@@ -147,7 +154,7 @@ private:
             m_pipe.InitBuffer(m_ciota, p.bc * 4);
             m_pipe.InitBuffer(m_ctmp, p.bc * 4);
             m_pipe.InitBuffer(m_thr, rup(h, 8) * 32 + 32);
-            m_pipe.InitBuffer(m_bits, 2048);
+            m_pipe.InitBuffer(m_bits, 4096);
         }
     }
     uint32_t vals(int i) const { return m_vals.Get<uint8_t>().address() + static_cast<uint32_t>(i * rup(m_p.h, 64) * 4); }
@@ -317,8 +324,69 @@ private:
         const uint32_t thr = m_thr.Get<uint8_t>().address(), tmp = vals(kTmp);
         norm::iota(m_ctx, F32, tmp, m_p.h);
         vrun(m_ctx, Opcode::VADDS, F32, vop(tmp), vop(tmp), {}, 1, 1, m_p.h, double(m_sub * m_p.h));
-        norm::brcb(m_ctx, F32, thr, tmp, m_p.h);
-        vrun(m_ctx, Opcode::VDUP, F32, vop(thr + rup(m_p.h, 8) * 32), {}, {}, 1, 1, 8, -kInf);
+        const isa::DType sd = m_narrow ? F16 : F32;
+        if (m_narrow) {  // fp16 copies (small integers, exact)
+            const uint32_t ci = m_ciota.Get<uint8_t>().address();
+            vrun(m_ctx, Opcode::VCONV, F16, vop(ci), vop(ci), {}, 1, 1, m_p.bc, 0, F32);
+            vrun(m_ctx, Opcode::VCONV, F16, vop(vals(kR)), vop(tmp), {}, 1, 1, m_p.h, 0, F32);
+        }
+        norm::brcb(m_ctx, sd, thr, m_narrow ? vals(kR) : tmp, m_p.h);
+        vrun(m_ctx, Opcode::VDUP, sd, vop(thr + rup(m_p.h, 8) * 32), {}, {}, 1, 1, m_narrow ? 16 : 8, -kInf);
+    }
+    // Spreads len fp16 values at v over one 256-byte vector per row in ebuf.
+    void per_row16(uint32_t v, uint32_t len) {
+        const uint32_t blk = m_blk.Get<uint8_t>().address();
+        norm::brcb(m_ctx, F16, blk, v, len);
+        norm::expand_blocks(m_ctx, F16, ebuf(), blk, len);
+    }
+    // The fp16 form of softmax(): S_n (fp16 rows at sa) -> P_n (fp16 rows at pa).
+    void softmax16(const Step& s, uint32_t sa, uint32_t pa, uint32_t r) {
+        const uint32_t bc = m_p.bc, c = kc(s), L = 128;
+        const int64_t rs = int64_t{bc} * 2;
+        if (c < bc) {
+            if (c % L) norm::fill_tail(m_ctx, F16, sa + c / L * 256, r, rs, c % L, -kInf);
+            const uint32_t full = rup(c, L);
+            if (full < bc) vrun(m_ctx, Opcode::VDUP, F16, vop(sa + full * 2, 0, rs), {}, {}, 1, r, bc - full, -kInf);
+        }
+        const uint32_t row0 = s.i0 + m_sub * m_p.h, j0 = s.j * bc;
+        if (m_p.causal && j0 + c - 1 > row0) {
+            const uint32_t ci = m_ciota.Get<uint8_t>().address(), ct = m_ctmp.Get<uint8_t>().address();
+            const uint32_t thr = m_thr.Get<uint8_t>().address();
+            vrun(m_ctx, Opcode::VADDS, F16, vop(ct), vop(ci), {}, 1, 1, bc, double(j0) - double(s.i0));
+            norm::vselect_cmp(m_ctx, F16, isa::CmpMode::GT, vop(ct, 0, 0), vblock(thr, 0, 32), F16, vop(sa, 0, rs),
+                              vblock(thr + rup(m_p.h, 8) * 32, 0, 0), vop(sa, 0, rs), m_bits.Get<uint8_t>().address(),
+                              1, r, bc);
+        }
+        // Row maximum in fp16 (exact), folded into the P buffer (free until exp writes it).
+        const uint32_t m16 = vals(kTmp);
+        if (bc <= L) {
+            norm::lane_reduce(m_ctx, Opcode::VRED_MAX, F16, sa, m16, r, rs, bc);
+        } else {
+            const uint32_t units = bc / L;
+            const int64_t gs = int64_t{units / 2} * 256;
+            norm::fold(m_ctx, Opcode::VMAX, F16, sa, pa, r, rs, gs, units, 256, L);
+            norm::lane_reduce(m_ctx, Opcode::VRED_MAX, F16, pa, m16, r, gs, L);
+        }
+        vrun(m_ctx, Opcode::VCONV, F32, vop(vals(kCur)), vop(m16), {}, 1, 1, r, 0, F16);
+        const int mo = m_m, mn = 1 - m_m, al = (s.n % 2) ? kA1 : kA0;
+        auto one = [&](Opcode op, int d, int a, int b) {
+            vrun(m_ctx, op, F32, vop(vals(d)), vop(vals(a)), vop(vals(b)), 1, 1, r);
+        };
+        one(Opcode::VMAX, mn, mo, kCur);  // m' = max(m, rowmax)
+        one(Opcode::VSUB, al, mo, mn);    // m - m'
+        vrun(m_ctx, Opcode::VEXP, F32, vop(vals(al)), vop(vals(al)), {}, 1, 1, r);  // alpha
+        m_m = mn;
+        vrun(m_ctx, Opcode::VCONV, F16, vop(m16), vop(vals(mn)), {}, 1, 1, r, 0, F32);  // exact: an S value
+        per_row16(m16, r);
+        vrun(m_ctx, Opcode::VSUB, F16, vop(sa, 0, rs), vop(sa, 0, rs), vrow(ebuf(), 0, 256), 1, r, bc);
+        vrun(m_ctx, Opcode::VEXP, F16, vop(pa), vop(sa), {}, 1, 1, uint64_t{r} * bc);
+        // Row sum of the fp16 P the cube multiplies, in fp32; l = alpha l + rowsum.
+        const uint32_t w = m_wbuf.template Get<uint8_t>().address();
+        const int64_t ws = int64_t{bc} * 4;
+        vrun(m_ctx, Opcode::VCONV, F32, vop(w), vop(pa), {}, 1, 1, uint64_t{r} * bc, 0, F16);
+        if (bc > 64) norm::fold(m_ctx, Opcode::VADD, F32, w, w, r, ws, ws, bc / 64, 256, 64);
+        norm::lane_reduce(m_ctx, Opcode::VRED_SUM, F32, w, vals(kCur), r, ws, 64);
+        one(Opcode::VMADD, kL, al, kCur);
     }
     void init_item(const Step& s) {
         const uint32_t r = rows(s);
@@ -408,12 +476,14 @@ private:
         if (r) {
             LocalTensor<T> pb = m_qpo.template AllocTensor<T>();
             uint32_t sa = sb.address();
-            if constexpr (!kWide) {  // widen to fp32
+            if (m_narrow) {
+                softmax16(s, sa, pb.address(), r);
+            } else if (!kWide) {  // widen to fp32
                 sa = m_wbuf.template Get<uint8_t>().address();
                 vrun(m_ctx, Opcode::VCONV, F32, vop(sa), vop(sb.address()), {}, 1, 1, uint64_t{r} * m_p.bc, 0,
                      isa::DTypeOf<W>::v);
             }
-            softmax(s, sa, pb.address(), r);
+            if (!m_narrow) softmax(s, sa, pb.address(), r);
             m_qpo.EnQue(pb);
             pb = m_qpo.template DeQue<T>();
             GlobalTensor<T> gp;
@@ -511,7 +581,7 @@ private:
     const AttnPlan& m_p;
     TPipe m_pipe;
     isa::CoreKind m_kind;
-    bool m_cube = false, m_vec = false;
+    bool m_cube = false, m_vec = false, m_narrow = false;
     uint32_t m_sub = 0;
     int m_m = kM0;
     uint64_t m_ws_s = 0, m_ws_p = 0, m_ws_o = 0;
