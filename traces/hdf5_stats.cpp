@@ -130,6 +130,11 @@ void read_group(const H5::Group& g, const std::string& prefix, std::vector<StatR
         d.read(r.values.data(), H5::PredType::NATIVE_DOUBLE);
         r.unit = get_string_attr(d, "unit");
         r.description = get_string_attr(d, "description");
+        for (auto [attr, dst] : {std::pair<const char*, double*>{"lo", &r.lo}, {"width", &r.width}}) {
+            if (!d.attrExists(attr)) continue;
+            H5::Attribute a = d.openAttribute(attr);
+            if (a.getTypeClass() == H5T_FLOAT) a.read(H5::PredType::NATIVE_DOUBLE, dst);
+        }
         out.push_back(std::move(r));
     }
 }

@@ -24,6 +24,7 @@ struct StatRecord {
     std::vector<double> values;
     std::string unit;
     std::string description;
+    double lo = 0, width = 0;  // a histogram's first bucket and bucket width (0 for other stats)
 };
 
 // Reads every dataset under /stats (depth first, in name order). Throws InputError naming the
