@@ -80,10 +80,10 @@ Table gather(const Spec& spec, const std::vector<Point>& points, const std::stri
         c.texts.assign(n, "");
         return c;
     };
-    TableColumn point{"point", TableColumn::Kind::Int, {}, {}, {}};
+    TableColumn point{"point", TableColumn::Kind::Int, {}, {}, {}, {}};
     TableColumn name = text_col("name"), state = text_col("status"), error = text_col("error");
-    TableColumn exit_code{"exit_code", TableColumn::Kind::Int, {}, {}, {}};
-    TableColumn wall{"wall_seconds", TableColumn::Kind::Float, {}, {}, {}};
+    TableColumn exit_code{"exit_code", TableColumn::Kind::Int, {}, {}, {}, {}};
+    TableColumn wall{"wall_seconds", TableColumn::Kind::Float, {}, {}, {}, {}};
     std::vector<TableColumn> params;
     for (const Param* p : spec.params()) params.push_back(text_col(p->key));
 

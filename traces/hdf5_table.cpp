@@ -33,13 +33,41 @@ H5::CompType memory_type(const Table& t) {
     return ct;
 }
 
-void put_string_attr(H5::DataSet& d, const std::string& name, const std::string& value) {
+void put_string_attr(H5::H5Object& d, const std::string& name, const std::string& value) {
     H5::StrType t(H5::PredType::C_S1, value.empty() ? 1 : value.size());
     H5::Attribute a = d.createAttribute(name, t, H5::DataSpace(H5S_SCALAR));
     a.write(t, value.empty() ? std::string(" ") : value);
 }
 
 }  // namespace
+
+void write_table_columns(H5::Group& g, const Table& t) {
+    for (const auto& [k, v] : t.attrs) put_string_attr(g, k, v);
+    for (const TableColumn& c : t.columns) {
+        hsize_t dims[1] = {c.size()};
+        const H5::DataSpace space(1, dims);
+        H5::DataSet d;
+        switch (c.kind) {
+            case TableColumn::Kind::Int:
+                d = g.createDataSet(c.name, H5::PredType::NATIVE_INT64, space);
+                if (!c.ints.empty()) d.write(c.ints.data(), H5::PredType::NATIVE_INT64);
+                break;
+            case TableColumn::Kind::Float:
+                d = g.createDataSet(c.name, H5::PredType::NATIVE_DOUBLE, space);
+                if (!c.floats.empty()) d.write(c.floats.data(), H5::PredType::NATIVE_DOUBLE);
+                break;
+            case TableColumn::Kind::Text: {
+                const H5::StrType st = vlen_string();
+                d = g.createDataSet(c.name, st, space);
+                std::vector<const char*> ptrs;
+                for (const auto& s : c.texts) ptrs.push_back(s.c_str());
+                if (!ptrs.empty()) d.write(ptrs.data(), st);
+                break;
+            }
+        }
+        put_string_attr(d, "unit", c.unit);
+    }
+}
 
 void write_table_h5(const std::string& path, const std::string& dataset, const Table& t) {
     const size_t n = t.rows();

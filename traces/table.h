@@ -1,6 +1,8 @@
-// A table of named, typed columns (64-bit integers, doubles, text): the result table of a sweep
-// (one row per point), written as CSV here and as one HDF5 compound dataset by hdf5_table.h.
-// Missing numbers are NaN (an empty CSV cell); integer columns have no missing values.
+// A table of named, typed columns (64-bit integers, doubles, text), each with an optional unit:
+// the result table of a sweep (one row per point) and the tables a run adds to stats.h5 (the
+// graph's memory plan and steps). Written as CSV here, and by hdf5_table.h either as one HDF5
+// compound dataset (row records, the sweep's sweep.h5) or as a group with one dataset per column
+// (stats.h5). Missing numbers are NaN (an empty CSV cell); integer columns have no missing values.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -16,6 +18,7 @@ struct TableColumn {
     std::vector<int64_t> ints;
     std::vector<double> floats;
     std::vector<std::string> texts;
+    std::string unit;  // written as the column dataset's `unit` attribute (stats.h5 tables)
     size_t size() const;
     // The cell as CSV text: integers in decimal, doubles in the shortest form that reads back
     // to the same value (NaN as an empty cell), text quoted when it needs to be.

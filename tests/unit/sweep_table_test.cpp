@@ -1,6 +1,8 @@
 // The sweep's result table (traces/table.h, traces/hdf5_table.h), the figures taken from a
 // summary.json (sweep/gather.h), and the Slurm backend's text handling (sweep/slurm_backend.h:
 // array ranges, the sbatch script, squeue and scontrol output).
+#include <H5Cpp.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -19,9 +21,9 @@ namespace {
 
 Table sample() {
     Table t;
-    t.columns.push_back({"point", TableColumn::Kind::Int, {0, 1, 2}, {}, {}});
-    t.columns.push_back({"cycles", TableColumn::Kind::Float, {}, {0.1, std::numeric_limits<double>::quiet_NaN(), 1e300}, {}});
-    t.columns.push_back({"error", TableColumn::Kind::Text, {}, {}, {"", "a,b \"q\"\nline", "naïve"}});
+    t.columns.push_back({"point", TableColumn::Kind::Int, {0, 1, 2}, {}, {}, ""});
+    t.columns.push_back({"cycles", TableColumn::Kind::Float, {}, {0.1, std::numeric_limits<double>::quiet_NaN(), 1e300}, {}, "cycle"});
+    t.columns.push_back({"error", TableColumn::Kind::Text, {}, {}, {"", "a,b \"q\"\nline", "naïve"}, ""});
     t.attrs["params"] = "cycles";
     t.attrs["empty"] = "";
     return t;
@@ -59,6 +61,39 @@ TEST_CASE("table: HDF5 compound dataset round trip (types, NaN, UTF-8, attribute
     CHECK(r.attrs.at("empty").empty());
     CHECK_THROWS_AS(read_table_h5(path, "/nope"), InputError);
     CHECK_THROWS_AS(read_table_h5((dir / "missing.h5").string(), "/sweep"), InputError);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("table: as a group of column datasets with units (the layout of stats.h5's tables)") {
+    const auto dir = std::filesystem::temp_directory_path() / ("sfumato_tablecols_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "c.h5").string();
+    Table t = sample();
+    t.attrs["description"] = "three rows";
+    {
+        H5::H5File f(path, H5F_ACC_TRUNC);
+        H5::Group g = f.createGroup("/tbl");
+        write_table_columns(g, t);
+    }
+    H5::H5File f(path, H5F_ACC_RDONLY);
+    H5::DataSet ints = f.openDataSet("/tbl/point");
+    CHECK(ints.getTypeClass() == H5T_INTEGER);
+    std::vector<int64_t> iv(3);
+    ints.read(iv.data(), H5::PredType::NATIVE_INT64);
+    CHECK(iv == t.columns[0].ints);
+    H5::DataSet fl = f.openDataSet("/tbl/cycles");
+    std::vector<double> fv(3);
+    fl.read(fv.data(), H5::PredType::NATIVE_DOUBLE);
+    CHECK(fv[2] == 1e300);
+    std::string unit;
+    fl.openAttribute("unit").read(fl.openAttribute("unit").getStrType(), unit);
+    CHECK(unit == "cycle");
+    CHECK(f.openDataSet("/tbl/error").getTypeClass() == H5T_STRING);
+    std::string desc;
+    H5::Group g = f.openGroup("/tbl");
+    g.openAttribute("description").read(g.openAttribute("description").getStrType(), desc);
+    CHECK(desc == "three rows");
+    f.close();
     std::filesystem::remove_all(dir);
 }
 
