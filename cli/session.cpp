@@ -137,7 +137,7 @@ void Session::run_until(const std::function<bool()>& done, const std::function<v
     const ClockDomain clk = m_chip_params->clock();
     // (A limit beyond 2^64 ps is no limit.)
     const uint64_t limit_tick =
-        m_opts.max_cycles && m_opts.max_cycles <= UINT64_MAX / clk.period_ps() ? clk.period_ps() * m_opts.max_cycles : 0;
+        m_opts.max_cycles && clk.to_us(m_opts.max_cycles) * 1e6 < 1.8e19 ? clk.ticks(m_opts.max_cycles) : 0;
     while (!done()) {
         const uint64_t before = progress_counter();
         bool starved = false;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "runtime/graph/upgrade.h"
+#include "runtime/ref/broadcast.h"
 #include "runtime/ref/ref_ops.h"
 
 namespace sfumato::graph {
@@ -42,8 +43,7 @@ const ref::HostTensor* InferCtx::constant(size_t i) {
 bool InferCtx::const_ints(size_t i, std::vector<int64_t>& out) {
     const ref::HostTensor* t = constant(i);
     if (!t) return false;
-    out.clear();
-    for (double d : t->data) out.push_back(static_cast<int64_t>(d));
+    out = ref::int_values(*t);  // saturating: INT64_MAX "to the end" survives its double
     return true;
 }
 
@@ -144,7 +144,7 @@ std::vector<ref::HostTensor> eval_constant_node(const Graph& g, const Node& n) {
         hold.push_back(val.constant->host());
         ins.push_back(hold.back().get());
     }
-    ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs};
+    ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs, static_cast<int>(n.outputs.size())};
     std::vector<ref::HostTensor> out = ref::run_ref(rn, ins);
     for (size_t o = 0; o < out.size() && o < n.outputs.size(); ++o) {
         if (n.outputs[o] < 0) continue;
