@@ -26,7 +26,9 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
         "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
         "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
-        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)");
+        "record", po::value<std::string>(&o.record), "write the run's runtime calls as a workload file (for sfumato replay)")(
+        "record-level", po::value<std::string>(&o.record_level)->default_value("ops"),
+        "ops | instructions (also every block's instruction stream, in FILE.instr.h5 beside it)");
 }
 
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
@@ -71,6 +73,8 @@ Session::Session(const CommonOptions& o, std::string command_line) : m_opts(o), 
     if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
     m_functional = o.mode == "functional";
     if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    if (o.record_level != "ops" && o.record_level != "instructions")
+        throw InputError("--record-level must be ops or instructions, not '" + o.record_level + "'");
     load_config(m_config, o);
     m_chip_params = std::make_unique<ChipParams>(m_config);
     m_rt_params = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
@@ -92,6 +96,8 @@ void Session::run(std::function<void(rt::Runtime&)> program, std::function<void(
 void Session::start(std::function<void(rt::Runtime&)> program) {
     m_host = std::make_unique<HostThread>("host", [this, program] {
         m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
+        if (!m_opts.record.empty())
+            m_recorder = std::make_unique<workload::Recorder>(m_runtime->context(), m_opts.record_level == "instructions");
         program(*m_runtime);
     });
 }
@@ -223,8 +229,14 @@ void Session::write_outputs(const nlohmann::json& summary) {
 }
 
 void Session::write_recording() const {
-    if (m_opts.record.empty() || !m_runtime) return;
-    write_text_atomically(m_opts.record, workload::to_json(workload::record_workload(m_runtime->context())));
+    if (!m_recorder) return;
+    m_recorder->write(m_opts.record, chip_description());
+}
+
+nlohmann::json Session::chip_description() const {
+    const DeviceInfo& d = m_chip->info();
+    return {{"chip", m_chip_params->name.get()}, {"config_hash", m_config.hash()}, {"arch", d.arch},
+            {"cube_cores", d.cube_cores},        {"vector_cores", d.vector_cores}, {"aiv_per_aic", d.aiv_per_aic}};
 }
 
 }  // namespace sfumato::cli

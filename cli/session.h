@@ -18,6 +18,7 @@
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
 #include "traces/hdf5_stats.h"
+#include "traces/workload_record.h"
 
 namespace sfumato::cli {
 
@@ -30,6 +31,7 @@ struct CommonOptions {
     std::string mode = "functional";
     std::string trace = "instr";
     std::string record;  // write the run's task stream as a workload file
+    std::string record_level = "ops";  // ops | instructions (also each block's instruction stream)
 };
 
 // --config/--set (and, for commands that simulate, --out/--mode/--trace).
@@ -90,6 +92,8 @@ public:
     void write_outputs(const nlohmann::json& summary);
     // Writes the --record workload file, if asked for.
     void write_recording() const;
+    // What a recording made on this chip says about it (workload field recorded_on).
+    nlohmann::json chip_description() const;
     // Per-instruction table (instruction, pipe, count, cycles, avg_cycles) as CSV.
     std::string instr_csv() const;
 
@@ -109,6 +113,7 @@ private:
     std::unique_ptr<HostThread> m_host;
     uint64_t m_total_cycles = 0;
     std::vector<H5Table> m_tables;
+    std::unique_ptr<workload::Recorder> m_recorder;
 };
 
 }  // namespace sfumato::cli
