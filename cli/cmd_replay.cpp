@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "runtime/ops/i_op.h"
+#include "runtime/ops/node_launch.h"
 #include "runtime/ops/node_op.h"
 #include "cli/command.h"
 #include "cli/replay_report.h"
@@ -107,6 +108,7 @@ std::vector<KernelDesc> node_kernels(rt::Context& ctx, const workload::Task& t, 
                                                                           : scratch.get(ctx, need, 200, where);
     }
     std::vector<KernelDesc> ks = op->launches(nj.node.inputs, out, ws);
+    ops::stamp_node_launch(ks, nj.node, nj.node.inputs, out, ws, op->workspace_bytes());  // a replay records as a node too
     const std::string base = !t.name.empty() ? t.name : nj.node.name;
     for (size_t k = 0; k < ks.size(); ++k) {
         if (ks.size() == t.launches.size()) ks[k].name = t.launches[k].name;
@@ -114,6 +116,19 @@ std::vector<KernelDesc> node_kernels(rt::Context& ctx, const workload::Task& t, 
         if (ks[k].type.empty()) ks[k].type = nj.node.op_type;
     }
     return ks;
+}
+
+// An instruction replay of a node task keeps the node (on the replay's buffers), so recording
+// the replay gives a file that still replays at the ops level.
+void stamp_recorded_node(std::vector<KernelDesc>& ks, const workload::Task& t, const workload::Placer& p, const std::string& where) {
+    workload::NodeJson nj = workload::node_from_json(t.node, where);
+    auto place = [&](ops::TensorRef& r, const workload::Placement& at) {
+        if (!at.buffer.empty()) r.addr = p.addr(at.buffer, at.offset);
+    };
+    for (size_t i = 0; i < nj.node.inputs.size(); ++i) place(nj.node.inputs[i], nj.in_at[i]);
+    for (size_t o = 0; o < nj.out.size(); ++o) place(nj.out[o], nj.out_at[o]);
+    const uint64_t ws = nj.workspace_at.buffer.empty() ? 0 : p.addr(nj.workspace_at.buffer, nj.workspace_at.offset);
+    ops::stamp_node_launch(ks, nj.node, nj.node.inputs, nj.out, ws, nj.workspace_bytes);
 }
 
 // Refuses, before the run, a recording whose instruction streams this chip cannot hold.
@@ -163,6 +178,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     const workload::Workload w = workload::load(file, validate_op);
 
     Session s(common, join_args(args));
+    s.add_input("workload", file);
     s.elaborate();
     const DeviceInfo info = s.chip().info();
     std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
@@ -186,8 +202,11 @@ int cmd_replay(const std::vector<std::string>& args) {
                     k.bytes = l.bytes;
                     k.min_compute_cycles = l.min_compute_cycles;
                     k.body = workload::replay_body(streams.at(l.instr), p.relocation());
+                    k.op = t.op;
+                    k.op_args = t.args;
                     ks.push_back(std::move(k));
                 }
+                if (!t.node.is_null()) stamp_recorded_node(ks, t, p, where);
                 return ks;
             }
             if (!t.node.is_null()) {

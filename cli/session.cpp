@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "sim/error.h"
@@ -15,6 +16,50 @@
 namespace sfumato::cli {
 
 std::string version_string() { return "sfumato 0.1.0"; }
+
+std::string git_revision() {
+#ifdef SFUMATO_SOURCE_DIR
+    static const std::string rev = [] {
+        const std::string git = std::string("git -C '") + SFUMATO_SOURCE_DIR + "' ";
+        auto run = [](const std::string& cmd) {
+            std::string out;
+            if (FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
+                char buf[256];
+                while (fgets(buf, sizeof buf, p)) out += buf;
+                if (pclose(p) != 0) return std::string();
+            }
+            while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+            return out;
+        };
+        std::string r = run(git + "rev-parse HEAD");
+        if (!r.empty() && !run(git + "status --porcelain --untracked-files=no").empty()) r += "-dirty";
+        return r;
+    }();
+    return rev;
+#else
+    return "";
+#endif
+}
+
+namespace {
+std::string fnv1a_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "unreadable";
+    uint64_t h = 1469598103934665603ull;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i) {
+            h ^= static_cast<unsigned char>(buf[i]);
+            h *= 1099511628211ull;
+        }
+    }
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+}  // namespace
+
+void Session::add_input(const std::string& kind, const std::string& path) { m_inputs[kind] = path + " " + fnv1a_file(path); }
 
 void add_config_options(po::options_description& d, CommonOptions& o) {
     d.add_options()("config", po::value<std::vector<std::string>>(&o.configs)->composing(), "INI config file (repeatable; later files override)")(
@@ -189,7 +234,19 @@ nlohmann::json Session::tasks_json() const {
 nlohmann::json Session::base_summary() const {
     std::string cfg;
     for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
-    return {{"mode", m_opts.mode},
+    nlohmann::json inputs = nlohmann::json::object();
+    for (const auto& [k, v] : m_inputs) {
+        const size_t sp = v.rfind(' ');
+        inputs[k] = {{"path", v.substr(0, sp)}, {"hash", v.substr(sp + 1)}};
+    }
+    const std::string rev = git_revision();
+    nlohmann::json manifest = {{"version", version_string()},
+                               {"git_revision", rev.empty() ? nlohmann::json(nullptr) : nlohmann::json(rev)},
+                               {"command_line", m_cmdline},
+                               {"config_hash", m_config.hash()},
+                               {"inputs", inputs}};
+    return {{"manifest", manifest},
+            {"mode", m_opts.mode},
             {"config", cfg.empty() ? "defaults" : cfg},
             {"chip", m_chip_params->name.get()},
             {"config_hash", m_config.hash()},
@@ -223,7 +280,7 @@ void Session::write_outputs(const nlohmann::json& summary) {
     if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
     m_writer.write(m_opts.out + "/trace.json");
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
-                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode}, m_tables);
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), m_inputs}, m_tables);
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
     write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
 }

@@ -83,6 +83,9 @@ public:
     nlohmann::json ops_json() const;
     // The summary entry of one kernel task (cycles, flops, bytes, pipe_util, bound, roofline).
     nlohmann::json op_json(const Task& t) const;
+    // An input file of the run (kind: "model", "workload", ...), hashed into the run manifest
+    // (summary.json "manifest", stats.h5 /meta/inputs).
+    void add_input(const std::string& kind, const std::string& path);
     // A table to write into stats.h5 beside the stats (e.g. a graph's memory plan).
     void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
@@ -114,6 +117,10 @@ private:
     uint64_t m_total_cycles = 0;
     std::vector<H5Table> m_tables;
     std::unique_ptr<workload::Recorder> m_recorder;
+    std::map<std::string, std::string> m_inputs;  // kind -> "path fnv1a64:HEX"
 };
+
+// The source tree's git revision (with "-dirty" when it has changes), or "" when unknown.
+std::string git_revision();
 
 }  // namespace sfumato::cli

@@ -42,7 +42,7 @@ private:
 };
 
 const char* core_name(isa::CoreKind k) {
-    return k == isa::CoreKind::Coupled ? "coupled core" : k == isa::CoreKind::Cube ? "cube core (AIC)" : "vector core (AIV)";
+    return k == isa::CoreKind::Coupled ? "coupled cores" : k == isa::CoreKind::Cube ? "cube cores (AIC)" : "vector cores (AIV)";
 }
 
 }  // namespace
@@ -157,7 +157,7 @@ std::string check_streams_fit(const KernelStreams& k, KernelKind kind, uint32_t 
     uint64_t need[static_cast<int>(isa::Pos::kCount)] = {};
     for (const auto& s : k.streams) {
         if ((s->core == isa::CoreKind::Coupled) == split)
-            return std::string("it was recorded on ") + core_name(s->core) + "s; the target chip has " +
+            return std::string("its streams ran on ") + core_name(s->core) + "; the target chip has " +
                    (split ? "split cube and vector cores" : "coupled cores");
         if (s->core == isa::CoreKind::Vector) max_sub = std::max(max_sub, s->sub);
         for (const isa::Instr& in : s->instrs) {
