@@ -20,6 +20,7 @@
 
 #include "sim/error.h"
 #include "traces/import.h"
+#include "traces/json_events.h"
 
 namespace sfumato::import {
 
@@ -40,50 +41,6 @@ std::string read_maybe_gzip(const std::string& path) {
 }
 
 namespace {
-
-// Calls fn on each object of the trace's event array; returns how the array ended.
-enum class End { Complete, Truncated, NoEvents };
-template <typename F>
-End scan_events(const std::string& s, F fn, size_t& bad) {
-    size_t p = s.find("\"traceEvents\"");
-    if (p != std::string::npos) {
-        p = s.find('[', p);
-    } else {
-        p = s.find_first_not_of(" \t\r\n");
-        if (p == std::string::npos || s[p] != '[') return End::NoEvents;
-    }
-    if (p == std::string::npos) return End::NoEvents;
-    ++p;
-    while (true) {
-        p = s.find_first_not_of(" \t\r\n,", p);
-        if (p == std::string::npos) return End::Truncated;
-        if (s[p] == ']') return End::Complete;
-        if (s[p] != '{') return End::Truncated;
-        // The matching brace, outside strings.
-        int depth = 0;
-        bool str = false, esc = false;
-        size_t q = p;
-        for (; q < s.size(); ++q) {
-            const char c = s[q];
-            if (str) {
-                if (esc) esc = false;
-                else if (c == '\\') esc = true;
-                else if (c == '"') str = false;
-            } else if (c == '"') {
-                str = true;
-            } else if (c == '{') {
-                ++depth;
-            } else if (c == '}' && --depth == 0) {
-                break;
-            }
-        }
-        if (q >= s.size()) return End::Truncated;
-        json e = json::parse(s.begin() + static_cast<std::ptrdiff_t>(p), s.begin() + static_cast<std::ptrdiff_t>(q + 1), nullptr, false);
-        if (e.is_discarded() || !e.is_object()) ++bad;
-        else fn(e);
-        p = q + 1;
-    }
-}
 
 double num(const json& e, const char* k, double dflt = 0) {
     auto it = e.find(k);
@@ -172,15 +129,15 @@ Imported import_kineto(const std::string& path) {
     Imported out;
     Report& rep = out.report;
     rep.format = "kineto";
-    const std::string text = read_maybe_gzip(path);
     std::vector<CpuOp> ops;
     std::vector<Kernel> kernels;
     std::map<int64_t, int64_t> runtime_ext;  // correlation -> External id of the launching call
-    size_t bad = 0;
-    const End end = scan_events(text, [&](const json& e) {
+    TraceEventReader reader(path);
+    json e;
+    while (reader.next(e)) {
         ++rep.events;
         const std::string ph = e.value("ph", "");
-        if (ph != "X") return;
+        if (ph != "X") continue;
         const std::string cat = e.value("cat", "");
         const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
         if (cat == "cpu_op" || cat == "operator") {
@@ -205,12 +162,12 @@ Imported import_kineto(const std::string& path) {
             const int64_t corr = id_of(args, "correlation"), ext = id_of(args, "External id");
             if (corr >= 0 && ext >= 0) runtime_ext[corr] = ext;
         }
-    }, bad);
-    if (end == End::NoEvents) throw InputError(path + ": not a Chrome trace (no \"traceEvents\" array)");
-    if (end == End::Truncated)
+    }
+    if (!reader.found_array()) throw InputError(path + ": not a Chrome trace (no \"traceEvents\" array)");
+    if (reader.truncated())
         rep.notes.push_back("the trace is truncated or malformed after event " + std::to_string(rep.events) +
                             ": the events before it were used");
-    if (bad) rep.notes.push_back(std::to_string(bad) + " events are not valid JSON objects and were skipped");
+    if (reader.bad()) rep.notes.push_back(std::to_string(reader.bad()) + " events are not valid JSON objects and were skipped");
 
     // Link kernels to CPU operators.
     std::map<int64_t, size_t> by_ext;

@@ -39,7 +39,7 @@ json load_summary(const std::string& path) {
     } catch (const json::parse_error& e) {
         throw InputError("diff: '" + file + "' is not valid JSON: " + e.what());
     }
-    if (!j.is_object() || !j.contains("total_cycles") || !j["total_cycles"].is_number_unsigned())
+    if (!j.is_object() || !j.contains("total_cycles") || !j["total_cycles"].is_number() || j["total_cycles"].get<double>() < 0)
         throw InputError("diff: '" + file + "' is not a sfumato summary (no total_cycles)");
     if (j.contains("ops") && !j["ops"].is_array()) throw InputError("diff: '" + file + "': field 'ops' must be an array");
     return j;
@@ -60,7 +60,9 @@ std::map<std::string, Group> groups(const json& s, By by) {
         if (!o.is_object()) continue;
         const std::string name = o.value("name", "");
         const std::string type = o.value("type", "");
-        const uint64_t cyc = o.contains("cycles") && o["cycles"].is_number_unsigned() ? o["cycles"].get<uint64_t>() : 0;
+        const uint64_t cyc = o.contains("cycles") && o["cycles"].is_number() && o["cycles"].get<double>() > 0
+                                 ? static_cast<uint64_t>(o["cycles"].get<double>() + 0.5)
+                                 : 0;
         std::string key;
         if (by == By::Op) {
             const int n = ++seen[name];
@@ -81,8 +83,8 @@ std::map<std::string, Group> groups(const json& s, By by) {
 
 Result compare(const json& a, const json& b, By by, double tol) {
     Result r;
-    r.total_a = a["total_cycles"].get<uint64_t>();
-    r.total_b = b["total_cycles"].get<uint64_t>();
+    r.total_a = static_cast<uint64_t>(a["total_cycles"].get<double>() + 0.5);
+    r.total_b = static_cast<uint64_t>(b["total_cycles"].get<double>() + 0.5);
     Row total{"total", "", r.total_a, r.total_b};
     r.total_pct = total.pct();
     const auto ga = groups(a, by), gb = groups(b, by);

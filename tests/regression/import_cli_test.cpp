@@ -156,3 +156,18 @@ TEST_CASE("import op-summary: the vendor CSV maps ND operators and skips fractal
     std::ofstream(d + "/bad.csv") << "a,b,c\n1,2,3\n";
     CHECK(run_cli("import op-summary " + d + "/bad.csv -o " + d + "/b.json").code == 2);
 }
+
+TEST_CASE("trace summarize: per-track busy time of sfumato's own trace and of a profiler trace") {
+    const std::string d = temp_dir("trace_summarize");
+    REQUIRE(run_cli("kernel add --n 65536 --config " + config("tiny") + " --mode timing --trace task --out " + d + "/run").code == 0);
+    const CliResult s = run_cli("trace summarize " + d + "/run/trace.json");
+    INFO(s.output);
+    CHECK(s.code == 0);
+    CHECK(s.output.find("stream 0") != std::string::npos);
+    CHECK(s.output.find("busy") != std::string::npos);
+    const CliResult k = run_cli("trace summarize " + data("kineto/transformer_block.json.gz"));
+    INFO(k.output);
+    CHECK(k.code == 0);
+    CHECK(k.output.find("tid 13") != std::string::npos);  // the second CUDA stream
+    CHECK(run_cli("trace summarize " + d + "/nothing.json").code == 2);
+}
