@@ -170,13 +170,19 @@ std::vector<std::string> split_command(const std::string& s, const std::string& 
     return words;
 }
 
-std::vector<std::string> parse_values(const std::string& s, const std::string& where) {
+// A value meant as a range: it starts with an (optionally negative) integer and holds "..".
+static bool looks_like_range(const std::string& v) {
+    const size_t digit = !v.empty() && v[0] == '-' ? 1 : 0;
+    return v.size() > digit && std::isdigit(static_cast<unsigned char>(v[digit])) && v.find("..") != std::string::npos;
+}
+
+std::vector<std::string> parse_values(const std::string& s, const std::string& where, bool ranges) {
     std::vector<std::string> items;
     std::string cur;
     bool quoted = false, in_quote = false;
     auto flush = [&] {
         const std::string v = quoted ? cur : trim(cur);
-        if (!quoted && v.find("..") != std::string::npos) {
+        if (!quoted && ranges && looks_like_range(v)) {
             expand_range(v, items, where);
         } else {
             if (v.empty()) throw InputError(where + ": empty value in the list");
@@ -241,7 +247,7 @@ Spec parse_spec(const std::string& text, const std::string& path) {
                 if (spec.command.empty()) throw InputError(where + ": empty command");
                 have_command = true;
             } else if (key == "config") {
-                for (const auto& c : parse_values(value, where)) spec.configs.push_back(resolve_config(c, path, where));
+                for (const auto& c : parse_values(value, where, false)) spec.configs.push_back(resolve_config(c, path, where));
             } else if (key == "timeout") {
                 if (!parse_double(value, spec.timeout_seconds) || spec.timeout_seconds < 0)
                     throw InputError(where + ": timeout must be seconds >= 0, not '" + value + "'");

@@ -59,9 +59,11 @@ Spec load_spec(const std::string& path);
 
 // Splits a command line into words (whitespace; '...' and "..." quote).
 std::vector<std::string> split_command(const std::string& s, const std::string& where);
-// Splits a value list at commas outside double quotes and expands ranges; throws InputError
-// ("empty range", "empty value") naming `where`.
-std::vector<std::string> parse_values(const std::string& s, const std::string& where);
+// Splits a value list at commas outside double quotes and expands ranges (an unquoted value
+// that starts with an integer and holds ".."; anything else, e.g. a path "../x", is taken as it
+// is); throws InputError ("empty range", "empty value") naming `where`. With ranges false
+// (file names) no value is a range.
+std::vector<std::string> parse_values(const std::string& s, const std::string& where, bool ranges = true);
 
 // Grid dimensions outermost first (in file order), then the zip lists; row-major order.
 std::vector<Point> expand(const Spec& spec);

@@ -40,7 +40,10 @@ TEST_CASE("sweep spec: value lists, quotes and ranges") {
     CHECK_THROWS_WITH(parse_values("1,,2", "w"), Catch::Contains("empty value"));
     CHECK_THROWS_WITH(parse_values("1..4+0", "w"), Catch::Contains("positive step"));
     CHECK_THROWS_WITH(parse_values("1..4*1", "w"), Catch::Contains("factor"));
-    CHECK_THROWS_WITH(parse_values("a..b", "w"), Catch::Contains("integers"));
+    CHECK_THROWS_WITH(parse_values("1..b", "w"), Catch::Contains("integers"));
+    CHECK_THROWS_WITH(parse_values("-2..x", "w"), Catch::Contains("integers"));
+    CHECK(parse_values("../a.json, b..c", "w") == std::vector<std::string>{"../a.json", "b..c"});  // not ranges
+    CHECK(parse_values("1..3", "w", false) == std::vector<std::string>{"1..3"});
     CHECK_THROWS_WITH(parse_values("\"x", "w"), Catch::Contains("unterminated"));
     CHECK(split_command("kernel  add --name 'a b' \"c\"", "w") == std::vector<std::string>{"kernel", "add", "--name", "a b", "c"});
 }
@@ -68,6 +71,14 @@ TEST_CASE("sweep spec: an argument already on the command line is replaced, not 
     const Spec s = parse_spec("[sweep]\ncommand = kernel matmul --m 8 --n=8 --k 8\n[grid]\narg.m = 16\narg.n = 32\n", "s.ini");
     const Point p = make_point(s, 0);
     CHECK(p.args == std::vector<std::string>{"kernel", "matmul", "--m", "16", "--n=32", "--k", "8"});
+}
+
+TEST_CASE("sweep spec: config paths relative to the spec (with ..) are files, not ranges") {
+    const std::string dir = std::string(SFUMATO_SOURCE_DIR) + "/examples/sweep";
+    const Spec s = load_spec(dir + "/matmul_910b.ini");
+    REQUIRE(s.configs.size() == 1);
+    CHECK(s.configs[0] == std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    CHECK(s.num_points() == 12);
 }
 
 TEST_CASE("sweep spec: configs resolve to absolute paths, a spec without parameters is one point") {

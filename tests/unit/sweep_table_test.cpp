@@ -103,6 +103,7 @@ TEST_CASE("sweep gather: the figures of a summary (headline first, per op, host 
                               {"total_cycles", 1000},
                               {"total_time_us", 1.0},
                               {"check", {{"passed", true}, {"max_abs_err", 0.5}}},
+                              {"graph", {{"compile_s", 0.01}, {"kernels", 5}}},
                               {"ops",
                                {{{"name", "add"}, {"cycles", 400}, {"time_us", 0.4}, {"flops", 800}, {"bytes", 1200},
                                  {"bound", "memory"}, {"roofline_fraction", 0.5}, {"pipe_util", {{"vector", 0.25}}}},
@@ -115,6 +116,8 @@ TEST_CASE("sweep gather: the figures of a summary (headline first, per op, host 
     CHECK(m.count("wall_seconds") == 0);
     CHECK(m.count("version") == 0);
     CHECK(m.at("check.passed") == 1);
+    CHECK(m.at("graph.kernels") == 5);
+    CHECK(m.count("graph.compile_s") == 0);  // a host timing
     CHECK(m.at("add.cycles") == 400);
     CHECK(m.at("add.tflops").get<double>() == Approx(800 / (0.4 * 1e6)));
     CHECK(m.at("add.gbps").get<double>() == Approx(1200 / (0.4 * 1e3)));
