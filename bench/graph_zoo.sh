@@ -7,7 +7,8 @@
 #                                         in timing and in functional mode
 #   bench/graph_zoo.sh memory             peak activation memory with and without reuse
 #                                         (resnet50, bert_base; plan only, timing mode)
-#   bench/graph_zoo.sh fusion [MODEL]     all passes vs --passes none (kernels, HBM bytes, time)
+#   bench/graph_zoo.sh fusion [MODEL]     all passes vs --passes none (kernels, memory traffic,
+#                                         inference time; 910B-like, timing mode)
 # SFUMATO=path/to/sfumato overrides the binary; CONFIGS="tiny ascend910b-like" the presets of
 # `check` (default: all three).
 set -euo pipefail
@@ -70,9 +71,12 @@ fusion)
         rm -rf "$tmp/out"
         "$bin" run "zoo:$m" --config "$root/configs/ascend910b-like.ini" --mode timing --trace off \
             --passes "$passes" --out "$tmp/out" >"$tmp/log" 2>&1
+        # The kernels' global-memory traffic (MTE2 reads, MTE3 and FixPipe writes into L2/HBM;
+        # the weight upload is SDMA) and what reached the HBM (0 when L2 holds the working set).
+        gm=$("$bin" stats "$tmp/out/stats.h5" l2/ /bytes | awk '/l2\/(mte2|mte3|fix)\// {s += $2} END {printf "%.1f", s / 1048576}')
         hbm=$("$bin" stats "$tmp/out/stats.h5" hbm/bytes_ | awk '{s += $2} END {printf "%.1f", s / 1048576}')
-        printf "%-10s --passes %-5s %s, HBM %s MiB\n" "$m" "$passes" \
-            "$(summary '"%d kernels, inference %.1f us" % (s["graph"]["kernels"], s["inference"]["mean_latency_us"])')" "$hbm"
+        printf "%-10s --passes %-5s %s, global memory %s MiB, HBM %s MiB\n" "$m" "$passes" \
+            "$(summary '"%d kernels, inference %.1f us" % (s["graph"]["kernels"], s["inference"]["mean_latency_us"])')" "$gm" "$hbm"
     done
     ;;
 *)

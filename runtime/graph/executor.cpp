@@ -50,7 +50,7 @@ void Executor::load() {
         if (functional) {
             staging.assign(p.memory.weight_bytes, 0);
             for (const PlanTensor& t : p.tensors) {
-                if (t.kind != PlanTensor::Kind::Weight) continue;
+                if (t.kind != PlanTensor::Kind::Weight || t.bytes == 0) continue;  // 0: not read
                 std::vector<uint8_t> b = t.weight->to_device(t.ref.dtype);
                 if (t.ref.format != ops::Format::ND)
                     b = ops::host_to_format(b, t.ref.shape, t.ref.dtype, t.ref.format);
@@ -135,7 +135,8 @@ void Executor::run(const std::vector<ref::HostTensor>& inputs) {
             ref::round_to_type(t);
             bytes = ref::to_device_bytes(t, r.dtype);
         }
-        m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
+        if (r.storage_bytes())  // an empty input has nothing to upload
+            m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
     }
     m_step_tasks.assign(p.steps.size(), {});
     for (size_t s = 0; s < p.steps.size(); ++s) {
@@ -160,7 +161,8 @@ std::vector<ref::HostTensor> Executor::outputs() {
     for (int t : m_plan.outputs) {
         const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
         std::vector<uint8_t> bytes(r.storage_bytes());
-        m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
+        if (!bytes.empty())  // an empty output (a zero-size dimension) has nothing to copy
+            m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
         ref::HostTensor h = functional ? ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape)
                                        : ref::HostTensor(r.elem, r.shape);
         out.push_back(std::move(h));

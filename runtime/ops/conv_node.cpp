@@ -6,8 +6,8 @@
 //      (ConvTranspose: spread over the equivalent convolution's zero grid: pixel (i, j) at
 //      (i * s + e - 1 - p_begin, ...), e the dilated kernel extent);
 //   3. W -> M x C1 x kh x kw x C0 rows (ConvTranspose: output channel major, kernel flipped);
-//      a Conv whose W is a constant asks for it in NC1HWC0 (input_format), which is that
-//      layout, so a graph converts it once when it loads and this step is left out;
+//      a Conv asks for W in NC1HWC0 (input_format), which is that layout, so a graph
+//      converts a constant W once when it loads and this step is left out;
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
 //   5. (other activations) the vector epilogue over the fp32 result.
 // ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
@@ -134,9 +134,10 @@ public:
     }
 
     std::vector<TensorRef> outputs() const override { return {m_out}; }
-    // A constant W of a Conv: in the cube's weight layout, converted once by the graph.
+    // A Conv's W in the cube's weight layout: a graph converts a constant W once when it loads
+    // (a computed W, which the device cannot convert to NC1HWC0, stays ND).
     Format input_format(size_t i) const override {
-        return i == 1 && m_node.op_type == "Conv" && m_node.constant(1) ? Format::NC1HWC0 : Format::ND;
+        return i == 1 && m_node.op_type == "Conv" ? Format::NC1HWC0 : Format::ND;
     }
     uint64_t workspace_bytes() const override { return m_x5_bytes + m_w5_bytes + m_y32_bytes; }
 
