@@ -131,7 +131,8 @@ void Executor::run(const std::vector<ref::HostTensor>& inputs) {
             ref::round_to_type(t);
             bytes = ref::to_device_bytes(t, r.dtype);
         }
-        m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
+        if (r.storage_bytes())  // an empty input has nothing to upload
+            m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
     }
     m_step_tasks.assign(p.steps.size(), {});
     for (size_t s = 0; s < p.steps.size(); ++s) {
@@ -156,7 +157,8 @@ std::vector<ref::HostTensor> Executor::outputs() {
     for (int t : m_plan.outputs) {
         const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
         std::vector<uint8_t> bytes(r.storage_bytes());
-        m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
+        if (!bytes.empty())  // an empty output (a zero-size dimension) has nothing to copy
+            m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
         ref::HostTensor h = functional ? ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape)
                                        : ref::HostTensor(r.elem, r.shape);
         out.push_back(std::move(h));

@@ -111,7 +111,8 @@ public:
             ins.push_back(m_spec.node.has_input(i) ? &m_host_in[i] : nullptr);
         std::vector<ref::HostTensor> want;
         if (rt.functional()) {
-            ref::RefNode rn{m_spec.node.name, m_spec.node.op_type, m_spec.node.opset, m_spec.node.attrs};
+            ref::RefNode rn{m_spec.node.name, m_spec.node.op_type, m_spec.node.opset, m_spec.node.attrs,
+                              m_spec.node.num_outputs};
             want = ref::run_ref(rn, ins);
         }
         for (size_t o = 0; o < m_outs.size(); ++o) {
