@@ -173,7 +173,7 @@ int membench(const std::vector<std::string>& args) {
         if (level != TraceLevel::Off) writer.write(out.path("trace.json"));
         std::string cmdline = "sfumato membench";
         for (const auto& a : args) cmdline += " " + a;
-        write_stats_h5(out.path("stats.h5"), root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode});
+        write_stats_h5(out.path("stats.h5"), root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode, git_revision(), {}});
         write_text_atomically(out.path("summary.json"), j.dump(2) + "\n");
         throw_if_interrupted("while writing outputs");
         out.commit();

@@ -1,6 +1,8 @@
 // Executor (see executor.h).
 #include "runtime/graph/executor.h"
 
+#include "runtime/ops/node_launch.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -91,6 +93,8 @@ void Executor::load() {
         }
         const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
         m_kernels[s] = st.op->launches(in, out, ws);
+        ops::stamp_node_launch(m_kernels[s], st.desc, in, out, ws,
+                               st.workspace >= 0 ? p.tensors[static_cast<size_t>(st.workspace)].bytes : 0);
         for (size_t k = 0; k < m_kernels[s].size(); ++k) {
             KernelDesc& kd = m_kernels[s][k];
             kd.name = m_kernels[s].size() == 1 ? st.name : st.name + "#" + std::to_string(k);

@@ -1,5 +1,7 @@
 #include "runtime/ops/standalone.h"
 
+#include "runtime/ops/node_launch.h"
+
 #include <cmath>
 
 #include "runtime/ref/ref_ops.h"
@@ -101,7 +103,9 @@ public:
     }
 
     std::vector<KernelDesc> kernels() const override {
-        return m_op->launches(m_spec.node.inputs, m_outs, m_workspace);
+        std::vector<KernelDesc> ks = m_op->launches(m_spec.node.inputs, m_outs, m_workspace);
+        stamp_node_launch(ks, m_spec.node, m_spec.node.inputs, m_outs, m_workspace, m_op->workspace_bytes());
+        return ks;
     }
 
     CheckResult check(rt::Runtime& rt) override {
