@@ -87,6 +87,8 @@ void Communicator::init_rank(uint32_t rank, rt::Context& ctx) {
     m_barrier->wait();
 }
 
+void Communicator::host_barrier() { m_barrier->wait(); }
+
 PlanRequest Communicator::request(const Call& c, Algo a, uint64_t count) const {
     PlanRequest r;
     r.op = c.op;

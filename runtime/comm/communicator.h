@@ -50,6 +50,9 @@ public:
     // From rank `rank`'s host thread, with a context on its device: returns once every rank has
     // initialised. Throws InputError on a runtime error.
     void init_rank(uint32_t rank, rt::Context& ctx);
+    // A host-side rendezvous of the ranks' host programs (no device work), e.g. to start timing
+    // together.
+    void host_barrier();
 
     struct Call {
         Op op = Op::AllReduce;
