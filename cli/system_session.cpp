@@ -17,19 +17,31 @@ void add_system_option(po::options_description& d, std::string& system_file) {
 }
 
 void load_system_config(Config& c, const std::string& system_file, const CommonOptions& o) {
+    // The chip preset: system.chip of the system file (relative to it), unless --set overrides it
+    // (relative to the working directory). Loaded first, so the system file and overrides win.
+    std::string chip;
+    std::filesystem::path base;
     if (!system_file.empty()) {
         if (!std::filesystem::exists(system_file)) throw InputError("system config '" + system_file + "' does not exist");
         Config peek;
         peek.load_ini(system_file);
-        if (auto chip = peek.consume("system.chip"); chip && !chip->empty()) {
-            std::filesystem::path p(*chip);
-            if (p.is_relative()) p = std::filesystem::path(system_file).parent_path() / p;
-            if (!std::filesystem::exists(p))
-                throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist");
-            c.load_ini(p.string());
-        }
-        c.load_ini(system_file);
+        if (auto v = peek.consume("system.chip"); v && !v->empty()) chip = *v;
+        base = std::filesystem::path(system_file).parent_path();
     }
+    const std::string key = "system.chip=";
+    for (const auto& s : o.sets) {
+        if (s.rfind(key, 0) == 0) {
+            chip = s.substr(key.size());
+            base.clear();
+        }
+    }
+    if (!chip.empty()) {
+        std::filesystem::path p(chip);
+        if (p.is_relative() && !base.empty()) p = base / p;
+        if (!std::filesystem::exists(p)) throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist");
+        c.load_ini(p.string());
+    }
+    if (!system_file.empty()) c.load_ini(system_file);
     load_config(c, o);
 }
 
@@ -61,10 +73,19 @@ void SystemSession::elaborate() {
 
 void SystemSession::run(const std::vector<uint32_t>& chips,
                         const std::function<void(uint32_t i, rt::Context& ctx)>& program) {
+    // The last host program to return ends the simulation (the time of the run is then the
+    // time the work took, not the end of a slice).
+    auto left = std::make_shared<size_t>(chips.size());
     for (uint32_t i = 0; i < chips.size(); ++i) {
         rt::Device& dev = device(chips[i]);
         const std::string name = "host" + std::to_string(chips[i]);
-        m_hosts.push_back(std::make_unique<HostThread>(name.c_str(), [&dev, &program, i] { program(i, dev.open_context()); }, false));
+        m_hosts.push_back(std::make_unique<HostThread>(
+            name.c_str(),
+            [&dev, &program, i, left] {
+                program(i, dev.open_context());
+                if (--*left == 0) sc_core::sc_stop();
+            },
+            false));
     }
     auto all_done = [&] {
         for (const auto& h : m_hosts)
