@@ -83,9 +83,9 @@ void Session::elaborate() {
     m_chip = std::make_unique<Chip>("chip", *m_chip_params, m_functional, m_trace, m_root);
 }
 
-void Session::run(std::function<void(rt::Runtime&)> program) {
+void Session::run(std::function<void(rt::Runtime&)> program, std::function<void()> on_slice) {
     start(std::move(program));
-    run_until([this] { return host_finished(); });
+    run_until([this] { return host_finished(); }, on_slice);
     finish();
 }
 
@@ -98,7 +98,7 @@ void Session::start(std::function<void(rt::Runtime&)> program) {
 
 bool Session::host_finished() const { return m_host && m_host->finished(); }
 
-void Session::run_until(const std::function<bool()>& done) {
+void Session::run_until(const std::function<bool()>& done, const std::function<void()>& on_slice) {
     // Run in slices; a slice with no progress and nothing in flight while the host still
     // waits is a deadlock.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
@@ -107,6 +107,7 @@ void Session::run_until(const std::function<bool()>& done) {
         sc_core::sc_start(slice);
         rethrow_failure();
         if (done() || host_finished()) break;
+        if (on_slice) on_slice();
         if (!sc_core::sc_pending_activity() || (progress_counter() == before && work_in_flight() == 0)) {
             const ClockDomain clk = m_chip_params->clock();
             throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
@@ -122,39 +123,44 @@ void Session::finish() {
 
 nlohmann::json Session::ops_json() const {
     nlohmann::json ops = nlohmann::json::array();
-    const DeviceInfo& d = m_chip->info();
     for (const auto& t : m_runtime->tasks()) {
         if (t->kind != TaskKind::Kernel || !t->done) continue;
-        const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
-        const double c = t->cube_cores_used, v = t->vector_cores_used;
-        auto util = [&](isa::Pipe p, double cores) { return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) / (cyc * cores) : 0.0; };
-        const double vec_cores = v > 0 ? v : c;
-        nlohmann::json pu = {{"scalar", util(isa::Pipe::S, c + v)},   {"mte1", util(isa::Pipe::MTE1, c)},
-                             {"mte2", util(isa::Pipe::MTE2, c + v)},  {"mte3", util(isa::Pipe::MTE3, vec_cores)},
-                             {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
-                             {"fixpipe", util(isa::Pipe::FIX, c)}};
-        const double ports = std::max(1.0, c + v);
-        // A bound no run can beat: every byte over the fastest path (L2 hits included), reads
-        // and writes through their own per-core ports.
-        const double mem_bw = std::min(d.mem_max_bytes_per_cycle,
-                                       ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
-        const double beyond_l2 = t->kernel.bytes > d.l2_bytes ? static_cast<double>(t->kernel.bytes - d.l2_bytes) : 0.0;
-        const double mem_lb = std::max(static_cast<double>(t->kernel.bytes) / mem_bw, beyond_l2 / d.gm_bytes_per_cycle);
-        const double lb = std::max(mem_lb, t->kernel.min_compute_cycles);
-        ops.push_back({{"name", t->kernel.name},
-                       {"type", t->kernel.type},
-                       {"stream", t->stream},
-                       {"block_dim", t->kernel.block_dim},
-                       {"cycles", t->cycles},
-                       {"time_us", static_cast<double>(t->end_tick.v - t->start_tick.v) / 1e6},
-                       {"flops", t->kernel.flops},
-                       {"bytes", t->kernel.bytes},
-                       {"pipe_util", pu},
-                       {"bound", t->kernel.min_compute_cycles >= mem_lb ? "compute" : "memory"},
-                       {"roofline_cycles", lb},
-                       {"roofline_fraction", lb / cyc}});
+        ops.push_back(op_json(*t));
     }
     return ops;
+}
+
+nlohmann::json Session::op_json(const Task& task) const {
+    const Task* t = &task;
+    const DeviceInfo& d = m_chip->info();
+    const double cyc = static_cast<double>(std::max<uint64_t>(1, t->cycles));
+    const double c = t->cube_cores_used, v = t->vector_cores_used;
+    auto util = [&](isa::Pipe p, double cores) { return cores > 0 ? static_cast<double>(t->pipe_busy[static_cast<int>(p)]) / (cyc * cores) : 0.0; };
+    const double vec_cores = v > 0 ? v : c;
+    nlohmann::json pu = {{"scalar", util(isa::Pipe::S, c + v)},   {"mte1", util(isa::Pipe::MTE1, c)},
+                         {"mte2", util(isa::Pipe::MTE2, c + v)},  {"mte3", util(isa::Pipe::MTE3, vec_cores)},
+                         {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
+                         {"fixpipe", util(isa::Pipe::FIX, c)}};
+    const double ports = std::max(1.0, c + v);
+    // A bound no run can beat: every byte over the fastest path (L2 hits included), reads
+    // and writes through their own per-core ports.
+    const double mem_bw = std::min(d.mem_max_bytes_per_cycle,
+                                   ports * (d.core_read_max_bytes_per_cycle + d.core_write_max_bytes_per_cycle));
+    const double beyond_l2 = t->kernel.bytes > d.l2_bytes ? static_cast<double>(t->kernel.bytes - d.l2_bytes) : 0.0;
+    const double mem_lb = std::max(static_cast<double>(t->kernel.bytes) / mem_bw, beyond_l2 / d.gm_bytes_per_cycle);
+    const double lb = std::max(mem_lb, t->kernel.min_compute_cycles);
+    return {{"name", t->kernel.name},
+            {"type", t->kernel.type},
+            {"stream", t->stream},
+            {"block_dim", t->kernel.block_dim},
+            {"cycles", t->cycles},
+            {"time_us", static_cast<double>(t->end_tick.v - t->start_tick.v) / 1e6},
+            {"flops", t->kernel.flops},
+            {"bytes", t->kernel.bytes},
+            {"pipe_util", pu},
+            {"bound", t->kernel.min_compute_cycles >= mem_lb ? "compute" : "memory"},
+            {"roofline_cycles", lb},
+            {"roofline_fraction", lb / cyc}};
 }
 
 nlohmann::json Session::tasks_json() const {
@@ -211,7 +217,7 @@ void Session::write_outputs(const nlohmann::json& summary) {
     if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
     m_writer.write(m_opts.out + "/trace.json");
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
-                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode});
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode}, m_tables);
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
     write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
 }

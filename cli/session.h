@@ -17,6 +17,7 @@
 #include "sim/stats.h"
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
+#include "traces/hdf5_stats.h"
 
 namespace sfumato::cli {
 
@@ -63,20 +64,25 @@ public:
     void elaborate();
     rt::Runtime& runtime() { return *m_runtime; }
     Chip& chip() { return *m_chip; }
-    // Runs the host program to completion; throws on failure or deadlock.
-    void run(std::function<void(rt::Runtime&)> program);
+    // Runs the host program to completion; throws on failure or deadlock. `on_slice` (optional)
+    // is called between simulation slices (progress reports).
+    void run(std::function<void(rt::Runtime&)> program, std::function<void()> on_slice = {});
     // The same in steps, for programs that drive the simulation from outside it (the Ascend C
     // host API): start() creates the host thread running `program` (before the first step);
     // run_until() simulates until done() holds (the host thread may sc_pause() to return
     // early), with run()'s failure and deadlock checks; finish() records the total cycles and
     // the task trace once the host program has returned.
     void start(std::function<void(rt::Runtime&)> program);
-    void run_until(const std::function<bool()>& done);
+    void run_until(const std::function<bool()>& done, const std::function<void()>& on_slice = {});
     bool host_finished() const;
     void finish();
     uint64_t total_cycles() const { return m_total_cycles; }
     // One summary entry per kernel task.
     nlohmann::json ops_json() const;
+    // The summary entry of one kernel task (cycles, flops, bytes, pipe_util, bound, roofline).
+    nlohmann::json op_json(const Task& t) const;
+    // A table to write into stats.h5 beside the stats (e.g. a graph's memory plan).
+    void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
     nlohmann::json base_summary() const;
@@ -102,6 +108,7 @@ private:
     std::unique_ptr<rt::Runtime> m_runtime;
     std::unique_ptr<HostThread> m_host;
     uint64_t m_total_cycles = 0;
+    std::vector<H5Table> m_tables;
 };
 
 }  // namespace sfumato::cli

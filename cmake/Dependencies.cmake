@@ -14,3 +14,6 @@ target_link_libraries(sfumato_hdf5 INTERFACE ${HDF5_CXX_LIBRARIES} ${HDF5_LIBRAR
 target_compile_definitions(sfumato_hdf5 INTERFACE ${HDF5_DEFINITIONS})
 find_package(nlohmann_json 3 REQUIRED)
 find_package(Threads REQUIRED)
+# ONNX's CMake package refers to protobuf::libprotobuf, so Protobuf comes first.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)

@@ -5,8 +5,12 @@ endfunction()
 
 # One library per top-level folder; sources found by glob so that parallel work rarely
 # touches the same CMake file.
+# Extra arguments are regexes of sources to leave out (a subfolder that is its own library).
 function(sfumato_library name dir)
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
+  foreach(ex ${ARGN})
+    list(FILTER srcs EXCLUDE REGEX "${ex}")
+  endforeach()
   if(NOT srcs)
     set(srcs ${PROJECT_SOURCE_DIR}/cmake/empty.cpp)
   endif()
@@ -18,6 +22,7 @@ endfunction()
 # Libraries whose objects register themselves (operators, policies, subcommands) are linked
 # whole, so the linker keeps registrations nothing references by name.
 set(SFUMATO_LINK_LIBS
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_graph>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_runtime>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_models>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_traces>"

@@ -217,7 +217,9 @@ struct Load2dParams {
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
 // l1_h x l1_w). Output matrix row m = output pixel (oh * Wo + ow), column k = ((c1 * kh + y) *
 // kw + x) * C0 + c0; the window [m_start, m_start + m_ext) x [k_start, k_start + k_ext) is
-// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0). Out-of-image taps read
+// written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0), or (2- and 4-byte types)
+// to L0B as the B operand of a product with the pixels as columns: the same 16 x C0 fractals in
+// ZN order (fractal (m / 16, k / C0) at (k / C0) * m_ext / 16 + m / 16). Out-of-image taps read
 // the pad value Instr::scalar.
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;

@@ -204,7 +204,8 @@ void exec_load3d(const Instr& in, IMemView& mem) {
     const Load3dParams& p = in.l3d;
     L3dGeom g;
     l3d_geom(in, g);
-    const uint32_t es = dtype_size(in.dtype), k1 = p.k_ext / g.c0;
+    const uint32_t es = dtype_size(in.dtype), k1 = p.k_ext / g.c0, m1 = p.m_ext / 16;
+    const bool to_b = in.dst.pos == Pos::L0B;
     Extent ex[kMaxExtents];
     footprint_move(in, ex);
     const uint8_t* s = mem.local(ex[0].pos, ex[0].lo, ex[0].hi - ex[0].lo);
@@ -215,9 +216,8 @@ void exec_load3d(const Instr& in, IMemView& mem) {
         const uint32_t m = p.m_start + mi;
         for (uint32_t ki = 0; ki < p.k_ext; ++ki) {
             const uint32_t k = p.k_start + ki;
-            uint8_t* o = d + ((static_cast<uint64_t>(mi / 16) * k1 + ki / g.c0) * 16 * g.c0 +
-                              (mi % 16) * g.c0 + ki % g.c0) *
-                                 es;
+            const uint64_t frac = to_b ? uint64_t{ki / g.c0} * m1 + mi / 16 : uint64_t{mi / 16} * k1 + ki / g.c0;
+            uint8_t* o = d + (frac * 16 * g.c0 + (mi % 16) * g.c0 + ki % g.c0) * es;
             if (m >= g.ho * g.wo || k >= g.kcols) {
                 std::memset(o, 0, es);
                 continue;
@@ -305,7 +305,8 @@ std::string validate_move(const Instr& in) {
             // 910B-class load3dv2 takes 1-, 2- and 4-byte floats (fp32 with C0 = 8); int32 not here.
             if (in.dtype == DType::INT32) return bad_dtype(in, in.dtype);
             if (in.src0.pos != Pos::L1) return bad_pos(in, "src0", in.src0.pos);
-            if (in.dst.pos != Pos::L0A) return bad_pos(in, "dst", in.dst.pos);
+            if (in.dst.pos == Pos::L0B && dtype_size(in.dtype) == 1) return "load3d into L0B needs a 2- or 4-byte dtype";
+            if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
             return "";
         }
         case Opcode::FILL:

@@ -81,8 +81,31 @@ private:
 
 }  // namespace
 
+namespace {
+void write_table(H5::H5File& file, const H5Table& t) {
+    H5::Group g = open_path(file, t.path);
+    put_string_attr(g, "description", t.description);
+    for (const H5Column& c : t.columns) {
+        if (!c.strings.empty()) {
+            hsize_t dims[1] = {c.strings.size()};
+            H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
+            H5::DataSet d = g.createDataSet(c.name, st, H5::DataSpace(1, dims));
+            std::vector<const char*> ptrs;
+            for (const auto& s : c.strings) ptrs.push_back(s.c_str());
+            d.write(ptrs.data(), st);
+            put_string_attr(d, "unit", c.unit);
+        } else {
+            hsize_t dims[1] = {c.numbers.size()};
+            H5::DataSet d = g.createDataSet(c.name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, dims));
+            if (!c.numbers.empty()) d.write(c.numbers.data(), H5::PredType::NATIVE_DOUBLE);
+            put_string_attr(d, "unit", c.unit);
+        }
+    }
+}
+}  // namespace
+
 void write_stats_h5(const std::string& path, const StatGroup& root, const std::map<std::string, std::string>& config,
-                    const RunMeta& meta) {
+                    const RunMeta& meta, const std::vector<H5Table>& tables) {
     write_atomically(path, [&](const std::string& tmp) {
         try {
             H5::Exception::dontPrint();
@@ -97,6 +120,7 @@ void write_stats_h5(const std::string& path, const StatGroup& root, const std::m
             file.createGroup("/stats");
             H5Visitor vis(file);
             root.accept(vis);
+            for (const H5Table& t : tables) write_table(file, t);
             file.close();
         } catch (const H5::Exception& e) {
             throw SimError(kExitFailure, "cannot write '" + tmp + "': " + e.getDetailMsg());

@@ -30,7 +30,21 @@ struct StatRecord {
 // file if it is missing or not a stats file.
 std::vector<StatRecord> read_stats_h5(const std::string& path);
 
+// A table written beside the stats (e.g. /graph/memory_plan): a group holding one 1-D dataset
+// per column, numeric (`numbers`) or text (`strings`), each with a `unit` attribute.
+struct H5Column {
+    std::string name;
+    std::string unit;
+    std::vector<double> numbers;
+    std::vector<std::string> strings;
+};
+struct H5Table {
+    std::string path;  // group path, e.g. "/graph/memory_plan"
+    std::string description;
+    std::vector<H5Column> columns;
+};
+
 void write_stats_h5(const std::string& path, const StatGroup& root, const std::map<std::string, std::string>& config,
-                    const RunMeta& meta);
+                    const RunMeta& meta, const std::vector<H5Table>& tables = {});
 
 }  // namespace sfumato

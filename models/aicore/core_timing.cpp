@@ -57,23 +57,30 @@ uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, cons
         return uint64_t(worst - 1) * p.ub_bank_conflict_cycles;
     }
     uint32_t bank[3 * kBlocks];
+    int op_of[3 * kBlocks];
     int n = 0;
+    // An operand read with block stride 0 reads one block eight times: the bank serves it once
+    // and broadcasts it (a stride-0 read of a scalar costs no conflict).
     if (pow2) {  // the usual case: shifts and masks
         const int sh = __builtin_ctz(bb);
         for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < kBlocks; ++b)
-                bank[n++] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
+            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
+                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
+                op_of[n] = o;
+            }
     } else {
         for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < kBlocks; ++b)
-                bank[n++] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) / bb) % nb);
+            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
+                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) / bb) % nb);
+                op_of[n] = o;
+            }
     }
     bool group_clash = false;
     if (p.ub_group_conflict_cycles > 0) {
         const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
         for (int i = 0; i < n && !group_clash; ++i)
             for (int j = i + 1; j < n; ++j) {
-                const int oi = i / kBlocks, oj = j / kBlocks;
+                const int oi = op_of[i], oj = op_of[j];
                 if (oi != oj && src[oi] && src[oj] && bank[i] != bank[j] && bank[i] / per_group == bank[j] / per_group) {
                     group_clash = true;
                     break;
@@ -158,7 +165,8 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
         case Opcode::MAD: return {mad_cycles(in, p), p.cube_fill};
         case Opcode::LOAD2D:
             return move(isa::moved_bytes(in), in.dst.pos == Pos::L0B ? p.mte1_l1_l0b_bpc : p.mte1_l1_l0a_bpc, p.mte1_startup);
-        case Opcode::LOAD3D: return move(isa::moved_bytes(in), p.mte1_l1_l0a_bpc, p.mte1_startup);
+        case Opcode::LOAD3D:
+            return move(isa::moved_bytes(in), in.dst.pos == Pos::L0B ? p.mte1_l1_l0b_bpc : p.mte1_l1_l0a_bpc, p.mte1_startup);
         case Opcode::COPY_L1_TO_UB: return move(isa::moved_bytes(in), p.mte1_l1_ub_bpc, p.mte1_startup);
         case Opcode::FILL: return move(isa::moved_bytes(in), p.mte1_fill_bpc, p.mte1_startup);
         case Opcode::FIXPIPE: return move(uint64_t{in.fix.m} * in.fix.n * 4, p.fix_l0c_bpc, p.fix_startup);

@@ -3,7 +3,8 @@
 // it) and latency beyond it (pipeline depth, fill, startup). Compute instructions only; GM
 // transfers are timed by the memory system (see gm_pattern.h). UB bank conflicts are derived per
 // repeat from the 32-byte blocks an instruction's operands touch (a few integer operations per
-// block, no per-element work). Simplified: one bank-conflict rule for every vector op that reads
+// block, no per-element work; a block read with block stride 0 is one access, broadcast).
+// Simplified: one bank-conflict rule for every vector op that reads
 // and writes UB blocks; reductions, gathers and transposes are charged by op class only.
 #pragma once
 #include <cstdint>

@@ -139,7 +139,8 @@ void load2d_transpose(KernelContext& ctx, isa::DType t, const isa::Addr& dst, co
 
 void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
             const LoadData3DParams& p) {
-    if (dst.pos != isa::Pos::L0A || src.pos != isa::Pos::L1) bad_positions("LoadData(3D)", dst.pos, src.pos);
+    if ((dst.pos != isa::Pos::L0A && dst.pos != isa::Pos::L0B) || src.pos != isa::Pos::L1)
+        bad_positions("LoadData(3D)", dst.pos, src.pos);
     isa::Instr in = make(isa::Opcode::LOAD3D, t);
     in.dst = dst;
     in.src0 = src;

@@ -59,7 +59,8 @@ struct LoadData2dTransposeParams {
     uint16_t dstGap = 0;
     uint16_t dstFracGap = 0;
 };
-// img2col from an NC1HWC0 feature map in L1 into L0A (see isa::Load3dParams).
+// img2col from an NC1HWC0 feature map in L1 into L0A, or into L0B as the B operand (see
+// isa::Load3dParams).
 struct LoadData3DParams {
     uint16_t l1H = 1, l1W = 1, c1 = 1;
     uint8_t filterH = 1, filterW = 1;

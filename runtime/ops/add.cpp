@@ -9,6 +9,7 @@
 #include <random>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/ew/standalone_ops.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -171,12 +172,32 @@ private:
 
 }  // namespace
 
+// `--n N` runs the hand-written kernel above; `--shape-a A [--shape-b B]` runs the ONNX Add node
+// op (numpy broadcasting, every vector core; runtime/ops/ew).
+std::unique_ptr<IOp> make_add(const OpArgs& a, const DeviceInfo& d) {
+    if (a.at("shape_a") == "-" && a.at("shape_b") == "-") {
+        if (a.at("n") == "0") throw InputError("operator 'add': missing argument 'n' (or --shape-a/--shape-b)");
+        return std::make_unique<AddOp>(a, d);
+    }
+    for (const char* k : {"buffers", "block_dim", "tile"}) {
+        const std::string dflt = std::string(k) == "buffers" ? "2" : std::string(k) == "block_dim" ? "1" : "0";
+        if (a.at(k) != dflt)
+            throw InputError(std::string("operator 'add': argument '") + k + "' applies to --n only (the shape form plans its own tiling)");
+    }
+    if (a.at("shape_a") == "-") throw InputError("operator 'add': argument 'shape-b' needs 'shape-a'");
+    OpArgs b{{"n", a.at("n")}, {"shape_a", a.at("shape_a")}, {"shape_b", a.at("shape_b")}, {"dtype", a.at("dtype")}};
+    return ew::make_binary_standalone("Add", "add", b, d);
+}
+
 SFUMATO_REGISTER_OP(add, OpSpec{"add", "elementwise z = x + y",
-                                {{"n", "", "number of elements"},
-                                 {"dtype", "fp16", "fp16 | bf16 | fp32"},
+                                {{"n", "0", "number of elements (the hand-written kernel)"},
+                                 {"dtype", "fp16", "fp16 | bf16 | fp32 (int types with shapes)"},
                                  {"buffers", "2", "buffers per queue (1 = single, 2 = double buffering)"},
                                  {"block_dim", "1", "logical blocks"},
-                                 {"tile", "0", "elements per tile (0 = 2048, capped by UB)"}},
-                                [](const OpArgs& a, const DeviceInfo& d) { return std::make_unique<AddOp>(a, d); }});
+                                 {"tile", "0", "elements per tile (0 = 2048, capped by UB)"},
+                                 {"shape_a", "-", "ONNX Add node op: shape of A, dims joined by x (e.g. 4096x1024)"},
+                                 {"shape_b", "-", "shape of B (numpy broadcasting; default: A's)"}},
+                                make_add});
+SFUMATO_OP_SAMPLE(add, "add", {{"n", "1000"}});
 
 }  // namespace sfumato::ops

@@ -18,24 +18,22 @@
 namespace sfumato::ops {
 
 struct EpiloguePlan {
-  uint64_t x = 0; // fp32 input (the cube's result), n elements
-  uint64_t y = 0; // output, n elements of y_dtype (may equal x for fp32)
-  isa::DType y_dtype = isa::DType::FP32;
-  uint64_t n = 0;
-  uint64_t c = 0; // optional addend, n elements of c_dtype
-  isa::DType c_dtype = isa::DType::FP32;
-  bool has_c = false;
-  double beta = 1.0;
-  ref::Activation act;
+    uint64_t x = 0;  // fp32 input (the cube's result), n elements
+    uint64_t y = 0;  // output, n elements of y_dtype (may equal x for fp32)
+    isa::DType y_dtype = isa::DType::FP32;
+    uint64_t n = 0;
+    uint64_t c = 0;  // optional addend, n elements of c_dtype
+    isa::DType c_dtype = isa::DType::FP32;
+    bool has_c = false;
+    double beta = 1.0;
+    ref::Activation act;
 };
 
 // The epilogue as a vector kernel over all vector cores (tiles sized to the
 // device's UB).
-KernelDesc epilogue_kernel(const EpiloguePlan &p, const DeviceInfo &dev,
-                           const std::string &name, const std::string &type);
+KernelDesc epilogue_kernel(const EpiloguePlan& p, const DeviceInfo& dev, const std::string& name,
+                           const std::string& type);
 // Whether the FixPipe alone serves the activation (none or ReLU).
-inline bool fixpipe_activation(const ref::Activation &a) {
-  return a.none() || a.kind == "Relu";
-}
+inline bool fixpipe_activation(const ref::Activation& a) { return a.none() || a.kind == "Relu"; }
 
-} // namespace sfumato::ops
+}  // namespace sfumato::ops

@@ -8,6 +8,8 @@
 #include "runtime/ops/cube_matmul.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "runtime/kernel/api.h"
 #include "sim/error.h"
@@ -20,442 +22,382 @@ using namespace sfumato::kernel;
 
 uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
-template <class T, class U, class C> class CubeMatmul {
+template <class T, class U, class C>
+class CubeMatmul {
 public:
-  CubeMatmul(isa::IInstrSink &sink, const CubeMatmulPlan &p)
-      : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx) {}
+    CubeMatmul(isa::IInstrSink& sink, const CubeMatmulPlan& p)
+        : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx) {}
 
-  void run() {
-    const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
-    const uint32_t eo = sizeof(U);
-    m_pipe.InitBuffer(m_qa1, m_t.buffers,
-                      static_cast<uint32_t>(m_t.a1_bytes(kEs)));
-    m_pipe.InitBuffer(m_qb1, m_t.buffers,
-                      static_cast<uint32_t>(m_t.b1_bytes(kEs)));
-    m_pipe.InitBuffer(m_qa2, m_t.buffers,
-                      static_cast<uint32_t>(m_t.a2_bytes(kEs)));
-    m_pipe.InitBuffer(m_qb2, m_t.buffers,
-                      static_cast<uint32_t>(m_t.b2_bytes(kEs)));
-    m_pipe.InitBuffer(m_qc1, m_t.l0c_buffers,
-                      static_cast<uint32_t>(m_t.c1_bytes()));
-    if (coupled)
-      m_pipe.InitBuffer(m_qc2, m_t.l0c_buffers,
-                        static_cast<uint32_t>(m_t.c2_bytes(eo)));
-    m_ga.SetGlobalBuffer(m_p.a, ~0ull / 8);
-    m_gb.SetGlobalBuffer(m_p.b, ~0ull / 8);
-    m_gc.SetGlobalBuffer(m_p.c, ~0ull / 8);
-    m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
+    void run() {
+        const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
+        const uint32_t eo = sizeof(U);
+        m_pipe.InitBuffer(m_qa1, m_t.buffers, static_cast<uint32_t>(m_t.a1_bytes(kEs)));
+        m_pipe.InitBuffer(m_qb1, m_t.buffers, static_cast<uint32_t>(m_t.b1_bytes(kEs)));
+        m_pipe.InitBuffer(m_qa2, m_t.buffers, static_cast<uint32_t>(m_t.a2_bytes(kEs)));
+        m_pipe.InitBuffer(m_qb2, m_t.buffers, static_cast<uint32_t>(m_t.b2_bytes(kEs)));
+        m_pipe.InitBuffer(m_qc1, m_t.l0c_buffers, static_cast<uint32_t>(m_t.c1_bytes()));
+        if (coupled) m_pipe.InitBuffer(m_qc2, m_t.l0c_buffers, static_cast<uint32_t>(m_t.c2_bytes(eo)));
+        m_ga.SetGlobalBuffer(m_p.a, ~0ull / 8);
+        m_gb.SetGlobalBuffer(m_p.b, ~0ull / 8);
+        m_gc.SetGlobalBuffer(m_p.c, ~0ull / 8);
+        m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
 
-    Step cur = at(m_ctx.block_idx(), 0);
-    if (cur.valid)
-      load(cur);
-    LocalTensor<C> c;
-    for (; cur.valid; cur = next(cur)) {
-      m_ctx.scalar(2);
-      const Step nx = next(cur);
-      if (nx.valid)
-        load(nx);
-      if (cur.k0 == 0)
-        c = m_qc1.template AllocTensor<C>();
-      compute(cur, c);
-      if (cur.k0 + cur.kc < m_t.k && !m_p.skip_ab)
-        continue;
-      m_qc1.EnQue(c);
-      c = m_qc1.template DeQue<C>();
-      drain(cur, c, coupled);
-      m_qc1.FreeTensor(c);
+        Step cur = at(m_ctx.block_idx(), 0);
+        if (cur.valid) load(cur);
+        LocalTensor<C> c;
+        for (; cur.valid; cur = next(cur)) {
+            m_ctx.scalar(2);
+            const Step nx = next(cur);
+            if (nx.valid) load(nx);
+            if (cur.k0 == 0) c = m_qc1.template AllocTensor<C>();
+            compute(cur, c);
+            if (cur.k0 + cur.kc < m_t.k && !m_p.skip_ab) continue;
+            m_qc1.EnQue(c);
+            c = m_qc1.template DeQue<C>();
+            drain(cur, c, coupled);
+            m_qc1.FreeTensor(c);
+        }
     }
-  }
 
 private:
-  static constexpr uint32_t kEs = sizeof(T);
-  static constexpr uint32_t kK0 = 32 / kEs; // k per fractal row (= L1 C0)
-  static constexpr uint32_t kFrac =
-      isa::kFractalBytes / kEs; // elements per fractal
+    static constexpr uint32_t kEs = sizeof(T);
+    static constexpr uint32_t kK0 = 32 / kEs;                    // k per fractal row (= L1 C0)
+    static constexpr uint32_t kFrac = isa::kFractalBytes / kEs;  // elements per fractal
 
-  struct Step {
-    bool valid = false;
-    uint32_t tile = 0, k0 = 0;
-    uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
-    uint64_t ao = 0, bo = 0, co = 0; // batch offsets (elements)
-  };
+    struct Step {
+        bool valid = false;
+        uint32_t tile = 0, k0 = 0;
+        uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
+        uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
+    };
 
-  uint32_t m_pad(const Step &s) const { return rup(s.tm, m_t.align_m); }
-  uint32_t n_pad(const Step &s) const { return rup(s.tn, m_t.align_n); }
-  uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
+    uint32_t m_pad(const Step& s) const { return rup(s.tm, m_t.align_m); }
+    uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
+    uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
 
-  Step at(uint32_t tile, uint32_t k0) const {
-    Step s;
-    s.tile = tile, s.k0 = k0;
-    if (tile >= m_t.tiles())
-      return s;
-    s.valid = true;
-    const TileCoord tc = tile_coord(m_t, tile);
-    s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
-    s.tm = std::min(m_t.base_m, m_t.m - s.m0),
-    s.tn = std::min(m_t.base_n, m_t.n - s.n0);
-    s.kc = m_p.skip_ab ? 0 : std::min(m_t.k_l1, m_t.k - k0);
-    uint32_t b = tc.batch;
-    for (size_t i = m_p.bdims.size(); i-- > 0;) {
-      const uint32_t idx = b % m_p.bdims[i];
-      b /= m_p.bdims[i];
-      s.ao += idx * m_p.a_bs[i], s.bo += idx * m_p.b_bs[i],
-          s.co += idx * m_p.c_bs[i];
+    Step at(uint32_t tile, uint32_t k0) const {
+        Step s;
+        s.tile = tile, s.k0 = k0;
+        if (tile >= m_t.tiles()) return s;
+        s.valid = true;
+        const TileCoord tc = tile_coord(m_t, tile);
+        s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
+        s.tm = std::min(m_t.base_m, m_t.m - s.m0), s.tn = std::min(m_t.base_n, m_t.n - s.n0);
+        s.kc = m_p.skip_ab ? 0 : std::min(m_t.k_l1, m_t.k - k0);
+        uint32_t b = tc.batch;
+        for (size_t i = m_p.bdims.size(); i-- > 0;) {
+            const uint32_t idx = b % m_p.bdims[i];
+            b /= m_p.bdims[i];
+            s.ao += idx * m_p.a_bs[i], s.bo += idx * m_p.b_bs[i], s.co += idx * m_p.c_bs[i];
+        }
+        return s;
     }
-    return s;
-  }
-  Step next(const Step &s) const {
-    if (!m_p.skip_ab && s.k0 + m_t.k_l1 < m_t.k)
-      return at(s.tile, s.k0 + m_t.k_l1);
-    return at(s.tile + m_ctx.block_num(), 0);
-  }
-  bool has_bias(const Step &s) const {
-    return m_p.bias_form != BiasForm::None && s.k0 == 0;
-  }
+    Step next(const Step& s) const {
+        if (!m_p.skip_ab && s.k0 + m_t.k_l1 < m_t.k) return at(s.tile, s.k0 + m_t.k_l1);
+        return at(s.tile + m_ctx.block_num(), 0);
+    }
+    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.k0 == 0; }
 
-  // rows x cols of a row-major matrix (row stride ld) into L1 as NZ with
-  // rows_pad rows per column group: one ND2NZ, or (parts whose MTE2 cannot
-  // convert) one strided burst copy per column group, each row a burst padded
-  // with zeros to 32 B.
-  void load_nz(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
-               uint32_t rows, uint32_t cols, uint64_t ld, uint32_t rows_pad) {
-    if (m_t.nd2nz_instr) {
-      DataCopy(dst, src,
-               Nd2NzParams{1, static_cast<uint16_t>(rows),
-                           static_cast<uint16_t>(cols), 0,
-                           static_cast<uint32_t>(ld),
-                           static_cast<uint16_t>(rows_pad), 1, 0});
-      return;
+    // rows x cols of a row-major matrix (row stride ld) into L1 as NZ with
+    // rows_pad rows per column group: one ND2NZ, or (parts whose MTE2 cannot
+    // convert) one strided burst copy per column group, each row a burst padded
+    // with zeros to 32 B.
+    void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
+                 uint64_t ld, uint32_t rows_pad) {
+        if (m_t.nd2nz_instr) {
+            DataCopy(dst, src,
+                     Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
+                                 static_cast<uint32_t>(ld), static_cast<uint16_t>(rows_pad), 1, 0});
+            return;
+        }
+        for (uint32_t g = 0; g * kK0 < cols; ++g) {
+            const uint32_t w = std::min(kK0, cols - g * kK0);
+            DataCopyPad(dst[g * rows_pad * kK0], src[g * kK0],
+                        DataCopyExtParams{rows, w * kEs, static_cast<uint32_t>((ld - w) * kEs), 0});
+        }
     }
-    for (uint32_t g = 0; g * kK0 < cols; ++g) {
-      const uint32_t w = std::min(kK0, cols - g * kK0);
-      DataCopyPad(dst[g * rows_pad * kK0], src[g * kK0],
-                  DataCopyExtParams{rows, w * kEs,
-                                    static_cast<uint32_t>((ld - w) * kEs), 0});
+    // fp32 tiles a square transpose reads: NZ fractals ordered row block by row
+    // block (the two column groups of a 16 x 16 square adjacent), groups = padded
+    // columns / 8.
+    void load_zorder(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
+                     uint64_t ld, uint32_t groups) {
+        const uint32_t full = rows / 16, tail = rows % 16;
+        const uint32_t row_block = groups * kFrac;  // elements per 16-row block
+        if (m_t.nd2nz_instr) {
+            if (full)
+                DataCopy(dst, src,
+                         Nd2NzParams{static_cast<uint16_t>(full), 16, static_cast<uint16_t>(cols),
+                                     static_cast<uint32_t>(16 * ld), static_cast<uint32_t>(ld), 16, 1,
+                                     static_cast<uint32_t>(groups * 16)});
+            if (tail)
+                DataCopy(dst[full * row_block], src[uint64_t{full} * 16 * ld],
+                         Nd2NzParams{1, static_cast<uint16_t>(tail), static_cast<uint16_t>(cols), 0,
+                                     static_cast<uint32_t>(ld), 16, 1, 0});
+            return;
+        }
+        for (uint32_t rb = 0; rb * 16 < rows; ++rb)
+            for (uint32_t g = 0; g * kK0 < cols; ++g) {
+                const uint32_t w = std::min(kK0, cols - g * kK0), r = std::min(16u, rows - rb * 16);
+                DataCopyPad(dst[rb * row_block + g * kFrac], src[uint64_t{rb} * 16 * ld + g * kK0],
+                            DataCopyExtParams{r, w * kEs, static_cast<uint32_t>((ld - w) * kEs), 0});
+            }
     }
-  }
-  // fp32 tiles a square transpose reads: NZ fractals ordered row block by row
-  // block (the two column groups of a 16 x 16 square adjacent), groups = padded
-  // columns / 8.
-  void load_zorder(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
-                   uint32_t rows, uint32_t cols, uint64_t ld, uint32_t groups) {
-    const uint32_t full = rows / 16, tail = rows % 16;
-    const uint32_t row_block = groups * kFrac; // elements per 16-row block
-    if (m_t.nd2nz_instr) {
-      if (full)
-        DataCopy(dst, src,
-                 Nd2NzParams{static_cast<uint16_t>(full), 16,
-                             static_cast<uint16_t>(cols),
-                             static_cast<uint32_t>(16 * ld),
-                             static_cast<uint32_t>(ld), 16, 1,
-                             static_cast<uint32_t>(groups * 16)});
-      if (tail)
-        DataCopy(dst[full * row_block], src[uint64_t{full} * 16 * ld],
-                 Nd2NzParams{1, static_cast<uint16_t>(tail),
-                             static_cast<uint16_t>(cols), 0,
-                             static_cast<uint32_t>(ld), 16, 1, 0});
-      return;
+    // Rows [r0, r0 + rows_pad) of column groups [c0 / 16, c0 / 16 + groups) of an
+    // NZ matrix with `rows` rows in GM (16-bit elements) into L1 as NZ with
+    // rows_pad rows per group.
+    void load_from_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t r0,
+                      uint32_t c0, uint32_t groups, uint32_t rows_pad) {
+        const uint32_t total = rup(rows, 16);
+        const uint64_t idx = (uint64_t{c0 / 16} * total + r0) * 16 + c0 % 16;
+        DataCopyPad(dst, src[idx], DataCopyExtParams{groups, rows_pad * 32, (total - rows_pad) * 32, 0});
     }
-    for (uint32_t rb = 0; rb * 16 < rows; ++rb)
-      for (uint32_t g = 0; g * kK0 < cols; ++g) {
-        const uint32_t w = std::min(kK0, cols - g * kK0),
-                       r = std::min(16u, rows - rb * 16);
-        DataCopyPad(dst[rb * row_block + g * kFrac],
-                    src[uint64_t{rb} * 16 * ld + g * kK0],
-                    DataCopyExtParams{
-                        r, w * kEs, static_cast<uint32_t>((ld - w) * kEs), 0});
-      }
-  }
-  // Rows [r0, r0 + rows_pad) of column groups [c0 / 16, c0 / 16 + groups) of an
-  // NZ matrix with `rows` rows in GM (16-bit elements) into L1 as NZ with
-  // rows_pad rows per group.
-  void load_from_nz(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
-                    uint32_t rows, uint32_t r0, uint32_t c0, uint32_t groups,
-                    uint32_t rows_pad) {
-    const uint32_t total = rup(rows, 16);
-    const uint64_t idx = (uint64_t{c0 / 16} * total + r0) * 16 + c0 % 16;
-    DataCopyPad(
-        dst, src[idx],
-        DataCopyExtParams{groups, rows_pad * 32, (total - rows_pad) * 32, 0});
-  }
-  // The bias vector of a tile as the transpose of a K0-deep operand (v in
-  // column 0, zeros elsewhere): `count` elements from src (stride 0 for a
-  // scalar) as NZ rows of one group.
-  void load_bias(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
-                 uint32_t count, bool scalar) {
-    if (m_t.nd2nz_instr) {
-      if (scalar)
-        DataCopy(
-            dst, src,
-            Nd2NzParams{static_cast<uint16_t>(count), 1, 1, 0, 1, 1, 1, 1});
-      else
-        DataCopy(
-            dst, src,
-            Nd2NzParams{1, static_cast<uint16_t>(count), 1, 0, 1, 1, 1, 0});
-      return;
+    // The bias vector of a tile as the transpose of a K0-deep operand (v in
+    // column 0, zeros elsewhere): `count` elements from src (stride 0 for a
+    // scalar) as NZ rows of one group.
+    void load_bias(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, bool scalar) {
+        if (m_t.nd2nz_instr) {
+            if (scalar)
+                DataCopy(dst, src, Nd2NzParams{static_cast<uint16_t>(count), 1, 1, 0, 1, 1, 1, 1});
+            else
+                DataCopy(dst, src, Nd2NzParams{1, static_cast<uint16_t>(count), 1, 0, 1, 1, 1, 0});
+            return;
+        }
+        if (!scalar) {
+            DataCopyPad(dst, src, DataCopyExtParams{count, kEs, 0, 0});
+            return;
+        }
+        for (uint32_t i = 0; i < count; ++i) DataCopyPad(dst[i * kK0], src, DataCopyExtParams{1, kEs, 0, 0});
     }
-    if (!scalar) {
-      DataCopyPad(dst, src, DataCopyExtParams{count, kEs, 0, 0});
-      return;
-    }
-    for (uint32_t i = 0; i < count; ++i)
-      DataCopyPad(dst[i * kK0], src, DataCopyExtParams{1, kEs, 0, 0});
-  }
 
-  void load(const Step &s) {
-    m_ctx.scalar(4); // tile coordinates
-    const uint32_t mp = m_pad(s), np = n_pad(s);
-    LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
-    if (s.kc) {
-      if (m_t.gm_nz)
-        load_from_nz(a1, m_ga, m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, mp);
-      else if (!m_t.trans_a)
-        load_nz(a1, m_ga[s.ao + s.m0 * m_p.lda + s.k0], s.tm, s.kc, m_p.lda,
-                mp);
-      else if (kEs == 4)
-        load_zorder(a1, m_ga[s.ao + uint64_t{s.k0} * m_p.lda + s.m0], s.kc,
-                    s.tm, m_p.lda, mp / 8);
-      else
-        load_nz(a1, m_ga[s.ao + uint64_t{s.k0} * m_p.lda + s.m0], s.kc, s.tm,
-                m_p.lda, k_rows_pad(s.kc));
+    using Key = std::array<uint64_t, 3>;
+    // Records what a buffer is about to hold; true when that differs from what it held.
+    static bool swap_key(std::optional<Key>& held, const Key& k) {
+        const bool fresh = !held || *held != k;
+        held = k;
+        return fresh;
     }
-    if (has_bias(s) && m_p.bias_form == BiasForm::Col)
-      load_bias(a1[m_t.base_m * m_t.k_l1], m_gbias[s.m0], s.tm, false);
-    m_qa1.EnQue(a1);
-    LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
-    if (s.kc) {
-      if (m_t.gm_nz)
-        load_from_nz(b1, m_gb, m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16,
-                     rup(s.kc, 16));
-      else if (m_t.trans_b)
-        load_nz(b1, m_gb[s.bo + uint64_t{s.n0} * m_p.ldb + s.k0], s.tn, s.kc,
-                m_p.ldb, np);
-      else if (kEs == 4)
-        load_zorder(b1, m_gb[s.bo + uint64_t{s.k0} * m_p.ldb + s.n0], s.kc,
-                    s.tn, m_p.ldb, np / 8);
-      else
-        load_nz(b1, m_gb[s.bo + uint64_t{s.k0} * m_p.ldb + s.n0], s.kc, s.tn,
-                m_p.ldb, k_rows_pad(s.kc));
-    }
-    if (has_bias(s) && m_p.bias_form != BiasForm::Col) {
-      const bool scalar = m_p.bias_form == BiasForm::Scalar;
-      load_bias(b1[m_t.k_l1 * m_t.base_n], m_gbias[scalar ? 0 : s.n0], s.tn,
-                scalar);
-    }
-    m_qb1.EnQue(b1);
-  }
 
-  // L1 -> L0A (ZZ: fractal (mb, kb) at mb * k1 + kb) for k step [ks, ks + kk)
-  // of the chunk.
-  void move_a(const LocalTensor<T> &a2, const LocalTensor<T> &a1, const Step &s,
-              uint32_t ks, uint32_t kk) {
-    const uint32_t mp = m_pad(s), m1 = mp / 16, k1 = isa::ceil_div(kk, kK0),
-                   kb0 = ks / kK0;
-    if (!m_t.trans_a ||
-        m_t.gm_nz) { // NZ of A: fractal (mb, kg) at kg * m1 + mb
-      for (uint32_t kb = 0; kb < k1; ++kb)
-        LoadData(a2[kb * kFrac], a1,
-                 LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1),
-                                  static_cast<uint16_t>(m1), 1,
-                                  static_cast<uint16_t>(k1 - 1), false});
-    } else if (kEs == 2) { // NZ of A^T (k x m): fractal (kr, mb) at mb * kr1 +
-                           // kr, transposed
-      const uint32_t kr1 = k_rows_pad(s.kc) / 16;
-      for (uint32_t mb = 0; mb < m1; ++mb)
-        LoadData(a2[mb * k1 * kFrac], a1,
-                 LoadData2DParams{static_cast<uint16_t>(mb * kr1 + kb0),
-                                  static_cast<uint16_t>(k1), 1, 0, true});
-    } else if (kEs ==
-               4) { // row-block order of A^T: square (kr, h) at kr * m1 + h
-      for (uint32_t h = 0; h < m1; ++h)
-        LoadDataWithTranspose(a2[h * k1 * kFrac], a1,
-                              LoadData2dTransposeParams{
-                                  static_cast<uint16_t>(ks / 16 * m1 + h),
-                                  static_cast<uint16_t>(isa::ceil_div(kk, 16)),
-                                  static_cast<uint16_t>(m1), 1, 0});
-    } else { // int8 NZ of A^T: square (kb, mg) at mg * KR / 2 + kb
-      const uint32_t kr = k_rows_pad(s.kc) / 16;
-      for (uint32_t mg = 0; mg < mp / 32; ++mg)
-        LoadDataWithTranspose(
-            a2[2 * mg * k1 * kFrac], a1,
-            LoadData2dTransposeParams{static_cast<uint16_t>(mg * kr / 2 + kb0),
-                                      static_cast<uint16_t>(k1), 1, 0,
-                                      static_cast<uint16_t>(k1 - 1)});
+    void load(const Step& s) {
+        m_ctx.scalar(4);  // tile coordinates
+        const uint32_t mp = m_pad(s), np = n_pad(s);
+        // A buffer that still holds this chunk (a core's consecutive tiles sharing a row panel
+        // or a column panel, k in one chunk) is not loaded again; its bias tail came with it.
+        LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
+        const bool a_fresh = swap_key(m_a1_key[static_cast<size_t>(a1.buffer_index())], {s.ao, s.m0, s.k0});
+        if (s.kc && a_fresh) {
+            if (m_t.gm_nz)
+                load_from_nz(a1, m_ga, m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, mp);
+            else if (!m_t.trans_a)
+                load_nz(a1, m_ga[s.ao + s.m0 * m_p.lda + s.k0], s.tm, s.kc, m_p.lda, mp);
+            else if (kEs == 4)
+                load_zorder(a1, m_ga[s.ao + uint64_t{s.k0} * m_p.lda + s.m0], s.kc, s.tm, m_p.lda, mp / 8);
+            else
+                load_nz(a1, m_ga[s.ao + uint64_t{s.k0} * m_p.lda + s.m0], s.kc, s.tm, m_p.lda,
+                        k_rows_pad(s.kc));
+        }
+        if (a_fresh && has_bias(s) && m_p.bias_form == BiasForm::Col)
+            load_bias(a1[m_t.base_m * m_t.k_l1], m_gbias[s.m0], s.tm, false);
+        m_qa1.EnQue(a1);
+        LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
+        const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, s.k0});
+        if (s.kc && b_fresh) {
+            if (m_t.gm_nz)
+                load_from_nz(b1, m_gb, m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16, rup(s.kc, 16));
+            else if (m_t.trans_b)
+                load_nz(b1, m_gb[s.bo + uint64_t{s.n0} * m_p.ldb + s.k0], s.tn, s.kc, m_p.ldb, np);
+            else if (kEs == 4)
+                load_zorder(b1, m_gb[s.bo + uint64_t{s.k0} * m_p.ldb + s.n0], s.kc, s.tn, m_p.ldb, np / 8);
+            else
+                load_nz(b1, m_gb[s.bo + uint64_t{s.k0} * m_p.ldb + s.n0], s.kc, s.tn, m_p.ldb,
+                        k_rows_pad(s.kc));
+        }
+        if (b_fresh && has_bias(s) && m_p.bias_form != BiasForm::Col) {
+            const bool scalar = m_p.bias_form == BiasForm::Scalar;
+            load_bias(b1[m_t.k_l1 * m_t.base_n], m_gbias[scalar ? 0 : s.n0], s.tn, scalar);
+        }
+        m_qb1.EnQue(b1);
     }
-  }
 
-  // L1 -> L0B (ZN: fractal (kb, nb) at kb * n1 + nb).
-  void move_b(const LocalTensor<T> &b2, const LocalTensor<T> &b1, const Step &s,
-              uint32_t ks, uint32_t kk) {
-    const uint32_t np = n_pad(s), n1 = np / 16, k1 = isa::ceil_div(kk, kK0),
-                   kb0 = ks / kK0;
-    if (m_t.trans_b && !m_t.gm_nz) { // NZ of B^T (n x k) is ZN already
-      for (uint32_t kb = 0; kb < k1; ++kb)
-        LoadData(b2[kb * n1 * kFrac], b1,
-                 LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * n1),
-                                  static_cast<uint16_t>(n1), 1, 0, false});
-    } else if (kEs ==
-               2) { // NZ of B: fractal (kr, nb) at nb * kr1 + kr, transposed
-      const uint32_t kr1 = (m_t.gm_nz ? rup(s.kc, 16) : k_rows_pad(s.kc)) / 16;
-      for (uint32_t kb = 0; kb < k1; ++kb)
-        LoadData(b2[kb * n1 * kFrac], b1,
-                 LoadData2DParams{static_cast<uint16_t>(kb0 + kb),
-                                  static_cast<uint16_t>(n1),
-                                  static_cast<uint16_t>(kr1), 0, true});
-    } else if (kEs ==
-               4) { // row-block order of B: square (kr, h) at kr * n1 + h
-      for (uint32_t i = 0; i * 16 < kk; ++i)
-        LoadDataWithTranspose(
-            b2[2 * i * n1 * kFrac], b1,
-            LoadData2dTransposeParams{static_cast<uint16_t>((ks / 16 + i) * n1),
-                                      static_cast<uint16_t>(n1), 1, 0,
-                                      static_cast<uint16_t>(n1 - 1)});
-    } else { // int8 NZ of B: square (kb, ng) at ng * KR / 2 + kb
-      const uint32_t kr = k_rows_pad(s.kc) / 16;
-      for (uint32_t kb = 0; kb < k1; ++kb)
-        LoadDataWithTranspose(
-            b2[kb * n1 * kFrac], b1,
-            LoadData2dTransposeParams{static_cast<uint16_t>(kb0 + kb),
-                                      static_cast<uint16_t>(n1 / 2),
-                                      static_cast<uint16_t>(kr / 2), 1, 0});
+    // L1 -> L0A (ZZ: fractal (mb, kb) at mb * k1 + kb) for k step [ks, ks + kk)
+    // of the chunk.
+    void move_a(const LocalTensor<T>& a2, const LocalTensor<T>& a1, const Step& s, uint32_t ks, uint32_t kk) {
+        const uint32_t mp = m_pad(s), m1 = mp / 16, k1 = isa::ceil_div(kk, kK0), kb0 = ks / kK0;
+        if (!m_t.trans_a || m_t.gm_nz) {  // NZ of A: fractal (mb, kg) at kg * m1 + mb
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(a2[kb * kFrac], a1,
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1),
+                                          1, static_cast<uint16_t>(k1 - 1), false});
+        } else if (kEs == 2) {  // NZ of A^T (k x m): fractal (kr, mb) at mb * kr1 +
+                                // kr, transposed
+            const uint32_t kr1 = k_rows_pad(s.kc) / 16;
+            for (uint32_t mb = 0; mb < m1; ++mb)
+                LoadData(a2[mb * k1 * kFrac], a1,
+                         LoadData2DParams{static_cast<uint16_t>(mb * kr1 + kb0), static_cast<uint16_t>(k1), 1,
+                                          0, true});
+        } else if (kEs == 4) {  // row-block order of A^T: square (kr, h) at kr * m1 + h
+            for (uint32_t h = 0; h < m1; ++h)
+                LoadDataWithTranspose(a2[h * k1 * kFrac], a1,
+                                      LoadData2dTransposeParams{static_cast<uint16_t>(ks / 16 * m1 + h),
+                                                                static_cast<uint16_t>(isa::ceil_div(kk, 16)),
+                                                                static_cast<uint16_t>(m1), 1, 0});
+        } else {  // int8 NZ of A^T: square (kb, mg) at mg * KR / 2 + kb
+            const uint32_t kr = k_rows_pad(s.kc) / 16;
+            for (uint32_t mg = 0; mg < mp / 32; ++mg)
+                LoadDataWithTranspose(a2[2 * mg * k1 * kFrac], a1,
+                                      LoadData2dTransposeParams{static_cast<uint16_t>(mg * kr / 2 + kb0),
+                                                                static_cast<uint16_t>(k1), 1, 0,
+                                                                static_cast<uint16_t>(k1 - 1)});
+        }
     }
-  }
 
-  // The bias as one K0-deep mad that overwrites C (see cube_matmul.h).
-  void bias_mad(const Step &s, const LocalTensor<C> &c,
-                const LocalTensor<T> &a1, const LocalTensor<T> &b1) {
-    const uint32_t m1 = m_pad(s) / 16, n1 = n_pad(s) / 16;
-    LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
-    LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
-    if (m_p.bias_form == BiasForm::Col) {
-      LoadData(a2, a1[m_t.base_m * m_t.k_l1],
-               LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
-      InitConstValue(b2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16),
-                                              0, m_p.bias_scale});
-    } else {
-      InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(m1 * 16),
-                                              0, m_p.bias_scale});
-      LoadData(b2, b1[m_t.k_l1 * m_t.base_n],
-               LoadData2DParams{0, static_cast<uint16_t>(n1), 1, 0, false});
+    // L1 -> L0B (ZN: fractal (kb, nb) at kb * n1 + nb).
+    void move_b(const LocalTensor<T>& b2, const LocalTensor<T>& b1, const Step& s, uint32_t ks, uint32_t kk) {
+        const uint32_t np = n_pad(s), n1 = np / 16, k1 = isa::ceil_div(kk, kK0), kb0 = ks / kK0;
+        if (m_t.trans_b && !m_t.gm_nz) {  // NZ of B^T (n x k) is ZN already
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(b2[kb * n1 * kFrac], b1,
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * n1), static_cast<uint16_t>(n1),
+                                          1, 0, false});
+        } else if (kEs == 2) {  // NZ of B: fractal (kr, nb) at nb * kr1 + kr, transposed
+            const uint32_t kr1 = (m_t.gm_nz ? rup(s.kc, 16) : k_rows_pad(s.kc)) / 16;
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(b2[kb * n1 * kFrac], b1,
+                         LoadData2DParams{static_cast<uint16_t>(kb0 + kb), static_cast<uint16_t>(n1),
+                                          static_cast<uint16_t>(kr1), 0, true});
+        } else if (kEs == 4) {  // row-block order of B: square (kr, h) at kr * n1 + h
+            for (uint32_t i = 0; i * 16 < kk; ++i)
+                LoadDataWithTranspose(b2[2 * i * n1 * kFrac], b1,
+                                      LoadData2dTransposeParams{static_cast<uint16_t>((ks / 16 + i) * n1),
+                                                                static_cast<uint16_t>(n1), 1, 0,
+                                                                static_cast<uint16_t>(n1 - 1)});
+        } else {  // int8 NZ of B: square (kb, ng) at ng * KR / 2 + kb
+            const uint32_t kr = k_rows_pad(s.kc) / 16;
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadDataWithTranspose(
+                    b2[kb * n1 * kFrac], b1,
+                    LoadData2dTransposeParams{static_cast<uint16_t>(kb0 + kb), static_cast<uint16_t>(n1 / 2),
+                                              static_cast<uint16_t>(kr / 2), 1, 0});
+        }
     }
-    m_qa2.EnQue(a2);
-    m_qb2.EnQue(b2);
-    a2 = m_qa2.template DeQue<T>();
-    b2 = m_qb2.template DeQue<T>();
-    Mmad(c, a2, b2,
-         MmadParams{static_cast<uint16_t>(s.tm),
-                    static_cast<uint16_t>(n_pad(s)), static_cast<uint16_t>(kK0),
-                    true});
-    m_qa2.FreeTensor(a2);
-    m_qb2.FreeTensor(b2);
-  }
 
-  void compute(const Step &s, const LocalTensor<C> &c) {
-    LocalTensor<T> a1 = m_qa1.template DeQue<T>();
-    LocalTensor<T> b1 = m_qb1.template DeQue<T>();
-    if (has_bias(s))
-      bias_mad(s, c, a1, b1);
-    for (uint32_t ks = 0; ks < s.kc; ks += m_t.base_k) {
-      m_ctx.scalar(2);
-      const uint32_t kk = std::min(m_t.base_k, s.kc - ks);
-      LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
-      move_a(a2, a1, s, ks, kk);
-      m_qa2.EnQue(a2);
-      LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
-      move_b(b2, b1, s, ks, kk);
-      m_qb2.EnQue(b2);
-      a2 = m_qa2.template DeQue<T>();
-      b2 = m_qb2.template DeQue<T>();
-      const bool first = s.k0 + ks == 0 && !has_bias(s);
-      Mmad(c, a2, b2,
-           MmadParams{static_cast<uint16_t>(s.tm),
-                      static_cast<uint16_t>(n_pad(s)),
-                      static_cast<uint16_t>(kk), first});
-      m_qa2.FreeTensor(a2);
-      m_qb2.FreeTensor(b2);
+    // The bias as one K0-deep mad that overwrites C (see cube_matmul.h).
+    void bias_mad(const Step& s, const LocalTensor<C>& c, const LocalTensor<T>& a1,
+                  const LocalTensor<T>& b1) {
+        const uint32_t m1 = m_pad(s) / 16, n1 = n_pad(s) / 16;
+        LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+        LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+        if (m_p.bias_form == BiasForm::Col) {
+            LoadData(a2, a1[m_t.base_m * m_t.k_l1],
+                     LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
+            InitConstValue(b2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, m_p.bias_scale});
+        } else {
+            InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(m1 * 16), 0, m_p.bias_scale});
+            LoadData(b2, b1[m_t.k_l1 * m_t.base_n],
+                     LoadData2DParams{0, static_cast<uint16_t>(n1), 1, 0, false});
+        }
+        m_qa2.EnQue(a2);
+        m_qb2.EnQue(b2);
+        a2 = m_qa2.template DeQue<T>();
+        b2 = m_qb2.template DeQue<T>();
+        Mmad(c, a2, b2,
+             MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(n_pad(s)),
+                        static_cast<uint16_t>(kK0), true});
+        m_qa2.FreeTensor(a2);
+        m_qb2.FreeTensor(b2);
     }
-    m_qa1.FreeTensor(a1);
-    m_qb1.FreeTensor(b1);
-  }
 
-  void drain(const Step &s, const LocalTensor<C> &c, bool coupled) {
-    FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
-                     static_cast<uint16_t>(rup(s.tm, 16)),
-                     static_cast<uint32_t>(m_p.ldc)};
-    if (m_p.alpha != 1.0)
-      fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
-    fp.reluEn = m_p.relu;
-    const GlobalTensor<U> out = m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0];
-    if (!coupled) {
-      Fixpipe(out, c, fp);
-      return;
+    void compute(const Step& s, const LocalTensor<C>& c) {
+        LocalTensor<T> a1 = m_qa1.template DeQue<T>();
+        LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        if (has_bias(s)) bias_mad(s, c, a1, b1);
+        for (uint32_t ks = 0; ks < s.kc; ks += m_t.base_k) {
+            m_ctx.scalar(2);
+            const uint32_t kk = std::min(m_t.base_k, s.kc - ks);
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            move_a(a2, a1, s, ks, kk);
+            m_qa2.EnQue(a2);
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            move_b(b2, b1, s, ks, kk);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            const bool first = s.k0 + ks == 0 && !has_bias(s);
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(n_pad(s)),
+                            static_cast<uint16_t>(kk), first});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        m_qa1.FreeTensor(a1);
+        m_qb1.FreeTensor(b1);
     }
-    constexpr uint32_t eo = sizeof(U);
-    const uint32_t row = MatmulTiling::ub_row(s.tn, eo);
-    fp.dstStride = row;
-    LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
-    DataCopy(c2, c, fp);
-    m_qc2.EnQue(c2);
-    c2 = m_qc2.template DeQue<U>();
-    DataCopyPad(
-        out, c2,
-        DataCopyExtParams{s.tm, s.tn * eo, 0,
-                          static_cast<uint32_t>((m_p.ldc - s.tn) * eo)});
-    m_qc2.FreeTensor(c2);
-  }
 
-  KernelContext m_ctx;
-  const CubeMatmulPlan &m_p;
-  const MatmulTiling &m_t;
-  TPipe m_pipe;
-  TQue<TPosition::A1> m_qa1;
-  TQue<TPosition::B1> m_qb1;
-  TQue<TPosition::A2> m_qa2;
-  TQue<TPosition::B2> m_qb2;
-  TQue<TPosition::CO1> m_qc1;
-  TQue<TPosition::CO2> m_qc2;
-  GlobalTensor<T> m_ga, m_gb, m_gbias;
-  GlobalTensor<U> m_gc;
+    void drain(const Step& s, const LocalTensor<C>& c, bool coupled) {
+        FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
+                         static_cast<uint16_t>(rup(s.tm, 16)), static_cast<uint32_t>(m_p.ldc)};
+        if (m_p.alpha != 1.0) fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
+        fp.reluEn = m_p.relu;
+        const GlobalTensor<U> out = m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0];
+        if (!coupled) {
+            Fixpipe(out, c, fp);
+            return;
+        }
+        constexpr uint32_t eo = sizeof(U);
+        const uint32_t row = MatmulTiling::ub_row(s.tn, eo);
+        fp.dstStride = row;
+        LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
+        DataCopy(c2, c, fp);
+        m_qc2.EnQue(c2);
+        c2 = m_qc2.template DeQue<U>();
+        DataCopyPad(out, c2,
+                    DataCopyExtParams{s.tm, s.tn * eo, 0, static_cast<uint32_t>((m_p.ldc - s.tn) * eo)});
+        m_qc2.FreeTensor(c2);
+    }
+
+    KernelContext m_ctx;
+    const CubeMatmulPlan& m_p;
+    const MatmulTiling& m_t;
+    TPipe m_pipe;
+    TQue<TPosition::A1> m_qa1;
+    TQue<TPosition::B1> m_qb1;
+    TQue<TPosition::A2> m_qa2;
+    TQue<TPosition::B2> m_qb2;
+    TQue<TPosition::CO1> m_qc1;
+    TQue<TPosition::CO2> m_qc2;
+    GlobalTensor<T> m_ga, m_gb, m_gbias;
+    GlobalTensor<U> m_gc;
+    std::optional<Key> m_a1_key[2], m_b1_key[2];  // what each L1 buffer holds
 };
 
 template <class T, class U, class C>
-void run(isa::IInstrSink &sink, const CubeMatmulPlan &p) {
-  CubeMatmul<T, U, C>(sink, p).run();
+void run(isa::IInstrSink& sink, const CubeMatmulPlan& p) {
+    CubeMatmul<T, U, C>(sink, p).run();
 }
 
 template <class T>
-void run_float(isa::IInstrSink &sink, const CubeMatmulPlan &p) {
-  switch (p.out) {
-  case isa::DType::FP32:
-    return run<T, float, float>(sink, p);
-  case isa::DType::FP16:
-    return run<T, half, float>(sink, p);
-  case isa::DType::BF16:
-    return run<T, bfloat16, float>(sink, p);
-  default:
-    throw InputError(std::string("cube matmul: unsupported output type ") +
-                     isa::dtype_name(p.out));
-  }
+void run_float(isa::IInstrSink& sink, const CubeMatmulPlan& p) {
+    switch (p.out) {
+        case isa::DType::FP32: return run<T, float, float>(sink, p);
+        case isa::DType::FP16: return run<T, half, float>(sink, p);
+        case isa::DType::BF16: return run<T, bfloat16, float>(sink, p);
+        default:
+            throw InputError(std::string("cube matmul: unsupported output type ") + isa::dtype_name(p.out));
+    }
 }
 
-} // namespace
+}  // namespace
 
-void run_cube_matmul(isa::IInstrSink &sink, const CubeMatmulPlan &p) {
-  switch (p.in) {
-  case isa::DType::FP16:
-    return run_float<half>(sink, p);
-  case isa::DType::BF16:
-    return run_float<bfloat16>(sink, p);
-  case isa::DType::FP32:
-    return run_float<float>(sink, p);
-  case isa::DType::INT8:
-    if (p.out != isa::DType::INT32)
-      throw InputError("cube matmul: int8 inputs give int32 outputs");
-    return run<int8_t, int32_t, int32_t>(sink, p);
-  default:
-    throw InputError(std::string("cube matmul: unsupported input type ") +
-                     isa::dtype_name(p.in));
-  }
+void run_cube_matmul(isa::IInstrSink& sink, const CubeMatmulPlan& p) {
+    switch (p.in) {
+        case isa::DType::FP16: return run_float<half>(sink, p);
+        case isa::DType::BF16: return run_float<bfloat16>(sink, p);
+        case isa::DType::FP32: return run_float<float>(sink, p);
+        case isa::DType::INT8:
+            if (p.out != isa::DType::INT32) throw InputError("cube matmul: int8 inputs give int32 outputs");
+            return run<int8_t, int32_t, int32_t>(sink, p);
+        default:
+            throw InputError(std::string("cube matmul: unsupported input type ") + isa::dtype_name(p.in));
+    }
 }
 
-} // namespace sfumato::ops
+}  // namespace sfumato::ops

@@ -38,25 +38,24 @@
 namespace sfumato::ops {
 
 struct CubeMatmulPlan {
-  MatmulTiling t;
-  isa::DType in = isa::DType::FP16; // FP16 | BF16 | FP32 | INT8
-  isa::DType out =
-      isa::DType::FP32; // FP32 | FP16 | BF16 (| INT32 for INT8 inputs)
-  uint64_t a = 0, b = 0, c = 0, bias = 0; // device addresses
-  uint64_t lda = 0, ldb = 0,
-           ldc = 0; // row strides of the stored matrices (elements)
-  // Batch dimensions of C (outermost first) and each operand's stride per
-  // dimension.
-  std::vector<uint32_t> bdims;
-  std::vector<uint64_t> a_bs, b_bs, c_bs;
-  BiasForm bias_form = BiasForm::None;
-  double bias_scale = 1.0; // s: the bias mad adds s * bias
-  double alpha = 1.0;      // FixPipe scalar scale (skipped when 1)
-  bool relu = false;       // FixPipe ReLU after the scale
-  bool skip_ab = false;    // alpha == 0 with a bias: only the bias mad
+    MatmulTiling t;
+    isa::DType in = isa::DType::FP16;        // FP16 | BF16 | FP32 | INT8
+    isa::DType out = isa::DType::FP32;       // FP32 | FP16 | BF16 (| INT32 for INT8 inputs)
+    uint64_t a = 0, b = 0, c = 0, bias = 0;  // device addresses
+    uint64_t lda = 0, ldb = 0,
+             ldc = 0;  // row strides of the stored matrices (elements)
+    // Batch dimensions of C (outermost first) and each operand's stride per
+    // dimension.
+    std::vector<uint32_t> bdims;
+    std::vector<uint64_t> a_bs, b_bs, c_bs;
+    BiasForm bias_form = BiasForm::None;
+    double bias_scale = 1.0;  // s: the bias mad adds s * bias
+    double alpha = 1.0;       // FixPipe scalar scale (skipped when 1)
+    bool relu = false;        // FixPipe ReLU after the scale
+    bool skip_ab = false;     // alpha == 0 with a bias: only the bias mad
 };
 
 // One block of the kernel (its identity comes from the sink).
-void run_cube_matmul(isa::IInstrSink &sink, const CubeMatmulPlan &plan);
+void run_cube_matmul(isa::IInstrSink& sink, const CubeMatmulPlan& plan);
 
-} // namespace sfumato::ops
+}  // namespace sfumato::ops

@@ -57,6 +57,18 @@ std::unique_ptr<IOp> make_op(const std::string& name, const OpArgs& args, const 
 uint64_t arg_u64(const OpArgs& a, const std::string& op, const std::string& key, uint64_t lo, uint64_t hi);
 std::string arg_str(const OpArgs& a, const std::string& key);
 
+// Small arguments (merged over the defaults) that tests run an op with, e.g. the sweep that
+// holds functional and timing cycles equal for every registered op. One line per op:
+// SFUMATO_OP_SAMPLE(var, "name", {{"n", "1000"}}).
+void register_op_sample(const std::string& name, OpArgs args);
+const OpArgs* op_sample(const std::string& name);  // null when the op has none
+
+struct OpSampleRegistrar {
+    OpSampleRegistrar(const char* name, OpArgs args) { register_op_sample(name, std::move(args)); }
+};
+#define SFUMATO_OP_SAMPLE(var, name, ...) \
+    static ::sfumato::ops::OpSampleRegistrar sfumato_op_sample_##var(name, __VA_ARGS__)
+
 struct OpRegistrar {
     explicit OpRegistrar(OpSpec spec) { register_op(std::move(spec)); }
 };

@@ -249,4 +249,6 @@ SFUMATO_REGISTER_OP(matmul,
                                return std::make_unique<MatmulOp>(a, d);
                            }});
 
+SFUMATO_OP_SAMPLE(matmul, "matmul", {{"m", "40"}, {"n", "48"}, {"k", "64"}});
+
 }  // namespace sfumato::ops

@@ -21,7 +21,6 @@ namespace sfumato::ops {
 // Plans a MatMul, Gemm or MatMulInteger node (throws UnsupportedError for what
 // the cube cannot run: other element types, zero-size dimensions,
 // non-contiguous Gemm C, nonzero zero points).
-std::unique_ptr<INodeOp> make_matmul_node(const NodeDesc &node,
-                                          const DeviceInfo &dev);
+std::unique_ptr<INodeOp> make_matmul_node(const NodeDesc& node, const DeviceInfo& dev);
 
-} // namespace sfumato::ops
+}  // namespace sfumato::ops

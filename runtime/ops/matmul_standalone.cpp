@@ -25,193 +25,173 @@ namespace sfumato::ops {
 
 namespace {
 
-double arg_f64(const OpArgs &a, const std::string &op, const std::string &key) {
-  const std::string &s = a.at(key);
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos != s.size() || s.empty() || !std::isfinite(v))
-    throw InputError("operator '" + op + "': argument '" + key + "' = '" + s +
-                     "' is not a finite number");
-  return v;
-}
-
-std::vector<int64_t> arg_shape(const OpArgs &a, const std::string &op,
-                               const std::string &key) {
-  std::vector<int64_t> shape;
-  std::stringstream ss(a.at(key));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+double arg_f64(const OpArgs& a, const std::string& op, const std::string& key) {
+    const std::string& s = a.at(key);
     size_t pos = 0;
-    long long v = -1;
+    double v = 0;
     try {
-      v = std::stoll(item, &pos);
+        v = std::stod(s, &pos);
     } catch (...) {
-      pos = 0;
+        pos = 0;
     }
-    if (pos != item.size() || v < 1 || v > (1ll << 24))
-      throw InputError(
-          "operator '" + op + "': argument '" + key + "' = '" + a.at(key) +
-          "' is not a list of positive dimensions (e.g. 2,64,128)");
-    shape.push_back(v);
-  }
-  if (shape.empty() || shape.size() > 6)
-    throw InputError("operator '" + op + "': argument '" + key +
-                     "' needs 1 to 6 dimensions");
-  return shape;
+    if (pos != s.size() || s.empty() || !std::isfinite(v))
+        throw InputError("operator '" + op + "': argument '" + key + "' = '" + s +
+                         "' is not a finite number");
+    return v;
 }
 
-ref::ElemType float_type(const OpArgs &a, const std::string &op,
-                         bool allow_int8) {
-  const std::string d = a.at("dtype");
-  if (d == "fp16")
-    return ref::ElemType::Float16;
-  if (d == "bf16")
-    return ref::ElemType::Bfloat16;
-  if (d == "fp32")
-    return ref::ElemType::Float;
-  if (allow_int8 && d == "int8")
-    return ref::ElemType::Int8;
-  throw InputError("operator '" + op + "': argument 'dtype' = '" + d +
-                   "' (valid: fp16, bf16, fp32" +
-                   (allow_int8 ? ", int8)" : ")"));
+std::vector<int64_t> arg_shape(const OpArgs& a, const std::string& op, const std::string& key) {
+    std::vector<int64_t> shape;
+    std::stringstream ss(a.at(key));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        size_t pos = 0;
+        long long v = -1;
+        try {
+            v = std::stoll(item, &pos);
+        } catch (...) {
+            pos = 0;
+        }
+        if (pos != item.size() || v < 1 || v > (1ll << 24))
+            throw InputError("operator '" + op + "': argument '" + key + "' = '" + a.at(key) +
+                             "' is not a list of positive dimensions (e.g. 2,64,128)");
+        shape.push_back(v);
+    }
+    if (shape.empty() || shape.size() > 6)
+        throw InputError("operator '" + op + "': argument '" + key + "' needs 1 to 6 dimensions");
+    return shape;
 }
 
-void set_activation(NodeDesc &n, const OpArgs &a, const std::string &op) {
-  const std::string act = a.at("activation");
-  if (act == "none")
-    return;
-  n.attrs.set("activation", ref::Attr::of_string(act));
-  ref::activation_of(n.attrs); // validates the name
-  (void)op;
+ref::ElemType float_type(const OpArgs& a, const std::string& op, bool allow_int8) {
+    const std::string d = a.at("dtype");
+    if (d == "fp16") return ref::ElemType::Float16;
+    if (d == "bf16") return ref::ElemType::Bfloat16;
+    if (d == "fp32") return ref::ElemType::Float;
+    if (allow_int8 && d == "int8") return ref::ElemType::Int8;
+    throw InputError("operator '" + op + "': argument 'dtype' = '" + d + "' (valid: fp16, bf16, fp32" +
+                     (allow_int8 ? ", int8)" : ")"));
+}
+
+void set_activation(NodeDesc& n, const OpArgs& a, const std::string& op) {
+    const std::string act = a.at("activation");
+    if (act == "none") return;
+    n.attrs.set("activation", ref::Attr::of_string(act));
+    ref::activation_of(n.attrs);  // validates the name
+    (void)op;
 }
 
 // Unit in the last place (relative) and unit roundoff of an element type.
 double ulp_of(ref::ElemType t) {
-  return t == ref::ElemType::Float16    ? 0x1p-10
-         : t == ref::ElemType::Bfloat16 ? 0x1p-7
-                                        : 0x1p-23;
+    return t == ref::ElemType::Float16 ? 0x1p-10 : t == ref::ElemType::Bfloat16 ? 0x1p-7 : 0x1p-23;
 }
 double unit_of(ref::ElemType t) { return ulp_of(t) / 2; }
 
-Tolerance matmul_tolerance(ref::ElemType t, uint64_t k, double alpha,
-                           double beta, bool act) {
-  Tolerance tol;
-  if (t == ref::ElemType::Int8)
-    return tol; // exact in int32
-  const double kk = static_cast<double>(k);
-  tol.atol = 2.0 * std::ceil(kk / 16) * 0x1p-24 * kk * std::fabs(alpha) +
-             std::fabs(beta) * unit_of(t) + 0x1p-24;
-  if (act)
-    tol.atol = 1.2 * tol.atol +
-               0x1p-20 * (1 + std::fabs(alpha) * kk + std::fabs(beta));
-  tol.rtol = ulp_of(t);
-  return tol;
+Tolerance matmul_tolerance(ref::ElemType t, uint64_t k, double alpha, double beta, bool act) {
+    Tolerance tol;
+    if (t == ref::ElemType::Int8) return tol;  // exact in int32
+    const double kk = static_cast<double>(k);
+    tol.atol =
+        2.0 * std::ceil(kk / 16) * 0x1p-24 * kk * std::fabs(alpha) + std::fabs(beta) * unit_of(t) + 0x1p-24;
+    if (act) tol.atol = 1.2 * tol.atol + 0x1p-20 * (1 + std::fabs(alpha) * kk + std::fabs(beta));
+    tol.rtol = ulp_of(t);
+    return tol;
 }
 
-std::unique_ptr<IOp> make_gemm(const OpArgs &a, const DeviceInfo &dev) {
-  const std::string op = "gemm";
-  const int64_t m = static_cast<int64_t>(arg_u64(a, op, "m", 1, 1 << 20));
-  const int64_t n = static_cast<int64_t>(arg_u64(a, op, "n", 1, 1 << 20));
-  const int64_t k = static_cast<int64_t>(arg_u64(a, op, "k", 1, 1 << 20));
-  const bool ta = arg_u64(a, op, "trans_a", 0, 1) != 0,
-             tb = arg_u64(a, op, "trans_b", 0, 1) != 0;
-  const double alpha = arg_f64(a, op, "alpha"), beta = arg_f64(a, op, "beta");
-  const ref::ElemType t = float_type(a, op, false);
-  StandaloneSpec spec;
-  NodeDesc &node = spec.node;
-  node.name = "gemm";
-  node.op_type = "Gemm";
-  node.attrs.set_owner(node.name);
-  node.attrs.set("transA", ref::Attr::of_int(ta));
-  node.attrs.set("transB", ref::Attr::of_int(tb));
-  node.attrs.set("alpha", ref::Attr::of_float(alpha));
-  node.attrs.set("beta", ref::Attr::of_float(beta));
-  set_activation(node, a, op);
-  node.inputs.push_back(make_tensor(
-      ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, t));
-  node.inputs.push_back(make_tensor(
-      tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, t));
-  const std::string bias = a.at("bias");
-  if (bias == "row")
-    node.inputs.push_back(make_tensor({n}, t));
-  else if (bias == "col")
-    node.inputs.push_back(make_tensor({m, 1}, t));
-  else if (bias == "scalar")
-    node.inputs.push_back(make_tensor({1}, t));
-  else if (bias == "full")
-    node.inputs.push_back(make_tensor({m, n}, t));
-  else if (bias != "none")
-    throw InputError("operator 'gemm': argument 'bias' = '" + bias +
-                     "' (valid: none, row, col, scalar, full)");
-  spec.gens.assign(node.inputs.size(), uniform_input(-1, 1));
-  spec.tol = matmul_tolerance(
-      t, static_cast<uint64_t>(k), alpha, bias == "none" ? 0.0 : beta,
-      a.at("activation") != "none" && a.at("activation") != "Relu");
-  return make_standalone(std::move(spec), dev);
-}
-
-std::unique_ptr<IOp> make_bmatmul(const OpArgs &a, const DeviceInfo &dev) {
-  const std::string op = "bmatmul";
-  const ref::ElemType t = float_type(a, op, true);
-  StandaloneSpec spec;
-  NodeDesc &node = spec.node;
-  node.name = "bmatmul";
-  node.op_type = t == ref::ElemType::Int8 ? "MatMulInteger" : "MatMul";
-  node.attrs.set_owner(node.name);
-  if (t != ref::ElemType::Int8)
+std::unique_ptr<IOp> make_gemm(const OpArgs& a, const DeviceInfo& dev) {
+    const std::string op = "gemm";
+    const int64_t m = static_cast<int64_t>(arg_u64(a, op, "m", 1, 1 << 20));
+    const int64_t n = static_cast<int64_t>(arg_u64(a, op, "n", 1, 1 << 20));
+    const int64_t k = static_cast<int64_t>(arg_u64(a, op, "k", 1, 1 << 20));
+    const bool ta = arg_u64(a, op, "trans_a", 0, 1) != 0, tb = arg_u64(a, op, "trans_b", 0, 1) != 0;
+    const double alpha = arg_f64(a, op, "alpha"), beta = arg_f64(a, op, "beta");
+    const ref::ElemType t = float_type(a, op, false);
+    StandaloneSpec spec;
+    NodeDesc& node = spec.node;
+    node.name = "gemm";
+    node.op_type = "Gemm";
+    node.attrs.set_owner(node.name);
+    node.attrs.set("transA", ref::Attr::of_int(ta));
+    node.attrs.set("transB", ref::Attr::of_int(tb));
+    node.attrs.set("alpha", ref::Attr::of_float(alpha));
+    node.attrs.set("beta", ref::Attr::of_float(beta));
     set_activation(node, a, op);
-  else if (a.at("activation") != "none")
-    throw InputError(
-        "operator 'bmatmul': argument 'activation' needs a float dtype");
-  const std::vector<int64_t> as = arg_shape(a, op, "a_shape"),
-                             bs = arg_shape(a, op, "b_shape");
-  node.inputs.push_back(make_tensor(as, t));
-  node.inputs.push_back(make_tensor(bs, t));
-  if (t == ref::ElemType::Int8)
-    spec.gens.assign(2, integer_input(-128, 127));
-  else
-    spec.gens.assign(2, uniform_input(-1, 1));
-  spec.tol = matmul_tolerance(t, static_cast<uint64_t>(as.back()), 1.0, 0.0,
-                              a.at("activation") != "none" &&
-                                  a.at("activation") != "Relu");
-  return make_standalone(std::move(spec), dev);
+    node.inputs.push_back(make_tensor(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, t));
+    node.inputs.push_back(make_tensor(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, t));
+    const std::string bias = a.at("bias");
+    if (bias == "row")
+        node.inputs.push_back(make_tensor({n}, t));
+    else if (bias == "col")
+        node.inputs.push_back(make_tensor({m, 1}, t));
+    else if (bias == "scalar")
+        node.inputs.push_back(make_tensor({1}, t));
+    else if (bias == "full")
+        node.inputs.push_back(make_tensor({m, n}, t));
+    else if (bias != "none")
+        throw InputError("operator 'gemm': argument 'bias' = '" + bias +
+                         "' (valid: none, row, col, scalar, full)");
+    spec.gens.assign(node.inputs.size(), uniform_input(-1, 1));
+    spec.tol = matmul_tolerance(t, static_cast<uint64_t>(k), alpha, bias == "none" ? 0.0 : beta,
+                                a.at("activation") != "none" && a.at("activation") != "Relu");
+    return make_standalone(std::move(spec), dev);
 }
 
-const char *kActivations = "none | Relu | LeakyRelu | Sigmoid | Tanh | Gelu | "
-                           "Clip | HardSigmoid | HardSwish";
+std::unique_ptr<IOp> make_bmatmul(const OpArgs& a, const DeviceInfo& dev) {
+    const std::string op = "bmatmul";
+    const ref::ElemType t = float_type(a, op, true);
+    StandaloneSpec spec;
+    NodeDesc& node = spec.node;
+    node.name = "bmatmul";
+    node.op_type = t == ref::ElemType::Int8 ? "MatMulInteger" : "MatMul";
+    node.attrs.set_owner(node.name);
+    if (t != ref::ElemType::Int8)
+        set_activation(node, a, op);
+    else if (a.at("activation") != "none")
+        throw InputError("operator 'bmatmul': argument 'activation' needs a float dtype");
+    const std::vector<int64_t> as = arg_shape(a, op, "a_shape"), bs = arg_shape(a, op, "b_shape");
+    node.inputs.push_back(make_tensor(as, t));
+    node.inputs.push_back(make_tensor(bs, t));
+    if (t == ref::ElemType::Int8)
+        spec.gens.assign(2, integer_input(-128, 127));
+    else
+        spec.gens.assign(2, uniform_input(-1, 1));
+    spec.tol = matmul_tolerance(t, static_cast<uint64_t>(as.back()), 1.0, 0.0,
+                                a.at("activation") != "none" && a.at("activation") != "Relu");
+    return make_standalone(std::move(spec), dev);
+}
 
-} // namespace
+const char* kActivations =
+    "none | Relu | LeakyRelu | Sigmoid | Tanh | Gelu | "
+    "Clip | HardSigmoid | HardSwish";
 
-SFUMATO_REGISTER_OP(
-    gemm, OpSpec{"gemm",
-                 "ONNX Gemm node: Y = alpha A' B' + beta C [+ fused "
-                 "activation] on the cube",
-                 {{"m", "", "rows of A' and Y"},
-                  {"n", "", "columns of B' and Y"},
-                  {"k", "", "columns of A', rows of B'"},
-                  {"trans_a", "0", "transA: A stored k x m"},
-                  {"trans_b", "0", "transB: B stored n x k"},
-                  {"alpha", "1", "alpha"},
-                  {"beta", "1", "beta"},
-                  {"bias", "row",
-                   "C: none | row (N) | col (M x 1) | scalar | full (M x N)"},
-                  {"activation", "none", kActivations},
-                  {"dtype", "fp16", "fp16 | bf16 | fp32"}},
-                 make_gemm});
+}  // namespace
 
-SFUMATO_REGISTER_OP(
-    bmatmul, OpSpec{"bmatmul",
-                    "ONNX MatMul node (numpy batching and broadcasting; int8: "
-                    "MatMulInteger)",
-                    {{"a_shape", "", "shape of A, e.g. 4,128,64 (1-D allowed)"},
-                     {"b_shape", "", "shape of B, e.g. 64,96"},
-                     {"activation", "none", kActivations},
-                     {"dtype", "fp16", "fp16 | bf16 | fp32 | int8"}},
-                    make_bmatmul});
+SFUMATO_REGISTER_OP(gemm, OpSpec{"gemm",
+                                 "ONNX Gemm node: Y = alpha A' B' + beta C [+ fused "
+                                 "activation] on the cube",
+                                 {{"m", "", "rows of A' and Y"},
+                                  {"n", "", "columns of B' and Y"},
+                                  {"k", "", "columns of A', rows of B'"},
+                                  {"trans_a", "0", "transA: A stored k x m"},
+                                  {"trans_b", "0", "transB: B stored n x k"},
+                                  {"alpha", "1", "alpha"},
+                                  {"beta", "1", "beta"},
+                                  {"bias", "row", "C: none | row (N) | col (M x 1) | scalar | full (M x N)"},
+                                  {"activation", "none", kActivations},
+                                  {"dtype", "fp16", "fp16 | bf16 | fp32"}},
+                                 make_gemm});
 
-} // namespace sfumato::ops
+SFUMATO_REGISTER_OP(bmatmul, OpSpec{"bmatmul",
+                                    "ONNX MatMul node (numpy batching and broadcasting; int8: "
+                                    "MatMulInteger)",
+                                    {{"a_shape", "", "shape of A, e.g. 4,128,64 (1-D allowed)"},
+                                     {"b_shape", "", "shape of B, e.g. 64,96"},
+                                     {"activation", "none", kActivations},
+                                     {"dtype", "fp16", "fp16 | bf16 | fp32 | int8"}},
+                                    make_bmatmul});
+
+}  // namespace sfumato::ops
+
+namespace sfumato::ops {
+SFUMATO_OP_SAMPLE(gemm, "gemm", {{"m", "40"}, {"n", "48"}, {"k", "64"}});
+SFUMATO_OP_SAMPLE(bmatmul, "bmatmul", {{"a_shape", "2,40,64"}, {"b_shape", "64,48"}});
+}  // namespace sfumato::ops

@@ -15,222 +15,181 @@ namespace sfumato::ops {
 namespace {
 uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 // Halves a multiple of `a`, staying a multiple of `a` and at least `a`.
-uint32_t halve(uint32_t v, uint32_t a) {
-  return std::max<uint32_t>(a, v / 2 / a * a);
-}
-bool c_fits(const MatmulTiling &t, uint32_t out_es, const DeviceInfo &dev) {
-  return t.l0c_buffers * t.c1_bytes() <= dev.l0c_bytes &&
-         (dev.arch != "coupled" ||
-          t.l0c_buffers * t.c2_bytes(out_es) <= dev.ub_bytes);
+uint32_t halve(uint32_t v, uint32_t a) { return std::max<uint32_t>(a, v / 2 / a * a); }
+bool c_fits(const MatmulTiling& t, uint32_t out_es, const DeviceInfo& dev) {
+    return t.l0c_buffers * t.c1_bytes() <= dev.l0c_bytes &&
+           (dev.arch != "coupled" || t.l0c_buffers * t.c2_bytes(out_es) <= dev.ub_bytes);
 }
 // base_k: the largest step (up to 256, a multiple of the k granule) whose
 // double-buffered L0A/L0B tiles fit; k_l1: as many base_k steps per chunk as L1
 // holds double-buffered (a power of two of them), up to what k needs. False if
 // none fit.
-bool fit_k(MatmulTiling &t, uint32_t in_es, const DeviceInfo &dev) {
-  const uint64_t bufs = t.buffers;
-  const uint32_t gk = t.align_k;
-  t.base_k = std::min<uint32_t>(rup(t.k, gk), 256);
-  while (bufs * t.a2_bytes(in_es) > dev.l0a_bytes ||
-         bufs * t.b2_bytes(in_es) > dev.l0b_bytes) {
-    if (t.base_k == gk)
-      return false;
-    t.base_k = halve(t.base_k, gk);
-  }
-  const uint32_t k_steps = (t.k + t.base_k - 1) / t.base_k;
-  const uint64_t per_step =
-      bufs * (uint64_t{t.base_m} * t.base_k + uint64_t{t.base_k} * t.base_n) *
-      in_es;
-  const uint64_t extra = bufs * (uint64_t{t.a1_extra} + t.b1_extra);
-  if (dev.l1_bytes <= extra)
-    return false;
-  uint64_t steps =
-      std::min<uint64_t>(k_steps, (dev.l1_bytes - extra) / per_step);
-  if (steps == 0)
-    return false;
-  // A chunk shorter than k: a power of two of steps, so that chunk rows of A
-  // stay aligned to whole L2 lines / MTE requests (5 steps of 64 fp16 make
-  // 640-byte rows: 2-3 requests each).
-  if (steps < k_steps)
-    steps = uint64_t{1} << (63 - __builtin_clzll(steps));
-  t.k_l1 = static_cast<uint32_t>(steps) * t.base_k;
-  return true;
-}
-} // namespace
-
-TileCoord tile_coord(const MatmulTiling &t, uint32_t tile) {
-  TileCoord c;
-  const uint32_t per = t.tiles_m * t.tiles_n;
-  c.batch = tile / per;
-  uint32_t r = tile % per;
-  const uint32_t gn = t.group_n ? std::min(t.group_n, t.tiles_n) : t.tiles_n;
-  const uint32_t sc = r / (t.tiles_m * gn); // super-column
-  const uint32_t width =
-      std::min(gn, t.tiles_n - sc * gn); // the last may be narrower
-  r -= sc * t.tiles_m * gn;
-  const uint32_t g = std::max<uint32_t>(1, t.group_m);
-  const uint32_t s = r / (g * width); // group of tile rows
-  const uint32_t rows =
-      std::min(g, t.tiles_m - s * g); // the last may be shorter
-  const uint32_t q = r - s * g * width;
-  c.tn = sc * gn + q / rows;
-  c.tm = s * g + q % rows;
-  return c;
-}
-
-void choose_tile_order(MatmulTiling &t, uint32_t in_es, uint32_t out_es,
-                       const DeviceInfo &dev) {
-  t.group_m = 1, t.group_n = 0;
-  const uint32_t w =
-      std::max<uint32_t>(1, std::min(t.block_dim, t.tiles_m * t.tiles_n));
-  if (dev.l2_bytes == 0 || t.tiles_m * t.tiles_n <= w)
-    return; // one wave: the order is moot
-  const double a_panel = double(t.base_m) * t.k * in_es,
-               b_panel = double(t.base_n) * t.k * in_es;
-  const double c_tile = double(t.base_m) * t.base_n * out_es;
-  const double wa = double(t.base_m) / (t.base_m + t.base_n), wb = 1.0 - wa;
-  const double budget = 0.75 * double(dev.l2_bytes);
-  double best = 2.0;
-  // Super-columns only when even one row of tiles over all of B overflows the
-  // budget (they re-read every A panel once per super-column).
-  const bool narrow = a_panel + t.tiles_n * (b_panel + c_tile) > budget;
-  for (uint32_t cn = t.tiles_n;; cn = (cn + 1) / 2) {
-    for (uint32_t r = 1; r <= t.tiles_m; ++r) {
-      const double ws = r * a_panel + cn * b_panel + double(r) * cn * c_tile;
-      const double fa = std::min<double>(cn, std::max(1.0, double(w) / r)) / cn;
-      const double fb =
-          ws <= budget ? std::min<double>(r, t.tiles_m) / t.tiles_m : 1.0;
-      const double wait = wa * fa + wb * fb;
-      if (wait < best - 1e-12)
-        best = wait, t.group_m = r, t.group_n = cn == t.tiles_n ? 0 : cn;
+bool fit_k(MatmulTiling& t, uint32_t in_es, const DeviceInfo& dev) {
+    const uint64_t bufs = t.buffers;
+    const uint32_t gk = t.align_k;
+    t.base_k = std::min<uint32_t>(rup(t.k, gk), 256);
+    while (bufs * t.a2_bytes(in_es) > dev.l0a_bytes || bufs * t.b2_bytes(in_es) > dev.l0b_bytes) {
+        if (t.base_k == gk) return false;
+        t.base_k = halve(t.base_k, gk);
     }
-    if (cn == 1 || !narrow)
-      break;
-  }
+    const uint32_t k_steps = (t.k + t.base_k - 1) / t.base_k;
+    const uint64_t per_step = bufs * (uint64_t{t.base_m} * t.base_k + uint64_t{t.base_k} * t.base_n) * in_es;
+    const uint64_t extra = bufs * (uint64_t{t.a1_extra} + t.b1_extra);
+    if (dev.l1_bytes <= extra) return false;
+    uint64_t steps = std::min<uint64_t>(k_steps, (dev.l1_bytes - extra) / per_step);
+    if (steps == 0) return false;
+    // A chunk shorter than k: a power of two of steps, so that chunk rows of A
+    // stay aligned to whole L2 lines / MTE requests (5 steps of 64 fp16 make
+    // 640-byte rows: 2-3 requests each).
+    if (steps < k_steps) steps = uint64_t{1} << (63 - __builtin_clzll(steps));
+    t.k_l1 = static_cast<uint32_t>(steps) * t.base_k;
+    return true;
+}
+}  // namespace
+
+TileCoord tile_coord(const MatmulTiling& t, uint32_t tile) {
+    TileCoord c;
+    const uint32_t per = t.tiles_m * t.tiles_n;
+    c.batch = tile / per;
+    uint32_t r = tile % per;
+    const uint32_t gn = t.group_n ? std::min(t.group_n, t.tiles_n) : t.tiles_n;
+    const uint32_t sc = r / (t.tiles_m * gn);                  // super-column
+    const uint32_t width = std::min(gn, t.tiles_n - sc * gn);  // the last may be narrower
+    r -= sc * t.tiles_m * gn;
+    const uint32_t g = std::max<uint32_t>(1, t.group_m);
+    const uint32_t s = r / (g * width);                    // group of tile rows
+    const uint32_t rows = std::min(g, t.tiles_m - s * g);  // the last may be shorter
+    const uint32_t q = r - s * g * width;
+    c.tn = sc * gn + q / rows;
+    c.tm = s * g + q % rows;
+    return c;
 }
 
-double matmul_cost(const MatmulTiling &t, uint32_t in_es, uint32_t out_es,
-                   const DeviceInfo &dev) {
-  const uint32_t blocks =
-      std::max<uint32_t>(1, std::min(t.tiles(), t.block_dim));
-  const double waves = (t.tiles() + blocks - 1) / blocks;
-  const double macs =
-      dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 16.0 * 16 * 16;
-  const uint32_t k0 = cube_k0_of(in_es);
-  // fp16 MACs per cycle hold for 16-deep steps; a K0-deep step takes one cycle
-  // too.
-  const double cube =
-      double(t.base_m) * t.base_n * rup(t.k, k0) / macs * (16.0 / k0);
-  // A and B are read by every tile of their row / column; they stay in L2 when
-  // they fit.
-  const double footprint =
-      (double(t.m) * t.k + double(t.k) * t.n) * in_es * t.batch;
-  const bool in_l2 = dev.l2_bytes > 0 && footprint <= double(dev.l2_bytes);
-  const double core_rate = in_l2 ? dev.core_read_max_bytes_per_cycle
-                                 : dev.core_gm_read_bytes_per_cycle;
-  const double chip_rate =
-      (in_l2 ? dev.mem_max_bytes_per_cycle : dev.gm_bytes_per_cycle) / blocks;
-  const double rate = core_rate > 0 && chip_rate > 0
-                          ? std::min(core_rate, chip_rate)
-                          : std::max(core_rate, chip_rate);
-  // The port moves each request in whole cycles: a row-major operand costs
-  // whole cycles per row segment (A rows of k_l1 (or, transposed, k_l1 rows of
-  // base_m), B rows of base_n (or base_n rows of k_l1) elements per L1 chunk),
-  // which makes narrow rows dearer than their bytes; NZ operands load as long
-  // contiguous runs.
-  double load = 0;
-  if (rate > 0) {
-    auto row = [&](double bytes) {
-      return t.gm_nz ? bytes / rate : std::ceil(bytes / rate);
-    };
-    auto chunk = [&](uint32_t kc) {
-      const double a = t.trans_a ? kc * row(double(t.base_m) * in_es)
-                                 : t.base_m * row(double(kc) * in_es);
-      const double b = t.trans_b ? t.base_n * row(double(kc) * in_es)
-                                 : kc * row(double(t.base_n) * in_es);
-      return a + b;
-    };
-    const uint32_t full = t.k / t.k_l1, rest = t.k % t.k_l1;
-    load = full * chunk(t.k_l1) + (rest ? chunk(rest) : 0.0);
-  }
-  const double drain = dev.core_write_max_bytes_per_cycle > 0
-                           ? double(t.base_m) * t.base_n * out_es /
-                                 dev.core_write_max_bytes_per_cycle
-                           : 0.0;
-  // With one L0C buffer the next tile's first mad waits for the drain; the last
-  // drain is always exposed.
-  return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) +
-         drain;
-}
-
-MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es,
-                         uint32_t out_es, const DeviceInfo &dev,
-                         uint32_t block_dim) {
-  MatmulProblem pr;
-  pr.m = m, pr.n = n, pr.k = k, pr.in_es = in_es, pr.out_es = out_es;
-  return plan_matmul(pr, dev, block_dim);
-}
-
-MatmulTiling plan_matmul(const MatmulProblem &pr, const DeviceInfo &dev,
-                         uint32_t block_dim) {
-  const uint32_t m = pr.m, n = pr.n, k = pr.k;
-  if (m == 0 || n == 0 || k == 0 || pr.batch == 0)
-    throw InputError("matmul: m, n, k and the batch must be positive");
-  const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
-  // Transpose squares of int8 operands are 32 x 32: a transposed A pads m to
-  // 32, a row-major (k x n) B pads n to 32; k rows of int8 tiles pad to 32
-  // (K0).
-  const bool i8 = pr.in_es == 1;
-  const uint32_t am = i8 && pr.trans_a ? 32 : 16,
-                 an = i8 && !pr.trans_b ? 32 : 16, ak = i8 ? 32 : 16;
-  MatmulTiling best;
-  double best_cost = 0, best_bytes = 0;
-  bool found = false;
-  // On equal cost: fewer bytes loaded (bigger tiles; what counts when the
-  // device gives no rates), then two L0C buffers, then wider tiles (longer
-  // contiguous B rows).
-  for (uint32_t bufs : {2u, 1u})
-    for (uint32_t bn = 256; bn >= an; bn /= 2) {
-      if (bn > rup(n, an) && bn / 2 >= rup(n, an))
-        continue; // one clamped size per shape
-      for (uint32_t bm = 256; bm >= am; bm /= 2) {
-        if (bm > rup(m, am) && bm / 2 >= rup(m, am))
-          continue;
-        MatmulTiling t;
-        t.m = m, t.n = n, t.k = k, t.batch = pr.batch;
-        t.trans_a = pr.trans_a, t.trans_b = pr.trans_b;
-        t.align_m = am, t.align_n = an, t.align_k = ak;
-        t.l0c_buffers = bufs;
-        t.gm_nz = dev.arch == "coupled" && pr.in_es == 2 && !pr.trans_a &&
-                  !pr.trans_b && pr.batch == 1;
-        t.base_m = std::min(bm, rup(m, am));
-        t.base_n = std::min(bn, rup(n, an));
-        // A bias row (n of B_e^T) or column (m of A_e) takes one 32-B block per
-        // element.
-        if (pr.bias == BiasForm::Row || pr.bias == BiasForm::Scalar)
-          t.b1_extra = t.base_n * 32;
-        if (pr.bias == BiasForm::Col)
-          t.a1_extra = t.base_m * 32;
-        if (!c_fits(t, pr.out_es, dev) || !fit_k(t, pr.in_es, dev))
-          continue;
-        t.tiles_m = (m + t.base_m - 1) / t.base_m;
-        t.tiles_n = (n + t.base_n - 1) / t.base_n;
-        t.block_dim = block_dim ? block_dim : std::min(t.tiles(), cores);
-        const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
-        const double bytes =
-            double(t.tiles_n) * m + double(t.tiles_m) * n; // x k x in_es
-        const bool tie =
-            found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
-        if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
-          best = t, best_cost = cost, best_bytes = bytes, found = true;
-      }
+void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
+    t.group_m = 1, t.group_n = 0;
+    const uint32_t w = std::max<uint32_t>(1, std::min(t.block_dim, t.tiles_m * t.tiles_n));
+    if (dev.l2_bytes == 0 || t.tiles_m * t.tiles_n <= w) return;  // one wave: the order is moot
+    const double a_panel = double(t.base_m) * t.k * in_es, b_panel = double(t.base_n) * t.k * in_es;
+    const double c_tile = double(t.base_m) * t.base_n * out_es;
+    const double wa = double(t.base_m) / (t.base_m + t.base_n), wb = 1.0 - wa;
+    const double budget = 0.75 * double(dev.l2_bytes);
+    double best = 2.0;
+    // Super-columns only when even one row of tiles over all of B overflows the
+    // budget (they re-read every A panel once per super-column).
+    const bool narrow = a_panel + t.tiles_n * (b_panel + c_tile) > budget;
+    for (uint32_t cn = t.tiles_n;; cn = (cn + 1) / 2) {
+        for (uint32_t r = 1; r <= t.tiles_m; ++r) {
+            const double ws = r * a_panel + cn * b_panel + double(r) * cn * c_tile;
+            const double fa = std::min<double>(cn, std::max(1.0, double(w) / r)) / cn;
+            const double fb = ws <= budget ? std::min<double>(r, t.tiles_m) / t.tiles_m : 1.0;
+            const double wait = wa * fa + wb * fb;
+            if (wait < best - 1e-12) best = wait, t.group_m = r, t.group_n = cn == t.tiles_n ? 0 : cn;
+        }
+        if (cn == 1 || !narrow) break;
     }
-  if (!found)
-    throw InputError("matmul: L0C/L0A/L0B/L1 (or UB) too small for the "
-                     "smallest 16x16x16 tiles");
-  best.nd2nz_instr = dev.arch != "coupled";
-  choose_tile_order(best, pr.in_es, pr.out_es, dev);
-  return best;
 }
 
-} // namespace sfumato::ops
+double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
+    const uint32_t blocks = std::max<uint32_t>(1, std::min(t.tiles(), t.block_dim));
+    const double waves = (t.tiles() + blocks - 1) / blocks;
+    const double macs = dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 16.0 * 16 * 16;
+    const uint32_t k0 = cube_k0_of(in_es);
+    // fp16 MACs per cycle hold for 16-deep steps; a K0-deep step takes one cycle
+    // too.
+    const double cube = double(t.base_m) * t.base_n * rup(t.k, k0) / macs * (16.0 / k0);
+    // A and B are read by every tile of their row / column; they stay in L2 when
+    // they fit.
+    const double footprint = (double(t.m) * t.k + double(t.k) * t.n) * in_es * t.batch;
+    const bool in_l2 = dev.l2_bytes > 0 && footprint <= double(dev.l2_bytes);
+    const double core_rate = in_l2 ? dev.core_read_max_bytes_per_cycle : dev.core_gm_read_bytes_per_cycle;
+    const double chip_rate = (in_l2 ? dev.mem_max_bytes_per_cycle : dev.gm_bytes_per_cycle) / blocks;
+    const double rate =
+        core_rate > 0 && chip_rate > 0 ? std::min(core_rate, chip_rate) : std::max(core_rate, chip_rate);
+    // The port moves each request in whole cycles: a row-major operand costs
+    // whole cycles per row segment (A rows of k_l1 (or, transposed, k_l1 rows of
+    // base_m), B rows of base_n (or base_n rows of k_l1) elements per L1 chunk),
+    // which makes narrow rows dearer than their bytes; NZ operands load as long
+    // contiguous runs.
+    double load = 0;
+    if (rate > 0) {
+        auto row = [&](double bytes) { return t.gm_nz ? bytes / rate : std::ceil(bytes / rate); };
+        auto chunk = [&](uint32_t kc) {
+            const double a =
+                t.trans_a ? kc * row(double(t.base_m) * in_es) : t.base_m * row(double(kc) * in_es);
+            const double b =
+                t.trans_b ? t.base_n * row(double(kc) * in_es) : kc * row(double(t.base_n) * in_es);
+            return a + b;
+        };
+        const uint32_t full = t.k / t.k_l1, rest = t.k % t.k_l1;
+        load = full * chunk(t.k_l1) + (rest ? chunk(rest) : 0.0);
+    }
+    const double drain = dev.core_write_max_bytes_per_cycle > 0
+                             ? double(t.base_m) * t.base_n * out_es / dev.core_write_max_bytes_per_cycle
+                             : 0.0;
+    // With one L0C buffer the next tile's first mad waits for the drain; the last
+    // drain is always exposed.
+    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain;
+}
+
+MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,
+                         const DeviceInfo& dev, uint32_t block_dim) {
+    MatmulProblem pr;
+    pr.m = m, pr.n = n, pr.k = k, pr.in_es = in_es, pr.out_es = out_es;
+    return plan_matmul(pr, dev, block_dim);
+}
+
+MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim) {
+    const uint32_t m = pr.m, n = pr.n, k = pr.k;
+    if (m == 0 || n == 0 || k == 0 || pr.batch == 0)
+        throw InputError("matmul: m, n, k and the batch must be positive");
+    const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
+    // Transpose squares of int8 operands are 32 x 32: a transposed A pads m to
+    // 32, a row-major (k x n) B pads n to 32; k rows of int8 tiles pad to 32
+    // (K0).
+    const bool i8 = pr.in_es == 1;
+    const uint32_t am = i8 && pr.trans_a ? 32 : 16, an = i8 && !pr.trans_b ? 32 : 16, ak = i8 ? 32 : 16;
+    MatmulTiling best;
+    double best_cost = 0, best_bytes = 0;
+    bool found = false;
+    // On equal cost: fewer bytes loaded (bigger tiles; what counts when the
+    // device gives no rates), then two L0C buffers, then wider tiles (longer
+    // contiguous B rows).
+    for (uint32_t bufs : {2u, 1u})
+        for (uint32_t bn = 256; bn >= an; bn /= 2) {
+            if (bn > rup(n, an) && bn / 2 >= rup(n, an)) continue;  // one clamped size per shape
+            for (uint32_t bm = 256; bm >= am; bm /= 2) {
+                if (bm > rup(m, am) && bm / 2 >= rup(m, am)) continue;
+                MatmulTiling t;
+                t.m = m, t.n = n, t.k = k, t.batch = pr.batch;
+                t.trans_a = pr.trans_a, t.trans_b = pr.trans_b;
+                t.align_m = am, t.align_n = an, t.align_k = ak;
+                t.l0c_buffers = bufs;
+                t.gm_nz =
+                    dev.arch == "coupled" && pr.in_es == 2 && !pr.trans_a && !pr.trans_b && pr.batch == 1;
+                t.base_m = std::min(bm, rup(m, am));
+                t.base_n = std::min(bn, rup(n, an));
+                // A bias row (n of B_e^T) or column (m of A_e) takes one 32-B block per
+                // element.
+                if (pr.bias == BiasForm::Row || pr.bias == BiasForm::Scalar) t.b1_extra = t.base_n * 32;
+                if (pr.bias == BiasForm::Col) t.a1_extra = t.base_m * 32;
+                if (!c_fits(t, pr.out_es, dev) || !fit_k(t, pr.in_es, dev)) continue;
+                t.tiles_m = (m + t.base_m - 1) / t.base_m;
+                t.tiles_n = (n + t.base_n - 1) / t.base_n;
+                t.block_dim = block_dim ? block_dim : std::min(t.tiles(), cores);
+                const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
+                const double bytes = double(t.tiles_n) * m + double(t.tiles_m) * n;  // x k x in_es
+                const bool tie = found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
+                if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
+                    best = t, best_cost = cost, best_bytes = bytes, found = true;
+            }
+        }
+    if (!found)
+        throw InputError(
+            "matmul: L0C/L0A/L0B/L1 (or UB) too small for the "
+            "smallest 16x16x16 tiles");
+    best.nd2nz_instr = dev.arch != "coupled";
+    choose_tile_order(best, pr.in_es, pr.out_es, dev);
+    return best;
+}
+
+}  // namespace sfumato::ops

@@ -34,7 +34,18 @@ std::map<std::string, OpSpec>& registry() {
     static std::map<std::string, OpSpec> r;
     return r;
 }
+std::map<std::string, OpArgs>& samples() {
+    static std::map<std::string, OpArgs> r;
+    return r;
+}
 }  // namespace
+
+void register_op_sample(const std::string& name, OpArgs args) { samples()[name] = std::move(args); }
+
+const OpArgs* op_sample(const std::string& name) {
+    auto it = samples().find(name);
+    return it == samples().end() ? nullptr : &it->second;
+}
 
 void register_op(OpSpec spec) { registry()[spec.name] = std::move(spec); }
 

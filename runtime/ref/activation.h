@@ -14,16 +14,16 @@
 namespace sfumato::ref {
 
 struct Activation {
-  std::string kind; // "" = none
-  double alpha = 0.0, beta = 0.0;
-  bool none() const { return kind.empty(); }
+    std::string kind;  // "" = none
+    double alpha = 0.0, beta = 0.0;
+    bool none() const { return kind.empty(); }
 };
 
 // The activation a node's attributes ask for, defaults filled in; throws
 // InputError naming the node for an unknown activation.
-Activation activation_of(const Attrs &attrs);
-double activate(const Activation &a, double x);
+Activation activation_of(const Attrs& attrs);
+double activate(const Activation& a, double x);
 // Applies the activation to every value (then rounds to the tensor's type).
-void apply_activation(const Activation &a, HostTensor &t);
+void apply_activation(const Activation& a, HostTensor& t);
 
-} // namespace sfumato::ref
+}  // namespace sfumato::ref

@@ -61,7 +61,7 @@ uint64_t brute_conflicts(const isa::Instr& in, const CoreParams& p) {
         std::map<uint64_t, uint32_t> count;
         std::vector<std::pair<int, uint64_t>> src_banks;
         auto touch = [&](int op, const isa::Addr& a, uint16_t blk, uint16_t rep, bool src) {
-            for (uint32_t b = 0; b < 8; ++b) {
+            for (uint32_t b = 0; b < (blk ? 8u : 1u); ++b) {  // block stride 0: one block, read once
                 const uint64_t bank = ((a.addr + uint64_t(r) * rep * 32 + uint64_t(b) * blk * 32) / p.ub_bank_bytes) % p.ub_banks;
                 ++count[bank];
                 if (src) src_banks.push_back({op, bank});

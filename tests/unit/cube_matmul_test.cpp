@@ -7,6 +7,8 @@
 // structure (flags balanced, no unsynchronised buffer sharing). Also the tile
 // order: a permutation of the tiles, and the order the plan picks for large
 // shapes.
+#include "runtime/ops/cube_matmul.h"
+
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <set>
 
 #include "kapi_sink.h"
-#include "runtime/ops/cube_matmul.h"
 
 using namespace sfumato;
 using namespace sfumato::ops;
@@ -24,264 +25,233 @@ using sfumato::kernel::test::KapiSink;
 
 namespace {
 
-DeviceInfo tiny(const std::string &arch = "split") {
-  DeviceInfo d;
-  d.arch = arch;
-  d.cube_cores = 2;
-  d.l1_bytes = 128 << 10, d.l0a_bytes = d.l0b_bytes = 16 << 10,
-  d.l0c_bytes = 32 << 10, d.ub_bytes = 32 << 10;
-  d.event_ids = 8;
-  return d;
+DeviceInfo tiny(const std::string& arch = "split") {
+    DeviceInfo d;
+    d.arch = arch;
+    d.cube_cores = 2;
+    d.l1_bytes = 128 << 10, d.l0a_bytes = d.l0b_bytes = 16 << 10, d.l0c_bytes = 32 << 10,
+    d.ub_bytes = 32 << 10;
+    d.event_ids = 8;
+    return d;
 }
 
 struct Case {
-  uint32_t batch = 1, m = 0, n = 0, k = 0;
-  DType in = DType::FP16, out = DType::FP32;
-  bool ta = false, tb = false;
-  bool b_broadcast = false; // B shared by every batch (stride 0)
-  BiasForm bias = BiasForm::None;
-  double alpha = 1.0, beta = 1.0;
-  bool relu = false;
+    uint32_t batch = 1, m = 0, n = 0, k = 0;
+    DType in = DType::FP16, out = DType::FP32;
+    bool ta = false, tb = false;
+    bool b_broadcast = false;  // B shared by every batch (stride 0)
+    BiasForm bias = BiasForm::None;
+    double alpha = 1.0, beta = 1.0;
+    bool relu = false;
 };
 
 // Runs every block on `kind` cores; returns max |err| / tolerance over C.
-double run_case(const Case &c, const DeviceInfo &dev, isa::CoreKind kind) {
-  const uint32_t es = isa::dtype_size(c.in), eo = isa::dtype_size(c.out);
-  MatmulProblem pr;
-  pr.batch = c.batch, pr.m = c.m, pr.n = c.n, pr.k = c.k, pr.in_es = es,
-  pr.out_es = eo;
-  pr.trans_a = c.ta, pr.trans_b = c.tb, pr.bias = c.bias;
-  CubeMatmulPlan p;
-  p.t = plan_matmul(pr, dev);
-  p.t.gm_nz = false;
-  p.in = c.in, p.out = c.out;
-  p.lda = c.ta ? c.m : c.k, p.ldb = c.tb ? c.k : c.n, p.ldc = c.n;
-  const uint64_t sa = uint64_t{c.m} * c.k, sb = uint64_t{c.k} * c.n,
-                 sc = uint64_t{c.m} * c.n;
-  if (c.batch > 1)
-    p.bdims = {c.batch}, p.a_bs = {sa}, p.b_bs = {c.b_broadcast ? 0 : sb},
-    p.c_bs = {sc};
-  p.bias_form = c.bias;
-  p.alpha = c.alpha, p.relu = c.relu;
-  if (c.bias != BiasForm::None) {
-    if (c.alpha == 0)
-      p.skip_ab = true, p.alpha = 1.0, p.bias_scale = c.beta;
-    else
-      p.bias_scale = c.beta / c.alpha;
-  }
-  const uint64_t nb = c.b_broadcast ? 1 : c.batch;
-  auto up = [](uint64_t v) { return (v + 4095) / 4096 * 4096; };
-  p.a = 0x1000;
-  p.b = p.a + up(c.batch * sa * es);
-  p.bias = p.b + up(nb * sb * es);
-  p.c = p.bias + up(std::max(c.m, c.n) * es);
-  isa::test::TestMem mem(1 << 20, p.c + c.batch * sc * eo + 4096);
-  for (auto &byte : mem.of(Pos::GM))
-    byte = 0xff; // poison: unwritten outputs are nan
-  std::mt19937 gen(11);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> di(-128, 127);
-  auto fill = [&](uint64_t base, uint64_t count) {
-    std::vector<double> v(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      const double x = c.in == DType::INT8 ? di(gen) : d(gen);
-      mem.set(Pos::GM, base + i * es, c.in, x);
-      v[i] = mem.val(Pos::GM, base + i * es, c.in);
+double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind) {
+    const uint32_t es = isa::dtype_size(c.in), eo = isa::dtype_size(c.out);
+    MatmulProblem pr;
+    pr.batch = c.batch, pr.m = c.m, pr.n = c.n, pr.k = c.k, pr.in_es = es, pr.out_es = eo;
+    pr.trans_a = c.ta, pr.trans_b = c.tb, pr.bias = c.bias;
+    CubeMatmulPlan p;
+    p.t = plan_matmul(pr, dev);
+    p.t.gm_nz = false;
+    p.in = c.in, p.out = c.out;
+    p.lda = c.ta ? c.m : c.k, p.ldb = c.tb ? c.k : c.n, p.ldc = c.n;
+    const uint64_t sa = uint64_t{c.m} * c.k, sb = uint64_t{c.k} * c.n, sc = uint64_t{c.m} * c.n;
+    if (c.batch > 1) p.bdims = {c.batch}, p.a_bs = {sa}, p.b_bs = {c.b_broadcast ? 0 : sb}, p.c_bs = {sc};
+    p.bias_form = c.bias;
+    p.alpha = c.alpha, p.relu = c.relu;
+    if (c.bias != BiasForm::None) {
+        if (c.alpha == 0)
+            p.skip_ab = true, p.alpha = 1.0, p.bias_scale = c.beta;
+        else
+            p.bias_scale = c.beta / c.alpha;
     }
-    return v;
-  };
-  const std::vector<double> a = fill(p.a, c.batch * sa), b = fill(p.b, nb * sb);
-  const std::vector<double> bias = fill(p.bias, std::max(c.m, c.n));
-  for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
-    KapiSink sink(kind, &mem);
-    sink.set_block(blk, p.t.block_dim);
-    sink.set_buffer(Pos::L1, dev.l1_bytes);
-    sink.set_buffer(Pos::L0A, dev.l0a_bytes);
-    sink.set_buffer(Pos::L0B, dev.l0b_bytes);
-    sink.set_buffer(Pos::L0C, dev.l0c_bytes);
-    if (kind == isa::CoreKind::Coupled)
-      sink.set_buffer(Pos::UB, dev.ub_bytes);
-    sink.set_event_ids(dev.event_ids);
-    run_cube_matmul(sink, p);
-    INFO("block " << blk);
-    CHECK(sink.errors().empty());
-    if (!sink.errors().empty())
-      FAIL_CHECK(sink.errors().front());
-    CHECK(sink.flags_clear());
-    CHECK(sink.first_race() == "");
-  }
-  const double u_out = c.out == DType::FP16   ? 0x1p-11
-                       : c.out == DType::BF16 ? 0x1p-8
-                                              : 0.0;
-  const double u_in = c.in == DType::FP16   ? 0x1p-11
-                      : c.in == DType::BF16 ? 0x1p-8
-                                            : 0x1p-24;
-  const double steps = std::ceil(double(c.k) / p.t.base_k) + 1;
-  double worst = 0;
-  for (uint32_t bt = 0; bt < c.batch; ++bt)
-    for (uint32_t i = 0; i < c.m; ++i)
-      for (uint32_t j = 0; j < c.n; ++j) {
-        double s = 0, sabs = 0;
-        for (uint32_t kk = 0; kk < c.k; ++kk) {
-          const double x = a[bt * sa + (c.ta ? uint64_t{kk} * c.m + i
-                                             : uint64_t{i} * c.k + kk)];
-          const double y =
-              b[(c.b_broadcast ? 0 : bt) * sb +
-                (c.tb ? uint64_t{j} * c.k + kk : uint64_t{kk} * c.n + j)];
-          s += x * y, sabs += std::fabs(x * y);
+    const uint64_t nb = c.b_broadcast ? 1 : c.batch;
+    auto up = [](uint64_t v) { return (v + 4095) / 4096 * 4096; };
+    p.a = 0x1000;
+    p.b = p.a + up(c.batch * sa * es);
+    p.bias = p.b + up(nb * sb * es);
+    p.c = p.bias + up(std::max(c.m, c.n) * es);
+    isa::test::TestMem mem(1 << 20, p.c + c.batch * sc * eo + 4096);
+    for (auto& byte : mem.of(Pos::GM)) byte = 0xff;  // poison: unwritten outputs are nan
+    std::mt19937 gen(11);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> di(-128, 127);
+    auto fill = [&](uint64_t base, uint64_t count) {
+        std::vector<double> v(count);
+        for (uint64_t i = 0; i < count; ++i) {
+            const double x = c.in == DType::INT8 ? di(gen) : d(gen);
+            mem.set(Pos::GM, base + i * es, c.in, x);
+            v[i] = mem.val(Pos::GM, base + i * es, c.in);
         }
-        double add = 0;
-        if (c.bias == BiasForm::Row)
-          add = bias[j];
-        if (c.bias == BiasForm::Col)
-          add = bias[i];
-        if (c.bias == BiasForm::Scalar)
-          add = bias[0];
-        double ref = (c.alpha == 0 ? 0.0 : c.alpha * s) + c.beta * add;
-        if (c.relu)
-          ref = std::max(ref, 0.0);
-        const double got =
-            c.out == DType::INT32
-                ? double(mem.get<int32_t>(
-                      Pos::GM, p.c + ((uint64_t{bt} * c.m + i) * c.n + j) * 4))
-                : mem.val(Pos::GM,
-                          p.c + ((uint64_t{bt} * c.m + i) * c.n + j) * eo,
-                          c.out);
-        const double tol = c.in == DType::INT8
-                               ? 0.5
-                               : 2 * steps * 0x1p-24 *
-                                         (std::fabs(c.alpha) * sabs +
-                                          std::fabs(c.beta * add)) +
-                                     std::fabs(c.beta * add) * u_in +
-                                     u_out * std::fabs(ref) + 0x1p-24;
-        worst =
-            std::max(worst, std::isnan(got) ? 1e9 : std::fabs(got - ref) / tol);
-      }
-  return worst;
-}
-
-} // namespace
-
-TEST_CASE("cube matmul: every element type with every transpose combination, "
-          "split and coupled, ragged") {
-  for (DType in : {DType::FP16, DType::BF16, DType::FP32, DType::INT8})
-    for (int tr = 0; tr < 4; ++tr)
-      for (const char *arch : {"split", "coupled"}) {
-        Case c;
-        c.m = 37, c.n = 45,
-        c.k = 300; // several k chunks and steps on tiny buffers
-        c.in = in, c.out = in == DType::INT8 ? DType::INT32 : DType::FP32;
-        c.ta = tr & 1, c.tb = tr & 2;
-        INFO(isa::dtype_name(in)
-             << " ta " << c.ta << " tb " << c.tb << " " << arch);
-        const isa::CoreKind kind = std::string(arch) == "split"
-                                       ? isa::CoreKind::Cube
-                                       : isa::CoreKind::Coupled;
-        CHECK(run_case(c, tiny(arch), kind) <= 1.0);
-      }
-}
-
-TEST_CASE("cube matmul: small and odd shapes hit the fp32 odd-step and int8 "
-          "padding paths") {
-  for (DType in : {DType::FP32, DType::INT8})
-    for (auto [m, n, k] : {std::array<uint32_t, 3>{1, 1, 1},
-                           {5, 3, 20},
-                           {17, 9, 41},
-                           {16, 33, 24}}) {
-      for (int tr = 0; tr < 4; ++tr) {
-        Case c;
-        c.m = m, c.n = n, c.k = k, c.in = in,
-        c.out = in == DType::INT8 ? DType::INT32 : DType::FP32;
-        c.ta = tr & 1, c.tb = tr & 2;
-        INFO(isa::dtype_name(in) << " " << m << "x" << n << "x" << k << " ta "
-                                 << c.ta << " tb " << c.tb);
-        CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
-      }
+        return v;
+    };
+    const std::vector<double> a = fill(p.a, c.batch * sa), b = fill(p.b, nb * sb);
+    const std::vector<double> bias = fill(p.bias, std::max(c.m, c.n));
+    for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
+        KapiSink sink(kind, &mem);
+        sink.set_block(blk, p.t.block_dim);
+        sink.set_buffer(Pos::L1, dev.l1_bytes);
+        sink.set_buffer(Pos::L0A, dev.l0a_bytes);
+        sink.set_buffer(Pos::L0B, dev.l0b_bytes);
+        sink.set_buffer(Pos::L0C, dev.l0c_bytes);
+        if (kind == isa::CoreKind::Coupled) sink.set_buffer(Pos::UB, dev.ub_bytes);
+        sink.set_event_ids(dev.event_ids);
+        run_cube_matmul(sink, p);
+        INFO("block " << blk);
+        CHECK(sink.errors().empty());
+        if (!sink.errors().empty()) FAIL_CHECK(sink.errors().front());
+        CHECK(sink.flags_clear());
+        CHECK(sink.first_race() == "");
     }
+    const double u_out = c.out == DType::FP16 ? 0x1p-11 : c.out == DType::BF16 ? 0x1p-8 : 0.0;
+    const double u_in = c.in == DType::FP16 ? 0x1p-11 : c.in == DType::BF16 ? 0x1p-8 : 0x1p-24;
+    const double steps = std::ceil(double(c.k) / p.t.base_k) + 1;
+    double worst = 0;
+    for (uint32_t bt = 0; bt < c.batch; ++bt)
+        for (uint32_t i = 0; i < c.m; ++i)
+            for (uint32_t j = 0; j < c.n; ++j) {
+                double s = 0, sabs = 0;
+                for (uint32_t kk = 0; kk < c.k; ++kk) {
+                    const double x = a[bt * sa + (c.ta ? uint64_t{kk} * c.m + i : uint64_t{i} * c.k + kk)];
+                    const double y = b[(c.b_broadcast ? 0 : bt) * sb +
+                                       (c.tb ? uint64_t{j} * c.k + kk : uint64_t{kk} * c.n + j)];
+                    s += x * y, sabs += std::fabs(x * y);
+                }
+                double add = 0;
+                if (c.bias == BiasForm::Row) add = bias[j];
+                if (c.bias == BiasForm::Col) add = bias[i];
+                if (c.bias == BiasForm::Scalar) add = bias[0];
+                double ref = (c.alpha == 0 ? 0.0 : c.alpha * s) + c.beta * add;
+                if (c.relu) ref = std::max(ref, 0.0);
+                const double got =
+                    c.out == DType::INT32
+                        ? double(mem.get<int32_t>(Pos::GM, p.c + ((uint64_t{bt} * c.m + i) * c.n + j) * 4))
+                        : mem.val(Pos::GM, p.c + ((uint64_t{bt} * c.m + i) * c.n + j) * eo, c.out);
+                const double tol =
+                    c.in == DType::INT8
+                        ? 0.5
+                        : 2 * steps * 0x1p-24 * (std::fabs(c.alpha) * sabs + std::fabs(c.beta * add)) +
+                              std::fabs(c.beta * add) * u_in + u_out * std::fabs(ref) + 0x1p-24;
+                worst = std::max(worst, std::isnan(got) ? 1e9 : std::fabs(got - ref) / tol);
+            }
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "cube matmul: every element type with every transpose combination, "
+    "split and coupled, ragged") {
+    for (DType in : {DType::FP16, DType::BF16, DType::FP32, DType::INT8})
+        for (int tr = 0; tr < 4; ++tr)
+            for (const char* arch : {"split", "coupled"}) {
+                Case c;
+                c.m = 37, c.n = 45,
+                c.k = 300;  // several k chunks and steps on tiny buffers
+                c.in = in, c.out = in == DType::INT8 ? DType::INT32 : DType::FP32;
+                c.ta = tr & 1, c.tb = tr & 2;
+                INFO(isa::dtype_name(in) << " ta " << c.ta << " tb " << c.tb << " " << arch);
+                const isa::CoreKind kind =
+                    std::string(arch) == "split" ? isa::CoreKind::Cube : isa::CoreKind::Coupled;
+                CHECK(run_case(c, tiny(arch), kind) <= 1.0);
+            }
+}
+
+TEST_CASE(
+    "cube matmul: small and odd shapes hit the fp32 odd-step and int8 "
+    "padding paths") {
+    for (DType in : {DType::FP32, DType::INT8})
+        for (auto [m, n, k] : {std::array<uint32_t, 3>{1, 1, 1}, {5, 3, 20}, {17, 9, 41}, {16, 33, 24}}) {
+            for (int tr = 0; tr < 4; ++tr) {
+                Case c;
+                c.m = m, c.n = n, c.k = k, c.in = in, c.out = in == DType::INT8 ? DType::INT32 : DType::FP32;
+                c.ta = tr & 1, c.tb = tr & 2;
+                INFO(isa::dtype_name(in)
+                     << " " << m << "x" << n << "x" << k << " ta " << c.ta << " tb " << c.tb);
+                CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
+            }
+        }
 }
 
 TEST_CASE("cube matmul: batches, a broadcast B, output casts") {
-  Case c;
-  c.batch = 3, c.m = 20, c.n = 24, c.k = 70, c.out = DType::FP16;
-  CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
-  c.b_broadcast = true, c.in = DType::BF16, c.out = DType::BF16, c.tb = true;
-  CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
-  c.in = DType::FP32, c.out = DType::FP32, c.ta = true;
-  CHECK(run_case(c, tiny("coupled"), isa::CoreKind::Coupled) <= 1.0);
+    Case c;
+    c.batch = 3, c.m = 20, c.n = 24, c.k = 70, c.out = DType::FP16;
+    CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
+    c.b_broadcast = true, c.in = DType::BF16, c.out = DType::BF16, c.tb = true;
+    CHECK(run_case(c, tiny(), isa::CoreKind::Cube) <= 1.0);
+    c.in = DType::FP32, c.out = DType::FP32, c.ta = true;
+    CHECK(run_case(c, tiny("coupled"), isa::CoreKind::Coupled) <= 1.0);
 }
 
-TEST_CASE("cube matmul: bias as an extra mad (row, column, scalar), alpha in "
-          "the FixPipe, ReLU") {
-  for (BiasForm bf : {BiasForm::Row, BiasForm::Col, BiasForm::Scalar})
-    for (DType in : {DType::FP16, DType::FP32})
-      for (const char *arch : {"split", "coupled"}) {
-        Case c;
-        c.m = 40, c.n = 50, c.k = 100, c.in = in, c.out = in, c.bias = bf,
-        c.alpha = 0.5, c.beta = -1.5;
-        c.relu = bf == BiasForm::Col;
-        c.tb = bf == BiasForm::Scalar;
-        INFO("bias " << static_cast<int>(bf) << " " << isa::dtype_name(in)
-                     << " " << arch);
-        const isa::CoreKind kind = std::string(arch) == "split"
-                                       ? isa::CoreKind::Cube
-                                       : isa::CoreKind::Coupled;
-        CHECK(run_case(c, tiny(arch), kind) <= 1.0);
-      }
-  // alpha == 0: only the bias mad runs.
-  Case z;
-  z.m = 20, z.n = 30, z.k = 50, z.bias = BiasForm::Row, z.alpha = 0.0,
-  z.beta = 2.0;
-  CHECK(run_case(z, tiny(), isa::CoreKind::Cube) <= 1.0);
+TEST_CASE(
+    "cube matmul: bias as an extra mad (row, column, scalar), alpha in "
+    "the FixPipe, ReLU") {
+    for (BiasForm bf : {BiasForm::Row, BiasForm::Col, BiasForm::Scalar})
+        for (DType in : {DType::FP16, DType::FP32})
+            for (const char* arch : {"split", "coupled"}) {
+                Case c;
+                c.m = 40, c.n = 50, c.k = 100, c.in = in, c.out = in, c.bias = bf, c.alpha = 0.5,
+                c.beta = -1.5;
+                c.relu = bf == BiasForm::Col;
+                c.tb = bf == BiasForm::Scalar;
+                INFO("bias " << static_cast<int>(bf) << " " << isa::dtype_name(in) << " " << arch);
+                const isa::CoreKind kind =
+                    std::string(arch) == "split" ? isa::CoreKind::Cube : isa::CoreKind::Coupled;
+                CHECK(run_case(c, tiny(arch), kind) <= 1.0);
+            }
+    // alpha == 0: only the bias mad runs.
+    Case z;
+    z.m = 20, z.n = 30, z.k = 50, z.bias = BiasForm::Row, z.alpha = 0.0, z.beta = 2.0;
+    CHECK(run_case(z, tiny(), isa::CoreKind::Cube) <= 1.0);
 }
 
-TEST_CASE("cube matmul tile order: a permutation of the tiles; groups keep "
-          "their working set in L2") {
-  MatmulTiling t;
-  for (auto [tm, tn, g, gn] : {std::array<uint32_t, 4>{7, 5, 1, 0},
-                               {7, 5, 3, 0},
-                               {8, 8, 2, 3},
-                               {5, 9, 4, 4}}) {
-    t.tiles_m = tm, t.tiles_n = tn, t.group_m = g, t.group_n = gn, t.batch = 2;
-    std::set<std::array<uint32_t, 3>> seen;
-    for (uint32_t i = 0; i < t.tiles(); ++i) {
-      const TileCoord c = tile_coord(t, i);
-      CHECK(c.tm < tm);
-      CHECK(c.tn < tn);
-      seen.insert({c.batch, c.tm, c.tn});
+TEST_CASE(
+    "cube matmul tile order: a permutation of the tiles; groups keep "
+    "their working set in L2") {
+    MatmulTiling t;
+    for (auto [tm, tn, g, gn] :
+         {std::array<uint32_t, 4>{7, 5, 1, 0}, {7, 5, 3, 0}, {8, 8, 2, 3}, {5, 9, 4, 4}}) {
+        t.tiles_m = tm, t.tiles_n = tn, t.group_m = g, t.group_n = gn, t.batch = 2;
+        std::set<std::array<uint32_t, 3>> seen;
+        for (uint32_t i = 0; i < t.tiles(); ++i) {
+            const TileCoord c = tile_coord(t, i);
+            CHECK(c.tm < tm);
+            CHECK(c.tn < tn);
+            seen.insert({c.batch, c.tm, c.tn});
+        }
+        CHECK(seen.size() == t.tiles());
     }
-    CHECK(seen.size() == t.tiles());
-  }
-  // Row-major order when group_m = 1.
-  t.tiles_m = 3, t.tiles_n = 4, t.group_m = 1, t.group_n = 0, t.batch = 1;
-  CHECK(tile_coord(t, 5).tm == 1);
-  CHECK(tile_coord(t, 5).tn == 1);
-  // Groups of 2 rows go column by column.
-  t.group_m = 2;
-  CHECK(tile_coord(t, 1).tm == 1);
-  CHECK(tile_coord(t, 1).tn == 0);
-  CHECK(tile_coord(t, 2).tn == 1);
+    // Row-major order when group_m = 1.
+    t.tiles_m = 3, t.tiles_n = 4, t.group_m = 1, t.group_n = 0, t.batch = 1;
+    CHECK(tile_coord(t, 5).tm == 1);
+    CHECK(tile_coord(t, 5).tn == 1);
+    // Groups of 2 rows go column by column.
+    t.group_m = 2;
+    CHECK(tile_coord(t, 1).tm == 1);
+    CHECK(tile_coord(t, 1).tn == 0);
+    CHECK(tile_coord(t, 2).tn == 1);
 
-  // 910B-like 8192^3: A and B (256 MiB) overflow the 192 MiB L2. The plan
-  // groups tile rows so that a group's A panels, all of B and the group's
-  // outputs fit 3/4 of L2 (B stays for the next group), with more than one row
-  // per group (fewer first reads of A waiting on HBM).
-  DeviceInfo d;
-  d.arch = "split";
-  d.cube_cores = 24;
-  d.l1_bytes = 512 << 10, d.l0a_bytes = d.l0b_bytes = 64 << 10,
-  d.l0c_bytes = 128 << 10, d.ub_bytes = 192 << 10;
-  d.cube_macs_fp16 = 4096;
-  d.core_read_max_bytes_per_cycle = 110, d.core_gm_read_bytes_per_cycle = 32,
-  d.core_write_max_bytes_per_cycle = 86;
-  d.mem_max_bytes_per_cycle = 48 * 64, d.gm_bytes_per_cycle = 911;
-  d.l2_bytes = 192ull << 20;
-  const MatmulTiling big = plan_matmul(8192, 8192, 8192, 2, 4, d);
-  CHECK(big.group_m > 1);
-  CHECK(big.group_n == 0);
-  const double ws =
-      big.group_m * double(big.base_m) * big.k * 2 + double(big.k) * big.n * 2 +
-      double(big.group_m) * big.tiles_n * big.base_m * big.base_n * 4;
-  CHECK(ws <= 0.75 * double(d.l2_bytes));
-  // A shape of one wave keeps row-major order.
-  CHECK(plan_matmul(512, 512, 512, 2, 4, d).group_m == 1);
+    // 910B-like 8192^3: A and B (256 MiB) overflow the 192 MiB L2. The plan
+    // groups tile rows so that a group's A panels, all of B and the group's
+    // outputs fit 3/4 of L2 (B stays for the next group), with more than one row
+    // per group (fewer first reads of A waiting on HBM).
+    DeviceInfo d;
+    d.arch = "split";
+    d.cube_cores = 24;
+    d.l1_bytes = 512 << 10, d.l0a_bytes = d.l0b_bytes = 64 << 10, d.l0c_bytes = 128 << 10,
+    d.ub_bytes = 192 << 10;
+    d.cube_macs_fp16 = 4096;
+    d.core_read_max_bytes_per_cycle = 110, d.core_gm_read_bytes_per_cycle = 32,
+    d.core_write_max_bytes_per_cycle = 86;
+    d.mem_max_bytes_per_cycle = 48 * 64, d.gm_bytes_per_cycle = 911;
+    d.l2_bytes = 192ull << 20;
+    const MatmulTiling big = plan_matmul(8192, 8192, 8192, 2, 4, d);
+    CHECK(big.group_m > 1);
+    CHECK(big.group_n == 0);
+    const double ws = big.group_m * double(big.base_m) * big.k * 2 + double(big.k) * big.n * 2 +
+                      double(big.group_m) * big.tiles_n * big.base_m * big.base_n * 4;
+    CHECK(ws <= 0.75 * double(d.l2_bytes));
+    // A shape of one wave keeps row-major order.
+    CHECK(plan_matmul(512, 512, 512, 2, 4, d).group_m == 1);
 }

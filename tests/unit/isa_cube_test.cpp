@@ -247,6 +247,35 @@ TEST_CASE("isa cube: load3d img2col + mad equals a direct convolution (stride, d
     CHECK_FALSE(validate(in).empty());
 }
 
+TEST_CASE("isa cube: load3d into L0B writes the img2col fractals in ZN order (the B operand)") {
+    for (DType t : {DType::FP16, DType::FP32}) {
+        INFO(dtype_name(t));
+        const uint32_t es = dtype_size(t), c0 = 32 / es, C1 = 2, H = 5, W = 7;
+        TestMem mem;
+        Lcg rng{9};
+        for (uint32_t i = 0; i < C1 * H * W * c0; ++i) mem.set(Pos::L1, i * es, t, rng.next(-4, 4));
+        Instr a = make_instr(Opcode::LOAD3D);
+        a.dtype = t, a.src0 = at(Pos::L1, 0), a.dst = at(Pos::L0A, 0);
+        a.l3d.l1_h = H, a.l3d.l1_w = W, a.l3d.c1 = C1, a.l3d.kh = 3, a.l3d.kw = 3, a.l3d.pad_top = 1;
+        a.l3d.pad_bottom = 1, a.l3d.pad_left = 1, a.l3d.pad_right = 1, a.l3d.stride_w = 2;
+        a.l3d.m_start = 3, a.l3d.m_ext = 32, a.l3d.k_start = static_cast<uint16_t>(c0), a.l3d.k_ext = static_cast<uint16_t>(4 * c0);
+        REQUIRE(validate(a).empty());
+        execute(a, mem);
+        Instr b = a;
+        b.dst = at(Pos::L0B, 0);
+        REQUIRE(validate(b).empty());
+        execute(b, mem);
+        const uint32_t m1 = 2, k1 = 4, frac = 16 * c0 * es;
+        int bad = 0;
+        for (uint32_t mb = 0; mb < m1; ++mb)
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                bad += std::memcmp(&mem.of(Pos::L0A)[(mb * k1 + kb) * frac], &mem.of(Pos::L0B)[(kb * m1 + mb) * frac], frac) != 0;
+        CHECK(bad == 0);
+        b.dtype = DType::INT8;
+        CHECK_FALSE(validate(b).empty());  // 1-byte img2col goes to L0A only
+    }
+}
+
 TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
     for (DType t : {DType::BF16, DType::FP32}) {
         INFO(dtype_name(t));

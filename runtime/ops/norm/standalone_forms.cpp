@@ -327,4 +327,15 @@ SFUMATO_REGISTER_OP(avgpool_form, OpSpec{"avgpool",
                                           {"dtype", "fp16", "fp16 | bf16 | fp32"}},
                                          [](const OpArgs& a, const DeviceInfo& d) { return make_pool_form(a, d, false); }});
 
+// Small shapes for the functional-vs-timing sweep (tests/regression/op_sweep_test.cpp).
+SFUMATO_OP_SAMPLE(softmax_form, "softmax", {{"rows", "5"}, {"cols", "70"}});
+SFUMATO_OP_SAMPLE(logsoftmax_form, "logsoftmax", {{"shape", "3,6,5"}, {"axis", "1"}});
+SFUMATO_OP_SAMPLE(layernorm_form, "layernorm", {{"rows", "6"}, {"cols", "48"}});
+SFUMATO_OP_SAMPLE(instancenorm_form, "instancenorm", {{"n", "2"}, {"c", "3"}, {"h", "5"}, {"w", "7"}});
+SFUMATO_OP_SAMPLE(batchnorm_form, "batchnorm", {{"n", "2"}, {"c", "3"}, {"h", "5"}, {"w", "7"}});
+SFUMATO_OP_SAMPLE(reduce_form, "reduce", {{"shape", "4,6,9"}, {"axes", "1"}});
+SFUMATO_OP_SAMPLE(argmax_form, "argmax", {{"shape", "5,37"}});
+SFUMATO_OP_SAMPLE(maxpool_form, "maxpool", {{"n", "1"}, {"c", "3"}, {"h", "9"}, {"w", "9"}, {"stride", "2"}, {"pad", "1"}});
+SFUMATO_OP_SAMPLE(avgpool_form, "avgpool", {{"n", "1"}, {"c", "3"}, {"h", "9"}, {"w", "9"}, {"stride", "2"}});
+
 }  // namespace sfumato::ops::norm

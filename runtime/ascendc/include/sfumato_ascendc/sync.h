@@ -75,3 +75,6 @@ inline TEventID TPipe::FetchEventID(HardEvent evt) {
 }
 
 }  // namespace AscendC
+
+// The vendor's examples call GetTPipePtr() without the namespace.
+using AscendC::GetTPipePtr;

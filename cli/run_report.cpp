@@ -1,0 +1,266 @@
+// RunReport and Progress (see run_report.h).
+#include "cli/run_report.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "runtime/graph/tolerance.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::cli {
+
+Progress::Progress(size_t total)
+    : m_total(total), m_tty(::isatty(2) != 0), m_start(std::chrono::steady_clock::now()) {}
+
+void Progress::update(Session& s) {
+    if (!m_tty) return;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    if (wall < 2.0) return;
+    const auto& recs = s.runtime().context().tasks();
+    for (; m_seen < recs.size(); ++m_seen) {
+        if (!recs[m_seen].task->done) break;
+        if (recs[m_seen].task->kind == TaskKind::Kernel) ++m_done;
+    }
+    const double frac = m_total ? static_cast<double>(m_done) / static_cast<double>(m_total) : 0;
+    const double eta = frac > 0 ? wall * (1 - frac) / frac : 0;
+    std::fprintf(stderr, "\r  %zu/%zu kernels, %.3f ms simulated, %.0f s, ETA %.0f s   ", m_done, m_total,
+                 static_cast<double>(now_tick().v) / 1e9, wall, eta);
+    std::fflush(stderr);
+    m_printed = true;
+}
+
+void Progress::finish() {
+    if (m_printed) std::fprintf(stderr, "\n");
+    m_printed = false;
+}
+
+RunReport::RunReport(Session& s, const graph::Plan& plan, const graph::Executor& ex,
+                     const graph::Graph& imported)
+    : m_s(s), m_plan(plan), m_ex(ex), m_imported(imported) {
+    const auto& tasks = ex.step_tasks();
+    for (size_t i = 0; i < plan.steps.size() && i < tasks.size(); ++i) {
+        if (tasks[i].empty()) continue;
+        StepRow r;
+        r.step = i;
+        uint64_t longest = 0;
+        for (const auto& t : tasks[i]) {
+            if (!t->done) continue;
+            nlohmann::json j = s.op_json(*t);
+            const graph::PlanStep& st = plan.steps[i];
+            j["node"] = st.name;
+            j["op"] = st.op_type;
+            j["fused_nodes"] = st.fused;
+            j["form"] = st.form;
+            r.cycles += t->cycles;
+            r.roofline_cycles += j["roofline_cycles"].get<double>();
+            r.bytes += t->kernel.bytes;
+            r.flops += t->kernel.flops;
+            if (t->cycles >= longest) {
+                longest = t->cycles;
+                r.bound = j["bound"].get<std::string>();
+            }
+            m_ops.push_back(std::move(j));
+        }
+        m_rows.push_back(r);
+    }
+}
+
+void RunReport::check(const std::vector<ref::HostTensor>& outs,
+                      const std::vector<std::pair<size_t, ref::HostTensor>>& expected,
+                      const std::vector<ref::HostTensor>& reference) {
+    if (!m_s.functional() || (expected.empty() && reference.empty())) return;
+    m_checked = true;
+    std::vector<std::string> ops;
+    for (const auto& st : m_plan.steps) ops.push_back(st.op_type);
+    const ref::ElemType compute = m_plan.precision == graph::Precision::BF16   ? ref::ElemType::Bfloat16
+                                  : m_plan.precision == graph::Precision::FP32 ? ref::ElemType::Float
+                                                                               : ref::ElemType::Float16;
+    auto one = [&](size_t slot, const ref::HostTensor& want, const char* against) {
+        OutputCheck c;
+        c.name = m_imported.val(m_imported.outputs[slot]).name;
+        c.against = against;
+        graph::Tol tol =
+            ref::is_float(want.type) ? graph::model_tolerance(ops, compute) : graph::Tol{0, 0, "exact"};
+        // Whole networks: errors are judged against the output's scale (atol >=
+        // rtol * max|want|).
+        double scale = 0;
+        for (double v : want.data)
+            if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+        c.rtol = tol.rtol;
+        c.atol = std::max(tol.atol, tol.rtol * scale);
+        const graph::CompareResult r = graph::compare(outs.at(slot), want, c.atol, c.rtol);
+        c.passed = r.passed;
+        c.max_abs_err = r.max_abs_err;
+        c.max_rel_err = r.max_rel_err;
+        c.detail = r.detail;
+        m_checks.push_back(c);
+    };
+    for (const auto& [slot, want] : expected) one(slot, want, "expect");
+    for (size_t i = 0; i < reference.size(); ++i) one(i, reference[i], "reference");
+}
+
+bool RunReport::passed() const {
+    for (const auto& c : m_checks)
+        if (!c.passed) return false;
+    return true;
+}
+
+nlohmann::json RunReport::summary(const std::string& model) const {
+    nlohmann::json s = m_s.base_summary();
+    s["ops"] = m_ops;
+    s["model"] = model;
+    uint64_t kernel_cycles = 0;
+    for (const auto& r : m_rows) kernel_cycles += r.cycles;
+    s["graph"] = {{"nodes_imported", m_imported.nodes.size()},
+                  {"steps", m_plan.steps.size()},
+                  {"kernels", m_plan.kernel_count()},
+                  {"streams", m_plan.num_streams},
+                  {"events", m_plan.num_events},
+                  {"precision", graph::precision_name(m_plan.precision)},
+                  {"input_shapes", m_plan.signature},
+                  {"compile_s", compile_s},
+                  {"kernel_cycles", kernel_cycles}};
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& c : m_checks)
+        checks.push_back({{"output", c.name},
+                          {"against", c.against},
+                          {"passed", c.passed},
+                          {"max_abs_err", c.max_abs_err},
+                          {"max_rel_err", c.max_rel_err},
+                          {"atol", c.atol},
+                          {"rtol", c.rtol},
+                          {"detail", c.detail}});
+    double max_abs = 0, max_rel = 0;
+    for (const auto& c : m_checks)
+        max_abs = std::max(max_abs, c.max_abs_err), max_rel = std::max(max_rel, c.max_rel_err);
+    s["check"] = {{"checked", m_checked},
+                  {"passed", passed()},
+                  {"max_abs_err", max_abs},
+                  {"max_rel_err", max_rel},
+                  {"outputs", checks}};
+    const auto& m = m_plan.memory;
+    s["memory"] = {{"peak_bytes", m.peak_bytes},
+                   {"peak_bytes_no_reuse", m.peak_bytes_no_reuse},
+                   {"weight_bytes", m.weight_bytes},
+                   {"reuse_ratio", m.peak_bytes_no_reuse ? static_cast<double>(m.peak_bytes) /
+                                                               static_cast<double>(m.peak_bytes_no_reuse)
+                                                         : 0.0}};
+    nlohmann::json passes = nlohmann::json::array();
+    for (const auto& p : m_plan.passes)
+        passes.push_back({{"name", p.name},
+                          {"enabled", p.enabled},
+                          {"changes", p.changes},
+                          {"patterns", p.patterns},
+                          {"notes", p.notes}});
+    s["passes"] = passes;
+    s["load"] = {{"time_us", static_cast<double>(m_ex.load_ps()) / 1e6}};
+    nlohmann::json lat = nlohmann::json::array();
+    double sum = 0;
+    for (uint64_t ps : m_ex.run_ps())
+        lat.push_back(static_cast<double>(ps) / 1e6), sum += static_cast<double>(ps) / 1e6;
+    s["inference"] = {
+        {"iterations", m_ex.run_ps().size()},
+        {"latency_us", lat},
+        {"mean_latency_us", m_ex.run_ps().empty() ? 0.0 : sum / static_cast<double>(m_ex.run_ps().size())}};
+    return s;
+}
+
+void RunReport::add_tables() {
+    H5Table mem{"/graph/memory_plan",
+                "device tensors: placement and lifetime (steps; -1 = before the "
+                "first, steps = read back)",
+                {}};
+    H5Column name{"tensor", "", {}, {}}, kind{"kind", "", {}, {}}, off{"offset", "B", {}, {}},
+        size{"bytes", "B", {}, {}}, first{"first_step", "step", {}, {}}, last{"last_step", "step", {}, {}};
+    for (const auto& t : m_plan.tensors) {
+        static const char* kinds[] = {"weight", "activation", "view", "workspace"};
+        name.strings.push_back(t.name);
+        kind.strings.push_back(kinds[static_cast<int>(t.kind)]);
+        off.numbers.push_back(static_cast<double>(t.offset));
+        size.numbers.push_back(static_cast<double>(t.bytes));
+        first.numbers.push_back(t.def_step);
+        last.numbers.push_back(t.last_step);
+    }
+    mem.columns = {name, kind, off, size, first, last};
+    m_s.add_h5_table(std::move(mem));
+    H5Table steps{"/graph/steps", "plan steps in issue order", {}};
+    H5Column sn{"name", "", {}, {}}, so{"op", "", {}, {}}, ss{"stream", "", {}, {}},
+        sk{"kernels", "", {}, {}};
+    for (const auto& st : m_plan.steps) {
+        sn.strings.push_back(st.name);
+        so.strings.push_back(st.op_type);
+        ss.numbers.push_back(st.stream);
+        sk.numbers.push_back(static_cast<double>(st.kernels));
+    }
+    steps.columns = {sn, so, ss, sk};
+    m_s.add_h5_table(std::move(steps));
+}
+
+void RunReport::print(const std::string& mode) const {
+    const auto& chip = m_s.chip_params().name.get();
+    std::printf("%s on %s (%s mode, precision %s, %d stream%s)\n", m_plan.graph.name.c_str(), chip.c_str(),
+                mode.c_str(), graph::precision_name(m_plan.precision), m_plan.num_streams,
+                m_plan.num_streams == 1 ? "" : "s");
+    std::printf("  passes:\n");
+    for (const auto& p : m_plan.passes) {
+        if (!p.enabled) {
+            std::printf("    %-16s off\n", p.name.c_str());
+            continue;
+        }
+        std::string pats;
+        for (const auto& [k, v] : p.patterns)
+            pats += (pats.empty() ? "" : ", ") + k + " x" + std::to_string(v);
+        std::printf("    %-16s %3d change%s%s%s\n", p.name.c_str(), p.changes, p.changes == 1 ? "" : "s",
+                    pats.empty() ? "" : ": ", pats.c_str());
+    }
+    const auto& m = m_plan.memory;
+    std::printf(
+        "  memory: activations %.2f MiB with reuse, %.2f MiB without "
+        "(%.0f %%), weights %.2f MiB\n",
+        static_cast<double>(m.peak_bytes) / 1048576.0, static_cast<double>(m.peak_bytes_no_reuse) / 1048576.0,
+        m.peak_bytes_no_reuse
+            ? 100.0 * static_cast<double>(m.peak_bytes) / static_cast<double>(m.peak_bytes_no_reuse)
+            : 0.0,
+        static_cast<double>(m.weight_bytes) / 1048576.0);
+    uint64_t total = 0;
+    for (const auto& r : m_rows) total += r.cycles;
+    std::printf("  %-28s %-18s %-20s %10s %6s %-7s %8s\n", "node", "op", "shape", "cycles", "share", "bound",
+                "roofline");
+    for (const auto& r : m_rows) {
+        const graph::PlanStep& st = m_plan.steps[r.step];
+        std::string shape;
+        if (!st.out.empty() && st.out[0] >= 0)
+            shape = ref::shape_str(m_plan.tensors[static_cast<size_t>(st.out[0])].ref.shape);
+        std::string name = st.name.size() > 28 ? st.name.substr(0, 25) + "..." : st.name;
+        std::string op = st.op_type + (st.fused.size() > 1 ? "+" + std::to_string(st.fused.size() - 1) : "");
+        std::printf("  %-28s %-18s %-20s %10llu %5.1f%% %-7s %8.3f\n", name.c_str(), op.c_str(),
+                    shape.c_str(), static_cast<unsigned long long>(r.cycles),
+                    total ? 100.0 * static_cast<double>(r.cycles) / static_cast<double>(total) : 0.0,
+                    r.bound.c_str(), r.cycles ? r.roofline_cycles / static_cast<double>(r.cycles) : 0.0);
+    }
+    double lat = 0;
+    for (uint64_t ps : m_ex.run_ps()) lat += static_cast<double>(ps) / 1e6;
+    lat /= std::max<size_t>(1, m_ex.run_ps().size());
+    std::printf(
+        "  total: %zu kernels, %llu kernel cycles; load %.1f us; "
+        "inference %.1f us (mean of %zu); %llu cycles simulated\n",
+        m_plan.kernel_count(), static_cast<unsigned long long>(total),
+        static_cast<double>(m_ex.load_ps()) / 1e6, lat, m_ex.run_ps().size(),
+        static_cast<unsigned long long>(m_s.total_cycles()));
+    if (!m_checked) {
+        std::printf("  check: %s\n", m_s.functional() ? "none (give --expect or --reference)"
+                                                      : "skipped (timing mode has no data)");
+        return;
+    }
+    for (const auto& c : m_checks)
+        std::printf(
+            "  check %s vs %s: %s (max abs err %.3g, max rel err %.3g, "
+            "atol %.3g, rtol %.3g)%s%s\n",
+            c.name.c_str(), c.against.c_str(), c.passed ? "passed" : "FAILED", c.max_abs_err, c.max_rel_err,
+            c.atol, c.rtol, c.detail.empty() ? "" : ": ", c.detail.c_str());
+}
+
+}  // namespace sfumato::cli

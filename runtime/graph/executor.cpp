@@ -1,0 +1,240 @@
+// Executor (see executor.h).
+#include "runtime/graph/executor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/ops/transdata.h"
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+#include "sim/trace.h"
+
+namespace sfumato::graph {
+
+namespace {
+void check(rt::Runtime& rt, rt::Status s) {
+    if (s != rt::Status::Ok) throw InputError(rt.context().last_error());
+}
+}  // namespace
+
+Executor::Executor(rt::Runtime& rt, const Plan& plan) : m_rt(rt), m_plan(plan) {}
+
+Executor::~Executor() = default;
+
+void Executor::load() {
+    const uint64_t t0 = now_tick().v;
+    const Plan& p = m_plan;
+    const bool functional = m_rt.functional();
+    if (p.memory.weight_bytes) m_weights = m_rt.malloc(p.memory.weight_bytes);
+    if (p.memory.peak_bytes) m_arena = m_rt.malloc(p.memory.peak_bytes);
+    m_refs.resize(p.tensors.size());
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+        const PlanTensor& t = p.tensors[i];
+        m_refs[i] = t.ref;
+        if (t.kind == PlanTensor::Kind::Weight)
+            m_refs[i].addr = m_weights + t.offset;
+        else if (t.kind != PlanTensor::Kind::View)
+            m_refs[i].addr = m_arena + t.offset;
+    }
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+        if (p.tensors[i].kind != PlanTensor::Kind::View) continue;
+        size_t r = i;
+        while (p.tensors[r].kind == PlanTensor::Kind::View) r = static_cast<size_t>(p.tensors[r].base);
+        m_refs[i].addr = m_refs[r].addr + p.tensors[i].view_offset;
+    }
+    // Weights: one staging buffer, one copy.
+    if (p.memory.weight_bytes) {
+        std::vector<uint8_t> staging;
+        if (functional) {
+            staging.assign(p.memory.weight_bytes, 0);
+            for (const PlanTensor& t : p.tensors) {
+                if (t.kind != PlanTensor::Kind::Weight) continue;
+                std::vector<uint8_t> b = t.weight->to_device(t.ref.dtype);
+                if (t.ref.format != ops::Format::ND)
+                    b = ops::host_to_format(b, t.ref.shape, t.ref.dtype, t.ref.format);
+                std::memcpy(staging.data() + t.offset, b.data(), std::min<uint64_t>(b.size(), t.bytes));
+            }
+        }
+        m_rt.memcpy_h2d(m_weights, functional ? staging.data() : nullptr, p.memory.weight_bytes);
+    }
+    // Streams (plan stream 0 is the default stream) and events.
+    m_streams.assign(1, m_rt.default_stream().id);
+    for (int s = 1; s < p.num_streams; ++s) m_streams.push_back(m_rt.create_stream(0).id);
+    for (int e = 0; e < p.num_events; ++e) {
+        rt::EventId id = 0;
+        check(m_rt, m_rt.context().event_create(&id));
+        m_events.push_back(id);
+    }
+    // Kernel arguments are fixed from here on.
+    m_kernels.assign(p.steps.size(), {});
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const PlanStep& st = p.steps[s];
+        if (st.view || !st.op) continue;
+        std::vector<ops::TensorRef> in, out;
+        for (int t : st.in) {
+            if (t < 0) {
+                ops::TensorRef r;
+                r.present = false;
+                in.push_back(r);
+            } else {
+                in.push_back(m_refs[static_cast<size_t>(t)]);
+            }
+        }
+        for (int t : st.out) {
+            if (t < 0) {
+                ops::TensorRef r;
+                r.present = false;
+                out.push_back(r);
+            } else {
+                out.push_back(m_refs[static_cast<size_t>(t)]);
+            }
+        }
+        const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
+        m_kernels[s] = st.op->launches(in, out, ws);
+        for (size_t k = 0; k < m_kernels[s].size(); ++k) {
+            KernelDesc& kd = m_kernels[s][k];
+            kd.name = m_kernels[s].size() == 1 ? st.name : st.name + "#" + std::to_string(k);
+            if (kd.type.empty()) kd.type = st.op_type;
+        }
+    }
+    m_loaded = true;
+    m_load_ps = now_tick().v - t0;
+}
+
+void Executor::run(const std::vector<ref::HostTensor>& inputs) {
+    if (!m_loaded) throw InputError("executor: run before load");
+    const Plan& p = m_plan;
+    if (inputs.size() != p.inputs.size())
+        throw InputError("executor: " + std::to_string(inputs.size()) + " inputs given, the model has " +
+                         std::to_string(p.inputs.size()));
+    const uint64_t t0 = now_tick().v;
+    const bool functional = m_rt.functional();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ops::TensorRef& r = m_refs[static_cast<size_t>(p.inputs[i])];
+        if (auto b = p.bound_inputs.find(i); b != p.bound_inputs.end() && functional) {
+            ref::HostTensor t = inputs[i];
+            t.type = b->second.type;
+            ref::round_to_type(t);
+            if (t.data != b->second.data)
+                throw InputError("input '" + p.tensors[static_cast<size_t>(p.inputs[i])].name +
+                                 "' was bound at compile time (a shape input); compile again for new values");
+        }
+        if (p.bound_inputs.count(i) || r.storage_bytes() == 0) continue;  // uploaded with the weights / empty
+        if (inputs[i].shape != r.shape)
+            throw InputError("input '" + p.tensors[static_cast<size_t>(p.inputs[i])].name + "': shape " +
+                             ref::shape_str(inputs[i].shape) + ", the plan was compiled for " +
+                             ref::shape_str(r.shape));
+        std::vector<uint8_t> bytes;
+        if (functional) {
+            ref::HostTensor t = inputs[i];
+            t.type = r.elem;
+            ref::round_to_type(t);
+            bytes = ref::to_device_bytes(t, r.dtype);
+        }
+        m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
+    }
+    m_step_tasks.assign(p.steps.size(), {});
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const PlanStep& st = p.steps[s];
+        if (st.view) continue;
+        const uint32_t stream = m_streams[static_cast<size_t>(st.stream)];
+        for (int e : st.waits)
+            check(m_rt, m_rt.context().stream_wait_event(stream, m_events[static_cast<size_t>(e)]));
+        for (const KernelDesc& k : m_kernels[s])
+            m_step_tasks[s].push_back(m_rt.launch(k, rt::Stream{stream}));
+        if (st.record >= 0)
+            check(m_rt, m_rt.context().event_record(m_events[static_cast<size_t>(st.record)], stream));
+        if (m_on_step) m_on_step(s);
+    }
+    m_rt.synchronize_device();
+    m_run_ps.push_back(now_tick().v - t0);
+}
+
+std::vector<ref::HostTensor> Executor::outputs() {
+    std::vector<ref::HostTensor> out;
+    const bool functional = m_rt.functional();
+    for (int t : m_plan.outputs) {
+        const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
+        std::vector<uint8_t> bytes(r.storage_bytes());
+        m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
+        ref::HostTensor h = functional ? ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape)
+                                       : ref::HostTensor(r.elem, r.shape);
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
+void Executor::unload() {
+    if (!m_loaded) return;
+    for (uint32_t e : m_events) check(m_rt, m_rt.context().event_destroy(e));
+    for (size_t s = 1; s < m_streams.size(); ++s) check(m_rt, m_rt.context().stream_destroy(m_streams[s]));
+    m_events.clear();
+    m_streams.clear();
+    if (m_weights) m_rt.free(m_weights);
+    if (m_arena) m_rt.free(m_arena);
+    m_weights = m_arena = 0;
+    m_loaded = false;
+}
+
+void Executor::emit_trace() const {
+    TraceHub* hub = m_rt.device().trace();
+    if (!hub || !hub->on(TraceLevel::Op)) return;
+    ITraceSink& sink = *hub->sink();
+    std::vector<TrackId> tracks;
+    for (int s = 0; s < m_plan.num_streams; ++s)
+        tracks.push_back(sink.track("device", "graph ops (stream " + std::to_string(s) + ")", 50 + s));
+    for (size_t s = 0; s < m_plan.steps.size(); ++s) {
+        const auto& tasks = m_step_tasks.size() > s ? m_step_tasks[s] : std::vector<std::shared_ptr<Task>>{};
+        if (tasks.empty()) continue;
+        Tick b = tasks.front()->start_tick, e = tasks.front()->end_tick;
+        bool done = true;
+        for (const auto& t : tasks) {
+            done = done && t->done;
+            b = Tick(std::min(b.v, t->start_tick.v));
+            e = Tick(std::max(e.v, t->end_tick.v));
+        }
+        if (!done) continue;
+        const PlanStep& st = m_plan.steps[s];
+        sink.slice_str(tracks[static_cast<size_t>(st.stream)], st.name + " (" + st.op_type + ")", b, e,
+                       nullptr, 0);
+    }
+}
+
+CompareResult compare(const ref::HostTensor& got, const ref::HostTensor& want, double atol, double rtol) {
+    CompareResult r;
+    if (got.shape != want.shape) {
+        r.passed = false;
+        r.detail = "shape " + ref::shape_str(got.shape) + ", expected " + ref::shape_str(want.shape);
+        r.max_abs_err = INFINITY;
+        return r;
+    }
+    for (double v : want.data)
+        if (std::isfinite(v)) r.max_abs_ref = std::max(r.max_abs_ref, std::fabs(v));
+    for (size_t i = 0; i < got.data.size(); ++i) {
+        const double g = got.data[i], e = want.data[i];
+        bool ok;
+        double err = 0;
+        if (std::isnan(e) || std::isnan(g))
+            ok = std::isnan(e) && std::isnan(g);
+        else if (std::isinf(e) || std::isinf(g))
+            ok = g == e;
+        else {
+            err = std::fabs(g - e);
+            ok = err <= atol + rtol * std::fabs(e);
+            r.max_abs_err = std::max(r.max_abs_err, err);
+            if (e != 0) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(e));
+        }
+        if (!ok) {
+            if (r.passed) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "element %zu: got %.6g, expected %.6g", i, g, e);
+                r.detail = buf;
+            }
+            r.passed = false;
+            if (!std::isfinite(err) || err == 0) r.max_abs_err = INFINITY;
+        }
+    }
+    return r;
+}
+
+}  // namespace sfumato::graph

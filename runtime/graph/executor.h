@@ -1,0 +1,69 @@
+// The executor: runs a compiled plan through runtime/rt only, as a user's host
+// program would. load() allocates the weight block and the activation arena
+// once, uploads every weight (in its device dtype and format, packed into one
+// host staging buffer and one copy), creates the plan's streams and events and
+// fixes every kernel's arguments; run() uploads the inputs, issues each step's
+// event waits, kernel launches and event records on its stream, and
+// synchronises; outputs() reads the results back. Load and each inference are
+// timed apart (simulated time), so inference time contains no weight upload.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "runtime/graph/plan.h"
+#include "runtime/rt/runtime.h"
+
+namespace sfumato::graph {
+
+class Executor {
+public:
+    Executor(rt::Runtime& rt, const Plan& plan);
+    ~Executor();
+    void load();
+    // Inputs in the order of the graph inputs (element types are converted to the
+    // device's). In timing mode the values are not read (shapes must still
+    // match).
+    void run(const std::vector<ref::HostTensor>& inputs);
+    // Graph outputs (in functional mode; timing mode returns zero-filled tensors
+    // of the right shape).
+    std::vector<ref::HostTensor> outputs();
+    void unload();
+
+    const Plan& plan() const { return m_plan; }
+    uint64_t load_ps() const { return m_load_ps; }
+    const std::vector<uint64_t>& run_ps() const { return m_run_ps; }  // per inference
+    // Tasks each step launched in the last inference.
+    const std::vector<std::vector<std::shared_ptr<Task>>>& step_tasks() const { return m_step_tasks; }
+    // Called after every step is issued (for progress reports).
+    void on_step(std::function<void(size_t)> f) { m_on_step = std::move(f); }
+    // Emits the graph-op track (one per stream) into the runtime's trace for the
+    // last inference.
+    void emit_trace() const;
+
+private:
+    rt::Runtime& m_rt;
+    const Plan& m_plan;
+    std::vector<ops::TensorRef> m_refs;              // per plan tensor, placed
+    std::vector<std::vector<KernelDesc>> m_kernels;  // per step
+    std::vector<uint32_t> m_streams;                 // runtime stream ids per plan stream
+    std::vector<uint32_t> m_events;
+    uint64_t m_weights = 0, m_arena = 0;
+    bool m_loaded = false;
+    uint64_t m_load_ps = 0;
+    std::vector<uint64_t> m_run_ps;
+    std::vector<std::vector<std::shared_ptr<Task>>> m_step_tasks;
+    std::function<void(size_t)> m_on_step;
+};
+
+// Elementwise comparison of a result with an expected tensor: |got - want| <=
+// atol + rtol*|want|.
+struct CompareResult {
+    bool passed = true;
+    double max_abs_err = 0, max_rel_err = 0;
+    double max_abs_ref = 0;
+    std::string detail;  // first mismatch, when failed
+};
+CompareResult compare(const ref::HostTensor& got, const ref::HostTensor& want, double atol, double rtol);
+
+}  // namespace sfumato::graph

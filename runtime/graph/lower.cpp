@@ -1,0 +1,305 @@
+// Lowering (see planning.h): graph nodes -> plan steps bound to operators, plan
+// tensors with device dtypes and formats, views, format conversions.
+#include <algorithm>
+#include <map>
+
+#include "runtime/graph/infer.h"
+#include "runtime/graph/planning.h"
+
+namespace sfumato::graph {
+
+namespace {
+
+constexpr uint64_t kMaxPlanConstant = 1u << 16;  // constant inputs handed to factories as values
+
+using ops::Format;
+
+class Lowering {
+public:
+    Lowering(Plan& p, const DeviceInfo& dev, const CompileOptions& opt)
+        : m_p(p), m_g(p.graph), m_dev(dev), m_opt(opt) {
+        m_views.name = "views";
+        m_views.enabled = opt.on("views");
+        m_format.name = "format";
+        m_format.enabled = opt.on("format");
+    }
+
+    void run() {
+        for (int id : m_g.inputs) m_p.inputs.push_back(value_tensor(id, nullptr));
+        for (size_t i = 0; i < m_g.nodes.size(); ++i) lower_node(m_g.nodes[i]);
+        for (int id : m_g.outputs) {
+            int t = value_tensor(id, nullptr);
+            if (m_p.tensors[static_cast<size_t>(t)].ref.format != Format::ND)
+                t = convert(t, Format::ND, "graph output");
+            m_p.tensors[static_cast<size_t>(t)].graph_output = true;
+            m_p.outputs.push_back(t);
+        }
+        m_p.passes.push_back(std::move(m_views));
+        m_p.passes.push_back(std::move(m_format));
+    }
+
+private:
+    PlanTensor& T(int t) { return m_p.tensors[static_cast<size_t>(t)]; }
+
+    isa::DType device_type(const Value& v, const std::string& who) {
+        isa::DType d;
+        if (!ref::device_dtype(v.elem, d))
+            throw UnsupportedOp(who, who + ": value '" + v.name + "' of type " + ref::elem_type_name(v.elem) +
+                                         " has no device representation");
+        return d;
+    }
+
+    int new_tensor(PlanTensor t) {
+        m_p.tensors.push_back(std::move(t));
+        return static_cast<int>(m_p.tensors.size() - 1);
+    }
+
+    // The plan tensor holding value v in ND (weights and graph inputs are created
+    // on first use).
+    int value_tensor(int v, const Node* user) {
+        auto it = m_of_value.find(v);
+        if (it != m_of_value.end()) return it->second;
+        const Value& val = m_g.val(v);
+        const std::string who = user ? node_label(*user) : "graph output '" + val.name + "'";
+        if (!val.has_shape || !all_known(val.shape))
+            throw InputError(who + ": the shape of '" + val.name + "' is not known (" + shape_str(val.shape) +
+                             ")");
+        PlanTensor t;
+        t.name = val.name;
+        t.value = v;
+        t.ref.shape = concrete(val.shape, who);
+        t.ref.elem = val.elem;
+        t.ref.dtype = device_type(val, user ? user->op_type : "graph");
+        if (val.constant) {
+            t.kind = PlanTensor::Kind::Weight;
+            t.weight = val.constant;
+        } else if (val.graph_input) {
+            t.kind = PlanTensor::Kind::Activation;
+            t.graph_input = true;
+            t.def_step = -1;
+        } else {
+            throw InputError(who + ": value '" + val.name + "' is used before it is produced");
+        }
+        const int id = new_tensor(std::move(t));
+        m_of_value[v] = id;
+        return id;
+    }
+
+    ops::TensorRef absent() {
+        ops::TensorRef r;
+        r.present = false;
+        return r;
+    }
+
+    ops::NodeDesc desc_of(const Node& n, const std::vector<int>& ins) {
+        ops::NodeDesc d;
+        d.name = n.name;
+        d.op_type = n.op_type;
+        d.opset = n.opset;
+        d.attrs = n.attrs;
+        d.num_outputs = static_cast<int>(n.outputs.size());
+        if (!n.fused.empty()) {
+            ref::Attr a;
+            a.kind = ref::Attr::Kind::Strings;
+            a.strings = n.fused;
+            d.attrs.set("fused_nodes", a);
+        }
+        for (size_t i = 0; i < ins.size(); ++i) {
+            if (ins[i] < 0) {
+                d.inputs.push_back(absent());
+                d.constants.push_back(nullptr);
+                continue;
+            }
+            const PlanTensor& t = T(ins[i]);
+            d.inputs.push_back(t.ref);
+            const Value& v = m_g.val(n.inputs[i]);
+            d.constants.push_back(v.constant && v.constant->numel() <= kMaxPlanConstant ? v.constant->host()
+                                                                                        : nullptr);
+        }
+        return d;
+    }
+
+    std::shared_ptr<ops::INodeOp> make(const ops::NodeDesc& d) {
+        try {
+            return std::shared_ptr<ops::INodeOp>(ops::make_node_op(d, m_dev));
+        } catch (const ops::UnsupportedError& e) {
+            throw UnsupportedOp(d.op_type, e.what());
+        }
+    }
+
+    // A tensor holding t's data in format f: a weight converted at load, or a
+    // TransData step.
+    int convert(int t, Format f, const std::string& why) {
+        const auto key = std::make_pair(t, static_cast<int>(f));
+        auto it = m_converted.find(key);
+        if (it != m_converted.end()) return it->second;
+        const std::string name = std::string(ops::format_name(T(t).ref.format)) + "->" + ops::format_name(f);
+        PlanTensor c = T(t);
+        c.name = T(t).name + "@" + ops::format_name(f);
+        c.ref.format = f;
+        c.ref.strides.clear();
+        c.graph_input = c.graph_output = false;
+        int id;
+        if (T(t).kind == PlanTensor::Kind::Weight) {
+            id = new_tensor(std::move(c));
+            ++m_format.patterns["weight " + name + " at load"];
+        } else {
+            PlanStep s;
+            s.name = m_g.unique_name(T(t).name + "_transdata_" + ops::format_name(f));
+            s.op_type = "TransData";
+            s.desc.name = s.name;
+            s.desc.op_type = "TransData";
+            s.desc.attrs.set_owner(s.name);
+            s.desc.attrs.set("dst_format", ref::Attr::of_string(ops::format_name(f)));
+            s.desc.inputs = {T(t).ref};
+            s.desc.constants = {nullptr};
+            s.op = make(s.desc);
+            const auto outs = s.op->outputs();
+            c.kind = PlanTensor::Kind::Activation;
+            c.value = -1;
+            c.ref = outs.at(0);
+            c.weight.reset();
+            id = new_tensor(std::move(c));
+            s.in = {t};
+            s.out = {id};
+            s.form = s.op->describe();
+            s.kernels = s.op->launches(s.desc.inputs, outs, 0).size();
+            s.out_elems = {T(t).ref.elem};
+            T(id).def_step = static_cast<int>(m_p.steps.size());
+            m_p.steps.push_back(std::move(s));
+            ++m_format.changes;
+            ++m_format.patterns[name];
+            m_format.notes.push_back(name + " for " + why);
+        }
+        m_converted[key] = id;
+        return id;
+    }
+
+    void lower_node(const Node& n) {
+        bool all_const = !n.outputs.empty();
+        for (int o : n.outputs)
+            if (o >= 0 && !m_g.val(o).constant) all_const = false;
+        if (all_const) return;  // computed at plan time
+
+        std::vector<int> ins;
+        for (int v : n.inputs) ins.push_back(v < 0 ? -1 : value_tensor(v, &n));
+        PlanStep s;
+        s.name = n.name;
+        s.op_type = n.op_type;
+        s.fused = n.fused.empty() ? std::vector<std::string>{n.name} : n.fused;
+        s.desc = desc_of(n, ins);
+        s.op = make(s.desc);
+        // Formats: conversions where the op asks for another format than its
+        // producer wrote (with the format pass off, only non-ND producers are
+        // converted, to ND).
+        for (int round = 0; round < 3; ++round) {
+            bool changed = false;
+            for (size_t i = 0; i < ins.size(); ++i) {
+                if (ins[i] < 0) continue;
+                const Format have = T(ins[i]).ref.format;
+                Format want = s.op->input_format(i);
+                if (!m_format.enabled) want = Format::ND;
+                if (want == have) continue;
+                ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
+                changed = true;
+            }
+            if (!changed) break;
+            s.desc = desc_of(n, ins);
+            s.op = make(s.desc);
+        }
+        const std::vector<ops::TensorRef> outs = s.op->outputs();
+        for (size_t o = 0; o < n.outputs.size(); ++o) {
+            const int v = n.outputs[o];
+            if (v < 0) {
+                s.out.push_back(-1);  // an unnamed optional output: present = false in launches()
+                s.out_elems.push_back(ref::ElemType::Undefined);
+                continue;
+            }
+            const Value& val = m_g.val(v);
+            if (o >= outs.size())
+                throw UnsupportedOp(n.op_type, node_label(n) + ": output " + std::to_string(o) + " ('" +
+                                                   val.name + "') is not computed by the operator");
+            const std::vector<int64_t> want = concrete(val.shape, node_label(n));
+            if (outs[o].shape != want)
+                throw InputError(node_label(n) + ": the operator computes output " + std::to_string(o) +
+                                 " as " + ref::shape_str(outs[o].shape) + ", shape inference as " +
+                                 ref::shape_str(want));
+            PlanTensor t;
+            t.name = val.name;
+            t.value = v;
+            t.ref = outs[o];
+            t.def_step = static_cast<int>(m_p.steps.size());
+            const int view = s.op->view_of(o);
+            if (view >= 0 && m_views.enabled && ins.at(static_cast<size_t>(view)) >= 0) {
+                t.kind = PlanTensor::Kind::View;
+                t.base = ins[static_cast<size_t>(view)];
+                t.ref.format = T(t.base).ref.format;
+            }
+            m_of_value[v] = new_tensor(std::move(t));
+            s.out.push_back(m_of_value[v]);
+            s.out_elems.push_back(val.elem);
+        }
+        s.in = ins;
+        bool any_view = false, all_views = true;
+        for (size_t o = 0; o < n.outputs.size(); ++o) {
+            if (n.outputs[o] < 0) continue;
+            const bool is_view = s.op->view_of(o) >= 0;
+            any_view = any_view || is_view;
+            all_views = all_views && is_view;
+        }
+        if (any_view && !m_views.enabled) {
+            // Views off: the reshape becomes a copy into its own memory.
+            copy_instead(s, n);
+        } else if (any_view && all_views) {
+            s.view = true;
+            s.kernels = 0;
+            ++m_views.changes;
+            ++m_views.patterns[n.op_type];
+        } else {
+            s.form = s.op->describe();
+            if (const uint64_t ws = s.op->workspace_bytes()) {
+                PlanTensor w;
+                w.name = n.name + "#workspace";
+                w.kind = PlanTensor::Kind::Workspace;
+                w.ref.shape = {static_cast<int64_t>(ws)};
+                w.ref.dtype = isa::DType::UINT8;
+                w.ref.elem = ref::ElemType::Uint8;
+                w.def_step = static_cast<int>(m_p.steps.size());
+                s.workspace = new_tensor(std::move(w));
+            }
+            s.kernels = s.op->launches(s.desc.inputs, outs, 0).size();
+        }
+        m_p.steps.push_back(std::move(s));
+    }
+
+    void copy_instead(PlanStep& s, const Node& n) {
+        const size_t view_in = static_cast<size_t>(s.op->view_of(0));
+        ops::NodeDesc d;
+        d.name = n.name;
+        d.op_type = "Copy";
+        d.attrs.set_owner(n.name);
+        d.inputs = {T(s.in.at(view_in)).ref};
+        d.constants = {nullptr};
+        s.desc = d;
+        s.op = make(d);
+        s.in = {s.in.at(view_in)};
+        s.out.resize(1);
+        s.form = "copy (views pass off)";
+        s.kernels = s.op->launches(d.inputs, s.op->outputs(), 0).size();
+        ++m_views.patterns[n.op_type + " copied"];
+    }
+
+    Plan& m_p;
+    Graph& m_g;
+    const DeviceInfo& m_dev;
+    const CompileOptions& m_opt;
+    std::map<int, int> m_of_value;
+    std::map<std::pair<int, int>, int> m_converted;
+    PassReport m_views, m_format;
+};
+
+}  // namespace
+
+void lower(Plan& plan, const DeviceInfo& dev, const CompileOptions& opt) { Lowering(plan, dev, opt).run(); }
+
+}  // namespace sfumato::graph

@@ -1,0 +1,318 @@
+// The cube convolution kernel and its tiling (see conv_kernel.h). One step = one chunk of
+// input-channel blocks of one output tile (output channels x pixels of one image and group).
+#include "runtime/ops/conv_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "runtime/kernel/api.h"
+#include "sim/error.h"
+
+namespace sfumato::ops {
+
+namespace {
+
+using namespace sfumato::kernel;
+
+uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+// Input rows a run of `pixels` consecutive output pixels can need.
+uint32_t window_rows(const ConvCubePlan& p, uint32_t pixels) {
+    const uint32_t out_rows = std::min(p.oh, (pixels - 1 + p.ow - 1) / p.ow + 1);
+    return std::min(p.hi, (out_rows - 1) * p.sh + p.ext_h());
+}
+
+template <class T, class U>
+class ConvKernel {
+public:
+    ConvKernel(isa::IInstrSink& sink, const ConvCubePlan& p) : m_ctx(sink), m_p(p), m_pipe(m_ctx) {}
+
+    void run() {
+        const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
+        const ConvCubePlan& p = m_p;
+        m_pipe.InitBuffer(m_qa1, 2, a1_bytes());
+        m_pipe.InitBuffer(m_qb1, 2, p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
+        m_pipe.InitBuffer(m_qa2, 2, p.base_m * p.base_k * kEs);
+        m_pipe.InitBuffer(m_qb2, 2, p.base_k * p.base_n * kEs);
+        m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
+        if (coupled)
+            m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
+        m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
+        m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
+        m_gy.SetGlobalBuffer(p.y, ~0ull / 8);
+        m_gb.SetGlobalBuffer(p.bias, ~0ull / 8);
+        Step cur = at(m_ctx.block_idx(), 0);
+        if (cur.valid) load(cur);
+        LocalTensor<float> c;
+        for (; cur.valid; cur = next(cur)) {
+            m_ctx.scalar(2);
+            const Step nx = next(cur);
+            if (nx.valid) load(nx);
+            if (cur.c1_0 == 0) c = m_qc1.AllocTensor<float>();
+            compute(cur, c);
+            if (cur.c1_0 + cur.c1c < p.c1) continue;
+            m_qc1.EnQue(c);
+            c = m_qc1.DeQue<float>();
+            drain(cur, c, coupled);
+            m_qc1.FreeTensor(c);
+        }
+    }
+
+private:
+    static constexpr uint32_t kEs = sizeof(T), kC0 = 32 / kEs, kFrac = isa::kFractalBytes / kEs;
+
+    struct Step {
+        bool valid = false;
+        uint32_t tile = 0, c1_0 = 0, c1c = 0;
+        uint32_t img = 0, grp = 0, m0 = 0, tm = 0, p0 = 0, tn = 0;
+        uint32_t r0 = 0, rows = 0, pt = 0, pb = 0, m_start = 0;  // the input-row window
+    };
+
+    static uint32_t ub_row(uint32_t tn) {
+        return (tn * uint32_t{sizeof(U)} + 31) / 32 * 32 / uint32_t{sizeof(U)};
+    }
+    uint32_t a1_bytes() const {
+        return m_p.base_m * (m_p.c1_l1 * m_p.kh * m_p.kw * kC0 + (m_p.bias_en ? kC0 : 0)) * kEs;
+    }
+    uint32_t l_per_c1() const { return m_p.kh * m_p.kw * kC0; }  // K of one channel block
+
+    Step at(uint32_t tile, uint32_t c1_0) const {
+        const ConvCubePlan& p = m_p;
+        Step s;
+        s.tile = tile, s.c1_0 = c1_0;
+        if (tile >= p.tiles()) return s;
+        s.valid = true;
+        s.c1c = std::min(p.c1_l1, p.c1 - c1_0);
+        const uint32_t per = p.tiles_m * p.tiles_n, b = tile / per, r = tile % per;
+        s.img = b / p.g, s.grp = b % p.g;
+        s.m0 = r / p.tiles_n * p.base_m, s.p0 = r % p.tiles_n * p.base_n;
+        s.tm = std::min(p.base_m, p.mg - s.m0), s.tn = std::min(p.base_n, p.oh * p.ow - s.p0);
+        // Output rows [lo, hi] of the tile's pixels need input rows [lo * sh - pt, hi * sh - pt
+        // + ext_h - 1], clipped to the image; the window's pads are what lies outside it.
+        const int64_t lo = s.p0 / p.ow, hi = (s.p0 + s.tn - 1) / p.ow;
+        const int64_t ih_lo = lo * p.sh - p.pt, ih_hi = hi * p.sh - p.pt + p.ext_h() - 1;
+        const int64_t r0 = std::max<int64_t>(0, ih_lo), r1 = std::min<int64_t>(p.hi - 1, ih_hi);
+        s.r0 = static_cast<uint32_t>(r0), s.rows = static_cast<uint32_t>(r1 - r0 + 1);
+        s.pt = static_cast<uint32_t>(r0 - ih_lo);
+        const int64_t need = (hi - lo) * p.sh + p.ext_h();  // padded rows the window's outputs span
+        s.pb = static_cast<uint32_t>(std::max<int64_t>(0, need - s.rows - s.pt));
+        s.m_start = static_cast<uint32_t>(s.p0 - lo * p.ow);
+        return s;
+    }
+    Step next(const Step& s) const {
+        if (s.c1_0 + s.c1c < m_p.c1) return at(s.tile, s.c1_0 + s.c1c);
+        return at(s.tile + m_ctx.block_num(), 0);
+    }
+
+    void load(const Step& s) {
+        const ConvCubePlan& p = m_p;
+        m_ctx.scalar(8);  // tile and window coordinates
+        const uint32_t kc = s.c1c * l_per_c1(), mp = rup(s.tm, 16), kdim = p.kdim();
+        LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
+        // The A1 buffer still holds these weights (and bias) from an earlier tile of the same
+        // channels and chunk (a core's consecutive tiles mostly are): nothing to load.
+        const uint64_t key = ((uint64_t{s.grp} * p.mg + s.m0) << 20 | s.c1_0) + 1;
+        uint64_t& held = m_a1_key[static_cast<size_t>(a1.buffer_index())];
+        const bool fresh = held != key;
+        held = key;
+        const GlobalTensor<T> w =
+            m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
+        if (fresh && p.nd2nz_instr) {
+            DataCopy(a1, w,
+                     Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(kc), 0, kdim,
+                                 static_cast<uint16_t>(mp), 1, 0});
+        } else if (fresh) {
+            for (uint32_t g = 0; g * kC0 < kc; ++g)
+                DataCopyPad(a1[g * mp * kC0], w[g * kC0],
+                            DataCopyExtParams{s.tm, kC0 * kEs, (kdim - kC0) * kEs, 0});
+        }
+        if (fresh && p.bias_en && s.c1_0 == 0) {  // the bias column (one per output channel) after the chunk
+            const LocalTensor<T> be = a1[p.base_m * p.c1_l1 * l_per_c1()];
+            const GlobalTensor<T> b = m_gb[uint64_t{s.grp} * p.mg + s.m0];
+            if (p.nd2nz_instr)
+                DataCopy(be, b, Nd2NzParams{1, static_cast<uint16_t>(s.tm), 1, 0, 1, 1, 1, 0});
+            else
+                DataCopyPad(be, b, DataCopyExtParams{s.tm, kEs, 0, 0});
+        }
+        m_qa1.EnQue(a1);
+        LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
+        const uint64_t plane = uint64_t{p.hi} * p.wi * kC0;  // one channel block of the image
+        const uint32_t win = s.rows * p.wi * kC0 * kEs;
+        DataCopyPad(
+            b1, m_gx[((uint64_t{s.img} * p.g + s.grp) * p.c1 + s.c1_0) * plane + uint64_t{s.r0} * p.wi * kC0],
+            DataCopyExtParams{s.c1c, win, static_cast<uint32_t>(plane * kEs - win), 0});
+        m_qb1.EnQue(b1);
+    }
+
+    void compute(const Step& s, const LocalTensor<float>& c) {
+        const ConvCubePlan& p = m_p;
+        const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16), n1 = np / 16, kc = s.c1c * l_per_c1();
+        LocalTensor<T> a1 = m_qa1.template DeQue<T>();
+        LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        const bool bias = p.bias_en && s.c1_0 == 0;
+        if (bias) {
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            LoadData(a2, a1[p.base_m * p.c1_l1 * l_per_c1()],
+                     LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
+            InitConstValue(b2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, 1.0});
+            m_qa2.EnQue(a2);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(np),
+                            static_cast<uint16_t>(kC0), true});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        for (uint32_t ks = 0; ks < kc; ks += p.base_k) {
+            m_ctx.scalar(2);
+            const uint32_t kk = std::min(p.base_k, kc - ks), k1 = kk / kC0, kb0 = ks / kC0;
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(a2[kb * kFrac], a1,
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1),
+                                          1, static_cast<uint16_t>(k1 - 1), false});
+            m_qa2.EnQue(a2);
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            LoadData3DParams l3;
+            l3.l1H = static_cast<uint16_t>(s.rows), l3.l1W = static_cast<uint16_t>(p.wi),
+            l3.c1 = static_cast<uint16_t>(s.c1c);
+            l3.filterH = static_cast<uint8_t>(p.kh), l3.filterW = static_cast<uint8_t>(p.kw);
+            l3.strideH = static_cast<uint8_t>(p.sh), l3.strideW = static_cast<uint8_t>(p.sw);
+            l3.dilationH = static_cast<uint8_t>(p.dh), l3.dilationW = static_cast<uint8_t>(p.dw);
+            l3.padList[0] = static_cast<uint8_t>(p.pl), l3.padList[1] = static_cast<uint8_t>(p.pr);
+            l3.padList[2] = static_cast<uint8_t>(s.pt), l3.padList[3] = static_cast<uint8_t>(s.pb);
+            l3.mStartPt = static_cast<uint16_t>(s.m_start), l3.mExtension = static_cast<uint16_t>(np);
+            l3.kStartPt = static_cast<uint16_t>(ks), l3.kExtension = static_cast<uint16_t>(kk);
+            LoadData(b2, b1, l3);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(np), static_cast<uint16_t>(kk),
+                            !bias && s.c1_0 == 0 && ks == 0});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        m_qa1.FreeTensor(a1);
+        m_qb1.FreeTensor(b1);
+    }
+
+    void drain(const Step& s, const LocalTensor<float>& c, bool coupled) {
+        const ConvCubePlan& p = m_p;
+        const uint32_t pix = p.oh * p.ow;
+        FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
+                         static_cast<uint16_t>(rup(s.tm, 16)), pix};
+        fp.reluEn = p.relu;
+        const GlobalTensor<U> out =
+            m_gy[(uint64_t{s.img} * p.mtot + uint64_t{s.grp} * p.mg + s.m0) * pix + s.p0];
+        if (!coupled) {
+            Fixpipe(out, c, fp);
+            return;
+        }
+        constexpr uint32_t eo = sizeof(U);
+        fp.dstStride = ub_row(s.tn);
+        LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
+        DataCopy(c2, c, fp);
+        m_qc2.EnQue(c2);
+        c2 = m_qc2.template DeQue<U>();
+        DataCopyPad(out, c2, DataCopyExtParams{s.tm, s.tn * eo, 0, (pix - s.tn) * eo});
+        m_qc2.FreeTensor(c2);
+    }
+
+    KernelContext m_ctx;
+    const ConvCubePlan& m_p;
+    TPipe m_pipe;
+    TQue<TPosition::A1> m_qa1;
+    TQue<TPosition::B1> m_qb1;
+    TQue<TPosition::A2> m_qa2;
+    TQue<TPosition::B2> m_qb2;
+    TQue<TPosition::CO1> m_qc1;
+    TQue<TPosition::CO2> m_qc2;
+    GlobalTensor<T> m_gx, m_gw, m_gb;
+    GlobalTensor<U> m_gy;
+    uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
+};
+
+template <class T>
+void run_t(isa::IInstrSink& sink, const ConvCubePlan& p) {
+    switch (p.out) {
+        case isa::DType::FP16: return ConvKernel<T, half>(sink, p).run();
+        case isa::DType::BF16: return ConvKernel<T, bfloat16>(sink, p).run();
+        default: return ConvKernel<T, float>(sink, p).run();
+    }
+}
+
+}  // namespace
+
+void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
+    for (uint32_t v : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pb, p.pl, p.pr})
+        if (v > 255)
+            throw InputError("conv: kernel, stride, dilation and pads must be at most 255 (load3d fields)");
+    if (p.pt >= p.ext_h() || p.pb >= p.ext_h())
+        throw InputError("conv: top/bottom pads must be smaller than the dilated kernel height");
+    const uint32_t es = isa::dtype_size(p.in), c0 = p.c0(), L = p.kh * p.kw * c0;
+    const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores), pix = p.oh * p.ow;
+    const double rate = dev.core_read_max_bytes_per_cycle > 0 ? dev.core_read_max_bytes_per_cycle : 64.0;
+    const double macs = dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 4096.0;
+    double best = -1;
+    ConvCubePlan t = p;
+    for (uint32_t bufs : {2u, 1u})
+        for (uint32_t bm = 256; bm >= 16; bm /= 2) {
+            if (bm > rup(p.mg, 16) && bm / 2 >= rup(p.mg, 16)) continue;
+            for (uint32_t bn = 256; bn >= 16; bn /= 2) {
+                if (bn > rup(pix, 16) && bn / 2 >= rup(pix, 16)) continue;
+                t.base_m = std::min(bm, rup(p.mg, 16)), t.base_n = std::min(bn, rup(pix, 16)),
+                t.l0c_buffers = bufs;
+                if (uint64_t{bufs} * t.base_m * t.base_n * 4 > dev.l0c_bytes) continue;
+                if (dev.arch == "coupled" && uint64_t{bufs} * t.base_m * rup(t.base_n * 4, 32) > dev.ub_bytes)
+                    continue;
+                // base_k: the largest multiple of C0 (up to one channel block's K, at most 256
+                // elements... or more when one block is bigger) whose double-buffered L0 tiles fit.
+                uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
+                while (bk > c0 && (2ull * t.base_m * bk * es > dev.l0a_bytes ||
+                                   2ull * bk * t.base_n * es > dev.l0b_bytes))
+                    bk -= c0;
+                if (2ull * t.base_m * bk * es > dev.l0a_bytes || 2ull * bk * t.base_n * es > dev.l0b_bytes)
+                    continue;
+                t.base_k = bk;
+                t.rows_l1 = window_rows(p, t.base_n);
+                const uint64_t per_c1 =
+                    2ull * (uint64_t{t.base_m} * L + uint64_t{t.rows_l1} * p.wi * c0) * es;
+                const uint64_t extra = p.bias_en ? 2ull * t.base_m * c0 * es : 0;
+                if (dev.l1_bytes <= extra) continue;
+                const uint64_t fit = std::min<uint64_t>({(dev.l1_bytes - extra) / per_c1, p.c1, 65535 / L});
+                if (fit == 0) continue;
+                t.c1_l1 = static_cast<uint32_t>(fit);
+                t.tiles_m = (p.mg + t.base_m - 1) / t.base_m, t.tiles_n = (pix + t.base_n - 1) / t.base_n;
+                t.block_dim = std::min(t.tiles(), cores);
+                const double waves = std::ceil(double(t.tiles()) / t.block_dim);
+                const double cube = double(t.base_m) * t.base_n * p.kdim() / macs * (16.0 / c0);
+                const double load =
+                    (double(t.base_m) * p.kdim() + double(p.c1) * t.rows_l1 * p.wi * c0) * es / rate;
+                const double cost =
+                    waves * (std::max(cube, load) + (bufs == 1 ? t.base_m * t.base_n * 4.0 / rate : 0.0));
+                if (best < 0 || cost < best - 1e-9)
+                    best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
+                    p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n,
+                    p.block_dim = t.block_dim, p.l0c_buffers = bufs;
+            }
+        }
+    if (best < 0)
+        throw InputError("conv: L0/L1 buffers too small for a 16 x 16 output tile and one channel block");
+    p.nd2nz_instr = dev.arch != "coupled";
+}
+
+void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) {
+    switch (p.in) {
+        case isa::DType::FP16: return run_t<half>(sink, p);
+        case isa::DType::BF16: return run_t<bfloat16>(sink, p);
+        case isa::DType::FP32: return run_t<float>(sink, p);
+        default: throw InputError(std::string("conv: unsupported input type ") + isa::dtype_name(p.in));
+    }
+}
+
+}  // namespace sfumato::ops

@@ -1,0 +1,46 @@
+// The cube convolution kernel: per image and group, Y^T (output channels x pixels) = W5 (output
+// channels x K) x img2col(X)^T, K = C1 x kh x kw x C0 ordered as load3d orders its columns. The
+// weights (converted to M x C1 x kh x kw x C0, rows contiguous) load as the A operand like a
+// matmul's; the feature map (NC1HWC0, conv_layout.h) loads into L1 one window of input rows per
+// tile of output pixels, and load3d writes the img2col matrix straight into L0B as the B
+// operand (the 910B-class load3dv2 serves B2 as well as A2). So the accumulator drains to
+// NCHW rows (output channel, pixels): the FixPipe writes Y without a transpose. Stride,
+// dilation and padding are load3d's; a window's pads are the image's, shifted to the window.
+// A bias (one value per output channel, i.e. per row) enters as one extra K0-deep mad, as in
+// the matmul (cube_matmul.h). L1 and L0A/L0B are double buffered and the next step's loads are
+// issued before the current step's mads.
+#pragma once
+#include "isa/instr_sink.h"
+#include "sim/device_if.h"
+
+namespace sfumato::ops {
+
+struct ConvCubePlan {
+    isa::DType in = isa::DType::FP16;   // fp16 | bf16 | fp32
+    isa::DType out = isa::DType::FP32;  // fp32 | fp16 | bf16
+    uint64_t x5 = 0, w5 = 0, y = 0, bias = 0;
+    // Problem: n images x g groups; per group c1 blocks of C0 input channels (hi x wi, as
+    // stored), mg output channels (of mtot in Y), oh x ow outputs.
+    uint32_t n = 1, g = 1, c1 = 1, hi = 1, wi = 1, mg = 1, mtot = 1, oh = 1, ow = 1;
+    uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+    bool bias_en = false, relu = false;
+    // Tiling (plan_conv): output tiles of base_m channels x base_n pixels; K walked in chunks of
+    // c1_l1 channel blocks (L1) and steps of base_k (L0).
+    uint32_t base_m = 16, base_n = 16, base_k = 16, c1_l1 = 1, rows_l1 = 1;
+    uint32_t tiles_m = 1, tiles_n = 1, block_dim = 1, l0c_buffers = 1;
+    bool nd2nz_instr = true;
+    uint32_t c0() const { return 32 / isa::dtype_size(in); }
+    uint32_t kdim() const { return c1 * kh * kw * c0(); }  // K per group (W5 row length)
+    uint32_t tiles() const { return n * g * tiles_m * tiles_n; }
+    uint32_t ext_h() const { return (kh - 1) * dh + 1; }
+    uint32_t ext_w() const { return (kw - 1) * dw + 1; }
+};
+
+// Chooses the tiling for a plan whose problem fields are set; throws InputError when the
+// buffers cannot hold the smallest tile or a field exceeds load3d's (kernel, stride,
+// dilation, pads up to 255).
+void plan_conv(ConvCubePlan& p, const DeviceInfo& dev);
+// One block of the kernel.
+void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p);
+
+}  // namespace sfumato::ops

@@ -1,0 +1,198 @@
+// NC1HWC0 conversion and zero-fill vector kernels (see conv_layout.h). Work items (one C0 block
+// of one source item, one pixel chunk) are split into contiguous shares over the vector cores;
+// loads, gathers and stores overlap through double-buffered queues.
+#include "runtime/ops/conv_layout.h"
+
+#include <algorithm>
+
+#include "runtime/kernel/api.h"
+#include "sim/error.h"
+
+namespace sfumato::ops {
+
+namespace {
+
+using namespace sfumato::kernel;
+
+struct LayoutTiling {
+    uint32_t c0 = 16, c1 = 1;
+    uint32_t q = 0, qp = 0;  // pixels per chunk, and the padded row length in UB (elements)
+    uint32_t chunks = 1;
+    uint64_t items = 0, per_block = 0;
+    uint32_t block_dim = 1;
+};
+
+template <class T>
+void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTiling& t) {
+    KernelContext ctx(sink);
+    const uint64_t first = uint64_t{ctx.block_idx()} * t.per_block;
+    if (first >= t.items) return;
+    const uint64_t last = std::min(t.items, first + t.per_block);
+    constexpr uint32_t es = sizeof(T);
+    const uint32_t c0 = t.c0, L = p.h * p.w;
+    GlobalTensor<T> gs, gd;
+    gs.SetGlobalBuffer(p.src, ~0ull / 8);
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    TBuf<TPosition::VECCALC> off_buf;
+    // One repeat (256 B) of slack per buffer: a masked tail repeat's footprint is the whole repeat.
+    pipe.InitBuffer(qin, 2, c0 * t.qp * es + 256);
+    pipe.InitBuffer(qout, 2, t.q * c0 * es + 256);
+    pipe.InitBuffer(off_buf, t.q * c0 * 4 + 256);
+    // Byte offsets: element (pixel i, channel j) of a chunk comes from row j, pixel f(i).
+    const LocalTensor<int32_t> off = off_buf.Get<int32_t>();
+    const int32_t f0 = p.flip ? static_cast<int32_t>(L - 1) : 0;
+    for (uint32_t j = 0; j < c0; ++j) {
+        const uint64_t bit[2] = {1ull << j, 0};
+        Duplicate(off, static_cast<int32_t>((j * t.qp + f0) * es), VecMask(bit), 1, 1, 8);
+    }
+    for (uint32_t s = 1; s < t.q; s *= 2) {
+        const uint32_t n = std::min(s, t.q - s);
+        Adds(off[s * c0], off, static_cast<int32_t>((p.flip ? -1 : 1) * static_cast<int64_t>(s) * es),
+             n * c0);
+    }
+    const LocalTensor<uint32_t> offs = off.ReinterpretCast<uint32_t>();
+    for (uint64_t it = first; it < last; ++it) {
+        ctx.scalar(6);  // item coordinates
+        const uint32_t chunk = static_cast<uint32_t>(it % t.chunks);
+        uint64_t rest = it / t.chunks;
+        const uint32_t c1 = static_cast<uint32_t>(rest % t.c1);
+        rest /= t.c1;
+        const uint32_t i2 = static_cast<uint32_t>(rest % p.n2), i1 = static_cast<uint32_t>(rest / p.n2);
+        const uint32_t q0 = chunk * t.q, q = std::min(t.q, L - q0);
+        const uint32_t nch = std::min(c0, p.cg - c1 * c0);
+        LocalTensor<T> src = qin.AllocTensor<T>();
+        if (nch < c0) Duplicate(src[nch * t.qp], T(0), uint64_t{c0 - nch} * t.qp);
+        const uint32_t row_bytes = (q * es + 31) / 32 * 32;
+        DataCopyPad(src, gs[i1 * p.s1 + i2 * p.s2 + uint64_t{c1} * c0 * p.sc + q0],
+                    DataCopyExtParams{nch, q * es, static_cast<uint32_t>(p.sc * es - q * es),
+                                      (t.qp * es - row_bytes) / 32});
+        qin.EnQue(src);
+        src = qin.DeQue<T>();
+        LocalTensor<T> dst = qout.AllocTensor<T>();
+        Gather(dst, src, offs, c0 * t.qp * es, uint64_t{q} * c0);
+        qin.FreeTensor(src);
+        qout.EnQue(dst);
+        dst = qout.DeQue<T>();
+        const uint64_t base = ((uint64_t{i1} * p.n2 + i2) * t.c1 + c1) * p.hd * p.wd * c0;
+        if (!p.spread()) {
+            DataCopy(gd[base + uint64_t{q0} * c0], dst, q * c0);
+        } else {
+            // Whole source rows per chunk: each row spreads with sw - 1 empty pixels between.
+            for (uint32_t r = 0; r * p.w < q; ++r) {
+                const int64_t i = (q0 / p.w) + r, orow = i * p.sh + p.oh;
+                if (orow < 0 || orow >= p.hd) continue;
+                const int64_t jlo = p.ow >= 0 ? 0 : (-p.ow + p.sw - 1) / p.sw;
+                const int64_t jhi =
+                    std::min<int64_t>(p.w - 1, (static_cast<int64_t>(p.wd) - 1 - p.ow) / p.sw);
+                if (jlo > jhi) continue;
+                DataCopyPad(
+                    gd[base +
+                       (static_cast<uint64_t>(orow) * p.wd + static_cast<uint64_t>(jlo * p.sw + p.ow)) * c0],
+                    dst[(r * p.w + static_cast<uint32_t>(jlo)) * c0],
+                    DataCopyExtParams{static_cast<uint32_t>(jhi - jlo + 1), 32, 0, (p.sw - 1) * 32});
+            }
+        }
+        qout.FreeTensor(dst);
+    }
+}
+
+void zero_body(isa::IInstrSink& sink, uint64_t addr, uint64_t bytes, uint64_t per_block, uint32_t tile) {
+    KernelContext ctx(sink);
+    const uint64_t first = uint64_t{ctx.block_idx()} * per_block;
+    if (first >= bytes) return;
+    const uint64_t n = std::min(per_block, bytes - first);
+    GlobalTensor<int32_t> g;
+    g.SetGlobalBuffer(addr + first, n / 4);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECOUT> q;
+    pipe.InitBuffer(q, 1, tile);
+    LocalTensor<int32_t> z = q.AllocTensor<int32_t>();
+    Duplicate(z, 0, tile / 4);
+    q.EnQue(z);
+    z = q.DeQue<int32_t>();
+    for (uint64_t off = 0; off < n; off += tile) {
+        ctx.scalar(1);
+        DataCopy(g[off / 4], z, static_cast<uint32_t>(std::min<uint64_t>(tile, n - off) / 4));
+    }
+    q.FreeTensor(z);
+}
+
+uint32_t vector_blocks(uint64_t items, const DeviceInfo& dev) {
+    return static_cast<uint32_t>(std::clamp<uint64_t>(items, 1, std::max<uint32_t>(1, dev.vector_cores)));
+}
+
+}  // namespace
+
+uint64_t Nc1hwc0Plan::dst_elems() const {
+    const uint32_t c0 = 32 / isa::dtype_size(dtype);
+    return uint64_t{n1} * n2 * ((cg + c0 - 1) / c0) * hd * wd * c0;
+}
+
+KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,
+                          const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (es != 2 && es != 4) throw InputError("NC1HWC0 conversion: needs a 2- or 4-byte type");
+    LayoutTiling t;
+    t.c0 = 32 / es;
+    t.c1 = (p.cg + t.c0 - 1) / t.c0;
+    const uint32_t L = p.h * p.w;
+    // UB: two source buffers (c0 rows of qp), two destination chunks and the offset table.
+    const uint64_t per_pixel = uint64_t{t.c0} * (4 * es + 4);
+    const uint64_t qmax = std::max<uint64_t>(1, (dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256)) / per_pixel) / 16 * 16;
+    if (p.flip) {
+        t.q = L;
+    } else if (p.spread()) {
+        t.q = p.w * static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(qmax / p.w, p.h)));
+    } else {
+        t.q = static_cast<uint32_t>(std::min<uint64_t>(L, std::max<uint64_t>(16, qmax)));
+    }
+    t.qp = (t.q * es + 31) / 32 * 32 / es;
+    if (uint64_t{t.c0} * (2 * t.qp * es + 2 * t.q * es + t.q * 4) + 5 * 256 > dev.ub_bytes)
+        throw InputError("NC1HWC0 conversion: " + std::to_string(t.q) + " pixels per chunk do not fit UB (" +
+                         std::to_string(dev.ub_bytes) + " bytes)");
+    t.chunks = (L + t.q - 1) / t.q;
+    t.items = uint64_t{p.n1} * p.n2 * t.c1 * t.chunks;
+    t.block_dim = vector_blocks(t.items, dev);
+    t.per_block = (t.items + t.block_dim - 1) / t.block_dim;
+    t.block_dim = static_cast<uint32_t>((t.items + t.per_block - 1) / t.per_block);
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = t.block_dim;
+    if (es == 2)
+        kd.body = [p, t](isa::IInstrSink& s) { nc1hwc0_body<half>(s, p, t); };
+    else
+        kd.body = [p, t](isa::IInstrSink& s) { nc1hwc0_body<float>(s, p, t); };
+    kd.bytes = (uint64_t{p.n1} * p.n2 * p.cg * L + p.dst_elems()) * es;
+    if (dev.vector_bytes_per_cycle > 0)
+        kd.min_compute_cycles =
+            double(p.dst_elems() * es) /
+            (dev.vector_bytes_per_cycle * std::min(t.block_dim, std::max(1u, dev.vector_cores)));
+    return kd;
+}
+
+KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, const std::string& name,
+                       const std::string& type) {
+    if (bytes % 32)
+        throw InputError("zero fill: " + std::to_string(bytes) + " bytes is not a multiple of 32");
+    const uint32_t tile = static_cast<uint32_t>(std::min<uint64_t>(dev.ub_bytes / 2 / 256 * 256, 16384));
+    const uint32_t blocks = vector_blocks((bytes + 65535) / 65536, dev);
+    uint64_t per_block = (bytes + blocks - 1) / blocks;
+    per_block = (per_block + 31) / 32 * 32;
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = static_cast<uint32_t>((bytes + per_block - 1) / per_block);
+    kd.body = [addr, bytes, per_block, tile](isa::IInstrSink& s) {
+        zero_body(s, addr, bytes, per_block, tile);
+    };
+    kd.bytes = bytes;
+    return kd;
+}
+
+}  // namespace sfumato::ops

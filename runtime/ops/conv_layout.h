@@ -1,0 +1,47 @@
+// Layout conversions the convolution kernels need, as vector kernels (the framework's TransData):
+// channel-major tensors (NCHW activations, OIHW weights) into the C0-interleaved NC1HWC0 form
+// load3d reads, with channel groups padded separately, optionally with the spatial order reversed
+// (ConvTranspose's flipped kernels) and optionally spread over a larger zero grid (the stride
+// zeros and the borders of ConvTranspose's equivalent convolution).
+//
+// The conversion loads up to C0 channel rows of a pixel chunk into UB (one strided burst copy;
+// missing channels of a partial C0 block are zeroed), then one gather interleaves them: output
+// element (p, c0) = row c0, pixel p (or L - 1 - p). The gather's byte-offset table is built once
+// per core with a few vector instructions (C0 masked duplicates, then doublings with adds).
+#pragma once
+#include <string>
+
+#include "sim/device_if.h"
+
+namespace sfumato::ops {
+
+struct Nc1hwc0Plan {
+    uint64_t src = 0, dst = 0;
+    isa::DType dtype = isa::DType::FP16;  // 2- or 4-byte
+    // Source items (n1, n2) with element strides s1, s2; cg channels sc elements apart, each
+    // holding h x w contiguous pixels.
+    uint32_t n1 = 1, n2 = 1;
+    uint64_t s1 = 0, s2 = 0;
+    uint32_t cg = 1;
+    uint64_t sc = 0;
+    uint32_t h = 1, w = 1;
+    bool flip = false;  // pixel p comes from h * w - 1 - p (needs the whole h x w in one chunk)
+    // Destination (n1, n2, C1, hd, wd, C0), contiguous, C1 = ceil(cg / C0). Pixel (i, j) goes to
+    // (i * sh + oh, j * sw + ow) when that lies in the grid (a "spread" conversion: the caller
+    // zeroes the destination first); sh = sw = 1, oh = ow = 0 and hd x wd = h x w: plain.
+    uint32_t hd = 1, wd = 1;
+    uint32_t sh = 1, sw = 1;
+    int64_t oh = 0, ow = 0;
+    bool spread() const { return sh != 1 || sw != 1 || oh != 0 || ow != 0 || hd != h || wd != w; }
+    uint64_t dst_elems() const;
+};
+
+// Throws InputError when UB cannot hold the chunks the plan needs (a spread or flipped
+// conversion needs whole rows / the whole kernel in one chunk).
+KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,
+                          const std::string& type);
+// Zeroes `bytes` bytes at `addr` (a multiple of 32) on the vector cores.
+KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, const std::string& name,
+                       const std::string& type);
+
+}  // namespace sfumato::ops

@@ -1,0 +1,207 @@
+// Conv and ConvTranspose (1-D and 2-D, ONNX semantics: groups incl. depthwise, strides,
+// dilations, pads, auto_pad, ConvTranspose's output_padding / output_shape) as graph nodes on
+// the cube convolution kernel (conv_kernel.h). Launches, in order, on NCHW (ND) tensors:
+//   1. (ConvTranspose) zero the workspace the input spreads into;
+//   2. X -> NC1HWC0 in the workspace, each group's channels padded to whole C0 blocks
+//      (ConvTranspose: spread over the equivalent convolution's zero grid: pixel (i, j) at
+//      (i * s + e - 1 - p_begin, ...), e the dilated kernel extent);
+//   3. W -> M x C1 x kh x kw x C0 rows (ConvTranspose: output channel major, kernel flipped);
+//   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
+//   5. (other activations) the vector epilogue over the fp32 result.
+// ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
+// spread input (zeros between and around the pixels), which costs stride^2 more cube work than
+// a scatter (col2im) would, and no vector scatter-add. Depthwise and other small groups pad
+// each group to a C0 block of channels (C0 - C/group zero channels per group): correct, but
+// the cube then does C0 / (C/group) times the useful work; see docs/operators.md.
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/ops/conv_kernel.h"
+#include "runtime/ops/conv_layout.h"
+#include "runtime/ops/cube_epilogue.h"
+#include "runtime/ops/node_op.h"
+#include "runtime/ref/activation.h"
+#include "runtime/ref/conv_shape.h"
+
+namespace sfumato::ops {
+
+namespace {
+
+uint64_t align512(uint64_t v) { return (v + 511) / 512 * 512; }
+
+class ConvNode : public INodeOp {
+public:
+    ConvNode(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
+        if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and W");
+        const TensorRef &x = n.inputs[0], &w = n.inputs[1];
+        for (const TensorRef* t : {&x, &w}) {
+            if (t->format != Format::ND || !t->contiguous())
+                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors");
+            for (int64_t d : t->shape)
+                if (d <= 0) throw UnsupportedError(n, "zero-size dimension in " + ref::shape_str(t->shape));
+        }
+        if (x.elem != w.elem) throw UnsupportedError(n, "X and W of different element types");
+        if (x.dtype != isa::DType::FP16 && x.dtype != isa::DType::BF16 && x.dtype != isa::DType::FP32)
+            throw UnsupportedError(n, std::string("element type ") + ref::elem_type_name(x.elem));
+        if (x.shape.size() != 3 && x.shape.size() != 4)
+            throw UnsupportedError(n, "only 1-D and 2-D convolutions (X of rank 3 or 4)");
+        try {
+            m_g = ref::conv_geometry(n.name, n.op_type, n.attrs, x.shape, w.shape);
+        } catch (const InputError& e) {
+            throw UnsupportedError(n, e.what());
+        }
+        m_out = make_tensor(m_g.out_shape(), x.elem);
+        m_act = ref::activation_of(n.attrs);
+        m_epilogue = !fixpipe_activation(m_act);
+        const bool bias = n.has_input(2);
+        if (bias) {
+            const TensorRef& b = n.inputs[2];
+            if (b.elem != x.elem || b.numel() != static_cast<uint64_t>(m_g.m) || !b.contiguous())
+                throw UnsupportedError(n, "B must be a contiguous vector of M values of X's type");
+        }
+        const bool one_d = m_g.rank() == 1;
+        auto dim = [&](const std::vector<int64_t>& v, int i) { return one_d ? (i == 0 ? 1 : v[0]) : v[i]; };
+        const int64_t H = dim(m_g.in, 0), W = dim(m_g.in, 1), KH = dim(m_g.kernel, 0),
+                      KW = dim(m_g.kernel, 1);
+        const int64_t SH = dim(m_g.stride, 0), SW = dim(m_g.stride, 1), DH = dim(m_g.dilation, 0),
+                      DW = dim(m_g.dilation, 1);
+        const int64_t OH = dim(m_g.out, 0), OW = dim(m_g.out, 1);
+        auto pad = [&](const std::vector<int64_t>& v, int i) { return one_d ? (i == 0 ? 0 : v[0]) : v[i]; };
+        const int64_t PT = pad(m_g.pad_begin, 0), PL = pad(m_g.pad_begin, 1), PB = pad(m_g.pad_end, 0),
+                      PR = pad(m_g.pad_end, 1);
+        const int64_t G = m_g.group, Cg = m_g.c_per_group(), Mg = m_g.m_per_group(), L = KH * KW;
+        const int64_t EH = (KH - 1) * DH + 1, EW = (KW - 1) * DW + 1;
+        for (int64_t v : {H, W, KH, KW, OH, OW, Cg, Mg, m_g.n, G, m_g.c, m_g.m})
+            if (v > 65535) throw UnsupportedError(n, "a dimension above 65535");
+        const isa::DType dt = x.dtype;
+        const uint32_t c0 = 32 / isa::dtype_size(dt);
+        ConvCubePlan& p = m_plan;
+        p.in = dt;
+        p.out = m_epilogue ? isa::DType::FP32 : dt;
+        p.n = static_cast<uint32_t>(m_g.n), p.g = static_cast<uint32_t>(G);
+        p.c1 = static_cast<uint32_t>((Cg + c0 - 1) / c0), p.mg = static_cast<uint32_t>(Mg),
+        p.mtot = static_cast<uint32_t>(m_g.m);
+        p.oh = static_cast<uint32_t>(OH), p.ow = static_cast<uint32_t>(OW);
+        p.kh = static_cast<uint32_t>(KH), p.kw = static_cast<uint32_t>(KW);
+        p.dh = static_cast<uint32_t>(DH), p.dw = static_cast<uint32_t>(DW);
+        p.bias_en = bias, p.relu = !m_epilogue && m_act.kind == "Relu";
+        // The input conversion.
+        Nc1hwc0Plan& xc = m_xconv;
+        xc.dtype = dt;
+        xc.n1 = static_cast<uint32_t>(m_g.n), xc.n2 = static_cast<uint32_t>(G);
+        xc.s1 = static_cast<uint64_t>(m_g.c * H * W), xc.s2 = static_cast<uint64_t>(Cg * H * W);
+        xc.cg = static_cast<uint32_t>(Cg), xc.sc = static_cast<uint64_t>(H * W);
+        xc.h = static_cast<uint32_t>(H), xc.w = static_cast<uint32_t>(W);
+        Nc1hwc0Plan& wc = m_wconv;
+        wc.dtype = dt;
+        wc.h = static_cast<uint32_t>(KH), wc.w = static_cast<uint32_t>(KW);
+        if (!m_g.transpose) {
+            xc.hd = xc.h, xc.wd = xc.w;
+            p.hi = xc.h, p.wi = xc.w;
+            p.sh = static_cast<uint32_t>(SH), p.sw = static_cast<uint32_t>(SW);
+            p.pt = static_cast<uint32_t>(PT), p.pb = static_cast<uint32_t>(PB);
+            p.pl = static_cast<uint32_t>(PL), p.pr = static_cast<uint32_t>(PR);
+            wc.n1 = static_cast<uint32_t>(m_g.m), wc.s1 = static_cast<uint64_t>(Cg * L);
+            wc.cg = static_cast<uint32_t>(Cg), wc.sc = static_cast<uint64_t>(L);
+        } else {
+            // The equivalent convolution: stride 1, no pads, over the spread input.
+            xc.sh = static_cast<uint32_t>(SH), xc.sw = static_cast<uint32_t>(SW);
+            xc.oh = EH - 1 - PT, xc.ow = EW - 1 - PL;
+            const int64_t hd = OH + EH - 1, wd = OW + EW - 1;
+            if (hd > 65535 || wd > 65535) throw UnsupportedError(n, "spread input above 65535 pixels a side");
+            xc.hd = static_cast<uint32_t>(hd), xc.wd = static_cast<uint32_t>(wd);
+            p.hi = xc.hd, p.wi = xc.wd, p.sh = p.sw = 1;
+            wc.n1 = static_cast<uint32_t>(G), wc.n2 = static_cast<uint32_t>(Mg);
+            wc.s1 = static_cast<uint64_t>(Cg * Mg * L), wc.s2 = static_cast<uint64_t>(L);
+            wc.cg = static_cast<uint32_t>(Cg), wc.sc = static_cast<uint64_t>(Mg * L), wc.flip = true;
+        }
+        wc.hd = wc.h, wc.wd = wc.w;
+        try {
+            plan_conv(p, dev);
+            // Probe the conversions' tiling now (bad sizes fail at plan time, not at launch).
+            nc1hwc0_kernel(xc, dev, "", "");
+            nc1hwc0_kernel(wc, dev, "", "");
+        } catch (const InputError& e) {
+            throw UnsupportedError(n, e.what());
+        }
+        const uint32_t es = isa::dtype_size(dt);
+        m_x5_bytes = align512(xc.dst_elems() * es);
+        m_w5_bytes = align512(wc.dst_elems() * es);
+        m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
+    }
+
+    std::vector<TensorRef> outputs() const override { return {m_out}; }
+    uint64_t workspace_bytes() const override { return m_x5_bytes + m_w5_bytes + m_y32_bytes; }
+
+    std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                                     uint64_t ws) const override {
+        const std::string& nm = m_node.name;
+        const std::string& ty = m_node.op_type;
+        std::vector<KernelDesc> ks;
+        Nc1hwc0Plan xc = m_xconv, wc = m_wconv;
+        xc.src = in.at(0).addr, xc.dst = ws;
+        wc.src = in.at(1).addr, wc.dst = ws + m_x5_bytes;
+        if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
+        ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
+        ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
+        ConvCubePlan p = m_plan;
+        p.x5 = xc.dst, p.w5 = wc.dst;
+        p.y = m_epilogue ? ws + m_x5_bytes + m_w5_bytes : out.at(0).addr;
+        if (p.bias_en) p.bias = in.at(2).addr;
+        KernelDesc kd;
+        kd.name = nm;
+        kd.type = ty;
+        kd.kind = KernelKind::Cube;
+        kd.block_dim = p.block_dim;
+        kd.body = [p](isa::IInstrSink& s) { run_conv_kernel(s, p); };
+        const double taps = double(m_g.c_per_group()) * p.kh * p.kw;
+        kd.flops = 2.0 * double(m_out.numel()) * taps;
+        const uint32_t es = isa::dtype_size(p.in);
+        kd.bytes = xc.dst_elems() * es + wc.dst_elems() * es + m_out.numel() * isa::dtype_size(p.out);
+        const double steps = double(p.n) * p.g * std::ceil(p.mg / 16.0) *
+                             std::ceil(p.kdim() / double(p.c0())) * std::ceil(double(p.oh) * p.ow / 16.0);
+        kd.min_compute_cycles = steps / std::max<uint32_t>(1, std::min(p.block_dim, m_dev.cube_cores));
+        ks.push_back(std::move(kd));
+        if (m_epilogue) {
+            EpiloguePlan e;
+            e.x = p.y, e.y = out.at(0).addr, e.y_dtype = m_out.dtype, e.n = m_out.numel(), e.act = m_act;
+            ks.push_back(epilogue_kernel(e, m_dev, nm + "/epilogue", ty));
+        }
+        return ks;
+    }
+
+    std::string describe() const override {
+        const ConvCubePlan& p = m_plan;
+        std::string s =
+            std::string(m_g.transpose ? "transposed conv as a stride-1 conv over the spread input, " : "") +
+            "img2col (load3d into L0B), tiles " + std::to_string(p.base_m) + " channels x " +
+            std::to_string(p.base_n) + " pixels, " + std::to_string(p.c1_l1) + " of " + std::to_string(p.c1) +
+            " channel blocks per L1 chunk, " + std::to_string(p.g) + " group(s)";
+        if (p.bias_en) s += ", bias (mad)";
+        if (p.relu) s += ", ReLU in FixPipe";
+        if (m_epilogue) s += ", vector epilogue (" + m_act.kind + ")";
+        return s;
+    }
+
+private:
+    NodeDesc m_node;
+    DeviceInfo m_dev;
+    ref::ConvGeometry m_g;
+    TensorRef m_out;
+    ref::Activation m_act;
+    bool m_epilogue = false;
+    ConvCubePlan m_plan;
+    Nc1hwc0Plan m_xconv, m_wconv;
+    uint64_t m_x5_bytes = 0, m_w5_bytes = 0, m_y32_bytes = 0;
+};
+
+std::unique_ptr<INodeOp> make_conv(const NodeDesc& n, const DeviceInfo& dev) {
+    return std::make_unique<ConvNode>(n, dev);
+}
+
+}  // namespace
+
+SFUMATO_REGISTER_NODE_OP(conv, "Conv", make_conv);
+SFUMATO_REGISTER_NODE_OP(conv_transpose, "ConvTranspose", make_conv);
+
+}  // namespace sfumato::ops

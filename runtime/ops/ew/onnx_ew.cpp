@@ -1,0 +1,385 @@
+#include "runtime/ops/ew/onnx_ew.h"
+
+#include <cmath>
+#include <limits>
+
+#include "runtime/ops/node_op.h"
+#include "runtime/ref/ew_scalar.h"
+#include "sim/error.h"
+
+namespace sfumato::ops::ew {
+
+using isa::CmpMode;
+using isa::DType;
+using isa::Opcode;
+using ref::ElemType;
+
+namespace {
+
+using List = std::initializer_list<const char*>;
+constexpr List kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"};
+constexpr List kVariadic = {"Max", "Min", "Sum", "Mean"};
+constexpr List kCompare = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+constexpr List kLogic = {"And", "Or", "Xor", "Not"};
+constexpr List kUnary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", "Exp", "Log", "Sqrt", "Reciprocal",
+                         "Neg", "Abs", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign", "Sign",
+                         "Floor", "Ceil", "Round", "Identity"};
+constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"};
+
+bool in_list(List l, const std::string& s) {
+    for (const char* x : l)
+        if (s == x) return true;
+    return false;
+}
+
+bool float_elem(ElemType t) { return ref::is_float(t); }
+bool narrow_int(ElemType t) { return t == ElemType::Int8 || t == ElemType::Uint8 || t == ElemType::Int16; }
+
+[[noreturn]] void unsupported(const EwNode& n, const std::string& what) {
+    NodeDesc d;
+    d.name = n.name;
+    d.op_type = n.op;
+    throw UnsupportedError(d, what);
+}
+
+// The type a value of element type t computes in.
+DType compute_type(ElemType t, bool precise) {
+    switch (t) {
+        case ElemType::Float16: return precise ? DType::FP32 : DType::FP16;
+        case ElemType::Bool: return DType::FP16;
+        case ElemType::Float: case ElemType::Double: case ElemType::Bfloat16: return DType::FP32;
+        default: return DType::INT32;
+    }
+}
+
+struct Em {
+    Builder& b;
+    DType ct;
+    ElemType elem;  // the values' ONNX type (integer wrapping, division)
+
+    Val s(Opcode op, const Val& a, double x) { return b.scal(op, a, x); }
+    Val v(Opcode op, const Val& a, const Val& c) { return b.bin(op, a, c); }
+    Val u(Opcode op, const Val& a) { return b.un(op, a); }
+    Val neg(const Val& a) { return s(Opcode::VMULS, a, -1); }
+    Val lt0(const Val& a) { return b.cmp(CmpMode::LT, a, Builder::imm(0, b.type_of(a))); }
+
+    // Two's-complement wrap of an int32 value to the storage width of a narrow integer type.
+    Val wrap(const Val& x) {
+        if (!narrow_int(elem)) return x;
+        const int bits = elem == ElemType::Int16 ? 16 : 8;
+        const double mask = std::ldexp(1.0, bits) - 1, half = std::ldexp(1.0, bits - 1);
+        if (elem == ElemType::Uint8) return v(Opcode::VAND, x, Builder::imm(mask, DType::INT32));
+        const Val y = v(Opcode::VAND, s(Opcode::VADDS, x, half), Builder::imm(mask, DType::INT32));
+        return s(Opcode::VADDS, y, -half);
+    }
+
+    Val horner(const Val& x, const std::vector<double>& c) {  // c[0] + x (c[1] + x (...))
+        Val h = s(Opcode::VMULS, x, c.back());
+        for (size_t i = c.size() - 1; i-- > 1;) h = v(Opcode::VMUL, s(Opcode::VADDS, h, c[i]), x);
+        return s(Opcode::VADDS, h, c[0]);
+    }
+
+    // erf(x), or 1 + erf(x) without the cancellation for x << 0 (Gelu's left tail).
+    Val erf(const Val& x, bool one_plus = false) {
+        const Val ax = u(Opcode::VABS, x);
+        // Abramowitz & Stegun 7.1.26 for |x| >= 0.5: erfc(|x|) = q exp(-x^2), |error| <= 1.5e-7 ...
+        const Val t = u(Opcode::VREC, s(Opcode::VADDS, s(Opcode::VMULS, ax, 0.3275911), 1.0));
+        const Val q = v(Opcode::VMUL, horner(t, {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429}), t);
+        const Val x2 = v(Opcode::VMUL, x, x);
+        const Val c = v(Opcode::VMUL, q, u(Opcode::VEXP, neg(x2)));  // erfc(|x|)
+        const Val big = one_plus ? b.sel(lt0(x), c, s(Opcode::VADDS, neg(c), 2.0))
+                                 : b.sel(lt0(x), s(Opcode::VADDS, c, -1.0), s(Opcode::VADDS, neg(c), 1.0));
+        // ... and its Taylor series through x^9 (relative error < 1e-6) below 0.5.
+        Val h = s(Opcode::VMULS, v(Opcode::VMUL, horner(x2, {1.0, -1.0 / 3, 1.0 / 10, -1.0 / 42, 1.0 / 216}), x),
+                  2.0 / std::sqrt(M_PI));
+        if (one_plus) h = s(Opcode::VADDS, h, 1.0);
+        return b.sel(b.cmp(CmpMode::LT, ax, Builder::imm(0.5, ct)), h, big);
+    }
+
+    Val tanh(const Val& x) {
+        const Val ax = u(Opcode::VABS, x);
+        const Val e = u(Opcode::VEXP, s(Opcode::VMULS, ax, -2.0));
+        const Val r = v(Opcode::VDIV, s(Opcode::VADDS, neg(e), 1.0), s(Opcode::VADDS, e, 1.0));
+        const Val rs = b.sel(lt0(x), neg(r), r);
+        const Val x2 = v(Opcode::VMUL, x, x);
+        const Val h = v(Opcode::VMUL, horner(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835}), x);
+        return b.sel(b.cmp(CmpMode::LT, ax, Builder::imm(0.25, ct)), h, rs);
+    }
+
+    Val sigmoid(const Val& x) { return u(Opcode::VREC, s(Opcode::VADDS, u(Opcode::VEXP, neg(x)), 1.0)); }
+
+    Val hard_sigmoid(const Val& x, double al, double be) {
+        return s(Opcode::VMAXS, s(Opcode::VMINS, s(Opcode::VADDS, s(Opcode::VMULS, x, al), be), 1.0), 0.0);
+    }
+
+    // x rounded to an integer with mode m (values beyond the int32 range or already integral
+    // in the format are kept).
+    Val round_int(const Val& x, isa::RoundMode m) {
+        const Val f = b.conv(b.conv(x, DType::INT32, m), ct);
+        const double big = ct == DType::FP16 ? 1024.0 : 8388608.0;
+        return b.sel(b.cmp(CmpMode::LT, u(Opcode::VABS, x), Builder::imm(big, ct)), f, x);
+    }
+
+    Val pow(const Val& x, const Val& y) {
+        if (y.imm) {
+            const double p = y.v;
+            if (p == 1) return x;
+            if (p == 2) return v(Opcode::VMUL, x, x);
+            if (p == 3) return v(Opcode::VMUL, v(Opcode::VMUL, x, x), x);
+            if (p == 0.5) return u(Opcode::VSQRT, x);
+            if (p == -1) return u(Opcode::VREC, x);
+            if (p == 0) return Builder::imm(1.0, ct);
+        }
+        const Val ax = u(Opcode::VABS, x);
+        const Val r = u(Opcode::VEXP, v(Opcode::VMUL, y, u(Opcode::VLN, ax)));
+        if (y.imm) {
+            const double p = y.v;
+            if (p != std::floor(p)) return u(Opcode::VEXP, v(Opcode::VMUL, y, u(Opcode::VLN, x)));  // x < 0 -> nan
+            if (std::fmod(p, 2.0) == 0) return r;
+            return b.sel(lt0(x), neg(r), r);
+        }
+        // y a tensor: x < 0 gives -r for odd integers, r for even ones, nan otherwise; y = 0 gives 1.
+        const Val yi = b.conv(y, DType::INT32, isa::RoundMode::TRUNC);
+        const Val is_int = b.cmp(CmpMode::EQ, b.conv(yi, ct), y);
+        const Val odd = b.cmp(CmpMode::NE, v(Opcode::VAND, yi, Builder::imm(1, DType::INT32)), Builder::imm(0, DType::INT32));
+        Val rn = b.sel(odd, neg(r), r);
+        rn = b.sel(is_int, rn, Builder::imm(std::numeric_limits<double>::quiet_NaN(), ct));
+        const Val out = b.sel(lt0(x), rn, r);
+        return b.sel(b.cmp(CmpMode::EQ, y, Builder::imm(0, ct)), Builder::imm(1, ct), out);
+    }
+
+    Val unary(const std::string& op, const ref::Attrs& a, const Val& x) {
+        if (op == "Relu") return u(Opcode::VRELU, x);
+        if (op == "LeakyRelu") return s(Opcode::VLRELU, x, a.get_float("alpha", 0.01));
+        if (op == "Sigmoid") return sigmoid(x);
+        if (op == "Tanh") return tanh(x);
+        if (op == "Erf") return erf(x);
+        if (op == "Gelu") {
+            if (a.get_string("approximate", "none") == "tanh") {
+                const Val in = s(Opcode::VMULS, v(Opcode::VADD, x, s(Opcode::VMULS, v(Opcode::VMUL, v(Opcode::VMUL, x, x), x), 0.044715)),
+                                 std::sqrt(2.0 / M_PI));
+                return v(Opcode::VMUL, s(Opcode::VMULS, s(Opcode::VADDS, tanh(in), 1.0), 0.5), x);
+            }
+            return v(Opcode::VMUL, s(Opcode::VMULS, erf(s(Opcode::VMULS, x, M_SQRT1_2), true), 0.5), x);
+        }
+        if (op == "Exp") return u(Opcode::VEXP, x);
+        if (op == "Log") return u(Opcode::VLN, x);
+        if (op == "Sqrt") return u(Opcode::VSQRT, x);
+        if (op == "Reciprocal") return u(Opcode::VREC, x);
+        if (op == "Neg") return wrap(neg(x));
+        if (op == "Abs") return wrap(u(Opcode::VABS, x));
+        if (op == "Identity") return x;
+        if (op == "HardSigmoid") return hard_sigmoid(x, a.get_float("alpha", 0.2), a.get_float("beta", 0.5));
+        if (op == "HardSwish") return v(Opcode::VMUL, x, hard_sigmoid(x, 1.0 / 6, 0.5));
+        if (op == "Elu") {
+            const Val e = s(Opcode::VMULS, s(Opcode::VADDS, u(Opcode::VEXP, x), -1.0), a.get_float("alpha", 1.0));
+            return b.sel(lt0(x), e, x);
+        }
+        if (op == "Selu") {
+            const double al = a.get_float("alpha", 1.67326319217681884765625), ga = a.get_float("gamma", 1.05070102214813232421875);
+            const Val e = s(Opcode::VMULS, s(Opcode::VADDS, u(Opcode::VEXP, x), -1.0), al * ga);
+            return b.sel(b.cmp(CmpMode::GT, x, Builder::imm(0, ct)), s(Opcode::VMULS, x, ga), e);
+        }
+        if (op == "Softplus") {
+            const Val l = u(Opcode::VLN, s(Opcode::VADDS, u(Opcode::VEXP, neg(u(Opcode::VABS, x))), 1.0));
+            return v(Opcode::VADD, u(Opcode::VRELU, x), l);
+        }
+        if (op == "Softsign") return v(Opcode::VDIV, x, s(Opcode::VADDS, u(Opcode::VABS, x), 1.0));
+        if (op == "Sign") {
+            const Val one = Builder::imm(1, ct), zero = Builder::imm(0, ct), m1 = Builder::imm(-1, ct);
+            const Val p = b.sel(b.cmp(CmpMode::GT, x, zero), one, zero);
+            return b.sel(lt0(x), m1, p);
+        }
+        if (op == "Floor") return ct == DType::INT32 ? x : round_int(x, isa::RoundMode::FLOOR);
+        if (op == "Ceil") return ct == DType::INT32 ? x : round_int(x, isa::RoundMode::CEIL);
+        if (op == "Round") return ct == DType::INT32 ? x : round_int(x, isa::RoundMode::RINT);
+        if (op == "Clip") {
+            Val r = x;
+            if (a.has("min")) r = s(Opcode::VMAXS, r, a.get_float("min", 0));
+            if (a.has("max")) r = s(Opcode::VMINS, r, a.get_float("max", 0));
+            return r;
+        }
+        throw InputError("elementwise op '" + op + "' has no vector program");
+    }
+
+    Val binary(const std::string& op, const Val& x, const Val& y) {
+        if (op == "Add") return wrap(v(Opcode::VADD, x, y));
+        if (op == "Sub") {
+            if (x.imm && !y.imm) return wrap(s(Opcode::VADDS, neg(y), x.v));
+            return wrap(v(Opcode::VSUB, x, y));
+        }
+        if (op == "Mul") return wrap(v(Opcode::VMUL, x, y));
+        if (op == "Div") {
+            if (ct == DType::INT32) {
+                const Val q = v(Opcode::VDIV, b.conv(x, DType::FP32), b.conv(y, DType::FP32));
+                return wrap(b.conv(q, DType::INT32, isa::RoundMode::TRUNC));
+            }
+            int e = 0;
+            if (y.imm && std::isfinite(y.v) && std::fabs(std::frexp(y.v, &e)) == 0.5 && std::isfinite(1.0 / y.v))
+                return s(Opcode::VMULS, x, 1.0 / y.v);  // a power of two: exact
+            return v(Opcode::VDIV, x, y);
+        }
+        if (op == "Max") return v(Opcode::VMAX, x, y);
+        if (op == "Min") return v(Opcode::VMIN, x, y);
+        if (op == "PRelu") return b.sel(lt0(x), v(Opcode::VMUL, x, y), x);
+        if (op == "Pow") {
+            if (ct != DType::INT32) return pow(x, y);
+            // Integers: through fp32, rounded to the nearest integer when the fp32 result is
+            // within 2^-16 of it (exp/ln round-off), truncated otherwise.
+            const Val p = pow(b.conv(x, DType::FP32), b.conv(y, DType::FP32));
+            const Val rn = b.conv(p, DType::INT32, isa::RoundMode::RINT);
+            const Val tr = b.conv(p, DType::INT32, isa::RoundMode::TRUNC);
+            const Val d = u(Opcode::VABS, v(Opcode::VSUB, p, b.conv(rn, DType::FP32)));
+            const Val near = b.cmp(CmpMode::LT, d, s(Opcode::VMAXS, s(Opcode::VMULS, u(Opcode::VABS, p), 1.0 / 65536), 1e-3));
+            return wrap(b.sel(near, rn, tr));
+        }
+        throw InputError("elementwise op '" + op + "' has no vector program");
+    }
+};
+
+CmpMode cmp_mode(const std::string& op) {
+    if (op == "Equal") return CmpMode::EQ;
+    if (op == "Less") return CmpMode::LT;
+    if (op == "Greater") return CmpMode::GT;
+    if (op == "LessOrEqual") return CmpMode::LE;
+    return CmpMode::GE;
+}
+
+Val bool_of(Builder& b, const Val& bits) {
+    return b.sel(bits, Builder::imm(1, DType::FP16), Builder::imm(0, DType::FP16));
+}
+
+}  // namespace
+
+const std::vector<std::string>& ew_op_types() {
+    static const std::vector<std::string> all = [] {
+        std::vector<std::string> v;
+        for (List l : {kBinary, kVariadic, kCompare, kLogic, kUnary, kOther}) v.insert(v.end(), l.begin(), l.end());
+        return v;
+    }();
+    return all;
+}
+
+bool is_ew_op(const std::string& op) {
+    for (const std::string& t : ew_op_types())
+        if (t == op) return true;
+    return false;
+}
+
+bool ew_precise(const std::string& op) {
+    return op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Erf" || op == "Softplus" || op == "Elu" ||
+           op == "Selu" || op == "Pow" || op == "HardSigmoid" || op == "HardSwish" || op == "Softsign";
+}
+
+ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
+    if (in.empty()) unsupported(n, "needs an input");
+    const std::string& op = n.op;
+    auto need_float = [&](ElemType t) {
+        if (!float_elem(t)) unsupported(n, std::string("input type ") + ref::elem_type_name(t) + " is not supported (float types only)");
+    };
+    if (in_list(kCompare, op) || in_list(kLogic, op)) {
+        if (in_list(kLogic, op))
+            for (ElemType t : in)
+                if (t != ElemType::Bool) unsupported(n, std::string("input type ") + ref::elem_type_name(t) + " (bool only)");
+        return ElemType::Bool;
+    }
+    if (op == "Where") {
+        if (in.size() != 3) unsupported(n, "needs 3 inputs");
+        if (in[0] != ElemType::Bool) unsupported(n, "condition must be bool");
+        return in[1];
+    }
+    if (op == "Cast") return static_cast<ElemType>(n.attrs.int_("to"));
+    if (op == "CastLike") {
+        if (in.size() < 2) unsupported(n, "needs 2 inputs");
+        return in[1];
+    }
+    if (op == "ElementwiseChain") {
+        for (const auto& s : ref::parse_chain(n.name, n.attrs))
+            if (ew_precise(s.op) || s.op == "Sigmoid") need_float(in[0]);
+        return in[0];
+    }
+    const bool float_only = in_list(kUnary, op) && op != "Relu" && op != "Neg" && op != "Abs" && op != "Identity" &&
+                            op != "Sign" && op != "Floor" && op != "Ceil" && op != "Round";
+    if (float_only || op == "Mean" || op == "PRelu") need_float(in[0]);
+    if (in[0] == ElemType::Bool && op != "Identity") unsupported(n, "bool input is not supported");
+    return in[0];
+}
+
+Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DType out_storage, ElemType out_elem) {
+    Builder b(in, out_storage);
+    const std::string& op = n.op;
+    const ElemType e0 = in.at(0).elem;
+    bool precise = ew_precise(op);
+    if (op == "ElementwiseChain")
+        for (const auto& s : ref::parse_chain(n.name, n.attrs)) precise = precise || ew_precise(s.op);
+    const DType ct = compute_type(e0, precise);
+    Em em{b, ct, e0};
+    Val r;
+    if (in_list(kCompare, op)) {
+        const DType t = compute_type(e0, false);
+        r = bool_of(b, b.cmp(cmp_mode(op), b.in(0, t), b.in(1, t)));
+    } else if (in_list(kLogic, op)) {
+        const Val x = b.in(0, DType::FP16);
+        if (op == "Not") {
+            r = b.scal(Opcode::VADDS, b.scal(Opcode::VMULS, x, -1.0), 1.0);
+        } else {
+            const Val y = b.in(1, DType::FP16);
+            if (op == "And") r = b.bin(Opcode::VMIN, x, y);
+            else if (op == "Or") r = b.bin(Opcode::VMAX, x, y);
+            else r = b.un(Opcode::VABS, b.bin(Opcode::VSUB, x, y));
+        }
+    } else if (op == "Where") {
+        const Val c = b.cmp(CmpMode::NE, b.in(0, DType::FP16), Builder::imm(0, DType::FP16));
+        const DType t = compute_type(in.at(1).elem, false);
+        r = b.sel(c, b.in(1, t), b.in(2, t));
+    } else if (op == "Cast" || op == "CastLike") {
+        Val x = b.in(0, in[0].storage);
+        if (!float_elem(e0)) x = b.conv(x, compute_type(e0, false));  // bool -> fp16, integers -> int32
+        if (out_elem == ElemType::Bool) {
+            r = bool_of(b, b.cmp(CmpMode::NE, x, Builder::imm(0, b.type_of(x))));
+        } else if (float_elem(e0) && !float_elem(out_elem)) {
+            r = b.conv(x, DType::INT32, isa::RoundMode::TRUNC);
+        } else {
+            r = x;
+        }
+        if (narrow_int(out_elem) && b.type_of(r) == DType::INT32) r = Em{b, DType::INT32, out_elem}.wrap(r);
+    } else if (op == "Clip") {
+        Val x = b.in(0, ct);
+        if (n.opset < 11) {
+            if (n.attrs.has("min")) x = b.bin(Opcode::VMAX, x, Builder::imm(n.attrs.get_float("min", 0), ct));
+            if (n.attrs.has("max")) x = b.bin(Opcode::VMIN, x, Builder::imm(n.attrs.get_float("max", 0), ct));
+        } else {
+            if (in.size() > 1 && in[1].present) x = b.bin(Opcode::VMAX, x, b.in(1, ct));
+            if (in.size() > 2 && in[2].present) x = b.bin(Opcode::VMIN, x, b.in(2, ct));
+        }
+        r = x;
+    } else if (op == "ElementwiseChain") {
+        Val acc = b.in(0, ct);
+        int next = 1;
+        for (const auto& s : ref::parse_chain(n.name, n.attrs)) {
+            if (s.arity == 2) {
+                const Val y = b.in(next++, ct);
+                acc = s.swap ? em.binary(s.op, y, acc) : em.binary(s.op, acc, y);
+            } else {
+                acc = em.unary(s.op, s.attrs, acc);
+            }
+        }
+        r = acc;
+    } else if (in_list(kVariadic, op)) {
+        const std::string base = op == "Max" ? "Max" : op == "Min" ? "Min" : "Add";
+        r = b.in(0, ct);
+        for (size_t i = 1; i < in.size(); ++i) r = em.binary(base, r, b.in(static_cast<int>(i), ct));
+        if (op == "Mean" && in.size() > 1) r = em.binary("Div", r, Builder::imm(static_cast<double>(in.size()), ct));
+    } else if (op == "Identity") {
+        r = b.in(0, in[0].storage);  // copied as bytes, any type
+    } else if (in_list(kBinary, op)) {
+        const Val x = b.in(0, ct);
+        const Val y = b.in(1, op == "Pow" && ct == DType::INT32 && float_elem(in[1].elem) ? DType::FP32 : ct);
+        r = em.binary(op, x, y);
+    } else {
+        r = em.unary(op, n.attrs, b.in(0, ct));
+    }
+    return b.finish(r, isa::RoundMode::RINT);
+}
+
+}  // namespace sfumato::ops::ew

@@ -1,0 +1,237 @@
+// Host references of the elementwise operators in ONNX semantics (opsets 6-20), computed in
+// double on broadcast copies of the inputs and rounded once to the output type (integers wrap
+// as the type does): arithmetic (Add Sub Mul Div Pow Mod-free), variadic Max/Min/Sum/Mean,
+// comparisons and logical ops (bool outputs), Where, the unary activations, Cast/CastLike and
+// sfumato's ElementwiseChain. Legacy forms: opset < 7 binary ops with `broadcast`/`axis`
+// attributes, opset < 7 PRelu with a per-channel slope, opset < 11 Clip with min/max
+// attributes. Simplified: int64 arithmetic is exact only below 2^53; integer division
+// truncates toward zero (ONNX leaves negative operands implementation-defined).
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "runtime/ref/broadcast.h"
+#include "runtime/ref/ew_scalar.h"
+#include "runtime/ref/ref_ops.h"
+#include "sim/error.h"
+
+namespace sfumato::ref {
+
+namespace {
+
+using In = std::vector<const HostTensor*>;
+
+const HostTensor& need(const RefNode& n, const In& in, size_t i) {
+    if (i >= in.size() || !in[i]) throw InputError("node '" + n.name + "' (" + n.op_type + "): missing input " + std::to_string(i));
+    return *in[i];
+}
+
+// Opset < 7 binary ops broadcast B onto A only with broadcast=1, aligned at `axis` (default: the
+// trailing dims). Returns B reshaped so that numpy broadcasting gives the same result.
+HostTensor legacy_operand(const RefNode& n, const HostTensor& a, const HostTensor& b) {
+    if (n.opset >= 7 || !n.attrs.get_int("broadcast", 0) || !n.attrs.has("axis")) return b;
+    const int64_t axis = normalize_axis(n.name, "axis", n.attrs.get_int("axis", 0), static_cast<int64_t>(a.rank()));
+    HostTensor r = b;
+    const int64_t trail = static_cast<int64_t>(a.rank()) - axis - static_cast<int64_t>(b.rank());
+    if (trail < 0) throw InputError("node '" + n.name + "': attribute 'axis' leaves no room for input 1 " + shape_str(b.shape));
+    for (int64_t i = 0; i < trail; ++i) r.shape.push_back(1);
+    return r;
+}
+
+// out[i] = f(x0[i], x1[i], ...) over the broadcast of every given input.
+HostTensor map_n(const RefNode& n, const std::vector<const HostTensor*>& xs, ElemType out_type,
+                 const std::function<double(const double*)>& f) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const HostTensor* x : xs) shapes.push_back(x->shape);
+    const std::vector<int64_t> shape = broadcast_shapes(n.name, shapes);
+    std::vector<HostTensor> b;
+    for (const HostTensor* x : xs) b.push_back(broadcast_to(*x, shape));
+    HostTensor out(out_type, shape);
+    std::vector<double> args(xs.size());
+    for (uint64_t i = 0; i < out.data.size(); ++i) {
+        for (size_t k = 0; k < b.size(); ++k) args[k] = b[k].data[i];
+        out.data[i] = f(args.data());
+    }
+    round_to_type(out);
+    return out;
+}
+
+std::vector<HostTensor> binary(const RefNode& n, const In& in) {
+    const HostTensor& a = need(n, in, 0);
+    const HostTensor b = legacy_operand(n, a, need(n, in, 1));
+    const ScalarOp op = scalar_op(n.op_type, n.attrs, a.type);
+    const ElemType out = op.bool_out ? ElemType::Bool : a.type;
+    return {map_n(n, {&a, &b}, out, [&](const double* v) { return op.f2(v[0], v[1]); })};
+}
+
+std::vector<HostTensor> unary(const RefNode& n, const In& in) {
+    const HostTensor& a = need(n, in, 0);
+    const ScalarOp op = scalar_op(n.op_type, n.attrs, a.type);
+    return {map_n(n, {&a}, op.bool_out ? ElemType::Bool : a.type, [&](const double* v) { return op.f1(v[0]); })};
+}
+
+std::vector<HostTensor> variadic(const RefNode& n, const In& in) {
+    std::vector<const HostTensor*> xs;
+    for (const HostTensor* t : in)
+        if (t) xs.push_back(t);
+    if (xs.empty()) throw InputError("node '" + n.name + "' (" + n.op_type + "): needs at least one input");
+    const bool mean = n.op_type == "Mean";
+    const std::string base = n.op_type == "Max" ? "Max" : n.op_type == "Min" ? "Min" : "Add";
+    const ScalarOp op = scalar_op(base, n.attrs, xs[0]->type);
+    const double k = static_cast<double>(xs.size());
+    return {map_n(n, xs, xs[0]->type, [&](const double* v) {
+        double acc = v[0];
+        for (size_t i = 1; i < xs.size(); ++i) acc = op.f2(acc, v[i]);
+        return mean ? acc / k : acc;
+    })};
+}
+
+std::vector<HostTensor> where(const RefNode& n, const In& in) {
+    const HostTensor &c = need(n, in, 0), &x = need(n, in, 1), &y = need(n, in, 2);
+    return {map_n(n, {&c, &x, &y}, x.type, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; })};
+}
+
+std::vector<HostTensor> prelu(const RefNode& n, const In& in) {
+    const HostTensor& x = need(n, in, 0);
+    HostTensor s = need(n, in, 1);
+    if (n.opset < 7 && s.rank() == 1 && x.rank() >= 2 && s.shape[0] == x.shape[1] && s.shape[0] != 1) {
+        s.shape.resize(x.rank() - 1, 1);  // [C] -> [C, 1, ...]: one slope per channel
+    }
+    if (!broadcasts_to(s.shape, x.shape))
+        throw InputError("node '" + n.name + "' (PRelu): slope " + shape_str(s.shape) + " does not broadcast to input " +
+                         shape_str(x.shape));
+    return {map_n(n, {&x, &s}, x.type, [](const double* v) { return v[0] < 0 ? v[0] * v[1] : v[0]; })};
+}
+
+std::vector<HostTensor> clip(const RefNode& n, const In& in) {
+    const HostTensor& x = need(n, in, 0);
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    if (n.opset < 11) {
+        lo = n.attrs.get_float("min", -std::numeric_limits<float>::max());
+        hi = n.attrs.get_float("max", std::numeric_limits<float>::max());
+    } else {
+        auto bound = [&](size_t i, double& v) {
+            if (i >= in.size() || !in[i]) return;
+            if (in[i]->numel() != 1)
+                throw InputError("node '" + n.name + "' (Clip): input " + std::to_string(i) + " must be a scalar, got " +
+                                 shape_str(in[i]->shape));
+            v = in[i]->data[0];
+        };
+        bound(1, lo);
+        bound(2, hi);
+    }
+    return {map_n(n, {&x}, x.type, [&](const double* v) {
+        if (std::isnan(v[0])) return v[0];
+        return std::min(hi, std::max(lo, v[0]));
+    })};
+}
+
+std::vector<HostTensor> cast(const RefNode& n, const In& in) {
+    const HostTensor& x = need(n, in, 0);
+    ElemType to;
+    if (n.op_type == "CastLike") {
+        to = need(n, in, 1).type;
+    } else {
+        to = static_cast<ElemType>(n.attrs.int_("to"));
+        isa::DType dummy;
+        if (!device_dtype(to, dummy) && to != ElemType::Double)
+            throw InputError("node '" + n.name + "' (Cast): attribute 'to' = " + elem_type_name(to) + " is not supported");
+    }
+    HostTensor r = x;
+    r.type = to;
+    if (is_integer(to) && to != ElemType::Bool && is_float(x.type)) {
+        for (double& v : r.data) v = std::isnan(v) ? 0.0 : std::trunc(v);
+    }
+    round_to_type(r);
+    return {r};
+}
+
+// ElementwiseChain: acc = input 0; each step applies one elementwise op to acc (and, for a
+// binary step, the next tensor input). See runtime/ref/ew_scalar.h for the step syntax.
+std::vector<HostTensor> chain(const RefNode& n, const In& in) {
+    const std::vector<ChainStep> steps = parse_chain(n.name, n.attrs);
+    const HostTensor& x0 = need(n, in, 0);
+    std::vector<const HostTensor*> xs{&x0};
+    size_t next = 1;
+    for (const ChainStep& s : steps) {
+        if (s.arity == 2) xs.push_back(&need(n, in, next++));
+    }
+    if (next != in.size())
+        throw InputError("node '" + n.name + "' (ElementwiseChain): program uses " + std::to_string(next) +
+                         " inputs, node has " + std::to_string(in.size()));
+    std::vector<ScalarOp> ops;
+    for (const ChainStep& s : steps) ops.push_back(scalar_op(s.op, s.attrs, x0.type));
+    HostTensor out = map_n(n, xs, x0.type, [&](const double* v) {
+        double acc = v[0];
+        size_t k = 1;
+        for (size_t i = 0; i < steps.size(); ++i) {
+            if (steps[i].arity == 2) {
+                const double b = v[k++];
+                acc = steps[i].swap ? ops[i].f2(b, acc) : ops[i].f2(acc, b);
+            } else {
+                acc = ops[i].f1(acc);
+            }
+            // Integer intermediates wrap as the unfused graph's would; float ones stay exact
+            // (the fused kernel keeps them in a wider type; only the result is rounded).
+            if (!is_float(x0.type)) {
+                HostTensor t(x0.type, {});
+                t.data[0] = acc;
+                round_to_type(t);
+                acc = t.data[0];
+            }
+        }
+        return acc;
+    });
+    return {out};
+}
+
+}  // namespace
+
+SFUMATO_REGISTER_REF(add, "Add", binary);
+SFUMATO_REGISTER_REF(sub, "Sub", binary);
+SFUMATO_REGISTER_REF(mul, "Mul", binary);
+SFUMATO_REGISTER_REF(div, "Div", binary);
+SFUMATO_REGISTER_REF(pow, "Pow", binary);
+SFUMATO_REGISTER_REF(equal, "Equal", binary);
+SFUMATO_REGISTER_REF(less, "Less", binary);
+SFUMATO_REGISTER_REF(greater, "Greater", binary);
+SFUMATO_REGISTER_REF(less_equal, "LessOrEqual", binary);
+SFUMATO_REGISTER_REF(greater_equal, "GreaterOrEqual", binary);
+SFUMATO_REGISTER_REF(and_, "And", binary);
+SFUMATO_REGISTER_REF(or_, "Or", binary);
+SFUMATO_REGISTER_REF(xor_, "Xor", binary);
+SFUMATO_REGISTER_REF(max, "Max", variadic);
+SFUMATO_REGISTER_REF(min, "Min", variadic);
+SFUMATO_REGISTER_REF(sum, "Sum", variadic);
+SFUMATO_REGISTER_REF(mean, "Mean", variadic);
+SFUMATO_REGISTER_REF(where, "Where", where);
+SFUMATO_REGISTER_REF(prelu, "PRelu", prelu);
+SFUMATO_REGISTER_REF(clip, "Clip", clip);
+SFUMATO_REGISTER_REF(cast, "Cast", cast);
+SFUMATO_REGISTER_REF(castlike, "CastLike", cast);
+SFUMATO_REGISTER_REF(chain, "ElementwiseChain", chain);
+SFUMATO_REGISTER_REF(not_, "Not", unary);
+SFUMATO_REGISTER_REF(relu, "Relu", unary);
+SFUMATO_REGISTER_REF(leaky_relu, "LeakyRelu", unary);
+SFUMATO_REGISTER_REF(sigmoid, "Sigmoid", unary);
+SFUMATO_REGISTER_REF(tanh_, "Tanh", unary);
+SFUMATO_REGISTER_REF(gelu, "Gelu", unary);
+SFUMATO_REGISTER_REF(erf, "Erf", unary);
+SFUMATO_REGISTER_REF(exp_, "Exp", unary);
+SFUMATO_REGISTER_REF(log_, "Log", unary);
+SFUMATO_REGISTER_REF(sqrt_, "Sqrt", unary);
+SFUMATO_REGISTER_REF(reciprocal, "Reciprocal", unary);
+SFUMATO_REGISTER_REF(neg, "Neg", unary);
+SFUMATO_REGISTER_REF(abs_, "Abs", unary);
+SFUMATO_REGISTER_REF(hard_sigmoid, "HardSigmoid", unary);
+SFUMATO_REGISTER_REF(hard_swish, "HardSwish", unary);
+SFUMATO_REGISTER_REF(elu, "Elu", unary);
+SFUMATO_REGISTER_REF(selu, "Selu", unary);
+SFUMATO_REGISTER_REF(softplus, "Softplus", unary);
+SFUMATO_REGISTER_REF(softsign, "Softsign", unary);
+SFUMATO_REGISTER_REF(sign, "Sign", unary);
+SFUMATO_REGISTER_REF(floor_, "Floor", unary);
+SFUMATO_REGISTER_REF(ceil_, "Ceil", unary);
+SFUMATO_REGISTER_REF(round_, "Round", unary);
+
+}  // namespace sfumato::ref

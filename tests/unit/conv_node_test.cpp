@@ -1,0 +1,158 @@
+// Conv and ConvTranspose graph nodes without the chip model: every launch (layout conversions,
+// the cube kernel with load3d into L0B, the epilogue) runs on functional memory with the sink's
+// flag and race checks, split and coupled, and the output matches the host reference within the
+// derived tolerance; plus the ONNX geometry (auto_pad, output_padding, output_shape) on
+// hand-computed cases and the errors that name the node.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+
+#include "node_sink_run.h"
+#include "runtime/ops/standalone.h"
+#include "runtime/ref/conv_shape.h"
+#include "sim/error.h"
+
+using namespace sfumato;
+using namespace sfumato::ops;
+
+namespace {
+
+DeviceInfo tiny(const std::string& arch) {
+    DeviceInfo d;
+    d.arch = arch;
+    d.cube_cores = 2, d.vector_cores = arch == "split" ? 4 : 2;
+    d.l1_bytes = 128 << 10, d.l0a_bytes = d.l0b_bytes = 16 << 10, d.l0c_bytes = 32 << 10,
+    d.ub_bytes = 32 << 10;
+    d.event_ids = arch == "split" ? 8 : 4;
+    return d;
+}
+
+struct ConvCase {
+    std::string op = "Conv";
+    std::vector<int64_t> x, w;
+    std::vector<std::pair<std::string, ref::Attr>> attrs;
+    bool bias = false;
+    ref::ElemType t = ref::ElemType::Float16;
+};
+
+void check_case(const ConvCase& c, const std::string& arch) {
+    NodeDesc node;
+    node.name = "conv0";
+    node.op_type = c.op;
+    node.attrs.set_owner(node.name);
+    for (const auto& [k, v] : c.attrs) node.attrs.set(k, v);
+    node.inputs.push_back(make_tensor(c.x, c.t));
+    node.inputs.push_back(make_tensor(c.w, c.t));
+    const int64_t m = c.op == "Conv" ? c.w[0] : c.w[1] * node.attrs.get_int("group", 1);
+    if (c.bias) node.inputs.push_back(make_tensor({m}, c.t));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> d(-1, 1);
+    std::vector<ref::HostTensor> in;
+    for (const auto& t : node.inputs) {
+        ref::HostTensor h(t.elem, t.shape);
+        for (double& v : h.data) v = d(rng);
+        ref::round_to_type(h);
+        in.push_back(std::move(h));
+    }
+    const test::NodeSinkRun run = test::run_node_on_sinks(node, in, tiny(arch));
+    INFO(c.op << " x " << ref::shape_str(c.x) << " w " << ref::shape_str(c.w) << " " << arch);
+    for (const auto& e : run.errors) FAIL_CHECK(e);
+    std::vector<const ref::HostTensor*> ptrs;
+    for (const auto& h : in) ptrs.push_back(&h);
+    const auto want = ref::run_ref(ref::RefNode{node.name, node.op_type, 17, node.attrs}, ptrs);
+    const double taps = double(c.op == "Conv" ? c.w[1] : c.w[0] / node.attrs.get_int("group", 1)) *
+                        (c.w.size() > 2 ? c.w[2] : 1) * (c.w.size() > 3 ? c.w[3] : 1);
+    Tolerance tol;
+    tol.atol = 2.0 * std::ceil(taps / 16) * 0x1p-24 * taps + 0x1p-24;
+    if (node.attrs.has("activation") && node.attrs.get_string("activation", "") != "Relu")
+        tol.atol = 1.2 * tol.atol + 0x1p-20 * (2 + taps);
+    tol.rtol = c.t == ref::ElemType::Float16 ? 0x1p-10 : 0x1p-23;
+    const CheckResult r = compare_tensors(run.outs.at(0), want.at(0), tol);
+    INFO("max abs err " << r.max_abs_err);
+    CHECK(r.passed);
+}
+
+ref::Attr ints(std::vector<int64_t> v) { return ref::Attr::of_ints(std::move(v)); }
+
+}  // namespace
+
+TEST_CASE(
+    "conv node: 2-D convolutions (stride, dilation, pads, groups, depthwise, bias) match the reference") {
+    std::vector<ConvCase> cases;
+    ConvCase a;
+    a.x = {1, 20, 9, 11}, a.w = {24, 20, 3, 3}, a.bias = true, a.attrs = {{"pads", ints({1, 1, 1, 1})}};
+    cases.push_back(a);
+    ConvCase b;
+    b.x = {2, 8, 10, 7}, b.w = {12, 2, 3, 2}, b.t = ref::ElemType::Float;
+    b.attrs = {{"group", ref::Attr::of_int(4)},
+               {"strides", ints({2, 1})},
+               {"dilations", ints({1, 2})},
+               {"pads", ints({2, 0, 1, 2})},
+               {"activation", ref::Attr::of_string("Relu")}};
+    cases.push_back(b);
+    ConvCase dw;  // depthwise, multiplier 2
+    dw.x = {1, 18, 6, 6}, dw.w = {36, 1, 3, 3}, dw.bias = true;
+    dw.attrs = {{"group", ref::Attr::of_int(18)}, {"auto_pad", ref::Attr::of_string("SAME_UPPER")}};
+    cases.push_back(dw);
+    ConvCase one;  // 1-D with a fused Sigmoid (vector epilogue)
+    one.x = {2, 5, 30}, one.w = {7, 5, 4};
+    one.attrs = {
+        {"strides", ints({3})}, {"pads", ints({2, 1})}, {"activation", ref::Attr::of_string("Sigmoid")}};
+    cases.push_back(one);
+    for (const auto& c : cases)
+        for (const char* arch : {"split", "coupled"}) check_case(c, arch);
+}
+
+TEST_CASE(
+    "conv node: ConvTranspose (stride, output_padding, output_shape, groups, dilation) matches the "
+    "reference") {
+    std::vector<ConvCase> cases;
+    ConvCase a;
+    a.op = "ConvTranspose", a.x = {1, 6, 4, 5}, a.w = {6, 5, 3, 3}, a.bias = true;
+    a.attrs = {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {"output_padding", ints({1, 0})}};
+    cases.push_back(a);
+    ConvCase b;
+    b.op = "ConvTranspose", b.x = {2, 4, 3, 3}, b.w = {4, 3, 2, 3}, b.t = ref::ElemType::Float;
+    b.attrs = {{"group", ref::Attr::of_int(2)},
+               {"strides", ints({3, 2})},
+               {"dilations", ints({2, 1})},
+               {"output_shape", ints({8, 6})}};
+    cases.push_back(b);
+    ConvCase c1;  // pads beyond the kernel extent crop the full result
+    c1.op = "ConvTranspose", c1.x = {1, 3, 6, 6}, c1.w = {3, 2, 2, 2};
+    c1.attrs = {{"strides", ints({1, 1})}, {"pads", ints({2, 2, 0, 1})}};
+    cases.push_back(c1);
+    for (const auto& c : cases)
+        for (const char* arch : {"split", "coupled"}) check_case(c, arch);
+}
+
+TEST_CASE("conv geometry: auto_pad, ConvTranspose output sizes, and errors naming the node") {
+    ref::Attrs at("n0");
+    at.set("auto_pad", ref::Attr::of_string("SAME_LOWER"));
+    at.set("strides", ints({2, 2}));
+    ref::ConvGeometry g = ref::conv_geometry("n0", "Conv", at, {1, 1, 7, 8}, {1, 1, 4, 4});
+    CHECK(g.out == std::vector<int64_t>{4, 4});
+    // Height: needs (4 - 1) * 2 + 4 - 7 = 3 pad rows, SAME_LOWER puts 2 at the top.
+    CHECK(g.pad_begin[0] == 2);
+    CHECK(g.pad_end[0] == 1);
+    CHECK(g.pad_begin[1] == 1);  // width: 2 of pad
+    at.set("auto_pad", ref::Attr::of_string("SAME_UPPER"));
+    g = ref::conv_geometry("n0", "Conv", at, {1, 1, 7, 8}, {1, 1, 4, 4});
+    CHECK(g.pad_begin[0] == 1);
+    ref::Attrs tr("n1");
+    tr.set("strides", ints({3, 3}));
+    tr.set("output_padding", ints({1, 2}));
+    g = ref::conv_geometry("n1", "ConvTranspose", tr, {1, 2, 3, 3}, {2, 4, 3, 3});
+    CHECK(g.m == 4);
+    CHECK(g.out == std::vector<int64_t>{3 * 2 + 1 + 3, 3 * 2 + 2 + 3});
+    tr.set("output_shape", ints({10, 10}));
+    g = ref::conv_geometry("n1", "ConvTranspose", tr, {1, 2, 3, 3}, {2, 4, 3, 3});
+    CHECK(g.out == std::vector<int64_t>{10, 10});
+    CHECK(g.pad_begin[1] + g.pad_end[1] == 11 - 10);
+    CHECK_THROWS_WITH(ref::conv_geometry("n2", "Conv", ref::Attrs("n2"), {1, 3, 5, 5}, {4, 2, 3, 3}),
+                      Catch::Contains("n2") && Catch::Contains("input channels"));
+    ref::Attrs grp("n3");
+    grp.set("group", ref::Attr::of_int(2));
+    CHECK_THROWS_WITH(ref::conv_geometry("n3", "Conv", grp, {1, 3, 5, 5}, {4, 1, 3, 3}),
+                      Catch::Contains("group"));
+}
