@@ -74,6 +74,7 @@ int membench(const std::vector<std::string>& args) {
     ChipParams chip(cfg);
     rt::RuntimeParams host(ParamScope(cfg, "host"));  // the preset's host keys are valid here too
     cfg.check_unused();
+    stop_if_validating(cfg);
     init_time_resolution();
     StatGroup root(nullptr, "");
     TraceHub hub;

@@ -27,6 +27,11 @@ CommandRegistrar::CommandRegistrar(const char* name, const char* summary, Comman
     registry()[name] = {summary, std::move(fn)};
 }
 
+const CommandFn* find_command(const std::string& name) {
+    auto it = registry().find(name);
+    return it == registry().end() ? nullptr : &it->second.fn;
+}
+
 int dispatch(int argc, char** argv) {
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
         usage();

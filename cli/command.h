@@ -17,4 +17,8 @@ struct CommandRegistrar {
 
 int dispatch(int argc, char** argv);
 
+// The registered command of that name, or nullptr (sfumato sweep calls a command in-process to
+// check a point's arguments before running anything).
+const CommandFn* find_command(const std::string& name);
+
 }  // namespace sfumato::cli

@@ -169,33 +169,41 @@ nlohmann::json RunReport::summary(const std::string& model) const {
 }
 
 void RunReport::add_tables() {
-    H5Table mem{"/graph/memory_plan",
-                "device tensors: placement and lifetime (steps; -1 = before the "
-                "first, steps = read back)",
-                {}};
-    H5Column name{"tensor", "", {}, {}}, kind{"kind", "", {}, {}}, off{"offset", "B", {}, {}},
-        size{"bytes", "B", {}, {}}, first{"first_step", "step", {}, {}}, last{"last_step", "step", {}, {}};
+    using Kind = TableColumn::Kind;
+    auto col = [](const char* name, Kind kind, const char* unit) {
+        TableColumn c;
+        c.name = name;
+        c.kind = kind;
+        c.unit = unit;
+        return c;
+    };
+    H5Table mem{"/graph/memory_plan", {}};
+    mem.table.attrs["description"] = "device tensors: placement and lifetime (steps; -1 = before the first, steps = read back)";
+    TableColumn name = col("tensor", Kind::Text, ""), kind = col("kind", Kind::Text, ""), off = col("offset", Kind::Float, "B"),
+                size = col("bytes", Kind::Float, "B"), first = col("first_step", Kind::Float, "step"),
+                last = col("last_step", Kind::Float, "step");
     for (const auto& t : m_plan.tensors) {
         static const char* kinds[] = {"weight", "activation", "view", "workspace"};
-        name.strings.push_back(t.name);
-        kind.strings.push_back(kinds[static_cast<int>(t.kind)]);
-        off.numbers.push_back(static_cast<double>(t.offset));
-        size.numbers.push_back(static_cast<double>(t.bytes));
-        first.numbers.push_back(t.def_step);
-        last.numbers.push_back(t.last_step);
+        name.texts.push_back(t.name);
+        kind.texts.push_back(kinds[static_cast<int>(t.kind)]);
+        off.floats.push_back(static_cast<double>(t.offset));
+        size.floats.push_back(static_cast<double>(t.bytes));
+        first.floats.push_back(t.def_step);
+        last.floats.push_back(t.last_step);
     }
-    mem.columns = {name, kind, off, size, first, last};
+    mem.table.columns = {name, kind, off, size, first, last};
     m_s.add_h5_table(std::move(mem));
-    H5Table steps{"/graph/steps", "plan steps in issue order", {}};
-    H5Column sn{"name", "", {}, {}}, so{"op", "", {}, {}}, ss{"stream", "", {}, {}},
-        sk{"kernels", "", {}, {}};
+    H5Table steps{"/graph/steps", {}};
+    steps.table.attrs["description"] = "plan steps in issue order";
+    TableColumn sn = col("name", Kind::Text, ""), so = col("op", Kind::Text, ""), ss = col("stream", Kind::Float, ""),
+                sk = col("kernels", Kind::Float, "");
     for (const auto& st : m_plan.steps) {
-        sn.strings.push_back(st.name);
-        so.strings.push_back(st.op_type);
-        ss.numbers.push_back(st.stream);
-        sk.numbers.push_back(static_cast<double>(st.kernels));
+        sn.texts.push_back(st.name);
+        so.texts.push_back(st.op_type);
+        ss.floats.push_back(st.stream);
+        sk.floats.push_back(static_cast<double>(st.kernels));
     }
-    steps.columns = {sn, so, ss, sk};
+    steps.table.columns = {sn, so, ss, sk};
     m_s.add_h5_table(std::move(steps));
 }
 

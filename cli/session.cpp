@@ -16,6 +16,19 @@ namespace sfumato::cli {
 
 std::string version_string() { return "sfumato 0.1.0"; }
 
+namespace {
+bool g_validation_only = false;
+}
+
+void set_validation_only(bool on) { g_validation_only = on; }
+bool validation_only() { return g_validation_only; }
+
+void stop_if_validating(const Config& c) {
+    if (!g_validation_only) return;
+    c.check_unused();
+    throw ValidationDone{};
+}
+
 void add_config_options(po::options_description& d, CommonOptions& o) {
     d.add_options()("config", po::value<std::vector<std::string>>(&o.configs)->composing(), "INI config file (repeatable; later files override)")(
         "set", po::value<std::vector<std::string>>(&o.sets)->composing(), "override a parameter: key=value (repeatable)");
@@ -78,6 +91,7 @@ Session::Session(const CommonOptions& o, std::string command_line) : m_opts(o), 
 
 void Session::elaborate() {
     m_config.check_unused();
+    stop_if_validating(m_config);
     init_time_resolution();
     m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
     m_chip = std::make_unique<Chip>("chip", *m_chip_params, m_functional, m_trace, m_root);
@@ -180,6 +194,19 @@ nlohmann::json Session::tasks_json() const {
     return a;
 }
 
+nlohmann::json Session::device_json() const {
+    // The chip's peaks, for rooflines drawn from summary.json alone (sfumato report).
+    const DeviceInfo& d = m_chip->info();
+    return {{"clock_ghz", d.clock.freq_ghz()},
+            {"cube_cores", d.cube_cores},
+            {"vector_cores", d.vector_cores},
+            {"cube_fp16_flops_per_cycle", 2.0 * d.cube_macs_fp16 * d.cube_cores},
+            {"vector_bytes_per_cycle", d.vector_bytes_per_cycle * d.vector_cores},
+            {"gm_bytes_per_cycle", d.gm_bytes_per_cycle},
+            {"mem_max_bytes_per_cycle", d.mem_max_bytes_per_cycle},
+            {"l2_bytes", d.l2_bytes}};
+}
+
 nlohmann::json Session::base_summary() const {
     std::string cfg;
     for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
@@ -190,7 +217,8 @@ nlohmann::json Session::base_summary() const {
             {"total_cycles", m_total_cycles},
             {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
             {"ops", ops_json()},
-            {"tasks", tasks_json()}};
+            {"tasks", tasks_json()},
+            {"device", device_json()}};
 }
 
 std::string Session::instr_csv() const {

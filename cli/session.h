@@ -43,6 +43,17 @@ void load_config(Config& c, const CommonOptions& o);
 
 std::string version_string();
 
+// Checking a command line without running it (sfumato sweep does this for every point before
+// running any): while validation is on, a command stops once it has read its arguments and
+// every parameter it reads, by throwing ValidationDone: Session::elaborate() does so after the
+// unknown-key check, before anything is simulated; commands without a Session call
+// stop_if_validating() at that point. Bad arguments or keys throw their usual errors first.
+struct ValidationDone {};
+void set_validation_only(bool on);
+bool validation_only();
+// Throws ConfigError for an unused key, then ValidationDone, when validation is on.
+void stop_if_validating(const Config& c);
+
 // Every parameter of a configuration (chip and host runtime), loaded without a model.
 struct LoadedParams {
     Config config;
@@ -85,6 +96,9 @@ public:
     void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
+    // The chip's peaks (clock, cube fp16 FLOPs and vector bytes per cycle, GM and fastest-path
+    // bytes per cycle, L2 size): summary.json's "device".
+    nlohmann::json device_json() const;
     nlohmann::json base_summary() const;
     // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);

@@ -26,4 +26,4 @@ set(SFUMATO_LINK_LIBS
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_runtime>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_models>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_traces>"
-    sfumato_sim sfumato_isa)
+    sfumato_report sfumato_sweep sfumato_sim sfumato_isa)

@@ -4,6 +4,7 @@
 
 #include "sim/error.h"
 #include "traces/atomic_file.h"
+#include "traces/hdf5_table.h"
 
 namespace sfumato {
 
@@ -84,23 +85,7 @@ private:
 namespace {
 void write_table(H5::H5File& file, const H5Table& t) {
     H5::Group g = open_path(file, t.path);
-    put_string_attr(g, "description", t.description);
-    for (const H5Column& c : t.columns) {
-        if (!c.strings.empty()) {
-            hsize_t dims[1] = {c.strings.size()};
-            H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
-            H5::DataSet d = g.createDataSet(c.name, st, H5::DataSpace(1, dims));
-            std::vector<const char*> ptrs;
-            for (const auto& s : c.strings) ptrs.push_back(s.c_str());
-            d.write(ptrs.data(), st);
-            put_string_attr(d, "unit", c.unit);
-        } else {
-            hsize_t dims[1] = {c.numbers.size()};
-            H5::DataSet d = g.createDataSet(c.name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(1, dims));
-            if (!c.numbers.empty()) d.write(c.numbers.data(), H5::PredType::NATIVE_DOUBLE);
-            put_string_attr(d, "unit", c.unit);
-        }
-    }
+    write_table_columns(g, t.table);
 }
 }  // namespace
 
@@ -154,6 +139,11 @@ void read_group(const H5::Group& g, const std::string& prefix, std::vector<StatR
         d.read(r.values.data(), H5::PredType::NATIVE_DOUBLE);
         r.unit = get_string_attr(d, "unit");
         r.description = get_string_attr(d, "description");
+        for (auto [attr, dst] : {std::pair<const char*, double*>{"lo", &r.lo}, {"width", &r.width}}) {
+            if (!d.attrExists(attr)) continue;
+            H5::Attribute a = d.openAttribute(attr);
+            if (a.getTypeClass() == H5T_FLOAT) a.read(H5::PredType::NATIVE_DOUBLE, dst);
+        }
         out.push_back(std::move(r));
     }
 }

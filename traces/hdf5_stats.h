@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/stats.h"
+#include "traces/table.h"
 
 namespace sfumato {
 
@@ -24,6 +25,7 @@ struct StatRecord {
     std::vector<double> values;
     std::string unit;
     std::string description;
+    double lo = 0, width = 0;  // a histogram's first bucket and bucket width (0 for other stats)
 };
 
 // Reads every dataset under /stats (depth first, in name order). Throws InputError naming the
@@ -31,17 +33,11 @@ struct StatRecord {
 std::vector<StatRecord> read_stats_h5(const std::string& path);
 
 // A table written beside the stats (e.g. /graph/memory_plan): a group holding one 1-D dataset
-// per column, numeric (`numbers`) or text (`strings`), each with a `unit` attribute.
-struct H5Column {
-    std::string name;
-    std::string unit;
-    std::vector<double> numbers;
-    std::vector<std::string> strings;
-};
+// per column, each with a `unit` attribute, and the table's attrs (e.g. "description") as the
+// group's attributes (traces/hdf5_table.h, write_table_columns).
 struct H5Table {
     std::string path;  // group path, e.g. "/graph/memory_plan"
-    std::string description;
-    std::vector<H5Column> columns;
+    Table table;
 };
 
 void write_stats_h5(const std::string& path, const StatGroup& root, const std::map<std::string, std::string>& config,

@@ -61,3 +61,14 @@ TEST_CASE("layering: only cli/ wires runtime and models together") {
     CHECK(m.empty());
     CHECK(t.empty());
 }
+
+TEST_CASE("layering: sweep/ and report/ never include the simulator's models, runtime or cli") {
+    auto bad = [](const std::string& h) {
+        return starts(h, "models/") || starts(h, "runtime/") || starts(h, "cli/") || starts(h, "systemc") || starts(h, "sysc/");
+    };
+    auto s = violations("sweep", bad);
+    auto r = violations("report", bad);
+    INFO(Catch::Detail::stringify(s) << Catch::Detail::stringify(r));
+    CHECK(s.empty());
+    CHECK(r.empty());
+}
