@@ -102,7 +102,7 @@ uint64_t line_ps() {
 
 }  // namespace
 
-TEST_CASE("fabric: one copy over two links takes serialisation plus latencies; shared links are shared fairly",
+TEST_CASE("fabric: one copy over two links takes serialisation plus latencies, and shared links are shared fairly",
           "[links]") {
     Rig rig;
     const uint64_t lines = 64, bytes = lines * kLine;
