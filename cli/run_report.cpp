@@ -25,8 +25,10 @@ void Progress::update(Session& s) {
         if (recs[m_seen].task->kind == TaskKind::Kernel) ++m_done;
     }
     const double frac = m_total ? static_cast<double>(m_done) / static_cast<double>(m_total) : 0;
-    const double eta = frac > 0 ? wall * (1 - frac) / frac : 0;
-    std::fprintf(stderr, "\r  %zu/%zu kernels, %.3f ms simulated, %.0f s, ETA %.0f s   ", m_done, m_total,
+    // No kernel done yet: the weights are still uploading (no ETA to give).
+    char eta[32] = "loading";
+    if (frac > 0) std::snprintf(eta, sizeof eta, "ETA %.0f s", wall * (1 - frac) / frac);
+    std::fprintf(stderr, "\r  %zu/%zu kernels, %.3f ms simulated, %.0f s, %s   ", m_done, m_total,
                  static_cast<double>(now_tick().v) / 1e9, wall, eta);
     std::fflush(stderr);
     m_printed = true;

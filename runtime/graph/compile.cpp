@@ -7,6 +7,7 @@
 // last (stream_plan.cpp, memory_plan.cpp).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "runtime/graph/infer.h"
 #include "runtime/graph/passes.h"
@@ -102,8 +103,53 @@ std::vector<std::vector<int64_t>> default_input_shapes(const Graph& g, int64_t b
 
 namespace {
 
-bool shape_input(const Value& v, const ref::HostTensor& t) {
-    return ref::is_integer(v.elem) && v.elem != ref::ElemType::Bool && t.numel() <= kMaxShapeInput;
+// Operand slots an operator needs at plan time: shapes, axes, bounds, repeats, sizes.
+bool shape_operand(const std::string& op, size_t i) {
+    static const std::map<std::string, std::set<size_t>> slots = {
+        {"Reshape", {1}},         {"Expand", {1}},          {"Tile", {1}},       {"Slice", {1, 2, 3, 4}},
+        {"Pad", {1, 3}},          {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}}, {"Unsqueeze", {1}},
+        {"Squeeze", {1}},         {"Split", {1}},           {"TopK", {1}},       {"OneHot", {1}},
+        {"Resize", {1, 2, 3}},    {"Upsample", {1}},        {"CumSum", {1}},     {"Trilu", {1}},
+        {"ReduceSum", {1}},       {"ReduceMean", {1}},      {"ReduceMax", {1}},  {"ReduceMin", {1}},
+        {"ReduceProd", {1}},      {"ReduceL1", {1}},        {"ReduceL2", {1}},   {"ReduceLogSum", {1}},
+        {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}}};
+    auto it = slots.find(op);
+    return it != slots.end() && it->second.count(i) != 0;
+}
+
+// Per graph input: whether its values reach a plan-time operand slot (through any chain of
+// nodes, e.g. Shape/Gather/Concat arithmetic). Token ids, masks and other data read by
+// kernels are not such inputs, even when small.
+std::vector<bool> plan_time_inputs(const Graph& g) {
+    std::vector<int> producer(g.values.size(), -1);
+    for (size_t n = 0; n < g.nodes.size(); ++n)
+        for (int o : g.nodes[n].outputs)
+            if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(n);
+    std::vector<char> seen(g.values.size(), 0);
+    std::vector<int> todo;
+    for (const Node& n : g.nodes)
+        for (size_t i = 0; i < n.inputs.size(); ++i)
+            if (n.inputs[i] >= 0 && shape_operand(n.op_type, i)) todo.push_back(n.inputs[i]);
+    while (!todo.empty()) {
+        const int v = todo.back();
+        todo.pop_back();
+        if (seen[static_cast<size_t>(v)]) continue;
+        seen[static_cast<size_t>(v)] = 1;
+        const int p = producer[static_cast<size_t>(v)];
+        if (p < 0) continue;
+        const Node& n = g.nodes[static_cast<size_t>(p)];
+        if (n.op_type == "Shape" || n.op_type == "Size") continue;  // only the input's shape matters
+        for (int in : n.inputs)
+            if (in >= 0) todo.push_back(in);
+    }
+    std::vector<bool> out;
+    for (int id : g.inputs) out.push_back(seen[static_cast<size_t>(id)] != 0);
+    return out;
+}
+
+bool shape_input(const Value& v, const ref::HostTensor& t, bool reaches_shape) {
+    return reaches_shape && ref::is_integer(v.elem) && v.elem != ref::ElemType::Bool &&
+           t.numel() <= kMaxShapeInput;
 }
 
 void bind_inputs(Graph& g, const std::vector<std::vector<int64_t>>& shapes) {
@@ -148,10 +194,11 @@ std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vect
     Graph g = imported;
     bind_inputs(g, input_shapes);
     if (values) {
+        const std::vector<bool> reach = plan_time_inputs(g);
         for (size_t i = 0; i < g.inputs.size() && i < values->size(); ++i) {
             Value& v = g.val(g.inputs[i]);
             ref::HostTensor t = (*values)[i];
-            if (!shape_input(v, t)) continue;
+            if (!shape_input(v, t, reach[i])) continue;
             t.type = v.elem;
             ref::round_to_type(t);
             plan->bound_inputs[i] = t;
@@ -190,12 +237,14 @@ const Plan& Model::plan(const std::vector<std::vector<int64_t>>& input_shapes, c
                         const CompileOptions& opt, const std::vector<ref::HostTensor>* values) {
     std::string key;
     for (const auto& s : input_shapes) key += ref::shape_str(s);
-    if (values)
+    if (values) {
+        const std::vector<bool> reach = plan_time_inputs(m_graph);
         for (size_t i = 0; i < m_graph.inputs.size() && i < values->size(); ++i)
-            if (shape_input(m_graph.val(m_graph.inputs[i]), (*values)[i])) {
+            if (shape_input(m_graph.val(m_graph.inputs[i]), (*values)[i], reach[i])) {
                 key += "=";
                 for (double d : (*values)[i].data) key += std::to_string(static_cast<int64_t>(d)) + ",";
             }
+    }
     key += "|" + std::string(precision_name(opt.precision)) + "|" + std::to_string(opt.streams) + "|";
     for (const auto& p : opt.passes) key += p + ",";
     auto it = m_plans.find(key);

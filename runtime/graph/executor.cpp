@@ -48,7 +48,7 @@ void Executor::load() {
         if (functional) {
             staging.assign(p.memory.weight_bytes, 0);
             for (const PlanTensor& t : p.tensors) {
-                if (t.kind != PlanTensor::Kind::Weight) continue;
+                if (t.kind != PlanTensor::Kind::Weight || t.bytes == 0) continue;  // 0: not read
                 std::vector<uint8_t> b = t.weight->to_device(t.ref.dtype);
                 if (t.ref.format != ops::Format::ND)
                     b = ops::host_to_format(b, t.ref.shape, t.ref.dtype, t.ref.format);

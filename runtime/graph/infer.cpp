@@ -5,6 +5,7 @@
 #include <map>
 
 #include "runtime/graph/upgrade.h"
+#include "runtime/ref/broadcast.h"
 #include "runtime/ref/ref_ops.h"
 
 namespace sfumato::graph {
@@ -42,8 +43,7 @@ const ref::HostTensor* InferCtx::constant(size_t i) {
 bool InferCtx::const_ints(size_t i, std::vector<int64_t>& out) {
     const ref::HostTensor* t = constant(i);
     if (!t) return false;
-    out.clear();
-    for (double d : t->data) out.push_back(static_cast<int64_t>(d));
+    out = ref::int_values(*t);  // saturating: INT64_MAX "to the end" survives its double
     return true;
 }
 

@@ -2,13 +2,31 @@
 // conversions, topological order, node removal and value compaction.
 #include "runtime/graph/ir.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "sim/error.h"
 
 namespace sfumato::graph {
+
+namespace {
+
+// A constant in its device type. int64 constants live on the device as int32 (node_op.h) and are
+// saturated to it: the values beyond int32 constants hold are ONNX's INT64_MAX/MIN "to the
+// end" bounds of Slice (e.g. PyTorch's x[:, 1:]), which keep their meaning clamped. (Graph
+// inputs are not saturated: an int64 input beyond int32 is an error.)
+std::vector<uint8_t> const_device_bytes(const ref::HostTensor& h, isa::DType d) {
+    if (h.type != ref::ElemType::Int64 || d != isa::DType::INT32) return ref::to_device_bytes(h, d);
+    ref::HostTensor c = h;
+    const double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+    for (double& v : c.data) v = std::max(lo, std::min(hi, v));
+    return ref::to_device_bytes(c, d);
+}
+
+}  // namespace
 
 Shape make_shape(const std::vector<int64_t>& s) {
     Shape r;
@@ -211,7 +229,10 @@ void store_elem(ref::ElemType t, char* p, double v) {
             break;
         }
         case ref::ElemType::Int64: {
-            const int64_t x = static_cast<int64_t>(v);
+            // Saturating: INT64_MAX/MIN (ONNX's "to the end") are just outside int64 as doubles.
+            const int64_t x = v >= 9.2e18    ? std::numeric_limits<int64_t>::max()
+                              : v <= -9.2e18 ? std::numeric_limits<int64_t>::min()
+                                             : static_cast<int64_t>(v);
             std::memcpy(p, &x, 8);
             break;
         }
@@ -247,7 +268,7 @@ std::vector<uint8_t> RawTensor::to_device(isa::DType d) const {
         }
         return out;
     }
-    return ref::to_device_bytes(to_host(), d);
+    return const_device_bytes(to_host(), d);
 }
 
 RawTensor raw_from_host(const ref::HostTensor& t) {
@@ -345,10 +366,10 @@ std::vector<uint8_t> ConstValue::to_device(isa::DType d) const {
         isa::DType mine;
         if (float_type(m_type) && float_type(m_src->type()) && ref::device_dtype(m_type, mine) && mine == d)
             return m_src->to_device(d);
-        return ref::to_device_bytes(*host(), d);
+        return const_device_bytes(*host(), d);
     }
     if (m_raw) return m_raw->to_device(d);
-    return ref::to_device_bytes(*m_host, d);
+    return const_device_bytes(*m_host, d);
 }
 
 int Graph::find_value(const std::string& n) const {

@@ -200,7 +200,17 @@ private:
                 Format want = s.op->input_format(i);
                 if (!m_format.enabled) want = Format::ND;
                 if (want == have) continue;
-                ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
+                if (have == Format::ND && T(ins[i]).kind != PlanTensor::Kind::Weight) {
+                    // A format an op prefers for a computed ND tensor: kept ND when the device
+                    // cannot convert it (TransData has no ND -> NC1HWC0); the op takes ND too.
+                    try {
+                        ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
+                    } catch (const InputError&) {
+                        continue;
+                    }
+                } else {
+                    ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
+                }
                 changed = true;
             }
             if (!changed) break;

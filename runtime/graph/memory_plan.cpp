@@ -66,12 +66,24 @@ void plan_memory(Plan& p) {
                 1) != 0;
     };
 
-    // Weights.
+    // Weights: those a step or the graph's outputs read (a weight replaced by its converted
+    // copy, e.g. a Conv's W in NC1HWC0, is not placed: 0 bytes).
+    std::vector<char> read(p.tensors.size(), 0);
+    for (const PlanStep& s : p.steps)
+        for (int t : s.in)
+            if (t >= 0) read[static_cast<size_t>(t)] = 1;
+    for (int t : p.outputs)
+        if (t >= 0) read[static_cast<size_t>(t)] = 1;
     MemoryReport& m = p.memory;
     m = {};
-    for (PlanTensor& t : p.tensors) {
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+        PlanTensor& t = p.tensors[i];
         t.bytes = align_up(std::max<uint64_t>(1, t.ref.storage_bytes()), p.align);
         if (t.kind != PlanTensor::Kind::Weight) continue;
+        if (!read[i]) {
+            t.bytes = 0;
+            continue;
+        }
         t.offset = m.weight_bytes;
         m.weight_bytes += t.bytes;
     }

@@ -15,9 +15,12 @@ namespace sfumato::graph {
 
 namespace {
 
+// Inference-mode BatchNormalization is not among them: with its statistics given it is a
+// per-channel affine map (and fuse_conv folds it into the convolution before it, which a
+// Cast in between would prevent).
 bool keeps_fp32(const std::string& op) {
     static const std::set<std::string> s = {
-        "Softmax",          "LogSoftmax", "LayerNormalization", "BatchNormalization", "InstanceNormalization",
+        "Softmax",          "LogSoftmax", "LayerNormalization", "InstanceNormalization",
         "ReduceSum",        "ReduceMean", "ReduceMax",          "ReduceMin",          "ReduceProd",
         "ReduceL1",         "ReduceL2",   "ReduceLogSum",       "ReduceLogSumExp",    "ReduceSumSquare",
         "GlobalAveragePool"};

@@ -105,9 +105,11 @@ struct Plan {
 // the declared shapes, symbolic dimensions take any size), infers, runs the
 // passes, binds operators, plans memory and streams. Errors name the node, op
 // or input.
-// `values` (optional, one per input): small integer inputs (at most kMaxShapeInput elements:
-// axes, shapes, repeats fed as inputs, as the ONNX backend tests do) are bound as plan-time
-// constants, like the shape tensors of other graph engines; the plan is then specific to them.
+// `values` (optional, one per input): small integer inputs (at most kMaxShapeInput elements)
+// that feed an operand needed at plan time (axes, shapes, bounds, repeats fed as inputs, as
+// the ONNX backend tests do; directly or through shape arithmetic) are bound as plan-time
+// constants, like the shape tensors of other graph engines; the plan is then specific to
+// them. Data inputs (token ids, masks) always run on the device.
 constexpr uint64_t kMaxShapeInput = 64;
 std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vector<int64_t>>& input_shapes,
                               const DeviceInfo& dev, const CompileOptions& opt,

@@ -148,8 +148,9 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
 // local -> local (L1->UB, UB->L1, UB->UB), strides in blocks on both sides.
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
-    detail::copy_local(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src),
-                       detail::blocks(p));
+    // Both gaps stay in blocks (the ISA's unit for local sides).
+    const isa::CopyParams c{p.blockCount, p.blockLen * 32u, p.srcStride, p.dstStride};
+    detail::copy_local(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src), c);
 }
 // GM -> L1 with ND -> NZ conversion.
 template <class T>

@@ -31,8 +31,8 @@ public:
     void run() {
         const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
         const ConvCubePlan& p = m_p;
-        m_pipe.InitBuffer(m_qa1, 2, a1_bytes());
-        m_pipe.InitBuffer(m_qb1, 2, p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
+        m_pipe.InitBuffer(m_qa1, p.l1_buffers, a1_bytes());
+        m_pipe.InitBuffer(m_qb1, p.l1_buffers, p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
         m_pipe.InitBuffer(m_qa2, 2, p.base_m * p.base_k * kEs);
         m_pipe.InitBuffer(m_qb2, 2, p.base_k * p.base_n * kEs);
         m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
@@ -48,9 +48,11 @@ public:
         for (; cur.valid; cur = next(cur)) {
             m_ctx.scalar(2);
             const Step nx = next(cur);
-            if (nx.valid) load(nx);
+            const bool ahead = p.l1_buffers > 1;  // single buffered: the next loads once this frees L1
+            if (nx.valid && ahead) load(nx);
             if (cur.c1_0 == 0) c = m_qc1.AllocTensor<float>();
             compute(cur, c);
+            if (nx.valid && !ahead) load(nx);
             if (cur.c1_0 + cur.c1c < p.c1) continue;
             m_qc1.EnQue(c);
             c = m_qc1.DeQue<float>();
@@ -246,14 +248,8 @@ void run_t(isa::IInstrSink& sink, const ConvCubePlan& p) {
     }
 }
 
-}  // namespace
-
-void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
-    for (uint32_t v : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pb, p.pl, p.pr})
-        if (v > 255)
-            throw InputError("conv: kernel, stride, dilation and pads must be at most 255 (load3d fields)");
-    if (p.pt >= p.ext_h() || p.pb >= p.ext_h())
-        throw InputError("conv: top/bottom pads must be smaller than the dilated kernel height");
+// The cheapest tiling with l1b L1 buffers (its estimated cost; -1 if none fits).
+double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
     const uint32_t es = isa::dtype_size(p.in), c0 = p.c0(), L = p.kh * p.kw * c0;
     const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores), pix = p.oh * p.ow;
     const double rate = dev.core_read_max_bytes_per_cycle > 0 ? dev.core_read_max_bytes_per_cycle : 64.0;
@@ -281,8 +277,8 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
                 t.base_k = bk;
                 t.rows_l1 = window_rows(p, t.base_n);
                 const uint64_t per_c1 =
-                    2ull * (uint64_t{t.base_m} * L + uint64_t{t.rows_l1} * p.wi * c0) * es;
-                const uint64_t extra = p.bias_en ? 2ull * t.base_m * c0 * es : 0;
+                    uint64_t{l1b} * (uint64_t{t.base_m} * L + uint64_t{t.rows_l1} * p.wi * c0) * es;
+                const uint64_t extra = p.bias_en ? uint64_t{l1b} * t.base_m * c0 * es : 0;
                 if (dev.l1_bytes <= extra) continue;
                 const uint64_t fit = std::min<uint64_t>({(dev.l1_bytes - extra) / per_c1, p.c1, 65535 / L});
                 if (fit == 0) continue;
@@ -293,14 +289,28 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
                 const double cube = double(t.base_m) * t.base_n * p.kdim() / macs * (16.0 / c0);
                 const double load =
                     (double(t.base_m) * p.kdim() + double(p.c1) * t.rows_l1 * p.wi * c0) * es / rate;
-                const double cost =
-                    waves * (std::max(cube, load) + (bufs == 1 ? t.base_m * t.base_n * 4.0 / rate : 0.0));
+                const double cost = waves * ((l1b == 1 ? cube + load : std::max(cube, load)) +
+                                             (bufs == 1 ? t.base_m * t.base_n * 4.0 / rate : 0.0));
                 if (best < 0 || cost < best - 1e-9)
                     best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
                     p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n,
-                    p.block_dim = t.block_dim, p.l0c_buffers = bufs;
+                    p.block_dim = t.block_dim, p.l0c_buffers = bufs, p.l1_buffers = l1b;
             }
         }
+    return best;
+}
+
+}  // namespace
+
+void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
+    for (uint32_t v : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pb, p.pl, p.pr})
+        if (v > 255)
+            throw InputError("conv: kernel, stride, dilation and pads must be at most 255 (load3d fields)");
+    if (p.pt >= p.ext_h() || p.pb >= p.ext_h())
+        throw InputError("conv: top/bottom pads must be smaller than the dilated kernel height");
+    // Single-buffered L1 only when no tile fits double buffered (the loads then stop the cube).
+    double best = search_tiling(p, dev, 2);
+    if (best < 0) best = search_tiling(p, dev, 1);
     if (best < 0)
         throw InputError("conv: L0/L1 buffers too small for a 16 x 16 output tile and one channel block");
     p.nd2nz_instr = dev.arch != "coupled";

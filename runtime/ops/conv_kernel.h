@@ -8,7 +8,8 @@
 // dilation and padding are load3d's; a window's pads are the image's, shifted to the window.
 // A bias (one value per output channel, i.e. per row) enters as one extra K0-deep mad, as in
 // the matmul (cube_matmul.h). L1 and L0A/L0B are double buffered and the next step's loads are
-// issued before the current step's mads.
+// issued before the current step's mads (L1 single buffered, after them, when two chunks of the
+// smallest tile do not fit).
 #pragma once
 #include "isa/instr_sink.h"
 #include "sim/device_if.h"
@@ -28,6 +29,9 @@ struct ConvCubePlan {
     // c1_l1 channel blocks (L1) and steps of base_k (L0).
     uint32_t base_m = 16, base_n = 16, base_k = 16, c1_l1 = 1, rows_l1 = 1;
     uint32_t tiles_m = 1, tiles_n = 1, block_dim = 1, l0c_buffers = 1;
+    // L1 chunks double buffered (2: the next chunk loads during this one's mads) or, when two
+    // do not fit (a large kernel over a wide image on a small L1), single buffered.
+    uint32_t l1_buffers = 2;
     bool nd2nz_instr = true;
     uint32_t c0() const { return 32 / isa::dtype_size(in); }
     uint32_t kdim() const { return c1 * kh * kw * c0(); }  // K per group (W5 row length)

@@ -6,6 +6,8 @@
 //      (ConvTranspose: spread over the equivalent convolution's zero grid: pixel (i, j) at
 //      (i * s + e - 1 - p_begin, ...), e the dilated kernel extent);
 //   3. W -> M x C1 x kh x kw x C0 rows (ConvTranspose: output channel major, kernel flipped);
+//      a Conv asks for W in NC1HWC0 (input_format), which is that layout, so a graph
+//      converts a constant W once when it loads and this step is left out;
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
 //   5. (other activations) the vector epilogue over the fp32 result.
 // ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
@@ -34,9 +36,10 @@ public:
     ConvNode(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
         if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and W");
         const TensorRef &x = n.inputs[0], &w = n.inputs[1];
+        m_w_nc1hwc0 = w.format == Format::NC1HWC0 && n.op_type == "Conv";
         for (const TensorRef* t : {&x, &w}) {
-            if (t->format != Format::ND || !t->contiguous())
-                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors");
+            if ((t->format != Format::ND && !(t == &w && m_w_nc1hwc0)) || !t->contiguous())
+                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors (W also NC1HWC0)");
             for (int64_t d : t->shape)
                 if (d <= 0) throw UnsupportedError(n, "zero-size dimension in " + ref::shape_str(t->shape));
         }
@@ -126,11 +129,16 @@ public:
         }
         const uint32_t es = isa::dtype_size(dt);
         m_x5_bytes = align512(xc.dst_elems() * es);
-        m_w5_bytes = align512(wc.dst_elems() * es);
+        m_w5_bytes = m_w_nc1hwc0 ? 0 : align512(wc.dst_elems() * es);
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
     }
 
     std::vector<TensorRef> outputs() const override { return {m_out}; }
+    // A Conv's W in the cube's weight layout: a graph converts a constant W once when it loads
+    // (a computed W, which the device cannot convert to NC1HWC0, stays ND).
+    Format input_format(size_t i) const override {
+        return i == 1 && m_node.op_type == "Conv" ? Format::NC1HWC0 : Format::ND;
+    }
     uint64_t workspace_bytes() const override { return m_x5_bytes + m_w5_bytes + m_y32_bytes; }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
@@ -143,7 +151,10 @@ public:
         wc.src = in.at(1).addr, wc.dst = ws + m_x5_bytes;
         if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
         ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
-        ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
+        if (m_w_nc1hwc0)
+            wc.dst = in.at(1).addr;
+        else
+            ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
         ConvCubePlan p = m_plan;
         p.x5 = xc.dst, p.w5 = wc.dst;
         p.y = m_epilogue ? ws + m_x5_bytes + m_w5_bytes : out.at(0).addr;
@@ -190,6 +201,7 @@ private:
     TensorRef m_out;
     ref::Activation m_act;
     bool m_epilogue = false;
+    bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;
     uint64_t m_x5_bytes = 0, m_w5_bytes = 0, m_y32_bytes = 0;

@@ -219,3 +219,40 @@ TEST_CASE("sweep cli: --list prints every point's command line") {
     CHECK_THAT(r.output, Catch::Contains("p0000  sfumato kernel add --n 64\n"));
     CHECK_THAT(r.output, Catch::Contains("p0002  sfumato kernel add --n 256\n"));
 }
+
+TEST_CASE("sweep cli: a point over the spec's time limit is killed and recorded, an interrupted sweep leaves its running point for the rerun") {
+    const std::string dir = temp_dir("sweep_cli_timeout");
+    // On the tiny preset an 8192 x 2048 x 2048 matmul takes about 15 s of wall time, a 64-row
+    // one a fraction of a second; the limit is 5 s.
+    const std::string slow = "kernel matmul --m 8192 --n 2048 --k 2048 --mode timing --trace off";
+    const std::string spec = write_spec(dir, "[sweep]\ncommand = " + slow + "\nconfig = " + config("tiny") +
+                                                 "\ntimeout = 5\n[grid]\narg.m = 8192, 64\n");
+    const auto r = run_cli("sweep " + spec + " -j 2 --out " + dir + "/o");
+    INFO(r.output);
+    CHECK(r.code == 1);
+    const Table t = read_table_h5(dir + "/o/sweep.h5", "/sweep");
+    REQUIRE(t.rows() == 2);
+    CHECK(t.find("status")->texts[0] == "timeout");
+    CHECK_THAT(t.find("error")->texts[0], Catch::Contains("killed after the time limit"));
+    CHECK(t.find("status")->texts[1] == "done");
+
+    // SIGINT while the slow point runs: exit 130, the point is left for the rerun (not recorded).
+    const std::string spec2 = write_spec(dir, "[sweep]\ncommand = " + slow + "\nconfig = " + config("tiny") +
+                                                  "\n[grid]\narg.m = 64, 8192\n");
+    const std::string out2 = dir + "/o2";
+    const std::string sh = "cd " + dir + " && (" + SFUMATO_BINARY + " sweep " + spec2 + " -j 1 --out " + out2 +
+                           " > int.txt 2>&1 & pid=$!; for i in $(seq 300); do [ -e " + out2 +
+                           "/points/p0000/status.json ] && break; sleep 0.1; done; sleep 0.3; kill -INT $pid; wait $pid;"
+                           " echo rc=$? >> int.txt)";
+    REQUIRE(std::system(sh.c_str()) == 0);
+    std::ifstream f(dir + "/int.txt");
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains("rc=130"));
+    CHECK_THAT(text, Catch::Contains("interrupted; rerun the same command to continue"));
+    CHECK(fs::exists(out2 + "/points/p0000/status.json"));
+    CHECK_FALSE(fs::exists(out2 + "/points/p0001/status.json"));
+    const Table t2 = read_table_h5(out2 + "/sweep.h5", "/sweep");
+    CHECK(t2.find("status")->texts[0] == "done");
+    CHECK(t2.find("status")->texts[1] == "not run");
+}

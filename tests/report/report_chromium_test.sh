@@ -21,8 +21,15 @@ CHROMIUM=${SFUMATO_CHROMIUM:-/usr/bin/chromium}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 W=$(mktemp -d /tmp/sfumato-report.XXXXXX)
-cleanup() { rm -rf "$W"; }
+# Overall limit below CTest's (400 s): the watchdog ends the running step and this shell.
+( sleep 360 </dev/null >/dev/null 2>&1 && { echo "FAIL: the test ran past its limit of 360 s"; kill -TERM $$; pkill -TERM -P $$; } ) 2>/dev/null &
+watchdog=$!
+cleanup() {
+  pkill -TERM -P "$watchdog" 2>/dev/null  # its sleep: the watchdog then ends without firing
+  rm -rf "$W"
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 CFG=$SRC/configs/tiny.ini
 

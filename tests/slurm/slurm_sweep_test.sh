@@ -25,9 +25,15 @@ D=$(mktemp -d /tmp/sfumato-slurm.XXXXXX)
 mkdir -p "$OUT"
 export SLURM_CONF=$D/slurm.conf
 started=0
+# Overall limit, below CTest's (600 s), so that the cleanup below always runs: the watchdog
+# ends the running step (this shell's children) and then this shell (its TERM trap exits).
+LIMIT=${SFUMATO_SLURM_TEST_LIMIT:-540}
+( sleep "$LIMIT" </dev/null >/dev/null 2>&1 && { echo "FAIL: the test ran past its limit of $LIMIT s"; kill -TERM $$; pkill -TERM -P $$; } ) 2>/dev/null &
+watchdog=$!
 cleanup() {
   local rc=$?
   set +e
+  pkill -TERM -P "$watchdog" 2>/dev/null  # its sleep: the watchdog then ends without firing
   if [ "$started" = 1 ]; then timeout 10 scontrol shutdown >/dev/null 2>&1; fi
   for f in "$D/slurmd.pid" "$D/slurmctld.pid" "$D/munge/munged.pid"; do
     [ -s "$f" ] || continue

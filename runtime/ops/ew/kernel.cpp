@@ -80,8 +80,10 @@ uint64_t gm_at(uint64_t addr, int64_t elem, uint32_t e) { return addr + static_c
 // A one-lane reduction per 32-byte block packs the elements that single-element bursts left
 // at the start of consecutive blocks: dst[i] = block i's first element.
 void pack_blocks(KernelContext& ctx, DType t, uint32_t dst, uint32_t src, uint32_t n) {
+    // At most 224 results per instruction: the next one's dst stays 32-byte aligned for
+    // every element size (224 x 1, 2, 4 bytes are multiples of 32).
     for (uint32_t done = 0; done < n;) {
-        const uint32_t reps = std::min<uint32_t>(255, n - done);
+        const uint32_t reps = std::min<uint32_t>(224, n - done);
         isa::Instr in = isa::make_instr(Opcode::VRED_MAX);
         in.dtype = t;
         in.dst = {dst + done * es(t), Pos::UB};

@@ -1,0 +1,75 @@
+// FusedAttention (FlashAttention-style): O = softmax(scale * Q K^T [causal]) V for G = batch x
+// heads independent heads, Q [G, Sq, D], K [G, Sk, D], V [G, Sk, Dv], O [G, Sq, Dv], fp16 or
+// bf16, never materialising the Sq x Sk score matrix in global memory.
+//
+// Work: one item = br query rows of one head; items go round-robin over the blocks (largest
+// first under the causal mask). Per item the kernel walks the key/value blocks of bc columns
+// (causal: only those at or left of the item's last row) with the online softmax: per row the
+// running maximum m, the running sum l and the accumulator O (fp32, on the vector side);
+// step j computes S_j = scale Q K_j^T (Cube, fp32 in L0C, the scale applied by the drain),
+// m' = max(m, rowmax S_j), P_j = exp(S_j - m') (Vector, cast to the input type for the Cube),
+// alpha_j = exp(m - m'), l = alpha_j l + rowsum P_j, then O_j = P_j V_j (Cube) and
+// O = alpha_j O + O_j (Vector). At the end O / l is cast and stored.
+//
+// Split parts (an AIC and its AIVs per block, KernelKind::Mix): the AIC drains S_j and O_j to a
+// per-block global workspace through the FixPipe (fp16 for fp16 inputs, as the unfused fp16
+// graph holds them; fp32 for bf16) and sets cross-core flags (mode 2); each AIV takes h = br /
+// aiv rows, waits, loads its rows, computes and writes P_j rows back to the workspace and flags
+// the AIC, which waits for every AIV before loading P_j into L1. The AIC runs `ahead` steps in
+// front (S_{j+2} before O_j) so the Cube works while the AIVs run the softmax; ahead + 1 slots
+// of S and two of P and O make that safe (see attention_kernel.cpp). Coupled parts run
+// the same schedule (one step ahead) on one core: L0C drains into UB through the vector pipe
+// and P_j goes UB -> L1 (MTE3, ND -> NZ by strided bursts), no workspace. fp32 Q, K, V (graph
+// nodes) are cast to fp16 into the workspace first and the result cast back.
+//
+// Simplified: Q, K, V contiguous with equal leading dimensions (no broadcast across heads); D
+// and Dv multiples of 16 that fit L0 with the chosen tiles; the causal mask is top-left aligned
+// (key j visible to query i when j <= i), as the graph's fusion pass recognises it; no
+// additive mask input.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "isa/dtype.h"
+#include "isa/instr_sink.h"
+#include "sim/device_if.h"
+
+namespace sfumato::ops::attention {
+
+struct AttnPlan {
+    isa::DType dt = isa::DType::FP16;  // Q, K, V, O (FP16 | BF16)
+    isa::DType wt = isa::DType::FP32;  // S and O_j in the split parts' workspace (FP16 | FP32)
+    uint64_t q = 0, k = 0, v = 0, o = 0, ws = 0;  // GM
+    uint32_t G = 1, Sq = 1, Sk = 1, D = 16, Dv = 16;
+    double scale = 1.0;
+    bool causal = false;
+    bool split = true;   // AIC + AIVs (else coupled)
+    bool nd2nz = true;   // the MTE2 converts ND -> NZ
+    uint32_t aiv = 2;    // vector parts per block (1 on coupled)
+    uint32_t br = 64, bc = 64;  // query rows per item, key columns per step (bc: 64 x 2^i)
+    uint32_t h = 32;            // rows per vector part (br / aiv)
+    uint32_t blocks = 1;
+    uint32_t s_bufs = 2, p_bufs = 2, a2_bufs = 2, b2_bufs = 2;
+    uint32_t ahead = 1;  // steps the cube's S runs in front of its O (split: 2 when buffers allow)
+
+    uint32_t row_tiles() const { return (Sq + br - 1) / br; }
+    uint32_t kv_blocks() const { return (Sk + bc - 1) / bc; }
+    uint64_t items() const { return uint64_t{G} * row_tiles(); }
+    // Key/value steps of query rows [i0, i0 + rows).
+    uint32_t steps(uint32_t i0, uint32_t rows) const;
+    // Workspace bytes per block (split: ahead + 1 slots of S, two each of P and O).
+    uint64_t ws_block_bytes() const;
+    uint64_t ws_bytes() const { return split ? ws_block_bytes() * blocks : 0; }
+    // Useful work (two products of 2 Sq' Sk D flops, the visible half under the mask).
+    double flops() const;
+    double visible_pairs() const;
+};
+
+// Chooses br, bc and buffer counts for the device; false (with the reason) when no tiling fits.
+bool plan_attention(AttnPlan& p, const DeviceInfo& dev, std::string& why);
+// UB bytes a vector part needs with this plan.
+uint64_t attention_ub_bytes(const AttnPlan& p);
+
+void attention_kernel(isa::IInstrSink& sink, const AttnPlan& p);
+
+}  // namespace sfumato::ops::attention

@@ -1,0 +1,145 @@
+// The HTML report's pieces without a browser (report/): number formats, parameter values,
+// SVG plots declaring and drawing the same number of marks, the page's self-check hooks, and
+// the sweep page built from a sweep table (one plot per varying figure and dimension, one
+// mark per completed point). tests/report/report_chromium_test.sh renders real pages.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "report/html_page.h"
+#include "report/report.h"
+#include "report/svg_plot.h"
+#include "sim/error.h"
+#include "traces/hdf5_table.h"
+
+using namespace sfumato;
+using namespace sfumato::report;
+
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+    return n;
+}
+
+// The data-expected-marks of every <svg class="plot"> and the marks inside it.
+std::vector<std::pair<size_t, size_t>> plot_marks(const std::string& html) {
+    std::vector<std::pair<size_t, size_t>> v;
+    const std::regex open(R"re(<svg class="plot" id="[^"]*" data-expected-marks="(\d+)")re");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), open); it != std::sregex_iterator(); ++it) {
+        const size_t start = static_cast<size_t>(it->position());
+        const size_t end = html.find("</svg>", start);
+        v.emplace_back(std::stoul((*it)[1]), count(html.substr(start, end - start), "class=\"mark\""));
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("report: numbers and parameter values") {
+    CHECK(format_number(1234567) == "1.23M");
+    CHECK(format_number(12345) == "12.3k");
+    CHECK(format_number(0.000123) == "1.23e-04");
+    CHECK(format_number(0) == "0");
+    CHECK(format_number(NAN) == "-");
+    double v = 0;
+    CHECK(parse_param_number("128KiB", v));
+    CHECK(v == 131072);
+    CHECK(parse_param_number("2400", v));
+    CHECK(v == 2400);
+    CHECK(parse_param_number("1.5", v));
+    CHECK(v == 1.5);
+    CHECK_FALSE(parse_param_number("fp16", v));
+    CHECK_FALSE(parse_param_number("10x", v));
+    CHECK_FALSE(parse_param_number("", v));
+}
+
+TEST_CASE("report: a plot declares the marks it draws (non-positive values left out on log axes)") {
+    Plot p("p", "t <&>", Axis{"x", true}, Axis{"y", true});
+    Series a;
+    a.label = "a";
+    a.x = {1, 10, 0, 100};
+    a.y = {5, 50, 7, -1};
+    Series hollow;
+    hollow.x = {1, 2};
+    hollow.y = {1, 2};
+    hollow.hollow = true;
+    p.add(a);
+    p.add(hollow);
+    p.add(RefLine{1, 1, 100, 100, "roof", true});
+    CHECK(p.expected_marks() == 2);
+    const std::string svg = p.svg();
+    const auto m = plot_marks(svg);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0] == std::pair<size_t, size_t>{2, 2});
+    CHECK(svg.find("t &lt;&amp;&gt;") != std::string::npos);
+
+    const std::string bars = bar_chart("b", "bars", "u", {{"g1", {{"x", 0.5}, {"y", 0}}}, {"g2", {{"x", NAN}, {"y", 2}}}});
+    const auto bm = plot_marks(bars);
+    REQUIRE(bm.size() == 1);
+    CHECK(bm[0] == std::pair<size_t, size_t>{3, 3});  // the NaN bar is not drawn nor expected
+}
+
+TEST_CASE("report: the page carries its self-check and error hooks") {
+    HtmlPage page("a <b>");
+    page.paragraph("x & y");
+    page.table({"k", "v"}, {{"a", "12.5"}, {"b", "line1\nline2"}});
+    page.plot(bar_chart("b", "bars", "u", {{"g", {{"x", 1}}}}));
+    CHECK(page.plots() == 1);
+    const std::string html = page.render();
+    CHECK(html.find("<title>a &lt;b&gt;</title>") != std::string::npos);
+    CHECK(html.find("<p>x &amp; y</p>") != std::string::npos);
+    CHECK(html.find("<td class=\"num\">12.5</td>") != std::string::npos);
+    CHECK(html.find("<pre>line1\nline2</pre>") != std::string::npos);
+    CHECK(html.find("id=\"selfcheck\" data-status=\"pending\"") != std::string::npos);
+    CHECK(html.find("id=\"errors\" data-count=\"0\"") != std::string::npos);
+    CHECK(html.find("http") == html.find("http://www.w3.org/2000/svg"));  // no other URL: nothing fetched
+}
+
+TEST_CASE("report: a sweep page has one plot per varying figure and dimension, one mark per done point") {
+    const auto dir = std::filesystem::temp_directory_path() / ("sfumato_report_sweep_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    // 2 x 3 grid over a and b (b zipped with c), one point failed.
+    Table t;
+    using K = TableColumn::Kind;
+    t.columns.push_back({"point", K::Int, {0, 1, 2, 3, 4, 5}, {}, {}, ""});
+    t.columns.push_back({"name", K::Text, {}, {}, {"p0000", "p0001", "p0002", "p0003", "p0004", "p0005"}, ""});
+    t.columns.push_back({"status", K::Text, {}, {}, {"done", "done", "failed", "done", "done", "done"}, ""});
+    t.columns.push_back({"exit_code", K::Int, {0, 0, 2, 0, 0, 0}, {}, {}, ""});
+    t.columns.push_back({"chip.a", K::Text, {}, {}, {"1", "1", "1", "2", "2", "2"}, ""});
+    t.columns.push_back({"arg.b", K::Text, {}, {}, {"64KiB", "128KiB", "256KiB", "64KiB", "128KiB", "256KiB"}, ""});
+    t.columns.push_back({"arg.c", K::Text, {}, {}, {"x", "y", "z", "x", "y", "z"}, ""});
+    t.columns.push_back({"total_cycles", K::Float, {}, {10, 20, NAN, 11, 21, 31}, {}, ""});
+    t.columns.push_back({"constant", K::Float, {}, {5, 5, NAN, 5, 5, 5}, {}, ""});
+    t.columns.push_back({"op.bound", K::Text, {}, {}, {"memory", "memory", "", "compute", "memory", "memory"}, ""});
+    t.columns.push_back({"wall_seconds", K::Float, {}, {1, 2, 3, 4, 5, 6}, {}, ""});
+    t.columns.push_back({"error", K::Text, {}, {}, {"", "", "UB too small", "", "", ""}, ""});
+    t.attrs["params"] = "chip.a\narg.b\narg.c";
+    t.attrs["param_dims"] = "0,1,1";
+    write_table_h5((dir / "sweep.h5").string(), "/sweep", t);
+    CHECK(detect_report_kind(dir.string()) == ReportKind::Sweep);
+    const std::string html = render_report(dir.string(), ReportOptions{});
+    const auto m = plot_marks(html);
+    // total_cycles varies, `constant` does not, op.bound is text: 1 figure x 2 dimensions.
+    REQUIRE(m.size() == 2);
+    for (const auto& [want, got] : m) {
+        CHECK(want == 5);
+        CHECK(got == 5);
+    }
+    CHECK(html.find("total_cycles vs chip.a") != std::string::npos);
+    CHECK(html.find("total_cycles vs arg.b") != std::string::npos);
+    CHECK(html.find("arg.b (with arg.c)") != std::string::npos);
+    CHECK(html.find("UB too small") != std::string::npos);  // the failed point is listed
+    std::filesystem::remove_all(dir);
+
+    const auto empty = std::filesystem::temp_directory_path() / ("sfumato_report_empty_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(empty);
+    CHECK_THROWS_AS(render_report(empty.string(), ReportOptions{}), InputError);
+    CHECK_THROWS_AS(render_report((empty / "nope").string(), ReportOptions{}), InputError);
+    std::ofstream(empty / "summary.json") << "{not json";
+    CHECK_THROWS_AS(render_report(empty.string(), ReportOptions{}), InputError);
+    std::filesystem::remove_all(empty);
+}
