@@ -167,7 +167,7 @@ int membench(const std::vector<std::string>& args) {
         if (level != TraceLevel::Off) writer.write(common.out + "/trace.json");
         std::string cmdline = "sfumato membench";
         for (const auto& a : args) cmdline += " " + a;
-        write_stats_h5(common.out + "/stats.h5", root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode});
+        write_stats_h5(common.out + "/stats.h5", root, cfg.effective(), {version_string(), cmdline, cfg.hash(), common.mode, git_revision(), {}});
         write_text_atomically(common.out + "/summary.json", j.dump(2) + "\n");
     }
     std::printf("membench %s %s on %s: %llu B by %u cores in %.1f us simulated\n", pattern.c_str(), op.c_str(),

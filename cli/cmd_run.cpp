@@ -154,6 +154,7 @@ int cmd_run(const std::vector<std::string>& args) {
     std::string cmdline = "sfumato run";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);
+    if (model_path.rfind("zoo:", 0) != 0) s.add_input("model", model_path);
     s.elaborate();
     const auto wall0 = std::chrono::steady_clock::now();
     const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "sim/error.h"
@@ -15,6 +16,50 @@
 namespace sfumato::cli {
 
 std::string version_string() { return "sfumato 0.1.0"; }
+
+std::string git_revision() {
+#ifdef SFUMATO_SOURCE_DIR
+    static const std::string rev = [] {
+        const std::string git = std::string("git -C '") + SFUMATO_SOURCE_DIR + "' ";
+        auto run = [](const std::string& cmd) {
+            std::string out;
+            if (FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
+                char buf[256];
+                while (fgets(buf, sizeof buf, p)) out += buf;
+                if (pclose(p) != 0) return std::string();
+            }
+            while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+            return out;
+        };
+        std::string r = run(git + "rev-parse HEAD");
+        if (!r.empty() && !run(git + "status --porcelain --untracked-files=no").empty()) r += "-dirty";
+        return r;
+    }();
+    return rev;
+#else
+    return "";
+#endif
+}
+
+namespace {
+std::string fnv1a_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "unreadable";
+    uint64_t h = 1469598103934665603ull;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i) {
+            h ^= static_cast<unsigned char>(buf[i]);
+            h *= 1099511628211ull;
+        }
+    }
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+    return hex;
+}
+}  // namespace
+
+void Session::add_input(const std::string& kind, const std::string& path) { m_inputs[kind] = path + " " + fnv1a_file(path); }
 
 namespace {
 bool g_validation_only = false;
@@ -39,7 +84,9 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
         "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
         "trace", po::value<std::string>(&o.trace)->default_value("instr"), "trace detail: off | op | task | instr | mem")(
-        "record", po::value<std::string>(&o.record), "write the run's device task stream as a workload file (for sfumato replay)");
+        "record", po::value<std::string>(&o.record), "write the run's runtime calls as a workload file (for sfumato replay)")(
+        "record-level", po::value<std::string>(&o.record_level)->default_value("ops"),
+        "ops | instructions (also every block's instruction stream, in FILE.instr.h5 beside it)");
 }
 
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
@@ -84,6 +131,8 @@ Session::Session(const CommonOptions& o, std::string command_line) : m_opts(o), 
     if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
     m_functional = o.mode == "functional";
     if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    if (o.record_level != "ops" && o.record_level != "instructions")
+        throw InputError("--record-level must be ops or instructions, not '" + o.record_level + "'");
     load_config(m_config, o);
     m_chip_params = std::make_unique<ChipParams>(m_config);
     m_rt_params = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
@@ -106,6 +155,8 @@ void Session::run(std::function<void(rt::Runtime&)> program, std::function<void(
 void Session::start(std::function<void(rt::Runtime&)> program) {
     m_host = std::make_unique<HostThread>("host", [this, program] {
         m_runtime = std::make_unique<rt::Runtime>(*m_chip, *m_rt_params, m_trace, &m_root);
+        if (!m_opts.record.empty())
+            m_recorder = std::make_unique<workload::Recorder>(m_runtime->context(), m_opts.record_level == "instructions");
         program(*m_runtime);
     });
 }
@@ -210,7 +261,19 @@ nlohmann::json Session::device_json() const {
 nlohmann::json Session::base_summary() const {
     std::string cfg;
     for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
-    return {{"mode", m_opts.mode},
+    nlohmann::json inputs = nlohmann::json::object();
+    for (const auto& [k, v] : m_inputs) {
+        const size_t sp = v.rfind(' ');
+        inputs[k] = {{"path", v.substr(0, sp)}, {"hash", v.substr(sp + 1)}};
+    }
+    const std::string rev = git_revision();
+    nlohmann::json manifest = {{"version", version_string()},
+                               {"git_revision", rev.empty() ? nlohmann::json(nullptr) : nlohmann::json(rev)},
+                               {"command_line", m_cmdline},
+                               {"config_hash", m_config.hash()},
+                               {"inputs", inputs}};
+    return {{"manifest", manifest},
+            {"mode", m_opts.mode},
             {"config", cfg.empty() ? "defaults" : cfg},
             {"chip", m_chip_params->name.get()},
             {"config_hash", m_config.hash()},
@@ -245,14 +308,20 @@ void Session::write_outputs(const nlohmann::json& summary) {
     if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
     m_writer.write(m_opts.out + "/trace.json");
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
-                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode}, m_tables);
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), m_inputs}, m_tables);
     write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
     write_text_atomically(m_opts.out + "/instr.csv", instr_csv());
 }
 
 void Session::write_recording() const {
-    if (m_opts.record.empty() || !m_runtime) return;
-    write_text_atomically(m_opts.record, workload::to_json(workload::record_workload(m_runtime->context())));
+    if (!m_recorder) return;
+    m_recorder->write(m_opts.record, chip_description());
+}
+
+nlohmann::json Session::chip_description() const {
+    const DeviceInfo& d = m_chip->info();
+    return {{"chip", m_chip_params->name.get()}, {"config_hash", m_config.hash()}, {"arch", d.arch},
+            {"cube_cores", d.cube_cores},        {"vector_cores", d.vector_cores}, {"aiv_per_aic", d.aiv_per_aic}};
 }
 
 }  // namespace sfumato::cli

@@ -18,6 +18,7 @@
 #include "sim/trace.h"
 #include "traces/chrome_trace.h"
 #include "traces/hdf5_stats.h"
+#include "traces/workload_record.h"
 
 namespace sfumato::cli {
 
@@ -30,6 +31,7 @@ struct CommonOptions {
     std::string mode = "functional";
     std::string trace = "instr";
     std::string record;  // write the run's task stream as a workload file
+    std::string record_level = "ops";  // ops | instructions (also each block's instruction stream)
 };
 
 // --config/--set (and, for commands that simulate, --out/--mode/--trace).
@@ -92,6 +94,9 @@ public:
     nlohmann::json ops_json() const;
     // The summary entry of one kernel task (cycles, flops, bytes, pipe_util, bound, roofline).
     nlohmann::json op_json(const Task& t) const;
+    // An input file of the run (kind: "model", "workload", ...), hashed into the run manifest
+    // (summary.json "manifest", stats.h5 /meta/inputs).
+    void add_input(const std::string& kind, const std::string& path);
     // A table to write into stats.h5 beside the stats (e.g. a graph's memory plan).
     void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
@@ -104,6 +109,8 @@ public:
     void write_outputs(const nlohmann::json& summary);
     // Writes the --record workload file, if asked for.
     void write_recording() const;
+    // What a recording made on this chip says about it (workload field recorded_on).
+    nlohmann::json chip_description() const;
     // Per-instruction table (instruction, pipe, count, cycles, avg_cycles) as CSV.
     std::string instr_csv() const;
 
@@ -123,6 +130,11 @@ private:
     std::unique_ptr<HostThread> m_host;
     uint64_t m_total_cycles = 0;
     std::vector<H5Table> m_tables;
+    std::unique_ptr<workload::Recorder> m_recorder;
+    std::map<std::string, std::string> m_inputs;  // kind -> "path fnv1a64:HEX"
 };
+
+// The source tree's git revision (with "-dirty" when it has changes), or "" when unknown.
+std::string git_revision();
 
 }  // namespace sfumato::cli

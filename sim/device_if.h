@@ -32,6 +32,13 @@ const char* copy_dir_name(CopyDir d);
 // On coupled chips every kind runs on one coupled core.
 enum class KernelKind : uint8_t { Vector, Cube, Mix };
 
+// What produced a kernel, for recording workloads: the operator library's graph-node face
+// derives its node description and placed operands from it (runtime/ops/node_launch.h); the
+// recorder downcasts. Opaque here so sim/ names no operator type.
+struct KernelOrigin {
+    virtual ~KernelOrigin() = default;
+};
+
 struct KernelDesc {
     std::string name;  // instance name (for traces)
     std::string type;  // operator type
@@ -44,6 +51,10 @@ struct KernelDesc {
     // The operator-library call that produced it (for recording workloads); empty otherwise.
     std::string op;
     std::map<std::string, std::string> op_args;
+    // The node launch it belongs to (shared by every kernel of one node) and its position in
+    // that node's launches; null otherwise.
+    std::shared_ptr<const KernelOrigin> origin;
+    uint32_t origin_part = 0;
 };
 
 struct MemcpyDesc {

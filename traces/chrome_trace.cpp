@@ -25,6 +25,32 @@ void put_us(FILE* f, uint64_t ps) { std::fprintf(f, "%llu.%06llu", static_cast<u
 
 }  // namespace
 
+ChromeTraceWriter::~ChromeTraceWriter() {
+    if (m_spill) std::fclose(m_spill);
+}
+
+void ChromeTraceWriter::push(const Event& e) {
+    m_events.push_back(e);
+    if (m_events.size() >= kMaxBuffered && !m_spill_failed) spill();
+}
+
+void ChromeTraceWriter::spill() {
+    if (!m_spill) m_spill = std::tmpfile();
+    if (!m_spill) {  // no temporary file: keep the events in memory
+        m_spill_failed = true;
+        return;
+    }
+    for (const Event& e : m_events) {
+        std::fputs(",\n", m_spill);
+        put_event(m_spill, e);
+    }
+    if (std::ferror(m_spill)) throw SimError(kExitFailure, "cannot write the trace's temporary file");
+    m_spilled += m_events.size();
+    m_events.clear();
+    m_strings.clear();  // every event naming one is on file now
+    for (Track& t : m_tracks) t.last = -1;
+}
+
 uint32_t ChromeTraceWriter::pid_of(const std::string& process) {
     auto it = m_pids.find(process);
     if (it != m_pids.end()) return it->second;
@@ -68,7 +94,7 @@ void ChromeTraceWriter::add_slice(TrackId t, const char* name, int32_t str, Tick
     ev.nargs = static_cast<uint8_t>(std::min(nargs, 2));
     for (int i = 0; i < ev.nargs; ++i) ev.args[i] = args[i];
     tr.last = static_cast<int64_t>(m_events.size());
-    m_events.push_back(ev);
+    push(ev);
 }
 
 void ChromeTraceWriter::slice(TrackId t, const char* name, Tick b, Tick e, const TraceArg* args, int nargs) {
@@ -87,7 +113,7 @@ void ChromeTraceWriter::counter(TrackId t, Tick at, double value) {
     ev.track = t;
     ev.ts = at.v;
     ev.value = value;
-    m_events.push_back(ev);
+    push(ev);
 }
 
 void ChromeTraceWriter::flow(TrackId from, Tick t_from, TrackId to, Tick t_to, const char* name) {
@@ -99,15 +125,39 @@ void ChromeTraceWriter::flow(TrackId from, Tick t_from, TrackId to, Tick t_to, c
     s.str = -1;
     s.ts = t_from.v;
     s.flow_id = id;
-    m_events.push_back(s);
     Event f = s;
     f.ph = 'f';
     f.track = to;
     f.ts = t_to.v;
-    m_events.push_back(f);
+    push(s);
+    push(f);
     // Flow ends bind to the enclosing slice; never merge across them.
     m_tracks[from].last = -1;
     m_tracks[to].last = -1;
+}
+
+void ChromeTraceWriter::put_event(std::FILE* f, const Event& e) const {
+    const Track& t = m_tracks[e.track];
+    if (e.ph == 'C') {
+        std::fprintf(f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%u,\"ts\":", escape(t.thread).c_str(), t.pid);
+        put_us(f, e.ts);
+        std::fprintf(f, ",\"args\":{\"value\":%.6g}}", e.value);
+        return;
+    }
+    const std::string name = e.name ? e.name : m_strings[static_cast<size_t>(e.str)];
+    std::fprintf(f, "{\"ph\":\"%c\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":", e.ph,
+                 escape(name).c_str(), e.ph == 'X' ? "slice" : "flag", t.pid, t.tid);
+    put_us(f, e.ts);
+    if (e.ph == 'X') {
+        std::fputs(",\"dur\":", f);
+        put_us(f, e.dur);
+        std::fputs(",\"args\":{", f);
+        std::fprintf(f, "\"count\":%u", e.merged);
+        for (int i = 0; i < e.nargs; ++i) std::fprintf(f, ",\"%s\":%lld", e.args[i].key, static_cast<long long>(e.args[i].value));
+        std::fputs("}}", f);
+    } else {
+        std::fprintf(f, ",\"id\":%llu%s}", static_cast<unsigned long long>(e.flow_id), e.ph == 'f' ? ",\"bp\":\"e\"" : "");
+    }
 }
 
 void ChromeTraceWriter::write(const std::string& path) const {
@@ -134,29 +184,22 @@ void ChromeTraceWriter::write(const std::string& path) const {
             std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":%d}}", t.pid,
                          t.tid, t.sort);
         }
+        if (m_spill) {
+            // The spilled events, each already preceded by a separator.
+            if (first) {
+                std::fprintf(f, "{\"ph\":\"M\",\"name\":\"trace_writer\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"sfumato\"}}");
+                first = false;
+            }
+            std::fflush(m_spill);
+            std::rewind(m_spill);
+            char buf[1 << 16];
+            size_t n;
+            while ((n = std::fread(buf, 1, sizeof buf, m_spill)) > 0) std::fwrite(buf, 1, n, f);
+            std::fseek(m_spill, 0, SEEK_END);
+        }
         for (const Event& e : m_events) {
-            const Track& t = m_tracks[e.track];
             sep();
-            if (e.ph == 'C') {
-                std::fprintf(f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%u,\"ts\":", escape(t.thread).c_str(), t.pid);
-                put_us(f, e.ts);
-                std::fprintf(f, ",\"args\":{\"value\":%.6g}}", e.value);
-                continue;
-            }
-            const std::string name = e.name ? e.name : m_strings[static_cast<size_t>(e.str)];
-            std::fprintf(f, "{\"ph\":\"%c\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":", e.ph,
-                         escape(name).c_str(), e.ph == 'X' ? "slice" : "flag", t.pid, t.tid);
-            put_us(f, e.ts);
-            if (e.ph == 'X') {
-                std::fputs(",\"dur\":", f);
-                put_us(f, e.dur);
-                std::fputs(",\"args\":{", f);
-                std::fprintf(f, "\"count\":%u", e.merged);
-                for (int i = 0; i < e.nargs; ++i) std::fprintf(f, ",\"%s\":%lld", e.args[i].key, static_cast<long long>(e.args[i].value));
-                std::fputs("}}", f);
-            } else {
-                std::fprintf(f, ",\"id\":%llu%s}", static_cast<unsigned long long>(e.flow_id), e.ph == 'f' ? ",\"bp\":\"e\"" : "");
-            }
+            put_event(f, e);
         }
         std::fprintf(f, "\n]}\n");
         if (std::ferror(f)) throw SimError(kExitFailure, "error writing '" + tmp + "'");

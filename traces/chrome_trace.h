@@ -1,8 +1,11 @@
 // Chrome Trace Event JSON writer (opens in Perfetto and chrome://tracing). Tracks are
 // (process, thread) pairs; slices are complete events ("X"), counters "C", flag arrows flow
 // events ("s"/"f"). Consecutive slices of the same static name that touch on one track are
-// merged into one slice with a count, so long runs of one instruction stay small.
+// merged into one slice with a count, so long runs of one instruction stay small. Memory is
+// bounded: past kMaxBuffered events the buffer is formatted into an anonymous temporary file
+// (slices are not merged across such a spill), and write() streams that file, then the rest.
 #pragma once
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +16,11 @@ namespace sfumato {
 
 class ChromeTraceWriter : public ITraceSink {
 public:
+    static constexpr size_t kMaxBuffered = 1 << 18;
+    ChromeTraceWriter() = default;
+    ~ChromeTraceWriter() override;
+    ChromeTraceWriter(const ChromeTraceWriter&) = delete;
+    ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
     TrackId track(const std::string& process, const std::string& thread, int sort) override;
     void slice(TrackId t, const char* name, Tick begin, Tick end, const TraceArg* args, int nargs) override;
     void slice_str(TrackId t, const std::string& name, Tick begin, Tick end, const TraceArg* args, int nargs) override;
@@ -22,7 +30,7 @@ public:
 
     // Writes the whole trace atomically.
     void write(const std::string& path) const;
-    size_t events() const { return m_events.size(); }
+    size_t events() const { return m_events.size() + m_spilled; }
 
 private:
     struct Track {
@@ -44,6 +52,9 @@ private:
         uint64_t flow_id;
     };
     uint32_t pid_of(const std::string& process);
+    void put_event(std::FILE* f, const Event& e) const;
+    void push(const Event& e);
+    void spill();
     void add_slice(TrackId t, const char* name, int32_t str, Tick b, Tick e, const TraceArg* args, int nargs);
 
     std::vector<Track> m_tracks;
@@ -52,6 +63,9 @@ private:
     std::vector<Event> m_events;
     std::vector<std::string> m_strings;
     uint64_t m_next_flow = 1;
+    std::FILE* m_spill = nullptr;  // events formatted so far (each preceded by ",\n")
+    size_t m_spilled = 0;
+    bool m_spill_failed = false;
 };
 
 }  // namespace sfumato

@@ -100,6 +100,11 @@ void write_stats_h5(const std::string& path, const StatGroup& root, const std::m
             put_string(m, "command_line", meta.command_line);
             put_string(m, "config_hash", meta.config_hash);
             put_string(m, "mode", meta.mode);
+            if (!meta.git_revision.empty()) put_string(m, "git_revision", meta.git_revision);
+            if (!meta.inputs.empty()) {
+                H5::Group in = m.createGroup("inputs");
+                for (const auto& [kind, v] : meta.inputs) put_string(in, kind, v);
+            }
             H5::Group c = file.createGroup("/config");
             for (const auto& [k, v] : config) put_string(c, k, v);
             file.createGroup("/stats");

@@ -16,6 +16,9 @@ struct RunMeta {
     std::string command_line;
     std::string config_hash;
     std::string mode;
+    std::string git_revision;  // "" when unknown
+    // Input files (model, workload): kind -> "path fnv1a64:HEX", under /meta/inputs.
+    std::map<std::string, std::string> inputs;
 };
 
 // One dataset of /stats as read back: its path below /stats, values (one for a scalar, the

@@ -12,7 +12,12 @@ namespace sfumato::workload {
 using nlohmann::json;
 
 const char* kind_name(Kind k) {
-    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync"};
+    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync", "alloc", "free"};
+    return names[static_cast<int>(k)];
+}
+
+const char* kernel_kind_name(KernelKind k) {
+    constexpr const char* names[] = {"vector", "cube", "mix"};
     return names[static_cast<int>(k)];
 }
 
@@ -33,12 +38,14 @@ struct KindSpec {
 
 const std::vector<KindSpec>& kind_specs() {
     static const std::vector<KindSpec> specs = {
-        {Kind::Memcpy, "memcpy", {"kind", "name", "stream", "dir", "bytes", "pinned"}},
-        {Kind::Kernel, "kernel", {"kind", "name", "stream", "op", "args", "block_dim"}},
-        {Kind::Record, "record", {"kind", "name", "stream", "event"}},
-        {Kind::Wait, "wait", {"kind", "name", "stream", "event"}},
+        {Kind::Memcpy, "memcpy", {"kind", "name", "stream", "dir", "bytes", "pinned", "async", "dst", "src", "dst_offset", "src_offset", "gap_ns", "at_us"}},
+        {Kind::Kernel, "kernel", {"kind", "name", "stream", "op", "args", "block_dim", "node", "launches", "gap_ns", "at_us", "source", "measured_us"}},
+        {Kind::Record, "record", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
+        {Kind::Wait, "wait", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
         {Kind::HostDelay, "host_delay", {"kind", "name", "us"}},
-        {Kind::Sync, "sync", {"kind", "name", "stream"}},
+        {Kind::Sync, "sync", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
+        {Kind::Alloc, "alloc", {"kind", "name", "buffer", "bytes", "addr", "init", "gap_ns", "at_us"}},
+        {Kind::Free, "free", {"kind", "name", "buffer", "gap_ns", "at_us"}},
     };
     return specs;
 }
@@ -90,8 +97,30 @@ std::string arg_string(const json& v) {
     return {};
 }
 
+// Buffers named so far: name -> bytes, and whether still live.
+struct BufferState {
+    std::map<std::string, uint64_t> bytes;
+    std::set<std::string> live;
+};
+
+void check_tensor_buffers(const TaskReader& r, const json& tensors, const char* field, const BufferState& bufs) {
+    if (tensors.is_null()) return;
+    if (!tensors.is_array()) r.fail(std::string("node.") + field, "must be an array of tensors");
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const json& t = tensors[i];
+        const std::string f = std::string("node.") + field + "[" + std::to_string(i) + "]";
+        if (t.is_null()) continue;  // an omitted optional operand
+        if (!t.is_object()) r.fail(f, "must be a tensor object or null");
+        if (!t.contains("shape") || !t["shape"].is_array()) r.fail(f + ".shape", "must be an array of integers");
+        if (!t.contains("buffer")) continue;
+        if (!t["buffer"].is_string()) r.fail(f + ".buffer", "must be a buffer name");
+        const std::string b = t["buffer"].get<std::string>();
+        if (!bufs.live.count(b)) r.fail(f + ".buffer", "buffer '" + b + "' is not allocated (no live alloc task names it)");
+    }
+}
+
 Task read_task(const std::string& origin, size_t index, const json& j, const Workload& w,
-               const OpValidator& ops, std::set<std::string>& recorded) {
+               const OpValidator& ops, std::set<std::string>& recorded, BufferState& bufs) {
     TaskReader r(origin, index, j);
     if (!j.is_object()) r.fail("", "must be an object");
     Task t;
@@ -108,6 +137,19 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
         if (!spec->fields.count(key)) r.fail(key, "unknown field for this kind");
     }
     if (r.has("name")) t.name = r.str("name");
+    if (r.has("gap_ns")) t.gap_ns = r.u64("gap_ns", 0);
+    if (r.has("at_us")) {
+        if (!j.at("at_us").is_number()) r.fail("at_us", "must be a number");
+        t.at_us = j.at("at_us").get<double>();
+    }
+    auto buffer_ref = [&](const char* f, uint64_t off, uint64_t bytes) {
+        const std::string b = r.str(f);
+        if (!bufs.live.count(b)) r.fail(f, "buffer '" + b + "' is not allocated (no live alloc task names it)");
+        if (off + bytes > bufs.bytes.at(b))
+            r.fail(f, "the copy's " + std::to_string(bytes) + " bytes at offset " + std::to_string(off) +
+                          " do not fit buffer '" + b + "' (" + std::to_string(bufs.bytes.at(b)) + " bytes)");
+        return b;
+    };
     const bool stream_optional = t.kind == Kind::Sync;
     if (spec->fields.count("stream") && (!stream_optional || r.has("stream"))) {
         const json& s = r.need("stream");
@@ -127,9 +169,68 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                 if (!j.at("pinned").is_boolean()) r.fail("pinned", "must be true or false");
                 t.pinned = j.at("pinned").get<bool>();
             }
+            if (r.has("async")) {
+                if (!j.at("async").is_boolean()) r.fail("async", "must be true or false");
+                t.async = j.at("async").get<bool>();
+            }
+            if (r.has("dst_offset")) t.dst_offset = r.u64("dst_offset", 0);
+            if (r.has("src_offset")) t.src_offset = r.u64("src_offset", 0);
+            if (r.has("dst")) {
+                if (t.dir == CopyDir::D2H) r.fail("dst", "a d2h copy's destination is host memory");
+                t.dst = buffer_ref("dst", t.dst_offset, t.bytes);
+            }
+            if (r.has("src")) {
+                if (t.dir == CopyDir::H2D) r.fail("src", "an h2d copy's source is host memory");
+                t.src = buffer_ref("src", t.src_offset, t.bytes);
+            }
             break;
         }
         case Kind::Kernel: {
+            if (!r.has("op") && !r.has("node") && !r.has("launches"))
+                r.fail("op", "a kernel names an operator (op), a graph node (node) or recorded launches");
+            if (r.has("node")) {
+                t.node = j.at("node");
+                if (!t.node.is_object() || !t.node.contains("op_type") || !t.node["op_type"].is_string())
+                    r.fail("node", "must be an object with a string op_type");
+                check_tensor_buffers(r, t.node.value("inputs", json()), "inputs", bufs);
+                check_tensor_buffers(r, t.node.value("outputs", json()), "outputs", bufs);
+            }
+            if (r.has("launches")) {
+                const json& ls = j.at("launches");
+                if (!ls.is_array()) r.fail("launches", "must be an array");
+                for (size_t i = 0; i < ls.size(); ++i) {
+                    const json& l = ls[i];
+                    const std::string f = "launches[" + std::to_string(i) + "]";
+                    if (!l.is_object()) r.fail(f, "must be an object");
+                    Launch x;
+                    x.name = l.value("name", "");
+                    x.type = l.value("type", "");
+                    const std::string kind = l.value("kind", "vector");
+                    if (kind == "vector") x.kind = KernelKind::Vector;
+                    else if (kind == "cube") x.kind = KernelKind::Cube;
+                    else if (kind == "mix") x.kind = KernelKind::Mix;
+                    else r.fail(f + ".kind", "must be vector, cube or mix");
+                    if (!l.contains("block_dim") || !l["block_dim"].is_number_unsigned() || l["block_dim"].get<uint64_t>() == 0)
+                        r.fail(f + ".block_dim", "must be a positive integer");
+                    x.block_dim = l["block_dim"].get<uint32_t>();
+                    x.flops = l.value("flops", 0.0);
+                    x.bytes = l.value("bytes", uint64_t{0});
+                    x.min_compute_cycles = l.value("min_compute_cycles", 0.0);
+                    x.instr = l.value("instr", "");
+                    t.launches.push_back(std::move(x));
+                }
+            }
+            if (r.has("source")) t.source = r.str("source");
+            if (r.has("measured_us")) {
+                if (!j.at("measured_us").is_number() || j.at("measured_us").get<double>() < 0)
+                    r.fail("measured_us", "must be a non-negative number");
+                t.measured_us = j.at("measured_us").get<double>();
+            }
+            if (!r.has("op")) {
+                if (r.has("args")) r.fail("args", "belongs to the op form (give op too)");
+                if (r.has("block_dim")) t.block_dim = static_cast<uint32_t>(r.u64("block_dim", 1));
+                break;
+            }
             t.op = r.str("op");
             if (r.has("args")) {
                 const json& a = j.at("args");
@@ -141,7 +242,7 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                 }
             }
             if (r.has("block_dim")) t.block_dim = static_cast<uint32_t>(r.u64("block_dim", 1));
-            if (ops) {
+            if (ops && t.node.is_null()) {
                 if (std::string why = ops(t.op, t.args); !why.empty()) r.fail("op", why);
             }
             break;
@@ -160,7 +261,27 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
             t.us = v.get<double>();
             break;
         }
-        case Kind::Sync: break;
+        case Kind::Sync:
+            if (r.has("event")) {
+                if (t.stream >= 0) r.fail("event", "a sync waits for a stream or for an event, not both");
+                t.event = r.str("event");
+                if (!recorded.count(t.event)) r.fail("event", "event '" + t.event + "' is never recorded before this sync");
+            }
+            break;
+        case Kind::Alloc:
+            t.buffer = r.str("buffer");
+            if (bufs.live.count(t.buffer)) r.fail("buffer", "buffer '" + t.buffer + "' is already allocated");
+            t.bytes = r.u64("bytes", 1);
+            if (r.has("addr")) t.addr = r.u64("addr", 0);
+            if (r.has("init")) t.init = r.str("init");
+            bufs.bytes[t.buffer] = t.bytes;
+            bufs.live.insert(t.buffer);
+            break;
+        case Kind::Free:
+            t.buffer = r.str("buffer");
+            if (!bufs.live.count(t.buffer)) r.fail("buffer", "buffer '" + t.buffer + "' is not allocated");
+            bufs.live.erase(t.buffer);
+            break;
     }
     return t;
 }
@@ -177,14 +298,27 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
     auto fail = [&](const std::string& msg) { throw InputError(origin + ": " + msg); };
     if (!j.is_object()) fail("the top level must be an object");
     for (const auto& [key, v] : j.items()) {
-        if (key != "format" && key != "version" && key != "streams" && key != "tasks" && key != "description")
+        if (key != "format" && key != "version" && key != "streams" && key != "tasks" && key != "description" &&
+            key != "recorded_on" && key != "instr_file")
             fail("unknown top-level field '" + key + "'");
     }
     if (!j.contains("format") || j["format"] != "sfumato-workload") fail("field 'format' must be \"sfumato-workload\"");
-    if (!j.contains("version") || j["version"] != 1) fail("field 'version' must be 1");
+    if (!j.contains("version") || (j["version"] != 1 && j["version"] != 2)) fail("field 'version' must be 1 or 2");
     if (!j.contains("streams") || !j["streams"].is_array()) fail("field 'streams' must be an array");
     if (!j.contains("tasks") || !j["tasks"].is_array()) fail("field 'tasks' must be an array");
     Workload w;
+    if (j.contains("description")) {
+        if (!j["description"].is_string()) fail("field 'description' must be a string");
+        w.description = j["description"].get<std::string>();
+    }
+    if (j.contains("recorded_on")) {
+        if (!j["recorded_on"].is_object()) fail("field 'recorded_on' must be an object");
+        w.recorded_on = j["recorded_on"];
+    }
+    if (j.contains("instr_file")) {
+        if (!j["instr_file"].is_string()) fail("field 'instr_file' must be a string");
+        w.instr_file = j["instr_file"].get<std::string>();
+    }
     size_t si = 0;
     for (const json& s : j["streams"]) {
         const std::string where = "stream " + std::to_string(si++);
@@ -203,9 +337,10 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
         w.streams.push_back(st);
     }
     std::set<std::string> recorded;
+    BufferState bufs;
     size_t ti = 0;
     for (const json& t : j["tasks"]) {
-        w.tasks.push_back(read_task(origin, ti, t, w, ops, recorded));
+        w.tasks.push_back(read_task(origin, ti, t, w, ops, recorded, bufs));
         ++ti;
     }
     return w;
@@ -222,7 +357,10 @@ Workload load(const std::string& path, const OpValidator& ops) {
 std::string to_json(const Workload& w) {
     json j;
     j["format"] = "sfumato-workload";
-    j["version"] = 1;
+    j["version"] = 2;
+    if (!w.description.empty()) j["description"] = w.description;
+    if (!w.recorded_on.is_null()) j["recorded_on"] = w.recorded_on;
+    if (!w.instr_file.empty()) j["instr_file"] = w.instr_file;
     j["streams"] = json::array();
     for (const Stream& s : w.streams) j["streams"].push_back({{"id", s.id}, {"priority", s.priority}});
     j["tasks"] = json::array();
@@ -231,22 +369,51 @@ std::string to_json(const Workload& w) {
         o["kind"] = kind_name(t.kind);
         if (!t.name.empty()) o["name"] = t.name;
         if (t.stream >= 0) o["stream"] = t.stream;
+        if (t.kind != Kind::HostDelay) o["gap_ns"] = t.gap_ns;
+        if (t.at_us >= 0) o["at_us"] = t.at_us;
         switch (t.kind) {
             case Kind::Memcpy:
                 o["dir"] = copy_dir_name(t.dir);
                 o["bytes"] = t.bytes;
                 o["pinned"] = t.pinned;
+                o["async"] = t.async;
+                if (!t.dst.empty()) o["dst"] = t.dst, o["dst_offset"] = t.dst_offset;
+                if (!t.src.empty()) o["src"] = t.src, o["src_offset"] = t.src_offset;
                 break;
             case Kind::Kernel:
-                o["op"] = t.op;
-                o["args"] = json::object();
-                for (const auto& [k, v] : t.args) o["args"][k] = v;
+                if (!t.op.empty()) {
+                    o["op"] = t.op;
+                    o["args"] = json::object();
+                    for (const auto& [k, v] : t.args) o["args"][k] = v;
+                }
                 if (t.block_dim) o["block_dim"] = t.block_dim;
+                if (!t.node.is_null()) o["node"] = t.node;
+                if (!t.source.empty()) o["source"] = t.source;
+                if (t.measured_us >= 0) o["measured_us"] = t.measured_us;
+                if (!t.launches.empty()) {
+                    o["launches"] = json::array();
+                    for (const Launch& l : t.launches) {
+                        json x = {{"name", l.name}, {"type", l.type}, {"kind", kernel_kind_name(l.kind)},
+                                  {"block_dim", l.block_dim}, {"flops", l.flops}, {"bytes", l.bytes},
+                                  {"min_compute_cycles", l.min_compute_cycles}};
+                        if (!l.instr.empty()) x["instr"] = l.instr;
+                        o["launches"].push_back(std::move(x));
+                    }
+                }
                 break;
             case Kind::Record:
             case Kind::Wait: o["event"] = t.event; break;
             case Kind::HostDelay: o["us"] = t.us; break;
-            case Kind::Sync: break;
+            case Kind::Sync:
+                if (!t.event.empty()) o["event"] = t.event;
+                break;
+            case Kind::Alloc:
+                o["buffer"] = t.buffer;
+                o["bytes"] = t.bytes;
+                if (t.addr) o["addr"] = t.addr;
+                if (!t.init.empty()) o["init"] = t.init;
+                break;
+            case Kind::Free: o["buffer"] = t.buffer; break;
         }
         j["tasks"].push_back(std::move(o));
     }

@@ -1,13 +1,17 @@
 // Workload files: a JSON description of a host task stream (streams with priorities, then tasks
-// issued by the host in file order: memcpy, kernel launches naming an operator of the operator
-// library, event record/wait, host delays, synchronisation), written by hand or recorded from a
-// run. This file parses and validates such a file into a typed task list; every error names the
+// issued by the host in file order: device buffer alloc/free, memcpy between named buffers,
+// kernel launches naming an operator of the operator library (`op` + `args`) or a graph node
+// (`node`: ONNX op type, attributes, operand tensors in named buffers), event record/wait, host
+// delays, synchronisation), written by hand or recorded from a run (then each task also carries
+// the host time before it, `gap_ns`, and each kernel its recorded launches, with the names of
+// their instruction streams in the HDF5 file `instr_file`). This file parses and validates such a file into a typed task list; every error names the
 // task index and the field, so `sfumato replay` can exit 2 with a clear message. It knows nothing
 // of operators: the caller passes a validator for op names and arguments.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,7 +19,7 @@
 
 namespace sfumato::workload {
 
-enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync };
+enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync, Alloc, Free };
 const char* kind_name(Kind k);
 
 struct Stream {
@@ -23,26 +27,57 @@ struct Stream {
     int priority = 0;  // smaller is more urgent
 };
 
+// One kernel launch as recorded (a node may launch several).
+struct Launch {
+    std::string name, type;
+    KernelKind kind = KernelKind::Vector;
+    uint32_t block_dim = 1;
+    double flops = 0, min_compute_cycles = 0;
+    uint64_t bytes = 0;
+    std::string instr;  // its instruction streams in the workload's instr_file ("" = none)
+};
+const char* kernel_kind_name(KernelKind k);
+
 struct Task {
     size_t index = 0;  // position in the file's task list
     Kind kind = Kind::Sync;
     std::string name;     // optional label (traces, summary)
-    int64_t stream = -1;  // -1: no stream (host_delay, device-wide sync)
+    int64_t stream = -1;  // -1: no stream (host_delay, device-wide sync, alloc, free)
+    uint64_t gap_ns = 0;  // host time before the task (the program's own work between calls)
+    double at_us = -1;    // when the recorded program issued it (informational; -1 = unknown)
+    // alloc / free: the buffer; alloc: its size, recorded address, optional init file
+    std::string buffer;
+    uint64_t addr = 0;
+    std::string init;
     // memcpy
     CopyDir dir = CopyDir::H2D;
     uint64_t bytes = 0;
     bool pinned = true;
+    bool async = true;                    // false: the host waits for the copy
+    std::string dst, src;                 // named buffers (empty: an anonymous buffer)
+    uint64_t dst_offset = 0, src_offset = 0;
     // kernel: operator name and its arguments as strings (numbers in decimal)
     std::string op;
     std::map<std::string, std::string> args;
     uint32_t block_dim = 0;  // 0: let the operator's tiling choose
-    // record / wait
+    // kernel, graph-node form: {"op_type", "name", "opset", "attrs", "inputs", "outputs",
+    // "workspace"}; tensors {"shape", "dtype", "elem", "format", "strides", "buffer", "offset"}
+    nlohmann::json node;
+    std::vector<Launch> launches;  // as recorded (empty in hand-written files)
+    // kernel, imported from a profiler trace: the operator it came from (unique per operator
+    // instance; tasks of one operator share it) and the time the profiler measured for it
+    std::string source;
+    double measured_us = -1;
+    // record / wait / sync on an event
     std::string event;
     // host_delay
     double us = 0;
 };
 
 struct Workload {
+    std::string description;
+    nlohmann::json recorded_on;  // the chip a recording was made on (object; null otherwise)
+    std::string instr_file;      // HDF5 instruction streams, relative to the workload file
     std::vector<Stream> streams;
     std::vector<Task> tasks;
     const Stream* stream(int64_t id) const;

@@ -1,12 +1,43 @@
 #include "traces/workload_replay.h"
 
+#include <fstream>
+#include <sstream>
+#include <systemc>
+
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::workload {
 
-Replayer::Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels)
-    : m_ctx(ctx), m_w(w), m_kernels(std::move(kernels)), m_issued(w.tasks.size()) {}
+uint64_t Placer::addr(const std::string& buffer, uint64_t offset) const {
+    auto it = m_live.find(buffer);
+    if (it == m_live.end()) throw InputError("buffer '" + buffer + "' is not allocated");
+    if (offset > it->second.bytes)
+        throw InputError("offset " + std::to_string(offset) + " is past the end of buffer '" + buffer + "' (" +
+                         std::to_string(it->second.bytes) + " bytes)");
+    return it->second.addr + offset;
+}
+
+Relocate Placer::relocation() const {
+    auto ranges = std::make_shared<std::map<uint64_t, std::pair<uint64_t, uint64_t>>>();  // recorded -> (bytes, addr)
+    for (const auto& [name, l] : m_live) {
+        if (l.recorded) (*ranges)[l.recorded] = {l.bytes, l.addr};
+    }
+    return [ranges](uint64_t a) {
+        auto it = ranges->upper_bound(a);
+        if (it == ranges->begin()) return a;
+        --it;
+        if (a >= it->first + it->second.first) return a;
+        return it->second.second + (a - it->first);
+    };
+}
+
+void Placer::add(const Task& alloc, uint64_t replay_addr) { m_live[alloc.buffer] = Live{replay_addr, alloc.bytes, alloc.addr}; }
+
+void Placer::remove(const std::string& buffer) { m_live.erase(buffer); }
+
+Replayer::Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir)
+    : m_ctx(ctx), m_w(w), m_kernels(std::move(kernels)), m_dir(std::move(dir)), m_issued(w.tasks.size()) {}
 
 void Replayer::check(rt::Status s, const Task& t) {
     if (s != rt::Status::Ok) {
@@ -34,24 +65,34 @@ void* Replayer::host_buffer(uint64_t bytes, bool pinned) {
 }
 
 void Replayer::setup() {
+    m_ctx.set_untimed(true);
     for (const Stream& s : m_w.streams) {
-        rt::StreamId id;
-        if (m_ctx.stream_create(&id, s.priority) != rt::Status::Ok) throw InputError("workload setup: " + m_ctx.last_error());
+        rt::StreamId id = rt::kDefaultStream;
+        if ((s.id != 0 || s.priority != 0) && m_ctx.stream_create(&id, s.priority) != rt::Status::Ok)
+            throw InputError("workload setup: " + m_ctx.last_error());
         m_streams[s.id] = id;
     }
     for (const Task& t : m_w.tasks) {
         switch (t.kind) {
             case Kind::Memcpy:
-                dev_buffer(t.bytes, 0);
-                if (t.dir == CopyDir::D2D) dev_buffer(t.bytes, 1);
-                else host_buffer(t.bytes, t.pinned);
+                if (t.dir != CopyDir::D2H && t.dst.empty()) dev_buffer(t.bytes, 0);
+                if (t.dir != CopyDir::H2D && t.src.empty()) dev_buffer(t.bytes, 1);
+                if (t.dir != CopyDir::D2D) host_buffer(t.bytes, t.pinned);
                 break;
-            case Kind::Kernel: {
-                KernelDesc k = m_kernels(m_ctx, t);  // the factory applies block_dim
-                if (!t.name.empty()) k.name = t.name;
-                m_kernel_of.emplace(t.index, std::move(k));
+            case Kind::Alloc:
+                if (!t.init.empty()) {
+                    const std::string path = t.init.front() == '/' ? t.init : m_dir + "/" + t.init;
+                    std::ifstream in(path, std::ios::binary);
+                    if (!in) throw InputError("workload task " + std::to_string(t.index) + " (alloc): field 'init': cannot open '" + path + "'");
+                    std::stringstream ss;
+                    ss << in.rdbuf();
+                    const std::string b = ss.str();
+                    if (b.size() > t.bytes)
+                        throw InputError("workload task " + std::to_string(t.index) + " (alloc): field 'init': '" + path + "' holds " +
+                                         std::to_string(b.size()) + " bytes, the buffer " + std::to_string(t.bytes));
+                    m_init[t.index].assign(b.begin(), b.end());
+                }
                 break;
-            }
             case Kind::Record:
             case Kind::Wait:
                 if (!m_events.count(t.event)) {
@@ -63,37 +104,67 @@ void Replayer::setup() {
             default: break;
         }
     }
+    m_ctx.set_untimed(false);
+}
+
+void Replayer::issue(const Task& t) {
+    Issued& is = m_issued[t.index];
+    const size_t before = m_ctx.tasks().size();
+    const rt::StreamId s = t.stream >= 0 ? m_streams.at(t.stream) : rt::kDefaultStream;
+    switch (t.kind) {
+        case Kind::Alloc: {
+            rt::DevPtr p = 0;
+            check(m_ctx.malloc(&p, t.bytes), t);
+            m_placer.add(t, p);
+            if (auto it = m_init.find(t.index); it != m_init.end())
+                check(m_ctx.write_untimed(p, it->second.data(), it->second.size()), t);
+            break;
+        }
+        case Kind::Free:
+            check(m_ctx.free(m_placer.addr(t.buffer, 0)), t);
+            m_placer.remove(t.buffer);
+            break;
+        case Kind::Memcpy: {
+            const uint64_t dst = t.dir == CopyDir::D2H ? 0 : t.dst.empty() ? dev_buffer(t.bytes, 0) : m_placer.addr(t.dst, t.dst_offset);
+            const uint64_t src = t.dir == CopyDir::H2D ? 0 : t.src.empty() ? dev_buffer(t.bytes, 1) : m_placer.addr(t.src, t.src_offset);
+            if (t.dir == CopyDir::H2D) check(m_ctx.copy_explicit(CopyDir::H2D, dst, reinterpret_cast<uintptr_t>(host_buffer(t.bytes, t.pinned)), t.bytes, s, t.async, t.pinned), t);
+            else if (t.dir == CopyDir::D2H) check(m_ctx.copy_explicit(CopyDir::D2H, reinterpret_cast<uintptr_t>(host_buffer(t.bytes, t.pinned)), src, t.bytes, s, t.async, t.pinned), t);
+            else check(m_ctx.copy_explicit(CopyDir::D2D, dst, src, t.bytes, s, t.async, true), t);
+            break;
+        }
+        case Kind::Kernel: {
+            std::vector<KernelDesc> ks = m_kernels(m_ctx, t, m_placer);
+            for (KernelDesc& k : ks) check(m_ctx.launch(std::move(k), s), t);
+            break;
+        }
+        case Kind::Record: check(m_ctx.event_record(m_events.at(t.event), s), t); break;
+        case Kind::Wait: check(m_ctx.stream_wait_event(s, m_events.at(t.event)), t); break;
+        case Kind::HostDelay: m_ctx.host_delay_ns(static_cast<uint64_t>(t.us * 1000.0 + 0.5)); break;
+        case Kind::Sync:
+            if (!t.event.empty()) check(m_ctx.event_synchronize(m_events.at(t.event)), t);
+            else check(t.stream >= 0 ? m_ctx.stream_synchronize(s) : m_ctx.device_synchronize(), t);
+            break;
+    }
+    for (size_t i = before; i < m_ctx.tasks().size(); ++i) is.tasks.push_back(m_ctx.tasks()[i].task);
 }
 
 void Replayer::run() {
     setup();
     for (const Task& t : m_w.tasks) {
+        if (t.gap_ns) m_ctx.host_delay_ns(t.gap_ns);
         Issued& is = m_issued[t.index];
         is.issued = true;
         is.begin = now_tick().v;
-        const size_t before = m_ctx.tasks().size();
-        const rt::StreamId s = t.stream >= 0 ? m_streams.at(t.stream) : rt::kDefaultStream;
-        switch (t.kind) {
-            case Kind::Memcpy: {
-                const rt::DevPtr d = dev_buffer(t.bytes, 0);
-                if (t.dir == CopyDir::H2D) check(m_ctx.memcpy_h2d(d, host_buffer(t.bytes, t.pinned), t.bytes, s, true), t);
-                else if (t.dir == CopyDir::D2H) check(m_ctx.memcpy_d2h(host_buffer(t.bytes, t.pinned), d, t.bytes, s, true), t);
-                else check(m_ctx.memcpy_d2d(d, dev_buffer(t.bytes, 1), t.bytes, s, true), t);
-                break;
-            }
-            case Kind::Kernel: check(m_ctx.launch(m_kernel_of.at(t.index), s), t); break;
-            case Kind::Record: check(m_ctx.event_record(m_events.at(t.event), s), t); break;
-            case Kind::Wait: check(m_ctx.stream_wait_event(s, m_events.at(t.event)), t); break;
-            case Kind::HostDelay: m_ctx.host_delay_ns(static_cast<uint64_t>(t.us * 1000.0 + 0.5)); break;
-            case Kind::Sync:
-                check(t.stream >= 0 ? m_ctx.stream_synchronize(s) : m_ctx.device_synchronize(), t);
-                break;
-        }
-        if (m_ctx.tasks().size() > before) is.task = m_ctx.tasks().back().task;
+        issue(t);
         is.end = now_tick().v;
         is.returned = true;
     }
-    check(m_ctx.device_synchronize(), m_w.tasks.empty() ? Task{} : m_w.tasks.back());
+    // The device drains; the host waits without a runtime call (none was recorded).
+    for (const Issued& is : m_issued) {
+        for (const auto& d : is.tasks) {
+            while (!d->done) sc_core::wait(d->done_event);
+        }
+    }
     m_finished = true;
 }
 
@@ -103,17 +174,23 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
         const Issued& is = m_issued[t.index];
         TaskTimes tt{t.index, kind_name(t.kind), t.name, t.stream};
         if (tt.name.empty()) {
-            if (t.kind == Kind::Kernel) tt.name = t.op;
+            if (t.kind == Kind::Kernel) tt.name = !t.op.empty() ? t.op : t.node.value("op_type", "kernel");
             else if (t.kind == Kind::Memcpy) tt.name = std::string("memcpy ") + copy_dir_name(t.dir);
             else if (!t.event.empty()) tt.name = t.event;
+            else if (!t.buffer.empty()) tt.name = std::string(kind_name(t.kind)) + " " + t.buffer;
             else tt.name = kind_name(t.kind);
         }
-        if (is.task) {
-            tt.issue_cycle = clock.floor_cycle(is.task->issue_tick).v;
-            tt.done = is.task->done;
-            if (is.task->done) {
-                tt.start_cycle = clock.floor_cycle(is.task->start_tick).v;
-                tt.end_cycle = clock.floor_cycle(is.task->end_tick).v;
+        if (!is.tasks.empty()) {
+            tt.issue_cycle = clock.floor_cycle(is.tasks.front()->issue_tick).v;
+            tt.done = true;
+            for (const auto& d : is.tasks) tt.done = tt.done && d->done;
+            if (tt.done) {
+                tt.start_cycle = clock.floor_cycle(is.tasks.front()->start_tick).v;
+                tt.end_cycle = clock.floor_cycle(is.tasks.back()->end_tick).v;
+                for (const auto& d : is.tasks) {
+                    tt.start_cycle = std::min(tt.start_cycle, clock.floor_cycle(d->start_tick).v);
+                    tt.end_cycle = std::max(tt.end_cycle, clock.floor_cycle(d->end_tick).v);
+                }
             }
         } else if (is.issued) {
             tt.issue_cycle = tt.start_cycle = clock.floor_cycle(Tick(is.begin)).v;
@@ -132,7 +209,9 @@ std::vector<std::string> Replayer::pending() const {
         if (!is.issued) continue;
         const std::string what = "task " + std::to_string(t.index) + " (" + kind_name(t.kind) +
                                  (t.stream >= 0 ? ", stream " + std::to_string(t.stream) : std::string()) + ")";
-        if (is.task && !is.task->done) {
+        bool done = true;
+        for (const auto& d : is.tasks) done = done && d->done;
+        if (!done) {
             out.push_back(what + (t.kind == Kind::Wait ? " waits on event '" + t.event + "'" : std::string(" is not complete")));
         } else if (!is.returned) {
             out.push_back(what + " never returned (the host is blocked in it)");

@@ -1,10 +1,12 @@
-// Replays a workload file's task stream through the runtime (runtime/rt) as a host program would:
-// streams are created with their priorities, buffers for copies and the operators' tensors are
-// allocated in a setup phase, then tasks are issued in file order (async copies, launches, event
-// record/wait, host delays, synchronisation) and the device is synchronised at the end. Each
-// workload task gets its issue/start/end times for summary.json. Operators are built by a factory
-// the caller supplies (the CLI backs it with the operator library), so this file stays free of
-// operator and chip code.
+// Replays a workload file's task stream through the runtime (runtime/rt) as a host program would.
+// Before time zero, at no simulated cost: streams and events are created, host staging buffers
+// and the anonymous device buffers of copies that name none are allocated, and alloc init files
+// are read. Then tasks are issued in file order, each after its recorded host gap: alloc/free
+// (timed runtime calls), copies (only where the file says memcpy), kernel launches (built by a
+// factory the caller supplies, on the buffers the task names), event record/wait, host delays
+// and synchronisations; at the end the host waits (uncharged) for the device to drain. Each
+// workload task gets its issue/start/end times for summary.json. The factory is the CLI's (it
+// knows the operator library and the replay level), so this file stays free of chip code.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,13 +17,33 @@
 #include <vector>
 
 #include "runtime/rt/context.h"
+#include "traces/instr_record.h"
 #include "traces/workload.h"
 
 namespace sfumato::workload {
 
-// Builds the kernel for a `kernel` task (allocating its tensors through ctx); throws InputError
-// naming what is wrong. Called during setup, in the host thread.
-using KernelFactory = std::function<KernelDesc(rt::Context& ctx, const Task& t)>;
+// Where the replay's buffers are: named buffers by name, and recorded addresses (of buffers
+// whose alloc task gives one) relocated to the replay's.
+class Placer {
+public:
+    // Device address of a live named buffer at offset; throws InputError naming the buffer.
+    uint64_t addr(const std::string& buffer, uint64_t offset) const;
+    // A snapshot of the live buffers' relocation (recorded range -> replay address).
+    Relocate relocation() const;
+    void add(const Task& alloc, uint64_t replay_addr);
+    void remove(const std::string& buffer);
+
+private:
+    struct Live {
+        uint64_t addr, bytes, recorded;
+    };
+    std::map<std::string, Live> m_live;
+};
+
+// Builds the kernels of a `kernel` task (in launch order) when it is issued, in the host thread.
+// Operands the task does not place are the factory's to place at no simulated cost (the
+// context's untimed mode). Throws InputError naming what is wrong.
+using KernelFactory = std::function<std::vector<KernelDesc>(rt::Context& ctx, const Task& t, const Placer& p)>;
 
 struct TaskTimes {
     size_t index;
@@ -33,7 +55,8 @@ struct TaskTimes {
 
 class Replayer {
 public:
-    Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels);
+    // dir: the workload file's directory (alloc init files are relative to it).
+    Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir = ".");
     // The host program: call from the host SC_THREAD. Throws InputError on a runtime error,
     // naming the task.
     void run();
@@ -43,9 +66,12 @@ public:
     std::vector<TaskTimes> times(ClockDomain clock) const;
     // One line per task issued and not complete (for deadlock reports).
     std::vector<std::string> pending() const;
+    // The device tasks each workload task submitted (kernels: one per launch).
+    const std::vector<std::shared_ptr<sfumato::Task>>& device_tasks(size_t index) const { return m_issued[index].tasks; }
 
 private:
     void setup();
+    void issue(const Task& t);
     void check(rt::Status s, const Task& t);
     rt::DevPtr dev_buffer(uint64_t bytes, int which);
     void* host_buffer(uint64_t bytes, bool pinned);
@@ -53,14 +79,16 @@ private:
     rt::Context& m_ctx;
     const Workload& m_w;
     KernelFactory m_kernels;
+    std::string m_dir;
+    Placer m_placer;
     std::map<int64_t, rt::StreamId> m_streams;
     std::map<std::string, rt::EventId> m_events;
     std::map<std::pair<uint64_t, int>, rt::DevPtr> m_dev_bufs;
     std::map<std::pair<uint64_t, bool>, void*> m_host_bufs;
-    std::map<size_t, KernelDesc> m_kernel_of;  // by task index
+    std::map<size_t, std::vector<uint8_t>> m_init;  // alloc task -> bytes to place
     struct Issued {
-        std::shared_ptr<sfumato::Task> task;  // device task, or null for host-side tasks
-        uint64_t begin = 0, end = 0;          // host-side span (ticks)
+        std::vector<std::shared_ptr<sfumato::Task>> tasks;  // device tasks (none for host-side tasks)
+        uint64_t begin = 0, end = 0;                        // host-side span (ticks)
         bool issued = false, returned = false;
     };
     std::vector<Issued> m_issued;

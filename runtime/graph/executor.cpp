@@ -1,6 +1,8 @@
 // Executor (see executor.h).
 #include "runtime/graph/executor.h"
 
+#include "runtime/ops/node_launch.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -91,6 +93,8 @@ void Executor::load() {
         }
         const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
         m_kernels[s] = st.op->launches(in, out, ws);
+        ops::stamp_node_launch(m_kernels[s], st.desc, in, out, ws,
+                               st.workspace >= 0 ? p.tensors[static_cast<size_t>(st.workspace)].bytes : 0);
         for (size_t k = 0; k < m_kernels[s].size(); ++k) {
             KernelDesc& kd = m_kernels[s][k];
             kd.name = m_kernels[s].size() == 1 ? st.name : st.name + "#" + std::to_string(k);
@@ -131,7 +135,8 @@ void Executor::run(const std::vector<ref::HostTensor>& inputs) {
             ref::round_to_type(t);
             bytes = ref::to_device_bytes(t, r.dtype);
         }
-        m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
+        if (r.storage_bytes())  // an empty input has nothing to upload
+            m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
     }
     m_step_tasks.assign(p.steps.size(), {});
     for (size_t s = 0; s < p.steps.size(); ++s) {
@@ -156,7 +161,8 @@ std::vector<ref::HostTensor> Executor::outputs() {
     for (int t : m_plan.outputs) {
         const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
         std::vector<uint8_t> bytes(r.storage_bytes());
-        m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
+        if (!bytes.empty())  // an empty output (a zero-size dimension) has nothing to copy
+            m_rt.memcpy_d2h(functional ? bytes.data() : nullptr, r.addr, bytes.size());
         ref::HostTensor h = functional ? ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape)
                                        : ref::HostTensor(r.elem, r.shape);
         out.push_back(std::move(h));

@@ -144,7 +144,7 @@ std::vector<ref::HostTensor> eval_constant_node(const Graph& g, const Node& n) {
         hold.push_back(val.constant->host());
         ins.push_back(hold.back().get());
     }
-    ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs};
+    ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs, static_cast<int>(n.outputs.size())};
     std::vector<ref::HostTensor> out = ref::run_ref(rn, ins);
     for (size_t o = 0; o < out.size() && o < n.outputs.size(); ++o) {
         if (n.outputs[o] < 0) continue;

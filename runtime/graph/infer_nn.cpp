@@ -145,6 +145,10 @@ void conv_transpose(InferCtx& c) {
             continue;
         }
         const int64_t pads = s.auto_pad == "VALID" ? 0 : s.pads[i] + s.pads[i + nsp];
+        if (x[2 + i].known()) {  // exact (pads may exceed the kernel's extent)
+            out.push_back(Dim::of((x[2 + i].v - 1) * s.strides[i] + outpad[i] + ek - pads));
+            continue;
+        }
         out.push_back(dim_add(dim_mul(dim_sub(x[2 + i], Dim::of(1)), Dim::of(s.strides[i])),
                               Dim::of(outpad[i] + ek - pads)));
     }

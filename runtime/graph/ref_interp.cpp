@@ -45,7 +45,7 @@ std::vector<ref::HostTensor> run_reference(const Graph& g, const std::vector<ref
             hold.push_back(t);
             ins.push_back(t.get());
         }
-        ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs};
+        ref::RefNode rn{n.name, n.op_type, n.opset, n.attrs, static_cast<int>(n.outputs.size())};
         std::vector<ref::HostTensor> out = ref::run_ref(rn, ins);
         if (out.size() < n.outputs.size()) {
             size_t needed = 0;

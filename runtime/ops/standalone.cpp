@@ -1,5 +1,7 @@
 #include "runtime/ops/standalone.h"
 
+#include "runtime/ops/node_launch.h"
+
 #include <cmath>
 
 #include "runtime/ref/ref_ops.h"
@@ -101,7 +103,9 @@ public:
     }
 
     std::vector<KernelDesc> kernels() const override {
-        return m_op->launches(m_spec.node.inputs, m_outs, m_workspace);
+        std::vector<KernelDesc> ks = m_op->launches(m_spec.node.inputs, m_outs, m_workspace);
+        stamp_node_launch(ks, m_spec.node, m_spec.node.inputs, m_outs, m_workspace, m_op->workspace_bytes());
+        return ks;
     }
 
     CheckResult check(rt::Runtime& rt) override {
@@ -111,7 +115,8 @@ public:
             ins.push_back(m_spec.node.has_input(i) ? &m_host_in[i] : nullptr);
         std::vector<ref::HostTensor> want;
         if (rt.functional()) {
-            ref::RefNode rn{m_spec.node.name, m_spec.node.op_type, m_spec.node.opset, m_spec.node.attrs};
+            ref::RefNode rn{m_spec.node.name, m_spec.node.op_type, m_spec.node.opset, m_spec.node.attrs,
+                              m_spec.node.num_outputs};
             want = ref::run_ref(rn, ins);
         }
         for (size_t o = 0; o < m_outs.size(); ++o) {

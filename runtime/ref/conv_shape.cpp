@@ -80,9 +80,12 @@ ConvGeometry conv_geometry(const std::string& node, const std::string& op_type, 
         if (!out_shape.empty() || same) {
             const int64_t target =
                 !out_shape.empty() ? out_shape[out_shape.size() - r + i] : g.in[i] * g.stride[i];
+            // A target beyond the full output (total < 0) pads with zeros, as ONNX's negative
+            // total padding does (floor division: the extra rows go to the end).
             const int64_t total = full - target;
-            if (total < 0) fail("output_shape larger than the full transposed convolution");
-            g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            if (target < 1) fail("output_shape leaves no output");
+            g.pad_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
             g.pad_end[i] = total - g.pad_begin[i];
             g.out[i] = target;
         } else {

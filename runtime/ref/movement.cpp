@@ -81,7 +81,7 @@ std::vector<HostTensor> concat(const RefNode& n, const In& in) {
 std::vector<HostTensor> split(const RefNode& n, const In& in) {
     const HostTensor& x = need(n, in, 0);
     const int64_t axis = normalize_axis(n.name, "axis", n.attrs.get_int("axis", 0), static_cast<int64_t>(x.rank()));
-    const std::vector<int64_t> sizes = split_sizes(n.name, n.opset, n.attrs, opt(in, 1), x.shape[static_cast<size_t>(axis)]);
+    const std::vector<int64_t> sizes = split_sizes(n.name, n.opset, n.attrs, opt(in, 1), x.shape[static_cast<size_t>(axis)], n.num_outputs);
     std::vector<HostTensor> outs;
     int64_t start = 0;
     for (int64_t s : sizes) {

@@ -50,7 +50,8 @@ std::vector<int64_t> concat_shape(const std::string& node, int64_t axis, const s
     return out;
 }
 
-std::vector<int64_t> split_sizes(const std::string& node, int opset, const Attrs& a, const HostTensor* split, int64_t dim) {
+std::vector<int64_t> split_sizes(const std::string& node, int opset, const Attrs& a, const HostTensor* split, int64_t dim,
+                                 int num_outputs) {
     std::vector<int64_t> s;
     if (split) s = int_values(*split);
     else if (opset < 13 && a.has("split")) s = a.ints("split");
@@ -63,8 +64,12 @@ std::vector<int64_t> split_sizes(const std::string& node, int opset, const Attrs
         if (sum != dim) bad(node, "Split", "split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(dim));
         return s;
     }
-    const int64_t n = a.get_int("num_outputs", 0);
+    // Opset 18: attribute num_outputs (the last part may be smaller); before, equal parts, one
+    // per output the node lists.
+    const int64_t n = a.get_int("num_outputs", num_outputs);
     if (n <= 0) bad(node, "Split", "no split sizes and no attribute 'num_outputs' (the number of outputs)");
+    if (!a.has("num_outputs") && dim % n != 0)
+        bad(node, "Split", "the axis of " + std::to_string(dim) + " does not split into " + std::to_string(n) + " equal parts");
     const int64_t chunk = (dim + n - 1) / n;
     for (int64_t i = 0; i < n; ++i) s.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
     return s;

@@ -19,8 +19,10 @@ int64_t concat_axis(const std::string& node, const Attrs& a, const std::vector<s
 std::vector<int64_t> concat_shape(const std::string& node, int64_t axis, const std::vector<std::vector<int64_t>>& shapes);
 
 // Sizes of Split's outputs along the axis: input `split` (opset >= 13), attribute `split`
-// (older), else `num_outputs` equal parts (the last one smaller when it does not divide).
-std::vector<int64_t> split_sizes(const std::string& node, int opset, const Attrs& a, const HostTensor* split, int64_t dim);
+// (older), else attribute `num_outputs` parts (opset 18; the last one smaller when it does not
+// divide) or one equal part per output the node lists (`num_outputs`, earlier opsets).
+std::vector<int64_t> split_sizes(const std::string& node, int opset, const Attrs& a, const HostTensor* split, int64_t dim,
+                                 int num_outputs = 0);
 
 struct SliceSpec {
     std::vector<int64_t> start, step, out_shape;  // per dimension of the input

@@ -20,6 +20,7 @@ struct RefNode {
     std::string op_type;  // ONNX op type (or one of sfumato's fused types)
     int opset = 17;
     Attrs attrs;
+    int num_outputs = 0;  // outputs the node lists (0 = unknown; Split without sizes needs it)
 };
 
 using RefFn = std::function<std::vector<HostTensor>(const RefNode& node, const std::vector<const HostTensor*>& in)>;

@@ -115,13 +115,26 @@ Status Context::fail(Status s, const std::string& msg) {
 void Context::charge(uint64_t ns) {
     // Host time is work in flight for the run driver's deadlock check, and its end is progress.
     note_progress();
-    if (!ns) return;
+    if (!ns || m_untimed) return;
     work_begin();
     sc_core::wait(to_sc_time(Tick(ns * 1000)));
     work_end();
 }
 
 void Context::host_delay_ns(uint64_t ns) { charge(ns); }
+
+void Context::log(ApiCall c, uint64_t begin) {
+    if (!m_log_on || m_untimed) return;
+    c.begin = begin;
+    c.end = now_tick().v;
+    m_log.push_back(c);
+}
+
+Status Context::write_untimed(DevPtr dst, const void* src, uint64_t bytes) {
+    if (!device_range_ok(dst, bytes)) return fail(Status::BadPointer, "write_untimed: not inside a live device allocation");
+    if (IBackingStore* gm = m_dev.dev().gm(); gm && src) gm->write(dst, src, bytes);
+    return ok();
+}
 
 void Context::api_slice(const char* name, uint64_t begin) {
     TraceHub* t = m_dev.trace();
@@ -161,6 +174,11 @@ Status Context::malloc(DevPtr* p, uint64_t bytes) {
     if (m_alloc.stats().device_allocs != segments) charge(m_dev.host().device_malloc_ns);
     *p = *a;
     api_slice("malloc", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::Malloc;
+    c.ptr = *a;
+    c.bytes = bytes;
+    log(c, begin);
     return ok();
 }
 
@@ -185,6 +203,10 @@ Status Context::free(DevPtr p) {
         case ShareTable::Close::NotImported: return fail(Status::DoubleFree, "free of an already freed shared block");
     }
     api_slice("free", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::Free;
+    c.ptr = p;
+    log(c, begin);
     return ok();
 }
 
@@ -249,6 +271,17 @@ Status Context::copy(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, St
         return fail(Status::BadPointer, std::string(api) + ": source is not inside a live device allocation");
     if (dir != CopyDir::D2H && !device_range_ok(dst, bytes))
         return fail(Status::BadPointer, std::string(api) + ": destination is not inside a live device allocation");
+    if (m_untimed) {  // setup before time zero: the bytes move, no time passes
+        IBackingStore* gm = m_dev.dev().gm();
+        if (gm && dir == CopyDir::H2D && src) gm->write(dst, reinterpret_cast<const void*>(src), bytes);
+        if (gm && dir == CopyDir::D2H && dst) gm->read(src, reinterpret_cast<void*>(dst), bytes);
+        if (gm && dir == CopyDir::D2D) {
+            std::vector<uint8_t> tmp(bytes);
+            gm->read(src, tmp.data(), bytes);
+            gm->write(dst, tmp.data(), bytes);
+        }
+        return ok();
+    }
     auto t = std::make_shared<Task>();
     t->kind = TaskKind::Memcpy;
     t->copy.dir = dir;
@@ -266,11 +299,23 @@ Status Context::copy(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, St
         t->copy.dev_src = src;
     }
     submit(s, t, std::string("memcpy ") + copy_dir_name(dir), begin);
+    const size_t task = m_records.size() - 1;
     api_slice(api, begin);
     if (!async) {
         wait_done(t);
         charge(m_dev.host().sync_ns);
     }
+    ApiCall c;
+    c.kind = ApiCall::Kind::Memcpy;
+    c.stream = s;
+    c.dir = dir;
+    c.ptr = dir == CopyDir::D2H ? 0 : dst;
+    c.src = dir == CopyDir::H2D ? 0 : src;
+    c.bytes = bytes;
+    c.pinned = pinned;
+    c.async = async;
+    c.task = task;
+    log(c, begin);
     return ok();
 }
 

@@ -66,6 +66,26 @@ struct TaskRecord {
     uint64_t api_slice_begin;  // tick of the host call that issued it
 };
 
+// One host runtime call as the program made it (successful calls only), for recording a run
+// as a workload file (traces/workload_record.h). Times are ticks (ps).
+struct ApiCall {
+    enum class Kind : uint8_t {
+        Malloc, Free, Memcpy, Launch, EventRecord, StreamWait, StreamSync, DeviceSync, EventSync,
+        Other,  // any other call (stream/event creation, host memory, queries): host time only
+    };
+    Kind kind = Kind::Other;
+    uint64_t begin = 0, end = 0;
+    StreamId stream = 0;
+    EventId event = 0;
+    uint64_t ptr = 0;    // malloc/free: the block; memcpy: the device destination (h2d, d2d)
+    uint64_t src = 0;    // memcpy: the device source (d2h, d2d)
+    uint64_t bytes = 0;  // malloc, memcpy
+    CopyDir dir = CopyDir::H2D;
+    bool pinned = true, async = false;
+    int priority = 0;
+    size_t task = SIZE_MAX;  // index in tasks() of the task it submitted
+};
+
 class Context;
 
 class Device {
@@ -163,6 +183,20 @@ public:
     void host_delay_ns(uint64_t ns);
 
     const std::vector<TaskRecord>& tasks() const { return m_records; }
+
+    // Recording (workload files): logs every successful call made from now on.
+    void set_api_log(bool on) { m_log_on = on; }
+    const std::vector<ApiCall>& api_log() const { return m_log; }
+    // Called on every kernel before it is submitted (e.g. to record its instruction stream).
+    void set_launch_hook(std::function<void(KernelDesc&)> f) { m_launch_hook = std::move(f); }
+    // Setup before time zero (workload replay): while on, calls charge no host time, are not
+    // logged, and copies move their bytes directly (functional mode) instead of submitting a
+    // task. Used only where nothing runs on the device.
+    void set_untimed(bool on) { m_untimed = on; }
+    bool untimed() const { return m_untimed; }
+    // Writes bytes into device memory at no simulated cost (functional mode; a no-op in timing
+    // mode). Fails when the range is not inside a live allocation.
+    Status write_untimed(DevPtr dst, const void* src, uint64_t bytes);
     // Priority a stream was created with (0 for unknown ids).
     int stream_priority(StreamId s) const { return s < m_streams.size() ? m_streams[s].priority : 0; }
     // Emits stream tracks, task slices and launch -> execution flows for completed tasks.
@@ -194,6 +228,7 @@ private:
                 const char* api);
     void wait_done(const std::shared_ptr<Task>& t);
     bool is_pinned(const void* p, uint64_t bytes) const;
+    void log(ApiCall c, uint64_t begin);
 
     Device& m_dev;
     uint32_t m_id;
@@ -207,6 +242,9 @@ private:
     std::vector<TaskRecord> m_records;
     uint64_t m_next_task_id = 1;
     TrackId m_api_track = 0;
+    bool m_log_on = false, m_untimed = false;
+    std::vector<ApiCall> m_log;
+    std::function<void(KernelDesc&)> m_launch_hook;
 };
 
 }  // namespace sfumato::rt

@@ -34,6 +34,10 @@ Status Context::stream_synchronize(StreamId s) {
     if (st->last) wait_done(st->last);  // a queue runs in order: its last task ends last
     charge(m_dev.host().sync_ns);
     api_slice("stream_synchronize", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::StreamSync;
+    c.stream = s;
+    log(c, begin);
     return ok();
 }
 
@@ -45,6 +49,9 @@ Status Context::device_synchronize() {
     }
     charge(m_dev.host().sync_ns);
     api_slice("device_synchronize", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::DeviceSync;
+    log(c, begin);
     return ok();
 }
 
@@ -77,6 +84,12 @@ Status Context::event_record(EventId e, StreamId s) {
     ev->last_record = t;
     submit(s, t, "record e" + std::to_string(e), begin);
     api_slice("event_record", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::EventRecord;
+    c.stream = s;
+    c.event = e;
+    c.task = m_records.size() - 1;
+    log(c, begin);
     return ok();
 }
 
@@ -93,6 +106,12 @@ Status Context::stream_wait_event(StreamId s, EventId e) {
     t->event_seq = ev->seq;
     submit(s, t, "wait e" + std::to_string(e), begin);
     api_slice("stream_wait_event", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::StreamWait;
+    c.stream = s;
+    c.event = e;
+    c.task = m_records.size() - 1;
+    log(c, begin);
     return ok();
 }
 
@@ -104,6 +123,10 @@ Status Context::event_synchronize(EventId e) {
     if (ev->last_record) wait_done(ev->last_record);
     charge(m_dev.host().sync_ns);
     api_slice("event_synchronize", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::EventSync;
+    c.event = e;
+    log(c, begin);
     return ok();
 }
 
@@ -133,12 +156,18 @@ Status Context::launch(KernelDesc k, StreamId s) {
     if (!stream(s)) return fail(Status::InvalidStream, "launch of '" + k.name + "': stream " + std::to_string(s) + " is not live");
     if (k.block_dim == 0) return fail(Status::InvalidValue, "launch of '" + k.name + "' with block_dim 0");
     if (!k.body) return fail(Status::InvalidValue, "launch of '" + k.name + "' without a kernel body");
+    if (m_launch_hook) m_launch_hook(k);
     auto t = std::make_shared<Task>();
     t->kind = TaskKind::Kernel;
     const std::string name = k.name.empty() ? k.type : k.name;
     t->kernel = std::move(k);
     submit(s, t, name, begin);
     api_slice("launch", begin);
+    ApiCall c;
+    c.kind = ApiCall::Kind::Launch;
+    c.stream = s;
+    c.task = m_records.size() - 1;
+    log(c, begin);
     return ok();
 }
 

@@ -18,8 +18,8 @@ std::string fixed_ops(const std::string& op, const std::map<std::string, std::st
     return {};
 }
 
-KernelDesc fixed_factory(rt::Context&, const workload::Task& t) {
-    return fixed_kernel(t.op, t.block_dim ? t.block_dim : 1, std::stoull(t.args.at("cycles")));
+std::vector<KernelDesc> fixed_factory(rt::Context&, const workload::Task& t, const workload::Placer&) {
+    return {fixed_kernel(t.op, t.block_dim ? t.block_dim : 1, std::stoull(t.args.at("cycles")))};
 }
 
 }  // namespace

@@ -222,6 +222,9 @@ TEST_CASE(
         1.0 - static_cast<double>(seen.size()) / static_cast<double>(std::max<size_t>(1, scope.size()));
     WARN("conformance: " << scope.size() - seen.size() << " of " << scope.size() << " cases in scope pass ("
                          << rate * 100 << " %)");
+    // Issue 10's acceptance: at least 95 % of the cases in scope pass (the shards hold the list
+    // true, so the rate it implies is the real one).
+    CHECK(rate >= 0.95);
 }
 
 TEST_CASE("onnx conformance shard 0") { run_shard(0); }

@@ -83,7 +83,7 @@ TEST_CASE("workload: malformed files name the task and field") {
     CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
     CHECK_THAT(error_of(R"({"format": "x", "version": 1, "streams": [], "tasks": []})"),
                Catch::Contains("format"));
-    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 2, "streams": [], "tasks": []})"),
+    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 3, "streams": [], "tasks": []})"),
                Catch::Contains("version"));
     CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [], "tasks": [], "x": 1})"),
                Catch::Contains("unknown top-level field 'x'"));
@@ -129,4 +129,35 @@ TEST_CASE("workload: a wait before its record is an error, after it is fine") {
 
 TEST_CASE("workload: a missing file is an input error") {
     CHECK_THROWS_AS(wl::load("/nonexistent/w.json", ops_check), InputError);
+}
+
+TEST_CASE("workload: named buffers are allocated before use and freed once") {
+    auto with = [](const std::string& tasks) {
+        return R"({"format": "sfumato-workload", "version": 2, "streams": [{"id": 0}], "tasks": [)" + tasks + "]}";
+    };
+    const std::string alloc = R"({"kind": "alloc", "buffer": "x", "bytes": 4096, "addr": 1048576})";
+    const std::string ok = with(alloc + R"(, {"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 1024, "dst": "x", "dst_offset": 3072, "async": false},
+      {"kind": "kernel", "stream": 0, "node": {"op_type": "Relu", "inputs": [{"shape": [2048], "dtype": "fp16", "buffer": "x"}]}},
+      {"kind": "free", "buffer": "x", "gap_ns": 5})");
+    CHECK(error_of(ok).empty());
+    const auto w = wl::parse(ok, ops_check);
+    CHECK(w.tasks[0].kind == wl::Kind::Alloc);
+    CHECK(w.tasks[0].addr == 1048576);
+    CHECK(w.tasks[1].dst == "x");
+    CHECK(!w.tasks[1].async);
+    CHECK(w.tasks[2].node["op_type"] == "Relu");
+    CHECK(w.tasks[3].gap_ns == 5);
+    CHECK(wl::to_json(wl::parse(wl::to_json(w), ops_check)) == wl::to_json(w));
+
+    CHECK_THAT(error_of(with(R"({"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 8, "dst": "y"})")),
+               Catch::Contains("task 0 (memcpy): field 'dst'") && Catch::Contains("not allocated"));
+    CHECK_THAT(error_of(with(alloc + R"(, {"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 1025, "dst": "x", "dst_offset": 3072})")),
+               Catch::Contains("do not fit buffer 'x'"));
+    CHECK_THAT(error_of(with(alloc + "," + alloc)), Catch::Contains("task 1 (alloc)") && Catch::Contains("already allocated"));
+    CHECK_THAT(error_of(with(alloc + R"(, {"kind": "free", "buffer": "x"}, {"kind": "free", "buffer": "x"})")),
+               Catch::Contains("task 2 (free)"));
+    CHECK_THAT(error_of(with(R"({"kind": "kernel", "stream": 0, "node": {"op_type": "Relu", "inputs": [{"shape": [4], "buffer": "q"}]}})")),
+               Catch::Contains("node.inputs[0].buffer") && Catch::Contains("'q'"));
+    CHECK_THAT(error_of(with(R"({"kind": "kernel", "stream": 0})")), Catch::Contains("names an operator"));
+    CHECK_THAT(error_of(with(R"({"kind": "kernel", "stream": 0, "node": {"inputs": []}})")), Catch::Contains("op_type"));
 }

@@ -236,7 +236,7 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
     const bool few_long_rows = p.R < cores && p.L > 512;
     bool fitted = false;
     for (int pass = 0; pass < 2 && !fitted; ++pass) {
-        for (uint32_t T : {32768u, 24576u, 16384u, 12288u, 8192u, 6144u, 4096u, 3072u, 2048u, 1536u, 1024u, 768u, 512u, 256u}) {
+        for (uint32_t T : {32768u, 24576u, 16384u, 12288u, 8192u, 6144u, 4096u, 3072u, 2048u, 1536u, 1024u, 768u, 512u, 256u, 128u, 64u}) {
             p.chunk = few_long_rows || p.Lp > T;
             p.T = T;
             if (!p.chunk) p.k = T / p.Lp;

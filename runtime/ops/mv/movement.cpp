@@ -6,7 +6,7 @@
 // them. Transpose = one permuted view; Slice = one view with offset and (possibly negative)
 // steps; Concat/Split = one job per input/output region; Expand = a broadcast view; Tile = a
 // broadcast view over [r0, d0, r1, d1, ...]; Pad = the interior plus border slabs filled with
-// the value (constant) or mirrored/clamped/wrapped views (reflect, edge, wrap); Gather with
+// the value (a constant, or a stride-0 view of the constant_value input) or mirrored/clamped/wrapped views (reflect, edge, wrap); Gather with
 // constant indices = one job per run of consecutive indices. The reshape family (Reshape,
 // Flatten, Squeeze, Unsqueeze) are views of a contiguous input: no kernel.
 // Simplified: reflect pads wider than the axis minus one are not supported (no multi-bounce).
@@ -201,7 +201,8 @@ private:
     void split() {
         const int64_t axis = ref::normalize_axis(m_n.name, "attribute 'axis'", m_n.attrs.get_int("axis", 0),
                                                  static_cast<int64_t>(x().shape.size()));
-        const auto sizes = ref::split_sizes(m_n.name, m_n.opset, m_n.attrs, need_const(1, "split"), x().shape[static_cast<size_t>(axis)]);
+        const auto sizes = ref::split_sizes(m_n.name, m_n.opset, m_n.attrs, need_const(1, "split"), x().shape[static_cast<size_t>(axis)],
+                                           m_n.num_outputs);
         const auto st = strides_of(x());
         int64_t start = 0;
         for (int64_t sz : sizes) {
@@ -258,8 +259,10 @@ private:
     }
 
     void pad() {
-        const auto p = ref::pad_spec(m_n.name, m_n.opset, m_n.attrs, x().shape, need_const(1, "pads"), need_const(2, "constant_value"),
-                                     need_const(3, "axes"));
+        // A constant_value known only at run time fills from its device copy (a stride-0 view).
+        const bool value_input = m_n.has_input(2) && !m_n.constant(2) && m_n.inputs[2].numel() > 0;
+        const auto p = ref::pad_spec(m_n.name, m_n.opset, m_n.attrs, x().shape, need_const(1, "pads"),
+                                     value_input ? nullptr : need_const(2, "constant_value"), need_const(3, "axes"));
         m_outs = {out_like(p.out_shape, x())};
         const size_t r = x().shape.size();
         const auto st = strides_of(x());
@@ -302,7 +305,10 @@ private:
                 obase += s.o0 * ost[d];
                 fill = fill || s.pad;
             }
-            if (fill) fill_job(0, shape, p.value, ost, obase);
+            if (fill && value_input)
+                copy_job(2, 0, shape, std::vector<int64_t>(r, 0), 0, ost, obase);
+            else if (fill)
+                fill_job(0, shape, p.value, ost, obase);
             else copy_job(0, 0, shape, is, ibase, ost, obase);
             size_t d = r;
             while (d-- > 0) {

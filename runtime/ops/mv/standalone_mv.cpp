@@ -129,6 +129,10 @@ struct RegisterAll {
                 b.s.node.attrs.set("axis", ref::Attr::of_int(axis));
                 const auto is = ew::parse_shape("gather", "indices", a.at("indices"));
                 if (ds.empty()) throw InputError("operator 'gather': argument 'shape' needs a rank of at least 1");
+                const int64_t rank = static_cast<int64_t>(ds.size());
+                if (axis < -rank || axis >= rank)
+                    throw InputError("operator 'gather': argument 'axis' = " + std::to_string(axis) +
+                                     " is out of range for rank " + std::to_string(rank));
                 const int64_t dim = ds.at(static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(ds.size()) : axis));
                 b.s.node.inputs.push_back(make_tensor(is, ElemType::Int64));
                 b.s.gens.resize(2);
