@@ -7,10 +7,10 @@ namespace sfumato {
 Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root,
            uint32_t device_id, uint32_t extra_ports)
     : sc_core::sc_module(name), m_p(p), m_stats(&root, std::string(basename())) {
-    m_info.device_id = device_id;
     const ClockDomain clk = p.clock();
     const bool split = p.split();
     m_info = device_info(p, functional);
+    m_info.device_id = device_id;
 
     if (functional) m_gm = std::make_unique<SparseMemory>(p.gm_capacity());
     m_instr_stats = std::make_unique<InstrStats>(m_stats);
