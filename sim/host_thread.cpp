@@ -13,7 +13,7 @@ void HostThread::run() {
     try {
         m_program();
         m_finished = true;
-        if (m_stop) sc_core::sc_stop();
+        if (m_stop) sc_core::sc_pause();  // sc_start returns; later steps (a replay's drain) may resume
     } catch (...) {
         record_failure(std::current_exception());
     }
