@@ -199,7 +199,10 @@ size_t run_rs(PlanBuilder& pb, size_t s0, Algo a, const RsSpec& s) {
         case Algo::Mesh: return rs_mesh(pb, s0, s);
         case Algo::HalvingDoubling: return rs_hd(pb, s0, s);
         case Algo::DoubleRing: {
-            auto [ha, hb] = halves(s.size);
+            // Named, not a structured binding: clang 14 cannot capture bindings in lambdas.
+            const auto hh = halves(s.size);
+            const std::vector<uint64_t>& ha = hh.first;
+            const std::vector<uint64_t>& hb = hh.second;
             RsSpec first{s.ranks, ha, s.src, s.dst};
             RsSpec second{s.ranks, hb, [&](uint32_t q, uint32_t b) { return s.src(q, b).at(ha[b]); },
                           [&](uint32_t b) { return s.dst(b).at(ha[b]); }};
@@ -214,7 +217,9 @@ size_t run_ag(PlanBuilder& pb, size_t s0, Algo a, const AgSpec& s) {
         case Algo::Mesh: return ag_mesh(pb, s0, s);
         case Algo::HalvingDoubling: return ag_hd(pb, s0, s);
         case Algo::DoubleRing: {
-            auto [ha, hb] = halves(s.size);
+            const auto hh = halves(s.size);
+            const std::vector<uint64_t>& ha = hh.first;
+            const std::vector<uint64_t>& hb = hh.second;
             AgSpec first{s.ranks, ha, s.pos};
             AgSpec second{s.ranks, hb, [&](uint32_t q, uint32_t b) { return s.pos(q, b).at(ha[b]); }};
             return std::max(ag_ring(pb, s0, first, false), ag_ring(pb, s0, second, true));
