@@ -4,6 +4,10 @@
 // The device executes each queue in order, serves queues by priority, and on completion sets
 // Task::done, fills the timestamps and notifies Task::done_event. Functional global memory is
 // reachable through gm() (null in timing mode, where no data exists).
+// Several devices (a system, models/link): a P2P memcpy copies from this device's memory to a
+// peer device's memory over the links; a notify record sets a notify slot on a peer device (after
+// the path's latency), a notify wait blocks its queue until its slot has been set, then consumes
+// one setting (a counting flag, as the vendor runtime's notify). A lone chip has no peers.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,9 +22,9 @@
 
 namespace sfumato {
 
-enum class TaskKind : uint8_t { Kernel, Memcpy, EventRecord, EventWait, Callback, kCount };
+enum class TaskKind : uint8_t { Kernel, Memcpy, EventRecord, EventWait, Callback, NotifyRecord, NotifyWait, kCount };
 const char* task_kind_name(TaskKind k);
-enum class CopyDir : uint8_t { H2D, D2H, D2D };
+enum class CopyDir : uint8_t { H2D, D2H, D2D, P2P };
 const char* copy_dir_name(CopyDir d);
 
 // What cores one block needs. On split chips: Vector = one AIV, Cube = one AIC,
@@ -67,6 +71,7 @@ struct MemcpyDesc {
     const void* host_src = nullptr;     // H2D source (null in timing mode)
     uint64_t bytes = 0;
     bool pinned = true;
+    uint32_t peer = 0;  // P2P: the destination device (system index); dev_dst is an address there
 };
 
 struct Task {
@@ -77,6 +82,7 @@ struct Task {
     MemcpyDesc copy;
     uint32_t event = 0;      // EventRecord / EventWait: device event slot
     uint64_t event_seq = 0;  // EventRecord: this record's sequence; EventWait: the one to wait for
+    uint32_t peer = 0;       // NotifyRecord: the device whose notify slot `event` it sets
     std::function<void()> callback;  // Callback: runs on the host side when reached
 
     // Filled by the device. issue: submitted; start: taken by the scheduler; end: completion
@@ -124,6 +130,7 @@ struct DeviceInfo {
     double mem_max_bytes_per_cycle = 0;
     double core_read_max_bytes_per_cycle = 0, core_write_max_bytes_per_cycle = 0;
     uint64_t l2_bytes = 0;  // traffic beyond this must cross the HBM at gm_bytes_per_cycle
+    uint32_t device_id = 0;  // index in its system (0 for a lone chip)
 };
 
 class IDevice {
@@ -139,6 +146,10 @@ public:
     // caches between runs. Call from the host thread (an SC_THREAD) while no task runs: it
     // returns once the written-back data reached memory. A device without caches does nothing.
     virtual void flush_caches() {}
+
+    // A notify slot on this device (target of peers' NotifyRecord tasks). Devices without peers
+    // need not support it.
+    virtual uint32_t create_notify();
 };
 
 }  // namespace sfumato

@@ -11,12 +11,15 @@ namespace sfumato {
 class HostThread : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(HostThread);
-    HostThread(sc_core::sc_module_name name, std::function<void()> program);
+    // stop_when_done: the program's return ends the simulation (false when several host
+    // programs run side by side, one per device of a system, and the driver waits for all).
+    HostThread(sc_core::sc_module_name name, std::function<void()> program, bool stop_when_done = true);
     bool finished() const { return m_finished; }
 
 private:
     void run();
     std::function<void()> m_program;
+    bool m_stop;
     bool m_finished = false;
 };
 

@@ -4,22 +4,26 @@
 
 namespace sfumato {
 
-Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root)
+Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root,
+           uint32_t device_id, uint32_t extra_ports)
     : sc_core::sc_module(name), m_p(p), m_stats(&root, std::string(basename())) {
     const ClockDomain clk = p.clock();
     const bool split = p.split();
     m_info = device_info(p, functional);
+    m_info.device_id = device_id;
 
     if (functional) m_gm = std::make_unique<SparseMemory>(p.gm_capacity());
     m_instr_stats = std::make_unique<InstrStats>(m_stats);
     const uint32_t ports = p.mem_ports();
     if (p.detailed_mem()) {
-        m_memsys = std::make_unique<mem::MemorySystem>("mem", p.mem, &m_stats, &trace, clk, p.mem_system_ports());
+        m_first_extra_port = p.mem_system_ports();
+        m_memsys = std::make_unique<mem::MemorySystem>("mem", p.mem, &m_stats, &trace, clk, p.mem_system_ports() + extra_ports);
         m_mem = m_memsys.get();
         m_sdma = std::make_unique<SdmaEngines>("sdma", p.sdma, *m_memsys, ports, p.mem.l2.g.line_bytes, m_gm.get(), m_stats);
         m_dma = m_sdma.get();
     } else {
-        m_simple_gm = std::make_unique<SimpleGm>("gm", p.gm, clk, ports, m_stats);
+        m_first_extra_port = ports;
+        m_simple_gm = std::make_unique<SimpleGm>("gm", p.gm, clk, ports + extra_ports, m_stats);
         m_mem = m_simple_gm.get();
         m_simple_dma = std::make_unique<SimpleDma>("dma", p.dma, m_gm.get(), m_stats);
         m_dma = m_simple_dma.get();
@@ -51,7 +55,25 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         }
     }
     m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk, *m_region);
-    m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, *m_dma, &m_stats, &trace);
+    m_router.local = m_dma;
+    m_router.device_id = device_id;
+    m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, m_router, &m_stats, &trace);
+}
+
+uint32_t Chip::line_bytes() const { return m_p.detailed_mem() ? m_p.mem.l2.g.line_bytes : 512u; }
+
+void Chip::attach_fabric(IFabric* fabric) {
+    m_router.fabric = fabric;
+    m_ts->set_fabric(fabric, m_info.device_id);
+}
+
+void Chip::DmaRouter::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) {
+    if (copy.dir == CopyDir::P2P) {
+        if (!fabric) throw ModelError("chip", "peer copy on a chip without peers");
+        fabric->start_peer_copy(device_id, copy, client, cookie);
+    } else {
+        local->start(copy, client, cookie);
+    }
 }
 
 void Chip::flush_caches() {

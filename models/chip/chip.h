@@ -1,6 +1,8 @@
 // A whole chip assembled from parameters: AI cores (coupled, or AIC + AIVs on split parts),
 // global memory, a DMA engine and the task scheduler, behind the runtime's device interface.
 // Functional mode backs global memory with a sparse store; timing mode stores nothing.
+// In a system (models/link/system.h) a chip has an index, memory ports for the fabric's peer DMA,
+// and routes peer copies and notify records to the fabric.
 #pragma once
 #include <memory>
 #include <systemc>
@@ -12,6 +14,7 @@
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
 #include "models/dma/sdma.h"
+#include "models/link/i_fabric.h"
 #include "models/mem/memory_system.h"
 #include "models/ts/aicore_runner.h"
 #include "models/ts/task_scheduler.h"
@@ -24,7 +27,9 @@ namespace sfumato {
 
 class Chip : public sc_core::sc_module, public IDevice {
 public:
-    Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root);
+    // `device_id`: the chip's index in its system; `extra_ports`: memory ports for the fabric.
+    Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, TraceHub& trace, StatGroup& root,
+         uint32_t device_id = 0, uint32_t extra_ports = 0);
 
     const DeviceInfo& info() const override { return m_info; }
     uint32_t open_queue(int priority) override { return m_ts->open_queue(priority); }
@@ -32,6 +37,16 @@ public:
     uint32_t create_event() override { return m_ts->create_event(); }
     IBackingStore* gm() override { return m_gm.get(); }
     void flush_caches() override;
+
+    uint32_t create_notify() override { return m_ts->create_notify(); }
+
+    // System wiring: the memory target and the first of the extra ports, and the fabric that
+    // carries this chip's peer copies and notifies.
+    IMemTarget& mem_target() { return *m_mem; }
+    uint32_t first_extra_port() const { return m_first_extra_port; }
+    uint32_t line_bytes() const;
+    void attach_fabric(IFabric* fabric);
+    ts::TaskScheduler& scheduler() { return *m_ts; }
 
     const ChipParams& params() const { return m_p; }
     const std::vector<std::unique_ptr<AiCore>>& cores() const { return m_cores; }
@@ -42,8 +57,18 @@ public:
     std::string describe_state() const;
 
 private:
+    class DmaRouter : public IDmaEngine {
+    public:
+        void start(const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) override;
+        IDmaEngine* local = nullptr;
+        IFabric* fabric = nullptr;
+        uint32_t device_id = 0;
+    };
+
     const ChipParams& m_p;
     DeviceInfo m_info;
+    uint32_t m_first_extra_port = 0;
+    DmaRouter m_router;
     StatGroup m_stats;
     std::unique_ptr<SparseMemory> m_gm;
     std::unique_ptr<InstrStats> m_instr_stats;

@@ -185,6 +185,7 @@ void SdmaEngines::complete_job(uint32_t ei) {
                 m_gm->read(j.copy.dev_src, buf.data(), j.copy.bytes);
                 m_gm->write(j.copy.dev_dst, buf.data(), j.copy.bytes);
                 break;
+            case CopyDir::P2P: break;  // the chip routes peer copies to the fabric
         }
     }
     ++m_copies;

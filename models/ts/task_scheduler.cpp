@@ -70,7 +70,7 @@ uint32_t TaskScheduler::open_queue(int priority) {
     std::stable_sort(m_order.begin(), m_order.end(),
                      [&](uint32_t a, uint32_t b) { return m_queues[a].priority < m_queues[b].priority; });
     if (m_trace && m_trace->on(TraceLevel::Task)) {
-        m_queues.back().depth_track = m_trace->sink()->counter_track("device", "queue " + std::to_string(id) + " depth");
+        m_queues.back().depth_track = m_trace->sink()->counter_track(m_fabric ? "chip" + std::to_string(m_device_id) : "device", "queue " + std::to_string(id) + " depth");
     }
     return id;
 }
@@ -78,6 +78,20 @@ uint32_t TaskScheduler::open_queue(int priority) {
 uint32_t TaskScheduler::create_event() {
     m_event_seq.push_back(0);
     return static_cast<uint32_t>(m_event_seq.size() - 1);
+}
+
+uint32_t TaskScheduler::create_notify() {
+    m_notify_count.push_back(0);
+    return static_cast<uint32_t>(m_notify_count.size() - 1);
+}
+
+void TaskScheduler::notify_arrived(uint32_t slot) {
+    if (slot >= m_notify_count.size()) {
+        record_failure(std::make_exception_ptr(ModelError(name(), "notify for unknown slot " + std::to_string(slot))));
+        return;
+    }
+    ++m_notify_count[slot];
+    m_wake.notify(sc_core::SC_ZERO_TIME);  // a queue may wait for it
 }
 
 void TaskScheduler::submit(uint32_t queue, std::shared_ptr<Task> task) {
@@ -90,6 +104,12 @@ void TaskScheduler::submit(uint32_t queue, std::shared_ptr<Task> task) {
     }
     if ((task->kind == TaskKind::EventRecord || task->kind == TaskKind::EventWait) && task->event >= m_event_seq.size())
         throw ModelError(name(), "task uses unknown event slot " + std::to_string(task->event));
+    if (task->kind == TaskKind::NotifyWait && task->event >= m_notify_count.size())
+        throw ModelError(name(), "notify wait on unknown notify slot " + std::to_string(task->event));
+    if (task->kind == TaskKind::NotifyRecord && !m_fabric)
+        throw ModelError(name(), "notify record on a chip without peers");
+    if (task->kind == TaskKind::Memcpy && task->copy.dir == CopyDir::P2P && !m_fabric)
+        throw ModelError(name(), "peer copy on a chip without peers");
     const uint64_t now = now_tick().v;
     task->issue_tick = Tick(now);
     task->done = false;
@@ -177,6 +197,12 @@ void TaskScheduler::step() {
                 break;
             }
             case Act::Complete: complete(static_cast<uint32_t>(a.a), now); break;
+            case Act::NotifySend: {
+                const Task& t = *m_queues[a.a].active;
+                m_fabric->send_notify(m_device_id, t.peer, t.event);
+                complete(static_cast<uint32_t>(a.a), now);
+                break;
+            }
         }
     }
     arbitrate();
@@ -230,6 +256,16 @@ bool TaskScheduler::try_start(uint32_t qi, uint64_t now, bool cores_blocked) {
         case TaskKind::Callback:
             start = now + cyc(m_p.dispatch_cycles);
             schedule(start, Act::Callback, qi);
+            break;
+        case TaskKind::NotifyRecord:
+            schedule(now + cyc(m_p.event_cycles), Act::NotifySend, qi);
+            ++m_events;
+            break;
+        case TaskKind::NotifyWait:
+            if (m_notify_count[t.event] == 0) return false;  // blocks only its own queue
+            --m_notify_count[t.event];
+            schedule(now + cyc(m_p.event_cycles), Act::Complete, qi);
+            ++m_events;
             break;
         case TaskKind::kCount: break;
     }
@@ -310,6 +346,8 @@ std::vector<std::string> TaskScheduler::pending_report() const {
             if (i == 0 && !q.active && t.kind == TaskKind::EventWait && m_event_seq[t.event] < t.event_seq) {
                 line(t, "waits on event slot " + std::to_string(t.event) + " record #" + std::to_string(t.event_seq) +
                             " (recorded up to #" + std::to_string(m_event_seq[t.event]) + ")");
+            } else if (i == 0 && !q.active && t.kind == TaskKind::NotifyWait && m_notify_count[t.event] == 0) {
+                line(t, "waits on notify slot " + std::to_string(t.event) + " (not set)");
             } else {
                 line(t, "queued");
             }

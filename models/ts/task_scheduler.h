@@ -5,6 +5,8 @@
 // they free, wave by wave; kernels on different queues share the chip when cores allow, and while
 // a more urgent kernel waits for cores no less urgent kernel takes any. Memcpy tasks go to the SDMA
 // engines (IDmaEngine), event record/wait tasks are resolved here, host callbacks run when reached.
+// In a system of chips, notify records go to a peer chip's scheduler through the fabric and
+// notify waits block their queue until their slot has been set (each wait consumes one setting).
 // Latencies (doorbell, task dispatch, per-block dispatch, completion, event) are parameters in
 // cycles of the scheduler's clock; nothing ticks: one SC_METHOD sleeps until the next timed action.
 // Block start-up is serial, as on the chip, where one scheduler core writes each AI core's start
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "models/dma/i_dma.h"
+#include "models/link/i_fabric.h"
 #include "models/ts/core_pool.h"
 #include "models/ts/i_block_runner.h"
 #include "sim/config.h"
@@ -50,7 +53,7 @@ struct TsParams {
     Param<uint32_t> event_cycles;           // an event record or satisfied wait
 };
 
-class TaskScheduler : public sc_core::sc_module, public IBlockDone, public IDmaClient {
+class TaskScheduler : public sc_core::sc_module, public IBlockDone, public IDmaClient, public INotifySink {
 public:
     SC_HAS_PROCESS(TaskScheduler);
     TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
@@ -60,6 +63,13 @@ public:
     uint32_t open_queue(int priority);
     void submit(uint32_t queue, std::shared_ptr<Task> task);
     uint32_t create_event();
+    uint32_t create_notify();
+    // The chip's peers: where its notify records go (none for a lone chip).
+    void set_fabric(IFabric* fabric, uint32_t device_id) {
+        m_fabric = fabric;
+        m_device_id = device_id;
+    }
+    void notify_arrived(uint32_t slot) override;
 
     void block_done(uint64_t cookie) override;
     void dma_done(uint64_t cookie) override;
@@ -72,7 +82,7 @@ public:
     uint64_t core_busy_cycles(bool cube, uint32_t idx) const;
 
 private:
-    enum class Act : uint8_t { Visible, BlockStart, BlockRetire, CopyStart, Complete, Callback };
+    enum class Act : uint8_t { Visible, BlockStart, BlockRetire, CopyStart, Complete, Callback, NotifySend };
     struct Action {
         uint64_t tick, seq;
         Act act;
@@ -121,6 +131,9 @@ private:
     std::vector<Queue> m_queues;
     std::vector<uint32_t> m_order;          // queue indices by (priority, id)
     std::vector<uint64_t> m_event_seq;      // per event slot: last completed record's sequence
+    std::vector<uint64_t> m_notify_count;   // per notify slot: settings not yet consumed by a wait
+    IFabric* m_fabric = nullptr;
+    uint32_t m_device_id = 0;
     std::vector<BlockRun> m_blocks;         // indexed by cookie; reused through m_free_blocks
     std::vector<uint64_t> m_free_blocks;
     std::vector<uint64_t> m_cube_busy, m_vec_busy;  // per core busy ps

@@ -83,6 +83,13 @@ AllocatorStats Device::memory_stats() const {
 
 Device::~Device() = default;
 
+bool Device::range_allocated(DevPtr p, uint64_t bytes) const {
+    for (const auto& c : m_contexts) {
+        if (c->owns_range(p, bytes)) return true;
+    }
+    return false;
+}
+
 Context& Device::open_context() {
     m_contexts.push_back(std::make_unique<Context>(*this, static_cast<uint32_t>(m_contexts.size())));
     return *m_contexts.back();
@@ -101,7 +108,8 @@ AllocatorParams allocator_params(const RuntimeParams& h) {
 Context::Context(Device& d, uint32_t id) : m_dev(d), m_id(id), m_alloc(d.arena(), allocator_params(d.host())) {
     m_streams.push_back(Stream{d.dev().open_queue(0), 0, true, nullptr, 0});
     if (TraceHub* t = d.trace(); t && t->on(TraceLevel::Op)) {
-        m_api_track = t->sink()->track("host", "context " + std::to_string(id) + " API", static_cast<int>(id));
+        const std::string who = d.trace_name() == "device" ? "" : d.trace_name() + " ";
+        m_api_track = t->sink()->track("host", who + "context " + std::to_string(id) + " API", static_cast<int>(id));
     }
 }
 
@@ -260,6 +268,8 @@ bool Context::device_range_ok(DevPtr p, uint64_t bytes) const {
     if (auto b = m_alloc.live_block_containing(p)) return p + bytes <= b->first + b->second;
     return m_dev.shares().imported_by(m_id, p);  // whole imported blocks only
 }
+
+bool Context::owns_range(DevPtr p, uint64_t bytes) const { return device_range_ok(p, bytes); }
 
 uint64_t Context::imported_bytes() const { return m_dev.shares().imported_bytes(m_id); }
 

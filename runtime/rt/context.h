@@ -8,6 +8,9 @@
 // traces (host API track, one track per stream, flow arrows launch -> execution).
 // Simplified: host time is a fixed cost per call kind; a pageable copy is handed to the DMA engine
 // with pinned = false (the engine models the bounce buffer); timing mode host buffers are tokens.
+// In a system of devices (one Device per chip), a context also copies to a peer device's memory
+// over the links (memcpy_peer) and sets and waits on notifies (device-side counting flags that a
+// peer sets): the building blocks of the collective library (runtime/comm).
 #pragma once
 #include <cstdlib>
 #include <cstdint>
@@ -105,6 +108,11 @@ public:
     const std::vector<std::unique_ptr<Context>>& contexts() const { return m_contexts; }
     // Summed over contexts.
     AllocatorStats memory_stats() const;
+    // Whether [p, p + bytes) lies inside one live allocation of any context (or an imported block).
+    bool range_allocated(DevPtr p, uint64_t bytes) const;
+    // Names this device's tracks in traces ("device" unless set; e.g. "chip3" in a system).
+    void set_trace_name(std::string name) { m_trace_name = std::move(name); }
+    const std::string& trace_name() const { return m_trace_name; }
     const StatGroup& stats() const { return m_stats; }
 
 private:
@@ -112,6 +120,7 @@ private:
     IDevice& m_dev;
     const RuntimeParams& m_host;
     TraceHub* m_trace;
+    std::string m_trace_name = "device";
     BuddyArena m_arena;
     ShareTable m_shares;
     std::vector<std::unique_ptr<Context>> m_contexts;
@@ -137,6 +146,14 @@ public:
     // A copy with the host buffer's kind given explicitly (host pointers as integers; null in
     // timing mode), for callers whose host buffers did not come from host_malloc.
     Status copy_explicit(CopyDir dir, uint64_t dst, uint64_t src, uint64_t bytes, StreamId s, bool async, bool pinned);
+    // Peer devices: a copy from this device's memory to `peer`'s (dst is a peer address), and
+    // notifies. A notify slot lives on the device that waits on it; notify_record sets `slot` of
+    // `peer` (after the route latency); notify_wait blocks stream s until its slot has been set
+    // and consumes one setting.
+    Status memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, bool async = true);
+    Status notify_create(uint32_t* slot);
+    Status notify_record(Device& peer, uint32_t slot, StreamId s);
+    Status notify_wait(uint32_t slot, StreamId s);
     // Shared memory between contexts.
     Status export_handle(DevPtr p, uint64_t* handle);
     Status import_handle(uint64_t handle, DevPtr* p);
@@ -144,6 +161,7 @@ public:
     // Frees a block this context exported, once its last importer closed it (ShareTable).
     void release_shared(DevPtr p);
     uint64_t imported_bytes() const;
+    bool owns_range(DevPtr p, uint64_t bytes) const;
 
     // Streams and events.
     Status stream_create(StreamId* s, int priority);

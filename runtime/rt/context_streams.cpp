@@ -2,6 +2,7 @@
 #include <systemc>
 
 #include "runtime/rt/context.h"
+#include "sim/error.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::rt {
@@ -183,13 +184,76 @@ Status Context::launch_host_func(StreamId s, std::function<void()> fn) {
     return ok();
 }
 
+Status Context::memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, bool async) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "memcpy_peer: stream " + std::to_string(s) + " is not live");
+    if (bytes == 0) return fail(Status::InvalidValue, "memcpy_peer: 0 bytes");
+    if (&peer == &m_dev) return fail(Status::InvalidValue, "memcpy_peer: the peer is this device (use memcpy_d2d)");
+    if (!device_range_ok(src, bytes))
+        return fail(Status::BadPointer, "memcpy_peer: source is not inside a live device allocation");
+    if (!peer.range_allocated(dst, bytes))
+        return fail(Status::BadPointer, "memcpy_peer: destination is not inside a live allocation of the peer device");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Memcpy;
+    t->copy.dir = CopyDir::P2P;
+    t->copy.dev_src = src;
+    t->copy.dev_dst = dst;
+    t->copy.bytes = bytes;
+    t->copy.peer = peer.dev().info().device_id;
+    submit(s, t, "memcpy p2p to " + peer.trace_name(), begin);
+    api_slice("memcpy_peer", begin);
+    if (!async) {
+        wait_done(t);
+        charge(m_dev.host().sync_ns);
+    }
+    return ok();
+}
+
+Status Context::notify_create(uint32_t* slot) {
+    charge(m_dev.host().api_overhead_ns);
+    if (!slot) return fail(Status::InvalidValue, "notify_create: null result pointer");
+    try {
+        *slot = m_dev.dev().create_notify();
+    } catch (const SimError& e) {
+        return fail(Status::InvalidValue, std::string("notify_create: ") + e.what());
+    }
+    return ok();
+}
+
+Status Context::notify_record(Device& peer, uint32_t slot, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "notify_record: stream " + std::to_string(s) + " is not live");
+    if (&peer == &m_dev) return fail(Status::InvalidValue, "notify_record: the peer is this device (use an event)");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::NotifyRecord;
+    t->peer = peer.dev().info().device_id;
+    t->event = slot;
+    submit(s, t, "notify " + peer.trace_name(), begin);
+    api_slice("notify_record", begin);
+    return ok();
+}
+
+Status Context::notify_wait(uint32_t slot, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "notify_wait: stream " + std::to_string(s) + " is not live");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::NotifyWait;
+    t->event = slot;
+    submit(s, t, "notify wait", begin);
+    api_slice("notify_wait", begin);
+    return ok();
+}
+
 void Context::emit_task_trace() {
     TraceHub* hub = m_dev.trace();
     if (!hub || !hub->on(TraceLevel::Task)) return;
     ITraceSink& sink = *hub->sink();
     for (size_t i = 0; i < m_streams.size(); ++i) {
         if (!m_streams[i].track) {
-            m_streams[i].track = sink.track("device", "context " + std::to_string(m_id) + " stream " + std::to_string(i),
+            m_streams[i].track = sink.track(m_dev.trace_name(), "context " + std::to_string(m_id) + " stream " + std::to_string(i),
                                             static_cast<int>(100 + m_id * 100 + i));
         }
     }

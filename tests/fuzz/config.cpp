@@ -27,7 +27,7 @@ SFUMATO_FUZZ_TARGET(config) {
     c.check_unused();
     const ChipPeaks k = chip_peaks(chip);
     for (double v : {k.cube_tflops_fp16, k.cube_tflops_fp32, k.cube_tops_int8, k.vector_gflops_fp16, k.gm_gbps,
-                     k.core_gm_read_gbps, k.core_write_gbps, k.device_mem_max_gbps}) {
+                     k.core_read_gbps, k.core_gm_read_gbps, k.core_write_gbps, k.device_mem_max_gbps}) {
         if (!std::isfinite(v) || v <= 0) fuzz::fail("accepted config gives a derived peak of " + std::to_string(v));
     }
     const DeviceInfo d = device_info(chip, true);

@@ -222,11 +222,11 @@ TEST_CASE("sweep cli: --list prints every point's command line") {
 
 TEST_CASE("sweep cli: a point over the spec's time limit is killed and recorded, an interrupted sweep leaves its running point for the rerun") {
     const std::string dir = temp_dir("sweep_cli_timeout");
-    // On the tiny preset an 8192 x 2048 x 2048 matmul takes about 15 s of wall time, a 64-row
+    // On the tiny preset a 65535 x 2048 x 2048 matmul takes far more than 5 s of wall time, a 64-row
     // one a fraction of a second; the limit is 5 s.
-    const std::string slow = "kernel matmul --m 8192 --n 2048 --k 2048 --mode timing --trace off";
+    const std::string slow = "kernel matmul --m 65535 --n 2048 --k 2048 --mode timing --trace off";
     const std::string spec = write_spec(dir, "[sweep]\ncommand = " + slow + "\nconfig = " + config("tiny") +
-                                                 "\ntimeout = 5\n[grid]\narg.m = 8192, 64\n");
+                                                 "\ntimeout = 5\n[grid]\narg.m = 65535, 64\n");
     const auto r = run_cli("sweep " + spec + " -j 2 --out " + dir + "/o");
     INFO(r.output);
     CHECK(r.code == 1);
@@ -238,7 +238,7 @@ TEST_CASE("sweep cli: a point over the spec's time limit is killed and recorded,
 
     // SIGINT while the slow point runs: exit 130, the point is left for the rerun (not recorded).
     const std::string spec2 = write_spec(dir, "[sweep]\ncommand = " + slow + "\nconfig = " + config("tiny") +
-                                                  "\n[grid]\narg.m = 64, 8192\n");
+                                                  "\n[grid]\narg.m = 64, 65535\n");
     const std::string out2 = dir + "/o2";
     const std::string sh = "cd " + dir + " && (" + SFUMATO_BINARY + " sweep " + spec2 + " -j 1 --out " + out2 +
                            " > int.txt 2>&1 & pid=$!; for i in $(seq 300); do [ -e " + out2 +

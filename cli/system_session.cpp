@@ -1,0 +1,157 @@
+#include "cli/system_session.h"
+
+#include <filesystem>
+
+#include "sim/error.h"
+#include "sim/failure.h"
+#include "sim/progress.h"
+#include "sim/sc_time_util.h"
+#include "traces/atomic_file.h"
+#include "traces/hdf5_stats.h"
+
+namespace sfumato::cli {
+
+void add_system_option(po::options_description& d, std::string& system_file) {
+    d.add_options()("system", po::value<std::string>(&system_file),
+                    "system config (INI: system.* keys; system.chip names the chip preset)");
+}
+
+void load_system_config(Config& c, const std::string& system_file, const CommonOptions& o) {
+    // The chip preset: system.chip of the system file (relative to it), unless --set overrides it
+    // (relative to the working directory). Loaded first, so the system file and overrides win.
+    std::string chip;
+    std::filesystem::path base;
+    if (!system_file.empty()) {
+        if (!std::filesystem::exists(system_file)) throw InputError("system config '" + system_file + "' does not exist");
+        Config peek;
+        peek.load_ini(system_file);
+        if (auto v = peek.consume("system.chip"); v && !v->empty()) chip = *v;
+        base = std::filesystem::path(system_file).parent_path();
+    }
+    const std::string key = "system.chip=";
+    for (const auto& s : o.sets) {
+        if (s.rfind(key, 0) == 0) {
+            chip = s.substr(key.size());
+            base.clear();
+        }
+    }
+    if (!chip.empty()) {
+        std::filesystem::path p(chip);
+        if (p.is_relative() && !base.empty()) p = base / p;
+        if (!std::filesystem::exists(p)) throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist");
+        c.load_ini(p.string());
+    }
+    if (!system_file.empty()) c.load_ini(system_file);
+    load_config(c, o);
+}
+
+SystemSession::SystemSession(const CommonOptions& o, const std::string& system_file, std::string command_line)
+    : m_opts(o), m_system_file(system_file), m_cmdline(std::move(command_line)) {
+    if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
+    m_functional = o.mode == "functional";
+    if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    load_system_config(m_config, system_file, o);
+    m_sys_params = std::make_unique<SystemParams>(m_config);
+    m_chip_params = std::make_unique<ChipParams>(m_config);
+    m_rt_params = std::make_unique<rt::RuntimeParams>(ParamScope(m_config, "host"));
+    m_comm_params = std::make_unique<comm::CommParams>(ParamScope(m_config, "comm"));
+}
+
+SystemSession::~SystemSession() = default;
+
+void SystemSession::elaborate() {
+    m_config.check_unused();
+    init_time_resolution();
+    m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
+    m_system = std::make_unique<System>("system", *m_sys_params, *m_chip_params, m_functional, m_trace, m_root);
+    for (uint32_t i = 0; i < m_system->size(); ++i) {
+        m_host_stats.push_back(std::make_unique<StatGroup>(&m_root, "host" + std::to_string(i)));
+        m_devices.push_back(std::make_unique<rt::Device>(m_system->chip(i), *m_rt_params, &m_trace, m_host_stats.back().get()));
+        m_devices.back()->set_trace_name("chip" + std::to_string(i));
+    }
+}
+
+void SystemSession::run(const std::vector<uint32_t>& chips,
+                        const std::function<void(uint32_t i, rt::Context& ctx)>& program) {
+    // The last host program to return ends the simulation (the time of the run is then the
+    // time the work took, not the end of a slice).
+    auto left = std::make_shared<size_t>(chips.size());
+    for (uint32_t i = 0; i < chips.size(); ++i) {
+        rt::Device& dev = device(chips[i]);
+        const std::string name = "host" + std::to_string(chips[i]);
+        m_hosts.push_back(std::make_unique<HostThread>(
+            name.c_str(),
+            [&dev, &program, i, left] {
+                program(i, dev.open_context());
+                if (--*left == 0) sc_core::sc_stop();
+            },
+            false));
+    }
+    auto all_done = [&] {
+        for (const auto& h : m_hosts)
+            if (!h->finished()) return false;
+        return true;
+    };
+    const sc_core::sc_time slice(1, sc_core::SC_MS);
+    while (!all_done()) {
+        const uint64_t before = progress_counter();
+        sc_core::sc_start(slice);
+        rethrow_failure();
+        if (all_done()) break;
+        if (!sc_core::sc_pending_activity() || (progress_counter() == before && work_in_flight() == 0)) {
+            const ClockDomain clk = m_chip_params->clock();
+            std::string waiting;
+            for (const auto& h : m_hosts)
+                if (!h->finished()) waiting += std::string(" ") + h->basename();
+            throw SimError(kExitDeadlock, "deadlock: nothing can make progress at cycle " +
+                                              std::to_string(clk.floor_cycle(now_tick()).v) + " (host programs waiting:" +
+                                              waiting + ")\n" + m_system->describe_state());
+        }
+    }
+    m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+    for (const auto& d : m_devices)
+        for (const auto& c : d->contexts()) c->emit_task_trace();
+}
+
+nlohmann::json SystemSession::links_json(uint64_t t0, uint64_t t1) const {
+    nlohmann::json a = nlohmann::json::array();
+    const Fabric& f = m_system->fabric();
+    const double span = t1 > t0 ? static_cast<double>(t1 - t0) : 1.0;
+    for (size_t i = 0; i < f.topology().channels.size(); ++i) {
+        const ChannelSpec& c = f.topology().channels[i];
+        const Fabric::ChannelCounters k = f.counters(i);
+        a.push_back({{"link", c.name},
+                     {"gbps", c.gbps},
+                     {"bytes", k.payload_bytes},
+                     {"wire_bytes", k.wire_bytes},
+                     {"busy_us", static_cast<double>(k.busy_ps) / 1e6},
+                     {"utilisation", static_cast<double>(k.busy_ps) / span}});
+    }
+    return a;
+}
+
+nlohmann::json SystemSession::base_summary() const {
+    std::string cfg;
+    for (const auto& f : m_config.sources()) cfg += (cfg.empty() ? "" : ",") + f;
+    return {{"mode", m_opts.mode},
+            {"config", cfg.empty() ? "defaults" : cfg},
+            {"system", m_sys_params->name.get()},
+            {"chip", m_chip_params->name.get()},
+            {"chips", m_system->size()},
+            {"config_hash", m_config.hash()},
+            {"total_cycles", m_total_cycles},
+            {"total_time_us", static_cast<double>(now_tick().v) / 1e6}};
+}
+
+void SystemSession::write_outputs(const nlohmann::json& summary) {
+    if (m_opts.out.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(m_opts.out, ec);
+    if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
+    m_writer.write(m_opts.out + "/trace.json");
+    write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
+                   {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), {}});
+    write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+}
+
+}  // namespace sfumato::cli
