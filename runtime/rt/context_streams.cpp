@@ -55,6 +55,18 @@ Status Context::device_synchronize() {
     return ok();
 }
 
+Status Context::flush_caches() {
+    const uint64_t begin = now_tick().v;
+    for (Stream& st : m_streams) {
+        if (st.last) wait_done(st.last);
+    }
+    m_dev.dev().flush_caches();
+    ApiCall c;
+    c.kind = ApiCall::Kind::FlushCaches;
+    log(c, begin);
+    return ok();
+}
+
 Status Context::event_create(EventId* e) {
     charge(m_dev.host().api_overhead_ns);
     if (!e) return fail(Status::InvalidValue, "event_create: null result pointer");
