@@ -51,7 +51,7 @@ double var_of(double sigma) { return sigma * sigma * 3.0; }
 
 }  // namespace
 
-TEST_CASE("rounding budget: each stored result adds u^2/3; fp16 storage uses fp16's u, fp32 fp32's") {
+TEST_CASE("rounding budget: each stored result adds u^2/3, in the u of the type it is stored in") {
     const double u16 = unit_roundoff(isa::DType::FP16), u32 = unit_roundoff(isa::DType::FP32);
     CHECK(u16 == std::ldexp(1.0, -11));
     CHECK(u32 == std::ldexp(1.0, -24));
