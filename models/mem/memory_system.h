@@ -12,7 +12,10 @@
 // SystemC (membench's traffic generator) can be the run-ahead client: its completions run early
 // too, so the memory system wakes about once per NoC latency. A miss marks its fill's sectors
 // valid when it reserves the way (the line is in the host cache then); lookups discount them
-// while the MSHR is busy.
+// while the MSHR is busy. The request that allocated the MSHR brought the line from HBM: its data
+// returns through its core's GM port (chip.noc.core_gm_bytes_per_cycle, the per-core rate of data
+// from HBM); requests merged into the fill (other cores reading the same line, or the same core
+// again) issued no HBM access and are served from the slice as hits when the line lands.
 // Write-back: a dirty eviction becomes an HBM write in its pseudo-channel's bounded write queue;
 // while that queue is full the eviction waits (in arrival order, per channel) and so does the
 // access that caused it (a write completes, a read miss issues its fill, only once the write-back

@@ -191,12 +191,19 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     }
     s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;
+    // The head (the request that allocated the MSHR) brought the line from HBM: its data takes
+    // its core's miss path (finish_miss). A request merged into the fill issued no HBM access of
+    // its own: once the line has landed it is served from the slice as a hit (its read-port time
+    // was taken at submit).
+    bool head = true;
     while (w) {
         MemRequest* nx = w->next;
         w->next = nullptr;
         const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
-        if ((valid & mask) == mask) finish_miss(*w, t);
-        else push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
+        if ((valid & mask) != mask) push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
+        else if (head) finish_miss(*w, t);
+        else complete(*w, t + m_hit_ps);
+        head = false;
         w = nx;
     }
     release_blocked(s, t);
