@@ -143,7 +143,13 @@ private:
 
     void process();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
-    void l2_access(MemRequest& r, uint64_t t, bool retry);
+    // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
+    // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
+    // no longer needs one, it hands it on to the next blocked miss).
+    enum : uint32_t { kFirstAccess = 0, kRetryAfterFill = 1, kReleased = 2 };
+    void l2_access(MemRequest& r, uint64_t t, uint32_t how);
+    // A freed MSHR (or one a released miss did not need) goes to the first blocked miss of `s`.
+    void release_blocked(Slice& s, uint64_t t);
     void complete(MemRequest& r, uint64_t t);
     // Stamps a completing request and samples its read latency.
     void record_done(MemRequest& r, uint64_t t);
