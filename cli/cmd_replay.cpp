@@ -197,6 +197,8 @@ int cmd_replay(const std::vector<std::string>& args) {
                     k.flops = l.flops;
                     k.bytes = l.bytes;
                     k.min_compute_cycles = l.min_compute_cycles;
+                    k.args_bytes = l.args_bytes;
+                    k.code_bytes = l.code_bytes;
                     k.body = workload::replay_body(streams.at(l.instr), p.relocation());
                     k.op = t.op;
                     k.op_args = t.args;

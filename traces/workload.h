@@ -4,7 +4,8 @@
 // (`node`: ONNX op type, attributes, operand tensors in named buffers), event record/wait, host
 // delays, synchronisation), written by hand or recorded from a run (then each task also carries
 // the host time before it, `gap_ns`, and each kernel its recorded launches, with the names of
-// their instruction streams in the HDF5 file `instr_file`). This file parses and validates such a file into a typed task list; every error names the
+// their instruction streams in the HDF5 file `instr_file`, and what its start-up depends on: the
+// argument block and the declared code size; a recorded run's cache flush is a `flush` task). This file parses and validates such a file into a typed task list; every error names the
 // task index and the field, so `sfumato replay` can exit 2 with a clear message. It knows nothing
 // of operators: the caller passes a validator for op names and arguments.
 #pragma once
@@ -19,7 +20,7 @@
 
 namespace sfumato::workload {
 
-enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync, Alloc, Free };
+enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync, Alloc, Free, Flush };
 const char* kind_name(Kind k);
 
 // Limits a file is checked against: a kernel's blocks (as `--block-dim`) and a host delay.
@@ -39,6 +40,9 @@ struct Launch {
     double flops = 0, min_compute_cycles = 0;
     uint64_t bytes = 0;
     std::string instr;  // its instruction streams in the workload's instr_file ("" = none)
+    // Start-up (KernelDesc): the argument block each core reads, the declared code size (0: the
+    // estimate from the instructions it issues). Absent in files older than version 3: 0 both.
+    uint32_t args_bytes = 0, code_bytes = 0;
 };
 const char* kernel_kind_name(KernelKind k);
 
@@ -76,6 +80,8 @@ struct Task {
     std::string event;
     // host_delay
     double us = 0;
+    // flush: the host waits for the device to be idle, then its caches are written back and
+    // invalidated (what a benchmark does before a cold-cache measurement; `kernel --l2 cold`).
 };
 
 struct Workload {
