@@ -53,6 +53,9 @@ struct OpInput {
 struct ProfOp {
     std::string name;
     std::vector<OpInput> in;
+    // The output's shape when known from elsewhere in the trace (a forward convolution's, from its
+    // backward), for traces that do not record scalar arguments; empty if unknown.
+    std::vector<int64_t> out_hint;
 };
 
 // The graph nodes (one per kernel task; a backward op may need two) an aten operator stands
