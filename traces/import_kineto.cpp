@@ -367,7 +367,9 @@ Imported import_kineto(const std::string& path) {
                 auto it = conv_out.find(conv_key(p.in[0].shape, p.in[1].shape));
                 if (it != conv_out.end()) p.out_hint = it->second;
             }
-            Mapping m = map_aten(p);
+            Mapping m;
+            if (c.args.contains("Input Dims") || c.args.contains("Input dims")) m = map_aten(p);
+            else m.why = "no input shapes in the trace (torch.profiler records them with record_shapes=True)";
             if (m.why.empty() && !m.nodes.empty()) {
                 items.push_back({device ? first_ts[i] : c.ts, i, std::move(m), measured});
                 return;
