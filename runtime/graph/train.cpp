@@ -142,7 +142,7 @@ private:
         }
         if (dest >= 0) {
             const ops::TensorRef& d = m_tp.tensors[static_cast<size_t>(dest)].ref;
-            if (d.shape != outs[0].shape || d.dtype != outs[0].dtype)
+            if (d.numel() != outs[0].numel() || d.dtype != outs[0].dtype)
                 throw InputError("train-step: " + name + " (" + op_type + ") gives " + ref::shape_str(outs[0].shape) +
                                  ", its destination is " + ref::shape_str(d.shape));
         } else {
@@ -365,18 +365,41 @@ private:
                                      {"output_padding", ref::Attr::of_ints(op)}});
             accumulate(x, emit(st.name + "/dX", "ConvTranspose", 11, a, {gz, fwd(w)}), st.name);
         }
-        if (needs(w)) {  // dW: X^T (C,N,H,W) conv dZ^T (M,N,OH,OW) dilated by the stride
-            const int xt = emit(st.name + "/xT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
+        if (needs(w)) {
+            // dW[m, c, a, b] = sum over n, i, j of dZ[n, m, i, j] X[n, c, i*s + a - p, j*s + b - p]:
+            // per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW) with the offset's strided
+            // slice of the padded X^T (C, N*OH*OW), transposed; the offsets concatenated.
+            const int64_t n = xs[0], c = xs[1], m = ys[1], oh = ys[2], ow = ys[3];
             const int zt = emit(st.name + "/dzT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {gz});
-            ref::Attrs a = attrs_of({{"dilations", ref::Attr::of_ints(s)}, {"pads", ref::Attr::of_ints(p)}});
-            int r = emit(st.name + "/dWT", "Conv", 11, a, {xt, zt});
-            const Shape& rs = m_tp.tensors[static_cast<size_t>(r)].ref.shape;  // (C, M, kh', kw')
-            if (rs[2] != ws[2] || rs[3] != ws[3]) {
-                r = emit(st.name + "/dWT_slice", "Slice", 13, {}, {r, constant(*ints({0, 0})), constant(*ints({ws[2], ws[3]})), constant(*ints({2, 3}))},
-                         -1, {nullptr, ints({0, 0}), ints({ws[2], ws[3]}), ints({2, 3})});
+            const int z2 = alias(zt, {m, n * oh * ow});
+            const int xt = emit(st.name + "/xT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
+            int xpad = xt;
+            if (p[0] || p[1]) {
+                const Shape pp = {0, 0, p[0], p[1], 0, 0, p[2], p[3]};
+                ref::HostTensor zero(pref(x).elem, {});
+                xpad = emit(st.name + "/xT_pad", "Pad", 13, {}, {xt, constant(*ints(pp)), constant(zero)}, -1,
+                            {nullptr, ints(pp), std::make_shared<const ref::HostTensor>(zero)});
             }
+            const ref::Attrs tb = attrs_of({{"transA", ref::Attr::of_int(0)}, {"transB", ref::Attr::of_int(1)}});
             const int wg = weight_grad(w);
-            emit(st.name + "/dW", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {r}, wg);
+            const int64_t kh = ws[2], kw = ws[3];
+            if (kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1) {
+                emit(st.name + "/dW", "Gemm", 13, tb, {z2, alias(xpad, {c, n * oh * ow})}, wg);
+            } else {
+                std::vector<int> parts;
+                const Shape axes = {2, 3};
+                for (int64_t a = 0; a < kh; ++a)
+                    for (int64_t b = 0; b < kw; ++b) {
+                        const std::string nm = st.name + "/dW" + std::to_string(a) + "_" + std::to_string(b);
+                        const Shape starts = {a, b}, ends = {a + (oh - 1) * s[0] + 1, b + (ow - 1) * s[1] + 1};
+                        const int sl = emit(nm + "/x", "Slice", 13, {},
+                                            {xpad, constant(*ints(starts)), constant(*ints(ends)), constant(*ints(axes)), constant(*ints(s))},
+                                            -1, {nullptr, ints(starts), ints(ends), ints(axes), ints(s)});
+                        const int g = emit(nm, "Gemm", 13, tb, {z2, alias(sl, {c, n * oh * ow})});
+                        parts.push_back(alias(g, {m, c, 1}));
+                    }
+                emit(st.name + "/dW", "Concat", 13, attrs_of({{"axis", ref::Attr::of_int(2)}}), parts, wg);
+            }
             weight_done(w);
         }
         if (st.in.size() > 2 && needs(st.in[2])) {
