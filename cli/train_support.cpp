@@ -152,8 +152,14 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
         check(ctx, ctx.event_record(written[static_cast<size_t>(done)], compute.id), r);
         if (ts.overlap) all_reduce(static_cast<size_t>(done));
     }
-    if (!ts.overlap)
+    if (!ts.overlap) {
+        // After the whole backward: the communication stream waits for its last kernel.
+        rt::EventId all = 0;
+        check(ctx, ctx.event_create(&all), r);
+        check(ctx, ctx.event_record(all, compute.id), r);
+        check(ctx, ctx.stream_wait_event(cs.id, all), r);
         for (size_t k = 0; k < tp.buckets.size(); ++k) all_reduce(k);
+    }
     for (size_t k = 0; k < tp.buckets.size(); ++k) {
         check(ctx, ctx.stream_wait_event(compute.id, reduced[k]), r);
         for (size_t u : tp.buckets[k].updates)
