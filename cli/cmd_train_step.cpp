@@ -7,7 +7,11 @@
 // bucket is complete (--overlap on) or after the whole backward (off), and the SGD update per
 // bucket once it is reduced. Each rank has its own batch of B samples (inputs and targets from a
 // fixed seed per rank); the loss gradient is scaled by 1 / (B R), so the summed gradient is the
-// global batch's mean. Reports the step time (first forward kernel to last update, over all
+// global batch's mean. In timing mode (--simulate auto/one) only rank 0's compute is simulated:
+// the ranks run one plan on chips built from one configuration, so their compute is identical;
+// the others' compute streams wait for a notify from rank 0 at each bucket boundary (a link
+// latency later) and every rank runs its part of every all-reduce (--simulate all runs
+// everything on every chip). Reports the step time (first forward kernel to last update, over all
 // ranks), compute time (the compute streams' busy time, the busiest rank), communication time
 // (the time a collective is running, on the busiest rank), their overlap and the exposed
 // communication share: the time communication runs with no compute kernel running, over the step
@@ -36,7 +40,7 @@ namespace {
 int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string model_path, system_file, overlap = "on", precision = "fp16";
+    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto";
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
     uint32_t ranks = 0;
@@ -48,7 +52,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
         "lr", po::value<double>(&lr)->default_value(0.01), "SGD learning rate")(
         "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
-        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)");
+        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
+        "simulate", po::value<std::string>(&simulate)->default_value("auto"),
+        "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
+        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional");
     add_system_option(d, system_file);
     add_run_options(d, common);
     po::positional_options_description pos;
@@ -74,6 +81,13 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (ranks == 0) ranks = chips;
     if (ranks > chips) throw InputError("--ranks " + std::to_string(ranks) + ": the system has " + std::to_string(chips) + " chips");
     if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
+    if (simulate != "auto" && simulate != "all" && simulate != "one")
+        throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
+    if (simulate == "one" && s.functional())
+        throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
+    // Every chip of a system is built from one chip configuration and every rank runs the same
+    // plan on the same shapes: identical compute, so rank 0's stands for all in timing mode.
+    ts.mirror = simulate == "one" || (simulate == "auto" && !s.functional());
 
     const auto wall0 = std::chrono::steady_clock::now();
     ts.overlap = overlap == "on";
@@ -92,7 +106,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
     }
     comm::Communicator comm(s.system().info(), devs, s.comm_params());
     std::vector<RankRun> runs(ranks);
-    s.run(ids, [&](uint32_t r, rt::Context& ctx) { run_rank(ts, comm, r, ctx, s.device(r), s.functional(), runs[r]); });
+    MirrorSlots slots;
+    slots.slot.resize(ranks);
+    slots.dev = devs;
+    s.run(ids, [&](uint32_t r, rt::Context& ctx) { run_rank(ts, comm, r, ctx, s.device(r), s.functional(), slots, runs[r]); });
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     const StepTimes tm = step_times(runs);
@@ -130,7 +147,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["overlap_us"] = overlap_us;
     summary["exposed_comm_us"] = exposed_us;
     summary["exposed_comm_share"] = share;
-    summary["ranks_simulated"] = ranks;
+    summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
+    summary["simulate"] = ts.mirror ? "one" : "all";
     summary["wall_s"] = wall_s;
     summary["plan_s"] = plan_s;
     summary["links"] = s.links_json(tm.t0, tm.t1);
@@ -146,7 +164,12 @@ int cmd_train_step(const std::vector<std::string>& args) {
     std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
                 compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
-    std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
+    if (ts.mirror)
+        std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
+                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",
+                    ranks - 1, wall_s);
+    else
+        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
     if (s.functional()) {
         std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",
                     passed ? "passed" : "FAILED", static_cast<unsigned long long>(check["compared"].get<uint64_t>()),

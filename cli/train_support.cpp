@@ -86,7 +86,7 @@ ref::HostTensor read_back(rt::Runtime& rt, const ops::TensorRef& r) {
 }  // namespace
 
 void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
-              bool functional, RankRun& out) {
+              bool functional, MirrorSlots& mirror, RankRun& out) {
     const graph::TrainPlan& tp = ts.tp;
     out.ctx = &ctx;
     rt::Runtime rt(dev, ctx);
@@ -122,6 +122,13 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     for (const graph::TrainItem& it : tp.update) upd.push_back(kernels_of(it, refs, ws));
     comm.init_rank(r, ctx);
     const rt::Stream compute = rt.default_stream(), cs = rt.create_stream(0);
+    const bool follower = ts.mirror && r != 0, leader = ts.mirror && r == 0;
+    rt::Stream ns{};
+    if (leader) ns = rt.create_stream(0);
+    if (follower) {
+        mirror.slot[r].resize(tp.buckets.size());
+        for (uint32_t& sl : mirror.slot[r]) check(ctx, ctx.notify_create(&sl), r);
+    }
     std::vector<rt::EventId> written(tp.buckets.size()), reduced(tp.buckets.size());
     for (size_t k = 0; k < tp.buckets.size(); ++k) {
         check(ctx, ctx.event_create(&written[k]), r);
@@ -144,12 +151,23 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
         out.collectives.push_back({before, ctx.tasks().size()});
         check(ctx, ctx.event_record(reduced[k], cs.id), r);
     };
-    ex.issue(ts.inputs[r]);
+    if (!follower) ex.issue(ts.inputs[r]);
     for (size_t i = 0; i < tp.backward.size(); ++i) {
-        for (const KernelDesc& k : bwd[i]) rt.launch(k, compute);
         const int done = tp.backward[i].completes_bucket;
-        if (done < 0) continue;
+        if (follower) {
+            // Rank 0's backward up to this bucket stands for this rank's.
+            if (done < 0) continue;
+            check(ctx, ctx.notify_wait(mirror.slot[r][static_cast<size_t>(done)], compute.id), r);
+        } else {
+            for (const KernelDesc& k : bwd[i]) rt.launch(k, compute);
+            if (done < 0) continue;
+        }
         check(ctx, ctx.event_record(written[static_cast<size_t>(done)], compute.id), r);
+        if (leader) {
+            check(ctx, ctx.stream_wait_event(ns.id, written[static_cast<size_t>(done)]), r);
+            for (uint32_t q = 1; q < mirror.slot.size(); ++q)
+                check(ctx, ctx.notify_record(*mirror.dev[q], mirror.slot[q][static_cast<size_t>(done)], ns.id), r);
+        }
         if (ts.overlap) all_reduce(static_cast<size_t>(done));
     }
     if (!ts.overlap) {
@@ -162,6 +180,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     }
     for (size_t k = 0; k < tp.buckets.size(); ++k) {
         check(ctx, ctx.stream_wait_event(compute.id, reduced[k]), r);
+        if (follower) continue;  // rank 0's update stands for this rank's
         for (size_t u : tp.buckets[k].updates)
             for (const KernelDesc& kd : upd[u]) rt.launch(kd, compute);
     }

@@ -20,6 +20,11 @@ struct TrainSetup {
     graph::CompileOptions copt;
     graph::TrainOptions opt;
     bool overlap = true;
+    // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
+    // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
+    // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
+    // every rank runs its part of each all-reduce.
+    bool mirror = false;
     std::unique_ptr<graph::Graph> graph;
     std::unique_ptr<graph::Plan> plan;
     graph::TrainPlan tp;
@@ -39,9 +44,16 @@ struct RankRun {
     std::map<int, ref::HostTensor> weights;              // functional: updated weight per plan tensor
 };
 
+// Notify slots of the mirrored ranks (per rank, per bucket), filled by each rank before the
+// ranks' rendezvous.
+struct MirrorSlots {
+    std::vector<std::vector<uint32_t>> slot;
+    std::vector<rt::Device*> dev;
+};
+
 // Rank r's host program (in its host thread).
 void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
-              bool functional, RankRun& out);
+              bool functional, MirrorSlots& mirror, RankRun& out);
 
 struct StepTimes {
     uint64_t t0 = 0, t1 = 0;  // ps
