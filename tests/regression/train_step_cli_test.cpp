@@ -106,3 +106,19 @@ TEST_CASE("train-step: unsupported models and bad arguments exit 2 naming the cu
     CHECK(r.code == 2);
     CHECK(r.output.find("--precision") != std::string::npos);
 }
+
+TEST_CASE("train-step: simulating rank 0's compute for identical ranks matches simulating every rank", "[train]") {
+    const std::string all = temp_dir("train_all"), one = temp_dir("train_one_rank");
+    const std::string args = "--batch 2 --precision fp16 --mode timing --bucket-mb 0.1 --set system.chips_per_server=4";
+    const auto a = train(kResNet, args + " --simulate all", all);
+    const auto b = train(kResNet, args + " --simulate one", one);
+    CHECK(a["ranks_simulated"] == 4);
+    CHECK(b["ranks_simulated"] == 1);
+    // The followers start each all-reduce a notify's link latency after rank 0 marks the bucket.
+    CHECK(b["step_us"].get<double>() == Approx(a["step_us"].get<double>()).epsilon(0.01));
+    CHECK(b["compute_us"].get<double>() == Approx(a["compute_us"].get<double>()).epsilon(0.01));
+    // Functional mode checks every rank's values, so it simulates them all.
+    const CliResult r = run_cli("train-step " + kMlp + " " + two_chips() + " --simulate one --out " + one);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--simulate one needs timing mode") != std::string::npos);
+}
