@@ -122,6 +122,9 @@ private:
         it.desc.attrs = std::move(attrs);
         consts.resize(ins.size());
         for (size_t i = 0; i < ins.size(); ++i) {
+            // A constant operand's value is known at plan time (an elementwise op folds a scalar).
+            if (ins[i] >= 0 && !consts[i] && m_tp.tensors[static_cast<size_t>(ins[i])].kind == TrainTensor::Kind::Const)
+                consts[i] = m_tp.tensors[static_cast<size_t>(ins[i])].value;
             if (ins[i] < 0) {
                 ops::TensorRef r;
                 r.present = false;
@@ -365,13 +368,17 @@ private:
                                      {"output_padding", ref::Attr::of_ints(op)}});
             accumulate(x, emit(st.name + "/dX", "ConvTranspose", 11, a, {gz, fwd(w)}), st.name);
         }
+        const int64_t n = xs[0], c = xs[1], m = ys[1], oh = ys[2], ow = ys[3];
+        int z2 = -1;  // dZ^T as (M, N*OH*OW)
+        const bool bias = st.in.size() > 2 && needs(st.in[2]);
+        if (needs(w) || bias) {
+            const int zt = emit(st.name + "/dzT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {gz});
+            z2 = alias(zt, {m, n * oh * ow});
+        }
         if (needs(w)) {
             // dW[m, c, a, b] = sum over n, i, j of dZ[n, m, i, j] X[n, c, i*s + a - p, j*s + b - p]:
             // per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW) with the offset's strided
             // slice of the padded X^T (C, N*OH*OW), transposed; the offsets concatenated.
-            const int64_t n = xs[0], c = xs[1], m = ys[1], oh = ys[2], ow = ys[3];
-            const int zt = emit(st.name + "/dzT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {gz});
-            const int z2 = alias(zt, {m, n * oh * ow});
             const int xt = emit(st.name + "/xT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
             int xpad = xt;
             if (p[0] || p[1]) {
@@ -396,17 +403,20 @@ private:
                                             {xpad, constant(*ints(starts)), constant(*ints(ends)), constant(*ints(axes)), constant(*ints(s))},
                                             -1, {nullptr, ints(starts), ints(ends), ints(axes), ints(s)});
                         const int g = emit(nm, "Gemm", 13, tb, {z2, alias(sl, {c, n * oh * ow})});
-                        parts.push_back(alias(g, {m, c, 1}));
+                        parts.push_back(alias(g, {1, m, c}));
                     }
-                emit(st.name + "/dW", "Concat", 13, attrs_of({{"axis", ref::Attr::of_int(2)}}), parts, wg);
+                // (kh*kw, M, C) -> (M, C, kh*kw): W's layout.
+                const int cat = emit(st.name + "/dWcat", "Concat", 13, attrs_of({{"axis", ref::Attr::of_int(0)}}), parts);
+                emit(st.name + "/dW", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 2, 0})}}), {cat}, wg);
             }
             weight_done(w);
         }
-        if (st.in.size() > 2 && needs(st.in[2])) {
+        if (bias) {  // dB = dZ^T (M, N*OH*OW) times a column of ones, on the cube
             const int b = st.in[2];
             const int wg = weight_grad(b);
-            emit(st.name + "/dB", "ReduceSum", 11,
-                 attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}), {gz}, wg);
+            ref::HostTensor ones(pref(x).elem, {n * oh * ow, 1});
+            for (double& v : ones.data) v = 1.0;
+            emit(st.name + "/dB", "Gemm", 13, {}, {z2, constant(ones)}, wg);
             weight_done(b);
         }
     }
