@@ -97,6 +97,7 @@ public:
     bool functional() const { return m_gm != nullptr; }
     IMemTarget& mem() { return m_mem; }
     TraceHub& trace() { return m_trace; }
+    using sc_core::sc_object::trace;  // SystemC's trace(sc_trace_file*) stays visible
     InstrStats& instr_stats() { return m_instr_stats; }
     ComputeTiming compute_timing(const isa::Instr& in);
     bool is_memory_op(const isa::Instr& in) const;

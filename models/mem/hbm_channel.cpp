@@ -43,7 +43,6 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
     : m_t(p.t),
       m_burst_bytes(p.burst_bytes()),
       m_window(p.queue_window),
-      m_bpg(p.banks_per_group),
       m_sched(sched),
       m_write_high(p.write_high),
       m_write_low(p.write_low),

@@ -97,7 +97,6 @@ private:
     HbmTiming m_t;
     uint32_t m_burst_bytes;
     uint32_t m_window;
-    uint32_t m_bpg;
     const IHbmScheduler& m_sched;
     std::vector<HbmQueued> m_rq, m_wq;  // reads, writes; arrival order
     uint32_t m_write_high, m_write_low, m_write_cap;
