@@ -458,28 +458,40 @@ private:
                 ref::HostTensor zero(e, {});
                 const int zc = constant(zero);
                 const int m = emit(nm + "/sel", "Where", 16, {}, {eq, gy, zc});
-                // Spread: [N,C,OH,OW] -> [N,C,OH,1,OW,1] -> pad to [N,C,OH,s,OW,s] -> [N,C,OH*s,OW*s].
-                const int m6 = emit(nm + "/r6", "Reshape", 14, {}, {m, constant(*ints({ys[0], ys[1], ys[2], 1, ys[3], 1}))}, -1,
-                                    {nullptr, ints({ys[0], ys[1], ys[2], 1, ys[3], 1})});
-                const Shape sp = {0, 0, 0, 0, 0, 0, 0, 0, 0, s[0] - 1, 0, s[1] - 1};
+                // Spread onto the input grid in blocks of s: x position i*s + d (d = offset - pad)
+                // is block i + q, sub-position r (d = q*s + r, 0 <= r < s). [N,C,OH,OW] ->
+                // [N,C,OH,1,OW,1] -> pad the sub-positions to [N,C,OH,s,OW,s] -> shift the blocks
+                // by q (crop or pad whole blocks) to ceil(H/s) blocks -> [N,C,H',W'] (-> crop to H, W).
+                // Whole blocks keep every row of the intermediate tensors a multiple of s long.
+                const int64_t d[2] = {a - p[0], b - p[1]};
+                int64_t r[2], q[2], blocks[2];
+                for (int i = 0; i < 2; ++i) {
+                    r[i] = ((d[i] % s[i]) + s[i]) % s[i];
+                    q[i] = (d[i] - r[i]) / s[i];
+                    blocks[i] = (xs[2 + i] + s[i] - 1) / s[i];
+                }
                 ref::HostTensor zero_pad(e, {});
-                const int up = emit(nm + "/up", "Pad", 13, {}, {m6, constant(*ints(sp)), constant(zero_pad)}, -1,
-                                    {nullptr, ints(sp), std::make_shared<const ref::HostTensor>(zero_pad)});
-                const int u4 = emit(nm + "/r4", "Reshape", 14, {}, {up, constant(*ints({ys[0], ys[1], ys[2] * s[0], ys[3] * s[1]}))}, -1,
-                                    {nullptr, ints({ys[0], ys[1], ys[2] * s[0], ys[3] * s[1]})});
-                // Shift to the input grid: position i*s + a - p of x.
-                const int64_t top = a - p[0], left = b - p[1];
-                const Shape pp = {0, 0, std::max<int64_t>(top, 0), std::max<int64_t>(left, 0), 0, 0,
-                                  std::max<int64_t>(xs[2] - top - ys[2] * s[0], 0), std::max<int64_t>(xs[3] - left - ys[3] * s[1], 0)};
-                const int placed = emit(nm + "/place", "Pad", 13, {}, {u4, constant(*ints(pp)), constant(zero_pad)}, -1,
-                                        {nullptr, ints(pp), std::make_shared<const ref::HostTensor>(zero_pad)});
-                const Shape& ps = m_tp.tensors[static_cast<size_t>(placed)].ref.shape;
-                const Shape cs = {std::max<int64_t>(-top, 0), std::max<int64_t>(-left, 0)};
-                const Shape ce = {cs[0] + xs[2], cs[1] + xs[3]};
-                int g = placed;
-                if (ps[2] != xs[2] || ps[3] != xs[3] || cs[0] || cs[1])
-                    g = emit(nm + "/crop", "Slice", 13, {}, {placed, constant(*ints(cs)), constant(*ints(ce)), constant(*ints(axes))}, -1,
-                             {nullptr, ints(cs), ints(ce), ints(axes)});
+                auto pad = [&](int t, const Shape& pads, const std::string& what) {
+                    return emit(nm + "/" + what, "Pad", 13, {}, {t, constant(*ints(pads)), constant(zero_pad)}, -1,
+                                {nullptr, ints(pads), std::make_shared<const ref::HostTensor>(zero_pad)});
+                };
+                auto slice = [&](int t, const Shape& st0, const Shape& en, const Shape& ax, const std::string& what) {
+                    return emit(nm + "/" + what, "Slice", 13, {}, {t, constant(*ints(st0)), constant(*ints(en)), constant(*ints(ax))}, -1,
+                                {nullptr, ints(st0), ints(en), ints(ax)});
+                };
+                const int m6 = alias(m, {ys[0], ys[1], ys[2], 1, ys[3], 1});
+                int t6 = pad(m6, {0, 0, 0, r[0], 0, r[1], 0, 0, 0, s[0] - 1 - r[0], 0, s[1] - 1 - r[1]}, "up");
+                // Blocks: crop the ones shifted off the front or past the end, then pad.
+                const int64_t crop_front[2] = {std::max<int64_t>(-q[0], 0), std::max<int64_t>(-q[1], 0)};
+                const int64_t keep[2] = {std::min(ys[2], blocks[0] - q[0]) - crop_front[0], std::min(ys[3], blocks[1] - q[1]) - crop_front[1]};
+                if (crop_front[0] || crop_front[1] || keep[0] + crop_front[0] < ys[2] || keep[1] + crop_front[1] < ys[3])
+                    t6 = slice(t6, {crop_front[0], crop_front[1]}, {crop_front[0] + keep[0], crop_front[1] + keep[1]}, {2, 4}, "blocks");
+                const int64_t before[2] = {std::max<int64_t>(q[0], 0), std::max<int64_t>(q[1], 0)};
+                const int64_t after[2] = {blocks[0] - before[0] - keep[0], blocks[1] - before[1] - keep[1]};
+                if (before[0] || before[1] || after[0] || after[1])
+                    t6 = pad(t6, {0, 0, before[0], 0, before[1], 0, 0, 0, after[0], 0, after[1], 0}, "place");
+                int g = alias(t6, {ys[0], ys[1], blocks[0] * s[0], blocks[1] * s[1]});
+                if (blocks[0] * s[0] != xs[2] || blocks[1] * s[1] != xs[3]) g = slice(g, {0, 0}, {xs[2], xs[3]}, axes, "crop");
                 sum = sum < 0 ? g : emit(nm + "/sum", "Add", 14, {}, {sum, g});
             }
         accumulate(x, sum, st.name);

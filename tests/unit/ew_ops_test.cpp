@@ -303,7 +303,9 @@ TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate) match the host r
     }
     const RigResult r = run_node(n, {y, dy}, dev, {0, 0});
     CHECK(r.passed);
-    ref::RefNode rn{"g", "ReluGrad"};
+    ref::RefNode rn;
+    rn.name = "g";
+    rn.op_type = "ReluGrad";
     const auto want = ref::run_ref(rn, {&y, &dy});
     for (size_t i = 0; i < 8; ++i) CHECK(want[0].data[i] == (i > 4 ? dy.data[i] : 0.0));
 }
