@@ -75,24 +75,24 @@ void RunReport::check(const std::vector<ref::HostTensor>& outs,
                       const std::vector<ref::HostTensor>& reference) {
     if (!m_s.functional() || (expected.empty() && reference.empty())) return;
     m_checked = true;
-    std::vector<std::string> ops;
-    for (const auto& st : m_plan.steps) ops.push_back(st.op_type);
-    const ref::ElemType compute = m_plan.precision == graph::Precision::BF16   ? ref::ElemType::Bfloat16
-                                  : m_plan.precision == graph::Precision::FP32 ? ref::ElemType::Float
-                                                                               : ref::ElemType::Float16;
+    const std::vector<double> sigma = graph::plan_error_sigma(m_plan);
     auto one = [&](size_t slot, const ref::HostTensor& want, const char* against) {
         OutputCheck c;
         c.name = m_imported.val(m_imported.outputs[slot]).name;
         c.against = against;
-        graph::Tol tol =
-            ref::is_float(want.type) ? graph::model_tolerance(ops, compute) : graph::Tol{0, 0, "exact"};
-        // Whole networks: errors are judged against the output's scale (atol >=
-        // rtol * max|want|).
-        double scale = 0;
-        for (double v : want.data)
-            if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
-        c.rtol = tol.rtol;
-        c.atol = std::max(tol.atol, tol.rtol * scale);
+        // Whole networks: the rounding budget of the plan's path to this output, against the
+        // output's rms (graph::network_tolerance); integer and bool outputs compare exactly.
+        if (ref::is_float(want.type)) {
+            const size_t t = static_cast<size_t>(m_plan.outputs.at(slot));
+            double ss = 0;
+            size_t n = 0;
+            for (double v : want.data)
+                if (std::isfinite(v)) ss += v * v, ++n;
+            const graph::Tol tol = graph::network_tolerance(sigma.at(t), n ? std::sqrt(ss / static_cast<double>(n)) : 0.0,
+                                                            m_plan.tensors.at(t).ref.dtype);
+            c.atol = tol.atol;
+            c.rtol = tol.rtol;
+        }
         const graph::CompareResult r = graph::compare(outs.at(slot), want, c.atol, c.rtol);
         c.passed = r.passed;
         c.max_abs_err = r.max_abs_err;

@@ -375,7 +375,9 @@ void Session::write_outputs(const nlohmann::json& summary) {
     m_writer.write(out.path("trace.json"));
     write_stats_h5(out.path("stats.h5"), m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), m_inputs}, m_tables);
-    write_text_atomically(out.path("summary.json"), summary.dump(2) + "\n");
+    // Names from inputs (ONNX, workloads) may hold invalid UTF-8: replaced, never a throw.
+    write_text_atomically(out.path("summary.json"),
+                          summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     write_text_atomically(out.path("instr.csv"), instr_csv());
     poll_stop("while writing outputs");
     out.commit();

@@ -170,7 +170,8 @@ void SystemSession::write_outputs(const nlohmann::json& summary) {
     m_writer.write(m_opts.out + "/trace.json");
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), {}});
-    write_text_atomically(m_opts.out + "/summary.json", summary.dump(2) + "\n");
+    write_text_atomically(m_opts.out + "/summary.json",
+                          summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace sfumato::cli

@@ -232,7 +232,9 @@ SlurmOutcome run_slurm(const Spec& spec, const std::string& binary, const std::s
             std::string params;
             if (std::ifstream f(dir + "/point.json"); f) {
                 try {
-                    for (const auto& [k, v] : nlohmann::json::parse(f).at("params").items())
+                    // Named: a range-for keeps only the last temporary of its range alive.
+                    const nlohmann::json point = nlohmann::json::parse(f);
+                    for (const auto& [k, v] : point.at("params").items())
                         params += (params.empty() ? "" : " ") + k + "=" + v.get<std::string>();
                 } catch (const nlohmann::json::exception&) {
                 }

@@ -16,6 +16,7 @@
 #include "runtime/ref/host_tensor.h"
 #include "sim/error.h"
 #include "traces/import.h"
+#include "traces/utf8.h"
 
 namespace sfumato::import {
 
@@ -200,7 +201,8 @@ Imported import_op_summary(const std::string& path) {
     if (!f) throw InputError("cannot open '" + path + "'");
     std::string line;
     if (!std::getline(f, line)) throw InputError(path + ": empty file");
-    if (line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF) line = line.substr(3);  // UTF-8 BOM
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);  // UTF-8 BOM
+    line = valid_utf8(line);
     std::map<std::string, size_t> col;
     const auto head = csv_row(line);
     for (size_t i = 0; i < head.size(); ++i) col[trim(head[i])] = i;
@@ -223,6 +225,7 @@ Imported import_op_summary(const std::string& path) {
     size_t lineno = 1;
     while (std::getline(f, line)) {
         ++lineno;
+        line = valid_utf8(line);  // names go into JSON
         if (trim(line).empty()) continue;
         ++rep.events;
         const auto r = csv_row(line);

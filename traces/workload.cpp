@@ -544,7 +544,7 @@ std::string to_json(const Workload& w) {
         }
         j["tasks"].push_back(std::move(o));
     }
-    return j.dump(1);
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);  // names may hold invalid UTF-8
 }
 
 }  // namespace sfumato::workload

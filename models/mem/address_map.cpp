@@ -3,8 +3,12 @@
 // bank) with all row bits folded down to the bank width, as a controller's few XOR gates do: two
 // streams whose addresses differ only in row bits (e.g. arrays a power of two apart) then land in
 // different banks instead of closing each other's rows. For a fixed row the permutation is a
-// bijection on the banks, so the map still covers the capacity exactly. Field widths come from
-// the HBM geometry.
+// bijection on the banks, so the map still covers the capacity exactly. chip.hbm.channel_hash
+// (with either map) XORs the channel index with all other address bits above the interleave
+// granule, folded to the channel width, as SoC interleavers hash the channel select: rows of a
+// row-major matrix (a power-of-two stride) then use every channel, not stride / granule of
+// them; for fixed other bits it is a bijection on the channels. Field widths come from the HBM
+// geometry.
 #include <array>
 #include <sstream>
 
@@ -77,7 +81,7 @@ Layout parse_layout(const HbmParams& p, const std::string& key) {
 class BitfieldMap : public IAddressMap {
 public:
     BitfieldMap(const HbmParams& p, const std::string& key, bool xor_banks)
-        : m_l(parse_layout(p, key)), m_xor(xor_banks) {
+        : m_l(parse_layout(p, key)), m_xor(xor_banks), m_ch_hash(p.channel_hash && m_l.width[kCh] > 0) {
         for (int f = 0; f < kFields; ++f) m_mask[f] = (uint64_t(1) << m_l.width[f]) - 1;
         m_low_mask = (uint64_t(1) << m_l.low_col_bits) - 1;
         m_bw = m_l.width[kBg] + m_l.width[kBa];
@@ -87,6 +91,13 @@ public:
     DramAddr decode(uint64_t a) const override {
         DramAddr d;
         d.pc = static_cast<uint32_t>(get(a, kCh));
+        if (m_ch_hash) {
+            // Every address bit above the granule but the channel's own, folded to its width.
+            const uint32_t base = m_l.offset_bits + m_l.low_col_bits, w = m_l.width[kCh];
+            uint64_t rest = (a & ~(m_mask[kCh] << m_l.shift[kCh])) >> base, h = 0;
+            for (; rest; rest >>= w) h ^= rest & m_mask[kCh];
+            d.pc ^= static_cast<uint32_t>(h);
+        }
         d.bg = static_cast<uint32_t>(get(a, kBg));
         d.bank = static_cast<uint32_t>(get(a, kBa));
         d.row = get(a, kRo);
@@ -105,6 +116,7 @@ private:
     uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
     Layout m_l;
     bool m_xor;
+    bool m_ch_hash;
     // Precomputed from the layout: field masks, and the bank width the XOR variant folds to.
     std::array<uint64_t, kFields> m_mask{};
     uint64_t m_low_mask = 0, m_bw_mask = 0;

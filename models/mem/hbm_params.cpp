@@ -44,6 +44,9 @@ HbmParams read_hbm_params(const ParamScope& s) {
         throw ConfigError(s.key("write_queue_depth"), "must be above write_high_watermark (" +
                                                           std::to_string(p.write_high) + ")");
     p.address_map = ChoiceParam(s, "address_map", "bitfield", "address map policy", address_map_names()).get();
+    p.channel_hash = Param<bool>(s, "channel_hash", false, "",
+                                 "XOR all address bits above the interleave granule into the channel index "
+                                 "(power-of-two strides spread over every channel)", {false, true});
     p.address_layout = ChoiceParam(s, "address_layout", "Ro,Ba,Bg,Co,Ch",
                                    "address fields MSB..LSB above the interleave granule (Ro,Ba,Bg,Co,Ch)", {}).get();
     p.scheduler = ChoiceParam(s, "scheduler", "frfcfs", "request scheduling policy", {"frfcfs", "fcfs"}).get();

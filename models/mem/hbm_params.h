@@ -38,6 +38,11 @@ struct HbmParams {
     // needs a write-back to this pseudo-channel waits for room (back-pressure on the writer).
     uint32_t write_queue_depth = 64;
     std::string address_map = "bitfield";
+    // Channel hashing: the pseudo-channel index is XORed with every other address bit above the
+    // interleave granule, folded to the channel width (a bijection for fixed upper bits), so that
+    // power-of-two strides (rows of a matrix, columns of tiles) spread over all channels instead
+    // of a few.
+    bool channel_hash = false;
     std::string address_layout = "Ro,Ba,Bg,Co,Ch";
     std::string scheduler = "frfcfs";
     bool per_bank_refresh = false;  // REFSB: one bank at a time, tREFI / banks apart

@@ -29,7 +29,7 @@ NocParams read_noc_params(const ParamScope& s) {
     NocParams p;
     ChoiceParam topo(s, "topology", "crossbar", "core-to-slice network", {"crossbar"});
     p.latency = Param<uint32_t>(s, "latency", 4, "cycle", "core port to L2 slice, each way", {0, 100000});
-    p.gm_bytes_per_cycle = Param<uint32_t>(s, "core_gm_bytes_per_cycle", 32, "B/cycle", "per-core bandwidth of data from HBM (L2 misses)", {1, 65536});
+    p.gm_bytes_per_cycle = Param<uint32_t>(s, "core_gm_bytes_per_cycle", 32, "B/cycle", "per-core bandwidth of data from HBM (the core's own L2 misses; a read merged into a fill in flight is served as a hit)", {1, 65536});
     p.l2_read_bytes_per_cycle = Param<uint32_t>(s, "core_l2_read_bytes_per_cycle", 110, "B/cycle", "per-core L2 read bandwidth", {1, 65536});
     p.l2_write_bytes_per_cycle = Param<uint32_t>(s, "core_l2_write_bytes_per_cycle", 86, "B/cycle", "per-core L2 write bandwidth", {1, 65536});
     p.max_outstanding = Param<uint32_t>(s, "max_outstanding", 64, "requests", "outstanding memory requests per core port", {1, 65536});

@@ -100,7 +100,7 @@ void MemorySystem::process() {
     while (m_events.pop_due(now, limit, static_cast<uint8_t>(Ev::ClientDone), it, next)) {
         const uint64_t t = std::max(it.tick, now);
         switch (static_cast<Ev>(it.kind)) {
-            case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg != 0); break;
+            case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg); break;
             case Ev::CtrlWake:
                 if (m_wake[it.arg] == it.tick) {
                     m_wake[it.arg] = 0;

@@ -12,7 +12,10 @@
 // SystemC (membench's traffic generator) can be the run-ahead client: its completions run early
 // too, so the memory system wakes about once per NoC latency. A miss marks its fill's sectors
 // valid when it reserves the way (the line is in the host cache then); lookups discount them
-// while the MSHR is busy.
+// while the MSHR is busy. The request that allocated the MSHR brought the line from HBM: its data
+// returns through its core's GM port (chip.noc.core_gm_bytes_per_cycle, the per-core rate of data
+// from HBM); requests merged into the fill (other cores reading the same line, or the same core
+// again) issued no HBM access and are served from the slice as hits when the line lands.
 // Write-back: a dirty eviction becomes an HBM write in its pseudo-channel's bounded write queue;
 // while that queue is full the eviction waits (in arrival order, per channel) and so does the
 // access that caused it (a write completes, a read miss issues its fill, only once the write-back
@@ -140,7 +143,13 @@ private:
 
     void process();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
-    void l2_access(MemRequest& r, uint64_t t, bool retry);
+    // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
+    // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
+    // no longer needs one, it hands it on to the next blocked miss).
+    enum : uint32_t { kFirstAccess = 0, kRetryAfterFill = 1, kReleased = 2 };
+    void l2_access(MemRequest& r, uint64_t t, uint32_t how);
+    // A freed MSHR (or one a released miss did not need) goes to the first blocked miss of `s`.
+    void release_blocked(Slice& s, uint64_t t);
     void complete(MemRequest& r, uint64_t t);
     // Stamps a completing request and samples its read latency.
     void record_done(MemRequest& r, uint64_t t);

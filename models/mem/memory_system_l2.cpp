@@ -31,7 +31,8 @@ void MemorySystem::submit_line(MemRequest& r) {
     push(at, Ev::L2Access, &r);
 }
 
-void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
+void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
+    const bool retry = how != kFirstAccess;
     const uint64_t line = line_of(r.addr);
     Slice& s = m_slices[slice_of(line)];
     const uint64_t mask = s.tags->sector_mask(r.addr, r.bytes);
@@ -77,6 +78,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
             ++m_trace_hits;
         }
         complete(r, t + m_hit_ps);
+        if (how == kReleased) release_blocked(s, t);  // it did not need the MSHR it was given
         return;
     }
     if (!retry) ++st.misses;
@@ -85,13 +87,21 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, bool retry) {
         pend->tail->next = &r;
         pend->tail = &r;
         r.next = nullptr;
+        if (how == kReleased) release_blocked(s, t);
         return;
     }
     r.next = nullptr;
     if (s.free_mshrs.empty()) {
-        if (s.blocked_tail) s.blocked_tail->next = &r;
-        else s.blocked_head = &r;
-        s.blocked_tail = &r;
+        if (how == kReleased) {
+            // Its MSHR was taken meanwhile: back to the head of the line (the next free releases it).
+            r.next = s.blocked_head;
+            s.blocked_head = &r;
+            if (!s.blocked_tail) s.blocked_tail = &r;
+        } else {
+            if (s.blocked_tail) s.blocked_tail->next = &r;
+            else s.blocked_head = &r;
+            s.blocked_tail = &r;
+        }
         return;
     }
     Mshr& m = *s.free_mshrs.back();
@@ -181,22 +191,33 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
     }
     s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;
+    // The head (the request that allocated the MSHR) brought the line from HBM: its data takes
+    // its core's miss path (finish_miss). A request merged into the fill issued no HBM access of
+    // its own: once the line has landed it is served from the slice as a hit (its read-port time
+    // was taken at submit).
+    bool head = true;
     while (w) {
         MemRequest* nx = w->next;
         w->next = nullptr;
         const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
-        if ((valid & mask) == mask) finish_miss(*w, t);
-        else push(t, Ev::L2Access, w, 1);  // needs sectors this fill did not bring
+        if ((valid & mask) != mask) push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
+        else if (head) finish_miss(*w, t);
+        else complete(*w, t + m_hit_ps);
+        head = false;
         w = nx;
     }
-    while (s.blocked_head) {
-        MemRequest* b = s.blocked_head;
-        s.blocked_head = b->next;
-        if (!s.blocked_head) s.blocked_tail = nullptr;
-        b->next = nullptr;
-        push(t, Ev::L2Access, b, 1);
-        break;  // one MSHR freed: retry one blocked miss
-    }
+    release_blocked(s, t);
+}
+
+void MemorySystem::release_blocked(Slice& s, uint64_t t) {
+    // One MSHR freed: one blocked miss retries. Should it hit or merge by then, it hands the MSHR
+    // on (l2_access), so no miss stays blocked while an MSHR is free.
+    MemRequest* b = s.blocked_head;
+    if (!b) return;
+    s.blocked_head = b->next;
+    if (!s.blocked_head) s.blocked_tail = nullptr;
+    b->next = nullptr;
+    push(t, Ev::L2Access, b, kReleased);
 }
 
 void MemorySystem::flush_l2() {

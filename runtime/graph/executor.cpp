@@ -54,7 +54,8 @@ void Executor::load() {
                 std::vector<uint8_t> b = t.weight->to_device(t.ref.dtype);
                 if (t.ref.format != ops::Format::ND)
                     b = ops::host_to_format(b, t.ref.shape, t.ref.dtype, t.ref.format);
-                std::memcpy(staging.data() + t.offset, b.data(), std::min<uint64_t>(b.size(), t.bytes));
+                if (!b.empty())
+                    std::memcpy(staging.data() + t.offset, b.data(), std::min<uint64_t>(b.size(), t.bytes));
             }
         }
         m_rt.memcpy_h2d(m_weights, functional ? staging.data() : nullptr, p.memory.weight_bytes);

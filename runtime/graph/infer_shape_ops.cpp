@@ -222,14 +222,19 @@ void slice(InferCtx& c) {
         auto clampi = [](int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); };
         int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
         int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+        // ceil(span / |step|) without overflow: a step may be as large as int64 allows.
+        auto count = [](int64_t span, int64_t step) {
+            const uint64_t mag = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+            return span > 0 ? static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / mag + 1) : int64_t{0};
+        };
         if (steps[i] > 0) {
             s = clampi(s, 0, dim);
             e = clampi(e, 0, dim);
-            out[a] = Dim::of(e > s ? (e - s + steps[i] - 1) / steps[i] : 0);
+            out[a] = Dim::of(count(e - s, steps[i]));
         } else {
             s = clampi(s, 0, dim - 1);
             e = clampi(e, -1, dim - 1);
-            out[a] = Dim::of(s > e ? (s - e - steps[i] - 1) / -steps[i] : 0);
+            out[a] = Dim::of(count(s - e, steps[i]));
         }
     }
     c.set(0, c.elem(0), out);

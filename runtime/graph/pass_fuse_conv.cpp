@@ -51,7 +51,8 @@ public:
     void run() {
         recognise_gelu();
         for (size_t i = 0; i < m_g.nodes.size(); ++i) {
-            const std::string& op = m_g.nodes[i].op_type;
+            // A copy: folding and fusing below add nodes, which moves the node list.
+            const std::string op = m_g.nodes[i].op_type;
             if (op != "Conv" && op != "Gemm" && op != "MatMul") continue;
             if (!ref::is_float(elem_of(m_g.nodes[i].outputs[0]))) continue;
             std::string pattern = op;

@@ -116,7 +116,10 @@ SliceSpec slice_spec(const std::string& node, int opset, const Attrs& a, const s
             st = std::clamp<int64_t>(st, 0, dim - 1);
             en = std::clamp<int64_t>(en, -1, dim - 1);
         }
-        const int64_t len = step > 0 ? (en - st + step - 1) / step : (st - en + (-step) - 1) / (-step);
+        // ceil(span / |step|) without overflow: a step may be as large as int64 allows.
+        const int64_t span = step > 0 ? en - st : st - en;
+        const uint64_t mag = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+        const int64_t len = span > 0 ? static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / mag + 1) : 0;
         s.start[ax] = st;
         s.step[ax] = step;
         s.out_shape[ax] = std::max<int64_t>(0, len);

@@ -1,5 +1,6 @@
 // Memory-system latencies through NoC, L2 and HBM, derived from the tiny preset's parameters.
 // One SystemC simulation per TEST_CASE (CTest runs each in its own process).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <systemc>
 
@@ -148,4 +149,11 @@ TEST_CASE("mem timing: a second miss to a line in flight merges into its MSHR") 
     REQUIRE(st);
     CHECK(static_cast<const Counter*>(st->find("mshr_merges"))->value() == 1);
     CHECK(b.mem->hbm_totals().reads == 1);
+    // Only the request that brought the line from HBM takes the core's miss path (the GM port);
+    // the merged one is served from the slice as a hit when the fill lands, so it completes
+    // before the first (which it followed by one cycle) by the first's GM-port serialisation.
+    const uint32_t gm = b.mem->noc().gm_bytes_per_cycle;
+    const uint64_t first = std::max(b.probe.done[0].second, b.probe.done[1].second);
+    const uint64_t merged = std::min(b.probe.done[0].second, b.probe.done[1].second);
+    CHECK(merged + b.cyc(1) + b.cyc((sector + gm - 1) / gm) == first);
 }

@@ -1,8 +1,9 @@
 // HBM controller policies, derived from the parameters (no SystemC): the XOR address map, the
-// read-first write queue drained between watermarks, and per-bank refresh.
+// read-first write queue drained between watermarks, per-bank refresh, and the channel hash.
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <vector>
 
 #include "tests/unit/hbm_fixture.h"
 
@@ -45,6 +46,49 @@ TEST_CASE("mem map: xor is a bijection (every coordinate is hit once)") {
     for (uint64_t a = 0; a < rows * x.row_stride(); a += burst) {
         const DramAddr d = x.map->decode(a);
         CHECK(d.row < rows);
+        seen.insert({d.pc, d.bg, d.bank, d.row, d.col});
+    }
+    CHECK(seen.size() == rows * x.row_stride() / burst);
+}
+
+namespace {
+// Four stacks of eight channels (64 pseudo-channels), as the 910-class presets.
+KV wide(KV kv) {
+    kv.insert(kv.end(), {{"stacks", "4"}, {"channels_per_stack", "8"}, {"capacity_mib", "8192"}});
+    return kv;
+}
+}  // namespace
+
+TEST_CASE("mem map: channel_hash spreads a power-of-two stride over every pseudo-channel") {
+    Fx h(wide({{"address_map", "xor"}, {"channel_hash", "true"}}));
+    Fx n(wide({{"address_map", "xor"}}));
+    const uint32_t pcs = h.p.total_pcs();
+    REQUIRE(pcs >= 4);
+    // Rows of a row-major matrix whose rows span pcs / 4 interleave granules (the k chunks of a
+    // matmul: 8 KiB rows on 512 B granules and 64 pseudo-channels).
+    const uint64_t stride = uint64_t(h.p.interleave_bytes) * (pcs / 4);
+    std::vector<uint32_t> hashed(pcs), plain(pcs);
+    for (uint64_t i = 0; i < 4ull * pcs; ++i) {
+        ++hashed[h.map->decode(i * stride).pc];
+        ++plain[n.map->decode(i * stride).pc];
+    }
+    uint32_t used = 0;
+    for (uint32_t c = 0; c < pcs; ++c) {
+        CHECK(hashed[c] == 4);  // every pseudo-channel takes the same share
+        used += plain[c] > 0;
+    }
+    CHECK(used == 4);  // without the hash the stride stays on pcs / (stride / granule) channels
+}
+
+TEST_CASE("mem map: xor with channel_hash is a bijection and keeps a granule in one channel") {
+    Fx x(wide({{"address_map", "xor"}, {"channel_hash", "true"}}));
+    const uint32_t burst = x.p.burst_bytes();
+    const uint64_t rows = 2;
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint32_t>> seen;
+    for (uint64_t a = 0; a < rows * x.row_stride(); a += burst) {
+        const DramAddr d = x.map->decode(a);
+        CHECK(d.row < rows);
+        CHECK(d.pc == x.map->decode(a / x.p.interleave_bytes * x.p.interleave_bytes).pc);
         seen.insert({d.pc, d.bg, d.bank, d.row, d.col});
     }
     CHECK(seen.size() == rows * x.row_stride() / burst);

@@ -163,24 +163,34 @@ public:
             throw UnsupportedError(n, "data slab beyond 2 GiB");
         const uint32_t cores = std::max<uint32_t>(1, dev.vector_cores);
         const uint32_t align = std::max<uint32_t>(8, 32 / p.es);
-        p.wc = u32(std::min<int64_t>(p.post, 1024));
+        // Tiles of up to 4096 elements (kr indices x wp columns), narrower columns while the UB
+        // cannot hold one; when even that fails (a small UB: the index and offset buffers grow
+        // with kr x wp), fewer indices per tile first, then narrower columns.
         bool fits = false;
-        for (int attempt = 0; attempt < 24 && !fits; ++attempt) {
-            p.wp = u32(up(p.wc, align));
-            p.ncc = (static_cast<uint64_t>(p.post) + p.wc - 1) / p.wc;
-            const uint64_t want = std::max<uint64_t>(1, (static_cast<uint64_t>(p.nidx) * p.pre * p.ncc + cores - 1) / cores);
-            p.kr = u32(std::max<uint64_t>(1, std::min<uint64_t>({want, static_cast<uint64_t>(p.nidx), std::max<uint64_t>(1, 4096 / p.wp)})));
-            for (p.sbuf = 2; p.sbuf >= 1 && !fits; --p.sbuf) {
-                p.ch = u32(std::min<int64_t>(p.dim, 1 << 20));
-                while (p.ch > 0) {
-                    p.nch = (static_cast<uint64_t>(p.dim) + p.ch - 1) / p.ch;
-                    if (p.lay_out(dev.ub_bytes)) break;
-                    p.ch = p.ch > 1 ? p.ch / 2 : 0;
+        for (const bool shrink_tile : {false, true}) {
+            p.wc = u32(std::min<int64_t>(p.post, 1024));
+            uint64_t tile_cap = 4096;
+            for (int attempt = 0; attempt < 32 && !fits; ++attempt) {
+                p.wp = u32(up(p.wc, align));
+                p.ncc = (static_cast<uint64_t>(p.post) + p.wc - 1) / p.wc;
+                const uint64_t want = std::max<uint64_t>(1, (static_cast<uint64_t>(p.nidx) * p.pre * p.ncc + cores - 1) / cores);
+                p.kr = u32(std::max<uint64_t>(1, std::min<uint64_t>({want, static_cast<uint64_t>(p.nidx), std::max<uint64_t>(1, tile_cap / p.wp)})));
+                for (p.sbuf = 2; p.sbuf >= 1 && !fits; --p.sbuf) {
+                    p.ch = u32(std::min<int64_t>(p.dim, 1 << 20));
+                    while (p.ch > 0) {
+                        p.nch = (static_cast<uint64_t>(p.dim) + p.ch - 1) / p.ch;
+                        if (p.lay_out(dev.ub_bytes)) break;
+                        p.ch = p.ch > 1 ? p.ch / 2 : 0;
+                    }
+                    fits = p.ch > 0;
+                    if (fits) break;
                 }
-                fits = p.ch > 0;
                 if (fits) break;
+                if (shrink_tile && p.kr > 1) tile_cap = std::max<uint64_t>(1, tile_cap / 2);
+                else if (p.wc > 1) p.wc = std::max<uint32_t>(1, p.wc / 2);
+                else break;
             }
-            if (!fits) p.wc = std::max<uint32_t>(1, p.wc / 2);
+            if (fits) break;
         }
         if (!fits) throw UnsupportedError(n, "UB of " + std::to_string(dev.ub_bytes) + " bytes cannot hold a gather tile");
         if (p.nch > 1 && p.es < 2) throw UnsupportedError(n, "a 1-byte data table larger than one UB chunk");
