@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "isa/asm.h"
@@ -137,6 +138,18 @@ int cmd_asm(const std::vector<std::string>& args) {
     k.type = "asm";
     k.block_dim = block_dim;
     k.kind = kind;
+    // The program is known up front: declare its code (the estimate a kernel's code would get,
+    // entry code plus one call site per distinct opcode), so it is fetched whole at start-up.
+    {
+        const ScalarMemParams& sm = s.chip_params().core.smem;
+        size_t sites = 0;
+        for (const auto* v : {&aic, &aiv}) {
+            std::set<isa::Opcode> ops;
+            for (const auto& in : *v) ops.insert(in.op);
+            sites = std::max(sites, ops.size());
+        }
+        k.code_bytes = static_cast<uint32_t>(sm.code_entry_bytes + sites * sm.code_site_bytes);
+    }
     k.body = [&aic, &aiv](isa::IInstrSink& sink) {
         const auto& v = sink.core_kind() == isa::CoreKind::Vector ? aiv : aic;
         for (const auto& in : v) sink.issue(in);

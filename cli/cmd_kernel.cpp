@@ -96,6 +96,8 @@ int cmd_kernel(const std::vector<std::string>& args) {
                     us > 0 ? static_cast<double>(o["bytes"].get<uint64_t>()) / (us * 1e3) : 0.0,
                     o["bound"].get<std::string>().c_str(), o["roofline_fraction"].get<double>(),
                     o["roofline_fraction_l2"].get<double>());
+        std::printf("  task duration (dispatch to completion report): %llu cycles, %.3f us\n",
+                    static_cast<unsigned long long>(o["task_duration"].get<uint64_t>()), o["task_duration_us"].get<double>());
         const auto& pu = o["pipe_util"];
         std::printf("  pipe util: scalar %.3f mte2 %.3f vector %.3f mte3 %.3f mte1 %.3f cube %.3f fixpipe %.3f\n",
                     pu["scalar"].get<double>(), pu["mte2"].get<double>(), pu["vector"].get<double>(), pu["mte3"].get<double>(),

@@ -160,6 +160,8 @@ std::vector<KernelDesc> ReplayKernels::kernels(rt::Runtime& rt, rt::Context& ctx
             k.flops = l.flops;
             k.bytes = l.bytes;
             k.min_compute_cycles = l.min_compute_cycles;
+            k.args_bytes = l.args_bytes;
+            k.code_bytes = l.code_bytes;
             k.body = workload::replay_body(m_streams.at(l.instr), p.relocation());
             k.op = t.op;
             k.op_args = t.args;

@@ -272,12 +272,19 @@ nlohmann::json Session::op_json(const Task& task) const {
                          {"cube", util(isa::Pipe::M, c)},         {"vector", util(isa::Pipe::V, vec_cores)},
                          {"fixpipe", util(isa::Pipe::FIX, c)}};
     const Roofline rl = roofline(t->kernel, d);
+    // Dispatch to completion report, as the vendor profiler's Task Duration (the execution span
+    // plus the scheduler's block dispatch and completion reports), between the same clock edges.
+    const ClockDomain clk = m_chip_params->clock();
+    const uint64_t task_cycles = clk.ceil_cycle(t->end_tick).v - clk.ceil_cycle(t->start_tick).v;
     return {{"name", t->kernel.name},
             {"type", t->kernel.type},
             {"stream", t->stream},
             {"block_dim", t->kernel.block_dim},
             {"cycles", t->cycles},
-            {"time_us", m_chip_params->clock().to_us(t->cycles)},
+            {"time_us", clk.to_us(t->cycles)},
+            {"task_duration", task_cycles},
+            {"task_duration_us", clk.to_us(task_cycles)},
+            {"startup_cycles", t->startup_cycles},
             {"flops", t->kernel.flops},
             {"bytes", t->kernel.bytes},
             {"pipe_util", pu},

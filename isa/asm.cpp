@@ -70,6 +70,7 @@ const Field kFields[] = {
     F("relu", Fix, U, FixpipeParams, relu), F("nz2nd", Fix, U, FixpipeParams, nz2nd),
     F("cycles", Scalar, U, ScalarParams, cycles),
     F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
+    F("all", Scalar, U, ScalarParams, all),
 };
 #undef F
 // clang-format on
@@ -95,8 +96,24 @@ std::string field_text(const Field& f, uint64_t v) {
     }
 }
 
+// The address operands an opcode's text names, in order: scalar loads name their source only,
+// scalar stores and DCCI their destination only; everything else dst, src0, src1, src2.
+int addr_slots(const Instr& in, const Addr* out[4]) {
+    if (in.op == Opcode::LD_GM) {
+        out[0] = &in.src0;
+        return 1;
+    }
+    if (in.op == Opcode::ST_GM || in.op == Opcode::DCCI) {
+        out[0] = &in.dst;
+        return 1;
+    }
+    out[0] = &in.dst, out[1] = &in.src0, out[2] = &in.src1, out[3] = &in.src2;
+    return 4;
+}
+
 // Address operands an opcode always prints (more when a later one is not the default).
 int required_addrs(Opcode op) {
+    if (op == Opcode::LD_GM || op == Opcode::ST_GM) return 1;
     switch (param_kind(op)) {
         case ParamKind::None:
         case ParamKind::Flag:
@@ -436,7 +453,9 @@ private:
                 in.xflag.flag_id = small(o, 255);
             return;
         }
-        if (i >= 4) throw AsmError(ln, o, "too many address operands");
+        const Addr* slots_c[4];
+        const int nslots = addr_slots(in, slots_c);
+        if (i >= nslots) throw AsmError(ln, o, "too many address operands");
         const size_t lb = o.find('[');
         if (lb == std::string::npos || o.back() != ']')
             throw AsmError(ln, o, "expected an address pos[expr]");
@@ -446,8 +465,7 @@ private:
         const int64_t v = num(o.substr(lb + 1, o.size() - lb - 2), ln);
         if (v < 0) throw AsmError(ln, o, "negative address");
         a.addr = static_cast<uint64_t>(v);
-        Addr* slots[] = {&in.dst, &in.src0, &in.src1, &in.src2};
-        *slots[i] = a;
+        *const_cast<Addr*>(slots_c[i]) = a;
     }
 
     void keyed(Instr& in, ParamKind kind, const std::string& key, const std::string& val, int ln) {
@@ -534,10 +552,12 @@ std::string disassemble(const Instr& in) {
         parts.push_back(std::to_string(in.xflag.flag_id));
     }
     const Instr def = make_instr(in.op);
-    const Addr* addrs[] = {&in.dst, &in.src0, &in.src1, &in.src2};
-    const Addr* defs[] = {&def.dst, &def.src0, &def.src1, &def.src2};
+    const Addr* addrs[4];
+    const Addr* defs[4];
+    const int slots = addr_slots(in, addrs);
+    addr_slots(def, defs);
     int n = (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) ? 0 : required_addrs(in.op);
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < slots; ++i)
         if (!(*addrs[i] == *defs[i])) n = std::max(n, i + 1);
     if (kind == ParamKind::Flag || kind == ParamKind::CrossFlag) n = 0;  // sync carries no addresses
     for (int i = 0; i < n; ++i) {

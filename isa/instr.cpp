@@ -14,6 +14,7 @@ constexpr const char* kOpNames[] = {
     "nop",
     "set_flag", "wait_flag", "pipe_barrier", "set_cross_flag", "wait_cross_flag",
     "scalar", "get_sysreg", "set_mask",
+    "ld_gm", "st_gm", "dcci",
     "copy_gm_to_ub", "copy_gm_to_l1", "copy_gm_to_l1_nd2nz", "load2d_gm",
     "load2d", "load3d", "copy_l1_to_ub", "fill",
     "mad",
@@ -111,7 +112,10 @@ ParamKind param_kind(Opcode op) {
         case Opcode::SET_CROSS_FLAG:
         case Opcode::WAIT_CROSS_FLAG: return ParamKind::CrossFlag;
         case Opcode::SCALAR:
-        case Opcode::GET_SYSREG: return ParamKind::Scalar;
+        case Opcode::GET_SYSREG:
+        case Opcode::LD_GM:
+        case Opcode::ST_GM:
+        case Opcode::DCCI: return ParamKind::Scalar;
         case Opcode::COPY_GM_TO_UB:
         case Opcode::COPY_GM_TO_L1:
         case Opcode::COPY_L1_TO_UB:
@@ -152,7 +156,10 @@ Pipe default_pipe(Opcode op) {
         case Opcode::WAIT_CROSS_FLAG:
         case Opcode::SCALAR:
         case Opcode::GET_SYSREG:
-        case Opcode::SET_MASK: return Pipe::S;
+        case Opcode::SET_MASK:
+        case Opcode::LD_GM:
+        case Opcode::ST_GM:
+        case Opcode::DCCI: return Pipe::S;
         default: return Pipe::V;  // COPY_UB_TO_UB, COPY_L0C_TO_UB and all vector compute
     }
 }
@@ -190,6 +197,9 @@ void set_default_positions(Instr& in) {
         case Opcode::COPY_UB_TO_L1: set(Pos::L1, Pos::UB); break;
         case Opcode::COPY_UB_TO_UB: set(Pos::UB, Pos::UB); break;
         case Opcode::COPY_L0C_TO_UB: set(Pos::UB, Pos::L0C, Pos::FB); break;
+        case Opcode::LD_GM:
+        case Opcode::ST_GM:
+        case Opcode::DCCI: set(Pos::GM, Pos::GM); break;
         default:
             if (in.op >= Opcode::VADD && in.op < Opcode::kCount) set(Pos::UB, Pos::UB, Pos::UB, Pos::UB);
             break;
@@ -244,6 +254,61 @@ bool operator==(const Instr& a, const Instr& b) {
         case ParamKind::Fix: return a.fix == b.fix;
     }
     return false;
+}
+
+}  // namespace sfumato::isa
+
+namespace sfumato::isa {
+
+uint32_t scalar_setup_words(const Instr& in) {
+    switch (param_kind(in.op)) {
+        case ParamKind::None:
+        case ParamKind::Flag:
+        case ParamKind::CrossFlag: return 0;  // immediates
+        case ParamKind::Scalar:
+            switch (in.op) {
+                case Opcode::LD_GM: return 1;                   // address
+                case Opcode::ST_GM: return 2;                   // address, value
+                case Opcode::DCCI: return in.sc.all ? 0 : 1;    // address of the line
+                default: return 0;
+            }
+        case ParamKind::Copy: return 3;    // dst, src, burst geometry (count, length, gaps, padding)
+        case ParamKind::NdNz: return 4;    // dst, src, two words of matrix geometry and strides
+        case ParamKind::Load2d: return 3;  // dst, src, start/repeat/stride/gap
+        case ParamKind::Load3d: return 5;  // dst, src, feature map, filter and window geometry
+        case ParamKind::Fill: return 3;    // dst, geometry, value
+        case ParamKind::Mad: return in.mad.bias ? 5 : 4;  // c, a, b, [bias,] m/k/n
+        case ParamKind::Fix: return in.fix.quant == QuantMode::NONE ? 4 : 5;  // dst, src, 2 geometry, [scale]
+        case ParamKind::Vec: break;
+    }
+    if (in.op == Opcode::SET_MASK) return 2;  // mask_lo, mask_hi
+    // Vector: the address operands the opcode reads, one word of repeat and strides, and the
+    // scalar operand where it has one.
+    switch (in.op) {
+        case Opcode::VDUP: return 1 + 1 + 1;
+        case Opcode::VSEL: return 4 + 1;
+        case Opcode::VADDS:
+        case Opcode::VMULS:
+        case Opcode::VMAXS:
+        case Opcode::VMINS:
+        case Opcode::VLRELU:
+        case Opcode::VAXPY:
+        case Opcode::VCMPS: return 2 + 1 + 1;
+        case Opcode::VADD:
+        case Opcode::VSUB:
+        case Opcode::VMUL:
+        case Opcode::VDIV:
+        case Opcode::VMAX:
+        case Opcode::VMIN:
+        case Opcode::VAND:
+        case Opcode::VOR:
+        case Opcode::VADDRELU:
+        case Opcode::VMADD:
+        case Opcode::VMLA:
+        case Opcode::VCMP:
+        case Opcode::VGATHER: return 3 + 1;
+        default: return 2 + 1;  // unary, conversions, reductions, copies, transposes
+    }
 }
 
 }  // namespace sfumato::isa

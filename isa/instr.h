@@ -4,8 +4,9 @@
 // structural (opcode + operand addresses + one parameter struct per instruction class), not the
 // chip's binary format: every quantity a latency model needs (repeats, fractal counts, bytes) can
 // be read off the fields directly. Scalar ALU work is not encoded per instruction: the kernel's
-// C++ code is the scalar unit; only system-register reads, the mask register and a cycle charge
-// (for recorded streams) are instructions.
+// C++ code is the scalar unit; only system-register reads, the mask register, scalar loads and
+// stores of global memory (through the data cache), the data cache's clean/invalidate and a
+// cycle charge (for recorded streams) are instructions.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,10 @@ enum class Opcode : uint16_t {
     SCALAR,      // sc.cycles of scalar work (recorded streams replay control flow with it)
     GET_SYSREG,  // x[sc.xd] = sysreg sc.reg (block idx/num, sub-block id, system counter)
     SET_MASK,    // vector mask register = vec.mask_lo/hi (only the mask fields are meaningful)
+    // scalar access to global memory through the core's data cache (Pipe::S)
+    LD_GM,       // x[sc.xd] = the dtype-sized value at GM src0 (raw bits, zero-extended)
+    ST_GM,       // GM dst = scalar, rounded once to dtype
+    DCCI,        // data cache clean and invalidate: the line holding GM dst, or every line (sc.all = 1)
     // MTE2: global memory -> local
     COPY_GM_TO_UB,    // copy: bursts, gaps, byte-exact length, left/right padding (value = scalar)
     COPY_GM_TO_L1,    // copy
@@ -186,7 +191,8 @@ struct CrossFlagParams {
 struct ScalarParams {
     uint32_t cycles = 1;  // SCALAR
     SysReg reg = SysReg::BLOCK_IDX;
-    uint8_t xd = 0;  // destination scalar register (0..31)
+    uint8_t xd = 0;   // destination scalar register (0..31)
+    uint8_t all = 0;  // DCCI: 1 = every line of the data cache (dst ignored)
     bool operator==(const ScalarParams&) const = default;
 };
 
@@ -317,6 +323,11 @@ Pipe exec_pipe(const Instr& in);
 // Architectural equality: opcode, pipe, dtype, the operands and parameters the opcode uses,
 // and scalar. issue_cycle and seq are bookkeeping and are not compared.
 bool operator==(const Instr& a, const Instr& b);
+
+// Scalar register values the scalar unit sets up to issue an instruction: its address operands
+// and its packed parameter words (repeat and strides, burst geometry, matrix sizes, an immediate
+// value). An estimate from the encoding's structure; the core charges scalar cycles per word.
+uint32_t scalar_setup_words(const Instr& in);
 
 // Whether a load2d moves squares of two fractals per repeat (a 1- or 4-byte transpose).
 inline bool load2d_squares(const Instr& in) { return in.l2d.transpose && dtype_size(in.dtype) != 2; }

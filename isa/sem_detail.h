@@ -29,6 +29,12 @@ std::string validate_cube(const Instr& in);
 int footprint_cube(const Instr& in, Extent out[kMaxExtents]);
 void exec_cube(const Instr& in, IMemView& mem);
 
+// Scalar loads, stores and data-cache maintenance of global memory.
+bool is_scalar_mem(Opcode op);
+std::string validate_scalar_mem(const Instr& in);
+int footprint_scalar_mem(const Instr& in, Extent out[kMaxExtents]);
+void exec_scalar_mem(const Instr& in, IMemView& mem);
+
 inline std::string bad_dtype(const Instr& in, DType t) {
     return std::string("dtype ") + dtype_name(t) + " not supported by " + opcode_name(in.op);
 }

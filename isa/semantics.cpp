@@ -40,6 +40,7 @@ std::string validate_sync(const Instr& in) {
 std::string validate(const Instr& in) {
     if (in.op >= Opcode::kCount) return "bad opcode";
     if (is_vector_compute(in.op)) return validate_vector(in);
+    if (is_scalar_mem(in.op)) return validate_scalar_mem(in);
     if (std::string e = validate_move(in); !e.empty()) return e;
     if (std::string e = validate_cube(in); !e.empty()) return e;
     return validate_sync(in);
@@ -47,6 +48,7 @@ std::string validate(const Instr& in) {
 
 int footprint(const Instr& in, Extent out[kMaxExtents]) {
     if (is_vector_compute(in.op)) return footprint_vector(in, out);
+    if (is_scalar_mem(in.op)) return footprint_scalar_mem(in, out);
     if (int n = footprint_move(in, out)) return n;
     return footprint_cube(in, out);
 }
@@ -81,6 +83,7 @@ void execute(const Instr& in, IMemView& mem) {
     if (std::string err = validate(in); !err.empty())
         throw std::invalid_argument(std::string(opcode_name(in.op)) + ": " + err);
     if (is_vector_compute(in.op)) return exec_vector(in, mem);
+    if (is_scalar_mem(in.op)) return exec_scalar_mem(in, mem);
     switch (param_kind(in.op)) {
         case ParamKind::Copy:
         case ParamKind::NdNz:
@@ -91,6 +94,14 @@ void execute(const Instr& in, IMemView& mem) {
         case ParamKind::Fix: return exec_cube(in, mem);
         default: return;  // sync and scalar instructions move no data
     }
+}
+
+void execute_scalar(const Instr& in, ScalarState& st, IMemView& mem) {
+    if (in.op == Opcode::LD_GM) {
+        st.x[in.sc.xd % 32] = load_scalar(in, mem);
+        return;
+    }
+    execute_scalar(in, st);
 }
 
 void execute_scalar(const Instr& in, ScalarState& st) {

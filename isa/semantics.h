@@ -48,6 +48,10 @@ struct ScalarState {
 };
 // Applies GET_SYSREG and SET_MASK (other opcodes leave the state unchanged).
 void execute_scalar(const Instr& in, ScalarState& st);
+// The same, plus LD_GM (reads global memory through mem into x[xd]).
+void execute_scalar(const Instr& in, ScalarState& st, IMemView& mem);
+// The value an LD_GM reads: the element's raw bits, zero-extended. ST_GM's store is execute()'s.
+uint64_t load_scalar(const Instr& in, IMemView& mem);
 
 // Bytes an MTE/FIX/load instruction moves (read side); 0 for compute and sync instructions.
 uint64_t moved_bytes(const Instr& in);

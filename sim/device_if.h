@@ -50,6 +50,11 @@ struct KernelDesc {
     // Compute lower bound: the op's work at the chip's peak rate of its engine, on every core
     // of that engine (not only the block_dim it uses). The op knows its engine and data type.
     double min_compute_cycles = 0;
+    // Start-up: the argument block (GM pointers and tiling data) each core reads with scalar
+    // loads before the body (0: none), and the code size (0: estimated from the instructions the
+    // kernel issues; otherwise the whole image is fetched at block start).
+    uint32_t args_bytes = 0;
+    uint32_t code_bytes = 0;
     // The operator-library call that produced it (for recording workloads); empty otherwise.
     std::string op;
     std::map<std::string, std::string> op_args;
@@ -94,9 +99,14 @@ struct Task {
     // ceil_cycle(exec_end_tick) - ceil_cycle(exec_start_tick) (the core-clock edge at which the
     // first block starts to the edge at which the last block is done); for other tasks
     // ceil_cycle(end_tick) - ceil_cycle(start_tick). Reports derive every kernel cycle figure
-    // from these edges (kernel_exec_cycles in cli/session.cpp).
+    // from these edges. A kernel's task duration as the
+    // vendor's profiler reports it (dispatch to completion report) is end_tick - start_tick; it
+    // adds the scheduler's serial block dispatch and completion reports to the span.
     uint64_t cycles = 0;
     uint32_t cube_cores_used = 0, vector_cores_used = 0;  // distinct cores that ran its blocks
+    // Kernels: the longest start-up of any of its blocks on any core, in device cycles (from the
+    // block's start on the core to its body: code fetch, initialisation, argument loads).
+    uint64_t startup_cycles = 0;
 };
 
 struct DeviceInfo {
@@ -108,6 +118,7 @@ struct DeviceInfo {
     uint64_t ub_bytes = 0, l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;
     uint32_t event_ids = 0;
     uint64_t gm_bytes = 0;
+    uint64_t reserved_bytes = 0;  // device memory at address 0 the chip keeps (never allocated)
     bool functional = true;
     // Peaks for rooflines, in bytes (or MACs) per core cycle.
     double vector_bytes_per_cycle = 0;  // per vector core

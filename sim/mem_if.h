@@ -11,9 +11,11 @@
 
 namespace sfumato {
 
-enum class Requester : uint8_t { MTE2, MTE3, FIX, MTE1, SDMA, HOST, kCount };
+// ICACHE, DCACHE and PTW are an AI core's scalar unit: code fetches, scalar loads/stores and
+// page-table walks.
+enum class Requester : uint8_t { MTE2, MTE3, FIX, MTE1, SDMA, HOST, ICACHE, DCACHE, PTW, kCount };
 inline const char* requester_name(Requester r) {
-    constexpr const char* names[] = {"mte2", "mte3", "fix", "mte1", "sdma", "host"};
+    constexpr const char* names[] = {"mte2", "mte3", "fix", "mte1", "sdma", "host", "icache", "dcache", "ptw"};
     return names[static_cast<int>(r)];
 }
 

@@ -62,6 +62,9 @@ public:
         while (!t->done) sc_core::wait(t->done_event);
     }
 
+    // Test kernels declare their code (fetched whole at start-up), so their bodies run without
+    // instruction-fetch stalls and their timing is the pipes' alone, after Task::startup_cycles.
+    static constexpr uint32_t kCodeBytes = 4096;
     static std::shared_ptr<Task> kernel(std::function<void(isa::IInstrSink&)> body, uint32_t block_dim = 1,
                                         KernelKind kind = KernelKind::Vector) {
         auto t = std::make_shared<Task>();
@@ -70,6 +73,7 @@ public:
         t->kernel.block_dim = block_dim;
         t->kernel.kind = kind;
         t->kernel.body = std::move(body);
+        t->kernel.code_bytes = kCodeBytes;
         return t;
     }
 

@@ -50,6 +50,7 @@ void ChromeTraceWriter::spill() {
     m_spilled += m_events.size();
     m_events.clear();
     m_strings.clear();  // every event naming one is on file now
+    m_extra_args.clear();
     for (Track& t : m_tracks) t.last = -1;
 }
 
@@ -95,6 +96,11 @@ void ChromeTraceWriter::add_slice(TrackId t, const char* name, int32_t str, Tick
     ev.merged = 1;
     ev.nargs = static_cast<uint8_t>(std::min(nargs, 2));
     for (int i = 0; i < ev.nargs; ++i) ev.args[i] = args[i];
+    ev.extra = -1;
+    if (nargs > 2) {
+        ev.extra = static_cast<int32_t>(m_extra_args.size());
+        m_extra_args.emplace_back(args + 2, args + nargs);
+    }
     tr.last = static_cast<int64_t>(m_events.size());
     push(ev);
 }
@@ -156,6 +162,9 @@ void ChromeTraceWriter::put_event(std::FILE* f, const Event& e) const {
         std::fputs(",\"args\":{", f);
         std::fprintf(f, "\"count\":%u", e.merged);
         for (int i = 0; i < e.nargs; ++i) std::fprintf(f, ",\"%s\":%lld", e.args[i].key, static_cast<long long>(e.args[i].value));
+        if (e.extra >= 0)
+            for (const TraceArg& a : m_extra_args[static_cast<size_t>(e.extra)])
+                std::fprintf(f, ",\"%s\":%lld", a.key, static_cast<long long>(a.value));
         std::fputs("}}", f);
     } else {
         std::fprintf(f, ",\"id\":%llu%s}", static_cast<unsigned long long>(e.flow_id), e.ph == 'f' ? ",\"bp\":\"e\"" : "");

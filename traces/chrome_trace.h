@@ -48,6 +48,7 @@ private:
         uint32_t merged;
         uint8_t nargs;
         TraceArg args[2];
+        int32_t extra;  // index into m_extra_args of the args beyond two (-1: none)
         double value;
         uint64_t flow_id;
     };
@@ -62,6 +63,7 @@ private:
     std::vector<std::string> m_process_names;
     std::vector<Event> m_events;
     std::vector<std::string> m_strings;
+    std::vector<std::vector<TraceArg>> m_extra_args;  // rare: slices with more than two args
     uint64_t m_next_flow = 1;
     std::FILE* m_spill = nullptr;  // events formatted so far (each preceded by ",\n")
     size_t m_spilled = 0;

@@ -14,7 +14,7 @@ namespace sfumato::workload {
 using nlohmann::json;
 
 const char* kind_name(Kind k) {
-    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync", "alloc", "free", "collective"};
+    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync", "alloc", "free", "flush", "collective"};
     return names[static_cast<int>(k)];
 }
 
@@ -71,6 +71,7 @@ const std::vector<KindSpec>& kind_specs() {
         {Kind::Sync, "sync", {"kind", "name", "device", "stream", "event", "gap_ns", "at_us"}},
         {Kind::Alloc, "alloc", {"kind", "name", "device", "buffer", "bytes", "addr", "init", "gap_ns", "at_us"}},
         {Kind::Free, "free", {"kind", "name", "device", "buffer", "gap_ns", "at_us"}},
+        {Kind::Flush, "flush", {"kind", "name", "device", "gap_ns", "at_us"}},
         {Kind::Collective, "collective", {"kind", "name", "stream", "op", "count", "dtype", "redop", "root", "algo", "ranks", "send", "recv", "send_offset", "recv_offset", "gap_ns", "at_us"}},
     };
     return specs;
@@ -214,7 +215,7 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
     for (const KindSpec& s : kind_specs()) {
         if (kind == s.name) spec = &s;
     }
-    if (!spec) r.fail("kind", "unknown kind '" + kind + "' (memcpy, kernel, record, wait, host_delay, sync, alloc, free, collective)");
+    if (!spec) r.fail("kind", "unknown kind '" + kind + "' (memcpy, kernel, record, wait, host_delay, sync, alloc, free, flush, collective)");
     r.set_kind(kind);
     t.kind = spec->kind;
     for (const auto& [key, v] : j.items()) {
@@ -317,6 +318,12 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                     x.bytes = l.value("bytes", uint64_t{0});
                     x.min_compute_cycles = l.value("min_compute_cycles", 0.0);
                     x.instr = l.value("instr", "");
+                    for (auto [key, dst] : {std::pair{"args_bytes", &x.args_bytes}, std::pair{"code_bytes", &x.code_bytes}}) {
+                        if (!l.contains(key)) continue;
+                        if (!l[key].is_number_unsigned() || l[key].get<uint64_t>() > (1u << 24))
+                            r.fail(f + "." + key, "must be an integer from 0 to " + std::to_string(1u << 24));
+                        *dst = l[key].get<uint32_t>();
+                    }
                     t.launches.push_back(std::move(x));
                 }
             }
@@ -391,6 +398,7 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                 r.fail("buffer", "buffer '" + t.buffer + "' is not allocated" + on_dev(t.device));
             bufs.live.erase({t.device, t.buffer});
             break;
+        case Kind::Flush: break;
         case Kind::Collective: read_collective(r, j, t, buffer_ref_on); break;
     }
     return t;
@@ -413,7 +421,8 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
             fail("unknown top-level field '" + key + "'");
     }
     if (!j.contains("format") || j["format"] != "sfumato-workload") fail("field 'format' must be \"sfumato-workload\"");
-    if (!j.contains("version") || (j["version"] != 1 && j["version"] != 2)) fail("field 'version' must be 1 or 2");
+    if (!j.contains("version") || (j["version"] != 1 && j["version"] != 2 && j["version"] != 3))
+        fail("field 'version' must be 1, 2 or 3");
     if (!j.contains("streams") || !j["streams"].is_array()) fail("field 'streams' must be an array");
     if (!j.contains("tasks") || !j["tasks"].is_array()) fail("field 'tasks' must be an array");
     Workload w;
@@ -471,7 +480,7 @@ Workload load(const std::string& path, const OpValidator& ops) {
 std::string to_json(const Workload& w) {
     json j;
     j["format"] = "sfumato-workload";
-    j["version"] = 2;
+    j["version"] = 3;
     if (!w.description.empty()) j["description"] = w.description;
     if (!w.recorded_on.is_null()) j["recorded_on"] = w.recorded_on;
     if (!w.instr_file.empty()) j["instr_file"] = w.instr_file;
@@ -513,6 +522,8 @@ std::string to_json(const Workload& w) {
                                   {"block_dim", l.block_dim}, {"flops", l.flops}, {"bytes", l.bytes},
                                   {"min_compute_cycles", l.min_compute_cycles}};
                         if (!l.instr.empty()) x["instr"] = l.instr;
+                        if (l.args_bytes) x["args_bytes"] = l.args_bytes;
+                        if (l.code_bytes) x["code_bytes"] = l.code_bytes;
                         o["launches"].push_back(std::move(x));
                     }
                 }
@@ -530,6 +541,7 @@ std::string to_json(const Workload& w) {
                 if (!t.init.empty()) o["init"] = t.init;
                 break;
             case Kind::Free: o["buffer"] = t.buffer; break;
+            case Kind::Flush: break;
             case Kind::Collective:
                 o["op"] = t.coll_op;
                 o["count"] = t.count;

@@ -4,12 +4,14 @@
 // (`node`: ONNX op type, attributes, operand tensors in named buffers), event record/wait, host
 // delays, synchronisation), written by hand or recorded from a run (then each task also carries
 // the host time before it, `gap_ns`, and each kernel its recorded launches, with the names of
-// their instruction streams in the HDF5 file `instr_file`). Multi-device workloads: every task
-// may name its `device` (default 0; buffers, streams and events are each device's own), and a
-// `collective` task (op, count, dtype, redop, root, algo, ranks = the devices in rank order,
-// stream, optional send/recv buffers) is issued by every rank's host program at its place in
-// the file; a d2h memcpy may `save` the bytes it read (functional mode) to a file. A file without
-// these fields is a single-device workload as before. This file parses and validates such a file into a typed task list; every error names the
+// their instruction streams in the HDF5 file `instr_file`, and what its start-up depends on: the
+// argument block and the declared code size; a recorded run's cache flush is a `flush` task).
+// Multi-device workloads: every task may name its `device` (default 0; buffers, streams and
+// events are each device's own), and a `collective` task (op, count, dtype, redop, root, algo,
+// ranks = the devices in rank order, stream, optional send/recv buffers) is issued by every
+// rank's host program at its place in the file; a d2h memcpy may `save` the bytes it read
+// (functional mode) to a file. A file without these fields is a single-device workload as
+// before. This file parses and validates such a file into a typed task list; every error names the
 // task index and the field, so `sfumato replay` can exit 2 with a clear message. It knows nothing
 // of operators: the caller passes a validator for op names and arguments.
 #pragma once
@@ -24,7 +26,7 @@
 
 namespace sfumato::workload {
 
-enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync, Alloc, Free, Collective };
+enum class Kind : uint8_t { Memcpy, Kernel, Record, Wait, HostDelay, Sync, Alloc, Free, Flush, Collective };
 const char* kind_name(Kind k);
 
 // Limits a file is checked against: a kernel's blocks (as `--block-dim`) and a host delay.
@@ -45,6 +47,9 @@ struct Launch {
     double flops = 0, min_compute_cycles = 0;
     uint64_t bytes = 0;
     std::string instr;  // its instruction streams in the workload's instr_file ("" = none)
+    // Start-up (KernelDesc): the argument block each core reads, the declared code size (0: the
+    // estimate from the instructions it issues). Absent in files older than version 3: 0 both.
+    uint32_t args_bytes = 0, code_bytes = 0;
 };
 const char* kernel_kind_name(KernelKind k);
 
@@ -85,6 +90,8 @@ struct Task {
     std::string event;
     // host_delay
     double us = 0;
+    // flush: the host waits for the device to be idle, then its caches are written back and
+    // invalidated (what a benchmark does before a cold-cache measurement; `kernel --l2 cold`).
     // collective: names as `sfumato collective` takes them; count in elements (the vector for
     // all_reduce/broadcast/reduce, per rank for all_gather input / reduce_scatter output, per
     // pair for all_to_all); ranks[i] is rank i's device

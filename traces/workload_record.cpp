@@ -46,6 +46,8 @@ Launch launch_of(const KernelDesc& k, const std::string& instr) {
     l.bytes = k.bytes;
     l.min_compute_cycles = k.min_compute_cycles;
     l.instr = instr;
+    l.args_bytes = k.args_bytes;
+    l.code_bytes = k.code_bytes;
     return l;
 }
 
@@ -148,6 +150,7 @@ Workload Recorder::workload(const nlohmann::json& recorded_on) const {
                 streams.insert(c.stream);
                 break;
             case rt::ApiCall::Kind::DeviceSync: x.kind = Kind::Sync; break;
+            case rt::ApiCall::Kind::FlushCaches: x.kind = Kind::Flush; break;
             case rt::ApiCall::Kind::EventSync:
                 x.kind = Kind::Sync;
                 x.event = "e" + std::to_string(c.event);

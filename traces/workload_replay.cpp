@@ -171,6 +171,7 @@ void Replayer::issue(const Task& t) {
         case Kind::Record: check(m_ctx.event_record(m_events.at(t.event), s), t); break;
         case Kind::Wait: check(m_ctx.stream_wait_event(s, m_events.at(t.event)), t); break;
         case Kind::HostDelay: m_ctx.host_delay_ns(static_cast<uint64_t>(t.us * 1000.0 + 0.5)); break;
+        case Kind::Flush: check(m_ctx.flush_caches(), t); break;
         case Kind::Sync:
             if (!t.event.empty()) check(m_ctx.event_synchronize(m_events.at(t.event)), t);
             else check(t.stream >= 0 ? m_ctx.stream_synchronize(s) : m_ctx.device_synchronize(), t);

@@ -7,6 +7,6 @@
 .set DST 0x0
 .set SRC0 0x4000
 .set SRC1 0x8000
-.rep 200
+.rep 4000
 vadd.fp16 ub[DST], ub[SRC0], ub[SRC1], repeat=64, mask=128
 .endr

@@ -44,7 +44,7 @@ std::string hex(uint64_t v) {
 
 AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind, const CoreParams& p,
                ClockDomain clock, IMemTarget& mem, IBackingStore* gm, uint64_t gm_capacity, TraceHub& trace,
-               InstrStats& instr_stats, StatGroup& parent)
+               InstrStats& instr_stats, StatGroup& parent, uint64_t page_table)
     : sc_core::sc_module(name),
       m_index(index),
       m_kind(kind),
@@ -57,7 +57,10 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
       m_instr_stats(instr_stats),
       m_stats(&parent, std::string(basename())),
       m_blocks(m_stats, "blocks", "block", "blocks executed"),
-      m_scalar_busy(m_stats, "scalar_busy_cycles", "cycle", "cycles the scalar unit spent issuing") {
+      m_scalar_busy(m_stats, "scalar_busy_cycles", "cycle", "cycles the scalar unit spent issuing"),
+      m_startup(m_stats, "startup_cycles", "cycle", "cycles from a block's start to its kernel body (code fetch, init, arguments)") {
+    m_smem = std::make_unique<ScalarMem>(this->name(), p.smem, kind, clock, mem, static_cast<uint16_t>(index), page_table, trace,
+                                         m_stats);
     for (int i = 0; i < isa::kNumPipes; ++i) {
         const Pipe pp = static_cast<Pipe>(i);
         if (!kind_has_pipe(kind, pp)) continue;
@@ -79,6 +82,7 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
     m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * p.event_ids);
     if (trace.on(TraceLevel::Instr)) {
         m_scalar_track = trace.sink()->track(this->name(), "SCALAR", 0);
+        m_smem->set_trace_track(m_scalar_track);
         for (int i = 0; i < isa::kNumPipes; ++i)
             if (m_pipes[i]) m_pipes[i]->set_trace_track(trace.sink()->track(this->name(), isa::pipe_name(static_cast<Pipe>(i)), i + 1));
     }
@@ -190,12 +194,22 @@ void AiCore::issue(const isa::Instr& in_) {
     else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
     else if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) in.pipe = in.xflag.pipe;
     in.seq = m_seq++;
-    if (!m_checked.find(in)) {
+    uint32_t cost;
+    if (const uint32_t* c = m_checked.find(in)) {
+        cost = *c;
+    } else {
         check_operands(in);
-        m_checked.put(in, true);
+        cost = m_p.issue_cost(in);
+        m_checked.put(in, cost);
     }
-    m_scalar_cycle += Cycle(m_p.scalar_issue_cycles);
-    m_scalar_busy += m_p.scalar_issue_cycles;
+    // The first issue of an opcode in a block runs its call site's code: fetch it.
+    if (bool& fetched = m_site_fetched[static_cast<size_t>(in.op)]; !fetched) {
+        fetched = true;
+        if (m_block.image && !m_block.image->declared)
+            m_scalar_cycle = m_smem->fetch(m_block.image->site_addr(in.op), m_block.image->site, m_scalar_cycle);
+    }
+    m_scalar_cycle += Cycle(cost);
+    m_scalar_busy += cost;
     in.issue_cycle = m_scalar_cycle.v;
     if (in.pipe == Pipe::S) {
         // Scalar-side sync: a set from S takes effect now; a wait into S blocks the scalar unit.
@@ -212,6 +226,8 @@ void AiCore::issue(const isa::Instr& in_) {
         } else if (in.op == Opcode::SCALAR) {
             m_scalar_cycle += Cycle(in.sc.cycles);
             m_scalar_busy += in.sc.cycles;
+        } else if (in.op == Opcode::LD_GM || in.op == Opcode::ST_GM || in.op == Opcode::DCCI) {
+            issue_scalar_mem(in);
         } else if (in.op == Opcode::SET_CROSS_FLAG) {
             m_xflags->set(*this, in, m_scalar_cycle, m_scalar_track);
         } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
@@ -250,6 +266,56 @@ void AiCore::issue(const isa::Instr& in_) {
     pu->push(in);
 }
 
+void AiCore::issue_scalar_mem(const isa::Instr& in) {
+    const uint32_t hit = m_p.smem.dcache_hit_cycles;
+    switch (in.op) {
+        case Opcode::LD_GM:
+            m_scalar_cycle = m_smem->load(in.src0.addr, m_scalar_cycle);
+            m_scalar_busy += hit;
+            break;
+        case Opcode::ST_GM:
+            m_scalar_cycle = m_smem->store(in.dst.addr, m_scalar_cycle);
+            m_scalar_busy += hit;
+            if (functional()) isa::execute(in, *this);
+            break;
+        default: m_scalar_cycle = m_smem->clean_invalidate(in.dst.addr, in.sc.all != 0, m_scalar_cycle); break;
+    }
+}
+
+uint64_t AiCore::load(const isa::Instr& in) {
+    issue(in);
+    return functional() ? isa::load_scalar(in, *this) : 0;
+}
+
+void AiCore::slice(const char* what, Cycle from, Cycle to) {
+    if (m_trace.on(TraceLevel::Instr) && to > from)
+        m_trace.sink()->slice(m_scalar_track, what, m_clock.to_tick(from), m_clock.to_tick(to), nullptr, 0);
+}
+
+void AiCore::start_up() {
+    if (m_block.task_seq != m_task_seq) {  // a new kernel: nothing of the last one is valid
+        m_smem->reset();
+        m_task_seq = m_block.task_seq;
+    }
+    m_site_fetched.fill(false);
+    const Cycle t0 = m_scalar_cycle;
+    if (CodeImage* img = m_block.image)
+        m_scalar_cycle = m_smem->fetch(img->base, img->declared ? img->declared : img->entry, m_scalar_cycle);
+    const Cycle init = m_scalar_cycle;
+    m_scalar_cycle += Cycle(m_p.smem.init_cycles);
+    m_scalar_busy += m_p.smem.init_cycles;
+    slice("init", init, m_scalar_cycle);
+    const Cycle args = m_scalar_cycle;
+    for (uint32_t off = 0; off < m_block.args_bytes; off += 8) {  // one 8-byte scalar load each
+        m_scalar_cycle = m_smem->load(m_block.args_addr + off, m_scalar_cycle);
+        m_scalar_busy += m_p.smem.dcache_hit_cycles;
+    }
+    slice("args", args, m_scalar_cycle);
+    m_last_startup = (m_scalar_cycle - t0).v;
+    m_startup += m_last_startup;
+    slice("start-up", t0, m_scalar_cycle);
+}
+
 void AiCore::scalar(uint32_t cycles) {
     m_scalar_cycle += Cycle(cycles);
     m_scalar_busy += cycles;
@@ -264,7 +330,9 @@ void AiCore::scalar_thread() {
             const Cycle start = m_scalar_cycle;
             m_seq = 0;
             if (m_race) m_race->reset(m_block.block_idx);
+            start_up();
             m_block.body(*this);
+            m_scalar_cycle = m_smem->flush(m_scalar_cycle);  // the epilogue writes back dirty lines
             wait_until_cycle(m_scalar_cycle);
             while (!all_drained()) wait(m_progress);
             if (m_trace.on(TraceLevel::Instr)) {

@@ -7,6 +7,12 @@
 // only when a queue is full or the block ends; every instruction carries its issue cycle and no
 // pipe starts it earlier, so decoupling never changes a cycle count.
 // Functional effects: loads (GM->local) apply when they complete, all else when it starts.
+// Start-up: a block first fetches its kernel's entry code into the instruction cache (through the
+// TLB and the memory system), initialises the core (init_cycles) and reads the kernel's argument
+// block with scalar loads through the data cache; the first issue of each opcode fetches that
+// call site's code; the block ends by writing back dirty data-cache lines. A core given a block of
+// a new kernel starts with empty caches and TLB (scalar_mem.h). Issuing an instruction costs the
+// scalar unit issue_cycles plus setup_cycles per register value it takes (CoreParams::issue_cost).
 #pragma once
 #include <array>
 #include <functional>
@@ -21,6 +27,8 @@
 #include "models/aicore/core_timing.h"
 #include "models/aicore/cross_flags.h"
 #include "models/aicore/race_checker.h"
+#include "models/aicore/scalar_mem.h"
+#include "models/aicore/system_region.h"
 #include "models/aicore/instr_cache.h"
 #include "models/aicore/instr_stats.h"
 #include "models/aicore/pipe_unit.h"
@@ -44,14 +52,19 @@ struct BlockAssignment {
     std::function<void(isa::IInstrSink&)> body;
     uint32_t block_idx = 0, block_num = 1, sub_block_idx = 0;
     uint64_t start_cycle = 0;  // not before this cycle (dispatch latency)
+    CodeImage* image = nullptr;  // the kernel's code on this core kind (null: no code fetches)
+    uint64_t args_addr = 0;      // the launch's argument block, read at start-up
+    uint32_t args_bytes = 0;
+    uint64_t task_seq = 0;       // which launch: a new one starts with empty caches
 };
 
 class AiCore : public sc_core::sc_module, public isa::IInstrSink, public isa::IMemView {
 public:
     SC_HAS_PROCESS(AiCore);
+    // page_table: device address of the page table the scalar unit's TLB walks.
     AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind, const CoreParams& p,
            ClockDomain clock, IMemTarget& mem, IBackingStore* gm, uint64_t gm_capacity, TraceHub& trace,
-           InstrStats& instr_stats, StatGroup& parent);
+           InstrStats& instr_stats, StatGroup& parent, uint64_t page_table = 0);
 
     // Starts a block (the scheduler calls this only on an idle core).
     void assign(BlockAssignment a, ICoreListener& listener);
@@ -62,6 +75,8 @@ public:
     PipeUnit* pipe(isa::Pipe p) { return m_pipes[static_cast<size_t>(p)].get(); }
     uint64_t pipe_busy(isa::Pipe p) const;
     uint64_t scalar_busy() const { return m_scalar_busy.value(); }
+    // Cycles of the last block from its start to its kernel body (fetch, init, arguments).
+    uint64_t last_startup_cycles() const { return m_last_startup; }
     std::string describe_state() const;
     std::string path() const { return name(); }
     // Split parts: the shared cross-core flags, this core's group (its AIC's index) and its
@@ -80,6 +95,7 @@ public:
 
     // isa::IInstrSink (called from the kernel body on the scalar thread)
     void issue(const isa::Instr& in) override;
+    uint64_t load(const isa::Instr& in) override;
     void scalar(uint32_t cycles) override;
     uint32_t block_idx() const override { return m_block.block_idx; }
     uint32_t block_num() const override { return m_block.block_num; }
@@ -114,6 +130,9 @@ public:
 
 private:
     void scalar_thread();
+    void start_up();
+    void issue_scalar_mem(const isa::Instr& in);
+    void slice(const char* what, Cycle from, Cycle to);
     void check_operands(const isa::Instr& in) const;
     void wait_until_cycle(Cycle c);
     bool all_drained() const;
@@ -142,17 +161,22 @@ private:
     Cycle m_scalar_cycle;  // the scalar unit's local time
     uint32_t m_seq = 0;
     sc_core::sc_event m_block_start, m_progress;
+    std::unique_ptr<ScalarMem> m_smem;
+    uint64_t m_task_seq = ~uint64_t(0);  // the launch whose blocks the caches hold
+    std::array<bool, static_cast<size_t>(isa::Opcode::kCount)> m_site_fetched{};  // this block
+    uint64_t m_last_startup = 0;
 
     CrossFlags* m_xflags = nullptr;
     const isa::Instr* m_scalar_wait = nullptr;  // a cross-core wait blocking the scalar unit
     uint32_t m_group = 0, m_sub = 0;
     std::unique_ptr<RaceChecker> m_race;
-    InstrCache<bool> m_checked;             // instructions whose operands passed the checks
+    InstrCache<uint32_t> m_checked;         // instructions whose operands passed the checks: their issue cost
     InstrCache<ComputeTiming> m_timing;     // latency per distinct compute instruction
 
     StatGroup m_stats;
     Counter m_blocks;
     Counter m_scalar_busy;
+    Counter m_startup;
     TrackId m_scalar_track = 0;
 };
 

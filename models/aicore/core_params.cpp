@@ -9,7 +9,10 @@ BufferParams::BufferParams(const ParamScope& s, uint64_t size_def, uint64_t alig
 CoreParams::CoreParams(const ParamScope& s)
     : scope(s),
       scalar_issue_cycles(s.sub("scalar"), "issue_cycles", 1, "cycle",
-                          "scalar cycles to issue one pipe instruction", {0, 1000}),
+                          "scalar cycles to issue one instruction", {0, 1000}),
+      scalar_setup_cycles(s.sub("scalar"), "setup_cycles", 1, "cycle",
+                          "scalar cycles per register value an instruction takes (an address, a packed parameter word; est.)",
+                          {0, 1000}),
       queue_depth(s, "queue_depth", 32, "instr", "depth of each pipe's instruction queue", {1, 4096}),
       event_ids(s, "event_ids", 8, "", "set_flag/wait_flag event ids per pipe pair", {1, 64}),
       flag_latency(s, "flag_latency", 1, "cycle", "cycles from set_flag until a wait_flag sees it", {0, 1000}),
@@ -59,6 +62,11 @@ CoreParams::CoreParams(const ParamScope& s)
       mte_max_outstanding(s.sub("mte"), "max_outstanding", 16, "req",
                           "outstanding memory requests per MTE pipe", {1, 1024}),
       mte2_startup(s.sub("mte2"), "startup", 12, "cycle", "MTE2 per-instruction setup", {0, 10000}),
-      mte3_startup(s.sub("mte3"), "startup", 12, "cycle", "MTE3 per-instruction setup", {0, 10000}) {}
+      mte3_startup(s.sub("mte3"), "startup", 12, "cycle", "MTE3 per-instruction setup", {0, 10000}),
+      smem(s) {}
+
+uint32_t CoreParams::issue_cost(const isa::Instr& in) const {
+    return scalar_issue_cycles + scalar_setup_cycles * isa::scalar_setup_words(in);
+}
 
 }  // namespace sfumato

@@ -1,6 +1,8 @@
 // Parameters of one AI core (scalar unit, pipes, local buffers), read from `chip.aicore.*`.
 // Plain C++: loading them needs no SystemC, so `sfumato params`/`info` never elaborate a core.
 #pragma once
+#include "isa/instr.h"
+#include "models/aicore/scalar_mem_params.h"
 #include "sim/config.h"
 
 namespace sfumato {
@@ -14,8 +16,10 @@ struct BufferParams {
 struct CoreParams {
     explicit CoreParams(const ParamScope& s);
     ParamScope scope;
-    // Scalar unit and pipe queues.
+    // Scalar unit and pipe queues. Issuing an instruction costs issue_cycles plus setup_cycles
+    // per scalar register value it takes (isa::scalar_setup_words).
     Param<uint32_t> scalar_issue_cycles;
+    Param<uint32_t> scalar_setup_cycles;
     Param<uint32_t> queue_depth;
     Param<uint32_t> event_ids;
     Param<uint32_t> flag_latency;
@@ -49,6 +53,10 @@ struct CoreParams {
     Param<uint32_t> mte_max_outstanding;
     Param<uint32_t> mte2_startup;
     Param<uint32_t> mte3_startup;
+    // The scalar unit's caches and TLB, block start-up.
+    ScalarMemParams smem;
+    // Scalar cycles to issue `in` (issue plus register setup).
+    uint32_t issue_cost(const isa::Instr& in) const;
 };
 
 }  // namespace sfumato

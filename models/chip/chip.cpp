@@ -29,6 +29,10 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         m_dma = m_simple_dma.get();
     }
 
+    if (p.system.bytes >= p.gm_capacity())
+        throw ConfigError("chip.system.bytes", "must be below the device memory capacity (" + std::to_string(p.gm_capacity()) + " B)");
+    m_region = std::make_unique<SystemRegion>(p.system, p.core.smem.code_entry_bytes, p.core.smem.code_site_bytes,
+                                              p.core.smem.icache_line_bytes);
     if (split) m_xflags = std::make_unique<CrossFlags>(p.cube_cores, p.aiv_per_aic, p.core.cross_flag_latency);
     std::vector<AiCore*> cube, vec;
     uint32_t index = 0;
@@ -36,7 +40,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         const std::string n = (split ? "aic" : "core") + std::to_string(i);
         m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, split ? isa::CoreKind::Cube : isa::CoreKind::Coupled,
                                                    p.core, clk, *m_mem, m_gm.get(), p.gm_capacity(), trace,
-                                                   *m_instr_stats, m_stats));
+                                                   *m_instr_stats, m_stats, m_region->page_table()));
         cube.push_back(m_cores.back().get());
         if (split) cube.back()->attach_cross_flags(m_xflags.get(), i, 0);
     }
@@ -44,12 +48,13 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
         for (uint32_t i = 0; i < p.vector_cores(); ++i) {
             const std::string n = "aiv" + std::to_string(i);
             m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, isa::CoreKind::Vector, p.core, clk, *m_mem,
-                                                       m_gm.get(), p.gm_capacity(), trace, *m_instr_stats, m_stats));
+                                                       m_gm.get(), p.gm_capacity(), trace, *m_instr_stats, m_stats,
+                                                       m_region->page_table()));
             vec.push_back(m_cores.back().get());
             vec.back()->attach_cross_flags(m_xflags.get(), i / p.aiv_per_aic, i % p.aiv_per_aic);
         }
     }
-    m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk);
+    m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk, *m_region);
     m_router.local = m_dma;
     m_router.device_id = device_id;
     m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, m_router, &m_stats, &trace);

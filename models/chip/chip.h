@@ -79,6 +79,7 @@ private:
     std::unique_ptr<SdmaEngines> m_sdma;
     IDmaEngine* m_dma = nullptr;
     std::unique_ptr<CrossFlags> m_xflags;  // split parts only
+    std::unique_ptr<SystemRegion> m_region;
     std::vector<std::unique_ptr<AiCore>> m_cores;
     std::unique_ptr<ts::AiCoreRunner> m_runner;
     std::unique_ptr<ts::TaskScheduler> m_ts;

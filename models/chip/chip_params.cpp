@@ -38,7 +38,8 @@ ChipParams::ChipParams(Config& c)
           host_link),
       sdma(scope.sub("dma").unused_if(mem_model.get() != "detailed", "the SDMA engines belong to chip.mem.model = detailed"),
            host_link),
-      ts(scope.sub("ts")) {}
+      ts(scope.sub("ts")),
+      system(scope) {}
 
 ChipPeaks chip_peaks(const ChipParams& p) {
     ChipPeaks k{};
@@ -82,6 +83,7 @@ DeviceInfo device_info(const ChipParams& p, bool functional) {
     d.l0c_bytes = p.core.l0c.size;
     d.event_ids = p.core.event_ids;
     d.gm_bytes = p.gm_capacity();
+    d.reserved_bytes = p.system.bytes;
     d.functional = functional;
     d.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
     d.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;

@@ -2,6 +2,7 @@
 // Plain C++ (no SystemC), so `sfumato params` and `sfumato info` load them without a model.
 #pragma once
 #include "models/aicore/core_params.h"
+#include "models/aicore/system_region.h"
 #include "models/chip/simple_dma.h"
 #include "models/chip/simple_gm.h"
 #include "models/dma/sdma_params.h"
@@ -30,6 +31,7 @@ struct ChipParams {
     SimpleDmaParams dma;       // the skeleton DMA, chip.dma.d2d_gbps (simple)
     SdmaParams sdma;           // SDMA engines, chip.dma.engines/max_outstanding (detailed)
     TaskSchedulerParams ts;
+    SystemRegionParams system;  // chip.system.*: page table, kernel arguments, kernel code
 
     bool split() const { return arch.get() == "split"; }
     uint32_t vector_cores() const { return split() ? cube_cores * aiv_per_aic : cube_cores; }

@@ -2,7 +2,9 @@
 // BlockAssignment per core of the slot (a Mix block on a split chip: the AIC and each of its AIVs,
 // told apart by sub_block_idx), and the block is done when every part is. It also charges each
 // kernel task with its cores' pipe busy cycles and counts the distinct cores that ran it (for the
-// per-op pipe utilisation in summary.json). Plain bookkeeping: no timing of its own.
+// per-op pipe utilisation in summary.json). Each launch gets an argument slot and its code images
+// (one per core kind) in the chip's system region, and a launch number, so a core given a block
+// of a new launch starts with cold caches. Plain bookkeeping: no timing of its own.
 #pragma once
 #include <unordered_map>
 #include <vector>
@@ -14,7 +16,7 @@ namespace sfumato::ts {
 
 class AiCoreRunner : public IBlockRunner, public ICoreListener {
 public:
-    AiCoreRunner(std::vector<AiCore*> cube, std::vector<AiCore*> vector, ClockDomain clock);
+    AiCoreRunner(std::vector<AiCore*> cube, std::vector<AiCore*> vector, ClockDomain clock, SystemRegion& region);
     void run_block(const CoreSlot& slot, Task& task, uint32_t block_idx, IBlockDone& done, uint64_t cookie) override;
     void block_done(AiCore& core) override;
 
@@ -28,11 +30,15 @@ private:
     struct Usage {
         std::vector<bool> cube, vector;
         uint32_t blocks_left;
+        uint64_t launch = 0, args_addr = 0;
     };
-    void start(AiCore* core, Task& task, uint32_t block_idx, uint32_t sub_block, IBlockDone& done, uint64_t cookie);
+    void start(AiCore* core, Task& task, const Usage& u, uint32_t block_idx, uint32_t sub_block, IBlockDone& done,
+               uint64_t cookie);
 
     std::vector<AiCore*> m_cube, m_vector;
     ClockDomain m_clock;
+    SystemRegion& m_region;
+    uint64_t m_launches = 0;
     std::unordered_map<const AiCore*, Part> m_parts;      // cores running a part
     std::unordered_map<uint64_t, uint32_t> m_parts_left;  // cookie -> parts still running
     std::unordered_map<const Task*, Usage> m_usage;

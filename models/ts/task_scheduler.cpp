@@ -17,9 +17,13 @@ TsParams::TsParams(const ParamScope& s)
     : doorbell_cycles(s, "doorbell_cycles", 100, "cycle", "host submit to task visible in its hardware queue", kLatRange),
       dispatch_cycles(s, "dispatch_cycles", 200, "cycle", "task at queue head with free resources to its first block start",
                kLatRange),
-      block_dispatch_cycles(s, "block_dispatch_cycles", 8, "cycle", "between successive block starts of one dispatch round",
-                     kLatRange),
-      completion_cycles(s, "completion_cycles", 100, "cycle", "last block or copy done to task reported complete", kLatRange),
+      block_dispatch_cycles(s, "block_dispatch_cycles", 8, "cycle",
+                            "dispatcher time per block (its descriptor); blocks are dispatched one after another", kLatRange),
+      core_start_cycles(s, "core_start_cycles", 200, "cycle",
+                        "dispatcher time per core a block starts on (writing its start registers and starting it)", kLatRange),
+      core_done_cycles(s, "core_done_cycles", 50, "cycle",
+                       "completion-report handling per core of a finished block (serial); its cores are free after it", kLatRange),
+      completion_cycles(s, "completion_cycles", 100, "cycle", "last block retired or copy done to task reported complete", kLatRange),
       event_cycles(s, "event_cycles", 50, "cycle", "an event record, or a wait whose event is already recorded", kLatRange) {}
 
 TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsParams& params, ClockDomain clock,
@@ -123,17 +127,28 @@ void TaskScheduler::schedule(uint64_t tick, Act act, uint64_t a) {
 
 void TaskScheduler::block_done(uint64_t cookie) {
     const uint64_t now = now_tick().v;
-    const BlockRun b = m_blocks[cookie];
-    m_free_blocks.push_back(cookie);
+    const BlockRun& b = m_blocks[cookie];
     if (b.slot.cube >= 0) m_cube_busy[static_cast<size_t>(b.slot.cube)] += now - b.start;
     for (uint32_t v = 0; v < b.slot.vec_count; ++v) m_vec_busy[static_cast<size_t>(b.slot.vec_first) + v] += now - b.start;
+    // The execution span ends when the last block is done on its core (its report comes after).
+    Task& t = *m_queues[b.queue].active;
+    t.exec_end_tick = max(t.exec_end_tick, Tick(now));
+    // Reports are handled one after another; the block's cores are free once its report is.
+    m_report_free = after_edges(std::max(m_report_free, now), uint64_t{m_p.core_done_cycles} * slot_cores(b.slot));
+    if (m_report_free == now) {
+        retire_block(cookie, now);
+        m_wake.notify(sc_core::SC_ZERO_TIME);  // freed cores: arbitrate again
+    } else {
+        schedule(m_report_free, Act::BlockRetire, cookie);
+    }
+}
+
+void TaskScheduler::retire_block(uint64_t cookie, uint64_t now) {
+    const BlockRun b = m_blocks[cookie];
+    m_free_blocks.push_back(cookie);
     m_cores.give(b.slot);
     Queue& q = m_queues[b.queue];
-    if (++q.blocks_done == q.active->kernel.block_dim) {
-        q.active->exec_end_tick = Tick(now);
-        schedule(now + cyc(m_p.completion_cycles), Act::Complete, b.queue);
-    }
-    m_wake.notify(sc_core::SC_ZERO_TIME);  // freed cores: arbitrate again
+    if (++q.blocks_done == q.active->kernel.block_dim) schedule(now + cyc(m_p.completion_cycles), Act::Complete, b.queue);
 }
 
 void TaskScheduler::dma_done(uint64_t cookie) {
@@ -173,6 +188,7 @@ void TaskScheduler::step() {
                 m_runner.run_block(b.slot, *m_queues[b.queue].active, b.block, *this, a.a);
                 break;
             }
+            case Act::BlockRetire: retire_block(a.a, now); break;
             case Act::CopyStart: m_dma.start(m_queues[a.a].active->copy, *this, a.a); break;
             case Act::Callback: {
                 Task& t = *m_queues[a.a].active;
@@ -200,7 +216,7 @@ void TaskScheduler::arbitrate() {
         Queue& q = m_queues[qi];
         if (q.active) {
             if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim && !cores_blocked) {
-                cores_blocked = dispatch_blocks(qi, now + cyc(m_p.block_dispatch_cycles));
+                cores_blocked = dispatch_blocks(qi, now);
             } else if (q.active->kind == TaskKind::Kernel && q.next_block < q.active->kernel.block_dim) {
                 cores_blocked = true;
             }
@@ -278,7 +294,10 @@ bool TaskScheduler::dispatch_blocks(uint32_t qi, uint64_t first_start) {
             m_free_blocks.pop_back();
         }
         m_blocks[cookie] = BlockRun{qi, q.next_block++, m_cores.take(k.kind), 0};
-        schedule(first_start + i * cyc(m_p.block_dispatch_cycles), Act::BlockStart, cookie);
+        // The dispatcher starts blocks one after another: this one once every earlier one is out.
+        m_dispatch_free = after_edges(std::max(m_dispatch_free, first_start),
+                                      m_p.block_dispatch_cycles + uint64_t{m_p.core_start_cycles} * slot_cores(m_blocks[cookie].slot));
+        schedule(m_dispatch_free, Act::BlockStart, cookie);
     }
     return q.next_block < k.block_dim;
 }

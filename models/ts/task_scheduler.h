@@ -9,10 +9,20 @@
 // notify waits block their queue until their slot has been set (each wait consumes one setting).
 // Latencies (doorbell, task dispatch, per-block dispatch, completion, event) are parameters in
 // cycles of the scheduler's clock; nothing ticks: one SC_METHOD sleeps until the next timed action.
+// Block start-up is serial, as on the chip, where one scheduler core writes each AI core's start
+// registers in turn: a block starts once the dispatcher has spent block_dispatch_cycles on it plus
+// core_start_cycles on each core of its slot (3 for a mix block on a split part), after every
+// block dispatched before it (of any kernel). Completion reports are serial too: a finished block
+// is retired core_done_cycles per core after the previous report, and only then are its cores free
+// again; the task completes completion_cycles after its last block is retired. So an empty
+// kernel's task duration grows with the number of cores it launches.
 // A task's start_tick is when the scheduler takes it (its blocks or copy begin dispatch_cycles
-// later); end_tick is when its completion is reported. A kernel's execution span runs from its
-// first block's start on a core to its last block's end (Task::exec_*_tick); Task::cycles is that
-// span in core-clock edges. Simplified: no queue depth limit, no preemption of running blocks, no descriptor fetch traffic.
+// later); end_tick is when its completion is reported: end - start is the task duration the
+// vendor's profiler reports. A kernel's execution span runs from its first block's start on a core
+// (the core's own start-up, code fetch and initialisation, lies inside it) to its last block's end
+// on its core, before that block's completion report (Task::exec_*_tick); Task::cycles is that span
+// in core-clock edges. Simplified: no queue depth limit, no preemption of running blocks, no
+// descriptor fetch traffic.
 #pragma once
 #include <deque>
 #include <memory>
@@ -36,8 +46,10 @@ struct TsParams {
     explicit TsParams(const ParamScope& s);
     Param<uint32_t> doorbell_cycles;        // host submit -> task visible in its queue
     Param<uint32_t> dispatch_cycles;        // task at queue head with resources -> first block starts
-    Param<uint32_t> block_dispatch_cycles;  // between successive block starts of one dispatch round
-    Param<uint32_t> completion_cycles;      // last block / copy done -> task reported complete
+    Param<uint32_t> block_dispatch_cycles;  // dispatcher time per block (its descriptor)
+    Param<uint32_t> core_start_cycles;      // dispatcher time per core a block starts on
+    Param<uint32_t> core_done_cycles;       // completion-report time per core of a finished block
+    Param<uint32_t> completion_cycles;      // last block retired / copy done -> task reported complete
     Param<uint32_t> event_cycles;           // an event record or satisfied wait
 };
 
@@ -70,7 +82,7 @@ public:
     uint64_t core_busy_cycles(bool cube, uint32_t idx) const;
 
 private:
-    enum class Act : uint8_t { Visible, BlockStart, CopyStart, Complete, Callback, NotifySend };
+    enum class Act : uint8_t { Visible, BlockStart, BlockRetire, CopyStart, Complete, Callback, NotifySend };
     struct Action {
         uint64_t tick, seq;
         Act act;
@@ -99,9 +111,16 @@ private:
     void arbitrate();
     bool try_start(uint32_t qi, uint64_t now, bool cores_blocked);
     bool dispatch_blocks(uint32_t qi, uint64_t first_start);
+    void retire_block(uint64_t cookie, uint64_t now);
+    static uint32_t slot_cores(const CoreSlot& s) { return (s.cube >= 0 ? 1u : 0u) + s.vec_count; }
     void complete(uint32_t qi, uint64_t now);
     void trace_depth(uint32_t qi, uint64_t now);
     uint64_t cyc(uint64_t cycles) const { return m_clock.ticks(cycles); }
+    // The clock edge `cycles` edges after the first edge at or after `tick`: the serial dispatcher
+    // and report handler count whole cycles, so their sums never drift off the edges.
+    uint64_t after_edges(uint64_t tick, uint64_t cycles) const {
+        return m_clock.to_tick(Cycle(m_clock.ceil_cycle(Tick(tick)).v + cycles)).v;
+    }
 
     const TsParams& m_p;
     ClockDomain m_clock;
@@ -120,6 +139,8 @@ private:
     std::vector<uint64_t> m_cube_busy, m_vec_busy;  // per core busy ps
     std::priority_queue<Action, std::vector<Action>, std::greater<Action>> m_actions;
     uint64_t m_seq = 0;
+    uint64_t m_dispatch_free = 0;  // tick the dispatcher finishes the blocks it was given
+    uint64_t m_report_free = 0;    // tick the completion-report handler is free
     sc_core::sc_event m_wake;
 
     StatGroup m_stats;

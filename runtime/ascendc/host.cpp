@@ -204,6 +204,7 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     k.type = r.name;
     k.block_dim = r.block_dim;
     k.kind = resolve_kind(r.kind);
+    k.args_bytes = r.args_bytes;
     BlockSetup setup;
     setup.functional = dev.functional;
     setup.mix = k.kind == KernelKind::Mix && dev.arch == "split";

@@ -4,8 +4,10 @@
 // L0C->UB drain), pipe flags, cross-core flags and block identity. The vector part is in
 // runtime/kernel/vec_api.h (included below), so a kernel includes this one header.
 // Every call builds ISA instructions and issues them through the tensor's kernel context; the
-// core charges scalar issue cycles per issued instruction (its `scalar.issue_cycles`
-// parameter). Simplified: parameters use the ISA's field widths; a call whose parameters do
+// core charges the scalar unit for each issued instruction what issuing it takes
+// (`scalar.issue_cycles` plus `scalar.setup_cycles` per address and parameter word it needs),
+// and the API charges its own bookkeeping (queue operations, the loops that split a call into
+// several instructions) through KernelContext::scalar (ApiOps). Simplified: parameters use the ISA's field widths; a call whose parameters do
 // not fit the instruction throws InputError naming the call.
 #pragma once
 #include "runtime/kernel/tensor.h"

@@ -11,6 +11,15 @@ namespace sfumato::kernel {
 
 using isa::Pipe;
 
+// Scalar instructions of the kernel API's own bookkeeping, charged through scalar() at one cycle
+// each (the in-order scalar unit issues one ALU instruction per cycle). Issuing a pipe instruction
+// is charged by the core (its issue and register setup); these are what the API does around it.
+struct ApiOps {
+    static constexpr uint32_t kQueueOp = 2;        // a queue operation: ring index update, buffer lookup
+    static constexpr uint32_t kLoopIteration = 2;  // a loop the API runs: counter update, compare and branch
+    static constexpr uint32_t kAddressAdvance = 1;  // per operand address the loop advances
+};
+
 class KernelContext {
 public:
     explicit KernelContext(isa::IInstrSink& sink) : m_sink(sink) {}

@@ -57,6 +57,7 @@ int TQueBase::alloc() {
     }
     const int b = static_cast<int>(i);
     m_next = (i + 1) % m_bufs.size();
+    m_ctx->scalar(ApiOps::kQueueOp);
     Buf& buf = m_bufs[b];
     buf.in_use = true;
     if (buf.back_pending) {
@@ -68,12 +69,14 @@ int TQueBase::alloc() {
 
 void TQueBase::enque(int b) {
     if (b < 0 || b >= static_cast<int>(m_bufs.size())) throw InputError(m_name + ": EnQue of a tensor it did not allocate");
+    m_ctx->scalar(ApiOps::kQueueOp);
     m_ctx->set_flag(m_pipes.producer, m_pipes.consumer, m_bufs[b].fwd_ev);
     m_fifo.push_back(b);
 }
 
 int TQueBase::deque() {
     if (m_fifo.empty()) throw InputError(m_name + ": DeQue on an empty queue");
+    m_ctx->scalar(ApiOps::kQueueOp);
     const int b = m_fifo.front();
     m_fifo.pop_front();
     m_ctx->wait_flag(m_pipes.producer, m_pipes.consumer, m_bufs[b].fwd_ev);
@@ -84,6 +87,7 @@ void TQueBase::free_buf(int b) {
     if (b < 0 || b >= static_cast<int>(m_bufs.size()) || !m_bufs[b].in_use)
         throw InputError(m_name + ": FreeTensor of a tensor it did not allocate (or freed twice)");
     m_bufs[b].in_use = false;
+    m_ctx->scalar(ApiOps::kQueueOp);
     m_ctx->set_flag(m_pipes.consumer, m_pipes.producer, m_bufs[b].back_ev);
     m_bufs[b].back_pending = true;
 }

@@ -4,7 +4,8 @@
 // it; FreeTensor sets consumer->producer, and the next AllocTensor of that buffer waits for it.
 // Each buffer has its own event id per direction, so a binary flag never has to count.
 // AllocTensor takes the next buffer in turn that is not in use (in-order use keeps a strict
-// rotation); allocating while every buffer is in use (a missing FreeTensor) is an error.
+// rotation); allocating while every buffer is in use (a missing FreeTensor) is an error. Each
+// queue operation charges the scalar unit its bookkeeping (ApiOps::kQueueOp) besides its flags.
 #pragma once
 #include <deque>
 #include <exception>

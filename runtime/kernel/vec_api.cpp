@@ -137,7 +137,15 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
     const Steps s = steps_of(op, lanes, esd, ess);
     uint64_t done = 0;  // repeats issued
     const uint64_t full = count / lanes;
+    // Each instruction after the first is another iteration of this loop in the scalar code.
+    const uint32_t advance_ops = (s.src2 ? 4 : 3) * ApiOps::kAddressAdvance;
+    bool first = true;
+    auto iteration = [&] {
+        if (!first) ctx.scalar(ApiOps::kLoopIteration + advance_ops);
+        first = false;
+    };
     while (done < full) {
+        iteration();
         const uint64_t reps = std::min<uint64_t>(255, full - done);
         v.repeat = static_cast<uint16_t>(reps);
         v.mask_lo = v.mask_hi = ~0ull;
@@ -152,6 +160,7 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
             throw InputError(std::string(isa::opcode_name(op)) + ": count " + std::to_string(count) +
                              " leaves a bitmask tail off 32-byte alignment (use whole groups of " +
                              std::to_string(32 * 8 / lanes) + " repeats, or the mask/repeat form)");
+        iteration();
         v.repeat = 1;
         set_count_mask(v, tail, lanes, op);
         vec_one(ctx, op, dt,

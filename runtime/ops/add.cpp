@@ -123,6 +123,7 @@ public:
             case isa::DType::BF16: k.body = [plan](isa::IInstrSink& s) { add_kernel<bfloat16>(s, plan); }; break;
             default: k.body = [plan](isa::IInstrSink& s) { add_kernel<float>(s, plan); }; break;
         }
+        k.args_bytes = sizeof(AddPlan);  // the GM pointers and tiling the kernel is passed
         k.flops = static_cast<double>(m_n);
         k.bytes = 3 * m_n * isa::dtype_size(m_dtype);
         // At the chip's vector peak: every vector core (KernelDesc::min_compute_cycles).

@@ -145,6 +145,7 @@ public:
         const MatmulPlan plan = m_plan;
         const isa::DType in = m_in, out = m_out;
         kd.body = [plan, in, out](isa::IInstrSink& s) { run_matmul_kernel(s, plan, in, out); };
+        kd.args_bytes = sizeof(MatmulPlan);  // the GM pointers and tiling the kernel is passed
         kd.flops = 2.0 * t.batch * t.m * t.n * t.k;
         kd.bytes = uint64_t{t.batch} * ((uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) +
                                         uint64_t{t.m} * t.n * isa::dtype_size(m_out));

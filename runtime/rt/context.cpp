@@ -1,5 +1,6 @@
 #include "runtime/rt/context.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <systemc>
@@ -28,10 +29,15 @@ RuntimeParams::RuntimeParams(const ParamScope& s)
 // ---- Device ---------------------------------------------------------------------------------
 
 namespace {
-// Address 0 is never handed out (it reads as null): the arena starts one granule in.
+// Address 0 is never handed out (it reads as null), nor what the chip reserves there
+// (DeviceInfo::reserved_bytes): the arena starts at the first granule past both.
+uint64_t arena_base(const IDevice& d, uint64_t granule) {
+    const uint64_t r = std::max(granule, d.info().reserved_bytes);
+    return (r + granule - 1) / granule * granule;
+}
 uint64_t arena_size(const IDevice& d, uint64_t granule) {
-    const uint64_t gm = d.info().gm_bytes;
-    return gm > granule ? gm - granule : 0;
+    const uint64_t gm = d.info().gm_bytes, base = arena_base(d, granule);
+    return gm > base ? gm - base : 0;
 }
 }  // namespace
 
@@ -39,7 +45,7 @@ Device::Device(IDevice& dev, const RuntimeParams& params, TraceHub* trace, StatG
     : m_dev(dev),
       m_host(params),
       m_trace(trace),
-      m_arena(m_host.alloc_min_block, arena_size(dev, m_host.alloc_min_block), m_host.alloc_min_block),
+      m_arena(arena_base(dev, m_host.alloc_min_block), arena_size(dev, m_host.alloc_min_block), m_host.alloc_min_block),
       m_stats(stats_parent, "runtime") {
     auto d = [](uint64_t v) { return static_cast<double>(v); };
     add_stat("mem_in_use", "B", "device bytes in live allocations (all contexts)", [=, this] { return d(memory_stats().in_use); });

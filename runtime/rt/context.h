@@ -71,7 +71,7 @@ struct TaskRecord {
 // as a workload file (traces/workload_record.h). Times are ticks (ps).
 struct ApiCall {
     enum class Kind : uint8_t {
-        Malloc, Free, Memcpy, Launch, EventRecord, StreamWait, StreamSync, DeviceSync, EventSync,
+        Malloc, Free, Memcpy, Launch, EventRecord, StreamWait, StreamSync, DeviceSync, EventSync, FlushCaches,
         Other,  // any other call (stream/event creation, host memory, queries): host time only
     };
     Kind kind = Kind::Other;
@@ -168,6 +168,9 @@ public:
     Status stream_destroy(StreamId s);
     Status stream_synchronize(StreamId s);
     Status device_synchronize();
+    // Waits (at no host charge) for every stream's last task, then writes back and invalidates
+    // the device's caches (IDevice::flush_caches), as a benchmark does before a cold measurement.
+    Status flush_caches();
     Status event_create(EventId* e);
     Status event_destroy(EventId e);
     Status event_record(EventId e, StreamId s);

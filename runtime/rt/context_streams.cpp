@@ -55,6 +55,18 @@ Status Context::device_synchronize() {
     return ok();
 }
 
+Status Context::flush_caches() {
+    const uint64_t begin = now_tick().v;
+    for (Stream& st : m_streams) {
+        if (st.last) wait_done(st.last);
+    }
+    m_dev.dev().flush_caches();
+    ApiCall c;
+    c.kind = ApiCall::Kind::FlushCaches;
+    log(c, begin);
+    return ok();
+}
+
 Status Context::event_create(EventId* e) {
     charge(m_dev.host().api_overhead_ns);
     if (!e) return fail(Status::InvalidValue, "event_create: null result pointer");
@@ -261,10 +273,15 @@ void Context::emit_task_trace() {
         const Task& t = *r.task;
         if (!t.done) continue;
         const TrackId track = m_streams[r.stream].track;
+        // The slice spans the task duration (taken by the scheduler to its completion report);
+        // kernels also carry their cycles and that duration in device cycles.
+        const ClockDomain clk = m_dev.dev().info().clock;
         const TraceArg args[] = {{"task_id", static_cast<int64_t>(t.id)},
                                  {"stream_id", static_cast<int64_t>(r.stream)},
-                                 {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)}};
-        sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, 3);
+                                 {"block_dim", static_cast<int64_t>(t.kind == TaskKind::Kernel ? t.kernel.block_dim : 0)},
+                                 {"cycles", static_cast<int64_t>(t.cycles)},
+                                 {"task_duration", static_cast<int64_t>(clk.ceil_cycle(t.end_tick).v - clk.ceil_cycle(t.start_tick).v)}};
+        sink.slice_str(track, r.name, t.start_tick, t.end_tick, args, t.kind == TaskKind::Kernel ? 5 : 3);
         if (hub->on(TraceLevel::Op)) sink.flow(m_api_track, Tick(r.api_slice_begin), track, t.start_tick, task_kind_name(t.kind));
     }
 }

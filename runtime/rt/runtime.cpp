@@ -48,7 +48,7 @@ void Runtime::synchronize_device() { check(m_ctx.device_synchronize()); }
 
 void Runtime::flush_caches() {
     synchronize_device();
-    m_device->dev().flush_caches();
+    check(m_ctx.flush_caches());
 }
 
 std::vector<std::shared_ptr<Task>> Runtime::tasks() const {

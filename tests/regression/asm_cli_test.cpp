@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "isa/asm.h"
 #include "models/chip/chip_params.h"
 #include "tests/support.h"
 
@@ -39,6 +40,8 @@ struct Preset {
         cfg.load_ini(config("ascend910b-like"));
         p = std::make_unique<ChipParams>(cfg);
     }
+    // Scalar cycles to issue the first line of an example program.
+    uint64_t issue(const std::string& text) const { return p->core.issue_cost(isa::assemble(text).at(0)); }
 };
 
 }  // namespace
@@ -51,12 +54,13 @@ TEST_CASE("asm: cube_peak keeps the Cube pipe busy (pipe_util.cube >= 0.98)") {
     const auto s = read_json(out + "/summary.json");
     CHECK(s["pipe_util"]["cube"].get<double>() >= 0.98);
     CHECK(s["kind"] == "cube");
-    // 40 MADs of 128^3 fp16: steps from the preset's fractal shape.
+    // 2000 MADs of 128^3 fp16: steps from the preset's fractal shape, after the core's start-up.
     Preset pr;
     const auto& c = pr.p->core;
     const uint64_t steps = (128 / c.cube_m0) * (128 / c.cube_k0_16bit) * (128 / c.cube_n0) * c.cube_cycles_per_step;
-    CHECK(cycles_match(s["ops"][0]["cycles"].get<uint64_t>(),
-                       c.scalar_issue_cycles + 40 * steps + c.cube_fill));
+    const uint64_t issue = pr.issue("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=128, k=128, n=128, acc=1");
+    CHECK(cycles_match(s["ops"][0]["cycles"].get<uint64_t>(), s["ops"][0]["startup_cycles"].get<uint64_t>() + issue +
+                                                                  2000 * steps + c.cube_fill));
 }
 
 TEST_CASE("asm: vector_peak reaches pipe_util.vector >= 0.95 and writes every output") {
@@ -69,19 +73,19 @@ TEST_CASE("asm: vector_peak reaches pipe_util.vector >= 0.95 and writes every ou
     for (const char* f : {"trace.json", "stats.h5", "summary.json", "instr.csv"}) CHECK(std::filesystem::exists(out + "/" + f));
     const std::string csv = read_text(out + "/instr.csv");
     CHECK(csv.rfind("instruction,pipe,count,cycles,avg_cycles\n", 0) == 0);
-    CHECK(csv.find("vadd,V,200,") != std::string::npos);
+    CHECK(csv.find("vadd,V,4000,") != std::string::npos);
     // The trace has a V track with instruction slices.
     const std::string trace = read_text(out + "/trace.json");
     CHECK(trace.find("\"vadd\"") != std::string::npos);
 }
 
 TEST_CASE("asm: ub_bank_conflict runs slower than vector_peak by the factor the bank parameters imply") {
-    // Both programs: 200 adds of 64 repeats. vector_peak's operands use distinct banks; in
+    // Both programs: 4000 adds of 64 repeats. vector_peak's operands use distinct banks; in
     // ub_bank_conflict all three operands' 8 blocks fall in the same 8 banks (16 KiB apart, a
     // multiple of banks x bank_bytes), so each repeat pays 2 extra bank accesses.
     for (const char* f : {"vector_peak", "ub_bank_conflict"}) {
         const std::string t = read_text(example(f));
-        REQUIRE(t.find(".rep 200") != std::string::npos);
+        REQUIRE(t.find(".rep 4000") != std::string::npos);
         REQUIRE(t.find("repeat=64") != std::string::npos);
     }
     Preset pr;
@@ -90,10 +94,13 @@ TEST_CASE("asm: ub_bank_conflict runs slower than vector_peak by the factor the 
     const std::string o1 = temp_dir("asm_peak"), o2 = temp_dir("asm_conflict");
     REQUIRE(run_cli(asm_cmd("vector_peak", "--mode timing", o1)).code == 0);
     REQUIRE(run_cli(asm_cmd("ub_bank_conflict", "--mode timing", o2)).code == 0);
-    const uint64_t peak = read_json(o1 + "/summary.json")["ops"][0]["cycles"].get<uint64_t>();
-    const uint64_t conf = read_json(o2 + "/summary.json")["ops"][0]["cycles"].get<uint64_t>();
-    const uint64_t fixed = c.scalar_issue_cycles + c.vec_startup;
-    const uint64_t rep = 200 * 64;
+    const auto op1 = read_json(o1 + "/summary.json")["ops"][0], op2 = read_json(o2 + "/summary.json")["ops"][0];
+    const uint64_t peak = op1["cycles"].get<uint64_t>(), conf = op2["cycles"].get<uint64_t>();
+    // The two kernels' start-ups are the same (the same code size, the same arguments).
+    REQUIRE(op1["startup_cycles"] == op2["startup_cycles"]);
+    const uint64_t fixed = op1["startup_cycles"].get<uint64_t>() +
+                           pr.issue("vadd.fp16 ub[0x0], ub[0x4100], ub[0x8200], repeat=64, mask=128") + c.vec_startup;
+    const uint64_t rep = 4000 * 64;
     CHECK(cycles_match(peak, fixed + rep * c.vec_cycles_per_repeat));
     CHECK(cycles_match(conf, fixed + rep * (c.vec_cycles_per_repeat + 2 * c.ub_bank_conflict_cycles)));
     // Exactly the conflict cycles apart (the launch rounding cancels), i.e. the vector part is
@@ -111,8 +118,9 @@ TEST_CASE("asm: mte1_rate loads at the L1->L0A and L1->L0B rates") {
     const auto& c = pr.p->core;
     const uint64_t per_pair = 64 * 512 / c.mte1_l1_l0a_bpc + 64 * 512 / c.mte1_l1_l0b_bpc;
     const auto s = read_json(out + "/summary.json");
+    const uint64_t issue = pr.issue("load2d.fp16 l0a[0x0], l1[0x0], repeat=64");
     CHECK(cycles_match(s["ops"][0]["cycles"].get<uint64_t>(),
-                       c.scalar_issue_cycles + 32 * per_pair + c.mte1_startup));
+                       s["ops"][0]["startup_cycles"].get<uint64_t>() + issue + 1200 * per_pair + c.mte1_startup));
     CHECK(s["pipe_util"]["mte1"].get<double>() > 0.9);
 }
 

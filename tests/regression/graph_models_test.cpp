@@ -166,3 +166,17 @@ TEST_CASE("streams: SqueezeNet's fire modules run on two streams whose kernels o
                                                                              std::max(x.first, y.first));
     CHECK(overlap > 0);
 }
+
+TEST_CASE("ascend910-like: ResNet-50 at 64x64 runs through (a released blocked L2 miss used to drop its MSHR: deadlock)") {
+    // The smallest whole-network case seen to deadlock (exit 4) before the L2 passed a freed MSHR
+    // on from a released miss that no longer needed it; the exact sequence is
+    // tests/component/mem_mshr_test.cpp.
+    const std::string out = temp_dir("graph_910_resnet50") + "/out";
+    const CliResult r = run_cli("run 'zoo:resnet50?image=64' --config " + config("ascend910-like") +
+                                " --mode timing --trace off --out " + out);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto s = read_json(out + "/summary.json");
+    CHECK(s["graph"]["kernels"].get<int>() > 0);
+    CHECK(s["inference"]["mean_latency_us"].get<double>() > 0);
+}

@@ -21,9 +21,7 @@ struct Trip {
     uint64_t run = 0, ops = 0, instr = 0;
 };
 Trip round_trip(const std::string& dir, const std::string& cmd, const std::string& cfg) {
-    // A recording does not carry `kernel`'s cold-L2 flush (not a runtime call): record warm.
-    const std::string warm = cmd.rfind("kernel ", 0) == 0 ? " --l2 warm" : "";
-    const CliResult r = run_cli(cmd + warm + " --config " + config(cfg) + " --out " + dir + "/run --record " + dir +
+    const CliResult r = run_cli(cmd + " --config " + config(cfg) + " --out " + dir + "/run --record " + dir +
                                 "/w.json --record-level instructions");
     INFO(r.output);
     REQUIRE(r.code == 0);
@@ -91,6 +89,24 @@ TEST_CASE("record: an operator-library kernel replays its instructions with iden
     const std::string d = temp_dir("record_add_instr");
     const Trip t = round_trip(d, "kernel add --n 10000 --block-dim 3 --dtype fp32", "tiny");
     CHECK(t.instr == t.run);
+    // The recording carries what the kernel's start-up depends on, and the cold-L2 flush the
+    // kernel command made after the upload (a flush task after the device-wide sync).
+    const auto w = read_json(d + "/w.json");
+    bool flush = false;
+    for (const auto& x : w["tasks"]) {
+        flush = flush || x["kind"] == "flush";
+        if (x["kind"] != "kernel") continue;
+        CHECK(flush);  // before the launch
+        CHECK(x["launches"][0]["args_bytes"].get<uint32_t>() > 0);
+    }
+    CHECK(flush);
+}
+
+TEST_CASE("record: a warm kernel run has no flush task and replays identically") {
+    const std::string d = temp_dir("record_add_warm");
+    const Trip t = round_trip(d, "kernel add --n 10000 --block-dim 3 --dtype fp32 --l2 warm", "tiny");
+    CHECK(t.instr == t.run);
+    for (const auto& x : read_json(d + "/w.json")["tasks"]) CHECK(x["kind"] != "flush");
 }
 
 TEST_CASE("record: a graph-node kernel replays with identical total cycles at both levels") {
@@ -137,7 +153,7 @@ TEST_CASE("record: a multi-stream workload replayed and recorded again replays i
 
 TEST_CASE("record: one recording replays on ascend910-like and ascend910b-like at different times") {
     const std::string d = temp_dir("record_chips");
-    const CliResult r = run_cli("kernel gemm --m 1024 --n 1024 --k 1024 --l2 warm --mode timing --config " +
+    const CliResult r = run_cli("kernel gemm --m 1024 --n 1024 --k 1024 --mode timing --config " +
                                 config("ascend910b-like") + " --out " + d + "/run --record " + d + "/w.json --record-level instructions");
     INFO(r.output);
     REQUIRE(r.code == 0);

@@ -11,6 +11,11 @@ using namespace sfumato::test;
 namespace {
 isa::Instr one(const std::string& text) { return isa::assemble(text).at(0); }
 uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+// Start-up of a mix block's part: 0 = the AIC, 1 and 2 = its AIVs (group 0).
+uint64_t startup(Harness& h, int part) {
+    const auto& p = h.params();
+    return h.chip().cores()[part == 0 ? 0 : p.cube_cores + static_cast<size_t>(part - 1)]->last_startup_cycles();
+}
 }  // namespace
 
 TEST_CASE("aicore timing: a MAD costs ceil(m/m0)*ceil(k/k0)*ceil(n/n0) steps plus the fill") {
@@ -22,7 +27,7 @@ TEST_CASE("aicore timing: a MAD costs ceil(m/m0)*ceil(k/k0)*ceil(n/n0) steps plu
     const uint64_t steps = cdiv(48, p.core.cube_m0) * cdiv(40, p.core.cube_k0_16bit) * cdiv(33, p.core.cube_n0);
     const uint64_t busy = steps * p.core.cube_cycles_per_step + p.core.cube_fill;
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::M)] == busy);
-    CHECK(t->cycles == p.core.scalar_issue_cycles + busy);
+    CHECK(t->cycles == t->startup_cycles + p.core.issue_cost(mad) + busy);
 }
 
 TEST_CASE("aicore timing: back-to-back int8 MADs stream at one step per cycle, one fill") {
@@ -35,8 +40,8 @@ TEST_CASE("aicore timing: back-to-back int8 MADs stream at one step per cycle, o
     }, 1, KernelKind::Cube);
     REQUIRE(h.run({t}));
     const uint64_t steps = cdiv(32, p.core.cube_m0) * cdiv(64, p.core.cube_k0_int8) * cdiv(32, p.core.cube_n0);
-    REQUIRE(steps * p.core.cube_cycles_per_step >= p.core.scalar_issue_cycles);  // issue keeps up
-    CHECK(t->cycles == p.core.scalar_issue_cycles + n * steps * p.core.cube_cycles_per_step +
+    REQUIRE(steps * p.core.cube_cycles_per_step >= p.core.issue_cost(mad));  // issue keeps up
+    CHECK(t->cycles == t->startup_cycles + p.core.issue_cost(mad) + n * steps * p.core.cube_cycles_per_step +
                            p.core.cube_fill);
 }
 
@@ -53,8 +58,8 @@ TEST_CASE("aicore timing: MTE1 load2d runs at the L1->L0A and L1->L0B rates") {
     REQUIRE(h.run({t}));
     const uint64_t occ_a = cdiv(ra * isa::kFractalBytes, p.core.mte1_l1_l0a_bpc);
     const uint64_t occ_b = cdiv(rb * isa::kFractalBytes, p.core.mte1_l1_l0b_bpc);
-    REQUIRE(occ_a >= p.core.scalar_issue_cycles);
-    CHECK(t->cycles == p.core.scalar_issue_cycles + occ_a + occ_b + p.core.mte1_startup);
+    REQUIRE(occ_a >= p.core.issue_cost(lb));
+    CHECK(t->cycles == t->startup_cycles + p.core.issue_cost(la) + occ_a + occ_b + p.core.mte1_startup);
 }
 
 TEST_CASE("aicore timing: FixPipe to L1 reads L0C at its rate, then a flag releases MTE1") {
@@ -68,7 +73,7 @@ TEST_CASE("aicore timing: FixPipe to L1 reads L0C at its rate, then a flag relea
         s.issue(one("load2d.fp16 l0a[0x0], l1[0x0], repeat=4"));
     }, 1, KernelKind::Cube);
     REQUIRE(h.run({t}));
-    const uint64_t fix_end = p.core.scalar_issue_cycles + cdiv(32 * 48 * 4, p.core.fix_l0c_bpc) +
+    const uint64_t fix_end = t->startup_cycles + p.core.issue_cost(fix) + cdiv(32 * 48 * 4, p.core.fix_l0c_bpc) +
                              p.core.fix_startup;
     const uint64_t load = cdiv(4 * isa::kFractalBytes, p.core.mte1_l1_l0a_bpc) + p.core.mte1_startup;
     CHECK(t->cycles == fix_end + p.core.flag_latency + load);
@@ -139,19 +144,25 @@ TEST_CASE("aicore timing: a cross-core flag from the AIC releases both AIVs afte
     const auto& p = h.params();
     const isa::Instr mad = one("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=32, k=32, n=32");
     const uint16_t r = 9;
+    const isa::Instr wait = one("wait_cross_flag V, 2, 5"), add = vadd(0x0, 0x100, 0x200, r);
     auto t = Harness::kernel([&](isa::IInstrSink& s) {
         if (s.core_kind() == isa::CoreKind::Cube) {
             s.issue(mad);
             s.issue(one("set_cross_flag M, 2, 5"));
         } else {
-            s.issue(one("wait_cross_flag V, 2, 5"));
-            s.issue(vadd(0x0, 0x100, 0x200, r));
+            s.issue(wait);
+            s.issue(add);
         }
     }, 1, KernelKind::Mix);
     REQUIRE(h.run({t}));
     const uint64_t mad_busy = 2 * 2 * 2 * p.core.cube_cycles_per_step + p.core.cube_fill;
-    const uint64_t set_at = p.core.scalar_issue_cycles + mad_busy;
-    CHECK(t->cycles == set_at + p.core.cross_flag_latency + r * p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    // Each core's body starts after its own start-up; the set waits for the AIC's mad, and the
+    // AIVs' adds for the flag (they started their bodies earlier or later: the flag decides).
+    const uint64_t set_at = startup(h, 0) + p.core.issue_cost(mad) + mad_busy;
+    REQUIRE(set_at + p.core.cross_flag_latency >= std::max(startup(h, 1), startup(h, 2)) + p.core.issue_cost(wait) +
+                                                       p.core.issue_cost(add));
+    CHECK(t->cycles == set_at + p.core.cross_flag_latency + r * p.core.vec_cycles_per_repeat +
+                           p.core.vec_startup);
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == 2 * (r * p.core.vec_cycles_per_repeat + p.core.vec_startup));
 }
 
@@ -164,15 +175,22 @@ TEST_CASE("aicore timing: the AIC waits for one count from each AIV (mode 2, AIV
             s.issue(one("wait_cross_flag M, 2, 1"));
             s.issue(one("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=16, k=16, n=16"));
         } else {
-            // AIV 1 finishes later: it adds more repeats before setting.
-            const uint16_t r = static_cast<uint16_t>(4 + 6 * s.sub_block_idx());
+            // AIV 1 finishes later: it adds more repeats before setting (both long enough that the
+            // AIC, whose start-up is the longest of the three, waits for them).
+            const uint16_t r = static_cast<uint16_t>(40 + 40 * s.sub_block_idx());
             s.issue(vadd(0x0, 0x100, 0x200, r));
             s.issue(one("set_cross_flag V, 2, 1"));
         }
     }, 1, KernelKind::Mix);
     REQUIRE(h.run({t}));
-    const uint64_t late_set = p.core.scalar_issue_cycles + 10 * p.core.vec_cycles_per_repeat + p.core.vec_startup;
-    CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step + p.core.cube_fill);
+    // AIV 1's set comes last (its add is the longest; the cores' start-ups differ by a few cycles).
+    const isa::Instr add = vadd(0x0, 0x100, 0x200, 80), wait = one("wait_cross_flag M, 2, 1");
+    const uint64_t late_set = startup(h, 2) + p.core.issue_cost(add) + 80 * p.core.vec_cycles_per_repeat + p.core.vec_startup;
+    INFO("start-ups " << startup(h, 0) << " " << startup(h, 1) << " " << startup(h, 2));
+    REQUIRE(late_set > startup(h, 1) + p.core.issue_cost(add) + 40 * p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    REQUIRE(startup(h, 0) + 2 * p.core.issue_cost(wait) < late_set + p.core.cross_flag_latency);  // the AIC waits
+    CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step +
+                           p.core.cube_fill);
 }
 
 TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the slot frees, exactly") {
@@ -180,7 +198,7 @@ TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the
     // at add 3's start; 1000 scalar cycles later add 6 issues and starts (the pipe is idle by then).
     Harness h({"chip.aicore.queue_depth=2"});
     const auto& p = h.params();
-    const uint16_t r = 10;
+    const uint16_t r = 16;
     const uint32_t work = 1000;
     auto t = Harness::kernel([&](isa::IInstrSink& s) {
         for (int k = 0; k < 6; ++k) s.issue(vadd(0x0, 0x100, 0x200, r));
@@ -188,9 +206,9 @@ TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the
         s.issue(vadd(0x0, 0x100, 0x200, r));
     });
     REQUIRE(h.run({t}));
-    const uint64_t add = r * p.core.vec_cycles_per_repeat, issue = p.core.scalar_issue_cycles;
+    const uint64_t add = r * p.core.vec_cycles_per_repeat, issue = p.core.issue_cost(vadd(0x0, 0x100, 0x200, r));
     REQUIRE(add > 2 * issue);  // pipe-bound: the queue fills
-    const uint64_t first = issue;  // add 0 issues and starts
+    const uint64_t first = t->startup_cycles + issue;  // add 0 issues and starts
     const uint64_t issue5 = first + 3 * add;               // add 3's start frees add 5's slot
     REQUIRE(work > 3 * add);                               // the pipe drains during the scalar work
     const uint64_t start6 = issue5 + work + issue;

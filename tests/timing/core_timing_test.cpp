@@ -7,7 +7,7 @@
 using namespace sfumato;
 using namespace sfumato::test;
 
-TEST_CASE("timing: one vector add costs issue + repeats + pipeline depth (its execution span)") {
+TEST_CASE("timing: one vector add costs start-up + issue + repeats + pipeline depth (its execution span)") {
     Harness h;
     const auto& p = h.params();
     const uint16_t repeat = 37;
@@ -15,8 +15,8 @@ TEST_CASE("timing: one vector add costs issue + repeats + pipeline depth (its ex
     REQUIRE(h.run({t}));
     // The operands are 10 KiB apart: their blocks share UB banks, and the conflicts are part of the cost.
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, repeat), p.core);
-    const uint64_t expect = p.core.scalar_issue_cycles + repeat * p.core.vec_cycles_per_repeat + bank +
-                            p.core.vec_startup;
+    const uint64_t expect = t->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, repeat)) +
+                            repeat * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup;
     CHECK(t->cycles == expect);
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == repeat * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup);
 }
@@ -45,14 +45,15 @@ TEST_CASE("timing: back-to-back vector adds pipeline, dependent ones pay the dep
     });
     REQUIRE(h.run({independent, dependent}));
     // Issue is faster than execution here, so the pipe is throughput-bound: 4 x repeats, one depth.
-    const uint64_t issue = p.core.scalar_issue_cycles;
+    const uint64_t issue = p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, r));
     REQUIRE(issue <= r * p.core.vec_cycles_per_repeat);
     const uint64_t occ_a = r * p.core.vec_cycles_per_repeat + ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
     const uint64_t occ_b = r * p.core.vec_cycles_per_repeat + ub_conflict_cycles(vadd(0x0, 0x0, 0x5000, r), p.core);
     REQUIRE(p.core.vec_startup > 0);  // otherwise the chain cannot show the depth
-    CHECK(independent->cycles == issue + 4 * occ_a + p.core.vec_startup);
+    CHECK(independent->cycles == independent->startup_cycles + issue + 4 * occ_a + p.core.vec_startup);
     // Each barrier releases the next add when the previous one completed (its end includes the depth).
-    CHECK(dependent->cycles == issue + (occ_a + p.core.vec_startup) + 3 * (occ_b + p.core.vec_startup));
+    CHECK(dependent->cycles ==
+          dependent->startup_cycles + issue + (occ_a + p.core.vec_startup) + 3 * (occ_b + p.core.vec_startup));
 }
 
 TEST_CASE("timing: set_flag waits for completion and wait_flag releases the store after the flag latency") {
@@ -69,7 +70,8 @@ TEST_CASE("timing: set_flag waits for completion and wait_flag releases the stor
     });
     REQUIRE(h.run({t}));
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, r), p.core);
-    const uint64_t vend = p.core.scalar_issue_cycles + r * p.core.vec_cycles_per_repeat + bank + p.core.vec_startup;
+    const uint64_t vend = t->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, r)) + r * p.core.vec_cycles_per_repeat +
+                          bank + p.core.vec_startup;
     const uint64_t xfer = std::max((bytes + p.gm.port_write_bpc - 1) / p.gm.port_write_bpc,
                                    (bytes + p.gm.bytes_per_cycle - 1) / p.gm.bytes_per_cycle);
     const uint64_t done = vend + p.core.flag_latency + p.core.mte3_startup + xfer + p.gm.latency;
@@ -86,6 +88,6 @@ TEST_CASE("timing: a full queue stalls the scalar unit without changing the pipe
     });
     REQUIRE(h.run({a}));
     const uint64_t bank = ub_conflict_cycles(vadd(0x0, 0x2800, 0x5000, 8), p.core);
-    CHECK(a->cycles == p.core.scalar_issue_cycles + 10 * (8 * p.core.vec_cycles_per_repeat + bank) +
-                           p.core.vec_startup);
+    CHECK(a->cycles == a->startup_cycles + p.core.issue_cost(vadd(0x0, 0x2800, 0x5000, 8)) +
+                           10 * (8 * p.core.vec_cycles_per_repeat + bank) + p.core.vec_startup);
 }

@@ -10,7 +10,9 @@ using rt::Status;
 namespace {
 
 std::vector<std::string> with_dispatch(std::vector<std::string> overrides) {
-    overrides.insert(overrides.begin(), "chip.ts.block_dispatch_cycles=16");  // not the default, to see it matters
+    // Not the defaults, to see they matter.
+    overrides.insert(overrides.begin(), {"chip.ts.block_dispatch_cycles=16", "chip.ts.core_start_cycles=24",
+                                         "chip.ts.core_done_cycles=10"});
     return overrides;
 }
 
@@ -35,10 +37,19 @@ TEST_CASE("ts timing: one kernel on an idle chip") {
     });
     CHECK(k->issue_tick.v == param(r.cfg, "host.launch_overhead_ns") * 1000);
     CHECK(k->start_tick.v == k->issue_tick.v + r.cyc("chip.ts.doorbell_cycles"));
-    // Blocks start a dispatch later and block_dispatch apart; the last one ends block_cycles later.
+    // The dispatcher takes dispatch_cycles for the task, then block_dispatch + core_start for
+    // each (one-core) block in turn; the last block ends block_cycles after it starts, its report
+    // takes core_done (the earlier ones were handled in the meantime: they end further apart).
+    REQUIRE(param(r.cfg, "chip.ts.core_done_cycles") <=
+            param(r.cfg, "chip.ts.block_dispatch_cycles") + param(r.cfg, "chip.ts.core_start_cycles"));
     CHECK(k->end_tick.v == k->start_tick.v + r.cyc("chip.ts.dispatch_cycles") +
-                               (blocks - 1) * r.cyc("chip.ts.block_dispatch_cycles") + r.clock.ticks(block_cycles) +
+                               blocks * (r.cyc("chip.ts.block_dispatch_cycles") + r.cyc("chip.ts.core_start_cycles")) +
+                               r.clock.ticks(block_cycles) + r.cyc("chip.ts.core_done_cycles") +
                                r.cyc("chip.ts.completion_cycles"));
+    // Its execution span (Task::cycles) runs from the first block's start to the last block's end:
+    // the later blocks' dispatch and the block itself, without the task's dispatch and reports.
+    CHECK(k->cycles == (blocks - 1) * (param(r.cfg, "chip.ts.block_dispatch_cycles") + param(r.cfg, "chip.ts.core_start_cycles")) +
+                           block_cycles);
 }
 
 TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels") {
@@ -60,8 +71,8 @@ TEST_CASE("ts timing: an urgent kernel goes before queued low-priority kernels")
         urgent = c.tasks()[3].task;
     });
     REQUIRE(urgent->issue_tick < low[0]->end_tick);  // submitted while the first low kernel runs
-    // Its cores free when the first low kernel's last block ends (its end minus the completion
-    // latency); the scheduler takes the urgent kernel then, before the queued low kernels.
+    // Its cores free when the first low kernel's last block is retired (its end minus the
+    // completion latency); the scheduler takes the urgent kernel then, before the queued low kernels.
     const uint64_t cores_free = low[0]->end_tick.v - r.cyc("chip.ts.completion_cycles");
     CHECK(urgent->start_tick.v == cores_free);
     CHECK(low[1]->start_tick > urgent->start_tick);

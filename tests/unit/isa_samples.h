@@ -17,7 +17,12 @@ inline Instr sample(Opcode op) {
             if (op == Opcode::PIPE_BARRIER) in.flag = {Pipe::ALL, Pipe::S, 0};
             break;
         case ParamKind::CrossFlag: in.xflag = {1, 9, Pipe::MTE3}; break;
-        case ParamKind::Scalar: in.sc = {17, SysReg::SYS_CNT, 31}; break;
+        case ParamKind::Scalar:
+            in.sc = {17, SysReg::SYS_CNT, 31, 0};
+            if (op == Opcode::LD_GM) in.src0 = A(Pos::GM, 0x1238), in.dtype = DType::FP32;
+            if (op == Opcode::ST_GM) in.dst = A(Pos::GM, 0x40), in.dtype = DType::INT32, in.scalar = -5;
+            if (op == Opcode::DCCI) in.dst = A(Pos::GM, 0x1240);
+            break;
         case ParamKind::Copy: {
             in.copy = {3, 70, 5, 2, 0, 0, 0};
             Pos src = Pos::GM, dst = Pos::UB;

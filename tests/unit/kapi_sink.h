@@ -74,6 +74,10 @@ public:
         if (m_mem && isa::param_kind(in.op) != isa::ParamKind::Flag && in.op != isa::Opcode::PIPE_BARRIER)
             isa::execute(in, *m_mem);
     }
+    uint64_t load(const isa::Instr& in) override {
+        issue(in);
+        return m_mem ? isa::load_scalar(in, *m_mem) : 0;
+    }
     void scalar(uint32_t cycles) override { m_scalar += cycles; }
     uint32_t block_idx() const override { return m_block; }
     uint32_t block_num() const override { return m_num; }

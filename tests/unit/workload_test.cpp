@@ -83,7 +83,7 @@ TEST_CASE("workload: malformed files name the task and field") {
     CHECK_THAT(error_of("{not json"), Catch::Contains("not valid JSON"));
     CHECK_THAT(error_of(R"({"format": "x", "version": 1, "streams": [], "tasks": []})"),
                Catch::Contains("format"));
-    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 3, "streams": [], "tasks": []})"),
+    CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 4, "streams": [], "tasks": []})"),
                Catch::Contains("version"));
     CHECK_THAT(error_of(R"({"format": "sfumato-workload", "version": 1, "streams": [], "tasks": [], "x": 1})"),
                Catch::Contains("unknown top-level field 'x'"));
@@ -218,4 +218,36 @@ TEST_CASE("workload: devices and collectives parse, round-trip, and old files st
     CHECK(error_of(R"({"format": "sfumato-workload", "version": 2, "streams": [{"id": 0}],
  "tasks": [{"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 4, "save": "x"}]})")
               .find("field 'save'") != std::string::npos);
+}
+
+TEST_CASE("workload: recorded launches carry their start-up fields; older files default them to 0") {
+    const std::string launch = R"({"kind": "kernel", "stream": 0, "launches": [{"name": "k", "type": "t", "kind": "mix",
+        "block_dim": 4, "instr": "k0", "args_bytes": 48, "code_bytes": 8192}]})";
+    auto w = wl::parse(with_task(launch), ops_check);
+    REQUIRE(w.tasks[1].launches.size() == 1);
+    const wl::Launch& l = w.tasks[1].launches[0];
+    CHECK(l.kind == KernelKind::Mix);
+    CHECK(l.type == "t");
+    CHECK(l.args_bytes == 48);
+    CHECK(l.code_bytes == 8192);
+    auto w2 = wl::parse(wl::to_json(w), ops_check);
+    CHECK(w2.tasks[1].launches[0].args_bytes == 48);
+    CHECK(w2.tasks[1].launches[0].code_bytes == 8192);
+    CHECK(wl::to_json(w2) == wl::to_json(w));
+    // A version-1 file without them: no argument block, the estimated code size.
+    auto old = wl::parse(with_task(R"({"kind": "kernel", "stream": 0, "launches": [{"name": "k", "block_dim": 1}]})"), ops_check);
+    CHECK(old.tasks[1].launches[0].args_bytes == 0);
+    CHECK(old.tasks[1].launches[0].code_bytes == 0);
+    CHECK_THAT(error_of(with_task(R"({"kind": "kernel", "stream": 0, "launches": [{"block_dim": 1, "args_bytes": -1}]})")),
+               Catch::Contains("launches[0].args_bytes"));
+    CHECK_THAT(error_of(with_task(R"({"kind": "kernel", "stream": 0, "launches": [{"block_dim": 1, "code_bytes": 1e12}]})")),
+               Catch::Contains("launches[0].code_bytes"));
+}
+
+TEST_CASE("workload: a flush task is device-wide and takes no other field") {
+    auto w = wl::parse(with_task(R"({"kind": "flush", "gap_ns": 5})"), ops_check);
+    CHECK(w.tasks[1].kind == wl::Kind::Flush);
+    CHECK(w.tasks[1].stream == -1);
+    CHECK(wl::parse(wl::to_json(w), ops_check).tasks[1].kind == wl::Kind::Flush);
+    CHECK_THAT(error_of(with_task(R"({"kind": "flush", "stream": 0})")), Catch::Contains("field 'stream'"));
 }

@@ -26,7 +26,14 @@ struct LaunchRequest {
     LaunchKind kind = LaunchKind::FromMode;
     bool cpu_debug = false;  // ICPU_RUN_KF: returns when done, GmAlloc buffers in sync
     std::function<void()> body;  // the kernel with its arguments, on the running block
+    // The argument block each core reads at start-up: the kernel's parameters as the launch packs
+    // them (8-byte slots: GM pointers, scalars, tiling passed by value).
+    uint32_t args_bytes = 0;
 };
+template <class... P>
+constexpr uint32_t args_block_bytes() {
+    return static_cast<uint32_t>((0 + ... + ((sizeof(std::decay_t<P>) + 7) / 8 * 8)));
+}
 // Launches on the simulated chip (set up on first use). Errors print and exit (code 2 for bad
 // input, as the sfumato command does).
 void launch(LaunchRequest r);
@@ -41,7 +48,8 @@ public:
         static_assert(sizeof...(A) == sizeof...(P), "kernel launch: wrong number of arguments");
         std::tuple<std::decay_t<P>...> packed(std::forward<A>(args)...);
         void (*k)(P...) = m_k;
-        launch({m_name, m_block_dim, m_stream, m_kind, false, [k, packed] { std::apply(k, packed); }});
+        launch({m_name, m_block_dim, m_stream, m_kind, false, [k, packed] { std::apply(k, packed); },
+                args_block_bytes<P...>()});
     }
 
 private:
@@ -73,7 +81,8 @@ template <class... P, class... A>
 void run_kf(void (*k)(P...), const char* name, uint32_t blockDim, A&&... args) {
     static_assert(sizeof...(A) == sizeof...(P), "ICPU_RUN_KF: wrong number of kernel arguments");
     std::tuple<std::decay_t<P>...> packed(std::forward<A>(args)...);
-    launch({name, blockDim, nullptr, LaunchKind::FromMode, true, [k, packed] { std::apply(k, packed); }});
+    launch({name, blockDim, nullptr, LaunchKind::FromMode, true, [k, packed] { std::apply(k, packed); },
+            args_block_bytes<P...>()});
 }
 
 }  // namespace sfumato::ascendc

@@ -1,0 +1,39 @@
+// A small set-associative tag array with LRU replacement and a dirty bit per line, no data: the
+// scalar unit's instruction cache, data cache and TLB (scalar_mem.h). Plain C++.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace sfumato {
+
+class TagArray {
+public:
+    struct Victim {
+        bool valid = false, dirty = false;
+        uint64_t line = 0;
+    };
+    void configure(uint64_t lines, uint32_t ways);
+    // Hit: true, and the line becomes most recently used.
+    bool lookup(uint64_t line);
+    // Inserts a line known to be absent; returns the line it replaced.
+    Victim insert(uint64_t line);
+    void set_dirty(uint64_t line);
+    // Removes the line if present; true when it was dirty.
+    bool invalidate(uint64_t line);
+    void clear();
+    // Every dirty line, in set/way order; marks them clean.
+    std::vector<uint64_t> take_dirty();
+    uint64_t capacity_lines() const { return m_entries.size(); }
+
+private:
+    struct Entry {
+        uint64_t line = 0, used = 0;
+        bool valid = false, dirty = false;
+    };
+    Entry* find(uint64_t line);
+    std::vector<Entry> m_entries;
+    uint32_t m_ways = 1;
+    uint64_t m_sets = 1, m_clock = 0;
+};
+
+}  // namespace sfumato
