@@ -42,6 +42,12 @@ std::string read_maybe_gzip(const std::string& path) {
 
 namespace {
 
+// A string field, or `dflt` when it is absent or not a string (json::value would throw).
+std::string text(const json& e, const char* k, const std::string& dflt = "") {
+    auto it = e.find(k);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : dflt;
+}
+
 double num(const json& e, const char* k, double dflt = 0) {
     auto it = e.find(k);
     if (it == e.end()) return dflt;
@@ -136,13 +142,13 @@ Imported import_kineto(const std::string& path) {
     json e;
     while (reader.next(e)) {
         ++rep.events;
-        const std::string ph = e.value("ph", "");
+        const std::string ph = text(e, "ph");
         if (ph != "X") continue;
-        const std::string cat = e.value("cat", "");
+        const std::string cat = text(e, "cat");
         const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
         if (cat == "cpu_op" || cat == "operator") {
             CpuOp c;
-            c.name = e.value("name", "");
+            c.name = text(e, "name");
             c.ts = num(e, "ts");
             c.dur = num(e, "dur");
             c.ext = id_of(args, "External id");
@@ -156,7 +162,7 @@ Imported import_kineto(const std::string& path) {
             k.ext = id_of(args, "External id");
             k.corr = id_of(args, "correlation");
             k.stream = id_of(args, "stream");
-            k.name = e.value("name", cat);
+            k.name = text(e, "name", cat);
             kernels.push_back(std::move(k));
         } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
             const int64_t corr = id_of(args, "correlation"), ext = id_of(args, "External id");
@@ -289,7 +295,7 @@ Imported import_kineto(const std::string& path) {
             t.kind = workload::Kind::Kernel;
             t.stream = stream_id[s];
             t.node = n;
-            t.name = n.value("name", c.name);
+            t.name = text(n, "name", c.name);
             t.source = source;
             t.measured_us = it.measured;
             w.tasks.push_back(std::move(t));

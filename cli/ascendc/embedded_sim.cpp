@@ -110,11 +110,15 @@ public:
     const DeviceInfo& info() const override { return m_session->chip().info(); }
     IBackingStore* gm() override { return m_session->chip().gm(); }
 
+    // Ends the program at once: other blocks may be suspended mid-kernel on their coroutine stacks,
+    // which no exit can unwind, so no destructor or exit handler runs (the outputs are not
+    // written, as for any failed run); the streams are flushed first.
     [[noreturn]] void fatal(const SimError& e) override {
         m_failed = true;
         std::fflush(stdout);
         std::fprintf(stderr, "sfumato: error: %s\n", e.what());
-        std::exit(e.code());
+        std::fflush(stderr);
+        std::_Exit(e.code());
     }
 
     // At exit: end the host program, write the outputs, report each kernel.

@@ -335,6 +335,15 @@ void constant_of_shape(InferCtx& c) {
     c.need_inputs(1, 1);
     std::vector<int64_t> s;
     if (!c.const_ints(0, s)) c.fail("the shape input must be constant");
+    // The constant is built on the host (8 bytes per element): bounded, like any host tensor.
+    constexpr uint64_t kMaxElements = uint64_t{1} << 26;
+    uint64_t count = 1;
+    for (int64_t d : s) {
+        if (d < 0) c.fail("the shape has a negative dimension");
+        if (d != 0 && count > kMaxElements / static_cast<uint64_t>(d))
+            c.fail("the constant is larger than " + std::to_string(kMaxElements) + " elements");
+        count *= static_cast<uint64_t>(d);
+    }
     ref::HostTensor t(ref::ElemType::Float, s);
     if (const ref::Attr* v = c.attrs().find("value"); v && v->t) {
         t.type = v->t->type;

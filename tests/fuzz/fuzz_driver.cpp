@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 int main(int argc, char** argv) {
     if (argc < 2 || !registry().count(argv[1])) {
-        std::fprintf(stderr, "usage: fuzz_replay TARGET DIR...   targets:");
+        std::fprintf(stderr, "usage: fuzz_replay TARGET DIR|FILE...   targets:");
         for (const auto& [n, f] : registry()) std::fprintf(stderr, " %s", n.c_str());
         std::fprintf(stderr, "\n");
         return 2;
@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
     const std::string name = argv[1];
     const TargetFn fn = registry()[name];
     std::vector<std::filesystem::path> files;
-    for (int i = 2; i < argc; ++i) {
-        if (!std::filesystem::is_directory(argv[i])) continue;  // no regressions saved yet
+    for (int i = 2; i < argc; ++i) {  // directories and single seed files
+        if (std::filesystem::is_regular_file(argv[i])) files.push_back(argv[i]);
+        if (!std::filesystem::is_directory(argv[i])) continue;  // e.g. no regressions saved yet
         for (const auto& e : std::filesystem::directory_iterator(argv[i]))
             if (e.is_regular_file()) files.push_back(e.path());
     }
