@@ -27,7 +27,7 @@ namespace {
 // Communicators by rank set, and each collective task's anonymous buffers per rank.
 class Collectives {
 public:
-    Collectives(SystemSession& s, const workload::Workload& w) : m_s(s) {
+    Collectives(SystemSession& s, const workload::Workload& w) {
         for (const workload::Task& t : w.tasks) {
             if (t.kind != workload::Kind::Collective || m_comms.count(t.ranks)) continue;
             std::vector<rt::Device*> devs;
@@ -99,7 +99,6 @@ private:
         }
     }
 
-    SystemSession& m_s;
     std::map<std::vector<uint32_t>, Group> m_comms;
     std::map<std::tuple<size_t, uint32_t, int>, rt::DevPtr> m_anon;
 };
@@ -166,7 +165,9 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
         std::error_code ec;
         std::filesystem::create_directories(common.out, ec);
         for (const auto& r : reps) {
-            for (const auto& [name, bytes] : r->saved()) {
+            for (const auto& saved_file : r->saved()) {
+                const std::string& name = saved_file.first;
+                const std::vector<uint8_t>& bytes = saved_file.second;
                 write_atomically(common.out + "/" + name, [&](const std::string& tmp) {
                     std::ofstream o(tmp, std::ios::binary);
                     o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
