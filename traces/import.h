@@ -72,8 +72,10 @@ bool mappable_aten(const std::string& name);
 // "FLOAT16", ...) as an ONNX code, or nothing.
 std::optional<int> elem_of_torch(const std::string& t);
 
-// `sfumato import kineto`: a PyTorch profiler Chrome trace (plain or gzip).
-Imported import_kineto(const std::string& path);
+// `sfumato import kineto`: a PyTorch profiler Chrome trace (plain or gzip). steps > 0 keeps the
+// first `steps` profiler steps ("ProfilerStep#N" annotations): the operators, on any thread,
+// that start within their time span, and the kernels those launched; 0 keeps everything.
+Imported import_kineto(const std::string& path, size_t steps = 0);
 // `sfumato import op-summary`: the vendor profiler's op_summary CSV.
 Imported import_op_summary(const std::string& path);
 

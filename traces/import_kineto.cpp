@@ -172,7 +172,7 @@ ProfOp prof_op(const CpuOp& c) {
 
 }  // namespace
 
-Imported import_kineto(const std::string& path) {
+Imported import_kineto(const std::string& path, size_t steps) {
     Imported out;
     Report& rep = out.report;
     rep.format = "kineto";
@@ -231,6 +231,28 @@ Imported import_kineto(const std::string& path) {
                             ": the events before it were used");
     if (reader.bad()) rep.notes.push_back(std::to_string(reader.bad()) + " events are not valid JSON objects and were skipped");
     if (untyped) rep.notes.push_back("operators carry no input types (a PyTorch < 1.10 trace): tensors are taken as float32");
+
+    // Profiler steps: with `steps`, only what starts within the first ones is kept.
+    std::vector<std::pair<double, double>> step_spans;
+    for (const CpuOp& c : ops)
+        if (c.name.rfind("ProfilerStep#", 0) == 0) step_spans.emplace_back(c.ts, c.ts + c.dur);
+    std::sort(step_spans.begin(), step_spans.end());
+    if (steps > 0 && step_spans.size() > steps) {
+        const double from = step_spans.front().first, to = step_spans[steps - 1].second;
+        auto inside = [&](double ts) { return ts >= from && ts <= to; };
+        std::vector<int64_t> call_kept(calls.size());
+        for (size_t i = 0; i < calls.size(); ++i) call_kept[i] = inside(calls[i].ts);
+        std::erase_if(ops, [&](const CpuOp& c) { return !inside(c.ts); });
+        std::erase_if(kernels, [&](const Kernel& k) {
+            auto it = k.corr >= 0 ? call_of.find(k.corr) : call_of.end();
+            return it != call_of.end() ? !call_kept[it->second] : !inside(k.ts);
+        });
+        rep.notes.push_back("kept the first " + std::to_string(steps) + " of " + std::to_string(step_spans.size()) +
+                            " profiler steps (--steps): operators starting in them and their kernels");
+    } else if (step_spans.size() > 1 && steps == 0) {
+        rep.notes.push_back("the trace holds " + std::to_string(step_spans.size()) +
+                            " profiler steps; --steps 1 imports the first only (a replay's time grows with the steps)");
+    }
 
     // Nest operators by time on each thread, and find the operator enclosing each runtime call
     // (one sweep per thread over operators and calls in time order).

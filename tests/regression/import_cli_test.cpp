@@ -126,6 +126,7 @@ TEST_CASE("import kineto: a training step laid out as real multi-GPU traces link
     CHECK(types.count("Sub") == 1);  // mse_loss: the difference, then the mean
     CHECK(types.count("ReduceMean") == 1);
     CHECK(types.count("ElementwiseChain") == 3);  // _fused_adam_: moments and parameter
+    CHECK(types.count("Expand") == 1);            // zero_grad's zero_: one element written everywhere
     for (const auto& t : w["tasks"]) {
         CHECK(t["measured_us"].get<double>() > 0);
         CHECK(t["stream"].get<int>() == 0);  // only the NCCL kernel ran on the second stream
@@ -142,8 +143,8 @@ TEST_CASE("import kineto: a training step laid out as real multi-GPU traces link
     CHECK(s["imported"]["skipped"].empty());  // every mapped operator plans on the chip
     std::set<std::string> sources;
     for (const auto& t : w["tasks"]) sources.insert(t["source"].get<std::string>());
-    // 6 forward operators, 10 backward (each AddmmBackward0: two mm and a sum), 2 optimizer ops.
-    CHECK(sources.size() == 18);
+    // 6 forward operators, 10 backward (each AddmmBackward0: two mm and a sum), 3 optimizer ops.
+    CHECK(sources.size() == 19);
     CHECK(s["imported"]["compared"].get<size_t>() == sources.size());
 }
 
@@ -190,6 +191,53 @@ TEST_CASE("import kineto: a PyTorch 1.8 trace without input types or scalar argu
     INFO(f.output);
     CHECK(f.code == 0);
     CHECK(f.output.find("stride and padding unknown") != std::string::npos);
+}
+
+TEST_CASE("import kineto: --steps keeps the first profiler steps, on every thread") {
+    // Three steps of 100 us; in each, a relu on the main thread and a threshold_backward on the
+    // autograd thread, each launching one kernel.
+    const std::string d = temp_dir("import_steps");
+    {
+        std::ofstream f(d + "/t.json");
+        f << "{\"traceEvents\": [\n";
+        int ext = 1, corr = 100;
+        for (int s = 0; s < 3; ++s) {
+            const int t0 = 1000 + 100 * s;
+            f << "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" << s << "\",\"pid\":1,\"tid\":1,\"ts\":" << t0
+              << ",\"dur\":90,\"args\":{}},\n";
+            for (int th = 1; th <= 2; ++th) {
+                const char* name = th == 1 ? "aten::relu" : "aten::threshold_backward";
+                const int ts = t0 + 10 * th;
+                f << "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" << name << "\",\"pid\":1,\"tid\":" << th << ",\"ts\":" << ts
+                  << ",\"dur\":8,\"args\":{\"External id\":" << ext << ",\"Input Dims\":[[64,64],[64,64],[]],\"Input type\":[\"float\",\"float\",\"Scalar\"]}},\n";
+                f << "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":" << th << ",\"ts\":" << ts + 2
+                  << ",\"dur\":3,\"args\":{\"External id\":" << corr << ",\"correlation\":" << corr << "}},\n";
+                f << "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" << ts + 20
+                  << ",\"dur\":4,\"args\":{\"External id\":" << corr << ",\"correlation\":" << corr << ",\"stream\":7}},\n";
+                ++ext, ++corr;
+            }
+        }
+        f << "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":2000}\n]}\n";
+    }
+    const CliResult all = run_cli("import kineto " + d + "/t.json -o " + d + "/all.json");
+    INFO(all.output);
+    REQUIRE(all.code == 0);
+    CHECK(read_json(d + "/all.json")["tasks"].size() == 6);
+    CHECK(all.output.find("holds 3 profiler steps") != std::string::npos);
+    for (int steps = 1; steps <= 2; ++steps) {
+        const CliResult r = run_cli("import kineto " + d + "/t.json -o " + d + "/s.json --steps " + std::to_string(steps));
+        INFO(r.output);
+        REQUIRE(r.code == 0);
+        const auto w = read_json(d + "/s.json");
+        CHECK(w["tasks"].size() == static_cast<size_t>(2 * steps));
+        CHECK(op_types(w).count("Relu") == static_cast<size_t>(steps));
+        // Only the kept steps' kernels are measured: 2 x 4 us each.
+        char measured[64];
+        std::snprintf(measured, sizeof measured, "%.1f us in the trace", 8.0 * steps);
+        CHECK(r.output.find(measured) != std::string::npos);
+    }
+    CHECK(run_cli("import kineto " + d + "/t.json -o " + d + "/s.json --steps 0").code == 2);
+    CHECK(run_cli("import kineto " + d + "/t.json -o " + d + "/s.json --steps x").code == 2);
 }
 
 TEST_CASE("import kineto: malformed traces list what they skip; exit 2 only when nothing is usable") {

@@ -355,6 +355,8 @@ def training_step():
     params = [[Hd, D], [Hd], [D, Hd], [D], [D], [D]]
 
     def step():
+        t.cpu_wrapper("Optimizer.zero_grad#Adam.zero_grad", lambda: t.op(
+            "aten::zero_", [[Hd, D]], [F], kernels=[(elementwise, ew_us(Hd * D, 1))]))
         t.cpu_wrapper("Optimizer.step#Adam.step", lambda: (
             t.op("aten::_foreach_mul_", [params, []], ["TensorList", "Scalar"], ["", "0.5"],
                  kernels=[("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float)", 12.0)]),
