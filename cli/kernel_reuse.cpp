@@ -132,13 +132,14 @@ void KernelReuse::on_launch(KernelDesc& k) {
     rt::Context* ctx = &m_ctx;
     const size_t first = found->second;
     const ClockDomain clk = m_clock;
-    // The blocks start one after another (serial dispatch); each ends where the first
-    // occurrence's wave would: it charges the wave's time less its start-up and less how late it
-    // started after the stand-in's first block.
+    // Blocks are dispatched one after another, `cores` at a time: block b belongs to wave
+    // b / cores, and the first occurrence's span is split evenly over its waves. Each block ends
+    // where its wave of the first occurrence would: it charges the time from its start to that
+    // end less the first's longest block start-up (its own start-up comes before its body).
     auto t0 = std::make_shared<uint64_t>(~uint64_t(0));
     // The real body stays for blocks that start before the first occurrence has finished.
     std::function<void(isa::IInstrSink&)> real = std::move(k.body);
-    k.body = [ctx, first, waves, real, clk, t0](isa::IInstrSink& sink) {
+    k.body = [ctx, first, waves, cores, real, clk, t0](isa::IInstrSink& sink) {
         const Task* f = ctx->tasks().at(first).task.get();
         if (!f || !f->done) {
             real(sink);
@@ -146,10 +147,10 @@ void KernelReuse::on_launch(KernelDesc& k) {
         }
         const uint64_t now = now_tick().v;
         if (*t0 == ~uint64_t(0)) *t0 = now;
-        const uint64_t per_wave = f->cycles / waves;
-        const uint64_t late = clk.cycles_in(now - *t0) % std::max<uint64_t>(per_wave, 1);
-        const uint64_t used = f->startup_cycles + late;
-        const uint64_t body = per_wave > used ? per_wave - used : 1;
+        const uint64_t wave = std::min<uint64_t>(sink.block_idx() / cores, waves - 1);
+        const uint64_t end = f->cycles * (wave + 1) / waves;  // cycles after the first block's start
+        const uint64_t used = clk.cycles_in(now - *t0) + f->startup_cycles;
+        const uint64_t body = end > used ? end - used : 1;
         sink.scalar(static_cast<uint32_t>(std::min<uint64_t>(body, 0xffffffffu)));
     };
     k.name += " (timing re-used)";

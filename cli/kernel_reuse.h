@@ -3,10 +3,10 @@
 // op type, opset, attributes, constant inputs, operand shapes, dtypes, formats, strides and
 // address alignment, same launch part, block count, core kind, argument and code sizes) runs as
 // a stand-in whose blocks occupy the same cores for the time the first occurrence took, instead
-// of the first one's instructions and memory requests. Per block the stand-in charges scalar work:
-// the first's execution span per wave, less the first's longest block start-up, less how many
-// cycles after the stand-in's first block this block started (dispatch is serial), so its blocks
-// end about where the first's did. Only launches that carry a node (a NodeLaunch
+// of the first one's instructions and memory requests. Block b of the stand-in belongs to wave
+// b / cores and ends where that wave of the first occurrence would (its span split evenly over
+// its waves, counted from the stand-in's first block's start): it charges the rest as scalar work,
+// less the first's longest block start-up (its own start-up comes before its body). Only launches that carry a node (a NodeLaunch
 // origin) are candidates; the first occurrence must have completed when a stand-in block starts
 // (one in-order stream), otherwise that block runs the real kernel.
 // What it leaves out, so what the error is made of: the stand-in moves no data, so its L2 and
