@@ -475,7 +475,18 @@ Mapping map_aten(const ProfOp& op) {
         return m;
     }
     try {
-        return it != table().end() ? it->second(op) : generic_backward(op);
+        m = it != table().end() ? it->second(op) : generic_backward(op);
+        // An operator on an empty tensor (a zero dimension) has no work: nothing to simulate
+        // (its first input empty; a Concat's every input).
+        for (const json& n : m.nodes) {
+            const bool concat = n["op_type"] == "Concat";
+            size_t empty = 0;
+            for (const json& t : n["inputs"]) empty += numel_of(t["shape"].get<std::vector<int64_t>>()) == 0;
+            if ((concat && empty == n["inputs"].size()) ||
+                (!concat && numel_of(n["inputs"][0]["shape"].get<std::vector<int64_t>>()) == 0))
+                no("an empty tensor (a zero dimension): no work to simulate");
+        }
+        return m;
     } catch (const std::string& why) {
         m.nodes.clear();
         m.why = why;
