@@ -1,18 +1,20 @@
-// `sfumato info --config F`: the effective configuration and the derived peaks (the physical
-// limits every run is held against).
+// `sfumato info --config F | --system F`: the effective configuration and the derived peaks (the
+// physical limits every run is held against); with --system, the system's chips and links too.
 #include <cstdio>
 
 #include "models/chip/chip_params.h"
 #include "runtime/rt/runtime.h"
 #include "cli/command.h"
 #include "cli/session.h"
+#include "cli/system_session.h"
 
 namespace sfumato::cli {
 
 namespace {
 int cmd_info(const std::vector<std::string>& args) {
-    LoadedParams lp;
-    if (!load_params_command(args, "info", lp)) return 0;
+    LoadedSystemParams lsp;
+    if (!load_system_params_command(args, "info", lsp)) return 0;
+    const LoadedParams& lp = lsp.base;
     const Config& c = lp.config;
     const ChipParams& chip = *lp.chip;
     const ChipPeaks k = chip_peaks(chip);
@@ -39,6 +41,17 @@ int cmd_info(const std::vector<std::string>& args) {
                     k.core_read_gbps, k.core_gm_read_gbps, k.core_write_gbps);
     } else {
         std::printf("  per-core port    %10.1f GB/s read, %.1f GB/s write\n\n", k.core_read_gbps, k.core_write_gbps);
+    }
+    if (lsp.given) {
+        const SystemParams& sp = *lsp.system;
+        std::printf("system %s: %u chips (%u servers x %u), topology %s\n", sp.name.get().c_str(), sp.chips(),
+                    sp.servers.get(), sp.chips_per_server.get(), sp.topology.get().c_str());
+        std::printf("  chip-to-chip link %10.1f GB/s per direction (%.1f GB/s payload), %.0f ns\n", sp.link.gbps.get(),
+                    sp.link.payload_gbps(), sp.link.latency_ns.get());
+        if (sp.nics_per_chip > 0)
+            std::printf("  NIC              %10.1f GB/s per direction x %u per chip, %.0f ns (+ switch %.0f ns)\n",
+                        sp.nic.gbps.get(), sp.nics_per_chip.get(), sp.nic.latency_ns.get(), sp.switch_latency_ns.get());
+        std::printf("\n");
     }
     std::printf("effective configuration:\n");
     for (const auto& [key, value] : c.effective()) std::printf("  %s = %s\n", key.c_str(), value.c_str());

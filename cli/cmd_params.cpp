@@ -1,4 +1,5 @@
-// `sfumato params [--config F] [--set k=v]`: every parameter with its effective value, default,
+// `sfumato params [--config F] [--system F] [--set k=v]`: every parameter (chip, host runtime,
+// system of chips `system.*`, collective library `comm.*`) with its effective value, default,
 // unit, valid range and description; parameters the configuration does not read are marked.
 #include <cstdio>
 
@@ -6,13 +7,15 @@
 #include "runtime/rt/runtime.h"
 #include "cli/command.h"
 #include "cli/session.h"
+#include "cli/system_session.h"
 
 namespace sfumato::cli {
 
 namespace {
 int cmd_params(const std::vector<std::string>& args) {
-    LoadedParams lp;
-    if (!load_params_command(args, "params", lp)) return 0;
+    LoadedSystemParams lsp;
+    if (!load_system_params_command(args, "params", lsp)) return 0;
+    const LoadedParams& lp = lsp.base;
     const Config& c = lp.config;
     std::printf("%-44s %-14s %-14s %-8s %-22s %s\n", "key", "value", "default", "unit", "range", "description");
     for (const auto& p : c.decls()) {

@@ -45,6 +45,25 @@ void load_system_config(Config& c, const std::string& system_file, const CommonO
     load_config(c, o);
 }
 
+bool load_system_params_command(const std::vector<std::string>& args, const std::string& name, LoadedSystemParams& out) {
+    CommonOptions o;
+    std::string system_file;
+    po::options_description d("sfumato " + name);
+    add_config_options(d, o);
+    add_system_option(d, system_file);
+    po::variables_map vm;
+    const std::string usage = "sfumato " + name + " [--config F] [--system F] [--set key=value]";
+    if (!parse_command(args, usage.c_str(), d, vm)) return false;
+    load_system_config(out.base.config, system_file, o);
+    out.given = !system_file.empty();
+    out.base.chip = std::make_unique<ChipParams>(out.base.config);
+    out.base.host = std::make_unique<rt::RuntimeParams>(ParamScope(out.base.config, "host"));
+    out.system = std::make_unique<SystemParams>(out.base.config);
+    out.comm = std::make_unique<comm::CommParams>(ParamScope(out.base.config, "comm"));
+    out.base.config.check_unused();
+    return true;
+}
+
 SystemSession::SystemSession(const CommonOptions& o, const std::string& system_file, std::string command_line)
     : m_opts(o), m_system_file(system_file), m_cmdline(std::move(command_line)) {
     if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");

@@ -25,6 +25,17 @@ void add_system_option(po::options_description& d, std::string& system_file);
 // Loads chip preset, system file, --config files and --set overrides, in that order.
 void load_system_config(Config& c, const std::string& system_file, const CommonOptions& o);
 
+// `sfumato params` / `info`: every parameter of a chip, its host runtime, a system of such chips
+// (system.*, also without --system: the defaults) and the collective library (comm.*), loaded
+// without a model. Returns false when --help was printed.
+struct LoadedSystemParams {
+    LoadedParams base;
+    std::unique_ptr<SystemParams> system;
+    std::unique_ptr<comm::CommParams> comm;
+    bool given = false;  // --system was given
+};
+bool load_system_params_command(const std::vector<std::string>& args, const std::string& name, LoadedSystemParams& out);
+
 class SystemSession {
 public:
     SystemSession(const CommonOptions& o, const std::string& system_file, std::string command_line);

@@ -1,5 +1,6 @@
 #include "traces/workload.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,7 @@ namespace sfumato::workload {
 using nlohmann::json;
 
 const char* kind_name(Kind k) {
-    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync", "alloc", "free", "flush"};
+    constexpr const char* names[] = {"memcpy", "kernel", "record", "wait", "host_delay", "sync", "alloc", "free", "flush", "collective"};
     return names[static_cast<int>(k)];
 }
 
@@ -29,6 +30,29 @@ const Stream* Workload::stream(int64_t id) const {
     return nullptr;
 }
 
+bool Task::on_device(uint32_t d) const { return kind == Kind::Collective ? rank_of(d) >= 0 : device == d; }
+
+int Task::rank_of(uint32_t d) const {
+    for (size_t i = 0; i < ranks.size(); ++i)
+        if (ranks[i] == d) return static_cast<int>(i);
+    return -1;
+}
+
+uint32_t Workload::devices() const {
+    uint32_t n = 1;
+    for (const Task& t : tasks) {
+        n = std::max(n, t.device + 1);
+        for (uint32_t r : t.ranks) n = std::max(n, r + 1);
+    }
+    return n;
+}
+
+bool Workload::multi_device() const {
+    for (const Task& t : tasks)
+        if (t.device != 0 || t.kind == Kind::Collective) return true;
+    return false;
+}
+
 namespace {
 
 struct KindSpec {
@@ -39,15 +63,16 @@ struct KindSpec {
 
 const std::vector<KindSpec>& kind_specs() {
     static const std::vector<KindSpec> specs = {
-        {Kind::Memcpy, "memcpy", {"kind", "name", "stream", "dir", "bytes", "pinned", "async", "dst", "src", "dst_offset", "src_offset", "gap_ns", "at_us"}},
-        {Kind::Kernel, "kernel", {"kind", "name", "stream", "op", "args", "block_dim", "node", "launches", "gap_ns", "at_us", "source", "measured_us"}},
-        {Kind::Record, "record", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
-        {Kind::Wait, "wait", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
-        {Kind::HostDelay, "host_delay", {"kind", "name", "us"}},
-        {Kind::Sync, "sync", {"kind", "name", "stream", "event", "gap_ns", "at_us"}},
-        {Kind::Alloc, "alloc", {"kind", "name", "buffer", "bytes", "addr", "init", "gap_ns", "at_us"}},
-        {Kind::Free, "free", {"kind", "name", "buffer", "gap_ns", "at_us"}},
-        {Kind::Flush, "flush", {"kind", "name", "gap_ns", "at_us"}},
+        {Kind::Memcpy, "memcpy", {"kind", "name", "device", "stream", "dir", "bytes", "pinned", "async", "dst", "src", "dst_offset", "src_offset", "save", "gap_ns", "at_us"}},
+        {Kind::Kernel, "kernel", {"kind", "name", "device", "stream", "op", "args", "block_dim", "node", "launches", "gap_ns", "at_us", "source", "measured_us"}},
+        {Kind::Record, "record", {"kind", "name", "device", "stream", "event", "gap_ns", "at_us"}},
+        {Kind::Wait, "wait", {"kind", "name", "device", "stream", "event", "gap_ns", "at_us"}},
+        {Kind::HostDelay, "host_delay", {"kind", "name", "device", "us"}},
+        {Kind::Sync, "sync", {"kind", "name", "device", "stream", "event", "gap_ns", "at_us"}},
+        {Kind::Alloc, "alloc", {"kind", "name", "device", "buffer", "bytes", "addr", "init", "gap_ns", "at_us"}},
+        {Kind::Free, "free", {"kind", "name", "device", "buffer", "gap_ns", "at_us"}},
+        {Kind::Flush, "flush", {"kind", "name", "device", "gap_ns", "at_us"}},
+        {Kind::Collective, "collective", {"kind", "name", "stream", "op", "count", "dtype", "redop", "root", "algo", "ranks", "send", "recv", "send_offset", "recv_offset", "gap_ns", "at_us"}},
     };
     return specs;
 }
@@ -99,13 +124,20 @@ std::string arg_string(const json& v) {
     return {};
 }
 
-// Buffers named so far: name -> bytes, and whether still live.
+// Buffers named so far: (device, name) -> bytes, and whether still live. Each device has its own
+// buffer names (a collective's send/recv name a buffer on every rank's device).
+using BufKey = std::pair<uint32_t, std::string>;
 struct BufferState {
-    std::map<std::string, uint64_t> bytes;
-    std::set<std::string> live;
+    std::map<BufKey, uint64_t> bytes;
+    std::set<BufKey> live;
+    std::set<std::string> saves;  // files d2h copies save to (one task each)
 };
+// Events recorded so far, per device.
+using Recorded = std::set<std::pair<uint32_t, std::string>>;
 
-void check_tensor_buffers(const TaskReader& r, const json& tensors, const char* field, const BufferState& bufs) {
+std::string on_dev(uint32_t d) { return d ? " on device " + std::to_string(d) : std::string(); }
+
+void check_tensor_buffers(const TaskReader& r, const json& tensors, const char* field, const BufferState& bufs, uint32_t dev) {
     if (tensors.is_null()) return;
     if (!tensors.is_array()) r.fail(std::string("node.") + field, "must be an array of tensors");
     for (size_t i = 0; i < tensors.size(); ++i) {
@@ -117,12 +149,63 @@ void check_tensor_buffers(const TaskReader& r, const json& tensors, const char* 
         if (!t.contains("buffer")) continue;
         if (!t["buffer"].is_string()) r.fail(f + ".buffer", "must be a buffer name");
         const std::string b = t["buffer"].get<std::string>();
-        if (!bufs.live.count(b)) r.fail(f + ".buffer", "buffer '" + b + "' is not allocated (no live alloc task names it)");
+        if (!bufs.live.count({dev, b}))
+            r.fail(f + ".buffer", "buffer '" + b + "' is not allocated" + on_dev(dev) + " (no live alloc task names it)");
+    }
+}
+
+// A collective's fields: names checked against the collective library's (as `sfumato collective`
+// takes them), ranks distinct devices, the buffers live on every rank's device and large enough.
+template <class BufferRef>
+void read_collective(const TaskReader& r, const json& j, Task& t, const BufferRef& buffer_ref_on) {
+    auto one_of = [&](const char* f, const std::vector<std::string>& valid, std::string& out) {
+        if (!r.has(f)) return;
+        out = r.str(f);
+        std::string names;
+        for (const auto& v : valid) {
+            if (v == out) return;
+            names += (names.empty() ? "" : ", ") + v;
+        }
+        r.fail(f, "'" + out + "' is not one of " + names);
+    };
+    const std::vector<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all"};
+    if (!r.has("op")) r.fail("op", "is missing (" + std::string("all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all)"));
+    one_of("op", ops, t.coll_op);
+    one_of("dtype", {"fp16", "bf16", "fp32"}, t.dtype);
+    one_of("redop", {"sum", "max", "min"}, t.redop);
+    one_of("algo", {"auto", "ring", "halving_doubling", "mesh", "double_ring", "hierarchical"}, t.algo);
+    t.count = r.u64("count", 1);
+    const json& rk = r.need("ranks");
+    if (!rk.is_array() || rk.size() < 2) r.fail("ranks", "must be an array of at least two device ids (rank order)");
+    for (const json& d : rk) {
+        if (!d.is_number_unsigned() || d.get<uint64_t>() >= kMaxDevices)
+            r.fail("ranks", "must hold device ids from 0 to " + std::to_string(kMaxDevices - 1));
+        const uint32_t dev = d.get<uint32_t>();
+        if (t.rank_of(dev) >= 0) r.fail("ranks", "device " + std::to_string(dev) + " is listed twice");
+        t.ranks.push_back(dev);
+    }
+    const uint64_t n = t.ranks.size();
+    if (r.has("root")) {
+        const uint64_t root = r.u64("root", 0);
+        if (root >= n) r.fail("root", "must be a rank (0.." + std::to_string(n - 1) + ")");
+        t.root = static_cast<uint32_t>(root);
+    }
+    // Elements of each rank's send and receive buffer (as the communicator uses them).
+    const uint64_t es = t.dtype == "fp32" ? 4 : 2, c = t.count;
+    uint64_t in = c, out = c;
+    if (t.coll_op == "all_gather") out = c * n;
+    else if (t.coll_op == "reduce_scatter") in = c * n;
+    else if (t.coll_op == "all_to_all") in = out = c * n;
+    if (r.has("send_offset")) t.src_offset = r.u64("send_offset", 0);
+    if (r.has("recv_offset")) t.dst_offset = r.u64("recv_offset", 0);
+    for (uint32_t dev : t.ranks) {
+        if (r.has("send")) t.src = buffer_ref_on("send", t.src_offset, in * es, dev);
+        if (r.has("recv")) t.dst = buffer_ref_on("recv", t.dst_offset, out * es, dev);
     }
 }
 
 Task read_task(const std::string& origin, size_t index, const json& j, const Workload& w,
-               const OpValidator& ops, std::set<std::string>& recorded, BufferState& bufs) {
+               const OpValidator& ops, Recorded& recorded, BufferState& bufs) {
     TaskReader r(origin, index, j);
     if (!j.is_object()) r.fail("", "must be an object");
     Task t;
@@ -132,7 +215,7 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
     for (const KindSpec& s : kind_specs()) {
         if (kind == s.name) spec = &s;
     }
-    if (!spec) r.fail("kind", "unknown kind '" + kind + "' (memcpy, kernel, record, wait, host_delay, sync, alloc, free, flush)");
+    if (!spec) r.fail("kind", "unknown kind '" + kind + "' (memcpy, kernel, record, wait, host_delay, sync, alloc, free, flush, collective)");
     r.set_kind(kind);
     t.kind = spec->kind;
     for (const auto& [key, v] : j.items()) {
@@ -144,14 +227,23 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
         if (!j.at("at_us").is_number()) r.fail("at_us", "must be a number");
         t.at_us = j.at("at_us").get<double>();
     }
-    auto buffer_ref = [&](const char* f, uint64_t off, uint64_t bytes) {
+    if (r.has("device")) {
+        const json& d = j.at("device");
+        if (!d.is_number_unsigned() || d.get<uint64_t>() >= kMaxDevices)
+            r.fail("device", "must be a device id from 0 to " + std::to_string(kMaxDevices - 1));
+        t.device = d.get<uint32_t>();
+    }
+    auto buffer_ref_on = [&](const char* f, uint64_t off, uint64_t bytes, uint32_t dev) {
         const std::string b = r.str(f);
-        if (!bufs.live.count(b)) r.fail(f, "buffer '" + b + "' is not allocated (no live alloc task names it)");
-        if (off + bytes > bufs.bytes.at(b))
-            r.fail(f, "the copy's " + std::to_string(bytes) + " bytes at offset " + std::to_string(off) +
-                          " do not fit buffer '" + b + "' (" + std::to_string(bufs.bytes.at(b)) + " bytes)");
+        if (!bufs.live.count({dev, b}))
+            r.fail(f, "buffer '" + b + "' is not allocated" + on_dev(dev) + " (no live alloc task names it)");
+        const uint64_t have = bufs.bytes.at({dev, b});
+        if (off + bytes > have)
+            r.fail(f, "the " + std::to_string(bytes) + " bytes at offset " + std::to_string(off) + " do not fit buffer '" +
+                          b + "'" + on_dev(dev) + " (" + std::to_string(have) + " bytes)");
         return b;
     };
+    auto buffer_ref = [&](const char* f, uint64_t off, uint64_t bytes) { return buffer_ref_on(f, off, bytes, t.device); };
     const bool stream_optional = t.kind == Kind::Sync;
     if (spec->fields.count("stream") && (!stream_optional || r.has("stream"))) {
         const json& s = r.need("stream");
@@ -185,6 +277,13 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                 if (t.dir == CopyDir::H2D) r.fail("src", "an h2d copy's source is host memory");
                 t.src = buffer_ref("src", t.src_offset, t.bytes);
             }
+            if (r.has("save")) {
+                if (t.dir != CopyDir::D2H) r.fail("save", "only a d2h copy saves what it read");
+                t.save = r.str("save");
+                if (t.save.find('/') != std::string::npos || t.save == "." || t.save == "..")
+                    r.fail("save", "must be a plain file name (it is written into the --out directory)");
+                if (!bufs.saves.insert(t.save).second) r.fail("save", "'" + t.save + "' is saved by an earlier task too");
+            }
             break;
         }
         case Kind::Kernel: {
@@ -194,8 +293,8 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
                 t.node = j.at("node");
                 if (!t.node.is_object() || !t.node.contains("op_type") || !t.node["op_type"].is_string())
                     r.fail("node", "must be an object with a string op_type");
-                check_tensor_buffers(r, t.node.value("inputs", json()), "inputs", bufs);
-                check_tensor_buffers(r, t.node.value("outputs", json()), "outputs", bufs);
+                check_tensor_buffers(r, t.node.value("inputs", json()), "inputs", bufs, t.device);
+                check_tensor_buffers(r, t.node.value("outputs", json()), "outputs", bufs, t.device);
             }
             if (r.has("launches")) {
                 const json& ls = j.at("launches");
@@ -261,11 +360,12 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
         }
         case Kind::Record:
             t.event = r.str("event");
-            recorded.insert(t.event);
+            recorded.insert({t.device, t.event});
             break;
         case Kind::Wait:
             t.event = r.str("event");
-            if (!recorded.count(t.event)) r.fail("event", "event '" + t.event + "' is never recorded before this wait");
+            if (!recorded.count({t.device, t.event}))
+                r.fail("event", "event '" + t.event + "' is never recorded" + on_dev(t.device) + " before this wait");
             break;
         case Kind::HostDelay: {
             const json& v = r.need("us");
@@ -278,24 +378,28 @@ Task read_task(const std::string& origin, size_t index, const json& j, const Wor
             if (r.has("event")) {
                 if (t.stream >= 0) r.fail("event", "a sync waits for a stream or for an event, not both");
                 t.event = r.str("event");
-                if (!recorded.count(t.event)) r.fail("event", "event '" + t.event + "' is never recorded before this sync");
+                if (!recorded.count({t.device, t.event}))
+                    r.fail("event", "event '" + t.event + "' is never recorded" + on_dev(t.device) + " before this sync");
             }
             break;
         case Kind::Alloc:
             t.buffer = r.str("buffer");
-            if (bufs.live.count(t.buffer)) r.fail("buffer", "buffer '" + t.buffer + "' is already allocated");
+            if (bufs.live.count({t.device, t.buffer}))
+                r.fail("buffer", "buffer '" + t.buffer + "' is already allocated" + on_dev(t.device));
             t.bytes = r.u64("bytes", 1);
             if (r.has("addr")) t.addr = r.u64("addr", 0);
             if (r.has("init")) t.init = r.str("init");
-            bufs.bytes[t.buffer] = t.bytes;
-            bufs.live.insert(t.buffer);
+            bufs.bytes[{t.device, t.buffer}] = t.bytes;
+            bufs.live.insert({t.device, t.buffer});
             break;
         case Kind::Free:
             t.buffer = r.str("buffer");
-            if (!bufs.live.count(t.buffer)) r.fail("buffer", "buffer '" + t.buffer + "' is not allocated");
-            bufs.live.erase(t.buffer);
+            if (!bufs.live.count({t.device, t.buffer}))
+                r.fail("buffer", "buffer '" + t.buffer + "' is not allocated" + on_dev(t.device));
+            bufs.live.erase({t.device, t.buffer});
             break;
         case Kind::Flush: break;
+        case Kind::Collective: read_collective(r, j, t, buffer_ref_on); break;
     }
     return t;
 }
@@ -355,7 +459,7 @@ Workload parse(const std::string& text, const OpValidator& ops, const std::strin
         if (w.stream(st.id)) fail(where + ": stream id " + std::to_string(st.id) + " is declared twice");
         w.streams.push_back(st);
     }
-    std::set<std::string> recorded;
+    Recorded recorded;
     BufferState bufs;
     size_t ti = 0;
     for (const json& t : j["tasks"]) {
@@ -388,6 +492,7 @@ std::string to_json(const Workload& w) {
         o["kind"] = kind_name(t.kind);
         if (!t.name.empty()) o["name"] = t.name;
         if (t.stream >= 0) o["stream"] = t.stream;
+        if (t.device) o["device"] = t.device;
         if (t.kind != Kind::HostDelay) o["gap_ns"] = t.gap_ns;
         if (t.at_us >= 0) o["at_us"] = t.at_us;
         switch (t.kind) {
@@ -398,6 +503,7 @@ std::string to_json(const Workload& w) {
                 o["async"] = t.async;
                 if (!t.dst.empty()) o["dst"] = t.dst, o["dst_offset"] = t.dst_offset;
                 if (!t.src.empty()) o["src"] = t.src, o["src_offset"] = t.src_offset;
+                if (!t.save.empty()) o["save"] = t.save;
                 break;
             case Kind::Kernel:
                 if (!t.op.empty()) {
@@ -436,6 +542,17 @@ std::string to_json(const Workload& w) {
                 break;
             case Kind::Free: o["buffer"] = t.buffer; break;
             case Kind::Flush: break;
+            case Kind::Collective:
+                o["op"] = t.coll_op;
+                o["count"] = t.count;
+                o["dtype"] = t.dtype;
+                o["redop"] = t.redop;
+                o["root"] = t.root;
+                o["algo"] = t.algo;
+                o["ranks"] = t.ranks;
+                if (!t.src.empty()) o["send"] = t.src, o["send_offset"] = t.src_offset;
+                if (!t.dst.empty()) o["recv"] = t.dst, o["recv_offset"] = t.dst_offset;
+                break;
         }
         j["tasks"].push_back(std::move(o));
     }

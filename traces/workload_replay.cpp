@@ -36,8 +36,15 @@ void Placer::add(const Task& alloc, uint64_t replay_addr) { m_live[alloc.buffer]
 
 void Placer::remove(const std::string& buffer) { m_live.erase(buffer); }
 
-Replayer::Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir)
-    : m_ctx(ctx), m_w(w), m_kernels(std::move(kernels)), m_dir(std::move(dir)), m_issued(w.tasks.size()) {}
+Replayer::Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir, uint32_t device,
+                   CollectiveHook coll)
+    : m_ctx(ctx),
+      m_w(w),
+      m_kernels(std::move(kernels)),
+      m_dir(std::move(dir)),
+      m_device(device),
+      m_coll(std::move(coll)),
+      m_issued(w.tasks.size()) {}
 
 void Replayer::check(rt::Status s, const Task& t) {
     if (s != rt::Status::Ok) {
@@ -79,15 +86,30 @@ void Replayer::setup() {
         m_streams[s.id] = id;
     }
     for (const Task& t : m_w.tasks) {
+        if (!t.on_device(m_device)) continue;
         switch (t.kind) {
             case Kind::Memcpy:
                 if (t.dir != CopyDir::D2H && t.dst.empty()) dev_buffer(t.bytes, 0, t);
                 if (t.dir != CopyDir::H2D && t.src.empty()) dev_buffer(t.bytes, 1, t);
-                if (t.dir != CopyDir::D2D) host_buffer(t.bytes, t.pinned, t);
+                if (!t.save.empty()) {
+                    void* p = nullptr;
+                    if (m_ctx.host_malloc(&p, t.bytes, t.pinned) != rt::Status::Ok)
+                        throw InputError("workload task " + std::to_string(t.index) + " (memcpy): cannot allocate " +
+                                         std::to_string(t.bytes) + " host bytes: " + m_ctx.last_error());
+                    m_save_bufs[t.index] = p;
+                } else if (t.dir != CopyDir::D2D) {
+                    host_buffer(t.bytes, t.pinned, t);
+                }
+                break;
+            case Kind::Collective:
+                if (!m_coll.init)
+                    throw InputError("workload task " + std::to_string(t.index) +
+                                     " (collective): a collective needs a system of chips (replay --system F)");
+                m_coll.init(m_ctx, t, static_cast<uint32_t>(t.rank_of(m_device)));
                 break;
             case Kind::Alloc:
                 if (!t.init.empty()) {
-                    const std::string path = t.init.front() == '/' ? t.init : m_dir + "/" + t.init;
+                    const std::string path = t.init.front() == '/' || m_dir.empty() ? t.init : m_dir + "/" + t.init;
                     std::ifstream in(path, std::ios::binary);
                     if (!in) throw InputError("workload task " + std::to_string(t.index) + " (alloc): field 'init': cannot open '" + path + "'");
                     std::stringstream ss;
@@ -134,7 +156,10 @@ void Replayer::issue(const Task& t) {
             const uint64_t dst = t.dir == CopyDir::D2H ? 0 : t.dst.empty() ? dev_buffer(t.bytes, 0, t) : m_placer.addr(t.dst, t.dst_offset);
             const uint64_t src = t.dir == CopyDir::H2D ? 0 : t.src.empty() ? dev_buffer(t.bytes, 1, t) : m_placer.addr(t.src, t.src_offset);
             if (t.dir == CopyDir::H2D) check(m_ctx.copy_explicit(CopyDir::H2D, dst, reinterpret_cast<uintptr_t>(host_buffer(t.bytes, t.pinned, t)), t.bytes, s, t.async, t.pinned), t);
-            else if (t.dir == CopyDir::D2H) check(m_ctx.copy_explicit(CopyDir::D2H, reinterpret_cast<uintptr_t>(host_buffer(t.bytes, t.pinned, t)), src, t.bytes, s, t.async, t.pinned), t);
+            else if (t.dir == CopyDir::D2H) {
+                void* h = t.save.empty() ? host_buffer(t.bytes, t.pinned, t) : m_save_bufs.at(t.index);
+                check(m_ctx.copy_explicit(CopyDir::D2H, reinterpret_cast<uintptr_t>(h), src, t.bytes, s, t.async, t.pinned), t);
+            }
             else check(m_ctx.copy_explicit(CopyDir::D2D, dst, src, t.bytes, s, t.async, true), t);
             break;
         }
@@ -151,6 +176,7 @@ void Replayer::issue(const Task& t) {
             if (!t.event.empty()) check(m_ctx.event_synchronize(m_events.at(t.event)), t);
             else check(t.stream >= 0 ? m_ctx.stream_synchronize(s) : m_ctx.device_synchronize(), t);
             break;
+        case Kind::Collective: m_coll.issue(m_ctx, t, static_cast<uint32_t>(t.rank_of(m_device)), m_placer, s); break;
     }
     for (size_t i = before; i < m_ctx.tasks().size(); ++i) is.tasks.push_back(m_ctx.tasks()[i].task);
 }
@@ -158,6 +184,7 @@ void Replayer::issue(const Task& t) {
 void Replayer::run() {
     setup();
     for (const Task& t : m_w.tasks) {
+        if (!t.on_device(m_device)) continue;
         if (t.gap_ns) m_ctx.host_delay_ns(t.gap_ns);
         Issued& is = m_issued[t.index];
         is.issued = true;
@@ -180,8 +207,11 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
     for (const Task& t : m_w.tasks) {
         const Issued& is = m_issued[t.index];
         TaskTimes tt{t.index, kind_name(t.kind), t.name, t.stream};
+        tt.mine = t.on_device(m_device);
+        tt.device = t.kind == Kind::Collective ? m_device : t.device;
         if (tt.name.empty()) {
             if (t.kind == Kind::Kernel) tt.name = !t.op.empty() ? t.op : t.node.value("op_type", "kernel");
+            else if (t.kind == Kind::Collective) tt.name = t.coll_op;
             else if (t.kind == Kind::Memcpy) tt.name = std::string("memcpy ") + copy_dir_name(t.dir);
             else if (!t.event.empty()) tt.name = t.event;
             else if (!t.buffer.empty()) tt.name = std::string(kind_name(t.kind)) + " " + t.buffer;
@@ -209,13 +239,49 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
     return out;
 }
 
+std::vector<std::pair<std::string, std::vector<uint8_t>>> Replayer::saved() const {
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+    for (const auto& [index, p] : m_save_bufs) {
+        const Task& t = m_w.tasks[index];
+        const auto* b = static_cast<const uint8_t*>(p);
+        out.emplace_back(t.save, std::vector<uint8_t>(b, b + t.bytes));
+    }
+    return out;
+}
+
+std::vector<TaskTimes> merge_times(const std::vector<std::vector<TaskTimes>>& per_device) {
+    std::vector<TaskTimes> out;
+    if (per_device.empty()) return out;
+    for (size_t i = 0; i < per_device.front().size(); ++i) {
+        TaskTimes m = per_device.front()[i];
+        bool any = false;
+        for (const auto& dev : per_device) {
+            const TaskTimes& t = dev[i];
+            if (!t.mine) continue;
+            if (!any) {
+                m = t;
+                any = true;
+                continue;
+            }
+            // A collective: every rank's part.
+            m.issue_cycle = std::min(m.issue_cycle, t.issue_cycle);
+            m.start_cycle = std::min(m.start_cycle, t.start_cycle);
+            m.end_cycle = std::max(m.end_cycle, t.end_cycle);
+            m.done = m.done && t.done;
+        }
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
 std::vector<std::string> Replayer::pending() const {
     std::vector<std::string> out;
     for (const Task& t : m_w.tasks) {
         const Issued& is = m_issued[t.index];
         if (!is.issued) continue;
         const std::string what = "task " + std::to_string(t.index) + " (" + kind_name(t.kind) +
-                                 (t.stream >= 0 ? ", stream " + std::to_string(t.stream) : std::string()) + ")";
+                                 (t.stream >= 0 ? ", stream " + std::to_string(t.stream) : std::string()) +
+                                 (m_device ? ", device " + std::to_string(m_device) : std::string()) + ")";
         bool done = true;
         for (const auto& d : is.tasks) done = done && d->done;
         if (!done) {
@@ -227,7 +293,7 @@ std::vector<std::string> Replayer::pending() const {
     return out;
 }
 
-nlohmann::json tasks_json(const std::vector<TaskTimes>& times) {
+nlohmann::json tasks_json(const std::vector<TaskTimes>& times, bool with_device) {
     nlohmann::json a = nlohmann::json::array();
     for (const TaskTimes& t : times) {
         a.push_back({{"index", t.index},
@@ -237,6 +303,7 @@ nlohmann::json tasks_json(const std::vector<TaskTimes>& times) {
                      {"issue_cycle", t.issue_cycle},
                      {"start_cycle", t.start_cycle},
                      {"end_cycle", t.end_cycle}});
+        if (with_device) a.back()["device"] = t.kind == "collective" ? nlohmann::json(nullptr) : nlohmann::json(t.device);
     }
     return a;
 }

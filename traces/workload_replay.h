@@ -7,6 +7,9 @@
 // and synchronisations; at the end the host waits (uncharged) for the device to drain. Each
 // workload task gets its issue/start/end times for summary.json. The factory is the CLI's (it
 // knows the operator library and the replay level), so this file stays free of chip code.
+// A multi-device workload runs one Replayer per device, each in that device's host thread, each
+// issuing the tasks on its device (and its part of every collective it is a rank of, through a
+// hook the caller supplies) in file order, as each rank of a job runs its own host program.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -45,18 +48,33 @@ private:
 // context's untimed mode). Throws InputError naming what is wrong.
 using KernelFactory = std::function<std::vector<KernelDesc>(rt::Context& ctx, const Task& t, const Placer& p)>;
 
+// A collective task: init() is called once per collective task on each of its ranks before time
+// zero (untimed; the hook sets up its communicator, a rendezvous of the ranks), issue() enqueues
+// the rank's part on the stream when the task is reached. Throw InputError naming the task.
+struct CollectiveHook {
+    std::function<void(rt::Context& ctx, const Task& t, uint32_t rank)> init;
+    std::function<void(rt::Context& ctx, const Task& t, uint32_t rank, const Placer& p, rt::StreamId s)> issue;
+};
+
 struct TaskTimes {
     size_t index;
     std::string kind, name;
     int64_t stream;
     uint64_t issue_cycle = 0, start_cycle = 0, end_cycle = 0;
     bool done = false;
+    bool mine = true;  // the task is on this replayer's device
+    uint32_t device = 0;
 };
+// Per-device task times (one list per device, each of every task) merged into one list: each
+// task from the device it ran on; a collective from its first issue to its last end over its
+// ranks.
+std::vector<TaskTimes> merge_times(const std::vector<std::vector<TaskTimes>>& per_device);
 
 class Replayer {
 public:
     // dir: the workload file's directory (alloc init files are relative to it).
-    Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir = ".");
+    Replayer(rt::Context& ctx, const Workload& w, KernelFactory kernels, std::string dir = ".", uint32_t device = 0,
+             CollectiveHook coll = {});
     // The host program: call from the host SC_THREAD. Throws InputError on a runtime error,
     // naming the task.
     void run();
@@ -68,6 +86,8 @@ public:
     std::vector<std::string> pending() const;
     // The device tasks each workload task submitted (kernels: one per launch).
     const std::vector<std::shared_ptr<sfumato::Task>>& device_tasks(size_t index) const { return m_issued[index].tasks; }
+    // d2h copies that `save`: file name and the bytes read (call after run(); functional mode).
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> saved() const;
 
 private:
     void setup();
@@ -80,6 +100,9 @@ private:
     const Workload& m_w;
     KernelFactory m_kernels;
     std::string m_dir;
+    uint32_t m_device = 0;
+    CollectiveHook m_coll;
+    std::map<size_t, void*> m_save_bufs;  // d2h task -> its own host buffer
     Placer m_placer;
     std::map<int64_t, rt::StreamId> m_streams;
     std::map<std::string, rt::EventId> m_events;
@@ -95,6 +118,7 @@ private:
     bool m_finished = false;
 };
 
-nlohmann::json tasks_json(const std::vector<TaskTimes>& times);
+// with_device: each entry names its device (null for a collective); multi-device replays.
+nlohmann::json tasks_json(const std::vector<TaskTimes>& times, bool with_device = false);
 
 }  // namespace sfumato::workload

@@ -19,7 +19,6 @@ ScalarMem::ScalarMem(const std::string& path, const ScalarMemParams& p, isa::Cor
       m_p(p),
       m_clock(clock),
       m_mem(mem),
-      m_port(port),
       m_page_table(page_table),
       m_trace(trace),
       m_stats(&parent, "scalar_mem"),

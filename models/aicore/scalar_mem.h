@@ -65,7 +65,6 @@ private:
     const ScalarMemParams& m_p;
     ClockDomain m_clock;
     IMemTarget& m_mem;
-    uint16_t m_port;
     uint64_t m_page_table;
     TraceHub& m_trace;
     TrackId m_track = 0;

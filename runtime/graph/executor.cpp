@@ -107,12 +107,20 @@ void Executor::load() {
 }
 
 void Executor::run(const std::vector<ref::HostTensor>& inputs) {
+    const uint64_t t0 = now_tick().v;
+    issue_steps(inputs);
+    m_rt.synchronize_device();
+    m_run_ps.push_back(now_tick().v - t0);
+}
+
+void Executor::issue(const std::vector<ref::HostTensor>& inputs) { issue_steps(inputs); }
+
+void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
     if (!m_loaded) throw InputError("executor: run before load");
     const Plan& p = m_plan;
     if (inputs.size() != p.inputs.size())
         throw InputError("executor: " + std::to_string(inputs.size()) + " inputs given, the model has " +
                          std::to_string(p.inputs.size()));
-    const uint64_t t0 = now_tick().v;
     const bool functional = m_rt.functional();
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ops::TensorRef& r = m_refs[static_cast<size_t>(p.inputs[i])];
@@ -152,8 +160,6 @@ void Executor::run(const std::vector<ref::HostTensor>& inputs) {
             check(m_rt, m_rt.context().event_record(m_events[static_cast<size_t>(st.record)], stream));
         if (m_on_step) m_on_step(s);
     }
-    m_rt.synchronize_device();
-    m_run_ps.push_back(now_tick().v - t0);
 }
 
 std::vector<ref::HostTensor> Executor::outputs() {

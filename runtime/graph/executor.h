@@ -25,6 +25,11 @@ public:
     // device's). In timing mode the values are not read (shapes must still
     // match).
     void run(const std::vector<ref::HostTensor>& inputs);
+    // run() without the final device synchronisation (a training step issues its backward
+    // behind the forward); run_ps() is not updated.
+    void issue(const std::vector<ref::HostTensor>& inputs);
+    // A plan tensor as placed by load().
+    const ops::TensorRef& placed(int t) const { return m_refs.at(static_cast<size_t>(t)); }
     // Graph outputs (in functional mode; timing mode returns zero-filled tensors
     // of the right shape).
     std::vector<ref::HostTensor> outputs();
@@ -54,6 +59,7 @@ private:
     std::vector<uint64_t> m_run_ps;
     std::vector<std::vector<std::shared_ptr<Task>>> m_step_tasks;
     std::function<void(size_t)> m_on_step;
+    void issue_steps(const std::vector<ref::HostTensor>& inputs);
 };
 
 // Elementwise comparison of a result with an expected tensor: |got - want| <=

@@ -17,7 +17,7 @@ using ops::Format;
 class Lowering {
 public:
     Lowering(Plan& p, const DeviceInfo& dev, const CompileOptions& opt)
-        : m_p(p), m_g(p.graph), m_dev(dev), m_opt(opt) {
+        : m_p(p), m_g(p.graph), m_dev(dev) {
         m_views.name = "views";
         m_views.enabled = opt.on("views");
         m_format.name = "format";
@@ -302,7 +302,6 @@ private:
     Plan& m_p;
     Graph& m_g;
     const DeviceInfo& m_dev;
-    const CompileOptions& m_opt;
     std::map<int, int> m_of_value;
     std::map<std::pair<int, int>, int> m_converted;
     PassReport m_views, m_format;

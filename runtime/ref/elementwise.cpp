@@ -185,8 +185,30 @@ std::vector<HostTensor> chain(const RefNode& n, const In& in) {
     return {out};
 }
 
+// Training ops of `sfumato train-step` (sfumato-only; see runtime/ops/ew/onnx_ew.cpp), with
+// numpy broadcasting like the other binary ops.
+std::vector<HostTensor> relu_grad(const RefNode& n, const In& in) {
+    const HostTensor &y = need(n, in, 0), &dy = need(n, in, 1);
+    return {map_n(n, {&y, &dy}, dy.type, [](const double* v) { return v[0] > 0 ? v[1] : 0.0; })};
+}
+
+std::vector<HostTensor> loss_grad(const RefNode& n, const In& in) {
+    const HostTensor &y = need(n, in, 0), &t = need(n, in, 1);
+    const double scale = n.attrs.get_float("scale", 1.0);
+    return {map_n(n, {&y, &t}, y.type, [scale](const double* v) { return (v[0] - v[1]) * scale; })};
+}
+
+std::vector<HostTensor> sgd_update(const RefNode& n, const In& in) {
+    const HostTensor &w = need(n, in, 0), &g = need(n, in, 1);
+    const double lr = n.attrs.get_float("lr", 0.01);
+    return {map_n(n, {&w, &g}, w.type, [lr](const double* v) { return v[0] - lr * v[1]; })};
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_REF(relu_grad, "ReluGrad", relu_grad);
+SFUMATO_REGISTER_REF(loss_grad, "LossGrad", loss_grad);
+SFUMATO_REGISTER_REF(sgd_update, "SgdUpdate", sgd_update);
 SFUMATO_REGISTER_REF(add, "Add", binary);
 SFUMATO_REGISTER_REF(sub, "Sub", binary);
 SFUMATO_REGISTER_REF(mul, "Mul", binary);

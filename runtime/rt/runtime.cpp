@@ -5,7 +5,9 @@
 namespace sfumato::rt {
 
 Runtime::Runtime(IDevice& dev, const RuntimeParams& p, TraceHub& trace, StatGroup* stats_parent)
-    : m_device(dev, p, &trace, stats_parent), m_ctx(m_device.open_context()) {}
+    : m_owned(std::make_unique<Device>(dev, p, &trace, stats_parent)), m_device(m_owned.get()), m_ctx(m_device->open_context()) {}
+
+Runtime::Runtime(Device& dev, Context& ctx) : m_device(&dev), m_ctx(ctx) {}
 
 void Runtime::check(Status s) {
     if (s != Status::Ok) throw InputError(m_ctx.last_error());

@@ -23,9 +23,12 @@ struct Stream {
 class Runtime {
 public:
     Runtime(IDevice& dev, const RuntimeParams& p, TraceHub& trace, StatGroup* stats_parent = nullptr);
+    // A face on a device and host context someone else owns (a chip of a system, whose host
+    // programs get a context each): the same calls, on that context.
+    Runtime(Device& dev, Context& ctx);
 
-    const DeviceInfo& device_info() const { return m_device.dev().info(); }
-    bool functional() const { return m_device.dev().gm() != nullptr; }
+    const DeviceInfo& device_info() const { return m_device->dev().info(); }
+    bool functional() const { return m_device->dev().gm() != nullptr; }
 
     DevPtr malloc(uint64_t bytes);
     void free(DevPtr p);
@@ -49,12 +52,13 @@ public:
     // Every task submitted so far, in submission order (for reports).
     std::vector<std::shared_ptr<Task>> tasks() const;
 
-    Device& device() { return m_device; }
+    Device& device() { return *m_device; }
     Context& context() { return m_ctx; }
 
 private:
     void check(Status s);
-    Device m_device;
+    std::unique_ptr<Device> m_owned;
+    Device* m_device;
     Context& m_ctx;
 };
 

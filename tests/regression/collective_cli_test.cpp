@@ -169,3 +169,27 @@ TEST_CASE("collective: bad system configs exit 2 naming the key", "[collective]"
     CHECK(bad_algo.code == 2);
     CHECK(bad_algo.output.find("--algo") != std::string::npos);
 }
+
+TEST_CASE("collective: params and info list the system and comm keys", "[collective]") {
+    // Without --system the keys are listed with their defaults; with it, with the file's values.
+    CliResult r = run_cli("params --config " + config("tiny"));
+    REQUIRE(r.code == 0);
+    for (const char* k : {"system.servers", "system.link.gbps", "system.nic.per_chip", "system.peer_dma.engines", "comm.buffer_bytes"})
+        CHECK(r.output.find(k) != std::string::npos);
+    r = run_cli("params --system " + config("system-8x910b-like"));
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("system.chips_per_server") != std::string::npos);
+    r = run_cli("info --system " + config("system-tiny") + " --set system.servers=2");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("8 chips (2 servers x 4)") != std::string::npos);
+    CHECK(r.output.find("system.servers = 2") != std::string::npos);
+    CHECK(r.output.find("chip-to-chip link") != std::string::npos);
+    // Bad keys and values exit 2 naming the key.
+    r = run_cli("params --system " + config("system-tiny") + " --set system.link.gbps=0");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("system.link.gbps") != std::string::npos);
+    r = run_cli("info --system " + config("system-tiny") + " --set system.nonsense=1");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("system.nonsense") != std::string::npos);
+}

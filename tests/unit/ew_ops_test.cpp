@@ -276,3 +276,36 @@ TEST_CASE("ew ops: 910B-like tiles (large UB, many cores) and an empty output") 
     auto op = make_node_op(e, dev);
     CHECK(op->launches(e.inputs, op->outputs(), 0).empty());
 }
+
+TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate) match the host reference") {
+    std::mt19937 rng(13);
+    const DeviceInfo dev = tiny_dev();
+    for (const char* op : {"ReluGrad", "LossGrad", "SgdUpdate"})
+        for (ElemType t : {ElemType::Float, ElemType::Float16, ElemType::Bfloat16})
+            for (const auto& shapes : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                     {{3, 130}, {3, 130}}, {{517}, {517}}, {{4, 37}, {1, 37}}}) {
+                NodeDesc n = node(op, {{shapes.first, t}, {shapes.second, t}});
+                if (std::string(op) == "LossGrad") n.attrs.set("scale", ref::Attr::of_float(0.125));
+                if (std::string(op) == "SgdUpdate") n.attrs.set("lr", ref::Attr::of_float(0.05));
+                const auto vals = random_inputs(n, rng, -4, 4);
+                const RigResult r = run_node(n, vals, dev, ew::ew_tolerance(op, t));
+                INFO(op << " " << ref::elem_type_name(t) << " " << ref::shape_str(shapes.first) << ": " << r.why << " "
+                        << r.describe);
+                CHECK(r.why == "");
+                CHECK(r.passed);
+            }
+    // ReluGrad passes the gradient exactly where y > 0 and zeroes it elsewhere (y = 0 included).
+    NodeDesc n = node("ReluGrad", {{{8}, ElemType::Float}, {{8}, ElemType::Float}});
+    ref::HostTensor y(ElemType::Float, {8}), dy(ElemType::Float, {8});
+    for (size_t i = 0; i < 8; ++i) {
+        y.data[i] = static_cast<double>(i) - 4;
+        dy.data[i] = 0.5 + static_cast<double>(i);
+    }
+    const RigResult r = run_node(n, {y, dy}, dev, {0, 0});
+    CHECK(r.passed);
+    ref::RefNode rn;
+    rn.name = "g";
+    rn.op_type = "ReluGrad";
+    const auto want = ref::run_ref(rn, {&y, &dy});
+    for (size_t i = 0; i < 8; ++i) CHECK(want[0].data[i] == (i > 4 ? dy.data[i] : 0.0));
+}

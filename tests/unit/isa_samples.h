@@ -24,7 +24,7 @@ inline Instr sample(Opcode op) {
             if (op == Opcode::DCCI) in.dst = A(Pos::GM, 0x1240);
             break;
         case ParamKind::Copy: {
-            in.copy = {3, 70, 5, 2, 0, 0, 0};
+            in.copy = {3, 70, 5, 2, {0, 0}, 0, 0, 0};
             Pos src = Pos::GM, dst = Pos::UB;
             switch (op) {
                 case Opcode::COPY_GM_TO_UB: in.copy.pad_left = 2, in.copy.pad_right = 1; break;

@@ -184,6 +184,42 @@ TEST_CASE("workload: named buffers are allocated before use and freed once") {
     CHECK_THAT(error_of(with(R"({"kind": "kernel", "stream": 0, "node": {"inputs": []}})")), Catch::Contains("op_type"));
 }
 
+TEST_CASE("workload: devices and collectives parse, round-trip, and old files stay on device 0") {
+    const wl::Workload old = wl::parse(kExample, ops_check);
+    CHECK_FALSE(old.multi_device());
+    CHECK(old.devices() == 1);
+    for (const auto& t : old.tasks) CHECK(t.device == 0);
+    const std::string text = R"({"format": "sfumato-workload", "version": 2, "streams": [{"id": 0}],
+ "tasks": [
+  {"kind": "alloc", "device": 0, "buffer": "g", "bytes": 64},
+  {"kind": "alloc", "device": 3, "buffer": "g", "bytes": 64},
+  {"kind": "collective", "stream": 0, "op": "reduce", "count": 32, "dtype": "bf16", "redop": "max", "root": 1,
+   "algo": "ring", "ranks": [3, 0], "send": "g", "recv": "g"},
+  {"kind": "memcpy", "device": 3, "stream": 0, "dir": "d2h", "bytes": 64, "src": "g", "save": "g3.bin"}]})";
+    const wl::Workload w = wl::parse(text, ops_check);
+    CHECK(w.multi_device());
+    CHECK(w.devices() == 4);
+    const wl::Task& c = w.tasks[2];
+    CHECK(c.kind == wl::Kind::Collective);
+    CHECK(c.coll_op == "reduce");
+    CHECK(c.ranks == std::vector<uint32_t>{3, 0});
+    CHECK(c.rank_of(0) == 1);
+    CHECK(c.on_device(3));
+    CHECK_FALSE(c.on_device(1));
+    CHECK(w.tasks[3].save == "g3.bin");
+    CHECK(wl::to_json(wl::parse(wl::to_json(w), ops_check)) == wl::to_json(w));
+    // A buffer too small for the collective on one rank names that rank's device.
+    const std::string small = R"({"format": "sfumato-workload", "version": 2, "streams": [{"id": 0}],
+ "tasks": [{"kind": "alloc", "buffer": "g", "bytes": 64}, {"kind": "alloc", "device": 1, "buffer": "g", "bytes": 8},
+  {"kind": "collective", "stream": 0, "op": "all_reduce", "count": 32, "ranks": [0, 1], "send": "g"}]})";
+    const std::string e = error_of(small);
+    CHECK(e.find("task 2 (collective): field 'send'") != std::string::npos);
+    CHECK(e.find("on device 1") != std::string::npos);
+    CHECK(error_of(R"({"format": "sfumato-workload", "version": 2, "streams": [{"id": 0}],
+ "tasks": [{"kind": "memcpy", "stream": 0, "dir": "h2d", "bytes": 4, "save": "x"}]})")
+              .find("field 'save'") != std::string::npos);
+}
+
 TEST_CASE("workload: recorded launches carry their start-up fields; older files default them to 0") {
     const std::string launch = R"({"kind": "kernel", "stream": 0, "launches": [{"name": "k", "type": "t", "kind": "mix",
         "block_dim": 4, "instr": "k0", "args_bytes": 48, "code_bytes": 8192}]})";

@@ -43,9 +43,13 @@ void fill_from_block(KernelContext& ctx, DType t, uint32_t dst, uint32_t src, ui
 }
 
 // Each of n values at src fills one block, blocks `stride` blocks apart starting at dst.
+// An instruction reads 8 values per repeat from a 32-byte-aligned source, so a split into
+// several instructions advances the source by whole 32-byte blocks (254 repeats for 2-byte types).
 void brcb(KernelContext& ctx, DType t, uint32_t dst, uint32_t src, uint32_t n, uint32_t stride) {
+    const uint32_t unit = 8 * es(t) >= 32 ? 1 : 32 / (8 * es(t));
+    const uint32_t max_reps = 255 / unit * unit;
     for (uint32_t done = 0; done < n;) {
-        const uint32_t reps = std::min<uint32_t>(255, (n - done + 7) / 8);
+        const uint32_t reps = std::min<uint32_t>(max_reps, (n - done + 7) / 8);
         isa::Instr in = isa::make_instr(Opcode::VBRCB);
         in.dtype = t;
         in.dst = {dst + done * stride * 32, Pos::UB};

@@ -25,6 +25,11 @@ constexpr List kUnary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", 
                          "Neg", "Abs", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign", "Sign",
                          "Floor", "Ceil", "Round", "Identity"};
 constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"};
+// sfumato-only training ops (the backward of `sfumato train-step`): ReluGrad(y, dy) = y > 0 ? dy
+// : 0 (y: the ReLU's output, or its input); LossGrad(y, t) = (y - t) * scale (the gradient of
+// 0.5 * scale * |y - t|^2, and of a softmax's cross-entropy at its logits); SgdUpdate(w, g) =
+// w - lr * g.
+constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate"};
 
 bool in_list(List l, const std::string& s) {
     for (const char* x : l)
@@ -254,7 +259,7 @@ Val bool_of(Builder& b, const Val& bits) {
 const std::vector<std::string>& ew_op_types() {
     static const std::vector<std::string> all = [] {
         std::vector<std::string> v;
-        for (List l : {kBinary, kVariadic, kCompare, kLogic, kUnary, kOther}) v.insert(v.end(), l.begin(), l.end());
+        for (List l : {kBinary, kVariadic, kCompare, kLogic, kUnary, kOther, kTrain}) v.insert(v.end(), l.begin(), l.end());
         return v;
     }();
     return all;
@@ -287,6 +292,11 @@ ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
         if (in.size() != 3) unsupported(n, "needs 3 inputs");
         if (in[0] != ElemType::Bool) unsupported(n, "condition must be bool");
         return in[1];
+    }
+    if (in_list(kTrain, op)) {
+        if (in.size() != 2) unsupported(n, "needs 2 inputs");
+        for (ElemType t : in) need_float(t);
+        return op == "ReluGrad" ? in[1] : in[0];
     }
     if (op == "Cast") return static_cast<ElemType>(n.attrs.int_("to"));
     if (op == "CastLike") {
@@ -370,6 +380,14 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
         r = b.in(0, ct);
         for (size_t i = 1; i < in.size(); ++i) r = em.binary(base, r, b.in(static_cast<int>(i), ct));
         if (op == "Mean" && in.size() > 1) r = em.binary("Div", r, Builder::imm(static_cast<double>(in.size()), ct));
+    } else if (op == "ReluGrad") {
+        const DType t = compute_type(in.at(1).elem, false);
+        const Val y = b.in(0, compute_type(e0, false));
+        r = b.sel(b.cmp(CmpMode::GT, y, Builder::imm(0, b.type_of(y))), b.in(1, t), Builder::imm(0, t));
+    } else if (op == "LossGrad") {
+        r = b.scal(Opcode::VMULS, b.bin(Opcode::VSUB, b.in(0, ct), b.in(1, ct)), n.attrs.get_float("scale", 1.0));
+    } else if (op == "SgdUpdate") {
+        r = b.bin(Opcode::VSUB, b.in(0, ct), b.scal(Opcode::VMULS, b.in(1, ct), n.attrs.get_float("lr", 0.01)));
     } else if (op == "Identity") {
         r = b.in(0, in[0].storage);  // copied as bytes, any type
     } else if (in_list(kBinary, op)) {

@@ -268,8 +268,11 @@ void lane_reduce(kernel::KernelContext& ctx, Opcode red, isa::DType dt, uint32_t
 
 void brcb(kernel::KernelContext& ctx, isa::DType dt, uint32_t dst, uint32_t src, uint64_t count) {
     const uint32_t es = isa::dtype_size(dt);
-    for (uint64_t done = 0; done < count; done += 8 * kMaxRep) {
-        const uint64_t reps = std::min(kMaxRep, cdiv(count - done, 8));
+    // Each instruction's source must be 32-byte aligned: a split advances it by whole blocks.
+    const uint64_t unit = 8 * es >= kBlk ? 1 : kBlk / (8 * es);
+    const uint64_t max_reps = kMaxRep / unit * unit;
+    for (uint64_t done = 0; done < count; done += 8 * max_reps) {
+        const uint64_t reps = std::min(max_reps, cdiv(count - done, 8));
         isa::VecParams v;
         v.repeat = static_cast<uint16_t>(reps);
         v.dst_blk_stride = 1, v.dst_rep_stride = 8;

@@ -1,0 +1,188 @@
+// `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
+// [--lr X] [--precision P] [--ranks R] [--mode M] [--out DIR]`: one data-parallel training step
+// on R chips of a system. Every rank runs its own host program on its chip: the forward through
+// the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
+// the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
+// weight gradients all-reduced in buckets on a communication stream (runtime/comm) as soon as a
+// bucket is complete (--overlap on) or after the whole backward (off), and the SGD update per
+// bucket once it is reduced. Each rank has its own batch of B samples (inputs and targets from a
+// fixed seed per rank); the loss gradient is scaled by 1 / (B R), so the summed gradient is the
+// global batch's mean. In timing mode (--simulate auto/one) only rank 0's compute is simulated:
+// the ranks run one plan on chips built from one configuration, so their compute is identical;
+// the others' compute streams wait for a notify from rank 0 at each bucket boundary (a link
+// latency later) and every rank runs its part of every all-reduce (--simulate all runs
+// everything on every chip). Reports the step time (first forward kernel to last update, over all
+// ranks), compute time (the compute streams' busy time, the busiest rank), communication time
+// (the time a collective is running, on the busiest rank), their overlap and the exposed
+// communication share: the time communication runs with no compute kernel running, over the step
+// (the rest of the step not computing is the host's launches and the input copies). Functional mode checks every reduced gradient and updated weight
+// against a host reference (ONNX-semantics references in double over the same per-rank data,
+// summed over ranks, then the SGD step).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "cli/command.h"
+#include "isa/text.h"
+#include "cli/system_session.h"
+#include "cli/train_support.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/graph/executor.h"
+#include "runtime/graph/onnx_import.h"
+#include "runtime/graph/zoo.h"
+#include "sim/error.h"
+
+namespace sfumato::cli {
+
+namespace {
+
+int cmd_train_step(const std::vector<std::string>& args) {
+    CommonOptions common;
+    common.trace = "task";
+    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto";
+    int64_t batch = 1;
+    double bucket_mb = 25, lr = 0.01;
+    uint32_t ranks = 0;
+    po::options_description d("sfumato train-step");
+    d.add_options()("model", po::value<std::string>(&model_path), "MODEL.onnx, or zoo:NAME")(
+        "batch", po::value<int64_t>(&batch)->default_value(1), "samples per chip (per rank)")(
+        "bucket-mb", po::value<double>(&bucket_mb)->default_value(25), "gradient bucket size (MiB)")(
+        "overlap", po::value<std::string>(&overlap)->default_value("on"),
+        "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
+        "lr", po::value<double>(&lr)->default_value(0.01), "SGD learning rate")(
+        "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
+        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
+        "simulate", po::value<std::string>(&simulate)->default_value("auto"),
+        "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
+        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional");
+    add_system_option(d, system_file);
+    add_run_options(d, common);
+    po::positional_options_description pos;
+    pos.add("model", 1);
+    po::variables_map vm;
+    if (!parse_command(args, "sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [options]", d, vm, &pos))
+        return kExitOk;
+    if (model_path.empty()) throw InputError("train-step needs a model (MODEL.onnx or zoo:NAME)");
+    if (system_file.empty()) throw InputError("train-step needs --system F (e.g. configs/system-8x910b-like.ini)");
+    if (overlap != "on" && overlap != "off") throw InputError("--overlap must be on or off, not '" + overlap + "'");
+    if (batch < 1 || batch > 4096) throw InputError("--batch must be 1..4096");
+    if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
+    if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
+    TrainSetup ts;
+    if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
+        throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
+
+    graph::Graph imported = model_path.rfind("zoo:", 0) == 0 ? graph::zoo_graph(model_path.substr(4))
+                                                             : graph::import_onnx_file(model_path);
+    SystemSession s(common, system_file, text::join("sfumato train-step", args));
+    s.elaborate();
+    const uint32_t chips = s.system().size();
+    if (ranks == 0) ranks = chips;
+    if (ranks > chips) throw InputError("--ranks " + std::to_string(ranks) + ": the system has " + std::to_string(chips) + " chips");
+    if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
+    if (simulate != "auto" && simulate != "all" && simulate != "one")
+        throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
+    if (simulate == "one" && s.functional())
+        throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
+    // Every chip of a system is built from one chip configuration and every rank runs the same
+    // plan on the same shapes: identical compute, so rank 0's stands for all in timing mode.
+    ts.mirror = simulate == "one" || (simulate == "auto" && !s.functional());
+
+    const auto wall0 = std::chrono::steady_clock::now();
+    ts.overlap = overlap == "on";
+    ts.opt.lr = lr;
+    ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
+    ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
+    ts.compile(std::move(imported), batch, s.system().chip(0).info());
+    ts.make_data(ranks);
+    const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+    std::vector<rt::Device*> devs;
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < ranks; ++i) {
+        devs.push_back(&s.device(i));
+        ids.push_back(i);
+    }
+    comm::Communicator comm(s.system().info(), devs, s.comm_params());
+    std::vector<RankRun> runs(ranks);
+    MirrorSlots slots;
+    slots.slot.resize(ranks);
+    slots.dev = devs;
+    s.run(ids, [&](uint32_t r, rt::Context& ctx) { run_rank(ts, comm, r, ctx, s.device(r), s.functional(), slots, runs[r]); });
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+
+    const StepTimes tm = step_times(runs);
+    nlohmann::json check = {{"checked", false}};
+    bool passed = true;
+    if (s.functional()) {
+        check = check_against_reference(ts, runs);
+        passed = check["passed"].get<bool>();
+    }
+    const ClockDomain clk = s.chip_params().clock();
+    const double step_us = tm.step_ps / 1e6, compute_us = tm.compute_ps / 1e6, comm_us = tm.comm_ps / 1e6,
+                 overlap_us = tm.overlap_ps / 1e6;
+    const double exposed_us = std::max(0.0, comm_us - overlap_us);  // communicating, no kernel computing
+    const double share = step_us > 0 ? exposed_us / step_us : 0;
+    nlohmann::json summary = s.base_summary();
+    summary["model"] = model_path;
+    summary["train"] = {{"ranks", ranks},
+                        {"batch_per_rank", batch},
+                        {"global_batch", batch * ranks},
+                        {"precision", precision},
+                        {"overlap", ts.overlap},
+                        {"lr", lr},
+                        {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
+                        {"bucket_bytes", ts.opt.bucket_bytes},
+                        {"buckets", ts.tp.buckets.size()},
+                        {"gradient_bytes", ts.tp.grad_bytes},
+                        {"parameters", ts.tp.parameters},
+                        {"forward_kernels", ts.plan->kernel_count()},
+                        {"backward_kernels", ts.tp.backward.size()},
+                        {"update_kernels", ts.tp.update.size()}};
+    summary["step_us"] = step_us;
+    summary["step_cycles"] = clk.ceil_cycle(Tick(tm.step_ps)).v;
+    summary["compute_us"] = compute_us;
+    summary["comm_us"] = comm_us;
+    summary["overlap_us"] = overlap_us;
+    summary["exposed_comm_us"] = exposed_us;
+    summary["exposed_comm_share"] = share;
+    summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
+    summary["simulate"] = ts.mirror ? "one" : "all";
+    summary["wall_s"] = wall_s;
+    summary["plan_s"] = plan_s;
+    summary["links"] = s.links_json(tm.t0, tm.t1);
+    summary["check"] = check;
+    s.write_outputs(summary);
+
+    std::printf("train-step %s on %u of %u chips (%s, %s mode): batch %lld per chip (global %lld), %s, overlap %s\n",
+                model_path.c_str(), ranks, chips, s.system_params().name.get().c_str(), s.mode().c_str(),
+                static_cast<long long>(batch), static_cast<long long>(batch * ranks), precision.c_str(), overlap.c_str());
+    std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
+                static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
+                ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+    std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
+                compute_us, comm_us, overlap_us, exposed_us);
+    std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
+    if (ts.mirror)
+        std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
+                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",
+                    ranks - 1, wall_s);
+    else
+        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
+    if (s.functional()) {
+        std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",
+                    passed ? "passed" : "FAILED", static_cast<unsigned long long>(check["compared"].get<uint64_t>()),
+                    check["max_abs_err"].get<double>());
+        if (!passed) std::printf("  first mismatch: %s\n", check["first_mismatch"].get<std::string>().c_str());
+    }
+    if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
+    return passed ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+SFUMATO_COMMAND("train-step", "one data-parallel training step (forward, backward, bucketed all-reduce, SGD) on a system",
+                cmd_train_step);
+
+}  // namespace sfumato::cli

@@ -1,0 +1,207 @@
+// `sfumato replay FILE.json --system F`: a multi-device workload on a system of chips. One host
+// program per device (each in its own host thread, as each rank of a job runs its own process)
+// replays the tasks of its device in file order, and its part of every collective it is a rank
+// of, through a communicator per rank set (runtime/comm, set up before time zero: buffers,
+// streams and notifies are allocated, the ranks rendezvous). Kernels are planned as in the
+// single-chip replay (cli/replay_kernels.h), each device with its own scratch operands. A
+// collective without send/recv buffers gets anonymous ones (placed at no simulated cost; their
+// contents are whatever is there). summary.json lists every task once, with its device (a
+// collective from its first rank's issue to its last rank's end); d2h copies that `save` write
+// the bytes they read into the output directory (functional mode).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/command.h"
+#include "cli/replay_kernels.h"
+#include "cli/system_session.h"
+#include "runtime/comm/communicator.h"
+#include "sim/error.h"
+#include "traces/atomic_file.h"
+#include "traces/workload_replay.h"
+
+namespace sfumato::cli {
+
+namespace {
+
+// Communicators by rank set, and each collective task's anonymous buffers per rank.
+class Collectives {
+public:
+    Collectives(SystemSession& s, const workload::Workload& w) {
+        for (const workload::Task& t : w.tasks) {
+            if (t.kind != workload::Kind::Collective || m_comms.count(t.ranks)) continue;
+            std::vector<rt::Device*> devs;
+            for (uint32_t d : t.ranks) devs.push_back(&s.device(d));
+            Group& g = m_comms[t.ranks];
+            g.comm = std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params());
+            g.ready.assign(t.ranks.size(), false);
+        }
+    }
+
+    workload::CollectiveHook hook() {
+        workload::CollectiveHook h;
+        h.init = [this](rt::Context& ctx, const workload::Task& t, uint32_t rank) { init(ctx, t, rank); };
+        h.issue = [this](rt::Context& ctx, const workload::Task& t, uint32_t rank, const workload::Placer& p, rt::StreamId s) {
+            issue(ctx, t, rank, p, s);
+        };
+        return h;
+    }
+
+private:
+    struct Group {
+        std::unique_ptr<comm::Communicator> comm;
+        std::vector<bool> ready;
+    };
+
+    static comm::Communicator::Call call_of(const workload::Task& t) {
+        comm::Communicator::Call c;
+        c.op = comm::parse_op(t.coll_op, "op");
+        c.dtype = comm::parse_comm_dtype(t.dtype, "dtype");
+        c.redop = comm::parse_redop(t.redop, "redop");
+        c.algo = comm::parse_algo(t.algo, "algo");
+        c.root = t.root;
+        c.count = t.count;
+        return c;
+    }
+
+    std::string where(const workload::Task& t) const { return "workload task " + std::to_string(t.index) + " (collective)"; }
+
+    void init(rt::Context& ctx, const workload::Task& t, uint32_t rank) {
+        Group& g = m_comms.at(t.ranks);
+        try {
+            if (!g.ready[rank]) {
+                g.comm->init_rank(rank, ctx);
+                g.ready[rank] = true;
+            }
+            const comm::Communicator::Call c = call_of(t);
+            auto place = [&](uint64_t bytes, int which) {
+                rt::DevPtr p = 0;
+                if (ctx.malloc(&p, std::max<uint64_t>(bytes, 1)) != rt::Status::Ok)
+                    throw InputError("cannot place a buffer of " + std::to_string(bytes) + " bytes: " + ctx.last_error());
+                m_anon[{t.index, rank, which}] = p;
+            };
+            if (t.src.empty()) place(g.comm->send_bytes(c), 0);
+            if (t.dst.empty()) place(g.comm->recv_bytes(c), 1);
+        } catch (const InputError& e) {
+            throw InputError(where(t) + ", rank " + std::to_string(rank) + ": " + e.what());
+        }
+    }
+
+    void issue(rt::Context&, const workload::Task& t, uint32_t rank, const workload::Placer& p, rt::StreamId s) {
+        Group& g = m_comms.at(t.ranks);
+        try {
+            comm::Communicator::Call c = call_of(t);
+            c.send = t.src.empty() ? m_anon.at({t.index, rank, 0}) : p.addr(t.src, t.src_offset);
+            c.recv = t.dst.empty() ? m_anon.at({t.index, rank, 1}) : p.addr(t.dst, t.dst_offset);
+            g.comm->run(rank, c, s);
+        } catch (const InputError& e) {
+            throw InputError(where(t) + ", rank " + std::to_string(rank) + ": " + e.what());
+        }
+    }
+
+    std::map<std::vector<uint32_t>, Group> m_comms;
+    std::map<std::tuple<size_t, uint32_t, int>, rt::DevPtr> m_anon;
+};
+
+}  // namespace
+
+int replay_on_system(const std::string& file, const workload::Workload& w, const std::string& level,
+                     const CommonOptions& common, const std::string& system_file, const std::string& cmdline) {
+    if (!common.record.empty()) throw InputError("--record: recording a multi-device replay is not supported");
+    SystemSession s(common, system_file, cmdline);
+    s.elaborate();
+    const uint32_t chips = s.system().size();
+    for (const workload::Task& t : w.tasks) {
+        const std::string at = file + ": task " + std::to_string(t.index) + " (" + workload::kind_name(t.kind) + ")";
+        if (t.kind != workload::Kind::Collective && t.device >= chips)
+            throw InputError(at + ": field 'device': device " + std::to_string(t.device) + " is not a chip of " +
+                             s.system_params().name.get() + " (" + std::to_string(chips) + " chips)");
+        for (uint32_t d : t.ranks) {
+            if (d >= chips)
+                throw InputError(at + ": field 'ranks': device " + std::to_string(d) + " is not a chip of " +
+                                 s.system_params().name.get() + " (" + std::to_string(chips) + " chips)");
+        }
+    }
+    const uint32_t devices = w.devices();
+    const bool instr_level = level == "instructions";
+    const DeviceInfo info = s.system().chip(0).info();
+    std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
+    if (instr_level) streams = load_streams(w, file, info, s.chip_params().name.get());
+    std::vector<std::unique_ptr<ReplayKernels>> kernels;
+    std::vector<std::unique_ptr<rt::Runtime>> rts(devices);
+    std::vector<std::unique_ptr<workload::Replayer>> reps(devices);
+    std::vector<uint32_t> ids;
+    for (uint32_t d = 0; d < devices; ++d) {
+        kernels.push_back(std::make_unique<ReplayKernels>(file, instr_level, streams, s.system().chip(d).info()));
+        ids.push_back(d);
+    }
+    Collectives colls(s, w);
+    const std::string dir = std::filesystem::path(file).parent_path().string();
+    try {
+        s.run(ids, [&](uint32_t d, rt::Context& ctx) {
+            rts[d] = std::make_unique<rt::Runtime>(s.device(d), ctx);
+            reps[d] = std::make_unique<workload::Replayer>(ctx, w, kernels[d]->factory(*rts[d]), dir, d, colls.hook());
+            reps[d]->run();
+        });
+    } catch (const SimError& e) {
+        if (e.code() != kExitDeadlock) throw;
+        std::string msg = std::string(e.what()) + "\nworkload tasks pending:\n";
+        for (const auto& r : reps) {
+            if (!r) continue;
+            for (const auto& l : r->pending()) msg += "  " + file + ": " + l + "\n";
+        }
+        throw SimError(kExitDeadlock, msg);
+    }
+    const ClockDomain clk = s.chip_params().clock();
+    std::vector<std::vector<workload::TaskTimes>> per_device;
+    for (const auto& r : reps) per_device.push_back(r->times(clk));
+    nlohmann::json summary = s.base_summary();
+    summary["workload"] = file;
+    summary["level"] = level;
+    summary["devices"] = devices;
+    summary["tasks"] = workload::tasks_json(workload::merge_times(per_device), true);
+    nlohmann::json saved = nlohmann::json::array();
+    if (s.functional() && !common.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(common.out, ec);
+        for (const auto& r : reps) {
+            for (const auto& saved_file : r->saved()) {
+                const std::string& name = saved_file.first;
+                const std::vector<uint8_t>& bytes = saved_file.second;
+                write_atomically(common.out + "/" + name, [&](const std::string& tmp) {
+                    std::ofstream o(tmp, std::ios::binary);
+                    o.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+                    if (!o) throw OutputError("cannot write '" + tmp + "'");
+                });
+                saved.push_back(name);
+            }
+        }
+    }
+    summary["saved"] = saved;
+    s.write_outputs(summary);
+
+    std::printf("replay %s on %s (%u chips of %s, %s mode, %s level): %zu tasks on %u devices\n", file.c_str(),
+                s.system_params().name.get().c_str(), chips, s.chip_params().name.get().c_str(), common.mode.c_str(),
+                level.c_str(), w.tasks.size(), devices);
+    constexpr size_t kMaxLines = 40;
+    size_t line = 0;
+    for (const auto& t : summary["tasks"]) {
+        if (line++ == kMaxLines) {
+            std::printf("  ... %zu more tasks (summary.json lists all)\n", summary["tasks"].size() - kMaxLines);
+            break;
+        }
+        const std::string dev = t["device"].is_null() ? "all" : std::to_string(t["device"].get<uint32_t>());
+        std::printf("  task %3llu dev %-3s %-10s %-16s issue %10llu  start %10llu  end %10llu\n",
+                    static_cast<unsigned long long>(t["index"].get<uint64_t>()), dev.c_str(),
+                    t["kind"].get<std::string>().c_str(), t["name"].get<std::string>().c_str(),
+                    static_cast<unsigned long long>(t["issue_cycle"].get<uint64_t>()),
+                    static_cast<unsigned long long>(t["start_cycle"].get<uint64_t>()),
+                    static_cast<unsigned long long>(t["end_cycle"].get<uint64_t>()));
+    }
+    std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()),
+                summary["total_time_us"].get<double>());
+    if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
+    return kExitOk;
+}
+
+}  // namespace sfumato::cli

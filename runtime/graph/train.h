@@ -1,0 +1,87 @@
+// The backward pass and optimizer of a data-parallel training step, planned from a compiled
+// forward plan (`sfumato train-step`). Walking the forward steps in reverse, each op's gradient
+// becomes graph-node kernels of the operator library (no host arithmetic):
+//   - Gemm / MatMul: dA = dY B' and dB = A'^T dY as Gemm nodes with transposed operands (the
+//     cube kernel reads a transposed operand in place), dC = ReduceSum over the rows;
+//   - Conv (groups 1): dX = ConvTranspose(dY, W) with the forward's strides and pads (output
+//     padding to X's size); dW as a convolution of transposed operands: X^T (C, N, H, W)
+//     convolved with dY^T (M, N, OH, OW) as the kernel, dilated by the forward stride, gives
+//     (C, M, kh', kw'), sliced to the kernel and transposed to (M, C, kh, kw); dB = ReduceSum;
+//   - ReLU (alone or fused into a Conv/Gemm as `activation`): ReluGrad(y, dy) (vector);
+//   - Add of two same-shape tensors, Identity/Dropout and views (Reshape, Flatten, ...): the
+//     gradient passes through (aliased, no kernel); a tensor read by several ops gets the sum;
+//   - GlobalAveragePool: dY (N, C, 1, 1) times a constant (1, 1, H, W) of 1/(H W), broadcast;
+//   - MaxPool: for every window offset, the input pixels that equal their window's maximum take
+//     that window's gradient (strided Slice, Equal, Where), spread back to the input grid by
+//     Pad with zeros, and the offsets summed (ties pass the gradient to every maximum);
+//   - the loss: LossGrad(y, target) * scale at the output; when the model ends in a Softmax the
+//     loss is its cross-entropy and the gradient enters at the logits (softmax - target).
+// Weight gradients are placed contiguously in the order the backward produces them and grouped
+// into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the SGD
+// update (SgdUpdate, w -= lr g, in place) runs per weight once its bucket is reduced.
+// Simplified: BatchNormalization must have been folded into the convolution (its statistics are
+// constants: the inference form), so BN's training statistics and backward are not modelled;
+// other ops without a backward here are refused, naming the node.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/plan.h"
+
+namespace sfumato::graph {
+
+struct TrainOptions {
+    double lr = 0.01;
+    double loss_scale = 1.0;  // multiplies the loss gradient: 1 / the global batch (a mean)
+    uint64_t bucket_bytes = 25ull << 20;
+};
+
+struct TrainTensor {
+    enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target } kind = Kind::Grad;
+    ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
+    int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
+    int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
+    uint64_t offset = 0, bytes = 0;  // Grad/Const/Target: in the train arena; WeightGrad: in the gradient block
+    std::shared_ptr<const ref::HostTensor> value;  // Const: the values uploaded at load
+};
+
+struct TrainItem {
+    std::string name;  // e.g. "fc1/dW"
+    ops::NodeDesc desc;
+    std::shared_ptr<ops::INodeOp> op;
+    std::vector<int> in, out;  // train tensors (-1: omitted)
+    int completes_bucket = -1; // after this item's kernels, bucket k's gradients are all written
+};
+
+struct Bucket {
+    uint64_t offset = 0, bytes = 0;  // in the gradient block
+    isa::DType dtype = isa::DType::FP32;
+    std::vector<int> grads;          // WeightGrad train tensors
+    std::vector<size_t> updates;     // indices into TrainPlan::update
+};
+
+struct TrainPlan {
+    std::vector<TrainTensor> tensors;
+    std::vector<TrainItem> backward;  // loss gradient and backward, in issue order
+    std::vector<TrainItem> update;    // SGD, one per weight
+    std::vector<Bucket> buckets;
+    uint64_t arena_bytes = 0, grad_bytes = 0, workspace_bytes = 0;
+    int output = -1;  // the plan tensor the loss reads (the softmax output, or the model output)
+    int target = -1;  // train tensor of the target (shape of output)
+    bool softmax_ce = false;
+    uint64_t parameters = 0;  // trained elements
+    size_t kernel_count() const;
+};
+
+TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o);
+// Gives every activation of a compiled plan its own memory (no reuse): the backward reads them.
+void keep_activations(Plan& p);
+
+// The passes a training step compiles its forward with: BN folding and the cube epilogues
+// (bias, activation) only, everything in ND, so every forward op has a backward above.
+std::set<std::string> train_passes();
+
+}  // namespace sfumato::graph
