@@ -83,7 +83,7 @@ public:
         if (const uint64_t g = arg_u64(a, "matmul", "group_m", 0, 65535)) {
             m_plan.t.group_m = static_cast<uint32_t>(g);
             m_plan.t.group_n = static_cast<uint32_t>(arg_u64(a, "matmul", "group_n", 0, 65535));
-            choose_k_rotation(m_plan.t);
+            choose_k_rotation(m_plan.t, pr.in_es, pr.out_es, dev);
         }
         if (const uint64_t r = arg_u64(a, "matmul", "k_rotate", 0, 65535)) m_plan.t.k_rot = static_cast<uint32_t>(r);
         const std::string nd = arg_str(a, "nd2nz");

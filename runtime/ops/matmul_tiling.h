@@ -119,9 +119,13 @@ void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
 // blocks over the order of group_m / group_n) and read one A panel (the columns a wave spans in
 // a row) or one B panel (the rows of a group), at most the chunks of k. Those tiles get distinct
 // start chunks (tm + tn differs along a row and down a column). None when the L1 buffers hold
-// every chunk of k: a core's next tile then reuses the chunks of a panel it shares with the
-// previous one (same chunk, same buffer), which a different start would throw away.
-void choose_k_rotation(MatmulTiling& t);
+// every chunk of k (a core's next tile then reuses the chunks of a panel it shares with the
+// previous one, same chunk in the same buffer, which a different start would throw away), and
+// none unless the group's working set fits the L2 budget of choose_tile_order (a segment one
+// sharer brought must still be in L2 when the others reach it; lockstep sharers instead need
+// only the current chunk, which suits an L2 that cannot hold the panels), and none when the
+// running blocks' GM ports together exceed the HBM rate (the leads would queue at the HBM).
+void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev);
 
 // The cube's k step for an element size (32 B of k per fractal row).
 inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }

@@ -301,4 +301,12 @@ TEST_CASE(
     const MatmulTiling one = plan_matmul(1024, 1024, 1024, 2, 4, d);
     CHECK(one.k_chunks() <= one.buffers);
     CHECK(one.k_rot == 1);
+    // The running blocks' GM ports together beyond the HBM rate (leads would queue there), or
+    // an L2 that cannot hold a group's panels: lockstep.
+    DeviceInfo fast_ports = d;
+    fast_ports.core_gm_read_bytes_per_cycle = 2 * d.gm_bytes_per_cycle / d.cube_cores;
+    CHECK(plan_matmul(4096, 4096, 4096, 2, 4, fast_ports).k_rot == 1);
+    DeviceInfo small_l2 = d;
+    small_l2.l2_bytes = 4ull << 20;
+    CHECK(plan_matmul(4096, 4096, 4096, 2, 4, small_l2).k_rot == 1);
 }
