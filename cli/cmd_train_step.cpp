@@ -40,7 +40,7 @@ namespace {
 int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto";
+    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off";
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
     uint32_t ranks = 0;
@@ -55,7 +55,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
-        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional");
+        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
+        "reuse-timing", po::value<std::string>(&reuse)->default_value("off"),
+        "on (timing mode): a kernel launch identical to an earlier one (same node, shapes, attributes, constants, "
+        "alignment, launch) runs as a stand-in taking the first one's time on the same cores, without its memory "
+        "traffic (a stated approximation, docs/multichip.md) | off: every kernel simulated");
     add_system_option(d, system_file);
     add_run_options(d, common);
     po::positional_options_description pos;
@@ -83,6 +87,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
     if (simulate != "auto" && simulate != "all" && simulate != "one")
         throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
+    if (reuse != "on" && reuse != "off") throw InputError("--reuse-timing must be on or off, not '" + reuse + "'");
+    if (reuse == "on" && s.functional())
+        throw InputError("--reuse-timing on needs timing mode (functional mode computes every kernel's values)");
+    ts.reuse_timing = reuse == "on";
     if (simulate == "one" && s.functional())
         throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
     // Every chip of a system is built from one chip configuration and every rank runs the same
@@ -149,6 +157,13 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["exposed_comm_share"] = share;
     summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
     summary["simulate"] = ts.mirror ? "one" : "all";
+    uint64_t reused = 0, candidates = 0, unique = 0;
+    for (const RankRun& rr : runs) {
+        reused += rr.reused;
+        candidates += rr.reuse_candidates;
+        unique += rr.reuse_unique;
+    }
+    summary["reuse_timing"] = {{"enabled", ts.reuse_timing}, {"launches", candidates}, {"reused", reused}, {"unique", unique}};
     summary["wall_s"] = wall_s;
     summary["plan_s"] = plan_s;
     summary["links"] = s.links_json(tm.t0, tm.t1);
@@ -170,6 +185,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
                     ranks - 1, wall_s);
     else
         std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
+    if (ts.reuse_timing)
+        std::printf("  APPROXIMATION --reuse-timing on: %llu of %llu kernel launches re-used the time of an identical earlier "
+                    "launch (no memory traffic of their own; %llu simulated in full)\n",
+                    static_cast<unsigned long long>(reused), static_cast<unsigned long long>(candidates),
+                    static_cast<unsigned long long>(candidates - reused));
     if (s.functional()) {
         std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",
                     passed ? "passed" : "FAILED", static_cast<unsigned long long>(check["compared"].get<uint64_t>()),

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <random>
 
+#include "cli/kernel_reuse.h"
 #include "runtime/graph/executor.h"
+#include "runtime/ops/node_launch.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -70,6 +72,7 @@ std::vector<KernelDesc> kernels_of(const graph::TrainItem& it, const std::vector
     }
     for (int t : it.out) out.push_back(refs[static_cast<size_t>(t)]);
     std::vector<KernelDesc> ks = it.op->launches(in, out, ws);
+    ops::stamp_node_launch(ks, it.desc, in, out, ws, it.op->workspace_bytes());
     for (size_t k = 0; k < ks.size(); ++k) {
         ks[k].name = ks.size() == 1 ? it.name : it.name + "#" + std::to_string(k);
         if (ks[k].type.empty()) ks[k].type = it.desc.op_type;
@@ -90,6 +93,9 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     const graph::TrainPlan& tp = ts.tp;
     out.ctx = &ctx;
     rt::Runtime rt(dev, ctx);
+    std::unique_ptr<KernelReuse> reuse;
+    if (ts.reuse_timing && !(ts.mirror && r != 0))
+        reuse = std::make_unique<KernelReuse>(ctx, rt.device_info());
     graph::Executor ex(rt, *ts.plan);
     ex.load();
     const uint64_t arena = tp.arena_bytes ? rt.malloc(tp.arena_bytes) : 0;
@@ -186,6 +192,11 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     }
     rt.synchronize_device();
     out.last = ctx.tasks().size();
+    if (reuse) {
+        out.reused = reuse->reused();
+        out.reuse_candidates = reuse->candidates();
+        out.reuse_unique = reuse->unique();
+    }
     if (!functional) return;
     for (size_t i = 0; i < tp.tensors.size(); ++i)
         if (tp.tensors[i].kind == TrainTensor::Kind::WeightGrad) out.grads[static_cast<int>(i)] = read_back(rt, refs[i]);

@@ -25,6 +25,9 @@ struct TrainSetup {
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
     // every rank runs its part of each all-reduce.
     bool mirror = false;
+    // Timing mode, explicit: a kernel launch identical to an earlier one of the same rank takes
+    // the first one's time as a stand-in (cli/kernel_reuse.h).
+    bool reuse_timing = false;
     std::unique_ptr<graph::Graph> graph;
     std::unique_ptr<graph::Plan> plan;
     graph::TrainPlan tp;
@@ -42,6 +45,7 @@ struct RankRun {
     std::vector<std::pair<size_t, size_t>> collectives;  // task ranges of the all-reduces
     std::map<int, ref::HostTensor> grads;                // functional: reduced gradient per WeightGrad tensor
     std::map<int, ref::HostTensor> weights;              // functional: updated weight per plan tensor
+    uint64_t reused = 0, reuse_candidates = 0, reuse_unique = 0;  // --reuse-timing: launches
 };
 
 // Notify slots of the mirrored ranks (per rank, per bucket), filled by each rank before the

@@ -64,8 +64,9 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
 
 void HbmChannel::refresh_upto(Ck t) {
     if (m_per_bank_ref) {
+        bool wanted = false;  // the queues do not change here: their banks are marked once
         while (m_next_ref <= t) {
-            const uint32_t k = pick_refresh_bank();
+            const uint32_t k = pick_refresh_bank(wanted);
             // The bank precharges (if open) as soon as allowed, then refreshes for tRFCSB.
             Ck start = m_next_ref;
             HbmBank& bk = m_bank[k];
@@ -88,7 +89,7 @@ void HbmChannel::refresh_upto(Ck t) {
     }
 }
 
-uint32_t HbmChannel::pick_refresh_bank() {
+uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
     // (REFSB names its bank, so the controller may refresh idle banks while others stream).
     const uint32_t banks = static_cast<uint32_t>(m_bank.size());
@@ -96,10 +97,23 @@ uint32_t HbmChannel::pick_refresh_bank() {
         std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
         m_ref_left = banks;
     }
-    std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
-    for (const auto* q : {&m_rq, &m_wq}) {
-        const size_t n = std::min<size_t>(q->size(), m_window);
-        for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i].bank] = 1;
+    if (m_rq.empty() && m_wq.empty()) {
+        // No queued request wants a bank: the first one not yet refreshed this round (what the
+        // scan below picks then), without clearing and scanning the wanted flags.
+        uint32_t k = m_ref_bank;
+        while (m_ref_done[k]) k = (k + 1) % banks;
+        m_ref_done[k] = 1;
+        --m_ref_left;
+        m_ref_bank = (k + 1) % banks;
+        return k;
+    }
+    if (!wanted_marked) {
+        std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
+        for (const auto* q : {&m_rq, &m_wq}) {
+            const size_t n = std::min<size_t>(q->size(), m_window);
+            for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i].bank] = 1;
+        }
+        wanted_marked = true;
     }
     uint32_t pick = banks;
     for (uint32_t i = 0; i < banks; ++i) {

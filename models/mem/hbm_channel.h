@@ -92,7 +92,9 @@ private:
     Plan plan(const HbmReq& r, Ck t) const;
     void commit(HbmReq& r, const Plan& pl);
     void refresh_upto(Ck t);
-    uint32_t pick_refresh_bank();
+    // wanted_marked: the banks the queued requests want are already marked (the queues have not
+    // changed since); set once marked.
+    uint32_t pick_refresh_bank(bool& wanted_marked);
 
     HbmTiming m_t;
     uint32_t m_burst_bytes;
