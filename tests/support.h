@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
+#include <system_error>
+#include <vector>
 
 namespace sfumato::test {
 
@@ -36,12 +38,28 @@ inline CliResult run_cli(const std::string& args, const char* streams = "2>&1") 
 // Runs the CLI and returns its stdout only (stderr is dropped) and exit code.
 inline CliResult run_cli_stdout(const std::string& args) { return run_cli(args, "2>/dev/null"); }
 
-// A fresh directory under the build tree, unique per test name.
+// The directories temp_dir() made in this process. The test main (tests/catch_main.cpp) removes
+// them when every case passed, unless SFUMATO_KEEP_TEST_DIRS is set; a failing case keeps its
+// outputs for inspection. (An installed Ascend C prefix alone is ~280 MB: left behind by every
+// run, they filled the disk.)
+inline std::vector<std::filesystem::path>& temp_dirs_made() {
+    static std::vector<std::filesystem::path> dirs;
+    return dirs;
+}
+
+// A fresh directory under the system's temporary directory, unique per test name and process.
 inline std::string temp_dir(const std::string& name) {
     const auto d = std::filesystem::temp_directory_path() / ("sfumato_test_" + name + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
+    temp_dirs_made().push_back(d);
     return d.string();
+}
+
+inline void remove_temp_dirs() {
+    std::error_code ec;
+    for (const auto& d : temp_dirs_made()) std::filesystem::remove_all(d, ec);
+    temp_dirs_made().clear();
 }
 
 inline nlohmann::json read_json(const std::string& path) {
