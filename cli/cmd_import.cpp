@@ -37,7 +37,7 @@ std::string report_text(const import::Report& r, size_t max_skips) {
 }
 
 int cmd_import(const std::vector<std::string>& args) {
-    const char* usage = "usage: sfumato import kineto TRACE.json[.gz] -o WORKLOAD.json\n"
+    const char* usage = "usage: sfumato import kineto TRACE.json[.gz] -o WORKLOAD.json [--steps N] [--all-skips]\n"
                         "       sfumato import op-summary OP_SUMMARY.csv -o WORKLOAD.json\n";
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         std::cout << usage;
@@ -46,15 +46,21 @@ int cmd_import(const std::vector<std::string>& args) {
     const std::string kind = args[0];
     if (kind != "kineto" && kind != "op-summary") throw InputError("import: unknown format '" + kind + "'\n" + usage);
     std::string in, out;
-    size_t max_skips = 40;
+    size_t max_skips = 40, steps = 0;
     for (size_t i = 1; i < args.size(); ++i) {
         if ((args[i] == "-o" || args[i] == "--out") && i + 1 < args.size()) out = args[++i];
         else if (args[i] == "--all-skips") max_skips = SIZE_MAX;
+        else if (args[i] == "--steps" && i + 1 < args.size() && kind == "kineto") {
+            const std::string& v = args[++i];
+            if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoul(v) == 0)
+                throw InputError("import: --steps takes a positive number of profiler steps, not '" + v + "'");
+            steps = std::stoul(v);
+        }
         else if (in.empty() && !args[i].empty() && args[i][0] != '-') in = args[i];
         else throw InputError("import: unexpected argument '" + args[i] + "'\n" + usage);
     }
     if (in.empty() || out.empty()) throw InputError(std::string("import: give the trace and -o WORKLOAD.json\n") + usage);
-    const import::Imported im = kind == "kineto" ? import::import_kineto(in) : import::import_op_summary(in);
+    const import::Imported im = kind == "kineto" ? import::import_kineto(in, steps) : import::import_op_summary(in);
     const std::string text = report_text(im.report, max_skips);
     if (im.w.tasks.empty())
         throw InputError("import " + kind + " " + in + ": nothing usable remains\n" + text);

@@ -53,6 +53,9 @@ struct OpInput {
 struct ProfOp {
     std::string name;
     std::vector<OpInput> in;
+    // The output's shape when known from elsewhere in the trace (a forward convolution's, from its
+    // backward), for traces that do not record scalar arguments; empty if unknown.
+    std::vector<int64_t> out_hint;
 };
 
 // The graph nodes (one per kernel task; a backward op may need two) an aten operator stands
@@ -69,8 +72,10 @@ bool mappable_aten(const std::string& name);
 // "FLOAT16", ...) as an ONNX code, or nothing.
 std::optional<int> elem_of_torch(const std::string& t);
 
-// `sfumato import kineto`: a PyTorch profiler Chrome trace (plain or gzip).
-Imported import_kineto(const std::string& path);
+// `sfumato import kineto`: a PyTorch profiler Chrome trace (plain or gzip). steps > 0 keeps the
+// first `steps` profiler steps ("ProfilerStep#N" annotations): the operators, on any thread,
+// that start within their time span, and the kernels those launched; 0 keeps everything.
+Imported import_kineto(const std::string& path, size_t steps = 0);
 // `sfumato import op-summary`: the vendor profiler's op_summary CSV.
 Imported import_op_summary(const std::string& path);
 

@@ -10,6 +10,13 @@
 // else with device time is listed as skipped with the reason. A trace without device kernels
 // (a CPU run) is measured by the operators' own durations. Events are read one at a time from
 // the traceEvents array, so a truncated file still yields the events before the cut.
+// A kernel belongs to the innermost CPU operator that encloses, in time and on its thread, the
+// runtime call that launched it (found by "correlation"); this holds for every Kineto version,
+// also those whose kernels' "External id" is the correlation itself. Only when the launching call
+// is not in the trace is the kernel's (or the call's) "External id" used. Collective kernels
+// (NCCL/RCCL) and host<->device copies are listed apart: a single-chip replay of operators does
+// not model them. Older traces (PyTorch 1.8-1.9: categories "Operator"/"Kernel"/"Runtime",
+// "Input dims", no "Input type") are read too; their tensors are taken as float32.
 // Simplified: dependencies between streams are not recovered (each stream keeps its order).
 #include <zlib.h>
 
@@ -89,8 +96,32 @@ struct CpuOp {
 struct Kernel {
     double ts = 0, dur = 0;
     int64_t ext = -1, corr = -1, stream = -1;
-    std::string name;
+    std::string name, cat;
 };
+
+// A runtime call (cudaLaunchKernel, hipMemcpyAsync, ...) on a CPU thread.
+struct Call {
+    std::string thread;
+    double ts = 0;
+    int64_t ext = -1;
+    int64_t op = -1;  // index of the innermost CPU operator enclosing it, or -1
+};
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// Why a device kernel is left out whatever operator launched it, or "".
+std::string kernel_left_out(const Kernel& k) {
+    const std::string n = lower(k.name);
+    if (n.find("nccl") != std::string::npos || n.find("rccl") != std::string::npos)
+        return "collective kernel (NCCL): a single-chip replay leaves collectives out (sfumato collective models them)";
+    if (k.cat == "memcpy" && (n.find("htod") != std::string::npos || n.find("dtoh") != std::string::npos ||
+                              n.find("htoh") != std::string::npos))
+        return "host<->device copy: a replay places operands on the device, no PCIe traffic";
+    return "";
+}
 
 std::vector<int64_t> dims_of(const json& d) {
     std::vector<int64_t> v;
@@ -100,17 +131,27 @@ std::vector<int64_t> dims_of(const json& d) {
     return v;
 }
 
+// Whether the operator's inputs carry element types (PyTorch < 1.10 wrote none).
+bool has_types(const json& a) {
+    auto it = a.find("Input type");
+    return it != a.end() && it->is_array() && !it->empty();
+}
+
 ProfOp prof_op(const CpuOp& c) {
     ProfOp op;
     op.name = c.name;
     const json& a = c.args;
-    const json dims = a.value("Input Dims", json::array());
+    const json dims = a.contains("Input Dims") ? a.value("Input Dims", json::array()) : a.value("Input dims", json::array());
+    const bool typed = has_types(a);
     const json types = a.value("Input type", json::array());
     const json conc = a.value("Concrete Inputs", json::array());
     const size_t n = std::max({dims.is_array() ? dims.size() : 0, types.is_array() ? types.size() : 0, conc.is_array() ? conc.size() : 0});
     for (size_t i = 0; i < n; ++i) {
         OpInput in;
-        const std::string t = types.is_array() && i < types.size() && types[i].is_string() ? types[i].get<std::string>() : "";
+        const json d0 = dims.is_array() && i < dims.size() ? dims[i] : json();
+        std::string t = types.is_array() && i < types.size() && types[i].is_string() ? types[i].get<std::string>() : "";
+        // Untyped (old) traces: an input with dimensions is a tensor, taken as float32.
+        if (!typed && d0.is_array() && !d0.empty()) t = d0[0].is_array() ? "TensorList" : "float";
         in.type = t;
         if (conc.is_array() && i < conc.size() && conc[i].is_string()) in.concrete = conc[i].get<std::string>();
         const json d = dims.is_array() && i < dims.size() ? dims[i] : json();
@@ -131,42 +172,57 @@ ProfOp prof_op(const CpuOp& c) {
 
 }  // namespace
 
-Imported import_kineto(const std::string& path) {
+Imported import_kineto(const std::string& path, size_t steps) {
     Imported out;
     Report& rep = out.report;
     rep.format = "kineto";
     std::vector<CpuOp> ops;
     std::vector<Kernel> kernels;
-    std::map<int64_t, int64_t> runtime_ext;  // correlation -> External id of the launching call
+    std::vector<Call> calls;
+    std::map<int64_t, size_t> call_of;  // correlation -> calls index
+    bool untyped = false;
     TraceEventReader reader(path);
     json e;
     while (reader.next(e)) {
         ++rep.events;
-        const std::string ph = text(e, "ph");
-        if (ph != "X") continue;
-        const std::string cat = text(e, "cat");
-        const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
-        if (cat == "cpu_op" || cat == "operator") {
+        if (text(e, "ph") != "X") continue;
+        // Kineto's categories are lower case since PyTorch 1.10 ("cpu_op", "kernel", ...), capitalised
+        // before ("Operator", "Kernel", "Memcpy", "Runtime").
+        const std::string cat = lower(text(e, "cat"));
+        auto ai = e.find("args");
+        const json args = ai != e.end() && ai->is_object() ? *ai : json::object();
+        const int64_t ext = id_of(args, "External id") >= 0 ? id_of(args, "External id") : id_of(args, "external id");
+        // User annotations (record_function, "Optimizer.step#Adam.step") enclose operators and
+        // sometimes launch kernels themselves (apex's fused optimizers).
+        if (cat == "cpu_op" || cat == "operator" || cat == "user_annotation") {
             CpuOp c;
             c.name = text(e, "name");
             c.ts = num(e, "ts");
-            c.dur = num(e, "dur");
-            c.ext = id_of(args, "External id");
+            c.dur = std::max(0.0, num(e, "dur"));
+            c.ext = ext;
             c.thread = (e.contains("pid") ? e["pid"].dump() : "") + "/" + (e.contains("tid") ? e["tid"].dump() : "");
+            if (!has_types(args) && (args.contains("Input Dims") || args.contains("Input dims"))) untyped = true;
             c.args = args;
             ops.push_back(std::move(c));
-        } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+        } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" || cat == "memset") {
             Kernel k;
             k.ts = num(e, "ts");
-            k.dur = num(e, "dur");
-            k.ext = id_of(args, "External id");
+            k.dur = std::max(0.0, num(e, "dur"));
+            k.ext = ext;
             k.corr = id_of(args, "correlation");
             k.stream = id_of(args, "stream");
             k.name = text(e, "name", cat);
+            k.cat = cat == "gpu_memcpy" ? "memcpy" : cat == "gpu_memset" ? "memset" : cat;
             kernels.push_back(std::move(k));
-        } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
-            const int64_t corr = id_of(args, "correlation"), ext = id_of(args, "External id");
-            if (corr >= 0 && ext >= 0) runtime_ext[corr] = ext;
+        } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" || cat == "hip_runtime") {
+            const int64_t corr = id_of(args, "correlation");
+            if (corr < 0) continue;
+            Call c;
+            c.thread = (e.contains("pid") ? e["pid"].dump() : "") + "/" + (e.contains("tid") ? e["tid"].dump() : "");
+            c.ts = num(e, "ts");
+            c.ext = ext;
+            call_of[corr] = calls.size();
+            calls.push_back(std::move(c));
         }
     }
     if (!reader.found_array()) throw InputError(path + ": not a Chrome trace (no \"traceEvents\" array)");
@@ -174,29 +230,32 @@ Imported import_kineto(const std::string& path) {
         rep.notes.push_back("the trace is truncated or malformed after event " + std::to_string(rep.events) +
                             ": the events before it were used");
     if (reader.bad()) rep.notes.push_back(std::to_string(reader.bad()) + " events are not valid JSON objects and were skipped");
+    if (untyped) rep.notes.push_back("operators carry no input types (a PyTorch < 1.10 trace): tensors are taken as float32");
 
-    // Link kernels to CPU operators.
-    std::map<int64_t, size_t> by_ext;
-    for (size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].ext >= 0) by_ext[ops[i].ext] = i;  // the innermost (last) op of an id wins
-    }
-    const bool device = !kernels.empty();
-    std::vector<int64_t> streams;
-    for (const Kernel& k : kernels) {
-        rep.measured_us += k.dur;
-        int64_t ext = k.ext;
-        if ((ext < 0 || !by_ext.count(ext)) && k.corr >= 0 && runtime_ext.count(k.corr)) ext = runtime_ext[k.corr];
-        auto it = by_ext.find(ext);
-        if (it == by_ext.end()) {
-            rep.skip(k.name.substr(0, 60), "device kernel linked to no CPU operator", k.dur);
-            continue;
-        }
-        CpuOp& c = ops[it->second];
-        c.device_us += k.dur;
-        if (c.first_kernel_ts < 0 || k.ts < c.first_kernel_ts) c.first_kernel_ts = k.ts, c.stream = k.stream;
+    // Profiler steps: with `steps`, only what starts within the first ones is kept.
+    std::vector<std::pair<double, double>> step_spans;
+    for (const CpuOp& c : ops)
+        if (c.name.rfind("ProfilerStep#", 0) == 0) step_spans.emplace_back(c.ts, c.ts + c.dur);
+    std::sort(step_spans.begin(), step_spans.end());
+    if (steps > 0 && step_spans.size() > steps) {
+        const double from = step_spans.front().first, to = step_spans[steps - 1].second;
+        auto inside = [&](double ts) { return ts >= from && ts <= to; };
+        std::vector<int64_t> call_kept(calls.size());
+        for (size_t i = 0; i < calls.size(); ++i) call_kept[i] = inside(calls[i].ts);
+        std::erase_if(ops, [&](const CpuOp& c) { return !inside(c.ts); });
+        std::erase_if(kernels, [&](const Kernel& k) {
+            auto it = k.corr >= 0 ? call_of.find(k.corr) : call_of.end();
+            return it != call_of.end() ? !call_kept[it->second] : !inside(k.ts);
+        });
+        rep.notes.push_back("kept the first " + std::to_string(steps) + " of " + std::to_string(step_spans.size()) +
+                            " profiler steps (--steps): operators starting in them and their kernels");
+    } else if (step_spans.size() > 1 && steps == 0) {
+        rep.notes.push_back("the trace holds " + std::to_string(step_spans.size()) +
+                            " profiler steps; --steps 1 imports the first only (a replay's time grows with the steps)");
     }
 
-    // Nest operators by time on each thread.
+    // Nest operators by time on each thread, and find the operator enclosing each runtime call
+    // (one sweep per thread over operators and calls in time order).
     std::vector<size_t> order(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -204,15 +263,86 @@ Imported import_kineto(const std::string& path) {
         if (ops[a].ts != ops[b].ts) return ops[a].ts < ops[b].ts;
         return ops[a].dur > ops[b].dur;
     });
+    std::vector<size_t> corder(calls.size());
+    for (size_t i = 0; i < calls.size(); ++i) corder[i] = i;
+    std::stable_sort(corder.begin(), corder.end(), [&](size_t a, size_t b) {
+        return calls[a].thread != calls[b].thread ? calls[a].thread < calls[b].thread : calls[a].ts < calls[b].ts;
+    });
     std::vector<size_t> roots, stack;
     std::string thread;
+    size_t ci = 0;
+    // Calls before operator i (same thread, earlier in time; a call at an operator's start time is
+    // inside it) see the stack as it is.
+    auto place_calls = [&](const std::string* th, double ts) {
+        while (ci < corder.size()) {
+            Call& c = calls[corder[ci]];
+            if (th && (c.thread > *th || (c.thread == *th && c.ts >= ts))) break;
+            if (c.thread == thread) {
+                while (!stack.empty() && c.ts > ops[stack.back()].ts + ops[stack.back()].dur) stack.pop_back();
+                if (!stack.empty()) c.op = static_cast<int64_t>(stack.back());
+            }
+            ++ci;
+        }
+    };
     for (size_t i : order) {
+        place_calls(&ops[i].thread, ops[i].ts);
         if (ops[i].thread != thread) stack.clear(), thread = ops[i].thread;
         while (!stack.empty() && ops[i].ts >= ops[stack.back()].ts + ops[stack.back()].dur) stack.pop_back();
         if (stack.empty()) roots.push_back(i);
         else ops[stack.back()].children.push_back(i);
         stack.push_back(i);
     }
+    place_calls(nullptr, 0);
+
+    // Link kernels to CPU operators: through the launching call, else by External id.
+    std::map<int64_t, size_t> by_ext;
+    for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].ext >= 0) by_ext[ops[i].ext] = i;  // the innermost (last) op of an id wins
+    }
+    const bool device = !kernels.empty();
+    for (const Kernel& k : kernels) {
+        rep.measured_us += k.dur;
+        const std::string out_why = kernel_left_out(k);
+        if (!out_why.empty()) {
+            std::string what = k.name.substr(0, k.name.find('('));
+            if (what.rfind("void ", 0) == 0) what = what.substr(5);
+            while (!what.empty() && what.back() == ' ') what.pop_back();
+            rep.skip(what.substr(0, 60), out_why, k.dur);
+            continue;
+        }
+        int64_t op = -1;
+        auto ci2 = k.corr >= 0 ? call_of.find(k.corr) : call_of.end();
+        if (ci2 != call_of.end()) op = calls[ci2->second].op;
+        if (op < 0) {
+            auto it = by_ext.find(k.ext);
+            if (it == by_ext.end() && ci2 != call_of.end()) it = by_ext.find(calls[ci2->second].ext);
+            if (it != by_ext.end()) op = static_cast<int64_t>(it->second);
+        }
+        if (op < 0) {
+            rep.skip(k.name.substr(0, 60),
+                     ci2 == call_of.end() ? "device kernel whose launch is not in the trace (before the profiled window, or an unprofiled thread)"
+                                          : "device kernel launched outside any recorded operator",
+                     k.dur);
+            continue;
+        }
+        CpuOp& c = ops[static_cast<size_t>(op)];
+        c.device_us += k.dur;
+        if (c.first_kernel_ts < 0 || k.ts < c.first_kernel_ts) c.first_kernel_ts = k.ts, c.stream = k.stream;
+    }
+    // Output shapes of convolutions, from their backward ops (for traces without Concrete Inputs).
+    std::map<std::string, std::vector<int64_t>> conv_out;
+    auto conv_key = [](const std::vector<int64_t>& x, const std::vector<int64_t>& w) {
+        return json(x).dump() + "|" + json(w).dump();
+    };
+    for (const CpuOp& c : ops) {
+        const bool native = c.name == "aten::convolution_backward", cudnn = c.name == "aten::cudnn_convolution_backward";
+        if (!native && !cudnn) continue;
+        const ProfOp p = prof_op(c);
+        const size_t gy = native ? 0 : 1, x = native ? 1 : 0;
+        if (p.in.size() > 2 && p.in[gy].tensor && p.in[x].tensor && p.in[2].tensor)
+            conv_out[conv_key(p.in[x].shape, p.in[2].shape)] = p.in[gy].shape;
+    }
+
     // Device time below each operator, and its first kernel.
     std::vector<double> subtree(ops.size(), -1), first_ts(ops.size(), -1);
     std::vector<int64_t> first_stream(ops.size(), -1);
@@ -243,7 +373,9 @@ Imported import_kineto(const std::string& path) {
     std::function<void(size_t, const std::string&)> visit = [&](size_t i, const std::string& inherited) {
         const CpuOp& c = ops[i];
         const double measured = device ? subtree[i] : c.dur;
-        if (is_free_aten(c.name)) {
+        // A view or bookkeeping op costs nothing, unless device work runs below it (aten::to as a
+        // copy or a cast): then what is below is looked at.
+        if (is_free_aten(c.name) && !(device && measured > 0 && !c.children.empty())) {
             ++rep.ops_free;
             if (measured > 0 && device) rep.skip(c.name, "a view or bookkeeping op, costs nothing here", measured);
             return;
@@ -252,7 +384,14 @@ Imported import_kineto(const std::string& path) {
         const bool aten = c.name.rfind("aten::", 0) == 0;
         std::string why = inherited;
         if (aten && mappable_aten(c.name)) {
-            Mapping m = map_aten(prof_op(c));
+            ProfOp p = prof_op(c);
+            if (p.in.size() > 1 && p.in[0].tensor && p.in[1].tensor && c.name.find("conv") != std::string::npos) {
+                auto it = conv_out.find(conv_key(p.in[0].shape, p.in[1].shape));
+                if (it != conv_out.end()) p.out_hint = it->second;
+            }
+            Mapping m;
+            if (c.args.contains("Input Dims") || c.args.contains("Input dims")) m = map_aten(p);
+            else m.why = "no input shapes in the trace (torch.profiler records them with record_shapes=True)";
             if (m.why.empty() && !m.nodes.empty()) {
                 items.push_back({device ? first_ts[i] : c.ts, i, std::move(m), measured});
                 return;

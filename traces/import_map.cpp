@@ -1,16 +1,18 @@
 // aten operators as graph nodes (traces/import.h): each forward operator becomes the ONNX node
 // of the operator library that does its work, with the trace's shapes and element types and the
-// attributes its scalar inputs give (Kineto's Concrete Inputs); backward operators become the
-// nodes that cost what they do: a convolution's input gradient a ConvTranspose of the output
-// gradient and its weight gradient a MatMul of the output gradient with the im2col of the input
-// (the im2col itself not counted), elementwise backward ops an elementwise op with the same
-// operands, normalisation backward ops the forward normalisation. Views and bookkeeping cost
-// nothing. Argument positions follow the aten schemas (native_functions.yaml).
+// attributes its scalar inputs give (Kineto's Concrete Inputs); training operators (backward
+// ops, optimizer steps) are mapped in import_map_train.cpp; normalisation backward ops as the
+// forward normalisation. fill_/zero_ become an Expand of one element (writes only). Ops whose
+// cost is their memory traffic and that have no operator of their own are mapped to an
+// elementwise op of the same operands (clamp as Relu, lerp as Sub, addcmul/addcdiv as a
+// two-step chain). Views and bookkeeping cost nothing. Argument positions follow the aten
+// schemas (native_functions.yaml).
 #include <algorithm>
 #include <set>
 
 #include "runtime/ref/host_tensor.h"
 #include "traces/import.h"
+#include "traces/import_map_detail.h"
 
 namespace sfumato::import {
 
@@ -35,6 +37,8 @@ std::optional<int> elem_of_torch(const std::string& t0) {
     return static_cast<int>(it->second);
 }
 
+using namespace detail;
+
 namespace {
 
 const std::set<std::string>& free_ops() {
@@ -51,94 +55,33 @@ const std::set<std::string>& free_ops() {
     return s;
 }
 
-[[noreturn]] void no(const std::string& why) { throw std::string(why); }
-
-json tensor(const std::vector<int64_t>& shape, int elem) {
-    ref::ElemType e = static_cast<ref::ElemType>(elem);
-    isa::DType d = isa::DType::FP16;
-    if (!ref::device_dtype(e, d)) no(std::string("element type ") + ref::elem_type_name(e) + " has no device form");
-    return {{"shape", shape}, {"dtype", isa::dtype_name(d)}, {"elem", elem}};
-}
-
-const OpInput& arg(const ProfOp& op, size_t i) {
-    if (i >= op.in.size()) no("input " + std::to_string(i) + " is missing");
-    return op.in[i];
-}
-
-int elem_at(const ProfOp& op, size_t i) {
-    const OpInput& a = arg(op, i);
-    if (auto e = elem_of_torch(a.type)) return *e;
-    no("input " + std::to_string(i) + " has no known tensor type ('" + a.type + "')");
-}
-
-// A tensor input with its shape (a 0-d tensor is a scalar: shape []).
-json tin(const ProfOp& op, size_t i) {
-    const OpInput& a = arg(op, i);
-    if (!a.tensor) no("input " + std::to_string(i) + " is not a tensor (missing shapes?)");
-    return tensor(a.shape, elem_at(op, i));
-}
-
-bool has_tensor(const ProfOp& op, size_t i) { return i < op.in.size() && op.in[i].tensor; }
-
-std::vector<int64_t> shape_at(const ProfOp& op, size_t i) {
-    const OpInput& a = arg(op, i);
-    if (!a.tensor) no("input " + std::to_string(i) + " is not a tensor (missing shapes?)");
-    return a.shape;
-}
-
-std::vector<int64_t> ints_of(const std::string& s0) {
-    std::vector<int64_t> v;
-    std::string num;
-    for (char c : s0 + ",") {
-        if (std::isdigit(static_cast<unsigned char>(c)) || c == '-') num += c;
-        else if (!num.empty()) {
-            try {
-                v.push_back(std::stoll(num));
-            } catch (...) {
-                no("'" + s0 + "' is not a list of integers");
-            }
-            num.clear();
-        }
-    }
-    return v;
-}
-
-// A scalar or list argument from Concrete Inputs; dflt when absent.
-std::vector<int64_t> ints_at(const ProfOp& op, size_t i, std::vector<int64_t> dflt, size_t n = 0) {
-    if (i >= op.in.size() || op.in[i].concrete.empty()) return dflt;
-    const std::string& c = op.in[i].concrete;
-    if (c.find_first_of("0123456789") == std::string::npos) no("argument " + std::to_string(i) + " ('" + c + "') is not numeric");
-    std::vector<int64_t> v = ints_of(c);
-    if (n && v.size() == 1) v.assign(n, v[0]);
-    return v;
-}
-int64_t int_at(const ProfOp& op, size_t i, int64_t dflt) {
-    auto v = ints_at(op, i, {dflt});
-    return v.empty() ? dflt : v[0];
-}
-bool bool_at(const ProfOp& op, size_t i, bool dflt) {
-    if (i >= op.in.size() || op.in[i].concrete.empty()) return dflt;
-    const std::string& c = op.in[i].concrete;
-    return c == "True" || c == "true" || c == "1";
-}
-
-json node(const std::string& type, const std::string& name, json attrs, json inputs) {
-    return {{"op_type", type}, {"name", name}, {"attrs", std::move(attrs)}, {"inputs", std::move(inputs)}};
-}
-json ints_attr(const std::vector<int64_t>& v) { return {{"ints", v}}; }
-json int_attr(int64_t v) { return {{"int", v}}; }
-
-int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
-
 Mapping conv(const ProfOp& op, size_t stride_i, size_t pad_i, size_t dil_i, size_t transposed_i, size_t group_i) {
     const auto x = shape_at(op, 0), w = shape_at(op, 1);
     if (x.size() < 3 || x.size() > 4 || w.size() != x.size()) no("only 1-D and 2-D convolutions are mapped");
     const size_t sp = x.size() - 2;
-    const auto strides = ints_at(op, stride_i, std::vector<int64_t>(sp, 1), sp);
-    auto pads = ints_at(op, pad_i, std::vector<int64_t>(sp, 0), sp);
-    const auto dil = ints_at(op, dil_i, std::vector<int64_t>(sp, 1), sp);
-    const bool transposed = transposed_i && bool_at(op, transposed_i, false);
-    const int64_t group = int_at(op, group_i, 1);
+    std::vector<int64_t> strides, pads, dil;
+    bool transposed = false;
+    int64_t group = 1;
+    if (has_concrete(op)) {
+        strides = ints_at(op, stride_i, std::vector<int64_t>(sp, 1), sp);
+        pads = ints_at(op, pad_i, std::vector<int64_t>(sp, 0), sp);
+        dil = ints_at(op, dil_i, std::vector<int64_t>(sp, 1), sp);
+        transposed = transposed_i && bool_at(op, transposed_i, false);
+        group = int_at(op, group_i, 1);
+    } else {
+        // No scalar arguments recorded (before PyTorch 2.1): the geometry from the output's shape,
+        // known from the backward of the same convolution: stride = ceil(in / out), "same" padding.
+        const auto& y = op.out_hint;
+        if (y.size() != x.size())
+            no("stride and padding unknown: no Concrete Inputs, and no backward of this convolution in the trace to infer them from");
+        for (size_t d = 0; d < sp; ++d) {
+            if (y[2 + d] <= 0) no("an empty output");
+            strides.push_back(std::max<int64_t>(1, (x[2 + d] + y[2 + d] - 1) / y[2 + d]));
+            pads.push_back((w[2 + d] - 1) / 2);
+            dil.push_back(1);
+        }
+        if (w[1] > 0 && x[1] != w[1]) group = x[1] / w[1];
+    }
     if (strides.size() != sp || pads.size() != sp || dil.size() != sp) no("stride/padding/dilation do not match the rank");
     std::vector<int64_t> onnx_pads = pads;
     onnx_pads.insert(onnx_pads.end(), pads.begin(), pads.end());
@@ -149,47 +92,6 @@ Mapping conv(const ProfOp& op, size_t stride_i, size_t pad_i, size_t dil_i, size
                            {{"strides", ints_attr(strides)}, {"pads", ints_attr(onnx_pads)},
                             {"dilations", ints_attr(dil)}, {"group", int_attr(group)}},
                            ins));
-    return m;
-}
-
-// convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-// transposed, output_padding, groups, output_mask)
-Mapping conv_backward(const ProfOp& op) {
-    const auto gy = shape_at(op, 0), x = shape_at(op, 1), w = shape_at(op, 2);
-    if (x.size() != 4 || gy.size() != 4 || w.size() != 4) no("only 2-D convolution backward is mapped");
-    if (bool_at(op, 7, false)) no("transposed convolution backward is not mapped");
-    const auto strides = ints_at(op, 4, {1, 1}, 2), pads = ints_at(op, 5, {0, 0}, 2), dil = ints_at(op, 6, {1, 1}, 2);
-    const int64_t group = int_at(op, 9, 1);
-    std::vector<int64_t> mask = {1, 1, 0};
-    if (op.in.size() > 10 && !op.in[10].concrete.empty()) {
-        const std::string& c = op.in[10].concrete;
-        mask.clear();
-        size_t p = 0;
-        while ((p = c.find_first_of("TF", p)) != std::string::npos) mask.push_back(c[p++] == 'T');
-    }
-    const int elem = elem_at(op, 0);
-    Mapping m;
-    if (!mask.empty() && mask[0]) {
-        // dX = ConvTranspose(dY, W) with the forward's geometry; output_padding recovers H, W.
-        std::vector<int64_t> outpad(2, 0);
-        for (int d = 0; d < 2; ++d) {
-            const int64_t eff = dil[d] * (w[2 + d] - 1) + 1;
-            const int64_t full = (gy[2 + d] - 1) * strides[d] - 2 * pads[d] + eff;
-            outpad[d] = std::max<int64_t>(0, x[2 + d] - full);
-        }
-        m.nodes.push_back(node("ConvTranspose", op.name + " (input grad)",
-                               {{"strides", ints_attr(strides)}, {"pads", ints_attr({pads[0], pads[1], pads[0], pads[1]})},
-                                {"dilations", ints_attr(dil)}, {"group", int_attr(group)}, {"output_padding", ints_attr(outpad)}},
-                               json::array({tensor(gy, elem), tensor(w, elem)})));
-    }
-    if (mask.size() > 1 && mask[1]) {
-        // dW[g] (Co/g x Ci/g*kh*kw) = dY[g] (Co/g x N*Ho*Wo) x im2col(X)[g] (N*Ho*Wo x Ci/g*kh*kw)
-        const int64_t npix = gy[0] * gy[2] * gy[3];
-        const int64_t co = gy[1] / std::max<int64_t>(group, 1), k = w[1] * w[2] * w[3];
-        m.nodes.push_back(node("MatMul", op.name + " (weight grad)", json::object(),
-                               json::array({tensor({group, co, npix}, elem), tensor({group, npix, k}, elem)})));
-    }
-    if (m.nodes.empty()) no("no gradient asked for (output_mask)");
     return m;
 }
 
@@ -207,15 +109,6 @@ Mapping binary(const ProfOp& op, const std::string& type) {
     else b = tensor({1}, elem_at(op, 0));
     Mapping m;
     m.nodes.push_back(node(type, op.name, json::object(), json::array({a, b})));
-    return m;
-}
-
-// Elementwise backward ops read two tensors of one shape and write one: a Mul's traffic.
-Mapping ew_backward(const ProfOp& op) {
-    json a = tin(op, 0);
-    json b = has_tensor(op, 1) ? tin(op, 1) : a;
-    Mapping m;
-    m.nodes.push_back(node("Mul", op.name, json::object(), json::array({a, b})));
     return m;
 }
 
@@ -349,6 +242,75 @@ Mapping embedding(const ProfOp& op) {
     return m;
 }
 
+// self + value * t1 (*|/) t2 (addcmul, addcdiv): t1 (*|/) t2, then + self.
+Mapping addc(const ProfOp& op, const char* step) {
+    Mapping m;
+    m.nodes.push_back(node("ElementwiseChain", op.name, {{"program", {{"strings", {step, "Add"}}}}},
+                           json::array({tin(op, 1), tin(op, 2), tin(op, 0)})));
+    return m;
+}
+
+// A scalar-valued fill: an Expand of one element to the tensor's shape (writes only).
+Mapping fill(const ProfOp& op) {
+    const auto x = shape_at(op, 0);
+    const int elem = elem_at(op, 0);
+    json n = node("Expand", op.name, json::object(),
+                  json::array({tensor({1}, elem), tensor({static_cast<int64_t>(x.size())}, static_cast<int>(ref::ElemType::Int64))}));
+    std::vector<double> v(x.begin(), x.end());
+    n["constants"] = {{"1", {{"elem", static_cast<int>(ref::ElemType::Int64)}, {"shape", json::array({x.size()})}, {"data", v}}}};
+    Mapping m;
+    m.nodes.push_back(std::move(n));
+    return m;
+}
+
+Mapping where(const ProfOp& op) {
+    Mapping m;
+    json b = has_tensor(op, 2) ? tin(op, 2) : tensor({1}, elem_at(op, 1));
+    m.nodes.push_back(node("Where", op.name, json::object(), json::array({tin(op, 0), tin(op, 1), b})));
+    return m;
+}
+
+Mapping silu(const ProfOp& op) {
+    Mapping m;
+    m.nodes.push_back(node("ElementwiseChain", op.name, {{"program", {{"strings", {"Sigmoid", "Mul"}}}}},
+                           json::array({tin(op, 0), tin(op, 0)})));
+    return m;
+}
+
+// mse_loss(self, target, reduction): the difference, then a full reduction (none: no reduction).
+Mapping mse_loss(const ProfOp& op) {
+    const auto x = shape_at(op, 0);
+    Mapping m;
+    m.nodes.push_back(node("Sub", op.name + " (difference)", json::object(), json::array({tin(op, 0), tin(op, 1)})));
+    if (int_at(op, 2, 1) != 0) {
+        std::vector<int64_t> axes;
+        for (size_t i = 0; i < x.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+        m.nodes.push_back(node("ReduceMean", op.name + " (reduction)", {{"axes", ints_attr(axes)}, {"keepdims", int_attr(0)}},
+                               json::array({tin(op, 0)})));
+    }
+    return m;
+}
+
+// _scaled_dot_product_{flash,efficient}_attention(query, key, value, ...): FusedAttention;
+// is_causal is argument 4 (flash: dropout_p 3, is_causal 4; efficient: attn_bias 3,
+// compute_log_sumexp 4, dropout_p 5, is_causal 6).
+Mapping sdpa(const ProfOp& op, size_t causal_i) {
+    const auto q = shape_at(op, 0);
+    if (q.size() != 4) no("attention on rank-" + std::to_string(q.size()) + " tensors");
+    Mapping m;
+    json attrs = {{"causal", int_attr(bool_at(op, causal_i, false))}};
+    m.nodes.push_back(node("FusedAttention", op.name, attrs, json::array({tin(op, 0), tin(op, 1), tin(op, 2)})));
+    return m;
+}
+
+Mapping index_select(const ProfOp& op) {
+    const auto x = shape_at(op, 0);
+    Mapping m;
+    m.nodes.push_back(node("Gather", op.name, {{"axis", int_attr(norm_axis(int_at(op, 1, 0), x.size()))}},
+                           json::array({tin(op, 0), tin(op, 2)})));
+    return m;
+}
+
 using Fn = Mapping (*)(const ProfOp&);
 const std::map<std::string, Fn>& table() {
     static const std::map<std::string, Fn> t = {
@@ -414,6 +376,72 @@ const std::map<std::string, Fn>& table() {
         {"aten::clone", [](const ProfOp& o) { return copy(o, 0); }},
         {"aten::contiguous", [](const ProfOp& o) { return copy(o, 0); }},
         {"aten::embedding", embedding},
+        {"aten::_to_copy", [](const ProfOp& o) { return copy(o, 0); }},
+        {"aten::cudnn_convolution_backward",
+         [](const ProfOp& o) { return conv_backward_at(o, 1, 0, 2, 4, 3, 5, -1, 6, 10); }},
+        {"aten::addcmul", [](const ProfOp& o) { return addc(o, "Mul"); }},
+        {"aten::addcmul_", [](const ProfOp& o) { return addc(o, "Mul"); }},
+        {"aten::addcdiv", [](const ProfOp& o) { return addc(o, "Div"); }},
+        {"aten::addcdiv_", [](const ProfOp& o) { return addc(o, "Div"); }},
+        {"aten::lerp", [](const ProfOp& o) { return binary(o, "Sub"); }},
+        {"aten::lerp_", [](const ProfOp& o) { return binary(o, "Sub"); }},
+        {"aten::pow", [](const ProfOp& o) { return binary(o, "Pow"); }},
+        {"aten::maximum", [](const ProfOp& o) { return binary(o, "Max"); }},
+        {"aten::minimum", [](const ProfOp& o) { return binary(o, "Min"); }},
+        {"aten::clamp", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::clamp_", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::clamp_min", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::clamp_min_", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::clamp_max", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::clamp_max_", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::nan_to_num", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::nan_to_num_", [](const ProfOp& o) { return unary(o, "Relu"); }},
+        {"aten::abs", [](const ProfOp& o) { return unary(o, "Abs"); }},
+        {"aten::log", [](const ProfOp& o) { return unary(o, "Log"); }},
+        {"aten::reciprocal", [](const ProfOp& o) { return unary(o, "Reciprocal"); }},
+        {"aten::erf", [](const ProfOp& o) { return unary(o, "Erf"); }},
+        {"aten::sqrt_", [](const ProfOp& o) { return unary(o, "Sqrt"); }},
+        {"aten::exp_", [](const ProfOp& o) { return unary(o, "Exp"); }},
+        {"aten::sigmoid_", [](const ProfOp& o) { return unary(o, "Sigmoid"); }},
+        {"aten::tanh_", [](const ProfOp& o) { return unary(o, "Tanh"); }},
+        {"aten::neg_", [](const ProfOp& o) { return unary(o, "Neg"); }},
+        {"aten::leaky_relu", [](const ProfOp& o) { return unary(o, "LeakyRelu"); }},
+        {"aten::leaky_relu_", [](const ProfOp& o) { return unary(o, "LeakyRelu"); }},
+        {"aten::hardswish", [](const ProfOp& o) { return unary(o, "HardSwish"); }},
+        {"aten::hardswish_", [](const ProfOp& o) { return unary(o, "HardSwish"); }},
+        {"aten::hardsigmoid", [](const ProfOp& o) { return unary(o, "HardSigmoid"); }},
+        {"aten::elu", [](const ProfOp& o) { return unary(o, "Elu"); }},
+        {"aten::softplus", [](const ProfOp& o) { return unary(o, "Softplus"); }},
+        {"aten::silu", silu},
+        {"aten::silu_", silu},
+        {"aten::where", where},
+        {"aten::fill_", fill},
+        {"aten::zero_", fill},
+        {"aten::mse_loss", mse_loss},
+        {"aten::index_select", index_select},
+        {"aten::_scaled_dot_product_flash_attention", [](const ProfOp& o) { return sdpa(o, 4); }},
+        {"aten::_scaled_dot_product_efficient_attention", [](const ProfOp& o) { return sdpa(o, 6); }},
+        {"aten::_scaled_dot_product_flash_attention_backward", sdpa_backward},
+        {"aten::_scaled_dot_product_efficient_attention_backward", sdpa_backward},
+        {"aten::_fused_adam_", fused_adam},
+        {"aten::_fused_adamw_", fused_adam},
+        {"aten::_foreach_add_", [](const ProfOp& o) { return foreach(o, "Add"); }},
+        {"aten::_foreach_add", [](const ProfOp& o) { return foreach(o, "Add"); }},
+        {"aten::_foreach_sub_", [](const ProfOp& o) { return foreach(o, "Sub"); }},
+        {"aten::_foreach_mul_", [](const ProfOp& o) { return foreach(o, "Mul"); }},
+        {"aten::_foreach_mul", [](const ProfOp& o) { return foreach(o, "Mul"); }},
+        {"aten::_foreach_div_", [](const ProfOp& o) { return foreach(o, "Div"); }},
+        {"aten::_foreach_div", [](const ProfOp& o) { return foreach(o, "Div"); }},
+        {"aten::_foreach_lerp_", [](const ProfOp& o) { return foreach(o, "Sub"); }},
+        {"aten::_foreach_sqrt", [](const ProfOp& o) { return foreach(o, "Sqrt"); }},
+        {"aten::_foreach_sqrt_", [](const ProfOp& o) { return foreach(o, "Sqrt"); }},
+        {"aten::_foreach_neg", [](const ProfOp& o) { return foreach(o, "Neg"); }},
+        {"aten::_foreach_neg_", [](const ProfOp& o) { return foreach(o, "Neg"); }},
+        {"aten::_foreach_reciprocal_", [](const ProfOp& o) { return foreach(o, "Reciprocal"); }},
+        {"aten::_foreach_addcmul_", [](const ProfOp& o) { return foreach(o, "chain"); }},
+        {"aten::_foreach_addcdiv_", [](const ProfOp& o) { return foreach(o, "chain"); }},
+        {"aten::_foreach_copy_", [](const ProfOp& o) { return foreach(o, "Copy"); }},
+        {"aten::_foreach_zero_", [](const ProfOp& o) { return foreach(o, "Fill"); }},
     };
     return t;
 }
@@ -421,7 +449,19 @@ const std::map<std::string, Fn>& table() {
 }  // namespace
 
 bool is_free_aten(const std::string& name) { return free_ops().count(name) != 0; }
-bool mappable_aten(const std::string& name) { return table().count(name) != 0; }
+namespace {
+// A backward op without an entry of its own gets the generic elementwise cost.
+bool generic_backward_name(const std::string& name) {
+    if (name.rfind("aten::", 0) != 0) return false;
+    for (const char* suffix : {"_backward", "_backward_data", "_backward_input", "_backward_weight"}) {
+        const std::string s = suffix;
+        if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) return true;
+    }
+    return false;
+}
+}  // namespace
+
+bool mappable_aten(const std::string& name) { return table().count(name) != 0 || generic_backward_name(name); }
 
 Mapping map_aten(const ProfOp& op) {
     Mapping m;
@@ -430,12 +470,12 @@ Mapping map_aten(const ProfOp& op) {
         return m;
     }
     auto it = table().find(op.name);
-    if (it == table().end()) {
+    if (it == table().end() && !generic_backward_name(op.name)) {
         m.why = "no sfumato mapping for this operator";
         return m;
     }
     try {
-        return it->second(op);
+        return it != table().end() ? it->second(op) : generic_backward(op);
     } catch (const std::string& why) {
         m.nodes.clear();
         m.why = why;

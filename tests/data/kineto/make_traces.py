@@ -6,7 +6,14 @@ softmax, GELU MLP) on a GPU. Field names, "ph" kinds, categories and args follow
 PyTorch 2.x writes (cpu_op events with External id / Input Dims / Input type / Concrete
 Inputs, cuda_runtime launches with correlation ids, kernel events with External id,
 correlation, stream, and ac2g flow events). Device times are plausible figures for a mid-size
-GPU (about 10 TFLOP/s fp32 and 500 GB/s), not measurements. Run with Debian's python3:
+GPU (about 10 TFLOP/s fp32 and 500 GB/s), not measurements.
+training_step.json has the structure of real multi-GPU training traces (the HolisticTraceAnalysis
+test traces, PyTorch 2.0): kernels and runtime calls whose "External id" is their correlation id
+(so a kernel reaches its operator only through the launching call's time on its thread),
+backward ops on the autograd thread, NCCL collectives, host-to-device copies and optimizer steps
+over tensor lists. resnet_pt18.json is the older format (PyTorch 1.8: categories "Operator",
+"Kernel", "Runtime", "Memcpy", "Input dims" without "Input type", lower-case "external id").
+Run with Debian's python3:
     /usr/bin/python3 make_traces.py
 """
 import gzip
@@ -16,7 +23,9 @@ PID, TID, BWD_TID, DEV = 4242, 4242, 4300, 0
 
 
 class Trace:
-    def __init__(self):
+    def __init__(self, ids="ext", fmt="2"):
+        self.ids = ids  # "ext": kernels carry their operator's External id; "corr": their correlation
+        self.fmt = fmt  # "2": PyTorch 2.x; "1.8": PyTorch 1.8 categories and fields
         self.events = []
         self.ext = 1
         self.corr = 1000
@@ -29,10 +38,16 @@ class Trace:
         self.ext += 1
         start = self.cpu_ts
         self.cpu_ts += 2.0
-        ev = {"ph": "X", "cat": "cpu_op", "name": name, "pid": PID, "tid": tid, "ts": round(start, 3), "dur": 0,
-              "args": {"External id": ext, "Record function id": 0, "Ev Idx": ext - 1,
-                       "Input Dims": dims, "Input type": types,
-                       "Concrete Inputs": concrete if concrete is not None else [""] * len(dims)}}
+        if self.fmt == "1.8":
+            ev = {"ph": "X", "cat": "Operator", "name": name, "pid": PID, "tid": str(tid), "ts": round(start), "dur": 0,
+                  "args": {"Input dims": dims, "Input type": [], "Input names": [], "Output dims": [],
+                           "Output type": [], "Output names": [], "Device": 0, "External id": ext,
+                           "Extra arguments": [], "Trace name": "PyTorch Profiler", "Trace iteration": 0}}
+        else:
+            ev = {"ph": "X", "cat": "cpu_op", "name": name, "pid": PID, "tid": tid, "ts": round(start, 3), "dur": 0,
+                  "args": {"External id": ext, "Record function id": 0, "Ev Idx": ext - 1,
+                           "Input Dims": dims, "Input type": types,
+                           "Concrete Inputs": concrete if concrete is not None else [""] * len(dims)}}
         self.events.append(ev)
         for c in children:
             c()
@@ -40,18 +55,30 @@ class Trace:
             corr = self.corr
             self.corr += 1
             launch = self.cpu_ts
-            self.events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": PID, "tid": tid,
-                                "ts": round(launch, 3), "dur": 3.5,
-                                "args": {"External id": ext, "cbid": 211, "correlation": corr}})
-            self.cpu_ts += 4.0
             gts = max(self.gpu_ts[stream], launch + 5.0)
-            self.events.append({"ph": "X", "cat": "kernel", "name": kname, "pid": DEV, "tid": stream,
-                                "ts": round(gts, 3), "dur": round(kdur, 3),
-                                "args": {"queued": 0, "device": DEV, "context": 1, "stream": stream,
-                                         "correlation": corr, "registers per thread": 64,
-                                         "shared memory": 0, "blocks per SM": 1.5,
-                                         "warps per SM": 12.0, "grid": [128, 1, 1], "block": [256, 1, 1],
-                                         "est. achieved occupancy %": 50, "External id": ext}})
+            kid = corr if self.ids == "corr" else ext
+            memcpy = kname.startswith("Memcpy")
+            if self.fmt == "1.8":
+                self.events.append({"ph": "X", "cat": "Runtime", "name": "cudaMemcpyAsync" if memcpy else "cudaLaunchKernel",
+                                    "pid": PID, "tid": str(tid), "ts": round(launch), "dur": 4,
+                                    "args": {"cbid": 211, "correlation": corr, "external id": ext}})
+                self.events.append({"ph": "X", "cat": "Memcpy" if memcpy else "Kernel", "name": kname, "pid": 0,
+                                    "tid": f"stream {stream}", "ts": round(gts), "dur": max(1, round(kdur)),
+                                    "args": {"queued": 0, "device": 0, "context": 1, "stream": stream,
+                                             "correlation": corr, "external id": ext}})
+            else:
+                self.events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync" if memcpy else "cudaLaunchKernel",
+                                    "pid": PID, "tid": tid, "ts": round(launch, 3), "dur": 3.5,
+                                    "args": {"External id": kid, "cbid": 211, "correlation": corr}})
+                args = {"queued": 0, "device": DEV, "context": 1, "stream": stream, "correlation": corr}
+                if not memcpy:
+                    args.update({"registers per thread": 64, "shared memory": 0, "blocks per SM": 1.5,
+                                 "warps per SM": 12.0, "grid": [128, 1, 1], "block": [256, 1, 1],
+                                 "est. achieved occupancy %": 50})
+                args["External id"] = kid
+                self.events.append({"ph": "X", "cat": "gpu_memcpy" if memcpy else "kernel", "name": kname, "pid": DEV,
+                                    "tid": stream, "ts": round(gts, 3), "dur": round(kdur, 3), "args": args})
+            self.cpu_ts += 4.0
             self.events.append({"ph": "s", "id": corr, "pid": PID, "tid": tid, "ts": round(launch, 3),
                                 "cat": "ac2g", "name": "ac2g"})
             self.events.append({"ph": "f", "id": corr, "pid": DEV, "tid": stream, "ts": round(gts, 3),
@@ -74,7 +101,7 @@ class Trace:
     def cpu_wrapper(self, name, body, tid=TID):
         """A non-aten CPU op (autograd node, optimizer) around aten ops."""
         start = self.cpu_ts
-        ev = {"ph": "X", "cat": "cpu_op", "name": name, "pid": PID, "tid": tid, "ts": round(start, 3), "dur": 0,
+        ev = {"ph": "X", "cat": "Operator" if self.fmt == "1.8" else "cpu_op", "name": name, "pid": PID, "tid": tid, "ts": round(start, 3), "dur": 0,
               "args": {"External id": self.ext, "Sequence number": self.ext, "Fwd thread id": 1,
                        "Record function id": 0, "Ev Idx": self.ext - 1}}
         self.ext += 1
@@ -267,7 +294,129 @@ def transformer():
     return t
 
 
+def training_step():
+    """One data-parallel training step of a small MLP with layer norm (fp32), in the layout of the
+    HolisticTraceAnalysis traces: forward on the main thread, backward on the autograd thread,
+    gradients all-reduced by NCCL, the batch copied from the host, a fused Adam step."""
+    t = Trace(ids="corr")
+    B, D, Hd = 256, 512, 2048
+    F = "float"
+    elementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"
+
+    def linear(i, o):
+        t.op("aten::linear", [[B, i], [o, i], [o]], [F, F, F],
+             children=[lambda: t.op("aten::t", [[o, i]], [F]),
+                       lambda: t.op("aten::addmm", [[o], [B, i], [i, o], [], []], [F, F, F, "Scalar", "Scalar"], ["", "", "", "1", "1"],
+                                    kernels=[("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_tn_align4>(cutlass_80_tensorop_s1688gemm_128x128_32x3_tn_align4::Params)", gemm_us(B, o, i))])])
+
+    def forward():
+        t.op("aten::to", [[B, D], [], [], [], [], []], [F, "", "", "", "Scalar", ""],
+             children=[lambda: t.op("aten::_to_copy", [[B, D], [], [], [], [], [], []], [F, "", "", "", "", "Scalar", ""],
+                                    children=[lambda: t.op("aten::copy_", [[B, D], [B, D], []], [F, F, "Scalar"], ["", "", "True"],
+                                                           kernels=[("Memcpy HtoD (Pinned -> Device)", 45.0)])])])
+        linear(D, Hd)
+        t.op("aten::relu", [[B, Hd]], [F], kernels=[(elementwise, ew_us(B * Hd, 2))])
+        linear(Hd, D)
+        t.op("aten::layer_norm", [[B, D], [], [D], [D], [], []], [F, "ScalarList", F, F, "Scalar", "Scalar"], ["", f"[{D}]", "", "", "1e-05", "True"],
+             children=[lambda: t.op("aten::native_layer_norm", [[B, D], [], [D], [D], []], [F, "ScalarList", F, F, "Scalar"], ["", f"[{D}]", "", "", "1e-05"],
+                                    kernels=[("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)", ew_us(B * D, 2))])])
+        t.op("aten::sigmoid", [[B, D]], [F], kernels=[(elementwise, ew_us(B * D, 2))])
+        t.op("aten::mse_loss", [[B, D], [B, D], []], [F, F, "Scalar"], ["", "", "1"],
+             kernels=[(elementwise, ew_us(B * D, 2)), ("void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)", ew_us(B * D, 1))])
+
+    def bwd(node, body):
+        t.cpu_wrapper("autograd::engine::evaluate_function: " + node, lambda: t.cpu_wrapper(node, body, tid=BWD_TID), tid=BWD_TID)
+
+    def addmm_backward(i, o):
+        bwd("AddmmBackward0", lambda: (
+            t.op("aten::mm", [[B, o], [o, i]], [F, F], kernels=[("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4::Params)", gemm_us(B, i, o))], tid=BWD_TID),
+            t.op("aten::mm", [[o, B], [B, i]], [F, F], kernels=[("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4::Params)", gemm_us(o, i, B))], tid=BWD_TID),
+            t.op("aten::sum", [[B, o], [], [], []], [F, "ScalarList", "Scalar", ""], ["", "[0]", "True", ""],
+                 kernels=[("void at::native::reduce_kernel<128, 4>(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)", ew_us(B * o, 1))], tid=BWD_TID)))
+
+    def backward():
+        bwd("MseLossBackward0", lambda: t.op("aten::mse_loss_backward", [[], [B, D], [B, D], []], [F, F, F, "Scalar"], ["", "", "", "1"],
+                                             kernels=[(elementwise, ew_us(B * D, 3))], tid=BWD_TID))
+        bwd("SigmoidBackward0", lambda: t.op("aten::sigmoid_backward", [[B, D], [B, D]], [F, F],
+                                             kernels=[(elementwise, ew_us(B * D, 3))], tid=BWD_TID))
+        bwd("NativeLayerNormBackward0", lambda: t.op(
+            "aten::native_layer_norm_backward", [[B, D], [B, D], [], [B, 1], [B, 1], [D], [D], []],
+            [F, F, "ScalarList", F, F, F, F, "ScalarList"], ["", "", f"[{D}]", "", "", "", "", "[True, True, True]"],
+            kernels=[("void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<float, float>(float const*, float const*, float const*, float const*, float const*, float*, int)", ew_us(B * D, 3)),
+                     ("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<float, float>(long, long, float const*, float const*, float const*, float const*, float*, float*)", ew_us(B * D, 2))], tid=BWD_TID))
+        addmm_backward(Hd, D)
+        bwd("ReluBackward0", lambda: t.op("aten::threshold_backward", [[B, Hd], [B, Hd], []], [F, F, "Scalar"], ["", "", "0"],
+                                          kernels=[(elementwise, ew_us(B * Hd, 3))], tid=BWD_TID))
+        addmm_backward(D, Hd)
+        # DDP's gradient all-reduce: one NCCL kernel on its own stream.
+        t.op("record_param_comms", [[], [], [], [], [], []], ["TensorList", "Scalar", "Scalar", "Scalar", "", ""],
+             kernels=[("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 180.0)], tid=BWD_TID, stream=13)
+
+    params = [[Hd, D], [Hd], [D, Hd], [D], [D], [D]]
+
+    def step():
+        t.cpu_wrapper("Optimizer.zero_grad#Adam.zero_grad", lambda: t.op(
+            "aten::zero_", [[Hd, D]], [F], kernels=[(elementwise, ew_us(Hd * D, 1))]))
+        t.cpu_wrapper("Optimizer.step#Adam.step", lambda: (
+            t.op("aten::_foreach_mul_", [params, []], ["TensorList", "Scalar"], ["", "0.5"],
+                 kernels=[("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float)", 12.0)]),
+            t.op("aten::_fused_adam_", [params, params, params, params, [], [[]] * 6, [], [], [], [], [], [], [], [], []],
+                 ["TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "TensorList", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "", ""],
+                 kernels=[("void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float, (ADAM_MODE)0>, float*, double, double, double, double, double, bool, float*, float*>(TensorListMetadata<4>, AdamFunctor<float, (ADAM_MODE)0>, float*, double, double, double, double, double, bool, float*, float*)", 60.0)])))
+
+    t.annotate("ProfilerStep#2", lambda: (forward(), backward(), step()))
+    return t
+
+
+def resnet_pt18():
+    """A ResNet stem and a stride-2 bottleneck downsample, forward and backward, in the PyTorch
+    1.8 format (no input types, no Concrete Inputs: the importer infers the geometry of the
+    backward convolutions from their shapes)."""
+    t = Trace(fmt="1.8")
+    N = 8
+    conv_k = "void cudnn::cnn::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, true, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)"
+
+    def conv(x, w, y):
+        t.op("aten::conv2d", [x, w, [], [], [], [], []], [],
+             children=[lambda: t.op("aten::convolution", [x, w, [], [], [], [], [], [], []], [],
+                                    children=[lambda: t.op("aten::_convolution", [x, w, [], [], [], [], [], [], [], [], [], [], []], [],
+                                                           children=[lambda: t.op("aten::cudnn_convolution", [x, w, [], [], [], [], [], []], [],
+                                                                                  kernels=[(conv_k, gemm_us(N * y[2] * y[3], w[0], w[1] * w[2] * w[3]))])])])])
+
+    def conv_bwd(x, w, gy):
+        t.cpu_wrapper("CudnnConvolutionBackward", lambda: t.op(
+            "aten::cudnn_convolution_backward", [x, gy, w, [], [], [], [], [], [], [], []], [],
+            children=[lambda: t.op("aten::cudnn_convolution_backward_input", [[], gy, w, [], [], [], [], [], [], []], [],
+                                   kernels=[("void cudnn::detail::dgrad_engine<float, 128, 6, 7, 3, 3, 5, false>(int, int, int, float const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, int, int, int)", gemm_us(N * x[2] * x[3], x[1] * w[2] * w[3], w[0]))], tid=BWD_TID),
+                      lambda: t.op("aten::cudnn_convolution_backward_weight", [[], gy, x, [], [], [], [], [], [], []], [],
+                                   kernels=[("void cudnn::detail::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, int, float const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)", gemm_us(w[0], w[1] * w[2] * w[3], N * gy[2] * gy[3]))], tid=BWD_TID)],
+            tid=BWD_TID), tid=BWD_TID)
+
+    stem_x, stem_w, stem_y = [N, 3, 64, 64], [32, 3, 7, 7], [N, 32, 32, 32]
+    down_w, down_y = [64, 32, 1, 1], [N, 64, 16, 16]
+
+    def forward():
+        t.op("aten::to", [[N, 3, 64, 64], [], [], [], []], [],
+             children=[lambda: t.op("aten::copy_", [[N, 3, 64, 64], [N, 3, 64, 64], []], [],
+                                    kernels=[("Memcpy HtoD (Pageable -> Device)", 60.0)])])
+        conv(stem_x, stem_w, stem_y)
+        t.op("aten::relu_", [stem_y], [], children=[lambda: t.op("aten::threshold_", [stem_y, [], []], [],
+                                                                   kernels=[("void at::native::vectorized_elementwise_kernel<4>(int)", ew_us(numel(stem_y), 2))])])
+        conv(stem_y, down_w, down_y)
+
+    def backward():
+        conv_bwd(stem_y, down_w, down_y)
+        t.cpu_wrapper("ReluBackward1", lambda: t.op("aten::threshold_backward", [stem_y, stem_y, []], [],
+                                                     kernels=[("void at::native::vectorized_elementwise_kernel<4>(int)", ew_us(numel(stem_y), 3))], tid=BWD_TID), tid=BWD_TID)
+        conv_bwd(stem_x, stem_w, stem_y)
+
+    t.annotate("ProfilerStep#1", lambda: (forward(), backward()))
+    return t
+
+
 if __name__ == "__main__":
+    training_step().write("training_step.json")
+    resnet_pt18().write("resnet_pt18.json")
     cnn().write("cnn_small.json")
     transformer().write("transformer_block.json")
     transformer().write("transformer_block.json.gz", gz=True)
