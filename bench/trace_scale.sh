@@ -5,11 +5,13 @@
 #   bench/trace_scale.sh [OUT_DIR] [N]     (N: elements of the add; default 167772160)
 # The kernel is `add` on ascend910b-like in timing mode with a 256-element tile on 48 vector
 # cores: about 16 instruction slices per 1024 elements after the writer merges touching runs,
-# so the default N gives a little over 10 million events. Needs about 1.1 GB of disk.
+# so the default N gives a little over 10 million events (a quarter of them instruction slices,
+# the rest flag arrows and track metadata). Needs about 2 GB in $TMPDIR (the trace and, while it
+# is written, the writer's spill file); e.g. TMPDIR=/dev/shm on a machine with RAM to spare.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${SFUMATO_BIN:-$root/build/bin/sfumato}"
-out="${1:-/tmp/sfumato_trace_scale}"
+out="${1:-${TMPDIR:-/tmp}/sfumato_trace_scale}"
 n="${2:-167772160}"
 mkdir -p "$out"
 run() {  # label, command...
@@ -24,6 +26,7 @@ run simulate nice "$bin" kernel add --n "$n" --tile 256 --block-dim 48 --config 
   --mode timing --trace instr --out "$out/run"
 tail -n 3 "$out/simulate.out" | head -n 2
 events=$(grep -c '"ph":' "$out/run/trace.json" || true)
-printf 'trace.json %s bytes, %s events\n' "$(stat -c %s "$out/run/trace.json")" "$events"
+slices=$(grep -c '"ph":"X"' "$out/run/trace.json" || true)
+printf 'trace.json %s bytes, %s events (%s slices)\n' "$(stat -c %s "$out/run/trace.json")" "$events" "$slices"
 run summarize nice "$bin" trace summarize "$out/run/trace.json"
 head -n 1 "$out/summarize.out"

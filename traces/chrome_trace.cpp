@@ -1,6 +1,9 @@
 #include "traces/chrome_trace.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -25,6 +28,18 @@ std::string escape(const std::string& s) {
 // ps -> microseconds with ps resolution.
 void put_us(FILE* f, uint64_t ps) { std::fprintf(f, "%llu.%06llu", static_cast<unsigned long long>(ps / 1000000), static_cast<unsigned long long>(ps % 1000000)); }
 
+// An anonymous temporary file in $TMPDIR (else /tmp), removed when closed; null if none can be made.
+std::FILE* temp_file() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/sfumato-trace-XXXXXX";
+    const int fd = mkstemp(path.data());
+    if (fd < 0) return nullptr;
+    unlink(path.c_str());
+    std::FILE* f = fdopen(fd, "w+");
+    if (!f) close(fd);
+    return f;
+}
+
 }  // namespace
 
 ChromeTraceWriter::~ChromeTraceWriter() {
@@ -37,7 +52,7 @@ void ChromeTraceWriter::push(const Event& e) {
 }
 
 void ChromeTraceWriter::spill() {
-    if (!m_spill) m_spill = std::tmpfile();
+    if (!m_spill) m_spill = temp_file();
     if (!m_spill) {  // no temporary file: keep the events in memory
         m_spill_failed = true;
         return;

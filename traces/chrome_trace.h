@@ -2,8 +2,9 @@
 // (process, thread) pairs; slices are complete events ("X"), counters "C", flag arrows flow
 // events ("s"/"f"). Consecutive slices of the same static name that touch on one track are
 // merged into one slice with a count, so long runs of one instruction stay small. Memory is
-// bounded: past kMaxBuffered events the buffer is formatted into an anonymous temporary file
-// (slices are not merged across such a spill), and write() streams that file, then the rest.
+// bounded: past kMaxBuffered events the buffer is formatted into an anonymous temporary file in
+// $TMPDIR (else /tmp; slices are not merged across such a spill), and write() streams that file,
+// then the rest.
 #pragma once
 #include <cstdio>
 #include <map>

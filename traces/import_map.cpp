@@ -107,6 +107,7 @@ Mapping binary(const ProfOp& op, const std::string& type) {
     json b;
     if (has_tensor(op, 1)) b = tin(op, 1);
     else b = tensor({1}, elem_at(op, 0));
+    need_broadcast({a, b});
     Mapping m;
     m.nodes.push_back(node(type, op.name, json::object(), json::array({a, b})));
     return m;
@@ -115,6 +116,8 @@ Mapping binary(const ProfOp& op, const std::string& type) {
 Mapping matmul(const ProfOp& op, size_t a, size_t b, bool gemm_bias_first) {
     const auto sa = shape_at(op, a), sb = shape_at(op, b);
     if (sa.empty() || sb.empty()) no("matmul of a 0-d tensor");
+    if (sa.back() != (sb.size() == 1 ? sb[0] : sb[sb.size() - 2]))
+        no("the recorded operand shapes do not fit a matrix product: not this operator's schema");
     Mapping m;
     json ins = {tin(op, a), tin(op, b)};
     if (gemm_bias_first && has_tensor(op, 0) && sa.size() == 2 && sb.size() == 2) {
@@ -129,6 +132,8 @@ Mapping matmul(const ProfOp& op, size_t a, size_t b, bool gemm_bias_first) {
 Mapping linear(const ProfOp& op) {
     const auto x = shape_at(op, 0), w = shape_at(op, 1);
     if (w.size() != 2) no("linear weight must be 2-D");
+    if (op.in.size() > 3 || x.empty() || x.back() != w[1] || (has_tensor(op, 2) && shape_at(op, 2) != std::vector<int64_t>{w[0]}))
+        no("the recorded inputs do not fit linear(input, weight, bias): not this operator's schema");
     const int elem = elem_at(op, 0);
     Mapping m;
     if (x.size() == 2) {
@@ -266,6 +271,8 @@ Mapping fill(const ProfOp& op) {
 Mapping where(const ProfOp& op) {
     Mapping m;
     json b = has_tensor(op, 2) ? tin(op, 2) : tensor({1}, elem_at(op, 1));
+    if (op.in.size() > 3) no("the recorded inputs do not fit where(condition, self, other): not this operator's schema");
+    need_broadcast({tin(op, 0), tin(op, 1), b});
     m.nodes.push_back(node("Where", op.name, json::object(), json::array({tin(op, 0), tin(op, 1), b})));
     return m;
 }
@@ -475,7 +482,18 @@ Mapping map_aten(const ProfOp& op) {
         return m;
     }
     try {
-        return it != table().end() ? it->second(op) : generic_backward(op);
+        m = it != table().end() ? it->second(op) : generic_backward(op);
+        // An operator on an empty tensor (a zero dimension) has no work: nothing to simulate
+        // (its first input empty; a Concat's every input).
+        for (const json& n : m.nodes) {
+            const bool concat = n["op_type"] == "Concat";
+            size_t empty = 0;
+            for (const json& t : n["inputs"]) empty += numel_of(t["shape"].get<std::vector<int64_t>>()) == 0;
+            if ((concat && empty == n["inputs"].size()) ||
+                (!concat && numel_of(n["inputs"][0]["shape"].get<std::vector<int64_t>>()) == 0))
+                no("an empty tensor (a zero dimension): no work to simulate");
+        }
+        return m;
     } catch (const std::string& why) {
         m.nodes.clear();
         m.why = why;

@@ -103,4 +103,18 @@ int64_t numel_of(const std::vector<int64_t>& s) {
     return n;
 }
 
+void need_broadcast(const std::vector<json>& ins) {
+    std::vector<int64_t> out;
+    for (const json& t : ins) {
+        const auto s = t["shape"].get<std::vector<int64_t>>();
+        if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+        for (size_t k = 0; k < s.size(); ++k) {
+            int64_t& o = out[out.size() - s.size() + k];
+            if (s[k] == o || s[k] == 1) continue;
+            if (o != 1) no("the recorded operand shapes do not broadcast (" + t["shape"].dump() + "): not this operator's schema");
+            o = s[k];
+        }
+    }
+}
+
 }  // namespace sfumato::import::detail

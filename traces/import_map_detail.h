@@ -35,6 +35,9 @@ json ints_attr(const std::vector<int64_t>& v);
 json int_attr(int64_t v);
 int64_t norm_axis(int64_t axis, size_t rank);
 int64_t numel_of(const std::vector<int64_t>& s);
+// Throws unless the tensors broadcast together (numpy rules): shapes that do not are a record
+// that does not fit the schema (e.g. list arguments flattened into the inputs).
+void need_broadcast(const std::vector<json>& ins);
 
 // Training operators (import_map_train.cpp).
 Mapping conv_backward_at(const ProfOp& op, size_t gy_i, size_t x_i, size_t w_i, int stride_i, int pad_i, int dil_i,

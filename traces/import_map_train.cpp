@@ -80,6 +80,7 @@ Mapping conv_backward(const ProfOp& op) { return conv_backward_at(op, 0, 1, 2, 4
 Mapping ew_backward(const ProfOp& op) {
     json a = tin(op, 0);
     json b = has_tensor(op, 1) ? tin(op, 1) : a;
+    need_broadcast({a, b});
     Mapping m;
     m.nodes.push_back(node("Mul", op.name, json::object(), json::array({a, b})));
     return m;

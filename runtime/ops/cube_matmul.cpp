@@ -49,9 +49,9 @@ public:
             m_ctx.scalar(2);
             const Step nx = next(cur);
             if (nx.valid) load(nx);
-            if (cur.k0 == 0) c = m_qc1.template AllocTensor<C>();
+            if (cur.kidx == 0) c = m_qc1.template AllocTensor<C>();
             compute(cur, c);
-            if (cur.k0 + cur.kc < m_t.k && !m_p.skip_ab) continue;
+            if (!m_p.skip_ab && cur.kidx + 1 < m_t.k_chunks()) continue;
             m_qc1.EnQue(c);
             c = m_qc1.template DeQue<C>();
             drain(cur, c, coupled);
@@ -66,7 +66,7 @@ private:
 
     struct Step {
         bool valid = false;
-        uint32_t tile = 0, k0 = 0;
+        uint32_t tile = 0, kidx = 0, k0 = 0;  // kidx: position in the tile's k walk (see k_rot)
         uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
         uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
     };
@@ -75,12 +75,14 @@ private:
     uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
     uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
 
-    Step at(uint32_t tile, uint32_t k0) const {
+    Step at(uint32_t tile, uint32_t kidx) const {
         Step s;
-        s.tile = tile, s.k0 = k0;
+        s.tile = tile, s.kidx = kidx;
         if (tile >= m_t.tiles()) return s;
         s.valid = true;
         const TileCoord tc = tile_coord(m_t, tile);
+        const uint32_t k0 = m_t.k_chunk(tc.tm, tc.tn, kidx) * m_t.k_l1;
+        s.k0 = k0;
         s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
         s.tm = std::min(m_t.base_m, m_t.m - s.m0), s.tn = std::min(m_t.base_n, m_t.n - s.n0);
         s.kc = m_p.skip_ab ? 0 : std::min(m_t.k_l1, m_t.k - k0);
@@ -93,10 +95,10 @@ private:
         return s;
     }
     Step next(const Step& s) const {
-        if (!m_p.skip_ab && s.k0 + m_t.k_l1 < m_t.k) return at(s.tile, s.k0 + m_t.k_l1);
+        if (!m_p.skip_ab && s.kidx + 1 < m_t.k_chunks()) return at(s.tile, s.kidx + 1);
         return at(s.tile + m_ctx.block_num(), 0);
     }
-    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.k0 == 0; }
+    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.kidx == 0; }
 
     // rows x cols of a row-major matrix (row stride ld) into L1 as NZ with
     // rows_pad rows per column group: one ND2NZ, or (parts whose MTE2 cannot
@@ -182,8 +184,9 @@ private:
         const uint32_t mp = m_pad(s), np = n_pad(s);
         // A buffer that still holds this chunk (a core's consecutive tiles sharing a row panel
         // or a column panel, k in one chunk) is not loaded again; its bias tail came with it.
+        const uint64_t kb = uint64_t{s.k0} * 2 + (has_bias(s) ? 1 : 0);
         LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
-        const bool a_fresh = swap_key(m_a1_key[static_cast<size_t>(a1.buffer_index())], {s.ao, s.m0, s.k0});
+        const bool a_fresh = swap_key(m_a1_key[static_cast<size_t>(a1.buffer_index())], {s.ao, s.m0, kb});
         if (s.kc && a_fresh) {
             if (m_t.gm_nz)
                 load_from_nz(a1, m_ga, m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, mp);
@@ -199,7 +202,7 @@ private:
             load_bias(a1[m_t.base_m * m_t.k_l1], m_gbias[s.m0], s.tm, false);
         m_qa1.EnQue(a1);
         LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
-        const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, s.k0});
+        const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, kb});
         if (s.kc && b_fresh) {
             if (m_t.gm_nz)
                 load_from_nz(b1, m_gb, m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16, rup(s.kc, 16));
@@ -321,7 +324,7 @@ private:
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
-            const bool first = s.k0 + ks == 0 && !has_bias(s);
+            const bool first = s.kidx == 0 && ks == 0 && !has_bias(s);
             Mmad(c, a2, b2,
                  MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(n_pad(s)),
                             static_cast<uint16_t>(kk), first});

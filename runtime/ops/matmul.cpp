@@ -83,7 +83,9 @@ public:
         if (const uint64_t g = arg_u64(a, "matmul", "group_m", 0, 65535)) {
             m_plan.t.group_m = static_cast<uint32_t>(g);
             m_plan.t.group_n = static_cast<uint32_t>(arg_u64(a, "matmul", "group_n", 0, 65535));
+            choose_k_rotation(m_plan.t, pr.in_es, pr.out_es, dev);
         }
+        if (const uint64_t r = arg_u64(a, "matmul", "k_rotate", 0, 65535)) m_plan.t.k_rot = static_cast<uint32_t>(r);
         const std::string nd = arg_str(a, "nd2nz");
         if (nd == "instr")
             m_plan.t.nd2nz_instr = true;
@@ -240,6 +242,7 @@ SFUMATO_REGISTER_OP(matmul,
                              "(int32)"},
                             {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
                             {"group_m", "0", "tile order: tile rows per swizzle group (0 = the tiling's choice)"},
+                            {"k_rotate", "0", "k start offsets of tiles sharing a panel (0 = the tiling's choice, 1 = all start at k = 0)"},
                             {"group_n", "0", "tile order with --group-m: tile columns per super-column (0 = all)"},
                             {"nd2nz", "auto",
                              "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | "

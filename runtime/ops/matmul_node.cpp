@@ -131,6 +131,7 @@ public:
         if (t.trans_a) s += ", A transposed";
         if (t.trans_b) s += ", B transposed";
         if (t.group_m > 1 || t.group_n) s += ", tile order: groups of " + std::to_string(t.group_m) + " rows";
+        if (t.k_rot > 1) s += ", k rotation " + std::to_string(t.k_rot);
         static const char* kBias[] = {"", ", bias row (mad)", ", bias column (mad)", ", bias scalar (mad)"};
         s += kBias[static_cast<int>(m_plan.bias_form)];
         if (m_plan.relu) s += ", ReLU in FixPipe";

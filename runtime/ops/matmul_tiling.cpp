@@ -89,6 +89,32 @@ void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
     }
 }
 
+void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
+    t.k_rot = 1;
+    const uint32_t nk = t.k_chunks();
+    if (nk <= t.buffers || dev.l2_bytes == 0) return;
+    const uint32_t w = std::max<uint32_t>(1, std::min(t.block_dim, t.tiles()));
+    const uint32_t gn = t.group_n ? std::min(t.group_n, t.tiles_n) : t.tiles_n;
+    const uint32_t rows = std::max<uint32_t>(1, std::min(t.group_m, t.tiles_m));
+    // A wave of w tiles in the order spans w / rows columns of a group (each read by the rows
+    // of the group), or, wider than a group, w / gn rows of each column.
+    const uint32_t sa = std::min(gn, std::max<uint32_t>(1, (w + rows - 1) / rows));
+    const uint32_t sb = std::min(t.tiles_m, std::max(rows, (w + gn - 1) / gn));
+    // What one sharer brings must still be in L2 when the others reach it: the group's working
+    // set (its A panels, B panels and outputs, as choose_tile_order counts it) must fit.
+    const double ws = double(sb) * t.base_m * t.k * in_es + double(gn) * t.base_n * t.k * in_es +
+                      double(sb) * gn * t.base_m * t.base_n * out_es;
+    if (ws > 0.75 * double(dev.l2_bytes)) return;
+    // A leading sharer brings its segment alone, through its own GM port; with every core
+    // leading at once the chip then asks the HBM for w ports' worth. Beyond the HBM's rate the
+    // leads queue there and front-load the panels' first reads at HBM speed, whereas lockstep
+    // sharers split each line's fetch and overlap it with the cube: keep lockstep then.
+    if (dev.core_gm_read_bytes_per_cycle > 0 && dev.gm_bytes_per_cycle > 0 &&
+        w * dev.core_gm_read_bytes_per_cycle > dev.gm_bytes_per_cycle)
+        return;
+    t.k_rot = std::min(nk, std::max(sa, sb));
+}
+
 double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
     const uint32_t blocks = std::max<uint32_t>(1, std::min(t.tiles(), t.block_dim));
     const double waves = (t.tiles() + blocks - 1) / blocks;
@@ -189,6 +215,7 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
             "smallest 16x16x16 tiles");
     best.nd2nz_instr = dev.arch != "coupled";
     choose_tile_order(best, pr.in_es, pr.out_es, dev);
+    choose_k_rotation(best, pr.in_es, pr.out_es, dev);
     return best;
 }
 

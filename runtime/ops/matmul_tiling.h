@@ -15,6 +15,7 @@
 // squares (int8: 32). Simplified: no split-k, no L1 reuse of a panel across output tiles (with
 // k up to 64 Ki a full-k panel does not fit L1).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "isa/dtype.h"
@@ -58,6 +59,14 @@ struct MatmulTiling {
     // picks the order that leaves the fewest loads waiting on HBM (see choose_tile_order).
     uint32_t group_m = 1;
     uint32_t group_n = 0;  // 0 = tiles_n
+    // K rotation: tiles that run at once and share an A row panel or a B column panel would walk
+    // k in lockstep, so every first read of a panel's chunk is a miss all of them wait for (a
+    // merged miss waits the whole HBM latency, and an MTE2's bounded requests in flight then cap
+    // its rate). Instead tile (tm, tn) starts its k walk at chunk ((tm + tn) % k_rot) * nk /
+    // k_rot of its nk chunks and wraps: each sharer first reads its own segment and finds the
+    // others' segments in L2, brought by the sharer that led them. k_rot = 1: every tile starts
+    // at k = 0. Chosen by choose_k_rotation from the tile order and the cores.
+    uint32_t k_rot = 1;
     bool trans_a = false, trans_b = false;  // A stored k x m, B stored n x k
     // Padding granules of the L1 tiles: m and n rows, and k rows of a k-row-major tile (16; 32
     // for the int8 transpose squares).
@@ -65,6 +74,14 @@ struct MatmulTiling {
     // Extra L1 bytes per A1 / B1 buffer for a bias operand (a column of m, or a row of n).
     uint32_t a1_extra = 0, b1_extra = 0;
     uint32_t tiles() const { return batch * tiles_m * tiles_n; }
+    uint32_t k_chunks() const { return k_l1 ? (k + k_l1 - 1) / k_l1 : 1; }
+    // The chunk a tile's k walk starts at (see k_rot).
+    uint32_t k_start(uint32_t tm, uint32_t tn) const {
+        const uint32_t r = std::max<uint32_t>(1, std::min(k_rot, k_chunks()));
+        return static_cast<uint32_t>(uint64_t{(tm + tn) % r} * k_chunks() / r);
+    }
+    // The chunk at position i of tile (tm, tn)'s k walk.
+    uint32_t k_chunk(uint32_t tm, uint32_t tn, uint32_t i) const { return (k_start(tm, tn) + i) % k_chunks(); }
     // Bytes each queue needs per buffer.
     uint64_t a1_bytes(uint32_t es) const { return uint64_t{base_m} * k_l1 * es + a1_extra; }
     uint64_t b1_bytes(uint32_t es) const { return uint64_t{k_l1} * base_n * es + b1_extra; }
@@ -97,6 +114,18 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
 // loads (A and B weighted by their bytes per tile) over R, with C = tiles_n unless one row of
 // tiles overflows the budget (then also C = tiles_n / 2^i, super-columns re-reading A).
 void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev);
+
+// Picks k_rot for a planned tiling and tile order: the most tiles that run at once (block_dim
+// blocks over the order of group_m / group_n) and read one A panel (the columns a wave spans in
+// a row) or one B panel (the rows of a group), at most the chunks of k. Those tiles get distinct
+// start chunks (tm + tn differs along a row and down a column). None when the L1 buffers hold
+// every chunk of k (a core's next tile then reuses the chunks of a panel it shares with the
+// previous one, same chunk in the same buffer, which a different start would throw away), and
+// none unless the group's working set fits the L2 budget of choose_tile_order (a segment one
+// sharer brought must still be in L2 when the others reach it; lockstep sharers instead need
+// only the current chunk, which suits an L2 that cannot hold the panels), and none when the
+// running blocks' GM ports together exceed the HBM rate (the leads would queue at the HBM).
+void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev);
 
 // The cube's k step for an element size (32 B of k per fractal row).
 inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }

@@ -264,6 +264,21 @@ TEST_CASE("import kineto: malformed traces list what they skip; exit 2 only when
     CHECK(unk.code == 2);
     CHECK(unk.output.find("aten::frobnicate") != std::string::npos);
     CHECK(unk.output.find("no sfumato mapping") != std::string::npos);
+    // An operator on an empty tensor has no work: listed, not simulated.
+    std::ofstream(d + "/empty.json") << R"({"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::sum", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+       "args": {"External id": 7, "Input Dims": [[0, 4], [], [], []], "Input type": ["float", "ScalarList", "Scalar", ""]}},
+      {"ph": "X", "cat": "kernel", "name": "reduce_kernel", "pid": 0, "tid": 7, "ts": 12, "dur": 3,
+       "args": {"External id": 7, "correlation": 99, "stream": 7}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 20, "dur": 5,
+       "args": {"External id": 8, "Input Dims": [[4, 4]], "Input type": ["float"]}},
+      {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 22, "dur": 2,
+       "args": {"External id": 8, "correlation": 100, "stream": 7}}]})";
+    const CliResult em = run_cli("import kineto " + d + "/empty.json -o " + d + "/em_w.json");
+    INFO(em.output);
+    CHECK(em.code == 0);
+    CHECK(em.output.find("no work to simulate") != std::string::npos);
+    CHECK(read_json(d + "/em_w.json")["tasks"].size() == 1);
     // Shapes missing (recorded without record_shapes): every op is skipped, saying so.
     std::string noshape = full;
     for (size_t p = 0; (p = noshape.find("\"Input Dims\"", p)) != std::string::npos; p += 5) noshape.replace(p, 12, "\"Input_Dimz\"");

@@ -12,6 +12,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 
@@ -43,6 +44,7 @@ struct Case {
     BiasForm bias = BiasForm::None;
     double alpha = 1.0, beta = 1.0;
     bool relu = false;
+    uint32_t k_rot = 0;  // 0: the plan's
 };
 
 // Runs every block on `kind` cores; returns max |err| / tolerance over C.
@@ -54,6 +56,7 @@ double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind) {
     CubeMatmulPlan p;
     p.t = plan_matmul(pr, dev);
     p.t.gm_nz = false;
+    if (c.k_rot) p.t.k_rot = c.k_rot;
     p.in = c.in, p.out = c.out;
     p.lda = c.ta ? c.m : c.k, p.ldb = c.tb ? c.k : c.n, p.ldc = c.n;
     const uint64_t sa = uint64_t{c.m} * c.k, sb = uint64_t{c.k} * c.n, sc = uint64_t{c.m} * c.n;
@@ -174,6 +177,22 @@ TEST_CASE(
         }
 }
 
+TEST_CASE("cube matmul: k rotation (tiles start their k walk at different chunks and wrap)") {
+    // k = 300 on tiny: several chunks, the last one short and, rotated, in the middle of a
+    // walk; the bias mad and the first (overwriting) mad must follow the walk, not k = 0.
+    for (BiasForm bf : {BiasForm::None, BiasForm::Row, BiasForm::Col, BiasForm::Scalar})
+        for (const char* arch : {"split", "coupled"}) {
+            Case c;
+            c.m = 70, c.n = 90, c.k = 300, c.bias = bf, c.alpha = 0.5, c.beta = -1.5, c.k_rot = 3;
+            c.in = bf == BiasForm::Col ? DType::FP32 : DType::FP16;
+            c.tb = bf == BiasForm::Scalar;
+            INFO("bias " << static_cast<int>(bf) << " " << arch);
+            const isa::CoreKind kind =
+                std::string(arch) == "split" ? isa::CoreKind::Cube : isa::CoreKind::Coupled;
+            CHECK(run_case(c, tiny(arch), kind) <= 1.0);
+        }
+}
+
 TEST_CASE("cube matmul: batches, a broadcast B, output casts") {
     Case c;
     c.batch = 3, c.m = 20, c.n = 24, c.k = 70, c.out = DType::FP16;
@@ -254,4 +273,40 @@ TEST_CASE(
     CHECK(ws <= 0.75 * double(d.l2_bytes));
     // A shape of one wave keeps row-major order.
     CHECK(plan_matmul(512, 512, 512, 2, 4, d).group_m == 1);
+
+    // K rotation: each tile walks every chunk once; the tiles of the first wave that share an
+    // A row panel or a B column panel start at different chunks.
+    for (uint32_t s : {2048u, 4096u, 8192u}) {
+        const MatmulTiling t = plan_matmul(s, s, s, 2, 4, d);
+        INFO("S " << s);
+        const uint32_t nk = t.k_chunks();
+        REQUIRE(nk > t.buffers);
+        CHECK(t.k_rot > 1);
+        CHECK(t.k_rot <= nk);
+        std::map<uint32_t, std::set<uint32_t>> by_row, by_col;
+        for (uint32_t i = 0; i < t.block_dim; ++i) {
+            const TileCoord c = tile_coord(t, i);
+            std::set<uint32_t> walk;
+            for (uint32_t j = 0; j < nk; ++j) walk.insert(t.k_chunk(c.tm, c.tn, j));
+            CHECK(walk.size() == nk);
+            CHECK(*walk.rbegin() == nk - 1);
+            const uint32_t st = t.k_chunk(c.tm, c.tn, 0);
+            CHECK(by_row[c.tm].insert(st).second);
+            CHECK(by_col[c.tn].insert(st).second);
+        }
+        CHECK(by_row.size() > 1);
+        CHECK(by_col.size() > 1);
+    }
+    // Every chunk of k in the L1 buffers (a core's next tile may reuse them): no rotation.
+    const MatmulTiling one = plan_matmul(1024, 1024, 1024, 2, 4, d);
+    CHECK(one.k_chunks() <= one.buffers);
+    CHECK(one.k_rot == 1);
+    // The running blocks' GM ports together beyond the HBM rate (leads would queue there), or
+    // an L2 that cannot hold a group's panels: lockstep.
+    DeviceInfo fast_ports = d;
+    fast_ports.core_gm_read_bytes_per_cycle = 2 * d.gm_bytes_per_cycle / d.cube_cores;
+    CHECK(plan_matmul(4096, 4096, 4096, 2, 4, fast_ports).k_rot == 1);
+    DeviceInfo small_l2 = d;
+    small_l2.l2_bytes = 4ull << 20;
+    CHECK(plan_matmul(4096, 4096, 4096, 2, 4, small_l2).k_rot == 1);
 }
