@@ -91,6 +91,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (reuse == "on" && s.functional())
         throw InputError("--reuse-timing on needs timing mode (functional mode computes every kernel's values)");
     ts.reuse_timing = reuse == "on";
+    ts.block_dispatch_cycles = s.chip_params().ts.block_dispatch_cycles;
+    ts.core_start_cycles = s.chip_params().ts.core_start_cycles;
     if (simulate == "one" && s.functional())
         throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
     // Every chip of a system is built from one chip configuration and every rank runs the same

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "runtime/ops/node_launch.h"
-#include "sim/sc_time_util.h"
 
 namespace sfumato::cli {
 
@@ -108,8 +107,14 @@ std::string kernel_reuse_key(const KernelDesc& k) {
     return w.take();
 }
 
-KernelReuse::KernelReuse(rt::Context& ctx, const DeviceInfo& dev)
-    : m_ctx(ctx), m_cube(dev.cube_cores), m_vector(dev.vector_cores), m_clock(dev.clock) {
+KernelReuse::KernelReuse(rt::Context& ctx, const DeviceInfo& dev, uint32_t block_dispatch_cycles,
+                         uint32_t core_start_cycles)
+    : m_ctx(ctx),
+      m_cube(dev.cube_cores),
+      m_vector(dev.vector_cores),
+      m_aiv_per_aic(dev.aiv_per_aic),
+      m_block_cycles(block_dispatch_cycles),
+      m_core_cycles(core_start_cycles) {
     m_ctx.set_launch_hook([this](KernelDesc& k) { on_launch(k); });
 }
 
@@ -131,26 +136,28 @@ void KernelReuse::on_launch(KernelDesc& k) {
     const uint64_t waves = (k.block_dim + cores - 1) / cores;
     rt::Context* ctx = &m_ctx;
     const size_t first = found->second;
-    const ClockDomain clk = m_clock;
-    // Blocks are dispatched one after another, `cores` at a time: block b belongs to wave
-    // b / cores, and the first occurrence's span is split evenly over its waves. Each block ends
-    // where its wave of the first occurrence would: it charges the time from its start to that
-    // end less the first's longest block start-up (its own start-up comes before its body).
-    auto t0 = std::make_shared<uint64_t>(~uint64_t(0));
+    // Blocks are dispatched one after another (delta cycles apart), `cores` at a time. In the
+    // first occurrence a wave's blocks started delta apart and, running about equally long, ended
+    // delta apart, the last one a wave's span (its span split evenly over its waves) after the
+    // first one started. Each stand-in block charges that block time less the first's longest
+    // block start-up (its own start-up comes before its body): its blocks end staggered as the
+    // first's did (their completion reports do not pile up) and its waves take as long.
+    const uint64_t delta = m_block_cycles + uint64_t{m_core_cycles} *
+                                                (k.kind == KernelKind::Mix && m_aiv_per_aic ? 1 + m_aiv_per_aic : 1);
+    const uint32_t block_dim = k.block_dim;
     // The real body stays for blocks that start before the first occurrence has finished.
     std::function<void(isa::IInstrSink&)> real = std::move(k.body);
-    k.body = [ctx, first, waves, cores, real, clk, t0](isa::IInstrSink& sink) {
+    k.body = [ctx, first, waves, cores, block_dim, delta, real](isa::IInstrSink& sink) {
         const Task* f = ctx->tasks().at(first).task.get();
         if (!f || !f->done) {
             real(sink);
             return;
         }
-        const uint64_t now = now_tick().v;
-        if (*t0 == ~uint64_t(0)) *t0 = now;
         const uint64_t wave = std::min<uint64_t>(sink.block_idx() / cores, waves - 1);
-        const uint64_t end = f->cycles * (wave + 1) / waves;  // cycles after the first block's start
-        const uint64_t used = clk.cycles_in(now - *t0) + f->startup_cycles;
-        const uint64_t body = end > used ? end - used : 1;
+        const uint64_t in_wave = std::min<uint64_t>(cores, block_dim - wave * cores);
+        const uint64_t used = f->startup_cycles + (in_wave - 1) * delta;
+        const uint64_t per_wave = f->cycles / waves;
+        const uint64_t body = per_wave > used ? per_wave - used : 1;
         sink.scalar(static_cast<uint32_t>(std::min<uint64_t>(body, 0xffffffffu)));
     };
     k.name += " (timing re-used)";

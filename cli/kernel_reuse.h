@@ -4,9 +4,10 @@
 // address alignment, same launch part, block count, core kind, argument and code sizes) runs as
 // a stand-in whose blocks occupy the same cores for the time the first occurrence took, instead
 // of the first one's instructions and memory requests. Block b of the stand-in belongs to wave
-// b / cores and ends where that wave of the first occurrence would (its span split evenly over
-// its waves, counted from the stand-in's first block's start): it charges the rest as scalar work,
-// less the first's longest block start-up (its own start-up comes before its body). Only launches that carry a node (a NodeLaunch
+// b / cores; the first occurrence's span is split evenly over its waves, and a wave's blocks, which
+// the scheduler starts one dispatch interval apart, each charge that span less the dispatch spread
+// of the wave and less the first's longest block start-up (their own start-up comes before their
+// bodies) as scalar work: they end staggered as the first's blocks did, the last at the wave's end. Only launches that carry a node (a NodeLaunch
 // origin) are candidates; the first occurrence must have completed when a stand-in block starts
 // (one in-order stream), otherwise that block runs the real kernel.
 // What it leaves out, so what the error is made of: the stand-in moves no data, so its L2 and
@@ -27,8 +28,9 @@ namespace sfumato::cli {
 class KernelReuse {
 public:
     // Installs the launch hook on ctx (which must outlive this object's use); dev: its core counts
-    // (waves of a launch with more blocks than cores) and clock.
-    KernelReuse(rt::Context& ctx, const DeviceInfo& dev);
+    // (waves of a launch with more blocks than cores); the task scheduler's dispatch time per
+    // block and per core a block starts on (chip.ts.block_dispatch_cycles, core_start_cycles).
+    KernelReuse(rt::Context& ctx, const DeviceInfo& dev, uint32_t block_dispatch_cycles, uint32_t core_start_cycles);
     ~KernelReuse();  // removes the hook
     KernelReuse(const KernelReuse&) = delete;
     KernelReuse& operator=(const KernelReuse&) = delete;
@@ -39,8 +41,7 @@ public:
 private:
     void on_launch(KernelDesc& k);
     rt::Context& m_ctx;
-    uint32_t m_cube, m_vector;
-    ClockDomain m_clock;
+    uint32_t m_cube, m_vector, m_aiv_per_aic, m_block_cycles, m_core_cycles;
     std::map<std::string, size_t> m_first;  // key -> task record index of its first launch
     uint64_t m_reused = 0, m_candidates = 0;
 };

@@ -95,7 +95,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     rt::Runtime rt(dev, ctx);
     std::unique_ptr<KernelReuse> reuse;
     if (ts.reuse_timing && !(ts.mirror && r != 0))
-        reuse = std::make_unique<KernelReuse>(ctx, rt.device_info());
+        reuse = std::make_unique<KernelReuse>(ctx, rt.device_info(), ts.block_dispatch_cycles, ts.core_start_cycles);
     graph::Executor ex(rt, *ts.plan);
     ex.load();
     const uint64_t arena = tp.arena_bytes ? rt.malloc(tp.arena_bytes) : 0;

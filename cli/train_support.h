@@ -28,6 +28,7 @@ struct TrainSetup {
     // Timing mode, explicit: a kernel launch identical to an earlier one of the same rank takes
     // the first one's time as a stand-in (cli/kernel_reuse.h).
     bool reuse_timing = false;
+    uint32_t block_dispatch_cycles = 0, core_start_cycles = 0;  // the chip's task scheduler (for the stand-ins)
     std::unique_ptr<graph::Graph> graph;
     std::unique_ptr<graph::Plan> plan;
     graph::TrainPlan tp;
