@@ -3,6 +3,7 @@
 // on odd sizes, stride 2, padding, every tiling form (one share of the images or several, load3d's
 // column order kept or converted to OIHW, channels not a multiple of C0), split and coupled
 // presets, fp16 and fp32; identical cycles in functional and timing mode; bad arguments exit 2.
+// Also the stride-1 ConvTranspose (a Conv's data gradient) as a padded convolution.
 #include <catch2/catch.hpp>
 
 #include "tests/support.h"
@@ -52,6 +53,18 @@ TEST_CASE("maxpool_grad: dX matches the host reference, ties included", "[train]
     run_ok("maxpool_grad", "--n 1 --c 4 --h 9 --w 8 --k 2 --stride 2 --pad 0 --dtype fp32", "tiny", "mp2");
     run_ok("maxpool_grad", "--n 1 --c 2 --h 11 --w 10 --k 3 --stride 1 --pad 1", "ascend910-like", "mp1");
     run_ok("maxpool_grad", "--n 1 --c 2 --h 40 --w 37 --k 5 --stride 3 --pad 2", "ascend910b-like", "mp5");
+}
+
+TEST_CASE("conv_transpose2d with stride 1 (a stride-1 Conv's data gradient) runs without the spread", "[train]") {
+    // The borders of the equivalent convolution are load3d's pads: no zero fill of a spread grid.
+    auto s = run_ok("conv_transpose2d", "--n 2 --c 20 --h 9 --w 7 --k 12 --stride 1 --pad 1", "ascend910b-like", "ct1");
+    CHECK(count_kernels(s, "/zero") == 0);
+    s = run_ok("conv_transpose2d", "--c 8 --h 6 --w 5 --k 8 --r 3 --s 2 --stride 1 --pad 0 --dilation 2 --dtype fp32",
+               "tiny", "ct1d");
+    CHECK(count_kernels(s, "/zero") == 0);
+    // Stride 2 still spreads the input over a zeroed grid.
+    s = run_ok("conv_transpose2d", "--c 8 --h 5 --w 5 --k 6 --stride 2 --output-padding 1", "tiny", "ct2");
+    CHECK(count_kernels(s, "/zero") == 1);
 }
 
 TEST_CASE("train kernels: timing mode takes the cycles of functional mode", "[train]") {
