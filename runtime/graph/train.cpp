@@ -368,13 +368,8 @@ private:
                                      {"output_padding", ref::Attr::of_ints(op)}});
             accumulate(x, emit(st.name + "/dX", "ConvTranspose", 11, a, {gz, fwd(w)}), st.name);
         }
-        const int64_t n = xs[0], m = ys[1], oh = ys[2], ow = ys[3];
-        int z2 = -1;  // dZ^T as (M, N*OH*OW)
+        int z2 = -1;  // dZ^T as (M, N*OH*OW), made by the composed weight gradient
         const bool bias = st.in.size() > 2 && needs(st.in[2]);
-        if (bias) {
-            const int zt = emit(st.name + "/dzT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {gz});
-            z2 = alias(zt, {m, n * oh * ow});
-        }
         if (needs(w)) {
             const int wg = weight_grad(w);
             // dW[m, c, a, b] = sum over n, i, j of dZ[n, m, i, j] X[n, c, i*s + a - p, j*s + b - p]:
@@ -392,12 +387,11 @@ private:
             if (!done) conv_wgrad_composed(st, gz, z2, wg);
             weight_done(w);
         }
-        if (bias) {  // dB = dZ^T (M, N*OH*OW) times a column of ones, on the cube
+        if (bias) {  // dB = dZ summed over N, OH and OW (whole rows, fp32 partial sums)
             const int b = st.in[2];
             const int wg = weight_grad(b);
-            ref::HostTensor ones(pref(x).elem, {n * oh * ow, 1});
-            for (double& v : ones.data) v = 1.0;
-            emit(st.name + "/dB", "Gemm", 13, {}, {z2, constant(ones)}, wg);
+            emit(st.name + "/dB", "ReduceSum", 11,
+                 attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}), {gz}, wg);
             weight_done(b);
         }
     }

@@ -7,7 +7,7 @@
 //     padding to X's size); dW = Conv2DBackpropFilter(X, dY), the weight-gradient convolution
 //     kernel (runtime/ops/conv_wgrad_kernel.h: img2col of X by load3d on the cube, whole rows),
 //     or, where it cannot run, per kernel offset a Gemm of dY^T with a strided Slice of the padded
-//     X^T, concatenated and transposed; dB = dY^T times a column of ones (Gemm);
+//     X^T, concatenated and transposed; dB = ReduceSum of dY over N, OH, OW;
 //   - ReLU (alone or fused into a Conv/Gemm as `activation`): ReluGrad(y, dy) (vector);
 //   - Add of two same-shape tensors, Identity/Dropout and views (Reshape, Flatten, ...): the
 //     gradient passes through (aliased, no kernel); a tensor read by several ops gets the sum;

@@ -129,9 +129,13 @@ public:
                 xc.hd = static_cast<uint32_t>(hd), xc.wd = static_cast<uint32_t>(wd);
                 p.hi = xc.hd, p.wi = xc.wd, p.sh = p.sw = 1;
             }
-            wc.n1 = static_cast<uint32_t>(G), wc.n2 = static_cast<uint32_t>(Mg);
-            wc.s1 = static_cast<uint64_t>(Cg * Mg * L), wc.s2 = static_cast<uint64_t>(L);
+            // W (C, M/g, kh, kw): each input channel's row over (output channel, tap) is read
+            // whole; the taps reversed per output channel, each output channel's block placed
+            // at (output channel, C1).
+            wc.n1 = static_cast<uint32_t>(G), wc.n2 = 1;
+            wc.s1 = static_cast<uint64_t>(Cg * Mg * L), wc.s2 = 0;
             wc.cg = static_cast<uint32_t>(Cg), wc.sc = static_cast<uint64_t>(Mg * L), wc.flip = true;
+            wc.h = static_cast<uint32_t>(Mg), wc.w = static_cast<uint32_t>(L), wc.blk = static_cast<uint32_t>(L);
         }
         wc.hd = wc.h, wc.wd = wc.w;
         try {
