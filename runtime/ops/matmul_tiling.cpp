@@ -131,12 +131,12 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
     std::list<std::pair<uint64_t, double>> lru;  // most recent first: key, bytes
     std::unordered_map<uint64_t, std::list<std::pair<uint64_t, double>>::iterator> where;
     std::unordered_map<uint64_t, uint32_t> entered;  // panel -> tile index it entered at
-    double held = 0;
+    double held = 0, brought = 0;  // bytes in the LRU; panel bytes that entered it
     auto touch = [&](uint64_t key, double bytes, uint32_t i) {
         auto it = where.find(key);
         if (it != where.end()) {
             lru.splice(lru.begin(), lru, it->second);
-            return;
+            return 0.0;
         }
         lru.emplace_front(key, bytes);
         where[key] = lru.begin();
@@ -147,6 +147,7 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
             where.erase(lru.back().first);
             lru.pop_back();
         }
+        return bytes;
     };
     auto marks = std::make_shared<std::vector<uint8_t>>(t.tiles(), 0);
     const uint64_t na = uint64_t{t.batch} * t.tiles_m, nb = uint64_t{t.batch} * t.tiles_n;
@@ -154,14 +155,24 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
     for (uint32_t i = 0; i < t.tiles(); ++i) {
         const TileCoord c = tile_coord(t, i);
         const uint64_t ka = uint64_t{c.batch} * t.tiles_m + c.tm, kb = na + uint64_t{c.batch} * t.tiles_n + c.tn;
-        touch(ka, a_panel, i);
-        touch(kb, b_panel, i);
+        brought += touch(ka, a_panel, i) + touch(kb, b_panel, i);
         touch(na + nb + i, c_tile, i);
         const uint8_t m = static_cast<uint8_t>((entered[ka] + w > i ? 1 : 0) | (entered[kb] + w > i ? 2 : 0));
         (*marks)[i] = m;
         any = any || m;
     }
     if (!any) return;
+    // Worth it only when what the cubes gain beats what the AIVs' start costs: the panel bytes
+    // that enter L2 (each once, whichever sharer leads it; per block on average) come through the
+    // AIVs' ports instead of a cube's own GM port (its cube then reads them at the L2 rate),
+    // while the scheduler starts 1 + aiv_per_aic cores per block instead of one, delaying the
+    // last block by aiv_per_aic core starts per block.
+    if (dev.core_gm_read_bytes_per_cycle > 0 && dev.core_read_max_bytes_per_cycle > dev.core_gm_read_bytes_per_cycle) {
+        const double per_byte = 1.0 / dev.core_gm_read_bytes_per_cycle - 1.0 / dev.core_read_max_bytes_per_cycle;
+        const double gain = brought / w * per_byte;
+        const double start_cost = double(w) * dev.aiv_per_aic * dev.core_start_cycles;
+        if (gain <= start_cost) return;
+    }
     // Lookahead: the blocks' prefetched chunks not yet read by their cubes stay within the
     // quarter of L2 the tile order's budget leaves.
     const double chunk = double(t.a1_bytes(in_es) + t.b1_bytes(in_es));
