@@ -9,6 +9,7 @@
 // shapes.
 #include "runtime/ops/cube_matmul.h"
 
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -419,6 +420,18 @@ TEST_CASE("cube matmul: L2 prefetch by the AIVs of a split part") {
                 for (int i = 0; i < n; ++i)
                     if (ex[i].pos == Pos::GM && !ex[i].write) loads.push_back(ex[i]);
             }
+            // The cube's reads as merged ranges; a gap shorter than a row stride joins two (an
+            // AIV piece may cover rows the cube loads in two instructions, and the hull of rows
+            // includes the bytes between them).
+            std::sort(loads.begin(), loads.end(), [](const isa::Extent& x, const isa::Extent& y) { return x.lo < y.lo; });
+            const uint64_t gap = std::max(p.lda, p.ldb) * es;
+            std::vector<isa::Extent> merged;
+            for (const isa::Extent& l : loads)
+                if (!merged.empty() && l.lo <= merged.back().hi + gap)
+                    merged.back().hi = std::max(merged.back().hi, l.hi);
+                else
+                    merged.push_back(l);
+            loads = merged;
             const size_t sets = cube.count(isa::Opcode::SET_CROSS_FLAG);
             for (uint32_t sub = 0; sub < s.aiv_per_aic; ++sub) {
                 KapiSink aiv(isa::CoreKind::Vector);
