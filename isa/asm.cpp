@@ -59,6 +59,7 @@ const Field kFields[] = {
     F("pl", Load3d, U, Load3dParams, pad_left), F("pr", Load3d, U, Load3dParams, pad_right),
     F("mstart", Load3d, U, Load3dParams, m_start), F("mext", Load3d, U, Load3dParams, m_ext),
     F("kstart", Load3d, U, Load3dParams, k_start), F("kext", Load3d, U, Load3dParams, k_ext),
+    F("transpose", Load3d, U, Load3dParams, transpose),
     F("repeat", Fill, U, FillParams, repeat), F("blknum", Fill, U, FillParams, blk_num),
     F("dstgap", Fill, U, FillParams, dst_gap),
     F("m", Mad, U, MadParams, m), F("k", Mad, U, MadParams, k), F("n", Mad, U, MadParams, n),

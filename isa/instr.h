@@ -235,7 +235,10 @@ struct Load2dParams {
 // written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0), or (2- and 4-byte types)
 // to L0B as the B operand of a product with the pixels as columns: the same 16 x C0 fractals in
 // ZN order (fractal (m / 16, k / C0) at (k / C0) * m_ext / 16 + m / 16). Out-of-image taps read
-// the pad value Instr::scalar.
+// the pad value Instr::scalar. transpose = 1 (L0B only, k_ext a multiple of 16; load3dv2's
+// enTranspose, as the weight-gradient convolution uses it) writes the transposed matrix as the B
+// operand instead: the pixels become B's K (rows) and the img2col columns B's N, in ZN order
+// (element (m, k) at isa::zn_offset(m, k, k_ext, C0)).
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;
     uint8_t kh = 1, kw = 1;
@@ -244,6 +247,7 @@ struct Load3dParams {
     uint8_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
     uint16_t m_start = 0, m_ext = 16;
     uint16_t k_start = 0, k_ext = 16;
+    uint8_t transpose = 0;
     bool operator==(const Load3dParams&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "isa/layout.h"
 #include "isa/sem_detail.h"
 
 namespace sfumato::isa::detail {
@@ -216,8 +217,13 @@ void exec_load3d(const Instr& in, IMemView& mem) {
         const uint32_t m = p.m_start + mi;
         for (uint32_t ki = 0; ki < p.k_ext; ++ki) {
             const uint32_t k = p.k_start + ki;
-            const uint64_t frac = to_b ? uint64_t{ki / g.c0} * m1 + mi / 16 : uint64_t{mi / 16} * k1 + ki / g.c0;
-            uint8_t* o = d + (frac * 16 * g.c0 + (mi % 16) * g.c0 + ki % g.c0) * es;
+            uint8_t* o;
+            if (to_b && p.transpose) {  // B (K = pixels, N = columns), ZN
+                o = d + zn_offset(mi, ki, p.k_ext, g.c0, es);
+            } else {
+                const uint64_t frac = to_b ? uint64_t{ki / g.c0} * m1 + mi / 16 : uint64_t{mi / 16} * k1 + ki / g.c0;
+                o = d + (frac * 16 * g.c0 + (mi % 16) * g.c0 + ki % g.c0) * es;
+            }
             if (m >= g.ho * g.wo || k >= g.kcols) {
                 std::memset(o, 0, es);
                 continue;
@@ -306,6 +312,8 @@ std::string validate_move(const Instr& in) {
             if (in.dtype == DType::INT32) return bad_dtype(in, in.dtype);
             if (in.src0.pos != Pos::L1) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos == Pos::L0B && dtype_size(in.dtype) == 1) return "load3d into L0B needs a 2- or 4-byte dtype";
+            if (in.l3d.transpose && in.dst.pos != Pos::L0B) return "load3d transpose writes L0B only";
+            if (in.l3d.transpose && in.l3d.k_ext % 16) return "load3d transpose needs k_ext a multiple of 16";
             if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
             return "";
         }

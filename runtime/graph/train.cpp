@@ -368,56 +368,77 @@ private:
                                      {"output_padding", ref::Attr::of_ints(op)}});
             accumulate(x, emit(st.name + "/dX", "ConvTranspose", 11, a, {gz, fwd(w)}), st.name);
         }
-        const int64_t n = xs[0], c = xs[1], m = ys[1], oh = ys[2], ow = ys[3];
-        int z2 = -1;  // dZ^T as (M, N*OH*OW)
+        int z2 = -1;  // dZ^T as (M, N*OH*OW), made by the composed weight gradient
         const bool bias = st.in.size() > 2 && needs(st.in[2]);
-        if (needs(w) || bias) {
+        if (needs(w)) {
+            const int wg = weight_grad(w);
+            // dW[m, c, a, b] = sum over n, i, j of dZ[n, m, i, j] X[n, c, i*s + a - p, j*s + b - p]:
+            // the weight-gradient convolution kernel (img2col of X on the cube, whole rows).
+            bool done = false;
+            try {
+                const ref::Attrs a = attrs_of({{"kernel_shape", ref::Attr::of_ints({ws[2], ws[3]})},
+                                               {"strides", ref::Attr::of_ints(s)},
+                                               {"pads", ref::Attr::of_ints(p)},
+                                               {"dilations", ref::Attr::of_ints({1, 1})}});
+                emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), gz}, wg);
+                done = true;
+            } catch (const ops::UnsupportedError&) {
+            }
+            if (!done) conv_wgrad_composed(st, gz, z2, wg);
+            weight_done(w);
+        }
+        if (bias) {  // dB = dZ summed over N, OH and OW (whole rows, fp32 partial sums)
+            const int b = st.in[2];
+            const int wg = weight_grad(b);
+            emit(st.name + "/dB", "ReduceSum", 11,
+                 attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}), {gz}, wg);
+            weight_done(b);
+        }
+    }
+
+    // The weight gradient composed from data-movement kernels and Gemms (the fallback where the
+    // weight-gradient kernel cannot run): per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW)
+    // with the offset's strided slice of the padded X^T (C, N*OH*OW), transposed; the offsets
+    // concatenated.
+    void conv_wgrad_composed(const PlanStep& st, int gz, int& z2, int wg) {
+        const ref::Attrs& at = st.desc.attrs;
+        const int x = st.in[0], w = st.in[1];
+        const Shape &xs = pref(x).shape, &ws = pref(w).shape, &ys = pref(st.out[0]).shape;
+        const Shape s = at.get_ints("strides", {1, 1});
+        const Shape p = at.get_ints("pads", {0, 0, 0, 0});
+        const int64_t n = xs[0], c = xs[1], m = ys[1], oh = ys[2], ow = ys[3];
+        if (z2 < 0) {
             const int zt = emit(st.name + "/dzT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {gz});
             z2 = alias(zt, {m, n * oh * ow});
         }
-        if (needs(w)) {
-            // dW[m, c, a, b] = sum over n, i, j of dZ[n, m, i, j] X[n, c, i*s + a - p, j*s + b - p]:
-            // per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW) with the offset's strided
-            // slice of the padded X^T (C, N*OH*OW), transposed; the offsets concatenated.
-            const int xt = emit(st.name + "/xT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
-            int xpad = xt;
-            if (p[0] || p[1]) {
-                const Shape pp = {0, 0, p[0], p[1], 0, 0, p[2], p[3]};
-                ref::HostTensor zero(pref(x).elem, {});
-                xpad = emit(st.name + "/xT_pad", "Pad", 13, {}, {xt, constant(*ints(pp)), constant(zero)}, -1,
-                            {nullptr, ints(pp), std::make_shared<const ref::HostTensor>(zero)});
-            }
-            const ref::Attrs tb = attrs_of({{"transA", ref::Attr::of_int(0)}, {"transB", ref::Attr::of_int(1)}});
-            const int wg = weight_grad(w);
-            const int64_t kh = ws[2], kw = ws[3];
-            if (kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1) {
-                emit(st.name + "/dW", "Gemm", 13, tb, {z2, alias(xpad, {c, n * oh * ow})}, wg);
-            } else {
-                std::vector<int> parts;
-                const Shape axes = {2, 3};
-                for (int64_t a = 0; a < kh; ++a)
-                    for (int64_t b = 0; b < kw; ++b) {
-                        const std::string nm = st.name + "/dW" + std::to_string(a) + "_" + std::to_string(b);
-                        const Shape starts = {a, b}, ends = {a + (oh - 1) * s[0] + 1, b + (ow - 1) * s[1] + 1};
-                        const int sl = emit(nm + "/x", "Slice", 13, {},
-                                            {xpad, constant(*ints(starts)), constant(*ints(ends)), constant(*ints(axes)), constant(*ints(s))},
-                                            -1, {nullptr, ints(starts), ints(ends), ints(axes), ints(s)});
-                        const int g = emit(nm, "Gemm", 13, tb, {z2, alias(sl, {c, n * oh * ow})});
-                        parts.push_back(alias(g, {1, m, c}));
-                    }
-                // (kh*kw, M, C) -> (M, C, kh*kw): W's layout.
-                const int cat = emit(st.name + "/dWcat", "Concat", 13, attrs_of({{"axis", ref::Attr::of_int(0)}}), parts);
-                emit(st.name + "/dW", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 2, 0})}}), {cat}, wg);
-            }
-            weight_done(w);
+        const int xt = emit(st.name + "/xT", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
+        int xpad = xt;
+        if (p[0] || p[1]) {
+            const Shape pp = {0, 0, p[0], p[1], 0, 0, p[2], p[3]};
+            ref::HostTensor zero(pref(x).elem, {});
+            xpad = emit(st.name + "/xT_pad", "Pad", 13, {}, {xt, constant(*ints(pp)), constant(zero)}, -1,
+                        {nullptr, ints(pp), std::make_shared<const ref::HostTensor>(zero)});
         }
-        if (bias) {  // dB = dZ^T (M, N*OH*OW) times a column of ones, on the cube
-            const int b = st.in[2];
-            const int wg = weight_grad(b);
-            ref::HostTensor ones(pref(x).elem, {n * oh * ow, 1});
-            for (double& v : ones.data) v = 1.0;
-            emit(st.name + "/dB", "Gemm", 13, {}, {z2, constant(ones)}, wg);
-            weight_done(b);
+        const ref::Attrs tb = attrs_of({{"transA", ref::Attr::of_int(0)}, {"transB", ref::Attr::of_int(1)}});
+        const int64_t kh = ws[2], kw = ws[3];
+        if (kh == 1 && kw == 1 && s[0] == 1 && s[1] == 1) {
+            emit(st.name + "/dW", "Gemm", 13, tb, {z2, alias(xpad, {c, n * oh * ow})}, wg);
+        } else {
+            std::vector<int> parts;
+            const Shape axes = {2, 3};
+            for (int64_t a = 0; a < kh; ++a)
+                for (int64_t b = 0; b < kw; ++b) {
+                    const std::string nm = st.name + "/dW" + std::to_string(a) + "_" + std::to_string(b);
+                    const Shape starts = {a, b}, ends = {a + (oh - 1) * s[0] + 1, b + (ow - 1) * s[1] + 1};
+                    const int sl = emit(nm + "/x", "Slice", 13, {},
+                                        {xpad, constant(*ints(starts)), constant(*ints(ends)), constant(*ints(axes)), constant(*ints(s))},
+                                        -1, {nullptr, ints(starts), ints(ends), ints(axes), ints(s)});
+                    const int g = emit(nm, "Gemm", 13, tb, {z2, alias(sl, {c, n * oh * ow})});
+                    parts.push_back(alias(g, {1, m, c}));
+                }
+            // (kh*kw, M, C) -> (M, C, kh*kw): W's layout.
+            const int cat = emit(st.name + "/dWcat", "Concat", 13, attrs_of({{"axis", ref::Attr::of_int(0)}}), parts);
+            emit(st.name + "/dW", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints({1, 2, 0})}}), {cat}, wg);
         }
     }
 
@@ -438,6 +459,13 @@ private:
         for (int64_t d : at.get_ints("dilations", {1, 1}))
             if (d != 1) refuse(st, "dilated pooling has no backward here");
         if (at.get_string("auto_pad", "NOTSET") != "NOTSET") refuse(st, "auto_pad has no backward here");
+        // The MaxPool backward kernel (whole rows, one pass); the composition below where it
+        // cannot run.
+        try {
+            accumulate(x, emit(st.name + "/grad", "MaxPoolGrad", 1, at, {fwd(x), fwd(st.out[0]), gy}), st.name);
+            return;
+        } catch (const ops::UnsupportedError&) {
+        }
         const ElemType e = pref(x).elem;
         // x padded with -inf-like values so every window offset is a plain strided slice.
         const Shape ext = {xs[2] + p[0] + p[2] + s[0] * 2, xs[3] + p[1] + p[3] + s[1] * 2};

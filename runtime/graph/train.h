@@ -4,16 +4,18 @@
 //   - Gemm / MatMul: dA = dY B' and dB = A'^T dY as Gemm nodes with transposed operands (the
 //     cube kernel reads a transposed operand in place), dC = ReduceSum over the rows;
 //   - Conv (groups 1): dX = ConvTranspose(dY, W) with the forward's strides and pads (output
-//     padding to X's size); dW as a convolution of transposed operands: X^T (C, N, H, W)
-//     convolved with dY^T (M, N, OH, OW) as the kernel, dilated by the forward stride, gives
-//     (C, M, kh', kw'), sliced to the kernel and transposed to (M, C, kh, kw); dB = ReduceSum;
+//     padding to X's size); dW = Conv2DBackpropFilter(X, dY), the weight-gradient convolution
+//     kernel (runtime/ops/conv_wgrad_kernel.h: img2col of X by load3d on the cube, whole rows),
+//     or, where it cannot run, per kernel offset a Gemm of dY^T with a strided Slice of the padded
+//     X^T, concatenated and transposed; dB = ReduceSum of dY over N, OH, OW;
 //   - ReLU (alone or fused into a Conv/Gemm as `activation`): ReluGrad(y, dy) (vector);
 //   - Add of two same-shape tensors, Identity/Dropout and views (Reshape, Flatten, ...): the
 //     gradient passes through (aliased, no kernel); a tensor read by several ops gets the sum;
 //   - GlobalAveragePool: dY (N, C, 1, 1) times a constant (1, 1, H, W) of 1/(H W), broadcast;
-//   - MaxPool: for every window offset, the input pixels that equal their window's maximum take
-//     that window's gradient (strided Slice, Equal, Where), spread back to the input grid by
-//     Pad with zeros, and the offsets summed (ties pass the gradient to every maximum);
+//   - MaxPool: MaxPoolGrad(X, Y, dY), one vector kernel (runtime/ops/pool_grad.cpp): the input
+//     pixels that equal a window's maximum take that window's gradient, summed over the windows
+//     (ties pass it to every maximum); where it cannot run (bf16), the same composed per window
+//     offset from strided Slice, Equal, Where and Pads spreading back to the input grid;
 //   - the loss: LossGrad(y, target) * scale at the output; when the model ends in a Softmax the
 //     loss is its cross-entropy and the gradient enters at the logits (softmax - target).
 // Weight gradients are placed contiguously in the order the backward produces them and grouped

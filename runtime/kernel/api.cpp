@@ -153,6 +153,7 @@ void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::A
     l.pad_bottom = p.padList[3];
     l.m_start = p.mStartPt, l.m_ext = p.mExtension;
     l.k_start = p.kStartPt, l.k_ext = p.kExtension;
+    l.transpose = p.transpose ? 1 : 0;
     in.scalar = p.padValue;
     ctx.issue(in);
 }

@@ -72,6 +72,7 @@ struct LoadData3DParams {
     uint16_t mStartPt = 0, mExtension = 16;
     uint16_t kStartPt = 0, kExtension = 16;
     double padValue = 0.0;
+    bool transpose = false;  // into L0B with the pixels as K (isa::Load3dParams::transpose)
 };
 struct InitConstValueParams {
     uint16_t repeatTimes = 1;

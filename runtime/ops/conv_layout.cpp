@@ -18,6 +18,8 @@ struct LayoutTiling {
     uint32_t c0 = 16, c1 = 1;
     uint32_t q = 0, qp = 0;  // pixels per chunk, and the padded row length in UB (elements)
     uint32_t chunks = 1;
+    uint32_t rs = 16;  // a channel row's stride in UB (elements): qp, or q when the rows arrive in one burst
+    bool packed = false;  // the chunk's channel rows are adjacent in GM: one burst, packed in UB
     uint64_t items = 0, per_block = 0;
     uint32_t block_dim = 1;
 };
@@ -42,17 +44,20 @@ void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTilin
     pipe.InitBuffer(qout, 2, t.q * c0 * es + 256);
     pipe.InitBuffer(off_buf, t.q * c0 * 4 + 256);
     // Byte offsets: element (pixel i, channel j) of a chunk comes from row j, pixel f(i).
+    // A flip reverses the pixels within each block of fb (the whole plane, or p.blk): the first
+    // block is built reversed, then whole blocks are doubled forward.
     const LocalTensor<int32_t> off = off_buf.Get<int32_t>();
-    const int32_t f0 = p.flip ? static_cast<int32_t>(L - 1) : 0;
+    const uint32_t fb = p.flip ? (p.blk ? p.blk : L) : 1;
+    const int32_t f0 = static_cast<int32_t>(fb - 1);
     for (uint32_t j = 0; j < c0; ++j) {
         const uint64_t bit[2] = {1ull << j, 0};
-        Duplicate(off, static_cast<int32_t>((j * t.qp + f0) * es), VecMask(bit), 1, 1, 8);
+        Duplicate(off, static_cast<int32_t>((j * t.rs + f0) * es), VecMask(bit), 1, 1, 8);
     }
-    for (uint32_t s = 1; s < t.q; s *= 2) {
-        const uint32_t n = std::min(s, t.q - s);
-        Adds(off[s * c0], off, static_cast<int32_t>((p.flip ? -1 : 1) * static_cast<int64_t>(s) * es),
-             n * c0);
-    }
+    const uint32_t first_block = std::min(fb, t.q);
+    for (uint32_t s = 1; s < first_block; s *= 2)
+        Adds(off[s * c0], off, static_cast<int32_t>(-static_cast<int64_t>(s) * es), std::min(s, first_block - s) * c0);
+    for (uint32_t s = first_block; s < t.q; s *= 2)
+        Adds(off[s * c0], off, static_cast<int32_t>(s * es), std::min(s, t.q - s) * c0);
     const LocalTensor<uint32_t> offs = off.ReinterpretCast<uint32_t>();
     for (uint64_t it = first; it < last; ++it) {
         ctx.scalar(6);  // item coordinates
@@ -64,11 +69,20 @@ void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTilin
         const uint32_t q0 = chunk * t.q, q = std::min(t.q, L - q0);
         const uint32_t nch = std::min(c0, p.cg - c1 * c0);
         LocalTensor<T> src = qin.AllocTensor<T>();
-        if (nch < c0) Duplicate(src[nch * t.qp], T(0), uint64_t{c0 - nch} * t.qp);
-        const uint32_t row_bytes = (q * es + 31) / 32 * 32;
-        DataCopyPad(src, gs[i1 * p.s1 + i2 * p.s2 + uint64_t{c1} * c0 * p.sc + q0],
-                    DataCopyExtParams{nch, q * es, static_cast<uint32_t>(p.sc * es - q * es),
-                                      (t.qp * es - row_bytes) / 32});
+        const GlobalTensor<T> from = gs[i1 * p.s1 + i2 * p.s2 + uint64_t{c1} * c0 * p.sc + q0];
+        if (t.packed) {
+            // The rows back to back: one burst; the copy zeroes up to its last 32 B block, a
+            // duplicate the missing channels' rows beyond it.
+            const uint32_t got = (nch * q * es + 31) / 32 * 32, all = c0 * q * es;
+            if (all > got) Duplicate(src[got / es], T(0), (all - got) / es);
+            DataCopyPad(src, from, DataCopyExtParams{1, nch * q * es, 0, 0});
+        } else {
+            if (nch < c0) Duplicate(src[nch * t.qp], T(0), uint64_t{c0 - nch} * t.qp);
+            const uint32_t row_bytes = (q * es + 31) / 32 * 32;
+            DataCopyPad(src, from,
+                        DataCopyExtParams{nch, q * es, static_cast<uint32_t>(p.sc * es - q * es),
+                                          (t.qp * es - row_bytes) / 32});
+        }
         qin.EnQue(src);
         src = qin.DeQue<T>();
         LocalTensor<T> dst = qout.AllocTensor<T>();
@@ -77,7 +91,15 @@ void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTilin
         qout.EnQue(dst);
         dst = qout.DeQue<T>();
         const uint64_t base = ((uint64_t{i1} * p.n2 + i2) * t.c1 + c1) * p.hd * p.wd * c0;
-        if (!p.spread()) {
+        if (p.blk) {
+            // Each block of blk pixels to its own (block, c1) place: (..., L / blk, C1, blk, C0).
+            const uint64_t bbytes = uint64_t{p.blk} * c0 * es;
+            const uint64_t at = ((uint64_t{i1} * p.n2 + i2) * (L / p.blk) + q0 / p.blk) * t.c1 * p.blk * c0 +
+                                uint64_t{c1} * p.blk * c0;
+            DataCopyPad(gd[at], dst,
+                        DataCopyExtParams{q / p.blk, static_cast<uint32_t>(bbytes), 0,
+                                          static_cast<uint32_t>((t.c1 - 1) * bbytes)});
+        } else if (!p.spread()) {
             DataCopy(gd[base + uint64_t{q0} * c0], dst, q * c0);
         } else {
             // Whole source rows per chunk: each row spreads with sw - 1 empty pixels between.
@@ -142,7 +164,11 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
     // UB: two source buffers (c0 rows of qp), two destination chunks and the offset table.
     const uint64_t per_pixel = uint64_t{t.c0} * (4 * es + 4);
     const uint64_t qmax = std::max<uint64_t>(1, (dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256)) / per_pixel) / 16 * 16;
-    if (p.flip) {
+    if (p.blk && (p.spread() || L % p.blk))
+        throw InputError("NC1HWC0 conversion: blocks of pixels need a plain conversion of whole blocks");
+    if (p.blk) {
+        t.q = static_cast<uint32_t>(std::min<uint64_t>(L, std::max<uint64_t>(qmax, p.blk)) / p.blk * p.blk);
+    } else if (p.flip) {
         t.q = L;
     } else if (p.spread()) {
         t.q = p.w * static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(qmax / p.w, p.h)));
@@ -154,6 +180,8 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
         throw InputError("NC1HWC0 conversion: " + std::to_string(t.q) + " pixels per chunk do not fit UB (" +
                          std::to_string(dev.ub_bytes) + " bytes)");
     t.chunks = (L + t.q - 1) / t.q;
+    t.packed = t.chunks == 1 && p.sc == L;
+    t.rs = t.packed ? t.q : t.qp;
     t.items = uint64_t{p.n1} * p.n2 * t.c1 * t.chunks;
     t.block_dim = vector_blocks(t.items, dev);
     t.per_block = (t.items + t.block_dim - 1) / t.block_dim;

@@ -4,8 +4,9 @@
 // (ConvTranspose's flipped kernels) and optionally spread over a larger zero grid (the stride
 // zeros and the borders of ConvTranspose's equivalent convolution).
 //
-// The conversion loads up to C0 channel rows of a pixel chunk into UB (one strided burst copy;
-// missing channels of a partial C0 block are zeroed), then one gather interleaves them: output
+// The conversion loads up to C0 channel rows of a pixel chunk into UB (one strided burst copy,
+// or one burst when the rows are adjacent in GM: a whole plane of contiguous channels; missing
+// channels of a partial C0 block are zeroed), then one gather interleaves them: output
 // element (p, c0) = row c0, pixel p (or L - 1 - p). The gather's byte-offset table is built once
 // per core with a few vector instructions (C0 masked duplicates, then doublings with adds).
 #pragma once
@@ -26,6 +27,10 @@ struct Nc1hwc0Plan {
     uint64_t sc = 0;
     uint32_t h = 1, w = 1;
     bool flip = false;  // pixel p comes from h * w - 1 - p (needs the whole h x w in one chunk)
+    // Pixels in blocks of blk (0: none): a flip reverses each block (p from its block's end), and
+    // the destination is (n1, n2, h * w / blk, C1, blk, C0): each block's C1 groups together (a
+    // ConvTranspose's W read a whole output-channel row per channel: long bursts).
+    uint32_t blk = 0;
     // Destination (n1, n2, C1, hd, wd, C0), contiguous, C1 = ceil(cg / C0). Pixel (i, j) goes to
     // (i * sh + oh, j * sw + ow) when that lies in the grid (a "spread" conversion: the caller
     // zeroes the destination first); sh = sw = 1, oh = ow = 0 and hd x wd = h x w: plain.

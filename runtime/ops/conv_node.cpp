@@ -12,9 +12,11 @@
 //   5. (other activations) the vector epilogue over the fp32 result.
 // ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
 // spread input (zeros between and around the pixels), which costs stride^2 more cube work than
-// a scatter (col2im) would, and no vector scatter-add. Depthwise and other small groups pad
-// each group to a C0 block of channels (C0 - C/group zero channels per group): correct, but
-// the cube then does C0 / (C/group) times the useful work; see docs/operators.md.
+// a scatter (col2im) would, and no vector scatter-add. With stride 1 (the data gradient of a
+// stride-1 Conv) nothing spreads: the input converts plainly and the borders are load3d's pads.
+// Depthwise and other small groups pad each group to a C0 block of channels (C0 - C/group zero
+// channels per group): correct, but the cube then does C0 / (C/group) times the useful work;
+// see docs/operators.md.
 #include <algorithm>
 #include <cmath>
 
@@ -107,16 +109,33 @@ public:
             wc.n1 = static_cast<uint32_t>(m_g.m), wc.s1 = static_cast<uint64_t>(Cg * L);
             wc.cg = static_cast<uint32_t>(Cg), wc.sc = static_cast<uint64_t>(L);
         } else {
-            // The equivalent convolution: stride 1, no pads, over the spread input.
-            xc.sh = static_cast<uint32_t>(SH), xc.sw = static_cast<uint32_t>(SW);
-            xc.oh = EH - 1 - PT, xc.ow = EW - 1 - PL;
+            // The equivalent convolution: stride 1 over the input spread onto a zero grid, pixel
+            // (i, j) at (i * s + e - 1 - p_begin, ...). With stride 1 the grid is the input with
+            // borders: then the input converts plainly and the borders are load3d's pads.
             const int64_t hd = OH + EH - 1, wd = OW + EW - 1;
-            if (hd > 65535 || wd > 65535) throw UnsupportedError(n, "spread input above 65535 pixels a side");
-            xc.hd = static_cast<uint32_t>(hd), xc.wd = static_cast<uint32_t>(wd);
-            p.hi = xc.hd, p.wi = xc.wd, p.sh = p.sw = 1;
-            wc.n1 = static_cast<uint32_t>(G), wc.n2 = static_cast<uint32_t>(Mg);
-            wc.s1 = static_cast<uint64_t>(Cg * Mg * L), wc.s2 = static_cast<uint64_t>(L);
+            const int64_t bt = EH - 1 - PT, bl = EW - 1 - PL, bb = hd - H - bt, br = wd - W - bl;
+            const bool padded = SH == 1 && SW == 1 && bt >= 0 && bl >= 0 && bb >= 0 && br >= 0 && bt < EH &&
+                                bb < EH && std::max({bt, bl, bb, br}) <= 255;
+            m_padded = padded;
+            if (padded) {
+                xc.hd = xc.h, xc.wd = xc.w;
+                p.hi = xc.h, p.wi = xc.w, p.sh = p.sw = 1;
+                p.pt = static_cast<uint32_t>(bt), p.pb = static_cast<uint32_t>(bb);
+                p.pl = static_cast<uint32_t>(bl), p.pr = static_cast<uint32_t>(br);
+            } else {
+                xc.sh = static_cast<uint32_t>(SH), xc.sw = static_cast<uint32_t>(SW);
+                xc.oh = bt, xc.ow = bl;
+                if (hd > 65535 || wd > 65535) throw UnsupportedError(n, "spread input above 65535 pixels a side");
+                xc.hd = static_cast<uint32_t>(hd), xc.wd = static_cast<uint32_t>(wd);
+                p.hi = xc.hd, p.wi = xc.wd, p.sh = p.sw = 1;
+            }
+            // W (C, M/g, kh, kw): each input channel's row over (output channel, tap) is read
+            // whole; the taps reversed per output channel, each output channel's block placed
+            // at (output channel, C1).
+            wc.n1 = static_cast<uint32_t>(G), wc.n2 = 1;
+            wc.s1 = static_cast<uint64_t>(Cg * Mg * L), wc.s2 = 0;
             wc.cg = static_cast<uint32_t>(Cg), wc.sc = static_cast<uint64_t>(Mg * L), wc.flip = true;
+            wc.h = static_cast<uint32_t>(Mg), wc.w = static_cast<uint32_t>(L), wc.blk = static_cast<uint32_t>(L);
         }
         wc.hd = wc.h, wc.wd = wc.w;
         try {
@@ -184,7 +203,9 @@ public:
     std::string describe() const override {
         const ConvCubePlan& p = m_plan;
         std::string s =
-            std::string(m_g.transpose ? "transposed conv as a stride-1 conv over the spread input, " : "") +
+            std::string(!m_g.transpose ? ""
+                        : m_padded ? "transposed conv as a padded stride-1 conv, "
+                                   : "transposed conv as a stride-1 conv over the spread input, ") +
             "img2col (load3d into L0B), tiles " + std::to_string(p.base_m) + " channels x " +
             std::to_string(p.base_n) + " pixels, " + std::to_string(p.c1_l1) + " of " + std::to_string(p.c1) +
             " channel blocks per L1 chunk, " + std::to_string(p.g) + " group(s)";
@@ -201,6 +222,7 @@ private:
     TensorRef m_out;
     ref::Activation m_act;
     bool m_epilogue = false;
+    bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;

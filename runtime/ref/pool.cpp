@@ -186,8 +186,39 @@ std::vector<HostTensor> global_pool(const RefNode& nd, const std::vector<const H
     return {y};
 }
 
+// MaxPoolGrad (sfumato-only; inputs X, Y = MaxPool(X), dY; MaxPool's attributes, 2-D, dilation
+// 1): every input pixel that equals the maximum of a window holding it takes that window's
+// gradient (ties pass it to every maximum), summed over the windows.
+std::vector<HostTensor> max_pool_grad(const RefNode& node, const std::vector<const HostTensor*>& in) {
+    const std::string who = "node '" + node.name + "' (" + node.op_type + "): ";
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2]) throw InputError(who + "needs inputs X, Y and dY");
+    const HostTensor &x = *in[0], &y = *in[1], &dy = *in[2];
+    const PoolGeom g = pool_geometry(node.name, node.op_type, node.attrs, x.shape);
+    if (g.spatial != 2) throw InputError(who + "2-D pooling only");
+    if (y.shape != dy.shape || y.shape.size() != 4 || y.shape[2] != g.out[0] || y.shape[3] != g.out[1] ||
+        y.shape[0] != x.shape[0] || y.shape[1] != x.shape[1])
+        throw InputError(who + "Y and dY must have MaxPool's output shape");
+    const int64_t planes = x.shape[0] * x.shape[1], H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+    HostTensor dx(x.type, x.shape);
+    for (int64_t pl = 0; pl < planes; ++pl)
+        for (int64_t i = 0; i < OH; ++i)
+            for (int64_t j = 0; j < OW; ++j) {
+                const double m = y.data[(pl * OH + i) * OW + j], d = dy.data[(pl * OH + i) * OW + j];
+                for (int64_t a = 0; a < g.kernel[0]; ++a)
+                    for (int64_t b = 0; b < g.kernel[1]; ++b) {
+                        const int64_t h = i * g.stride[0] + a * g.dilation[0] - g.pad_begin[0];
+                        const int64_t w = j * g.stride[1] + b * g.dilation[1] - g.pad_begin[1];
+                        if (h < 0 || w < 0 || h >= H || w >= W) continue;
+                        if (x.data[(pl * H + h) * W + w] == m) dx.data[(pl * H + h) * W + w] += d;
+                    }
+            }
+    round_to_type(dx);
+    return {dx};
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_REF(max_pool_grad, "MaxPoolGrad", max_pool_grad);
 SFUMATO_REGISTER_REF(max_pool, "MaxPool",
                      [](const RefNode& n, const std::vector<const HostTensor*>& in) { return pool(n, in, true); });
 SFUMATO_REGISTER_REF(average_pool, "AveragePool",

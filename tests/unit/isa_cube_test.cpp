@@ -276,6 +276,43 @@ TEST_CASE("isa cube: load3d into L0B writes the img2col fractals in ZN order (th
     }
 }
 
+TEST_CASE("isa cube: load3d with transpose writes the img2col matrix as B with the pixels as K") {
+    for (DType t : {DType::FP16, DType::FP32}) {
+        INFO(dtype_name(t));
+        const uint32_t es = dtype_size(t), c0 = 32 / es, C1 = 2, H = 5, W = 7;
+        TestMem mem;
+        Lcg rng{11};
+        for (uint32_t i = 0; i < C1 * H * W * c0; ++i) mem.set(Pos::L1, i * es, t, rng.next(-4, 4));
+        Instr a = make_instr(Opcode::LOAD3D);
+        a.dtype = t, a.src0 = at(Pos::L1, 0), a.dst = at(Pos::L0A, 0);
+        a.l3d.l1_h = H, a.l3d.l1_w = W, a.l3d.c1 = C1, a.l3d.kh = 3, a.l3d.kw = 2, a.l3d.pad_top = 1;
+        a.l3d.pad_bottom = 1, a.l3d.pad_left = 1, a.l3d.stride_h = 2;
+        const uint32_t MEXT = 32, KEXT = 32;
+        a.l3d.m_start = 2, a.l3d.m_ext = MEXT, a.l3d.k_start = static_cast<uint16_t>(c0), a.l3d.k_ext = KEXT;
+        REQUIRE(validate(a).empty());
+        execute(a, mem);  // the img2col window as A (m x k, ZZ): the reference layout
+        Instr b = a;
+        b.dst = at(Pos::L0B, 0), b.l3d.transpose = 1;
+        REQUIRE(validate(b).empty());
+        execute(b, mem);
+        // Element (m, k) of the window: A's ZZ offset; B's (K = m, N = k) ZN offset.
+        int bad = 0;
+        for (uint32_t m = 0; m < MEXT; ++m)
+            for (uint32_t k = 0; k < KEXT; ++k) {
+                const uint64_t za = ((uint64_t{m / 16} * (KEXT / c0) + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0) * es;
+                bad += std::memcmp(&mem.of(Pos::L0A)[za], &mem.of(Pos::L0B)[zn_offset(m, k, KEXT, c0, es)], es) != 0;
+            }
+        CHECK(bad == 0);
+        Instr c = b;
+        c.dst = at(Pos::L0A, 0);
+        CHECK_FALSE(validate(c).empty());  // transposed only into L0B
+        if (c0 == 8) {
+            c = b, c.l3d.k_ext = 24;
+            CHECK_FALSE(validate(c).empty());  // N in whole 16-column fractals
+        }
+    }
+}
+
 TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
     for (DType t : {DType::BF16, DType::FP32}) {
         INFO(dtype_name(t));

@@ -50,7 +50,7 @@ inline Instr sample(Opcode op) {
             in.dst = A(Pos::L0B, 0x200), in.src0 = A(op == Opcode::LOAD2D ? Pos::L1 : Pos::GM, 0x600);
             break;
         case ParamKind::Load3d:
-            in.l3d = {9, 11, 2, 3, 2, 2, 1, 1, 2, 1, 0, 1, 2, 16, 32, 16, 64};
+            in.l3d = {9, 11, 2, 3, 2, 2, 1, 1, 2, 1, 0, 1, 2, 16, 32, 16, 64, 0};
             in.dst = A(Pos::L0A, 0x0), in.src0 = A(Pos::L1, 0x800), in.scalar = 0.5;
             break;
         case ParamKind::Fill:

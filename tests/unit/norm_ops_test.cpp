@@ -193,6 +193,31 @@ TEST_CASE("batch normalization (inference) matches the reference", "[norm][batch
     }
 }
 
+TEST_CASE("batch normalization of planes larger than UB works in segments", "[norm][batchnorm]") {
+    const DeviceInfo tiny = device(4, 32 << 10);
+    for (auto shape : std::vector<std::vector<int64_t>>{{1, 3, 50, 61}, {2, 2, 4100}, {1, 1, 8192}}) {
+        for (ElemType t : {ElemType::Float, ElemType::Float16}) {
+            INFO("shape " << ref::shape_str(shape) << " " << ref::elem_type_name(t));
+            NodeDesc n;
+            n.name = "bn";
+            n.op_type = "BatchNormalization";
+            n.opset = 15;
+            n.attrs.set_owner("bn");
+            const int64_t C = shape[1];
+            n.inputs = {make_tensor(shape, t)};
+            std::mt19937 rng(7);
+            std::vector<ref::HostTensor> v = {random_tensor(shape, t, rng)};
+            for (int i = 0; i < 4; ++i) {
+                n.inputs.push_back(make_tensor({C}, t));
+                v.push_back(random_tensor({C}, t, rng, i == 3 ? 0.5 : -2, 2));
+            }
+            // The plane does not fit in this UB: the op must take the segments form, not refuse.
+            CHECK(make_node_op(n, tiny)->describe().rfind("segments", 0) == 0);
+            CHECK(check_op(n, v, tiny, tol_for(t, 1e-5, 1e-5)) == "");
+        }
+    }
+}
+
 TEST_CASE("batch normalization in training mode is unsupported on the device", "[norm][batchnorm]") {
     NodeDesc n;
     n.name = "bn";

@@ -5,6 +5,8 @@
 //   consecutive channels of one n, so its parameters are four contiguous slices loaded with
 //   the tile; a and b become one 32-byte block per row (Brcb) and apply with block-stride-0
 //   operands.
+// - segments (a plane larger than UB): each row (n, c) is cut into equal segments of at most
+//   what UB holds; a work item is one segment, with its channel's coefficients.
 // - lanes (S = 1, x is [N, C]): rows n of C elements; a and b are fp32 lane vectors computed
 //   once per block.
 // training_mode = 1 (batch statistics, running-stat outputs) is not supported on the device.
@@ -33,6 +35,8 @@ struct BnPlan {
     uint64_t N = 1, C = 1, S = 1;
     uint32_t cp = 64;  // padded row (S in planes form, C in lanes form)
     uint32_t k = 1;    // rows per tile
+    uint64_t seg = 0;  // segments form: elements per segment (0 = whole planes)
+    uint64_t nseg = 1; // segments per plane
     uint64_t per_block = 1;
     uint32_t blocks = 1;
     double eps = 1e-5;
@@ -64,7 +68,7 @@ public:
 
     void run() {
         const BnPlan& p = m_p;
-        const uint64_t total = p.lanes ? p.N : p.N * p.C;
+        const uint64_t total = p.lanes ? p.N : p.N * p.C * p.nseg;
         const uint64_t w0 = uint64_t{m_ctx.block_idx()} * p.per_block;
         if (w0 >= total) return;
         const uint64_t w1 = std::min(total, w0 + p.per_block);
@@ -80,12 +84,19 @@ public:
             load_params(0, p.C);
             coefficients(p.C);
         }
-        for (uint64_t w = w0; w < w1;) {
+        if (p.seg) {
+            for (uint64_t w = w0; w < w1; ++w) {
+                const uint64_t row = w / p.nseg, c0 = (w % p.nseg) * p.seg;
+                m_ctx.scalar(4);
+                tile(row, row % p.C, 1, c0, std::min(p.seg, p.S - c0));
+            }
+        }
+        for (uint64_t w = w0; w < w1 && !p.seg;) {
             const uint64_t q0 = p.lanes ? w : w % p.C;
             const uint64_t lim = p.lanes ? w1 - w : std::min(w1 - w, p.C - q0);
             const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(p.k, lim));
             m_ctx.scalar(4);
-            tile(w, q0, len);
+            tile(w, q0, len, 0, p.lanes ? p.C : p.S);
             w += len;
         }
         m_in.drain();
@@ -125,12 +136,12 @@ private:
         vrun(m_ctx, Opcode::VSUB, F32, vop(pv(1)), vop(pv(1)), vop(pv(2)), 1, 1, n);   // b
     }
 
-    void tile(uint64_t w, uint64_t q0, uint32_t len) {
+    // Rows [w, w + len) (channels from q0), columns [c0, c0 + cols) of each.
+    void tile(uint64_t w, uint64_t q0, uint32_t len, uint64_t c0, uint64_t cols) {
         const BnPlan& p = m_p;
         const uint32_t ex = isa::dtype_size(p.xt);
-        const uint64_t cols = p.lanes ? p.C : p.S;
         const uint32_t gap = static_cast<uint32_t>((uint64_t{p.cp} * ex - up(cols * ex, kBlk)) / kBlk);
-        const uint64_t row0 = w * cols;
+        const uint64_t row0 = w * (p.lanes ? p.C : p.S) + c0;
         LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
         detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
                         isa::CopyParams{len, static_cast<uint32_t>(cols * ex), 0, gap}, 0);
@@ -206,15 +217,27 @@ public:
             p.lanes = false;  // too many channels for lane vectors: one element per row instead
             p.cp = 64;
         }
-        if (bn_ub_bytes(p, 1) > dev.ub_bytes) throw UnsupportedError(n, "a plane does not fit in UB");
-        const WorkSplit w = split_work(p.lanes ? p.N : p.N * p.C, dev.vector_cores);
+        if (bn_ub_bytes(p, 1) > dev.ub_bytes) {
+            // A plane larger than UB: equal segments of at most what UB holds (64-element multiples).
+            uint64_t most = 64;
+            BnPlan q = p;
+            for (q.cp = 128; bn_ub_bytes(q, 1) <= dev.ub_bytes && q.cp < p.S; q.cp += 64) most = q.cp;
+            p.cp = static_cast<uint32_t>(most);
+            if (bn_ub_bytes(p, 1) > dev.ub_bytes) throw UnsupportedError(n, "UB too small for a 64-element segment");
+            p.nseg = (p.S + most - 1) / most;
+            p.seg = up((p.S + p.nseg - 1) / p.nseg, 64);
+            p.cp = static_cast<uint32_t>(p.seg);
+        }
+        const WorkSplit w = split_work(p.lanes ? p.N : p.N * p.C * p.nseg, dev.vector_cores);
         p.per_block = w.per_block, p.blocks = w.blocks;
-        const uint64_t cap = std::min<uint64_t>({std::max<uint64_t>(1, p.per_block / 4),
-                                                 std::max<uint64_t>(1, 65536 / p.cp), p.lanes ? p.N : p.C, 1024});
+        const uint64_t cap = p.seg ? 1
+                                   : std::min<uint64_t>({std::max<uint64_t>(1, p.per_block / 4),
+                                                         std::max<uint64_t>(1, 65536 / p.cp), p.lanes ? p.N : p.C, 1024});
         uint32_t k = 1;
         while (k < cap && bn_ub_bytes(p, k + 1) <= dev.ub_bytes) ++k;
         p.k = k;
-        m_form = std::string(p.lanes ? "lanes" : "planes") + ": " + std::to_string(k) + " rows per tile";
+        m_form = p.seg ? "segments: " + std::to_string(p.nseg) + " of " + std::to_string(p.seg) + " elements per plane"
+                       : std::string(p.lanes ? "lanes" : "planes") + ": " + std::to_string(k) + " rows per tile";
     }
 
     std::vector<TensorRef> outputs() const override {

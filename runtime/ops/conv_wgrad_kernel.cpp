@@ -1,0 +1,302 @@
+// The weight-gradient convolution kernel and its tiling (see conv_wgrad_kernel.h). One step =
+// one chunk of output rows of one image for one work item (output tile and image share).
+#include "runtime/ops/conv_wgrad_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "runtime/kernel/api.h"
+#include "sim/error.h"
+
+namespace sfumato::ops {
+
+namespace {
+
+using namespace sfumato::kernel;
+
+uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+template <class T, class U>
+class WgradKernel {
+public:
+    WgradKernel(isa::IInstrSink& sink, const ConvWgradPlan& p) : m_ctx(sink), m_p(p), m_pipe(m_ctx) {}
+
+    void run() {
+        const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
+        const ConvWgradPlan& p = m_p;
+        m_pipe.InitBuffer(m_qa1, 2, p.base_m * rup(p.rows_out * p.ow, kC0) * kEs);
+        m_pipe.InitBuffer(m_qb1, 2, p.c1_l1 * p.rows_in * p.wi * kC0 * kEs);
+        m_pipe.InitBuffer(m_qa2, 2, p.base_m * p.base_k * kEs);
+        m_pipe.InitBuffer(m_qb2, 2, p.base_k * p.base_n * kEs);
+        m_pipe.InitBuffer(m_qc1, 1, p.base_m * p.base_n * 4);
+        if (coupled) m_pipe.InitBuffer(m_qc2, 1, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
+        m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
+        m_gdy.SetGlobalBuffer(p.dy, ~0ull / 8);
+        m_gdw.SetGlobalBuffer(p.dw, ~0ull / 8);
+        Step cur = first_of(m_ctx.block_idx());
+        if (cur.valid) load(cur);
+        LocalTensor<float> c;
+        for (; cur.valid; cur = next(cur)) {
+            m_ctx.scalar(2);
+            const Step nx = next(cur);
+            if (nx.valid) load(nx);
+            if (cur.first) c = m_qc1.AllocTensor<float>();
+            compute(cur, c);
+            if (!cur.last) continue;
+            m_qc1.EnQue(c);
+            c = m_qc1.DeQue<float>();
+            drain(cur, c, coupled);
+            m_qc1.FreeTensor(c);
+        }
+    }
+
+private:
+    static constexpr uint32_t kEs = sizeof(T), kC0 = 32 / kEs, kFrac = isa::kFractalBytes / kEs;
+
+    struct Step {
+        bool valid = false, first = false, last = false;
+        uint32_t item = 0, img = 0, img_end = 0, chunk = 0, part = 0;
+        uint32_t m0 = 0, tm = 0, n0 = 0, tn = 0, c1_lo = 0, c1c = 0, k_start = 0;
+        uint32_t lo = 0, pc = 0;                // first output row, pixels of the chunk
+        uint32_t r0 = 0, rows = 0, pt = 0, pb = 0;  // the input-row window
+    };
+
+    static uint32_t ub_row(uint32_t tn) {
+        return (tn * uint32_t{sizeof(U)} + 31) / 32 * 32 / uint32_t{sizeof(U)};
+    }
+    uint32_t chunks() const { return (m_p.oh + m_p.rows_out - 1) / m_p.rows_out; }
+
+    Step first_of(uint32_t item) const {
+        const ConvWgradPlan& p = m_p;
+        Step s;
+        if (item >= p.items()) return s;
+        const uint32_t tiles = p.tiles_m * p.tiles_n, tile = item % tiles;
+        s.item = item, s.part = item / tiles;
+        s.img = static_cast<uint32_t>(uint64_t{s.part} * p.n / p.parts);
+        s.img_end = static_cast<uint32_t>(uint64_t{s.part + 1} * p.n / p.parts);
+        if (s.img >= s.img_end) return s;
+        s.m0 = tile / p.tiles_n * p.base_m, s.n0 = tile % p.tiles_n * p.base_n;
+        s.tm = std::min(p.base_m, p.m - s.m0), s.tn = std::min(p.base_n, p.ncol() - s.n0);
+        const uint32_t L = p.kh * p.kw * kC0;
+        s.c1_lo = s.n0 / L, s.c1c = (s.n0 + s.tn - 1) / L - s.c1_lo + 1;
+        s.k_start = s.n0 - s.c1_lo * L;
+        s.first = true;
+        return window(s, 0);
+    }
+    // The chunk's output rows and the input rows they read, clipped to the image (the window's
+    // pads are what lies outside it).
+    Step window(Step s, uint32_t chunk) const {
+        const ConvWgradPlan& p = m_p;
+        s.valid = true;
+        s.chunk = chunk;
+        s.lo = chunk * p.rows_out;
+        const uint32_t hi = std::min(p.oh, s.lo + p.rows_out) - 1;
+        s.pc = (hi - s.lo + 1) * p.ow;
+        const int64_t ih_lo = int64_t{s.lo} * p.sh - p.pt, ih_hi = int64_t{hi} * p.sh - p.pt + p.ext_h() - 1;
+        const int64_t r0 = std::max<int64_t>(0, ih_lo), r1 = std::min<int64_t>(p.hi - 1, ih_hi);
+        s.r0 = static_cast<uint32_t>(r0), s.rows = static_cast<uint32_t>(r1 - r0 + 1);
+        s.pt = static_cast<uint32_t>(r0 - ih_lo);
+        const int64_t need = int64_t{hi - s.lo} * p.sh + p.ext_h();
+        s.pb = static_cast<uint32_t>(std::max<int64_t>(0, need - s.rows - s.pt));
+        s.last = chunk + 1 == chunks() && s.img + 1 == s.img_end;
+        return s;
+    }
+    Step next(const Step& s) const {
+        if (s.chunk + 1 < chunks()) {
+            Step n = window(s, s.chunk + 1);
+            n.first = false;
+            return n;
+        }
+        if (s.img + 1 < s.img_end) {
+            Step n = s;
+            ++n.img;
+            n = window(n, 0);
+            n.first = false;
+            return n;
+        }
+        Step n = first_of(s.item + m_ctx.block_num());
+        return n;
+    }
+
+    void load(const Step& s) {
+        const ConvWgradPlan& p = m_p;
+        m_ctx.scalar(8);  // item, image and window coordinates
+        const uint32_t mp = rup(s.tm, 16), pix = p.oh * p.ow;
+        LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
+        const GlobalTensor<T> dy = m_gdy[(uint64_t{s.img} * p.m + s.m0) * pix + uint64_t{s.lo} * p.ow];
+        if (p.nd2nz_instr) {
+            DataCopy(a1, dy,
+                     Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(s.pc), 0, pix,
+                                 static_cast<uint16_t>(mp), 1, 0});
+        } else {
+            // One C0 column group per copy (the copy zeroes a partial group's tail in L1).
+            for (uint32_t g = 0; g * kC0 < s.pc; ++g) {
+                const uint32_t len = std::min(kC0, s.pc - g * kC0);
+                DataCopyPad(a1[g * mp * kC0], dy[g * kC0], DataCopyExtParams{s.tm, len * kEs, (pix - len) * kEs, 0});
+            }
+        }
+        m_qa1.EnQue(a1);
+        LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
+        const uint64_t plane = uint64_t{p.hi} * p.wi * kC0;  // one channel block of the image
+        const uint32_t win = s.rows * p.wi * kC0 * kEs;
+        DataCopyPad(b1, m_gx[(uint64_t{s.img} * p.c1 + s.c1_lo) * plane + uint64_t{s.r0} * p.wi * kC0],
+                    DataCopyExtParams{s.c1c, win, static_cast<uint32_t>(plane * kEs - win), 0});
+        m_qb1.EnQue(b1);
+    }
+
+    void compute(const Step& s, const LocalTensor<float>& c) {
+        const ConvWgradPlan& p = m_p;
+        const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16);
+        LocalTensor<T> a1 = m_qa1.template DeQue<T>();
+        LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        for (uint32_t ks = 0; ks < s.pc; ks += p.base_k) {
+            m_ctx.scalar(2);
+            const uint32_t valid = std::min(p.base_k, s.pc - ks), kk = rup(valid, kC0), k1 = kk / kC0,
+                           kb0 = ks / kC0;
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(a2[kb * kFrac], a1,
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1,
+                                          static_cast<uint16_t>(k1 - 1), false});
+            m_qa2.EnQue(a2);
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            LoadData3DParams l3;
+            l3.l1H = static_cast<uint16_t>(s.rows), l3.l1W = static_cast<uint16_t>(p.wi),
+            l3.c1 = static_cast<uint16_t>(s.c1c);
+            l3.filterH = static_cast<uint8_t>(p.kh), l3.filterW = static_cast<uint8_t>(p.kw);
+            l3.strideH = static_cast<uint8_t>(p.sh), l3.strideW = static_cast<uint8_t>(p.sw);
+            l3.dilationH = static_cast<uint8_t>(p.dh), l3.dilationW = static_cast<uint8_t>(p.dw_);
+            l3.padList[0] = static_cast<uint8_t>(p.pl), l3.padList[1] = static_cast<uint8_t>(p.pr);
+            l3.padList[2] = static_cast<uint8_t>(s.pt), l3.padList[3] = static_cast<uint8_t>(s.pb);
+            l3.mStartPt = static_cast<uint16_t>(ks), l3.mExtension = static_cast<uint16_t>(rup(valid, 16));
+            l3.kStartPt = static_cast<uint16_t>(s.k_start), l3.kExtension = static_cast<uint16_t>(np);
+            l3.transpose = true;
+            LoadData(b2, b1, l3);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(s.tn), static_cast<uint16_t>(kk),
+                            s.first && ks == 0});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        m_qa1.FreeTensor(a1);
+        m_qb1.FreeTensor(b1);
+    }
+
+    void drain(const Step& s, const LocalTensor<float>& c, bool coupled) {
+        const ConvWgradPlan& p = m_p;
+        const uint32_t ncol = p.ncol();
+        FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
+                         static_cast<uint16_t>(rup(s.tm, 16)), ncol};
+        const GlobalTensor<U> out = m_gdw[(uint64_t{s.part} * p.m + s.m0) * ncol + s.n0];
+        if (!coupled) {
+            Fixpipe(out, c, fp);
+            return;
+        }
+        constexpr uint32_t eo = sizeof(U);
+        fp.dstStride = ub_row(s.tn);
+        LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
+        DataCopy(c2, c, fp);
+        m_qc2.EnQue(c2);
+        c2 = m_qc2.template DeQue<U>();
+        DataCopyPad(out, c2, DataCopyExtParams{s.tm, s.tn * eo, 0, (ncol - s.tn) * eo});
+        m_qc2.FreeTensor(c2);
+    }
+
+    KernelContext m_ctx;
+    const ConvWgradPlan& m_p;
+    TPipe m_pipe;
+    TQue<TPosition::A1> m_qa1;
+    TQue<TPosition::B1> m_qb1;
+    TQue<TPosition::A2> m_qa2;
+    TQue<TPosition::B2> m_qb2;
+    TQue<TPosition::CO1> m_qc1;
+    TQue<TPosition::CO2> m_qc2;
+    GlobalTensor<T> m_gx, m_gdy;
+    GlobalTensor<U> m_gdw;
+};
+
+template <class T>
+void run_t(isa::IInstrSink& sink, const ConvWgradPlan& p) {
+    switch (p.out) {
+        case isa::DType::FP16: return WgradKernel<T, half>(sink, p).run();
+        case isa::DType::BF16: return WgradKernel<T, bfloat16>(sink, p).run();
+        default: return WgradKernel<T, float>(sink, p).run();
+    }
+}
+
+}  // namespace
+
+void plan_conv_wgrad(ConvWgradPlan& p, const DeviceInfo& dev) {
+    for (uint32_t v : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw_, p.pt, p.pb, p.pl, p.pr})
+        if (v > 255)
+            throw InputError("conv weight gradient: kernel, stride, dilation and pads must be at most 255 (load3d fields)");
+    if (p.pt >= p.ext_h() || p.pb >= p.ext_h())
+        throw InputError("conv weight gradient: top/bottom pads must be smaller than the dilated kernel height");
+    const uint32_t es = isa::dtype_size(p.in), c0 = p.c0(), L = p.kh * p.kw * c0, ncol = p.ncol();
+    const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
+    const double rate = dev.core_read_max_bytes_per_cycle > 0 ? dev.core_read_max_bytes_per_cycle : 64.0;
+    const double macs = dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 4096.0;
+    const bool coupled = dev.arch == "coupled";
+    const uint32_t osz = isa::dtype_size(p.out);
+    double best = -1;
+    ConvWgradPlan t = p;
+    for (uint32_t bm = 256; bm >= 16; bm /= 2) {
+        if (bm > rup(p.m, 16) && bm / 2 >= rup(p.m, 16)) continue;
+        for (uint32_t bn = 256; bn >= 16; bn /= 2) {
+            if (bn > rup(ncol, 16) && bn / 2 >= rup(ncol, 16)) continue;
+            t.base_m = std::min(bm, rup(p.m, 16)), t.base_n = std::min(bn, rup(ncol, 16));
+            if (uint64_t{t.base_m} * t.base_n * 4 > dev.l0c_bytes) continue;
+            if (coupled && uint64_t{t.base_m} * rup(t.base_n * osz, 32) > dev.ub_bytes) continue;
+            uint32_t bk = 256;
+            while (bk > 16 && (2ull * t.base_m * bk * es > dev.l0a_bytes || 2ull * bk * t.base_n * es > dev.l0b_bytes))
+                bk -= 16;
+            if (2ull * t.base_m * bk * es > dev.l0a_bytes || 2ull * bk * t.base_n * es > dev.l0b_bytes) continue;
+            t.base_k = bk;
+            t.c1_l1 = std::min(p.c1, (t.base_n + L - 2) / L + 1);
+            // The most output rows whose chunk (dY rows and the input window) fits L1 twice.
+            uint32_t ro = 0;
+            for (uint32_t r = p.oh; r >= 1 && ro == 0; --r) {
+                const uint32_t rin = std::min(p.hi, (r - 1) * p.sh + p.ext_h());
+                const uint64_t bytes = 2ull * (uint64_t{t.base_m} * rup(r * p.ow, c0) + uint64_t{t.c1_l1} * rin * p.wi * c0) * es;
+                if (bytes <= dev.l1_bytes && r * p.ow <= 65535) ro = r;
+            }
+            if (ro == 0) continue;
+            t.rows_out = ro, t.rows_in = std::min(p.hi, (ro - 1) * p.sh + p.ext_h());
+            t.tiles_m = (p.m + t.base_m - 1) / t.base_m, t.tiles_n = (ncol + t.base_n - 1) / t.base_n;
+            const uint32_t tiles = t.tiles_m * t.tiles_n;
+            t.parts = std::max<uint32_t>(1, std::min(p.n, cores / tiles));
+            t.block_dim = std::min(t.items(), cores);
+            const double waves = std::ceil(double(t.items()) / t.block_dim);
+            const double pixels = std::ceil(double(p.n) / t.parts) * p.oh * p.ow;
+            const double chunks = std::ceil(double(p.n) / t.parts) * std::ceil(double(p.oh) / ro);
+            const double cube = double(t.base_m) * t.base_n * pixels / macs * (16.0 / c0);
+            const double load =
+                (double(t.base_m) * pixels + chunks * double(t.c1_l1) * t.rows_in * p.wi * c0) * es / rate;
+            const double cost = waves * std::max(cube, load) + double(t.parts) * t.base_m * t.base_n * 4.0 / rate;
+            if (best < 0 || cost < best - 1e-9) {
+                best = cost;
+                const uint64_t x5 = p.x5, dy = p.dy, dw = p.dw;
+                p = t;
+                p.x5 = x5, p.dy = dy, p.dw = dw;
+            }
+        }
+    }
+    if (best < 0)
+        throw InputError("conv weight gradient: L0/L1 buffers too small for a 16 x 16 tile and one output row");
+    p.nd2nz_instr = !coupled;
+}
+
+void run_conv_wgrad_kernel(isa::IInstrSink& sink, const ConvWgradPlan& p) {
+    switch (p.in) {
+        case isa::DType::FP16: return run_t<half>(sink, p);
+        case isa::DType::BF16: return run_t<bfloat16>(sink, p);
+        case isa::DType::FP32: return run_t<float>(sink, p);
+        default: throw InputError(std::string("conv weight gradient: unsupported input type ") + isa::dtype_name(p.in));
+    }
+}
+
+}  // namespace sfumato::ops

@@ -1,0 +1,42 @@
+// The weight-gradient convolution on the cube (Conv2DBackpropFilter): dW (M x NCOL) = sum over
+// images n and output pixels p of dY[n] (M x P) x img2col(X[n]) (P x NCOL), NCOL = C1 x kh x kw
+// x C0 ordered as load3d orders its columns. dY (ND, NCHW: each output channel's pixels a
+// contiguous row) loads into L1 as the A operand through ND->NZ, a chunk of whole output rows at a
+// time; X (NC1HWC0, conv_layout.h) loads into L1 one window of input rows per chunk, and load3d
+// with its transpose bit writes the img2col matrix straight into L0B with the pixels as K (the B
+// operand), so the accumulator sums over pixels. Work is split into output tiles (base_m
+// channels x base_n columns) and, when the tiles are fewer than the cube cores, into `parts`
+// shares of the images, each part writing its fp32 partial sums (the node adds them). L1 and
+// L0A/L0B are double buffered, the next chunk's loads issued before the current one's mads.
+// Simplified: groups = 1.
+#pragma once
+#include "isa/instr_sink.h"
+#include "sim/device_if.h"
+
+namespace sfumato::ops {
+
+struct ConvWgradPlan {
+    isa::DType in = isa::DType::FP16;   // fp16 | bf16 | fp32
+    isa::DType out = isa::DType::FP32;  // the partial sums' type (fp32; or in's type with one part)
+    uint64_t x5 = 0, dy = 0, dw = 0;    // X NC1HWC0, dY NCHW, dW partials (parts x M x ncol)
+    uint32_t n = 1, c1 = 1, hi = 1, wi = 1, m = 1, oh = 1, ow = 1;
+    uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw_ = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+    // Tiling (plan_conv_wgrad): tiles of base_m output channels x base_n columns; images split
+    // into `parts`; a chunk of rows_out output rows in L1 per load, walked in base_k pixels.
+    uint32_t base_m = 16, base_n = 16, base_k = 16, rows_out = 1, rows_in = 1, c1_l1 = 1;
+    uint32_t tiles_m = 1, tiles_n = 1, parts = 1, block_dim = 1;
+    bool nd2nz_instr = true;
+    uint32_t c0() const { return 32 / isa::dtype_size(in); }
+    uint32_t ncol() const { return c1 * kh * kw * c0(); }
+    uint32_t items() const { return tiles_m * tiles_n * parts; }
+    uint32_t ext_h() const { return (kh - 1) * dh + 1; }
+    uint32_t ext_w() const { return (kw - 1) * dw_ + 1; }
+};
+
+// Chooses the tiling for a plan whose problem fields are set (cube_cores: how many items to aim
+// for); throws InputError when no tile fits the buffers or a field exceeds load3d's.
+void plan_conv_wgrad(ConvWgradPlan& p, const DeviceInfo& dev);
+// One block of the kernel.
+void run_conv_wgrad_kernel(isa::IInstrSink& sink, const ConvWgradPlan& p);
+
+}  // namespace sfumato::ops
