@@ -65,7 +65,11 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
 void HbmChannel::refresh_upto(Ck t) {
     if (m_per_bank_ref) {
         bool wanted = false;  // the queues do not change here: their banks are marked once
+        const Ck round = Ck(m_bank.size()) * m_refi_sb;
+        uint32_t boundaries = 0;  // round boundaries passed in this call
         while (m_next_ref <= t) {
+            // A long catch-up (two rounds or more still due) skips whole periods of rounds.
+            if (m_ref_left == 0 && m_catch_up && t - m_next_ref >= 2 * round) skip_rounds(t, boundaries++);
             const uint32_t k = pick_refresh_bank(wanted);
             // The bank precharges (if open) as soon as allowed, then refreshes for tRFCSB.
             Ck start = m_next_ref;
@@ -78,6 +82,13 @@ void HbmChannel::refresh_upto(Ck t) {
         }
         return;
     }
+    // Every window closes all rows and holds every bank until its end, so of several windows due
+    // at once only the last leaves a trace (the ends grow): the others are counted, not replayed.
+    if (m_next_ref <= t && m_t.refi && m_catch_up) {
+        const uint64_t skip = static_cast<uint64_t>((t - m_next_ref) / m_t.refi);
+        m_next_ref += static_cast<Ck>(skip * m_t.refi);
+        m_stats.refreshes += skip;
+    }
     while (m_next_ref <= t) {
         m_ref_end = m_next_ref + m_t.rfc;
         for (HbmBank& bk : m_bank) {
@@ -87,6 +98,32 @@ void HbmChannel::refresh_upto(Ck t) {
         m_next_ref += m_t.refi;
         ++m_stats.refreshes;
     }
+}
+
+void HbmChannel::skip_rounds(Ck t, uint32_t boundary) {
+    // Within one refresh_upto() the queues do not change, so which bank each refresh picks depends
+    // only on where the round starts (m_ref_bank, at a boundary every bank is still to do): the
+    // rounds follow each other periodically once a start repeats. With every bank closed (true
+    // after one round), a refresh's only trace is its bank's activate block, which that bank's
+    // refresh in any later round overrides (later slot, same tRFCSB). So whole periods of rounds
+    // can be counted without being replayed, as long as a full round is replayed after them: the
+    // state is the same as replaying each. An idle stretch of N refreshes then costs at most a few
+    // rounds of steps instead of N.
+    const uint32_t banks = static_cast<uint32_t>(m_bank.size());
+    if (boundary == 0) m_round_seen.assign(banks, kUnseen);  // what earlier calls saw does not count
+    for (const HbmBank& bk : m_bank)
+        if (bk.open_row != IHbmScheduler::kClosed) return;  // rounds close them: replay until then
+    uint32_t& seen = m_round_seen[m_ref_bank];
+    if (seen == kUnseen) {
+        seen = boundary;
+        return;
+    }
+    const uint64_t period = uint64_t(boundary - seen) * banks;  // refreshes per period of rounds
+    const uint64_t due = static_cast<uint64_t>((t - m_next_ref) / m_refi_sb) + 1;
+    const uint64_t periods = (due - banks) / period;  // leaving at least one round to replay
+    m_next_ref += static_cast<Ck>(periods * period) * m_refi_sb;
+    m_stats.refreshes += periods * period;
+    std::fill(m_round_seen.begin(), m_round_seen.end(), kUnseen);
 }
 
 uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {

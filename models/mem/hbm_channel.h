@@ -78,6 +78,9 @@ public:
     }
     const HbmChannelStats& stats() const { return m_stats; }
     const HbmTiming& timing() const { return m_t; }
+    // Tests: false replays every refresh of a catch-up one by one (the reference for the default,
+    // which skips repeating rounds; both give the same state).
+    void set_refresh_catch_up(bool on) { m_catch_up = on; }
 
 private:
     // Times are signed tCK counts so that "long ago" needs no flag.
@@ -95,6 +98,10 @@ private:
     // wanted_marked: the banks the queued requests want are already marked (the queues have not
     // changed since); set once marked.
     uint32_t pick_refresh_bank(bool& wanted_marked);
+    // Per-bank refresh at a round boundary of a long catch-up to `t` (the `boundary`-th in this
+    // refresh_upto): once the rounds repeat, counts whole periods of them without replaying them
+    // (they leave nothing a later round does not override).
+    void skip_rounds(Ck t, uint32_t boundary);
 
     HbmTiming m_t;
     uint32_t m_burst_bytes;
@@ -122,6 +129,9 @@ private:
     uint32_t m_ref_bank = 0;  // where the search for the next bank to refresh starts
     std::vector<uint8_t> m_ref_done, m_bank_wanted;  // per bank: refreshed this round; queued for
     uint32_t m_ref_left = 0;  // banks still to refresh in this round
+    bool m_catch_up = true;   // skip repeating rounds of a long refresh catch-up (tests: off replays each)
+    static constexpr uint32_t kUnseen = ~0u;
+    std::vector<uint32_t> m_round_seen;  // per round start bank: the boundary it was seen at (catch-up)
     Ck m_ref_end = 0;
     HbmChannelStats m_stats;
 };

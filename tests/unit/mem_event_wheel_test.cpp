@@ -66,3 +66,41 @@ TEST_CASE("mem event wheel: run-ahead pops stop at the first later event of the 
     CHECK(next == 900);
     CHECK(w.size() == 1);
 }
+
+TEST_CASE("mem event wheel: crowded buckets of interleaved ticks keep (tick, push) order") {
+    // Many events per 2^kShift-ps bucket at a few ticks ps apart, pushed out of tick order and
+    // popped a bucket at a time while more arrive: inserts land before the tail, after the
+    // finger (the node inserted last) or before it, and pops remove the finger.
+    EventWheel w;
+    std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
+    uint64_t seq = 0, now = 0, x = 777;
+    auto rnd = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    const uint64_t bucket = uint64_t(1) << EventWheel::kShift;
+    size_t popped = 0;
+    for (int step = 0; step < 4000; ++step) {
+        const int pushes = static_cast<int>(rnd() % 24);
+        for (int i = 0; i < pushes; ++i) {
+            const uint64_t t = now + (rnd() % 4) * bucket + rnd() % 5;  // 5 ticks per bucket
+            w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
+            ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
+            ++seq;
+        }
+        now += rnd() % (bucket / 2);
+        WheelItem it;
+        uint64_t next = 0;
+        while (w.pop_due(now, it, next)) {
+            REQUIRE(!ref.empty());
+            REQUIRE(it.tick == ref.top().tick);
+            REQUIRE(it.arg == ref.top().arg);
+            ref.pop();
+            ++popped;
+        }
+        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
+    }
+    CHECK(popped > 20000);
+}
