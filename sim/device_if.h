@@ -130,6 +130,9 @@ struct DeviceInfo {
     double mem_max_bytes_per_cycle = 0;
     double core_read_max_bytes_per_cycle = 0, core_write_max_bytes_per_cycle = 0;
     uint64_t l2_bytes = 0;  // traffic beyond this must cross the HBM at gm_bytes_per_cycle
+    // The task scheduler's serial time per core a block starts on (device cycles): a MIX block
+    // (an AIC and its AIVs) delays the next block's start by 1 + aiv_per_aic of it. 0 = unknown.
+    double core_start_cycles = 0;
     uint32_t device_id = 0;  // index in its system (0 for a lone chip)
 };
 

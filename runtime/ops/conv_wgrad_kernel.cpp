@@ -228,7 +228,82 @@ void run_t(isa::IInstrSink& sink, const ConvWgradPlan& p) {
     }
 }
 
+uint64_t oihw_ub(const OihwPlan& p) {
+    const uint64_t es = isa::dtype_size(p.dtype), row_in = uint64_t{p.c1()} * p.taps * p.c0() * es,
+                   row_out = uint64_t{p.c} * p.taps * es;
+    const uint64_t table = (uint64_t{p.c} * p.taps + 64) * 4;
+    return 2 * (row_in + 256) + 2 * (row_out + 256) + table + 256;
+}
+
+template <class T>
+void oihw_body(isa::IInstrSink& sink, const OihwPlan& p, uint32_t per_block) {
+    KernelContext ctx(sink);
+    const uint32_t first = ctx.block_idx() * per_block;
+    if (first >= p.m) return;
+    const uint32_t last = std::min(p.m, first + per_block);
+    constexpr uint32_t es = sizeof(T);
+    const uint32_t c0 = p.c0(), n_in = p.c1() * p.taps * c0, n_out = p.c * p.taps;
+    GlobalTensor<T> gs, gd;
+    gs.SetGlobalBuffer(p.src, ~0ull / 8);
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    TBuf<TPosition::VECCALC> off_buf;
+    pipe.InitBuffer(qin, 2, n_in * es + 256);
+    pipe.InitBuffer(qout, 2, n_out * es + 256);
+    pipe.InitBuffer(off_buf, (n_out + 64) * 4);
+    // Output (c, t) comes from ((c / C0) * taps + t) * C0 + c % C0.
+    const LocalTensor<int32_t> off = off_buf.Get<int32_t>();
+    const uint32_t first_block = std::min(p.c, c0) * p.taps;
+    for (uint32_t e = 0; e < first_block; ++e) {
+        const uint32_t c = e / p.taps, t = e % p.taps;
+        const uint64_t bit[2] = {1ull << (e % 64), 0};
+        ctx.scalar(2);
+        Duplicate(off[e / 64 * 64], static_cast<int32_t>((t * c0 + c) * es), VecMask(bit), 1, 1, 8);
+    }
+    const uint32_t unit = c0 * p.taps;  // entries of one channel block
+    for (uint32_t s = unit; s < n_out; s *= 2)
+        Adds(off[s], off, static_cast<int32_t>(s * es), std::min(s, n_out - s));
+    const LocalTensor<uint32_t> offs = off.ReinterpretCast<uint32_t>();
+    for (uint32_t r = first; r < last; ++r) {
+        ctx.scalar(2);
+        LocalTensor<T> in = qin.AllocTensor<T>();
+        DataCopy(in, gs[uint64_t{r} * n_in], n_in);
+        qin.EnQue(in);
+        in = qin.DeQue<T>();
+        LocalTensor<T> out = qout.AllocTensor<T>();
+        Gather(out, in, offs, n_in * es, n_out);
+        qin.FreeTensor(in);
+        qout.EnQue(out);
+        out = qout.DeQue<T>();
+        DataCopy(gd[uint64_t{r} * n_out], out, n_out);
+        qout.FreeTensor(out);
+    }
+}
+
 }  // namespace
+
+KernelDesc oihw_kernel(const OihwPlan& p, const DeviceInfo& dev, const std::string& name, const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (es != 2 && es != 4) throw InputError("OIHW conversion: needs a 2- or 4-byte type");
+    if (oihw_ub(p) > dev.ub_bytes)
+        throw InputError("OIHW conversion: a row of " + std::to_string(p.c) + " x " + std::to_string(p.taps) +
+                         " does not fit UB");
+    const uint32_t cores = std::max<uint32_t>(1, dev.vector_cores);
+    const uint32_t per_block = (p.m + std::min(p.m, cores) - 1) / std::min(p.m, cores);
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = (p.m + per_block - 1) / per_block;
+    if (es == 2)
+        kd.body = [p, per_block](isa::IInstrSink& s) { oihw_body<half>(s, p, per_block); };
+    else
+        kd.body = [p, per_block](isa::IInstrSink& s) { oihw_body<float>(s, p, per_block); };
+    kd.bytes = uint64_t{p.m} * (uint64_t{p.c1()} * p.c0() + p.c) * p.taps * es;
+    return kd;
+}
 
 void plan_conv_wgrad(ConvWgradPlan& p, const DeviceInfo& dev) {
     for (uint32_t v : {p.kh, p.kw, p.sh, p.sw, p.dh, p.dw_, p.pt, p.pb, p.pl, p.pr})

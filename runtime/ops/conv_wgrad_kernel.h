@@ -10,6 +10,8 @@
 // L0A/L0B are double buffered, the next chunk's loads issued before the current one's mads.
 // Simplified: groups = 1.
 #pragma once
+#include <string>
+
 #include "isa/instr_sink.h"
 #include "sim/device_if.h"
 
@@ -32,6 +34,19 @@ struct ConvWgradPlan {
     uint32_t ext_h() const { return (kh - 1) * dh + 1; }
     uint32_t ext_w() const { return (kw - 1) * dw_ + 1; }
 };
+
+// dW rows in load3d's column order (M rows of C1 x taps x C0) to OIHW rows (C x taps), on the
+// vector cores: per row one burst in, one gather (a byte-offset table each core builds once:
+// the first C0 channels' entries lane by lane, then whole channel blocks doubled), one burst out.
+struct OihwPlan {
+    isa::DType dtype = isa::DType::FP16;
+    uint64_t src = 0, dst = 0;
+    uint32_t m = 1, c = 1, taps = 1;
+    uint32_t c0() const { return 32 / isa::dtype_size(dtype); }
+    uint32_t c1() const { return (c + c0() - 1) / c0(); }
+};
+// Throws InputError when a row does not fit UB.
+KernelDesc oihw_kernel(const OihwPlan& p, const DeviceInfo& dev, const std::string& name, const std::string& type);
 
 // Chooses the tiling for a plan whose problem fields are set (cube_cores: how many items to aim
 // for); throws InputError when no tile fits the buffers or a field exceeds load3d's.

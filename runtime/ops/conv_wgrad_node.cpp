@@ -8,8 +8,10 @@
 //      one fp32 partial per share of the images when the tiles are fewer than the cube cores
 //      (the output type directly when there is one share);
 //   3. (several shares) ReduceSum of the partials and a Cast to the output type;
-//   4. (a kernel larger than 1 x 1, or C not a multiple of C0) the Transpose (M, C1, kh kw, C0)
-//      -> (M, C1, C0, kh kw), and a Slice to the C channels when C is not a multiple of C0.
+//   4. (a kernel larger than 1 x 1, or C not a multiple of C0) load3d's column order to OIHW:
+//      a vector kernel, per output channel one row in, one gather, one row out
+//      (conv_wgrad_kernel.h), or, when a row does not fit UB, the Transpose (M, C1, kh kw, C0)
+//      -> (M, C1, C0, kh kw) and a Slice to the C channels when C is not a multiple of C0.
 // Steps 3 and 4 move weight-sized data only; the activations are read once each, in whole rows.
 // Tolerance of the standalone check: each output sums T = N x OH x OW products of magnitude <= 1,
 // rounded in fp32 once per mad (every <= 16 of K) and once per share added, so |error| <=
@@ -125,6 +127,15 @@ public:
             cur = m_subs.back().out;
         }
         if (!m_direct) {
+            m_oihw.dtype = dt, m_oihw.m = static_cast<uint32_t>(M), m_oihw.c = static_cast<uint32_t>(C);
+            m_oihw.taps = static_cast<uint32_t>(RS);
+            try {
+                oihw_kernel(m_oihw, dev, "", "");
+                m_oihw_kernel = true;
+            } catch (const InputError&) {
+            }
+        }
+        if (!m_direct && !m_oihw_kernel) {
             cur.shape = {M, C1, RS, c0};
             ref::Attrs a;
             a.set("perm", ref::Attr::of_ints({0, 1, 3, 2}));
@@ -154,7 +165,7 @@ public:
         ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
         ConvWgradPlan p = m_plan;
         p.x5 = ws, p.dy = in.at(1).addr;
-        p.dw = m_subs.empty() ? out.at(0).addr : ws + m_x5;
+        p.dw = m_subs.empty() && !m_oihw_kernel ? out.at(0).addr : ws + m_x5;
         KernelDesc kd;
         kd.name = nm;
         kd.type = ty;
@@ -173,11 +184,16 @@ public:
             const Sub& s = m_subs[i];
             TensorRef a = s.in.at(0), o = s.out;
             a.addr = prev;
-            o.addr = i + 1 == m_subs.size() ? out.at(0).addr : ws + s.out_ws;
+            o.addr = i + 1 == m_subs.size() && !m_oihw_kernel ? out.at(0).addr : ws + s.out_ws;
             std::vector<TensorRef> ins = s.in;
             ins[0] = a;
             for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_ws)) ks.push_back(std::move(k));
             prev = o.addr;
+        }
+        if (m_oihw_kernel) {
+            OihwPlan o = m_oihw;
+            o.src = prev, o.dst = out.at(0).addr;
+            ks.push_back(oihw_kernel(o, m_dev, nm + "/to_oihw", ty));
         }
         return ks;
     }
@@ -187,7 +203,7 @@ public:
         return "dY (A, ND->NZ) x img2col(X)^T (load3d transposed into L0B), tiles " + std::to_string(p.base_m) +
                " channels x " + std::to_string(p.base_n) + " columns, " + std::to_string(p.rows_out) +
                " output rows per L1 chunk, images in " + std::to_string(p.parts) + " share(s)" +
-               (m_direct ? "" : ", then to OIHW");
+               (m_direct ? "" : m_oihw_kernel ? ", then to OIHW (gather)" : ", then to OIHW (Transpose)");
     }
 
 private:
@@ -203,6 +219,8 @@ private:
     Nc1hwc0Plan m_xconv;
     ConvWgradPlan m_plan;
     bool m_direct = false;
+    bool m_oihw_kernel = false;  // load3d's column order to OIHW by oihw_kernel (else Transpose, Slice)
+    OihwPlan m_oihw;
     std::vector<Sub> m_subs;
     uint64_t m_x5 = 0, m_part = 0, m_ws = 0, m_sub_ws = 0;
 };

@@ -29,7 +29,15 @@ public:
         : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx) {}
 
     void run() {
-        const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
+        const isa::CoreKind kind = m_ctx.sink().core_kind();
+        if (kind == isa::CoreKind::Vector) return prefetch();
+        const bool coupled = kind == isa::CoreKind::Coupled;
+        // The cube tells its AIVs each completed load (see MatmulTiling::pf_ahead).
+        const uint32_t signals = kind == isa::CoreKind::Cube ? pf_signals(pf_items()) : 0;
+        uint32_t loads = 0;
+        auto loaded = [&] {
+            if (loads++ < signals) CrossCoreSetFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
+        };
         const uint32_t eo = sizeof(U);
         m_pipe.InitBuffer(m_qa1, m_t.buffers, static_cast<uint32_t>(m_t.a1_bytes(kEs)));
         m_pipe.InitBuffer(m_qb1, m_t.buffers, static_cast<uint32_t>(m_t.b1_bytes(kEs)));
@@ -43,12 +51,12 @@ public:
         m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
 
         Step cur = at(m_ctx.block_idx(), 0);
-        if (cur.valid) load(cur);
+        if (cur.valid) load(cur), loaded();
         LocalTensor<C> c;
         for (; cur.valid; cur = next(cur)) {
             m_ctx.scalar(2);
             const Step nx = next(cur);
-            if (nx.valid) load(nx);
+            if (nx.valid) load(nx), loaded();
             if (cur.kidx == 0) c = m_qc1.template AllocTensor<C>();
             compute(cur, c);
             if (!m_p.skip_ab && cur.kidx + 1 < m_t.k_chunks()) continue;
@@ -99,6 +107,102 @@ private:
         return at(s.tile + m_ctx.block_num(), 0);
     }
     bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.kidx == 0; }
+
+    // ---- L2 prefetch by the AIVs (see MatmulTiling::pf_ahead) ----
+    static constexpr uint8_t kPfFlag = 0;
+    struct PfItem {
+        uint32_t p = 0;  // step index in the block's walk
+        Step s;
+        bool b = false;  // B (else A)
+    };
+    // What the block's AIVs read ahead, in walk order: the chunks of marked panels in the tile's
+    // lead segment, past the first `buffers` steps (the cube loads those at once itself).
+    std::vector<PfItem> pf_items() const {
+        std::vector<PfItem> v;
+        if (!m_t.pf_ahead || !m_t.pf_marks || m_t.pf_aiv == 0 || m_p.skip_ab) return v;
+        const uint32_t lead = m_t.pf_lead();
+        uint32_t p = 0;
+        for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = next(s), ++p) {
+            if (s.kidx >= lead) continue;
+            const uint8_t mk = (*m_t.pf_marks)[s.tile];
+            if (mk & 1) v.push_back({p, s, false});
+            if (mk & 2) v.push_back({p, s, true});
+        }
+        return v;
+    }
+    // Completed cube loads an AIV waits for: item p needs steps [0, p - pf_ahead] loaded; every
+    // AIV takes all of them (the last item's), so the cube sets exactly as many as each waits.
+    uint32_t pf_signals(const std::vector<PfItem>& v) const {
+        if (v.empty()) return 0;
+        const uint32_t need = v.back().p + 1;
+        return need > m_t.pf_ahead ? need - m_t.pf_ahead : 0;
+    }
+    // The GM bytes an item's load reads, as row segments: first element, rows, bytes per row,
+    // row stride in elements.
+    struct Region {
+        uint64_t at = 0;
+        uint32_t rows = 0, len = 0;
+        uint64_t ld = 0;
+    };
+    Region pf_region(const PfItem& it) const {
+        const Step& s = it.s;
+        Region r;
+        if (m_t.gm_nz) {  // whole fractal-column runs (see load_from_nz)
+            if (!it.b) {
+                const uint32_t total = rup(m_t.m, 16);
+                r.at = (uint64_t{s.k0 / 16} * total + s.m0) * 16, r.rows = rup(s.kc, 16) / 16;
+                r.len = m_pad(s) * 32, r.ld = uint64_t{total} * 16;
+            } else {
+                const uint32_t total = rup(m_t.k, 16);
+                r.at = (uint64_t{s.n0 / 16} * total + s.k0) * 16, r.rows = rup(s.tn, 16) / 16;
+                r.len = rup(s.kc, 16) * 32, r.ld = uint64_t{total} * 16;
+            }
+            return r;
+        }
+        if (!it.b) {
+            r.ld = m_p.lda;
+            if (!m_t.trans_a)
+                r.at = s.ao + s.m0 * m_p.lda + s.k0, r.rows = s.tm, r.len = s.kc * kEs;
+            else
+                r.at = s.ao + uint64_t{s.k0} * m_p.lda + s.m0, r.rows = s.kc, r.len = s.tm * kEs;
+        } else {
+            r.ld = m_p.ldb;
+            if (!m_t.trans_b)
+                r.at = s.bo + uint64_t{s.k0} * m_p.ldb + s.n0, r.rows = s.kc, r.len = s.tn * kEs;
+            else
+                r.at = s.bo + uint64_t{s.n0} * m_p.ldb + s.k0, r.rows = s.tn, r.len = s.kc * kEs;
+        }
+        return r;
+    }
+    // An AIV's side: its share of the items (every pf_aiv-th), each read into a UB scratch
+    // buffer once the cube's loads are no more than pf_ahead steps behind it.
+    void prefetch() {
+        const std::vector<PfItem> items = pf_items();
+        const uint32_t signals = pf_signals(items);
+        if (items.empty()) return;
+        TBuf<TPosition::VECIN> scratch;
+        m_pipe.InitBuffer(scratch, m_t.pf_buf);
+        const LocalTensor<T> ub = scratch.template Get<T>();
+        GlobalTensor<T> g[2];
+        g[0].SetGlobalBuffer(m_p.a, ~0ull / 8);
+        g[1].SetGlobalBuffer(m_p.b, ~0ull / 8);
+        uint32_t got = 0;
+        for (size_t j = m_ctx.sub_block_idx(); j < items.size(); j += m_t.pf_aiv) {
+            m_ctx.scalar(4);
+            const PfItem& it = items[j];
+            const uint32_t need = it.p + 1 > m_t.pf_ahead ? it.p + 1 - m_t.pf_ahead : 0;
+            for (; got < need; ++got) CrossCoreWaitFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
+            const Region r = pf_region(it);
+            const uint32_t row = rup(r.len, 32);
+            if (r.rows == 0 || row > m_t.pf_buf) continue;
+            const uint32_t per = m_t.pf_buf / row;
+            for (uint32_t r0 = 0; r0 < r.rows; r0 += per)
+                DataCopyPad(ub, g[it.b ? 1 : 0][r.at + uint64_t{r0} * r.ld],
+                            DataCopyExtParams{std::min(per, r.rows - r0), r.len,
+                                              static_cast<uint32_t>(r.ld * kEs - r.len), 0});
+        }
+        for (; got < signals; ++got) CrossCoreWaitFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
+    }
 
     // rows x cols of a row-major matrix (row stride ld) into L1 as NZ with
     // rows_pad rows per column group: one ND2NZ, or (parts whose MTE2 cannot

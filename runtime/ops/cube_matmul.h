@@ -29,6 +29,11 @@
 // column bias (one value per row m) is the mirror image; a scalar bias reads
 // one element n times. s = beta / alpha, since the FixPipe scales the whole
 // accumulator by alpha. Tiling and tile order: runtime/ops/matmul_tiling.h.
+//
+// L2 prefetch (MatmulTiling::pf_ahead, split parts, launched as MIX): a block's AIVs run the
+// same walk and read the chunks their cube is about to miss into a UB scratch buffer, a bounded
+// number of steps ahead of the cube's completed loads (one cross-core flag per cube load, as
+// many as each AIV waits for); the cube's loads of them then hit L2. Nothing they read is used.
 #pragma once
 #include <vector>
 

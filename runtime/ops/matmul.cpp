@@ -106,6 +106,11 @@ public:
         } else if (lay != "auto") {
             throw InputError("operator 'matmul': argument 'layout' = '" + lay + "' (valid: auto, nd, nz)");
         }
+        const std::string pf = arg_str(a, "l2_prefetch");
+        if (pf != "auto" && pf != "off")
+            throw InputError("operator 'matmul': argument 'l2_prefetch' = '" + pf + "' (valid: auto, off)");
+        // After the overrides above: the marks follow the tile order and k rotation.
+        choose_l2_prefetch(m_plan.t, pr.in_es, pr.out_es, dev, pf == "off");
     }
 
     void prepare(rt::Runtime& rt) override {
@@ -143,7 +148,8 @@ public:
         kd.name = "matmul";
         kd.type = "MatMul";
         kd.block_dim = t.block_dim;
-        kd.kind = KernelKind::Cube;
+        // MIX when the AIVs read ahead into L2 (MatmulTiling::pf_ahead).
+        kd.kind = t.pf_ahead ? KernelKind::Mix : KernelKind::Cube;
         const MatmulPlan plan = m_plan;
         const isa::DType in = m_in, out = m_out;
         kd.body = [plan, in, out](isa::IInstrSink& s) { run_matmul_kernel(s, plan, in, out); };
@@ -250,6 +256,9 @@ SFUMATO_REGISTER_OP(matmul,
                             {"nd2nz", "auto",
                              "ND->NZ loads: instr (MTE2 ND2NZ) | burst (a strided copy per 16 columns) | "
                              "auto (instr on split parts)"},
+                            {"l2_prefetch", "auto",
+                             "auto (split parts: the AIVs read the chunks the cube is about to miss into L2 "
+                             "ahead of it, a MIX kernel) | off (a cube-only kernel)"},
                             {"layout", "auto",
                              "A and B in GM: nd (row-major, converted while loading) | nz (FRACTAL_NZ, "
                              "contiguous loads) | auto (nz on coupled parts, nd on split)"}},

@@ -101,7 +101,7 @@ public:
         KernelDesc kd;
         kd.name = m_node.name;
         kd.type = m_node.op_type;
-        kd.kind = KernelKind::Cube;
+        kd.kind = t.pf_ahead ? KernelKind::Mix : KernelKind::Cube;  // MIX: AIV L2 prefetch
         kd.block_dim = t.block_dim;
         kd.body = [p](isa::IInstrSink& s) { run_cube_matmul(s, p); };
         const uint32_t es = isa::dtype_size(p.in);

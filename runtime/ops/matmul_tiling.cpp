@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <list>
 #include <string>
+#include <unordered_map>
 
 #include "sim/error.h"
 
@@ -115,6 +117,72 @@ void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
     t.k_rot = std::min(nk, std::max(sa, sb));
 }
 
+void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev, bool off) {
+    t.pf_ahead = 0, t.pf_buf = 0, t.pf_aiv = 0;
+    t.pf_marks.reset();
+    if (off || dev.arch != "split" || dev.aiv_per_aic == 0 || dev.l2_bytes == 0 || dev.ub_bytes < 1024) return;
+    const uint32_t w = std::max<uint32_t>(1, std::min(t.block_dim, t.tiles()));
+    // An LRU walk of the tile order over the tile order's L2 budget: A and B panels, and the
+    // output tiles written (they stay in the write-back L2 until evicted). A panel is marked
+    // for tile i when it (re)entered L2 at one of the w tiles up to i (those run at once).
+    const double budget = 0.75 * double(dev.l2_bytes);
+    const double a_panel = double(t.base_m) * t.k * in_es, b_panel = double(t.base_n) * t.k * in_es;
+    const double c_tile = double(t.base_m) * t.base_n * out_es;
+    std::list<std::pair<uint64_t, double>> lru;  // most recent first: key, bytes
+    std::unordered_map<uint64_t, std::list<std::pair<uint64_t, double>>::iterator> where;
+    std::unordered_map<uint64_t, uint32_t> entered;  // panel -> tile index it entered at
+    double held = 0, brought = 0;  // bytes in the LRU; panel bytes that entered it
+    auto touch = [&](uint64_t key, double bytes, uint32_t i) {
+        auto it = where.find(key);
+        if (it != where.end()) {
+            lru.splice(lru.begin(), lru, it->second);
+            return 0.0;
+        }
+        lru.emplace_front(key, bytes);
+        where[key] = lru.begin();
+        entered[key] = i;
+        held += bytes;
+        while (held > budget && lru.size() > 1) {
+            held -= lru.back().second;
+            where.erase(lru.back().first);
+            lru.pop_back();
+        }
+        return bytes;
+    };
+    auto marks = std::make_shared<std::vector<uint8_t>>(t.tiles(), 0);
+    const uint64_t na = uint64_t{t.batch} * t.tiles_m, nb = uint64_t{t.batch} * t.tiles_n;
+    bool any = false;
+    for (uint32_t i = 0; i < t.tiles(); ++i) {
+        const TileCoord c = tile_coord(t, i);
+        const uint64_t ka = uint64_t{c.batch} * t.tiles_m + c.tm, kb = na + uint64_t{c.batch} * t.tiles_n + c.tn;
+        brought += touch(ka, a_panel, i) + touch(kb, b_panel, i);
+        touch(na + nb + i, c_tile, i);
+        const uint8_t m = static_cast<uint8_t>((entered[ka] + w > i ? 1 : 0) | (entered[kb] + w > i ? 2 : 0));
+        (*marks)[i] = m;
+        any = any || m;
+    }
+    if (!any) return;
+    // Worth it only when what the cubes gain beats what the AIVs' start costs: the panel bytes
+    // that enter L2 (each once, whichever sharer leads it; per block on average) come through the
+    // AIVs' ports instead of a cube's own GM port (its cube then reads them at the L2 rate),
+    // while the scheduler starts 1 + aiv_per_aic cores per block instead of one, delaying the
+    // last block by aiv_per_aic core starts per block.
+    if (dev.core_gm_read_bytes_per_cycle > 0 && dev.core_read_max_bytes_per_cycle > dev.core_gm_read_bytes_per_cycle) {
+        const double per_byte = 1.0 / dev.core_gm_read_bytes_per_cycle - 1.0 / dev.core_read_max_bytes_per_cycle;
+        const double gain = brought / w * per_byte;
+        const double start_cost = double(w) * dev.aiv_per_aic * dev.core_start_cycles;
+        if (gain <= start_cost) return;
+    }
+    // Lookahead: the blocks' prefetched chunks not yet read by their cubes stay within the
+    // quarter of L2 the tile order's budget leaves.
+    const double chunk = double(t.a1_bytes(in_es) + t.b1_bytes(in_es));
+    const double ahead = 0.25 * double(dev.l2_bytes) / (double(w) * chunk);
+    t.pf_ahead = static_cast<uint32_t>(std::max<double>(t.buffers + 1, std::min<double>(ahead, 1u << 20)));
+    t.pf_buf = static_cast<uint32_t>(std::min<uint64_t>(dev.ub_bytes / 2, 64 * 1024) / 32 * 32);
+    t.pf_aiv = dev.aiv_per_aic;
+    t.pf_marks = std::move(marks);
+}
+
 double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
     const uint32_t blocks = std::max<uint32_t>(1, std::min(t.tiles(), t.block_dim));
     const double waves = (t.tiles() + blocks - 1) / blocks;
@@ -216,6 +284,7 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
     best.nd2nz_instr = dev.arch != "coupled";
     choose_tile_order(best, pr.in_es, pr.out_es, dev);
     choose_k_rotation(best, pr.in_es, pr.out_es, dev);
+    choose_l2_prefetch(best, pr.in_es, pr.out_es, dev);
     return best;
 }
 

@@ -17,6 +17,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "isa/dtype.h"
 #include "sim/device_if.h"
@@ -67,6 +69,30 @@ struct MatmulTiling {
     // others' segments in L2, brought by the sharer that led them. k_rot = 1: every tile starts
     // at k = 0. Chosen by choose_k_rotation from the tile order and the cores.
     uint32_t k_rot = 1;
+    // L2 prefetch by the vector cores (split parts: the kernel runs MIX, one AIC and its AIVs per
+    // block). A core's MTE2 has a bounded number of requests in flight and an L2 miss's data
+    // returns through the requesting core's GM port, so a cube core that misses waits: its cold
+    // panels arrive at its GM port's rate. The block's AIVs, idle in a matmul, read ahead of their
+    // cube the chunks it is about to miss (into a UB scratch buffer they never use), through their
+    // own ports; the cube's loads of those chunks then hit L2 (or join a fill already in flight).
+    // What is about to miss: a chunk of a panel the tile order brings into L2 within the current
+    // wave (pf_marks, from an LRU walk of the order over the tile order's L2 budget), and with k
+    // rotation only the sharer's own lead segment of it (the other sharers bring theirs).
+    // pf_ahead: how many steps (k chunks of the block's walk) an AIV may run ahead of the cube's
+    // completed loads, bounded by a quarter of L2 over the blocks (what the tile order leaves
+    // free); 0 = off. The cube signals each completed load with a cross-core flag.
+    uint32_t pf_ahead = 0;
+    uint32_t pf_buf = 0;  // UB scratch bytes of an AIV
+    uint32_t pf_aiv = 0;  // AIVs per block sharing the reads
+    // Per tile in the order (see tile_coord): bit 0 its A row panel, bit 1 its B column panel
+    // enters L2 within the tile's wave.
+    std::shared_ptr<const std::vector<uint8_t>> pf_marks;
+    // Chunks of a tile's k walk it leads (reads first among the sharers of a panel): all of k
+    // without rotation.
+    uint32_t pf_lead() const {
+        const uint32_t r = std::max<uint32_t>(1, std::min(k_rot, k_chunks()));
+        return (k_chunks() + r - 1) / r;
+    }
     bool trans_a = false, trans_b = false;  // A stored k x m, B stored n x k
     // Padding granules of the L1 tiles: m and n rows, and k rows of a k-row-major tile (16; 32
     // for the int8 transpose squares).
@@ -126,6 +152,10 @@ void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
 // only the current chunk, which suits an L2 that cannot hold the panels), and none when the
 // running blocks' GM ports together exceed the HBM rate (the leads would queue at the HBM).
 void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev);
+
+// Picks pf_ahead / pf_marks for a planned tiling, tile order and k rotation (see pf_ahead): on split
+// parts with AIVs and an L2, unless `off`.
+void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev, bool off = false);
 
 // The cube's k step for an element size (32 B of k per fractal row).
 inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }

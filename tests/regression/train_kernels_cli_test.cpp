@@ -34,9 +34,14 @@ size_t count_kernels(const nlohmann::json& s, const std::string& name_part) {
 
 TEST_CASE("conv2d_backprop_filter: dW matches the host reference in every tiling form", "[train]") {
     // 3x3, stride 2, pad 1, odd sizes, C not a multiple of C0: partial sums over several image
-    // shares, then ReduceSum, Cast, the OIHW transpose and the channel slice.
+    // shares, then ReduceSum, Cast and the gather to OIHW.
     auto s = run_ok("conv2d_backprop_filter", "--n 3 --c 5 --h 9 --w 11 --k 6 --stride 2", "ascend910b-like", "odd");
     CHECK(count_kernels(s, "/sum_parts") == 1);
+    CHECK(count_kernels(s, "/to_oihw") == 1);
+    // A row of 300 channels x 7 x 7 taps does not fit the tiny chip's UB: the Transpose and the
+    // channel Slice instead.
+    s = run_ok("conv2d_backprop_filter", "--n 1 --c 300 --h 9 --w 9 --k 16 --r 7 --s 7 --pad 3", "tiny", "big");
+    CHECK(count_kernels(s, "/to_oihw") == 1);
     CHECK(count_kernels(s, "/channels") == 1);
     // 1x1 with C a multiple of C0 and one image: load3d's column order is OIHW, the cube writes dW.
     s = run_ok("conv2d_backprop_filter", "--n 1 --c 32 --h 7 --w 5 --k 40 --r 1 --s 1 --pad 0", "tiny", "direct");

@@ -38,6 +38,7 @@ public:
         if (vec) m_size[idx(Pos::UB)] = 32 * 1024;
     }
     void set_block(uint32_t idx_, uint32_t num) { m_block = idx_, m_num = num; }
+    void set_sub_block(uint32_t sub) { m_sub = sub; }
     void set_buffer(Pos p, uint64_t bytes) { m_size[idx(p)] = bytes; }
     void set_event_ids(uint32_t n) { m_events = n; }
 
@@ -81,7 +82,7 @@ public:
     void scalar(uint32_t cycles) override { m_scalar += cycles; }
     uint32_t block_idx() const override { return m_block; }
     uint32_t block_num() const override { return m_num; }
-    uint32_t sub_block_idx() const override { return 0; }
+    uint32_t sub_block_idx() const override { return m_sub; }
     isa::CoreKind core_kind() const override { return m_kind; }
     uint64_t buffer_size(Pos pos) const override { return m_size[idx(pos)]; }
     uint32_t event_ids() const override { return m_events; }
@@ -144,7 +145,7 @@ private:
 
     isa::CoreKind m_kind;
     isa::test::TestMem* m_mem;
-    uint32_t m_block = 0, m_num = 1, m_events = 8;
+    uint32_t m_block = 0, m_num = 1, m_events = 8, m_sub = 0;
     std::array<uint64_t, static_cast<size_t>(Pos::kCount)> m_size{};
     std::vector<Issued> m_issued;
     std::array<Clock, isa::kNumPipes> m_vc{};
