@@ -2,20 +2,28 @@
 # Bit-identity check for memory-system speed work: runs a fixed set of membench and kernel
 # commands and prints their summary.json figures (wall-clock fields dropped), one line per
 # figure. Diff the output of two builds: any change in a simulated figure is a behaviour change.
-# Usage: bench/mem_identity.sh [build-dir] > figures.txt
+# `full` as the second argument adds the set the simulation-speed work is checked on: kernels
+# (add, matmul, softmax, conv2d) on every preset, a collective, `run zoo:resnet50`, two training
+# steps (the ResNet-50 one takes about a minute), runs with all-bank refresh, and every run's
+# stats.h5 as text (`sfumato stats`).
+# Usage: bench/mem_identity.sh [build-dir] [full] > figures.txt
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
+full="${2:-}"
 sf="$build/bin/sfumato"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 n=0
 run() {
     n=$((n + 1))
-    "$sf" "$@" --trace off --out "$out/$n" >/dev/null 2>&1 || { echo "FAILED: $*"; return; }
-    python3 - "$out/$n/summary.json" "$*" <<'PY'
+    local label="$*"
+    label="${label//$out/TMP}"  # the temporary directory's name differs from run to run
+    "$sf" "$@" --trace off --out "$out/$n" >/dev/null 2>&1 || { echo "FAILED: $label"; return; }
+    python3 - "$out/$n/summary.json" "$label" <<'PY'
 import json, sys
-drop = ("wall", "host", "seconds", "speed", "per_s", "mips", "elapsed", "date", "time_s", "out")
+drop = ("wall", "host", "seconds", "speed", "per_s", "mips", "elapsed", "date", "time_s", "out",
+        "compile_s", "plan_s", "command_line")
 def walk(p, v):
     if isinstance(v, dict):
         for k in sorted(v):
@@ -27,6 +35,9 @@ def walk(p, v):
         print(f"{sys.argv[2]} :: {p} = {v!r}")
 walk("", json.load(open(sys.argv[1])))
 PY
+    if [ -n "$full" ] && [ -f "$out/$n/stats.h5" ]; then
+        "$sf" stats "$out/$n/stats.h5" | sed "s|^|$label :: stats |"
+    fi
 }
 for cfg in tiny ascend910-like ascend910b-like; do
     c="$root/configs/$cfg.ini"
@@ -43,3 +54,21 @@ run membench --config "$root/configs/ascend910-like.ini" --mode timing --pattern
 run kernel add --n 1048576 --dtype fp16 --config "$root/configs/tiny.ini" --buffers 1 --mode timing
 run kernel add --n 1048576 --dtype fp16 --config "$root/configs/tiny.ini" --buffers 2 --mode timing
 run kernel matmul --m 1024 --n 1024 --k 1024 --config "$root/configs/ascend910b-like.ini" --mode timing
+[ -n "$full" ] || exit 0
+c="$root/configs"
+for cfg in tiny ascend910-like ascend910b-like; do
+    run kernel add --n 65536 --dtype fp32 --config "$c/$cfg.ini" --mode functional --buffers 1
+    run kernel matmul --m 512 --n 512 --k 512 --config "$c/$cfg.ini" --mode timing
+    run kernel softmax --rows 1024 --cols 1024 --config "$c/$cfg.ini" --mode timing
+    run kernel conv2d --n 1 --c 64 --h 28 --w 28 --k 64 --config "$c/$cfg.ini" --mode timing
+    # All-bank refresh (the presets refresh per bank).
+    sed -e 's/^refresh = per_bank/refresh = all_bank/' -e '/^tRFCSB/d' "$c/$cfg.ini" > "$out/$cfg-all-bank.ini"
+    run kernel softmax --rows 1024 --cols 1024 --config "$out/$cfg-all-bank.ini" --mode timing
+done
+run membench --config "$out/ascend910b-like-all-bank.ini" --mode timing --pattern random --op copy --bytes 16M
+run run zoo:resnet50 --batch 1 --config "$out/ascend910b-like-all-bank.ini" --mode timing
+run collective --op all_reduce --bytes 4M --system "$c/system-8x910b-like.ini" --mode timing
+run run zoo:resnet50 --batch 1 --config "$c/ascend910b-like.ini" --mode timing
+run train-step "zoo:mlp?in=16&hidden=32&layers=2&classes=8" --system "$c/system-tiny.ini" \
+    --set system.chips_per_server=2 --batch 4 --precision fp32
+run train-step zoo:resnet50 --system "$c/system-8x910b-like.ini" --batch 1 --mode timing --overlap on
