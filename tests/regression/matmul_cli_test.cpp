@@ -145,7 +145,9 @@ TEST_CASE("matmul: the AIVs' L2 prefetch gives the same results, functional == t
         {"tiny", "--m 100 --n 70 --k 333 --trans-a 1 --dtype fp32"},
         {"ascend910b-like", "--m 1024 --n 1024 --k 768 --dtype bf16 --set chip.ts.core_start_cycles=0"}};
     int i = 0;
-    for (const auto& [preset, args] : cases) {
+    for (const auto& c : cases) {
+        const std::string& preset = c.first;
+        const std::string& args = c.second;  // not a structured binding: clang 14 cannot capture those
         INFO(preset << " " << args);
         const std::string tag = "pf" + std::to_string(i++);
         auto run = [&, p = preset](const std::string& extra, const std::string& name) {
