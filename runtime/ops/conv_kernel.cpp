@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/cube_store.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -209,20 +210,8 @@ private:
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
                          static_cast<uint16_t>(rup(s.tm, 16)), pix};
         fp.reluEn = p.relu;
-        const GlobalTensor<U> out =
-            m_gy[(uint64_t{s.img} * p.mtot + uint64_t{s.grp} * p.mg + s.m0) * pix + s.p0];
-        if (!coupled) {
-            Fixpipe(out, c, fp);
-            return;
-        }
-        constexpr uint32_t eo = sizeof(U);
-        fp.dstStride = ub_row(s.tn);
-        LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
-        DataCopy(c2, c, fp);
-        m_qc2.EnQue(c2);
-        c2 = m_qc2.template DeQue<U>();
-        DataCopyPad(out, c2, DataCopyExtParams{s.tm, s.tn * eo, 0, (pix - s.tn) * eo});
-        m_qc2.FreeTensor(c2);
+        store_l0c_tile(m_gy[(uint64_t{s.img} * p.mtot + uint64_t{s.grp} * p.mg + s.m0) * pix + s.p0], c, fp, coupled,
+                       m_qc2, ub_row(s.tn), s.tm, s.tn, pix);
     }
 
     KernelContext m_ctx;

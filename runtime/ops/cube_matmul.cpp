@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/cube_store.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -444,21 +445,8 @@ private:
                          static_cast<uint16_t>(rup(s.tm, 16)), static_cast<uint32_t>(m_p.ldc)};
         if (m_p.alpha != 1.0) fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
         fp.reluEn = m_p.relu;
-        const GlobalTensor<U> out = m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0];
-        if (!coupled) {
-            Fixpipe(out, c, fp);
-            return;
-        }
-        constexpr uint32_t eo = sizeof(U);
-        const uint32_t row = MatmulTiling::ub_row(s.tn, eo);
-        fp.dstStride = row;
-        LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
-        DataCopy(c2, c, fp);
-        m_qc2.EnQue(c2);
-        c2 = m_qc2.template DeQue<U>();
-        DataCopyPad(out, c2,
-                    DataCopyExtParams{s.tm, s.tn * eo, 0, static_cast<uint32_t>((m_p.ldc - s.tn) * eo)});
-        m_qc2.FreeTensor(c2);
+        store_l0c_tile(m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0], c, fp, coupled, m_qc2,
+                       MatmulTiling::ub_row(s.tn, sizeof(U)), s.tm, s.tn, m_p.ldc);
     }
 
     KernelContext m_ctx;
