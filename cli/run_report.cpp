@@ -258,12 +258,6 @@ void RunReport::print(const std::string& mode) const {
     double lat = 0;
     for (uint64_t ps : m_ex.run_ps()) lat += static_cast<double>(ps) / 1e6;
     lat /= std::max<size_t>(1, m_ex.run_ps().size());
-    std::printf(
-        "  total: %zu kernels, %llu kernel cycles; load %.1f us; "
-        "inference %.1f us (mean of %zu); %llu cycles simulated\n",
-        m_plan.kernel_count(), static_cast<unsigned long long>(total),
-        static_cast<double>(m_ex.load_ps()) / 1e6, lat, m_ex.run_ps().size(),
-        static_cast<unsigned long long>(m_s.total_cycles()));
     if (m_ex.run_ps().size() > 1) {
         const double first = static_cast<double>(m_ex.run_ps()[0]) / 1e6;
         const double n = static_cast<double>(m_ex.run_ps().size());
@@ -271,6 +265,12 @@ void RunReport::print(const std::string& mode) const {
                     "table above is the last)\n",
                     first, (lat * n - first) / (n - 1), m_ex.run_ps().size());
     }
+    std::printf(
+        "  total: %zu kernels, %llu kernel cycles; load %.1f us; "
+        "inference %.1f us (mean of %zu); %llu cycles simulated\n",
+        m_plan.kernel_count(), static_cast<unsigned long long>(total),
+        static_cast<double>(m_ex.load_ps()) / 1e6, lat, m_ex.run_ps().size(),
+        static_cast<unsigned long long>(m_s.total_cycles()));
     if (!m_checked) {
         std::printf("  check: %s\n", m_s.functional() ? "none (give --expect or --reference)"
                                                       : "skipped (timing mode has no data)");
