@@ -1,0 +1,114 @@
+// Defaults a newcomer meets first: a hand-written kernel runs on every core of its kind, one
+// shape syntax is accepted everywhere (the older spellings too), and the default trace keeps
+// instruction detail only up to its event budget, says so, and never changes a cycle. Expected
+// block counts come from the preset's parameters; the trace bound from the budget given.
+#include <catch2/catch.hpp>
+
+#include "models/chip/chip_params.h"
+#include "sim/config.h"
+#include "tests/support.h"
+
+using namespace sfumato;
+using namespace sfumato::test;
+
+namespace {
+
+nlohmann::json run_op(const std::string& dir, const std::string& cmd) {
+    const CliResult r = run_cli(cmd + " --out " + dir);
+    INFO(cmd << "\n" << r.output);
+    REQUIRE(r.code == 0);
+    return read_json(dir + "/summary.json");
+}
+
+uint64_t cycles_of(const nlohmann::json& s) { return s["ops"][0]["cycles"].get<uint64_t>(); }
+
+size_t trace_events(const std::string& dir) {
+    const auto t = read_json(dir + "/trace.json");
+    return (t.is_object() ? t["traceEvents"] : t).size();
+}
+
+ChipParams tiny() {
+    static Config c;
+    c.load_ini(config("tiny"));
+    return ChipParams(c);
+}
+
+}  // namespace
+
+TEST_CASE("defaults: kernel add --n and kernel empty run one block per core of their kind") {
+    const ChipParams p = tiny();
+    const uint32_t aiv = p.cube_cores.get() * p.aiv_per_aic.get(), aic = p.cube_cores.get();
+    const std::string d = temp_dir("first_blocks");
+    const std::string add = "kernel add --n 262144 --config " + config("tiny") + " --mode timing --trace off";
+    const auto dflt = run_op(d + "/add", add);
+    CHECK(dflt["ops"][0]["block_dim"] == aiv);
+    // The same run as asking for every vector core, and faster than one block (the old default).
+    CHECK(cycles_of(dflt) == cycles_of(run_op(d + "/all", add + " --block-dim " + std::to_string(aiv))));
+    CHECK(cycles_of(dflt) < cycles_of(run_op(d + "/one", add + " --block-dim 1")));
+
+    const std::string empty = "kernel empty --config " + config("tiny") + " --mode timing --trace off";
+    CHECK(run_op(d + "/mix", empty)["ops"][0]["block_dim"] == aic);
+    CHECK(run_op(d + "/vec", empty + " --kind vector")["ops"][0]["block_dim"] == aiv);
+    CHECK(run_op(d + "/cube", empty + " --kind cube")["ops"][0]["block_dim"] == aic);
+}
+
+TEST_CASE("shapes: dims joined by x everywhere, the comma form and old option names still accepted") {
+    const std::string d = temp_dir("first_shapes");
+    const std::string tail = " --config " + config("tiny") + " --mode timing --trace off";
+    const auto mm_new = run_op(d + "/mm_new", "kernel bmatmul --shape-a 3x20x30 --shape-b 30x40" + tail);
+    const auto mm_old = run_op(d + "/mm_old", "kernel bmatmul --a-shape 3,20,30 --b-shape 30,40" + tail);
+    CHECK(cycles_of(mm_new) == cycles_of(mm_old));
+    CHECK(mm_new["ops"][0]["flops"] == mm_old["ops"][0]["flops"]);
+    CHECK(cycles_of(run_op(d + "/sm_new", "kernel softmax --shape 4x6x64 --axis 1" + tail)) ==
+          cycles_of(run_op(d + "/sm_old", "kernel softmax --shape 4,6,64 --axis 1" + tail)));
+    CHECK(cycles_of(run_op(d + "/add_new", "kernel add --shape-a 64x32 --shape-b 1x32" + tail)) ==
+          cycles_of(run_op(d + "/add_old", "kernel add --shape-a 64,32 --shape-b 1,32" + tail)));
+    // Both spellings of one operand at once is an error naming them; so is a malformed shape.
+    CliResult r = run_cli("kernel bmatmul --shape-a 3x20x30 --a-shape 3,20,30 --shape-b 30x40" + tail);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--shape-a") && Catch::Contains("--a-shape"));
+    r = run_cli("kernel softmax --shape 4xx64" + tail);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("4xx64"));
+}
+
+TEST_CASE("trace: the default keeps instruction detail up to its budget, says so, and changes no cycle") {
+    const std::string d = temp_dir("first_trace");
+    const std::string add = "kernel add --n 1048576 --tile 256 --config " + config("tiny") + " --mode timing";
+    const size_t budget = 5000;
+    const CliResult r = run_cli(add + " --trace-budget " + std::to_string(budget) + " --out " + d + "/auto");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("trace: instruction detail for the first " + std::to_string(budget) + " events") &&
+                             Catch::Contains("--trace instr"));
+    const auto full = run_op(d + "/instr", add + " --trace instr");
+    const auto off = run_op(d + "/off", add + " --trace off");
+    const auto bounded = read_json(d + "/auto/summary.json");
+    CHECK(cycles_of(bounded) == cycles_of(full));
+    CHECK(cycles_of(bounded) == cycles_of(off));
+    // Past the budget only ops and tasks are added: at most what a --trace task run holds.
+    run_op(d + "/task", add + " --trace task");
+    const size_t n_auto = trace_events(d + "/auto"), n_full = trace_events(d + "/instr"), n_task = trace_events(d + "/task");
+    INFO("auto " << n_auto << " events, instr " << n_full << ", task " << n_task);
+    CHECK(n_auto >= budget);
+    CHECK(n_auto <= budget + n_task);
+    CHECK(n_full > 2 * n_auto);
+    // Under the budget the default is the full instruction trace: no line, the same events.
+    const CliResult small = run_cli("kernel add --n 4096 --config " + config("tiny") + " --mode timing --out " + d + "/small");
+    REQUIRE(small.code == 0);
+    CHECK_THAT(small.output, !Catch::Contains("trace: instruction detail"));
+    run_op(d + "/small_instr", "kernel add --n 4096 --config " + config("tiny") + " --mode timing --trace instr");
+    CHECK(trace_events(d + "/small") == trace_events(d + "/small_instr"));
+}
+
+TEST_CASE("trace: a training step's default trace is bounded and says so") {
+    const std::string d = temp_dir("first_train");
+    const std::string step = "train-step \"zoo:mlp?in=16&hidden=32&layers=2&classes=8\" --system " + config("system-tiny") +
+                             " --set system.chips_per_server=2 --batch 4 --precision fp32 --mode timing";
+    const CliResult r = run_cli(step + " --trace-budget 3000 --out " + d + "/auto");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("trace: instruction detail for the first 3000 events"));
+    REQUIRE(run_cli(step + " --trace task --out " + d + "/task").code == 0);
+    CHECK(trace_events(d + "/auto") <= 3000 + trace_events(d + "/task"));
+}
