@@ -154,6 +154,7 @@ nlohmann::json RunReport::summary(const std::string& model) const {
                          {"first_overflow", first(m_numerics->first_overflow())},
                          {"first_nan", first(m_numerics->first_nan())},
                          {"first_flush_to_zero", first(m_numerics->first_flush())},
+                         {"first_underflow", first(m_numerics->first_underflow())},
                          {"tensors", tensors}};
         if (!passed()) s["check"]["likely_cause"] = m_numerics->likely_cause(graph::precision_name(m_plan.precision));
     }
@@ -295,7 +296,9 @@ void RunReport::print(const std::string& mode) const {
 void RunReport::print_numerics() const {
     if (!m_numerics) return;
     const auto f = m_numerics->findings();
-    if (f.empty()) return;
+    // Overflow and NaN are always worth a line; flushes only where they take a good part of a
+    // tensor (NumericsWatch::first_underflow); every count is in summary.json.
+    if (!m_numerics->first_underflow() && !m_numerics->first_overflow() && !m_numerics->first_nan()) return;
     auto line = [](const char* what, const graph::TensorNumerics* n, uint64_t graph::TensorNumerics::*field) {
         if (!n) return;
         std::printf("  numerics: %s first at %s%s (%s), tensor %s (%s): %llu of %llu values\n", what,
@@ -303,7 +306,7 @@ void RunReport::print_numerics() const {
                     n->op_type.c_str(), n->tensor.c_str(), n->dtype.c_str(), static_cast<unsigned long long>(n->*field),
                     static_cast<unsigned long long>(n->values));
     };
-    line("flushed to zero by the narrower type", m_numerics->first_flush(), &graph::TensorNumerics::flushed);
+    line("flushed to zero by the narrower type", m_numerics->first_underflow(), &graph::TensorNumerics::flushed);
     line("overflow to inf", m_numerics->first_overflow(), &graph::TensorNumerics::overflow);
     line("NaN", m_numerics->first_nan(), &graph::TensorNumerics::nan);
     std::printf("  numerics: %zu of %zu tensors affected (summary.json `numerics` lists them)\n", f.size(),

@@ -128,6 +128,16 @@ const TensorNumerics* NumericsWatch::first_overflow() const { return first(&Tens
 const TensorNumerics* NumericsWatch::first_nan() const { return first(&TensorNumerics::nan); }
 const TensorNumerics* NumericsWatch::first_flush() const { return first(&TensorNumerics::flushed); }
 
+const TensorNumerics* NumericsWatch::first_underflow() const {
+    auto big = [](const TensorNumerics& n) { return n.flushed > 0 && n.flushed * 100 >= n.values; };
+    for (const TensorNumerics& n : m_inputs)
+        if (big(n)) return &n;
+    for (const auto& [step, row] : m_seen)
+        for (const TensorNumerics& n : row)
+            if (big(n)) return &n;
+    return nullptr;
+}
+
 std::string NumericsWatch::likely_cause(const std::string& precision) const {
     char buf[512];
     auto where = [](const TensorNumerics& n, uint64_t count) {
@@ -141,7 +151,7 @@ std::string NumericsWatch::likely_cause(const std::string& precision) const {
         return dtype == "fp16" ? std::string("--precision bf16 (fp32's exponent range) or --precision fp32 avoids it")
                                : std::string("--precision fp32 avoids it");
     };
-    if (const TensorNumerics* n = first_flush()) {
+    if (const TensorNumerics* n = first_underflow()) {
         std::snprintf(buf, sizeof buf, "%s underflow: values below %s's smallest normal (%.3g) were flushed to 0, first at %s; %s",
                       n->dtype.c_str(), n->dtype.c_str(), min_normal(n->dtype == "fp16" ? isa::DType::FP16 : isa::DType::BF16),
                       where(*n, n->flushed).c_str(), avoid(n->dtype).c_str());

@@ -46,6 +46,10 @@ public:
     const TensorNumerics* first_overflow() const;
     const TensorNumerics* first_nan() const;
     const TensorNumerics* first_flush() const;
+    // The first tensor with at least 1 % of its values flushed: a few values of a tensor that
+    // the reference has just above 0 (a near-cancellation) are flushed in any fp16 run; an
+    // underflow that explains a failed check flushes a good part of a tensor.
+    const TensorNumerics* first_underflow() const;
     // One sentence: the likely cause of a failed check under `precision` and the --precision
     // that avoids it.
     std::string likely_cause(const std::string& precision) const;
