@@ -10,6 +10,7 @@
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/ew/standalone_ops.h"
+#include "runtime/ops/host_memory.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -97,6 +98,8 @@ public:
 
     void prepare(rt::Runtime& rt) override {
         const uint64_t bytes = m_n * isa::dtype_size(m_dtype);
+        // x and y on the host, x, y and z in the device image, z copied back.
+        if (rt.functional()) require_host_memory("kernel add --n " + std::to_string(m_n), 6 * bytes);
         m_plan.x = rt.malloc(bytes);
         m_plan.y = rt.malloc(bytes);
         m_plan.z = rt.malloc(bytes);

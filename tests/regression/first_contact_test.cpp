@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/chip/chip_params.h"
+#include "runtime/ops/host_memory.h"
 #include "sim/config.h"
 #include "tests/support.h"
 
@@ -111,4 +112,23 @@ TEST_CASE("trace: a training step's default trace is bounded and says so") {
     CHECK_THAT(r.output, Catch::Contains("trace: instruction detail for the first 3000 events"));
     REQUIRE(run_cli(step + " --trace task --out " + d + "/task").code == 0);
     CHECK(trace_events(d + "/auto") <= 3000 + trace_events(d + "/task"));
+}
+
+TEST_CASE("host memory: a functional matmul larger than host memory stops before allocating, naming it and --mode timing") {
+    // 65535^3 fp16 -> fp32 in functional mode: A and B (2 bytes an element) on the host, their
+    // uploaded copies and device image, C (4 bytes) in the image and copied back, and the
+    // reference's A and B as doubles: 36 bytes per 65535^2, about 144 GiB.
+    const double x = 65535.0 * 65535.0;
+    const double need_gib = (2 * 4 * x + 4 * x + 2 * 4 * x + 2 * x * 8) / (1ull << 30);
+    const double avail_gib = static_cast<double>(ops::host_memory_available()) / (1ull << 30);
+    if (avail_gib == 0 || avail_gib >= need_gib) {
+        WARN("host memory unknown or above " << need_gib << " GiB: nothing to check here");
+        return;
+    }
+    const std::string d = temp_dir("first_hostmem");
+    const CliResult r = run_cli("kernel matmul --m 65535 --n 65535 --k 65535 --config " + config("ascend910b-like") + " --out " + d);
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("GiB of host memory") && Catch::Contains("--mode timing"));
+    CHECK_THAT(r.output, !Catch::Contains("bad_alloc"));
 }
