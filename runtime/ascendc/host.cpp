@@ -13,6 +13,7 @@
 #include "isa/semantics.h"
 #include "runtime/ascendc/core_run.h"
 #include "runtime/ascendc/host_backend.h"
+#include "sfumato_ascendc/cache.h"
 #include "sfumato_ascendc/cpu_debug.h"
 #include "sfumato_ascendc/tensor.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -133,6 +134,20 @@ void gm_scalar_read_ptr(const void* gm, void* dst, uint32_t bytes) {
     gm_scalar_read(s.dev, dst, bytes);
 }
 
+void gm_scalar_write_ptr(const void* gm, const void* src, uint32_t bytes) {
+    const GmSpan s = gm_translate(gm);
+    gm_check(s, s.dev, bytes);
+    gm_scalar_write(s.dev, src, bytes);
+}
+
+void dcci(uint64_t dev, bool all) {
+    CoreState& st = *g_current;
+    isa::Instr in = isa::make_instr(isa::Opcode::DCCI);
+    in.dst = {dev, isa::Pos::GM};
+    in.sc.all = all ? 1 : 0;
+    st.ctx->issue(in);
+}
+
 void HostState::shadow_read(uint64_t dev, void* dst, uint32_t bytes) const {
     if (const Buffer* b = find_dev(dev); b && b->storage) {
         const uint64_t off = dev - b->dev;
@@ -214,8 +229,11 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     return k;
 }
 
+void ib_reset();  // vector.cpp: no IBSet slot is set when a kernel starts
+
 void launch(LaunchRequest r) {
     guarded([&] {
+        ib_reset();
         IHostBackend& b = backend();
         KernelDesc k = make_kernel_desc(r, b.info());
         if (r.cpu_debug) {

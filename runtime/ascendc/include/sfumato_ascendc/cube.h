@@ -34,6 +34,15 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
     src.check_bytes(uint64_t{p.startIndex + (p.repeatTimes ? p.repeatTimes - 1u : 0u) * p.srcStride + 1u} * 512u);
     sfumato::kernel::LoadData(dst.kt(), src.kernel_tensor(), sfumato::ascendc::kload2d(p));
 }
+template <class T>
+void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
+    sfumato::ascendc::enter("LoadDataWithTranspose");
+    if (p.repeatTimes == 0) sfumato::ascendc::fail("LoadData2dTransposeParams::repeatTimes = 0 (1..255)");
+    sfumato::kernel::LoadData2dTransposeParams k;
+    k.startIndex = p.startIndex, k.repeatTimes = p.repeatTimes, k.srcStride = p.srcStride;
+    k.dstGap = p.dstGap, k.dstFracGap = p.dstFracGap;
+    sfumato::kernel::LoadDataWithTranspose(dst.kt(), src.kt(), k);
+}
 template <class T, class U = T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
     sfumato::ascendc::enter("LoadData");
