@@ -46,8 +46,12 @@ void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 template <class T, class U = T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
     sfumato::ascendc::enter("LoadData");
-    if (p.enTranspose || p.enSmallK || p.filterSizeW || p.filterSizeH)
-        sfumato::ascendc::fail("LoadData3DParamsV2: enTranspose, enSmallK and filter sizes above 255 are not modelled");
+    if (p.enSmallK || p.filterSizeW || p.filterSizeH)
+        sfumato::ascendc::fail("LoadData3DParamsV2: enSmallK and filter sizes above 255 are not modelled");
+    if (p.enTranspose && dst.GetPosition() != TPosition::B2)
+        sfumato::ascendc::fail("LoadData3DParamsV2::enTranspose into " +
+                               std::string(dst.GetPosition() == TPosition::A2 ? "L0A" : "a buffer other than L0B") +
+                               ": the modelled load3d transposes into L0B only");
     constexpr uint32_t c0 = 32 / sizeof(T);
     if (p.channelSize % c0 != 0)
         sfumato::ascendc::fail("LoadData3DParamsV2::channelSize " + std::to_string(p.channelSize) +
@@ -61,6 +65,7 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     k.mStartPt = p.mStartPt, k.mExtension = p.mExtension;
     k.kStartPt = p.kStartPt, k.kExtension = p.kExtension;
     k.padValue = sfumato::ascendc::scalar_value<T>(p.padValue);
+    k.transpose = p.enTranspose;
     sfumato::kernel::LoadData(dst.kt(), src.kt(), k);
 }
 

@@ -168,6 +168,12 @@ enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
 constexpr uint64_t MASK_PLACEHOLDER = 0;
 constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 
+// The 4-bit integer type exists so that kernels which test for it (IsSameType<T, int4b_t>) compile;
+// tensors of it need 4-bit elements the modelled ISA does not have, and fail to compile.
+struct int4b_t {
+    uint8_t storage;
+};
+
 template <bool cond, class A, class B>
 struct Conditional {
     using type = A;
