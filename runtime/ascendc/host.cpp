@@ -125,7 +125,14 @@ void gm_scalar_read(uint64_t dev, void* dst, uint32_t bytes) {
 
 void gm_scalar_write(uint64_t dev, const void* src, uint32_t bytes) {
     CoreState& st = *g_current;
-    if (st.mem) st.mem->gm_write(dev, src, bytes);
+    if (st.mem) {
+        st.mem->gm_write(dev, src, bytes);
+        return;
+    }
+    // Timing mode: where scalar reads see memory (GmAlloc buffers, small host-to-device copies),
+    // they also see the kernel's scalar writes, so blocks that hand each other a flag through GM
+    // (ReadGmByPassDCache in a loop) behave as in functional mode and take its cycles.
+    host_state().shadow_write(dev, src, bytes);
 }
 
 void gm_scalar_read_ptr(const void* gm, void* dst, uint32_t bytes) {
@@ -159,6 +166,19 @@ void HostState::shadow_read(uint64_t dev, void* dst, uint32_t bytes) const {
     --it;
     const uint64_t off = dev - it->first;
     if (off + bytes <= it->second.size()) std::memcpy(dst, it->second.data() + off, bytes);
+}
+
+void HostState::shadow_write(uint64_t dev, const void* src, uint32_t bytes) {
+    if (const Buffer* b = find_dev(dev); b && b->storage) {
+        const uint64_t off = dev - b->dev;
+        if (off + bytes <= b->span()) std::memcpy(b->storage + off, src, bytes);
+        return;
+    }
+    auto it = shadows.upper_bound(dev);
+    if (it == shadows.begin()) return;
+    --it;
+    const uint64_t off = dev - it->first;
+    if (off + bytes <= it->second.size()) std::memcpy(it->second.data() + off, src, bytes);
 }
 
 namespace {
