@@ -146,10 +146,11 @@ uint64_t ib_slot(const GmSpan& gm, int32_t block, int32_t event) {
 
 void ib_reset() { g_ib_set.clear(); }
 
-void ib_set(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block,
-            int32_t event) {
+namespace {
+// Writes `value` to the 32-byte slot once every earlier instruction of the block completed, and
+// returns once the store completed (value 1 marks the slot set for the waiters).
+void slot_store(uint64_t slot, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, double value) {
     CoreState& s = *g_current;
-    const uint64_t slot = ib_slot(gm, block, event);
     if (ub_bytes < kIbSlotBytes) fail("ubWorkspace of " + std::to_string(ub_bytes) + " bytes (32 needed)");
     kernel::KernelContext& ctx = *s.ctx;
     ctx.pipe_barrier(isa::Pipe::ALL);  // what the block did before is complete
@@ -157,27 +158,60 @@ void ib_set(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_byt
     isa::VecParams v;
     const kernel::VecMask m(kIbSlotBytes / 4);
     v.mask_lo = m.lo, v.mask_hi = m.hi;
-    kernel::detail::vec_one(ctx, isa::Opcode::VDUP, isa::DType::INT32, a, v, 1.0);
+    kernel::detail::vec_one(ctx, isa::Opcode::VDUP, isa::DType::INT32, a, v, value);
     ctx.pipe_barrier(isa::Pipe::ALL);
     kernel::detail::copy_out(ctx, isa::DType::INT32, slot, ub_pos, ub_addr, {1, kIbSlotBytes, 0, 0});
     ctx.pipe_barrier(isa::Pipe::ALL);  // the scalar unit goes on once the store completed
-    g_ib_set.insert(slot);
+    if (value != 0)
+        g_ib_set.insert(slot);
+    else
+        g_ib_set.erase(slot);
 }
 
-void ib_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block,
-             int32_t event) {
+// Reads the slot into UB until a store of 1 to it completed.
+void slot_wait(uint64_t slot, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, const std::string& what) {
     CoreState& s = *g_current;
-    const uint64_t slot = ib_slot(gm, block, event);
     if (ub_bytes < kIbSlotBytes) fail("ubWorkspace of " + std::to_string(ub_bytes) + " bytes (32 needed)");
     kernel::KernelContext& ctx = *s.ctx;
     for (uint64_t poll = 0;; ++poll) {
         if (poll == kIbMaxPolls)
-            fail("block " + std::to_string(block) + " event " + std::to_string(event) +
-                 " was never set (IBSet) after " + std::to_string(kIbMaxPolls) + " reads");
+            fail(what + " was never set after " + std::to_string(kIbMaxPolls) + " reads");
         kernel::detail::copy_in(ctx, isa::DType::INT32, ub_pos, ub_addr, slot, {1, kIbSlotBytes, 0, 0}, 0);
         ctx.pipe_barrier(isa::Pipe::ALL);  // the scalar unit reads the slot once it arrived
         if (g_ib_set.count(slot)) return;
     }
+}
+
+// Deterministic computation: one 32-byte slot per block, block k waits for block k - 1's.
+uint64_t block_slot(const GmSpan& gm, int64_t block) {
+    const uint64_t slot = gm.dev + static_cast<uint64_t>(block) * kIbSlotBytes;
+    gm_check(gm, slot, kIbSlotBytes);
+    return slot;
+}
+}  // namespace
+
+void ib_set(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event) {
+    slot_store(ib_slot(gm, block, event), ub_pos, ub_addr, ub_bytes, 1.0);
+}
+
+void ib_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event) {
+    slot_wait(ib_slot(gm, block, event), ub_pos, ub_addr, ub_bytes,
+              "block " + std::to_string(block) + " event " + std::to_string(event) + " (IBSet)");
+}
+
+void determine_init(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes) {
+    slot_store(block_slot(gm, g_current->block_idx), ub_pos, ub_addr, ub_bytes, 0.0);
+}
+
+void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes) {
+    const int64_t b = g_current->block_idx;
+    if (b == 0) return;  // the first block waits for nobody
+    slot_wait(block_slot(gm, b - 1), ub_pos, ub_addr, ub_bytes,
+              "block " + std::to_string(b - 1) + " (NotifyNextBlock)");
+}
+
+void determine_notify(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes) {
+    slot_store(block_slot(gm, g_current->block_idx), ub_pos, ub_addr, ub_bytes, 1.0);
 }
 
 }  // namespace sfumato::ascendc

@@ -90,6 +90,11 @@ using AscendC::GetTPipePtr;
 namespace sfumato::ascendc {
 void ib_set(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event);
 void ib_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event);
+// Deterministic computation (blocks in blockIdx order): one 32-byte slot per block; Init clears
+// the block's own slot, WaitPreBlock waits for the previous block's, NotifyNextBlock sets its own.
+void determine_init(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+void determine_notify(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
 }  // namespace sfumato::ascendc
 
 namespace AscendC {
@@ -106,5 +111,20 @@ void IBWait(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>
     sfumato::ascendc::enter("IBWait");
     sfumato::ascendc::ib_wait(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
                               ubWorkspace.GetLength(), blockIdx, eventID);
+}
+inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("InitDetermineComputeWorkspace");
+    sfumato::ascendc::determine_init(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                     ubWorkspace.GetLength());
+}
+inline void WaitPreBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("WaitPreBlock");
+    sfumato::ascendc::determine_wait(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                     ubWorkspace.GetLength());
+}
+inline void NotifyNextBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("NotifyNextBlock");
+    sfumato::ascendc::determine_notify(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                       ubWorkspace.GetLength());
 }
 }  // namespace AscendC
