@@ -205,7 +205,16 @@ void determine_init(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_
 
 void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes) {
     const int64_t b = g_current->block_idx;
-    if (b == 0) return;  // the first block waits for nobody
+    if (b == 0) {
+        // The first block waits for nobody, but reads the workspace like every block: its
+        // instructions so far complete before the next ones start.
+        CoreState& s = *g_current;
+        if (ub_bytes < kIbSlotBytes) fail("ubWorkspace of " + std::to_string(ub_bytes) + " bytes (32 needed)");
+        kernel::detail::copy_in(*s.ctx, isa::DType::INT32, ub_pos, ub_addr, block_slot(gm, 0), {1, kIbSlotBytes, 0, 0},
+                                0);
+        s.ctx->pipe_barrier(isa::Pipe::ALL);
+        return;
+    }
     slot_wait(block_slot(gm, b - 1), ub_pos, ub_addr, ub_bytes,
               "block " + std::to_string(b - 1) + " (NotifyNextBlock)");
 }

@@ -2,7 +2,7 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|ibsync|determine
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -113,6 +113,31 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
     }
 }
 
+// Blocks in a chain through GM flags: block k waits for block k - 1 (IBWait, or WaitPreBlock for
+// the "determine" family), reads y[k - 1] through the scalar unit and writes y[k] = y[k - 1] + 1,
+// then lets block k + 1 go (IBSet / NotifyNextBlock). Only the flags order the blocks.
+extern "C" __global__ __aicore__ void chain_kernel(GM_ADDR y, GM_ADDR flags)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    AscendC::LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    AscendC::GlobalTensor<int32_t> fg;
+    fg.SetGlobalBuffer((__gm__ int32_t*)flags, 2048);
+    const int32_t k = static_cast<int32_t>(AscendC::GetBlockIdx());
+    __gm__ float* yp = (__gm__ float*)y;
+    const bool ib = g_family == "ibsync";
+    if (!ib) AscendC::InitDetermineComputeWorkspace(fg, ub);
+    if (ib && k > 0) AscendC::IBWait(fg, ub, k - 1, 0);
+    if (!ib) AscendC::WaitPreBlock(fg, ub);
+    const float prev = k > 0 ? AscendC::ReadGmByPassDCache<float>(yp + k - 1) : 0.0f;
+    AscendC::WriteGmByPassDCache<float>(yp + k, prev + 1.0f);
+    if (ib)
+        AscendC::IBSet(fg, ub, k, 0);
+    else
+        AscendC::NotifyNextBlock(fg, ub);
+}
+
 namespace {
 
 // The host's expectation: out starts as the kernel's b would (x, or zeros), then the family.
@@ -199,9 +224,24 @@ bool same(float a, float b) {
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
     const auto exp = expectations();
-    if (!exp.count(g_family)) {
+    if (!exp.count(g_family) && g_family != "ibsync" && g_family != "determine") {
         std::fprintf(stderr, "ascendc_conformance: unknown family '%s'\n", g_family.c_str());
         return 2;
+    }
+    if (g_family == "ibsync" || g_family == "determine") {
+        constexpr uint32_t kBlocks = 6;
+        float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+        uint8_t* fd = static_cast<uint8_t*>(AscendC::GmAlloc(2048 * sizeof(int32_t)));
+        std::memset(yd, 0, kN * sizeof(float));
+        std::memset(fd, 0, 2048 * sizeof(int32_t));
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(chain_kernel, kBlocks, (uint8_t*)yd, fd);
+        bool good = true;
+        for (uint32_t k = 0; k < kBlocks; ++k) good = good && yd[k] == static_cast<float>(k + 1);
+        std::printf("%s %s\n", g_family.c_str(), good ? "ok" : "wrong: the blocks did not run in order");
+        AscendC::GmFree(yd);
+        AscendC::GmFree(fd);
+        return good ? 0 : 1;
     }
     std::vector<float> x(kN);
     for (uint32_t i = 0; i < kN; ++i) x[i] = in_value(i);

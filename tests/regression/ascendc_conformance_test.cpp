@@ -71,3 +71,7 @@ TEST_CASE(
     family("atomic");
 }
 TEST_CASE("ascendc conformance: scalar GM access bypassing the data cache, dcci") { family("cache"); }
+TEST_CASE("ascendc conformance: blocks chained by IBSet/IBWait run in order") { family("ibsync"); }
+TEST_CASE("ascendc conformance: InitDetermineComputeWorkspace/WaitPreBlock/NotifyNextBlock order the blocks") {
+    family("determine");
+}
