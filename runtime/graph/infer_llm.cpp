@@ -1,7 +1,8 @@
 // Shape inference of the LLM operators (contract: docs/llm.md, "Operators"):
-// RmsNorm, Rope, SwiGlu. Each checks input counts, float types and the dims the
-// op ties together, and names the node on a mismatch.
+// RmsNorm, Rope, SwiGlu, PagedAttention. Each checks input counts, float types
+// and the dims the op ties together, and names the node on a mismatch.
 #include "runtime/graph/infer.h"
+#include "runtime/ref/llm_shapes.h"
 
 namespace sfumato::graph {
 
@@ -69,8 +70,42 @@ void swiglu(InferCtx &c) {
   c.set(0, c.elem(0), s);
 }
 
+std::vector<int64_t> known(const InferCtx &c, size_t i) {
+  std::vector<int64_t> v;
+  for (const Dim &d : c.shape(i))
+    v.push_back(d.known() ? d.v : -1);
+  return v;
+}
+
+// PagedAttention(q [T, NH, D], k, v [T, NKV, D], k_cache, v_cache [NB, BS, NKV,
+// D]) -> o [T, NH, D].
+void paged_attention(InferCtx &c) {
+  c.need_inputs(5, 5);
+  for (size_t i = 0; i < 5; ++i)
+    c.need_float(i);
+  for (size_t i = 1; i < 5; ++i)
+    c.same_type(0, i);
+  const Shape &q = c.shape(0);
+  bool all_known = true;
+  for (size_t i = 0; i < 5; ++i)
+    for (const Dim &d : c.shape(i))
+      all_known = all_known && d.known();
+  if (all_known) {
+    try {
+      ref::paged_layout(c.node().name, c.attrs(), known(c, 0), known(c, 1),
+                        known(c, 2), known(c, 3), known(c, 4));
+    } catch (const InputError &e) {
+      c.fail(e.what());
+    }
+  } else if (q.size() != 3) {
+    c.fail("q must be [T, num_heads, head_dim]");
+  }
+  c.set(0, c.elem(0), q);
+}
+
 } // namespace
 
+SFUMATO_REGISTER_INFER(paged_attention, paged_attention, "PagedAttention");
 SFUMATO_REGISTER_INFER(rms_norm, rms_norm, "RmsNorm");
 SFUMATO_REGISTER_INFER(rope, rope, "Rope");
 SFUMATO_REGISTER_INFER(swiglu, swiglu, "SwiGlu");
