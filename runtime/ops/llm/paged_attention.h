@@ -33,34 +33,34 @@
 namespace sfumato::ops::llm {
 
 struct CacheWritePlan {
-  isa::DType t = isa::DType::FP16;
-  uint64_t k = 0, v = 0, kc = 0, vc = 0; // GM
-  uint64_t row_bytes = 0;                // NKV * D elements
-  struct Run {
-    uint64_t token = 0, slot = 0; // first new token row, first cache row
-    uint32_t n = 0;               // rows
-  };
-  std::vector<Run> runs;
-  uint64_t chunk = 0; // bytes per copy
-  uint32_t blocks = 1;
+    isa::DType t = isa::DType::FP16;
+    uint64_t k = 0, v = 0, kc = 0, vc = 0;  // GM
+    uint64_t row_bytes = 0;                 // NKV * D elements
+    struct Run {
+        uint64_t token = 0, slot = 0;  // first new token row, first cache row
+        uint32_t n = 0;                // rows
+    };
+    std::vector<Run> runs;
+    uint64_t chunk = 0;  // bytes per copy
+    uint32_t blocks = 1;
 };
-void cache_write_kernel(isa::IInstrSink &sink, const CacheWritePlan &p);
+void cache_write_kernel(isa::IInstrSink& sink, const CacheWritePlan& p);
 
 struct CombinePlan {
-  isa::DType t = isa::DType::FP16;
-  uint64_t partial = 0; // GM of the partial slots
-  uint64_t slot_bytes = 0;
-  uint32_t br = 0, D = 0;
-  uint32_t rows = 1; // rows per chunk (what fits UB)
-  struct Group {
-    uint64_t o = 0; // GM of the first output row
-    uint32_t ldo = 0, rows = 0;
-    uint32_t part0 = 0, parts = 0; // slots part0 .. part0 + parts - 1
-  };
-  std::vector<Group> groups;
-  uint32_t blocks = 1;
+    isa::DType t = isa::DType::FP16;
+    uint64_t partial = 0;  // GM of the partial slots
+    uint64_t slot_bytes = 0;
+    uint32_t br = 0, D = 0;
+    uint32_t rows = 1;  // rows per chunk (what fits UB)
+    struct Group {
+        uint64_t o = 0;  // GM of the first output row
+        uint32_t ldo = 0, rows = 0;
+        uint32_t part0 = 0, parts = 0;  // slots part0 .. part0 + parts - 1
+    };
+    std::vector<Group> groups;
+    uint32_t blocks = 1;
 };
 uint64_t combine_ub_bytes(uint32_t br, uint32_t D, uint32_t parts);
-void combine_kernel(isa::IInstrSink &sink, const CombinePlan &p);
+void combine_kernel(isa::IInstrSink& sink, const CombinePlan& p);
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm
