@@ -1,5 +1,5 @@
 // Shape inference of the LLM operators (contract: docs/llm.md, "Operators"):
-// RmsNorm, Rope, SwiGlu, PagedAttention. Each checks input counts, float types
+// RmsNorm, Rope, SwiGlu, PagedAttention, Sample. Each checks input counts, float types
 // and the dims the op ties together, and names the node on a mismatch.
 #include "runtime/graph/infer.h"
 #include "runtime/ref/llm_shapes.h"
@@ -90,8 +90,19 @@ void paged_attention(InferCtx& c) {
     c.set(0, c.elem(0), q);
 }
 
+// Sample(logits [B, V]) -> ids [B] (int64).
+void sample(InferCtx& c) {
+    c.need_inputs(1, 1);
+    c.need_float(0);
+    const Shape& x = c.shape(0);
+    if (x.size() != 2) c.fail("logits must be [B, V]");
+    if (c.attrs().get_int("top_k", 1) < 1) c.fail("attribute 'top_k' must be >= 1");
+    c.set(0, ref::ElemType::Int64, {x[0]});
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_INFER(sample, sample, "Sample");
 SFUMATO_REGISTER_INFER(paged_attention, paged_attention, "PagedAttention");
 SFUMATO_REGISTER_INFER(rms_norm, rms_norm, "RmsNorm");
 SFUMATO_REGISTER_INFER(rope, rope, "Rope");

@@ -51,6 +51,9 @@ TEST_CASE(
         {"ascend910-like", "rmsnorm --rows 40 --cols 5120 --residual 1 --dtype bf16"},
         {"ascend910-like", "swiglu --rows 16 --inter 2000"},
         {"ascend910-like", "embedding --vocab 1000 --hidden 512 --tokens 24"},
+        {"tiny", "sample --rows 5 --vocab 3000 --top-k 8 --temperature 0.9 --seed 2"},
+        {"ascend910b-like", "sample --rows 4 --vocab 32000 --top-k 40 --dtype bf16"},
+        {"ascend910-like", "sample --rows 3 --vocab 32000"},
     };
     int i = 0;
     for (const Case& c : cases) {
@@ -89,6 +92,7 @@ TEST_CASE("llm ops: time is bounded below by the HBM peak (cold reads) and the f
          2 * T * N * D * 2 + T * 4 + T * D * 2},
         {"embedding --vocab 32000 --hidden 4096 --tokens 2048", distinct * H * 2 + T * 4,
          2 * T * H * 2 + T * 4},
+        {"sample --rows 16 --vocab 152064", 16.0 * 152064 * 2, 16.0 * 152064 * 2 + 16 * 4},
     };
     for (const char* preset : {"ascend910b-like", "ascend910-like"}) {
         Config cfg;

@@ -107,6 +107,18 @@ std::unique_ptr<IOp> make_embedding_form(const OpArgs& a, const DeviceInfo& dev)
     return standalone(std::move(n), {nullptr, fixed_input(ids)}, {0, 0}, dev, op);
 }
 
+std::unique_ptr<IOp> make_sample_form(const OpArgs& a, const DeviceInfo& dev) {
+    const std::string op = "sample";
+    const ref::ElemType t = float_dtype_arg(a, op);
+    NodeDesc n;
+    n.op_type = "Sample";
+    n.attrs.set("top_k", ref::Attr::of_int(static_cast<int64_t>(arg_u64(a, op, "top_k", 1, 1024))));
+    n.attrs.set("temperature", ref::Attr::of_float(float_arg(a, op, "temperature", 1e-3, 1e3)));
+    n.attrs.set("seed", ref::Attr::of_int(static_cast<int64_t>(arg_u64(a, op, "seed", 0, 1ull << 62))));
+    n.inputs = {make_tensor({dim(a, op, "rows"), dim(a, op, "vocab")}, t)};
+    return standalone(std::move(n), {uniform_input(-8, 8)}, {0, 0}, dev, op);
+}
+
 const char* kDtype = "fp16 | bf16 | fp32";
 
 }  // namespace
@@ -148,6 +160,19 @@ SFUMATO_REGISTER_OP(embedding_form,
                             {"dtype", "fp16", kDtype}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_embedding_form(a, d); }});
 
+SFUMATO_REGISTER_OP(
+    sample_form,
+    OpSpec{"sample",
+           "Sample next-token ids from logits [rows, vocab]: greedy or top-k with temperature (LLM)",
+           {{"rows", "", "rows B"},
+            {"vocab", "", "vocabulary V"},
+            {"top_k", "1", "1 = greedy argmax; k > 1: draw among the top k"},
+            {"temperature", "1", "temperature of the draw"},
+            {"seed", "0", "seed of the counter-based generator"},
+            {"dtype", "fp16", kDtype}},
+           [](const OpArgs& a, const DeviceInfo& d) { return make_sample_form(a, d); }});
+
+SFUMATO_OP_SAMPLE(sample_form, "sample", {{"rows", "3"}, {"vocab", "300"}, {"top_k", "5"}});
 SFUMATO_OP_SAMPLE(rmsnorm_form, "rmsnorm", {{"rows", "6"}, {"cols", "80"}, {"residual", "1"}});
 SFUMATO_OP_SAMPLE(swiglu_form, "swiglu", {{"rows", "5"}, {"inter", "70"}});
 SFUMATO_OP_SAMPLE(rope_form, "rope",
