@@ -44,6 +44,9 @@ def runnable_blocks(text):
     return blocks
 
 
+HEAD_PIPE = re.compile(r"^(?P<cmd>[^#|]+(?:\|[^#|]+)*?)\|\s*head\s+(?P<args>-n?\s*\d+)\s*$")
+
+
 def to_script(blocks, page):
     """One bash script: each block announced, `# exit N` lines checked for their exit code."""
     out = ["set -eo pipefail"]
@@ -63,6 +66,13 @@ def to_script(blocks, page):
                 where = f"{page}:{start + i}"
                 out.append(f"set +e; ( {cmd} ); rc=$?; set -e; "
                            f"if [ $rc -ne {code} ]; then echo 'FAIL {where}: exit '$rc', the docs say {code}'; exit 1; fi")
+            elif not h and HEAD_PIPE.match(line):
+                # `A | head -N`: head may close the pipe before A has written everything, and
+                # A's SIGPIPE (141) would fail the page under pipefail at random.  Run A to the
+                # end into a file, so its own exit status is still checked, then show its head.
+                hm = HEAD_PIPE.match(line)
+                out.append(f"( {hm.group('cmd')} ) > .docs_head_pipe.txt; "
+                           f"head {hm.group('args')} .docs_head_pipe.txt; rm -f .docs_head_pipe.txt")
             else:
                 out.append(line)
             if h:
