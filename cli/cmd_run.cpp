@@ -22,9 +22,11 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/graph/executor.h"
+#include "runtime/graph/numerics.h"
 #include "runtime/graph/infer.h"
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/ref_interp.h"
@@ -64,12 +66,13 @@ ref::HostTensor random_input(ref::ElemType t, const std::vector<int64_t>& shape,
 
 int cmd_run(const std::vector<std::string>& args) {
     CommonOptions common;
-    std::string model_path, precision = "mixed", passes = "all";
+    std::string model_path, precision = "mixed", passes = "all", reuse_arg = "off";
     std::vector<std::string> input_args, expect_args;
     int streams = 0;
     int64_t batch = 1, iterations = 1;
     po::options_description d("sfumato run");
     add_run_options(d, common);
+    add_reuse_option(d, reuse_arg);
     d.add_options()("model", po::value<std::string>(&model_path),
                     "MODEL.onnx, or zoo:NAME (sfumato zoo list)")(
         "input", po::value<std::vector<std::string>>(&input_args)->composing(),
@@ -163,10 +166,17 @@ int cmd_run(const std::vector<std::string>& args) {
     Session s(common, cmdline);
     if (model_path.rfind("zoo:", 0) != 0) s.add_input("model", model_path);
     s.elaborate();
+    const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
+                                                   !common.record.empty() && common.record_level == "instructions",
+                                                   s.chip_params());
+    std::unique_ptr<reuse::TimingReuse> reuse;
     const auto wall0 = std::chrono::steady_clock::now();
     const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
+    // Numerics diagnostics (functional mode): every step's outputs against the reference's.
+    graph::NumericsWatch numerics(plan);
+    if (s.functional()) numerics.observe_inputs(inputs);
     // Reference outputs (host, fp64) before the simulation.
     std::vector<ref::HostTensor> ref_out;
     if (use_reference) {
@@ -177,7 +187,9 @@ int cmd_run(const std::vector<std::string>& args) {
             spec.val(spec.inputs[i]).has_shape = true;
         }
         graph::infer_shapes(spec);
-        ref_out = graph::run_reference(spec, inputs);
+        graph::RefOptions ropt;
+        ropt.on_value = [&numerics](const std::string& name, const ref::HostTensor& t) { numerics.add_reference(name, t); };
+        ref_out = graph::run_reference(spec, inputs, ropt);
     }
 
     Progress progress(plan.kernel_count() * static_cast<size_t>(iterations));
@@ -186,7 +198,10 @@ int cmd_run(const std::vector<std::string>& args) {
     s.run(
         [&](rt::Runtime& rt) {
             ex = std::make_unique<graph::Executor>(rt, plan);
+            if (rt.functional())
+                ex->watch_steps([&numerics](size_t st, const std::vector<ref::HostTensor>& o) { numerics.observe(st, o); });
             ex->load();
+            reuse = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             for (int64_t it = 0; it < iterations; ++it) ex->run(inputs);
             outs = ex->outputs();
             ex->emit_trace();
@@ -197,7 +212,10 @@ int cmd_run(const std::vector<std::string>& args) {
     RunReport report(s, plan, *ex, g);
     report.compile_s = compile_s;
     report.check(outs, expected, ref_out);
+    if (s.functional()) report.set_numerics(&numerics);
     nlohmann::json summary = report.summary(model_path);
+    const reuse::ReuseCounters rc = reuse->counters();
+    summary["reuse_timing"] = reuse_json(ropt, rc);
     report.add_tables();
     s.write_outputs(summary);
     if (!common.out.empty() && s.functional()) {
@@ -208,6 +226,7 @@ int cmd_run(const std::vector<std::string>& args) {
                 graph::npy_bytes(outs[i]));
     }
     report.print(common.mode);
+    print_reuse(ropt, rc);
     if (!common.out.empty())
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,instr.csv}\n", common.out.c_str());
     return report.passed() ? kExitOk : kExitFailure;
