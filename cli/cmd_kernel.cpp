@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "isa/text.h"
+#include "runtime/ops/bench_loop.h"
 #include "runtime/ops/i_op.h"
 #include "cli/command.h"
 #include "cli/session.h"
@@ -24,6 +25,29 @@ std::string dashed(std::string s) {
     return s;
 }
 
+
+// The benchmark loop's figures (summary.json "repeat"): first launch and steady state per launch,
+// with the roofline of one launch (the sum over its kernels) against the steady time.
+nlohmann::json steady_json(Session& s, const ops::BenchLoop& loop) {
+    double rl_cycles = 0, bytes = 0;
+    if (!loop.launches.empty())
+        for (const auto& t : loop.launches[0]) {
+            rl_cycles += roofline(t->kernel, s.chip().info()).cycles;
+            bytes += static_cast<double>(t->kernel.bytes);
+        }
+    const double steady = std::max(1.0, loop.steady_cycles());
+    const double us = s.chip_params().clock().to_us(1) * steady;
+    nlohmann::json per = nlohmann::json::array();
+    for (size_t i = 0; i < loop.launches.size(); ++i) per.push_back(loop.launch_cycles(i));
+    return {{"launches", loop.launches.size()},
+            {"launch_cycles", per},
+            {"first_cycles", loop.first_cycles()},
+            {"steady_cycles", steady},
+            {"steady_time_us", us},
+            {"steady_gbps", bytes / (us * 1e3)},
+            {"roofline_cycles", rl_cycles},
+            {"steady_roofline_fraction", rl_cycles / steady}};
+}
 
 int cmd_kernel(const std::vector<std::string>& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
@@ -52,7 +76,11 @@ int cmd_kernel(const std::vector<std::string>& args) {
     for (const auto& a : spec->args) d.add_options()(dashed(a.name).c_str(), po::value<std::string>(), a.help.c_str());
     add_run_options(d, common);
     std::string l2 = "cold";
-    d.add_options()("check", "compare against the host reference (always on in functional mode)")(
+    uint32_t repeat = 1;
+    d.add_options()("repeat", po::value<uint32_t>(&repeat)->default_value(1),
+                    "launch the op N times back to back (a benchmark loop) and report the first launch and the steady "
+                    "state (mean of launches 2..N)")(
+"check", "compare against the host reference (always on in functional mode)")(
         "l2", po::value<std::string>(&l2)->default_value("cold"),
         "cold: write back and invalidate the L2 after the inputs are uploaded, before the launch (outside the kernel's time), "
         "as benchmark harnesses flush caches | warm: inputs stay in L2 where the upload left them");
@@ -61,6 +89,7 @@ int cmd_kernel(const std::vector<std::string>& args) {
     const std::string usage = "sfumato kernel " + op + " [options]";
     if (!parse_command(rest, usage.c_str(), d, vm)) return kExitOk;
     if (l2 != "cold" && l2 != "warm") throw InputError("--l2 must be cold or warm, not '" + l2 + "'");
+    if (repeat < 1 || repeat > 10000) throw InputError("--repeat must be 1..10000, not " + std::to_string(repeat));
     ops::OpArgs op_args;
     for (const auto& a : spec->args)
         if (vm.count(dashed(a.name))) op_args[a.name] = vm[dashed(a.name)].as<std::string>();
@@ -68,18 +97,13 @@ int cmd_kernel(const std::vector<std::string>& args) {
     Session s(common, text::join("sfumato kernel", args));
     s.elaborate();
     std::unique_ptr<ops::IOp> inst = ops::make_op(op, op_args, s.chip().info());
-    ops::CheckResult check;
-    std::vector<std::shared_ptr<Task>> tasks;
-    s.run([&](rt::Runtime& rt) {
-        inst->prepare(rt);
-        if (l2 == "cold") rt.flush_caches();
-        for (KernelDesc& k : inst->kernels()) tasks.push_back(rt.launch(std::move(k), rt.default_stream()));
-        rt.synchronize(rt.default_stream());
-        check = inst->check(rt);
-        inst->release(rt);
-    });
+    ops::BenchLoop loop;
+    s.run([&](rt::Runtime& rt) { loop = ops::run_bench_loop(rt, *inst, repeat, l2 == "cold"); });
+    const ops::CheckResult& check = loop.check;
     nlohmann::json summary = s.base_summary();
     summary["l2"] = l2;
+    const nlohmann::json steady = steady_json(s, loop);
+    if (repeat > 1) summary["repeat"] = steady;
     // A check that did not run has no verdict: passed is null (and the errors too).
     if (check.checked)
         summary["check"] = {{"checked", true}, {"passed", check.passed}, {"max_abs_err", check.max_abs_err}, {"max_rel_err", check.max_rel_err}};
@@ -88,7 +112,9 @@ int cmd_kernel(const std::vector<std::string>& args) {
     s.write_outputs(summary);
 
     std::printf("%s on %s (%s mode, %s L2)\n", op.c_str(), s.chip_params().name.get().c_str(), common.mode.c_str(), l2.c_str());
-    for (const auto& o : summary["ops"]) {
+    const size_t per_launch = loop.launches.empty() ? 0 : loop.launches[0].size();
+    for (size_t i = 0; i < per_launch && i < summary["ops"].size(); ++i) {  // the first launch
+        const auto& o = summary["ops"][i];
         const double us = o["time_us"].get<double>();
         std::printf("  kernel %s: %llu cycles, %.3f us, %.2f GB/s (GM bytes / kernel time), %s bound, roofline fraction %.3f "
                     "(compute peak and HBM; %.3f against the L2)\n",
@@ -104,6 +130,12 @@ int cmd_kernel(const std::vector<std::string>& args) {
                     pu["scalar"].get<double>(), pu["mte2"].get<double>(), pu["vector"].get<double>(), pu["mte3"].get<double>(),
                     pu["mte1"].get<double>(), pu["cube"].get<double>(), pu["fixpipe"].get<double>());
     }
+    if (repeat > 1)
+        std::printf("  steady state (mean of launches 2..%u): %.1f cycles, %.3f us per launch, %.2f GB/s, roofline "
+                    "fraction %.3f (first launch %llu cycles)\n",
+                    repeat, steady["steady_cycles"].get<double>(), steady["steady_time_us"].get<double>(),
+                    steady["steady_gbps"].get<double>(), steady["steady_roofline_fraction"].get<double>(),
+                    static_cast<unsigned long long>(steady["first_cycles"].get<uint64_t>()));
     if (check.checked) std::printf("  check: %s (max abs err %.3g, max rel err %.3g)\n", check.passed ? "passed" : "FAILED", check.max_abs_err, check.max_rel_err);
     else std::printf("  check: not run, no verdict (timing mode has no data)\n");
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()), summary["total_time_us"].get<double>());

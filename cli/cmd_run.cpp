@@ -86,6 +86,9 @@ int cmd_run(const std::vector<std::string>& args) {
         "streams (0 = the planner chooses, 1 = one stream)")(
         "batch", po::value<int64_t>(&batch)->default_value(1), "size of a symbolic batch dimension")(
         "iterations", po::value<int64_t>(&iterations)->default_value(1), "inferences after one load")(
+        "repeat", po::value<int64_t>(),
+        "the same as --iterations N: a benchmark loop; the report gives the first inference and the steady state "
+        "(mean of inferences 2..N), and the per-op table is the last inference's")(
         "reference",
         "also run the host reference interpreter "
         "(fp64) and compare the outputs with it");
@@ -102,6 +105,10 @@ int cmd_run(const std::vector<std::string>& args) {
     if (streams < 0 || streams > 64) throw InputError("--streams must be 0..64");
     opt.streams = streams;
     if (batch < 1 || batch > 65536) throw InputError("--batch must be 1..65536");
+    if (vm.count("repeat")) {
+        if (!vm["iterations"].defaulted()) throw InputError("give --repeat or --iterations, not both");
+        iterations = vm["repeat"].as<int64_t>();
+    }
     if (iterations < 1 || iterations > 100000) throw InputError("--iterations must be 1..100000");
     const bool use_reference = vm.count("reference") != 0;
 

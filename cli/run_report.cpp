@@ -178,10 +178,14 @@ nlohmann::json RunReport::summary(const std::string& model) const {
     double sum = 0;
     for (uint64_t ps : m_ex.run_ps())
         lat.push_back(static_cast<double>(ps) / 1e6), sum += static_cast<double>(ps) / 1e6;
-    s["inference"] = {
-        {"iterations", m_ex.run_ps().size()},
-        {"latency_us", lat},
-        {"mean_latency_us", m_ex.run_ps().empty() ? 0.0 : sum / static_cast<double>(m_ex.run_ps().size())}};
+    // First inference and steady state (mean of inferences 2..N, a benchmark loop's figure).
+    const size_t n = m_ex.run_ps().size();
+    const double first = n ? static_cast<double>(m_ex.run_ps()[0]) / 1e6 : 0.0;
+    s["inference"] = {{"iterations", n},
+                      {"latency_us", lat},
+                      {"mean_latency_us", n ? sum / static_cast<double>(n) : 0.0},
+                      {"first_latency_us", first},
+                      {"steady_latency_us", n > 1 ? (sum - first) / static_cast<double>(n - 1) : first}};
     return s;
 }
 
@@ -269,6 +273,13 @@ void RunReport::print(const std::string& mode) const {
     double lat = 0;
     for (uint64_t ps : m_ex.run_ps()) lat += static_cast<double>(ps) / 1e6;
     lat /= std::max<size_t>(1, m_ex.run_ps().size());
+    if (m_ex.run_ps().size() > 1) {
+        const double first = static_cast<double>(m_ex.run_ps()[0]) / 1e6;
+        const double n = static_cast<double>(m_ex.run_ps().size());
+        std::printf("  benchmark loop: first inference %.1f us, steady state %.1f us (mean of inferences 2..%zu; the "
+                    "table above is the last)\n",
+                    first, (lat * n - first) / (n - 1), m_ex.run_ps().size());
+    }
     std::printf(
         "  total: %zu kernels, %llu kernel cycles; load %.1f us; "
         "inference %.1f us (mean of %zu); %llu cycles simulated\n",

@@ -69,6 +69,7 @@ const Field kFields[] = {
     F("dststride", Fix, U, FixpipeParams, dst_stride), F("out", Fix, DT, FixpipeParams, out_dtype),
     F("quant", Fix, QM, FixpipeParams, quant),
     F("relu", Fix, U, FixpipeParams, relu), F("nz2nd", Fix, U, FixpipeParams, nz2nd),
+    F("atomic", Fix, U, FixpipeParams, atomic),
     F("cycles", Scalar, U, ScalarParams, cycles),
     F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
     F("all", Scalar, U, ScalarParams, all),

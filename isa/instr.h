@@ -282,6 +282,9 @@ struct FixpipeParams {
     QuantMode quant = QuantMode::NONE;
     uint8_t relu = 0;
     uint8_t nz2nd = 0;
+    // 1: add into what GM holds, in out_dtype, instead of overwriting it (dst GM only; the L2
+    // does the read-modify-write, as SetAtomicAdd before a Fixpipe on 910B-class parts).
+    uint8_t atomic = 0;
     bool operator==(const FixpipeParams&) const = default;
 };
 

@@ -104,6 +104,21 @@ uint64_t fix_dst_hull(const Instr& in) {
     return ((groups - 1) * p.dst_stride + p.m) * kBlock;
 }
 
+// GM[addr, addr + len) += vals, element by element in type t, each sum rounded once to t.
+void gm_atomic_add(IMemView& mem, DType t, uint64_t addr, const uint8_t* vals, uint64_t len) {
+    uint8_t old[1024];
+    const uint32_t es = dtype_size(t);
+    mem.gm_read(addr, old, len);
+    for (uint64_t e = 0; e + es <= len; e += es) {
+        if (is_int(t))
+            store_wrap(t, old + e,
+                       static_cast<int64_t>(load_f64(t, old + e)) + static_cast<int64_t>(load_f64(t, vals + e)));
+        else
+            store_f64(t, old + e, load_f64(t, old + e) + load_f64(t, vals + e));
+    }
+    mem.gm_write(addr, old, len);
+}
+
 void exec_fix(const Instr& in, IMemView& mem) {
     const FixpipeParams& p = in.fix;
     const uint32_t eo = dtype_size(p.out_dtype), c0 = kBlock / eo;
@@ -129,7 +144,9 @@ void exec_fix(const Instr& in, IMemView& mem) {
                                          : (uint64_t{j0 / c0} * p.dst_stride + i) * kBlock;
             const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : kBlock;
             if (!p.nz2nd) std::fill(row + cols * eo, row + kBlock, uint8_t{0});
-            if (to_gm)
+            if (to_gm && p.atomic)
+                gm_atomic_add(mem, p.out_dtype, in.dst.addr + off, row, len);
+            else if (to_gm)
                 mem.gm_write(in.dst.addr + off, row, len);
             else
                 std::memcpy(d + off, row, len);
@@ -163,6 +180,9 @@ std::string validate_cube(const Instr& in) {
         if (p.src_stride < ceil_div(p.m, 16) * 16)
             return "fixpipe: src_stride smaller than m rounded up to 16";
         if (p.nz2nd && p.dst_stride < p.n) return "fixpipe: ND dst_stride smaller than n";
+        if (p.atomic > 1) return "fixpipe: atomic must be 0 or 1";
+        if (p.atomic && (in.op != Opcode::FIXPIPE || in.dst.pos != Pos::GM)) return "fixpipe: atomic add only into GM";
+        if (p.atomic && p.relu) return "fixpipe: atomic add with ReLU (a partial sum must not be clipped)";
         if (!p.nz2nd && p.n > kBlock / dtype_size(p.out_dtype) && p.dst_stride < p.m)
             return "fixpipe: NZ dst_stride smaller than m";
         if (in.src0.pos != Pos::L0C) return bad_pos(in, "src0", in.src0.pos);

@@ -123,6 +123,13 @@ struct DeviceInfo {
     // Peaks for rooflines, in bytes (or MACs) per core cycle.
     double vector_bytes_per_cycle = 0;  // per vector core
     double cube_macs_fp16 = 0;          // per cube core
+    // The cube's reduction depth per cycle by input type (elements of k per m0 x n0 step-cycle;
+    // fp16/bf16 16, fp32 4, int8 32 on A2/A3 parts): cycles of a mad of depth k = ceil(k / depth).
+    uint32_t cube_depth_16bit = 16, cube_depth_fp32 = 4, cube_depth_int8 = 32;
+    // Depth per cycle for an input element size (1: int8, 2: fp16/bf16, 4: fp32).
+    uint32_t cube_depth_of(uint32_t in_es) const {
+        return in_es == 1 ? cube_depth_int8 : in_es == 4 ? cube_depth_fp32 : cube_depth_16bit;
+    }
     double gm_bytes_per_cycle = 0;      // whole device
     double core_gm_read_bytes_per_cycle = 0;
     double core_gm_write_bytes_per_cycle = 0;

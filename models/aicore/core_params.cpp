@@ -43,8 +43,14 @@ CoreParams::CoreParams(const ParamScope& s)
       cube_m0(s.sub("cube"), "m0", 16, "row", "fractal rows per cube cycle", {1, 256}),
       cube_n0(s.sub("cube"), "n0", 16, "col", "fractal columns per cube cycle", {1, 256}),
       cube_k0_16bit(s.sub("cube"), "k0_16bit", 16, "elem", "reduction depth per cycle, fp16/bf16", {1, 256}),
-      cube_k0_int8(s.sub("cube"), "k0_int8", 32, "elem", "reduction depth per cycle, int8", {1, 256}),
-      cube_k0_fp32(s.sub("cube"), "k0_fp32", 8, "elem", "reduction depth per cycle, fp32", {1, 256}),
+      cube_k0_int8(s.sub("cube"), "k0_int8", 32, "elem",
+                   "reduction depth per cycle, int8 (twice fp16: the vendor's open A2/A3 cost model, hicann/pypto "
+                   "cost_model, gives 32)",
+                   {1, 256}),
+      cube_k0_fp32(s.sub("cube"), "k0_fp32", 4, "elem",
+                   "reduction depth per cycle, fp32 (a quarter of fp16: the vendor's open A2/A3 cost model, hicann/pypto "
+                   "cost_model, gives 4; the fp32 fractal is 8 deep, so one takes two cycles)",
+                   {1, 256}),
       cube_cycles_per_step(s.sub("cube"), "cycles_per_step", 1, "cycle", "cycles per m0 x k0 x n0 fractal step", {1, 1000}),
       cube_fill(s.sub("cube"), "fill", 16, "cycle", "cube pipeline fill: latency beyond throughput (est.)", {0, 10000}),
       mte1_l1_l0a_bpc(s.sub("mte1"), "l1_l0a_bytes_per_cycle", 512, "B/cycle", "L1->L0A bandwidth (load2d/load3d)", {1, 65536}),

@@ -42,6 +42,7 @@ bool gm_pattern(const isa::Instr& in, GmPattern& p) {
             const uint64_t eo = isa::dtype_size(in.fix.out_dtype);
             p.base = in.dst.addr;
             p.write = true;
+            p.atomic = in.fix.atomic != 0;
             if (in.fix.nz2nd) {  // m rows of n elements
                 p.outer = 1;
                 p.inner = in.fix.m;

@@ -87,6 +87,9 @@ DeviceInfo device_info(const ChipParams& p, bool functional) {
     d.functional = functional;
     d.vector_bytes_per_cycle = 256.0 / p.core.vec_cycles_per_repeat;
     d.cube_macs_fp16 = static_cast<double>(p.core.cube_m0) * p.core.cube_n0 * p.core.cube_k0_16bit;
+    d.cube_depth_16bit = p.core.cube_k0_16bit;
+    d.cube_depth_fp32 = p.core.cube_k0_fp32;
+    d.cube_depth_int8 = p.core.cube_k0_int8;
     const ChipPeaks peaks = chip_peaks(p);
     const double per_cycle = 1e9 / (static_cast<double>(p.clock_mhz) * 1e6);  // GB/s -> B/cycle
     d.gm_bytes_per_cycle = peaks.gm_gbps * per_cycle;

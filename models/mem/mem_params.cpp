@@ -14,6 +14,10 @@ L2Params read_l2_params(const ParamScope& s) {
     p.hit_latency = Param<uint32_t>(s, "hit_latency", 20, "cycle", "slice arrival to data return on a hit", {0, 100000});
     p.slice_bytes_per_cycle = Param<uint32_t>(s, "slice_bytes_per_cycle", 64, "B/cycle", "port bandwidth of one slice", {1, 65536});
     p.mshrs = Param<uint32_t>(s, "mshrs", 32, "", "outstanding line misses per slice", {1, 65536});
+    p.atomic_cycles = Param<uint32_t>(s, "atomic_cycles", 4, "cycle",
+                                      "an atomic add's read-modify-write in the slice: cycles beyond a hit's latency "
+                                      "(its data array is read and written, so it also occupies the slice port twice; est.)",
+                                      {0, 100000});
     p.replacement = ChoiceParam(s, "replacement", "lru", "replacement policy", replacement_names()).get();
     if (!is_pow2(p.g.line_bytes)) throw ConfigError(s.key("line_bytes"), "must be a power of two (got " + std::to_string(p.g.line_bytes) + ")");
     if (!is_pow2(p.g.sector_bytes) || p.g.sector_bytes > p.g.line_bytes || p.g.line_bytes / p.g.sector_bytes > 64)

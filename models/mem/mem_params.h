@@ -17,6 +17,7 @@ struct L2Params {
     uint32_t hit_latency = 20;         // core cycles
     uint32_t slice_bytes_per_cycle = 64;
     uint32_t mshrs = 32;               // per slice
+    uint32_t atomic_cycles = 4;        // an atomic add's ALU time in the slice, beyond a hit
     std::string replacement = "lru";
 };
 L2Params read_l2_params(const ParamScope& s);

@@ -43,6 +43,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     m_frontend_ps = p.frontend_ps;
     m_noc_ps = m_clk.ticks(m_noc.latency);
     m_hit_ps = m_clk.ticks(m_l2.hit_latency);
+    m_atomic_ps = m_clk.ticks(m_l2.atomic_cycles);
     m_runahead_ps = m_noc_ps;
     m_line_shift = static_cast<uint32_t>(__builtin_ctz(m_l2.g.line_bytes));
     m_slice_div = FastDiv32(m_l2.g.slices);

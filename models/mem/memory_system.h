@@ -187,7 +187,8 @@ private:
     uint32_t m_ports_n;
     TraceHub* m_trace;
     uint64_t m_frontend_ps;
-    uint64_t m_noc_ps, m_hit_ps;  // NoC latency and L2 hit latency in ps
+    uint64_t m_noc_ps, m_hit_ps;
+    uint64_t m_atomic_ps = 0;  // an atomic add's read-modify-write beyond a hit  // NoC latency and L2 hit latency in ps
     uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;

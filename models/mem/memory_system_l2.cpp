@@ -1,6 +1,11 @@
 // The L2 side of the memory system (memory_system.h): per-core NoC ports into the slices, the
 // tag lookup of a request (hits, write-allocate, misses merged in MSHRs or blocked until one
 // frees), fills landing from HBM, and the flush that writes back and invalidates every line.
+// Atomic adds (MTE3 or FixPipe with atomic set) are done by the slice: the line's sectors must be
+// valid (a miss fetches them from HBM like a read, through an MSHR), the slice reads, adds and
+// writes them (its port busy twice as long, plus atomic_cycles), and the line turns dirty; no data
+// returns to the core. Simplified: no per-line lock between atomics to one line beyond the slice's
+// serial port, and the adder never stalls on the data type.
 #include "models/mem/memory_system.h"
 
 #include <algorithm>
@@ -26,7 +31,7 @@ void MemorySystem::submit_line(MemRequest& r) {
     Slice& s = m_slices[slice_of(line)];
     s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
-    s.free = at + ser(r.bytes, m_slice_rate);
+    s.free = at + ser(r.bytes, m_slice_rate) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
     push(at, Ev::L2Access, &r);
 }
@@ -44,7 +49,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
         ++m_trace_accesses;
     }
     uint32_t slot = s.tags->find(line, true);
-    if (r.write) {
+    if (r.write && !r.atomic_add) {
         if (slot != L2Tags::kNone) {
             ++st.hits;
             ++m_trace_hits;
@@ -77,7 +82,8 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
             ++st.hits;
             ++m_trace_hits;
         }
-        complete(r, t + m_hit_ps);
+        if (r.atomic_add) s.tags->add_dirty(slot, mask);
+        complete(r, t + m_hit_ps + (r.atomic_add ? m_atomic_ps : 0));
         if (how == kReleased) release_blocked(s, t);  // it did not need the MSHR it was given
         return;
     }
@@ -189,6 +195,7 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
         s.tags->add_valid(slot, m.fetch_mask);
         valid = s.tags->valid(slot);
     }
+    const uint32_t line_slot = m.stolen ? s.tags->find(m.line_addr, false) : m.slot;
     s.free_mshrs.push_back(&m);
     m.head = m.tail = nullptr;
     // The head (the request that allocated the MSHR) brought the line from HBM: its data takes
@@ -200,9 +207,16 @@ void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
         MemRequest* nx = w->next;
         w->next = nullptr;
         const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
-        if ((valid & mask) != mask) push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
-        else if (head) finish_miss(*w, t);
-        else complete(*w, t + m_hit_ps);
+        if ((valid & mask) != mask) {
+            push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
+        } else if (w->atomic_add) {  // the slice adds into the line; nothing returns to the core
+            s.tags->add_dirty(line_slot, mask);
+            complete(*w, t + m_hit_ps + m_atomic_ps);
+        } else if (head) {
+            finish_miss(*w, t);
+        } else {
+            complete(*w, t + m_hit_ps);
+        }
         head = false;
         w = nx;
     }

@@ -196,6 +196,7 @@ void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out,
     f.quant = p.quantPre;
     f.relu = p.reluEn ? 1 : 0;
     f.nz2nd = p.nz2ndEn ? 1 : 0;
+    f.atomic = p.atomicAdd ? 1 : 0;
     in.scalar = p.deqScalar;
     ctx.issue(in);
 }

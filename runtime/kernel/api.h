@@ -95,6 +95,8 @@ struct FixpipeParams {
     double deqScalar = 1.0;
     bool reluEn = false;
     bool nz2ndEn = true;
+    // Add into GM instead of overwriting (SetAtomicAdd<T>() before the Fixpipe in Ascend C).
+    bool atomicAdd = false;
 };
 
 namespace detail {

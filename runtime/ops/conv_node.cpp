@@ -189,7 +189,7 @@ public:
         const uint32_t es = isa::dtype_size(p.in);
         kd.bytes = xc.dst_elems() * es + wc.dst_elems() * es + m_out.numel() * isa::dtype_size(p.out);
         const double steps = double(p.n) * p.g * std::ceil(p.mg / 16.0) *
-                             std::ceil(p.kdim() / double(p.c0())) * std::ceil(double(p.oh) * p.ow / 16.0);
+                             std::ceil(p.kdim() / double(m_dev.cube_depth_of(es))) * std::ceil(double(p.oh) * p.ow / 16.0);
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);  // every cube core (chip peak)
         ks.push_back(std::move(kd));
         if (m_epilogue) {

@@ -176,7 +176,7 @@ public:
         kd.flops = 2.0 * double(m_out.numel()) * pixels;
         const uint32_t es = isa::dtype_size(p.in);
         kd.bytes = xc.dst_elems() * es + in.at(1).numel() * es + uint64_t{p.parts} * p.m * p.ncol() * isa::dtype_size(p.out);
-        const double steps = std::ceil(p.m / 16.0) * std::ceil(p.ncol() / 16.0) * std::ceil(pixels / p.c0());
+        const double steps = std::ceil(p.m / 16.0) * std::ceil(p.ncol() / 16.0) * std::ceil(pixels / m_dev.cube_depth_of(es));
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
         ks.push_back(std::move(kd));
         uint64_t prev = p.dw;

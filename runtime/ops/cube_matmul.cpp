@@ -52,6 +52,7 @@ public:
         m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
 
         Step cur = at(m_ctx.block_idx(), 0);
+        if (m_t.k_split > 1 && !coupled) zero_and_meet();
         if (cur.valid) load(cur), loaded();
         LocalTensor<C> c;
         for (; cur.valid; cur = next(cur)) {
@@ -60,7 +61,7 @@ public:
             if (nx.valid) load(nx), loaded();
             if (cur.kidx == 0) c = m_qc1.template AllocTensor<C>();
             compute(cur, c);
-            if (!m_p.skip_ab && cur.kidx + 1 < m_t.k_chunks()) continue;
+            if (!m_p.skip_ab && cur.kidx + 1 < cur.nk) continue;
             m_qc1.EnQue(c);
             c = m_qc1.template DeQue<C>();
             drain(cur, c, coupled);
@@ -75,7 +76,9 @@ private:
 
     struct Step {
         bool valid = false;
-        uint32_t tile = 0, kidx = 0, k0 = 0;  // kidx: position in the tile's k walk (see k_rot)
+        uint32_t item = 0, tile = 0, part = 0;  // work item = (tile in the order, split-K part)
+        uint32_t nk = 0;                        // chunks of the item's k walk
+        uint32_t kidx = 0, k0 = 0;  // kidx: position in the item's k walk (see k_rot)
         uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
         uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
     };
@@ -84,13 +87,16 @@ private:
     uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
     uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
 
-    Step at(uint32_t tile, uint32_t kidx) const {
+    Step at(uint32_t item, uint32_t kidx) const {
         Step s;
-        s.tile = tile, s.kidx = kidx;
-        if (tile >= m_t.tiles()) return s;
+        const uint32_t split = std::max<uint32_t>(1, m_t.k_split);
+        s.item = item, s.tile = item / split, s.part = item % split, s.kidx = kidx;
+        if (item >= m_t.items()) return s;
         s.valid = true;
-        const TileCoord tc = tile_coord(m_t, tile);
-        const uint32_t k0 = m_t.k_chunk(tc.tm, tc.tn, kidx) * m_t.k_l1;
+        const TileCoord tc = tile_coord(m_t, s.tile);
+        const uint32_t c0 = m_t.part_begin(s.part);
+        s.nk = split > 1 ? m_t.part_begin(s.part + 1) - c0 : m_t.k_chunks();
+        const uint32_t k0 = (split > 1 ? c0 + kidx : m_t.k_chunk(tc.tm, tc.tn, kidx)) * m_t.k_l1;
         s.k0 = k0;
         s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
         s.tm = std::min(m_t.base_m, m_t.m - s.m0), s.tn = std::min(m_t.base_n, m_t.n - s.n0);
@@ -104,10 +110,52 @@ private:
         return s;
     }
     Step next(const Step& s) const {
-        if (!m_p.skip_ab && s.kidx + 1 < m_t.k_chunks()) return at(s.tile, s.kidx + 1);
-        return at(s.tile + m_ctx.block_num(), 0);
+        if (!m_p.skip_ab && s.kidx + 1 < s.nk) return at(s.item, s.kidx + 1);
+        return at(s.item + m_ctx.block_num(), 0);
     }
-    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.kidx == 0; }
+    // The bias enters once per tile: with split-K, through the first part.
+    bool has_bias(const Step& s) const {
+        return m_p.bias_form != BiasForm::None && s.kidx == 0 && s.part == 0;
+    }
+
+    // ---- split-K (MatmulTiling::k_split) ----
+    static constexpr uint8_t kZeroedFlag = 1, kGoFlag = 2;  // mode 0: all cube cores
+    // C must be zero before any part adds into it: each block zeroes the tiles whose first part
+    // it runs (a zero mad into L0C, drained by the FixPipe), then all blocks meet in the FixPipe
+    // pipe (block 0 collects one count per block, then releases the others), so the first atomic
+    // drain of any block follows every zeroing write. Loads and mads are not held.
+    void zero_and_meet() {
+        for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = at(s.item + m_ctx.block_num(), 0)) {
+            if (s.part != 0) continue;
+            m_ctx.scalar(2);
+            const uint32_t m1 = m_pad(s) / 16, n1 = n_pad(s) / 16;
+            LocalTensor<C> c = m_qc1.template AllocTensor<C>();
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(m1 * 16), 0, 0.0});
+            InitConstValue(b2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, 0.0});
+            m_qa2.EnQue(a2);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(n_pad(s)),
+                            static_cast<uint16_t>(kK0), true});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+            m_qc1.EnQue(c);
+            c = m_qc1.template DeQue<C>();
+            drain(s, c, false, true);
+            m_qc1.FreeTensor(c);
+        }
+        CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+        if (m_ctx.block_idx() == 0) {
+            for (uint32_t i = 0; i < m_ctx.block_num(); ++i) CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+            for (uint32_t i = 1; i < m_ctx.block_num(); ++i) CrossCoreSetFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
+        } else {
+            CrossCoreWaitFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
+        }
+    }
 
     // ---- L2 prefetch by the AIVs (see MatmulTiling::pf_ahead) ----
     static constexpr uint8_t kPfFlag = 0;
@@ -440,11 +488,14 @@ private:
         m_qb1.FreeTensor(b1);
     }
 
-    void drain(const Step& s, const LocalTensor<C>& c, bool coupled) {
+    // A finished tile (or, with split-K, a part's partial sum, added into C) to GM; `plain`:
+    // the zeroing write (no scale, no atomic).
+    void drain(const Step& s, const LocalTensor<C>& c, bool coupled, bool plain = false) {
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
                          static_cast<uint16_t>(rup(s.tm, 16)), static_cast<uint32_t>(m_p.ldc)};
-        if (m_p.alpha != 1.0) fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
-        fp.reluEn = m_p.relu;
+        if (!plain && m_p.alpha != 1.0) fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
+        fp.reluEn = !plain && m_p.relu;
+        fp.atomicAdd = !plain && m_t.k_split > 1;
         store_l0c_tile(m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0], c, fp, coupled, m_qc2,
                        MatmulTiling::ub_row(s.tn, sizeof(U)), s.tm, s.tn, m_p.ldc);
     }

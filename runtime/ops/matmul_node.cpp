@@ -108,7 +108,7 @@ public:
         kd.flops = 2.0 * t.batch * t.m * t.n * t.k;
         kd.bytes = uint64_t{t.batch} * ((uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * es +
                                         uint64_t{t.m} * t.n * isa::dtype_size(p.out));
-        const double steps = double(t.batch) * isa::ceil_div(t.m, 16) * isa::ceil_div(t.k, cube_k0_of(es)) *
+        const double steps = double(t.batch) * isa::ceil_div(t.m, 16) * isa::ceil_div(t.k, m_dev.cube_depth_of(es)) *
                              isa::ceil_div(t.n, 16);
         // At the chip's peak: every cube core (KernelDesc::min_compute_cycles).
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
@@ -132,6 +132,7 @@ public:
         if (t.trans_b) s += ", B transposed";
         if (t.group_m > 1 || t.group_n) s += ", tile order: groups of " + std::to_string(t.group_m) + " rows";
         if (t.k_rot > 1) s += ", k rotation " + std::to_string(t.k_rot);
+        if (t.k_split > 1) s += ", split-K " + std::to_string(t.k_split) + " (FixPipe atomic add)";
         static const char* kBias[] = {"", ", bias row (mad)", ", bias column (mad)", ", bias scalar (mad)"};
         s += kBias[static_cast<int>(m_plan.bias_form)];
         if (m_plan.relu) s += ", ReLU in FixPipe";
@@ -282,6 +283,8 @@ private:
         pr.in_es = isa::dtype_size(m_plan.in), pr.out_es = isa::dtype_size(m_plan.out);
         pr.trans_a = m_ta, pr.trans_b = m_tb;
         pr.bias = m_plan.bias_form;
+        // Split-K adds partial sums into C: not with a ReLU in the FixPipe or a bias-only product.
+        pr.split_k_ok = !m_plan.relu && !m_plan.skip_ab;
         try {
             m_plan.t = ops::plan_matmul(pr, m_dev);
         } catch (const InputError& e) {

@@ -47,6 +47,16 @@ bool fit_k(MatmulTiling& t, uint32_t in_es, const DeviceInfo& dev) {
     t.k_l1 = static_cast<uint32_t>(steps) * t.base_k;
     return true;
 }
+// The most parts split-K may cut a tile's k walk into (1: none). Only with few tiles (at most two
+// per cube core: more tiles keep the cores busy without it), on split parts (the FixPipe adds
+// into GM; a coupled part drains through UB), with the block count left to the plan (the
+// kernel's barrier needs every block resident), and at least one L1 chunk per part; at most
+// enough parts for four items per core.
+uint32_t split_limit(const MatmulTiling& t, const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim) {
+    const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
+    if (!pr.split_k_ok || block_dim != 0 || dev.arch != "split" || t.tiles() > 2 * cores) return 1;
+    return std::max<uint32_t>(1, std::min(t.k_chunks(), 4 * cores / t.tiles()));
+}
 }  // namespace
 
 TileCoord tile_coord(const MatmulTiling& t, uint32_t tile) {
@@ -94,7 +104,7 @@ void choose_tile_order(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
 void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
     t.k_rot = 1;
     const uint32_t nk = t.k_chunks();
-    if (nk <= t.buffers || dev.l2_bytes == 0) return;
+    if (nk <= t.buffers || dev.l2_bytes == 0 || t.k_split > 1) return;
     const uint32_t w = std::max<uint32_t>(1, std::min(t.block_dim, t.tiles()));
     const uint32_t gn = t.group_n ? std::min(t.group_n, t.tiles_n) : t.tiles_n;
     const uint32_t rows = std::max<uint32_t>(1, std::min(t.group_m, t.tiles_m));
@@ -121,7 +131,9 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
     t.pf_ahead = 0, t.pf_buf = 0, t.pf_aiv = 0;
     t.pf_marks.reset();
     if (off || dev.arch != "split" || dev.aiv_per_aic == 0 || dev.l2_bytes == 0 || dev.ub_bytes < 1024) return;
-    const uint32_t w = std::max<uint32_t>(1, std::min(t.block_dim, t.tiles()));
+    // Blocks running at once, and the tiles they work on (split-K: k_split items per tile).
+    const uint32_t blocks = std::max<uint32_t>(1, std::min(t.block_dim, t.items()));
+    const uint32_t w = std::max<uint32_t>(1, blocks / t.k_split);
     // An LRU walk of the tile order over the tile order's L2 budget: A and B panels, and the
     // output tiles written (they stay in the write-back L2 until evicted). A panel is marked
     // for tile i when it (re)entered L2 at one of the w tiles up to i (those run at once).
@@ -169,14 +181,14 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
     // last block by aiv_per_aic core starts per block.
     if (dev.core_gm_read_bytes_per_cycle > 0 && dev.core_read_max_bytes_per_cycle > dev.core_gm_read_bytes_per_cycle) {
         const double per_byte = 1.0 / dev.core_gm_read_bytes_per_cycle - 1.0 / dev.core_read_max_bytes_per_cycle;
-        const double gain = brought / w * per_byte;
-        const double start_cost = double(w) * dev.aiv_per_aic * dev.core_start_cycles;
+        const double gain = brought / blocks * per_byte;
+        const double start_cost = double(blocks) * dev.aiv_per_aic * dev.core_start_cycles;
         if (gain <= start_cost) return;
     }
     // Lookahead: the blocks' prefetched chunks not yet read by their cubes stay within the
     // quarter of L2 the tile order's budget leaves.
     const double chunk = double(t.a1_bytes(in_es) + t.b1_bytes(in_es));
-    const double ahead = 0.25 * double(dev.l2_bytes) / (double(w) * chunk);
+    const double ahead = 0.25 * double(dev.l2_bytes) / (double(blocks) * chunk);
     t.pf_ahead = static_cast<uint32_t>(std::max<double>(t.buffers + 1, std::min<double>(ahead, 1u << 20)));
     t.pf_buf = static_cast<uint32_t>(std::min<uint64_t>(dev.ub_bytes / 2, 64 * 1024) / 32 * 32);
     t.pf_aiv = dev.aiv_per_aic;
@@ -184,13 +196,20 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
 }
 
 double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev) {
-    const uint32_t blocks = std::max<uint32_t>(1, std::min(t.tiles(), t.block_dim));
-    const double waves = (t.tiles() + blocks - 1) / blocks;
+    const uint32_t blocks = std::max<uint32_t>(1, std::min(t.items(), t.block_dim));
+    const double waves = (t.items() + blocks - 1) / blocks;
+    // The k of one work item: the longest part of a split tile (all of k without split-K).
+    uint32_t kp = t.k;
+    if (t.k_split > 1) {
+        uint32_t most = 0;
+        for (uint32_t p = 0; p < t.k_split; ++p) most = std::max(most, t.part_begin(p + 1) - t.part_begin(p));
+        kp = std::min<uint32_t>(t.k, most * t.k_l1);
+    }
     const double macs = dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 16.0 * 16 * 16;
-    const uint32_t k0 = cube_k0_of(in_es);
-    // fp16 MACs per cycle hold for 16-deep steps; a K0-deep step takes one cycle
-    // too.
-    const double cube = double(t.base_m) * t.base_n * rup(t.k, k0) / macs * (16.0 / k0);
+    // The cube does an m0 x n0 step of its per-type depth per cycle (fp32: a quarter of the
+    // fp16 depth, int8 twice it; DeviceInfo::cube_depth_of).
+    const double depth = dev.cube_depth_of(in_es), mn0 = macs / std::max(1u, dev.cube_depth_16bit);
+    const double cube = double(t.base_m) * t.base_n / mn0 * std::ceil(double(kp) / depth);
     // A and B are read by every tile of their row / column; they stay in L2 when
     // they fit.
     const double footprint = (double(t.m) * t.k + double(t.k) * t.n) * in_es * t.batch;
@@ -214,15 +233,16 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
                 t.trans_b ? t.base_n * row(double(kc) * in_es) : kc * row(double(t.base_n) * in_es);
             return a + b;
         };
-        const uint32_t full = t.k / t.k_l1, rest = t.k % t.k_l1;
+        const uint32_t full = kp / t.k_l1, rest = kp % t.k_l1;
         load = full * chunk(t.k_l1) + (rest ? chunk(rest) : 0.0);
     }
     const double drain = dev.core_write_max_bytes_per_cycle > 0
                              ? double(t.base_m) * t.base_n * out_es / dev.core_write_max_bytes_per_cycle
                              : 0.0;
     // With one L0C buffer the next tile's first mad waits for the drain; the last
-    // drain is always exposed.
-    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain;
+    // drain is always exposed. Split-K adds zeroing C (a drain's worth of writes per block).
+    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain +
+           (t.k_split > 1 ? drain : 0.0);
 }
 
 MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,
@@ -269,12 +289,16 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
                 if (!c_fits(t, pr.out_es, dev) || !fit_k(t, pr.in_es, dev)) continue;
                 t.tiles_m = (m + t.base_m - 1) / t.base_m;
                 t.tiles_n = (n + t.base_n - 1) / t.base_n;
-                t.block_dim = block_dim ? block_dim : std::min(t.tiles(), cores);
-                const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
-                const double bytes = double(t.tiles_n) * m + double(t.tiles_m) * n;  // x k x in_es
-                const bool tie = found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
-                if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
-                    best = t, best_cost = cost, best_bytes = bytes, found = true;
+                const uint32_t max_split = split_limit(t, pr, dev, block_dim);
+                for (uint32_t split = 1; split <= max_split; ++split) {
+                    t.k_split = split;
+                    t.block_dim = block_dim ? block_dim : std::min(t.items(), cores);
+                    const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
+                    const double bytes = double(t.tiles_n) * m + double(t.tiles_m) * n;  // x k x in_es
+                    const bool tie = found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
+                    if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
+                        best = t, best_cost = cost, best_bytes = bytes, found = true;
+                }
             }
         }
     if (!found)

@@ -12,8 +12,12 @@
 // (over every batch) are spread over block_dim = min(tiles, cube cores) blocks, round robin,
 // in a swizzled order (see group_m). Element types: fp16/bf16 (K0 = 16), fp32 (K0 = 8, the
 // cube's fp32 mode), int8 (K0 = 32); transposed operands pad their L1 tiles to the transpose
-// squares (int8: 32). Simplified: no split-k, no L1 reuse of a panel across output tiles (with
-// k up to 64 Ki a full-k panel does not fit L1).
+// squares (int8: 32). Split-K (k_split): when there are few output tiles (at most two per cube
+// core) the k walk of each tile is cut into parts that run on different cores and add their
+// partial sums into C with the FixPipe's atomic add (C zeroed first by the kernel), so that
+// small-M (GEMV-like, M = 1-160) and small-M*N large-K shapes keep every core streaming its
+// operands. Simplified: no L1 reuse of a panel across output tiles (with k up to 64 Ki a full-k
+// panel does not fit L1), no split-K on coupled parts (their drain goes through UB).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +38,9 @@ struct MatmulProblem {
     uint32_t in_es = 2, out_es = 4;  // element sizes: 1 (int8), 2 (fp16/bf16), 4 (fp32)
     bool trans_a = false, trans_b = false;  // A stored k x m, B stored n x k
     BiasForm bias = BiasForm::None;
+    // Split-K allowed (partial sums added into C): not with a ReLU in the FixPipe, which must
+    // see the whole sum.
+    bool split_k_ok = true;
 };
 
 struct MatmulTiling {
@@ -99,6 +106,17 @@ struct MatmulTiling {
     uint32_t align_m = 16, align_n = 16, align_k = 16;
     // Extra L1 bytes per A1 / B1 buffer for a bias operand (a column of m, or a row of n).
     uint32_t a1_extra = 0, b1_extra = 0;
+    // Split-K: each tile's k chunks are cut into k_split parts of consecutive chunks (part p:
+    // chunks [part_begin(p), part_begin(p + 1))); the work items are (tile, part) pairs, item i
+    // = part i % k_split of the i / k_split-th tile in the order, spread over the blocks round
+    // robin. With k_split > 1 the kernel zeroes C, all blocks meet at a barrier (so block_dim is
+    // at most the cube cores: every block resident) and each part adds its partial sum into C
+    // with the FixPipe's atomic add; no k rotation.
+    uint32_t k_split = 1;
+    uint32_t items() const { return tiles() * k_split; }
+    uint32_t part_begin(uint32_t p) const {
+        return static_cast<uint32_t>(uint64_t{p} * k_chunks() / std::max<uint32_t>(1, k_split));
+    }
     uint32_t tiles() const { return batch * tiles_m * tiles_n; }
     uint32_t k_chunks() const { return k_l1 ? (k + k_l1 - 1) / k_l1 : 1; }
     // The chunk a tile's k walk starts at (see k_rot).

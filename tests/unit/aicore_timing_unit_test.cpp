@@ -142,9 +142,12 @@ TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
     mad.mad = {33, 70, 16, 0, 0};
     mad.dtype = isa::DType::FP16;
     CHECK(mad_cycles(mad, *p) == 3 * 5 * 1 * p->cube_cycles_per_step);
+    // k = 70 in steps of the per-type depth per cycle (fp16 16, int8 32, fp32 4).
+    auto kd = [](uint32_t depth) { return (70 + depth - 1) / depth; };
     mad.dtype = isa::DType::INT8;
-    CHECK(mad_cycles(mad, *p) == 3 * 3 * 1 * p->cube_cycles_per_step);
+    CHECK(mad_cycles(mad, *p) == 3 * kd(p->cube_k0_int8) * 1 * p->cube_cycles_per_step);
     mad.dtype = isa::DType::FP32;
-    CHECK(mad_cycles(mad, *p) == 3 * 9 * 1 * p->cube_cycles_per_step);
+    CHECK(mad_cycles(mad, *p) == 3 * kd(p->cube_k0_fp32) * 1 * p->cube_cycles_per_step);
+    CHECK(p->cube_k0_fp32 * 4 == p->cube_k0_16bit);  // fp32 at a quarter of the fp16 rate
     CHECK(compute_timing(mad, *p).latency == p->cube_fill);
 }

@@ -54,6 +54,7 @@ double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind) {
     MatmulProblem pr;
     pr.batch = c.batch, pr.m = c.m, pr.n = c.n, pr.k = c.k, pr.in_es = es, pr.out_es = eo;
     pr.trans_a = c.ta, pr.trans_b = c.tb, pr.bias = c.bias;
+    pr.split_k_ok = false;  // blocks run one after another here: no cross-core barrier
     CubeMatmulPlan p;
     p.t = plan_matmul(pr, dev);
     p.t.gm_nz = false;
@@ -397,6 +398,7 @@ TEST_CASE("cube matmul: L2 prefetch by the AIVs of a split part") {
         const uint32_t es = isa::dtype_size(sh.in);
         MatmulProblem pr;
         pr.m = sh.m, pr.n = sh.n, pr.k = sh.k, pr.in_es = es, pr.out_es = 4, pr.trans_a = sh.ta, pr.trans_b = sh.tb;
+        pr.split_k_ok = false;  // as run_case
         CubeMatmulPlan p;
         p.t = plan_matmul(pr, s);
         REQUIRE(p.t.pf_ahead > 0);

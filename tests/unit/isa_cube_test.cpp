@@ -367,3 +367,37 @@ TEST_CASE("isa cube: copy_l0c_to_ub drains the accumulator into UB like fixpipe"
             CHECK(mem.val(Pos::UB, 0x40 + (i * N + j) * 2, DType::FP16) ==
                   f16_to_f32(f32_to_f16(std::max(0.0f, static_cast<float>(i * 100.0 + j - 50.5)))));
 }
+
+TEST_CASE("isa cube: fixpipe with atomic add adds into GM in the output type, and only into GM") {
+    TestMem mem;
+    const uint32_t M = 16, N = 16;
+    // L0C holds C[i][j] = i - j (fp32, NZ: column group j / 16, row i, 16 columns of 4 B).
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) mem.set(Pos::L0C, (i * 16 + j) * 4ull, DType::FP32, double(i) - double(j));
+    for (uint32_t e = 0; e < M * N; ++e) mem.set(Pos::GM, 0x1000 + e * 4ull, DType::FP32, 0.25 * e);
+    for (uint32_t e = 0; e < M * N; ++e) mem.set(Pos::GM, 0x3000 + e * 2ull, DType::FP16, 1.0);
+    Instr fix = make_instr(Opcode::FIXPIPE);
+    fix.dtype = DType::FP32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::GM, 0x1000);
+    fix.fix.m = M, fix.fix.n = N, fix.fix.src_stride = 16, fix.fix.dst_stride = N, fix.fix.nz2nd = 1;
+    fix.fix.out_dtype = DType::FP32, fix.fix.atomic = 1;
+    REQUIRE(validate(fix).empty());
+    execute(fix, mem);
+    execute(fix, mem);  // twice: GM = old + 2 C
+    Instr half = fix;
+    half.dst = at(Pos::GM, 0x3000), half.fix.out_dtype = DType::FP16;
+    execute(half, mem);
+    int bad = 0;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            const double c = double(i) - double(j);
+            bad += mem.val(Pos::GM, 0x1000 + (i * N + j) * 4ull, DType::FP32) != 0.25 * (i * N + j) + 2 * c;
+            bad += mem.val(Pos::GM, 0x3000 + (i * N + j) * 2ull, DType::FP16) != 1.0 + c;
+        }
+    CHECK(bad == 0);
+    Instr to_l1 = fix;
+    to_l1.dst = at(Pos::L1, 0);
+    CHECK_FALSE(validate(to_l1).empty());  // atomic add only into GM
+    Instr relu = fix;
+    relu.fix.relu = 1;
+    CHECK_FALSE(validate(relu).empty());  // a partial sum is never clipped
+}

@@ -55,7 +55,9 @@ void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_
     CHECK(uint64_t{t.tiles_m} * t.base_m >= t.m);
     CHECK(uint64_t{t.tiles_m - 1} * t.base_m < t.m);
     CHECK(uint64_t{t.tiles_n} * t.base_n >= t.n);
-    CHECK(t.block_dim == std::min(t.tiles(), d.cube_cores));
+    CHECK(t.block_dim == std::min(t.items(), d.cube_cores));
+    CHECK(t.k_split >= 1);
+    if (t.k_split > 1) CHECK(t.tiles() <= 2 * d.cube_cores);  // split-K only with few tiles
 }
 
 // Runs every block of the kernel on `kind` cores against one functional memory; returns C.
@@ -69,7 +71,12 @@ Run run_matmul(const DeviceInfo& dev, isa::CoreKind kind, uint32_t m, uint32_t n
                DType out, int nd2nz = -1, int gm_nz = -1) {
     const uint32_t es = isa::dtype_size(in), eo = isa::dtype_size(out);
     MatmulPlan p;
-    p.t = plan_matmul(m, n, k, es, eo, dev);
+    // Blocks run one after another here, so split-K's cross-core barrier (zero C before any
+    // part adds into it) cannot hold: plan without it (tests/regression/split_k_cli_test.cpp
+    // runs split-K on the chip model).
+    MatmulProblem pr;
+    pr.m = m, pr.n = n, pr.k = k, pr.in_es = es, pr.out_es = eo, pr.split_k_ok = false;
+    p.t = plan_matmul(pr, dev);
     if (nd2nz >= 0) p.t.nd2nz_instr = nd2nz == 1;
     if (gm_nz >= 0) p.t.gm_nz = gm_nz == 1;
     // GM: A and B row-major, or as NZ (zero-padded to 16 x 16 fractals).
