@@ -134,13 +134,14 @@ public:
         pr.m = u32(std::max<uint64_t>(1, (p.R + p.E - 1) / p.E));
         pr.n = u32(p.N), pr.k = u32(p.K);
         pr.in_es = pr.out_es = isa::dtype_size(t);
+        pr.split_k_ok = false;  // the groups' tiles already fill the cores; no barrier per group
         try {
             b.t = plan_matmul(pr, dev);
         } catch (const InputError& e) {
             throw UnsupportedError(n, e.what());
         }
         MatmulTiling& tl = b.t;
-        tl.gm_nz = false, tl.batch = 1, tl.group_m = 1, tl.group_n = 0, tl.k_rot = 1;
+        tl.gm_nz = false, tl.batch = 1, tl.group_m = 1, tl.group_n = 0, tl.k_rot = 1, tl.k_split = 1;
         tl.pf_ahead = 0, tl.pf_buf = 0, tl.pf_aiv = 0, tl.pf_marks = nullptr;
         const uint64_t bound = ((p.R + tl.base_m - 1) / tl.base_m + std::min(p.E, p.R)) * tl.tiles_n;
         p.blocks = u32(std::max<uint64_t>(1, std::min<uint64_t>(bound, std::max(1u, dev.cube_cores))));
