@@ -50,7 +50,7 @@ struct QuantPlan {
 };
 
 uint64_t quant_ub(const QuantPlan& p) {
-    return 2 * stag(p.H * isa::dtype_size(p.t)) + 2 * stag(p.hp * 4) + 2 * stag(p.hp) + 6 * 256 +
+    return 2 * stag(p.hp * isa::dtype_size(p.t)) + 2 * stag(p.hp * 4) + 2 * stag(p.hp) + 6 * 256 +
            stag(uint64_t{p.srun} * 4) + 1024;
 }
 
@@ -64,7 +64,7 @@ void quant_kernel(isa::IInstrSink& sink, const QuantPlan& p) {
     TQue<TPosition::VECIN> qi;
     TQue<TPosition::VECOUT> qo, qs;
     TBuf<TPosition::VECCALC> f, ab, small;
-    pipe.InitBuffer(qi, 2, u32(stag(p.H * es)));
+    pipe.InitBuffer(qi, 2, u32(stag(p.hp * es)));  // the conversion reads whole repeats
     pipe.InitBuffer(qo, 2, u32(stag(p.hp)));
     pipe.InitBuffer(qs, 1, u32(stag(uint64_t{p.srun} * 4)));
     pipe.InitBuffer(f, u32(stag(p.hp * 4)));
