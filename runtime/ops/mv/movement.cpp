@@ -9,11 +9,14 @@
 // the value (a constant, or a stride-0 view of the constant_value input) or mirrored/clamped/wrapped views (reflect, edge, wrap); Gather with
 // constant indices = one job per run of consecutive indices. The reshape family (Reshape,
 // Flatten, Squeeze, Unsqueeze) are views of a contiguous input: no kernel.
+// Gather with run-time indices: runtime/ops/mv/gather_rt.h, or the embedding row gather
+// (runtime/ops/llm/embedding.h) for an axis-0 table larger than the L2.
 // Simplified: reflect pads wider than the axis minus one are not supported (no multi-bounce).
 #include <algorithm>
 #include <memory>
 
 #include "runtime/ops/ew/kernel.h"
+#include "runtime/ops/llm/embedding.h"
 #include "runtime/ops/mv/gather_rt.h"
 #include "runtime/ops/node_op.h"
 #include "runtime/ref/broadcast.h"
@@ -329,7 +332,8 @@ private:
         m_outs = {out_like(out, x())};
         const ref::HostTensor* c = m_n.constant(1);
         if (!c) {
-            m_rt = make_gather_rt(m_n, m_dev, axis, m_outs[0]);
+            m_rt = llm::embedding_gather_applies(m_n, m_dev, axis) ? llm::make_embedding_gather(m_n, m_dev, m_outs[0])
+                                                                    : make_gather_rt(m_n, m_dev, axis, m_outs[0]);
             return;
         }
         const int64_t dim = x().shape[static_cast<size_t>(axis)];
