@@ -6,7 +6,7 @@
 // tokens/s, the per-phase per-op table (layer op, shape, cycles, share, bound, roofline
 // fraction), HBM bytes per generated token (the kernels' compulsory traffic); summary.json gains
 // an `llm` section, trace.json phase / layer / op tracks above the task and pipe tracks.
-// Timing mode re-uses the time of identical kernel launches (cli/kernel_reuse.h) unless --exact.
+// Every kernel is simulated (the runtime's timing re-use service is not wired in yet).
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +16,6 @@
 #include <map>
 
 #include "cli/command.h"
-#include "cli/kernel_reuse.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/llm/engine.h"
@@ -122,7 +121,7 @@ uint64_t kernel_bytes(const llm::StepRecord& st) {
 double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
 double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 
-int print_llm(Session& s, const llm::LlmRun& run, const KernelReuse* reuse, const CommonOptions& common) {
+int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
     const llm::ModelConfig& c = run.config();
     const llm::RunOptions& o = run.options();
     const llm::MemoryPlan& m = run.memory();
@@ -178,12 +177,6 @@ int print_llm(Session& s, const llm::LlmRun& run, const KernelReuse* reuse, cons
     j["tokens"] = run.tokens();
     j["prefill_ops"] = print_phase(s, steps, true, 1);
     if (!step_ms.empty()) j["decode_ops"] = print_phase(s, steps, false, step_ms.size());
-    j["reuse_timing"] = {{"enabled", reuse != nullptr}, {"launches", reuse ? reuse->candidates() : 0},
-                         {"reused", reuse ? reuse->reused() : 0}, {"unique", reuse ? reuse->unique() : 0}};
-    if (reuse)
-        std::printf("\n  APPROXIMATION timing re-use: %llu of %llu kernel launches took the time of an identical earlier "
-                    "launch (--exact simulates every one)\n",
-                    static_cast<unsigned long long>(reuse->reused()), static_cast<unsigned long long>(reuse->candidates()));
     s.write_outputs(summary);
     if (!common.out.empty()) std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", common.out.c_str());
     return kExitOk;
@@ -195,7 +188,6 @@ int cmd_llm(const std::vector<std::string>& args) {
     common.trace = "task";
     std::string model_arg, weights_path;
     llm::RunOptions ro;
-    bool exact = false;
     po::options_description d("sfumato llm");
     add_run_options(d, common);
     d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
@@ -207,8 +199,7 @@ int cmd_llm(const std::vector<std::string>& args) {
         "kv-mem-fraction", po::value<double>(&ro.kv_mem_fraction)->default_value(0.9),
         "share of the memory left after weights and activations for the KV cache")(
         "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(
-        "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)")(
-        "exact", po::bool_switch(&exact), "simulate every kernel (no timing re-use)");
+        "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)");
     po::positional_options_description pos;
     pos.add("model", 1);
     po::variables_map vm;
@@ -233,19 +224,14 @@ int cmd_llm(const std::vector<std::string>& args) {
         throw InputError("--weights needs functional mode (timing mode moves no data)");
     }
     llm::LlmRun run(cfg, ro, s.chip().info());
-    const bool reuse = !exact && !s.functional();
-    std::unique_ptr<KernelReuse> reuser;
     Progress progress(run.kernels_expected());
     s.run(
         [&](rt::Runtime& rt) {
-            if (reuse)
-                reuser = std::make_unique<KernelReuse>(rt.context(), rt.device_info(), s.chip_params().ts.block_dispatch_cycles,
-                                                       s.chip_params().ts.core_start_cycles);
             run.run(rt);
             progress.finish();
         },
         [&] { progress.update(s); });
-    return print_llm(s, run, reuser.get(), common);
+    return print_llm(s, run, common);
 }
 
 }  // namespace
