@@ -56,11 +56,11 @@ std::string shape_str(const std::vector<int64_t>& s) {
 }
 
 // Per layer op (summed over layers and steps of the phase), in first-appearance order.
-std::vector<OpRow> op_rows(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill) {
+std::vector<OpRow> op_rows(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill, bool captured) {
     std::vector<OpRow> rows;
     std::map<std::string, size_t> at;
     for (const auto& st : steps) {
-        if (st.prefill != prefill) continue;
+        if (st.prefill != prefill || st.captured != captured) continue;
         for (const auto& op : st.ops) {
             const std::string role = llm::node_role(op.name);
             auto it = at.find(role);
@@ -87,8 +87,9 @@ std::vector<OpRow> op_rows(const Session& s, const std::vector<llm::StepRecord>&
     return rows;
 }
 
-nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill, size_t nsteps) {
-    const std::vector<OpRow> rows = op_rows(s, steps, prefill);
+nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill, size_t nsteps,
+                           bool captured) {
+    const std::vector<OpRow> rows = op_rows(s, steps, prefill, captured);
     uint64_t total = 0;
     for (const auto& r : rows) total += r.cycles;
     std::printf("\n  %s: per-op table (%s; cycles summed over layers%s)\n", prefill ? "prefill" : "decode",
@@ -135,9 +136,20 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
                 "activations %.2f + free %.2f\n",
                 gib(m.capacity), gib(m.weights), gib(m.kv), static_cast<long long>(m.kv_blocks),
                 static_cast<long long>(o.block_size), static_cast<long long>(m.kv_blocks_needed), gib(m.activations), gib(m.free));
+    // With --graph-mode both, the figures are the first (eager) pass; the captured pass follows.
+    const bool both = o.graph_mode == llm::RunOptions::GraphMode::Both;
+    const bool first_captured = o.graph_mode == llm::RunOptions::GraphMode::Captured;
     uint64_t decode_ps = 0, decode_bytes = 0, pre_ps = 0;
-    std::vector<double> step_ms;
+    std::vector<double> step_ms, captured_ms;
+    uint64_t captured_pre = 0;
     for (const auto& st : steps) {
+        if (both && st.captured) {
+            if (st.prefill)
+                captured_pre = st.ps;
+            else
+                captured_ms.push_back(ms(st.ps));
+            continue;
+        }
         if (st.prefill) {
             pre_ps = st.ps;
             continue;
@@ -158,6 +170,23 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
         std::printf("  HBM bytes per generated token (kernels' compulsory traffic, decode): %.3f GB\n",
                     static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch)) / 1e9);
     }
+    std::printf("  graph mode: %s\n", both ? "both (figures above: eager)" : first_captured ? "on (captured steps)" : "off (eager launches)");
+    nlohmann::json gm = {{"mode", both ? "both" : first_captured ? "on" : "off"}};
+    if (both && !captured_ms.empty()) {
+        double sum = 0;
+        for (double v : captured_ms) sum += v;
+        const double cap_tpot = sum / static_cast<double>(captured_ms.size());
+        std::printf("  graph mode both: TTFT eager %.3f / captured %.3f ms; TPOT eager %.3f / captured %.3f ms "
+                    "(host launch cost saved per decode step: %.3f ms)\n",
+                    ms(pre_ps), ms(captured_pre), tpot, cap_tpot, tpot - cap_tpot);
+        std::printf("  decode steps eager - captured (ms):");
+        for (size_t i = 0; i < captured_ms.size() && i < step_ms.size(); ++i)
+            if (i < 8 || i + 4 >= captured_ms.size()) std::printf(" %.3f", step_ms[i] - captured_ms[i]);
+            else if (i == 8) std::printf(" ...");
+        std::printf("\n");
+        gm["captured"] = {{"ttft_ms", ms(captured_pre)}, {"decode_step_ms", captured_ms}, {"tpot_ms", cap_tpot}};
+        gm["eager"] = {{"ttft_ms", ms(pre_ps)}, {"decode_step_ms", step_ms}, {"tpot_ms", tpot}};
+    }
     const double total_s = ms(pre_ps + decode_ps) / 1e3;
     const double gen = static_cast<double>(o.batch * (1 + o.decode));
     std::printf("  end to end: %.3f ms for %.0f generated tokens (%.1f tokens/s)\n", total_s * 1e3, gen, gen / total_s);
@@ -173,10 +202,11 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
     j["decode_tokens_per_s"] = tpot > 0 ? static_cast<double>(o.batch) * 1e3 / tpot : 0;
     j["hbm_bytes_per_token"] = step_ms.empty() ? 0 : static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch));
     j["plans_compiled"] = run.plans_compiled();
+    j["graph_mode"] = gm;
     j["device_sampling"] = run.device_sampling();
     j["tokens"] = run.tokens();
-    j["prefill_ops"] = print_phase(s, steps, true, 1);
-    if (!step_ms.empty()) j["decode_ops"] = print_phase(s, steps, false, step_ms.size());
+    j["prefill_ops"] = print_phase(s, steps, true, 1, first_captured);
+    if (!step_ms.empty()) j["decode_ops"] = print_phase(s, steps, false, step_ms.size(), first_captured);
     s.write_outputs(summary);
     if (!common.out.empty()) std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", common.out.c_str());
     return kExitOk;
@@ -186,7 +216,7 @@ int cmd_llm(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";
     common.trace = "task";
-    std::string model_arg, weights_path;
+    std::string model_arg, weights_path, graph_mode = "off";
     llm::RunOptions ro;
     po::options_description d("sfumato llm");
     add_run_options(d, common);
@@ -199,12 +229,24 @@ int cmd_llm(const std::vector<std::string>& args) {
         "kv-mem-fraction", po::value<double>(&ro.kv_mem_fraction)->default_value(0.9),
         "share of the memory left after weights and activations for the KV cache")(
         "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(
-        "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)");
+        "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)")(
+        "graph-mode", po::value<std::string>(&graph_mode)->default_value("off"),
+        "off: eager launches (each pays the host launch cost) | on: each step captured and launched as one "
+        "model | both: the request eagerly, then captured, each step reported both ways");
     po::positional_options_description pos;
     pos.add("model", 1);
     po::variables_map vm;
     if (!parse_command(args, "sfumato llm MODEL --config F [options]", d, vm, &pos)) return kExitOk;
     if (model_arg.empty()) throw InputError("llm: give a model (config.json or a shipped name)");
+    using GM = llm::RunOptions::GraphMode;
+    if (graph_mode == "off")
+        ro.graph_mode = GM::Eager;
+    else if (graph_mode == "on")
+        ro.graph_mode = GM::Captured;
+    else if (graph_mode == "both")
+        ro.graph_mode = GM::Both;
+    else
+        throw InputError("--graph-mode must be on, off or both, not '" + graph_mode + "'");
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
     std::string cmdline = "sfumato llm";
     for (const auto& a : args) cmdline += " " + a;

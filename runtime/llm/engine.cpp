@@ -18,6 +18,14 @@ namespace {
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 constexpr uint64_t kAlign = 512;
 
+// The device allocator hands out power-of-two blocks (runtime/rt/buddy_arena.h): what an
+// allocation of `b` bytes takes from device memory.
+uint64_t held(uint64_t b) {
+    uint64_t p = 2ull << 20;
+    while (p < b) p <<= 1;
+    return b ? p : 0;
+}
+
 std::string gib(uint64_t b) { return std::to_string(static_cast<double>(b) / (1ull << 30)).substr(0, 6) + " GiB"; }
 
 bool is_cache(const std::string& name) {
@@ -120,15 +128,23 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
         for (int64_t d : s) n *= static_cast<uint64_t>(d);
         m_mem.weights += align_up(n, kAlign);
     }
-    const uint64_t fixed = m_mem.weights + m_mem.activations;
+    // Device memory held: weights in one allocation, the largest plan's arena, and the KV cache
+    // in one region per layer and kind (K, V), each rounded as the allocator rounds.
+    const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations);
     if (fixed > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
-                         " + activations " + gib(m_mem.activations) + " exceed its " + gib(m_mem.capacity) + " by " +
-                         gib(fixed - m_mem.capacity));
-    const uint64_t left = m_mem.capacity - fixed;
-    m_mem.kv_blocks = m_o.kv_blocks > 0 ? m_o.kv_blocks
-                                        : static_cast<int64_t>(static_cast<double>(left) * m_o.kv_mem_fraction /
-                                                               static_cast<double>(m_mem.kv_block_bytes));
+                         " + activations " + gib(m_mem.activations) + " take " + gib(fixed) + ", over its " +
+                         gib(m_mem.capacity) + " by " + gib(fixed - m_mem.capacity));
+    const uint64_t left = m_mem.capacity - fixed, regions = static_cast<uint64_t>(2 * m_c.num_layers);
+    const uint64_t region_block = m_mem.kv_block_bytes / regions;
+    if (m_o.kv_blocks > 0) {
+        m_mem.kv_blocks = m_o.kv_blocks;
+    } else {
+        uint64_t region = 2ull << 20;
+        const double target = static_cast<double>(left) * m_o.kv_mem_fraction / static_cast<double>(regions);
+        while (static_cast<double>(region) * 2 <= target) region <<= 1;
+        m_mem.kv_blocks = static_cast<double>(region) <= target ? static_cast<int64_t>(region / region_block) : 0;
+    }
     m_mem.kv = static_cast<uint64_t>(m_mem.kv_blocks) * m_mem.kv_block_bytes;
     if (m_mem.kv_blocks < m_mem.kv_blocks_needed) {
         const int64_t short_by = m_mem.kv_blocks_needed - m_mem.kv_blocks;
@@ -138,10 +154,11 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
                          std::to_string(m_mem.kv_blocks) + ": short by " + std::to_string(short_by) + " blocks (" +
                          gib(static_cast<uint64_t>(short_by) * m_mem.kv_block_bytes) + ")");
     }
-    if (m_mem.kv > left)
-        throw InputError("llm: --kv-blocks " + std::to_string(m_mem.kv_blocks) + " needs " + gib(m_mem.kv) + ", " +
-                         gib(left) + " are left after weights and activations: short by " + gib(m_mem.kv - left));
-    m_mem.free = left - m_mem.kv;
+    const uint64_t kv_held = regions * held(static_cast<uint64_t>(m_mem.kv_blocks) * region_block);
+    if (kv_held > left)
+        throw InputError("llm: --kv-blocks " + std::to_string(m_mem.kv_blocks) + " takes " + gib(kv_held) + ", " +
+                         gib(left) + " are left after weights and activations: short by " + gib(kv_held - left));
+    m_mem.free = left - kv_held;
     m_kv = std::make_unique<KvCache>(m_mem.kv_blocks, m_o.block_size);
     if (m_mem.kv_blocks == m_mem.kv_blocks_needed) {
         // The plans just compiled are the run's own.
@@ -185,10 +202,13 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
     go.num_blocks = num_blocks;
     go.rope_positions = m_positions;
     go.sample = m_sample;
+    // One stream: the step is a chain, and a captured model runs on one stream.
+    graph::CompileOptions opt = m_o.compile;
+    opt.streams = 1;
     graph::Graph g = build_step_graph(m_c, widest, go);
     std::vector<std::vector<int64_t>> shapes;
     for (int id : g.inputs) shapes.push_back(graph::concrete(g.val(id).shape, g.val(id).name));
-    auto plan = graph::compile(g, shapes, m_dev, m_o.compile);
+    auto plan = graph::compile(g, shapes, m_dev, opt);
     ++m_compilations;
     m_compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return plan;
@@ -238,10 +258,9 @@ void LlmRun::place(rt::Runtime& rt) {
         off += align_up(2 * n, kAlign);
     }
     const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * m_c.num_layers);
-    const uint64_t kv = rt.malloc(m_mem.kv);
     for (int64_t l = 0; l < m_c.num_layers; ++l) {
-        m_addr[layer_tensor(l, "k_cache")] = kv + static_cast<uint64_t>(2 * l) * per;
-        m_addr[layer_tensor(l, "v_cache")] = kv + static_cast<uint64_t>(2 * l + 1) * per;
+        m_addr[layer_tensor(l, "k_cache")] = rt.malloc(per);
+        m_addr[layer_tensor(l, "v_cache")] = rt.malloc(per);
     }
     ctx.set_untimed(false);
 }
@@ -309,7 +328,21 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, int64_t ste
     rec.prefill = prefill;
     rec.tokens = T;
     rec.begin_ps = now_tick().v;
-    bk.ex->run({tok, pos});
+    rec.captured = m_captured;
+    if (m_captured) {
+        rt::Context& ctx = rt.context();
+        rt::ModelId model = 0;
+        auto check = [&](rt::Status st) {
+            if (st != rt::Status::Ok) throw InputError(ctx.last_error());
+        };
+        check(ctx.capture_begin(rt.default_stream().id));
+        bk.ex->issue({tok, pos});
+        check(ctx.capture_end(rt.default_stream().id, &model));
+        check(ctx.model_launch(model, rt.default_stream().id));
+        rt.synchronize_device();
+    } else {
+        bk.ex->run({tok, pos});
+    }
     const std::vector<ref::HostTensor> out = bk.ex->outputs();
     rec.ps = now_tick().v - rec.begin_ps;
     const graph::Plan& p = *bk.plan;
@@ -351,15 +384,27 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, int64_t ste
 void LlmRun::run(rt::Runtime& rt) {
     m_rt = &rt;
     place(rt);
-    m_tokens.assign(static_cast<size_t>(m_o.batch), {});
+    using GM = RunOptions::GraphMode;
+    if (m_o.graph_mode != GM::Captured) run_request(rt, false);
+    if (m_o.graph_mode == GM::Both)
+        for (int64_t s = 0; s < m_o.batch; ++s) m_kv->release(static_cast<size_t>(s));
+    if (m_o.graph_mode != GM::Eager) run_request(rt, true);
+}
+
+void LlmRun::run_request(rt::Runtime& rt, bool captured) {
+    m_captured = captured;
+    m_rng.seed(m_o.seed + 1);
+    const bool record_tokens = m_tokens.empty();
+    std::vector<std::vector<int64_t>> tokens(static_cast<size_t>(m_o.batch));
     std::vector<int64_t> ids;
     for (const auto& p : m_prompts) ids.insert(ids.end(), p.begin(), p.end());
     std::vector<int64_t> next = run_step(rt, true, 0, ids);
-    for (int64_t s = 0; s < m_o.batch; ++s) m_tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+    for (int64_t s = 0; s < m_o.batch; ++s) tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
     for (int64_t k = 0; k < m_o.decode; ++k) {
         next = run_step(rt, false, k, next);
-        for (int64_t s = 0; s < m_o.batch; ++s) m_tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+        for (int64_t s = 0; s < m_o.batch; ++s) tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
     }
+    if (record_tokens) m_tokens = std::move(tokens);
 }
 
 }  // namespace sfumato::llm

@@ -43,6 +43,11 @@ struct RunOptions {
     const ModelWeights* weights = nullptr;
     std::vector<std::vector<int64_t>> prompts;
     graph::CompileOptions compile;
+    // Eager: every kernel launch pays the runtime's host launch cost. Captured: each step's
+    // launches are captured on the stream and launched as one model (one host launch cost; the
+    // task scheduler walks the kernels). Both: the whole request runs eagerly, then again
+    // captured (the KV cache refilled), and each step is reported both ways.
+    enum class GraphMode : uint8_t { Eager, Captured, Both } graph_mode = GraphMode::Eager;
 };
 
 struct MemoryPlan {
@@ -50,7 +55,7 @@ struct MemoryPlan {
     uint64_t weights = 0;      // weights and the RoPE table, placed once
     uint64_t activations = 0;  // the largest step plan's arena
     uint64_t kv = 0;           // the paged KV cache
-    uint64_t free = 0;
+    uint64_t free = 0;  // includes what the allocator's power-of-two rounding holds
     int64_t kv_blocks = 0, kv_blocks_needed = 0;
     uint64_t kv_block_bytes = 0;  // one block: K and V of block_size tokens in every layer
 };
@@ -64,6 +69,7 @@ struct StepOp {
 
 struct StepRecord {
     bool prefill = false;
+    bool captured = false;  // launched as one captured model
     int64_t tokens = 0;  // new tokens in the step (all sequences)
     uint64_t begin_ps = 0, ps = 0;
     std::vector<StepOp> ops;
@@ -106,6 +112,8 @@ private:
     void place(rt::Runtime& rt);
     void emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index);
     std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, int64_t step, const std::vector<int64_t>& ids);
+    void run_request(rt::Runtime& rt, bool captured);
+    bool m_captured = false;
 
     ModelConfig m_c;
     RunOptions m_o;
