@@ -22,6 +22,7 @@
 #include "cli/command.h"
 #include "cli/replay_kernels.h"
 #include "cli/replay_report.h"
+#include "cli/reuse_option.h"
 #include "cli/system_session.h"
 #include "cli/session.h"
 #include "sim/error.h"
@@ -36,13 +37,14 @@ namespace {
 int cmd_replay(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string file, level = "ops", system_file;
+    std::string file, level = "ops", system_file, reuse_arg = "off";
     po::options_description d("sfumato replay");
     d.add_options()("workload", po::value<std::string>(&file), "workload file (sfumato-workload JSON)")(
         "level", po::value<std::string>(&level)->default_value("ops"),
         "ops: plan every operator again for the target chip | instructions: replay the recorded instruction streams");
     add_system_option(d, system_file);
     add_run_options(d, common);
+    add_reuse_option(d, reuse_arg);
     po::positional_options_description pos;
     pos.add("workload", 1);
     po::variables_map vm;
@@ -51,7 +53,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     if (level != "ops" && level != "instructions") throw InputError("--level must be ops or instructions, not '" + level + "'");
     const bool instr_level = level == "instructions";
     const workload::Workload w = workload::load(file, validate_op);
-    if (!system_file.empty()) return replay_on_system(file, w, level, common, system_file, text::join("sfumato replay", args));
+    if (!system_file.empty()) return replay_on_system(file, w, level, common, system_file, text::join("sfumato replay", args), reuse_arg);
     for (const workload::Task& t : w.tasks) {
         if (t.device != 0 || t.kind == workload::Kind::Collective)
             throw InputError(file + ": task " + std::to_string(t.index) + " (" + workload::kind_name(t.kind) + "): " +
@@ -63,6 +65,10 @@ int cmd_replay(const std::vector<std::string>& args) {
     Session s(common, text::join("sfumato replay", args));
     s.add_input("workload", file);
     s.elaborate();
+    const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
+                                                   !common.record.empty() && common.record_level == "instructions",
+                                                   s.chip_params());
+    std::unique_ptr<reuse::TimingReuse> reuse;
     const DeviceInfo info = s.chip().info();
     std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
     if (instr_level) streams = load_streams(w, file, info, s.chip_params().name.get());
@@ -70,6 +76,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     std::unique_ptr<workload::Replayer> rep;
     try {
         s.run([&](rt::Runtime& rt) {
+            reuse = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             rep = std::make_unique<workload::Replayer>(rt.context(), w, kernels.factory(rt),
                                                        std::filesystem::path(file).parent_path().string());
             rep->run();
@@ -87,6 +94,8 @@ int cmd_replay(const std::vector<std::string>& args) {
     summary["tasks"] = workload::tasks_json(rep->times(clk));  // by workload task index
     const nlohmann::json imported = imported_report(w, *rep, kernels.import_skips());
     if (!imported.is_null()) summary["imported"] = imported;
+    const reuse::ReuseCounters rc = reuse->counters();
+    summary["reuse_timing"] = reuse_json(ropt, rc);
     s.write_outputs(summary);
 
     std::printf("replay %s on %s (%s mode, %s level): %zu tasks on %zu streams\n", file.c_str(),
@@ -107,6 +116,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()),
                 summary["total_time_us"].get<double>());
     print_imported_report(imported);
+    print_reuse(ropt, rc);
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return kExitOk;
 }

@@ -22,6 +22,7 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/graph/executor.h"
@@ -64,12 +65,13 @@ ref::HostTensor random_input(ref::ElemType t, const std::vector<int64_t>& shape,
 
 int cmd_run(const std::vector<std::string>& args) {
     CommonOptions common;
-    std::string model_path, precision = "mixed", passes = "all";
+    std::string model_path, precision = "mixed", passes = "all", reuse_arg = "off";
     std::vector<std::string> input_args, expect_args;
     int streams = 0;
     int64_t batch = 1, iterations = 1;
     po::options_description d("sfumato run");
     add_run_options(d, common);
+    add_reuse_option(d, reuse_arg);
     d.add_options()("model", po::value<std::string>(&model_path),
                     "MODEL.onnx, or zoo:NAME (sfumato zoo list)")(
         "input", po::value<std::vector<std::string>>(&input_args)->composing(),
@@ -156,6 +158,10 @@ int cmd_run(const std::vector<std::string>& args) {
     Session s(common, cmdline);
     if (model_path.rfind("zoo:", 0) != 0) s.add_input("model", model_path);
     s.elaborate();
+    const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
+                                                   !common.record.empty() && common.record_level == "instructions",
+                                                   s.chip_params());
+    std::unique_ptr<reuse::TimingReuse> reuse;
     const auto wall0 = std::chrono::steady_clock::now();
     const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -180,6 +186,7 @@ int cmd_run(const std::vector<std::string>& args) {
         [&](rt::Runtime& rt) {
             ex = std::make_unique<graph::Executor>(rt, plan);
             ex->load();
+            reuse = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             for (int64_t it = 0; it < iterations; ++it) ex->run(inputs);
             outs = ex->outputs();
             ex->emit_trace();
@@ -191,6 +198,8 @@ int cmd_run(const std::vector<std::string>& args) {
     report.compile_s = compile_s;
     report.check(outs, expected, ref_out);
     nlohmann::json summary = report.summary(model_path);
+    const reuse::ReuseCounters rc = reuse->counters();
+    summary["reuse_timing"] = reuse_json(ropt, rc);
     report.add_tables();
     s.write_outputs(summary);
     if (!common.out.empty() && s.functional()) {
@@ -201,6 +210,7 @@ int cmd_run(const std::vector<std::string>& args) {
                 graph::npy_bytes(outs[i]));
     }
     report.print(common.mode);
+    print_reuse(ropt, rc);
     if (!common.out.empty())
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,instr.csv}\n", common.out.c_str());
     return report.passed() ? kExitOk : kExitFailure;

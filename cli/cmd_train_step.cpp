@@ -24,12 +24,13 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/reuse_option.h"
 #include "isa/text.h"
 #include "cli/system_session.h"
-#include "cli/train_support.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/onnx_import.h"
+#include "runtime/graph/train_step.h"
 #include "runtime/graph/zoo.h"
 #include "sim/error.h"
 
@@ -55,11 +56,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
-        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
-        "reuse-timing", po::value<std::string>(&reuse)->default_value("off"),
-        "on (timing mode): a kernel launch identical to an earlier one (same node, shapes, attributes, constants, "
-        "alignment, launch) runs as a stand-in taking the first one's time on the same cores, without its memory "
-        "traffic (a stated approximation, docs/multichip.md) | off: every kernel simulated");
+        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional");
+    add_reuse_option(d, reuse);
     add_system_option(d, system_file);
     add_run_options(d, common);
     po::positional_options_description pos;
@@ -73,7 +71,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (batch < 1 || batch > 4096) throw InputError("--batch must be 1..4096");
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
-    TrainSetup ts;
+    graph::TrainSetup ts;
     if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
         throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
 
@@ -87,12 +85,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
     if (simulate != "auto" && simulate != "all" && simulate != "one")
         throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
-    if (reuse != "on" && reuse != "off") throw InputError("--reuse-timing must be on or off, not '" + reuse + "'");
-    if (reuse == "on" && s.functional())
-        throw InputError("--reuse-timing on needs timing mode (functional mode computes every kernel's values)");
-    ts.reuse_timing = reuse == "on";
-    ts.block_dispatch_cycles = s.chip_params().ts.block_dispatch_cycles;
-    ts.core_start_cycles = s.chip_params().ts.core_start_cycles;
+    ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
     if (simulate == "one" && s.functional())
         throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
     // Every chip of a system is built from one chip configuration and every rank runs the same
@@ -115,18 +108,18 @@ int cmd_train_step(const std::vector<std::string>& args) {
         ids.push_back(i);
     }
     comm::Communicator comm(s.system().info(), devs, s.comm_params());
-    std::vector<RankRun> runs(ranks);
-    MirrorSlots slots;
+    std::vector<graph::RankRun> runs(ranks);
+    graph::MirrorSlots slots;
     slots.slot.resize(ranks);
     slots.dev = devs;
-    s.run(ids, [&](uint32_t r, rt::Context& ctx) { run_rank(ts, comm, r, ctx, s.device(r), s.functional(), slots, runs[r]); });
+    s.run(ids, [&](uint32_t r, rt::Context& ctx) { graph::run_rank(ts, comm, r, ctx, s.device(r), s.functional(), slots, runs[r]); });
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
-    const StepTimes tm = step_times(runs);
+    const graph::StepTimes tm = graph::step_times(runs);
     nlohmann::json check = {{"checked", false}};
     bool passed = true;
     if (s.functional()) {
-        check = check_against_reference(ts, runs);
+        check = graph::check_against_reference(ts, runs);
         passed = check["passed"].get<bool>();
     }
     const ClockDomain clk = s.chip_params().clock();
@@ -159,13 +152,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["exposed_comm_share"] = share;
     summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
     summary["simulate"] = ts.mirror ? "one" : "all";
-    uint64_t reused = 0, candidates = 0, unique = 0;
-    for (const RankRun& rr : runs) {
-        reused += rr.reused;
-        candidates += rr.reuse_candidates;
-        unique += rr.reuse_unique;
-    }
-    summary["reuse_timing"] = {{"enabled", ts.reuse_timing}, {"launches", candidates}, {"reused", reused}, {"unique", unique}};
+    reuse::ReuseCounters rc;
+    for (const graph::RankRun& rr : runs) rc += rr.reuse;
+    summary["reuse_timing"] = reuse_json(ts.reuse, rc);
     summary["wall_s"] = wall_s;
     summary["plan_s"] = plan_s;
     summary["links"] = s.links_json(tm.t0, tm.t1);
@@ -187,11 +176,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
                     ranks - 1, wall_s);
     else
         std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
-    if (ts.reuse_timing)
-        std::printf("  APPROXIMATION --reuse-timing on: %llu of %llu kernel launches re-used the time of an identical earlier "
-                    "launch (no memory traffic of their own; %llu simulated in full)\n",
-                    static_cast<unsigned long long>(reused), static_cast<unsigned long long>(candidates),
-                    static_cast<unsigned long long>(candidates - reused));
+    print_reuse(ts.reuse, rc);
     if (s.functional()) {
         std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",
                     passed ? "passed" : "FAILED", static_cast<unsigned long long>(check["compared"].get<uint64_t>()),

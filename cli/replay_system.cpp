@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/replay_kernels.h"
+#include "cli/reuse_option.h"
 #include "cli/system_session.h"
 #include "runtime/comm/communicator.h"
 #include "sim/error.h"
@@ -106,10 +107,12 @@ private:
 }  // namespace
 
 int replay_on_system(const std::string& file, const workload::Workload& w, const std::string& level,
-                     const CommonOptions& common, const std::string& system_file, const std::string& cmdline) {
+                     const CommonOptions& common, const std::string& system_file, const std::string& cmdline,
+                     const std::string& reuse_arg) {
     if (!common.record.empty()) throw InputError("--record: recording a multi-device replay is not supported");
     SystemSession s(common, system_file, cmdline);
     s.elaborate();
+    const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(), false, s.chip_params());
     const uint32_t chips = s.system().size();
     for (const workload::Task& t : w.tasks) {
         const std::string at = file + ": task " + std::to_string(t.index) + " (" + workload::kind_name(t.kind) + ")";
@@ -130,6 +133,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     std::vector<std::unique_ptr<ReplayKernels>> kernels;
     std::vector<std::unique_ptr<rt::Runtime>> rts(devices);
     std::vector<std::unique_ptr<workload::Replayer>> reps(devices);
+    std::vector<std::unique_ptr<reuse::TimingReuse>> reuses(devices);
     std::vector<uint32_t> ids;
     for (uint32_t d = 0; d < devices; ++d) {
         kernels.push_back(std::make_unique<ReplayKernels>(file, instr_level, streams, s.system().chip(d).info()));
@@ -140,6 +144,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     try {
         s.run(ids, [&](uint32_t d, rt::Context& ctx) {
             rts[d] = std::make_unique<rt::Runtime>(s.device(d), ctx);
+            reuses[d] = std::make_unique<reuse::TimingReuse>(ctx, rts[d]->device_info(), ropt);
             reps[d] = std::make_unique<workload::Replayer>(ctx, w, kernels[d]->factory(*rts[d]), dir, d, colls.hook());
             reps[d]->run();
         });
@@ -178,6 +183,10 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
         }
     }
     summary["saved"] = saved;
+    reuse::ReuseCounters rc;
+    for (const auto& r : reuses)
+        if (r) rc += r->counters();
+    summary["reuse_timing"] = reuse_json(ropt, rc);
     s.write_outputs(summary);
 
     std::printf("replay %s on %s (%u chips of %s, %s mode, %s level): %zu tasks on %u devices\n", file.c_str(),
@@ -200,6 +209,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     }
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()),
                 summary["total_time_us"].get<double>());
+    print_reuse(ropt, rc);
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return kExitOk;
 }

@@ -205,6 +205,7 @@ public:
     const std::vector<ApiCall>& api_log() const { return m_log; }
     // Called on every kernel before it is submitted (e.g. to record its instruction stream).
     void set_launch_hook(std::function<void(KernelDesc&)> f) { m_launch_hook = std::move(f); }
+    bool has_launch_hook() const { return static_cast<bool>(m_launch_hook); }
     // Setup before time zero (workload replay): while on, calls charge no host time, are not
     // logged, and copies move their bytes directly (functional mode) instead of submitting a
     // task. Used only where nothing runs on the device.

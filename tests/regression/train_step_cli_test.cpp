@@ -2,9 +2,8 @@
 // of a small ResNet-18 (conv, pooling, residual adds, fused ReLU) match the host reference in
 // functional mode; timing mode takes the cycles functional mode takes; bucket and parameter
 // counts follow from the model's shapes; overlapping the all-reduce with the backward hides
-// communication that running it afterwards exposes; --reuse-timing on (a stated approximation)
-// re-uses identical launches' times within a measured error; unsupported models and bad
-// arguments exit 2.
+// communication that running it afterwards exposes; unsupported models and bad arguments exit 2.
+// (--reuse-timing is measured in timing_reuse_cli_test.cpp.)
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -126,36 +125,3 @@ TEST_CASE("train-step: simulating rank 0's compute for identical ranks matches s
     CHECK(r.output.find("--simulate one needs timing mode") != std::string::npos);
 }
 
-TEST_CASE("train-step: --reuse-timing on re-uses identical launches' times, with a measured error", "[train]") {
-    const std::string off = temp_dir("train_reuse_off"), on = temp_dir("train_reuse_on");
-    const std::string args = "--batch 2 --precision fp16 --mode timing --bucket-mb 0.1";
-    const auto a = train(kResNet, args + " --reuse-timing off", off);
-    const CliResult r = run_cli("train-step " + kResNet + " " + two_chips() + " --trace off --out " + on + " " + args +
-                                " --reuse-timing on");
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    const auto b = read_json(on + "/summary.json");
-    // Stated in the output and the summary.
-    CHECK(r.output.find("APPROXIMATION --reuse-timing on") != std::string::npos);
-    CHECK(a["reuse_timing"]["enabled"] == false);
-    CHECK(a["reuse_timing"]["reused"] == 0);
-    CHECK(b["reuse_timing"]["enabled"] == true);
-    // ResNet-18's repeated blocks and the per-offset weight-gradient Gemms repeat launches; the
-    // first of each kind is simulated in full.
-    const uint64_t launches = b["reuse_timing"]["launches"].get<uint64_t>(), reused = b["reuse_timing"]["reused"].get<uint64_t>();
-    CHECK(reused > launches / 4);
-    CHECK(b["reuse_timing"]["unique"].get<uint64_t>() + reused == launches);
-    // The error it introduces on this model (docs/multichip.md states it): the stand-ins move no
-    // data, so the L2 contents later kernels find differ; measured +3.3 % on the step here.
-    const double err = b["step_us"].get<double>() / a["step_us"].get<double>() - 1.0;
-    INFO("step error of --reuse-timing on: " << 100.0 * err << " %");
-    CHECK(std::fabs(err) < 0.10);
-    CHECK(std::fabs(b["compute_us"].get<double>() / a["compute_us"].get<double>() - 1.0) < 0.10);
-    // Same buckets and all-reduce volume: communication is simulated in full either way.
-    CHECK(a["train"]["buckets"] == b["train"]["buckets"]);
-    CHECK(b["comm_us"].get<double>() == Approx(a["comm_us"].get<double>()).epsilon(0.10));
-    // Functional mode computes every kernel's values: no stand-ins there.
-    const CliResult f = run_cli("train-step " + kMlp + " " + two_chips() + " --reuse-timing on --out " + on);
-    CHECK(f.code == 2);
-    CHECK(f.output.find("--reuse-timing on needs timing mode") != std::string::npos);
-}

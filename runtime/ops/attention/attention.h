@@ -22,19 +22,52 @@
 // and P_j goes UB -> L1 (MTE3, ND -> NZ by strided bursts), no workspace. fp32 Q, K, V (graph
 // nodes) are cast to fp16 into the workspace first and the result cast back.
 //
+// Item lists (AttnPlan::list, used by PagedAttention, runtime/ops/llm/paged_attention.h): instead
+// of G dense heads, an explicit list of items, each with its own query and output rows (address
+// and row stride), key range, causal shift and key source (a paged cache: key x of the source at
+// row blocks[x / bs] * bs + x % bs, rows ld elements apart; bs a multiple of bc so a step's keys
+// lie in one cache block). An item may write its normalised fp32 output and log-sum-exp to a
+// partial slot instead (flash-decoding: a later kernel combines the slots of one query).
+//
 // Simplified: Q, K, V contiguous with equal leading dimensions (no broadcast across heads); D
 // and Dv multiples of 16 that fit L0 with the chosen tiles; the causal mask is top-left aligned
 // (key j visible to query i when j <= i), as the graph's fusion pass recognises it; no
 // additive mask input.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "isa/dtype.h"
 #include "isa/instr_sink.h"
 #include "sim/device_if.h"
 
 namespace sfumato::ops::attention {
+
+// Keys of one (sequence, kv head) in a paged cache.
+struct KvSource {
+    uint64_t k = 0, v = 0;        // GM address of cache row 0 of this head
+    uint32_t ld = 0;              // elements between consecutive cache rows
+    uint32_t bs = 0;              // keys per cache block
+    std::vector<int64_t> blocks;  // cache block of keys [b * bs, (b + 1) * bs)
+};
+struct AttnItem {
+    uint64_t q = 0, o = 0;      // GM of the item's first query row and first output row
+    uint32_t ldq = 0, ldo = 0;  // elements between consecutive query (output) rows
+    uint32_t i0 = 0, tm = 0;    // first query row (its position in the sequence minus shift) and rows
+    uint32_t key0 = 0, keys = 0;  // key range [key0, key0 + keys); key0 a multiple of bc
+    int64_t shift = 0;          // causal: key j visible to row i when j <= i + shift
+    uint32_t src = 0;           // index into AttnList::srcs
+    int64_t part = -1;          // >= 0: write O / l (fp32) and m + ln l to partial slot `part`
+};
+struct AttnList {
+    std::vector<AttnItem> items;  // in launch order (round-robin over the blocks)
+    std::vector<KvSource> srcs;
+    uint64_t partial = 0;         // GM of the partial slots: br x Dv fp32, then br fp32 each
+};
+// Bytes of one partial slot.
+inline uint64_t partial_slot_bytes(uint32_t br, uint32_t dv) { return uint64_t{br} * dv * 4 + uint64_t{br} * 4; }
 
 struct AttnPlan {
     isa::DType dt = isa::DType::FP16;  // Q, K, V, O (FP16 | BF16)
@@ -51,10 +84,14 @@ struct AttnPlan {
     uint32_t blocks = 1;
     uint32_t s_bufs = 2, p_bufs = 2, a2_bufs = 2, b2_bufs = 2;
     uint32_t ahead = 1;  // steps the cube's S runs in front of its O (split: 2 when buffers allow)
+    // Item list (null: G dense heads). With a list, Sq and Sk bound the items' rows and keys and
+    // bc must divide kv_block.
+    std::shared_ptr<const AttnList> list;
+    uint32_t kv_block = 0;
 
     uint32_t row_tiles() const { return (Sq + br - 1) / br; }
     uint32_t kv_blocks() const { return (Sk + bc - 1) / bc; }
-    uint64_t items() const { return uint64_t{G} * row_tiles(); }
+    uint64_t items() const { return list ? list->items.size() : uint64_t{G} * row_tiles(); }
     // Key/value steps of query rows [i0, i0 + rows).
     uint32_t steps(uint32_t i0, uint32_t rows) const;
     // Workspace bytes per block (split: ahead + 1 slots of S, two each of P and O).

@@ -97,6 +97,16 @@ private:
     Step item_step(uint64_t t, uint32_t j, uint64_t n) const {
         Step s;
         if (t >= m_p.items()) return s;
+        if (m_p.list) {
+            const AttnItem& it = m_p.list->items[t];
+            s.valid = true;
+            s.n = n;
+            s.g = static_cast<uint32_t>(t);
+            s.i0 = it.i0, s.tm = it.tm;
+            s.j = j;
+            s.steps = (it.keys + m_p.bc - 1) / m_p.bc;
+            return s;
+        }
         const uint32_t tiles = m_p.row_tiles();
         s.valid = true;
         s.n = n;
@@ -117,9 +127,20 @@ private:
         return item_step(t, 0, s.n + 1);
     }
     uint64_t item_of(const Step& s) const {
+        if (m_p.list) return s.g;
         return uint64_t{m_p.row_tiles() - 1 - s.i0 / m_p.br} * m_p.G + s.g;
     }
-    uint32_t kc(const Step& s) const { return std::min(m_p.bc, m_p.Sk - s.j * m_p.bc); }
+    uint32_t kc(const Step& s) const { return std::min(m_p.bc, (m_p.list ? item(s).keys : m_p.Sk) - s.j * m_p.bc); }
+    const AttnItem& item(const Step& s) const { return m_p.list->items[s.g]; }
+    // Absolute index of the step's first key, and the causal shift (key j visible to row i
+    // when j <= i + shift).
+    int64_t key_of(const Step& s) const { return (m_p.list ? item(s).key0 : 0) + int64_t{s.j} * m_p.bc; }
+    int64_t shift_of(const Step& s) const { return m_p.list ? item(s).shift : 0; }
+    // Whether some column of the step lies right of the diagonal of the vector part's first row.
+    bool masked(const Step& s) const {
+        const int64_t row0 = int64_t{s.i0} + m_sub * m_p.h;
+        return m_p.causal && key_of(s) + kc(s) - 1 > row0 + shift_of(s);
+    }
 
     // ---- buffers ----
     void init_buffers() {
@@ -181,7 +202,13 @@ private:
     }
     void load_q(const Step& s) {
         LocalTensor<T> q = m_qq.template AllocTensor<T>();
-        load_nz(q, m_gq[(uint64_t{s.g} * m_p.Sq + s.i0) * m_p.D], s.tm, m_p.D, m_p.D, rup(s.tm, 16));
+        if (m_p.list) {
+            GlobalTensor<T> gq;
+            gq.SetGlobalBuffer(item(s).q, ~0ull / 8);
+            load_nz(q, gq, s.tm, m_p.D, item(s).ldq, rup(s.tm, 16));
+        } else {
+            load_nz(q, m_gq[(uint64_t{s.g} * m_p.Sq + s.i0) * m_p.D], s.tm, m_p.D, m_p.D, rup(s.tm, 16));
+        }
         m_qq.EnQue(q);
         m_q1 = m_qq.template DeQue<T>();
     }
@@ -192,10 +219,22 @@ private:
             load_q(s);
         }
         const uint32_t c = kc(s), cp = rup(c, 16);
-        const uint64_t row = uint64_t{s.g} * m_p.Sk + uint64_t{s.j} * m_p.bc;
         LocalTensor<T> kv = m_qkv.template AllocTensor<T>();  // K, then V at bc * D
-        load_nz(kv, m_gk[row * m_p.D], c, m_p.D, m_p.D, cp);
-        load_nz(kv[m_p.bc * m_p.D], m_gv[row * m_p.Dv], c, m_p.Dv, m_p.Dv, cp);
+        if (m_p.list) {  // the step's keys lie in one cache block
+            const KvSource& src = m_p.list->srcs[item(s).src];
+            const uint64_t x = static_cast<uint64_t>(key_of(s));
+            const uint64_t row = static_cast<uint64_t>(src.blocks[x / src.bs]) * src.bs + x % src.bs;
+            m_ctx.scalar(3);  // block table lookup
+            GlobalTensor<T> gk, gv;
+            gk.SetGlobalBuffer(src.k + row * src.ld * kEs, ~0ull / 8);
+            gv.SetGlobalBuffer(src.v + row * src.ld * kEs, ~0ull / 8);
+            load_nz(kv, gk, c, m_p.D, src.ld, cp);
+            load_nz(kv[m_p.bc * m_p.D], gv, c, m_p.Dv, src.ld, cp);
+        } else {
+            const uint64_t row = uint64_t{s.g} * m_p.Sk + uint64_t{s.j} * m_p.bc;
+            load_nz(kv, m_gk[row * m_p.D], c, m_p.D, m_p.D, cp);
+            load_nz(kv[m_p.bc * m_p.D], m_gv[row * m_p.Dv], c, m_p.Dv, m_p.Dv, cp);
+        }
         m_qkv.EnQue(kv);
     }
     // L0A <- the NZ matrix in L1 with mp rows per group, k columns (kk / 16 groups).
@@ -348,11 +387,10 @@ private:
             const uint32_t full = rup(c, L);
             if (full < bc) vrun(m_ctx, Opcode::VDUP, F16, vop(sa + full * 2, 0, rs), {}, {}, 1, r, bc - full, -kInf);
         }
-        const uint32_t row0 = s.i0 + m_sub * m_p.h, j0 = s.j * bc;
-        if (m_p.causal && j0 + c - 1 > row0) {
+        if (masked(s)) {
             const uint32_t ci = m_ciota.Get<uint8_t>().address(), ct = m_ctmp.Get<uint8_t>().address();
             const uint32_t thr = m_thr.Get<uint8_t>().address();
-            vrun(m_ctx, Opcode::VADDS, F16, vop(ct), vop(ci), {}, 1, 1, bc, double(j0) - double(s.i0));
+            vrun(m_ctx, Opcode::VADDS, F16, vop(ct), vop(ci), {}, 1, 1, bc, double(key_of(s) - s.i0 - shift_of(s)));
             norm::vselect_cmp(m_ctx, F16, isa::CmpMode::GT, vop(ct, 0, 0), vblock(thr, 0, 32), F16, vop(sa, 0, rs),
                               vblock(thr + rup(m_p.h, 8) * 32, 0, 0), vop(sa, 0, rs), m_bits.Get<uint8_t>().address(),
                               1, r, bc);
@@ -405,11 +443,10 @@ private:
             const uint32_t full = rup(c, 64);
             if (full < bc) vrun(m_ctx, Opcode::VDUP, F32, vop(sa + full * 4, 0, rs), {}, {}, 1, r, bc - full, -kInf);
         }
-        const uint32_t row0 = s.i0 + m_sub * m_p.h, j0 = s.j * bc;
-        if (m_p.causal && j0 + c - 1 > row0) {
+        if (masked(s)) {
             const uint32_t ci = m_ciota.Get<uint8_t>().address(), ct = m_ctmp.Get<uint8_t>().address();
             const uint32_t thr = m_thr.Get<uint8_t>().address();
-            vrun(m_ctx, Opcode::VADDS, F32, vop(ct), vop(ci), {}, 1, 1, bc, double(j0) - double(s.i0));
+            vrun(m_ctx, Opcode::VADDS, F32, vop(ct), vop(ci), {}, 1, 1, bc, double(key_of(s) - s.i0 - shift_of(s)));
             norm::vselect_cmp(m_ctx, F32, isa::CmpMode::GT, vop(ct, 0, 0), vblock(thr, 0, 32), F32, vop(sa, 0, rs),
                               vblock(thr + rup(m_p.h, 8) * 32, 0, 0), vop(sa, 0, rs), m_bits.Get<uint8_t>().address(),
                               1, r, bc);
@@ -454,6 +491,7 @@ private:
         vrun(m_ctx, Opcode::VREC, F32, vop(vals(kR)), vop(vals(kL)), {}, 1, 1, r);
         per_row(vals(kR), r);
         vrun(m_ctx, Opcode::VMUL, F32, vop(oacc(), 0, rs), vop(oacc(), 0, rs), vrow(ebuf(), 0, 256), 1, r, m_p.Dv);
+        if (m_p.list) return finish_item(s, r);
         LocalTensor<T> y = m_qpo.template AllocTensor<T>();
         vrun(m_ctx, Opcode::VCONV, isa::DTypeOf<T>::v, vop(y.address()), vop(oacc()), {}, 1, 1, uint64_t{r} * m_p.Dv, 0,
              F32);
@@ -461,6 +499,46 @@ private:
         y = m_qpo.template DeQue<T>();
         DataCopy(m_go[(uint64_t{s.g} * m_p.Sq + s.i0 + m_sub * m_p.h) * m_p.Dv], y, r * m_p.Dv);
         m_qpo.FreeTensor(y);
+    }
+    // An item's O / l (fp32 in oacc): cast and stored with its row stride, or kept in fp32 with
+    // m + ln l in its partial slot.
+    void finish_item(const Step& s, uint32_t r) {
+        const AttnItem& it = item(s);
+        const uint32_t dv = m_p.Dv, r0 = m_sub * m_p.h;
+        if (it.part < 0) {
+            LocalTensor<T> y = m_qpo.template AllocTensor<T>();
+            vrun(m_ctx, Opcode::VCONV, isa::DTypeOf<T>::v, vop(y.address()), vop(oacc()), {}, 1, 1, uint64_t{r} * dv, 0, F32);
+            m_qpo.EnQue(y);
+            y = m_qpo.template DeQue<T>();
+            GlobalTensor<T> go;
+            go.SetGlobalBuffer(it.o + uint64_t{r0} * it.ldo * kEs, ~0ull / 8);
+            DataCopyPad(go, y, DataCopyExtParams{r, dv * kEs, 0, (it.ldo - dv) * kEs});
+            m_qpo.FreeTensor(y);
+            return;
+        }
+        const uint64_t slot = m_p.list->partial + static_cast<uint64_t>(it.part) * partial_slot_bytes(m_p.br, dv);
+        // fp32 rows through the output queue, as many rows per trip as its buffer holds.
+        const uint32_t per = std::max(1u, m_p.h * std::max(m_p.bc, dv) * kEs / (dv * 4));
+        for (uint32_t a = 0; a < r; a += per) {
+            const uint32_t n = std::min(per, r - a);
+            LocalTensor<float> y = m_qpo.template AllocTensor<float>();
+            vrun(m_ctx, Opcode::VMULS, F32, vop(y.address()), vop(oacc() + a * dv * 4), {}, 1, 1, uint64_t{n} * dv, 1.0);
+            m_qpo.EnQue(y);
+            y = m_qpo.template DeQue<float>();
+            GlobalTensor<float> go;
+            go.SetGlobalBuffer(slot + uint64_t{r0 + a} * dv * 4, uint64_t{n} * dv);
+            DataCopy(go, y, n * dv);
+            m_qpo.FreeTensor(y);
+        }
+        LocalTensor<float> lse = m_qpo.template AllocTensor<float>();
+        vrun(m_ctx, Opcode::VLN, F32, vop(lse.address()), vop(vals(kL)), {}, 1, 1, r);
+        vrun(m_ctx, Opcode::VADD, F32, vop(lse.address()), vop(lse.address()), vop(vals(m_m)), 1, 1, r);
+        m_qpo.EnQue(lse);
+        lse = m_qpo.template DeQue<float>();
+        GlobalTensor<float> gl;
+        gl.SetGlobalBuffer(slot + uint64_t{m_p.br} * dv * 4 + uint64_t{r0} * 4, r);
+        DataCopy(gl, lse, r);
+        m_qpo.FreeTensor(lse);
     }
     void vec_p(const Step& s) {
         const uint32_t r = rows(s);

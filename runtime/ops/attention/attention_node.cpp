@@ -51,6 +51,7 @@ bool plan_attention(AttnPlan& p, const DeviceInfo& dev, std::string& why) {
         if (br % unit || br > br_max) continue;
         for (uint32_t bc : {256u, 128u, 64u}) {
             if (bc > bc_max && bc != 64) continue;
+            if (p.kv_block && p.kv_block % bc) continue;  // a step's keys in one cache block
             for (int buf = 0; buf < 3; ++buf)
                 for (int l0 = 0; l0 < 2; ++l0) {
                     AttnPlan t = p;

@@ -28,10 +28,8 @@ namespace sfumato::ops::llm {
 
 // True when a run-time Gather on this node takes the row gather (axis 0;
 // host_ids or a table beyond the L2).
-bool embedding_gather_applies(const NodeDesc &n, const DeviceInfo &dev,
-                              int64_t axis);
-std::unique_ptr<INodeOp> make_embedding_gather(const NodeDesc &n,
-                                               const DeviceInfo &dev,
-                                               const TensorRef &out);
+bool embedding_gather_applies(const NodeDesc& n, const DeviceInfo& dev, int64_t axis);
+std::unique_ptr<INodeOp> make_embedding_gather(const NodeDesc& n, const DeviceInfo& dev,
+                                               const TensorRef& out);
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm

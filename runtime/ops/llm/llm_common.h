@@ -16,30 +16,26 @@ inline uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
 // Storage dtype of an activation input (fp16, bf16 or fp32, contiguous ND);
 // otherwise UnsupportedError naming the input.
-isa::DType act_input(const NodeDesc &n, size_t i, const char *what);
+isa::DType act_input(const NodeDesc& n, size_t i, const char* what);
 // An index input (int32 or int64 in the graph, int32 on the device, contiguous
 // ND).
-const TensorRef &index_input(const NodeDesc &n, size_t i, const char *what);
+const TensorRef& index_input(const NodeDesc& n, size_t i, const char* what);
 
 // dst (fp32) = src (dtype t) for n elements (n a multiple of 64 or the exact
 // count); fp32 sources are copied.
-void to_f32(kernel::KernelContext &ctx, uint32_t dst, uint32_t src,
-            isa::DType t, uint64_t n);
+void to_f32(kernel::KernelContext& ctx, uint32_t dst, uint32_t src, isa::DType t, uint64_t n);
 // dst (dtype t) = src (fp32), rounded to nearest even.
-void from_f32(kernel::KernelContext &ctx, uint32_t dst, uint32_t src,
-              isa::DType t, uint64_t n);
+void from_f32(kernel::KernelContext& ctx, uint32_t dst, uint32_t src, isa::DType t, uint64_t n);
 
 // UB bytes to reserve for a buffer: a few KiB and more staggered over the bank
 // groups (runtime/ops/norm/vec_nest.h), smaller ones only aligned (a small UB
 // cannot spare the gaps).
-inline uint64_t stag(uint64_t b) {
-  return b >= 4096 ? (b + 2047) / 2048 * 2048 + 256 : (b + 63) / 64 * 64;
-}
+inline uint64_t stag(uint64_t b) { return b >= 4096 ? (b + 2047) / 2048 * 2048 + 256 : (b + 63) / 64 * 64; }
 
 // UB gap in 32-byte blocks between rows of `cols` elements of size es padded to
 // `cp` elements.
 inline uint32_t gap_blocks(uint64_t cp, uint64_t cols, uint64_t es) {
-  return u32((cp * es - (cols * es + 31) / 32 * 32) / 32);
+    return u32((cp * es - (cols * es + 31) / 32 * 32) / 32);
 }
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm

@@ -21,21 +21,21 @@
 namespace sfumato::ops::llm {
 
 struct RmsPlan {
-  isa::DType xt = isa::DType::FP16, wt = isa::DType::FP16;
-  uint64_t x = 0, res = 0, w = 0, y = 0,
-           res_out = 0; // GM; res/res_out 0 = absent
-  bool has_res = false, has_res_out = false;
-  uint64_t rows = 0, cols = 0;
-  uint32_t cp = 64, k = 1, buffers = 2;
-  uint64_t per_block = 1;
-  uint32_t blocks = 1;
-  double eps = 1e-6;
+    isa::DType xt = isa::DType::FP16, wt = isa::DType::FP16;
+    uint64_t x = 0, res = 0, w = 0, y = 0,
+             res_out = 0;  // GM; res/res_out 0 = absent
+    bool has_res = false, has_res_out = false;
+    uint64_t rows = 0, cols = 0;
+    uint32_t cp = 64, k = 1, buffers = 2;
+    uint64_t per_block = 1;
+    uint32_t blocks = 1;
+    double eps = 1e-6;
 };
 
-uint64_t rms_ub_bytes(const RmsPlan &p, uint32_t k);
+uint64_t rms_ub_bytes(const RmsPlan& p, uint32_t k);
 // Fills cp, k, buffers, per_block, blocks; false when one row does not fit in
 // UB.
-bool plan_rms(RmsPlan &p, const DeviceInfo &dev);
-void rms_norm_kernel(isa::IInstrSink &sink, const RmsPlan &p);
+bool plan_rms(RmsPlan& p, const DeviceInfo& dev);
+void rms_norm_kernel(isa::IInstrSink& sink, const RmsPlan& p);
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm

@@ -33,18 +33,18 @@
 namespace sfumato::ops::llm {
 
 struct RopePlan {
-  isa::DType xt = isa::DType::FP16, ct = isa::DType::FP16;
-  uint64_t x = 0, pos = 0, cs = 0, y = 0; // GM
-  uint64_t T = 0, N = 1, D = 0, R = 0, P = 0;
-  bool interleaved = false;
-  std::vector<int64_t> host_pos; // empty: positions read from GM
-  uint32_t k = 1;
-  uint64_t per_block = 1;
-  uint32_t blocks = 1;
+    isa::DType xt = isa::DType::FP16, ct = isa::DType::FP16;
+    uint64_t x = 0, pos = 0, cs = 0, y = 0;  // GM
+    uint64_t T = 0, N = 1, D = 0, R = 0, P = 0;
+    bool interleaved = false;
+    std::vector<int64_t> host_pos;  // empty: positions read from GM
+    uint32_t k = 1;
+    uint64_t per_block = 1;
+    uint32_t blocks = 1;
 };
 
-uint64_t rope_ub_bytes(const RopePlan &p, uint32_t k);
-bool plan_rope(RopePlan &p, const DeviceInfo &dev);
-void rope_kernel(isa::IInstrSink &sink, const RopePlan &p);
+uint64_t rope_ub_bytes(const RopePlan& p, uint32_t k);
+bool plan_rope(RopePlan& p, const DeviceInfo& dev);
+void rope_kernel(isa::IInstrSink& sink, const RopePlan& p);
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm

@@ -16,16 +16,16 @@
 namespace sfumato::ops::llm {
 
 struct SwiGluPlan {
-  isa::DType t = isa::DType::FP16;
-  uint64_t x = 0, y = 0;        // GM
-  uint64_t rows = 0, inter = 0; // T, I
-  uint32_t cw = 64, k = 1; // columns per chunk (multiple of 64), rows per tile
-  uint64_t nch = 1, per_block = 1;
-  uint32_t blocks = 1;
+    isa::DType t = isa::DType::FP16;
+    uint64_t x = 0, y = 0;         // GM
+    uint64_t rows = 0, inter = 0;  // T, I
+    uint32_t cw = 64, k = 1;       // columns per chunk (multiple of 64), rows per tile
+    uint64_t nch = 1, per_block = 1;
+    uint32_t blocks = 1;
 };
 
-uint64_t swiglu_ub_bytes(const SwiGluPlan &p, uint32_t k, uint32_t cw);
-bool plan_swiglu(SwiGluPlan &p, const DeviceInfo &dev);
-void swiglu_kernel(isa::IInstrSink &sink, const SwiGluPlan &p);
+uint64_t swiglu_ub_bytes(const SwiGluPlan& p, uint32_t k, uint32_t cw);
+bool plan_swiglu(SwiGluPlan& p, const DeviceInfo& dev);
+void swiglu_kernel(isa::IInstrSink& sink, const SwiGluPlan& p);
 
-} // namespace sfumato::ops::llm
+}  // namespace sfumato::ops::llm

@@ -1,7 +1,8 @@
-// The pieces of `sfumato train-step` (cli/cmd_train_step.cpp): compiling the forward for
-// training and planning the backward, each rank's data, each rank's host program (forward,
-// backward, bucketed all-reduce on a communication stream, SGD), the step's times from the
-// device tasks, and the functional check against a host reference.
+// A data-parallel training step as a host program (what `sfumato train-step`, cli/cmd_train_step.cpp,
+// calls): compiling the forward for training and planning the backward, each rank's data, each
+// rank's host program (forward, backward, bucketed all-reduce on a communication stream, SGD)
+// through runtime/rt only, the step's times from the device tasks, and the functional check
+// against a host reference. Simplified: one step, SGD without momentum, one compute stream.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -12,30 +13,30 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/graph/plan.h"
 #include "runtime/graph/train.h"
+#include "runtime/reuse/timing_reuse.h"
 #include "runtime/rt/runtime.h"
 
-namespace sfumato::cli {
+namespace sfumato::graph {
 
 struct TrainSetup {
-    graph::CompileOptions copt;
-    graph::TrainOptions opt;
+    CompileOptions copt;
+    TrainOptions opt;
     bool overlap = true;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
     // every rank runs its part of each all-reduce.
     bool mirror = false;
-    // Timing mode, explicit: a kernel launch identical to an earlier one of the same rank takes
-    // the first one's time as a stand-in (cli/kernel_reuse.h).
-    bool reuse_timing = false;
-    uint32_t block_dispatch_cycles = 0, core_start_cycles = 0;  // the chip's task scheduler (for the stand-ins)
-    std::unique_ptr<graph::Graph> graph;
-    std::unique_ptr<graph::Plan> plan;
-    graph::TrainPlan tp;
+    // Timing mode: a kernel launch identical to an earlier one of the same rank takes an earlier
+    // full run's time as a stand-in (runtime/reuse/timing_reuse.h).
+    reuse::ReuseOptions reuse;
+    std::unique_ptr<Graph> graph;
+    std::unique_ptr<Plan> plan;
+    TrainPlan tp;
     std::vector<std::vector<ref::HostTensor>> inputs;  // per rank
     std::vector<ref::HostTensor> targets;             // per rank
     // Compiles the forward (train passes, one stream, activations kept) and plans the backward.
-    void compile(graph::Graph g, int64_t batch, const DeviceInfo& dev);
+    void compile(Graph g, int64_t batch, const DeviceInfo& dev);
     // Inputs uniform in [-1, 1] and targets (one-hot rows for a softmax model) per rank.
     void make_data(uint32_t ranks);
 };
@@ -46,7 +47,7 @@ struct RankRun {
     std::vector<std::pair<size_t, size_t>> collectives;  // task ranges of the all-reduces
     std::map<int, ref::HostTensor> grads;                // functional: reduced gradient per WeightGrad tensor
     std::map<int, ref::HostTensor> weights;              // functional: updated weight per plan tensor
-    uint64_t reused = 0, reuse_candidates = 0, reuse_unique = 0;  // --reuse-timing: launches
+    reuse::ReuseCounters reuse;  // --reuse-timing
 };
 
 // Notify slots of the mirrored ranks (per rank, per bucket), filled by each rank before the
@@ -69,4 +70,4 @@ StepTimes step_times(const std::vector<RankRun>& runs);
 // {"checked", "passed", "compared", "mismatches", "max_abs_err", "first_mismatch"}.
 nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs);
 
-}  // namespace sfumato::cli
+}  // namespace sfumato::graph

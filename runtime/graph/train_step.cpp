@@ -1,27 +1,26 @@
-#include "cli/train_support.h"
+// The training step host program (train_step.h).
+#include "runtime/graph/train_step.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-#include "cli/kernel_reuse.h"
 #include "runtime/graph/executor.h"
 #include "runtime/ops/node_launch.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
-namespace sfumato::cli {
+namespace sfumato::graph {
 
-using graph::TrainTensor;
 
-void TrainSetup::compile(graph::Graph g, int64_t batch, const DeviceInfo& dev) {
-    graph = std::make_unique<graph::Graph>(std::move(g));
-    copt.passes = graph::train_passes();
+void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
+    graph = std::make_unique<Graph>(std::move(g));
+    copt.passes = train_passes();
     copt.streams = 1;
-    const auto shapes = graph::default_input_shapes(*graph, batch);
+    const auto shapes = default_input_shapes(*graph, batch);
     plan = graph::compile(*graph, shapes, dev, copt);
-    graph::keep_activations(*plan);
-    tp = graph::build_train_plan(*plan, dev, opt);
+    keep_activations(*plan);
+    tp = build_train_plan(*plan, dev, opt);
 }
 
 void TrainSetup::make_data(uint32_t ranks) {
@@ -59,7 +58,7 @@ void check(rt::Context& ctx, rt::Status s, uint32_t r) {
     if (s != rt::Status::Ok) throw InputError("train-step rank " + std::to_string(r) + ": " + ctx.last_error());
 }
 
-std::vector<KernelDesc> kernels_of(const graph::TrainItem& it, const std::vector<ops::TensorRef>& refs, uint64_t ws) {
+std::vector<KernelDesc> kernels_of(const TrainItem& it, const std::vector<ops::TensorRef>& refs, uint64_t ws) {
     std::vector<ops::TensorRef> in, out;
     for (int t : it.in) {
         if (t >= 0) {
@@ -90,13 +89,12 @@ ref::HostTensor read_back(rt::Runtime& rt, const ops::TensorRef& r) {
 
 void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
               bool functional, MirrorSlots& mirror, RankRun& out) {
-    const graph::TrainPlan& tp = ts.tp;
+    const TrainPlan& tp = ts.tp;
     out.ctx = &ctx;
     rt::Runtime rt(dev, ctx);
-    std::unique_ptr<KernelReuse> reuse;
-    if (ts.reuse_timing && !(ts.mirror && r != 0))
-        reuse = std::make_unique<KernelReuse>(ctx, rt.device_info(), ts.block_dispatch_cycles, ts.core_start_cycles);
-    graph::Executor ex(rt, *ts.plan);
+    std::unique_ptr<reuse::TimingReuse> reuse;
+    if (!(ts.mirror && r != 0)) reuse = std::make_unique<reuse::TimingReuse>(ctx, rt.device_info(), ts.reuse);
+    Executor ex(rt, *ts.plan);
     ex.load();
     const uint64_t arena = tp.arena_bytes ? rt.malloc(tp.arena_bytes) : 0;
     const uint64_t grads = rt.malloc(std::max<uint64_t>(tp.grad_bytes, 1));
@@ -124,8 +122,8 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
         }
     }
     std::vector<std::vector<KernelDesc>> bwd, upd;
-    for (const graph::TrainItem& it : tp.backward) bwd.push_back(kernels_of(it, refs, ws));
-    for (const graph::TrainItem& it : tp.update) upd.push_back(kernels_of(it, refs, ws));
+    for (const TrainItem& it : tp.backward) bwd.push_back(kernels_of(it, refs, ws));
+    for (const TrainItem& it : tp.update) upd.push_back(kernels_of(it, refs, ws));
     comm.init_rank(r, ctx);
     const rt::Stream compute = rt.default_stream(), cs = rt.create_stream(0);
     const bool follower = ts.mirror && r != 0, leader = ts.mirror && r == 0;
@@ -149,7 +147,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     comm.host_barrier();
     out.first = ctx.tasks().size();
     auto all_reduce = [&](size_t k) {
-        const graph::Bucket& b = tp.buckets[k];
+        const Bucket& b = tp.buckets[k];
         check(ctx, ctx.stream_wait_event(cs.id, written[k]), r);
         const size_t before = ctx.tasks().size();
         comm.all_reduce(r, grads + b.offset, grads + b.offset, b.bytes / isa::dtype_size(b.dtype), b.dtype, comm::RedOp::Sum,
@@ -192,15 +190,11 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     }
     rt.synchronize_device();
     out.last = ctx.tasks().size();
-    if (reuse) {
-        out.reused = reuse->reused();
-        out.reuse_candidates = reuse->candidates();
-        out.reuse_unique = reuse->unique();
-    }
+    if (reuse) out.reuse = reuse->counters();
     if (!functional) return;
     for (size_t i = 0; i < tp.tensors.size(); ++i)
         if (tp.tensors[i].kind == TrainTensor::Kind::WeightGrad) out.grads[static_cast<int>(i)] = read_back(rt, refs[i]);
-    for (const graph::TrainItem& u : tp.update) {
+    for (const TrainItem& u : tp.update) {
         const int w = tp.tensors[static_cast<size_t>(u.out[0])].plan;
         out.weights[w] = read_back(rt, refs[static_cast<size_t>(u.out[0])]);
     }
@@ -276,18 +270,18 @@ namespace {
 // One rank's gradients on the host: the forward plan's steps and the training items through the
 // host references (double, each output rounded to its type).
 std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) {
-    const graph::Plan& p = *ts.plan;
+    const Plan& p = *ts.plan;
     std::vector<std::shared_ptr<ref::HostTensor>> fwd(p.tensors.size());
     for (size_t i = 0; i < p.tensors.size(); ++i) {
-        const graph::PlanTensor& t = p.tensors[i];
-        if (t.kind != graph::PlanTensor::Kind::Weight || !t.weight) continue;
+        const PlanTensor& t = p.tensors[i];
+        if (t.kind != PlanTensor::Kind::Weight || !t.weight) continue;
         auto h = std::make_shared<ref::HostTensor>(*t.weight->host());
         h->type = t.ref.elem;
         ref::round_to_type(*h);
         fwd[i] = h;
     }
     for (size_t i = 0; i < p.inputs.size(); ++i) fwd[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(ts.inputs[r][i]);
-    for (const graph::PlanStep& st : p.steps) {
+    for (const PlanStep& st : p.steps) {
         std::vector<const ref::HostTensor*> in;
         for (int t : st.in) in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
         ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
@@ -299,7 +293,7 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
                 fwd[static_cast<size_t>(st.out[k])] = std::make_shared<ref::HostTensor>(std::move(o[k]));
             }
     }
-    const graph::TrainPlan& tp = ts.tp;
+    const TrainPlan& tp = ts.tp;
     std::vector<std::shared_ptr<ref::HostTensor>> h(tp.tensors.size());
     for (size_t i = 0; i < tp.tensors.size(); ++i) {
         const TrainTensor& t = tp.tensors[i];
@@ -321,7 +315,7 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
         }
         return h[static_cast<size_t>(id)].get();
     };
-    for (const graph::TrainItem& it : tp.backward) {
+    for (const TrainItem& it : tp.backward) {
         std::vector<const ref::HostTensor*> in;
         for (int t : it.in) in.push_back(t >= 0 ? get(t) : nullptr);
         ref::RefNode n{it.desc.name, it.desc.op_type, it.desc.opset, it.desc.attrs, 1};
@@ -350,7 +344,7 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
             }
         }
     }
-    const bool fp32 = ts.copt.precision == graph::Precision::FP32;
+    const bool fp32 = ts.copt.precision == Precision::FP32;
     uint64_t compared = 0, bad = 0;
     double max_err = 0;
     std::string first;
@@ -374,7 +368,7 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
             const TrainTensor& t = ts.tp.tensors[static_cast<size_t>(id)];
             const std::string name = ts.plan->tensors[static_cast<size_t>(t.plan)].name;
             compare(runs[r].grads.at(id), want, "rank " + std::to_string(r) + " gradient of " + name);
-            const graph::PlanTensor& w = ts.plan->tensors[static_cast<size_t>(t.plan)];
+            const PlanTensor& w = ts.plan->tensors[static_cast<size_t>(t.plan)];
             ref::HostTensor upd = *w.weight->host();
             upd.type = w.ref.elem;
             ref::round_to_type(upd);
@@ -388,4 +382,4 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
     return j;
 }
 
-}  // namespace sfumato::cli
+}  // namespace sfumato::graph

@@ -1,0 +1,81 @@
+// The shared --reuse-timing switch (reuse_option.h).
+#include "cli/reuse_option.h"
+
+#include <cstdio>
+
+#include "sim/error.h"
+
+namespace sfumato::cli {
+
+void add_reuse_option(boost::program_options::options_description &d,
+                      std::string &v) {
+  d.add_options()(
+      "reuse-timing",
+      boost::program_options::value<std::string>(&v)->default_value(v),
+      "kernel timing re-use (timing mode; docs/timing_reuse.md): off: every "
+      "kernel simulated | on: a launch "
+      "identical to an earlier one (operator, shapes, layout, alignment, "
+      "launch, L2 state) takes the first "
+      "one's time | auto: an identity is re-used once two full runs of it "
+      "agree within 1 %");
+}
+
+reuse::ReuseOptions reuse_options(const std::string &arg, bool functional,
+                                  bool recording_instructions,
+                                  const ChipParams &chip) {
+  reuse::ReuseOptions o;
+  o.mode = reuse::resolve_mode(reuse::parse_reuse_mode(arg), functional);
+  if (recording_instructions && o.mode != reuse::ReuseMode::Off) {
+    if (o.mode == reuse::ReuseMode::On)
+      throw InputError("--reuse-timing on cannot be combined with "
+                       "--record-level instructions (a recording needs "
+                       "every kernel's instructions)");
+    o.mode = reuse::ReuseMode::Off;
+  }
+  o.block_dispatch_cycles = chip.ts.block_dispatch_cycles;
+  o.core_start_cycles = chip.ts.core_start_cycles;
+  return o;
+}
+
+nlohmann::json reuse_json(const reuse::ReuseOptions &o,
+                          const reuse::ReuseCounters &c) {
+  nlohmann::json j = {{"mode", reuse::reuse_mode_name(o.mode)},
+                      {"enabled", o.mode != reuse::ReuseMode::Off},
+                      {"tolerance", o.tolerance},
+                      {"launches", c.launches},
+                      {"candidates", c.candidates},
+                      {"reused", c.reused},
+                      {"unique", c.unique},
+                      {"checks", c.checks},
+                      {"unverified", c.unverified},
+                      {"reused_cycles", c.reused_cycles},
+                      {"kernel_cycles", c.kernel_cycles}};
+  if (c.error_bound_known) {
+    j["error_bound_cycles"] = c.error_bound_cycles;
+    j["error_bound_fraction"] = c.error_bound_fraction();
+  } else {
+    j["error_bound_cycles"] = nullptr;
+    j["error_bound_fraction"] = nullptr;
+  }
+  return j;
+}
+
+void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
+  if (o.mode == reuse::ReuseMode::Off)
+    return;
+  std::printf("  APPROXIMATION --reuse-timing %s: %llu of %llu kernel launches "
+              "took the time of an identical earlier "
+              "launch (%llu identities, %llu simulated in full)",
+              reuse::reuse_mode_name(o.mode),
+              static_cast<unsigned long long>(c.reused),
+              static_cast<unsigned long long>(c.launches),
+              static_cast<unsigned long long>(c.unique),
+              static_cast<unsigned long long>(c.launches - c.reused));
+  if (c.error_bound_known)
+    std::printf("; estimated error bound %.3g %% of kernel time\n",
+                100.0 * c.error_bound_fraction());
+  else
+    std::printf("; error bound unknown (no identity simulated twice)\n");
+}
+
+} // namespace sfumato::cli

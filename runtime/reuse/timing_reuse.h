@@ -1,0 +1,171 @@
+// Kernel timing re-use, a runtime service and a stated modelling shortcut for
+// timing-mode speed: a kernel launch whose identity matches an earlier one's on
+// the same context runs as a stand-in whose blocks occupy the same cores for
+// the time an earlier full simulation of that identity took, instead of its own
+// instructions and memory requests. The identity (launch_identity()) is the
+// operator (node op type, opset, attributes but the fused nodes' names,
+// constant inputs: the values of integer ones and of float ones up to 16
+// elements, which operators plan from; a larger float constant is a weight or
+// bias, whose values a timing-mode kernel never reads, known by shape and
+// type); or the operator-library call and its
+// arguments), its operands' shapes, dtypes, formats, strides and address
+// alignment, the launch part, block count, core kind, argument and code sizes,
+// plus the state that can change its time: how much of each operand it reads an
+// LRU L2 of the chip's size would still hold (L2Recency).
+//
+// Contract (for run, replay, train-step and the llm/serve host programs):
+// - Construct a TimingReuse on a Context before the launches it should cover,
+// with the chip's
+//   DeviceInfo and ReuseOptions (mode, tolerance, the task scheduler's dispatch
+//   costs); it installs the context's launch hook (throws InputError if another
+//   hook is installed, e.g. a workload recorder: recording needs every kernel's
+//   instructions) and removes it when destroyed. Keep it alive until the device
+//   is synchronised, then read counters() (sum ranks with +=).
+// - Mode Off does nothing. Mode On gives every repeat of an identity (from its
+// second launch) the
+//   first full simulation's time. Mode Auto simulates an identity in full until
+//   two full runs of it agree within `tolerance` (relative cycles), then
+//   re-uses the latest full run's time; an identity whose runs disagree keeps
+//   being simulated. Both are timing mode only (a stand-in computes no values):
+//   resolve_mode() turns Auto into Off in functional mode and rejects On there.
+// - A stand-in is decided once per launch, when its first block starts: if the
+// template launch
+//   has not completed yet (one in-order stream makes that rare), the launch
+//   runs in full (a check).
+// - counters(): launches seen, candidates (launches with an identity), reused,
+// unique identities,
+//   full runs that were checks, and the estimated error bound on the summed
+//   kernel cycles: for each identity, the relative deviation between the full
+//   runs its stand-ins relied on times the cycles given to them, plus each
+//   stand-in's measured difference from its template's span; identities never
+//   checked take the largest deviation seen on the context and are counted as
+//   unverified (with no deviation measured at all the bound is unknown,
+//   error_bound_known = false). It bounds the kernels' own times, not what
+//   missing traffic does to other kernels.
+// What it leaves out, so what the error is made of: a stand-in moves no data,
+// so its L2 and HBM traffic (and the contention it would cause a concurrent
+// kernel or collective) is missing, and the L2 estimate follows kernel operands
+// only (copies and collectives do not age it); its start-up is the template's;
+// concurrent streams are not part of the identity. tests/regression/
+// timing_reuse_test.cpp measures the error per command family;
+// docs/timing_reuse.md states it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/rt/context.h"
+
+namespace sfumato::reuse {
+
+enum class ReuseMode : uint8_t { Off, On, Auto };
+// "off" | "on" | "auto"; anything else throws InputError naming `option`.
+ReuseMode parse_reuse_mode(const std::string &s,
+                           const std::string &option = "--reuse-timing");
+const char *reuse_mode_name(ReuseMode m);
+// The mode a run uses: Auto is Off in functional mode; On in functional mode
+// throws InputError.
+ReuseMode resolve_mode(ReuseMode m, bool functional,
+                       const std::string &option = "--reuse-timing");
+
+// Auto's agreement tolerance: two full runs of an identity within 1 % of each
+// other (relative cycles). Chosen from the measurements in docs/timing_reuse.md
+// (a repeat of a warm kernel varies by well under it; a kernel whose time
+// depends on state the identity misses varies by more).
+constexpr double kDefaultTolerance = 0.01;
+
+struct ReuseOptions {
+  ReuseMode mode = ReuseMode::Off;
+  double tolerance = kDefaultTolerance;
+  // The chip's task scheduler (chip.ts.block_dispatch_cycles,
+  // chip.ts.core_start_cycles): the stand-in blocks of a wave end staggered by
+  // this as the template's did.
+  uint32_t block_dispatch_cycles = 0, core_start_cycles = 0;
+  // Replaces launch_identity() (empty string: not a candidate), for host
+  // programs that know their kernels better; the L2 state is appended to it
+  // either way.
+  std::function<std::string(const KernelDesc &)> identity;
+};
+
+struct ReuseCounters {
+  uint64_t launches = 0;   // kernel launches seen
+  uint64_t candidates = 0; // of them with an identity
+  uint64_t reused = 0;     // given a stand-in
+  uint64_t unique = 0;     // distinct identities
+  uint64_t checks = 0;     // repeats simulated in full
+  uint64_t reused_cycles =
+      0; // cycles the stand-ins were given (their templates' spans)
+  uint64_t kernel_cycles =
+      0; // all candidate launches' spans (stand-ins included)
+  uint64_t unverified =
+      0; // reused launches of identities never simulated twice
+  bool error_bound_known = true;
+  double error_bound_cycles =
+      0; // estimated bound on the summed kernel cycles' error
+  // error_bound_cycles / kernel_cycles (0 when nothing ran).
+  double error_bound_fraction() const;
+  ReuseCounters &operator+=(const ReuseCounters &o);
+};
+
+// The identity of a launch without its L2 state (empty: not a candidate: a
+// kernel with neither a graph node nor an operator-library call, whose body is
+// opaque).
+std::string launch_identity(const KernelDesc &k);
+
+// Operand ranges of a launch (graph-node launches only): inputs, then outputs
+// and workspace.
+struct OperandRange {
+  uint64_t addr = 0, bytes = 0;
+  bool written = false;
+};
+std::vector<OperandRange> launch_operands(const KernelDesc &k);
+
+// An estimate of what an LRU L2 of `capacity` bytes holds, from the order
+// kernels touched their operands: an operand last touched when `d` bytes ago
+// (the operand bytes of launches since) is held whole if d + its bytes <=
+// capacity, in part if d < capacity, else not. Exact for one stream of kernels
+// that each stream their operands once through an LRU cache; an approximation
+// otherwise (set conflicts, slices, partial reads, copies and write-backs are
+// not seen).
+class L2Recency {
+public:
+  explicit L2Recency(uint64_t capacity) : m_capacity(capacity) {}
+  enum class Held : uint8_t { None = 0, Part = 1, Whole = 2, Unknown = 3 };
+  Held held(uint64_t addr, uint64_t bytes) const;
+  void touch(const std::vector<OperandRange> &ops);
+
+private:
+  uint64_t m_capacity, m_pos = 0;
+  std::map<uint64_t, uint64_t>
+      m_last; // operand address -> position after its last touch
+};
+
+class TimingReuse {
+public:
+  TimingReuse(rt::Context &ctx, const DeviceInfo &dev, const ReuseOptions &opt);
+  ~TimingReuse();
+  TimingReuse(const TimingReuse &) = delete;
+  TimingReuse &operator=(const TimingReuse &) = delete;
+  ReuseMode mode() const { return m_opt.mode; }
+  // Valid once the launches have completed (after a synchronize).
+  ReuseCounters counters() const;
+
+  struct Identity; // per identity: its full runs and stand-ins
+                   // (timing_reuse.cpp)
+  struct Launch;   // per launch: the decision its first block makes
+
+private:
+  void on_launch(KernelDesc &k);
+  rt::Context &m_ctx;
+  ReuseOptions m_opt;
+  uint32_t m_cube, m_vector, m_aiv_per_aic;
+  L2Recency m_l2;
+  std::map<std::string, std::shared_ptr<Identity>> m_ids;
+  std::vector<std::shared_ptr<Launch>> m_records; // every candidate launch
+  uint64_t m_launches = 0, m_candidates = 0;
+};
+
+} // namespace sfumato::reuse

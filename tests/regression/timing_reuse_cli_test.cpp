@@ -1,0 +1,153 @@
+// Kernel timing re-use (runtime/reuse/timing_reuse.h) measured per command
+// family, exact against re-used, on small models: `run` (three inferences of a
+// small ResNet-18), `replay` (a recording of that run) and `train-step` (a
+// data-parallel step of it on two chips). `--reuse-timing auto` re-uses an
+// identity only once two full runs of it agree within the stated tolerance
+// (summary.json reuse_timing.tolerance), so each family's result must stay
+// within that tolerance of the exact run; `on` re-uses from the second launch
+// with no check (its error is printed, docs/ timing_reuse.md states it). The
+// counters add up, the switch is stated in the output, and functional mode
+// never re-uses.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+const std::string kResNet = "\"zoo:resnet18?image=32&width=8&classes=10\"";
+
+nlohmann::json run_ok(const std::string &args, const std::string &out) {
+  const CliResult r = run_cli(args + " --trace off --out " + out);
+  INFO(args << "\n" << r.output);
+  REQUIRE(r.code == 0);
+  return read_json(out + "/summary.json");
+}
+
+// Every candidate launch is an identity's first full run, a repeat simulated in
+// full (a check) or a stand-in.
+void check_counters(const nlohmann::json &s) {
+  const auto &c = s["reuse_timing"];
+  INFO(c.dump());
+  CHECK(c["enabled"] == true);
+  CHECK(c["candidates"].get<uint64_t>() <= c["launches"].get<uint64_t>());
+  CHECK(c["unique"].get<uint64_t>() + c["checks"].get<uint64_t>() +
+            c["reused"].get<uint64_t>() ==
+        c["candidates"].get<uint64_t>());
+  CHECK(c["reused"].get<uint64_t>() > 0);
+  CHECK(c["reused_cycles"].get<uint64_t>() <=
+        c["kernel_cycles"].get<uint64_t>());
+}
+
+// auto: its own error bound is known and within its tolerance; the family's
+// result (`figure`) within the tolerance of the exact run's.
+void check_auto(const nlohmann::json &exact, const nlohmann::json &a,
+                const nlohmann::json &on, double exact_v, double auto_v,
+                double on_v) {
+  check_counters(a);
+  check_counters(on);
+  const double tol = a["reuse_timing"]["tolerance"].get<double>();
+  REQUIRE(tol > 0);
+  CHECK(exact["reuse_timing"]["enabled"] == false);
+  CHECK(exact["reuse_timing"]["reused"] == 0);
+  REQUIRE(!a["reuse_timing"]["error_bound_fraction"].is_null());
+  CHECK(a["reuse_timing"]["error_bound_fraction"].get<double>() <= tol);
+  CHECK(a["reuse_timing"]["unverified"] == 0);
+  // on re-uses every repeat, auto only verified ones.
+  CHECK(on["reuse_timing"]["reused"].get<uint64_t>() >=
+        a["reuse_timing"]["reused"].get<uint64_t>());
+  const double err_auto = auto_v / exact_v - 1.0, err_on = on_v / exact_v - 1.0;
+  INFO("error of auto " << 100.0 * err_auto << " %, of on " << 100.0 * err_on
+                        << " % (tolerance " << 100.0 * tol << " %)");
+  CHECK(std::fabs(err_auto) <= tol);
+}
+
+} // namespace
+
+TEST_CASE(
+    "timing re-use: run, exact against re-used, within the stated tolerance",
+    "[reuse]") {
+  const std::string base = "run " + kResNet + " --config " + config("tiny") +
+                           " --mode timing --iterations 3 --reuse-timing ";
+  const auto off = run_ok(base + "off", temp_dir("reuse_run_off"));
+  const auto a = run_ok(base + "auto", temp_dir("reuse_run_auto"));
+  const auto on = run_ok(base + "on", temp_dir("reuse_run_on"));
+  auto latency = [](const nlohmann::json &s) {
+    return s["inference"]["mean_latency_us"].get<double>();
+  };
+  check_auto(off, a, on, latency(off), latency(a), latency(on));
+}
+
+TEST_CASE(
+    "timing re-use: replay, exact against re-used, within the stated tolerance",
+    "[reuse]") {
+  const std::string dir = temp_dir("reuse_replay");
+  const std::string file = dir + "/resnet.json";
+  run_ok("run " + kResNet + " --config " + config("tiny") +
+             " --mode timing --iterations 3 --record " + file,
+         dir + "/rec");
+  const std::string base = "replay " + file + " --config " + config("tiny") +
+                           " --mode timing --reuse-timing ";
+  const auto off = run_ok(base + "off", dir + "/off");
+  const auto a = run_ok(base + "auto", dir + "/auto");
+  const auto on = run_ok(base + "on", dir + "/on");
+  auto total = [](const nlohmann::json &s) {
+    return s["total_time_us"].get<double>();
+  };
+  check_auto(off, a, on, total(off), total(a), total(on));
+  // Recording instructions needs every kernel's own: on is refused, auto falls
+  // back to exact.
+  const CliResult r =
+      run_cli(base + "on --record " + dir +
+              "/again.json --record-level instructions --out " + dir + "/x");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--reuse-timing on cannot be combined with "
+                      "--record-level instructions") != std::string::npos);
+}
+
+TEST_CASE("timing re-use: train-step, exact against re-used, within the stated "
+          "tolerance",
+          "[reuse]") {
+  const std::string base = "train-step " + kResNet + " --system " +
+                           config("system-tiny") +
+                           " --set system.chips_per_server=2 --batch 2 "
+                           "--precision fp16 --mode timing --bucket-mb 0.1 "
+                           "--reuse-timing ";
+  const auto off = run_ok(base + "off", temp_dir("reuse_train_off"));
+  const auto a = run_ok(base + "auto", temp_dir("reuse_train_auto"));
+  const auto on = run_ok(base + "on", temp_dir("reuse_train_on"));
+  auto step = [](const nlohmann::json &s) {
+    return s["step_us"].get<double>();
+  };
+  check_auto(off, a, on, step(off), step(a), step(on));
+  auto compute = [](const nlohmann::json &s) {
+    return s["compute_us"].get<double>();
+  };
+  CHECK(std::fabs(compute(a) / compute(off) - 1.0) <=
+        a["reuse_timing"]["tolerance"].get<double>());
+  // Communication is simulated in full either way: same buckets.
+  CHECK(a["train"]["buckets"] == off["train"]["buckets"]);
+}
+
+TEST_CASE("timing re-use: functional mode computes every kernel (auto is off, "
+          "on is refused)",
+          "[reuse]") {
+  const std::string out = temp_dir("reuse_functional");
+  const std::string base =
+      "run \"zoo:mlp?in=16&hidden=32&layers=2&classes=8\" --config " +
+      config("tiny") + " --iterations 3 --reuse-timing ";
+  const auto s = run_ok(base + "auto", out);
+  CHECK(s["reuse_timing"]["mode"] == "off");
+  CHECK(s["reuse_timing"]["reused"] == 0);
+  const CliResult r = run_cli(base + "on --out " + out);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--reuse-timing on needs timing mode") !=
+        std::string::npos);
+  const CliResult bad = run_cli(base + "maybe --out " + out);
+  CHECK(bad.code == 2);
+  CHECK(
+      bad.output.find("--reuse-timing must be off, on or auto, not 'maybe'") !=
+      std::string::npos);
+}

@@ -1,0 +1,101 @@
+// Timing re-use's identity and L2 estimate (runtime/reuse/timing_reuse.h),
+// without a simulation: what makes two launches the same, and what an LRU L2 of
+// a given capacity still holds of an operand after the operand bytes of later
+// launches (the thresholds derive from the capacity).
+#include <catch2/catch.hpp>
+
+#include "runtime/ops/node_launch.h"
+#include "runtime/reuse/timing_reuse.h"
+#include "sim/error.h"
+
+using namespace sfumato;
+using reuse::L2Recency;
+
+namespace {
+
+KernelDesc node_kernel(uint64_t in_addr, uint32_t block_dim = 8) {
+  KernelDesc k;
+  k.type = "Relu";
+  k.block_dim = block_dim;
+  k.body = [](isa::IInstrSink &) {};
+  ops::NodeDesc n;
+  n.op_type = "Relu";
+  ops::TensorRef in = ops::make_tensor({4, 64}, ref::ElemType::Float16),
+                 out = in;
+  in.addr = in_addr;
+  out.addr = 1 << 20;
+  std::vector<KernelDesc> ks{k};
+  ops::stamp_node_launch(ks, n, {in}, {out}, 0, 0);
+  return ks[0];
+}
+
+} // namespace
+
+TEST_CASE("timing re-use: a launch's identity names the operator, operands, "
+          "alignment and launch",
+          "[reuse]") {
+  KernelDesc opaque;
+  opaque.type = "custom";
+  CHECK(reuse::launch_identity(opaque)
+            .empty()); // an opaque body is never a candidate
+  const std::string a = reuse::launch_identity(node_kernel(4096));
+  CHECK(!a.empty());
+  CHECK(reuse::launch_identity(node_kernel(4096 + 512)) ==
+        a); // same alignment within a 512-byte line pair
+  CHECK(reuse::launch_identity(node_kernel(4096 + 32)) !=
+        a); // another alignment splits rows otherwise
+  CHECK(reuse::launch_identity(node_kernel(4096, 16)) !=
+        a); // another launch shape
+  KernelDesc op;
+  op.type = "add";
+  op.op = "add";
+  op.op_args = {{"n", "1024"}};
+  const std::string b = reuse::launch_identity(op);
+  op.op_args["n"] = "2048";
+  CHECK(!b.empty());
+  CHECK(reuse::launch_identity(op) != b);
+  // The operands' ranges (for the L2 estimate): inputs, then outputs.
+  const auto ops = reuse::launch_operands(node_kernel(4096));
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0].addr == 4096);
+  CHECK(ops[0].bytes == 4 * 64 * 2);
+  CHECK(!ops[0].written);
+  CHECK(ops[1].written);
+}
+
+TEST_CASE("timing re-use: the L2 estimate follows LRU stack distance in "
+          "operand bytes",
+          "[reuse]") {
+  const uint64_t cap = 1000, a = 100;
+  L2Recency l2(cap);
+  CHECK(l2.held(0, a) == L2Recency::Held::None); // never touched
+  l2.touch({{0, a, false}});
+  CHECK(l2.held(0, a) == L2Recency::Held::Whole);
+  // Later launches touch cap - a bytes: the operand still fits beside them.
+  l2.touch({{5000, cap - a, false}});
+  CHECK(l2.held(0, a) == L2Recency::Held::Whole);
+  // One byte more: its oldest lines are evicted, the rest still there.
+  l2.touch({{9000, 1, true}});
+  CHECK(l2.held(0, a) == L2Recency::Held::Part);
+  // cap bytes touched since: nothing of it is left.
+  l2.touch({{7000, a - 1, false}});
+  CHECK(l2.held(0, a) == L2Recency::Held::None);
+  // An operand larger than the L2 is never held whole.
+  L2Recency big(cap);
+  big.touch({{0, 2 * cap, false}});
+  CHECK(big.held(0, 2 * cap) == L2Recency::Held::Part);
+}
+
+TEST_CASE(
+    "timing re-use: the switch parses off, on and auto and is timing mode only",
+    "[reuse]") {
+  CHECK(reuse::parse_reuse_mode("off") == reuse::ReuseMode::Off);
+  CHECK(reuse::parse_reuse_mode("on") == reuse::ReuseMode::On);
+  CHECK(reuse::parse_reuse_mode("auto") == reuse::ReuseMode::Auto);
+  CHECK_THROWS_AS(reuse::parse_reuse_mode("yes"), InputError);
+  CHECK(reuse::resolve_mode(reuse::ReuseMode::Auto, true) ==
+        reuse::ReuseMode::Off);
+  CHECK(reuse::resolve_mode(reuse::ReuseMode::Auto, false) ==
+        reuse::ReuseMode::Auto);
+  CHECK_THROWS_AS(reuse::resolve_mode(reuse::ReuseMode::On, true), InputError);
+}
