@@ -6,7 +6,8 @@
 // tokens/s, the per-phase per-op table (layer op, shape, cycles, share, bound, roofline
 // fraction), HBM bytes per generated token (the kernels' compulsory traffic); summary.json gains
 // an `llm` section, trace.json phase / layer / op tracks above the task and pipe tracks.
-// Every kernel is simulated (the runtime's timing re-use service is not wired in yet).
+// Timing mode re-uses the time of identical kernel launches (the runtime's timing re-use service,
+// runtime/reuse; --reuse-timing, default auto) unless --exact.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/llm/engine.h"
@@ -122,7 +124,8 @@ uint64_t kernel_bytes(const llm::StepRecord& st) {
 double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
 double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 
-int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
+int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, const reuse::ReuseOptions& ropt,
+              const reuse::ReuseCounters& rc) {
     const llm::ModelConfig& c = run.config();
     const llm::RunOptions& o = run.options();
     const llm::MemoryPlan& m = run.memory();
@@ -207,7 +210,10 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common) {
     j["tokens"] = run.tokens();
     j["prefill_ops"] = print_phase(s, steps, true, 1, first_captured);
     if (!step_ms.empty()) j["decode_ops"] = print_phase(s, steps, false, step_ms.size(), first_captured);
+    summary["reuse_timing"] = reuse_json(ropt, rc);
+    j["reuse_timing"] = summary["reuse_timing"];
     s.write_outputs(summary);
+    print_reuse(ropt, rc);
     if (!common.out.empty()) std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", common.out.c_str());
     return kExitOk;
 }
@@ -216,10 +222,12 @@ int cmd_llm(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";
     common.trace = "task";
-    std::string model_arg, weights_path, graph_mode = "off";
+    std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto";
+    bool exact = false;
     llm::RunOptions ro;
     po::options_description d("sfumato llm");
     add_run_options(d, common);
+    add_reuse_option(d, reuse_arg);
     d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
         "prefill", po::value<int64_t>(&ro.prefill)->default_value(128), "prompt tokens per sequence")(
         "decode", po::value<int64_t>(&ro.decode)->default_value(16), "decode steps (one token per sequence each)")(
@@ -230,6 +238,7 @@ int cmd_llm(const std::vector<std::string>& args) {
         "share of the memory left after weights and activations for the KV cache")(
         "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(
         "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)")(
+        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
         "graph-mode", po::value<std::string>(&graph_mode)->default_value("off"),
         "off: eager launches (each pays the host launch cost) | on: each step captured and launched as one "
         "model | both: the request eagerly, then captured, each step reported both ways");
@@ -265,15 +274,20 @@ int cmd_llm(const std::vector<std::string>& args) {
     } else if (!weights_path.empty()) {
         throw InputError("--weights needs functional mode (timing mode moves no data)");
     }
+    const reuse::ReuseOptions ropt =
+        reuse_options(exact ? "off" : reuse_arg, s.functional(),
+                      !common.record.empty() && common.record_level == "instructions", s.chip_params());
+    std::unique_ptr<reuse::TimingReuse> reuser;
     llm::LlmRun run(cfg, ro, s.chip().info());
     Progress progress(run.kernels_expected());
     s.run(
         [&](rt::Runtime& rt) {
+            reuser = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             run.run(rt);
             progress.finish();
         },
         [&] { progress.update(s); });
-    return print_llm(s, run, common);
+    return print_llm(s, run, common, ropt, reuser ? reuser->counters() : reuse::ReuseCounters{});
 }
 
 }  // namespace
