@@ -96,6 +96,7 @@ int cmd_kernel(const std::vector<std::string>& args) {
                     us > 0 ? static_cast<double>(o["bytes"].get<uint64_t>()) / (us * 1e3) : 0.0,
                     o["bound"].get<std::string>().c_str(), o["roofline_fraction"].get<double>(),
                     o["roofline_fraction_l2"].get<double>());
+        if (o.contains("roofline_note")) std::printf("  roofline fraction %s\n", o["roofline_note"].get<std::string>().c_str());
         std::printf("  task duration (dispatch to completion report): %llu cycles, %.3f us\n",
                     static_cast<unsigned long long>(o["task_duration"].get<uint64_t>()), o["task_duration_us"].get<double>());
         const auto& pu = o["pipe_util"];

@@ -26,6 +26,7 @@
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/graph/executor.h"
+#include "runtime/graph/numerics.h"
 #include "runtime/graph/infer.h"
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/ref_interp.h"
@@ -166,6 +167,9 @@ int cmd_run(const std::vector<std::string>& args) {
     const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);
     const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
+    // Numerics diagnostics (functional mode): every step's outputs against the reference's.
+    graph::NumericsWatch numerics(plan);
+    if (s.functional()) numerics.observe_inputs(inputs);
     // Reference outputs (host, fp64) before the simulation.
     std::vector<ref::HostTensor> ref_out;
     if (use_reference) {
@@ -176,7 +180,9 @@ int cmd_run(const std::vector<std::string>& args) {
             spec.val(spec.inputs[i]).has_shape = true;
         }
         graph::infer_shapes(spec);
-        ref_out = graph::run_reference(spec, inputs);
+        graph::RefOptions ropt;
+        ropt.on_value = [&numerics](const std::string& name, const ref::HostTensor& t) { numerics.add_reference(name, t); };
+        ref_out = graph::run_reference(spec, inputs, ropt);
     }
 
     Progress progress(plan.kernel_count() * static_cast<size_t>(iterations));
@@ -185,6 +191,8 @@ int cmd_run(const std::vector<std::string>& args) {
     s.run(
         [&](rt::Runtime& rt) {
             ex = std::make_unique<graph::Executor>(rt, plan);
+            if (rt.functional())
+                ex->watch_steps([&numerics](size_t st, const std::vector<ref::HostTensor>& o) { numerics.observe(st, o); });
             ex->load();
             reuse = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             for (int64_t it = 0; it < iterations; ++it) ex->run(inputs);
@@ -197,6 +205,7 @@ int cmd_run(const std::vector<std::string>& args) {
     RunReport report(s, plan, *ex, g);
     report.compile_s = compile_s;
     report.check(outs, expected, ref_out);
+    if (s.functional()) report.set_numerics(&numerics);
     nlohmann::json summary = report.summary(model_path);
     const reuse::ReuseCounters rc = reuse->counters();
     summary["reuse_timing"] = reuse_json(ropt, rc);

@@ -143,6 +143,21 @@ nlohmann::json RunReport::summary(const std::string& model) const {
                   {"max_abs_err", max_abs},
                   {"max_rel_err", max_rel},
                   {"outputs", checks}};
+    if (m_numerics) {
+        nlohmann::json tensors = nlohmann::json::array();
+        for (const auto& n : m_numerics->findings())
+            tensors.push_back({{"step", n.step}, {"node", n.node}, {"op", n.op_type}, {"tensor", n.tensor},
+                               {"dtype", n.dtype}, {"values", n.values}, {"inf", n.inf}, {"nan", n.nan},
+                               {"overflow", n.overflow}, {"flushed_to_zero", n.flushed}, {"against_reference", n.compared}});
+        auto first = [](const graph::TensorNumerics* n) { return n ? nlohmann::json(n->node) : nlohmann::json(nullptr); };
+        s["numerics"] = {{"tensors_checked", m_numerics->tensors_checked()},
+                         {"first_overflow", first(m_numerics->first_overflow())},
+                         {"first_nan", first(m_numerics->first_nan())},
+                         {"first_flush_to_zero", first(m_numerics->first_flush())},
+                         {"first_underflow", first(m_numerics->first_underflow())},
+                         {"tensors", tensors}};
+        if (!passed()) s["check"]["likely_cause"] = m_numerics->likely_cause(graph::precision_name(m_plan.precision));
+    }
     const auto& m = m_plan.memory;
     s["memory"] = {{"peak_bytes", m.peak_bytes},
                    {"peak_bytes_no_reuse", m.peak_bytes_no_reuse},
@@ -260,6 +275,7 @@ void RunReport::print(const std::string& mode) const {
         m_plan.kernel_count(), static_cast<unsigned long long>(total),
         static_cast<double>(m_ex.load_ps()) / 1e6, lat, m_ex.run_ps().size(),
         static_cast<unsigned long long>(m_s.total_cycles()));
+    print_numerics();
     if (!m_checked) {
         std::printf("  check: %s\n", m_s.functional() ? "none (give --expect or --reference)"
                                                       : "skipped (timing mode has no data)");
@@ -271,6 +287,30 @@ void RunReport::print(const std::string& mode) const {
             "atol %.3g, rtol %.3g)%s%s\n",
             c.name.c_str(), c.against.c_str(), c.passed ? "passed" : "FAILED", c.max_abs_err, c.max_rel_err,
             c.atol, c.rtol, c.detail.empty() ? "" : ": ", c.detail.c_str());
+    if (!passed() && m_numerics)
+        std::printf("  likely cause: %s\n", m_numerics->likely_cause(graph::precision_name(m_plan.precision)).c_str());
+}
+
+// Findings of the numerics watch, one line per kind (the first tensor where it happened) and a
+// count of the tensors affected.
+void RunReport::print_numerics() const {
+    if (!m_numerics) return;
+    const auto f = m_numerics->findings();
+    // Overflow and NaN are always worth a line; flushes only where they take a good part of a
+    // tensor (NumericsWatch::first_underflow); every count is in summary.json.
+    if (!m_numerics->first_underflow() && !m_numerics->first_overflow() && !m_numerics->first_nan()) return;
+    auto line = [](const char* what, const graph::TensorNumerics* n, uint64_t graph::TensorNumerics::*field) {
+        if (!n) return;
+        std::printf("  numerics: %s first at %s%s (%s), tensor %s (%s): %llu of %llu values\n", what,
+                    n->op_type == "upload" ? "" : "node ", n->node.c_str(),
+                    n->op_type.c_str(), n->tensor.c_str(), n->dtype.c_str(), static_cast<unsigned long long>(n->*field),
+                    static_cast<unsigned long long>(n->values));
+    };
+    line("flushed to zero by the narrower type", m_numerics->first_underflow(), &graph::TensorNumerics::flushed);
+    line("overflow to inf", m_numerics->first_overflow(), &graph::TensorNumerics::overflow);
+    line("NaN", m_numerics->first_nan(), &graph::TensorNumerics::nan);
+    std::printf("  numerics: %zu of %zu tensors affected (summary.json `numerics` lists them)\n", f.size(),
+                m_numerics->tensors_checked());
 }
 
 }  // namespace sfumato::cli

@@ -12,6 +12,7 @@
 
 #include "cli/session.h"
 #include "runtime/graph/executor.h"
+#include "runtime/graph/numerics.h"
 #include "runtime/graph/plan.h"
 
 namespace sfumato::cli {
@@ -51,6 +52,9 @@ public:
     void add_tables();
     void print(const std::string& mode) const;
     bool passed() const;
+    // Functional runs: the numerics diagnostics (summary.json `numerics`, printed findings, and
+    // the likely cause of a failed check).
+    void set_numerics(const graph::NumericsWatch* n) { m_numerics = n; }
 
 private:
     struct StepRow {
@@ -69,6 +73,8 @@ private:
     nlohmann::json m_ops = nlohmann::json::array();
     std::vector<OutputCheck> m_checks;
     bool m_checked = false;
+    const graph::NumericsWatch* m_numerics = nullptr;
+    void print_numerics() const;
 };
 
 }  // namespace sfumato::cli

@@ -29,7 +29,8 @@ struct CommonOptions {
     std::vector<std::string> sets;
     std::string out;
     std::string mode = "functional";
-    std::string trace = "instr";
+    std::string trace = "auto";
+    uint64_t trace_budget = uint64_t{1} << 20;  // --trace auto: events with instruction detail
     std::string record;  // write the run's task stream as a workload file
     uint64_t max_cycles = 0;  // 0: no limit; else a run still going at this cycle stops (exit 4)
     std::string record_level = "ops";  // ops | instructions (also each block's instruction stream)
@@ -45,6 +46,16 @@ bool parse_command(const std::vector<std::string>& args, const char* usage, po::
 void load_config(Config& c, const CommonOptions& o);
 
 std::string version_string();
+
+// Trace detail. `auto` (the default) keeps instruction detail for the first --trace-budget
+// events (2^20, about 100 MB of JSON), then ops and tasks only, so a large run's trace stays
+// bounded; a named level keeps everything of that level. Without --out nothing is recorded (no
+// trace would be written).
+// Parses --trace; `bounded` is true for auto.
+TraceLevel parse_trace_option(const std::string& s, bool& bounded);
+void attach_trace(const CommonOptions& o, TraceLevel level, bool bounded, TraceHub& hub, ChromeTraceWriter& writer);
+// The line a bounded trace prints when it reached its budget (stderr).
+void report_trace_budget(const ChromeTraceWriter& writer);
 
 // Checking a command line without running it (sfumato sweep does this for every point before
 // running any): while validation is on, a command stops once it has read its arguments and
@@ -137,6 +148,7 @@ private:
     Config m_config;
     bool m_functional = true;
     TraceLevel m_level = TraceLevel::Instr;
+    bool m_trace_bounded = false;
     std::unique_ptr<ChipParams> m_chip_params;
     std::unique_ptr<rt::RuntimeParams> m_rt_params;
     StatGroup m_root{nullptr, ""};

@@ -68,7 +68,7 @@ SystemSession::SystemSession(const CommonOptions& o, const std::string& system_f
     : m_opts(o), m_system_file(system_file), m_cmdline(std::move(command_line)) {
     if (o.mode != "functional" && o.mode != "timing") throw InputError("--mode must be functional or timing, not '" + o.mode + "'");
     m_functional = o.mode == "functional";
-    if (!parse_trace_level(o.trace, m_level)) throw InputError("--trace must be off|op|task|instr|mem, not '" + o.trace + "'");
+    m_level = parse_trace_option(o.trace, m_trace_bounded);
     load_system_config(m_config, system_file, o);
     m_sys_params = std::make_unique<SystemParams>(m_config);
     m_chip_params = std::make_unique<ChipParams>(m_config);
@@ -81,7 +81,7 @@ SystemSession::~SystemSession() = default;
 void SystemSession::elaborate() {
     m_config.check_unused();
     init_time_resolution();
-    m_trace.attach(m_level == TraceLevel::Off ? nullptr : &m_writer, m_level);
+    attach_trace(m_opts, m_level, m_trace_bounded, m_trace, m_writer);
     m_system = std::make_unique<System>("system", *m_sys_params, *m_chip_params, m_functional, m_trace, m_root);
     for (uint32_t i = 0; i < m_system->size(); ++i) {
         m_host_stats.push_back(std::make_unique<StatGroup>(&m_root, "host" + std::to_string(i)));
@@ -168,6 +168,7 @@ void SystemSession::write_outputs(const nlohmann::json& summary) {
     std::filesystem::create_directories(m_opts.out, ec);
     if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
     m_writer.write(m_opts.out + "/trace.json");
+    report_trace_budget(m_writer);
     write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), {}});
     write_text_atomically(m_opts.out + "/summary.json",

@@ -65,6 +65,7 @@ private:
     Config m_config;
     bool m_functional = true;
     TraceLevel m_level = TraceLevel::Task;
+    bool m_trace_bounded = false;
     std::unique_ptr<SystemParams> m_sys_params;
     std::unique_ptr<ChipParams> m_chip_params;
     std::unique_ptr<rt::RuntimeParams> m_rt_params;

@@ -1,6 +1,6 @@
 // Functional semantics of data movement: MTE2 (GM->UB/L1 bursts with byte-exact length and
 // padding, ND->NZ into L1, whole fractals GM->L0A/L0B), MTE1 (load2d with per-fractal
-// transpose, load3d = img2col, L1->UB, fills) and MTE3 (UB->GM with optional atomic add,
+// transpose, load3d = img2col, L1->UB, fills) and MTE3 (UB->GM with optional atomic add, max or min,
 // UB->L1). Byte-exact: no timing, no partial-transfer effects; atomic add rounds once per
 // element in the element type (RNE for floats, wrapping for integers).
 #include <algorithm>
@@ -105,7 +105,9 @@ void exec_copy(const Instr& in, IMemView& mem) {
                     mem.gm_read(g + off, buf, n);
                     for (uint64_t e = 0; e + es <= n; e += es) {
                         const double x = load_f64(in.dtype, buf + e), y = load_f64(in.dtype, b + off + e);
-                        if (is_int(in.dtype))
+                        if (c.atomic == 2 || c.atomic == 3)  // max / min: one of the two values, exact
+                            store_f64(in.dtype, buf + e, (c.atomic == 2) == (y > x) ? y : x);
+                        else if (is_int(in.dtype))
                             store_wrap(in.dtype, buf + e, static_cast<int64_t>(x) + static_cast<int64_t>(y));
                         else
                             store_f64(in.dtype, buf + e, x + y);
@@ -268,7 +270,7 @@ std::string validate_move(const Instr& in) {
         if ((c.pad_left || c.pad_right) && in.op != Opcode::COPY_GM_TO_UB)
             return "padding only on copy_gm_to_ub";
         if (c.atomic && in.op != Opcode::COPY_UB_TO_GM) return "atomic only on copy_ub_to_gm";
-        if (c.atomic > 1) return "atomic must be 0 or 1";
+        if (c.atomic > 3) return "atomic must be 0 (none), 1 (add), 2 (max) or 3 (min)";
         if (c.atomic && c.len_bytes % dtype_size(in.dtype))
             return "atomic add length not a whole number of elements";
         if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);

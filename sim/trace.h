@@ -42,6 +42,11 @@ class TraceHub {
 public:
     void attach(ITraceSink* sink, TraceLevel level) { m_sink = sink; m_level = sink ? level : TraceLevel::Off; }
     bool on(TraceLevel l) const { return m_level >= l && l != TraceLevel::Off; }
+    // Lowers the level for the rest of the run (a trace past its event budget keeps ops and
+    // tasks only); never raises it.
+    void coarsen(TraceLevel l) {
+        if (m_level > l) m_level = l;
+    }
     ITraceSink* sink() const { return m_sink; }
     TraceLevel level() const { return m_level; }
 

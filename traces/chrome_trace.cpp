@@ -48,6 +48,11 @@ ChromeTraceWriter::~ChromeTraceWriter() {
 
 void ChromeTraceWriter::push(const Event& e) {
     m_events.push_back(e);
+    if (m_budget && !m_budget_reached && m_events.size() + m_spilled >= m_budget) {
+        m_budget_reached = true;
+        m_budget_ts = e.ts;
+        if (m_on_budget) m_on_budget();
+    }
     if (m_events.size() >= kMaxBuffered && !m_spill_failed) spill();
 }
 

@@ -4,9 +4,11 @@
 // merged into one slice with a count, so long runs of one instruction stay small. Memory is
 // bounded: past kMaxBuffered events the buffer is formatted into an anonymous temporary file in
 // $TMPDIR (else /tmp; slices are not merged across such a spill), and write() streams that file,
-// then the rest.
+// then the rest. An optional event budget (set_budget) calls its hook once when the trace
+// reaches it: the session then coarsens the level, so a default run's trace stays bounded.
 #pragma once
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +30,15 @@ public:
     TrackId counter_track(const std::string& process, const std::string& name) override;
     void counter(TrackId t, Tick at, double value) override;
     void flow(TrackId from, Tick t_from, TrackId to, Tick t_to, const char* name) override;
+
+    // Calls `on_reached` once, when the trace holds `events` events (0: no budget).
+    void set_budget(size_t events, std::function<void()> on_reached) {
+        m_budget = events;
+        m_on_budget = std::move(on_reached);
+    }
+    bool budget_reached() const { return m_budget_reached; }
+    size_t budget() const { return m_budget; }
+    Tick budget_tick() const { return Tick(m_budget_ts); }  // the last event's start when it was reached
 
     // Writes the whole trace atomically.
     void write(const std::string& path) const;
@@ -69,6 +80,10 @@ private:
     std::FILE* m_spill = nullptr;  // events formatted so far (each preceded by ",\n")
     size_t m_spilled = 0;
     bool m_spill_failed = false;
+    size_t m_budget = 0;
+    std::function<void()> m_on_budget;
+    bool m_budget_reached = false;
+    uint64_t m_budget_ts = 0;
 };
 
 }  // namespace sfumato

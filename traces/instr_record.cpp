@@ -22,6 +22,11 @@ public:
         m_out.instrs.push_back(in);
         m_in.issue(in);
     }
+    // A scalar load records like any instruction and returns what the core read.
+    uint64_t load(const isa::Instr& in) override {
+        m_out.instrs.push_back(in);
+        return m_in.load(in);
+    }
     void scalar(uint32_t cycles) override {
         isa::Instr c = isa::make_instr(isa::Opcode::SCALAR);
         c.sc.cycles = cycles;

@@ -91,7 +91,7 @@ public:
         o.sets = split(env("SFUMATO_SET"), "; \t\n");
         if (env("SFUMATO_CHECK_RACES") == "1") o.sets.push_back("chip.aicore.check_races=true");
         o.mode = env("SFUMATO_MODE", "functional");
-        o.trace = env("SFUMATO_TRACE", "instr");
+        o.trace = env("SFUMATO_TRACE", "auto");
         o.out = env("SFUMATO_OUT", "sfumato_out");
         m_out = o.out;
         m_session = std::make_unique<Session>(o, command_line());

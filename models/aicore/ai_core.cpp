@@ -170,9 +170,15 @@ void AiCore::check_operands(const isa::Instr& in) const {
         if (e.hi > b.size)
             throw ProgramError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " range [" + hex(e.lo) + ", " +
                                          hex(e.hi) + ") overruns the " + std::to_string(b.size) + "-byte buffer");
-        if (e.lo % b.align != 0)
+        // A reduction writes its results element by element (one per repeat, packed): its
+        // destination needs only the element's alignment, as the chip's vcadd/vcmax.
+        const bool reduce_dst = e.write && (isa::vec_kind(in.op) == isa::VecKind::Red ||
+                                            isa::vec_kind(in.op) == isa::VecKind::RedAll) &&
+                                isa::param_kind(in.op) == isa::ParamKind::Vec;
+        const uint32_t align = reduce_dst ? isa::dtype_size(in.dtype) : b.align;
+        if (e.lo % align != 0)
             throw ProgramError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " address " + hex(e.lo) +
-                                         " is not " + std::to_string(b.align) + "-byte aligned");
+                                         " is not " + std::to_string(align) + "-byte aligned");
     }
 }
 
@@ -284,6 +290,9 @@ void AiCore::issue_scalar_mem(const isa::Instr& in) {
 
 uint64_t AiCore::load(const isa::Instr& in) {
     issue(in);
+    // The system counter is the scalar unit's cycle once the read issued, in both modes (a
+    // kernel reading the clock sees time, not data).
+    if (in.op == isa::Opcode::GET_SYSREG && in.sc.reg == isa::SysReg::SYS_CNT) return m_scalar_cycle.v;
     return functional() ? isa::load_scalar(in, *this) : 0;
 }
 

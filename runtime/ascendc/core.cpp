@@ -40,6 +40,11 @@ public:
         m_real.issue(in);
         resume();
     }
+    uint64_t load(const isa::Instr& in) override {
+        const uint64_t v = m_real.load(in);
+        resume();
+        return v;
+    }
     void scalar(uint32_t cycles) override {
         m_real.scalar(cycles);
         resume();
@@ -296,8 +301,8 @@ kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) 
 
 void copy_out(isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, isa::CopyParams c) {
     CoreState& st = *g_current;
-    if (st.atomic_add) {
-        c.atomic = 1;
+    if (st.atomic_op) {
+        c.atomic = st.atomic_op;
         t = st.atomic_dtype;
     }
     kernel::detail::copy_out(*st.ctx, t, dst, src_pos, src, c);
@@ -317,6 +322,17 @@ TPipe* GetTPipePtr() {
     TPipe* p = sfumato::ascendc::enter("GetTPipePtr").pipe;
     if (!p) sfumato::ascendc::fail("no TPipe exists on this core");
     return p;
+}
+
+void assert_failed(const char* expr, const char* file, int line) {
+    sfumato::ascendc::fail(std::string("ascendc_assert(") + expr + ") failed at " + file + ":" + std::to_string(line));
+}
+
+int64_t GetSystemCycle() {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("GetSystemCycle");
+    sfumato::isa::Instr in = sfumato::isa::make_instr(sfumato::isa::Opcode::GET_SYSREG);
+    in.sc.reg = sfumato::isa::SysReg::SYS_CNT;
+    return static_cast<int64_t>(s.sink->load(in));
 }
 
 void SyncAll() {

@@ -13,6 +13,7 @@
 #include "isa/semantics.h"
 #include "runtime/ascendc/core_run.h"
 #include "runtime/ascendc/host_backend.h"
+#include "sfumato_ascendc/cache.h"
 #include "sfumato_ascendc/cpu_debug.h"
 #include "sfumato_ascendc/tensor.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -124,13 +125,34 @@ void gm_scalar_read(uint64_t dev, void* dst, uint32_t bytes) {
 
 void gm_scalar_write(uint64_t dev, const void* src, uint32_t bytes) {
     CoreState& st = *g_current;
-    if (st.mem) st.mem->gm_write(dev, src, bytes);
+    if (st.mem) {
+        st.mem->gm_write(dev, src, bytes);
+        return;
+    }
+    // Timing mode: where scalar reads see memory (GmAlloc buffers, small host-to-device copies),
+    // they also see the kernel's scalar writes, so blocks that hand each other a flag through GM
+    // (ReadGmByPassDCache in a loop) behave as in functional mode and take its cycles.
+    host_state().shadow_write(dev, src, bytes);
 }
 
 void gm_scalar_read_ptr(const void* gm, void* dst, uint32_t bytes) {
     const GmSpan s = gm_translate(gm);
     gm_check(s, s.dev, bytes);
     gm_scalar_read(s.dev, dst, bytes);
+}
+
+void gm_scalar_write_ptr(const void* gm, const void* src, uint32_t bytes) {
+    const GmSpan s = gm_translate(gm);
+    gm_check(s, s.dev, bytes);
+    gm_scalar_write(s.dev, src, bytes);
+}
+
+void dcci(uint64_t dev, bool all) {
+    CoreState& st = *g_current;
+    isa::Instr in = isa::make_instr(isa::Opcode::DCCI);
+    in.dst = {dev, isa::Pos::GM};
+    in.sc.all = all ? 1 : 0;
+    st.ctx->issue(in);
 }
 
 void HostState::shadow_read(uint64_t dev, void* dst, uint32_t bytes) const {
@@ -144,6 +166,19 @@ void HostState::shadow_read(uint64_t dev, void* dst, uint32_t bytes) const {
     --it;
     const uint64_t off = dev - it->first;
     if (off + bytes <= it->second.size()) std::memcpy(dst, it->second.data() + off, bytes);
+}
+
+void HostState::shadow_write(uint64_t dev, const void* src, uint32_t bytes) {
+    if (const Buffer* b = find_dev(dev); b && b->storage) {
+        const uint64_t off = dev - b->dev;
+        if (off + bytes <= b->span()) std::memcpy(b->storage + off, src, bytes);
+        return;
+    }
+    auto it = shadows.upper_bound(dev);
+    if (it == shadows.begin()) return;
+    --it;
+    const uint64_t off = dev - it->first;
+    if (off + bytes <= it->second.size()) std::memcpy(it->second.data() + off, src, bytes);
 }
 
 namespace {
@@ -214,8 +249,11 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     return k;
 }
 
+void ib_reset();  // vector.cpp: no IBSet slot is set when a kernel starts
+
 void launch(LaunchRequest r) {
     guarded([&] {
+        ib_reset();
         IHostBackend& b = backend();
         KernelDesc k = make_kernel_desc(r, b.info());
         if (r.cpu_debug) {

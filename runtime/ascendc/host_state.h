@@ -32,6 +32,7 @@ struct HostState {
     const Buffer* find_host(uintptr_t p, uintptr_t* start) const;
     const Buffer* find_dev(uint64_t dev) const;
     void shadow_read(uint64_t dev, void* dst, uint32_t bytes) const;
+    void shadow_write(uint64_t dev, const void* src, uint32_t bytes);  // the same memory, written
 };
 HostState& host_state();
 

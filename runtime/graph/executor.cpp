@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <systemc>
 
 #include "runtime/ops/transdata.h"
 #include "sim/error.h"
@@ -177,8 +178,48 @@ void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
             m_step_tasks[s].push_back(m_rt.launch(k, rt::Stream{stream}));
         if (st.record >= 0)
             check(m_rt, m_rt.context().event_record(m_events[static_cast<size_t>(st.record)], stream));
+        if (m_watch && functional && !m_step_tasks[s].empty()) watch_step(s);
         if (m_on_step) m_on_step(s);
     }
+}
+
+// The step's last task completes after its earlier ones (one stream, in order). A method
+// process waits for it and reads the outputs through the functional memory's backdoor, in the
+// delta the task completes: no consumer of the outputs has started, so none of their memory has
+// been reused yet.
+void Executor::watch_step(size_t s) {
+    std::shared_ptr<Task> last = m_step_tasks[s].back();
+    if (last->done) {
+        m_watch(s, read_step_outputs(s));
+        return;
+    }
+    sc_core::sc_spawn_options o;
+    o.spawn_method();
+    o.dont_initialize();
+    o.set_sensitivity(&last->done_event);
+    auto fired = std::make_shared<bool>(false);
+    sc_core::sc_spawn(
+        [this, s, last, fired] {
+            if (*fired || !last->done) return;
+            *fired = true;
+            m_watch(s, read_step_outputs(s));
+        },
+        sc_core::sc_gen_unique_name("graph_step_watch"), &o);
+}
+
+std::vector<ref::HostTensor> Executor::read_step_outputs(size_t s) {
+    std::vector<ref::HostTensor> outs;
+    IBackingStore* gm = m_rt.device().dev().gm();
+    for (int t : m_plan.steps[s].out) {
+        outs.emplace_back();
+        if (t < 0 || !gm) continue;
+        const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
+        if (r.format != ops::Format::ND || !r.contiguous() || r.storage_bytes() == 0) continue;
+        std::vector<uint8_t> bytes(r.storage_bytes());
+        gm->read(r.addr, bytes.data(), bytes.size());
+        outs.back() = ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape);
+    }
+    return outs;
 }
 
 std::vector<ref::HostTensor> Executor::outputs() {

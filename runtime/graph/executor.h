@@ -50,6 +50,12 @@ public:
     const std::vector<std::vector<std::shared_ptr<Task>>>& step_tasks() const { return m_step_tasks; }
     // Called after every step is issued (for progress reports).
     void on_step(std::function<void(size_t)> f) { m_on_step = std::move(f); }
+    // Functional mode: called once each step's kernels have completed, with the step's output
+    // tensors as the device holds them (ND contiguous ones; others are passed empty), read
+    // without simulated time and before a later step can reuse their memory. Watching changes
+    // no cycle: nothing is issued to the device.
+    using StepWatch = std::function<void(size_t step, const std::vector<ref::HostTensor>& outs)>;
+    void watch_steps(StepWatch f) { m_watch = std::move(f); }
     // Emits the graph-op track (one per stream) into the runtime's trace for the
     // last inference.
     void emit_trace() const;
@@ -69,8 +75,11 @@ private:
     std::vector<uint64_t> m_run_ps;
     std::vector<std::vector<std::shared_ptr<Task>>> m_step_tasks;
     std::function<void(size_t)> m_on_step;
+    StepWatch m_watch;
     void issue_steps(const std::vector<ref::HostTensor>& inputs);
     void fix_kernels(size_t s);
+    void watch_step(size_t s);
+    std::vector<ref::HostTensor> read_step_outputs(size_t s);
 };
 
 // Elementwise comparison of a result with an expected tensor: |got - want| <=

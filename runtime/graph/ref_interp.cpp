@@ -14,8 +14,10 @@ std::vector<ref::HostTensor> run_reference(const Graph& g, const std::vector<ref
         throw InputError("reference run: " + std::to_string(inputs.size()) + " inputs given, the graph has " +
                          std::to_string(g.inputs.size()));
     std::vector<std::shared_ptr<const ref::HostTensor>> vals(g.values.size());
-    for (size_t i = 0; i < g.inputs.size(); ++i)
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
         vals[static_cast<size_t>(g.inputs[i])] = std::make_shared<const ref::HostTensor>(inputs[i]);
+        if (opt.on_value) opt.on_value(g.val(g.inputs[i]).name, inputs[i]);
+    }
     // Last use of every value, so intermediates can be dropped.
     std::vector<int> last_use(g.values.size(), -1);
     for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -61,6 +63,7 @@ std::vector<ref::HostTensor> run_reference(const Graph& g, const std::vector<ref
             const Value& v = g.val(n.outputs[o]);
             if (v.elem != ref::ElemType::Undefined) t.type = v.elem;
             if (opt.round_intermediates || ref::is_integer(t.type)) ref::round_to_type(t);
+            if (opt.on_value) opt.on_value(v.name, t);
             vals[static_cast<size_t>(n.outputs[o])] = std::make_shared<const ref::HostTensor>(std::move(t));
         }
         for (int v : n.inputs)

@@ -4,6 +4,8 @@
 // fusion, no layouts, weights converted to doubles one node at a time,
 // intermediates dropped after their last use.
 #pragma once
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/graph/ir.h"
@@ -14,6 +16,9 @@ struct RefOptions {
     // Round every intermediate to its element type (an fp32 run) instead of
     // keeping doubles.
     bool round_intermediates = false;
+    // Called with every node output as it is computed (and with the graph inputs first), by
+    // value name: numerics diagnostics compare the device's tensors with these.
+    std::function<void(const std::string& name, const ref::HostTensor& t)> on_value;
 };
 
 // `inputs` in the order of g.inputs; returns the graph outputs in the order of

@@ -32,7 +32,7 @@ const std::vector<Entry>& entries() {
          zoo::build_resnet},
         {{"mobilenet_v2",
           "MobileNetV2, inverted residuals with depthwise convolutions",
-          {{"image", 224}, {"classes", 1000}, {"width_pct", 100}}},
+          {{"image", 224}, {"classes", 1000}, {"width_pct", 100}, {"fresh", 0}}},
          zoo::build_mobilenet_v2},
         {{"squeezenet",
           "SqueezeNet 1.1: fire modules with parallel expand branches",

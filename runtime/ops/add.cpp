@@ -10,6 +10,7 @@
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/ew/standalone_ops.h"
+#include "runtime/ops/host_memory.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -75,7 +76,10 @@ public:
             (m_dtype != isa::DType::FP16 && m_dtype != isa::DType::FP32 && m_dtype != isa::DType::BF16))
             throw InputError("operator 'add': argument 'dtype' = '" + arg_str(a, "dtype") + "' (valid: fp16, bf16, fp32)");
         m_plan.buffers = static_cast<uint32_t>(arg_u64(a, "add", "buffers", 1, 2));
-        m_block_dim = static_cast<uint32_t>(arg_u64(a, "add", "block_dim", 1, 65535));
+        // 0 (the default): one block per vector core, as the chip's own operators use them all; a
+        // single block would show one core's share of the bandwidth as the chip's.
+        m_block_dim = static_cast<uint32_t>(arg_u64(a, "add", "block_dim", 0, 65535));
+        if (m_block_dim == 0) m_block_dim = std::max<uint32_t>(1, dev.vector_cores);
         const uint32_t es = isa::dtype_size(m_dtype);
         const uint32_t align = 32 / es;
         m_plan.n = m_n;
@@ -94,6 +98,8 @@ public:
 
     void prepare(rt::Runtime& rt) override {
         const uint64_t bytes = m_n * isa::dtype_size(m_dtype);
+        // x and y on the host, x, y and z in the device image, z copied back.
+        if (rt.functional()) require_host_memory("kernel add --n " + std::to_string(m_n), 6 * bytes);
         m_plan.x = rt.malloc(bytes);
         m_plan.y = rt.malloc(bytes);
         m_plan.z = rt.malloc(bytes);
@@ -184,7 +190,7 @@ std::unique_ptr<IOp> make_add(const OpArgs& a, const DeviceInfo& d) {
         return std::make_unique<AddOp>(a, d);
     }
     for (const char* k : {"buffers", "block_dim", "tile"}) {
-        const std::string dflt = std::string(k) == "buffers" ? "2" : std::string(k) == "block_dim" ? "1" : "0";
+        const std::string dflt = std::string(k) == "buffers" ? "2" : "0";
         if (a.at(k) != dflt)
             throw InputError(std::string("operator 'add': argument '") + k + "' applies to --n only (the shape form plans its own tiling)");
     }
@@ -197,7 +203,7 @@ SFUMATO_REGISTER_OP(add, OpSpec{"add", "elementwise z = x + y",
                                 {{"n", "0", "number of elements (the hand-written kernel)"},
                                  {"dtype", "fp16", "fp16 | bf16 | fp32 (int types with shapes)"},
                                  {"buffers", "2", "buffers per queue (1 = single, 2 = double buffering)"},
-                                 {"block_dim", "1", "logical blocks"},
+                                 {"block_dim", "0", "logical blocks (0 = every vector core)"},
                                  {"tile", "0", "elements per tile (0 = 2048, capped by UB)"},
                                  {"shape_a", "-", "ONNX Add node op: shape of A, dims joined by x (e.g. 4096x1024)"},
                                  {"shape_b", "-", "shape of B (numpy broadcasting; default: A's)"}},

@@ -4,6 +4,8 @@
 // pays, which the vendor's guide measures with exactly this kernel. Its argument block (by
 // default two GM pointers, the workspace and tiling addresses an Ascend C kernel is passed) is
 // read by each core at start-up.
+#include <algorithm>
+
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -13,8 +15,8 @@ namespace {
 
 class EmptyOp : public IOp {
 public:
-    EmptyOp(const OpArgs& a, const DeviceInfo&) {
-        m_block_dim = static_cast<uint32_t>(arg_u64(a, "empty", "block_dim", 1, 65535));
+    EmptyOp(const OpArgs& a, const DeviceInfo& dev) {
+        m_block_dim = static_cast<uint32_t>(arg_u64(a, "empty", "block_dim", 0, 65535));
         const std::string kind = arg_str(a, "kind");
         if (kind == "vector")
             m_kind = KernelKind::Vector;
@@ -24,6 +26,9 @@ public:
             m_kind = KernelKind::Mix;
         else
             throw InputError("operator 'empty': argument 'kind' = '" + kind + "' (valid: mix, vector, cube)");
+        // 0 (the default): every core of the kind, as the vendor's head-overhead measurement runs
+        // it; a mix block takes one cube core (and its AIVs).
+        if (m_block_dim == 0) m_block_dim = std::max<uint32_t>(1, m_kind == KernelKind::Vector ? dev.vector_cores : dev.cube_cores);
         m_args_bytes = static_cast<uint32_t>(arg_u64(a, "empty", "args_bytes", 0, 1u << 24));
         m_code_bytes = static_cast<uint32_t>(arg_u64(a, "empty", "code_bytes", 0, 1u << 24));
     }
@@ -55,7 +60,7 @@ private:
 }  // namespace
 
 SFUMATO_REGISTER_OP(empty, OpSpec{"empty", "a kernel that does nothing: its task duration is the start-up overhead",
-                                  {{"block_dim", "1", "logical blocks"},
+                                  {{"block_dim", "0", "logical blocks (0 = every core of the kind)"},
                                    {"kind", "mix", "mix (1 AIC + 2 AIV per block on split parts) | vector | cube"},
                                    {"args_bytes", "16", "argument block each core reads at start-up (bytes)"},
                                    {"code_bytes", "0", "declared code size (0: the entry code estimate)"}},

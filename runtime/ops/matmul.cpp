@@ -14,6 +14,7 @@
 #include <random>
 
 #include "isa/layout.h"
+#include "runtime/ops/host_memory.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
 
@@ -119,6 +120,14 @@ public:
         const uint64_t a_bytes = uint64_t{t.batch} * t.m * t.k * es, b_bytes = uint64_t{t.batch} * t.k * t.n * es;
         const uint64_t a_gm = t.gm_nz ? nz_elems(t.m, t.k) * es : a_bytes;
         const uint64_t b_gm = t.gm_nz ? nz_elems(t.k, t.n) * es : b_bytes;
+        if (rt.functional()) {
+            // A and B on the host, the copies uploaded, their device image, C's image and its
+            // copy back, and the reference's A and B as doubles.
+            const uint64_t c_bytes = uint64_t{t.batch} * t.m * t.n * isa::dtype_size(m_out);
+            const uint64_t ab = a_bytes + b_bytes;
+            require_host_memory("kernel matmul " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" + std::to_string(t.k),
+                                2 * ab + a_gm + b_gm + 2 * c_bytes + ab / es * 8);
+        }
         m_plan.a = rt.malloc(a_gm);
         m_plan.b = rt.malloc(b_gm);
         m_plan.c = rt.malloc(uint64_t{t.batch} * t.m * t.n * isa::dtype_size(m_out));

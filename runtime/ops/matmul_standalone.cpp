@@ -13,6 +13,7 @@
 // compute in fp32 (a few fp32 roundings of values up to |alpha| k + |beta|, and
 // Gelu's erf approximation, 1.5e-7): atol grows by 2^-20 (1 + |alpha| k +
 // |beta|).
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -40,9 +41,17 @@ double arg_f64(const OpArgs& a, const std::string& op, const std::string& key) {
     return v;
 }
 
+std::string dashed_key(std::string k) {
+    std::replace(k.begin(), k.end(), '_', '-');
+    return k;
+}
+
 std::vector<int64_t> arg_shape(const OpArgs& a, const std::string& op, const std::string& key) {
     std::vector<int64_t> shape;
-    std::stringstream ss(a.at(key));
+    // Dims joined by x (4x128x64), as every shape argument; the comma form is accepted too.
+    std::string dims = a.at(key);
+    std::replace(dims.begin(), dims.end(), 'x', ',');
+    std::stringstream ss(dims);
     std::string item;
     while (std::getline(ss, item, ',')) {
         size_t pos = 0;
@@ -54,7 +63,7 @@ std::vector<int64_t> arg_shape(const OpArgs& a, const std::string& op, const std
         }
         if (pos != item.size() || v < 1 || v > (1ll << 24))
             throw InputError("operator '" + op + "': argument '" + key + "' = '" + a.at(key) +
-                             "' is not a list of positive dimensions (e.g. 2,64,128)");
+                             "' is not a shape of positive dimensions (e.g. 2x64x128)");
         shape.push_back(v);
     }
     if (shape.empty() || shape.size() > 6)
@@ -147,7 +156,15 @@ std::unique_ptr<IOp> make_bmatmul(const OpArgs& a, const DeviceInfo& dev) {
         set_activation(node, a, op);
     else if (a.at("activation") != "none")
         throw InputError("operator 'bmatmul': argument 'activation' needs a float dtype");
-    const std::vector<int64_t> as = arg_shape(a, op, "a_shape"), bs = arg_shape(a, op, "b_shape");
+    // --shape-a/--shape-b, as every shape argument is named; --a-shape/--b-shape, the older
+    // spelling, still work.
+    auto pick = [&](const char* key, const char* old_key) {
+        const bool has_new = a.at(key) != "-", has_old = a.at(old_key) != "-";
+        if (has_new && has_old) throw InputError("operator 'bmatmul': give --" + dashed_key(key) + " or --" + dashed_key(old_key) + ", not both");
+        if (!has_new && !has_old) throw InputError("operator 'bmatmul': missing argument '" + dashed_key(key) + "'");
+        return arg_shape(a, op, has_new ? key : old_key);
+    };
+    const std::vector<int64_t> as = pick("shape_a", "a_shape"), bs = pick("shape_b", "b_shape");
     node.inputs.push_back(make_tensor(as, t));
     node.inputs.push_back(make_tensor(bs, t));
     if (t == ref::ElemType::Int8)
@@ -183,8 +200,10 @@ SFUMATO_REGISTER_OP(gemm, OpSpec{"gemm",
 SFUMATO_REGISTER_OP(bmatmul, OpSpec{"bmatmul",
                                     "ONNX MatMul node (numpy batching and broadcasting; int8: "
                                     "MatMulInteger)",
-                                    {{"a_shape", "", "shape of A, e.g. 4,128,64 (1-D allowed)"},
-                                     {"b_shape", "", "shape of B, e.g. 64,96"},
+                                    {{"shape_a", "-", "shape of A, dims joined by x, e.g. 4x128x64 (1-D allowed)"},
+                                     {"shape_b", "-", "shape of B, e.g. 64x96"},
+                                     {"a_shape", "-", "older spelling of --shape-a"},
+                                     {"b_shape", "-", "older spelling of --shape-b"},
                                      {"activation", "none", kActivations},
                                      {"dtype", "fp16", "fp16 | bf16 | fp32 | int8"}},
                                     make_bmatmul});
@@ -193,5 +212,5 @@ SFUMATO_REGISTER_OP(bmatmul, OpSpec{"bmatmul",
 
 namespace sfumato::ops {
 SFUMATO_OP_SAMPLE(gemm, "gemm", {{"m", "40"}, {"n", "48"}, {"k", "64"}});
-SFUMATO_OP_SAMPLE(bmatmul, "bmatmul", {{"a_shape", "2,40,64"}, {"b_shape", "64,48"}});
+SFUMATO_OP_SAMPLE(bmatmul, "bmatmul", {{"shape_a", "2x40x64"}, {"shape_b", "64x48"}});
 }  // namespace sfumato::ops

@@ -43,7 +43,7 @@ std::map<std::string, std::vector<char>> stats_of(const std::string& file) {
 
 TEST_CASE("add: fp16 result matches the host reference and outputs are complete") {
     const std::string out = temp_dir("add_fp16");
-    const CliResult r = run_cli(add_cmd("--n 1048576 --dtype fp16", out));
+    const CliResult r = run_cli(add_cmd("--n 1048576 --block-dim 1 --dtype fp16", out));
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto s = read_json(out + "/summary.json");

@@ -113,7 +113,8 @@ TEST_CASE("clock: times are cycles / f exactly at 1.8 GHz") {
 
 TEST_CASE("kernel duration: ops[].cycles is the execution span the kernel task reports") {
     const std::string dir = temp_dir("one_duration");
-    REQUIRE(run_cli("kernel add --n 1048576 --mode timing --trace off --config " + config("tiny") + " --out " + dir).code == 0);
+    REQUIRE(run_cli("kernel add --n 1048576 --block-dim 1 --mode timing --trace off --config " + config("tiny") + " --out " + dir).code ==
+            0);
     const auto s = read_json(dir + "/summary.json");
     const auto& k = kernel_task(s);
     const uint64_t span = u64(k["exec_end_cycle"]) - u64(k["exec_start_cycle"]);

@@ -32,7 +32,7 @@ TEST_CASE("add: double buffering overlaps MTE2, V and MTE3 as the parameters pre
 
     const std::string a = temp_dir("db1"), b = temp_dir("db2");
     // The bounds are those of the skeleton's latency + bandwidth memory (chip.gm.*).
-    const std::string base = "kernel add --n 1048576 --dtype fp16 --trace off --config " + config("tiny-simple-mem");
+    const std::string base = "kernel add --n 1048576 --block-dim 1 --dtype fp16 --trace off --config " + config("tiny-simple-mem");
     REQUIRE(run_cli(base + " --buffers 1 --out " + a).code == 0);
     REQUIRE(run_cli(base + " --buffers 2 --out " + b).code == 0);
     const auto o1 = read_json(a + "/summary.json")["ops"][0], o2 = read_json(b + "/summary.json")["ops"][0];
@@ -84,7 +84,7 @@ TEST_CASE("add: double buffering on the detailed tiny memory runs near the HBM p
     const double double_lb = (reads + std::max(0.0, writes - static_cast<double>(m.l2.size_bytes))) / peak_bpc;
 
     const std::string a = temp_dir("dbd1"), b = temp_dir("dbd2");
-    const std::string base = "kernel add --n 1048576 --dtype fp16 --trace off --config " + config("tiny");
+    const std::string base = "kernel add --n 1048576 --block-dim 1 --dtype fp16 --trace off --config " + config("tiny");
     REQUIRE(run_cli(base + " --buffers 1 --out " + a).code == 0);
     REQUIRE(run_cli(base + " --buffers 2 --out " + b).code == 0);
     const double c1 = read_json(a + "/summary.json")["ops"][0]["cycles"].get<double>();

@@ -13,11 +13,14 @@ namespace {
 
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
-std::string bn(Builder& b, const std::string& x, int64_t c, const std::string& name) {
+// BN with random statistics, as a trained model's export has them; `stats` false: BN as
+// initialised (scale 1, bias 0, mean 0, variance 1), which keeps a network without other biases
+// homogeneous in its input (small inputs give proportionally small activations).
+std::string bn(Builder& b, const std::string& x, int64_t c, const std::string& name, bool stats = true) {
     std::uniform_real_distribution<float> g(0.8f, 1.2f), s(-0.1f, 0.1f);
-    std::vector<float> scale(static_cast<size_t>(c)), bias(scale.size()), mean(scale.size()),
-        var(scale.size());
-    for (size_t i = 0; i < scale.size(); ++i) {
+    std::vector<float> scale(static_cast<size_t>(c), 1.0f), bias(scale.size(), 0.0f), mean(scale.size(), 0.0f),
+        var(scale.size(), 1.0f);
+    for (size_t i = 0; stats && i < scale.size(); ++i) {
         scale[i] = g(b.rng());
         bias[i] = s(b.rng());
         mean[i] = s(b.rng());
@@ -31,22 +34,23 @@ std::string bn(Builder& b, const std::string& x, int64_t c, const std::string& n
 
 // Conv (no bias) + BN + activation ("Relu", "Relu6" or "").
 std::string conv_bn(Builder& b, const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
-                    int64_t groups, const std::string& act, const std::string& name) {
+                    int64_t groups, const std::string& act, const std::string& name, bool bn_stats = true) {
     const int64_t pad = k / 2;
     const double bound = std::sqrt(6.0 / static_cast<double>(cin / groups * k * k));
     std::string y = b.op("Conv", {x, b.weight(name + ".weight", {cout, cin / groups, k, k}, bound)},
                          {ais("dilations", {1, 1}), ai("group", groups), ais("kernel_shape", {k, k}),
                           ais("pads", {pad, pad, pad, pad}), ais("strides", {stride, stride})},
                          name);
-    y = bn(b, y, cout, name + "_bn");
+    y = bn(b, y, cout, name + "_bn", bn_stats);
     if (act == "Relu") y = b.op("Relu", {y});
     if (act == "Relu6") y = b.op("Clip", {y, b.scalar("zero", 0.0f), b.scalar("six", 6.0f)});
     return y;
 }
 
-std::string head(Builder& b, std::string x, int64_t c, int64_t classes) {
+std::string head(Builder& b, std::string x, int64_t c, int64_t classes, bool bias = true) {
     x = b.op("GlobalAveragePool", {x});
     x = b.op("Flatten", {x}, {ai("axis", 1)});
+    if (!bias) return b.op("Gemm", {x, b.weight("fc.weight", {classes, c})}, {af("alpha", 1.0), ai("transB", 1)}, "fc");
     return b.op("Gemm",
                 {x, b.weight("fc.weight", {classes, c}),
                  b.weight("fc.bias", {classes}, 1.0 / std::sqrt(static_cast<double>(c)))},
@@ -113,10 +117,12 @@ void build_resnet(Builder& b, const Params& p) {
 
 void build_mobilenet_v2(Builder& b, const Params& p) {
     const int64_t image = p.at("image"), classes = p.at("classes"), pct = p.at("width_pct");
+    // fresh=1: BN as initialised and no classifier bias, so activations scale with the input.
+    const bool st = p.at("fresh") == 0;
     auto ch = [pct](int64_t c) { return std::max<int64_t>(8, (c * pct / 100 + 4) / 8 * 8); };
     std::string x = b.input("input", kFloat, {-1, 3, image, image});
     int64_t c = ch(32);
-    x = conv_bn(b, x, 3, c, 3, 2, 1, "Relu6", "features.0");
+    x = conv_bn(b, x, 3, c, 3, 2, 1, "Relu6", "features.0", st);
     const int64_t cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     int idx = 1;
@@ -126,17 +132,17 @@ void build_mobilenet_v2(Builder& b, const Params& p) {
             const int64_t stride = i == 0 ? r[3] : 1, hidden = c * r[0];
             const std::string nm = "features." + std::to_string(idx);
             std::string y = x;
-            if (r[0] != 1) y = conv_bn(b, y, c, hidden, 1, 1, 1, "Relu6", nm + ".expand");
-            y = conv_bn(b, y, hidden, hidden, 3, stride, hidden, "Relu6", nm + ".dw");
-            y = conv_bn(b, y, hidden, out, 1, 1, 1, "", nm + ".project");
+            if (r[0] != 1) y = conv_bn(b, y, c, hidden, 1, 1, 1, "Relu6", nm + ".expand", st);
+            y = conv_bn(b, y, hidden, hidden, 3, stride, hidden, "Relu6", nm + ".dw", st);
+            y = conv_bn(b, y, hidden, out, 1, 1, 1, "", nm + ".project", st);
             if (stride == 1 && c == out) y = b.op("Add", {x, y}, {}, nm + ".add");
             x = y;
             c = out;
         }
     }
     const int64_t last = pct > 100 ? ch(1280) : 1280;
-    x = conv_bn(b, x, c, last, 1, 1, 1, "Relu6", "features.18");
-    b.output(head(b, x, last, classes), kFloat);
+    x = conv_bn(b, x, c, last, 1, 1, 1, "Relu6", "features.18", st);
+    b.output(head(b, x, last, classes, st), kFloat);
 }
 
 void build_squeezenet(Builder& b, const Params& p) {

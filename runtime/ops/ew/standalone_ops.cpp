@@ -4,6 +4,7 @@
 // `--shape` for unary ops); `--dtype` picks the element type. Inputs avoid the points where an
 // op is undefined (log/sqrt of negatives, division by ~0). Tolerances are per op class and
 // type, as docs/operators.md lists them.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/ops/ew/onnx_ew.h"
@@ -16,9 +17,12 @@ namespace sfumato::ops::ew {
 
 using ref::ElemType;
 
-std::vector<int64_t> parse_shape(const std::string& op, const std::string& arg, const std::string& s) {
+std::vector<int64_t> parse_shape(const std::string& op, const std::string& arg, const std::string& shape) {
     std::vector<int64_t> v;
-    if (s == "scalar" || s == "[]") return v;
+    if (shape == "scalar" || shape == "[]") return v;
+    // One spelling everywhere: dims joined by x; the comma form (4,128,64) is accepted too.
+    std::string s = shape;
+    std::replace(s.begin(), s.end(), ',', 'x');
     size_t pos = 0;
     while (pos <= s.size()) {
         const size_t x = s.find('x', pos);
@@ -26,7 +30,7 @@ std::vector<int64_t> parse_shape(const std::string& op, const std::string& arg, 
         char* end = nullptr;
         const long long d = std::strtoll(tok.c_str(), &end, 10);
         if (tok.empty() || !end || *end || d < 0 || d > (1ll << 40))
-            throw InputError("operator '" + op + "': argument '" + arg + "' = '" + s +
+            throw InputError("operator '" + op + "': argument '" + arg + "' = '" + shape +
                              "' is not a shape (dims joined by x, e.g. 4096x1024, or 'scalar')");
         v.push_back(d);
         if (x == std::string::npos) break;

@@ -9,6 +9,7 @@
 // Random inputs from a fixed seed, checked against the host reference with the tolerances
 // derived in docs/operators.md. Arguments that do not make a valid node (axis out of range,
 // unsupported dtype) are errors naming the argument.
+#include <algorithm>
 #include "runtime/ops/norm/standalone_forms.h"
 
 #include <cmath>
@@ -30,7 +31,10 @@ ref::ElemType float_dtype_arg(const OpArgs& a, const std::string& op) {
 
 std::vector<int64_t> shape_arg(const OpArgs& a, const std::string& op, const std::string& key) {
     std::vector<int64_t> v;
-    std::stringstream ss(arg_str(a, key));
+    // Dims joined by x (4096x1024), as every shape argument; the comma form is accepted too.
+    std::string dims = arg_str(a, key);
+    std::replace(dims.begin(), dims.end(), 'x', ',');
+    std::stringstream ss(dims);
     std::string tok;
     while (std::getline(ss, tok, ',')) {
         try {
@@ -40,7 +44,7 @@ std::vector<int64_t> shape_arg(const OpArgs& a, const std::string& op, const std
             v.push_back(x);
         } catch (...) {
             throw InputError("operator '" + op + "': argument '" + key + "' = '" + arg_str(a, key) +
-                             "' is not a comma-separated list of sizes");
+                             "' is not a shape (dims joined by x, e.g. 4096x1024)");
         }
     }
     if (v.empty()) throw InputError("operator '" + op + "': argument '" + key + "' is empty");
@@ -260,7 +264,7 @@ std::unique_ptr<IOp> make_pool_form(const OpArgs& a, const DeviceInfo& dev, bool
 
 const std::vector<OpArgSpec> kSoftmaxArgs = {{"rows", "1024", "rows (input [rows, cols])"},
                                              {"cols", "1024", "row length"},
-                                             {"shape", "-", "input shape d0,d1,... (overrides rows/cols)"},
+                                             {"shape", "-", "input shape, dims joined by x: d0xd1x... (overrides rows/cols)"},
                                              {"axis", "-1", "softmax axis"},
                                              {"dtype", "fp16", "fp16 | bf16 | fp32"}};
 const std::vector<OpArgSpec> kChannelArgs = {{"n", "", "batch"},       {"c", "", "channels"}, {"h", "", "height"},
@@ -296,14 +300,14 @@ SFUMATO_REGISTER_OP(reduce_form,
                     OpSpec{"reduce",
                            "ONNX Reduce* over axes (opset 13)",
                            {{"op", "sum", "sum | mean | max | min | prod | sumsq | l1 | l2 | logsum | logsumexp"},
-                            {"shape", "", "input shape d0,d1,..."},
+                            {"shape", "", "input shape, dims joined by x: d0xd1x..."},
                             {"axes", "-1", "axes a,b,... or 'all'"},
                             {"keepdims", "1", "keep reduced dims as 1"},
                             {"dtype", "fp16", "fp16 | bf16 | fp32"}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_reduce_form(a, d); }});
 SFUMATO_REGISTER_OP(argmax_form, OpSpec{"argmax",
                                         "ArgMax (or ArgMin with --min 1) along an axis (opset 13)",
-                                        {{"shape", "", "input shape d0,d1,..."},
+                                        {{"shape", "", "input shape, dims joined by x: d0xd1x..."},
                                          {"axis", "-1", "axis"},
                                          {"keepdims", "1", "keep the axis as 1"},
                                          {"select_last", "0", "1: last index of the extreme value"},

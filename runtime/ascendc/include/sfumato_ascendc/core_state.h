@@ -33,9 +33,21 @@ struct CoreState {
     AscendC::TPipe* pipe = nullptr;  // the most recent TPipe (GetTPipePtr)
     // Event ids taken by AllocEventID and returned by ReleaseEventID, per pipe pair.
     std::vector<uint8_t> free_events[isa::kNumPipes * isa::kNumPipes];
-    // SetAtomicAdd: stores add into GM in this element type.
-    bool atomic_add = false;
+    // SetPadValue: the value DataCopyPad pads with when its isPad is false.
+    bool pad_set = false;
+    double pad_value = 0;
+    // SetAtomicAdd/Max/Min: stores into GM add (1), keep the max (2) or the min (3) in this type.
+    uint8_t atomic_op = 0;
     isa::DType atomic_dtype = isa::DType::FP32;
+    // The vector mask register as the kernel last set it (SetVectorMask), and its mode: in
+    // counter mode (SetMaskCount) it holds an element count instead of a lane mask.
+    uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
+    bool mask_counter = false;
+    // The compare-mask register (Compare without a destination, SetCmpMask): 128 lane bits.
+    uint64_t cmp_mask[2] = {0, 0};
+    // The last per-repeat/whole reduction's result (GetReduceRepeatSumSpr and friends read it).
+    isa::Pos reduce_pos = isa::Pos::UB;
+    uint64_t reduce_addr = 0;
     // Bump allocators of LocalMemAllocator / static tensors, per physical buffer.
     uint64_t local_next[static_cast<size_t>(isa::Pos::kCount)] = {};
 };

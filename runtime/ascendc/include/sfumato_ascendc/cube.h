@@ -34,11 +34,24 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
     src.check_bytes(uint64_t{p.startIndex + (p.repeatTimes ? p.repeatTimes - 1u : 0u) * p.srcStride + 1u} * 512u);
     sfumato::kernel::LoadData(dst.kt(), src.kernel_tensor(), sfumato::ascendc::kload2d(p));
 }
+template <class T>
+void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
+    sfumato::ascendc::enter("LoadDataWithTranspose");
+    if (p.repeatTimes == 0) sfumato::ascendc::fail("LoadData2dTransposeParams::repeatTimes = 0 (1..255)");
+    sfumato::kernel::LoadData2dTransposeParams k;
+    k.startIndex = p.startIndex, k.repeatTimes = p.repeatTimes, k.srcStride = p.srcStride;
+    k.dstGap = p.dstGap, k.dstFracGap = p.dstFracGap;
+    sfumato::kernel::LoadDataWithTranspose(dst.kt(), src.kt(), k);
+}
 template <class T, class U = T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
     sfumato::ascendc::enter("LoadData");
-    if (p.enTranspose || p.enSmallK || p.filterSizeW || p.filterSizeH)
-        sfumato::ascendc::fail("LoadData3DParamsV2: enTranspose, enSmallK and filter sizes above 255 are not modelled");
+    if (p.enSmallK || p.filterSizeW || p.filterSizeH)
+        sfumato::ascendc::fail("LoadData3DParamsV2: enSmallK and filter sizes above 255 are not modelled");
+    if (p.enTranspose && dst.GetPosition() != TPosition::B2)
+        sfumato::ascendc::fail("LoadData3DParamsV2::enTranspose into " +
+                               std::string(dst.GetPosition() == TPosition::A2 ? "L0A" : "a buffer other than L0B") +
+                               ": the modelled load3d transposes into L0B only");
     constexpr uint32_t c0 = 32 / sizeof(T);
     if (p.channelSize % c0 != 0)
         sfumato::ascendc::fail("LoadData3DParamsV2::channelSize " + std::to_string(p.channelSize) +
@@ -52,6 +65,7 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     k.mStartPt = p.mStartPt, k.mExtension = p.mExtension;
     k.kStartPt = p.kStartPt, k.kExtension = p.kExtension;
     k.padValue = sfumato::ascendc::scalar_value<T>(p.padValue);
+    k.transpose = p.enTranspose;
     sfumato::kernel::LoadData(dst.kt(), src.kt(), k);
 }
 

@@ -14,10 +14,12 @@ namespace sfumato::ascendc {
 inline uint64_t burst_span(uint64_t count, uint64_t len, uint64_t gap) {
     return count == 0 ? 0 : count * len + (count - 1) * gap;
 }
-// Local bytes a burst copy touches (bursts padded to 32 bytes, gaps in 32-byte blocks).
+// Local bytes of a tensor a burst copy uses: bursts padded to 32 bytes and gaps in 32-byte
+// blocks, the last burst's data only (its padding lies in the 32-byte granule every local buffer
+// is allocated in, so a 16-byte tensor can take a 16-byte burst).
 inline uint64_t local_span(uint64_t count, uint64_t len, uint64_t gap_blocks) {
     const uint64_t padded = (len + 31) / 32 * 32;
-    return count == 0 ? 0 : count * padded + (count - 1) * gap_blocks * 32;
+    return count == 0 ? 0 : (count - 1) * (padded + gap_blocks * 32) + len;
 }
 template <class T>
 void check_local_bytes(const AscendC::LocalTensor<T>& t, uint64_t bytes) {
@@ -125,21 +127,27 @@ void DataCopy(const LocalTensor<D>& dst, const LocalTensor<S>& src, const DataCo
 }
 
 // ---- DataCopyPad: byte-exact bursts ----
-template <class T>
+template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                  const DataCopyPadExtParams<T>& pad) {
-    sfumato::ascendc::enter("DataCopyPad");
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("DataCopyPad");
+    static_assert(mode == PaddingMode::Normal, "DataCopyPad with PaddingMode::Compact is an Ascend 950 feature");
     src.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.srcStride));
     const uint64_t padded = p.blockLen + (pad.isPad ? (pad.leftPadding + pad.rightPadding) * sizeof(T) : 0);
     sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, padded, p.dstStride));
     sfumato::kernel::DataCopyPadExtParams<sfumato::ascendc::storage_t<T>> kp;
     kp.isPad = pad.isPad, kp.leftPadding = pad.leftPadding, kp.rightPadding = pad.rightPadding;
     kp.paddingValue = sfumato::ascendc::kscalar<T>(pad.paddingValue);
+    if (!pad.isPad && s.pad_set && (pad.leftPadding || pad.rightPadding)) {
+        // isPad false: the pad value is the one SetPadValue put in the register.
+        kp.isPad = true;
+        kp.paddingValue = sfumato::ascendc::kscalar<T>(static_cast<T>(s.pad_value));
+    }
     sfumato::kernel::DataCopyPad(dst.kt(), src.kernel_tensor(),
                                  sfumato::kernel::DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride},
                                  kp);
 }
-template <class T>
+template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
                  const DataCopyPadParams& pad) {
     DataCopyExtParams e;
@@ -147,9 +155,9 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     DataCopyPadExtParams<T> pe;
     pe.isPad = pad.isPad, pe.leftPadding = pad.leftPadding, pe.rightPadding = pad.rightPadding;
     pe.paddingValue = static_cast<T>(pad.paddingValue);
-    DataCopyPad(dst, src, e, pe);
+    DataCopyPad<T, mode>(dst, src, e, pe);
 }
-template <class T>
+template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
     sfumato::ascendc::enter("DataCopyPad");
     dst.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.dstStride));
@@ -157,7 +165,7 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
     sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
                                src.kt().pos(), src.kt().address(), {p.blockCount, p.blockLen, p.srcStride, p.dstStride});
 }
-template <class T>
+template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     DataCopyExtParams e;
     e.blockCount = p.blockCount, e.blockLen = p.blockLen, e.srcStride = p.srcStride, e.dstStride = p.dstStride;
@@ -168,9 +176,26 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
 template <class T>
 void SetAtomicAdd() {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetAtomicAdd");
-    s.atomic_add = true;
+    s.atomic_op = 1;
     s.atomic_dtype = sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v;
 }
-inline void SetAtomicNone() { sfumato::ascendc::enter("SetAtomicNone").atomic_add = false; }
+template <class T>
+void SetAtomicMax() {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetAtomicMax");
+    s.atomic_op = 2;
+    s.atomic_dtype = sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v;
+}
+template <class T>
+void SetAtomicMin() {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetAtomicMin");
+    s.atomic_op = 3;
+    s.atomic_dtype = sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v;
+}
+inline void SetAtomicNone() { sfumato::ascendc::enter("SetAtomicNone").atomic_op = 0; }
+inline void DisableDmaAtomic() { sfumato::ascendc::enter("DisableDmaAtomic").atomic_op = 0; }
+template <class T>
+void SetAtomicType() {
+    sfumato::ascendc::enter("SetAtomicType").atomic_dtype = sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v;
+}
 
 }  // namespace AscendC

@@ -153,8 +153,52 @@ enum class BlockMode : uint8_t { BLOCK_MODE_NORMAL = 0, BLOCK_MODE_MATRIX, BLOCK
 enum class DeqScale : uint8_t { DEQ_NONE = 0, DEQ, VDEQ, DEQ8, VDEQ8, DEQ16, VDEQ16 };
 enum class pad_t : uint8_t { PAD_NONE = 0, PAD_MODE1, PAD_MODE2, PAD_MODE3, PAD_MODE4, PAD_MODE5 };
 enum CoreType : int { AIC = 1, AIV = 2, MIX = 3 };
+enum class ReduceType { NONE = -1, SUM = 0, MAX, MIN };
+// Sizes kernels compute with: a 32-byte block, a 256-byte repeat, a 16 x 16 cube fractal.
+constexpr uint32_t BLOCK_CUBE = 16;
+constexpr uint32_t ONE_BLK_SIZE = 32;
+constexpr int32_t CUBE_MAX_SIZE = 256;
+constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
+constexpr uint32_t DEFAULT_BLK_NUM = 8;
+constexpr uint16_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr uint32_t MAX_REPEAT_TIMES = 255;
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+// The mask argument of a call whose mask comes from the mask register (isSetMask = false).
+constexpr uint64_t MASK_PLACEHOLDER = 0;
+constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
+
+// The 4-bit integer type exists so that kernels which test for it (IsSameType<T, int4b_t>) compile;
+// tensors of it need 4-bit elements the modelled ISA does not have, and fail to compile.
+struct int4b_t {
+    uint8_t storage;
+};
+
+template <bool cond, class A, class B>
+struct Conditional {
+    using type = A;
+};
+template <class A, class B>
+struct Conditional<false, A, B> {
+    using type = B;
+};
 
 // ---- data movement ----
+enum class PaddingMode : uint8_t { Normal = 0, Compact };
+constexpr uint32_t K_MAX_DIM = 8;
+// One dimension of a sliced copy: slices of burstLen 32-byte blocks (dimension 0; 1 above it)
+// from startIndex to endIndex, stride elements (rows, ...) apart, in a dimension of shapeValue.
+struct SliceInfo {
+    SliceInfo() = default;
+    SliceInfo(uint32_t startIndexIn, uint32_t endIndexIn, uint32_t strideIn, uint32_t burstLenIn,
+              uint32_t shapeValueIn = 0)
+        : startIndex(startIndexIn), endIndex(endIndexIn), stride(strideIn), burstLen(burstLenIn), shapeValue(shapeValueIn) {}
+    uint32_t startIndex = 0;
+    uint32_t endIndex = 0;
+    uint32_t stride = 0;
+    uint32_t burstLen = 1;
+    uint32_t shapeValue = 0;
+};
 // Burst copies: lengths and local-side strides in 32-byte blocks.
 struct DataCopyParams {
     uint16_t blockCount = 1;
@@ -261,6 +305,20 @@ struct LoadData3DParamsV2 {
     bool filterSizeW = false;
     bool filterSizeH = false;
     bool fMatrixCtrl = false;
+};
+// Transposing 2D loads (LoadDataWithTranspose): counts of 1 KiB squares for 1- and 4-byte types.
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint16_t dstGapIn,
+                              uint16_t dstfracGapIn, uint8_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
 };
 struct MmadParams {
     uint16_t m = 0;

@@ -57,6 +57,52 @@ void Transpose(const LocalTensor<T>& dst, const LocalTensor<T>& src) {
     sfumato::kernel::Transpose(dst.kt(), src.kt(), 1);
 }
 
+enum class TransposeType : uint8_t {
+    TRANSPOSE_TYPE_NONE,
+    TRANSPOSE_NZ2ND_0213,
+    TRANSPOSE_NZ2NZ_0213,
+    TRANSPOSE_NZ2NZ_012_WITH_N,
+    TRANSPOSE_NZ2ND_012_WITH_N,
+    TRANSPOSE_NZ2ND_012_WITHOUT_N,
+    TRANSPOSE_NZ2NZ_012_WITHOUT_N,
+    TRANSPOSE_ND2ND_ONLY,
+    TRANSPOSE_ND_UB_GM,
+    TRANSPOSE_GRAD_ND_UB_GM,
+    TRANSPOSE_ND2ND_B16,
+    TRANSPOSE_NCHW2NHWC,
+    TRANSPOSE_NHWC2NCHW,
+};
+struct TransDataTo5HDParams {
+    constexpr TransDataTo5HDParams() = default;
+    constexpr TransDataTo5HDParams(bool dstHighHalfIn, bool srcHighHalfIn, uint8_t repeatTimesIn, uint16_t dstRepStrideIn,
+                                   uint16_t srcRepStrideIn)
+        : dstHighHalf(dstHighHalfIn), srcHighHalf(srcHighHalfIn), repeatTimes(repeatTimesIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    bool dstHighHalf = false;
+    bool srcHighHalf = false;
+    uint8_t repeatTimes = 1;
+    uint16_t dstRepStride = 0;
+    uint16_t srcRepStride = 0;
+};
+struct TransposeParamsExt {
+    constexpr TransposeParamsExt() = default;
+    constexpr TransposeParamsExt(uint16_t nSizeIn, uint16_t cSizeIn, uint16_t hSizeIn, uint16_t wSizeIn,
+                                 TransposeType transposeTypeIn)
+        : nSize(nSizeIn), cSize(cSizeIn), hSize(hSizeIn), wSize(wSizeIn), transposeType(transposeTypeIn) {}
+    uint16_t nSize = 0;
+    uint16_t cSize = 0;
+    uint16_t hSize = 0;
+    uint16_t wSize = 0;
+    TransposeType transposeType = TransposeType::TRANSPOSE_ND2ND_B16;
+};
+// The layout transposes (NCHW <-> NHWC through vnchwconv) are not modelled.
+template <class T>
+void Transpose(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uint8_t>&, const TransposeParamsExt&) {
+    static_assert(sizeof(T) == 0,
+                  "AscendC::Transpose with TransposeParamsExt is not supported by sfumato's Ascend C layer (see "
+                  "runtime/ascendc/README.md)");
+}
+
 // Prints `dataLen` elements of a tensor (functional mode; a marker line in timing mode).
 void dump_tensor(const char* what, uint32_t desc, const std::string& values);
 template <class T>
@@ -75,6 +121,16 @@ void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
         s += (i ? " " : "") + std::to_string(static_cast<float>(t.GetValue(i)));
     dump_tensor("GlobalTensor", desc, s);
 }
+
+// ascendc_assert(expr[, fmt, args...]) in a kernel: a false expression stops the run with the
+// block, the call and the expression named (exit 2), as a failed assertion stops the chip's kernel.
+[[noreturn]] void assert_failed(const char* expr, const char* file, int line);
+#undef ascendc_assert
+#define ascendc_assert(expr, ...) \
+    (static_cast<bool>(expr) ? void(0) : ::AscendC::assert_failed(#expr, __FILE__, __LINE__))
+// The vendor's headers give kernels the same assert (a message after the expression allowed).
+#undef assert
+#define assert(expr, ...) ascendc_assert(expr)
 
 namespace sfumato_unsupported {
 template <class... A>
@@ -98,7 +154,6 @@ SFUMATO_ASCENDC_UNSUPPORTED(Softmax)
 SFUMATO_ASCENDC_UNSUPPORTED(SoftMax)
 SFUMATO_ASCENDC_UNSUPPORTED(LayerNorm)
 SFUMATO_ASCENDC_UNSUPPORTED(RmsNorm)
-SFUMATO_ASCENDC_UNSUPPORTED(Gather)
 SFUMATO_ASCENDC_UNSUPPORTED(Gatherb)
 SFUMATO_ASCENDC_UNSUPPORTED(GatherMask)
 SFUMATO_ASCENDC_UNSUPPORTED(Scatter)
@@ -110,7 +165,6 @@ SFUMATO_ASCENDC_UNSUPPORTED(ArithProgression)
 SFUMATO_ASCENDC_UNSUPPORTED(CreateVecIndex)
 SFUMATO_ASCENDC_UNSUPPORTED(PairReduceSum)
 SFUMATO_ASCENDC_UNSUPPORTED(RepeatReduceSum)
-SFUMATO_ASCENDC_UNSUPPORTED(LoadDataWithTranspose)
 SFUMATO_ASCENDC_UNSUPPORTED(LoadImageToLocal)
 SFUMATO_ASCENDC_UNSUPPORTED(TransDataTo5HD)
 SFUMATO_ASCENDC_UNSUPPORTED(Mmad_sparse)
@@ -120,14 +174,6 @@ SFUMATO_ASCENDC_UNSUPPORTED(Xor)
 SFUMATO_ASCENDC_UNSUPPORTED(Round)
 SFUMATO_ASCENDC_UNSUPPORTED(Floor)
 SFUMATO_ASCENDC_UNSUPPORTED(Ceil)
-SFUMATO_ASCENDC_UNSUPPORTED(IBSet)
-SFUMATO_ASCENDC_UNSUPPORTED(IBWait)
-SFUMATO_ASCENDC_UNSUPPORTED(SetMaskCount)
-SFUMATO_ASCENDC_UNSUPPORTED(SetCmpMask)
-SFUMATO_ASCENDC_UNSUPPORTED(GetCmpMask)
-SFUMATO_ASCENDC_UNSUPPORTED(GetAccVal)
-SFUMATO_ASCENDC_UNSUPPORTED(GetReduceMaxMinCount)
-SFUMATO_ASCENDC_UNSUPPORTED(DataCacheCleanAndInvalid)
 SFUMATO_ASCENDC_UNSUPPORTED(SetFixPipeConfig)
 SFUMATO_ASCENDC_UNSUPPORTED(SetFixpipeNz2ndFlag)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataPaddingValue)

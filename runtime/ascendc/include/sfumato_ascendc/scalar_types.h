@@ -101,6 +101,16 @@ template <>
 struct Storage<uint32_t> {
     using type = int32_t;
 };
+// 64-bit tensors hold FixPipe quantisation parameters (an fp32 scale in the low word); the ISA
+// moves no 64-bit elements, so only their declaration and addressing are available.
+template <>
+struct Storage<uint64_t> {
+    using type = uint64_t;
+};
+template <>
+struct Storage<int64_t> {
+    using type = int64_t;
+};
 template <class T>
 using storage_t = typename Storage<std::remove_cv_t<T>>::type;
 

@@ -47,12 +47,14 @@ void CrossCoreSetFlag(uint16_t flagId) {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("CrossCoreSetFlag");
     sfumato::kernel::CrossCoreSetFlag(*s.ctx, modeId, static_cast<uint8_t>(flagId), sfumato::ascendc::pipe_of(pipe));
 }
-template <uint8_t modeId, pipe_t pipe = PIPE_S>
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
 void CrossCoreWaitFlag(uint16_t flagId) {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("CrossCoreWaitFlag");
     sfumato::kernel::CrossCoreWaitFlag(*s.ctx, modeId, static_cast<uint8_t>(flagId), sfumato::ascendc::pipe_of(pipe));
 }
 void SyncAll();
+// The core's system counter (cycles of the scalar unit's clock).
+int64_t GetSystemCycle();
 
 template <HardEvent evt>
 TEventID TPipe::AllocEventID() {
@@ -78,3 +80,51 @@ inline TEventID TPipe::FetchEventID(HardEvent evt) {
 
 // The vendor's examples call GetTPipePtr() without the namespace.
 using AscendC::GetTPipePtr;
+
+// Synchronisation between blocks through global memory (IBSet/IBWait): the set block stores 1 in
+// its slot of gmWorkspace (32 bytes per block x event, 8 events per block) once every earlier
+// instruction of the block completed; the waiting block reads the slot into ubWorkspace (MTE2),
+// waits for the read, and repeats until the slot was set. The set becomes visible to the waiter
+// when the store completes in simulated time, also in timing mode (where GM holds no data): the
+// layer keeps the set slots beside the memory, so both modes take the same cycles.
+namespace sfumato::ascendc {
+void ib_set(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event);
+void ib_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, int32_t block, int32_t event);
+// Deterministic computation (blocks in blockIdx order): one 32-byte slot per block; Init clears
+// the block's own slot, WaitPreBlock waits for the previous block's, NotifyNextBlock sets its own.
+void determine_init(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+void determine_notify(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+template <bool isAIVOnly = true>
+void IBSet(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx,
+           int32_t eventID) {
+    sfumato::ascendc::enter("IBSet");
+    sfumato::ascendc::ib_set(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                             ubWorkspace.GetLength(), blockIdx, eventID);
+}
+template <bool isAIVOnly = true>
+void IBWait(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx,
+            int32_t eventID) {
+    sfumato::ascendc::enter("IBWait");
+    sfumato::ascendc::ib_wait(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                              ubWorkspace.GetLength(), blockIdx, eventID);
+}
+inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("InitDetermineComputeWorkspace");
+    sfumato::ascendc::determine_init(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                     ubWorkspace.GetLength());
+}
+inline void WaitPreBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("WaitPreBlock");
+    sfumato::ascendc::determine_wait(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                     ubWorkspace.GetLength());
+}
+inline void NotifyNextBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace) {
+    sfumato::ascendc::enter("NotifyNextBlock");
+    sfumato::ascendc::determine_notify(gmWorkspace.span(), ubWorkspace.kt().pos(), ubWorkspace.kt().address(),
+                                       ubWorkspace.GetLength());
+}
+}  // namespace AscendC

@@ -58,17 +58,20 @@ public:
     using PrimType = T;
     GlobalTensor() = default;
 
+    // A pointer in the null page (a launch argument the kernel does not use, passed as nullptr)
+    // leaves the tensor without a buffer: using it stops the run; any other pointer must lie in a
+    // GmAlloc/aclrtMalloc buffer.
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
         sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
         m_ptr = buffer;
-        m_span = sfumato::ascendc::gm_translate(buffer);
+        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate(buffer);
         m_size = bufferSize;
     }
     void SetGlobalBuffer(__gm__ T* buffer) {
         sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
         m_ptr = buffer;
-        m_span = sfumato::ascendc::gm_translate(buffer);
-        m_size = (m_span.hi - m_span.dev) / sizeof(T);
+        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate(buffer);
+        m_size = null_page(buffer) ? 0 : (m_span.hi - m_span.dev) / sizeof(T);
     }
     GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor g = *this;
@@ -113,6 +116,7 @@ public:
     }
 
 private:
+    static bool null_page(const void* p) { return reinterpret_cast<uintptr_t>(p) < 4096; }
     __gm__ T* m_ptr = nullptr;
     sfumato::ascendc::GmSpan m_span;
     uint64_t m_size = 0;

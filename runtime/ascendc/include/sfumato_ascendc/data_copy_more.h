@@ -1,0 +1,78 @@
+// More data movement of the public Ascend C API: the sliced copies between GM and UB (DataCopy
+// with SliceInfo per dimension) and SetPadValue (the pad register DataCopyPad uses when its
+// isPad is false). A sliced copy is what the chip's DMA does with it: one burst instruction per
+// row of the outer dimensions, its bursts the dimension-0 slices (burstLen blocks each, GM gaps in
+// bytes, UB gaps in whole blocks), rows walked in the same order on both sides.
+#pragma once
+#include <vector>
+
+#include "sfumato_ascendc/data_copy.h"
+
+namespace sfumato::ascendc {
+
+// Element offsets of the dimension-0 slices' rows (the outer dimensions enumerated, last
+// dimension slowest), and the slice count and gap of dimension 0.
+struct SliceWalk {
+    std::vector<uint64_t> rows;  // element offset of each row's first slice
+    uint32_t slices = 0;         // slices per row
+    uint64_t gap = 0;            // elements between slices
+    uint64_t burst = 0;          // elements per slice
+};
+SliceWalk slice_walk(const AscendC::SliceInfo* info, uint32_t dims, uint32_t elem_bytes);
+
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+template <class T, TPosition pos = TPosition::MAX>
+void SetPadValue(T paddingValue) {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetPadValue");
+    s.pad_set = true;
+    s.pad_value = sfumato::ascendc::scalar_value<T>(paddingValue);
+}
+
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const SliceInfo dstSliceInfo[],
+              const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
+    sfumato::ascendc::enter("DataCopy");
+    namespace sa = sfumato::ascendc;
+    const sa::SliceWalk d = sa::slice_walk(dstSliceInfo, dimValue, sizeof(T));
+    const sa::SliceWalk s = sa::slice_walk(srcSliceInfo, dimValue, sizeof(T));
+    if (d.rows.size() != s.rows.size() || d.slices != s.slices || d.burst != s.burst)
+        sa::fail("DataCopy with SliceInfo: the source and destination slices differ in number or length");
+    if ((d.gap * sizeof(T)) % 32 != 0)
+        sa::fail("DataCopy with SliceInfo: UB slices must be whole 32-byte blocks apart");
+    for (size_t r = 0; r < s.rows.size(); ++r) {
+        src.check(s.rows[r], (s.slices - 1) * (s.gap + s.burst) + s.burst);
+        sa::check_local_bytes(dst, (d.rows[r] + (d.slices - 1) * (d.gap + d.burst) + d.burst) * sizeof(T));
+        sfumato::isa::CopyParams c{s.slices, static_cast<uint32_t>(s.burst * sizeof(T)),
+                                   static_cast<uint32_t>(s.gap * sizeof(T)),
+                                   static_cast<uint32_t>(d.gap * sizeof(T) / 32)};
+        sfumato::kernel::detail::copy_in(dst.kt().ctx(), sa::dt_of<T>(), dst.kt().pos(),
+                                         static_cast<uint32_t>(dst.kt().address() + d.rows[r] * sizeof(T)),
+                                         src.device_address() + s.rows[r] * sizeof(T), c, 0);
+    }
+}
+template <class T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const SliceInfo dstSliceInfo[],
+              const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
+    sfumato::ascendc::enter("DataCopy");
+    namespace sa = sfumato::ascendc;
+    const sa::SliceWalk d = sa::slice_walk(dstSliceInfo, dimValue, sizeof(T));
+    const sa::SliceWalk s = sa::slice_walk(srcSliceInfo, dimValue, sizeof(T));
+    if (d.rows.size() != s.rows.size() || d.slices != s.slices || d.burst != s.burst)
+        sa::fail("DataCopy with SliceInfo: the source and destination slices differ in number or length");
+    if ((s.gap * sizeof(T)) % 32 != 0)
+        sa::fail("DataCopy with SliceInfo: UB slices must be whole 32-byte blocks apart");
+    for (size_t r = 0; r < s.rows.size(); ++r) {
+        dst.check(d.rows[r], (d.slices - 1) * (d.gap + d.burst) + d.burst);
+        sa::check_local_bytes(src, (s.rows[r] + (s.slices - 1) * (s.gap + s.burst) + s.burst) * sizeof(T));
+        sfumato::isa::CopyParams c{d.slices, static_cast<uint32_t>(d.burst * sizeof(T)),
+                                   static_cast<uint32_t>(s.gap * sizeof(T) / 32),
+                                   static_cast<uint32_t>(d.gap * sizeof(T))};
+        sa::copy_out(sa::dt_of<T>(), dst.device_address() + d.rows[r] * sizeof(T), src.kt().pos(),
+                     static_cast<uint32_t>(src.kt().address() + s.rows[r] * sizeof(T)), c);
+    }
+}
+
+}  // namespace AscendC

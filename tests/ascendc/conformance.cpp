@@ -1,0 +1,266 @@
+// Conformance of the Ascend C layer's API families: a CPU-debug program whose argument names a family; one
+// kernel exercises that family's calls on data from a fixed generator and the host compares every output
+// element with its own computation of what the public API reference says the call does. Prints "<family> ok"
+// and exits 0, or names the first wrong element and exits 1. ascendc_conformance
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|ibsync|determine
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tikicpulib.h"
+
+namespace {
+
+std::string g_family;
+constexpr uint32_t kN = 1024;
+
+float in_value(uint32_t i) { return static_cast<float>((i * 37u) % 101u) - 50.0f + 0.25f * (i % 4u); }
+
+}  // namespace
+
+// One kernel for all families: x = kN floats, y = kN floats (output), the family picks the calls.
+extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, kN);
+    yg.SetGlobalBuffer((__gm__ float*)y, kN);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    AscendC::LocalTensor<float> a = ub.Alloc<float, kN>();
+    AscendC::LocalTensor<float> b = ub.Alloc<float, kN>();
+    AscendC::DataCopy(b, xg, kN);  // b = x, then b is overwritten by the family where it writes
+    AscendC::DataCopy(a, xg, kN);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    const std::string& f = g_family;
+    if (f == "copy") {
+        // rows of 64: the first 8 of each of 16 rows, packed (mask 8, dst rep 1 block, src rep 8).
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Copy(b, a, 8, 16, {1, 1, 1, 8});
+    } else if (f == "reduce_repeat") {
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::ReduceRepeat<AscendC::ReduceType::SUM, float>(b, a, 64, 16, 1, 1, 8);
+        AscendC::ReduceRepeat<AscendC::ReduceType::MAX, float>(b[16], a, 40, 16, 1, 1, 8,
+                                                               AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        AscendC::ReduceRepeat<AscendC::ReduceType::MIN, float>(b[32], a, 64, 16, 1, 1, 8);  // value, index
+    } else if (f == "reduce_block") {
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::ReduceDataBlock<AscendC::ReduceType::SUM, float>(b, a, 64, 16, 1, 1, 8);
+        AscendC::ReduceDataBlock<AscendC::ReduceType::MAX, float>(b[128], a, 64, 16, 1, 1, 8);
+        AscendC::BlockReduceMin<float>(b[256], a, 16, 64, 1, 1, 8);
+    } else if (f == "counter") {
+        // Counter mode: 300 elements through Adds with the mask register's count (5 repeats, the last with 44
+        // lanes), then a sum per repeat of 200 elements.
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::SetMaskCount();
+        AscendC::SetVectorMask<float, AscendC::MaskMode::COUNTER>(0, 300);
+        AscendC::Adds<float, float, false>(b, a, 1.0f, AscendC::MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::SetVectorMask<float, AscendC::MaskMode::COUNTER>(0, 200);
+        AscendC::ReduceRepeat<AscendC::ReduceType::SUM, float, float, false>(
+            b[512], a, AscendC::MASK_PLACEHOLDER, 1, 1, 1, 8);
+        AscendC::SetMaskNorm();
+        AscendC::ResetMask();
+    } else if (f == "slice") {
+        // x as 4 rows of 256; rows 1 and 3, from element 8: 3 slices of 16 (2 blocks) 16 apart.
+        AscendC::SliceInfo src[] = {{8, 8 + 16 * 3 + 16 * 2 - 1, 16, 2, 256}, {1, 3, 1, 1, 4}};
+        AscendC::SliceInfo dst[] = {{0, 47, 0, 2, 48}, {0, 1, 0, 1, 2}};
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::DataCopy(b, xg, dst, src, 2);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID1);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID1);
+    } else if (f == "pad") {
+        // 5 rows of 13 floats each padded with 3 elements of the SetPadValue value to 16.
+        AscendC::SetPadValue(-9.0f);
+        AscendC::DataCopyExtParams p{5, 13 * sizeof(float), 0, 0, 0};
+        AscendC::DataCopyPadExtParams<float> pad{false, 0, 3, 0.0f};
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::DataCopyPad(b, xg, p, pad);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID1);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID1);
+    }
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yg, b, kN);
+    if (f == "atomic") {
+        // y = x, then a store of -x keeping the max (y = |x|) and one of x - 1 keeping the min.
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVENT_ID0);
+        AscendC::Muls(a, b, -1.0f, kN);
+        AscendC::Adds(b, b, -1.0f, kN);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID1);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID1);
+        AscendC::SetAtomicMax<float>();
+        AscendC::DataCopy(yg, a, kN);
+        AscendC::SetAtomicMin<float>();
+        AscendC::DataCopy(yg, b, kN);
+        AscendC::DisableDmaAtomic();
+    } else if (f == "cache") {
+        // After every pipe drained: y[0] = x[5] + 1 through the scalar unit, bypassing the data cache.
+        AscendC::PipeBarrier<PIPE_ALL>();
+        const float v = AscendC::ReadGmByPassDCache<float>((__gm__ float*)x + 5);
+        AscendC::DataSyncBarrier<AscendC::MemDsbT::DDR>();
+        AscendC::WriteGmByPassDCache<float>((__gm__ float*)y, v + 1.0f);
+        AscendC::DataCacheCleanAndInvalid<float, AscendC::CacheLine::ENTIRE_DATA_CACHE>(yg);
+    }
+}
+
+// Blocks in a chain through GM flags: block k waits for block k - 1 (IBWait, or WaitPreBlock for
+// the "determine" family), reads y[k - 1] through the scalar unit and writes y[k] = y[k - 1] + 1,
+// then lets block k + 1 go (IBSet / NotifyNextBlock). Only the flags order the blocks.
+extern "C" __global__ __aicore__ void chain_kernel(GM_ADDR y, GM_ADDR flags)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    AscendC::LocalTensor<int32_t> ub = buf.Get<int32_t>();
+    AscendC::GlobalTensor<int32_t> fg;
+    fg.SetGlobalBuffer((__gm__ int32_t*)flags, 2048);
+    const int32_t k = static_cast<int32_t>(AscendC::GetBlockIdx());
+    __gm__ float* yp = (__gm__ float*)y;
+    const bool ib = g_family == "ibsync";
+    if (!ib) AscendC::InitDetermineComputeWorkspace(fg, ub);
+    if (ib && k > 0) AscendC::IBWait(fg, ub, k - 1, 0);
+    if (!ib) AscendC::WaitPreBlock(fg, ub);
+    const float prev = k > 0 ? AscendC::ReadGmByPassDCache<float>(yp + k - 1) : 0.0f;
+    AscendC::WriteGmByPassDCache<float>(yp + k, prev + 1.0f);
+    if (ib)
+        AscendC::IBSet(fg, ub, k, 0);
+    else
+        AscendC::NotifyNextBlock(fg, ub);
+}
+
+namespace {
+
+// The host's expectation: out starts as the kernel's b would (x, or zeros), then the family.
+using Expect = std::function<void(const std::vector<float>& x, std::vector<float>& out)>;
+
+std::map<std::string, Expect> expectations() {
+    std::map<std::string, Expect> e;
+    e["copy"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t r = 0; r < 16; ++r)
+            for (uint32_t l = 0; l < 8; ++l) o[r * 8 + l] = x[r * 64 + l];
+    };
+    e["reduce_repeat"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t r = 0; r < 16; ++r) {
+            double s = 0;
+            float mx = x[r * 64], mn = x[r * 64];
+            uint32_t mi = 0;
+            for (uint32_t l = 0; l < 64; ++l) s += x[r * 64 + l];
+            for (uint32_t l = 0; l < 40; ++l) mx = std::max(mx, x[r * 64 + l]);
+            for (uint32_t l = 0; l < 64; ++l)
+                if (x[r * 64 + l] < mn) mn = x[r * 64 + l], mi = l;
+            o[r] = static_cast<float>(s);
+            o[16 + r] = mx;
+            o[32 + 2 * r] = mn;
+            std::memcpy(&o[32 + 2 * r + 1], &mi, 4);
+        }
+    };
+    e["reduce_block"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t k = 0; k < 128; ++k) {
+            float s = 0, mx = x[k * 8], mn = x[k * 8];
+            for (uint32_t j = 0; j < 8; ++j) {
+                s += x[k * 8 + j];
+                mx = std::max(mx, x[k * 8 + j]);
+                mn = std::min(mn, x[k * 8 + j]);
+            }
+            o[k] = s, o[128 + k] = mx, o[256 + k] = mn;
+        }
+    };
+    e["counter"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t i = 0; i < 300; ++i) o[i] = x[i] + 1.0f;
+        for (uint32_t r = 0; r < 4; ++r) {
+            double s = 0;
+            for (uint32_t l = 0; l < (r < 3 ? 64u : 8u); ++l) s += x[r * 64 + l];
+            o[512 + r] = static_cast<float>(s);
+        }
+    };
+    e["slice"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        const uint32_t rows[] = {1, 3};
+        for (uint32_t r = 0; r < 2; ++r)
+            for (uint32_t s = 0; s < 3; ++s)
+                for (uint32_t e2 = 0; e2 < 16; ++e2)
+                    o[r * 48 + s * 16 + e2] = x[rows[r] * 256 + 8 + s * 32 + e2];
+    };
+    e["pad"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o = x;
+        for (uint32_t r = 0; r < 5; ++r)
+            for (uint32_t c = 0; c < 16; ++c) o[r * 16 + c] = c < 13 ? x[r * 13 + c] : -9.0f;
+    };
+    e["atomic"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.resize(kN);
+        for (uint32_t i = 0; i < kN; ++i) o[i] = std::min(std::fabs(x[i]), x[i] - 1.0f);
+    };
+    e["cache"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o = x;
+        o[0] = x[5] + 1.0f;
+    };
+    return e;
+}
+
+bool same(float a, float b) {
+    if (a == b) return true;
+    uint32_t ua, ub;
+    std::memcpy(&ua, &a, 4);
+    std::memcpy(&ub, &b, 4);
+    return ua == ub || std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b));
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+    g_family = argc > 1 ? argv[1] : "";
+    const auto exp = expectations();
+    if (!exp.count(g_family) && g_family != "ibsync" && g_family != "determine") {
+        std::fprintf(stderr, "ascendc_conformance: unknown family '%s'\n", g_family.c_str());
+        return 2;
+    }
+    if (g_family == "ibsync" || g_family == "determine") {
+        constexpr uint32_t kBlocks = 6;
+        float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+        uint8_t* fd = static_cast<uint8_t*>(AscendC::GmAlloc(2048 * sizeof(int32_t)));
+        std::memset(yd, 0, kN * sizeof(float));
+        std::memset(fd, 0, 2048 * sizeof(int32_t));
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(chain_kernel, kBlocks, (uint8_t*)yd, fd);
+        bool good = true;
+        for (uint32_t k = 0; k < kBlocks; ++k) good = good && yd[k] == static_cast<float>(k + 1);
+        std::printf("%s %s\n", g_family.c_str(), good ? "ok" : "wrong: the blocks did not run in order");
+        AscendC::GmFree(yd);
+        AscendC::GmFree(fd);
+        return good ? 0 : 1;
+    }
+    std::vector<float> x(kN);
+    for (uint32_t i = 0; i < kN; ++i) x[i] = in_value(i);
+    float* xd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+    float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+    std::memcpy(xd, x.data(), kN * sizeof(float));
+    std::memset(yd, 0, kN * sizeof(float));
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    std::vector<float> want;
+    exp.at(g_family)(x, want);
+    int bad = -1;
+    for (uint32_t i = 0; i < kN && bad < 0; ++i)
+        if (!same(yd[i], want[i])) bad = static_cast<int>(i);
+    if (bad >= 0)
+        std::printf("%s wrong: element %d is %g, expected %g\n", g_family.c_str(), bad, yd[bad], want[bad]);
+    else
+        std::printf("%s ok\n", g_family.c_str());
+    AscendC::GmFree(xd);
+    AscendC::GmFree(yd);
+    return bad >= 0 ? 1 : 0;
+}
