@@ -221,7 +221,6 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
 int cmd_llm(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";
-    common.trace = "task";
     std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto";
     bool exact = false;
     llm::RunOptions ro;

@@ -196,6 +196,9 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
     StepBatch widest = b;
     for (size_t s = 0; s < widest.sequences(); ++s)
         widest.context_lens[s] = widest.max_blocks * m_o.block_size - widest.query_lens[s];
+    // Placeholder block ids (the plan's own are set per step): distinct while the cache has room.
+    for (size_t i = 0; i < widest.block_table.size(); ++i)
+        widest.block_table[i] = static_cast<int64_t>(i % static_cast<size_t>(std::max<int64_t>(1, num_blocks)));
     StepGraphOptions go;
     go.elem = m_c.torch_dtype == "bfloat16" ? ref::ElemType::Bfloat16 : ref::ElemType::Float16;
     go.block_size = m_o.block_size;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "isa/dtype.h"
+#include "runtime/ops/host_memory.h"
 #include "sim/error.h"
 
 namespace sfumato::llm {
@@ -54,6 +55,9 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
     const size_t e = static_cast<size_t>(c.num_experts), v = static_cast<size_t>(c.vocab_size);
     // A matrix with fan-in k gets std 1/sqrt(k): its output has the input's scale.
     auto fan = [](size_t k) { return 1.0 / std::sqrt(static_cast<double>(k)); };
+    // fp32 host values, then their device image in the functional memory.
+    ops::require_host_memory("llm " + c.name + " functional run (host weights and their device image)",
+                             weight_bytes(c, 4 + 2));
     ModelWeights w;
     uint64_t id = 0;
     w.embed = draw(seed, id++, v * h, 0.0, 1.0, c);
