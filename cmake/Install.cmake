@@ -17,7 +17,7 @@ install(DIRECTORY runtime/ascendc/include/ DESTINATION include/sfumato/ascendc)
 install(DIRECTORY isa/ DESTINATION include/sfumato/isa FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY runtime/kernel/ DESTINATION include/sfumato/runtime/kernel FILES_MATCHING PATTERN "*.h")
 install(FILES sim/error.h DESTINATION include/sfumato/sim)
-install(DIRECTORY configs/ DESTINATION share/sfumato/configs FILES_MATCHING PATTERN "*.ini")
+install(DIRECTORY configs/ DESTINATION share/sfumato/configs FILES_MATCHING PATTERN "*.ini" PATTERN "*.json")
 # The man page, made from `sfumato --help-all` (cmake/man_page.cmake) whenever the program changes.
 # The sanitizer build's program runs here without the suite's leak suppressions.
 set(sfumato_man ${CMAKE_BINARY_DIR}/man/sfumato.1)

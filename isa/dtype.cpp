@@ -31,7 +31,7 @@ bool parse_dtype(const std::string& s, DType& out) {
     return false;
 }
 
-uint16_t f32_to_f16(float f) {
+uint16_t f32_to_f16_full(float f) {
     uint32_t x = f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t exp = (x >> 23) & 0xffu;
@@ -56,7 +56,7 @@ uint16_t f32_to_f16(float f) {
     return static_cast<uint16_t>(h);
 }
 
-float f16_to_f32(uint16_t h) {
+float f16_to_f32_full(uint16_t h) {
     uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t man = h & 0x3ffu;

@@ -37,8 +37,28 @@ inline float bits_f32(uint32_t u) {
     return f;
 }
 
-uint16_t f32_to_f16(float f);  // round to nearest even
-float f16_to_f32(uint16_t h);
+// Round to nearest even. Inline with a fast path for results in fp16's normal range (the common
+// case: weights, activations); the rest (denormals, overflow, inf, nan) take the full path.
+// Bit-identical to the full path for every input (tests/unit/isa_dtype_test.cpp checks every fp16
+// pattern and a sweep of fp32 ones through every exponent and rounding case).
+uint16_t f32_to_f16_full(float f);
+inline uint16_t f32_to_f16(float f) {
+    const uint32_t x = f32_bits(f), a = x & 0x7fffffffu;
+    // fp32 exponents 113..142 are fp16's normal exponents 1..30: rebias by 112 and round.
+    if (a - 0x38800000u < 0x47800000u - 0x38800000u) {
+        const uint32_t h = ((x >> 16) & 0x8000u) | ((a - 0x38000000u) >> 13), rem = a & 0x1fffu;
+        return static_cast<uint16_t>(h + ((rem > 0x1000u) | ((rem == 0x1000u) & h)));  // a carry is correct
+    }
+    return f32_to_f16_full(f);
+}
+float f16_to_f32_full(uint16_t h);
+inline float f16_to_f32(uint16_t h) {
+    const uint32_t e = h & 0x7c00u;
+    if (e != 0 && e != 0x7c00u)
+        return bits_f32((static_cast<uint32_t>(h & 0x8000u) << 16) |
+                        ((static_cast<uint32_t>(h & 0x7fffu) + (112u << 10)) << 13));
+    return f16_to_f32_full(h);
+}
 uint16_t f32_to_bf16(float f);  // round to nearest even
 inline float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
 

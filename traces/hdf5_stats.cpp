@@ -2,6 +2,8 @@
 
 #include <H5Cpp.h>
 
+#include <memory>
+
 #include "sim/error.h"
 #include "traces/atomic_file.h"
 #include "traces/hdf5_table.h"
@@ -65,7 +67,13 @@ public:
 
 private:
     H5::DataSet make(const std::string& path, const StatBase& s, const H5::PredType& type, size_t n) {
-        H5::Group g = open_path(m_file, "/stats/" + path);
+        // A component's stats come one after another: its group is opened once, not per stat
+        // (walking the path costs a lookup per level).
+        if (!m_group || path != m_group_path) {
+            m_group = std::make_unique<H5::Group>(open_path(m_file, "/stats/" + path));
+            m_group_path = path;
+        }
+        H5::Group& g = *m_group;
         hsize_t dims[1] = {n};
         H5::DataSet d = n == 1 ? g.createDataSet(s.name(), type, H5::DataSpace(H5S_SCALAR))
                                : g.createDataSet(s.name(), type, H5::DataSpace(1, dims));
@@ -78,6 +86,8 @@ private:
         a.write(H5::PredType::NATIVE_DOUBLE, &v);
     }
     H5::H5File& m_file;
+    std::unique_ptr<H5::Group> m_group;
+    std::string m_group_path;
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ need=(/usr/bin/sfumato /usr/share/man/man1/sfumato.1.gz /usr/lib/libsfumato_asce
       /usr/include/sfumato/ascendc/kernel_operator.h /usr/include/sfumato/ascendc/acl/acl.h
       /usr/lib/cmake/sfumato/sfumatoConfig.cmake /usr/lib/cmake/ASC/ASCConfig.cmake
       /usr/share/doc/sfumato/README.md /usr/share/doc/sfumato/reference.md)
-for f in "$src"/configs/*.ini; do need+=("/usr/share/sfumato/configs/$(basename "$f")"); done
+for f in "$src"/configs/*.ini "$src"/configs/llm/*.json; do need+=("/usr/share/sfumato/${f#"$src"/}"); done
 for f in "$src"/docs/guide/*.md; do need+=("/usr/share/doc/sfumato/guide/$(basename "$f")"); done
 for f in "${need[@]}"; do
   grep -qx -- "$f" "$work/contents.txt" || fail "the package lacks $f"
