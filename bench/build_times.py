@@ -61,8 +61,8 @@ def main():
     print("\nby directory: " + ", ".join(f"{d} {t:.0f} s" for d, t in by_dir.most_common()))
     print(f"\n| # | translation unit | s (median) | compiles |\n|---|---|---|---|")
     for i, (o, t) in enumerate(sorted(known.items(), key=lambda kv: -kv[1])[:a.top], 1):
-        src = o.split(".dir/", 1)[-1].removesuffix(".o")
-        print(f"| {i} | {o.split('/')[0]}/{src} | {t:.1f} | {len(times[o])} |")
+        src = o.split("CMakeFiles/", 1)[0] + o.split(".dir/", 1)[-1].removesuffix(".o")
+        print(f"| {i} | {src} | {t:.1f} | {len(times[o])} |")
     missing = [o for o in objs if o not in known]
     if missing:
         print(f"\nno compile in the logs (cache hits only): {len(missing)}")
