@@ -10,14 +10,14 @@
 
 using namespace sfumato::test;
 
-TEST_CASE("--version: the version and the presets directory, the source tree's configs/ in a build tree") {
+TEST_CASE("installation: --version: the version and the presets directory, the source tree's configs/ in a build tree") {
     const CliResult r = run_cli_stdout("--version");
     CHECK(r.code == 0);
     CHECK_THAT(r.output, Catch::StartsWith("sfumato "));
     CHECK_THAT(r.output, Catch::Contains("presets: " + source_dir() + "/configs\n"));
 }
 
-TEST_CASE("--config and --system: a preset by name, NAME.ini or configs/NAME.ini from outside the source tree") {
+TEST_CASE("installation: --config and --system: a preset by name, NAME.ini or configs/NAME.ini from outside the source tree") {
     // CTest runs this in the build tree, which has no configs/ of its own.
     for (const char* c : {"tiny", "tiny.ini", "configs/tiny.ini", "configs/tiny"}) {
         INFO(c);
@@ -37,7 +37,7 @@ TEST_CASE("--config and --system: a preset by name, NAME.ini or configs/NAME.ini
     CHECK_THAT(missing_sys.output, Catch::Contains("'no-such-system' does not exist"));
 }
 
-TEST_CASE("--help-all: every command's help with its options, kernel's run options included") {
+TEST_CASE("installation: --help-all: every command's help with its options, kernel's run options included") {
     const CliResult list = run_cli_stdout("--help");
     REQUIRE(list.code == 0);
     const CliResult all = run_cli_stdout("--help-all");
