@@ -4,7 +4,7 @@
 # library the program links, installed, and toured with the installed program from a directory
 # outside the source tree: --version (which must name the installed presets, not the source
 # tree's), info, a kernel on an installed preset, a zoo model, --help-all and the man page.
-# As root it installs for real (dpkg -i, then dpkg -r), unless a sfumato package is already
+# As root it installs for real (dpkg -i, then dpkg --purge: removed, no record left), unless a sfumato package is already
 # installed here (that one is left alone); otherwise it unpacks the package into a scratch root
 # (dpkg -x) and runs the program from there.
 # usage: package_test.sh BUILD_DIR SOURCE_DIR WORK_DIR. Exit 77: skipped (no dpkg or cpack).
@@ -39,7 +39,7 @@ tour="$(mktemp -d /tmp/sfumato-package-tour.XXXXXX)"
 installed=0
 cleanup() {
   if [ "$installed" = 1 ]; then
-    for _ in $(seq 30); do dpkg -r sfumato >>"$work/dpkg.log" 2>&1 && break; sleep 5; done
+    for _ in $(seq 30); do dpkg --purge sfumato >>"$work/dpkg.log" 2>&1 && break; sleep 5; done
   fi
   rm -rf "$tour"
 }
@@ -154,9 +154,10 @@ if command -v man >/dev/null; then
 fi
 if [ "$prefix" = /usr ]; then
   [ "$(command -v sfumato)" = /usr/bin/sfumato ] || echo "note: sfumato on the PATH is $(command -v sfumato), not /usr/bin/sfumato"
-  echo "== dpkg -r sfumato"
-  dpkg -r sfumato >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -r"; }
+  echo "== dpkg --purge sfumato"
+  dpkg --purge sfumato >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg --purge"; }
   installed=0
-  [ ! -e /usr/bin/sfumato ] && [ ! -e /usr/share/sfumato/configs/tiny.ini ] || fail "dpkg -r left files behind"
+  [ ! -e /usr/bin/sfumato ] && [ ! -e /usr/share/sfumato/configs/tiny.ini ] || fail "dpkg --purge left files behind"
+  ! dpkg-query -W sfumato >/dev/null 2>&1 || fail "dpkg --purge left sfumato in dpkg's database"
 fi
 echo "package test passed"
