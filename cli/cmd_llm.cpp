@@ -95,7 +95,7 @@ nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>&
     uint64_t total = 0;
     for (const auto& r : rows) total += r.cycles;
     std::printf("\n  %s: per-op table (%s; cycles summed over layers%s)\n", prefill ? "prefill" : "decode",
-                prefill ? "one step" : "mean per step", prefill ? "" : ", per step");
+                prefill ? "all prefill steps" : "mean per step", prefill ? "" : ", per step");
     std::printf("  %-22s %-15s %-16s %12s %7s %8s %9s\n", "layer op", "op", "shape", "cycles", "share", "bound",
                 "roofline");
     nlohmann::json out = nlohmann::json::array();
@@ -143,18 +143,20 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     const bool both = o.graph_mode == llm::RunOptions::GraphMode::Both;
     const bool first_captured = o.graph_mode == llm::RunOptions::GraphMode::Captured;
     uint64_t decode_ps = 0, decode_bytes = 0, pre_ps = 0;
+    size_t prefill_steps = 0;
     std::vector<double> step_ms, captured_ms;
     uint64_t captured_pre = 0;
     for (const auto& st : steps) {
         if (both && st.captured) {
             if (st.prefill)
-                captured_pre = st.ps;
+                captured_pre += st.ps;
             else
                 captured_ms.push_back(ms(st.ps));
             continue;
         }
         if (st.prefill) {
-            pre_ps = st.ps;
+            pre_ps += st.ps;
+            ++prefill_steps;
             continue;
         }
         decode_ps += st.ps;
@@ -162,7 +164,8 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
         step_ms.push_back(ms(st.ps));
     }
     const double tpot = step_ms.empty() ? 0 : ms(decode_ps) / static_cast<double>(step_ms.size());
-    std::printf("  TTFT (prefill, no queueing): %.3f ms\n", ms(pre_ps));
+    std::printf("  TTFT (prefill, no queueing): %.3f ms (%zu prefill step%s of at most %lld tokens)\n", ms(pre_ps),
+                prefill_steps, prefill_steps == 1 ? "" : "s", static_cast<long long>(o.max_prefill_tokens));
     if (!step_ms.empty()) {
         std::printf("  decode steps (ms):");
         for (size_t i = 0; i < step_ms.size(); ++i)
@@ -196,7 +199,8 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     nlohmann::json summary = s.base_summary();
     nlohmann::json& j = summary["llm"];
     j["model"] = {{"name", c.name}, {"architecture", llm::arch_name(c.arch)}, {"params", c.params()}, {"dtype", c.torch_dtype}};
-    j["request"] = {{"batch", o.batch}, {"prefill", o.prefill}, {"decode", o.decode}, {"block_size", o.block_size}};
+    j["request"] = {{"batch", o.batch}, {"prefill", o.prefill}, {"decode", o.decode}, {"block_size", o.block_size},
+                    {"max_prefill_tokens", o.max_prefill_tokens}, {"prefill_steps", prefill_steps}};
     j["memory"] = {{"capacity", m.capacity}, {"weights", m.weights}, {"kv", m.kv}, {"kv_blocks", m.kv_blocks},
                    {"kv_blocks_needed", m.kv_blocks_needed}, {"activations", m.activations}, {"free", m.free}};
     j["ttft_ms"] = ms(pre_ps);
@@ -233,6 +237,8 @@ int cmd_llm(const std::vector<std::string>& args) {
         "batch", po::value<int64_t>(&ro.batch)->default_value(1), "sequences")(
         "block-size", po::value<int64_t>(&ro.block_size)->default_value(128), "KV cache block size (tokens)")(
         "kv-blocks", po::value<int64_t>(&ro.kv_blocks)->default_value(0), "KV cache blocks (0: --kv-mem-fraction)")(
+        "max-prefill-tokens", po::value<int64_t>(&ro.max_prefill_tokens)->default_value(ro.max_prefill_tokens),
+        "new tokens a prefill step takes at most: prompts prefill in groups, a longer one in chunks")(
         "kv-mem-fraction", po::value<double>(&ro.kv_mem_fraction)->default_value(0.9),
         "share of the memory left after weights and activations for the KV cache")(
         "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(

@@ -72,6 +72,7 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     if (m_o.batch < 1 || m_o.batch > 4096) throw InputError("llm: --batch must be 1..4096");
     if (m_o.block_size < 1 || m_o.block_size > 4096) throw InputError("llm: --block-size must be 1..4096");
     if (!(m_o.kv_mem_fraction > 0 && m_o.kv_mem_fraction <= 1)) throw InputError("llm: --kv-mem-fraction must be in (0, 1]");
+    if (m_o.max_prefill_tokens < 1) throw InputError("llm: --max-prefill-tokens must be at least 1");
     m_positions = m_o.prefill + m_o.decode + 1;
     const double reach = static_cast<double>(m_c.max_position_embeddings) *
                          (m_c.rope_scaling == RopeScaling::None || m_c.rope_scaling == RopeScaling::Dynamic ? 1.0 : m_c.rope_factor);
@@ -112,7 +113,13 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
                          std::to_string(m_o.batch) + " x " + std::to_string(m_positions) + " tokens need " +
                          std::to_string(m_mem.kv_blocks_needed) + " blocks of " + std::to_string(m_o.block_size) +
                          ": short by " + std::to_string(m_mem.kv_blocks_needed - m_o.kv_blocks) + " blocks");
-    const StepBatch pre = batch_for(true, 0), dec = batch_for(false, m_o.decode > 0 ? m_o.decode - 1 : 0);
+    // The first prefill step is the largest (whole groups; a chunked prompt's first chunk is its
+    // longest query); the last decode step has the widest block table.
+    const std::vector<PrefillStep> ps = prefill_steps();
+    m_prefill_steps = ps.size();
+    const size_t all = static_cast<size_t>(m_o.batch);
+    const StepBatch pre = batch_for(ps[0].count, ps[0].tokens, ps[0].start);
+    const StepBatch dec = batch_for(all, 1, m_o.prefill + (m_o.decode > 0 ? m_o.decode - 1 : 0));
     auto p0 = compile(pre, m_mem.kv_blocks_needed);
     auto p1 = compile(dec, m_mem.kv_blocks_needed);
     m_kernels_prefill = p0->kernel_count();
@@ -170,17 +177,30 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
 LlmRun::~LlmRun() = default;
 
 size_t LlmRun::kernels_expected() const {
-    return m_kernels_prefill + m_kernels_decode * static_cast<size_t>(m_o.decode);
+    return m_kernels_prefill * m_prefill_steps + m_kernels_decode * static_cast<size_t>(m_o.decode);
 }
 
-StepBatch LlmRun::batch_for(bool prefill, int64_t step) const {
+StepBatch LlmRun::batch_for(size_t count, int64_t q, int64_t ctx) const {
     StepBatch b;
-    const int64_t q = prefill ? m_o.prefill : 1, ctx = prefill ? 0 : m_o.prefill + step;
-    b.query_lens.assign(static_cast<size_t>(m_o.batch), q);
-    b.context_lens.assign(static_cast<size_t>(m_o.batch), ctx);
+    b.query_lens.assign(count, q);
+    b.context_lens.assign(count, ctx);
     b.max_blocks = KvCache::blocks_for(ctx + q, m_o.block_size);
-    b.block_table.assign(static_cast<size_t>(b.max_blocks * m_o.batch), -1);
+    b.block_table.assign(static_cast<size_t>(b.max_blocks) * count, -1);
     return b;
+}
+
+std::vector<LlmRun::PrefillStep> LlmRun::prefill_steps() const {
+    std::vector<PrefillStep> steps;
+    const size_t n = static_cast<size_t>(m_o.batch);
+    if (m_o.prefill <= m_o.max_prefill_tokens) {
+        const size_t group = static_cast<size_t>(std::max<int64_t>(1, m_o.max_prefill_tokens / m_o.prefill));
+        for (size_t s = 0; s < n; s += group) steps.push_back({s, std::min(group, n - s), 0, m_o.prefill});
+        return steps;
+    }
+    for (size_t s = 0; s < n; ++s)
+        for (int64_t c = 0; c < m_o.prefill; c += m_o.max_prefill_tokens)
+            steps.push_back({s, 1, c, std::min(m_o.max_prefill_tokens, m_o.prefill - c)});
+    return steps;
 }
 
 std::string LlmRun::bucket_key(const StepBatch& b) const {
@@ -301,15 +321,10 @@ void LlmRun::emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index) {
     close();
 }
 
-std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, int64_t step, const std::vector<int64_t>& ids) {
-    StepBatch b = batch_for(prefill, step);
-    std::vector<size_t> seqs;
-    for (int64_t s = 0; s < m_o.batch; ++s) {
-        seqs.push_back(static_cast<size_t>(s));
-        m_kv->reserve(static_cast<size_t>(s), b.context_lens[static_cast<size_t>(s)] + b.query_lens[static_cast<size_t>(s)]);
-    }
+std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs) {
+    for (size_t i = 0; i < seqs.size(); ++i) m_kv->reserve(seqs[i], b.context_lens[i] + b.query_lens[i]);
     b.block_table = m_kv->table(seqs, b.max_blocks);
-    b.ids = ids;
+    const std::vector<int64_t>& ids = b.ids;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
     Bucket& bk = bucket(b);
@@ -363,14 +378,14 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, int64_t ste
     emit_trace(rt, m_steps.back(), m_steps.size() - 1);
     if (m_on_step) m_on_step(m_steps.back());
     // Next tokens: sampled on the device, or the argmax of the logits read back.
-    std::vector<int64_t> next(static_cast<size_t>(m_o.batch), 0);
+    std::vector<int64_t> next(seqs.size(), 0);
     if (!rt.functional()) {
         // Timing mode has no logits: the next ids (which rows the embedding reads) are a seeded draw.
         for (int64_t& t : next) t = static_cast<int64_t>(m_rng() % static_cast<uint64_t>(m_c.vocab_size));
         return next;
     }
     const ref::HostTensor& o = out.at(0);
-    for (int64_t s = 0; s < m_o.batch; ++s) {
+    for (int64_t s = 0; s < static_cast<int64_t>(seqs.size()); ++s) {
         if (m_sample) {
             next[static_cast<size_t>(s)] = static_cast<int64_t>(o.data[static_cast<size_t>(s)]);
             continue;
@@ -399,13 +414,26 @@ void LlmRun::run_request(rt::Runtime& rt, bool captured) {
     m_rng.seed(m_o.seed + 1);
     const bool record_tokens = m_tokens.empty();
     std::vector<std::vector<int64_t>> tokens(static_cast<size_t>(m_o.batch));
-    std::vector<int64_t> ids;
-    for (const auto& p : m_prompts) ids.insert(ids.end(), p.begin(), p.end());
-    std::vector<int64_t> next = run_step(rt, true, 0, ids);
-    for (int64_t s = 0; s < m_o.batch; ++s) tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+    for (const PrefillStep& p : prefill_steps()) {
+        StepBatch b = batch_for(p.count, p.tokens, p.start);
+        std::vector<size_t> seqs;
+        for (size_t s = p.first; s < p.first + p.count; ++s) {
+            seqs.push_back(s);
+            const auto& prompt = m_prompts[s];
+            b.ids.insert(b.ids.end(), prompt.begin() + p.start, prompt.begin() + p.start + p.tokens);
+        }
+        const std::vector<int64_t> next = run_step(rt, true, std::move(b), seqs);
+        // The first generated token comes from a prompt's last chunk.
+        if (p.start + p.tokens == m_o.prefill)
+            for (size_t i = 0; i < seqs.size(); ++i) tokens[seqs[i]].push_back(next[i]);
+    }
+    std::vector<size_t> all;
+    for (size_t s = 0; s < static_cast<size_t>(m_o.batch); ++s) all.push_back(s);
     for (int64_t k = 0; k < m_o.decode; ++k) {
-        next = run_step(rt, false, k, next);
-        for (int64_t s = 0; s < m_o.batch; ++s) tokens[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+        StepBatch b = batch_for(all.size(), 1, m_o.prefill + k);
+        for (const auto& t : tokens) b.ids.push_back(t.back());
+        const std::vector<int64_t> next = run_step(rt, false, std::move(b), all);
+        for (size_t s = 0; s < all.size(); ++s) tokens[s].push_back(next[s]);
     }
     if (record_tokens) m_tokens = std::move(tokens);
 }

@@ -10,6 +10,8 @@
 // width), refresh the paged-attention lengths and block tables on the cached plan, upload
 // token ids and positions, launch, synchronise and read the next tokens back. Each step's
 // time runs from its first input copy to its token read-back (no queueing).
+// Prefill takes at most max_prefill_tokens new tokens per step: whole prompts grouped, a longer
+// prompt in chunks; TTFT is the batch's, the end of its last prefill step.
 // Simplified: every sequence of a batch has the same prompt length; greedy sampling only.
 #pragma once
 #include <cstdint>
@@ -36,6 +38,12 @@ struct RunOptions {
     int64_t batch = 1;
     int64_t block_size = 128;
     int64_t kv_blocks = 0;  // 0: kv_mem_fraction of the memory left after weights and activations
+    // New tokens one prefill step takes at most (a serving runtime's token budget per batch, as
+    // vLLM's max_num_batched_tokens or the vendor's max_prefill_tokens): the batch's prompts
+    // prefill in groups of whole prompts, a prompt longer than it in chunks (chunked prefill).
+    // 4096: the step plan's activation arena grows with it, and on a 64 GiB part at 8192 the
+    // KV cache left for Llama-2-7B at batch 32 (prefill 1024 + 128) is short by 64 blocks.
+    int64_t max_prefill_tokens = 4096;
     double kv_mem_fraction = 0.9;
     uint64_t seed = 1;
     // Functional runs: the host weights (null in timing mode) and optional prompts per sequence
@@ -105,13 +113,21 @@ private:
         std::unique_ptr<graph::Executor> ex;
         std::vector<size_t> host_attr_steps;  // steps whose attributes follow the step
     };
-    StepBatch batch_for(bool prefill, int64_t step) const;
+    // A step of `count` sequences: q new tokens each after ctx cached ones.
+    StepBatch batch_for(size_t count, int64_t q, int64_t ctx) const;
+    // Prefill steps: (first sequence, sequences, chunk start, chunk tokens).
+    struct PrefillStep {
+        size_t first, count;
+        int64_t start, tokens;
+    };
+    std::vector<PrefillStep> prefill_steps() const;
     std::string bucket_key(const StepBatch& b) const;
     Bucket& bucket(const StepBatch& b);
     std::unique_ptr<graph::Plan> compile(const StepBatch& b, int64_t num_blocks);
     void place(rt::Runtime& rt);
     void emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index);
-    std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, int64_t step, const std::vector<int64_t>& ids);
+    // Runs one step; returns the next token of each of its sequences.
+    std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs);
     void run_request(rt::Runtime& rt, bool captured);
     bool m_captured = false;
 
@@ -126,7 +142,7 @@ private:
     std::string m_live;  // the bucket whose executor is loaded
     std::map<std::string, uint64_t> m_addr;  // external inputs
     std::vector<std::pair<std::string, std::vector<int64_t>>> m_weight_shapes;
-    size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0;
+    size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0, m_prefill_steps = 0;
     double m_compile_s = 0;
     std::vector<StepRecord> m_steps;
     std::vector<std::vector<int64_t>> m_prompts, m_tokens;
