@@ -101,14 +101,15 @@ void epilogue_body(isa::IInstrSink& sink, const EpiloguePlan& p, const EpiTiling
     GlobalTensor<float> gx;
     GlobalTensor<Y> gy;
     GlobalTensor<C> gc;
-    gx.SetGlobalBuffer(p.x + start * 4, count);
+    gx.SetGlobalBuffer(p.x + start * 4, (p.parts - 1) * p.part_stride + count);
     gy.SetGlobalBuffer(p.y + start * sizeof(Y), count);
     gc.SetGlobalBuffer(p.c + start * sizeof(C), count);
     TPipe pipe(ctx);
-    TQue<TPosition::VECIN> qx, qc;
+    TQue<TPosition::VECIN> qx, qc, qp;
     TQue<TPosition::VECOUT> qy;
     TBuf<TPosition::VECCALC> b1, b2;
     pipe.InitBuffer(qx, 2, t.tile * 4);
+    if (p.parts > 1) pipe.InitBuffer(qp, 2, t.tile * 4);
     if (p.has_c) pipe.InitBuffer(qc, 2, t.tile * static_cast<uint32_t>(sizeof(C)));
     pipe.InitBuffer(qy, 2, t.tile * static_cast<uint32_t>(sizeof(Y)));
     pipe.InitBuffer(b1, t.tile * 4);
@@ -127,6 +128,14 @@ void epilogue_body(isa::IInstrSink& sink, const EpiloguePlan& p, const EpiTiling
             qc.EnQue(c);
         }
         x = qx.DeQue<float>();
+        for (uint32_t part = 1; part < p.parts; ++part) {
+            LocalTensor<float> xp = qp.AllocTensor<float>();
+            DataCopy(xp, gx[part * p.part_stride + off], len);
+            qp.EnQue(xp);
+            xp = qp.DeQue<float>();
+            Add(x, x, xp, lanes);
+            qp.FreeTensor(xp);
+        }
         if (p.has_c) {
             LocalTensor<C> c = qc.DeQue<C>();
             if constexpr (std::is_same_v<C, float>) {
@@ -165,8 +174,8 @@ void dispatch_c(isa::IInstrSink& s, const EpiloguePlan& p, const EpiTiling& t) {
 KernelDesc epilogue_kernel(const EpiloguePlan& p, const DeviceInfo& dev, const std::string& name,
                            const std::string& type) {
     const uint32_t ey = isa::dtype_size(p.y_dtype), ec = p.has_c ? isa::dtype_size(p.c_dtype) : 0;
-    // Two buffers each of x (fp32), c and y, and two fp32 scratch tiles.
-    const uint64_t per_elem = 2ull * (4 + ec + ey) + 8;
+    // Two buffers each of x (fp32), a further partial sum, c and y, and two fp32 scratch tiles.
+    const uint64_t per_elem = 2ull * (4 + (p.parts > 1 ? 4 : 0) + ec + ey) + 8;
     const uint64_t fit = dev.ub_bytes / per_elem / 64 * 64;
     if (fit == 0) throw InputError("epilogue: UB of " + std::to_string(dev.ub_bytes) + " bytes is too small");
     EpiTiling t;
@@ -188,9 +197,9 @@ KernelDesc epilogue_kernel(const EpiloguePlan& p, const DeviceInfo& dev, const s
         default:
             throw InputError(std::string("epilogue: unsupported output type ") + isa::dtype_name(p.y_dtype));
     }
-    const double ops = act_ops(p.act) + (p.has_c ? 2 : 0) + 1;
+    const double ops = act_ops(p.act) + (p.has_c ? 2 : 0) + 1 + (p.parts - 1);
     kd.flops = double(p.n) * ops;
-    kd.bytes = p.n * (4 + ey + ec);
+    kd.bytes = p.n * (4ull * p.parts + ey + ec);
     // The chip's peak: every vector core (KernelDesc::min_compute_cycles).
     const double vcores = std::max<uint32_t>(1, dev.vector_cores);
     if (dev.vector_bytes_per_cycle > 0)

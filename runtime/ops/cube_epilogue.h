@@ -8,7 +8,8 @@
 // are composed from vector instructions: sigmoid = 1 / (1 + exp(-x)); tanh = 1
 // - 2 / (1 + exp(2x)); gelu = (x + |x| * erf(|x| / sqrt 2)) / 2 with erf(z) = 1
 // - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-z^2), t = 1 / (1 + p z)
-// (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7).
+// (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7). It also reduces the partial
+// sums of a two-pass split-K matmul (parts), in a fixed order.
 #pragma once
 #include <string>
 
@@ -27,6 +28,11 @@ struct EpiloguePlan {
     bool has_c = false;
     double beta = 1.0;
     ref::Activation act;
+    // Two-pass split-K: x holds `parts` fp32 slices part_stride elements apart; the epilogue adds
+    // them in part order ((x0 + x1) + x2 ...) before the rest, so the sum has the same bits
+    // whichever cores computed the slices and in whatever order.
+    uint32_t parts = 1;
+    uint64_t part_stride = 0;
 };
 
 // The epilogue as a vector kernel over all vector cores (tiles sized to the

@@ -52,7 +52,7 @@ public:
         m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
 
         Step cur = at(m_ctx.block_idx(), 0);
-        if (m_t.k_split > 1 && !coupled) zero_and_meet();
+        if (m_t.k_split > 1 && !coupled && !m_t.two_pass()) zero_and_meet();
         if (cur.valid) load(cur), loaded();
         LocalTensor<C> c;
         for (; cur.valid; cur = next(cur)) {
@@ -169,13 +169,15 @@ private:
     std::vector<PfItem> pf_items() const {
         std::vector<PfItem> v;
         if (!m_t.pf_ahead || !m_t.pf_marks || m_t.pf_aiv == 0 || m_p.skip_ab) return v;
-        const uint32_t lead = m_t.pf_lead();
+        // A panel only one tile reads (B with one tile row, A with one tile column: a small-M
+        // shape's B) has no other sharer to lead its other segments: all of it is the tile's.
+        const uint32_t lead = m_t.pf_lead(), all = m_t.k_chunks();
+        const uint32_t lead_a = m_t.tiles_n > 1 ? lead : all, lead_b = m_t.tiles_m > 1 ? lead : all;
         uint32_t p = 0;
         for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = next(s), ++p) {
-            if (s.kidx >= lead) continue;
             const uint8_t mk = (*m_t.pf_marks)[s.tile];
-            if (mk & 1) v.push_back({p, s, false});
-            if (mk & 2) v.push_back({p, s, true});
+            if ((mk & 1) && s.kidx < lead_a) v.push_back({p, s, false});
+            if ((mk & 2) && s.kidx < lead_b) v.push_back({p, s, true});
         }
         return v;
     }
@@ -495,8 +497,9 @@ private:
                          static_cast<uint16_t>(rup(s.tm, 16)), static_cast<uint32_t>(m_p.ldc)};
         if (!plain && m_p.alpha != 1.0) fp.quantPre = isa::QuantMode::SCALAR, fp.deqScalar = m_p.alpha;
         fp.reluEn = !plain && m_p.relu;
-        fp.atomicAdd = !plain && m_t.k_split > 1;
-        store_l0c_tile(m_gc[s.co + uint64_t{s.m0} * m_p.ldc + s.n0], c, fp, coupled, m_qc2,
+        fp.atomicAdd = !plain && m_t.k_split > 1 && !m_t.two_pass();
+        const uint64_t slice = m_t.two_pass() ? s.part * m_p.c_part_stride : 0;
+        store_l0c_tile(m_gc[slice + s.co + uint64_t{s.m0} * m_p.ldc + s.n0], c, fp, coupled, m_qc2,
                        MatmulTiling::ub_row(s.tn, sizeof(U)), s.tm, s.tn, m_p.ldc);
     }
 
@@ -534,6 +537,8 @@ void run_float(isa::IInstrSink& sink, const CubeMatmulPlan& p) {
 }  // namespace
 
 void run_cube_matmul(isa::IInstrSink& sink, const CubeMatmulPlan& p) {
+    if (p.t.two_pass() && p.out != isa::DType::FP32)
+        throw InputError("cube matmul: two-pass split-K drains fp32 partial sums (out must be fp32)");
     switch (p.in) {
         case isa::DType::FP16: return run_float<half>(sink, p);
         case isa::DType::BF16: return run_float<bfloat16>(sink, p);

@@ -34,6 +34,10 @@
 // same walk and read the chunks their cube is about to miss into a UB scratch buffer, a bounded
 // number of steps ahead of the cube's completed loads (one cross-core flag per cube load, as
 // many as each AIV waits for); the cube's loads of them then hit L2. Nothing they read is used.
+//
+// Split-K (MatmulTiling::k_split): atomic form, the kernel zeroes C, meets at a barrier and
+// every part adds into C; two-pass form, every part writes its fp32 partial sum to its own
+// workspace slice (c_part_stride) and a vector kernel (cube_epilogue.h, parts) adds them.
 #pragma once
 #include <vector>
 
@@ -58,6 +62,9 @@ struct CubeMatmulPlan {
     double alpha = 1.0;       // FixPipe scalar scale (skipped when 1)
     bool relu = false;        // FixPipe ReLU after the scale
     bool skip_ab = false;     // alpha == 0 with a bias: only the bias mad
+    // Two-pass split-K (MatmulTiling::two_pass()): c is the fp32 workspace (out FP32) and part p
+    // of a tile drains to c + p * c_part_stride elements, in C's layout (ldc, c_bs).
+    uint64_t c_part_stride = 0;
 };
 
 // One block of the kernel (its identity comes from the sink).

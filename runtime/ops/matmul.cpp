@@ -14,6 +14,7 @@
 #include <random>
 
 #include "isa/layout.h"
+#include "runtime/ops/cube_epilogue.h"
 #include "runtime/ops/host_memory.h"
 #include "runtime/ops/i_op.h"
 #include "sim/error.h"
@@ -25,6 +26,7 @@ void run_matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& plan, isa::DType
     p.t = plan.t;
     p.in = in, p.out = out;
     p.a = plan.a, p.b = plan.b, p.c = plan.c;
+    if (plan.t.two_pass()) p.c = plan.ws, p.out = isa::DType::FP32, p.c_part_stride = matmul_c_elems(plan.t);
     p.lda = plan.t.trans_a ? plan.t.m : plan.t.k;
     p.ldb = plan.t.trans_b ? plan.t.k : plan.t.n;
     p.ldc = plan.t.n;
@@ -80,6 +82,12 @@ public:
                                                        : "' (valid: fp32, fp16, bf16)"));
         pr.in_es = isa::dtype_size(m_in), pr.out_es = isa::dtype_size(m_out);
         const uint32_t bd = static_cast<uint32_t>(arg_u64(a, "matmul", "block_dim", 0, 65535));
+        pr.k_split = static_cast<uint32_t>(arg_u64(a, "matmul", "k_split", 0, 65535));
+        const std::string sm = arg_str(a, "split_k_mode");
+        if (!parse_split_k_mode(sm, pr.split_mode))
+            throw InputError("operator 'matmul': argument 'split_k_mode' = '" + sm + "' (valid: atomic, two-pass)");
+        // int32 sums are exact: atomic adds give the same bits in any order.
+        if (m_in == isa::DType::INT8) pr.split_mode = SplitKMode::Atomic;
         m_plan.t = plan_matmul(pr, dev, bd);
         if (const uint64_t g = arg_u64(a, "matmul", "group_m", 0, 65535)) {
             m_plan.t.group_m = static_cast<uint32_t>(g);
@@ -131,6 +139,7 @@ public:
         m_plan.a = rt.malloc(a_gm);
         m_plan.b = rt.malloc(b_gm);
         m_plan.c = rt.malloc(uint64_t{t.batch} * t.m * t.n * isa::dtype_size(m_out));
+        if (t.two_pass()) m_plan.ws = rt.malloc(uint64_t{t.k_split} * matmul_c_elems(t) * 4);
         std::vector<uint8_t> a_up, b_up;  // what goes to GM: ND as is, or rearranged to NZ
         if (rt.functional()) {
             std::mt19937 gen(2024);
@@ -171,7 +180,15 @@ public:
         const uint32_t k0 = m_dev.cube_depth_of(isa::dtype_size(m_in));  // per-type depth per cycle
         const double steps = double(t.batch) * isa::ceil_div(t.m, 16) * isa::ceil_div(t.k, k0) * isa::ceil_div(t.n, 16);
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
-        return {kd};
+        if (!t.two_pass()) return {kd};
+        // Two-pass split-K: the cube kernel writes the partial sums, the reduction makes C.
+        kd.name = "matmul [split-K " + std::to_string(t.k_split) + ", two-pass]";
+        kd.bytes = uint64_t{t.batch} * (uint64_t{t.m} * t.k + uint64_t{t.k} * t.n) * isa::dtype_size(m_in) +
+                   uint64_t{t.k_split} * matmul_c_elems(t) * 4;
+        EpiloguePlan e;
+        e.x = m_plan.ws, e.y = m_plan.c, e.y_dtype = m_out, e.n = matmul_c_elems(t);
+        e.parts = t.k_split, e.part_stride = matmul_c_elems(t);
+        return {kd, epilogue_kernel(e, m_dev, "matmul [split-K reduction]", "MatMul")};
     }
 
     // Reference: the exact (double) sum of products of the rounded inputs. Tolerance, per
@@ -194,6 +211,7 @@ public:
         const bool exact = m_in == isa::DType::INT8;
         const double steps = isa::ceil_div(t.k, t.base_k);
         const double u = out_roundoff(m_out);
+        const double part_u = t.two_pass() ? 0x1p-24 : u;
         const double tiny = exact ? 0.0 : m_out == isa::DType::FP16 ? 0x1p-25 : 0x1p-150;
         std::vector<double> a(m_a.size() / es), b(m_b.size() / es);
         for (size_t i = 0; i < a.size(); ++i) a[i] = isa::load_as_f32(m_in, m_a.data() + i * es);
@@ -217,10 +235,11 @@ public:
                                                                   : isa::load_as_f32(m_out, c.data() + at * eo);
                     const double err = std::fabs(got - ref[j]);
                     // Split-K: each part's sum is rounded to the output type and added into C
-                    // with one more rounding (2 u per part, of at most sabs).
+                    // with one more rounding (2 u per part, of at most sabs); two-pass: the fp32
+                    // partial sums are added in fp32 (2^-24 per part), then cast once.
                     const double tol = exact ? 0.0
                                              : 2.0 * steps * 0x1p-24 * sabs[j] + u * std::fabs(ref[j]) + tiny +
-                                                   (t.k_split > 1 ? 2.0 * t.k_split * u * sabs[j] : 0.0);
+                                                   (t.k_split > 1 ? 2.0 * t.k_split * part_u * sabs[j] : 0.0);
                     r.max_abs_err = std::max(r.max_abs_err, err);
                     if (std::fabs(ref[j]) > 1e-3) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref[j]));
                     if (!(err <= tol)) r.passed = false;
@@ -233,6 +252,7 @@ public:
         rt.free(m_plan.a);
         rt.free(m_plan.b);
         rt.free(m_plan.c);
+        if (m_plan.ws) rt.free(m_plan.ws);
     }
 
 private:
@@ -263,6 +283,12 @@ SFUMATO_REGISTER_OP(matmul,
                             {"out_dtype", "auto", "output type: fp32 | fp16 | bf16 (int32 for int8); auto = fp32 "
                              "(int32)"},
                             {"block_dim", "0", "logical blocks (0 = output tiles, up to the cube cores)"},
+                            {"k_split", "0",
+                             "split-K parts per output tile (0 = the tiling's cost-based choice, 1 = none)"},
+                            {"split_k_mode", "atomic",
+                             "how split-K parts combine: atomic (FixPipe atomic add into C) | two-pass (fp32 "
+                             "partial sums in a GM workspace, then a vector kernel adds them in a fixed order: "
+                             "deterministic)"},
                             {"group_m", "0", "tile order: tile rows per swizzle group (0 = the tiling's choice)"},
                             {"k_rotate", "0", "k start offsets of tiles sharing a panel (0 = the tiling's choice, 1 = all start at k = 0)"},
                             {"group_n", "0", "tile order with --group-m: tile columns per super-column (0 = all)"},

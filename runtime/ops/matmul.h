@@ -13,6 +13,9 @@ namespace sfumato::ops {
 struct MatmulPlan {
     MatmulTiling t;
     uint64_t a = 0, b = 0, c = 0;
+    // Two-pass split-K (t.two_pass()): the fp32 partial sums, t.k_split slices of C's elements;
+    // the kernel then writes them (out must be FP32) and the reduction (cube_epilogue.h) makes C.
+    uint64_t ws = 0;
 };
 
 // Element (i, j) of a rows x cols matrix stored as NZ (MatmulTiling::gm_nz): its index.
@@ -27,5 +30,7 @@ inline uint64_t nz_elems(uint32_t rows, uint32_t cols) {
 // One block of the kernel (its identity comes from the sink). in: fp16 | bf16 | fp32 (out: fp32 |
 // fp16 | bf16) or int8 (out: int32).
 void run_matmul_kernel(isa::IInstrSink& sink, const MatmulPlan& plan, isa::DType in, isa::DType out);
+// Elements of C (all batches).
+inline uint64_t matmul_c_elems(const MatmulTiling& t) { return uint64_t{t.batch} * t.m * t.n; }
 
 }  // namespace sfumato::ops

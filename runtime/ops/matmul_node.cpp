@@ -132,12 +132,15 @@ public:
         if (t.trans_b) s += ", B transposed";
         if (t.group_m > 1 || t.group_n) s += ", tile order: groups of " + std::to_string(t.group_m) + " rows";
         if (t.k_rot > 1) s += ", k rotation " + std::to_string(t.k_rot);
-        if (t.k_split > 1) s += ", split-K " + std::to_string(t.k_split) + " (FixPipe atomic add)";
+        if (t.k_split > 1)
+            s += ", split-K " + std::to_string(t.k_split) +
+                 (t.two_pass() ? " (two-pass: workspace, vector reduction)" : " (FixPipe atomic add)");
         static const char* kBias[] = {"", ", bias row (mad)", ", bias column (mad)", ", bias scalar (mad)"};
         s += kBias[static_cast<int>(m_plan.bias_form)];
         if (m_plan.relu) s += ", ReLU in FixPipe";
         if (m_epilogue)
-            s += std::string(", vector epilogue") + (m_epi.has_c ? " (beta * C)" : "") +
+            s += std::string(", vector epilogue") + (m_epi.parts > 1 ? " (split-K sum)" : "") +
+                 (m_epi.has_c ? " (beta * C)" : "") +
                  (m_act.none() || m_act.kind == "Relu" ? "" : " (" + m_act.kind + ")");
         return s;
     }
@@ -285,17 +288,29 @@ private:
         pr.bias = m_plan.bias_form;
         // Split-K adds partial sums into C: not with a ReLU in the FixPipe or a bias-only product.
         pr.split_k_ok = !m_plan.relu && !m_plan.skip_ab;
+        // How split-K parts combine (MatmulTiling::split_mode): the node attribute split_k_mode
+        // ("atomic", the default, or "two-pass"); int32 sums are exact either way (atomic).
+        const std::string sm = n.attrs.get_string("split_k_mode", "atomic");
+        if (!parse_split_k_mode(sm, pr.split_mode))
+            throw UnsupportedError(n, "split_k_mode '" + sm + "' (valid: atomic, two-pass)");
+        if (m_out.dtype == isa::DType::INT32) pr.split_mode = SplitKMode::Atomic;
         try {
             m_plan.t = ops::plan_matmul(pr, m_dev);
         } catch (const InputError& e) {
             throw UnsupportedError(n, e.what());
         }
         m_plan.t.gm_nz = false;
+        // Two-pass split-K: the cube writes fp32 partial sums to workspace slices, the vector
+        // epilogue adds them in part order (then beta * C and the activation, if any).
+        if (m_plan.t.two_pass()) m_epilogue = true, m_plan.out = isa::DType::FP32;
         if (m_epilogue) {
             m_epi.n = m_batch * m_mn[0] * m_mn[1];
             m_epi.y_dtype = m_out.dtype;
             m_epi.act = m_act;
-            m_ws = m_epi.n * 4;
+            m_epi.parts = m_plan.t.two_pass() ? m_plan.t.k_split : 1;
+            m_epi.part_stride = m_epi.parts > 1 ? m_epi.n : 0;
+            m_plan.c_part_stride = m_epi.part_stride;
+            m_ws = m_epi.n * 4 * m_epi.parts;
         }
     }
 

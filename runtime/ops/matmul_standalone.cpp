@@ -123,6 +123,7 @@ std::unique_ptr<IOp> make_gemm(const OpArgs& a, const DeviceInfo& dev) {
     node.attrs.set("transB", ref::Attr::of_int(tb));
     node.attrs.set("alpha", ref::Attr::of_float(alpha));
     node.attrs.set("beta", ref::Attr::of_float(beta));
+    node.attrs.set("split_k_mode", ref::Attr::of_string(a.at("split_k_mode")));
     set_activation(node, a, op);
     node.inputs.push_back(make_tensor(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, t));
     node.inputs.push_back(make_tensor(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, t));
@@ -194,6 +195,9 @@ SFUMATO_REGISTER_OP(gemm, OpSpec{"gemm",
                                   {"beta", "1", "beta"},
                                   {"bias", "row", "C: none | row (N) | col (M x 1) | scalar | full (M x N)"},
                                   {"activation", "none", kActivations},
+                                  {"split_k_mode", "atomic",
+                                   "split-K parts combine by atomic (FixPipe atomic add) | two-pass (workspace "
+                                   "slices, vector reduction in part order); the node attribute split_k_mode"},
                                   {"dtype", "fp16", "fp16 | bf16 | fp32"}},
                                  make_gemm});
 

@@ -14,6 +14,14 @@
 
 namespace sfumato::ops {
 
+const char* split_k_mode_name(SplitKMode m) { return m == SplitKMode::TwoPass ? "two-pass" : "atomic"; }
+
+bool parse_split_k_mode(const std::string& s, SplitKMode& m) {
+    if (s == "atomic") return m = SplitKMode::Atomic, true;
+    if (s == "two-pass") return m = SplitKMode::TwoPass, true;
+    return false;
+}
+
 namespace {
 uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 // Halves a multiple of `a`, staying a multiple of `a` and at least `a`.
@@ -47,15 +55,21 @@ bool fit_k(MatmulTiling& t, uint32_t in_es, const DeviceInfo& dev) {
     t.k_l1 = static_cast<uint32_t>(steps) * t.base_k;
     return true;
 }
-// The most parts split-K may cut a tile's k walk into (1: none). Only with few tiles (at most two
-// per cube core: more tiles keep the cores busy without it), on split parts (the FixPipe adds
-// into GM; a coupled part drains through UB), with the block count left to the plan (the
-// kernel's barrier needs every block resident), and at least one L1 chunk per part; at most
-// enough parts for four items per core.
+// The most parts split-K may cut a tile's k walk into (1: none): on split parts (the FixPipe adds
+// into GM or writes a workspace slice; a coupled part drains through UB), at least one L1 chunk
+// per part, and with the atomic form only when the plan sets the block count (its barrier needs
+// every block resident). A forced count (MatmulProblem::k_split) is taken as is; otherwise up to
+// enough parts for kMaxItemsPerCore work items per cube core, and the cost model decides
+// (matmul_cost: waves of items, the zeroing of C or the reduction pass).
+constexpr uint32_t kMaxItemsPerCore = 8;
+bool split_limit_ok(const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim) {
+    return pr.split_k_ok && dev.arch == "split" && (block_dim == 0 || pr.split_mode == SplitKMode::TwoPass);
+}
 uint32_t split_limit(const MatmulTiling& t, const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim) {
     const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
-    if (!pr.split_k_ok || block_dim != 0 || dev.arch != "split" || t.tiles() > 2 * cores) return 1;
-    return std::max<uint32_t>(1, std::min(t.k_chunks(), 4 * cores / t.tiles()));
+    if (!split_limit_ok(pr, dev, block_dim)) return 1;
+    if (pr.k_split) return std::max<uint32_t>(1, std::min(t.k_chunks(), pr.k_split));
+    return std::max<uint32_t>(1, std::min(t.k_chunks(), kMaxItemsPerCore * cores / t.tiles()));
 }
 }  // namespace
 
@@ -240,9 +254,18 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
                              ? double(t.base_m) * t.base_n * out_es / dev.core_write_max_bytes_per_cycle
                              : 0.0;
     // With one L0C buffer the next tile's first mad waits for the drain; the last
-    // drain is always exposed. Split-K adds zeroing C (a drain's worth of writes per block).
-    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain +
-           (t.k_split > 1 ? drain : 0.0);
+    // drain is always exposed. Atomic split-K adds zeroing C (a drain's worth of writes per
+    // block); two-pass split-K the reduction: every slice read and C written once, over the
+    // whole memory system (the slices are fresh in L2).
+    double split = 0;
+    if (t.two_pass()) {
+        const double c_elems = double(t.batch) * t.m * t.n;
+        const double bytes = c_elems * (4.0 * t.k_split + out_es);
+        split = dev.mem_max_bytes_per_cycle > 0 ? bytes / dev.mem_max_bytes_per_cycle : 0.0;
+    } else if (t.k_split > 1) {
+        split = drain;
+    }
+    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain + split;
 }
 
 MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,
@@ -268,39 +291,70 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
     // On equal cost: fewer bytes loaded (bigger tiles; what counts when the
     // device gives no rates), then two L0C buffers, then wider tiles (longer
     // contiguous B rows).
-    for (uint32_t bufs : {2u, 1u})
-        for (uint32_t bn = 256; bn >= an; bn /= 2) {
-            if (bn > rup(n, an) && bn / 2 >= rup(n, an)) continue;  // one clamped size per shape
-            for (uint32_t bm = 256; bm >= am; bm /= 2) {
-                if (bm > rup(m, am) && bm / 2 >= rup(m, am)) continue;
-                MatmulTiling t;
-                t.m = m, t.n = n, t.k = k, t.batch = pr.batch;
-                t.trans_a = pr.trans_a, t.trans_b = pr.trans_b;
-                t.align_m = am, t.align_n = an, t.align_k = ak;
-                t.l0c_buffers = bufs;
-                t.gm_nz =
-                    dev.arch == "coupled" && pr.in_es == 2 && !pr.trans_a && !pr.trans_b && pr.batch == 1;
-                t.base_m = std::min(bm, rup(m, am));
-                t.base_n = std::min(bn, rup(n, an));
-                // A bias row (n of B_e^T) or column (m of A_e) takes one 32-B block per
-                // element.
-                if (pr.bias == BiasForm::Row || pr.bias == BiasForm::Scalar) t.b1_extra = t.base_n * 32;
-                if (pr.bias == BiasForm::Col) t.a1_extra = t.base_m * 32;
-                if (!c_fits(t, pr.out_es, dev) || !fit_k(t, pr.in_es, dev)) continue;
-                t.tiles_m = (m + t.base_m - 1) / t.base_m;
-                t.tiles_n = (n + t.base_n - 1) / t.base_n;
-                const uint32_t max_split = split_limit(t, pr, dev, block_dim);
-                for (uint32_t split = 1; split <= max_split; ++split) {
-                    t.k_split = split;
-                    t.block_dim = block_dim ? block_dim : std::min(t.items(), cores);
-                    const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
-                    const double bytes = double(t.tiles_n) * m + double(t.tiles_m) * n;  // x k x in_es
-                    const bool tie = found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
-                    if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
-                        best = t, best_cost = cost, best_bytes = bytes, found = true;
+    // A forced split-K count (MatmulProblem::k_split) first among the tiles whose k walk has that
+    // many chunks; if none has, the most any has.
+    uint32_t need = pr.k_split > 1 && split_limit_ok(pr, dev, block_dim) ? pr.k_split : 0;
+    auto consider = [&](uint32_t bufs, uint32_t bm, uint32_t bn) {
+        MatmulTiling t;
+        t.m = m, t.n = n, t.k = k, t.batch = pr.batch;
+        t.trans_a = pr.trans_a, t.trans_b = pr.trans_b;
+        t.align_m = am, t.align_n = an, t.align_k = ak;
+        t.l0c_buffers = bufs;
+        t.gm_nz = dev.arch == "coupled" && pr.in_es == 2 && !pr.trans_a && !pr.trans_b && pr.batch == 1;
+        t.base_m = std::min(bm, rup(m, am));
+        t.base_n = std::min(bn, rup(n, an));
+        // A bias row (n of B_e^T) or column (m of A_e) takes one 32-B block per element.
+        if (pr.bias == BiasForm::Row || pr.bias == BiasForm::Scalar) t.b1_extra = t.base_n * 32;
+        if (pr.bias == BiasForm::Col) t.a1_extra = t.base_m * 32;
+        if (!c_fits(t, pr.out_es, dev) || !fit_k(t, pr.in_es, dev)) return;
+        t.tiles_m = (m + t.base_m - 1) / t.base_m;
+        t.tiles_n = (n + t.base_n - 1) / t.base_n;
+        const uint32_t max_split = split_limit(t, pr, dev, block_dim);
+        if (need && max_split < need) return;  // a forced count: tiles whose k has the chunks
+        const uint32_t min_split = pr.k_split ? max_split : 1;
+        t.split_mode = pr.split_mode;
+        for (uint32_t split = min_split; split <= max_split; ++split) {
+            t.k_split = split;
+            t.block_dim = block_dim ? block_dim : std::min(t.items(), cores);
+            const double cost = matmul_cost(t, pr.in_es, pr.out_es, dev);
+            const double bytes = double(t.tiles_n) * m + double(t.tiles_m) * n;  // x k x in_es
+            const bool tie = found && std::abs(cost - best_cost) <= 1e-9 * best_cost;
+            if (!found || (!tie && cost < best_cost) || (tie && bytes < best_bytes))
+                best = t, best_cost = cost, best_bytes = bytes, found = true;
+        }
+    };
+    // The widest side (up to 256, a multiple of `a`) one L0C buffer of `bufs` holds beside `other`
+    // rows / columns: with a side clamped to a small shape (m = 160 of a decode step), the
+    // power-of-two sizes leave L0C partly empty and the other operand's panels re-read more often.
+    auto fill = [&](uint32_t bufs, uint32_t other, uint32_t a) {
+        const uint64_t fit = dev.l0c_bytes / (uint64_t{bufs} * other * 4) / a * a;
+        return static_cast<uint32_t>(std::min<uint64_t>(fit, 256));
+    };
+    for (int pass = 0; pass < 2 && !found; ++pass, need = 0) {
+        for (uint32_t bufs : {2u, 1u})
+            for (uint32_t bn = 256; bn >= an; bn /= 2) {
+                if (bn > rup(n, an) && bn / 2 >= rup(n, an)) continue;  // one clamped size per shape
+                for (uint32_t bm = 256; bm >= am; bm /= 2) {
+                    if (bm > rup(m, am) && bm / 2 >= rup(m, am)) continue;
+                    consider(bufs, bm, bn);
+                    // Sizes that fill L0C beside a side clamped to the shape (powers of two above are
+                    // tried already; a fill is a power of two when the other side is).
+                    const uint32_t cm = std::min(bm, rup(m, am)), cn = std::min(bn, rup(n, an));
+                    // On an operand's contiguous side (B's n when row-major, A's m when stored
+                    // transposed) only whole 256-B row segments: a ragged one splits L2 lines between
+                    // tiles that run on different cores.
+                    auto seg_ok = [&](uint32_t f, bool contiguous) { return !contiguous || f * pr.in_es % 256 == 0; };
+                    if (bn == 256 && (cm & (cm - 1))) {
+                        const uint32_t f = fill(bufs, cm, an);
+                        if (f >= an && (f & (f - 1)) && seg_ok(f, !pr.trans_b)) consider(bufs, bm, f);
+                    }
+                    if (bm == 256 && (cn & (cn - 1))) {
+                        const uint32_t f = fill(bufs, cn, am);
+                        if (f >= am && (f & (f - 1)) && seg_ok(f, pr.trans_a)) consider(bufs, f, bn);
+                    }
                 }
             }
-        }
+    }
     if (!found)
         throw InputError(
             "matmul: L0C/L0A/L0B/L1 (or UB) too small for the "

@@ -12,16 +12,19 @@
 // (over every batch) are spread over block_dim = min(tiles, cube cores) blocks, round robin,
 // in a swizzled order (see group_m). Element types: fp16/bf16 (K0 = 16), fp32 (K0 = 8, the
 // cube's fp32 mode), int8 (K0 = 32); transposed operands pad their L1 tiles to the transpose
-// squares (int8: 32). Split-K (k_split): when there are few output tiles (at most two per cube
-// core) the k walk of each tile is cut into parts that run on different cores and add their
-// partial sums into C with the FixPipe's atomic add (C zeroed first by the kernel), so that
-// small-M (GEMV-like, M = 1-160) and small-M*N large-K shapes keep every core streaming its
-// operands. Simplified: no L1 reuse of a panel across output tiles (with k up to 64 Ki a full-k
+// squares (int8: 32). Split-K (k_split): when there are few output tiles (up to eight work
+// items per cube core; the cost estimate decides) the k walk of each tile is cut into parts that
+// run on different cores and add their partial sums into C with the FixPipe's atomic add (C
+// zeroed first by the kernel) or, two-pass (SplitKMode), write them to workspace slices that a
+// vector kernel adds in a fixed order, so that small-M (GEMV-like, M = 1-160) and small-M*N
+// large-K shapes keep every core streaming its operands. Besides the power-of-two tile sides,
+// the widest side that fills L0C beside a side clamped to a small shape is tried. Simplified: no L1 reuse of a panel across output tiles (with k up to 64 Ki a full-k
 // panel does not fit L1), no split-K on coupled parts (their drain goes through UB).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "isa/dtype.h"
@@ -32,6 +35,17 @@ namespace sfumato::ops {
 // The bias operand of a fused bias (see cube_matmul.h): added as one extra K0-deep mad per tile.
 enum class BiasForm : uint8_t { None, Row, Col, Scalar };
 
+// How split-K parts combine (MatmulTiling::k_split). Atomic: every part adds its partial sum into
+// C with the FixPipe's atomic add (C zeroed first, all blocks meet at a barrier); on a chip the
+// order of the adds, and so the rounding of a float result, varies from run to run. TwoPass:
+// part p writes its fp32 partial sum to slice p of a GM workspace (no zeroing, no barrier) and a
+// vector kernel adds the slices in part order and casts once: the same bits whatever the block
+// count or the order the parts ran in. Integer (int32) sums are exact in either form.
+enum class SplitKMode : uint8_t { Atomic, TwoPass };
+const char* split_k_mode_name(SplitKMode m);
+// "atomic" | "two-pass"; false for anything else.
+bool parse_split_k_mode(const std::string& s, SplitKMode& m);
+
 // What the planner needs to know beyond m, n, k.
 struct MatmulProblem {
     uint32_t batch = 1, m = 0, n = 0, k = 0;
@@ -41,6 +55,10 @@ struct MatmulProblem {
     // Split-K allowed (partial sums added into C): not with a ReLU in the FixPipe, which must
     // see the whole sum.
     bool split_k_ok = true;
+    SplitKMode split_mode = SplitKMode::Atomic;
+    // Parts to cut each tile's k walk into: 0 = the cost model's choice; n forces n (at most the
+    // L1 chunks of k; 1 = no split-K).
+    uint32_t k_split = 0;
 };
 
 struct MatmulTiling {
@@ -109,10 +127,13 @@ struct MatmulTiling {
     // Split-K: each tile's k chunks are cut into k_split parts of consecutive chunks (part p:
     // chunks [part_begin(p), part_begin(p + 1))); the work items are (tile, part) pairs, item i
     // = part i % k_split of the i / k_split-th tile in the order, spread over the blocks round
-    // robin. With k_split > 1 the kernel zeroes C, all blocks meet at a barrier (so block_dim is
-    // at most the cube cores: every block resident) and each part adds its partial sum into C
-    // with the FixPipe's atomic add; no k rotation.
+    // robin; no k rotation. split_mode Atomic: the kernel zeroes C, all blocks meet at a barrier
+    // (so block_dim is at most the cube cores: every block resident) and each part adds its
+    // partial sum into C with the FixPipe's atomic add. TwoPass: part p drains its fp32 partial
+    // sum to workspace slice p (the caller's; see two_pass()), a vector kernel reduces them.
     uint32_t k_split = 1;
+    SplitKMode split_mode = SplitKMode::Atomic;
+    bool two_pass() const { return k_split > 1 && split_mode == SplitKMode::TwoPass; }
     uint32_t items() const { return tiles() * k_split; }
     uint32_t part_begin(uint32_t p) const {
         return static_cast<uint32_t>(uint64_t{p} * k_chunks() / std::max<uint32_t>(1, k_split));

@@ -57,7 +57,8 @@ void check_fits(const MatmulTiling& t, const DeviceInfo& d, uint32_t es, uint32_
     CHECK(uint64_t{t.tiles_n} * t.base_n >= t.n);
     CHECK(t.block_dim == std::min(t.items(), d.cube_cores));
     CHECK(t.k_split >= 1);
-    if (t.k_split > 1) CHECK(t.tiles() <= 2 * d.cube_cores);  // split-K only with few tiles
+    // Split-K only while the work items stay few per core (kMaxItemsPerCore, 8).
+    if (t.k_split > 1) CHECK(t.items() <= 8 * d.cube_cores);
 }
 
 // Runs every block of the kernel on `kind` cores against one functional memory; returns C.
