@@ -49,7 +49,22 @@ nlohmann::json steady_json(Session& s, const ops::BenchLoop& loop) {
             {"steady_roofline_fraction", rl_cycles / steady}};
 }
 
+// The options every operator takes besides its own arguments.
+void add_kernel_options(po::options_description& d, CommonOptions& common, std::string& l2, uint32_t& repeat) {
+    add_run_options(d, common);
+    d.add_options()("repeat", po::value<uint32_t>(&repeat)->default_value(1),
+                    "launch the op N times back to back (a benchmark loop) and report the first launch and the steady "
+                    "state (mean of launches 2..N)")(
+"check", "compare against the host reference (always on in functional mode)")(
+        "l2", po::value<std::string>(&l2)->default_value("cold"),
+        "cold: write back and invalidate the L2 after the inputs are uploaded, before the launch (outside the kernel's time), "
+        "as benchmark harnesses flush caches | warm: inputs stay in L2 where the upload left them");
+}
+
 int cmd_kernel(const std::vector<std::string>& args) {
+    std::string l2 = "cold";
+    uint32_t repeat = 1;
+    CommonOptions common;
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         // Asked for, the help goes to stdout; without an operator it is an error message (stderr).
         std::ostream& os = args.empty() ? std::cerr : std::cout;
@@ -61,6 +76,9 @@ int cmd_kernel(const std::vector<std::string>& args) {
                 os << "      --" << dashed(a.name) << (a.default_value.empty() ? " (required)" : " (default " + a.default_value + ")")
                    << "  " << a.help << "\n";
         }
+        po::options_description d("options of every operator");
+        add_kernel_options(d, common, l2, repeat);
+        os << "\n" << d << "\n";
         return args.empty() ? kExitBadInput : kExitOk;
     }
     const std::string op = args[0];
@@ -70,20 +88,10 @@ int cmd_kernel(const std::vector<std::string>& args) {
         for (const auto& n : ops::op_names()) known += " " + n;
         throw InputError("unknown operator '" + op + "' (known:" + known + ")");
     }
-    CommonOptions common;
     po::options_description d("sfumato kernel " + op);
     std::map<std::string, std::string> values;
     for (const auto& a : spec->args) d.add_options()(dashed(a.name).c_str(), po::value<std::string>(), a.help.c_str());
-    add_run_options(d, common);
-    std::string l2 = "cold";
-    uint32_t repeat = 1;
-    d.add_options()("repeat", po::value<uint32_t>(&repeat)->default_value(1),
-                    "launch the op N times back to back (a benchmark loop) and report the first launch and the steady "
-                    "state (mean of launches 2..N)")(
-"check", "compare against the host reference (always on in functional mode)")(
-        "l2", po::value<std::string>(&l2)->default_value("cold"),
-        "cold: write back and invalidate the L2 after the inputs are uploaded, before the launch (outside the kernel's time), "
-        "as benchmark harnesses flush caches | warm: inputs stay in L2 where the upload left them");
+    add_kernel_options(d, common, l2, repeat);
     po::variables_map vm;
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     const std::string usage = "sfumato kernel " + op + " [options]";

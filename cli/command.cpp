@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <map>
 
 #include "cli/interrupt.h"
+#include "cli/installation.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -20,7 +22,9 @@ std::map<std::string, Entry>& registry() {
 }
 // To stdout when asked for (--help), to stderr as part of an error.
 void usage(FILE* out) {
-    std::fprintf(out, "usage: sfumato <command> [options]   (sfumato <command> --help)\n\ncommands:\n");
+    std::fprintf(out,
+                 "usage: sfumato <command> [options]   (sfumato <command> --help)\n"
+                 "       sfumato --version | --help-all (every command's options)\n\ncommands:\n");
     for (const auto& [name, e] : registry()) std::fprintf(out, "  %-10s %s\n", name.c_str(), e.summary.c_str());
 }
 }  // namespace
@@ -34,10 +38,39 @@ const CommandFn* find_command(const std::string& name) {
     return it == registry().end() ? nullptr : &it->second.fn;
 }
 
+// Every command's --help after the command list: the text the man page is made of
+// (cmake/man_page.cmake), so the two cannot differ.
+int help_all() {
+    usage(stdout);
+    for (const auto& [name, e] : registry()) {
+        std::printf("\n== sfumato %s: %s\n\n", name.c_str(), e.summary.c_str());
+        std::fflush(stdout);
+        const int code = e.fn({"--help"});
+        std::cout.flush();
+        if (code != kExitOk) {
+            std::fprintf(stderr, "sfumato --help-all: '%s --help' exited with %d\n", name.c_str(), code);
+            return kExitFailure;
+        }
+    }
+    return kExitOk;
+}
+
 int dispatch(int argc, char** argv) {
     if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? kExitBadInput : kExitOk;
+    }
+    if (std::string(argv[1]) == "--version") {
+        std::printf("%s\npresets: %s\n", version_string().c_str(), preset_dir().c_str());
+        return kExitOk;
+    }
+    if (std::string(argv[1]) == "--help-all") {
+        try {
+            return help_all();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "sfumato --help-all: %s\n", e.what());
+            return kExitFailure;
+        }
     }
     auto it = registry().find(argv[1]);
     if (it == registry().end()) {

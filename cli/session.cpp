@@ -1,11 +1,14 @@
 #include "cli/session.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "cli/installation.h"
 #include "cli/interrupt.h"
 #include "sim/error.h"
 #include "sim/failure.h"
@@ -27,11 +30,42 @@ void poll_stop(const std::string& when) {
 }
 }  // namespace
 
-std::string version_string() { return "sfumato 0.1.0"; }
+std::string version_string() { return "sfumato " SFUMATO_VERSION; }
+
+std::string preset_dir() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> homes;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&preset_dir), &info) && info.dli_fname && fs::path(info.dli_fname).is_absolute())
+        homes.emplace_back(info.dli_fname);
+    std::error_code ec;
+    if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) homes.push_back(exe);
+    for (const auto& h : homes) {
+        const fs::path p = h.parent_path().parent_path() / "share" / "sfumato" / "configs";
+        if (fs::is_directory(p, ec)) return p.string();
+    }
+    return SFUMATO_SOURCE_DIR "/configs";
+}
+
+std::string resolve_config_file(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path p(name);
+    if (fs::exists(p, ec)) return name;
+    const fs::path dir = preset_dir();
+    if (!p.empty() && p.is_relative()) {
+        const fs::path rel = *p.begin() == "configs" ? p.lexically_relative("configs") : p;
+        for (const fs::path& c : {dir / rel, fs::path(dir / rel) += ".ini"})
+            if (fs::is_regular_file(c, ec)) return c.string();
+    }
+    throw InputError("config file '" + name + "' not found (neither a file nor a preset in " + dir.string() + ")");
+}
 
 std::string git_revision() {
-#ifdef SFUMATO_SOURCE_DIR
-    static const std::string rev = [] {
+    // An installed sfumato does not ask the source tree it was built from: that tree may have
+    // moved on since.
+    static const std::string rev = []() -> std::string {
+        if (preset_dir() != SFUMATO_SOURCE_DIR "/configs") return "";
         const std::string git = std::string("git -C '") + SFUMATO_SOURCE_DIR + "' ";
         auto run = [](const std::string& cmd) {
             std::string out;
@@ -48,9 +82,6 @@ std::string git_revision() {
         return r;
     }();
     return rev;
-#else
-    return "";
-#endif
 }
 
 namespace {
@@ -161,7 +192,7 @@ void report_trace_budget(const ChromeTraceWriter& writer) {
 }
 
 void load_config(Config& c, const CommonOptions& o) {
-    for (const auto& f : o.configs) c.load_ini(f);
+    for (const auto& f : o.configs) c.load_ini(resolve_config_file(f));
     for (const auto& s : o.sets) c.apply_override(s);
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "cli/installation.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -16,13 +17,19 @@ void add_system_option(po::options_description& d, std::string& system_file) {
                     "system config (INI: system.* keys; system.chip names the chip preset)");
 }
 
-void load_system_config(Config& c, const std::string& system_file, const CommonOptions& o) {
+void load_system_config(Config& c, const std::string& given_system_file, const CommonOptions& o) {
     // The chip preset: system.chip of the system file (relative to it), unless --set overrides it
     // (relative to the working directory). Loaded first, so the system file and overrides win.
+    // Either may also name a preset (cli/session.h resolve_config_file).
     std::string chip;
     std::filesystem::path base;
+    std::string system_file = given_system_file;
     if (!system_file.empty()) {
-        if (!std::filesystem::exists(system_file)) throw InputError("system config '" + system_file + "' does not exist");
+        try {
+            system_file = resolve_config_file(system_file);
+        } catch (const InputError&) {
+            throw InputError("system config '" + system_file + "' does not exist (nor a preset in " + preset_dir() + ")");
+        }
         Config peek;
         peek.load_ini(system_file);
         if (auto v = peek.consume("system.chip"); v && !v->empty()) chip = *v;
@@ -38,7 +45,11 @@ void load_system_config(Config& c, const std::string& system_file, const CommonO
     if (!chip.empty()) {
         std::filesystem::path p(chip);
         if (p.is_relative() && !base.empty()) p = base / p;
-        if (!std::filesystem::exists(p)) throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist");
+        try {
+            p = resolve_config_file(p.string());
+        } catch (const InputError&) {
+            throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist (nor a preset in " + preset_dir() + ")");
+        }
         c.load_ini(p.string());
     }
     if (!system_file.empty()) c.load_ini(system_file);

@@ -31,6 +31,9 @@ public:
         m_chip = std::make_unique<Chip>("chip", *m_params, functional, m_trace, m_root);
     }
     const ChipParams& params() const { return *m_params; }
+    const rt::RuntimeParams& host_params() const { return *m_host; }
+    TraceHub& trace() { return m_trace; }
+    StatGroup& root() { return m_root; }
     Chip& chip() { return *m_chip; }
     const StatGroup& stats() const { return m_root; }
 

@@ -14,27 +14,19 @@
 // pauses after it, and returns; simulated time stands still in between. At exit the host
 // program ends, the outputs are written and one line per kernel goes to stderr. An error ends
 // the program with the sfumato command's message and exit code, and no outputs.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <systemc>
 
+#include "cli/installation.h"
 #include "cli/session.h"
 #include "runtime/ascendc/host_backend.h"
 #include "sim/error.h"
 
-#ifndef SFUMATO_CONFIG_DIR
-#define SFUMATO_CONFIG_DIR ""
-#endif
-
 namespace sfumato::cli {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string env(const char* name, const char* def = "") {
     const char* v = std::getenv(name);
@@ -56,22 +48,13 @@ std::vector<std::string> split(const std::string& s, const char* seps) {
     return out;
 }
 
-// Installed: <prefix>/lib/libsfumato_ascendc.so -> <prefix>/share/sfumato/configs; in the build
-// tree: the source tree's configs/.
-std::string config_dir() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&config_dir), &info) && info.dli_fname) {
-        const fs::path p = fs::path(info.dli_fname).parent_path().parent_path() / "share" / "sfumato" / "configs";
-        if (fs::is_directory(p)) return p.string();
-    }
-    return SFUMATO_CONFIG_DIR;
-}
-
+// A file, or a preset name found beside the installed library (cli/session.h).
 std::string resolve_config(const std::string& name) {
-    if (fs::exists(name)) return name;
-    const fs::path preset = fs::path(config_dir()) / (name + (fs::path(name).extension() == ".ini" ? "" : ".ini"));
-    if (fs::exists(preset)) return preset.string();
-    throw InputError("SFUMATO_CONFIG: no config file or preset '" + name + "' (presets in " + config_dir() + ")");
+    try {
+        return resolve_config_file(name);
+    } catch (const InputError& e) {
+        throw InputError(std::string("SFUMATO_CONFIG: ") + e.what());
+    }
 }
 
 std::string command_line() {

@@ -6,6 +6,7 @@
 #include "isa/text.h"
 #include "sim/error.h"
 #include "sim/failure.h"
+#include "sim/progress.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato {
@@ -185,7 +186,13 @@ void AiCore::check_operands(const isa::Instr& in) const {
 void AiCore::wait_until_cycle(Cycle c) {
     const Tick t = m_clock.to_tick(c);
     const Tick now = now_tick();
-    if (t > now) wait(to_sc_time(t - now));
+    if (t <= now) return;
+    // Scalar time whose end is scheduled is work in flight for the deadlock detector: a block
+    // that only charges scalar cycles (a timing re-use stand-in of a long kernel) can outlast a
+    // run slice without retiring an instruction.
+    work_begin();
+    wait(to_sc_time(t - now));
+    work_end();
 }
 
 bool AiCore::all_drained() const {

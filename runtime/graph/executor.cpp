@@ -24,6 +24,8 @@ Executor::Executor(rt::Runtime& rt, const Plan& plan) : m_rt(rt), m_plan(plan) {
 
 Executor::~Executor() = default;
 
+void Executor::bind(const std::string& name, uint64_t addr) { m_bound[name] = addr; }
+
 void Executor::load() {
     const uint64_t t0 = now_tick().v;
     const Plan& p = m_plan;
@@ -34,11 +36,20 @@ void Executor::load() {
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         const PlanTensor& t = p.tensors[i];
         m_refs[i] = t.ref;
-        if (t.kind == PlanTensor::Kind::Weight)
+        if (t.kind == PlanTensor::Kind::Weight) {
             m_refs[i].addr = m_weights + t.offset;
-        else if (t.kind != PlanTensor::Kind::View)
+        } else if (t.kind == PlanTensor::Kind::External) {
+            auto b = m_bound.find(t.name);
+            if (b == m_bound.end())
+                throw InputError("executor: external input '" + t.name + "' has no device address (bind it)");
+            m_refs[i].addr = b->second;
+        } else if (t.kind != PlanTensor::Kind::View) {
             m_refs[i].addr = m_arena + t.offset;
+        }
     }
+    m_fed.clear();
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+        if (p.tensors[static_cast<size_t>(p.inputs[i])].kind != PlanTensor::Kind::External) m_fed.push_back(i);
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         if (p.tensors[i].kind != PlanTensor::Kind::View) continue;
         size_t r = i;
@@ -71,40 +82,47 @@ void Executor::load() {
     }
     // Kernel arguments are fixed from here on.
     m_kernels.assign(p.steps.size(), {});
-    for (size_t s = 0; s < p.steps.size(); ++s) {
-        const PlanStep& st = p.steps[s];
-        if (st.view || !st.op) continue;
-        std::vector<ops::TensorRef> in, out;
-        for (int t : st.in) {
-            if (t < 0) {
-                ops::TensorRef r;
-                r.present = false;
-                in.push_back(r);
-            } else {
-                in.push_back(m_refs[static_cast<size_t>(t)]);
-            }
-        }
-        for (int t : st.out) {
-            if (t < 0) {
-                ops::TensorRef r;
-                r.present = false;
-                out.push_back(r);
-            } else {
-                out.push_back(m_refs[static_cast<size_t>(t)]);
-            }
-        }
-        const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
-        m_kernels[s] = st.op->launches(in, out, ws);
-        ops::stamp_node_launch(m_kernels[s], st.desc, in, out, ws,
-                               st.workspace >= 0 ? p.tensors[static_cast<size_t>(st.workspace)].bytes : 0);
-        for (size_t k = 0; k < m_kernels[s].size(); ++k) {
-            KernelDesc& kd = m_kernels[s][k];
-            kd.name = m_kernels[s].size() == 1 ? st.name : st.name + "#" + std::to_string(k);
-            if (kd.type.empty()) kd.type = st.op_type;
-        }
-    }
+    for (size_t s = 0; s < p.steps.size(); ++s) fix_kernels(s);
     m_loaded = true;
     m_load_ps = now_tick().v - t0;
+}
+
+void Executor::fix_kernels(size_t s) {
+    const Plan& p = m_plan;
+    const PlanStep& st = p.steps[s];
+    m_kernels[s].clear();
+    if (st.view || !st.op) return;
+    auto placed = [&](const std::vector<int>& ts) {
+        std::vector<ops::TensorRef> v;
+        for (int t : ts) {
+            if (t < 0) {
+                ops::TensorRef r;
+                r.present = false;
+                v.push_back(r);
+            } else {
+                v.push_back(m_refs[static_cast<size_t>(t)]);
+            }
+        }
+        return v;
+    };
+    const std::vector<ops::TensorRef> in = placed(st.in), out = placed(st.out);
+    const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
+    const uint64_t ws_bytes = st.workspace >= 0 ? p.tensors[static_cast<size_t>(st.workspace)].bytes : 0;
+    if (st.op->workspace_bytes() > ws_bytes)
+        throw InputError("executor: step '" + st.name + "' needs " + std::to_string(st.op->workspace_bytes()) +
+                         " bytes of workspace, the plan placed " + std::to_string(ws_bytes));
+    m_kernels[s] = st.op->launches(in, out, ws);
+    ops::stamp_node_launch(m_kernels[s], st.desc, in, out, ws, ws_bytes);
+    for (size_t k = 0; k < m_kernels[s].size(); ++k) {
+        KernelDesc& kd = m_kernels[s][k];
+        kd.name = m_kernels[s].size() == 1 ? st.name : st.name + "#" + std::to_string(k);
+        if (kd.type.empty()) kd.type = st.op_type;
+    }
+}
+
+void Executor::refresh_step(size_t s) {
+    if (!m_loaded) throw InputError("executor: refresh_step before load");
+    fix_kernels(s);
 }
 
 void Executor::run(const std::vector<ref::HostTensor>& inputs) {
@@ -119,14 +137,15 @@ void Executor::issue(const std::vector<ref::HostTensor>& inputs) { issue_steps(i
 void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
     if (!m_loaded) throw InputError("executor: run before load");
     const Plan& p = m_plan;
-    if (inputs.size() != p.inputs.size())
+    if (inputs.size() != m_fed.size())
         throw InputError("executor: " + std::to_string(inputs.size()) + " inputs given, the model has " +
-                         std::to_string(p.inputs.size()));
+                         std::to_string(m_fed.size()));
     const bool functional = m_rt.functional();
-    for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t j = 0; j < inputs.size(); ++j) {
+        const size_t i = m_fed[j];
         const ops::TensorRef& r = m_refs[static_cast<size_t>(p.inputs[i])];
         if (auto b = p.bound_inputs.find(i); b != p.bound_inputs.end() && functional) {
-            ref::HostTensor t = inputs[i];
+            ref::HostTensor t = inputs[j];
             t.type = b->second.type;
             ref::round_to_type(t);
             if (t.data != b->second.data)
@@ -134,13 +153,13 @@ void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
                                  "' was bound at compile time (a shape input); compile again for new values");
         }
         if (p.bound_inputs.count(i) || r.storage_bytes() == 0) continue;  // uploaded with the weights / empty
-        if (inputs[i].shape != r.shape)
+        if (inputs[j].shape != r.shape)
             throw InputError("input '" + p.tensors[static_cast<size_t>(p.inputs[i])].name + "': shape " +
-                             ref::shape_str(inputs[i].shape) + ", the plan was compiled for " +
+                             ref::shape_str(inputs[j].shape) + ", the plan was compiled for " +
                              ref::shape_str(r.shape));
         std::vector<uint8_t> bytes;
         if (functional) {
-            ref::HostTensor t = inputs[i];
+            ref::HostTensor t = inputs[j];
             t.type = r.elem;
             ref::round_to_type(t);
             bytes = ref::to_device_bytes(t, r.dtype);

@@ -8,6 +8,7 @@
 // timed apart (simulated time), so inference time contains no weight upload.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -20,9 +21,16 @@ class Executor {
 public:
     Executor(rt::Runtime& rt, const Plan& plan);
     ~Executor();
+    // The device address of an external graph input (Value::external), by value name; every
+    // external input must be bound before load(). The caller owns that memory and its contents.
+    void bind(const std::string& name, uint64_t addr);
     void load();
-    // Inputs in the order of the graph inputs (element types are converted to the
-    // device's). In timing mode the values are not read (shapes must still
+    // Recomputes step s's launches after its owner changed plan.steps[s].desc and .op in place
+    // (a node whose host-known attributes change between runs on the same tensors, such as the
+    // KV lengths of paged attention). Its workspace must still fit the planned one.
+    void refresh_step(size_t s);
+    // Inputs in the order of the graph inputs, external ones left out (element types are
+    // converted to the device's). In timing mode the values are not read (shapes must still
     // match).
     void run(const std::vector<ref::HostTensor>& inputs);
     // run() without the final device synchronisation (a training step issues its backward
@@ -60,6 +68,8 @@ private:
     std::vector<uint32_t> m_streams;                 // runtime stream ids per plan stream
     std::vector<uint32_t> m_events;
     uint64_t m_weights = 0, m_arena = 0;
+    std::map<std::string, uint64_t> m_bound;  // external inputs' addresses
+    std::vector<size_t> m_fed;                // graph input slots run() receives (not external)
     bool m_loaded = false;
     uint64_t m_load_ps = 0;
     std::vector<uint64_t> m_run_ps;
@@ -67,6 +77,7 @@ private:
     std::function<void(size_t)> m_on_step;
     StepWatch m_watch;
     void issue_steps(const std::vector<ref::HostTensor>& inputs);
+    void fix_kernels(size_t s);
     void watch_step(size_t s);
     std::vector<ref::HostTensor> read_step_outputs(size_t s);
 };

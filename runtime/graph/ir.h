@@ -108,6 +108,10 @@ struct Value {
     std::shared_ptr<const ConstValue> constant;  // weights and plan-time constants
     bool initializer = false;                    // a weight of the model
     bool graph_input = false, graph_output = false;
+    // A graph input the caller keeps in device memory across runs (weights shared by several
+    // plans, a KV cache written in place): the plan neither allocates nor uploads it, and
+    // Executor::bind() gives its address before load().
+    bool external = false;
     int producer = -1;  // node index, -1 for inputs and constants
 };
 

@@ -73,6 +73,10 @@ private:
         if (val.constant) {
             t.kind = PlanTensor::Kind::Weight;
             t.weight = val.constant;
+        } else if (val.graph_input && val.external) {
+            t.kind = PlanTensor::Kind::External;
+            t.graph_input = true;
+            t.def_step = -1;
         } else if (val.graph_input) {
             t.kind = PlanTensor::Kind::Activation;
             t.graph_input = true;

@@ -48,7 +48,8 @@ struct PlanTensor {
     std::string name;
     int value = -1;      // graph value id
     ops::TensorRef ref;  // shape, dtype, elem, format, strides; addr set at load
-    enum class Kind : uint8_t { Weight, Activation, View, Workspace } kind = Kind::Activation;
+    // External: an external graph input (Value::external), placed by the caller.
+    enum class Kind : uint8_t { Weight, Activation, View, Workspace, External } kind = Kind::Activation;
     int base = -1;             // View: the tensor it aliases
     uint64_t view_offset = 0;  // View: byte offset into its base
     uint64_t offset = 0;       // within the weight block or the activation arena

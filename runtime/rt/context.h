@@ -46,6 +46,7 @@ const char* status_name(Status s);
 using DevPtr = uint64_t;
 using StreamId = uint32_t;
 using EventId = uint32_t;
+using ModelId = uint32_t;
 constexpr StreamId kDefaultStream = 0;
 
 struct RuntimeParams {
@@ -182,6 +183,17 @@ public:
 
     // Work.
     Status launch(KernelDesc k, StreamId s);
+    // The task of the last successful launch (submitted, or recorded into a capture).
+    const std::shared_ptr<Task>& last_launch() const { return m_last_launch; }
+    // Graph capture (the vendor's model runtime, CUDA graphs): between capture_begin and
+    // capture_end, kernel launches on stream s are recorded, not submitted, and charge no host
+    // time; model_launch submits a captured sequence to a stream in one host call (one launch
+    // cost), and the task scheduler walks it with no host cost per kernel. A model is launched
+    // once: its tasks are the captured ones. Copies, events and other streams are not captured
+    // (they run at once, as an eager call would).
+    Status capture_begin(StreamId s);
+    Status capture_end(StreamId s, ModelId* m);
+    Status model_launch(ModelId m, StreamId s);
     Status launch_host_func(StreamId s, std::function<void()> fn);
     // Host time passes without a runtime call (the host program computing).
     void host_delay_ns(uint64_t ns);
@@ -253,6 +265,15 @@ private:
     bool m_log_on = false, m_untimed = false;
     std::vector<ApiCall> m_log;
     std::function<void(KernelDesc&)> m_launch_hook;
+    std::shared_ptr<Task> m_last_launch;
+    StreamId m_capture_stream = 0;
+    bool m_capturing = false;
+    struct Captured {
+        std::shared_ptr<Task> task;
+        std::string name;
+    };
+    std::vector<Captured> m_capture;
+    std::vector<std::vector<Captured>> m_models;  // captured sequences; emptied when launched
 };
 
 }  // namespace sfumato::rt

@@ -164,15 +164,22 @@ Status Context::event_elapsed(uint64_t* ps, EventId start, EventId end) {
 
 Status Context::launch(KernelDesc k, StreamId s) {
     const uint64_t begin = now_tick().v;
-    charge(m_dev.host().launch_overhead_ns);
+    const bool captured = m_capturing && s == m_capture_stream;
+    if (!captured) charge(m_dev.host().launch_overhead_ns);
     if (!stream(s)) return fail(Status::InvalidStream, "launch of '" + k.name + "': stream " + std::to_string(s) + " is not live");
     if (k.block_dim == 0) return fail(Status::InvalidValue, "launch of '" + k.name + "' with block_dim 0");
     if (!k.body) return fail(Status::InvalidValue, "launch of '" + k.name + "' without a kernel body");
-    if (m_launch_hook) m_launch_hook(k);
+    // A captured kernel meets the hook when its model is launched (when it is submitted).
+    if (m_launch_hook && !captured) m_launch_hook(k);
     auto t = std::make_shared<Task>();
     t->kind = TaskKind::Kernel;
     const std::string name = k.name.empty() ? k.type : k.name;
     t->kernel = std::move(k);
+    m_last_launch = t;
+    if (captured) {
+        m_capture.push_back({std::move(t), name});
+        return ok();
+    }
     submit(s, t, name, begin);
     api_slice("launch", begin);
     ApiCall c;
@@ -180,6 +187,46 @@ Status Context::launch(KernelDesc k, StreamId s) {
     c.stream = s;
     c.task = m_records.size() - 1;
     log(c, begin);
+    return ok();
+}
+
+Status Context::capture_begin(StreamId s) {
+    if (!stream(s)) return fail(Status::InvalidStream, "capture_begin: stream " + std::to_string(s) + " is not live");
+    if (m_capturing) return fail(Status::InvalidValue, "capture_begin: stream " + std::to_string(m_capture_stream) + " is already capturing");
+    m_capturing = true;
+    m_capture_stream = s;
+    m_capture.clear();
+    return ok();
+}
+
+Status Context::capture_end(StreamId s, ModelId* m) {
+    if (!m) return fail(Status::InvalidValue, "capture_end: null model pointer");
+    if (!m_capturing || s != m_capture_stream)
+        return fail(Status::InvalidStream, "capture_end: stream " + std::to_string(s) + " is not capturing");
+    m_capturing = false;
+    *m = static_cast<ModelId>(m_models.size());
+    m_models.push_back(std::move(m_capture));
+    m_capture.clear();
+    return ok();
+}
+
+Status Context::model_launch(ModelId m, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().launch_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "model_launch: stream " + std::to_string(s) + " is not live");
+    if (m >= m_models.size()) return fail(Status::InvalidValue, "model_launch: model " + std::to_string(m) + " was not captured");
+    std::vector<Captured> tasks = std::move(m_models[m]);
+    m_models[m].clear();
+    for (Captured& c : tasks) {
+        if (m_launch_hook) m_launch_hook(c.task->kernel);
+        submit(s, c.task, c.name, begin);
+        ApiCall a;
+        a.kind = ApiCall::Kind::Launch;
+        a.stream = s;
+        a.task = m_records.size() - 1;
+        log(a, begin);
+    }
+    api_slice("model_launch", begin);
     return ok();
 }
 

@@ -39,7 +39,7 @@ std::shared_ptr<Task> Runtime::launch(KernelDesc k, Stream s) {
     if (k.block_dim > 65535)
         throw InputError("launch of '" + k.name + "' with block_dim " + std::to_string(k.block_dim) + " (valid: 1..65535)");
     check(m_ctx.launch(std::move(k), s.id));
-    return m_ctx.tasks().back().task;
+    return m_ctx.last_launch();
 }
 
 void Runtime::synchronize(Stream s) { check(m_ctx.stream_synchronize(s.id)); }

@@ -1,0 +1,302 @@
+// `sfumato llm MODEL --config F [--prefill N] [--decode N] [--batch B] [--mode M] [--out DIR]`:
+// LLM inference on the simulated chip. MODEL is a Hugging Face config.json or a shipped name
+// (configs/llm/NAME.json). The command parses its options, builds the chip, hands the request
+// to runtime/llm's LlmRun (model, step graphs, paged KV cache, the prefill and decode steps)
+// and prints what it measured: the memory plan, TTFT, each decode step and their mean (TPOT),
+// tokens/s, the per-phase per-op table (layer op, shape, cycles, share, bound, roofline
+// fraction), HBM bytes per generated token (the kernels' compulsory traffic); summary.json gains
+// an `llm` section, trace.json phase / layer / op tracks above the task and pipe tracks.
+// Timing mode re-uses the time of identical kernel launches (the runtime's timing re-use service,
+// runtime/reuse; --reuse-timing, default auto) unless --exact.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli/command.h"
+#include "cli/reuse_option.h"
+#include "cli/run_report.h"
+#include "cli/session.h"
+#include "runtime/llm/engine.h"
+#include "sim/error.h"
+
+namespace sfumato::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> model_dirs() {
+    std::vector<std::string> d;
+    char exe[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        const fs::path installed = fs::path(exe).parent_path().parent_path() / "share" / "sfumato" / "configs" / "llm";
+        if (fs::is_directory(installed)) d.push_back(installed.string());
+    }
+    d.push_back(SFUMATO_CONFIG_DIR "/llm");
+    return d;
+}
+
+struct OpRow {
+    std::string role, op_type, shape;
+    uint64_t cycles = 0;
+    double roofline_cycles = 0;
+    uint64_t bytes = 0;
+    size_t count = 0;
+    std::map<std::string, int> bound;
+};
+
+std::string shape_str(const std::vector<int64_t>& s) {
+    std::string r;
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+    return r;
+}
+
+// Per layer op (summed over layers and steps of the phase), in first-appearance order.
+std::vector<OpRow> op_rows(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill, bool captured) {
+    std::vector<OpRow> rows;
+    std::map<std::string, size_t> at;
+    for (const auto& st : steps) {
+        if (st.prefill != prefill || st.captured != captured) continue;
+        for (const auto& op : st.ops) {
+            const std::string role = llm::node_role(op.name);
+            auto it = at.find(role);
+            if (it == at.end()) {
+                it = at.emplace(role, rows.size()).first;
+                OpRow r;
+                r.role = role;
+                r.op_type = op.op_type;
+                r.shape = shape_str(op.shape);
+                rows.push_back(std::move(r));
+            }
+            OpRow& r = rows[it->second];
+            for (const auto& t : op.tasks) {
+                if (!t->done) continue;
+                const nlohmann::json j = s.op_json(*t);
+                r.cycles += t->cycles;
+                r.roofline_cycles += j["roofline_cycles"].get<double>();
+                r.bytes += t->kernel.bytes;
+                ++r.count;
+                ++r.bound[j["bound"].get<std::string>()];
+            }
+        }
+    }
+    return rows;
+}
+
+nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>& steps, bool prefill, size_t nsteps,
+                           bool captured) {
+    const std::vector<OpRow> rows = op_rows(s, steps, prefill, captured);
+    uint64_t total = 0;
+    for (const auto& r : rows) total += r.cycles;
+    std::printf("\n  %s: per-op table (%s; cycles summed over layers%s)\n", prefill ? "prefill" : "decode",
+                prefill ? "all prefill steps" : "mean per step", prefill ? "" : ", per step");
+    std::printf("  %-22s %-15s %-16s %12s %7s %8s %9s\n", "layer op", "op", "shape", "cycles", "share", "bound",
+                "roofline");
+    nlohmann::json out = nlohmann::json::array();
+    const double per = static_cast<double>(std::max<size_t>(1, nsteps));
+    for (const auto& r : rows) {
+        const std::string bound =
+            r.bound.empty() ? "-" : std::max_element(r.bound.begin(), r.bound.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+        const double frac = r.cycles ? r.roofline_cycles / static_cast<double>(r.cycles) : 0;
+        const double share = total ? static_cast<double>(r.cycles) / static_cast<double>(total) : 0;
+        std::printf("  %-22s %-15s %-16s %12.0f %6.1f%% %8s %9.2f\n", r.role.c_str(), r.op_type.c_str(), r.shape.c_str(),
+                    static_cast<double>(r.cycles) / per, 100 * share, bound.c_str(), frac);
+        out.push_back({{"op", r.role}, {"type", r.op_type}, {"shape", r.shape}, {"cycles_per_step", static_cast<double>(r.cycles) / per},
+                       {"share", share}, {"bound", bound}, {"roofline_fraction", frac}, {"kernels", r.count},
+                       {"bytes_per_step", static_cast<double>(r.bytes) / per}});
+    }
+    return out;
+}
+
+uint64_t kernel_bytes(const llm::StepRecord& st) {
+    uint64_t b = 0;
+    for (const auto& op : st.ops)
+        for (const auto& t : op.tasks) b += t->kernel.bytes;
+    return b;
+}
+
+double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
+double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
+
+int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, const reuse::ReuseOptions& ropt,
+              const reuse::ReuseCounters& rc) {
+    const llm::ModelConfig& c = run.config();
+    const llm::RunOptions& o = run.options();
+    const llm::MemoryPlan& m = run.memory();
+    const auto& steps = run.steps();
+    std::printf("llm %s (%s, %.2f B parameters, %s) on %s, %s mode\n", c.name.c_str(), llm::arch_name(c.arch),
+                static_cast<double>(c.params()) / 1e9, c.torch_dtype.c_str(), s.chip().info().arch.c_str(), common.mode.c_str());
+    std::printf("  request: batch %lld, prefill %lld tokens, %lld decode steps; %zu step plans compiled (%.2f s)\n",
+                static_cast<long long>(o.batch), static_cast<long long>(o.prefill), static_cast<long long>(o.decode),
+                run.plans_compiled(), run.compile_seconds());
+    std::printf("  memory plan: capacity %.2f GiB = weights %.2f + KV cache %.2f (%lld blocks of %lld tokens, %lld needed) + "
+                "activations %.2f + free %.2f\n",
+                gib(m.capacity), gib(m.weights), gib(m.kv), static_cast<long long>(m.kv_blocks),
+                static_cast<long long>(o.block_size), static_cast<long long>(m.kv_blocks_needed), gib(m.activations), gib(m.free));
+    // With --graph-mode both, the figures are the first (eager) pass; the captured pass follows.
+    const bool both = o.graph_mode == llm::RunOptions::GraphMode::Both;
+    const bool first_captured = o.graph_mode == llm::RunOptions::GraphMode::Captured;
+    uint64_t decode_ps = 0, decode_bytes = 0, pre_ps = 0;
+    size_t prefill_steps = 0;
+    std::vector<double> step_ms, captured_ms;
+    uint64_t captured_pre = 0;
+    for (const auto& st : steps) {
+        if (both && st.captured) {
+            if (st.prefill)
+                captured_pre += st.ps;
+            else
+                captured_ms.push_back(ms(st.ps));
+            continue;
+        }
+        if (st.prefill) {
+            pre_ps += st.ps;
+            ++prefill_steps;
+            continue;
+        }
+        decode_ps += st.ps;
+        decode_bytes += kernel_bytes(st);
+        step_ms.push_back(ms(st.ps));
+    }
+    const double tpot = step_ms.empty() ? 0 : ms(decode_ps) / static_cast<double>(step_ms.size());
+    std::printf("  TTFT (prefill, no queueing): %.3f ms (%zu prefill step%s of at most %lld tokens)\n", ms(pre_ps),
+                prefill_steps, prefill_steps == 1 ? "" : "s", static_cast<long long>(o.max_prefill_tokens));
+    if (!step_ms.empty()) {
+        std::printf("  decode steps (ms):");
+        for (size_t i = 0; i < step_ms.size(); ++i)
+            if (i < 8 || i + 4 >= step_ms.size()) std::printf(" %.3f", step_ms[i]);
+            else if (i == 8) std::printf(" ...");
+        std::printf("\n  TPOT (mean decode step): %.3f ms; decode throughput %.1f tokens/s (batch %lld)\n", tpot,
+                    static_cast<double>(o.batch) * 1e3 / tpot, static_cast<long long>(o.batch));
+        std::printf("  HBM bytes per generated token (kernels' compulsory traffic, decode): %.3f GB\n",
+                    static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch)) / 1e9);
+    }
+    std::printf("  graph mode: %s\n", both ? "both (figures above: eager)" : first_captured ? "on (captured steps)" : "off (eager launches)");
+    nlohmann::json gm = {{"mode", both ? "both" : first_captured ? "on" : "off"}};
+    if (both && !captured_ms.empty()) {
+        double sum = 0;
+        for (double v : captured_ms) sum += v;
+        const double cap_tpot = sum / static_cast<double>(captured_ms.size());
+        std::printf("  graph mode both: TTFT eager %.3f / captured %.3f ms; TPOT eager %.3f / captured %.3f ms "
+                    "(host launch cost saved per decode step: %.3f ms)\n",
+                    ms(pre_ps), ms(captured_pre), tpot, cap_tpot, tpot - cap_tpot);
+        std::printf("  decode steps eager - captured (ms):");
+        for (size_t i = 0; i < captured_ms.size() && i < step_ms.size(); ++i)
+            if (i < 8 || i + 4 >= captured_ms.size()) std::printf(" %.3f", step_ms[i] - captured_ms[i]);
+            else if (i == 8) std::printf(" ...");
+        std::printf("\n");
+        gm["captured"] = {{"ttft_ms", ms(captured_pre)}, {"decode_step_ms", captured_ms}, {"tpot_ms", cap_tpot}};
+        gm["eager"] = {{"ttft_ms", ms(pre_ps)}, {"decode_step_ms", step_ms}, {"tpot_ms", tpot}};
+    }
+    const double total_s = ms(pre_ps + decode_ps) / 1e3;
+    const double gen = static_cast<double>(o.batch * (1 + o.decode));
+    std::printf("  end to end: %.3f ms for %.0f generated tokens (%.1f tokens/s)\n", total_s * 1e3, gen, gen / total_s);
+    nlohmann::json summary = s.base_summary();
+    nlohmann::json& j = summary["llm"];
+    j["model"] = {{"name", c.name}, {"architecture", llm::arch_name(c.arch)}, {"params", c.params()}, {"dtype", c.torch_dtype}};
+    j["request"] = {{"batch", o.batch}, {"prefill", o.prefill}, {"decode", o.decode}, {"block_size", o.block_size},
+                    {"max_prefill_tokens", o.max_prefill_tokens}, {"prefill_steps", prefill_steps}};
+    j["memory"] = {{"capacity", m.capacity}, {"weights", m.weights}, {"kv", m.kv}, {"kv_blocks", m.kv_blocks},
+                   {"kv_blocks_needed", m.kv_blocks_needed}, {"activations", m.activations}, {"free", m.free}};
+    j["ttft_ms"] = ms(pre_ps);
+    j["decode_step_ms"] = step_ms;
+    j["tpot_ms"] = tpot;
+    j["decode_tokens_per_s"] = tpot > 0 ? static_cast<double>(o.batch) * 1e3 / tpot : 0;
+    j["hbm_bytes_per_token"] = step_ms.empty() ? 0 : static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch));
+    j["plans_compiled"] = run.plans_compiled();
+    j["graph_mode"] = gm;
+    j["device_sampling"] = run.device_sampling();
+    j["tokens"] = run.tokens();
+    j["prefill_ops"] = print_phase(s, steps, true, 1, first_captured);
+    if (!step_ms.empty()) j["decode_ops"] = print_phase(s, steps, false, step_ms.size(), first_captured);
+    summary["reuse_timing"] = reuse_json(ropt, rc);
+    j["reuse_timing"] = summary["reuse_timing"];
+    s.write_outputs(summary);
+    print_reuse(ropt, rc);
+    if (!common.out.empty()) std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", common.out.c_str());
+    return kExitOk;
+}
+
+int cmd_llm(const std::vector<std::string>& args) {
+    CommonOptions common;
+    common.mode = "timing";
+    std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto";
+    bool exact = false;
+    llm::RunOptions ro;
+    po::options_description d("sfumato llm");
+    add_run_options(d, common);
+    add_reuse_option(d, reuse_arg);
+    d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
+        "prefill", po::value<int64_t>(&ro.prefill)->default_value(128), "prompt tokens per sequence")(
+        "decode", po::value<int64_t>(&ro.decode)->default_value(16), "decode steps (one token per sequence each)")(
+        "batch", po::value<int64_t>(&ro.batch)->default_value(1), "sequences")(
+        "block-size", po::value<int64_t>(&ro.block_size)->default_value(128), "KV cache block size (tokens)")(
+        "kv-blocks", po::value<int64_t>(&ro.kv_blocks)->default_value(0), "KV cache blocks (0: --kv-mem-fraction)")(
+        "max-prefill-tokens", po::value<int64_t>(&ro.max_prefill_tokens)->default_value(ro.max_prefill_tokens),
+        "new tokens a prefill step takes at most: prompts prefill in groups, a longer one in chunks")(
+        "kv-mem-fraction", po::value<double>(&ro.kv_mem_fraction)->default_value(0.9),
+        "share of the memory left after weights and activations for the KV cache")(
+        "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(
+        "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)")(
+        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
+        "graph-mode", po::value<std::string>(&graph_mode)->default_value("off"),
+        "off: eager launches (each pays the host launch cost) | on: each step captured and launched as one "
+        "model | both: the request eagerly, then captured, each step reported both ways");
+    po::positional_options_description pos;
+    pos.add("model", 1);
+    po::variables_map vm;
+    if (!parse_command(args, "sfumato llm MODEL --config F [options]", d, vm, &pos)) return kExitOk;
+    if (model_arg.empty()) throw InputError("llm: give a model (config.json or a shipped name)");
+    using GM = llm::RunOptions::GraphMode;
+    if (graph_mode == "off")
+        ro.graph_mode = GM::Eager;
+    else if (graph_mode == "on")
+        ro.graph_mode = GM::Captured;
+    else if (graph_mode == "both")
+        ro.graph_mode = GM::Both;
+    else
+        throw InputError("--graph-mode must be on, off or both, not '" + graph_mode + "'");
+    const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
+    std::string cmdline = "sfumato llm";
+    for (const auto& a : args) cmdline += " " + a;
+    Session s(common, cmdline);
+    if (fs::is_regular_file(model_arg)) s.add_input("model", model_arg);
+    s.elaborate();
+    llm::ModelWeights weights;
+    if (s.functional()) {
+        if (!weights_path.empty()) {
+            s.add_input("weights", weights_path);
+            weights = llm::load_weights(cfg, llm::Safetensors::read_file(weights_path));
+        } else {
+            weights = llm::random_weights(cfg, ro.seed);
+        }
+        ro.weights = &weights;
+    } else if (!weights_path.empty()) {
+        throw InputError("--weights needs functional mode (timing mode moves no data)");
+    }
+    const reuse::ReuseOptions ropt =
+        reuse_options(exact ? "off" : reuse_arg, s.functional(),
+                      !common.record.empty() && common.record_level == "instructions", s.chip_params());
+    std::unique_ptr<reuse::TimingReuse> reuser;
+    llm::LlmRun run(cfg, ro, s.chip().info());
+    Progress progress(run.kernels_expected());
+    s.run(
+        [&](rt::Runtime& rt) {
+            reuser = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
+            run.run(rt);
+            progress.finish();
+        },
+        [&] { progress.update(s); });
+    return print_llm(s, run, common, ropt, reuser ? reuser->counters() : reuse::ReuseCounters{});
+}
+
+}  // namespace
+
+SFUMATO_COMMAND("llm", "LLM inference (prefill + decode) of a Hugging Face decoder model", cmd_llm);
+
+}  // namespace sfumato::cli

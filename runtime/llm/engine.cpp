@@ -1,0 +1,441 @@
+// The LLM run (see engine.h).
+#include "runtime/llm/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "isa/dtype.h"
+#include "runtime/ops/node_op.h"
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+#include "sim/trace.h"
+
+namespace sfumato::llm {
+
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+constexpr uint64_t kAlign = 512;
+
+// The device allocator hands out power-of-two blocks (runtime/rt/buddy_arena.h): what an
+// allocation of `b` bytes takes from device memory.
+uint64_t held(uint64_t b) {
+    uint64_t p = 2ull << 20;
+    while (p < b) p <<= 1;
+    return b ? p : 0;
+}
+
+std::string gib(uint64_t b) { return std::to_string(static_cast<double>(b) / (1ull << 30)).substr(0, 6) + " GiB"; }
+
+bool is_cache(const std::string& name) {
+    return name.size() > 6 && (name.ends_with(".k_cache") || name.ends_with(".v_cache"));
+}
+
+// Host values of an external weight (functional runs).
+const std::vector<float>& host_weight(const ModelWeights& w, const std::string& name) {
+    if (name == "embed") return w.embed;
+    if (name == "final_norm") return w.final_norm;
+    if (name == "lm_head") return w.lm_head;
+    const int64_t l = node_layer(name);
+    if (l < 0 || static_cast<size_t>(l) >= w.layers.size()) throw InputError("llm: no host weight '" + name + "'");
+    const LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    const std::string r = node_role(name);
+    if (r == "ln1") return L.ln1;
+    if (r == "ln2") return L.ln2;
+    if (r == "wqkv") return L.wqkv;
+    if (r == "bqkv") return L.bqkv;
+    if (r == "wo") return L.wo;
+    if (r == "w_gate_up") return L.w_gate_up;
+    if (r == "w_down") return L.w_down;
+    if (r == "router") return L.router;
+    if (r == "e_gate_up") return L.e_gate_up;
+    if (r == "e_down") return L.e_down;
+    throw InputError("llm: no host weight '" + name + "'");
+}
+
+std::vector<uint8_t> device_bytes(const std::vector<float>& v, ref::ElemType e) {
+    std::vector<uint8_t> b(v.size() * 2);
+    for (size_t i = 0; i < v.size(); ++i) {
+        const uint16_t h = e == ref::ElemType::Bfloat16 ? isa::f32_to_bf16(v[i]) : isa::f32_to_f16(v[i]);
+        b[2 * i] = static_cast<uint8_t>(h & 0xff);
+        b[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+    }
+    return b;
+}
+
+}  // namespace
+
+LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(c), m_o(std::move(o)), m_dev(dev) {
+    if (m_o.prefill < 1) throw InputError("llm: --prefill must be at least 1 token");
+    if (m_o.decode < 0) throw InputError("llm: --decode must not be negative");
+    if (m_o.batch < 1 || m_o.batch > 4096) throw InputError("llm: --batch must be 1..4096");
+    if (m_o.block_size < 1 || m_o.block_size > 4096) throw InputError("llm: --block-size must be 1..4096");
+    if (!(m_o.kv_mem_fraction > 0 && m_o.kv_mem_fraction <= 1)) throw InputError("llm: --kv-mem-fraction must be in (0, 1]");
+    if (m_o.max_prefill_tokens < 1) throw InputError("llm: --max-prefill-tokens must be at least 1");
+    m_positions = m_o.prefill + m_o.decode + 1;
+    const double reach = static_cast<double>(m_c.max_position_embeddings) *
+                         (m_c.rope_scaling == RopeScaling::None || m_c.rope_scaling == RopeScaling::Dynamic ? 1.0 : m_c.rope_factor);
+    if (m_c.rope_scaling != RopeScaling::Dynamic && static_cast<double>(m_positions) > reach)
+        throw InputError("llm: sequences reach " + std::to_string(m_positions) + " positions, past the model's " +
+                         std::to_string(static_cast<int64_t>(reach)) + " (max_position_embeddings)");
+    if (m_c.sliding_window > 0 && m_positions > m_c.sliding_window)
+        throw InputError("llm: sequences reach " + std::to_string(m_positions) + " positions, past the sliding window of " +
+                         std::to_string(m_c.sliding_window) + " (sliding-window attention is not modelled)");
+    if (m_o.weights && m_o.weights->layers.size() != static_cast<size_t>(m_c.num_layers))
+        throw InputError("llm: the host weights do not match the model");
+    m_sample = ops::has_node_op("Sample");
+    m_rng.seed(m_o.seed + 1);
+    // Prompts.
+    std::mt19937_64 rng(m_o.seed);
+    for (int64_t s = 0; s < m_o.batch; ++s) {
+        std::vector<int64_t> p;
+        if (static_cast<size_t>(s) < m_o.prompts.size()) p = m_o.prompts[static_cast<size_t>(s)];
+        if (p.empty())
+            for (int64_t i = 0; i < m_o.prefill; ++i)
+                p.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(m_c.vocab_size)));
+        if (static_cast<int64_t>(p.size()) != m_o.prefill)
+            throw InputError("llm: prompt " + std::to_string(s) + " has " + std::to_string(p.size()) +
+                             " tokens, --prefill is " + std::to_string(m_o.prefill));
+        for (int64_t t : p)
+            if (t < 0 || t >= m_c.vocab_size) throw InputError("llm: prompt token " + std::to_string(t) + " outside the vocabulary");
+        m_prompts.push_back(std::move(p));
+    }
+
+    // Memory: the first plans (with the smallest cache that serves the request) give the
+    // activation arena and the weights; the KV cache gets what it is given or a share of the rest.
+    const int64_t per_seq = KvCache::blocks_for(m_positions, m_o.block_size);
+    m_mem.kv_blocks_needed = per_seq * m_o.batch;
+    m_mem.kv_block_bytes = static_cast<uint64_t>(2 * m_c.num_layers * m_o.block_size * m_c.kv_size() * 2);
+    m_mem.capacity = dev.gm_bytes > dev.reserved_bytes ? dev.gm_bytes - dev.reserved_bytes : 0;
+    if (m_o.kv_blocks > 0 && m_o.kv_blocks < m_mem.kv_blocks_needed)
+        throw InputError("llm: --kv-blocks " + std::to_string(m_o.kv_blocks) + " does not hold the request: " +
+                         std::to_string(m_o.batch) + " x " + std::to_string(m_positions) + " tokens need " +
+                         std::to_string(m_mem.kv_blocks_needed) + " blocks of " + std::to_string(m_o.block_size) +
+                         ": short by " + std::to_string(m_mem.kv_blocks_needed - m_o.kv_blocks) + " blocks");
+    // The first prefill step is the largest (whole groups; a chunked prompt's first chunk is its
+    // longest query); the last decode step has the widest block table.
+    const std::vector<PrefillStep> ps = prefill_steps();
+    m_prefill_steps = ps.size();
+    const size_t all = static_cast<size_t>(m_o.batch);
+    const StepBatch pre = batch_for(ps[0].count, ps[0].tokens, ps[0].start);
+    const StepBatch dec = batch_for(all, 1, m_o.prefill + (m_o.decode > 0 ? m_o.decode - 1 : 0));
+    auto p0 = compile(pre, m_mem.kv_blocks_needed);
+    auto p1 = compile(dec, m_mem.kv_blocks_needed);
+    m_kernels_prefill = p0->kernel_count();
+    m_kernels_decode = p1->kernel_count();
+    m_mem.activations = std::max(p0->memory.peak_bytes, p1->memory.peak_bytes) + p0->memory.weight_bytes +
+                        p1->memory.weight_bytes;
+    for (int id : p0->graph.inputs) {
+        const graph::Value& v = p0->graph.val(id);
+        if (!v.external || is_cache(v.name)) continue;
+        const std::vector<int64_t> s = graph::concrete(v.shape, v.name);
+        m_weight_shapes.push_back({v.name, s});
+        uint64_t n = 2;
+        for (int64_t d : s) n *= static_cast<uint64_t>(d);
+        m_mem.weights += align_up(n, kAlign);
+    }
+    // Device memory held: weights in one allocation, the largest plan's arena, and the KV cache
+    // in one region per layer and kind (K, V), each rounded as the allocator rounds.
+    const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations);
+    if (fixed > m_mem.capacity)
+        throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
+                         " + activations " + gib(m_mem.activations) + " take " + gib(fixed) + ", over its " +
+                         gib(m_mem.capacity) + " by " + gib(fixed - m_mem.capacity));
+    const uint64_t left = m_mem.capacity - fixed, regions = static_cast<uint64_t>(2 * m_c.num_layers);
+    const uint64_t region_block = m_mem.kv_block_bytes / regions;
+    if (m_o.kv_blocks > 0) {
+        m_mem.kv_blocks = m_o.kv_blocks;
+    } else {
+        uint64_t region = 2ull << 20;
+        const double target = static_cast<double>(left) * m_o.kv_mem_fraction / static_cast<double>(regions);
+        while (static_cast<double>(region) * 2 <= target) region <<= 1;
+        m_mem.kv_blocks = static_cast<double>(region) <= target ? static_cast<int64_t>(region / region_block) : 0;
+    }
+    m_mem.kv = static_cast<uint64_t>(m_mem.kv_blocks) * m_mem.kv_block_bytes;
+    if (m_mem.kv_blocks < m_mem.kv_blocks_needed) {
+        const int64_t short_by = m_mem.kv_blocks_needed - m_mem.kv_blocks;
+        throw InputError("llm: the KV cache does not hold the request: " + std::to_string(m_o.batch) + " x " +
+                         std::to_string(m_positions) + " tokens need " + std::to_string(m_mem.kv_blocks_needed) +
+                         " blocks of " + std::to_string(m_o.block_size) + ", the cache has " +
+                         std::to_string(m_mem.kv_blocks) + ": short by " + std::to_string(short_by) + " blocks (" +
+                         gib(static_cast<uint64_t>(short_by) * m_mem.kv_block_bytes) + ")");
+    }
+    const uint64_t kv_held = regions * held(static_cast<uint64_t>(m_mem.kv_blocks) * region_block);
+    if (kv_held > left)
+        throw InputError("llm: --kv-blocks " + std::to_string(m_mem.kv_blocks) + " takes " + gib(kv_held) + ", " +
+                         gib(left) + " are left after weights and activations: short by " + gib(kv_held - left));
+    m_mem.free = left - kv_held;
+    m_kv = std::make_unique<KvCache>(m_mem.kv_blocks, m_o.block_size);
+    if (m_mem.kv_blocks == m_mem.kv_blocks_needed) {
+        // The plans just compiled are the run's own.
+        m_buckets[bucket_key(pre)].plan = std::move(p0);
+        if (!m_buckets.count(bucket_key(dec))) m_buckets[bucket_key(dec)].plan = std::move(p1);
+    }
+}
+
+LlmRun::~LlmRun() = default;
+
+size_t LlmRun::kernels_expected() const {
+    return m_kernels_prefill * m_prefill_steps + m_kernels_decode * static_cast<size_t>(m_o.decode);
+}
+
+StepBatch LlmRun::batch_for(size_t count, int64_t q, int64_t ctx) const {
+    StepBatch b;
+    b.query_lens.assign(count, q);
+    b.context_lens.assign(count, ctx);
+    b.max_blocks = KvCache::blocks_for(ctx + q, m_o.block_size);
+    b.block_table.assign(static_cast<size_t>(b.max_blocks) * count, -1);
+    return b;
+}
+
+std::vector<LlmRun::PrefillStep> LlmRun::prefill_steps() const {
+    std::vector<PrefillStep> steps;
+    const size_t n = static_cast<size_t>(m_o.batch);
+    if (m_o.prefill <= m_o.max_prefill_tokens) {
+        const size_t group = static_cast<size_t>(std::max<int64_t>(1, m_o.max_prefill_tokens / m_o.prefill));
+        for (size_t s = 0; s < n; s += group) steps.push_back({s, std::min(group, n - s), 0, m_o.prefill});
+        return steps;
+    }
+    for (size_t s = 0; s < n; ++s)
+        for (int64_t c = 0; c < m_o.prefill; c += m_o.max_prefill_tokens)
+            steps.push_back({s, 1, c, std::min(m_o.max_prefill_tokens, m_o.prefill - c)});
+    return steps;
+}
+
+std::string LlmRun::bucket_key(const StepBatch& b) const {
+    std::string k;
+    for (int64_t q : b.query_lens) k += std::to_string(q) + ",";
+    return k + "/" + std::to_string(b.max_blocks);
+}
+
+std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blocks) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // The bucket's plan is made for its longest contexts (the largest attention workspace);
+    // each step then sets its own lengths.
+    StepBatch widest = b;
+    for (size_t s = 0; s < widest.sequences(); ++s)
+        widest.context_lens[s] = widest.max_blocks * m_o.block_size - widest.query_lens[s];
+    // Placeholder block ids (the plan's own are set per step): distinct while the cache has room.
+    for (size_t i = 0; i < widest.block_table.size(); ++i)
+        widest.block_table[i] = static_cast<int64_t>(i % static_cast<size_t>(std::max<int64_t>(1, num_blocks)));
+    StepGraphOptions go;
+    go.elem = m_c.torch_dtype == "bfloat16" ? ref::ElemType::Bfloat16 : ref::ElemType::Float16;
+    go.block_size = m_o.block_size;
+    go.num_blocks = num_blocks;
+    go.rope_positions = m_positions;
+    go.sample = m_sample;
+    // One stream: the step is a chain, and a captured model runs on one stream.
+    graph::CompileOptions opt = m_o.compile;
+    opt.streams = 1;
+    graph::Graph g = build_step_graph(m_c, widest, go);
+    std::vector<std::vector<int64_t>> shapes;
+    for (int id : g.inputs) shapes.push_back(graph::concrete(g.val(id).shape, g.val(id).name));
+    auto plan = graph::compile(g, shapes, m_dev, opt);
+    ++m_compilations;
+    m_compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return plan;
+}
+
+LlmRun::Bucket& LlmRun::bucket(const StepBatch& b) {
+    const std::string key = bucket_key(b);
+    Bucket& bk = m_buckets[key];
+    if (!bk.plan) bk.plan = compile(b, m_mem.kv_blocks);
+    if (m_live != key) {
+        // One loaded plan at a time: lengths only grow, so a left bucket is not revisited.
+        if (!m_live.empty() && m_buckets[m_live].ex) {
+            m_buckets[m_live].ex->unload();
+            m_buckets[m_live].ex.reset();
+        }
+        bk.ex = std::make_unique<graph::Executor>(*m_rt, *bk.plan);
+        for (const auto& [name, addr] : m_addr) bk.ex->bind(name, addr);
+        bk.ex->load();
+        bk.host_attr_steps.clear();
+        ref::Attrs scratch;
+        for (size_t s = 0; s < bk.plan->steps.size(); ++s)
+            if (bk.plan->steps[s].op && set_host_attrs(bk.plan->steps[s].name, bk.plan->steps[s].op_type, scratch, m_c, b, m_o.block_size))
+                bk.host_attr_steps.push_back(s);
+        m_live = key;
+    }
+    return bk;
+}
+
+void LlmRun::place(rt::Runtime& rt) {
+    const bool functional = rt.functional();
+    const ref::ElemType elem = m_c.torch_dtype == "bfloat16" ? ref::ElemType::Bfloat16 : ref::ElemType::Float16;
+    if (functional && !m_o.weights) throw InputError("llm: a functional run needs host weights");
+    rt::Context& ctx = rt.context();
+    ctx.set_untimed(true);
+    const uint64_t wbase = rt.malloc(m_mem.weights);
+    uint64_t off = 0;
+    for (const auto& [name, shape] : m_weight_shapes) {
+        uint64_t n = 1;
+        for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+        m_addr[name] = wbase + off;
+        if (functional) {
+            const std::vector<float> v = name == "rope_cos_sin" ? rope_cos_sin(m_c, m_positions) : host_weight(*m_o.weights, name);
+            if (v.size() != n) throw InputError("llm: host weight '" + name + "' has the wrong size");
+            const std::vector<uint8_t> b = device_bytes(v, elem);
+            if (ctx.write_untimed(wbase + off, b.data(), b.size()) != rt::Status::Ok) throw InputError(ctx.last_error());
+        }
+        off += align_up(2 * n, kAlign);
+    }
+    const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * m_c.num_layers);
+    for (int64_t l = 0; l < m_c.num_layers; ++l) {
+        m_addr[layer_tensor(l, "k_cache")] = rt.malloc(per);
+        m_addr[layer_tensor(l, "v_cache")] = rt.malloc(per);
+    }
+    ctx.set_untimed(false);
+}
+
+// Phase, layer and op tracks above the runtime's task and pipe tracks (trace level op or finer).
+void LlmRun::emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index) {
+    TraceHub* hub = rt.device().trace();
+    if (!hub || !hub->on(TraceLevel::Op) || r.ops.empty()) return;
+    ITraceSink& sink = *hub->sink();
+    const TrackId phase = sink.track("llm", "phase", 40), layer = sink.track("llm", "layer", 41),
+                  op = sink.track("llm", "op", 42);
+    sink.slice_str(phase, r.prefill ? "prefill" : "decode " + std::to_string(index - 1), Tick(r.begin_ps),
+                   Tick(r.begin_ps + r.ps), nullptr, 0);
+    int64_t cur = -2;
+    Tick lb{0}, le{0};
+    auto close = [&] {
+        if (cur >= -1) sink.slice_str(layer, cur < 0 ? "head" : "layer " + std::to_string(cur), lb, le, nullptr, 0);
+    };
+    for (const StepOp& o : r.ops) {
+        Tick b = o.tasks.front()->start_tick, e = o.tasks.front()->end_tick;
+        for (const auto& t : o.tasks) {
+            b = Tick(std::min(b.v, t->start_tick.v));
+            e = Tick(std::max(e.v, t->end_tick.v));
+        }
+        sink.slice_str(op, o.name + " (" + o.op_type + ")", b, e, nullptr, 0);
+        const int64_t l = node_layer(o.name);
+        if (l != cur) {
+            close();
+            cur = l;
+            lb = b;
+            le = e;
+        }
+        le = Tick(std::max(le.v, e.v));
+    }
+    close();
+}
+
+std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs) {
+    for (size_t i = 0; i < seqs.size(); ++i) m_kv->reserve(seqs[i], b.context_lens[i] + b.query_lens[i]);
+    b.block_table = m_kv->table(seqs, b.max_blocks);
+    const std::vector<int64_t>& ids = b.ids;
+    for (size_t s = 0; s < b.sequences(); ++s)
+        for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
+    Bucket& bk = bucket(b);
+    for (size_t s : bk.host_attr_steps) {
+        graph::PlanStep& st = bk.plan->steps[s];
+        set_host_attrs(st.name, st.op_type, st.desc.attrs, m_c, b, m_o.block_size);
+        st.op = std::shared_ptr<ops::INodeOp>(ops::make_node_op(st.desc, m_dev));
+        bk.ex->refresh_step(s);
+    }
+    const int64_t T = b.tokens();
+    ref::HostTensor tok(ref::ElemType::Int64, {T}), pos(ref::ElemType::Int64, {T});
+    int64_t t = 0;
+    for (size_t s = 0; s < b.sequences(); ++s)
+        for (int64_t i = 0; i < b.query_lens[s]; ++i, ++t) {
+            tok.data[static_cast<size_t>(t)] = static_cast<double>(ids[static_cast<size_t>(t)]);
+            pos.data[static_cast<size_t>(t)] = static_cast<double>(b.context_lens[s] + i);
+        }
+    StepRecord rec;
+    rec.prefill = prefill;
+    rec.tokens = T;
+    rec.begin_ps = now_tick().v;
+    rec.captured = m_captured;
+    if (m_captured) {
+        rt::Context& ctx = rt.context();
+        rt::ModelId model = 0;
+        auto check = [&](rt::Status st) {
+            if (st != rt::Status::Ok) throw InputError(ctx.last_error());
+        };
+        check(ctx.capture_begin(rt.default_stream().id));
+        bk.ex->issue({tok, pos});
+        check(ctx.capture_end(rt.default_stream().id, &model));
+        check(ctx.model_launch(model, rt.default_stream().id));
+        rt.synchronize_device();
+    } else {
+        bk.ex->run({tok, pos});
+    }
+    const std::vector<ref::HostTensor> out = bk.ex->outputs();
+    rec.ps = now_tick().v - rec.begin_ps;
+    const graph::Plan& p = *bk.plan;
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const auto& tasks = bk.ex->step_tasks()[s];
+        if (tasks.empty()) continue;
+        StepOp op;
+        op.name = p.steps[s].name;
+        op.op_type = p.steps[s].op_type;
+        if (!p.steps[s].out.empty() && p.steps[s].out[0] >= 0) op.shape = p.tensors[static_cast<size_t>(p.steps[s].out[0])].ref.shape;
+        op.tasks = tasks;
+        rec.ops.push_back(std::move(op));
+    }
+    m_steps.push_back(std::move(rec));
+    emit_trace(rt, m_steps.back(), m_steps.size() - 1);
+    if (m_on_step) m_on_step(m_steps.back());
+    // Next tokens: sampled on the device, or the argmax of the logits read back.
+    std::vector<int64_t> next(seqs.size(), 0);
+    if (!rt.functional()) {
+        // Timing mode has no logits: the next ids (which rows the embedding reads) are a seeded draw.
+        for (int64_t& t : next) t = static_cast<int64_t>(m_rng() % static_cast<uint64_t>(m_c.vocab_size));
+        return next;
+    }
+    const ref::HostTensor& o = out.at(0);
+    for (int64_t s = 0; s < static_cast<int64_t>(seqs.size()); ++s) {
+        if (m_sample) {
+            next[static_cast<size_t>(s)] = static_cast<int64_t>(o.data[static_cast<size_t>(s)]);
+            continue;
+        }
+        const size_t V = static_cast<size_t>(m_c.vocab_size), base = static_cast<size_t>(s) * V;
+        size_t best = 0;
+        for (size_t v = 1; v < V; ++v)
+            if (o.data[base + v] > o.data[base + best]) best = v;
+        next[static_cast<size_t>(s)] = static_cast<int64_t>(best);
+    }
+    return next;
+}
+
+void LlmRun::run(rt::Runtime& rt) {
+    m_rt = &rt;
+    place(rt);
+    using GM = RunOptions::GraphMode;
+    if (m_o.graph_mode != GM::Captured) run_request(rt, false);
+    if (m_o.graph_mode == GM::Both)
+        for (int64_t s = 0; s < m_o.batch; ++s) m_kv->release(static_cast<size_t>(s));
+    if (m_o.graph_mode != GM::Eager) run_request(rt, true);
+}
+
+void LlmRun::run_request(rt::Runtime& rt, bool captured) {
+    m_captured = captured;
+    m_rng.seed(m_o.seed + 1);
+    const bool record_tokens = m_tokens.empty();
+    std::vector<std::vector<int64_t>> tokens(static_cast<size_t>(m_o.batch));
+    for (const PrefillStep& p : prefill_steps()) {
+        StepBatch b = batch_for(p.count, p.tokens, p.start);
+        std::vector<size_t> seqs;
+        for (size_t s = p.first; s < p.first + p.count; ++s) {
+            seqs.push_back(s);
+            const auto& prompt = m_prompts[s];
+            b.ids.insert(b.ids.end(), prompt.begin() + p.start, prompt.begin() + p.start + p.tokens);
+        }
+        const std::vector<int64_t> next = run_step(rt, true, std::move(b), seqs);
+        // The first generated token comes from a prompt's last chunk.
+        if (p.start + p.tokens == m_o.prefill)
+            for (size_t i = 0; i < seqs.size(); ++i) tokens[seqs[i]].push_back(next[i]);
+    }
+    std::vector<size_t> all;
+    for (size_t s = 0; s < static_cast<size_t>(m_o.batch); ++s) all.push_back(s);
+    for (int64_t k = 0; k < m_o.decode; ++k) {
+        StepBatch b = batch_for(all.size(), 1, m_o.prefill + k);
+        for (const auto& t : tokens) b.ids.push_back(t.back());
+        const std::vector<int64_t> next = run_step(rt, false, std::move(b), all);
+        for (size_t s = 0; s < all.size(); ++s) tokens[s].push_back(next[s]);
+    }
+    if (record_tokens) m_tokens = std::move(tokens);
+}
+
+}  // namespace sfumato::llm

@@ -1,0 +1,154 @@
+// The LLM host program as a library: one request shape (batch sequences of `prefill` prompt
+// tokens, then `decode` greedy steps each) run on one chip through runtime/rt, the way a
+// serving runtime would. Before the simulation (the constructor) it compiles the first step
+// graphs and plans device memory: the weights once (shared by every step graph), the
+// activation arena of the largest plan, and the paged KV cache (--kv-blocks, or a fraction of
+// what is left); a request that does not fit is an InputError with the shortfall. run() (the
+// host thread) places the weights, the RoPE table and the KV cache before time zero (untimed: a
+// server loads its model once), then runs the prefill step and each decode step: build or
+// reuse the plan of the step's bucket (same per-sequence query lengths, same block-table
+// width), refresh the paged-attention lengths and block tables on the cached plan, upload
+// token ids and positions, launch, synchronise and read the next tokens back. Each step's
+// time runs from its first input copy to its token read-back (no queueing).
+// Prefill takes at most max_prefill_tokens new tokens per step: whole prompts grouped, a longer
+// prompt in chunks; TTFT is the batch's, the end of its last prefill step.
+// Simplified: every sequence of a batch has the same prompt length; greedy sampling only.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/executor.h"
+#include "runtime/graph/plan.h"
+#include "runtime/llm/kv_cache.h"
+#include "runtime/llm/model_config.h"
+#include "runtime/llm/step_graph.h"
+#include "runtime/llm/weights.h"
+#include "runtime/rt/runtime.h"
+
+namespace sfumato::llm {
+
+struct RunOptions {
+    int64_t prefill = 128;  // prompt tokens per sequence
+    int64_t decode = 16;    // decode steps (each generates one token per sequence)
+    int64_t batch = 1;
+    int64_t block_size = 128;
+    int64_t kv_blocks = 0;  // 0: kv_mem_fraction of the memory left after weights and activations
+    // New tokens one prefill step takes at most (a serving runtime's token budget per batch, as
+    // vLLM's max_num_batched_tokens or the vendor's max_prefill_tokens): the batch's prompts
+    // prefill in groups of whole prompts, a prompt longer than it in chunks (chunked prefill).
+    // 4096: the step plan's activation arena grows with it, and on a 64 GiB part at 8192 the
+    // KV cache left for Llama-2-7B at batch 32 (prefill 1024 + 128) is short by 64 blocks.
+    int64_t max_prefill_tokens = 4096;
+    double kv_mem_fraction = 0.9;
+    uint64_t seed = 1;
+    // Functional runs: the host weights (null in timing mode) and optional prompts per sequence
+    // (else tokens drawn from the seed).
+    const ModelWeights* weights = nullptr;
+    std::vector<std::vector<int64_t>> prompts;
+    graph::CompileOptions compile;
+    // Eager: every kernel launch pays the runtime's host launch cost. Captured: each step's
+    // launches are captured on the stream and launched as one model (one host launch cost; the
+    // task scheduler walks the kernels). Both: the whole request runs eagerly, then again
+    // captured (the KV cache refilled), and each step is reported both ways.
+    enum class GraphMode : uint8_t { Eager, Captured, Both } graph_mode = GraphMode::Eager;
+};
+
+struct MemoryPlan {
+    uint64_t capacity = 0;     // device memory a program can allocate
+    uint64_t weights = 0;      // weights and the RoPE table, placed once
+    uint64_t activations = 0;  // the largest step plan's arena
+    uint64_t kv = 0;           // the paged KV cache
+    uint64_t free = 0;  // includes what the allocator's power-of-two rounding holds
+    int64_t kv_blocks = 0, kv_blocks_needed = 0;
+    uint64_t kv_block_bytes = 0;  // one block: K and V of block_size tokens in every layer
+};
+
+// One plan step as run in one model step: its kernels' tasks.
+struct StepOp {
+    std::string name, op_type;
+    std::vector<int64_t> shape;  // first output
+    std::vector<std::shared_ptr<Task>> tasks;
+};
+
+struct StepRecord {
+    bool prefill = false;
+    bool captured = false;  // launched as one captured model
+    int64_t tokens = 0;  // new tokens in the step (all sequences)
+    uint64_t begin_ps = 0, ps = 0;
+    std::vector<StepOp> ops;
+};
+
+class LlmRun {
+public:
+    // Validates the request against the model and the device, compiles the first plans and
+    // plans memory (InputError: what does not fit, by how much).
+    LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev);
+    ~LlmRun();
+    const MemoryPlan& memory() const { return m_mem; }
+    // The host program (call from the simulation's host thread).
+    void run(rt::Runtime& rt);
+    // Called after each model step.
+    void on_step(std::function<void(const StepRecord&)> f) { m_on_step = std::move(f); }
+
+    const std::vector<StepRecord>& steps() const { return m_steps; }
+    // Generated tokens per sequence (prefill's, then one per decode step).
+    const std::vector<std::vector<int64_t>>& tokens() const { return m_tokens; }
+    const std::vector<std::vector<int64_t>>& prompts() const { return m_prompts; }
+    size_t plans_compiled() const { return m_compilations; }
+    double compile_seconds() const { return m_compile_s; }
+    // Kernel launches of the whole run (from the first plans; for progress).
+    size_t kernels_expected() const;
+    const ModelConfig& config() const { return m_c; }
+    const RunOptions& options() const { return m_o; }
+    bool device_sampling() const { return m_sample; }
+
+private:
+    struct Bucket {
+        std::unique_ptr<graph::Plan> plan;
+        std::unique_ptr<graph::Executor> ex;
+        std::vector<size_t> host_attr_steps;  // steps whose attributes follow the step
+    };
+    // A step of `count` sequences: q new tokens each after ctx cached ones.
+    StepBatch batch_for(size_t count, int64_t q, int64_t ctx) const;
+    // Prefill steps: (first sequence, sequences, chunk start, chunk tokens).
+    struct PrefillStep {
+        size_t first, count;
+        int64_t start, tokens;
+    };
+    std::vector<PrefillStep> prefill_steps() const;
+    std::string bucket_key(const StepBatch& b) const;
+    Bucket& bucket(const StepBatch& b);
+    std::unique_ptr<graph::Plan> compile(const StepBatch& b, int64_t num_blocks);
+    void place(rt::Runtime& rt);
+    void emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index);
+    // Runs one step; returns the next token of each of its sequences.
+    std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs);
+    void run_request(rt::Runtime& rt, bool captured);
+    bool m_captured = false;
+
+    ModelConfig m_c;
+    RunOptions m_o;
+    DeviceInfo m_dev;
+    MemoryPlan m_mem;
+    bool m_sample = true;
+    int64_t m_positions = 0;  // RoPE table rows: the longest sequence
+    std::unique_ptr<KvCache> m_kv;
+    std::map<std::string, Bucket> m_buckets;
+    std::string m_live;  // the bucket whose executor is loaded
+    std::map<std::string, uint64_t> m_addr;  // external inputs
+    std::vector<std::pair<std::string, std::vector<int64_t>>> m_weight_shapes;
+    size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0, m_prefill_steps = 0;
+    double m_compile_s = 0;
+    std::vector<StepRecord> m_steps;
+    std::vector<std::vector<int64_t>> m_prompts, m_tokens;
+    std::function<void(const StepRecord&)> m_on_step;
+    rt::Runtime* m_rt = nullptr;
+    std::mt19937_64 m_rng;
+};
+
+}  // namespace sfumato::llm

@@ -1,0 +1,64 @@
+// The step graph of a decoder model for one batch: an ordinary runtime/graph IR graph, built
+// from the ModelConfig (never written per model), of ONNX ops (Gather, MatMul, Add, Split,
+// Reshape) and the LLM operators of the contract (RmsNorm fused with the residual add, Rope,
+// SwiGlu, PagedAttention, MoeGate/MoeExperts, Sample). One graph serves prefill, chunked
+// prefill, decode and mixed batches: the batch says how many new tokens each sequence brings
+// (query_lens) and how many it already has in the KV cache (context_lens). QKV and gate/up are
+// fused projections; the final norm and the LM head run on the last token of each sequence
+// only. Weights, the RoPE table and the per-layer K/V caches are external graph inputs
+// (Value::external): the engine places them in device memory once and every step graph's plan
+// binds the same addresses. The host-known lengths and block tables are attributes of the
+// PagedAttention nodes (the contract's rule); the engine compiles a graph for a length bucket
+// and refreshes those attributes per step.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/ir.h"
+#include "runtime/llm/model_config.h"
+
+namespace sfumato::llm {
+
+// One step's batch: per sequence the new tokens and the tokens already cached, and the
+// blocks of the paged cache it owns (max_blocks entries per row, -1 unused).
+struct StepBatch {
+    std::vector<int64_t> query_lens, context_lens;
+    std::vector<int64_t> block_table;  // sequences x max_blocks, row-major
+    int64_t max_blocks = 0;
+    // The step's token ids and positions as the host knows them (one per new token; empty:
+    // not known yet, zeros are used): the embedding and RoPE kernels address rows by them.
+    std::vector<int64_t> ids, positions;
+    int64_t tokens() const;
+    size_t sequences() const { return query_lens.size(); }
+};
+
+struct StepGraphOptions {
+    ref::ElemType elem = ref::ElemType::Float16;  // activations and weights
+    int64_t block_size = 128;
+    int64_t num_blocks = 1;      // KV cache blocks per layer
+    int64_t rope_positions = 1;  // rows of the RoPE table
+    bool sample = true;          // greedy Sample on the device (else the graph outputs logits)
+    // MoE: tokens routed to each expert in this step, per layer (host-known; see the contract).
+    std::vector<std::vector<int64_t>> expert_counts;
+};
+
+// Names of the external inputs, as the engine binds them.
+std::string layer_tensor(int64_t layer, const std::string& what);  // "l3.wqkv", "l3.k_cache", ...
+
+// Graph inputs (not external): input_ids [T] int64, positions [T] int64. Output: next token ids
+// [B] int64 (sample) or logits [B, V].
+graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const StepGraphOptions& o);
+
+// The host-known attributes of a batch on a node that takes them (PagedAttention: lengths and
+// block tables; Rope: host_positions; the embedding Gather: host_ids), set at build time and
+// again on a cached plan's steps for each step of its bucket. Returns whether the node has any.
+bool set_host_attrs(const std::string& node, const std::string& op_type, ref::Attrs& a, const ModelConfig& c,
+                    const StepBatch& b, int64_t block_size);
+
+// The layer index a step-graph node belongs to ("l12.qkv_proj" -> 12; -1 for the embedding and
+// the head), and its op name without the layer ("qkv_proj").
+int64_t node_layer(const std::string& node);
+std::string node_role(const std::string& node);
+
+}  // namespace sfumato::llm
