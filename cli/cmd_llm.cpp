@@ -114,13 +114,6 @@ nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>&
     return out;
 }
 
-uint64_t kernel_bytes(const llm::StepRecord& st) {
-    uint64_t b = 0;
-    for (const auto& op : st.ops)
-        for (const auto& t : op.tasks) b += t->kernel.bytes;
-    return b;
-}
-
 double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
 double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 
@@ -142,27 +135,17 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     // With --graph-mode both, the figures are the first (eager) pass; the captured pass follows.
     const bool both = o.graph_mode == llm::RunOptions::GraphMode::Both;
     const bool first_captured = o.graph_mode == llm::RunOptions::GraphMode::Captured;
-    uint64_t decode_ps = 0, decode_bytes = 0, pre_ps = 0;
-    size_t prefill_steps = 0;
+    const llm::RunTotals totals = llm::run_totals(steps, both);
+    const uint64_t pre_ps = totals.eager.prefill_ps, captured_pre = totals.captured.prefill_ps;
+    const uint64_t decode_bytes = totals.eager.decode_bytes;
+    const size_t prefill_steps = totals.eager.prefill_steps;
+    uint64_t decode_ps = 0;
     std::vector<double> step_ms, captured_ms;
-    uint64_t captured_pre = 0;
-    for (const auto& st : steps) {
-        if (both && st.captured) {
-            if (st.prefill)
-                captured_pre += st.ps;
-            else
-                captured_ms.push_back(ms(st.ps));
-            continue;
-        }
-        if (st.prefill) {
-            pre_ps += st.ps;
-            ++prefill_steps;
-            continue;
-        }
-        decode_ps += st.ps;
-        decode_bytes += kernel_bytes(st);
-        step_ms.push_back(ms(st.ps));
+    for (uint64_t ps : totals.eager.decode_ps) {
+        decode_ps += ps;
+        step_ms.push_back(ms(ps));
     }
+    for (uint64_t ps : totals.captured.decode_ps) captured_ms.push_back(ms(ps));
     const double tpot = step_ms.empty() ? 0 : ms(decode_ps) / static_cast<double>(step_ms.size());
     std::printf("  TTFT (prefill, no queueing): %.3f ms (%zu prefill step%s of at most %lld tokens)\n", ms(pre_ps),
                 prefill_steps, prefill_steps == 1 ? "" : "s", static_cast<long long>(o.max_prefill_tokens));

@@ -438,4 +438,26 @@ void LlmRun::run_request(rt::Runtime& rt, bool captured) {
     if (record_tokens) m_tokens = std::move(tokens);
 }
 
+uint64_t kernel_bytes(const StepRecord& st) {
+    uint64_t b = 0;
+    for (const auto& op : st.ops)
+        for (const auto& t : op.tasks) b += t->kernel.bytes;
+    return b;
+}
+
+RunTotals run_totals(const std::vector<StepRecord>& steps, bool split_captured) {
+    RunTotals r;
+    for (const auto& st : steps) {
+        PhaseTotals& p = split_captured && st.captured ? r.captured : r.eager;
+        if (st.prefill) {
+            p.prefill_ps += st.ps;
+            ++p.prefill_steps;
+        } else {
+            p.decode_ps.push_back(st.ps);
+            p.decode_bytes += kernel_bytes(st);
+        }
+    }
+    return r;
+}
+
 }  // namespace sfumato::llm

@@ -83,6 +83,24 @@ struct StepRecord {
     std::vector<StepOp> ops;
 };
 
+// The kernels' compulsory bytes of one step (their descriptors' `bytes`, summed).
+uint64_t kernel_bytes(const StepRecord& st);
+
+// A run's phases from its step records: the prefill steps' time (TTFT without queueing), each
+// decode step's time and the kernels' compulsory bytes over the decode steps. With
+// `split_captured` (GraphMode::Both) the captured pass goes to `captured` and the eager pass to
+// `eager`; otherwise every step counts in `eager`.
+struct PhaseTotals {
+    uint64_t prefill_ps = 0;
+    size_t prefill_steps = 0;
+    std::vector<uint64_t> decode_ps;  // one per decode step, in order
+    uint64_t decode_bytes = 0;
+};
+struct RunTotals {
+    PhaseTotals eager, captured;
+};
+RunTotals run_totals(const std::vector<StepRecord>& steps, bool split_captured);
+
 class LlmRun {
 public:
     // Validates the request against the model and the device, compiles the first plans and
