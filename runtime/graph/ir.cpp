@@ -105,7 +105,11 @@ Dim dim_div(const Dim& a, const Dim& b) {
 }
 
 Dim dim_ceil_div(const Dim& a, const Dim& b) {
-    if (a.known() && b.known()) return Dim::of(b.v == 0 ? 0 : (a.v + b.v - 1) / b.v);
+    if (a.known() && b.known()) {
+        if (b.v == 0) return Dim::of(0);
+        const int64_t q = a.v / b.v;  // rounds to zero; step up when the true quotient is positive
+        return Dim::of(a.v % b.v != 0 && (a.v < 0) == (b.v < 0) ? q + 1 : q);
+    }
     if (b.known() && b.v == 1) return a;
     return Dim::symbol("ceil(" + a.str() + "/" + b.str() + ")");
 }
