@@ -83,13 +83,11 @@ Dim window_out(const Spatial& s, size_t i, const Dim& in, bool ceil_mode) {
     const Dim st = Dim::of(s.strides[i]);
     if (s.auto_pad == "SAME_UPPER" || s.auto_pad == "SAME_LOWER") return dim_ceil_div(in, st);
     if (s.auto_pad == "VALID") return dim_add(dim_div(dim_sub(in, Dim::of(ek)), st), Dim::of(1));
-    const Dim padded =
-        dim_sub(dim_add(dim_add(in, Dim::of(s.pads[i])), Dim::of(s.pads[i + s.kernel.size()])), Dim::of(ek));
+    const Dim padded = dim_sub(dim_add(in, Dim::of(s.pads[i] + s.pads[i + s.kernel.size()])), Dim::of(ek));
     if (!ceil_mode) return dim_add(dim_div(padded, st), Dim::of(1));
     Dim out = dim_add(dim_ceil_div(padded, st), Dim::of(1));
     // The last window must start inside the input or its left padding.
-    if (out.known() && in.known() &&
-        dim_mul(Dim::of(out.v - 1), st).v >= dim_add(in, Dim::of(s.pads[i])).v)
+    if (out.known() && in.known() && dim_checked(out.v - 1, s.strides[i], '*') >= dim_checked(in.v, s.pads[i], '+'))
         out.v -= 1;
     return out;
 }
@@ -157,8 +155,7 @@ void conv_transpose(InferCtx& c) {
         if (outpad[i] > (int64_t{1} << 31) || outpad[i] < -(int64_t{1} << 31))
             c.fail("output_padding value " + std::to_string(outpad[i]) + " is beyond +-2^31");
         if (x[2 + i].known()) {  // exact (pads may exceed the kernel's extent)
-            out.push_back(dim_add(dim_mul(Dim::of(x[2 + i].v - 1), Dim::of(s.strides[i])),
-                                  Dim::of(outpad[i] + ek - pads)));
+            out.push_back(Dim::of(dim_checked(dim_checked(x[2 + i].v - 1, s.strides[i], '*'), outpad[i] + ek - pads, '+')));
             continue;
         }
         out.push_back(dim_add(dim_mul(dim_sub(x[2 + i], Dim::of(1)), Dim::of(s.strides[i])),
