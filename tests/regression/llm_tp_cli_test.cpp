@@ -49,22 +49,21 @@ TEST_CASE(
     CHECK(four["llm"]["parallel"]["kv_heads_per_chip"] == 1);
 }
 
-// A model wide enough that an all-reduce is bandwidth-bound on the tiny
-// system's 8 GB/s links.
-TEST_CASE(
-    "llm tp: communication share > 0 and each all-reduce at least the "
-    "ring's bytes over a link") {
+// A model wide enough that an all-reduce is bandwidth-bound on the tiny system's 8 GB/s links
+// (head_dim 16, as the tiny model: the tiny chip's buffers hold attention tiles of it).
+// The ring algorithm (forced: on a full mesh the mesh algorithm spreads a chip's bytes over its
+// N - 1 links) sends 2 (N - 1) / N of the vector through each chip's one outgoing ring link.
+TEST_CASE("llm tp: communication share > 0 and each all-reduce at least the ring's bytes over a link") {
     const std::string dir = temp_dir("llm_tp_model");
     const std::string model = dir + "/wide.json";
     std::ofstream(model) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024,
-        "intermediate_size": 2048, "num_hidden_layers": 2, "num_attention_heads": 8,
-        "num_key_value_heads": 8, "vocab_size": 256, "max_position_embeddings": 512})";
+        "intermediate_size": 2048, "num_hidden_layers": 2, "num_attention_heads": 64,
+        "num_key_value_heads": 64, "vocab_size": 256, "max_position_embeddings": 512})";
     const int64_t batch = 8, hidden = 1024, layers = 2, decode = 3;
-    const double link_gbps = 8,
-                 latency_ns = 200;  // configs/system-tiny.ini, system.link
+    const double link_gbps = 8, latency_ns = 200;  // configs/system-tiny.ini, system.link
     for (int n : {2, 4}) {
         const nlohmann::json s = run_json("llm " + model + " " + tiny_system() + "--tp " + std::to_string(n) +
-                                              " --mode timing --prefill 32 --decode " +
+                                              " --set comm.algo=ring --mode timing --prefill 32 --decode " +
                                               std::to_string(decode) + " --batch " + std::to_string(batch),
                                           "llm_tp_share" + std::to_string(n));
         const auto& comm = s["llm"]["communication"];
