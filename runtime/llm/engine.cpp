@@ -289,6 +289,10 @@ LlmRun::Bucket& LlmRun::bucket(const StepBatch& b) {
         }
         for (const auto& [name, addr] : m_addr) bk.ex->bind(name, addr);
         bk.ex->load();
+        if (m_o.watch) {
+            const graph::Plan* plan = bk.plan.get();
+            bk.ex->watch_steps([this, plan](size_t s, const std::vector<ref::HostTensor>& outs) { m_o.watch(*plan, s, outs); });
+        }
         bk.host_attr_steps.clear();
         ref::Attrs scratch;
         for (size_t s = 0; s < bk.plan->steps.size(); ++s)

@@ -55,6 +55,9 @@ struct RunOptions {
     const ModelWeights* weights = nullptr;
     std::vector<std::vector<int64_t>> prompts;
     graph::CompileOptions compile;
+    // Functional runs: called with each plan step's outputs once its kernels completed
+    // (graph::Executor::watch_steps; changes no cycle), e.g. to check an operator in place.
+    std::function<void(const graph::Plan&, size_t step, const std::vector<ref::HostTensor>& outs)> watch;
     // Eager: every kernel launch pays the runtime's host launch cost. Captured: each step's
     // launches are captured on the stream and launched as one model (one host launch cost; the
     // task scheduler walks the kernels). Both: the whole request runs eagerly, then again
