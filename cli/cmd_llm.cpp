@@ -18,6 +18,8 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/llm_tp.h"
+#include "cli/system_session.h"
 #include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
@@ -213,11 +215,19 @@ int cmd_llm(const std::vector<std::string>& args) {
     common.mode = "timing";
     std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto", quant = "none";
     bool exact = false;
+    std::string system_file, simulate = "auto";
+    uint32_t tp = 1;
     llm::RunOptions ro;
     po::options_description d("sfumato llm");
     add_run_options(d, common);
     add_reuse_option(d, reuse_arg);
-    d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
+    add_system_option(d, system_file);
+    d.add_options()("tp", po::value<uint32_t>(&tp)->default_value(1),
+                    "tensor parallel over chips 0..N-1 of the --system (heads, KV heads and the MLP split; an "
+                    "all-reduce after o_proj and down_proj)")(
+        "simulate", po::value<std::string>(&simulate)->default_value("auto"),
+        "with --system: all: every chip's kernels | one: chip 0's kernels only, the other chips follow it (timing "
+        "mode; identical shards) and run their part of every all-reduce | auto: one in timing mode")("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
         "prefill", po::value<int64_t>(&ro.prefill)->default_value(128), "prompt tokens per sequence")(
         "decode", po::value<int64_t>(&ro.decode)->default_value(16), "decode steps (one token per sequence each)")(
         "batch", po::value<int64_t>(&ro.batch)->default_value(1), "sequences")(
@@ -239,7 +249,7 @@ int cmd_llm(const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("model", 1);
     po::variables_map vm;
-    if (!parse_command(args, "sfumato llm MODEL --config F [options]", d, vm, &pos)) return kExitOk;
+    if (!parse_command(args, "sfumato llm MODEL --config F | --system F [--tp N] [options]", d, vm, &pos)) return kExitOk;
     if (model_arg.empty()) throw InputError("llm: give a model (config.json or a shipped name)");
     using GM = llm::RunOptions::GraphMode;
     if (graph_mode == "off")
@@ -252,6 +262,11 @@ int cmd_llm(const std::vector<std::string>& args) {
         throw InputError("--graph-mode must be on, off or both, not '" + graph_mode + "'");
     ro.quant = llm::parse_quant(quant);
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
+    if (tp != 1 && system_file.empty()) throw InputError("--tp " + std::to_string(tp) + " needs --system F (a system of chips)");
+    if (!system_file.empty()) {
+        if (!common.record.empty()) throw InputError("--record is not supported with --system");
+        return run_llm_tp({args, common, system_file, tp, cfg, ro, weights_path, exact ? "off" : reuse_arg, simulate});
+    }
     std::string cmdline = "sfumato llm";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);

@@ -174,8 +174,8 @@ void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
         const uint32_t stream = m_streams[static_cast<size_t>(st.stream)];
         for (int e : st.waits)
             check(m_rt, m_rt.context().stream_wait_event(stream, m_events[static_cast<size_t>(e)]));
-        for (const KernelDesc& k : m_kernels[s])
-            m_step_tasks[s].push_back(m_rt.launch(k, rt::Stream{stream}));
+        if (!m_skip_kernels)
+            for (const KernelDesc& k : m_kernels[s]) m_step_tasks[s].push_back(m_rt.launch(k, rt::Stream{stream}));
         if (st.record >= 0)
             check(m_rt, m_rt.context().event_record(m_events[static_cast<size_t>(st.record)], stream));
         if (m_watch && functional && !m_step_tasks[s].empty()) watch_step(s);

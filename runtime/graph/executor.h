@@ -50,6 +50,9 @@ public:
     const std::vector<std::vector<std::shared_ptr<Task>>>& step_tasks() const { return m_step_tasks; }
     // Called after every step is issued (for progress reports).
     void on_step(std::function<void(size_t)> f) { m_on_step = std::move(f); }
+    // A follower of identical ranks (timing mode): runs upload the inputs and call on_step for
+    // every step but launch no kernel (another rank's kernels stand for these).
+    void skip_kernels(bool on) { m_skip_kernels = on; }
     // Functional mode: called once each step's kernels have completed, with the step's output
     // tensors as the device holds them (ND contiguous ones; others are passed empty), read
     // without simulated time and before a later step can reuse their memory. Watching changes
@@ -71,6 +74,7 @@ private:
     std::map<std::string, uint64_t> m_bound;  // external inputs' addresses
     std::vector<size_t> m_fed;                // graph input slots run() receives (not external)
     bool m_loaded = false;
+    bool m_skip_kernels = false;
     uint64_t m_load_ps = 0;
     std::vector<uint64_t> m_run_ps;
     std::vector<std::vector<std::shared_ptr<Task>>> m_step_tasks;

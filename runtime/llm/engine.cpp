@@ -166,10 +166,13 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     }
     // Device memory held: weights in one allocation, the largest plan's arena, and the KV cache
     // in one region per layer and kind (K, V), each rounded as the allocator rounds.
-    const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations);
+    m_mem.reserved = m_o.reserved_bytes;
+    const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations) + m_mem.reserved;
     if (fixed > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
-                         " + activations " + gib(m_mem.activations) + " take " + gib(fixed) + ", over its " +
+                         " + activations " + gib(m_mem.activations) +
+                         (m_mem.reserved ? " + collective buffers " + gib(m_mem.reserved) : std::string()) + " take " +
+                         gib(fixed) + ", over its " +
                          gib(m_mem.capacity) + " by " + gib(fixed - m_mem.capacity));
     const uint64_t left = m_mem.capacity - fixed, regions = static_cast<uint64_t>(2 * m_c.num_layers);
     const uint64_t region_block = m_mem.kv_block_bytes / regions;
@@ -278,6 +281,12 @@ LlmRun::Bucket& LlmRun::bucket(const StepBatch& b) {
             m_buckets[m_live].ex.reset();
         }
         bk.ex = std::make_unique<graph::Executor>(*m_rt, *bk.plan);
+        bk.ex->skip_kernels(m_o.follower);
+        if (m_after_op) {
+            const graph::Executor* ex = bk.ex.get();
+            const graph::Plan* plan = bk.plan.get();
+            bk.ex->on_step([this, ex, plan](size_t s) { m_after_op(plan->steps[s], *ex); });
+        }
         for (const auto& [name, addr] : m_addr) bk.ex->bind(name, addr);
         bk.ex->load();
         if (m_o.watch) {

@@ -63,6 +63,13 @@ struct RunOptions {
     // task scheduler walks the kernels). Both: the whole request runs eagerly, then again
     // captured (the KV cache refilled), and each step is reported both ways.
     enum class GraphMode : uint8_t { Eager, Captured, Both } graph_mode = GraphMode::Eager;
+    // Device memory other users of the chip hold (a parallel run's collective buffers): taken
+    // from the capacity before the KV cache is sized.
+    uint64_t reserved_bytes = 0;
+    // A follower of identical ranks (timing mode, runtime/llm/parallel.h): each step uploads its
+    // inputs, runs the after_op hook at every plan step and reads its outputs back, but launches
+    // no kernel.
+    bool follower = false;
 };
 
 struct MemoryPlan {
@@ -70,6 +77,7 @@ struct MemoryPlan {
     uint64_t weights = 0;      // weights and the RoPE table, placed once
     uint64_t activations = 0;  // the largest step plan's arena
     uint64_t kv = 0;           // the paged KV cache
+    uint64_t reserved = 0;     // RunOptions::reserved_bytes
     uint64_t free = 0;  // includes what the allocator's power-of-two rounding holds
     int64_t kv_blocks = 0, kv_blocks_needed = 0;
     uint64_t kv_block_bytes = 0;  // one block: K and V of block_size tokens in every layer
@@ -119,6 +127,11 @@ public:
     void run(rt::Runtime& rt);
     // Called after each model step.
     void on_step(std::function<void(const StepRecord&)> f) { m_on_step = std::move(f); }
+    // Called in the host thread after each plan step's launches are issued, before the next
+    // step's (a parallel run issues its collectives on the same stream there): the step and the
+    // executor that placed its tensors.
+    using AfterOp = std::function<void(const graph::PlanStep& step, const graph::Executor& ex)>;
+    void after_op(AfterOp f) { m_after_op = std::move(f); }
 
     const std::vector<StepRecord>& steps() const { return m_steps; }
     // Generated tokens per sequence (prefill's, then one per decode step).
@@ -179,6 +192,7 @@ private:
     std::vector<StepRecord> m_steps;
     std::vector<std::vector<int64_t>> m_prompts, m_tokens;
     std::function<void(const StepRecord&)> m_on_step;
+    AfterOp m_after_op;
     rt::Runtime* m_rt = nullptr;
     std::mt19937_64 m_rng, m_route_rng;
 };
