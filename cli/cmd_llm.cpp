@@ -7,7 +7,8 @@
 // fraction), HBM bytes per generated token (the kernels' compulsory traffic); summary.json gains
 // an `llm` section, trace.json phase / layer / op tracks above the task and pipe tracks.
 // Timing mode re-uses the time of identical kernel launches (the runtime's timing re-use service,
-// runtime/reuse; --reuse-timing, default auto) unless --exact.
+// runtime/reuse; --reuse-timing, default auto) unless --exact. --quant w8a8 runs the projections
+// in int8 (runtime/llm/quant.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,8 +124,9 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     const llm::RunOptions& o = run.options();
     const llm::MemoryPlan& m = run.memory();
     const auto& steps = run.steps();
-    std::printf("llm %s (%s, %.2f B parameters, %s) on %s, %s mode\n", c.name.c_str(), llm::arch_name(c.arch),
-                static_cast<double>(c.params()) / 1e9, c.torch_dtype.c_str(), s.chip().info().arch.c_str(), common.mode.c_str());
+    std::printf("llm %s (%s, %.2f B parameters, %s%s) on %s, %s mode\n", c.name.c_str(), llm::arch_name(c.arch),
+                static_cast<double>(c.params()) / 1e9, c.torch_dtype.c_str(),
+                o.quant == llm::Quant::W8A8 ? ", W8A8 projections" : "", s.chip().info().arch.c_str(), common.mode.c_str());
     std::printf("  request: batch %lld, prefill %lld tokens, %lld decode steps; %zu step plans compiled (%.2f s)\n",
                 static_cast<long long>(o.batch), static_cast<long long>(o.prefill), static_cast<long long>(o.decode),
                 run.plans_compiled(), run.compile_seconds());
@@ -181,7 +183,8 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     std::printf("  end to end: %.3f ms for %.0f generated tokens (%.1f tokens/s)\n", total_s * 1e3, gen, gen / total_s);
     nlohmann::json summary = s.base_summary();
     nlohmann::json& j = summary["llm"];
-    j["model"] = {{"name", c.name}, {"architecture", llm::arch_name(c.arch)}, {"params", c.params()}, {"dtype", c.torch_dtype}};
+    j["model"] = {{"name", c.name}, {"architecture", llm::arch_name(c.arch)}, {"params", c.params()}, {"dtype", c.torch_dtype},
+                  {"quant", llm::quant_name(o.quant)}};
     j["request"] = {{"batch", o.batch}, {"prefill", o.prefill}, {"decode", o.decode}, {"block_size", o.block_size},
                     {"max_prefill_tokens", o.max_prefill_tokens}, {"prefill_steps", prefill_steps}};
     j["memory"] = {{"capacity", m.capacity}, {"weights", m.weights}, {"kv", m.kv}, {"kv_blocks", m.kv_blocks},
@@ -208,7 +211,7 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
 int cmd_llm(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";
-    std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto";
+    std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto", quant = "none";
     bool exact = false;
     llm::RunOptions ro;
     po::options_description d("sfumato llm");
@@ -227,6 +230,9 @@ int cmd_llm(const std::vector<std::string>& args) {
         "seed", po::value<uint64_t>(&ro.seed)->default_value(1), "seed of the random weights and prompts")(
         "weights", po::value<std::string>(&weights_path), "FILE.safetensors: real weights (functional runs)")(
         "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
+        "quant", po::value<std::string>(&quant)->default_value("none"),
+        "none | w8a8: int8 QKV, output, gate/up and down projections with per-channel scales, per-token "
+        "dynamic activation quant, dequant in the matmul epilogue")(
         "graph-mode", po::value<std::string>(&graph_mode)->default_value("off"),
         "off: eager launches (each pays the host launch cost) | on: each step captured and launched as one "
         "model | both: the request eagerly, then captured, each step reported both ways");
@@ -244,6 +250,7 @@ int cmd_llm(const std::vector<std::string>& args) {
         ro.graph_mode = GM::Both;
     else
         throw InputError("--graph-mode must be on, off or both, not '" + graph_mode + "'");
+    ro.quant = llm::parse_quant(quant);
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
     std::string cmdline = "sfumato llm";
     for (const auto& a : args) cmdline += " " + a;

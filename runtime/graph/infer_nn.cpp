@@ -65,6 +65,12 @@ Spatial spatial_attrs(InferCtx& c, size_t nsp, const std::vector<int64_t>& kerne
     for (size_t i = 0; i < nsp; ++i)
         if (s.strides[i] <= 0 || s.dilations[i] <= 0 || s.kernel[i] <= 0)
             c.fail("strides, dilations and kernel must be positive");
+    // Window attributes are small in any real model; bounding them keeps their products in 64 bits.
+    constexpr int64_t kMaxAttr = int64_t{1} << 31;
+    for (const auto* v : {&s.kernel, &s.strides, &s.dilations, &s.pads})
+        for (int64_t e : *v)
+            if (e > kMaxAttr || e < -kMaxAttr)
+                c.fail("kernel_shape/strides/dilations/pads value " + std::to_string(e) + " is beyond +-2^31");
     if (s.auto_pad != "NOTSET" && s.auto_pad != "SAME_UPPER" && s.auto_pad != "SAME_LOWER" &&
         s.auto_pad != "VALID")
         c.fail("auto_pad '" + s.auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
@@ -81,7 +87,8 @@ Dim window_out(const Spatial& s, size_t i, const Dim& in, bool ceil_mode) {
     if (!ceil_mode) return dim_add(dim_div(padded, st), Dim::of(1));
     Dim out = dim_add(dim_ceil_div(padded, st), Dim::of(1));
     // The last window must start inside the input or its left padding.
-    if (out.known() && in.known() && (out.v - 1) * s.strides[i] >= in.v + s.pads[i]) out.v -= 1;
+    if (out.known() && in.known() && dim_checked(out.v - 1, s.strides[i], '*') >= dim_checked(in.v, s.pads[i], '+'))
+        out.v -= 1;
     return out;
 }
 
@@ -145,8 +152,10 @@ void conv_transpose(InferCtx& c) {
             continue;
         }
         const int64_t pads = s.auto_pad == "VALID" ? 0 : s.pads[i] + s.pads[i + nsp];
+        if (outpad[i] > (int64_t{1} << 31) || outpad[i] < -(int64_t{1} << 31))
+            c.fail("output_padding value " + std::to_string(outpad[i]) + " is beyond +-2^31");
         if (x[2 + i].known()) {  // exact (pads may exceed the kernel's extent)
-            out.push_back(Dim::of((x[2 + i].v - 1) * s.strides[i] + outpad[i] + ek - pads));
+            out.push_back(Dim::of(dim_checked(dim_checked(x[2 + i].v - 1, s.strides[i], '*'), outpad[i] + ek - pads, '+')));
             continue;
         }
         out.push_back(dim_add(dim_mul(dim_sub(x[2 + i], Dim::of(1)), Dim::of(s.strides[i])),

@@ -273,7 +273,8 @@ void pad(InferCtx& c) {
     Shape out = x;
     for (size_t i = 0; i < axes.size(); ++i) {
         const size_t a = static_cast<size_t>(c.axis(axes[i], x.size(), "axes value"));
-        out[a] = dim_add(x[a], Dim::of(pads[i] + pads[i + axes.size()]));
+        const int64_t both = dim_checked(pads[i], pads[i + axes.size()], '+');
+        out[a] = x[a].known() ? Dim::of(dim_checked(x[a].v, both, '+')) : dim_add(x[a], Dim::of(both));
     }
     c.set(0, c.elem(0), out);
 }

@@ -64,9 +64,8 @@ std::string paren(const Dim& d) {
 }
 }  // namespace
 
-namespace {
 // Dimension arithmetic on known sizes; a result past int64 is a bad model, not undefined behaviour.
-int64_t checked(int64_t a, int64_t b, char op) {
+int64_t dim_checked(int64_t a, int64_t b, char op) {
     int64_t r = 0;
     const bool over = op == '+'   ? __builtin_add_overflow(a, b, &r)
                       : op == '-' ? __builtin_sub_overflow(a, b, &r)
@@ -76,23 +75,22 @@ int64_t checked(int64_t a, int64_t b, char op) {
                          std::to_string(b) + ")");
     return r;
 }
-}  // namespace
 
 Dim dim_add(const Dim& a, const Dim& b) {
-    if (a.known() && b.known()) return Dim::of(checked(a.v, b.v, '+'));
+    if (a.known() && b.known()) return Dim::of(dim_checked(a.v, b.v, '+'));
     if (a.known() && a.v == 0) return b;
     if (b.known() && b.v == 0) return a;
     return Dim::symbol(a.str() + "+" + b.str());
 }
 
 Dim dim_sub(const Dim& a, const Dim& b) {
-    if (a.known() && b.known()) return Dim::of(checked(a.v, b.v, '-'));
+    if (a.known() && b.known()) return Dim::of(dim_checked(a.v, b.v, '-'));
     if (b.known() && b.v == 0) return a;
     return Dim::symbol(a.str() + "-" + paren(b));
 }
 
 Dim dim_mul(const Dim& a, const Dim& b) {
-    if (a.known() && b.known()) return Dim::of(checked(a.v, b.v, '*'));
+    if (a.known() && b.known()) return Dim::of(dim_checked(a.v, b.v, '*'));
     if (a.known() && a.v == 1) return b;
     if (b.known() && b.v == 1) return a;
     return Dim::symbol(paren(a) + "*" + paren(b));
@@ -105,7 +103,11 @@ Dim dim_div(const Dim& a, const Dim& b) {
 }
 
 Dim dim_ceil_div(const Dim& a, const Dim& b) {
-    if (a.known() && b.known()) return Dim::of(b.v == 0 ? 0 : (a.v + b.v - 1) / b.v);
+    if (a.known() && b.known()) {
+        if (b.v == 0) return Dim::of(0);
+        const int64_t q = a.v / b.v;  // rounds to zero; step up when the true quotient is positive
+        return Dim::of(a.v % b.v != 0 && (a.v < 0) == (b.v < 0) ? q + 1 : q);
+    }
     if (b.known() && b.v == 1) return a;
     return Dim::symbol("ceil(" + a.str() + "/" + b.str() + ")");
 }

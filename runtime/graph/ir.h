@@ -45,6 +45,8 @@ std::string shape_str(const Shape& s);
 // Arithmetic on dimensions: known op known is known; otherwise a symbolic
 // expression.
 Dim dim_add(const Dim& a, const Dim& b);
+// a op b for op '+', '-' or '*' on plain integers (negative allowed); InputError past 64 bits.
+int64_t dim_checked(int64_t a, int64_t b, char op);
 Dim dim_sub(const Dim& a, const Dim& b);
 Dim dim_mul(const Dim& a, const Dim& b);
 Dim dim_div(const Dim& a, const Dim& b);  // floor division

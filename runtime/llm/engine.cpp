@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 #include "isa/dtype.h"
@@ -64,6 +65,26 @@ std::vector<uint8_t> device_bytes(const std::vector<float>& v, ref::ElemType e) 
     return b;
 }
 
+// Bytes per element of an external weight on the device: int8 (W8A8 weights), fp32 (their
+// scales) or the model's 16-bit type.
+uint64_t elem_bytes(ref::ElemType e) { return e == ref::ElemType::Int8 ? 1 : e == ref::ElemType::Float ? 4 : 2; }
+
+// The device image of external weight `name` (functional runs): the host values in the model's
+// dtype, or under W8A8 the int8 weight / its fp32 "_scale" from the per-channel quantisation.
+std::vector<uint8_t> weight_image(const ModelWeights& w, const std::string& name, ref::ElemType e,
+                                  const std::vector<int64_t>& shape, ref::ElemType model) {
+    const bool scale = name.ends_with("_scale");
+    if (e != ref::ElemType::Int8 && !scale) return device_bytes(host_weight(w, name), model);
+    // An int8 weight is [K, N]; its scales are [N].
+    const std::vector<float>& f = host_weight(w, scale ? name.substr(0, name.size() - 6) : name);
+    const int64_t N = shape.back(), K = static_cast<int64_t>(f.size()) / std::max<int64_t>(1, N);
+    const QuantizedMatrix m = quantize_weight(f, K, N);
+    std::vector<uint8_t> b(scale ? 4 * m.scale.size() : m.q.size());
+    if (scale) std::memcpy(b.data(), m.scale.data(), b.size());
+    else std::memcpy(b.data(), m.q.data(), b.size());
+    return b;
+}
+
 }  // namespace
 
 LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(c), m_o(std::move(o)), m_dev(dev) {
@@ -113,6 +134,14 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
                          std::to_string(m_o.batch) + " x " + std::to_string(m_positions) + " tokens need " +
                          std::to_string(m_mem.kv_blocks_needed) + " blocks of " + std::to_string(m_o.block_size) +
                          ": short by " + std::to_string(m_mem.kv_blocks_needed - m_o.kv_blocks) + " blocks");
+    // Weights alone past the device: say so before compiling anything.
+    const uint64_t wb = weight_bytes(m_c, m_o.quant);
+    if (wb > m_mem.capacity)
+        throw InputError("llm: " + m_c.name + " does not fit the device: its weights take " + gib(wb) + " (" +
+                         std::to_string(m_c.params()) + " parameters" +
+                         (m_o.quant == Quant::None ? ", 2 bytes each" : ", int8 projections (W8A8)") + "), over the " +
+                         gib(m_mem.capacity) +
+                         " a program can allocate by " + gib(wb - m_mem.capacity));
     // The first prefill step is the largest (whole groups; a chunked prompt's first chunk is its
     // longest query); the last decode step has the widest block table.
     const std::vector<PrefillStep> ps = prefill_steps();
@@ -130,8 +159,8 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
         const graph::Value& v = p0->graph.val(id);
         if (!v.external || is_cache(v.name)) continue;
         const std::vector<int64_t> s = graph::concrete(v.shape, v.name);
-        m_weight_shapes.push_back({v.name, s});
-        uint64_t n = 2;
+        m_weight_shapes.push_back({v.name, s, v.elem});
+        uint64_t n = elem_bytes(v.elem);
         for (int64_t d : s) n *= static_cast<uint64_t>(d);
         m_mem.weights += align_up(n, kAlign);
     }
@@ -225,6 +254,7 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
     go.num_blocks = num_blocks;
     go.rope_positions = m_positions;
     go.sample = m_sample;
+    go.quant = m_o.quant;
     // One stream: the step is a chain, and a captured model runs on one stream.
     graph::CompileOptions opt = m_o.compile;
     opt.streams = 1;
@@ -250,6 +280,10 @@ LlmRun::Bucket& LlmRun::bucket(const StepBatch& b) {
         bk.ex = std::make_unique<graph::Executor>(*m_rt, *bk.plan);
         for (const auto& [name, addr] : m_addr) bk.ex->bind(name, addr);
         bk.ex->load();
+        if (m_o.watch) {
+            const graph::Plan* plan = bk.plan.get();
+            bk.ex->watch_steps([this, plan](size_t s, const std::vector<ref::HostTensor>& outs) { m_o.watch(*plan, s, outs); });
+        }
         bk.host_attr_steps.clear();
         ref::Attrs scratch;
         for (size_t s = 0; s < bk.plan->steps.size(); ++s)
@@ -268,17 +302,17 @@ void LlmRun::place(rt::Runtime& rt) {
     ctx.set_untimed(true);
     const uint64_t wbase = rt.malloc(m_mem.weights);
     uint64_t off = 0;
-    for (const auto& [name, shape] : m_weight_shapes) {
+    for (const auto& [name, shape, e] : m_weight_shapes) {
         uint64_t n = 1;
         for (int64_t d : shape) n *= static_cast<uint64_t>(d);
         m_addr[name] = wbase + off;
         if (functional) {
-            const std::vector<float> v = name == "rope_cos_sin" ? rope_cos_sin(m_c, m_positions) : host_weight(*m_o.weights, name);
-            if (v.size() != n) throw InputError("llm: host weight '" + name + "' has the wrong size");
-            const std::vector<uint8_t> b = device_bytes(v, elem);
+            const std::vector<uint8_t> b = name == "rope_cos_sin" ? device_bytes(rope_cos_sin(m_c, m_positions), elem)
+                                                                  : weight_image(*m_o.weights, name, e, shape, elem);
+            if (b.size() != n * elem_bytes(e)) throw InputError("llm: host weight '" + name + "' has the wrong size");
             if (ctx.write_untimed(wbase + off, b.data(), b.size()) != rt::Status::Ok) throw InputError(ctx.last_error());
         }
-        off += align_up(2 * n, kAlign);
+        off += align_up(elem_bytes(e) * n, kAlign);
     }
     const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * m_c.num_layers);
     for (int64_t l = 0; l < m_c.num_layers; ++l) {
@@ -327,6 +361,7 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     const std::vector<int64_t>& ids = b.ids;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
+    if (!rt.functional() && m_c.moe()) b.experts = draw_routing(b.tokens());
     Bucket& bk = bucket(b);
     for (size_t s : bk.host_attr_steps) {
         graph::PlanStep& st = bk.plan->steps[s];
@@ -399,6 +434,26 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     return next;
 }
 
+std::vector<std::vector<int64_t>> LlmRun::draw_routing(int64_t tokens) {
+    // Timing mode has no router output: each token's experts_per_token experts are a seeded
+    // uniform draw without replacement, per layer and step (a partial Fisher-Yates shuffle).
+    const int64_t E = m_c.num_experts, K = m_c.experts_per_token;
+    std::vector<std::vector<int64_t>> r(static_cast<size_t>(m_c.num_layers));
+    std::vector<int64_t> deck(static_cast<size_t>(E));
+    for (auto& layer : r) {
+        layer.reserve(static_cast<size_t>(tokens * K));
+        for (int64_t t = 0; t < tokens; ++t) {
+            for (int64_t e = 0; e < E; ++e) deck[static_cast<size_t>(e)] = e;
+            for (int64_t j = 0; j < K; ++j) {
+                const int64_t pick = j + static_cast<int64_t>(m_route_rng() % static_cast<uint64_t>(E - j));
+                std::swap(deck[static_cast<size_t>(j)], deck[static_cast<size_t>(pick)]);
+                layer.push_back(deck[static_cast<size_t>(j)]);
+            }
+        }
+    }
+    return r;
+}
+
 void LlmRun::run(rt::Runtime& rt) {
     m_rt = &rt;
     place(rt);
@@ -412,6 +467,7 @@ void LlmRun::run(rt::Runtime& rt) {
 void LlmRun::run_request(rt::Runtime& rt, bool captured) {
     m_captured = captured;
     m_rng.seed(m_o.seed + 1);
+    m_route_rng.seed(m_o.seed + 2);
     const bool record_tokens = m_tokens.empty();
     std::vector<std::vector<int64_t>> tokens(static_cast<size_t>(m_o.batch));
     for (const PrefillStep& p : prefill_steps()) {

@@ -12,6 +12,9 @@
 // time runs from its first input copy to its token read-back (no queueing).
 // Prefill takes at most max_prefill_tokens new tokens per step: whole prompts grouped, a longer
 // prompt in chunks; TTFT is the batch's, the end of its last prefill step.
+// MoE routing: functional mode routes by the router's real output (the kernels read it from
+// device memory); timing mode has none, so each token's experts are a seeded uniform draw per
+// layer and step, given to the kernels as the host-known `host_experts` (docs/llm.md).
 // Simplified: every sequence of a batch has the same prompt length; greedy sampling only.
 #pragma once
 #include <cstdint>
@@ -46,11 +49,15 @@ struct RunOptions {
     int64_t max_prefill_tokens = 4096;
     double kv_mem_fraction = 0.9;
     uint64_t seed = 1;
+    Quant quant = Quant::None;  // --quant: W8A8 projections (runtime/llm/quant.h)
     // Functional runs: the host weights (null in timing mode) and optional prompts per sequence
     // (else tokens drawn from the seed).
     const ModelWeights* weights = nullptr;
     std::vector<std::vector<int64_t>> prompts;
     graph::CompileOptions compile;
+    // Functional runs: called with each plan step's outputs once its kernels completed
+    // (graph::Executor::watch_steps; changes no cycle), e.g. to check an operator in place.
+    std::function<void(const graph::Plan&, size_t step, const std::vector<ref::HostTensor>& outs)> watch;
     // Eager: every kernel launch pays the runtime's host launch cost. Captured: each step's
     // launches are captured on the stream and launched as one model (one host launch cost; the
     // task scheduler walks the kernels). Both: the whole request runs eagerly, then again
@@ -147,6 +154,8 @@ private:
     // Runs one step; returns the next token of each of its sequences.
     std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs);
     void run_request(rt::Runtime& rt, bool captured);
+    // MoE in timing mode: the experts of each layer's entries for a step of `tokens` tokens.
+    std::vector<std::vector<int64_t>> draw_routing(int64_t tokens);
     bool m_captured = false;
 
     ModelConfig m_c;
@@ -159,14 +168,19 @@ private:
     std::map<std::string, Bucket> m_buckets;
     std::string m_live;  // the bucket whose executor is loaded
     std::map<std::string, uint64_t> m_addr;  // external inputs
-    std::vector<std::pair<std::string, std::vector<int64_t>>> m_weight_shapes;
+    struct WeightShape {
+        std::string name;
+        std::vector<int64_t> shape;
+        ref::ElemType elem;
+    };
+    std::vector<WeightShape> m_weight_shapes;
     size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0, m_prefill_steps = 0;
     double m_compile_s = 0;
     std::vector<StepRecord> m_steps;
     std::vector<std::vector<int64_t>> m_prompts, m_tokens;
     std::function<void(const StepRecord&)> m_on_step;
     rt::Runtime* m_rt = nullptr;
-    std::mt19937_64 m_rng;
+    std::mt19937_64 m_rng, m_route_rng;
 };
 
 }  // namespace sfumato::llm

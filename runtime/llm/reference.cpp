@@ -37,14 +37,51 @@ int64_t argmax(const std::vector<float>& v) {
     return best;
 }
 
-Reference::Reference(const ModelConfig& c, const ModelWeights& w, int64_t max_len)
-    : m_c(c), m_w(w), m_cos_sin(rope_cos_sin(c, max_len)), m_table_len(max_len) {}
+Reference::Reference(const ModelConfig& c, const ModelWeights& w, int64_t max_len, Quant quant)
+    : m_c(c), m_w(w), m_cos_sin(rope_cos_sin(c, max_len)), m_table_len(max_len) {
+    if (quant == Quant::None) return;
+    const int64_t H = c.hidden_size, I = c.intermediate_size, QKV = c.q_size() + 2 * c.kv_size();
+    for (const LayerWeights& L : w.layers) {
+        QuantLayer q;
+        q.wqkv = quantize_weight(L.wqkv, H, QKV);
+        q.wo = quantize_weight(L.wo, c.q_size(), H);
+        if (!c.moe()) {
+            q.w_gate_up = quantize_weight(L.w_gate_up, H, 2 * I);
+            q.w_down = quantize_weight(L.w_down, I, H);
+        }
+        m_quant.push_back(std::move(q));
+    }
+}
+
+std::vector<float> Reference::linear(size_t l, const std::string& role, const std::vector<float>& x, int64_t t,
+                                     int64_t k, int64_t n, const std::vector<float>* bias) const {
+    const LayerWeights& L = m_w.layers[l];
+    std::vector<float> y;
+    if (!m_quant.empty()) {
+        const QuantLayer& q = m_quant[l];
+        const QuantizedMatrix& m = role == "wqkv" ? q.wqkv : role == "wo" ? q.wo : role == "w_gate_up" ? q.w_gate_up : q.w_down;
+        y = w8a8_linear(x, m, t, k, n, m_c);
+        // The bias is a separate Add on the device, after the matmul's rounding.
+        if (bias)
+            for (int64_t r = 0; r < t; ++r)
+                for (int64_t c = 0; c < n; ++c) {
+                    float& v = y[static_cast<size_t>(r * n + c)];
+                    v = round_to_model(v + (*bias)[static_cast<size_t>(c)], m_c);
+                }
+        return y;
+    }
+    const std::vector<float>& w = role == "wqkv" ? L.wqkv : role == "wo" ? L.wo : role == "w_gate_up" ? L.w_gate_up : L.w_down;
+    y = matmul(x, w.data(), t, k, n, bias);
+    round_to_model(y, m_c);
+    return y;
+}
 
 int64_t Reference::length(int seq) const {
     return seq >= 0 && static_cast<size_t>(seq) < m_seqs.size() ? m_seqs[static_cast<size_t>(seq)].len : 0;
 }
 
-std::vector<float> Reference::mlp(const LayerWeights& L, const std::vector<float>& h, int64_t t) const {
+std::vector<float> Reference::mlp(size_t l, const std::vector<float>& h, int64_t t) const {
+    const LayerWeights& L = m_w.layers[l];
     const int64_t H = m_c.hidden_size, I = m_c.intermediate_size;
     auto swiglu_down = [&](const std::vector<float>& x, const float* gu, const float* down, int64_t rows) {
         std::vector<float> g = matmul(x, gu, rows, H, 2 * I);
@@ -60,30 +97,36 @@ std::vector<float> Reference::mlp(const LayerWeights& L, const std::vector<float
         round_to_model(d, m_c);
         return d;
     };
-    if (!m_c.moe()) return swiglu_down(h, L.w_gate_up.data(), L.w_down.data(), t);
+    if (!m_c.moe()) {
+        const std::vector<float> g = linear(l, "w_gate_up", h, t, H, 2 * I);
+        std::vector<float> a(static_cast<size_t>(t * I));
+        for (int64_t r = 0; r < t; ++r)
+            for (int64_t i = 0; i < I; ++i) {
+                const float gate = g[static_cast<size_t>(r * 2 * I + i)], up = g[static_cast<size_t>(r * 2 * I + I + i)];
+                a[static_cast<size_t>(r * I + i)] = round_to_model(gate / (1.f + std::exp(-gate)) * up, m_c);
+            }
+        return linear(l, "w_down", a, t, I, H);
+    }
+    // Mixtral's MoE as the contract's MoeRouter defines it: the k largest router logits (ties to
+    // the lower expert), weights = softmax over the chosen logits (= softmax, top-k, renormalise)
+    // stored in the model's dtype; each chosen expert's SwiGLU MLP; the weighted sum in fp32.
     const int64_t E = m_c.num_experts, K = m_c.experts_per_token;
     std::vector<float> logits = matmul(h, L.router.data(), t, H, E);
     round_to_model(logits, m_c);
     std::vector<float> y(static_cast<size_t>(t * H), 0.f);
     for (int64_t r = 0; r < t; ++r) {
         const float* lr = logits.data() + r * E;
-        const float mx = *std::max_element(lr, lr + E);
-        std::vector<float> p(static_cast<size_t>(E));
-        float sum = 0;
-        for (int64_t e = 0; e < E; ++e) sum += p[static_cast<size_t>(e)] = std::exp(lr[e] - mx);
-        for (float& x : p) x /= sum;
         std::vector<int64_t> order(static_cast<size_t>(E));
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t b) { return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)]; });
-        float top = 0;
-        for (int64_t k = 0; k < K; ++k) top += p[static_cast<size_t>(order[static_cast<size_t>(k)])];
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lr[a] > lr[b]; });
+        const float mx = lr[order[0]];
+        float sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += std::exp(lr[order[static_cast<size_t>(k)]] - mx);
         const std::vector<float> row(h.begin() + r * H, h.begin() + (r + 1) * H);
         for (int64_t k = 0; k < K; ++k) {
             const int64_t e = order[static_cast<size_t>(k)];
-            const float wk = p[static_cast<size_t>(e)] / top;
-            const std::vector<float> d = swiglu_down(row, L.e_gate_up.data() + e * H * 2 * m_c.intermediate_size,
-                                                     L.e_down.data() + e * m_c.intermediate_size * H, 1);
+            const float wk = round_to_model(std::exp(lr[e] - mx) / sum, m_c);
+            const std::vector<float> d = swiglu_down(row, L.e_gate_up.data() + e * H * 2 * I, L.e_down.data() + e * I * H, 1);
             for (int64_t c = 0; c < H; ++c) y[static_cast<size_t>(r * H + c)] += wk * d[static_cast<size_t>(c)];
         }
     }
@@ -118,8 +161,7 @@ std::vector<float> Reference::layer(size_t l, Cache& cache, int64_t pos0, std::v
         return y;
     };
     std::vector<float> h = rmsnorm(L.ln1);
-    std::vector<float> qkv = matmul(h, L.wqkv.data(), t, H, QKV, c.qkv_bias ? &L.bqkv : nullptr);
-    round_to_model(qkv, c);
+    std::vector<float> qkv = linear(l, "wqkv", h, t, H, QKV, c.qkv_bias ? &L.bqkv : nullptr);
     // RoPE (rotate-half) on Q and K heads.
     const int64_t half = D / 2;
     for (int64_t r = 0; r < t; ++r) {
@@ -163,10 +205,9 @@ std::vector<float> Reference::layer(size_t l, Cache& cache, int64_t pos0, std::v
             }
         }
     }
-    x = matmul(o, L.wo.data(), t, Q, H);
-    round_to_model(x, c);
+    x = linear(l, "wo", o, t, Q, H);
     h = rmsnorm(L.ln2);
-    return mlp(L, h, t);
+    return mlp(l, h, t);
 }
 
 std::vector<float> Reference::step(int seq, const std::vector<int64_t>& tokens) {

@@ -9,9 +9,11 @@
 // simulated chip differ only by the order of fp32 accumulations inside an operator.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/llm/model_config.h"
+#include "runtime/llm/quant.h"
 #include "runtime/llm/weights.h"
 
 namespace sfumato::llm {
@@ -20,7 +22,9 @@ class Reference {
 public:
     // max_len: the longest sequence it will hold (the RoPE table's length; dynamic scaling
     // depends on it, as the step graphs' table does).
-    Reference(const ModelConfig& c, const ModelWeights& w, int64_t max_len);
+    // quant: W8A8 computes the quantised projections as the device does (quant.h: per-channel
+    // int8 weights, per-token DynamicQuant, exact int32 products, dequant in fp32).
+    Reference(const ModelConfig& c, const ModelWeights& w, int64_t max_len, Quant quant = Quant::None);
     // Appends `tokens` to sequence `seq` (created on first use) and returns the logits [V] of
     // its last token.
     std::vector<float> step(int seq, const std::vector<int64_t>& tokens);
@@ -36,7 +40,14 @@ private:
     };
     std::vector<float> layer(size_t l, Cache& cache, int64_t pos0, std::vector<float>& x, std::vector<float>& resid,
                              int64_t t);
-    std::vector<float> mlp(const LayerWeights& L, const std::vector<float>& h, int64_t t) const;
+    std::vector<float> mlp(size_t l, const std::vector<float>& h, int64_t t) const;
+    // x [t, k] @ the layer weight `role` (its int8 form under W8A8), rounded to the model's dtype.
+    std::vector<float> linear(size_t l, const std::string& role, const std::vector<float>& x, int64_t t, int64_t k,
+                              int64_t n, const std::vector<float>* bias = nullptr) const;
+    struct QuantLayer {
+        QuantizedMatrix wqkv, wo, w_gate_up, w_down;
+    };
+    std::vector<QuantLayer> m_quant;  // W8A8 only
     const ModelConfig& m_c;
     const ModelWeights& m_w;
     std::vector<float> m_cos_sin;

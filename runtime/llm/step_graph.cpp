@@ -106,12 +106,27 @@ int matmul(Ctx& k, int x, int w, int64_t n, const std::string& name) {
     return y;
 }
 
+// A linear layer of layer l: x [T, kin] @ weight `role` [kin, n], or under W8A8 the per-token
+// quantisation of x and the int8 matmul with its dequant epilogue.
+int linear(Ctx& k, int64_t l, int x, const std::string& role, int64_t kin, int64_t n, const std::string& name) {
+    if (!quantized_weight(k.o.quant, role)) return matmul(k, x, k.g.weight(layer_tensor(l, role), {kin, n}), n, name);
+    const int q = k.g.value(name + ".quant", ElemType::Int8, {k.T, kin});
+    const int s = k.g.value(name + ".quant.scale", ElemType::Float, {k.T});
+    k.g.node("DynamicQuant", name + ".quant", {x}, {q, s});
+    const int w = k.g.input(layer_tensor(l, role), ElemType::Int8, {kin, n}, true);
+    const int ws = k.g.input(layer_tensor(l, role + "_scale"), ElemType::Float, {n}, true);
+    const int y = k.g.act(name, {k.T, n});
+    Node& mm = k.g.node("QuantMatMul", name, {q, w, ws, s}, {y});
+    mm.attrs.set("output_dtype", Attr::of_string(k.o.elem == ElemType::Bfloat16 ? "bf16" : "fp16"));
+    return y;
+}
+
 // Attention block of layer l on the normed input h: returns the o_proj output [T, H].
 int attention(Ctx& k, int64_t l, int h) {
     const ModelConfig& c = k.c;
     const int64_t T = k.T, Q = c.q_size(), KV = c.kv_size(), D = c.head_dim, H = c.hidden_size;
     const std::string p = "l" + std::to_string(l) + ".";
-    int qkv = matmul(k, h, k.g.weight(layer_tensor(l, "wqkv"), {H, Q + 2 * KV}), Q + 2 * KV, p + "qkv_proj");
+    int qkv = linear(k, l, h, "wqkv", H, Q + 2 * KV, p + "qkv_proj");
     if (c.qkv_bias) {
         const int y = k.g.act(p + "qkv_bias", {T, Q + 2 * KV});
         k.g.node("Add", p + "qkv_bias", {qkv, k.g.weight(layer_tensor(l, "bqkv"), {Q + 2 * KV})}, {y});
@@ -140,7 +155,7 @@ int attention(Ctx& k, int64_t l, int h) {
     Node& pa = k.g.node("PagedAttention", p + "attention", {qr, kr, v3, kc, vc}, {o});
     set_host_attrs(pa.name, pa.op_type, pa.attrs, c, k.b, k.o.block_size);
     const int o2 = k.g.reshape(o, {T, Q}, p + "attention_flat");
-    return matmul(k, o2, k.g.weight(layer_tensor(l, "wo"), {Q, H}), H, p + "o_proj");
+    return linear(k, l, o2, "wo", Q, H, p + "o_proj");
 }
 
 int mlp(Ctx& k, int64_t l, int h) {
@@ -148,28 +163,41 @@ int mlp(Ctx& k, int64_t l, int h) {
     const int64_t T = k.T, H = c.hidden_size, I = c.intermediate_size;
     const std::string p = "l" + std::to_string(l) + ".";
     if (!c.moe()) {
-        const int gu = matmul(k, h, k.g.weight(layer_tensor(l, "w_gate_up"), {H, 2 * I}), 2 * I, p + "gate_up_proj");
+        const int gu = linear(k, l, h, "w_gate_up", H, 2 * I, p + "gate_up_proj");
         const int a = k.g.act(p + "swiglu", {T, I});
         k.g.node("SwiGlu", p + "swiglu", {gu}, {a});
-        return matmul(k, a, k.g.weight(layer_tensor(l, "w_down"), {I, H}), H, p + "down_proj");
+        return linear(k, l, a, "w_down", I, H, p + "down_proj");
     }
+    // Mixtral's sparse MoE block: router logits -> top-k with renormalised softmax weights ->
+    // token permutation grouped by expert -> grouped gate/up matmul -> SwiGlu -> grouped down
+    // matmul -> un-permute and weighted combine. The routing is a host-known attribute of the
+    // nodes it steers when the batch carries it (set_host_attrs).
     const int64_t E = c.num_experts, K = c.experts_per_token;
     const int rl = matmul(k, h, k.g.weight(layer_tensor(l, "router"), {H, E}), E, p + "router");
-    const int w = k.g.value(p + "moe_weights", ElemType::Float, {T, K});
-    const int ids = k.g.value(p + "moe_ids", ElemType::Int64, {T, K});
-    Node& gate = k.g.node("MoeGate", p + "moe_gate", {rl}, {w, ids});
-    gate.attrs.set("top_k", Attr::of_int(K));
-    gate.attrs.set("renormalize", Attr::of_int(1));
-    const int y = k.g.act(p + "moe_experts", {T, H});
-    Node& ex = k.g.node("MoeExperts", p + "moe_experts",
-                        {h, k.g.weight(layer_tensor(l, "e_gate_up"), {E, H, 2 * I}),
-                         k.g.weight(layer_tensor(l, "e_down"), {E, I, H}), w, ids},
-                        {y});
-    ex.attrs.set("top_k", Attr::of_int(K));
-    const size_t li = static_cast<size_t>(l);
-    if (li >= k.o.expert_counts.size() || static_cast<int64_t>(k.o.expert_counts[li].size()) != E)
-        throw InputError("llm: step graph of an MoE model needs the expert counts of layer " + std::to_string(l));
-    ex.attrs.set("expert_counts", Attr::of_ints(k.o.expert_counts[li]));
+    const int w = k.g.act(p + "moe_route.weights", {T, K});
+    const int ids = k.g.value(p + "moe_route.experts", ElemType::Int64, {T, K});
+    Node& route = k.g.node("MoeRouter", p + "moe_route", {rl}, {w, ids});
+    route.attrs.set("top_k", Attr::of_int(K));
+    const int xp = k.g.act(p + "moe_permute", {T * K, H});
+    const int rows = k.g.value(p + "moe_permute.rows", ElemType::Int64, {T, K});
+    const int sizes = k.g.value(p + "moe_permute.group_sizes", ElemType::Int64, {E});
+    Node& perm = k.g.node("MoePermute", p + "moe_permute", {h, ids}, {xp, rows, sizes});
+    perm.attrs.set("num_experts", Attr::of_int(E));
+    set_host_attrs(perm.name, perm.op_type, perm.attrs, c, k.b, k.o.block_size);
+    auto grouped = [&](int x, const std::string& wname, int64_t kin, int64_t n, const std::string& name) {
+        const int y = k.g.act(name, {T * K, n});
+        Node& gm = k.g.node("GroupedMatmul", name, {x, k.g.weight(layer_tensor(l, wname), {E, kin, n}), sizes}, {y});
+        set_host_attrs(gm.name, gm.op_type, gm.attrs, c, k.b, k.o.block_size);
+        return y;
+    };
+    const int gu = grouped(xp, "e_gate_up", H, 2 * I, p + "experts_gate_up");
+    const int a = k.g.act(p + "experts_swiglu", {T * K, I});
+    k.g.node("SwiGlu", p + "experts_swiglu", {gu}, {a});
+    const int dn = grouped(a, "e_down", I, H, p + "experts_down");
+    const int y = k.g.act(p + "moe_combine", {T, H});
+    Node& comb = k.g.node("MoeCombine", p + "moe_combine", {dn, rows, w}, {y});
+    comb.attrs.set("num_experts", Attr::of_int(E));
+    set_host_attrs(comb.name, comb.op_type, comb.attrs, c, k.b, k.o.block_size);
     return y;
 }
 
@@ -200,6 +228,14 @@ bool set_host_attrs(const std::string& node, const std::string& op_type, ref::At
     }
     if (op_type == "Gather" && node == "embedding") {
         a.set("host_ids", Attr::of_ints(known(b.ids)));
+        return true;
+    }
+    if (op_type == "MoePermute" || op_type == "GroupedMatmul" || op_type == "MoeCombine") {
+        const int64_t l = node_layer(node);
+        const size_t entries = T * static_cast<size_t>(c.experts_per_token);
+        if (l < 0 || static_cast<size_t>(l) >= b.experts.size() || b.experts[static_cast<size_t>(l)].size() != entries)
+            return false;  // not known on the host: the kernels read the router's output
+        a.set("host_experts", Attr::of_ints(b.experts[static_cast<size_t>(l)]));
         return true;
     }
     if (op_type != "PagedAttention") return false;

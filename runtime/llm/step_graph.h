@@ -1,7 +1,8 @@
 // The step graph of a decoder model for one batch: an ordinary runtime/graph IR graph, built
 // from the ModelConfig (never written per model), of ONNX ops (Gather, MatMul, Add, Split,
 // Reshape) and the LLM operators of the contract (RmsNorm fused with the residual add, Rope,
-// SwiGlu, PagedAttention, MoeGate/MoeExperts, Sample). One graph serves prefill, chunked
+// SwiGlu, PagedAttention, MoeRouter / MoePermute / GroupedMatmul / MoeCombine, Sample). One
+// graph serves prefill, chunked
 // prefill, decode and mixed batches: the batch says how many new tokens each sequence brings
 // (query_lens) and how many it already has in the KV cache (context_lens). QKV and gate/up are
 // fused projections; the final norm and the LM head run on the last token of each sequence
@@ -17,6 +18,7 @@
 
 #include "runtime/graph/ir.h"
 #include "runtime/llm/model_config.h"
+#include "runtime/llm/quant.h"
 
 namespace sfumato::llm {
 
@@ -29,6 +31,10 @@ struct StepBatch {
     // The step's token ids and positions as the host knows them (one per new token; empty:
     // not known yet, zeros are used): the embedding and RoPE kernels address rows by them.
     std::vector<int64_t> ids, positions;
+    // MoE: per layer, the experts of each (token, slot) entry, T x experts_per_token row-major,
+    // as the host knows them (the contract's host_experts; empty: not known, the kernels read
+    // the router's output from device memory).
+    std::vector<std::vector<int64_t>> experts;
     int64_t tokens() const;
     size_t sequences() const { return query_lens.size(); }
 };
@@ -39,8 +45,9 @@ struct StepGraphOptions {
     int64_t num_blocks = 1;      // KV cache blocks per layer
     int64_t rope_positions = 1;  // rows of the RoPE table
     bool sample = true;          // greedy Sample on the device (else the graph outputs logits)
-    // MoE: tokens routed to each expert in this step, per layer (host-known; see the contract).
-    std::vector<std::vector<int64_t>> expert_counts;
+    // W8A8: the quantised projections (quant.h) become DynamicQuant -> QuantMatMul on an int8
+    // weight "lN.<role>" and its fp32 per-channel scales "lN.<role>_scale".
+    Quant quant = Quant::None;
 };
 
 // Names of the external inputs, as the engine binds them.
@@ -51,7 +58,8 @@ std::string layer_tensor(int64_t layer, const std::string& what);  // "l3.wqkv",
 graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const StepGraphOptions& o);
 
 // The host-known attributes of a batch on a node that takes them (PagedAttention: lengths and
-// block tables; Rope: host_positions; the embedding Gather: host_ids), set at build time and
+// block tables; Rope: host_positions; the embedding Gather: host_ids; MoePermute, GroupedMatmul
+// and MoeCombine: host_experts when the batch carries the routing), set at build time and
 // again on a cached plan's steps for each step of its bucket. Returns whether the node has any.
 bool set_host_attrs(const std::string& node, const std::string& op_type, ref::Attrs& a, const ModelConfig& c,
                     const StepBatch& b, int64_t block_size);

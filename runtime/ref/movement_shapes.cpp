@@ -158,7 +158,9 @@ PadSpec pad_spec(const std::string& node, int opset, const Attrs& a, const std::
         p.end[static_cast<size_t>(axes[i])] = pads[i + axes.size()];
     }
     for (size_t d = 0; d < r; ++d) {
-        const int64_t o = shape[d] + p.begin[d] + p.end[d];
+        int64_t o = 0;
+        if (__builtin_add_overflow(shape[d], p.begin[d], &o) || __builtin_add_overflow(o, p.end[d], &o))
+            bad(node, "Pad", "pads on axis " + std::to_string(d) + " overflow 64 bits");
         if (o < 0) bad(node, "Pad", "pads crop axis " + std::to_string(d) + " below zero");
         if (p.mode != "constant" && shape[d] == 0 && o > 0) bad(node, "Pad", "mode '" + p.mode + "' cannot pad an empty axis");
         p.out_shape.push_back(o);
