@@ -284,9 +284,10 @@ int cmd_llm(const std::vector<std::string>& args) {
     } else if (!weights_path.empty()) {
         throw InputError("--weights needs functional mode (timing mode moves no data)");
     }
-    const reuse::ReuseOptions ropt =
+    reuse::ReuseOptions ropt =
         reuse_options(exact ? "off" : reuse_arg, s.functional(),
                       !common.record.empty() && common.record_level == "instructions", s.chip_params());
+    ropt.traffic = s.chip().memory_system();  // stand-ins leave the L2 as their kernels would
     std::unique_ptr<reuse::TimingReuse> reuser;
     llm::LlmRun run(cfg, ro, s.chip().info());
     Progress progress(run.kernels_expected());
@@ -294,6 +295,7 @@ int cmd_llm(const std::vector<std::string>& args) {
         [&](rt::Runtime& rt) {
             reuser = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
             run.run(rt);
+            reuser->settle();  // the last stand-ins' traffic, before the stats are read
             progress.finish();
         },
         [&] { progress.update(s); });

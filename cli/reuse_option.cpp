@@ -48,6 +48,7 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"unique", c.unique},
                       {"checks", c.checks},
                       {"unverified", c.unverified},
+                      {"replayed_bytes", c.replayed_bytes},
                       {"reused_cycles", c.reused_cycles},
                       {"kernel_cycles", c.kernel_cycles}};
   if (c.error_bound_known) {

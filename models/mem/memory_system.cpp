@@ -38,6 +38,12 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
                   "write-backs that waited for room in a full HBM write queue (their access waited too)"),
       m_flushes(m_l2_stats, "flushes", "flushes", "cache flushes (write back and invalidate everything)"),
       m_flushed_lines(m_l2_stats, "flushed_lines", "lines", "valid lines invalidated by flushes"),
+      m_standin_lines(m_l2_stats, "standin_lines", "lines",
+                      "line accesses of timing re-use stand-ins applied to the tags (untimed)"),
+      m_standin_read(m_hbm_stats, "standin_bytes_read", "B",
+                     "bytes timing re-use stand-ins would have read from HBM (counted, not timed)"),
+      m_standin_written(m_hbm_stats, "standin_bytes_written", "B",
+                        "bytes written back to HBM for timing re-use stand-ins (counted, not timed)"),
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
     m_frontend_ps = p.frontend_ps;

@@ -38,12 +38,13 @@
 #include "sim/config.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
+#include "sim/traffic_replay.h"
 #include "sim/sc_time_util.h"
 #include "sim/trace.h"
 
 namespace sfumato::mem {
 
-class MemorySystem : public sc_core::sc_module, public IMemTarget {
+class MemorySystem : public sc_core::sc_module, public IMemTarget, public ITrafficReplay {
 public:
     SC_HAS_PROCESS(MemorySystem);
     // `ports`: memory ports (cores and engines); MemRequest::port indexes them.
@@ -87,6 +88,10 @@ public:
     void flush_l2();
     uint64_t writebacks_pending() const { return m_wb_pending; }
     const sc_core::sc_event& writebacks_drained() const { return m_wb_drained; }
+    // The traffic of kernels that were not simulated (timing re-use stand-ins), applied to the
+    // tags at once and untimed (memory_system_replay.cpp); the HBM bytes it implies go to the
+    // standin_* counters, not to the channels.
+    void replay_traffic(const std::vector<GmRange>& ranges) override;
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
@@ -179,6 +184,7 @@ private:
     static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
     void add_stat_formulas();
+    void replay_range(uint64_t addr, uint64_t bytes, bool write);
 
     HbmParams m_hbm;
     L2Params m_l2;
@@ -228,6 +234,7 @@ private:
     Counter m_writebacks;
     Counter m_wb_stalls;
     Counter m_flushes, m_flushed_lines;
+    Counter m_standin_lines, m_standin_read, m_standin_written;
     Histogram m_read_latency;
     Average m_read_latency_avg;
     std::vector<std::unique_ptr<Formula>> m_formulas;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/reuse/footprint.h"
 #include "sim/error.h"
 
 namespace sfumato::reuse {
@@ -54,14 +55,15 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
   reused_cycles += o.reused_cycles;
   kernel_cycles += o.kernel_cycles;
   unverified += o.unverified;
+  replayed_bytes += o.replayed_bytes;
   error_bound_known = error_bound_known && o.error_bound_known;
   error_bound_cycles += o.error_bound_cycles;
   return *this;
 }
 
 struct TimingReuse::Identity {
-  std::vector<size_t>
-      full; // task records of its launches simulated in full, in launch order
+  std::vector<std::shared_ptr<Launch>>
+      full; // its launches simulated in full, in launch order
   uint64_t reused = 0, reused_cycles = 0;
   double dev = -1; // largest relative deviation between full runs a decision
                    // relied on (-1: none)
@@ -72,6 +74,20 @@ struct TimingReuse::Launch {
   bool decided = false, standin = false;
   uint64_t cycles = 0,
            startup = 0; // the template's span and longest block start-up
+  std::vector<OperandRange> ops; // its operands
+  std::unique_ptr<Footprint> fp; // recorded while it runs in full
+};
+
+struct TimingReuse::Pending {
+  ITrafficReplay *target = nullptr;
+  std::vector<GmRange> ranges;
+  uint64_t bytes = 0; // all handed over so far
+  void hand_over() {
+    if (ranges.empty() || !target)
+      return;
+    target->replay_traffic(ranges);
+    ranges.clear();
+  }
 };
 
 namespace {
@@ -92,23 +108,26 @@ double deviation(uint64_t a, uint64_t b) {
 // launch in full). On: the identity's first full run. Auto: the latest of two
 // completed full runs that agree within the tolerance (their deviation goes to
 // *dev).
-const Task *template_of(const rt::Context &ctx, const TimingReuse::Identity &id,
-                        ReuseMode mode, double tol, double *dev) {
+const TimingReuse::Launch *template_of(const rt::Context &ctx,
+                                       const TimingReuse::Identity &id,
+                                       ReuseMode mode, double tol,
+                                       double *dev) {
   if (id.full.empty())
     return nullptr;
   if (mode == ReuseMode::On)
-    return done_task(ctx, id.full.front());
-  const Task *last = nullptr;
-  const Task *prev = nullptr;
+    return done_task(ctx, id.full.front()->record) ? id.full.front().get()
+                                                   : nullptr;
+  const TimingReuse::Launch *last = nullptr;
+  const TimingReuse::Launch *prev = nullptr;
   for (auto it = id.full.rbegin(); it != id.full.rend() && !prev; ++it) {
-    const Task *t = done_task(ctx, *it);
-    if (!t)
+    if (!done_task(ctx, (*it)->record))
       continue;
-    (last ? prev : last) = t;
+    (last ? prev : last) = it->get();
   }
   if (!prev)
     return nullptr;
-  const double d = deviation(prev->cycles, last->cycles);
+  const double d = deviation(done_task(ctx, prev->record)->cycles,
+                             done_task(ctx, last->record)->cycles);
   if (d > tol)
     return nullptr;
   *dev = d;
@@ -121,7 +140,8 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                          const ReuseOptions &opt)
     : m_ctx(ctx), m_opt(opt), m_cube(dev.cube_cores),
       m_vector(dev.vector_cores), m_aiv_per_aic(dev.aiv_per_aic),
-      m_l2(dev.l2_bytes) {
+      m_l2(dev.l2_bytes), m_pending(std::make_shared<Pending>()) {
+  m_pending->target = m_opt.traffic;
   if (m_opt.mode == ReuseMode::Off)
     return;
   if (!(m_opt.tolerance >= 0))
@@ -144,7 +164,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   if (key.empty())
     return;
   ++m_candidates;
-  const std::vector<OperandRange> ops = launch_operands(k);
+  std::vector<OperandRange> ops = launch_operands(k);
   key += "|l2:";
   if (ops.empty())
     key += '?'; // operands unknown: the L2 state is not part of the identity
@@ -159,6 +179,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   if (!id)
     id = std::make_shared<Identity>();
   auto launch = std::make_shared<Launch>();
+  launch->ops = std::move(ops);
   // The launch's task record is the next one (Context::launch records it after
   // this hook).
   launch->record = m_ctx.tasks().size();
@@ -182,27 +203,45 @@ void TimingReuse::on_launch(KernelDesc &k) {
   const ReuseMode mode = m_opt.mode;
   const double tol = m_opt.tolerance;
   std::shared_ptr<Identity> ident = id;
+  std::shared_ptr<Pending> pending = m_pending;
   std::function<void(isa::IInstrSink &)> real = std::move(k.body);
-  k.body = [ctx, ident, launch, mode, tol, waves, cores, block_dim, delta,
-            real](isa::IInstrSink &sink) {
+  k.body = [ctx, ident, launch, pending, mode, tol, waves, cores, block_dim,
+            delta, real](isa::IInstrSink &sink) {
     if (!launch->decided) {
       // The first block to start decides for the whole launch.
       launch->decided = true;
       double dev = -1;
-      const Task *t = template_of(*ctx, *ident, mode, tol, &dev);
-      if (t) {
+      const Launch *tl = template_of(*ctx, *ident, mode, tol, &dev);
+      if (tl) {
+        const Task *t = done_task(*ctx, tl->record);
         launch->standin = true;
         launch->cycles = t->cycles;
         launch->startup = t->startup_cycles;
         ++ident->reused;
         ident->reused_cycles += t->cycles;
         ident->dev = std::max(ident->dev, dev);
+        // Its traffic, as its template moved it, reaches the caches before
+        // the next kernel simulated in full looks at them.
+        if (pending->target && tl->fp && !launch->ops.empty()) {
+          const size_t n = pending->ranges.size();
+          tl->fp->ranges_for(launch->ops, pending->ranges);
+          for (size_t i = n; i < pending->ranges.size(); ++i)
+            pending->bytes += pending->ranges[i].bytes;
+        }
       } else {
-        ident->full.push_back(launch->record);
+        pending->hand_over();
+        if (pending->target)
+          launch->fp = std::make_unique<Footprint>(launch->ops);
+        ident->full.push_back(launch);
       }
     }
     if (!launch->standin) {
-      real(sink);
+      if (!launch->fp) {
+        real(sink);
+        return;
+      }
+      FootprintSink recording(sink, *launch->fp);
+      real(recording);
       return;
     }
     const uint64_t wave =
@@ -217,8 +256,11 @@ void TimingReuse::on_launch(KernelDesc &k) {
   m_records.push_back(launch);
 }
 
+void TimingReuse::settle() { m_pending->hand_over(); }
+
 ReuseCounters TimingReuse::counters() const {
   ReuseCounters c;
+  c.replayed_bytes = m_pending->bytes;
   c.launches = m_launches;
   c.candidates = m_candidates;
   c.unique = m_ids.size();
@@ -246,9 +288,9 @@ ReuseCounters TimingReuse::counters() const {
     const Identity &id = *kv.second;
     double d = id.dev;
     if (m_opt.mode == ReuseMode::On && !id.full.empty())
-      if (const Task *first = done_task(m_ctx, id.full.front()))
+      if (const Task *first = done_task(m_ctx, id.full.front()->record))
         for (size_t j = 1; j < id.full.size(); ++j)
-          if (const Task *t = done_task(m_ctx, id.full[j]))
+          if (const Task *t = done_task(m_ctx, id.full[j]->record))
             d = std::max(d, deviation(first->cycles, t->cycles));
     devs[i++] = d;
     worst = std::max(worst, d);

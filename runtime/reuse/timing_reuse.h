@@ -42,11 +42,18 @@
 //   unverified (with no deviation measured at all the bound is unknown,
 //   error_bound_known = false). It bounds the kernels' own times, not what
 //   missing traffic does to other kernels.
-// What it leaves out, so what the error is made of: a stand-in moves no data,
-// so its L2 and HBM traffic (and the contention it would cause a concurrent
-// kernel or collective) is missing, and the L2 estimate follows kernel operands
-// only (copies and collectives do not age it); its start-up is the template's;
-// concurrent streams are not part of the identity. tests/regression/
+// - A stand-in leaves the memory system as its kernel would have: each full run
+//   records its GM footprint (footprint.h), and a stand-in's footprint (the
+//   template's, moved to its own operands) is handed to the device
+//   (ReuseOptions::traffic) before the next launch simulated in full starts,
+//   or by settle() after the last one. Launches without operands (operator-
+//   library calls) replay nothing; without a target nothing is recorded.
+// What it leaves out, so what the error is made of: a stand-in's traffic
+// reaches the caches at once and untimed (so the contention it would cause a
+// concurrent kernel or collective is missing), in an approximate order; the L2
+// estimate of the identity follows kernel operands only (copies and
+// collectives do not age it); its start-up is the template's; concurrent
+// streams are not part of the identity. tests/regression/
 // timing_reuse_test.cpp measures the error per command family;
 // docs/timing_reuse.md states it.
 #pragma once
@@ -58,6 +65,7 @@
 #include <vector>
 
 #include "runtime/rt/context.h"
+#include "sim/traffic_replay.h"
 
 namespace sfumato::reuse {
 
@@ -88,6 +96,9 @@ struct ReuseOptions {
   // programs that know their kernels better; the L2 state is appended to it
   // either way.
   std::function<std::string(const KernelDesc &)> identity;
+  // Where stand-ins leave their traffic (the chip's memory system; null: they
+  // move none, and the kernels after them find the caches as they were).
+  ITrafficReplay *traffic = nullptr;
 };
 
 struct ReuseCounters {
@@ -102,6 +113,7 @@ struct ReuseCounters {
       0; // all candidate launches' spans (stand-ins included)
   uint64_t unverified =
       0; // reused launches of identities never simulated twice
+  uint64_t replayed_bytes = 0; // stand-ins' footprints handed to the device
   bool error_bound_known = true;
   double error_bound_cycles =
       0; // estimated bound on the summed kernel cycles' error
@@ -152,10 +164,15 @@ public:
   ReuseMode mode() const { return m_opt.mode; }
   // Valid once the launches have completed (after a synchronize).
   ReuseCounters counters() const;
+  // Hands the footprints of the stand-ins since the last launch simulated in
+  // full to the device (call from the host thread after the last
+  // synchronize, before reading the memory system's state or stats).
+  void settle();
 
   struct Identity; // per identity: its full runs and stand-ins
                    // (timing_reuse.cpp)
   struct Launch;   // per launch: the decision its first block makes
+  struct Pending;  // stand-ins' footprints not yet handed to the device
 
 private:
   void on_launch(KernelDesc &k);
@@ -165,6 +182,7 @@ private:
   L2Recency m_l2;
   std::map<std::string, std::shared_ptr<Identity>> m_ids;
   std::vector<std::shared_ptr<Launch>> m_records; // every candidate launch
+  std::shared_ptr<Pending> m_pending;
   uint64_t m_launches = 0, m_candidates = 0;
 };
 

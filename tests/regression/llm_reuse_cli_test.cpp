@@ -1,16 +1,16 @@
 // `sfumato llm` with the runtime's timing re-use (default auto) against `--exact` on a 2-layer
 // model: the decode steps repeat the matmuls' and norms' identities, so auto re-uses many
-// launches. With two layers the prefill re-uses nothing (each identity needs two agreeing full
-// runs), so TTFT is within the service's tolerance. Decode is not, yet: a stand-in moves no data,
-// so the kernels simulated in full after it (paged attention, whose lengths change every step,
-// Rope with new positions) find in the L2 what the weights streamed by the re-used matmuls would
-// have evicted, and run faster than in the exact run (measured: TPOT 4.4 % below exact on this
-// model and chip; docs/llm.md). The issue's bound (3 %) is checked without failing the suite
-// until the service models the stand-ins' L2 footprint; re-use must never make a step slower
-// than the tolerance allows. The same inputs give the same cycles twice.
+// launches. A stand-in leaves the memory system as its kernel would have (its template's GM
+// footprint replayed into the L2, runtime/reuse/footprint.h): without that, the kernels
+// simulated in full after it (paged attention, whose lengths change every step) found in the L2
+// what the re-used matmuls' weight streaming would have evicted, and TPOT came out 4.4 % below
+// exact on this model and chip. The bound is the issue's (24, item 7: a 2-layer model with
+// --exact within 3 % of re-use), on TTFT, TPOT and the HBM bytes the run moves (timed traffic
+// plus the stand-ins' counted traffic). The same inputs give the same cycles twice.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include "tests/support.h"
 
@@ -23,6 +23,30 @@ nlohmann::json run_ok(const std::string& args, const std::string& out) {
     INFO(args << "\n" << r.output);
     REQUIRE(r.code == 0);
     return read_json(out + "/summary.json");
+}
+
+// A stat of a run's stats.h5 by the end of its path (`sfumato stats` prints "path value ...").
+double stat(const std::string& out, const std::string& suffix) {
+    const CliResult r = run_cli("stats " + out + "/stats.h5 " + suffix);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream w(line);
+        std::string path;
+        double v = 0;
+        if (w >> path >> v && path.size() >= suffix.size() &&
+            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return v;
+    }
+    FAIL("no stat " << suffix);
+    return 0;
+}
+
+// HBM bytes moved: the channels' (timed) plus the stand-ins' (counted).
+double hbm_bytes(const std::string& out) {
+    return stat(out, "hbm/bytes_read") + stat(out, "hbm/bytes_written") + stat(out, "hbm/standin_bytes_read") +
+           stat(out, "hbm/standin_bytes_written");
 }
 
 }  // namespace
@@ -44,15 +68,17 @@ TEST_CASE("llm: timing re-use against --exact on a 2-layer model", "[llm][reuse]
     INFO(rc.dump());
     CHECK(exact["reuse_timing"]["reused"] == 0);
     CHECK(rc["reused"].get<uint64_t>() > 0);
-    const double tol = rc["tolerance"].get<double>();
-    REQUIRE(tol > 0);
-    REQUIRE(tol <= 0.03);
+    CHECK(rc["replayed_bytes"].get<uint64_t>() > 0);
+    // Issue 24, item 7: re-use within 3 % of --exact on a 2-layer model.
+    const double bound = 0.03;
     const double ttft = rj["ttft_ms"].get<double>() / ej["ttft_ms"].get<double>() - 1.0;
     const double tpot = rj["tpot_ms"].get<double>() / ej["tpot_ms"].get<double>() - 1.0;
-    INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " % (tolerance " << 100 * tol << " %)");
-    CHECK(std::fabs(ttft) <= tol);
-    CHECK(tpot <= tol);
-    CHECK_NOFAIL(tpot >= -0.03);
+    const double hbm = hbm_bytes(dir + "/auto") / hbm_bytes(dir + "/exact") - 1.0;
+    INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %, HBM bytes " << 100 * hbm << " %");
+    CHECK(std::fabs(ttft) <= bound);
+    CHECK(std::fabs(tpot) <= bound);
+    CHECK(std::fabs(hbm) <= bound);
+    CHECK(stat(dir + "/exact", "hbm/standin_bytes_read") == 0);
     // Bit-identical cycles from the same inputs.
     CHECK(again["llm"]["decode_step_ms"] == rj["decode_step_ms"]);
     CHECK(again["llm"]["ttft_ms"] == rj["ttft_ms"]);

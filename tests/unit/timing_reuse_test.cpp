@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/ops/node_launch.h"
+#include "runtime/reuse/footprint.h"
 #include "runtime/reuse/timing_reuse.h"
 #include "sim/error.h"
 
@@ -98,4 +99,55 @@ TEST_CASE(
   CHECK(reuse::resolve_mode(reuse::ReuseMode::Auto, false) ==
         reuse::ReuseMode::Auto);
   CHECK_THROWS_AS(reuse::resolve_mode(reuse::ReuseMode::On, true), InputError);
+}
+
+TEST_CASE("timing re-use: a footprint is kept relative to the operands and "
+          "replays at another launch's",
+          "[reuse]") {
+  // Operands: an input of 4 KiB, an output of 1 KiB (the launch's order).
+  const std::vector<reuse::OperandRange> ops{{0x10000, 4096, false},
+                                             {0x20000, 1024, true}};
+  reuse::Footprint fp(ops);
+  auto copy = [](isa::Opcode op, uint64_t gm, uint32_t nburst, uint32_t len,
+                 uint32_t gap) {
+    isa::Instr in = isa::make_instr(op);
+    in.copy.nburst = nburst;
+    in.copy.len_bytes = len;
+    if (op == isa::Opcode::COPY_UB_TO_GM) {
+      in.dst = {gm, isa::Pos::GM};
+      in.copy.dst_gap = gap;
+    } else {
+      in.src0 = {gm, isa::Pos::GM};
+      in.copy.src_gap = gap;
+    }
+    return in;
+  };
+  // Two blocks read halves of the input as strided rows (the hull of each is
+  // one range), and write the output; a vector instruction touches no GM.
+  fp.record(copy(isa::Opcode::COPY_GM_TO_UB, 0x10000, 4, 256, 256));
+  fp.record(copy(isa::Opcode::COPY_GM_TO_UB, 0x10000 + 2048, 4, 256, 256));
+  fp.record(copy(isa::Opcode::COPY_UB_TO_GM, 0x20000, 1, 1024, 0));
+  fp.record(isa::make_instr(isa::Opcode::VADD));
+  CHECK(fp.bytes() == 1792 + 1792 + 1024);
+  // Another launch of the same identity: its operands lie elsewhere.
+  const std::vector<reuse::OperandRange> other{{0x50000, 4096, false},
+                                               {0x70000, 1024, true}};
+  std::vector<GmRange> r;
+  fp.ranges_for(other, r);
+  REQUIRE(r.size() == 3);
+  // Reads first (address order), then writes.
+  CHECK(r[0].addr == 0x50000);
+  CHECK(r[0].bytes == 1792);
+  CHECK(!r[0].write);
+  CHECK(r[1].addr == 0x50000 + 2048);
+  CHECK(r[1].bytes == 1792);
+  CHECK(r[2].addr == 0x70000);
+  CHECK(r[2].bytes == 1024);
+  CHECK(r[2].write);
+  // Touching ranges merge into one.
+  fp.record(copy(isa::Opcode::COPY_GM_TO_UB, 0x10000 + 1792, 1, 256, 0));
+  r.clear();
+  fp.ranges_for(other, r);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].bytes == 4096 - 256);
 }
