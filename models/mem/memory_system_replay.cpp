@@ -45,19 +45,11 @@ void MemorySystem::replay_traffic(const std::vector<GmRange>& ranges) {
 }
 
 void MemorySystem::replay_range(uint64_t addr, uint64_t bytes, bool write) {
-    if (bytes == 0) return;
     const uint64_t lb = m_l2.g.line_bytes, sb = m_l2.g.sector_bytes;
     uint64_t a = addr;
     const uint64_t end = addr + bytes;
-    // The lines' sets are spread over the slices' tag arrays (megabytes on a large L2): ask the
-    // host cache for the set of a line some lines ahead, so its lookup does not wait for memory.
-    constexpr uint64_t kAhead = 8;
-    const uint64_t last_line = line_of(end - 1);
-    for (uint64_t l = line_of(a); l < line_of(a) + kAhead && l <= last_line; ++l)
-        m_slices[slice_of(l)].tags->prefetch(l);
     while (a < end) {
         const uint64_t line = line_of(a);
-        if (line + kAhead <= last_line) m_slices[slice_of(line + kAhead)].tags->prefetch(line + kAhead);
         const uint64_t line_end = std::min(end, (line + 1) * lb);
         Slice& s = m_slices[slice_of(line)];
         const uint64_t mask = s.tags->sector_mask(a, static_cast<uint32_t>(line_end - a));
