@@ -59,7 +59,9 @@ float quant_row(const float* x, int64_t n, int8_t* q) {
     const float inv = 127.0f / amax, scale = amax / 127.0f;
     for (int64_t i = 0; i < n; ++i) {
         const float v = std::nearbyint(x[i] * inv);  // default rounding: to nearest even
-        q[i] = static_cast<int8_t>(std::clamp(v, -128.0f, 127.0f));
+        // A NaN quantises to 0 as on the device's DynamicQuant; std::clamp would pass it on to an
+        // undefined float-to-int8 conversion (UBSan's finding).
+        q[i] = std::isnan(v) ? int8_t{0} : static_cast<int8_t>(std::clamp(v, -128.0f, 127.0f));
     }
     return scale;
 }
