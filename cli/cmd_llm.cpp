@@ -276,7 +276,7 @@ int cmd_llm(const std::vector<std::string>& args) {
         if (!common.record.empty()) throw InputError("--record is not supported with --system");
         if (pp != 1 || microbatches != 0)
             return run_llm_pp({args, common, system_file, pp, tp, microbatches, cfg, ro, weights_path,
-                               exact ? "off" : reuse_arg});
+                               exact ? "off" : reuse_arg, simulate});
         return run_llm_tp({args, common, system_file, tp, cfg, ro, weights_path, exact ? "off" : reuse_arg, simulate});
     }
     std::string cmdline = "sfumato llm";

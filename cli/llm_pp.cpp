@@ -134,6 +134,11 @@ int run_llm_pp(const LlmPpRequest& q) {
     p.microbatches = q.microbatches;
     p.reuse = reuse_options(q.reuse, s.functional(), false, s.chip_params());
     p.comm_buffer_bytes = s.comm_params().buffer_bytes;
+    if (q.simulate != "auto" && q.simulate != "all" && q.simulate != "one")
+        throw InputError("--simulate must be auto, all or one, not '" + q.simulate + "'");
+    if (q.simulate == "one" && s.functional())
+        throw InputError("--simulate one needs timing mode (functional mode computes every chip's values)");
+    p.mirror = q.simulate == "one" || (q.simulate == "auto" && !s.functional());
     const uint32_t n = q.pp * q.tp;
     std::vector<DeviceInfo> infos;
     std::vector<uint32_t> ids;
@@ -183,6 +188,15 @@ int run_llm_pp(const LlmPpRequest& q) {
     if (s.functional() && q.tp > 1)
         std::printf("  tokens: every rank of the last stage sampled the same tokens: %s\n",
                     run.ranks_agree() ? "yes" : "NO");
+    if (run.mirrored())
+        std::printf(
+            "  kernels simulated on rank 0 of each stage only: its TP ranks run the same shard shapes on one "
+            "chip "
+            "config (identical), so their streams follow rank 0's (a notify before each all-reduce; their "
+            "busy "
+            "share shows 0) and each runs its part of every all-reduce and its own sends (--simulate all: "
+            "every "
+            "chip's kernels)\n");
     const reuse::ReuseCounters rc = run.reuse_counters();
     print_reuse(p.reuse, rc);
     std::printf("  wall %.1f s\n", wall_s);
@@ -200,8 +214,11 @@ int run_llm_pp(const LlmPpRequest& q) {
                     {"max_prefill_tokens", ro.max_prefill_tokens}};
     nlohmann::json mbs = nlohmann::json::array();
     for (const auto& mb : run.microbatches()) mbs.push_back(mb.size());
-    j["parallel"] = {
-        {"pp", q.pp}, {"tp", q.tp}, {"microbatches", mbs}, {"receive_buffer_bytes", run.recv_bytes()}};
+    j["parallel"] = {{"pp", q.pp},
+                     {"tp", q.tp},
+                     {"simulate", run.mirrored() ? "one" : "all"},
+                     {"microbatches", mbs},
+                     {"receive_buffer_bytes", run.recv_bytes()}};
     j["stages"] = stages;
     j["memory"] = mem;
     j["ttft_ms"] = ms(tot.eager.prefill_ps);

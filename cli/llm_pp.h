@@ -18,9 +18,10 @@ struct LlmPpRequest {
     uint32_t pp = 1, tp = 1;
     int64_t microbatches = 0;  // 0: min(pp, batch)
     llm::ModelConfig model;
-    llm::RunOptions run;       // weights: none (functional runs load or draw them here)
-    std::string weights_path;  // --weights FILE.safetensors (functional runs)
-    std::string reuse;         // --reuse-timing (off with --exact)
+    llm::RunOptions run;            // weights: none (functional runs load or draw them here)
+    std::string weights_path;       // --weights FILE.safetensors (functional runs)
+    std::string reuse;              // --reuse-timing (off with --exact)
+    std::string simulate = "auto";  // --simulate all | one | auto (as with --tp)
 };
 
 int run_llm_pp(const LlmPpRequest& q);

@@ -142,6 +142,8 @@ PpRun::PpRun(const ModelConfig& c, const RunOptions& o, const PpOptions& p,
             ro.end_layer = m_stages[static_cast<size_t>(s)].second;
             ro.reserved_bytes =
                 (s > 0 ? held(m_recv_bytes) : 0) + (p.tp > 1 ? comm_reserved_bytes(p.comm_buffer_bytes) : 0);
+            ro.follower = mirrored() && r > 0;
+            if (ro.follower && o.weights) throw InputError(who + ": mirrored ranks need timing mode");
             if (o.weights && p.tp > 1) {
                 ch.weights = std::make_unique<ModelWeights>(tp_shard_weights(c, *o.weights, p.tp, r));
                 ro.weights = ch.weights.get();
@@ -278,6 +280,12 @@ void PpRun::on_op(Chip& ch, rt::Runtime& rt, comm::Communicator* tp_comm, const 
         if (role == "o_proj" || role == "down_proj") {
             // The row-parallel projection's partial sums, reduced in place on the
             // compute stream.
+            if (mirrored() && ch.rank == 0)
+                for (int64_t q = 1; q < m_p.tp; ++q) {
+                    const Chip& f = m_chips.at(static_cast<size_t>(ch.stage * m_p.tp + q));
+                    check(ctx, ctx.notify_record(*f.dev, f.follow_slot, stream));
+                }
+            if (mirrored() && ch.rank > 0) check(ctx, ctx.notify_wait(ch.follow_slot, stream));
             const ops::TensorRef& y = ex.placed(st.out.at(0));
             PpComm call;
             call.step = ch.run->steps().size();
@@ -330,6 +338,7 @@ void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Commun
         run.bind(kPpResidual, ch.recv + m_residual_offset);
     }
     if (!last) check(ctx, ctx.notify_create(&ch.ack_slot));
+    if (mirrored() && ch.rank > 0) check(ctx, ctx.notify_create(&ch.follow_slot));
     m_shared->barrier();  // every chip's buffer and notifies exist
     run.start(rt);
     const rt::StreamId stream = rt.default_stream().id;

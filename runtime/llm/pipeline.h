@@ -45,8 +45,13 @@ std::vector<std::vector<size_t>> pp_microbatches(int64_t batch, int64_t count);
 
 struct PpOptions {
     int64_t pp = 1, tp = 1;
-    int64_t microbatches = 0;        // 0: min(pp, batch)
-    reuse::ReuseOptions reuse;       // per chip (each chip's context has its own service)
+    int64_t microbatches = 0;   // 0: min(pp, batch)
+    reuse::ReuseOptions reuse;  // per chip (each chip's context has its own service)
+    // Timing mode with TP: the ranks of a stage run one shard shape on chips of one
+    // configuration, so only rank 0 of each stage launches kernels; the others' streams wait for
+    // its notify before each all-reduce (standing for their own kernels up to there), and every
+    // rank runs its part of every all-reduce and its own send (TpOptions::mirror's scheme).
+    bool mirror = false;
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: reserved on every chip of a TP group
 };
 
@@ -69,6 +74,7 @@ public:
     int64_t pp() const { return m_p.pp; }
     int64_t tp() const { return m_p.tp; }
     size_t chips() const { return m_chips.size(); }
+    bool mirrored() const { return m_p.mirror && m_p.tp > 1; }
     const ModelConfig& model() const { return m_c; }
     const std::vector<std::pair<int64_t, int64_t>>& stages() const { return m_stages; }
     const std::vector<std::vector<size_t>>& microbatches() const { return m_mb; }
@@ -111,9 +117,10 @@ private:
         std::unique_ptr<LlmRun> run;
         rt::Context* ctx = nullptr;
         rt::Device* dev = nullptr;
-        uint64_t recv = 0;                     // receive buffer (a stage after the first)
-        uint32_t data_slot = 0, ack_slot = 0;  // notifies: data arrived (here) /
-                                               // buffer free (here, a sender)
+        uint64_t recv = 0;  // receive buffer (a stage after the first)
+        uint32_t data_slot = 0, ack_slot = 0;
+        uint32_t follow_slot = 0;  // mirror: the notify a follower waits on before each all-reduce  //
+                                   // notifies: data arrived (here) / buffer free (here, a sender)
         std::vector<PpComm> comm;
         std::vector<std::vector<int64_t>> tokens;  // last stage: what it sampled
         reuse::ReuseCounters reuse;

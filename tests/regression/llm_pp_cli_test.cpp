@@ -106,6 +106,28 @@ TEST_CASE(
     }
 }
 
+// Timing mode with TP inside the stages: only rank 0 of each stage simulates kernels; the other
+// ranks follow it, and still run their all-reduces and send their own activations.
+TEST_CASE("llm pp: with --tp and --simulate one every rank sends, only rank 0 of a stage computes") {
+    const std::string req = " --mode timing --prefill 16 --decode 2 --batch 2";
+    for (const std::string sim : {"one", "all"}) {
+        const nlohmann::json s =
+            run_json("llm tiny " + tiny_system() + "--pp 2 --tp 2 --simulate " + sim + req, "llm_pp_mirror");
+        CHECK(s["llm"]["parallel"]["simulate"] == sim);
+        const auto& st = s["llm"]["stages"];
+        REQUIRE(st.size() == 4);
+        for (size_t i = 0; i < 4; ++i) {
+            INFO(sim << " chip " << i << ": " << st[i].dump());
+            CHECK(st[i]["stage"] == i / 2);
+            // Two per layer (one per stage) and step of a micro-batch (2 of 1 sequence, 2 decode steps).
+            CHECK(st[i]["decode"]["all_reduces"] == 2 * 2 * 2);
+            // Stage 0's ranks each send 2 decode steps x hidden state + residual of 1 token (64 wide).
+            CHECK(st[i]["decode"]["sent_bytes"] == (i < 2 ? 2 * 2 * 2 * 64 * 2 : 0));
+            CHECK((st[i]["decode"]["busy_share"].get<double>() > 0) == (sim == "all" || i % 2 == 0));
+        }
+    }
+}
+
 TEST_CASE("llm pp: bad plans exit 2 naming the culprit") {
     struct Case {
         std::string args, says;
