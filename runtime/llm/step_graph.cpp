@@ -279,18 +279,25 @@ graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const St
     if (b.query_lens.empty() || b.query_lens.size() != b.context_lens.size() ||
         static_cast<int64_t>(b.block_table.size()) != b.max_blocks * static_cast<int64_t>(b.sequences()))
         throw InputError("llm: malformed step batch");
+    const int64_t first = o.first_layer, end = o.end_layer < 0 ? c.num_layers : o.end_layer;
+    if (first < 0 || first >= end || end > c.num_layers) throw InputError("llm: malformed layer range of a step graph");
     Builder g(o.elem);
     const int64_t T = b.tokens(), B = static_cast<int64_t>(b.sequences()), H = c.hidden_size;
-    const int ids = g.input("input_ids", ElemType::Int64, {T}, false);
+    const int ids = first == 0 ? g.input("input_ids", ElemType::Int64, {T}, false) : -1;
     const int positions = g.input("positions", ElemType::Int64, {T}, false);
     const int cos_sin = g.weight("rope_cos_sin", {o.rope_positions, c.head_dim});
     Ctx k{c, b, o, g, T, positions, cos_sin, -1, -1};
-    const int x0 = g.act("embedding", {T, H});
-    Node& emb = g.node("Gather", "embedding", {g.weight("embed", {c.vocab_size, H}), ids}, {x0});
-    emb.attrs.set("axis", Attr::of_int(0));
-    set_host_attrs(emb.name, emb.op_type, emb.attrs, c, b, o.block_size);
-    int x = x0, residual = -1;
-    for (int64_t l = 0; l < c.num_layers; ++l) {
+    int x = -1, residual = -1;
+    if (first == 0) {
+        x = g.act("embedding", {T, H});
+        Node& emb = g.node("Gather", "embedding", {g.weight("embed", {c.vocab_size, H}), ids}, {x});
+        emb.attrs.set("axis", Attr::of_int(0));
+        set_host_attrs(emb.name, emb.op_type, emb.attrs, c, b, o.block_size);
+    } else {
+        x = g.input(kPpHidden, o.elem, {T, H}, true);
+        residual = g.input(kPpResidual, o.elem, {T, H}, true);
+    }
+    for (int64_t l = first; l < end; ++l) {
         const std::string p = "l" + std::to_string(l) + ".";
         auto [h, r] = rmsnorm(k, x, residual, g.weight(layer_tensor(l, "ln1"), {H}), p + "input_norm", T);
         const int attn = attention(k, l, h);
@@ -298,6 +305,7 @@ graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const St
         x = mlp(k, l, h2);
         residual = r2;
     }
+    if (end < c.num_layers) return g.finish({x, residual});
     // The head on each sequence's last token only.
     if (T != B) {
         Shape last;

@@ -63,17 +63,28 @@ struct StepGraphOptions {
     // plan steps (the graph does not see them), so a step graph with ep_ranks > 1 is compiled
     // without dead-node removal.
     int64_t ep_ranks = 1, ep_rank = 0;
+    // A pipeline stage's share of the model (runtime/llm/pipeline.h): layers [first_layer,
+    // end_layer) (end_layer -1: to the last). A stage after the first has no embedding: it
+    // starts from the external inputs kPpHidden and kPpResidual [T, hidden] (the previous
+    // stage's hidden state and residual, received into a buffer the caller binds); a stage
+    // before the last has no head: its outputs are its last layer's hidden state and residual.
+    int64_t first_layer = 0, end_layer = -1;
 };
 
 // Expert parallel: the rows of "ep.recv" for a step of `tokens` tokens per chip (the most any
 // chip can receive: every token of every chip sends min(k, E_local) rows to it); c: the shard.
 int64_t ep_recv_rows(const ModelConfig& c, int64_t ep_ranks, int64_t tokens);
 
+// A pipeline stage's received activations (external inputs of a stage after the first).
+inline constexpr const char* kPpHidden = "pp_recv.hidden";
+inline constexpr const char* kPpResidual = "pp_recv.residual";
+
 // Names of the external inputs, as the engine binds them.
 std::string layer_tensor(int64_t layer, const std::string& what);  // "l3.wqkv", "l3.k_cache", ...
 
-// Graph inputs (not external): input_ids [T] int64, positions [T] int64. Output: next token ids
-// [B] int64 (sample) or logits [B, V].
+// Graph inputs (not external): input_ids [T] int64 (first stage only), positions [T] int64.
+// Output: next token ids [B] int64 (sample) or logits [B, V]; a stage before the last: its hidden
+// state and residual [T, hidden].
 graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const StepGraphOptions& o);
 
 // The host-known attributes of a batch on a node that takes them (PagedAttention: lengths and
