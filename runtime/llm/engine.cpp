@@ -90,6 +90,15 @@ std::vector<uint8_t> weight_image(const ModelWeights& w, const std::string& name
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> draw_prompts(const ModelConfig& c, const RunOptions& o) {
+    std::mt19937_64 rng(o.seed);
+    std::vector<std::vector<int64_t>> out(static_cast<size_t>(std::max<int64_t>(0, o.batch)));
+    for (auto& p : out)
+        for (int64_t i = 0; i < o.prefill; ++i)
+            p.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(c.vocab_size)));
+    return out;
+}
+
 LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(c), m_o(std::move(o)), m_dev(dev) {
     if (m_o.prefill < 1) throw InputError("llm: --prefill must be at least 1 token");
     if (m_o.decode < 0) throw InputError("llm: --decode must not be negative");
@@ -114,13 +123,11 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     m_sample = ops::has_node_op("Sample");
     m_rng.seed(m_o.seed + 1);
     // Prompts.
-    std::mt19937_64 rng(m_o.seed);
+    const std::vector<std::vector<int64_t>> drawn = draw_prompts(m_c, m_o);
     for (int64_t s = 0; s < m_o.batch; ++s) {
         std::vector<int64_t> p;
         if (static_cast<size_t>(s) < m_o.prompts.size()) p = m_o.prompts[static_cast<size_t>(s)];
-        if (p.empty())
-            for (int64_t i = 0; i < m_o.prefill; ++i)
-                p.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(m_c.vocab_size)));
+        if (p.empty()) p = drawn[static_cast<size_t>(s)];
         if (static_cast<int64_t>(p.size()) != m_o.prefill)
             throw InputError("llm: prompt " + std::to_string(s) + " has " + std::to_string(p.size()) +
                              " tokens, --prefill is " + std::to_string(m_o.prefill));
@@ -162,9 +169,22 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     m_kernels_decode = p1->kernel_count();
     m_mem.activations = std::max(p0->memory.peak_bytes, p1->memory.peak_bytes) + p0->memory.weight_bytes +
                         p1->memory.weight_bytes;
+    // Expert parallel's windows: sized for the larger of the two first plans (the prefill's).
+    for (const auto* p : {p0.get(), p1.get()})
+        for (int id : p->graph.inputs) {
+            const graph::Value& v = p->graph.val(id);
+            if (!v.external || !v.name.starts_with("ep.")) continue;
+            // The sizes are int32 on the device.
+            uint64_t n = v.elem == ref::ElemType::Int64 ? 4 : elem_bytes(v.elem);
+            for (int64_t d : graph::concrete(v.shape, v.name)) n *= static_cast<uint64_t>(d);
+            auto it = std::find_if(m_buffers.begin(), m_buffers.end(),
+                                   [&](const auto& b) { return b.first == v.name; });
+            if (it == m_buffers.end()) m_buffers.push_back({v.name, n});
+            else it->second = std::max(it->second, n);
+        }
     for (int id : p0->graph.inputs) {
         const graph::Value& v = p0->graph.val(id);
-        if (!v.external || is_cache(v.name) || is_received(v.name)) continue;
+        if (!v.external || is_cache(v.name) || is_received(v.name) || v.name.starts_with("ep.")) continue;
         const std::vector<int64_t> s = graph::concrete(v.shape, v.name);
         m_weight_shapes.push_back({v.name, s, v.elem});
         uint64_t n = elem_bytes(v.elem);
@@ -174,6 +194,7 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     // Device memory held: weights in one allocation, the largest plan's arena, and the KV cache
     // in one region per layer and kind (K, V), each rounded as the allocator rounds.
     m_mem.reserved = m_o.reserved_bytes;
+    for (const auto& b : m_buffers) m_mem.reserved += held(b.second);
     const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations) + m_mem.reserved;
     if (fixed > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
@@ -265,11 +286,14 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
     go.rope_positions = m_positions;
     go.sample = m_sample;
     go.quant = m_o.quant;
+    go.ep_ranks = m_o.ep_ranks;
+    go.ep_rank = m_o.ep_rank;
     go.first_layer = m_o.first_layer;
     go.end_layer = end_layer();
     // One stream: the step is a chain, and a captured model runs on one stream.
     graph::CompileOptions opt = m_o.compile;
     opt.streams = 1;
+    if (m_o.ep_ranks > 1) opt.passes.erase("dce");  // the experts' outputs leave by the combine's copies
     graph::Graph g = build_step_graph(m_c, widest, go);
     std::vector<std::vector<int64_t>> shapes;
     for (int id : g.inputs) shapes.push_back(graph::concrete(g.val(id).shape, g.val(id).name));
@@ -332,6 +356,7 @@ void LlmRun::place(rt::Runtime& rt) {
         }
         off += align_up(elem_bytes(e) * n, kAlign);
     }
+    for (const auto& b : m_buffers) m_addr[b.first] = rt.malloc(b.second);
     const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * (end_layer() - m_o.first_layer));
     for (int64_t l = m_o.first_layer; l < end_layer(); ++l) {
         m_addr[layer_tensor(l, "k_cache")] = rt.malloc(per);
@@ -379,7 +404,10 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     const std::vector<int64_t>& ids = b.ids;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
-    if (!rt.functional() && m_c.moe()) b.experts = draw_routing(b.tokens());
+    if (!rt.functional() && m_c.moe()) {
+        if (m_o.route) m_o.route(b, m_steps.size());
+        else b.experts = draw_routing(b.tokens());
+    }
     Bucket& bk = bucket(b);
     for (size_t s : bk.host_attr_steps) {
         graph::PlanStep& st = bk.plan->steps[s];

@@ -70,11 +70,22 @@ struct RunOptions {
     // inputs, runs the after_op hook at every plan step and reads its outputs back, but launches
     // no kernel.
     bool follower = false;
+    // Expert parallel (runtime/llm/expert_parallel.h): this chip's rank of ep_ranks; its step
+    // graphs run the local experts on dispatched rows (StepGraphOptions). The external buffers
+    // "ep.*" are allocated here (not uploaded) and counted with the collective buffers.
+    int64_t ep_ranks = 1, ep_rank = 0;
+    // Timing mode, MoE: fills a step's routing (StepBatch::experts, local_sizes) instead of the
+    // engine's own draw; called with the step's index before its plan is refreshed.
+    std::function<void(StepBatch& b, size_t step)> route;
     // A pipeline stage (runtime/llm/pipeline.h): this chip holds layers [first_layer, end_layer)
     // (end_layer -1: to the last), their KV cache, and the embedding (first stage) or the final
     // norm, LM head and sampling (last stage); see StepGraphOptions.
     int64_t first_layer = 0, end_layer = -1;
 };
+
+// The prompts a run draws from its seed when RunOptions::prompts gives none (batch x prefill
+// token ids, vocabulary-uniform).
+std::vector<std::vector<int64_t>> draw_prompts(const ModelConfig& c, const RunOptions& o);
 
 struct MemoryPlan {
     uint64_t capacity = 0;     // device memory a program can allocate
@@ -163,6 +174,8 @@ public:
     const ModelConfig& config() const { return m_c; }
     const RunOptions& options() const { return m_o; }
     bool device_sampling() const { return m_sample; }
+    // Device address of an external input ("ep.recv", ...) once run() placed it.
+    uint64_t address(const std::string& name) const { return m_addr.at(name); }
 
 private:
     struct Bucket {
@@ -206,6 +219,7 @@ private:
         ref::ElemType elem;
     };
     std::vector<WeightShape> m_weight_shapes;
+    std::vector<std::pair<std::string, uint64_t>> m_buffers;  // "ep.*": name, bytes
     size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0, m_prefill_steps = 0;
     double m_compile_s = 0;
     std::vector<StepRecord> m_steps;
