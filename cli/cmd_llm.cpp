@@ -18,6 +18,8 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/llm_ep.h"
+#include "cli/llm_pp.h"
 #include "cli/llm_tp.h"
 #include "cli/system_session.h"
 #include "cli/reuse_option.h"
@@ -216,7 +218,8 @@ int cmd_llm(const std::vector<std::string>& args) {
     std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto", quant = "none";
     bool exact = false;
     std::string system_file, simulate = "auto";
-    uint32_t tp = 1;
+    uint32_t tp = 1, pp = 1, ep = 0;
+    int64_t microbatches = 0;
     llm::RunOptions ro;
     po::options_description d("sfumato llm");
     add_run_options(d, common);
@@ -225,6 +228,14 @@ int cmd_llm(const std::vector<std::string>& args) {
     d.add_options()("tp", po::value<uint32_t>(&tp)->default_value(1),
                     "tensor parallel over chips 0..N-1 of the --system (heads, KV heads and the MLP split; an "
                     "all-reduce after o_proj and down_proj)")(
+        "ep", po::value<uint32_t>(&ep)->default_value(0),
+        "expert parallel over chips 0..E-1 of the --system (MoE models: experts sharded, attention data "
+        "parallel over the batch, all-to-all dispatch and combine; docs/llm.md)")(
+        "pp", po::value<uint32_t>(&pp)->default_value(1),
+        "pipeline parallel: the layers in M stages on chips 0..M-1 of the --system (with --tp T: M groups of T "
+        "chips), activations sent stage to stage")(
+        "microbatches", po::value<int64_t>(&microbatches)->default_value(0),
+        "with --pp: micro-batches the batch splits into (0: as many as stages, at most the batch)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "with --system: all: every chip's kernels | one: chip 0's kernels only, the other chips follow it (timing "
         "mode; identical shards) and run their part of every all-reduce | auto: one in timing mode")("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
@@ -263,8 +274,22 @@ int cmd_llm(const std::vector<std::string>& args) {
     ro.quant = llm::parse_quant(quant);
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
     if (tp != 1 && system_file.empty()) throw InputError("--tp " + std::to_string(tp) + " needs --system F (a system of chips)");
+    if (ep != 0) {
+        if (system_file.empty())
+            throw InputError("--ep " + std::to_string(ep) + " needs --system F (a system of chips)");
+        if (tp != 1) throw InputError("--ep with --tp (attention TP inside EP) is not modelled: give one of them");
+        if (pp != 1 || microbatches != 0) throw InputError("--ep with --pp is not modelled: give one of them");
+        if (!common.record.empty()) throw InputError("--record is not supported with --system");
+        const std::string reuse = exact ? "off" : reuse_arg;
+        return run_llm_ep({args, common, system_file, ep, cfg, ro, weights_path, reuse, simulate});
+    }
+    if ((pp != 1 || microbatches != 0) && system_file.empty())
+        throw InputError("--pp " + std::to_string(pp) + " needs --system F (a system of chips)");
     if (!system_file.empty()) {
         if (!common.record.empty()) throw InputError("--record is not supported with --system");
+        if (pp != 1 || microbatches != 0)
+            return run_llm_pp({args, common, system_file, pp, tp, microbatches, cfg, ro, weights_path,
+                               exact ? "off" : reuse_arg, simulate});
         return run_llm_tp({args, common, system_file, tp, cfg, ro, weights_path, exact ? "off" : reuse_arg, simulate});
     }
     std::string cmdline = "sfumato llm";

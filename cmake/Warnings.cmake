@@ -25,6 +25,7 @@ endfunction()
 # Libraries whose objects register themselves (operators, policies, subcommands) are linked
 # whole, so the linker keeps registrations nothing references by name.
 set(SFUMATO_LINK_LIBS
+    sfumato_serve
     sfumato_llm
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_graph>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_runtime>"

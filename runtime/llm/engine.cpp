@@ -33,6 +33,9 @@ bool is_cache(const std::string& name) {
     return name.size() > 6 && (name.ends_with(".k_cache") || name.ends_with(".v_cache"));
 }
 
+// A pipeline stage's receive buffer: bound by the caller, not a weight.
+bool is_received(const std::string& name) { return name == kPpHidden || name == kPpResidual; }
+
 // Host values of an external weight (functional runs).
 const std::vector<float>& host_weight(const ModelWeights& w, const std::string& name) {
     if (name == "embed") return w.embed;
@@ -87,6 +90,15 @@ std::vector<uint8_t> weight_image(const ModelWeights& w, const std::string& name
 
 }  // namespace
 
+std::vector<std::vector<int64_t>> draw_prompts(const ModelConfig& c, const RunOptions& o) {
+    std::mt19937_64 rng(o.seed);
+    std::vector<std::vector<int64_t>> out(static_cast<size_t>(std::max<int64_t>(0, o.batch)));
+    for (auto& p : out)
+        for (int64_t i = 0; i < o.prefill; ++i)
+            p.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(c.vocab_size)));
+    return out;
+}
+
 LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(c), m_o(std::move(o)), m_dev(dev) {
     if (m_o.prefill < 1) throw InputError("llm: --prefill must be at least 1 token");
     if (m_o.decode < 0) throw InputError("llm: --decode must not be negative");
@@ -94,6 +106,9 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     if (m_o.block_size < 1 || m_o.block_size > 4096) throw InputError("llm: --block-size must be 1..4096");
     if (!(m_o.kv_mem_fraction > 0 && m_o.kv_mem_fraction <= 1)) throw InputError("llm: --kv-mem-fraction must be in (0, 1]");
     if (m_o.max_prefill_tokens < 1) throw InputError("llm: --max-prefill-tokens must be at least 1");
+    if (m_o.first_layer < 0 || m_o.first_layer >= end_layer() || end_layer() > m_c.num_layers)
+        throw InputError("llm: layers [" + std::to_string(m_o.first_layer) + ", " + std::to_string(end_layer()) +
+                         ") are not a range of the model's " + std::to_string(m_c.num_layers));
     m_positions = m_o.prefill + m_o.decode + 1;
     const double reach = static_cast<double>(m_c.max_position_embeddings) *
                          (m_c.rope_scaling == RopeScaling::None || m_c.rope_scaling == RopeScaling::Dynamic ? 1.0 : m_c.rope_factor);
@@ -108,13 +123,11 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     m_sample = ops::has_node_op("Sample");
     m_rng.seed(m_o.seed + 1);
     // Prompts.
-    std::mt19937_64 rng(m_o.seed);
+    const std::vector<std::vector<int64_t>> drawn = draw_prompts(m_c, m_o);
     for (int64_t s = 0; s < m_o.batch; ++s) {
         std::vector<int64_t> p;
         if (static_cast<size_t>(s) < m_o.prompts.size()) p = m_o.prompts[static_cast<size_t>(s)];
-        if (p.empty())
-            for (int64_t i = 0; i < m_o.prefill; ++i)
-                p.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(m_c.vocab_size)));
+        if (p.empty()) p = drawn[static_cast<size_t>(s)];
         if (static_cast<int64_t>(p.size()) != m_o.prefill)
             throw InputError("llm: prompt " + std::to_string(s) + " has " + std::to_string(p.size()) +
                              " tokens, --prefill is " + std::to_string(m_o.prefill));
@@ -127,7 +140,8 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     // activation arena and the weights; the KV cache gets what it is given or a share of the rest.
     const int64_t per_seq = KvCache::blocks_for(m_positions, m_o.block_size);
     m_mem.kv_blocks_needed = per_seq * m_o.batch;
-    m_mem.kv_block_bytes = static_cast<uint64_t>(2 * m_c.num_layers * m_o.block_size * m_c.kv_size() * 2);
+    const int64_t layers = end_layer() - m_o.first_layer;  // this chip's (a pipeline stage's share)
+    m_mem.kv_block_bytes = static_cast<uint64_t>(2 * layers * m_o.block_size * m_c.kv_size() * 2);
     m_mem.capacity = dev.gm_bytes > dev.reserved_bytes ? dev.gm_bytes - dev.reserved_bytes : 0;
     if (m_o.kv_blocks > 0 && m_o.kv_blocks < m_mem.kv_blocks_needed)
         throw InputError("llm: --kv-blocks " + std::to_string(m_o.kv_blocks) + " does not hold the request: " +
@@ -136,7 +150,7 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
                          ": short by " + std::to_string(m_mem.kv_blocks_needed - m_o.kv_blocks) + " blocks");
     // Weights alone past the device: say so before compiling anything.
     const uint64_t wb = weight_bytes(m_c, m_o.quant);
-    if (wb > m_mem.capacity)
+    if (layers == m_c.num_layers && wb > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: its weights take " + gib(wb) + " (" +
                          std::to_string(m_c.params()) + " parameters" +
                          (m_o.quant == Quant::None ? ", 2 bytes each" : ", int8 projections (W8A8)") + "), over the " +
@@ -155,9 +169,22 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     m_kernels_decode = p1->kernel_count();
     m_mem.activations = std::max(p0->memory.peak_bytes, p1->memory.peak_bytes) + p0->memory.weight_bytes +
                         p1->memory.weight_bytes;
+    // Expert parallel's windows: sized for the larger of the two first plans (the prefill's).
+    for (const auto* p : {p0.get(), p1.get()})
+        for (int id : p->graph.inputs) {
+            const graph::Value& v = p->graph.val(id);
+            if (!v.external || !v.name.starts_with("ep.")) continue;
+            // The sizes are int32 on the device.
+            uint64_t n = v.elem == ref::ElemType::Int64 ? 4 : elem_bytes(v.elem);
+            for (int64_t d : graph::concrete(v.shape, v.name)) n *= static_cast<uint64_t>(d);
+            auto it = std::find_if(m_buffers.begin(), m_buffers.end(),
+                                   [&](const auto& b) { return b.first == v.name; });
+            if (it == m_buffers.end()) m_buffers.push_back({v.name, n});
+            else it->second = std::max(it->second, n);
+        }
     for (int id : p0->graph.inputs) {
         const graph::Value& v = p0->graph.val(id);
-        if (!v.external || is_cache(v.name)) continue;
+        if (!v.external || is_cache(v.name) || is_received(v.name) || v.name.starts_with("ep.")) continue;
         const std::vector<int64_t> s = graph::concrete(v.shape, v.name);
         m_weight_shapes.push_back({v.name, s, v.elem});
         uint64_t n = elem_bytes(v.elem);
@@ -167,6 +194,7 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     // Device memory held: weights in one allocation, the largest plan's arena, and the KV cache
     // in one region per layer and kind (K, V), each rounded as the allocator rounds.
     m_mem.reserved = m_o.reserved_bytes;
+    for (const auto& b : m_buffers) m_mem.reserved += held(b.second);
     const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations) + m_mem.reserved;
     if (fixed > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
@@ -174,7 +202,7 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
                          (m_mem.reserved ? " + collective buffers " + gib(m_mem.reserved) : std::string()) + " take " +
                          gib(fixed) + ", over its " +
                          gib(m_mem.capacity) + " by " + gib(fixed - m_mem.capacity));
-    const uint64_t left = m_mem.capacity - fixed, regions = static_cast<uint64_t>(2 * m_c.num_layers);
+    const uint64_t left = m_mem.capacity - fixed, regions = static_cast<uint64_t>(2 * layers);
     const uint64_t region_block = m_mem.kv_block_bytes / regions;
     if (m_o.kv_blocks > 0) {
         m_mem.kv_blocks = m_o.kv_blocks;
@@ -258,9 +286,14 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
     go.rope_positions = m_positions;
     go.sample = m_sample;
     go.quant = m_o.quant;
+    go.ep_ranks = m_o.ep_ranks;
+    go.ep_rank = m_o.ep_rank;
+    go.first_layer = m_o.first_layer;
+    go.end_layer = end_layer();
     // One stream: the step is a chain, and a captured model runs on one stream.
     graph::CompileOptions opt = m_o.compile;
     opt.streams = 1;
+    if (m_o.ep_ranks > 1) opt.passes.erase("dce");  // the experts' outputs leave by the combine's copies
     graph::Graph g = build_step_graph(m_c, widest, go);
     std::vector<std::vector<int64_t>> shapes;
     for (int id : g.inputs) shapes.push_back(graph::concrete(g.val(id).shape, g.val(id).name));
@@ -323,8 +356,9 @@ void LlmRun::place(rt::Runtime& rt) {
         }
         off += align_up(elem_bytes(e) * n, kAlign);
     }
-    const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * m_c.num_layers);
-    for (int64_t l = 0; l < m_c.num_layers; ++l) {
+    for (const auto& b : m_buffers) m_addr[b.first] = rt.malloc(b.second);
+    const uint64_t per = m_mem.kv / static_cast<uint64_t>(2 * (end_layer() - m_o.first_layer));
+    for (int64_t l = m_o.first_layer; l < end_layer(); ++l) {
         m_addr[layer_tensor(l, "k_cache")] = rt.malloc(per);
         m_addr[layer_tensor(l, "v_cache")] = rt.malloc(per);
     }
@@ -370,7 +404,10 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     const std::vector<int64_t>& ids = b.ids;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
-    if (!rt.functional() && m_c.moe()) b.experts = draw_routing(b.tokens());
+    if (!rt.functional() && m_c.moe()) {
+        if (m_o.route) m_o.route(b, m_steps.size());
+        else b.experts = draw_routing(b.tokens());
+    }
     Bucket& bk = bucket(b);
     for (size_t s : bk.host_attr_steps) {
         graph::PlanStep& st = bk.plan->steps[s];
@@ -383,13 +420,17 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     int64_t t = 0;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i, ++t) {
-            tok.data[static_cast<size_t>(t)] = static_cast<double>(ids[static_cast<size_t>(t)]);
+            if (!ids.empty()) tok.data[static_cast<size_t>(t)] = static_cast<double>(ids[static_cast<size_t>(t)]);
             pos.data[static_cast<size_t>(t)] = static_cast<double>(b.context_lens[s] + i);
         }
     StepRecord rec;
     rec.prefill = prefill;
     rec.tokens = T;
+    if (m_before_step) m_before_step();
     rec.begin_ps = now_tick().v;
+    std::vector<ref::HostTensor> in;
+    if (m_o.first_layer == 0) in.push_back(tok);
+    in.push_back(pos);
     rec.captured = m_captured;
     if (m_captured) {
         rt::Context& ctx = rt.context();
@@ -398,14 +439,15 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
             if (st != rt::Status::Ok) throw InputError(ctx.last_error());
         };
         check(ctx.capture_begin(rt.default_stream().id));
-        bk.ex->issue({tok, pos});
+        bk.ex->issue(in);
         check(ctx.capture_end(rt.default_stream().id, &model));
         check(ctx.model_launch(model, rt.default_stream().id));
         rt.synchronize_device();
     } else {
-        bk.ex->run({tok, pos});
+        bk.ex->run(in);
     }
-    const std::vector<ref::HostTensor> out = bk.ex->outputs();
+    // A stage before the last sends its outputs to the next stage (the after_op hook), not home.
+    const std::vector<ref::HostTensor> out = has_head() ? bk.ex->outputs() : std::vector<ref::HostTensor>{};
     rec.ps = now_tick().v - rec.begin_ps;
     const graph::Plan& p = *bk.plan;
     for (size_t s = 0; s < p.steps.size(); ++s) {
@@ -422,6 +464,7 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     emit_trace(rt, m_steps.back(), m_steps.size() - 1);
     if (m_on_step) m_on_step(m_steps.back());
     // Next tokens: sampled on the device, or the argmax of the logits read back.
+    if (!has_head()) return {};
     std::vector<int64_t> next(seqs.size(), 0);
     if (!rt.functional()) {
         // Timing mode has no logits: the next ids (which rows the embedding reads) are a seeded draw.
@@ -461,6 +504,18 @@ std::vector<std::vector<int64_t>> LlmRun::draw_routing(int64_t tokens) {
         }
     }
     return r;
+}
+
+void LlmRun::start(rt::Runtime& rt) {
+    m_rt = &rt;
+    place(rt);
+}
+
+std::vector<int64_t> LlmRun::step(rt::Runtime& rt, bool prefill, const std::vector<size_t>& seqs, int64_t q,
+                                  int64_t ctx, std::vector<int64_t> ids) {
+    StepBatch b = batch_for(seqs.size(), q, ctx);
+    b.ids = std::move(ids);
+    return run_step(rt, prefill, std::move(b), seqs);
 }
 
 void LlmRun::run(rt::Runtime& rt) {

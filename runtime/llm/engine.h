@@ -70,7 +70,22 @@ struct RunOptions {
     // inputs, runs the after_op hook at every plan step and reads its outputs back, but launches
     // no kernel.
     bool follower = false;
+    // Expert parallel (runtime/llm/expert_parallel.h): this chip's rank of ep_ranks; its step
+    // graphs run the local experts on dispatched rows (StepGraphOptions). The external buffers
+    // "ep.*" are allocated here (not uploaded) and counted with the collective buffers.
+    int64_t ep_ranks = 1, ep_rank = 0;
+    // Timing mode, MoE: fills a step's routing (StepBatch::experts, local_sizes) instead of the
+    // engine's own draw; called with the step's index before its plan is refreshed.
+    std::function<void(StepBatch& b, size_t step)> route;
+    // A pipeline stage (runtime/llm/pipeline.h): this chip holds layers [first_layer, end_layer)
+    // (end_layer -1: to the last), their KV cache, and the embedding (first stage) or the final
+    // norm, LM head and sampling (last stage); see StepGraphOptions.
+    int64_t first_layer = 0, end_layer = -1;
 };
+
+// The prompts a run draws from its seed when RunOptions::prompts gives none (batch x prefill
+// token ids, vocabulary-uniform).
+std::vector<std::vector<int64_t>> draw_prompts(const ModelConfig& c, const RunOptions& o);
 
 struct MemoryPlan {
     uint64_t capacity = 0;     // device memory a program can allocate
@@ -133,6 +148,21 @@ public:
     using AfterOp = std::function<void(const graph::PlanStep& step, const graph::Executor& ex)>;
     void after_op(AfterOp f) { m_after_op = std::move(f); }
 
+    // A pipeline stage drives the steps itself instead of run(): start() places the weights and
+    // the KV cache, then each step() runs one step of `seqs` (q new tokens each after ctx cached
+    // ones; ids: their token ids, first stage) and returns their next tokens (last stage; else
+    // empty). before_step runs in the host thread before a step's first copy or launch (a stage
+    // waits there for its received activations); bind() gives the address of an external input
+    // the caller allocates (the stage's receive buffer, kPpHidden / kPpResidual), before start().
+    void start(rt::Runtime& rt);
+    std::vector<int64_t> step(rt::Runtime& rt, bool prefill, const std::vector<size_t>& seqs, int64_t q, int64_t ctx,
+                              std::vector<int64_t> ids);
+    void before_step(std::function<void()> f) { m_before_step = std::move(f); }
+    void bind(const std::string& name, uint64_t addr) { m_addr[name] = addr; }
+    int64_t first_layer() const { return m_o.first_layer; }
+    int64_t end_layer() const { return m_o.end_layer < 0 ? m_c.num_layers : m_o.end_layer; }
+    bool has_head() const { return end_layer() == m_c.num_layers; }
+
     const std::vector<StepRecord>& steps() const { return m_steps; }
     // Generated tokens per sequence (prefill's, then one per decode step).
     const std::vector<std::vector<int64_t>>& tokens() const { return m_tokens; }
@@ -144,6 +174,8 @@ public:
     const ModelConfig& config() const { return m_c; }
     const RunOptions& options() const { return m_o; }
     bool device_sampling() const { return m_sample; }
+    // Device address of an external input ("ep.recv", ...) once run() placed it.
+    uint64_t address(const std::string& name) const { return m_addr.at(name); }
 
 private:
     struct Bucket {
@@ -187,12 +219,14 @@ private:
         ref::ElemType elem;
     };
     std::vector<WeightShape> m_weight_shapes;
+    std::vector<std::pair<std::string, uint64_t>> m_buffers;  // "ep.*": name, bytes
     size_t m_compilations = 0, m_kernels_prefill = 0, m_kernels_decode = 0, m_prefill_steps = 0;
     double m_compile_s = 0;
     std::vector<StepRecord> m_steps;
     std::vector<std::vector<int64_t>> m_prompts, m_tokens;
     std::function<void(const StepRecord&)> m_on_step;
     AfterOp m_after_op;
+    std::function<void()> m_before_step;
     rt::Runtime* m_rt = nullptr;
     std::mt19937_64 m_rng, m_route_rng;
 };

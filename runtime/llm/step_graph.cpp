@@ -1,6 +1,7 @@
 // Step graph builder (see step_graph.h).
 #include "runtime/llm/step_graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -83,6 +84,7 @@ struct Ctx {
     Builder& g;
     int64_t T;
     int positions, cos_sin;
+    int ep_recv = -1, ep_sizes = -1;  // expert parallel: one receive window for every layer
 };
 
 // RmsNorm(x [+ residual]) -> (y, residual_out); without a residual the input is the residual.
@@ -172,7 +174,9 @@ int mlp(Ctx& k, int64_t l, int h) {
     // token permutation grouped by expert -> grouped gate/up matmul -> SwiGlu -> grouped down
     // matmul -> un-permute and weighted combine. The routing is a host-known attribute of the
     // nodes it steers when the batch carries it (set_host_attrs).
-    const int64_t E = c.num_experts, K = c.experts_per_token;
+    // Expert parallel: c is the chip's shard (num_experts: its local experts); the router and
+    // the permutation span every chip's experts.
+    const int64_t E = c.num_experts * k.o.ep_ranks, K = c.experts_per_token;
     const int rl = matmul(k, h, k.g.weight(layer_tensor(l, "router"), {H, E}), E, p + "router");
     const int w = k.g.act(p + "moe_route.weights", {T, K});
     const int ids = k.g.value(p + "moe_route.experts", ElemType::Int64, {T, K});
@@ -184,24 +188,38 @@ int mlp(Ctx& k, int64_t l, int h) {
     Node& perm = k.g.node("MoePermute", p + "moe_permute", {h, ids}, {xp, rows, sizes});
     perm.attrs.set("num_experts", Attr::of_int(E));
     set_host_attrs(perm.name, perm.op_type, perm.attrs, c, k.b, k.o.block_size);
+    // Expert parallel: the local experts run on the rows dispatched here (see StepGraphOptions).
+    const bool ep = k.o.ep_ranks > 1;
+    const int64_t El = c.num_experts, R = ep ? ep_recv_rows(c, k.o.ep_ranks, T) : T * K;
+    if (ep && k.ep_recv < 0) {
+        k.ep_recv = k.g.weight("ep.recv", {R, H});
+        k.ep_sizes = k.g.input("ep.sizes", ElemType::Int64, {El}, true);
+    }
+    const int in = ep ? k.ep_recv : xp;
+    const int gsizes = ep ? k.ep_sizes : sizes;
     auto grouped = [&](int x, const std::string& wname, int64_t kin, int64_t n, const std::string& name) {
-        const int y = k.g.act(name, {T * K, n});
-        Node& gm = k.g.node("GroupedMatmul", name, {x, k.g.weight(layer_tensor(l, wname), {E, kin, n}), sizes}, {y});
+        const int y = k.g.act(name, {R, n});
+        const int wt = k.g.weight(layer_tensor(l, wname), {El, kin, n});
+        Node& gm = k.g.node("GroupedMatmul", name, {x, wt, gsizes}, {y});
         set_host_attrs(gm.name, gm.op_type, gm.attrs, c, k.b, k.o.block_size);
         return y;
     };
-    const int gu = grouped(xp, "e_gate_up", H, 2 * I, p + "experts_gate_up");
-    const int a = k.g.act(p + "experts_swiglu", {T * K, I});
+    const int gu = grouped(in, "e_gate_up", H, 2 * I, p + "experts_gate_up");
+    const int a = k.g.act(p + "experts_swiglu", {R, I});
     k.g.node("SwiGlu", p + "experts_swiglu", {gu}, {a});
     const int dn = grouped(a, "e_down", I, H, p + "experts_down");
     const int y = k.g.act(p + "moe_combine", {T, H});
-    Node& comb = k.g.node("MoeCombine", p + "moe_combine", {dn, rows, w}, {y});
+    Node& comb = k.g.node("MoeCombine", p + "moe_combine", {ep ? xp : dn, rows, w}, {y});
     comb.attrs.set("num_experts", Attr::of_int(E));
     set_host_attrs(comb.name, comb.op_type, comb.attrs, c, k.b, k.o.block_size);
     return y;
 }
 
 }  // namespace
+
+int64_t ep_recv_rows(const ModelConfig& c, int64_t ep_ranks, int64_t tokens) {
+    return ep_ranks * tokens * std::min(c.experts_per_token, c.num_experts);
+}
 
 int64_t StepBatch::tokens() const { return std::accumulate(query_lens.begin(), query_lens.end(), int64_t{0}); }
 
@@ -230,6 +248,12 @@ bool set_host_attrs(const std::string& node, const std::string& op_type, ref::At
         a.set("host_ids", Attr::of_ints(known(b.ids)));
         return true;
     }
+    if (op_type == "GroupedMatmul" && !b.local_sizes.empty()) {
+        const int64_t l = node_layer(node);
+        if (l < 0 || static_cast<size_t>(l) >= b.local_sizes.size()) return false;
+        a.set("host_group_sizes", Attr::of_ints(b.local_sizes[static_cast<size_t>(l)]));
+        return true;
+    }
     if (op_type == "MoePermute" || op_type == "GroupedMatmul" || op_type == "MoeCombine") {
         const int64_t l = node_layer(node);
         const size_t entries = T * static_cast<size_t>(c.experts_per_token);
@@ -255,18 +279,25 @@ graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const St
     if (b.query_lens.empty() || b.query_lens.size() != b.context_lens.size() ||
         static_cast<int64_t>(b.block_table.size()) != b.max_blocks * static_cast<int64_t>(b.sequences()))
         throw InputError("llm: malformed step batch");
+    const int64_t first = o.first_layer, end = o.end_layer < 0 ? c.num_layers : o.end_layer;
+    if (first < 0 || first >= end || end > c.num_layers) throw InputError("llm: malformed layer range of a step graph");
     Builder g(o.elem);
     const int64_t T = b.tokens(), B = static_cast<int64_t>(b.sequences()), H = c.hidden_size;
-    const int ids = g.input("input_ids", ElemType::Int64, {T}, false);
+    const int ids = first == 0 ? g.input("input_ids", ElemType::Int64, {T}, false) : -1;
     const int positions = g.input("positions", ElemType::Int64, {T}, false);
     const int cos_sin = g.weight("rope_cos_sin", {o.rope_positions, c.head_dim});
-    Ctx k{c, b, o, g, T, positions, cos_sin};
-    const int x0 = g.act("embedding", {T, H});
-    Node& emb = g.node("Gather", "embedding", {g.weight("embed", {c.vocab_size, H}), ids}, {x0});
-    emb.attrs.set("axis", Attr::of_int(0));
-    set_host_attrs(emb.name, emb.op_type, emb.attrs, c, b, o.block_size);
-    int x = x0, residual = -1;
-    for (int64_t l = 0; l < c.num_layers; ++l) {
+    Ctx k{c, b, o, g, T, positions, cos_sin, -1, -1};
+    int x = -1, residual = -1;
+    if (first == 0) {
+        x = g.act("embedding", {T, H});
+        Node& emb = g.node("Gather", "embedding", {g.weight("embed", {c.vocab_size, H}), ids}, {x});
+        emb.attrs.set("axis", Attr::of_int(0));
+        set_host_attrs(emb.name, emb.op_type, emb.attrs, c, b, o.block_size);
+    } else {
+        x = g.input(kPpHidden, o.elem, {T, H}, true);
+        residual = g.input(kPpResidual, o.elem, {T, H}, true);
+    }
+    for (int64_t l = first; l < end; ++l) {
         const std::string p = "l" + std::to_string(l) + ".";
         auto [h, r] = rmsnorm(k, x, residual, g.weight(layer_tensor(l, "ln1"), {H}), p + "input_norm", T);
         const int attn = attention(k, l, h);
@@ -274,6 +305,7 @@ graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const St
         x = mlp(k, l, h2);
         residual = r2;
     }
+    if (end < c.num_layers) return g.finish({x, residual});
     // The head on each sequence's last token only.
     if (T != B) {
         Shape last;

@@ -35,6 +35,10 @@ struct StepBatch {
     // as the host knows them (the contract's host_experts; empty: not known, the kernels read
     // the router's output from device memory).
     std::vector<std::vector<int64_t>> experts;
+    // Expert parallel (StepGraphOptions::ep_ranks > 1): per layer, the rows this chip's local
+    // experts receive from every chip in the step, as the host knows them (empty: not known, the
+    // grouped matmuls read the sizes the dispatch wrote).
+    std::vector<std::vector<int64_t>> local_sizes;
     int64_t tokens() const;
     size_t sequences() const { return query_lens.size(); }
 };
@@ -48,13 +52,39 @@ struct StepGraphOptions {
     // W8A8: the quantised projections (quant.h) become DynamicQuant -> QuantMatMul on an int8
     // weight "lN.<role>" and its fp32 per-channel scales "lN.<role>_scale".
     Quant quant = Quant::None;
+    // Expert parallel (runtime/llm/expert_parallel.h): the model is chip ep_rank's shard, its
+    // num_experts the chip's local experts, E_local (global experts [ep_rank E_local, (ep_rank + 1)
+    // E_local) of E = ep_ranks E_local). The router, the top-k and the permutation run over
+    // all E experts on the chip's own tokens; the grouped matmuls run the local experts on the
+    // rows every chip dispatched here (external input "ep.recv", [ep_ranks T min(k, E_local), H]:
+    // the most rows a step of T tokens per chip can send here, grouped by local expert, sizes in
+    // the external "ep.sizes" [E_local]); MoeCombine reads the permuted rows, which the combine
+    // returns in place. The dispatch and the combine are the host program's copies between the
+    // plan steps (the graph does not see them), so a step graph with ep_ranks > 1 is compiled
+    // without dead-node removal.
+    int64_t ep_ranks = 1, ep_rank = 0;
+    // A pipeline stage's share of the model (runtime/llm/pipeline.h): layers [first_layer,
+    // end_layer) (end_layer -1: to the last). A stage after the first has no embedding: it
+    // starts from the external inputs kPpHidden and kPpResidual [T, hidden] (the previous
+    // stage's hidden state and residual, received into a buffer the caller binds); a stage
+    // before the last has no head: its outputs are its last layer's hidden state and residual.
+    int64_t first_layer = 0, end_layer = -1;
 };
+
+// Expert parallel: the rows of "ep.recv" for a step of `tokens` tokens per chip (the most any
+// chip can receive: every token of every chip sends min(k, E_local) rows to it); c: the shard.
+int64_t ep_recv_rows(const ModelConfig& c, int64_t ep_ranks, int64_t tokens);
+
+// A pipeline stage's received activations (external inputs of a stage after the first).
+inline constexpr const char* kPpHidden = "pp_recv.hidden";
+inline constexpr const char* kPpResidual = "pp_recv.residual";
 
 // Names of the external inputs, as the engine binds them.
 std::string layer_tensor(int64_t layer, const std::string& what);  // "l3.wqkv", "l3.k_cache", ...
 
-// Graph inputs (not external): input_ids [T] int64, positions [T] int64. Output: next token ids
-// [B] int64 (sample) or logits [B, V].
+// Graph inputs (not external): input_ids [T] int64 (first stage only), positions [T] int64.
+// Output: next token ids [B] int64 (sample) or logits [B, V]; a stage before the last: its hidden
+// state and residual [T, hidden].
 graph::Graph build_step_graph(const ModelConfig& c, const StepBatch& b, const StepGraphOptions& o);
 
 // The host-known attributes of a batch on a node that takes them (PagedAttention: lengths and

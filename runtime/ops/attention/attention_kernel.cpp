@@ -306,8 +306,11 @@ private:
         a2 = m_qa2.template DeQue<T>();
         b2 = m_qb2.template DeQue<T>();
         LocalTensor<float> c = m_qc.template AllocTensor<float>();
+        // k = the step's keys, not kp: V's rows past them in the last fractal are whatever L1
+        // held before (another kernel's int8 data can read as fp16 NaN), and 0 * NaN is NaN.
         Mmad(c, a2, b2,
-             MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(m_p.Dv), static_cast<uint16_t>(kp), true});
+             MmadParams{static_cast<uint16_t>(s.tm), static_cast<uint16_t>(m_p.Dv), static_cast<uint16_t>(kc(s)),
+                        true});
         m_qa2.FreeTensor(a2);
         m_qb2.FreeTensor(b2);
         m_qc.EnQue(c);

@@ -1,0 +1,120 @@
+// `sfumato llm --system F --ep E` (runtime/llm/expert_parallel.h): expert
+// parallelism gives the same greedy tokens as one chip in functional mode
+// (experts sharded, attention data parallel, the routed rows dispatched to
+// their experts' chips and combined back); the rows dispatched follow the
+// routing exactly (every (token, slot) entry once, bytes = rows x hidden x 2);
+// bad plans exit 2 naming the culprit.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "tests/support.h"
+
+using namespace sfumato;
+using namespace sfumato::test;
+
+namespace {
+
+std::string tiny_system() {
+  return "--system " + config("system-tiny") + " --trace off ";
+}
+
+nlohmann::json run_json(const std::string &args, const std::string &name) {
+  const std::string out = temp_dir(name);
+  const CliResult r = run_cli(args + " --out " + out);
+  INFO(args << "\n" << r.output);
+  REQUIRE(r.code == 0);
+  return read_json(out + "/summary.json");
+}
+
+} // namespace
+
+TEST_CASE("llm ep: EP=2 and EP=4 give the same greedy tokens as one chip for "
+          "32 steps") {
+  const std::string req =
+      " --mode functional --prefill 12 --decode 32 --batch 4 --seed 7";
+  const nlohmann::json one =
+      run_json("llm tiny-moe --config " + config("tiny") + " --trace off" + req,
+               "llm_ep1");
+  const auto &tokens = one["llm"]["tokens"];
+  REQUIRE(tokens.size() == 4);
+  REQUIRE(tokens[0].size() == 33);
+  for (int n : {2, 4}) {
+    const nlohmann::json s = run_json("llm tiny-moe " + tiny_system() +
+                                          "--ep " + std::to_string(n) + req,
+                                      "llm_ep" + std::to_string(n));
+    INFO("ep " << n);
+    CHECK(s["llm"]["tokens"] == tokens);
+    // tiny-moe: 4 experts.
+    CHECK(s["llm"]["parallel"]["experts_per_chip"] == 4 / n);
+    uint64_t remote = 0;
+    for (const auto &c : s["llm"]["communication"])
+      remote += c["dispatch_rows_remote"].get<uint64_t>();
+    CHECK(remote > 0); // the experts really ran on other chips
+  }
+}
+
+// Every (token, slot) entry is dispatched once (to its expert's chip, or to the
+// chip's own), the dispatch and the combine move remote rows x hidden x 2 bytes
+// each, and with uniform routing a share (N - 1) / N of the entries leaves the
+// chip.
+TEST_CASE("llm ep: dispatched rows and bytes follow the routing and the hidden "
+          "size") {
+  const int64_t batch = 4, prefill = 16, decode = 3, layers = 2, top_k = 2,
+                hidden = 64, n = 4;
+  const nlohmann::json s = run_json(
+      "llm tiny-moe " + tiny_system() + "--ep " + std::to_string(n) +
+          " --mode timing --prefill " + std::to_string(prefill) + " --decode " +
+          std::to_string(decode) + " --batch " + std::to_string(batch),
+      "llm_ep_bytes");
+  const auto &comm = s["llm"]["communication"];
+  REQUIRE(comm.size() == static_cast<size_t>(n));
+  uint64_t remote = 0, local = 0, bytes = 0;
+  for (const auto &c : comm) {
+    INFO(c.dump());
+    CHECK(c["row_bytes"] == hidden * 2);
+    remote += c["dispatch_rows_remote"].get<uint64_t>();
+    local += c["dispatch_rows_local"].get<uint64_t>();
+    bytes += c["prefill"]["bytes"].get<uint64_t>() +
+             c["decode"]["bytes"].get<uint64_t>();
+    // A dispatch and a combine per layer and step.
+    CHECK(c["decode"]["exchanges"] == 2 * layers * decode);
+    CHECK(c["decode"]["share"].get<double>() > 0);
+    CHECK(c["decode"]["share"].get<double>() < 1);
+  }
+  const uint64_t entries = static_cast<uint64_t>(
+      (batch * prefill + batch * decode) * top_k * layers);
+  CHECK(remote + local == entries);
+  CHECK(bytes == 2 * remote * static_cast<uint64_t>(hidden * 2));
+  // Binomial: the remote share within five standard deviations of (n - 1) / n.
+  const double p = static_cast<double>(n - 1) / n,
+               sd = std::sqrt(p * (1 - p) / static_cast<double>(entries));
+  CHECK(std::abs(static_cast<double>(remote) / static_cast<double>(entries) -
+                 p) < 5 * sd);
+  // Each chip holds the receive window.
+  CHECK(s["llm"]["memory"][0]["collective_buffers"].get<uint64_t>() > 0);
+}
+
+TEST_CASE("llm ep: bad plans exit 2 naming the culprit") {
+  struct Case {
+    std::string args, says;
+  } cases[] = {
+      {"tiny-moe " + tiny_system() + "--ep 3",
+       "4 experts (num_local_experts), which 3 chips do not divide"},
+      {"tiny " + tiny_system() + "--ep 2", "dense model"},
+      {"tiny-moe " + tiny_system() + "--ep 8", "has 4 chips"},
+      {"tiny-moe " + tiny_system() + "--ep 4 --batch 2", "multiple of 4"},
+      {"tiny-moe --config " + config("tiny") + " --ep 2", "needs --system"},
+      {"tiny-moe " + tiny_system() + "--ep 2 --tp 2", "--ep with --tp"},
+      {"tiny-moe " + tiny_system() + "--ep 2 --graph-mode on --batch 2",
+       "--graph-mode"},
+      // Mixtral's expert shard does not fit a tiny chip: the message names the
+      // chip.
+      {"mixtral-8x7b " + tiny_system() + "--ep 4 --batch 4", "chip 0"},
+  };
+  for (const Case &c : cases) {
+    const CliResult r = run_cli("llm " + c.args + " --mode timing");
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains(c.says));
+  }
+}
