@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <vector>
 
 #include "isa/instr_sink.h"
 #include "sim/mem_if.h"
@@ -62,6 +63,16 @@ struct KernelDesc {
     // that node's launches; null otherwise.
     std::shared_ptr<const KernelOrigin> origin;
     uint32_t origin_part = 0;
+    // For timing re-use, a kernel that is neither a graph node nor an operator-library call (the
+    // collectives' copy and reduce kernels): what its time depends on besides the fields above
+    // (element counts, address alignments; empty: not a re-use candidate), and the GM ranges it
+    // reads and writes (the L2 state of its identity and its footprint).
+    struct GmOperand {
+        uint64_t addr = 0, bytes = 0;
+        bool written = false;
+    };
+    std::string reuse_key;
+    std::vector<GmOperand> operands;
 };
 
 struct MemcpyDesc {

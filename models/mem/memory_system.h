@@ -184,7 +184,12 @@ private:
     static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
     void add_stat_formulas();
+    // A replayed line access: the line (bit 63: a write) and its sector mask.
+    struct ReplayLine {
+        uint64_t line_w = 0, mask = 0;
+    };
     void replay_range(uint64_t addr, uint64_t bytes, bool write);
+    void replay_line(Slice& s, uint64_t line, uint64_t mask, bool write);
 
     HbmParams m_hbm;
     L2Params m_l2;
@@ -235,6 +240,7 @@ private:
     Counter m_wb_stalls;
     Counter m_flushes, m_flushed_lines;
     Counter m_standin_lines, m_standin_read, m_standin_written;
+    std::vector<std::vector<ReplayLine>> m_replay_by_slice;  // replay_traffic's per-slice order
     Histogram m_read_latency;
     Average m_read_latency_avg;
     std::vector<std::unique_ptr<Formula>> m_formulas;

@@ -144,6 +144,12 @@ std::function<void(isa::IInstrSink&)> typed(isa::DType t, F f) {
     }
 }
 
+// Timing re-use's key of a copy or reduce kernel: what its time depends on besides its block
+// count, dtype and bytes (KernelDesc::reuse_key): per run its element count and where its
+// addresses fall within a 512-byte line (the requests its rows split into), and whether a source
+// is its destination. Where the data is (the L2 state) the re-use service adds from the operands.
+std::string align_key(uint64_t addr) { return std::to_string(addr % 512) + ','; }
+
 }  // namespace
 
 KernelDesc copy_kernel(const DeviceInfo& dev, isa::DType t, std::vector<CopyRun> runs, const std::string& name) {
@@ -164,6 +170,12 @@ KernelDesc copy_kernel(const DeviceInfo& dev, isa::DType t, std::vector<CopyRun>
     k.block_dim = p->split.blocks;
     k.body = typed(t, [p]<class T>(isa::IInstrSink& s) { copy_body<T>(s, *p); });
     k.bytes = 2 * p->total * es;
+    k.reuse_key = "copy," + std::to_string(static_cast<int>(t)) + ',';
+    for (const CopyRun& r : p->runs) {
+        k.reuse_key += std::to_string(r.count) + ':' + align_key(r.src) + align_key(r.dst) + (r.src == r.dst ? "=;" : ";");
+        k.operands.push_back({r.src, r.count * es, false});
+        k.operands.push_back({r.dst, r.count * es, true});
+    }
     return k;
 }
 
@@ -187,6 +199,13 @@ KernelDesc reduce_kernel(const DeviceInfo& dev, isa::DType t, RedOp op, uint64_t
     k.bytes = (p->srcs.size() + 1) * count * es;
     k.min_compute_cycles = static_cast<double>(count * es * (p->srcs.size() - 1)) /
                            (dev.vector_bytes_per_cycle * std::min<double>(p->split.blocks, dev.vector_cores));
+    k.reuse_key = "reduce," + std::to_string(static_cast<int>(t)) + ',' + std::to_string(static_cast<int>(op)) + ',' +
+                  std::to_string(count) + ':' + align_key(dst);
+    for (const uint64_t src : p->srcs) {
+        k.reuse_key += align_key(src) + (src == dst ? "=;" : ";");
+        k.operands.push_back({src, count * es, false});
+    }
+    k.operands.push_back({dst, count * es, true});
     return k;
 }
 

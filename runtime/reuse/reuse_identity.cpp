@@ -113,7 +113,7 @@ private:
 
 std::string launch_identity(const KernelDesc &k) {
   const auto *nl = dynamic_cast<const ops::NodeLaunch *>(k.origin.get());
-  if (!nl && k.op.empty())
+  if (!nl && k.op.empty() && k.reuse_key.empty())
     return {};
   KeyWriter w;
   w.s(k.type);
@@ -127,6 +127,10 @@ std::string launch_identity(const KernelDesc &k) {
   if (nl) {
     w.s("node");
     w.node(*nl);
+  } else if (k.op.empty()) {
+    // A host program's kernel (a collective's copy or reduce): its own key.
+    w.s("kernel");
+    w.s(k.reuse_key);
   } else {
     // An operator-library call: its arguments name every shape and option it
     // plans from.
@@ -144,8 +148,12 @@ std::string launch_identity(const KernelDesc &k) {
 std::vector<OperandRange> launch_operands(const KernelDesc &k) {
   std::vector<OperandRange> v;
   const auto *nl = dynamic_cast<const ops::NodeLaunch *>(k.origin.get());
-  if (!nl)
+  if (!nl) {
+    if (!k.reuse_key.empty())
+      for (const KernelDesc::GmOperand &o : k.operands)
+        v.push_back({o.addr, o.bytes, o.written});
     return v;
+  }
   for (const ops::TensorRef &t : nl->in)
     if (t.present)
       v.push_back({t.addr, t.storage_bytes(), false});

@@ -123,12 +123,13 @@ struct ReuseCounters {
 };
 
 // The identity of a launch without its L2 state (empty: not a candidate: a
-// kernel with neither a graph node nor an operator-library call, whose body is
-// opaque).
+// kernel with neither a graph node, an operator-library call nor a host
+// program's key (KernelDesc::reuse_key), whose body is opaque).
 std::string launch_identity(const KernelDesc &k);
 
-// Operand ranges of a launch (graph-node launches only): inputs, then outputs
-// and workspace.
+// Operand ranges of a launch: a graph node's inputs, then outputs and
+// workspace; a host program's keyed kernel's (KernelDesc::operands); none for
+// an operator-library call.
 struct OperandRange {
   uint64_t addr = 0, bytes = 0;
   bool written = false;

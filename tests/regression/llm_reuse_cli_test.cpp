@@ -83,3 +83,32 @@ TEST_CASE("llm: timing re-use against --exact on a 2-layer model", "[llm][reuse]
     CHECK(again["llm"]["decode_step_ms"] == rj["decode_step_ms"]);
     CHECK(again["llm"]["ttft_ms"] == rj["ttft_ms"]);
 }
+
+// Tensor parallelism: the all-reduces' copy and reduce kernels (runtime/comm/kernels.cpp) are
+// re-use candidates too, keyed on their element counts, address alignments and dtype, plus the
+// L2 state of their operands. Their time also depends on what the other chips do meanwhile (link
+// transfers into this chip's memory): the key does not hold that, auto's agreement check does (an
+// all-reduce whose runs disagree keeps being simulated). Measured here against --exact on TP=2.
+TEST_CASE("llm tp: the collectives' kernels are re-used, within 3 % of --exact", "[llm][reuse]") {
+    const std::string dir = temp_dir("llm_reuse_tp");
+    const std::string model = dir + "/two_layers.json";
+    std::ofstream(model) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 512,
+        "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
+        "vocab_size": 2048, "max_position_embeddings": 1024, "torch_dtype": "float16"})";
+    const std::string base = "llm " + model + " --system " + config("system-tiny") +
+                             " --tp 2 --mode timing --prefill 64 --decode 8 --batch 2 --block-size 64";
+    const auto exact = run_ok(base + " --exact", dir + "/exact");
+    const auto reused = run_ok(base, dir + "/auto");
+    const auto& rc = reused["reuse_timing"];
+    INFO(rc.dump());
+    CHECK(exact["reuse_timing"]["reused"] == 0);
+    // Every launch has an identity, the all-reduces' copies and reductions included.
+    CHECK(rc["candidates"] == rc["launches"]);
+    CHECK(rc["reused"].get<uint64_t>() > 0);
+    const double bound = 0.03;
+    const double ttft = reused["llm"]["ttft_ms"].get<double>() / exact["llm"]["ttft_ms"].get<double>() - 1.0;
+    const double tpot = reused["llm"]["tpot_ms"].get<double>() / exact["llm"]["tpot_ms"].get<double>() - 1.0;
+    INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %");
+    CHECK(std::fabs(ttft) <= bound);
+    CHECK(std::fabs(tpot) <= bound);
+}

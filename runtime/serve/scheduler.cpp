@@ -1,0 +1,269 @@
+// The serving scheduler's policies and its time loop (runtime/serve/scheduler.h).
+#include "runtime/serve/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/error.h"
+
+namespace sfumato::serve {
+
+Policy parse_policy(const std::string& s) {
+    if (s == "continuous") return Policy::Continuous;
+    if (s == "static") return Policy::Static;
+    if (s == "dynamic") return Policy::Dynamic;
+    throw InputError("unknown scheduling policy '" + s + "' (known: continuous, static, dynamic)");
+}
+
+const char* policy_name(Policy p) {
+    switch (p) {
+        case Policy::Continuous: return "continuous";
+        case Policy::Static: return "static";
+        case Policy::Dynamic: return "dynamic";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+struct Seq {
+    const Request* r = nullptr;
+    int64_t computed = 0, generated = 0;
+    int64_t num_tokens() const { return r->prompt_tokens + generated; }
+};
+
+class Loop {
+public:
+    Loop(const RequestTrace& t, const SchedulerOptions& o, IStepTimer& timer)
+        : m_t(t), m_o(o), m_timer(timer), m_pool(o.kv_blocks, o.block_size, o.prefix_caching, o.watermark) {
+        if (o.max_num_batched_tokens < 1 || o.max_num_seqs < 1 || o.max_batch < 1 ||
+            o.long_prefill_token_threshold < 0 || !(o.timeout_s >= 0) || !(o.window_s >= 0))
+            throw InputError("scheduler: token budget, sequence cap and batch size must be at least 1, "
+                             "threshold, timeout and window at least 0");
+        m_seq.resize(t.requests.size());
+        m_res.requests.resize(t.requests.size());
+        for (size_t i = 0; i < t.requests.size(); ++i) {
+            const Request& r = t.requests[i];
+            m_seq[i].r = &r;
+            RequestResult& x = m_res.requests[i];
+            x.id = r.id, x.arrival_s = r.arrival_s, x.prompt_tokens = r.prompt_tokens, x.output_tokens = r.output_tokens;
+        }
+    }
+
+    ServeResult run() {
+        size_t next = 0;
+        double now = 0;
+        const size_t n = m_t.requests.size();
+        for (;;) {
+            while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+            double wake = kNever;
+            int64_t preempted = 0;
+            std::vector<StepItem> items =
+                m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
+            if (items.empty()) {
+                const double at = std::min(next < n ? m_t.requests[next].arrival_s : kNever, wake);
+                if (at == kNever) break;
+                now = std::max(now, at);
+                continue;
+            }
+            const double dt = m_timer.step_seconds(items);
+            if (!(dt > 0) || !std::isfinite(dt))
+                throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
+            log_step(now, dt, items, preempted);
+            now += dt;
+            complete(items, now);
+        }
+        for (size_t id : m_waiting)  // cannot happen with the arrival checks; never lose a request
+            m_res.requests[id].rejected = "never scheduled: the KV pool could not admit it";
+        m_res.end_s = now;
+        return std::move(m_res);
+    }
+
+private:
+    const RequestTrace& m_t;
+    const SchedulerOptions& m_o;
+    IStepTimer& m_timer;
+    KvBlockPool m_pool;
+    std::vector<Seq> m_seq;
+    std::vector<size_t> m_waiting, m_running;
+    ServeResult m_res;
+
+    void arrive(size_t id, double now) {
+        const Request& r = m_t.requests[id];
+        const int64_t ctx = r.prompt_tokens + r.output_tokens;
+        const int64_t keep = static_cast<int64_t>(std::ceil(m_o.watermark * static_cast<double>(m_pool.blocks())));
+        std::string why;
+        if (m_o.max_model_len > 0 && ctx > m_o.max_model_len)
+            why = "prompt + output " + std::to_string(ctx) + " tokens exceed max_model_len " +
+                  std::to_string(m_o.max_model_len);
+        else if (m_pool.blocks_for(ctx) > m_pool.blocks() - keep)
+            why = "needs " + std::to_string(m_pool.blocks_for(ctx)) + " KV blocks, the pool has " +
+                  std::to_string(m_pool.blocks() - keep) + " beyond its watermark";
+        else if (m_o.policy == Policy::Continuous && !m_o.chunked_prefill &&
+                 r.prompt_tokens > m_o.max_num_batched_tokens)
+            why = "prompt of " + std::to_string(r.prompt_tokens) + " tokens exceeds max_num_batched_tokens " +
+                  std::to_string(m_o.max_num_batched_tokens) + " without chunked prefill";
+        if (!why.empty()) {
+            m_res.requests[id].rejected = why;
+            m_res.requests[id].finish_s = now;
+            return;
+        }
+        enqueue(id, false);
+    }
+
+    // Waiting order: priority, then arrival; a preempted request goes before the others of its
+    // priority (it resumes first).
+    void enqueue(size_t id, bool front) {
+        const int64_t p = m_t.requests[id].priority;
+        auto it = std::find_if(m_waiting.begin(), m_waiting.end(), [&](size_t w) {
+            const int64_t q = m_t.requests[w].priority;
+            return front ? q >= p : q > p;
+        });
+        m_waiting.insert(it, id);
+    }
+
+    bool is_decode(const Seq& s, int64_t tokens) const {
+        return s.generated >= 1 && tokens == 1 && s.computed == s.num_tokens() - 1;
+    }
+    StepItem item(size_t id, int64_t tokens) const {
+        const Seq& s = m_seq[id];
+        return StepItem{id, tokens, s.computed, !is_decode(s, tokens)};
+    }
+
+    // The running sequence to preempt among running[from..]: the largest priority value, the
+    // latest of equals (the tail under one priority, as vLLM's FCFS).
+    size_t victim(size_t from) const {
+        size_t v = m_running.size() - 1;
+        for (size_t k = m_running.size(); k-- > from;)
+            if (m_t.requests[m_running[k]].priority > m_t.requests[m_running[v]].priority) v = k;
+        return v;
+    }
+
+    void preempt(size_t pos) {
+        const size_t id = m_running[pos];
+        m_running.erase(m_running.begin() + static_cast<std::ptrdiff_t>(pos));
+        m_pool.release(id);
+        m_seq[id].computed = 0;
+        ++m_res.requests[id].preemptions;
+        ++m_res.preemptions;
+        enqueue(id, true);
+    }
+
+    std::vector<StepItem> schedule_continuous(double now, int64_t& preempted) {
+        std::vector<StepItem> items;
+        int64_t budget = m_o.max_num_batched_tokens;
+        const int64_t thr = m_o.long_prefill_token_threshold;
+        for (size_t i = 0; i < m_running.size() && budget > 0;) {
+            const size_t id = m_running[i];
+            Seq& s = m_seq[id];
+            int64_t n = s.num_tokens() - s.computed;
+            if (thr > 0) n = std::min(n, thr);
+            n = std::min(n, budget);
+            bool self = false;
+            while (!m_pool.grow(id, s.computed + n, false)) {
+                const size_t v = victim(i);
+                self = m_running[v] == id;
+                preempt(v);
+                ++preempted;
+                if (self) break;
+            }
+            if (self) break;
+            items.push_back(item(id, n));
+            budget -= n;
+            ++i;
+        }
+        if (preempted) return items;  // no admission in a step that preempted
+        while (!m_waiting.empty() && budget > 0 && static_cast<int64_t>(m_running.size()) < m_o.max_num_seqs) {
+            const size_t id = m_waiting.front();
+            Seq& s = m_seq[id];
+            const Request& r = *s.r;
+            // The hit: whole cached blocks of its prefix, leaving at least the last token to compute.
+            const int64_t most = std::min(r.prefix_tokens, s.num_tokens() - 1) / m_pool.block_size();
+            const int64_t hit = m_pool.take_prefix(id, r.prefix_id, most) * m_pool.block_size();
+            int64_t n = s.num_tokens() - hit;
+            if (thr > 0) n = std::min(n, thr);
+            if ((!m_o.chunked_prefill && n > budget) || !m_pool.grow(id, hit + std::min(n, budget), true)) {
+                m_pool.release(id);
+                break;
+            }
+            n = std::min(n, budget);
+            s.computed = hit;
+            RequestResult& x = m_res.requests[id];
+            x.prefix_hit_tokens += hit;
+            if (x.scheduled_s < 0) x.scheduled_s = now;
+            m_waiting.erase(m_waiting.begin());
+            m_running.push_back(id);
+            items.push_back(item(id, n));
+            budget -= n;
+        }
+        return items;
+    }
+
+    std::vector<StepItem> schedule_batch(double now, double& wake) {
+        if (m_running.empty() && !m_waiting.empty()) {
+            const double first = m_t.requests[m_waiting.front()].arrival_s;
+            const double limit = first + (m_o.policy == Policy::Static ? m_o.timeout_s : m_o.window_s);
+            if (static_cast<int64_t>(m_waiting.size()) < m_o.max_batch && now < limit) {
+                wake = limit;
+                return {};
+            }
+            // The batch: waiting requests in order, each with its whole context reserved.
+            for (size_t k = 0; k < m_waiting.size() && static_cast<int64_t>(m_running.size()) < m_o.max_batch;) {
+                const size_t id = m_waiting[k];
+                const Request& r = m_t.requests[id];
+                if (!m_pool.grow(id, r.prompt_tokens + r.output_tokens, true)) break;
+                m_res.requests[id].scheduled_s = now;
+                m_running.push_back(id);
+                m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(k));
+            }
+        }
+        std::vector<StepItem> items;
+        for (size_t id : m_running) items.push_back(item(id, m_seq[id].num_tokens() - m_seq[id].computed));
+        return items;
+    }
+
+    void complete(const std::vector<StepItem>& items, double now) {
+        int64_t& out = m_res.steps.back().tokens_out;
+        for (const StepItem& it : items) {
+            Seq& s = m_seq[it.request];
+            const Request& r = *s.r;
+            s.computed += it.tokens;
+            m_pool.name_prefix(it.request, r.prefix_id, r.prefix_tokens, s.computed);
+            if (s.computed < s.num_tokens()) continue;
+            RequestResult& x = m_res.requests[it.request];
+            ++out;
+            if (++s.generated == 1) {
+                x.first_token_s = now;
+            } else {
+                m_res.itl_s.push_back(now - x.last_token_s);
+                x.max_itl_s = std::max(x.max_itl_s, now - x.last_token_s);
+            }
+            x.last_token_s = now;
+            if (s.generated < r.output_tokens) continue;
+            x.finish_s = now;
+            m_pool.release(it.request);
+            m_running.erase(std::find(m_running.begin(), m_running.end(), it.request));
+        }
+    }
+
+    void log_step(double now, double dt, const std::vector<StepItem>& items, int64_t preempted) {
+        StepLog l;
+        l.begin_s = now, l.seconds = dt, l.preempted = preempted;
+        l.sequences = static_cast<int64_t>(items.size());
+        for (const StepItem& it : items) (it.prefill ? l.prefill_tokens : l.decode_tokens) += it.tokens;
+        l.waiting = static_cast<int64_t>(m_waiting.size());
+        l.kv_used_blocks = m_pool.used_blocks();
+        m_res.steps.push_back(l);
+    }
+};
+
+}  // namespace
+
+ServeResult simulate(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer) {
+    return Loop(trace, o, timer).run();
+}
+
+}  // namespace sfumato::serve

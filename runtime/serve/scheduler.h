@@ -1,0 +1,105 @@
+// The serving scheduler (issue 25): requests arrive (runtime/serve/requests.h), a policy picks
+// each step's batch, a step timer says how long the step takes, and the loop advances simulated
+// time step by step, recording each request's queueing, first token and finish.
+// Policies:
+//  - continuous: iteration-level batching as vLLM's V1 scheduler does it: each step has one
+//    token budget (max_num_batched_tokens) shared by prefill and decode and a cap on sequences
+//    (max_num_seqs); running sequences are served first, in order, each taking what it still
+//    needs (a decode: one token; an unfinished prompt: the rest, cut to
+//    long_prefill_token_threshold when set: chunked prefill); when the KV pool cannot grow a
+//    sequence the tail of the running list is preempted (blocks freed, recomputed later from
+//    the front of the queue); waiting requests are admitted only in a step that preempted none,
+//    in (priority, arrival) order, with their prefix-cache hit counted as computed (at least
+//    the prompt's last token is recomputed, to produce its logits);
+//  - static: a batch of up to max_batch requests, formed once max_batch wait or the first has
+//    waited `timeout`; it runs to completion (prefill of every prompt, then decode steps until
+//    the longest output is done) before the next batch forms; max_batch 1 is one request at a
+//    time;
+//  - dynamic: the same batch-to-completion with the task scheduler's trigger: a batch closes
+//    `window` after the first request of it arrived, or when max_batch have arrived.
+// Every request either finishes or is rejected with its reason (more KV blocks than the pool
+// has, a context beyond max_model_len); none is lost. The timer is an interface: the chip's
+// (step kernels on the simulated chip through runtime/llm) plugs in there.
+// Simplified: no swap of preempted KV to host memory; no multiple instances or disaggregation
+// yet; static/dynamic batches reserve each request's whole context up front.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/serve/kv_blocks.h"
+#include "runtime/serve/requests.h"
+
+namespace sfumato::serve {
+
+enum class Policy : uint8_t { Continuous, Static, Dynamic };
+Policy parse_policy(const std::string& s);  // InputError naming the known ones
+const char* policy_name(Policy p);
+
+struct SchedulerOptions {
+    Policy policy = Policy::Continuous;
+    // continuous
+    int64_t max_num_batched_tokens = 8192;
+    int64_t max_num_seqs = 256;
+    int64_t long_prefill_token_threshold = 0;  // 0: whole prompts (still cut to the budget)
+    bool chunked_prefill = true;  // off: a prompt that does not fit the step's budget waits
+    // static / dynamic
+    int64_t max_batch = 8;
+    double timeout_s = 1.0;  // static: the first request's longest wait for a full batch
+    double window_s = 0.05;  // dynamic: the batching window from the first request
+    // KV cache
+    int64_t kv_blocks = 1024, block_size = 128;
+    bool prefix_caching = true;
+    double watermark = 0.01;
+    int64_t max_model_len = 0;  // 0: no limit beyond the KV pool
+};
+
+// One sequence's part of a step: `tokens` new tokens after `context` computed ones.
+struct StepItem {
+    size_t request = 0;  // index in the trace
+    int64_t tokens = 0, context = 0;
+    bool prefill = false;  // part of its prompt (else one decode token)
+};
+
+// How long a step takes. The chip's timer runs the step's kernels; tests use simple models.
+class IStepTimer {
+public:
+    virtual ~IStepTimer() = default;
+    virtual double step_seconds(const std::vector<StepItem>& batch) = 0;
+};
+
+struct RequestResult {
+    std::string id;
+    double arrival_s = 0, scheduled_s = -1, first_token_s = -1, finish_s = -1;
+    int64_t prompt_tokens = 0, output_tokens = 0, prefix_hit_tokens = 0;
+    int64_t preemptions = 0;
+    double last_token_s = -1, max_itl_s = 0;  // the latest token; the longest gap between two
+    std::string rejected;  // the reason; empty when served
+    double ttft() const { return first_token_s - arrival_s; }
+    double e2e() const { return finish_s - arrival_s; }
+    // Mean time between output tokens (0 for a one-token output).
+    double tpot() const {
+        return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0;
+    }
+};
+
+struct StepLog {
+    double begin_s = 0, seconds = 0;
+    int64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
+    int64_t waiting = 0, kv_used_blocks = 0, preempted = 0;
+    int64_t tokens_out = 0;  // sequences that produced a token at the step's end
+};
+
+struct ServeResult {
+    std::vector<RequestResult> requests;  // trace order
+    std::vector<StepLog> steps;
+    std::vector<double> itl_s;  // every gap between two consecutive tokens of a request
+    double end_s = 0;
+    int64_t preemptions = 0;
+};
+
+// Runs the trace under the options with the timer; deterministic for the same inputs.
+ServeResult simulate(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer);
+
+}  // namespace sfumato::serve
