@@ -208,7 +208,8 @@ private:
     void accumulate(const Step& s, uint32_t oa, uint32_t r);
     void finish(const Step& s);
     void finish_item(const Step& s, uint32_t r);
-    void vec_p(const Step& s);
+    LocalTensor<W> load_s(const Step& s);
+    void vec_p(const Step& s, LocalTensor<W> sb);
     void vec_o(const Step& s);
     void vector_side();
 

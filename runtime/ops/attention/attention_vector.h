@@ -220,8 +220,9 @@ void Attn<T, W>::finish_item(const Step& s, uint32_t r) {
     m_qpo.FreeTensor(lse);
 }
 
+// S_n's rows into UB (the MTE2 side of vec_p).
 template <class T, class W>
-void Attn<T, W>::vec_p(const Step& s) {
+LocalTensor<W> Attn<T, W>::load_s(const Step& s) {
     const uint32_t r = rows(s);
     m_ctx.scalar(4);
     LocalTensor<W> sb = m_qs.template AllocTensor<W>();
@@ -231,6 +232,12 @@ void Attn<T, W>::vec_p(const Step& s) {
                        uint64_t{m_p.h} * m_p.bc);
     if (r) DataCopy(sb, gs, r * m_p.bc);
     m_qs.EnQue(sb);
+    return sb;
+}
+
+template <class T, class W>
+void Attn<T, W>::vec_p(const Step& s, LocalTensor<W> sb) {
+    const uint32_t r = rows(s);
     sb = m_qs.template DeQue<W>();
     if (r) {
         LocalTensor<T> pb = m_qpo.template AllocTensor<T>();
@@ -278,10 +285,17 @@ void Attn<T, W>::vec_o(const Step& s) {
     m_qo.FreeTensor(ob);
 }
 
+// S_{n+1}'s load is issued before the wait for O_{n-1}: the AIV's MTE2 runs in order, and
+// O_{n-1} comes back only after a round trip through the cube (P_{n-1} into L1, the mad, the
+// FixPipe's drain), while the cube produced S_{n+1} before it (AttnPlan::ahead).
 template <class T, class W>
 void Attn<T, W>::vector_side() {
     Step prev;
-    for (Step cur = first(); cur.valid; cur = next(cur)) {
+    Step cur = first();
+    LocalTensor<W> sb;
+    if (cur.valid) sb = load_s(cur);
+    for (; cur.valid;) {
+        const Step nx = next(cur);
         if (cur.j == 0) {
             if (prev.valid) {
                 vec_o(prev);
@@ -289,9 +303,11 @@ void Attn<T, W>::vector_side() {
             }
             init_item(cur);
         }
-        vec_p(cur);
+        vec_p(cur, sb);
+        if (nx.valid) sb = load_s(nx);
         if (cur.j > 0) vec_o(prev);
         prev = cur;
+        cur = nx;
     }
     if (prev.valid) {
         vec_o(prev);
