@@ -26,6 +26,7 @@
 #include "cli/run_report.h"
 #include "cli/session.h"
 #include "runtime/llm/engine.h"
+#include "runtime/llm/summary.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -142,17 +143,14 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     const bool both = o.graph_mode == llm::RunOptions::GraphMode::Both;
     const bool first_captured = o.graph_mode == llm::RunOptions::GraphMode::Captured;
     const llm::RunTotals totals = llm::run_totals(steps, both);
+    const llm::Figures f = llm::figures(totals.eager, o.batch);
     const uint64_t pre_ps = totals.eager.prefill_ps, captured_pre = totals.captured.prefill_ps;
     const uint64_t decode_bytes = totals.eager.decode_bytes;
-    const size_t prefill_steps = totals.eager.prefill_steps;
-    uint64_t decode_ps = 0;
-    std::vector<double> step_ms, captured_ms;
-    for (uint64_t ps : totals.eager.decode_ps) {
-        decode_ps += ps;
-        step_ms.push_back(ms(ps));
-    }
+    const size_t prefill_steps = f.prefill_steps;
+    const std::vector<double>& step_ms = f.step_ms;
+    const double tpot = f.tpot_ms;
+    std::vector<double> captured_ms;
     for (uint64_t ps : totals.captured.decode_ps) captured_ms.push_back(ms(ps));
-    const double tpot = step_ms.empty() ? 0 : ms(decode_ps) / static_cast<double>(step_ms.size());
     std::printf("  TTFT (prefill, no queueing): %.3f ms (%zu prefill step%s of at most %lld tokens)\n", ms(pre_ps),
                 prefill_steps, prefill_steps == 1 ? "" : "s", static_cast<long long>(o.max_prefill_tokens));
     if (!step_ms.empty()) {
@@ -161,7 +159,7 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
             if (i < 8 || i + 4 >= step_ms.size()) std::printf(" %.3f", step_ms[i]);
             else if (i == 8) std::printf(" ...");
         std::printf("\n  TPOT (mean decode step): %.3f ms; decode throughput %.1f tokens/s (batch %lld)\n", tpot,
-                    static_cast<double>(o.batch) * 1e3 / tpot, static_cast<long long>(o.batch));
+                    f.tokens_per_s, static_cast<long long>(o.batch));
         std::printf("  HBM bytes per generated token (kernels' compulsory traffic, decode): %.3f GB\n",
                     static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch)) / 1e9);
     }
@@ -182,21 +180,17 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
         gm["captured"] = {{"ttft_ms", ms(captured_pre)}, {"decode_step_ms", captured_ms}, {"tpot_ms", cap_tpot}};
         gm["eager"] = {{"ttft_ms", ms(pre_ps)}, {"decode_step_ms", step_ms}, {"tpot_ms", tpot}};
     }
+    uint64_t decode_ps = 0;
+    for (uint64_t ps : totals.eager.decode_ps) decode_ps += ps;
     const double total_s = ms(pre_ps + decode_ps) / 1e3;
     const double gen = static_cast<double>(o.batch * (1 + o.decode));
     std::printf("  end to end: %.3f ms for %.0f generated tokens (%.1f tokens/s)\n", total_s * 1e3, gen, gen / total_s);
     nlohmann::json summary = s.base_summary();
     nlohmann::json& j = summary["llm"];
-    j["model"] = {{"name", c.name}, {"architecture", llm::arch_name(c.arch)}, {"params", c.params()}, {"dtype", c.torch_dtype},
-                  {"quant", llm::quant_name(o.quant)}};
-    j["request"] = {{"batch", o.batch}, {"prefill", o.prefill}, {"decode", o.decode}, {"block_size", o.block_size},
-                    {"max_prefill_tokens", o.max_prefill_tokens}, {"prefill_steps", prefill_steps}};
-    j["memory"] = {{"capacity", m.capacity}, {"weights", m.weights}, {"kv", m.kv}, {"kv_blocks", m.kv_blocks},
-                   {"kv_blocks_needed", m.kv_blocks_needed}, {"activations", m.activations}, {"free", m.free}};
-    j["ttft_ms"] = ms(pre_ps);
-    j["decode_step_ms"] = step_ms;
-    j["tpot_ms"] = tpot;
-    j["decode_tokens_per_s"] = tpot > 0 ? static_cast<double>(o.batch) * 1e3 / tpot : 0;
+    j["model"] = llm::model_json(c, o.quant);
+    j["request"] = llm::request_json(o, prefill_steps);
+    j["memory"] = llm::memory_json(m, -1, "");
+    llm::add_figures(j, f);
     j["hbm_bytes_per_token"] = step_ms.empty() ? 0 : static_cast<double>(decode_bytes) / static_cast<double>(step_ms.size() * static_cast<size_t>(o.batch));
     j["plans_compiled"] = run.plans_compiled();
     j["graph_mode"] = gm;
@@ -297,18 +291,9 @@ int cmd_llm(const std::vector<std::string>& args) {
     Session s(common, cmdline);
     if (fs::is_regular_file(model_arg)) s.add_input("model", model_arg);
     s.elaborate();
-    llm::ModelWeights weights;
-    if (s.functional()) {
-        if (!weights_path.empty()) {
-            s.add_input("weights", weights_path);
-            weights = llm::load_weights(cfg, llm::Safetensors::read_file(weights_path));
-        } else {
-            weights = llm::random_weights(cfg, ro.seed);
-        }
-        ro.weights = &weights;
-    } else if (!weights_path.empty()) {
-        throw InputError("--weights needs functional mode (timing mode moves no data)");
-    }
+    if (s.functional() && !weights_path.empty()) s.add_input("weights", weights_path);
+    const llm::ModelWeights weights = llm::host_weights(cfg, ro.seed, s.functional(), weights_path);
+    if (s.functional()) ro.weights = &weights;
     reuse::ReuseOptions ropt =
         reuse_options(exact ? "off" : reuse_arg, s.functional(),
                       !common.record.empty() && common.record_level == "instructions", s.chip_params());

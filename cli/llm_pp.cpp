@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cli/llm_common.h"
 #include "cli/reuse_option.h"
 #include "cli/system_session.h"
 #include "isa/text.h"
 #include "runtime/llm/parallel.h"
 #include "runtime/llm/pipeline.h"
+#include "runtime/llm/summary.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -41,20 +43,6 @@ nlohmann::json share_json(const llm::PpRun::Share& s) {
             {"sent_bytes", s.sent_bytes},
             {"sends", s.sends},
             {"all_reduces", s.all_reduces}};
-}
-
-void print_steps(const std::vector<double>& step_ms, double tpot, int64_t batch) {
-    if (step_ms.empty()) return;
-    std::printf("  decode steps (ms):");
-    for (size_t i = 0; i < step_ms.size(); ++i)
-        if (i < 8 || i + 4 >= step_ms.size())
-            std::printf(" %.3f", step_ms[i]);
-        else if (i == 8)
-            std::printf(" ...");
-    std::printf(
-        "\n  TPOT (mean decode step): %.3f ms; decode throughput %.1f "
-        "tokens/s (batch %lld)\n",
-        tpot, static_cast<double>(batch) * 1e3 / tpot, static_cast<long long>(batch));
 }
 
 // Each chip's stage, memory plan and shares, printed and as summary.json's `stages` and `memory`.
@@ -105,39 +93,12 @@ nlohmann::json stages_json(const llm::PpRun& run) {
 
 nlohmann::json memory_json(const llm::PpRun& run) {
     nlohmann::json mem = nlohmann::json::array();
-    for (uint32_t i = 0; i < run.chips(); ++i) {
-        const llm::MemoryPlan& m = run.chip(i).memory();
-        mem.push_back({{"chip", i},
-                       {"capacity", m.capacity},
-                       {"weights", m.weights},
-                       {"kv", m.kv},
-                       {"kv_blocks", m.kv_blocks},
-                       {"kv_blocks_needed", m.kv_blocks_needed},
-                       {"activations", m.activations},
-                       {"transfer_and_collective_buffers", m.reserved},
-                       {"free", m.free}});
-    }
+    for (uint32_t i = 0; i < run.chips(); ++i)
+        mem.push_back(llm::memory_json(run.chip(i).memory(), i, "transfer_and_collective_buffers"));
     return mem;
 }
 
-struct Figures {
-    double ttft_ms = 0, tpot_ms = 0;
-    std::vector<double> step_ms;
-};
-
-Figures figures(const llm::RunTotals& tot) {
-    Figures f;
-    f.ttft_ms = ms(tot.eager.prefill_ps);
-    double sum = 0;
-    for (uint64_t ps : tot.eager.decode_ps) {
-        f.step_ms.push_back(ms(ps));
-        sum += ms(ps);
-    }
-    f.tpot_ms = f.step_ms.empty() ? 0 : sum / static_cast<double>(f.step_ms.size());
-    return f;
-}
-
-void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, const Figures& f,
+void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, const llm::Figures& f,
                const llm::RunOptions& ro) {
     const llm::ModelConfig& c = run.model();
     const std::string tp = q.tp > 1 ? ", tensor parallel " + std::to_string(q.tp) + " inside each" : "";
@@ -153,8 +114,7 @@ void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, c
     std::printf(" sequences), prefill %lld tokens, %lld decode steps\n", static_cast<long long>(ro.prefill),
                 static_cast<long long>(ro.decode));
     print_stages(run);
-    std::printf("  TTFT (prefill, no queueing): %.3f ms\n", f.ttft_ms);
-    print_steps(f.step_ms, f.tpot_ms, ro.batch);
+    print_figures(f, ro.batch, false);
     if (s.functional() && q.tp > 1)
         std::printf("  tokens: every rank of the last stage sampled the same tokens: %s\n",
                     run.ranks_agree() ? "yes" : "NO");
@@ -166,19 +126,12 @@ void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, c
             "(--simulate all: every chip's kernels)\n");
 }
 
-nlohmann::json summary_llm(const LlmPpRequest& q, const llm::PpRun& run, const Figures& f,
+nlohmann::json summary_llm(const LlmPpRequest& q, const llm::PpRun& run, const llm::Figures& f,
                            const llm::RunOptions& ro, bool functional) {
     const llm::ModelConfig& c = run.model();
     nlohmann::json j;
-    j["model"] = {{"name", c.name},
-                  {"architecture", llm::arch_name(c.arch)},
-                  {"params", c.params()},
-                  {"dtype", c.torch_dtype}};
-    j["request"] = {{"batch", ro.batch},
-                    {"prefill", ro.prefill},
-                    {"decode", ro.decode},
-                    {"block_size", ro.block_size},
-                    {"max_prefill_tokens", ro.max_prefill_tokens}};
+    j["model"] = llm::model_json(c, ro.quant);
+    j["request"] = llm::request_json(ro, f.prefill_steps);
     nlohmann::json mbs = nlohmann::json::array();
     for (const auto& mb : run.microbatches()) mbs.push_back(mb.size());
     j["parallel"] = {{"pp", q.pp},
@@ -188,10 +141,7 @@ nlohmann::json summary_llm(const LlmPpRequest& q, const llm::PpRun& run, const F
                      {"receive_buffer_bytes", run.recv_bytes()}};
     j["stages"] = stages_json(run);
     j["memory"] = memory_json(run);
-    j["ttft_ms"] = f.ttft_ms;
-    j["decode_step_ms"] = f.step_ms;
-    j["tpot_ms"] = f.tpot_ms;
-    j["decode_tokens_per_s"] = f.tpot_ms > 0 ? static_cast<double>(ro.batch) * 1e3 / f.tpot_ms : 0;
+    llm::add_figures(j, f);
     j["tokens"] = run.tokens();
     if (functional) j["ranks_agree"] = run.ranks_agree();
     return j;
@@ -205,11 +155,7 @@ llm::PpOptions pp_options(const LlmPpRequest& q, SystemSession& s) {
     p.microbatches = q.microbatches;
     p.reuse = reuse_options(q.reuse, s.functional(), false, s.chip_params());
     p.comm_buffer_bytes = s.comm_params().buffer_bytes;
-    if (q.simulate != "auto" && q.simulate != "all" && q.simulate != "one")
-        throw InputError("--simulate must be auto, all or one, not '" + q.simulate + "'");
-    if (q.simulate == "one" && s.functional())
-        throw InputError("--simulate one needs timing mode (functional mode computes every chip's values)");
-    p.mirror = q.simulate == "one" || (q.simulate == "auto" && !s.functional());
+    p.mirror = simulate_one(q.simulate, s.functional());
     return p;
 }
 
@@ -225,24 +171,12 @@ int run_llm_pp(const LlmPpRequest& q) {
                          std::to_string(static_cast<uint64_t>(q.pp) * q.tp) +
                          " chips needed, the system has " + std::to_string(chips));
     llm::RunOptions ro = q.run;
-    llm::ModelWeights weights;
-    if (s.functional()) {
-        weights = q.weights_path.empty()
-                      ? llm::random_weights(q.model, ro.seed)
-                      : llm::load_weights(q.model, llm::Safetensors::read_file(q.weights_path));
-        ro.weights = &weights;
-    } else if (!q.weights_path.empty()) {
-        throw InputError("--weights needs functional mode (timing mode moves no data)");
-    }
+    const llm::ModelWeights weights = llm::host_weights(q.model, ro.seed, s.functional(), q.weights_path);
+    if (s.functional()) ro.weights = &weights;
     const llm::PpOptions p = pp_options(q, s);
     const uint32_t n = q.pp * q.tp;
-    std::vector<DeviceInfo> infos;
-    std::vector<uint32_t> ids;
-    for (uint32_t i = 0; i < n; ++i) {
-        infos.push_back(s.system().chip(i).info());
-        ids.push_back(i);
-    }
-    llm::PpRun run(q.model, ro, p, infos);
+    const ChipSet cs = first_chips(s, n);
+    llm::PpRun run(q.model, ro, p, cs.infos);
     std::vector<std::unique_ptr<comm::Communicator>> comms;
     if (q.tp > 1)
         for (uint32_t st = 0; st < q.pp; ++st) {
@@ -250,29 +184,16 @@ int run_llm_pp(const LlmPpRequest& q) {
             for (uint32_t r = 0; r < q.tp; ++r) devs.push_back(&s.device(st * q.tp + r));
             comms.push_back(std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params()));
         }
-    s.run(ids, [&](uint32_t i, rt::Context& ctx) {
+    s.run(cs.ids, [&](uint32_t i, rt::Context& ctx) {
         run.run_chip(i, s.device(i), ctx, q.tp > 1 ? comms[i / q.tp].get() : nullptr);
     });
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
-    const Figures f = figures(llm::run_totals(run.steps(), false));
+    const llm::Figures f = llm::figures(llm::run_totals(run.steps(), false).eager, ro.batch);
     print_run(q, s, run, f, ro);
-    const reuse::ReuseCounters rc = run.reuse_counters();
-    print_reuse(p.reuse, rc);
-    std::printf("  wall %.1f s\n", wall_s);
-
     nlohmann::json summary = s.base_summary();
-    nlohmann::json& j = summary["llm"];
-    j = summary_llm(q, run, f, ro, s.functional());
-    j["wall_s"] = wall_s;
-    summary["reuse_timing"] = reuse_json(p.reuse, rc);
-    j["reuse_timing"] = summary["reuse_timing"];
-    if (!run.steps().empty())
-        summary["links"] =
-            s.links_json(run.steps().front().begin_ps, run.steps().back().begin_ps + run.steps().back().ps);
-    s.write_outputs(summary);
-    if (!q.common.out.empty())
-        std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", q.common.out.c_str());
+    summary["llm"] = summary_llm(q, run, f, ro, s.functional());
+    finish_llm_run(s, summary, run.steps(), p.reuse, run.reuse_counters(), wall_s, q.common.out);
     if (s.functional() && !run.ranks_agree()) return kExitFailure;
     return kExitOk;
 }

@@ -1,5 +1,7 @@
 #include "cli/system_session.h"
 
+#include "cli/interrupt.h"
+
 #include <filesystem>
 
 #include "cli/installation.h"
@@ -122,14 +124,23 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
             if (!h->finished()) return false;
         return true;
     };
+    // Each slice runs in steps so that a stop request (SIGINT/SIGTERM) is seen soon: a simulated
+    // millisecond of eight chips can take minutes of CPU. Splitting sc_start changes no event
+    // order, so no cycle count.
     const sc_core::sc_time slice(1, sc_core::SC_MS);
+    constexpr int kSteps = 16;
+    const sc_core::sc_time step = slice / kSteps;
+    const ClockDomain clk = m_chip_params->clock();
     while (!all_done()) {
         const uint64_t before = progress_counter();
-        sc_core::sc_start(slice);
-        rethrow_failure();
+        // (The hosts' end calls sc_stop: no step after it.)
+        for (int i = 0; i < kSteps && !all_done() && sc_core::sc_get_status() != sc_core::SC_STOPPED; ++i) {
+            sc_core::sc_start(step);
+            rethrow_failure();
+            throw_if_interrupted("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
+        }
         if (all_done()) break;
         if (!sc_core::sc_pending_activity() || (progress_counter() == before && work_in_flight() == 0)) {
-            const ClockDomain clk = m_chip_params->clock();
             std::string waiting;
             for (const auto& h : m_hosts)
                 if (!h->finished()) waiting += std::string(" ") + h->basename();

@@ -225,12 +225,28 @@ private:
         }
         return r;
     }
-    // An AIV's side: its share of the items (every pf_aiv-th), each read into a UB scratch
-    // buffer once the cube's loads are no more than pf_ahead steps behind it.
+    // The AIV that reads each item: the one with the fewest bytes so far (ties: the lower index).
+    // Items alternate between A and B chunks, whose sizes differ (an M-row A chunk against an
+    // N-column B chunk), so taking every pf_aiv-th item would give one AIV all of B and leave the
+    // other's GM port idle; balancing bytes keeps every port of the block streaming.
+    std::vector<uint32_t> pf_owners(const std::vector<PfItem>& items) const {
+        std::vector<uint32_t> owner(items.size());
+        std::vector<uint64_t> bytes(std::max<uint32_t>(1, m_t.pf_aiv), 0);
+        for (size_t j = 0; j < items.size(); ++j) {
+            const Region r = pf_region(items[j]);
+            const auto it = std::min_element(bytes.begin(), bytes.end());
+            owner[j] = static_cast<uint32_t>(it - bytes.begin());
+            *it += uint64_t{r.rows} * rup(r.len, 32);
+        }
+        return owner;
+    }
+    // An AIV's side: its share of the items (pf_owners), each read into a UB scratch buffer once
+    // the cube's loads are no more than pf_ahead steps behind it.
     void prefetch() {
         const std::vector<PfItem> items = pf_items();
         const uint32_t signals = pf_signals(items);
         if (items.empty()) return;
+        const std::vector<uint32_t> owner = pf_owners(items);
         TBuf<TPosition::VECIN> scratch;
         m_pipe.InitBuffer(scratch, m_t.pf_buf);
         const LocalTensor<T> ub = scratch.template Get<T>();
@@ -238,7 +254,8 @@ private:
         g[0].SetGlobalBuffer(m_p.a, ~0ull / 8);
         g[1].SetGlobalBuffer(m_p.b, ~0ull / 8);
         uint32_t got = 0;
-        for (size_t j = m_ctx.sub_block_idx(); j < items.size(); j += m_t.pf_aiv) {
+        for (size_t j = 0; j < items.size(); ++j) {
+            if (owner[j] != m_ctx.sub_block_idx()) continue;
             m_ctx.scalar(4);
             const PfItem& it = items[j];
             const uint32_t need = it.p + 1 > m_t.pf_ahead ? it.p + 1 - m_t.pf_ahead : 0;

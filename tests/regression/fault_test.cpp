@@ -179,6 +179,12 @@ std::vector<std::string> long_run(const std::string& out) {
     return {"kernel", "add", "--n", "67108864", "--dtype", "fp32", "--config", config("tiny"), "--mode", "timing", "--out", out};
 }
 
+// A several-chip run of many seconds: all-reduces of 64 MiB on the tiny system's links, 1000 times.
+std::vector<std::string> long_system_run(const std::string& out) {
+    return {"collective", "all_reduce", "--bytes", "67108864", "--iters", "1000", "--system", config("system-tiny"),
+            "--mode", "timing", "--out", out};
+}
+
 void check_interrupt(int sig, int expect_code) {
     const std::string dir = temp_dir(sig == SIGINT ? "fault_sigint" : "fault_sigterm");
     double stop_s = 0;
@@ -244,4 +250,18 @@ TEST_CASE("fault: a kernel still running at --max-cycles gives the timeout repor
     const CliResult ok = run_cli("asm " + prog + " --config " + config("tiny") + " --mode timing --out " + dir + "/ok");
     REQUIRE(ok.code == 0);
     CHECK(read_json(dir + "/ok/summary.json")["total_cycles"].get<uint64_t>() > limit);
+}
+
+// The system driver (cli/system_session.cpp) polls for a stop between steps of its slices too.
+TEST_CASE("fault: SIGTERM during a several-chip run exits 143 soon and leaves no output") {
+    const std::string dir = temp_dir("fault_sigterm_system");
+    double stop_s = 0;
+    const int code =
+        interrupt_run(long_system_run(dir + "/out"), SIGTERM, std::chrono::milliseconds(1500), dir + "/log", stop_s);
+    const std::string log = read_file(dir + "/log");
+    INFO(log);
+    CHECK(code == 143);
+    CHECK(log.find("interrupted by") != std::string::npos);
+    CHECK(files_under(dir + "/out").empty());
+    CHECK(stop_s < 20.0);
 }

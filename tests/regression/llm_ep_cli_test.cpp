@@ -4,43 +4,26 @@
 // their experts' chips and combined back); the rows dispatched follow the
 // routing exactly (every (token, slot) entry once, bytes = rows x hidden x 2);
 // bad plans exit 2 naming the culprit.
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 
-#include "tests/support.h"
+#include "tests/cli_summary.h"
 
 using namespace sfumato;
 using namespace sfumato::test;
-
-namespace {
-
-std::string tiny_system() {
-  return "--system " + config("system-tiny") + " --trace off ";
-}
-
-nlohmann::json run_json(const std::string &args, const std::string &name) {
-  const std::string out = temp_dir(name);
-  const CliResult r = run_cli(args + " --out " + out);
-  INFO(args << "\n" << r.output);
-  REQUIRE(r.code == 0);
-  return read_json(out + "/summary.json");
-}
-
-} // namespace
 
 TEST_CASE("llm ep: EP=2 and EP=4 give the same greedy tokens as one chip for "
           "32 steps") {
   const std::string req =
       " --mode functional --prefill 12 --decode 32 --batch 4 --seed 7";
   const nlohmann::json one =
-      run_json("llm tiny-moe --config " + config("tiny") + " --trace off" + req,
+      summary_of("llm tiny-moe --config " + config("tiny") + " --trace off" + req,
                "llm_ep1");
   const auto &tokens = one["llm"]["tokens"];
   REQUIRE(tokens.size() == 4);
   REQUIRE(tokens[0].size() == 33);
   for (int n : {2, 4}) {
-    const nlohmann::json s = run_json("llm tiny-moe " + tiny_system() +
+    const nlohmann::json s = summary_of("llm tiny-moe " + tiny_system() +
                                           "--ep " + std::to_string(n) + req,
                                       "llm_ep" + std::to_string(n));
     INFO("ep " << n);
@@ -108,7 +91,7 @@ TEST_CASE("llm ep: dispatched rows and bytes follow the routing and the hidden "
           "size") {
   const int64_t batch = 4, prefill = 16, decode = 3, layers = 2, top_k = 2,
                 hidden = 64, n = 4;
-  const nlohmann::json s = run_json(
+  const nlohmann::json s = summary_of(
       "llm tiny-moe " + tiny_system() + "--ep " + std::to_string(n) +
           " --mode timing --prefill " + std::to_string(prefill) + " --decode " +
           std::to_string(decode) + " --batch " + std::to_string(batch),

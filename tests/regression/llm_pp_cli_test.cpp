@@ -5,47 +5,32 @@
 // step's tokens; with one micro-batch a decode step is at least the sum of the
 // stages' kernel time in it (they cannot overlap: each waits for the previous
 // one's activations); bad plans exit 2 naming the culprit.
-#include <catch2/catch.hpp>
 #include <fstream>
 
-#include "tests/support.h"
+#include "tests/cli_summary.h"
 
 using namespace sfumato;
 using namespace sfumato::test;
-
-namespace {
-
-std::string tiny_system() { return "--system " + config("system-tiny") + " --trace off "; }
-
-nlohmann::json run_json(const std::string& args, const std::string& name) {
-    const std::string out = temp_dir(name);
-    const CliResult r = run_cli(args + " --out " + out);
-    INFO(args << "\n" << r.output);
-    REQUIRE(r.code == 0);
-    return read_json(out + "/summary.json");
-}
-
-}  // namespace
 
 TEST_CASE(
     "llm pp: pipeline stages (with TP inside, uneven micro-batches) give "
     "the same greedy tokens as one chip") {
     const std::string req = " --mode functional --prefill 20 --decode 32 --batch 3 --seed 7";
     const nlohmann::json one =
-        run_json("llm tiny --config " + config("tiny") + " --trace off" + req, "llm_pp1");
+        summary_of("llm tiny --config " + config("tiny") + " --trace off" + req, "llm_pp1");
     const auto& tokens = one["llm"]["tokens"];
     REQUIRE(tokens.size() == 3);
     REQUIRE(tokens[0].size() == 33);
     for (const std::string pp :
          {"--pp 2", "--pp 2 --tp 2", "--pp 1 --microbatches 3", "--pp 2 --microbatches 1"}) {
-        const nlohmann::json s = run_json("llm tiny " + tiny_system() + pp + req, "llm_pp_tokens");
+        const nlohmann::json s = summary_of("llm tiny " + tiny_system() + pp + req, "llm_pp_tokens");
         INFO(pp);
         CHECK(s["llm"]["tokens"] == tokens);
         CHECK(s["llm"]["ranks_agree"] == true);
     }
     // Default micro-batches: as many as stages, 3 sequences as 2 + 1; tiny's 2
     // layers one per stage.
-    const nlohmann::json two = run_json("llm tiny " + tiny_system() + "--pp 2" + req, "llm_pp2");
+    const nlohmann::json two = summary_of("llm tiny " + tiny_system() + "--pp 2" + req, "llm_pp2");
     CHECK(two["llm"]["parallel"]["microbatches"] == nlohmann::json::array({2, 1}));
     CHECK(two["llm"]["stages"][0]["first_layer"] == 0);
     CHECK(two["llm"]["stages"][0]["end_layer"] == 1);
@@ -67,7 +52,7 @@ TEST_CASE(
     const int64_t batch = 4, hidden = 256, prefill = 24, decode = 3, elem = 2, pp = 3;
     for (int mb : {1, 2}) {
         const nlohmann::json s =
-            run_json("llm " + model + " " + tiny_system() + "--pp 3 --microbatches " + std::to_string(mb) +
+            summary_of("llm " + model + " " + tiny_system() + "--pp 3 --microbatches " + std::to_string(mb) +
                          " --mode timing --prefill " + std::to_string(prefill) + " --decode " +
                          std::to_string(decode) + " --batch " + std::to_string(batch),
                      "llm_pp_timing" + std::to_string(mb));
@@ -112,7 +97,7 @@ TEST_CASE("llm pp: with --tp and --simulate one every rank sends, only rank 0 of
     const std::string req = " --mode timing --prefill 16 --decode 2 --batch 2";
     for (const std::string sim : {"one", "all"}) {
         const nlohmann::json s =
-            run_json("llm tiny " + tiny_system() + "--pp 2 --tp 2 --simulate " + sim + req, "llm_pp_mirror");
+            summary_of("llm tiny " + tiny_system() + "--pp 2 --tp 2 --simulate " + sim + req, "llm_pp_mirror");
         CHECK(s["llm"]["parallel"]["simulate"] == sim);
         const auto& st = s["llm"]["stages"];
         REQUIRE(st.size() == 4);

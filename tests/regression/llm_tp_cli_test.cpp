@@ -4,36 +4,21 @@
 // at least what the links allow (a ring all-reduce of S bytes moves 2 (N - 1) /
 // N S bytes through each chip's link, and crosses a link at least once); bad
 // plans exit 2 naming the culprit.
-#include <catch2/catch.hpp>
 #include <fstream>
 
-#include "tests/support.h"
+#include "tests/cli_summary.h"
 
 using namespace sfumato;
 using namespace sfumato::test;
-
-namespace {
-
-std::string tiny_system() { return "--system " + config("system-tiny") + " --trace off "; }
-
-nlohmann::json run_json(const std::string& args, const std::string& name) {
-    const std::string out = temp_dir(name);
-    const CliResult r = run_cli(args + " --out " + out);
-    INFO(args << "\n" << r.output);
-    REQUIRE(r.code == 0);
-    return read_json(out + "/summary.json");
-}
-
-}  // namespace
 
 TEST_CASE(
     "llm tp: TP=2 and TP=4 (KV heads replicated) give the same greedy "
     "tokens as TP=1") {
     const std::string req = " --mode functional --prefill 20 --decode 32 --batch 2 --seed 7";
     const nlohmann::json one =
-        run_json("llm tiny --config " + config("tiny") + " --trace off" + req, "llm_tp1");
-    const nlohmann::json two = run_json("llm tiny " + tiny_system() + "--tp 2" + req, "llm_tp2");
-    const nlohmann::json four = run_json("llm tiny " + tiny_system() + "--tp 4" + req, "llm_tp4");
+        summary_of("llm tiny --config " + config("tiny") + " --trace off" + req, "llm_tp1");
+    const nlohmann::json two = summary_of("llm tiny " + tiny_system() + "--tp 2" + req, "llm_tp2");
+    const nlohmann::json four = summary_of("llm tiny " + tiny_system() + "--tp 4" + req, "llm_tp4");
     const auto& tokens = one["llm"]["tokens"];
     REQUIRE(tokens.size() == 2);
     REQUIRE(tokens[0].size() == 33);
@@ -62,7 +47,7 @@ TEST_CASE("llm tp: communication share > 0 and each all-reduce at least the ring
     const int64_t batch = 8, hidden = 1024, layers = 2, decode = 3;
     const double link_gbps = 8, latency_ns = 200;  // configs/system-tiny.ini, system.link
     for (int n : {2, 4}) {
-        const nlohmann::json s = run_json("llm " + model + " " + tiny_system() + "--tp " + std::to_string(n) +
+        const nlohmann::json s = summary_of("llm " + model + " " + tiny_system() + "--tp " + std::to_string(n) +
                                               " --set comm.algo=ring --mode timing --prefill 32 --decode " +
                                               std::to_string(decode) + " --batch " + std::to_string(batch),
                                           "llm_tp_share" + std::to_string(n));

@@ -465,6 +465,58 @@ TEST_CASE("cube matmul: L2 prefetch by the AIVs of a split part") {
     }
 }
 
+// A small-M shape's walk alternates chunks of A (M rows) and B (N columns), of different sizes:
+// the block's AIVs share the prefetch by bytes, so each AIV's GM reads come within one item of
+// an even share (taking every other item would give one AIV all of B and leave the other's GM
+// port idle half the time).
+TEST_CASE("cube matmul: the AIVs of a block share the L2 prefetch evenly by bytes") {
+    DeviceInfo d;
+    d.arch = "split";
+    d.cube_cores = 24, d.aiv_per_aic = 2, d.vector_cores = 48;
+    d.l1_bytes = 512 << 10, d.l0a_bytes = d.l0b_bytes = 64 << 10, d.l0c_bytes = 128 << 10,
+    d.ub_bytes = 192 << 10;
+    d.cube_macs_fp16 = 4096;
+    d.core_read_max_bytes_per_cycle = 110, d.core_gm_read_bytes_per_cycle = 32,
+    d.core_write_max_bytes_per_cycle = 86;
+    d.mem_max_bytes_per_cycle = 48 * 64, d.gm_bytes_per_cycle = 911;
+    d.l2_bytes = 192ull << 20;
+    const uint32_t m = 128, n = 4096, k = 8192;
+    CubeMatmulPlan p;
+    p.t = plan_matmul(m, n, k, 2, 2, d);
+    REQUIRE(p.t.pf_ahead > 0);
+    REQUIRE(p.t.tiles_m == 1);
+    p.in = DType::FP16, p.out = DType::FP16;
+    p.lda = k, p.ldb = n, p.ldc = n;
+    p.a = 0x1000, p.b = p.a + uint64_t{m} * k * 2, p.c = p.b + uint64_t{k} * n * 2;
+    // The largest item: one chunk of A or of B, whole 32-B rows.
+    const uint64_t a_chunk = uint64_t{p.t.base_m} * p.t.k_l1 * 2, b_chunk = uint64_t{p.t.k_l1} * p.t.base_n * 2;
+    const uint64_t item = std::max(a_chunk, b_chunk);
+    REQUIRE(a_chunk != b_chunk);
+    for (uint32_t blk = 0; blk < p.t.block_dim; blk += 5) {
+        std::vector<uint64_t> bytes;
+        for (uint32_t sub = 0; sub < d.aiv_per_aic; ++sub) {
+            KapiSink aiv(isa::CoreKind::Vector);
+            aiv.set_block(blk, p.t.block_dim);
+            aiv.set_sub_block(sub);
+            aiv.set_buffer(Pos::UB, d.ub_bytes);
+            run_cube_matmul(aiv, p);
+            CHECK(aiv.errors().empty());
+            uint64_t b = 0;
+            for (const isa::Instr& in : aiv.instrs()) {
+                if (in.op != isa::Opcode::COPY_GM_TO_UB) continue;
+                isa::Extent ex[isa::kMaxExtents];
+                const int cnt = isa::footprint(in, ex);
+                for (int i = 0; i < cnt; ++i)
+                    if (ex[i].pos == Pos::UB) b += ex[i].hi - ex[i].lo;
+            }
+            bytes.push_back(b);
+        }
+        INFO("block " << blk << " aiv bytes " << bytes[0] << " " << bytes[1] << " item " << item);
+        CHECK(std::min(bytes[0], bytes[1]) > 0);
+        CHECK(std::max(bytes[0], bytes[1]) - std::min(bytes[0], bytes[1]) <= item);
+    }
+}
+
 namespace {
 
 // A two-pass split-K matmul (MatmulTiling::two_pass) run block by block in `order` (cube blocks

@@ -1,0 +1,61 @@
+// The shared pieces of the several-chip `sfumato llm` forms (see llm_common.h).
+#include "cli/llm_common.h"
+
+#include <cstdio>
+
+#include "cli/reuse_option.h"
+#include "sim/error.h"
+
+namespace sfumato::cli {
+
+ChipSet first_chips(SystemSession& s, uint32_t n) {
+    ChipSet c;
+    for (uint32_t i = 0; i < n; ++i) {
+        c.infos.push_back(s.system().chip(i).info());
+        c.devices.push_back(&s.device(i));
+        c.ids.push_back(i);
+    }
+    return c;
+}
+
+bool simulate_one(const std::string& simulate, bool functional) {
+    if (simulate != "auto" && simulate != "all" && simulate != "one")
+        throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
+    if (simulate == "one" && functional)
+        throw InputError("--simulate one needs timing mode (functional mode computes every chip's values)");
+    return simulate == "one" || (simulate == "auto" && !functional);
+}
+
+void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps) {
+    if (prefill_steps)
+        std::printf("  TTFT (prefill, no queueing): %.3f ms (%zu prefill step%s)\n", f.ttft_ms, f.prefill_steps,
+                    f.prefill_steps == 1 ? "" : "s");
+    else
+        std::printf("  TTFT (prefill, no queueing): %.3f ms\n", f.ttft_ms);
+    if (f.step_ms.empty()) return;
+    std::printf("  decode steps (ms):");
+    for (size_t i = 0; i < f.step_ms.size(); ++i)
+        if (i < 8 || i + 4 >= f.step_ms.size())
+            std::printf(" %.3f", f.step_ms[i]);
+        else if (i == 8)
+            std::printf(" ...");
+    std::printf("\n  TPOT (mean decode step): %.3f ms; decode throughput %.1f tokens/s (batch %lld)\n", f.tpot_ms,
+                f.tokens_per_s, static_cast<long long>(batch));
+}
+
+void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector<llm::StepRecord>& steps,
+                    const reuse::ReuseOptions& ropt, const reuse::ReuseCounters& rc, double wall_s,
+                    const std::string& out_dir) {
+    print_reuse(ropt, rc);
+    std::printf("  wall %.1f s\n", wall_s);
+    nlohmann::json& j = summary["llm"];
+    j["wall_s"] = wall_s;
+    summary["reuse_timing"] = reuse_json(ropt, rc);
+    j["reuse_timing"] = summary["reuse_timing"];
+    if (!steps.empty())
+        summary["links"] = s.links_json(steps.front().begin_ps, steps.back().begin_ps + steps.back().ps);
+    s.write_outputs(summary);
+    if (!out_dir.empty()) std::printf("  wrote %s/{summary.json,trace.json,stats.h5}\n", out_dir.c_str());
+}
+
+}  // namespace sfumato::cli

@@ -1,0 +1,40 @@
+// What the several-chip forms of `sfumato llm` (--tp, --pp, --ep; cli/llm_{tp,pp,ep}.cpp) share
+// around their runtime/llm host programs: the chips they run on, the --simulate choice, the
+// printed TTFT / decode lines, and the tail that prints the re-use counters and wall time and
+// writes summary.json with the re-use and link sections. The figures and JSON blocks themselves
+// come from runtime/llm/summary.h.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/system_session.h"
+#include "runtime/llm/summary.h"
+#include "runtime/reuse/timing_reuse.h"
+
+namespace sfumato::cli {
+
+// Chips 0..n-1 of the system: their descriptions, devices and ids.
+struct ChipSet {
+    std::vector<DeviceInfo> infos;
+    std::vector<rt::Device*> devices;
+    std::vector<uint32_t> ids;
+};
+ChipSet first_chips(SystemSession& s, uint32_t n);
+
+// --simulate auto|all|one resolved for the mode: true = mirror (chip 0's kernels only).
+bool simulate_one(const std::string& simulate, bool functional);
+
+// The TTFT line (with the number of prefill steps when `prefill_steps`) and, with decode steps,
+// the steps (first 8 and last 4) and the TPOT / tokens-per-second line.
+void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps);
+
+// Prints the re-use counters and the wall time, then completes `summary` (its `llm` section's
+// wall_s and reuse_timing, the top-level reuse_timing and the links over the run's steps) and
+// writes the outputs.
+void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector<llm::StepRecord>& steps,
+                    const reuse::ReuseOptions& ropt, const reuse::ReuseCounters& rc, double wall_s,
+                    const std::string& out_dir);
+
+}  // namespace sfumato::cli
