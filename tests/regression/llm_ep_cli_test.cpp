@@ -58,9 +58,9 @@ TEST_CASE("llm ep: functional and timing mode take the same cycles") {
       "torch_dtype": "float16"})";
   const std::string req = "llm " + model + " " + tiny_system() +
                           "--ep 2 --prefill 12 --decode 4 --batch 4";
-  const nlohmann::json f = run_json(req + " --mode functional", "llm_ep_f");
+  const nlohmann::json f = summary_of(req + " --mode functional", "llm_ep_f");
   const nlohmann::json t =
-      run_json(req + " --mode timing --exact", "llm_ep_t");
+      summary_of(req + " --mode timing --exact", "llm_ep_t");
   // tiny.ini: 1000 MHz, 2 MoE layers.
   const double tol_ms = 2 * 1e-6;
   CHECK(std::fabs(f["llm"]["ttft_ms"].get<double>() -
