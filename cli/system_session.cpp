@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/installation.h"
+#include "runtime/serve/serve_run.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -73,6 +74,8 @@ bool load_system_params_command(const std::vector<std::string>& args, const std:
     out.base.host = std::make_unique<rt::RuntimeParams>(ParamScope(out.base.config, "host"));
     out.system = std::make_unique<SystemParams>(out.base.config);
     out.comm = std::make_unique<comm::CommParams>(ParamScope(out.base.config, "comm"));
+    // `sfumato serve`'s scheduler knobs (declared, so listed and settable).
+    const serve::ServeParams serve_params(ParamScope(out.base.config, "serve"));
     out.base.config.check_unused();
     return true;
 }

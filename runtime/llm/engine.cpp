@@ -264,6 +264,10 @@ std::vector<LlmRun::PrefillStep> LlmRun::prefill_steps() const {
 }
 
 std::string LlmRun::bucket_key(const StepBatch& b) const {
+    if (m_shape_keys) {
+        const int64_t multi = std::count_if(b.query_lens.begin(), b.query_lens.end(), [](int64_t q) { return q > 1; });
+        return "T" + std::to_string(b.tokens()) + "/B" + std::to_string(b.sequences()) + "/P" + std::to_string(multi);
+    }
     std::string k;
     for (int64_t q : b.query_lens) k += std::to_string(q) + ",";
     return k + "/" + std::to_string(b.max_blocks);
@@ -306,7 +310,16 @@ std::unique_ptr<graph::Plan> LlmRun::compile(const StepBatch& b, int64_t num_blo
 LlmRun::Bucket& LlmRun::bucket(const StepBatch& b) {
     const std::string key = bucket_key(b);
     Bucket& bk = m_buckets[key];
-    if (!bk.plan) bk.plan = compile(b, m_mem.kv_blocks);
+    if (!bk.plan && m_shape_keys) {
+        // Shape keys: the plan serves every split and length of its shape, so its attention
+        // workspace is sized at the longest contexts the RoPE table allows.
+        StepBatch wide = b;
+        wide.max_blocks = KvCache::blocks_for(m_positions, m_o.block_size);
+        wide.block_table.assign(static_cast<size_t>(wide.max_blocks) * wide.sequences(), 0);
+        bk.plan = compile(wide, m_mem.kv_blocks);
+    } else if (!bk.plan) {
+        bk.plan = compile(b, m_mem.kv_blocks);
+    }
     if (m_live != key) {
         // One loaded plan at a time: lengths only grow, so a left bucket is not revisited.
         if (!m_live.empty() && m_buckets[m_live].ex) {
@@ -401,6 +414,54 @@ void LlmRun::emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index) {
 std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs) {
     for (size_t i = 0; i < seqs.size(); ++i) m_kv->reserve(seqs[i], b.context_lens[i] + b.query_lens[i]);
     b.block_table = m_kv->table(seqs, b.max_blocks);
+    return execute(rt, prefill, std::move(b));
+}
+
+bool LlmRun::refresh(Bucket& bk, const StepBatch& b) {
+    std::vector<std::pair<size_t, ops::NodeDesc>> fresh;
+    for (size_t s : bk.host_attr_steps) {
+        const graph::PlanStep& st = bk.plan->steps[s];
+        ops::NodeDesc d = st.desc;
+        set_host_attrs(st.name, st.op_type, d.attrs, m_c, b, m_o.block_size);
+        fresh.emplace_back(s, std::move(d));
+    }
+    std::vector<std::shared_ptr<ops::INodeOp>> made;
+    for (const auto& [s, d] : fresh) {
+        made.push_back(std::shared_ptr<ops::INodeOp>(ops::make_node_op(d, m_dev)));
+        const graph::PlanStep& st = bk.plan->steps[s];
+        const uint64_t placed = st.workspace >= 0 ? bk.plan->tensors[static_cast<size_t>(st.workspace)].bytes : 0;
+        if (made.back()->workspace_bytes() > placed) return false;
+    }
+    for (size_t i = 0; i < fresh.size(); ++i) {
+        graph::PlanStep& st = bk.plan->steps[fresh[i].first];
+        st.desc = std::move(fresh[i].second);
+        st.op = made[i];
+        bk.ex->refresh_step(fresh[i].first);
+    }
+    return true;
+}
+
+const StepRecord& LlmRun::step_batch(rt::Runtime& rt, StepBatch b, bool prefill) {
+    const size_t n = b.sequences();
+    if (n == 0 || b.context_lens.size() != n || b.max_blocks < 1 ||
+        b.block_table.size() != static_cast<size_t>(b.max_blocks) * n || (!b.ids.empty() && b.ids.size() != static_cast<size_t>(b.tokens())))
+        throw InputError("llm: malformed step batch (lengths, block table or ids do not agree)");
+    for (size_t s = 0; s < n; ++s) {
+        const int64_t q = b.query_lens[s], ctx = b.context_lens[s];
+        if (q < 1 || ctx < 0 || ctx + q > m_positions || KvCache::blocks_for(ctx + q, m_o.block_size) > b.max_blocks)
+            throw InputError("llm: step sequence " + std::to_string(s) + " (" + std::to_string(q) + " new tokens after " +
+                             std::to_string(ctx) + ") reaches past its block table or the " + std::to_string(m_positions) +
+                             " positions of the RoPE table");
+    }
+    for (int64_t id : b.block_table)
+        if (id < -1 || id >= m_mem.kv_blocks)
+            throw InputError("llm: block " + std::to_string(id) + " is not one of the cache's " + std::to_string(m_mem.kv_blocks));
+    m_shape_keys = !rt.functional();
+    execute(rt, prefill, std::move(b));
+    return m_steps.back();
+}
+
+std::vector<int64_t> LlmRun::execute(rt::Runtime& rt, bool prefill, StepBatch b) {
     const std::vector<int64_t>& ids = b.ids;
     for (size_t s = 0; s < b.sequences(); ++s)
         for (int64_t i = 0; i < b.query_lens[s]; ++i) b.positions.push_back(b.context_lens[s] + i);
@@ -408,13 +469,24 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
         if (m_o.route) m_o.route(b, m_steps.size());
         else b.experts = draw_routing(b.tokens());
     }
-    Bucket& bk = bucket(b);
-    for (size_t s : bk.host_attr_steps) {
-        graph::PlanStep& st = bk.plan->steps[s];
-        set_host_attrs(st.name, st.op_type, st.desc.attrs, m_c, b, m_o.block_size);
-        st.op = std::shared_ptr<ops::INodeOp>(ops::make_node_op(st.desc, m_dev));
-        bk.ex->refresh_step(s);
+    // Serving switches between many plans: a server keeps its graphs loaded, so loading one here
+    // is setup, untimed.
+    rt::Context& rctx = rt.context();
+    const bool was_untimed = rctx.untimed();
+    if (m_shape_keys) rctx.set_untimed(true);
+    Bucket* bk0 = &bucket(b);
+    if (!refresh(*bk0, b)) {
+        // Compiled from a batch of another split: compile it again from this one.
+        const std::string key = bucket_key(b);
+        if (bk0->ex) bk0->ex->unload();
+        m_buckets.erase(key);
+        m_live.clear();
+        ++m_recompiled;
+        bk0 = &bucket(b);
+        if (!refresh(*bk0, b)) throw InputError("llm: a step's attention needs more workspace than its own plan placed");
     }
+    rctx.set_untimed(was_untimed);
+    Bucket& bk = *bk0;
     const int64_t T = b.tokens();
     ref::HostTensor tok(ref::ElemType::Int64, {T}), pos(ref::ElemType::Int64, {T});
     int64_t t = 0;
@@ -463,16 +535,17 @@ std::vector<int64_t> LlmRun::run_step(rt::Runtime& rt, bool prefill, StepBatch b
     m_steps.push_back(std::move(rec));
     emit_trace(rt, m_steps.back(), m_steps.size() - 1);
     if (m_on_step) m_on_step(m_steps.back());
+    if (!m_o.keep_step_ops) m_steps.back().ops.clear();
     // Next tokens: sampled on the device, or the argmax of the logits read back.
     if (!has_head()) return {};
-    std::vector<int64_t> next(seqs.size(), 0);
+    std::vector<int64_t> next(b.sequences(), 0);
     if (!rt.functional()) {
         // Timing mode has no logits: the next ids (which rows the embedding reads) are a seeded draw.
         for (int64_t& t : next) t = static_cast<int64_t>(m_rng() % static_cast<uint64_t>(m_c.vocab_size));
         return next;
     }
     const ref::HostTensor& o = out.at(0);
-    for (int64_t s = 0; s < static_cast<int64_t>(seqs.size()); ++s) {
+    for (int64_t s = 0; s < static_cast<int64_t>(b.sequences()); ++s) {
         if (m_sample) {
             next[static_cast<size_t>(s)] = static_cast<int64_t>(o.data[static_cast<size_t>(s)]);
             continue;

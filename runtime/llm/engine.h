@@ -81,6 +81,9 @@ struct RunOptions {
     // (end_layer -1: to the last), their KV cache, and the embedding (first stage) or the final
     // norm, LM head and sampling (last stage); see StepGraphOptions.
     int64_t first_layer = 0, end_layer = -1;
+    // Keep each step's per-op tasks in steps() (the per-op tables need them); a long serving run
+    // turns it off, keeping each step's time and counts only.
+    bool keep_step_ops = true;
 };
 
 // The prompts a run draws from its seed when RunOptions::prompts gives none (batch x prefill
@@ -158,6 +161,21 @@ public:
     std::vector<int64_t> step(rt::Runtime& rt, bool prefill, const std::vector<size_t>& seqs, int64_t q, int64_t ctx,
                               std::vector<int64_t> ids);
     void before_step(std::function<void()> f) { m_before_step = std::move(f); }
+    // A serving host program (runtime/serve/chip_timer.h) runs steps of arbitrary ragged batches
+    // after start(): per sequence b.query_lens new tokens after b.context_lens cached ones, in the
+    // blocks of the caller's own KV block manager (b.block_table, b.max_blocks wide, ids below
+    // memory().kv_blocks, -1 unused); b.ids optional (zeros). In timing mode a step's plan is
+    // keyed by its shape only (new tokens, sequences, sequences with more than one new token):
+    // the lengths, positions and block tables are host attributes refreshed on the cached plan
+    // per step, and the head's last-token rows (a constant of the plan) are not read in timing
+    // mode; should a step's attention need more workspace than its plan placed, the plan is
+    // compiled again from that step (plans_recompiled()). Functional mode keys by the exact
+    // lengths, as step() does. Returns the step's record (its time). InputError for a batch
+    // that is malformed, reaches past the RoPE table or names a block the cache does not have.
+    const StepRecord& step_batch(rt::Runtime& rt, StepBatch b, bool prefill);
+    size_t plans_recompiled() const { return m_recompiled; }
+    // RoPE table rows: the longest sequence a step may reach.
+    int64_t max_positions() const { return m_positions; }
     void bind(const std::string& name, uint64_t addr) { m_addr[name] = addr; }
     int64_t first_layer() const { return m_o.first_layer; }
     int64_t end_layer() const { return m_o.end_layer < 0 ? m_c.num_layers : m_o.end_layer; }
@@ -198,6 +216,13 @@ private:
     void emit_trace(rt::Runtime& rt, const StepRecord& r, size_t index);
     // Runs one step; returns the next token of each of its sequences.
     std::vector<int64_t> run_step(rt::Runtime& rt, bool prefill, StepBatch b, const std::vector<size_t>& seqs);
+    // The step itself, its block table filled in.
+    std::vector<int64_t> execute(rt::Runtime& rt, bool prefill, StepBatch b);
+    // Refreshes the host attributes of the bucket's plan for batch b; false (nothing refreshed)
+    // when an op would need more workspace than the plan placed.
+    bool refresh(Bucket& bk, const StepBatch& b);
+    bool m_shape_keys = false;  // step_batch in timing mode: plans keyed by shape only
+    size_t m_recompiled = 0;
     void run_request(rt::Runtime& rt, bool captured);
     // MoE in timing mode: the experts of each layer's entries for a step of `tokens` tokens.
     std::vector<std::vector<int64_t>> draw_routing(int64_t tokens);

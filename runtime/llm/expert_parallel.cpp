@@ -109,6 +109,10 @@ ModelWeights ep_shard_weights(const ModelConfig &c, const ModelWeights &w,
 EpRun::EpRun(const ModelConfig &c, const RunOptions &o, const EpOptions &e,
              const std::vector<DeviceInfo> &devs)
     : m_c(c), m_shard(ep_shard_config(c, e.ep)), m_o(o), m_e(e) {
+  // The ranks' chips share one configuration (a system's chips do): one table
+  // of re-use identities.
+  if (!m_e.reuse.table)
+    m_e.reuse.table = reuse::make_reuse_table();
   const std::string who = "llm --ep " + num(e.ep) + ": ";
   if (static_cast<int64_t>(devs.size()) != e.ep)
     throw InputError(who + "the system has " +
@@ -283,13 +287,14 @@ void EpRun::dispatch(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
   const rt::StreamId s = rk.stream;
   const uint64_t xp = ex.placed(st.out.at(0)).addr;
   std::vector<int64_t> counts(static_cast<size_t>(E), 0);
+  // The host reads the permutation's group sizes back (it waits for the
+  // permutation) in both modes, so that both take the same cycles: functional
+  // mode needs them (the routing is on the device); timing mode, whose data is
+  // not real, pays the same round trip and uses the host-known routing.
+  rk.sizes_host.assign(static_cast<size_t>(E), 0);
+  check(ctx, ctx.memcpy_d2h(rk.sizes_host.data(), ex.placed(st.out.at(2)).addr,
+                            rk.sizes_host.size() * 4, s));
   if (rk.step_experts.empty()) {
-    // Functional mode: the routing is on the device; read the permutation's
-    // group sizes.
-    rk.sizes_host.assign(static_cast<size_t>(E), 0);
-    check(ctx,
-          ctx.memcpy_d2h(rk.sizes_host.data(), ex.placed(st.out.at(2)).addr,
-                         rk.sizes_host.size() * 4, s));
     for (int64_t e = 0; e < E; ++e)
       counts[static_cast<size_t>(e)] = rk.sizes_host[static_cast<size_t>(e)];
   } else {

@@ -27,8 +27,9 @@
 // (keyed on chip, step and layer, so every chip knows every chip's routing, as
 // the counts the vendor's dispatch sends ahead of the rows); functional mode
 // routes on the device, so each chip's host synchronises its stream after the
-// permutation and reads the group sizes back (one extra host round trip per MoE
-// layer, which timing mode does not pay). The hosts meet at a barrier per MoE
+// permutation and reads the group sizes back; timing mode pays the same read-
+// back (one host round trip per MoE layer in both modes, so both take the same
+// cycles for the same routing) and uses its host-known counts. The hosts meet at a barrier per MoE
 // layer to share the counts and the permuted buffers' addresses (a modelling
 // shortcut: zero simulated cost of its own). Simplified: eager launches only;
 // no attention TP together with EP; every chip serves the same number of
@@ -57,7 +58,7 @@ ModelWeights ep_shard_weights(const ModelConfig &c, const ModelWeights &w,
 
 struct EpOptions {
   int64_t ep = 1;
-  reuse::ReuseOptions reuse; // per rank
+  reuse::ReuseOptions reuse; // per rank's service; one table (made when null)
 };
 
 class EpRun {

@@ -138,6 +138,8 @@ RankCollectives::Share RankCollectives::over(const rt::Context& ctx, const std::
 TpRun::TpRun(const ModelConfig& c, const RunOptions& o, const TpOptions& t,
              const std::vector<DeviceInfo>& devs)
     : m_c(c), m_shard(tp_shard_config(c, t.tp)), m_t(t) {
+    // The ranks' chips share one configuration (a system's chips do): one table of re-use identities.
+    if (!m_t.reuse.table) m_t.reuse.table = reuse::make_reuse_table();
     if (static_cast<int64_t>(devs.size()) != t.tp)
         throw InputError("llm --tp " + num(t.tp) + ": the system has " +
                          num(static_cast<int64_t>(devs.size())) + " chips for it");

@@ -80,7 +80,7 @@ private:
 
 struct TpOptions {
     int64_t tp = 1;
-    reuse::ReuseOptions reuse;       // per rank (each rank's context has its own service)
+    reuse::ReuseOptions reuse;       // per rank's service; the ranks share one table (made when null)
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: reserved on every rank
     // Timing mode: the ranks run one shard shape on chips of one configuration,
     // so their kernels are identical; only rank 0 launches them. Before each

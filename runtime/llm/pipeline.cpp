@@ -113,6 +113,7 @@ std::vector<std::vector<size_t>> pp_microbatches(int64_t batch, int64_t count) {
 PpRun::PpRun(const ModelConfig& c, const RunOptions& o, const PpOptions& p,
              const std::vector<DeviceInfo>& devs)
     : m_c(c), m_o(o), m_p(p), m_shared(std::make_unique<Shared>()) {
+    if (!m_p.reuse.table) m_p.reuse.table = reuse::make_reuse_table();  // one chip configuration
     const std::string who = "llm --pp " + num(p.pp) + (p.tp > 1 ? " --tp " + num(p.tp) : "");
     if (p.tp < 1) throw InputError(who + ": --tp must be at least 1");
     m_stages = pp_partition(c.num_layers, p.pp);

@@ -46,7 +46,7 @@ std::vector<std::vector<size_t>> pp_microbatches(int64_t batch, int64_t count);
 struct PpOptions {
     int64_t pp = 1, tp = 1;
     int64_t microbatches = 0;   // 0: min(pp, batch)
-    reuse::ReuseOptions reuse;  // per chip (each chip's context has its own service)
+    reuse::ReuseOptions reuse;  // per chip's service; the chips share one table (made when null)
     // Timing mode with TP: the ranks of a stage run one shard shape on chips of one
     // configuration, so only rank 0 of each stage launches kernels; the others' streams wait for
     // its notify before each all-reduce (standing for their own kernels up to there), and every

@@ -7,6 +7,7 @@
 
 #include "runtime/reuse/footprint.h"
 #include "sim/error.h"
+#include "sim/sc_time_util.h"
 
 namespace sfumato::reuse {
 
@@ -62,21 +63,44 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
 }
 
 struct TimingReuse::Identity {
-  std::vector<std::shared_ptr<Launch>>
-      full; // its launches simulated in full, in launch order
+  // Its launches simulated in full, on every chip sharing the table, ordered
+  // by (start tick, chip, launch): an order no process interleaving changes.
+  std::vector<std::shared_ptr<Launch>> full;
+};
+
+struct TimingReuse::Local {
+  std::shared_ptr<Identity> id;
   uint64_t reused = 0, reused_cycles = 0;
+  uint64_t full = 0;   // this service's full runs of it
+  uint64_t checks = 0; // of them those after an earlier full run (any chip)
+  bool first = false;  // this service made its first full run
   double dev = -1; // largest relative deviation between full runs a decision
                    // relied on (-1: none)
 };
 
 struct TimingReuse::Launch {
   size_t record = 0; // this launch's task record
+  uint32_t chip = 0; // the device_id of its chip
+  uint64_t start = 0; // tick its first block started
+  std::shared_ptr<const Task> task; // set when its first block starts
   bool decided = false, standin = false;
   uint64_t cycles = 0,
            startup = 0; // the template's span and longest block start-up
   std::vector<OperandRange> ops; // its operands
   std::unique_ptr<Footprint> fp; // recorded while it runs in full
 };
+
+class ReuseTable {
+public:
+  std::map<std::string, std::shared_ptr<TimingReuse::Identity>> ids;
+  // The configuration of the chips attached (device_id aside).
+  bool attached = false;
+  DeviceInfo dev;
+};
+
+std::shared_ptr<ReuseTable> make_reuse_table() {
+  return std::make_shared<ReuseTable>();
+}
 
 struct TimingReuse::Pending {
   ITrafficReplay *target = nullptr;
@@ -104,34 +128,84 @@ double deviation(uint64_t a, uint64_t b) {
             : (hi ? 1.0 : 0.0);
 }
 
+// Whether chip `chip` deciding at tick `now` may take full run l's time: its
+// own chip's once completed (one device orders them); another chip's once
+// completed strictly before now, so that which of the chips' processes runs
+// first within a tick never matters. A chip that replays footprints needs its
+// template's.
+bool usable(const TimingReuse::Launch &l, uint32_t chip, uint64_t now,
+            bool needs_fp) {
+  if (!l.task || !l.task->done || (needs_fp && !l.fp))
+    return false;
+  return l.chip == chip || l.task->end_tick.v < now;
+}
+
 // Which completed full run a stand-in takes its time from (null: run this
 // launch in full). On: the identity's first full run. Auto: the latest of two
-// completed full runs that agree within the tolerance (their deviation goes to
+// usable full runs that agree within the tolerance (their deviation goes to
 // *dev).
-const TimingReuse::Launch *template_of(const rt::Context &ctx,
-                                       const TimingReuse::Identity &id,
-                                       ReuseMode mode, double tol,
-                                       double *dev) {
+const TimingReuse::Launch *template_of(const TimingReuse::Identity &id,
+                                       uint32_t chip, uint64_t now,
+                                       bool needs_fp, ReuseMode mode,
+                                       double tol, double *dev) {
   if (id.full.empty())
     return nullptr;
   if (mode == ReuseMode::On)
-    return done_task(ctx, id.full.front()->record) ? id.full.front().get()
-                                                   : nullptr;
+    return usable(*id.full.front(), chip, now, needs_fp) ? id.full.front().get()
+                                                         : nullptr;
   const TimingReuse::Launch *last = nullptr;
   const TimingReuse::Launch *prev = nullptr;
   for (auto it = id.full.rbegin(); it != id.full.rend() && !prev; ++it) {
-    if (!done_task(ctx, (*it)->record))
+    if (!usable(**it, chip, now, needs_fp))
       continue;
     (last ? prev : last) = it->get();
   }
   if (!prev)
     return nullptr;
-  const double d = deviation(done_task(ctx, prev->record)->cycles,
-                             done_task(ctx, last->record)->cycles);
+  const double d = deviation(prev->task->cycles, last->task->cycles);
   if (d > tol)
     return nullptr;
   *dev = d;
   return last;
+}
+
+// Inserts full run l in (start tick, chip, launch) order. Runs arrive in tick
+// order, so only those of the same tick can come after it.
+void add_full(TimingReuse::Identity &id,
+              const std::shared_ptr<TimingReuse::Launch> &l) {
+  auto later = [&](const std::shared_ptr<TimingReuse::Launch> &o) {
+    if (o->start != l->start)
+      return o->start > l->start;
+    return o->chip != l->chip ? o->chip > l->chip : o->record > l->record;
+  };
+  auto pos = id.full.end();
+  while (pos != id.full.begin() && later(*(pos - 1)))
+    --pos;
+  id.full.insert(pos, l);
+}
+
+bool same_config(const DeviceInfo &a, const DeviceInfo &b) {
+  return a.arch == b.arch && a.cube_cores == b.cube_cores &&
+         a.vector_cores == b.vector_cores && a.aiv_per_aic == b.aiv_per_aic &&
+         a.clock.ticks(1000000) == b.clock.ticks(1000000) &&
+         a.ub_bytes == b.ub_bytes && a.l1_bytes == b.l1_bytes &&
+         a.l0a_bytes == b.l0a_bytes && a.l0b_bytes == b.l0b_bytes &&
+         a.l0c_bytes == b.l0c_bytes && a.event_ids == b.event_ids &&
+         a.gm_bytes == b.gm_bytes && a.reserved_bytes == b.reserved_bytes &&
+         a.functional == b.functional &&
+         a.vector_bytes_per_cycle == b.vector_bytes_per_cycle &&
+         a.cube_macs_fp16 == b.cube_macs_fp16 &&
+         a.cube_depth_16bit == b.cube_depth_16bit &&
+         a.cube_depth_fp32 == b.cube_depth_fp32 &&
+         a.cube_depth_int8 == b.cube_depth_int8 &&
+         a.gm_bytes_per_cycle == b.gm_bytes_per_cycle &&
+         a.core_gm_read_bytes_per_cycle == b.core_gm_read_bytes_per_cycle &&
+         a.core_gm_write_bytes_per_cycle == b.core_gm_write_bytes_per_cycle &&
+         a.mem_max_bytes_per_cycle == b.mem_max_bytes_per_cycle &&
+         a.core_read_max_bytes_per_cycle == b.core_read_max_bytes_per_cycle &&
+         a.core_write_max_bytes_per_cycle ==
+             b.core_write_max_bytes_per_cycle &&
+         a.l2_bytes == b.l2_bytes && a.core_start_cycles == b.core_start_cycles;
 }
 
 } // namespace
@@ -140,12 +214,24 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                          const ReuseOptions &opt)
     : m_ctx(ctx), m_opt(opt), m_cube(dev.cube_cores),
       m_vector(dev.vector_cores), m_aiv_per_aic(dev.aiv_per_aic),
-      m_l2(dev.l2_bytes), m_pending(std::make_shared<Pending>()) {
+      m_chip(dev.device_id), m_l2(dev.l2_bytes),
+      m_table(opt.table ? opt.table : make_reuse_table()),
+      m_pending(std::make_shared<Pending>()) {
   m_pending->target = m_opt.traffic;
   if (m_opt.mode == ReuseMode::Off)
     return;
   if (!(m_opt.tolerance >= 0))
     throw InputError("timing re-use: the tolerance must be >= 0");
+  if (!m_table->attached) {
+    m_table->attached = true;
+    m_table->dev = dev;
+  } else if (!same_config(m_table->dev, dev)) {
+    throw SimError(kExitFailure,
+                   "timing re-use: chip " + std::to_string(dev.device_id) +
+                       " differs from chip " +
+                       std::to_string(m_table->dev.device_id) +
+                       " in configuration, so they cannot share a table");
+  }
   if (m_ctx.has_launch_hook())
     throw InputError("timing re-use cannot share a context with another launch "
                      "hook (a workload recording at the "
@@ -175,11 +261,17 @@ void TimingReuse::on_launch(KernelDesc &k) {
       key +=
           static_cast<char>('0' + static_cast<int>(m_l2.held(o.addr, o.bytes)));
   m_l2.touch(ops);
-  std::shared_ptr<Identity> &id = m_ids[key];
-  if (!id)
-    id = std::make_shared<Identity>();
+  std::shared_ptr<Local> &local = m_ids[key];
+  if (!local) {
+    local = std::make_shared<Local>();
+    std::shared_ptr<Identity> &shared = m_table->ids[key];
+    if (!shared)
+      shared = std::make_shared<Identity>();
+    local->id = shared;
+  }
   auto launch = std::make_shared<Launch>();
   launch->ops = std::move(ops);
+  launch->chip = m_chip;
   // The launch's task record is the next one (Context::launch records it after
   // this hook).
   launch->record = m_ctx.tasks().size();
@@ -202,24 +294,27 @@ void TimingReuse::on_launch(KernelDesc &k) {
   const rt::Context *ctx = &m_ctx;
   const ReuseMode mode = m_opt.mode;
   const double tol = m_opt.tolerance;
-  std::shared_ptr<Identity> ident = id;
+  std::shared_ptr<Local> loc = local;
   std::shared_ptr<Pending> pending = m_pending;
   std::function<void(isa::IInstrSink &)> real = std::move(k.body);
-  k.body = [ctx, ident, launch, pending, mode, tol, waves, cores, block_dim,
+  k.body = [ctx, loc, launch, pending, mode, tol, waves, cores, block_dim,
             delta, real](isa::IInstrSink &sink) {
     if (!launch->decided) {
       // The first block to start decides for the whole launch.
       launch->decided = true;
+      launch->task = ctx->tasks().at(launch->record).task;
+      launch->start = now_tick().v;
       double dev = -1;
-      const Launch *tl = template_of(*ctx, *ident, mode, tol, &dev);
+      const Launch *tl = template_of(*loc->id, launch->chip, launch->start,
+                                     pending->target != nullptr, mode, tol,
+                                     &dev);
       if (tl) {
-        const Task *t = done_task(*ctx, tl->record);
         launch->standin = true;
-        launch->cycles = t->cycles;
-        launch->startup = t->startup_cycles;
-        ++ident->reused;
-        ident->reused_cycles += t->cycles;
-        ident->dev = std::max(ident->dev, dev);
+        launch->cycles = tl->task->cycles;
+        launch->startup = tl->task->startup_cycles;
+        ++loc->reused;
+        loc->reused_cycles += launch->cycles;
+        loc->dev = std::max(loc->dev, dev);
         // Its traffic, as its template moved it, reaches the caches before
         // the next kernel simulated in full looks at them.
         if (pending->target && tl->fp && !launch->ops.empty()) {
@@ -232,7 +327,12 @@ void TimingReuse::on_launch(KernelDesc &k) {
         pending->hand_over();
         if (pending->target)
           launch->fp = std::make_unique<Footprint>(launch->ops);
-        ident->full.push_back(launch);
+        ++loc->full;
+        if (loc->id->full.empty())
+          loc->first = true;
+        else
+          ++loc->checks;
+        add_full(*loc->id, launch);
       }
     }
     if (!launch->standin) {
@@ -263,7 +363,6 @@ ReuseCounters TimingReuse::counters() const {
   c.replayed_bytes = m_pending->bytes;
   c.launches = m_launches;
   c.candidates = m_candidates;
-  c.unique = m_ids.size();
   // A stand-in reproduces its template's span only up to its own start-up and
   // the rounding of the span over its waves: that part of its error is
   // measured, not estimated.
@@ -280,25 +379,30 @@ ReuseCounters TimingReuse::counters() const {
   }
   c.error_bound_cycles = reproduction;
   // Each identity's deviation: Auto's agreeing pairs; On's full runs against
-  // the first.
+  // the first (on any chip sharing the table).
   std::vector<double> devs(m_ids.size(), -1);
   double worst = -1;
   size_t i = 0;
   for (const auto &kv : m_ids) {
-    const Identity &id = *kv.second;
+    const Local &id = *kv.second;
     double d = id.dev;
-    if (m_opt.mode == ReuseMode::On && !id.full.empty())
-      if (const Task *first = done_task(m_ctx, id.full.front()->record))
-        for (size_t j = 1; j < id.full.size(); ++j)
-          if (const Task *t = done_task(m_ctx, id.full[j]->record))
-            d = std::max(d, deviation(first->cycles, t->cycles));
+    const auto &full = id.id->full;
+    if (m_opt.mode == ReuseMode::On && !full.empty() && full.front()->task &&
+        full.front()->task->done)
+      for (size_t j = 1; j < full.size(); ++j)
+        if (full[j]->task && full[j]->task->done)
+          d = std::max(d, deviation(full.front()->task->cycles,
+                                    full[j]->task->cycles));
     devs[i++] = d;
     worst = std::max(worst, d);
-    c.checks += id.full.empty() ? 0 : id.full.size() - 1;
+    // Summed over the chips sharing a table, each identity counts once and
+    // its full runs after the first are checks.
+    c.unique += id.first ? 1 : 0;
+    c.checks += id.checks;
   }
   i = 0;
   for (const auto &kv : m_ids) {
-    const Identity &id = *kv.second;
+    const Local &id = *kv.second;
     double d = devs[i++];
     c.reused += id.reused;
     c.reused_cycles += id.reused_cycles;

@@ -48,6 +48,19 @@
 //   (ReuseOptions::traffic) before the next launch simulated in full starts,
 //   or by settle() after the last one. Launches without operands (operator-
 //   library calls) replay nothing; without a target nothing is recorded.
+// - Chips of one configuration may share one table of identities
+//   (ReuseOptions::table, make_reuse_table()): a multi-chip host program's
+//   ranks then re-use each other's full runs (a TP group's all-reduce kernels,
+//   a later pipeline stage's layers, EP's replicated attention). The key is
+//   each chip's own (its L2 state included), so a chip takes another's time
+//   only where its own identity matches. A table belongs to one simulation:
+//   SystemC runs its processes one at a time, so there is no lock; what must
+//   not depend on their order within a tick is ruled out instead: another
+//   chip's full run serves as a template only once it completed strictly
+//   before the deciding tick (its recording, span and footprint are final),
+//   and full runs are ordered by (start tick, chip, launch), not by which
+//   process reached the table first. Attaching a chip whose DeviceInfo
+//   differs (device_id aside) from the table's first throws SimError.
 // What it leaves out, so what the error is made of: a stand-in's traffic
 // reaches the caches at once and untimed (so the contention it would cause a
 // concurrent kernel or collective is missing), in an approximate order; the L2
@@ -85,6 +98,8 @@ ReuseMode resolve_mode(ReuseMode m, bool functional,
 // depends on state the identity misses varies by more).
 constexpr double kDefaultTolerance = 0.01;
 
+class ReuseTable; // timing_reuse.cpp
+
 struct ReuseOptions {
   ReuseMode mode = ReuseMode::Off;
   double tolerance = kDefaultTolerance;
@@ -99,7 +114,14 @@ struct ReuseOptions {
   // Where stand-ins leave their traffic (the chip's memory system; null: they
   // move none, and the kernels after them find the caches as they were).
   ITrafficReplay *traffic = nullptr;
+  // Identities shared with the services of other chips of this configuration
+  // in the same simulation (null: this service's own).
+  std::shared_ptr<ReuseTable> table;
 };
+
+// A table of identities and their full runs, shared by the TimingReuse
+// services of chips of one configuration (see the contract above).
+std::shared_ptr<ReuseTable> make_reuse_table();
 
 struct ReuseCounters {
   uint64_t launches = 0;   // kernel launches seen
@@ -170,8 +192,9 @@ public:
   // synchronize, before reading the memory system's state or stats).
   void settle();
 
-  struct Identity; // per identity: its full runs and stand-ins
-                   // (timing_reuse.cpp)
+  struct Identity; // per identity: its full runs, on every chip sharing the
+                   // table (timing_reuse.cpp)
+  struct Local;    // per identity: this service's stand-ins and full runs
   struct Launch;   // per launch: the decision its first block makes
   struct Pending;  // stand-ins' footprints not yet handed to the device
 
@@ -179,9 +202,10 @@ private:
   void on_launch(KernelDesc &k);
   rt::Context &m_ctx;
   ReuseOptions m_opt;
-  uint32_t m_cube, m_vector, m_aiv_per_aic;
+  uint32_t m_cube, m_vector, m_aiv_per_aic, m_chip;
   L2Recency m_l2;
-  std::map<std::string, std::shared_ptr<Identity>> m_ids;
+  std::shared_ptr<ReuseTable> m_table;
+  std::map<std::string, std::shared_ptr<Local>> m_ids;
   std::vector<std::shared_ptr<Launch>> m_records; // every candidate launch
   std::shared_ptr<Pending> m_pending;
   uint64_t m_launches = 0, m_candidates = 0;

@@ -69,6 +69,7 @@ public:
                 now = std::max(now, at);
                 continue;
             }
+            m_timer.begin_step(now);
             const double dt = m_timer.step_seconds(items);
             if (!(dt > 0) || !std::isfinite(dt))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
@@ -130,7 +131,7 @@ private:
     }
     StepItem item(size_t id, int64_t tokens) const {
         const Seq& s = m_seq[id];
-        return StepItem{id, tokens, s.computed, !is_decode(s, tokens)};
+        return StepItem{id, tokens, s.computed, !is_decode(s, tokens), m_pool.held(id)};
     }
 
     // The running sequence to preempt among running[from..]: the largest priority value, the

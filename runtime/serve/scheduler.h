@@ -60,6 +60,9 @@ struct StepItem {
     size_t request = 0;  // index in the trace
     int64_t tokens = 0, context = 0;
     bool prefill = false;  // part of its prompt (else one decode token)
+    // The KV blocks the sequence holds in the pool (kv_blocks.h), in order: the step's block
+    // table row (the chip's timer addresses the paged cache by them).
+    std::vector<int64_t> blocks;
 };
 
 // How long a step takes. The chip's timer runs the step's kernels; tests use simple models.
@@ -67,6 +70,9 @@ class IStepTimer {
 public:
     virtual ~IStepTimer() = default;
     virtual double step_seconds(const std::vector<StepItem>& batch) = 0;
+    // Called before each step with the loop's time (seconds from the first arrival): a timer
+    // that keeps a clock of its own (the simulated chip's) waits there through idle gaps.
+    virtual void begin_step(double now_s) { (void)now_s; }
 };
 
 struct RequestResult {

@@ -5,6 +5,7 @@
 // routing exactly (every (token, slot) entry once, bytes = rows x hidden x 2);
 // bad plans exit 2 naming the culprit.
 #include <cmath>
+#include <fstream>
 
 #include "tests/cli_summary.h"
 
@@ -34,6 +35,52 @@ TEST_CASE("llm ep: EP=2 and EP=4 give the same greedy tokens as one chip for "
       remote += c["dispatch_rows_remote"].get<uint64_t>();
     CHECK(remote > 0); // the experts really ran on other chips
   }
+}
+
+// Functional and timing mode take the same cycles: both read the permutation's
+// group sizes back once per MoE layer (timing mode pays the round trip that
+// functional mode needs, and uses its host-known counts). The modes route
+// differently (the device's router against a seeded draw), so the model here
+// routes every token to all of its experts (top-k = E): every routing then
+// gives the same group sizes, the same permuted rows and the same exchange.
+// What still differs is the order of a token's experts (the router's by logit,
+// the draw's at random), so the order of the combine's row reads: the steps
+// agree to a device cycle per MoE layer (before the timing mode's read-back
+// they differed by a host round trip per layer, about 5 us here).
+TEST_CASE("llm ep: functional and timing mode take the same cycles") {
+  const std::string dir = temp_dir("llm_ep_modes");
+  const std::string model = dir + "/moe_all.json";
+  std::ofstream(model) << R"({"architectures": ["MixtralForCausalLM"],
+      "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2,
+      "num_local_experts": 4, "num_experts_per_tok": 4,
+      "max_position_embeddings": 512, "vocab_size": 256,
+      "torch_dtype": "float16"})";
+  const std::string req = "llm " + model + " " + tiny_system() +
+                          "--ep 2 --prefill 12 --decode 4 --batch 4";
+  const nlohmann::json f = summary_of(req + " --mode functional", "llm_ep_f");
+  const nlohmann::json t =
+      summary_of(req + " --mode timing --exact", "llm_ep_t");
+  // tiny.ini: 1000 MHz, 2 MoE layers.
+  const double tol_ms = 2 * 1e-6;
+  CHECK(std::fabs(f["llm"]["ttft_ms"].get<double>() -
+                  t["llm"]["ttft_ms"].get<double>()) <= tol_ms);
+  const auto &fd = f["llm"]["decode_step_ms"], &td = t["llm"]["decode_step_ms"];
+  REQUIRE(fd.size() == 4);
+  REQUIRE(td.size() == 4);
+  for (size_t i = 0; i < 4; ++i)
+    CHECK(std::fabs(fd[i].get<double>() - td[i].get<double>()) <= tol_ms);
+  const auto &fc = f["llm"]["communication"], &tc = t["llm"]["communication"];
+  REQUIRE(fc.size() == 2);
+  REQUIRE(tc.size() == 2);
+  for (size_t c = 0; c < 2; ++c)
+    for (const char *k : {"dispatch_rows_local", "dispatch_rows_remote"})
+      CHECK(fc[c][k] == tc[c][k]);
+  for (size_t c = 0; c < 2; ++c)
+    for (const char *ph : {"prefill", "decode"}) {
+      CHECK(fc[c][ph]["bytes"] == tc[c][ph]["bytes"]);
+      CHECK(fc[c][ph]["exchanges"] == tc[c][ph]["exchanges"]);
+    }
 }
 
 // Every (token, slot) entry is dispatched once (to its expert's chip, or to the

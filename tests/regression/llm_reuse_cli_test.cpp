@@ -112,3 +112,36 @@ TEST_CASE("llm tp: the collectives' kernels are re-used, within 3 % of --exact",
     CHECK(std::fabs(ttft) <= bound);
     CHECK(std::fabs(tpot) <= bound);
 }
+
+// Expert parallelism: the chips of one configuration share one table of re-use identities
+// (ReuseOptions::table), so a chip takes the time of another chip's full run of the same identity
+// (its own L2 state included): the replicated attention, norms and router on four chips are
+// simulated about once, not once per chip. Another chip's run serves only once it completed
+// before the deciding tick, and full runs are ordered by (tick, chip, launch), so the result does
+// not depend on which chip's process reaches the table first: the same inputs give the same
+// cycles, and the run stays within the 3 % of --exact.
+TEST_CASE("llm ep: chips share one re-use table, deterministically, within 3 % of --exact", "[llm][reuse]") {
+    const std::string dir = temp_dir("llm_reuse_ep");
+    const std::string base = "llm tiny-moe --system " + config("system-tiny") +
+                             " --ep 4 --batch 8 --mode timing --prefill 64 --decode 16";
+    const auto exact = run_ok(base + " --exact", dir + "/exact");
+    const auto reused = run_ok(base, dir + "/auto");
+    const auto again = run_ok(base, dir + "/again");
+    const auto& rc = reused["reuse_timing"];
+    INFO(rc.dump());
+    CHECK(exact["reuse_timing"]["reused"] == 0);
+    CHECK(rc["reused"].get<uint64_t>() > 0);
+    // Summed over the chips, each identity counts once and every full run after an identity's
+    // first is a check.
+    CHECK(rc["candidates"].get<uint64_t>() - rc["reused"].get<uint64_t>() ==
+          rc["unique"].get<uint64_t>() + rc["checks"].get<uint64_t>());
+    const double bound = 0.03;
+    const double ttft = reused["llm"]["ttft_ms"].get<double>() / exact["llm"]["ttft_ms"].get<double>() - 1.0;
+    const double tpot = reused["llm"]["tpot_ms"].get<double>() / exact["llm"]["tpot_ms"].get<double>() - 1.0;
+    INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %");
+    CHECK(std::fabs(ttft) <= bound);
+    CHECK(std::fabs(tpot) <= bound);
+    CHECK(again["llm"]["decode_step_ms"] == reused["llm"]["decode_step_ms"]);
+    CHECK(again["llm"]["ttft_ms"] == reused["llm"]["ttft_ms"]);
+    CHECK(again["reuse_timing"] == rc);
+}

@@ -1,0 +1,85 @@
+// The chip's step timer (runtime/serve/chip_timer.h).
+#include "runtime/serve/chip_timer.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::serve {
+
+int64_t shape_bucket(int64_t n) {
+    if (n <= 1) return 1;
+    if (n <= 8) return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(n)));
+    const int lg = std::bit_width(static_cast<uint64_t>(n)) - 1;
+    const int64_t g = std::max<int64_t>(8, int64_t{1} << std::max(0, lg - 3));
+    return (n + g - 1) / g * g;
+}
+
+llm::StepBatch step_shape(const std::vector<StepItem>& items, int64_t block_size, int64_t scratch, bool pad) {
+    llm::StepBatch b;
+    std::vector<std::vector<int64_t>> rows;
+    int64_t prefill = 0, decodes = 0;
+    for (const StepItem& it : items) {
+        const int64_t need = (it.context + it.tokens + block_size - 1) / block_size;
+        if (static_cast<int64_t>(it.blocks.size()) < need)
+            throw SimError(kExitFailure, "serve: request " + std::to_string(it.request) + " holds " +
+                                             std::to_string(it.blocks.size()) + " KV blocks, its step needs " +
+                                             std::to_string(need));
+        b.query_lens.push_back(it.tokens);
+        b.context_lens.push_back(it.context);
+        rows.emplace_back(it.blocks.begin(), it.blocks.begin() + need);
+        if (it.prefill) prefill += it.tokens;
+        else ++decodes;
+    }
+    if (pad) {
+        auto add = [&](int64_t q) {
+            b.query_lens.push_back(q);
+            b.context_lens.push_back(0);
+            rows.emplace_back(static_cast<size_t>((q + block_size - 1) / block_size), scratch);
+        };
+        if (prefill > 0 && shape_bucket(prefill) > prefill) add(shape_bucket(prefill) - prefill);
+        if (decodes > 0)
+            for (int64_t d = decodes; d < shape_bucket(decodes); ++d) add(1);
+    }
+    for (const auto& r : rows) b.max_blocks = std::max<int64_t>(b.max_blocks, static_cast<int64_t>(r.size()));
+    for (const auto& r : rows) {
+        b.block_table.insert(b.block_table.end(), r.begin(), r.end());
+        b.block_table.insert(b.block_table.end(), static_cast<size_t>(b.max_blocks) - r.size(), -1);
+    }
+    return b;
+}
+
+ChipStepTimer::ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad)
+    : m_run(run), m_rt(rt), m_scratch(scratch), m_pad(pad), m_t0(now_tick().v) {}
+
+void ChipStepTimer::begin_step(double now_s) {
+    const uint64_t target = m_t0 + static_cast<uint64_t>(now_s * 1e12 + 0.5);
+    const uint64_t now = now_tick().v;
+    // Whole nanoseconds: the runtime's host delay resolution.
+    if (target >= now + 1000) {
+        const uint64_t ns = (target - now) / 1000;
+        m_rt.context().host_delay_ns(ns);
+        m_n.idle_s += static_cast<double>(ns) * 1e-9;
+    }
+}
+
+double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
+    llm::StepBatch b = step_shape(batch, m_run.options().block_size, m_scratch, m_pad);
+    bool prefill = false;
+    int64_t tokens = 0;
+    for (const StepItem& it : batch) {
+        prefill = prefill || it.prefill;
+        tokens += it.tokens;
+    }
+    m_n.tokens += tokens;
+    m_n.sequences += static_cast<int64_t>(batch.size());
+    m_n.padded_tokens += b.tokens() - tokens;
+    m_n.padded_sequences += static_cast<int64_t>(b.sequences() - batch.size());
+    ++m_n.steps;
+    const llm::StepRecord& r = m_run.step_batch(m_rt, std::move(b), prefill);
+    return static_cast<double>(r.ps) * 1e-12;
+}
+
+}  // namespace sfumato::serve

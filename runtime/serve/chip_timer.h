@@ -1,0 +1,62 @@
+// The chip's step timer for the serving scheduler (runtime/serve/scheduler.h): each step's exact
+// batch, ragged per sequence (chunked prefill pieces and decodes mixed, each with its cached
+// context), runs as the model's real kernels on the simulated chip through runtime/llm's
+// LlmRun::step_batch, in the paged KV cache blocks the scheduler's pool gave each sequence; the
+// step's time is the simulated time from its first input copy to its token read-back. It runs in
+// the simulation's host thread: before a step it idles the host until the simulated clock reaches
+// the scheduler's time, so the chip's timeline and the requests' share one clock.
+// Shape buckets, as vLLM pads a step to one of its CUDA-graph batch sizes: a step's plan is
+// compiled once per shape (new tokens, sequences, sequences with more than one new token), so the
+// timer pads the step to a bucket: the prefill tokens to shape_bucket(tokens) with one padding
+// sequence (no cached context, its cache rows in a scratch block no request holds), the decode
+// sequences to shape_bucket(count) with padding decodes (the same scratch block). The padding
+// computes like real tokens (it is charged, as a padded graph's is). `pad` off runs the exact
+// batch (one plan per distinct shape). Timing re-use (runtime/reuse) applies to the kernels as in
+// any run; it is the caller's to install.
+// Simplified: the padding's attention reads no context; the sampled tokens are not used (the
+// trace carries token counts).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "runtime/llm/engine.h"
+#include "runtime/serve/scheduler.h"
+
+namespace sfumato::serve {
+
+// The bucket a count is padded to: 1, 2, 4, 8, then multiples of max(8, 2^(floor(log2 n) - 3)),
+// so at most 8 buckets per doubling and at most 12.5 % padding past 8.
+int64_t shape_bucket(int64_t n);
+
+// The step's batch for the engine: the items in order (block table rows from their blocks), then
+// with `pad` the padding sequences; `scratch`: the block the padding writes into.
+llm::StepBatch step_shape(const std::vector<StepItem>& items, int64_t block_size, int64_t scratch, bool pad);
+
+struct ChipTimerCounters {
+    size_t steps = 0;
+    int64_t tokens = 0, padded_tokens = 0;          // real new tokens; padding tokens added
+    int64_t sequences = 0, padded_sequences = 0;    // real sequences; padding sequences added
+    double idle_s = 0;                              // host idle waiting for arrivals
+};
+
+class ChipStepTimer : public IStepTimer {
+public:
+    // `run` started (LlmRun::start) on `rt`; `scratch`: a cache block the scheduler's pool never
+    // hands out.
+    ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad);
+    void begin_step(double now_s) override;
+    double step_seconds(const std::vector<StepItem>& batch) override;
+    const ChipTimerCounters& counters() const { return m_n; }
+    // The simulated time (ps) at the scheduler's time 0.
+    uint64_t origin_ps() const { return m_t0; }
+
+private:
+    llm::LlmRun& m_run;
+    rt::Runtime& m_rt;
+    int64_t m_scratch;
+    bool m_pad;
+    uint64_t m_t0;
+    ChipTimerCounters m_n;
+};
+
+}  // namespace sfumato::serve

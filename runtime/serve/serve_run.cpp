@@ -1,0 +1,216 @@
+// The serving host program (runtime/serve/serve_run.h).
+#include "runtime/serve/serve_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "sim/error.h"
+#include "sim/trace.h"
+
+namespace sfumato::serve {
+
+ServeParams::ServeParams(const ParamScope& s)
+    : policy(s, "policy", "continuous", "scheduling policy: continuous (iteration-level, vLLM V1), static, dynamic",
+             {"continuous", "static", "dynamic"}),
+      max_num_batched_tokens(s, "max_num_batched_tokens", 8192, "tokens",
+                             "continuous: new tokens per step, prefill and decode together", {1, int64_t{1} << 20}),
+      max_num_seqs(s, "max_num_seqs", 256, "sequences", "continuous: sequences per step", {1, 65536}),
+      long_prefill_token_threshold(s, "long_prefill_token_threshold", 0, "tokens",
+                                   "continuous: a prompt's new tokens per step at most (chunked prefill; 0: the budget)",
+                                   {0, int64_t{1} << 20}),
+      chunked_prefill(s, "chunked_prefill", true, "",
+                      "continuous: a prompt longer than the step's budget left is cut to it (off: it waits)"),
+      max_batch(s, "max_batch", 8, "requests", "static / dynamic: requests per batch (1: one at a time)", {1, 65536}),
+      timeout_s(s, "timeout_s", 1.0, "s", "static: the first request's longest wait for a full batch", {0, 1e6}),
+      window_s(s, "window_s", 0.05, "s", "dynamic: a batch closes this long after its first request arrived", {0, 1e6}),
+      kv_blocks(s, "kv_blocks", 0, "blocks",
+                "KV cache blocks the scheduler's pool holds (0: what kv_mem_fraction of the memory left gives, less "
+                "one scratch block)",
+                {0, int64_t{1} << 24}),
+      block_size(s, "block_size", 128, "tokens", "KV cache block size (a multiple of 64)", {64, 4096}),
+      prefix_caching(s, "prefix_caching", true, "", "share the computed blocks of a request's named prefix"),
+      watermark(s, "watermark", 0.01, "", "share of the KV pool an admission must leave free", {0, 0.99}),
+      max_model_len(s, "max_model_len", 0, "tokens",
+                    "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
+                    "rejected",
+                    {0, int64_t{1} << 24}),
+      kv_mem_fraction(s, "kv_mem_fraction", 0.9, "",
+                      "share of the memory left after weights and activations for the KV cache", {0.01, 1.0}),
+      pad_shapes(s, "pad_shapes", true, "",
+                 "pad each step to a shape bucket (prefill tokens and decode sequences), one plan per bucket") {}
+
+ServeSetup ServeParams::setup() const {
+    ServeSetup u;
+    SchedulerOptions& o = u.sched;
+    o.policy = parse_policy(policy.get());
+    o.max_num_batched_tokens = max_num_batched_tokens;
+    o.max_num_seqs = max_num_seqs;
+    o.long_prefill_token_threshold = long_prefill_token_threshold;
+    o.chunked_prefill = chunked_prefill;
+    o.max_batch = max_batch;
+    o.timeout_s = timeout_s;
+    o.window_s = window_s;
+    o.kv_blocks = kv_blocks;
+    o.block_size = block_size;
+    o.prefix_caching = prefix_caching;
+    o.watermark = watermark;
+    o.max_model_len = max_model_len;
+    u.kv_mem_fraction = kv_mem_fraction;
+    u.pad_shapes = pad_shapes;
+    return u;
+}
+
+ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev)
+    : m_c(c), m_trace(std::move(trace)), m_s(std::move(s)) {
+    SchedulerOptions& o = m_s.sched;
+    if (o.block_size < 64 || o.block_size % 64)
+        throw InputError("serve.block_size " + std::to_string(o.block_size) +
+                         " is not a multiple of 64 (the paged-attention kernel's key step)");
+    if (m_trace.requests.empty()) throw InputError("serve: the trace '" + m_trace.source + "' has no requests");
+    const int64_t reach = c.max_position_embeddings;
+    const int64_t len = o.max_model_len > 0 ? o.max_model_len : reach;
+    if (len < 2 || len > reach)
+        throw InputError("serve.max_model_len " + std::to_string(len) + " is outside [2, " + std::to_string(reach) +
+                         "] (the model's max_position_embeddings)");
+    llm::RunOptions ro;
+    ro.batch = 1;
+    ro.prefill = std::min<int64_t>(o.max_num_batched_tokens, len - 1);  // the largest step of the budget
+    ro.decode = len - 1 - ro.prefill;                                   // RoPE rows: len
+    ro.max_prefill_tokens = o.max_num_batched_tokens;
+    ro.block_size = o.block_size;
+    ro.kv_blocks = o.kv_blocks > 0 ? o.kv_blocks + 1 : 0;
+    ro.kv_mem_fraction = m_s.kv_mem_fraction;
+    ro.seed = m_s.seed;
+    ro.keep_step_ops = false;
+    m_run = std::make_unique<llm::LlmRun>(c, ro, dev);
+    o.kv_blocks = m_run->memory().kv_blocks - 1;  // the last block is the padding's scratch
+    if (o.kv_blocks < 1) throw InputError("serve: the KV cache has no block beside the scratch block");
+    o.max_model_len = len;
+}
+
+ServeRun::~ServeRun() = default;
+
+void ServeRun::run(rt::Runtime& rt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    m_run->start(rt);
+    ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
+    m_res = simulate(m_trace, m_s.sched, timer);
+    m_counters = timer.counters();
+    emit_trace(rt, timer.origin_ps());
+    m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+namespace {
+
+Tick at(uint64_t origin_ps, double s) { return Tick(origin_ps + static_cast<uint64_t>(std::max(0.0, s) * 1e12 + 0.5)); }
+
+nlohmann::json ms_json(const Percentiles& p) {
+    return {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"max", p.max * 1e3}};
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+}
+
+}  // namespace
+
+// Per request: queued (arrival to first scheduling), prefill (to the first token), decode (to
+// the last); the scheduler's steps; counters of KV blocks in use, waiting requests and batch.
+void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
+    TraceHub* hub = rt.device().trace();
+    if (!hub || !hub->on(TraceLevel::Op)) return;
+    ITraceSink& sink = *hub->sink();
+    const TrackId steps = sink.track("serve", "scheduler steps", 0);
+    const TrackId kv = sink.counter_track("serve", "kv blocks used"), wait = sink.counter_track("serve", "waiting"),
+                  batch = sink.counter_track("serve", "batch sequences");
+    for (size_t i = 0; i < m_res.steps.size(); ++i) {
+        const StepLog& l = m_res.steps[i];
+        sink.slice_str(steps,
+                       "step " + std::to_string(i) + ": " + std::to_string(l.prefill_tokens) + " prefill + " +
+                           std::to_string(l.decode_tokens) + " decode tokens, " + std::to_string(l.sequences) + " seqs",
+                       at(origin_ps, l.begin_s), at(origin_ps, l.begin_s + l.seconds), nullptr, 0);
+        sink.counter(kv, at(origin_ps, l.begin_s), static_cast<double>(l.kv_used_blocks));
+        sink.counter(wait, at(origin_ps, l.begin_s), static_cast<double>(l.waiting));
+        sink.counter(batch, at(origin_ps, l.begin_s), static_cast<double>(l.sequences));
+    }
+    for (size_t i = 0; i < m_res.requests.size(); ++i) {
+        const RequestResult& r = m_res.requests[i];
+        const TrackId t = sink.track("serve", "request " + r.id, static_cast<int>(std::min<size_t>(i + 1, 1 << 30)));
+        if (!r.rejected.empty()) {
+            sink.slice_str(t, "rejected: " + r.rejected, at(origin_ps, r.arrival_s), at(origin_ps, r.finish_s), nullptr, 0);
+            continue;
+        }
+        sink.slice_str(t, "queued", at(origin_ps, r.arrival_s), at(origin_ps, r.scheduled_s), nullptr, 0);
+        sink.slice_str(t, "prefill", at(origin_ps, r.scheduled_s), at(origin_ps, r.first_token_s), nullptr, 0);
+        if (r.finish_s > r.first_token_s)
+            sink.slice_str(t, "decode (" + std::to_string(r.output_tokens - 1) + " tokens)", at(origin_ps, r.first_token_s),
+                           at(origin_ps, r.finish_s), nullptr, 0);
+    }
+}
+
+nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
+    const ServeMetrics m = summarize(m_res, slo_ttft_s, slo_tpot_s);
+    const SchedulerOptions& o = m_s.sched;
+    nlohmann::json j;
+    j["model"] = {{"name", m_c.name}, {"architecture", llm::arch_name(m_c.arch)}, {"params", m_c.params()}};
+    j["trace"] = {{"source", m_trace.source}, {"format", m_trace.format}, {"requests", m_trace.requests.size()},
+                  {"notes", m_trace.notes}};
+    j["setup"] = {{"policy", policy_name(o.policy)}, {"max_num_batched_tokens", o.max_num_batched_tokens},
+                  {"max_num_seqs", o.max_num_seqs}, {"long_prefill_token_threshold", o.long_prefill_token_threshold},
+                  {"chunked_prefill", o.chunked_prefill}, {"max_batch", o.max_batch}, {"timeout_s", o.timeout_s},
+                  {"window_s", o.window_s}, {"kv_blocks", o.kv_blocks}, {"block_size", o.block_size},
+                  {"prefix_caching", o.prefix_caching}, {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
+                  {"pad_shapes", m_s.pad_shapes}};
+    const llm::MemoryPlan& mp = m_run->memory();
+    j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks},
+                   {"activations", mp.activations}, {"free", mp.free}};
+    // KV utilisation: blocks in use over the pool, weighted by step time.
+    double used_s = 0, busy_s = 0;
+    int64_t peak = 0, waiting_peak = 0;
+    for (const StepLog& l : m_res.steps) {
+        used_s += static_cast<double>(l.kv_used_blocks) * l.seconds;
+        busy_s += l.seconds;
+        peak = std::max(peak, l.kv_used_blocks);
+        waiting_peak = std::max(waiting_peak, l.waiting);
+    }
+    const double pool = static_cast<double>(o.kv_blocks);
+    j["metrics"] = {{"served", m.served}, {"rejected", m.rejected}, {"ttft_ms", ms_json(m.ttft)},
+                    {"tpot_ms", ms_json(m.tpot)}, {"e2e_ms", ms_json(m.e2e)}, {"itl_ms", ms_json(m.itl)},
+                    {"requests_per_s", m.requests_per_s}, {"output_tokens_per_s", m.output_tokens_per_s},
+                    {"goodput_per_s", m.goodput_per_s}, {"met_slo", m.met_slo},
+                    {"slo_ttft_ms", slo_ttft_s * 1e3}, {"slo_tpot_ms", slo_tpot_s * 1e3},
+                    {"mean_batch", m.mean_batch}, {"preemptions", m_res.preemptions}, {"duration_s", m_res.end_s},
+                    {"steps", m_res.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak}};
+    j["kv"] = {{"pool_blocks", o.kv_blocks}, {"peak_used_blocks", peak},
+               {"peak_utilisation", pool > 0 ? static_cast<double>(peak) / pool : 0},
+               {"mean_utilisation", busy_s > 0 && pool > 0 ? used_s / busy_s / pool : 0}};
+    j["timer"] = {{"steps", m_counters.steps}, {"tokens", m_counters.tokens}, {"padded_tokens", m_counters.padded_tokens},
+                  {"sequences", m_counters.sequences}, {"padded_sequences", m_counters.padded_sequences},
+                  {"idle_s", m_counters.idle_s}, {"plans_compiled", m_run->plans_compiled()},
+                  {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()}};
+    j["wall_seconds"] = m_wall_s;
+    return j;
+}
+
+std::string ServeRun::requests_csv() const {
+    std::string s =
+        "request_id,arrival_s,scheduled_s,first_token_s,finish_s,ttft_ms,tpot_ms,e2e_ms,max_itl_ms,prompt_tokens,"
+        "output_tokens,preemptions,prefix_hit_tokens,rejected\n";
+    char buf[512];
+    for (const RequestResult& r : m_res.requests) {
+        const bool ok = r.rejected.empty();
+        std::snprintf(buf, sizeof buf, ",%.9f,%.9f,%.9f,%.9f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%lld,", r.arrival_s,
+                      r.scheduled_s, r.first_token_s, r.finish_s, ok ? r.ttft() * 1e3 : -1.0, ok ? r.tpot() * 1e3 : -1.0,
+                      ok ? r.e2e() * 1e3 : -1.0, r.max_itl_s * 1e3, static_cast<long long>(r.prompt_tokens),
+                      static_cast<long long>(r.output_tokens), static_cast<long long>(r.preemptions),
+                      static_cast<long long>(r.prefix_hit_tokens));
+        s += csv_field(r.id) + buf + csv_field(r.rejected) + "\n";
+    }
+    return s;
+}
+
+}  // namespace sfumato::serve

@@ -1,0 +1,86 @@
+// The serving host program as a library (`sfumato serve`, issue 25): a request trace served by
+// the scheduler (runtime/serve/scheduler.h) with every step's batch run as the model's kernels on
+// the simulated chip (the chip's step timer, chip_timer.h, over runtime/llm's LlmRun). Before the
+// simulation (the constructor) it plans device memory as an LLM run does: the weights, the
+// activation arena of the largest step (max_num_batched_tokens new tokens) and the paged KV
+// cache (serve.kv_blocks, or kv_mem_fraction of what is left); the scheduler's KV pool is that
+// cache less one scratch block for the shape padding. run() (the host thread) places the model
+// and serves the trace; the results, the metrics and the outputs (summary section, per-request
+// CSV, trace tracks per request and for the scheduler's steps) come from here too.
+// The scheduler's knobs are parameters under `serve.` (ServeParams), listed by `sfumato params`.
+// Simplified: one instance on one chip; the scheduler's time overhead per step is not charged
+// (the step's host costs are the runtime's launches and copies).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/llm/engine.h"
+#include "runtime/serve/chip_timer.h"
+#include "runtime/serve/metrics.h"
+#include "runtime/serve/requests.h"
+#include "runtime/serve/scheduler.h"
+#include "sim/config.h"
+
+namespace sfumato::serve {
+
+struct ServeSetup {
+    SchedulerOptions sched;  // kv_blocks 0: the memory plan's; max_model_len 0: the model's reach
+    bool pad_shapes = true;
+    double kv_mem_fraction = 0.9;
+    uint64_t seed = 1;
+};
+
+// The `serve.*` parameters (policy and knobs); setup() turns them into a ServeSetup.
+struct ServeParams {
+    explicit ServeParams(const ParamScope& s);
+    ChoiceParam policy;
+    Param<int64_t> max_num_batched_tokens, max_num_seqs, long_prefill_token_threshold;
+    Param<bool> chunked_prefill;
+    Param<int64_t> max_batch;
+    Param<double> timeout_s, window_s;
+    Param<int64_t> kv_blocks, block_size;
+    Param<bool> prefix_caching;
+    Param<double> watermark;
+    Param<int64_t> max_model_len;
+    Param<double> kv_mem_fraction;
+    Param<bool> pad_shapes;
+    ServeSetup setup() const;
+};
+
+class ServeRun {
+public:
+    // Plans memory and validates the setup against the model and the device (InputError naming
+    // what does not fit or which knob is out of range).
+    ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev);
+    ~ServeRun();
+    // The host program (call from the simulation's host thread).
+    void run(rt::Runtime& rt);
+
+    const RequestTrace& trace() const { return m_trace; }
+    const ServeSetup& setup() const { return m_s; }  // effective: kv_blocks and max_model_len resolved
+    const llm::LlmRun& engine() const { return *m_run; }
+    const ServeResult& result() const { return m_res; }
+    const ChipTimerCounters& timer() const { return m_counters; }
+    double wall_seconds() const { return m_wall_s; }
+
+    // summary.json's "serve" section: setup, metrics (percentiles in ms, throughput, goodput
+    // under the SLOs, KV utilisation), the timer's counters and the plans compiled.
+    nlohmann::json summary(double slo_ttft_s, double slo_tpot_s) const;
+    // One row per request (trace order): id, arrival, scheduled, first token, finish (s), TTFT,
+    // TPOT, E2E, longest inter-token gap (ms), tokens, preemptions, prefix-hit tokens, rejected.
+    std::string requests_csv() const;
+
+private:
+    void emit_trace(rt::Runtime& rt, uint64_t origin_ps) const;
+    llm::ModelConfig m_c;
+    RequestTrace m_trace;
+    ServeSetup m_s;
+    std::unique_ptr<llm::LlmRun> m_run;
+    ServeResult m_res;
+    ChipTimerCounters m_counters;
+    double m_wall_s = 0;
+};
+
+}  // namespace sfumato::serve

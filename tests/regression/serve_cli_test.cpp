@@ -1,0 +1,156 @@
+// `sfumato serve` on the tiny model and the tiny chip (timing mode), each step's batch run as the
+// model's kernels by the chip's step timer: the acceptance comparisons (25), each between
+// two runs of one trace that differ in one knob, so every expectation is a comparison the knob
+// implies, never a stored number:
+//  - continuous batching beats static batching on throughput and p99 TTFT on a loaded trace;
+//  - dynamic batching beats one request at a time on throughput;
+//  - chunked prefill lowers the longest inter-token gap of requests decoding while a long prompt
+//    arrives (docs/serve.md: with this model a decode step is launch-bound, so the bound shows in
+//    the gap, not in the mean TPOT);
+//  - prefix caching lowers TTFT on a shared-prefix trace, by skipping exactly the hit tokens;
+//  - a KV pool too small for the load preempts and still serves every request;
+//  - the same trace twice gives identical per-request results;
+//  - bad traces, unknown policies and functional mode exit 2 naming the culprit.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+// The tiny model on the tiny chip, block size 64 (the smallest the paged attention takes).
+const std::string kBase = "serve tiny --config " + config("tiny") + " --set serve.block_size=64 --trace off";
+
+nlohmann::json serve_ok(const std::string& args, const std::string& out) {
+    const CliResult r = run_cli(kBase + " " + args + " --out " + out);
+    INFO(args << "\n" << r.output);
+    REQUIRE(r.code == 0);
+    const nlohmann::json s = read_json(out + "/summary.json")["serve"];
+    REQUIRE(s["metrics"]["rejected"].get<size_t>() == 0);
+    return s;
+}
+
+double metric(const nlohmann::json& s, const std::string& k) { return s["metrics"][k].get<double>(); }
+double metric(const nlohmann::json& s, const std::string& k, const std::string& p) {
+    return s["metrics"][k][p].get<double>();
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// Requests arriving faster than one request at a time could serve them.
+const std::string kLoaded = "--generate n=24,rate=20000,prompt=uniform:32:96,output=uniform:8:24,seed=5";
+
+}  // namespace
+
+TEST_CASE("serve: continuous batching beats static on throughput and p99 TTFT", "[serve]") {
+    const std::string d = temp_dir("serve_cont");
+    const nlohmann::json cont = serve_ok(kLoaded + " --policy continuous", d + "/cont");
+    const nlohmann::json stat = serve_ok(kLoaded + " --policy static --set serve.max_batch=8", d + "/static");
+    CHECK(metric(cont, "requests_per_s") > metric(stat, "requests_per_s"));
+    CHECK(metric(cont, "ttft_ms", "p99") < metric(stat, "ttft_ms", "p99"));
+    // Every output token was produced.
+    CHECK(cont["metrics"]["served"].get<size_t>() == 24);
+    // Same trace, same config: identical per-request results.
+    serve_ok(kLoaded + " --policy continuous", d + "/cont2");
+    CHECK(slurp(d + "/cont/requests.csv") == slurp(d + "/cont2/requests.csv"));
+    CHECK(slurp(d + "/cont/requests.csv").find("request_id,arrival_s") == 0);
+}
+
+TEST_CASE("serve: dynamic batching beats one request at a time on throughput", "[serve]") {
+    const std::string d = temp_dir("serve_dyn");
+    const nlohmann::json dyn = serve_ok(kLoaded + " --policy dynamic --set serve.max_batch=8", d + "/dyn");
+    const nlohmann::json one = serve_ok(kLoaded + " --policy static --set serve.max_batch=1", d + "/one");
+    CHECK(metric(dyn, "requests_per_s") > metric(one, "requests_per_s"));
+    CHECK(metric(dyn, "mean_batch") > 1);
+    CHECK(metric(one, "mean_batch") == 1);
+}
+
+TEST_CASE("serve: chunked prefill bounds the inter-token gap under a long prompt", "[serve]") {
+    const std::string d = temp_dir("serve_chunk");
+    // Eight short requests decode; a prompt of 448 tokens arrives while they do.
+    std::ofstream(d + "/t.csv") << "arrival_s,prompt_tokens,output_tokens\n"
+                                   "0,16,40\n0,16,40\n0,16,40\n0,16,40\n0,16,40\n0,16,40\n0,16,40\n0,16,40\n"
+                                   "0.0002,448,4\n";
+    const std::string t = "--requests " + d + "/t.csv --set serve.max_num_batched_tokens=512";
+    const nlohmann::json whole = serve_ok(t, d + "/whole");
+    const nlohmann::json chunk = serve_ok(t + " --set serve.long_prefill_token_threshold=64", d + "/chunk");
+    CHECK(metric(chunk, "itl_ms", "max") < metric(whole, "itl_ms", "max"));
+}
+
+TEST_CASE("serve: prefix caching lowers TTFT on a shared-prefix trace", "[serve]") {
+    const std::string d = temp_dir("serve_prefix");
+    const std::string t = "--generate n=12,rate=500,prompt=320,output=4,prefix_groups=1,prefix_tokens=256,seed=2";
+    const nlohmann::json on = serve_ok(t, d + "/on");
+    const nlohmann::json off = serve_ok(t + " --set serve.prefix_caching=false", d + "/off");
+    CHECK(metric(on, "ttft_ms", "mean") < metric(off, "ttft_ms", "mean"));
+    // Every request after the first finds the prefix's 256 / 64 = 4 full blocks.
+    std::istringstream rows(slurp(d + "/on/requests.csv"));
+    std::string line;
+    std::getline(rows, line);
+    int64_t hits = 0;
+    while (std::getline(rows, line)) {
+        std::vector<std::string> f;
+        std::stringstream ls(line);
+        for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+        REQUIRE(f.size() >= 13);
+        hits += std::stoll(f[12]);
+    }
+    CHECK(hits > 0);
+    CHECK(hits % 64 == 0);
+    CHECK(hits <= 11 * 256);
+}
+
+TEST_CASE("serve: a KV pool too small for the load preempts and serves every request", "[serve]") {
+    const std::string d = temp_dir("serve_kv");
+    // Each request needs ceil((96 + 40) / 64) = 3 blocks; 12 of them at once need 36; the pool has 8.
+    const std::string t = "--generate n=12,rate=20000,prompt=96,output=40,seed=4 --set serve.kv_blocks=8";
+    const nlohmann::json s = serve_ok(t, d + "/kv");
+    CHECK(s["metrics"]["preemptions"].get<int64_t>() > 0);
+    CHECK(s["metrics"]["served"].get<size_t>() == 12);
+    CHECK(s["kv"]["peak_used_blocks"].get<int64_t>() <= 8);
+}
+
+TEST_CASE("serve: bad traces, unknown policies and functional mode exit 2 naming the culprit", "[serve]") {
+    const std::string d = temp_dir("serve_bad");
+    std::ofstream(d + "/bad.csv") << "arrival_s,prompt_tokens,output_tokens\n0,16,4\n0.1,x,4\n";
+    CliResult r = run_cli(kBase + " --requests " + d + "/bad.csv --out " + d + "/o1");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("bad.csv:3:") != std::string::npos);
+    CHECK(!std::filesystem::exists(d + "/o1/summary.json"));
+    r = run_cli(kBase + " --generate n=2,prompt=16,output=2 --policy fifo");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("fifo") != std::string::npos);
+    r = run_cli(kBase + " --generate n=2,prompt=16,output=2 --set serve.policy=fifo");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("serve.policy") != std::string::npos);
+    r = run_cli(kBase + " --generate n=2,prompt=16,output=2 --mode functional");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("timing") != std::string::npos);
+    r = run_cli(kBase + " --generate n=2,prompt=16,output=2 --requests " + d + "/bad.csv");
+    CHECK(r.code == 2);
+    r = run_cli(kBase + " --generate n=2,prompt=16,output=2 --set serve.block_size=96");
+    CHECK(r.code == 2);
+    CHECK(r.output.find("serve.block_size") != std::string::npos);
+}
+
+TEST_CASE("serve: timing re-use against --exact on a loaded trace", "[serve][reuse]") {
+    const std::string d = temp_dir("serve_reuse");
+    const nlohmann::json reused = serve_ok(kLoaded, d + "/auto");
+    const nlohmann::json exact = serve_ok(kLoaded + " --exact", d + "/exact");
+    CHECK(read_json(d + "/auto/summary.json")["reuse_timing"]["reused"].get<uint64_t>() > 0);
+    CHECK(read_json(d + "/exact/summary.json")["reuse_timing"]["reused"].get<uint64_t>() == 0);
+    // The bound for re-use (3 %), on the serving figures.
+    for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"})
+        CHECK(std::abs(metric(reused, k, "mean") / metric(exact, k, "mean") - 1) <= 0.03);
+    CHECK(std::abs(metric(reused, "duration_s") / metric(exact, "duration_s") - 1) <= 0.03);
+}
