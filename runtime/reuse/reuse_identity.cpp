@@ -89,7 +89,10 @@ public:
       if (name == "fused_nodes")
         continue; // the fused nodes' names, for reports only
       s(name);
-      attr(a);
+      if (n.op_type == "Rope" && name == "host_positions")
+        rope_positions(nl, a.ints);
+      else
+        attr(a);
     }
     u(n.constants.size());
     for (const auto &c : n.constants)
@@ -102,6 +105,31 @@ public:
       tensor(t);
     u(nl.workspace_bytes);
     u(nl.workspace % 512);
+  }
+  // Rope's positions only choose which cos_sin row each token's copy reads
+  // (runtime/ops/llm/rope.cpp: one copy of a row per token, the same vector
+  // work whatever the values). What can change its time is which rows the
+  // tokens share and how the rows fall on memory lines: the positions relative
+  // to the first token's, and where the first token's row starts within a
+  // 512-B line (the table's own alignment is in its operand). So consecutive
+  // decode steps, whose positions all move by one, keep one identity (two,
+  // alternating, for rows of half a line); where
+  // the rows lie in the L2 and the HBM is left to the agreement check and the
+  // error bound (docs/timing_reuse.md).
+  void rope_positions(const ops::NodeLaunch &nl,
+                      const std::vector<int64_t> &pos) {
+    const ops::TensorRef *cs = nl.in.size() > 2 ? &nl.in[2] : nullptr;
+    const uint64_t rows =
+        cs && cs->present && !cs->shape.empty() && cs->shape[0] > 0
+            ? static_cast<uint64_t>(cs->shape[0])
+            : 0;
+    const uint64_t row_bytes = rows ? cs->storage_bytes() / rows : 0;
+    u(pos.size());
+    if (pos.empty())
+      return;
+    u(static_cast<uint64_t>(pos[0]) * row_bytes % 512);
+    for (int64_t p : pos)
+      i(p - pos[0]);
   }
   std::string take() { return std::move(m_s); }
 

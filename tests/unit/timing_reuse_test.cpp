@@ -151,3 +151,47 @@ TEST_CASE("timing re-use: a footprint is kept relative to the operands and "
   REQUIRE(r.size() == 2);
   CHECK(r[0].bytes == 4096 - 256);
 }
+
+namespace {
+
+// A Rope launch over T tokens at `pos` (host_positions), cos_sin rows of R
+// fp16 values.
+KernelDesc rope_kernel(const std::vector<int64_t> &pos, int64_t R) {
+  KernelDesc k;
+  k.type = "Rope";
+  k.block_dim = 8;
+  k.body = [](isa::IInstrSink &) {};
+  ops::NodeDesc n;
+  n.op_type = "Rope";
+  n.attrs.set("host_positions", ref::Attr::of_ints(pos));
+  const int64_t T = static_cast<int64_t>(pos.size());
+  ops::TensorRef x = ops::make_tensor({T, 4, R}, ref::ElemType::Float16),
+                 p = ops::make_tensor({T}, ref::ElemType::Int64),
+                 cs = ops::make_tensor({4096, R}, ref::ElemType::Float16);
+  x.addr = 1 << 20;
+  p.addr = 2 << 20;
+  cs.addr = 4 << 20;
+  std::vector<KernelDesc> ks{k};
+  ops::stamp_node_launch(ks, n, {x, p, cs}, {x}, 0, 0);
+  return ks[0];
+}
+
+} // namespace
+
+TEST_CASE("timing re-use: Rope is keyed on its positions' pattern and row "
+          "alignment, not their values",
+          "[reuse]") {
+  // Rows of 128 fp16 values: 256 B, so a position's row starts at 0 or 256
+  // within a 512-B line.
+  const std::string a = reuse::launch_identity(rope_kernel({1000, 1200}, 128));
+  CHECK(reuse::launch_identity(rope_kernel({1002, 1202}, 128)) ==
+        a); // both moved by two: the same rows' layout
+  CHECK(reuse::launch_identity(rope_kernel({1001, 1201}, 128)) !=
+        a); // the first row in the other half of its line
+  CHECK(reuse::launch_identity(rope_kernel({1000, 1201}, 128)) !=
+        a); // another pattern
+  CHECK(reuse::launch_identity(rope_kernel({1000}, 128)) != a); // fewer tokens
+  // Rows of 256 fp16 values fill a line: every step keeps one identity.
+  CHECK(reuse::launch_identity(rope_kernel({7}, 256)) ==
+        reuse::launch_identity(rope_kernel({8}, 256)));
+}
