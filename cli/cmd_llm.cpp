@@ -19,6 +19,7 @@
 
 #include "cli/command.h"
 #include "cli/llm_ep.h"
+#include "cli/llm_common.h"
 #include "cli/llm_pp.h"
 #include "cli/llm_tp.h"
 #include "cli/system_session.h"
@@ -119,9 +120,6 @@ nlohmann::json print_phase(const Session& s, const std::vector<llm::StepRecord>&
     }
     return out;
 }
-
-double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
-double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 
 int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, const reuse::ReuseOptions& ropt,
               const reuse::ReuseCounters& rc) {

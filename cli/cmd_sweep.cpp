@@ -202,7 +202,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
         std::set<size_t> in_job(indices.begin(), indices.end());
         size_t skipped = 0;
         for (size_t i = 0; i < n; ++i) skipped += complete[i] && !in_job.count(i);
-        Progress progress(n, skipped, std::max<unsigned>(1, spec.slurm.max_parallel), terminal);
+        sweep::Progress progress(n, skipped, std::max<unsigned>(1, spec.slurm.max_parallel), terminal);
         if (indices.empty()) {
             progress.message("sweep: all " + std::to_string(n) + " points are complete; nothing to run");
         } else {
@@ -224,7 +224,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
             dirs.push_back(dir_of(i));
         }
         const unsigned j = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
-        Progress progress(n, n - todo.size(), std::min<unsigned>(j, static_cast<unsigned>(std::max<size_t>(1, todo.size()))),
+        sweep::Progress progress(n, n - todo.size(), std::min<unsigned>(j, static_cast<unsigned>(std::max<size_t>(1, todo.size()))),
                           terminal);
         if (todo.empty()) {
             progress.message("sweep: all " + std::to_string(n) + " points are complete; nothing to run");

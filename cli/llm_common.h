@@ -15,6 +15,10 @@
 
 namespace sfumato::cli {
 
+// Picoseconds in milliseconds; bytes in GiB (for the printed figures).
+inline double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
+inline double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
+
 // Chips 0..n-1 of the system: their descriptions, devices and ids.
 struct ChipSet {
     std::vector<DeviceInfo> infos;

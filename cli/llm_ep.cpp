@@ -24,8 +24,6 @@ namespace sfumato::cli {
 
 namespace {
 
-double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
-
 void print_run(SystemSession& s, const llm::EpRun& run, const llm::RunOptions& ro, uint32_t n) {
     const llm::ModelConfig& c = run.model();
     const llm::MemoryPlan& m = run.rank(0).memory();

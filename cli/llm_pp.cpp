@@ -26,8 +26,6 @@ namespace sfumato::cli {
 
 namespace {
 
-double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
-double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 double pct(uint64_t a, uint64_t b) {
     return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
 }

@@ -20,6 +20,15 @@ function(sfumato_library name dir)
   add_library(${name} STATIC ${srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   sfumato_warnings(${name})
+  sfumato_unity(${name})
+endfunction()
+
+# SFUMATO_UNITY (CMakeLists.txt): the target's sources eight to a translation unit. Sources with
+# their own compile definitions are compiled alone (CMake leaves them out of the batches).
+function(sfumato_unity target)
+  if(SFUMATO_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
 endfunction()
 
 # Libraries whose objects register themselves (operators, policies, subcommands) are linked

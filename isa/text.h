@@ -2,6 +2,8 @@
 // joining). They live in isa/ because it is the one layer every other may include.
 #pragma once
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ inline std::string join(const std::string& head, const std::vector<std::string>&
     std::string s = head;
     for (const auto& w : words) s += " " + w;
     return s;
+}
+
+// "0x..." in lower-case hex (addresses in messages).
+inline std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
 }
 
 }  // namespace sfumato::text

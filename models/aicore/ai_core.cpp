@@ -35,11 +35,7 @@ bool kind_has_buffer(isa::CoreKind k, Pos p) {
     return false;
 }
 
-std::string hex(uint64_t v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
+using text::hex;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "isa/asm.h"
 #include "isa/semantics.h"
+#include "isa/text.h"
 #include "sim/error.h"
 
 namespace sfumato {
@@ -15,11 +16,7 @@ constexpr size_t kMaxIds = 64;
 size_t flag_index(Pipe src, Pipe dst, uint8_t id) {
     return (static_cast<size_t>(src) * isa::kNumPipes + static_cast<size_t>(dst)) * kMaxIds + id;
 }
-std::string hex(uint64_t v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
+using text::hex;
 }  // namespace
 
 RaceChecker::RaceChecker(std::string core_name) : m_core(std::move(core_name)) {

@@ -51,7 +51,7 @@ AclState& acl() {
     return s;
 }
 
-aclError fail(aclError code, const std::string& msg) {
+aclError acl_fail(aclError code, const std::string& msg) {
     acl().error = msg;
     return code;
 }
@@ -59,10 +59,10 @@ aclError fail(aclError code, const std::string& msg) {
 aclError status(rt::Status s, rt::Context& ctx) {
     switch (s) {
         case rt::Status::Ok: return ACL_SUCCESS;
-        case rt::Status::OutOfMemory: return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, ctx.last_error());
-        case rt::Status::InvalidStream: return fail(ACL_ERROR_RT_STREAM_CONTEXT, ctx.last_error());
-        case rt::Status::InvalidEvent: return fail(ACL_ERROR_RT_EVENT_NOT_RECORDED, ctx.last_error());
-        default: return fail(ACL_ERROR_RT_PARAM_INVALID, ctx.last_error());
+        case rt::Status::OutOfMemory: return acl_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, ctx.last_error());
+        case rt::Status::InvalidStream: return acl_fail(ACL_ERROR_RT_STREAM_CONTEXT, ctx.last_error());
+        case rt::Status::InvalidEvent: return acl_fail(ACL_ERROR_RT_EVENT_NOT_RECORDED, ctx.last_error());
+        default: return acl_fail(ACL_ERROR_RT_PARAM_INVALID, ctx.last_error());
     }
 }
 
@@ -121,23 +121,23 @@ uint32_t stream_of(aclrtStream s, bool& ok) {
 
 aclError copy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, aclrtStream stream,
               bool async) {
-    if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: null pointer");
-    if (count > destMax) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count > destMax");
+    if (!dst || !src) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: null pointer");
+    if (count > destMax) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count > destMax");
     if (count == 0) return ACL_SUCCESS;
     bool ok = true;
     const uint32_t sid = stream_of(stream, ok);
-    if (!ok) return fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtMemcpyAsync: unknown stream");
+    if (!ok) return acl_fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtMemcpyAsync: unknown stream");
     const bool dd = is_device(dst), sd = is_device(src);
     if (kind == ACL_MEMCPY_DEFAULT)
         kind = dd && sd ? ACL_MEMCPY_DEVICE_TO_DEVICE : dd ? ACL_MEMCPY_HOST_TO_DEVICE : sd ? ACL_MEMCPY_DEVICE_TO_HOST
                                                                                            : ACL_MEMCPY_HOST_TO_HOST;
     switch (kind) {
         case ACL_MEMCPY_HOST_TO_HOST:
-            if (dd || sd) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: HOST_TO_HOST with a device pointer");
+            if (dd || sd) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: HOST_TO_HOST with a device pointer");
             std::memmove(dst, src, count);
             return ACL_SUCCESS;
         case ACL_MEMCPY_HOST_TO_DEVICE: {
-            if (!dd || sd) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: HOST_TO_DEVICE needs a device destination and a host source");
+            if (!dd || sd) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: HOST_TO_DEVICE needs a device destination and a host source");
             const uint64_t d = device_address(dst);
             if (!backend().info().functional && count <= kShadowMaxBytes) {
                 const auto* p = static_cast<const uint8_t*>(src);
@@ -149,7 +149,7 @@ aclError copy(void* dst, size_t destMax, const void* src, size_t count, aclrtMem
             });
         }
         case ACL_MEMCPY_DEVICE_TO_HOST: {
-            if (dd || !sd) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: DEVICE_TO_HOST needs a host destination and a device source");
+            if (dd || !sd) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: DEVICE_TO_HOST needs a host destination and a device source");
             const uint64_t s = device_address(src);
             const bool pinned = is_pinned(dst, count);
             return call([&](rt::Context& c) {
@@ -157,11 +157,11 @@ aclError copy(void* dst, size_t destMax, const void* src, size_t count, aclrtMem
             });
         }
         case ACL_MEMCPY_DEVICE_TO_DEVICE: {
-            if (!dd || !sd) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: DEVICE_TO_DEVICE needs device pointers");
+            if (!dd || !sd) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: DEVICE_TO_DEVICE needs device pointers");
             const uint64_t d = device_address(dst), s = device_address(src);
             return call([&](rt::Context& c) { return c.copy_explicit(CopyDir::D2D, d, s, count, sid, async, true); });
         }
-        default: return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: unknown aclrtMemcpyKind");
+        default: return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: unknown aclrtMemcpyKind");
     }
 }
 
@@ -194,25 +194,25 @@ aclError aclFinalize(void) { return ACL_SUCCESS; }
 const char* aclGetRecentErrMsg(void) { return acl().error.c_str(); }
 
 aclError aclrtSetDevice(int32_t deviceId) {
-    if (deviceId != 0) return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: the simulated system has device 0 only");
+    if (deviceId != 0) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: the simulated system has device 0 only");
     return host_call();
 }
 aclError aclrtResetDevice(int32_t deviceId) {
-    if (deviceId != 0) return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: the simulated system has device 0 only");
+    if (deviceId != 0) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: the simulated system has device 0 only");
     return call([](rt::Context& c) { return c.device_synchronize(); });
 }
 aclError aclrtGetDevice(int32_t* deviceId) {
-    if (!deviceId) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: null pointer");
+    if (!deviceId) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: null pointer");
     *deviceId = 0;
     return ACL_SUCCESS;
 }
 aclError aclrtGetDeviceCount(uint32_t* count) {
-    if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: null pointer");
+    if (!count) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: null pointer");
     *count = 1;
     return ACL_SUCCESS;
 }
 aclError aclrtGetRunMode(aclrtRunMode* runMode) {
-    if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: null pointer");
+    if (!runMode) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: null pointer");
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
 }
@@ -221,8 +221,8 @@ aclError aclrtSynchronizeDevice(void) {
 }
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
-    if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: null pointer");
-    if (deviceId != 0) return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: device 0 only");
+    if (!context) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: null pointer");
+    if (deviceId != 0) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: device 0 only");
     auto* c = new AclContext{deviceId};
     acl().contexts.insert(c);
     acl().current = c;
@@ -231,25 +231,25 @@ aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
 }
 aclError aclrtDestroyContext(aclrtContext context) {
     auto* c = static_cast<AclContext*>(context);
-    if (!acl().contexts.erase(c)) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtDestroyContext: unknown context");
+    if (!acl().contexts.erase(c)) return acl_fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtDestroyContext: unknown context");
     if (acl().current == c) acl().current = nullptr;
     delete c;
     return host_call();
 }
 aclError aclrtSetCurrentContext(aclrtContext context) {
     auto* c = static_cast<AclContext*>(context);
-    if (!acl().contexts.count(c)) return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetCurrentContext: unknown context");
+    if (!acl().contexts.count(c)) return acl_fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetCurrentContext: unknown context");
     acl().current = c;
     return ACL_SUCCESS;
 }
 aclError aclrtGetCurrentContext(aclrtContext* context) {
-    if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: null pointer");
+    if (!context) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: null pointer");
     *context = acl().current;
     return ACL_SUCCESS;
 }
 
 aclError aclrtCreateStream(aclrtStream* stream) {
-    if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: null pointer");
+    if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: null pointer");
     uint32_t id = 0;
     const aclError r = call([&](rt::Context& c) { return c.stream_create(&id, 0); });
     if (r != ACL_SUCCESS) return r;
@@ -260,7 +260,7 @@ aclError aclrtCreateStream(aclrtStream* stream) {
 }
 aclError aclrtDestroyStream(aclrtStream stream) {
     auto* s = static_cast<AclStream*>(stream);
-    if (!acl().streams.erase(s)) return fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtDestroyStream: unknown stream");
+    if (!acl().streams.erase(s)) return acl_fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtDestroyStream: unknown stream");
     const uint32_t id = s->id;
     delete s;
     return call([&](rt::Context& c) {
@@ -271,13 +271,13 @@ aclError aclrtDestroyStream(aclrtStream stream) {
 aclError aclrtSynchronizeStream(aclrtStream stream) {
     bool ok = true;
     const uint32_t id = stream_of(stream, ok);
-    if (!ok) return fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtSynchronizeStream: unknown stream");
+    if (!ok) return acl_fail(ACL_ERROR_RT_STREAM_CONTEXT, "aclrtSynchronizeStream: unknown stream");
     return call([&](rt::Context& c) { return c.stream_synchronize(id); });
 }
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t) { return aclrtSynchronizeStream(stream); }
 
 aclError aclrtCreateEvent(aclrtEvent* event) {
-    if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: null pointer");
+    if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: null pointer");
     uint32_t id = 0;
     const aclError r = call([&](rt::Context& c) { return c.event_create(&id); });
     if (r != ACL_SUCCESS) return r;
@@ -288,7 +288,7 @@ aclError aclrtCreateEvent(aclrtEvent* event) {
 }
 aclError aclrtDestroyEvent(aclrtEvent event) {
     auto* e = static_cast<AclEvent*>(event);
-    if (!acl().events.erase(e)) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event");
+    if (!acl().events.erase(e)) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: unknown event");
     const uint32_t id = e->id;
     delete e;
     return call([&](rt::Context& c) { return c.event_destroy(id); });
@@ -297,26 +297,26 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     auto* e = static_cast<AclEvent*>(event);
     bool ok = true;
     const uint32_t sid = stream_of(stream, ok);
-    if (!acl().events.count(e) || !ok) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: unknown event or stream");
+    if (!acl().events.count(e) || !ok) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: unknown event or stream");
     return call([&](rt::Context& c) { return c.event_record(e->id, sid); });
 }
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     auto* e = static_cast<AclEvent*>(event);
     bool ok = true;
     const uint32_t sid = stream_of(stream, ok);
-    if (!acl().events.count(e) || !ok) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: unknown event or stream");
+    if (!acl().events.count(e) || !ok) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: unknown event or stream");
     return call([&](rt::Context& c) { return c.stream_wait_event(sid, e->id); });
 }
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
     auto* e = static_cast<AclEvent*>(event);
-    if (!acl().events.count(e)) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: unknown event");
+    if (!acl().events.count(e)) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: unknown event");
     return call([&](rt::Context& c) { return c.event_synchronize(e->id); });
 }
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
     auto* a = static_cast<AclEvent*>(startEvent);
     auto* b = static_cast<AclEvent*>(endEvent);
     if (!ms || !acl().events.count(a) || !acl().events.count(b))
-        return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: unknown event or null pointer");
+        return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: unknown event or null pointer");
     uint64_t ps = 0;
     const aclError r = call([&](rt::Context& c) { return c.event_elapsed(&ps, a->id, b->id); });
     *ms = static_cast<float>(static_cast<double>(ps) / 1e9);
@@ -324,7 +324,7 @@ aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endE
 }
 
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
-    if (!devPtr || size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: null pointer or 0 bytes");
+    if (!devPtr || size == 0) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: null pointer or 0 bytes");
     uint64_t d = 0;
     const aclError r = call([&](rt::Context& c) { return c.malloc(&d, size); });
     if (r != ACL_SUCCESS) return r;
@@ -335,7 +335,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
 }
 aclError aclrtFree(void* devPtr) {
     if (!devPtr || !is_device(devPtr) || !host_state().bufs.count(reinterpret_cast<uintptr_t>(devPtr)))
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtFree of a pointer aclrtMalloc did not return");
+        return acl_fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtFree of a pointer aclrtMalloc did not return");
     const uint64_t d = device_address(devPtr);
     const uint64_t span = host_state().bufs.at(reinterpret_cast<uintptr_t>(devPtr)).span();
     host_state().remove(reinterpret_cast<uintptr_t>(devPtr));
@@ -344,9 +344,9 @@ aclError aclrtFree(void* devPtr) {
     return call([&](rt::Context& c) { return c.free(d); });
 }
 aclError aclrtMallocHost(void** hostPtr, size_t size) {
-    if (!hostPtr || size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: null pointer or 0 bytes");
+    if (!hostPtr || size == 0) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: null pointer or 0 bytes");
     void* p = std::aligned_alloc(64, (size + 63) / 64 * 64);
-    if (!p) return fail(ACL_ERROR_BAD_ALLOC, "aclrtMallocHost: out of host memory");
+    if (!p) return acl_fail(ACL_ERROR_BAD_ALLOC, "aclrtMallocHost: out of host memory");
     std::memset(p, 0, size);
     acl().pinned[reinterpret_cast<uintptr_t>(p)] = size;
     *hostPtr = p;
@@ -354,12 +354,12 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
 }
 aclError aclrtFreeHost(void* hostPtr) {
     if (!acl().pinned.erase(reinterpret_cast<uintptr_t>(hostPtr)))
-        return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost of a pointer aclrtMallocHost did not return");
+        return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost of a pointer aclrtMallocHost did not return");
     std::free(hostPtr);
     return ACL_SUCCESS;
 }
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
-    if (count > maxCount) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count > maxCount");
+    if (count > maxCount) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count > maxCount");
     std::vector<uint8_t> pattern(count, static_cast<uint8_t>(value));
     return copy(devPtr, count, pattern.data(), count, ACL_MEMCPY_HOST_TO_DEVICE, nullptr, false);
 }
@@ -371,7 +371,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     return copy(dst, destMax, src, count, kind, stream, true);
 }
 aclError aclrtGetMemInfo(aclrtMemAttr, size_t* free, size_t* total) {
-    if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: null pointer");
+    if (!free || !total) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: null pointer");
     size_t used = 0;
     const aclError r = call([&](rt::Context& c) {
         used = c.memory_stats().reserved;

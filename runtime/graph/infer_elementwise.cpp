@@ -29,7 +29,7 @@ void pow_op(InferCtx& c) {
     c.set(0, c.elem(0), broadcast_shapes(c, c.shape(0), c.shape(1)));
 }
 
-void compare(InferCtx& c) {
+void infer_compare(InferCtx& c) {
     c.need_inputs(2, 2);
     c.same_type(0, 1);
     c.set(0, ref::ElemType::Bool, broadcast_shapes(c, c.shape(0), c.shape(1)));
@@ -130,7 +130,7 @@ SFUMATO_REGISTER_INFER(unary_float, unary_float, "Sigmoid", "Tanh", "Gelu", "Erf
                        "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "ThresholdedRelu", "Mish");
 SFUMATO_REGISTER_INFER(binary, binary, "Add", "Sub", "Mul", "Div", "Mod", "BitShift");
 SFUMATO_REGISTER_INFER(pow, pow_op, "Pow");
-SFUMATO_REGISTER_INFER(compare, compare, "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual");
+SFUMATO_REGISTER_INFER(compare, infer_compare, "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual");
 SFUMATO_REGISTER_INFER(logical, logical, "And", "Or", "Xor");
 SFUMATO_REGISTER_INFER(not_op, unary, "Not");
 SFUMATO_REGISTER_INFER(variadic, variadic, "Max", "Min", "Sum", "Mean");

@@ -8,6 +8,7 @@
 
 #include "isa/dtype.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/llm/host_util.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 #include "sim/trace.h"
@@ -19,15 +20,8 @@ namespace {
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 constexpr uint64_t kAlign = 512;
 
-// The device allocator hands out power-of-two blocks (runtime/rt/buddy_arena.h): what an
-// allocation of `b` bytes takes from device memory.
-uint64_t held(uint64_t b) {
-    uint64_t p = 2ull << 20;
-    while (p < b) p <<= 1;
-    return b ? p : 0;
-}
-
-std::string gib(uint64_t b) { return std::to_string(static_cast<double>(b) / (1ull << 30)).substr(0, 6) + " GiB"; }
+using util::gib;
+using util::held;
 
 bool is_cache(const std::string& name) {
     return name.size() > 6 && (name.ends_with(".k_cache") || name.ends_with(".v_cache"));

@@ -5,13 +5,14 @@
 #include <random>
 #include <systemc>
 
+#include "runtime/llm/host_util.h"
 #include "sim/error.h"
 
 namespace sfumato::llm {
 
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v); }
+using util::num;
 
 } // namespace
 
@@ -261,7 +262,7 @@ void EpRun::run_rank(uint32_t r, rt::Device &dev, rt::Context &ctx,
 
 namespace {
 
-void check(rt::Context &ctx, rt::Status s) {
+void ep_check(rt::Context &ctx, rt::Status s) {
   if (s != rt::Status::Ok)
     throw InputError(ctx.last_error());
 }
@@ -292,7 +293,7 @@ void EpRun::dispatch(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
   // mode needs them (the routing is on the device); timing mode, whose data is
   // not real, pays the same round trip and uses the host-known routing.
   rk.sizes_host.assign(static_cast<size_t>(E), 0);
-  check(ctx, ctx.memcpy_d2h(rk.sizes_host.data(), ex.placed(st.out.at(2)).addr,
+  ep_check(ctx, ctx.memcpy_d2h(rk.sizes_host.data(), ex.placed(st.out.at(2)).addr,
                             rk.sizes_host.size() * 4, s));
   if (rk.step_experts.empty()) {
     for (int64_t e = 0; e < E; ++e)
@@ -325,10 +326,10 @@ void EpRun::dispatch(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
       if (rows == 0)
         continue;
       if (j == r) {
-        check(ctx, ctx.memcpy_d2d(dst, src, rows * rb, s, true));
+        ep_check(ctx, ctx.memcpy_d2d(dst, src, rows * rb, s, true));
         rk.rows.local += rows;
       } else {
-        check(ctx, ctx.memcpy_peer(*rk.devs[j], dst, src, rows * rb, s));
+        ep_check(ctx, ctx.memcpy_peer(*rk.devs[j], dst, src, rows * rb, s));
         rk.rows.remote += rows;
         call.bytes += rows * rb;
       }
@@ -336,10 +337,10 @@ void EpRun::dispatch(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
   }
   for (uint32_t j = 0; j < n; ++j)
     if (j != r)
-      check(ctx, ctx.notify_record(*rk.devs[j], m_ranks[j].data_slot[r], s));
+      ep_check(ctx, ctx.notify_record(*rk.devs[j], m_ranks[j].data_slot[r], s));
   for (uint32_t q = 0; q < n; ++q)
     if (q != r)
-      check(ctx, ctx.notify_wait(rk.data_slot[q], s));
+      ep_check(ctx, ctx.notify_wait(rk.data_slot[q], s));
   // The local experts' row counts (the grouped matmuls read them in functional
   // mode).
   rk.local_host.assign(static_cast<size_t>(El), 0);
@@ -347,7 +348,7 @@ void EpRun::dispatch(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
     for (uint32_t q = 0; q < n; ++q)
       rk.local_host[static_cast<size_t>(i)] +=
           static_cast<int32_t>(x.counts[q][static_cast<size_t>(r * El + i)]);
-  check(ctx, ctx.memcpy_h2d(rk.run->address("ep.sizes"), rk.local_host.data(),
+  ep_check(ctx, ctx.memcpy_h2d(rk.run->address("ep.sizes"), rk.local_host.data(),
                             rk.local_host.size() * 4, s, true));
   call.last = ctx.tasks().size();
   rk.coll.add(call);
@@ -379,19 +380,19 @@ void EpRun::combine(uint32_t r, rt::Context &ctx, const graph::PlanStep &st,
                      dst = x.xp[q] + rows_before(x.counts[q], g) * rb;
       row += rows;
       if (q == r) {
-        check(ctx, ctx.memcpy_d2d(dst, src, rows * rb, s, true));
+        ep_check(ctx, ctx.memcpy_d2d(dst, src, rows * rb, s, true));
       } else {
-        check(ctx, ctx.memcpy_peer(*rk.devs[q], dst, src, rows * rb, s));
+        ep_check(ctx, ctx.memcpy_peer(*rk.devs[q], dst, src, rows * rb, s));
         call.bytes += rows * rb;
       }
     }
   }
   for (uint32_t q = 0; q < n; ++q)
     if (q != r)
-      check(ctx, ctx.notify_record(*rk.devs[q], m_ranks[q].ret_slot[r], s));
+      ep_check(ctx, ctx.notify_record(*rk.devs[q], m_ranks[q].ret_slot[r], s));
   for (uint32_t q = 0; q < n; ++q)
     if (q != r)
-      check(ctx, ctx.notify_wait(rk.ret_slot[q], s));
+      ep_check(ctx, ctx.notify_wait(rk.ret_slot[q], s));
   call.last = ctx.tasks().size();
   rk.coll.add(call);
   ++rk.exchanges;

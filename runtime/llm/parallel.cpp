@@ -4,13 +4,14 @@
 #include <algorithm>
 
 #include "isa/dtype.h"
+#include "runtime/llm/host_util.h"
 #include "sim/error.h"
 
 namespace sfumato::llm {
 
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v); }
+using util::num;
 
 // Columns [from, from + n) of each row of a row-major [rows, cols] matrix.
 void take_cols(const std::vector<float>& m, int64_t cols, int64_t from, int64_t n, std::vector<float>& out,

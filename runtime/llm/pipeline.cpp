@@ -8,27 +8,16 @@
 
 #include "isa/dtype.h"
 #include "runtime/llm/parallel.h"
+#include "runtime/llm/host_util.h"
 #include "sim/error.h"
 
 namespace sfumato::llm {
 
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v); }
-
-// What an allocation of b bytes holds of device memory (the allocator's
-// power-of-two blocks of at least 2 MiB, runtime/rt/buddy_arena.h).
-uint64_t held(uint64_t b) {
-    uint64_t p = 2ull << 20;
-    while (p < b) p <<= 1;
-    return b ? p : 0;
-}
-
-std::string gib(uint64_t b) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.2f GiB", static_cast<double>(b) / (1ull << 30));
-    return t;
-}
+using util::gib;
+using util::held;
+using util::num;
 
 // Device bytes of one decoder layer's weights (the model's with one layer less
 // the one without).
@@ -39,7 +28,7 @@ uint64_t layer_weight_bytes(const ModelConfig& c, Quant q) {
     return weight_bytes(one, q) - weight_bytes(none, q);
 }
 
-void check(rt::Context& ctx, rt::Status s) {
+void pp_check(rt::Context& ctx, rt::Status s) {
     if (s != rt::Status::Ok) throw InputError("llm --pp: " + ctx.last_error());
 }
 
@@ -233,11 +222,11 @@ void PpRun::issue_send(Chip& ch, rt::Runtime& rt, const graph::PlanStep&, const 
     call.first = ctx.tasks().size();
     // The next stage's buffer is free once it consumed the previous micro-batch
     // (its ack).
-    check(ctx, ctx.notify_wait(ch.ack_slot, s));
-    check(ctx, ctx.memcpy_peer(*next.dev, next.recv, hidden.addr, hidden.storage_bytes(), s));
-    check(ctx, ctx.memcpy_peer(*next.dev, next.recv + m_residual_offset, residual.addr,
+    pp_check(ctx, ctx.notify_wait(ch.ack_slot, s));
+    pp_check(ctx, ctx.memcpy_peer(*next.dev, next.recv, hidden.addr, hidden.storage_bytes(), s));
+    pp_check(ctx, ctx.memcpy_peer(*next.dev, next.recv + m_residual_offset, residual.addr,
                                residual.storage_bytes(), s));
-    check(ctx, ctx.notify_record(*next.dev, next.data_slot, s));
+    pp_check(ctx, ctx.notify_record(*next.dev, next.data_slot, s));
     call.last = ctx.tasks().size();
     ch.comm.push_back(call);
 }
@@ -284,9 +273,9 @@ void PpRun::on_op(Chip& ch, rt::Runtime& rt, comm::Communicator* tp_comm, const 
             if (mirrored() && ch.rank == 0)
                 for (int64_t q = 1; q < m_p.tp; ++q) {
                     const Chip& f = m_chips.at(static_cast<size_t>(ch.stage * m_p.tp + q));
-                    check(ctx, ctx.notify_record(*f.dev, f.follow_slot, stream));
+                    pp_check(ctx, ctx.notify_record(*f.dev, f.follow_slot, stream));
                 }
-            if (mirrored() && ch.rank > 0) check(ctx, ctx.notify_wait(ch.follow_slot, stream));
+            if (mirrored() && ch.rank > 0) pp_check(ctx, ctx.notify_wait(ch.follow_slot, stream));
             const ops::TensorRef& y = ex.placed(st.out.at(0));
             PpComm call;
             call.step = ch.run->steps().size();
@@ -297,7 +286,7 @@ void PpRun::on_op(Chip& ch, rt::Runtime& rt, comm::Communicator* tp_comm, const 
             ch.comm.push_back(call);
         }
     }
-    if (prev && s == mark->second.first) check(ctx, ctx.notify_record(*prev->dev, prev->ack_slot, stream));
+    if (prev && s == mark->second.first) pp_check(ctx, ctx.notify_record(*prev->dev, prev->ack_slot, stream));
     if (!last && s == mark->second.second) issue_send(ch, rt, st, ex);
 }
 
@@ -333,21 +322,21 @@ void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Commun
     const bool first = ch.stage == 0, last = ch.stage == m_p.pp - 1;
     LlmRun& run = *ch.run;
     if (!first) {
-        check(ctx, ctx.malloc(&ch.recv, m_recv_bytes));
-        check(ctx, ctx.notify_create(&ch.data_slot));
+        pp_check(ctx, ctx.malloc(&ch.recv, m_recv_bytes));
+        pp_check(ctx, ctx.notify_create(&ch.data_slot));
         run.bind(kPpHidden, ch.recv);
         run.bind(kPpResidual, ch.recv + m_residual_offset);
     }
-    if (!last) check(ctx, ctx.notify_create(&ch.ack_slot));
-    if (mirrored() && ch.rank > 0) check(ctx, ctx.notify_create(&ch.follow_slot));
+    if (!last) pp_check(ctx, ctx.notify_create(&ch.ack_slot));
+    if (mirrored() && ch.rank > 0) pp_check(ctx, ctx.notify_create(&ch.follow_slot));
     m_shared->barrier();  // every chip's buffer and notifies exist
     run.start(rt);
     const rt::StreamId stream = rt.default_stream().id;
     Chip* prev = first ? nullptr : &m_chips.at(static_cast<size_t>((ch.stage - 1) * m_p.tp + ch.rank));
     // The receive buffer is free for the first send.
-    if (prev) check(ctx, ctx.notify_record(*prev->dev, prev->ack_slot, stream));
+    if (prev) pp_check(ctx, ctx.notify_record(*prev->dev, prev->ack_slot, stream));
     run.before_step([&] {
-        if (prev) check(ctx, ctx.notify_wait(ch.data_slot, stream));
+        if (prev) pp_check(ctx, ctx.notify_wait(ch.data_slot, stream));
     });
     run.after_op(
         [&](const graph::PlanStep& st, const graph::Executor& ex) { on_op(ch, rt, tp_comm, st, ex); });

@@ -8,6 +8,7 @@
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/cube_store.h"
+#include "runtime/ops/op_util.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -15,8 +16,6 @@ namespace sfumato::ops {
 namespace {
 
 using namespace sfumato::kernel;
-
-uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 // Input rows a run of `pixels` consecutive output pixels can need.
 uint32_t window_rows(const ConvCubePlan& p, uint32_t pixels) {

@@ -24,14 +24,13 @@
 #include "runtime/ops/conv_layout.h"
 #include "runtime/ops/cube_epilogue.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/ops/op_util.h"
 #include "runtime/ref/activation.h"
 #include "runtime/ref/conv_shape.h"
 
 namespace sfumato::ops {
 
 namespace {
-
-uint64_t align512(uint64_t v) { return (v + 511) / 512 * 512; }
 
 class ConvNode : public INodeOp {
 public:

@@ -23,13 +23,12 @@
 #include "runtime/ops/conv_wgrad_kernel.h"
 #include "runtime/ops/i_op.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/ops/op_util.h"
 #include "runtime/ops/standalone.h"
 
 namespace sfumato::ops {
 
 namespace {
-
-uint64_t align512(uint64_t v) { return (v + 511) / 512 * 512; }
 
 std::shared_ptr<const ref::HostTensor> ints1(int64_t v) {
     auto t = std::make_shared<ref::HostTensor>(ref::ElemType::Int64, std::vector<int64_t>{1});

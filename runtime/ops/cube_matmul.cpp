@@ -13,6 +13,7 @@
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/cube_store.h"
+#include "runtime/ops/op_util.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -20,8 +21,6 @@ namespace sfumato::ops {
 namespace {
 
 using namespace sfumato::kernel;
-
-uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 template <class T, class U, class C>
 class CubeMatmul {

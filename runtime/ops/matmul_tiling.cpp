@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "runtime/ops/op_util.h"
 #include "sim/error.h"
 
 namespace sfumato::ops {
@@ -23,7 +24,6 @@ bool parse_split_k_mode(const std::string& s, SplitKMode& m) {
 }
 
 namespace {
-uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 // Halves a multiple of `a`, staying a multiple of `a` and at least `a`.
 uint32_t halve(uint32_t v, uint32_t a) { return std::max<uint32_t>(a, v / 2 / a * a); }
 bool c_fits(const MatmulTiling& t, uint32_t out_es, const DeviceInfo& dev) {

@@ -22,6 +22,7 @@
 #include "runtime/kernel/api.h"
 #include "runtime/ops/i_op.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/ops/op_util.h"
 #include "runtime/ops/standalone.h"
 #include "runtime/ref/pool.h"
 #include "runtime/ref/ref_ops.h"
@@ -31,8 +32,6 @@ namespace sfumato::ops {
 namespace {
 
 using namespace sfumato::kernel;
-
-uint32_t rup(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 // Floor division for a possibly negative numerator.
 int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -12,6 +12,7 @@
 
 #include "runtime/ref/broadcast.h"
 #include "runtime/ref/ew_scalar.h"
+#include "runtime/ref/node_checks.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -20,11 +21,6 @@ namespace sfumato::ref {
 namespace {
 
 using In = std::vector<const HostTensor*>;
-
-const HostTensor& need(const RefNode& n, const In& in, size_t i) {
-    if (i >= in.size() || !in[i]) throw InputError("node '" + n.name + "' (" + n.op_type + "): missing input " + std::to_string(i));
-    return *in[i];
-}
 
 // Opset < 7 binary ops broadcast B onto A only with broadcast=1, aligned at `axis` (default: the
 // trailing dims). Returns B reshaped so that numpy broadcasting gives the same result.

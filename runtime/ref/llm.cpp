@@ -13,15 +13,12 @@
 #include <cmath>
 
 #include "runtime/ref/ref_ops.h"
+#include "runtime/ref/node_checks.h"
 #include "sim/error.h"
 
 namespace sfumato::ref {
 
 namespace {
-
-[[noreturn]] void fail(const RefNode& n, const std::string& what) {
-    throw InputError("node '" + n.name + "' (" + n.op_type + "): " + what);
-}
 
 std::vector<HostTensor> ref_rms_norm(const RefNode& n, const std::vector<const HostTensor*>& in) {
     if (in.size() < 2 || !in[0] || !in[1]) fail(n, "needs inputs x and weight");

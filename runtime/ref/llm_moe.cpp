@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/ref/node_checks.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -67,15 +68,6 @@ float quant_row(const float* x, int64_t n, int8_t* q) {
 }
 
 namespace {
-
-[[noreturn]] void fail(const RefNode& n, const std::string& what) {
-    throw InputError("node '" + n.name + "' (" + n.op_type + "): " + what);
-}
-
-const HostTensor& need(const RefNode& n, const std::vector<const HostTensor*>& in, size_t i, const char* what) {
-    if (in.size() <= i || !in[i]) fail(n, std::string("needs input '") + what + "'");
-    return *in[i];
-}
 
 void need_rank(const RefNode& n, const HostTensor& t, size_t r, const char* what) {
     if (t.rank() != r) fail(n, std::string("input '") + what + "' must have rank " + std::to_string(r) + ", got " + shape_str(t.shape));

@@ -14,19 +14,13 @@
 #include <string>
 
 #include "runtime/ref/activation.h"
+#include "runtime/ref/node_checks.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
 namespace sfumato::ref {
 
 namespace {
-
-const HostTensor& need(const RefNode& n, const std::vector<const HostTensor*>& in, size_t i,
-                       const char* what) {
-    if (i >= in.size() || !in[i])
-        throw InputError("node '" + n.name + "' (" + n.op_type + "): missing input " + what);
-    return *in[i];
-}
 
 // Broadcast shape of two batch shapes (numpy rules), or throws naming the node.
 std::vector<int64_t> broadcast(const RefNode& n, const std::vector<int64_t>& a,

@@ -9,6 +9,7 @@
 
 #include "runtime/ref/broadcast.h"
 #include "runtime/ref/movement_shapes.h"
+#include "runtime/ref/node_checks.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -18,10 +19,6 @@ namespace {
 
 using In = std::vector<const HostTensor*>;
 
-const HostTensor& need(const RefNode& n, const In& in, size_t i) {
-    if (i >= in.size() || !in[i]) throw InputError("node '" + n.name + "' (" + n.op_type + "): missing input " + std::to_string(i));
-    return *in[i];
-}
 const HostTensor* opt(const In& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 
 // Copies elements: out[i] = x[index(i)] for every output multi-index.

@@ -14,19 +14,13 @@
 #include <limits>
 
 #include "runtime/ref/axes.h"
+#include "runtime/ref/node_checks.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
 namespace sfumato::ref {
 
 namespace {
-
-const HostTensor& need(const RefNode& n, const std::vector<const HostTensor*>& in, size_t i, const char* what) {
-    if (i >= in.size() || !in[i])
-        throw InputError("node '" + n.name + "' (" + n.op_type + "): missing input " + std::to_string(i) + " (" +
-                         what + ")");
-    return *in[i];
-}
 
 // Value of `t` broadcast (numpy, right-aligned) to `shape` at the row-major index of `shape`.
 double bcast_at(const HostTensor& t, const std::vector<int64_t>& shape, uint64_t flat) {

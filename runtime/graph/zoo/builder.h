@@ -13,6 +13,10 @@
 
 namespace sfumato::graph::zoo {
 
+// ONNX element types the zoo's graphs use.
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+constexpr int kInt64 = onnx::TensorProto::INT64;
+
 struct A {  // one attribute
     enum class K { I, F, Is, Fs, S };
     std::string name;

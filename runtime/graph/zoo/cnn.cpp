@@ -11,8 +11,6 @@ namespace sfumato::graph::zoo {
 
 namespace {
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
-
 // BN with random statistics, as a trained model's export has them; `stats` false: BN as
 // initialised (scale 1, bias 0, mean 0, variance 1), which keeps a network without other biases
 // homogeneous in its input (small inputs give proportionally small activations).

@@ -13,9 +13,6 @@ namespace sfumato::graph::zoo {
 
 namespace {
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
-constexpr int kInt64 = onnx::TensorProto::INT64;
-
 std::string layer_norm(Builder& b, const std::string& x, int64_t h, float eps, const std::string& nm) {
     const std::string mean = b.op("ReduceMean", {x}, {ais("axes", {-1}), ai("keepdims", 1)}, nm + ".mean");
     const std::string d = b.op("Sub", {x, mean}, {}, nm + ".sub");

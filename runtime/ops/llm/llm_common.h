@@ -4,6 +4,7 @@
 // padded to a lane multiple.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "runtime/kernel/kernel_context.h"
@@ -12,6 +13,8 @@
 namespace sfumato::ops::llm {
 
 constexpr isa::DType F32 = isa::DType::FP32;
+constexpr isa::DType I32 = isa::DType::INT32;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 inline uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
 // Storage dtype of an activation input (fp16, bf16 or fp32, contiguous ND);

@@ -44,9 +44,6 @@ int64_t num_experts_attr(const NodeDesc& n) {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr DType I32 = DType::INT32;
-
 // One lane of a 256-byte row: dst lane l = src lane l (op with src1 or the scalar), the rest
 // untouched.
 void lane_op(KernelContext& ctx, Opcode op, uint32_t dst, uint32_t src0, uint32_t src1, uint32_t lane,
@@ -460,7 +457,7 @@ private:
 
 // ---------------------------------------------------------------- combine
 
-struct CombinePlan {
+struct MoeCombinePlan {
     DType t = DType::FP16, wt = DType::FP16;
     uint64_t yp = 0, rows = 0, w = 0, y = 0;
     uint64_t T = 0, H = 0, k = 1, R = 0;
@@ -470,11 +467,11 @@ struct CombinePlan {
     std::shared_ptr<const std::vector<int64_t>> host_rows;
 };
 
-uint64_t combine_ub(const CombinePlan& p, uint32_t cw) {
+uint64_t combine_ub(const MoeCombinePlan& p, uint32_t cw) {
     return 4 * stag(uint64_t{cw} * isa::dtype_size(p.t)) + 2 * stag(uint64_t{cw} * 4) + 1024;
 }
 
-void combine_kernel(isa::IInstrSink& sink, const CombinePlan& p) {
+void combine_kernel(isa::IInstrSink& sink, const MoeCombinePlan& p) {
     KernelContext ctx(sink);
     const uint64_t u0 = uint64_t{ctx.block_idx()} * p.per_block, total = p.T * p.nch;
     if (u0 >= total) return;
@@ -527,7 +524,7 @@ void combine_kernel(isa::IInstrSink& sink, const CombinePlan& p) {
 class CombineOp : public INodeOp {
 public:
     CombineOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
-        CombinePlan& p = m_plan;
+        MoeCombinePlan& p = m_plan;
         p.t = act_input(n, 0, "y_perm");
         const TensorRef& yp = n.inputs[0];
         const TensorRef& rows = index_input(n, 1, "rows");
@@ -566,7 +563,7 @@ public:
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {
         if (m_plan.T == 0 || m_plan.H == 0) return {};
-        CombinePlan p = m_plan;
+        MoeCombinePlan p = m_plan;
         p.yp = in[0].addr, p.rows = in[1].addr, p.w = in[2].addr, p.y = out[0].addr;
         const uint32_t es = isa::dtype_size(p.t);
         const uint64_t n = p.T * p.H;
@@ -579,7 +576,7 @@ public:
 private:
     NodeDesc m_node;
     DeviceInfo m_dev;
-    CombinePlan m_plan;
+    MoeCombinePlan m_plan;
     TensorRef m_out;
     std::string m_form;
 };

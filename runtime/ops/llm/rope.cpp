@@ -20,7 +20,6 @@ using norm::vop;
 namespace {
 
 constexpr uint64_t kEven = 0x5555555555555555ull, kOdd = 0xaaaaaaaaaaaaaaaaull;
-constexpr DType I32 = DType::INT32;
 
 struct RopeLayout {
     uint64_t io, cs, f, r, off;

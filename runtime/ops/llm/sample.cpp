@@ -23,9 +23,6 @@ using norm::vop;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr DType I32 = DType::INT32;
-
 struct SampleLayout {
     uint64_t in, w, misc;
 };

@@ -25,8 +25,6 @@ using namespace sfumato::kernel;
 
 namespace {
 
-constexpr DType F32 = DType::FP32;
-
 struct BnPlan {
     DType xt = DType::FP16;
     DType pt[4] = {F32, F32, F32, F32};  // scale, B, mean, var
@@ -113,7 +111,7 @@ private:
         const uint32_t slot = static_cast<uint32_t>(up(uint64_t{m_plen} * 4, kBlk));
         for (int i = 0; i < 4; ++i) {
             const uint32_t es = isa::dtype_size(m_p.pt[i]);
-            detail::copy_in(m_ctx, m_p.pt[i], isa::Pos::UB, s.address() + i * slot, m_p.par[i] + c0 * es,
+            kernel::detail::copy_in(m_ctx, m_p.pt[i], isa::Pos::UB, s.address() + i * slot, m_p.par[i] + c0 * es,
                             isa::CopyParams{1, static_cast<uint32_t>(n * es), 0, 0}, 0);
         }
         m_pstage.EnQue(s);
@@ -143,7 +141,7 @@ private:
         const uint32_t gap = static_cast<uint32_t>((uint64_t{p.cp} * ex - up(cols * ex, kBlk)) / kBlk);
         const uint64_t row0 = w * (p.lanes ? p.C : p.S) + c0;
         LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
-        detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
+        kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
                         isa::CopyParams{len, static_cast<uint32_t>(cols * ex), 0, gap}, 0);
         m_in.EnQue(in);
         if (!p.lanes) load_params(q0, len);
@@ -172,7 +170,7 @@ private:
         else m_in.FreeTensor(xin);
         m_out.EnQue(out);
         LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
-        detail::copy_out(m_ctx, p.xt, p.y + row0 * ex, isa::Pos::UB, o.address(),
+        kernel::detail::copy_out(m_ctx, p.xt, p.y + row0 * ex, isa::Pos::UB, o.address(),
                          isa::CopyParams{len, static_cast<uint32_t>(cols * ex), gap, 0});
         m_out.FreeTensor(o);
     }

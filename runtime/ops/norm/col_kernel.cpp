@@ -13,7 +13,6 @@ using isa::Opcode;
 using namespace sfumato::kernel;
 
 namespace {
-constexpr DType F32 = DType::FP32;
 
 struct ColLayout {
     uint64_t in, out, xf, scr;
@@ -63,7 +62,7 @@ void col_kernel(isa::IInstrSink& sink, const ColPlan& p) {
         const uint64_t base = o0 * p.len * p.inner + i0;
         const uint32_t rows = static_cast<uint32_t>(uint64_t{g} * p.len);
         LocalTensor<uint8_t> in = qin.AllocTensor<uint8_t>();
-        detail::copy_in(ctx, p.xt, isa::Pos::UB, in.address(), p.x + base * ex,
+        kernel::detail::copy_in(ctx, p.xt, isa::Pos::UB, in.address(), p.x + base * ex,
                         isa::CopyParams{rows, static_cast<uint32_t>(ic * ex), static_cast<uint32_t>((p.inner - ic) * ex),
                                         static_cast<uint32_t>((uint64_t{p.icp} * ex - up(ic * ex, kBlk)) / kBlk)},
                         0);
@@ -97,7 +96,7 @@ void col_kernel(isa::IInstrSink& sink, const ColPlan& p) {
         if (p.xt == F32) qin.FreeTensor(xin);
         qout.EnQue(out);
         LocalTensor<uint8_t> o = qout.DeQue<uint8_t>();
-        detail::copy_out(ctx, p.yt, p.y + base * ey, isa::Pos::UB, o.address(),
+        kernel::detail::copy_out(ctx, p.yt, p.y + base * ey, isa::Pos::UB, o.address(),
                          isa::CopyParams{rows, static_cast<uint32_t>(ic * ey),
                                          static_cast<uint32_t>((uint64_t{p.icp} * ey - up(ic * ey, kBlk)) / kBlk),
                                          static_cast<uint32_t>((p.inner - ic) * ey)});

@@ -16,9 +16,6 @@ using namespace sfumato::kernel;
 
 namespace {
 
-constexpr DType F32 = DType::FP32;
-constexpr DType I32 = DType::INT32;
-
 // Shape of a tile (maxima over the tiles of a plan).
 struct PoolGeomT {
     int64_t ie[kMaxPoolDims];  // input box extent per dim

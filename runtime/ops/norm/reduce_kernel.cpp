@@ -16,8 +16,6 @@ using namespace sfumato::kernel;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 Opcode fold_op(const ReducePlan& p) {
     switch (p.op) {
         case ReducePlan::Op::Max: return Opcode::VMAX;

@@ -16,9 +16,6 @@ using namespace sfumato::kernel;
 
 namespace {
 
-constexpr DType F32 = DType::FP32;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 struct Layout {
     uint64_t in, out, xf, t, scr, e, vals, blocks, gstage, gvec, par, stat;
 };

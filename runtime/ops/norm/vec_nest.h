@@ -11,11 +11,16 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "isa/instr.h"
 #include "runtime/kernel/kernel_context.h"
 
 namespace sfumato::ops::norm {
+
+constexpr isa::DType F32 = isa::DType::FP32;
+constexpr isa::DType I32 = isa::DType::INT32;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 constexpr uint32_t kBlk = 32;  // bytes of a UB block
 inline uint64_t up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
