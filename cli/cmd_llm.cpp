@@ -206,7 +206,7 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
 
 int cmd_llm(const std::vector<std::string>& args) {
     CommonOptions common;
-    common.mode = "timing";
+    common.mode = "timing";  // the default: a 7B model's functional run needs its weights in host memory
     std::string model_arg, weights_path, graph_mode = "off", reuse_arg = "auto", quant = "none";
     bool exact = false;
     std::string system_file, simulate = "auto";

@@ -89,6 +89,7 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
 
 int cmd_serve(const std::vector<std::string>& args) {
     CommonOptions common;
+    common.mode = "timing";  // serving runs in timing mode (a trace carries token counts, not tokens)
     std::string model_arg, requests, generate, policy, reuse_arg = "auto";
     double slo_ttft_ms = 0, slo_tpot_ms = 0;
     bool exact = false;
@@ -110,7 +111,6 @@ int cmd_serve(const std::vector<std::string>& args) {
     po::variables_map vm;
     if (!parse_command(args, "sfumato serve MODEL --config F (--requests TRACE | --generate SPEC) [options]", d, vm, &pos))
         return kExitOk;
-    if (vm["mode"].defaulted()) common.mode = "timing";  // serving runs in timing mode
     if (model_arg.empty()) throw InputError("serve: give a model (config.json or a shipped name)");
     if (requests.empty() == generate.empty()) throw InputError("serve: give one of --requests TRACE and --generate SPEC");
     if (!(slo_ttft_ms >= 0) || !(slo_tpot_ms >= 0)) throw InputError("--slo-ttft-ms and --slo-tpot-ms must not be negative");

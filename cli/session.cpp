@@ -125,7 +125,7 @@ void add_config_options(po::options_description& d, CommonOptions& o) {
 void add_run_options(po::options_description& d, CommonOptions& o) {
     add_config_options(d, o);
     d.add_options()("out", po::value<std::string>(&o.out), "output directory (trace.json, stats.h5, summary.json)")(
-        "mode", po::value<std::string>(&o.mode)->default_value("functional"), "functional (real data) | timing (no data; same cycles)")(
+        "mode", po::value<std::string>(&o.mode)->default_value(o.mode), "functional (real data) | timing (no data; same cycles)")(
         "trace", po::value<std::string>(&o.trace)->default_value("auto"),
         "trace detail: auto (instr for the first --trace-budget events, then op and task) | off | op | task | instr | mem")(
         "trace-budget", po::value<uint64_t>(&o.trace_budget)->default_value(o.trace_budget),
