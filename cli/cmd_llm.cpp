@@ -9,7 +9,6 @@
 // Timing mode re-uses the time of identical kernel launches (the runtime's timing re-use service,
 // runtime/reuse; --reuse-timing, default auto) unless --exact. --quant w8a8 runs the projections
 // in int8 (runtime/llm/quant.h).
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/installation.h"
 #include "cli/llm_ep.h"
 #include "cli/llm_common.h"
 #include "cli/llm_pp.h"
@@ -35,19 +35,6 @@ namespace sfumato::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> model_dirs() {
-    std::vector<std::string> d;
-    char exe[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        const fs::path installed = fs::path(exe).parent_path().parent_path() / "share" / "sfumato" / "configs" / "llm";
-        if (fs::is_directory(installed)) d.push_back(installed.string());
-    }
-    d.push_back(SFUMATO_CONFIG_DIR "/llm");
-    return d;
-}
 
 struct OpRow {
     std::string role, op_type, shape;
@@ -264,7 +251,7 @@ int cmd_llm(const std::vector<std::string>& args) {
     else
         throw InputError("--graph-mode must be on, off or both, not '" + graph_mode + "'");
     ro.quant = llm::parse_quant(quant);
-    const llm::ModelConfig cfg = llm::load_model_config(model_arg, model_dirs());
+    const llm::ModelConfig cfg = llm::load_model_config(model_arg, {preset_dir() + "/llm"});
     if (tp != 1 && system_file.empty()) throw InputError("--tp " + std::to_string(tp) + " needs --system F (a system of chips)");
     if (ep != 0) {
         if (system_file.empty())

@@ -6,12 +6,12 @@
 // and the scheduler's steps above the chip's tracks), stats.h5 and requests.csv (one row per
 // request). Timing mode re-uses identical kernels' times (--reuse-timing, default auto) unless
 // --exact.
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/installation.h"
 #include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
@@ -26,19 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Where shipped model names (configs/llm/NAME.json) are found: installed, then the source tree.
-std::vector<std::string> serve_model_dirs() {
-    std::vector<std::string> d;
-    char exe[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        const fs::path installed = fs::path(exe).parent_path().parent_path() / "share" / "sfumato" / "configs" / "llm";
-        if (fs::is_directory(installed)) d.push_back(installed.string());
-    }
-    d.push_back(SFUMATO_CONFIG_DIR "/llm");
-    return d;
-}
-
 void print_ms(const char* what, const nlohmann::json& p) {
     std::printf("  %-5s ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", what, p["mean"].get<double>(),
                 p["p50"].get<double>(), p["p90"].get<double>(), p["p99"].get<double>(), p["max"].get<double>());
@@ -118,7 +105,7 @@ int cmd_serve(const std::vector<std::string>& args) {
         serve::parse_policy(policy);  // names the known ones
         common.sets.push_back("serve.policy=" + policy);
     }
-    const llm::ModelConfig cfg = llm::load_model_config(model_arg, serve_model_dirs());
+    const llm::ModelConfig cfg = llm::load_model_config(model_arg, {preset_dir() + "/llm"});
     serve::RequestTrace trace =
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
     std::string cmdline = "sfumato serve";
