@@ -44,10 +44,10 @@ using namespace sfumato::sweep;
 const std::set<std::string> kSweepable = {"kernel", "replay", "membench", "asm", "run"};
 
 std::atomic<bool> g_stop{false};
-std::atomic<int> g_signal{0};
+std::atomic<int> g_sweep_signal{0};
 
 extern "C" void on_signal(int sig) {
-    g_signal.store(sig);
+    g_sweep_signal.store(sig);
     g_stop.store(true);
 }
 
@@ -120,7 +120,7 @@ private:
 int run_point_task(const std::string& dir) {
     SignalGuard guard;
     const PointStatus s = run_point(self_executable(), dir, &g_stop);
-    if (s.state == "interrupted") return 128 + (g_signal.load() ? g_signal.load() : SIGTERM);
+    if (s.state == "interrupted") return 128 + (g_sweep_signal.load() ? g_sweep_signal.load() : SIGTERM);
     std::fprintf(stderr, "sfumato sweep: %s %s (exit %d, %.1f s)\n", dir.c_str(), s.state.c_str(), s.exit_code, s.wall_seconds);
     if (!s.ok() && !s.error.empty()) std::fprintf(stderr, "%s\n", s.error.c_str());
     return s.ok() ? kExitOk : (s.exit_code > 0 && s.exit_code < 256 ? s.exit_code : kExitFailure);
@@ -183,7 +183,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     const bool terminal = isatty(STDERR_FILENO) != 0;
     SignalGuard guard;
     g_stop.store(false);
-    g_signal.store(0);
+    g_sweep_signal.store(0);
     std::map<size_t, std::string> slurm_errors, slurm_states;
     bool interrupted = false;
     size_t ran = 0;
@@ -257,7 +257,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     std::printf("  wrote %s/sweep.csv and %s/sweep.h5\n", out.c_str(), out.c_str());
     if (interrupted) {
-        const int sig = g_signal.load() ? g_signal.load() : SIGINT;
+        const int sig = g_sweep_signal.load() ? g_sweep_signal.load() : SIGINT;
         std::fprintf(stderr, "sfumato sweep: interrupted; rerun the same command to continue\n");
         return 128 + sig;
     }
