@@ -82,7 +82,9 @@ struct TimingReuse::Launch {
   size_t record = 0; // this launch's task record
   uint32_t chip = 0; // the device_id of its chip
   uint64_t start = 0; // tick its first block started
-  std::shared_ptr<const Task> task; // set when its first block starts
+  // Set when its first block starts. Not owning: the context's task records hold the task for the
+  // whole run, and an owning pointer here closed a cycle (the task's kernel body holds this launch).
+  const Task *task = nullptr;
   bool decided = false, standin = false;
   uint64_t cycles = 0,
            startup = 0; // the template's span and longest block start-up
@@ -302,7 +304,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
     if (!launch->decided) {
       // The first block to start decides for the whole launch.
       launch->decided = true;
-      launch->task = ctx->tasks().at(launch->record).task;
+      launch->task = ctx->tasks().at(launch->record).task.get();
       launch->start = now_tick().v;
       double dev = -1;
       const Launch *tl = template_of(*loc->id, launch->chip, launch->start,
