@@ -25,7 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where shipped model names (configs/llm/NAME.json) are found: installed, then the source tree.
 void print_ms(const char* what, const nlohmann::json& p) {
     std::printf("  %-5s ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", what, p["mean"].get<double>(),
                 p["p50"].get<double>(), p["p90"].get<double>(), p["p99"].get<double>(), p["max"].get<double>());
