@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "cli/installation.h"
 #include "cli/interrupt.h"
@@ -130,6 +131,9 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
         "trace detail: auto (instr for the first --trace-budget events, then op and task) | off | op | task | instr | mem")(
         "trace-budget", po::value<uint64_t>(&o.trace_budget)->default_value(o.trace_budget),
         "events of instruction detail --trace auto keeps before it keeps only ops and tasks")(
+        "summary-ops", po::value<uint64_t>(&o.summary_ops)->default_value(o.summary_ops),
+        "summary.json lists every launch (ops, tasks) up to this many tasks; a longer run gets per-type totals "
+        "(ops_by_type) instead")(
         "record", po::value<std::string>(&o.record), "write the run's runtime calls as a workload file (for sfumato replay)")(
         "record-level", po::value<std::string>(&o.record_level)->default_value("ops"),
         "ops | instructions (also every block's instruction stream, in FILE.instr.h5 beside it)")(
@@ -415,16 +419,54 @@ nlohmann::json Session::base_summary() const {
                                {"command_line", m_cmdline},
                                {"config_hash", m_config.hash()},
                                {"inputs", inputs}};
-    return {{"manifest", manifest},
+    nlohmann::json s = {{"manifest", manifest},
             {"mode", m_opts.mode},
             {"config", cfg.empty() ? "defaults" : cfg},
             {"chip", m_chip_params->name.get()},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
             {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},
-            {"ops", ops_json()},
-            {"tasks", tasks_json()},
             {"device", device_json()}};
+    const size_t tasks = m_runtime ? m_runtime->context().tasks().size() : 0;
+    if (tasks <= m_opts.summary_ops) {
+        s["ops"] = ops_json();
+        s["tasks"] = tasks_json();
+    } else {
+        s["ops_by_type"] = ops_by_type_json();
+        uint64_t launches = 0;
+        for (const auto& t : s["ops_by_type"]) launches += t["count"].get<uint64_t>();
+        s["ops_omitted"] = {{"launches", launches},
+                            {"tasks", tasks},
+                            {"limit", m_opts.summary_ops},
+                            {"why", "more tasks than --summary-ops: per-launch lists (ops, tasks) left out, "
+                                    "ops_by_type sums the launches per operator type"}};
+    }
+    return s;
+}
+
+nlohmann::json Session::ops_by_type_json() const {
+    struct Sum {
+        uint64_t count = 0, cycles = 0;
+        double flops = 0, bytes = 0;
+    };
+    std::map<std::string, Sum> by;
+    if (m_runtime)
+        for (const rt::TaskRecord& r : m_runtime->context().tasks()) {
+            const Task& t = *r.task;
+            if (t.kind != TaskKind::Kernel || !t.done) continue;
+            Sum& x = by[t.kernel.type];
+            ++x.count, x.cycles += t.cycles, x.flops += t.kernel.flops, x.bytes += static_cast<double>(t.kernel.bytes);
+        }
+    const ClockDomain clk = m_chip_params->clock();
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& [type, x] : by)
+        a.push_back({{"type", type},
+                     {"count", x.count},
+                     {"cycles", x.cycles},
+                     {"time_us", clk.to_us(x.cycles)},
+                     {"flops", x.flops},
+                     {"bytes", x.bytes}});
+    return a;
 }
 
 std::string Session::instr_csv() const {

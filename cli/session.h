@@ -31,6 +31,10 @@ struct CommonOptions {
     std::string mode = "functional";
     std::string trace = "auto";
     uint64_t trace_budget = uint64_t{1} << 20;  // --trace auto: events with instruction detail
+    // summary.json lists every launch (ops, tasks) up to this many tasks; a longer run (an LLM
+    // serving trace: millions of launches) gets per-type totals instead (ops_by_type), so the
+    // summary and the memory building it stay bounded.
+    uint64_t summary_ops = uint64_t{1} << 16;
     std::string record;  // write the run's task stream as a workload file
     uint64_t max_cycles = 0;  // 0: no limit; else a run still going at this cycle stops (exit 4)
     std::string record_level = "ops";  // ops | instructions (also each block's instruction stream)
@@ -129,6 +133,8 @@ public:
     void add_h5_table(H5Table t) { m_tables.push_back(std::move(t)); }
     // One entry per runtime task (issue = host enqueue, start/end on the device), in cycles.
     nlohmann::json tasks_json() const;
+    // Kernel launches summed per operator type: count, cycles, time, FLOPs, bytes.
+    nlohmann::json ops_by_type_json() const;
     // The chip's peaks (clock, cube fp16 FLOPs and vector bytes per cycle, GM and fastest-path
     // bytes per cycle, L2 size): summary.json's "device".
     nlohmann::json device_json() const;

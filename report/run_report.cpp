@@ -295,6 +295,22 @@ std::string run_report(const std::string& dir, const ReportOptions& o) {
     page.table({"op", "type", "blocks", "cycles", "time (us)", "FLOPs", "bytes", "TFLOPS", "GB/s", "bound", "roofline fraction",
                 "busiest pipes"},
                rows);
+    if (ops.empty() && s.contains("ops_by_type") && s["ops_by_type"].is_array()) {
+        // A long run's summary sums its launches per operator type (sfumato --summary-ops).
+        const json& om = s.value("ops_omitted", json::object());
+        page.paragraph("The run had " + cell(om.value("tasks", json())) + " tasks, more than --summary-ops " +
+                       cell(om.value("limit", json())) + ": its " + cell(om.value("launches", json())) +
+                       " kernel launches are summed per operator type.");
+        std::vector<std::vector<std::string>> by;
+        for (const auto& t : s["ops_by_type"]) {
+            const double us = t.value("time_us", 0.0);
+            by.push_back({t.value("type", std::string("-")), cell(t.value("count", json())), cell(t.value("cycles", json())),
+                          fixed(us, 3), format_number(t.value("flops", 0.0)), format_number(t.value("bytes", 0.0)),
+                          us > 0 ? fixed(t.value("flops", 0.0) / (us * 1e6), 3) : "-",
+                          us > 0 ? fixed(t.value("bytes", 0.0) / (us * 1e3), 1) : "-"});
+        }
+        page.table({"type", "launches", "cycles", "time (us)", "FLOPs", "bytes", "TFLOPS", "GB/s"}, by);
+    }
     add_roofline(page, s, ops);
     add_pipe_utilisation(page, dir, ops);
     add_memory_timeline(page, dir, o, "");

@@ -55,6 +55,15 @@ struct Group {
 std::map<std::string, Group> groups(const json& s, By by) {
     std::map<std::string, Group> g;
     std::map<std::string, int> seen;
+    // A long run's summary sums its launches per type instead of listing them (--summary-ops).
+    if (by == By::Type && !s.contains("ops") && s.contains("ops_by_type") && s["ops_by_type"].is_array()) {
+        for (const json& t : s["ops_by_type"]) {
+            if (!t.is_object()) continue;
+            const uint64_t cyc = t.contains("cycles") && t["cycles"].is_number_unsigned() ? t["cycles"].get<uint64_t>() : 0;
+            g[t.value("type", "")].cycles += cyc;
+        }
+        return g;
+    }
     if (!s.contains("ops")) return g;
     for (const json& o : s["ops"]) {
         if (!o.is_object()) continue;
@@ -87,6 +96,11 @@ Result compare(const json& a, const json& b, By by, double tol) {
     r.total_b = static_cast<uint64_t>(b["total_cycles"].get<double>() + 0.5);
     Row total{"total", "", r.total_a, r.total_b};
     r.total_pct = total.pct();
+    for (const json* s : {&a, &b})
+        if (by != By::Type && !s->contains("ops") && s->contains("ops_omitted"))
+            throw InputError(std::string("diff: summary ") + (s == &a ? "A" : "B") +
+                             " lists no launches (its run had more tasks than --summary-ops): compare with --by type, "
+                             "or rerun it with a larger --summary-ops");
     const auto ga = groups(a, by), gb = groups(b, by);
     for (const auto& [k, x] : ga) {
         auto it = gb.find(k);

@@ -3,7 +3,10 @@
 // equal; ops present in one run only are listed; bad arguments exit 2. And the replay cost
 // model it guards: kernels on two streams that each take half the chip overlap.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
+#include <iterator>
+#include <map>
 
 #include "tests/support.h"
 
@@ -25,7 +28,7 @@ const char* kKernel = R"({"kind": "kernel", "op": "add", "args": {"n": 2097152, 
 
 }  // namespace
 
-TEST_CASE("diff: a run against itself is the same; a larger launch overhead differs at 1 %") {
+TEST_CASE("diff: a run against itself is the same, a larger launch overhead differs at 1 %") {
     const std::string d = temp_dir("diff");
     const std::string w = workload(d, "w.json", std::string("[") + kKernel + "0, \"name\": \"a\"}, " + kKernel + "0, \"name\": \"b\"}, {\"kind\": \"sync\"}]",
                                    R"([{"id": 0}])");
@@ -44,9 +47,16 @@ TEST_CASE("diff: a run against itself is the same; a larger launch overhead diff
     CHECK(slow.output.find("verdict: DIFFERENT") != std::string::npos);
     const CliResult by_type = run_cli("diff " + d + "/base " + d + "/slow --by type --tolerance 1");
     CHECK(by_type.code == 1);
+    // The kernels themselves stay within the tolerance: they start at other absolute times, so
+    // their memory requests meet the HBM's clock phase and refresh differently (a few tenths of
+    // a percent), which the diff's per-op rows must not call a difference.
     const auto a = read_json(d + "/base/summary.json"), b = read_json(d + "/slow/summary.json");
     REQUIRE(a["ops"].size() == 2);
-    for (size_t i = 0; i < 2; ++i) CHECK(a["ops"][i]["cycles"] == b["ops"][i]["cycles"]);
+    for (size_t i = 0; i < 2; ++i) {
+        const double ca = a["ops"][i]["cycles"].get<double>(), cb = b["ops"][i]["cycles"].get<double>();
+        CHECK(std::fabs(cb - ca) <= 0.01 * ca);
+    }
+    CHECK(slow.output.find("0 of 2 ops beyond") != std::string::npos);
 
     // A run with one kernel fewer: the missing op is listed.
     const std::string w1 = workload(d, "w1.json", std::string("[") + kKernel + "0, \"name\": \"a\"}, {\"kind\": \"sync\"}]", R"([{"id": 0}])");
@@ -66,7 +76,7 @@ TEST_CASE("diff: bad arguments exit 2 naming the culprit") {
     CHECK(run_cli("diff " + d + "/x.json").code == 2);
 }
 
-TEST_CASE("replay: one kernel costs launch + kernel + sync; two half-chip kernels on two streams overlap") {
+TEST_CASE("replay: one kernel costs launch + kernel + sync, two half-chip kernels on two streams overlap") {
     const std::string d = temp_dir("half_chip");
     const std::string one = workload(d, "one.json", std::string("[") + kKernel + "0}, {\"kind\": \"sync\"}]", R"([{"id": 0}])");
     // Host costs set here; tiny runs at 1 GHz (configs/tiny.ini), so 1 ns is 1 cycle.
@@ -94,4 +104,50 @@ TEST_CASE("replay: one kernel costs launch + kernel + sync; two half-chip kernel
     const auto sb = read_json(d + "/b/summary.json");
     REQUIRE(sb["tasks"].size() == 3);
     CHECK(sb["tasks"][1]["start_cycle"].get<uint64_t>() < sb["tasks"][0]["end_cycle"].get<uint64_t>());  // they overlap
+}
+
+// --summary-ops: a run with more tasks than the limit sums its launches per operator type
+// instead of listing them (ops_by_type), with the same totals as the full lists; diff compares
+// such a summary by type and refuses a per-op comparison naming the option; report shows it.
+TEST_CASE("summary: over --summary-ops the launches are summed per type, and diff and report use the sums") {
+    const std::string d = temp_dir("summary_ops");
+    const std::string w = workload(d, "w.json",
+                                   std::string("[") + kKernel + "0, \"name\": \"a\"}, " + kKernel + "0, \"name\": \"b\"}, " +
+                                       R"({"kind": "kernel", "op": "softmax", "args": {"rows": "5", "cols": "70"}, "block_dim": 1, "stream": 0, "name": "c"}, )" +
+                                       R"({"kind": "sync"}])",
+                                   R"([{"id": 0}])");
+    REQUIRE(replay(w, d + "/full").code == 0);
+    REQUIRE(replay(w, d + "/sums", "--summary-ops 1").code == 0);
+    const auto full = read_json(d + "/full/summary.json"), sums = read_json(d + "/sums/summary.json");
+    REQUIRE(full["ops"].size() == 3);
+    CHECK(!sums.contains("ops"));
+    REQUIRE(sums.contains("ops_omitted"));
+    CHECK(sums["ops_omitted"]["limit"] == 1);
+    CHECK(sums["ops_omitted"]["launches"] == 3);
+    CHECK(sums["total_cycles"] == full["total_cycles"]);
+    std::map<std::string, std::pair<uint64_t, uint64_t>> want;  // type -> (count, cycles)
+    for (const auto& o : full["ops"]) {
+        auto& x = want[o["type"].get<std::string>()];
+        ++x.first, x.second += o["cycles"].get<uint64_t>();
+    }
+    REQUIRE(sums["ops_by_type"].size() == want.size());
+    for (const auto& t : sums["ops_by_type"]) {
+        const auto& x = want.at(t["type"].get<std::string>());
+        CHECK(t["count"] == x.first);
+        CHECK(t["cycles"] == x.second);
+    }
+
+    const CliResult by_type = run_cli("diff " + d + "/full " + d + "/sums --by type --tolerance 0");
+    INFO(by_type.output);
+    CHECK(by_type.code == 0);
+    const CliResult by_op = run_cli("diff " + d + "/full " + d + "/sums");
+    CHECK(by_op.code == 2);
+    CHECK(by_op.output.find("--summary-ops") != std::string::npos);
+
+    const CliResult rep = run_cli("report " + d + "/sums -o " + d + "/r.html");
+    INFO(rep.output);
+    REQUIRE(rep.code == 0);
+    std::ifstream html(d + "/r.html");
+    const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+    CHECK(page.find("summed per operator type") != std::string::npos);
 }

@@ -101,7 +101,7 @@ TEST_CASE("run: a wrong expectation fails with exit 1 and says which output") {
 }
 
 TEST_CASE(
-    "run: functional and timing modes give identical cycles; iterations "
+    "run: functional and timing modes give identical cycles, iterations "
     "reuse the load") {
     const std::string dir = temp_dir("graph_modes");
     const std::string model = copy_model(dir, 8192);
@@ -124,7 +124,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "run: --batch sets the symbolic batch dimension; --streams 2 puts "
+    "run: --batch sets the symbolic batch dimension, --streams 2 puts "
     "the branches on two streams") {
     const std::string dir = temp_dir("graph_streams");
     const std::string model = copy_model(dir, 1 << 16);

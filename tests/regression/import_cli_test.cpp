@@ -240,7 +240,7 @@ TEST_CASE("import kineto: --steps keeps the first profiler steps, on every threa
     CHECK(run_cli("import kineto " + d + "/t.json -o " + d + "/s.json --steps x").code == 2);
 }
 
-TEST_CASE("import kineto: malformed traces list what they skip; exit 2 only when nothing is usable") {
+TEST_CASE("import kineto: malformed traces list what they skip, exit 2 only when nothing is usable") {
     const std::string d = temp_dir("import_bad");
     const std::string full = slurp(data("kineto/cnn_small.json"));
     // Truncated: the events before the cut still import.

@@ -53,7 +53,7 @@ TEST_CASE("split-K: repeated runs are bit-identical and timing mode takes the sa
     CHECK(a["ops"][0]["cycles"] == c["ops"][0]["cycles"]);
 }
 
-TEST_CASE("split-K two-pass: workspace slices and a vector reduction; same bits for any block count") {
+TEST_CASE("split-K two-pass: workspace slices and a vector reduction, same bits for any block count") {
     // Forced to 4 parts so every block count splits alike; two-pass needs no barrier, so
     // --block-dim works (the atomic form plans without split-K then).
     const std::string args = "kernel matmul --m 16 --n 48 --k 4096 --dtype fp16 --out-dtype fp16 --k-split 4 --split-k-mode two-pass";

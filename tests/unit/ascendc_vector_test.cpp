@@ -104,7 +104,7 @@ TEST_CASE("ascendc data copy: DataCopyPad pads each burst with the padding value
     });
 }
 
-TEST_CASE("ascendc pipes: a VECIN -> VECOUT bound queue syncs MTE2 with MTE3; event ids come from the pool") {
+TEST_CASE("ascendc pipes: a VECIN -> VECOUT bound queue syncs MTE2 with MTE3, event ids come from the pool") {
     g_mem = sfumato::isa::test::TestMem();
     MemSink sink(sfumato::isa::CoreKind::Vector, g_mem);
     const auto [err, code] = run(sink, [&] {

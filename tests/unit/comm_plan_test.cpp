@@ -135,7 +135,7 @@ TEST_CASE("comm plans: step counts follow the algorithms") {
     CHECK(build_plan(r).steps.size() == 2 * (2 + 2));
 }
 
-TEST_CASE("comm select: mesh on a full mesh; on a ring, rings for large messages and fewer steps for small ones") {
+TEST_CASE("comm select: mesh on a full mesh, and on a ring rings for large messages and fewer steps for small ones") {
     // 8 chips, full mesh of 28 GB/s links.
     SystemInfo s;
     s.chips = 8;

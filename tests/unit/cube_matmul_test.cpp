@@ -116,7 +116,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "cube matmul tile order: a permutation of the tiles; groups keep "
+    "cube matmul tile order: a permutation of the tiles, groups keep "
     "their working set in L2") {
     MatmulTiling t;
     for (auto [tm, tn, g, gn] :

@@ -83,7 +83,7 @@ TEST_CASE("graph passes: LayerNorm spelled out in nine ops becomes LayerNormaliz
     CHECK(g.val(ln->inputs[1]).constant->numel() == 64);
 }
 
-TEST_CASE("graph passes: attention becomes FusedAttention; K^T is undone; causal masks are recognised") {
+TEST_CASE("graph passes: attention becomes FusedAttention, K^T is undone, causal masks are recognised") {
     Graph g = bound(kBert);
     Run run;
     run(g, pass_fuse_attention);
@@ -164,7 +164,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "graph passes: ResNet's convolutions absorb BN and Relu; the residual Add + Relu becomes one chain") {
+    "graph passes: ResNet's convolutions absorb BN and Relu, the residual Add + Relu becomes one chain") {
     Graph g = bound("resnet18?image=32&classes=10");
     // Mixed precision first, as the pipeline runs it: inference BN is affine, so no Cast
     // separates it from its Conv and it still folds.
@@ -190,7 +190,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "graph passes: mixed precision keeps normalisations in fp32 behind Casts; fp16 converts everything") {
+    "graph passes: mixed precision keeps normalisations in fp32 behind Casts, fp16 converts everything") {
     Graph g = bound(kBert);
     Run ln;
     ln(g, pass_fuse_layernorm);

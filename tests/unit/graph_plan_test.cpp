@@ -139,7 +139,7 @@ TEST_CASE("graph passes: parse lists, 'none', removal and unknown names") {
 }
 
 TEST_CASE(
-    "graph model: plans are cached per input shape; wrong shapes name "
+    "graph model: plans are cached per input shape, wrong shapes name "
     "the input") {
     zoo::Builder b("m", 13, 1);
     const std::string x = b.input("x", kF, {-1, 8}, {"B"});

@@ -59,7 +59,7 @@ TEST_CASE("ref MatMul: 2-D, 1-D operands and broadcast batches as numpy") {
 }
 
 TEST_CASE(
-    "ref MatMul: fp16 result rounds once; a fused activation applies to "
+    "ref MatMul: fp16 result rounds once, a fused activation applies to "
     "the exact product") {
     const HostTensor a = tensor(ElemType::Float16, {1, 2}, {1, 1});
     const HostTensor b = tensor(ElemType::Float16, {2, 1}, {2048, 1});  // 2049 -> 2048 in fp16

@@ -220,7 +220,7 @@ TEST_CASE("workload: devices and collectives parse, round-trip, and old files st
               .find("field 'save'") != std::string::npos);
 }
 
-TEST_CASE("workload: recorded launches carry their start-up fields; older files default them to 0") {
+TEST_CASE("workload: recorded launches carry their start-up fields, older files default them to 0") {
     const std::string launch = R"({"kind": "kernel", "stream": 0, "launches": [{"name": "k", "type": "t", "kind": "mix",
         "block_dim": 4, "instr": "k0", "args_bytes": 48, "code_bytes": 8192}]})";
     auto w = wl::parse(with_task(launch), ops_check);
