@@ -35,10 +35,12 @@ struct Seq {
     int64_t num_tokens() const { return r->prompt_tokens + generated; }
 };
 
-class Loop {
+}  // namespace
+
+class SchedulerLoop {
 public:
-    Loop(const RequestTrace& t, const SchedulerOptions& o, IStepTimer& timer)
-        : m_t(t), m_o(o), m_timer(timer), m_pool(o.kv_blocks, o.block_size, o.prefix_caching, o.watermark) {
+    SchedulerLoop(const RequestTrace& t, const SchedulerOptions& o, IStepTimer& timer, IArrivals* src)
+        : m_t(t), m_o(o), m_timer(timer), m_src(src), m_pool(o.kv_blocks, o.block_size, o.prefix_caching, o.watermark) {
         if (o.max_num_batched_tokens < 1 || o.max_num_seqs < 1 || o.max_batch < 1 ||
             o.long_prefill_token_threshold < 0 || !(o.timeout_s >= 0) || !(o.window_s >= 0))
             throw InputError("scheduler: token budget, sequence cap and batch size must be at least 1, "
@@ -57,14 +59,23 @@ public:
         size_t next = 0;
         double now = 0;
         const size_t n = m_t.requests.size();
+        std::vector<size_t> got;
         for (;;) {
-            while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+            if (m_src) {
+                m_timer.begin_step(now);
+                got.clear();
+                m_src->take(now, got);
+                for (size_t id : got) arrive(id, now);
+            } else {
+                while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+            }
             double wake = kNever;
             int64_t preempted = 0;
             std::vector<StepItem> items =
                 m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
             if (items.empty()) {
-                const double at = std::min(next < n ? m_t.requests[next].arrival_s : kNever, wake);
+                const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
+                const double at = std::min(coming, wake);
                 if (at == kNever) break;
                 now = std::max(now, at);
                 continue;
@@ -83,10 +94,22 @@ public:
         return std::move(m_res);
     }
 
+    int64_t outstanding_tokens() const {
+        int64_t n = 0;
+        auto add = [&](size_t id) {
+            const Seq& s = m_seq[id];
+            n += std::max<int64_t>(0, s.r->prompt_tokens + s.r->output_tokens - 1 - s.computed);
+        };
+        for (size_t id : m_waiting) add(id);
+        for (size_t id : m_running) add(id);
+        return n;
+    }
+
 private:
     const RequestTrace& m_t;
     const SchedulerOptions& m_o;
     IStepTimer& m_timer;
+    IArrivals* m_src;
     KvBlockPool m_pool;
     std::vector<Seq> m_seq;
     std::vector<size_t> m_waiting, m_running;
@@ -261,10 +284,14 @@ private:
     }
 };
 
-}  // namespace
+Scheduler::Scheduler(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer, IArrivals* arrivals)
+    : m_loop(std::make_unique<SchedulerLoop>(trace, o, timer, arrivals)) {}
+Scheduler::~Scheduler() = default;
+ServeResult Scheduler::run() { return m_loop->run(); }
+int64_t Scheduler::outstanding_tokens() const { return m_loop->outstanding_tokens(); }
 
 ServeResult simulate(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer) {
-    return Loop(trace, o, timer).run();
+    return SchedulerLoop(trace, o, timer, nullptr).run();
 }
 
 }  // namespace sfumato::serve

@@ -1,0 +1,272 @@
+// Several serving instances behind a router (runtime/serve/cluster.h).
+#include "runtime/serve/cluster.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <systemc>
+
+#include "runtime/llm/host_util.h"
+#include "sim/error.h"
+
+namespace sfumato::serve {
+
+RouterPolicy parse_router(const std::string& s) {
+    if (s == "round_robin") return RouterPolicy::RoundRobin;
+    if (s == "least_tokens") return RouterPolicy::LeastTokens;
+    throw InputError("unknown router '" + s + "' (known: round_robin, least_tokens)");
+}
+
+const char* router_name(RouterPolicy p) { return p == RouterPolicy::RoundRobin ? "round_robin" : "least_tokens"; }
+
+class Router::Port : public IArrivals {
+public:
+    Port(Router& r, size_t i) : m_r(r), m_i(i) {}
+    void take(double now_s, std::vector<size_t>& out) override {
+        m_r.route_until(now_s);
+        for (size_t id : m_r.m_inbox[m_i]) {
+            const Request& q = m_r.m_t.requests[id];
+            m_r.m_inbox_tokens[m_i] -= q.prompt_tokens + q.output_tokens - 1;
+            out.push_back(id);
+        }
+        m_r.m_inbox[m_i].clear();
+    }
+    double next(double now_s) override {
+        (void)now_s;
+        if (!m_r.m_inbox[m_i].empty()) return now_s;
+        return m_r.m_next < m_r.m_t.requests.size() ? m_r.m_t.requests[m_r.m_next].arrival_s
+                                                    : std::numeric_limits<double>::infinity();
+    }
+
+private:
+    Router& m_r;
+    size_t m_i;
+};
+
+Router::Router(const RequestTrace& t, RouterPolicy p, size_t instances)
+    : m_t(t), m_p(p), m_sched(instances, nullptr), m_inbox(instances), m_inbox_tokens(instances, 0),
+      m_assign(t.requests.size(), -1) {
+    if (instances < 1) throw InputError("router: no instance");
+    for (size_t i = 0; i < instances; ++i) m_ports.push_back(std::make_unique<Port>(*this, i));
+}
+
+Router::~Router() = default;
+
+IArrivals& Router::port(size_t instance) { return *m_ports.at(instance); }
+
+size_t Router::pick() {
+    const size_t n = m_inbox.size();
+    if (m_p == RouterPolicy::RoundRobin) return m_rr++ % n;
+    size_t best = 0;
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t load = m_inbox_tokens[i] + (m_sched[i] ? m_sched[i]->outstanding_tokens() : 0);
+        if (load < least) least = load, best = i;
+    }
+    return best;
+}
+
+void Router::route_until(double now_s) {
+    while (m_next < m_t.requests.size() && m_t.requests[m_next].arrival_s <= now_s) {
+        const size_t i = pick();
+        const Request& q = m_t.requests[m_next];
+        m_inbox[i].push_back(m_next);
+        m_inbox_tokens[i] += q.prompt_tokens + q.output_tokens - 1;
+        m_assign[m_next] = static_cast<int64_t>(i);
+        ++m_next;
+    }
+}
+
+// The host programs' meeting points (SystemC host threads of one simulation).
+struct ServeCluster::Shared {
+    sc_core::sc_event exported, met;
+    std::map<uint32_t, uint64_t> handle;  // chip -> its weights' handle
+    size_t arrived = 0, total = 0;
+    std::map<uint32_t, uint64_t> physical, saved;  // per chip, once every instance placed its model
+    void barrier() {
+        if (++arrived == total) {
+            met.notify(sc_core::SC_ZERO_TIME);
+            return;
+        }
+        sc_core::wait(met);
+    }
+};
+
+namespace {
+
+// Instances per chip, and each instance's index among its chip's.
+std::vector<uint32_t> place(const ServeSetup& s, size_t chips) {
+    std::vector<uint32_t> chip;
+    for (int64_t i = 0; i < s.instances; ++i) {
+        const uint32_t c = s.placement.empty() ? static_cast<uint32_t>(static_cast<size_t>(i) % chips)
+                                               : s.placement[static_cast<size_t>(i)];
+        if (c >= chips)
+            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(c) +
+                             ", the system has " + std::to_string(chips) + " chips (0.." +
+                             std::to_string(chips - 1) + ")");
+        chip.push_back(c);
+    }
+    return chip;
+}
+
+}  // namespace
+
+ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace, const ServeSetup& setup,
+                           const std::vector<DeviceInfo>& chips)
+    : m_trace(trace), m_s(setup), m_sh(std::make_unique<Shared>()) {
+    if (chips.empty()) throw InputError("serve: the system has no chip");
+    const RouterPolicy rp = parse_router(m_s.router);
+    m_chip = place(m_s, chips.size());
+    std::map<uint32_t, int64_t> per_chip;
+    for (uint32_t ch : m_chip) ++per_chip[ch];
+    // Instances sharing a chip: the first holds the weights, every one its activation arena
+    // and an equal share of the KV cache; the memory each must leave to the others comes from a
+    // probe instance's plan (the same model and knobs on that chip).
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> held;  // chip -> weights, one arena (as held)
+    for (const auto& [ch, k] : per_chip) {
+        if (k < 2) continue;
+        try {
+            const ServeRun probe(c, trace, m_s, chips[ch]);
+            held[ch] = {llm::util::held(probe.engine().memory().weights),
+                        llm::util::held(probe.engine().memory().activations)};
+        } catch (const InputError& e) {
+            throw InputError("serve: chip " + std::to_string(ch) + " (" + std::to_string(k) +
+                             " instances): one instance alone does not fit: " + e.what());
+        }
+    }
+    std::map<uint32_t, int64_t> seen;
+    for (size_t i = 0; i < m_chip.size(); ++i) {
+        const uint32_t ch = m_chip[i];
+        const int64_t k = per_chip[ch], rank = seen[ch]++;
+        ServeSetup s = m_s;
+        InstanceShare share;
+        share.label = " " + std::to_string(i) + " (chip " + std::to_string(ch) + ")";
+        if (k > 1) {
+            s.kv_mem_fraction /= static_cast<double>(k);
+            share.reserved_bytes = static_cast<uint64_t>(k - 1) * held[ch].second + (rank > 0 ? held[ch].first : 0);
+            if (rank > 0)
+                share.import_weights = [this, ch] {
+                    while (!m_sh->handle.count(ch)) sc_core::wait(m_sh->exported);
+                    return m_sh->handle.at(ch);
+                };
+        }
+        try {
+            m_inst.push_back(std::make_unique<ServeRun>(c, trace, s, chips[ch], std::move(share)));
+        } catch (const InputError& e) {
+            throw InputError("serve: instance " + std::to_string(i) + " on chip " + std::to_string(ch) + " (with " +
+                             std::to_string(k - 1) + " other instance(s) there): " + e.what());
+        }
+    }
+    m_sh->total = m_inst.size();
+    m_router = std::make_unique<Router>(trace, rp, m_inst.size());
+    m_reuse.resize(m_inst.size());
+    m_in_use.assign(m_inst.size(), 0);
+}
+
+ServeCluster::~ServeCluster() = default;
+
+void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse) {
+    rt::Runtime rt(dev, ctx);
+    reuse::TimingReuse service(ctx, rt.device_info(), reuse);
+    ServeRun& run = *m_inst.at(i);
+    const uint32_t ch = m_chip[i];
+    const bool owner = std::find(m_chip.begin(), m_chip.end(), ch) - m_chip.begin() == static_cast<std::ptrdiff_t>(i);
+    const bool shared = std::count(m_chip.begin(), m_chip.end(), ch) > 1;
+    auto after_start = [&] {
+        if (owner && shared) {
+            m_sh->handle[ch] = run.export_weights(rt);
+            m_sh->exported.notify(sc_core::SC_ZERO_TIME);
+        }
+        m_in_use.at(i) = ctx.memory_stats().in_use;
+        // Every instance starts serving at one instant (the requests' clock origin).
+        m_sh->barrier();
+        m_sh->physical[ch] = dev.physical_bytes();
+        m_sh->saved[ch] = dev.shares().saved_bytes();
+    };
+    run.run(rt, &m_router->port(i), [&](const Scheduler& s) { m_router->attach(i, &s); }, after_start);
+    m_router->attach(i, nullptr);
+    service.settle();
+    m_reuse[i] = service.counters();
+    if (++m_done == m_inst.size()) merge();
+}
+
+void ServeCluster::merge() {
+    m_res = ServeResult{};
+    m_res.requests.resize(m_trace.requests.size());
+    m_req_inst.assign(m_trace.requests.size(), 0);
+    const std::vector<int64_t>& a = m_router->assignment();
+    for (size_t r = 0; r < a.size(); ++r) {
+        if (a[r] < 0) throw SimError(kExitFailure, "serve: request " + m_trace.requests[r].id + " was never routed");
+        m_req_inst[r] = static_cast<size_t>(a[r]);
+        m_res.requests[r] = m_inst[m_req_inst[r]]->result().requests[r];
+    }
+    for (const auto& in : m_inst) {
+        const ServeResult& x = in->result();
+        m_res.steps.insert(m_res.steps.end(), x.steps.begin(), x.steps.end());
+        m_res.itl_s.insert(m_res.itl_s.end(), x.itl_s.begin(), x.itl_s.end());
+        m_res.end_s = std::max(m_res.end_s, x.end_s);
+        m_res.preemptions += x.preemptions;
+    }
+    std::stable_sort(m_res.steps.begin(), m_res.steps.end(),
+                     [](const StepLog& p, const StepLog& q) { return p.begin_s < q.begin_s; });
+}
+
+reuse::ReuseCounters ServeCluster::reuse_counters() const {
+    reuse::ReuseCounters t;
+    for (const reuse::ReuseCounters& c : m_reuse) t += c;
+    return t;
+}
+
+nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const {
+    nlohmann::json j = m_inst.at(0)->summary(slo_ttft_s, slo_tpot_s);
+    j.erase("memory");
+    j.erase("kv");
+    j.erase("timer");
+    j["setup"]["instances"] = m_inst.size();
+    j["setup"]["router"] = m_s.router;
+    j["setup"]["placement"] = m_chip;
+    j["metrics"] = metrics_json(m_res, slo_ttft_s, slo_tpot_s);
+    j["instances"] = nlohmann::json::array();
+    std::vector<size_t> routed(m_inst.size(), 0);
+    for (size_t r : m_req_inst) ++routed[r];
+    double wall = 0;
+    for (size_t i = 0; i < m_inst.size(); ++i) {
+        const nlohmann::json s = m_inst[i]->summary(slo_ttft_s, slo_tpot_s);
+        j["instances"].push_back({{"instance", i},
+                                  {"chip", m_chip[i]},
+                                  {"requests", routed[i]},
+                                  {"steps", m_inst[i]->result().steps.size()},
+                                  {"preemptions", m_inst[i]->result().preemptions},
+                                  {"memory", s["memory"]},
+                                  {"context_bytes_in_use", m_in_use[i]},
+                                  {"kv", s["kv"]},
+                                  {"timer", s["timer"]}});
+        wall = std::max(wall, m_inst[i]->wall_seconds());
+    }
+    // Per chip: the copies of the weights held (instances that placed rather than mapped them),
+    // the bytes they take, what the chip's instances map through handles, and the device's
+    // physical bytes once every instance placed its model (weights, KV caches).
+    j["chips"] = nlohmann::json::array();
+    for (const auto& [ch, phys] : m_sh->physical) {
+        size_t copies = 0, n = 0;
+        uint64_t wbytes = 0, imported = 0;
+        for (size_t i = 0; i < m_inst.size(); ++i) {
+            if (m_chip[i] != ch) continue;
+            ++n;
+            const llm::MemoryPlan& mp = m_inst[i]->engine().memory();
+            if (mp.weights_imported) imported += mp.weights;
+            else ++copies, wbytes += mp.weights;
+        }
+        j["chips"].push_back({{"chip", ch},
+                              {"instances", n},
+                              {"weight_copies", copies},
+                              {"weights_bytes", wbytes},
+                              {"weights_mapped_bytes", imported},
+                              {"shared_saved_bytes", m_sh->saved.at(ch)},
+                              {"physical_bytes_placed", phys}});
+    }
+    j["wall_seconds"] = wall;
+    return j;
+}
+
+}  // namespace sfumato::serve
