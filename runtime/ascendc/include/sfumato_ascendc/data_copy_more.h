@@ -83,7 +83,8 @@ template <class T>
 void InitOutput(GlobalTensor<T> gmWorkspaceAddr, uint32_t size, T value = 0) {
     sfumato::ascendc::enter("InitOutput");
     sfumato::ascendc::init_output(gmWorkspaceAddr.span(), gmWorkspaceAddr.device_address(),
-                                  uint64_t(size) * sizeof(T), sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v,
+                                  uint64_t(size) * sizeof(T),
+                                  sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v,
                                   sfumato::ascendc::scalar_value<T>(value));
 }
 
