@@ -29,13 +29,15 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-struct Seq {
+}  // namespace
+
+// A request's progress in one scheduler (named: SchedulerLoop, outside this file's anonymous
+// namespace, holds them).
+struct SchedSeq {
     const Request* r = nullptr;
     int64_t computed = 0, generated = 0;
     int64_t num_tokens() const { return r->prompt_tokens + generated; }
 };
-
-}  // namespace
 
 class SchedulerLoop {
 public:
@@ -97,7 +99,7 @@ public:
     int64_t outstanding_tokens() const {
         int64_t n = 0;
         auto add = [&](size_t id) {
-            const Seq& s = m_seq[id];
+            const SchedSeq& s = m_seq[id];
             n += std::max<int64_t>(0, s.r->prompt_tokens + s.r->output_tokens - 1 - s.computed);
         };
         for (size_t id : m_waiting) add(id);
@@ -111,7 +113,7 @@ private:
     IStepTimer& m_timer;
     IArrivals* m_src;
     KvBlockPool m_pool;
-    std::vector<Seq> m_seq;
+    std::vector<SchedSeq> m_seq;
     std::vector<size_t> m_waiting, m_running;
     ServeResult m_res;
 
@@ -149,11 +151,11 @@ private:
         m_waiting.insert(it, id);
     }
 
-    bool is_decode(const Seq& s, int64_t tokens) const {
+    bool is_decode(const SchedSeq& s, int64_t tokens) const {
         return s.generated >= 1 && tokens == 1 && s.computed == s.num_tokens() - 1;
     }
     StepItem item(size_t id, int64_t tokens) const {
-        const Seq& s = m_seq[id];
+        const SchedSeq& s = m_seq[id];
         return StepItem{id, tokens, s.computed, !is_decode(s, tokens), m_pool.held(id)};
     }
 
@@ -182,7 +184,7 @@ private:
         const int64_t thr = m_o.long_prefill_token_threshold;
         for (size_t i = 0; i < m_running.size() && budget > 0;) {
             const size_t id = m_running[i];
-            Seq& s = m_seq[id];
+            SchedSeq& s = m_seq[id];
             int64_t n = s.num_tokens() - s.computed;
             if (thr > 0) n = std::min(n, thr);
             n = std::min(n, budget);
@@ -202,7 +204,7 @@ private:
         if (preempted) return items;  // no admission in a step that preempted
         while (!m_waiting.empty() && budget > 0 && static_cast<int64_t>(m_running.size()) < m_o.max_num_seqs) {
             const size_t id = m_waiting.front();
-            Seq& s = m_seq[id];
+            SchedSeq& s = m_seq[id];
             const Request& r = *s.r;
             // The hit: whole cached blocks of its prefix, leaving at least the last token to compute.
             const int64_t most = std::min(r.prefix_tokens, s.num_tokens() - 1) / m_pool.block_size();
@@ -252,7 +254,7 @@ private:
     void complete(const std::vector<StepItem>& items, double now) {
         int64_t& out = m_res.steps.back().tokens_out;
         for (const StepItem& it : items) {
-            Seq& s = m_seq[it.request];
+            SchedSeq& s = m_seq[it.request];
             const Request& r = *s.r;
             s.computed += it.tokens;
             m_pool.name_prefix(it.request, r.prefix_id, r.prefix_tokens, s.computed);
