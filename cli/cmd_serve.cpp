@@ -19,6 +19,7 @@
 #include "runtime/serve/cluster.h"
 #include "runtime/serve/serve_run.h"
 #include "sim/error.h"
+#include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
 
 namespace sfumato::cli {
@@ -94,9 +95,9 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
     std::printf("  %zu instances, router %s\n", cl.instances(), j["setup"]["router"].get<std::string>().c_str());
     for (const nlohmann::json& in : j["instances"]) {
         const nlohmann::json& mp = in["memory"];
-        std::printf("    instance %zu on chip %u: %zu requests, %zu steps; weights %.2f MiB %s + KV cache %.2f MiB (%lld "
+        std::printf("    instance %zu (%s) on chip %u: %zu requests, %zu steps; weights %.2f MiB %s + KV cache %.2f MiB (%lld "
                     "blocks) + activations %.2f MiB, mean KV use %.1f %%\n",
-                    in["instance"].get<size_t>(), in["chip"].get<uint32_t>(), in["requests"].get<size_t>(),
+                    in["instance"].get<size_t>(), in["role"].get<std::string>().c_str(), in["chip"].get<uint32_t>(), in["requests"].get<size_t>(),
                     in["steps"].get<size_t>(), mp["weights"].get<double>() / mib,
                     mp["weights_imported"].get<bool>() ? "(mapped: shared with the chip's first instance)" : "(held)",
                     mp["kv"].get<double>() / mib, static_cast<long long>(mp["kv_blocks"].get<int64_t>()),
@@ -108,6 +109,16 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     c["chip"].get<uint32_t>(), c["instances"].get<size_t>(), c["weight_copies"].get<size_t>(),
                     c["weights_bytes"].get<double>() / mib, c["weights_mapped_bytes"].get<double>() / mib,
                     c["physical_bytes_placed"].get<double>() / mib);
+    if (j.contains("disaggregation")) {
+        const nlohmann::json& x = j["disaggregation"];
+        const nlohmann::json& t = x["kv_transfer_ms"];
+        std::printf("  disaggregated: %lld prefill + %zu decode instances; %zu KV transfers over the links (%.2f MiB in "
+                    "%zu copies), %.3f ms in total; per request ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+                    static_cast<long long>(x["prefill_instances"].get<int64_t>()), x["decode_instances"].get<size_t>(),
+                    x["transfers"].get<size_t>(), x["kv_bytes"].get<double>() / (1 << 20), x["copies"].get<size_t>(),
+                    x["kv_transfer_total_ms"].get<double>(), t["mean"].get<double>(), t["p50"].get<double>(),
+                    t["p99"].get<double>(), t["max"].get<double>());
+    }
     print_served(j["metrics"], cl.result());
     print_latencies(j["metrics"]);
 }
@@ -136,6 +147,7 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     nlohmann::json summary = s.base_summary();
     summary["serve"] = cluster.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
     summary["reuse_timing"] = reuse_json(ropt, rc);
+    summary["links"] = s.links_json(0, now_tick().v);
     print_cluster(cluster, summary["serve"], s.system_params().name.get(), s.mode());
     print_reuse(ropt, rc);
     s.write_outputs(summary);

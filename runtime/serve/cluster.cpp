@@ -2,12 +2,15 @@
 #include "runtime/serve/cluster.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <systemc>
 
 #include "runtime/llm/host_util.h"
+#include "runtime/llm/step_graph.h"
 #include "sim/error.h"
+#include "sim/sc_time_util.h"
 
 namespace sfumato::serve {
 
@@ -79,7 +82,7 @@ void Router::route_until(double now_s) {
 
 // The host programs' meeting points (SystemC host threads of one simulation).
 struct ServeCluster::Shared {
-    sc_core::sc_event exported, met;
+    sc_core::sc_event exported, met, delivered;
     std::map<uint32_t, uint64_t> handle;  // chip -> its weights' handle
     size_t arrived = 0, total = 0;
     std::map<uint32_t, uint64_t> physical, saved;  // per chip, once every instance placed its model
@@ -90,6 +93,57 @@ struct ServeCluster::Shared {
         }
         sc_core::wait(met);
     }
+};
+
+// A prefill instance's hand-off (disaggregation): the KV transfer to a decode instance.
+class ServeCluster::Handoff : public IHandoff {
+public:
+    Handoff(ServeCluster& c, size_t instance) : m_c(c), m_i(instance) {}
+    void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) override {
+        m_c.hand_off(m_i, id, now_s, so_far, blocks);
+    }
+
+private:
+    ServeCluster& m_c;
+    size_t m_i;
+};
+
+// A decode instance's arrivals: the requests whose KV landed on its chip. Their arrival times
+// are the transfers', known only when the last copy lands, so an idle decode instance waits for
+// a delivery until every prefill instance has finished and no transfer is under way.
+class ServeCluster::DecodePort : public IArrivals {
+public:
+    DecodePort(ServeCluster& c, size_t d) : m_c(c), m_d(d) {}
+    void deliver(size_t id) { m_inbox.push_back(id); }
+    void take(double now_s, std::vector<size_t>& out) override {
+        (void)now_s;
+        for (size_t id : m_inbox) {
+            const Request& q = m_c.m_trace.requests[id];
+            m_c.m_dec_pending[m_d] -= q.output_tokens - 1;
+            out.push_back(id);
+        }
+        m_inbox.clear();
+    }
+    double next(double now_s) override {
+        return m_inbox.empty() ? std::numeric_limits<double>::infinity() : now_s;
+    }
+    bool wait(double& now_s) override {
+        const size_t prefill = static_cast<size_t>(m_c.m_s.prefill_instances);
+        while (m_inbox.empty() && (m_c.m_prefill_done < prefill || m_c.m_in_flight > 0))
+            sc_core::wait(m_c.m_sh->delivered);
+        if (m_inbox.empty()) return false;
+        now_s = std::max(now_s, static_cast<double>(now_tick().v - m_c.m_origin_ps) * 1e-12);
+        return true;
+    }
+    const RequestResult* carried(size_t id) const override {
+        auto it = m_c.m_carried.find(id);
+        return it == m_c.m_carried.end() ? nullptr : &it->second;
+    }
+
+private:
+    ServeCluster& m_c;
+    size_t m_d;
+    std::vector<size_t> m_inbox;
 };
 
 namespace {
@@ -158,9 +212,36 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
         }
     }
     m_sh->total = m_inst.size();
-    m_router = std::make_unique<Router>(trace, rp, m_inst.size());
-    m_reuse.resize(m_inst.size());
-    m_in_use.assign(m_inst.size(), 0);
+    const size_t n = m_inst.size(), p = static_cast<size_t>(m_s.prefill_instances);
+    if (disaggregated()) check_disaggregation();
+    m_router = std::make_unique<Router>(trace, rp, disaggregated() ? p : n);
+    for (size_t i = disaggregated() ? p : n; i < n; ++i) m_dports.push_back(std::make_unique<DecodePort>(*this, i - p));
+    m_dec_pending.assign(m_dports.size(), 0);
+    m_dec_sched.assign(m_dports.size(), nullptr);
+    m_xfer.resize(trace.requests.size());
+    m_dev.assign(n, nullptr);
+    m_ctx.assign(n, nullptr);
+    m_kv_stream.assign(n, 0);
+    m_reuse.resize(n);
+    m_in_use.assign(n, 0);
+}
+
+void ServeCluster::check_disaggregation() const {
+    const int64_t p = m_s.prefill_instances, n = static_cast<int64_t>(m_inst.size());
+    if (p >= n)
+        throw InputError("serve.prefill_instances " + std::to_string(p) + " leaves no decode instance of serve.instances " +
+                         std::to_string(n) + " (disaggregation needs at least one of each)");
+    if (m_s.sched.policy != Policy::Continuous)
+        throw InputError(std::string("serve.prefill_instances: disaggregated prefill/decode runs the continuous policy, "
+                                     "not serve.policy ") +
+                         policy_name(m_s.sched.policy));
+    for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = p; j < n; ++j)
+            if (m_chip[static_cast<size_t>(i)] == m_chip[static_cast<size_t>(j)])
+                throw InputError("serve.prefill_instances: prefill instance " + std::to_string(i) + " and decode instance " +
+                                 std::to_string(j) + " are both on chip " + std::to_string(m_chip[static_cast<size_t>(i)]) +
+                                 " (disaggregation moves the KV cache between chips: place them on different ones, "
+                                 "serve.placement)");
 }
 
 ServeCluster::~ServeCluster() = default;
@@ -169,6 +250,12 @@ void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, con
     rt::Runtime rt(dev, ctx);
     reuse::TimingReuse service(ctx, rt.device_info(), reuse);
     ServeRun& run = *m_inst.at(i);
+    m_dev.at(i) = &dev;
+    m_ctx.at(i) = &ctx;
+    const size_t p = static_cast<size_t>(m_s.prefill_instances);
+    const bool prefill = disaggregated() && i < p, decode = disaggregated() && i >= p;
+    if (prefill && ctx.stream_create(&m_kv_stream[i], 0) != rt::Status::Ok)
+        throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
     const uint32_t ch = m_chip[i];
     const bool owner = std::find(m_chip.begin(), m_chip.end(), ch) - m_chip.begin() == static_cast<std::ptrdiff_t>(i);
     const bool shared = std::count(m_chip.begin(), m_chip.end(), ch) > 1;
@@ -180,14 +267,84 @@ void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, con
         m_in_use.at(i) = ctx.memory_stats().in_use;
         // Every instance starts serving at one instant (the requests' clock origin).
         m_sh->barrier();
+        m_origin_ps = now_tick().v;
         m_sh->physical[ch] = dev.physical_bytes();
         m_sh->saved[ch] = dev.shares().saved_bytes();
     };
-    run.run(rt, &m_router->port(i), [&](const Scheduler& s) { m_router->attach(i, &s); }, after_start);
-    m_router->attach(i, nullptr);
+    Handoff handoff(*this, i);
+    IArrivals& arrivals = decode ? static_cast<IArrivals&>(*m_dports[i - p]) : m_router->port(i);
+    auto ready = [&](const Scheduler& s) {
+        if (decode) m_dec_sched.at(i - p) = &s;
+        else m_router->attach(i, &s);
+    };
+    run.run(rt, &arrivals, ready, after_start, prefill ? &handoff : nullptr);
+    if (decode) m_dec_sched.at(i - p) = nullptr;
+    else m_router->attach(i, nullptr);
+    if (prefill) {
+        // Its transfers land before it ends (their callbacks hand the requests over).
+        if (ctx.stream_synchronize(m_kv_stream[i]) != rt::Status::Ok)
+            throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+        ++m_prefill_done;
+        m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
+    }
     service.settle();
     m_reuse[i] = service.counters();
     if (++m_done == m_inst.size()) merge();
+}
+
+size_t ServeCluster::pick_decode() {
+    const size_t n = m_dports.size();
+    if (parse_router(m_s.router) == RouterPolicy::RoundRobin) return m_rr_decode++ % n;
+    size_t best = 0;
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t d = 0; d < n; ++d) {
+        const int64_t load = m_dec_pending[d] + (m_dec_sched[d] ? m_dec_sched[d]->outstanding_tokens() : 0);
+        if (load < least) least = load, best = d;
+    }
+    return best;
+}
+
+// In the prefill instance's host thread, at the end of the step that computed the prompt.
+void ServeCluster::hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far,
+                            const std::vector<int64_t>& blocks) {
+    const size_t p = static_cast<size_t>(m_s.prefill_instances);
+    const size_t d = pick_decode(), to = p + d;
+    const Request& q = m_trace.requests[id];
+    m_carried[id] = so_far;
+    m_dec_pending[d] += q.output_tokens - 1;
+    KvTransfer& x = m_xfer[id];
+    x.decode = static_cast<int64_t>(to);
+    x.issued_s = now_s;
+    const llm::LlmRun& src = m_inst[from]->engine();
+    const llm::LlmRun& dst = m_inst[to]->engine();
+    const int64_t bs = m_s.sched.block_size, layers = src.config().num_layers;
+    const uint64_t token_bytes = static_cast<uint64_t>(src.config().kv_size()) * 2;  // one of K, V (16-bit)
+    const uint64_t region_block = static_cast<uint64_t>(bs) * token_bytes;
+    const int64_t dst_blocks = dst.memory().kv_blocks;
+    rt::Context& ctx = *m_ctx[from];
+    rt::Device& peer = *m_dev[to];
+    for (int64_t l = 0; l < layers; ++l)
+        for (const char* kind : {"k_cache", "v_cache"}) {
+            const uint64_t s0 = src.address(llm::layer_tensor(l, kind)), d0 = dst.address(llm::layer_tensor(l, kind));
+            for (size_t b = 0; b * static_cast<size_t>(bs) < static_cast<size_t>(q.prompt_tokens); ++b) {
+                const int64_t tokens = std::min<int64_t>(bs, q.prompt_tokens - static_cast<int64_t>(b) * bs);
+                const uint64_t bytes = static_cast<uint64_t>(tokens) * token_bytes;
+                const uint64_t sa = s0 + static_cast<uint64_t>(blocks.at(b)) * region_block;
+                const uint64_t da = d0 + static_cast<uint64_t>(blocks.at(b) % dst_blocks) * region_block;
+                if (ctx.memcpy_peer(peer, da, sa, bytes, m_kv_stream[from], true) != rt::Status::Ok)
+                    throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
+                x.bytes += bytes;
+                ++x.copies;
+            }
+        }
+    ++m_in_flight;
+    const rt::Status st = ctx.launch_host_func(m_kv_stream[from], [this, id, d] {
+        m_xfer[id].done_s = static_cast<double>(now_tick().v - m_origin_ps) * 1e-12;
+        --m_in_flight;
+        m_dports[d]->deliver(id);
+        m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
+    });
+    if (st != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
 }
 
 void ServeCluster::merge() {
@@ -198,7 +355,8 @@ void ServeCluster::merge() {
     for (size_t r = 0; r < a.size(); ++r) {
         if (a[r] < 0) throw SimError(kExitFailure, "serve: request " + m_trace.requests[r].id + " was never routed");
         m_req_inst[r] = static_cast<size_t>(a[r]);
-        m_res.requests[r] = m_inst[m_req_inst[r]]->result().requests[r];
+        const int64_t d = m_xfer[r].decode;
+        m_res.requests[r] = m_inst[d >= 0 ? static_cast<size_t>(d) : m_req_inst[r]]->result().requests[r];
     }
     for (const auto& in : m_inst) {
         const ServeResult& x = in->result();
@@ -229,11 +387,15 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
     j["instances"] = nlohmann::json::array();
     std::vector<size_t> routed(m_inst.size(), 0);
     for (size_t r : m_req_inst) ++routed[r];
+    for (const KvTransfer& x : m_xfer)
+        if (x.decode >= 0) ++routed[static_cast<size_t>(x.decode)];
     double wall = 0;
     for (size_t i = 0; i < m_inst.size(); ++i) {
         const nlohmann::json s = m_inst[i]->summary(slo_ttft_s, slo_tpot_s);
+        const char* role = !disaggregated() ? "both" : i < static_cast<size_t>(m_s.prefill_instances) ? "prefill" : "decode";
         j["instances"].push_back({{"instance", i},
                                   {"chip", m_chip[i]},
+                                  {"role", role},
                                   {"requests", routed[i]},
                                   {"steps", m_inst[i]->result().steps.size()},
                                   {"preemptions", m_inst[i]->result().preemptions},
@@ -266,7 +428,58 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
                               {"physical_bytes_placed", phys}});
     }
     j["wall_seconds"] = wall;
+    j["setup"]["prefill_instances"] = m_s.prefill_instances;
+    if (disaggregated()) j["disaggregation"] = transfer_json();
     return j;
+}
+
+// The KV transfers: count, bytes, time per request (percentiles, ms) and in total.
+nlohmann::json ServeCluster::transfer_json() const {
+    std::vector<double> t;
+    uint64_t bytes = 0;
+    size_t copies = 0;
+    double total = 0;
+    for (const KvTransfer& x : m_xfer) {
+        if (x.decode < 0) continue;
+        t.push_back(x.seconds());
+        bytes += x.bytes;
+        copies += x.copies;
+        total += x.seconds();
+    }
+    const Percentiles p = percentiles(t);
+    return {{"prefill_instances", m_s.prefill_instances},
+            {"decode_instances", m_inst.size() - static_cast<size_t>(m_s.prefill_instances)},
+            {"transfers", t.size()},
+            {"copies", copies},
+            {"kv_bytes", bytes},
+            {"kv_transfer_ms",
+             {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"max", p.max * 1e3}}},
+            {"kv_transfer_total_ms", total * 1e3}};
+}
+
+std::string ServeCluster::requests_csv() const {
+    const std::string base = serve::requests_csv(m_res, m_req_inst);
+    if (!disaggregated()) return base;
+    // Disaggregation: each row gains its decode instance, KV bytes moved and transfer time.
+    std::string out;
+    size_t at = 0, row = 0;
+    char buf[128];
+    while (at < base.size()) {
+        const size_t end = base.find('\n', at);
+        out += base.substr(at, end - at);
+        if (row == 0) {
+            out += ",decode_instance,kv_bytes,kv_transfer_ms";
+        } else {
+            const KvTransfer& x = m_xfer[row - 1];
+            std::snprintf(buf, sizeof buf, ",%lld,%llu,%.6f", static_cast<long long>(x.decode),
+                          static_cast<unsigned long long>(x.bytes), x.decode >= 0 ? x.seconds() * 1e3 : 0.0);
+            out += buf;
+        }
+        out += "\n";
+        at = end + 1;
+        ++row;
+    }
+    return out;
 }
 
 }  // namespace sfumato::serve

@@ -12,10 +12,24 @@
 // first reaches its arrival time on the shared simulated clock (an idle instance waits there; a
 // busy one at its step's end), with the loads as they are then; the order in which host
 // programs resume at one instant is the simulation kernel's, so a run repeats exactly.
+// Disaggregated prefill/decode (serve.prefill_instances P, continuous policy): the router spreads
+// arrivals over instances 0..P-1 (prefill), each on a chip no decode instance uses; when a
+// request's prompt is done (its first token out) the prefill instance picks a decode instance
+// (the router's rule over the decode instances), frees its blocks and moves the prompt's K and V
+// to the decode instance's chip as peer copies over the system's links (runtime/rt memcpy_peer,
+// the transfers --pp and the collectives use), layer by layer, one copy per KV block, on a
+// stream of its own so the next prefill step overlaps them; a host callback behind the last copy
+// hands the request to the decode instance, whose first step for it is a decode. The KV transfer
+// time is the copies' time from issue to the last landing (queueing behind earlier transfers
+// included), per request and in total.
 // Simplified: every instance is TP 1 / PP 1 with the same knobs; the router's own latency and
-// the request's network hop to the instance are not charged.
+// the request's network hop to the instance are not charged; a transfer starts after the
+// prompt's last step (not layer by layer as the prefill runs), reads blocks the prefill pool has
+// already freed (timing mode: no data) and lands at the same block offsets of the decode chip's
+// cache, whose pool allocates its own blocks at admission.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,12 +91,39 @@ public:
     const ServeRun& instance(size_t i) const { return *m_inst.at(i); }
     const std::vector<size_t>& request_instance() const { return m_req_inst; }
     nlohmann::json summary(double slo_ttft_s, double slo_tpot_s) const;
-    std::string requests_csv() const { return serve::requests_csv(m_res, m_req_inst); }
+    std::string requests_csv() const;
     reuse::ReuseCounters reuse_counters() const;
+
+    // Disaggregation: each request's KV transfer, after the run.
+    struct KvTransfer {
+        int64_t decode = -1;  // the decode instance (-1: none; finished where it prefilled)
+        uint64_t bytes = 0;   // K and V of the prompt, every layer
+        size_t copies = 0;
+        double issued_s = 0, done_s = 0;  // scheduler time: the prompt's last step's end; the last copy landed
+        double seconds() const { return done_s - issued_s; }
+    };
+    bool disaggregated() const { return m_s.prefill_instances > 0; }
+    const std::vector<KvTransfer>& transfers() const { return m_xfer; }
 
 private:
     struct Shared;
+    class Handoff;
+    class DecodePort;
     void merge();
+    void check_disaggregation() const;
+    void hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks);
+    size_t pick_decode();
+    nlohmann::json transfer_json() const;
+    std::vector<KvTransfer> m_xfer;
+    std::vector<rt::Device*> m_dev;
+    std::vector<rt::Context*> m_ctx;
+    std::vector<uint32_t> m_kv_stream;  // per prefill instance: its transfers' stream
+    std::vector<std::unique_ptr<DecodePort>> m_dports;
+    std::map<size_t, RequestResult> m_carried;  // handed-off requests' results so far
+    std::vector<int64_t> m_dec_pending;         // per decode instance: tokens handed to it, not yet taken
+    std::vector<const Scheduler*> m_dec_sched;  // per decode instance, while it runs
+    size_t m_prefill_done = 0, m_in_flight = 0, m_rr_decode = 0;
+    uint64_t m_origin_ps = 0;
     const RequestTrace& m_trace;
     ServeSetup m_s;
     std::vector<uint32_t> m_chip;

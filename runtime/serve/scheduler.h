@@ -111,11 +111,33 @@ struct ServeResult {
 // runtime/serve/cluster.h). Contract: take() gives each trace index at most once, only requests
 // that arrived by `now`; next() is the earliest time after `now` at which take() may give more
 // (infinity: never), so an idle scheduler can wait until then.
+// Disaggregated prefill/decode: a request whose prompt another instance computed arrives with
+// its result so far (`carried`: scheduling, first token, preemptions, prefix hits) and its KV
+// cache moved here, so its first step here is a decode. wait(): when next() is infinity but
+// requests may still come at a time not known in advance (KV transfers under way), blocks until
+// one may be taken and sets `now_s` to the clock then; false when none will come.
 class IArrivals {
 public:
     virtual ~IArrivals() = default;
     virtual void take(double now_s, std::vector<size_t>& out) = 0;
     virtual double next(double now_s) = 0;
+    virtual bool wait(double& now_s) {
+        (void)now_s;
+        return false;
+    }
+    virtual const RequestResult* carried(size_t id) const {
+        (void)id;
+        return nullptr;
+    }
+};
+
+// A prefill instance hands each request off once its prompt is computed (its first token out,
+// more to come): the scheduler calls prefilled() with the request's result so far and the KV
+// blocks it holds, at the step's end, then frees them and forgets the request.
+class IHandoff {
+public:
+    virtual ~IHandoff() = default;
+    virtual void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) = 0;
 };
 
 class SchedulerLoop;
@@ -126,7 +148,8 @@ class SchedulerLoop;
 // (the chip's) has reached the time the router decides at.
 class Scheduler {
 public:
-    Scheduler(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer, IArrivals* arrivals = nullptr);
+    Scheduler(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer, IArrivals* arrivals = nullptr,
+              IHandoff* handoff = nullptr);
     ~Scheduler();
     ServeResult run();
     // Tokens still to compute for the requests it holds (waiting or running): the rest of each

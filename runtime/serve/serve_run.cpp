@@ -48,7 +48,11 @@ ServeParams::ServeParams(const ParamScope& s)
       placement(s, "placement", "",
                 "each instance's chip, comma-separated (e.g. 0,0,1: two instances on chip 0 sharing its weights); "
                 "empty: instance i on chip i mod chips",
-                {}) {}
+                {}),
+      prefill_instances(s, "prefill_instances", 0, "instances",
+                        "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
+                        "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
+                        {0, 1023}) {}
 
 ServeSetup ServeParams::setup() const {
     ServeSetup u;
@@ -70,6 +74,7 @@ ServeSetup ServeParams::setup() const {
     u.pad_shapes = pad_shapes;
     u.instances = instances;
     u.router = router.get();
+    u.prefill_instances = prefill_instances;
     const std::string& pl = placement.get();
     for (size_t at = 0; !pl.empty() && at <= pl.size();) {
         const size_t comma = std::min(pl.find(',', at), pl.size());
@@ -119,12 +124,12 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
 ServeRun::~ServeRun() = default;
 
 void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<void(const Scheduler&)>& ready,
-                   const std::function<void()>& after_start) {
+                   const std::function<void()>& after_start, IHandoff* handoff) {
     const auto t0 = std::chrono::steady_clock::now();
     m_run->start(rt);
     if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
-    Scheduler sched(m_trace, m_s.sched, timer, arrivals);
+    Scheduler sched(m_trace, m_s.sched, timer, arrivals, handoff);
     if (ready) ready(sched);
     m_res = sched.run();
     m_counters = timer.counters();

@@ -38,6 +38,9 @@ struct ServeSetup {
     int64_t instances = 1;
     std::string router = "round_robin";
     std::vector<uint32_t> placement;
+    // Disaggregated prefill/decode: instances 0..prefill_instances-1 compute prompts, the others
+    // decode (0: every instance does both).
+    int64_t prefill_instances = 0;
 };
 
 // One instance's share of its chip (runtime/serve/cluster.h): device memory the chip's other
@@ -66,6 +69,7 @@ struct ServeParams {
     Param<bool> pad_shapes;
     Param<int64_t> instances;
     ChoiceParam router, placement;
+    Param<int64_t> prefill_instances;
     // InputError naming serve.placement for a malformed list.
     ServeSetup setup() const;
 };
@@ -89,8 +93,9 @@ public:
     // gives this instance's requests (a router), `ready` sees its scheduler before the first
     // step (the router's load measure), `after_start` runs once the model is placed (a chip's
     // first instance exports its weights there; the instances meet there to start together).
+    // `handoff`: a prefill instance's (disaggregation) hand-off of each prefilled request.
     void run(rt::Runtime& rt, IArrivals* arrivals = nullptr, const std::function<void(const Scheduler&)>& ready = {},
-             const std::function<void()>& after_start = {});
+             const std::function<void()>& after_start = {}, IHandoff* handoff = nullptr);
     // After start(): exports the weights for the chip's other instances.
     uint64_t export_weights(rt::Runtime& rt) { return m_run->export_weights(rt); }
 

@@ -9,6 +9,7 @@
 //    alternates;
 //  - instances that do not fit the system, an unknown router, several instances without a
 //    system, a malformed placement exit 2 naming the culprit.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -133,4 +134,79 @@ TEST_CASE("serve --instances: bad placements and routers exit 2 naming the culpr
     const CliResult r = run_cli("serve tiny --config " + config("tiny") + " --instances 2" + g);
     CHECK(r.code == 2);
     CHECK(r.output.find("need --system") != std::string::npos);
+}
+
+TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV transfer time", "[serve]") {
+    const std::string d = temp_dir("serve_disagg");
+    const nlohmann::json s =
+        serve_ok("--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" +
+                     kLoaded,
+                 d + "/pd");
+    const nlohmann::json all = read_json(d + "/pd/summary.json");
+    CHECK(s["metrics"]["served"].get<int>() == 12);
+    const nlohmann::json& x = s["disaggregation"];
+    // Every request has more than one output token, so every one moved.
+    CHECK(x["transfers"].get<int>() == 12);
+    CHECK(x["kv_transfer_total_ms"].get<double>() > 0);
+    CHECK(s["instances"][0]["role"] == "prefill");
+    CHECK(s["instances"][1]["role"] == "decode");
+    // The bytes a prompt's K and V take in every layer, from the model's config; the time is at
+    // least those bytes over the fastest link's bandwidth (the system's link parameters, GB/s).
+    const nlohmann::json m = read_json(source_dir() + "/configs/llm/tiny.json");
+    double gbps = 0;
+    for (const nlohmann::json& l : all["links"]) gbps = std::max(gbps, l["gbps"].get<double>());
+    REQUIRE(gbps > 0);
+    const int64_t kv = m["num_key_value_heads"].get<int64_t>() * m["hidden_size"].get<int64_t>() /
+                       m["num_attention_heads"].get<int64_t>();
+    const uint64_t per_token = static_cast<uint64_t>(2 * kv * 2 * m["num_hidden_layers"].get<int64_t>());
+    std::istringstream csv(slurp(d + "/pd/requests.csv"));
+    std::string line;
+    std::getline(csv, line);
+    REQUIRE(line.find(",decode_instance,kv_bytes,kv_transfer_ms") != std::string::npos);
+    uint64_t moved = 0;
+    int rows = 0;
+    while (std::getline(csv, line)) {
+        std::vector<std::string> f;
+        std::stringstream ls(line);
+        for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+        REQUIRE(f.size() == 18);
+        const uint64_t prompt = std::stoull(f[10]), bytes = std::stoull(f[16]);
+        const int decode = std::stoi(f[15]);
+        CHECK((decode == 1 || decode == 2));
+        CHECK(bytes == prompt * per_token);
+        CHECK(std::stod(f[17]) * 1e-3 >= static_cast<double>(bytes) / (gbps * 1e9));
+        CHECK(f[14].empty());  // not rejected
+        moved += bytes;
+        ++rows;
+    }
+    CHECK(rows == 12);
+    CHECK(x["kv_bytes"].get<uint64_t>() == moved);
+    // The bytes crossed the links (the links' payload counters hold at least them).
+    uint64_t link_bytes = 0;
+    for (const nlohmann::json& l : all["links"]) link_bytes += l["bytes"].get<uint64_t>();
+    CHECK(link_bytes >= moved);
+    // The same trace twice: identical per-request results.
+    serve_ok("--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" + kLoaded,
+             d + "/pd2");
+    CHECK(slurp(d + "/pd/requests.csv") == slurp(d + "/pd2/requests.csv"));
+}
+
+TEST_CASE("serve: disaggregation on one chip, without a decode instance or off the continuous policy exits 2",
+          "[serve]") {
+    const std::string d = temp_dir("serve_disagg_bad");
+    const std::string g = " --generate n=4,rate=20000,prompt=32,output=4 --out " + d + "/o";
+    struct Case {
+        std::string args, culprit;
+    };
+    const std::vector<Case> cases = {
+        {"--instances 2 --set serve.placement=0,0 --set serve.prefill_instances=1", "both on chip 0"},
+        {"--instances 2 --set serve.prefill_instances=2", "leaves no decode instance"},
+        {"--instances 2 --set serve.prefill_instances=1 --policy static", "serve.policy static"},
+    };
+    for (const Case& c : cases) {
+        const CliResult r = run_cli(kBase + " " + c.args + g);
+        INFO(c.args << "\n" << r.output);
+        CHECK(r.code == 2);
+        CHECK(r.output.find(c.culprit) != std::string::npos);
+    }
 }
