@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/cube_load.h"
 #include "runtime/ops/cube_store.h"
 #include "runtime/ops/op_util.h"
 #include "sim/error.h"
@@ -271,23 +272,10 @@ private:
         for (; got < signals; ++got) CrossCoreWaitFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
     }
 
-    // rows x cols of a row-major matrix (row stride ld) into L1 as NZ with
-    // rows_pad rows per column group: one ND2NZ, or (parts whose MTE2 cannot
-    // convert) one strided burst copy per column group, each row a burst padded
-    // with zeros to 32 B.
+    // rows x cols of a row-major matrix into L1 as NZ (runtime/ops/cube_load.h).
     void load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
                  uint64_t ld, uint32_t rows_pad) {
-        if (m_t.nd2nz_instr) {
-            DataCopy(dst, src,
-                     Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
-                                 static_cast<uint32_t>(ld), static_cast<uint16_t>(rows_pad), 1, 0});
-            return;
-        }
-        for (uint32_t g = 0; g * kK0 < cols; ++g) {
-            const uint32_t w = std::min(kK0, cols - g * kK0);
-            DataCopyPad(dst[g * rows_pad * kK0], src[g * kK0],
-                        DataCopyExtParams{rows, w * kEs, static_cast<uint32_t>((ld - w) * kEs), 0});
-        }
+        ops::load_nz(dst, src, rows, cols, ld, rows_pad, m_t.nd2nz_instr);
     }
     // fp32 tiles a square transpose reads: NZ fractals ordered row block by row
     // block (the two column groups of a 16 x 16 square adjacent), groups = padded

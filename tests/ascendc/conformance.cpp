@@ -2,7 +2,7 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|ibsync|determine
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|ibsync|determine|group|bufpool
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -110,6 +110,12 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::DataSyncBarrier<AscendC::MemDsbT::DDR>();
         AscendC::WriteGmByPassDCache<float>((__gm__ float*)y, v + 1.0f);
         AscendC::DataCacheCleanAndInvalid<float, AscendC::CacheLine::ENTIRE_DATA_CACHE>(yg);
+    } else if (f == "init_output") {
+        // y = x, then its first 1000 elements set to 3.5 (MTE3 after MTE3: in order); the task
+        // ordering calls around it have nothing to wait for (one launch).
+        AscendC::WaitPreTaskEnd();
+        AscendC::InitOutput<float>(yg, 1000, 3.5f);
+        AscendC::SetNextTaskStart();
     }
 }
 
@@ -136,6 +142,96 @@ extern "C" __global__ __aicore__ void chain_kernel(GM_ADDR y, GM_ADDR flags)
         AscendC::IBSet(fg, ub, k, 0);
     else
         AscendC::NotifyNextBlock(fg, ub);
+}
+
+// GroupBarrier: blocks 0 and 1 arrive after writing y[k] = 10 (k + 1) through the scalar unit;
+// blocks 2..7 wait, then write y[8 + k] = y[0] + y[1] (30 when the barrier held). Twice: in the
+// second round the arrivers write y[2 + k] = 100 (k + 1) and the waiters y[16 + k] = y[2] + y[3]
+// (300), which needs the arrival counts of the second Arrive calls.
+extern "C" __global__ __aicore__ void group_kernel(GM_ADDR y, GM_ADDR ws) {
+    AscendC::GroupBarrier<AscendC::PipeMode::MTE3_MODE> bar(ws, 2, 6);
+    const int32_t k = static_cast<int32_t>(AscendC::GetBlockIdx());
+    __gm__ float* yp = (__gm__ float*)y;
+    for (int32_t round = 0; round < 2; ++round) {
+        if (k < 2) {
+            AscendC::WriteGmByPassDCache<float>(yp + 2 * round + k, (round ? 100.0f : 10.0f) * static_cast<float>(k + 1));
+            bar.Arrive(static_cast<uint32_t>(k));
+        } else {
+            bar.Wait(static_cast<uint32_t>(k - 2));
+            const float s = AscendC::ReadGmByPassDCache<float>(yp + 2 * round) +
+                            AscendC::ReadGmByPassDCache<float>(yp + 2 * round + 1);
+            AscendC::WriteGmByPassDCache<float>(yp + 8 * (round + 1) + k, s);
+        }
+    }
+}
+
+// TBufPool: a pool of 3 x 2 KiB from the TPipe holds an output queue and a sub-pool of 2 x 2 KiB,
+// and a second sub-pool shares the first one's range. Phase 1 (first sub-pool) writes
+// y[0, 512) = 2 x; phase 2 (the shared range, after Reset) y[512, 1024) = x + 1; a user-defined
+// pool (EXTERN_IMPL_BUFPOOL) placing one queue and one TBuf by hand then adds 1 to y[0, 512) in
+// place of phase 1's result.
+class ConfPool {
+public:
+    ConfPool() { Init(); }
+    template <class Q>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len) {
+        AscendC::TBufHandle h = GetBufHandle(GetCurBufSize());
+        que.InitStartBufHandle(h, num, len);
+        for (uint32_t i = 0; i < num; ++i) que.InitBufHandle(this, i, h, GetCurAddr() + i * len, len);
+        SetCurAddr(GetCurAddr() + num * len);
+        SetCurBufSize(GetCurBufSize() + num);
+        return true;
+    }
+    EXTERN_IMPL_BUFPOOL(ConfPool, AscendC::TPosition::VECCALC, 4);
+};
+
+extern "C" __global__ __aicore__ void bufpool_kernel(GM_ADDR x, GM_ADDR y) {
+    constexpr uint32_t kHalf = kN / 2, kBytes = kHalf * sizeof(float);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, kN);
+    yg.SetGlobalBuffer((__gm__ float*)y, kN);
+    AscendC::TPipe pipe;
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> p0, p1, p2;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> in1, in2, in3;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> out;
+    pipe.InitBufPool(p0, 3 * kBytes);
+    p0.InitBufPool(p1, 2 * kBytes);
+    p0.InitBuffer(out, 1, kBytes);
+    p0.InitBufPool(p2, 2 * kBytes, p1);
+    for (int phase = 0; phase < 2; ++phase) {
+        AscendC::TBufPool<AscendC::TPosition::VECCALC>& p = phase ? p2 : p1;
+        AscendC::TQue<AscendC::TPosition::VECIN, 1>& in = phase ? in2 : in1;
+        p.InitBuffer(in, 1, kBytes);
+        AscendC::LocalTensor<float> a = in.AllocTensor<float>();
+        AscendC::DataCopy(a, xg[phase * kHalf], kHalf);
+        in.EnQue(a);
+        a = in.DeQue<float>();
+        AscendC::LocalTensor<float> o = out.AllocTensor<float>();
+        if (phase)
+            AscendC::Adds(o, a, 1.0f, kHalf);
+        else
+            AscendC::Muls(o, a, 2.0f, kHalf);
+        out.EnQue(o);
+        in.FreeTensor(a);
+        o = out.DeQue<float>();
+        AscendC::DataCopy(yg[phase * kHalf], o, kHalf);
+        out.FreeTensor(o);
+        p.Reset();
+    }
+    ConfPool mine;
+    pipe.InitBufPool(mine, 2 * kBytes);
+    mine.InitBuffer(in3, 1, kBytes);
+    AscendC::LocalTensor<float> a = in3.AllocTensor<float>();
+    AscendC::PipeBarrier<PIPE_ALL>();  // y[0, 512) is in GM
+    AscendC::DataCopy(a, yg, kHalf);
+    in3.EnQue(a);
+    a = in3.DeQue<float>();
+    AscendC::Adds(a, a, 1.0f, kHalf);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yg, a, kHalf);
+    in3.FreeTensor(a);
+    mine.Reset();
 }
 
 namespace {
@@ -208,6 +304,14 @@ std::map<std::string, Expect> expectations() {
         o = x;
         o[0] = x[5] + 1.0f;
     };
+    e["init_output"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o = x;
+        for (uint32_t i = 0; i < 1000; ++i) o[i] = 3.5f;
+    };
+    e["bufpool"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.resize(kN);
+        for (uint32_t i = 0; i < kN; ++i) o[i] = i < kN / 2 ? 2.0f * x[i] + 1.0f : x[i] + 1.0f;
+    };
     return e;
 }
 
@@ -224,6 +328,20 @@ bool same(float a, float b) {
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
     const auto exp = expectations();
+    if (g_family == "group") {
+        float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+        uint8_t* wd = static_cast<uint8_t*>(AscendC::GmAlloc(6 * 512));
+        std::memset(yd, 0, kN * sizeof(float));
+        std::memset(wd, 0, 6 * 512);
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(group_kernel, 8, (uint8_t*)yd, wd);
+        bool good = true;
+        for (uint32_t k = 2; k < 8; ++k) good = good && yd[8 + k] == 30.0f && yd[16 + k] == 300.0f;
+        std::printf("group %s\n", good ? "ok" : "wrong: a waiter read before both arrivals");
+        AscendC::GmFree(yd);
+        AscendC::GmFree(wd);
+        return good ? 0 : 1;
+    }
     if (!exp.count(g_family) && g_family != "ibsync" && g_family != "determine") {
         std::fprintf(stderr, "ascendc_conformance: unknown family '%s'\n", g_family.c_str());
         return 2;
@@ -250,7 +368,10 @@ int main(int argc, char* argv[]) {
     std::memcpy(xd, x.data(), kN * sizeof(float));
     std::memset(yd, 0, kN * sizeof(float));
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
-    ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    if (g_family == "bufpool")
+        ICPU_RUN_KF(bufpool_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    else
+        ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
     std::vector<float> want;
     exp.at(g_family)(x, want);
     int bad = -1;

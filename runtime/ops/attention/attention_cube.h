@@ -4,25 +4,15 @@
 // it against the vector side. Simplified: as the class.
 #pragma once
 #include "runtime/ops/attention/attention_attn.h"
+#include "runtime/ops/cube_load.h"
 
 namespace sfumato::ops::attention::detail {
 
-// rows x cols of a row-major matrix (row stride ld) into L1 as NZ with rows_pad rows per
-// column group of 16 (ND2NZ, or one burst copy per group on parts without it).
+// rows x cols of a row-major matrix into L1 as NZ (runtime/ops/cube_load.h).
 template <class T, class W>
 void Attn<T, W>::load_nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
                          uint64_t ld, uint32_t rows_pad) {
-    if (m_p.nd2nz) {
-        DataCopy(dst, src,
-                 Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
-                             static_cast<uint32_t>(ld), static_cast<uint16_t>(rows_pad), 1, 0});
-        return;
-    }
-    for (uint32_t g = 0; g * kK0 < cols; ++g) {
-        const uint32_t w = std::min(kK0, cols - g * kK0);
-        DataCopyPad(dst[g * rows_pad * kK0], src[g * kK0],
-                    DataCopyExtParams{rows, w * kEs, static_cast<uint32_t>((ld - w) * kEs), 0});
-    }
+    ops::load_nz(dst, src, rows, cols, ld, rows_pad, m_p.nd2nz);
 }
 
 template <class T, class W>
