@@ -28,7 +28,7 @@ constexpr const char* kOpNames[] = {
     "vlrelu", "vmadd", "vmla", "vaxpy", "vaddrelu",
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
-    "vdup", "vbrcb", "vtranspose", "vgather"};
+    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd"};
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
@@ -92,6 +92,8 @@ VecKind vec_kind(Opcode op) {
         case Opcode::VBRCB: return VecKind::Brcb;
         case Opcode::VTRANSPOSE: return VecKind::Transpose;
         case Opcode::VGATHER: return VecKind::Gather;
+        case Opcode::VCI: return VecKind::Index;
+        case Opcode::VCPADD: return VecKind::PairRed;
         default: return VecKind::Unary;
     }
 }
@@ -322,7 +324,8 @@ uint32_t scalar_setup_words(const Instr& in) {
     // Vector: the address operands the opcode reads, one word of repeat and strides, and the
     // scalar operand where it has one.
     switch (in.op) {
-        case Opcode::VDUP: return 1 + 1 + 1;
+        case Opcode::VDUP:
+        case Opcode::VCI: return 1 + 1 + 1;
         case Opcode::VSEL: return 4 + 1;
         case Opcode::VADDS:
         case Opcode::VMULS:
