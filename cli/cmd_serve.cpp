@@ -126,7 +126,7 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
 // --system F: the instances on the system's chips behind the router (runtime/serve/cluster.h).
 int serve_system(const std::vector<std::string>& args, const CommonOptions& common, const std::string& system_file,
                  const llm::ModelConfig& cfg, const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
-                 double slo_ttft_ms, double slo_tpot_ms) {
+                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir) {
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     SystemSession s(common, system_file, cmdline);
@@ -136,6 +136,7 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     s.elaborate();
     serve::ServeSetup setup = params.setup();
     setup.seed = seed;
+    setup.export_profile = !profile_dir.empty();
     std::vector<DeviceInfo> infos;
     for (uint32_t c = 0; c < s.system().size(); ++c) infos.push_back(s.device(c).dev().info());
     serve::ServeCluster cluster(cfg, trace, setup, infos);
@@ -151,6 +152,11 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     print_cluster(cluster, summary["serve"], s.system_params().name.get(), s.mode());
     print_reuse(ropt, rc);
     s.write_outputs(summary);
+    if (!profile_dir.empty()) {
+        cluster.export_profile(profile_dir, static_cast<int64_t>(s.system_params().chips_per_server.get()));
+        std::printf("  wrote %s/{mlp,attention,send_recv,all_reduce}.csv (Vidur's profiling layouts)\n",
+                    profile_dir.c_str());
+    }
     if (!common.out.empty()) {
         write_text_atomically((fs::path(common.out) / "requests.csv").string(), cluster.requests_csv());
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());
@@ -161,7 +167,7 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
 int cmd_serve(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";  // serving runs in timing mode (a trace carries token counts, not tokens)
-    std::string model_arg, requests, generate, policy, reuse_arg = "auto", system_file, router;
+    std::string model_arg, requests, generate, policy, reuse_arg = "auto", system_file, router, profile_dir;
     int64_t instances = 0;
     double slo_ttft_ms = 0, slo_tpot_ms = 0;
     bool exact = false;
@@ -182,7 +188,10 @@ int cmd_serve(const std::vector<std::string>& args) {
         "slo-ttft-ms", po::value<double>(&slo_ttft_ms)->default_value(0), "goodput: TTFT bound (0: none)")(
         "slo-tpot-ms", po::value<double>(&slo_tpot_ms)->default_value(0), "goodput: TPOT bound (0: none)")(
         "seed", po::value<uint64_t>(&seed)->default_value(1), "seed of the model's timing-mode token draws")(
-        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)");
+        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
+        "export-profile", po::value<std::string>(&profile_dir),
+        "write the measured per-op times in Vidur's profiling CSV layouts (mlp, attention, send_recv, all_reduce) to "
+        "DIR");
     po::positional_options_description pos;
     pos.add("model", 1);
     po::variables_map vm;
@@ -208,7 +217,7 @@ int cmd_serve(const std::vector<std::string>& args) {
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
     if (!system_file.empty())
         return serve_system(args, common, system_file, cfg, trace, seed, exact ? "off" : reuse_arg, slo_ttft_ms,
-                            slo_tpot_ms);
+                            slo_tpot_ms, profile_dir);
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);
@@ -220,6 +229,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     s.elaborate();
     serve::ServeSetup setup = params.setup();
     setup.seed = seed;
+    setup.export_profile = !profile_dir.empty();
     if (setup.instances > 1 || !setup.placement.empty())
         throw InputError("serve.instances " + std::to_string(setup.instances) +
                          " / serve.placement: several instances need --system F (a system of chips)");
@@ -239,6 +249,11 @@ int cmd_serve(const std::vector<std::string>& args) {
     print_serve(run, summary["serve"], s.chip().info().arch, common.mode);
     print_reuse(ropt, rc);
     s.write_outputs(summary);
+    if (!profile_dir.empty()) {
+        run.profile()->write(profile_dir);
+        std::printf("  wrote %s/{mlp,attention,send_recv,all_reduce}.csv (Vidur's profiling layouts)\n",
+                    profile_dir.c_str());
+    }
     if (!common.out.empty()) {
         write_text_atomically((fs::path(common.out) / "requests.csv").string(), run.requests_csv());
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());

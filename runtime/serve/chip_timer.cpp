@@ -54,6 +54,13 @@ llm::StepBatch step_shape(const std::vector<StepItem>& items, int64_t block_size
 ChipStepTimer::ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad)
     : m_run(run), m_rt(rt), m_scratch(scratch), m_pad(pad), m_t0(now_tick().v) {}
 
+void ChipStepTimer::observe(std::function<void(const llm::StepBatch&, size_t, const llm::StepRecord&)> f) {
+    m_observe = std::move(f);
+    m_run.on_step([this](const llm::StepRecord& r) {
+        if (m_observe) m_observe(m_batch, m_real, r);
+    });
+}
+
 void ChipStepTimer::begin_step(double now_s) {
     const uint64_t target = m_t0 + static_cast<uint64_t>(now_s * 1e12 + 0.5);
     const uint64_t now = now_tick().v;
@@ -78,6 +85,10 @@ double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
     m_n.padded_tokens += b.tokens() - tokens;
     m_n.padded_sequences += static_cast<int64_t>(b.sequences() - batch.size());
     ++m_n.steps;
+    if (m_observe) {
+        m_batch = b;
+        m_real = batch.size();
+    }
     const llm::StepRecord& r = m_run.step_batch(m_rt, std::move(b), prefill);
     return static_cast<double>(r.ps) * 1e-12;
 }

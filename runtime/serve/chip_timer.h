@@ -17,6 +17,7 @@
 // trace carries token counts).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/llm/engine.h"
@@ -47,6 +48,9 @@ public:
     void begin_step(double now_s) override;
     double step_seconds(const std::vector<StepItem>& batch) override;
     const ChipTimerCounters& counters() const { return m_n; }
+    // Sees each step as it ran (the padded batch, how many of its sequences are requests, and its
+    // record with the ops' tasks), e.g. to export a profile (vidur_profile.h).
+    void observe(std::function<void(const llm::StepBatch&, size_t real, const llm::StepRecord&)> f);
     // The simulated time (ps) at the scheduler's time 0.
     uint64_t origin_ps() const { return m_t0; }
 
@@ -57,6 +61,9 @@ private:
     bool m_pad;
     uint64_t m_t0;
     ChipTimerCounters m_n;
+    std::function<void(const llm::StepBatch&, size_t, const llm::StepRecord&)> m_observe;
+    llm::StepBatch m_batch;  // the step under way (for the observer)
+    size_t m_real = 0;
 };
 
 }  // namespace sfumato::serve

@@ -333,6 +333,7 @@ void ServeCluster::hand_off(size_t from, size_t id, double now_s, const RequestR
                 const uint64_t da = d0 + static_cast<uint64_t>(blocks.at(b) % dst_blocks) * region_block;
                 if (ctx.memcpy_peer(peer, da, sa, bytes, m_kv_stream[from], true) != rt::Status::Ok)
                     throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
+                if (m_s.export_profile) m_copy_tasks.push_back(ctx.tasks().back().task);
                 x.bytes += bytes;
                 ++x.copies;
             }
@@ -367,6 +368,15 @@ void ServeCluster::merge() {
     }
     std::stable_sort(m_res.steps.begin(), m_res.steps.end(),
                      [](const StepLog& p, const StepLog& q) { return p.begin_s < q.begin_s; });
+}
+
+void ServeCluster::export_profile(const std::string& dir, int64_t devices_per_node) const {
+    if (!m_inst.at(0)->profile()) throw InputError("serve: the run kept no profile (ServeSetup::export_profile)");
+    VidurProfile p = *m_inst[0]->profile();
+    for (size_t i = 1; i < m_inst.size(); ++i) p.merge(*m_inst[i]->profile());
+    for (const auto& t : m_copy_tasks) p.add_copy(t->copy.bytes, t->end_tick.v - t->start_tick.v);
+    p.set_topology(devices_per_node);
+    p.write(dir);
 }
 
 reuse::ReuseCounters ServeCluster::reuse_counters() const {

@@ -103,6 +103,9 @@ public:
         double seconds() const { return done_s - issued_s; }
     };
     bool disaggregated() const { return m_s.prefill_instances > 0; }
+    // ServeSetup::export_profile: every instance's per-op times and the KV transfers' copies, in
+    // Vidur's layouts (vidur_profile.h), written to `dir`.
+    void export_profile(const std::string& dir, int64_t devices_per_node) const;
     const std::vector<KvTransfer>& transfers() const { return m_xfer; }
 
 private:
@@ -124,6 +127,7 @@ private:
     std::vector<const Scheduler*> m_dec_sched;  // per decode instance, while it runs
     size_t m_prefill_done = 0, m_in_flight = 0, m_rr_decode = 0;
     uint64_t m_origin_ps = 0;
+    std::vector<std::shared_ptr<Task>> m_copy_tasks;  // export_profile: the KV transfers' copies
     const RequestTrace& m_trace;
     ServeSetup m_s;
     std::vector<uint32_t> m_chip;

@@ -129,6 +129,12 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     m_run->start(rt);
     if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
+    if (m_s.export_profile) {
+        m_profile = std::make_unique<VidurProfile>(m_c, m_s.sched.block_size, m_s.sched.max_model_len);
+        timer.observe([this](const llm::StepBatch& b, size_t real, const llm::StepRecord& r) {
+            m_profile->add_step(b, real, r);
+        });
+    }
     Scheduler sched(m_trace, m_s.sched, timer, arrivals, handoff);
     if (ready) ready(sched);
     m_res = sched.run();

@@ -24,6 +24,7 @@
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/requests.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/vidur_profile.h"
 #include "sim/config.h"
 
 namespace sfumato::serve {
@@ -41,6 +42,7 @@ struct ServeSetup {
     // Disaggregated prefill/decode: instances 0..prefill_instances-1 compute prompts, the others
     // decode (0: every instance does both).
     int64_t prefill_instances = 0;
+    bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
 };
 
 // One instance's share of its chip (runtime/serve/cluster.h): device memory the chip's other
@@ -104,6 +106,8 @@ public:
     const llm::LlmRun& engine() const { return *m_run; }
     const ServeResult& result() const { return m_res; }
     const ChipTimerCounters& timer() const { return m_counters; }
+    // The per-op times measured (ServeSetup::export_profile; else null).
+    const VidurProfile* profile() const { return m_profile.get(); }
     double wall_seconds() const { return m_wall_s; }
 
     // summary.json's "serve" section: setup, metrics (percentiles in ms, throughput, goodput
@@ -122,6 +126,7 @@ private:
     std::unique_ptr<llm::LlmRun> m_run;
     ServeResult m_res;
     ChipTimerCounters m_counters;
+    std::unique_ptr<VidurProfile> m_profile;
     double m_wall_s = 0;
 };
 
