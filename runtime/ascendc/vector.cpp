@@ -36,6 +36,8 @@ uint64_t dst_step(isa::Opcode op, const isa::VecParams& v, uint32_t es, uint32_t
             return uint64_t{v.dst_rep_stride} * es * (v.with_index && op != isa::Opcode::VRED_SUM ? 2 : 1);
         case isa::VecKind::Cmp:
             return lanes / 8;
+        case isa::VecKind::PairRed:
+            return uint64_t{v.dst_rep_stride} * (lanes / 2) * es;
         default:
             return uint64_t{v.dst_rep_stride} * 32;
     }
@@ -97,7 +99,10 @@ void vec_issue(isa::Opcode op, isa::DType dt, isa::DType st, const kernel::detai
         b.src0 = advance(a.src0, done * v.src0_rep_stride * 32ull);
         if (isa::vec_uses_src1(op)) b.src1 = advance(a.src1, done * v.src1_rep_stride * 32ull);
         if (kind == isa::VecKind::Sel) b.src2 = advance(a.src2, done * (lanes / 8));
-        kernel::detail::vec_one(*s.ctx, op, dt, b, w, scalar);
+        // An index vector goes on counting where the previous instruction stopped.
+        const double first =
+            kind == isa::VecKind::Index ? scalar + static_cast<double>(done * lanes) : scalar;
+        kernel::detail::vec_one(*s.ctx, op, dt, b, w, first);
         done += reps;
     };
     for (uint64_t left = full; left > 0;) {

@@ -2,7 +2,8 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|ibsync|determine|group|bufpool
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|ibsync|determine|
+// group|bufpool|list
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_operator_list_tensor_intf.h"
 #include "tikicpulib.h"
 
 namespace {
@@ -66,6 +68,24 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
             b[512], a, AscendC::MASK_PLACEHOLDER, 1, 1, 1, 8);
         AscendC::SetMaskNorm();
         AscendC::ResetMask();
+    } else if (f == "pair") {
+        // Pairs summed: 10 repeats of 64 lanes (32 results each, packed), then 4 repeats with
+        // lanes 0..39 enabled at a dst repeat stride of 2 (results 128 bytes x 2 apart) from b[512];
+        // the older name with a bit mask on every other pair.
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::ReducePairElem<AscendC::ReduceType::SUM, float>(b, a, 64, 10, 1, 1, 8);
+        AscendC::ReducePairElem<AscendC::ReduceType::SUM, float>(b[512], a, 40, 4, 2, 1, 8);
+        uint64_t bits[2] = {0x3333333333333333ull, 0};
+        AscendC::PairReduceSum<float>(b[768], a[256], 2, bits, 1, 1, 8);
+    } else if (f == "index") {
+        // 300 indices from -7 (count form: 4 repeats and 44 lanes), then from 1000 with a mask of
+        // 16 lanes over 3 repeats (dst repeat stride 4 blocks) from b[512].
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::CreateVecIndex(b, -7.0f, 300);
+        AscendC::LocalTensor<float> d = b[512];
+        AscendC::CreateVecIndex(d, 1000.0f, 16, 3, 1, 4);
     } else if (f == "slice") {
         // x as 4 rows of 256; rows 1 and 3, from element 8: 3 slices of 16 (2 blocks) 16 apart.
         AscendC::SliceInfo src[] = {{8, 8 + 16 * 3 + 16 * 2 - 1, 16, 2, 256}, {1, 3, 1, 1, 4}};
@@ -234,6 +254,36 @@ extern "C" __global__ __aicore__ void bufpool_kernel(GM_ADDR x, GM_ADDR y) {
     mine.Reset();
 }
 
+// ListTensorDesc: a list of two tensors (shapes {2, 3, 4} and {1024}, indices 7 and 9) whose
+// second pointer is x; y[0..] gets the list's size, dims, indices and shapes, then x[0, 512) copied
+// through the second tensor's GlobalTensor into y[512, 1024).
+extern "C" __global__ __aicore__ void list_kernel(GM_ADDR list, GM_ADDR y) {
+    AscendC::ListTensorDesc l((__gm__ void*)list);
+    __gm__ float* yp = (__gm__ float*)y;
+    uint64_t shape[4] = {};
+    float out[16] = {static_cast<float>(l.GetSize())};
+    uint32_t n = 1;
+    for (uint32_t t = 0; t < 2; ++t) {
+        AscendC::TensorDesc<float> d;
+        d.SetShapeAddr(shape);
+        l.GetDesc(d, t);
+        out[n++] = static_cast<float>(d.GetDim());
+        out[n++] = static_cast<float>(d.GetIndex());
+        for (uint32_t i = 0; i < d.GetDim(); ++i) out[n++] = static_cast<float>(d.GetShape(i));
+    }
+    for (uint32_t i = 0; i < n; ++i) AscendC::WriteGmByPassDCache<float>(yp + i, out[i]);
+    AscendC::GlobalTensor<float> xg;
+    xg.SetGlobalBuffer(l.GetDataPtr<float>(1), 512);
+    AscendC::GlobalTensor<float> yg;
+    yg.SetGlobalBuffer(yp + 512, 512);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    AscendC::LocalTensor<float> a = ub.Alloc<float, 512>();
+    AscendC::DataCopy(a, xg, 512);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yg, a, 512);
+}
+
 namespace {
 
 // The host's expectation: out starts as the kernel's b would (x, or zeros), then the family.
@@ -304,6 +354,27 @@ std::map<std::string, Expect> expectations() {
         o = x;
         o[0] = x[5] + 1.0f;
     };
+    e["pair"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t j = 0; j < 320; ++j) o[j] = x[2 * j] + x[2 * j + 1];
+        for (uint32_t r = 0; r < 4; ++r)
+            for (uint32_t j = 0; j < 20; ++j) o[512 + r * 64 + j] = x[r * 64 + 2 * j] + x[r * 64 + 2 * j + 1];
+        for (uint32_t r = 0; r < 2; ++r)
+            for (uint32_t j = 0; j < 32; ++j)
+                if (j % 2 == 0) o[768 + r * 32 + j] = x[256 + r * 64 + 2 * j] + x[256 + r * 64 + 2 * j + 1];
+    };
+    e["index"] = [](const std::vector<float>&, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t i = 0; i < 300; ++i) o[i] = -7.0f + static_cast<float>(i);
+        for (uint32_t r = 0; r < 3; ++r)
+            for (uint32_t l = 0; l < 16; ++l) o[512 + r * 32 + l] = 1000.0f + static_cast<float>(r * 64 + l);
+    };
+    e["list"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        const float head[] = {2, 3, 7, 2, 3, 4, 1, 9, 1024};
+        for (uint32_t i = 0; i < 9; ++i) o[i] = head[i];
+        for (uint32_t i = 0; i < 512; ++i) o[512 + i] = x[i];
+    };
     e["init_output"] = [](const std::vector<float>& x, std::vector<float>& o) {
         o = x;
         for (uint32_t i = 0; i < 1000; ++i) o[i] = 3.5f;
@@ -368,10 +439,19 @@ int main(int argc, char* argv[]) {
     std::memcpy(xd, x.data(), kN * sizeof(float));
     std::memset(yd, 0, kN * sizeof(float));
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
-    if (g_family == "bufpool")
+    uint64_t* list = nullptr;
+    if (g_family == "bufpool") {
         ICPU_RUN_KF(bufpool_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
-    else
+    } else if (g_family == "list") {
+        // word 0: the pointers' byte offset; {dim 3 | index 7 << 32, 2, 3, 4}; {1 | 9 << 32, 1024}
+        list = static_cast<uint64_t*>(AscendC::GmAlloc(9 * sizeof(uint64_t)));
+        const uint64_t words[] = {7 * 8, 3 | 7ull << 32, 2, 3, 4, 1 | 9ull << 32, 1024,
+                                  reinterpret_cast<uintptr_t>(yd), reinterpret_cast<uintptr_t>(xd)};
+        std::memcpy(list, words, sizeof words);
+        ICPU_RUN_KF(list_kernel, 1, (uint8_t*)list, (uint8_t*)yd);
+    } else {
         ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    }
     std::vector<float> want;
     exp.at(g_family)(x, want);
     int bad = -1;
@@ -383,5 +463,6 @@ int main(int argc, char* argv[]) {
         std::printf("%s ok\n", g_family.c_str());
     AscendC::GmFree(xd);
     AscendC::GmFree(yd);
+    if (list) AscendC::GmFree(list);
     return bad >= 0 ? 1 : 0;
 }

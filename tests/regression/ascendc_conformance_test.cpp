@@ -80,3 +80,6 @@ TEST_CASE("ascendc conformance: GroupBarrier waiters see both arrivals, over two
 TEST_CASE("ascendc conformance: TBufPool sub-pools, a shared range after Reset, a user-defined pool") {
     family("bufpool");
 }
+TEST_CASE("ascendc conformance: ReducePairElem, PairReduceSum (vcpadd): count, bit masks") { family("pair"); }
+TEST_CASE("ascendc conformance: CreateVecIndex (vci), count and mask forms") { family("index"); }
+TEST_CASE("ascendc conformance: ListTensorDesc: GetSize, GetDesc, GetDataPtr in GM") { family("list"); }
