@@ -57,6 +57,9 @@ void print_served(const nlohmann::json& m, const serve::ServeResult& res) {
                 m["served"].get<size_t>(), m["rejected"].get<size_t>(), m["duration_s"].get<double>(),
                 m["steps"].get<size_t>(), m["mean_batch"].get<double>(),
                 static_cast<long long>(m["preemptions"].get<int64_t>()));
+    if (res.swapped_out > 0 || res.swapped_in > 0)
+        std::printf("  swap: %lld tokens' KV to host memory, %lld back, %.3f ms of copies over the host link\n",
+                    static_cast<long long>(res.swapped_out), static_cast<long long>(res.swapped_in), res.swap_s * 1e3);
     int shown = 0;
     for (const serve::RequestResult& r : res.requests)
         if (!r.rejected.empty() && shown++ < 10) std::printf("  rejected %s: %s\n", r.id.c_str(), r.rejected.c_str());

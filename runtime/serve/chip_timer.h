@@ -38,6 +38,7 @@ struct ChipTimerCounters {
     int64_t tokens = 0, padded_tokens = 0;          // real new tokens; padding tokens added
     int64_t sequences = 0, padded_sequences = 0;    // real sequences; padding sequences added
     double idle_s = 0;                              // host idle waiting for arrivals
+    uint64_t swap_bytes = 0;                        // KV copied to and from host memory (swap)
 };
 
 class ChipStepTimer : public IStepTimer {
@@ -47,6 +48,9 @@ public:
     ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad);
     void begin_step(double now_s) override;
     double step_seconds(const std::vector<StepItem>& batch) override;
+    // Copies the tokens' K and V (every layer) to host memory and back over the host link,
+    // pinned, one copy per layer and kind each way, and waits for them.
+    double swap_seconds(int64_t out_tokens, int64_t in_tokens) override;
     const ChipTimerCounters& counters() const { return m_n; }
     // Sees each step as it ran (the padded batch, how many of its sequences are requests, and its
     // record with the ops' tasks), e.g. to export a profile (vidur_profile.h).

@@ -37,6 +37,7 @@ struct SchedSeq {
     const Request* r = nullptr;
     int64_t computed = 0, generated = 0;
     int64_t moved = 0;  // tokens whose KV another instance computed and moved here (disaggregation)
+    int64_t swapped = 0;  // tokens whose KV is in host memory (preemption by swap)
     int64_t num_tokens() const { return r->prompt_tokens + generated; }
 };
 
@@ -86,10 +87,15 @@ public:
                 continue;
             }
             m_timer.begin_step(now);
-            const double dt = m_timer.step_seconds(items);
-            if (!(dt > 0) || !std::isfinite(dt))
+            const double sw = m_swap_out || m_swap_in ? m_timer.swap_seconds(m_swap_out, m_swap_in) : 0.0;
+            const double dt = sw + m_timer.step_seconds(items);
+            if (!(dt > 0) || !std::isfinite(dt) || !(sw >= 0))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
             log_step(now, dt, items, preempted);
+            StepLog& sl = m_res.steps.back();
+            sl.swapped_out = m_swap_out, sl.swapped_in = m_swap_in, sl.swap_s = sw;
+            m_res.swapped_out += m_swap_out, m_res.swapped_in += m_swap_in, m_res.swap_s += sw;
+            m_swap_out = m_swap_in = 0;
             now += dt;
             complete(items, now);
         }
@@ -116,6 +122,7 @@ private:
     IStepTimer& m_timer;
     IArrivals* m_src;
     IHandoff* m_handoff;
+    int64_t m_swap_out = 0, m_swap_in = 0;  // this step's swap copies (tokens)
     KvBlockPool m_pool;
     std::vector<SchedSeq> m_seq;
     std::vector<size_t> m_waiting, m_running;
@@ -181,8 +188,12 @@ private:
         const size_t id = m_running[pos];
         m_running.erase(m_running.begin() + static_cast<std::ptrdiff_t>(pos));
         m_pool.release(id);
+        if (m_o.swap && m_seq[id].computed > 0) {
+            m_seq[id].swapped = m_seq[id].computed;
+            m_swap_out += m_seq[id].computed;
+        }
         m_seq[id].computed = 0;
-        m_seq[id].moved = 0;  // recomputed here
+        m_seq[id].moved = 0;  // recomputed here (or swapped back)
         ++m_res.requests[id].preemptions;
         ++m_res.preemptions;
         enqueue(id, true);
@@ -219,7 +230,9 @@ private:
             // The hit: whole cached blocks of its prefix, leaving at least the last token to compute.
             const int64_t most = std::min(r.prefix_tokens, s.num_tokens() - 1) / m_pool.block_size();
             const int64_t prefix = m_pool.take_prefix(id, r.prefix_id, most) * m_pool.block_size();
-            const int64_t hit = std::max(prefix, s.moved);  // a moved prompt's KV is here already
+            // A moved prompt's KV is here already; a swapped sequence's comes back from host memory.
+            const int64_t carried = std::max(s.moved, s.swapped);
+            const int64_t hit = std::max(prefix, carried);
             int64_t n = s.num_tokens() - hit;
             if (thr > 0) n = std::min(n, thr);
             if ((!m_o.chunked_prefill && n > budget) || !m_pool.grow(id, hit + std::min(n, budget), true)) {
@@ -229,7 +242,9 @@ private:
             n = std::min(n, budget);
             s.computed = hit;
             RequestResult& x = m_res.requests[id];
-            if (s.moved == 0) x.prefix_hit_tokens += hit;
+            if (carried == 0) x.prefix_hit_tokens += hit;
+            m_swap_in += s.swapped;
+            s.swapped = 0;
             if (x.scheduled_s < 0) x.scheduled_s = now;
             m_waiting.erase(m_waiting.begin());
             m_running.push_back(id);

@@ -22,8 +22,10 @@
 // (step kernels on the simulated chip through runtime/llm) plugs in there.
 // Several instances (runtime/serve/cluster.h) each run a Scheduler whose requests come from a
 // router (IArrivals) instead of the whole trace.
-// Simplified: no swap of preempted KV to host memory; static/dynamic batches reserve each
-// request's whole context up front.
+// Preemption recomputes (vLLM V1) or, with `swap`, copies the computed tokens' KV to host memory
+// and back on resumption (the timer's swap_seconds: the chip's host link).
+// Simplified: static/dynamic batches reserve each request's whole context up front; a swapped
+// sequence's host copy is not bounded by a host memory size.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -54,6 +56,9 @@ struct SchedulerOptions {
     int64_t kv_blocks = 1024, block_size = 128;
     bool prefix_caching = true;
     double watermark = 0.01;
+    // Preemption: recompute (vLLM V1: the blocks freed, the tokens computed again) or swap (the
+    // computed tokens' KV copied to host memory over the host link and back on resumption).
+    bool swap = false;
     int64_t max_model_len = 0;  // 0: no limit beyond the KV pool
 };
 
@@ -72,6 +77,12 @@ class IStepTimer {
 public:
     virtual ~IStepTimer() = default;
     virtual double step_seconds(const std::vector<StepItem>& batch) = 0;
+    // Preemption by swap: the KV of `out_tokens` tokens goes to host memory and that of
+    // `in_tokens` comes back before the step (the chip's timer copies over the host link).
+    virtual double swap_seconds(int64_t out_tokens, int64_t in_tokens) {
+        (void)out_tokens, (void)in_tokens;
+        return 0;
+    }
     // Called before each step with the loop's time (seconds from the first arrival): a timer
     // that keeps a clock of its own (the simulated chip's) waits there through idle gaps.
     virtual void begin_step(double now_s) { (void)now_s; }
@@ -97,6 +108,8 @@ struct StepLog {
     int64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
     int64_t waiting = 0, kv_used_blocks = 0, preempted = 0;
     int64_t tokens_out = 0;  // sequences that produced a token at the step's end
+    int64_t swapped_out = 0, swapped_in = 0;  // tokens whose KV went to / came from host memory
+    double swap_s = 0;                        // of `seconds`: the swap copies
 };
 
 struct ServeResult {
@@ -105,6 +118,8 @@ struct ServeResult {
     std::vector<double> itl_s;  // every gap between two consecutive tokens of a request
     double end_s = 0;
     int64_t preemptions = 0;
+    int64_t swapped_out = 0, swapped_in = 0;  // tokens, over the run
+    double swap_s = 0;
 };
 
 // Where an instance's requests come from when several instances share a trace (a router,

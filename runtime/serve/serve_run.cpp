@@ -30,6 +30,10 @@ ServeParams::ServeParams(const ParamScope& s)
                 {0, int64_t{1} << 24}),
       block_size(s, "block_size", 128, "tokens", "KV cache block size (a multiple of 64)", {64, 4096}),
       prefix_caching(s, "prefix_caching", true, "", "share the computed blocks of a request's named prefix"),
+      preemption(s, "preemption", "recompute",
+                 "continuous: a preempted request's KV is dropped and recomputed (recompute) or copied to host memory "
+                 "over the host link and back when it resumes (swap)",
+                 {"recompute", "swap"}),
       watermark(s, "watermark", 0.01, "", "share of the KV pool an admission must leave free", {0, 0.99}),
       max_model_len(s, "max_model_len", 0, "tokens",
                     "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
@@ -68,6 +72,7 @@ ServeSetup ServeParams::setup() const {
     o.kv_blocks = kv_blocks;
     o.block_size = block_size;
     o.prefix_caching = prefix_caching;
+    o.swap = preemption.get() == "swap";
     o.watermark = watermark;
     o.max_model_len = max_model_len;
     u.kv_mem_fraction = kv_mem_fraction;
@@ -210,7 +215,8 @@ nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_
             {"goodput_per_s", m.goodput_per_s}, {"met_slo", m.met_slo},
             {"slo_ttft_ms", slo_ttft_s * 1e3}, {"slo_tpot_ms", slo_tpot_s * 1e3},
             {"mean_batch", m.mean_batch}, {"preemptions", r.preemptions}, {"duration_s", r.end_s},
-            {"steps", r.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak}};
+            {"steps", r.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak},
+            {"swapped_out_tokens", r.swapped_out}, {"swapped_in_tokens", r.swapped_in}, {"swap_ms", r.swap_s * 1e3}};
 }
 
 // KV utilisation: blocks in use over the pool, weighted by step time.
@@ -238,7 +244,8 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"max_num_seqs", o.max_num_seqs}, {"long_prefill_token_threshold", o.long_prefill_token_threshold},
                   {"chunked_prefill", o.chunked_prefill}, {"max_batch", o.max_batch}, {"timeout_s", o.timeout_s},
                   {"window_s", o.window_s}, {"kv_blocks", o.kv_blocks}, {"block_size", o.block_size},
-                  {"prefix_caching", o.prefix_caching}, {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
+                  {"prefix_caching", o.prefix_caching}, {"preemption", o.swap ? "swap" : "recompute"},
+                  {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
                   {"pad_shapes", m_s.pad_shapes}};
     const llm::MemoryPlan& mp = m_run->memory();
     j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"weights_imported", mp.weights_imported},
@@ -248,7 +255,7 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
     j["kv"] = kv_json(m_res, o.kv_blocks);
     j["timer"] = {{"steps", m_counters.steps}, {"tokens", m_counters.tokens}, {"padded_tokens", m_counters.padded_tokens},
                   {"sequences", m_counters.sequences}, {"padded_sequences", m_counters.padded_sequences},
-                  {"idle_s", m_counters.idle_s}, {"plans_compiled", m_run->plans_compiled()},
+                  {"idle_s", m_counters.idle_s}, {"swap_bytes", m_counters.swap_bytes}, {"plans_compiled", m_run->plans_compiled()},
                   {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()}};
     j["wall_seconds"] = m_wall_s;
     return j;

@@ -65,6 +65,7 @@ struct ServeParams {
     Param<double> timeout_s, window_s;
     Param<int64_t> kv_blocks, block_size;
     Param<bool> prefix_caching;
+    ChoiceParam preemption;
     Param<double> watermark;
     Param<int64_t> max_model_len;
     Param<double> kv_mem_fraction;
