@@ -103,6 +103,13 @@ def commands(readme):
     return []
 
 
+def expected_output(readme):
+    """The lines the README says a successful run prints (the fenced block after its run-result
+    heading, "执行结果"), or [] when it shows none."""
+    m = re.search(r"执行结果.*?```[a-z]*\n(.*?)```", readme, re.S)
+    return [ln.strip() for ln in m.group(1).splitlines() if ln.strip()] if m else []
+
+
 def sh(cmd, cwd, env, timeout):
     try:
         r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -167,8 +174,11 @@ def run_example(mirror, rel, scratch, prefix, env0):
                         res["note"] = "verify: " + o2.strip()[-200:].replace("\n", " | ")
                 res["matched"] = ok
             else:
-                # Examples without a verify script check themselves and print the verdict.
-                res["matched"] = re.search(r"pass|success", demo_out, re.I) is not None and \
+                # Examples without a verify script check themselves and print the verdict, or
+                # print what their README's run result shows (every line of it must appear).
+                want = expected_output(mirror.read(rel + "/README.md"))
+                shown = want and all(w in demo_out for w in want)
+                res["matched"] = (shown or re.search(r"pass|success", demo_out, re.I) is not None) and \
                     re.search(r"fail|error", demo_out, re.I) is None
                 if not res["matched"]:
                     res["note"] = "self-check: " + demo_out.strip()[-200:].replace("\n", " | ")

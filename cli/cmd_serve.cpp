@@ -15,8 +15,11 @@
 #include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
+#include "cli/system_session.h"
+#include "runtime/serve/cluster.h"
 #include "runtime/serve/serve_run.h"
 #include "sim/error.h"
+#include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
 
 namespace sfumato::cli {
@@ -30,29 +33,14 @@ void print_ms(const char* what, const nlohmann::json& p) {
                 p["p50"].get<double>(), p["p90"].get<double>(), p["p99"].get<double>(), p["max"].get<double>());
 }
 
-void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std::string& arch, const std::string& mode) {
-    const nlohmann::json& m = j["metrics"];
-    const nlohmann::json& u = j["setup"];
-    const nlohmann::json& t = j["timer"];
+void print_head(const serve::ServeRun& run, const nlohmann::json& j, const std::string& where, const std::string& mode) {
     std::printf("serve %s on %s, %s mode: %zu requests (%s %s), policy %s\n", run.engine().config().name.c_str(),
-                arch.c_str(), mode.c_str(), run.trace().requests.size(), run.trace().format.c_str(),
-                run.trace().source.c_str(), u["policy"].get<std::string>().c_str());
+                where.c_str(), mode.c_str(), run.trace().requests.size(), run.trace().format.c_str(),
+                run.trace().source.c_str(), j["setup"]["policy"].get<std::string>().c_str());
     for (const std::string& note : run.trace().notes) std::printf("  note: %s\n", note.c_str());
-    const llm::MemoryPlan& mp = run.engine().memory();
-    const double gib = 1 << 30;
-    std::printf("  memory plan: weights %.2f GiB + KV cache %.2f GiB (%lld blocks of %lld tokens: %lld for requests, 1 "
-                "scratch) + activations %.2f + free %.2f\n",
-                static_cast<double>(mp.weights) / gib, static_cast<double>(mp.kv) / gib,
-                static_cast<long long>(mp.kv_blocks), static_cast<long long>(u["block_size"].get<int64_t>()),
-                static_cast<long long>(u["kv_blocks"].get<int64_t>()), static_cast<double>(mp.activations) / gib,
-                static_cast<double>(mp.free) / gib);
-    std::printf("  served %zu, rejected %zu in %.3f s simulated; %zu steps (mean batch %.2f), %lld preemptions\n",
-                m["served"].get<size_t>(), m["rejected"].get<size_t>(), m["duration_s"].get<double>(),
-                m["steps"].get<size_t>(), m["mean_batch"].get<double>(),
-                static_cast<long long>(m["preemptions"].get<int64_t>()));
-    int shown = 0;
-    for (const serve::RequestResult& r : run.result().requests)
-        if (!r.rejected.empty() && shown++ < 10) std::printf("  rejected %s: %s\n", r.id.c_str(), r.rejected.c_str());
+}
+
+void print_latencies(const nlohmann::json& m) {
     print_ms("TTFT", m["ttft_ms"]);
     print_ms("TPOT", m["tpot_ms"]);
     print_ms("ITL", m["itl_ms"]);
@@ -62,6 +50,36 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
                 m["requests_per_s"].get<double>(), m["output_tokens_per_s"].get<double>(),
                 m["goodput_per_s"].get<double>(), m["met_slo"].get<size_t>(), m["slo_ttft_ms"].get<double>(),
                 m["slo_tpot_ms"].get<double>());
+}
+
+void print_served(const nlohmann::json& m, const serve::ServeResult& res) {
+    std::printf("  served %zu, rejected %zu in %.3f s simulated; %zu steps (mean batch %.2f), %lld preemptions\n",
+                m["served"].get<size_t>(), m["rejected"].get<size_t>(), m["duration_s"].get<double>(),
+                m["steps"].get<size_t>(), m["mean_batch"].get<double>(),
+                static_cast<long long>(m["preemptions"].get<int64_t>()));
+    if (res.swapped_out > 0 || res.swapped_in > 0)
+        std::printf("  swap: %lld tokens' KV to host memory, %lld back, %.3f ms of copies over the host link\n",
+                    static_cast<long long>(res.swapped_out), static_cast<long long>(res.swapped_in), res.swap_s * 1e3);
+    int shown = 0;
+    for (const serve::RequestResult& r : res.requests)
+        if (!r.rejected.empty() && shown++ < 10) std::printf("  rejected %s: %s\n", r.id.c_str(), r.rejected.c_str());
+}
+
+void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std::string& arch, const std::string& mode) {
+    const nlohmann::json& m = j["metrics"];
+    const nlohmann::json& u = j["setup"];
+    const nlohmann::json& t = j["timer"];
+    print_head(run, j, arch, mode);
+    const llm::MemoryPlan& mp = run.engine().memory();
+    const double gib = 1 << 30;
+    std::printf("  memory plan: weights %.2f GiB + KV cache %.2f GiB (%lld blocks of %lld tokens: %lld for requests, 1 "
+                "scratch) + activations %.2f + free %.2f\n",
+                static_cast<double>(mp.weights) / gib, static_cast<double>(mp.kv) / gib,
+                static_cast<long long>(mp.kv_blocks), static_cast<long long>(u["block_size"].get<int64_t>()),
+                static_cast<long long>(u["kv_blocks"].get<int64_t>()), static_cast<double>(mp.activations) / gib,
+                static_cast<double>(mp.free) / gib);
+    print_served(m, run.result());
+    print_latencies(m);
     std::printf("  KV utilisation: mean %.1f %%, peak %.1f %% of %lld blocks\n",
                 100 * j["kv"]["mean_utilisation"].get<double>(), 100 * j["kv"]["peak_utilisation"].get<double>(),
                 static_cast<long long>(j["kv"]["pool_blocks"].get<int64_t>()));
@@ -73,25 +91,110 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
                 u["pad_shapes"].get<bool>() ? "" : " (pad_shapes off)");
 }
 
+void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const std::string& system,
+                   const std::string& mode) {
+    const double mib = 1 << 20;  // the tiny model's weights are a fraction of one GiB
+    print_head(cl.instance(0), j, system, mode);
+    std::printf("  %zu instances, router %s\n", cl.instances(), j["setup"]["router"].get<std::string>().c_str());
+    for (const nlohmann::json& in : j["instances"]) {
+        const nlohmann::json& mp = in["memory"];
+        std::printf("    instance %zu (%s) on chip %u: %zu requests, %zu steps; weights %.2f MiB %s + KV cache %.2f MiB (%lld "
+                    "blocks) + activations %.2f MiB, mean KV use %.1f %%\n",
+                    in["instance"].get<size_t>(), in["role"].get<std::string>().c_str(), in["chip"].get<uint32_t>(), in["requests"].get<size_t>(),
+                    in["steps"].get<size_t>(), mp["weights"].get<double>() / mib,
+                    mp["weights_imported"].get<bool>() ? "(mapped: shared with the chip's first instance)" : "(held)",
+                    mp["kv"].get<double>() / mib, static_cast<long long>(mp["kv_blocks"].get<int64_t>()),
+                    mp["activations"].get<double>() / mib, 100 * in["kv"]["mean_utilisation"].get<double>());
+    }
+    for (const nlohmann::json& c : j["chips"])
+        std::printf("    chip %u: %zu instance(s), %zu copy of the weights (%.2f MiB held, %.2f MiB mapped), %.2f MiB "
+                    "placed\n",
+                    c["chip"].get<uint32_t>(), c["instances"].get<size_t>(), c["weight_copies"].get<size_t>(),
+                    c["weights_bytes"].get<double>() / mib, c["weights_mapped_bytes"].get<double>() / mib,
+                    c["physical_bytes_placed"].get<double>() / mib);
+    if (j.contains("disaggregation")) {
+        const nlohmann::json& x = j["disaggregation"];
+        const nlohmann::json& t = x["kv_transfer_ms"];
+        std::printf("  disaggregated: %lld prefill + %zu decode instances; %zu KV transfers over the links (%.2f MiB in "
+                    "%zu copies), %.3f ms in total; per request ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+                    static_cast<long long>(x["prefill_instances"].get<int64_t>()), x["decode_instances"].get<size_t>(),
+                    x["transfers"].get<size_t>(), x["kv_bytes"].get<double>() / (1 << 20), x["copies"].get<size_t>(),
+                    x["kv_transfer_total_ms"].get<double>(), t["mean"].get<double>(), t["p50"].get<double>(),
+                    t["p99"].get<double>(), t["max"].get<double>());
+    }
+    print_served(j["metrics"], cl.result());
+    print_latencies(j["metrics"]);
+}
+
+// --system F: the instances on the system's chips behind the router (runtime/serve/cluster.h).
+int serve_system(const std::vector<std::string>& args, const CommonOptions& common, const std::string& system_file,
+                 const llm::ModelConfig& cfg, const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
+                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir) {
+    std::string cmdline = "sfumato serve";
+    for (const auto& a : args) cmdline += " " + a;
+    SystemSession s(common, system_file, cmdline);
+    if (s.functional())
+        throw InputError("serve: runs in timing mode only (a trace carries token counts, not tokens): --mode timing");
+    const serve::ServeParams params(ParamScope(s.config(), "serve"));
+    s.elaborate();
+    serve::ServeSetup setup = params.setup();
+    setup.seed = seed;
+    setup.export_profile = !profile_dir.empty();
+    std::vector<DeviceInfo> infos;
+    for (uint32_t c = 0; c < s.system().size(); ++c) infos.push_back(s.device(c).dev().info());
+    serve::ServeCluster cluster(cfg, trace, setup, infos);
+    reuse::ReuseOptions ropt = reuse_options(reuse_arg, false, false, s.chip_params());
+    ropt.table = reuse::make_reuse_table();
+    const std::vector<uint32_t>& chips = cluster.placement();
+    s.run(chips, [&](uint32_t i, rt::Context& ctx) { cluster.run_instance(i, s.device(chips[i]), ctx, ropt); });
+    const reuse::ReuseCounters rc = cluster.reuse_counters();
+    nlohmann::json summary = s.base_summary();
+    summary["serve"] = cluster.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
+    summary["reuse_timing"] = reuse_json(ropt, rc);
+    summary["links"] = s.links_json(0, now_tick().v);
+    print_cluster(cluster, summary["serve"], s.system_params().name.get(), s.mode());
+    print_reuse(ropt, rc);
+    s.write_outputs(summary);
+    if (!profile_dir.empty()) {
+        cluster.export_profile(profile_dir, static_cast<int64_t>(s.system_params().chips_per_server.get()));
+        std::printf("  wrote %s/{mlp,attention,send_recv,all_reduce}.csv (Vidur's profiling layouts)\n",
+                    profile_dir.c_str());
+    }
+    if (!common.out.empty()) {
+        write_text_atomically((fs::path(common.out) / "requests.csv").string(), cluster.requests_csv());
+        std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());
+    }
+    return kExitOk;
+}
+
 int cmd_serve(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";  // serving runs in timing mode (a trace carries token counts, not tokens)
-    std::string model_arg, requests, generate, policy, reuse_arg = "auto";
+    std::string model_arg, requests, generate, policy, reuse_arg = "auto", system_file, router, profile_dir;
+    int64_t instances = 0;
     double slo_ttft_ms = 0, slo_tpot_ms = 0;
     bool exact = false;
     uint64_t seed = 1;
     po::options_description d("sfumato serve");
     add_run_options(d, common);
     add_reuse_option(d, reuse_arg);
+    add_system_option(d, system_file);
     d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
         "requests", po::value<std::string>(&requests), "request trace: CSV, JSONL or the Azure LLM trace CSV (docs/serve.md)")(
         "generate", po::value<std::string>(&generate),
         "generated requests: n=..,rate=..,arrival=poisson|gamma,prompt=..,output=..,seed=.. (docs/serve.md)")(
         "policy", po::value<std::string>(&policy), "continuous | static | dynamic (the same as --set serve.policy=P)")(
+        "instances", po::value<int64_t>(&instances),
+        "serving instances on the --system's chips (the same as --set serve.instances=N)")(
+        "router", po::value<std::string>(&router),
+        "round_robin | least_tokens: how requests spread over the instances (--set serve.router=R)")(
         "slo-ttft-ms", po::value<double>(&slo_ttft_ms)->default_value(0), "goodput: TTFT bound (0: none)")(
         "slo-tpot-ms", po::value<double>(&slo_tpot_ms)->default_value(0), "goodput: TPOT bound (0: none)")(
         "seed", po::value<uint64_t>(&seed)->default_value(1), "seed of the model's timing-mode token draws")(
-        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)");
+        "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
+        "export-profile", po::value<std::string>(&profile_dir),
+        "write the measured per-op times in Vidur's profiling CSV layouts (mlp, attention, send_recv, all_reduce) to "
+        "DIR");
     po::positional_options_description pos;
     pos.add("model", 1);
     po::variables_map vm;
@@ -104,9 +207,20 @@ int cmd_serve(const std::vector<std::string>& args) {
         serve::parse_policy(policy);  // names the known ones
         common.sets.push_back("serve.policy=" + policy);
     }
+    if (!router.empty()) {
+        serve::parse_router(router);  // names the known ones
+        common.sets.push_back("serve.router=" + router);
+    }
+    if (vm.count("instances")) {
+        if (instances < 1) throw InputError("--instances " + std::to_string(instances) + ": at least 1");
+        common.sets.push_back("serve.instances=" + std::to_string(instances));
+    }
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, {preset_dir() + "/llm"});
     serve::RequestTrace trace =
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
+    if (!system_file.empty())
+        return serve_system(args, common, system_file, cfg, trace, seed, exact ? "off" : reuse_arg, slo_ttft_ms,
+                            slo_tpot_ms, profile_dir);
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);
@@ -118,6 +232,10 @@ int cmd_serve(const std::vector<std::string>& args) {
     s.elaborate();
     serve::ServeSetup setup = params.setup();
     setup.seed = seed;
+    setup.export_profile = !profile_dir.empty();
+    if (setup.instances > 1 || !setup.placement.empty())
+        throw InputError("serve.instances " + std::to_string(setup.instances) +
+                         " / serve.placement: several instances need --system F (a system of chips)");
     reuse::ReuseOptions ropt = reuse_options(exact ? "off" : reuse_arg, s.functional(), false, s.chip_params());
     ropt.traffic = s.chip().memory_system();
     serve::ServeRun run(cfg, std::move(trace), setup, s.chip().info());
@@ -134,6 +252,11 @@ int cmd_serve(const std::vector<std::string>& args) {
     print_serve(run, summary["serve"], s.chip().info().arch, common.mode);
     print_reuse(ropt, rc);
     s.write_outputs(summary);
+    if (!profile_dir.empty()) {
+        run.profile()->write(profile_dir);
+        std::printf("  wrote %s/{mlp,attention,send_recv,all_reduce}.csv (Vidur's profiling layouts)\n",
+                    profile_dir.c_str());
+    }
     if (!common.out.empty()) {
         write_text_atomically((fs::path(common.out) / "requests.csv").string(), run.requests_csv());
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());

@@ -1,8 +1,9 @@
 #include "cli/system_session.h"
 
-#include "cli/interrupt.h"
-
+#include <algorithm>
 #include <filesystem>
+
+#include "cli/interrupt.h"
 
 #include "cli/installation.h"
 #include "runtime/serve/serve_run.h"
@@ -113,7 +114,9 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
     auto left = std::make_shared<size_t>(chips.size());
     for (uint32_t i = 0; i < chips.size(); ++i) {
         rt::Device& dev = device(chips[i]);
-        const std::string name = "host" + std::to_string(chips[i]);
+        // Several host programs on one chip (serving instances) each get a name of their own.
+        const bool repeated = std::count(chips.begin(), chips.begin() + i, chips[i]) > 0;
+        const std::string name = "host" + std::to_string(chips[i]) + (repeated ? "_" + std::to_string(i) : "");
         m_hosts.push_back(std::make_unique<HostThread>(
             name.c_str(),
             [&dev, &program, i, left] {

@@ -129,7 +129,8 @@ int required_addrs(Opcode op) {
     if (param_kind(op) != ParamKind::Vec) return 2;
     // dst and src0, src1 when the op reads one (isa/instr.h's one list), vsel's mask too.
     switch (vec_kind(op)) {
-        case VecKind::Dup: return 1;
+        case VecKind::Dup:
+        case VecKind::Index: return 1;
         case VecKind::Sel: return 4;
         default: return vec_uses_src1(op) ? 3 : 2;
     }

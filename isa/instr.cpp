@@ -2,6 +2,7 @@
 #include "isa/instr.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 namespace sfumato::isa {
@@ -27,7 +28,7 @@ constexpr const char* kOpNames[] = {
     "vlrelu", "vmadd", "vmla", "vaxpy", "vaddrelu",
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
-    "vdup", "vbrcb", "vtranspose", "vgather"};
+    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd"};
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
@@ -91,6 +92,8 @@ VecKind vec_kind(Opcode op) {
         case Opcode::VBRCB: return VecKind::Brcb;
         case Opcode::VTRANSPOSE: return VecKind::Transpose;
         case Opcode::VGATHER: return VecKind::Gather;
+        case Opcode::VCI: return VecKind::Index;
+        case Opcode::VCPADD: return VecKind::PairRed;
         default: return VecKind::Unary;
     }
 }
@@ -229,6 +232,42 @@ Instr make_instr(Opcode op) {
     return in;
 }
 
+namespace {
+// VecParams equality over the bytes of its fields: its fields are integers and one-byte enums laid
+// out with padding only between the strides and the masks (checked below), so comparing the bytes
+// of the fields is comparing the fields, in six loads each instead of twelve compares.
+constexpr size_t kVecHead = offsetof(VecParams, src1_rep_stride) + sizeof(uint16_t);
+constexpr size_t kVecTail = offsetof(VecParams, mask_lo);
+static_assert(offsetof(VecParams, repeat) == 0 && offsetof(VecParams, dst_blk_stride) == 2 &&
+                  offsetof(VecParams, src0_blk_stride) == 4 && offsetof(VecParams, src1_blk_stride) == 6 &&
+                  offsetof(VecParams, dst_rep_stride) == 8 && offsetof(VecParams, src0_rep_stride) == 10 &&
+                  offsetof(VecParams, src1_rep_stride) == 12 && kVecHead == 14,
+              "VecParams' strides must be contiguous from offset 0");
+static_assert(offsetof(VecParams, mask_hi) == kVecTail + 8 &&
+                  offsetof(VecParams, src_dtype) == kVecTail + 16 &&
+                  offsetof(VecParams, round) == kVecTail + 17 && offsetof(VecParams, cmp) == kVecTail + 18 &&
+                  offsetof(VecParams, with_index) == kVecTail + 19 &&
+                  offsetof(VecParams, gather_span) == kVecTail + 20 && sizeof(VecParams) == kVecTail + 24,
+              "VecParams' fields from mask_lo on must be contiguous to its end");
+static_assert(sizeof(DType) == 1 && sizeof(RoundMode) == 1 && sizeof(CmpMode) == 1, "one-byte enums");
+template <class T>
+uint64_t load(const VecParams& v, size_t at) {
+    T x;
+    std::memcpy(&x, reinterpret_cast<const unsigned char*>(&v) + at, sizeof x);
+    return x;
+}
+// Bytes [0, 14) and [kVecTail, kVecTail + 24): every field, no padding.
+bool vec_equal(const VecParams& a, const VecParams& b) {
+    const uint64_t head = (load<uint64_t>(a, 0) ^ load<uint64_t>(b, 0)) |
+                          (load<uint32_t>(a, 8) ^ load<uint32_t>(b, 8)) |
+                          (load<uint16_t>(a, 12) ^ load<uint16_t>(b, 12));
+    const uint64_t tail = (load<uint64_t>(a, kVecTail) ^ load<uint64_t>(b, kVecTail)) |
+                          (load<uint64_t>(a, kVecTail + 8) ^ load<uint64_t>(b, kVecTail + 8)) |
+                          (load<uint64_t>(a, kVecTail + 16) ^ load<uint64_t>(b, kVecTail + 16));
+    return (head | tail) == 0;
+}
+}  // namespace
+
 bool operator==(const Instr& a, const Instr& b) {
     if (a.op != b.op || a.pipe != b.pipe || a.dtype != b.dtype || !(a.dst == b.dst) || !(a.src0 == b.src0) ||
         !(a.src1 == b.src1) || !(a.src2 == b.src2))
@@ -241,7 +280,7 @@ bool operator==(const Instr& a, const Instr& b) {
         case ParamKind::Vec:
             if (a.op == Opcode::SET_MASK)
                 return a.vec.mask_lo == b.vec.mask_lo && a.vec.mask_hi == b.vec.mask_hi;
-            return a.vec == b.vec;
+            return vec_equal(a.vec, b.vec);
         case ParamKind::Flag: return a.flag == b.flag;
         case ParamKind::CrossFlag: return a.xflag == b.xflag;
         case ParamKind::Scalar: return a.sc == b.sc;
@@ -285,7 +324,8 @@ uint32_t scalar_setup_words(const Instr& in) {
     // Vector: the address operands the opcode reads, one word of repeat and strides, and the
     // scalar operand where it has one.
     switch (in.op) {
-        case Opcode::VDUP: return 1 + 1 + 1;
+        case Opcode::VDUP:
+        case Opcode::VCI: return 1 + 1 + 1;
         case Opcode::VSEL: return 4 + 1;
         case Opcode::VADDS:
         case Opcode::VMULS:

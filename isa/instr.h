@@ -81,6 +81,8 @@ enum class Opcode : uint16_t {
     VBRCB,                        // each of 8 src elements per repeat fills one dst block
     VTRANSPOSE,                   // 16x16 16-bit transpose per repeat
     VGATHER,                      // dst[i] = src0[byte offset src1[i] (uint32)]
+    VCI,                          // dst lane l of repeat r = scalar + r * lanes + l (an index vector)
+    VCPADD,                       // per repeat: dst[j] = src0[2j] + src0[2j + 1] (pairs of lanes)
     kCount
 };
 // clang-format on
@@ -106,7 +108,9 @@ ParamKind param_kind(Opcode op);
 
 // The operand shape of a vector opcode: the one list the assembler (how many address operands)
 // and the semantics (which operands are read) both use.
-enum class VecKind : uint8_t { Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather };
+enum class VecKind : uint8_t {
+    Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather, Index, PairRed
+};
 VecKind vec_kind(Opcode op);
 // Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather.
 bool vec_uses_src1(Opcode op);

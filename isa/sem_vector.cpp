@@ -348,6 +348,45 @@ void exec_gather(const Instr& in, const Ptrs& p) {
     }
 }
 
+// VCI: an index vector, lane l of repeat r holding scalar + r * lanes + l (in the element type).
+void exec_index(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
+    for (uint32_t r = 0; r < v.repeat; ++r)
+        for (uint32_t l = 0; l < L; ++l) {
+            if (!lane_on(v, l, L)) continue;
+            uint8_t* q = p.d + lane_off(r, l, es, v.dst_blk_stride, v.dst_rep_stride);
+            const double x = in.scalar + static_cast<double>(uint64_t{r} * L + l);
+            if (is_int(in.dtype))
+                store_wrap(in.dtype, q, static_cast<int64_t>(x));
+            else
+                store_f64(in.dtype, q, x);
+        }
+}
+
+// VCPADD: result j of a repeat is the sum of its lanes 2j and 2j + 1 that the mask enables, rounded
+// once; a pair with both lanes masked off leaves its result unwritten. A repeat's L / 2 results
+// are packed; the dst repeat stride counts such 128-byte groups.
+void exec_pair_reduce(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
+    double out[128];
+    bool any[128];
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        for (uint32_t j = 0; j < L / 2; ++j) {
+            out[j] = 0.0, any[j] = false;
+            for (uint32_t l = 2 * j; l < 2 * j + 2; ++l) {
+                if (!lane_on(v, l, L)) continue;
+                out[j] += load_f64(in.dtype, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride));
+                any[j] = true;
+            }
+        }
+        uint8_t* d = p.d + static_cast<uint64_t>(r) * v.dst_rep_stride * (L / 2) * es;
+        for (uint32_t j = 0; j < L / 2; ++j)
+            if (any[j]) store_f64(in.dtype, d + j * es, out[j]);
+    }
+}
+
 }  // namespace
 
 bool is_vector_compute(Opcode op) { return op >= Opcode::VADD && op < Opcode::kCount; }
@@ -357,7 +396,10 @@ std::string validate_vector(const Instr& in) {
     if (v.repeat < 1 || v.repeat > 255) return "repeat " + std::to_string(v.repeat) + " outside 1..255";
     const Addr* ops[] = {&in.dst, &in.src0, &in.src1, &in.src2};
     const char* names[] = {"dst", "src0", "src1", "src2"};
-    const int used = in.op == Opcode::VSEL ? 4 : uses_src1(in.op) ? 3 : in.op == Opcode::VDUP ? 1 : 2;
+    const int used = in.op == Opcode::VSEL                          ? 4
+                     : uses_src1(in.op)                             ? 3
+                     : in.op == Opcode::VDUP || in.op == Opcode::VCI ? 1
+                                                                    : 2;
     for (int i = 0; i < used; ++i)
         if (ops[i]->pos != Pos::UB) return bad_pos(in, names[i], ops[i]->pos);
     const DType t = in.dtype;
@@ -373,6 +415,10 @@ std::string validate_vector(const Instr& in) {
         return "";
     }
     if (k == VKind::Transpose) return dtype_size(t) == 2 ? "" : bad_dtype(in, t);
+    if (k == VKind::Index)
+        return t == DType::FP16 || t == DType::FP32 || t == DType::INT16 || t == DType::INT32 ? ""
+                                                                                          : bad_dtype(in, t);
+    if (k == VKind::PairRed) return t == DType::FP16 || t == DType::FP32 ? "" : bad_dtype(in, t);
     if (k == VKind::Brcb) return dtype_size(t) >= 2 ? "" : bad_dtype(in, t);
     if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
     if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
@@ -397,6 +443,14 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
         case VKind::Brcb:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.repeat * 8ull * esd, false};
             out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
+            return n;
+        case VKind::Index:
+            out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
+            return n;
+        case VKind::PairRed:
+            out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
+            out[n++] = {in.dst.pos, in.dst.addr,
+                        in.dst.addr + ((v.repeat - 1ull) * v.dst_rep_stride + 1) * (L / 2ull) * esd, true};
             return n;
         case VKind::Gather:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};
@@ -431,6 +485,8 @@ void exec_vector(const Instr& in, IMemView& mem) {
         case VKind::Brcb: return exec_brcb(in, p);
         case VKind::Transpose: return exec_transpose(in, p);
         case VKind::Gather: return exec_gather(in, p);
+        case VKind::Index: return exec_index(in, p);
+        case VKind::PairRed: return exec_pair_reduce(in, p);
         default: return exec_elementwise(in, p);
     }
 }

@@ -4,6 +4,7 @@
 
 #include "isa/asm.h"
 #include "isa/text.h"
+#include "sim/block_startup.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -326,6 +327,7 @@ void AiCore::start_up() {
     m_last_startup = (m_scalar_cycle - t0).v;
     m_startup += m_last_startup;
     slice("start-up", t0, m_scalar_cycle);
+    entering_block_startup_cycles() = m_last_startup;  // the body comes next (sim/block_startup.h)
 }
 
 void AiCore::scalar(uint32_t cycles) {

@@ -99,10 +99,19 @@ GmSpan gm_translate(const void* p) {
     const HostState::Buffer* b = host_state().find_host(reinterpret_cast<uintptr_t>(p), &start);
     if (!b) fail("GM address " + hex(reinterpret_cast<uintptr_t>(p)) + " lies in no GmAlloc or aclrtMalloc buffer");
     const uint64_t dev = b->dev + (reinterpret_cast<uintptr_t>(p) - start);
-    return {dev, b->dev, b->dev + b->span()};
+    return {dev, b->dev, b->dev + b->span(), 0};
+}
+
+GmSpan gm_translate_lazy(const void* p) {
+    uintptr_t start = 0;
+    const HostState::Buffer* b = host_state().find_host(reinterpret_cast<uintptr_t>(p), &start);
+    if (!b) return {0, 0, 0, reinterpret_cast<uintptr_t>(p)};
+    const uint64_t dev = b->dev + (reinterpret_cast<uintptr_t>(p) - start);
+    return {dev, b->dev, b->dev + b->span(), 0};
 }
 
 void gm_check(const GmSpan& s, uint64_t dev, uint64_t bytes) {
+    if (s.stray != 0) fail("GM address " + hex(s.stray) + " lies in no GmAlloc or aclrtMalloc buffer");
     if (s.hi == 0) fail("the GlobalTensor was never given a buffer (SetGlobalBuffer)");
     if (dev < s.lo || dev + bytes > s.hi)
         fail("GM bytes [" + std::to_string(static_cast<int64_t>(dev - s.lo)) + ", " +

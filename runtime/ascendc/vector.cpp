@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 
@@ -35,6 +36,8 @@ uint64_t dst_step(isa::Opcode op, const isa::VecParams& v, uint32_t es, uint32_t
             return uint64_t{v.dst_rep_stride} * es * (v.with_index && op != isa::Opcode::VRED_SUM ? 2 : 1);
         case isa::VecKind::Cmp:
             return lanes / 8;
+        case isa::VecKind::PairRed:
+            return uint64_t{v.dst_rep_stride} * (lanes / 2) * es;
         default:
             return uint64_t{v.dst_rep_stride} * 32;
     }
@@ -96,7 +99,10 @@ void vec_issue(isa::Opcode op, isa::DType dt, isa::DType st, const kernel::detai
         b.src0 = advance(a.src0, done * v.src0_rep_stride * 32ull);
         if (isa::vec_uses_src1(op)) b.src1 = advance(a.src1, done * v.src1_rep_stride * 32ull);
         if (kind == isa::VecKind::Sel) b.src2 = advance(a.src2, done * (lanes / 8));
-        kernel::detail::vec_one(*s.ctx, op, dt, b, w, scalar);
+        // An index vector goes on counting where the previous instruction stopped.
+        const double first =
+            kind == isa::VecKind::Index ? scalar + static_cast<double>(done * lanes) : scalar;
+        kernel::detail::vec_one(*s.ctx, op, dt, b, w, first);
         done += reps;
     };
     for (uint64_t left = full; left > 0;) {
@@ -132,6 +138,8 @@ namespace sfumato::ascendc {
 namespace {
 // Slots IBSet has set (device addresses), cleared when a kernel's first block starts.
 std::set<uint64_t> g_ib_set;
+// GroupBarrier slots: the arrival count whose store completed last.
+std::map<uint64_t, uint32_t> g_group_counts;
 constexpr uint32_t kIbEvents = 8, kIbSlotBytes = 32;
 constexpr uint64_t kIbMaxPolls = 1u << 20;
 
@@ -144,15 +152,16 @@ uint64_t ib_slot(const GmSpan& gm, int32_t block, int32_t event) {
 }
 }  // namespace
 
-void ib_reset() { g_ib_set.clear(); }
+void ib_reset() {
+    g_ib_set.clear();
+    g_group_counts.clear();
+}
 
 namespace {
-// Writes `value` to the 32-byte slot once every earlier instruction of the block completed, and
-// returns once the store completed (value 1 marks the slot set for the waiters).
-void slot_store(uint64_t slot, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, double value) {
-    CoreState& s = *g_current;
-    if (ub_bytes < kIbSlotBytes) fail("ubWorkspace of " + std::to_string(ub_bytes) + " bytes (32 needed)");
-    kernel::KernelContext& ctx = *s.ctx;
+// Fills the 32-byte slot of UB at ub_addr with `value` (int32) once every earlier instruction of
+// the block completed, and stores it to each GM slot (MTE3), returning once the stores completed.
+void slot_store_all(const std::vector<uint64_t>& slots, isa::Pos ub_pos, uint32_t ub_addr, double value) {
+    kernel::KernelContext& ctx = *g_current->ctx;
     ctx.pipe_barrier(isa::Pipe::ALL);  // what the block did before is complete
     kernel::detail::VecArgs a{{ub_addr, ub_pos}, {}, {}, {}};
     isa::VecParams v;
@@ -160,8 +169,16 @@ void slot_store(uint64_t slot, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_by
     v.mask_lo = m.lo, v.mask_hi = m.hi;
     kernel::detail::vec_one(ctx, isa::Opcode::VDUP, isa::DType::INT32, a, v, value);
     ctx.pipe_barrier(isa::Pipe::ALL);
-    kernel::detail::copy_out(ctx, isa::DType::INT32, slot, ub_pos, ub_addr, {1, kIbSlotBytes, 0, 0});
-    ctx.pipe_barrier(isa::Pipe::ALL);  // the scalar unit goes on once the store completed
+    for (uint64_t slot : slots)
+        kernel::detail::copy_out(ctx, isa::DType::INT32, slot, ub_pos, ub_addr, {1, kIbSlotBytes, 0, 0});
+    ctx.pipe_barrier(isa::Pipe::ALL);  // the scalar unit goes on once the stores completed
+}
+
+// Writes `value` to the 32-byte slot once every earlier instruction of the block completed, and
+// returns once the store completed (value 1 marks the slot set for the waiters).
+void slot_store(uint64_t slot, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes, double value) {
+    if (ub_bytes < kIbSlotBytes) fail("ubWorkspace of " + std::to_string(ub_bytes) + " bytes (32 needed)");
+    slot_store_all({slot}, ub_pos, ub_addr, value);
     if (value != 0)
         g_ib_set.insert(slot);
     else
@@ -221,6 +238,63 @@ void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_
 
 void determine_notify(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes) {
     slot_store(block_slot(gm, g_current->block_idx), ub_pos, ub_addr, ub_bytes, 1.0);
+}
+
+namespace {
+constexpr uint32_t kGroupWaiterBytes = 512;
+uint32_t ub_tail(uint32_t bytes) { return static_cast<uint32_t>(g_current->sink->buffer_size(isa::Pos::UB)) - bytes; }
+}  // namespace
+
+void group_arrive(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count) {
+    (void)arrivers;
+    std::vector<uint64_t> slots;
+    for (uint32_t w = 0; w < waiters; ++w) {
+        slots.push_back(gm.dev + uint64_t(w) * kGroupWaiterBytes + uint64_t(index) * kIbSlotBytes);
+        gm_check(gm, slots.back(), kIbSlotBytes);
+    }
+    slot_store_all(slots, isa::Pos::UB, ub_tail(kGroupWaiterBytes), static_cast<double>(count));
+    for (uint64_t slot : slots) g_group_counts[slot] = count;
+}
+
+void group_wait(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count) {
+    (void)waiters;
+    kernel::KernelContext& ctx = *g_current->ctx;
+    const uint64_t first = gm.dev + uint64_t(index) * kGroupWaiterBytes;
+    const uint32_t bytes = arrivers * kIbSlotBytes;
+    gm_check(gm, first, bytes);
+    for (uint64_t poll = 0;; ++poll) {
+        if (poll == kIbMaxPolls)
+            fail("the arrivers of GroupBarrier waiter " + std::to_string(index) + " never arrived after " +
+                 std::to_string(kIbMaxPolls) + " reads");
+        kernel::detail::copy_in(ctx, isa::DType::INT32, isa::Pos::UB, ub_tail(kGroupWaiterBytes), first, {1, bytes, 0, 0},
+                                0);
+        ctx.pipe_barrier(isa::Pipe::ALL);  // the scalar unit reads the slots once they arrived
+        bool all = true;
+        for (uint32_t a = 0; a < arrivers && all; ++a) {
+            auto it = g_group_counts.find(first + uint64_t(a) * kIbSlotBytes);
+            all = it != g_group_counts.end() && it->second >= count;
+        }
+        if (all) return;
+    }
+}
+
+void init_output(const GmSpan& gm, uint64_t dev, uint64_t bytes, isa::DType dt, double value) {
+    gm_check(gm, dev, bytes);
+    kernel::KernelContext& ctx = *g_current->ctx;
+    constexpr uint32_t kChunk = 256;  // one repeat of the vector unit, at the end of UB
+    const uint32_t es = isa::dtype_size(dt);
+    kernel::detail::VecArgs a{{ub_tail(kChunk), isa::Pos::UB}, {}, {}, {}};
+    isa::VecParams v;
+    const kernel::VecMask m(kChunk / es);
+    v.mask_lo = m.lo, v.mask_hi = m.hi;
+    ctx.pipe_barrier(isa::Pipe::ALL);
+    kernel::detail::vec_one(ctx, isa::Opcode::VDUP, dt, a, v, value);
+    ctx.pipe_barrier(isa::Pipe::ALL);  // the filled chunk is in UB before MTE3 reads it
+    for (uint64_t at = 0; at < bytes; at += kChunk) {
+        const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(kChunk, bytes - at));
+        kernel::detail::copy_out(ctx, dt, dev + at, isa::Pos::UB, ub_tail(kChunk), {1, n, 0, 0});
+    }
+    ctx.pipe_barrier(isa::Pipe::MTE3);
 }
 
 }  // namespace sfumato::ascendc

@@ -132,6 +132,40 @@ public:
         b.m_addr = reserve(P, round_up(bytes, P), "tbuf");
         b.m_bytes = bytes;
     }
+    // Buffers the caller places itself (Ascend C's TBufPool carves a reserved range into queues
+    // and buffers, and pools may share a range): nothing is reserved here. A queue set up again
+    // first consumes the free flags still pending on its old buffers.
+    template <TPosition P>
+    void InitBufferAt(TQue<P>& q, uint32_t num, uint32_t bytes, uint32_t base, const QueuePipes* pipes = nullptr) {
+        if (q.m_pipe == this) {
+            q.drain();
+            forget(&q);
+        }
+        q.m_fifo.clear();
+        q.m_next = 0;
+        q.setup(m_ctx, P, num, base, bytes, "queue " + std::to_string(m_queues.size()), pipes);
+        for (auto& b : q.m_bufs) b = TQueBase::Buf{0, b.fwd_ev, b.back_ev, false, false};
+        q.m_pipe = this;
+        for (uint32_t i = 0; i < num; ++i) q.m_bufs[i].addr = base + i * round_up(bytes, P);
+        m_queues.push_back(&q);
+    }
+    // Moves buffer i of a queue set up by InitBufferAt (pools that place buffers one by one).
+    void SetBufferAddress(TQueBase& q, uint32_t i, uint32_t addr) {
+        if (i >= q.m_bufs.size())
+            throw InputError(q.m_name + ": buffer " + std::to_string(i) + " of a queue of " +
+                             std::to_string(q.m_bufs.size()));
+        q.m_bufs[i].addr = addr;
+    }
+    template <TPosition P>
+    void InitBufferAt(TBuf<P>& b, uint32_t bytes, uint32_t addr) {
+        b.m_ctx = &m_ctx;
+        b.m_addr = addr;
+        b.m_bytes = bytes;
+    }
+    // Reserves bytes of position P as InitBuffer does (for a pool the caller carves) and returns
+    // their address.
+    uint32_t Reserve(TPosition p, uint32_t bytes, const char* what) { return reserve(p, round_up(bytes, p), what); }
+    uint32_t RoundUp(uint32_t bytes, TPosition p) const { return round_up(bytes, p); }
     void Destroy();
     void forget(TQueBase* q);
 

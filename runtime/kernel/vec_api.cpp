@@ -170,6 +170,23 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
     }
 }
 
+void index_count(KernelContext& ctx, isa::DType t, const isa::Addr& d, double first, uint64_t count) {
+    const uint32_t lanes = 256 / isa::dtype_size(t);
+    uint64_t done = 0;  // elements written
+    while (done < count) {
+        // Each instruction after the first is another loop iteration (dst and the first value advance).
+        if (done) ctx.scalar(ApiOps::kLoopIteration + 2 * ApiOps::kAddressAdvance);
+        const uint64_t left = count - done;
+        isa::VecParams v;
+        v.repeat = static_cast<uint16_t>(left >= lanes ? std::min<uint64_t>(left / lanes, 255) : 1);
+        const uint64_t on = std::min<uint64_t>(left, lanes);
+        set_count_mask(v, on, lanes, isa::Opcode::VCI);
+        vec_one(ctx, isa::Opcode::VCI, t, {advance(d, done * isa::dtype_size(t)), {}, {}, {}}, v,
+                first + static_cast<double>(done));
+        done += v.repeat * on;
+    }
+}
+
 }  // namespace detail
 
 }  // namespace sfumato::kernel

@@ -329,6 +329,24 @@ void Gather(const LocalTensor<T>& d, const LocalTensor<T>& src, const LocalTenso
                       {detail::at(d), detail::at(src), detail::at(offsets), {}}, count, v, 0);
 }
 
+// An index vector (vci): d[i] = first + i for i < count, in whole repeats and a masked last one.
+namespace detail {
+void index_count(KernelContext& ctx, isa::DType t, const isa::Addr& d, double first, uint64_t count);
+}
+template <class T>
+void CreateVecIndex(const LocalTensor<T>& d, T first, uint64_t count) {
+    detail::index_count(d.ctx(), detail::dt<T>(), detail::at(d), static_cast<double>(first), count);
+}
+// Lane pairs summed (vcpadd): per repeat the lanes / 2 sums packed, repeats dstRepStride x 128
+// bytes apart.
+template <class T>
+void PairReduceSum(const LocalTensor<T>& d, const LocalTensor<T>& a, const VecMask& m, uint8_t repeat,
+                   uint16_t dstRepStride = 1, uint16_t srcBlkStride = 1, uint16_t srcRepStride = 8) {
+    detail::vec_one(d.ctx(), isa::Opcode::VCPADD, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                    detail::rep(m, repeat, UnaryRepeatParams{1, srcBlkStride, dstRepStride, srcRepStride}),
+                    0);
+}
+
 // The core's vector mask register (SetVectorMask in Ascend C).
 void SetVectorMask(KernelContext& ctx, const VecMask& m);
 

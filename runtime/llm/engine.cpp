@@ -138,7 +138,9 @@ LlmRun::LlmRun(const ModelConfig& c, RunOptions o, const DeviceInfo& dev) : m_c(
     // in one region per layer and kind (K, V), each rounded as the allocator rounds.
     m_mem.reserved = m_o.reserved_bytes;
     for (const auto& b : m_buffers) m_mem.reserved += held(b.second);
-    const uint64_t fixed = held(m_mem.weights) + held(m_mem.activations) + m_mem.reserved;
+    m_mem.weights_imported = static_cast<bool>(m_o.import_weights);
+    const uint64_t fixed =
+        (m_mem.weights_imported ? 0 : held(m_mem.weights)) + held(m_mem.activations) + m_mem.reserved;
     if (fixed > m_mem.capacity)
         throw InputError("llm: " + m_c.name + " does not fit the device: weights " + gib(m_mem.weights) +
                          " + activations " + gib(m_mem.activations) +

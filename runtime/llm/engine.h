@@ -84,6 +84,11 @@ struct RunOptions {
     // Keep each step's per-op tasks in steps() (the per-op tables need them); a long serving run
     // turns it off, keeping each step's time and counts only.
     bool keep_step_ops = true;
+    // Serving instances on one chip (runtime/serve/cluster.h): the weights are another context's
+    // block, exported through the runtime's shared-memory handles (runtime/rt/share_table.h). The
+    // memory plan holds none of them, and start() maps the handle this returns (called in the
+    // host thread; it may wait for the owner's export) instead of placing a copy. Timing mode.
+    std::function<uint64_t()> import_weights;
 };
 
 // The prompts a run draws from its seed when RunOptions::prompts gives none (batch x prefill
@@ -93,6 +98,7 @@ std::vector<std::vector<int64_t>> draw_prompts(const ModelConfig& c, const RunOp
 struct MemoryPlan {
     uint64_t capacity = 0;     // device memory a program can allocate
     uint64_t weights = 0;      // weights and the RoPE table, placed once
+    bool weights_imported = false;  // RunOptions::import_weights: mapped, not held (not in `free`'s sum)
     uint64_t activations = 0;  // the largest step plan's arena
     uint64_t kv = 0;           // the paged KV cache
     uint64_t reserved = 0;     // RunOptions::reserved_bytes
@@ -177,6 +183,9 @@ public:
     // RoPE table rows: the longest sequence a step may reach.
     int64_t max_positions() const { return m_positions; }
     void bind(const std::string& name, uint64_t addr) { m_addr[name] = addr; }
+    // After start(): exports the weights' block for other contexts on this chip to import
+    // (RunOptions::import_weights); returns the handle.
+    uint64_t export_weights(rt::Runtime& rt);
     int64_t first_layer() const { return m_o.first_layer; }
     int64_t end_layer() const { return m_o.end_layer < 0 ? m_c.num_layers : m_o.end_layer; }
     bool has_head() const { return end_layer() == m_c.num_layers; }
@@ -238,6 +247,7 @@ private:
     std::map<std::string, Bucket> m_buckets;
     std::string m_live;  // the bucket whose executor is loaded
     std::map<std::string, uint64_t> m_addr;  // external inputs
+    uint64_t m_weights_base = 0;
     struct WeightShape {
         std::string name;
         std::vector<int64_t> shape;

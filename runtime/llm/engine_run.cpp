@@ -77,7 +77,14 @@ void LlmRun::place(rt::Runtime& rt) {
     if (functional && !m_o.weights) throw InputError("llm: a functional run needs host weights");
     rt::Context& ctx = rt.context();
     ctx.set_untimed(true);
-    const uint64_t wbase = rt.malloc(m_mem.weights);
+    uint64_t wbase = 0;
+    if (m_o.import_weights) {
+        if (functional) throw InputError("llm: shared weights (import_weights) are a timing-mode option");
+        if (ctx.import_handle(m_o.import_weights(), &wbase) != rt::Status::Ok) throw InputError(ctx.last_error());
+    } else {
+        wbase = rt.malloc(m_mem.weights);
+    }
+    m_weights_base = wbase;
     uint64_t off = 0;
     for (const auto& [name, shape, e] : m_weight_shapes) {
         uint64_t n = 1;
@@ -304,6 +311,16 @@ std::vector<std::vector<int64_t>> LlmRun::draw_routing(int64_t tokens) {
 void LlmRun::start(rt::Runtime& rt) {
     m_rt = &rt;
     place(rt);
+}
+
+uint64_t LlmRun::export_weights(rt::Runtime& rt) {
+    rt::Context& ctx = rt.context();
+    uint64_t handle = 0;
+    ctx.set_untimed(true);
+    const rt::Status st = ctx.export_handle(m_weights_base, &handle);
+    ctx.set_untimed(false);
+    if (st != rt::Status::Ok) throw InputError("llm: exporting the weights: " + ctx.last_error());
+    return handle;
 }
 
 std::vector<int64_t> LlmRun::step(rt::Runtime& rt, bool prefill, const std::vector<size_t>& seqs, int64_t q,

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "runtime/reuse/footprint.h"
+#include "sim/block_startup.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 
@@ -86,8 +87,7 @@ struct TimingReuse::Launch {
   // whole run, and an owning pointer here closed a cycle (the task's kernel body holds this launch).
   const Task *task = nullptr;
   bool decided = false, standin = false;
-  uint64_t cycles = 0,
-           startup = 0; // the template's span and longest block start-up
+  uint64_t cycles = 0; // the template's span
   std::vector<OperandRange> ops; // its operands
   std::unique_ptr<Footprint> fp; // recorded while it runs in full
 };
@@ -284,10 +284,12 @@ void TimingReuse::on_launch(KernelDesc &k) {
   // time. In the template a wave's blocks started delta apart and, running
   // about equally long, ended delta apart, the last one a wave's span (its span
   // split evenly over its waves) after the first one started. Each stand-in
-  // block charges that block time less the template's longest block start-up
-  // (its own start-up comes before its body): its blocks end staggered as the
-  // template's did (their completion reports do not pile up) and its waves take
-  // as long.
+  // block takes that block time: it charges it less its own start-up (code
+  // fetch, initialisation, arguments: they came before its body and differ
+  // from the template's, whose code may have come from HBM and whose later
+  // blocks' fetches queued behind its earlier blocks' traffic), so its blocks
+  // end staggered as the template's did (their completion reports do not pile
+  // up) and its waves take as long.
   const uint64_t delta =
       m_opt.block_dispatch_cycles +
       uint64_t{m_opt.core_start_cycles} *
@@ -301,6 +303,8 @@ void TimingReuse::on_launch(KernelDesc &k) {
   std::function<void(isa::IInstrSink &)> real = std::move(k.body);
   k.body = [ctx, loc, launch, pending, mode, tol, waves, cores, block_dim,
             delta, real](isa::IInstrSink &sink) {
+    // This block's own start-up, read before anything else (sim/block_startup.h).
+    const uint64_t own_startup = entering_block_startup_cycles();
     if (!launch->decided) {
       // The first block to start decides for the whole launch.
       launch->decided = true;
@@ -313,7 +317,6 @@ void TimingReuse::on_launch(KernelDesc &k) {
       if (tl) {
         launch->standin = true;
         launch->cycles = tl->task->cycles;
-        launch->startup = tl->task->startup_cycles;
         ++loc->reused;
         loc->reused_cycles += launch->cycles;
         loc->dev = std::max(loc->dev, dev);
@@ -350,7 +353,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
         std::min<uint64_t>(sink.block_idx() / cores, waves - 1);
     const uint64_t in_wave =
         std::min<uint64_t>(cores, block_dim - wave * cores);
-    const uint64_t used = launch->startup + (in_wave - 1) * delta;
+    const uint64_t used = own_startup + (in_wave - 1) * delta;
     const uint64_t per_wave = launch->cycles / waves;
     const uint64_t body = per_wave > used ? per_wave - used : 1;
     sink.scalar(static_cast<uint32_t>(std::min<uint64_t>(body, 0xffffffffu)));

@@ -65,7 +65,7 @@
 // reaches the caches at once and untimed (so the contention it would cause a
 // concurrent kernel or collective is missing), in an approximate order; the L2
 // estimate of the identity follows kernel operands only (copies and
-// collectives do not age it); its start-up is the template's; concurrent
+// collectives do not age it); concurrent
 // streams are not part of the identity. tests/regression/
 // timing_reuse_test.cpp measures the error per command family;
 // docs/timing_reuse.md states it.

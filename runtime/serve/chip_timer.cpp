@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "runtime/llm/step_graph.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 
@@ -54,6 +55,36 @@ llm::StepBatch step_shape(const std::vector<StepItem>& items, int64_t block_size
 ChipStepTimer::ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad)
     : m_run(run), m_rt(rt), m_scratch(scratch), m_pad(pad), m_t0(now_tick().v) {}
 
+void ChipStepTimer::observe(std::function<void(const llm::StepBatch&, size_t, const llm::StepRecord&)> f) {
+    m_observe = std::move(f);
+    m_run.on_step([this](const llm::StepRecord& r) {
+        if (m_observe) m_observe(m_batch, m_real, r);
+    });
+}
+
+double ChipStepTimer::swap_seconds(int64_t out_tokens, int64_t in_tokens) {
+    const llm::ModelConfig& c = m_run.config();
+    const uint64_t t0 = now_tick().v;
+    rt::Context& ctx = m_rt.context();
+    const rt::StreamId s = m_rt.default_stream().id;
+    for (const auto& [tokens, dir] : {std::pair{out_tokens, CopyDir::D2H}, std::pair{in_tokens, CopyDir::H2D}}) {
+        if (tokens <= 0) continue;
+        const uint64_t bytes = static_cast<uint64_t>(tokens) * static_cast<uint64_t>(c.kv_size()) * 2;  // 16-bit
+        for (int64_t l = m_run.first_layer(); l < m_run.end_layer(); ++l)
+            for (const char* kind : {"k_cache", "v_cache"}) {
+                const uint64_t dev = m_run.address(llm::layer_tensor(l, kind));
+                // Timing mode: the host side is a token (no host buffer).
+                const rt::Status st = dir == CopyDir::D2H ? ctx.copy_explicit(dir, 0, dev, bytes, s, true, true)
+                                                          : ctx.copy_explicit(dir, dev, 0, bytes, s, true, true);
+                if (st != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV swap copy: " + ctx.last_error());
+            }
+    }
+    if (ctx.stream_synchronize(s) != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV swap: " + ctx.last_error());
+    m_n.swap_bytes += static_cast<uint64_t>(out_tokens + in_tokens) * static_cast<uint64_t>(c.kv_size()) * 2 * 2 *
+                      static_cast<uint64_t>(m_run.end_layer() - m_run.first_layer());
+    return static_cast<double>(now_tick().v - t0) * 1e-12;
+}
+
 void ChipStepTimer::begin_step(double now_s) {
     const uint64_t target = m_t0 + static_cast<uint64_t>(now_s * 1e12 + 0.5);
     const uint64_t now = now_tick().v;
@@ -78,6 +109,10 @@ double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
     m_n.padded_tokens += b.tokens() - tokens;
     m_n.padded_sequences += static_cast<int64_t>(b.sequences() - batch.size());
     ++m_n.steps;
+    if (m_observe) {
+        m_batch = b;
+        m_real = batch.size();
+    }
     const llm::StepRecord& r = m_run.step_batch(m_rt, std::move(b), prefill);
     return static_cast<double>(r.ps) * 1e-12;
 }

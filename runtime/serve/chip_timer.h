@@ -17,6 +17,7 @@
 // trace carries token counts).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/llm/engine.h"
@@ -37,6 +38,7 @@ struct ChipTimerCounters {
     int64_t tokens = 0, padded_tokens = 0;          // real new tokens; padding tokens added
     int64_t sequences = 0, padded_sequences = 0;    // real sequences; padding sequences added
     double idle_s = 0;                              // host idle waiting for arrivals
+    uint64_t swap_bytes = 0;                        // KV copied to and from host memory (swap)
 };
 
 class ChipStepTimer : public IStepTimer {
@@ -46,7 +48,13 @@ public:
     ChipStepTimer(llm::LlmRun& run, rt::Runtime& rt, int64_t scratch, bool pad);
     void begin_step(double now_s) override;
     double step_seconds(const std::vector<StepItem>& batch) override;
+    // Copies the tokens' K and V (every layer) to host memory and back over the host link,
+    // pinned, one copy per layer and kind each way, and waits for them.
+    double swap_seconds(int64_t out_tokens, int64_t in_tokens) override;
     const ChipTimerCounters& counters() const { return m_n; }
+    // Sees each step as it ran (the padded batch, how many of its sequences are requests, and its
+    // record with the ops' tasks), e.g. to export a profile (vidur_profile.h).
+    void observe(std::function<void(const llm::StepBatch&, size_t real, const llm::StepRecord&)> f);
     // The simulated time (ps) at the scheduler's time 0.
     uint64_t origin_ps() const { return m_t0; }
 
@@ -57,6 +65,9 @@ private:
     bool m_pad;
     uint64_t m_t0;
     ChipTimerCounters m_n;
+    std::function<void(const llm::StepBatch&, size_t, const llm::StepRecord&)> m_observe;
+    llm::StepBatch m_batch;  // the step under way (for the observer)
+    size_t m_real = 0;
 };
 
 }  // namespace sfumato::serve

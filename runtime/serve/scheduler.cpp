@@ -29,16 +29,23 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-struct Seq {
+}  // namespace
+
+// A request's progress in one scheduler (named: SchedulerLoop, outside this file's anonymous
+// namespace, holds them).
+struct SchedSeq {
     const Request* r = nullptr;
     int64_t computed = 0, generated = 0;
+    int64_t moved = 0;  // tokens whose KV another instance computed and moved here (disaggregation)
+    int64_t swapped = 0;  // tokens whose KV is in host memory (preemption by swap)
     int64_t num_tokens() const { return r->prompt_tokens + generated; }
 };
 
-class Loop {
+class SchedulerLoop {
 public:
-    Loop(const RequestTrace& t, const SchedulerOptions& o, IStepTimer& timer)
-        : m_t(t), m_o(o), m_timer(timer), m_pool(o.kv_blocks, o.block_size, o.prefix_caching, o.watermark) {
+    SchedulerLoop(const RequestTrace& t, const SchedulerOptions& o, IStepTimer& timer, IArrivals* src,
+                  IHandoff* handoff)
+        : m_t(t), m_o(o), m_timer(timer), m_src(src), m_handoff(handoff), m_pool(o.kv_blocks, o.block_size, o.prefix_caching, o.watermark) {
         if (o.max_num_batched_tokens < 1 || o.max_num_seqs < 1 || o.max_batch < 1 ||
             o.long_prefill_token_threshold < 0 || !(o.timeout_s >= 0) || !(o.window_s >= 0))
             throw InputError("scheduler: token budget, sequence cap and batch size must be at least 1, "
@@ -57,23 +64,38 @@ public:
         size_t next = 0;
         double now = 0;
         const size_t n = m_t.requests.size();
+        std::vector<size_t> got;
         for (;;) {
-            while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+            if (m_src) {
+                m_timer.begin_step(now);
+                got.clear();
+                m_src->take(now, got);
+                for (size_t id : got) arrive(id, now);
+            } else {
+                while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+            }
             double wake = kNever;
             int64_t preempted = 0;
             std::vector<StepItem> items =
                 m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
             if (items.empty()) {
-                const double at = std::min(next < n ? m_t.requests[next].arrival_s : kNever, wake);
+                const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
+                const double at = std::min(coming, wake);
+                if (at == kNever && m_src && m_src->wait(now)) continue;
                 if (at == kNever) break;
                 now = std::max(now, at);
                 continue;
             }
             m_timer.begin_step(now);
-            const double dt = m_timer.step_seconds(items);
-            if (!(dt > 0) || !std::isfinite(dt))
+            const double sw = m_swap_out || m_swap_in ? m_timer.swap_seconds(m_swap_out, m_swap_in) : 0.0;
+            const double dt = sw + m_timer.step_seconds(items);
+            if (!(dt > 0) || !std::isfinite(dt) || !(sw >= 0))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
             log_step(now, dt, items, preempted);
+            StepLog& sl = m_res.steps.back();
+            sl.swapped_out = m_swap_out, sl.swapped_in = m_swap_in, sl.swap_s = sw;
+            m_res.swapped_out += m_swap_out, m_res.swapped_in += m_swap_in, m_res.swap_s += sw;
+            m_swap_out = m_swap_in = 0;
             now += dt;
             complete(items, now);
         }
@@ -83,12 +105,26 @@ public:
         return std::move(m_res);
     }
 
+    int64_t outstanding_tokens() const {
+        int64_t n = 0;
+        auto add = [&](size_t id) {
+            const SchedSeq& s = m_seq[id];
+            n += std::max<int64_t>(0, s.r->prompt_tokens + s.r->output_tokens - 1 - s.computed);
+        };
+        for (size_t id : m_waiting) add(id);
+        for (size_t id : m_running) add(id);
+        return n;
+    }
+
 private:
     const RequestTrace& m_t;
     const SchedulerOptions& m_o;
     IStepTimer& m_timer;
+    IArrivals* m_src;
+    IHandoff* m_handoff;
+    int64_t m_swap_out = 0, m_swap_in = 0;  // this step's swap copies (tokens)
     KvBlockPool m_pool;
-    std::vector<Seq> m_seq;
+    std::vector<SchedSeq> m_seq;
     std::vector<size_t> m_waiting, m_running;
     ServeResult m_res;
 
@@ -107,6 +143,11 @@ private:
                  r.prompt_tokens > m_o.max_num_batched_tokens)
             why = "prompt of " + std::to_string(r.prompt_tokens) + " tokens exceeds max_num_batched_tokens " +
                   std::to_string(m_o.max_num_batched_tokens) + " without chunked prefill";
+        if (const RequestResult* c = m_src ? m_src->carried(id) : nullptr) {
+            m_res.requests[id] = *c;
+            m_seq[id].generated = 1;
+            m_seq[id].moved = r.prompt_tokens;
+        }
         if (!why.empty()) {
             m_res.requests[id].rejected = why;
             m_res.requests[id].finish_s = now;
@@ -126,11 +167,11 @@ private:
         m_waiting.insert(it, id);
     }
 
-    bool is_decode(const Seq& s, int64_t tokens) const {
+    bool is_decode(const SchedSeq& s, int64_t tokens) const {
         return s.generated >= 1 && tokens == 1 && s.computed == s.num_tokens() - 1;
     }
     StepItem item(size_t id, int64_t tokens) const {
-        const Seq& s = m_seq[id];
+        const SchedSeq& s = m_seq[id];
         return StepItem{id, tokens, s.computed, !is_decode(s, tokens), m_pool.held(id)};
     }
 
@@ -147,7 +188,12 @@ private:
         const size_t id = m_running[pos];
         m_running.erase(m_running.begin() + static_cast<std::ptrdiff_t>(pos));
         m_pool.release(id);
+        if (m_o.swap && m_seq[id].computed > 0) {
+            m_seq[id].swapped = m_seq[id].computed;
+            m_swap_out += m_seq[id].computed;
+        }
         m_seq[id].computed = 0;
+        m_seq[id].moved = 0;  // recomputed here (or swapped back)
         ++m_res.requests[id].preemptions;
         ++m_res.preemptions;
         enqueue(id, true);
@@ -159,7 +205,7 @@ private:
         const int64_t thr = m_o.long_prefill_token_threshold;
         for (size_t i = 0; i < m_running.size() && budget > 0;) {
             const size_t id = m_running[i];
-            Seq& s = m_seq[id];
+            SchedSeq& s = m_seq[id];
             int64_t n = s.num_tokens() - s.computed;
             if (thr > 0) n = std::min(n, thr);
             n = std::min(n, budget);
@@ -179,11 +225,14 @@ private:
         if (preempted) return items;  // no admission in a step that preempted
         while (!m_waiting.empty() && budget > 0 && static_cast<int64_t>(m_running.size()) < m_o.max_num_seqs) {
             const size_t id = m_waiting.front();
-            Seq& s = m_seq[id];
+            SchedSeq& s = m_seq[id];
             const Request& r = *s.r;
             // The hit: whole cached blocks of its prefix, leaving at least the last token to compute.
             const int64_t most = std::min(r.prefix_tokens, s.num_tokens() - 1) / m_pool.block_size();
-            const int64_t hit = m_pool.take_prefix(id, r.prefix_id, most) * m_pool.block_size();
+            const int64_t prefix = m_pool.take_prefix(id, r.prefix_id, most) * m_pool.block_size();
+            // A moved prompt's KV is here already; a swapped sequence's comes back from host memory.
+            const int64_t carried = std::max(s.moved, s.swapped);
+            const int64_t hit = std::max(prefix, carried);
             int64_t n = s.num_tokens() - hit;
             if (thr > 0) n = std::min(n, thr);
             if ((!m_o.chunked_prefill && n > budget) || !m_pool.grow(id, hit + std::min(n, budget), true)) {
@@ -193,7 +242,9 @@ private:
             n = std::min(n, budget);
             s.computed = hit;
             RequestResult& x = m_res.requests[id];
-            x.prefix_hit_tokens += hit;
+            if (carried == 0) x.prefix_hit_tokens += hit;
+            m_swap_in += s.swapped;
+            s.swapped = 0;
             if (x.scheduled_s < 0) x.scheduled_s = now;
             m_waiting.erase(m_waiting.begin());
             m_running.push_back(id);
@@ -229,7 +280,7 @@ private:
     void complete(const std::vector<StepItem>& items, double now) {
         int64_t& out = m_res.steps.back().tokens_out;
         for (const StepItem& it : items) {
-            Seq& s = m_seq[it.request];
+            SchedSeq& s = m_seq[it.request];
             const Request& r = *s.r;
             s.computed += it.tokens;
             m_pool.name_prefix(it.request, r.prefix_id, r.prefix_tokens, s.computed);
@@ -238,6 +289,13 @@ private:
             ++out;
             if (++s.generated == 1) {
                 x.first_token_s = now;
+                if (m_handoff && s.generated < r.output_tokens) {
+                    x.last_token_s = now;
+                    m_handoff->prefilled(it.request, now, x, m_pool.held(it.request));
+                    m_pool.release(it.request);
+                    m_running.erase(std::find(m_running.begin(), m_running.end(), it.request));
+                    continue;
+                }
             } else {
                 m_res.itl_s.push_back(now - x.last_token_s);
                 x.max_itl_s = std::max(x.max_itl_s, now - x.last_token_s);
@@ -261,10 +319,15 @@ private:
     }
 };
 
-}  // namespace
+Scheduler::Scheduler(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer, IArrivals* arrivals,
+                     IHandoff* handoff)
+    : m_loop(std::make_unique<SchedulerLoop>(trace, o, timer, arrivals, handoff)) {}
+Scheduler::~Scheduler() = default;
+ServeResult Scheduler::run() { return m_loop->run(); }
+int64_t Scheduler::outstanding_tokens() const { return m_loop->outstanding_tokens(); }
 
 ServeResult simulate(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer) {
-    return Loop(trace, o, timer).run();
+    return SchedulerLoop(trace, o, timer, nullptr, nullptr).run();
 }
 
 }  // namespace sfumato::serve

@@ -20,8 +20,12 @@
 // Every request either finishes or is rejected with its reason (more KV blocks than the pool
 // has, a context beyond max_model_len); none is lost. The timer is an interface: the chip's
 // (step kernels on the simulated chip through runtime/llm) plugs in there.
-// Simplified: no swap of preempted KV to host memory; no multiple instances or disaggregation
-// yet; static/dynamic batches reserve each request's whole context up front.
+// Several instances (runtime/serve/cluster.h) each run a Scheduler whose requests come from a
+// router (IArrivals) instead of the whole trace.
+// Preemption recomputes (vLLM V1) or, with `swap`, copies the computed tokens' KV to host memory
+// and back on resumption (the timer's swap_seconds: the chip's host link).
+// Simplified: static/dynamic batches reserve each request's whole context up front; a swapped
+// sequence's host copy is not bounded by a host memory size.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -52,6 +56,9 @@ struct SchedulerOptions {
     int64_t kv_blocks = 1024, block_size = 128;
     bool prefix_caching = true;
     double watermark = 0.01;
+    // Preemption: recompute (vLLM V1: the blocks freed, the tokens computed again) or swap (the
+    // computed tokens' KV copied to host memory over the host link and back on resumption).
+    bool swap = false;
     int64_t max_model_len = 0;  // 0: no limit beyond the KV pool
 };
 
@@ -70,6 +77,12 @@ class IStepTimer {
 public:
     virtual ~IStepTimer() = default;
     virtual double step_seconds(const std::vector<StepItem>& batch) = 0;
+    // Preemption by swap: the KV of `out_tokens` tokens goes to host memory and that of
+    // `in_tokens` comes back before the step (the chip's timer copies over the host link).
+    virtual double swap_seconds(int64_t out_tokens, int64_t in_tokens) {
+        (void)out_tokens, (void)in_tokens;
+        return 0;
+    }
     // Called before each step with the loop's time (seconds from the first arrival): a timer
     // that keeps a clock of its own (the simulated chip's) waits there through idle gaps.
     virtual void begin_step(double now_s) { (void)now_s; }
@@ -95,6 +108,8 @@ struct StepLog {
     int64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
     int64_t waiting = 0, kv_used_blocks = 0, preempted = 0;
     int64_t tokens_out = 0;  // sequences that produced a token at the step's end
+    int64_t swapped_out = 0, swapped_in = 0;  // tokens whose KV went to / came from host memory
+    double swap_s = 0;                        // of `seconds`: the swap copies
 };
 
 struct ServeResult {
@@ -103,6 +118,61 @@ struct ServeResult {
     std::vector<double> itl_s;  // every gap between two consecutive tokens of a request
     double end_s = 0;
     int64_t preemptions = 0;
+    int64_t swapped_out = 0, swapped_in = 0;  // tokens, over the run
+    double swap_s = 0;
+};
+
+// Where an instance's requests come from when several instances share a trace (a router,
+// runtime/serve/cluster.h). Contract: take() gives each trace index at most once, only requests
+// that arrived by `now`; next() is the earliest time after `now` at which take() may give more
+// (infinity: never), so an idle scheduler can wait until then.
+// Disaggregated prefill/decode: a request whose prompt another instance computed arrives with
+// its result so far (`carried`: scheduling, first token, preemptions, prefix hits) and its KV
+// cache moved here, so its first step here is a decode. wait(): when next() is infinity but
+// requests may still come at a time not known in advance (KV transfers under way), blocks until
+// one may be taken and sets `now_s` to the clock then; false when none will come.
+class IArrivals {
+public:
+    virtual ~IArrivals() = default;
+    virtual void take(double now_s, std::vector<size_t>& out) = 0;
+    virtual double next(double now_s) = 0;
+    virtual bool wait(double& now_s) {
+        (void)now_s;
+        return false;
+    }
+    virtual const RequestResult* carried(size_t id) const {
+        (void)id;
+        return nullptr;
+    }
+};
+
+// A prefill instance hands each request off once its prompt is computed (its first token out,
+// more to come): the scheduler calls prefilled() with the request's result so far and the KV
+// blocks it holds, at the step's end, then frees them and forgets the request.
+class IHandoff {
+public:
+    virtual ~IHandoff() = default;
+    virtual void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) = 0;
+};
+
+class SchedulerLoop;
+
+// One instance's scheduler: run() serves the requests (the whole trace, or what `arrivals`
+// gives) step by step with the timer; deterministic for the same inputs. With `arrivals` the
+// timer's begin_step(now) is also called before each take(), so a timer with a clock of its own
+// (the chip's) has reached the time the router decides at.
+class Scheduler {
+public:
+    Scheduler(const RequestTrace& trace, const SchedulerOptions& o, IStepTimer& timer, IArrivals* arrivals = nullptr,
+              IHandoff* handoff = nullptr);
+    ~Scheduler();
+    ServeResult run();
+    // Tokens still to compute for the requests it holds (waiting or running): the rest of each
+    // prompt and output (a preempted request's recompute included). The router's load measure.
+    int64_t outstanding_tokens() const;
+
+private:
+    std::unique_ptr<SchedulerLoop> m_loop;
 };
 
 // Runs the trace under the options with the timer; deterministic for the same inputs.

@@ -30,6 +30,10 @@ ServeParams::ServeParams(const ParamScope& s)
                 {0, int64_t{1} << 24}),
       block_size(s, "block_size", 128, "tokens", "KV cache block size (a multiple of 64)", {64, 4096}),
       prefix_caching(s, "prefix_caching", true, "", "share the computed blocks of a request's named prefix"),
+      preemption(s, "preemption", "recompute",
+                 "continuous: a preempted request's KV is dropped and recomputed (recompute) or copied to host memory "
+                 "over the host link and back when it resumes (swap)",
+                 {"recompute", "swap"}),
       watermark(s, "watermark", 0.01, "", "share of the KV pool an admission must leave free", {0, 0.99}),
       max_model_len(s, "max_model_len", 0, "tokens",
                     "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
@@ -38,7 +42,21 @@ ServeParams::ServeParams(const ParamScope& s)
       kv_mem_fraction(s, "kv_mem_fraction", 0.9, "",
                       "share of the memory left after weights and activations for the KV cache", {0.01, 1.0}),
       pad_shapes(s, "pad_shapes", true, "",
-                 "pad each step to a shape bucket (prefill tokens and decode sequences), one plan per bucket") {}
+                 "pad each step to a shape bucket (prefill tokens and decode sequences), one plan per bucket"),
+      instances(s, "instances", 1, "instances",
+                "serving instances on the system (--system; each a whole copy of the model on one chip)", {1, 1024}),
+      router(s, "router", "round_robin",
+             "how requests are spread over the instances: round_robin, or least_tokens (the instance with the "
+             "fewest tokens still to compute)",
+             {"round_robin", "least_tokens"}),
+      placement(s, "placement", "",
+                "each instance's chip, comma-separated (e.g. 0,0,1: two instances on chip 0 sharing its weights); "
+                "empty: instance i on chip i mod chips",
+                {}),
+      prefill_instances(s, "prefill_instances", 0, "instances",
+                        "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
+                        "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
+                        {0, 1023}) {}
 
 ServeSetup ServeParams::setup() const {
     ServeSetup u;
@@ -54,15 +72,32 @@ ServeSetup ServeParams::setup() const {
     o.kv_blocks = kv_blocks;
     o.block_size = block_size;
     o.prefix_caching = prefix_caching;
+    o.swap = preemption.get() == "swap";
     o.watermark = watermark;
     o.max_model_len = max_model_len;
     u.kv_mem_fraction = kv_mem_fraction;
     u.pad_shapes = pad_shapes;
+    u.instances = instances;
+    u.router = router.get();
+    u.prefill_instances = prefill_instances;
+    const std::string& pl = placement.get();
+    for (size_t at = 0; !pl.empty() && at <= pl.size();) {
+        const size_t comma = std::min(pl.find(',', at), pl.size());
+        const std::string f = pl.substr(at, comma - at);
+        if (f.empty() || f.size() > 6 || f.find_first_not_of("0123456789") != std::string::npos)
+            throw InputError("serve.placement '" + pl + "': '" + f + "' is not a chip index (a list such as 0,0,1)");
+        u.placement.push_back(static_cast<uint32_t>(std::stoul(f)));
+        at = comma + 1;
+    }
+    if (!u.placement.empty() && static_cast<int64_t>(u.placement.size()) != u.instances)
+        throw InputError("serve.placement '" + pl + "' names " + std::to_string(u.placement.size()) +
+                         " chips for serve.instances " + std::to_string(u.instances));
     return u;
 }
 
-ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev)
-    : m_c(c), m_trace(std::move(trace)), m_s(std::move(s)) {
+ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev,
+                   InstanceShare share)
+    : m_share(std::move(share)), m_c(c), m_trace(std::move(trace)), m_s(std::move(s)) {
     SchedulerOptions& o = m_s.sched;
     if (o.block_size < 64 || o.block_size % 64)
         throw InputError("serve.block_size " + std::to_string(o.block_size) +
@@ -83,6 +118,8 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
     ro.kv_mem_fraction = m_s.kv_mem_fraction;
     ro.seed = m_s.seed;
     ro.keep_step_ops = false;
+    ro.reserved_bytes = m_share.reserved_bytes;
+    ro.import_weights = m_share.import_weights;
     m_run = std::make_unique<llm::LlmRun>(c, ro, dev);
     o.kv_blocks = m_run->memory().kv_blocks - 1;  // the last block is the padding's scratch
     if (o.kv_blocks < 1) throw InputError("serve: the KV cache has no block beside the scratch block");
@@ -91,11 +128,21 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
 
 ServeRun::~ServeRun() = default;
 
-void ServeRun::run(rt::Runtime& rt) {
+void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<void(const Scheduler&)>& ready,
+                   const std::function<void()>& after_start, IHandoff* handoff) {
     const auto t0 = std::chrono::steady_clock::now();
     m_run->start(rt);
+    if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
-    m_res = simulate(m_trace, m_s.sched, timer);
+    if (m_s.export_profile) {
+        m_profile = std::make_unique<VidurProfile>(m_c, m_s.sched.block_size, m_s.sched.max_model_len);
+        timer.observe([this](const llm::StepBatch& b, size_t real, const llm::StepRecord& r) {
+            m_profile->add_step(b, real, r);
+        });
+    }
+    Scheduler sched(m_trace, m_s.sched, timer, arrivals, handoff);
+    if (ready) ready(sched);
+    m_res = sched.run();
     m_counters = timer.counters();
     emit_trace(rt, timer.origin_ps());
     m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -124,9 +171,10 @@ void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
     TraceHub* hub = rt.device().trace();
     if (!hub || !hub->on(TraceLevel::Op)) return;
     ITraceSink& sink = *hub->sink();
-    const TrackId steps = sink.track("serve", "scheduler steps", 0);
-    const TrackId kv = sink.counter_track("serve", "kv blocks used"), wait = sink.counter_track("serve", "waiting"),
-                  batch = sink.counter_track("serve", "batch sequences");
+    const std::string proc = "serve" + m_share.label;
+    const TrackId steps = sink.track(proc, "scheduler steps", 0);
+    const TrackId kv = sink.counter_track(proc, "kv blocks used"), wait = sink.counter_track(proc, "waiting"),
+                  batch = sink.counter_track(proc, "batch sequences");
     for (size_t i = 0; i < m_res.steps.size(); ++i) {
         const StepLog& l = m_res.steps[i];
         sink.slice_str(steps,
@@ -139,7 +187,8 @@ void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
     }
     for (size_t i = 0; i < m_res.requests.size(); ++i) {
         const RequestResult& r = m_res.requests[i];
-        const TrackId t = sink.track("serve", "request " + r.id, static_cast<int>(std::min<size_t>(i + 1, 1 << 30)));
+        if (r.finish_s < 0) continue;  // another instance's
+        const TrackId t = sink.track(proc, "request " + r.id, static_cast<int>(std::min<size_t>(i + 1, 1 << 30)));
         if (!r.rejected.empty()) {
             sink.slice_str(t, "rejected: " + r.rejected, at(origin_ps, r.arrival_s), at(origin_ps, r.finish_s), nullptr, 0);
             continue;
@@ -152,8 +201,40 @@ void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
     }
 }
 
+nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_tpot_s) {
+    const ServeMetrics m = summarize(r, slo_ttft_s, slo_tpot_s);
+    double busy_s = 0;
+    int64_t waiting_peak = 0;
+    for (const StepLog& l : r.steps) {
+        busy_s += l.seconds;
+        waiting_peak = std::max(waiting_peak, l.waiting);
+    }
+    return {{"served", m.served}, {"rejected", m.rejected}, {"ttft_ms", ms_json(m.ttft)},
+            {"tpot_ms", ms_json(m.tpot)}, {"e2e_ms", ms_json(m.e2e)}, {"itl_ms", ms_json(m.itl)},
+            {"requests_per_s", m.requests_per_s}, {"output_tokens_per_s", m.output_tokens_per_s},
+            {"goodput_per_s", m.goodput_per_s}, {"met_slo", m.met_slo},
+            {"slo_ttft_ms", slo_ttft_s * 1e3}, {"slo_tpot_ms", slo_tpot_s * 1e3},
+            {"mean_batch", m.mean_batch}, {"preemptions", r.preemptions}, {"duration_s", r.end_s},
+            {"steps", r.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak},
+            {"swapped_out_tokens", r.swapped_out}, {"swapped_in_tokens", r.swapped_in}, {"swap_ms", r.swap_s * 1e3}};
+}
+
+// KV utilisation: blocks in use over the pool, weighted by step time.
+nlohmann::json kv_json(const ServeResult& r, int64_t pool_blocks) {
+    double used_s = 0, busy_s = 0;
+    int64_t peak = 0;
+    for (const StepLog& l : r.steps) {
+        used_s += static_cast<double>(l.kv_used_blocks) * l.seconds;
+        busy_s += l.seconds;
+        peak = std::max(peak, l.kv_used_blocks);
+    }
+    const double pool = static_cast<double>(pool_blocks);
+    return {{"pool_blocks", pool_blocks}, {"peak_used_blocks", peak},
+            {"peak_utilisation", pool > 0 ? static_cast<double>(peak) / pool : 0},
+            {"mean_utilisation", busy_s > 0 && pool > 0 ? used_s / busy_s / pool : 0}};
+}
+
 nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
-    const ServeMetrics m = summarize(m_res, slo_ttft_s, slo_tpot_s);
     const SchedulerOptions& o = m_s.sched;
     nlohmann::json j;
     j["model"] = {{"name", m_c.name}, {"architecture", llm::arch_name(m_c.arch)}, {"params", m_c.params()}};
@@ -163,54 +244,44 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"max_num_seqs", o.max_num_seqs}, {"long_prefill_token_threshold", o.long_prefill_token_threshold},
                   {"chunked_prefill", o.chunked_prefill}, {"max_batch", o.max_batch}, {"timeout_s", o.timeout_s},
                   {"window_s", o.window_s}, {"kv_blocks", o.kv_blocks}, {"block_size", o.block_size},
-                  {"prefix_caching", o.prefix_caching}, {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
+                  {"prefix_caching", o.prefix_caching}, {"preemption", o.swap ? "swap" : "recompute"},
+                  {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
                   {"pad_shapes", m_s.pad_shapes}};
     const llm::MemoryPlan& mp = m_run->memory();
-    j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks},
-                   {"activations", mp.activations}, {"free", mp.free}};
-    // KV utilisation: blocks in use over the pool, weighted by step time.
-    double used_s = 0, busy_s = 0;
-    int64_t peak = 0, waiting_peak = 0;
-    for (const StepLog& l : m_res.steps) {
-        used_s += static_cast<double>(l.kv_used_blocks) * l.seconds;
-        busy_s += l.seconds;
-        peak = std::max(peak, l.kv_used_blocks);
-        waiting_peak = std::max(waiting_peak, l.waiting);
-    }
-    const double pool = static_cast<double>(o.kv_blocks);
-    j["metrics"] = {{"served", m.served}, {"rejected", m.rejected}, {"ttft_ms", ms_json(m.ttft)},
-                    {"tpot_ms", ms_json(m.tpot)}, {"e2e_ms", ms_json(m.e2e)}, {"itl_ms", ms_json(m.itl)},
-                    {"requests_per_s", m.requests_per_s}, {"output_tokens_per_s", m.output_tokens_per_s},
-                    {"goodput_per_s", m.goodput_per_s}, {"met_slo", m.met_slo},
-                    {"slo_ttft_ms", slo_ttft_s * 1e3}, {"slo_tpot_ms", slo_tpot_s * 1e3},
-                    {"mean_batch", m.mean_batch}, {"preemptions", m_res.preemptions}, {"duration_s", m_res.end_s},
-                    {"steps", m_res.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak}};
-    j["kv"] = {{"pool_blocks", o.kv_blocks}, {"peak_used_blocks", peak},
-               {"peak_utilisation", pool > 0 ? static_cast<double>(peak) / pool : 0},
-               {"mean_utilisation", busy_s > 0 && pool > 0 ? used_s / busy_s / pool : 0}};
+    j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"weights_imported", mp.weights_imported},
+                   {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks}, {"activations", mp.activations},
+                   {"reserved", mp.reserved}, {"free", mp.free}};
+    j["metrics"] = metrics_json(m_res, slo_ttft_s, slo_tpot_s);
+    j["kv"] = kv_json(m_res, o.kv_blocks);
     j["timer"] = {{"steps", m_counters.steps}, {"tokens", m_counters.tokens}, {"padded_tokens", m_counters.padded_tokens},
                   {"sequences", m_counters.sequences}, {"padded_sequences", m_counters.padded_sequences},
-                  {"idle_s", m_counters.idle_s}, {"plans_compiled", m_run->plans_compiled()},
+                  {"idle_s", m_counters.idle_s}, {"swap_bytes", m_counters.swap_bytes}, {"plans_compiled", m_run->plans_compiled()},
                   {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()}};
     j["wall_seconds"] = m_wall_s;
     return j;
 }
 
-std::string ServeRun::requests_csv() const {
-    std::string s =
-        "request_id,arrival_s,scheduled_s,first_token_s,finish_s,ttft_ms,tpot_ms,e2e_ms,max_itl_ms,prompt_tokens,"
-        "output_tokens,preemptions,prefix_hit_tokens,rejected\n";
+std::string requests_csv(const ServeResult& res, const std::vector<size_t>& instance) {
+    std::string s = "request_id,";
+    if (!instance.empty()) s += "instance,";
+    s += "arrival_s,scheduled_s,first_token_s,finish_s,ttft_ms,tpot_ms,e2e_ms,max_itl_ms,prompt_tokens,"
+         "output_tokens,preemptions,prefix_hit_tokens,rejected\n";
     char buf[512];
-    for (const RequestResult& r : m_res.requests) {
+    for (size_t i = 0; i < res.requests.size(); ++i) {
+        const RequestResult& r = res.requests[i];
         const bool ok = r.rejected.empty();
         std::snprintf(buf, sizeof buf, ",%.9f,%.9f,%.9f,%.9f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%lld,", r.arrival_s,
                       r.scheduled_s, r.first_token_s, r.finish_s, ok ? r.ttft() * 1e3 : -1.0, ok ? r.tpot() * 1e3 : -1.0,
                       ok ? r.e2e() * 1e3 : -1.0, r.max_itl_s * 1e3, static_cast<long long>(r.prompt_tokens),
                       static_cast<long long>(r.output_tokens), static_cast<long long>(r.preemptions),
                       static_cast<long long>(r.prefix_hit_tokens));
-        s += csv_field(r.id) + buf + csv_field(r.rejected) + "\n";
+        s += csv_field(r.id);
+        if (!instance.empty()) s += "," + std::to_string(instance.at(i));
+        s += buf + csv_field(r.rejected) + "\n";
     }
     return s;
 }
+
+std::string ServeRun::requests_csv() const { return serve::requests_csv(m_res); }
 
 }  // namespace sfumato::serve

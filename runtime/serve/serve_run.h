@@ -8,19 +8,23 @@
 // and serves the trace; the results, the metrics and the outputs (summary section, per-request
 // CSV, trace tracks per request and for the scheduler's steps) come from here too.
 // The scheduler's knobs are parameters under `serve.` (ServeParams), listed by `sfumato params`.
-// Simplified: one instance on one chip; the scheduler's time overhead per step is not charged
+// Several instances on a system: runtime/serve/cluster.h.
+// Simplified: the scheduler's time overhead per step is not charged
 // (the step's host costs are the runtime's launches and copies).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "runtime/llm/engine.h"
 #include "runtime/serve/chip_timer.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/requests.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/vidur_profile.h"
 #include "sim/config.h"
 
 namespace sfumato::serve {
@@ -30,6 +34,25 @@ struct ServeSetup {
     bool pad_shapes = true;
     double kv_mem_fraction = 0.9;
     uint64_t seed = 1;
+    // Several instances on a system (runtime/serve/cluster.h): how many, the router in front of
+    // them, and each instance's chip (empty: instance i on chip i mod chips).
+    int64_t instances = 1;
+    std::string router = "round_robin";
+    std::vector<uint32_t> placement;
+    // Disaggregated prefill/decode: instances 0..prefill_instances-1 compute prompts, the others
+    // decode (0: every instance does both).
+    int64_t prefill_instances = 0;
+    bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
+};
+
+// One instance's share of its chip (runtime/serve/cluster.h): device memory the chip's other
+// instances hold (taken from the capacity before the KV cache is sized) and, for an instance
+// that is not the first on its chip, the handle of the first one's weights to map instead of a
+// copy (llm::RunOptions::import_weights).
+struct InstanceShare {
+    uint64_t reserved_bytes = 0;
+    std::function<uint64_t()> import_weights;
+    std::string label;  // trace process suffix ("" for a lone instance)
 };
 
 // The `serve.*` parameters (policy and knobs); setup() turns them into a ServeSetup.
@@ -42,27 +65,50 @@ struct ServeParams {
     Param<double> timeout_s, window_s;
     Param<int64_t> kv_blocks, block_size;
     Param<bool> prefix_caching;
+    ChoiceParam preemption;
     Param<double> watermark;
     Param<int64_t> max_model_len;
     Param<double> kv_mem_fraction;
     Param<bool> pad_shapes;
+    Param<int64_t> instances;
+    ChoiceParam router, placement;
+    Param<int64_t> prefill_instances;
+    // InputError naming serve.placement for a malformed list.
     ServeSetup setup() const;
 };
+
+// summary.json's metrics of a result: percentiles in ms, throughput, goodput, steps.
+nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_tpot_s);
+// KV utilisation over the steps: peak and step-time weighted mean of the pool's blocks in use.
+nlohmann::json kv_json(const ServeResult& r, int64_t pool_blocks);
+// One row per request (trace order), as ServeRun::requests_csv; `instance`: each request's
+// instance (empty: no column).
+std::string requests_csv(const ServeResult& r, const std::vector<size_t>& instance = {});
 
 class ServeRun {
 public:
     // Plans memory and validates the setup against the model and the device (InputError naming
     // what does not fit or which knob is out of range).
-    ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev);
+    ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev,
+             InstanceShare share = {});
     ~ServeRun();
-    // The host program (call from the simulation's host thread).
-    void run(rt::Runtime& rt);
+    // The host program (call from the simulation's host thread). Several instances: `arrivals`
+    // gives this instance's requests (a router), `ready` sees its scheduler before the first
+    // step (the router's load measure), `after_start` runs once the model is placed (a chip's
+    // first instance exports its weights there; the instances meet there to start together).
+    // `handoff`: a prefill instance's (disaggregation) hand-off of each prefilled request.
+    void run(rt::Runtime& rt, IArrivals* arrivals = nullptr, const std::function<void(const Scheduler&)>& ready = {},
+             const std::function<void()>& after_start = {}, IHandoff* handoff = nullptr);
+    // After start(): exports the weights for the chip's other instances.
+    uint64_t export_weights(rt::Runtime& rt) { return m_run->export_weights(rt); }
 
     const RequestTrace& trace() const { return m_trace; }
     const ServeSetup& setup() const { return m_s; }  // effective: kv_blocks and max_model_len resolved
     const llm::LlmRun& engine() const { return *m_run; }
     const ServeResult& result() const { return m_res; }
     const ChipTimerCounters& timer() const { return m_counters; }
+    // The per-op times measured (ServeSetup::export_profile; else null).
+    const VidurProfile* profile() const { return m_profile.get(); }
     double wall_seconds() const { return m_wall_s; }
 
     // summary.json's "serve" section: setup, metrics (percentiles in ms, throughput, goodput
@@ -74,12 +120,14 @@ public:
 
 private:
     void emit_trace(rt::Runtime& rt, uint64_t origin_ps) const;
+    InstanceShare m_share;
     llm::ModelConfig m_c;
     RequestTrace m_trace;
     ServeSetup m_s;
     std::unique_ptr<llm::LlmRun> m_run;
     ServeResult m_res;
     ChipTimerCounters m_counters;
+    std::unique_ptr<VidurProfile> m_profile;
     double m_wall_s = 0;
 };
 

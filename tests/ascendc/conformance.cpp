@@ -2,7 +2,8 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|ibsync|determine
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|ibsync|determine|
+// group|bufpool|list
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_operator_list_tensor_intf.h"
 #include "tikicpulib.h"
 
 namespace {
@@ -66,6 +68,24 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
             b[512], a, AscendC::MASK_PLACEHOLDER, 1, 1, 1, 8);
         AscendC::SetMaskNorm();
         AscendC::ResetMask();
+    } else if (f == "pair") {
+        // Pairs summed: 10 repeats of 64 lanes (32 results each, packed), then 4 repeats with
+        // lanes 0..39 enabled at a dst repeat stride of 2 (results 128 bytes x 2 apart) from b[512];
+        // the older name with a bit mask on every other pair.
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::ReducePairElem<AscendC::ReduceType::SUM, float>(b, a, 64, 10, 1, 1, 8);
+        AscendC::ReducePairElem<AscendC::ReduceType::SUM, float>(b[512], a, 40, 4, 2, 1, 8);
+        uint64_t bits[2] = {0x3333333333333333ull, 0};
+        AscendC::PairReduceSum<float>(b[768], a[256], 2, bits, 1, 1, 8);
+    } else if (f == "index") {
+        // 300 indices from -7 (count form: 4 repeats and 44 lanes), then from 1000 with a mask of
+        // 16 lanes over 3 repeats (dst repeat stride 4 blocks) from b[512].
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::CreateVecIndex(b, -7.0f, 300);
+        AscendC::LocalTensor<float> d = b[512];
+        AscendC::CreateVecIndex(d, 1000.0f, 16, 3, 1, 4);
     } else if (f == "slice") {
         // x as 4 rows of 256; rows 1 and 3, from element 8: 3 slices of 16 (2 blocks) 16 apart.
         AscendC::SliceInfo src[] = {{8, 8 + 16 * 3 + 16 * 2 - 1, 16, 2, 256}, {1, 3, 1, 1, 4}};
@@ -110,6 +130,12 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::DataSyncBarrier<AscendC::MemDsbT::DDR>();
         AscendC::WriteGmByPassDCache<float>((__gm__ float*)y, v + 1.0f);
         AscendC::DataCacheCleanAndInvalid<float, AscendC::CacheLine::ENTIRE_DATA_CACHE>(yg);
+    } else if (f == "init_output") {
+        // y = x, then its first 1000 elements set to 3.5 (MTE3 after MTE3: in order); the task
+        // ordering calls around it have nothing to wait for (one launch).
+        AscendC::WaitPreTaskEnd();
+        AscendC::InitOutput<float>(yg, 1000, 3.5f);
+        AscendC::SetNextTaskStart();
     }
 }
 
@@ -136,6 +162,126 @@ extern "C" __global__ __aicore__ void chain_kernel(GM_ADDR y, GM_ADDR flags)
         AscendC::IBSet(fg, ub, k, 0);
     else
         AscendC::NotifyNextBlock(fg, ub);
+}
+
+// GroupBarrier: blocks 0 and 1 arrive after writing y[k] = 10 (k + 1) through the scalar unit;
+// blocks 2..7 wait, then write y[8 + k] = y[0] + y[1] (30 when the barrier held). Twice: in the
+// second round the arrivers write y[2 + k] = 100 (k + 1) and the waiters y[16 + k] = y[2] + y[3]
+// (300), which needs the arrival counts of the second Arrive calls.
+extern "C" __global__ __aicore__ void group_kernel(GM_ADDR y, GM_ADDR ws) {
+    AscendC::GroupBarrier<AscendC::PipeMode::MTE3_MODE> bar(ws, 2, 6);
+    const int32_t k = static_cast<int32_t>(AscendC::GetBlockIdx());
+    __gm__ float* yp = (__gm__ float*)y;
+    for (int32_t round = 0; round < 2; ++round) {
+        if (k < 2) {
+            AscendC::WriteGmByPassDCache<float>(yp + 2 * round + k, (round ? 100.0f : 10.0f) * static_cast<float>(k + 1));
+            bar.Arrive(static_cast<uint32_t>(k));
+        } else {
+            bar.Wait(static_cast<uint32_t>(k - 2));
+            const float s = AscendC::ReadGmByPassDCache<float>(yp + 2 * round) +
+                            AscendC::ReadGmByPassDCache<float>(yp + 2 * round + 1);
+            AscendC::WriteGmByPassDCache<float>(yp + 8 * (round + 1) + k, s);
+        }
+    }
+}
+
+// TBufPool: a pool of 3 x 2 KiB from the TPipe holds an output queue and a sub-pool of 2 x 2 KiB,
+// and a second sub-pool shares the first one's range. Phase 1 (first sub-pool) writes
+// y[0, 512) = 2 x; phase 2 (the shared range, after Reset) y[512, 1024) = x + 1; a user-defined
+// pool (EXTERN_IMPL_BUFPOOL) placing one queue and one TBuf by hand then adds 1 to y[0, 512) in
+// place of phase 1's result.
+class ConfPool {
+public:
+    ConfPool() { Init(); }
+    template <class Q>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len) {
+        AscendC::TBufHandle h = GetBufHandle(GetCurBufSize());
+        que.InitStartBufHandle(h, num, len);
+        for (uint32_t i = 0; i < num; ++i) que.InitBufHandle(this, i, h, GetCurAddr() + i * len, len);
+        SetCurAddr(GetCurAddr() + num * len);
+        SetCurBufSize(GetCurBufSize() + num);
+        return true;
+    }
+    EXTERN_IMPL_BUFPOOL(ConfPool, AscendC::TPosition::VECCALC, 4);
+};
+
+extern "C" __global__ __aicore__ void bufpool_kernel(GM_ADDR x, GM_ADDR y) {
+    constexpr uint32_t kHalf = kN / 2, kBytes = kHalf * sizeof(float);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, kN);
+    yg.SetGlobalBuffer((__gm__ float*)y, kN);
+    AscendC::TPipe pipe;
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> p0, p1, p2;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> in1, in2, in3;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> out;
+    pipe.InitBufPool(p0, 3 * kBytes);
+    p0.InitBufPool(p1, 2 * kBytes);
+    p0.InitBuffer(out, 1, kBytes);
+    p0.InitBufPool(p2, 2 * kBytes, p1);
+    for (int phase = 0; phase < 2; ++phase) {
+        AscendC::TBufPool<AscendC::TPosition::VECCALC>& p = phase ? p2 : p1;
+        AscendC::TQue<AscendC::TPosition::VECIN, 1>& in = phase ? in2 : in1;
+        p.InitBuffer(in, 1, kBytes);
+        AscendC::LocalTensor<float> a = in.AllocTensor<float>();
+        AscendC::DataCopy(a, xg[phase * kHalf], kHalf);
+        in.EnQue(a);
+        a = in.DeQue<float>();
+        AscendC::LocalTensor<float> o = out.AllocTensor<float>();
+        if (phase)
+            AscendC::Adds(o, a, 1.0f, kHalf);
+        else
+            AscendC::Muls(o, a, 2.0f, kHalf);
+        out.EnQue(o);
+        in.FreeTensor(a);
+        o = out.DeQue<float>();
+        AscendC::DataCopy(yg[phase * kHalf], o, kHalf);
+        out.FreeTensor(o);
+        p.Reset();
+    }
+    ConfPool mine;
+    pipe.InitBufPool(mine, 2 * kBytes);
+    mine.InitBuffer(in3, 1, kBytes);
+    AscendC::LocalTensor<float> a = in3.AllocTensor<float>();
+    AscendC::PipeBarrier<PIPE_ALL>();  // y[0, 512) is in GM
+    AscendC::DataCopy(a, yg, kHalf);
+    in3.EnQue(a);
+    a = in3.DeQue<float>();
+    AscendC::Adds(a, a, 1.0f, kHalf);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yg, a, kHalf);
+    in3.FreeTensor(a);
+    mine.Reset();
+}
+
+// ListTensorDesc: a list of two tensors (shapes {2, 3, 4} and {1024}, indices 7 and 9) whose
+// second pointer is x; y[0..] gets the list's size, dims, indices and shapes, then x[0, 512) copied
+// through the second tensor's GlobalTensor into y[512, 1024).
+extern "C" __global__ __aicore__ void list_kernel(GM_ADDR list, GM_ADDR y) {
+    AscendC::ListTensorDesc l((__gm__ void*)list);
+    __gm__ float* yp = (__gm__ float*)y;
+    uint64_t shape[4] = {};
+    float out[16] = {static_cast<float>(l.GetSize())};
+    uint32_t n = 1;
+    for (uint32_t t = 0; t < 2; ++t) {
+        AscendC::TensorDesc<float> d;
+        d.SetShapeAddr(shape);
+        l.GetDesc(d, t);
+        out[n++] = static_cast<float>(d.GetDim());
+        out[n++] = static_cast<float>(d.GetIndex());
+        for (uint32_t i = 0; i < d.GetDim(); ++i) out[n++] = static_cast<float>(d.GetShape(i));
+    }
+    for (uint32_t i = 0; i < n; ++i) AscendC::WriteGmByPassDCache<float>(yp + i, out[i]);
+    AscendC::GlobalTensor<float> xg;
+    xg.SetGlobalBuffer(l.GetDataPtr<float>(1), 512);
+    AscendC::GlobalTensor<float> yg;
+    yg.SetGlobalBuffer(yp + 512, 512);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    AscendC::LocalTensor<float> a = ub.Alloc<float, 512>();
+    AscendC::DataCopy(a, xg, 512);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(yg, a, 512);
 }
 
 namespace {
@@ -208,6 +354,35 @@ std::map<std::string, Expect> expectations() {
         o = x;
         o[0] = x[5] + 1.0f;
     };
+    e["pair"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t j = 0; j < 320; ++j) o[j] = x[2 * j] + x[2 * j + 1];
+        for (uint32_t r = 0; r < 4; ++r)
+            for (uint32_t j = 0; j < 20; ++j) o[512 + r * 64 + j] = x[r * 64 + 2 * j] + x[r * 64 + 2 * j + 1];
+        for (uint32_t r = 0; r < 2; ++r)
+            for (uint32_t j = 0; j < 32; ++j)
+                if (j % 2 == 0) o[768 + r * 32 + j] = x[256 + r * 64 + 2 * j] + x[256 + r * 64 + 2 * j + 1];
+    };
+    e["index"] = [](const std::vector<float>&, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        for (uint32_t i = 0; i < 300; ++i) o[i] = -7.0f + static_cast<float>(i);
+        for (uint32_t r = 0; r < 3; ++r)
+            for (uint32_t l = 0; l < 16; ++l) o[512 + r * 32 + l] = 1000.0f + static_cast<float>(r * 64 + l);
+    };
+    e["list"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        const float head[] = {2, 3, 7, 2, 3, 4, 1, 9, 1024};
+        for (uint32_t i = 0; i < 9; ++i) o[i] = head[i];
+        for (uint32_t i = 0; i < 512; ++i) o[512 + i] = x[i];
+    };
+    e["init_output"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o = x;
+        for (uint32_t i = 0; i < 1000; ++i) o[i] = 3.5f;
+    };
+    e["bufpool"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.resize(kN);
+        for (uint32_t i = 0; i < kN; ++i) o[i] = i < kN / 2 ? 2.0f * x[i] + 1.0f : x[i] + 1.0f;
+    };
     return e;
 }
 
@@ -224,6 +399,20 @@ bool same(float a, float b) {
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
     const auto exp = expectations();
+    if (g_family == "group") {
+        float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));
+        uint8_t* wd = static_cast<uint8_t*>(AscendC::GmAlloc(6 * 512));
+        std::memset(yd, 0, kN * sizeof(float));
+        std::memset(wd, 0, 6 * 512);
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(group_kernel, 8, (uint8_t*)yd, wd);
+        bool good = true;
+        for (uint32_t k = 2; k < 8; ++k) good = good && yd[8 + k] == 30.0f && yd[16 + k] == 300.0f;
+        std::printf("group %s\n", good ? "ok" : "wrong: a waiter read before both arrivals");
+        AscendC::GmFree(yd);
+        AscendC::GmFree(wd);
+        return good ? 0 : 1;
+    }
     if (!exp.count(g_family) && g_family != "ibsync" && g_family != "determine") {
         std::fprintf(stderr, "ascendc_conformance: unknown family '%s'\n", g_family.c_str());
         return 2;
@@ -250,7 +439,19 @@ int main(int argc, char* argv[]) {
     std::memcpy(xd, x.data(), kN * sizeof(float));
     std::memset(yd, 0, kN * sizeof(float));
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
-    ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    uint64_t* list = nullptr;
+    if (g_family == "bufpool") {
+        ICPU_RUN_KF(bufpool_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    } else if (g_family == "list") {
+        // word 0: the pointers' byte offset; {dim 3 | index 7 << 32, 2, 3, 4}; {1 | 9 << 32, 1024}
+        list = static_cast<uint64_t*>(AscendC::GmAlloc(9 * sizeof(uint64_t)));
+        const uint64_t words[] = {7 * 8, 3 | 7ull << 32, 2, 3, 4, 1 | 9ull << 32, 1024,
+                                  reinterpret_cast<uintptr_t>(yd), reinterpret_cast<uintptr_t>(xd)};
+        std::memcpy(list, words, sizeof words);
+        ICPU_RUN_KF(list_kernel, 1, (uint8_t*)list, (uint8_t*)yd);
+    } else {
+        ICPU_RUN_KF(conformance_kernel, 1, (uint8_t*)xd, (uint8_t*)yd);
+    }
     std::vector<float> want;
     exp.at(g_family)(x, want);
     int bad = -1;
@@ -262,5 +463,6 @@ int main(int argc, char* argv[]) {
         std::printf("%s ok\n", g_family.c_str());
     AscendC::GmFree(xd);
     AscendC::GmFree(yd);
+    if (list) AscendC::GmFree(list);
     return bad >= 0 ? 1 : 0;
 }

@@ -352,6 +352,38 @@ TEST_CASE("isa vector: dup, brcb, transpose and gather") {
     CHECK_THROWS_AS(execute(g, m), std::invalid_argument);
 }
 
+TEST_CASE("isa vector: vci counts across repeats and lanes; vcpadd sums lane pairs per repeat") {
+    TestMem m;
+    Instr c = vec(Opcode::VCI, DType::INT16, 0x0, 0, 0, 2);
+    c.scalar = -5;
+    c.vec.mask_lo = 0xffff, c.vec.mask_hi = 0;  // lanes 0..15 of each 128-lane repeat
+    execute(c, m);
+    for (int r = 0; r < 2; ++r)
+        for (int l = 0; l < 128; ++l)
+            CHECK(m.val(U, (r * 128 + l) * 2, DType::INT16) == (l < 16 ? -5 + r * 128 + l : 0));
+    Instr f = vec(Opcode::VCI, DType::FP16, 0x1000, 0);
+    f.scalar = 2047;  // 2047 + 1 is exact in fp16, 2047 + 2 ties to even (2048), 2047 + 3 is 2050
+    execute(f, m);
+    CHECK(m.val(U, 0x1000 + 2, DType::FP16) == 2048.0);
+    CHECK(m.val(U, 0x1000 + 4, DType::FP16) == 2048.0);
+    CHECK(m.val(U, 0x1000 + 6, DType::FP16) == 2050.0);
+    CHECK(!validate(vec(Opcode::VCI, DType::INT8, 0, 0)).empty());
+
+    for (int i = 0; i < 128; ++i) m.set(U, 0x2000 + i * 4, DType::FP32, i * 0.5);
+    Instr p = vec(Opcode::VCPADD, DType::FP32, 0x3000, 0x2000, 0, 2);
+    p.vec.dst_rep_stride = 2;  // results of repeat 1 start 2 x 128 bytes on
+    p.vec.mask_lo = 0xfffffffffffffff3ull;  // pair 1 (lanes 2, 3) off: its result stays as it was
+    m.set(U, 0x3000 + 4, DType::FP32, -1.0);
+    execute(p, m);
+    for (int r = 0; r < 2; ++r)
+        for (int j = 0; j < 32; ++j) {
+            const double sum = (r * 64 + 2 * j) * 0.5 + (r * 64 + 2 * j + 1) * 0.5;
+            const double want = j == 1 ? (r == 0 ? -1.0 : 0.0) : sum;
+            CHECK(m.val(U, 0x3000 + r * 256 + j * 4, DType::FP32) == want);
+        }
+    CHECK(!validate(vec(Opcode::VCPADD, DType::INT32, 0, 0)).empty());
+}
+
 TEST_CASE("isa vector: validate rejects repeat 0, repeat 256, wrong positions and dtypes") {
     Instr in = vec(Opcode::VADD, DType::FP16, 0, 0, 0);
     in.vec.repeat = 0;

@@ -12,6 +12,7 @@
 #include "sfumato_ascendc/core_state.h"
 #include "sfumato_ascendc/tensor.h"
 #include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/bufpool.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"
 #include "sfumato_ascendc/data_copy.h"

@@ -19,6 +19,9 @@ struct SliceWalk {
     uint64_t burst = 0;          // elements per slice
 };
 SliceWalk slice_walk(const AscendC::SliceInfo* info, uint32_t dims, uint32_t elem_bytes);
+// InitOutput: `value` duplicated into the last 256 bytes of UB (one vector repeat), then stored
+// over [dev, dev + bytes) by MTE3 in 256-byte pieces; returns once the stores completed.
+void init_output(const GmSpan& gm, uint64_t dev, uint64_t bytes, isa::DType dt, double value);
 
 }  // namespace sfumato::ascendc
 
@@ -73,6 +76,16 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Slice
         sa::copy_out(sa::dt_of<T>(), dst.device_address() + d.rows[r] * sizeof(T), src.kt().pos(),
                      static_cast<uint32_t>(src.kt().address() + s.rows[r] * sizeof(T)), c);
     }
+}
+
+// Fills `size` elements of GM with `value` (the reference's InitOutput, MTE3).
+template <class T>
+void InitOutput(GlobalTensor<T> gmWorkspaceAddr, uint32_t size, T value = 0) {
+    sfumato::ascendc::enter("InitOutput");
+    sfumato::ascendc::init_output(gmWorkspaceAddr.span(), gmWorkspaceAddr.device_address(),
+                                  uint64_t(size) * sizeof(T),
+                                  sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v,
+                                  sfumato::ascendc::scalar_value<T>(value));
 }
 
 }  // namespace AscendC

@@ -42,11 +42,15 @@ struct LocalRange {
 };
 LocalRange local_alloc(AscendC::Hardware hw, uint64_t bytes);
 
+struct BufHandleSlot;
+
 }  // namespace sfumato::ascendc
 
 namespace AscendC {
 
 class TPipe;
+// A buffer handle of a user-defined TBufPool (sfumato_ascendc/bufpool.h).
+using TBufHandle = sfumato::ascendc::BufHandleSlot*;
 
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind {
@@ -98,6 +102,10 @@ public:
     int32_t GetTensorCountInQue() const { return static_cast<int32_t>(m_q.queued()); }
     bool HasIdleBuffer() const { return m_q.in_use() < m_q.buffers(); }
     void FreeAllEvent() { m_q.drain(); }
+    // Buffers placed by a user-defined TBufPool (sfumato_ascendc/bufpool.h).
+    void InitStartBufHandle(TBufHandle start, uint8_t num, uint32_t len);
+    template <class Pool>
+    void InitBufHandle(Pool* pool, uint32_t index, TBufHandle handle, uint32_t addr, uint32_t len);
 
     // sfumato: the kernel-API queue.
     sfumato::kernel::TQue<kKernelPos>& kq() { return m_q; }
@@ -143,6 +151,11 @@ public:
         return t;
     }
 
+    // The buffer placed by a user-defined TBufPool (sfumato_ascendc/bufpool.h).
+    void InitStartBufHandle(TBufHandle start, uint8_t num, uint32_t len);
+    template <class Pool>
+    void InitBufHandle(Pool* pool, uint32_t index, TBufHandle handle, uint32_t addr, uint32_t len);
+
     sfumato::kernel::TBuf<kKernelPos>& kb() { return m_b; }
     bool initialised = false;
 
@@ -176,6 +189,11 @@ public:
         buf.initialised = true;
         return true;
     }
+    // A TBufPool's range (sfumato_ascendc/bufpool.h): reserved, or shared with shareBuf's.
+    template <class T>
+    bool InitBufPool(T& bufPool, uint32_t len);
+    template <class T, class U>
+    bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf);
     void Init() {}
     void Destroy() {
         sfumato::ascendc::enter("TPipe::Destroy");

@@ -18,6 +18,9 @@ uint8_t event_id(AscendC::HardEvent e, int32_t id);
 AscendC::TEventID alloc_event(AscendC::HardEvent e);
 void release_event(AscendC::HardEvent e, AscendC::TEventID id);
 AscendC::TEventID fetch_event(AscendC::HardEvent e);
+// GroupBarrier's two halves (explained with the GM synchronisation below).
+void group_arrive(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count);
+void group_wait(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count);
 
 }  // namespace sfumato::ascendc
 
@@ -76,6 +79,46 @@ inline TEventID TPipe::FetchEventID(HardEvent evt) {
     return sfumato::ascendc::fetch_event(evt);
 }
 
+// Ordering across kernels: a task may start its first instructions while the previous task of
+// the stream finishes, WaitPreTaskEnd holding back what follows. sfumato starts a launch when the
+// previous one on its stream completed, so the previous task has always ended here and the next
+// one cannot start early: both calls only name themselves (no instruction).
+inline void WaitPreTaskEnd() { sfumato::ascendc::enter("WaitPreTaskEnd"); }
+inline void SetNextTaskStart() { sfumato::ascendc::enter("SetNextTaskStart"); }
+
+// Synchronisation between a group of AIVs that arrive and a group that waits for all of them.
+enum class PipeMode : uint8_t { SCALAR_MODE = 0, MTE3_MODE = 1, MAX };
+template <PipeMode pipeMode = PipeMode::MTE3_MODE>
+class GroupBarrier {
+public:
+    GroupBarrier(GM_ADDR groupWorkspace, uint32_t arriveSizeIn, uint32_t waitSizeIn)
+        : m_arrive(arriveSizeIn), m_wait(waitSizeIn) {
+        sfumato::ascendc::enter("GroupBarrier");
+        static_assert(pipeMode == PipeMode::MTE3_MODE, "AscendC::GroupBarrier supports PipeMode::MTE3_MODE only");
+        if (arriveSizeIn == 0 || arriveSizeIn > 16 || waitSizeIn == 0)
+            sfumato::ascendc::fail("GroupBarrier of " + std::to_string(arriveSizeIn) + " arrivers and " +
+                                   std::to_string(waitSizeIn) + " waiters (1..16 arrivers, at least one waiter)");
+        m_gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(groupWorkspace), GetWorkspaceLen());
+    }
+    void Arrive(uint32_t arriveIndex) {
+        sfumato::ascendc::enter("GroupBarrier::Arrive");
+        if (arriveIndex >= m_arrive)
+            sfumato::ascendc::fail("arriveIndex " + std::to_string(arriveIndex) + " of " + std::to_string(m_arrive));
+        sfumato::ascendc::group_arrive(m_gm.span(), m_arrive, m_wait, arriveIndex, ++m_count);
+    }
+    void Wait(uint32_t waitIndex) {
+        sfumato::ascendc::enter("GroupBarrier::Wait");
+        if (waitIndex >= m_wait)
+            sfumato::ascendc::fail("waitIndex " + std::to_string(waitIndex) + " of " + std::to_string(m_wait));
+        sfumato::ascendc::group_wait(m_gm.span(), m_arrive, m_wait, waitIndex, ++m_count);
+    }
+    uint64_t GetWorkspaceLen() const { return uint64_t(m_wait) * 512; }
+
+private:
+    uint32_t m_arrive, m_wait, m_count = 0;
+    GlobalTensor<uint8_t> m_gm;
+};
+
 }  // namespace AscendC
 
 // The vendor's examples call GetTPipePtr() without the namespace.
@@ -95,6 +138,13 @@ void ib_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_by
 void determine_init(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
 void determine_wait(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
 void determine_notify(const GmSpan& gm, isa::Pos ub_pos, uint32_t ub_addr, uint32_t ub_bytes);
+// GroupBarrier: 512 bytes of the workspace per waiter, a 32-byte slot in it per arriver. Arrive
+// stores the arriver's arrival count (1, 2, ... on its calls) into its slot of every waiter
+// through MTE3 once the block's earlier instructions completed; Wait reads the waiter's slots
+// (MTE2) until every arriver's count reached the waiter's own count of Wait calls. Both go
+// through the last 512 bytes of UB (the API reserves the end of UB). The counts become visible
+// when the stores complete, in both modes, as IBSet's slots.
+// (declared at the top: GroupBarrier below uses them)
 }  // namespace sfumato::ascendc
 
 namespace AscendC {

@@ -17,10 +17,14 @@ namespace sfumato::ascendc {
 struct GmSpan {
     uint64_t dev = 0;       // device address of the pointer
     uint64_t lo = 0, hi = 0;  // device bounds of the allocation it lies in
+    uint64_t stray = 0;     // a host pointer in no buffer (hi == 0): named when the tensor is used
 };
 // Maps a kernel's GM pointer to device memory; throws InputError (naming the current call)
 // when it lies in no GmAlloc/aclrtMalloc buffer.
 GmSpan gm_translate(const void* p);
+// The same, but a pointer in no buffer gives a span without bounds that remembers it: the chip
+// only stores the pointer, so an uninitialised launch argument the kernel never reads is no error.
+GmSpan gm_translate_lazy(const void* p);
 // Throws InputError when [dev, dev + bytes) leaves [lo, hi).
 void gm_check(const GmSpan& s, uint64_t dev, uint64_t bytes);
 // Scalar access to GM / a local buffer of the running core (raw element bytes).
@@ -58,20 +62,20 @@ public:
     using PrimType = T;
     GlobalTensor() = default;
 
-    // A pointer in the null page (a launch argument the kernel does not use, passed as nullptr)
-    // leaves the tensor without a buffer: using it stops the run; any other pointer must lie in a
-    // GmAlloc/aclrtMalloc buffer.
+    // A pointer in no GmAlloc/aclrtMalloc buffer (a launch argument the kernel does not use,
+    // nullptr or left uninitialised by the host) leaves the tensor without a buffer: using it
+    // stops the run naming the address.
     void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
         sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
         m_ptr = buffer;
-        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate(buffer);
+        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate_lazy(buffer);
         m_size = bufferSize;
     }
     void SetGlobalBuffer(__gm__ T* buffer) {
         sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
         m_ptr = buffer;
-        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate(buffer);
-        m_size = null_page(buffer) ? 0 : (m_span.hi - m_span.dev) / sizeof(T);
+        m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate_lazy(buffer);
+        m_size = m_span.hi == 0 ? 0 : (m_span.hi - m_span.dev) / sizeof(T);
     }
     GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor g = *this;

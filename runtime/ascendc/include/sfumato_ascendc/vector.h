@@ -377,12 +377,52 @@ void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
     detail_reduce::blocks(detail_reduce::block_op(reduceType), dst, src, sfumato::ascendc::marg(isSetMask, mask),
                           repeatTime, dstRepStride, srcBlkStride, srcRepStride);
 }
-// Pair reductions need the chip's vcpadd, which the modelled ISA does not have.
+// Pair reductions (vcpadd): each repeat's lanes summed two by two, the L / 2 results packed,
+// repeats dstRepStride x 128 bytes apart.
 template <ReduceType reduceType, class T, class U = T, bool isSetMask = true, class M>
-void ReducePairElem(const LocalTensor<T>&, const LocalTensor<U>&, const M&, const int32_t, const int32_t, const int32_t,
-                    const int32_t) {
-    static_assert(sizeof(T) == 0,
-                  "AscendC::ReducePairElem is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)");
+void ReducePairElem(const LocalTensor<T>& dst, const LocalTensor<U>& src, const M& mask,
+                    const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                    const int32_t srcRepStride) {
+    namespace sa = sfumato::ascendc;
+    sa::enter("ReducePairElem");
+    static_assert(reduceType == ReduceType::SUM, "ReducePairElem: the reference gives ReduceType::SUM only");
+    static_assert(std::is_same_v<T, U>, "ReducePairElem: dst and src have one element type");
+    if (repeatTime < 0 || repeatTime > 255)
+        sa::fail("repeatTime " + std::to_string(repeatTime) + " (0..255)");
+    sfumato::isa::VecParams v = sa::vparams(static_cast<uint8_t>(repeatTime),
+                                            UnaryRepeatParams{1, static_cast<uint16_t>(srcBlkStride), 8,
+                                                              static_cast<uint8_t>(srcRepStride)});
+    v.dst_rep_stride = static_cast<uint16_t>(dstRepStride);
+    v.src0_rep_stride = static_cast<uint16_t>(srcRepStride);
+    sa::vec_issue(sfumato::isa::Opcode::VCPADD, sa::dt_of<T>(), sa::dt_of<T>(),
+                  {sa::at(dst), sa::at(src), {}, {}}, v, 0, sa::marg(isSetMask, mask));
+}
+// The older name, with repeatTime before the mask.
+template <class T, bool isSetMask = true, class M>
+void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                   const M& mask, const int32_t dstRepStride, const int32_t srcBlkStride,
+                   const int32_t srcRepStride) {
+    ReducePairElem<ReduceType::SUM, T, T, isSetMask>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
+                                                     srcRepStride);
+}
+
+// CreateVecIndex (vci): dst = firstValue, firstValue + 1, ...; the count form in whole repeats and
+// a masked last one, the mask forms counting on across repeats.
+template <class T>
+void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
+    namespace sa = sfumato::ascendc;
+    sa::CoreState& s = sa::enter("CreateVecIndex");
+    sfumato::kernel::detail::index_count(*s.ctx, sa::dt_of<T>(), sa::at(dst), sa::scalar_value<T>(firstValue),
+                                         sa::count_of(count, dst));
+}
+template <class T, class M>
+void CreateVecIndex(LocalTensor<T>& dst, const T& firstValue, const M& mask, uint8_t repeatTime,
+                    uint16_t dstBlkStride, uint8_t dstRepStride) {
+    namespace sa = sfumato::ascendc;
+    sa::enter("CreateVecIndex");
+    sa::vec_issue(sfumato::isa::Opcode::VCI, sa::dt_of<T>(), sa::dt_of<T>(), {sa::at(dst), {}, {}, {}},
+                  sa::vparams(repeatTime, UnaryRepeatParams{dstBlkStride, 1, dstRepStride, 8}),
+                  sa::scalar_value<T>(firstValue), sa::marg(true, mask));
 }
 
 // Whole reductions of `count` elements into dst[0] (and, for max/min with calIndex, the index

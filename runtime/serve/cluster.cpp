@@ -1,0 +1,495 @@
+// Several serving instances behind a router (runtime/serve/cluster.h).
+#include "runtime/serve/cluster.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <systemc>
+
+#include "runtime/llm/host_util.h"
+#include "runtime/llm/step_graph.h"
+#include "sim/error.h"
+#include "sim/sc_time_util.h"
+
+namespace sfumato::serve {
+
+RouterPolicy parse_router(const std::string& s) {
+    if (s == "round_robin") return RouterPolicy::RoundRobin;
+    if (s == "least_tokens") return RouterPolicy::LeastTokens;
+    throw InputError("unknown router '" + s + "' (known: round_robin, least_tokens)");
+}
+
+const char* router_name(RouterPolicy p) { return p == RouterPolicy::RoundRobin ? "round_robin" : "least_tokens"; }
+
+class Router::Port : public IArrivals {
+public:
+    Port(Router& r, size_t i) : m_r(r), m_i(i) {}
+    void take(double now_s, std::vector<size_t>& out) override {
+        m_r.route_until(now_s);
+        for (size_t id : m_r.m_inbox[m_i]) {
+            const Request& q = m_r.m_t.requests[id];
+            m_r.m_inbox_tokens[m_i] -= q.prompt_tokens + q.output_tokens - 1;
+            out.push_back(id);
+        }
+        m_r.m_inbox[m_i].clear();
+    }
+    double next(double now_s) override {
+        (void)now_s;
+        if (!m_r.m_inbox[m_i].empty()) return now_s;
+        return m_r.m_next < m_r.m_t.requests.size() ? m_r.m_t.requests[m_r.m_next].arrival_s
+                                                    : std::numeric_limits<double>::infinity();
+    }
+
+private:
+    Router& m_r;
+    size_t m_i;
+};
+
+Router::Router(const RequestTrace& t, RouterPolicy p, size_t instances)
+    : m_t(t), m_p(p), m_sched(instances, nullptr), m_inbox(instances), m_inbox_tokens(instances, 0),
+      m_assign(t.requests.size(), -1) {
+    if (instances < 1) throw InputError("router: no instance");
+    for (size_t i = 0; i < instances; ++i) m_ports.push_back(std::make_unique<Port>(*this, i));
+}
+
+Router::~Router() = default;
+
+IArrivals& Router::port(size_t instance) { return *m_ports.at(instance); }
+
+size_t Router::pick() {
+    const size_t n = m_inbox.size();
+    if (m_p == RouterPolicy::RoundRobin) return m_rr++ % n;
+    size_t best = 0;
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t load = m_inbox_tokens[i] + (m_sched[i] ? m_sched[i]->outstanding_tokens() : 0);
+        if (load < least) least = load, best = i;
+    }
+    return best;
+}
+
+void Router::route_until(double now_s) {
+    while (m_next < m_t.requests.size() && m_t.requests[m_next].arrival_s <= now_s) {
+        const size_t i = pick();
+        const Request& q = m_t.requests[m_next];
+        m_inbox[i].push_back(m_next);
+        m_inbox_tokens[i] += q.prompt_tokens + q.output_tokens - 1;
+        m_assign[m_next] = static_cast<int64_t>(i);
+        ++m_next;
+    }
+}
+
+// The host programs' meeting points (SystemC host threads of one simulation).
+struct ServeCluster::Shared {
+    sc_core::sc_event exported, met, delivered;
+    std::map<uint32_t, uint64_t> handle;  // chip -> its weights' handle
+    size_t arrived = 0, total = 0;
+    std::map<uint32_t, uint64_t> physical, saved;  // per chip, once every instance placed its model
+    void barrier() {
+        if (++arrived == total) {
+            met.notify(sc_core::SC_ZERO_TIME);
+            return;
+        }
+        sc_core::wait(met);
+    }
+};
+
+// A prefill instance's hand-off (disaggregation): the KV transfer to a decode instance.
+class ServeCluster::Handoff : public IHandoff {
+public:
+    Handoff(ServeCluster& c, size_t instance) : m_c(c), m_i(instance) {}
+    void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) override {
+        m_c.hand_off(m_i, id, now_s, so_far, blocks);
+    }
+
+private:
+    ServeCluster& m_c;
+    size_t m_i;
+};
+
+// A decode instance's arrivals: the requests whose KV landed on its chip. Their arrival times
+// are the transfers', known only when the last copy lands, so an idle decode instance waits for
+// a delivery until every prefill instance has finished and no transfer is under way.
+class ServeCluster::DecodePort : public IArrivals {
+public:
+    DecodePort(ServeCluster& c, size_t d) : m_c(c), m_d(d) {}
+    void deliver(size_t id) { m_inbox.push_back(id); }
+    void take(double now_s, std::vector<size_t>& out) override {
+        (void)now_s;
+        for (size_t id : m_inbox) {
+            const Request& q = m_c.m_trace.requests[id];
+            m_c.m_dec_pending[m_d] -= q.output_tokens - 1;
+            out.push_back(id);
+        }
+        m_inbox.clear();
+    }
+    double next(double now_s) override {
+        return m_inbox.empty() ? std::numeric_limits<double>::infinity() : now_s;
+    }
+    bool wait(double& now_s) override {
+        const size_t prefill = static_cast<size_t>(m_c.m_s.prefill_instances);
+        while (m_inbox.empty() && (m_c.m_prefill_done < prefill || m_c.m_in_flight > 0))
+            sc_core::wait(m_c.m_sh->delivered);
+        if (m_inbox.empty()) return false;
+        now_s = std::max(now_s, static_cast<double>(now_tick().v - m_c.m_origin_ps) * 1e-12);
+        return true;
+    }
+    const RequestResult* carried(size_t id) const override {
+        auto it = m_c.m_carried.find(id);
+        return it == m_c.m_carried.end() ? nullptr : &it->second;
+    }
+
+private:
+    ServeCluster& m_c;
+    size_t m_d;
+    std::vector<size_t> m_inbox;
+};
+
+namespace {
+
+// Instances per chip, and each instance's index among its chip's.
+std::vector<uint32_t> place(const ServeSetup& s, size_t chips) {
+    std::vector<uint32_t> chip;
+    for (int64_t i = 0; i < s.instances; ++i) {
+        const uint32_t c = s.placement.empty() ? static_cast<uint32_t>(static_cast<size_t>(i) % chips)
+                                               : s.placement[static_cast<size_t>(i)];
+        if (c >= chips)
+            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(c) +
+                             ", the system has " + std::to_string(chips) + " chips (0.." +
+                             std::to_string(chips - 1) + ")");
+        chip.push_back(c);
+    }
+    return chip;
+}
+
+}  // namespace
+
+ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace, const ServeSetup& setup,
+                           const std::vector<DeviceInfo>& chips)
+    : m_trace(trace), m_s(setup), m_sh(std::make_unique<Shared>()) {
+    if (chips.empty()) throw InputError("serve: the system has no chip");
+    const RouterPolicy rp = parse_router(m_s.router);
+    m_chip = place(m_s, chips.size());
+    std::map<uint32_t, int64_t> per_chip;
+    for (uint32_t ch : m_chip) ++per_chip[ch];
+    // Instances sharing a chip: the first holds the weights, every one its activation arena
+    // and an equal share of the KV cache; the memory each must leave to the others comes from a
+    // probe instance's plan (the same model and knobs on that chip).
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> held;  // chip -> weights, one arena (as held)
+    for (const auto& [ch, k] : per_chip) {
+        if (k < 2) continue;
+        try {
+            const ServeRun probe(c, trace, m_s, chips[ch]);
+            held[ch] = {llm::util::held(probe.engine().memory().weights),
+                        llm::util::held(probe.engine().memory().activations)};
+        } catch (const InputError& e) {
+            throw InputError("serve: chip " + std::to_string(ch) + " (" + std::to_string(k) +
+                             " instances): one instance alone does not fit: " + e.what());
+        }
+    }
+    std::map<uint32_t, int64_t> seen;
+    for (size_t i = 0; i < m_chip.size(); ++i) {
+        const uint32_t ch = m_chip[i];
+        const int64_t k = per_chip[ch], rank = seen[ch]++;
+        ServeSetup s = m_s;
+        InstanceShare share;
+        share.label = " " + std::to_string(i) + " (chip " + std::to_string(ch) + ")";
+        if (k > 1) {
+            s.kv_mem_fraction /= static_cast<double>(k);
+            share.reserved_bytes = static_cast<uint64_t>(k - 1) * held[ch].second + (rank > 0 ? held[ch].first : 0);
+            if (rank > 0)
+                share.import_weights = [this, ch] {
+                    while (!m_sh->handle.count(ch)) sc_core::wait(m_sh->exported);
+                    return m_sh->handle.at(ch);
+                };
+        }
+        try {
+            m_inst.push_back(std::make_unique<ServeRun>(c, trace, s, chips[ch], std::move(share)));
+        } catch (const InputError& e) {
+            throw InputError("serve: instance " + std::to_string(i) + " on chip " + std::to_string(ch) + " (with " +
+                             std::to_string(k - 1) + " other instance(s) there): " + e.what());
+        }
+    }
+    m_sh->total = m_inst.size();
+    const size_t n = m_inst.size(), p = static_cast<size_t>(m_s.prefill_instances);
+    if (disaggregated()) check_disaggregation();
+    m_router = std::make_unique<Router>(trace, rp, disaggregated() ? p : n);
+    for (size_t i = disaggregated() ? p : n; i < n; ++i) m_dports.push_back(std::make_unique<DecodePort>(*this, i - p));
+    m_dec_pending.assign(m_dports.size(), 0);
+    m_dec_sched.assign(m_dports.size(), nullptr);
+    m_xfer.resize(trace.requests.size());
+    m_dev.assign(n, nullptr);
+    m_ctx.assign(n, nullptr);
+    m_kv_stream.assign(n, 0);
+    m_reuse.resize(n);
+    m_in_use.assign(n, 0);
+}
+
+void ServeCluster::check_disaggregation() const {
+    const int64_t p = m_s.prefill_instances, n = static_cast<int64_t>(m_inst.size());
+    if (p >= n)
+        throw InputError("serve.prefill_instances " + std::to_string(p) + " leaves no decode instance of serve.instances " +
+                         std::to_string(n) + " (disaggregation needs at least one of each)");
+    if (m_s.sched.policy != Policy::Continuous)
+        throw InputError(std::string("serve.prefill_instances: disaggregated prefill/decode runs the continuous policy, "
+                                     "not serve.policy ") +
+                         policy_name(m_s.sched.policy));
+    for (int64_t i = 0; i < p; ++i)
+        for (int64_t j = p; j < n; ++j)
+            if (m_chip[static_cast<size_t>(i)] == m_chip[static_cast<size_t>(j)])
+                throw InputError("serve.prefill_instances: prefill instance " + std::to_string(i) + " and decode instance " +
+                                 std::to_string(j) + " are both on chip " + std::to_string(m_chip[static_cast<size_t>(i)]) +
+                                 " (disaggregation moves the KV cache between chips: place them on different ones, "
+                                 "serve.placement)");
+}
+
+ServeCluster::~ServeCluster() = default;
+
+void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse) {
+    rt::Runtime rt(dev, ctx);
+    reuse::TimingReuse service(ctx, rt.device_info(), reuse);
+    ServeRun& run = *m_inst.at(i);
+    m_dev.at(i) = &dev;
+    m_ctx.at(i) = &ctx;
+    const size_t p = static_cast<size_t>(m_s.prefill_instances);
+    const bool prefill = disaggregated() && i < p, decode = disaggregated() && i >= p;
+    if (prefill && ctx.stream_create(&m_kv_stream[i], 0) != rt::Status::Ok)
+        throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+    const uint32_t ch = m_chip[i];
+    const bool owner = std::find(m_chip.begin(), m_chip.end(), ch) - m_chip.begin() == static_cast<std::ptrdiff_t>(i);
+    const bool shared = std::count(m_chip.begin(), m_chip.end(), ch) > 1;
+    auto after_start = [&] {
+        if (owner && shared) {
+            m_sh->handle[ch] = run.export_weights(rt);
+            m_sh->exported.notify(sc_core::SC_ZERO_TIME);
+        }
+        m_in_use.at(i) = ctx.memory_stats().in_use;
+        // Every instance starts serving at one instant (the requests' clock origin).
+        m_sh->barrier();
+        m_origin_ps = now_tick().v;
+        m_sh->physical[ch] = dev.physical_bytes();
+        m_sh->saved[ch] = dev.shares().saved_bytes();
+    };
+    Handoff handoff(*this, i);
+    IArrivals& arrivals = decode ? static_cast<IArrivals&>(*m_dports[i - p]) : m_router->port(i);
+    auto ready = [&](const Scheduler& s) {
+        if (decode) m_dec_sched.at(i - p) = &s;
+        else m_router->attach(i, &s);
+    };
+    run.run(rt, &arrivals, ready, after_start, prefill ? &handoff : nullptr);
+    if (decode) m_dec_sched.at(i - p) = nullptr;
+    else m_router->attach(i, nullptr);
+    if (prefill) {
+        // Its transfers land before it ends (their callbacks hand the requests over).
+        if (ctx.stream_synchronize(m_kv_stream[i]) != rt::Status::Ok)
+            throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+        ++m_prefill_done;
+        m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
+    }
+    service.settle();
+    m_reuse[i] = service.counters();
+    if (++m_done == m_inst.size()) merge();
+}
+
+size_t ServeCluster::pick_decode() {
+    const size_t n = m_dports.size();
+    if (parse_router(m_s.router) == RouterPolicy::RoundRobin) return m_rr_decode++ % n;
+    size_t best = 0;
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t d = 0; d < n; ++d) {
+        const int64_t load = m_dec_pending[d] + (m_dec_sched[d] ? m_dec_sched[d]->outstanding_tokens() : 0);
+        if (load < least) least = load, best = d;
+    }
+    return best;
+}
+
+// In the prefill instance's host thread, at the end of the step that computed the prompt.
+void ServeCluster::hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far,
+                            const std::vector<int64_t>& blocks) {
+    const size_t p = static_cast<size_t>(m_s.prefill_instances);
+    const size_t d = pick_decode(), to = p + d;
+    const Request& q = m_trace.requests[id];
+    m_carried[id] = so_far;
+    m_dec_pending[d] += q.output_tokens - 1;
+    KvTransfer& x = m_xfer[id];
+    x.decode = static_cast<int64_t>(to);
+    x.issued_s = now_s;
+    const llm::LlmRun& src = m_inst[from]->engine();
+    const llm::LlmRun& dst = m_inst[to]->engine();
+    const int64_t bs = m_s.sched.block_size, layers = src.config().num_layers;
+    const uint64_t token_bytes = static_cast<uint64_t>(src.config().kv_size()) * 2;  // one of K, V (16-bit)
+    const uint64_t region_block = static_cast<uint64_t>(bs) * token_bytes;
+    const int64_t dst_blocks = dst.memory().kv_blocks;
+    rt::Context& ctx = *m_ctx[from];
+    rt::Device& peer = *m_dev[to];
+    for (int64_t l = 0; l < layers; ++l)
+        for (const char* kind : {"k_cache", "v_cache"}) {
+            const uint64_t s0 = src.address(llm::layer_tensor(l, kind)), d0 = dst.address(llm::layer_tensor(l, kind));
+            for (size_t b = 0; b * static_cast<size_t>(bs) < static_cast<size_t>(q.prompt_tokens); ++b) {
+                const int64_t tokens = std::min<int64_t>(bs, q.prompt_tokens - static_cast<int64_t>(b) * bs);
+                const uint64_t bytes = static_cast<uint64_t>(tokens) * token_bytes;
+                const uint64_t sa = s0 + static_cast<uint64_t>(blocks.at(b)) * region_block;
+                const uint64_t da = d0 + static_cast<uint64_t>(blocks.at(b) % dst_blocks) * region_block;
+                if (ctx.memcpy_peer(peer, da, sa, bytes, m_kv_stream[from], true) != rt::Status::Ok)
+                    throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
+                if (m_s.export_profile) m_copy_tasks.push_back(ctx.tasks().back().task);
+                x.bytes += bytes;
+                ++x.copies;
+            }
+        }
+    ++m_in_flight;
+    const rt::Status st = ctx.launch_host_func(m_kv_stream[from], [this, id, d] {
+        m_xfer[id].done_s = static_cast<double>(now_tick().v - m_origin_ps) * 1e-12;
+        --m_in_flight;
+        m_dports[d]->deliver(id);
+        m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
+    });
+    if (st != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
+}
+
+void ServeCluster::merge() {
+    m_res = ServeResult{};
+    m_res.requests.resize(m_trace.requests.size());
+    m_req_inst.assign(m_trace.requests.size(), 0);
+    const std::vector<int64_t>& a = m_router->assignment();
+    for (size_t r = 0; r < a.size(); ++r) {
+        if (a[r] < 0) throw SimError(kExitFailure, "serve: request " + m_trace.requests[r].id + " was never routed");
+        m_req_inst[r] = static_cast<size_t>(a[r]);
+        const int64_t d = m_xfer[r].decode;
+        m_res.requests[r] = m_inst[d >= 0 ? static_cast<size_t>(d) : m_req_inst[r]]->result().requests[r];
+    }
+    for (const auto& in : m_inst) {
+        const ServeResult& x = in->result();
+        m_res.steps.insert(m_res.steps.end(), x.steps.begin(), x.steps.end());
+        m_res.itl_s.insert(m_res.itl_s.end(), x.itl_s.begin(), x.itl_s.end());
+        m_res.end_s = std::max(m_res.end_s, x.end_s);
+        m_res.preemptions += x.preemptions;
+    }
+    std::stable_sort(m_res.steps.begin(), m_res.steps.end(),
+                     [](const StepLog& p, const StepLog& q) { return p.begin_s < q.begin_s; });
+}
+
+void ServeCluster::export_profile(const std::string& dir, int64_t devices_per_node) const {
+    if (!m_inst.at(0)->profile()) throw InputError("serve: the run kept no profile (ServeSetup::export_profile)");
+    VidurProfile p = *m_inst[0]->profile();
+    for (size_t i = 1; i < m_inst.size(); ++i) p.merge(*m_inst[i]->profile());
+    for (const auto& t : m_copy_tasks) p.add_copy(t->copy.bytes, t->end_tick.v - t->start_tick.v);
+    p.set_topology(devices_per_node);
+    p.write(dir);
+}
+
+reuse::ReuseCounters ServeCluster::reuse_counters() const {
+    reuse::ReuseCounters t;
+    for (const reuse::ReuseCounters& c : m_reuse) t += c;
+    return t;
+}
+
+nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const {
+    nlohmann::json j = m_inst.at(0)->summary(slo_ttft_s, slo_tpot_s);
+    j.erase("memory");
+    j.erase("kv");
+    j.erase("timer");
+    j["setup"]["instances"] = m_inst.size();
+    j["setup"]["router"] = m_s.router;
+    j["setup"]["placement"] = m_chip;
+    j["metrics"] = metrics_json(m_res, slo_ttft_s, slo_tpot_s);
+    j["instances"] = nlohmann::json::array();
+    std::vector<size_t> routed(m_inst.size(), 0);
+    for (size_t r : m_req_inst) ++routed[r];
+    for (const KvTransfer& x : m_xfer)
+        if (x.decode >= 0) ++routed[static_cast<size_t>(x.decode)];
+    double wall = 0;
+    for (size_t i = 0; i < m_inst.size(); ++i) {
+        const nlohmann::json s = m_inst[i]->summary(slo_ttft_s, slo_tpot_s);
+        const char* role = !disaggregated() ? "both" : i < static_cast<size_t>(m_s.prefill_instances) ? "prefill" : "decode";
+        j["instances"].push_back({{"instance", i},
+                                  {"chip", m_chip[i]},
+                                  {"role", role},
+                                  {"requests", routed[i]},
+                                  {"steps", m_inst[i]->result().steps.size()},
+                                  {"preemptions", m_inst[i]->result().preemptions},
+                                  {"memory", s["memory"]},
+                                  {"context_bytes_in_use", m_in_use[i]},
+                                  {"kv", s["kv"]},
+                                  {"timer", s["timer"]}});
+        wall = std::max(wall, m_inst[i]->wall_seconds());
+    }
+    // Per chip: the copies of the weights held (instances that placed rather than mapped them),
+    // the bytes they take, what the chip's instances map through handles, and the device's
+    // physical bytes once every instance placed its model (weights, KV caches).
+    j["chips"] = nlohmann::json::array();
+    for (const auto& [ch, phys] : m_sh->physical) {
+        size_t copies = 0, n = 0;
+        uint64_t wbytes = 0, imported = 0;
+        for (size_t i = 0; i < m_inst.size(); ++i) {
+            if (m_chip[i] != ch) continue;
+            ++n;
+            const llm::MemoryPlan& mp = m_inst[i]->engine().memory();
+            if (mp.weights_imported) imported += mp.weights;
+            else ++copies, wbytes += mp.weights;
+        }
+        j["chips"].push_back({{"chip", ch},
+                              {"instances", n},
+                              {"weight_copies", copies},
+                              {"weights_bytes", wbytes},
+                              {"weights_mapped_bytes", imported},
+                              {"shared_saved_bytes", m_sh->saved.at(ch)},
+                              {"physical_bytes_placed", phys}});
+    }
+    j["wall_seconds"] = wall;
+    j["setup"]["prefill_instances"] = m_s.prefill_instances;
+    if (disaggregated()) j["disaggregation"] = transfer_json();
+    return j;
+}
+
+// The KV transfers: count, bytes, time per request (percentiles, ms) and in total.
+nlohmann::json ServeCluster::transfer_json() const {
+    std::vector<double> t;
+    uint64_t bytes = 0;
+    size_t copies = 0;
+    double total = 0;
+    for (const KvTransfer& x : m_xfer) {
+        if (x.decode < 0) continue;
+        t.push_back(x.seconds());
+        bytes += x.bytes;
+        copies += x.copies;
+        total += x.seconds();
+    }
+    const Percentiles p = percentiles(t);
+    return {{"prefill_instances", m_s.prefill_instances},
+            {"decode_instances", m_inst.size() - static_cast<size_t>(m_s.prefill_instances)},
+            {"transfers", t.size()},
+            {"copies", copies},
+            {"kv_bytes", bytes},
+            {"kv_transfer_ms",
+             {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"max", p.max * 1e3}}},
+            {"kv_transfer_total_ms", total * 1e3}};
+}
+
+std::string ServeCluster::requests_csv() const {
+    const std::string base = serve::requests_csv(m_res, m_req_inst);
+    if (!disaggregated()) return base;
+    // Disaggregation: each row gains its decode instance, KV bytes moved and transfer time.
+    std::string out;
+    size_t at = 0, row = 0;
+    char buf[128];
+    while (at < base.size()) {
+        const size_t end = base.find('\n', at);
+        out += base.substr(at, end - at);
+        if (row == 0) {
+            out += ",decode_instance,kv_bytes,kv_transfer_ms";
+        } else {
+            const KvTransfer& x = m_xfer[row - 1];
+            std::snprintf(buf, sizeof buf, ",%lld,%llu,%.6f", static_cast<long long>(x.decode),
+                          static_cast<unsigned long long>(x.bytes), x.decode >= 0 ? x.seconds() * 1e3 : 0.0);
+            out += buf;
+        }
+        out += "\n";
+        at = end + 1;
+        ++row;
+    }
+    return out;
+}
+
+}  // namespace sfumato::serve

@@ -1,0 +1,144 @@
+// Several serving instances on a system of chips behind a router (issue 25, `sfumato serve
+// --system F --instances N`): each instance is a whole copy of the model (a ServeRun: its own
+// scheduler, KV pool and step plans) in its own host program (a context, as a serving process
+// is) on its chip; the router hands each arriving request to one instance. Instances on one chip
+// contend for its cores and memory as two processes do, and share one copy of the weights: the
+// chip's first instance exports its weight block through the runtime's shared-memory handles
+// (runtime/rt/share_table.h) and the others map it, so the weights are held once; the KV cache
+// left after the weights and every instance's activations is split evenly between them.
+// Routers: round_robin (the i-th arrival to instance i mod N) and least_tokens (the instance
+// with the fewest tokens still to compute: the rest of its requests' prompts and outputs, and
+// those routed to it but not yet taken). A request is routed when an instance's host program
+// first reaches its arrival time on the shared simulated clock (an idle instance waits there; a
+// busy one at its step's end), with the loads as they are then; the order in which host
+// programs resume at one instant is the simulation kernel's, so a run repeats exactly.
+// Disaggregated prefill/decode (serve.prefill_instances P, continuous policy): the router spreads
+// arrivals over instances 0..P-1 (prefill), each on a chip no decode instance uses; when a
+// request's prompt is done (its first token out) the prefill instance picks a decode instance
+// (the router's rule over the decode instances), frees its blocks and moves the prompt's K and V
+// to the decode instance's chip as peer copies over the system's links (runtime/rt memcpy_peer,
+// the transfers --pp and the collectives use), layer by layer, one copy per KV block, on a
+// stream of its own so the next prefill step overlaps them; a host callback behind the last copy
+// hands the request to the decode instance, whose first step for it is a decode. The KV transfer
+// time is the copies' time from issue to the last landing (queueing behind earlier transfers
+// included), per request and in total.
+// Simplified: every instance is TP 1 / PP 1 with the same knobs; the router's own latency and
+// the request's network hop to the instance are not charged; a transfer starts after the
+// prompt's last step (not layer by layer as the prefill runs), reads blocks the prefill pool has
+// already freed (timing mode: no data) and lands at the same block offsets of the decode chip's
+// cache, whose pool allocates its own blocks at admission.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/reuse/timing_reuse.h"
+#include "runtime/serve/serve_run.h"
+
+namespace sfumato::serve {
+
+enum class RouterPolicy : uint8_t { RoundRobin, LeastTokens };
+RouterPolicy parse_router(const std::string& s);  // InputError naming the known ones
+const char* router_name(RouterPolicy p);
+
+// The router: one IArrivals port per instance over one trace.
+class Router {
+public:
+    Router(const RequestTrace& t, RouterPolicy p, size_t instances);
+    ~Router();
+    // The instance's scheduler (its load), once it exists; until then its load is what the
+    // router gave it.
+    void attach(size_t instance, const Scheduler* s) { m_sched.at(instance) = s; }
+    IArrivals& port(size_t instance);
+    // Routes every request that arrived by `now_s`.
+    void route_until(double now_s);
+    // Each request's instance (-1: not routed).
+    const std::vector<int64_t>& assignment() const { return m_assign; }
+
+private:
+    class Port;
+    size_t pick();
+    const RequestTrace& m_t;
+    RouterPolicy m_p;
+    std::vector<const Scheduler*> m_sched;
+    std::vector<std::vector<size_t>> m_inbox;  // routed, not taken
+    std::vector<int64_t> m_inbox_tokens, m_assign;
+    std::vector<std::unique_ptr<Port>> m_ports;
+    size_t m_next = 0, m_rr = 0;
+};
+
+class ServeCluster {
+public:
+    // Places the instances (setup.instances, setup.placement) on the chips (`chips`: the
+    // system's DeviceInfo per chip) and plans each one's memory. InputError naming the culprit:
+    // an instance on a chip the system does not have, an unknown router, instances whose model,
+    // activations and KV cache do not fit their chip together.
+    ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace, const ServeSetup& setup,
+                 const std::vector<DeviceInfo>& chips);
+    ~ServeCluster();
+    size_t instances() const { return m_inst.size(); }
+    // The chip of each instance, in instance order (one host program each).
+    const std::vector<uint32_t>& placement() const { return m_chip; }
+    // Instance i's host program on its chip (ctx: a context of its own on `dev`).
+    void run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse);
+
+    // After the run: the merged result (each request from its instance), its metrics, the
+    // per-instance and per-chip sections (memory: the weights' copies and bytes held per chip).
+    const ServeResult& result() const { return m_res; }
+    const ServeRun& instance(size_t i) const { return *m_inst.at(i); }
+    const std::vector<size_t>& request_instance() const { return m_req_inst; }
+    nlohmann::json summary(double slo_ttft_s, double slo_tpot_s) const;
+    std::string requests_csv() const;
+    reuse::ReuseCounters reuse_counters() const;
+
+    // Disaggregation: each request's KV transfer, after the run.
+    struct KvTransfer {
+        int64_t decode = -1;  // the decode instance (-1: none; finished where it prefilled)
+        uint64_t bytes = 0;   // K and V of the prompt, every layer
+        size_t copies = 0;
+        double issued_s = 0, done_s = 0;  // scheduler time: the prompt's last step's end; the last copy landed
+        double seconds() const { return done_s - issued_s; }
+    };
+    bool disaggregated() const { return m_s.prefill_instances > 0; }
+    // ServeSetup::export_profile: every instance's per-op times and the KV transfers' copies, in
+    // Vidur's layouts (vidur_profile.h), written to `dir`.
+    void export_profile(const std::string& dir, int64_t devices_per_node) const;
+    const std::vector<KvTransfer>& transfers() const { return m_xfer; }
+
+private:
+    struct Shared;
+    class Handoff;
+    class DecodePort;
+    void merge();
+    void check_disaggregation() const;
+    void hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks);
+    size_t pick_decode();
+    nlohmann::json transfer_json() const;
+    std::vector<KvTransfer> m_xfer;
+    std::vector<rt::Device*> m_dev;
+    std::vector<rt::Context*> m_ctx;
+    std::vector<uint32_t> m_kv_stream;  // per prefill instance: its transfers' stream
+    std::vector<std::unique_ptr<DecodePort>> m_dports;
+    std::map<size_t, RequestResult> m_carried;  // handed-off requests' results so far
+    std::vector<int64_t> m_dec_pending;         // per decode instance: tokens handed to it, not yet taken
+    std::vector<const Scheduler*> m_dec_sched;  // per decode instance, while it runs
+    size_t m_prefill_done = 0, m_in_flight = 0, m_rr_decode = 0;
+    uint64_t m_origin_ps = 0;
+    std::vector<std::shared_ptr<Task>> m_copy_tasks;  // export_profile: the KV transfers' copies
+    const RequestTrace& m_trace;
+    ServeSetup m_s;
+    std::vector<uint32_t> m_chip;
+    std::vector<std::unique_ptr<ServeRun>> m_inst;
+    std::unique_ptr<Router> m_router;
+    std::unique_ptr<Shared> m_sh;
+    std::vector<reuse::ReuseCounters> m_reuse;
+    std::vector<uint64_t> m_in_use;  // per instance: its context's live device bytes once placed
+    ServeResult m_res;
+    std::vector<size_t> m_req_inst;
+    size_t m_done = 0;
+};
+
+}  // namespace sfumato::serve
