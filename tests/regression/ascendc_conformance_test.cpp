@@ -75,7 +75,7 @@ TEST_CASE("ascendc conformance: blocks chained by IBSet/IBWait run in order") { 
 TEST_CASE("ascendc conformance: InitDetermineComputeWorkspace/WaitPreBlock/NotifyNextBlock order the blocks") {
     family("determine");
 }
-TEST_CASE("ascendc conformance: InitOutput fills GM (MTE3); WaitPreTaskEnd/SetNextTaskStart") { family("init_output"); }
+TEST_CASE("ascendc conformance: InitOutput fills GM (MTE3), WaitPreTaskEnd/SetNextTaskStart") { family("init_output"); }
 TEST_CASE("ascendc conformance: GroupBarrier waiters see both arrivals, over two rounds") { family("group"); }
 TEST_CASE("ascendc conformance: TBufPool sub-pools, a shared range after Reset, a user-defined pool") {
     family("bufpool");

@@ -352,7 +352,7 @@ TEST_CASE("isa vector: dup, brcb, transpose and gather") {
     CHECK_THROWS_AS(execute(g, m), std::invalid_argument);
 }
 
-TEST_CASE("isa vector: vci counts across repeats and lanes; vcpadd sums lane pairs per repeat") {
+TEST_CASE("isa vector: vci counts across repeats and lanes, vcpadd sums lane pairs per repeat") {
     TestMem m;
     Instr c = vec(Opcode::VCI, DType::INT16, 0x0, 0, 0, 2);
     c.scalar = -5;
