@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -60,6 +61,14 @@ inline void remove_temp_dirs() {
     std::error_code ec;
     for (const auto& d : temp_dirs_made()) std::filesystem::remove_all(d, ec);
     temp_dirs_made().clear();
+}
+
+// A file's whole text ("" when it cannot be read).
+inline std::string read_text(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
 }
 
 inline nlohmann::json read_json(const std::string& path) {

@@ -21,13 +21,6 @@ std::string asm_cmd(const std::string& name, const std::string& extra, const std
     return "asm " + example(name) + " --config " + config("ascend910b-like") + " " + extra + (out.empty() ? "" : " --out " + out);
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // An op's cycles are its execution span (Task::cycles): from the core-clock edge at which its
 // first block starts to the edge at which its last block is done. Expected counts are exact,
 // also on the 1.8 GHz preset where the launch (host time, in ns) falls between edges.

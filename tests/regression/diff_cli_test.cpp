@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
-#include <iterator>
 #include <map>
 
 #include "tests/support.h"
@@ -147,7 +146,5 @@ TEST_CASE("summary: over --summary-ops the launches are summed per type, and dif
     const CliResult rep = run_cli("report " + d + "/sums -o " + d + "/r.html");
     INFO(rep.output);
     REQUIRE(rep.code == 0);
-    std::ifstream html(d + "/r.html");
-    const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
-    CHECK(page.find("summed per operator type") != std::string::npos);
+    CHECK(read_text(d + "/r.html").find("summed per operator type") != std::string::npos);
 }

@@ -167,13 +167,6 @@ int interrupt_run(const std::vector<std::string>& args, int sig, std::chrono::mi
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string read_file(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // A run of many seconds: 3 x 256 MiB of fp32 through the tiny chip's memory, no data.
 std::vector<std::string> long_run(const std::string& out) {
     return {"kernel", "add", "--n", "67108864", "--dtype", "fp32", "--config", config("tiny"), "--mode", "timing", "--out", out};
@@ -189,7 +182,7 @@ void check_interrupt(int sig, int expect_code) {
     const std::string dir = temp_dir(sig == SIGINT ? "fault_sigint" : "fault_sigterm");
     double stop_s = 0;
     const int code = interrupt_run(long_run(dir + "/out"), sig, std::chrono::milliseconds(1500), dir + "/log", stop_s);
-    const std::string log = read_file(dir + "/log");
+    const std::string log = read_text(dir + "/log");
     INFO(log);
     CHECK(code == expect_code);
     CHECK(log.find("interrupted by") != std::string::npos);
@@ -258,7 +251,7 @@ TEST_CASE("fault: SIGTERM during a several-chip run exits 143 soon and leaves no
     double stop_s = 0;
     const int code =
         interrupt_run(long_system_run(dir + "/out"), SIGTERM, std::chrono::milliseconds(1500), dir + "/log", stop_s);
-    const std::string log = read_file(dir + "/log");
+    const std::string log = read_text(dir + "/log");
     INFO(log);
     CHECK(code == 143);
     CHECK(log.find("interrupted by") != std::string::npos);

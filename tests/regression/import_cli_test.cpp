@@ -17,13 +17,6 @@ namespace {
 
 std::string data(const std::string& f) { return source_dir() + "/tests/data/" + f; }
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::multiset<std::string> op_types(const nlohmann::json& w) {
     std::multiset<std::string> s;
     for (const auto& t : w["tasks"]) s.insert(t["node"]["op_type"].get<std::string>());
@@ -182,7 +175,7 @@ TEST_CASE("import kineto: a PyTorch 1.8 trace without input types or scalar argu
     CHECK(s["imported"]["skipped"].empty());
     CHECK(s["imported"]["compared"].get<size_t>() == 6);
     // Without the backward, a forward convolution's geometry is unknown: skipped, saying why.
-    const std::string full = slurp(data("kineto/resnet_pt18.json"));
+    const std::string full = read_text(data("kineto/resnet_pt18.json"));
     std::string fwd = full;
     const std::string bwd = "\"aten::cudnn_convolution_backward\"";
     for (size_t q = 0; (q = fwd.find(bwd, q)) != std::string::npos;) fwd.replace(q, bwd.size(), "\"aten::gone\"");
@@ -242,7 +235,7 @@ TEST_CASE("import kineto: --steps keeps the first profiler steps, on every threa
 
 TEST_CASE("import kineto: malformed traces list what they skip, exit 2 only when nothing is usable") {
     const std::string d = temp_dir("import_bad");
-    const std::string full = slurp(data("kineto/cnn_small.json"));
+    const std::string full = read_text(data("kineto/cnn_small.json"));
     // Truncated: the events before the cut still import.
     std::ofstream(d + "/cut.json") << full.substr(0, full.size() * 2 / 3);
     const CliResult cut = run_cli("import kineto " + d + "/cut.json -o " + d + "/cut_w.json");

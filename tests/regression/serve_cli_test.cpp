@@ -40,13 +40,6 @@ double metric(const nlohmann::json& s, const std::string& k, const std::string& 
     return s["metrics"][k][p].get<double>();
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // Requests arriving faster than one request at a time could serve them.
 const std::string kLoaded = "--generate n=24,rate=20000,prompt=uniform:32:96,output=uniform:8:24,seed=5";
 
@@ -62,8 +55,8 @@ TEST_CASE("serve: continuous batching beats static on throughput and p99 TTFT", 
     CHECK(cont["metrics"]["served"].get<size_t>() == 24);
     // Same trace, same config: identical per-request results.
     serve_ok(kLoaded + " --policy continuous", d + "/cont2");
-    CHECK(slurp(d + "/cont/requests.csv") == slurp(d + "/cont2/requests.csv"));
-    CHECK(slurp(d + "/cont/requests.csv").find("request_id,arrival_s") == 0);
+    CHECK(read_text(d + "/cont/requests.csv") == read_text(d + "/cont2/requests.csv"));
+    CHECK(read_text(d + "/cont/requests.csv").find("request_id,arrival_s") == 0);
 }
 
 TEST_CASE("serve: dynamic batching beats one request at a time on throughput", "[serve]") {
@@ -94,7 +87,7 @@ TEST_CASE("serve: prefix caching lowers TTFT on a shared-prefix trace", "[serve]
     const nlohmann::json off = serve_ok(t + " --set serve.prefix_caching=false", d + "/off");
     CHECK(metric(on, "ttft_ms", "mean") < metric(off, "ttft_ms", "mean"));
     // Every request after the first finds the prefix's 256 / 64 = 4 full blocks.
-    std::istringstream rows(slurp(d + "/on/requests.csv"));
+    std::istringstream rows(read_text(d + "/on/requests.csv"));
     std::string line;
     std::getline(rows, line);
     int64_t hits = 0;

@@ -32,13 +32,6 @@ nlohmann::json serve_ok(const std::string& args, const std::string& out) {
     return s;
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // The instance column of requests.csv, per request in trace order.
 std::vector<int> instances_of(const std::string& csv) {
     std::vector<int> v;
@@ -92,10 +85,10 @@ TEST_CASE("serve --instances: two instances on one chip hold one copy of the wei
 
     // Same trace, same config: identical per-request results, with either router.
     serve_ok("--instances 2 --set serve.placement=0,0" + kLoaded, d + "/same2");
-    CHECK(slurp(d + "/same/requests.csv") == slurp(d + "/same2/requests.csv"));
+    CHECK(read_text(d + "/same/requests.csv") == read_text(d + "/same2/requests.csv"));
     serve_ok("--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt1");
     serve_ok("--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt2");
-    CHECK(slurp(d + "/lt1/requests.csv") == slurp(d + "/lt2/requests.csv"));
+    CHECK(read_text(d + "/lt1/requests.csv") == read_text(d + "/lt2/requests.csv"));
 }
 
 TEST_CASE("serve --router: least_tokens avoids the instance busy with a long request", "[serve]") {
@@ -107,9 +100,9 @@ TEST_CASE("serve --router: least_tokens avoids the instance busy with a long req
     const std::string args = "--requests " + d + "/t.csv --instances 2 --set serve.placement=0,1";
     serve_ok(args + " --router round_robin", d + "/rr");
     serve_ok(args + " --router least_tokens", d + "/lt");
-    CHECK(instances_of(slurp(d + "/rr/requests.csv")) == std::vector<int>{0, 1, 0, 1, 0});
+    CHECK(instances_of(read_text(d + "/rr/requests.csv")) == std::vector<int>{0, 1, 0, 1, 0});
     // Instance 0 owes 459 tokens, instance 1 at most 4 x 19 for the short ones.
-    CHECK(instances_of(slurp(d + "/lt/requests.csv")) == std::vector<int>{0, 1, 1, 1, 1});
+    CHECK(instances_of(read_text(d + "/lt/requests.csv")) == std::vector<int>{0, 1, 1, 1, 1});
 }
 
 TEST_CASE("serve --instances: bad placements and routers exit 2 naming the culprit", "[serve]") {
@@ -159,7 +152,7 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
     const int64_t kv = m["num_key_value_heads"].get<int64_t>() * m["hidden_size"].get<int64_t>() /
                        m["num_attention_heads"].get<int64_t>();
     const uint64_t per_token = static_cast<uint64_t>(2 * kv * 2 * m["num_hidden_layers"].get<int64_t>());
-    std::istringstream csv(slurp(d + "/pd/requests.csv"));
+    std::istringstream csv(read_text(d + "/pd/requests.csv"));
     std::string line;
     std::getline(csv, line);
     REQUIRE(line.find(",decode_instance,kv_bytes,kv_transfer_ms") != std::string::npos);
@@ -188,7 +181,7 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
     // The same trace twice: identical per-request results.
     serve_ok("--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" + kLoaded,
              d + "/pd2");
-    CHECK(slurp(d + "/pd/requests.csv") == slurp(d + "/pd2/requests.csv"));
+    CHECK(read_text(d + "/pd/requests.csv") == read_text(d + "/pd2/requests.csv"));
 }
 
 TEST_CASE("serve: disaggregation on one chip, without a decode instance or off the continuous policy exits 2",
