@@ -162,7 +162,9 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     }
     if (!common.out.empty()) {
         write_text_atomically((fs::path(common.out) / "requests.csv").string(), cluster.requests_csv());
-        std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());
+        write_text_atomically((fs::path(common.out) / "steps.csv").string(), cluster.steps_csv());
+        std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv,steps.csv}\n",
+                    common.out.c_str());
     }
     return kExitOk;
 }
@@ -259,7 +261,9 @@ int cmd_serve(const std::vector<std::string>& args) {
     }
     if (!common.out.empty()) {
         write_text_atomically((fs::path(common.out) / "requests.csv").string(), run.requests_csv());
-        std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv}\n", common.out.c_str());
+        write_text_atomically((fs::path(common.out) / "steps.csv").string(), run.steps_csv());
+        std::printf("  wrote %s/{summary.json,trace.json,stats.h5,requests.csv,steps.csv}\n",
+                    common.out.c_str());
     }
     return kExitOk;
 }

@@ -1,7 +1,8 @@
 // `sfumato report`: one self-contained HTML page for a run directory (summary.json, stats.h5,
 // trace.json as present), a membench run, or a sweep directory (sweep.h5). A run shows its
 // per-op table, a roofline with every op placed on it (and its own bound), pipe utilisation per
-// core kind and the memory timeline; membench its bandwidth, hit rates, latency distribution
+// core kind and the memory timeline (a serving run first its latency CDFs and its queue, batch
+// and KV time series, report/serve_report.cpp); membench its bandwidth, hit rates, latency distribution
 // and timeline; a sweep one curve of each figure against each varied parameter (a curve per
 // combination of the other parameters) and its table. Plain C++: reads files, writes text.
 #pragma once

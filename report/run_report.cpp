@@ -274,6 +274,7 @@ std::string run_report(const std::string& dir, const ReportOptions& o) {
                                                                       ", max rel err " + cell(c.value("max_rel_err", json())) + ")");
     }
     page.definition_list(info);
+    if (s.contains("serve") && s["serve"].is_object()) add_serve_section(page, dir, s["serve"], o);
 
     page.heading("Operators");
     std::vector<std::vector<std::string>> rows;

@@ -467,6 +467,16 @@ nlohmann::json ServeCluster::transfer_json() const {
             {"kv_transfer_total_ms", total * 1e3}};
 }
 
+std::string ServeCluster::steps_csv() const {
+    std::vector<const ServeResult*> r;
+    std::vector<int64_t> pools;
+    for (const auto& in : m_inst) {
+        r.push_back(&in->result());
+        pools.push_back(in->setup().sched.kv_blocks);
+    }
+    return serve::steps_csv(r, pools);
+}
+
 std::string ServeCluster::requests_csv() const {
     const std::string base = serve::requests_csv(m_res, m_req_inst);
     if (!disaggregated()) return base;

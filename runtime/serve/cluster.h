@@ -92,6 +92,7 @@ public:
     const std::vector<size_t>& request_instance() const { return m_req_inst; }
     nlohmann::json summary(double slo_ttft_s, double slo_tpot_s) const;
     std::string requests_csv() const;
+    std::string steps_csv() const;  // every instance's steps (serve::steps_csv)
     reuse::ReuseCounters reuse_counters() const;
 
     // Disaggregation: each request's KV transfer, after the run.

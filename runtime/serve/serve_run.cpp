@@ -284,4 +284,25 @@ std::string requests_csv(const ServeResult& res, const std::vector<size_t>& inst
 
 std::string ServeRun::requests_csv() const { return serve::requests_csv(m_res); }
 
+std::string steps_csv(const std::vector<const ServeResult*>& results, const std::vector<int64_t>& pools) {
+    std::string s =
+        "instance,step,begin_s,seconds,sequences,prefill_tokens,decode_tokens,waiting,kv_used_blocks,"
+        "kv_pool_blocks,preempted,swapped_out_tokens,swapped_in_tokens\n";
+    char buf[320];
+    for (size_t i = 0; i < results.size(); ++i)
+        for (size_t k = 0; k < results[i]->steps.size(); ++k) {
+            const StepLog& l = results[i]->steps[k];
+            std::snprintf(buf, sizeof buf, "%zu,%zu,%.9f,%.9f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n",
+                          i, k, l.begin_s, l.seconds, static_cast<long long>(l.sequences),
+                          static_cast<long long>(l.prefill_tokens), static_cast<long long>(l.decode_tokens),
+                          static_cast<long long>(l.waiting), static_cast<long long>(l.kv_used_blocks),
+                          static_cast<long long>(pools.at(i)), static_cast<long long>(l.preempted),
+                          static_cast<long long>(l.swapped_out), static_cast<long long>(l.swapped_in));
+            s += buf;
+        }
+    return s;
+}
+
+std::string ServeRun::steps_csv() const { return serve::steps_csv({&m_res}, {m_s.sched.kv_blocks}); }
+
 }  // namespace sfumato::serve

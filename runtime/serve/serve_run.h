@@ -84,6 +84,11 @@ nlohmann::json kv_json(const ServeResult& r, int64_t pool_blocks);
 // One row per request (trace order), as ServeRun::requests_csv; `instance`: each request's
 // instance (empty: no column).
 std::string requests_csv(const ServeResult& r, const std::vector<size_t>& instance = {});
+// One row per scheduler step of each instance (instance i: results[i], its KV pool pools[i]
+// blocks), in instance then step order: instance, step, begin_s, seconds, sequences, prefill and
+// decode tokens, waiting requests after the step's admissions, KV blocks in use and the pool,
+// preemptions, swapped-out and swapped-in tokens. `sfumato report` draws its time series.
+std::string steps_csv(const std::vector<const ServeResult*>& results, const std::vector<int64_t>& pools);
 
 class ServeRun {
 public:
@@ -117,6 +122,7 @@ public:
     // One row per request (trace order): id, arrival, scheduled, first token, finish (s), TTFT,
     // TPOT, E2E, longest inter-token gap (ms), tokens, preemptions, prefix-hit tokens, rejected.
     std::string requests_csv() const;
+    std::string steps_csv() const;  // serve::steps_csv of this instance
 
 private:
     void emit_trace(rt::Runtime& rt, uint64_t origin_ps) const;

@@ -4,7 +4,8 @@
 //    through the runtime's shared-memory handles, which the accounting shows three ways (the
 //    instances' memory plans, the runtime's share table, and the two contexts' live bytes, which
 //    differ by exactly the weights); on two chips each holds its own;
-//  - the same trace twice gives identical per-request results (instance included);
+//  - the same trace twice gives identical per-request results (instance included); steps.csv
+//    holds each instance's steps;
 //  - least_tokens sends new requests away from an instance busy with a long one, round robin
 //    alternates;
 //  - instances that do not fit the system, an unknown router, several instances without a
@@ -14,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/support.h"
+#include "tests/regression/serve_support.h"
 
 using namespace sfumato::test;
 
@@ -22,15 +23,6 @@ namespace {
 
 const std::string kBase = "serve tiny --system " + config("system-tiny") + " --set serve.block_size=64 --trace off";
 const std::string kLoaded = " --generate n=12,rate=20000,prompt=uniform:32:96,output=uniform:8:24,seed=5";
-
-nlohmann::json serve_ok(const std::string& args, const std::string& out) {
-    const CliResult r = run_cli(kBase + " " + args + " --out " + out);
-    INFO(args << "\n" << r.output);
-    REQUIRE(r.code == 0);
-    const nlohmann::json s = read_json(out + "/summary.json")["serve"];
-    REQUIRE(s["metrics"]["rejected"].get<size_t>() == 0);
-    return s;
-}
 
 // The instance column of requests.csv, per request in trace order.
 std::vector<int> instances_of(const std::string& csv) {
@@ -50,7 +42,7 @@ std::vector<int> instances_of(const std::string& csv) {
 
 TEST_CASE("serve --instances: two instances on one chip hold one copy of the weights", "[serve]") {
     const std::string d = temp_dir("serve_inst");
-    const nlohmann::json one = serve_ok("--instances 2 --set serve.placement=0,0" + kLoaded, d + "/same");
+    const nlohmann::json one = serve_ok(kBase, "--instances 2 --set serve.placement=0,0" + kLoaded, d + "/same");
     REQUIRE(one["chips"].size() == 1);
     const nlohmann::json& chip = one["chips"][0];
     const nlohmann::json& a = one["instances"][0];
@@ -73,9 +65,18 @@ TEST_CASE("serve --instances: two instances on one chip hold one copy of the wei
     CHECK(a["requests"].get<int>() > 0);
     CHECK(b["requests"].get<int>() > 0);
     CHECK(one["metrics"]["served"].get<int>() == 12);
+    // steps.csv: each instance's steps, as many as its summary says.
+    std::istringstream steps(read_text(d + "/same/steps.csv"));
+    std::string line;
+    std::getline(steps, line);
+    REQUIRE(line.rfind("instance,step,", 0) == 0);
+    std::vector<size_t> per(2, 0);
+    while (std::getline(steps, line)) ++per.at(std::stoul(line.substr(0, line.find(','))));
+    CHECK(per[0] == a["steps"].get<size_t>());
+    CHECK(per[1] == b["steps"].get<size_t>());
 
     // On two chips each instance holds its own copy.
-    const nlohmann::json two = serve_ok("--instances 2 --set serve.placement=0,1" + kLoaded, d + "/two");
+    const nlohmann::json two = serve_ok(kBase, "--instances 2 --set serve.placement=0,1" + kLoaded, d + "/two");
     REQUIRE(two["chips"].size() == 2);
     for (const nlohmann::json& c : two["chips"]) {
         CHECK(c["weight_copies"].get<int>() == 1);
@@ -84,10 +85,10 @@ TEST_CASE("serve --instances: two instances on one chip hold one copy of the wei
     }
 
     // Same trace, same config: identical per-request results, with either router.
-    serve_ok("--instances 2 --set serve.placement=0,0" + kLoaded, d + "/same2");
+    serve_ok(kBase, "--instances 2 --set serve.placement=0,0" + kLoaded, d + "/same2");
     CHECK(read_text(d + "/same/requests.csv") == read_text(d + "/same2/requests.csv"));
-    serve_ok("--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt1");
-    serve_ok("--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt2");
+    serve_ok(kBase, "--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt1");
+    serve_ok(kBase, "--instances 3 --set serve.placement=0,0,1 --router least_tokens" + kLoaded, d + "/lt2");
     CHECK(read_text(d + "/lt1/requests.csv") == read_text(d + "/lt2/requests.csv"));
 }
 
@@ -98,8 +99,8 @@ TEST_CASE("serve --router: least_tokens avoids the instance busy with a long req
     std::ofstream(d + "/t.csv") << "arrival_s,prompt_tokens,output_tokens\n0,400,60\n1e-6,16,4\n2e-6,16,4\n"
                                    "3e-6,16,4\n4e-6,16,4\n";
     const std::string args = "--requests " + d + "/t.csv --instances 2 --set serve.placement=0,1";
-    serve_ok(args + " --router round_robin", d + "/rr");
-    serve_ok(args + " --router least_tokens", d + "/lt");
+    serve_ok(kBase, args + " --router round_robin", d + "/rr");
+    serve_ok(kBase, args + " --router least_tokens", d + "/lt");
     CHECK(instances_of(read_text(d + "/rr/requests.csv")) == std::vector<int>{0, 1, 0, 1, 0});
     // Instance 0 owes 459 tokens, instance 1 at most 4 x 19 for the short ones.
     CHECK(instances_of(read_text(d + "/lt/requests.csv")) == std::vector<int>{0, 1, 1, 1, 1});
@@ -132,7 +133,7 @@ TEST_CASE("serve --instances: bad placements and routers exit 2 naming the culpr
 TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV transfer time", "[serve]") {
     const std::string d = temp_dir("serve_disagg");
     const nlohmann::json s =
-        serve_ok("--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" +
+        serve_ok(kBase, "--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" +
                      kLoaded,
                  d + "/pd");
     const nlohmann::json all = read_json(d + "/pd/summary.json");
@@ -179,7 +180,7 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
     for (const nlohmann::json& l : all["links"]) link_bytes += l["bytes"].get<uint64_t>();
     CHECK(link_bytes >= moved);
     // The same trace twice: identical per-request results.
-    serve_ok("--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" + kLoaded,
+    serve_ok(kBase, "--instances 3 --set serve.prefill_instances=1 --set serve.placement=0,1,2 --router least_tokens" + kLoaded,
              d + "/pd2");
     CHECK(read_text(d + "/pd/requests.csv") == read_text(d + "/pd2/requests.csv"));
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `sfumato report` in a real browser (run by CTest; Debian's chromium, which scripts/deps
-# installs). Writes the reports of a matmul run, a membench run and a small sweep on the tiny
-# preset, opens each in headless Chromium (fresh profile, no network features), and checks:
+# installs). Writes the reports of a matmul run, a membench run, a small sweep and a serve run on
+# the tiny preset, opens each in headless Chromium (fresh profile, no network features), and checks:
 #   - the page's own self-check (report/html_page.h) ran and passed: every <svg class="plot">
 #     drew all its marks with a non-empty box, and the number of plots it saw is the number of
 #     plots in the file (and at least the plots the report must have);
@@ -47,6 +47,8 @@ chip.hbm.data_rate_mtps = 1600, 3200
 arg.m = 64, 256
 SPEC
 timeout 300 "$SFUMATO" sweep "$W/spec.ini" --out "$W/sweep" -j 2 >/dev/null 2>&1 || fail "sweep"
+timeout 120 "$SFUMATO" serve tiny --config "$CFG" --set serve.block_size=64 --trace off --out "$W/serve" \
+  --generate n=24,rate=20000,prompt=uniform:32:96,output=uniform:8:24,seed=5 >/dev/null || fail "serve run"
 
 # --- report, browser, checks ------------------------------------------------------------------
 # check NAME DIR MIN_PLOTS
@@ -123,6 +125,13 @@ if name == "sweep":
         problems.append("%d sweep plots: not one per figure and each of the 3 parameters" % len(sweep_plots))
     for k in sweep_plots:
         if marks[k] != done: problems.append("%s: %d marks for %d done points" % (k, marks[k], done))
+if name == "serve":
+    served = json.load(open(run_dir + "/summary.json"))["serve"]["metrics"]["served"]
+    steps = sum(1 for _ in open(run_dir + "/steps.csv")) - 1
+    for p in ("serve-cdf-ttft", "serve-cdf-tpot", "serve-cdf-e2e"):
+        if marks.get(p) != served: problems.append("%s: %s marks for %d served requests" % (p, marks.get(p), served))
+    for p in ("serve-waiting", "serve-batch", "serve-kv"):
+        if marks.get(p) != steps: problems.append("%s: %s marks for %d steps" % (p, marks.get(p), steps))
 # The console: only the report's own self-check line may appear.
 for log in logs:
     for line in open(log, errors="replace"):
@@ -138,4 +147,5 @@ PYCODE
 check matmul "$W/matmul" 3
 check membench "$W/membench" 4
 check sweep "$W/sweep" 3
+check serve "$W/serve" 6
 echo "PASS (screenshots in $OUT)"

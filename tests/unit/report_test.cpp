@@ -143,3 +143,56 @@ TEST_CASE("report: a sweep page has one plot per varying figure and dimension, o
     CHECK_THROWS_AS(render_report(empty.string(), ReportOptions{}), InputError);
     std::filesystem::remove_all(empty);
 }
+
+TEST_CASE("report: a serving run's CDFs cover its served requests, its time series every step or time bins") {
+    const auto dir = std::filesystem::temp_directory_path() / ("sfumato_report_serve_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "summary.json") << R"({"serve": {"setup": {"policy": "continuous"},
+        "metrics": {"served": 3, "rejected": 1, "duration_s": 0.004, "steps": 3,
+                    "ttft_ms": {"mean": 2, "p50": 2, "p90": 3, "p99": 3, "max": 3}}}})";
+    // Four requests: one rejected (no latencies), one with a single output token (no TPOT).
+    std::ofstream(dir / "requests.csv")
+        << "request_id,arrival_s,scheduled_s,first_token_s,finish_s,ttft_ms,tpot_ms,e2e_ms,max_itl_ms,prompt_tokens,"
+           "output_tokens,preemptions,prefix_hit_tokens,rejected\n"
+           "a,0,0,0.001,0.003,1,1,3,1,16,3,0,0,\n"
+           "\"b,\"\"x\"\"\",0,0,0.003,0.003,3,0,3,0,16,1,0,0,\n"
+           "c,0.001,0.001,0.003,0.004,2,0.5,3,0.5,16,3,0,0,\n"
+           "d,0.001,-1,-1,0.001,-1,-1,-1,0,16,4,0,0,\"needs 9 KV blocks, the pool has 8\"\n";
+    std::ofstream(dir / "steps.csv")
+        << "instance,step,begin_s,seconds,sequences,prefill_tokens,decode_tokens,waiting,kv_used_blocks,kv_pool_blocks,"
+           "preempted,swapped_out_tokens,swapped_in_tokens\n"
+           "0,0,0,0.001,1,16,0,1,1,8,0,0,0\n0,1,0.001,0.002,2,16,1,0,2,8,0,0,0\n1,0,0.0005,0.001,1,16,0,0,4,8,0,0,0\n";
+    std::string html = render_report(dir.string(), ReportOptions{});
+    auto m = plot_marks(html);
+    // ttft, tpot, e2e CDFs, then waiting, batch and KV series.
+    REQUIRE(m.size() == 6);
+    CHECK(m[0] == std::pair<size_t, size_t>{3, 3});
+    CHECK(m[1] == std::pair<size_t, size_t>{2, 2});
+    CHECK(m[2] == std::pair<size_t, size_t>{3, 3});
+    for (size_t i = 3; i < 6; ++i) CHECK(m[i] == std::pair<size_t, size_t>{3, 3});
+    CHECK(html.find("3.000 ms: 100.0 % of the requests") != std::string::npos);  // the CDFs end at 1
+    CHECK(html.find("1.000 ms: 33.3 % of the requests") != std::string::npos);
+    CHECK(html.find("instance 1") != std::string::npos);  // two instances: a curve each
+    CHECK(html.find("step at 0.500 ms: 50") != std::string::npos);  // instance 1's KV use: 4 of 8 blocks
+
+    // 5000 steps of one instance: drawn as time bins, each the step-time weighted mean.
+    std::ofstream steps(dir / "steps.csv");
+    steps << "instance,step,begin_s,seconds,sequences,prefill_tokens,decode_tokens,waiting,kv_used_blocks,kv_pool_blocks,"
+             "preempted,swapped_out_tokens,swapped_in_tokens\n";
+    // Alternating steps of 1 ms with 2 sequences and 3 ms with 6: each pair's weighted mean is 5.
+    for (int k = 0; k < 5000; ++k)
+        steps << "0," << k << "," << (k / 2) * 0.004 + (k % 2) * 0.001 << "," << (k % 2 ? 0.003 : 0.001) << ","
+              << (k % 2 ? 6 : 2) << ",0,0,0,1,8,0,0,0\n";
+    steps.close();
+    std::ofstream(dir / "summary.json") << R"({"serve": {"metrics": {"served": 3, "duration_s": 10}}})";
+    ReportOptions o;
+    o.timeline_bins = 50;  // 0.2 s bins: 50 whole pairs each
+    html = render_report(dir.string(), o);
+    m = plot_marks(html);
+    REQUIRE(m.size() == 6);
+    for (size_t i = 3; i < 6; ++i) CHECK(m[i] == std::pair<size_t, size_t>{50, 50});
+    CHECK(html.find("time bins") != std::string::npos);
+    CHECK(html.find("ms: 5 (step-time weighted mean)") != std::string::npos);
+    CHECK(html.find("ms: 4.") == std::string::npos);  // no bin off the weighted mean
+    std::filesystem::remove_all(dir);
+}
