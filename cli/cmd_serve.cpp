@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "cli/command.h"
 #include "cli/installation.h"
@@ -38,6 +39,12 @@ void print_head(const serve::ServeRun& run, const nlohmann::json& j, const std::
                 where.c_str(), mode.c_str(), run.trace().requests.size(), run.trace().format.c_str(),
                 run.trace().source.c_str(), j["setup"]["policy"].get<std::string>().c_str());
     for (const std::string& note : run.trace().notes) std::printf("  note: %s\n", note.c_str());
+    std::set<int64_t> classes;
+    for (const serve::Request& r : run.trace().requests) classes.insert(r.priority);
+    if (classes.size() > 1 && j["setup"]["scheduling"] == "fcfs")
+        std::printf("  note: the trace has %zu priority classes; serve.scheduling=fcfs serves them in "
+                    "arrival order (serve.scheduling=priority honours them)\n",
+                    classes.size());
 }
 
 void print_latencies(const nlohmann::json& m) {
@@ -50,13 +57,24 @@ void print_latencies(const nlohmann::json& m) {
                 m["requests_per_s"].get<double>(), m["output_tokens_per_s"].get<double>(),
                 m["goodput_per_s"].get<double>(), m["met_slo"].get<size_t>(), m["slo_ttft_ms"].get<double>(),
                 m["slo_tpot_ms"].get<double>());
+    for (const nlohmann::json& c : m["by_priority"])
+        std::printf("  priority %lld: %zu served, %zu rejected; TTFT ms p50 %.3f p99 %.3f; TPOT ms p50 %.3f "
+                    "p99 %.3f; E2E ms p50 %.3f p99 %.3f; %lld preemptions\n",
+                    static_cast<long long>(c["priority"].get<int64_t>()), c["served"].get<size_t>(),
+                    c["rejected"].get<size_t>(), c["ttft_ms"]["p50"].get<double>(),
+                    c["ttft_ms"]["p99"].get<double>(),
+                    c["tpot_ms"]["p50"].get<double>(), c["tpot_ms"]["p99"].get<double>(),
+                    c["e2e_ms"]["p50"].get<double>(), c["e2e_ms"]["p99"].get<double>(),
+                    static_cast<long long>(c["preemptions"].get<int64_t>()));
 }
 
 void print_served(const nlohmann::json& m, const serve::ServeResult& res) {
-    std::printf("  served %zu, rejected %zu in %.3f s simulated; %zu steps (mean batch %.2f), %lld preemptions\n",
+    std::printf("  served %zu, rejected %zu in %.3f s simulated; %zu steps (mean batch %.2f), %lld "
+                "preemptions (%lld for a more urgent request)\n",
                 m["served"].get<size_t>(), m["rejected"].get<size_t>(), m["duration_s"].get<double>(),
                 m["steps"].get<size_t>(), m["mean_batch"].get<double>(),
-                static_cast<long long>(m["preemptions"].get<int64_t>()));
+                static_cast<long long>(m["preemptions"].get<int64_t>()),
+                static_cast<long long>(m["priority_preemptions"].get<int64_t>()));
     if (res.swapped_out > 0 || res.swapped_in > 0)
         std::printf("  swap: %lld tokens' KV to host memory, %lld back, %.3f ms of copies over the host link\n",
                     static_cast<long long>(res.swapped_out), static_cast<long long>(res.swapped_in), res.swap_s * 1e3);

@@ -365,6 +365,7 @@ void ServeCluster::merge() {
         m_res.itl_s.insert(m_res.itl_s.end(), x.itl_s.begin(), x.itl_s.end());
         m_res.end_s = std::max(m_res.end_s, x.end_s);
         m_res.preemptions += x.preemptions;
+        m_res.priority_preemptions += x.priority_preemptions;
     }
     std::stable_sort(m_res.steps.begin(), m_res.steps.end(),
                      [](const StepLog& p, const StepLog& q) { return p.begin_s < q.begin_s; });

@@ -206,9 +206,22 @@ GenSpec parse_gen_spec(const std::string& spec, const std::string& base_dir) {
             g.prefix_groups = static_cast<size_t>(n);
         } else if (k == "prefix_tokens") {
             g.prefix_tokens = tokens(v, "prefix_tokens");
+        } else if (k == "priorities") {
+            g.priority_weights.clear();
+            double sum = 0;
+            for (const std::string& w : split(v, ':')) {
+                double x = 0;
+                if (!parse_num(w, x) || !std::isfinite(x) || x < 0)
+                    bad("priorities '" + v + "': weight '" + w +
+                        "' is not a number >= 0 (W0:W1:..., class 0 the most urgent)");
+                g.priority_weights.push_back(x);
+                sum += x;
+            }
+            if (g.priority_weights.size() > 1000) bad("priorities '" + v + "': more than 1000 classes");
+            if (!(sum > 0)) bad("priorities '" + v + "': no class has a positive weight");
         } else {
             bad("unknown key '" + k + "' (keys: n, rate, arrival, cv, seed, prompt, output, prefix_groups, "
-                "prefix_tokens)");
+                "prefix_tokens, priorities)");
         }
     }
     if (!prompt) bad("'prompt' missing (a length: 512, uniform:LO:HI or hist:FILE)");
@@ -224,7 +237,9 @@ RequestTrace generate_requests(const GenSpec& g) {
     t.source = g.text;
     // Separate streams for the arrivals and the lengths, so that changing a length distribution
     // keeps the arrival times (and the reverse).
-    Draw arrivals(g.seed), lengths(g.seed ^ 0x9e3779b97f4a7c15ull);
+    Draw arrivals(g.seed), lengths(g.seed ^ 0x9e3779b97f4a7c15ull), classes(g.seed ^ 0x5851f42d4c957f2dull);
+    double total = 0;
+    for (double w : g.priority_weights) total += w;
     const double mean_gap = 1.0 / g.rate, k = 1.0 / (g.cv * g.cv);
     double at = 0.0;
     for (size_t i = 0; i < g.n; ++i) {
@@ -239,6 +254,15 @@ RequestTrace generate_requests(const GenSpec& g) {
         if (g.prefix_groups) {
             r.prefix_id = "g" + std::to_string(lengths.between(0, static_cast<int64_t>(g.prefix_groups) - 1));
             r.prefix_tokens = std::min(g.prefix_tokens, r.prompt_tokens);
+        }
+        if (!g.priority_weights.empty()) {
+            // Its own stream: adding classes keeps the arrivals and the lengths.
+            double x = classes.u01() * total;
+            size_t k = 0;
+            while (k + 1 < g.priority_weights.size() && !(x < g.priority_weights[k]))
+                x -= g.priority_weights[k++];
+            while (g.priority_weights[k] <= 0) --k;  // rounding at the top end onto a zero-weight class
+            r.priority = static_cast<int64_t>(k);
         }
         t.requests.push_back(std::move(r));
     }

@@ -80,13 +80,17 @@ struct GenSpec {
     // first min(prefix_tokens, prompt) tokens with the group (0 groups: none).
     size_t prefix_groups = 0;
     int64_t prefix_tokens = 0;
+    // Priority classes: request priority k (0 the most urgent) drawn with weight
+    // priority_weights[k] (empty: every request priority 0).
+    std::vector<double> priority_weights;
     std::string text;  // the spec as written
 };
 
 // Parses "key=value,..." with keys n, rate, arrival (poisson|gamma), cv, seed, prompt, output,
-// prefix_groups, prefix_tokens; a length is "512", "uniform:LO:HI" or "hist:FILE" (FILE: CSV
-// lines "tokens,weight", relative paths from `base_dir`). Unknown keys and bad values are
-// InputErrors naming them.
+// prefix_groups, prefix_tokens, priorities (W0:W1:...: the weight of each priority class from 0,
+// the most urgent, e.g. 1:3 for a quarter urgent requests); a length is "512", "uniform:LO:HI"
+// or "hist:FILE" (FILE: CSV lines "tokens,weight", relative paths from `base_dir`). Unknown keys
+// and bad values are InputErrors naming them.
 GenSpec parse_gen_spec(const std::string& spec, const std::string& base_dir = ".");
 RequestTrace generate_requests(const GenSpec& g);
 

@@ -57,6 +57,7 @@ public:
             m_seq[i].r = &r;
             RequestResult& x = m_res.requests[i];
             x.id = r.id, x.arrival_s = r.arrival_s, x.prompt_tokens = r.prompt_tokens, x.output_tokens = r.output_tokens;
+            x.priority = r.priority;
         }
     }
 
@@ -75,7 +76,8 @@ public:
                 while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
             }
             double wake = kNever;
-            int64_t preempted = 0;
+            int64_t preempted = 0, urgent = 0;
+            if (m_o.policy == Policy::Continuous && m_o.priority) urgent = preempt_for_priority();
             std::vector<StepItem> items =
                 m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
             if (items.empty()) {
@@ -91,8 +93,10 @@ public:
             const double dt = sw + m_timer.step_seconds(items);
             if (!(dt > 0) || !std::isfinite(dt) || !(sw >= 0))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
-            log_step(now, dt, items, preempted);
+            log_step(now, dt, items, preempted + urgent);
             StepLog& sl = m_res.steps.back();
+            sl.priority_preempted = urgent;
+            m_res.priority_preemptions += urgent;
             sl.swapped_out = m_swap_out, sl.swapped_in = m_swap_in, sl.swap_s = sw;
             m_res.swapped_out += m_swap_out, m_res.swapped_in += m_swap_in, m_res.swap_s += sw;
             m_swap_out = m_swap_in = 0;
@@ -156,15 +160,44 @@ private:
         enqueue(id, false);
     }
 
-    // Waiting order: priority, then arrival; a preempted request goes before the others of its
-    // priority (it resumes first).
+    // A request's priority as the scheduler sees it: all equal under fcfs.
+    int64_t prio(size_t id) const { return m_o.priority ? m_t.requests[id].priority : 0; }
+
+    // Waiting order: priority (fcfs: all equal), then arrival; a preempted request goes before
+    // the others of its priority (it resumes first).
     void enqueue(size_t id, bool front) {
-        const int64_t p = m_t.requests[id].priority;
+        const int64_t p = prio(id);
         auto it = std::find_if(m_waiting.begin(), m_waiting.end(), [&](size_t w) {
-            const int64_t q = m_t.requests[w].priority;
+            const int64_t q = prio(w);
             return front ? q >= p : q > p;
         });
         m_waiting.insert(it, id);
+    }
+
+    // Whether the waiting request could be admitted now: a sequence slot, and free KV blocks
+    // beyond the watermark for its first piece (its prefix-cache hits not counted).
+    bool admissible(size_t id) const {
+        if (static_cast<int64_t>(m_running.size()) >= m_o.max_num_seqs) return false;
+        const SchedSeq& s = m_seq[id];
+        const int64_t carried = std::max(s.moved, s.swapped);
+        int64_t n = std::min(s.num_tokens() - carried, m_o.max_num_batched_tokens);
+        if (m_o.long_prefill_token_threshold > 0) n = std::min(n, m_o.long_prefill_token_threshold);
+        const int64_t keep =
+            static_cast<int64_t>(std::ceil(m_o.watermark * static_cast<double>(m_pool.blocks())));
+        return m_pool.free_blocks() - m_pool.blocks_for(carried + n) >= keep;
+    }
+
+    // Priority preemption before a step: while the most urgent waiting request cannot be
+    // admitted and a running one is less urgent, the least urgent running one is preempted.
+    int64_t preempt_for_priority() {
+        int64_t n = 0;
+        while (!m_waiting.empty() && !m_running.empty()) {
+            const size_t w = m_waiting.front(), v = victim(0);
+            if (prio(m_running[v]) <= prio(w) || admissible(w)) break;
+            preempt(v);
+            ++n;
+        }
+        return n;
     }
 
     bool is_decode(const SchedSeq& s, int64_t tokens) const {
@@ -176,11 +209,11 @@ private:
     }
 
     // The running sequence to preempt among running[from..]: the largest priority value, the
-    // latest of equals (the tail under one priority, as vLLM's FCFS).
+    // latest of equals (the tail under fcfs, as vLLM's).
     size_t victim(size_t from) const {
         size_t v = m_running.size() - 1;
         for (size_t k = m_running.size(); k-- > from;)
-            if (m_t.requests[m_running[k]].priority > m_t.requests[m_running[v]].priority) v = k;
+            if (prio(m_running[k]) > prio(m_running[v])) v = k;
         return v;
     }
 
@@ -211,8 +244,15 @@ private:
             n = std::min(n, budget);
             bool self = false;
             while (!m_pool.grow(id, s.computed + n, false)) {
-                const size_t v = victim(i);
+                // fcfs: the tail; priority: the least urgent of all, one already in this step's
+                // batch included (its piece is taken out again and its tokens returned).
+                const size_t v = victim(m_o.priority ? 0 : i);
                 self = m_running[v] == id;
+                if (v < i) {
+                    budget += items[v].tokens;
+                    items.erase(items.begin() + static_cast<std::ptrdiff_t>(v));
+                    --i;
+                }
                 preempt(v);
                 ++preempted;
                 if (self) break;
@@ -256,7 +296,8 @@ private:
 
     std::vector<StepItem> schedule_batch(double now, double& wake) {
         if (m_running.empty() && !m_waiting.empty()) {
-            const double first = m_t.requests[m_waiting.front()].arrival_s;
+            double first = kNever;  // the earliest waiting arrival (the queue's front may be more urgent)
+            for (size_t id : m_waiting) first = std::min(first, m_t.requests[id].arrival_s);
             const double limit = first + (m_o.policy == Policy::Static ? m_o.timeout_s : m_o.window_s);
             if (static_cast<int64_t>(m_waiting.size()) < m_o.max_batch && now < limit) {
                 wake = limit;

@@ -9,8 +9,8 @@
 //    long_prefill_token_threshold when set: chunked prefill); when the KV pool cannot grow a
 //    sequence the tail of the running list is preempted (blocks freed, recomputed later from
 //    the front of the queue); waiting requests are admitted only in a step that preempted none,
-//    in (priority, arrival) order, with their prefix-cache hit counted as computed (at least
-//    the prompt's last token is recomputed, to produce its logits);
+//    in arrival order, with their prefix-cache hit counted as computed (at least the prompt's
+//    last token is recomputed, to produce its logits);
 //  - static: a batch of up to max_batch requests, formed once max_batch wait or the first has
 //    waited `timeout`; it runs to completion (prefill of every prompt, then decode steps until
 //    the longest output is done) before the next batch forms; max_batch 1 is one request at a
@@ -22,6 +22,13 @@
 // (step kernels on the simulated chip through runtime/llm) plugs in there.
 // Several instances (runtime/serve/cluster.h) each run a Scheduler whose requests come from a
 // router (IArrivals) instead of the whole trace.
+// Priority scheduling (SchedulerOptions::priority) over any policy: the waiting queue in
+// (priority, arrival) order, so a batch or an admission takes the most urgent first; under the
+// continuous policy preemption takes the least urgent running request (the latest of equals;
+// one already in the step's batch is taken out of it), and before a step a waiting request that
+// cannot be admitted (no sequence slot, or too few free KV blocks for its first piece, prefix
+// hits not counted) preempts running requests of a lower priority until it can (vLLM V0's
+// priority preemption); such preemptions do not stop admission.
 // Preemption recomputes (vLLM V1) or, with `swap`, copies the computed tokens' KV to host memory
 // and back on resumption (the timer's swap_seconds: the chip's host link).
 // Simplified: static/dynamic batches reserve each request's whole context up front; a swapped
@@ -60,6 +67,11 @@ struct SchedulerOptions {
     // computed tokens' KV copied to host memory over the host link and back on resumption).
     bool swap = false;
     int64_t max_model_len = 0;  // 0: no limit beyond the KV pool
+    // Priority scheduling (vLLM's --scheduling-policy priority; off: fcfs, priorities ignored):
+    // waiting requests in (priority, arrival) order, preemption of the lowest priority first,
+    // and a waiting request that cannot be admitted for want of KV blocks or a sequence slot
+    // preempts running requests of a lower priority (a larger value) to make room.
+    bool priority = false;
 };
 
 // One sequence's part of a step: `tokens` new tokens after `context` computed ones.
@@ -93,6 +105,7 @@ struct RequestResult {
     double arrival_s = 0, scheduled_s = -1, first_token_s = -1, finish_s = -1;
     int64_t prompt_tokens = 0, output_tokens = 0, prefix_hit_tokens = 0;
     int64_t preemptions = 0;
+    int64_t priority = 0;  // the request's (lower: more urgent)
     double last_token_s = -1, max_itl_s = 0;  // the latest token; the longest gap between two
     std::string rejected;  // the reason; empty when served
     double ttft() const { return first_token_s - arrival_s; }
@@ -106,7 +119,8 @@ struct RequestResult {
 struct StepLog {
     double begin_s = 0, seconds = 0;
     int64_t sequences = 0, prefill_tokens = 0, decode_tokens = 0;
-    int64_t waiting = 0, kv_used_blocks = 0, preempted = 0;
+    int64_t waiting = 0, kv_used_blocks = 0, preempted = 0;  // preempted: for KV blocks or by priority
+    int64_t priority_preempted = 0;                           // of `preempted`: for a more urgent request
     int64_t tokens_out = 0;  // sequences that produced a token at the step's end
     int64_t swapped_out = 0, swapped_in = 0;  // tokens whose KV went to / came from host memory
     double swap_s = 0;                        // of `seconds`: the swap copies
@@ -117,7 +131,7 @@ struct ServeResult {
     std::vector<StepLog> steps;
     std::vector<double> itl_s;  // every gap between two consecutive tokens of a request
     double end_s = 0;
-    int64_t preemptions = 0;
+    int64_t preemptions = 0, priority_preemptions = 0;  // all; of them, for a more urgent request
     int64_t swapped_out = 0, swapped_in = 0;  // tokens, over the run
     double swap_s = 0;
 };

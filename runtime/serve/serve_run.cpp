@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "sim/error.h"
 #include "sim/trace.h"
@@ -34,6 +35,11 @@ ServeParams::ServeParams(const ParamScope& s)
                  "continuous: a preempted request's KV is dropped and recomputed (recompute) or copied to host memory "
                  "over the host link and back when it resumes (swap)",
                  {"recompute", "swap"}),
+      scheduling(s, "scheduling", "fcfs",
+                 "which waiting request goes first: fcfs (arrival order; a trace's priorities ignored, as "
+                 "vLLM's default) or priority (lower priority values first; preemption takes the least "
+                 "urgent, and an urgent request that cannot be admitted preempts less urgent running ones)",
+                 {"fcfs", "priority"}),
       watermark(s, "watermark", 0.01, "", "share of the KV pool an admission must leave free", {0, 0.99}),
       max_model_len(s, "max_model_len", 0, "tokens",
                     "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
@@ -73,6 +79,7 @@ ServeSetup ServeParams::setup() const {
     o.block_size = block_size;
     o.prefix_caching = prefix_caching;
     o.swap = preemption.get() == "swap";
+    o.priority = scheduling.get() == "priority";
     o.watermark = watermark;
     o.max_model_len = max_model_len;
     u.kv_mem_fraction = kv_mem_fraction;
@@ -201,6 +208,27 @@ void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
     }
 }
 
+// Per priority class (more than one among the requests): the class's served requests, their
+// latencies and preemptions; throughput over the whole run's duration.
+nlohmann::json by_priority_json(const ServeResult& r, double slo_ttft_s, double slo_tpot_s) {
+    std::map<int64_t, ServeResult> cls;
+    for (const RequestResult& x : r.requests) {
+        ServeResult& c = cls[x.priority];
+        c.requests.push_back(x);
+        c.end_s = r.end_s;
+        c.preemptions += x.preemptions;
+    }
+    nlohmann::json a = nlohmann::json::array();
+    if (cls.size() < 2) return a;
+    for (const auto& [p, c] : cls) {
+        const ServeMetrics m = summarize(c, slo_ttft_s, slo_tpot_s);
+        a.push_back({{"priority", p}, {"requests", c.requests.size()}, {"served", m.served},
+                     {"rejected", m.rejected}, {"ttft_ms", ms_json(m.ttft)}, {"tpot_ms", ms_json(m.tpot)}, {"e2e_ms", ms_json(m.e2e)},
+                     {"preemptions", c.preemptions}, {"met_slo", m.met_slo}});
+    }
+    return a;
+}
+
 nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_tpot_s) {
     const ServeMetrics m = summarize(r, slo_ttft_s, slo_tpot_s);
     double busy_s = 0;
@@ -214,7 +242,10 @@ nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_
             {"requests_per_s", m.requests_per_s}, {"output_tokens_per_s", m.output_tokens_per_s},
             {"goodput_per_s", m.goodput_per_s}, {"met_slo", m.met_slo},
             {"slo_ttft_ms", slo_ttft_s * 1e3}, {"slo_tpot_ms", slo_tpot_s * 1e3},
-            {"mean_batch", m.mean_batch}, {"preemptions", r.preemptions}, {"duration_s", r.end_s},
+            {"mean_batch", m.mean_batch}, {"preemptions", r.preemptions},
+            {"priority_preemptions", r.priority_preemptions},
+            {"by_priority", by_priority_json(r, slo_ttft_s, slo_tpot_s)},
+            {"duration_s", r.end_s},
             {"steps", r.steps.size()}, {"busy_s", busy_s}, {"waiting_peak", waiting_peak},
             {"swapped_out_tokens", r.swapped_out}, {"swapped_in_tokens", r.swapped_in}, {"swap_ms", r.swap_s * 1e3}};
 }
@@ -245,6 +276,7 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"chunked_prefill", o.chunked_prefill}, {"max_batch", o.max_batch}, {"timeout_s", o.timeout_s},
                   {"window_s", o.window_s}, {"kv_blocks", o.kv_blocks}, {"block_size", o.block_size},
                   {"prefix_caching", o.prefix_caching}, {"preemption", o.swap ? "swap" : "recompute"},
+                  {"scheduling", o.priority ? "priority" : "fcfs"},
                   {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
                   {"pad_shapes", m_s.pad_shapes}};
     const llm::MemoryPlan& mp = m_run->memory();
@@ -265,16 +297,17 @@ std::string requests_csv(const ServeResult& res, const std::vector<size_t>& inst
     std::string s = "request_id,";
     if (!instance.empty()) s += "instance,";
     s += "arrival_s,scheduled_s,first_token_s,finish_s,ttft_ms,tpot_ms,e2e_ms,max_itl_ms,prompt_tokens,"
-         "output_tokens,preemptions,prefix_hit_tokens,rejected\n";
+         "output_tokens,preemptions,prefix_hit_tokens,priority,rejected\n";
     char buf[512];
     for (size_t i = 0; i < res.requests.size(); ++i) {
         const RequestResult& r = res.requests[i];
         const bool ok = r.rejected.empty();
-        std::snprintf(buf, sizeof buf, ",%.9f,%.9f,%.9f,%.9f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%lld,", r.arrival_s,
+        std::snprintf(buf, sizeof buf, ",%.9f,%.9f,%.9f,%.9f,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%lld,%lld,",
+                      r.arrival_s,
                       r.scheduled_s, r.first_token_s, r.finish_s, ok ? r.ttft() * 1e3 : -1.0, ok ? r.tpot() * 1e3 : -1.0,
                       ok ? r.e2e() * 1e3 : -1.0, r.max_itl_s * 1e3, static_cast<long long>(r.prompt_tokens),
                       static_cast<long long>(r.output_tokens), static_cast<long long>(r.preemptions),
-                      static_cast<long long>(r.prefix_hit_tokens));
+                      static_cast<long long>(r.prefix_hit_tokens), static_cast<long long>(r.priority));
         s += csv_field(r.id);
         if (!instance.empty()) s += "," + std::to_string(instance.at(i));
         s += buf + csv_field(r.rejected) + "\n";

@@ -65,7 +65,7 @@ struct ServeParams {
     Param<double> timeout_s, window_s;
     Param<int64_t> kv_blocks, block_size;
     Param<bool> prefix_caching;
-    ChoiceParam preemption;
+    ChoiceParam preemption, scheduling;
     Param<double> watermark;
     Param<int64_t> max_model_len;
     Param<double> kv_mem_fraction;
@@ -77,7 +77,8 @@ struct ServeParams {
     ServeSetup setup() const;
 };
 
-// summary.json's metrics of a result: percentiles in ms, throughput, goodput, steps.
+// summary.json's metrics of a result: percentiles in ms, throughput, goodput, steps; with more
+// than one priority class among the requests, the latencies of each (`by_priority`).
 nlohmann::json metrics_json(const ServeResult& r, double slo_ttft_s, double slo_tpot_s);
 // KV utilisation over the steps: peak and step-time weighted mean of the pool's blocks in use.
 nlohmann::json kv_json(const ServeResult& r, int64_t pool_blocks);

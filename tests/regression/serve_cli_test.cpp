@@ -109,6 +109,34 @@ TEST_CASE("serve: a KV pool too small for the load preempts and serves every req
     CHECK(s["kv"]["peak_used_blocks"].get<int64_t>() <= 8);
 }
 
+TEST_CASE("serve: priority scheduling serves the urgent class first and preempts for it", "[serve]") {
+    const std::string d = temp_dir("serve_prio");
+    // A quarter of the requests urgent (priority 0), a KV pool far too small for the load
+    // (3 blocks a request, 8 in the pool): under fcfs the classes wait alike.
+    const std::string t = "--generate n=16,rate=20000,prompt=96,output=40,seed=4,priorities=1:3 --set serve.kv_blocks=8";
+    const nlohmann::json fcfs = serve_ok(kBase, t, d + "/fcfs");
+    const nlohmann::json prio = serve_ok(kBase, t + " --set serve.scheduling=priority", d + "/prio");
+    CHECK(prio["setup"]["scheduling"] == "priority");
+    const nlohmann::json& f = fcfs["metrics"]["by_priority"];
+    const nlohmann::json& p = prio["metrics"]["by_priority"];
+    REQUIRE(f.size() == 2);
+    REQUIRE(p.size() == 2);
+    REQUIRE(p[0]["priority"] == 0);
+    REQUIRE(p[0]["requests"].get<int>() > 0);
+    CHECK(p[0]["served"].get<int>() + p[1]["served"].get<int>() == 16);
+    auto ttft = [](const nlohmann::json& c, const char* q) { return c["ttft_ms"][q].get<double>(); };
+    // Honoured: the urgent class's TTFT below the other's, and below its own under fcfs.
+    CHECK(ttft(p[0], "mean") < ttft(p[1], "mean"));
+    CHECK(ttft(p[0], "p99") < ttft(p[1], "p99"));
+    CHECK(ttft(p[0], "mean") < ttft(f[0], "mean"));
+    // Urgent arrivals found the pool full and preempted less urgent requests; fcfs never does.
+    CHECK(prio["metrics"]["priority_preemptions"].get<int64_t>() > 0);
+    CHECK(fcfs["metrics"]["priority_preemptions"].get<int64_t>() == 0);
+    CHECK(p[1]["preemptions"].get<int64_t>() >= prio["metrics"]["priority_preemptions"].get<int64_t>());
+    // requests.csv carries each request's priority.
+    CHECK(read_text(d + "/prio/requests.csv").find(",prefix_hit_tokens,priority,rejected") != std::string::npos);
+}
+
 TEST_CASE("serve: report draws the latency CDFs and the queue, batch and KV time series", "[serve][report]") {
     const std::string d = temp_dir("serve_report");
     const nlohmann::json s = serve_ok(kBase, kLoaded, d + "/run");

@@ -163,13 +163,13 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
         std::vector<std::string> f;
         std::stringstream ls(line);
         for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-        REQUIRE(f.size() == 18);
-        const uint64_t prompt = std::stoull(f[10]), bytes = std::stoull(f[16]);
-        const int decode = std::stoi(f[15]);
+        REQUIRE(f.size() == 19);
+        const uint64_t prompt = std::stoull(f[10]), bytes = std::stoull(f[17]);
+        const int decode = std::stoi(f[16]);
         CHECK((decode == 1 || decode == 2));
         CHECK(bytes == prompt * per_token);
-        CHECK(std::stod(f[17]) * 1e-3 >= static_cast<double>(bytes) / (gbps * 1e9));
-        CHECK(f[14].empty());  // not rejected
+        CHECK(std::stod(f[18]) * 1e-3 >= static_cast<double>(bytes) / (gbps * 1e9));
+        CHECK(f[15].empty());  // not rejected
         moved += bytes;
         ++rows;
     }

@@ -6,6 +6,7 @@
 // throughput, iteration-level batching cuts queueing, chunked prefill shields decodes from long
 // prompts, prefix hits skip computation, a short KV pool preempts and still finishes everything.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "runtime/serve/kv_blocks.h"
 #include "runtime/serve/metrics.h"
@@ -216,6 +217,11 @@ TEST_CASE("serve scheduler: a lower priority value is served first under load", 
     const RequestTrace t = parse_requests(csv, "p.csv");
     SchedulerOptions o;
     o.kv_blocks = 1024, o.block_size = 16, o.max_num_seqs = 4;
+    // fcfs (the default) ignores the priorities: requests start in arrival order.
+    const ServeResult fcfs = run_policy(t, o);
+    for (size_t i = 1; i < t.requests.size(); ++i) CHECK(fcfs.requests[i].scheduled_s >= fcfs.requests[i - 1].scheduled_s);
+    CHECK(fcfs.requests[3].scheduled_s < fcfs.requests[39].scheduled_s);  // an urgent one waits for earlier ones
+    o.priority = true;
     const ServeResult r = run_policy(t, o);
     double urgent = 0, other = 0;
     for (size_t i = 0; i < t.requests.size(); ++i)
@@ -227,6 +233,70 @@ TEST_CASE("serve scheduler: a lower priority value is served first under load", 
     for (size_t i = 0; i < t.requests.size(); ++i)
         if (t.requests[i].priority == 1) CHECK(r.requests[i].scheduled_s >= latest_urgent);
     CHECK(urgent / 10 < other / 30);
+}
+
+TEST_CASE("serve scheduler: priority scheduling preempts a less urgent request for an urgent one", "[serve]") {
+    // Four requests of priority 1 fill the pool as they decode (16 of 64 blocks each from their
+    // 241st token); an urgent one (priority 0) arrives at 0.2 s, after their prompts' step (about
+    // 0.1 s) and a few decode steps, and needs 7 blocks.
+    std::string csv = "arrival_s,prompt_tokens,output_tokens,priority\n";
+    for (int i = 0; i < 4; ++i) csv += "0,240,200,1\n";
+    csv += "0.2,100,10,0\n";
+    const RequestTrace t = parse_requests(csv, "u.csv");
+    SchedulerOptions o;
+    o.block_size = 16, o.kv_blocks = 64, o.watermark = 0;
+    LinearTimer lt;
+    // A step of the four decoding: the longest the urgent request can wait for the next step.
+    const double step = lt.per_step + 4 * (lt.per_token + lt.per_context * 440);
+    const ServeResult fcfs = run_policy(t, o);
+    o.priority = true;
+    const ServeResult prio = run_policy(t, o);
+    require_all_served(fcfs);
+    require_all_served(prio);
+    const RequestResult& f = fcfs.requests[4];
+    const RequestResult& u = prio.requests[4];
+    // fcfs: it waits for a sequence to finish or be preempted (the pool is full).
+    CHECK(f.scheduled_s - f.arrival_s > 10 * step);
+    CHECK(fcfs.priority_preemptions == 0);
+    // priority: it starts at the next step, a less urgent request preempted for it.
+    CHECK(u.scheduled_s - u.arrival_s <= step);
+    CHECK(prio.priority_preemptions >= 1);
+    CHECK(u.preemptions == 0);
+    int64_t low = 0;
+    for (size_t i = 0; i < 4; ++i) low += prio.requests[i].preemptions;
+    CHECK(low >= prio.priority_preemptions);
+    CHECK(u.ttft() < f.ttft() / 10);
+
+    // A sequence slot is also a reason: four running with plenty of blocks, max_num_seqs 4.
+    o.kv_blocks = 1024, o.max_num_seqs = 4;
+    const ServeResult slots = run_policy(t, o);
+    require_all_served(slots);
+    CHECK(slots.requests[4].scheduled_s - slots.requests[4].arrival_s <= step);
+    CHECK(slots.priority_preemptions == 1);
+    o.priority = false;
+    CHECK(run_policy(t, o).requests[4].scheduled_s - slots.requests[4].arrival_s > 10 * step);
+}
+
+TEST_CASE("serve requests: generated priority classes follow their weights", "[serve]") {
+    const RequestTrace t = gen("n=4000,rate=10,prompt=8,output=2,seed=3,priorities=1:3:0:4");
+    size_t k[4] = {0, 0, 0, 0};
+    for (const Request& r : t.requests) {
+        REQUIRE(r.priority >= 0);
+        REQUIRE(r.priority < 4);
+        ++k[r.priority];
+    }
+    CHECK(k[2] == 0);  // weight 0
+    // Each share within 5 standard deviations of its weight / 8 (binomial).
+    const double n = 4000, w[4] = {1, 3, 0, 4};
+    for (int c = 0; c < 4; ++c) {
+        const double p = w[c] / 8, sd = std::sqrt(n * p * (1 - p));
+        CHECK(std::abs(static_cast<double>(k[c]) - n * p) <= 5 * sd + 1e-9);
+    }
+    // The classes have their own stream: the arrivals and lengths are those without them.
+    const RequestTrace plain = gen("n=4000,rate=10,prompt=8,output=2,seed=3");
+    for (size_t i = 0; i < t.requests.size(); ++i) REQUIRE(t.requests[i].arrival_s == plain.requests[i].arrival_s);
+    CHECK_THROWS_AS(gen("n=4,rate=10,prompt=8,output=2,priorities=0:0"), InputError);
+    CHECK_THROWS_AS(gen("n=4,rate=10,prompt=8,output=2,priorities=1:x"), InputError);
 }
 
 TEST_CASE("serve metrics: nearest-rank percentiles", "[serve]") {
