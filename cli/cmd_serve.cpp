@@ -139,6 +139,13 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     x["transfers"].get<size_t>(), x["kv_bytes"].get<double>() / (1 << 20), x["copies"].get<size_t>(),
                     x["kv_transfer_total_ms"].get<double>(), t["mean"].get<double>(), t["p50"].get<double>(),
                     t["p99"].get<double>(), t["max"].get<double>());
+        const nlohmann::json& c = x["kv_copy_ms"];
+        std::printf("    sent layer by layer during the prefill steps: %zu batched copy calls (one per layer and "
+                    "decode chip a step), %zu of %zu transfers began before their prompt's last step ended; copies "
+                    "per request first to last ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+                    x["copy_calls"].get<size_t>(), x["overlapped_transfers"].get<size_t>(),
+                    x["transfers"].get<size_t>(), c["mean"].get<double>(), c["p50"].get<double>(),
+                    c["p99"].get<double>(), c["max"].get<double>());
     }
     print_served(j["metrics"], cl.result());
     print_latencies(j["metrics"]);

@@ -152,6 +152,14 @@ public:
     // `peer` (after the route latency); notify_wait blocks stream s until its slot has been set
     // and consumes one setting.
     Status memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, bool async = true);
+    // Several peer copies posted in one host call (one call cost, as a transfer engine posts a
+    // list of descriptors, e.g. one layer's KV blocks): each segment is its own copy task on
+    // stream s, in order; asynchronous. All segments are checked before any is submitted.
+    struct PeerSegment {
+        DevPtr dst = 0, src = 0;
+        uint64_t bytes = 0;
+    };
+    Status memcpy_peer_batch(Device& peer, const std::vector<PeerSegment>& segments, StreamId s);
     Status notify_create(uint32_t* slot);
     Status notify_record(Device& peer, uint32_t slot, StreamId s);
     Status notify_wait(uint32_t slot, StreamId s);

@@ -269,6 +269,35 @@ Status Context::memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes
     return ok();
 }
 
+Status Context::memcpy_peer_batch(Device& peer, const std::vector<PeerSegment>& segments, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "memcpy_peer_batch: stream " + std::to_string(s) + " is not live");
+    if (segments.empty()) return fail(Status::InvalidValue, "memcpy_peer_batch: no segment");
+    if (&peer == &m_dev) return fail(Status::InvalidValue, "memcpy_peer_batch: the peer is this device (use memcpy_d2d)");
+    for (size_t i = 0; i < segments.size(); ++i) {
+        const PeerSegment& g = segments[i];
+        const std::string at = "memcpy_peer_batch: segment " + std::to_string(i) + ": ";
+        if (g.bytes == 0) return fail(Status::InvalidValue, at + "0 bytes");
+        if (!device_range_ok(g.src, g.bytes))
+            return fail(Status::BadPointer, at + "source is not inside a live device allocation");
+        if (!peer.range_allocated(g.dst, g.bytes))
+            return fail(Status::BadPointer, at + "destination is not inside a live allocation of the peer device");
+    }
+    for (const PeerSegment& g : segments) {
+        auto t = std::make_shared<Task>();
+        t->kind = TaskKind::Memcpy;
+        t->copy.dir = CopyDir::P2P;
+        t->copy.dev_src = g.src;
+        t->copy.dev_dst = g.dst;
+        t->copy.bytes = g.bytes;
+        t->copy.peer = peer.dev().info().device_id;
+        submit(s, t, "memcpy p2p to " + peer.trace_name(), begin);
+    }
+    api_slice("memcpy_peer_batch", begin);
+    return ok();
+}
+
 Status Context::notify_create(uint32_t* slot) {
     charge(m_dev.host().api_overhead_ns);
     if (!slot) return fail(Status::InvalidValue, "notify_create: null result pointer");

@@ -99,8 +99,10 @@ struct ServeCluster::Shared {
 class ServeCluster::Handoff : public IHandoff {
 public:
     Handoff(ServeCluster& c, size_t instance) : m_c(c), m_i(instance) {}
+    void step_starting(const std::vector<StepItem>& items) override { m_c.step_starting(m_i, items); }
     void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) override {
-        m_c.hand_off(m_i, id, now_s, so_far, blocks);
+        (void)blocks;  // its KV went layer by layer during its steps (step_starting)
+        m_c.hand_off(m_i, id, now_s, so_far);
     }
 
 private:
@@ -147,6 +149,18 @@ private:
 };
 
 namespace {
+
+// The layer of a step graph's attention step ("l<L>.attention", runtime/llm/step_graph.cpp: the
+// paged attention writes the step's K and V into the cache); -1 for any other step.
+int64_t attention_layer(const std::string& name) {
+    const std::string tail = ".attention";
+    if (name.size() <= tail.size() + 1 || name[0] != 'l' ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+        return -1;
+    const std::string digits = name.substr(1, name.size() - tail.size() - 1);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(digits);
+}
 
 // Instances per chip, and each instance's index among its chip's.
 std::vector<uint32_t> place(const ServeSetup& s, size_t chips) {
@@ -222,6 +236,8 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     m_dev.assign(n, nullptr);
     m_ctx.assign(n, nullptr);
     m_kv_stream.assign(n, 0);
+    m_layer_event.assign(n, 0);
+    m_pieces.resize(n);
     m_reuse.resize(n);
     m_in_use.assign(n, 0);
 }
@@ -254,8 +270,18 @@ void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, con
     m_ctx.at(i) = &ctx;
     const size_t p = static_cast<size_t>(m_s.prefill_instances);
     const bool prefill = disaggregated() && i < p, decode = disaggregated() && i >= p;
-    if (prefill && ctx.stream_create(&m_kv_stream[i], 0) != rt::Status::Ok)
+    if (prefill && (ctx.stream_create(&m_kv_stream[i], 0) != rt::Status::Ok ||
+                    ctx.event_create(&m_layer_event[i]) != rt::Status::Ok))
         throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+    if (prefill) {
+        // Each layer's KV of the step's prompt pieces leaves once that layer's attention (which
+        // writes it into the cache) is issued.
+        const uint32_t compute = rt.default_stream().id;
+        run.after_op([this, i, compute](const graph::PlanStep& st, const graph::Executor&) {
+            const int64_t l = attention_layer(st.name);
+            if (l >= 0) ship_layer(i, l, compute);
+        });
+    }
     const uint32_t ch = m_chip[i];
     const bool owner = std::find(m_chip.begin(), m_chip.end(), ch) - m_chip.begin() == static_cast<std::ptrdiff_t>(i);
     const bool shared = std::count(m_chip.begin(), m_chip.end(), ch) > 1;
@@ -302,50 +328,6 @@ size_t ServeCluster::pick_decode() {
         if (load < least) least = load, best = d;
     }
     return best;
-}
-
-// In the prefill instance's host thread, at the end of the step that computed the prompt.
-void ServeCluster::hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far,
-                            const std::vector<int64_t>& blocks) {
-    const size_t p = static_cast<size_t>(m_s.prefill_instances);
-    const size_t d = pick_decode(), to = p + d;
-    const Request& q = m_trace.requests[id];
-    m_carried[id] = so_far;
-    m_dec_pending[d] += q.output_tokens - 1;
-    KvTransfer& x = m_xfer[id];
-    x.decode = static_cast<int64_t>(to);
-    x.issued_s = now_s;
-    const llm::LlmRun& src = m_inst[from]->engine();
-    const llm::LlmRun& dst = m_inst[to]->engine();
-    const int64_t bs = m_s.sched.block_size, layers = src.config().num_layers;
-    const uint64_t token_bytes = static_cast<uint64_t>(src.config().kv_size()) * 2;  // one of K, V (16-bit)
-    const uint64_t region_block = static_cast<uint64_t>(bs) * token_bytes;
-    const int64_t dst_blocks = dst.memory().kv_blocks;
-    rt::Context& ctx = *m_ctx[from];
-    rt::Device& peer = *m_dev[to];
-    for (int64_t l = 0; l < layers; ++l)
-        for (const char* kind : {"k_cache", "v_cache"}) {
-            const uint64_t s0 = src.address(llm::layer_tensor(l, kind)), d0 = dst.address(llm::layer_tensor(l, kind));
-            for (size_t b = 0; b * static_cast<size_t>(bs) < static_cast<size_t>(q.prompt_tokens); ++b) {
-                const int64_t tokens = std::min<int64_t>(bs, q.prompt_tokens - static_cast<int64_t>(b) * bs);
-                const uint64_t bytes = static_cast<uint64_t>(tokens) * token_bytes;
-                const uint64_t sa = s0 + static_cast<uint64_t>(blocks.at(b)) * region_block;
-                const uint64_t da = d0 + static_cast<uint64_t>(blocks.at(b) % dst_blocks) * region_block;
-                if (ctx.memcpy_peer(peer, da, sa, bytes, m_kv_stream[from], true) != rt::Status::Ok)
-                    throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
-                if (m_s.export_profile) m_copy_tasks.push_back(ctx.tasks().back().task);
-                x.bytes += bytes;
-                ++x.copies;
-            }
-        }
-    ++m_in_flight;
-    const rt::Status st = ctx.launch_host_func(m_kv_stream[from], [this, id, d] {
-        m_xfer[id].done_s = static_cast<double>(now_tick().v - m_origin_ps) * 1e-12;
-        --m_in_flight;
-        m_dports[d]->deliver(id);
-        m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
-    });
-    if (st != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV transfer of request " + q.id + ": " + ctx.last_error());
 }
 
 void ServeCluster::merge() {
@@ -446,18 +428,20 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
 
 // The KV transfers: count, bytes, time per request (percentiles, ms) and in total.
 nlohmann::json ServeCluster::transfer_json() const {
-    std::vector<double> t;
+    std::vector<double> t, c;
     uint64_t bytes = 0;
-    size_t copies = 0;
+    size_t copies = 0, overlapped = 0;
     double total = 0;
     for (const KvTransfer& x : m_xfer) {
-        if (x.decode < 0) continue;
+        if (x.decode < 0 || x.done_s <= 0) continue;
         t.push_back(x.seconds());
+        c.push_back(x.copy_seconds());
         bytes += x.bytes;
         copies += x.copies;
         total += x.seconds();
+        overlapped += x.copy_begin_s < x.issued_s;
     }
-    const Percentiles p = percentiles(t);
+    const Percentiles p = percentiles(t), q = percentiles(c);
     return {{"prefill_instances", m_s.prefill_instances},
             {"decode_instances", m_inst.size() - static_cast<size_t>(m_s.prefill_instances)},
             {"transfers", t.size()},
@@ -465,7 +449,11 @@ nlohmann::json ServeCluster::transfer_json() const {
             {"kv_bytes", bytes},
             {"kv_transfer_ms",
              {{"mean", p.mean * 1e3}, {"p50", p.p50 * 1e3}, {"p90", p.p90 * 1e3}, {"p99", p.p99 * 1e3}, {"max", p.max * 1e3}}},
-            {"kv_transfer_total_ms", total * 1e3}};
+            {"kv_transfer_total_ms", total * 1e3},
+            {"copy_calls", m_copy_calls},
+            {"kv_copy_ms",
+             {{"mean", q.mean * 1e3}, {"p50", q.p50 * 1e3}, {"p90", q.p90 * 1e3}, {"p99", q.p99 * 1e3}, {"max", q.max * 1e3}}},
+            {"overlapped_transfers", overlapped}};
 }
 
 std::string ServeCluster::steps_csv() const {
@@ -489,11 +477,13 @@ std::string ServeCluster::requests_csv() const {
         const size_t end = base.find('\n', at);
         out += base.substr(at, end - at);
         if (row == 0) {
-            out += ",decode_instance,kv_bytes,kv_transfer_ms";
+            out += ",decode_instance,kv_bytes,kv_transfer_ms,kv_copy_ms";
         } else {
             const KvTransfer& x = m_xfer[row - 1];
-            std::snprintf(buf, sizeof buf, ",%lld,%llu,%.6f", static_cast<long long>(x.decode),
-                          static_cast<unsigned long long>(x.bytes), x.decode >= 0 ? x.seconds() * 1e3 : 0.0);
+            const bool moved = x.decode >= 0 && x.done_s > 0;
+            std::snprintf(buf, sizeof buf, ",%lld,%llu,%.6f,%.6f", static_cast<long long>(x.decode),
+                          static_cast<unsigned long long>(x.bytes), moved ? x.seconds() * 1e3 : 0.0,
+                          moved ? x.copy_seconds() * 1e3 : 0.0);
             out += buf;
         }
         out += "\n";

@@ -13,20 +13,22 @@
 // busy one at its step's end), with the loads as they are then; the order in which host
 // programs resume at one instant is the simulation kernel's, so a run repeats exactly.
 // Disaggregated prefill/decode (serve.prefill_instances P, continuous policy): the router spreads
-// arrivals over instances 0..P-1 (prefill), each on a chip no decode instance uses; when a
-// request's prompt is done (its first token out) the prefill instance picks a decode instance
-// (the router's rule over the decode instances), frees its blocks and moves the prompt's K and V
-// to the decode instance's chip as peer copies over the system's links (runtime/rt memcpy_peer,
-// the transfers --pp and the collectives use), layer by layer, one copy per KV block, on a
-// stream of its own so the next prefill step overlaps them; a host callback behind the last copy
-// hands the request to the decode instance, whose first step for it is a decode. The KV transfer
-// time is the copies' time from issue to the last landing (queueing behind earlier transfers
-// included), per request and in total.
+// arrivals over instances 0..P-1 (prefill), each on a chip no decode instance uses; at a
+// request's first prompt piece the prefill instance picks its decode instance (the router's rule
+// over the decode instances), and during each prefill step the pieces' K and V move to the decode
+// chips layer by layer as peer copies over the system's links (runtime/rt, the transfers --pp and
+// the collectives use): once layer L's attention is issued, a KV stream waits for it and one
+// batched call per decode chip posts that layer's block copies (kv_ship.cpp), so they run while
+// the later layers compute; when the prompt is done (its first token out) a host callback behind
+// its copies hands the request to the decode instance, whose first step for it is a decode. The
+// KV transfer time is the exposed part, from the prompt's last step's end to the hand-off
+// (queueing behind earlier copies included); the copies' own span (first start to last end) is
+// reported beside it.
 // Simplified: every instance is TP 1 / PP 1 with the same knobs; the router's own latency and
-// the request's network hop to the instance are not charged; a transfer starts after the
-// prompt's last step (not layer by layer as the prefill runs), reads blocks the prefill pool has
-// already freed (timing mode: no data) and lands at the same block offsets of the decode chip's
-// cache, whose pool allocates its own blocks at admission.
+// the request's network hop to the instance are not charged; each block segment is its own copy
+// task on the KV stream (one host call per layer and decode chip, but the device runs the
+// segments one after another); the copies land at the same block offsets of the decode chip's
+// cache (timing mode: no data), whose pool allocates its own blocks at admission.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -100,8 +102,12 @@ public:
         int64_t decode = -1;  // the decode instance (-1: none; finished where it prefilled)
         uint64_t bytes = 0;   // K and V of the prompt, every layer
         size_t copies = 0;
-        double issued_s = 0, done_s = 0;  // scheduler time: the prompt's last step's end; the last copy landed
-        double seconds() const { return done_s - issued_s; }
+        int64_t shipped = 0;  // prompt tokens whose KV copies are issued
+        // Scheduler time: the prompt's last step's end; its last copy landed (the hand-off).
+        double issued_s = 0, done_s = 0;
+        double copy_begin_s = 0, copy_end_s = 0;  // its first copy's start, its last copy's end
+        double seconds() const { return done_s - issued_s; }  // exposed: after the prompt's last step
+        double copy_seconds() const { return copy_end_s - copy_begin_s; }
     };
     bool disaggregated() const { return m_s.prefill_instances > 0; }
     // ServeSetup::export_profile: every instance's per-op times and the KV transfers' copies, in
@@ -115,7 +121,20 @@ private:
     class DecodePort;
     void merge();
     void check_disaggregation() const;
-    void hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks);
+    void hand_off(size_t from, size_t id, double now_s, const RequestResult& so_far);
+    // Disaggregation (kv_ship.cpp): a prefill step's prompt pieces, and the batched copies of
+    // one layer's KV of them once the step's attention of that layer is issued.
+    struct Piece {
+        size_t id = 0, decode = 0;  // request; decode instance
+        int64_t from = 0, to = 0;   // prompt tokens
+        std::vector<int64_t> blocks;
+    };
+    void step_starting(size_t from, const std::vector<StepItem>& items);
+    void ship_layer(size_t from, int64_t layer, uint32_t compute_stream);
+    std::vector<std::vector<Piece>> m_pieces;  // per instance: the running step's
+    std::vector<uint32_t> m_layer_event;       // per prefill instance
+    std::map<size_t, std::vector<std::shared_ptr<Task>>> m_req_tasks;  // copies under way per request
+    size_t m_copy_calls = 0;
     size_t pick_decode();
     nlohmann::json transfer_json() const;
     std::vector<KvTransfer> m_xfer;

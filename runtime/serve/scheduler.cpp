@@ -90,6 +90,7 @@ public:
             }
             m_timer.begin_step(now);
             const double sw = m_swap_out || m_swap_in ? m_timer.swap_seconds(m_swap_out, m_swap_in) : 0.0;
+            if (m_handoff) m_handoff->step_starting(items);
             const double dt = sw + m_timer.step_seconds(items);
             if (!(dt > 0) || !std::isfinite(dt) || !(sw >= 0))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");

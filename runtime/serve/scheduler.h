@@ -163,9 +163,12 @@ public:
 // A prefill instance hands each request off once its prompt is computed (its first token out,
 // more to come): the scheduler calls prefilled() with the request's result so far and the KV
 // blocks it holds, at the step's end, then frees them and forgets the request.
+// step_starting() sees each step's batch before it runs (the KV of its prompt pieces can be sent
+// layer by layer while the step computes them).
 class IHandoff {
 public:
     virtual ~IHandoff() = default;
+    virtual void step_starting(const std::vector<StepItem>& items) { (void)items; }
     virtual void prefilled(size_t id, double now_s, const RequestResult& so_far, const std::vector<int64_t>& blocks) = 0;
 };
 

@@ -105,6 +105,8 @@ public:
     // `handoff`: a prefill instance's (disaggregation) hand-off of each prefilled request.
     void run(rt::Runtime& rt, IArrivals* arrivals = nullptr, const std::function<void(const Scheduler&)>& ready = {},
              const std::function<void()>& after_start = {}, IHandoff* handoff = nullptr);
+    // Before run(): the engine's hook after each plan step's launches (llm::LlmRun::after_op).
+    void after_op(llm::LlmRun::AfterOp f) { m_run->after_op(std::move(f)); }
     // After start(): exports the weights for the chip's other instances.
     uint64_t export_weights(rt::Runtime& rt) { return m_run->export_weights(rt); }
 

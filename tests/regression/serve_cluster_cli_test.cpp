@@ -144,8 +144,9 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
     CHECK(x["kv_transfer_total_ms"].get<double>() > 0);
     CHECK(s["instances"][0]["role"] == "prefill");
     CHECK(s["instances"][1]["role"] == "decode");
-    // The bytes a prompt's K and V take in every layer, from the model's config; the time is at
-    // least those bytes over the fastest link's bandwidth (the system's link parameters, GB/s).
+    // The bytes a prompt's K and V take in every layer, from the model's config; a request's
+    // copies take at least those bytes over the fastest link's bandwidth (the system's link
+    // parameters, GB/s), from the first one's start to the last one's end.
     const nlohmann::json m = read_json(source_dir() + "/configs/llm/tiny.json");
     double gbps = 0;
     for (const nlohmann::json& l : all["links"]) gbps = std::max(gbps, l["gbps"].get<double>());
@@ -156,25 +157,38 @@ TEST_CASE("serve: disaggregated prefill/decode on two chips reports the KV trans
     std::istringstream csv(read_text(d + "/pd/requests.csv"));
     std::string line;
     std::getline(csv, line);
-    REQUIRE(line.find(",decode_instance,kv_bytes,kv_transfer_ms") != std::string::npos);
+    REQUIRE(line.find(",decode_instance,kv_bytes,kv_transfer_ms,kv_copy_ms") != std::string::npos);
     uint64_t moved = 0;
-    int rows = 0;
+    int rows = 0, hidden = 0;
     while (std::getline(csv, line)) {
         std::vector<std::string> f;
         std::stringstream ls(line);
         for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-        REQUIRE(f.size() == 19);
+        REQUIRE(f.size() == 20);
         const uint64_t prompt = std::stoull(f[10]), bytes = std::stoull(f[17]);
         const int decode = std::stoi(f[16]);
         CHECK((decode == 1 || decode == 2));
         CHECK(bytes == prompt * per_token);
-        CHECK(std::stod(f[18]) * 1e-3 >= static_cast<double>(bytes) / (gbps * 1e9));
+        const double exposed_ms = std::stod(f[18]), copy_ms = std::stod(f[19]);
+        CHECK(copy_ms * 1e-3 >= static_cast<double>(bytes) / (gbps * 1e9));
+        // Sent layer by layer during the prompt's steps: part of the copying hidden behind them.
+        hidden += exposed_ms < copy_ms;
         CHECK(f[15].empty());  // not rejected
         moved += bytes;
         ++rows;
     }
     CHECK(rows == 12);
+    CHECK(hidden > 0);
+    CHECK(x["overlapped_transfers"].get<int>() > 0);
     CHECK(x["kv_bytes"].get<uint64_t>() == moved);
+    // One batched call per layer and decode chip in a prefill step, not one per block: a whole
+    // number of layers' calls, at most layers x prefill steps x decode chips, fewer than copies.
+    const int64_t layers = m["num_hidden_layers"].get<int64_t>();
+    const int64_t calls = x["copy_calls"].get<int64_t>(), copies = x["copies"].get<int64_t>();
+    CHECK(calls > 0);
+    CHECK(calls % layers == 0);
+    CHECK(calls <= layers * s["instances"][0]["steps"].get<int64_t>() * 2);
+    CHECK(calls < copies);
     // The bytes crossed the links (the links' payload counters hold at least them).
     uint64_t link_bytes = 0;
     for (const nlohmann::json& l : all["links"]) link_bytes += l["bytes"].get<uint64_t>();
