@@ -233,6 +233,18 @@ TEST_CASE("serve scheduler: a lower priority value is served first under load", 
     for (size_t i = 0; i < t.requests.size(); ++i)
         if (t.requests[i].priority == 1) CHECK(r.requests[i].scheduled_s >= latest_urgent);
     CHECK(urgent / 10 < other / 30);
+
+    // Over the static policy too: its first batch of 4 is the first 4 urgent requests (under
+    // fcfs the first 4 to arrive, one of them urgent).
+    o.policy = Policy::Static, o.max_batch = 4, o.timeout_s = 0;
+    for (const bool prio : {true, false}) {
+        o.priority = prio;
+        const ServeResult b = run_policy(t, o);
+        std::vector<size_t> first;
+        for (size_t i = 0; i < t.requests.size(); ++i)
+            if (b.requests[i].scheduled_s == 0) first.push_back(i);
+        CHECK(first == (prio ? std::vector<size_t>{3, 7, 11, 15} : std::vector<size_t>{0, 1, 2, 3}));
+    }
 }
 
 TEST_CASE("serve scheduler: priority scheduling preempts a less urgent request for an urgent one", "[serve]") {
