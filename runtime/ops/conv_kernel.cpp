@@ -130,16 +130,6 @@ private:
                 DataCopyPad(a1[g * mp * kC0], w[g * kC0],
                             DataCopyExtParams{s.tm, kC0 * kEs, (kdim - kC0) * kEs, 0});
         }
-        if (fresh && p.y_5hd && s.tm < mp) {
-            // The weight rows of the channels beyond M (B's padding columns) as zeros: the
-            // product's padding channels, which the NC1HWC0 drain writes, are then zero.
-            const InitConstValueParams z{static_cast<uint16_t>(kc / kC0), static_cast<uint16_t>(mp - s.tm),
-                                         static_cast<uint16_t>(s.tm), 0.0};
-            InitConstValue(a1[s.tm * kC0], z);
-            if (p.bias_en && s.c1_0 == 0)
-                InitConstValue(a1[p.base_m * p.c1_l1 * l_per_c1() + s.tm * kC0],
-                               InitConstValueParams{1, static_cast<uint16_t>(mp - s.tm), 0, 0.0});
-        }
         if (fresh && p.bias_en && s.c1_0 == 0) {  // the bias column (one per output channel) after the chunk
             const LocalTensor<T> be = a1[p.base_m * p.c1_l1 * l_per_c1()];
             const GlobalTensor<T> b = m_gb[uint64_t{s.grp} * p.mg + s.m0];
@@ -221,6 +211,17 @@ private:
         m_qb1.FreeTensor(b1);
     }
 
+    // B's columns beyond the tile's tm channels (rows tm.. of the last fractal of each of the k1
+    // fractal rows) as zeros, on the MTE1 after its loads: the product's padding channels, which
+    // the NC1HWC0 drain writes, are then zero (L1 holds whatever was there beyond tm rows).
+    void zero_padding_channels(const LocalTensor<T>& b2, uint32_t tm, uint32_t m1, uint32_t k1) {
+        const uint32_t pad = m1 * 16 - tm;
+        if (pad == 0) return;
+        InitConstValue(b2[(m1 - 1) * kFrac + (tm % 16) * kC0],
+                       InitConstValueParams{static_cast<uint16_t>(k1), static_cast<uint16_t>(pad),
+                                            static_cast<uint16_t>(m1 * 16 - pad), 0.0});
+    }
+
     // The product the other way round (y_5hd): C (pixels x channels) = img2col(X) (L0A, load3d)
     // x W^T (L0B: the NZ of W in L1 is the ZN of W^T, fractal for fractal).
     void compute_5hd(const Step& s, const LocalTensor<float>& c) {
@@ -235,6 +236,7 @@ private:
             InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, 1.0});
             LoadData(b2, a1[p.base_m * p.c1_l1 * l_per_c1()],
                      LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
+            zero_padding_channels(b2, s.tm, m1, 1);
             m_qa2.EnQue(a2);
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
@@ -256,6 +258,7 @@ private:
                 LoadData(b2[kb * m1 * kFrac], a1,
                          LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1, 0,
                                           false});
+            zero_padding_channels(b2, s.tm, m1, k1);
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();

@@ -168,7 +168,8 @@ void nd_from_body(isa::IInstrSink& sink, const NdFromNc1hwc0Plan& p, const Layou
         qout.EnQue(dst);
         dst = qout.DeQue<T>();
         DataCopyPad(gd[(img * p.c + c1 * c0) * p.l + q0], dst,
-                    DataCopyExtParams{nch, q * es, 0, static_cast<uint32_t>((p.l - q) * es)});
+                    DataCopyExtParams{nch, q * es, (t.qp * es - (q * es + 31) / 32 * 32) / 32,
+                                      static_cast<uint32_t>((p.l - q) * es)});
         qout.FreeTensor(dst);
     }
 }
