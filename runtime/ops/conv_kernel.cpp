@@ -39,6 +39,7 @@ public:
         m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
         if (coupled)
             m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
+        if (p.y_5hd && p.mg % 16 != 0) m_pad_event = m_ctx.alloc_event(Pipe::MTE1, Pipe::MTE2, "conv padding rows");
         m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
         m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
         m_gy.SetGlobalBuffer(p.y, ~0ull / 8);
@@ -121,6 +122,19 @@ private:
         held = key;
         const GlobalTensor<T> w =
             m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
+        if (fresh && p.y_5hd && s.tm < mp) {
+            // The weight (and bias) rows of the channels beyond M, B's padding columns, as zeros
+            // (the MTE1 fills them, then the MTE2 loads the rows beside them): the product's
+            // padding channels, which the NC1HWC0 drain writes, are then zero.
+            InitConstValue(a1[s.tm * kC0], InitConstValueParams{static_cast<uint16_t>(kc / kC0),
+                                                                static_cast<uint16_t>(mp - s.tm),
+                                                                static_cast<uint16_t>(s.tm), 0.0});
+            if (p.bias_en && s.c1_0 == 0)
+                InitConstValue(a1[p.base_m * p.c1_l1 * l_per_c1() + s.tm * kC0],
+                               InitConstValueParams{1, static_cast<uint16_t>(mp - s.tm), 0, 0.0});
+            m_ctx.set_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
+            m_ctx.wait_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
+        }
         if (fresh && p.nd2nz_instr) {
             DataCopy(a1, w,
                      Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(kc), 0, kdim,
@@ -211,17 +225,6 @@ private:
         m_qb1.FreeTensor(b1);
     }
 
-    // B's columns beyond the tile's tm channels (rows tm.. of the last fractal of each of the k1
-    // fractal rows) as zeros, on the MTE1 after its loads: the product's padding channels, which
-    // the NC1HWC0 drain writes, are then zero (L1 holds whatever was there beyond tm rows).
-    void zero_padding_channels(const LocalTensor<T>& b2, uint32_t tm, uint32_t m1, uint32_t k1) {
-        const uint32_t pad = m1 * 16 - tm;
-        if (pad == 0) return;
-        InitConstValue(b2[(m1 - 1) * kFrac + (tm % 16) * kC0],
-                       InitConstValueParams{static_cast<uint16_t>(k1), static_cast<uint16_t>(pad),
-                                            static_cast<uint16_t>(m1 * 16 - pad), 0.0});
-    }
-
     // The product the other way round (y_5hd): C (pixels x channels) = img2col(X) (L0A, load3d)
     // x W^T (L0B: the NZ of W in L1 is the ZN of W^T, fractal for fractal).
     void compute_5hd(const Step& s, const LocalTensor<float>& c) {
@@ -236,7 +239,6 @@ private:
             InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, 1.0});
             LoadData(b2, a1[p.base_m * p.c1_l1 * l_per_c1()],
                      LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
-            zero_padding_channels(b2, s.tm, m1, 1);
             m_qa2.EnQue(a2);
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
@@ -258,7 +260,6 @@ private:
                 LoadData(b2[kb * m1 * kFrac], a1,
                          LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1, 0,
                                           false});
-            zero_padding_channels(b2, s.tm, m1, k1);
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
@@ -306,6 +307,7 @@ private:
     GlobalTensor<T> m_gx, m_gw, m_gb;
     GlobalTensor<U> m_gy;
     uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
+    uint8_t m_pad_event = 0;         // y_5hd: the padding rows' fill before the weight load
 };
 
 template <class T>
