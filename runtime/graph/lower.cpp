@@ -33,8 +33,8 @@ public:
         for (size_t i = 0; i < m_g.nodes.size(); ++i) lower_node(m_g.nodes[i], i);
         for (int id : m_g.outputs) {
             int t = value_tensor(id, nullptr);
-            if (m_p.tensors[static_cast<size_t>(t)].ref.format != Format::ND)
-                t = convert(t, Format::ND, "graph output");
+            const Format f = m_p.tensors[static_cast<size_t>(t)].ref.format;
+            if (f != Format::ND) t = convert(t, Format::ND, "graph output", f == Format::NC1HWC0);
             m_p.tensors[static_cast<size_t>(t)].graph_output = true;
             m_p.outputs.push_back(t);
         }
@@ -140,7 +140,8 @@ private:
 
     // A tensor holding t's data in format f: a weight converted at load, or a
     // TransData step.
-    int convert(int t, Format f, const std::string& why) {
+    // `layout`: a boundary conversion of the layout pass (else the format pass's).
+    int convert(int t, Format f, const std::string& why, bool layout = false) {
         const auto key = std::make_pair(t, static_cast<int>(f));
         auto it = m_converted.find(key);
         if (it != m_converted.end()) return it->second;
@@ -151,8 +152,7 @@ private:
         c.ref.strides.clear();
         c.graph_input = c.graph_output = false;
         int id;
-        const bool c0 = f == Format::NC1HWC0 || T(t).ref.format == Format::NC1HWC0;
-        PassReport& rep = c0 && T(t).kind != PlanTensor::Kind::Weight ? m_layout : m_format;
+        PassReport& rep = layout ? m_layout : m_format;
         if (T(t).kind == PlanTensor::Kind::Weight) {
             id = new_tensor(std::move(c));
             ++m_format.patterns["weight " + name + " at load"];
@@ -205,8 +205,8 @@ private:
             const bool want = std::find(data.begin(), data.end(), i) != data.end();
             const Format have = T(ins[i]).ref.format;
             const std::string why = node_label(n) + " input " + std::to_string(i);
-            if (want && have != Format::NC1HWC0) ins[i] = convert(ins[i], Format::NC1HWC0, why);
-            if (!want && have == Format::NC1HWC0) ins[i] = convert(ins[i], Format::ND, why);
+            if (want && have != Format::NC1HWC0) ins[i] = convert(ins[i], Format::NC1HWC0, why, true);
+            if (!want && have == Format::NC1HWC0) ins[i] = convert(ins[i], Format::ND, why, true);
             fixed[i] = want ? 1 : 0;
         }
         m_y_c0 = m_layout.enabled && m_choice.y_c0[idx];
@@ -259,8 +259,9 @@ private:
                 if (!m_format.enabled) want = Format::ND;
                 if (want == have) continue;
                 if (have == Format::ND && T(ins[i]).kind != PlanTensor::Kind::Weight) {
-                    // A format an op prefers for a computed ND tensor: kept ND when the device
-                    // cannot convert it (TransData has no ND -> NC1HWC0); the op takes ND too.
+                    // A format an op prefers for a computed ND tensor (a Conv's W fed as an
+                    // input): a TransData when the device can convert it, else kept ND (the op
+                    // takes ND too).
                     try {
                         ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
                     } catch (const InputError&) {
