@@ -227,7 +227,8 @@ private:
         m_layout.patterns["conversions after"] = after;
         m_layout.patterns["conversions saved"] = m_convs - after;
         m_layout.notes.insert(m_layout.notes.begin(),
-                              std::to_string(m_convs) + " Conv X conversions -> " + std::to_string(m_boundaries) +
+                              std::to_string(m_convs) + " Conv X conversions -> " +
+                                  std::to_string(m_boundaries) +
                                   " boundary TransData + " + std::to_string(m_convs - m_conv_x_c0) +
                                   " in-kernel: " + std::to_string(m_convs - after) + " saved");
     }

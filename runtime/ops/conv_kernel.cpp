@@ -39,7 +39,8 @@ public:
         m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
         if (coupled)
             m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
-        if (p.y_5hd && p.mg % 16 != 0) m_pad_event = m_ctx.alloc_event(Pipe::MTE1, Pipe::MTE2, "conv padding rows");
+        if (p.y_5hd && p.mg % 16 != 0)
+            m_pad_event = m_ctx.alloc_event(Pipe::MTE1, Pipe::MTE2, "conv padding rows");
         m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
         m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
         m_gy.SetGlobalBuffer(p.y, ~0ull / 8);
@@ -258,14 +259,14 @@ private:
             LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
             for (uint32_t kb = 0; kb < k1; ++kb)
                 LoadData(b2[kb * m1 * kFrac], a1,
-                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1, 0,
-                                          false});
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1),
+                                          1, 0, false});
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
             Mmad(c, a2, b2,
-                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16), static_cast<uint16_t>(kk),
-                            !bias && s.c1_0 == 0 && ks == 0});
+                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
+                            static_cast<uint16_t>(kk), !bias && s.c1_0 == 0 && ks == 0});
             m_qa2.FreeTensor(a2);
             m_qb2.FreeTensor(b2);
         }
@@ -342,7 +343,8 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
                 // y_5hd: the pixels are A (L0A), the channels B (L0B).
                 const uint64_t la = p.y_5hd ? t.base_n : t.base_m, lb = p.y_5hd ? t.base_m : t.base_n;
-                while (bk > c0 && (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
+                while (bk > c0 &&
+                       (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
                     bk -= c0;
                 if (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes) continue;
                 t.base_k = bk;

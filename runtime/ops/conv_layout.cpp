@@ -285,12 +285,13 @@ KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& 
     t.c1 = (p.c + t.c0 - 1) / t.c0;
     // UB: two source chunks (pixels x C0), two row blocks (C0 x pixels) and the offset table.
     const uint64_t per_pixel = uint64_t{t.c0} * (4 * es + 4);
-    const uint64_t qmax =
-        std::max<uint64_t>(1, (dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256)) / per_pixel) / 16 * 16;
+    const uint64_t room = dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256);
+    const uint64_t qmax = std::max<uint64_t>(1, room / per_pixel) / 16 * 16;
     t.q = static_cast<uint32_t>(std::min<uint64_t>(p.l, std::max<uint64_t>(16, qmax)));
     t.qp = (t.q * es + 31) / 32 * 32 / es;
     if (uint64_t{t.c0} * t.qp * (4 * es + 4) + 5 * 256 > dev.ub_bytes)
-        throw InputError("NC1HWC0 -> ND conversion: " + std::to_string(t.q) + " pixels per chunk do not fit UB");
+        throw InputError("NC1HWC0 -> ND conversion: " + std::to_string(t.q) +
+                         " pixels per chunk do not fit UB");
     t.chunks = static_cast<uint32_t>((p.l + t.q - 1) / t.q);
     t.items = uint64_t{p.n} * t.c1 * t.chunks;
     t.block_dim = vector_blocks(t.items, dev);
@@ -308,7 +309,8 @@ KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& 
     const uint64_t src_elems = uint64_t{p.n} * t.c1 * t.c0 * p.l;
     kd.bytes = (uint64_t{p.n} * p.c * p.l + src_elems) * es;
     if (dev.vector_bytes_per_cycle > 0)
-        kd.min_compute_cycles = double(src_elems * es) / (dev.vector_bytes_per_cycle * std::max(1u, dev.vector_cores));
+        kd.min_compute_cycles =
+            double(src_elems * es) / (dev.vector_bytes_per_cycle * std::max(1u, dev.vector_cores));
     return kd;
 }
 

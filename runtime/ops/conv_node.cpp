@@ -46,8 +46,8 @@ public:
         for (const TensorRef* t : {&x, &w}) {
             const bool fractal = (t == &w && m_w_nc1hwc0) || (t == &x && m_x_5hd);
             if ((t->format != Format::ND && !fractal) || !t->contiguous())
-                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors (X and W of a Conv also "
-                                          "NC1HWC0)");
+                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors (X and W of a "
+                                          "Conv also NC1HWC0)");
             for (int64_t d : t->shape)
                 if (d <= 0) throw UnsupportedError(n, "zero-size dimension in " + ref::shape_str(t->shape));
         }

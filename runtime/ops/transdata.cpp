@@ -199,9 +199,11 @@ public:
             const TensorRef& x = n.inputs[0];
             const uint32_t es = isa::dtype_size(x.dtype);
             if (x.shape.size() < 2 || (es != 2 && es != 4))
-                throw UnsupportedError(n, "NC1HWC0 conversions need [N, C, spatial...] of a 2- or 4-byte type");
+                throw UnsupportedError(n, "NC1HWC0 conversions need [N, C, spatial...] of a 2- or 4-byte "
+                                          "type");
             for (int64_t d : x.shape)
-                if (d <= 0 || d > INT32_MAX) throw UnsupportedError(n, "dimension out of range in NC1HWC0 conversion");
+                if (d <= 0 || d > INT32_MAX)
+                    throw UnsupportedError(n, "dimension out of range in NC1HWC0 conversion");
             m_c0 = true;
             m_imgs = static_cast<uint32_t>(x.shape[0]), m_ch = static_cast<uint32_t>(x.shape[1]);
             for (size_t i = 2; i < x.shape.size(); ++i) m_pix *= static_cast<uint64_t>(x.shape[i]);

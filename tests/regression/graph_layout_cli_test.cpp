@@ -21,8 +21,8 @@ struct LayoutRun {
 
 LayoutRun run_model(const std::string& model, const std::string& passes, const std::string& tag) {
     const std::string dir = temp_dir("layout_" + tag);
-    const CliResult r = run_cli("run \"" + model + "\" --config " + config("tiny") + " --reference --passes " +
-                                passes + " --out " + dir);
+    const CliResult r = run_cli("run \"" + model + "\" --config " + config("tiny") +
+                                " --reference --passes " + passes + " --out " + dir);
     INFO(r.output);
     REQUIRE(r.code == 0);
     LayoutRun out;
@@ -43,7 +43,8 @@ LayoutRun run_model(const std::string& model, const std::string& passes, const s
 }  // namespace
 
 TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as without the pass") {
-    for (const char* model : {"zoo:resnet18?image=32&width=8&classes=10", "zoo:resnet50?image=32&width=8&classes=10"}) {
+    for (const char* model :
+         {"zoo:resnet18?image=32&width=8&classes=10", "zoo:resnet50?image=32&width=8&classes=10"}) {
         INFO(model);
         const LayoutRun on = run_model(model, "all", "on");
         const LayoutRun off = run_model(model, "all,-layout", "off");

@@ -20,13 +20,15 @@ DeviceInfo test_device() {
     DeviceInfo d;
     d.arch = "split";
     d.cube_cores = 2, d.vector_cores = 4, d.aiv_per_aic = 2;
-    d.ub_bytes = 192 * 1024, d.l1_bytes = 512 * 1024, d.l0a_bytes = d.l0b_bytes = 64 * 1024, d.l0c_bytes = 128 * 1024;
+    d.ub_bytes = 192 * 1024, d.l1_bytes = 512 * 1024;
+    d.l0a_bytes = d.l0b_bytes = 64 * 1024, d.l0c_bytes = 128 * 1024;
     d.functional = true;
     return d;
 }
 
 std::string conv(zoo::Builder& b, const std::string& x, int64_t cin, int64_t cout, const std::string& name) {
-    return b.op("Conv", {x, b.weight(name + ".w", {cout, cin, 3, 3})}, {zoo::ais("pads", {1, 1, 1, 1})}, name);
+    const std::string w = b.weight(name + ".w", {cout, cin, 3, 3});
+    return b.op("Conv", {x, w}, {zoo::ais("pads", {1, 1, 1, 1})}, name);
 }
 
 std::string batch_norm(zoo::Builder& b, const std::string& x, int64_t c) {
@@ -64,7 +66,9 @@ std::vector<std::string> kernel_steps(const Plan& p) {
 Format in_format(const Plan& p, const PlanStep& s, size_t i) {
     return p.tensors[static_cast<size_t>(s.in.at(i))].ref.format;
 }
-Format out_format(const Plan& p, const PlanStep& s) { return p.tensors[static_cast<size_t>(s.out.at(0))].ref.format; }
+Format out_format(const Plan& p, const PlanStep& s) {
+    return p.tensors[static_cast<size_t>(s.out.at(0))].ref.format;
+}
 
 }  // namespace
 
@@ -135,7 +139,8 @@ TEST_CASE("layout pass: never adds conversions (readers that need ND, BatchNorma
                 if (u.in[i] == out) {
                     if (to_c0) CHECK(u.op_type == "Conv");
                     for (int o : u.out)
-                        if (o >= 0 && !to_c0) CHECK(q->tensors[static_cast<size_t>(o)].ref.format == Format::ND);
+                        if (o >= 0 && !to_c0)
+                            CHECK(q->tensors[static_cast<size_t>(o)].ref.format == Format::ND);
                 }
     }
 }

@@ -21,7 +21,8 @@ DeviceInfo tiny_split() {
     DeviceInfo d;
     d.arch = "split";
     d.cube_cores = 2, d.vector_cores = 4;
-    d.l1_bytes = 128 << 10, d.l0a_bytes = d.l0b_bytes = 16 << 10, d.l0c_bytes = 32 << 10, d.ub_bytes = 32 << 10;
+    d.l1_bytes = 128 << 10, d.l0a_bytes = d.l0b_bytes = 16 << 10;
+    d.l0c_bytes = 32 << 10, d.ub_bytes = 32 << 10;
     d.event_ids = 8;
     return d;
 }
@@ -121,7 +122,8 @@ TEST_CASE("layout ops: a Conv reading and writing NC1HWC0 matches the reference,
     node.op_type = "Conv";
     node.attrs.set_owner(node.name);
     node.attrs.set("y_format", ref::Attr::of_string("NC1HWC0"));
-    node.inputs = {make_tensor({1, 16, 6, 6}, ref::ElemType::Float16), make_tensor({16, 16, 1, 1}, ref::ElemType::Float16)};
+    node.inputs = {make_tensor({1, 16, 6, 6}, ref::ElemType::Float16),
+                   make_tensor({16, 16, 1, 1}, ref::ElemType::Float16)};
     CHECK_THROWS_WITH(make_node_op(node, coupled), Catch::Contains("conv1") && Catch::Contains("NC1HWC0"));
     node.attrs.set("group", ref::Attr::of_int(2));
     node.inputs[1].shape = {16, 8, 1, 1};
@@ -131,8 +133,8 @@ TEST_CASE("layout ops: a Conv reading and writing NC1HWC0 matches the reference,
 TEST_CASE("layout ops: TransData ND <-> NC1HWC0 on the device is exact (fp16, fp32, partial C0 block)") {
     const DeviceInfo dev = tiny_split();
     for (ref::ElemType t : {ref::ElemType::Float16, ref::ElemType::Float})
-        for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 20, 5, 7}, std::vector<int64_t>{1, 3, 1, 1},
-                                                  std::vector<int64_t>{1, 40, 33, 30}}) {
+        for (const std::vector<int64_t>& shape :
+             {std::vector<int64_t>{2, 20, 5, 7}, std::vector<int64_t>{1, 3, 1, 1}, std::vector<int64_t>{1, 40, 33, 30}}) {
             INFO(ref::shape_str(shape) << " " << ref::elem_type_name(t));
             for (Format src : {Format::ND, Format::NC1HWC0}) {
                 NodeDesc node;
@@ -145,7 +147,8 @@ TEST_CASE("layout ops: TransData ND <-> NC1HWC0 on the device is exact (fp16, fp
                 const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
                 for (const auto& e : run.errors) FAIL_CHECK(e);
                 CHECK(run.outs.at(0).data == in.at(0).data);
-                if (src == Format::ND) CHECK(padding_zero(run.raw.at(0), in_format(shape, t, Format::NC1HWC0)));
+                if (src == Format::ND)
+                    CHECK(padding_zero(run.raw.at(0), in_format(shape, t, Format::NC1HWC0)));
             }
         }
 }
@@ -196,5 +199,5 @@ TEST_CASE("layout ops: pooling and elementwise ops on NC1HWC0 match the referenc
     }
     // An operand of another shape (a per-channel broadcast) is refused: the layout keeps ND there.
     add.inputs[1] = make_tensor({24, 1, 1}, h);
-    CHECK_THROWS_WITH(make_node_op(add, dev), Catch::Contains("only NC1HWC0 of the output's shape or scalars"));
+    CHECK_THROWS_WITH(make_node_op(add, dev), Catch::Contains("only NC1HWC0 of the output's shape"));
 }

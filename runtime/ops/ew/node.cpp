@@ -30,7 +30,8 @@ public:
             if (!t.present) continue;
             const bool c0_ok = t.format == Format::NC1HWC0 && t.contiguous() && t.shape.size() >= 2;
             if (t.format != Format::ND && !c0_ok)
-                throw UnsupportedError(n, "input " + std::to_string(i) + " in format " + format_name(t.format));
+                throw UnsupportedError(n, "input " + std::to_string(i) + " in format " +
+                                              format_name(t.format));
             if (t.format == Format::NC1HWC0) m_c0 = true;
             isa::DType d;
             if (!ref::device_dtype(t.elem, d))
@@ -55,10 +56,12 @@ public:
         if (!ref::device_dtype(m_out.elem, m_out.dtype))
             throw UnsupportedError(n, std::string("output type ") + ref::elem_type_name(m_out.elem) + " has no device representation");
         if (m_c0 && isa::dtype_size(m_out.dtype) != static_cast<uint32_t>(32 / m_phys[3]))
-            throw UnsupportedError(n, "NC1HWC0 operands and an output of another element size (C0 would change)");
+            throw UnsupportedError(n, "NC1HWC0 operands and an output of another element size (C0 "
+                                      "would change)");
         m_empty = ref::numel_of(m_out.shape) == 0;
         if (!m_empty) {
-            m_plan = std::make_shared<Plan>(make_ew_plan(en, ins, m_c0 ? m_phys : m_out.shape, m_out.dtype, m_out.elem, dev));
+            const std::vector<int64_t>& shape = m_c0 ? m_phys : m_out.shape;
+            m_plan = std::make_shared<Plan>(make_ew_plan(en, ins, shape, m_out.dtype, m_out.elem, dev));
             for (size_t i = 0; i < n.inputs.size(); ++i) m_names.push_back("input " + std::to_string(i));
         }
     }
@@ -122,7 +125,8 @@ private:
         for (size_t i = 0; i < ins.size(); ++i) {
             if (!ins[i].present) continue;
             const TensorRef& t = n.inputs[i];
-            if (t.format == Format::NC1HWC0 && t.shape == s && isa::dtype_size(t.dtype) == isa::dtype_size(first->dtype)) {
+            const bool same = isa::dtype_size(t.dtype) == isa::dtype_size(first->dtype);
+            if (t.format == Format::NC1HWC0 && t.shape == s && same) {
                 ins[i].shape = m_phys;
                 ins[i].strides.clear();
                 ins[i].constant = nullptr;
@@ -130,9 +134,10 @@ private:
                 ins[i].shape = {};
                 ins[i].strides.clear();
             } else {
-                throw UnsupportedError(n, "input " + std::to_string(i) + " " + ref::shape_str(t.shape) + " (" +
-                                              format_name(t.format) + ") with NC1HWC0 operands: only NC1HWC0 of " +
-                                              "the output's shape or scalars");
+                throw UnsupportedError(n, "input " + std::to_string(i) + " " + ref::shape_str(t.shape) +
+                                              " (" + format_name(t.format) +
+                                              ") with NC1HWC0 operands: only NC1HWC0 of the output's " +
+                                              "shape or scalars");
             }
         }
         m_out.format = Format::NC1HWC0;

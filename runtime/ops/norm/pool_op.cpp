@@ -30,7 +30,8 @@ public:
         // NC1HWC0: pooling over (spatial..., C0) of the N x C1 planes with a window of 1 over C0.
         const size_t dims = g.spatial + (c0 ? 1 : 0);
         if (g.spatial < 1 || dims > static_cast<size_t>(kMaxPoolDims))
-            throw UnsupportedError(n, std::to_string(g.spatial) + " spatial dims (supported: 1 to 3, NC1HWC0 1 to 2)");
+            throw UnsupportedError(n, std::to_string(g.spatial) +
+                                          " spatial dims (supported: 1 to 3, NC1HWC0 1 to 2)");
         if (c0 && n.num_outputs > 1) throw UnsupportedError(n, "Indices of an NC1HWC0 input");
         std::vector<int64_t> yshape = {x.shape[0], x.shape[1]};
         yshape.insert(yshape.end(), g.out.begin(), g.out.end());
