@@ -70,7 +70,9 @@ bool c0_elementwise(const Graph& g, const Node& n) {
 
 // The node's inputs that follow its layout (the data inputs).
 std::vector<size_t> data_inputs(const Graph& g, const Node& n) {
-    if (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "AveragePool") return {0};
+    if (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
+        n.op_type == "BatchNormalization")
+        return {0};
     std::vector<size_t> out;
     const Value& o = g.val(n.outputs[0]);
     for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -173,7 +175,10 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
         for (int o : n.outputs)
             if (o >= 0 && !g.val(o).constant) all_const = false;
         if (all_const) continue;
-        const bool pool = (n.op_type == "MaxPool" || n.op_type == "AveragePool") && n.outputs.size() == 1;
+        // Pooling and inference BatchNormalization (a, b of the padding channels are zeros).
+        const bool pool = (n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
+                           n.op_type == "BatchNormalization") &&
+                          n.outputs.size() == 1;
         if (n.op_type == "Conv") {
             ++convs;
             if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;

@@ -178,18 +178,29 @@ TEST_CASE("layout ops: pooling and elementwise ops on NC1HWC0 match the referenc
     relu.op_type = "Relu";
     relu.inputs = {in_format({1, 24, 5, 6}, h, Format::NC1HWC0)};
     nodes.push_back(relu);
+    for (ref::ElemType t : {h, ref::ElemType::Float}) {  // inference BatchNormalization, 20 channels
+        NodeDesc bn;
+        bn.op_type = "BatchNormalization";
+        bn.inputs = {in_format({2, 20, 5, 3}, t, Format::NC1HWC0)};
+        for (int i = 0; i < 4; ++i) bn.inputs.push_back(make_tensor({20}, ref::ElemType::Float));
+        nodes.push_back(bn);
+    }
     for (NodeDesc& node : nodes) {
         node.name = node.op_type;
         node.attrs.set_owner(node.name);
-        INFO(node.op_type);
-        const auto in = random_inputs(node, 11);
+        INFO(node.op_type << " " << ref::elem_type_name(node.inputs[0].elem));
+        auto in = random_inputs(node, 11);
+        if (node.op_type == "BatchNormalization")
+            for (double& v : in[4].data) v = std::fabs(v) + 0.25;  // variances
         const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
         for (const auto& e : run.errors) FAIL_CHECK(e);
         const auto want = reference(node, in);
         Tolerance tol;
-        // MaxPool, Relu exact; Add one fp16 rounding; AveragePool's fp32 sum of 4 taps and division.
-        tol.atol = node.op_type == "AveragePool" ? 0x1p-21 : 0;
-        tol.rtol = node.op_type == "AveragePool" ? 0x1p-21 : 0x1p-11;
+        // MaxPool, Relu exact; Add one fp16 rounding; AveragePool's fp32 sum of 4 taps and
+        // division; BatchNormalization's fp32 x * a + b (rsqrt to fp32) and the output rounding.
+        const bool fp32_math = node.op_type == "AveragePool" || node.op_type == "BatchNormalization";
+        tol.atol = fp32_math ? 0x1p-20 : 0;
+        tol.rtol = fp32_math && node.inputs[0].elem == ref::ElemType::Float ? 0x1p-20 : 0x1p-11;
         const CheckResult r = compare_tensors(run.outs.at(0), want.at(0), tol);
         INFO("max abs err " << r.max_abs_err);
         CHECK(r.passed);
