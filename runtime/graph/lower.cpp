@@ -40,7 +40,7 @@ public:
         }
         m_p.passes.push_back(std::move(m_views));
         m_p.passes.push_back(std::move(m_format));
-        if (m_layout.enabled) layout_summary();
+        if (m_layout.enabled && m_convs > 0) layout_summary();
         m_p.passes.push_back(std::move(m_layout));
     }
 

@@ -167,26 +167,31 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
     k.producer.assign(g.values.size(), -1);
     k.cons = g.consumers();
     int convs = 0;
+    bool any = false;
+    std::vector<char> runs(nn, 0);
     for (size_t i = 0; i < nn; ++i) {
         const Node& n = g.nodes[i];
         for (int o : n.outputs)
             if (o >= 0) k.producer[static_cast<size_t>(o)] = static_cast<int>(i);
-        bool all_const = !n.outputs.empty();
         for (int o : n.outputs)
-            if (o >= 0 && !g.val(o).constant) all_const = false;
-        if (all_const) continue;
-        // Pooling and inference BatchNormalization (a, b of the padding channels are zeros).
+            if (o >= 0 && !g.val(o).constant) runs[i] = 1;  // not computed at plan time
+        if (!runs[i] || n.op_type != "Conv") continue;
+        ++convs;
+        if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;
+        k.conv_x[i] = probe_c0(g, n, dev, false);
+        k.conv_y[i] = k.conv_x[i] && probe_c0(g, n, dev, true);
+        any = any || k.conv_y[i];
+    }
+    // The ops that follow their input's layout (probed only when some Conv writes NC1HWC0):
+    // pooling, inference BatchNormalization (a, b of the padding channels are zeros), and the
+    // zero-preserving elementwise ops.
+    for (size_t i = 0; i < nn && any; ++i) {
+        const Node& n = g.nodes[i];
         const bool pool = (n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
                            n.op_type == "BatchNormalization") &&
                           n.outputs.size() == 1;
-        if (n.op_type == "Conv") {
-            ++convs;
-            if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;
-            k.conv_x[i] = probe_c0(g, n, dev, false);
-            k.conv_y[i] = k.conv_x[i] && probe_c0(g, n, dev, true);
-        } else if ((pool || c0_elementwise(g, n)) && !data_inputs(g, n).empty()) {
+        if (runs[i] && (pool || c0_elementwise(g, n)) && !data_inputs(g, n).empty())
             k.pass[i] = probe_c0(g, n, dev, true);
-        }
     }
     // Every Conv that can writes NC1HWC0; then, one at a time, a Conv is kept at ND when that
     // makes fewer conversions (e.g. a 1x1 projection between depthwise convolutions, which stay
