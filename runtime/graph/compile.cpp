@@ -36,7 +36,7 @@ bool parse_precision(const std::string& s, Precision& out) {
 const std::vector<std::string>& all_passes() {
     static const std::vector<std::string> p = {"fold",           "dce",       "fuse_layernorm",
                                                "fuse_attention", "fuse_conv", "fuse_elementwise",
-                                               "views",          "format"};
+                                               "views",          "format",    "layout"};
     return p;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "runtime/graph/infer.h"
+#include "runtime/graph/layout.h"
 #include "runtime/graph/planning.h"
 
 namespace sfumato::graph {
@@ -22,20 +23,25 @@ public:
         m_views.enabled = opt.on("views");
         m_format.name = "format";
         m_format.enabled = opt.on("format");
+        m_layout.name = "layout";
+        m_layout.enabled = opt.on("layout");
     }
 
     void run() {
+        if (m_layout.enabled) m_choice = choose_layout(m_g, m_dev);
         for (int id : m_g.inputs) m_p.inputs.push_back(value_tensor(id, nullptr));
-        for (size_t i = 0; i < m_g.nodes.size(); ++i) lower_node(m_g.nodes[i]);
+        for (size_t i = 0; i < m_g.nodes.size(); ++i) lower_node(m_g.nodes[i], i);
         for (int id : m_g.outputs) {
             int t = value_tensor(id, nullptr);
-            if (m_p.tensors[static_cast<size_t>(t)].ref.format != Format::ND)
-                t = convert(t, Format::ND, "graph output");
+            const Format f = m_p.tensors[static_cast<size_t>(t)].ref.format;
+            if (f != Format::ND) t = convert(t, Format::ND, "graph output", f == Format::NC1HWC0);
             m_p.tensors[static_cast<size_t>(t)].graph_output = true;
             m_p.outputs.push_back(t);
         }
         m_p.passes.push_back(std::move(m_views));
         m_p.passes.push_back(std::move(m_format));
+        if (m_layout.enabled && m_convs > 0) layout_summary();
+        m_p.passes.push_back(std::move(m_layout));
     }
 
 private:
@@ -102,6 +108,7 @@ private:
         d.opset = n.opset;
         d.attrs = n.attrs;
         d.num_outputs = static_cast<int>(n.outputs.size());
+        if (m_y_c0 && n.op_type == "Conv") d.attrs.set("y_format", ref::Attr::of_string("NC1HWC0"));
         if (!n.fused.empty()) {
             ref::Attr a;
             a.kind = ref::Attr::Kind::Strings;
@@ -133,7 +140,8 @@ private:
 
     // A tensor holding t's data in format f: a weight converted at load, or a
     // TransData step.
-    int convert(int t, Format f, const std::string& why) {
+    // `layout`: a boundary conversion of the layout pass (else the format pass's).
+    int convert(int t, Format f, const std::string& why, bool layout = false) {
         const auto key = std::make_pair(t, static_cast<int>(f));
         auto it = m_converted.find(key);
         if (it != m_converted.end()) return it->second;
@@ -144,6 +152,7 @@ private:
         c.ref.strides.clear();
         c.graph_input = c.graph_output = false;
         int id;
+        PassReport& rep = layout ? m_layout : m_format;
         if (T(t).kind == PlanTensor::Kind::Weight) {
             id = new_tensor(std::move(c));
             ++m_format.patterns["weight " + name + " at load"];
@@ -171,15 +180,60 @@ private:
             s.out_elems = {T(t).ref.elem};
             T(id).def_step = static_cast<int>(m_p.steps.size());
             m_p.steps.push_back(std::move(s));
-            ++m_format.changes;
-            ++m_format.patterns[name];
-            m_format.notes.push_back(name + " for " + why);
+            if (&rep == &m_layout) {
+                ++m_boundaries;
+                ++rep.patterns["TransData " + name + " (boundary)"];
+            } else {
+                ++rep.changes;
+                ++rep.patterns[name];
+            }
+            rep.notes.push_back(name + " for " + why);
         }
         m_converted[key] = id;
         return id;
     }
 
-    void lower_node(const Node& n) {
+    // The layout pass's choice for node `idx`: its data inputs to NC1HWC0, or every NC1HWC0
+    // input back to ND. Returns which inputs the layout fixed.
+    std::vector<char> apply_layout(const Node& n, size_t idx, std::vector<int>& ins) {
+        std::vector<char> fixed(ins.size(), 0);
+        const bool c0 = m_layout.enabled && m_choice.x_c0[idx];
+        std::vector<size_t> data;
+        if (c0) data = layout_data_inputs(m_g, n);
+        for (size_t i = 0; i < ins.size(); ++i) {
+            if (ins[i] < 0 || T(ins[i]).kind == PlanTensor::Kind::Weight) continue;
+            const bool want = std::find(data.begin(), data.end(), i) != data.end();
+            const Format have = T(ins[i]).ref.format;
+            const std::string why = node_label(n) + " input " + std::to_string(i);
+            if (want && have != Format::NC1HWC0) ins[i] = convert(ins[i], Format::NC1HWC0, why, true);
+            if (!want && have == Format::NC1HWC0) ins[i] = convert(ins[i], Format::ND, why, true);
+            fixed[i] = want ? 1 : 0;
+        }
+        m_y_c0 = m_layout.enabled && m_choice.y_c0[idx];
+        if (c0 || m_y_c0) {
+            ++m_layout.changes;
+            ++m_layout.patterns[n.op_type + (m_y_c0 ? " in NC1HWC0" : " X in NC1HWC0, Y ND")];
+            if (n.op_type == "Conv" && c0) ++m_conv_x_c0;
+        }
+        if (n.op_type == "Conv") ++m_convs;
+        return fixed;
+    }
+
+    // Conversions of Conv inputs without the pass (each Conv converts its X in its own kernel)
+    // and with it (boundary TransData steps, and Convs still converting their own X).
+    void layout_summary() {
+        const int after = m_boundaries + (m_convs - m_conv_x_c0);
+        m_layout.patterns["conversions before (each Conv's X)"] = m_convs;
+        m_layout.patterns["conversions after"] = after;
+        m_layout.patterns["conversions saved"] = m_convs - after;
+        m_layout.notes.insert(m_layout.notes.begin(),
+                              std::to_string(m_convs) + " Conv X conversions -> " +
+                                  std::to_string(m_boundaries) +
+                                  " boundary TransData + " + std::to_string(m_convs - m_conv_x_c0) +
+                                  " in-kernel: " + std::to_string(m_convs - after) + " saved");
+    }
+
+    void lower_node(const Node& n, size_t idx) {
         bool all_const = !n.outputs.empty();
         for (int o : n.outputs)
             if (o >= 0 && !m_g.val(o).constant) all_const = false;
@@ -187,6 +241,7 @@ private:
 
         std::vector<int> ins;
         for (int v : n.inputs) ins.push_back(v < 0 ? -1 : value_tensor(v, &n));
+        const std::vector<char> fixed = apply_layout(n, idx, ins);
         PlanStep s;
         s.name = n.name;
         s.op_type = n.op_type;
@@ -199,14 +254,15 @@ private:
         for (int round = 0; round < 3; ++round) {
             bool changed = false;
             for (size_t i = 0; i < ins.size(); ++i) {
-                if (ins[i] < 0) continue;
+                if (ins[i] < 0 || fixed[i]) continue;
                 const Format have = T(ins[i]).ref.format;
                 Format want = s.op->input_format(i);
                 if (!m_format.enabled) want = Format::ND;
                 if (want == have) continue;
                 if (have == Format::ND && T(ins[i]).kind != PlanTensor::Kind::Weight) {
-                    // A format an op prefers for a computed ND tensor: kept ND when the device
-                    // cannot convert it (TransData has no ND -> NC1HWC0); the op takes ND too.
+                    // A format an op prefers for a computed ND tensor (a Conv's W fed as an
+                    // input): a TransData when the device can convert it, else kept ND (the op
+                    // takes ND too).
                     try {
                         ins[i] = convert(ins[i], want, node_label(n) + " input " + std::to_string(i));
                     } catch (const InputError&) {
@@ -308,7 +364,10 @@ private:
     const DeviceInfo& m_dev;
     std::map<int, int> m_of_value;
     std::map<std::pair<int, int>, int> m_converted;
-    PassReport m_views, m_format;
+    PassReport m_views, m_format, m_layout;
+    LayoutChoice m_choice;
+    bool m_y_c0 = false;  // the node being lowered writes NC1HWC0 (a Conv's y_format)
+    int m_convs = 0, m_conv_x_c0 = 0, m_boundaries = 0;
 };
 
 }  // namespace

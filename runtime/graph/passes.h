@@ -18,6 +18,8 @@
 //   views           reshape-family ops as views of their input (no kernel, no
 //   memory) format          fractal formats where an operator asks for them;
 //   conversions inserted, counted
+//   layout          activations kept in NC1HWC0 between Convs, pooling and zero-preserving
+//                   elementwise ops; TransData at the boundaries only (layout.h)
 // A fusion is kept only if the fused node's operator factory accepts it
 // (probe).
 #pragma once

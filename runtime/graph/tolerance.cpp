@@ -65,7 +65,7 @@ bool is_exact(const std::string& op) {
     static const char* const kExact[] = {"Relu", "MaxPool", "GlobalMaxPool", "ReduceMax", "ReduceMin", "Max", "Min",
                                          "Neg", "Abs", "Transpose", "Concat", "Split", "Slice", "Gather", "Pad",
                                          "Expand", "Tile", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                         "Identity", "Copy", "Where"};
+                                         "Identity", "Copy", "Where", "TransData"};
     for (const char* e : kExact)
         if (op == e) return true;
     return false;

@@ -33,11 +33,14 @@ public:
         const ConvCubePlan& p = m_p;
         m_pipe.InitBuffer(m_qa1, p.l1_buffers, a1_bytes());
         m_pipe.InitBuffer(m_qb1, p.l1_buffers, p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
-        m_pipe.InitBuffer(m_qa2, 2, p.base_m * p.base_k * kEs);
-        m_pipe.InitBuffer(m_qb2, 2, p.base_k * p.base_n * kEs);
+        const uint32_t la = p.y_5hd ? p.base_n : p.base_m, lb = p.y_5hd ? p.base_m : p.base_n;
+        m_pipe.InitBuffer(m_qa2, 2, la * p.base_k * kEs);
+        m_pipe.InitBuffer(m_qb2, 2, p.base_k * lb * kEs);
         m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
         if (coupled)
             m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
+        if (p.y_5hd && p.mg % 16 != 0)
+            m_pad_event = m_ctx.alloc_event(Pipe::MTE1, Pipe::MTE2, "conv padding rows");
         m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
         m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
         m_gy.SetGlobalBuffer(p.y, ~0ull / 8);
@@ -120,6 +123,19 @@ private:
         held = key;
         const GlobalTensor<T> w =
             m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
+        if (fresh && p.y_5hd && s.tm < mp) {
+            // The weight (and bias) rows of the channels beyond M, B's padding columns, as zeros
+            // (the MTE1 fills them, then the MTE2 loads the rows beside them): the product's
+            // padding channels, which the NC1HWC0 drain writes, are then zero.
+            InitConstValue(a1[s.tm * kC0], InitConstValueParams{static_cast<uint16_t>(kc / kC0),
+                                                                static_cast<uint16_t>(mp - s.tm),
+                                                                static_cast<uint16_t>(s.tm), 0.0});
+            if (p.bias_en && s.c1_0 == 0)
+                InitConstValue(a1[p.base_m * p.c1_l1 * l_per_c1() + s.tm * kC0],
+                               InitConstValueParams{1, static_cast<uint16_t>(mp - s.tm), 0, 0.0});
+            m_ctx.set_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
+            m_ctx.wait_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
+        }
         if (fresh && p.nd2nz_instr) {
             DataCopy(a1, w,
                      Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(kc), 0, kdim,
@@ -147,7 +163,24 @@ private:
         m_qb1.EnQue(b1);
     }
 
+    // img2col of the step's input window: output pixels [m_start, + np), columns [ks, + kk).
+    LoadData3DParams load3d_params(const Step& s, uint32_t np, uint32_t ks, uint32_t kk) const {
+        const ConvCubePlan& p = m_p;
+        LoadData3DParams l3;
+        l3.l1H = static_cast<uint16_t>(s.rows), l3.l1W = static_cast<uint16_t>(p.wi),
+        l3.c1 = static_cast<uint16_t>(s.c1c);
+        l3.filterH = static_cast<uint8_t>(p.kh), l3.filterW = static_cast<uint8_t>(p.kw);
+        l3.strideH = static_cast<uint8_t>(p.sh), l3.strideW = static_cast<uint8_t>(p.sw);
+        l3.dilationH = static_cast<uint8_t>(p.dh), l3.dilationW = static_cast<uint8_t>(p.dw);
+        l3.padList[0] = static_cast<uint8_t>(p.pl), l3.padList[1] = static_cast<uint8_t>(p.pr);
+        l3.padList[2] = static_cast<uint8_t>(s.pt), l3.padList[3] = static_cast<uint8_t>(s.pb);
+        l3.mStartPt = static_cast<uint16_t>(s.m_start), l3.mExtension = static_cast<uint16_t>(np);
+        l3.kStartPt = static_cast<uint16_t>(ks), l3.kExtension = static_cast<uint16_t>(kk);
+        return l3;
+    }
+
     void compute(const Step& s, const LocalTensor<float>& c) {
+        if (m_p.y_5hd) return compute_5hd(s, c);
         const ConvCubePlan& p = m_p;
         const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16), n1 = np / 16, kc = s.c1c * l_per_c1();
         LocalTensor<T> a1 = m_qa1.template DeQue<T>();
@@ -179,17 +212,7 @@ private:
                                           1, static_cast<uint16_t>(k1 - 1), false});
             m_qa2.EnQue(a2);
             LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
-            LoadData3DParams l3;
-            l3.l1H = static_cast<uint16_t>(s.rows), l3.l1W = static_cast<uint16_t>(p.wi),
-            l3.c1 = static_cast<uint16_t>(s.c1c);
-            l3.filterH = static_cast<uint8_t>(p.kh), l3.filterW = static_cast<uint8_t>(p.kw);
-            l3.strideH = static_cast<uint8_t>(p.sh), l3.strideW = static_cast<uint8_t>(p.sw);
-            l3.dilationH = static_cast<uint8_t>(p.dh), l3.dilationW = static_cast<uint8_t>(p.dw);
-            l3.padList[0] = static_cast<uint8_t>(p.pl), l3.padList[1] = static_cast<uint8_t>(p.pr);
-            l3.padList[2] = static_cast<uint8_t>(s.pt), l3.padList[3] = static_cast<uint8_t>(s.pb);
-            l3.mStartPt = static_cast<uint16_t>(s.m_start), l3.mExtension = static_cast<uint16_t>(np);
-            l3.kStartPt = static_cast<uint16_t>(ks), l3.kExtension = static_cast<uint16_t>(kk);
-            LoadData(b2, b1, l3);
+            LoadData(b2, b1, load3d_params(s, np, ks, kk));
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
@@ -203,9 +226,69 @@ private:
         m_qb1.FreeTensor(b1);
     }
 
+    // The product the other way round (y_5hd): C (pixels x channels) = img2col(X) (L0A, load3d)
+    // x W^T (L0B: the NZ of W in L1 is the ZN of W^T, fractal for fractal).
+    void compute_5hd(const Step& s, const LocalTensor<float>& c) {
+        const ConvCubePlan& p = m_p;
+        const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16), n1 = np / 16, kc = s.c1c * l_per_c1();
+        LocalTensor<T> a1 = m_qa1.template DeQue<T>();
+        LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        const bool bias = p.bias_en && s.c1_0 == 0;
+        if (bias) {  // ones (pixels x K0) x the bias row (K0 x channels, row 0 = bias)
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            InitConstValue(a2, InitConstValueParams{1, static_cast<uint16_t>(n1 * 16), 0, 1.0});
+            LoadData(b2, a1[p.base_m * p.c1_l1 * l_per_c1()],
+                     LoadData2DParams{0, static_cast<uint16_t>(m1), 1, 0, false});
+            m_qa2.EnQue(a2);
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
+                            static_cast<uint16_t>(kC0), true});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        for (uint32_t ks = 0; ks < kc; ks += p.base_k) {
+            m_ctx.scalar(2);
+            const uint32_t kk = std::min(p.base_k, kc - ks), k1 = kk / kC0, kb0 = ks / kC0;
+            LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
+            LoadData(a2, b1, load3d_params(s, np, ks, kk));
+            m_qa2.EnQue(a2);
+            LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
+            for (uint32_t kb = 0; kb < k1; ++kb)
+                LoadData(b2[kb * m1 * kFrac], a1,
+                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1),
+                                          1, 0, false});
+            m_qb2.EnQue(b2);
+            a2 = m_qa2.template DeQue<T>();
+            b2 = m_qb2.template DeQue<T>();
+            Mmad(c, a2, b2,
+                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
+                            static_cast<uint16_t>(kk), !bias && s.c1_0 == 0 && ks == 0});
+            m_qa2.FreeTensor(a2);
+            m_qb2.FreeTensor(b2);
+        }
+        m_qa1.FreeTensor(a1);
+        m_qb1.FreeTensor(b1);
+    }
+
     void drain(const Step& s, const LocalTensor<float>& c, bool coupled) {
         const ConvCubePlan& p = m_p;
         const uint32_t pix = p.oh * p.ow;
+        if (p.y_5hd) {
+            // NZ drain = NC1HWC0: C0 channels of a pixel per 32 B block, channel blocks pix
+            // blocks apart; the padding channels of a last partial block written (zeros).
+            constexpr uint32_t c0o = 32 / uint32_t{sizeof(U)};
+            FixpipeParams fp{static_cast<uint16_t>(rup(s.tm, c0o)), static_cast<uint16_t>(s.tn),
+                             static_cast<uint16_t>(rup(s.tn, 16)), pix};
+            fp.reluEn = p.relu;
+            fp.nz2ndEn = false;
+            const uint32_t c1o = (p.mtot + c0o - 1) / c0o;
+            Fixpipe(m_gy[((uint64_t{s.img} * c1o + s.m0 / c0o) * pix + s.p0) * c0o], c, fp);
+            return;
+        }
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
                          static_cast<uint16_t>(rup(s.tm, 16)), pix};
         fp.reluEn = p.relu;
@@ -225,6 +308,7 @@ private:
     GlobalTensor<T> m_gx, m_gw, m_gb;
     GlobalTensor<U> m_gy;
     uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
+    uint8_t m_pad_event = 0;         // y_5hd: the padding rows' fill before the weight load
 };
 
 template <class T>
@@ -257,11 +341,12 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 // base_k: the largest multiple of C0 (up to one channel block's K, at most 256
                 // elements... or more when one block is bigger) whose double-buffered L0 tiles fit.
                 uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
-                while (bk > c0 && (2ull * t.base_m * bk * es > dev.l0a_bytes ||
-                                   2ull * bk * t.base_n * es > dev.l0b_bytes))
+                // y_5hd: the pixels are A (L0A), the channels B (L0B).
+                const uint64_t la = p.y_5hd ? t.base_n : t.base_m, lb = p.y_5hd ? t.base_m : t.base_n;
+                while (bk > c0 &&
+                       (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
                     bk -= c0;
-                if (2ull * t.base_m * bk * es > dev.l0a_bytes || 2ull * bk * t.base_n * es > dev.l0b_bytes)
-                    continue;
+                if (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes) continue;
                 t.base_k = bk;
                 t.rows_l1 = window_rows(p, t.base_n);
                 const uint64_t per_c1 =
@@ -302,6 +387,8 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
     if (best < 0)
         throw InputError("conv: L0/L1 buffers too small for a 16 x 16 output tile and one channel block");
     p.nd2nz_instr = dev.arch != "coupled";
+    if (p.y_5hd && (p.g != 1 || dev.arch == "coupled"))
+        throw InputError("conv: an NC1HWC0 output needs one group and a FixPipe to GM (split parts)");
 }
 
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) {

@@ -25,6 +25,12 @@ struct ConvCubePlan {
     uint32_t n = 1, g = 1, c1 = 1, hi = 1, wi = 1, mg = 1, mtot = 1, oh = 1, ow = 1;
     uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
     bool bias_en = false, relu = false;
+    // Y in NC1HWC0 (C0 = 32 B / out size) instead of NCHW: the product is taken the other way
+    // round, img2col(X) (pixels x K, load3d into L0A) x W^T (K x channels, L0B), so the
+    // accumulator holds pixels x channels and the FixPipe drains it as NZ, which is NC1HWC0 (as
+    // the vendor's cube convolution does). One group only; split parts only (the FixPipe writes
+    // GM). Padding channels of the last C0 block are written as zeros.
+    bool y_5hd = false;
     // Tiling (plan_conv): output tiles of base_m channels x base_n pixels; K walked in chunks of
     // c1_l1 channel blocks (L1) and steps of base_k (L0).
     uint32_t base_m = 16, base_n = 16, base_k = 16, c1_l1 = 1, rows_l1 = 1;

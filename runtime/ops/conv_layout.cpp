@@ -121,6 +121,59 @@ void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTilin
     }
 }
 
+template <class T>
+void nd_from_body(isa::IInstrSink& sink, const NdFromNc1hwc0Plan& p, const LayoutTiling& t) {
+    KernelContext ctx(sink);
+    const uint64_t first = uint64_t{ctx.block_idx()} * t.per_block;
+    if (first >= t.items) return;
+    const uint64_t last = std::min(t.items, first + t.per_block);
+    constexpr uint32_t es = sizeof(T);
+    const uint32_t c0 = t.c0;
+    GlobalTensor<T> gs, gd;
+    gs.SetGlobalBuffer(p.src, ~0ull / 8);
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    TBuf<TPosition::VECCALC> off_buf;
+    pipe.InitBuffer(qin, 2, t.qp * c0 * es + 256);
+    pipe.InitBuffer(qout, 2, c0 * t.qp * es + 256);
+    pipe.InitBuffer(off_buf, c0 * t.qp * 4 + 256);
+    // Byte offsets: element (channel j, pixel i) of the rows comes from (pixel i, channel j).
+    const LocalTensor<int32_t> off = off_buf.Get<int32_t>();
+    // Row 0's first 32 B by masked lanes, then doublings (32-byte aligned: qp is a multiple of 8).
+    for (uint32_t i = 0; i < 8; ++i) {
+        const uint64_t bit[2] = {1ull << i, 0};
+        Duplicate(off, static_cast<int32_t>(i * c0 * es), VecMask(bit), 1, 1, 8);
+    }
+    for (uint32_t s = 8; s < t.qp; s *= 2)
+        Adds(off[s], off, static_cast<int32_t>(s * c0 * es), std::min(s, t.qp - s));
+    for (uint32_t j = 1; j < c0; ++j) Adds(off[j * t.qp], off, static_cast<int32_t>(j * es), t.qp);
+    const LocalTensor<uint32_t> offs = off.ReinterpretCast<uint32_t>();
+    const uint64_t c1n = (p.c + c0 - 1) / c0;
+    for (uint64_t it = first; it < last; ++it) {
+        ctx.scalar(6);  // item coordinates
+        const uint32_t chunk = static_cast<uint32_t>(it % t.chunks);
+        const uint64_t blk = it / t.chunks, img = blk / c1n, c1 = blk % c1n;
+        const uint64_t q0 = uint64_t{chunk} * t.q;
+        const uint32_t q = static_cast<uint32_t>(std::min<uint64_t>(t.q, p.l - q0));
+        const uint32_t nch = static_cast<uint32_t>(std::min<uint64_t>(c0, p.c - c1 * c0));
+        LocalTensor<T> src = qin.AllocTensor<T>();
+        DataCopy(src, gs[((img * c1n + c1) * p.l + q0) * c0], q * c0);
+        qin.EnQue(src);
+        src = qin.DeQue<T>();
+        LocalTensor<T> dst = qout.AllocTensor<T>();
+        Gather(dst, src, offs, t.qp * c0 * es, uint64_t{t.qp} * c0);
+        qin.FreeTensor(src);
+        qout.EnQue(dst);
+        dst = qout.DeQue<T>();
+        DataCopyPad(gd[(img * p.c + c1 * c0) * p.l + q0], dst,
+                    DataCopyExtParams{nch, q * es, (t.qp * es - (q * es + 31) / 32 * 32) / 32,
+                                      static_cast<uint32_t>((p.l - q) * es)});
+        qout.FreeTensor(dst);
+    }
+}
+
 void zero_body(isa::IInstrSink& sink, uint64_t addr, uint64_t bytes, uint64_t per_block, uint32_t tile) {
     KernelContext ctx(sink);
     const uint64_t first = uint64_t{ctx.block_idx()} * per_block;
@@ -220,6 +273,44 @@ KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, con
         zero_body(s, addr, bytes, per_block, tile);
     };
     kd.bytes = bytes;
+    return kd;
+}
+
+KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,
+                                  const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (es != 2 && es != 4) throw InputError("NC1HWC0 -> ND conversion: needs a 2- or 4-byte type");
+    LayoutTiling t;
+    t.c0 = 32 / es;
+    t.c1 = (p.c + t.c0 - 1) / t.c0;
+    // UB: two source chunks (pixels x C0), two row blocks (C0 x pixels) and the offset table.
+    const uint64_t per_pixel = uint64_t{t.c0} * (4 * es + 4);
+    const uint64_t room = dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256);
+    const uint64_t qmax = std::max<uint64_t>(1, room / per_pixel) / 16 * 16;
+    t.q = static_cast<uint32_t>(std::min<uint64_t>(p.l, std::max<uint64_t>(16, qmax)));
+    t.qp = (t.q * es + 31) / 32 * 32 / es;
+    if (uint64_t{t.c0} * t.qp * (4 * es + 4) + 5 * 256 > dev.ub_bytes)
+        throw InputError("NC1HWC0 -> ND conversion: " + std::to_string(t.q) +
+                         " pixels per chunk do not fit UB");
+    t.chunks = static_cast<uint32_t>((p.l + t.q - 1) / t.q);
+    t.items = uint64_t{p.n} * t.c1 * t.chunks;
+    t.block_dim = vector_blocks(t.items, dev);
+    t.per_block = (t.items + t.block_dim - 1) / t.block_dim;
+    t.block_dim = static_cast<uint32_t>((t.items + t.per_block - 1) / t.per_block);
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = t.block_dim;
+    if (es == 2)
+        kd.body = [p, t](isa::IInstrSink& s) { nd_from_body<half>(s, p, t); };
+    else
+        kd.body = [p, t](isa::IInstrSink& s) { nd_from_body<float>(s, p, t); };
+    const uint64_t src_elems = uint64_t{p.n} * t.c1 * t.c0 * p.l;
+    kd.bytes = (uint64_t{p.n} * p.c * p.l + src_elems) * es;
+    if (dev.vector_bytes_per_cycle > 0)
+        kd.min_compute_cycles =
+            double(src_elems * es) / (dev.vector_bytes_per_cycle * std::max(1u, dev.vector_cores));
     return kd;
 }
 

@@ -41,6 +41,18 @@ struct Nc1hwc0Plan {
     uint64_t dst_elems() const;
 };
 
+// The way back: NC1HWC0 (n, C1, l pixels, C0) -> contiguous ND (n, c, l), the padding channels
+// dropped. Per (image, channel block, pixel chunk): one burst in, one gather transposing the
+// chunk to C0 channel rows, one multi-burst store of the valid rows.
+struct NdFromNc1hwc0Plan {
+    uint64_t src = 0, dst = 0;
+    isa::DType dtype = isa::DType::FP16;  // 2- or 4-byte
+    uint32_t n = 1, c = 1;
+    uint64_t l = 1;  // pixels per channel (product of the spatial dims)
+};
+KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,
+                                  const std::string& type);
+
 // Throws InputError when UB cannot hold the chunks the plan needs (a spread or flipped
 // conversion needs whole rows / the whole kernel in one chunk).
 KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,

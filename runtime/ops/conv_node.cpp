@@ -9,6 +9,9 @@
 //      a Conv asks for W in NC1HWC0 (input_format), which is that layout, so a graph
 //      converts a constant W once when it loads and this step is left out;
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
+// The graph's layout pass keeps activations in NC1HWC0 between operators: a Conv then takes X
+// already in NC1HWC0 (step 2 is left out) and, with attribute y_format = "NC1HWC0", writes Y in
+// it (the cube takes the product the other way round, conv_kernel.h). One group only.
 //   5. (other activations) the vector epilogue over the fp32 result.
 // ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
 // spread input (zeros between and around the pixels), which costs stride^2 more cube work than
@@ -38,9 +41,13 @@ public:
         if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and W");
         const TensorRef &x = n.inputs[0], &w = n.inputs[1];
         m_w_nc1hwc0 = w.format == Format::NC1HWC0 && n.op_type == "Conv";
+        m_x_5hd = x.format == Format::NC1HWC0 && n.op_type == "Conv";
+        m_y_5hd = n.attrs.get_string("y_format", "ND") == "NC1HWC0";
         for (const TensorRef* t : {&x, &w}) {
-            if ((t->format != Format::ND && !(t == &w && m_w_nc1hwc0)) || !t->contiguous())
-                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors (W also NC1HWC0)");
+            const bool fractal = (t == &w && m_w_nc1hwc0) || (t == &x && m_x_5hd);
+            if ((t->format != Format::ND && !fractal) || !t->contiguous())
+                throw UnsupportedError(n, "inputs must be contiguous NCHW (ND) tensors (X and W of a "
+                                          "Conv also NC1HWC0)");
             for (int64_t d : t->shape)
                 if (d <= 0) throw UnsupportedError(n, "zero-size dimension in " + ref::shape_str(t->shape));
         }
@@ -57,6 +64,12 @@ public:
         m_out = make_tensor(m_g.out_shape(), x.elem);
         m_act = ref::activation_of(n.attrs);
         m_epilogue = !fixpipe_activation(m_act);
+        if ((m_x_5hd || m_y_5hd) && (n.op_type != "Conv" || m_g.group != 1))
+            throw UnsupportedError(n, "NC1HWC0 X or Y only for a Conv of one group");
+        if (m_y_5hd && m_epilogue)
+            throw UnsupportedError(n, "NC1HWC0 Y only with no activation or ReLU (the FixPipe's; a vector "
+                                      "epilogue would need the fp32 result's other C0)");
+        if (m_y_5hd) m_out.format = Format::NC1HWC0;
         const bool bias = n.has_input(2);
         if (bias) {
             const TensorRef& b = n.inputs[2];
@@ -89,6 +102,7 @@ public:
         p.kh = static_cast<uint32_t>(KH), p.kw = static_cast<uint32_t>(KW);
         p.dh = static_cast<uint32_t>(DH), p.dw = static_cast<uint32_t>(DW);
         p.bias_en = bias, p.relu = !m_epilogue && m_act.kind == "Relu";
+        p.y_5hd = m_y_5hd;
         // The input conversion.
         Nc1hwc0Plan& xc = m_xconv;
         xc.dtype = dt;
@@ -146,7 +160,7 @@ public:
             throw UnsupportedError(n, e.what());
         }
         const uint32_t es = isa::dtype_size(dt);
-        m_x5_bytes = align512(xc.dst_elems() * es);
+        m_x5_bytes = m_x_5hd ? 0 : align512(xc.dst_elems() * es);
         m_w5_bytes = m_w_nc1hwc0 ? 0 : align512(wc.dst_elems() * es);
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
     }
@@ -167,8 +181,12 @@ public:
         Nc1hwc0Plan xc = m_xconv, wc = m_wconv;
         xc.src = in.at(0).addr, xc.dst = ws;
         wc.src = in.at(1).addr, wc.dst = ws + m_x5_bytes;
-        if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
-        ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
+        if (m_x_5hd) {
+            xc.dst = in.at(0).addr;  // X arrives in NC1HWC0 (the layout pass kept it): no conversion
+        } else {
+            if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
+            ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
+        }
         if (m_w_nc1hwc0)
             wc.dst = in.at(1).addr;
         else
@@ -211,6 +229,8 @@ public:
         if (p.bias_en) s += ", bias (mad)";
         if (p.relu) s += ", ReLU in FixPipe";
         if (m_epilogue) s += ", vector epilogue (" + m_act.kind + ")";
+        if (m_x_5hd) s += ", X in NC1HWC0";
+        if (m_y_5hd) s += ", Y in NC1HWC0";
         return s;
     }
 
@@ -223,6 +243,8 @@ private:
     bool m_epilogue = false;
     bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
+    bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)
+    bool m_y_5hd = false;      // attribute y_format = NC1HWC0: Y written in NC1HWC0
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;
     uint64_t m_x5_bytes = 0, m_w5_bytes = 0, m_y32_bytes = 0;

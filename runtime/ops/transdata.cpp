@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/conv_layout.h"
 
 namespace sfumato::ops {
 
@@ -192,7 +193,27 @@ public:
         const Format src = n.inputs[0].format;
         const bool nz_pair =
             (src == Format::ND && m_dst == Format::NZ) || (src == Format::NZ && m_dst == Format::ND);
-        if (!nz_pair)
+        const bool c0_pair = (src == Format::ND && m_dst == Format::NC1HWC0) ||
+                             (src == Format::NC1HWC0 && m_dst == Format::ND);
+        if (c0_pair) {
+            const TensorRef& x = n.inputs[0];
+            const uint32_t es = isa::dtype_size(x.dtype);
+            if (x.shape.size() < 2 || (es != 2 && es != 4))
+                throw UnsupportedError(n, "NC1HWC0 conversions need [N, C, spatial...] of a 2- or 4-byte "
+                                          "type");
+            for (int64_t d : x.shape)
+                if (d <= 0 || d > INT32_MAX)
+                    throw UnsupportedError(n, "dimension out of range in NC1HWC0 conversion");
+            m_c0 = true;
+            m_imgs = static_cast<uint32_t>(x.shape[0]), m_ch = static_cast<uint32_t>(x.shape[1]);
+            for (size_t i = 2; i < x.shape.size(); ++i) m_pix *= static_cast<uint64_t>(x.shape[i]);
+            if (m_pix > UINT32_MAX) throw UnsupportedError(n, "too many pixels per channel");
+            try {
+                launches_c0(x, x);  // probe the tiling now
+            } catch (const InputError& e) {
+                throw UnsupportedError(n, e.what());
+            }
+        } else if (!nz_pair)
             throw UnsupportedError(n, std::string("conversion ") + format_name(src) + " -> " + dst +
                                           " is not supported on the device");
         if (!n.inputs[0].contiguous()) throw UnsupportedError(n, "input must be contiguous");
@@ -206,6 +227,7 @@ public:
     }
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {
+        if (m_c0) return {launches_c0(in.at(0), out.at(0))};
         TransPlan p;
         p.src = in.at(0).addr;
         p.dst = out.at(0).addr;
@@ -230,9 +252,29 @@ public:
     }
 
 private:
+    // ND <-> NC1HWC0 on the vector cores (conv_layout.h's conversions).
+    KernelDesc launches_c0(const TensorRef& in, const TensorRef& out) const {
+        KernelDesc k;
+        if (m_dst == Format::NC1HWC0) {
+            Nc1hwc0Plan p;
+            p.src = in.addr, p.dst = out.addr, p.dtype = in.dtype;
+            p.n1 = m_imgs, p.s1 = uint64_t{m_ch} * m_pix, p.cg = m_ch, p.sc = m_pix;
+            p.h = 1, p.w = static_cast<uint32_t>(m_pix), p.hd = 1, p.wd = p.w;
+            k = nc1hwc0_kernel(p, m_dev, m_n.name, "TransData");
+        } else {
+            NdFromNc1hwc0Plan p;
+            p.src = in.addr, p.dst = out.addr, p.dtype = in.dtype, p.n = m_imgs, p.c = m_ch, p.l = m_pix;
+            k = nd_from_nc1hwc0_kernel(p, m_dev, m_n.name, "TransData");
+        }
+        return k;
+    }
+
     NodeDesc m_n;
     DeviceInfo m_dev;
     Format m_dst = Format::ND;
+    bool m_c0 = false;  // ND <-> NC1HWC0
+    uint32_t m_imgs = 1, m_ch = 1;
+    uint64_t m_pix = 1;
 };
 
 }  // namespace

@@ -5,8 +5,8 @@
 // its producer wrote. Layouts: NZ of [..., R, C] is
 // [..., ceil(C/C0), ceil(R/16)*16, C0]; NC1HWC0 of [N, C, spatial...] is [N,
 // ceil(C/C0), spatial..., C0]; padding is zero. The device kernel moves 32-byte
-// column groups with strided bursts (no vector work); NC1HWC0 <-> ND on the
-// device is not supported (UnsupportedError).
+// column groups with strided bursts (no vector work); ND <-> NC1HWC0 (of [N, C,
+// spatial...], 2- and 4-byte types) is a gather on the vector cores (conv_layout.h).
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -2,7 +2,8 @@
 // functional GM (TestMem), each kernel's blocks run in order on a KapiSink of the kernel's kind
 // (split: vector kernels on an AIV, cube kernels on an AIC; coupled: a coupled core), which
 // executes every instruction and checks operands, flags and races; the outputs come back as
-// host tensors to compare with the reference.
+// host tensors to compare with the reference. Tensors in a fractal format (TensorRef::format)
+// are converted on the host on the way in and out; `raw` keeps each output's stored bytes.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "isa_test_mem.h"
 #include "kapi_sink.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/ops/transdata.h"
 #include "runtime/ref/ref_ops.h"
 
 namespace sfumato::test {
@@ -18,6 +20,7 @@ struct NodeSinkRun {
     std::vector<ref::HostTensor> outs;
     std::vector<std::string> errors;  // sink errors, unbalanced flags, races
     std::vector<std::string> kernels;
+    std::vector<std::vector<uint8_t>> raw;  // each output as stored (its format, padding included)
 };
 
 inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::HostTensor>& inputs,
@@ -37,7 +40,9 @@ inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::
     isa::test::TestMem mem(1 << 20, at + 4096);
     for (auto& byte : mem.of(isa::Pos::GM)) byte = 0xff;  // poison: unwritten outputs read as nan
     for (size_t i = 0; i < inputs.size(); ++i) {
-        const std::vector<uint8_t> b = ref::to_device_bytes(inputs[i], node.inputs[i].dtype);
+        const ops::TensorRef& t = node.inputs[i];
+        const std::vector<uint8_t> b =
+            ops::host_to_format(ref::to_device_bytes(inputs[i], t.dtype), t.shape, t.dtype, t.format);
         std::copy(b.begin(), b.end(),
                   mem.of(isa::Pos::GM).begin() + static_cast<int64_t>(node.inputs[i].addr));
     }
@@ -65,9 +70,12 @@ inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::
             if (const std::string race = sink.first_race(); !race.empty()) r.errors.push_back(where + race);
         }
     }
-    for (const auto& t : outs)
-        r.outs.push_back(
-            ref::from_device_bytes(mem.of(isa::Pos::GM).data() + t.addr, t.dtype, t.elem, t.shape));
+    for (const auto& t : outs) {
+        const uint8_t* at_gm = mem.of(isa::Pos::GM).data() + t.addr;
+        r.raw.emplace_back(at_gm, at_gm + t.storage_bytes());
+        const std::vector<uint8_t> nd = ops::host_from_format(r.raw.back(), t.shape, t.dtype, t.format);
+        r.outs.push_back(ref::from_device_bytes(nd.data(), t.dtype, t.elem, t.shape));
+    }
     return r;
 }
 

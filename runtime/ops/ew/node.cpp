@@ -28,7 +28,11 @@ public:
             EwIn& x = ins[i];
             x.present = t.present;
             if (!t.present) continue;
-            if (t.format != Format::ND) throw UnsupportedError(n, "input " + std::to_string(i) + " in format " + format_name(t.format));
+            const bool c0_ok = t.format == Format::NC1HWC0 && t.contiguous() && t.shape.size() >= 2;
+            if (t.format != Format::ND && !c0_ok)
+                throw UnsupportedError(n, "input " + std::to_string(i) + " in format " +
+                                              format_name(t.format));
+            if (t.format == Format::NC1HWC0) m_c0 = true;
             isa::DType d;
             if (!ref::device_dtype(t.elem, d))
                 throw UnsupportedError(n, std::string("input type ") + ref::elem_type_name(t.elem) + " has no device representation");
@@ -47,12 +51,17 @@ public:
         if ((m_type == "PRelu" || m_type == "Clip") && !ins.empty() && m_out.shape != ins[0].shape)
             throw UnsupportedError(n, "input 1 " + ref::shape_str(ins[1].shape) + " does not broadcast to input 0 " +
                                           ref::shape_str(ins[0].shape));
+        if (m_c0) physical_c0(n, ins);
         m_out.elem = ew_output_elem(en, elems);
         if (!ref::device_dtype(m_out.elem, m_out.dtype))
             throw UnsupportedError(n, std::string("output type ") + ref::elem_type_name(m_out.elem) + " has no device representation");
+        if (m_c0 && isa::dtype_size(m_out.dtype) != static_cast<uint32_t>(32 / m_phys[3]))
+            throw UnsupportedError(n, "NC1HWC0 operands and an output of another element size (C0 "
+                                      "would change)");
         m_empty = ref::numel_of(m_out.shape) == 0;
         if (!m_empty) {
-            m_plan = std::make_shared<Plan>(make_ew_plan(en, ins, m_out.shape, m_out.dtype, m_out.elem, dev));
+            const std::vector<int64_t>& shape = m_c0 ? m_phys : m_out.shape;
+            m_plan = std::make_shared<Plan>(make_ew_plan(en, ins, shape, m_out.dtype, m_out.elem, dev));
             for (size_t i = 0; i < n.inputs.size(); ++i) m_names.push_back("input " + std::to_string(i));
         }
     }
@@ -100,6 +109,40 @@ public:
     const Plan* plan() const { return m_plan.get(); }
 
 private:
+    // NC1HWC0 operands (the graph's layout pass keeps them between operators): every tensor
+    // operand NC1HWC0 of the output's shape, or a scalar; the kernel then runs over the storage
+    // [N, C1, pixels, C0], padding channels included (they hold zeros, and the layout pass only
+    // lets ops that map zeros to zeros run in this layout, so they stay zeros).
+    void physical_c0(const NodeDesc& n, std::vector<EwIn>& ins) {
+        const std::vector<int64_t>& s = m_out.shape;
+        int64_t l = 1;
+        for (size_t d = 2; d < s.size(); ++d) l *= s[d];
+        const TensorRef* first = nullptr;
+        for (const TensorRef& t : n.inputs)
+            if (t.present && t.format == Format::NC1HWC0) first = first ? first : &t;
+        const int64_t cb = 32 / static_cast<int64_t>(isa::dtype_size(first->dtype));
+        m_phys = {s[0], (s[1] + cb - 1) / cb, l, cb};
+        for (size_t i = 0; i < ins.size(); ++i) {
+            if (!ins[i].present) continue;
+            const TensorRef& t = n.inputs[i];
+            const bool same = isa::dtype_size(t.dtype) == isa::dtype_size(first->dtype);
+            if (t.format == Format::NC1HWC0 && t.shape == s && same) {
+                ins[i].shape = m_phys;
+                ins[i].strides.clear();
+                ins[i].constant = nullptr;
+            } else if (t.format == Format::ND && t.numel() == 1) {
+                ins[i].shape = {};
+                ins[i].strides.clear();
+            } else {
+                throw UnsupportedError(n, "input " + std::to_string(i) + " " + ref::shape_str(t.shape) +
+                                              " (" + format_name(t.format) +
+                                              ") with NC1HWC0 operands: only NC1HWC0 of the output's " +
+                                              "shape or scalars");
+            }
+        }
+        m_out.format = Format::NC1HWC0;
+    }
+
     // Opset < 7 forms expressed as numpy broadcasting.
     void legacy_shapes(const NodeDesc& n, std::vector<EwIn>& ins) const {
         if (n.opset >= 7 || ins.size() < 2 || !ins[0].present || !ins[1].present) return;
@@ -124,6 +167,8 @@ private:
     std::string m_name, m_type;
     TensorRef m_out;
     bool m_empty = false;
+    bool m_c0 = false;              // NC1HWC0 operands: the plan runs over m_phys
+    std::vector<int64_t> m_phys;    // [N, C1, pixels, C0]
     std::shared_ptr<const Plan> m_plan;
     std::vector<std::string> m_names;
 };

@@ -9,6 +9,9 @@
 //   what UB holds; a work item is one segment, with its channel's coefficients.
 // - lanes (S = 1, x is [N, C]): rows n of C elements; a and b are fp32 lane vectors computed
 //   once per block.
+// - NC1HWC0 (the graph's layout pass keeps a tensor so): rows of C0 lanes, one per pixel of an
+//   (n, C1 block) plane; the lane vectors a and b hold all C1 x C0 channels (zeros for the
+//   padding channels, which so stay zero) and a plane's rows read its block's C0 of them.
 // training_mode = 1 (batch statistics, running-stat outputs) is not supported on the device.
 #include <algorithm>
 
@@ -30,6 +33,9 @@ struct BnPlan {
     DType pt[4] = {F32, F32, F32, F32};  // scale, B, mean, var
     uint64_t x = 0, y = 0, par[4] = {0, 0, 0, 0};
     bool lanes = false;
+    bool c0 = false;     // NC1HWC0: lanes form over rows of C0 (cp) channels, C1 planes per image
+    uint64_t C1 = 1;     // c0: channel blocks
+    uint32_t lane_len = 64;  // lanes: length of the lane vectors (C, or C1 x C0, padded to 64)
     uint64_t N = 1, C = 1, S = 1;
     uint32_t cp = 64;  // padded row (S in planes form, C in lanes form)
     uint32_t k = 1;    // rows per tile
@@ -46,10 +52,13 @@ struct BnLayout {
 BnLayout bn_layout(const BnPlan& p, uint32_t k) {
     BnLayout l{};
     const uint64_t elems = uint64_t{k} * p.cp;
-    l.in = up(elems * isa::dtype_size(p.xt), kBlk);
+    // c0: rows of C0 lanes are masked repeats, each with a whole 256-byte repeat's footprint:
+    // one repeat of slack after the last row.
+    const uint64_t slack = p.c0 ? 256 : 0;
+    l.in = up(elems * isa::dtype_size(p.xt), kBlk) + slack;
     l.out = l.in;
-    l.xf = p.xt == F32 ? 0 : elems * 4;
-    const uint64_t plen = p.lanes ? p.cp : up(k, 64);  // parameter values per load
+    l.xf = p.xt == F32 ? 0 : elems * 4 + slack;
+    const uint64_t plen = p.lanes ? p.lane_len : up(k, 64);  // parameter values per load
     l.pstage = 4 * up(plen * 4, kBlk);
     l.pvec = 4 * plen * 4;
     l.blocks = p.lanes ? 0 : 2 * up(k, 8) * kBlk;
@@ -66,7 +75,7 @@ public:
 
     void run() {
         const BnPlan& p = m_p;
-        const uint64_t total = p.lanes ? p.N : p.N * p.C * p.nseg;
+        const uint64_t total = p.c0 ? p.N * p.C1 * p.S : p.lanes ? p.N : p.N * p.C * p.nseg;
         const uint64_t w0 = uint64_t{m_ctx.block_idx()} * p.per_block;
         if (w0 >= total) return;
         const uint64_t w1 = std::min(total, w0 + p.per_block);
@@ -77,10 +86,18 @@ public:
         m_pipe.InitBuffer(m_pstage, p.lanes ? 1 : 2, static_cast<uint32_t>(l.pstage));
         m_pipe.InitBuffer(m_pvec, static_cast<uint32_t>(l.pvec));
         if (l.blocks) m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
-        m_plen = p.lanes ? p.cp : static_cast<uint32_t>(up(p.k, 64));
+        m_plen = p.lanes ? p.lane_len : static_cast<uint32_t>(up(p.k, 64));
         if (p.lanes) {
             load_params(0, p.C);
             coefficients(p.C);
+            if (p.c0) zero_padding_lanes();
+        }
+        for (uint64_t w = w0; w < w1 && p.c0;) {  // rows within one (n, C1 block) plane per tile
+            const uint64_t plane = w / p.S;
+            const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>({p.k, w1 - w, (plane + 1) * p.S - w}));
+            m_ctx.scalar(4);
+            tile(w, plane % p.C1, len, 0, p.cp);
+            w += len;
         }
         if (p.seg) {
             for (uint64_t w = w0; w < w1; ++w) {
@@ -89,7 +106,7 @@ public:
                 tile(row, row % p.C, 1, c0, std::min(p.seg, p.S - c0));
             }
         }
-        for (uint64_t w = w0; w < w1 && !p.seg;) {
+        for (uint64_t w = w0; w < w1 && !p.seg && !p.c0;) {
             const uint64_t q0 = p.lanes ? w : w % p.C;
             const uint64_t lim = p.lanes ? w1 - w : std::min(w1 - w, p.C - q0);
             const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(p.k, lim));
@@ -103,6 +120,20 @@ public:
     }
 
 private:
+    // c0: a and b of the padding channels [C, C1 x C0) as zeros (masked lanes of the repeats
+    // holding them).
+    void zero_padding_lanes() {
+        const uint64_t end = m_p.C1 * m_p.cp;
+        for (int i = 0; i < 2; ++i)
+            for (uint64_t c = m_p.C; c < end;) {
+                const uint64_t base = c / 64 * 64, stop = std::min(end, base + 64);
+                const uint64_t bits = (stop - base == 64 ? ~0ull : (1ull << (stop - base)) - 1) & ~((1ull << (c - base)) - 1);
+                const uint64_t m[2] = {bits, 0};
+                Duplicate(m_pvec.Get<float>()[static_cast<uint32_t>(i * m_plen + base)], 0.0f, VecMask(m), 1, 1, 8);
+                c = stop;
+            }
+    }
+
     uint32_t pv(int i) const { return m_pvec.Get<uint8_t>().address() + static_cast<uint32_t>(i * m_plen * 4); }
 
     // MTE2: parameter slices [c0, c0 + n) of the four tensors into the staging queue.
@@ -139,7 +170,7 @@ private:
         const BnPlan& p = m_p;
         const uint32_t ex = isa::dtype_size(p.xt);
         const uint32_t gap = static_cast<uint32_t>((uint64_t{p.cp} * ex - up(cols * ex, kBlk)) / kBlk);
-        const uint64_t row0 = w * (p.lanes ? p.C : p.S) + c0;
+        const uint64_t row0 = w * (p.c0 ? p.cp : p.lanes ? p.C : p.S) + c0;
         LocalTensor<uint8_t> in = m_in.AllocTensor<uint8_t>();
         kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + row0 * ex,
                         isa::CopyParams{len, static_cast<uint32_t>(cols * ex), 0, gap}, 0);
@@ -156,8 +187,9 @@ private:
         const uint32_t ydst = p.xt == F32 ? out.address() : xf;
         const int64_t rs = int64_t{p.cp} * 4;
         if (p.lanes) {
-            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0), 0, 0), 1, len, p.cp);
-            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1), 0, 0), 1, len, p.cp);
+            const uint32_t lane0 = p.c0 ? static_cast<uint32_t>(q0 * p.cp * 4) : 0;  // the block's channels
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0) + lane0, 0, 0), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1) + lane0, 0, 0), 1, len, p.cp);
         } else {
             coefficients(len);
             const uint32_t ab = m_blocks.Get<uint8_t>().address(), bb = ab + static_cast<uint32_t>(up(p.k, 8) * kBlk);
@@ -188,8 +220,17 @@ class BatchNormOp : public INodeOp {
 public:
     BatchNormOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
         BnPlan& p = m_plan;
-        p.xt = float_input(n, 0, "X");
         const TensorRef& x = n.inputs[0];
+        p.c0 = n.has_input(0) && x.format == Format::NC1HWC0;
+        if (p.c0) {
+            TensorRef nd = x;
+            nd.format = Format::ND;
+            NodeDesc probe = n;
+            probe.inputs[0] = nd;
+            p.xt = float_input(probe, 0, "X");
+        } else {
+            p.xt = float_input(n, 0, "X");
+        }
         if (x.shape.size() < 2) throw UnsupportedError(n, "input 'X' rank " + std::to_string(x.shape.size()) + " < 2");
         if (n.opset < 9 && n.attrs.get_int("spatial", 1) == 0)
             throw UnsupportedError(n, "spatial = 0 (per-activation statistics) is not supported");
@@ -208,9 +249,15 @@ public:
         }
         p.eps = n.attrs.get_float("epsilon", 1e-5);
         m_out = tensor_like(x, x.shape);
+        m_out.format = x.format;
         if (x.numel() == 0) return;
+        if (p.c0) {
+            plan_c0(n, dev);
+            return;
+        }
         p.lanes = p.S == 1;
         p.cp = static_cast<uint32_t>(up(p.lanes ? p.C : p.S, 64));
+        p.lane_len = p.cp;
         if (p.lanes && bn_ub_bytes(p, 1) > dev.ub_bytes) {
             p.lanes = false;  // too many channels for lane vectors: one element per row instead
             p.cp = 64;
@@ -242,12 +289,29 @@ public:
         std::vector<TensorRef> o = {m_out};
         return o;
     }
+
+    // NC1HWC0: the lanes form over rows of C0 channels (one per pixel of a plane).
+    void plan_c0(const NodeDesc& n, const DeviceInfo& dev) {
+        BnPlan& p = m_plan;
+        p.lanes = true;
+        p.cp = 32 / isa::dtype_size(p.xt);
+        p.C1 = (p.C + p.cp - 1) / p.cp;
+        p.lane_len = static_cast<uint32_t>(up(p.C1 * p.cp, 64));
+        if (bn_ub_bytes(p, 1) > dev.ub_bytes) throw UnsupportedError(n, "NC1HWC0: too many channels for UB");
+        const WorkSplit w = split_work(p.N * p.C1 * p.S, dev.vector_cores);
+        p.per_block = w.per_block, p.blocks = w.blocks;
+        const uint64_t cap = std::min<uint64_t>({std::max<uint64_t>(1, p.per_block / 4), p.S, 4095});
+        uint32_t k = 1;
+        while (k < cap && bn_ub_bytes(p, k + 1) <= dev.ub_bytes) ++k;
+        p.k = k;
+        m_form = "NC1HWC0 lanes: " + std::to_string(k) + " pixels per tile";
+    }
     std::string describe() const override { return m_form; }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {
-        const uint64_t n = m_out.numel();
-        if (n == 0) return {};
+        const uint64_t n = m_out.storage_bytes() / isa::dtype_size(m_out.dtype);
+        if (m_out.numel() == 0) return {};
         BnPlan p = m_plan;
         p.x = in[0].addr, p.y = out[0].addr;
         uint64_t bytes = 2 * n * isa::dtype_size(p.xt);

@@ -3,7 +3,9 @@
 // opset 19), 1 to 3 spatial dims, on the pooling kernel (runtime/ops/norm/pool_kernel.h). The
 // geometry (output size, SAME padding, ceil-mode rule) is ref::pool_geometry, shared with the
 // reference. MaxPool's optional Indices output (flat index, row- or column-major) is int32 on the
-// device.
+// device. An NC1HWC0 input (1 or 2 spatial dims, no Indices) pools its N x C1 planes over
+// (spatial..., C0) with a window of 1 over C0: the output is NC1HWC0, the zero padding channels
+// stay zero.
 #include "runtime/ops/norm/common.h"
 #include "runtime/ops/norm/pool_kernel.h"
 #include "runtime/ref/axes.h"
@@ -19,14 +21,22 @@ public:
         const bool is_max = n.op_type == "MaxPool";
         const TensorRef& x = need_input(n, 0, "X");
         const bool int_ok = is_max && (x.dtype == isa::DType::UINT8 || x.dtype == isa::DType::INT8);
-        if (!int_ok) float_input(n, 0, "X");
-        if (x.format != Format::ND || !x.contiguous()) throw UnsupportedError(n, "input 'X' layout");
+        const bool c0 = x.format == Format::NC1HWC0;
+        if (c0 && x.dtype != isa::DType::FP16 && x.dtype != isa::DType::BF16 && x.dtype != isa::DType::FP32)
+            throw UnsupportedError(n, "NC1HWC0 input 'X' of a type other than fp16, bf16, fp32");
+        if (!int_ok && !c0) float_input(n, 0, "X");
+        if ((x.format != Format::ND && !c0) || !x.contiguous()) throw UnsupportedError(n, "input 'X' layout");
         const ref::PoolGeom g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
-        if (g.spatial < 1 || g.spatial > static_cast<size_t>(kMaxPoolDims))
-            throw UnsupportedError(n, std::to_string(g.spatial) + " spatial dims (supported: 1 to 3)");
+        // NC1HWC0: pooling over (spatial..., C0) of the N x C1 planes with a window of 1 over C0.
+        const size_t dims = g.spatial + (c0 ? 1 : 0);
+        if (g.spatial < 1 || dims > static_cast<size_t>(kMaxPoolDims))
+            throw UnsupportedError(n, std::to_string(g.spatial) +
+                                          " spatial dims (supported: 1 to 3, NC1HWC0 1 to 2)");
+        if (c0 && n.num_outputs > 1) throw UnsupportedError(n, "Indices of an NC1HWC0 input");
         std::vector<int64_t> yshape = {x.shape[0], x.shape[1]};
         yshape.insert(yshape.end(), g.out.begin(), g.out.end());
         m_out = tensor_like(x, yshape);
+        m_out.format = x.format;
         if (is_max && n.num_outputs > 1) {
             m_indices = make_tensor(yshape, ref::ElemType::Int64);
             m_plan.indices = true;
@@ -39,13 +49,15 @@ public:
         p.is_max = is_max;
         p.count_include_pad = g.count_include_pad;
         p.xt = x.dtype;
-        p.planes = static_cast<uint64_t>(x.shape[0] * x.shape[1]);
-        p.nd = static_cast<int>(g.spatial);
+        const int64_t cb = 32 / static_cast<int64_t>(isa::dtype_size(x.dtype));
+        p.planes = static_cast<uint64_t>(x.shape[0] * (c0 ? (x.shape[1] + cb - 1) / cb : x.shape[1]));
+        p.nd = static_cast<int>(dims);
         for (size_t i = 0; i < g.spatial; ++i) {
             p.in[i] = g.in[i], p.out[i] = g.out[i], p.k[i] = g.kernel[i], p.s[i] = g.stride[i];
             p.d[i] = g.dilation[i], p.pb[i] = g.pad_begin[i], p.pe[i] = g.pad_end[i];
             if (!is_max && p.d[i] != 1) throw UnsupportedError(n, "AveragePool with dilations");
         }
+        if (c0) p.in[g.spatial] = p.out[g.spatial] = cb;  // window 1, stride 1, no pads over C0
         if (!plan_pool(p, dev.ub_bytes, dev.vector_cores))
             throw UnsupportedError(n, "the pooling window does not fit in UB (or padding beyond 255 elements)");
         m_form = "gather per tap: " + std::to_string(p.tp) + " planes per tile";
@@ -66,11 +78,11 @@ public:
         if (p.indices) p.ind = out[1].addr;
         uint64_t taps = 1;
         for (int i = 0; i < p.nd; ++i) taps *= static_cast<uint64_t>(p.k[i]);
-        const uint64_t es = isa::dtype_size(p.xt), on = m_out.numel();
+        const uint64_t es = isa::dtype_size(p.xt), on = m_out.storage_bytes() / es;
         // Compute bound: per tap one gather (8 cycles per repeat on the presets, counted as 8
         // passes) plus the max/add and the offset update.
         return {vector_launch(m_node.name, m_node.op_type, p.blocks, [p](isa::IInstrSink& s) { pool_kernel(s, p); },
-                              static_cast<double>(on * taps), in[0].numel() * es + on * es,
+                              static_cast<double>(on * taps), in[0].storage_bytes() + on * es,
                               static_cast<double>(taps) * 10.0, on, m_dev)};
     }
 

@@ -1,0 +1,33 @@
+// The `layout` pass: which tensors stay in NC1HWC0 (5HD) from one operator to the next, as the
+// vendor's graph engine keeps them. A Conv of one group reads and writes NC1HWC0 (its cube
+// takes img2col(X) x W^T and drains the NZ accumulator, which is NC1HWC0); pooling, inference
+// BatchNormalization and the elementwise ops that map zeros to zeros (ReLU, Add, Mul, ... and
+// chains of them, on operands of the output's shape) follow their input. A Conv writes NC1HWC0
+// only when a reader takes it; a Conv whose NC1HWC0 output would cost more conversions than it
+// saves stays ND (each Conv in turn, kept ND when that lowers the count). A node in NC1HWC0
+// whose reader needs ND (Reshape, Flatten, Gemm, Softmax, GlobalAveragePool, Concat, a graph
+// output) gets one TransData NC1HWC0 -> ND, and an ND tensor a Conv in NC1HWC0 reads (a graph
+// input) one TransData ND -> NC1HWC0: conversions only at the boundaries, each tensor converted
+// at most once. Lowering (lower.cpp) applies the choice and
+// reports it; every candidate is probed with its operator's factory first.
+#pragma once
+#include <vector>
+
+#include "runtime/graph/ir.h"
+#include "sim/device_if.h"
+
+namespace sfumato::graph {
+
+struct LayoutChoice {
+    // Per node: its data inputs arrive in NC1HWC0 / its outputs are written in NC1HWC0.
+    std::vector<char> x_c0, y_c0;
+    int convs = 0;     // Conv nodes (without the pass each converts its X)
+    int internal = 0;  // Convs still converting their own X
+    int boundary = 0;  // TransData steps at the boundaries
+};
+LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev);
+// The inputs of node n that take its layout (a Conv's or pool's X; an elementwise op's tensor
+// operands of the output's shape).
+std::vector<size_t> layout_data_inputs(const Graph& g, const Node& n);
+
+}  // namespace sfumato::graph
