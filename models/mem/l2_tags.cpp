@@ -40,6 +40,15 @@ uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
         if (t[w] == key) return w;
     return ways;
 }
+// Set bits (SWAR: the build targets no popcnt instruction, and __builtin_popcountll is a libgcc
+// call there, twice per replayed access).
+inline uint64_t bits(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+
 // Whether t[0..ways) holds `key` (no early exit: one branch per call).
 bool held_in(const uint32_t* t, uint32_t ways, uint32_t key) {
 #if defined(__SSE2__)
@@ -109,12 +118,12 @@ bool L2Tags::replay_misses(uint32_t s, const ReplayAccess* a, size_t n, ReplayTo
     uint64_t rd = 0, wr = 0;
     const size_t first_kept = n > ways ? n - ways : 0;
     for (size_t j = 0; j < n; ++j) {
-        if (!a[j].write) rd += static_cast<uint64_t>(__builtin_popcountll(a[j].mask));
+        if (!a[j].write) rd += bits(a[j].mask);
         if (j < ways) {
-            wr += static_cast<uint64_t>(__builtin_popcountll(dirty(base + order[j])));
+            wr += bits(dirty(base + order[j]));
             if (evicted) evicted->push_back(uint64_t(t[order[j]]) - 1);
         } else {
-            if (a[j - ways].write) wr += static_cast<uint64_t>(__builtin_popcountll(a[j - ways].mask));
+            if (a[j - ways].write) wr += bits(a[j - ways].mask);
             if (evicted) evicted->push_back(a[j - ways].line);
         }
     }
@@ -158,7 +167,7 @@ void L2Tags::replay_set(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotal
             }
             if (full) {
                 w = oldest_rank(rank, ways);
-                totals.written_sectors += static_cast<uint64_t>(__builtin_popcountll(dirty(base + w)));
+                totals.written_sectors += bits(dirty(base + w));
                 if (evicted) evicted->push_back(uint64_t(t[w]) - 1);
             }
             t[w] = key;
@@ -172,7 +181,7 @@ void L2Tags::replay_set(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotal
         if (x.write) {
             add_dirty(base + w, x.mask);
         } else {
-            totals.read_sectors += static_cast<uint64_t>(__builtin_popcountll(x.mask & ~have));
+            totals.read_sectors += bits(x.mask & ~have);
             add_valid(base + w, x.mask);
         }
     }
