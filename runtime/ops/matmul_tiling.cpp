@@ -307,17 +307,7 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
     } else if (t.k_split > 1) {
         split = drain;
     }
-    const double item = std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0);
-    // Blocks start one after another: the scheduler's serial start per core, for an AIC and, when
-    // the AIVs prefetch into L2 (a MIX block, see choose_l2_prefetch), its AIVs. Block b begins
-    // b starts after block 0, so the block that finishes last is the last one with the most items
-    // (items % blocks of them have one more than the rest) or the last block.
-    const bool mix = dev.arch == "split" && dev.aiv_per_aic > 0 && dev.l2_bytes > 0;
-    const double start = dev.core_start_cycles * (1 + (mix ? dev.aiv_per_aic : 0));
-    const uint32_t rem = t.items() % blocks, fewer = t.items() / blocks;
-    double span = (rem ? rem - 1 : blocks - 1) * start + waves * item;
-    if (rem && fewer) span = std::max(span, (blocks - 1) * start + fewer * item);
-    return span + drain + split;
+    return waves * (std::max(cube, load) + (t.l0c_buffers == 1 ? drain : 0.0)) + drain + split;
 }
 
 MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uint32_t out_es,

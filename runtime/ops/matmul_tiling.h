@@ -18,10 +18,8 @@
 // zeroed first by the kernel) or, two-pass (SplitKMode), write them to workspace slices that a
 // vector kernel adds in a fixed order, so that small-M (GEMV-like, M = 1-160) and small-M*N
 // large-K shapes keep every core streaming its operands. Besides the power-of-two tile sides,
-// the widest side that fills L0C beside a side clamped to a small shape is tried. The cost
-// counts the blocks' staggered starts (the scheduler starts one core after another): the block
-// that finishes last is the last one with the most items. A resident in L1 (a_slots): when a
-// block's items share A rows (small M), its A part stays in L1 across them (see a_slots).
+// the widest side that fills L0C beside a side clamped to a small shape is tried. A resident in
+// L1 (a_slots): when a block's items share A rows (small M), its A part stays in L1 across them.
 // Simplified: no L1 reuse of a B panel across output tiles, no split-K on coupled parts (their
 // drain goes through UB).
 #pragma once
