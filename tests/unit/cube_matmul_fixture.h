@@ -61,6 +61,7 @@ struct Case {
     double alpha = 1.0, beta = 1.0;
     bool relu = false;
     uint32_t k_rot = 0;  // 0: the plan's
+    bool a_resident = false;  // A resident in L1 (MatmulTiling::a_slots: every chunk of k), forced
 };
 
 // Runs every block on `kind` cores; returns max |err| / tolerance over C.
@@ -74,6 +75,11 @@ inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind)
     p.t = plan_matmul(pr, dev);
     p.t.gm_nz = false;
     if (c.k_rot) p.t.k_rot = c.k_rot;
+    if (c.a_resident) {
+        p.t.a_slots = p.t.k_chunks();
+        REQUIRE(p.t.a_slots > p.t.buffers);
+        REQUIRE(p.t.a_slots * p.t.a1_bytes(es) + p.t.buffers * (p.t.b1_bytes(es) + 32) <= dev.l1_bytes);
+    }
     p.in = c.in, p.out = c.out;
     p.lda = c.ta ? c.m : c.k, p.ldb = c.tb ? c.k : c.n, p.ldc = c.n;
     const uint64_t sa = uint64_t{c.m} * c.k, sb = uint64_t{c.k} * c.n, sc = uint64_t{c.m} * c.n;
