@@ -14,6 +14,7 @@
 
 #include "runtime/llm/step_graph.h"
 #include "runtime/serve/cluster.h"
+#include "runtime/serve/cluster_parts.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 
