@@ -107,7 +107,8 @@ public:
         const bool nz_ok = pr.in_es == 2 && pr.batch == 1;
         if (lay == "nz") {
             if (!nz_ok)
-                throw InputError("operator 'matmul': argument 'layout' = 'nz' needs 16-bit inputs and batch 1");
+                throw InputError(
+                    "operator 'matmul': argument 'layout' = 'nz' needs 16-bit inputs and batch 1");
             m_plan.t.gm_nz = true;
         } else if (lay == "nd") {
             m_plan.t.gm_nz = false;
