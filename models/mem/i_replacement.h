@@ -17,6 +17,13 @@ public:
     virtual uint32_t victim(uint32_t set) = 0;
     // A hint: bring the set's state into the host cache (no effect on the policy).
     virtual void prefetch(uint32_t) const {}
+    // For a policy whose whole state is an age rank per way, kept apart per set (LRU, FIFO): set
+    // `set`'s ranks (rank_ages.h: the victim is the way of rank ways-1; a fill makes its way rank
+    // 0), for a caller that applies many accesses to one set at once and moves the ranks itself
+    // exactly as touch() and fill() would (L2Tags::replay_set); *hit_touches: whether a hit also
+    // makes its way rank 0 (LRU) or leaves the ranks (FIFO). nullptr: another policy (its state
+    // may span sets, so accesses must reach it in their own order).
+    virtual uint8_t* set_ranks(uint32_t /*set*/, bool* /*hit_touches*/) { return nullptr; }
 };
 
 std::vector<std::string> replacement_names();

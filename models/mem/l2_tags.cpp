@@ -1,5 +1,7 @@
 #include "models/mem/l2_tags.h"
 
+#include "models/mem/rank_ages.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -38,6 +40,29 @@ uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
         if (t[w] == key) return w;
     return ways;
 }
+// Set bits (SWAR: the build targets no popcnt instruction, and __builtin_popcountll is a libgcc
+// call there, twice per replayed access).
+inline uint64_t bits(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+
+// Whether t[0..ways) holds `key` (no early exit: one branch per call).
+bool held_in(const uint32_t* t, uint32_t ways, uint32_t key) {
+#if defined(__SSE2__)
+    if (ways % 4 == 0) {
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        __m128i any = _mm_setzero_si128();
+        for (uint32_t w = 0; w < ways; w += 4)
+            any = _mm_or_si128(
+                any, _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t + w)), k));
+        return _mm_movemask_epi8(any) != 0;
+    }
+#endif
+    return first_way(t, ways, key) != ways;
+}
 }  // namespace
 
 uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
@@ -66,6 +91,100 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     else m_state[slot] = Line{};
     m_repl->fill(s, way);
     return slot;
+}
+
+bool L2Tags::bulk_replay() const {
+    bool hit_touches = false;
+    return m_repl->set_ranks(0, &hit_touches) != nullptr;
+}
+
+bool L2Tags::replay_misses(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotals& totals,
+                           std::vector<uint64_t>* evicted) {
+    const uint32_t ways = m_g.ways;
+    const uint32_t base = s * ways;
+    uint32_t* t = &m_tag[base];
+    // Every access a miss: lines strictly increasing (so distinct), none of them held.
+    for (size_t i = 1; i < n; ++i)
+        if (a[i].line <= a[i - 1].line) return false;
+    for (size_t i = 0; i < n; ++i)
+        if (held_in(t, ways, a[i].line + 1)) return false;
+    bool hit_touches = false;
+    uint8_t* rank = m_repl->set_ranks(s, &hit_touches);
+    // A miss in a full set takes the way of the oldest rank and ages every other way by one, so
+    // the misses take the ways from the oldest rank on, in turn: access j goes to
+    // order[j % ways], evicting what access j - ways (or, for j < ways, the set) put there.
+    uint32_t order[256];
+    for (uint32_t w = 0; w < ways; ++w) order[ways - 1 - rank[w]] = w;
+    uint64_t rd = 0, wr = 0;
+    const size_t first_kept = n > ways ? n - ways : 0;
+    for (size_t j = 0; j < n; ++j) {
+        if (!a[j].write) rd += bits(a[j].mask);
+        if (j < ways) {
+            wr += bits(dirty(base + order[j]));
+            if (evicted) evicted->push_back(uint64_t(t[order[j]]) - 1);
+        } else {
+            if (a[j - ways].write) wr += bits(a[j - ways].mask);
+            if (evicted) evicted->push_back(a[j - ways].line);
+        }
+    }
+    totals.read_sectors += rd;
+    totals.written_sectors += wr;
+    // The last `ways` accesses stay, the latest the most recent; fewer leave the oldest ways
+    // of the set aged by n.
+    if (n < ways)
+        for (uint32_t r = static_cast<uint32_t>(n); r < ways; ++r)
+            rank[order[r]] = static_cast<uint8_t>(rank[order[r]] + n);
+    uint32_t k = static_cast<uint32_t>(first_kept % ways);
+    for (size_t j = first_kept; j < n; ++j, k = k + 1 == ways ? 0 : k + 1) {
+        const uint32_t w = order[k];
+        t[w] = a[j].line + 1;
+        const uint64_t m = a[j].mask;
+        if (m_narrow) m_narrow_state[base + w] = static_cast<uint32_t>(a[j].write ? m | (m << 16) : m);
+        else m_state[base + w] = Line{m, a[j].write ? m : 0};
+        rank[w] = static_cast<uint8_t>(n - 1 - j);
+    }
+    return true;
+}
+
+void L2Tags::replay_set(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotals& totals,
+                        std::vector<uint64_t>* evicted) {
+    const uint32_t ways = m_g.ways;
+    const uint32_t base = s * ways;
+    uint32_t* t = &m_tag[base];
+    bool full = first_way(t, ways, 0) == ways;  // replay only fills ways: once full, it stays so
+    if (full && replay_misses(s, a, n, totals, evicted)) return;
+    bool hit_touches = false;
+    uint8_t* rank = m_repl->set_ranks(s, &hit_touches);
+    for (size_t i = 0; i < n; ++i) {
+        const ReplayAccess& x = a[i];
+        const uint32_t key = x.line + 1;
+        uint32_t w = first_way(t, ways, key);
+        uint64_t have = 0;
+        if (w == ways) {  // a miss: an empty way first (allocate()), else the oldest rank
+            if (!full) {
+                w = first_way(t, ways, 0);
+                full = w == ways;
+            }
+            if (full) {
+                w = oldest_rank(rank, ways);
+                totals.written_sectors += bits(dirty(base + w));
+                if (evicted) evicted->push_back(uint64_t(t[w]) - 1);
+            }
+            t[w] = key;
+            if (m_narrow) m_narrow_state[base + w] = 0;
+            else m_state[base + w] = Line{};
+            touch_rank(rank, ways, w);  // fill()
+        } else {
+            if (hit_touches) touch_rank(rank, ways, w);
+            have = valid(base + w);
+        }
+        if (x.write) {
+            add_dirty(base + w, x.mask);
+        } else {
+            totals.read_sectors += bits(x.mask & ~have);
+            add_valid(base + w, x.mask);
+        }
+    }
 }
 
 uint64_t L2Tags::dirty_bytes() const {

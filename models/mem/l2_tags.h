@@ -57,8 +57,9 @@ public:
         }
     }
     // Hints the host cache to load the set `line_addr` maps to (tags, states, replacement).
-    void prefetch(uint64_t line_addr) const {
-        const size_t base = size_t(set_of(line_addr)) * m_g.ways;
+    void prefetch(uint64_t line_addr) const { prefetch_set(set_of(line_addr)); }
+    void prefetch_set(uint32_t set) const {
+        const size_t base = size_t(set) * m_g.ways;
         __builtin_prefetch(&m_tag[base]);
         if (m_narrow) {
             __builtin_prefetch(&m_narrow_state[base], 1);
@@ -66,7 +67,7 @@ public:
             const char* st = reinterpret_cast<const char*>(&m_state[base]);
             for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
         }
-        m_repl->prefetch(set_of(line_addr));
+        m_repl->prefetch(set);
     }
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
     // Bytes of dirty sectors over the whole array (a walk: for reports).
@@ -87,6 +88,26 @@ public:
         }
         return lines;
     }
+    // Traffic applied at once instead of simulated (MemorySystem::replay_traffic): one line access.
+    struct ReplayAccess {
+        uint32_t line = 0;   // the line address (32 bits, as the tags hold it)
+        uint32_t write = 0;  // 1: its sectors become dirty; 0: a read (missing sectors are fetched)
+        uint64_t mask = 0;   // the sectors accessed
+    };
+    struct ReplayTotals {
+        uint64_t read_sectors = 0;     // sectors the reads found missing (HBM reads)
+        uint64_t written_sectors = 0;  // dirty sectors of the lines evicted (HBM writes)
+    };
+    // Whether replay_set() can apply one set's accesses apart from the other sets' (the
+    // replacement policy keeps its state per set as age ranks: LRU, FIFO).
+    bool bulk_replay() const;
+    // Applies `n` accesses to set `set` in their order, leaving the array, the replacement state
+    // and the totals exactly as find(line, true), allocate() on a miss and add_valid() (a read)
+    // or add_dirty() (a write) called access by access would, at a fraction of the cost: the set
+    // is looked up once and stays in the host cache, and the ranks move without virtual calls.
+    // The line of each eviction is appended to *evicted when given. Only when bulk_replay().
+    void replay_set(uint32_t set, const ReplayAccess* a, size_t n, ReplayTotals& totals,
+                    std::vector<uint64_t>* evicted);
     // Sector mask covering [addr, addr+bytes) within its line.
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const {
         const uint64_t off = addr & (m_g.line_bytes - 1);
@@ -96,6 +117,11 @@ public:
     }
 
 private:
+    // replay_set's shortcut for a full set whose accesses all miss (distinct lines, none held):
+    // the ways they take follow from the ranks at once. False (nothing changed) otherwise.
+    bool replay_misses(uint32_t set, const ReplayAccess* a, size_t n, ReplayTotals& totals,
+                       std::vector<uint64_t>* evicted);
+
     L2Geometry m_g;
     FastDiv32 m_slices, m_sets;  // set_of without hardware divides
     uint32_t m_sector_shift = 0;

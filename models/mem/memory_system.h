@@ -92,6 +92,9 @@ public:
     // tags at once and untimed (memory_system_replay.cpp); the HBM bytes it implies go to the
     // standin_* counters, not to the channels.
     void replay_traffic(const std::vector<GmRange>& ranges) override;
+    // Applies replayed traffic line by line, in range order within each slice, however the policy
+    // keeps its state: the reference the set-by-set path must equal (for tests).
+    void set_replay_per_line(bool on) { m_replay_per_line = on; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
@@ -190,6 +193,9 @@ private:
     };
     void replay_range(uint64_t addr, uint64_t bytes, bool write);
     void replay_line(Slice& s, uint64_t line, uint64_t mask, bool write);
+    // The tail of replay_traffic's ranges from range `first` (less its first `skip_in_first`
+    // bytes), grouped by set and applied set by set (memory_system_replay.cpp).
+    void replay_by_set(const std::vector<GmRange>& ranges, size_t first, uint64_t skip_in_first);
 
     HbmParams m_hbm;
     L2Params m_l2;
@@ -241,6 +247,12 @@ private:
     Counter m_flushes, m_flushed_lines;
     Counter m_standin_lines, m_standin_read, m_standin_written;
     std::vector<std::vector<ReplayLine>> m_replay_by_slice;  // replay_traffic's per-slice order
+    bool m_replay_per_line = false;
+    // replay_by_set's buffers (kept: a decode step hands over an L2's worth of lines many times).
+    std::vector<std::vector<L2Tags::ReplayAccess>> m_rp_slice;
+    std::vector<L2Tags::ReplayAccess> m_rp_sorted;
+    std::vector<uint32_t> m_rp_start, m_rp_fill;
+    std::vector<uint64_t> m_rp_evicted;
     Histogram m_read_latency;
     Average m_read_latency_avg;
     std::vector<std::unique_ptr<Formula>> m_formulas;

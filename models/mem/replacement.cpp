@@ -5,6 +5,7 @@
 
 #include "models/mem/i_replacement.h"
 #include "models/mem/policy_registry.h"
+#include "models/mem/rank_ages.h"
 
 namespace sfumato::mem {
 
@@ -16,33 +17,13 @@ public:
     Lru(uint32_t sets, uint32_t ways) : m_ways(ways), m_age(size_t(sets) * ways) {
         for (size_t i = 0; i < m_age.size(); ++i) m_age[i] = static_cast<uint8_t>(ways - 1 - i % ways);
     }
-    void touch(uint32_t s, uint32_t w) override {
-        uint8_t* a = &m_age[size_t(s) * m_ways];
-        const uint8_t mine = a[w];
-        uint32_t i = 0;
-        if (m_ways % 16 == 0) {
-            // 16 ways at a time (GCC vector extension: a compare gives -1 where true).
-            typedef uint8_t V16 __attribute__((vector_size(16)));
-            V16 m;
-            __builtin_memset(&m, mine, sizeof m);
-            for (; i < m_ways; i += 16) {
-                V16 v;
-                __builtin_memcpy(&v, a + i, sizeof v);
-                v -= reinterpret_cast<V16>(v < m);
-                __builtin_memcpy(a + i, &v, sizeof v);
-            }
-        }
-        for (; i < m_ways; ++i) a[i] = static_cast<uint8_t>(a[i] + (a[i] < mine ? 1 : 0));
-        a[w] = 0;
-    }
+    void touch(uint32_t s, uint32_t w) override { touch_rank(&m_age[size_t(s) * m_ways], m_ways, w); }
     void fill(uint32_t s, uint32_t w) override { touch(s, w); }
     void prefetch(uint32_t s) const override { __builtin_prefetch(&m_age[size_t(s) * m_ways], 1); }
-    uint32_t victim(uint32_t s) override {
-        const uint8_t* a = &m_age[size_t(s) * m_ways];
-        const uint8_t oldest = static_cast<uint8_t>(m_ways - 1);
-        for (uint32_t w = 0; w < m_ways; ++w)
-            if (a[w] == oldest) return w;
-        return 0;  // unreachable: the ages of a set are a permutation of 0..ways-1
+    uint32_t victim(uint32_t s) override { return oldest_rank(&m_age[size_t(s) * m_ways], m_ways); }
+    uint8_t* set_ranks(uint32_t s, bool* hit_touches) override {
+        *hit_touches = true;
+        return &m_age[size_t(s) * m_ways];
     }
 
 private:
@@ -58,6 +39,11 @@ public:
     using Lru::Lru;
     void touch(uint32_t, uint32_t) override {}
     void fill(uint32_t s, uint32_t w) override { Lru::touch(s, w); }
+    uint8_t* set_ranks(uint32_t s, bool* hit_touches) override {
+        uint8_t* a = Lru::set_ranks(s, hit_touches);
+        *hit_touches = false;  // a hit leaves the fill order
+        return a;
+    }
 };
 
 class Random : public IReplacement {

@@ -1,14 +1,14 @@
 // The `layout` pass: which tensors stay in NC1HWC0 (5HD) from one operator to the next, as the
 // vendor's graph engine keeps them. A Conv of one group reads and writes NC1HWC0 (its cube
 // takes img2col(X) x W^T and drains the NZ accumulator, which is NC1HWC0); pooling, inference
-// BatchNormalization and the elementwise ops that map zeros to zeros (ReLU, Add, Mul, ... and
-// chains of them, on operands of the output's shape) follow their input. A Conv writes NC1HWC0
-// only when a reader takes it; a Conv whose NC1HWC0 output would cost more conversions than it
-// saves stays ND (each Conv in turn, kept ND when that lowers the count). A node in NC1HWC0
-// whose reader needs ND (Reshape, Flatten, Gemm, Softmax, GlobalAveragePool, Concat, a graph
-// output) gets one TransData NC1HWC0 -> ND, and an ND tensor a Conv in NC1HWC0 reads (a graph
-// input) one TransData ND -> NC1HWC0: conversions only at the boundaries, each tensor converted
-// at most once. Lowering (lower.cpp) applies the choice and
+// BatchNormalization, Concat along the channels (of whole C0 blocks) and the elementwise ops that
+// map zeros to zeros (ReLU, Add, Mul, ... and chains of them, on operands of the output's shape)
+// follow their input. A Conv writes NC1HWC0 only when a reader takes it; a Conv whose NC1HWC0
+// output would cost more conversions than it saves stays ND (each Conv in turn, kept ND when
+// that lowers the count). A node in NC1HWC0 whose reader needs ND (Reshape, Flatten, Gemm,
+// Softmax, GlobalAveragePool, a graph output) gets one TransData NC1HWC0 -> ND, and an ND tensor
+// a Conv in NC1HWC0 reads (a graph input) one TransData ND -> NC1HWC0: conversions only at the
+// boundaries, each tensor converted at most once. Lowering (lower.cpp) applies the choice and
 // reports it; every candidate is probed with its operator's factory first.
 #pragma once
 #include <vector>

@@ -74,6 +74,11 @@ std::vector<size_t> data_inputs(const Graph& g, const Node& n) {
         n.op_type == "BatchNormalization")
         return {0};
     std::vector<size_t> out;
+    if (n.op_type == "Concat") {
+        for (size_t i = 0; i < n.inputs.size(); ++i)
+            if (n.inputs[i] >= 0) out.push_back(i);
+        return out;
+    }
     const Value& o = g.val(n.outputs[0]);
     for (size_t i = 0; i < n.inputs.size(); ++i)
         if (n.inputs[i] >= 0 && tensor_operand(g, n.inputs[i], o)) out.push_back(i);
@@ -183,12 +188,12 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
         any = any || k.conv_y[i];
     }
     // The ops that follow their input's layout (probed only when some Conv writes NC1HWC0):
-    // pooling, inference BatchNormalization (a, b of the padding channels are zeros), and the
-    // zero-preserving elementwise ops.
+    // pooling, inference BatchNormalization (a, b of the padding channels are zeros), Concat
+    // along the channels of whole C0 blocks, and the zero-preserving elementwise ops.
     for (size_t i = 0; i < nn && any; ++i) {
         const Node& n = g.nodes[i];
         const bool pool = (n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
-                           n.op_type == "BatchNormalization") &&
+                           n.op_type == "BatchNormalization" || n.op_type == "Concat") &&
                           n.outputs.size() == 1;
         if (runs[i] && (pool || c0_elementwise(g, n)) && !data_inputs(g, n).empty())
             k.pass[i] = probe_c0(g, n, dev, true);

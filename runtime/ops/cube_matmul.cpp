@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/cube_load.h"
@@ -40,7 +41,16 @@ public:
             if (loads++ < signals) CrossCoreSetFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
         };
         const uint32_t eo = sizeof(U);
-        m_pipe.InitBuffer(m_qa1, m_t.buffers, static_cast<uint32_t>(m_t.a1_bytes(kEs)));
+        // A resident (MatmulTiling::a_slots): the chunks live in their slots of one L1 buffer and
+        // the A1 queue's buffers only carry the load -> move order.
+        if (m_t.a_slots) {
+            m_pipe.InitBuffer(m_qa1, m_t.buffers, kA1Token);
+            m_pipe.InitBuffer(m_ares, m_t.a_slots * static_cast<uint32_t>(a1_stride()));
+        } else {
+            m_pipe.InitBuffer(m_qa1, m_t.buffers, static_cast<uint32_t>(m_t.a1_bytes(kEs)));
+        }
+        m_a1_key.assign(m_t.a_slots ? m_t.a_slots : m_t.buffers, std::nullopt);
+        m_b1_key.assign(m_t.buffers, std::nullopt);
         m_pipe.InitBuffer(m_qb1, m_t.buffers, static_cast<uint32_t>(m_t.b1_bytes(kEs)));
         m_pipe.InitBuffer(m_qa2, m_t.buffers, static_cast<uint32_t>(m_t.a2_bytes(kEs)));
         m_pipe.InitBuffer(m_qb2, m_t.buffers, static_cast<uint32_t>(m_t.b2_bytes(kEs)));
@@ -83,6 +93,18 @@ private:
         uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
     };
 
+    static constexpr uint32_t kA1Token = 32;  // bytes of an A1 order token (A resident)
+    uint64_t a1_stride() const { return rup(m_t.a1_bytes(kEs), 32); }
+    // The A1 key slot of a step's chunk: its L1 slot when A is resident, else the A1 buffer the
+    // queue gives the p-th load of the block's walk (buffers taken in turn).
+    size_t a1_slot(const Step& s, uint32_t p) const {
+        return m_t.a_slots ? m_t.a_slot(s.part, s.k0 / m_t.k_l1) : p % m_t.buffers;
+    }
+    // Where a step's A chunk lives in L1: its slot (A resident) or the queue's buffer.
+    LocalTensor<T> a1_of(const LocalTensor<T>& token, const Step& s) const {
+        if (!m_t.a_slots) return token;
+        return m_ares.template Get<T>()[static_cast<uint32_t>(a1_slot(s, 0) * a1_stride() / kEs)];
+    }
     uint32_t m_pad(const Step& s) const { return rup(s.tm, m_t.align_m); }
     uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
     uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
@@ -173,11 +195,16 @@ private:
         // shape's B) has no other sharer to lead its other segments: all of it is the tile's.
         const uint32_t lead = m_t.pf_lead(), all = m_t.k_chunks();
         const uint32_t lead_a = m_t.tiles_n > 1 ? lead : all, lead_b = m_t.tiles_m > 1 ? lead : all;
+        // Only chunks the cube loads: not one its L1 still holds (load()'s keys, replayed).
+        std::vector<std::optional<Key>> ka(m_t.a_slots ? m_t.a_slots : m_t.buffers), kb(m_t.buffers);
         uint32_t p = 0;
         for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = next(s), ++p) {
             const uint8_t mk = (*m_t.pf_marks)[s.tile];
-            if ((mk & 1) && s.kidx < lead_a) v.push_back({p, s, false});
-            if ((mk & 2) && s.kidx < lead_b) v.push_back({p, s, true});
+            const uint64_t kk = uint64_t{s.k0} * 2 + (has_bias(s) ? 1 : 0);
+            const bool a_fresh = swap_key(ka[a1_slot(s, p)], {s.ao, s.m0, kk});
+            const bool b_fresh = swap_key(kb[p % m_t.buffers], {s.bo, s.n0, kk});
+            if ((mk & 1) && s.kidx < lead_a && a_fresh) v.push_back({p, s, false});
+            if ((mk & 2) && s.kidx < lead_b && b_fresh) v.push_back({p, s, true});
         }
         return v;
     }
@@ -357,8 +384,10 @@ private:
         // A buffer that still holds this chunk (a core's consecutive tiles sharing a row panel
         // or a column panel, k in one chunk) is not loaded again; its bias tail came with it.
         const uint64_t kb = uint64_t{s.k0} * 2 + (has_bias(s) ? 1 : 0);
-        LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
-        const bool a_fresh = swap_key(m_a1_key[static_cast<size_t>(a1.buffer_index())], {s.ao, s.m0, kb});
+        const LocalTensor<T> a1_token = m_qa1.template AllocTensor<T>();
+        const LocalTensor<T> a1 = a1_of(a1_token, s);
+        const size_t a_key = m_t.a_slots ? a1_slot(s, 0) : static_cast<size_t>(a1_token.buffer_index());
+        const bool a_fresh = swap_key(m_a1_key[a_key], {s.ao, s.m0, kb});
         if (s.kc && a_fresh) {
             if (m_t.gm_nz)
                 load_nz_run(a1, m_ga, nz_run_a(s));
@@ -372,7 +401,7 @@ private:
         }
         if (a_fresh && has_bias(s) && m_p.bias_form == BiasForm::Col)
             load_bias(a1[m_t.base_m * m_t.k_l1], m_gbias[s.m0], s.tm, false);
-        m_qa1.EnQue(a1);
+        m_qa1.EnQue(a1_token);
         LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
         const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, kb});
         if (s.kc && b_fresh) {
@@ -482,7 +511,8 @@ private:
     }
 
     void compute(const Step& s, const LocalTensor<C>& c) {
-        LocalTensor<T> a1 = m_qa1.template DeQue<T>();
+        const LocalTensor<T> a1_token = m_qa1.template DeQue<T>();
+        const LocalTensor<T> a1 = a1_of(a1_token, s);
         LocalTensor<T> b1 = m_qb1.template DeQue<T>();
         if (has_bias(s)) bias_mad(s, c, a1, b1);
         for (uint32_t ks = 0; ks < s.kc; ks += m_t.base_k) {
@@ -503,7 +533,7 @@ private:
             m_qa2.FreeTensor(a2);
             m_qb2.FreeTensor(b2);
         }
-        m_qa1.FreeTensor(a1);
+        m_qa1.FreeTensor(a1_token);
         m_qb1.FreeTensor(b1);
     }
 
@@ -532,7 +562,9 @@ private:
     TQue<TPosition::CO2> m_qc2;
     GlobalTensor<T> m_ga, m_gb, m_gbias;
     GlobalTensor<U> m_gc;
-    std::optional<Key> m_a1_key[2], m_b1_key[2];  // what each L1 buffer holds
+    TBuf<TPosition::A1> m_ares;  // A's slots (a_slots)
+    // What each A slot (A resident) or A1 buffer, and each B1 buffer, holds.
+    std::vector<std::optional<Key>> m_a1_key, m_b1_key;
 };
 
 template <class T, class U, class C>

@@ -35,6 +35,12 @@
 // number of steps ahead of the cube's completed loads (one cross-core flag per cube load, as
 // many as each AIV waits for); the cube's loads of them then hit L2. Nothing they read is used.
 //
+// A resident in L1 (MatmulTiling::a_slots): A's chunks live in one L1 buffer, a slot per chunk of
+// the item's k walk, and the A1 queue's buffers carry only the MTE2 -> MTE1 order of each step; a
+// chunk whose slot still holds it (the block's previous item read the same A rows) is not loaded
+// again, and the AIVs do not prefetch it. A slot is rewritten (a block's item on other A rows)
+// only `buffers` or more steps after its last read, which the queue's order already covers.
+//
 // Split-K (MatmulTiling::k_split): atomic form, the kernel zeroes C, meets at a barrier and
 // every part adds into C; two-pass form, every part writes its fp32 partial sum to its own
 // workspace slice (c_part_stride) and a vector kernel (cube_epilogue.h, parts) adds them.

@@ -132,6 +132,7 @@ public:
         if (t.trans_b) s += ", B transposed";
         if (t.group_m > 1 || t.group_n) s += ", tile order: groups of " + std::to_string(t.group_m) + " rows";
         if (t.k_rot > 1) s += ", k rotation " + std::to_string(t.k_rot);
+        if (t.a_slots) s += ", A resident in L1 (" + std::to_string(t.a_slots) + " chunks)";
         if (t.k_split > 1)
             s += ", split-K " + std::to_string(t.k_split) +
                  (t.two_pass() ? " (two-pass: workspace, vector reduction)" : " (FixPipe atomic add)");

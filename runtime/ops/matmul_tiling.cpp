@@ -71,7 +71,45 @@ uint32_t split_limit(const MatmulTiling& t, const MatmulProblem& pr, const Devic
     if (pr.k_split) return std::max<uint32_t>(1, std::min(t.k_chunks(), pr.k_split));
     return std::max<uint32_t>(1, std::min(t.k_chunks(), kMaxItemsPerCore * cores / t.tiles()));
 }
+
+// The A slots a tiling needs to keep A resident in L1 (see MatmulTiling::a_slots), or 0: the most
+// chunks an item walks, when that is more than the A1 buffers hold anyway, every item walks at
+// least `buffers` chunks (a slot is rewritten, for an item on other A rows, only after the
+// loads' double buffering has retired the step that last read it) and the slots fit L1 beside
+// the double-buffered B chunks and the A1 queue's order tokens (kA1Token bytes each).
+constexpr uint32_t kA1Token = 32;
+uint32_t resident_slots(const MatmulTiling& t, uint32_t in_es, const DeviceInfo& dev) {
+    uint32_t most = 0, least = ~0u;
+    for (uint32_t p = 0; p < std::max<uint32_t>(1, t.k_split); ++p) {
+        const uint32_t c = t.k_split > 1 ? t.part_begin(p + 1) - t.part_begin(p) : t.k_chunks();
+        most = std::max(most, c), least = std::min(least, c);
+    }
+    if (most <= t.buffers || least < t.buffers) return 0;
+    const uint64_t need = uint64_t{most} * rup(t.a1_bytes(in_es), 32) +
+                          uint64_t{t.buffers} * (rup(t.b1_bytes(in_es), 32) + kA1Token);
+    return need <= dev.l1_bytes ? most : 0;
+}
 }  // namespace
+
+uint32_t block_items(const MatmulTiling& t, uint32_t block) {
+    const uint32_t bd = std::max<uint32_t>(1, t.block_dim);
+    return block < t.items() ? (t.items() - block + bd - 1) / bd : 0;
+}
+
+uint32_t a_loads(const MatmulTiling& t, uint32_t block) {
+    if (!t.a_slots) return block_items(t, block);
+    const uint32_t split = std::max<uint32_t>(1, t.k_split), bd = std::max<uint32_t>(1, t.block_dim);
+    uint32_t loads = 0;
+    uint64_t held = ~0ull;
+    for (uint64_t i = block; i < t.items(); i += bd) {
+        const uint32_t tile = static_cast<uint32_t>(i / split), part = static_cast<uint32_t>(i % split);
+        const TileCoord c = tile_coord(t, tile);
+        const uint64_t key = (uint64_t{c.batch} * t.tiles_m + c.tm) * split + part;
+        loads += key != held;
+        held = key;
+    }
+    return loads;
+}
 
 TileCoord tile_coord(const MatmulTiling& t, uint32_t tile) {
     TileCoord c;
@@ -240,12 +278,16 @@ double matmul_cost(const MatmulTiling& t, uint32_t in_es, uint32_t out_es, const
     double load = 0;
     if (rate > 0) {
         auto row = [&](double bytes) { return t.gm_nz ? bytes / rate : std::ceil(bytes / rate); };
+        // With A resident (a_slots) only the items that change A rows load it: the busiest block's
+        // share of them.
+        const double a_share =
+            t.a_slots ? double(a_loads(t, 0)) / std::max<uint32_t>(1, block_items(t, 0)) : 1.0;
         auto chunk = [&](uint32_t kc) {
             const double a =
                 t.trans_a ? kc * row(double(t.base_m) * in_es) : t.base_m * row(double(kc) * in_es);
             const double b =
                 t.trans_b ? t.base_n * row(double(kc) * in_es) : kc * row(double(t.base_n) * in_es);
-            return a + b;
+            return a * a_share + b;
         };
         const uint32_t full = kp / t.k_l1, rest = kp % t.k_l1;
         load = full * chunk(t.k_l1) + (rest ? chunk(rest) : 0.0);
@@ -274,6 +316,44 @@ MatmulTiling plan_matmul(uint32_t m, uint32_t n, uint32_t k, uint32_t in_es, uin
     pr.m = m, pr.n = n, pr.k = k, pr.in_es = in_es, pr.out_es = out_es;
     return plan_matmul(pr, dev, block_dim);
 }
+
+namespace {
+// A resident in L1 (MatmulTiling::a_slots) for the planned tile: its shape and L0C buffers stay;
+// the fewest split-K parts from the plan's count up (a forced count: that count only) and, with
+// them, the longest chunk (fit_k's, or when B is stored k x n, whose L1 rows are base_n long
+// whatever the chunk, a shorter one) whose A part fits L1 beside the B chunks replace the plan if
+// the estimate gains. The least change that makes A fit: not shorter chunks with B stored n x k
+// (they would cut its row segments, k_l1 elements each), not other tile shapes and not more parts
+// or shorter chunks than needed, since the estimate charges narrow rows and per-chunk and per-part
+// costs too little to let the A loads residency saves decide those.
+void keep_a_resident(MatmulTiling& best, double best_cost, const MatmulProblem& pr, const DeviceInfo& dev,
+                     uint32_t block_dim) {
+    const uint32_t cores = std::max<uint32_t>(1, dev.cube_cores);
+    MatmulTiling t = best;
+    const uint32_t k_fit = best.k_l1;
+    const uint32_t k_min = pr.trans_b ? k_fit : t.base_k;
+    t.k_l1 = k_min;
+    const uint32_t most = split_limit(t, pr, dev, block_dim);  // the most parts any chunk allows
+    const uint32_t first = pr.k_split ? most : std::max<uint32_t>(1, best.k_split);
+    for (uint32_t split = first; split <= most; ++split) {
+        for (uint32_t kl = k_fit;;) {
+            t.k_l1 = kl;
+            if (split <= split_limit(t, pr, dev, block_dim)) {
+                t.k_split = split;
+                t.block_dim = block_dim ? block_dim : std::min(t.items(), cores);
+                t.a_slots = resident_slots(t, pr.in_es, dev);
+                if (t.a_slots) {
+                    if (matmul_cost(t, pr.in_es, pr.out_es, dev) < best_cost) best = t;
+                    return;
+                }
+            }
+            const uint32_t steps = kl / t.base_k;
+            if (kl <= k_min || steps <= 1) break;
+            kl = (uint32_t{1} << (31 - __builtin_clz(steps - 1))) * t.base_k;  // the power of two below
+        }
+    }
+}
+}  // namespace
 
 MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_t block_dim) {
     const uint32_t m = pr.m, n = pr.n, k = pr.k;
@@ -355,12 +435,15 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
                 }
             }
     }
+    if (found && pr.a_resident_ok) keep_a_resident(best, best_cost, pr, dev, block_dim);
     if (!found)
         throw InputError(
             "matmul: L0C/L0A/L0B/L1 (or UB) too small for the "
             "smallest 16x16x16 tiles");
     best.nd2nz_instr = dev.arch != "coupled";
-    choose_tile_order(best, pr.in_es, pr.out_es, dev);
+    // A resident: the cost counted the A loads of the row-major order, whose consecutive tiles of a
+    // block share A rows; a swizzled order would trade that for L2 sharing it did not cost.
+    if (!best.a_slots) choose_tile_order(best, pr.in_es, pr.out_es, dev);
     choose_k_rotation(best, pr.in_es, pr.out_es, dev);
     choose_l2_prefetch(best, pr.in_es, pr.out_es, dev);
     return best;

@@ -18,8 +18,10 @@
 // zeroed first by the kernel) or, two-pass (SplitKMode), write them to workspace slices that a
 // vector kernel adds in a fixed order, so that small-M (GEMV-like, M = 1-160) and small-M*N
 // large-K shapes keep every core streaming its operands. Besides the power-of-two tile sides,
-// the widest side that fills L0C beside a side clamped to a small shape is tried. Simplified: no L1 reuse of a panel across output tiles (with k up to 64 Ki a full-k
-// panel does not fit L1), no split-K on coupled parts (their drain goes through UB).
+// the widest side that fills L0C beside a side clamped to a small shape is tried. A resident in
+// L1 (a_slots): when a block's items share A rows (small M), its A part stays in L1 across them.
+// Simplified: no L1 reuse of a B panel across output tiles, no split-K on coupled parts (their
+// drain goes through UB).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -55,6 +57,9 @@ struct MatmulProblem {
     // Split-K allowed (partial sums added into C): not with a ReLU in the FixPipe, which must
     // see the whole sum.
     bool split_k_ok = true;
+    // A resident in L1 allowed (MatmulTiling::a_slots): not for a caller that walks the tiles its
+    // own way (the grouped matmul's groups).
+    bool a_resident_ok = true;
     SplitKMode split_mode = SplitKMode::Atomic;
     // Parts to cut each tile's k walk into: 0 = the cost model's choice; n forces n (at most the
     // L1 chunks of k; 1 = no split-K).
@@ -137,6 +142,19 @@ struct MatmulTiling {
     // sum to workspace slice p (the caller's; see two_pass()), a vector kernel reduces them.
     uint32_t k_split = 1;
     SplitKMode split_mode = SplitKMode::Atomic;
+    // A resident in L1 (a_slots > 0): L1 holds every A chunk of a work item's k walk, one slot per
+    // chunk (a_slots = the most chunks an item walks), instead of `buffers` A1 buffers; a block's
+    // next item on the same A rows (same batch, tile row and split-K part, see a_loads) finds them
+    // there and loads only B. Small-M shapes are the case: every tile shares the one A row panel,
+    // and split-K gives each block items of one k part. Chosen by the cost estimate when the
+    // slots and the double-buffered B chunks fit L1 (with k_l1 as long as that allows), every
+    // item walks at least `buffers` chunks (a slot is rewritten only after the loads' double
+    // buffering has retired its last reader) and the blocks' items share A rows.
+    uint32_t a_slots = 0;
+    // L1 slot of a chunk of A (a_slots > 0): its index within the item's part.
+    uint32_t a_slot(uint32_t part, uint32_t chunk) const {
+        return chunk - (k_split > 1 ? part_begin(part) : 0);
+    }
     bool two_pass() const { return k_split > 1 && split_mode == SplitKMode::TwoPass; }
     uint32_t items() const { return tiles() * k_split; }
     uint32_t part_begin(uint32_t p) const {
@@ -161,6 +179,12 @@ struct MatmulTiling {
     static uint32_t ub_row(uint32_t tn, uint32_t out_es) { return (tn * out_es + 31) / 32 * 32 / out_es; }
     uint64_t c2_bytes(uint32_t out_es) const { return uint64_t{base_m} * ub_row(base_n, out_es) * out_es; }
 };
+
+// Work items of a block (block < block_dim) and how many of them load A (an item loads A unless
+// A is resident, a_slots > 0, and the block's previous item read the same A rows: same batch,
+// tile row and split-K part). Without residency every item loads A.
+uint32_t block_items(const MatmulTiling& t, uint32_t block);
+uint32_t a_loads(const MatmulTiling& t, uint32_t block);
 
 // Estimated cycles of one block's work under a tiling (the plan's objective; see above).
 // Zero device rates (a DeviceInfo without memory figures) leave out that term.

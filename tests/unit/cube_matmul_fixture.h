@@ -65,6 +65,7 @@ struct Case {
     // A and B in GM as NZ of the matrices as stored (MatmulTiling::gm_nz; 16-bit, batch 1),
     // else row-major.
     bool nz = false;
+    bool a_resident = false;  // A resident in L1 (MatmulTiling::a_slots: every chunk of k), forced
 };
 
 // Runs every block on `kind` cores; returns max |err| / tolerance over C (and C itself in `got_c`).
@@ -80,6 +81,11 @@ inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind,
     p.t.gm_nz = c.nz;
     if (c.nz) REQUIRE((es == 2 && c.batch == 1));
     if (c.k_rot) p.t.k_rot = c.k_rot;
+    if (c.a_resident) {
+        p.t.a_slots = p.t.k_chunks();
+        REQUIRE(p.t.a_slots > p.t.buffers);
+        REQUIRE(p.t.a_slots * p.t.a1_bytes(es) + p.t.buffers * (p.t.b1_bytes(es) + 32) <= dev.l1_bytes);
+    }
     p.in = c.in, p.out = c.out;
     p.lda = c.ta ? c.m : c.k, p.ldb = c.tb ? c.k : c.n, p.ldc = c.n;
     const uint64_t sa = uint64_t{c.m} * c.k, sb = uint64_t{c.k} * c.n, sc = uint64_t{c.m} * c.n;

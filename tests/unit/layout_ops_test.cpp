@@ -1,8 +1,8 @@
 // Operators on NC1HWC0 tensors, as the graph's layout pass hands them over, without the chip
 // model (every launch on functional memory with the sink's flag and race checks): a Conv reading
-// and writing NC1HWC0 (the cube taking img2col(X) x W^T), TransData ND <-> NC1HWC0, pooling and
-// elementwise ops. Outputs match the host reference and the padding channels of a partial C0
-// block hold zeros.
+// and writing NC1HWC0 (the cube taking img2col(X) x W^T), TransData ND <-> NC1HWC0, pooling,
+// inference BatchNormalization, Concat along the channels and elementwise ops. Outputs match the
+// host reference and the padding channels of a partial C0 block hold zeros.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -134,7 +134,8 @@ TEST_CASE("layout ops: TransData ND <-> NC1HWC0 on the device is exact (fp16, fp
     const DeviceInfo dev = tiny_split();
     for (ref::ElemType t : {ref::ElemType::Float16, ref::ElemType::Float})
         for (const std::vector<int64_t>& shape :
-             {std::vector<int64_t>{2, 20, 5, 7}, std::vector<int64_t>{1, 3, 1, 1}, std::vector<int64_t>{1, 40, 33, 30}}) {
+             {std::vector<int64_t>{2, 20, 5, 7}, std::vector<int64_t>{1, 3, 1, 1},
+              std::vector<int64_t>{1, 40, 33, 30}}) {
             INFO(ref::shape_str(shape) << " " << ref::elem_type_name(t));
             for (Format src : {Format::ND, Format::NC1HWC0}) {
                 NodeDesc node;
@@ -153,7 +154,7 @@ TEST_CASE("layout ops: TransData ND <-> NC1HWC0 on the device is exact (fp16, fp
         }
 }
 
-TEST_CASE("layout ops: pooling and elementwise ops on NC1HWC0 match the reference and keep zero padding") {
+TEST_CASE("layout ops: pooling, BatchNormalization, Concat, elementwise ops on NC1HWC0 match the reference") {
     const DeviceInfo dev = tiny_split();
     const ref::ElemType h = ref::ElemType::Float16;
     std::vector<NodeDesc> nodes;
@@ -178,6 +179,13 @@ TEST_CASE("layout ops: pooling and elementwise ops on NC1HWC0 match the referenc
     relu.op_type = "Relu";
     relu.inputs = {in_format({1, 24, 5, 6}, h, Format::NC1HWC0)};
     nodes.push_back(relu);
+    NodeDesc cat;  // channels of whole C0 blocks, then a partial last block (its padding kept)
+    cat.op_type = "Concat";
+    cat.attrs.set_owner("concat");
+    cat.attrs.set("axis", ref::Attr::of_int(1));
+    cat.inputs = {in_format({2, 16, 3, 5}, h, Format::NC1HWC0), in_format({2, 32, 3, 5}, h, Format::NC1HWC0),
+                  in_format({2, 12, 3, 5}, h, Format::NC1HWC0)};
+    nodes.push_back(cat);
     for (ref::ElemType t : {h, ref::ElemType::Float}) {  // inference BatchNormalization, 20 channels
         NodeDesc bn;
         bn.op_type = "BatchNormalization";
@@ -208,6 +216,9 @@ TEST_CASE("layout ops: pooling and elementwise ops on NC1HWC0 match the referenc
         CHECK(y.format == Format::NC1HWC0);
         CHECK(padding_zero(run.raw.at(0), y));
     }
+    // A Concat whose first input ends in a partial C0 block is refused (it would need a shift).
+    std::swap(cat.inputs[0], cat.inputs[2]);
+    CHECK_THROWS_WITH(make_node_op(cat, dev), Catch::Contains("not whole C0 blocks"));
     // An operand of another shape (a per-channel broadcast) is refused: the layout keeps ND there.
     add.inputs[1] = make_tensor({24, 1, 1}, h);
     CHECK_THROWS_WITH(make_node_op(add, dev), Catch::Contains("only NC1HWC0 of the output's shape"));

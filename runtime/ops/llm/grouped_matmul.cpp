@@ -136,6 +136,7 @@ public:
         pr.n = u32(p.N), pr.k = u32(p.K);
         pr.in_es = pr.out_es = isa::dtype_size(t);
         pr.split_k_ok = false;  // the groups' tiles already fill the cores; no barrier per group
+        pr.a_resident_ok = false;  // each group has its own A rows
         try {
             b.t = plan_matmul(pr, dev);
         } catch (const InputError& e) {

@@ -44,7 +44,10 @@ public:
         for (size_t i = 0; i < n.inputs.size(); ++i) {
             const TensorRef& t = n.inputs[i];
             if (!t.present) continue;
-            if (t.format != Format::ND) throw UnsupportedError(n, "input " + std::to_string(i) + " in format " + format_name(t.format));
+            const bool c0 = t.format == Format::NC1HWC0 && n.op_type == "Concat";  // see concat()
+            if (t.format != Format::ND && !c0)
+                throw UnsupportedError(n, "input " + std::to_string(i) + " in format " +
+                                              format_name(t.format));
         }
         if (n.inputs.empty() || !n.inputs[0].present) throw UnsupportedError(n, "needs input 0");
         const std::string& op = n.op_type;
@@ -192,6 +195,7 @@ private:
         m_outs = {out_like(ref::concat_shape(m_n.name, axis, shapes), x())};
         for (size_t i = 0; i < idx.size(); ++i)
             if (m_n.inputs[static_cast<size_t>(idx[i])].dtype != x().dtype) throw UnsupportedError(m_n, "inputs differ in type");
+        if (x().format == Format::NC1HWC0) return concat_c0(idx, axis);
         const auto ost = ref::contiguous_strides(m_outs[0].shape);
         int64_t off = 0;
         for (size_t i = 0; i < idx.size(); ++i) {
@@ -199,6 +203,34 @@ private:
             copy_job(idx[i], 0, t.shape, strides_of(t), 0, ost, off * ost[static_cast<size_t>(axis)]);
             off += t.shape[static_cast<size_t>(axis)];
         }
+    }
+
+    // NC1HWC0 inputs joined along the channels (the layout pass keeps them so): whole C1 blocks
+    // of [N, C1, pixels x C0] side by side, so every input but the last has whole blocks (the
+    // last one's zero padding is the output's).
+    void concat_c0(const std::vector<int>& idx, int64_t axis) {
+        const TensorRef& out = m_outs[0];
+        const int64_t cb = 32 / static_cast<int64_t>(isa::dtype_size(out.dtype));
+        if (axis != 1 || out.shape.size() < 3)
+            throw UnsupportedError(m_n, "NC1HWC0 inputs joined other than along the channels (axis 1)");
+        int64_t l = cb;
+        for (size_t d = 2; d < out.shape.size(); ++d) l *= out.shape[d];
+        const int64_t n = out.shape[0], c1_out = (out.shape[1] + cb - 1) / cb;
+        const std::vector<int64_t> ost = {c1_out * l, l, 1};
+        int64_t off = 0;
+        for (size_t i = 0; i < idx.size(); ++i) {
+            const TensorRef& t = m_n.inputs[static_cast<size_t>(idx[i])];
+            if (t.format != Format::NC1HWC0 || !t.contiguous())
+                throw UnsupportedError(m_n, "NC1HWC0 and ND inputs mixed");
+            if (i + 1 < idx.size() && t.shape[1] % cb != 0)
+                throw UnsupportedError(m_n, "NC1HWC0 input " + std::to_string(idx[i]) + " of " +
+                                                std::to_string(t.shape[1]) +
+                                                " channels: not whole C0 blocks");
+            const int64_t c1 = (t.shape[1] + cb - 1) / cb;
+            copy_job(idx[i], 0, {n, c1, l}, {c1 * l, l, 1}, 0, ost, off * l);
+            off += c1;
+        }
+        m_outs[0].format = Format::NC1HWC0;
     }
 
     void split() {

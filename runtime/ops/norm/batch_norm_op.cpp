@@ -94,7 +94,8 @@ public:
         }
         for (uint64_t w = w0; w < w1 && p.c0;) {  // rows within one (n, C1 block) plane per tile
             const uint64_t plane = w / p.S;
-            const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>({p.k, w1 - w, (plane + 1) * p.S - w}));
+            const uint32_t len =
+                static_cast<uint32_t>(std::min<uint64_t>({p.k, w1 - w, (plane + 1) * p.S - w}));
             m_ctx.scalar(4);
             tile(w, plane % p.C1, len, 0, p.cp);
             w += len;
@@ -127,9 +128,10 @@ private:
         for (int i = 0; i < 2; ++i)
             for (uint64_t c = m_p.C; c < end;) {
                 const uint64_t base = c / 64 * 64, stop = std::min(end, base + 64);
-                const uint64_t bits = (stop - base == 64 ? ~0ull : (1ull << (stop - base)) - 1) & ~((1ull << (c - base)) - 1);
-                const uint64_t m[2] = {bits, 0};
-                Duplicate(m_pvec.Get<float>()[static_cast<uint32_t>(i * m_plen + base)], 0.0f, VecMask(m), 1, 1, 8);
+                const uint64_t upto = stop - base == 64 ? ~0ull : (1ull << (stop - base)) - 1;
+                const uint64_t m[2] = {upto & ~((1ull << (c - base)) - 1), 0};
+                const uint32_t at = static_cast<uint32_t>(i * m_plen + base);
+                Duplicate(m_pvec.Get<float>()[at], 0.0f, VecMask(m), 1, 1, 8);
                 c = stop;
             }
     }
@@ -188,8 +190,10 @@ private:
         const int64_t rs = int64_t{p.cp} * 4;
         if (p.lanes) {
             const uint32_t lane0 = p.c0 ? static_cast<uint32_t>(q0 * p.cp * 4) : 0;  // the block's channels
-            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0) + lane0, 0, 0), 1, len, p.cp);
-            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1) + lane0, 0, 0), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0) + lane0, 0, 0), 1, len,
+                 p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1) + lane0, 0, 0), 1, len,
+                 p.cp);
         } else {
             coefficients(len);
             const uint32_t ab = m_blocks.Get<uint8_t>().address(), bb = ab + static_cast<uint32_t>(up(p.k, 8) * kBlk);

@@ -1,0 +1,37 @@
+// Age ranks of one set's ways (0: most recent, ways-1: the victim; a permutation), shared by the
+// rank-based replacement policies (replacement.cpp: LRU, FIFO) and the tag array's bulk replay
+// (L2Tags::replay_set), so both move the ranks exactly alike.
+#pragma once
+#include <cstdint>
+
+namespace sfumato::mem {
+
+// Way w becomes rank 0; the ways younger than it age by one.
+inline void touch_rank(uint8_t* a, uint32_t ways, uint32_t w) {
+    const uint8_t mine = a[w];
+    uint32_t i = 0;
+    if (ways % 16 == 0) {
+        // 16 ways at a time (GCC vector extension: a compare gives -1 where true).
+        typedef uint8_t V16 __attribute__((vector_size(16)));
+        V16 m;
+        __builtin_memset(&m, mine, sizeof m);
+        for (; i < ways; i += 16) {
+            V16 v;
+            __builtin_memcpy(&v, a + i, sizeof v);
+            v -= reinterpret_cast<V16>(v < m);
+            __builtin_memcpy(a + i, &v, sizeof v);
+        }
+    }
+    for (; i < ways; ++i) a[i] = static_cast<uint8_t>(a[i] + (a[i] < mine ? 1 : 0));
+    a[w] = 0;
+}
+
+// The way of rank ways-1 (the least recent).
+inline uint32_t oldest_rank(const uint8_t* a, uint32_t ways) {
+    const uint8_t oldest = static_cast<uint8_t>(ways - 1);
+    for (uint32_t w = 0; w < ways; ++w)
+        if (a[w] == oldest) return w;
+    return 0;  // unreachable: the ranks of a set are a permutation of 0..ways-1
+}
+
+}  // namespace sfumato::mem
