@@ -225,16 +225,10 @@ private:
     Region pf_region(const PfItem& it) const {
         const Step& s = it.s;
         Region r;
-        if (m_t.gm_nz) {  // whole fractal-column runs (see load_from_nz)
-            if (!it.b) {
-                const uint32_t total = rup(m_t.m, 16);
-                r.at = (uint64_t{s.k0 / 16} * total + s.m0) * 16, r.rows = rup(s.kc, 16) / 16;
-                r.len = m_pad(s) * 32, r.ld = uint64_t{total} * 16;
-            } else {
-                const uint32_t total = rup(m_t.k, 16);
-                r.at = (uint64_t{s.n0 / 16} * total + s.k0) * 16, r.rows = rup(s.tn, 16) / 16;
-                r.len = rup(s.kc, 16) * 32, r.ld = uint64_t{total} * 16;
-            }
+        if (m_t.gm_nz) {  // whole fractal-column runs of the stored matrix (see nz_run)
+            const NzRun z = it.b ? nz_run_b(s) : nz_run_a(s);
+            r.at = (uint64_t{z.c0 / 16} * rup(z.rows, 16) + z.r0) * 16, r.rows = z.groups;
+            r.len = z.rows_pad * 32, r.ld = uint64_t{rup(z.rows, 16)} * 16;
             return r;
         }
         if (!it.b) {
@@ -339,6 +333,25 @@ private:
         const uint64_t idx = (uint64_t{c0 / 16} * total + r0) * 16 + c0 % 16;
         DataCopyPad(dst, src[idx], DataCopyExtParams{groups, rows_pad * 32, (total - rows_pad) * 32, 0});
     }
+    // The NZ runs of a step's chunk of A or B as stored (gm_nz): the stored matrix's rows, the
+    // first row and column, the column groups and the rows per group. The L1 tile is then the
+    // one the ND path builds (load_nz of the stored rows x columns), so the L1 -> L0 moves are
+    // the same: a transposed operand (A stored k x m, B stored n x k) is the NZ of its stored
+    // matrix, as a framework's format conversion leaves it.
+    struct NzRun {
+        uint32_t rows = 0, r0 = 0, c0 = 0, groups = 0, rows_pad = 0;
+    };
+    NzRun nz_run_a(const Step& s) const {
+        if (!m_t.trans_a) return {m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, m_pad(s)};
+        return {m_t.k, s.k0, s.m0, m_pad(s) / 16, k_rows_pad(s.kc)};
+    }
+    NzRun nz_run_b(const Step& s) const {
+        if (!m_t.trans_b) return {m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16, rup(s.kc, 16)};
+        return {m_t.n, s.n0, s.k0, rup(s.kc, 16) / 16, n_pad(s)};
+    }
+    void load_nz_run(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const NzRun& z) {
+        load_from_nz(dst, src, z.rows, z.r0, z.c0, z.groups, z.rows_pad);
+    }
     // The bias vector of a tile as the transpose of a K0-deep operand (v in
     // column 0, zeros elsewhere): `count` elements from src (stride 0 for a
     // scalar) as NZ rows of one group.
@@ -377,7 +390,7 @@ private:
         const bool a_fresh = swap_key(m_a1_key[a_key], {s.ao, s.m0, kb});
         if (s.kc && a_fresh) {
             if (m_t.gm_nz)
-                load_from_nz(a1, m_ga, m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, mp);
+                load_nz_run(a1, m_ga, nz_run_a(s));
             else if (!m_t.trans_a)
                 load_nz(a1, m_ga[s.ao + s.m0 * m_p.lda + s.k0], s.tm, s.kc, m_p.lda, mp);
             else if (kEs == 4)
@@ -393,7 +406,7 @@ private:
         const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, kb});
         if (s.kc && b_fresh) {
             if (m_t.gm_nz)
-                load_from_nz(b1, m_gb, m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16, rup(s.kc, 16));
+                load_nz_run(b1, m_gb, nz_run_b(s));
             else if (m_t.trans_b)
                 load_nz(b1, m_gb[s.bo + uint64_t{s.n0} * m_p.ldb + s.k0], s.tn, s.kc, m_p.ldb, np);
             else if (kEs == 4)
@@ -413,7 +426,7 @@ private:
     // of the chunk.
     void move_a(const LocalTensor<T>& a2, const LocalTensor<T>& a1, const Step& s, uint32_t ks, uint32_t kk) {
         const uint32_t mp = m_pad(s), m1 = mp / 16, k1 = isa::ceil_div(kk, kK0), kb0 = ks / kK0;
-        if (!m_t.trans_a || m_t.gm_nz) {  // NZ of A: fractal (mb, kg) at kg * m1 + mb
+        if (!m_t.trans_a) {  // NZ of A: fractal (mb, kg) at kg * m1 + mb
             for (uint32_t kb = 0; kb < k1; ++kb)
                 LoadData(a2[kb * kFrac], a1,
                          LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1),
@@ -444,7 +457,7 @@ private:
     // L1 -> L0B (ZN: fractal (kb, nb) at kb * n1 + nb).
     void move_b(const LocalTensor<T>& b2, const LocalTensor<T>& b1, const Step& s, uint32_t ks, uint32_t kk) {
         const uint32_t np = n_pad(s), n1 = np / 16, k1 = isa::ceil_div(kk, kK0), kb0 = ks / kK0;
-        if (m_t.trans_b && !m_t.gm_nz) {  // NZ of B^T (n x k) is ZN already
+        if (m_t.trans_b) {  // NZ of B^T (n x k) is ZN already
             for (uint32_t kb = 0; kb < k1; ++kb)
                 LoadData(b2[kb * n1 * kFrac], b1,
                          LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * n1), static_cast<uint16_t>(n1),

@@ -104,11 +104,11 @@ public:
             throw InputError("operator 'matmul': argument 'nd2nz' = '" + nd +
                              "' (valid: auto, instr, burst)");
         const std::string lay = arg_str(a, "layout");
-        const bool nz_ok = pr.in_es == 2 && !pr.trans_a && !pr.trans_b && pr.batch == 1;
+        const bool nz_ok = pr.in_es == 2 && pr.batch == 1;
         if (lay == "nz") {
             if (!nz_ok)
-                throw InputError("operator 'matmul': argument 'layout' = 'nz' needs 16-bit inputs, no transposes "
-                                 "and batch 1");
+                throw InputError(
+                    "operator 'matmul': argument 'layout' = 'nz' needs 16-bit inputs and batch 1");
             m_plan.t.gm_nz = true;
         } else if (lay == "nd") {
             m_plan.t.gm_nz = false;
@@ -126,8 +126,11 @@ public:
         const MatmulTiling& t = m_plan.t;
         const uint32_t es = isa::dtype_size(m_in);
         const uint64_t a_bytes = uint64_t{t.batch} * t.m * t.k * es, b_bytes = uint64_t{t.batch} * t.k * t.n * es;
-        const uint64_t a_gm = t.gm_nz ? nz_elems(t.m, t.k) * es : a_bytes;
-        const uint64_t b_gm = t.gm_nz ? nz_elems(t.k, t.n) * es : b_bytes;
+        // NZ of the matrices as stored: A k x m when transposed, B n x k.
+        const uint32_t ar = t.trans_a ? t.k : t.m, ac = t.trans_a ? t.m : t.k;
+        const uint32_t br = t.trans_b ? t.n : t.k, bc = t.trans_b ? t.k : t.n;
+        const uint64_t a_gm = t.gm_nz ? nz_elems(ar, ac) * es : a_bytes;
+        const uint64_t b_gm = t.gm_nz ? nz_elems(br, bc) * es : b_bytes;
         if (rt.functional()) {
             // A and B on the host, the copies uploaded, their device image, C's image and its
             // copy back, and the reference's A and B as doubles.
@@ -153,8 +156,8 @@ public:
             };
             fill(m_a, a_bytes);
             fill(m_b, b_bytes);
-            a_up = t.gm_nz ? to_nz(m_a, t.m, t.k, es) : m_a;
-            b_up = t.gm_nz ? to_nz(m_b, t.k, t.n, es) : m_b;
+            a_up = t.gm_nz ? to_nz(m_a, ar, ac, es) : m_a;
+            b_up = t.gm_nz ? to_nz(m_b, br, bc, es) : m_b;
         }
         rt.memcpy_h2d(m_plan.a, rt.functional() ? a_up.data() : nullptr, a_gm);
         rt.memcpy_h2d(m_plan.b, rt.functional() ? b_up.data() : nullptr, b_gm);

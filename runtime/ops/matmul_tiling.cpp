@@ -380,7 +380,7 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
         t.trans_a = pr.trans_a, t.trans_b = pr.trans_b;
         t.align_m = am, t.align_n = an, t.align_k = ak;
         t.l0c_buffers = bufs;
-        t.gm_nz = dev.arch == "coupled" && pr.in_es == 2 && !pr.trans_a && !pr.trans_b && pr.batch == 1;
+        t.gm_nz = dev.arch == "coupled" && pr.in_es == 2 && pr.batch == 1;
         t.base_m = std::min(bm, rup(m, am));
         t.base_n = std::min(bn, rup(n, an));
         // A bias row (n of B_e^T) or column (m of A_e) takes one 32-B block per element.

@@ -83,6 +83,10 @@ struct MatmulTiling {
     // elements, each holding all rows padded to a multiple of 16, the last group padded with
     // zero columns): loads are contiguous runs of whole fractal columns. The default on coupled
     // parts, whose cube kernels take NZ operands (the graph converts once, outside the kernel).
+    // A transposed operand is the NZ of the matrix as stored (A k x m, B n x k): its L1 tile is
+    // the one the ND path builds, with runs of whole fractal columns instead of a 32-B burst per
+    // row and column group (which left a coupled part's transposed loads bound by its MTE2's
+    // requests in flight, each carrying 32 B).
     bool gm_nz = false;
     // Tile order (block swizzle): the tiles of one batch are taken in super-columns of group_n
     // tile columns; inside one, in groups of group_m tile rows, column by column inside a group

@@ -14,6 +14,7 @@
 #include "kapi_sink.h"
 #include "runtime/ops/cube_epilogue.h"
 #include "runtime/ops/cube_matmul.h"
+#include "runtime/ops/matmul.h"
 #include "sim/device_if.h"
 
 namespace sfumato::test {
@@ -61,11 +62,15 @@ struct Case {
     double alpha = 1.0, beta = 1.0;
     bool relu = false;
     uint32_t k_rot = 0;  // 0: the plan's
+    // A and B in GM as NZ of the matrices as stored (MatmulTiling::gm_nz; 16-bit, batch 1),
+    // else row-major.
+    bool nz = false;
     bool a_resident = false;  // A resident in L1 (MatmulTiling::a_slots: every chunk of k), forced
 };
 
-// Runs every block on `kind` cores; returns max |err| / tolerance over C.
-inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind) {
+// Runs every block on `kind` cores; returns max |err| / tolerance over C (and C itself in `got_c`).
+inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind,
+                       std::vector<double>* got_c = nullptr) {
     const uint32_t es = isa::dtype_size(c.in), eo = isa::dtype_size(c.out);
     MatmulProblem pr;
     pr.batch = c.batch, pr.m = c.m, pr.n = c.n, pr.k = c.k, pr.in_es = es, pr.out_es = eo;
@@ -73,7 +78,8 @@ inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind)
     pr.split_k_ok = false;  // blocks run one after another here: no cross-core barrier
     CubeMatmulPlan p;
     p.t = plan_matmul(pr, dev);
-    p.t.gm_nz = false;
+    p.t.gm_nz = c.nz;
+    if (c.nz) REQUIRE((es == 2 && c.batch == 1));
     if (c.k_rot) p.t.k_rot = c.k_rot;
     if (c.a_resident) {
         p.t.a_slots = p.t.k_chunks();
@@ -94,26 +100,35 @@ inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind)
     }
     const uint64_t nb = c.b_broadcast ? 1 : c.batch;
     auto up = [](uint64_t v) { return (v + 4095) / 4096 * 4096; };
+    // The stored shapes (rows x columns) of A and B.
+    const uint32_t ar = c.ta ? c.k : c.m, ac = c.ta ? c.m : c.k, br = c.tb ? c.n : c.k, bc = c.tb ? c.k : c.n;
+    const uint64_t a_elems = c.nz ? ops::nz_elems(ar, ac) : c.batch * sa;
+    const uint64_t b_elems = c.nz ? ops::nz_elems(br, bc) : nb * sb;
     p.a = 0x1000;
-    p.b = p.a + up(c.batch * sa * es);
-    p.bias = p.b + up(nb * sb * es);
+    p.b = p.a + up(a_elems * es);
+    p.bias = p.b + up(b_elems * es);
     p.c = p.bias + up(std::max(c.m, c.n) * es);
     isa::test::TestMem mem(1 << 20, p.c + c.batch * sc * eo + 4096);
     for (auto& byte : mem.of(Pos::GM)) byte = 0xff;  // poison: unwritten outputs are nan
     std::mt19937 gen(11);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
     std::uniform_int_distribution<int> di(-128, 127);
-    auto fill = [&](uint64_t base, uint64_t count) {
+    // v[i]: element i of the row-major (rows x cols) matrix, placed row-major or, with c.nz, as NZ
+    // (its padding zeros).
+    auto fill = [&](uint64_t base, uint64_t count, uint32_t rows, uint32_t cols, bool nz) {
+        if (nz)
+            for (uint64_t i = 0; i < ops::nz_elems(rows, cols) * es; ++i) mem.of(Pos::GM)[base + i] = 0;
         std::vector<double> v(count);
         for (uint64_t i = 0; i < count; ++i) {
             const double x = c.in == DType::INT8 ? di(gen) : d(gen);
-            mem.set(Pos::GM, base + i * es, c.in, x);
-            v[i] = mem.val(Pos::GM, base + i * es, c.in);
+            const uint64_t at = base + (nz ? ops::nz_index(rows, i / cols, i % cols) : i) * es;
+            mem.set(Pos::GM, at, c.in, x);
+            v[i] = mem.val(Pos::GM, at, c.in);
         }
         return v;
     };
-    const std::vector<double> a = fill(p.a, c.batch * sa), b = fill(p.b, nb * sb);
-    const std::vector<double> bias = fill(p.bias, std::max(c.m, c.n));
+    const std::vector<double> a = fill(p.a, c.batch * sa, ar, ac, c.nz), b = fill(p.b, nb * sb, br, bc, c.nz);
+    const std::vector<double> bias = fill(p.bias, std::max(c.m, c.n), 1, std::max(c.m, c.n), false);
     for (uint32_t blk = 0; blk < p.t.block_dim; ++blk) {
         KapiSink sink(kind, &mem);
         sink.set_block(blk, p.t.block_dim);
@@ -160,6 +175,7 @@ inline double run_case(const Case& c, const DeviceInfo& dev, isa::CoreKind kind)
                         : 2 * steps * 0x1p-24 * (std::fabs(c.alpha) * sabs + std::fabs(c.beta * add)) +
                               std::fabs(c.beta * add) * u_in + u_out * std::fabs(ref) + 0x1p-24;
                 worst = std::max(worst, std::isnan(got) ? 1e9 : std::fabs(got - ref) / tol);
+                if (got_c) got_c->push_back(got);
             }
     return worst;
 }

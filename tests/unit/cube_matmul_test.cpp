@@ -52,6 +52,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "cube matmul: NZ operands in GM as stored (transposed A k x m, B n x k too) give the ND path's C, "
+    "split and coupled, ragged") {
+    // A coupled part plans NZ operands whatever the storage order (MatmulTiling::gm_nz).
+    for (int tr = 0; tr < 4; ++tr) {
+        MatmulProblem pr;
+        pr.m = 37, pr.n = 45, pr.k = 300, pr.trans_a = tr & 1, pr.trans_b = tr & 2;
+        CHECK(plan_matmul(pr, tiny("coupled")).gm_nz);
+        CHECK_FALSE(plan_matmul(pr, tiny("split")).gm_nz);
+    }
+    for (DType in : {DType::FP16, DType::BF16})
+        for (int tr = 0; tr < 4; ++tr)
+            for (const char* arch : {"split", "coupled"})
+                for (BiasForm bf : {BiasForm::None, BiasForm::Row, BiasForm::Col}) {
+                    Case c;
+                    c.m = 37, c.n = 45, c.k = 300;  // ragged in every dimension, several k chunks
+                    c.in = in, c.out = DType::FP32, c.ta = tr & 1, c.tb = tr & 2, c.bias = bf;
+                    INFO(isa::dtype_name(in) << " ta " << c.ta << " tb " << c.tb << " " << arch << " bias "
+                                             << static_cast<int>(bf));
+                    const isa::CoreKind kind =
+                        std::string(arch) == "split" ? isa::CoreKind::Cube : isa::CoreKind::Coupled;
+                    std::vector<double> nd, nz;
+                    CHECK(run_case(c, tiny(arch), kind, &nd) <= 1.0);
+                    c.nz = true;
+                    CHECK(run_case(c, tiny(arch), kind, &nz) <= 1.0);
+                    CHECK(nz == nd);  // the same L1 tiles, so the same bits
+                }
+}
+
+TEST_CASE(
     "cube matmul: small and odd shapes hit the fp32 odd-step and int8 "
     "padding paths") {
     for (DType in : {DType::FP32, DType::INT8})
