@@ -500,7 +500,8 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
             if (in.scalar == 0)
                 out[n++] = {in.src1.pos, in.src1.addr,
                             in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + L / 8, false};
-            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd, true};
+            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd,
+                        true};
             return n;
         case VKind::Gather:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};

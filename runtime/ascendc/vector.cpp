@@ -399,18 +399,19 @@ uint64_t gather_mask(const GatherMaskCall& c) {
         fail((c.counter ? "a count of " + std::to_string(c.mask) + " elements needs " : "repeatTimes ") +
              std::to_string(repeat) + (c.counter ? " repeats" : "") + " (at most 255 in one instruction)");
     const kernel::VecMask m = last_on == lanes ? kernel::VecMask() : kernel::VecMask(last_on);
-    isa::VecParams v = kernel::detail::rep(
-        m, static_cast<uint8_t>(repeat), kernel::UnaryRepeatParams{1, c.p.src0BlockStride, 8, c.p.src0RepeatStride});
+    const kernel::UnaryRepeatParams strides{1, c.p.src0BlockStride, 8, c.p.src0RepeatStride};
+    isa::VecParams v = kernel::detail::rep(m, static_cast<uint8_t>(repeat), strides);
     v.src1_rep_stride = c.pattern ? 0 : c.p.src1RepeatStride;
-    kernel::detail::vec_one(*s.ctx, isa::Opcode::VREDUCEV2, c.dt, {c.dst, c.src0, c.pattern ? isa::Addr{} : c.bits, {}},
-                            v, c.pattern);
+    const isa::Addr bits = c.pattern ? isa::Addr{} : c.bits;
+    kernel::detail::vec_one(*s.ctx, isa::Opcode::VREDUCEV2, c.dt, {c.dst, c.src0, bits, {}}, v, c.pattern);
     // rsvdCnt: the scalar unit reads the count once V has it.
     s.ctx->pipe_barrier(isa::Pipe::ALL);
     uint64_t kept = 0;
     uint8_t bytes[16] = {};
     for (uint64_t r = 0; r < repeat; ++r) {
         const uint32_t on = r + 1 == repeat ? static_cast<uint32_t>(last_on) : lanes;
-        if (!c.pattern) local_scalar_read(c.bits.pos, c.bits.addr + r * v.src1_rep_stride * 32ull, bytes, lanes / 8);
+        if (!c.pattern)
+            local_scalar_read(c.bits.pos, c.bits.addr + r * v.src1_rep_stride * 32ull, bytes, lanes / 8);
         kept += kept_in_repeat(c.pattern, c.pattern ? nullptr : bytes, on);
     }
     return kept;

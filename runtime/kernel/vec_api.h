@@ -354,8 +354,8 @@ template <class T>
 void GatherMask(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t pattern, uint8_t repeat,
                 uint16_t srcRepStride = 8) {
     isa::VecParams v = detail::rep(VecMask(), repeat, UnaryRepeatParams{1, 1, 8, srcRepStride});
-    detail::vec_one(d.ctx(), isa::Opcode::VREDUCEV2, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}}, v,
-                    pattern);
+    detail::vec_one(d.ctx(), isa::Opcode::VREDUCEV2, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                    v, pattern);
 }
 template <class T, class U>
 void GatherMask(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<U>& bits, uint8_t repeat,

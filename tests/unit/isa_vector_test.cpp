@@ -384,7 +384,7 @@ TEST_CASE("isa vector: vci counts across repeats and lanes, vcpadd sums lane pai
     CHECK(!validate(vec(Opcode::VCPADD, DType::INT32, 0, 0)).empty());
 }
 
-TEST_CASE("isa vector: vreducev2 packs the lanes a fixed or a bit pattern selects; the mask limits the last repeat") {
+TEST_CASE("isa vector: vreducev2 packs the lanes a fixed or bit pattern keeps, the mask on the last repeat") {
     TestMem m;
     for (int i = 0; i < 256; ++i) m.set(U, 0x2000 + i * 4, DType::FP32, i + 0.25);
     // Pattern 4 (lane 1 of every four) over 2 repeats of 64 lanes, the last limited to 10 lanes:

@@ -16,13 +16,16 @@ namespace AscendC {
 
 enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 = 1 };
 constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V2;  // Atlas A2
-constexpr GatherMaskMode defaultGahterMaskMode = defaultGatherMaskMode;       // the reference's older spelling
+// The reference's older spelling.
+constexpr GatherMaskMode defaultGahterMaskMode = defaultGatherMaskMode;
 
 struct GatherMaskParams {
     GatherMaskParams() = default;
     GatherMaskParams(uint8_t src0BlockStrideIn, uint16_t repeatTimesIn, uint16_t src0RepeatStrideIn,
                      uint8_t src1RepeatStrideIn)
-        : src0BlockStride(src0BlockStrideIn), repeatTimes(repeatTimesIn), src0RepeatStride(src0RepeatStrideIn),
+        : src0BlockStride(src0BlockStrideIn),
+          repeatTimes(repeatTimesIn),
+          src0RepeatStride(src0RepeatStrideIn),
           src1RepeatStride(src1RepeatStrideIn) {}
     uint8_t src0BlockStride = 1;
     uint16_t repeatTimes = 0;
@@ -58,8 +61,8 @@ void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const Loc
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "GatherMask: 16- or 32-bit elements");
     static_assert(std::is_same_v<U, uint16_t> || std::is_same_v<U, uint32_t>,
                   "GatherMask: the pattern tensor is uint16_t or uint32_t");
-    rsvdCnt = sa::gather_mask({sa::dt_of<T>(), sa::at(dst), sa::at(src0), sa::at(src1Pattern), 0, reduceMode, mask,
-                               gatherMaskParams});
+    rsvdCnt = sa::gather_mask({sa::dt_of<T>(), sa::at(dst), sa::at(src0), sa::at(src1Pattern), 0, reduceMode,
+                               mask, gatherMaskParams});
 }
 template <class T, GatherMaskMode mode = defaultGatherMaskMode>
 void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t src1Pattern,
