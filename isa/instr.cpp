@@ -28,7 +28,7 @@ constexpr const char* kOpNames[] = {
     "vlrelu", "vmadd", "vmla", "vaxpy", "vaddrelu",
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
-    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd"};
+    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd", "vreducev2"};
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
@@ -94,6 +94,7 @@ VecKind vec_kind(Opcode op) {
         case Opcode::VGATHER: return VecKind::Gather;
         case Opcode::VCI: return VecKind::Index;
         case Opcode::VCPADD: return VecKind::PairRed;
+        case Opcode::VREDUCEV2: return VecKind::GatherMask;
         default: return VecKind::Unary;
     }
 }
@@ -347,6 +348,7 @@ uint32_t scalar_setup_words(const Instr& in) {
         case Opcode::VMLA:
         case Opcode::VCMP:
         case Opcode::VGATHER: return 3 + 1;
+        case Opcode::VREDUCEV2: return (in.scalar == 0 ? 3 : 2) + 1 + 1;  // addresses, strides, pattern
         default: return 2 + 1;  // unary, conversions, reductions, copies, transposes
     }
 }

@@ -83,6 +83,7 @@ enum class Opcode : uint16_t {
     VGATHER,                      // dst[i] = src0[byte offset src1[i] (uint32)]
     VCI,                          // dst lane l of repeat r = scalar + r * lanes + l (an index vector)
     VCPADD,                       // per repeat: dst[j] = src0[2j] + src0[2j + 1] (pairs of lanes)
+    VREDUCEV2,                    // GatherMask: src0 lanes a pattern selects, packed into dst
     kCount
 };
 // clang-format on
@@ -109,7 +110,8 @@ ParamKind param_kind(Opcode op);
 // The operand shape of a vector opcode: the one list the assembler (how many address operands)
 // and the semantics (which operands are read) both use.
 enum class VecKind : uint8_t {
-    Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather, Index, PairRed
+    Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather, Index, PairRed,
+    GatherMask
 };
 VecKind vec_kind(Opcode op);
 // Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather.

@@ -387,6 +387,43 @@ void exec_pair_reduce(const Instr& in, const Ptrs& p) {
     }
 }
 
+// VREDUCEV2 (GatherMask): scalar 1..7 is a fixed pattern, the same in every repeat (1 the even lanes,
+// 2 the odd ones, 3..6 lane 0..3 of every four, 7 all lanes); scalar 0 reads it from src1, one bit per
+// lane (bit l % 8 of byte l / 8), repeat r's bits at src1 + r x src1_rep_stride x 32 bytes. The lanes
+// it selects, of all repeats in order, are packed from dst (dst strides unused). The mask limits the
+// last repeat only, earlier ones take every lane: a counter-mode count's partial last repeat.
+bool fixed_pattern_bit(uint32_t pattern, uint32_t lane) {
+    switch (pattern) {
+        case 1: return lane % 2 == 0;
+        case 2: return lane % 2 == 1;
+        case 7: return true;
+        default: return lane % 4 == pattern - 3;
+    }
+}
+
+void exec_gather_mask(const Instr& in, const Ptrs& p) {
+    const VecParams& v = in.vec;
+    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
+    const uint32_t pattern = static_cast<uint32_t>(in.scalar);
+    uint64_t kept = 0;
+    for (uint32_t r = 0; r < v.repeat; ++r) {
+        const uint8_t* bits = pattern ? nullptr : p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock;
+        for (uint32_t l = 0; l < L; ++l) {
+            if (r + 1u == v.repeat && !lane_on(v, l, L)) continue;
+            const bool pick = bits ? ((bits[l / 8] >> (l % 8)) & 1u) : fixed_pattern_bit(pattern, l);
+            if (!pick) continue;
+            std::memcpy(p.d + kept * es, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride), es);
+            ++kept;
+        }
+    }
+}
+
+// The most lanes a repeat of VREDUCEV2 can keep (the fixed patterns keep a half or a quarter).
+uint64_t gather_mask_per_repeat(const Instr& in, uint32_t lanes) {
+    const uint32_t pattern = static_cast<uint32_t>(in.scalar);
+    return pattern == 0 || pattern == 7 ? lanes : pattern <= 2 ? lanes / 2 : lanes / 4;
+}
+
 }  // namespace
 
 bool is_vector_compute(Opcode op) { return op >= Opcode::VADD && op < Opcode::kCount; }
@@ -419,6 +456,12 @@ std::string validate_vector(const Instr& in) {
         return t == DType::FP16 || t == DType::FP32 || t == DType::INT16 || t == DType::INT32 ? ""
                                                                                           : bad_dtype(in, t);
     if (k == VKind::PairRed) return t == DType::FP16 || t == DType::FP32 ? "" : bad_dtype(in, t);
+    if (k == VKind::GatherMask) {
+        if (!(in.scalar >= 0 && in.scalar <= 7 && in.scalar == std::floor(in.scalar)))
+            return "vreducev2 pattern (scalar) " + std::to_string(in.scalar) + " outside 0..7";
+        if (in.scalar == 0 && in.src1.pos != Pos::UB) return bad_pos(in, "src1", in.src1.pos);
+        return dtype_size(t) == 2 || dtype_size(t) == 4 ? "" : bad_dtype(in, t);
+    }
     if (k == VKind::Brcb) return dtype_size(t) >= 2 ? "" : bad_dtype(in, t);
     if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
     if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
@@ -451,6 +494,14 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
             out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
             out[n++] = {in.dst.pos, in.dst.addr,
                         in.dst.addr + ((v.repeat - 1ull) * v.dst_rep_stride + 1) * (L / 2ull) * esd, true};
+            return n;
+        case VKind::GatherMask:
+            out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
+            if (in.scalar == 0)
+                out[n++] = {in.src1.pos, in.src1.addr,
+                            in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + L / 8, false};
+            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd,
+                        true};
             return n;
         case VKind::Gather:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};
@@ -487,6 +538,7 @@ void exec_vector(const Instr& in, IMemView& mem) {
         case VKind::Gather: return exec_gather(in, p);
         case VKind::Index: return exec_index(in, p);
         case VKind::PairRed: return exec_pair_reduce(in, p);
+        case VKind::GatherMask: return exec_gather_mask(in, p);
         default: return exec_elementwise(in, p);
     }
 }

@@ -1,5 +1,5 @@
 // Helpers of the Ascend C layer that are not templates: the vector mask register, the sliced
-// copies' walk over dimensions, and the block-to-block flags in GM (IBSet/IBWait).
+// copies' walk over dimensions, the block-to-block flags in GM (IBSet/IBWait), and GatherMask.
 // Mask register: SetVectorMask/SetMaskCount/SetMaskNorm record the mask as the chip's register
 // holds it (and issue the SET_MASK instruction the chip runs), and every mask/repeat-form call
 // resolves its mask here. A call with isSetMask = false takes the register's mask; in counter mode
@@ -18,6 +18,7 @@
 #include <string>
 
 #include "sfumato_ascendc/data_copy_more.h"
+#include "sfumato_ascendc/gather.h"
 #include "sfumato_ascendc/sync.h"
 
 namespace sfumato::ascendc {
@@ -354,6 +355,66 @@ SliceWalk slice_walk(const AscendC::SliceInfo* info, uint32_t dims, uint32_t ele
         span *= dk.shapeValue ? dk.shapeValue : dk.endIndex + 1;
     }
     return w;
+}
+
+}  // namespace sfumato::ascendc
+
+namespace sfumato::ascendc {
+
+namespace {
+
+// GatherMask (vreducev2): the call's modes turned into one instruction, and the kept count the
+// scalar unit reads back (sfumato_ascendc/gather.h).
+bool fixed_bit(uint32_t pattern, uint32_t lane) {
+    switch (pattern) {
+        case 1: return lane % 2 == 0;
+        case 2: return lane % 2 == 1;
+        case 7: return true;
+        default: return lane % 4 == pattern - 3;
+    }
+}
+
+// Lanes of one repeat that the instruction's mask and the pattern keep; `bits` is the repeat's
+// pattern bytes (pattern 0).
+uint64_t kept_in_repeat(uint32_t pattern, const uint8_t* bits, uint32_t on) {
+    uint64_t n = 0;
+    for (uint32_t l = 0; l < on; ++l) n += bits ? (bits[l / 8] >> (l % 8)) & 1u : fixed_bit(pattern, l);
+    return n;
+}
+
+}  // namespace
+
+uint64_t gather_mask(const GatherMaskCall& c) {
+    CoreState& s = *g_current;
+    const uint32_t lanes = 256 / isa::dtype_size(c.dt);
+    uint64_t repeat = c.p.repeatTimes, last_on = lanes;
+    if (c.counter) {
+        if (c.mask == 0) fail("mask 0 in counter mode (reduceMode true): the count of elements, at least 1");
+        repeat = (uint64_t{c.mask} + lanes - 1) / lanes;
+        if (c.mask % lanes) last_on = c.mask % lanes;
+    }
+    s.mask_counter = false;  // the reference: the call leaves normal mode behind
+    if (repeat == 0) return 0;  // repeatTimes 0 is a no-op
+    if (repeat > 255)
+        fail((c.counter ? "a count of " + std::to_string(c.mask) + " elements needs " : "repeatTimes ") +
+             std::to_string(repeat) + (c.counter ? " repeats" : "") + " (at most 255 in one instruction)");
+    const kernel::VecMask m = last_on == lanes ? kernel::VecMask() : kernel::VecMask(last_on);
+    const kernel::UnaryRepeatParams strides{1, c.p.src0BlockStride, 8, c.p.src0RepeatStride};
+    isa::VecParams v = kernel::detail::rep(m, static_cast<uint8_t>(repeat), strides);
+    v.src1_rep_stride = c.pattern ? 0 : c.p.src1RepeatStride;
+    const isa::Addr bits = c.pattern ? isa::Addr{} : c.bits;
+    kernel::detail::vec_one(*s.ctx, isa::Opcode::VREDUCEV2, c.dt, {c.dst, c.src0, bits, {}}, v, c.pattern);
+    // rsvdCnt: the scalar unit reads the count once V has it.
+    s.ctx->pipe_barrier(isa::Pipe::ALL);
+    uint64_t kept = 0;
+    uint8_t bytes[16] = {};
+    for (uint64_t r = 0; r < repeat; ++r) {
+        const uint32_t on = r + 1 == repeat ? static_cast<uint32_t>(last_on) : lanes;
+        if (!c.pattern)
+            local_scalar_read(c.bits.pos, c.bits.addr + r * v.src1_rep_stride * 32ull, bytes, lanes / 8);
+        kept += kept_in_repeat(c.pattern, c.pattern ? nullptr : bytes, on);
+    }
+    return kept;
 }
 
 }  // namespace sfumato::ascendc

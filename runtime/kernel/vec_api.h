@@ -347,6 +347,25 @@ void PairReduceSum(const LocalTensor<T>& d, const LocalTensor<T>& a, const VecMa
                     0);
 }
 
+// GatherMask (vreducev2): of `repeat` whole repeats of a, the lanes a fixed pattern (1 even, 2 odd,
+// 3..6 lane 0..3 of every four, 7 all) or a bit tensor (one bit per lane, repeats srcPatRepStride
+// blocks apart) selects, packed into d in order.
+template <class T>
+void GatherMask(const LocalTensor<T>& d, const LocalTensor<T>& a, uint8_t pattern, uint8_t repeat,
+                uint16_t srcRepStride = 8) {
+    isa::VecParams v = detail::rep(VecMask(), repeat, UnaryRepeatParams{1, 1, 8, srcRepStride});
+    detail::vec_one(d.ctx(), isa::Opcode::VREDUCEV2, detail::dt<T>(), {detail::at(d), detail::at(a), {}, {}},
+                    v, pattern);
+}
+template <class T, class U>
+void GatherMask(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<U>& bits, uint8_t repeat,
+                uint16_t srcRepStride = 8, uint16_t srcPatRepStride = 0) {
+    isa::VecParams v = detail::rep(VecMask(), repeat, UnaryRepeatParams{1, 1, 8, srcRepStride});
+    v.src1_rep_stride = srcPatRepStride;
+    detail::vec_one(d.ctx(), isa::Opcode::VREDUCEV2, detail::dt<T>(),
+                    {detail::at(d), detail::at(a), detail::at(bits), {}}, v, 0);
+}
+
 // The core's vector mask register (SetVectorMask in Ascend C).
 void SetVectorMask(KernelContext& ctx, const VecMask& m);
 

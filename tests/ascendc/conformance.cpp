@@ -2,8 +2,8 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|ibsync|determine|
-// group|bufpool|list
+// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|gathermask|ibsync|
+// determine|group|bufpool|list
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -20,6 +20,9 @@ std::string g_family;
 constexpr uint32_t kN = 1024;
 
 float in_value(uint32_t i) { return static_cast<float>((i * 37u) % 101u) - 50.0f + 0.25f * (i % 4u); }
+
+// The "gathermask" family's user pattern: 16 uint32 words, repeat r's 64 bits in words 8r, 8r + 1.
+constexpr uint32_t kGatherBits[16] = {0x0000f00fu, 0x80000001u, 0, 0, 0, 0, 0, 0, 0xaaaaaaaau, 0x1u};
 
 }  // namespace
 
@@ -86,6 +89,22 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::CreateVecIndex(b, -7.0f, 300);
         AscendC::LocalTensor<float> d = b[512];
         AscendC::CreateVecIndex(d, 1000.0f, 16, 3, 1, 4);
+    } else if (f == "gathermask") {
+        // Built-in pattern 2 (odd lanes) over 4 normal-mode repeats into b; pattern 3 (lane 0 of
+        // four) in counter mode over 150 elements from a[256] (repeatTimes ignored) into b[256]; the
+        // bit pattern kGatherBits over 2 repeats (src0 16 blocks apart, the bits 1 block apart)
+        // from a[512] into b[640]; the three rsvdCnt into b[1000..1002].
+        AscendC::Duplicate(b, 0.0f, kN);
+        AscendC::LocalTensor<uint32_t> bits = ub.Alloc<uint32_t, 16>();
+        for (uint32_t i = 0; i < 16; ++i) bits.SetValue(i, kGatherBits[i]);
+        AscendC::SetFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+        AscendC::PipeBarrier<PIPE_V>();
+        uint64_t n[3] = {};
+        AscendC::GatherMask(b, a, 2, false, 0, {1, 4, 8, 0}, n[0]);
+        AscendC::GatherMask(b[256], a[256], 3, true, 150, {1, 9, 8, 0}, n[1]);
+        AscendC::GatherMask(b[640], a[512], bits, false, 0, {1, 2, 16, 1}, n[2]);
+        for (uint32_t i = 0; i < 3; ++i) b.SetValue(1000 + i, static_cast<float>(n[i]));
     } else if (f == "slice") {
         // x as 4 rows of 256; rows 1 and 3, from element 8: 3 slices of 16 (2 blocks) 16 apart.
         AscendC::SliceInfo src[] = {{8, 8 + 16 * 3 + 16 * 2 - 1, 16, 2, 256}, {1, 3, 1, 1, 4}};
@@ -362,6 +381,18 @@ std::map<std::string, Expect> expectations() {
         for (uint32_t r = 0; r < 2; ++r)
             for (uint32_t j = 0; j < 32; ++j)
                 if (j % 2 == 0) o[768 + r * 32 + j] = x[256 + r * 64 + 2 * j] + x[256 + r * 64 + 2 * j + 1];
+    };
+    e["gathermask"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o.assign(kN, 0.0f);
+        uint32_t n[3] = {};
+        for (uint32_t l = 0; l < 4 * 64; ++l)
+            if (l % 2 == 1) o[n[0]++] = x[l];
+        for (uint32_t l = 0; l < 150; ++l)
+            if (l % 4 == 0) o[256 + n[1]++] = x[256 + l];
+        for (uint32_t r = 0; r < 2; ++r)
+            for (uint32_t l = 0; l < 64; ++l)
+                if ((kGatherBits[8 * r + l / 32] >> (l % 32)) & 1u) o[640 + n[2]++] = x[512 + 128 * r + l];
+        for (uint32_t i = 0; i < 3; ++i) o[1000 + i] = static_cast<float>(n[i]);
     };
     e["index"] = [](const std::vector<float>&, std::vector<float>& o) {
         o.assign(kN, 0.0f);

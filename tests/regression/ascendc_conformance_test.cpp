@@ -82,4 +82,7 @@ TEST_CASE("ascendc conformance: TBufPool sub-pools, a shared range after Reset, 
 }
 TEST_CASE("ascendc conformance: ReducePairElem, PairReduceSum (vcpadd): count, bit masks") { family("pair"); }
 TEST_CASE("ascendc conformance: CreateVecIndex (vci), count and mask forms") { family("index"); }
+TEST_CASE("ascendc conformance: GatherMask (vreducev2), fixed patterns, counter mode, bit tensor, rsvdCnt") {
+    family("gathermask");
+}
 TEST_CASE("ascendc conformance: ListTensorDesc: GetSize, GetDesc, GetDataPtr in GM") { family("list"); }

@@ -151,6 +151,12 @@ TEST_CASE("ascendc: misuse ends the program with the block and the call named, e
     const CliResult gm = run("gm");
     CHECK(gm.code == 2);
     CHECK_THAT(gm.output, Catch::Contains("block 3 (AIV): AscendC::DataCopy: GM bytes [3584, 4608) of a buffer of 4096 bytes"));
+    const CliResult gmask = run("gathermask");
+    CHECK(gmask.code == 2);
+    CHECK_THAT(gmask.output, Catch::Contains("GatherMask: src1Pattern 8 (the built-in patterns are 1..7)"));
+    const CliResult gcount = run("gathermask_count");
+    CHECK(gcount.code == 2);
+    CHECK_THAT(gcount.output, Catch::Contains("GatherMask: a count of 16321 elements needs 256 repeats"));
     const CliResult gmfree = run("gmfree");
     CHECK(gmfree.code == 2);
     CHECK_THAT(gmfree.output, Catch::Contains("AscendC::GmFree of a pointer GmAlloc did not return"));

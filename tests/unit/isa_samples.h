@@ -89,6 +89,7 @@ inline Instr sample(Opcode op) {
             if (op >= Opcode::VRED_SUM && op <= Opcode::VREDALL_MIN) v.with_index = 1;
             if (op == Opcode::VGATHER) v.gather_span = 4096;
             if (op == Opcode::VCPADD) v.dst_rep_stride = 2;  // counts 128-byte result groups
+            if (op == Opcode::VREDUCEV2) in.scalar = 0;         // the pattern from src1's bits
             v.mask_lo = 0x0000ffffull;  // a prefix mask prints as a count
             v.mask_hi = 0;
             if (static_cast<int>(op) % 2) v.mask_lo = 0xdeadbeefcafef00dull, v.mask_hi = 0x123;

@@ -384,6 +384,42 @@ TEST_CASE("isa vector: vci counts across repeats and lanes, vcpadd sums lane pai
     CHECK(!validate(vec(Opcode::VCPADD, DType::INT32, 0, 0)).empty());
 }
 
+TEST_CASE("isa vector: vreducev2 packs the lanes a fixed or bit pattern keeps, the mask on the last repeat") {
+    TestMem m;
+    for (int i = 0; i < 256; ++i) m.set(U, 0x2000 + i * 4, DType::FP32, i + 0.25);
+    // Pattern 4 (lane 1 of every four) over 2 repeats of 64 lanes, the last limited to 10 lanes:
+    // lanes 1, 5, ..., 61 of repeat 0, then 1, 5, 9 of repeat 1, packed.
+    Instr f = vec(Opcode::VREDUCEV2, DType::FP32, 0x3000, 0x2000, 0, 2);
+    f.scalar = 4;
+    f.vec.mask_lo = (1ull << 10) - 1, f.vec.mask_hi = 0;
+    m.set(U, 0x3000 + 19 * 4, DType::FP32, -9.0);  // past the 19 kept: left as it was
+    execute(f, m);
+    for (int j = 0; j < 16; ++j) CHECK(m.val(U, 0x3000 + j * 4, DType::FP32) == 4 * j + 1 + 0.25);
+    for (int j = 0; j < 3; ++j) CHECK(m.val(U, 0x3000 + (16 + j) * 4, DType::FP32) == 64 + 4 * j + 1 + 0.25);
+    CHECK(m.val(U, 0x3000 + 19 * 4, DType::FP32) == -9.0);
+
+    // A bit pattern in src1 (bit l % 8 of byte l / 8), repeats 1 block apart; src0 repeats 16 blocks
+    // apart: repeat 0 keeps lanes 0 and 63, repeat 1 lanes 8..15.
+    m.set(U, 0x1000, DType::INT32, 1);
+    m.set(U, 0x1004, DType::INT32, static_cast<double>(int32_t(0x80000000u)));
+    m.set(U, 0x1020, DType::INT32, 0xff00);
+    m.set(U, 0x1024, DType::INT32, 0);
+    Instr b = vec(Opcode::VREDUCEV2, DType::FP32, 0x4000, 0x2000, 0x1000, 2);
+    b.vec.src0_rep_stride = 16, b.vec.src1_rep_stride = 1;
+    execute(b, m);
+    CHECK(m.val(U, 0x4000, DType::FP32) == 0.25);
+    CHECK(m.val(U, 0x4004, DType::FP32) == 63.25);
+    for (int j = 0; j < 8; ++j) CHECK(m.val(U, 0x4008 + j * 4, DType::FP32) == 128 + 8 + j + 0.25);
+
+    Instr bad = vec(Opcode::VREDUCEV2, DType::FP32, 0, 0);
+    bad.scalar = 8;
+    CHECK(!validate(bad).empty());
+    bad.scalar = 0;  // a bit pattern needs src1 in UB
+    bad.src1.pos = Pos::GM;
+    CHECK(!validate(bad).empty());
+    CHECK(!validate(vec(Opcode::VREDUCEV2, DType::INT8, 0, 0)).empty());
+}
+
 TEST_CASE("isa vector: validate rejects repeat 0, repeat 256, wrong positions and dtypes") {
     Instr in = vec(Opcode::VADD, DType::FP16, 0, 0, 0);
     in.vec.repeat = 0;

@@ -217,6 +217,7 @@ TEST_CASE("kapi: every vector opcode of the ISA has an API call") {
     Duplicate(d, 1.0f, 64), Brcb(d, a, 1), Transpose(ub<half>(ctx, 4096, 256), ub<half>(ctx, 0, 256));
     Gather(d, a, ub<uint32_t>(ctx, 3072, 64), 256, 64);
     CreateVecIndex(d, 0.0f, 64), PairReduceSum(d, a, VecMask(64), 1);
+    GatherMask(d, a, uint8_t{1}, 1);
     std::set<Opcode> seen;
     for (const auto& in : s.instrs()) seen.insert(in.op);
     for (int op = static_cast<int>(Opcode::VADD); op < static_cast<int>(Opcode::kCount); ++op) {

@@ -15,6 +15,7 @@
 #include "sfumato_ascendc/bufpool.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"
+#include "sfumato_ascendc/gather.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/data_copy_more.h"
 #include "sfumato_ascendc/cube.h"
