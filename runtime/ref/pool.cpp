@@ -20,7 +20,7 @@ uint64_t PoolGeom::taps() const {
 }
 
 namespace {
-[[noreturn]] void bad(const std::string& node, const std::string& op, const std::string& what) {
+[[noreturn]] void pool_bad(const std::string& node, const std::string& op, const std::string& what) {
     throw InputError("node '" + node + "' (" + op + "): " + what);
 }
 
@@ -28,21 +28,21 @@ std::vector<int64_t> per_dim(const std::string& node, const std::string& op, con
                              size_t n, int64_t dflt) {
     std::vector<int64_t> v = a.get_ints(name, std::vector<int64_t>(n, dflt));
     if (v.size() != n)
-        bad(node, op, "attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values for " +
+        pool_bad(node, op, "attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values for " +
                           std::to_string(n) + " spatial dims");
     for (int64_t x : v)
-        if (x < 1) bad(node, op, "attribute '" + std::string(name) + "' value " + std::to_string(x) + " must be >= 1");
+        if (x < 1) pool_bad(node, op, "attribute '" + std::string(name) + "' value " + std::to_string(x) + " must be >= 1");
     return v;
 }
 }  // namespace
 
 PoolGeom pool_geometry(const std::string& node, const std::string& op, const Attrs& a, const std::vector<int64_t>& x) {
     PoolGeom g;
-    if (x.size() < 3) bad(node, op, "input rank " + std::to_string(x.size()) + " < 3 (N, C, spatial...)");
+    if (x.size() < 3) pool_bad(node, op, "input rank " + std::to_string(x.size()) + " < 3 (N, C, spatial...)");
     g.spatial = x.size() - 2;
     const size_t n = g.spatial;
     g.in.assign(x.begin() + 2, x.end());
-    if (!a.has("kernel_shape")) bad(node, op, "missing attribute 'kernel_shape'");
+    if (!a.has("kernel_shape")) pool_bad(node, op, "missing attribute 'kernel_shape'");
     g.kernel = per_dim(node, op, a, "kernel_shape", n, 1);
     g.stride = per_dim(node, op, a, "strides", n, 1);
     g.dilation = per_dim(node, op, a, "dilations", n, 1);
@@ -50,18 +50,18 @@ PoolGeom pool_geometry(const std::string& node, const std::string& op, const Att
     g.count_include_pad = a.get_int("count_include_pad", 0) != 0;
     g.storage_order = static_cast<int>(a.get_int("storage_order", 0));
     if (g.storage_order != 0 && g.storage_order != 1)
-        bad(node, op, "attribute 'storage_order' = " + std::to_string(g.storage_order) + " (valid: 0, 1)");
+        pool_bad(node, op, "attribute 'storage_order' = " + std::to_string(g.storage_order) + " (valid: 0, 1)");
     const std::string auto_pad = a.get_string("auto_pad", "NOTSET");
     std::vector<int64_t> pads = a.get_ints("pads", std::vector<int64_t>(2 * n, 0));
     if (pads.size() != 2 * n)
-        bad(node, op, "attribute 'pads' has " + std::to_string(pads.size()) + " values for " + std::to_string(n) +
+        pool_bad(node, op, "attribute 'pads' has " + std::to_string(pads.size()) + " values for " + std::to_string(n) +
                           " spatial dims (needs begin and end values)");
     g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<long>(n));
     g.pad_end.assign(pads.begin() + static_cast<long>(n), pads.end());
     g.out.resize(n);
     for (size_t d = 0; d < n; ++d) {
         const int64_t span = (g.kernel[d] - 1) * g.dilation[d] + 1;
-        if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) bad(node, op, "attribute 'pads' has a negative value");
+        if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) pool_bad(node, op, "attribute 'pads' has a negative value");
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             g.out[d] = (g.in[d] + g.stride[d] - 1) / g.stride[d];
             const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.stride[d] + span - g.in[d]);
@@ -73,11 +73,11 @@ PoolGeom pool_geometry(const std::string& node, const std::string& op, const Att
         if (auto_pad == "VALID") {
             g.pad_begin[d] = g.pad_end[d] = 0;
         } else if (auto_pad != "NOTSET") {
-            bad(node, op, "attribute 'auto_pad' = '" + auto_pad + "' (valid: NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
+            pool_bad(node, op, "attribute 'auto_pad' = '" + auto_pad + "' (valid: NOTSET, VALID, SAME_UPPER, SAME_LOWER)");
         }
         const int64_t room = g.in[d] + g.pad_begin[d] + g.pad_end[d] - span;
         if (room < 0)
-            bad(node, op, "attribute 'kernel_shape' window " + std::to_string(span) + " exceeds the padded input " +
+            pool_bad(node, op, "attribute 'kernel_shape' window " + std::to_string(span) + " exceeds the padded input " +
                               std::to_string(g.in[d] + g.pad_begin[d] + g.pad_end[d]) + " in spatial dim " +
                               std::to_string(d));
         int64_t o = (g.ceil_mode ? (room + g.stride[d] - 1) / g.stride[d] : room / g.stride[d]) + 1;
@@ -106,7 +106,7 @@ void for_each_window(const PoolGeom& g, F&& f) {
 }
 
 std::vector<HostTensor> pool(const RefNode& nd, const std::vector<const HostTensor*>& in, bool is_max) {
-    if (in.empty() || !in[0]) bad(nd.name, nd.op_type, "missing input 'X'");
+    if (in.empty() || !in[0]) pool_bad(nd.name, nd.op_type, "missing input 'X'");
     const HostTensor& x = *in[0];
     const PoolGeom g = pool_geometry(nd.name, nd.op_type, nd.attrs, x.shape);
     const size_t n = g.spatial;
@@ -167,9 +167,9 @@ std::vector<HostTensor> pool(const RefNode& nd, const std::vector<const HostTens
 }
 
 std::vector<HostTensor> global_pool(const RefNode& nd, const std::vector<const HostTensor*>& in, bool is_max) {
-    if (in.empty() || !in[0]) bad(nd.name, nd.op_type, "missing input 'X'");
+    if (in.empty() || !in[0]) pool_bad(nd.name, nd.op_type, "missing input 'X'");
     const HostTensor& x = *in[0];
-    if (x.rank() < 3) bad(nd.name, nd.op_type, "input rank " + std::to_string(x.rank()) + " < 3 (N, C, spatial...)");
+    if (x.rank() < 3) pool_bad(nd.name, nd.op_type, "input rank " + std::to_string(x.rank()) + " < 3 (N, C, spatial...)");
     std::vector<int64_t> yshape(x.shape.size(), 1);
     yshape[0] = x.shape[0], yshape[1] = x.shape[1];
     HostTensor y(x.type, yshape);
