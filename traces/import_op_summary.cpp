@@ -8,6 +8,7 @@
 // NCHW (fractal layouts) and types without an operator here are skipped with the reason.
 // Simplified: convolution strides and pads are derived from the input and output shapes
 // (symmetric padding), since the summary does not carry attributes.
+#include <cmath>
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -235,6 +236,11 @@ Imported import_op_summary(const std::string& path) {
             us = std::stod(get(r, "Task Duration(us)"));
         } catch (...) {
             rep.skip(type.empty() ? "line " + std::to_string(lineno) : type, "no numeric Task Duration(us)", 0);
+            continue;
+        }
+        if (!std::isfinite(us) || us < 0) {  // a duration is a time span: never negative
+            rep.skip(type.empty() ? "line " + std::to_string(lineno) : type,
+                     "Task Duration(us) " + get(r, "Task Duration(us)") + " is negative or not finite", 0);
             continue;
         }
         rep.measured_us += us;
