@@ -199,6 +199,13 @@ uint32_t vector_blocks(uint64_t items, const DeviceInfo& dev) {
     return static_cast<uint32_t>(std::clamp<uint64_t>(items, 1, std::max<uint32_t>(1, dev.vector_cores)));
 }
 
+// t.items over the vector cores: equal runs of per_block items, as many blocks as that needs.
+void split_items(LayoutTiling& t, const DeviceInfo& dev) {
+    t.block_dim = vector_blocks(t.items, dev);
+    t.per_block = (t.items + t.block_dim - 1) / t.block_dim;
+    t.block_dim = static_cast<uint32_t>((t.items + t.per_block - 1) / t.per_block);
+}
+
 }  // namespace
 
 uint64_t Nc1hwc0Plan::dst_elems() const {
@@ -236,9 +243,7 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
     t.packed = t.chunks == 1 && p.sc == L;
     t.rs = t.packed ? t.q : t.qp;
     t.items = uint64_t{p.n1} * p.n2 * t.c1 * t.chunks;
-    t.block_dim = vector_blocks(t.items, dev);
-    t.per_block = (t.items + t.block_dim - 1) / t.block_dim;
-    t.block_dim = static_cast<uint32_t>((t.items + t.per_block - 1) / t.per_block);
+    split_items(t, dev);
     KernelDesc kd;
     kd.name = name;
     kd.type = type;
@@ -294,9 +299,7 @@ KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& 
                          " pixels per chunk do not fit UB");
     t.chunks = static_cast<uint32_t>((p.l + t.q - 1) / t.q);
     t.items = uint64_t{p.n} * t.c1 * t.chunks;
-    t.block_dim = vector_blocks(t.items, dev);
-    t.per_block = (t.items + t.block_dim - 1) / t.block_dim;
-    t.block_dim = static_cast<uint32_t>((t.items + t.per_block - 1) / t.per_block);
+    split_items(t, dev);
     KernelDesc kd;
     kd.name = name;
     kd.type = type;
