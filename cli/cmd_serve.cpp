@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/installation.h"
+#include "cli/llm_common.h"
 #include "cli/reuse_option.h"
 #include "cli/run_report.h"
 #include "cli/session.h"
@@ -35,7 +36,7 @@ void print_ms(const char* what, const nlohmann::json& p) {
 }
 
 void print_head(const serve::ServeRun& run, const nlohmann::json& j, const std::string& where, const std::string& mode) {
-    std::printf("serve %s on %s, %s mode: %zu requests (%s %s), policy %s\n", run.engine().config().name.c_str(),
+    std::printf("serve %s on %s, %s mode: %zu requests (%s %s), policy %s\n", run.model().name.c_str(),
                 where.c_str(), mode.c_str(), run.trace().requests.size(), run.trace().format.c_str(),
                 run.trace().source.c_str(), j["setup"]["policy"].get<std::string>().c_str());
     for (const std::string& note : run.trace().notes) std::printf("  note: %s\n", note.c_str());
@@ -123,6 +124,15 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     mp["weights_imported"].get<bool>() ? "(mapped: shared with the chip's first instance)" : "(held)",
                     mp["kv"].get<double>() / mib, static_cast<long long>(mp["kv_blocks"].get<int64_t>()),
                     mp["activations"].get<double>() / mib, 100 * in["kv"]["mean_utilisation"].get<double>());
+        if (!in.contains("communication")) continue;
+        std::printf("      tensor parallel over chips");
+        for (const nlohmann::json& c : in["chips"]) std::printf(" %u", c.get<uint32_t>());
+        std::printf(" (memory plan per chip); all-reduces per chip (time they run / step time):");
+        for (const nlohmann::json& c : in["communication"])
+            std::printf(" %zu, %.2f MB, %.3f of %.3f ms (%.1f %%);", c["all_reduces"].get<size_t>(),
+                        c["bytes"].get<double>() / 1e6, c["comm_ms"].get<double>(), c["steps_ms"].get<double>(),
+                        100 * c["share"].get<double>());
+        std::printf("\n");
     }
     for (const nlohmann::json& c : j["chips"])
         std::printf("    chip %u: %zu instance(s), %zu copy of the weights (%.2f MiB held, %.2f MiB mapped), %.2f MiB "
@@ -154,7 +164,7 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
 // --system F: the instances on the system's chips behind the router (runtime/serve/cluster.h).
 int serve_system(const std::vector<std::string>& args, const CommonOptions& common, const std::string& system_file,
                  const llm::ModelConfig& cfg, const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
-                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir) {
+                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir, const std::string& simulate) {
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     SystemSession s(common, system_file, cmdline);
@@ -165,13 +175,28 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     serve::ServeSetup setup = params.setup();
     setup.seed = seed;
     setup.export_profile = !profile_dir.empty();
+    setup.tp_mirror = simulate_one(simulate, false);
+    setup.comm_buffer_bytes = s.comm_params().buffer_bytes;
     std::vector<DeviceInfo> infos;
     for (uint32_t c = 0; c < s.system().size(); ++c) infos.push_back(s.device(c).dev().info());
     serve::ServeCluster cluster(cfg, trace, setup, infos);
     reuse::ReuseOptions ropt = reuse_options(reuse_arg, false, false, s.chip_params());
     ropt.table = reuse::make_reuse_table();
-    const std::vector<uint32_t>& chips = cluster.placement();
-    s.run(chips, [&](uint32_t i, rt::Context& ctx) { cluster.run_instance(i, s.device(chips[i]), ctx, ropt); });
+    // A tensor-parallel instance's collectives run over its chips (rank order).
+    std::vector<std::unique_ptr<comm::Communicator>> comms;
+    for (const std::vector<uint32_t>& g : cluster.chip_groups()) {
+        std::vector<rt::Device*> devs;
+        for (uint32_t c : g) devs.push_back(&s.device(c));
+        comms.push_back(g.size() > 1 ? std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params())
+                                     : nullptr);
+    }
+    const std::vector<serve::ServeCluster::Host> hosts = cluster.hosts();
+    std::vector<uint32_t> chips;
+    for (const auto& h : hosts) chips.push_back(h.chip);
+    s.run(chips, [&](uint32_t i, rt::Context& ctx) {
+        const serve::ServeCluster::Host& h = hosts[i];
+        cluster.run_host(h, s.device(h.chip), ctx, ropt, comms[h.instance].get());
+    });
     const reuse::ReuseCounters rc = cluster.reuse_counters();
     nlohmann::json summary = s.base_summary();
     summary["serve"] = cluster.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
@@ -198,7 +223,8 @@ int cmd_serve(const std::vector<std::string>& args) {
     CommonOptions common;
     common.mode = "timing";  // serving runs in timing mode (a trace carries token counts, not tokens)
     std::string model_arg, requests, generate, policy, reuse_arg = "auto", system_file, router, profile_dir;
-    int64_t instances = 0;
+    std::string simulate = "auto";
+    int64_t instances = 0, tp = 0;
     double slo_ttft_ms = 0, slo_tpot_ms = 0;
     bool exact = false;
     uint64_t seed = 1;
@@ -213,6 +239,11 @@ int cmd_serve(const std::vector<std::string>& args) {
         "policy", po::value<std::string>(&policy), "continuous | static | dynamic (the same as --set serve.policy=P)")(
         "instances", po::value<int64_t>(&instances),
         "serving instances on the --system's chips (the same as --set serve.instances=N)")(
+        "tp", po::value<int64_t>(&tp),
+        "tensor-parallel chips per instance of the --system (the same as --set serve.tp=N)")(
+        "simulate", po::value<std::string>(&simulate)->default_value("auto"),
+        "with --tp: auto|one (only each instance's first chip simulates kernels; the others follow it to every "
+        "all-reduce) | all")(
         "router", po::value<std::string>(&router),
         "round_robin | least_tokens: how requests spread over the instances (--set serve.router=R)")(
         "slo-ttft-ms", po::value<double>(&slo_ttft_ms)->default_value(0), "goodput: TTFT bound (0: none)")(
@@ -242,12 +273,16 @@ int cmd_serve(const std::vector<std::string>& args) {
         if (instances < 1) throw InputError("--instances " + std::to_string(instances) + ": at least 1");
         common.sets.push_back("serve.instances=" + std::to_string(instances));
     }
+    if (vm.count("tp")) {
+        if (tp < 1) throw InputError("--tp " + std::to_string(tp) + ": at least 1");
+        common.sets.push_back("serve.tp=" + std::to_string(tp));
+    }
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, {preset_dir() + "/llm"});
     serve::RequestTrace trace =
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
     if (!system_file.empty())
         return serve_system(args, common, system_file, cfg, trace, seed, exact ? "off" : reuse_arg, slo_ttft_ms,
-                            slo_tpot_ms, profile_dir);
+                            slo_tpot_ms, profile_dir, simulate);
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);
@@ -263,6 +298,10 @@ int cmd_serve(const std::vector<std::string>& args) {
     if (setup.instances > 1 || !setup.placement.empty())
         throw InputError("serve.instances " + std::to_string(setup.instances) +
                          " / serve.placement: several instances need --system F (a system of chips)");
+    if (setup.tp > 1)
+        throw InputError("serve.tp " + std::to_string(setup.tp) +
+                         ": a tensor-parallel instance spans several chips: give --system F (a system of chips), "
+                         "not a single chip's --config");
     reuse::ReuseOptions ropt = reuse_options(exact ? "off" : reuse_arg, s.functional(), false, s.chip_params());
     ropt.traffic = s.chip().memory_system();
     serve::ServeRun run(cfg, std::move(trace), setup, s.chip().info());

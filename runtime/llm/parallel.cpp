@@ -111,9 +111,14 @@ RankCollectives::Share RankCollectives::over(const rt::Context& ctx, const std::
                                              const std::vector<StepRecord>& records) const {
     Share sh;
     std::vector<std::pair<uint64_t, uint64_t>> spans;
-    for (size_t s : steps) sh.step_ps += records.at(s).ps;
+    // Which steps count (a serving run has thousands: no search per call).
+    std::vector<char> in(records.size(), 0);
+    for (size_t s : steps) {
+        sh.step_ps += records.at(s).ps;
+        in[s] = 1;
+    }
     for (const Call& c : m_calls) {
-        if (std::find(steps.begin(), steps.end(), c.step) == steps.end()) continue;
+        if (c.step >= in.size() || !in[c.step]) continue;
         ++sh.calls;
         sh.bytes += c.bytes;
         for (size_t i = c.first; i < c.last; ++i) {
@@ -150,7 +155,7 @@ TpRun::TpRun(const ModelConfig& c, const RunOptions& o, const TpOptions& t,
     for (int64_t r = 0; r < t.tp; ++r) {
         Rank rk;
         RunOptions ro = o;
-        ro.reserved_bytes = t.tp > 1 ? comm_reserved_bytes(t.comm_buffer_bytes) : 0;
+        ro.reserved_bytes = o.reserved_bytes + (t.tp > 1 ? comm_reserved_bytes(t.comm_buffer_bytes) : 0);
         ro.follower = mirrored() && r > 0;
         if (ro.follower && o.weights) throw InputError("llm --tp: mirrored ranks need timing mode");
         if (o.weights) {
@@ -169,45 +174,52 @@ TpRun::TpRun(const ModelConfig& c, const RunOptions& o, const TpOptions& t,
 TpRun::~TpRun() = default;
 
 void TpRun::run_rank(uint32_t r, rt::Device& dev, rt::Context& ctx, comm::Communicator* comm) {
-    Rank& rk = m_ranks.at(r);
-    rk.ctx = &ctx;
-    rk.dev = &dev;
     rt::Runtime rt(dev, ctx);
+    reuse::TimingReuse service(ctx, rt.device_info(), m_t.reuse);
+    join_rank(r, rt, comm);
+    Rank& rk = m_ranks.at(r);
+    rk.run->run(rt);
+    rk.reuse = service.counters();
+    if (++m_done == m_ranks.size()) finish();
+}
+
+void TpRun::join_rank(uint32_t r, rt::Runtime& rt, comm::Communicator* comm) {
+    Rank& rk = m_ranks.at(r);
+    rt::Context& ctx = rt.context();
+    rk.ctx = &ctx;
+    rk.dev = &rt.device();
     const bool leader = mirrored() && r == 0, follower = mirrored() && r > 0;
     if (follower && ctx.notify_create(&rk.slot) != rt::Status::Ok) throw InputError(ctx.last_error());
-    reuse::TimingReuse service(ctx, rt.device_info(), m_t.reuse);
     if (m_t.tp > 1 && !comm) throw InputError("llm --tp: no communicator");
-    if (m_t.tp > 1) comm->init_rank(r,
-                                    ctx);  // a rendezvous: every rank's slot and device are set
+    if (m_t.tp > 1) comm->init_rank(r, ctx);  // a rendezvous: every rank's slot and device are set
     const isa::DType dt = m_c.torch_dtype == "bfloat16" ? isa::DType::BF16 : isa::DType::FP16;
     LlmRun& run = *rk.run;
-    run.after_op([&](const graph::PlanStep& st, const graph::Executor& ex) {
+    run.after_op([this, r, leader, follower, dt, comm, &rt](const graph::PlanStep& st, const graph::Executor& ex) {
         if (m_t.tp == 1) return;
         const std::string role = node_role(st.name);
         if (role != "o_proj" && role != "down_proj") return;
+        Rank& me = m_ranks[r];
+        rt::Context& c = *me.ctx;
         // The row-parallel projection's partial sums, reduced in place on the
         // compute stream.
         const rt::StreamId stream = rt.default_stream().id;
         auto check = [&](rt::Status status) {
-            if (status != rt::Status::Ok) throw InputError(ctx.last_error());
+            if (status != rt::Status::Ok) throw InputError(c.last_error());
         };
         if (leader)
             for (size_t q = 1; q < m_ranks.size(); ++q)
-                check(ctx.notify_record(*m_ranks[q].dev, m_ranks[q].slot, stream));
-        if (follower) check(ctx.notify_wait(rk.slot, stream));
+                check(c.notify_record(*m_ranks[q].dev, m_ranks[q].slot, stream));
+        if (follower) check(c.notify_wait(me.slot, stream));
         const ops::TensorRef& y = ex.placed(st.out.at(0));
         const uint64_t count = y.storage_bytes() / isa::dtype_size(dt);
         RankCollectives::Call call;
-        call.first = ctx.tasks().size();
-        call.step = run.steps().size();
+        call.first = c.tasks().size();
+        call.step = me.run->steps().size();
         call.bytes = y.storage_bytes();
         comm->all_reduce(r, y.addr, y.addr, count, dt, comm::RedOp::Sum, stream);
-        call.last = ctx.tasks().size();
-        rk.coll.add(call);
+        call.last = c.tasks().size();
+        me.coll.add(call);
     });
-    run.run(rt);
-    rk.reuse = service.counters();
-    if (++m_done == m_ranks.size()) finish();
 }
 
 void TpRun::finish() {
@@ -248,6 +260,14 @@ TpRun::RankShare TpRun::comm_share(uint32_t r) const {
     out.prefill = rk.coll.over(*rk.ctx, pre, st);
     out.decode = rk.coll.over(*rk.ctx, dec, st);
     return out;
+}
+
+RankCollectives::Share TpRun::comm_total(uint32_t r) const {
+    const Rank& rk = m_ranks.at(r);
+    if (!rk.ctx) return {};
+    std::vector<size_t> all(rk.run->steps().size());
+    for (size_t s = 0; s < all.size(); ++s) all[s] = s;
+    return rk.coll.over(*rk.ctx, all, rk.run->steps());
 }
 
 reuse::ReuseCounters TpRun::reuse_counters() const {

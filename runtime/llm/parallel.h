@@ -106,9 +106,16 @@ public:
     bool kv_replicated() const { return m_c.num_kv_heads < m_t.tp; }
     bool mirrored() const { return m_t.mirror && m_t.tp > 1; }
     const LlmRun& rank(uint32_t r) const { return *m_ranks.at(r).run; }
+    LlmRun& rank(uint32_t r) { return *m_ranks.at(r).run; }
     // Rank r's host program (in its host thread; `comm` has ranks 0..tp-1 in this
-    // order; null when tp is 1).
+    // order; null when tp is 1): join_rank, then the run's request.
     void run_rank(uint32_t r, rt::Device& dev, rt::Context& ctx, comm::Communicator* comm);
+    // Rank r joins the group on its context (in its host thread, before its first
+    // step): mirror's notify slot, the communicator's rendezvous, and the all-reduce
+    // behind every row-parallel projection of rank(r)'s steps (LlmRun::after_op).
+    // For host programs that drive the rank's steps themselves (a serving instance
+    // spanning several chips, runtime/serve); `rt` must outlive the steps.
+    void join_rank(uint32_t r, rt::Runtime& rt, comm::Communicator* comm);
 
     // After the run. Step s's time: the slowest rank's. Tokens: rank 0's (every
     // rank samples the same logits; ranks_agree() says whether they did).
@@ -119,6 +126,8 @@ public:
         RankCollectives::Share prefill, decode;
     };
     RankShare comm_share(uint32_t r) const;
+    // Rank r's all-reduces over every step it ran.
+    RankCollectives::Share comm_total(uint32_t r) const;
     reuse::ReuseCounters reuse_counters() const;
 
 private:

@@ -261,12 +261,13 @@ bool Context::is_pinned(const void* p, uint64_t bytes) const {
     auto it = m_host_bufs.upper_bound(a);
     if (it == m_host_bufs.begin()) return false;
     --it;
-    return it->second.second && a + bytes <= it->first + it->second.first;
+    return it->second.second && a - it->first <= it->second.first && bytes <= it->first + it->second.first - a;
 }
 
 bool Context::device_range_ok(DevPtr p, uint64_t bytes) const {
-    if (auto b = m_alloc.live_block_containing(p)) return p + bytes <= b->first + b->second;
-    return m_dev.shares().imported_by(m_id, p);  // whole imported blocks only
+    // Sizes compared, not end addresses: p + bytes may wrap around 2^64.
+    if (auto b = m_alloc.live_block_containing(p)) return bytes <= b->first + b->second - p;
+    return m_dev.shares().imported_by(m_id, p, bytes);  // from an imported block's start only
 }
 
 bool Context::owns_range(DevPtr p, uint64_t bytes) const { return device_range_ok(p, bytes); }

@@ -52,9 +52,11 @@ std::optional<uint32_t> ShareTable::owner_of(uint64_t addr) const {
     return m_by_handle.at(h->second).owner;
 }
 
-bool ShareTable::imported_by(uint32_t ctx, uint64_t addr) const {
+bool ShareTable::imported_by(uint32_t ctx, uint64_t addr, uint64_t bytes) const {
     auto h = m_handle_of.find(addr);
-    return h != m_handle_of.end() && m_by_handle.at(h->second).importers.count(ctx) > 0;
+    if (h == m_handle_of.end()) return false;
+    const Entry& e = m_by_handle.at(h->second);
+    return e.importers.count(ctx) > 0 && bytes <= e.bytes;
 }
 
 uint64_t ShareTable::imported_bytes(uint32_t ctx) const {

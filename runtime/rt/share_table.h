@@ -37,7 +37,8 @@ public:
     Close owner_free(uint32_t owner, uint64_t addr);
 
     std::optional<uint32_t> owner_of(uint64_t addr) const;
-    bool imported_by(uint32_t ctx, uint64_t addr) const;
+    // Whether ctx imported the block starting at addr and it holds `bytes` from there.
+    bool imported_by(uint32_t ctx, uint64_t addr, uint64_t bytes) const;
     // Bytes ctx maps through imports (the memory it uses without holding it).
     uint64_t imported_bytes(uint32_t ctx) const;
     // Sum over contexts of imported bytes: what separate copies would have cost in addition.

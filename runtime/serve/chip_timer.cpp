@@ -62,17 +62,16 @@ void ChipStepTimer::observe(std::function<void(const llm::StepBatch&, size_t, co
     });
 }
 
-double ChipStepTimer::swap_seconds(int64_t out_tokens, int64_t in_tokens) {
-    const llm::ModelConfig& c = m_run.config();
-    const uint64_t t0 = now_tick().v;
-    rt::Context& ctx = m_rt.context();
-    const rt::StreamId s = m_rt.default_stream().id;
+uint64_t swap_kv(llm::LlmRun& run, rt::Runtime& rt, int64_t out_tokens, int64_t in_tokens) {
+    const llm::ModelConfig& c = run.config();
+    rt::Context& ctx = rt.context();
+    const rt::StreamId s = rt.default_stream().id;
     for (const auto& [tokens, dir] : {std::pair{out_tokens, CopyDir::D2H}, std::pair{in_tokens, CopyDir::H2D}}) {
         if (tokens <= 0) continue;
         const uint64_t bytes = static_cast<uint64_t>(tokens) * static_cast<uint64_t>(c.kv_size()) * 2;  // 16-bit
-        for (int64_t l = m_run.first_layer(); l < m_run.end_layer(); ++l)
+        for (int64_t l = run.first_layer(); l < run.end_layer(); ++l)
             for (const char* kind : {"k_cache", "v_cache"}) {
-                const uint64_t dev = m_run.address(llm::layer_tensor(l, kind));
+                const uint64_t dev = run.address(llm::layer_tensor(l, kind));
                 // Timing mode: the host side is a token (no host buffer).
                 const rt::Status st = dir == CopyDir::D2H ? ctx.copy_explicit(dir, 0, dev, bytes, s, true, true)
                                                           : ctx.copy_explicit(dir, dev, 0, bytes, s, true, true);
@@ -80,9 +79,24 @@ double ChipStepTimer::swap_seconds(int64_t out_tokens, int64_t in_tokens) {
             }
     }
     if (ctx.stream_synchronize(s) != rt::Status::Ok) throw SimError(kExitFailure, "serve: KV swap: " + ctx.last_error());
-    m_n.swap_bytes += static_cast<uint64_t>(out_tokens + in_tokens) * static_cast<uint64_t>(c.kv_size()) * 2 * 2 *
-                      static_cast<uint64_t>(m_run.end_layer() - m_run.first_layer());
-    return static_cast<double>(now_tick().v - t0) * 1e-12;
+    return static_cast<uint64_t>(out_tokens + in_tokens) * static_cast<uint64_t>(c.kv_size()) * 2 * 2 *
+           static_cast<uint64_t>(run.end_layer() - run.first_layer());
+}
+
+double ChipStepTimer::swap_seconds(int64_t out_tokens, int64_t in_tokens) {
+    const uint64_t t0 = now_tick().v;
+    if (m_lock) {
+        TpLockstep::Work w;
+        w.kind = TpLockstep::Kind::Swap;
+        w.swap_out = out_tokens;
+        w.swap_in = in_tokens;
+        m_lock->post(std::move(w));
+    }
+    // Every rank copies its shard's.
+    m_n.swap_bytes += swap_kv(m_run, m_rt, out_tokens, in_tokens) * (1 + (m_lock ? m_lock->followers() : 0));
+    uint64_t end = now_tick().v;
+    if (m_lock) end = std::max(end, m_lock->wait_followers().second);
+    return static_cast<double>(end - t0) * 1e-12;
 }
 
 void ChipStepTimer::begin_step(double now_s) {
@@ -113,8 +127,18 @@ double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
         m_batch = b;
         m_real = batch.size();
     }
+    if (m_lock) {
+        TpLockstep::Work w;
+        w.kind = TpLockstep::Kind::Step;
+        w.batch = b;
+        w.prefill = prefill;
+        m_lock->post(std::move(w));
+    }
     const llm::StepRecord& r = m_run.step_batch(m_rt, std::move(b), prefill);
-    return static_cast<double>(r.ps) * 1e-12;
+    if (!m_lock) return static_cast<double>(r.ps) * 1e-12;
+    // The step ends when its slowest rank's does (the ranks' all-reduces join them).
+    const auto [begin, end] = m_lock->wait_followers();
+    return static_cast<double>(std::max(end, r.begin_ps + r.ps) - std::min(begin, r.begin_ps)) * 1e-12;
 }
 
 }  // namespace sfumato::serve

@@ -22,6 +22,7 @@
 
 #include "runtime/llm/engine.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/tp_lockstep.h"
 
 namespace sfumato::serve {
 
@@ -32,6 +33,11 @@ int64_t shape_bucket(int64_t n);
 // The step's batch for the engine: the items in order (block table rows from their blocks), then
 // with `pad` the padding sequences; `scratch`: the block the padding writes into.
 llm::StepBatch step_shape(const std::vector<StepItem>& items, int64_t block_size, int64_t scratch, bool pad);
+
+// Copies the K and V of `out_tokens` tokens (every layer `run` holds) to host memory and of
+// `in_tokens` back over the host link, pinned, one copy per layer and kind each way, and waits for
+// them; returns the bytes copied.
+uint64_t swap_kv(llm::LlmRun& run, rt::Runtime& rt, int64_t out_tokens, int64_t in_tokens);
 
 struct ChipTimerCounters {
     size_t steps = 0;
@@ -57,6 +63,9 @@ public:
     void observe(std::function<void(const llm::StepBatch&, size_t real, const llm::StepRecord&)> f);
     // The simulated time (ps) at the scheduler's time 0.
     uint64_t origin_ps() const { return m_t0; }
+    // A tensor-parallel instance (tp_lockstep.h): `run` is rank 0's; each step and swap is posted
+    // to the other ranks and ends when the slowest rank's does.
+    void lockstep(TpLockstep* l) { m_lock = l; }
 
 private:
     llm::LlmRun& m_run;
@@ -68,6 +77,7 @@ private:
     std::function<void(const llm::StepBatch&, size_t, const llm::StepRecord&)> m_observe;
     llm::StepBatch m_batch;  // the step under way (for the observer)
     size_t m_real = 0;
+    TpLockstep* m_lock = nullptr;
 };
 
 }  // namespace sfumato::serve

@@ -95,19 +95,35 @@ int64_t attention_layer(const std::string& name) {
     return std::stoll(digits);
 }
 
-// Instances per chip, and each instance's index among its chip's.
-std::vector<uint32_t> place(const ServeSetup& s, size_t chips) {
-    std::vector<uint32_t> chip;
+// Each instance's chips (rank order): instance i on chip i mod chips, or serve.placement's; with
+// serve.tp T, chips i T .. i T + T - 1, or T chips from its placement's, no chip in two instances.
+std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
+    const int64_t tp = std::max<int64_t>(1, s.tp), n = static_cast<int64_t>(chips);
+    if (tp > 1 && s.instances * tp > n)
+        throw InputError("serve.instances " + std::to_string(s.instances) + " x serve.tp " + std::to_string(tp) +
+                         " needs " + std::to_string(s.instances * tp) + " chips, the system has " + std::to_string(n));
+    std::vector<std::vector<uint32_t>> group;
+    std::map<uint32_t, int64_t> owner;
     for (int64_t i = 0; i < s.instances; ++i) {
-        const uint32_t c = s.placement.empty() ? static_cast<uint32_t>(static_cast<size_t>(i) % chips)
-                                               : s.placement[static_cast<size_t>(i)];
-        if (c >= chips)
-            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(c) +
-                             ", the system has " + std::to_string(chips) + " chips (0.." +
-                             std::to_string(chips - 1) + ")");
-        chip.push_back(c);
+        const int64_t first = !s.placement.empty() ? s.placement[static_cast<size_t>(i)] : tp > 1 ? i * tp : i % n;
+        if (first + tp > n)
+            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
+                             (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for serve.tp " + std::to_string(tp) + ")"
+                                     : std::string()) +
+                             ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
+        std::vector<uint32_t> g;
+        for (int64_t r = 0; r < tp; ++r) {
+            const uint32_t c = static_cast<uint32_t>(first + r);
+            if (tp > 1 && owner.count(c))
+                throw InputError("serve.placement: instances " + std::to_string(owner[c]) + " and " + std::to_string(i) +
+                                 " both use chip " + std::to_string(c) + " (serve.tp " + std::to_string(tp) +
+                                 ": a tensor-parallel instance holds its chips alone)");
+            owner[c] = i;
+            g.push_back(c);
+        }
+        group.push_back(std::move(g));
     }
-    return chip;
+    return group;
 }
 
 }  // namespace
@@ -117,7 +133,16 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     : m_trace(trace), m_s(setup), m_sh(std::make_unique<Shared>()) {
     if (chips.empty()) throw InputError("serve: the system has no chip");
     const RouterPolicy rp = parse_router(m_s.router);
-    m_chip = place(m_s, chips.size());
+    m_group = place(m_s, chips.size());
+    for (const auto& g : m_group) m_chip.push_back(g.front());
+    if (m_s.tp > 1 && m_s.prefill_instances > 0)
+        throw InputError("serve.tp " + std::to_string(m_s.tp) +
+                         " with serve.prefill_instances: disaggregated prefill/decode of tensor-parallel instances is "
+                         "not modelled (each rank's KV shard would move to its peer rank)");
+    if (m_s.tp > 1 && m_s.export_profile)
+        throw InputError("serve.tp " + std::to_string(m_s.tp) +
+                         " with --export-profile: the profile of a tensor-parallel instance (its shards' op times, "
+                         "all_reduce.csv) is not written yet");
     std::map<uint32_t, int64_t> per_chip;
     for (uint32_t ch : m_chip) ++per_chip[ch];
     // Instances sharing a chip: the first holds the weights, every one its activation arena
@@ -151,8 +176,10 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
                     return m_sh->handle.at(ch);
                 };
         }
+        std::vector<DeviceInfo> devs;
+        for (uint32_t g : m_group[i]) devs.push_back(chips[g]);
         try {
-            m_inst.push_back(std::make_unique<ServeRun>(c, trace, s, chips[ch], std::move(share)));
+            m_inst.push_back(std::make_unique<ServeRun>(c, trace, s, devs, std::move(share)));
         } catch (const InputError& e) {
             throw InputError("serve: instance " + std::to_string(i) + " on chip " + std::to_string(ch) + " (with " +
                              std::to_string(k - 1) + " other instance(s) there): " + e.what());
@@ -195,10 +222,32 @@ void ServeCluster::check_disaggregation() const {
 
 ServeCluster::~ServeCluster() = default;
 
-void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse) {
+std::vector<ServeCluster::Host> ServeCluster::hosts() const {
+    std::vector<Host> h;
+    for (size_t i = 0; i < m_group.size(); ++i)
+        for (size_t r = 0; r < m_group[i].size(); ++r) h.push_back({i, static_cast<uint32_t>(r), m_group[i][r]});
+    return h;
+}
+
+void ServeCluster::run_host(const Host& h, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
+                            comm::Communicator* comm) {
+    if (h.rank == 0) return run_instance(h.instance, dev, ctx, reuse, comm);
+    // A follower rank of a tensor-parallel instance: its shard of every step rank 0 posts.
+    rt::Runtime rt(dev, ctx);
+    reuse::TimingReuse service(ctx, rt.device_info(), reuse);
+    ServeRun& run = *m_inst.at(h.instance);
+    run.join(h.rank, rt, comm);
+    run.run_follower(h.rank, rt);
+    service.settle();
+    m_follower_reuse.push_back(service.counters());
+}
+
+void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
+                                comm::Communicator* comm) {
     rt::Runtime rt(dev, ctx);
     reuse::TimingReuse service(ctx, rt.device_info(), reuse);
     ServeRun& run = *m_inst.at(i);
+    run.join(0, rt, comm);
     m_dev.at(i) = &dev;
     m_ctx.at(i) = &ctx;
     const size_t p = static_cast<size_t>(m_s.prefill_instances);
@@ -298,6 +347,7 @@ void ServeCluster::export_profile(const std::string& dir, int64_t devices_per_no
 reuse::ReuseCounters ServeCluster::reuse_counters() const {
     reuse::ReuseCounters t;
     for (const reuse::ReuseCounters& c : m_reuse) t += c;
+    for (const reuse::ReuseCounters& c : m_follower_reuse) t += c;
     return t;
 }
 
@@ -306,6 +356,7 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
     j.erase("memory");
     j.erase("kv");
     j.erase("timer");
+    j.erase("communication");
     j["setup"]["instances"] = m_inst.size();
     j["setup"]["router"] = m_s.router;
     j["setup"]["placement"] = m_chip;
@@ -328,7 +379,9 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
                                   {"memory", s["memory"]},
                                   {"context_bytes_in_use", m_in_use[i]},
                                   {"kv", s["kv"]},
-                                  {"timer", s["timer"]}});
+                                  {"timer", s["timer"]},
+                                  {"chips", m_group[i]}});
+        if (s.contains("communication")) j["instances"].back()["communication"] = s["communication"];
         wall = std::max(wall, m_inst[i]->wall_seconds());
     }
     // Per chip: the copies of the weights held (instances that placed rather than mapped them),

@@ -24,7 +24,13 @@
 // KV transfer time is the exposed part, from the prompt's last step's end to the hand-off
 // (queueing behind earlier copies included); the copies' own span (first start to last end) is
 // reported beside it.
-// Simplified: every instance is TP 1 / PP 1 with the same knobs; the router's own latency and
+// Tensor parallelism per instance (serve.tp T): instance i spans chips i T .. i T + T - 1 (or T
+// chips from its serve.placement entry), no chip in two instances; its model is sharded over them
+// as llm::TpRun shards it (runtime/llm/parallel.h), one host program per chip: rank 0 runs the
+// scheduler and posts each step to the others (tp_lockstep.h), the all-reduces after o_proj and
+// down_proj cross the links, and a step ends when its slowest rank's does.
+// Simplified: every instance has the same knobs and TP degree, PP 1; a TP instance is not
+// disaggregated and exports no profile; the router's own latency and
 // the request's network hop to the instance are not charged; each block segment is its own copy
 // task on the KV stream (one host call per layer and decode chip, but the device runs the
 // segments one after another); the copies land at the same block offsets of the decode chip's
@@ -84,8 +90,21 @@ public:
     size_t instances() const { return m_inst.size(); }
     // The chip of each instance, in instance order (one host program each).
     const std::vector<uint32_t>& placement() const { return m_chip; }
-    // Instance i's host program on its chip (ctx: a context of its own on `dev`).
-    void run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse);
+    // Each instance's chips in rank order (one unless serve.tp).
+    const std::vector<std::vector<uint32_t>>& chip_groups() const { return m_group; }
+    // The host programs: one per instance and rank (rank 0 runs the instance's scheduler).
+    struct Host {
+        size_t instance = 0;
+        uint32_t rank = 0, chip = 0;
+    };
+    std::vector<Host> hosts() const;
+    // Host program h on its chip (ctx: a context of its own on `dev`; `comm`: the instance's
+    // communicator over its chips in rank order, null when serve.tp is 1).
+    void run_host(const Host& h, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
+                  comm::Communicator* comm);
+    // Instance i's host program on its chip (rank 0).
+    void run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
+                      comm::Communicator* comm = nullptr);
 
     // After the run: the merged result (each request from its instance), its metrics, the
     // per-instance and per-chip sections (memory: the weights' copies and bytes held per chip).
@@ -151,7 +170,9 @@ private:
     const RequestTrace& m_trace;
     ServeSetup m_s;
     std::vector<uint32_t> m_chip;
+    std::vector<std::vector<uint32_t>> m_group;
     std::vector<std::unique_ptr<ServeRun>> m_inst;
+    std::vector<reuse::ReuseCounters> m_follower_reuse;
     std::unique_ptr<Router> m_router;
     std::unique_ptr<Shared> m_sh;
     std::vector<reuse::ReuseCounters> m_reuse;

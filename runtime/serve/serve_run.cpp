@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sim/error.h"
+#include "sim/sc_time_util.h"
 #include "sim/trace.h"
 
 namespace sfumato::serve {
@@ -62,7 +63,11 @@ ServeParams::ServeParams(const ParamScope& s)
       prefill_instances(s, "prefill_instances", 0, "instances",
                         "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
                         "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
-                        {0, 1023}) {}
+                        {0, 1023}),
+      tp(s, "tp", 1, "chips",
+         "tensor parallelism per instance (--tp N): each instance's model sharded over N chips of the --system, "
+         "Megatron-style as `sfumato llm --tp` (an all-reduce over the links after o_proj and down_proj)",
+         {1, 64}) {}
 
 ServeSetup ServeParams::setup() const {
     ServeSetup u;
@@ -87,6 +92,7 @@ ServeSetup ServeParams::setup() const {
     u.instances = instances;
     u.router = router.get();
     u.prefill_instances = prefill_instances;
+    u.tp = tp;
     const std::string& pl = placement.get();
     for (size_t at = 0; !pl.empty() && at <= pl.size();) {
         const size_t comma = std::min(pl.find(',', at), pl.size());
@@ -103,6 +109,10 @@ ServeSetup ServeParams::setup() const {
 }
 
 ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev,
+                   InstanceShare share)
+    : ServeRun(c, std::move(trace), std::move(s), std::vector<DeviceInfo>{dev}, std::move(share)) {}
+
+ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const std::vector<DeviceInfo>& devs,
                    InstanceShare share)
     : m_share(std::move(share)), m_c(c), m_trace(std::move(trace)), m_s(std::move(s)) {
     SchedulerOptions& o = m_s.sched;
@@ -127,7 +137,26 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
     ro.keep_step_ops = false;
     ro.reserved_bytes = m_share.reserved_bytes;
     ro.import_weights = m_share.import_weights;
-    m_run = std::make_unique<llm::LlmRun>(c, ro, dev);
+    if (static_cast<int64_t>(devs.size()) != std::max<int64_t>(1, m_s.tp))
+        throw InputError("serve.tp " + std::to_string(m_s.tp) + ": the instance has " + std::to_string(devs.size()) +
+                         " chips");
+    if (devs.size() == 1) {
+        m_own = std::make_unique<llm::LlmRun>(c, ro, devs[0]);
+        m_run = m_own.get();
+    } else {
+        if (ro.import_weights) throw InputError("serve.tp: a tensor-parallel instance shares no chip's weights");
+        llm::TpOptions t;
+        t.tp = m_s.tp;
+        t.comm_buffer_bytes = m_s.comm_buffer_bytes;
+        t.mirror = m_s.tp_mirror;
+        try {
+            m_tp = std::make_unique<llm::TpRun>(c, ro, t, devs);
+        } catch (const InputError& e) {
+            throw InputError("serve.tp " + std::to_string(m_s.tp) + ": " + e.what());
+        }
+        m_run = &m_tp->rank(0);
+        m_lock = std::make_unique<TpLockstep>(devs.size() - 1);
+    }
     o.kv_blocks = m_run->memory().kv_blocks - 1;  // the last block is the padding's scratch
     if (o.kv_blocks < 1) throw InputError("serve: the KV cache has no block beside the scratch block");
     o.max_model_len = len;
@@ -141,6 +170,7 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     m_run->start(rt);
     if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
+    timer.lockstep(m_lock.get());
     if (m_s.export_profile) {
         m_profile = std::make_unique<VidurProfile>(m_c, m_s.sched.block_size, m_s.sched.max_model_len);
         timer.observe([this](const llm::StepBatch& b, size_t real, const llm::StepRecord& r) {
@@ -150,9 +180,34 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     Scheduler sched(m_trace, m_s.sched, timer, arrivals, handoff);
     if (ready) ready(sched);
     m_res = sched.run();
+    if (m_lock) m_lock->post({});  // the followers stop
     m_counters = timer.counters();
     emit_trace(rt, timer.origin_ps());
     m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void ServeRun::join(uint32_t rank, rt::Runtime& rt, comm::Communicator* comm) {
+    if (m_tp) m_tp->join_rank(rank, rt, comm);
+}
+
+void ServeRun::run_follower(uint32_t rank, rt::Runtime& rt) {
+    if (!m_tp || rank == 0 || rank >= static_cast<uint32_t>(m_tp->tp()))
+        throw SimError(kExitFailure, "serve: rank " + std::to_string(rank) + " is not a follower of this instance");
+    llm::LlmRun& run = m_tp->rank(rank);
+    run.start(rt);
+    const size_t f = rank - 1;
+    for (;;) {
+        const TpLockstep::Work& w = m_lock->next(f);
+        if (w.kind == TpLockstep::Kind::Stop) break;
+        const uint64_t begin = now_tick().v;
+        if (w.kind == TpLockstep::Kind::Swap) {
+            swap_kv(run, rt, w.swap_out, w.swap_in);
+            m_lock->finished(f, begin, now_tick().v);
+            continue;
+        }
+        const llm::StepRecord& r = run.step_batch(rt, w.batch, w.prefill);
+        m_lock->finished(f, r.begin_ps, r.begin_ps + r.ps);
+    }
 }
 
 namespace {
@@ -278,7 +333,7 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"prefix_caching", o.prefix_caching}, {"preemption", o.swap ? "swap" : "recompute"},
                   {"scheduling", o.priority ? "priority" : "fcfs"},
                   {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
-                  {"pad_shapes", m_s.pad_shapes}};
+                  {"pad_shapes", m_s.pad_shapes}, {"tp", tp()}};
     const llm::MemoryPlan& mp = m_run->memory();
     j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"weights_imported", mp.weights_imported},
                    {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks}, {"activations", mp.activations},
@@ -289,6 +344,22 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"sequences", m_counters.sequences}, {"padded_sequences", m_counters.padded_sequences},
                   {"idle_s", m_counters.idle_s}, {"swap_bytes", m_counters.swap_bytes}, {"plans_compiled", m_run->plans_compiled()},
                   {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()}};
+    if (m_tp) {
+        // Each rank's all-reduces: their number and bytes, the time they ran (the union of their
+        // tasks' spans) and the rank's step time.
+        j["communication"] = nlohmann::json::array();
+        for (uint32_t r = 0; r < static_cast<uint32_t>(m_tp->tp()); ++r) {
+            const llm::RankCollectives::Share sh = m_tp->comm_total(r);
+            j["communication"].push_back({{"rank", r}, {"all_reduces", sh.calls}, {"bytes", sh.bytes},
+                                          {"comm_ms", static_cast<double>(sh.comm_ps) * 1e-9},
+                                          {"steps_ms", static_cast<double>(sh.step_ps) * 1e-9},
+                                          {"share", sh.share()}});
+        }
+        j["parallel"] = {{"tp", m_tp->tp()}, {"simulate", m_tp->mirrored() ? "one" : "all"},
+                         {"heads_per_chip", m_tp->shard().num_heads}, {"kv_heads_per_chip", m_tp->shard().num_kv_heads},
+                         {"kv_heads_replicated", m_tp->kv_replicated()},
+                         {"intermediate_per_chip", m_tp->shard().intermediate_size}};
+    }
     j["wall_seconds"] = m_wall_s;
     return j;
 }

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/comm/communicator.h"
 #include "runtime/llm/engine.h"
+#include "runtime/llm/parallel.h"
 #include "runtime/serve/chip_timer.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/requests.h"
@@ -42,6 +44,12 @@ struct ServeSetup {
     // Disaggregated prefill/decode: instances 0..prefill_instances-1 compute prompts, the others
     // decode (0: every instance does both).
     int64_t prefill_instances = 0;
+    // Tensor parallelism per instance (serve.tp): each instance spans tp chips of the system, its
+    // model sharded over them as llm::TpRun shards it (runtime/llm/parallel.h), the all-reduces
+    // over the links. tp_mirror: only rank 0 simulates kernels (timing mode, --simulate one).
+    int64_t tp = 1;
+    bool tp_mirror = true;
+    uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: the collective library's, per chip
     bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
 };
 
@@ -73,6 +81,7 @@ struct ServeParams {
     Param<int64_t> instances;
     ChoiceParam router, placement;
     Param<int64_t> prefill_instances;
+    Param<int64_t> tp;
     // InputError naming serve.placement for a malformed list.
     ServeSetup setup() const;
 };
@@ -97,7 +106,20 @@ public:
     // what does not fit or which knob is out of range).
     ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const DeviceInfo& dev,
              InstanceShare share = {});
+    // A tensor-parallel instance over s.tp chips (`devs`: its chips' DeviceInfo, rank order; one
+    // chip: as above). The memory plan is each chip's (weights shard, its KV heads' cache,
+    // activations, the collective buffers); the KV pool is rank 0's blocks, each holding its
+    // shard of every token (every rank has as many).
+    ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const std::vector<DeviceInfo>& devs,
+             InstanceShare share = {});
     ~ServeRun();
+    // Tensor parallel: rank r's host program joins the instance's group on its context (`comm`:
+    // the instance's chips in rank order), before run() (rank 0) or run_follower() (the others).
+    void join(uint32_t rank, rt::Runtime& rt, comm::Communicator* comm);
+    // Rank r > 0's host program: places its shard, then runs every step rank 0 posts.
+    void run_follower(uint32_t rank, rt::Runtime& rt);
+    int64_t tp() const { return m_tp ? m_tp->tp() : 1; }
+    const llm::TpRun* tp_run() const { return m_tp.get(); }
     // The host program (call from the simulation's host thread). Several instances: `arrivals`
     // gives this instance's requests (a router), `ready` sees its scheduler before the first
     // step (the router's load measure), `after_start` runs once the model is placed (a chip's
@@ -111,6 +133,7 @@ public:
     uint64_t export_weights(rt::Runtime& rt) { return m_run->export_weights(rt); }
 
     const RequestTrace& trace() const { return m_trace; }
+    const llm::ModelConfig& model() const { return m_c; }  // the whole model (engine(): rank 0's shard)
     const ServeSetup& setup() const { return m_s; }  // effective: kv_blocks and max_model_len resolved
     const llm::LlmRun& engine() const { return *m_run; }
     const ServeResult& result() const { return m_res; }
@@ -133,7 +156,10 @@ private:
     llm::ModelConfig m_c;
     RequestTrace m_trace;
     ServeSetup m_s;
-    std::unique_ptr<llm::LlmRun> m_run;
+    std::unique_ptr<llm::LlmRun> m_own;  // one chip
+    std::unique_ptr<llm::TpRun> m_tp;    // several: rank 0's run is m_run
+    std::unique_ptr<TpLockstep> m_lock;
+    llm::LlmRun* m_run = nullptr;
     ServeResult m_res;
     ChipTimerCounters m_counters;
     std::unique_ptr<VidurProfile> m_profile;

@@ -145,3 +145,49 @@ TEST_CASE("rt: weights shared between two contexts are held once") {
     sc_core::sc_start();
     CHECK(done);
 }
+
+// Context::memcpy_peer_batch (one host call, a peer copy per segment; the disaggregated KV
+// transfers use it) checks its stream, its peer and every segment before posting any copy: a bad
+// call posts nothing and names the segment. The peer here is a second runtime device over the
+// same test chip (its own allocations); these calls never reach the links.
+TEST_CASE("rt: memcpy_peer_batch checks every segment before posting any") {
+    Rig r;
+    rt::Device peer(*r.dev, r.dev->host_params());
+    rt::Context& there = peer.open_context();
+    REQUIRE(r.run([&](rt::Context& c) {
+        rt::DevPtr src = 0, dst = 0, local = 0;
+        REQUIRE(c.malloc(&src, 8192) == Status::Ok);
+        REQUIRE(c.malloc(&local, 8192) == Status::Ok);
+        REQUIRE(there.malloc(&dst, 8192) == Status::Ok);
+        using Seg = rt::Context::PeerSegment;
+        const size_t posted = c.tasks().size();
+        struct Bad {
+            std::vector<Seg> segs;
+            rt::StreamId stream;
+            bool self;
+            Status status;
+            const char* says;
+        } cases[] = {
+            {{}, rt::kDefaultStream, false, Status::InvalidValue, "no segment"},
+            {{{dst, src, 64}}, 977, false, Status::InvalidStream, "stream 977 is not live"},
+            {{{local, src, 64}}, rt::kDefaultStream, true, Status::InvalidValue, "the peer is this device"},
+            {{{dst, src, 64}, {dst + 64, src + 64, 0}}, rt::kDefaultStream, false, Status::InvalidValue,
+             "segment 1: 0 bytes"},
+            // Past the end of the source block.
+            {{{dst, src, 64}, {dst + 64, src + 8192 - 32, 64}}, rt::kDefaultStream, false, Status::BadPointer,
+             "segment 1: source"},
+            // A size that wraps the address space around (src + bytes < src).
+            {{{dst, src + 64, ~uint64_t{0} - 32}}, rt::kDefaultStream, false, Status::BadPointer, "segment 0: source"},
+            // A destination this device holds but the peer does not; one past the peer's block.
+            {{{local, src, 64}}, rt::kDefaultStream, false, Status::BadPointer, "segment 0: destination"},
+            {{{dst, src, 64}, {dst + 8192 - 63, src, 64}}, rt::kDefaultStream, false, Status::BadPointer,
+             "segment 1: destination"},
+        };
+        for (const Bad& b : cases) {
+            INFO(b.says);
+            CHECK(c.memcpy_peer_batch(b.self ? *r.rtdev : peer, b.segs, b.stream) == b.status);
+            CHECK_THAT(c.last_error(), Catch::Contains(b.says));
+            CHECK(c.tasks().size() == posted);  // nothing half-posted
+        }
+    }));
+}
