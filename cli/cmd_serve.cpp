@@ -130,8 +130,8 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
         std::printf(" (memory plan per chip); all-reduces per chip (time they run / step time):");
         for (const nlohmann::json& c : in["communication"])
             std::printf(" %zu, %.2f MB, %.3f of %.3f ms (%.1f %%);", c["all_reduces"].get<size_t>(),
-                        c["bytes"].get<double>() / 1e6, c["comm_ms"].get<double>(), c["steps_ms"].get<double>(),
-                        100 * c["share"].get<double>());
+                        c["bytes"].get<double>() / 1e6, c["comm_ms"].get<double>(),
+                        c["steps_ms"].get<double>(), 100 * c["share"].get<double>());
         std::printf("\n");
     }
     for (const nlohmann::json& c : j["chips"])
@@ -162,9 +162,11 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
 }
 
 // --system F: the instances on the system's chips behind the router (runtime/serve/cluster.h).
-int serve_system(const std::vector<std::string>& args, const CommonOptions& common, const std::string& system_file,
-                 const llm::ModelConfig& cfg, const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
-                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir, const std::string& simulate) {
+int serve_system(const std::vector<std::string>& args, const CommonOptions& common,
+                 const std::string& system_file, const llm::ModelConfig& cfg,
+                 const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
+                 double slo_ttft_ms, double slo_tpot_ms, const std::string& profile_dir,
+                 const std::string& simulate) {
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     SystemSession s(common, system_file, cmdline);
@@ -187,8 +189,9 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     for (const std::vector<uint32_t>& g : cluster.chip_groups()) {
         std::vector<rt::Device*> devs;
         for (uint32_t c : g) devs.push_back(&s.device(c));
-        comms.push_back(g.size() > 1 ? std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params())
-                                     : nullptr);
+        comms.push_back(g.size() > 1
+                            ? std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params())
+                            : nullptr);
     }
     const std::vector<serve::ServeCluster::Host> hosts = cluster.hosts();
     std::vector<uint32_t> chips;
@@ -232,17 +235,21 @@ int cmd_serve(const std::vector<std::string>& args) {
     add_run_options(d, common);
     add_reuse_option(d, reuse_arg);
     add_system_option(d, system_file);
-    d.add_options()("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
-        "requests", po::value<std::string>(&requests), "request trace: CSV, JSONL or the Azure LLM trace CSV (docs/serve.md)")(
+    d.add_options()("model", po::value<std::string>(&model_arg),
+                    "config.json, or a shipped model name (configs/llm)")(
+        "requests", po::value<std::string>(&requests),
+        "request trace: CSV, JSONL or the Azure LLM trace CSV (docs/serve.md)")(
         "generate", po::value<std::string>(&generate),
         "generated requests: n=..,rate=..,arrival=poisson|gamma,prompt=..,output=..,seed=.. (docs/serve.md)")(
-        "policy", po::value<std::string>(&policy), "continuous | static | dynamic (the same as --set serve.policy=P)")(
+        "policy", po::value<std::string>(&policy),
+        "continuous | static | dynamic (the same as --set serve.policy=P)")(
         "instances", po::value<int64_t>(&instances),
         "serving instances on the --system's chips (the same as --set serve.instances=N)")(
         "tp", po::value<int64_t>(&tp),
         "tensor-parallel chips per instance of the --system (the same as --set serve.tp=N)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
-        "with --tp: auto|one (only each instance's first chip simulates kernels; the others follow it to every "
+        "with --tp: auto|one (only each instance's first chip simulates kernels; the others follow it to "
+        "every "
         "all-reduce) | all")(
         "router", po::value<std::string>(&router),
         "round_robin | least_tokens: how requests spread over the instances (--set serve.router=R)")(
@@ -251,7 +258,8 @@ int cmd_serve(const std::vector<std::string>& args) {
         "seed", po::value<uint64_t>(&seed)->default_value(1), "seed of the model's timing-mode token draws")(
         "exact", po::bool_switch(&exact), "simulate every kernel (--reuse-timing off)")(
         "export-profile", po::value<std::string>(&profile_dir),
-        "write the measured per-op times in Vidur's profiling CSV layouts (mlp, attention, send_recv, all_reduce) to "
+        "write the measured per-op times in Vidur's profiling CSV layouts (mlp, attention, send_recv, "
+        "all_reduce) to "
         "DIR");
     po::positional_options_description pos;
     pos.add("model", 1);
@@ -281,8 +289,8 @@ int cmd_serve(const std::vector<std::string>& args) {
     serve::RequestTrace trace =
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
     if (!system_file.empty())
-        return serve_system(args, common, system_file, cfg, trace, seed, exact ? "off" : reuse_arg, slo_ttft_ms,
-                            slo_tpot_ms, profile_dir, simulate);
+        return serve_system(args, common, system_file, cfg, trace, seed, exact ? "off" : reuse_arg,
+                            slo_ttft_ms, slo_tpot_ms, profile_dir, simulate);
     std::string cmdline = "sfumato serve";
     for (const auto& a : args) cmdline += " " + a;
     Session s(common, cmdline);
@@ -299,9 +307,10 @@ int cmd_serve(const std::vector<std::string>& args) {
         throw InputError("serve.instances " + std::to_string(setup.instances) +
                          " / serve.placement: several instances need --system F (a system of chips)");
     if (setup.tp > 1)
-        throw InputError("serve.tp " + std::to_string(setup.tp) +
-                         ": a tensor-parallel instance spans several chips: give --system F (a system of chips), "
-                         "not a single chip's --config");
+        throw InputError(
+            "serve.tp " + std::to_string(setup.tp) +
+            ": a tensor-parallel instance spans several chips: give --system F (a system of chips), "
+            "not a single chip's --config");
     reuse::ReuseOptions ropt = reuse_options(exact ? "off" : reuse_arg, s.functional(), false, s.chip_params());
     ropt.traffic = s.chip().memory_system();
     serve::ServeRun run(cfg, std::move(trace), setup, s.chip().info());

@@ -194,32 +194,33 @@ void TpRun::join_rank(uint32_t r, rt::Runtime& rt, comm::Communicator* comm) {
     if (m_t.tp > 1) comm->init_rank(r, ctx);  // a rendezvous: every rank's slot and device are set
     const isa::DType dt = m_c.torch_dtype == "bfloat16" ? isa::DType::BF16 : isa::DType::FP16;
     LlmRun& run = *rk.run;
-    run.after_op([this, r, leader, follower, dt, comm, &rt](const graph::PlanStep& st, const graph::Executor& ex) {
-        if (m_t.tp == 1) return;
-        const std::string role = node_role(st.name);
-        if (role != "o_proj" && role != "down_proj") return;
-        Rank& me = m_ranks[r];
-        rt::Context& c = *me.ctx;
-        // The row-parallel projection's partial sums, reduced in place on the
-        // compute stream.
-        const rt::StreamId stream = rt.default_stream().id;
-        auto check = [&](rt::Status status) {
-            if (status != rt::Status::Ok) throw InputError(c.last_error());
-        };
-        if (leader)
-            for (size_t q = 1; q < m_ranks.size(); ++q)
-                check(c.notify_record(*m_ranks[q].dev, m_ranks[q].slot, stream));
-        if (follower) check(c.notify_wait(me.slot, stream));
-        const ops::TensorRef& y = ex.placed(st.out.at(0));
-        const uint64_t count = y.storage_bytes() / isa::dtype_size(dt);
-        RankCollectives::Call call;
-        call.first = c.tasks().size();
-        call.step = me.run->steps().size();
-        call.bytes = y.storage_bytes();
-        comm->all_reduce(r, y.addr, y.addr, count, dt, comm::RedOp::Sum, stream);
-        call.last = c.tasks().size();
-        me.coll.add(call);
-    });
+    run.after_op(
+        [this, r, leader, follower, dt, comm, &rt](const graph::PlanStep& st, const graph::Executor& ex) {
+            if (m_t.tp == 1) return;
+            const std::string role = node_role(st.name);
+            if (role != "o_proj" && role != "down_proj") return;
+            Rank& me = m_ranks[r];
+            rt::Context& c = *me.ctx;
+            // The row-parallel projection's partial sums, reduced in place on the
+            // compute stream.
+            const rt::StreamId stream = rt.default_stream().id;
+            auto check = [&](rt::Status status) {
+                if (status != rt::Status::Ok) throw InputError(c.last_error());
+            };
+            if (leader)
+                for (size_t q = 1; q < m_ranks.size(); ++q)
+                    check(c.notify_record(*m_ranks[q].dev, m_ranks[q].slot, stream));
+            if (follower) check(c.notify_wait(me.slot, stream));
+            const ops::TensorRef& y = ex.placed(st.out.at(0));
+            const uint64_t count = y.storage_bytes() / isa::dtype_size(dt);
+            RankCollectives::Call call;
+            call.first = c.tasks().size();
+            call.step = me.run->steps().size();
+            call.bytes = y.storage_bytes();
+            comm->all_reduce(r, y.addr, y.addr, count, dt, comm::RedOp::Sum, stream);
+            call.last = c.tasks().size();
+            me.coll.add(call);
+        });
 }
 
 void TpRun::finish() {

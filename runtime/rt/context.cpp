@@ -261,7 +261,8 @@ bool Context::is_pinned(const void* p, uint64_t bytes) const {
     auto it = m_host_bufs.upper_bound(a);
     if (it == m_host_bufs.begin()) return false;
     --it;
-    return it->second.second && a - it->first <= it->second.first && bytes <= it->first + it->second.first - a;
+    return it->second.second && a - it->first <= it->second.first &&
+           bytes <= it->first + it->second.first - a;
 }
 
 bool Context::device_range_ok(DevPtr p, uint64_t bytes) const {

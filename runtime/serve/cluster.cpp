@@ -100,24 +100,29 @@ int64_t attention_layer(const std::string& name) {
 std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
     const int64_t tp = std::max<int64_t>(1, s.tp), n = static_cast<int64_t>(chips);
     if (tp > 1 && s.instances * tp > n)
-        throw InputError("serve.instances " + std::to_string(s.instances) + " x serve.tp " + std::to_string(tp) +
-                         " needs " + std::to_string(s.instances * tp) + " chips, the system has " + std::to_string(n));
+        throw InputError("serve.instances " + std::to_string(s.instances) + " x serve.tp " +
+                         std::to_string(tp) + " needs " + std::to_string(s.instances * tp) +
+                         " chips, the system has " + std::to_string(n));
     std::vector<std::vector<uint32_t>> group;
     std::map<uint32_t, int64_t> owner;
     for (int64_t i = 0; i < s.instances; ++i) {
-        const int64_t first = !s.placement.empty() ? s.placement[static_cast<size_t>(i)] : tp > 1 ? i * tp : i % n;
+        const int64_t first = !s.placement.empty() ? s.placement[static_cast<size_t>(i)]
+                              : tp > 1             ? i * tp
+                                                   : i % n;
         if (first + tp > n)
-            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
-                             (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for serve.tp " + std::to_string(tp) + ")"
-                                     : std::string()) +
-                             ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
+            throw InputError(
+                "serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
+                (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for serve.tp " + std::to_string(tp) +
+                              ")"
+                        : std::string()) +
+                ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
         std::vector<uint32_t> g;
         for (int64_t r = 0; r < tp; ++r) {
             const uint32_t c = static_cast<uint32_t>(first + r);
             if (tp > 1 && owner.count(c))
-                throw InputError("serve.placement: instances " + std::to_string(owner[c]) + " and " + std::to_string(i) +
-                                 " both use chip " + std::to_string(c) + " (serve.tp " + std::to_string(tp) +
-                                 ": a tensor-parallel instance holds its chips alone)");
+                throw InputError("serve.placement: instances " + std::to_string(owner[c]) + " and " +
+                                 std::to_string(i) + " both use chip " + std::to_string(c) + " (serve.tp " +
+                                 std::to_string(tp) + ": a tensor-parallel instance holds its chips alone)");
             owner[c] = i;
             g.push_back(c);
         }
@@ -136,13 +141,15 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     m_group = place(m_s, chips.size());
     for (const auto& g : m_group) m_chip.push_back(g.front());
     if (m_s.tp > 1 && m_s.prefill_instances > 0)
-        throw InputError("serve.tp " + std::to_string(m_s.tp) +
-                         " with serve.prefill_instances: disaggregated prefill/decode of tensor-parallel instances is "
-                         "not modelled (each rank's KV shard would move to its peer rank)");
+        throw InputError(
+            "serve.tp " + std::to_string(m_s.tp) +
+            " with serve.prefill_instances: disaggregated prefill/decode of tensor-parallel instances is "
+            "not modelled (each rank's KV shard would move to its peer rank)");
     if (m_s.tp > 1 && m_s.export_profile)
-        throw InputError("serve.tp " + std::to_string(m_s.tp) +
-                         " with --export-profile: the profile of a tensor-parallel instance (its shards' op times, "
-                         "all_reduce.csv) is not written yet");
+        throw InputError(
+            "serve.tp " + std::to_string(m_s.tp) +
+            " with --export-profile: the profile of a tensor-parallel instance (its shards' op times, "
+            "all_reduce.csv) is not written yet");
     std::map<uint32_t, int64_t> per_chip;
     for (uint32_t ch : m_chip) ++per_chip[ch];
     // Instances sharing a chip: the first holds the weights, every one its activation arena
@@ -225,12 +232,13 @@ ServeCluster::~ServeCluster() = default;
 std::vector<ServeCluster::Host> ServeCluster::hosts() const {
     std::vector<Host> h;
     for (size_t i = 0; i < m_group.size(); ++i)
-        for (size_t r = 0; r < m_group[i].size(); ++r) h.push_back({i, static_cast<uint32_t>(r), m_group[i][r]});
+        for (size_t r = 0; r < m_group[i].size(); ++r)
+            h.push_back({i, static_cast<uint32_t>(r), m_group[i][r]});
     return h;
 }
 
-void ServeCluster::run_host(const Host& h, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
-                            comm::Communicator* comm) {
+void ServeCluster::run_host(const Host& h, rt::Device& dev, rt::Context& ctx,
+                            const reuse::ReuseOptions& reuse, comm::Communicator* comm) {
     if (h.rank == 0) return run_instance(h.instance, dev, ctx, reuse, comm);
     // A follower rank of a tensor-parallel instance: its shard of every step rank 0 posts.
     rt::Runtime rt(dev, ctx);

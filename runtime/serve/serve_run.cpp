@@ -13,27 +13,35 @@
 namespace sfumato::serve {
 
 ServeParams::ServeParams(const ParamScope& s)
-    : policy(s, "policy", "continuous", "scheduling policy: continuous (iteration-level, vLLM V1), static, dynamic",
+    : policy(s, "policy", "continuous",
+             "scheduling policy: continuous (iteration-level, vLLM V1), static, dynamic",
              {"continuous", "static", "dynamic"}),
       max_num_batched_tokens(s, "max_num_batched_tokens", 8192, "tokens",
-                             "continuous: new tokens per step, prefill and decode together", {1, int64_t{1} << 20}),
+                             "continuous: new tokens per step, prefill and decode together",
+                             {1, int64_t{1} << 20}),
       max_num_seqs(s, "max_num_seqs", 256, "sequences", "continuous: sequences per step", {1, 65536}),
-      long_prefill_token_threshold(s, "long_prefill_token_threshold", 0, "tokens",
-                                   "continuous: a prompt's new tokens per step at most (chunked prefill; 0: the budget)",
-                                   {0, int64_t{1} << 20}),
+      long_prefill_token_threshold(
+          s, "long_prefill_token_threshold", 0, "tokens",
+          "continuous: a prompt's new tokens per step at most (chunked prefill; 0: the budget)",
+          {0, int64_t{1} << 20}),
       chunked_prefill(s, "chunked_prefill", true, "",
                       "continuous: a prompt longer than the step's budget left is cut to it (off: it waits)"),
-      max_batch(s, "max_batch", 8, "requests", "static / dynamic: requests per batch (1: one at a time)", {1, 65536}),
-      timeout_s(s, "timeout_s", 1.0, "s", "static: the first request's longest wait for a full batch", {0, 1e6}),
-      window_s(s, "window_s", 0.05, "s", "dynamic: a batch closes this long after its first request arrived", {0, 1e6}),
+      max_batch(s, "max_batch", 8, "requests", "static / dynamic: requests per batch (1: one at a time)",
+                {1, 65536}),
+      timeout_s(s, "timeout_s", 1.0, "s", "static: the first request's longest wait for a full batch",
+                {0, 1e6}),
+      window_s(s, "window_s", 0.05, "s", "dynamic: a batch closes this long after its first request arrived",
+               {0, 1e6}),
       kv_blocks(s, "kv_blocks", 0, "blocks",
-                "KV cache blocks the scheduler's pool holds (0: what kv_mem_fraction of the memory left gives, less "
+                "KV cache blocks the scheduler's pool holds (0: what kv_mem_fraction of the memory left "
+                "gives, less "
                 "one scratch block)",
                 {0, int64_t{1} << 24}),
       block_size(s, "block_size", 128, "tokens", "KV cache block size (a multiple of 64)", {64, 4096}),
       prefix_caching(s, "prefix_caching", true, "", "share the computed blocks of a request's named prefix"),
       preemption(s, "preemption", "recompute",
-                 "continuous: a preempted request's KV is dropped and recomputed (recompute) or copied to host memory "
+                 "continuous: a preempted request's KV is dropped and recomputed (recompute) or copied to "
+                 "host memory "
                  "over the host link and back when it resumes (swap)",
                  {"recompute", "swap"}),
       scheduling(s, "scheduling", "fcfs",
@@ -42,30 +50,37 @@ ServeParams::ServeParams(const ParamScope& s)
                  "urgent, and an urgent request that cannot be admitted preempts less urgent running ones)",
                  {"fcfs", "priority"}),
       watermark(s, "watermark", 0.01, "", "share of the KV pool an admission must leave free", {0, 0.99}),
-      max_model_len(s, "max_model_len", 0, "tokens",
-                    "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
-                    "rejected",
-                    {0, int64_t{1} << 24}),
+      max_model_len(
+          s, "max_model_len", 0, "tokens",
+          "longest prompt + output served (0: the model's max_position_embeddings); longer requests are "
+          "rejected",
+          {0, int64_t{1} << 24}),
       kv_mem_fraction(s, "kv_mem_fraction", 0.9, "",
                       "share of the memory left after weights and activations for the KV cache", {0.01, 1.0}),
-      pad_shapes(s, "pad_shapes", true, "",
-                 "pad each step to a shape bucket (prefill tokens and decode sequences), one plan per bucket"),
+      pad_shapes(
+          s, "pad_shapes", true, "",
+          "pad each step to a shape bucket (prefill tokens and decode sequences), one plan per bucket"),
       instances(s, "instances", 1, "instances",
-                "serving instances on the system (--system; each a whole copy of the model on one chip)", {1, 1024}),
-      router(s, "router", "round_robin",
-             "how requests are spread over the instances: round_robin, or least_tokens (the instance with the "
-             "fewest tokens still to compute)",
-             {"round_robin", "least_tokens"}),
-      placement(s, "placement", "",
-                "each instance's chip, comma-separated (e.g. 0,0,1: two instances on chip 0 sharing its weights); "
-                "empty: instance i on chip i mod chips",
-                {}),
-      prefill_instances(s, "prefill_instances", 0, "instances",
-                        "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
-                        "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
-                        {0, 1023}),
+                "serving instances on the system (--system; each a whole copy of the model on one chip)",
+                {1, 1024}),
+      router(
+          s, "router", "round_robin",
+          "how requests are spread over the instances: round_robin, or least_tokens (the instance with the "
+          "fewest tokens still to compute)",
+          {"round_robin", "least_tokens"}),
+      placement(
+          s, "placement", "",
+          "each instance's chip, comma-separated (e.g. 0,0,1: two instances on chip 0 sharing its weights); "
+          "empty: instance i on chip i mod chips",
+          {}),
+      prefill_instances(
+          s, "prefill_instances", 0, "instances",
+          "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
+          "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
+          {0, 1023}),
       tp(s, "tp", 1, "chips",
-         "tensor parallelism per instance (--tp N): each instance's model sharded over N chips of the --system, "
+         "tensor parallelism per instance (--tp N): each instance's model sharded over N chips of the "
+         "--system, "
          "Megatron-style as `sfumato llm --tp` (an all-reduce over the links after o_proj and down_proj)",
          {1, 64}) {}
 
@@ -112,8 +127,8 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
                    InstanceShare share)
     : ServeRun(c, std::move(trace), std::move(s), std::vector<DeviceInfo>{dev}, std::move(share)) {}
 
-ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const std::vector<DeviceInfo>& devs,
-                   InstanceShare share)
+ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s,
+                   const std::vector<DeviceInfo>& devs, InstanceShare share)
     : m_share(std::move(share)), m_c(c), m_trace(std::move(trace)), m_s(std::move(s)) {
     SchedulerOptions& o = m_s.sched;
     if (o.block_size < 64 || o.block_size % 64)
@@ -138,13 +153,14 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, 
     ro.reserved_bytes = m_share.reserved_bytes;
     ro.import_weights = m_share.import_weights;
     if (static_cast<int64_t>(devs.size()) != std::max<int64_t>(1, m_s.tp))
-        throw InputError("serve.tp " + std::to_string(m_s.tp) + ": the instance has " + std::to_string(devs.size()) +
-                         " chips");
+        throw InputError("serve.tp " + std::to_string(m_s.tp) + ": the instance has " +
+                         std::to_string(devs.size()) + " chips");
     if (devs.size() == 1) {
         m_own = std::make_unique<llm::LlmRun>(c, ro, devs[0]);
         m_run = m_own.get();
     } else {
-        if (ro.import_weights) throw InputError("serve.tp: a tensor-parallel instance shares no chip's weights");
+        if (ro.import_weights)
+            throw InputError("serve.tp: a tensor-parallel instance shares no chip's weights");
         llm::TpOptions t;
         t.tp = m_s.tp;
         t.comm_buffer_bytes = m_s.comm_buffer_bytes;
@@ -192,7 +208,8 @@ void ServeRun::join(uint32_t rank, rt::Runtime& rt, comm::Communicator* comm) {
 
 void ServeRun::run_follower(uint32_t rank, rt::Runtime& rt) {
     if (!m_tp || rank == 0 || rank >= static_cast<uint32_t>(m_tp->tp()))
-        throw SimError(kExitFailure, "serve: rank " + std::to_string(rank) + " is not a follower of this instance");
+        throw SimError(kExitFailure,
+                       "serve: rank " + std::to_string(rank) + " is not a follower of this instance");
     llm::LlmRun& run = m_tp->rank(rank);
     run.start(rt);
     const size_t f = rank - 1;
@@ -326,14 +343,23 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
     j["model"] = {{"name", m_c.name}, {"architecture", llm::arch_name(m_c.arch)}, {"params", m_c.params()}};
     j["trace"] = {{"source", m_trace.source}, {"format", m_trace.format}, {"requests", m_trace.requests.size()},
                   {"notes", m_trace.notes}};
-    j["setup"] = {{"policy", policy_name(o.policy)}, {"max_num_batched_tokens", o.max_num_batched_tokens},
-                  {"max_num_seqs", o.max_num_seqs}, {"long_prefill_token_threshold", o.long_prefill_token_threshold},
-                  {"chunked_prefill", o.chunked_prefill}, {"max_batch", o.max_batch}, {"timeout_s", o.timeout_s},
-                  {"window_s", o.window_s}, {"kv_blocks", o.kv_blocks}, {"block_size", o.block_size},
-                  {"prefix_caching", o.prefix_caching}, {"preemption", o.swap ? "swap" : "recompute"},
+    j["setup"] = {{"policy", policy_name(o.policy)},
+                  {"max_num_batched_tokens", o.max_num_batched_tokens},
+                  {"max_num_seqs", o.max_num_seqs},
+                  {"long_prefill_token_threshold", o.long_prefill_token_threshold},
+                  {"chunked_prefill", o.chunked_prefill},
+                  {"max_batch", o.max_batch},
+                  {"timeout_s", o.timeout_s},
+                  {"window_s", o.window_s},
+                  {"kv_blocks", o.kv_blocks},
+                  {"block_size", o.block_size},
+                  {"prefix_caching", o.prefix_caching},
+                  {"preemption", o.swap ? "swap" : "recompute"},
                   {"scheduling", o.priority ? "priority" : "fcfs"},
-                  {"watermark", o.watermark}, {"max_model_len", o.max_model_len},
-                  {"pad_shapes", m_s.pad_shapes}, {"tp", tp()}};
+                  {"watermark", o.watermark},
+                  {"max_model_len", o.max_model_len},
+                  {"pad_shapes", m_s.pad_shapes},
+                  {"tp", tp()}};
     const llm::MemoryPlan& mp = m_run->memory();
     j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"weights_imported", mp.weights_imported},
                    {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks}, {"activations", mp.activations},
@@ -350,13 +376,17 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
         j["communication"] = nlohmann::json::array();
         for (uint32_t r = 0; r < static_cast<uint32_t>(m_tp->tp()); ++r) {
             const llm::RankCollectives::Share sh = m_tp->comm_total(r);
-            j["communication"].push_back({{"rank", r}, {"all_reduces", sh.calls}, {"bytes", sh.bytes},
+            j["communication"].push_back({{"rank", r},
+                                          {"all_reduces", sh.calls},
+                                          {"bytes", sh.bytes},
                                           {"comm_ms", static_cast<double>(sh.comm_ps) * 1e-9},
                                           {"steps_ms", static_cast<double>(sh.step_ps) * 1e-9},
                                           {"share", sh.share()}});
         }
-        j["parallel"] = {{"tp", m_tp->tp()}, {"simulate", m_tp->mirrored() ? "one" : "all"},
-                         {"heads_per_chip", m_tp->shard().num_heads}, {"kv_heads_per_chip", m_tp->shard().num_kv_heads},
+        j["parallel"] = {{"tp", m_tp->tp()},
+                         {"simulate", m_tp->mirrored() ? "one" : "all"},
+                         {"heads_per_chip", m_tp->shard().num_heads},
+                         {"kv_heads_per_chip", m_tp->shard().num_kv_heads},
                          {"kv_heads_replicated", m_tp->kv_replicated()},
                          {"intermediate_per_chip", m_tp->shard().intermediate_size}};
     }

@@ -171,16 +171,29 @@ TEST_CASE("rt: memcpy_peer_batch checks every segment before posting any") {
             {{}, rt::kDefaultStream, false, Status::InvalidValue, "no segment"},
             {{{dst, src, 64}}, 977, false, Status::InvalidStream, "stream 977 is not live"},
             {{{local, src, 64}}, rt::kDefaultStream, true, Status::InvalidValue, "the peer is this device"},
-            {{{dst, src, 64}, {dst + 64, src + 64, 0}}, rt::kDefaultStream, false, Status::InvalidValue,
+            {{{dst, src, 64}, {dst + 64, src + 64, 0}},
+             rt::kDefaultStream,
+             false,
+             Status::InvalidValue,
              "segment 1: 0 bytes"},
             // Past the end of the source block.
-            {{{dst, src, 64}, {dst + 64, src + 8192 - 32, 64}}, rt::kDefaultStream, false, Status::BadPointer,
+            {{{dst, src, 64}, {dst + 64, src + 8192 - 32, 64}},
+             rt::kDefaultStream,
+             false,
+             Status::BadPointer,
              "segment 1: source"},
             // A size that wraps the address space around (src + bytes < src).
-            {{{dst, src + 64, ~uint64_t{0} - 32}}, rt::kDefaultStream, false, Status::BadPointer, "segment 0: source"},
+            {{{dst, src + 64, ~uint64_t{0} - 32}},
+             rt::kDefaultStream,
+             false,
+             Status::BadPointer,
+             "segment 0: source"},
             // A destination this device holds but the peer does not; one past the peer's block.
             {{{local, src, 64}}, rt::kDefaultStream, false, Status::BadPointer, "segment 0: destination"},
-            {{{dst, src, 64}, {dst + 8192 - 63, src, 64}}, rt::kDefaultStream, false, Status::BadPointer,
+            {{{dst, src, 64}, {dst + 8192 - 63, src, 64}},
+             rt::kDefaultStream,
+             false,
+             Status::BadPointer,
              "segment 1: destination"},
         };
         for (const Bad& b : cases) {
