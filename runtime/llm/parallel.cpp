@@ -271,6 +271,22 @@ RankCollectives::Share TpRun::comm_total(uint32_t r) const {
     return rk.coll.over(*rk.ctx, all, rk.run->steps());
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> TpRun::all_reduce_spans(uint32_t r) const {
+    const Rank& rk = m_ranks.at(r);
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    if (!rk.ctx) return out;
+    for (const RankCollectives::Call& c : rk.coll.calls()) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = c.first; i < c.last; ++i) {
+            const Task& t = *rk.ctx->tasks()[i].task;
+            lo = std::min(lo, t.start_tick.v);
+            hi = std::max(hi, t.end_tick.v);
+        }
+        if (hi > lo) out.push_back({c.bytes, hi - lo});
+    }
+    return out;
+}
+
 reuse::ReuseCounters TpRun::reuse_counters() const {
     reuse::ReuseCounters c;
     for (const Rank& rk : m_ranks) c += rk.reuse;

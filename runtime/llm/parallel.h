@@ -128,6 +128,8 @@ public:
     RankShare comm_share(uint32_t r) const;
     // Rank r's all-reduces over every step it ran.
     RankCollectives::Share comm_total(uint32_t r) const;
+    // Each all-reduce rank r issued: its bytes and its tasks' span (first start to last end, ps).
+    std::vector<std::pair<uint64_t, uint64_t>> all_reduce_spans(uint32_t r) const;
     reuse::ReuseCounters reuse_counters() const;
 
 private:

@@ -145,11 +145,6 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
             "serve.tp " + std::to_string(m_s.tp) +
             " with serve.prefill_instances: disaggregated prefill/decode of tensor-parallel instances is "
             "not modelled (each rank's KV shard would move to its peer rank)");
-    if (m_s.tp > 1 && m_s.export_profile)
-        throw InputError(
-            "serve.tp " + std::to_string(m_s.tp) +
-            " with --export-profile: the profile of a tensor-parallel instance (its shards' op times, "
-            "all_reduce.csv) is not written yet");
     std::map<uint32_t, int64_t> per_chip;
     for (uint32_t ch : m_chip) ++per_chip[ch];
     // Instances sharing a chip: the first holds the weights, every one its activation arena

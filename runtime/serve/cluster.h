@@ -30,7 +30,7 @@
 // scheduler and posts each step to the others (tp_lockstep.h), the all-reduces after o_proj and
 // down_proj cross the links, and a step ends when its slowest rank's does.
 // Simplified: every instance has the same knobs and TP degree, PP 1; a TP instance is not
-// disaggregated and exports no profile; the router's own latency and
+// disaggregated; the router's own latency and
 // the request's network hop to the instance are not charged; each block segment is its own copy
 // task on the KV stream (one host call per layer and decode chip, but the device runs the
 // segments one after another); the copies land at the same block offsets of the decode chip's

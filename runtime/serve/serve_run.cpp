@@ -197,6 +197,10 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     if (ready) ready(sched);
     m_res = sched.run();
     if (m_lock) m_lock->post({});  // the followers stop
+    if (m_profile && m_tp) {
+        m_profile->set_tensor_parallel(m_tp->tp());
+        for (const auto& [bytes, ps] : m_tp->all_reduce_spans(0)) m_profile->add_all_reduce(bytes, ps);
+    }
     m_counters = timer.counters();
     emit_trace(rt, timer.origin_ps());
     m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -119,6 +119,8 @@ void VidurProfile::merge(const VidurProfile& o) {
     for (const auto& [k, s] : o.m_attn)
         for (const auto& [op, v] : s) m_attn[k][op].insert(m_attn[k][op].end(), v.begin(), v.end());
     for (const auto& [k, v] : o.m_copies) m_copies[k].insert(m_copies[k].end(), v.begin(), v.end());
+    for (const auto& [k, v] : o.m_all_reduces)
+        m_all_reduces[k].insert(m_all_reduces[k].end(), v.begin(), v.end());
 }
 
 std::string VidurProfile::mlp_csv() const {
@@ -132,7 +134,8 @@ std::string VidurProfile::mlp_csv() const {
         }
         s += std::to_string(m_c.num_heads) + "," + std::to_string(m_c.num_kv_heads) + "," +
              std::to_string(m_c.hidden_size) + "," + std::to_string(m_c.intermediate_size) + "," +
-             std::to_string(m_c.vocab_size) + ",True," + std::to_string(tokens) + ",1\n";
+             std::to_string(m_c.vocab_size) + ",True," + std::to_string(tokens) + "," + std::to_string(m_tp) +
+             "\n";
     }
     return s;
 }
@@ -148,10 +151,10 @@ std::string VidurProfile::attention_csv() const {
             s += stats(it == samples.end() ? std::vector<double>{} : it->second) + ",";
         }
         s += std::to_string(m_c.hidden_size) + "," + std::to_string(m_c.num_heads) + "," +
-             std::to_string(m_c.num_kv_heads) + "," + std::to_string(m_bs) + ",1," + std::to_string(m_len) + "," +
-             std::to_string(std::get<1>(key)) + "," + std::to_string(std::get<2>(key)) + "," +
-             std::to_string(std::get<3>(key)) + "," + (std::get<0>(key) ? "True" : "False") +
-             ",sfumato_paged_attention,sfumato_chip_timer\n";
+             std::to_string(m_c.num_kv_heads) + "," + std::to_string(m_bs) + "," + std::to_string(m_tp) +
+             "," + std::to_string(m_len) + "," + std::to_string(std::get<1>(key)) + "," +
+             std::to_string(std::get<2>(key)) + "," + std::to_string(std::get<3>(key)) + "," +
+             (std::get<0>(key) ? "True" : "False") + ",sfumato_paged_attention,sfumato_chip_timer\n";
     }
     return s;
 }
@@ -167,7 +170,14 @@ std::string VidurProfile::send_recv_csv() const {
 }
 
 std::string VidurProfile::all_reduce_csv() const {
-    return "," + stats_header("all_reduce") + ",rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n";
+    std::string s = "," + stats_header("all_reduce") +
+                    ",rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n";
+    size_t row = 0;
+    for (const auto& [bytes, times] : m_all_reduces)
+        s += std::to_string(row++) + "," + stats(times) + ",0," + std::to_string(m_tp) + "," +
+             std::to_string(bytes) + ",all_reduce," + std::to_string(m_per_node) + "," +
+             std::to_string(m_per_node) + "\n";
+    return s;
 }
 
 void VidurProfile::write(const std::string& dir) const {

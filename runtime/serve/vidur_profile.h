@@ -15,8 +15,10 @@
 //    (Vidur's attention profile keeps the two apart);
 //  - send_recv.csv: the disaggregated KV transfers' peer copies over the links, one row per copy
 //    size (empty without disaggregation);
-//  - all_reduce.csv: its header only (instances are TP 1: a serving run has no all-reduce; `sfumato
-//    collective` measures them).
+//  - all_reduce.csv: a tensor-parallel instance's all-reduces (serve.tp), one row per size (the
+//    bytes reduced), each time its tasks' span on rank 0; its header only with TP 1 instances.
+// With serve.tp T the model columns stay the whole model's, num_tensor_parallel_workers is T and
+// the op times are rank 0's (its shard's), as Vidur profiles one worker of T.
 // An op's time is the span of its kernels' tasks (first start to last end), as the trace's op
 // track shows it.
 #pragma once
@@ -40,6 +42,11 @@ public:
     // One peer copy of `bytes` that took `ps`.
     void add_copy(uint64_t bytes, uint64_t ps) { m_copies[bytes].push_back(static_cast<double>(ps) * 1e-9); }
     void set_topology(int64_t devices_per_node) { m_per_node = devices_per_node; }
+    // Tensor parallelism: T workers, and one all-reduce of `bytes` that took `ps`.
+    void set_tensor_parallel(int64_t tp) { m_tp = tp; }
+    void add_all_reduce(uint64_t bytes, uint64_t ps) {
+        m_all_reduces[bytes].push_back(static_cast<double>(ps) * 1e-9);
+    }
     // Adds another instance's samples (instances of one model and block size).
     void merge(const VidurProfile& o);
     // Writes DIR/{mlp,attention,send_recv,all_reduce}.csv (each atomically); InputError naming the
@@ -55,10 +62,11 @@ private:
     using Samples = std::map<std::string, std::vector<double>>;  // Vidur op -> times (ms)
     using AttnKey = std::tuple<bool, int64_t, int64_t, int64_t>;  // is_prefill, batch, chunk, kv
     llm::ModelConfig m_c;
-    int64_t m_bs, m_len, m_per_node = 1;
+    int64_t m_bs, m_len, m_per_node = 1, m_tp = 1;
     std::map<int64_t, Samples> m_mlp;  // num_tokens ->
     std::map<AttnKey, Samples> m_attn;
     std::map<uint64_t, std::vector<double>> m_copies;  // bytes -> times (ms)
+    std::map<uint64_t, std::vector<double>> m_all_reduces;  // bytes -> times (ms)
 };
 
 }  // namespace sfumato::serve

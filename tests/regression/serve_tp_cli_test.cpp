@@ -11,7 +11,9 @@
 //  - two TP instances behind the router; the same trace twice gives identical results;
 //  - bad plans exit 2 naming the culprit.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tests/regression/serve_support.h"
@@ -42,6 +44,30 @@ double ini_value(const std::string& section, const std::string& key) {
     }
     FAIL("configs/system-tiny.ini has no " << section << "." << key);
     return 0;
+}
+
+// The rows of a CSV file (column -> value); the files here have no quoted fields.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
+    std::istringstream in(read_text(path));
+    auto split = [](const std::string& line) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
+        if (!line.empty() && line.back() == ',') f.push_back("");
+        return f;
+    };
+    std::string line;
+    std::getline(in, line);
+    const std::vector<std::string> head = split(line);
+    std::vector<std::map<std::string, std::string>> rows;
+    while (std::getline(in, line)) {
+        const std::vector<std::string> v = split(line);
+        REQUIRE(v.size() == head.size());
+        std::map<std::string, std::string> r;
+        for (size_t i = 0; i < v.size(); ++i) r[head[i]] = v[i];
+        rows.push_back(std::move(r));
+    }
+    return rows;
 }
 
 // The tiny model (configs/llm/tiny.json).
@@ -129,6 +155,36 @@ TEST_CASE("serve --tp: two TP instances behind the router, and the same trace tw
     CHECK(s["metrics"]["served"].get<int>() == 12);
     CHECK(read_text(d + "/a/requests.csv") == read_text(d + "/b/requests.csv"));
     CHECK(read_text(d + "/a/steps.csv") == read_text(d + "/b/steps.csv"));
+}
+
+// Vidur profiles one worker of T: the model columns are the whole model's, the op times rank 0's,
+// and all_reduce.csv has the instance's all-reduces by size.
+TEST_CASE("serve --tp --export-profile: Vidur's layouts with T workers and the all-reduces", "[serve]") {
+    const std::string d = temp_dir("serve_tp_profile");
+    const CliResult r = run_cli(
+        kBase + " --tp 2 --generate n=4,rate=2000,prompt=48,output=6,seed=3 --export-profile " + d + "/p");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto mlp = csv_rows(d + "/p/mlp.csv");
+    REQUIRE_FALSE(mlp.empty());
+    for (const auto& row : mlp) {
+        CHECK(row.at("num_tensor_parallel_workers") == "2");
+        CHECK(row.at("n_head") == "4");
+    }
+    for (const auto& row : csv_rows(d + "/p/attention.csv"))
+        CHECK(row.at("num_tensor_parallel_workers") == "2");
+    const auto ar = csv_rows(d + "/p/all_reduce.csv");
+    REQUIRE_FALSE(ar.empty());
+    const double gbps = ini_value("system.link", "gbps"), latency_ns = ini_value("system.link", "latency_ns");
+    for (const auto& row : ar) {
+        INFO(row.at("size"));
+        const double bytes = std::stod(row.at("size"));
+        CHECK(std::fmod(bytes, kHidden * 2) == 0);  // tokens x hidden, fp16
+        CHECK(row.at("num_workers") == "2");
+        CHECK(row.at("collective") == "all_reduce");
+        // Two chips: the whole vector crosses the link, after at least its latency.
+        CHECK(std::stod(row.at("time_stats.all_reduce.min")) * 1e6 >= bytes / gbps + latency_ns);
+    }
 }
 
 TEST_CASE("serve --tp: bad plans exit 2 naming the culprit", "[serve]") {
