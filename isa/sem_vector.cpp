@@ -431,6 +431,7 @@ bool is_vector_compute(Opcode op) { return op >= Opcode::VADD && op < Opcode::kC
 std::string validate_vector(const Instr& in) {
     const VecParams& v = in.vec;
     if (v.repeat < 1 || v.repeat > 255) return "repeat " + std::to_string(v.repeat) + " outside 1..255";
+    if (is_sort_kind(kind_of(in.op))) return validate_sort(in);
     const Addr* ops[] = {&in.dst, &in.src0, &in.src1, &in.src2};
     const char* names[] = {"dst", "src0", "src1", "src2"};
     const int used = in.op == Opcode::VSEL                          ? 4
@@ -472,6 +473,7 @@ std::string validate_vector(const Instr& in) {
 }
 
 int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
+    if (is_sort_kind(kind_of(in.op))) return footprint_sort(in, out);
     const VecParams& v = in.vec;
     const uint32_t esd = dtype_size(in.dtype), ess = dtype_size(src_type(in)), L = lanes_of(in);
     const VKind k = kind_of(in.op);
@@ -529,6 +531,7 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
 }
 
 void exec_vector(const Instr& in, IMemView& mem) {
+    if (is_sort_kind(kind_of(in.op))) return exec_sort(in, mem);
     Ptrs p = map(in, mem);
     switch (kind_of(in.op)) {
         case VKind::Red:

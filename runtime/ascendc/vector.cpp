@@ -418,3 +418,35 @@ uint64_t gather_mask(const GatherMaskCall& c) {
 }
 
 }  // namespace sfumato::ascendc
+
+namespace sfumato::ascendc {
+
+void gatherb(const GatherbCall& c) {
+    if (c.repeat == 0) return;  // a no-op on Atlas A2
+    const uint64_t blk = c.p.dstBlkStride ? c.p.dstBlkStride : 1;  // 0 counts as 1 (the reference)
+    const uint64_t rep = c.repeat;
+    const char* names[] = {"dst", "src0", "offset"};
+    const isa::Addr* ops[] = {&c.dst, &c.src, &c.offset};
+    for (int i = 0; i < 3; ++i)
+        if (ops[i]->addr % 32)
+            fail(std::string(names[i]) + " at UB address " + std::to_string(ops[i]->addr) +
+                 " is not 32-byte aligned");
+    const uint64_t dst_need = ((rep - 1) * c.p.dstRepStride + 7 * blk) * 32 + 32;
+    if (c.offset_bytes < rep * 8 * 4)
+        fail("offset holds " + std::to_string(c.offset_bytes / 4) + " offsets, " + std::to_string(rep) +
+             " repeats read " + std::to_string(rep * 8));
+    if (c.dst_bytes < dst_need)
+        fail("dst holds " + std::to_string(c.dst_bytes) + " bytes, the call writes up to byte " +
+             std::to_string(dst_need));
+    if (c.src.addr < c.dst.addr + dst_need && c.dst.addr < c.src.addr + c.src_bytes)
+        fail("src0 and dst share UB bytes (not supported by the chip)");
+    isa::Instr in = isa::make_instr(isa::Opcode::VGATHERB);
+    in.dtype = c.dt;
+    in.dst = c.dst, in.src0 = c.src, in.src1 = c.offset;
+    in.vec.repeat = static_cast<uint16_t>(rep);
+    in.vec.dst_blk_stride = static_cast<uint16_t>(blk), in.vec.dst_rep_stride = c.p.dstRepStride;
+    in.vec.gather_span = static_cast<uint32_t>(c.src_bytes);
+    g_current->ctx->issue(in);
+}
+
+}  // namespace sfumato::ascendc
