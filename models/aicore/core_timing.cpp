@@ -158,6 +158,12 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
             return vec(p.vec_reduce_cycles_per_repeat);
         case Opcode::VGATHER:
         case Opcode::VGATHERB: return vec(p.vec_gather_cycles_per_repeat);
+        case Opcode::VREDUCEV2:
+            if (in.vec.with_index) {  // counter mode: each repeat spans its count's 256-byte groups
+                const uint64_t groups = ceil_div64(in.vec.mask_lo * isa::dtype_size(in.dtype), 256);
+                return {rep * std::max<uint64_t>(1, groups) * p.vec_cycles_per_repeat, p.vec_startup};
+            }
+            return vec(p.vec_cycles_per_repeat);
         case Opcode::VBITSORT:
         case Opcode::VMRGSORT4: {
             // Charged for every structure the instruction may write: a merge that stops when a list

@@ -35,10 +35,11 @@ extern "C" __global__ __aicore__ void misuse_kernel(GM_ADDR x, GM_ADDR y)
     }
     AscendC::DataCopy(a, xGm, 256);
     if (g_case == "gathermask" || g_case == "gathermask_count") {
-        // A built-in pattern outside 1..7; a counter-mode count past 255 repeats of 64 floats.
+        // A built-in pattern outside 1..7; 256 counter-mode repeats.
         uint64_t kept = 0;
         const bool counter = g_case == "gathermask_count";
-        AscendC::GatherMask(a, a, counter ? 1 : 8, counter, counter ? 255 * 64 + 1 : 0, {1, 1, 8, 0}, kept);
+        AscendC::GatherMask(a, a, counter ? 1 : 8, counter, counter ? 16 : 0, {1, uint16_t(counter ? 256 : 1), 8, 0},
+                            kept);
     }
     if (g_case.rfind("mrgsort", 0) == 0) {
         // validBit 5; repeatTimes 2 with three lists; dst overlapping the first list.
