@@ -131,7 +131,8 @@ int required_addrs(Opcode op) {
     switch (vec_kind(op)) {
         case VecKind::Dup:
         case VecKind::Index: return 1;
-        case VecKind::Sel: return 4;
+        case VecKind::Sel:
+        case VecKind::MrgSort: return 4;  // dst and lists 0..2 (list 3's address is `scalar`)
         default: return vec_uses_src1(op) ? 3 : 2;
     }
 }

@@ -28,7 +28,8 @@ constexpr const char* kOpNames[] = {
     "vlrelu", "vmadd", "vmla", "vaxpy", "vaddrelu",
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
-    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd", "vreducev2"};
+    "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd", "vreducev2",
+    "vbitsort", "vmrgsort4", "vgatherb"};
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
@@ -95,6 +96,9 @@ VecKind vec_kind(Opcode op) {
         case Opcode::VCI: return VecKind::Index;
         case Opcode::VCPADD: return VecKind::PairRed;
         case Opcode::VREDUCEV2: return VecKind::GatherMask;
+        case Opcode::VBITSORT: return VecKind::BitSort;
+        case Opcode::VMRGSORT4: return VecKind::MrgSort;
+        case Opcode::VGATHERB: return VecKind::GatherB;
         default: return VecKind::Unary;
     }
 }
@@ -102,7 +106,7 @@ VecKind vec_kind(Opcode op) {
 bool vec_uses_src1(Opcode op) {
     const VecKind k = vec_kind(op);
     return k == VecKind::Binary || k == VecKind::Sel || op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VCMP ||
-           k == VecKind::Gather;
+           k == VecKind::Gather || k == VecKind::BitSort || k == VecKind::MrgSort || k == VecKind::GatherB;
 }
 
 bool vec_reads_dst(Opcode op) { return op == Opcode::VMADD || op == Opcode::VMLA || op == Opcode::VAXPY; }
@@ -349,6 +353,9 @@ uint32_t scalar_setup_words(const Instr& in) {
         case Opcode::VCMP:
         case Opcode::VGATHER: return 3 + 1;
         case Opcode::VREDUCEV2: return (in.scalar == 0 ? 3 : 2) + 1 + 1;  // addresses, strides, pattern
+        case Opcode::VBITSORT: return 3 + 1;
+        case Opcode::VGATHERB: return 3 + 1;
+        case Opcode::VMRGSORT4: return 1 + 4 + 2;  // dst, the four list addresses, lengths, config
         default: return 2 + 1;  // unary, conversions, reductions, copies, transposes
     }
 }

@@ -84,6 +84,9 @@ enum class Opcode : uint16_t {
     VCI,                          // dst lane l of repeat r = scalar + r * lanes + l (an index vector)
     VCPADD,                       // per repeat: dst[j] = src0[2j] + src0[2j + 1] (pairs of lanes)
     VREDUCEV2,                    // GatherMask: src0 lanes a pattern selects, packed into dst
+    VBITSORT,                     // Sort32: 32 (score src0, index src1) per repeat, sorted descending
+    VMRGSORT4,                    // MrgSort: up to 4 sorted (score, index) lists merged (isa/sem_sort.cpp)
+    VGATHERB,                     // Gatherb: 8 blocks per repeat from src0 + byte offsets src1 (uint32)
     kCount
 };
 // clang-format on
@@ -111,10 +114,10 @@ ParamKind param_kind(Opcode op);
 // and the semantics (which operands are read) both use.
 enum class VecKind : uint8_t {
     Binary, Scalar, Unary, Fused, Conv, Cmp, Sel, Red, RedAll, Dup, Brcb, Transpose, Gather, Index, PairRed,
-    GatherMask
+    GatherMask, BitSort, MrgSort, GatherB
 };
 VecKind vec_kind(Opcode op);
-// Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather.
+// Reads a second source operand (src1): binary ops, vsel, vmadd/vmla, vcmp, vgather, the sorts, vgatherb.
 bool vec_uses_src1(Opcode op);
 // Reads its destination too (multiply-add forms).
 bool vec_reads_dst(Opcode op);

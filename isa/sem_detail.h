@@ -19,6 +19,13 @@ std::string validate_vector(const Instr& in);
 int footprint_vector(const Instr& in, Extent out[kMaxExtents]);
 void exec_vector(const Instr& in, IMemView& mem);
 
+// Sorts and the block gather (VBITSORT, VMRGSORT4, VGATHERB; isa/sem_sort.cpp), reached through the
+// vector entry points above.
+bool is_sort_kind(VecKind k);
+std::string validate_sort(const Instr& in);
+int footprint_sort(const Instr& in, Extent out[kMaxExtents]);
+void exec_sort(const Instr& in, IMemView& mem);
+
 // Data movement (copies, ND2NZ, load2d, load3d, fill).
 std::string validate_move(const Instr& in);
 int footprint_move(const Instr& in, Extent out[kMaxExtents]);

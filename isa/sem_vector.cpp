@@ -389,39 +389,50 @@ void exec_pair_reduce(const Instr& in, const Ptrs& p) {
 
 // VREDUCEV2 (GatherMask): scalar 1..7 is a fixed pattern, the same in every repeat (1 the even lanes,
 // 2 the odd ones, 3..6 lane 0..3 of every four, 7 all lanes); scalar 0 reads it from src1, one bit per
-// lane (bit l % 8 of byte l / 8), repeat r's bits at src1 + r x src1_rep_stride x 32 bytes. The lanes
-// it selects, of all repeats in order, are packed from dst (dst strides unused). The mask limits the
-// last repeat only, earlier ones take every lane: a counter-mode count's partial last repeat.
-bool fixed_pattern_bit(uint32_t pattern, uint32_t lane) {
+// element (bit e % 8 of byte e / 8), repeat r's bits at src1 + r x src1_rep_stride x 32 bytes. The
+// elements it selects, of all repeats in order, are packed from dst (dst strides unused). Normal mode:
+// a repeat is the 256 bytes of lanes, the mask limiting the last repeat only. Counter mode (with_index
+// = 1, the mask register's count mode; Atlas A2): every repeat takes mask_lo elements from its start,
+// consecutive elements block by block, however many 256-byte groups that spans.
+bool fixed_pattern_bit(uint32_t pattern, uint64_t e) {
     switch (pattern) {
-        case 1: return lane % 2 == 0;
-        case 2: return lane % 2 == 1;
+        case 1: return e % 2 == 0;
+        case 2: return e % 2 == 1;
         case 7: return true;
-        default: return lane % 4 == pattern - 3;
+        default: return e % 4 == pattern - 3;
     }
+}
+
+uint64_t gather_mask_elems(const Instr& in, uint32_t lanes) {
+    return in.vec.with_index ? in.vec.mask_lo : lanes;
 }
 
 void exec_gather_mask(const Instr& in, const Ptrs& p) {
     const VecParams& v = in.vec;
     const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
     const uint32_t pattern = static_cast<uint32_t>(in.scalar);
+    const uint64_t n = gather_mask_elems(in, L);
     uint64_t kept = 0;
     for (uint32_t r = 0; r < v.repeat; ++r) {
         const uint8_t* bits = pattern ? nullptr : p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock;
-        for (uint32_t l = 0; l < L; ++l) {
-            if (r + 1u == v.repeat && !lane_on(v, l, L)) continue;
-            const bool pick = bits ? ((bits[l / 8] >> (l % 8)) & 1u) : fixed_pattern_bit(pattern, l);
+        for (uint64_t e = 0; e < n; ++e) {
+            if (!v.with_index && r + 1u == v.repeat && !lane_on(v, static_cast<uint32_t>(e), L)) continue;
+            const bool pick = bits ? ((bits[e / 8] >> (e % 8)) & 1u) : fixed_pattern_bit(pattern, e);
             if (!pick) continue;
-            std::memcpy(p.d + kept * es, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride), es);
+            const uint64_t byte = e * es;
+            const uint64_t off =
+                (uint64_t{r} * v.src0_rep_stride + (byte >> 5) * v.src0_blk_stride) * kBlock + (byte & 31u);
+            std::memcpy(p.d + kept * es, p.s0 + off, es);
             ++kept;
         }
     }
 }
 
-// The most lanes a repeat of VREDUCEV2 can keep (the fixed patterns keep a half or a quarter).
+// The most elements a repeat of VREDUCEV2 can keep (the fixed patterns keep a half or a quarter).
 uint64_t gather_mask_per_repeat(const Instr& in, uint32_t lanes) {
     const uint32_t pattern = static_cast<uint32_t>(in.scalar);
-    return pattern == 0 || pattern == 7 ? lanes : pattern <= 2 ? lanes / 2 : lanes / 4;
+    const uint64_t n = gather_mask_elems(in, lanes);
+    return pattern == 0 || pattern == 7 ? n : pattern <= 2 ? (n + 1) / 2 : (n + 3) / 4;
 }
 
 }  // namespace
@@ -431,6 +442,7 @@ bool is_vector_compute(Opcode op) { return op >= Opcode::VADD && op < Opcode::kC
 std::string validate_vector(const Instr& in) {
     const VecParams& v = in.vec;
     if (v.repeat < 1 || v.repeat > 255) return "repeat " + std::to_string(v.repeat) + " outside 1..255";
+    if (is_sort_kind(kind_of(in.op))) return validate_sort(in);
     const Addr* ops[] = {&in.dst, &in.src0, &in.src1, &in.src2};
     const char* names[] = {"dst", "src0", "src1", "src2"};
     const int used = in.op == Opcode::VSEL                          ? 4
@@ -459,6 +471,9 @@ std::string validate_vector(const Instr& in) {
     if (k == VKind::GatherMask) {
         if (!(in.scalar >= 0 && in.scalar <= 7 && in.scalar == std::floor(in.scalar)))
             return "vreducev2 pattern (scalar) " + std::to_string(in.scalar) + " outside 0..7";
+        if (v.with_index > 1) return "vreducev2 idx " + std::to_string(v.with_index) + " (1: counter mode)";
+        if (v.with_index && (v.mask_lo == 0 || v.mask_lo > 0xffffffffull || v.mask_hi))
+            return "vreducev2 counter mode needs 1..2^32-1 elements per repeat in mask_lo (mask_hi 0)";
         if (in.scalar == 0 && in.src1.pos != Pos::UB) return bad_pos(in, "src1", in.src1.pos);
         return dtype_size(t) == 2 || dtype_size(t) == 4 ? "" : bad_dtype(in, t);
     }
@@ -472,6 +487,7 @@ std::string validate_vector(const Instr& in) {
 }
 
 int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
+    if (is_sort_kind(kind_of(in.op))) return footprint_sort(in, out);
     const VecParams& v = in.vec;
     const uint32_t esd = dtype_size(in.dtype), ess = dtype_size(src_type(in)), L = lanes_of(in);
     const VKind k = kind_of(in.op);
@@ -495,14 +511,18 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
             out[n++] = {in.dst.pos, in.dst.addr,
                         in.dst.addr + ((v.repeat - 1ull) * v.dst_rep_stride + 1) * (L / 2ull) * esd, true};
             return n;
-        case VKind::GatherMask:
-            out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
+        case VKind::GatherMask: {
+            const uint64_t e = gather_mask_elems(in, L), nblk = (e * ess + kBlock - 1) / kBlock;
+            const uint64_t hi = (v.repeat - 1ull) * v.src0_rep_stride + (nblk - 1) * v.src0_blk_stride;
+            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + hi * kBlock + kBlock, false};
             if (in.scalar == 0)
                 out[n++] = {in.src1.pos, in.src1.addr,
-                            in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + L / 8, false};
-            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd,
-                        true};
+                            in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + (e + 7) / 8,
+                            false};
+            out[n++] = {in.dst.pos, in.dst.addr,
+                        in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd, true};
             return n;
+        }
         case VKind::Gather:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};
             out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + v.repeat * 4ull * L, false};
@@ -529,6 +549,7 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
 }
 
 void exec_vector(const Instr& in, IMemView& mem) {
+    if (is_sort_kind(kind_of(in.op))) return exec_sort(in, mem);
     Ptrs p = map(in, mem);
     switch (kind_of(in.op)) {
         case VKind::Red:

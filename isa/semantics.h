@@ -26,7 +26,7 @@ struct Extent {
 };
 
 // Up to kMaxExtents byte ranges an instruction touches (conservative hull per operand).
-constexpr int kMaxExtents = 4;
+constexpr int kMaxExtents = 5;  // vmrgsort4: four lists and dst
 int footprint(const Instr& in, Extent out[kMaxExtents]);
 
 // Bytes moved to/from global memory by a data-movement instruction (0 for others).
@@ -55,6 +55,24 @@ uint64_t load_scalar(const Instr& in, IMemView& mem);
 
 // Bytes an MTE/FIX/load instruction moves (read side); 0 for compute and sync instructions.
 uint64_t moved_bytes(const Instr& in);
+
+// VMRGSORT4's configuration (isa/README.md): the four list lengths in 8-byte structures (mask_lo, 16
+// bits each), the valid lists (3, 7 or 15: the first 2, 3 or 4; mask_hi bits 0..3), exhausted suspension
+// (mask_hi bit 4: stop when a list runs out); list 3's UB address is Instr::scalar.
+struct MrgSort4Config {
+    uint16_t len[4] = {0, 0, 0, 0};
+    uint8_t valid = 15;
+    bool exhausted = false;
+};
+MrgSort4Config mrgsort4_config(const Instr& in);
+void set_mrgsort4_config(Instr& in, const MrgSort4Config& c, uint64_t list3_addr);
+// Lists a valid-bits value enables (0 for a value other than 3, 7, 15).
+uint32_t mrgsort4_lists(uint8_t valid);
+// One repeat of VMRGSORT4 on host bytes: merges the valid lists (lists[i]: c.len[i] structures) into dst
+// (skipped when null), sets consumed[i] to the structures taken from list i (the chip's VMS4_SR) and
+// returns the structures written.
+uint64_t mrgsort4_merge(DType score, const uint8_t* const lists[4], const MrgSort4Config& c, uint8_t* dst,
+                        uint32_t consumed[4]);
 
 // Number of lanes in one 256-byte repeat for a dtype.
 constexpr uint32_t lanes_per_repeat(DType t) { return 256 / dtype_size(t); }

@@ -32,6 +32,13 @@ CoreParams::CoreParams(const ParamScope& s)
                                    "cycles per repeat of a reduction (est.)", {1, 1000}),
       vec_gather_cycles_per_repeat(s.sub("vector"), "gather_cycles_per_repeat", 8, "cycle",
                                    "cycles per repeat of a gather (est.)", {1, 1000}),
+      vec_sort_fp16_bpc(s.sub("vector"), "sort_fp16_bytes_per_cycle", 128, "B/cycle",
+                        "(score, index) bytes a sort writes per cycle, fp16 scores: the vendor's open A2/A3 "
+                        "cost model (hicann/pypto cost_model, VBITSORT/VMRGSORT4) gives 128 per 256-B repeat; "
+                        "vmrgsort4 charged per 256 bytes written (est.)",
+                        {1, 65536}),
+      vec_sort_fp32_bpc(s.sub("vector"), "sort_fp32_bytes_per_cycle", 64, "B/cycle",
+                        "the same with fp32 scores: the cost model gives 64", {1, 65536}),
       vec_startup(s.sub("vector"), "startup", 8, "cycle", "vector pipeline depth (latency beyond throughput)", {0, 10000}),
       ub_banks(s.sub("ub"), "banks", 64, "bank", "UB banks (addresses interleave over them)", {1, 1024}),
       ub_bank_bytes(s.sub("ub"), "bank_bytes", 32, "B", "interleaving granule of the UB banks", {32, 4096}),

@@ -31,6 +31,8 @@ struct CoreParams {
     Param<uint32_t> vec_transcendental_cycles_per_repeat;
     Param<uint32_t> vec_reduce_cycles_per_repeat;
     Param<uint32_t> vec_gather_cycles_per_repeat;
+    // Sorts (vbitsort, vmrgsort4): bytes of (score, index) structures written per cycle, by score type.
+    Param<uint32_t> vec_sort_fp16_bpc, vec_sort_fp32_bpc;
     Param<uint32_t> vec_startup;
     // UB banks: addresses interleave over `banks` banks of `bank_bytes`; banks form bank groups.
     // In one repeat, accesses beyond one per bank cost bank_conflict_cycles each, and two source

@@ -156,7 +156,27 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
         case Opcode::VRED_SUM: case Opcode::VRED_MAX: case Opcode::VRED_MIN: case Opcode::VREDALL_SUM:
         case Opcode::VREDALL_MAX: case Opcode::VREDALL_MIN:
             return vec(p.vec_reduce_cycles_per_repeat);
-        case Opcode::VGATHER: return vec(p.vec_gather_cycles_per_repeat);
+        case Opcode::VGATHER:
+        case Opcode::VGATHERB: return vec(p.vec_gather_cycles_per_repeat);
+        case Opcode::VREDUCEV2:
+            if (in.vec.with_index) {  // counter mode: each repeat spans its count's 256-byte groups
+                const uint64_t groups = ceil_div64(in.vec.mask_lo * isa::dtype_size(in.dtype), 256);
+                return {rep * std::max<uint64_t>(1, groups) * p.vec_cycles_per_repeat, p.vec_startup};
+            }
+            return vec(p.vec_cycles_per_repeat);
+        case Opcode::VBITSORT:
+        case Opcode::VMRGSORT4: {
+            // Charged for every structure the instruction may write: a merge that stops when a list
+            // runs out (exhausted suspension) costs the same, since timing mode has no data.
+            const isa::MrgSort4Config c = isa::mrgsort4_config(in);
+            uint64_t n = 32;
+            if (in.op == Opcode::VMRGSORT4) {
+                n = 0;
+                for (uint32_t i = 0; i < isa::mrgsort4_lists(c.valid); ++i) n += c.len[i];
+            }
+            const uint32_t bpc = in.dtype == isa::DType::FP16 ? p.vec_sort_fp16_bpc : p.vec_sort_fp32_bpc;
+            return {std::max<uint64_t>(1, ceil_div64(rep * n * 8, bpc)), p.vec_startup};
+        }
         case Opcode::COPY_UB_TO_UB: {
             const uint64_t bytes = uint64_t{in.copy.nburst} * ceil_div64(in.copy.len_bytes, 32) * 32;
             return {std::max<uint64_t>(1, ceil_div64(bytes, 256)) * p.vec_cycles_per_repeat, p.vec_startup};

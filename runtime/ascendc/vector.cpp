@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "sfumato_ascendc/data_copy_more.h"
 #include "sfumato_ascendc/gather.h"
@@ -374,12 +375,12 @@ bool fixed_bit(uint32_t pattern, uint32_t lane) {
     }
 }
 
-// Lanes of one repeat that the instruction's mask and the pattern keep; `bits` is the repeat's
-// pattern bytes (pattern 0).
-uint64_t kept_in_repeat(uint32_t pattern, const uint8_t* bits, uint32_t on) {
-    uint64_t n = 0;
-    for (uint32_t l = 0; l < on; ++l) n += bits ? (bits[l / 8] >> (l % 8)) & 1u : fixed_bit(pattern, l);
-    return n;
+// Elements of one repeat that the pattern keeps; `bits` is the repeat's pattern bytes (pattern 0).
+uint64_t kept_in_repeat(uint32_t pattern, const uint8_t* bits, uint64_t n) {
+    uint64_t k = 0;
+    for (uint64_t e = 0; e < n; ++e)
+        k += bits ? (bits[e / 8] >> (e % 8)) & 1u : fixed_bit(pattern, static_cast<uint32_t>(e % 4));
+    return k;
 }
 
 }  // namespace
@@ -387,34 +388,63 @@ uint64_t kept_in_repeat(uint32_t pattern, const uint8_t* bits, uint32_t on) {
 uint64_t gather_mask(const GatherMaskCall& c) {
     CoreState& s = *g_current;
     const uint32_t lanes = 256 / isa::dtype_size(c.dt);
-    uint64_t repeat = c.p.repeatTimes, last_on = lanes;
-    if (c.counter) {
-        if (c.mask == 0) fail("mask 0 in counter mode (reduceMode true): the count of elements, at least 1");
-        repeat = (uint64_t{c.mask} + lanes - 1) / lanes;
-        if (c.mask % lanes) last_on = c.mask % lanes;
-    }
+    const uint64_t repeat = c.p.repeatTimes;
+    // Counter mode on Atlas A2 (the reference's first form): every repeat takes `mask` elements.
+    if (c.counter && c.mask == 0)
+        fail("mask 0 in counter mode (reduceMode true): the elements of a repeat, at least 1");
     s.mask_counter = false;  // the reference: the call leaves normal mode behind
     if (repeat == 0) return 0;  // repeatTimes 0 is a no-op
-    if (repeat > 255)
-        fail((c.counter ? "a count of " + std::to_string(c.mask) + " elements needs " : "repeatTimes ") +
-             std::to_string(repeat) + (c.counter ? " repeats" : "") + " (at most 255 in one instruction)");
-    const kernel::VecMask m = last_on == lanes ? kernel::VecMask() : kernel::VecMask(last_on);
+    if (repeat > 255) fail("repeatTimes " + std::to_string(repeat) + " (at most 255 in one instruction)");
     const kernel::UnaryRepeatParams strides{1, c.p.src0BlockStride, 8, c.p.src0RepeatStride};
-    isa::VecParams v = kernel::detail::rep(m, static_cast<uint8_t>(repeat), strides);
+    isa::VecParams v = kernel::detail::rep(kernel::VecMask(), static_cast<uint8_t>(repeat), strides);
     v.src1_rep_stride = c.pattern ? 0 : c.p.src1RepeatStride;
+    if (c.counter) v.with_index = 1, v.mask_lo = c.mask, v.mask_hi = 0;
     const isa::Addr bits = c.pattern ? isa::Addr{} : c.bits;
     kernel::detail::vec_one(*s.ctx, isa::Opcode::VREDUCEV2, c.dt, {c.dst, c.src0, bits, {}}, v, c.pattern);
     // rsvdCnt: the scalar unit reads the count once V has it.
     s.ctx->pipe_barrier(isa::Pipe::ALL);
+    const uint64_t n = c.counter ? c.mask : lanes;
     uint64_t kept = 0;
-    uint8_t bytes[16] = {};
+    std::vector<uint8_t> bytes(c.pattern ? 0 : (n + 7) / 8);
     for (uint64_t r = 0; r < repeat; ++r) {
-        const uint32_t on = r + 1 == repeat ? static_cast<uint32_t>(last_on) : lanes;
         if (!c.pattern)
-            local_scalar_read(c.bits.pos, c.bits.addr + r * v.src1_rep_stride * 32ull, bytes, lanes / 8);
-        kept += kept_in_repeat(c.pattern, c.pattern ? nullptr : bytes, on);
+            local_scalar_read(c.bits.pos, c.bits.addr + r * v.src1_rep_stride * 32ull, bytes.data(),
+                              static_cast<uint32_t>(bytes.size()));
+        kept += kept_in_repeat(c.pattern, c.pattern ? nullptr : bytes.data(), n);
     }
     return kept;
+}
+
+}  // namespace sfumato::ascendc
+
+namespace sfumato::ascendc {
+
+void gatherb(const GatherbCall& c) {
+    if (c.repeat == 0) return;  // a no-op on Atlas A2
+    const uint64_t blk = c.p.dstBlkStride ? c.p.dstBlkStride : 1;  // 0 counts as 1 (the reference)
+    const uint64_t rep = c.repeat;
+    const char* names[] = {"dst", "src0", "offset"};
+    const isa::Addr* ops[] = {&c.dst, &c.src, &c.offset};
+    for (int i = 0; i < 3; ++i)
+        if (ops[i]->addr % 32)
+            fail(std::string(names[i]) + " at UB address " + std::to_string(ops[i]->addr) +
+                 " is not 32-byte aligned");
+    const uint64_t dst_need = ((rep - 1) * c.p.dstRepStride + 7 * blk) * 32 + 32;
+    if (c.offset_bytes < rep * 8 * 4)
+        fail("offset holds " + std::to_string(c.offset_bytes / 4) + " offsets, " + std::to_string(rep) +
+             " repeats read " + std::to_string(rep * 8));
+    if (c.dst_bytes < dst_need)
+        fail("dst holds " + std::to_string(c.dst_bytes) + " bytes, the call writes up to byte " +
+             std::to_string(dst_need));
+    if (c.src.addr < c.dst.addr + dst_need && c.dst.addr < c.src.addr + c.src_bytes)
+        fail("src0 and dst share UB bytes (not supported by the chip)");
+    isa::Instr in = isa::make_instr(isa::Opcode::VGATHERB);
+    in.dtype = c.dt;
+    in.dst = c.dst, in.src0 = c.src, in.src1 = c.offset;
+    in.vec.repeat = static_cast<uint16_t>(rep);
+    in.vec.dst_blk_stride = static_cast<uint16_t>(blk), in.vec.dst_rep_stride = c.p.dstRepStride;
+    in.vec.gather_span = static_cast<uint32_t>(c.src_bytes);
+    g_current->ctx->issue(in);
 }
 
 }  // namespace sfumato::ascendc

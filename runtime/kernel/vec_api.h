@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "isa/semantics.h"
 #include "runtime/kernel/tensor.h"
 
 namespace sfumato::kernel {
@@ -364,6 +365,43 @@ void GatherMask(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTen
     v.src1_rep_stride = srcPatRepStride;
     detail::vec_one(d.ctx(), isa::Opcode::VREDUCEV2, detail::dt<T>(),
                     {detail::at(d), detail::at(a), detail::at(bits), {}}, v, 0);
+}
+
+// Sort32 (vbitsort): `repeat` groups of 32 scores s (fp16/fp32) with their uint32 indices idx, each group
+// sorted by score, descending (ties keep their order), into d as 8-byte (score, index) structures.
+template <class T>
+void Sort32(const LocalTensor<T>& d, const LocalTensor<T>& s, const LocalTensor<uint32_t>& idx,
+            uint8_t repeat) {
+    isa::VecParams v;
+    v.repeat = repeat;
+    detail::vec_one(d.ctx(), isa::Opcode::VBITSORT, detail::dt<T>(),
+                    {detail::at(d), detail::at(s), detail::at(idx), {}}, v, 0);
+}
+// MrgSort (vmrgsort4): the first 2, 3 or 4 (c.valid 3, 7, 15) sorted lists of (score, index) structures,
+// list i of c.len[i] structures at lists[i], merged by score, descending, into d; `repeat` > 1 needs four
+// contiguous lists of one length (each repeat then merges the next four).
+template <class T>
+void MrgSort4(const LocalTensor<T>& d, const isa::Addr lists[4], const isa::MrgSort4Config& c,
+              uint8_t repeat) {
+    isa::VecParams v;
+    v.repeat = repeat;
+    isa::Instr in = isa::make_instr(isa::Opcode::VMRGSORT4);
+    in.dtype = detail::dt<T>();
+    in.dst = detail::at(d), in.src0 = lists[0], in.src1 = lists[1], in.src2 = lists[2];
+    in.vec = v;
+    isa::set_mrgsort4_config(in, c, lists[3].addr);
+    d.ctx().issue(in);
+}
+// Gatherb (vgatherb): per repeat, 8 blocks of 32 bytes from src + the byte offsets in off (uint32, 8 per
+// repeat; multiples of 32 below `span`, the bytes of src they may address) into d, blocks dstBlkStride and
+// repeats dstRepStride blocks apart.
+template <class T>
+void Gatherb(const LocalTensor<T>& d, const LocalTensor<T>& src, const LocalTensor<uint32_t>& off,
+             uint8_t repeat, uint16_t dstBlkStride, uint16_t dstRepStride, uint32_t span) {
+    isa::VecParams v;
+    v.repeat = repeat, v.dst_blk_stride = dstBlkStride, v.dst_rep_stride = dstRepStride, v.gather_span = span;
+    detail::vec_one(d.ctx(), isa::Opcode::VGATHERB, detail::dt<T>(),
+                    {detail::at(d), detail::at(src), detail::at(off), {}}, v, 0);
 }
 
 // The core's vector mask register (SetVectorMask in Ascend C).

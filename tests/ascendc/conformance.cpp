@@ -3,7 +3,7 @@
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
 // copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|gathermask|ibsync|
-// determine|group|bufpool|list
+// determine|group|bufpool|list|sort|gatherb (the last two in conformance_sort.cpp)
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -90,8 +90,9 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::LocalTensor<float> d = b[512];
         AscendC::CreateVecIndex(d, 1000.0f, 16, 3, 1, 4);
     } else if (f == "gathermask") {
-        // Built-in pattern 2 (odd lanes) over 4 normal-mode repeats into b; pattern 3 (lane 0 of
-        // four) in counter mode over 150 elements from a[256] (repeatTimes ignored) into b[256]; the
+        // Built-in pattern 2 (odd lanes) over 4 normal-mode repeats into b; pattern 3 (element 0 of
+        // four) in counter mode (Atlas A2: 150 elements in each of 2 repeats, 8 blocks apart) from
+        // a[256] into b[256]; the
         // bit pattern kGatherBits over 2 repeats (src0 16 blocks apart, the bits 1 block apart)
         // from a[512] into b[640]; the three rsvdCnt into b[1000..1002].
         AscendC::Duplicate(b, 0.0f, kN);
@@ -102,7 +103,7 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::PipeBarrier<PIPE_V>();
         uint64_t n[3] = {};
         AscendC::GatherMask(b, a, 2, false, 0, {1, 4, 8, 0}, n[0]);
-        AscendC::GatherMask(b[256], a[256], 3, true, 150, {1, 9, 8, 0}, n[1]);
+        AscendC::GatherMask(b[256], a[256], 3, true, 150, {1, 2, 8, 0}, n[1]);
         AscendC::GatherMask(b[640], a[512], bits, false, 0, {1, 2, 16, 1}, n[2]);
         for (uint32_t i = 0; i < 3; ++i) b.SetValue(1000 + i, static_cast<float>(n[i]));
     } else if (f == "slice") {
@@ -387,8 +388,9 @@ std::map<std::string, Expect> expectations() {
         uint32_t n[3] = {};
         for (uint32_t l = 0; l < 4 * 64; ++l)
             if (l % 2 == 1) o[n[0]++] = x[l];
-        for (uint32_t l = 0; l < 150; ++l)
-            if (l % 4 == 0) o[256 + n[1]++] = x[256 + l];
+        for (uint32_t r = 0; r < 2; ++r)
+            for (uint32_t e = 0; e < 150; ++e)
+                if (e % 4 == 0) o[256 + n[1]++] = x[256 + 64 * r + e];
         for (uint32_t r = 0; r < 2; ++r)
             for (uint32_t l = 0; l < 64; ++l)
                 if ((kGatherBits[8 * r + l / 32] >> (l % 32)) & 1u) o[640 + n[2]++] = x[512 + 128 * r + l];
@@ -427,8 +429,11 @@ bool same(float a, float b) {
 
 }  // namespace
 
+int sort_family(const std::string& name);  // conformance_sort.cpp
+
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
+    if (const int rc = sort_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

@@ -1,7 +1,8 @@
 // A CPU-debug program that misuses the Ascend C API in the way its argument names, for the tests
 // of how a run ends: bad input exits 2 naming the block and the call, a flag nobody sets is a
 // deadlock (exit 4), a missing flag is a race when SFUMATO_CHECK_RACES=1 (exit 3).
-//   ascendc_misuse alloc|deque|ub|gm|gmfree|deadlock|race|ok
+//   ascendc_misuse alloc|deque|ub|gm|gmfree|gathermask|gathermask_count|mrgsort_valid|mrgsort_repeat|
+//   mrgsort_overlap|sort32|gatherb|deadlock|race|ok
 #include <cstring>
 #include <string>
 
@@ -34,10 +35,27 @@ extern "C" __global__ __aicore__ void misuse_kernel(GM_ADDR x, GM_ADDR y)
     }
     AscendC::DataCopy(a, xGm, 256);
     if (g_case == "gathermask" || g_case == "gathermask_count") {
-        // A built-in pattern outside 1..7; a counter-mode count past 255 repeats of 64 floats.
+        // A built-in pattern outside 1..7; 256 counter-mode repeats.
         uint64_t kept = 0;
         const bool counter = g_case == "gathermask_count";
-        AscendC::GatherMask(a, a, counter ? 1 : 8, counter, counter ? 255 * 64 + 1 : 0, {1, 1, 8, 0}, kept);
+        AscendC::GatherMask(a, a, counter ? 1 : 8, counter, counter ? 16 : 0, {1, uint16_t(counter ? 256 : 1), 8, 0},
+                            kept);
+    }
+    if (g_case.rfind("mrgsort", 0) == 0) {
+        // validBit 5; repeatTimes 2 with three lists; dst overlapping the first list.
+        const uint16_t len[4] = {16, 16, 16, 0};
+        const bool overlap = g_case == "mrgsort_overlap";
+        const uint16_t valid = g_case == "mrgsort_valid" ? 5 : 7;
+        const AscendC::MrgSortSrcList<float> src(a, a[32], a[64], a[96]);
+        AscendC::MrgSort<float>(a[overlap ? 16 : 128], src,
+                                AscendC::MrgSort4Info(len, false, valid, g_case == "mrgsort_repeat" ? 2 : 1));
+    }
+    if (g_case == "sort32") {  // 5 groups of 32 need 1280 bytes of dst, a holds 1024
+        AscendC::Sort32<float>(a, a, a.ReinterpretCast<uint32_t>(), 5);
+    }
+    if (g_case == "gatherb") {  // the offsets 4 bytes past a block boundary
+        AscendC::Gatherb(a.ReinterpretCast<uint32_t>()[128], a.ReinterpretCast<uint32_t>(),
+                         a.ReinterpretCast<uint32_t>()[1], 1, {1, 8});
     }
     if (g_case == "deque") {
         outQueue.DeQue<float>();

@@ -85,4 +85,12 @@ TEST_CASE("ascendc conformance: CreateVecIndex (vci), count and mask forms") { f
 TEST_CASE("ascendc conformance: GatherMask (vreducev2), fixed patterns, counter mode, bit tensor, rsvdCnt") {
     family("gathermask");
 }
+TEST_CASE(
+    "ascendc conformance: Sort32 (vbitsort) and MrgSort (vmrgsort4): float and half, 2 to 4 lists, repeats, "
+    "exhausted suspension, GetMrgSortResult, sortedNum") {
+    family("sort");
+}
+TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and repeat strides") {
+    family("gatherb");
+}
 TEST_CASE("ascendc conformance: ListTensorDesc: GetSize, GetDesc, GetDataPtr in GM") { family("list"); }

@@ -156,7 +156,24 @@ TEST_CASE("ascendc: misuse ends the program with the block and the call named, e
     CHECK_THAT(gmask.output, Catch::Contains("GatherMask: src1Pattern 8 (the built-in patterns are 1..7)"));
     const CliResult gcount = run("gathermask_count");
     CHECK(gcount.code == 2);
-    CHECK_THAT(gcount.output, Catch::Contains("GatherMask: a count of 16321 elements needs 256 repeats"));
+    CHECK_THAT(gcount.output, Catch::Contains("GatherMask: repeatTimes 256 (at most 255 in one instruction)"));
+    const CliResult mvalid = run("mrgsort_valid");
+    CHECK(mvalid.code == 2);
+    CHECK_THAT(mvalid.output, Catch::Contains("AscendC::MrgSort: validBit 5 (3, 7 or 15"));
+    const CliResult mrep = run("mrgsort_repeat");
+    CHECK(mrep.code == 2);
+    CHECK_THAT(mrep.output, Catch::Contains("AscendC::MrgSort: repeatTimes 2 needs validBit 15"));
+    const CliResult mover = run("mrgsort_overlap");
+    CHECK(mover.code == 2);
+    CHECK_THAT(mover.output,
+               Catch::Contains("AscendC::MrgSort: src1 (UB bytes [") && Catch::Contains("overlaps dst"));
+    const CliResult s32 = run("sort32");
+    CHECK(s32.code == 2);
+    CHECK_THAT(s32.output, Catch::Contains("AscendC::Sort32: dst holds 1024 bytes, the call uses 1280"));
+    const CliResult gb = run("gatherb");
+    CHECK(gb.code == 2);
+    CHECK_THAT(gb.output,
+               Catch::Contains("AscendC::Gatherb: offset at UB address") && Catch::Contains("not 32-byte aligned"));
     const CliResult gmfree = run("gmfree");
     CHECK(gmfree.code == 2);
     CHECK_THAT(gmfree.output, Catch::Contains("AscendC::GmFree of a pointer GmAlloc did not return"));

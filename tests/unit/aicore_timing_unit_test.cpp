@@ -151,3 +151,33 @@ TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
     CHECK(p->cube_k0_fp32 * 4 == p->cube_k0_16bit);  // fp32 at a quarter of the fp16 rate
     CHECK(compute_timing(mad, *p).latency == p->cube_fill);
 }
+
+TEST_CASE("aicore timing: sorts write their structures at the per-type sort rate, counter-mode GatherMask per group") {
+    Config c;
+    auto p = params(c, {});
+    auto ceil = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+    // vbitsort: 32 structures of 8 bytes per repeat.
+    isa::Instr s = isa::make_instr(Opcode::VBITSORT);
+    s.vec.repeat = 5;
+    s.dtype = isa::DType::FP16;
+    CHECK(compute_timing(s, *p).occupancy == ceil(5 * 32 * 8, p->vec_sort_fp16_bpc));
+    s.dtype = isa::DType::FP32;
+    CHECK(compute_timing(s, *p).occupancy == ceil(5 * 32 * 8, p->vec_sort_fp32_bpc));
+    CHECK(compute_timing(s, *p).latency == p->vec_startup);
+    // vmrgsort4: every structure its valid lists hold (list 3 ignored with validBit 7).
+    isa::Instr m = isa::make_instr(Opcode::VMRGSORT4);
+    m.dtype = isa::DType::FP32;
+    isa::set_mrgsort4_config(m, isa::MrgSort4Config{{100, 37, 5, 999}, 7, true}, 0);
+    CHECK(compute_timing(m, *p).occupancy == ceil((100 + 37 + 5) * 8, p->vec_sort_fp32_bpc));
+    isa::set_mrgsort4_config(m, isa::MrgSort4Config{{16, 16, 16, 16}, 15, false}, 0x180);
+    m.vec.repeat = 3;
+    CHECK(compute_timing(m, *p).occupancy == ceil(3 * 64 * 8, p->vec_sort_fp32_bpc));
+    // vreducev2 in counter mode: each repeat's 256-byte groups at the simple rate.
+    isa::Instr g = isa::make_instr(Opcode::VREDUCEV2);
+    g.dtype = isa::DType::FP32;
+    g.vec.repeat = 2, g.vec.with_index = 1, g.vec.mask_lo = 70, g.vec.mask_hi = 0;
+    CHECK(compute_timing(g, *p).occupancy == 2 * ceil(70 * 4, 256) * p->vec_cycles_per_repeat);
+    isa::Instr b = isa::make_instr(Opcode::VGATHERB);
+    b.vec.repeat = 4;
+    CHECK(compute_timing(b, *p).occupancy == 4 * p->vec_gather_cycles_per_repeat);
+}

@@ -2,6 +2,7 @@
 // allows (used by the assembler round trip and the footprint property test).
 #pragma once
 #include "isa/instr.h"
+#include "isa/semantics.h"
 
 namespace sfumato::isa::test {
 inline Addr A(Pos p, uint64_t a) { return Addr{a, p}; }
@@ -93,6 +94,11 @@ inline Instr sample(Opcode op) {
             v.mask_lo = 0x0000ffffull;  // a prefix mask prints as a count
             v.mask_hi = 0;
             if (static_cast<int>(op) % 2) v.mask_lo = 0xdeadbeefcafef00dull, v.mask_hi = 0x123;
+            if (op == Opcode::VGATHERB) v.gather_span = 4096;  // the offsets (0) address src0's first block
+            if (op == Opcode::VMRGSORT4) {  // the mask fields carry the lengths and valid lists
+                v.repeat = 1;
+                set_mrgsort4_config(in, MrgSort4Config{{3, 5, 2, 4}, 15, true}, 0x7000);
+            }
             break;
         }
     }

@@ -522,3 +522,26 @@ TEST_CASE("isa vector: vdiv (fp16 rounding, division by zero), vmaxs/vmins with 
     CHECK(m.get<int32_t>(U, 0x3000) == best);
     CHECK(m.get<uint32_t>(U, 0x3004) == static_cast<uint32_t>(bi));
 }
+
+TEST_CASE("isa vector: vreducev2 counter mode takes mask_lo elements in every repeat, past 256 bytes") {
+    TestMem m;
+    for (int i = 0; i < 256; ++i) m.set(U, 0x2000 + i * 4, DType::FP32, i + 0.5);
+    for (int w = 0; w < 4; ++w) m.put<uint32_t>(U, 0x1000 + w * 4, 0x7E7C00A5u);
+    // 2 repeats of 70 elements (more than the 64 lanes of 256 bytes), src0 repeats 4 blocks apart,
+    // the same bits for both (src1rep 0): bit e of word e / 32.
+    Instr in = vec(Opcode::VREDUCEV2, DType::FP32, 0x3000, 0x2000, 0x1000, 2);
+    in.vec.src0_rep_stride = 4, in.vec.src1_rep_stride = 0;
+    in.vec.with_index = 1, in.vec.mask_lo = 70, in.vec.mask_hi = 0;
+    REQUIRE(validate(in).empty());
+    execute(in, m);
+    int k = 0;
+    for (int r = 0; r < 2; ++r)
+        for (int e = 0; e < 70; ++e)
+            if ((0x7E7C00A5u >> (e % 32)) & 1u) CHECK(m.val(U, 0x3000 + 4 * k++, DType::FP32) == 32 * r + e + 0.5);
+    Extent ex[kMaxExtents];
+    REQUIRE(footprint(in, ex) == 3);
+    CHECK(ex[0].hi == 0x2000 + (4 + 8) * 32 + 32);  // repeat 1 starts 4 blocks in, 70 floats span 9 blocks
+    CHECK(ex[1].hi == 0x1000 + 9);
+    in.vec.mask_lo = 0;
+    CHECK(!validate(in).empty());
+}

@@ -218,6 +218,10 @@ TEST_CASE("kapi: every vector opcode of the ISA has an API call") {
     Gather(d, a, ub<uint32_t>(ctx, 3072, 64), 256, 64);
     CreateVecIndex(d, 0.0f, 64), PairReduceSum(d, a, VecMask(64), 1);
     GatherMask(d, a, uint8_t{1}, 1);
+    Sort32(d, a, ub<uint32_t>(ctx, 3072, 64), 1);
+    const isa::Addr lists[4] = {{0, Pos::UB}, {256, Pos::UB}, {}, {}};
+    MrgSort4(d, lists, isa::MrgSort4Config{{4, 4, 0, 0}, 3, false}, 1);
+    Gatherb(d, a, ub<uint32_t>(ctx, 3072, 64), 1, 1, 8, 256);
     std::set<Opcode> seen;
     for (const auto& in : s.instrs()) seen.insert(in.op);
     for (int op = static_cast<int>(Opcode::VADD); op < static_cast<int>(Opcode::kCount); ++op) {

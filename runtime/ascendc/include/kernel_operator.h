@@ -16,6 +16,7 @@
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"
 #include "sfumato_ascendc/gather.h"
+#include "sfumato_ascendc/sort.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/data_copy_more.h"
 #include "sfumato_ascendc/cube.h"

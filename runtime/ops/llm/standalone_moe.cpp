@@ -27,7 +27,7 @@ using norm::float_dtype_arg;
 using norm::output_tolerance;
 using norm::standalone;
 
-int64_t dim(const OpArgs& a, const std::string& op, const std::string& key) {
+int64_t moe_dim(const OpArgs& a, const std::string& op, const std::string& key) {
     return static_cast<int64_t>(arg_u64(a, op, key, 1, 1ull << 31));
 }
 
@@ -66,8 +66,8 @@ std::vector<int64_t> route(const std::vector<double>& logits, int64_t T, int64_t
 std::unique_ptr<IOp> make_moe_form(const OpArgs& a, const DeviceInfo& dev) {
     const std::string op = "moe";
     const ref::ElemType t = float_dtype_arg(a, op);
-    const int64_t T = dim(a, op, "tokens"), H = dim(a, op, "hidden"), I = dim(a, op, "inter"),
-                  E = dim(a, op, "experts"), k = top_k_arg(a, op, E);
+    const int64_t T = moe_dim(a, op, "tokens"), H = moe_dim(a, op, "hidden"), I = moe_dim(a, op, "inter"),
+                  E = moe_dim(a, op, "experts"), k = top_k_arg(a, op, E);
     const std::vector<double> logits = draw(T * E, -2, 2, t, 31);
     NodeDesc n;
     n.op_type = "MoeFfn";
@@ -87,7 +87,7 @@ std::unique_ptr<IOp> make_moe_form(const OpArgs& a, const DeviceInfo& dev) {
 std::unique_ptr<IOp> make_router_form(const OpArgs& a, const DeviceInfo& dev) {
     const std::string op = "moe_router";
     const ref::ElemType t = float_dtype_arg(a, op);
-    const int64_t T = dim(a, op, "tokens"), E = dim(a, op, "experts"), k = top_k_arg(a, op, E);
+    const int64_t T = moe_dim(a, op, "tokens"), E = moe_dim(a, op, "experts"), k = top_k_arg(a, op, E);
     NodeDesc n;
     n.op_type = "MoeRouter";
     n.attrs.set("top_k", ref::Attr::of_int(k));
@@ -98,7 +98,7 @@ std::unique_ptr<IOp> make_router_form(const OpArgs& a, const DeviceInfo& dev) {
 std::unique_ptr<IOp> make_gmm_form(const OpArgs& a, const DeviceInfo& dev) {
     const std::string op = "grouped_matmul";
     const ref::ElemType t = float_dtype_arg(a, op);
-    const int64_t R = dim(a, op, "rows"), K = dim(a, op, "k"), N = dim(a, op, "n"), E = dim(a, op, "experts");
+    const int64_t R = moe_dim(a, op, "rows"), K = moe_dim(a, op, "k"), N = moe_dim(a, op, "n"), E = moe_dim(a, op, "experts");
     std::mt19937 rng(41);
     std::uniform_real_distribution<double> u(0, 1);
     std::vector<int64_t> sizes(static_cast<size_t>(E), 0);
@@ -120,7 +120,7 @@ std::unique_ptr<IOp> make_quant_form(const OpArgs& a, const DeviceInfo& dev) {
     const ref::ElemType t = float_dtype_arg(a, op);
     NodeDesc n;
     n.op_type = "DynamicQuant";
-    n.inputs = {make_tensor({dim(a, op, "rows"), dim(a, op, "cols")}, t)};
+    n.inputs = {make_tensor({moe_dim(a, op, "rows"), moe_dim(a, op, "cols")}, t)};
     return standalone(std::move(n), {uniform_input(-8, 8)}, {0, 0}, dev, op);  // bit-exact
 }
 
@@ -129,7 +129,7 @@ std::unique_ptr<IOp> make_w8a8_form(const OpArgs& a, const DeviceInfo& dev) {
     const std::string out = arg_str(a, "output_dtype");
     if (out != "fp16" && out != "bf16")
         throw InputError("operator '" + op + "': argument 'output_dtype' = '" + out + "' (valid: fp16, bf16)");
-    const int64_t M = dim(a, op, "m"), K = dim(a, op, "k"), N = dim(a, op, "n");
+    const int64_t M = moe_dim(a, op, "m"), K = moe_dim(a, op, "k"), N = moe_dim(a, op, "n");
     NodeDesc n;
     n.op_type = "QuantMatMul";
     n.attrs.set("output_dtype", ref::Attr::of_string(out));
@@ -141,7 +141,7 @@ std::unique_ptr<IOp> make_w8a8_form(const OpArgs& a, const DeviceInfo& dev) {
                       {0, 0}, dev, op);  // bit-exact (docs/operators.md)
 }
 
-const char* kDtype = "fp16 | bf16 | fp32";
+const char* kMoeDtype = "fp16 | bf16 | fp32";
 
 }  // namespace
 
@@ -155,7 +155,7 @@ SFUMATO_REGISTER_OP(moe_form,
                             {"experts", "", "experts E"},
                             {"top_k", "2", "experts per token k"},
                             {"host", "1", "1: routing also known on the host (attribute host_experts)"},
-                            {"dtype", "fp16", kDtype}},
+                            {"dtype", "fp16", kMoeDtype}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_moe_form(a, d); }});
 SFUMATO_REGISTER_OP(moe_router_form,
                     OpSpec{"moe_router",
@@ -163,7 +163,7 @@ SFUMATO_REGISTER_OP(moe_router_form,
                            {{"tokens", "", "tokens T"},
                             {"experts", "", "experts E"},
                             {"top_k", "2", "experts per token k"},
-                            {"dtype", "fp16", kDtype}},
+                            {"dtype", "fp16", kMoeDtype}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_router_form(a, d); }});
 SFUMATO_REGISTER_OP(gmm_form,
                     OpSpec{"grouped_matmul",
@@ -173,12 +173,12 @@ SFUMATO_REGISTER_OP(gmm_form,
                             {"n", "", "N"},
                             {"experts", "", "experts E (ragged sizes drawn from a seed)"},
                             {"host", "1", "1: group sizes also known on the host (attribute host_group_sizes)"},
-                            {"dtype", "fp16", kDtype}},
+                            {"dtype", "fp16", kMoeDtype}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_gmm_form(a, d); }});
 SFUMATO_REGISTER_OP(dynamic_quant_form,
                     OpSpec{"dynamic_quant",
                            "Per-token dynamic int8 quantisation of [rows, cols] with fp32 scales (LLM W8A8)",
-                           {{"rows", "", "tokens T"}, {"cols", "", "hidden size H"}, {"dtype", "fp16", kDtype}},
+                           {{"rows", "", "tokens T"}, {"cols", "", "hidden size H"}, {"dtype", "fp16", kMoeDtype}},
                            [](const OpArgs& a, const DeviceInfo& d) { return make_quant_form(a, d); }});
 SFUMATO_REGISTER_OP(w8a8_form,
                     OpSpec{"matmul_w8a8",

@@ -48,6 +48,12 @@ struct CoreState {
     // The last per-repeat/whole reduction's result (GetReduceRepeatSumSpr and friends read it).
     isa::Pos reduce_pos = isa::Pos::UB;
     uint64_t reduce_addr = 0;
+    // The last MrgSort (GetMrgSortResult recomputes its lists' counts: the chip's VMS4_SR).
+    bool mrg_any = false, mrg_exhausted = false;
+    isa::DType mrg_dtype = isa::DType::FP32;
+    uint8_t mrg_valid = 0;
+    uint16_t mrg_len[4] = {};
+    isa::Addr mrg_list[4] = {};
     // Bump allocators of LocalMemAllocator / static tensors, per physical buffer.
     uint64_t local_next[static_cast<size_t>(isa::Pos::kCount)] = {};
 };

@@ -19,6 +19,23 @@ constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V2;  //
 // The reference's older spelling.
 constexpr GatherMaskMode defaultGahterMaskMode = defaultGatherMaskMode;
 
+// Gatherb's parameters: the destination's block and repeat strides (in 32-byte blocks; a block stride
+// of 0 counts as 1); the other fields are reserved by the reference and ignored.
+struct GatherRepeatParams {
+    GatherRepeatParams() = default;
+    GatherRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
 struct GatherMaskParams {
     GatherMaskParams() = default;
     GatherMaskParams(uint8_t src0BlockStrideIn, uint16_t repeatTimesIn, uint16_t src0RepeatStrideIn,
@@ -48,6 +65,16 @@ struct GatherMaskCall {
 // Issues the vreducev2 and returns rsvdCnt.
 uint64_t gather_mask(const GatherMaskCall& c);
 
+struct GatherbCall {
+    isa::DType dt = isa::DType::FP32;
+    isa::Addr dst, src, offset;
+    uint64_t dst_bytes = 0, src_bytes = 0, offset_bytes = 0;
+    int32_t repeat = 0;
+    AscendC::GatherRepeatParams p;
+};
+// Checks Gatherb's operands and issues its vgatherb.
+void gatherb(const GatherbCall& c);
+
 }  // namespace sfumato::ascendc
 
 namespace AscendC {
@@ -75,6 +102,18 @@ void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uin
         sa::fail("src1Pattern " + std::to_string(src1Pattern) + " (the built-in patterns are 1..7)");
     rsvdCnt = sa::gather_mask(
         {sa::dt_of<T>(), sa::at(dst), sa::at(src0), {}, src1Pattern, reduceMode, mask, gatherMaskParams});
+}
+
+// Gatherb: per repeat, the 8 blocks of 32 bytes of src at the byte offsets in offset (multiples of 32),
+// into dst's 8 blocks (the chip's vgatherb; Atlas A2: 16- and 32-bit elements).
+template <class T>
+void Gatherb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& offset,
+             const uint8_t repeatTime, const GatherRepeatParams& repeatParams) {
+    namespace sa = sfumato::ascendc;
+    sa::enter("Gatherb");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Gatherb: 16- or 32-bit elements on Atlas A2");
+    sa::gatherb({sa::dt_of<T>(), sa::at(dst), sa::at(src0), sa::at(offset), dst.GetLength(), src0.GetLength(),
+                 offset.GetLength(), repeatTime, repeatParams});
 }
 
 }  // namespace AscendC
