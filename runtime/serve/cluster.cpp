@@ -333,6 +333,9 @@ void ServeCluster::merge() {
         m_res.end_s = std::max(m_res.end_s, x.end_s);
         m_res.preemptions += x.preemptions;
         m_res.priority_preemptions += x.priority_preemptions;
+        m_res.swapped_out += x.swapped_out;
+        m_res.swapped_in += x.swapped_in;
+        m_res.swap_s += x.swap_s;
     }
     std::stable_sort(m_res.steps.begin(), m_res.steps.end(),
                      [](const StepLog& p, const StepLog& q) { return p.begin_s < q.begin_s; });

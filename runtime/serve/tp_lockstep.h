@@ -7,6 +7,7 @@
 // (a serving engine's workers receive the scheduler's output over shared memory or a pipe, not
 // modelled).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <systemc>
 #include <utility>

@@ -157,6 +157,32 @@ TEST_CASE("serve --tp: two TP instances behind the router, and the same trace tw
     CHECK(read_text(d + "/a/steps.csv") == read_text(d + "/b/steps.csv"));
 }
 
+// A pool too small for the load preempts; with swap every rank copies its shard of the preempted
+// sequences' KV to host memory over its own host link and back (the whole model's K and V across
+// the ranks), and no token is computed twice.
+TEST_CASE("serve --tp: preemption by swap moves every rank's KV shard", "[serve]") {
+    const std::string d = temp_dir("serve_tp_swap");
+    const double host_gbps = 25;
+    const nlohmann::json s =
+        serve_ok(kBase,
+                 "--tp 2 --set serve.kv_blocks=8 --set serve.preemption=swap "
+                 "--set chip.host_link.gbps=25 --generate n=12,rate=20000,prompt=96,output=40,seed=4",
+                 d + "/o");
+    CHECK(s["metrics"]["served"].get<int>() == 12);
+    CHECK(s["metrics"]["preemptions"].get<int>() > 0);
+    const nlohmann::json& in = s["instances"][0];
+    CHECK(in["timer"]["tokens"].get<int64_t>() == 12 * 96 + 12 * 39);  // each token computed once
+    const int64_t out = s["metrics"]["swapped_out_tokens"].get<int64_t>();
+    CHECK(out > 0);
+    CHECK(s["metrics"]["swapped_in_tokens"].get<int64_t>() == out);
+    // tiny: 2 KV heads of 16 (hidden 64 / 4 heads), one per rank; K and V, fp16, every layer, out
+    // and back.
+    const int64_t bytes = 2 * out * 2 * (2 * 16) * 2 * kLayers;
+    CHECK(in["timer"]["swap_bytes"].get<int64_t>() == bytes);
+    // Each rank moves half of them over its own host link.
+    CHECK(s["metrics"]["swap_ms"].get<double>() * 1e-3 >= static_cast<double>(bytes) / 2 / (host_gbps * 1e9));
+}
+
 // Vidur profiles one worker of T: the model columns are the whole model's, the op times rank 0's,
 // and all_reduce.csv has the instance's all-reduces by size.
 TEST_CASE("serve --tp --export-profile: Vidur's layouts with T workers and the all-reduces", "[serve]") {
