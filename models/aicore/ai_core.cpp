@@ -204,14 +204,17 @@ void AiCore::issue(const isa::Instr& in_) {
     else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
     else if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) in.pipe = in.xflag.pipe;
     in.seq = m_seq++;
-    uint32_t cost;
-    if (const uint32_t* c = m_checked.find(in)) {
-        cost = *c;
+    IssueInfo info;
+    if (const IssueInfo* c = m_issued.find(in)) {
+        info = *c;
     } else {
         check_operands(in);
-        cost = m_p.issue_cost(in);
-        m_checked.put(in, cost);
+        info.cost = m_p.issue_cost(in);
+        info.timing.compute = in.pipe != Pipe::S && in.pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
+        if (info.timing.compute) info.timing.t = sfumato::compute_timing(in, m_p);
+        m_issued.put(in, info);
     }
+    const uint32_t cost = info.cost;
     // The first issue of an opcode in a block runs its call site's code: fetch it.
     if (bool& fetched = m_site_fetched[static_cast<size_t>(in.op)]; !fetched) {
         fetched = true;
@@ -273,7 +276,7 @@ void AiCore::issue(const isa::Instr& in_) {
     }
     m_scalar_cycle = max(m_scalar_cycle, Cycle(pu->slot_free_cycle()));
     in.issue_cycle = m_scalar_cycle.v;
-    pu->push(in);
+    pu->push(in, info.timing);
 }
 
 void AiCore::issue_scalar_mem(const isa::Instr& in) {
@@ -371,15 +374,6 @@ uint8_t* AiCore::local(Pos pos, uint64_t addr, uint64_t len) {
 
 void AiCore::gm_read(uint64_t addr, void* dst, uint64_t len) { m_gm->read(addr, dst, len); }
 void AiCore::gm_write(uint64_t addr, const void* src, uint64_t len) { m_gm->write(addr, src, len); }
-
-bool AiCore::is_memory_op(const isa::Instr& in) const { return isa::gm_bytes(in) > 0; }
-
-ComputeTiming AiCore::compute_timing(const isa::Instr& in) {
-    if (const ComputeTiming* t = m_timing.find(in)) return *t;
-    const ComputeTiming t = sfumato::compute_timing(in, m_p);
-    m_timing.put(in, t);
-    return t;
-}
 
 std::string AiCore::describe_state() const {
     std::string s = std::string(name()) + (m_has_block ? " (block " + std::to_string(m_block.block_idx) + ")" : " (idle)") + "\n";

@@ -40,6 +40,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_queued(depth),
       m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
       m_reqs(max_outstanding),
@@ -59,8 +60,12 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
 
 Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick()); }
 
-void PipeUnit::push(const isa::Instr& in) {
-    m_queue[(m_head + m_count) % m_queue.size()] = in;
+bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.op) && isa::gm_bytes(in) == 0; }
+
+void PipeUnit::push(const isa::Instr& in, const Queued& q) {
+    const size_t slot = (m_head + m_count) % m_queue.size();
+    m_queue[slot] = in;
+    m_queued[slot] = q;
     ++m_count;
     ++m_pushed;
     m_wake.notify(sc_core::SC_ZERO_TIME);
@@ -246,14 +251,14 @@ bool PipeUnit::step(Cycle now) {
         --m_count;
         if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
     };
-    if (!is_sync(in.op) && !m_core.is_memory_op(in)) {
+    if (const Queued& q = m_queued[m_head]; q.compute) {
         // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),
         // so the pipe starts it now with a future start cycle instead of sleeping until then:
         // one wake-up serves many instructions. Nothing another pipe does can change that
         // start; in functional mode its effect applies early, which only a racy program sees.
         const Cycle start = max(max(now, issue), m_next_free);
         if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
-        const ComputeTiming t = m_core.compute_timing(in);
+        const ComputeTiming& t = q.t;
         if (m_core.functional()) isa::execute(in, m_core);
         push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
         m_next_free = start + Cycle(t.occupancy);

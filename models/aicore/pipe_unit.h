@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "isa/instr.h"
+#include "models/aicore/core_timing.h"
 #include "models/aicore/gm_pattern.h"
 #include "models/aicore/race_checker.h"
 #include "sim/mem_if.h"
@@ -41,7 +42,17 @@ public:
     uint64_t slot_free_cycle() const {
         return m_pushed < m_queue.size() ? 0 : m_pop_cycle[(m_pushed - m_queue.size()) % m_queue.size()];
     }
-    void push(const isa::Instr& in);
+    // What the scalar unit hands over with a queued instruction: whether it is a compute
+    // instruction (starts_arithmetically) and then its timing, taken from the core's per-instruction
+    // cache at issue so that the pipe does not look the instruction up again.
+    struct Queued {
+        bool compute = false;
+        ComputeTiming t;
+    };
+    // A compute instruction (not a synchronisation, no GM transfer): its start and end are
+    // arithmetic (compute_timing), the pipe starts it without sleeping until its issue cycle.
+    static bool starts_arithmetically(const isa::Instr& in);
+    void push(const isa::Instr& in, const Queued& q);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
     bool drained() const { return m_count == 0 && m_inflight_count == 0 && m_def_head == m_deferred.size(); }
@@ -95,6 +106,7 @@ private:
     AiCore& m_core;
     isa::Pipe m_id;
     std::vector<isa::Instr> m_queue;
+    std::vector<Queued> m_queued;  // beside m_queue, slot for slot
     size_t m_head = 0, m_count = 0;
     std::vector<uint64_t> m_pop_cycle;  // ring: the cycle each of the last `depth` instructions left the queue
     uint64_t m_pushed = 0, m_popped = 0;
