@@ -15,7 +15,11 @@ namespace sfumato {
 using isa::Opcode;
 
 namespace {
+// Ring indices wrap with a mask or a compare, not a modulo: a 64-bit divide per index was a
+// measurable part of each instruction's host time.
 constexpr size_t kInFlightCapacity = 256;
+constexpr size_t kInFlightMask = kInFlightCapacity - 1;
+static_assert((kInFlightCapacity & kInFlightMask) == 0, "a power of two");
 
 using text::lower;
 
@@ -43,6 +47,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_queued(depth),
       m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
+      m_inflight_mem(kInFlightCapacity),
       m_reqs(max_outstanding),
       m_stats(&parent, lower(isa::pipe_name(id))),
       m_instrs(m_stats, "instrs", "instr", "instructions completed"),
@@ -63,7 +68,7 @@ Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick())
 bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.op) && isa::gm_bytes(in) == 0; }
 
 void PipeUnit::push(const isa::Instr& in, const Queued& q) {
-    const size_t slot = (m_head + m_count) % m_queue.size();
+    const size_t slot = wrap(m_head + m_count, m_queue.size());
     m_queue[slot] = in;
     m_queued[slot] = q;
     ++m_count;
@@ -93,9 +98,11 @@ void PipeUnit::run() {
 }
 
 uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done) {
-    const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) % m_inflight.size());
+    const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) & kInFlightMask);
     InFlight& f = m_inflight[slot];
-    f.instr = in;
+    f.op = in.op;
+    f.seq = in.seq;
+    if (!done) m_inflight_mem[slot] = in;  // executed at its completion (functional mode)
     f.start = start;
     f.end = end;
     f.pending = 0;
@@ -114,7 +121,10 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     f.end = end;
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
-    if (m_core.functional() && f.instr.dst.pos != isa::Pos::GM) isa::execute(f.instr, m_core);
+    if (m_core.functional()) {
+        const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
+        if (in.dst.pos != isa::Pos::GM) isa::execute(in, m_core);
+    }
     if (m_def_head < m_deferred.size()) fire_deferred(end);
 }
 
@@ -137,7 +147,7 @@ void PipeUnit::fire_deferred(Cycle now) {
         // last of them ended (never before the set_flag left the queue).
         Cycle at = max(d.at, now);
         for (size_t i = 0; i < m_inflight_count; ++i) {
-            const InFlight& f = m_inflight[(m_if_head + i) % m_inflight.size()];
+            const InFlight& f = m_inflight[(m_if_head + i) & kInFlightMask];
             if (f.index >= d.upto) break;
             if (!f.done) return;
             at = max(at, f.end);
@@ -158,13 +168,13 @@ void PipeUnit::retire(Cycle now) {
         m_busy_until = max(m_busy_until, f.end);
         ++m_instrs;
         note_progress();
-        m_core.instr_stats().record(f.instr.op, m_id, (f.end - f.start).v);
+        m_core.instr_stats().record(f.op, m_id, (f.end - f.start).v);
         if (m_core.trace().on(TraceLevel::Instr)) {
-            TraceArg a[1] = {{"seq", static_cast<int64_t>(f.instr.seq)}};
-            m_core.trace().sink()->slice(m_track, isa::opcode_name(f.instr.op), m_core.clock().to_tick(f.start),
+            TraceArg a[1] = {{"seq", static_cast<int64_t>(f.seq)}};
+            m_core.trace().sink()->slice(m_track, isa::opcode_name(f.op), m_core.clock().to_tick(f.start),
                                          m_core.clock().to_tick(f.end), a, 1);
         }
-        m_if_head = (m_if_head + 1) % m_inflight.size();
+        m_if_head = (m_if_head + 1) & kInFlightMask;
         --m_inflight_count;
     }
     if (drained()) m_core.notify_progress();
@@ -236,7 +246,7 @@ bool PipeUnit::step(Cycle now) {
     }
     if (m_inflight_count == m_inflight.size()) {
         // Full: retire half the ring at once rather than one instruction per wake-up.
-        const InFlight& mid = m_inflight[(m_if_head + m_inflight.size() / 2) % m_inflight.size()];
+        const InFlight& mid = m_inflight[(m_if_head + kInFlightCapacity / 2) & kInFlightMask];
         if (m_undone == 0) sleep_on_wake_or(now, mid.end);
         else if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
@@ -245,9 +255,9 @@ bool PipeUnit::step(Cycle now) {
     isa::Instr& in = m_queue[m_head];
     const Cycle issue(in.issue_cycle);
     auto pop = [this](Cycle at) {
-        m_pop_cycle[m_popped % m_pop_cycle.size()] = at.v;
+        m_pop_cycle[m_head] = at.v;  // m_head is m_popped modulo the depth
         ++m_popped;
-        m_head = (m_head + 1) % m_queue.size();
+        m_head = wrap(m_head + 1, m_queue.size());
         --m_count;
         if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
     };
@@ -344,7 +354,7 @@ bool PipeUnit::step(Cycle now) {
             [[fallthrough]];
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
-                if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
+                if (!m_inflight[(m_if_head + i) & kInFlightMask].done) {
                     next_trigger(m_wake);
                     return false;
                 }

@@ -40,7 +40,8 @@ public:
     // The cycle the next push's queue slot became free: when the instruction `depth` pushes
     // earlier left the queue (0 while fewer than depth were pushed). Valid when not full.
     uint64_t slot_free_cycle() const {
-        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[(m_pushed - m_queue.size()) % m_queue.size()];
+        // m_pushed modulo the depth is m_head + m_count (m_head: m_popped modulo the depth).
+        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[wrap(m_head + m_count, m_queue.size())];
     }
     // What the scalar unit hands over with a queued instruction: whether it is a compute
     // instruction (starts_arithmetically) and then its timing, taken from the core's per-instruction
@@ -67,8 +68,13 @@ public:
     TrackId trace_track() const { return m_track; }
 
 private:
+    // i mod n for i < 2n.
+    static size_t wrap(size_t i, size_t n) { return i >= n ? i - n : i; }
+    // Small (no copy of the instruction): a compute instruction is only counted and traced at
+    // retirement; a memory instruction's whole instruction waits in m_inflight_mem.
     struct InFlight {
-        isa::Instr instr;
+        isa::Opcode op = isa::Opcode::NOP;
+        uint32_t seq = 0;
         Cycle start, end;
         uint32_t pending = 0;  // memory requests not yet returned
         bool issuing = false;  // still sending requests
@@ -112,6 +118,7 @@ private:
     uint64_t m_pushed = 0, m_popped = 0;
     uint32_t m_undone = 0;  // in-flight memory instructions not yet complete
     std::vector<InFlight> m_inflight;  // ring, in start order
+    std::vector<isa::Instr> m_inflight_mem;  // beside m_inflight: the memory instructions' (for complete())
     size_t m_if_head = 0, m_inflight_count = 0;
     uint64_t m_started = 0;  // instructions ever started (InFlight::index of the next)
     std::vector<DeferredSet> m_deferred;  // FIFO: [m_def_head, size)
