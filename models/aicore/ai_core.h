@@ -129,6 +129,7 @@ public:
 private:
     void scalar_thread();
     void start_up();
+    void issue_scalar_side(const isa::Instr& in);
     void issue_scalar_mem(const isa::Instr& in);
     void slice(const char* what, Cycle from, Cycle to);
     void check_operands(const isa::Instr& in) const;

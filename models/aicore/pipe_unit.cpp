@@ -67,9 +67,14 @@ Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick())
 
 bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.op) && isa::gm_bytes(in) == 0; }
 
-void PipeUnit::push(const isa::Instr& in, const Queued& q) {
+void PipeUnit::push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle,
+                    const Queued& q) {
     const size_t slot = wrap(m_head + m_count, m_queue.size());
-    m_queue[slot] = in;
+    isa::Instr& e = m_queue[slot];
+    e = in;
+    e.pipe = pipe;
+    e.seq = seq;
+    e.issue_cycle = issue_cycle;
     m_queued[slot] = q;
     ++m_count;
     ++m_pushed;
