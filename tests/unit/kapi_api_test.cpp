@@ -464,8 +464,8 @@ TEST_CASE("kapi: each instruction of a count-form call equals one built from scr
     auto cmp = [](isa::VecParams& v) { v.cmp = CmpMode::GE; };
     const isa::Addr b{240 * 1024, Pos::UB};
     build(Opcode::VCMPS, DType::FP16, b, d, 0, 255, ~0ull, ~0ull, 8, 8, 1.5, cmp);
-    build(Opcode::VCMPS, DType::FP16, {240 * 1024 + 255 * 16, Pos::UB}, {255 * 256, Pos::UB}, 255 * 256,
-          45, ~0ull, ~0ull, 8, 8, 1.5, cmp);
+    build(Opcode::VCMPS, DType::FP16, {240 * 1024 + 255 * 16, Pos::UB}, {255 * 256, Pos::UB}, 255 * 256, 45,
+          ~0ull, ~0ull, 8, 8, 1.5, cmp);
     const auto got = s.instrs(), want = ref.instrs();
     REQUIRE(got.size() == 5);
     REQUIRE(want.size() == 5);
