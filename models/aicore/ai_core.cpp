@@ -199,28 +199,58 @@ bool AiCore::all_drained() const {
 }
 
 void AiCore::issue(const isa::Instr& in_) {
-    isa::Instr in = in_;
-    if (in.op == Opcode::SET_FLAG) in.pipe = in.flag.src;
-    else if (in.op == Opcode::WAIT_FLAG) in.pipe = in.flag.dst;
-    else if (in.op == Opcode::SET_CROSS_FLAG || in.op == Opcode::WAIT_CROSS_FLAG) in.pipe = in.xflag.pipe;
-    in.seq = m_seq++;
-    uint32_t cost;
-    if (const uint32_t* c = m_checked.find(in)) {
-        cost = *c;
+    // The kernel API has just written the instruction: it is read here field by field and copied
+    // whole only once, into its pipe's queue (a whole copy at once waited for those stores).
+    Pipe pipe = in_.pipe;
+    if (in_.op == Opcode::SET_FLAG) pipe = in_.flag.src;
+    else if (in_.op == Opcode::WAIT_FLAG) pipe = in_.flag.dst;
+    else if (in_.op == Opcode::SET_CROSS_FLAG || in_.op == Opcode::WAIT_CROSS_FLAG) pipe = in_.xflag.pipe;
+    const uint32_t seq = m_seq++;
+    // Keyed on the instruction as written (equal ones get equal pipes).
+    IssueInfo info;
+    if (const IssueInfo* c = m_issued.find(in_)) {
+        info = *c;
     } else {
+        isa::Instr in = in_;
+        in.pipe = pipe;
+        in.seq = seq;
         check_operands(in);
-        cost = m_p.issue_cost(in);
-        m_checked.put(in, cost);
+        info.cost = m_p.issue_cost(in);
+        info.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
+        if (info.timing.compute) info.timing.t = sfumato::compute_timing(in, m_p);
+        m_issued.put(in_, info);
     }
+    const uint32_t cost = info.cost;
     // The first issue of an opcode in a block runs its call site's code: fetch it.
-    if (bool& fetched = m_site_fetched[static_cast<size_t>(in.op)]; !fetched) {
+    if (bool& fetched = m_site_fetched[static_cast<size_t>(in_.op)]; !fetched) {
         fetched = true;
         if (m_block.image && !m_block.image->declared)
-            m_scalar_cycle = m_smem->fetch(m_block.image->site_addr(in.op), m_block.image->site, m_scalar_cycle);
+            m_scalar_cycle =
+                m_smem->fetch(m_block.image->site_addr(in_.op), m_block.image->site, m_scalar_cycle);
     }
     m_scalar_cycle += Cycle(cost);
     m_scalar_busy += cost;
-    in.issue_cycle = m_scalar_cycle.v;
+    if (pipe == Pipe::S || pipe == Pipe::ALL) {
+        isa::Instr in = in_;
+        in.pipe = pipe;
+        in.seq = seq;
+        in.issue_cycle = m_scalar_cycle.v;
+        issue_scalar_side(in);
+        return;
+    }
+    PipeUnit* pu = m_pipes[static_cast<size_t>(pipe)].get();
+    if (pu->full()) {
+        // Blocked on a full queue: the hardware scalar unit resumes when a slot frees. Waking
+        // the thread only at the low-water mark and taking each slot's recorded free cycle
+        // gives the same issue cycles with far fewer context switches.
+        while (pu->count() > pu->low_water()) wait(pu->pop_event());
+    }
+    m_scalar_cycle = max(m_scalar_cycle, Cycle(pu->slot_free_cycle()));
+    pu->push(in_, pipe, seq, m_scalar_cycle.v, info.timing);
+}
+
+// An instruction of the scalar unit itself (pipe S) or a barrier of every pipe (ALL).
+void AiCore::issue_scalar_side(const isa::Instr& in) {
     if (in.pipe == Pipe::S) {
         // Scalar-side sync: a set from S takes effect now; a wait into S blocks the scalar unit.
         if (in.op == Opcode::SET_FLAG) {
@@ -257,23 +287,11 @@ void AiCore::issue(const isa::Instr& in_) {
         }
         return;
     }
-    if (in.pipe == Pipe::ALL) {  // pipe_barrier(PIPE_ALL): the scalar unit waits for every pipe
-        wait_until_cycle(m_scalar_cycle);
-        while (!all_drained()) wait(m_progress);
-        m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
-        if (m_race) m_race->on_barrier_all(m_seq);
-        return;
-    }
-    PipeUnit* pu = m_pipes[static_cast<size_t>(in.pipe)].get();
-    if (pu->full()) {
-        // Blocked on a full queue: the hardware scalar unit resumes when a slot frees. Waking
-        // the thread only at the low-water mark and taking each slot's recorded free cycle
-        // gives the same issue cycles with far fewer context switches.
-        while (pu->count() > pu->low_water()) wait(pu->pop_event());
-    }
-    m_scalar_cycle = max(m_scalar_cycle, Cycle(pu->slot_free_cycle()));
-    in.issue_cycle = m_scalar_cycle.v;
-    pu->push(in);
+    // Pipe::ALL, pipe_barrier(PIPE_ALL): the scalar unit waits for every pipe.
+    wait_until_cycle(m_scalar_cycle);
+    while (!all_drained()) wait(m_progress);
+    m_scalar_cycle = max(m_scalar_cycle, m_clock.ceil_cycle(now_tick()));
+    if (m_race) m_race->on_barrier_all(m_seq);
 }
 
 void AiCore::issue_scalar_mem(const isa::Instr& in) {
@@ -371,15 +389,6 @@ uint8_t* AiCore::local(Pos pos, uint64_t addr, uint64_t len) {
 
 void AiCore::gm_read(uint64_t addr, void* dst, uint64_t len) { m_gm->read(addr, dst, len); }
 void AiCore::gm_write(uint64_t addr, const void* src, uint64_t len) { m_gm->write(addr, src, len); }
-
-bool AiCore::is_memory_op(const isa::Instr& in) const { return isa::gm_bytes(in) > 0; }
-
-ComputeTiming AiCore::compute_timing(const isa::Instr& in) {
-    if (const ComputeTiming* t = m_timing.find(in)) return *t;
-    const ComputeTiming t = sfumato::compute_timing(in, m_p);
-    m_timing.put(in, t);
-    return t;
-}
 
 std::string AiCore::describe_state() const {
     std::string s = std::string(name()) + (m_has_block ? " (block " + std::to_string(m_block.block_idx) + ")" : " (idle)") + "\n";

@@ -115,8 +115,6 @@ public:
     TraceHub& trace() { return m_trace; }
     using sc_core::sc_object::trace;  // SystemC's trace(sc_trace_file*) stays visible
     InstrStats& instr_stats() { return m_instr_stats; }
-    ComputeTiming compute_timing(const isa::Instr& in);
-    bool is_memory_op(const isa::Instr& in) const;
     // Flags: set at `ready` (a cycle), consumed by wait_flag.
     struct Flag {
         bool set = false;
@@ -131,6 +129,7 @@ public:
 private:
     void scalar_thread();
     void start_up();
+    void issue_scalar_side(const isa::Instr& in);
     void issue_scalar_mem(const isa::Instr& in);
     void slice(const char* what, Cycle from, Cycle to);
     void check_operands(const isa::Instr& in) const;
@@ -170,8 +169,13 @@ private:
     const isa::Instr* m_scalar_wait = nullptr;  // a cross-core wait blocking the scalar unit
     uint32_t m_group = 0, m_sub = 0;
     std::unique_ptr<RaceChecker> m_race;
-    InstrCache<uint32_t> m_checked;         // instructions whose operands passed the checks: their issue cost
-    InstrCache<ComputeTiming> m_timing;     // latency per distinct compute instruction
+    // Per distinct instruction whose operands passed the checks: its issue cost and, for a
+    // compute instruction, its pipe timing (one lookup per issue serves both).
+    struct IssueInfo {
+        uint32_t cost = 0;
+        PipeUnit::Queued timing;
+    };
+    InstrCache<IssueInfo> m_issued;
 
     StatGroup m_stats;
     Counter m_blocks;

@@ -15,7 +15,11 @@ namespace sfumato {
 using isa::Opcode;
 
 namespace {
+// Ring indices wrap with a mask or a compare, not a modulo: a 64-bit divide per index was a
+// measurable part of each instruction's host time.
 constexpr size_t kInFlightCapacity = 256;
+constexpr size_t kInFlightMask = kInFlightCapacity - 1;
+static_assert((kInFlightCapacity & kInFlightMask) == 0, "a power of two");
 
 using text::lower;
 
@@ -40,8 +44,10 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_queued(depth),
       m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
+      m_inflight_mem(kInFlightCapacity),
       m_reqs(max_outstanding),
       m_stats(&parent, lower(isa::pipe_name(id))),
       m_instrs(m_stats, "instrs", "instr", "instructions completed"),
@@ -59,8 +65,17 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
 
 Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick()); }
 
-void PipeUnit::push(const isa::Instr& in) {
-    m_queue[(m_head + m_count) % m_queue.size()] = in;
+bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.op) && isa::gm_bytes(in) == 0; }
+
+void PipeUnit::push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle,
+                    const Queued& q) {
+    const size_t slot = wrap(m_head + m_count, m_queue.size());
+    isa::Instr& e = m_queue[slot];
+    e = in;
+    e.pipe = pipe;
+    e.seq = seq;
+    e.issue_cycle = issue_cycle;
+    m_queued[slot] = q;
     ++m_count;
     ++m_pushed;
     m_wake.notify(sc_core::SC_ZERO_TIME);
@@ -88,9 +103,11 @@ void PipeUnit::run() {
 }
 
 uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done) {
-    const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) % m_inflight.size());
+    const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) & kInFlightMask);
     InFlight& f = m_inflight[slot];
-    f.instr = in;
+    f.op = in.op;
+    f.seq = in.seq;
+    if (!done) m_inflight_mem[slot] = in;  // executed at its completion (functional mode)
     f.start = start;
     f.end = end;
     f.pending = 0;
@@ -109,7 +126,10 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     f.end = end;
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
-    if (m_core.functional() && f.instr.dst.pos != isa::Pos::GM) isa::execute(f.instr, m_core);
+    if (m_core.functional()) {
+        const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
+        if (in.dst.pos != isa::Pos::GM) isa::execute(in, m_core);
+    }
     if (m_def_head < m_deferred.size()) fire_deferred(end);
 }
 
@@ -132,7 +152,7 @@ void PipeUnit::fire_deferred(Cycle now) {
         // last of them ended (never before the set_flag left the queue).
         Cycle at = max(d.at, now);
         for (size_t i = 0; i < m_inflight_count; ++i) {
-            const InFlight& f = m_inflight[(m_if_head + i) % m_inflight.size()];
+            const InFlight& f = m_inflight[(m_if_head + i) & kInFlightMask];
             if (f.index >= d.upto) break;
             if (!f.done) return;
             at = max(at, f.end);
@@ -153,13 +173,13 @@ void PipeUnit::retire(Cycle now) {
         m_busy_until = max(m_busy_until, f.end);
         ++m_instrs;
         note_progress();
-        m_core.instr_stats().record(f.instr.op, m_id, (f.end - f.start).v);
+        m_core.instr_stats().record(f.op, m_id, (f.end - f.start).v);
         if (m_core.trace().on(TraceLevel::Instr)) {
-            TraceArg a[1] = {{"seq", static_cast<int64_t>(f.instr.seq)}};
-            m_core.trace().sink()->slice(m_track, isa::opcode_name(f.instr.op), m_core.clock().to_tick(f.start),
+            TraceArg a[1] = {{"seq", static_cast<int64_t>(f.seq)}};
+            m_core.trace().sink()->slice(m_track, isa::opcode_name(f.op), m_core.clock().to_tick(f.start),
                                          m_core.clock().to_tick(f.end), a, 1);
         }
-        m_if_head = (m_if_head + 1) % m_inflight.size();
+        m_if_head = (m_if_head + 1) & kInFlightMask;
         --m_inflight_count;
     }
     if (drained()) m_core.notify_progress();
@@ -231,7 +251,7 @@ bool PipeUnit::step(Cycle now) {
     }
     if (m_inflight_count == m_inflight.size()) {
         // Full: retire half the ring at once rather than one instruction per wake-up.
-        const InFlight& mid = m_inflight[(m_if_head + m_inflight.size() / 2) % m_inflight.size()];
+        const InFlight& mid = m_inflight[(m_if_head + kInFlightCapacity / 2) & kInFlightMask];
         if (m_undone == 0) sleep_on_wake_or(now, mid.end);
         else if (m_inflight[m_if_head].done) sleep_on_wake_or(now, m_inflight[m_if_head].end);
         else next_trigger(m_wake);
@@ -240,20 +260,20 @@ bool PipeUnit::step(Cycle now) {
     isa::Instr& in = m_queue[m_head];
     const Cycle issue(in.issue_cycle);
     auto pop = [this](Cycle at) {
-        m_pop_cycle[m_popped % m_pop_cycle.size()] = at.v;
+        m_pop_cycle[m_head] = at.v;  // m_head is m_popped modulo the depth
         ++m_popped;
-        m_head = (m_head + 1) % m_queue.size();
+        m_head = wrap(m_head + 1, m_queue.size());
         --m_count;
         if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
     };
-    if (!is_sync(in.op) && !m_core.is_memory_op(in)) {
+    if (const Queued& q = m_queued[m_head]; q.compute) {
         // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),
         // so the pipe starts it now with a future start cycle instead of sleeping until then:
         // one wake-up serves many instructions. Nothing another pipe does can change that
         // start; in functional mode its effect applies early, which only a racy program sees.
         const Cycle start = max(max(now, issue), m_next_free);
         if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
-        const ComputeTiming t = m_core.compute_timing(in);
+        const ComputeTiming& t = q.t;
         if (m_core.functional()) isa::execute(in, m_core);
         push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
         m_next_free = start + Cycle(t.occupancy);
@@ -339,7 +359,7 @@ bool PipeUnit::step(Cycle now) {
             [[fallthrough]];
         case Opcode::PIPE_BARRIER: {
             for (size_t i = 0; i < m_inflight_count; ++i) {
-                if (!m_inflight[(m_if_head + i) % m_inflight.size()].done) {
+                if (!m_inflight[(m_if_head + i) & kInFlightMask].done) {
                     next_trigger(m_wake);
                     return false;
                 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "isa/instr.h"
+#include "models/aicore/core_timing.h"
 #include "models/aicore/gm_pattern.h"
 #include "models/aicore/race_checker.h"
 #include "sim/mem_if.h"
@@ -39,9 +40,22 @@ public:
     // The cycle the next push's queue slot became free: when the instruction `depth` pushes
     // earlier left the queue (0 while fewer than depth were pushed). Valid when not full.
     uint64_t slot_free_cycle() const {
-        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[(m_pushed - m_queue.size()) % m_queue.size()];
+        // m_pushed modulo the depth is m_head + m_count (m_head: m_popped modulo the depth).
+        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[wrap(m_head + m_count, m_queue.size())];
     }
-    void push(const isa::Instr& in);
+    // What the scalar unit hands over with a queued instruction: whether it is a compute
+    // instruction (starts_arithmetically) and then its timing, taken from the core's per-instruction
+    // cache at issue so that the pipe does not look the instruction up again.
+    struct Queued {
+        bool compute = false;
+        ComputeTiming t;
+    };
+    // A compute instruction (not a synchronisation, no GM transfer): its start and end are
+    // arithmetic (compute_timing), the pipe starts it without sleeping until its issue cycle.
+    static bool starts_arithmetically(const isa::Instr& in);
+    // Queues `in` with its pipe, sequence number and issue cycle set (the scalar unit's copy is the
+    // queue's: the only whole copy of the instruction made at issue).
+    void push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle, const Queued& q);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
     bool drained() const { return m_count == 0 && m_inflight_count == 0 && m_def_head == m_deferred.size(); }
@@ -56,8 +70,13 @@ public:
     TrackId trace_track() const { return m_track; }
 
 private:
+    // i mod n for i < 2n.
+    static size_t wrap(size_t i, size_t n) { return i >= n ? i - n : i; }
+    // Small (no copy of the instruction): a compute instruction is only counted and traced at
+    // retirement; a memory instruction's whole instruction waits in m_inflight_mem.
     struct InFlight {
-        isa::Instr instr;
+        isa::Opcode op = isa::Opcode::NOP;
+        uint32_t seq = 0;
         Cycle start, end;
         uint32_t pending = 0;  // memory requests not yet returned
         bool issuing = false;  // still sending requests
@@ -95,11 +114,13 @@ private:
     AiCore& m_core;
     isa::Pipe m_id;
     std::vector<isa::Instr> m_queue;
+    std::vector<Queued> m_queued;  // beside m_queue, slot for slot
     size_t m_head = 0, m_count = 0;
     std::vector<uint64_t> m_pop_cycle;  // ring: the cycle each of the last `depth` instructions left the queue
     uint64_t m_pushed = 0, m_popped = 0;
     uint32_t m_undone = 0;  // in-flight memory instructions not yet complete
     std::vector<InFlight> m_inflight;  // ring, in start order
+    std::vector<isa::Instr> m_inflight_mem;  // beside m_inflight: the memory instructions' (for complete())
     size_t m_if_head = 0, m_inflight_count = 0;
     uint64_t m_started = 0;  // instructions ever started (InFlight::index of the next)
     std::vector<DeferredSet> m_deferred;  // FIFO: [m_def_head, size)

@@ -115,11 +115,31 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
     if (count == 0) return;
     const uint32_t esd = isa::dtype_size(dt), ess = isa::dtype_size(st);
     const uint32_t lanes = 256 / std::max(esd, ess);
-    isa::VecParams v = tmpl;
+    // The instruction is built once, in place; each one issued changes only its operands, repeat
+    // and mask. (Copying a parameter block written just before, as a whole, waits for its stores.)
+    isa::Instr in = isa::make_instr(op);
+    in.dtype = dt;
+    in.scalar = scalar;
+    isa::VecParams& v = in.vec;
+    v.repeat = tmpl.repeat;
+    v.mask_lo = tmpl.mask_lo;
+    v.mask_hi = tmpl.mask_hi;
+    v.src_dtype = tmpl.src_dtype;
+    v.round = tmpl.round;
+    v.cmp = tmpl.cmp;
+    v.with_index = tmpl.with_index;
+    v.gather_span = tmpl.gather_span;
     v.dst_blk_stride = v.src0_blk_stride = v.src1_blk_stride = 1;
     v.dst_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
     v.src0_rep_stride = static_cast<uint16_t>(lanes * ess / 32);
     v.src1_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
+    auto issue_at = [&](uint64_t reps_done, const Steps& s) {
+        in.dst = advance(a.dst, reps_done * s.dst);
+        in.src0 = advance(a.src0, reps_done * s.src0);
+        in.src1 = advance(a.src1, reps_done * s.src1);
+        in.src2 = advance(a.src2, reps_done * s.src2);
+        ctx.issue(in);
+    };
     if (whole_reduction(op)) {
         if (count <= lanes) {
             v.repeat = 1;
@@ -131,7 +151,7 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
                              std::to_string(count) + " elements needs a multiple of " +
                              std::to_string(lanes) + " up to " + std::to_string(255 * lanes));
         }
-        vec_one(ctx, op, dt, a, v, scalar);
+        issue_at(0, Steps{0, 0, 0, 0});
         return;
     }
     const Steps s = steps_of(op, lanes, esd, ess);
@@ -149,10 +169,7 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
         const uint64_t reps = std::min<uint64_t>(255, full - done);
         v.repeat = static_cast<uint16_t>(reps);
         v.mask_lo = v.mask_hi = ~0ull;
-        vec_one(ctx, op, dt,
-                {advance(a.dst, done * s.dst), advance(a.src0, done * s.src0), advance(a.src1, done * s.src1),
-                 advance(a.src2, done * s.src2)},
-                v, scalar);
+        issue_at(done, s);
         done += reps;
     }
     if (const uint64_t tail = count - full * lanes; tail > 0) {
@@ -163,10 +180,7 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
         iteration();
         v.repeat = 1;
         set_count_mask(v, tail, lanes, op);
-        vec_one(ctx, op, dt,
-                {advance(a.dst, done * s.dst), advance(a.src0, done * s.src0), advance(a.src1, done * s.src1),
-                 advance(a.src2, done * s.src2)},
-                v, scalar);
+        issue_at(done, s);
     }
 }
 

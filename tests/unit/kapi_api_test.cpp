@@ -428,3 +428,54 @@ TEST_CASE("kapi: TBuf hands out a scratch range after the queues and inserts no 
     CHECK(s.instrs().size() == 1);
     CHECK_THROWS_WITH(pipe.InitBuffer(tmp, 64 * 1024), Catch::Contains("does not fit in UB"));
 }
+
+TEST_CASE("kapi: each instruction of a count-form call equals one built from scratch") {
+    // vec_count builds its instruction once and changes only the operands, repeat and mask per
+    // instruction: nothing of one instruction may leak into the next (the template's fields, the
+    // scalar and the tail's mask included).
+    KapiSink s, ref;
+    s.set_buffer(Pos::UB, 256 * 1024);
+    ref.set_buffer(Pos::UB, 256 * 1024);
+    KernelContext ctx(s), rctx(ref);
+    const uint32_t lanes32 = 256 / 4, lanes16 = 256 / 2;
+    const auto d16 = ub<half>(ctx, 0, 40000);
+    const auto a32 = ub<float>(ctx, 81920, 40000);
+    Cast(d16, a32, RoundMode::FLOOR, lanes32 * 300 + 10);  // 255 and 45 repeats, then 10 lanes
+    const auto bits = ub<uint8_t>(ctx, 240 * 1024, 8192);
+    const auto a16 = ub<half>(ctx, 0, 40000);
+    Compares(bits, a16, half(1.5f), CmpMode::GE, lanes16 * 300);  // 255 and 45 repeats
+    // An unused src1 advances by its natural step too (as it always has): `src1` bytes here.
+    auto build = [&](Opcode op, DType dt, const isa::Addr& dst, const isa::Addr& src0, uint64_t src1,
+                     uint16_t repeat, uint64_t mask_lo, uint64_t mask_hi, uint16_t dst_rep, uint16_t src_rep,
+                     double scalar, auto&& extra) {
+        isa::VecParams v;
+        v.repeat = repeat;
+        v.mask_lo = mask_lo, v.mask_hi = mask_hi;
+        v.dst_blk_stride = v.src0_blk_stride = v.src1_blk_stride = 1;
+        v.dst_rep_stride = dst_rep, v.src0_rep_stride = src_rep, v.src1_rep_stride = dst_rep;
+        extra(v);
+        detail::vec_one(rctx, op, dt, {dst, src0, {src1, Pos::GM}, {}}, v, scalar);
+    };
+    auto conv = [](isa::VecParams& v) { v.src_dtype = DType::FP32, v.round = RoundMode::FLOOR; };
+    const isa::Addr d{0, Pos::UB}, a{81920, Pos::UB};
+    // VCONV fp32 -> fp16: 64 lanes a repeat, 128 B of destination and 256 B of source each.
+    build(Opcode::VCONV, DType::FP16, d, a, 0, 255, ~0ull, ~0ull, 4, 8, 0.0, conv);
+    build(Opcode::VCONV, DType::FP16, {255 * 128, Pos::UB}, {81920 + 255 * 256, Pos::UB}, 255 * 128, 45,
+          ~0ull, ~0ull, 4, 8, 0.0, conv);
+    build(Opcode::VCONV, DType::FP16, {300 * 128, Pos::UB}, {81920 + 300 * 256, Pos::UB}, 300 * 128, 1,
+          (1ull << 10) - 1, 0, 4, 8, 0.0, conv);
+    // VCMPS fp16: 128 lanes a repeat, a 16-B bitmask each; the compare mode and scalar throughout.
+    auto cmp = [](isa::VecParams& v) { v.cmp = CmpMode::GE; };
+    const isa::Addr b{240 * 1024, Pos::UB};
+    build(Opcode::VCMPS, DType::FP16, b, d, 0, 255, ~0ull, ~0ull, 8, 8, 1.5, cmp);
+    build(Opcode::VCMPS, DType::FP16, {240 * 1024 + 255 * 16, Pos::UB}, {255 * 256, Pos::UB}, 255 * 256, 45,
+          ~0ull, ~0ull, 8, 8, 1.5, cmp);
+    const auto got = s.instrs(), want = ref.instrs();
+    REQUIRE(got.size() == 5);
+    REQUIRE(want.size() == 5);
+    for (size_t i = 0; i < got.size(); ++i) {
+        INFO("instruction " << i);
+        CHECK(got[i] == want[i]);
+        CHECK(got[i].pipe == want[i].pipe);
+    }
+}
