@@ -186,7 +186,8 @@ private:
         if (zeroes(m_segs, split)) CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
         if (m_ctx.block_idx() == 0) {
             for (uint32_t b = 0; b < m_ctx.block_num(); ++b)
-                if (zeroes(block_segments(m_t, b), split)) CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+                if (zeroes(block_segments(m_t, b), split))
+                    CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
             for (uint32_t i = 1; i < m_ctx.block_num(); ++i) CrossCoreSetFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
         } else {
             CrossCoreWaitFlag(m_ctx, 0, kGoFlag, Pipe::FIX);

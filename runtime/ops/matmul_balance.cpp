@@ -56,7 +56,8 @@ public:
         // the cube bounds).
         const double macs = dev.cube_macs_fp16 > 0 ? dev.cube_macs_fp16 : 16.0 * 16 * 16;
         m_mn0 = macs / std::max(1u, dev.cube_depth_16bit);
-        const double cube = double(t.base_m) * t.base_n / m_mn0 * std::ceil(double(t.k_l1) / dev.cube_depth_of(in_es));
+        const double cube =
+            double(t.base_m) * t.base_n / m_mn0 * std::ceil(double(t.k_l1) / dev.cube_depth_of(in_es));
         m_bytes = double(t.b1_bytes(in_es)) + (t.a_slots ? 0.0 : double(t.a1_bytes(in_es)));
         // A block's own rate: its cube, and the GM ports that read for it (the cube's, and its
         // AIVs' when they prefetch into L2, a MIX launch, whose blocks also start later apart).
@@ -71,7 +72,8 @@ public:
     // Units per cycle of each of n running blocks.
     double rate(uint32_t n) const {
         const double r = 1.0 / m_solo;
-        return m_dev.gm_bytes_per_cycle > 0 ? std::min(r, m_dev.gm_bytes_per_cycle / (double(n) * m_bytes)) : r;
+        return m_dev.gm_bytes_per_cycle > 0 ? std::min(r, m_dev.gm_bytes_per_cycle / (double(n) * m_bytes))
+                                            : r;
     }
 
     // Block b's fixed costs under t's split, in units: zeroing the tiles whose first chunk it
@@ -80,9 +82,10 @@ public:
     std::vector<double> overheads(const MatmulTiling& t) const {
         const uint32_t split = std::max<uint32_t>(1, t.k_split);
         const double mad0 = double(t.base_m) * t.base_n / m_mn0;
-        const double drain = m_dev.core_write_max_bytes_per_cycle > 0
-                                 ? double(t.base_m) * t.base_n * m_out_es / m_dev.core_write_max_bytes_per_cycle
-                                 : 0.0;
+        const double drain =
+            m_dev.core_write_max_bytes_per_cycle > 0
+                ? double(t.base_m) * t.base_n * m_out_es / m_dev.core_write_max_bytes_per_cycle
+                : 0.0;
         std::vector<double> o(m_bd, 0.0);
         for (uint32_t b = 0; b < m_bd; ++b)
             for (const WorkSeg& g : block_segments(t, b)) {

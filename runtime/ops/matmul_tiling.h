@@ -250,9 +250,12 @@ void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const 
 // while the HBM idles. A fluid model of the launch sets the shares instead: block b runs from
 // its start s_b; while N blocks run each advances at min(one block's own rate: max(cube, its
 // ports' load time) per unit, the HBM's rate / (N x bytes per unit)); block b's share is the work
-// W(T) - W(s_b) that puts every block's end at the same T. No stagger (core_start_cycles 0)
-// gives equal shares.
-void choose_balance(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev, bool off = false);
+// W(T) - W(s_b) that puts every block's end at the same T, each block's fixed costs (zeroing its
+// tiles, a drain per segment) counted as work. The same model run to the end keeps round robin
+// unless the balanced split ends at least one unit's step earlier (round robin's blocks run
+// neighbouring tiles at once). `off`: round robin.
+void choose_balance(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev,
+                    bool off = false);
 
 // The cube's k step for an element size (32 B of k per fractal row).
 inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }

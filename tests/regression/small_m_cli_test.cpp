@@ -51,7 +51,8 @@ TEST_CASE("small M: the balanced split-K work split passes the check, timing mod
     // 128 x 1024 x 8192: 8 tiles split over the 24 blocks in k-chunk ranges that cut tiles and
     // parts (segments), each adding its partial sum into C; against round robin of whole items.
     const std::string args = "--m 128 --n 1024 --k 8192 --dtype fp16 --out-dtype fp16";
-    const auto bal = run_ok(args + " --check", "bal"), rr = run_ok(args + " --check --split-k-balance off", "rr");
+    const auto bal = run_ok(args + " --check", "bal"),
+               rr = run_ok(args + " --check --split-k-balance off", "rr");
     const auto tim = run_ok(args + " --mode timing", "bal_t");
     CHECK(bal["ops"][0]["name"].get<std::string>().find("[split-K") != std::string::npos);
     CHECK(bal["check"]["passed"] == true);

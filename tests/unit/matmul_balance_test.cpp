@@ -33,7 +33,8 @@ Split check_cover(const MatmulTiling& t) {
             REQUIRE(tile < t.tiles());
             REQUIRE(g.c_lo < g.c_hi);
             REQUIRE(g.c_hi <= t.part_chunks(part));
-            for (uint32_t c = g.c_lo; c < g.c_hi; ++c) ++seen[uint64_t{tile} * t.k_chunks() + t.part_begin(part) + c];
+            for (uint32_t c = g.c_lo; c < g.c_hi; ++c)
+                ++seen[uint64_t{tile} * t.k_chunks() + t.part_begin(part) + c];
             n += g.c_hi - g.c_lo;
             z = z || (part == 0 && g.c_lo == 0);
         }
