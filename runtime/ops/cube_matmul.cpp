@@ -28,7 +28,7 @@ template <class T, class U, class C>
 class CubeMatmul {
 public:
     CubeMatmul(isa::IInstrSink& sink, const CubeMatmulPlan& p)
-        : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx) {}
+        : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx), m_segs(block_segments(p.t, m_ctx.block_idx())) {}
 
     void run() {
         const isa::CoreKind kind = m_ctx.sink().core_kind();
@@ -61,7 +61,7 @@ public:
         m_gc.SetGlobalBuffer(m_p.c, ~0ull / 8);
         m_gbias.SetGlobalBuffer(m_p.bias, ~0ull / 8);
 
-        Step cur = at(m_ctx.block_idx(), 0);
+        Step cur = at(0, 0);
         if (m_t.k_split > 1 && !coupled && !m_t.two_pass()) zero_and_meet();
         if (cur.valid) load(cur), loaded();
         LocalTensor<C> c;
@@ -86,9 +86,11 @@ private:
 
     struct Step {
         bool valid = false;
+        uint32_t seg = 0;                       // the block's segment (block_segments)
         uint32_t item = 0, tile = 0, part = 0;  // work item = (tile in the order, split-K part)
-        uint32_t nk = 0;                        // chunks of the item's k walk
-        uint32_t kidx = 0, k0 = 0;  // kidx: position in the item's k walk (see k_rot)
+        uint32_t nk = 0;                        // chunks of the segment's k walk
+        uint32_t kidx = 0, k0 = 0;  // kidx: position in the segment's k walk (see k_rot)
+        bool tile_first = false;    // the tile's first chunk (part 0, its walk's first position)
         uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
         uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
     };
@@ -109,16 +111,19 @@ private:
     uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
     uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
 
-    Step at(uint32_t item, uint32_t kidx) const {
+    Step at(uint32_t seg, uint32_t kidx) const {
         Step s;
-        const uint32_t split = std::max<uint32_t>(1, m_t.k_split);
-        s.item = item, s.tile = item / split, s.part = item % split, s.kidx = kidx;
-        if (item >= m_t.items()) return s;
+        s.seg = seg, s.kidx = kidx;
+        if (seg >= m_segs.size()) return s;
+        const WorkSeg& g = m_segs[seg];
+        const uint32_t split = std::max<uint32_t>(1, m_t.k_split), item = g.item;
+        s.item = item, s.tile = item / split, s.part = item % split;
         s.valid = true;
         const TileCoord tc = tile_coord(m_t, s.tile);
-        const uint32_t c0 = m_t.part_begin(s.part);
-        s.nk = split > 1 ? m_t.part_begin(s.part + 1) - c0 : m_t.k_chunks();
-        const uint32_t k0 = (split > 1 ? c0 + kidx : m_t.k_chunk(tc.tm, tc.tn, kidx)) * m_t.k_l1;
+        const uint32_t c0 = m_t.part_begin(s.part), pos = g.c_lo + kidx;
+        s.nk = g.c_hi - g.c_lo;
+        s.tile_first = s.part == 0 && pos == 0;
+        const uint32_t k0 = (split > 1 ? c0 + pos : m_t.k_chunk(tc.tm, tc.tn, pos)) * m_t.k_l1;
         s.k0 = k0;
         s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
         s.tm = std::min(m_t.base_m, m_t.m - s.m0), s.tn = std::min(m_t.base_n, m_t.n - s.n0);
@@ -132,23 +137,31 @@ private:
         return s;
     }
     Step next(const Step& s) const {
-        if (!m_p.skip_ab && s.kidx + 1 < s.nk) return at(s.item, s.kidx + 1);
-        return at(s.item + m_ctx.block_num(), 0);
+        if (!m_p.skip_ab && s.kidx + 1 < s.nk) return at(s.seg, s.kidx + 1);
+        return at(s.seg + 1, 0);
     }
-    // The bias enters once per tile: with split-K, through the first part.
-    bool has_bias(const Step& s) const {
-        return m_p.bias_form != BiasForm::None && s.kidx == 0 && s.part == 0;
-    }
+    // The bias enters once per tile: with split-K, through the first part (the segment that
+    // holds its first chunk).
+    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.tile_first; }
 
     // ---- split-K (MatmulTiling::k_split) ----
     static constexpr uint8_t kZeroedFlag = 1, kGoFlag = 2;  // mode 0: all cube cores
-    // C must be zero before any part adds into it: each block zeroes the tiles whose first part
-    // it runs (a zero mad into L0C, drained by the FixPipe), then all blocks meet in the FixPipe
-    // pipe (block 0 collects one count per block, then releases the others), so the first atomic
-    // drain of any block follows every zeroing write. Loads and mads are not held.
+    // C must be zero before any part adds into it: each block zeroes the tiles whose first chunk
+    // it runs (a zero mad into L0C, drained by the FixPipe) and counts once to block 0, which
+    // collects one count per zeroing block and then releases the others, all in the FixPipe pipe:
+    // the first atomic drain of any block follows every zeroing write. Blocks that zero nothing
+    // are not waited for (the scheduler starts the blocks one after another; a barrier over all
+    // of them would hold every block's first drain until the last one has started). Loads and
+    // mads are not held.
+    static bool zeroes(const std::vector<WorkSeg>& segs, uint32_t split) {
+        for (const WorkSeg& g : segs)
+            if (g.item % split == 0 && g.c_lo == 0) return true;
+        return false;
+    }
     void zero_and_meet() {
-        for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = at(s.item + m_ctx.block_num(), 0)) {
-            if (s.part != 0) continue;
+        const uint32_t split = std::max<uint32_t>(1, m_t.k_split);
+        for (Step s = at(0, 0); s.valid; s = at(s.seg + 1, 0)) {
+            if (!s.tile_first) continue;
             m_ctx.scalar(2);
             const uint32_t m1 = m_pad(s) / 16, n1 = n_pad(s) / 16;
             LocalTensor<C> c = m_qc1.template AllocTensor<C>();
@@ -170,9 +183,11 @@ private:
             drain(s, c, false, true);
             m_qc1.FreeTensor(c);
         }
-        CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+        if (zeroes(m_segs, split)) CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
         if (m_ctx.block_idx() == 0) {
-            for (uint32_t i = 0; i < m_ctx.block_num(); ++i) CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+            for (uint32_t b = 0; b < m_ctx.block_num(); ++b)
+                if (zeroes(block_segments(m_t, b), split))
+                    CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
             for (uint32_t i = 1; i < m_ctx.block_num(); ++i) CrossCoreSetFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
         } else {
             CrossCoreWaitFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
@@ -198,7 +213,7 @@ private:
         // Only chunks the cube loads: not one its L1 still holds (load()'s keys, replayed).
         std::vector<std::optional<Key>> ka(m_t.a_slots ? m_t.a_slots : m_t.buffers), kb(m_t.buffers);
         uint32_t p = 0;
-        for (Step s = at(m_ctx.block_idx(), 0); s.valid; s = next(s), ++p) {
+        for (Step s = at(0, 0); s.valid; s = next(s), ++p) {
             const uint8_t mk = (*m_t.pf_marks)[s.tile];
             const uint64_t kk = uint64_t{s.k0} * 2 + (has_bias(s) ? 1 : 0);
             const bool a_fresh = swap_key(ka[a1_slot(s, p)], {s.ao, s.m0, kk});
@@ -565,6 +580,7 @@ private:
     TBuf<TPosition::A1> m_ares;  // A's slots (a_slots)
     // What each A slot (A resident) or A1 buffer, and each B1 buffer, holds.
     std::vector<std::optional<Key>> m_a1_key, m_b1_key;
+    std::vector<WorkSeg> m_segs;  // this block's work (block_segments)
 };
 
 template <class T, class U, class C>

@@ -120,6 +120,11 @@ public:
             throw InputError("operator 'matmul': argument 'l2_prefetch' = '" + pf + "' (valid: auto, off)");
         // After the overrides above: the marks follow the tile order and k rotation.
         choose_l2_prefetch(m_plan.t, pr.in_es, pr.out_es, dev, pf == "off");
+        const std::string bal = arg_str(a, "split_k_balance");
+        if (bal != "auto" && bal != "off")
+            throw InputError("operator 'matmul': argument 'split_k_balance' = '" + bal + "' (valid: auto, off)");
+        // After the prefetch choice, which settles the launch kind (MIX or not).
+        choose_balance(m_plan.t, pr.in_es, pr.out_es, dev, bal == "off");
     }
 
     void prepare(rt::Runtime& rt) override {
@@ -292,6 +297,10 @@ SFUMATO_REGISTER_OP(matmul,
                              "how split-K parts combine: atomic (FixPipe atomic add into C) | two-pass (fp32 "
                              "partial sums in a GM workspace, then a vector kernel adds them in a fixed order: "
                              "deterministic)"},
+                            {"split_k_balance", "auto",
+                             "atomic split-K work over the blocks: auto (the tiling's choice: k-chunk ranges "
+                             "weighted by the blocks' staggered starts, or whole items round robin) | off "
+                             "(whole items round robin)"},
                             {"group_m", "0", "tile order: tile rows per swizzle group (0 = the tiling's choice)"},
                             {"k_rotate", "0", "k start offsets of tiles sharing a panel (0 = the tiling's choice, 1 = all start at k = 0)"},
                             {"group_n", "0", "tile order with --group-m: tile columns per super-column (0 = all)"},

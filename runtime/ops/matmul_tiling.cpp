@@ -92,17 +92,20 @@ uint32_t resident_slots(const MatmulTiling& t, uint32_t in_es, const DeviceInfo&
 }  // namespace
 
 uint32_t block_items(const MatmulTiling& t, uint32_t block) {
-    const uint32_t bd = std::max<uint32_t>(1, t.block_dim);
-    return block < t.items() ? (t.items() - block + bd - 1) / bd : 0;
+    if (!t.unit_begin) {
+        const uint32_t bd = std::max<uint32_t>(1, t.block_dim);
+        return block < t.items() ? (t.items() - block + bd - 1) / bd : 0;
+    }
+    return static_cast<uint32_t>(block_segments(t, block).size());
 }
 
 uint32_t a_loads(const MatmulTiling& t, uint32_t block) {
     if (!t.a_slots) return block_items(t, block);
-    const uint32_t split = std::max<uint32_t>(1, t.k_split), bd = std::max<uint32_t>(1, t.block_dim);
+    const uint32_t split = std::max<uint32_t>(1, t.k_split);
     uint32_t loads = 0;
     uint64_t held = ~0ull;
-    for (uint64_t i = block; i < t.items(); i += bd) {
-        const uint32_t tile = static_cast<uint32_t>(i / split), part = static_cast<uint32_t>(i % split);
+    for (const WorkSeg& g : block_segments(t, block)) {
+        const uint32_t tile = g.item / split, part = g.item % split;
         const TileCoord c = tile_coord(t, tile);
         const uint64_t key = (uint64_t{c.batch} * t.tiles_m + c.tm) * split + part;
         loads += key != held;
@@ -446,6 +449,7 @@ MatmulTiling plan_matmul(const MatmulProblem& pr, const DeviceInfo& dev, uint32_
     if (!best.a_slots) choose_tile_order(best, pr.in_es, pr.out_es, dev);
     choose_k_rotation(best, pr.in_es, pr.out_es, dev);
     choose_l2_prefetch(best, pr.in_es, pr.out_es, dev);
+    choose_balance(best, pr.in_es, pr.out_es, dev);
     return best;
 }
 

@@ -151,6 +151,17 @@ struct MatmulTiling {
     // item walks at least `buffers` chunks (a slot is rewritten only after the loads' double
     // buffering has retired its last reader) and the blocks' items share A rows.
     uint32_t a_slots = 0;
+    // Balanced split (atomic split-K only; see choose_balance): the work is cut into units, one k
+    // chunk of one item, ordered part by part (all tiles' chunks of part 0 in the tile order,
+    // then part 1, ...), and block b takes the contiguous units [unit_begin[b], unit_begin[b +
+    // 1]) instead of whole items round robin; a run of units inside one item is a segment, which
+    // adds its partial sum into C like a part. The blocks of a launch start one after another
+    // (the scheduler's serial core starts), so the shares are weighted by start: every block
+    // should finish at the same time. Null: whole items round robin.
+    std::shared_ptr<const std::vector<uint64_t>> unit_begin;
+    uint32_t part_chunks(uint32_t p) const {
+        return k_split > 1 ? part_begin(p + 1) - part_begin(p) : k_chunks();
+    }
     // L1 slot of a chunk of A (a_slots > 0): its index within the item's part.
     uint32_t a_slot(uint32_t part, uint32_t chunk) const {
         return chunk - (k_split > 1 ? part_begin(part) : 0);
@@ -180,7 +191,15 @@ struct MatmulTiling {
     uint64_t c2_bytes(uint32_t out_es) const { return uint64_t{base_m} * ub_row(base_n, out_es) * out_es; }
 };
 
-// Work items of a block (block < block_dim) and how many of them load A (an item loads A unless
+// A block's share of the work, in walk order: chunks [c_lo, c_hi) of work item `item` (relative to
+// the start of its split-K part; with k rotation, positions in the tile's k walk). Whole items
+// round robin (item = block, block + block_dim, ...), or the block's units (unit_begin).
+struct WorkSeg {
+    uint32_t item = 0, c_lo = 0, c_hi = 0;
+};
+std::vector<WorkSeg> block_segments(const MatmulTiling& t, uint32_t block);
+
+// Work items (segments) of a block (block < block_dim) and how many of them load A (an item loads A unless
 // A is resident, a_slots > 0, and the block's previous item read the same A rows: same batch,
 // tile row and split-K part). Without residency every item loads A.
 uint32_t block_items(const MatmulTiling& t, uint32_t block);
@@ -223,6 +242,20 @@ void choose_k_rotation(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const D
 // Picks pf_ahead / pf_marks for a planned tiling, tile order and k rotation (see pf_ahead): on split
 // parts with AIVs and an L2, unless `off`.
 void choose_l2_prefetch(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev, bool off = false);
+
+// Picks unit_begin for a planned atomic split-K tiling (after choose_l2_prefetch, which decides
+// whether the launch is MIX). The scheduler starts blocks one after another, (1 + AIVs per block)
+// x core_start_cycles apart, and whole items round robin give the last block as much work as
+// the first, so the first blocks finish early and the last ones run alone at their cube's rate
+// while the HBM idles. A fluid model of the launch sets the shares instead: block b runs from
+// its start s_b; while N blocks run each advances at min(one block's own rate: max(cube, its
+// ports' load time) per unit, the HBM's rate / (N x bytes per unit)); block b's share is the work
+// W(T) - W(s_b) that puts every block's end at the same T, each block's fixed costs (zeroing its
+// tiles, a drain per segment) counted as work. The same model run to the end keeps round robin
+// unless the balanced split ends at least one unit's step earlier (round robin's blocks run
+// neighbouring tiles at once). `off`: round robin.
+void choose_balance(MatmulTiling& t, uint32_t in_es, uint32_t out_es, const DeviceInfo& dev,
+                    bool off = false);
 
 // The cube's k step for an element size (32 B of k per fractal row).
 inline uint32_t cube_k0_of(uint32_t es) { return 32 / es; }
