@@ -1,6 +1,7 @@
 #include "models/aicore/ai_core.h"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "isa/asm.h"
 #include "isa/text.h"
@@ -128,6 +129,14 @@ std::string AiCore::describe(const isa::Instr& in) const {
         return std::string(isa::opcode_name(in.op)) + " " + isa::pipe_name(in.flag.src) + "->" + isa::pipe_name(in.flag.dst) +
                " #" + std::to_string(in.flag.event_id) + " (instr #" + std::to_string(in.seq) + ")";
     return isa::disassemble(in) + " (instr #" + std::to_string(in.seq) + ")";
+}
+
+void AiCore::execute(const isa::Instr& in) {
+    try {
+        isa::execute(in, *this);
+    } catch (const std::invalid_argument& e) {
+        throw ProgramError(name(), describe(in) + ": " + e.what());
+    }
 }
 
 void AiCore::check_operands(const isa::Instr& in) const {
@@ -304,7 +313,7 @@ void AiCore::issue_scalar_mem(const isa::Instr& in) {
         case Opcode::ST_GM:
             m_scalar_cycle = m_smem->store(in.dst.addr, m_scalar_cycle);
             m_scalar_busy += hit;
-            if (functional()) isa::execute(in, *this);
+            if (functional()) execute(in);
             break;
         default: m_scalar_cycle = m_smem->clean_invalidate(in.dst.addr, in.sc.all != 0, m_scalar_cycle); break;
     }

@@ -125,6 +125,9 @@ public:
     void flag_set(const isa::Instr& in, Cycle at);
     void notify_progress() { m_progress.notify(sc_core::SC_ZERO_TIME); }
     std::string describe(const isa::Instr& in) const;
+    // Applies an instruction's effect (functional mode); an operand the data make invalid (a gather
+    // offset outside its source) is a ProgramError naming the core and the instruction (exit 2).
+    void execute(const isa::Instr& in);
 
 private:
     void scalar_thread();

@@ -128,7 +128,7 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     // Loads deliver their data when the last byte has arrived.
     if (m_core.functional()) {
         const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
-        if (in.dst.pos != isa::Pos::GM) isa::execute(in, m_core);
+        if (in.dst.pos != isa::Pos::GM) m_core.execute(in);
     }
     if (m_def_head < m_deferred.size()) fire_deferred(end);
 }
@@ -274,7 +274,7 @@ bool PipeUnit::step(Cycle now) {
         const Cycle start = max(max(now, issue), m_next_free);
         if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
         const ComputeTiming& t = q.t;
-        if (m_core.functional()) isa::execute(in, m_core);
+        if (m_core.functional()) m_core.execute(in);
         push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
         m_next_free = start + Cycle(t.occupancy);
         pop(start);
@@ -387,7 +387,7 @@ bool PipeUnit::step(Cycle now) {
         const uint32_t setup = m_id == isa::Pipe::MTE3 ? cp.mte3_startup : m_id == isa::Pipe::FIX ? cp.fix_startup : cp.mte2_startup;
         const uint32_t slot = push_inflight(in, now, now, false);
         // Stores read their local source when they start.
-        if (m_core.functional() && pat.write) isa::execute(in, m_core);
+        if (m_core.functional() && pat.write) m_core.execute(in);
         m_cur.active = true;
         m_cur.slot = slot;
         m_cur.pat = pat;

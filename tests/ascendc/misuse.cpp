@@ -2,7 +2,7 @@
 // of how a run ends: bad input exits 2 naming the block and the call, a flag nobody sets is a
 // deadlock (exit 4), a missing flag is a race when SFUMATO_CHECK_RACES=1 (exit 3).
 //   ascendc_misuse alloc|deque|ub|gm|gmfree|gathermask|gathermask_count|mrgsort_valid|mrgsort_repeat|
-//   mrgsort_overlap|sort32|gatherb|deadlock|race|ok
+//   mrgsort_overlap|sort32|gatherb|gatherb_range|deadlock|race|ok
 #include <cstring>
 #include <string>
 
@@ -52,6 +52,13 @@ extern "C" __global__ __aicore__ void misuse_kernel(GM_ADDR x, GM_ADDR y)
     }
     if (g_case == "sort32") {  // 5 groups of 32 need 1280 bytes of dst, a holds 1024
         AscendC::Sort32<float>(a, a, a.ReinterpretCast<uint32_t>(), 5);
+    }
+    if (g_case == "gatherb_range") {  // an offset past src0's 768 bytes, found when the vgatherb runs
+        AscendC::LocalTensor<uint32_t> off = a.ReinterpretCast<uint32_t>()[224];
+        for (uint32_t j = 0; j < 8; ++j) off.SetValue(j, j == 5 ? 4096 : 0);
+        AscendC::SetFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+        AscendC::Gatherb(a.ReinterpretCast<uint32_t>(), a.ReinterpretCast<uint32_t>()[64], off, 1, {1, 8});
     }
     if (g_case == "gatherb") {  // the offsets 4 bytes past a block boundary
         AscendC::Gatherb(a.ReinterpretCast<uint32_t>()[128], a.ReinterpretCast<uint32_t>(),

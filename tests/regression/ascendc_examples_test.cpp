@@ -174,6 +174,10 @@ TEST_CASE("ascendc: misuse ends the program with the block and the call named, e
     CHECK(gb.code == 2);
     CHECK_THAT(gb.output,
                Catch::Contains("AscendC::Gatherb: offset at UB address") && Catch::Contains("not 32-byte aligned"));
+    // An offset the data make invalid is found when the vgatherb runs: the core and the instruction named.
+    const CliResult grange = run("gatherb_range");
+    CHECK(grange.code == 2);
+    CHECK_THAT(grange.output, Catch::Contains("vgatherb: offset 4096 outside span 768"));
     const CliResult gmfree = run("gmfree");
     CHECK(gmfree.code == 2);
     CHECK_THAT(gmfree.output, Catch::Contains("AscendC::GmFree of a pointer GmAlloc did not return"));
