@@ -394,7 +394,7 @@ void exec_pair_reduce(const Instr& in, const Ptrs& p) {
 // a repeat is the 256 bytes of lanes, the mask limiting the last repeat only. Counter mode (with_index
 // = 1, the mask register's count mode; Atlas A2): every repeat takes mask_lo elements from its start,
 // consecutive elements block by block, however many 256-byte groups that spans.
-bool fixed_pattern_bit(uint32_t pattern, uint64_t e) {
+bool gathermask_pattern_bit_impl(uint32_t pattern, uint64_t e) {
     switch (pattern) {
         case 1: return e % 2 == 0;
         case 2: return e % 2 == 1;
@@ -417,7 +417,7 @@ void exec_gather_mask(const Instr& in, const Ptrs& p) {
         const uint8_t* bits = pattern ? nullptr : p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock;
         for (uint64_t e = 0; e < n; ++e) {
             if (!v.with_index && r + 1u == v.repeat && !lane_on(v, static_cast<uint32_t>(e), L)) continue;
-            const bool pick = bits ? ((bits[e / 8] >> (e % 8)) & 1u) : fixed_pattern_bit(pattern, e);
+            const bool pick = bits ? ((bits[e / 8] >> (e % 8)) & 1u) : gathermask_pattern_bit_impl(pattern, e);
             if (!pick) continue;
             const uint64_t byte = e * es;
             const uint64_t off =
@@ -565,3 +565,11 @@ void exec_vector(const Instr& in, IMemView& mem) {
 }
 
 }  // namespace sfumato::isa::detail
+
+namespace sfumato::isa {
+
+bool gathermask_pattern_bit(uint32_t pattern, uint64_t e) {
+    return detail::gathermask_pattern_bit_impl(pattern, e);
+}
+
+}  // namespace sfumato::isa

@@ -53,6 +53,9 @@ void execute_scalar(const Instr& in, ScalarState& st, IMemView& mem);
 // The value an LD_GM reads: the element's raw bits, zero-extended. ST_GM's store is execute()'s.
 uint64_t load_scalar(const Instr& in, IMemView& mem);
 
+// VREDUCEV2 (GatherMask) with a built-in pattern 1..7: whether element e of a repeat is kept.
+bool gathermask_pattern_bit(uint32_t pattern, uint64_t e);
+
 // Bytes an MTE/FIX/load instruction moves (read side); 0 for compute and sync instructions.
 uint64_t moved_bytes(const Instr& in);
 

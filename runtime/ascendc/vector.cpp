@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "isa/semantics.h"
 #include "sfumato_ascendc/data_copy_more.h"
 #include "sfumato_ascendc/gather.h"
 #include "sfumato_ascendc/sync.h"
@@ -366,20 +367,12 @@ namespace {
 
 // GatherMask (vreducev2): the call's modes turned into one instruction, and the kept count the
 // scalar unit reads back (sfumato_ascendc/gather.h).
-bool fixed_bit(uint32_t pattern, uint32_t lane) {
-    switch (pattern) {
-        case 1: return lane % 2 == 0;
-        case 2: return lane % 2 == 1;
-        case 7: return true;
-        default: return lane % 4 == pattern - 3;
-    }
-}
 
 // Elements of one repeat that the pattern keeps; `bits` is the repeat's pattern bytes (pattern 0).
 uint64_t kept_in_repeat(uint32_t pattern, const uint8_t* bits, uint64_t n) {
     uint64_t k = 0;
     for (uint64_t e = 0; e < n; ++e)
-        k += bits ? (bits[e / 8] >> (e % 8)) & 1u : fixed_bit(pattern, static_cast<uint32_t>(e % 4));
+        k += bits ? (bits[e / 8] >> (e % 8)) & 1u : sfumato::isa::gathermask_pattern_bit(pattern, e);
     return k;
 }
 
