@@ -83,6 +83,14 @@ struct MemcpyDesc {
     uint64_t bytes = 0;
     bool pinned = true;
     uint32_t peer = 0;  // P2P: the destination device (system index); dev_dst is an address there
+    // P2P with an inline reduction (the SDMA's reduce-on-write, as the vendor's collectives use):
+    // each element is combined with the destination's (reduce_op: 1 sum, 2 max, 3 min; 0 a plain
+    // copy) in reduce_dtype (isa::DType), one rounding per element.
+    uint8_t reduce_op = 0;
+    uint8_t reduce_dtype = 0;
+    // P2P read: this device's engine pulls from the peer (dev_src is the peer's address, dev_dst
+    // this device's); the data crosses the links from the peer to this device.
+    bool pull = false;
 };
 
 struct Task {

@@ -70,7 +70,13 @@ void Chip::attach_fabric(IFabric* fabric) {
 void Chip::DmaRouter::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) {
     if (copy.dir == CopyDir::P2P) {
         if (!fabric) throw ModelError("chip", "peer copy on a chip without peers");
-        fabric->start_peer_copy(device_id, copy, client, cookie);
+        if (copy.pull) {  // the data flows from the peer to this chip
+            MemcpyDesc from = copy;
+            from.peer = device_id;
+            fabric->start_peer_copy(copy.peer, from, client, cookie);
+        } else {
+            fabric->start_peer_copy(device_id, copy, client, cookie);
+        }
     } else {
         local->start(copy, client, cookie);
     }

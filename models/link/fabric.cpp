@@ -1,7 +1,9 @@
 #include "models/link/fabric.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "isa/dtype.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -255,6 +257,7 @@ void Fabric::arrive(Packet* p) {
     r.addr = f->copy.dev_dst + p->off;
     r.bytes = p->bytes;
     r.write = true;
+    r.atomic_add = f->copy.reduce_op != 0;  // an inline reduction: the L2 reads, combines, writes
     r.who = Requester::SDMA;
     r.port = static_cast<uint16_t>(d.first_port + f->src % d.ports);
     r.client = this;
@@ -272,12 +275,49 @@ void Fabric::ack(Packet* p) {
     else pump(f);
 }
 
+namespace {
+float load_elem(const uint8_t* p, isa::DType t) {
+    if (t == isa::DType::FP32) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return t == isa::DType::BF16 ? isa::bf16_to_f32(h) : isa::f16_to_f32(h);
+}
+void store_elem(uint8_t* p, isa::DType t, float v) {
+    if (t == isa::DType::FP32) {
+        std::memcpy(p, &v, 4);
+        return;
+    }
+    const uint16_t h = t == isa::DType::BF16 ? isa::f32_to_bf16(v) : isa::f32_to_f16(v);
+    std::memcpy(p, &h, 2);
+}
+}  // namespace
+
+// data[i] = data[i] op old[i] per element, rounded once to the type (fp16/bf16 sums in fp32, as
+// the engine's adder, then one rounding).
+void Fabric::reduce_into(std::vector<uint8_t>& data, const std::vector<uint8_t>& old, uint8_t op, isa::DType t) {
+    const uint32_t es = isa::dtype_size(t);
+    for (size_t i = 0; i + es <= data.size(); i += es) {
+        const float a = load_elem(old.data() + i, t), b = load_elem(data.data() + i, t);
+        const float v = op == 1 ? a + b : op == 2 ? std::max(a, b) : std::min(a, b);
+        store_elem(data.data() + i, t, v);
+    }
+}
+
 void Fabric::finish_flow(Flow* f) {
     ChipEnd& e = m_chips[f->src];
     const ChipEnd& d = m_chips[f->dst];
     if (e.gm && d.gm && f->copy.bytes) {
         std::vector<uint8_t> buf(f->copy.bytes);  // once per copy, not per packet
         e.gm->read(f->copy.dev_src, buf.data(), f->copy.bytes);
+        if (f->copy.reduce_op != 0) {
+            std::vector<uint8_t> old(f->copy.bytes);
+            d.gm->read(f->copy.dev_dst, old.data(), f->copy.bytes);
+            reduce_into(buf, old, f->copy.reduce_op, static_cast<isa::DType>(f->copy.reduce_dtype));
+        }
         d.gm->write(f->copy.dev_dst, buf.data(), f->copy.bytes);
     }
     ++m_copies;

@@ -11,6 +11,11 @@
 // control), and a chip runs at most `engines` flows at once (more wait in order). Notifies
 // travel a route's latency with no bandwidth. Per channel: payload and wire bytes, packets, busy
 // time (stats), and its busy periods as slices on a track of the "links" process (trace).
+// A copy may reduce into its destination (MemcpyDesc::reduce_op, the SDMA's inline reduction):
+// its packets are written as atomic adds, which the destination's L2 serves as a read-modify-write,
+// and the data is combined element by element when the copy completes. A pull (MemcpyDesc::pull,
+// issued by the destination chip) runs as a flow from the source chip; simplified: it takes an
+// engine of the source chip and its read request's trip over the link is not charged.
 // Functional data moves when a copy completes, so timing mode costs the same cycles.
 // Simplified: store-and-forward per packet at intermediate chips and the switch, no packet loss
 // or retransmission, no link-level credit stalls (buffers deep enough for the windows).
@@ -21,6 +26,7 @@
 #include <systemc>
 #include <vector>
 
+#include "isa/dtype.h"
 #include "models/link/i_fabric.h"
 #include "models/link/system_params.h"
 #include "models/link/topology.h"
@@ -112,6 +118,7 @@ private:
     void arrive(Packet* p);
     void ack(Packet* p);
     void finish_flow(Flow* f);
+    static void reduce_into(std::vector<uint8_t>& data, const std::vector<uint8_t>& old, uint8_t op, isa::DType t);
     Packet* new_packet();
     void free_packet(Packet* p);
 

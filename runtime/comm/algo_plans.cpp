@@ -44,10 +44,66 @@ std::vector<std::vector<uint32_t>> groups_of(const PlanRequest& r) {
     return g;
 }
 
+// The vendor's direct mesh forms on a fully connected server (its single-operator mesh
+// executors): no staging, In and Out are the user's buffers. Reduce-scatter: each rank copies its
+// own block into its communication buffer (Scratch), then writes its contribution to every other
+// block straight from its input into that block owner's buffer with the SDMA's inline reduction;
+// all-gather: each rank copies its own block to its output and pulls every other rank's block
+// from that rank's buffer into its output. All-reduce is the two in turn.
+size_t direct_mesh(PlanBuilder& pb, const PlanRequest& r) {
+    const uint32_t n = r.ranks;
+    const uint64_t c = r.count;
+    pb.set_direct();
+    switch (r.op) {
+        case Op::AllReduce: {
+            const std::vector<uint64_t> size = split(c, n, r.align);
+            const std::vector<uint64_t> off = offsets(size);
+            const uint64_t h = pb.alloc(c);  // block b of rank b's buffer at h + off[b]
+            for (uint32_t b = 0; b < n; ++b) {
+                pb.copy(0, b, {Buf::Scratch, h + off[b]}, {Buf::In, off[b]}, size[b]);
+                for (uint32_t q = 0; q < n; ++q)
+                    if (q != b) pb.xfer_reduce(1, q, {Buf::In, off[b]}, b, {Buf::Scratch, h + off[b]}, size[b]);
+            }
+            for (uint32_t b = 0; b < n; ++b) {
+                pb.copy(2, b, {Buf::Out, off[b]}, {Buf::Scratch, h + off[b]}, size[b]);
+                for (uint32_t q = 0; q < n; ++q)
+                    if (q != b) pb.xfer_pull(2, b, {Buf::Scratch, h + off[b]}, q, {Buf::Out, off[b]}, size[b]);
+            }
+            return 3;
+        }
+        case Op::ReduceScatter: {
+            const uint64_t h = pb.alloc(c);
+            for (uint32_t b = 0; b < n; ++b) {
+                pb.copy(0, b, {Buf::Scratch, h}, {Buf::In, b * c}, c);
+                for (uint32_t q = 0; q < n; ++q)
+                    if (q != b) pb.xfer_reduce(1, q, {Buf::In, b * c}, b, {Buf::Scratch, h}, c);
+                pb.copy(2, b, {Buf::Out, 0}, {Buf::Scratch, h}, c);
+            }
+            return 3;
+        }
+        case Op::AllGather: {
+            // The own block is staged in Scratch, where the others read it (the user's input
+            // is not visible to peers).
+            const uint64_t h = pb.alloc(c);
+            for (uint32_t b = 0; b < n; ++b) {
+                pb.copy(0, b, {Buf::Scratch, h}, {Buf::In, 0}, c);
+                pb.copy(1, b, {Buf::Out, b * c}, {Buf::Scratch, h}, c);
+                for (uint32_t q = 0; q < n; ++q)
+                    if (q != b) pb.xfer_pull(1, b, {Buf::Scratch, h}, q, {Buf::Out, b * c}, c);
+            }
+            return 2;
+        }
+        default: return 0;
+    }
+}
+
 size_t flat(PlanBuilder& pb, const PlanRequest& r) {
     const uint32_t n = r.ranks;
     const uint64_t c = r.count;
     const std::vector<uint32_t> all = iota(n);
+    if (r.algo == Algo::Mesh && n > 1 &&
+        (r.op == Op::AllReduce || r.op == Op::ReduceScatter || r.op == Op::AllGather))
+        return direct_mesh(pb, r);
     switch (r.op) {
         case Op::AllReduce: {
             const std::vector<uint64_t> size = split(c, n, r.align);

@@ -207,30 +207,50 @@ void Communicator::stage(uint32_t rank, const Call& c, bool in, uint64_t first, 
     check(rank, st.ctx->launch(copy_kernel(st.dev->dev().info(), c.dtype, std::move(runs), in ? "comm stage in" : "comm stage out"), s));
 }
 
+// A region of rank `rank`'s buffers for the loop [first, first + n). A direct plan's In and Out
+// are the caller's own send and receive buffers (only the calling rank touches them; peers reach
+// each other's Scratch only).
+uint64_t Communicator::loop_addr(uint32_t rank, uint32_t self, const Call& c, const Plan& p, uint64_t first, uint64_t n,
+                                 const Region& r, uint64_t count) const {
+    const uint32_t es = isa::dtype_size(c.dtype);
+    if (!p.direct || r.buf == Buf::Scratch) return addr(rank, r, es);
+    if (rank != self) throw ModelError("comm", "a direct plan reaches another rank's user buffer");
+    const bool blocks = r.buf == Buf::In ? (c.op == Op::ReduceScatter || c.op == Op::AllToAll)
+                                         : (c.op == Op::AllGather || c.op == Op::AllToAll);
+    const rt::DevPtr base = r.buf == Buf::In ? c.send : c.recv;
+    if (!blocks) return base + (first + r.off) * es;
+    const uint64_t j = r.off / n, k = r.off % n;
+    if (k + count > n) throw ModelError("comm", "a direct plan's region crosses a block of the user's buffer");
+    return base + (j * c.count + first + k) * es;
+}
+
 void Communicator::run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_t first, uint64_t n, rt::StreamId s) {
     RankState& st = m_ranks[rank];
     rt::Context& ctx = *st.ctx;
     const uint32_t es = isa::dtype_size(c.dtype), k = size();
-    stage(rank, c, true, first, n, s);
-    const DeviceInfo& info = st.dev->dev().info();
+    auto at = [&](uint32_t r, const Region& g, uint64_t count) { return loop_addr(r, rank, c, p, first, n, g, count); };
+    if (!p.direct) stage(rank, c, true, first, n, s);
+    const uint8_t red = c.redop == RedOp::Sum ? 1 : c.redop == RedOp::Max ? 2 : 3;
     for (size_t si = 0; si < p.steps.size(); ++si) {
         const Step& step = p.steps[si];
+        // Transfers this rank issues, per partner, and the partners that issue one with it.
         std::vector<std::vector<const Xfer*>> out(k);
         std::vector<bool> in(k, false);
         bool any_out = false;
         for (const Xfer& x : step.xfers) {
-            if (x.src == rank) {
-                out[x.dst].push_back(&x);
+            if (x.issuer() == rank) {
+                out[x.partner()].push_back(&x);
                 any_out = true;
             }
-            if (x.dst == rank) in[x.src] = true;
+            if (x.partner() == rank) in[x.issuer()] = true;
         }
         // Every step opens with a handshake per pair, as the vendor's mesh and ring executors do
         // (an ack each way before the step's transfers, a data notify after them): this rank
-        // tells every rank that sends to it in this step that its buffers are ready, once its
-        // earlier steps' local operations are done (the stream's order), and each sub-stream
-        // waits for the receiver's ack before its copies. The previous step's ack was consumed
-        // before that step's data reached this rank, so a slot never holds two.
+        // tells every rank that issues a transfer with it in this step that its buffers are ready
+        // (to be written, or read by a pull), once its earlier steps' local operations are done
+        // (the stream's order), and each sub-stream waits for the partner's ack before its copies.
+        // The previous step's ack was consumed before that step's data notify reached this rank,
+        // so a slot never holds two.
         for (uint32_t q = 0; q < k; ++q)
             if (in[q]) check(rank, ctx.notify_record(*m_ranks[q].dev, m_ranks[q].ack_slot[rank], s));
         if (any_out) check(rank, ctx.event_record(st.fork, s));
@@ -239,27 +259,53 @@ void Communicator::run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_
             const rt::StreamId sub = st.sub[q];
             check(rank, ctx.stream_wait_event(sub, st.fork));
             check(rank, ctx.notify_wait(st.ack_slot[q], sub));
-            for (const Xfer* x : out[q])
-                check(rank, ctx.memcpy_peer(*m_ranks[q].dev, addr(q, x->to, es), addr(rank, x->from, es), x->count * es, sub));
+            for (const Xfer* x : out[q]) {
+                const uint64_t bytes = x->count * es;
+                const uint64_t from = at(x->src, x->from, x->count), to = at(x->dst, x->to, x->count);
+                if (x->pull) check(rank, ctx.memcpy_from_peer(*m_ranks[q].dev, to, from, bytes, sub));
+                else if (x->reduce) check(rank, ctx.memcpy_peer_reduce(*m_ranks[q].dev, to, from, bytes, c.dtype, red, sub));
+                else check(rank, ctx.memcpy_peer(*m_ranks[q].dev, to, from, bytes, sub));
+            }
             check(rank, ctx.notify_record(*m_ranks[q].dev, m_ranks[q].data_slot[rank], sub));
             check(rank, ctx.event_record(st.join[q], sub));
         }
+        // A direct plan's local copies of a step touch nothing its transfers touch (the plan
+        // checker holds it), so they run on the main stream beside the sub-streams' transfers,
+        // as the vendor's executors overlap the own block's copy with the peers'.
+        auto local_ops = [&]() {
+            for (const LocalOp& o : step.ops)
+                if (o.rank == rank) run_local(rank, c, p, first, n, o, s);
+        };
+        if (p.direct) local_ops();
         for (uint32_t q = 0; q < k; ++q)
             if (in[q]) check(rank, ctx.notify_wait(st.data_slot[q], s));
         for (uint32_t q = 0; q < k; ++q)
             if (!out[q].empty()) check(rank, ctx.stream_wait_event(s, st.join[q]));
-        for (const LocalOp& o : step.ops) {
-            if (o.rank != rank) continue;
-            if (o.kind == LocalOp::Kind::Copy) {
-                check(rank, ctx.launch(copy_kernel(info, c.dtype, {{addr(rank, o.dst, es), addr(rank, o.srcs[0], es), o.count}}, "comm copy"), s));
-            } else {
-                std::vector<uint64_t> srcs;
-                for (const Region& g : o.srcs) srcs.push_back(addr(rank, g, es));
-                check(rank, ctx.launch(reduce_kernel(info, c.dtype, c.redop, addr(rank, o.dst, es), std::move(srcs), o.count, "comm reduce"), s));
-            }
-        }
+        if (!p.direct) local_ops();
     }
-    stage(rank, c, false, first, n, s);
+    if (!p.direct) stage(rank, c, false, first, n, s);
+}
+
+void Communicator::run_local(uint32_t rank, const Call& c, const Plan& p, uint64_t first, uint64_t n, const LocalOp& o,
+                             rt::StreamId s) {
+    RankState& st = m_ranks[rank];
+    rt::Context& ctx = *st.ctx;
+    const uint32_t es = isa::dtype_size(c.dtype);
+    const DeviceInfo& info = st.dev->dev().info();
+    auto at = [&](const Region& g) { return loop_addr(rank, rank, c, p, first, n, g, o.count); };
+    const uint64_t dst = at(o.dst);
+    if (o.kind == LocalOp::Kind::Copy) {
+        const uint64_t src = at(o.srcs[0]);
+        if (p.direct) {  // the vendor's executors copy with the SDMA
+            if (src != dst) check(rank, ctx.memcpy_d2d(dst, src, o.count * es, s, true));
+        } else {
+            check(rank, ctx.launch(copy_kernel(info, c.dtype, {{dst, src, o.count}}, "comm copy"), s));
+        }
+        return;
+    }
+    std::vector<uint64_t> srcs;
+    for (const Region& g : o.srcs) srcs.push_back(at(g));
+    check(rank, ctx.launch(reduce_kernel(info, c.dtype, c.redop, dst, std::move(srcs), o.count, "comm reduce"), s));
 }
 
 void Communicator::all_reduce(uint32_t rank, rt::DevPtr send, rt::DevPtr recv, uint64_t count, isa::DType t, RedOp op,

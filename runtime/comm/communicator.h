@@ -3,15 +3,17 @@
 // all_to_all (sum/max/min; fp16, bf16, fp32). Each rank's host program initialises its rank
 // (buffers, streams, notifies; a rendezvous with the other ranks, as communicator init is) and
 // issues each collective on one of its streams; the call returns once the tasks are enqueued.
-// A collective runs as tasks on the rank's streams, like any other device work: the user data is
-// staged through the rank's communication buffers (In, Out: comm.buffer_bytes each, Scratch
-// twice that; larger messages run in loops), copies and reductions are vector kernels on the
-// rank's own AIV cores, transfers are peer copies over the links (one stream per peer, so a
+// A collective runs as tasks on the rank's streams, like any other device work. Mesh all-reduce,
+// reduce-scatter and all-gather take the vendor's direct form (Plan::direct: no staging, the own
+// block copied by the SDMA, reductions inline in the peer copies, all-gather as pulls); the other
+// plans stage the user data through the rank's communication buffers (In, Out:
+// comm.buffer_bytes each, Scratch twice that; larger messages run in loops), with copies and
+// reductions as vector kernels on the rank's own AIV cores. Transfers are peer copies over the
+// links (one stream per peer, so a
 // rank sends to several peers at once), and ranks synchronise with notifies per step and per
 // sending pair: an "ack" from the receiver (its earlier steps are done) that the sender waits for
 // before the step's copies, and a "data" notify after them. The algorithm is chosen per call (comm/select.h) unless forced.
-// Simplified: no zero-copy path for registered user buffers; staging copies are not overlapped
-// with the transfers of the same loop.
+// Simplified: staged plans' staging copies are not overlapped with the transfers of the same loop.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -104,7 +106,11 @@ private:
     void check(uint32_t rank, rt::Status s) const;
     void run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_t first, uint64_t n, rt::StreamId s);
     void stage(uint32_t rank, const Call& c, bool in, uint64_t first, uint64_t n, rt::StreamId s);
+    void run_local(uint32_t rank, const Call& c, const Plan& p, uint64_t first, uint64_t n, const LocalOp& o,
+                   rt::StreamId s);
     uint64_t addr(uint32_t rank, const Region& r, uint32_t es) const;
+    uint64_t loop_addr(uint32_t rank, uint32_t self, const Call& c, const Plan& p, uint64_t first, uint64_t n,
+                       const Region& r, uint64_t count) const;
 
     SystemInfo m_sys;
     const CommParams& m_p;

@@ -27,6 +27,16 @@ void PlanBuilder::xfer(size_t s, uint32_t src, Region from, uint32_t dst, Region
     step(s).xfers.push_back({src, dst, from, to, count});
 }
 
+void PlanBuilder::xfer_reduce(size_t s, uint32_t src, Region from, uint32_t dst, Region to, uint64_t count) {
+    if (count == 0) return;
+    step(s).xfers.push_back({src, dst, from, to, count, true});
+}
+
+void PlanBuilder::xfer_pull(size_t s, uint32_t src, Region from, uint32_t dst, Region to, uint64_t count) {
+    if (count == 0) return;
+    step(s).xfers.push_back({src, dst, from, to, count, false, true});
+}
+
 void PlanBuilder::copy(size_t s, uint32_t rank, Region dst, Region src, uint64_t count) {
     if (count == 0 || dst == src) return;
     step(s).ops.push_back({LocalOp::Kind::Copy, rank, dst, {src}, count});
@@ -50,7 +60,8 @@ Plan PlanBuilder::finish(Algo algo) {
         for (const Xfer& x : st.xfers) {
             if (!xs.empty()) {
                 Xfer& l = xs.back();
-                if (l.src == x.src && l.dst == x.dst && adjacent(l.from, l.count, x.from) && adjacent(l.to, l.count, x.to)) {
+                if (l.src == x.src && l.dst == x.dst && l.reduce == x.reduce && l.pull == x.pull && adjacent(l.from, l.count, x.from) &&
+                    adjacent(l.to, l.count, x.to)) {
                     l.count += x.count;
                     continue;
                 }
@@ -102,8 +113,14 @@ namespace {
 class Hazards {
 public:
     static constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-    explicit Hazards(const Plan& p, const HostBuffers& b) : m_written(p.ranks), m_touched(p.ranks) {
+    explicit Hazards(const Plan& p, const HostBuffers& b)
+        : m_written(p.ranks), m_touched(p.ranks), m_reduced(p.ranks), m_read(p.ranks) {
         for (uint32_t r = 0; r < p.ranks; ++r) {
+            const size_t sizes[3] = {b.in[r].size(), b.out[r].size(), static_cast<size_t>(p.scratch)};
+            for (int k = 0; k < 3; ++k) {
+                m_reduced[r][k].assign(sizes[k], 0);
+                m_read[r][k].assign(sizes[k], 0);
+            }
             m_written[r][0].assign(b.in[r].size(), kNone);
             m_written[r][1].assign(b.out[r].size(), kNone);
             m_written[r][2].assign(p.scratch, kNone);
@@ -112,16 +129,32 @@ public:
             m_touched[r][2].assign(p.scratch, kNone);
         }
     }
-    // A transfer into (rank, region) at step s.
-    std::string written(uint32_t r, const Region& g, uint64_t n, int64_t s) {
+    // A transfer into (rank, region) at step s. A reducing one needs the element set by a local
+    // operation of an earlier step and not yet read; several may reduce into it in one step.
+    std::string written(uint32_t r, const Region& g, uint64_t n, int64_t s, bool reduce) {
         auto& w = m_written[r][static_cast<int>(g.buf)];
         auto& t = m_touched[r][static_cast<int>(g.buf)];
+        auto& red = m_reduced[r][static_cast<int>(g.buf)];
         for (uint64_t i = g.off; i < g.off + n; ++i) {
+            if (reduce) {
+                if (w[i] != kNone && !(w[i] == s && red[i]))
+                    return where(r, g.buf, i) + " is reduced into at step " + std::to_string(s) + " after another transfer";
+                if (t[i] == kNone || t[i] >= s || m_read[r][static_cast<int>(g.buf)][i])
+                    return where(r, g.buf, i) + " is reduced into without a value set by an earlier step";
+                w[i] = s;
+                red[i] = 1;
+                continue;
+            }
             if (w[i] != kNone) return where(r, g.buf, i) + " is the destination of two transfers";
             if (t[i] != kNone && t[i] < s) return where(r, g.buf, i) + " is used before the transfer into it arrives";
             w[i] = s;
         }
         return {};
+    }
+    // Marks a local operation's sources as read (a later reducing transfer into them would be lost).
+    void read(uint32_t r, const Region& g, uint64_t n) {
+        auto& rd = m_read[r][static_cast<int>(g.buf)];
+        for (uint64_t i = g.off; i < g.off + n; ++i) rd[i] = 1;
     }
     // A local access (op) at step s, or a transfer reading it as its source (forward = true).
     std::string used(uint32_t r, const Region& g, uint64_t n, int64_t s, bool forward) {
@@ -141,6 +174,7 @@ private:
         return std::string("rank ") + std::to_string(r) + " " + buf_name(b) + "[" + std::to_string(i) + "]";
     }
     std::vector<std::array<std::vector<int64_t>, 3>> m_written, m_touched;
+    std::vector<std::array<std::vector<uint8_t>, 3>> m_reduced, m_read;
 };
 
 double apply(RedOp op, double a, double b) {
@@ -179,8 +213,27 @@ std::string run_on_host(const Plan& p, RedOp op, HostBuffers& b) {
         }
         for (size_t i = 0; i < st.xfers.size(); ++i) {
             const Xfer& x = st.xfers[i];
-            if (auto e = hz.written(x.dst, x.to, x.count, si); !e.empty()) return "step " + std::to_string(s) + ": " + e;
-            std::copy(data[i].begin(), data[i].end(), buf(x.dst, x.to.buf).begin() + static_cast<int64_t>(x.to.off));
+            if (auto e = hz.written(x.dst, x.to, x.count, si, x.reduce); !e.empty()) return "step " + std::to_string(s) + ": " + e;
+            auto& dst = buf(x.dst, x.to.buf);
+            if (x.reduce) {
+                for (uint64_t k = 0; k < x.count; ++k) dst[x.to.off + k] = apply(op, dst[x.to.off + k], data[i][k]);
+            } else {
+                std::copy(data[i].begin(), data[i].end(), dst.begin() + static_cast<int64_t>(x.to.off));
+            }
+        }
+        if (p.direct) {  // a direct plan's local operations run beside the step's transfers
+            auto overlaps = [](const Region& a, uint64_t na, const Region& b, uint64_t nb) {
+                return a.buf == b.buf && a.off < b.off + nb && b.off < a.off + na;
+            };
+            for (const LocalOp& o : st.ops)
+                for (const Xfer& x : st.xfers) {
+                    bool clash = x.dst == o.rank && overlaps(o.dst, o.count, x.to, x.count);
+                    clash = clash || (x.src == o.rank && overlaps(o.dst, o.count, x.from, x.count));
+                    for (const Region& g : o.srcs) clash = clash || (x.dst == o.rank && overlaps(g, o.count, x.to, x.count));
+                    if (clash)
+                        return "step " + std::to_string(s) + ": a local operation of rank " + std::to_string(o.rank) +
+                               " touches a region the step's transfers use (a direct plan runs them together)";
+                }
         }
         for (const LocalOp& o : st.ops) {
             if (o.rank >= p.ranks || o.srcs.empty()) return "step " + std::to_string(s) + ": bad local operation";
@@ -188,6 +241,7 @@ std::string run_on_host(const Plan& p, RedOp op, HostBuffers& b) {
             for (const Region& g : o.srcs) {
                 if (!fits(o.rank, g, o.count)) return "step " + std::to_string(s) + ": local operation outside a buffer";
                 if (auto e = hz.used(o.rank, g, o.count, si, false); !e.empty()) return "step " + std::to_string(s) + ": " + e;
+                hz.read(o.rank, g, o.count);
             }
             if (auto e = hz.used(o.rank, o.dst, o.count, si, false); !e.empty()) return "step " + std::to_string(s) + ": " + e;
             std::vector<double> acc(buf(o.rank, o.srcs[0].buf).begin() + static_cast<int64_t>(o.srcs[0].off),

@@ -33,6 +33,15 @@ struct Xfer {
     uint32_t src = 0, dst = 0;
     Region from, to;
     uint64_t count = 0;
+    // Reduce into the destination instead of overwriting it (the SDMA's inline reduction): the
+    // destination holds a value from an earlier step, and several reducing transfers may target
+    // it in one step (in any order).
+    bool reduce = false;
+    // Issued by the destination rank, reading the source's buffer (the vendor's direct all-gather
+    // pulls peers' slices into its own output); otherwise by the source rank.
+    bool pull = false;
+    uint32_t issuer() const { return pull ? dst : src; }
+    uint32_t partner() const { return pull ? src : dst; }
 };
 
 struct LocalOp {
@@ -54,6 +63,9 @@ struct Plan {
     Algo algo = Algo::Ring;
     std::vector<Step> steps;
     uint64_t scratch = 0;  // elements of Scratch every rank needs
+    // In and Out are the user's send and receive buffers themselves (no staging copies; the
+    // vendor's direct mesh executors), and local copies run on the chip's SDMA.
+    bool direct = false;
 };
 
 class PlanBuilder {
@@ -64,6 +76,9 @@ public:
     uint64_t alloc(uint64_t elems);
     // Ignored when count is 0 or (for copies) source and destination coincide.
     void xfer(size_t step, uint32_t src, Region from, uint32_t dst, Region to, uint64_t count);
+    void xfer_reduce(size_t step, uint32_t src, Region from, uint32_t dst, Region to, uint64_t count);
+    void xfer_pull(size_t step, uint32_t src, Region from, uint32_t dst, Region to, uint64_t count);
+    void set_direct() { m_plan.direct = true; }
     void copy(size_t step, uint32_t rank, Region dst, Region src, uint64_t count);
     void reduce(size_t step, uint32_t rank, Region dst, std::vector<Region> srcs, uint64_t count);
     // Merges consecutive transfers (and local operations) over adjacent ranges.

@@ -47,7 +47,12 @@ Algo choose(PlanRequest r, const CostModel& m) {
     bool first = true;
     for (Algo a : candidates(r)) {
         r.algo = a;
-        const double c = plan_cost_ns(build_plan(r), m);
+        const Plan p = build_plan(r);
+        double c = plan_cost_ns(p, m);
+        // A staged plan also copies the user's data into In and out of Out (read and write each).
+        if (!p.direct)
+            c += static_cast<double>(in_elems(r.op, r.ranks, r.count) + out_elems(r.op, r.ranks, r.count)) * m.elem_bytes *
+                 2 / m.local_gbps;
         if (first || c < best_cost) {
             best = a;
             best_cost = c;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "isa/dtype.h"
 #include "runtime/rt/buddy_arena.h"
 #include "runtime/rt/caching_allocator.h"
 #include "runtime/rt/share_table.h"
@@ -152,6 +153,12 @@ public:
     // `peer` (after the route latency); notify_wait blocks stream s until its slot has been set
     // and consumes one setting.
     Status memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, bool async = true);
+    // A read from `peer`'s memory (src is a peer address) into this device's (dst); asynchronous.
+    Status memcpy_from_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s);
+    // A peer copy that reduces into the destination (MemcpyDesc::reduce_op: 1 sum, 2 max, 3 min)
+    // in `dtype` (fp16, bf16 or fp32); asynchronous.
+    Status memcpy_peer_reduce(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, isa::DType dtype, uint8_t op,
+                              StreamId s);
     // Several peer copies posted in one host call (one call cost, as a transfer engine posts a
     // list of descriptors, e.g. one layer's KV blocks): each segment is its own copy task on
     // stream s, in order; asynchronous. All segments are checked before any is submitted.

@@ -269,6 +269,60 @@ Status Context::memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes
     return ok();
 }
 
+Status Context::memcpy_from_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "memcpy_from_peer: stream " + std::to_string(s) + " is not live");
+    if (bytes == 0) return fail(Status::InvalidValue, "memcpy_from_peer: 0 bytes");
+    if (&peer == &m_dev) return fail(Status::InvalidValue, "memcpy_from_peer: the peer is this device (use memcpy_d2d)");
+    if (!peer.range_allocated(src, bytes))
+        return fail(Status::BadPointer, "memcpy_from_peer: source is not inside a live allocation of the peer device");
+    if (!device_range_ok(dst, bytes))
+        return fail(Status::BadPointer, "memcpy_from_peer: destination is not inside a live device allocation");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Memcpy;
+    t->copy.dir = CopyDir::P2P;
+    t->copy.dev_src = src;
+    t->copy.dev_dst = dst;
+    t->copy.bytes = bytes;
+    t->copy.peer = peer.dev().info().device_id;
+    t->copy.pull = true;
+    submit(s, t, "memcpy p2p from " + peer.trace_name(), begin);
+    api_slice("memcpy_from_peer", begin);
+    return ok();
+}
+
+Status Context::memcpy_peer_reduce(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, isa::DType dtype, uint8_t op,
+                                   StreamId s) {
+    const uint64_t begin = now_tick().v;
+    charge(m_dev.host().api_overhead_ns);
+    if (!stream(s)) return fail(Status::InvalidStream, "memcpy_peer_reduce: stream " + std::to_string(s) + " is not live");
+    if (bytes == 0) return fail(Status::InvalidValue, "memcpy_peer_reduce: 0 bytes");
+    if (&peer == &m_dev) return fail(Status::InvalidValue, "memcpy_peer_reduce: the peer is this device");
+    if (dtype != isa::DType::FP16 && dtype != isa::DType::BF16 && dtype != isa::DType::FP32)
+        return fail(Status::InvalidValue, std::string("memcpy_peer_reduce: dtype ") + isa::dtype_name(dtype) +
+                                              " (valid: fp16, bf16, fp32)");
+    if (op < 1 || op > 3) return fail(Status::InvalidValue, "memcpy_peer_reduce: reduction " + std::to_string(op) + " (1 sum, 2 max, 3 min)");
+    if (bytes % isa::dtype_size(dtype) != 0 || src % isa::dtype_size(dtype) != 0 || dst % isa::dtype_size(dtype) != 0)
+        return fail(Status::InvalidValue, "memcpy_peer_reduce: bytes and addresses must be whole elements");
+    if (!device_range_ok(src, bytes))
+        return fail(Status::BadPointer, "memcpy_peer_reduce: source is not inside a live device allocation");
+    if (!peer.range_allocated(dst, bytes))
+        return fail(Status::BadPointer, "memcpy_peer_reduce: destination is not inside a live allocation of the peer device");
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Memcpy;
+    t->copy.dir = CopyDir::P2P;
+    t->copy.dev_src = src;
+    t->copy.dev_dst = dst;
+    t->copy.bytes = bytes;
+    t->copy.peer = peer.dev().info().device_id;
+    t->copy.reduce_op = op;
+    t->copy.reduce_dtype = static_cast<uint8_t>(dtype);
+    submit(s, t, "memcpy p2p reduce to " + peer.trace_name(), begin);
+    api_slice("memcpy_peer_reduce", begin);
+    return ok();
+}
+
 Status Context::memcpy_peer_batch(Device& peer, const std::vector<PeerSegment>& segments, StreamId s) {
     const uint64_t begin = now_tick().v;
     charge(m_dev.host().api_overhead_ns);

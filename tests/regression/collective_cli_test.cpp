@@ -198,8 +198,9 @@ TEST_CASE("collective: every step opens with an ack each way per pair before its
           "[collective]") {
     // The vendor's mesh and ring executors exchange an ack with each peer of a step before the
     // step's transfers and a data notify after them (two notifies per sending pair per step).
-    // Mesh all-reduce is one reduce-scatter step and one all-gather step, everyone to everyone;
-    // ring all-reduce is 2 (r - 1) steps of r neighbour pairs: both 2 r (r - 1) pairs in all.
+    // Mesh all-reduce (direct) is a local step, one reduce-scatter step and one all-gather step
+    // of pulls, everyone with everyone; ring all-reduce is 2 (r - 1) steps of r neighbour pairs:
+    // both 2 r (r - 1) pairs in all.
     for (const std::string algo : {"mesh", "ring"}) {
         for (uint32_t ranks : {2u, 3u, 4u}) {
             const std::string out = temp_dir("coll_ack");
@@ -216,4 +217,39 @@ TEST_CASE("collective: every step opens with an ack each way per pair before its
             CHECK(notifies == 2 * pairs);
         }
     }
+}
+
+namespace {
+uint64_t stat_value(const std::string& dir, const std::string& path) {
+    const CliResult st = run_cli("stats " + dir + "/stats.h5 " + path);
+    REQUIRE(st.code == 0);
+    const auto pos = st.output.find(path);
+    REQUIRE(pos != std::string::npos);
+    return std::stoull(st.output.substr(pos + path.size()));
+}
+}  // namespace
+
+TEST_CASE("collective: mesh all-reduce takes HCCL's direct path (no kernels, 2 n / r per link direction)",
+          "[collective]") {
+    // The vendor's direct mesh executors: no staging kernels and no vector-core reduction (the
+    // reduce-scatter reduces inline in the peer copies, the all-gather pulls), so each direction
+    // of each link carries the sender's contribution to the receiver's block and that block back:
+    // 2 n / r bytes. The staged ring launches copy and reduce kernels.
+    const uint64_t bytes = 4096;  // 2048 fp16: blocks of whole 512-B alignment units for r <= 4
+    for (uint32_t ranks : {2u, 4u}) {
+        const std::string out = temp_dir("coll_direct");
+        const std::string args = "all_reduce --bytes " + std::to_string(bytes) + " --dtype fp16 --ranks " +
+                                 std::to_string(ranks) + " --algo mesh " + system_args(1, 4);
+        INFO(args);
+        REQUIRE(run_collective(args + " --mode timing", out).code == 0);
+        for (uint32_t c = 0; c < ranks; ++c) CHECK(stat_value(out, "chip" + std::to_string(c) + "/ts/kernels") == 0);
+        CHECK(stat_value(out, "links/c0-c1/bytes") == 2 * bytes / ranks);
+        CHECK(stat_value(out, "links/c1-c0/bytes") == 2 * bytes / ranks);
+        CHECK(stat_value(out, "links/bytes") == uint64_t(ranks) * (ranks - 1) * 2 * bytes / ranks);
+        require_exact(args + " --mode functional");
+    }
+    const std::string out = temp_dir("coll_ring");
+    REQUIRE(run_collective("all_reduce --bytes 4096 --dtype fp16 --ranks 4 --algo ring --mode timing " + system_args(1, 4), out)
+                .code == 0);
+    CHECK(stat_value(out, "chip0/ts/kernels") > 0);
 }

@@ -125,10 +125,24 @@ TEST_CASE("comm plans: step counts follow the algorithms") {
     r.algo = Algo::HalvingDoubling;
     CHECK(build_plan(r).steps.size() == 2 * 3);
     r.algo = Algo::Mesh;
-    CHECK(build_plan(r).steps.size() == 2);
-    // Mesh: every rank sends one block to each of the 7 others in each phase.
+    // Mesh, the vendor's direct form: a local step (each rank's own block into its buffer), then
+    // every rank reduces one block into each of the 7 others (inline, from its input) and pulls
+    // each of the 7 others' reduced blocks; no staging.
     const Plan mesh = build_plan(r);
-    CHECK(mesh.steps[0].xfers.size() == 8 * 7);
+    CHECK(mesh.direct);
+    REQUIRE(mesh.steps.size() == 3);
+    CHECK(mesh.steps[0].xfers.empty());
+    CHECK(mesh.steps[0].ops.size() == 8);
+    CHECK(mesh.steps[1].xfers.size() == 8 * 7);
+    for (const Xfer& x : mesh.steps[1].xfers) CHECK((x.reduce && !x.pull && x.issuer() == x.src));
+    CHECK(mesh.steps[2].xfers.size() == 8 * 7);
+    for (const Xfer& x : mesh.steps[2].xfers) CHECK((x.pull && !x.reduce && x.issuer() == x.dst));
+    // Peers reach each other's Scratch only (the user's buffers are private to their rank).
+    for (const Step& st : mesh.steps)
+        for (const Xfer& x : st.xfers) CHECK((x.pull ? x.from.buf : x.to.buf) == Buf::Scratch);
+    // Ring is staged as before.
+    r.algo = Algo::Ring;
+    CHECK(!build_plan(r).direct);
     // Not a power of two: each phase folds the extra ranks in and out (2 levels + 2 steps each).
     r.ranks = 6;
     r.algo = Algo::HalvingDoubling;
@@ -182,4 +196,33 @@ TEST_CASE("comm select: mesh on a full mesh, and on a ring rings for large messa
     r.count = 64;
     const Algo small = choose(r, m);
     CHECK((small == Algo::Mesh || small == Algo::HalvingDoubling));
+}
+
+TEST_CASE("comm plans: a reducing transfer needs a value set by an earlier step") {
+    HostBuffers b;
+    b.in = {{1, 2}, {10, 20}};
+    b.out = {{0, 0}, {0, 0}};
+    {  // rank 1's Out set by a local copy in step 0, reduced into by rank 0 in step 1: 11, 22
+        PlanBuilder pb(2);
+        pb.copy(0, 1, {Buf::Out, 0}, {Buf::In, 0}, 2);
+        pb.xfer_reduce(1, 0, {Buf::In, 0}, 1, {Buf::Out, 0}, 2);
+        HostBuffers h = b;
+        CHECK(run_on_host(pb.finish(Algo::Mesh), RedOp::Sum, h).empty());
+        CHECK(h.out[1] == std::vector<double>{11, 22});
+    }
+    {  // nothing set it before: refused
+        PlanBuilder pb(2);
+        pb.xfer_reduce(0, 0, {Buf::In, 0}, 1, {Buf::Out, 0}, 2);
+        pb.copy(0, 1, {Buf::Out, 0}, {Buf::In, 0}, 2);
+        HostBuffers h = b;
+        CHECK_THAT(run_on_host(pb.finish(Algo::Mesh), RedOp::Sum, h), Catch::Contains("without a value set by an earlier step"));
+    }
+    {  // a plain transfer and a reduction into the same element in one step: refused
+        PlanBuilder pb(2);
+        pb.copy(0, 1, {Buf::Out, 0}, {Buf::In, 0}, 2);
+        pb.xfer(1, 0, {Buf::In, 0}, 1, {Buf::Out, 0}, 2);
+        pb.xfer_reduce(1, 0, {Buf::In, 0}, 1, {Buf::Out, 0}, 2);
+        HostBuffers h = b;
+        CHECK_FALSE(run_on_host(pb.finish(Algo::Mesh), RedOp::Sum, h).empty());
+    }
 }
