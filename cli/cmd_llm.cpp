@@ -116,7 +116,7 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     const auto& steps = run.steps();
     std::printf("llm %s (%s, %.2f B parameters, %s%s) on %s, %s mode\n", c.name.c_str(), llm::arch_name(c.arch),
                 static_cast<double>(c.params()) / 1e9, c.torch_dtype.c_str(),
-                o.quant == llm::Quant::W8A8 ? ", W8A8 projections" : "", s.chip().info().arch.c_str(), common.mode.c_str());
+                o.quant == llm::Quant::W8A8 ? ", W8A8 projections" : "", s.chip_params().name.get().c_str(), common.mode.c_str());
     std::printf("  request: batch %lld, prefill %lld tokens, %lld decode steps; %zu step plans compiled (%.2f s)\n",
                 static_cast<long long>(o.batch), static_cast<long long>(o.prefill), static_cast<long long>(o.decode),
                 run.plans_compiled(), run.compile_seconds());

@@ -84,11 +84,11 @@ void print_served(const nlohmann::json& m, const serve::ServeResult& res) {
         if (!r.rejected.empty() && shown++ < 10) std::printf("  rejected %s: %s\n", r.id.c_str(), r.rejected.c_str());
 }
 
-void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std::string& arch, const std::string& mode) {
+void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std::string& chip, const std::string& mode) {
     const nlohmann::json& m = j["metrics"];
     const nlohmann::json& u = j["setup"];
     const nlohmann::json& t = j["timer"];
-    print_head(run, j, arch, mode);
+    print_head(run, j, chip, mode);
     const llm::MemoryPlan& mp = run.engine().memory();
     const double gib = 1 << 30;
     std::printf("  memory plan: weights %.2f GiB + KV cache %.2f GiB (%lld blocks of %lld tokens: %lld for requests, 1 "
@@ -324,7 +324,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     nlohmann::json summary = s.base_summary();
     summary["serve"] = run.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
     summary["reuse_timing"] = reuse_json(ropt, rc);
-    print_serve(run, summary["serve"], s.chip().info().arch, common.mode);
+    print_serve(run, summary["serve"], s.chip_params().name.get(), common.mode);
     print_reuse(ropt, rc);
     s.write_outputs(summary);
     if (!profile_dir.empty()) {

@@ -212,13 +212,6 @@ void Communicator::run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_
     rt::Context& ctx = *st.ctx;
     const uint32_t es = isa::dtype_size(c.dtype), k = size();
     stage(rank, c, true, first, n, s);
-    // Ready: every rank that sends to this one may write into its buffers from now on.
-    std::vector<bool> sends_to_me(k, false), acked(k, false);
-    for (const Step& step : p.steps)
-        for (const Xfer& x : step.xfers)
-            if (x.dst == rank) sends_to_me[x.src] = true;
-    for (uint32_t q = 0; q < k; ++q)
-        if (sends_to_me[q]) check(rank, ctx.notify_record(*m_ranks[q].dev, m_ranks[q].ack_slot[rank], s));
     const DeviceInfo& info = st.dev->dev().info();
     for (size_t si = 0; si < p.steps.size(); ++si) {
         const Step& step = p.steps[si];
@@ -232,15 +225,20 @@ void Communicator::run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_
             }
             if (x.dst == rank) in[x.src] = true;
         }
+        // Every step opens with a handshake per pair, as the vendor's mesh and ring executors do
+        // (an ack each way before the step's transfers, a data notify after them): this rank
+        // tells every rank that sends to it in this step that its buffers are ready, once its
+        // earlier steps' local operations are done (the stream's order), and each sub-stream
+        // waits for the receiver's ack before its copies. The previous step's ack was consumed
+        // before that step's data reached this rank, so a slot never holds two.
+        for (uint32_t q = 0; q < k; ++q)
+            if (in[q]) check(rank, ctx.notify_record(*m_ranks[q].dev, m_ranks[q].ack_slot[rank], s));
         if (any_out) check(rank, ctx.event_record(st.fork, s));
         for (uint32_t q = 0; q < k; ++q) {
             if (out[q].empty()) continue;
             const rt::StreamId sub = st.sub[q];
             check(rank, ctx.stream_wait_event(sub, st.fork));
-            if (!acked[q]) {
-                check(rank, ctx.notify_wait(st.ack_slot[q], sub));
-                acked[q] = true;
-            }
+            check(rank, ctx.notify_wait(st.ack_slot[q], sub));
             for (const Xfer* x : out[q])
                 check(rank, ctx.memcpy_peer(*m_ranks[q].dev, addr(q, x->to, es), addr(rank, x->from, es), x->count * es, sub));
             check(rank, ctx.notify_record(*m_ranks[q].dev, m_ranks[q].data_slot[rank], sub));

@@ -7,9 +7,9 @@
 // staged through the rank's communication buffers (In, Out: comm.buffer_bytes each, Scratch
 // twice that; larger messages run in loops), copies and reductions are vector kernels on the
 // rank's own AIV cores, transfers are peer copies over the links (one stream per peer, so a
-// rank sends to several peers at once), and ranks synchronise with notifies: a "ready" notify
-// per loop from each receiver to each of its senders (its buffers are free), a "data" notify per
-// step after the copies. The algorithm is chosen per call (comm/select.h) unless forced.
+// rank sends to several peers at once), and ranks synchronise with notifies per step and per
+// sending pair: an "ack" from the receiver (its earlier steps are done) that the sender waits for
+// before the step's copies, and a "data" notify after them. The algorithm is chosen per call (comm/select.h) unless forced.
 // Simplified: no zero-copy path for registered user buffers; staging copies are not overlapped
 // with the transfers of the same loop.
 #pragma once

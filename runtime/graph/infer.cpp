@@ -55,6 +55,12 @@ void InferCtx::set(size_t o, ref::ElemType elem, const Shape& shape) {
     v.has_shape = true;
     for (const Dim& d : shape)
         if (d.known() && d.v < 0) fail("computed a negative dimension for output '" + v.name + "'");
+    // Its size in bytes must be countable in 64 bits (planning multiplies dimensions freely).
+    int64_t n = 8;  // the widest element, in bytes
+    for (const Dim& d : shape)
+        if (d.known() && d.v > 0 && __builtin_mul_overflow(n, d.v, &n))
+            fail("output '" + v.name + "' of shape " + shape_str(shape) +
+                 " has more elements than 64-bit byte addresses can count");
 }
 
 void InferCtx::set_elem(size_t o, ref::ElemType elem) {

@@ -38,7 +38,11 @@ RawTensor raw_from_proto(onnx::TensorProto& t, const std::string& what) {
     if (es == 0)
         throw InputError(what + ": element type " + ref::elem_type_name(r.type) + " (" +
                          std::to_string(t.data_type()) + ") is not supported");
-    const uint64_t n = r.numel();
+    // Its byte count must be countable: a shape whose product wraps 64 bits would match any data.
+    uint64_t n = 1;
+    for (int64_t d : r.shape)
+        if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > (UINT64_MAX >> 4))
+            throw InputError(what + ": shape " + ref::shape_str(r.shape) + " has more elements than 64 bits count");
     using ET = ref::ElemType;
     if (t.has_raw_data()) {
         r.bytes.swap(*t.mutable_raw_data());

@@ -193,3 +193,27 @@ TEST_CASE("collective: params and info list the system and comm keys", "[collect
     CHECK(r.code == 2);
     CHECK(r.output.find("system.nonsense") != std::string::npos);
 }
+
+TEST_CASE("collective: every step opens with an ack each way per pair before its data, as HCCL's executors do",
+          "[collective]") {
+    // The vendor's mesh and ring executors exchange an ack with each peer of a step before the
+    // step's transfers and a data notify after them (two notifies per sending pair per step).
+    // Mesh all-reduce is one reduce-scatter step and one all-gather step, everyone to everyone;
+    // ring all-reduce is 2 (r - 1) steps of r neighbour pairs: both 2 r (r - 1) pairs in all.
+    for (const std::string algo : {"mesh", "ring"}) {
+        for (uint32_t ranks : {2u, 3u, 4u}) {
+            const std::string out = temp_dir("coll_ack");
+            const std::string args = "all_reduce --bytes 4096 --dtype fp16 --ranks " + std::to_string(ranks) +
+                                     " --algo " + algo + " --mode timing " + system_args(1, 4);
+            INFO(args);
+            REQUIRE(run_collective(args, out).code == 0);
+            const CliResult st = run_cli("stats " + out + "/stats.h5 links/notifies");
+            REQUIRE(st.code == 0);
+            const auto pos = st.output.find("links/notifies");
+            REQUIRE(pos != std::string::npos);
+            const uint64_t notifies = std::stoull(st.output.substr(pos + std::string("links/notifies").size()));
+            const uint64_t pairs = 2ull * ranks * (ranks - 1);
+            CHECK(notifies == 2 * pairs);
+        }
+    }
+}

@@ -127,6 +127,29 @@ TEST_CASE("graph import: bad models are errors naming the node and input") {
         Graph g = imported(b);
         CHECK(error_of([&] { infer_shapes(g); }).find("bad_mul") != std::string::npos);
     }
+    SECTION("an output whose size overflows 64 bits") {
+        zoo::Builder b("t", 13, 1);
+        const std::string x = b.input("x", kF, {1});
+        const std::string s = b.ints("shape", {122, int64_t{8065139892971110400}});
+        b.output(b.op("Relu", {b.op("Expand", {x, s}, {}, "huge_expand")}, {}, "relu"), kF);
+        Graph g = imported(b);
+        const std::string e = error_of([&] { infer_shapes(g); });
+        CHECK(e.find("huge_expand") != std::string::npos);
+        CHECK(e.find("64-bit") != std::string::npos);
+    }
+    SECTION("an initializer whose element count wraps 64 bits") {
+        zoo::Builder b("t", 13, 1);
+        const std::string x = b.input("x", kF, {1});
+        onnx::TensorProto* w = b.model().mutable_graph()->add_initializer();
+        w->set_name("w");
+        w->set_data_type(kF);
+        w->add_dims(int64_t{1} << 32);
+        w->add_dims(int64_t{1} << 32);  // 2^64 elements: 0 after wrapping, like its empty data
+        b.output(b.op("Add", {x, "w"}, {}, "add"), kF);
+        const std::string e = error_of([&] { imported(b); });
+        CHECK(e.find("'w'") != std::string::npos);
+        CHECK(e.find("64 bits") != std::string::npos);
+    }
     SECTION("truncated file") {
         const std::string full = zoo_model_bytes("mlp?in=16&hidden=8&layers=2&classes=4");
         const std::string e =
