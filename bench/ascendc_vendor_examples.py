@@ -13,18 +13,20 @@ Nothing of the vendor's is copied into sfumato: the examples run from the mirror
 directory. Without a mirror (CI has no network) the script says so and exits 0.
 
   bench/ascendc_vendor_examples.py --mirror /work/.mirror/cannmirror+asc-devkit/repo \
-      [--prefix INSTALLED_SFUMATO] [--build-dir BUILD] [--filter REGEX] [--basic] [--keep DIR]
+      [--prefix INSTALLED_SFUMATO] [--build-dir BUILD] [--filter REGEX] [--basic] [--keep DIR] [--timeout S]
 
 --mirror is a git directory (bare or not) or a plain checkout of asc-devkit. --prefix is an
 installed sfumato (cmake --install); without it the build tree (--build-dir, default build/) is
-installed into the scratch directory first. Simplified: only the scenario the README's command
-block sets (the CMakeLists default when it sets none) is run.
+installed into the scratch directory first. A run of ./demo that takes longer than --timeout seconds
+(default 120) is stopped and reported as a timeout. Simplified: only the scenario the README's
+command block sets (the CMakeLists default when it sets none) is run.
 """
 import argparse
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -111,10 +113,15 @@ def expected_output(readme):
 
 
 def sh(cmd, cwd, env, timeout):
+    """Runs cmd; on timeout its whole process group (the shell and what it started) is killed."""
+    p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
     try:
-        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-        return r.returncode, r.stdout + r.stderr
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return 124, "timeout after %d s" % timeout
 
 
@@ -128,7 +135,7 @@ def cycles_of(out_dir):
     return sum(int(o.get("cycles", 0)) for o in ops) if ops else s.get("cycles")
 
 
-def run_example(mirror, rel, scratch, prefix, env0):
+def run_example(mirror, rel, scratch, prefix, env0, run_timeout):
     name = rel.split("/", 2)[2]
     work = os.path.join(scratch, name.replace("/", "__"))
     mirror.export(rel, work)
@@ -141,7 +148,7 @@ def run_example(mirror, rel, scratch, prefix, env0):
     build = os.path.join(work, "build")
     os.makedirs(build, exist_ok=True)
     code, out = sh("cmake -DCMAKE_PREFIX_PATH=%s -DCMAKE_ASC_ARCHITECTURES=dav-2201 %s .. && make -j2" %
-                   (prefix, cmake_defs), build, env0, 900)
+                   (prefix, cmake_defs), build, env0, 600)
     if code != 0:
         errs = [ln for ln in out.splitlines() if "error:" in ln] or [ln for ln in out.splitlines() if "rror" in ln]
         res["note"] = (errs[0] if errs else (out.strip().splitlines() or [""])[-1]).strip()[:240]
@@ -157,7 +164,7 @@ def run_example(mirror, rel, scratch, prefix, env0):
     for mode in ("functional", "timing"):
         env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",
                    SFUMATO_OUT=os.path.join(build, "sim_" + mode), SFUMATO_QUIET="1")
-        code, out = sh(prelude + "./demo", build, env, 900)
+        code, out = sh(prelude + "./demo", build, env, run_timeout)
         if mode == "functional":
             res["ran"] = code == 0
             res["cycles"] = cycles_of(env["SFUMATO_OUT"])
@@ -206,6 +213,8 @@ def main():
     ap.add_argument("--basic", action="store_true", help="only the basic-API examples")
     ap.add_argument("--keep", help="scratch directory to keep (default: a temporary one, removed)")
     ap.add_argument("--json", help="write the per-example results here")
+    ap.add_argument("--timeout", type=int, default=120,
+                    help="seconds one run of an example's ./demo may take (default 120; each takes a few)")
     a = ap.parse_args()
     if not os.path.isdir(a.mirror):
         print("ascendc_vendor_examples: skipped: no mirror at %s (fetch cannmirror/asc-devkit first)" % a.mirror)
@@ -223,7 +232,7 @@ def main():
     results = []
     print("%-70s %5s %4s %7s %12s %s" % ("example", "built", "ran", "matched", "cycles", "note"))
     for rel in examples:
-        r = run_example(mirror, rel, scratch, prefix, env0)
+        r = run_example(mirror, rel, scratch, prefix, env0, a.timeout)
         same = r["cycles"] is not None and r["cycles"] == r["timing_cycles"]
         if r["ran"] and not same and not r["note"]:
             r["note"] = "timing-mode cycles %s differ" % r["timing_cycles"]

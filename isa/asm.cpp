@@ -64,12 +64,13 @@ const Field kFields[] = {
     F("dstgap", Fill, U, FillParams, dst_gap),
     F("m", Mad, U, MadParams, m), F("k", Mad, U, MadParams, k), F("n", Mad, U, MadParams, n),
     F("acc", Mad, U, MadParams, accumulate), F("bias", Mad, U, MadParams, bias),
+    F("gemv", Mad, U, MadParams, gemv),
     F("m", Fix, U, FixpipeParams, m),
     F("n", Fix, U, FixpipeParams, n), F("srcstride", Fix, U, FixpipeParams, src_stride),
     F("dststride", Fix, U, FixpipeParams, dst_stride), F("out", Fix, DT, FixpipeParams, out_dtype),
     F("quant", Fix, QM, FixpipeParams, quant),
     F("relu", Fix, U, FixpipeParams, relu), F("nz2nd", Fix, U, FixpipeParams, nz2nd),
-    F("atomic", Fix, U, FixpipeParams, atomic),
+    F("atomic", Fix, U, FixpipeParams, atomic), F("chsplit", Fix, U, FixpipeParams, channel_split),
     F("cycles", Scalar, U, ScalarParams, cycles),
     F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
     F("all", Scalar, U, ScalarParams, all),
@@ -448,13 +449,17 @@ private:
             return;
         }
         if (kind == ParamKind::CrossFlag) {
-            if (i >= 3) throw AsmError(ln, o, "too many operands");
+            if (i >= 4) throw AsmError(ln, o, "too many operands");
             if (i == 0)
                 in.xflag.pipe = pipe(o);
             else if (i == 1)
                 in.xflag.mode = small(o, 255);
-            else
+            else if (i == 2)
                 in.xflag.flag_id = small(o, 255);
+            else if (o == "all")
+                in.xflag.all = 1;
+            else
+                throw AsmError(ln, o, "expected `all` (the chip's per-core counting)");
             return;
         }
         const Addr* slots_c[4];
@@ -554,6 +559,7 @@ std::string disassemble(const Instr& in) {
         parts.push_back(pipe_name(in.xflag.pipe));
         parts.push_back(std::to_string(in.xflag.mode));
         parts.push_back(std::to_string(in.xflag.flag_id));
+        if (in.xflag.all) parts.push_back("all");
     }
     const Instr def = make_instr(in.op);
     const Addr* addrs[4];

@@ -194,6 +194,13 @@ struct CrossFlagParams {
     uint8_t mode = 0;
     uint8_t flag_id = 0;
     Pipe pipe = Pipe::S;
+    // 1: the chip's counting as the Ascend C reference gives it: every core has its own counter
+    // per id, which a wait consumes whatever its mode; a mode-0 set counts once every core of the
+    // setter's kind in the launch has set (then each of them gets one), a mode-1 set once both
+    // AIVs of the core have (each gets one), an AIV's mode-2 set once both AIVs have (their AIC
+    // gets one); an AIC's mode-2 set gives each of its AIVs one. 0: the kernel API's shared
+    // counters (mode 0: one per kind, 1: one per core's AIVs, 2: per core), one count per set.
+    uint8_t all = 0;
     bool operator==(const CrossFlagParams&) const = default;
 };
 
@@ -275,14 +282,19 @@ struct MadParams {
     uint16_t m = 16, k = 16, n = 16;
     uint8_t accumulate = 0;
     uint8_t bias = 0;
+    // GEMV (m = 1 only): A is one row of k elements stored contiguously in L0A (whole 512-B
+    // fractals of it), not a ZZ matrix; only row 0 of C is computed. Atlas A2's cube enters this
+    // mode whenever m = 1.
+    uint8_t gemv = 0;
     bool operator==(const MadParams&) const = default;
 };
 
 // FixPipe: m x n of L0C (NZ, 16x16 fractals; column fractal j at src + j * src_stride * 64 B,
 // so src_stride counts 16-element rows, default ceil(m/16)*16). Output out_dtype, either ND
-// (nz2nd = 1, row stride dst_stride elements) or NZ (C0 = 32 B / out size, column groups
-// dst_stride blocks of 32 B apart). Applied in this order: quant scale, ReLU, cast (RINT,
-// saturating for integers).
+// (nz2nd = 1, row stride dst_stride elements) or NZ (column groups dst_stride blocks of 32 B
+// apart, each m rows of fix_nz_c0 elements: 32 B / out size, except 4-byte outputs, which keep
+// the accumulator's 16 columns (64 B rows) unless channel_split halves them to 8). Applied in
+// this order: quant scale, ReLU, cast (RINT, saturating for integers).
 struct FixpipeParams {
     uint16_t m = 16, n = 16;
     uint16_t src_stride = 16;
@@ -294,6 +306,7 @@ struct FixpipeParams {
     // 1: add into what GM holds, in out_dtype, instead of overwriting it (dst GM only; the L2
     // does the read-modify-write, as SetAtomicAdd before a Fixpipe on 910B-class parts).
     uint8_t atomic = 0;
+    uint8_t channel_split = 0;  // NZ, 4-byte output: 16 x 8 fractals instead of 16 x 16
     bool operator==(const FixpipeParams&) const = default;
 };
 
@@ -351,6 +364,12 @@ inline bool load2d_squares(const Instr& in) { return in.l2d.transpose && dtype_s
 // Timing-relevant quantities.
 constexpr uint32_t cube_k0(DType t) { return dtype_size(t) ? 32 / dtype_size(t) : 0; }
 constexpr uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+// FixPipe NZ output: elements per row of a column group (C0) and bytes per row.
+inline uint32_t fix_nz_c0(const FixpipeParams& p) {
+    const uint32_t eo = dtype_size(p.out_dtype);
+    return eo == 4 && !p.channel_split ? 16u : 32u / eo;
+}
+inline uint32_t fix_nz_row_bytes(const FixpipeParams& p) { return fix_nz_c0(p) * dtype_size(p.out_dtype); }
 // Cube blocks of a MAD: ceil(m/16) * ceil(k/K0) * ceil(n/16).
 inline uint64_t mad_blocks(const Instr& in) {
     return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(in.mad.k, cube_k0(in.dtype)) *

@@ -25,6 +25,7 @@ bool is_fix(Opcode op) { return op == Opcode::FIXPIPE || op == Opcode::COPY_L0C_
 
 uint64_t mad_a_bytes(const Instr& in) {
     const MadParams& p = in.mad;
+    if (p.gemv) return uint64_t{ceil_div(p.k * dtype_size(in.dtype), kFractalBytes)} * kFractalBytes;
     return uint64_t{ceil_div(p.m, 16)} * ceil_div(p.k, cube_k0(in.dtype)) * kFractalBytes;
 }
 uint64_t mad_b_bytes(const Instr& in) {
@@ -49,15 +50,18 @@ void exec_mad(const Instr& in, IMemView& mem) {
     const bool integer = t == DType::INT8;
     const DType ct = integer ? DType::INT32 : DType::FP32;
     thread_local std::vector<double> sa, sb;
-    sa.resize(uint64_t{m1} * 16 * K);
+    // GEMV: the row vector is contiguous and only C's row 0 is computed.
+    const uint32_t rows = p.gemv ? 1 : m1 * 16;
+    sa.resize(uint64_t{rows} * K);
     sb.resize(uint64_t{n1} * 16 * K);
-    for (uint32_t i = 0; i < m1 * 16; ++i)
+    for (uint32_t i = 0; i < rows; ++i)
         for (uint32_t kk = 0; kk < K; ++kk)
-            sa[uint64_t{i} * K + kk] = load_f64(t, a + zz_offset(i, kk, k1 * k0, k0, es));
+            sa[uint64_t{i} * K + kk] =
+                load_f64(t, a + (p.gemv ? uint64_t{kk} * es : zz_offset(i, kk, k1 * k0, k0, es)));
     for (uint32_t j = 0; j < n1 * 16; ++j)
         for (uint32_t kk = 0; kk < K; ++kk)
             sb[uint64_t{j} * K + kk] = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
-    for (uint32_t i = 0; i < m1 * 16; ++i) {
+    for (uint32_t i = 0; i < rows; ++i) {
         const double* ra = &sa[uint64_t{i} * K];
         for (uint32_t j = 0; j < n1 * 16; ++j) {
             const double* rb = &sb[uint64_t{j} * K];
@@ -100,8 +104,8 @@ uint64_t fix_dst_hull(const Instr& in) {
     const FixpipeParams& p = in.fix;
     const uint64_t eo = dtype_size(p.out_dtype);
     if (p.nz2nd) return ((p.m - 1ull) * p.dst_stride + p.n) * eo;
-    const uint64_t c0 = kBlock / eo, groups = (p.n + c0 - 1) / c0;
-    return ((groups - 1) * p.dst_stride + p.m) * kBlock;
+    const uint64_t c0 = fix_nz_c0(p), groups = (p.n + c0 - 1) / c0;
+    return (groups - 1) * p.dst_stride * kBlock + uint64_t{p.m} * fix_nz_row_bytes(p);
 }
 
 // GM[addr, addr + len) += vals, element by element in type t, each sum rounded once to t.
@@ -121,7 +125,7 @@ void gm_atomic_add(IMemView& mem, DType t, uint64_t addr, const uint8_t* vals, u
 
 void exec_fix(const Instr& in, IMemView& mem) {
     const FixpipeParams& p = in.fix;
-    const uint32_t eo = dtype_size(p.out_dtype), c0 = kBlock / eo;
+    const uint32_t eo = dtype_size(p.out_dtype), c0 = fix_nz_c0(p), rb = fix_nz_row_bytes(p);
     const uint8_t* c = mem.local(in.src0.pos, in.src0.addr,
                                  (ceil_div(p.n, 16) - 1ull) * p.src_stride * 64 + p.src_stride * 64ull);
     const uint8_t* scales =
@@ -131,7 +135,7 @@ void exec_fix(const Instr& in, IMemView& mem) {
     uint8_t row[1024];
     for (uint32_t i = 0; i < p.m; ++i) {
         // Output is produced in chunks that are contiguous at the destination: a run of ND
-        // row elements, or one 32-B block of an NZ column group.
+        // row elements, or one row of an NZ column group (32 B, or 64 B for a 4-byte type).
         const uint32_t chunk = p.nz2nd ? static_cast<uint32_t>(sizeof row) / eo : c0;
         for (uint32_t j0 = 0; j0 < p.n; j0 += chunk) {
             const uint32_t cols = std::min(chunk, p.n - j0);
@@ -141,9 +145,9 @@ void exec_fix(const Instr& in, IMemView& mem) {
                           fix_value(in, load_f64(in.dtype, src), scales, j));
             }
             const uint64_t off = p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
-                                         : (uint64_t{j0 / c0} * p.dst_stride + i) * kBlock;
-            const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : kBlock;
-            if (!p.nz2nd) std::fill(row + cols * eo, row + kBlock, uint8_t{0});
+                                         : uint64_t{j0 / c0} * p.dst_stride * kBlock + uint64_t{i} * rb;
+            const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : rb;
+            if (!p.nz2nd) std::fill(row + cols * eo, row + rb, uint8_t{0});
             if (to_gm && p.atomic)
                 gm_atomic_add(mem, p.out_dtype, in.dst.addr + off, row, len);
             else if (to_gm)
@@ -165,6 +169,7 @@ std::string validate_cube(const Instr& in) {
             return bad_dtype(in, in.dtype);
         if (p.bias && p.accumulate) return "mad: bias only when not accumulating";
         if (p.accumulate > 1 || p.bias > 1) return "mad: accumulate and bias are 0 or 1";
+        if (p.gemv > 1 || (p.gemv && p.m != 1)) return "mad: gemv is 0 or 1, and 1 only with m = 1";
         if (in.src0.pos != Pos::L0A) return bad_pos(in, "src0", in.src0.pos);
         if (in.src1.pos != Pos::L0B) return bad_pos(in, "src1", in.src1.pos);
         if (in.dst.pos != Pos::L0C) return bad_pos(in, "dst", in.dst.pos);
@@ -183,8 +188,12 @@ std::string validate_cube(const Instr& in) {
         if (p.atomic > 1) return "fixpipe: atomic must be 0 or 1";
         if (p.atomic && (in.op != Opcode::FIXPIPE || in.dst.pos != Pos::GM)) return "fixpipe: atomic add only into GM";
         if (p.atomic && p.relu) return "fixpipe: atomic add with ReLU (a partial sum must not be clipped)";
-        if (!p.nz2nd && p.n > kBlock / dtype_size(p.out_dtype) && p.dst_stride < p.m)
-            return "fixpipe: NZ dst_stride smaller than m";
+        if (p.channel_split > 1) return "fixpipe: channel_split must be 0 or 1";
+        if (p.channel_split && (p.nz2nd || p.out_dtype != DType::FP32))
+            return "fixpipe: channel_split only with an NZ fp32 output";
+        if (!p.nz2nd && p.n > fix_nz_c0(p) &&
+            uint64_t{p.dst_stride} * kBlock < uint64_t{p.m} * fix_nz_row_bytes(p))
+            return "fixpipe: NZ dst_stride (blocks of 32 B) smaller than m rows of a column group";
         if (in.src0.pos != Pos::L0C) return bad_pos(in, "src0", in.src0.pos);
         if (p.quant == QuantMode::VECTOR && in.src1.pos != Pos::FB && in.src1.pos != Pos::UB)
             return bad_pos(in, "src1", in.src1.pos);

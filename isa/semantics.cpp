@@ -28,6 +28,7 @@ std::string validate_sync(const Instr& in) {
                 return "cross-core flag mode " + std::to_string(in.xflag.mode) + " outside 0..2";
             if (in.xflag.flag_id > kMaxCrossFlag)
                 return "cross-core flag id " + std::to_string(in.xflag.flag_id) + " outside 0..10";
+            if (in.xflag.all > 1) return "cross-core flag `all` must be 0 or 1";
             return in.xflag.pipe < Pipe::ALL ? "" : "cross-core flag pipe must name one pipe";
         case Opcode::GET_SYSREG:
             if (in.sc.reg >= SysReg::kCount) return "bad system register";

@@ -324,6 +324,10 @@ uint64_t AiCore::load(const isa::Instr& in) {
     // The system counter is the scalar unit's cycle once the read issued, in both modes (a
     // kernel reading the clock sees time, not data).
     if (in.op == isa::Opcode::GET_SYSREG && in.sc.reg == isa::SysReg::SYS_CNT) return m_scalar_cycle.v;
+    // A GM word is read when the scalar unit gets to it: the program continues at that point of
+    // simulated time, so what other cores stored before then is seen and, when the program polls
+    // GM, the other cores run meanwhile.
+    if (in.op == isa::Opcode::LD_GM) wait_until_cycle(m_scalar_cycle);
     return functional() ? isa::load_scalar(in, *this) : 0;
 }
 

@@ -56,6 +56,7 @@ struct BlockAssignment {
     uint64_t args_addr = 0;      // the launch's argument block, read at start-up
     uint32_t args_bytes = 0;
     uint64_t task_seq = 0;       // which launch: a new one starts with empty caches
+    uint32_t kind_cores = 1;     // cores of this core's kind the launch uses (its mode-0 flag barrier)
 };
 
 class AiCore : public sc_core::sc_module, public isa::IInstrSink, public isa::IMemView {
@@ -89,6 +90,9 @@ public:
     CrossFlags* cross_flags() { return m_xflags; }
     uint32_t group() const { return m_group; }
     uint32_t sub_index() const { return m_sub; }
+    // The block's launch and how many cores of this kind it uses (cross-core mode-0 barriers).
+    uint64_t launch_seq() const { return m_block.task_seq; }
+    uint32_t launch_kind_cores() const { return m_block.kind_cores; }
     // A cross-core flag was set somewhere: wake the pipes (and the scalar unit) to re-check.
     void cross_flag_changed();
     RaceChecker* race_checker() { return m_race.get(); }

@@ -5,10 +5,16 @@
 // 2 = AIC <-> AIV of one group: an AIC's set increments each of its AIVs' counters, an AIV's set
 // increments its AIC's counter. A set becomes visible `latency` cycles later. Plain C++ (the
 // cores call it from their processes); waiters are woken through their core.
+// Instructions with xflag.all (the Ascend C layer's) count as the chip does (isa/instr.h): each
+// core's own counter, and barrier sets that count once all their participants have set, each
+// participant's k-th set matched with the others' k-th; the count becomes visible `latency`
+// cycles after the last of them.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "isa/instr.h"
@@ -50,6 +56,15 @@ private:
     };
     size_t key(isa::CoreKind kind, uint32_t group, uint32_t slot, uint8_t mode, uint8_t id) const;
     size_t wait_key(const AiCore& core, const isa::Instr& in) const;
+    // The core's own counter of flag `id` (the mode-2 counters are per core).
+    size_t own_key(const AiCore& core, uint8_t id) const;
+    void set_all(const AiCore& core, const isa::Instr& in, const Count& c);
+    void wake();
+
+    // A barrier's pending sets: (launch, kind, group or ~0 for mode 0, mode, id) -> the sets of
+    // each participant (by own key of flag 0) not yet matched.
+    using BarrierKey = std::tuple<uint64_t, int, uint32_t, uint8_t, uint8_t>;
+    std::map<BarrierKey, std::map<size_t, std::deque<Count>>> m_arrivals;
 
     uint32_t m_groups, m_aiv, m_latency;
     std::vector<Counter> m_counters;

@@ -48,12 +48,12 @@ bool gm_pattern(const isa::Instr& in, GmPattern& p) {
                 p.inner = in.fix.m;
                 p.inner_stride = uint64_t{in.fix.dst_stride} * eo;
                 p.len = uint64_t{in.fix.n} * eo;
-            } else {  // column groups of C0 = 32 B, each m rows of 32 B contiguous
-                const uint64_t c0 = 32 / eo;
+            } else {  // column groups of C0 elements, each m rows contiguous
+                const uint64_t c0 = isa::fix_nz_c0(in.fix);
                 p.outer = static_cast<uint32_t>((in.fix.n + c0 - 1) / c0);
                 p.outer_stride = uint64_t{in.fix.dst_stride} * 32;
                 p.inner = 1;
-                p.len = uint64_t{in.fix.m} * 32;
+                p.len = uint64_t{in.fix.m} * isa::fix_nz_row_bytes(in.fix);
             }
             break;
         }

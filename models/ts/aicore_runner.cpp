@@ -26,6 +26,9 @@ void AiCoreRunner::start(AiCore* core, Task& task, const Usage& u, uint32_t bloc
     a.args_addr = u.args_addr;
     a.args_bytes = k.args_bytes;
     a.task_seq = u.launch;
+    const bool cube = core->core_kind() != isa::CoreKind::Vector;
+    const uint32_t per_aic = m_cube.empty() ? 1 : static_cast<uint32_t>(m_vector.size() / m_cube.size());
+    a.kind_cores = k.block_dim * (!cube && k.kind == KernelKind::Mix ? std::max(per_aic, 1u) : 1u);
     core->assign(std::move(a), *this);
 }
 

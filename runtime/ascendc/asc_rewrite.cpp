@@ -60,8 +60,8 @@ std::string collapse(const std::string& s) {
     return out;
 }
 
-// The kind of the kernel named `name`, from the qualifiers of its definition: the text between
-// the previous ';', '{' or '}' and the name, when it holds __global__.
+// The kind of the kernel named `name`, from the qualifiers of its definition: the code between
+// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__.
 std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
     std::string quals;
     const std::regex use("\\b" + name + "\\s*\\(");
@@ -70,7 +70,9 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
         if (!code[at]) continue;
         size_t b = at;
         while (b > 0 && !(code[b - 1] && (src[b - 1] == ';' || src[b - 1] == '{' || src[b - 1] == '}'))) --b;
-        const std::string chunk = src.substr(b, at - b);
+        std::string chunk;  // the code between them (a comment may name another qualifier)
+        for (size_t c = b; c < at; ++c)
+            if (code[c]) chunk += src[c];
         if (chunk.find("__global__") != std::string::npos) {
             quals = chunk;
             break;

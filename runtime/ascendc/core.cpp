@@ -7,8 +7,10 @@
 
 #include "isa/semantics.h"
 #include "runtime/ascendc/core_run.h"
+#include "runtime/ascendc/host_state.h"
 #include "sfumato_ascendc/cube.h"
 #include "sfumato_ascendc/data_copy.h"
+#include "sfumato_ascendc/fixpipe_more.h"
 #include "sfumato_ascendc/misc.h"
 #include "sfumato_ascendc/sync.h"
 #include "sim/error.h"
@@ -102,6 +104,11 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
                                                         : "") +
                                                    ")");
     sink.resume();
+    block_started();
+    struct Ended {
+        CoreState& st;
+        ~Ended() { block_ended(st); }
+    } ended{st};
     try {
         body();
     } catch (const SimError& e) {
@@ -182,6 +189,13 @@ uint8_t event_id(AscendC::HardEvent, int32_t id) {
     const uint32_t n = g_current->sink->event_ids();
     if (id < 0 || static_cast<uint32_t>(id) >= n)
         fail("event id " + std::to_string(id) + " (this core has " + std::to_string(n) + " per pipe pair)");
+    return static_cast<uint8_t>(id);
+}
+
+uint8_t cross_flag_id(const char* call, uint16_t id) {
+    if (id > isa::kMaxCrossFlag)
+        fail(std::string(call) + ": flagId " + std::to_string(id) + " (Atlas A2 has flag ids 0.." +
+             std::to_string(isa::kMaxCrossFlag) + ")");
     return static_cast<uint8_t>(id);
 }
 
@@ -276,13 +290,47 @@ isa::CmpMode kcmp(AscendC::CMPMODE m) {
     fail("unknown CMPMODE");
 }
 
+namespace {
+// The scale of a FixPipe quantisation word: bits 31..13 as a (1, 8, 10) float (an fp32 without
+// its low 13 mantissa bits); the shift (bits 36..32) and the offset (bits 45..37) are not modelled.
+double quant_scale(const char* what, uint64_t word) {
+    if ((word >> 32) & 0x3fffu)
+        fail(std::string(what) +
+             ": a quantisation shift or offset (bits 32..45 of the word) is not modelled");
+    return isa::bits_f32(static_cast<uint32_t>(word) & 0xffffe000u);
+}
+}  // namespace
+
+void set_fixpipe_quant(uint64_t config) { g_current->fix_quant = config; }
+void set_fixpipe_nz2nd(uint16_t ndNum, uint16_t srcNdStride, uint32_t dstNdStride) {
+    if (ndNum != 1)
+        fail("ndNum " + std::to_string(ndNum) + " (one ND matrix per FixPipe copy is modelled; strides " +
+             std::to_string(srcNdStride) + ", " + std::to_string(dstNdStride) + ")");
+}
+
+kernel::FixpipeParams kco12(const AscendC::DataCopyCO12DstParams& p) {
+    if (p.unitFlag) fail("DataCopyCO12DstParams::unitFlag (Mmad/FixPipe unit flags are not modelled)");
+    if (p.clipReluPre || p.eltWiseOp) fail("DataCopyCO12DstParams::clipReluPre/eltWiseOp are not modelled");
+    if (p.reluPre > 1)
+        fail("DataCopyCO12DstParams::reluPre " + std::to_string(p.reluPre) + " (0 or 1 modelled)");
+    AscendC::FixpipeParamsV220 f;
+    f.nSize = p.nSize, f.mSize = p.mSize, f.srcStride = p.srcStride, f.dstStride = p.dstStride;
+    f.reluEn = p.reluPre == 1;
+    f.isChannelSplit = p.channelSplit;
+    f.quantPre = p.quantPre;
+    f.deqScalar = g_current->fix_quant;
+    return kfixpipe(f, p.nz2ndEn);
+}
+
 kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) {
     if (p.ndNum > 1) fail("FixpipeParamsV220::ndNum " + std::to_string(p.ndNum) + " (one ND matrix per call is modelled)");
-    if (p.isChannelSplit) fail("FixpipeParamsV220::isChannelSplit is not modelled");
+    if (p.isChannelSplit && nz2nd)
+        fail("FixpipeParamsV220::isChannelSplit with CFG_ROW_MAJOR (NZ output only)");
     kernel::FixpipeParams k;
     k.nSize = p.nSize, k.mSize = p.mSize, k.srcStride = p.srcStride, k.dstStride = p.dstStride;
     k.reluEn = p.reluEn;
     k.nz2ndEn = nz2nd;
+    k.channelSplit = p.isChannelSplit;
     switch (p.quantPre) {
         case QuantMode_t::NoQuant:
         case QuantMode_t::F322F16:
@@ -292,7 +340,7 @@ kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) 
         case QuantMode_t::QF322B8_PRE:
         case QuantMode_t::REQ8:
             k.quantPre = isa::QuantMode::SCALAR;
-            k.deqScalar = isa::bits_f32(static_cast<uint32_t>(p.deqScalar));
+            k.deqScalar = quant_scale("FixpipeParamsV220::deqScalar", p.deqScalar);
             break;
         default: fail("FixpipeParamsV220::quantPre: per-channel quantisation needs a scale tensor");
     }
@@ -338,7 +386,7 @@ int64_t GetSystemCycle() {
 void SyncAll() {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SyncAll");
     if (s.coupled) sfumato::ascendc::fail("SyncAll needs the cross-core flags of split parts");
-    sfumato::kernel::SyncAll(*s.ctx, sfumato::isa::kMaxCrossFlag);
+    sfumato::kernel::SyncAll(*s.ctx, sfumato::isa::kMaxCrossFlag, sfumato::isa::Pipe::MTE3, true);
 }
 
 namespace detail_reduce {

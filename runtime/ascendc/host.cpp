@@ -123,17 +123,21 @@ void gm_check(const GmSpan& s, uint64_t dev, uint64_t bytes) {
 
 void gm_scalar_read(uint64_t dev, void* dst, uint32_t bytes) {
     CoreState& st = *g_current;
+    scalar_gm_access(false, dev, dst, bytes);
     if (st.mem) {
         st.mem->gm_read(dev, dst, bytes);
+        note_poll(dev, dst, bytes);
         return;
     }
     // Timing mode: GmAlloc memory and small host->device copies are still readable (tiling data).
     std::memset(dst, 0, bytes);
     host_state().shadow_read(dev, dst, bytes);
+    note_poll(dev, dst, bytes);
 }
 
 void gm_scalar_write(uint64_t dev, const void* src, uint32_t bytes) {
     CoreState& st = *g_current;
+    scalar_gm_access(true, dev, src, bytes);
     if (st.mem) {
         st.mem->gm_write(dev, src, bytes);
         return;
@@ -335,6 +339,71 @@ PlatformInfo platform_info() {
         p.l2 = d.l2_bytes, p.hbm = d.gm_bytes;
     });
     return p;
+}
+
+// ---- scalar GM access ----
+// Scalar access to global memory by a running block (GlobalTensor::GetValue/SetValue,
+// ReadGmByPassDCache/WriteGmByPassDCache): each access issues the scalar unit's load or store
+// (LD_GM/ST_GM, timed through the core's data cache), and the block's code continues only when
+// the scalar unit reached that access in simulated time, so a block polling GM lets the others
+// run. The data itself is read and written by gm_scalar_read/gm_scalar_write, in both modes.
+//
+// A poll that can never end: when every running block keeps reading one GM word that keeps its
+// value (kPollLimit reads in a row each), nothing can change those words any more (no other
+// block runs), so the run stops naming the block, the call, the address and the value (exit 2)
+// instead of spinning forever.
+namespace {
+constexpr uint32_t kPollLimit = 1u << 16;
+uint32_t g_running = 0;  // blocks inside run_block
+uint32_t g_stuck = 0;    // of them, blocks at kPollLimit identical reads
+
+isa::DType word_type(uint64_t dev, uint32_t n, uint32_t& used) {
+    used = n >= 4 && dev % 4 == 0 ? 4 : n >= 2 && dev % 2 == 0 ? 2 : 1;
+    return used == 4 ? isa::DType::INT32 : used == 2 ? isa::DType::INT16 : isa::DType::UINT8;
+}
+}  // namespace
+
+void scalar_gm_access(bool store, uint64_t dev, const void* bytes, uint32_t n) {
+    CoreState& st = *g_current;
+    uint32_t used = 0;
+    isa::Instr in = isa::make_instr(store ? isa::Opcode::ST_GM : isa::Opcode::LD_GM);
+    in.dtype = word_type(dev, n, used);
+    if (store) {
+        in.dst = {dev, isa::Pos::GM};
+        uint8_t b[8] = {};
+        std::memcpy(b, bytes, used);
+        in.scalar = isa::load_f64(in.dtype, b);  // exact; the caller writes every byte after it
+        st.sink->issue(in);
+    } else {
+        in.src0 = {dev, isa::Pos::GM};
+        st.sink->load(in);
+    }
+}
+
+void note_poll(uint64_t dev, const void* bytes, uint32_t n) {
+    CoreState& st = *g_current;
+    uint64_t v = 0;
+    std::memcpy(&v, bytes, n < 8 ? n : 8);
+    if (dev != st.poll_addr || v != st.poll_value) {
+        if (st.polls >= kPollLimit) --g_stuck;
+        st.poll_addr = dev, st.poll_value = v, st.polls = 1;
+        return;
+    }
+    if (st.polls >= kPollLimit) return;
+    if (++st.polls < kPollLimit) return;
+    if (++g_stuck < g_running) return;
+    std::ostringstream m;
+    m << "reads GM 0x" << std::hex << dev << std::dec << " (value " << v << ") for the " << kPollLimit
+      << "th time in a row while every running block only polls GM: nothing can change it any more (a wait "
+         "that never ends)";
+    fail(m.str());
+}
+
+void block_started() { ++g_running; }
+
+void block_ended(CoreState& st) {
+    if (st.polls >= kPollLimit) --g_stuck;
+    --g_running;
 }
 
 }  // namespace sfumato::ascendc

@@ -14,6 +14,8 @@
 
 namespace sfumato::ascendc {
 
+struct CoreState;
+
 struct HostState {
     struct Buffer {
         uint64_t dev = 0;
@@ -35,6 +37,15 @@ struct HostState {
     void shadow_write(uint64_t dev, const void* src, uint32_t bytes);  // the same memory, written
 };
 HostState& host_state();
+
+// Scalar GM access of the running block (runtime/ascendc/scalar_gm.cpp): the scalar unit's load
+// or store instruction for it (its timing through the data cache; the block's code continues at
+// the scalar unit's time, so other blocks run meanwhile), and the poll check after a read.
+void scalar_gm_access(bool store, uint64_t dev, const void* bytes, uint32_t n);
+void note_poll(uint64_t dev, const void* bytes, uint32_t n);
+// Blocks of Ascend C kernels running now (run_block counts them).
+void block_started();
+void block_ended(CoreState& st);
 
 // A launch as the device runtime takes it (exposed for tests that compare instruction streams).
 KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev);

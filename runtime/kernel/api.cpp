@@ -178,6 +178,7 @@ void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr&
     in.mad.m = p.m, in.mad.k = p.k, in.mad.n = p.n;
     in.mad.accumulate = p.cmatrixInitVal ? 0 : 1;
     in.mad.bias = bias ? 1 : 0;
+    in.mad.gemv = p.gemv ? 1 : 0;
     ctx.issue(in);
 }
 
@@ -197,6 +198,7 @@ void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out,
     f.relu = p.reluEn ? 1 : 0;
     f.nz2nd = p.nz2ndEn ? 1 : 0;
     f.atomic = p.atomicAdd ? 1 : 0;
+    f.channel_split = p.channelSplit && !p.nz2ndEn && out == isa::DType::FP32 ? 1 : 0;
     in.scalar = p.deqScalar;
     ctx.issue(in);
 }
@@ -206,27 +208,28 @@ void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out,
 namespace sfumato::kernel {
 
 namespace {
-void cross(KernelContext& ctx, isa::Opcode op, uint8_t mode, uint8_t flag_id, Pipe pipe, const char* call) {
+void cross(KernelContext& ctx, isa::Opcode op, uint8_t mode, uint8_t flag_id, Pipe pipe, const char* call,
+           bool all) {
     if (mode > 2)
         throw InputError(std::string(call) + ": mode " + std::to_string(mode) + " (valid: 0, 1, 2)");
     if (flag_id > isa::kMaxCrossFlag)
         throw InputError(std::string(call) + ": flag id " + std::to_string(flag_id) + " > " +
                          std::to_string(isa::kMaxCrossFlag));
     isa::Instr in = isa::make_instr(op);
-    in.xflag = {mode, flag_id, pipe};
+    in.xflag = {mode, flag_id, pipe, static_cast<uint8_t>(all ? 1 : 0)};
     ctx.issue(in);
 }
 }  // namespace
 
-void CrossCoreSetFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe) {
-    cross(ctx, isa::Opcode::SET_CROSS_FLAG, mode, flag_id, pipe, "CrossCoreSetFlag");
+void CrossCoreSetFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe, bool chip_counting) {
+    cross(ctx, isa::Opcode::SET_CROSS_FLAG, mode, flag_id, pipe, "CrossCoreSetFlag", chip_counting);
 }
-void CrossCoreWaitFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe) {
-    cross(ctx, isa::Opcode::WAIT_CROSS_FLAG, mode, flag_id, pipe, "CrossCoreWaitFlag");
+void CrossCoreWaitFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe, bool chip_counting) {
+    cross(ctx, isa::Opcode::WAIT_CROSS_FLAG, mode, flag_id, pipe, "CrossCoreWaitFlag", chip_counting);
 }
-void SyncAll(KernelContext& ctx, uint8_t flag_id, Pipe pipe) {
-    CrossCoreSetFlag(ctx, 0, flag_id, pipe);
-    CrossCoreWaitFlag(ctx, 0, flag_id, Pipe::S);
+void SyncAll(KernelContext& ctx, uint8_t flag_id, Pipe pipe, bool chip_counting) {
+    CrossCoreSetFlag(ctx, 0, flag_id, pipe, chip_counting);
+    CrossCoreWaitFlag(ctx, 0, flag_id, Pipe::S, chip_counting);
 }
 
 }  // namespace sfumato::kernel

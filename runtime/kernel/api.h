@@ -84,6 +84,8 @@ struct InitConstValueParams {
 struct MmadParams {
     uint16_t m = 0, n = 0, k = 0;
     bool cmatrixInitVal = true;
+    // m = 1 only: A is a row vector of k contiguous elements in L0A (the cube's GEMV mode).
+    bool gemv = false;
 };
 // Accumulator drain: mSize x nSize of an NZ L0C tile (column fractals srcStride rows apart),
 // to ND (nz2ndEn, row stride dstStride elements) or NZ (column groups dstStride blocks apart).
@@ -97,6 +99,9 @@ struct FixpipeParams {
     bool nz2ndEn = true;
     // Add into GM instead of overwriting (SetAtomicAdd<T>() before the Fixpipe in Ascend C).
     bool atomicAdd = false;
+    // NZ fp32 output as 16 x 8 fractals (C0 = 32 B, as for every other output type; the default)
+    // or, false, as the accumulator's 16 x 16 (64-byte rows). Ignored for other outputs and ND.
+    bool channelSplit = true;
 };
 
 namespace detail {
@@ -260,11 +265,15 @@ void PipeBarrier(KernelContext& ctx) {
 // Split parts: cross-core counters. mode 0 = all AICs/AIVs of the kernel, 1 = the 2 AIVs of a
 // core, 2 = the AIC and AIVs of a core. The set executes after `pipe` drained; the wait blocks
 // `pipe`.
-void CrossCoreSetFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe);
-void CrossCoreWaitFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe);
+// chip_counting: the chip's per-core counters and barrier sets (isa::CrossFlagParams::all), as
+// the Ascend C layer issues them.
+void CrossCoreSetFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe,
+                      bool chip_counting = false);
+void CrossCoreWaitFlag(KernelContext& ctx, uint8_t mode, uint8_t flag_id, Pipe pipe,
+                       bool chip_counting = false);
 // All vector (or all cube) cores of a kernel meet: each sets flag_id in mode 0 after `pipe`
 // drained and waits for it in the scalar unit.
-void SyncAll(KernelContext& ctx, uint8_t flag_id, Pipe pipe = Pipe::MTE3);
+void SyncAll(KernelContext& ctx, uint8_t flag_id, Pipe pipe = Pipe::MTE3, bool chip_counting = false);
 inline uint32_t GetBlockIdx(const KernelContext& ctx) {
     return ctx.block_idx();
 }

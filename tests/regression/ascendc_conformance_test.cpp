@@ -94,3 +94,37 @@ TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and 
     family("gatherb");
 }
 TEST_CASE("ascendc conformance: ListTensorDesc: GetSize, GetDesc, GetDataPtr in GM") { family("list"); }
+TEST_CASE(
+    "ascendc conformance: Fixpipe to GM as NZ float (16-column fractals), with channel split, ND with ReLU") {
+    family("fixpipe");
+}
+TEST_CASE(
+    "ascendc conformance: DataCopy CO1 -> GM with DataCopyCO12DstParams, quantisation word, ReLU, NZ/ND") {
+    family("co12");
+}
+TEST_CASE("ascendc conformance: Mmad with m = 1 is a GEMV (A a contiguous row vector in L0A)") {
+    family("gemv");
+}
+TEST_CASE(
+    "ascendc conformance: CrossCoreSetFlag/WaitFlag modes 0, 1, 2 meet as the reference says (every AIV, "
+    "both "
+    "AIVs of a core, both AIVs before their AIC)") {
+    family("xflags");
+}
+TEST_CASE("ascendc conformance: a block polling a GM word with GetValue sees another block's late store") {
+    family("poll");
+}
+TEST_CASE("ascendc conformance: a poll of a GM word nothing can change any more stops the run, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_poll_never_") + mode);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" + mode +
+               " SFUMATO_OUT=" + dir + "/o " + prog + " poll_never");
+        INFO(r.output);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.output, Catch::Contains("GlobalTensor::GetValue") && Catch::Contains("block 0") &&
+                                 Catch::Contains("nothing can change it"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}

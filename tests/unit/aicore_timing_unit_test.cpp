@@ -35,8 +35,9 @@ void check_pattern(const isa::Instr& in) {
     REQUIRE(has == (gm != nullptr));
     if (!has) return;
     CHECK(p.write == gm->write);
-    if (in.op == Opcode::FIXPIPE && !in.fix.nz2nd)  // NZ rows are whole 32-B blocks (zero-padded)
-        CHECK(p.total() == (in.fix.n + 32 / isa::dtype_size(in.fix.out_dtype) - 1) / (32 / isa::dtype_size(in.fix.out_dtype)) * in.fix.m * 32);
+    if (in.op == Opcode::FIXPIPE && !in.fix.nz2nd)  // NZ rows are whole rows of C0 elements (zero-padded)
+        CHECK(p.total() == (in.fix.n + isa::fix_nz_c0(in.fix) - 1) / isa::fix_nz_c0(in.fix) * in.fix.m *
+                               isa::fix_nz_row_bytes(in.fix));
     else
         CHECK(p.total() == isa::gm_bytes(in));
     uint64_t lo = ~0ull, hi = 0;

@@ -71,3 +71,12 @@ TEST_CASE("ascendc rewrite: a launch without its closing >>> names file and line
     CHECK_THROWS_WITH(rewrite_launches(src, "bad.asc"), Catch::Contains("bad.asc:3") && Catch::Contains("'>>>'"));
     CHECK_THROWS_AS(rewrite_launches("int x = <<<1>>>;", "n.asc"), sfumato::InputError);
 }
+
+TEST_CASE("ascendc rewrite: a qualifier named in a comment before the kernel does not set its kind") {
+    const std::string src =
+        "void other() {}\n"
+        "// cross-core flags: do not mark the kernel __vector__ or __cube__\n"
+        "__global__ __mix__(1, 2) __aicore__ void k(GM_ADDR x) {}\n"
+        "void h() { k<<<8, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(src, "c.asc"), Catch::Contains("LaunchKind::Mix"));
+}

@@ -1,11 +1,12 @@
 // Cache control and scalar global-memory access of the public Ascend C API: the scalar unit's
 // reads and writes of GM that bypass its data cache (ReadGmByPassDCache/WriteGmByPassDCache),
 // the data cache's clean-and-invalidate (DataCacheCleanAndInvalid, the chip's dcci), and
-// DataSyncBarrier (the scalar unit waiting for its memory accesses). Simplified: scalar GM
-// accesses act at the scalar unit's point in simulated time (as GlobalTensor::GetValue does), so
-// DataSyncBarrier has nothing left to wait for and costs no cycles; the cache line operations
-// are issued as the chip's instruction, on the line of the tensor's first element or the whole
-// cache.
+// DataSyncBarrier (the scalar unit waiting for its memory accesses). Each scalar GM access is the
+// scalar unit's load or store (as GlobalTensor::GetValue/SetValue are), and the kernel's code
+// continues at the scalar unit's point in simulated time, so DataSyncBarrier has nothing left to
+// wait for and costs no cycles; the cache line operations are issued as the chip's instruction,
+// on the line of the tensor's first element or the whole cache. Simplified: the data cache is
+// timing only (a read never returns a stale line).
 #pragma once
 #include "sfumato_ascendc/tensor.h"
 

@@ -56,6 +56,11 @@ struct CoreState {
     isa::Addr mrg_list[4] = {};
     // Bump allocators of LocalMemAllocator / static tensors, per physical buffer.
     uint64_t local_next[static_cast<size_t>(isa::Pos::kCount)] = {};
+    // Scalar GM reads of one word that keep returning one value (a poll): address, value, count.
+    uint64_t poll_addr = ~0ull, poll_value = 0;
+    uint32_t polls = 0;
+    // The FixPipe's scalar quantisation word (SetFixpipePreQuantFlag).
+    uint64_t fix_quant = 0;
 };
 
 extern CoreState* g_current;

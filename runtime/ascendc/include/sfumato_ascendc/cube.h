@@ -77,6 +77,11 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     sfumato::kernel::MmadParams k;
     k.m = p.m, k.n = p.n, k.k = p.k;
     k.cmatrixInitVal = p.cmatrixInitVal && !p.isBias;
+    // Atlas A2's cube computes m = 1 as a GEMV: A is read as a row vector, contiguous in L0A.
+    if (p.disableGemv)
+        sfumato::ascendc::fail(
+            "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
+    k.gemv = p.m == 1;
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), k);
 }
 template <class C, class A, class B, class Bias>
@@ -87,6 +92,10 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     sfumato::kernel::MmadParams k;
     k.m = p.m, k.n = p.n, k.k = p.k;
     k.cmatrixInitVal = true;
+    if (p.disableGemv)
+        sfumato::ascendc::fail(
+            "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
+    k.gemv = p.m == 1;
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), bias.template ReinterpretCast<C>().kt(), k);
 }
 

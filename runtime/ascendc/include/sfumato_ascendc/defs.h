@@ -334,6 +334,33 @@ struct MmadParams {
     bool enWinogradA = false;
     bool enWinogradB = false;
     bool kDirectionAlign = false;
+    bool disableGemv = false;  // Ascend 950 only: Atlas A2 always computes m = 1 as a GEMV
+};
+// The older DataCopy form of the FixPipe (CO1 -> GM/L1): C0 = 16 columns (8 with channelSplit).
+struct DataCopyCO12DstParams {
+    DataCopyCO12DstParams() {}
+    DataCopyCO12DstParams(uint16_t nSizeIn, uint16_t mSizeIn, uint32_t dstStrideIn, uint16_t srcStrideIn,
+                          QuantMode_t quantPreIn, uint8_t reluPreIn, bool channelSplitIn, bool nz2ndEnIn)
+        : nSize(nSizeIn),
+          mSize(mSizeIn),
+          dstStride(dstStrideIn),
+          srcStride(srcStrideIn),
+          quantPre(quantPreIn),
+          reluPre(reluPreIn),
+          channelSplit(channelSplitIn),
+          nz2ndEn(nz2ndEnIn) {}
+    uint8_t sid = 0;
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint32_t dstStride = 0;
+    uint16_t srcStride = 0;
+    uint8_t unitFlag = 0;
+    uint8_t clipReluPre = 0;
+    uint8_t eltWiseOp = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint8_t reluPre = 0;
+    bool channelSplit = false;
+    bool nz2ndEn = false;
 };
 struct FixpipeParamsV220 {
     uint16_t nSize = 0;

@@ -18,6 +18,8 @@ uint8_t event_id(AscendC::HardEvent e, int32_t id);
 AscendC::TEventID alloc_event(AscendC::HardEvent e);
 void release_event(AscendC::HardEvent e, AscendC::TEventID id);
 AscendC::TEventID fetch_event(AscendC::HardEvent e);
+// A cross-core flag id in the reference's range 0..10 (Atlas A2), or the run stops naming the call.
+uint8_t cross_flag_id(const char* call, uint16_t id);
 // GroupBarrier's two halves (explained with the GM synchronisation below).
 void group_arrive(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count);
 void group_wait(const GmSpan& gm, uint32_t arrivers, uint32_t waiters, uint32_t index, uint32_t count);
@@ -44,16 +46,23 @@ void PipeBarrier() {
     s.ctx->pipe_barrier(sfumato::ascendc::pipe_of(pipe));
 }
 // Split parts: mode 0 = all cores of the kernel, 1 = the two AIVs of a core, 2 = the AIC and
-// AIVs of a core. The set happens once `pipe` drained; the wait blocks `pipe`.
+// AIVs of a core. The set happens once `pipe` drained; the wait blocks `pipe`. Counted as the
+// chip does (isa::CrossFlagParams::all): a mode-0 set counts once every core of the setter's kind
+// in the launch has set, a mode-1 set once both AIVs have, an AIV's mode-2 set once both AIVs
+// have; a wait consumes the core's own counter whatever its mode.
 template <uint8_t modeId, pipe_t pipe>
 void CrossCoreSetFlag(uint16_t flagId) {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("CrossCoreSetFlag");
-    sfumato::kernel::CrossCoreSetFlag(*s.ctx, modeId, static_cast<uint8_t>(flagId), sfumato::ascendc::pipe_of(pipe));
+    sfumato::kernel::CrossCoreSetFlag(*s.ctx, modeId,
+                                      sfumato::ascendc::cross_flag_id("CrossCoreSetFlag", flagId),
+                                      sfumato::ascendc::pipe_of(pipe), true);
 }
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
 void CrossCoreWaitFlag(uint16_t flagId) {
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("CrossCoreWaitFlag");
-    sfumato::kernel::CrossCoreWaitFlag(*s.ctx, modeId, static_cast<uint8_t>(flagId), sfumato::ascendc::pipe_of(pipe));
+    sfumato::kernel::CrossCoreWaitFlag(*s.ctx, modeId,
+                                       sfumato::ascendc::cross_flag_id("CrossCoreWaitFlag", flagId),
+                                       sfumato::ascendc::pipe_of(pipe), true);
 }
 void SyncAll();
 // The core's system counter (cycles of the scalar unit's clock).

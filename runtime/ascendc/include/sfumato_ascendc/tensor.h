@@ -4,8 +4,10 @@
 // once in SetGlobalBuffer; every copy checks its GM range against those bounds, so an access
 // outside the buffer stops the run naming the block and the call. A LocalTensor is a kernel-API
 // LocalTensor (context, buffer, address, element count, queue buffer) plus its logical position.
-// Scalar element access (GetValue/SetValue) reads and writes the simulated memories directly:
-// in timing mode, where no data exists, reads return 0.
+// Scalar element access (GetValue/SetValue) reads and writes the simulated memories directly; on
+// GM it is also the scalar unit's load or store (LD_GM/ST_GM through its data cache), and the
+// kernel continues at that point of simulated time. In timing mode, where no data exists, reads
+// return 0 (GM: except GmAlloc memory and small host-to-device copies, which the layer keeps).
 #pragma once
 #include <cstdint>
 

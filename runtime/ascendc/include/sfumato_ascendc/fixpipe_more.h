@@ -1,0 +1,52 @@
+// The FixPipe through the older DataCopy form of the public Ascend C API: DataCopy(GM or L1 <- CO1)
+// with DataCopyCO12DstParams (the "随路量化激活搬运" family), whose scalar quantisation word comes from
+// SetFixpipePreQuantFlag and whose NZ -> ND matrices from SetFixpipeNz2ndFlag, both registers of the
+// FixPipe that stay set for later copies. Each call is one `fixpipe` instruction, as Fixpipe is.
+// The quantisation word holds the scale as a (1, 8, 10) float in bits 31..13 (the low 13 bits of
+// an fp32 dropped), a shift in bits 35..32 with its enable in bit 36, an offset in bits 45..37 and
+// the output's signedness in bit 46; the shift and the offset are not modelled (the run stops
+// naming the call when they are set). Per-channel quantisation (SetFixPipeConfig with a tensor
+// in the fixpipe buffer), clip-ReLU, element-wise ops and the unit flag stop the run naming the
+// field.
+#pragma once
+#include "sfumato_ascendc/cube.h"
+
+namespace sfumato::ascendc {
+// The FixPipe registers SetFixpipePreQuantFlag/SetFixpipeNz2ndFlag set (one set per core).
+void set_fixpipe_quant(uint64_t config);
+void set_fixpipe_nz2nd(uint16_t ndNum, uint16_t srcNdStride, uint32_t dstNdStride);
+kernel::FixpipeParams kco12(const AscendC::DataCopyCO12DstParams& p);
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+inline void SetFixpipePreQuantFlag(uint64_t config) {
+    sfumato::ascendc::enter("SetFixpipePreQuantFlag");
+    sfumato::ascendc::set_fixpipe_quant(config);
+}
+inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride) {
+    sfumato::ascendc::enter("SetFixpipeNz2ndFlag");
+    sfumato::ascendc::set_fixpipe_nz2nd(ndNum, srcNdStride, dstNdStride);
+}
+
+// CO1 -> GM through the FixPipe, quantisation and ReLU on the way, NZ or (nz2ndEn) ND.
+template <class T, class U>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyCO12DstParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    static_assert(std::is_same_v<U, float> || std::is_same_v<U, int32_t>,
+                  "DataCopy(DataCopyCO12DstParams): the source is CO1 (float or int32_t)");
+    const sfumato::kernel::FixpipeParams k = sfumato::ascendc::kco12(p);
+    if (k.nz2ndEn && k.mSize) dst.check_bytes(((k.mSize - 1ull) * k.dstStride + k.nSize) * sizeof(T));
+    else dst.check_bytes(1);
+    sfumato::kernel::Fixpipe(dst.kernel_tensor(), src.kt(), k);
+}
+// CO1 -> L1 through the FixPipe.
+template <class T, class U>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyCO12DstParams& p) {
+    sfumato::ascendc::enter("DataCopy");
+    static_assert(std::is_same_v<U, float> || std::is_same_v<U, int32_t>,
+                  "DataCopy(DataCopyCO12DstParams): the source is CO1 (float or int32_t)");
+    sfumato::kernel::Fixpipe(dst.kt(), src.kt(), sfumato::ascendc::kco12(p));
+}
+
+}  // namespace AscendC
