@@ -86,6 +86,7 @@ public:
             }
             out = m_nodes[best].item;
             m_bucket[b].head = m_nodes[best].next;
+            if (m_bucket[b].finger == best) m_bucket[b].finger = kNil;
             m_nodes[best].next = m_free;
             m_free = best;
             if (m_bucket[b].head == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
@@ -136,11 +137,19 @@ private:
         } else if (it < m_nodes[m_bucket[b].head].item) {
             m_nodes[n].next = m_bucket[b].head;
             m_bucket[b].head = n;
+            m_bucket[b].finger = n;
         } else {
-            uint32_t prev = m_bucket[b].head;
+            // An earlier tick than the tail's: a bucket (128 ps) can hold events of two or more
+            // ticks (core-clock, HBM-clock and nanosecond latencies), many of them at the
+            // earlier one. The walk starts at the bucket's last such insert (its finger) when
+            // that is not after the new event: events of one tick come in sequence order, so the
+            // next one of that tick goes right after it, without walking the list again.
+            const uint32_t f = m_bucket[b].finger;
+            uint32_t prev = f != kNil && !(it < m_nodes[f].item) ? f : m_bucket[b].head;
             while (!(it < m_nodes[m_nodes[prev].next].item)) prev = m_nodes[prev].next;
             m_nodes[n].next = m_nodes[prev].next;
             m_nodes[prev].next = n;
+            m_bucket[b].finger = n;
         }
     }
     void migrate() {
@@ -171,8 +180,9 @@ private:
 
     struct Bucket {
         uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
+        uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
     };
-    std::vector<Bucket> m_bucket;  // head and tail side by side: one host cache line per access
+    std::vector<Bucket> m_bucket;  // head, tail and finger side by side: one host cache line per access
     std::vector<uint64_t> m_bits;
     std::vector<Node> m_nodes;
     uint32_t m_free = kNil;
