@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Serving figures and simulation speed (issue 25): `sfumato serve` of llama2-7b on the 910B-like
-# chip, timing mode, trace off, timing re-use on (the default), continuous batching with the
-# default knobs. The speed target: 1000 Poisson requests (prompt 512, output 128) in <= 5 min
+# chip, timing mode, trace off, timing re-use on (the default: kernels' and steps' re-use,
+# docs/serve.md "Step-time re-use"), continuous batching with the default knobs. The speed target: 1000 Poisson requests (prompt 512, output 128) in <= 5 min
 # wall. Prints the metrics lines with the process's wall and CPU seconds and peak memory.
 # Usage: bench/serve.sh [build-dir] [requests] [rate] [extra sfumato options...]
 #   bench/serve.sh build 1000 4        the speed target (long: run it when the machine is free)
