@@ -84,6 +84,23 @@ void print_served(const nlohmann::json& m, const serve::ServeResult& res) {
         if (!r.rejected.empty() && shown++ < 10) std::printf("  rejected %s: %s\n", r.id.c_str(), r.rejected.c_str());
 }
 
+void print_step_reuse(const nlohmann::json& r) {
+    if (!r["on"].get<bool>()) return;
+    const size_t reused = r["reused"].get<size_t>(), sim = r["simulated"].get<size_t>();
+    std::printf("  APPROXIMATION serve.step_reuse: %zu of %zu steps took their time from simulated steps of the same "
+                "shape (%zu exact, %zu interpolated, %zu extrapolated over the decodes' summed contexts, span %lld "
+                "tokens); %zu steps simulated (%zu shapes), %zu of them checks of a re-use: deviation max %.2f %%, "
+                "mean %+.2f %%; ",
+                reused, reused + sim, r["exact"].get<size_t>(), r["interpolated"].get<size_t>(),
+                r["extrapolated"].get<size_t>(), static_cast<long long>(r["span_tokens"].get<int64_t>()), sim,
+                r["shapes"].get<size_t>(), r["checks"].get<size_t>(), 100 * r["check_max_deviation"].get<double>(),
+                100 * r["check_mean_deviation"].get<double>());
+    if (r["error_bound_known"].get<bool>())
+        std::printf("estimated error bound %.3f %% of the step time\n", 100 * r["error_bound_fraction"].get<double>());
+    else
+        std::printf("error bound unknown (no check ran)\n");
+}
+
 void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std::string& chip, const std::string& mode) {
     const nlohmann::json& m = j["metrics"];
     const nlohmann::json& u = j["setup"];
@@ -108,6 +125,7 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
                 t["plans_compiled"].get<size_t>(), t["plans_recompiled"].get<size_t>(), t["compile_seconds"].get<double>(),
                 tok > 0 ? 100 * pad / (tok + pad) : 0.0, static_cast<long long>(t["padded_sequences"].get<int64_t>()),
                 u["pad_shapes"].get<bool>() ? "" : " (pad_shapes off)");
+    print_step_reuse(t["step_reuse"]);
 }
 
 void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const std::string& system,
@@ -179,6 +197,7 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     setup.export_profile = !profile_dir.empty();
     setup.tp_mirror = simulate_one(simulate, false);
     setup.comm_buffer_bytes = s.comm_params().buffer_bytes;
+    setup.step_reuse.on = false;  // single-chip instances only (docs/serve.md)
     std::vector<DeviceInfo> infos;
     for (uint32_t c = 0; c < s.system().size(); ++c) infos.push_back(s.device(c).dev().info());
     serve::ServeCluster cluster(cfg, trace, setup, infos);
@@ -313,6 +332,8 @@ int cmd_serve(const std::vector<std::string>& args) {
             "not a single chip's --config");
     reuse::ReuseOptions ropt = reuse_options(exact ? "off" : reuse_arg, s.functional(), false, s.chip_params());
     ropt.traffic = s.chip().memory_system();
+    // Step re-use builds on the kernels' re-use: --exact (or --reuse-timing off) simulates every step.
+    if (ropt.mode == reuse::ReuseMode::Off) setup.step_reuse.on = false;
     serve::ServeRun run(cfg, std::move(trace), setup, s.chip().info());
     std::unique_ptr<reuse::TimingReuse> reuser;
     s.run([&](rt::Runtime& rt) {

@@ -18,10 +18,12 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/llm/engine.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/step_reuse.h"
 #include "runtime/serve/tp_lockstep.h"
 
 namespace sfumato::serve {
@@ -66,6 +68,11 @@ public:
     // A tensor-parallel instance (tp_lockstep.h): `run` is rank 0's; each step and swap is posted
     // to the other ranks and ends when the slowest rank's does.
     void lockstep(TpLockstep* l) { m_lock = l; }
+    // Step-time re-use (step_reuse.h): a step whose shape was simulated takes its time from those
+    // steps (the host idles for it, no kernel runs). Not with lockstep (the followers run every
+    // step).
+    void step_reuse(const StepReuseOptions& o) { m_times = StepTimes(o); }
+    const StepReuseCounters& step_reuse_counters() const { return m_times.counters(); }
 
 private:
     llm::LlmRun& m_run;
@@ -78,6 +85,8 @@ private:
     llm::StepBatch m_batch;  // the step under way (for the observer)
     size_t m_real = 0;
     TpLockstep* m_lock = nullptr;
+    StepTimes m_times{StepReuseOptions{}};
+    std::string m_last_shape;
 };
 
 }  // namespace sfumato::serve

@@ -82,7 +82,18 @@ ServeParams::ServeParams(const ParamScope& s)
          "tensor parallelism per instance (--tp N): each instance's model sharded over N chips of the "
          "--system, "
          "Megatron-style as `sfumato llm --tp` (an all-reduce over the links after o_proj and down_proj)",
-         {1, 64}) {}
+         {1, 64}),
+      step_reuse(s, "step_reuse", true, "",
+                 "a step whose shape was simulated takes its time from the simulated steps (interpolated over "
+                 "the decodes' summed contexts; a single-chip instance in timing mode with kernel re-use on; "
+                 "--exact simulates every step)"),
+      step_reuse_span(s, "step_reuse_span", 2048, "tokens",
+                      "step re-use: the widest gap of the decodes' summed contexts an interpolation bridges",
+                      {1, int64_t{1} << 30}),
+      step_reuse_check(s, "step_reuse_check", 16, "steps",
+                       "step re-use: every N-th re-usable step is simulated anyway and its deviation measured, N "
+                       "doubling after every 4 checks (0: none)",
+                       {0, int64_t{1} << 30}) {}
 
 ServeSetup ServeParams::setup() const {
     ServeSetup u;
@@ -108,6 +119,9 @@ ServeSetup ServeParams::setup() const {
     u.router = router.get();
     u.prefill_instances = prefill_instances;
     u.tp = tp;
+    u.step_reuse.on = step_reuse;
+    u.step_reuse.span = step_reuse_span;
+    u.step_reuse.check_every = step_reuse_check;
     const std::string& pl = placement.get();
     for (size_t at = 0; !pl.empty() && at <= pl.size();) {
         const size_t comma = std::min(pl.find(',', at), pl.size());
@@ -187,6 +201,7 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
     timer.lockstep(m_lock.get());
+    if (!m_lock) timer.step_reuse(m_s.step_reuse);
     if (m_s.export_profile) {
         m_profile = std::make_unique<VidurProfile>(m_c, m_s.sched.block_size, m_s.sched.max_model_len);
         timer.observe([this](const llm::StepBatch& b, size_t real, const llm::StepRecord& r) {
@@ -202,6 +217,7 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
         for (const auto& [bytes, ps] : m_tp->all_reduce_spans(0)) m_profile->add_all_reduce(bytes, ps);
     }
     m_counters = timer.counters();
+    m_step_reuse = timer.step_reuse_counters();
     emit_trace(rt, timer.origin_ps());
     m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -373,7 +389,8 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
     j["timer"] = {{"steps", m_counters.steps}, {"tokens", m_counters.tokens}, {"padded_tokens", m_counters.padded_tokens},
                   {"sequences", m_counters.sequences}, {"padded_sequences", m_counters.padded_sequences},
                   {"idle_s", m_counters.idle_s}, {"swap_bytes", m_counters.swap_bytes}, {"plans_compiled", m_run->plans_compiled()},
-                  {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()}};
+                  {"plans_recompiled", m_run->plans_recompiled()}, {"compile_seconds", m_run->compile_seconds()},
+                  {"step_reuse", step_reuse_json(m_s.step_reuse, m_step_reuse)}};
     if (m_tp) {
         // Each rank's all-reduces: their number and bytes, the time they ran (the union of their
         // tasks' spans) and the rank's step time.

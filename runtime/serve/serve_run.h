@@ -26,6 +26,7 @@
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/requests.h"
 #include "runtime/serve/scheduler.h"
+#include "runtime/serve/step_reuse.h"
 #include "runtime/serve/vidur_profile.h"
 #include "sim/config.h"
 
@@ -51,6 +52,9 @@ struct ServeSetup {
     bool tp_mirror = true;
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: the collective library's, per chip
     bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
+    // Step-time re-use (step_reuse.h; serve.step_reuse*): a single-chip instance's steps of a
+    // simulated shape take their time from the simulated steps.
+    StepReuseOptions step_reuse;
 };
 
 // One instance's share of its chip (runtime/serve/cluster.h): device memory the chip's other
@@ -82,6 +86,8 @@ struct ServeParams {
     ChoiceParam router, placement;
     Param<int64_t> prefill_instances;
     Param<int64_t> tp;
+    Param<bool> step_reuse;
+    Param<int64_t> step_reuse_span, step_reuse_check;
     // InputError naming serve.placement for a malformed list.
     ServeSetup setup() const;
 };
@@ -138,6 +144,7 @@ public:
     const llm::LlmRun& engine() const { return *m_run; }
     const ServeResult& result() const { return m_res; }
     const ChipTimerCounters& timer() const { return m_counters; }
+    const StepReuseCounters& step_reuse() const { return m_step_reuse; }
     // The per-op times measured (ServeSetup::export_profile; else null).
     const VidurProfile* profile() const { return m_profile.get(); }
     double wall_seconds() const { return m_wall_s; }
@@ -162,6 +169,7 @@ private:
     llm::LlmRun* m_run = nullptr;
     ServeResult m_res;
     ChipTimerCounters m_counters;
+    StepReuseCounters m_step_reuse;
     std::unique_ptr<VidurProfile> m_profile;
     double m_wall_s = 0;
 };

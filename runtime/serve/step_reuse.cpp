@@ -1,0 +1,130 @@
+// Step-time re-use for serving (runtime/serve/step_reuse.h).
+#include "runtime/serve/step_reuse.h"
+
+#include <cmath>
+#include <iterator>
+
+namespace sfumato::serve {
+
+StepKey step_key(const llm::StepBatch& b) {
+    StepKey k;
+    k.shape.reserve(b.sequences() * 4);
+    for (size_t s = 0; s < b.sequences(); ++s) {
+        const int64_t q = b.query_lens[s], ctx = s < b.context_lens.size() ? b.context_lens[s] : 0;
+        k.shape += std::to_string(q);
+        if (q > 1) {
+            k.shape += '@' + std::to_string(ctx);
+        } else {
+            k.x += ctx;
+        }
+        k.shape += ',';
+    }
+    return k;
+}
+
+double StepReuseCounters::error_bound_fraction() const {
+    const double all = simulated_s + reused_s;
+    if (reused == 0 || all <= 0) return 0;
+    if (checks == 0) return -1;
+    return reused_s * max_dev / all;
+}
+
+StepTimes::Given StepTimes::predict(const StepKey& k) const {
+    const auto f = m_points.find(k.shape);
+    if (f == m_points.end()) return {};
+    const std::map<int64_t, double>& p = f->second;
+    const double x = static_cast<double>(k.x);
+    const auto hi = p.lower_bound(k.x);
+    if (hi != p.end() && hi->first == k.x) return {Kind::Exact, hi->second};
+    const auto line = [x](const auto& a, const auto& b) {
+        const double xa = static_cast<double>(a.first), xb = static_cast<double>(b.first);
+        return a.second + (b.second - a.second) * (x - xa) / (xb - xa);
+    };
+    if (hi != p.end() && hi != p.begin()) {
+        const auto lo = std::prev(hi);
+        if (hi->first - lo->first <= m_o.span) return {Kind::Interpolated, line(*lo, *hi)};
+    }
+    // One side: the nearer point within span / 2 and the next one beyond it, at least span / 4
+    // from it (a shorter baseline would turn the simulated steps' own variation into a slope).
+    const auto extend = [&](auto near, auto far) -> Given {
+        const int64_t reach = std::abs(k.x - near->first), base = std::abs(near->first - far->first);
+        if (2 * reach > m_o.span || 4 * base < m_o.span || base > m_o.span) return {};
+        const double s = line(*far, *near);
+        if (!(s > 0)) return {};
+        return {Kind::Extrapolated, s};
+    };
+    Given below, above;
+    if (hi != p.begin()) {
+        const auto near = std::prev(hi);
+        if (near != p.begin()) below = extend(near, std::prev(near));
+    }
+    if (hi != p.end() && std::next(hi) != p.end()) above = extend(hi, std::next(hi));
+    if (below.kind == Kind::None) return above;
+    if (above.kind == Kind::None) return below;
+    // Both sides reach (a gap wider than span): the nearer side's line.
+    const int64_t db = k.x - std::prev(hi)->first, da = hi->first - k.x;
+    return db <= da ? below : above;
+}
+
+StepTimes::Given StepTimes::decide(const StepKey& k, Given* check) {
+    *check = {};
+    if (!m_o.on) return {};
+    const Given g = predict(k);
+    if (g.kind == Kind::None) return g;
+    ++m_reusable;
+    if (m_o.check_every > 0 && m_reusable == m_next_check) {
+        // Every interval-th re-usable step, the interval doubling after every kChecksPerInterval.
+        if (++m_at_interval == kChecksPerInterval) {
+            m_at_interval = 0;
+            m_interval *= 2;
+        }
+        m_next_check += m_interval;
+        *check = g;
+        return {};
+    }
+    ++m_n.reused;
+    m_n.reused_s += g.seconds;
+    if (g.kind == Kind::Exact) ++m_n.exact;
+    if (g.kind == Kind::Interpolated) ++m_n.interpolated;
+    if (g.kind == Kind::Extrapolated) ++m_n.extrapolated;
+    return g;
+}
+
+void StepTimes::simulated(const StepKey& k, double seconds, const Given& check) {
+    ++m_n.simulated;
+    m_n.simulated_s += seconds;
+    if (check.kind != Kind::None && seconds > 0) {
+        const double dev = (check.seconds - seconds) / seconds;
+        ++m_n.checks;
+        m_n.max_dev = std::max(m_n.max_dev, std::abs(dev));
+        m_n.sum_abs_dev += std::abs(dev);
+        m_n.sum_dev += dev;
+    }
+    if (!m_o.on) return;
+    std::map<int64_t, double>& p = m_points[k.shape];
+    if (p.empty()) ++m_n.shapes;
+    p.emplace(k.x, seconds);  // a repeat of an x keeps the first point
+}
+
+nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounters& n) {
+    const double bound = n.error_bound_fraction();
+    return {{"on", o.on},
+            {"span_tokens", o.span},
+            {"check_every", o.check_every},
+            {"simulated", n.simulated},
+            {"reused", n.reused},
+            {"exact", n.exact},
+            {"interpolated", n.interpolated},
+            {"extrapolated", n.extrapolated},
+            {"checks", n.checks},
+            {"shapes", n.shapes},
+            {"simulated_s", n.simulated_s},
+            {"reused_s", n.reused_s},
+            {"check_max_deviation", n.max_dev},
+            {"check_mean_abs_deviation", n.checks ? n.sum_abs_dev / static_cast<double>(n.checks) : 0.0},
+            {"check_mean_deviation", n.checks ? n.sum_dev / static_cast<double>(n.checks) : 0.0},
+            {"error_bound_known", bound >= 0},
+            {"error_bound_fraction", std::max(0.0, bound)}};
+}
+
+}  // namespace sfumato::serve

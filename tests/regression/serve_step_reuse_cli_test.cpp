@@ -1,0 +1,97 @@
+// `sfumato serve`'s step-time re-use (serve.step_reuse, runtime/serve/step_reuse.h) on the tiny
+// model and chip: steps whose shape was simulated take their time from the simulated ones
+// (interpolated over the decodes' summed contexts), checked every N-th re-usable step. Measured
+// against --exact (every step and kernel simulated) within the 3 % on the serving
+// figures; the checks' deviations and the bound are stated in the summary; --exact, off and
+// several instances simulate every step; same inputs, identical results.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "tests/regression/serve_support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+const std::string kBase = "serve tiny --config " + config("tiny") + " --set serve.block_size=64 --trace off";
+// Long enough for steps of one shape to repeat with growing contexts.
+const std::string kTrace = "--generate n=48,rate=4000,prompt=uniform:32:96,output=uniform:32:96,seed=7";
+
+double metric(const nlohmann::json& s, const std::string& k, const std::string& p) {
+    return s["metrics"][k][p].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("serve: step re-use against --exact", "[serve][reuse]") {
+    const std::string d = temp_dir("serve_step_reuse");
+    const nlohmann::json reused = serve_ok(kBase, kTrace, d + "/auto");
+    const nlohmann::json exact = serve_ok(kBase, kTrace + " --exact", d + "/exact");
+    const nlohmann::json& r = reused["timer"]["step_reuse"];
+    INFO(r.dump());
+    CHECK(r["on"].get<bool>());
+    const size_t steps = reused["timer"]["steps"].get<size_t>();
+    CHECK(r["reused"].get<size_t>() + r["simulated"].get<size_t>() == steps);
+    CHECK(r["reused"].get<size_t>() > steps / 5);
+    CHECK(r["interpolated"].get<size_t>() > 0);
+    CHECK(r["exact"].get<size_t>() + r["interpolated"].get<size_t>() + r["extrapolated"].get<size_t>() ==
+          r["reused"].get<size_t>());
+    // The 16th re-usable step and every 16th after it were simulated as checks (the interval
+    // doubling after every 4), and the bound follows from them.
+    const size_t reusable = r["reused"].get<size_t>() + r["checks"].get<size_t>();
+    size_t checks = 0;
+    for (size_t next = 16, interval = 16, n = 0; next <= reusable; next += interval, ++checks)
+        if (++n % 4 == 0) interval *= 2;
+    CHECK(r["checks"].get<size_t>() == checks);
+    CHECK(checks > 0);
+    REQUIRE(r["error_bound_known"].get<bool>());
+    CHECK(r["error_bound_fraction"].get<double>() ==
+          Approx(r["reused_s"].get<double>() * r["check_max_deviation"].get<double>() /
+                 (r["reused_s"].get<double>() + r["simulated_s"].get<double>())));
+    CHECK(exact["timer"]["step_reuse"]["on"] == false);
+    CHECK(exact["timer"]["step_reuse"]["simulated"].get<size_t>() == exact["timer"]["steps"].get<size_t>());
+    // The bound for re-use (3 %), on the serving figures.
+    for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"})
+        CHECK(std::abs(metric(reused, k, "mean") / metric(exact, k, "mean") - 1) <= 0.03);
+    CHECK(std::abs(reused["metrics"]["duration_s"].get<double>() / exact["metrics"]["duration_s"].get<double>() - 1) <=
+          0.03);
+    // The kernels of the re-used steps did not run: fewer launches than with every step run.
+    const nlohmann::json off = serve_ok(kBase, kTrace + " --set serve.step_reuse=false", d + "/off");
+    CHECK(off["timer"]["step_reuse"]["reused"].get<size_t>() == 0);
+    CHECK(read_json(d + "/auto/summary.json")["reuse_timing"]["launches"].get<uint64_t>() <
+          read_json(d + "/off/summary.json")["reuse_timing"]["launches"].get<uint64_t>());
+    // Same inputs, identical results.
+    serve_ok(kBase, kTrace, d + "/auto2");
+    CHECK(read_text(d + "/auto/requests.csv") == read_text(d + "/auto2/requests.csv"));
+    CHECK(read_text(d + "/auto/steps.csv") == read_text(d + "/auto2/steps.csv"));
+}
+
+TEST_CASE("serve: step re-use is stated and bounded by its knobs", "[serve][reuse]") {
+    const std::string d = temp_dir("serve_step_reuse_knobs");
+    // Checks from the first re-usable step: more checks than at the default 16th.
+    const nlohmann::json all = serve_ok(kBase, kTrace + " --set serve.step_reuse_check=1", d + "/all");
+    const nlohmann::json dflt = serve_ok(kBase, kTrace, d + "/default");
+    const nlohmann::json& a = all["timer"]["step_reuse"];
+    CHECK(a["checks"].get<size_t>() > dflt["timer"]["step_reuse"]["checks"].get<size_t>());
+    // A wider span bridges more: fewer steps simulated.
+    const nlohmann::json narrow = serve_ok(kBase, kTrace + " --set serve.step_reuse_span=64", d + "/narrow");
+    CHECK(narrow["timer"]["step_reuse"]["simulated"].get<size_t>() > dflt["timer"]["step_reuse"]["simulated"].get<size_t>());
+    CHECK(a["check_mean_abs_deviation"].get<double>() <= a["check_max_deviation"].get<double>());
+    // No checks: the bound is unknown, and the output says so.
+    const CliResult r = run_cli(kBase + " " + kTrace + " --set serve.step_reuse_check=0");
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("APPROXIMATION serve.step_reuse") != std::string::npos);
+    CHECK(r.output.find("error bound unknown (no check ran)") != std::string::npos);
+    // A knob out of range exits 2 naming it.
+    const CliResult bad = run_cli(kBase + " " + kTrace + " --set serve.step_reuse_span=0");
+    CHECK(bad.code == 2);
+    CHECK(bad.output.find("serve.step_reuse_span") != std::string::npos);
+    // Several instances simulate every step (step re-use is a single-chip instance's).
+    const nlohmann::json cl = serve_ok("serve tiny --system " + config("system-tiny") +
+                                           " --instances 2 --set serve.block_size=64 --trace off",
+                                       "--generate n=8,rate=20000,prompt=48,output=8,seed=3", d + "/cluster");
+    for (const nlohmann::json& in : cl["instances"]) {
+        CHECK(in["timer"]["step_reuse"]["on"] == false);
+        CHECK(in["timer"]["step_reuse"]["simulated"].get<size_t>() == in["steps"].get<size_t>());
+    }
+}

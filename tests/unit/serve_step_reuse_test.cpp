@@ -1,0 +1,141 @@
+// runtime/serve/step_reuse.h: a step's shape and context sum, and what the simulated steps give a
+// later step: the same point, a linear interpolation within the span, a line one side within half
+// the span, else nothing (simulate it); every N-th re-usable step simulated as a check and its
+// deviation measured; the stated bound from the checks.
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "runtime/serve/step_reuse.h"
+
+using namespace sfumato;
+using namespace sfumato::serve;
+
+namespace {
+
+llm::StepBatch batch(std::vector<int64_t> q, std::vector<int64_t> ctx) {
+    llm::StepBatch b;
+    b.query_lens = std::move(q);
+    b.context_lens = std::move(ctx);
+    return b;
+}
+
+StepKey key(int64_t x) { return {"1,1,", x}; }
+
+}  // namespace
+
+TEST_CASE("serve step re-use: the shape holds the new tokens and the pieces' contexts, x the decodes' contexts",
+          "[serve]") {
+    const StepKey a = step_key(batch({512, 1, 1}, {0, 600, 700}));
+    const StepKey b = step_key(batch({512, 1, 1}, {0, 10, 20}));
+    CHECK(a.shape == b.shape);
+    CHECK(a.x == 1300);
+    CHECK(b.x == 30);
+    // A prompt piece's context is part of the shape (its attention is q x ctx), the order too.
+    CHECK(step_key(batch({512, 1, 1}, {512, 600, 700})).shape != a.shape);
+    CHECK(step_key(batch({1, 512, 1}, {600, 0, 700})).shape != a.shape);
+    CHECK(step_key(batch({1, 1}, {5, 6})).shape != step_key(batch({1, 1, 1}, {5, 6, 0})).shape);
+}
+
+TEST_CASE("serve step re-use: exact points, interpolation within the span, lines within half of it", "[serve]") {
+    StepReuseOptions o;
+    o.on = true;
+    o.span = 1000;
+    o.check_every = 0;
+    StepTimes t(o);
+    CHECK(t.predict(key(100)).kind == StepTimes::Kind::None);
+    t.simulated(key(100), 1.0, {});
+    CHECK(t.predict(key(100)).kind == StepTimes::Kind::Exact);
+    CHECK(t.predict(key(100)).seconds == 1.0);
+    // One point: no slope, nothing beyond it; another shape knows nothing.
+    CHECK(t.predict(key(101)).kind == StepTimes::Kind::None);
+    CHECK(t.predict({"1,", 100}).kind == StepTimes::Kind::None);
+    t.simulated(key(900), 2.6, {});  // 800 apart: within the span
+    const StepTimes::Given mid = t.predict(key(500));
+    CHECK(mid.kind == StepTimes::Kind::Interpolated);
+    CHECK(mid.seconds == Approx(1.8));
+    // Beyond the last point by at most span / 2, on a baseline of at least span / 4: the line.
+    const StepTimes::Given up = t.predict(key(1400));
+    CHECK(up.kind == StepTimes::Kind::Extrapolated);
+    CHECK(up.seconds == Approx(3.6));
+    CHECK(t.predict(key(1401)).kind == StepTimes::Kind::None);
+    const StepTimes::Given down = t.predict(key(0));
+    CHECK(down.kind == StepTimes::Kind::Extrapolated);
+    CHECK(down.seconds == Approx(0.8));
+    // A gap wider than the span is not interpolated; near one side it follows that side's line.
+    t.simulated(key(3000), 5.0, {});
+    CHECK(t.predict(key(2000)).kind == StepTimes::Kind::None);
+    const StepTimes::Given near = t.predict(key(1300));
+    CHECK(near.kind == StepTimes::Kind::Extrapolated);
+    CHECK(near.seconds == Approx(3.4));
+    // A baseline shorter than span / 4 gives no slope.
+    StepTimes s(o);
+    s.simulated(key(100), 1.0, {});
+    s.simulated(key(200), 1.1, {});
+    CHECK(s.predict(key(300)).kind == StepTimes::Kind::None);
+    CHECK(s.predict(key(150)).kind == StepTimes::Kind::Interpolated);
+}
+
+TEST_CASE("serve step re-use: every N-th re-usable step is a check, its deviation measured and bounding",
+          "[serve]") {
+    StepReuseOptions o;
+    o.on = true;
+    o.span = 1000;
+    o.check_every = 3;
+    StepTimes t(o);
+    StepTimes::Given check;
+    CHECK(t.decide(key(0), &check).kind == StepTimes::Kind::None);  // nothing yet: simulate
+    CHECK(check.kind == StepTimes::Kind::None);
+    t.simulated(key(0), 1.0, check);
+    t.simulated(key(1000), 2.0, {});
+    // Re-usable steps 1 and 2 are re-used, the third is simulated as a check.
+    CHECK(t.decide(key(500), &check).seconds == Approx(1.5));
+    CHECK(t.decide(key(250), &check).seconds == Approx(1.25));
+    CHECK(t.decide(key(750), &check).kind == StepTimes::Kind::None);
+    REQUIRE(check.kind == StepTimes::Kind::Interpolated);
+    CHECK(check.seconds == Approx(1.75));
+    t.simulated(key(750), 2.0, check);  // it took 2.0: the interpolation was 12.5 % short
+    const StepReuseCounters& n = t.counters();
+    CHECK(n.reused == 2);
+    CHECK(n.interpolated == 2);
+    CHECK(n.simulated == 3);
+    CHECK(n.checks == 1);
+    CHECK(n.max_dev == Approx(0.125));
+    CHECK(n.sum_dev == Approx(-0.125));
+    // The bound: the re-used seconds times the largest deviation, over all seconds.
+    CHECK(n.error_bound_fraction() == Approx((1.5 + 1.25) * 0.125 / (1.0 + 2.0 + 2.0 + 1.5 + 1.25)));
+    // The checked step is a point now.
+    CHECK(t.predict(key(750)).kind == StepTimes::Kind::Exact);
+}
+
+TEST_CASE("serve step re-use: the checks' interval doubles after every four checks", "[serve]") {
+    StepReuseOptions o;
+    o.on = true;
+    o.check_every = 2;
+    StepTimes t(o);
+    t.simulated(key(0), 1.0, {});
+    std::vector<size_t> at;
+    for (size_t i = 1; i <= 40; ++i) {
+        StepTimes::Given check;
+        if (t.decide(key(0), &check).kind == StepTimes::Kind::None) {
+            REQUIRE(check.kind == StepTimes::Kind::Exact);
+            at.push_back(i);
+        }
+    }
+    CHECK(at == std::vector<size_t>{2, 4, 6, 8, 12, 16, 20, 24, 32, 40});
+}
+
+TEST_CASE("serve step re-use: off simulates every step, and without a check the bound is unknown", "[serve]") {
+    StepTimes off(StepReuseOptions{});
+    StepTimes::Given check;
+    off.simulated(key(0), 1.0, {});
+    CHECK(off.decide(key(0), &check).kind == StepTimes::Kind::None);
+    CHECK(off.counters().simulated == 1);
+    StepReuseOptions o;
+    o.on = true;
+    o.check_every = 0;
+    StepTimes t(o);
+    t.simulated(key(0), 1.0, {});
+    CHECK(t.decide(key(0), &check).kind == StepTimes::Kind::Exact);
+    CHECK(t.counters().error_bound_fraction() < 0);  // unknown
+    CHECK(step_reuse_json(o, t.counters())["error_bound_known"] == false);
+}
