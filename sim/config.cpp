@@ -21,14 +21,38 @@ void Config::load_ini(const std::string& path) {
     load_ini_text(text.str(), path);
 }
 
+namespace {
+// The lines Boost's INI parser accepts: after a '#' comment is cut and blanks trimmed, empty, a
+// [section] or name = value. Checked here first so that a bad line is named with its number, and
+// because Boost's message for it substitutes the line into a template with %token% placeholders:
+// a line containing "%invalid_line%" made that substitution loop forever.
+void check_ini_lines(const std::string& text, const std::string& path) {
+    std::istringstream in(text);
+    std::string line;
+    for (size_t no = 1; std::getline(in, line); ++no) {
+        std::string s = line.substr(0, line.find('#'));
+        const size_t b = s.find_first_not_of(" \t\r\n");
+        if (b == std::string::npos) continue;
+        s = s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+        if ((s.front() == '[' && s.back() == ']') || s.find('=') != std::string::npos) continue;
+        std::string shown = s.size() > 80 ? s.substr(0, 80) + "..." : s;
+        for (char& ch : shown)
+            if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) ch = '?';
+        throw InputError("malformed config file '" + path + "', line " + std::to_string(no) + ": '" + shown +
+                         "' is neither a [section] nor key = value");
+    }
+}
+}  // namespace
+
 void Config::load_ini_text(const std::string& text, const std::string& path) {
+    check_ini_lines(text, path);
     std::istringstream in(text);
     po::parsed_options parsed(nullptr);
     try {
         po::options_description none;
         parsed = po::parse_config_file(in, none, /*allow_unregistered=*/true);
-    } catch (const po::error& e) {
-        throw InputError("malformed config file '" + path + "': " + e.what());
+    } catch (const po::error&) {  // not e.what(): its placeholder substitution can loop (above)
+        throw InputError("malformed config file '" + path + "' (not INI: [section] and key = value lines)");
     }
     for (const auto& opt : parsed.options) {
         if (opt.value.size() != 1) throw InputError("malformed config file '" + path + "' at key '" + opt.string_key + "'");
