@@ -141,6 +141,30 @@ void add_run_options(po::options_description& d, CommonOptions& o) {
         "stop a run that has not finished after this many cycles (exit 4 with the state report; 0: no limit)");
 }
 
+namespace {
+// Boost's error message substitutes option names and values into a template of %token%
+// placeholders, replacing until none is left: an argument holding such a token ("--x%canonical_option%")
+// made what() loop forever. Arguments with a '%' are re-parsed with '?' in its place for the message.
+std::string option_error(const std::vector<std::string>& args, const po::options_description& d,
+                         const po::positional_options_description* pos, const po::error& e) {
+    if (std::none_of(args.begin(), args.end(), [](const std::string& a) { return a.find('%') != std::string::npos; }))
+        return e.what();
+    std::vector<std::string> shown = args;
+    for (std::string& a : shown) std::replace(a.begin(), a.end(), '%', '?');
+    try {
+        po::command_line_parser p(shown);
+        p.options(d);
+        if (pos) p.positional(*pos);
+        po::variables_map vm;
+        po::store(p.run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e2) {
+        return std::string(e2.what()) + " ('%' shown as '?')";
+    }
+    return "bad arguments";
+}
+}  // namespace
+
 bool parse_command(const std::vector<std::string>& args, const char* usage, po::options_description& d,
                    po::variables_map& vm, const po::positional_options_description* pos) {
     d.add_options()("help,h", "show this help");
@@ -155,7 +179,7 @@ bool parse_command(const std::vector<std::string>& args, const char* usage, po::
         }
         po::notify(vm);
     } catch (const po::error& e) {
-        throw InputError(std::string(e.what()) + " (see --help)");
+        throw InputError(option_error(args, d, pos, e) + " (see --help)");
     }
     return true;
 }

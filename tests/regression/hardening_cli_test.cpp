@@ -193,6 +193,17 @@ TEST_CASE("help: every command's --help goes to stdout and exits 0") {
     CHECK(none.output.empty());
 }
 
+TEST_CASE("options: an argument holding a %token% of Boost's message template is named, not a hang") {
+    // Boost substitutes option names and values into its message until no %token% is left; these
+    // arguments substituted themselves forever.
+    const CliResult a = run_cli("kernel add --n 64 --config " + config("tiny") + " --bogus%canonical_option%");
+    CHECK(a.code == 2);
+    CHECK_THAT(a.output, Catch::Contains("unrecognised option '--bogus?canonical_option?'"));
+    const CliResult b = run_cli("kernel add --config " + config("tiny") + " --n %value%");
+    CHECK(b.code == 2);
+    CHECK_THAT(b.output, Catch::Contains("--n"));
+}
+
 TEST_CASE("stats: integer counters print exactly") {
     const std::string dir = temp_dir("stats_exact");
     REQUIRE(run_cli("kernel add --n 1048576 --mode timing --trace off --config " + config("tiny") + " --out " + dir).code == 0);
