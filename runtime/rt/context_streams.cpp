@@ -243,6 +243,21 @@ Status Context::launch_host_func(StreamId s, std::function<void()> fn) {
     return ok();
 }
 
+namespace {
+// A peer copy's task: `bytes` from src to dst between this device and `peer` (its direction in
+// the copy's flags, set by the caller).
+std::shared_ptr<Task> p2p_task(DevPtr src, DevPtr dst, uint64_t bytes, uint32_t peer) {
+    auto t = std::make_shared<Task>();
+    t->kind = TaskKind::Memcpy;
+    t->copy.dir = CopyDir::P2P;
+    t->copy.dev_src = src;
+    t->copy.dev_dst = dst;
+    t->copy.bytes = bytes;
+    t->copy.peer = peer;
+    return t;
+}
+}  // namespace
+
 Status Context::memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes, StreamId s, bool async) {
     const uint64_t begin = now_tick().v;
     charge(m_dev.host().api_overhead_ns);
@@ -253,13 +268,7 @@ Status Context::memcpy_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t bytes
         return fail(Status::BadPointer, "memcpy_peer: source is not inside a live device allocation");
     if (!peer.range_allocated(dst, bytes))
         return fail(Status::BadPointer, "memcpy_peer: destination is not inside a live allocation of the peer device");
-    auto t = std::make_shared<Task>();
-    t->kind = TaskKind::Memcpy;
-    t->copy.dir = CopyDir::P2P;
-    t->copy.dev_src = src;
-    t->copy.dev_dst = dst;
-    t->copy.bytes = bytes;
-    t->copy.peer = peer.dev().info().device_id;
+    auto t = p2p_task(src, dst, bytes, peer.dev().info().device_id);
     submit(s, t, "memcpy p2p to " + peer.trace_name(), begin);
     api_slice("memcpy_peer", begin);
     if (!async) {
@@ -279,13 +288,7 @@ Status Context::memcpy_from_peer(Device& peer, DevPtr dst, DevPtr src, uint64_t 
         return fail(Status::BadPointer, "memcpy_from_peer: source is not inside a live allocation of the peer device");
     if (!device_range_ok(dst, bytes))
         return fail(Status::BadPointer, "memcpy_from_peer: destination is not inside a live device allocation");
-    auto t = std::make_shared<Task>();
-    t->kind = TaskKind::Memcpy;
-    t->copy.dir = CopyDir::P2P;
-    t->copy.dev_src = src;
-    t->copy.dev_dst = dst;
-    t->copy.bytes = bytes;
-    t->copy.peer = peer.dev().info().device_id;
+    auto t = p2p_task(src, dst, bytes, peer.dev().info().device_id);
     t->copy.pull = true;
     submit(s, t, "memcpy p2p from " + peer.trace_name(), begin);
     api_slice("memcpy_from_peer", begin);
@@ -309,13 +312,7 @@ Status Context::memcpy_peer_reduce(Device& peer, DevPtr dst, DevPtr src, uint64_
         return fail(Status::BadPointer, "memcpy_peer_reduce: source is not inside a live device allocation");
     if (!peer.range_allocated(dst, bytes))
         return fail(Status::BadPointer, "memcpy_peer_reduce: destination is not inside a live allocation of the peer device");
-    auto t = std::make_shared<Task>();
-    t->kind = TaskKind::Memcpy;
-    t->copy.dir = CopyDir::P2P;
-    t->copy.dev_src = src;
-    t->copy.dev_dst = dst;
-    t->copy.bytes = bytes;
-    t->copy.peer = peer.dev().info().device_id;
+    auto t = p2p_task(src, dst, bytes, peer.dev().info().device_id);
     t->copy.reduce_op = op;
     t->copy.reduce_dtype = static_cast<uint8_t>(dtype);
     submit(s, t, "memcpy p2p reduce to " + peer.trace_name(), begin);
@@ -339,14 +336,7 @@ Status Context::memcpy_peer_batch(Device& peer, const std::vector<PeerSegment>& 
             return fail(Status::BadPointer, at + "destination is not inside a live allocation of the peer device");
     }
     for (const PeerSegment& g : segments) {
-        auto t = std::make_shared<Task>();
-        t->kind = TaskKind::Memcpy;
-        t->copy.dir = CopyDir::P2P;
-        t->copy.dev_src = g.src;
-        t->copy.dev_dst = g.dst;
-        t->copy.bytes = g.bytes;
-        t->copy.peer = peer.dev().info().device_id;
-        submit(s, t, "memcpy p2p to " + peer.trace_name(), begin);
+        submit(s, p2p_task(g.src, g.dst, g.bytes, peer.dev().info().device_id), "memcpy p2p to " + peer.trace_name(), begin);
     }
     api_slice("memcpy_peer_batch", begin);
     return ok();
