@@ -154,7 +154,8 @@ public:
         const uint64_t c1 = (static_cast<uint64_t>(x.shape[1]) + c0 - 1) / c0;
         ReducePlan p;
         p.outer = static_cast<uint64_t>(x.shape[0]) * c1;
-        p.len = x.numel() / (static_cast<uint64_t>(x.shape[0]) * static_cast<uint64_t>(x.shape[1]));
+        p.len = 1;
+        for (size_t d = 2; d < x.shape.size(); ++d) p.len *= static_cast<uint64_t>(x.shape[d]);
         p.inner = c0;
         p.op = ks.op;
         p.pre = ks.pre, p.post = ks.post;
