@@ -3,7 +3,7 @@
 // replays the tasks of its device in file order, and its part of every collective it is a rank
 // of, through a communicator per rank set (runtime/comm, set up before time zero: buffers,
 // streams and notifies are allocated, the ranks rendezvous). Kernels are planned as in the
-// single-chip replay (cli/replay_kernels.h), each device with its own scratch operands. A
+// single-chip replay (runtime/replay/replay_kernels.h), each device with its own scratch operands. A
 // collective without send/recv buffers gets anonymous ones (placed at no simulated cost; their
 // contents are whatever is there). summary.json lists every task once, with its device (a
 // collective from its first rank's issue to its last rank's end); d2h copies that `save` write

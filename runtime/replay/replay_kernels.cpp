@@ -1,4 +1,5 @@
-#include "cli/replay_kernels.h"
+// Replay's planning (runtime/replay/replay_kernels.h).
+#include "runtime/replay/replay_kernels.h"
 
 #include <filesystem>
 
@@ -7,7 +8,7 @@
 #include "sim/error.h"
 #include "traces/node_json.h"
 
-namespace sfumato::cli {
+namespace sfumato::replay {
 
 std::string validate_op(const std::string& op, const std::map<std::string, std::string>& args) {
     const ops::OpSpec* spec = ops::find_op(op);
@@ -202,4 +203,4 @@ std::vector<KernelDesc> ReplayKernels::kernels(rt::Runtime& rt, rt::Context& ctx
     return ks;
 }
 
-}  // namespace sfumato::cli
+}  // namespace sfumato::replay
