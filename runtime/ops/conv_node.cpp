@@ -201,7 +201,10 @@ public:
         kd.kind = KernelKind::Cube;
         kd.block_dim = p.block_dim;
         kd.body = [p](isa::IInstrSink& s) { run_conv_kernel(s, p); };
-        const double taps = double(m_g.c_per_group()) * p.kh * p.kw;
+        // A depthwise Conv the graph ran as groups of C0 channels (attribute `diagonal`, the
+        // depthwise pass) does one useful product per output and tap; the rest are zeros.
+        const double useful_c = m_node.attrs.get_int("diagonal", 0) != 0 ? 1.0 : double(m_g.c_per_group());
+        const double taps = useful_c * p.kh * p.kw;
         kd.flops = 2.0 * double(m_out.numel()) * taps;
         const uint32_t es = isa::dtype_size(p.in);
         kd.bytes = xc.dst_elems() * es + wc.dst_elems() * es + m_out.numel() * isa::dtype_size(p.out);
