@@ -149,6 +149,9 @@ void StepTimes::simulated(const StepKey& k, double seconds, const Given& check) 
         m_n.max_dev = std::max(m_n.max_dev, std::abs(dev));
         m_n.sum_abs_dev += std::abs(dev);
         m_n.sum_dev += dev;
+        const auto kind = static_cast<size_t>(check.kind);
+        ++m_n.kind_checks[kind];
+        m_n.kind_max_dev[kind] = std::max(m_n.kind_max_dev[kind], std::abs(dev));
     }
     if (!m_o.on) return;
     std::map<int64_t, double>& p = m_points[k.shape];
@@ -158,6 +161,10 @@ void StepTimes::simulated(const StepKey& k, double seconds, const Given& check) 
 
 nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounters& n) {
     const double bound = n.error_bound_fraction();
+    nlohmann::json by_kind = nlohmann::json::object();
+    const char* names[] = {"", "exact", "interpolated", "extrapolated", "pooled"};
+    for (size_t i = 1; i < 5; ++i)
+        by_kind[names[i]] = {{"checks", n.kind_checks[i]}, {"max_deviation", n.kind_max_dev[i]}};
     return {{"on", o.on},
             {"span_tokens", o.span},
             {"check_every", o.check_every},
@@ -176,6 +183,7 @@ nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounter
             {"check_max_deviation", n.max_dev},
             {"check_mean_abs_deviation", n.checks ? n.sum_abs_dev / static_cast<double>(n.checks) : 0.0},
             {"check_mean_deviation", n.checks ? n.sum_dev / static_cast<double>(n.checks) : 0.0},
+            {"checks_by_kind", by_kind},
             {"error_bound_known", bound >= 0},
             {"error_bound_fraction", std::max(0.0, bound)}};
 }

@@ -64,6 +64,10 @@ struct StepReuseCounters {
     // Checks: relative deviation (given - simulated) / simulated: largest absolute, summed
     // absolute and summed signed.
     double max_dev = 0, sum_abs_dev = 0, sum_dev = 0;
+    // The same per way a check's time would have been given (indexed by StepTimes::Kind: exact,
+    // interpolated, extrapolated, pooled; 0 unused): how many checks and their largest deviation.
+    size_t kind_checks[5] = {};
+    double kind_max_dev[5] = {};
     // The slope pooled over the shapes (seconds per context token, StepTimes::pooled_slope) and
     // how many baselines it is the median of.
     double pooled_slope = 0;

@@ -6,6 +6,7 @@
 // kernels' re-use bound, per request on E2E and TPOT (sums of step times) and on the means; the
 // checks' deviations and the bound are stated in the summary; --exact, off and several instances
 // simulate every step; same inputs, identical results.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <sstream>
@@ -68,6 +69,16 @@ TEST_CASE("serve: step re-use against --exact", "[serve][reuse]") {
         if (++n % 4 == 0) interval *= 2;
     CHECK(r["checks"].get<size_t>() == checks);
     CHECK(checks > 0);
+    // Each check counted under the way its time would have been given, the largest deviation
+    // among them.
+    size_t by_kind = 0;
+    double worst = 0;
+    for (const auto& [kind, c] : r["checks_by_kind"].items()) {
+        by_kind += c["checks"].get<size_t>();
+        worst = std::max(worst, c["max_deviation"].get<double>());
+    }
+    CHECK(by_kind == checks);
+    CHECK(worst == r["check_max_deviation"].get<double>());
     REQUIRE(r["error_bound_known"].get<bool>());
     CHECK(r["error_bound_fraction"].get<double>() ==
           Approx(r["reused_s"].get<double>() * r["check_max_deviation"].get<double>() /

@@ -143,6 +143,13 @@ TEST_CASE("serve step re-use: every N-th re-usable step is a check, its deviatio
     CHECK(n.checks == 1);
     CHECK(n.max_dev == Approx(0.125));
     CHECK(n.sum_dev == Approx(-0.125));
+    // Per way the check's time would have been given.
+    CHECK(n.kind_checks[static_cast<size_t>(StepTimes::Kind::Interpolated)] == 1);
+    CHECK(n.kind_max_dev[static_cast<size_t>(StepTimes::Kind::Interpolated)] == Approx(0.125));
+    const nlohmann::json j = step_reuse_json(o, n);
+    CHECK(j["checks_by_kind"]["interpolated"]["checks"] == 1);
+    CHECK(j["checks_by_kind"]["interpolated"]["max_deviation"].get<double>() == Approx(0.125));
+    CHECK(j["checks_by_kind"]["pooled"]["checks"] == 0);
     // The bound: the re-used seconds times the largest deviation, over all seconds.
     CHECK(n.error_bound_fraction() == Approx((1.5 + 1.25) * 0.125 / (1.0 + 2.0 + 2.0 + 1.5 + 1.25)));
     // The checked step is a point now.
