@@ -86,18 +86,7 @@ public:
                 "NC1HWC0 Y only with no activation, ReLU or Clip(0, max) (the FixPipe's; a "
                 "vector epilogue would need the fp32 result's other C0)");
         if (m_y_5hd) m_out.format = Format::NC1HWC0;
-        if (m_clip_max) {
-            NodeDesc c;
-            c.name = n.name + "/clip";
-            c.op_type = "Clip";
-            c.opset = 6;  // the bound as an attribute
-            c.attrs.set_owner(c.name);
-            c.attrs.set("max", ref::Attr::of_float(m_act.beta));
-            c.inputs = {m_out};
-            c.constants = {nullptr};
-            m_clip = make_node_op(c, dev);
-            if (m_clip->workspace_bytes() != 0) throw UnsupportedError(n, "Clip(0, max) needs a workspace");
-        }
+        if (m_clip_max) plan_clip(n, dev);
         const bool bias = n.has_input(2);
         if (bias) {
             const TensorRef& b = n.inputs[2];
@@ -275,6 +264,20 @@ public:
     }
 
 private:
+    // Clip(0, max): the vector op min(y, max) over Y as it is stored (ND or NC1HWC0), in place.
+    void plan_clip(const NodeDesc& n, const DeviceInfo& dev) {
+        NodeDesc c;
+        c.name = n.name + "/clip";
+        c.op_type = "Clip";
+        c.opset = 6;  // the bound as an attribute
+        c.attrs.set_owner(c.name);
+        c.attrs.set("max", ref::Attr::of_float(m_act.beta));
+        c.inputs = {m_out};
+        c.constants = {nullptr};
+        m_clip = make_node_op(c, dev);
+        if (m_clip->workspace_bytes() != 0) throw UnsupportedError(n, "Clip(0, max) needs a workspace");
+    }
+
     NodeDesc m_node;
     DeviceInfo m_dev;
     ref::ConvGeometry m_g;
