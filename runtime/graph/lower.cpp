@@ -156,6 +156,17 @@ private:
         if (T(t).kind == PlanTensor::Kind::Weight) {
             id = new_tensor(std::move(c));
             ++m_format.patterns["weight " + name + " at load"];
+        } else if (layout && same_bytes_as_nd(T(t).ref) && f == Format::ND) {
+            // [N, C1, 1, C0] of whole C0 blocks is [N, C]: the way back is a view.
+            c.kind = PlanTensor::Kind::View;
+            c.value = -1;
+            c.base = t;
+            c.weight.reset();
+            c.def_step = T(t).def_step;
+            id = new_tensor(std::move(c));
+            ++m_nd_views;
+            ++rep.patterns["NC1HWC0->ND as a view (same bytes)"];
+            rep.notes.push_back(name + " for " + why + ": a view (one pixel, whole C0 blocks)");
         } else {
             PlanStep s;
             s.name = m_g.unique_name(T(t).name + "_transdata_" + ops::format_name(f));
@@ -193,6 +204,15 @@ private:
         return id;
     }
 
+    // An NC1HWC0 tensor whose bytes are those of its ND form: one pixel per channel and whole
+    // C0 blocks of channels (layout.h, nd_view_of_c0).
+    static bool same_bytes_as_nd(const ops::TensorRef& r) {
+        if (r.format != Format::NC1HWC0 || r.shape.size() < 2) return false;
+        for (size_t d = 2; d < r.shape.size(); ++d)
+            if (r.shape[d] != 1) return false;
+        return r.shape[1] % static_cast<int64_t>(32 / isa::dtype_size(r.dtype)) == 0;
+    }
+
     // The layout pass's choice for node `idx`: its data inputs to NC1HWC0, or every NC1HWC0
     // input back to ND. Returns which inputs the layout fixed.
     std::vector<char> apply_layout(const Node& n, size_t idx, std::vector<int>& ins) {
@@ -226,11 +246,12 @@ private:
         m_layout.patterns["conversions before (each Conv's X)"] = m_convs;
         m_layout.patterns["conversions after"] = after;
         m_layout.patterns["conversions saved"] = m_convs - after;
-        m_layout.notes.insert(m_layout.notes.begin(),
-                              std::to_string(m_convs) + " Conv X conversions -> " +
-                                  std::to_string(m_boundaries) +
-                                  " boundary TransData + " + std::to_string(m_convs - m_conv_x_c0) +
-                                  " in-kernel: " + std::to_string(m_convs - after) + " saved");
+        m_layout.notes.insert(
+            m_layout.notes.begin(),
+            std::to_string(m_convs) + " Conv X conversions -> " + std::to_string(m_boundaries) +
+                " boundary TransData + " + std::to_string(m_convs - m_conv_x_c0) +
+                " in-kernel: " + std::to_string(m_convs - after) + " saved" +
+                (m_nd_views ? " (" + std::to_string(m_nd_views) + " back to ND as a view)" : ""));
     }
 
     void lower_node(const Node& n, size_t idx) {
@@ -367,7 +388,7 @@ private:
     PassReport m_views, m_format, m_layout;
     LayoutChoice m_choice;
     bool m_y_c0 = false;  // the node being lowered writes NC1HWC0 (a Conv's y_format)
-    int m_convs = 0, m_conv_x_c0 = 0, m_boundaries = 0;
+    int m_convs = 0, m_conv_x_c0 = 0, m_boundaries = 0, m_nd_views = 0;
 };
 
 }  // namespace

@@ -68,11 +68,13 @@ bool c0_elementwise(const Graph& g, const Node& n) {
     return true;
 }
 
+bool pooling(const std::string& op) {
+    return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
+}
+
 // The node's inputs that follow its layout (the data inputs).
 std::vector<size_t> data_inputs(const Graph& g, const Node& n) {
-    if (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
-        n.op_type == "BatchNormalization")
-        return {0};
+    if (n.op_type == "Conv" || pooling(n.op_type) || n.op_type == "BatchNormalization") return {0};
     std::vector<size_t> out;
     if (n.op_type == "Concat") {
         for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -152,11 +154,11 @@ LayoutChoice settle(const Graph& g, const Candidates& k, const std::vector<char>
             const int v = n.inputs[j];
             if (v < 0 || g.val(v).constant) continue;
             const bool want = std::find(data.begin(), data.end(), j) != data.end();
-            if (want != from_c0(v)) conv.insert({v, want});
+            if (want != from_c0(v) && !(!want && nd_view_of_c0(g, v))) conv.insert({v, want});
         }
     }
     for (int o : g.outputs)
-        if (from_c0(o)) conv.insert({o, false});
+        if (from_c0(o) && !nd_view_of_c0(g, o)) conv.insert({o, false});
     c.boundary = static_cast<int>(conv.size());
     return c;
 }
@@ -192,9 +194,9 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
     // along the channels of whole C0 blocks, and the zero-preserving elementwise ops.
     for (size_t i = 0; i < nn && any; ++i) {
         const Node& n = g.nodes[i];
-        const bool pool = (n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
-                           n.op_type == "BatchNormalization" || n.op_type == "Concat") &&
-                          n.outputs.size() == 1;
+        const bool pool =
+            (pooling(n.op_type) || n.op_type == "BatchNormalization" || n.op_type == "Concat") &&
+            n.outputs.size() == 1;
         if (runs[i] && (pool || c0_elementwise(g, n)) && !data_inputs(g, n).empty())
             k.pass[i] = probe_c0(g, n, dev, true);
     }
@@ -217,5 +219,15 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
 }
 
 std::vector<size_t> layout_data_inputs(const Graph& g, const Node& n) { return data_inputs(g, n); }
+
+bool nd_view_of_c0(const Graph& g, int v) {
+    const Value& x = g.val(v);
+    isa::DType dt;
+    if (!x.has_shape || x.shape.size() < 2 || !ref::device_dtype(x.elem, dt)) return false;
+    for (size_t d = 2; d < x.shape.size(); ++d)
+        if (!x.shape[d].known() || x.shape[d].v != 1) return false;
+    const int64_t c0 = 32 / static_cast<int64_t>(isa::dtype_size(dt));
+    return x.shape[1].known() && x.shape[1].v % c0 == 0;
+}
 
 }  // namespace sfumato::graph

@@ -17,13 +17,16 @@ namespace {
 
 // Inference-mode BatchNormalization is not among them: with its statistics given it is a
 // per-channel affine map (and fuse_conv folds it into the convolution before it, which a
-// Cast in between would prevent).
+// Cast in between would prevent). Nor is GlobalAveragePool: its kernel widens a low-precision
+// input to fp32 in UB, sums and scales in fp32 and rounds once on the way out, so Casts around
+// it would give the same values for two more kernels (and break a ResNet's NC1HWC0 chain before
+// its classifier, layout.h).
 bool keeps_fp32(const std::string& op) {
     static const std::set<std::string> s = {
-        "Softmax",          "LogSoftmax", "LayerNormalization", "InstanceNormalization",
-        "ReduceSum",        "ReduceMean", "ReduceMax",          "ReduceMin",          "ReduceProd",
-        "ReduceL1",         "ReduceL2",   "ReduceLogSum",       "ReduceLogSumExp",    "ReduceSumSquare",
-        "GlobalAveragePool"};
+        "Softmax",         "LogSoftmax",     "LayerNormalization", "InstanceNormalization",
+        "ReduceSum",       "ReduceMean",     "ReduceMax",          "ReduceMin",
+        "ReduceProd",      "ReduceL1",       "ReduceL2",           "ReduceLogSum",
+        "ReduceLogSumExp", "ReduceSumSquare"};
     return s.count(op) != 0;
 }
 

@@ -128,7 +128,12 @@ std::vector<double> plan_error_sigma(const Plan& plan) {
                 // fp32 weights rarely are fp16 values).
                 if (u > u32) local += u * u;
             } else {
-                in_var = std::max(in_var, var[static_cast<size_t>(t)]);
+                // A view holds its base's values (some, the layout pass's way back to ND, have no
+                // step of their own).
+                int r = t;
+                while (plan.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View)
+                    r = plan.tensors[static_cast<size_t>(r)].base;
+                in_var = std::max(in_var, var[static_cast<size_t>(r)]);
             }
             // The Cube multiplies fp16 (bf16) operands: an fp32 operand is rounded on the way.
             if (is_cube(st.op_type) && pt.ref.dtype == isa::DType::FP32) local += u16 * u16;

@@ -1,7 +1,8 @@
 // The layout pass end to end through `sfumato run`: a small ResNet-18 and ResNet-50 keep their
-// activations in NC1HWC0 from one operator to the next (every Conv one kernel, TransData only at
-// the graph's boundaries, as many as the pass report says) and compute the same outputs as with
-// the pass off, both checked against the host reference interpreter.
+// activations in NC1HWC0 from one operator to the next (every Conv one kernel, GlobalAveragePool
+// on NC1HWC0 too, one TransData for the image input, as the pass report says) and compute the
+// same outputs as with the pass off, both checked against the host reference interpreter, and
+// the same kernels and cycles in timing mode as in functional mode.
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -14,10 +15,26 @@ namespace {
 
 struct LayoutRun {
     std::string check;            // the "check ... vs reference" line
+    std::string total;            // the "total: ..." line
     std::map<std::string, int> kernels_per_node;
     int transdata = 0;
+    std::vector<std::string> transdata_nodes;
     nlohmann::json layout;        // the pass report's entry (null with the pass off)
 };
+
+std::string line_of(const std::string& out, const std::string& start) {
+    const size_t at = out.find(start);
+    REQUIRE(at != std::string::npos);
+    return out.substr(at, out.find('\n', at) - at);
+}
+
+// The `total:` line (kernels, cycles, load and inference time) of a timing-mode run.
+std::string timing_total(const std::string& model) {
+    const CliResult r = run_cli("run \"" + model + "\" --config " + config("tiny") + " --mode timing");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return line_of(r.output, "total: ");
+}
 
 LayoutRun run_model(const std::string& model, const std::string& passes, const std::string& tag) {
     const std::string dir = temp_dir("layout_" + tag);
@@ -26,14 +43,16 @@ LayoutRun run_model(const std::string& model, const std::string& passes, const s
     INFO(r.output);
     REQUIRE(r.code == 0);
     LayoutRun out;
-    const size_t at = r.output.find("check ");
-    REQUIRE(at != std::string::npos);
-    out.check = r.output.substr(at, r.output.find('\n', at) - at);
+    out.check = line_of(r.output, "check ");
+    out.total = line_of(r.output, "total: ");
     CHECK(out.check.find("passed") != std::string::npos);
     const auto s = read_json(dir + "/summary.json");
     for (const auto& op : s["ops"]) {
         ++out.kernels_per_node[op["node"].get<std::string>()];
-        if (op["type"].get<std::string>() == "TransData") ++out.transdata;
+        if (op["type"].get<std::string>() == "TransData") {
+            ++out.transdata;
+            out.transdata_nodes.push_back(op["node"].get<std::string>());
+        }
     }
     for (const auto& p : s["passes"])
         if (p["name"] == "layout") out.layout = p;
@@ -59,7 +78,9 @@ TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as
             }
         REQUIRE(convs >= 20);
         CHECK(off.transdata == 0);
-        // With it: one kernel per Conv; the TransData steps are the input's and the last block's.
+        // With it: one kernel per Conv; the one TransData step is the image input's: the last
+        // block and GlobalAveragePool stay NC1HWC0, and the pooled [1, 64 or 256, 1, 1] (whole
+        // C0 blocks) goes back to ND as a view.
         for (const auto& [node, k] : on.kernels_per_node)
             if (node.find("conv") != std::string::npos || node.find("downsample") != std::string::npos)
                 CHECK(k == 1);
@@ -67,7 +88,12 @@ TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as
         const auto& pat = on.layout["patterns"];
         CHECK(pat["conversions before (each Conv's X)"].get<int>() == convs);
         CHECK(pat["conversions after"].get<int>() == on.transdata);
-        CHECK(on.transdata == 2);
-        CHECK(pat["conversions saved"].get<int>() == convs - 2);
+        REQUIRE(on.transdata_nodes.size() == 1);
+        CHECK(on.transdata_nodes[0].rfind("input", 0) == 0);
+        CHECK(pat["GlobalAveragePool in NC1HWC0"].get<int>() == 1);
+        CHECK(pat["NC1HWC0->ND as a view (same bytes)"].get<int>() == 1);
+        CHECK(pat["conversions saved"].get<int>() == convs - on.transdata);
+        // Timing mode runs the same kernels in the same cycles.
+        CHECK(timing_total(model) == on.total);
     }
 }

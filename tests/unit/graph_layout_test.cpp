@@ -146,3 +146,111 @@ TEST_CASE("layout pass: never adds conversions, and an unfused BatchNormalizatio
                 }
     }
 }
+
+namespace {
+
+// x -> conv1 -> Relu -> conv2 (c2 channels) -> GlobalAveragePool -> Flatten -> Gemm -> y
+Graph conv_gap_gemm(int64_t c2) {
+    zoo::Builder b("gap", 13, 1);
+    std::string x = b.input("x", kF, {1, 16, 6, 6});
+    x = conv(b, b.op("Relu", {conv(b, x, 16, 32, "conv1")}, {}, "relu1"), 32, c2, "conv2");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x}, {}, "gap")}, {}, "flatten");
+    x = b.op("Gemm", {x, b.weight("fc.w", {10, c2}), b.weight("fc.b", {10})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, kF);
+    return import_onnx_bytes(b.model().SerializeAsString(), "gap");
+}
+
+}  // namespace
+
+TEST_CASE("layout pass: global pooling follows NC1HWC0, back to ND as a view when the bytes are the same") {
+    const DeviceInfo dev = test_device();
+    for (const Precision prec : {Precision::FP32, Precision::Mixed}) {
+        CompileOptions opt;
+        opt.precision = prec;
+        INFO("mixed " << (prec == Precision::Mixed));
+        // 32 channels: whole C0 blocks (C0 = 8 in fp32, 16 in fp16), so NC1HWC0 [1, C1, 1, 1, C0]
+        // is ND [1, 32]: GlobalAveragePool runs on NC1HWC0 and Flatten reads a view of it.
+        const Graph g = conv_gap_gemm(32);
+        const auto p = compile(g, {{1, 16, 6, 6}}, dev, opt);
+        CHECK(kernel_steps(*p) ==
+              std::vector<std::string>{"TransData", "Conv", "Conv", "GlobalAveragePool", "Gemm"});
+        int transdata = 0, gap_step = -1;
+        for (size_t i = 0; i < p->steps.size(); ++i) {
+            transdata += p->steps[i].op_type == "TransData";
+            if (p->steps[i].op_type == "GlobalAveragePool") gap_step = static_cast<int>(i);
+        }
+        REQUIRE(gap_step >= 0);
+        const PlanStep& gap = p->steps[static_cast<size_t>(gap_step)];
+        CHECK(in_format(*p, gap, 0) == Format::NC1HWC0);
+        CHECK(out_format(*p, gap) == Format::NC1HWC0);
+        // Gemm reads ND through views (the conversion, then Flatten) of the pooled tensor.
+        const PlanStep& fc = p->steps.back();
+        int t = fc.in.at(0);
+        CHECK(p->tensors[static_cast<size_t>(t)].ref.format == Format::ND);
+        while (p->tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
+            t = p->tensors[static_cast<size_t>(t)].base;
+        CHECK(t == gap.out.at(0));
+        const PassReport& r = report(*p, "layout");
+        CHECK(r.patterns.at("GlobalAveragePool in NC1HWC0") == 1);
+        CHECK(r.patterns.at("NC1HWC0->ND as a view (same bytes)") == 1);
+        CHECK(r.patterns.at("conversions before (each Conv's X)") == 2);
+        CHECK(r.patterns.at("conversions after") == transdata);
+        CHECK(r.patterns.at("conversions saved") == 2 - transdata);
+        // Mixed precision keeps GlobalAveragePool in the low type (its kernel sums in fp32): no Cast.
+        for (const PlanStep& s : p->steps) CHECK(s.op_type != "Cast");
+
+        // 20 channels: a partial C0 block, so back to ND would be a TransData: conv2 writes ND
+        // and the pooling runs on ND (the pass never adds a conversion).
+        const auto q = compile(conv_gap_gemm(20), {{1, 16, 6, 6}}, dev, opt);
+        CHECK(kernel_steps(*q) ==
+              std::vector<std::string>{"TransData", "Conv", "Conv", "GlobalAveragePool", "Gemm"});
+        for (const PlanStep& s : q->steps)
+            if (s.op_type == "GlobalAveragePool") CHECK(in_format(*q, s, 0) == Format::ND);
+        CHECK(report(*q, "layout").patterns.count("NC1HWC0->ND as a view (same bytes)") == 0);
+        CHECK(report(*q, "layout").patterns.at("Conv X in NC1HWC0, Y ND") == 1);
+    }
+}
+
+TEST_CASE("layout pass: a residual Add and a channel Concat keep NC1HWC0, one TransData per boundary") {
+    // x -> conv1 -> Relu -> a;  conv2(a) + a -> Relu -> r;  Concat(r, conv3(a)) -> conv4 -> y
+    zoo::Builder b("res", 13, 1);
+    std::string x = b.input("x", kF, {1, 16, 8, 8});
+    const std::string a = b.op("Relu", {conv(b, x, 16, 32, "conv1")}, {}, "relu1");
+    const std::string r =
+        b.op("Relu", {b.op("Add", {conv(b, a, 32, 32, "conv2"), a}, {}, "add")}, {}, "relu2");
+    const std::string cat = b.op("Concat", {r, conv(b, a, 32, 16, "conv3")}, {zoo::ai("axis", 1)}, "cat");
+    b.output(conv(b, cat, 48, 8, "conv4"), kF);
+    const Graph g = import_onnx_bytes(b.model().SerializeAsString(), "res");
+    const DeviceInfo dev = test_device();
+    CompileOptions opt;
+    const auto p = compile(g, {{1, 16, 8, 8}}, dev, opt);
+    int transdata = 0, convs = 0;
+    for (const PlanStep& s : p->steps) {
+        if (s.view) continue;
+        if (s.op_type == "TransData") {
+            ++transdata;
+            CHECK(p->tensors[static_cast<size_t>(s.in.at(0))].graph_input);  // only the input's
+            continue;
+        }
+        // Every kernel step reads its data in NC1HWC0: the Convs, the fused Add+Relu, the Concat.
+        CHECK(in_format(*p, s, 0) == Format::NC1HWC0);
+        if (s.op_type == "Conv") {
+            ++convs;
+            CHECK(s.kernels == 1);
+        }
+        if (s.op_type != "Conv" && s.op_type != "TransData")
+            for (size_t i = 0; i < s.in.size(); ++i) CHECK(in_format(*p, s, i) == Format::NC1HWC0);
+    }
+    CHECK(transdata == 1);
+    CHECK(convs == 4);
+    const PassReport& rep = report(*p, "layout");
+    CHECK(rep.patterns.at("Concat in NC1HWC0") == 1);
+    CHECK(rep.patterns.at("conversions before (each Conv's X)") == convs);
+    CHECK(rep.patterns.at("conversions after") == transdata);
+    CHECK(rep.patterns.at("conversions saved") == convs - transdata);
+    // The output Conv writes ND (the graph output needs it): no TransData after it.
+    CHECK(out_format(*p, p->steps.back()) == Format::ND);
+    opt.passes.erase("layout");
+    const auto q = compile(g, {{1, 16, 8, 8}}, dev, opt);
+    CHECK(q->kernel_count() == p->kernel_count() + static_cast<size_t>(convs - transdata));
+}

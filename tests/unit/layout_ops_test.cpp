@@ -1,8 +1,8 @@
 // Operators on NC1HWC0 tensors, as the graph's layout pass hands them over, without the chip
 // model (every launch on functional memory with the sink's flag and race checks): a Conv reading
-// and writing NC1HWC0 (the cube taking img2col(X) x W^T), TransData ND <-> NC1HWC0, pooling,
-// inference BatchNormalization, Concat along the channels and elementwise ops. Outputs match the
-// host reference and the padding channels of a partial C0 block hold zeros.
+// and writing NC1HWC0 (the cube taking img2col(X) x W^T), TransData ND <-> NC1HWC0, pooling and
+// global pooling, inference BatchNormalization, Concat along the channels and elementwise ops.
+// Outputs match the host reference and the padding channels of a partial C0 block hold zeros.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -186,6 +186,14 @@ TEST_CASE("layout ops: pooling, BatchNormalization, Concat, elementwise ops on N
     cat.inputs = {in_format({2, 16, 3, 5}, h, Format::NC1HWC0), in_format({2, 32, 3, 5}, h, Format::NC1HWC0),
                   in_format({2, 12, 3, 5}, h, Format::NC1HWC0)};
     nodes.push_back(cat);
+    NodeDesc gap;  // global pooling of a partial last C0 block: 20 channels
+    gap.op_type = "GlobalAveragePool";
+    gap.inputs = {in_format({2, 20, 7, 7}, h, Format::NC1HWC0)};
+    nodes.push_back(gap);
+    NodeDesc gmp;
+    gmp.op_type = "GlobalMaxPool";
+    gmp.inputs = {in_format({1, 20, 5, 3}, ref::ElemType::Float, Format::NC1HWC0)};
+    nodes.push_back(gmp);
     for (ref::ElemType t : {h, ref::ElemType::Float}) {  // inference BatchNormalization, 20 channels
         NodeDesc bn;
         bn.op_type = "BatchNormalization";
@@ -204,9 +212,11 @@ TEST_CASE("layout ops: pooling, BatchNormalization, Concat, elementwise ops on N
         for (const auto& e : run.errors) FAIL_CHECK(e);
         const auto want = reference(node, in);
         Tolerance tol;
-        // MaxPool, Relu exact; Add one fp16 rounding; AveragePool's fp32 sum of 4 taps and
-        // division; BatchNormalization's fp32 x * a + b (rsqrt to fp32) and the output rounding.
-        const bool fp32_math = node.op_type == "AveragePool" || node.op_type == "BatchNormalization";
+        // MaxPool, GlobalMaxPool, Relu exact; Add one fp16 rounding; AveragePool's fp32 sum of 4
+        // taps and division, GlobalAveragePool's of 49 pixels; BatchNormalization's fp32
+        // x * a + b (rsqrt to fp32) and the output rounding.
+        const bool fp32_math = node.op_type == "AveragePool" || node.op_type == "BatchNormalization" ||
+                               node.op_type == "GlobalAveragePool";
         tol.atol = fp32_math ? 0x1p-20 : 0;
         tol.rtol = fp32_math && node.inputs[0].elem == ref::ElemType::Float ? 0x1p-20 : 0x1p-11;
         const CheckResult r = compare_tensors(run.outs.at(0), want.at(0), tol);

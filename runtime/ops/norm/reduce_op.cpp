@@ -5,8 +5,13 @@
 // reduced dims are canonicalised (size-1 dims dropped, neighbours with the same role merged);
 // each remaining group of reduced dims is one pass of the reduction kernel
 // (runtime/ops/norm/reduce_kernel.h), innermost first, intermediates in fp32 (int32 for
-// integer tensors) in the op's workspace. ArgMax/ArgMin are one pass of the same kernel. Pre-ops (square, abs) apply in the first pass,
-// post-ops (1/count, sqrt, ln) in the last; LogSumExp passes compose.
+// integer tensors) in the op's workspace. ArgMax/ArgMin are one pass of the same kernel. Pre-ops (square,
+// abs) apply in the first pass, post-ops (1/count, sqrt, ln) in the last; LogSumExp passes compose.
+// GlobalAveragePool / GlobalMaxPool also take an NC1HWC0 input (fp16, bf16, fp32; the graph's
+// layout pass keeps a ResNet's last block in it): one pass over [N x C1][spatial][C0], each C0
+// lane reduced over the pixels on its own, the output NC1HWC0 [N, C, 1, ...]. The padding
+// channels hold zeros and stay zero (the sum, the mean and the maximum of zeros), so the valid
+// values are those of the ND reduction, in the same order.
 #include <algorithm>
 
 #include "runtime/ops/norm/common.h"
@@ -51,6 +56,11 @@ public:
         const bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool";
         const TensorRef& x = need_input(n, 0, global ? "X" : "data");
         KindSpec ks = kind_of(n, global);
+        if (x.format == Format::NC1HWC0) {
+            if (!global) throw UnsupportedError(n, "NC1HWC0 input: only GlobalAveragePool / GlobalMaxPool");
+            plan_global_c0(n, x, ks, dev);
+            return;
+        }
         isa::DType ct = isa::DType::FP32;
         if (x.dtype == isa::DType::INT32 && ks.int_ok) {
             if (x.format != Format::ND || !x.contiguous()) throw UnsupportedError(n, "input 'data' layout");
@@ -126,6 +136,38 @@ public:
                       std::to_string(p.outer) + "x" + std::to_string(p.len) + "x" + std::to_string(p.inner);
         }
         m_passes = passes;
+    }
+
+    // GlobalAveragePool / GlobalMaxPool of an NC1HWC0 X: [N x C1][pixels][C0] -> [N x C1][C0].
+    void plan_global_c0(const NodeDesc& n, const TensorRef& x, const KindSpec& ks, const DeviceInfo& dev) {
+        if (x.dtype != isa::DType::FP16 && x.dtype != isa::DType::BF16 && x.dtype != isa::DType::FP32)
+            throw UnsupportedError(n, "NC1HWC0 input 'X' of a type other than fp16, bf16, fp32");
+        if (x.shape.size() < 3 || !x.contiguous())
+            throw UnsupportedError(n, "NC1HWC0 input 'X' of rank " + std::to_string(x.shape.size()) +
+                                          " (needs N, C and spatial dims, contiguous)");
+        std::vector<int64_t> yshape(x.shape.size(), 1);
+        yshape[0] = x.shape[0], yshape[1] = x.shape[1];
+        m_out = tensor_like(x, yshape);
+        m_out.format = Format::NC1HWC0;
+        if (x.numel() == 0) throw UnsupportedError(n, "global pooling of an empty tensor");
+        const uint64_t c0 = 32 / isa::dtype_size(x.dtype);
+        const uint64_t c1 = (static_cast<uint64_t>(x.shape[1]) + c0 - 1) / c0;
+        ReducePlan p;
+        p.outer = static_cast<uint64_t>(x.shape[0]) * c1;
+        p.len = 1;
+        for (size_t d = 2; d < x.shape.size(); ++d) p.len *= static_cast<uint64_t>(x.shape[d]);
+        p.inner = c0;
+        p.op = ks.op;
+        p.pre = ks.pre, p.post = ks.post;
+        p.scale = 1.0 / static_cast<double>(p.len);
+        p.ct = isa::DType::FP32;
+        p.xt = p.yt = x.dtype;
+        if (!plan_reduce(p, dev.ub_bytes, dev.vector_cores))
+            throw UnsupportedError(n, "a reduction of " + std::to_string(p.len) + " x " +
+                                          std::to_string(p.inner) + " does not fit in UB");
+        m_form = std::string(p.rows ? "rows" : "columns") + " " + std::to_string(p.outer) + "x" +
+                 std::to_string(p.len) + "x" + std::to_string(p.inner) + " (NC1HWC0: C0 lanes)";
+        m_passes = {p};
     }
 
     std::vector<TensorRef> outputs() const override { return {m_out}; }
