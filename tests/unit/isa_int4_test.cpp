@@ -71,7 +71,7 @@ TEST_CASE("isa int4: vconv fp16 -> int4 packs 128 lanes per repeat into 64 bytes
     for (uint32_t i = 0; i < 256; ++i) CHECK(m.val(U, 0x2000 + 2 * i, DType::FP16) == int4_get(d, i));
 }
 
-TEST_CASE("isa int4: a dst block stride spaces each 64-nibble block; masked lanes keep their nibbles") {
+TEST_CASE("isa int4: a dst block stride spaces each 64-nibble block, masked lanes keep their nibbles") {
     TestMem m;
     for (uint32_t i = 0; i < 128; ++i) m.set(U, 2 * i, DType::FP16, 3.0);
     for (uint32_t b = 0; b < 128; ++b) m.of(U)[0x1000 + b] = 0xee;  // -2 in both nibbles
