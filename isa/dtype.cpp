@@ -17,12 +17,13 @@ const char* dtype_name(DType t) {
         case DType::INT32: return "int32";
         case DType::UINT8: return "uint8";
         case DType::INT16: return "int16";
+        case DType::INT4: return "int4";
         default: return "?";
     }
 }
 
 bool parse_dtype(const std::string& s, DType& out) {
-    for (int i = 0; i < static_cast<int>(DType::kCount); ++i) {
+    for (int i = 0; i < static_cast<int>(DType::INT4); ++i) {  // byte-addressable types only
         if (s == dtype_name(static_cast<DType>(i))) {
             out = static_cast<DType>(i);
             return true;
@@ -227,6 +228,7 @@ void int_range(DType t, double& lo, double& hi) {
         case DType::INT8: lo = -128, hi = 127; break;
         case DType::UINT8: lo = 0, hi = 255; break;
         case DType::INT16: lo = -32768, hi = 32767; break;
+        case DType::INT4: lo = -8, hi = 7; break;
         default: lo = -2147483648.0, hi = 2147483647.0; break;
     }
 }
@@ -258,7 +260,7 @@ uint32_t round_bits(DType t, double v, RoundMode m) {
     if (std::isfinite(v)) r = (std::signbit(v) ? -1.0 : 1.0) * round_int(std::fabs(v), m, std::signbit(v));
     r = std::min(hi, std::max(lo, r));
     const int64_t i = static_cast<int64_t>(r);
-    const uint32_t mask = dtype_size(t) == 4 ? 0xffffffffu : (1u << (8 * dtype_size(t))) - 1u;
+    const uint32_t mask = dtype_bits(t) == 32 ? 0xffffffffu : (1u << dtype_bits(t)) - 1u;
     return static_cast<uint32_t>(i) & mask;
 }
 

@@ -8,7 +8,11 @@
 
 namespace sfumato::isa {
 
-enum class DType : uint8_t { FP16, BF16, FP32, INT8, INT32, UINT8, INT16, kCount };
+// INT4: two's-complement 4-bit integers packed two to a byte, element 2i in the low nibble of
+// byte i. Not byte addressable: its dtype_size is 0 (dtype_bits gives 4), and only the
+// instructions that know nibbles accept it (vconv to and from fp16, mad); every other
+// instruction's validation rejects it.
+enum class DType : uint8_t { FP16, BF16, FP32, INT8, INT32, UINT8, INT16, INT4, kCount };
 
 constexpr uint32_t dtype_size(DType t) {
     switch (t) {
@@ -22,8 +26,20 @@ constexpr uint32_t dtype_size(DType t) {
         default: return 0;
     }
 }
+constexpr uint32_t dtype_bits(DType t) { return t == DType::INT4 ? 4 : dtype_size(t) * 8; }
+// Element i of an INT4 array at base.
+inline int int4_get(const uint8_t* base, uint64_t i) {
+    const uint32_t v = (i & 1) ? base[i / 2] >> 4 : base[i / 2] & 15u;
+    return v >= 8 ? static_cast<int>(v) - 16 : static_cast<int>(v);
+}
+inline void int4_set(uint8_t* base, uint64_t i, uint32_t nibble) {
+    uint8_t& b = base[i / 2];
+    b = (i & 1) ? static_cast<uint8_t>((b & 0x0fu) | ((nibble & 15u) << 4)) : static_cast<uint8_t>((b & 0xf0u) | (nibble & 15u));
+}
 const char* dtype_name(DType t);
-// Parses "fp16", "bf16", "fp32", "int8", "int32", "uint8", "int16"; false when unknown.
+// Parses "fp16", "bf16", "fp32", "int8", "int32", "uint8", "int16"; false when unknown. Not
+// "int4": operators, traces and the assembler take byte-addressable types only (the Ascend C
+// layer issues int4 instructions directly).
 bool parse_dtype(const std::string& s, DType& out);
 
 inline uint32_t f32_bits(float f) {
@@ -76,8 +92,18 @@ struct bfloat16 {
     explicit operator float() const { return bf16_to_f32(bits); }
 };
 
+// A byte of two INT4 elements: the element type of int4 tensors in the kernel API, whose sizes
+// and offsets count bytes.
+struct int4x2 {
+    uint8_t bits = 0;
+};
+
 template <class T>
 struct DTypeOf;
+template <>
+struct DTypeOf<int4x2> {
+    static constexpr DType v = DType::INT4;
+};
 template <>
 struct DTypeOf<half> {
     static constexpr DType v = DType::FP16;

@@ -362,7 +362,8 @@ uint32_t scalar_setup_words(const Instr& in);
 inline bool load2d_squares(const Instr& in) { return in.l2d.transpose && dtype_size(in.dtype) != 2; }
 
 // Timing-relevant quantities.
-constexpr uint32_t cube_k0(DType t) { return dtype_size(t) ? 32 / dtype_size(t) : 0; }
+// K0: the reduction depth of one 512-B fractal row group (32 B / element: 64 for int4).
+constexpr uint32_t cube_k0(DType t) { return dtype_bits(t) ? 256 / dtype_bits(t) : 0; }
 constexpr uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // FixPipe NZ output: elements per row of a column group (C0) and bytes per row.
 inline uint32_t fix_nz_c0(const FixpipeParams& p) {

@@ -4,7 +4,7 @@
 // mad computes every output of the touched fractals (rows/columns past m/n come from whatever
 // the padded fractal rows hold, as on the chip) over exactly k products. Each dot product is
 // formed in double (fp16/bf16 products are exact there; sums stay exact unless magnitudes span
-// more than ~30 binades; int8 is exact in int64), plus the previous C or the bias, then rounded
+// more than ~30 binades; int8 and int4 are exact in int64), plus the previous C or the bias, then rounded
 // once into fp32 (or wrapped into int32). The chip accumulates fractal by fractal in fp32, so
 // deep-k results may differ from it in the last fp32 bit. FixPipe: scale (quant), then ReLU, then one RNE
 // cast to the output type, saturating for integers.
@@ -25,7 +25,7 @@ bool is_fix(Opcode op) { return op == Opcode::FIXPIPE || op == Opcode::COPY_L0C_
 
 uint64_t mad_a_bytes(const Instr& in) {
     const MadParams& p = in.mad;
-    if (p.gemv) return uint64_t{ceil_div(p.k * dtype_size(in.dtype), kFractalBytes)} * kFractalBytes;
+    if (p.gemv) return uint64_t{ceil_div(ceil_div(p.k * dtype_bits(in.dtype), 8), kFractalBytes)} * kFractalBytes;
     return uint64_t{ceil_div(p.m, 16)} * ceil_div(p.k, cube_k0(in.dtype)) * kFractalBytes;
 }
 uint64_t mad_b_bytes(const Instr& in) {
@@ -37,7 +37,12 @@ uint64_t mad_c_bytes(const Instr& in) {
 }
 
 // Operands are decoded once into per-thread scratch rows (A by row, B by column), reused across
-// instructions, so the inner loop is a plain dot product.
+// instructions, so the inner loop is a plain dot product. An int4 element's offset is taken in
+// elements (es 1) and read as a nibble.
+double mad_elem(DType t, const uint8_t* base, uint64_t elem_off, uint32_t es) {
+    return t == DType::INT4 ? int4_get(base, elem_off) : load_f64(t, base + elem_off * es);
+}
+
 void exec_mad(const Instr& in, IMemView& mem) {
     const MadParams& p = in.mad;
     const DType t = in.dtype;
@@ -47,7 +52,7 @@ void exec_mad(const Instr& in, IMemView& mem) {
     const uint8_t* b = mem.local(in.src1.pos, in.src1.addr, mad_b_bytes(in));
     uint8_t* c = mem.local(in.dst.pos, in.dst.addr, mad_c_bytes(in));
     const uint8_t* bias = p.bias ? mem.local(in.src2.pos, in.src2.addr, uint64_t{n1} * 16 * 4) : nullptr;
-    const bool integer = t == DType::INT8;
+    const bool integer = t == DType::INT8 || t == DType::INT4;
     const DType ct = integer ? DType::INT32 : DType::FP32;
     thread_local std::vector<double> sa, sb;
     // GEMV: the row vector is contiguous and only C's row 0 is computed.
@@ -56,11 +61,10 @@ void exec_mad(const Instr& in, IMemView& mem) {
     sb.resize(uint64_t{n1} * 16 * K);
     for (uint32_t i = 0; i < rows; ++i)
         for (uint32_t kk = 0; kk < K; ++kk)
-            sa[uint64_t{i} * K + kk] =
-                load_f64(t, a + (p.gemv ? uint64_t{kk} * es : zz_offset(i, kk, k1 * k0, k0, es)));
+            sa[uint64_t{i} * K + kk] = mad_elem(t, a, p.gemv ? uint64_t{kk} : zz_offset(i, kk, k1 * k0, k0, 1), es);
     for (uint32_t j = 0; j < n1 * 16; ++j)
         for (uint32_t kk = 0; kk < K; ++kk)
-            sb[uint64_t{j} * K + kk] = load_f64(t, b + zn_offset(kk, j, n1 * 16, k0, es));
+            sb[uint64_t{j} * K + kk] = mad_elem(t, b, zn_offset(kk, j, n1 * 16, k0, 1), es);
     for (uint32_t i = 0; i < rows; ++i) {
         const double* ra = &sa[uint64_t{i} * K];
         for (uint32_t j = 0; j < n1 * 16; ++j) {
@@ -165,7 +169,7 @@ std::string validate_cube(const Instr& in) {
         const MadParams& p = in.mad;
         if (p.m == 0 || p.k == 0 || p.n == 0) return "mad with zero m, k or n";
         if (in.dtype != DType::FP16 && in.dtype != DType::BF16 && in.dtype != DType::FP32 &&
-            in.dtype != DType::INT8)
+            in.dtype != DType::INT8 && in.dtype != DType::INT4)
             return bad_dtype(in, in.dtype);
         if (p.bias && p.accumulate) return "mad: bias only when not accumulating";
         if (p.accumulate > 1 || p.bias > 1) return "mad: accumulate and bias are 0 or 1";
@@ -180,7 +184,7 @@ std::string validate_cube(const Instr& in) {
         const FixpipeParams& p = in.fix;
         if (p.m == 0 || p.n == 0) return "fixpipe with zero m or n";
         if (in.dtype != DType::FP32 && in.dtype != DType::INT32) return bad_dtype(in, in.dtype);
-        if (p.out_dtype >= DType::kCount || p.quant >= QuantMode::kCount)
+        if (p.out_dtype >= DType::kCount || p.out_dtype == DType::INT4 || p.quant >= QuantMode::kCount)
             return "fixpipe: bad out dtype or quant mode";
         if (p.src_stride < ceil_div(p.m, 16) * 16)
             return "fixpipe: src_stride smaller than m rounded up to 16";

@@ -43,11 +43,15 @@ inline uint64_t lane_off(uint32_t r, uint32_t l, uint32_t es, uint16_t blk, uint
     return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(byte >> 5) * blk) * kBlock + (byte & 31u);
 }
 
-Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, uint16_t rep, uint16_t repeat,
-                      bool write) {
-    const uint64_t nblk = round_up(static_cast<uint64_t>(lanes) * es, kBlock) / kBlock;
+Extent strided_extent_bits(const Addr& a, uint32_t bits, uint32_t lanes, uint16_t blk, uint16_t rep,
+                           uint16_t repeat, bool write) {
+    const uint64_t nblk = round_up(static_cast<uint64_t>(lanes) * bits, kBlock * 8) / (kBlock * 8);
     const uint64_t hi = (static_cast<uint64_t>(repeat - 1) * rep + (nblk - 1) * blk) * kBlock + kBlock;
     return {a.pos, a.addr, a.addr + hi, write};
+}
+Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, uint16_t rep, uint16_t repeat,
+                      bool write) {
+    return strided_extent_bits(a, es * 8, lanes, blk, rep, repeat, write);
 }
 
 bool float_only(Opcode op) {
@@ -160,7 +164,13 @@ Ptrs map(const Instr& in, IMemView& mem) {
 }
 
 // Lanes of one repeat of one operand, block by block (no per-lane address arithmetic).
+// INT4: 64 elements per 32-B block.
 void load_lanes(double* x, const uint8_t* base, DType t, uint32_t lanes, uint16_t blk, const bool* on) {
+    if (t == DType::INT4) {
+        for (uint32_t l = 0; l < lanes; ++l)
+            if (on[l]) x[l] = int4_get(base + uint64_t{l / 64} * blk * kBlock, l % 64);
+        return;
+    }
     const uint32_t es = dtype_size(t), epb = kBlock / es;
     for (uint32_t l0 = 0, bi = 0; l0 < lanes; l0 += epb, ++bi) {
         const uint8_t* q = base + uint64_t{bi} * blk * kBlock;
@@ -240,6 +250,13 @@ void exec_elementwise(const Instr& in, const Ptrs& p) {
                 break;
             }
             case VKind::Conv:
+                if (dt == DType::INT4) {  // rounded per mode, saturated to -8..7
+                    for (uint32_t l = 0; l < L; ++l)
+                        if (on[l])
+                            int4_set(d + uint64_t{l / 64} * v.dst_blk_stride * kBlock, l % 64,
+                                     round_bits(DType::INT4, a[l], v.round));
+                    break;
+                }
                 store_lanes(d, dt, L, v.dst_blk_stride, on,
                             [&](uint8_t* q, uint32_t l) { store_f64(dt, q, a[l], v.round); });
                 break;
@@ -456,6 +473,9 @@ std::string validate_vector(const Instr& in) {
     const VKind k = kind_of(in.op);
     if (in.op == Opcode::VCONV) {
         if (v.src_dtype == t) return std::string("vconv from ") + dtype_name(t) + " to itself";
+        if ((t == DType::INT4 && v.src_dtype != DType::FP16) || (v.src_dtype == DType::INT4 && t != DType::FP16))
+            return std::string("vconv from ") + dtype_name(v.src_dtype) + " to " + dtype_name(t) +
+                   ": int4 converts to and from fp16 only";
         if (v.round >= RoundMode::kCount) return "bad rounding mode";
         return "";
     }
@@ -529,6 +549,13 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
             out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
             return n;
         default: break;
+    }
+    if (k == VKind::Conv) {  // by bits: either side may be int4
+        out[n++] = strided_extent_bits(in.src0, dtype_bits(src_type(in)), L, v.src0_blk_stride, v.src0_rep_stride,
+                                       v.repeat, false);
+        out[n++] = strided_extent_bits(in.dst, dtype_bits(in.dtype), L, v.dst_blk_stride, v.dst_rep_stride,
+                                       v.repeat, true);
+        return n;
     }
     if (k != VKind::Dup)
         out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);

@@ -40,6 +40,9 @@ std::string validate_sync(const Instr& in) {
 
 std::string validate(const Instr& in) {
     if (in.op >= Opcode::kCount) return "bad opcode";
+    // INT4 is not byte addressable: only the instructions that handle nibbles take it.
+    if (in.dtype == DType::INT4 && in.op != Opcode::VCONV && in.op != Opcode::MAD)
+        return std::string(opcode_name(in.op)) + ": int4 only in vconv (to and from fp16) and mad";
     if (is_vector_compute(in.op)) return validate_vector(in);
     if (is_scalar_mem(in.op)) return validate_scalar_mem(in);
     if (std::string e = validate_move(in); !e.empty()) return e;

@@ -54,6 +54,10 @@ CoreParams::CoreParams(const ParamScope& s)
                    "reduction depth per cycle, int8 (twice fp16: the vendor's open A2/A3 cost model, hicann/pypto "
                    "cost_model, gives 32)",
                    {1, 256}),
+      cube_k0_int4(s.sub("cube"), "k0_int4", 64, "elem",
+                   "reduction depth per cycle, int4 (est.: one 512-B fractal of 16 x 64 int4 per step, the bytes "
+                   "per cycle of fp16 and int8, so twice int8's depth)",
+                   {1, 256}),
       cube_k0_fp32(s.sub("cube"), "k0_fp32", 4, "elem",
                    "reduction depth per cycle, fp32 (a quarter of fp16: the vendor's open A2/A3 cost model, hicann/pypto "
                    "cost_model, gives 4; the fp32 fractal is 8 deep, so one takes two cycles)",

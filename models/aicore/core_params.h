@@ -39,7 +39,7 @@ struct CoreParams {
     // blocks in one bank group (different banks) cost group_conflict_cycles.
     Param<uint32_t> ub_banks, ub_bank_bytes, ub_bank_groups, ub_bank_conflict_cycles, ub_group_conflict_cycles;
     // Cube unit (a fractal step: m0 x k0 x n0 MACs per cycle; k0 depends on the input type).
-    Param<uint32_t> cube_m0, cube_n0, cube_k0_16bit, cube_k0_int8, cube_k0_fp32;
+    Param<uint32_t> cube_m0, cube_n0, cube_k0_16bit, cube_k0_int8, cube_k0_int4, cube_k0_fp32;
     Param<uint32_t> cube_cycles_per_step;
     Param<uint32_t> cube_fill;
     // On-chip paths (bytes per cycle) and startups.

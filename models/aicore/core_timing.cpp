@@ -138,6 +138,7 @@ uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
 uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {
     uint32_t k0 = p.cube_k0_16bit;
     if (in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8) k0 = p.cube_k0_int8;
+    else if (in.dtype == isa::DType::INT4) k0 = p.cube_k0_int4;
     else if (in.dtype == isa::DType::FP32) k0 = p.cube_k0_fp32;
     return ceil_div64(in.mad.m, p.cube_m0) * ceil_div64(in.mad.k, k0) * ceil_div64(in.mad.n, p.cube_n0) *
            p.cube_cycles_per_step;

@@ -38,8 +38,9 @@ struct Steps {
     uint64_t dst, src0, src1, src2;  // bytes per repeat
 };
 
-Steps steps_of(isa::Opcode op, uint32_t lanes, uint32_t esd, uint32_t ess) {
-    Steps s{uint64_t{lanes} * esd, uint64_t{lanes} * ess, uint64_t{lanes} * esd, 0};
+// Element sizes in bits (int4 has 4).
+Steps steps_of(isa::Opcode op, uint32_t lanes, uint32_t bitsd, uint32_t bitss) {
+    Steps s{uint64_t{lanes} * bitsd / 8, uint64_t{lanes} * bitss / 8, uint64_t{lanes} * bitsd / 8, 0};
     switch (op) {
         case isa::Opcode::VCMP:
         case isa::Opcode::VCMPS:
@@ -113,8 +114,8 @@ void vec_one(KernelContext& ctx, isa::Opcode op, isa::DType dt, const VecArgs& a
 void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a,
                uint64_t count, const isa::VecParams& tmpl, double scalar) {
     if (count == 0) return;
-    const uint32_t esd = isa::dtype_size(dt), ess = isa::dtype_size(st);
-    const uint32_t lanes = 256 / std::max(esd, ess);
+    const uint32_t bd = isa::dtype_bits(dt), bs = isa::dtype_bits(st);  // int4: 4 bits
+    const uint32_t lanes = 2048 / std::max(bd, bs);
     // The instruction is built once, in place; each one issued changes only its operands, repeat
     // and mask. (Copying a parameter block written just before, as a whole, waits for its stores.)
     isa::Instr in = isa::make_instr(op);
@@ -130,9 +131,9 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
     v.with_index = tmpl.with_index;
     v.gather_span = tmpl.gather_span;
     v.dst_blk_stride = v.src0_blk_stride = v.src1_blk_stride = 1;
-    v.dst_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
-    v.src0_rep_stride = static_cast<uint16_t>(lanes * ess / 32);
-    v.src1_rep_stride = static_cast<uint16_t>(lanes * esd / 32);
+    v.dst_rep_stride = static_cast<uint16_t>(lanes * bd / 256);
+    v.src0_rep_stride = static_cast<uint16_t>(lanes * bs / 256);
+    v.src1_rep_stride = static_cast<uint16_t>(lanes * bd / 256);
     auto issue_at = [&](uint64_t reps_done, const Steps& s) {
         in.dst = advance(a.dst, reps_done * s.dst);
         in.src0 = advance(a.src0, reps_done * s.src0);
@@ -154,7 +155,7 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
         issue_at(0, Steps{0, 0, 0, 0});
         return;
     }
-    const Steps s = steps_of(op, lanes, esd, ess);
+    const Steps s = steps_of(op, lanes, bd, bs);
     uint64_t done = 0;  // repeats issued
     const uint64_t full = count / lanes;
     // Each instruction after the first is another iteration of this loop in the scalar code.

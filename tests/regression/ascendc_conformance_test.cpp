@@ -93,6 +93,12 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and repeat strides") {
     family("gatherb");
 }
+TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, mask, count and block-stride forms") {
+    family("int4");
+}
+TEST_CASE("ascendc conformance: int4b_t Mmad (K0 64): DataCopy Nd2Nz and LoadData 2D in bytes, int32 out") {
+    family("int4_mmad");
+}
 TEST_CASE("ascendc conformance: ListTensorDesc: GetSize, GetDesc, GetDataPtr in GM") { family("list"); }
 TEST_CASE(
     "ascendc conformance: Fixpipe to GM as NZ float (16-column fractals), with channel split, ND with ReLU") {

@@ -147,6 +147,9 @@ TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
     auto kd = [](uint32_t depth) { return (70 + depth - 1) / depth; };
     mad.dtype = isa::DType::INT8;
     CHECK(mad_cycles(mad, *p) == 3 * kd(p->cube_k0_int8) * 1 * p->cube_cycles_per_step);
+    mad.dtype = isa::DType::INT4;
+    CHECK(mad_cycles(mad, *p) == 3 * kd(p->cube_k0_int4) * 1 * p->cube_cycles_per_step);
+    CHECK(p->cube_k0_int4 == isa::cube_k0(isa::DType::INT4));  // one 512-B fractal a step
     mad.dtype = isa::DType::FP32;
     CHECK(mad_cycles(mad, *p) == 3 * kd(p->cube_k0_fp32) * 1 * p->cube_cycles_per_step);
     CHECK(p->cube_k0_fp32 * 4 == p->cube_k0_16bit);  // fp32 at a quarter of the fp16 rate

@@ -26,16 +26,23 @@ namespace AscendC {
 template <class T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
     sfumato::ascendc::enter("LoadData");
-    sfumato::kernel::LoadData(dst.kt(), src.kt(), sfumato::ascendc::kload2d(p));
+    if (kIsInt4<T> && p.ifTranspose)
+        sfumato::ascendc::fail("LoadData2DParams::ifTranspose with int4b_t (not modelled)");
+    sfumato::kernel::LoadData(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
+                              sfumato::ascendc::kload2d(p));
 }
 template <class T>
 void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
     sfumato::ascendc::enter("LoadData");
     src.check_bytes(uint64_t{p.startIndex + (p.repeatTimes ? p.repeatTimes - 1u : 0u) * p.srcStride + 1u} * 512u);
-    sfumato::kernel::LoadData(dst.kt(), src.kernel_tensor(), sfumato::ascendc::kload2d(p));
+    if (kIsInt4<T> && p.ifTranspose)
+        sfumato::ascendc::fail("LoadData2DParams::ifTranspose with int4b_t (not modelled)");
+    sfumato::kernel::LoadData(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
+                              sfumato::ascendc::kload2d(p));
 }
 template <class T>
 void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
+    static_assert(!kIsInt4<T>, "LoadDataWithTranspose of int4b_t is not supported by sfumato's Ascend C layer");
     sfumato::ascendc::enter("LoadDataWithTranspose");
     if (p.repeatTimes == 0) sfumato::ascendc::fail("LoadData2dTransposeParams::repeatTimes = 0 (1..255)");
     sfumato::kernel::LoadData2dTransposeParams k;
@@ -45,6 +52,7 @@ void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 }
 template <class T, class U = T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
+    static_assert(!kIsInt4<T>, "LoadData with LoadData3DParamsV2 of int4b_t is not supported by sfumato's Ascend C layer");
     sfumato::ascendc::enter("LoadData");
     if (p.enSmallK || p.filterSizeW || p.filterSizeH)
         sfumato::ascendc::fail("LoadData3DParamsV2: enSmallK and filter sizes above 255 are not modelled");

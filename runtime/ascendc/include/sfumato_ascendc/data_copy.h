@@ -37,6 +37,7 @@ namespace AscendC {
 // ---- GM -> local ----
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t calCount) {
+    static_assert(!kIsInt4<T>, "DataCopy with an element count of int4b_t tensors is not supported by sfumato's Ascend C layer (copy them as int8_t)");
     sfumato::ascendc::enter("DataCopy");
     sfumato::ascendc::count_of(calCount, dst);
     src.check(0, calCount);
@@ -47,7 +48,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataC
     sfumato::ascendc::enter("DataCopy");
     src.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen * 32ull, p.srcStride * 32ull));
     sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.dstStride));
-    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(),
+    sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
                               sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
 }
 template <class T>
@@ -55,16 +56,18 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
     sfumato::ascendc::enter("DataCopy");
     if (p.ndNum && p.nValue)
         src.check_bytes(((p.ndNum - 1ull) * p.srcNdMatrixStride + (p.nValue - 1ull) * p.srcDValue + p.dValue) * sizeof(T));
+    // int4b_t: dValue, srcDValue and srcNdMatrixStride count bytes (two elements each), as the reference says.
     sfumato::kernel::Nd2NzParams k;
     k.ndNum = p.ndNum, k.nValue = p.nValue, k.dValue = p.dValue;
     k.srcNdMatrixStride = p.srcNdMatrixStride, k.srcDValue = p.srcDValue;
     k.dstNzC0Stride = p.dstNzC0Stride, k.dstNzNStride = p.dstNzNStride, k.dstNzMatrixStride = p.dstNzMatrixStride;
-    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(), k);
+    sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src), k);
 }
 
 // ---- local -> GM ----
 template <class T>
 void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {
+    static_assert(!kIsInt4<T>, "DataCopy with an element count of int4b_t tensors is not supported by sfumato's Ascend C layer (copy them as int8_t)");
     sfumato::ascendc::enter("DataCopy");
     sfumato::ascendc::count_of(calCount, src);
     dst.check(0, calCount);
@@ -77,7 +80,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
     sfumato::ascendc::enter("DataCopy");
     dst.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen * 32ull, p.dstStride * 32ull));
     sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.srcStride));
-    sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
+    sfumato::ascendc::copy_out(sfumato::ascendc::move_dtype<T>(), dst.device_address(),
                                src.kt().pos(), src.kt().address(),
                                {p.blockCount, p.blockLen * 32u, p.srcStride, p.dstStride * 32u});
 }
@@ -92,11 +95,12 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
         sfumato::ascendc::fail("CO1 -> CO2 takes DataCopyEnhancedParams with BlockMode::BLOCK_MODE_MATRIX");
     if (dst.GetPosition() == TPosition::C2)
         sfumato::ascendc::fail("C1 -> C2 (the bias table): the modelled ISA has no move into the bias table");
-    sfumato::kernel::DataCopy(dst.kt(), src.kt(),
+    sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
                               sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
 }
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {
+    static_assert(!kIsInt4<T>, "DataCopy with an element count of int4b_t tensors is not supported by sfumato's Ascend C layer (copy them as int8_t)");
     sfumato::ascendc::enter("DataCopy");
     sfumato::ascendc::count_of(calCount, dst, src);
     const uint32_t bytes = calCount * static_cast<uint32_t>(sizeof(T));

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "sfumato_ascendc/scalar_types.h"
 
@@ -168,11 +169,14 @@ enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
 constexpr uint64_t MASK_PLACEHOLDER = 0;
 constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 
-// The 4-bit integer type exists so that kernels which test for it (IsSameType<T, int4b_t>) compile;
-// tensors of it need 4-bit elements the modelled ISA does not have, and fail to compile.
+// The 4-bit integer: a LocalTensor<int4b_t> holds two elements per byte (element 2i in the low
+// nibble of byte i); its sizes and offsets count elements, as the reference's. Cast converts it
+// to and from half; scalar element access is not available (a compile-time error).
 struct int4b_t {
     uint8_t storage;
 };
+template <class T>
+inline constexpr bool kIsInt4 = std::is_same_v<std::remove_cv_t<T>, int4b_t>;
 
 template <bool cond, class A, class B>
 struct Conditional {

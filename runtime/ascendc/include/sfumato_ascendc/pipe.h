@@ -225,7 +225,7 @@ public:
     template <class T, uint32_t N = 0>
     LocalTensor<T> Alloc(uint32_t count = N) {
         const sfumato::ascendc::LocalRange r =
-            sfumato::ascendc::local_alloc(hw, count * static_cast<uint64_t>(sizeof(T)));
+            sfumato::ascendc::local_alloc(hw, (kIsInt4<T> ? (count + 1ull) / 2 : count) * static_cast<uint64_t>(sizeof(T)));
         return LocalTensor<T>(r.pos, r.addr, count);
     }
 };

@@ -8,6 +8,9 @@
 
 #include "isa/dtype.h"
 
+namespace AscendC {
+struct int4b_t;
+}
 namespace sfumato::ascendc {
 
 template <isa::DType D>
@@ -63,7 +66,7 @@ template <class T>
 struct Storage {
     static_assert(sizeof(T) == 0,
                   "sfumato's Ascend C layer supports half, bfloat16_t, float, int8_t, uint8_t, int16_t, "
-                  "uint16_t, int32_t and uint32_t tensors");
+                  "uint16_t, int32_t, uint32_t and int4b_t tensors");
 };
 template <>
 struct Storage<Half> {
@@ -110,6 +113,11 @@ struct Storage<uint64_t> {
 template <>
 struct Storage<int64_t> {
     using type = int64_t;
+};
+// int4b_t (AscendC, defs.h): a byte of two elements; the kernel API's tensor counts bytes.
+template <>
+struct Storage<AscendC::int4b_t> {
+    using type = isa::int4x2;
 };
 template <class T>
 using storage_t = typename Storage<std::remove_cv_t<T>>::type;

@@ -60,6 +60,14 @@ namespace AscendC {
 
 template <class T>
 class GlobalTensor {
+    // int4b_t: offsets and sizes count elements, two to a byte (an offset must be even).
+    static constexpr uint64_t bytes_of(uint64_t n) { return kIsInt4<T> ? (n + 1) / 2 : n * sizeof(T); }
+    static uint64_t even(uint64_t n) {
+        if (kIsInt4<T> && n % 2 != 0)
+            sfumato::ascendc::fail("GlobalTensor<int4b_t>: offset " + std::to_string(n) + " splits a byte");
+        return n;
+    }
+
 public:
     using PrimType = T;
     GlobalTensor() = default;
@@ -77,21 +85,22 @@ public:
         sfumato::ascendc::enter("GlobalTensor::SetGlobalBuffer");
         m_ptr = buffer;
         m_span = null_page(buffer) ? sfumato::ascendc::GmSpan{} : sfumato::ascendc::gm_translate_lazy(buffer);
-        m_size = m_span.hi == 0 ? 0 : (m_span.hi - m_span.dev) / sizeof(T);
+        m_size = m_span.hi == 0 ? 0 : (m_span.hi - m_span.dev) / sizeof(T) * (kIsInt4<T> ? 2 : 1);
     }
     GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor g = *this;
-        g.m_ptr = m_ptr + offset;
-        g.m_span.dev = m_span.dev + offset * sizeof(T);
+        g.m_ptr = m_ptr + bytes_of(even(offset)) / sizeof(T);
+        g.m_span.dev = m_span.dev + bytes_of(offset);
         g.m_size = m_size > offset ? m_size - offset : 0;
         return g;
     }
     __gm__ T* GetPhyAddr() const { return m_ptr; }
-    __gm__ T* GetPhyAddr(uint64_t offset) const { return m_ptr + offset; }
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return m_ptr + bytes_of(even(offset)) / sizeof(T); }
     uint64_t GetSize() const { return m_size; }
     void SetL2CacheHint(int) {}
 
     T GetValue(uint64_t offset) const {
+        static_assert(!kIsInt4<T>, "GlobalTensor<int4b_t>::GetValue is not supported by sfumato's Ascend C layer");
         sfumato::ascendc::enter("GlobalTensor::GetValue");
         check(offset, 1);
         T v{};
@@ -100,6 +109,7 @@ public:
     }
     template <class U>
     void SetValue(uint64_t offset, U value) {
+        static_assert(!kIsInt4<T>, "GlobalTensor<int4b_t>::SetValue is not supported by sfumato's Ascend C layer");
         sfumato::ascendc::enter("GlobalTensor::SetValue");
         check(offset, 1);
         const T v = static_cast<T>(value);
@@ -112,12 +122,12 @@ public:
     const sfumato::ascendc::GmSpan& span() const { return m_span; }
     uint64_t device_address() const { return m_span.dev; }
     void check(uint64_t first, uint64_t count) const {
-        sfumato::ascendc::gm_check(m_span, m_span.dev + first * sizeof(T), count * sizeof(T));
+        sfumato::ascendc::gm_check(m_span, m_span.dev + bytes_of(first), bytes_of(count));
     }
     void check_bytes(uint64_t bytes) const { sfumato::ascendc::gm_check(m_span, m_span.dev, bytes); }
     sfumato::kernel::GlobalTensor<sfumato::ascendc::storage_t<T>> kernel_tensor() const {
         sfumato::kernel::GlobalTensor<sfumato::ascendc::storage_t<T>> g;
-        g.SetGlobalBuffer(m_span.dev, m_size);
+        g.SetGlobalBuffer(m_span.dev, kIsInt4<T> ? bytes_of(m_size) : m_size);
         return g;
     }
 
@@ -137,24 +147,27 @@ public:
     LocalTensor(const KT& t, TPosition pos) : m_t(t), m_pos(pos) {}
     // A tensor at a fixed address of a position (static tensor programming).
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
-        : m_t(sfumato::ascendc::enter("LocalTensor").ctx, sfumato::ascendc::physical(pos), addr, tileSize, -1),
+        : m_t(sfumato::ascendc::enter("LocalTensor").ctx, sfumato::ascendc::physical(pos), addr, stored(tileSize), -1),
           m_pos(pos) {}
 
-    LocalTensor operator[](uint32_t offset) const { return LocalTensor(m_t[offset], m_pos); }
-    uint32_t GetSize() const { return m_t.GetSize(); }
+    // An int4b_t tensor's offsets and sizes count elements, two to a byte (the kernel tensor
+    // counts bytes): an odd offset would split a byte and stops the run.
+    LocalTensor operator[](uint32_t offset) const { return LocalTensor(m_t[stored(offset)], m_pos); }
+    uint32_t GetSize() const { return kIsInt4<T> ? m_t.GetSize() * 2u : m_t.GetSize(); }
     uint32_t GetLength() const { return m_t.GetSize() * static_cast<uint32_t>(sizeof(T)); }
     void SetSize(uint32_t size) {
-        m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), size, m_t.buffer_index());
+        m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), stored(size), m_t.buffer_index());
     }
     TPosition GetPosition() const { return m_pos; }
     uint64_t GetPhyAddr() const { return m_t.address(); }
-    uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + offset * sizeof(T); }
+    uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + uint64_t{stored(offset)} * sizeof(T); }
     template <class U>
     LocalTensor<U> ReinterpretCast() const {
         return LocalTensor<U>(m_t.template ReinterpretCast<sfumato::ascendc::storage_t<U>>(), m_pos);
     }
 
     T GetValue(uint32_t offset) const {
+        static_assert(!kIsInt4<T>, "LocalTensor<int4b_t>::GetValue is not supported by sfumato's Ascend C layer");
         sfumato::ascendc::enter("LocalTensor::GetValue");
         check_index(offset);
         T v{};
@@ -164,6 +177,7 @@ public:
     }
     template <class U>
     void SetValue(uint32_t offset, U value) const {
+        static_assert(!kIsInt4<T>, "LocalTensor<int4b_t>::SetValue is not supported by sfumato's Ascend C layer");
         sfumato::ascendc::enter("LocalTensor::SetValue");
         check_index(offset);
         const T v = static_cast<T>(value);
@@ -176,6 +190,16 @@ public:
     bool valid() const { return m_t.valid(); }
 
 private:
+    // Elements -> the kernel tensor's units (bytes for int4b_t).
+    static uint32_t stored(uint32_t n) {
+        if constexpr (kIsInt4<T>) {
+            if (n % 2 != 0)
+                sfumato::ascendc::fail("LocalTensor<int4b_t>: " + std::to_string(n) +
+                                       " elements is not a whole number of bytes");
+            return n / 2;
+        }
+        return n;
+    }
     void check_index(uint32_t offset) const {
         if (!m_t.valid()) sfumato::ascendc::fail("the LocalTensor was never allocated");
         if (offset >= m_t.GetSize())
@@ -187,3 +211,31 @@ private:
 };
 
 }  // namespace AscendC
+
+namespace sfumato::ascendc {
+
+// The kernel tensor a data move (DataCopy, LoadData) takes: int4b_t data moves as bytes, two elements
+// each, as the MTEs move it (the reference's int4 DataCopy and LoadData parameters count bytes).
+template <class T>
+auto move_view(const AscendC::LocalTensor<T>& t) {
+    if constexpr (AscendC::kIsInt4<T>)
+        return t.kt().template ReinterpretCast<int8_t>();
+    else
+        return t.kt();
+}
+template <class T>
+constexpr isa::DType move_dtype() {
+    return AscendC::kIsInt4<T> ? isa::DType::INT8 : isa::DTypeOf<storage_t<T>>::v;
+}
+template <class T>
+auto move_view(const AscendC::GlobalTensor<T>& t) {
+    if constexpr (AscendC::kIsInt4<T>) {
+        kernel::GlobalTensor<int8_t> g;
+        g.SetGlobalBuffer(t.device_address(), (t.GetSize() + 1) / 2);
+        return g;
+    } else {
+        return t.kernel_tensor();
+    }
+}
+
+}  // namespace sfumato::ascendc
