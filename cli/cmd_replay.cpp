@@ -80,6 +80,7 @@ int cmd_replay(const std::vector<std::string>& args) {
             rep = std::make_unique<workload::Replayer>(rt.context(), w, kernels.factory(rt),
                                                        std::filesystem::path(file).parent_path().string());
             rep->run();
+            reuse->settle();  // the last stand-ins' traffic, before the stats are read
         });
     } catch (const SimError& e) {
         if (e.code() != kExitDeadlock || !rep) throw;

@@ -89,10 +89,14 @@ void print_step_reuse(const nlohmann::json& r) {
     const size_t reused = r["reused"].get<size_t>(), sim = r["simulated"].get<size_t>();
     std::printf("  APPROXIMATION serve.step_reuse: %zu of %zu steps took their time from simulated steps of the same "
                 "shape (%zu exact, %zu interpolated, %zu extrapolated over the decodes' summed contexts, span %lld "
-                "tokens); %zu steps simulated (%zu shapes), %zu of them checks of a re-use: deviation max %.2f %%, "
+                "tokens; %zu from the nearest point and the slope pooled over the shapes, %.3f us per context "
+                "token from %zu baselines); %zu steps simulated (%zu shapes), %zu of them checks of a re-use: "
+                "deviation max %.2f %%, "
                 "mean %+.2f %%; ",
                 reused, reused + sim, r["exact"].get<size_t>(), r["interpolated"].get<size_t>(),
-                r["extrapolated"].get<size_t>(), static_cast<long long>(r["span_tokens"].get<int64_t>()), sim,
+                r["extrapolated"].get<size_t>(), static_cast<long long>(r["span_tokens"].get<int64_t>()),
+                r["pooled"].get<size_t>(), r["pooled_slope_us_per_token"].get<double>(),
+                r["pooled_baselines"].get<size_t>(), sim,
                 r["shapes"].get<size_t>(), r["checks"].get<size_t>(), 100 * r["check_max_deviation"].get<double>(),
                 100 * r["check_mean_deviation"].get<double>());
     if (r["error_bound_known"].get<bool>())

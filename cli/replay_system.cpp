@@ -147,6 +147,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
             reuses[d] = std::make_unique<reuse::TimingReuse>(ctx, rts[d]->device_info(), ropt);
             reps[d] = std::make_unique<workload::Replayer>(ctx, w, kernels[d]->factory(*rts[d]), dir, d, colls.hook());
             reps[d]->run();
+            reuses[d]->settle();
         });
     } catch (const SimError& e) {
         if (e.code() != kExitDeadlock) throw;

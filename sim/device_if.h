@@ -20,6 +20,7 @@
 #include "isa/instr_sink.h"
 #include "sim/mem_if.h"
 #include "sim/time.h"
+#include "sim/traffic_replay.h"
 
 namespace sfumato {
 
@@ -175,6 +176,10 @@ public:
     // caches between runs. Call from the host thread (an SC_THREAD) while no task runs: it
     // returns once the written-back data reached memory. A device without caches does nothing.
     virtual void flush_caches() {}
+    // Where a host-side shortcut that skips kernels' instructions (timing re-use's stand-ins)
+    // hands their traffic so the caches evolve as the kernels would have left them (null: a
+    // device without caches to keep).
+    virtual ITrafficReplay* traffic_replay() { return nullptr; }
 
     // A notify slot on this device (target of peers' NotifyRecord tasks). Devices without peers
     // need not support it.

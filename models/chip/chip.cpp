@@ -82,6 +82,8 @@ void Chip::DmaRouter::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t
     }
 }
 
+ITrafficReplay* Chip::traffic_replay() { return m_memsys.get(); }
+
 void Chip::flush_caches() {
     if (!m_memsys) return;  // the skeleton memory has no cache
     m_memsys->flush_l2();

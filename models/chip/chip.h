@@ -37,6 +37,7 @@ public:
     uint32_t create_event() override { return m_ts->create_event(); }
     IBackingStore* gm() override { return m_gm.get(); }
     void flush_caches() override;
+    ITrafficReplay* traffic_replay() override;
 
     uint32_t create_notify() override { return m_ts->create_notify(); }
 

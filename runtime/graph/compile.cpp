@@ -34,9 +34,9 @@ bool parse_precision(const std::string& s, Precision& out) {
 }
 
 const std::vector<std::string>& all_passes() {
-    static const std::vector<std::string> p = {"fold",           "dce",       "fuse_layernorm",
-                                               "fuse_attention", "fuse_conv", "fuse_elementwise",
-                                               "views",          "format",    "layout"};
+    static const std::vector<std::string> p = {"fold",      "dce",       "fuse_layernorm",   "fuse_attention",
+                                               "fuse_conv", "depthwise", "fuse_elementwise", "views",
+                                               "format",    "layout"};
     return p;
 }
 
@@ -224,6 +224,7 @@ std::unique_ptr<Plan> compile(const Graph& imported, const std::vector<std::vect
                                  {"fuse_attention", pass_fuse_attention},
                                  {"precision", pass_precision},
                                  {"fuse_conv", pass_fuse_conv},
+                                 {"depthwise", pass_depthwise},
                                  {"fuse_elementwise", pass_fuse_elementwise}};
     for (const Step& s : graph_passes) {
         PassReport r;

@@ -1,5 +1,6 @@
 // The `layout` pass: which tensors stay in NC1HWC0 (5HD) from one operator to the next, as the
-// vendor's graph engine keeps them. A Conv of one group reads and writes NC1HWC0 (its cube
+// vendor's graph engine keeps them. A Conv of one group (or of groups of whole C0 blocks: a
+// depthwise Conv after the depthwise pass) reads and writes NC1HWC0 (its cube
 // takes img2col(X) x W^T and drains the NZ accumulator, which is NC1HWC0); pooling (global
 // pooling too), inference BatchNormalization, Concat along the channels (of whole C0 blocks) and
 // the elementwise ops that map zeros to zeros (ReLU, Add, Mul, ... and chains of them, on

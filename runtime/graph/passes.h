@@ -14,6 +14,8 @@
 //   (attribute `activation`);
 //                   MatMul on a 2-D constant weight with a bias becomes Gemm on
 //                   a reshaped view
+//   depthwise       depthwise Convs of whole C0 blocks -> groups of C0 channels with a
+//                   block-diagonal W (no padded groups; pass_depthwise.cpp)
 //   fuse_elementwise chains of elementwise ops -> one ElementwiseChain kernel
 //   views           reshape-family ops as views of their input (no kernel, no
 //   memory) format          fractal formats where an operator asks for them;
@@ -46,6 +48,7 @@ void pass_fuse_layernorm(Graph& g, const PassContext& c, PassReport& r);
 void pass_fuse_attention(Graph& g, const PassContext& c, PassReport& r);
 void pass_precision(Graph& g, const PassContext& c, PassReport& r);
 void pass_fuse_conv(Graph& g, const PassContext& c, PassReport& r);
+void pass_depthwise(Graph& g, const PassContext& c, PassReport& r);
 void pass_fuse_elementwise(Graph& g, const PassContext& c, PassReport& r);
 
 // Helpers shared by the passes.

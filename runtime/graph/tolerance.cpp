@@ -92,6 +92,7 @@ int64_t reduction_length(const PlanStep& st, const std::vector<int64_t>* out) {
         if (d.inputs.size() < 2) return 1;
         const std::vector<int64_t>& w = d.inputs[1].shape;
         int64_t k = op == "Conv" && w.size() > 1 ? w[1] : (a.size() > 1 ? a[1] : 1);
+        if (d.attrs.get_int("diagonal", 0) != 0) k = 1;  // a block-diagonal depthwise W (pass_depthwise)
         for (size_t i = 2; i < w.size(); ++i) k *= w[i];
         return k;
     }

@@ -190,7 +190,10 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     }
     rt.synchronize_device();
     out.last = ctx.tasks().size();
-    if (reuse) out.reuse = reuse->counters();
+    if (reuse) {
+        reuse->settle();  // the last stand-ins' traffic, before the stats are read
+        out.reuse = reuse->counters();
+    }
     if (!functional) return;
     for (size_t i = 0; i < tp.tensors.size(); ++i)
         if (tp.tensors[i].kind == TrainTensor::Kind::WeightGrad) out.grads[static_cast<int>(i)] = read_back(rt, refs[i]);

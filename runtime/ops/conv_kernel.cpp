@@ -286,7 +286,8 @@ private:
             fp.reluEn = p.relu;
             fp.nz2ndEn = false;
             const uint32_t c1o = (p.mtot + c0o - 1) / c0o;
-            Fixpipe(m_gy[((uint64_t{s.img} * c1o + s.m0 / c0o) * pix + s.p0) * c0o], c, fp);
+            const uint64_t blk = (uint64_t{s.grp} * p.mg + s.m0) / c0o;  // groups: whole C0 blocks
+            Fixpipe(m_gy[((uint64_t{s.img} * c1o + blk) * pix + s.p0) * c0o], c, fp);
             return;
         }
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
@@ -387,8 +388,10 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
     if (best < 0)
         throw InputError("conv: L0/L1 buffers too small for a 16 x 16 output tile and one channel block");
     p.nd2nz_instr = dev.arch != "coupled";
-    if (p.y_5hd && (p.g != 1 || dev.arch == "coupled"))
-        throw InputError("conv: an NC1HWC0 output needs one group and a FixPipe to GM (split parts)");
+    if (p.y_5hd && ((p.g != 1 && p.mg % 16 != 0) || dev.arch == "coupled"))
+        throw InputError(
+            "conv: an NC1HWC0 output needs one group (or groups of 16 output channels) and a "
+            "FixPipe to GM (split parts)");
 }
 
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) {

@@ -11,7 +11,9 @@
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
 // The graph's layout pass keeps activations in NC1HWC0 between operators: a Conv then takes X
 // already in NC1HWC0 (step 2 is left out) and, with attribute y_format = "NC1HWC0", writes Y in
-// it (the cube takes the product the other way round, conv_kernel.h). One group only.
+// it (the cube takes the product the other way round, conv_kernel.h). One group, or groups of
+// whole C0 blocks of input and 16 output channels (the graph's depthwise pass makes them).
+// A Clip(0, max) activation is the FixPipe's ReLU and an in-place min(y, max) vector kernel.
 //   5. (other activations) the vector epilogue over the fp32 result.
 // ConvTranspose runs as the equivalent stride-1 convolution with the flipped kernel over the
 // spread input (zeros between and around the pixels), which costs stride^2 more cube work than
@@ -63,13 +65,28 @@ public:
         }
         m_out = make_tensor(m_g.out_shape(), x.elem);
         m_act = ref::activation_of(n.attrs);
-        m_epilogue = !fixpipe_activation(m_act);
-        if ((m_x_5hd || m_y_5hd) && (n.op_type != "Conv" || m_g.group != 1))
-            throw UnsupportedError(n, "NC1HWC0 X or Y only for a Conv of one group");
+        // Clip(0, hi) (ReLU6 and the like): the FixPipe's ReLU and rounding, then min(y, hi) in
+        // place on the rounded Y. The same values as clipping before rounding (rounding is
+        // monotone, so round(x) > round(hi) only when x > hi), in Y's own layout.
+        m_clip_max =
+            m_act.kind == "Clip" && m_act.alpha == 0.0 && m_act.beta > 0.0 && std::isfinite(m_act.beta);
+        m_epilogue = !fixpipe_activation(m_act) && !m_clip_max;
+        const uint32_t c0x = 32 / isa::dtype_size(x.dtype);
+        // Groups of whole C0 blocks (a depthwise Conv after the graph's depthwise pass): each
+        // group's channels are C0 blocks of the packed NC1HWC0 tensor.
+        const bool c0_groups =
+            m_g.group == 1 || (m_g.c_per_group() % c0x == 0 && m_g.m_per_group() % 16 == 0);
+        if ((m_x_5hd || m_y_5hd) && (n.op_type != "Conv" || !c0_groups))
+            throw UnsupportedError(n,
+                                   "NC1HWC0 X or Y only for a Conv of one group or of groups of whole C0 "
+                                   "blocks of input and 16 output channels");
         if (m_y_5hd && m_epilogue)
-            throw UnsupportedError(n, "NC1HWC0 Y only with no activation or ReLU (the FixPipe's; a vector "
-                                      "epilogue would need the fp32 result's other C0)");
+            throw UnsupportedError(
+                n,
+                "NC1HWC0 Y only with no activation, ReLU or Clip(0, max) (the FixPipe's; a "
+                "vector epilogue would need the fp32 result's other C0)");
         if (m_y_5hd) m_out.format = Format::NC1HWC0;
+        if (m_clip_max) plan_clip(n, dev);
         const bool bias = n.has_input(2);
         if (bias) {
             const TensorRef& b = n.inputs[2];
@@ -101,7 +118,7 @@ public:
         p.oh = static_cast<uint32_t>(OH), p.ow = static_cast<uint32_t>(OW);
         p.kh = static_cast<uint32_t>(KH), p.kw = static_cast<uint32_t>(KW);
         p.dh = static_cast<uint32_t>(DH), p.dw = static_cast<uint32_t>(DW);
-        p.bias_en = bias, p.relu = !m_epilogue && m_act.kind == "Relu";
+        p.bias_en = bias, p.relu = !m_epilogue && (m_act.kind == "Relu" || m_clip_max);
         p.y_5hd = m_y_5hd;
         // The input conversion.
         Nc1hwc0Plan& xc = m_xconv;
@@ -201,7 +218,10 @@ public:
         kd.kind = KernelKind::Cube;
         kd.block_dim = p.block_dim;
         kd.body = [p](isa::IInstrSink& s) { run_conv_kernel(s, p); };
-        const double taps = double(m_g.c_per_group()) * p.kh * p.kw;
+        // A depthwise Conv the graph ran as groups of C0 channels (attribute `diagonal`, the
+        // depthwise pass) does one useful product per output and tap; the rest are zeros.
+        const double useful_c = m_node.attrs.get_int("diagonal", 0) != 0 ? 1.0 : double(m_g.c_per_group());
+        const double taps = useful_c * p.kh * p.kw;
         kd.flops = 2.0 * double(m_out.numel()) * taps;
         const uint32_t es = isa::dtype_size(p.in);
         kd.bytes = xc.dst_elems() * es + wc.dst_elems() * es + m_out.numel() * isa::dtype_size(p.out);
@@ -213,6 +233,14 @@ public:
             EpiloguePlan e;
             e.x = p.y, e.y = out.at(0).addr, e.y_dtype = m_out.dtype, e.n = m_out.numel(), e.act = m_act;
             ks.push_back(epilogue_kernel(e, m_dev, nm + "/epilogue", ty));
+        }
+        if (m_clip) {
+            TensorRef y = m_out;
+            y.addr = out.at(0).addr;
+            for (KernelDesc& k : m_clip->launches({y}, {y}, 0)) {
+                k.name = nm + "/clip", k.type = ty;
+                ks.push_back(std::move(k));
+            }
         }
         return ks;
     }
@@ -229,18 +257,35 @@ public:
         if (p.bias_en) s += ", bias (mad)";
         if (p.relu) s += ", ReLU in FixPipe";
         if (m_epilogue) s += ", vector epilogue (" + m_act.kind + ")";
+        if (m_clip) s += ", ReLU in FixPipe + min(y, max) in place";
         if (m_x_5hd) s += ", X in NC1HWC0";
         if (m_y_5hd) s += ", Y in NC1HWC0";
         return s;
     }
 
 private:
+    // Clip(0, max): the vector op min(y, max) over Y as it is stored (ND or NC1HWC0), in place.
+    void plan_clip(const NodeDesc& n, const DeviceInfo& dev) {
+        NodeDesc c;
+        c.name = n.name + "/clip";
+        c.op_type = "Clip";
+        c.opset = 6;  // the bound as an attribute
+        c.attrs.set_owner(c.name);
+        c.attrs.set("max", ref::Attr::of_float(m_act.beta));
+        c.inputs = {m_out};
+        c.constants = {nullptr};
+        m_clip = make_node_op(c, dev);
+        if (m_clip->workspace_bytes() != 0) throw UnsupportedError(n, "Clip(0, max) needs a workspace");
+    }
+
     NodeDesc m_node;
     DeviceInfo m_dev;
     ref::ConvGeometry m_g;
     TensorRef m_out;
     ref::Activation m_act;
     bool m_epilogue = false;
+    bool m_clip_max = false;          // Clip(0, max): FixPipe ReLU, then m_clip in place on Y
+    std::shared_ptr<INodeOp> m_clip;  // the Clip(max) vector op over Y (its layout)
     bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)

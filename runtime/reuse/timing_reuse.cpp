@@ -82,6 +82,7 @@ struct TimingReuse::Local {
 struct TimingReuse::Launch {
   size_t record = 0; // this launch's task record
   uint32_t chip = 0; // the device_id of its chip
+  const Identity *id = nullptr; // its identity (held by the service's table)
   uint64_t start = 0; // tick its first block started
   // Set when its first block starts. Not owning: the context's task records hold the task for the
   // whole run, and an owning pointer here closed a cycle (the task's kernel body holds this launch).
@@ -219,7 +220,10 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
       m_chip(dev.device_id), m_l2(dev.l2_bytes),
       m_table(opt.table ? opt.table : make_reuse_table()),
       m_pending(std::make_shared<Pending>()) {
-  m_pending->target = m_opt.traffic;
+  // Stand-ins leave their traffic where the caller says, else in the device's memory system:
+  // a full run after stand-ins then finds the caches as the exact run would (a kernel whose
+  // operands the stand-ins before it brought into the L2 runs warm, as it would have).
+  m_pending->target = m_opt.traffic ? m_opt.traffic : ctx.device().dev().traffic_replay();
   if (m_opt.mode == ReuseMode::Off)
     return;
   if (!(m_opt.tolerance >= 0))
@@ -274,6 +278,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   auto launch = std::make_shared<Launch>();
   launch->ops = std::move(ops);
   launch->chip = m_chip;
+  launch->id = local->id.get();
   // The launch's task record is the next one (Context::launch records it after
   // this hook).
   launch->record = m_ctx.tasks().size();
@@ -363,28 +368,85 @@ void TimingReuse::on_launch(KernelDesc &k) {
 
 void TimingReuse::settle() { m_pending->hand_over(); }
 
+namespace {
+
+const Task *done(const TimingReuse::Launch &l) {
+  return l.task && l.task->done ? l.task : nullptr;
+}
+
+// How much an identity's time varied over its full runs after its first (the
+// first is often the one whose code came from HBM, which no later launch
+// repeats): (max - min) / min; -1 with fewer than two such runs.
+double later_spread(const TimingReuse::Identity &id) {
+  uint64_t lo = UINT64_MAX, hi = 0, n = 0;
+  for (size_t j = 1; j < id.full.size(); ++j)
+    if (const Task *t = done(*id.full[j])) {
+      lo = std::min(lo, t->cycles);
+      hi = std::max(hi, t->cycles);
+      ++n;
+    }
+  return n >= 2 ? deviation(lo, hi) : -1;
+}
+
+// A full run's difference from its identity's previous full run when the two
+// disagree by more than `tol` (0 otherwise, or when it is the first).
+double disagreement(const TimingReuse::Launch &l, double tol) {
+  const Task *t = done(l);
+  if (!t || !l.id)
+    return 0;
+  const auto &full = l.id->full;
+  auto it = std::find_if(full.begin(), full.end(),
+                         [&](const auto &o) { return o.get() == &l; });
+  while (it != full.begin()) {
+    --it;
+    const Task *p = done(**it);
+    if (!p)
+      continue;
+    if (deviation(p->cycles, t->cycles) <= tol)
+      return 0;
+    return static_cast<double>(t->cycles > p->cycles ? t->cycles - p->cycles
+                                                     : p->cycles - t->cycles);
+  }
+  return 0;
+}
+
+} // namespace
+
 ReuseCounters TimingReuse::counters() const {
   ReuseCounters c;
   c.replayed_bytes = m_pending->bytes;
   c.launches = m_launches;
   c.candidates = m_candidates;
-  // A stand-in reproduces its template's span only up to its own start-up and
-  // the rounding of the span over its waves: that part of its error is
-  // measured, not estimated.
-  double reproduction = 0;
+  // Measured parts of the bound. A stand-in reproduces its template's span
+  // only up to its own start-up and the rounding of the span over its waves.
+  // A full run after the context's first stand-in found the caches as the
+  // stand-ins' replayed footprints left them (untimed, approximate), not as
+  // their kernels would have: where it disagrees with its identity's previous
+  // full run by more than the tolerance, the difference may be the re-use's
+  // doing, and counts whole. (Before the first stand-in the run is the exact
+  // run: nothing to count.)
+  double measured = 0;
+  bool standin_seen = false;
   for (const std::shared_ptr<Launch> &l : m_records) {
     const Task *t = done_task(m_ctx, l->record);
     if (!t)
       continue;
     c.kernel_cycles += t->cycles;
-    if (l->standin)
-      reproduction +=
+    if (l->standin) {
+      standin_seen = true;
+      measured +=
           static_cast<double>(t->cycles > l->cycles ? t->cycles - l->cycles
                                                     : l->cycles - t->cycles);
+    } else if (standin_seen) {
+      measured += disagreement(*l, m_opt.tolerance);
+    }
   }
-  c.error_bound_cycles = reproduction;
-  // Each identity's deviation: Auto's agreeing pairs; On's full runs against
-  // the first (on any chip sharing the table).
+  c.error_bound_cycles = measured;
+  // Each identity's deviation: Auto's agreeing pair, widened to the spread of
+  // all its full runs after the first (a pair can agree on a state the
+  // identity misses, e.g. two runs both cold where the exact run is warm,
+  // while the runs before it differed); On's full runs against the first (on
+  // any chip sharing the table).
   std::vector<double> devs(m_ids.size(), -1);
   double worst = -1;
   size_t i = 0;
@@ -392,12 +454,13 @@ ReuseCounters TimingReuse::counters() const {
     const Local &id = *kv.second;
     double d = id.dev;
     const auto &full = id.id->full;
-    if (m_opt.mode == ReuseMode::On && !full.empty() && full.front()->task &&
-        full.front()->task->done)
+    if (m_opt.mode == ReuseMode::On && !full.empty() && done(*full.front()))
       for (size_t j = 1; j < full.size(); ++j)
-        if (full[j]->task && full[j]->task->done)
+        if (done(*full[j]))
           d = std::max(d, deviation(full.front()->task->cycles,
                                     full[j]->task->cycles));
+    if (m_opt.mode == ReuseMode::Auto && d >= 0)
+      d = std::max(d, later_spread(*id.id));
     devs[i++] = d;
     worst = std::max(worst, d);
     // Summed over the chips sharing a table, each identity counts once and

@@ -35,19 +35,25 @@
 // - counters(): launches seen, candidates (launches with an identity), reused,
 // unique identities,
 //   full runs that were checks, and the estimated error bound on the summed
-//   kernel cycles: for each identity, the relative deviation between the full
-//   runs its stand-ins relied on times the cycles given to them, plus each
-//   stand-in's measured difference from its template's span; identities never
-//   checked take the largest deviation seen on the context and are counted as
-//   unverified (with no deviation measured at all the bound is unknown,
-//   error_bound_known = false). It bounds the kernels' own times, not what
-//   missing traffic does to other kernels.
+//   kernel cycles: for each identity, its deviation (Auto: the larger of the
+//   agreeing pair's and the spread of all its full runs after the first; On:
+//   its full runs against the first) times the cycles given to its stand-ins,
+//   plus each stand-in's measured difference from its template's span, plus
+//   each full run after the first stand-in that disagrees with its identity's
+//   previous full run by more than the tolerance (its difference); identities
+//   never checked take the largest deviation seen on the context and are
+//   counted as unverified (with no deviation measured at all the bound is
+//   unknown, error_bound_known = false). It cannot see a new identity's full
+//   run that the replayed (approximate) cache state changed, nor the
+//   contention a stand-in's untimed traffic would have caused.
 // - A stand-in leaves the memory system as its kernel would have: each full run
 //   records its GM footprint (footprint.h), and a stand-in's footprint (the
 //   template's, moved to its own operands) is handed to the device
-//   (ReuseOptions::traffic) before the next launch simulated in full starts,
-//   or by settle() after the last one. Launches without operands (operator-
-//   library calls) replay nothing; without a target nothing is recorded.
+//   (ReuseOptions::traffic, by default the device's own memory system) before
+//   the next launch simulated in full starts, or by settle() after the last
+//   one (call it before reading the memory system's stats). Launches without
+//   operands (operator-library calls) replay nothing; without a target (a
+//   device without caches) nothing is recorded.
 // - Chips of one configuration may share one table of identities
 //   (ReuseOptions::table, make_reuse_table()): a multi-chip host program's
 //   ranks then re-use each other's full runs (a TP group's all-reduce kernels,
@@ -111,8 +117,8 @@ struct ReuseOptions {
   // programs that know their kernels better; the L2 state is appended to it
   // either way.
   std::function<std::string(const KernelDesc &)> identity;
-  // Where stand-ins leave their traffic (the chip's memory system; null: they
-  // move none, and the kernels after them find the caches as they were).
+  // Where stand-ins leave their traffic (null: the context's device's memory
+  // system, IDevice::traffic_replay()).
   ITrafficReplay *traffic = nullptr;
   // Identities shared with the services of other chips of this configuration
   // in the same simulation (null: this service's own).

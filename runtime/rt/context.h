@@ -135,6 +135,8 @@ public:
     Context(Device& d, uint32_t id);
     ~Context();
     uint32_t id() const { return m_id; }
+    // The device this context runs on.
+    Device& device() const { return m_dev; }
     const std::string& last_error() const { return m_error; }
 
     // Memory.

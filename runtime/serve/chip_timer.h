@@ -72,7 +72,7 @@ public:
     // steps (the host idles for it, no kernel runs). Not with lockstep (the followers run every
     // step).
     void step_reuse(const StepReuseOptions& o) { m_times = StepTimes(o); }
-    const StepReuseCounters& step_reuse_counters() const { return m_times.counters(); }
+    StepReuseCounters step_reuse_counters() const { return m_times.counters(); }
 
 private:
     llm::LlmRun& m_run;

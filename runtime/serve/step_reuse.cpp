@@ -3,22 +3,30 @@
 
 #include <cmath>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 namespace sfumato::serve {
 
 StepKey step_key(const llm::StepBatch& b) {
     StepKey k;
-    k.shape.reserve(b.sequences() * 4);
+    int64_t decodes = 0;
+    std::vector<std::pair<int64_t, int64_t>> pieces;  // (new tokens, cached context)
     for (size_t s = 0; s < b.sequences(); ++s) {
         const int64_t q = b.query_lens[s], ctx = s < b.context_lens.size() ? b.context_lens[s] : 0;
-        k.shape += std::to_string(q);
         if (q > 1) {
-            k.shape += '@' + std::to_string(ctx);
+            pieces.emplace_back(q, ctx);
         } else {
+            ++decodes;
             k.x += ctx;
         }
-        k.shape += ',';
     }
+    // The batch order is not part of the shape: the engine's plan is the same whatever it (the
+    // tokens, sequences and prompt pieces), and what the order changes (which core takes which
+    // attention item) is left to the checks.
+    std::sort(pieces.begin(), pieces.end());
+    k.shape = "d" + std::to_string(decodes);
+    for (const auto& [q, ctx] : pieces) k.shape += ',' + std::to_string(q) + '@' + std::to_string(ctx);
     return k;
 }
 
@@ -59,11 +67,52 @@ StepTimes::Given StepTimes::predict(const StepKey& k) const {
         if (near != p.begin()) below = extend(near, std::prev(near));
     }
     if (hi != p.end() && std::next(hi) != p.end()) above = extend(hi, std::next(hi));
+    if (below.kind == Kind::None && above.kind == Kind::None) return pooled(p, k.x);
     if (below.kind == Kind::None) return above;
     if (above.kind == Kind::None) return below;
     // Both sides reach (a gap wider than span): the nearer side's line.
     const int64_t db = k.x - std::prev(hi)->first, da = hi->first - k.x;
     return db <= da ? below : above;
+}
+
+StepReuseCounters StepTimes::counters() const {
+    StepReuseCounters n = m_n;
+    n.pooled_slope = pooled_slope();
+    n.pooled_baselines = m_slopes;
+    return n;
+}
+
+double StepTimes::pooled_slope() const {
+    if (!m_slope_dirty) return m_slope;
+    m_slope_dirty = false;
+    // Adjacent points of a shape at least span / 4 and at most span apart (the baselines a
+    // shape's own line may use), over all shapes: their median slope.
+    std::vector<double> slopes;
+    for (const auto& [shape, p] : m_points)
+        for (auto a = p.begin(), b = p.begin(); a != p.end() && ++b != p.end(); ++a) {
+            const int64_t base = b->first - a->first;
+            if (4 * base >= m_o.span && base <= m_o.span)
+                slopes.push_back((b->second - a->second) / static_cast<double>(base));
+        }
+    m_slopes = slopes.size();
+    if (slopes.empty()) return m_slope = 0;
+    const auto mid = slopes.begin() + static_cast<std::ptrdiff_t>(slopes.size() / 2);
+    std::nth_element(slopes.begin(), mid, slopes.end());
+    return m_slope = *mid;
+}
+
+StepTimes::Given StepTimes::pooled(const std::map<int64_t, double>& p, int64_t x) const {
+    // The nearest point within span / 2, and the median slope of every shape's baselines (what
+    // a context token adds to a step: its K and V read in every layer, whatever the batch).
+    const double slope = pooled_slope();
+    if (p.empty() || m_slopes == 0) return {};
+    auto near = p.lower_bound(x);
+    if (near == p.end() || (near != p.begin() && x - std::prev(near)->first < near->first - x))
+        near = std::prev(near);
+    if (2 * std::abs(x - near->first) > m_o.span) return {};
+    const double s = near->second + slope * static_cast<double>(x - near->first);
+    if (!(s > 0)) return {};
+    return {Kind::Pooled, s};
 }
 
 StepTimes::Given StepTimes::decide(const StepKey& k, Given* check) {
@@ -87,6 +136,7 @@ StepTimes::Given StepTimes::decide(const StepKey& k, Given* check) {
     if (g.kind == Kind::Exact) ++m_n.exact;
     if (g.kind == Kind::Interpolated) ++m_n.interpolated;
     if (g.kind == Kind::Extrapolated) ++m_n.extrapolated;
+    if (g.kind == Kind::Pooled) ++m_n.pooled;
     return g;
 }
 
@@ -99,15 +149,22 @@ void StepTimes::simulated(const StepKey& k, double seconds, const Given& check) 
         m_n.max_dev = std::max(m_n.max_dev, std::abs(dev));
         m_n.sum_abs_dev += std::abs(dev);
         m_n.sum_dev += dev;
+        const auto kind = static_cast<size_t>(check.kind);
+        ++m_n.kind_checks[kind];
+        m_n.kind_max_dev[kind] = std::max(m_n.kind_max_dev[kind], std::abs(dev));
     }
     if (!m_o.on) return;
     std::map<int64_t, double>& p = m_points[k.shape];
     if (p.empty()) ++m_n.shapes;
-    p.emplace(k.x, seconds);  // a repeat of an x keeps the first point
+    if (p.emplace(k.x, seconds).second) m_slope_dirty = true;  // a repeat of an x keeps the first point
 }
 
 nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounters& n) {
     const double bound = n.error_bound_fraction();
+    nlohmann::json by_kind = nlohmann::json::object();
+    const char* names[] = {"", "exact", "interpolated", "extrapolated", "pooled"};
+    for (size_t i = 1; i < 5; ++i)
+        by_kind[names[i]] = {{"checks", n.kind_checks[i]}, {"max_deviation", n.kind_max_dev[i]}};
     return {{"on", o.on},
             {"span_tokens", o.span},
             {"check_every", o.check_every},
@@ -116,6 +173,9 @@ nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounter
             {"exact", n.exact},
             {"interpolated", n.interpolated},
             {"extrapolated", n.extrapolated},
+            {"pooled", n.pooled},
+            {"pooled_slope_us_per_token", n.pooled_slope * 1e6},
+            {"pooled_baselines", n.pooled_baselines},
             {"checks", n.checks},
             {"shapes", n.shapes},
             {"simulated_s", n.simulated_s},
@@ -123,6 +183,7 @@ nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounter
             {"check_max_deviation", n.max_dev},
             {"check_mean_abs_deviation", n.checks ? n.sum_abs_dev / static_cast<double>(n.checks) : 0.0},
             {"check_mean_deviation", n.checks ? n.sum_dev / static_cast<double>(n.checks) : 0.0},
+            {"checks_by_kind", by_kind},
             {"error_bound_known", bound >= 0},
             {"error_bound_fraction", std::max(0.0, bound)}};
 }

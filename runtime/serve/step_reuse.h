@@ -1,20 +1,25 @@
 // Step-time re-use for serving (serve.step_reuse), a stated approximation for speed on top of the
 // kernels' timing re-use (runtime/reuse): a scheduler step whose shape was simulated before takes
 // its time from those simulated steps instead of running its kernels.
-// A step's shape (step_key) is everything of its padded batch but its decodes' cached contexts:
-// the new tokens of each sequence in batch order and the cached context of each sequence with
-// more than one new token (a prompt piece). What varies from step to step in a decode-heavy
-// batch, the decodes' contexts (each grows by one token per step), enters as one number, x: their
-// sum, which a decode's paged attention reads in proportion to. The chip's timer adds to the shape
-// whether the step's plan is the one the last simulated step ran (switching plans changes a step's
-// time: the kernels' code and the L2 as the previous step left them; measured on the tiny model,
-// the checks' largest deviation fell from 13 % to 6 % with it). Per shape the simulated steps are
+// A step's shape (step_key) is everything of its padded batch but its decodes' cached contexts and
+// the batch order: how many sequences have one new token (decodes, padding included) and each
+// prompt piece's new tokens and cached context (sorted). The order is left out because the
+// engine's plan is the same whatever it; what it changes (which core takes which attention item)
+// is part of what the checks measure. What varies from step to step in a decode-heavy batch, the
+// decodes' contexts (each grows by one token per step), enters as one number, x: their sum, which a
+// decode's paged attention reads in proportion to. The chip's timer adds to the shape whether the
+// step's plan is the one the last simulated step ran (switching plans changes a step's time: the
+// kernels' code and the L2 as the previous step left them; measured on the tiny model, the
+// checks' largest deviation fell from 13 % to 6 % with it). Per shape the simulated steps are
 // points (x, seconds); a step of that shape and x:
 //   - takes the time of a simulated step of the same x (exact: the same shape and context sum);
 //   - or the linear interpolation between the nearest simulated x below and above, when they are
 //     at most `span` tokens apart;
 //   - or the line through the two nearest points on one side, when x is at most span / 2 beyond
 //     the nearer one and the two are at least span / 4 apart (a batch whose contexts grow);
+//   - or (pooled) the nearest point's time, when x is at most span / 2 from it, plus the median
+//     slope over every shape's adjacent points span / 4 to span apart (what a context token adds
+//     to a step: its K and V read in every layer, whatever the batch), when some shape has one;
 //   - else it is simulated (and becomes a point).
 // Every `check_every`-th step that could be re-used is simulated anyway and compared with what it
 // would have been given (the interval doubling after every 4 checks, so a long run's checks grow
@@ -52,13 +57,21 @@ StepKey step_key(const llm::StepBatch& b);
 
 struct StepReuseCounters {
     size_t simulated = 0;  // steps run as kernels (checks included)
-    size_t reused = 0, exact = 0, interpolated = 0, extrapolated = 0;
+    size_t reused = 0, exact = 0, interpolated = 0, extrapolated = 0, pooled = 0;
     size_t checks = 0;  // re-usable steps simulated anyway
     size_t shapes = 0;  // distinct shapes simulated
     double simulated_s = 0, reused_s = 0;  // the steps' simulated seconds
     // Checks: relative deviation (given - simulated) / simulated: largest absolute, summed
     // absolute and summed signed.
     double max_dev = 0, sum_abs_dev = 0, sum_dev = 0;
+    // The same per way a check's time would have been given (indexed by StepTimes::Kind: exact,
+    // interpolated, extrapolated, pooled; 0 unused): how many checks and their largest deviation.
+    size_t kind_checks[5] = {};
+    double kind_max_dev[5] = {};
+    // The slope pooled over the shapes (seconds per context token, StepTimes::pooled_slope) and
+    // how many baselines it is the median of.
+    double pooled_slope = 0;
+    size_t pooled_baselines = 0;
     // The estimated bound on the error of the summed step time, as a fraction of it: re-used
     // seconds x max_dev / all seconds (0 with nothing re-used; negative: unknown, no check ran).
     double error_bound_fraction() const;
@@ -69,7 +82,7 @@ public:
     explicit StepTimes(StepReuseOptions o)
         : m_o(o), m_interval(static_cast<size_t>(std::max<int64_t>(1, o.check_every))), m_next_check(m_interval) {}
     static constexpr size_t kChecksPerInterval = 4;
-    enum class Kind : uint8_t { None, Exact, Interpolated, Extrapolated };
+    enum class Kind : uint8_t { None, Exact, Interpolated, Extrapolated, Pooled };
     struct Given {
         Kind kind = Kind::None;
         double seconds = 0;
@@ -81,14 +94,21 @@ public:
     Given decide(const StepKey& k, Given* check);
     // A simulated step of key k took `seconds`; `check`: what decide() would have given it.
     void simulated(const StepKey& k, double seconds, const Given& check);
-    const StepReuseCounters& counters() const { return m_n; }
+    StepReuseCounters counters() const;  // with the pooled slope as it stands
     const StepReuseOptions& options() const { return m_o; }
+    // The median slope (seconds per context token) over every shape's adjacent points at least
+    // span / 4 and at most span apart; 0 with none.
+    double pooled_slope() const;
 
 private:
+    Given pooled(const std::map<int64_t, double>& p, int64_t x) const;
     StepReuseOptions m_o;
     std::map<std::string, std::map<int64_t, double>> m_points;  // shape -> x -> seconds
     size_t m_reusable = 0, m_interval, m_next_check, m_at_interval = 0;
     StepReuseCounters m_n;
+    mutable bool m_slope_dirty = false;
+    mutable double m_slope = 0;
+    mutable size_t m_slopes = 0;
 };
 
 // summary.json's `timer.step_reuse`: the options and the counters.

@@ -19,6 +19,7 @@ struct LayoutRun {
     std::map<std::string, int> kernels_per_node;
     int transdata = 0;
     std::vector<std::string> transdata_nodes;
+    int conv_conversions = 0;     // 0-FLOP kernels of Conv nodes (each converts its X or W)
     nlohmann::json layout;        // the pass report's entry (null with the pass off)
 };
 
@@ -49,6 +50,7 @@ LayoutRun run_model(const std::string& model, const std::string& passes, const s
     const auto s = read_json(dir + "/summary.json");
     for (const auto& op : s["ops"]) {
         ++out.kernels_per_node[op["node"].get<std::string>()];
+        if (op["type"].get<std::string>() == "Conv" && op["flops"].get<double>() == 0) ++out.conv_conversions;
         if (op["type"].get<std::string>() == "TransData") {
             ++out.transdata;
             out.transdata_nodes.push_back(op["node"].get<std::string>());
@@ -95,5 +97,28 @@ TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as
         CHECK(pat["conversions saved"].get<int>() == convs - on.transdata);
         // Timing mode runs the same kernels in the same cycles.
         CHECK(timing_total(model) == on.total);
+        // No Conv launches a conversion kernel of its own; without the pass each one did.
+        CHECK(on.conv_conversions == 0);
+        CHECK(off.conv_conversions == convs);
     }
+}
+
+TEST_CASE(
+    "layout pass: a small MobileNetV2 runs in NC1HWC0 throughout (depthwise and Clip(0, 6) Convs too)") {
+    const std::string model = "zoo:mobilenet_v2?image=32&classes=10&width_pct=50";
+    const LayoutRun on = run_model(model, "all", "mnv2_on");
+    const LayoutRun off = run_model(model, "all,-layout", "mnv2_off");
+    CHECK(on.check == off.check);
+    REQUIRE(on.layout.is_object());
+    const auto& pat = on.layout["patterns"];
+    const int convs = pat["conversions before (each Conv's X)"].get<int>();
+    // Off, every Conv converts its X in a kernel of its own; on, none does, and the one
+    // TransData is the image input's.
+    CHECK(off.conv_conversions == convs);
+    CHECK(on.conv_conversions == 0);
+    REQUIRE(on.transdata_nodes.size() == 1);
+    CHECK(on.transdata_nodes[0].rfind("input", 0) == 0);
+    CHECK(pat["Conv in NC1HWC0"].get<int>() == convs);
+    CHECK(pat["conversions saved"].get<int>() == convs - on.transdata);
+    CHECK(timing_total(model) == on.total);
 }

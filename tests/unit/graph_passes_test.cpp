@@ -234,3 +234,48 @@ TEST_CASE("graph passes: constant folding and dead-node removal") {
     CHECK(g.nodes[0].name == "used_copy");
     CHECK(dce.rep.patterns.count("dead Copy"));
 }
+
+TEST_CASE(
+    "graph passes: a depthwise Conv of whole C0 blocks becomes groups of C0 channels, W block-diagonal") {
+    // x [1, C, 6, 6] -> depthwise 3x3 (group C, W [C, 1, 3, 3]) -> y; fp32: C0 = 8 channels.
+    auto depthwise = [](int64_t c, int64_t group) {
+        zoo::Builder b("dw", 13, 7);
+        const std::string x = b.input("x", onnx::TensorProto::FLOAT, {1, c, 6, 6});
+        const std::string w = b.weight("w", {c, c / group, 3, 3});
+        b.output(b.op("Conv", {x, w}, {zoo::ai("group", group), zoo::ais("pads", {1, 1, 1, 1})}, "dw"),
+                 onnx::TensorProto::FLOAT);
+        Graph g = import_onnx_bytes(b.model().SerializeAsString(), "dw");
+        infer_shapes(g);
+        return g;
+    };
+    const int64_t c0 = 32 / 4;
+    for (const int64_t c : {c0, 3 * c0}) {
+        Graph g = depthwise(c, c);
+        const auto w0 = g.val(g.nodes[0].inputs[1]).constant->host();
+        Run run;
+        run(g, pass_depthwise);
+        REQUIRE(g.nodes.size() == 1);
+        const Node& n = g.nodes[0];
+        CHECK(n.attrs.get_int("group", 1) == c / c0);
+        CHECK(run.rep.changes == 1);
+        CHECK(run.rep.patterns.at("depthwise Conv -> groups of C0 channels") == 1);
+        const auto w = g.val(n.inputs[1]).constant->host();
+        REQUIRE(w->shape == std::vector<int64_t>{c, c0, 3, 3});
+        // Output channel o of group o / C0 reads input channel o of the group (lane o mod C0)
+        // with the depthwise taps, every other lane with zeros.
+        for (int64_t o = 0; o < c; ++o)
+            for (int64_t j = 0; j < c0; ++j)
+                for (int64_t t = 0; t < 9; ++t) {
+                    const double want = j == o % c0 ? w0->data[static_cast<size_t>(o * 9 + t)] : 0.0;
+                    CHECK(w->data[static_cast<size_t>((o * c0 + j) * 9 + t)] == want);
+                }
+    }
+    // Left alone: channels of a partial C0 block, and grouped (not depthwise) Convs.
+    for (const auto& [c, group] : std::vector<std::pair<int64_t, int64_t>>{{c0 + 4, c0 + 4}, {2 * c0, 2}}) {
+        Graph g = depthwise(c, group);
+        Run run;
+        run(g, pass_depthwise);
+        CHECK(g.nodes[0].attrs.get_int("group", 1) == group);
+        CHECK(run.rep.changes == 0);
+    }
+}

@@ -72,7 +72,8 @@ ref::Attr ints(std::vector<int64_t> v) { return ref::Attr::of_ints(std::move(v))
 
 }  // namespace
 
-TEST_CASE("layout ops: a Conv reading and writing NC1HWC0 matches the reference, one kernel, zero padding") {
+TEST_CASE(
+    "layout ops: a Conv reading and writing NC1HWC0 matches the reference, no conversion, zero padding") {
     struct Case {
         std::vector<int64_t> x, w;
         ref::ElemType t;
@@ -80,11 +81,34 @@ TEST_CASE("layout ops: a Conv reading and writing NC1HWC0 matches the reference,
     };
     const std::vector<Case> cases = {
         // fp16: 24 output channels = one full and one half C0 block of 16 (8 padding channels).
-        {{1, 20, 9, 11}, {24, 20, 3, 3}, ref::ElemType::Float16,
+        {{1, 20, 9, 11},
+         {24, 20, 3, 3},
+         ref::ElemType::Float16,
          {{"pads", ints({1, 1, 1, 1})}, {"activation", ref::Attr::of_string("Relu")}}},
         // fp32 (C0 = 8): 12 output channels, 4 padding; stride 2, uneven pads, two images.
-        {{2, 5, 8, 7}, {12, 5, 3, 3}, ref::ElemType::Float,
+        {{2, 5, 8, 7},
+         {12, 5, 3, 3},
+         ref::ElemType::Float,
          {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 1})}}},
+        // Clip(0, 0.5) (ReLU6-like): the FixPipe's ReLU, then min(y, 0.5) in place on NC1HWC0;
+        // 20 output channels (12 padding, kept zero).
+        {{1, 16, 6, 7},
+         {20, 16, 3, 3},
+         ref::ElemType::Float16,
+         {{"pads", ints({1, 1, 1, 1})},
+          {"activation", ref::Attr::of_string("Clip")},
+          {"activation_alpha", ref::Attr::of_float(0.0)},
+          {"activation_beta", ref::Attr::of_float(0.5)}}},
+        // Two groups of 16 input and 16 output channels (whole C0 blocks of the packed tensor,
+        // as the depthwise pass makes them), Clip(0, 0.5).
+        {{1, 32, 6, 5},
+         {32, 16, 3, 3},
+         ref::ElemType::Float16,
+         {{"pads", ints({1, 1, 1, 1})},
+          {"group", ref::Attr::of_int(2)},
+          {"activation", ref::Attr::of_string("Clip")},
+          {"activation_alpha", ref::Attr::of_float(0.0)},
+          {"activation_beta", ref::Attr::of_float(0.5)}}},
     };
     const DeviceInfo dev = tiny_split();
     for (const Case& c : cases) {
@@ -100,7 +124,9 @@ TEST_CASE("layout ops: a Conv reading and writing NC1HWC0 matches the reference,
         const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
         INFO("x " << ref::shape_str(c.x) << " w " << ref::shape_str(c.w));
         for (const auto& e : run.errors) FAIL_CHECK(e);
-        CHECK(run.kernels.size() == 1);  // no layout conversion: the cube kernel alone
+        // No layout conversion: the cube kernel alone (and the in-place Clip after it).
+        const bool clip = node.attrs.get_string("activation", "") == "Clip";
+        CHECK(run.kernels.size() == (clip ? 2u : 1u));
         const auto want = reference(node, in);
         const double taps = double(c.w[1] * c.w[2] * c.w[3]);
         Tolerance tol;

@@ -30,10 +30,14 @@ TEST_CASE("serve step re-use: the shape holds the new tokens and the pieces' con
     CHECK(a.shape == b.shape);
     CHECK(a.x == 1300);
     CHECK(b.x == 30);
-    // A prompt piece's context is part of the shape (its attention is q x ctx), the order too.
+    // A prompt piece's context is part of the shape (its attention is q x ctx), and so are the
+    // decodes' count and the pieces' sizes; the batch order is not (one plan whatever it).
     CHECK(step_key(batch({512, 1, 1}, {512, 600, 700})).shape != a.shape);
-    CHECK(step_key(batch({1, 512, 1}, {600, 0, 700})).shape != a.shape);
+    CHECK(step_key(batch({1, 512, 1}, {600, 0, 700})).shape == a.shape);
+    CHECK(step_key(batch({1, 1, 512}, {600, 700, 0})).x == 1300);
     CHECK(step_key(batch({1, 1}, {5, 6})).shape != step_key(batch({1, 1, 1}, {5, 6, 0})).shape);
+    CHECK(step_key(batch({256, 512, 1}, {0, 0, 9})).shape == step_key(batch({1, 512, 256}, {9, 0, 0})).shape);
+    CHECK(step_key(batch({256, 512, 1}, {0, 0, 9})).shape != step_key(batch({256, 256, 1}, {0, 0, 9})).shape);
 }
 
 TEST_CASE("serve step re-use: exact points, interpolation within the span, lines within half of it", "[serve]") {
@@ -73,6 +77,44 @@ TEST_CASE("serve step re-use: exact points, interpolation within the span, lines
     s.simulated(key(200), 1.1, {});
     CHECK(s.predict(key(300)).kind == StepTimes::Kind::None);
     CHECK(s.predict(key(150)).kind == StepTimes::Kind::Interpolated);
+    CHECK(s.counters().pooled_baselines == 0);
+}
+
+TEST_CASE("serve step re-use: a shape without a line of its own takes the slope pooled over the shapes",
+          "[serve]") {
+    StepReuseOptions o;
+    o.on = true;
+    o.span = 1000;
+    o.check_every = 0;
+    StepTimes t(o);
+    // Shape A: baselines of 400 (slope 1e-3 s/token) and 500 (3e-3); 100 apart is too short to count.
+    t.simulated({"A", 0}, 1.0, {});
+    t.simulated({"A", 400}, 1.4, {});
+    t.simulated({"A", 900}, 2.9, {});
+    t.simulated({"A", 1000}, 9.0, {});
+    // Shape B: one baseline of 250 (slope 2e-3): the median of 1e-3, 2e-3 and 3e-3 is 2e-3.
+    t.simulated({"B", 0}, 1.0, {});
+    t.simulated({"B", 250}, 1.5, {});
+    const StepReuseCounters n = t.counters();
+    CHECK(n.pooled_baselines == 3);
+    CHECK(n.pooled_slope == Approx(2e-3));
+    // Shape C has one point: within span / 2 of it, its time plus the pooled slope, both sides.
+    t.simulated({"C", 1000}, 3.0, {});
+    const StepTimes::Given up = t.predict({"C", 1500});
+    CHECK(up.kind == StepTimes::Kind::Pooled);
+    CHECK(up.seconds == Approx(4.0));
+    CHECK(t.predict({"C", 600}).seconds == Approx(2.2));
+    CHECK(t.predict({"C", 1501}).kind == StepTimes::Kind::None);
+    CHECK(t.predict({"D", 1000}).kind == StepTimes::Kind::None);  // no point of its own
+    // Two points closer than span / 4: the nearer one's time and the pooled slope.
+    t.simulated({"C", 1100}, 3.1, {});
+    CHECK(t.predict({"C", 1400}).seconds == Approx(3.1 + 300 * 2e-3));
+    CHECK(t.predict({"C", 900}).seconds == Approx(3.0 - 100 * 2e-3));
+    // Counted as pooled when re-used.
+    StepTimes::Given check;
+    CHECK(t.decide({"C", 1400}, &check).kind == StepTimes::Kind::Pooled);
+    CHECK(t.counters().pooled == 1);
+    CHECK(step_reuse_json(o, t.counters())["pooled"] == 1);
 }
 
 TEST_CASE("serve step re-use: every N-th re-usable step is a check, its deviation measured and bounding",
@@ -101,6 +143,13 @@ TEST_CASE("serve step re-use: every N-th re-usable step is a check, its deviatio
     CHECK(n.checks == 1);
     CHECK(n.max_dev == Approx(0.125));
     CHECK(n.sum_dev == Approx(-0.125));
+    // Per way the check's time would have been given.
+    CHECK(n.kind_checks[static_cast<size_t>(StepTimes::Kind::Interpolated)] == 1);
+    CHECK(n.kind_max_dev[static_cast<size_t>(StepTimes::Kind::Interpolated)] == Approx(0.125));
+    const nlohmann::json j = step_reuse_json(o, n);
+    CHECK(j["checks_by_kind"]["interpolated"]["checks"] == 1);
+    CHECK(j["checks_by_kind"]["interpolated"]["max_deviation"].get<double>() == Approx(0.125));
+    CHECK(j["checks_by_kind"]["pooled"]["checks"] == 0);
     // The bound: the re-used seconds times the largest deviation, over all seconds.
     CHECK(n.error_bound_fraction() == Approx((1.5 + 1.25) * 0.125 / (1.0 + 2.0 + 2.0 + 1.5 + 1.25)));
     // The checked step is a point now.
