@@ -251,10 +251,12 @@ struct Load2dParams {
 // written to L0A as ZZ fractals (m_ext, k_ext multiples of 16 and C0), or (2- and 4-byte types)
 // to L0B as the B operand of a product with the pixels as columns: the same 16 x C0 fractals in
 // ZN order (fractal (m / 16, k / C0) at (k / C0) * m_ext / 16 + m / 16). Out-of-image taps read
-// the pad value Instr::scalar. transpose = 1 (L0B only, k_ext a multiple of 16; load3dv2's
-// enTranspose, as the weight-gradient convolution uses it) writes the transposed matrix as the B
-// operand instead: the pixels become B's K (rows) and the img2col columns B's N, in ZN order
-// (element (m, k) at isa::zn_offset(m, k, k_ext, C0)).
+// the pad value Instr::scalar. transpose = 1 (2- and 4-byte types; load3dv2's enTranspose)
+// writes the transposed matrix: into L0B as the B operand, the pixels B's K (rows) and the
+// img2col columns B's N, in ZN order (element (m, k) at isa::zn_offset(m, k, round_up16(k_ext),
+// C0)); into L0A as the A operand, the img2col columns A's rows and the pixels A's K, in ZZ order
+// (element (m, k) at isa::zz_offset(k, m, m_ext, C0)). Rows/columns padding k_ext to 16 are left
+// as they were.
 struct Load3dParams {
     uint16_t l1_h = 1, l1_w = 1, c1 = 1;
     uint8_t kh = 1, kw = 1;

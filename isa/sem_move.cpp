@@ -220,8 +220,10 @@ void exec_load3d(const Instr& in, IMemView& mem) {
         for (uint32_t ki = 0; ki < p.k_ext; ++ki) {
             const uint32_t k = p.k_start + ki;
             uint8_t* o;
-            if (to_b && p.transpose) {  // B (K = pixels, N = columns), ZN
-                o = d + zn_offset(mi, ki, p.k_ext, g.c0, es);
+            if (to_b && p.transpose) {  // B (K = pixels, N = columns), ZN; N padded to 16, pad untouched
+                o = d + zn_offset(mi, ki, round_up16(p.k_ext), g.c0, es);
+            } else if (p.transpose) {  // A (M = columns, K = pixels), ZZ; M padded to 16, pad untouched
+                o = d + zz_offset(ki, mi, p.m_ext, g.c0, es);
             } else {
                 const uint64_t frac = to_b ? uint64_t{ki / g.c0} * m1 + mi / 16 : uint64_t{mi / 16} * k1 + ki / g.c0;
                 o = d + (frac * 16 * g.c0 + (mi % 16) * g.c0 + ki % g.c0) * es;
@@ -314,8 +316,7 @@ std::string validate_move(const Instr& in) {
             if (in.dtype == DType::INT32) return bad_dtype(in, in.dtype);
             if (in.src0.pos != Pos::L1) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos == Pos::L0B && dtype_size(in.dtype) == 1) return "load3d into L0B needs a 2- or 4-byte dtype";
-            if (in.l3d.transpose && in.dst.pos != Pos::L0B) return "load3d transpose writes L0B only";
-            if (in.l3d.transpose && in.l3d.k_ext % 16) return "load3d transpose needs k_ext a multiple of 16";
+            if (in.l3d.transpose && dtype_size(in.dtype) == 1) return "load3d transpose needs a 2- or 4-byte dtype";
             if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
             return "";
         }
@@ -370,8 +371,9 @@ int footprint_move(const Instr& in, Extent out[kMaxExtents]) {
             const uint64_t es = dtype_size(in.dtype), c0 = kBlock / es;
             out[0] = {in.src0.pos, in.src0.addr,
                       in.src0.addr + static_cast<uint64_t>(p.c1) * p.l1_h * p.l1_w * c0 * es, false};
-            out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + static_cast<uint64_t>(p.m_ext) * p.k_ext * es,
-                      true};
+            // Transposed, the columns (k_ext) become rows of whole 16-row fractals.
+            const uint64_t k_rows = p.transpose ? round_up16(p.k_ext) : p.k_ext;
+            out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + static_cast<uint64_t>(p.m_ext) * k_rows * es, true};
             return 2;
         }
         case Opcode::FILL: {

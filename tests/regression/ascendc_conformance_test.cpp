@@ -96,6 +96,9 @@ TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and 
 TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, mask, count and block-stride forms") {
     family("int4");
 }
+TEST_CASE("ascendc conformance: LoadData3DParamsV2::enTranspose into L0A and L0B (float, N padded to 16)") {
+    family("load3d_t");
+}
 TEST_CASE("ascendc conformance: int4b_t Mmad (K0 64): DataCopy Nd2Nz and LoadData 2D in bytes, int32 out") {
     family("int4_mmad");
 }

@@ -276,7 +276,7 @@ TEST_CASE("isa cube: load3d into L0B writes the img2col fractals in ZN order (th
     }
 }
 
-TEST_CASE("isa cube: load3d with transpose writes the img2col matrix as B with the pixels as K") {
+TEST_CASE("isa cube: load3d with transpose writes the img2col matrix as B with the pixels as K, or as A") {
     for (DType t : {DType::FP16, DType::FP32}) {
         INFO(dtype_name(t));
         const uint32_t es = dtype_size(t), c0 = 32 / es, C1 = 2, H = 5, W = 7;
@@ -303,14 +303,40 @@ TEST_CASE("isa cube: load3d with transpose writes the img2col matrix as B with t
                 bad += std::memcmp(&mem.of(Pos::L0A)[za], &mem.of(Pos::L0B)[zn_offset(m, k, KEXT, c0, es)], es) != 0;
             }
         CHECK(bad == 0);
+        // Into L0A: A with the window's columns as rows (ZZ over m_ext columns).
+        TestMem m2 = mem;
         Instr c = b;
-        c.dst = at(Pos::L0A, 0);
-        CHECK_FALSE(validate(c).empty());  // transposed only into L0B
-        if (c0 == 8) {
-            c = b, c.l3d.k_ext = 24;
-            CHECK_FALSE(validate(c).empty());  // N in whole 16-column fractals
+        c.dst = at(Pos::L0A, 0x4000);
+        REQUIRE(validate(c).empty());
+        execute(c, m2);
+        bad = 0;
+        for (uint32_t m = 0; m < MEXT; ++m)
+            for (uint32_t k = 0; k < KEXT; ++k) {
+                const uint64_t za = ((uint64_t{m / 16} * (KEXT / c0) + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0) * es;
+                bad += std::memcmp(&m2.of(Pos::L0A)[za], &m2.of(Pos::L0A)[0x4000 + zz_offset(k, m, MEXT, c0, es)], es) != 0;
+            }
+        CHECK(bad == 0);
+        if (c0 == 8) {  // fp32: a k extension of 24 pads N to 32 (whole 16-column fractals), padding untouched
+            TestMem m3 = mem;
+            for (uint32_t i = 0; i < MEXT * 32; ++i) m3.set(Pos::L0B, i * es, t, 99);
+            Instr d = b;
+            d.l3d.k_ext = 24;
+            REQUIRE(validate(d).empty());
+            execute(d, m3);
+            bad = 0;
+            for (uint32_t m = 0; m < MEXT; ++m)
+                for (uint32_t k = 0; k < 32; ++k) {
+                    const uint64_t za = ((uint64_t{m / 16} * (KEXT / c0) + k / c0) * 16 * c0 + (m % 16) * c0 + k % c0) * es;
+                    const uint8_t* got = &m3.of(Pos::L0B)[zn_offset(m, k, 32, c0, es)];
+                    bad += k < 24 ? std::memcmp(&mem.of(Pos::L0A)[za], got, es) != 0 : load_f64(t, got) != 99;
+                }
+            CHECK(bad == 0);
         }
     }
+    Instr i8 = make_instr(Opcode::LOAD3D);
+    i8.dtype = DType::INT8, i8.src0 = at(Pos::L1, 0), i8.dst = at(Pos::L0A, 0), i8.l3d.transpose = 1;
+    i8.l3d.k_ext = 32;
+    CHECK_FALSE(validate(i8).empty());  // 2- and 4-byte types only
 }
 
 TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {

@@ -2,8 +2,8 @@
 // whole fractals, optionally transposed; 3D: img2col from an NC1HWC0 feature map), Mmad, and
 // Fixpipe (CO1 -> GM or L1 on split cores, with the quantisation modes the FixPipe has). Field
 // meanings follow the public parameter structs; what a field asks for that the modelled ISA
-// cannot do (a 3D load's small-K or transpose mode, Fixpipe over several ND matrices, a channel
-// split) stops the run naming the block, the call and the field.
+// cannot do (a 3D load's small-K mode, a 1-byte transpose, Fixpipe over several ND matrices)
+// stops the run naming the block, the call and the field.
 #pragma once
 #include "runtime/kernel/api.h"
 #include "sfumato_ascendc/tensor.h"
@@ -56,10 +56,11 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     sfumato::ascendc::enter("LoadData");
     if (p.enSmallK || p.filterSizeW || p.filterSizeH)
         sfumato::ascendc::fail("LoadData3DParamsV2: enSmallK and filter sizes above 255 are not modelled");
-    if (p.enTranspose && dst.GetPosition() != TPosition::B2)
-        sfumato::ascendc::fail("LoadData3DParamsV2::enTranspose into " +
-                               std::string(dst.GetPosition() == TPosition::A2 ? "L0A" : "a buffer other than L0B") +
-                               ": the modelled load3d transposes into L0B only");
+    if (p.enTranspose && dst.GetPosition() != TPosition::B2 && dst.GetPosition() != TPosition::A2)
+        sfumato::ascendc::fail("LoadData3DParamsV2::enTranspose into a buffer other than L0A or L0B");
+    if (p.enTranspose && sizeof(T) == 1)
+        sfumato::ascendc::fail("LoadData3DParamsV2::enTranspose with a 1-byte type (the reference's load3d "
+                               "transposes 2- and 4-byte types)");
     constexpr uint32_t c0 = 32 / sizeof(T);
     if (p.channelSize % c0 != 0)
         sfumato::ascendc::fail("LoadData3DParamsV2::channelSize " + std::to_string(p.channelSize) +
@@ -89,6 +90,10 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     if (p.disableGemv)
         sfumato::ascendc::fail(
             "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
+    // fp32 A whose k direction is aligned to 16 in L0A (two 8-wide fractals): only a no-op is modelled.
+    if (p.kDirectionAlign && sizeof(A) == 4 && p.k % 16 != 0)
+        sfumato::ascendc::fail("MmadParams::kDirectionAlign with float operands and k = " + std::to_string(p.k) +
+                               " not a multiple of 16 (L0A's k aligned to 16) is not modelled");
     k.gemv = p.m == 1;
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), k);
 }
@@ -103,6 +108,10 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     if (p.disableGemv)
         sfumato::ascendc::fail(
             "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
+    // fp32 A whose k direction is aligned to 16 in L0A (two 8-wide fractals): only a no-op is modelled.
+    if (p.kDirectionAlign && sizeof(A) == 4 && p.k % 16 != 0)
+        sfumato::ascendc::fail("MmadParams::kDirectionAlign with float operands and k = " + std::to_string(p.k) +
+                               " not a multiple of 16 (L0A's k aligned to 16) is not modelled");
     k.gemv = p.m == 1;
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), bias.template ReinterpretCast<C>().kt(), k);
 }
