@@ -55,8 +55,8 @@ CoreParams::CoreParams(const ParamScope& s)
                    "cost_model, gives 32)",
                    {1, 256}),
       cube_k0_int4(s.sub("cube"), "k0_int4", 64, "elem",
-                   "reduction depth per cycle, int4 (est.: one 512-B fractal of 16 x 64 int4 per step, the bytes "
-                   "per cycle of fp16 and int8, so twice int8's depth)",
+                   "reduction depth per cycle, int4 (four times fp16: the vendor's open A2/A3 cost model, hicann/pypto "
+                   "cost_model, gives 64; one 512-B fractal of 16 x 64 int4 a step, as fp16 and int8)",
                    {1, 256}),
       cube_k0_fp32(s.sub("cube"), "k0_fp32", 4, "elem",
                    "reduction depth per cycle, fp32 (a quarter of fp16: the vendor's open A2/A3 cost model, hicann/pypto "
