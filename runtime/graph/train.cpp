@@ -25,7 +25,9 @@ std::shared_ptr<const ref::HostTensor> ints(const std::vector<int64_t>& v) {
 
 class Builder {
 public:
-    Builder(const Plan& p, const DeviceInfo& dev, const TrainOptions& o) : m_p(p), m_dev(dev), m_o(o) {
+    // kept: per plan tensor, whether the backward without recomputation reads it (recompute only).
+    Builder(const Plan& p, const DeviceInfo& dev, const TrainOptions& o, std::vector<bool> kept = {})
+        : m_p(p), m_dev(dev), m_o(o), m_kept(std::move(kept)) {
         m_fwd.assign(p.tensors.size(), -1);
         m_producer.assign(p.tensors.size(), -1);
         for (size_t s = 0; s < p.steps.size(); ++s)
@@ -110,6 +112,9 @@ private:
         emit(st.name + "/recompute", st.op_type, st.desc.opset, st.desc.attrs, ins, dest, st.desc.constants);
         return dest;
     }
+    // A step worth recomputing: a vector kernel (pooling, activation, elementwise) whose inputs
+    // the backward keeps anyway (weights, or tensors it reads itself), so not keeping its output
+    // saves that output's bytes from the forward to its first backward reader.
     bool cheap_step(int pt) const {
         static const std::set<std::string> cheap = {"MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu",
                                                     "Sigmoid", "Clip", "Add", "Sub", "Mul"};
@@ -118,7 +123,14 @@ private:
         if (t.kind != PlanTensor::Kind::Activation || t.graph_output || s < 0) return false;
         const PlanStep& st = m_p.steps[static_cast<size_t>(s)];
         if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1) return false;
-        return st.desc.attrs.get_string("activation", "").empty();
+        if (!st.desc.attrs.get_string("activation", "").empty()) return false;
+        for (int i : st.in) {
+            if (i < 0 || is_weight(i)) continue;
+            int r = i;
+            while (m_p.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = m_p.tensors[static_cast<size_t>(r)].base;
+            if (static_cast<size_t>(r) >= m_kept.size() || !m_kept[static_cast<size_t>(r)]) return false;
+        }
+        return true;
     }
 
     int arena_tensor(TrainTensor::Kind k, ops::TensorRef r) {
@@ -566,6 +578,7 @@ private:
     const DeviceInfo& m_dev;
     TrainOptions m_o;
     TrainPlan m_tp;
+    std::vector<bool> m_kept;
     std::vector<int> m_fwd, m_producer;
     std::vector<bool> m_needs;
     std::map<int, int> m_grad, m_wgrad;
@@ -585,7 +598,20 @@ size_t TrainPlan::kernel_count() const {
 }
 
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o) {
-    return Builder(fwd, dev, o).build();
+    if (!o.recompute) return Builder(fwd, dev, o).build();
+    // Which forward tensors the backward reads when nothing is recomputed: a cheap step is
+    // recomputed only from those.
+    TrainOptions keep = o;
+    keep.recompute = false;
+    const TrainPlan base = Builder(fwd, dev, keep).build();
+    std::vector<bool> kept(fwd.tensors.size(), false);
+    for (const TrainTensor& t : base.tensors) {
+        if (t.kind != TrainTensor::Kind::Forward) continue;
+        int r = t.plan;
+        while (fwd.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = fwd.tensors[static_cast<size_t>(r)].base;
+        kept[static_cast<size_t>(r)] = true;
+    }
+    return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
 std::set<std::string> train_passes() { return {"fold", "dce", "fuse_conv", "views"}; }
