@@ -84,9 +84,10 @@ void print_memory(const graph::TrainMemory& m, bool recompute) {
     std::printf("  memory plan per chip: peak %s of %s (%.1f %%), headroom %s\n", size_str(m.total_bytes()).c_str(),
                 size_str(m.capacity_bytes).c_str(), cap > 0 ? 100.0 * static_cast<double>(m.total_bytes()) / cap : 0.0,
                 size_str(head).c_str());
-    std::printf("    weights %s, gradients %s, backward workspace %s, arena %s (live peak %s at %s; every tensor apart: %s)\n",
+    std::printf("    weights %s, gradients %s, backward workspace %s, communication buffers %s, arena %s (live peak %s "
+                "at %s; every tensor apart: %s)\n",
                 size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.workspace_bytes).c_str(),
-                size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
+                size_str(m.comm_bytes).c_str(), size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
                 size_str(m.no_reuse_bytes).c_str());
     std::printf("    activations kept for the backward %s (%s of them in 2-byte types); %d in-place gradients (%s); "
                 "recompute %s: %d steps (%s not kept)\n",
@@ -162,6 +163,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
     if (plan_only) {
         const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

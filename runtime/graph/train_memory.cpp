@@ -304,6 +304,7 @@ nlohmann::json train_memory_json(const TrainMemory& m) {
             {"weight_bytes", m.weight_bytes},
             {"gradient_bytes", m.gradient_bytes},
             {"workspace_bytes", m.workspace_bytes},
+            {"comm_buffer_bytes", m.comm_bytes},
             {"arena_bytes", m.arena_bytes},
             {"arena_live_peak_bytes", m.live_peak_bytes},
             {"arena_live_peak_at", m.live_peak_at},

@@ -17,7 +17,8 @@
 //     backward; the step runs again just before its first backward reader.
 // Placement is greedy by size (largest first, lowest offset free of every tensor whose lifetime
 // meets it), as the inference plan does. The weight block, the gradient block (all-reduced in
-// buckets, read by the update) and the backward's shared workspace are separate allocations.
+// buckets, read by the update), the backward's shared workspace and the collective library's
+// buffers are separate allocations.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@ struct TrainMemory {
     uint64_t weight_bytes = 0;     // forward weights (the update writes them in place)
     uint64_t gradient_bytes = 0;   // the weight-gradient block
     uint64_t workspace_bytes = 0;  // the backward's shared operator workspace
+    uint64_t comm_bytes = 0;       // the collective library's buffers on the rank
     uint64_t arena_bytes = 0;      // activations, gradients, constants, target: placed
     uint64_t live_peak_bytes = 0;  // the most bytes live at one position (<= arena_bytes)
     std::string live_peak_at;      // the step or item at that position
@@ -43,9 +45,9 @@ struct TrainMemory {
     uint64_t in_place_bytes = 0;   // bytes those outputs would have taken
     int recomputed = 0;            // forward steps run again in the backward
     uint64_t recomputed_bytes = 0; // their outputs' bytes, not kept from the forward
-    // Device memory a chip needs for the step (weights, gradients, workspace, arena) and the
-    // chip's allocatable memory (global memory less the reserved part).
-    uint64_t total_bytes() const { return weight_bytes + gradient_bytes + workspace_bytes + arena_bytes; }
+    // Device memory a chip needs for the step (weights, gradients, workspace, communication
+    // buffers, arena) and the chip's allocatable memory (global memory less the reserved part).
+    uint64_t total_bytes() const { return weight_bytes + gradient_bytes + workspace_bytes + comm_bytes + arena_bytes; }
     uint64_t capacity_bytes = 0;
 };
 

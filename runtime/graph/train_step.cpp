@@ -21,6 +21,7 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     plan = graph::compile(*graph, shapes, dev, copt);
     tp = build_train_plan(*plan, dev, opt);
     memory = plan_train_memory(*plan, tp, dev);
+    memory.comm_bytes = comm::Communicator::rank_buffer_bytes(comm_buffer_bytes);
 }
 
 void TrainSetup::make_data(uint32_t ranks) {

@@ -35,6 +35,7 @@ struct TrainSetup {
     std::unique_ptr<Plan> plan;
     TrainPlan tp;
     TrainMemory memory;  // the step's memory plan per chip
+    uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes (the collective library's buffers count in the plan)
     std::vector<std::vector<ref::HostTensor>> inputs;  // per rank
     std::vector<ref::HostTensor> targets;             // per rank
     // Compiles the forward (train passes, one stream), plans the backward and the step's memory

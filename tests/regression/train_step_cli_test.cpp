@@ -137,14 +137,17 @@ TEST_CASE("train-step: the memory plan reuses the arena, its totals add up and t
     CHECK(m["arena_live_peak_bytes"].get<uint64_t>() <= m["arena_bytes"].get<uint64_t>());
     CHECK(m["in_place_gradients"].get<int>() > 0);
     CHECK(m["peak_bytes"] == m["weight_bytes"].get<uint64_t>() + m["gradient_bytes"].get<uint64_t>() +
-                                 m["workspace_bytes"].get<uint64_t>() + m["arena_bytes"].get<uint64_t>());
+                                 m["workspace_bytes"].get<uint64_t>() + m["comm_buffer_bytes"].get<uint64_t>() +
+                                 m["arena_bytes"].get<uint64_t>());
     CHECK(m["gradient_bytes"] == s["train"]["gradient_bytes"]);
     CHECK(m["headroom_bytes"].get<int64_t>() ==
           m["capacity_bytes"].get<int64_t>() - m["peak_bytes"].get<int64_t>());
     // fp32: no activation in a 2-byte type.
     CHECK(m["kept_activation_2byte_bytes"] == 0);
-    // The device allocator held the planned blocks (weights, arena, gradients, workspace) at once.
+    // The device allocator held the planned blocks (weights, arena, gradients, workspace, the
+    // collective library's buffers) at once, each rounded up to 512 bytes.
     CHECK(m["device_peak_in_use_bytes"].get<uint64_t>() >= m["peak_bytes"].get<uint64_t>());
+    CHECK(m["device_peak_in_use_bytes"].get<uint64_t>() <= m["peak_bytes"].get<uint64_t>() + 8 * 512);
 }
 
 TEST_CASE("train-step: recomputing cheap activations keeps less and gives the same gradients", "[train]") {
