@@ -12,10 +12,10 @@ namespace {
 
 uint64_t arena_align(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-enum class BlockKind : uint8_t { Activation, Input, Workspace, Grad, Const, Target, Recompute };
+enum class TrainBlockKind : uint8_t { Activation, Input, Workspace, Grad, Const, Target, Recompute };
 
-struct Block {
-    BlockKind kind = BlockKind::Grad;
+struct TrainBlock {
+    TrainBlockKind kind = TrainBlockKind::Grad;
     std::vector<int> plan_tensors, train_tensors;
     uint64_t bytes = 0, offset = 0;
     int def = 0, last = 0;
@@ -23,16 +23,16 @@ struct Block {
     bool two_byte = false;
 };
 
-class Planner {
+class TrainMemoryPlanner {
 public:
-    Planner(Plan& fwd, TrainPlan& tp) : m_p(fwd), m_tp(tp), m_f(static_cast<int>(fwd.steps.size())) {
+    TrainMemoryPlanner(Plan& fwd, TrainPlan& tp) : m_p(fwd), m_tp(tp), m_f(static_cast<int>(fwd.steps.size())) {
         if (fwd.num_streams > 1) throw InputError("train-step: the training forward must run on one stream");
     }
 
     TrainMemory plan(std::vector<ArenaBlock>* out) {
         make_blocks();
         lifetimes();
-        for (const Block& b : m_b) m_mem.no_reuse_bytes += b.bytes;
+        for (const TrainBlock& b : m_b) m_mem.no_reuse_bytes += b.bytes;
         in_place();
         place();
         report();
@@ -44,7 +44,7 @@ private:
     Plan& m_p;
     TrainPlan& m_tp;
     const int m_f;  // forward steps: backward item i is at position m_f + i
-    std::vector<Block> m_b;
+    std::vector<TrainBlock> m_b;
     std::vector<int> m_plan_blk, m_train_blk;
     TrainMemory m_mem;
 
@@ -89,10 +89,10 @@ private:
         for (size_t i = 0; i < m_p.tensors.size(); ++i) {
             const PlanTensor& t = m_p.tensors[i];
             if (t.kind != PlanTensor::Kind::Activation && t.kind != PlanTensor::Kind::Workspace) continue;
-            Block b;
-            b.kind = t.kind == PlanTensor::Kind::Workspace ? BlockKind::Workspace
-                     : t.graph_input                       ? BlockKind::Input
-                                                           : BlockKind::Activation;
+            TrainBlock b;
+            b.kind = t.kind == PlanTensor::Kind::Workspace ? TrainBlockKind::Workspace
+                     : t.graph_input                       ? TrainBlockKind::Input
+                                                           : TrainBlockKind::Activation;
             b.plan_tensors = {static_cast<int>(i)};
             b.bytes = arena_align(std::max<uint64_t>(1, t.ref.storage_bytes()), m_p.align);
             b.def = b.last = t.graph_input ? -1 : t.def_step;
@@ -103,12 +103,12 @@ private:
         m_train_blk.assign(m_tp.tensors.size(), -1);
         for (size_t i = 0; i < m_tp.tensors.size(); ++i) {
             const TrainTensor& t = m_tp.tensors[i];
-            Block b;
+            TrainBlock b;
             switch (t.kind) {
-                case TrainTensor::Kind::Grad: b.kind = BlockKind::Grad; break;
-                case TrainTensor::Kind::Recompute: b.kind = BlockKind::Recompute; break;
-                case TrainTensor::Kind::Const: b.kind = BlockKind::Const; break;
-                case TrainTensor::Kind::Target: b.kind = BlockKind::Target; break;
+                case TrainTensor::Kind::Grad: b.kind = TrainBlockKind::Grad; break;
+                case TrainTensor::Kind::Recompute: b.kind = TrainBlockKind::Recompute; break;
+                case TrainTensor::Kind::Const: b.kind = TrainBlockKind::Const; break;
+                case TrainTensor::Kind::Target: b.kind = TrainBlockKind::Target; break;
                 default: continue;
             }
             b.train_tensors = {static_cast<int>(i)};
@@ -123,7 +123,7 @@ private:
 
     void use(int blk, int pos) {
         if (blk < 0) return;
-        Block& b = m_b[static_cast<size_t>(blk)];
+        TrainBlock& b = m_b[static_cast<size_t>(blk)];
         b.last = std::max(b.last, pos);
     }
 
@@ -140,8 +140,8 @@ private:
             for (int t : it.out) {
                 const int b = tblock(t);
                 if (b < 0) continue;
-                Block& blk = m_b[static_cast<size_t>(b)];
-                if (blk.kind == BlockKind::Grad || blk.kind == BlockKind::Recompute) {
+                TrainBlock& blk = m_b[static_cast<size_t>(b)];
+                if (blk.kind == TrainBlockKind::Grad || blk.kind == TrainBlockKind::Recompute) {
                     if (blk.def >= 0 && blk.def != pos) throw InputError("train-step plan: gradient written twice (" + it.name + ")");
                     blk.def = pos;
                 }
@@ -149,7 +149,7 @@ private:
             }
             for (int t : it.in) use(tblock(t), pos);
         }
-        for (const Block& b : m_b)
+        for (const TrainBlock& b : m_b)
             if (b.def > b.last) throw InputError("train-step plan: a tensor is read before it is written");
     }
 
@@ -161,7 +161,7 @@ private:
             if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add") continue;
             if (it.out.size() != 1) continue;
             const int ob = tblock(it.out[0]);
-            if (ob < 0 || m_b[static_cast<size_t>(ob)].kind != BlockKind::Grad) continue;
+            if (ob < 0 || m_b[static_cast<size_t>(ob)].kind != TrainBlockKind::Grad) continue;
             const ops::TensorRef& o = m_tp.tensors[static_cast<size_t>(it.out[0])].ref;
             const int pos = m_f + static_cast<int>(i);
             // Prefer a gradient input (the last operand first: ReluGrad(y, dy), LossGrad(y, t)).
@@ -169,13 +169,13 @@ private:
                 const int t = it.in[k];
                 const int ib = tblock(t);
                 if (ib < 0 || ib == ob) continue;
-                Block& b = m_b[static_cast<size_t>(ib)];
-                if (b.kind != BlockKind::Grad && b.kind != BlockKind::Recompute && b.kind != BlockKind::Activation) continue;
+                TrainBlock& b = m_b[static_cast<size_t>(ib)];
+                if (b.kind != TrainBlockKind::Grad && b.kind != TrainBlockKind::Recompute && b.kind != TrainBlockKind::Activation) continue;
                 const ops::TensorRef& r = m_tp.tensors[static_cast<size_t>(t)].ref;
                 if (b.last != pos || !at_block_start(t) || r.dtype != o.dtype || r.numel() != o.numel() ||
                     r.shape != o.shape)
                     continue;
-                Block& out = m_b[static_cast<size_t>(ob)];
+                TrainBlock& out = m_b[static_cast<size_t>(ob)];
                 out.merged_into = ib;
                 b.train_tensors.insert(b.train_tensors.end(), out.train_tensors.begin(), out.train_tensors.end());
                 b.last = std::max(b.last, out.last);
@@ -198,10 +198,10 @@ private:
         std::vector<size_t> placed;
         std::vector<std::pair<uint64_t, uint64_t>> busy;
         for (size_t i : order) {
-            Block& it = m_b[i];
+            TrainBlock& it = m_b[i];
             busy.clear();
             for (size_t j : placed) {
-                const Block& o = m_b[j];
+                const TrainBlock& o = m_b[j];
                 if (o.last < it.def || it.last < o.def) continue;  // lifetimes do not meet
                 busy.push_back({o.offset, o.offset + o.bytes});
             }
@@ -226,11 +226,11 @@ private:
     void report() {
         const int end = m_f + static_cast<int>(m_tp.backward.size());
         std::vector<int64_t> delta(static_cast<size_t>(end + 2), 0);  // position p at index p + 1
-        for (const Block& b : m_b) {
+        for (const TrainBlock& b : m_b) {
             if (b.merged_into >= 0) continue;
             delta[static_cast<size_t>(b.def + 1)] += static_cast<int64_t>(b.bytes);
             delta[static_cast<size_t>(b.last + 2)] -= static_cast<int64_t>(b.bytes);
-            if ((b.kind == BlockKind::Activation || b.kind == BlockKind::Input) && b.def < m_f && b.last >= m_f) {
+            if ((b.kind == TrainBlockKind::Activation || b.kind == TrainBlockKind::Input) && b.def < m_f && b.last >= m_f) {
                 m_mem.kept_bytes += b.bytes;
                 if (b.two_byte) m_mem.kept_2byte_bytes += b.bytes;
             }
@@ -268,7 +268,7 @@ private:
         m_tp.arena_bytes = m_mem.arena_bytes;
         if (!out) return;
         out->clear();
-        for (const Block& b : m_b) {
+        for (const TrainBlock& b : m_b) {
             if (b.merged_into >= 0) continue;
             ArenaBlock a;
             a.plan_tensors = b.plan_tensors;
@@ -287,7 +287,7 @@ private:
 }  // namespace
 
 TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev, std::vector<ArenaBlock>* blocks) {
-    TrainMemory m = Planner(fwd, tp).plan(blocks);
+    TrainMemory m = TrainMemoryPlanner(fwd, tp).plan(blocks);
     m.weight_bytes = fwd.memory.weight_bytes;
     m.gradient_bytes = tp.grad_bytes;
     m.workspace_bytes = tp.workspace_bytes;

@@ -16,7 +16,7 @@ using namespace sfumato::graph;
 
 namespace {
 
-DeviceInfo test_device() {
+DeviceInfo train_test_device() {
     DeviceInfo d;
     d.arch = "split";
     d.cube_cores = 2, d.vector_cores = 4, d.aiv_per_aic = 2;
@@ -27,28 +27,28 @@ DeviceInfo test_device() {
     return d;
 }
 
-uint64_t al(uint64_t b) { return (b + 511) / 512 * 512; }
+uint64_t aligned512(uint64_t b) { return (b + 511) / 512 * 512; }
 
-std::unique_ptr<TrainSetup> setup(const std::string& model, int64_t batch, Precision p, bool recompute = false) {
+std::unique_ptr<TrainSetup> train_setup(const std::string& model, int64_t batch, Precision p, bool recompute = false) {
     auto ts = std::make_unique<TrainSetup>();
     ts->copt.precision = p;
     ts->opt.recompute = recompute;
-    ts->compile(zoo_graph(model), batch, test_device());
+    ts->compile(zoo_graph(model), batch, train_test_device());
     return ts;
 }
 
 // The arena tensors' byte ranges and lifetimes, walked from the plan and the items (not from the
 // planner's blocks): forward step s at position s, backward item i at steps + i.
-struct Use {
+struct ArenaUse {
     uint64_t lo = 0, hi = 0;
     int def = 1 << 30, last = -2;
     std::string what;
 };
 
-std::vector<Use> arena_uses(const TrainSetup& ts) {
+std::vector<ArenaUse> arena_uses(const TrainSetup& ts) {
     const Plan& p = *ts.plan;
     const TrainPlan& tp = ts.tp;
-    std::map<std::string, Use> u;
+    std::map<std::string, ArenaUse> u;
     auto proot = [&](int t) {
         while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View) t = p.tensors[static_cast<size_t>(t)].base;
         return t;
@@ -66,7 +66,7 @@ std::vector<Use> arena_uses(const TrainSetup& ts) {
     };
     auto touch = [&](const std::string& key, int pos) {
         if (key.empty()) return;
-        Use& e = u[key];
+        ArenaUse& e = u[key];
         e.what = key;
         e.def = std::min(e.def, pos);
         e.last = std::max(e.last, pos);
@@ -74,7 +74,7 @@ std::vector<Use> arena_uses(const TrainSetup& ts) {
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         const PlanTensor& t = p.tensors[i];
         if (t.kind != PlanTensor::Kind::Activation && t.kind != PlanTensor::Kind::Workspace) continue;
-        Use& e = u["p" + std::to_string(i)];
+        ArenaUse& e = u["p" + std::to_string(i)];
         e.lo = t.offset;
         e.hi = t.offset + t.ref.storage_bytes();
         if (t.graph_input) touch("p" + std::to_string(i), -1);
@@ -84,7 +84,7 @@ std::vector<Use> arena_uses(const TrainSetup& ts) {
         if (t.kind != TrainTensor::Kind::Grad && t.kind != TrainTensor::Kind::Const && t.kind != TrainTensor::Kind::Target &&
             t.kind != TrainTensor::Kind::Recompute)
             continue;
-        Use& e = u["t" + std::to_string(i)];
+        ArenaUse& e = u["t" + std::to_string(i)];
         e.lo = t.offset;
         e.hi = t.offset + t.ref.storage_bytes();
         if (t.kind == TrainTensor::Kind::Const || t.kind == TrainTensor::Kind::Target) touch("t" + std::to_string(i), -1);
@@ -103,7 +103,7 @@ std::vector<Use> arena_uses(const TrainSetup& ts) {
             if (t >= 0) touch(troot(t), f + static_cast<int>(i));
         for (int t : tp.backward[i].out) touch(troot(t), f + static_cast<int>(i));
     }
-    std::vector<Use> v;
+    std::vector<ArenaUse> v;
     for (auto& [k, e] : u)
         if (e.last >= -1) v.push_back(e);
     return v;
@@ -112,7 +112,7 @@ std::vector<Use> arena_uses(const TrainSetup& ts) {
 // Every pair of arena tensors that share a byte: one's last use before the other's first, or
 // (in place) the same item reads the one for the last time and writes the other.
 void check_no_overlap(const TrainSetup& ts) {
-    const std::vector<Use> v = arena_uses(ts);
+    const std::vector<ArenaUse> v = arena_uses(ts);
     const uint64_t arena = ts.tp.arena_bytes;
     size_t shared = 0, in_place = 0;
     for (size_t a = 0; a < v.size(); ++a) {
@@ -121,7 +121,7 @@ void check_no_overlap(const TrainSetup& ts) {
         for (size_t b = a + 1; b < v.size(); ++b) {
             if (!(v[a].lo < v[b].hi && v[b].lo < v[a].hi)) continue;
             ++shared;
-            const Use &x = v[a].def <= v[b].def ? v[a] : v[b], &y = v[a].def <= v[b].def ? v[b] : v[a];
+            const ArenaUse &x = v[a].def <= v[b].def ? v[a] : v[b], &y = v[a].def <= v[b].def ? v[b] : v[a];
             INFO(x.what << " [" << x.def << ", " << x.last << "] and " << y.what << " [" << y.def << ", " << y.last << "]");
             if (x.last == y.def) {
                 ++in_place;  // the item at that position writes y over x, reading x for the last time
@@ -148,9 +148,9 @@ TEST_CASE("train memory plan: an MLP step's peak follows from its tensors' sizes
     const int64_t b = 64;
     for (Precision p : {Precision::FP32, Precision::FP16}) {
         const uint64_t es = p == Precision::FP32 ? 4 : 2;
-        auto ts = setup("mlp?in=16&hidden=32&layers=2&classes=8", b, p);
+        auto ts = train_setup("mlp?in=16&hidden=32&layers=2&classes=8", b, p);
         const TrainMemory& m = ts->memory;
-        const uint64_t x = al(b * 16 * es), h = al(b * 32 * es), z = al(b * 8 * es), y = z, t = z, dh = h;
+        const uint64_t x = aligned512(b * 16 * es), h = aligned512(b * 32 * es), z = aligned512(b * 8 * es), y = z, t = z, dh = h;
         INFO("precision " << precision_name(p));
         CHECK(m.live_peak_bytes == x + h + y + dh);
         CHECK(m.arena_bytes == m.live_peak_bytes);
@@ -162,17 +162,17 @@ TEST_CASE("train memory plan: an MLP step's peak follows from its tensors' sizes
         // Kept for the backward: x, h and y (z is not read by it); 2-byte types at fp16.
         CHECK(m.kept_bytes == x + h + y);
         CHECK(m.kept_2byte_bytes == (es == 2 ? m.kept_bytes : 0));
-        CHECK(m.gradient_bytes == (al(32 * 16 * es) + al(32 * es) + al(8 * 32 * es) + al(8 * es)));
+        CHECK(m.gradient_bytes == (aligned512(32 * 16 * es) + aligned512(32 * es) + aligned512(8 * 32 * es) + aligned512(8 * es)));
         CHECK(m.total_bytes() == m.weight_bytes + m.gradient_bytes + m.workspace_bytes + m.arena_bytes);
-        CHECK(m.capacity_bytes == test_device().gm_bytes);
+        CHECK(m.capacity_bytes == train_test_device().gm_bytes);
         check_no_overlap(*ts);
     }
 }
 
 TEST_CASE("train memory plan: a small ResNet-18 shares no live byte, with and without recomputation") {
     const std::string model = "resnet18?image=32&width=8&classes=10";
-    auto keep = setup(model, 2, Precision::FP16);
-    auto re = setup(model, 2, Precision::FP16, true);
+    auto keep = train_setup(model, 2, Precision::FP16);
+    auto re = train_setup(model, 2, Precision::FP16, true);
     check_no_overlap(*keep);
     check_no_overlap(*re);
     CHECK(keep->memory.arena_bytes < keep->memory.no_reuse_bytes);
