@@ -1,5 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
-// [--lr X] [--precision P] [--ranks R] [--mode M] [--out DIR]`: one data-parallel training step
+// [--lr X] [--precision P] [--ranks R] [--recompute on|off] [--plan-only] [--mode M] [--out DIR]`:
+// one data-parallel training step
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -17,7 +18,10 @@
 // communication share: the time communication runs with no compute kernel running, over the step
 // (the rest of the step not computing is the host's launches and the input copies). Functional mode checks every reduced gradient and updated weight
 // against a host reference (ONNX-semantics references in double over the same per-rank data,
-// summed over ranks, then the SGD step).
+// summed over ranks, then the SGD step). The step's memory plan per chip (runtime/graph/
+// train_memory.h: one arena for the forward and the backward, in-place gradients, optional
+// recomputation) is printed with its peak and the chip's headroom; --plan-only prints it and
+// simulates nothing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

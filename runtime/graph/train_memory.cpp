@@ -25,7 +25,8 @@ struct TrainBlock {
 
 class TrainMemoryPlanner {
 public:
-    TrainMemoryPlanner(Plan& fwd, TrainPlan& tp) : m_p(fwd), m_tp(tp), m_f(static_cast<int>(fwd.steps.size())) {
+    TrainMemoryPlanner(Plan& fwd, TrainPlan& tp)
+        : m_p(fwd), m_tp(tp), m_f(static_cast<int>(fwd.steps.size())) {
         if (fwd.num_streams > 1) throw InputError("train-step: the training forward must run on one stream");
     }
 
@@ -49,7 +50,8 @@ private:
     TrainMemory m_mem;
 
     int plan_root(int t) const {
-        while (m_p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View) t = m_p.tensors[static_cast<size_t>(t)].base;
+        while (m_p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
+            t = m_p.tensors[static_cast<size_t>(t)].base;
         return t;
     }
     uint64_t plan_view_offset(int t) const {
@@ -61,7 +63,8 @@ private:
         return off;
     }
     int find(int b) const {
-        while (b >= 0 && m_b[static_cast<size_t>(b)].merged_into >= 0) b = m_b[static_cast<size_t>(b)].merged_into;
+        while (b >= 0 && m_b[static_cast<size_t>(b)].merged_into >= 0)
+            b = m_b[static_cast<size_t>(b)].merged_into;
         return b;
     }
     // The block holding a plan / train tensor's bytes (-1: not in the arena).
@@ -70,10 +73,14 @@ private:
         if (t < 0) return -1;
         const TrainTensor& tt = m_tp.tensors[static_cast<size_t>(t)];
         switch (tt.kind) {
-            case TrainTensor::Kind::Forward: return pblock(tt.plan);
-            case TrainTensor::Kind::Alias: return tblock(tt.alias);
-            case TrainTensor::Kind::WeightGrad: return -1;
-            default: return find(m_train_blk[static_cast<size_t>(t)]);
+            case TrainTensor::Kind::Forward:
+                return pblock(tt.plan);
+            case TrainTensor::Kind::Alias:
+                return tblock(tt.alias);
+            case TrainTensor::Kind::WeightGrad:
+                return -1;
+            default:
+                return find(m_train_blk[static_cast<size_t>(t)]);
         }
     }
     // Whether train tensor t starts at its block's first byte.
@@ -105,11 +112,20 @@ private:
             const TrainTensor& t = m_tp.tensors[i];
             TrainBlock b;
             switch (t.kind) {
-                case TrainTensor::Kind::Grad: b.kind = TrainBlockKind::Grad; break;
-                case TrainTensor::Kind::Recompute: b.kind = TrainBlockKind::Recompute; break;
-                case TrainTensor::Kind::Const: b.kind = TrainBlockKind::Const; break;
-                case TrainTensor::Kind::Target: b.kind = TrainBlockKind::Target; break;
-                default: continue;
+                case TrainTensor::Kind::Grad:
+                    b.kind = TrainBlockKind::Grad;
+                    break;
+                case TrainTensor::Kind::Recompute:
+                    b.kind = TrainBlockKind::Recompute;
+                    break;
+                case TrainTensor::Kind::Const:
+                    b.kind = TrainBlockKind::Const;
+                    break;
+                case TrainTensor::Kind::Target:
+                    b.kind = TrainBlockKind::Target;
+                    break;
+                default:
+                    continue;
             }
             b.train_tensors = {static_cast<int>(i)};
             b.bytes = arena_align(std::max<uint64_t>(1, t.ref.storage_bytes()), m_p.align);
@@ -142,7 +158,8 @@ private:
                 if (b < 0) continue;
                 TrainBlock& blk = m_b[static_cast<size_t>(b)];
                 if (blk.kind == TrainBlockKind::Grad || blk.kind == TrainBlockKind::Recompute) {
-                    if (blk.def >= 0 && blk.def != pos) throw InputError("train-step plan: gradient written twice (" + it.name + ")");
+                    if (blk.def >= 0 && blk.def != pos)
+                        throw InputError("train-step plan: gradient written twice (" + it.name + ")");
                     blk.def = pos;
                 }
                 use(b, pos);
@@ -158,7 +175,8 @@ private:
     void in_place() {
         for (size_t i = 0; i < m_tp.backward.size(); ++i) {
             const TrainItem& it = m_tp.backward[i];
-            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add") continue;
+            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add")
+                continue;
             if (it.out.size() != 1) continue;
             const int ob = tblock(it.out[0]);
             if (ob < 0 || m_b[static_cast<size_t>(ob)].kind != TrainBlockKind::Grad) continue;
@@ -170,14 +188,17 @@ private:
                 const int ib = tblock(t);
                 if (ib < 0 || ib == ob) continue;
                 TrainBlock& b = m_b[static_cast<size_t>(ib)];
-                if (b.kind != TrainBlockKind::Grad && b.kind != TrainBlockKind::Recompute && b.kind != TrainBlockKind::Activation) continue;
+                if (b.kind != TrainBlockKind::Grad && b.kind != TrainBlockKind::Recompute &&
+                    b.kind != TrainBlockKind::Activation)
+                    continue;
                 const ops::TensorRef& r = m_tp.tensors[static_cast<size_t>(t)].ref;
                 if (b.last != pos || !at_block_start(t) || r.dtype != o.dtype || r.numel() != o.numel() ||
                     r.shape != o.shape)
                     continue;
                 TrainBlock& out = m_b[static_cast<size_t>(ob)];
                 out.merged_into = ib;
-                b.train_tensors.insert(b.train_tensors.end(), out.train_tensors.begin(), out.train_tensors.end());
+                b.train_tensors.insert(b.train_tensors.end(), out.train_tensors.begin(),
+                                       out.train_tensors.end());
                 b.last = std::max(b.last, out.last);
                 b.bytes = std::max(b.bytes, out.bytes);
                 ++m_mem.in_place;
@@ -230,7 +251,8 @@ private:
             if (b.merged_into >= 0) continue;
             delta[static_cast<size_t>(b.def + 1)] += static_cast<int64_t>(b.bytes);
             delta[static_cast<size_t>(b.last + 2)] -= static_cast<int64_t>(b.bytes);
-            if ((b.kind == TrainBlockKind::Activation || b.kind == TrainBlockKind::Input) && b.def < m_f && b.last >= m_f) {
+            if ((b.kind == TrainBlockKind::Activation || b.kind == TrainBlockKind::Input) && b.def < m_f &&
+                b.last >= m_f) {
                 m_mem.kept_bytes += b.bytes;
                 if (b.two_byte) m_mem.kept_2byte_bytes += b.bytes;
             }
@@ -246,7 +268,8 @@ private:
         for (const TrainTensor& t : m_tp.tensors)
             if (t.kind == TrainTensor::Kind::Recompute) {
                 ++m_mem.recomputed;
-                m_mem.recomputed_bytes += arena_align(std::max<uint64_t>(1, t.ref.storage_bytes()), m_p.align);
+                m_mem.recomputed_bytes +=
+                    arena_align(std::max<uint64_t>(1, t.ref.storage_bytes()), m_p.align);
             }
     }
 
@@ -286,7 +309,8 @@ private:
 
 }  // namespace
 
-TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev, std::vector<ArenaBlock>* blocks) {
+TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
+                              std::vector<ArenaBlock>* blocks) {
     TrainMemory m = TrainMemoryPlanner(fwd, tp).plan(blocks);
     m.weight_bytes = fwd.memory.weight_bytes;
     m.gradient_bytes = tp.grad_bytes;
@@ -297,24 +321,25 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev, s
 
 nlohmann::json train_memory_json(const TrainMemory& m) {
     const double cap = static_cast<double>(m.capacity_bytes);
-    return {{"peak_bytes", m.total_bytes()},
-            {"capacity_bytes", m.capacity_bytes},
-            {"headroom_bytes", static_cast<int64_t>(m.capacity_bytes) - static_cast<int64_t>(m.total_bytes())},
-            {"peak_share_of_capacity", cap > 0 ? static_cast<double>(m.total_bytes()) / cap : 0.0},
-            {"weight_bytes", m.weight_bytes},
-            {"gradient_bytes", m.gradient_bytes},
-            {"workspace_bytes", m.workspace_bytes},
-            {"comm_buffer_bytes", m.comm_bytes},
-            {"arena_bytes", m.arena_bytes},
-            {"arena_live_peak_bytes", m.live_peak_bytes},
-            {"arena_live_peak_at", m.live_peak_at},
-            {"arena_no_reuse_bytes", m.no_reuse_bytes},
-            {"kept_activation_bytes", m.kept_bytes},
-            {"kept_activation_2byte_bytes", m.kept_2byte_bytes},
-            {"in_place_gradients", m.in_place},
-            {"in_place_bytes", m.in_place_bytes},
-            {"recomputed_steps", m.recomputed},
-            {"recomputed_bytes", m.recomputed_bytes}};
+    return {
+        {"peak_bytes", m.total_bytes()},
+        {"capacity_bytes", m.capacity_bytes},
+        {"headroom_bytes", static_cast<int64_t>(m.capacity_bytes) - static_cast<int64_t>(m.total_bytes())},
+        {"peak_share_of_capacity", cap > 0 ? static_cast<double>(m.total_bytes()) / cap : 0.0},
+        {"weight_bytes", m.weight_bytes},
+        {"gradient_bytes", m.gradient_bytes},
+        {"workspace_bytes", m.workspace_bytes},
+        {"comm_buffer_bytes", m.comm_bytes},
+        {"arena_bytes", m.arena_bytes},
+        {"arena_live_peak_bytes", m.live_peak_bytes},
+        {"arena_live_peak_at", m.live_peak_at},
+        {"arena_no_reuse_bytes", m.no_reuse_bytes},
+        {"kept_activation_bytes", m.kept_bytes},
+        {"kept_activation_2byte_bytes", m.kept_2byte_bytes},
+        {"in_place_gradients", m.in_place},
+        {"in_place_bytes", m.in_place_bytes},
+        {"recomputed_steps", m.recomputed},
+        {"recomputed_bytes", m.recomputed_bytes}};
 }
 
 }  // namespace sfumato::graph

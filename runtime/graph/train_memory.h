@@ -31,23 +31,25 @@
 namespace sfumato::graph {
 
 struct TrainMemory {
-    uint64_t weight_bytes = 0;     // forward weights (the update writes them in place)
-    uint64_t gradient_bytes = 0;   // the weight-gradient block
-    uint64_t workspace_bytes = 0;  // the backward's shared operator workspace
-    uint64_t comm_bytes = 0;       // the collective library's buffers on the rank
-    uint64_t arena_bytes = 0;      // activations, gradients, constants, target: placed
-    uint64_t live_peak_bytes = 0;  // the most bytes live at one position (<= arena_bytes)
-    std::string live_peak_at;      // the step or item at that position
-    uint64_t no_reuse_bytes = 0;   // every arena tensor in its own block (the old plan)
-    uint64_t kept_bytes = 0;       // forward activations still live when the backward starts
-    uint64_t kept_2byte_bytes = 0; // of which stored in fp16/bf16
-    int in_place = 0;              // backward items writing over an input
-    uint64_t in_place_bytes = 0;   // bytes those outputs would have taken
-    int recomputed = 0;            // forward steps run again in the backward
-    uint64_t recomputed_bytes = 0; // their outputs' bytes, not kept from the forward
+    uint64_t weight_bytes = 0;      // forward weights (the update writes them in place)
+    uint64_t gradient_bytes = 0;    // the weight-gradient block
+    uint64_t workspace_bytes = 0;   // the backward's shared operator workspace
+    uint64_t comm_bytes = 0;        // the collective library's buffers on the rank
+    uint64_t arena_bytes = 0;       // activations, gradients, constants, target: placed
+    uint64_t live_peak_bytes = 0;   // the most bytes live at one position (<= arena_bytes)
+    std::string live_peak_at;       // the step or item at that position
+    uint64_t no_reuse_bytes = 0;    // every arena tensor in its own block (the old plan)
+    uint64_t kept_bytes = 0;        // forward activations still live when the backward starts
+    uint64_t kept_2byte_bytes = 0;  // of which stored in fp16/bf16
+    int in_place = 0;               // backward items writing over an input
+    uint64_t in_place_bytes = 0;    // bytes those outputs would have taken
+    int recomputed = 0;             // forward steps run again in the backward
+    uint64_t recomputed_bytes = 0;  // their outputs' bytes, not kept from the forward
     // Device memory a chip needs for the step (weights, gradients, workspace, communication
     // buffers, arena) and the chip's allocatable memory (global memory less the reserved part).
-    uint64_t total_bytes() const { return weight_bytes + gradient_bytes + workspace_bytes + comm_bytes + arena_bytes; }
+    uint64_t total_bytes() const {
+        return weight_bytes + gradient_bytes + workspace_bytes + comm_bytes + arena_bytes;
+    }
     uint64_t capacity_bytes = 0;
 };
 
@@ -64,7 +66,8 @@ struct ArenaBlock {
 // Places fwd's activations and workspaces (offsets; fwd.memory.peak_bytes becomes the arena) and
 // tp's arena tensors (offsets; tp.arena_bytes); returns the report. `blocks`, if given, receives
 // the placed blocks.
-TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev, std::vector<ArenaBlock>* blocks = nullptr);
+TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
+                              std::vector<ArenaBlock>* blocks = nullptr);
 
 nlohmann::json train_memory_json(const TrainMemory& m);
 

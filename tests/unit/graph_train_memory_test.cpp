@@ -29,7 +29,8 @@ DeviceInfo train_test_device() {
 
 uint64_t aligned512(uint64_t b) { return (b + 511) / 512 * 512; }
 
-std::unique_ptr<TrainSetup> train_setup(const std::string& model, int64_t batch, Precision p, bool recompute = false) {
+std::unique_ptr<TrainSetup> train_setup(const std::string& model, int64_t batch, Precision p,
+                                        bool recompute = false) {
     auto ts = std::make_unique<TrainSetup>();
     ts->copt.precision = p;
     ts->opt.recompute = recompute;
@@ -50,7 +51,8 @@ std::vector<ArenaUse> arena_uses(const TrainSetup& ts) {
     const TrainPlan& tp = ts.tp;
     std::map<std::string, ArenaUse> u;
     auto proot = [&](int t) {
-        while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View) t = p.tensors[static_cast<size_t>(t)].base;
+        while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
+            t = p.tensors[static_cast<size_t>(t)].base;
         return t;
     };
     std::function<std::string(int)> troot = [&](int t) -> std::string {
@@ -59,7 +61,9 @@ std::vector<ArenaUse> arena_uses(const TrainSetup& ts) {
         if (x.kind == TrainTensor::Kind::Forward) {
             const int r = proot(x.plan);
             const auto k = p.tensors[static_cast<size_t>(r)].kind;
-            return k == PlanTensor::Kind::Activation || k == PlanTensor::Kind::Workspace ? "p" + std::to_string(r) : "";
+            return k == PlanTensor::Kind::Activation || k == PlanTensor::Kind::Workspace
+                       ? "p" + std::to_string(r)
+                       : "";
         }
         if (x.kind == TrainTensor::Kind::WeightGrad) return "";
         return "t" + std::to_string(t);
@@ -81,20 +85,25 @@ std::vector<ArenaUse> arena_uses(const TrainSetup& ts) {
     }
     for (size_t i = 0; i < tp.tensors.size(); ++i) {
         const TrainTensor& t = tp.tensors[i];
-        if (t.kind != TrainTensor::Kind::Grad && t.kind != TrainTensor::Kind::Const && t.kind != TrainTensor::Kind::Target &&
-            t.kind != TrainTensor::Kind::Recompute)
+        if (t.kind != TrainTensor::Kind::Grad && t.kind != TrainTensor::Kind::Const &&
+            t.kind != TrainTensor::Kind::Target && t.kind != TrainTensor::Kind::Recompute)
             continue;
         ArenaUse& e = u["t" + std::to_string(i)];
         e.lo = t.offset;
         e.hi = t.offset + t.ref.storage_bytes();
-        if (t.kind == TrainTensor::Kind::Const || t.kind == TrainTensor::Kind::Target) touch("t" + std::to_string(i), -1);
+        if (t.kind == TrainTensor::Kind::Const || t.kind == TrainTensor::Kind::Target)
+            touch("t" + std::to_string(i), -1);
     }
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const PlanStep& st = p.steps[s];
         for (int t : st.in)
-            if (t >= 0) touch(u.count("p" + std::to_string(proot(t))) ? "p" + std::to_string(proot(t)) : "", static_cast<int>(s));
+            if (t >= 0)
+                touch(u.count("p" + std::to_string(proot(t))) ? "p" + std::to_string(proot(t)) : "",
+                      static_cast<int>(s));
         for (int t : st.out)
-            if (t >= 0) touch(u.count("p" + std::to_string(proot(t))) ? "p" + std::to_string(proot(t)) : "", static_cast<int>(s));
+            if (t >= 0)
+                touch(u.count("p" + std::to_string(proot(t))) ? "p" + std::to_string(proot(t)) : "",
+                      static_cast<int>(s));
         if (st.workspace >= 0) touch("p" + std::to_string(st.workspace), static_cast<int>(s));
     }
     const int f = static_cast<int>(p.steps.size());
@@ -122,12 +131,14 @@ void check_no_overlap(const TrainSetup& ts) {
             if (!(v[a].lo < v[b].hi && v[b].lo < v[a].hi)) continue;
             ++shared;
             const ArenaUse &x = v[a].def <= v[b].def ? v[a] : v[b], &y = v[a].def <= v[b].def ? v[b] : v[a];
-            INFO(x.what << " [" << x.def << ", " << x.last << "] and " << y.what << " [" << y.def << ", " << y.last << "]");
+            INFO(x.what << " [" << x.def << ", " << x.last << "] and " << y.what << " [" << y.def << ", "
+                        << y.last << "]");
             if (x.last == y.def) {
                 ++in_place;  // the item at that position writes y over x, reading x for the last time
                 CHECK(x.lo == y.lo);
                 const TrainItem& it = ts.tp.backward[static_cast<size_t>(y.def) - ts.plan->steps.size()];
-                CHECK((it.desc.op_type == "ReluGrad" || it.desc.op_type == "LossGrad" || it.desc.op_type == "Add"));
+                CHECK((it.desc.op_type == "ReluGrad" || it.desc.op_type == "LossGrad" ||
+                       it.desc.op_type == "Add"));
             } else {
                 CHECK(x.last < y.def);
             }
@@ -150,7 +161,8 @@ TEST_CASE("train memory plan: an MLP step's peak follows from its tensors' sizes
         const uint64_t es = p == Precision::FP32 ? 4 : 2;
         auto ts = train_setup("mlp?in=16&hidden=32&layers=2&classes=8", b, p);
         const TrainMemory& m = ts->memory;
-        const uint64_t x = aligned512(b * 16 * es), h = aligned512(b * 32 * es), z = aligned512(b * 8 * es), y = z, t = z, dh = h;
+        const uint64_t x = aligned512(b * 16 * es), h = aligned512(b * 32 * es), z = aligned512(b * 8 * es),
+                       y = z, t = z, dh = h;
         INFO("precision " << precision_name(p));
         CHECK(m.live_peak_bytes == x + h + y + dh);
         CHECK(m.arena_bytes == m.live_peak_bytes);
@@ -162,7 +174,8 @@ TEST_CASE("train memory plan: an MLP step's peak follows from its tensors' sizes
         // Kept for the backward: x, h and y (z is not read by it); 2-byte types at fp16.
         CHECK(m.kept_bytes == x + h + y);
         CHECK(m.kept_2byte_bytes == (es == 2 ? m.kept_bytes : 0));
-        CHECK(m.gradient_bytes == (aligned512(32 * 16 * es) + aligned512(32 * es) + aligned512(8 * 32 * es) + aligned512(8 * es)));
+        CHECK(m.gradient_bytes == (aligned512(32 * 16 * es) + aligned512(32 * es) + aligned512(8 * 32 * es) +
+                                   aligned512(8 * es)));
         CHECK(m.total_bytes() == m.weight_bytes + m.gradient_bytes + m.workspace_bytes + m.arena_bytes);
         CHECK(m.capacity_bytes == train_test_device().gm_bytes);
         check_no_overlap(*ts);
