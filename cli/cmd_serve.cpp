@@ -132,6 +132,32 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
     print_step_reuse(t["step_reuse"]);
 }
 
+// An instance of pipeline stages: a line per chip (its stage, layers, memory, kernels, sends).
+void print_pipeline(const nlohmann::json& in) {
+    const double mib = 1 << 20;
+    const nlohmann::json& pl = in["pipeline"];
+    std::printf(
+        "      %lld pipeline stages x %lld TP chips, one batch in flight (memory plan per chip; a "
+        "step runs stage after stage):\n",
+        static_cast<long long>(pl["pp"].get<int64_t>()),
+        static_cast<long long>(pl["tp"].get<int64_t>()));
+    for (const nlohmann::json& c : pl["chips"]) {
+        const size_t k = c["chip"].get<size_t>();
+        std::printf(
+            "        chip %u: stage %lld, layers %lld..%lld%s%s; weights %.2f MiB + KV %.2f MiB (%lld "
+            "blocks) + activations %.2f MiB; kernels %.3f ms; sent %zu times, %.2f MB, %.3f ms of copies\n",
+            in["chips"][k].get<uint32_t>(), static_cast<long long>(c["stage"].get<int64_t>()),
+            static_cast<long long>(c["first_layer"].get<int64_t>()),
+            static_cast<long long>(c["end_layer"].get<int64_t>() - 1),
+            c["embedding"].get<bool>() ? " + embedding" : "",
+            c["head"].get<bool>() ? " + final norm, LM head" : "", c["weights"].get<double>() / mib,
+            c["kv"].get<double>() / mib, static_cast<long long>(c["kv_blocks"].get<int64_t>()),
+            c["activations"].get<double>() / mib, c["kernel_ms"].get<double>(),
+            c["sends"].get<size_t>(), c["sent_bytes"].get<double>() / 1e6,
+            c["send_ms"].get<double>());
+    }
+}
+
 void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const std::string& system,
                    const std::string& mode) {
     const double mib = 1 << 20;  // the tiny model's weights are a fraction of one GiB
@@ -146,31 +172,7 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     mp["weights_imported"].get<bool>() ? "(mapped: shared with the chip's first instance)" : "(held)",
                     mp["kv"].get<double>() / mib, static_cast<long long>(mp["kv_blocks"].get<int64_t>()),
                     mp["activations"].get<double>() / mib, 100 * in["kv"]["mean_utilisation"].get<double>());
-        if (in.contains("pipeline")) {
-            const nlohmann::json& pl = in["pipeline"];
-            std::printf(
-                "      %lld pipeline stages x %lld TP chips, one batch in flight (memory plan per chip; a "
-                "step runs stage after stage):\n",
-                static_cast<long long>(pl["pp"].get<int64_t>()),
-                static_cast<long long>(pl["tp"].get<int64_t>()));
-            for (const nlohmann::json& c : pl["chips"]) {
-                const size_t k = c["chip"].get<size_t>();
-                std::printf(
-                    "        chip %u: stage %lld, layers %lld..%lld%s%s; weights %.2f MiB + KV %.2f MiB "
-                    "(%lld "
-                    "blocks) + activations %.2f MiB; kernels %.3f ms; sent %zu times, %.2f MB, %.3f ms of "
-                    "copies\n",
-                    in["chips"][k].get<uint32_t>(), static_cast<long long>(c["stage"].get<int64_t>()),
-                    static_cast<long long>(c["first_layer"].get<int64_t>()),
-                    static_cast<long long>(c["end_layer"].get<int64_t>() - 1),
-                    c["embedding"].get<bool>() ? " + embedding" : "",
-                    c["head"].get<bool>() ? " + final norm, LM head" : "", c["weights"].get<double>() / mib,
-                    c["kv"].get<double>() / mib, static_cast<long long>(c["kv_blocks"].get<int64_t>()),
-                    c["activations"].get<double>() / mib, c["kernel_ms"].get<double>(),
-                    c["sends"].get<size_t>(), c["sent_bytes"].get<double>() / 1e6,
-                    c["send_ms"].get<double>());
-            }
-        }
+        if (in.contains("pipeline")) print_pipeline(in);
         if (!in.contains("communication")) continue;
         std::printf("      tensor parallel over chips");
         for (const nlohmann::json& c : in["chips"]) std::printf(" %u", c.get<uint32_t>());
@@ -199,10 +201,8 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
         const nlohmann::json& c = x["kv_copy_ms"];
         std::printf(
             "    sent layer by layer during the prefill steps: %zu batched copy calls (one per layer, TP "
-            "rank "
-            "and decode chip a step), %zu of %zu transfers began before their prompt's last step ended; "
-            "copies "
-            "per request first to last ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+            "rank and decode chip a step), %zu of %zu transfers began before their prompt's last step "
+            "ended; copies per request first to last ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
             x["copy_calls"].get<size_t>(), x["overlapped_transfers"].get<size_t>(),
             x["transfers"].get<size_t>(), c["mean"].get<double>(), c["p50"].get<double>(),
             c["p99"].get<double>(), c["max"].get<double>());
