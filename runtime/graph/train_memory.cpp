@@ -323,18 +323,21 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
 namespace {
 
 int view_root(const Plan& p, int t) {
-    while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View) t = p.tensors[static_cast<size_t>(t)].base;
+    while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
+        t = p.tensors[static_cast<size_t>(t)].base;
     return t;
 }
 
 }  // namespace
 
 bool recomputable(const Plan& p, const PlanStep& st, int pt, const std::vector<bool>& kept) {
-    static const std::set<std::string> cheap = {"MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu",
-                                                "Sigmoid",  "Clip",        "Add",               "Sub",  "Mul"};
+    static const std::set<std::string> cheap = {
+        "MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu", "Sigmoid", "Clip", "Add",
+        "Sub",     "Mul"};
     const PlanTensor& t = p.tensors[static_cast<size_t>(pt)];
     if (t.kind != PlanTensor::Kind::Activation || t.graph_output) return false;
-    if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1) return false;
+    if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1)
+        return false;
     if (!st.desc.attrs.get_string("activation", "").empty()) return false;
     for (int i : st.in) {
         if (i < 0 || p.tensors[static_cast<size_t>(i)].kind == PlanTensor::Kind::Weight) continue;
