@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/graph/train_memory.h"
 #include "runtime/ref/conv_shape.h"
 #include "sim/error.h"
 
@@ -112,25 +113,9 @@ private:
         emit(st.name + "/recompute", st.op_type, st.desc.opset, st.desc.attrs, ins, dest, st.desc.constants);
         return dest;
     }
-    // A step worth recomputing: a vector kernel (pooling, activation, elementwise) whose inputs
-    // the backward keeps anyway (weights, or tensors it reads itself), so not keeping its output
-    // saves that output's bytes from the forward to its first backward reader.
     bool cheap_step(int pt) const {
-        static const std::set<std::string> cheap = {"MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu",
-                                                    "Sigmoid", "Clip", "Add", "Sub", "Mul"};
-        const PlanTensor& t = m_p.tensors[static_cast<size_t>(pt)];
         const int s = m_producer[static_cast<size_t>(pt)];
-        if (t.kind != PlanTensor::Kind::Activation || t.graph_output || s < 0) return false;
-        const PlanStep& st = m_p.steps[static_cast<size_t>(s)];
-        if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1) return false;
-        if (!st.desc.attrs.get_string("activation", "").empty()) return false;
-        for (int i : st.in) {
-            if (i < 0 || is_weight(i)) continue;
-            int r = i;
-            while (m_p.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = m_p.tensors[static_cast<size_t>(r)].base;
-            if (static_cast<size_t>(r) >= m_kept.size() || !m_kept[static_cast<size_t>(r)]) return false;
-        }
-        return true;
+        return s >= 0 && recomputable(m_p, m_p.steps[static_cast<size_t>(s)], pt, m_kept);
     }
 
     int arena_tensor(TrainTensor::Kind k, ops::TensorRef r) {
@@ -599,18 +584,10 @@ size_t TrainPlan::kernel_count() const {
 
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o) {
     if (!o.recompute) return Builder(fwd, dev, o).build();
-    // Which forward tensors the backward reads when nothing is recomputed: a cheap step is
-    // recomputed only from those.
+    // A cheap step is recomputed only from tensors the backward reads without recomputation.
     TrainOptions keep = o;
     keep.recompute = false;
-    const TrainPlan base = Builder(fwd, dev, keep).build();
-    std::vector<bool> kept(fwd.tensors.size(), false);
-    for (const TrainTensor& t : base.tensors) {
-        if (t.kind != TrainTensor::Kind::Forward) continue;
-        int r = t.plan;
-        while (fwd.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = fwd.tensors[static_cast<size_t>(r)].base;
-        kept[static_cast<size_t>(r)] = true;
-    }
+    std::vector<bool> kept = read_by_backward(fwd, Builder(fwd, dev, keep).build());
     return Builder(fwd, dev, o, std::move(kept)).build();
 }
 

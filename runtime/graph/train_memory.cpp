@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "sim/error.h"
 
@@ -317,6 +318,40 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
     m.workspace_bytes = tp.workspace_bytes;
     m.capacity_bytes = dev.gm_bytes > dev.reserved_bytes ? dev.gm_bytes - dev.reserved_bytes : 0;
     return m;
+}
+
+namespace {
+
+int view_root(const Plan& p, int t) {
+    while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
+        t = p.tensors[static_cast<size_t>(t)].base;
+    return t;
+}
+
+}  // namespace
+
+bool recomputable(const Plan& p, const PlanStep& st, int pt, const std::vector<bool>& kept) {
+    static const std::set<std::string> cheap = {
+        "MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu", "Sigmoid", "Clip", "Add",
+        "Sub",     "Mul"};
+    const PlanTensor& t = p.tensors[static_cast<size_t>(pt)];
+    if (t.kind != PlanTensor::Kind::Activation || t.graph_output) return false;
+    if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1)
+        return false;
+    if (!st.desc.attrs.get_string("activation", "").empty()) return false;
+    for (int i : st.in) {
+        if (i < 0 || p.tensors[static_cast<size_t>(i)].kind == PlanTensor::Kind::Weight) continue;
+        const size_t r = static_cast<size_t>(view_root(p, i));
+        if (r >= kept.size() || !kept[r]) return false;
+    }
+    return true;
+}
+
+std::vector<bool> read_by_backward(const Plan& p, const TrainPlan& tp) {
+    std::vector<bool> read(p.tensors.size(), false);
+    for (const TrainTensor& t : tp.tensors)
+        if (t.kind == TrainTensor::Kind::Forward) read[static_cast<size_t>(view_root(p, t.plan))] = true;
+    return read;
 }
 
 nlohmann::json train_memory_json(const TrainMemory& m) {

@@ -71,4 +71,13 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
 
 nlohmann::json train_memory_json(const TrainMemory& m);
 
+// Recomputation's choice (build_train_plan with TrainOptions::recompute): plan tensor pt, the only
+// output of step st, is worth recomputing when st is a vector kernel (pooling, activation,
+// elementwise; no fused activation) whose inputs are weights or tensors `kept` marks (the backward
+// reads them anyway), so not keeping pt saves its bytes from the forward to its first backward
+// reader.
+bool recomputable(const Plan& p, const PlanStep& st, int pt, const std::vector<bool>& kept);
+// Per plan tensor: whether tp's backward reads it (through views: their base tensor).
+std::vector<bool> read_by_backward(const Plan& p, const TrainPlan& tp);
+
 }  // namespace sfumato::graph
