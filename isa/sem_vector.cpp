@@ -16,7 +16,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "isa/sem_detail.h"
+#include "isa/sem_vector_detail.h"
 
 namespace sfumato::isa::detail {
 
@@ -28,31 +28,6 @@ VKind kind_of(Opcode op) { return vec_kind(op); }
 bool uses_src1(Opcode op) { return vec_uses_src1(op); }
 bool reads_dst(Opcode op) { return vec_reads_dst(op); }
 
-DType src_type(const Instr& in) { return in.op == Opcode::VCONV ? in.vec.src_dtype : in.dtype; }
-uint32_t lanes_of(const Instr& in) { return 256 / std::max(dtype_size(in.dtype), dtype_size(src_type(in))); }
-
-bool lane_on(const VecParams& v, uint32_t lane, uint32_t lanes) {
-    const uint32_t bit = lanes > 128 ? lane / 2 : lane;
-    return bit < 64 ? ((v.mask_lo >> bit) & 1u) : ((v.mask_hi >> (bit - 64)) & 1u);
-}
-
-// Byte offset of lane l of repeat r for an operand of element size es.
-// Division-free: es divides 32, so lane l sits in block (l * es) / 32 at byte (l * es) % 32.
-inline uint64_t lane_off(uint32_t r, uint32_t l, uint32_t es, uint16_t blk, uint16_t rep) {
-    const uint32_t byte = l * es;
-    return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(byte >> 5) * blk) * kBlock + (byte & 31u);
-}
-
-Extent strided_extent_bits(const Addr& a, uint32_t bits, uint32_t lanes, uint16_t blk, uint16_t rep,
-                           uint16_t repeat, bool write) {
-    const uint64_t nblk = round_up(static_cast<uint64_t>(lanes) * bits, kBlock * 8) / (kBlock * 8);
-    const uint64_t hi = (static_cast<uint64_t>(repeat - 1) * rep + (nblk - 1) * blk) * kBlock + kBlock;
-    return {a.pos, a.addr, a.addr + hi, write};
-}
-Extent strided_extent(const Addr& a, uint32_t es, uint32_t lanes, uint16_t blk, uint16_t rep, uint16_t repeat,
-                      bool write) {
-    return strided_extent_bits(a, es * 8, lanes, blk, rep, repeat, write);
-}
 
 bool float_only(Opcode op) {
     switch (op) {
@@ -137,17 +112,11 @@ bool compare(CmpMode m, double a, double b) {
     }
 }
 
-struct Ptrs {
-    uint8_t* d = nullptr;
-    const uint8_t* s0 = nullptr;
-    const uint8_t* s1 = nullptr;
-    const uint8_t* s2 = nullptr;
-};
 
-Ptrs map(const Instr& in, IMemView& mem) {
+VecPtrs map(const Instr& in, IMemView& mem) {
     Extent ex[kMaxExtents];
     const int n = footprint_vector(in, ex);
-    Ptrs p;
+    VecPtrs p;
     // footprint_vector lists sources first (src0, src1, src2 as used), then dst.
     for (int i = 0; i < n; ++i) {
         uint8_t* q = mem.local(ex[i].pos, ex[i].lo, ex[i].hi - ex[i].lo);
@@ -214,7 +183,7 @@ void compute_float(Opcode op, uint32_t n, const double* a, const double* b, cons
     }
 }
 
-void exec_elementwise(const Instr& in, const Ptrs& p) {
+void exec_elementwise(const Instr& in, const VecPtrs& p) {
     const VecParams& v = in.vec;
     const DType dt = in.dtype, st = src_type(in);
     const uint32_t L = lanes_of(in);
@@ -278,7 +247,7 @@ void exec_elementwise(const Instr& in, const Ptrs& p) {
 
 void store_index(DType t, uint8_t* p, uint32_t idx) { std::memcpy(p, &idx, dtype_size(t)); }
 
-void exec_reduce(const Instr& in, const Ptrs& p) {
+void exec_reduce(const Instr& in, const VecPtrs& p) {
     const VecParams& v = in.vec;
     const DType dt = in.dtype;
     const uint32_t es = dtype_size(dt), L = lanes_of(in);
@@ -319,7 +288,7 @@ void exec_reduce(const Instr& in, const Ptrs& p) {
     }
 }
 
-void exec_brcb(const Instr& in, const Ptrs& p) {
+void exec_brcb(const Instr& in, const VecPtrs& p) {
     const VecParams& v = in.vec;
     const uint32_t es = dtype_size(in.dtype);
     for (uint32_t r = 0; r < v.repeat; ++r) {
@@ -334,7 +303,7 @@ void exec_brcb(const Instr& in, const Ptrs& p) {
     }
 }
 
-void exec_transpose(const Instr& in, const Ptrs& p) {
+void exec_transpose(const Instr& in, const VecPtrs& p) {
     const VecParams& v = in.vec;
     for (uint32_t r = 0; r < v.repeat; ++r) {
         uint16_t m[256];
@@ -345,7 +314,7 @@ void exec_transpose(const Instr& in, const Ptrs& p) {
     }
 }
 
-void exec_gather(const Instr& in, const Ptrs& p) {
+void exec_gather(const Instr& in, const VecPtrs& p) {
     const VecParams& v = in.vec;
     const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
     uint8_t tmp[256];
@@ -363,93 +332,6 @@ void exec_gather(const Instr& in, const Ptrs& p) {
             if (lane_on(v, l, L))
                 std::memcpy(p.d + lane_off(r, l, es, v.dst_blk_stride, v.dst_rep_stride), tmp + l * es, es);
     }
-}
-
-// VCI: an index vector, lane l of repeat r holding scalar + r * lanes + l (in the element type).
-void exec_index(const Instr& in, const Ptrs& p) {
-    const VecParams& v = in.vec;
-    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
-    for (uint32_t r = 0; r < v.repeat; ++r)
-        for (uint32_t l = 0; l < L; ++l) {
-            if (!lane_on(v, l, L)) continue;
-            uint8_t* q = p.d + lane_off(r, l, es, v.dst_blk_stride, v.dst_rep_stride);
-            const double x = in.scalar + static_cast<double>(uint64_t{r} * L + l);
-            if (is_int(in.dtype))
-                store_wrap(in.dtype, q, static_cast<int64_t>(x));
-            else
-                store_f64(in.dtype, q, x);
-        }
-}
-
-// VCPADD: result j of a repeat is the sum of its lanes 2j and 2j + 1 that the mask enables, rounded
-// once; a pair with both lanes masked off leaves its result unwritten. A repeat's L / 2 results
-// are packed; the dst repeat stride counts such 128-byte groups.
-void exec_pair_reduce(const Instr& in, const Ptrs& p) {
-    const VecParams& v = in.vec;
-    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
-    double out[128];
-    bool any[128];
-    for (uint32_t r = 0; r < v.repeat; ++r) {
-        for (uint32_t j = 0; j < L / 2; ++j) {
-            out[j] = 0.0, any[j] = false;
-            for (uint32_t l = 2 * j; l < 2 * j + 2; ++l) {
-                if (!lane_on(v, l, L)) continue;
-                out[j] += load_f64(in.dtype, p.s0 + lane_off(r, l, es, v.src0_blk_stride, v.src0_rep_stride));
-                any[j] = true;
-            }
-        }
-        uint8_t* d = p.d + static_cast<uint64_t>(r) * v.dst_rep_stride * (L / 2) * es;
-        for (uint32_t j = 0; j < L / 2; ++j)
-            if (any[j]) store_f64(in.dtype, d + j * es, out[j]);
-    }
-}
-
-// VREDUCEV2 (GatherMask): scalar 1..7 is a fixed pattern, the same in every repeat (1 the even lanes,
-// 2 the odd ones, 3..6 lane 0..3 of every four, 7 all lanes); scalar 0 reads it from src1, one bit per
-// element (bit e % 8 of byte e / 8), repeat r's bits at src1 + r x src1_rep_stride x 32 bytes. The
-// elements it selects, of all repeats in order, are packed from dst (dst strides unused). Normal mode:
-// a repeat is the 256 bytes of lanes, the mask limiting the last repeat only. Counter mode (with_index
-// = 1, the mask register's count mode; Atlas A2): every repeat takes mask_lo elements from its start,
-// consecutive elements block by block, however many 256-byte groups that spans.
-bool gathermask_pattern_bit_impl(uint32_t pattern, uint64_t e) {
-    switch (pattern) {
-        case 1: return e % 2 == 0;
-        case 2: return e % 2 == 1;
-        case 7: return true;
-        default: return e % 4 == pattern - 3;
-    }
-}
-
-uint64_t gather_mask_elems(const Instr& in, uint32_t lanes) {
-    return in.vec.with_index ? in.vec.mask_lo : lanes;
-}
-
-void exec_gather_mask(const Instr& in, const Ptrs& p) {
-    const VecParams& v = in.vec;
-    const uint32_t es = dtype_size(in.dtype), L = lanes_of(in);
-    const uint32_t pattern = static_cast<uint32_t>(in.scalar);
-    const uint64_t n = gather_mask_elems(in, L);
-    uint64_t kept = 0;
-    for (uint32_t r = 0; r < v.repeat; ++r) {
-        const uint8_t* bits = pattern ? nullptr : p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock;
-        for (uint64_t e = 0; e < n; ++e) {
-            if (!v.with_index && r + 1u == v.repeat && !lane_on(v, static_cast<uint32_t>(e), L)) continue;
-            const bool pick = bits ? ((bits[e / 8] >> (e % 8)) & 1u) : gathermask_pattern_bit_impl(pattern, e);
-            if (!pick) continue;
-            const uint64_t byte = e * es;
-            const uint64_t off =
-                (uint64_t{r} * v.src0_rep_stride + (byte >> 5) * v.src0_blk_stride) * kBlock + (byte & 31u);
-            std::memcpy(p.d + kept * es, p.s0 + off, es);
-            ++kept;
-        }
-    }
-}
-
-// The most elements a repeat of VREDUCEV2 can keep (the fixed patterns keep a half or a quarter).
-uint64_t gather_mask_per_repeat(const Instr& in, uint32_t lanes) {
-    const uint32_t pattern = static_cast<uint32_t>(in.scalar);
-    const uint64_t n = gather_mask_elems(in, lanes);
-    return pattern == 0 || pattern == 7 ? n : pattern <= 2 ? (n + 1) / 2 : (n + 3) / 4;
 }
 
 }  // namespace
@@ -484,19 +366,7 @@ std::string validate_vector(const Instr& in) {
         return "";
     }
     if (k == VKind::Transpose) return dtype_size(t) == 2 ? "" : bad_dtype(in, t);
-    if (k == VKind::Index)
-        return t == DType::FP16 || t == DType::FP32 || t == DType::INT16 || t == DType::INT32 ? ""
-                                                                                          : bad_dtype(in, t);
-    if (k == VKind::PairRed) return t == DType::FP16 || t == DType::FP32 ? "" : bad_dtype(in, t);
-    if (k == VKind::GatherMask) {
-        if (!(in.scalar >= 0 && in.scalar <= 7 && in.scalar == std::floor(in.scalar)))
-            return "vreducev2 pattern (scalar) " + std::to_string(in.scalar) + " outside 0..7";
-        if (v.with_index > 1) return "vreducev2 idx " + std::to_string(v.with_index) + " (1: counter mode)";
-        if (v.with_index && (v.mask_lo == 0 || v.mask_lo > 0xffffffffull || v.mask_hi))
-            return "vreducev2 counter mode needs 1..2^32-1 elements per repeat in mask_lo (mask_hi 0)";
-        if (in.scalar == 0 && in.src1.pos != Pos::UB) return bad_pos(in, "src1", in.src1.pos);
-        return dtype_size(t) == 2 || dtype_size(t) == 4 ? "" : bad_dtype(in, t);
-    }
+    if (is_special_kind(k)) return validate_special(in);
     if (k == VKind::Brcb) return dtype_size(t) >= 2 ? "" : bad_dtype(in, t);
     if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
     if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
@@ -508,6 +378,7 @@ std::string validate_vector(const Instr& in) {
 
 int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
     if (is_sort_kind(kind_of(in.op))) return footprint_sort(in, out);
+    if (is_special_kind(kind_of(in.op))) return footprint_special(in, out);
     const VecParams& v = in.vec;
     const uint32_t esd = dtype_size(in.dtype), ess = dtype_size(src_type(in)), L = lanes_of(in);
     const VKind k = kind_of(in.op);
@@ -523,26 +394,6 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.repeat * 8ull * esd, false};
             out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
             return n;
-        case VKind::Index:
-            out[n++] = strided_extent(in.dst, esd, L, v.dst_blk_stride, v.dst_rep_stride, v.repeat, true);
-            return n;
-        case VKind::PairRed:
-            out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
-            out[n++] = {in.dst.pos, in.dst.addr,
-                        in.dst.addr + ((v.repeat - 1ull) * v.dst_rep_stride + 1) * (L / 2ull) * esd, true};
-            return n;
-        case VKind::GatherMask: {
-            const uint64_t e = gather_mask_elems(in, L), nblk = (e * ess + kBlock - 1) / kBlock;
-            const uint64_t hi = (v.repeat - 1ull) * v.src0_rep_stride + (nblk - 1) * v.src0_blk_stride;
-            out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + hi * kBlock + kBlock, false};
-            if (in.scalar == 0)
-                out[n++] = {in.src1.pos, in.src1.addr,
-                            in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + (e + 7) / 8,
-                            false};
-            out[n++] = {in.dst.pos, in.dst.addr,
-                        in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd, true};
-            return n;
-        }
         case VKind::Gather:
             out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + v.gather_span, false};
             out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + v.repeat * 4ull * L, false};
@@ -577,26 +428,18 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
 
 void exec_vector(const Instr& in, IMemView& mem) {
     if (is_sort_kind(kind_of(in.op))) return exec_sort(in, mem);
-    Ptrs p = map(in, mem);
+    VecPtrs p = map(in, mem);
     switch (kind_of(in.op)) {
         case VKind::Red:
         case VKind::RedAll: return exec_reduce(in, p);
         case VKind::Brcb: return exec_brcb(in, p);
         case VKind::Transpose: return exec_transpose(in, p);
         case VKind::Gather: return exec_gather(in, p);
-        case VKind::Index: return exec_index(in, p);
-        case VKind::PairRed: return exec_pair_reduce(in, p);
-        case VKind::GatherMask: return exec_gather_mask(in, p);
+        case VKind::Index:
+        case VKind::PairRed:
+        case VKind::GatherMask: return exec_special(in, p);
         default: return exec_elementwise(in, p);
     }
 }
 
 }  // namespace sfumato::isa::detail
-
-namespace sfumato::isa {
-
-bool gathermask_pattern_bit(uint32_t pattern, uint64_t e) {
-    return detail::gathermask_pattern_bit_impl(pattern, e);
-}
-
-}  // namespace sfumato::isa
