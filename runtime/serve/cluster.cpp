@@ -96,35 +96,50 @@ int64_t attention_layer(const std::string& name) {
 }
 
 // Each instance's chips (rank order): instance i on chip i mod chips, or serve.placement's; with
-// serve.tp T x serve.pp P (K = T P chips), chips i K .. i K + K - 1 (stage-major), or K chips
-// from its placement's, no chip in two instances.
+// serve.tp T x serve.pp P (K = T P chips; a prefill instance's T serve.prefill_tp when set), K
+// chips from the end of the previous instance's (stage-major), or from its placement's, no chip
+// in two instances.
 std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
     const int64_t n = static_cast<int64_t>(chips);
-    const int64_t tp = std::max<int64_t>(1, s.tp) * std::max<int64_t>(1, s.pp);  // chips per instance
-    const std::string shape = s.pp > 1 ? "serve.tp " + std::to_string(std::max<int64_t>(1, s.tp)) +
-                                             " x serve.pp " + std::to_string(s.pp)
-                                       : "serve.tp " + std::to_string(tp);
-    if (tp > 1 && s.instances * tp > n)
-        throw InputError("serve.instances " + std::to_string(s.instances) + " x " + shape + " needs " +
-                         std::to_string(s.instances * tp) + " chips, the system has " + std::to_string(n));
+    const int64_t pp = std::max<int64_t>(1, s.pp);
+    auto tp_of = [&](int64_t i) {
+        return std::max<int64_t>(1, i < s.prefill_instances && s.prefill_tp > 0 ? s.prefill_tp : s.tp);
+    };
+    int64_t need = 0;
+    bool multi = false;
+    for (int64_t i = 0; i < s.instances; ++i) {
+        need += tp_of(i) * pp;
+        multi = multi || tp_of(i) * pp > 1;
+    }
+    auto shape = [&](int64_t i) {
+        const std::string tp = (i < s.prefill_instances && s.prefill_tp > 0 ? "serve.prefill_tp " : "serve.tp ") +
+                               std::to_string(tp_of(i));
+        return pp > 1 ? tp + " x serve.pp " + std::to_string(pp) : tp;
+    };
+    if (multi && need > n) {
+        const bool mixed = s.prefill_tp > 0 && s.prefill_instances > 0;
+        throw InputError("serve.instances " + std::to_string(s.instances) +
+                         (mixed ? " (prefill: " + shape(0) + ", decode: " + shape(s.instances - 1) + ")"
+                                : " x " + shape(0)) +
+                         " needs " + std::to_string(need) + " chips, the system has " + std::to_string(n));
+    }
     std::vector<std::vector<uint32_t>> group;
     std::map<uint32_t, int64_t> owner;
-    for (int64_t i = 0; i < s.instances; ++i) {
-        const int64_t first = !s.placement.empty() ? s.placement[static_cast<size_t>(i)]
-                              : tp > 1             ? i * tp
-                                                   : i % n;
-        if (first + tp > n)
-            throw InputError(
-                "serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
-                (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for " + shape + ")"
-                        : std::string()) +
-                ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
+    for (int64_t i = 0, next = 0; i < s.instances; ++i) {
+        const int64_t k = tp_of(i) * pp;
+        const int64_t first = !s.placement.empty() ? s.placement[static_cast<size_t>(i)] : multi ? next : i % n;
+        next = first + k;
+        if (first + k > n)
+            throw InputError("serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
+                             (k > 1 ? " (and the next " + std::to_string(k - 1) + " for " + shape(i) + ")"
+                                    : std::string()) +
+                             ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
         std::vector<uint32_t> g;
-        for (int64_t r = 0; r < tp; ++r) {
+        for (int64_t r = 0; r < k; ++r) {
             const uint32_t c = static_cast<uint32_t>(first + r);
-            if (tp > 1 && owner.count(c))
+            if (multi && owner.count(c))
                 throw InputError("serve.placement: instances " + std::to_string(owner[c]) + " and " +
-                                 std::to_string(i) + " both use chip " + std::to_string(c) + " (" + shape +
+                                 std::to_string(i) + " both use chip " + std::to_string(c) + " (" + shape(i) +
                                  ": an instance of several chips holds them alone)");
             owner[c] = i;
             g.push_back(c);
@@ -147,6 +162,9 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
         throw InputError("serve.pp " + std::to_string(m_s.pp) +
                          " with serve.prefill_instances: disaggregated prefill/decode of pipeline-parallel "
                          "instances is not modelled (each stage's layers' KV would move to its peer stage)");
+    if (m_s.prefill_tp > 0 && m_s.prefill_instances == 0)
+        throw InputError("serve.prefill_tp " + std::to_string(m_s.prefill_tp) +
+                         " without serve.prefill_instances: it sizes the prefill instances of a disaggregated run");
     if (m_s.pp > 1 && m_s.export_profile)
         throw InputError("serve.pp " + std::to_string(m_s.pp) +
                          " with --export-profile: Vidur's profiles are of one stage's worker; a pipeline's "
@@ -173,6 +191,7 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
         const uint32_t ch = m_chip[i];
         const int64_t k = per_chip[ch], rank = seen[ch]++;
         ServeSetup s = m_s;
+        s.tp = static_cast<int64_t>(m_group[i].size()) / std::max<int64_t>(1, m_s.pp);  // serve.prefill_tp
         InstanceShare share;
         share.label = " " + std::to_string(i) + " (chip " + std::to_string(ch) + ")";
         if (k > 1) {
@@ -239,26 +258,32 @@ void ServeCluster::check_disaggregation() const {
 
 ServeCluster::~ServeCluster() = default;
 
+size_t ServeCluster::tp_of(size_t i) const {
+    return m_group.at(i).size() / static_cast<size_t>(std::max<int64_t>(1, m_s.pp));
+}
+
 std::vector<ServeCluster::Host> ServeCluster::hosts() const {
     std::vector<Host> h;
-    const size_t tp = static_cast<size_t>(std::max<int64_t>(1, m_s.tp));
-    for (size_t i = 0, g = 0; i < m_group.size(); ++i)
+    for (size_t i = 0, g = 0; i < m_group.size(); ++i) {
+        const size_t tp = tp_of(i);
         for (size_t r = 0; r < m_group[i].size(); ++r) {
             const int64_t comm = tp > 1 ? static_cast<int64_t>(g + r / tp) : -1;
             h.push_back({i, static_cast<uint32_t>(r), m_group[i][r], comm});
-            if (r + 1 == m_group[i].size() && tp > 1) g += m_group[i].size() / tp;
         }
+        if (tp > 1) g += m_group[i].size() / tp;
+    }
     return h;
 }
 
 std::vector<std::vector<uint32_t>> ServeCluster::comm_groups() const {
     std::vector<std::vector<uint32_t>> out;
-    const size_t tp = static_cast<size_t>(std::max<int64_t>(1, m_s.tp));
-    if (tp < 2) return out;
-    for (const auto& g : m_group)
-        for (size_t s = 0; s + tp <= g.size(); s += tp)
+    for (size_t i = 0; i < m_group.size(); ++i) {
+        const size_t tp = tp_of(i);
+        const auto& g = m_group[i];
+        for (size_t s = 0; tp > 1 && s + tp <= g.size(); s += tp)
             out.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(s),
                              g.begin() + static_cast<std::ptrdiff_t>(s + tp));
+    }
     return out;
 }
 
@@ -441,7 +466,8 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
                                   {"context_bytes_in_use", m_in_use[i]},
                                   {"kv", s["kv"]},
                                   {"timer", s["timer"]},
-                                  {"chips", m_group[i]}});
+                                  {"chips", m_group[i]},
+                                  {"tp", tp_of(i)}});
         if (s.contains("communication")) j["instances"].back()["communication"] = s["communication"];
         if (s.contains("pipeline")) j["instances"].back()["pipeline"] = s["pipeline"];
         wall = std::max(wall, m_inst[i]->wall_seconds());

@@ -33,13 +33,15 @@
 // ranks (stage-major), its layers split as llm::PpRun splits them (runtime/llm/pipeline.h); every
 // chip runs each step's batch on its stage's layers (tp_lockstep.h), a later stage's waiting for
 // the activations the previous one sends over the links; one batch in flight.
-// Disaggregated TP instances (prefill and decode instances of serve.tp T each): rank r of the
-// prefill instance holds the KV heads rank r of the decode instance holds, and ships that shard
-// of each layer to it over the links from its own KV stream, as a layer-wise connector of
-// tensor-parallel workers does; rank 0's stream waits for every rank's copies of a step (a notify
+// Disaggregated TP instances: each rank of the prefill instance ships its KV shard (its heads) of
+// each layer over the links from its own KV stream to the decode ranks that hold those heads
+// (rank r to rank r for one TP size), as a layer-wise connector of tensor-parallel workers does; rank 0's stream waits for every rank's copies of a step (a notify
 // from each) before the hand-off.
-// Simplified: every instance has the same knobs, TP and PP degrees (prefill and decode instances
-// of one TP size; resharding between sizes is not modelled); a PP instance is not disaggregated;
+// The prefill instances may have a TP size of their own (serve.prefill_tp): a prefill rank then
+// sends each decode rank the KV heads both hold (a row segment per token when the two hold
+// different head sets, the whole block when the same), a replicated head from its first holder.
+// Simplified: every instance has the same knobs and PP degree, and every decode instance (every
+// prefill instance) the same TP size; a PP instance is not disaggregated;
 // a mirrored TP follower (--simulate one) runs no kernels, so its copies of a layer start once its
 // stream reached that layer's preceding all-reduce, not its own attention; the router's own latency and
 // the request's network hop to the instance are not charged; each block segment is its own copy
@@ -122,6 +124,7 @@ public:
     void run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
                       comm::Communicator* comm = nullptr);
     size_t hosts_count() const;
+    size_t tp_of(size_t instance) const;  // its TP size (serve.tp, or serve.prefill_tp)
 
     // After the run: the merged result (each request from its instance), its metrics, the
     // per-instance and per-chip sections (memory: the weights' copies and bytes held per chip).
@@ -168,6 +171,7 @@ private:
     void step_starting(size_t from, const std::vector<StepItem>& items);
     // Rank `rank` of prefill instance `from` (its host thread): its KV shard of the layer.
     void ship_layer(size_t from, uint32_t rank, int64_t layer, uint32_t compute_stream);
+    void ship_pair(size_t from, uint32_t rank, int64_t layer, size_t to, uint32_t decode_rank);
     // A prefill instance's chip sets up its KV stream, layer event and hook (and, rank 0, the
     // notifies its followers' copies report to).
     void prefill_chip(size_t i, uint32_t rank, ServeRun& run, rt::Runtime& rt);

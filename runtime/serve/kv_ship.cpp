@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <systemc>
 
+#include "runtime/llm/parallel.h"
 #include "runtime/llm/step_graph.h"
 #include "runtime/serve/cluster.h"
 #include "runtime/serve/cluster_parts.h"
@@ -43,9 +44,76 @@ void ServeCluster::step_starting(size_t from, const std::vector<StepItem>& items
     }
 }
 
+namespace {
+
+// The KV heads (of the whole model) TP rank `rank` of `tp` holds: [first, end).
+std::pair<int64_t, int64_t> kv_heads(const llm::ModelConfig& c, int64_t tp, int64_t rank) {
+    const int64_t first = tp > 1 ? llm::tp_first_kv_head(c, tp, rank) : 0;
+    return {first, first + std::max<int64_t>(1, c.num_kv_heads / tp)};
+}
+
+}  // namespace
+
+// Prefill rank -> decode rank: the whole block segments when the two hold the same heads (one TP
+// size), else a row segment per token of the heads they share.
+// One layer's K and V of the step's pieces bound for decode instance `to`, from prefill rank `rank`
+// to decode rank `dr`: the heads both hold, in one batched call from the rank's KV stream.
+void ServeCluster::ship_pair(size_t from, uint32_t rank, int64_t layer, size_t to, uint32_t dr) {
+    const std::vector<Piece>& pieces = m_pieces.at(from);
+    rt::Context& ctx = *m_ctx[from].at(rank);
+    const llm::ModelConfig& model = m_inst[from]->model();
+    const uint64_t head_bytes = static_cast<uint64_t>(model.head_dim) * 2;  // one head of K or V (16-bit)
+    const auto [sa, se] = kv_heads(model, static_cast<int64_t>(tp_of(from)), rank);
+    const auto [da, de] = kv_heads(model, static_cast<int64_t>(tp_of(to)), dr);
+    const int64_t lo = std::max(sa, da), hi = std::min(se, de);
+    if (lo >= hi) return;
+    const llm::LlmRun& src = m_inst[from]->chip_engine(rank);
+    const llm::LlmRun& dst = m_inst[to]->chip_engine(dr);
+    const uint64_t src_token = static_cast<uint64_t>(se - sa) * head_bytes,
+                   dst_token = static_cast<uint64_t>(de - da) * head_bytes;
+    const uint64_t src_off = static_cast<uint64_t>(lo - sa) * head_bytes,
+                   dst_off = static_cast<uint64_t>(lo - da) * head_bytes,
+                   row = static_cast<uint64_t>(hi - lo) * head_bytes;
+    const bool whole = row == src_token && row == dst_token;  // else a row segment per token
+    const uint64_t dst_blocks = static_cast<uint64_t>(dst.memory().kv_blocks);
+    const int64_t bs = m_s.sched.block_size;
+    std::vector<rt::Context::PeerSegment> segs;
+    std::vector<size_t> owner;
+    for (const Piece& pc : pieces) {
+        if (pc.decode != to) continue;
+        for (const char* kind : {"k_cache", "v_cache"}) {
+            const uint64_t s0 = src.address(llm::layer_tensor(layer, kind));
+            const uint64_t d0 = dst.address(llm::layer_tensor(layer, kind));
+            for (int64_t t = pc.from; t < pc.to;) {
+                const int64_t b = t / bs, in = t % bs, n = whole ? std::min(bs - in, pc.to - t) : 1;
+                const uint64_t blk = static_cast<uint64_t>(pc.blocks.at(static_cast<size_t>(b)));
+                const uint64_t tok = static_cast<uint64_t>(in), bsz = static_cast<uint64_t>(bs);
+                segs.push_back({d0 + ((blk % dst_blocks) * bsz + tok) * dst_token + dst_off,
+                                s0 + (blk * bsz + tok) * src_token + src_off, static_cast<uint64_t>(n) * row});
+                owner.push_back(pc.id);
+                t += n;
+            }
+        }
+    }
+    if (segs.empty()) return;
+    if (ctx.memcpy_peer_batch(*m_dev[to].at(dr), segs, m_kv_stream[from].at(rank)) != rt::Status::Ok)
+        throw SimError(kExitFailure, "serve: KV transfer (layer " + std::to_string(layer) + "): " + ctx.last_error());
+    ++m_copy_calls;
+    const std::vector<rt::TaskRecord>& rec = ctx.tasks();
+    for (size_t k = 0; k < segs.size(); ++k) {
+        const std::shared_ptr<Task>& t = rec[rec.size() - segs.size() + k].task;
+        KvTransfer& x = m_xfer[owner[k]];
+        x.bytes += segs[k].bytes;
+        ++x.copies;
+        m_req_tasks[owner[k]].push_back(t);
+        if (m_s.export_profile) m_copy_tasks.push_back(t);
+    }
+}
+
 // In the host thread of rank `rank` of the prefill instance, right after layer `layer`'s attention
-// is issued: its KV shard of the layer (its KV heads) goes to the same rank of each decode
-// instance, which holds the same heads (one TP size for every instance).
+// is issued: its KV shard of the layer (its KV heads) goes to each rank of each decode instance
+// that holds some of those heads (ship_pair). A head replicated over several prefill ranks (TP
+// above the KV heads) is sent by the first.
 void ServeCluster::ship_layer(size_t from, uint32_t rank, int64_t layer, uint32_t compute_stream) {
     const std::vector<Piece>& pieces = m_pieces.at(from);
     if (pieces.empty()) return;
@@ -58,46 +126,16 @@ void ServeCluster::ship_layer(size_t from, uint32_t rank, int64_t layer, uint32_
     check(ctx.event_record(m_layer_event[from][rank], compute_stream), "layer event");
     check(ctx.stream_wait_event(kv, m_layer_event[from][rank]), "layer wait");
     const llm::LlmRun& src = m_inst[from]->chip_engine(rank);
-    const int64_t bs = m_s.sched.block_size;
-    const uint64_t token_bytes = static_cast<uint64_t>(src.config().kv_size()) * 2;  // one of K, V (16-bit)
-    const uint64_t region_block = static_cast<uint64_t>(bs) * token_bytes;
-    // One call per decode chip, in the order the pieces name them.
+    const llm::ModelConfig& model = m_inst[from]->model();
+    const int64_t stp = static_cast<int64_t>(tp_of(from));
+    const bool first_holder = rank == 0 || kv_heads(model, stp, rank - 1).first != kv_heads(model, stp, rank).first;
+    // One call per decode chip, in the order the pieces name the decode instances.
     std::vector<size_t> dests;
     for (const Piece& pc : pieces)
         if (std::find(dests.begin(), dests.end(), pc.decode) == dests.end()) dests.push_back(pc.decode);
-    for (size_t to : dests) {
-        const llm::LlmRun& dst = m_inst[to]->chip_engine(rank);
-        const int64_t dst_blocks = dst.memory().kv_blocks;
-        std::vector<rt::Context::PeerSegment> segs;
-        std::vector<size_t> owner;
-        for (const Piece& pc : pieces) {
-            if (pc.decode != to) continue;
-            for (const char* kind : {"k_cache", "v_cache"}) {
-                const uint64_t s0 = src.address(llm::layer_tensor(layer, kind));
-                const uint64_t d0 = dst.address(llm::layer_tensor(layer, kind));
-                for (int64_t t = pc.from; t < pc.to;) {
-                    const int64_t b = t / bs, in = t % bs, n = std::min(bs - in, pc.to - t);
-                    const uint64_t off = static_cast<uint64_t>(in) * token_bytes;
-                    const uint64_t sb = static_cast<uint64_t>(pc.blocks.at(static_cast<size_t>(b)));
-                    segs.push_back({d0 + (sb % static_cast<uint64_t>(dst_blocks)) * region_block + off,
-                                    s0 + sb * region_block + off, static_cast<uint64_t>(n) * token_bytes});
-                    owner.push_back(pc.id);
-                    t += n;
-                }
-            }
-        }
-        check(ctx.memcpy_peer_batch(*m_dev[to].at(rank), segs, kv), "layer " + std::to_string(layer));
-        ++m_copy_calls;
-        const std::vector<rt::TaskRecord>& rec = ctx.tasks();
-        for (size_t k = 0; k < segs.size(); ++k) {
-            const std::shared_ptr<Task>& t = rec[rec.size() - segs.size() + k].task;
-            KvTransfer& x = m_xfer[owner[k]];
-            x.bytes += segs[k].bytes;
-            ++x.copies;
-            m_req_tasks[owner[k]].push_back(t);
-            if (m_s.export_profile) m_copy_tasks.push_back(t);
-        }
-    }
+    for (size_t to : dests)
+        for (uint32_t dr = 0; first_holder && dr < static_cast<uint32_t>(tp_of(to)); ++dr)
+            ship_pair(from, rank, layer, to, dr);
     // A step's last layer: each follower rank reports its copies to rank 0's KV stream, which
     // waits for every report before the step's hand-offs (queued behind on it).
     if (layer + 1 != src.end_layer() || m_group[from].size() < 2) return;

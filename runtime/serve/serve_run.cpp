@@ -78,6 +78,10 @@ ServeParams::ServeParams(const ParamScope& s)
           "disaggregated prefill/decode: the first N instances compute prompts and move each request's "
           "KV cache over the links to a decode instance on another chip (0: no disaggregation)",
           {0, 1023}),
+      prefill_tp(s, "prefill_tp", 0, "chips",
+                 "disaggregated prefill/decode: the prefill instances' tensor-parallel chips (0: serve.tp, the "
+                 "decode instances'); each prefill rank sends its KV heads to the decode ranks holding them",
+                 {0, 64}),
       tp(s, "tp", 1, "chips",
          "tensor parallelism per instance (--tp N): each instance's model sharded over N chips of the "
          "--system, "
@@ -125,6 +129,7 @@ ServeSetup ServeParams::setup() const {
     u.instances = instances;
     u.router = router.get();
     u.prefill_instances = prefill_instances;
+    u.prefill_tp = prefill_tp;
     u.tp = tp;
     u.pp = pp;
     u.step_reuse.on = step_reuse;

@@ -46,6 +46,8 @@ struct ServeSetup {
     // Disaggregated prefill/decode: instances 0..prefill_instances-1 compute prompts, the others
     // decode (0: every instance does both).
     int64_t prefill_instances = 0;
+    // The prefill instances' TP size (0: serve.tp, as the decode instances').
+    int64_t prefill_tp = 0;
     // Tensor parallelism per instance (serve.tp): each instance spans tp chips of the system, its
     // model sharded over them as llm::TpRun shards it (runtime/llm/parallel.h), the all-reduces
     // over the links. tp_mirror: only rank 0 simulates kernels (timing mode, --simulate one).
@@ -89,7 +91,7 @@ struct ServeParams {
     Param<bool> pad_shapes;
     Param<int64_t> instances;
     ChoiceParam router, placement;
-    Param<int64_t> prefill_instances;
+    Param<int64_t> prefill_instances, prefill_tp;
     Param<int64_t> tp, pp;
     Param<bool> step_reuse;
     Param<int64_t> step_reuse_span, step_reuse_check;

@@ -260,6 +260,40 @@ TEST_CASE("serve --tp with serve.prefill_instances: each rank moves its KV shard
     CHECK(read_text(d + "/tp2/requests.csv") == read_text(d + "/tp2b/requests.csv"));
 }
 
+// Prefill and decode instances of different TP sizes (serve.prefill_tp): a prefill rank sends each
+// decode rank the KV heads both hold, a row segment per token (tiny: 2 KV heads of 16).
+TEST_CASE("serve --tp with serve.prefill_tp: the KV heads go to the decode ranks that hold them", "[serve]") {
+    const std::string d = temp_dir("serve_tp_hetero");
+    const std::string split = " --instances 2 --set serve.prefill_instances=1" + kLoaded;
+    const nlohmann::json same = serve_ok(kBase, split + " --set serve.placement=0,1", d + "/tp1");
+    struct Shape {
+        std::string args, dir;
+        int prefill_tp, decode_tp;
+        nlohmann::json decode_chips;
+    } shapes[] = {{"--set serve.prefill_tp=1 --tp 2", "/p1d2", 1, 2, nlohmann::json::array({1, 2})},
+                  {"--set serve.prefill_tp=2", "/p2d1", 2, 1, nlohmann::json::array({2})}};
+    for (const Shape& sh : shapes) {
+        INFO(sh.args);
+        const std::string out = d + sh.dir;
+        const nlohmann::json s = serve_ok(kBase, split + " " + sh.args, out);
+        CHECK(s["metrics"]["served"].get<int>() == 12);
+        CHECK(s["instances"][0]["tp"] == sh.prefill_tp);
+        CHECK(s["instances"][1]["tp"] == sh.decode_tp);
+        CHECK(s["instances"][1]["chips"] == sh.decode_chips);
+        const nlohmann::json& x = s["disaggregation"];
+        // The whole prompt's K and V, as between two single chips.
+        CHECK(x["kv_bytes"] == same["disaggregation"]["kv_bytes"]);
+        // One head's row per token, kind, layer and (prefill rank, decode rank) pair sharing it:
+        // the two heads each cross once.
+        int64_t prompts = 0;
+        for (const auto& r : csv_rows(out + "/requests.csv"))
+            prompts += std::stoll(r.at("prompt_tokens"));
+        CHECK(x["copies"].get<int64_t>() == prompts * 2 * 2 * kLayers);
+        // One call per layer, prefill step and (prefill rank, decode rank) pair.
+        CHECK(x["copy_calls"].get<size_t>() == 2 * kLayers * s["instances"][0]["steps"].get<size_t>());
+    }
+}
+
 TEST_CASE("serve --tp: bad plans exit 2 naming the culprit", "[serve]") {
     struct Case {
         std::string args, says;
