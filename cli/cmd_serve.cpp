@@ -132,6 +132,32 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
     print_step_reuse(t["step_reuse"]);
 }
 
+// An instance of pipeline stages: a line per chip (its stage, layers, memory, kernels, sends).
+void print_pipeline(const nlohmann::json& in) {
+    const double mib = 1 << 20;
+    const nlohmann::json& pl = in["pipeline"];
+    std::printf(
+        "      %lld pipeline stages x %lld TP chips, one batch in flight (memory plan per chip; a "
+        "step runs stage after stage):\n",
+        static_cast<long long>(pl["pp"].get<int64_t>()),
+        static_cast<long long>(pl["tp"].get<int64_t>()));
+    for (const nlohmann::json& c : pl["chips"]) {
+        const size_t k = c["chip"].get<size_t>();
+        std::printf(
+            "        chip %u: stage %lld, layers %lld..%lld%s%s; weights %.2f MiB + KV %.2f MiB (%lld "
+            "blocks) + activations %.2f MiB; kernels %.3f ms; sent %zu times, %.2f MB, %.3f ms of copies\n",
+            in["chips"][k].get<uint32_t>(), static_cast<long long>(c["stage"].get<int64_t>()),
+            static_cast<long long>(c["first_layer"].get<int64_t>()),
+            static_cast<long long>(c["end_layer"].get<int64_t>() - 1),
+            c["embedding"].get<bool>() ? " + embedding" : "",
+            c["head"].get<bool>() ? " + final norm, LM head" : "", c["weights"].get<double>() / mib,
+            c["kv"].get<double>() / mib, static_cast<long long>(c["kv_blocks"].get<int64_t>()),
+            c["activations"].get<double>() / mib, c["kernel_ms"].get<double>(),
+            c["sends"].get<size_t>(), c["sent_bytes"].get<double>() / 1e6,
+            c["send_ms"].get<double>());
+    }
+}
+
 void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const std::string& system,
                    const std::string& mode) {
     const double mib = 1 << 20;  // the tiny model's weights are a fraction of one GiB
@@ -146,6 +172,7 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     mp["weights_imported"].get<bool>() ? "(mapped: shared with the chip's first instance)" : "(held)",
                     mp["kv"].get<double>() / mib, static_cast<long long>(mp["kv_blocks"].get<int64_t>()),
                     mp["activations"].get<double>() / mib, 100 * in["kv"]["mean_utilisation"].get<double>());
+        if (in.contains("pipeline")) print_pipeline(in);
         if (!in.contains("communication")) continue;
         std::printf("      tensor parallel over chips");
         for (const nlohmann::json& c : in["chips"]) std::printf(" %u", c.get<uint32_t>());
@@ -172,12 +199,13 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                     x["kv_transfer_total_ms"].get<double>(), t["mean"].get<double>(), t["p50"].get<double>(),
                     t["p99"].get<double>(), t["max"].get<double>());
         const nlohmann::json& c = x["kv_copy_ms"];
-        std::printf("    sent layer by layer during the prefill steps: %zu batched copy calls (one per layer and "
-                    "decode chip a step), %zu of %zu transfers began before their prompt's last step ended; copies "
-                    "per request first to last ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
-                    x["copy_calls"].get<size_t>(), x["overlapped_transfers"].get<size_t>(),
-                    x["transfers"].get<size_t>(), c["mean"].get<double>(), c["p50"].get<double>(),
-                    c["p99"].get<double>(), c["max"].get<double>());
+        std::printf(
+            "    sent layer by layer during the prefill steps: %zu batched copy calls (one per layer, TP "
+            "rank and decode chip a step), %zu of %zu transfers began before their prompt's last step "
+            "ended; copies per request first to last ms: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+            x["copy_calls"].get<size_t>(), x["overlapped_transfers"].get<size_t>(),
+            x["transfers"].get<size_t>(), c["mean"].get<double>(), c["p50"].get<double>(),
+            c["p99"].get<double>(), c["max"].get<double>());
     }
     print_served(j["metrics"], cl.result());
     print_latencies(j["metrics"]);
@@ -207,21 +235,20 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     serve::ServeCluster cluster(cfg, trace, setup, infos);
     reuse::ReuseOptions ropt = reuse_options(reuse_arg, false, false, s.chip_params());
     ropt.table = reuse::make_reuse_table();
-    // A tensor-parallel instance's collectives run over its chips (rank order).
+    // A tensor-parallel group's collectives (an instance's, or a stage's) run over its chips.
     std::vector<std::unique_ptr<comm::Communicator>> comms;
-    for (const std::vector<uint32_t>& g : cluster.chip_groups()) {
+    for (const std::vector<uint32_t>& g : cluster.comm_groups()) {
         std::vector<rt::Device*> devs;
         for (uint32_t c : g) devs.push_back(&s.device(c));
-        comms.push_back(g.size() > 1
-                            ? std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params())
-                            : nullptr);
+        comms.push_back(std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params()));
     }
     const std::vector<serve::ServeCluster::Host> hosts = cluster.hosts();
     std::vector<uint32_t> chips;
     for (const auto& h : hosts) chips.push_back(h.chip);
     s.run(chips, [&](uint32_t i, rt::Context& ctx) {
         const serve::ServeCluster::Host& h = hosts[i];
-        cluster.run_host(h, s.device(h.chip), ctx, ropt, comms[h.instance].get());
+        cluster.run_host(h, s.device(h.chip), ctx, ropt,
+                         h.comm >= 0 ? comms[static_cast<size_t>(h.comm)].get() : nullptr);
     });
     const reuse::ReuseCounters rc = cluster.reuse_counters();
     nlohmann::json summary = s.base_summary();
@@ -250,7 +277,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     common.mode = "timing";  // serving runs in timing mode (a trace carries token counts, not tokens)
     std::string model_arg, requests, generate, policy, reuse_arg = "auto", system_file, router, profile_dir;
     std::string simulate = "auto";
-    int64_t instances = 0, tp = 0;
+    int64_t instances = 0, tp = 0, pp = 0;
     double slo_ttft_ms = 0, slo_tpot_ms = 0;
     bool exact = false;
     uint64_t seed = 1;
@@ -270,6 +297,8 @@ int cmd_serve(const std::vector<std::string>& args) {
         "serving instances on the --system's chips (the same as --set serve.instances=N)")(
         "tp", po::value<int64_t>(&tp),
         "tensor-parallel chips per instance of the --system (the same as --set serve.tp=N)")(
+        "pp", po::value<int64_t>(&pp),
+        "pipeline stages per instance on the --system's chips (the same as --set serve.pp=N)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "with --tp: auto|one (only each instance's first chip simulates kernels; the others follow it to "
         "every "
@@ -308,6 +337,10 @@ int cmd_serve(const std::vector<std::string>& args) {
         if (tp < 1) throw InputError("--tp " + std::to_string(tp) + ": at least 1");
         common.sets.push_back("serve.tp=" + std::to_string(tp));
     }
+    if (vm.count("pp")) {
+        if (pp < 1) throw InputError("--pp " + std::to_string(pp) + ": at least 1");
+        common.sets.push_back("serve.pp=" + std::to_string(pp));
+    }
     const llm::ModelConfig cfg = llm::load_model_config(model_arg, {preset_dir() + "/llm"});
     serve::RequestTrace trace =
         requests.empty() ? serve::generate_requests(serve::parse_gen_spec(generate)) : serve::load_requests(requests);
@@ -329,6 +362,11 @@ int cmd_serve(const std::vector<std::string>& args) {
     if (setup.instances > 1 || !setup.placement.empty())
         throw InputError("serve.instances " + std::to_string(setup.instances) +
                          " / serve.placement: several instances need --system F (a system of chips)");
+    if (setup.pp > 1)
+        throw InputError(
+            "serve.pp " + std::to_string(setup.pp) +
+            ": a pipeline-parallel instance spans several chips: give --system F (a system of chips), "
+            "not a single chip's --config");
     if (setup.tp > 1)
         throw InputError(
             "serve.tp " + std::to_string(setup.tp) +

@@ -1,5 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
-// [--lr X] [--precision P] [--ranks R] [--mode M] [--out DIR]`: one data-parallel training step
+// [--lr X] [--precision P] [--ranks R] [--recompute on|off] [--plan-only] [--mode M] [--out DIR]`:
+// one data-parallel training step
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -17,11 +18,15 @@
 // communication share: the time communication runs with no compute kernel running, over the step
 // (the rest of the step not computing is the host's launches and the input copies). Functional mode checks every reduced gradient and updated weight
 // against a host reference (ONNX-semantics references in double over the same per-rank data,
-// summed over ranks, then the SGD step).
+// summed over ranks, then the SGD step). The step's memory plan per chip (runtime/graph/
+// train_memory.h: one arena for the forward and the backward, in-place gradients, optional
+// recomputation) is printed with its peak and the chip's headroom; --plan-only prints it and
+// simulates nothing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include "cli/command.h"
 #include "cli/reuse_option.h"
@@ -38,10 +43,68 @@ namespace sfumato::cli {
 
 namespace {
 
+// Bytes in the unit that suits them (GiB, MiB or KiB, three decimals).
+std::string size_str(double b) {
+    char buf[48];
+    const double a = b < 0 ? -b : b;
+    if (a >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.3f GiB", b / (1024.0 * 1024 * 1024));
+    else if (a >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.3f MiB", b / (1024.0 * 1024));
+    else std::snprintf(buf, sizeof buf, "%.3f KiB", b / 1024.0);
+    return buf;
+}
+std::string size_str(uint64_t b) { return size_str(static_cast<double>(b)); }
+
+nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t batch, const std::string& precision, double lr) {
+    return {{"ranks", ranks},
+            {"batch_per_rank", batch},
+            {"global_batch", batch * ranks},
+            {"precision", precision},
+            {"overlap", ts.overlap},
+            {"recompute", ts.opt.recompute},
+            {"lr", lr},
+            {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
+            {"bucket_bytes", ts.opt.bucket_bytes},
+            {"buckets", ts.tp.buckets.size()},
+            {"gradient_bytes", ts.tp.grad_bytes},
+            {"parameters", ts.tp.parameters},
+            {"forward_kernels", ts.plan->kernel_count()},
+            {"backward_kernels", ts.tp.backward.size()},
+            {"update_kernels", ts.tp.update.size()}};
+}
+
+void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_t ranks, uint32_t chips, SystemSession& s,
+                  int64_t batch, const std::string& precision, const std::string& overlap, double bucket_mb) {
+    std::printf("train-step %s on %u of %u chips (%s, %s mode): batch %lld per chip (global %lld), %s, overlap %s\n",
+                model.c_str(), ranks, chips, s.system_params().name.get().c_str(), s.mode().c_str(),
+                static_cast<long long>(batch), static_cast<long long>(batch * ranks), precision.c_str(), overlap.c_str());
+    std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
+                static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
+                ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+}
+
+void print_memory(const graph::TrainMemory& m, bool recompute) {
+    const double cap = static_cast<double>(m.capacity_bytes);
+    const double head = cap - static_cast<double>(m.total_bytes());
+    std::printf("  memory plan per chip: peak %s of %s (%.1f %%), headroom %s\n", size_str(m.total_bytes()).c_str(),
+                size_str(m.capacity_bytes).c_str(), cap > 0 ? 100.0 * static_cast<double>(m.total_bytes()) / cap : 0.0,
+                size_str(head).c_str());
+    std::printf("    weights %s, gradients %s, backward workspace %s, communication buffers %s, arena %s (live peak %s "
+                "at %s; every tensor apart: %s)\n",
+                size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.workspace_bytes).c_str(),
+                size_str(m.comm_bytes).c_str(), size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
+                size_str(m.no_reuse_bytes).c_str());
+    std::printf("    activations kept for the backward %s (%s of them in 2-byte types); %d in-place gradients (%s); "
+                "recompute %s: %d steps (%s not kept)\n",
+                size_str(m.kept_bytes).c_str(), size_str(m.kept_2byte_bytes).c_str(), m.in_place,
+                size_str(m.in_place_bytes).c_str(), recompute ? "on" : "off", m.recomputed, size_str(m.recomputed_bytes).c_str());
+}
+
 int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off";
+    std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
+                recompute = "off";
+    bool plan_only = false;
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
     uint32_t ranks = 0;
@@ -56,7 +119,12 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
-        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional");
+        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
+        "recompute", po::value<std::string>(&recompute)->default_value("off"),
+        "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
+        "instead of keeping them | off")(
+        "plan-only", po::bool_switch(&plan_only),
+        "compile the step and print its memory plan without simulating it");
     add_reuse_option(d, reuse);
     add_system_option(d, system_file);
     add_run_options(d, common);
@@ -71,6 +139,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (batch < 1 || batch > 4096) throw InputError("--batch must be 1..4096");
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
+    if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
     graph::TrainSetup ts;
     if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
         throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
@@ -97,7 +166,23 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.lr = lr;
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
+    ts.opt.recompute = recompute == "on";
+    ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
+    if (plan_only) {
+        const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        nlohmann::json summary = s.base_summary();
+        summary["model"] = model_path;
+        summary["train"] = train_json(ts, ranks, batch, precision, lr);
+        summary["memory_plan"] = graph::train_memory_json(ts.memory);
+        summary["plan_only"] = true;
+        summary["plan_s"] = plan_s;
+        s.write_outputs(summary);
+        print_header(ts, model_path, ranks, chips, s, batch, precision, overlap, bucket_mb);
+        print_memory(ts.memory, recompute == "on");
+        std::printf("  plan only: nothing simulated (plan %.1f s)\n", plan_s);
+        return kExitOk;
+    }
     ts.make_data(ranks);
     const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
@@ -129,20 +214,14 @@ int cmd_train_step(const std::vector<std::string>& args) {
     const double share = step_us > 0 ? exposed_us / step_us : 0;
     nlohmann::json summary = s.base_summary();
     summary["model"] = model_path;
-    summary["train"] = {{"ranks", ranks},
-                        {"batch_per_rank", batch},
-                        {"global_batch", batch * ranks},
-                        {"precision", precision},
-                        {"overlap", ts.overlap},
-                        {"lr", lr},
-                        {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
-                        {"bucket_bytes", ts.opt.bucket_bytes},
-                        {"buckets", ts.tp.buckets.size()},
-                        {"gradient_bytes", ts.tp.grad_bytes},
-                        {"parameters", ts.tp.parameters},
-                        {"forward_kernels", ts.plan->kernel_count()},
-                        {"backward_kernels", ts.tp.backward.size()},
-                        {"update_kernels", ts.tp.update.size()}};
+    summary["train"] = train_json(ts, ranks, batch, precision, lr);
+    nlohmann::json mem = graph::train_memory_json(ts.memory);
+    const rt::AllocatorStats as = runs[0].ctx->memory_stats();
+    mem["device_peak_in_use_bytes"] = as.peak_in_use;
+    mem["device_peak_reserved_bytes"] = as.peak_reserved;
+    summary["memory_plan"] = mem;
+    const double images_s = step_us > 0 ? static_cast<double>(batch) / (step_us * 1e-6) : 0;
+    summary["samples_per_s_per_chip"] = images_s;
     summary["step_us"] = step_us;
     summary["step_cycles"] = clk.ceil_cycle(Tick(tm.step_ps)).v;
     summary["compute_us"] = compute_us;
@@ -161,14 +240,13 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["check"] = check;
     s.write_outputs(summary);
 
-    std::printf("train-step %s on %u of %u chips (%s, %s mode): batch %lld per chip (global %lld), %s, overlap %s\n",
-                model_path.c_str(), ranks, chips, s.system_params().name.get().c_str(), s.mode().c_str(),
-                static_cast<long long>(batch), static_cast<long long>(batch * ranks), precision.c_str(), overlap.c_str());
-    std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
-                static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
-                ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+    print_header(ts, model_path, ranks, chips, s, batch, precision, overlap, bucket_mb);
+    print_memory(ts.memory, recompute == "on");
+    std::printf("  device allocator on rank 0: peak %s in use, %s reserved (power-of-two segments)\n",
+                size_str(as.peak_in_use).c_str(), size_str(as.peak_reserved).c_str());
     std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
                 compute_us, comm_us, overlap_us, exposed_us);
+    std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
     std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "

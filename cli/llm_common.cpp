@@ -45,12 +45,32 @@ void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps) {
 
 void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector<llm::StepRecord>& steps,
                     const reuse::ReuseOptions& ropt, const reuse::ReuseCounters& rc, double wall_s,
-                    const std::string& out_dir) {
+                    const std::string& out_dir, const llm::PathBound* path) {
     print_reuse(ropt, rc);
+    nlohmann::json rj = reuse_json(ropt, rc);
+    if (path && ropt.mode != reuse::ReuseMode::Off) {
+        // TTFT and TPOT are critical paths across the chips, not sums of kernel time.
+        const llm::PhaseTotals t = llm::run_totals(steps, false).eager;
+        double decode_ps = 0;
+        for (uint64_t ps : t.decode_ps) decode_ps += static_cast<double>(ps);
+        const double tpot_ps = t.decode_ps.empty() ? 0 : decode_ps / static_cast<double>(t.decode_ps.size());
+        const double ttft = t.prefill_ps ? path->ttft_ps / static_cast<double>(t.prefill_ps) : 0;
+        const double tpot = tpot_ps > 0 ? path->tpot_ps / tpot_ps : 0;
+        if (path->known) {
+            std::printf("  estimated error bound along the critical path across the chips: "
+                        "TTFT %.3g %%, TPOT %.3g %%\n",
+                        100 * ttft, 100 * tpot);
+            rj["ttft_error_bound_fraction"] = ttft;
+            rj["tpot_error_bound_fraction"] = tpot;
+        } else {
+            rj["ttft_error_bound_fraction"] = nullptr;
+            rj["tpot_error_bound_fraction"] = nullptr;
+        }
+    }
     std::printf("  wall %.1f s\n", wall_s);
     nlohmann::json& j = summary["llm"];
     j["wall_s"] = wall_s;
-    summary["reuse_timing"] = reuse_json(ropt, rc);
+    summary["reuse_timing"] = rj;
     j["reuse_timing"] = summary["reuse_timing"];
     if (!steps.empty())
         summary["links"] = s.links_json(steps.front().begin_ps, steps.back().begin_ps + steps.back().ps);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/system_session.h"
+#include "runtime/llm/path_bound.h"
 #include "runtime/llm/summary.h"
 #include "runtime/reuse/timing_reuse.h"
 
@@ -36,9 +37,10 @@ void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps);
 
 // Prints the re-use counters and the wall time, then completes `summary` (its `llm` section's
 // wall_s and reuse_timing, the top-level reuse_timing and the links over the run's steps) and
-// writes the outputs.
+// writes the outputs. `path` (EP): the re-use bound propagated along the critical path, printed
+// and written as reuse_timing's ttft_error_bound_fraction and tpot_error_bound_fraction.
 void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector<llm::StepRecord>& steps,
                     const reuse::ReuseOptions& ropt, const reuse::ReuseCounters& rc, double wall_s,
-                    const std::string& out_dir);
+                    const std::string& out_dir, const llm::PathBound* path = nullptr);
 
 }  // namespace sfumato::cli

@@ -116,7 +116,8 @@ int run_llm_ep(const LlmTpRequest& q) {
     llm::add_figures(j, f);
     j["communication"] = comm_j;
     j["tokens"] = run.tokens();
-    finish_llm_run(s, summary, run.steps(), e.reuse, run.reuse_counters(), wall_s, q.common.out);
+    const llm::PathBound path = run.path_bound();
+    finish_llm_run(s, summary, run.steps(), e.reuse, run.reuse_counters(), wall_s, q.common.out, &path);
     return kExitOk;
 }
 

@@ -33,7 +33,7 @@ H5::CompType memory_type(const Table& t) {
     return ct;
 }
 
-void put_string_attr(H5::H5Object& d, const std::string& name, const std::string& value) {
+void put_str_attr(H5::H5Object& d, const std::string& name, const std::string& value) {
     H5::StrType t(H5::PredType::C_S1, value.empty() ? 1 : value.size());
     H5::Attribute a = d.createAttribute(name, t, H5::DataSpace(H5S_SCALAR));
     a.write(t, value.empty() ? std::string(" ") : value);
@@ -42,7 +42,7 @@ void put_string_attr(H5::H5Object& d, const std::string& name, const std::string
 }  // namespace
 
 void write_table_columns(H5::Group& g, const Table& t) {
-    for (const auto& [k, v] : t.attrs) put_string_attr(g, k, v);
+    for (const auto& [k, v] : t.attrs) put_str_attr(g, k, v);
     for (const TableColumn& c : t.columns) {
         hsize_t dims[1] = {c.size()};
         const H5::DataSpace space(1, dims);
@@ -65,7 +65,7 @@ void write_table_columns(H5::Group& g, const Table& t) {
                 break;
             }
         }
-        put_string_attr(d, "unit", c.unit);
+        put_str_attr(d, "unit", c.unit);
     }
 }
 
@@ -96,7 +96,7 @@ void write_table_h5(const std::string& path, const std::string& dataset, const T
             hsize_t dims[1] = {n};
             H5::DataSet d = file.createDataSet(dataset, ct, H5::DataSpace(1, dims));
             if (n) d.write(buf.data(), ct);
-            for (const auto& [k, v] : t.attrs) put_string_attr(d, k, v);
+            for (const auto& [k, v] : t.attrs) put_str_attr(d, k, v);
             file.close();
         } catch (const H5::Exception& e) {
             throw SimError(kExitFailure, "cannot write '" + tmp + "': " + e.getDetailMsg());

@@ -52,6 +52,8 @@ public:
     // From rank `rank`'s host thread, with a context on its device: returns once every rank has
     // initialised. Throws InputError on a runtime error.
     void init_rank(uint32_t rank, rt::Context& ctx);
+    // Device memory init_rank takes on each rank: the In, Out and Scratch buffers.
+    static uint64_t rank_buffer_bytes(uint64_t buffer_bytes) { return 4 * buffer_bytes; }
     // A host-side rendezvous of the ranks' host programs (no device work), e.g. to start timing
     // together.
     void host_barrier();

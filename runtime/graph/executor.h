@@ -38,6 +38,9 @@ public:
     void issue(const std::vector<ref::HostTensor>& inputs);
     // A plan tensor as placed by load().
     const ops::TensorRef& placed(int t) const { return m_refs.at(static_cast<size_t>(t)); }
+    // The activation arena's device address (0 when the plan has none), after load(): a training
+    // step places its backward's tensors in it too (train_memory.h).
+    uint64_t arena() const { return m_arena; }
     // Graph outputs (in functional mode; timing mode returns zero-filled tensors
     // of the right shape).
     std::vector<ref::HostTensor> outputs();

@@ -16,7 +16,7 @@ namespace sfumato::graph {
 
 namespace {
 
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_to(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 struct Item {
     int tensor;
@@ -78,7 +78,7 @@ void plan_memory(Plan& p) {
     m = {};
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         PlanTensor& t = p.tensors[i];
-        t.bytes = align_up(std::max<uint64_t>(1, t.ref.storage_bytes()), p.align);
+        t.bytes = round_to(std::max<uint64_t>(1, t.ref.storage_bytes()), p.align);
         if (t.kind != PlanTensor::Kind::Weight) continue;
         if (!read[i]) {
             t.bytes = 0;

@@ -25,8 +25,14 @@ std::shared_ptr<const ref::HostTensor> ints(const std::vector<int64_t>& v) {
 
 class Builder {
 public:
-    Builder(const Plan& p, const DeviceInfo& dev, const TrainOptions& o) : m_p(p), m_dev(dev), m_o(o) {
+    // kept: per plan tensor, whether the backward without recomputation reads it (recompute only).
+    Builder(const Plan& p, const DeviceInfo& dev, const TrainOptions& o, std::vector<bool> kept = {})
+        : m_p(p), m_dev(dev), m_o(o), m_kept(std::move(kept)) {
         m_fwd.assign(p.tensors.size(), -1);
+        m_producer.assign(p.tensors.size(), -1);
+        for (size_t s = 0; s < p.steps.size(); ++s)
+            for (int t : p.steps[s].out)
+                if (t >= 0) m_producer[static_cast<size_t>(t)] = static_cast<int>(s);
         mark_needs();
     }
 
@@ -35,7 +41,6 @@ public:
         for (size_t s = m_p.steps.size(); s-- > 0;) backward(m_p.steps[s]);
         close_bucket();
         if (m_tp.update.empty()) throw InputError("train-step: the model has no weight to train");
-        m_tp.arena_bytes = m_arena;
         m_tp.grad_bytes = m_gradblk;
         return std::move(m_tp);
     }
@@ -73,6 +78,7 @@ private:
         return static_cast<int>(m_tp.tensors.size() - 1);
     }
     int fwd(int pt) {
+        if (m_fwd[static_cast<size_t>(pt)] < 0 && m_o.recompute) m_fwd[static_cast<size_t>(pt)] = recompute(pt);
         if (m_fwd[static_cast<size_t>(pt)] < 0) {
             TrainTensor t;
             t.kind = TrainTensor::Kind::Forward;
@@ -82,12 +88,55 @@ private:
         }
         return m_fwd[static_cast<size_t>(pt)];
     }
+    // Recomputation: a cheap forward step's output (a vector kernel reading kept tensors) is made
+    // again by the step's operator just before its first backward reader; a view of it becomes
+    // a view of the recomputed tensor. -1: pt is kept from the forward.
+    int recompute(int pt) {
+        const PlanTensor& t = m_p.tensors[static_cast<size_t>(pt)];
+        if (t.kind == PlanTensor::Kind::View) {
+            int root = pt;
+            uint64_t off = 0;
+            while (m_p.tensors[static_cast<size_t>(root)].kind == PlanTensor::Kind::View) {
+                off += m_p.tensors[static_cast<size_t>(root)].view_offset;
+                root = m_p.tensors[static_cast<size_t>(root)].base;
+            }
+            if (off != 0 || !cheap_step(root)) return -1;
+            return alias(fwd(root), t.ref.shape);
+        }
+        if (!cheap_step(pt)) return -1;
+        const PlanStep& st = m_p.steps[static_cast<size_t>(m_producer[static_cast<size_t>(pt)])];
+        std::vector<int> ins;
+        for (int i : st.in) ins.push_back(i >= 0 ? fwd(i) : -1);
+        ops::TensorRef r = t.ref;
+        const int dest = arena_tensor(TrainTensor::Kind::Recompute, r);
+        emit(st.name + "/recompute", st.op_type, st.desc.opset, st.desc.attrs, ins, dest, st.desc.constants);
+        return dest;
+    }
+    // A step worth recomputing: a vector kernel (pooling, activation, elementwise) whose inputs
+    // the backward keeps anyway (weights, or tensors it reads itself), so not keeping its output
+    // saves that output's bytes from the forward to its first backward reader.
+    bool cheap_step(int pt) const {
+        static const std::set<std::string> cheap = {"MaxPool", "AveragePool", "GlobalAveragePool", "Relu", "LeakyRelu",
+                                                    "Sigmoid", "Clip", "Add", "Sub", "Mul"};
+        const PlanTensor& t = m_p.tensors[static_cast<size_t>(pt)];
+        const int s = m_producer[static_cast<size_t>(pt)];
+        if (t.kind != PlanTensor::Kind::Activation || t.graph_output || s < 0) return false;
+        const PlanStep& st = m_p.steps[static_cast<size_t>(s)];
+        if (st.view || !st.op || !cheap.count(st.op_type) || st.out.size() != 1 || st.fused.size() > 1) return false;
+        if (!st.desc.attrs.get_string("activation", "").empty()) return false;
+        for (int i : st.in) {
+            if (i < 0 || is_weight(i)) continue;
+            int r = i;
+            while (m_p.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = m_p.tensors[static_cast<size_t>(r)].base;
+            if (static_cast<size_t>(r) >= m_kept.size() || !m_kept[static_cast<size_t>(r)]) return false;
+        }
+        return true;
+    }
+
     int arena_tensor(TrainTensor::Kind k, ops::TensorRef r) {
         TrainTensor t;
         t.kind = k;
         t.bytes = std::max<uint64_t>(r.storage_bytes(), 1);
-        t.offset = m_arena;
-        m_arena = align_up(m_arena + t.bytes, 512);
         r.strides.clear();
         t.ref = std::move(r);
         return add_tensor(std::move(t));
@@ -529,26 +578,17 @@ private:
     const DeviceInfo& m_dev;
     TrainOptions m_o;
     TrainPlan m_tp;
-    std::vector<int> m_fwd;
+    std::vector<bool> m_kept;
+    std::vector<int> m_fwd, m_producer;
     std::vector<bool> m_needs;
     std::map<int, int> m_grad, m_wgrad;
     std::set<int> m_updated;
     Bucket m_cur;
-    uint64_t m_arena = 0, m_gradblk = 0;
+    uint64_t m_gradblk = 0;
     const PlanStep* m_done_step = nullptr;
 };
 
 }  // namespace
-
-void keep_activations(Plan& p) {
-    uint64_t off = 0;
-    for (PlanTensor& t : p.tensors) {
-        if (t.kind != PlanTensor::Kind::Activation && t.kind != PlanTensor::Kind::Workspace) continue;
-        t.offset = off;
-        off = align_up(off + std::max<uint64_t>(t.bytes, 1), p.align);
-    }
-    p.memory.peak_bytes = off;
-}
 
 size_t TrainPlan::kernel_count() const {
     size_t n = 0;
@@ -558,7 +598,20 @@ size_t TrainPlan::kernel_count() const {
 }
 
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o) {
-    return Builder(fwd, dev, o).build();
+    if (!o.recompute) return Builder(fwd, dev, o).build();
+    // Which forward tensors the backward reads when nothing is recomputed: a cheap step is
+    // recomputed only from those.
+    TrainOptions keep = o;
+    keep.recompute = false;
+    const TrainPlan base = Builder(fwd, dev, keep).build();
+    std::vector<bool> kept(fwd.tensors.size(), false);
+    for (const TrainTensor& t : base.tensors) {
+        if (t.kind != TrainTensor::Kind::Forward) continue;
+        int r = t.plan;
+        while (fwd.tensors[static_cast<size_t>(r)].kind == PlanTensor::Kind::View) r = fwd.tensors[static_cast<size_t>(r)].base;
+        kept[static_cast<size_t>(r)] = true;
+    }
+    return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
 std::set<std::string> train_passes() { return {"fold", "dce", "fuse_conv", "views"}; }

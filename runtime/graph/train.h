@@ -39,14 +39,19 @@ struct TrainOptions {
     double lr = 0.01;
     double loss_scale = 1.0;  // multiplies the loss gradient: 1 / the global batch (a mean)
     uint64_t bucket_bytes = 25ull << 20;
+    // Recompute the outputs of cheap forward steps (vector kernels: pooling, activations,
+    // elementwise) in the backward instead of keeping them (train_memory.h).
+    bool recompute = false;
 };
 
 struct TrainTensor {
-    enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target } kind = Kind::Grad;
+    // Recompute: a forward step's output made again in the backward (in the train arena).
+    enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute } kind = Kind::Grad;
     ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
     int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
     int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
-    uint64_t offset = 0, bytes = 0;  // Grad/Const/Target: in the train arena; WeightGrad: in the gradient block
+    // Grad/Const/Target/Recompute: in the step's arena (train_memory.h); WeightGrad: in the gradient block.
+    uint64_t offset = 0, bytes = 0;
     std::shared_ptr<const ref::HostTensor> value;  // Const: the values uploaded at load
 };
 
@@ -70,7 +75,8 @@ struct TrainPlan {
     std::vector<TrainItem> backward;  // loss gradient and backward, in issue order
     std::vector<TrainItem> update;    // SGD, one per weight
     std::vector<Bucket> buckets;
-    uint64_t arena_bytes = 0, grad_bytes = 0, workspace_bytes = 0;
+    uint64_t arena_bytes = 0;  // the step's arena (forward and backward), set by plan_train_memory
+    uint64_t grad_bytes = 0, workspace_bytes = 0;
     int output = -1;  // the plan tensor the loss reads (the softmax output, or the model output)
     int target = -1;  // train tensor of the target (shape of output)
     bool softmax_ce = false;
@@ -78,9 +84,9 @@ struct TrainPlan {
     size_t kernel_count() const;
 };
 
+// The backward and the update of a compiled forward; the arena offsets are left to
+// plan_train_memory (train_memory.h).
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o);
-// Gives every activation of a compiled plan its own memory (no reuse): the backward reads them.
-void keep_activations(Plan& p);
 
 // The passes a training step compiles its forward with: BN folding and the cube epilogues
 // (bias, activation) only, everything in ND, so every forward op has a backward above.

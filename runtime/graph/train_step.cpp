@@ -19,8 +19,9 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     copt.streams = 1;
     const auto shapes = default_input_shapes(*graph, batch);
     plan = graph::compile(*graph, shapes, dev, copt);
-    keep_activations(*plan);
     tp = build_train_plan(*plan, dev, opt);
+    memory = plan_train_memory(*plan, tp, dev);
+    memory.comm_bytes = comm::Communicator::rank_buffer_bytes(comm_buffer_bytes);
 }
 
 void TrainSetup::make_data(uint32_t ranks) {
@@ -96,7 +97,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     if (!(ts.mirror && r != 0)) reuse = std::make_unique<reuse::TimingReuse>(ctx, rt.device_info(), ts.reuse);
     Executor ex(rt, *ts.plan);
     ex.load();
-    const uint64_t arena = tp.arena_bytes ? rt.malloc(tp.arena_bytes) : 0;
+    const uint64_t arena = ex.arena();  // the forward's activations and the backward's tensors
     const uint64_t grads = rt.malloc(std::max<uint64_t>(tp.grad_bytes, 1));
     const uint64_t ws = tp.workspace_bytes ? rt.malloc(tp.workspace_bytes) : 0;
     std::vector<ops::TensorRef> refs(tp.tensors.size());

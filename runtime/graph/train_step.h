@@ -13,6 +13,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/graph/plan.h"
 #include "runtime/graph/train.h"
+#include "runtime/graph/train_memory.h"
 #include "runtime/reuse/timing_reuse.h"
 #include "runtime/rt/runtime.h"
 
@@ -33,9 +34,12 @@ struct TrainSetup {
     std::unique_ptr<Graph> graph;
     std::unique_ptr<Plan> plan;
     TrainPlan tp;
+    TrainMemory memory;  // the step's memory plan per chip
+    uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes (the collective library's buffers count in the plan)
     std::vector<std::vector<ref::HostTensor>> inputs;  // per rank
     std::vector<ref::HostTensor> targets;             // per rank
-    // Compiles the forward (train passes, one stream, activations kept) and plans the backward.
+    // Compiles the forward (train passes, one stream), plans the backward and the step's memory
+    // (activations kept until their last backward reader, train_memory.h).
     void compile(Graph g, int64_t batch, const DeviceInfo& dev);
     // Inputs uniform in [-1, 1] and targets (one-hot rows for a softmax model) per rank.
     void make_data(uint32_t ranks);

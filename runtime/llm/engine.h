@@ -156,6 +156,16 @@ public:
     // executor that placed its tensors.
     using AfterOp = std::function<void(const graph::PlanStep& step, const graph::Executor& ex)>;
     void after_op(AfterOp f) { m_after_op = std::move(f); }
+    // Adds a hook behind the one installed (a TP rank's all-reduces and a serving instance's KV
+    // transfer, say): both run, in the order added.
+    void add_after_op(AfterOp f) {
+        if (!m_after_op) return after_op(std::move(f));
+        m_after_op = [first = std::move(m_after_op), then = std::move(f)](const graph::PlanStep& st,
+                                                                          const graph::Executor& ex) {
+            first(st, ex);
+            then(st, ex);
+        };
+    }
 
     // A pipeline stage drives the steps itself instead of run(): start() places the weights and
     // the KV cache, then each step() runs one step of `seqs` (q new tokens each after ctx cached

@@ -57,6 +57,8 @@ struct EpRun::Rank {
   std::vector<uint32_t> data_slot,
       ret_slot; // notifies on this device, per source rank
   reuse::ReuseCounters reuse;
+  reuse::LaunchBounds bounds; // its launches' parts of the re-use bound
+  double ps_per_cycle = 1;
   uint64_t exchanges = 0; // MoE layers passed
   std::vector<std::vector<int64_t>>
       step_experts; // timing mode: this step's routing per layer
@@ -256,6 +258,9 @@ void EpRun::run_rank(uint32_t r, rt::Device &dev, rt::Context &ctx,
         });
   run.run(rt);
   rk.reuse = service.counters();
+  rk.bounds = service.launch_bounds();
+  rk.ps_per_cycle =
+      static_cast<double>(rt.device_info().clock.ticks(1000000)) / 1e6;
   if (++m_done == m_ranks.size())
     finish();
 }
@@ -445,6 +450,24 @@ EpRun::RankShare EpRun::comm_share(uint32_t r) const {
   out.prefill = rk.coll.over(*rk.ctx, pre, st);
   out.decode = rk.coll.over(*rk.ctx, dec, st);
   return out;
+}
+
+PathBound EpRun::path_bound() const {
+  // The chips meet only at the dispatches and combines (each chip's stream
+  // waits for every peer's notify there; the hosts' barrier is at the same
+  // points), so a critical path changes chips only there.
+  std::vector<ChipLaunches> chips;
+  for (const Rank &rk : m_ranks) {
+    if (!rk.ctx)
+      return {};
+    std::vector<size_t> exchanges;
+    for (const RankCollectives::Call &call : rk.coll.calls())
+      exchanges.push_back(call.first);
+    ChipLaunches c = chip_launches(*rk.ctx, rk.run->steps(), exchanges,
+                                   rk.bounds, rk.ps_per_cycle);
+    chips.push_back(std::move(c));
+  }
+  return llm::path_bound(chips);
 }
 
 reuse::ReuseCounters EpRun::reuse_counters() const {

@@ -43,6 +43,7 @@
 
 #include "runtime/llm/engine.h"
 #include "runtime/llm/parallel.h"
+#include "runtime/llm/path_bound.h"
 #include "runtime/reuse/timing_reuse.h"
 
 namespace sfumato::llm {
@@ -95,6 +96,9 @@ public:
   Rows dispatched_rows(uint32_t r) const;
   uint64_t row_bytes() const;
   reuse::ReuseCounters reuse_counters() const;
+  // Timing re-use's bound on TTFT and TPOT, propagated along the critical path
+  // across the chips (path_bound.h); empty before the run.
+  PathBound path_bound() const;
 
 private:
   struct Rank;

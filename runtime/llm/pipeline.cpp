@@ -116,7 +116,7 @@ PpRun::PpRun(const ModelConfig& c, const RunOptions& o, const PpOptions& p,
     if (o.batch < 1) throw InputError("llm: --batch must be 1..4096");
     m_mb = pp_microbatches(o.batch, p.microbatches > 0 ? p.microbatches : std::min(p.pp, o.batch));
     const ModelConfig shard = tp_shard_config(c, p.tp);
-    const int64_t widest = plan_calls();
+    const int64_t widest = std::max(plan_calls(), p.max_step_tokens);
     // The receive buffer: the hidden state and the residual of the widest step,
     // 16-bit each.
     m_residual_offset = (static_cast<uint64_t>(widest * c.hidden_size) * 2 + 511) / 512 * 512;
@@ -309,12 +309,11 @@ std::vector<int64_t> PpRun::step_ids(const LlmRun& run, const Call& k) {
     return ids;
 }
 
-void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Communicator* tp_comm) {
+void PpRun::join_chip(uint32_t i, rt::Runtime& rt, comm::Communicator* tp_comm) {
     Chip& ch = m_chips.at(i);
+    rt::Context& ctx = rt.context();
     ch.ctx = &ctx;
-    ch.dev = &dev;
-    rt::Runtime rt(dev, ctx);
-    reuse::TimingReuse service(ctx, rt.device_info(), m_p.reuse);
+    ch.dev = &rt.device();
     if (m_p.tp > 1) {
         if (!tp_comm) throw InputError("llm --pp --tp: no communicator for the stage");
         tp_comm->init_rank(static_cast<uint32_t>(ch.rank), ctx);
@@ -335,11 +334,22 @@ void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Commun
     Chip* prev = first ? nullptr : &m_chips.at(static_cast<size_t>((ch.stage - 1) * m_p.tp + ch.rank));
     // The receive buffer is free for the first send.
     if (prev) pp_check(ctx, ctx.notify_record(*prev->dev, prev->ack_slot, stream));
-    run.before_step([&] {
-        if (prev) pp_check(ctx, ctx.notify_wait(ch.data_slot, stream));
+    run.before_step([this, i, stream] {
+        Chip& me = m_chips[i];
+        if (me.stage > 0) pp_check(*me.ctx, me.ctx->notify_wait(me.data_slot, stream));
     });
-    run.after_op(
-        [&](const graph::PlanStep& st, const graph::Executor& ex) { on_op(ch, rt, tp_comm, st, ex); });
+    run.after_op([this, i, tp_comm, &rt](const graph::PlanStep& st, const graph::Executor& ex) {
+        on_op(m_chips[i], rt, tp_comm, st, ex);
+    });
+}
+
+void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Communicator* tp_comm) {
+    Chip& ch = m_chips.at(i);
+    rt::Runtime rt(dev, ctx);
+    reuse::TimingReuse service(ctx, rt.device_info(), m_p.reuse);
+    join_chip(i, rt, tp_comm);
+    const bool first = ch.stage == 0, last = ch.stage == m_p.pp - 1;
+    LlmRun& run = *ch.run;
     for (const Call& k : m_calls) {
         std::vector<int64_t> ids = first ? step_ids(run, k) : std::vector<int64_t>{};
         const int64_t q = k.prefill ? k.tokens : 1,
@@ -355,6 +365,31 @@ void PpRun::run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Commun
     service.settle();
     ch.reuse = service.counters();
     if (++m_done == m_chips.size()) finish();
+}
+
+PpRun::ChipTraffic PpRun::traffic(uint32_t i) const {
+    const Chip& ch = m_chips.at(i);
+    ChipTraffic out;
+    if (!ch.ctx) return out;
+    const auto& tasks = ch.ctx->tasks();
+    std::vector<bool> in_comm(tasks.size(), false);
+    std::vector<std::pair<uint64_t, uint64_t>> copies, kernels;
+    for (const PpComm& c : ch.comm) {
+        (c.send ? out.sends : out.all_reduces)++;
+        for (size_t t = c.first; t < c.last && t < tasks.size(); ++t) {
+            in_comm[t] = true;
+            const Task& k = *tasks[t].task;
+            if (!c.send || k.kind != TaskKind::Memcpy || k.copy.dir != CopyDir::P2P) continue;
+            out.sent_bytes += k.copy.bytes;
+            copies.push_back({k.start_tick.v, k.end_tick.v});
+        }
+    }
+    for (size_t t = 0; t < tasks.size(); ++t)
+        if (!in_comm[t] && tasks[t].task->kind == TaskKind::Kernel)
+            kernels.push_back({tasks[t].task->start_tick.v, tasks[t].task->end_tick.v});
+    out.send_ps = covered(copies, 0, UINT64_MAX);
+    out.kernel_ps = covered(kernels, 0, UINT64_MAX);
+    return out;
 }
 
 void PpRun::finish() {

@@ -53,6 +53,9 @@ struct PpOptions {
     // rank runs its part of every all-reduce and its own send (TpOptions::mirror's scheme).
     bool mirror = false;
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: reserved on every chip of a TP group
+    // The widest step's new tokens, which sizes every receive buffer (0: the run's own steps'; a
+    // host program that drives the steps itself, join_chip, gives its own).
+    int64_t max_step_tokens = 0;
 };
 
 // A transfer or collective a chip issued: tasks [first, last) of its context.
@@ -79,13 +82,29 @@ public:
     const std::vector<std::pair<int64_t, int64_t>>& stages() const { return m_stages; }
     const std::vector<std::vector<size_t>>& microbatches() const { return m_mb; }
     const LlmRun& chip(uint32_t i) const { return *m_chips.at(i).run; }
+    LlmRun& chip(uint32_t i) { return *m_chips.at(i).run; }
     // Bytes of the receive buffer of a stage after the first (hidden state and
     // residual of the largest step).
     uint64_t recv_bytes() const { return m_recv_bytes; }
     // Chip i's host program (in its host thread). `tp_comm`: its stage's
     // communicator (ranks in chip order; null when tp is 1).
     void run_chip(uint32_t i, rt::Device& dev, rt::Context& ctx, comm::Communicator* tp_comm);
-
+    // Chip i joins the pipeline on its context (in its host thread; every chip must join before
+    // any starts): its receive buffer and notifies, the meeting of all chips, start() of its run,
+    // and the hooks of its steps (wait for the received activations before a step; after its ops
+    // the TP all-reduces, the receive buffer's acknowledgement and the send to the next stage).
+    // For host programs that drive chip(i).step_batch themselves (a serving instance of several
+    // stages, runtime/serve), every chip running the same steps in the same order; `rt` must
+    // outlive the steps. run_chip does this, then the run's own steps.
+    void join_chip(uint32_t i, rt::Runtime& rt, comm::Communicator* tp_comm);
+    // Chip i's stage-to-stage sends over the steps it ran: how many, their bytes and the time
+    // their peer copies ran (the union of their spans); and its kernels' time (communication
+    // kernels excluded). After the run; for host programs that drive the steps (join_chip).
+    struct ChipTraffic {
+        size_t sends = 0, all_reduces = 0;
+        uint64_t sent_bytes = 0, send_ps = 0, kernel_ps = 0;
+    };
+    ChipTraffic traffic(uint32_t chip) const;
     // After the run. Steps: one record per prefill (from stage 0's first prefill
     // step to the last stage's last one: TTFT) and one per decode step (from the
     // previous step's end, the last stage's read-back of its last micro-batch, to

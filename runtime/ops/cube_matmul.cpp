@@ -15,6 +15,7 @@
 #include "runtime/kernel/api.h"
 #include "runtime/ops/cube_load.h"
 #include "runtime/ops/cube_store.h"
+#include "runtime/ops/cube_walk.h"
 #include "runtime/ops/op_util.h"
 #include "sim/error.h"
 
@@ -28,14 +29,15 @@ template <class T, class U, class C>
 class CubeMatmul {
 public:
     CubeMatmul(isa::IInstrSink& sink, const CubeMatmulPlan& p)
-        : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx), m_segs(block_segments(p.t, m_ctx.block_idx())) {}
+        : m_ctx(sink), m_p(p), m_t(p.t), m_pipe(m_ctx), m_w(p, kEs, m_ctx.block_idx()) {}
 
     void run() {
         const isa::CoreKind kind = m_ctx.sink().core_kind();
         if (kind == isa::CoreKind::Vector) return prefetch();
         const bool coupled = kind == isa::CoreKind::Coupled;
         // The cube tells its AIVs each completed load (see MatmulTiling::pf_ahead).
-        const uint32_t signals = kind == isa::CoreKind::Cube ? pf_signals(pf_items()) : 0;
+        const uint32_t signals =
+            kind == isa::CoreKind::Cube ? CubeWalk::pf_signals(m_w.pf_items(), m_t.pf_ahead) : 0;
         uint32_t loads = 0;
         auto loaded = [&] {
             if (loads++ < signals) CrossCoreSetFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
@@ -45,7 +47,7 @@ public:
         // the A1 queue's buffers only carry the load -> move order.
         if (m_t.a_slots) {
             m_pipe.InitBuffer(m_qa1, m_t.buffers, kA1Token);
-            m_pipe.InitBuffer(m_ares, m_t.a_slots * static_cast<uint32_t>(a1_stride()));
+            m_pipe.InitBuffer(m_ares, m_t.a_slots * static_cast<uint32_t>(m_w.a1_stride()));
         } else {
             m_pipe.InitBuffer(m_qa1, m_t.buffers, static_cast<uint32_t>(m_t.a1_bytes(kEs)));
         }
@@ -84,65 +86,24 @@ private:
     static constexpr uint32_t kK0 = 32 / kEs;                    // k per fractal row (= L1 C0)
     static constexpr uint32_t kFrac = isa::kFractalBytes / kEs;  // elements per fractal
 
-    struct Step {
-        bool valid = false;
-        uint32_t seg = 0;                       // the block's segment (block_segments)
-        uint32_t item = 0, tile = 0, part = 0;  // work item = (tile in the order, split-K part)
-        uint32_t nk = 0;                        // chunks of the segment's k walk
-        uint32_t kidx = 0, k0 = 0;  // kidx: position in the segment's k walk (see k_rot)
-        bool tile_first = false;    // the tile's first chunk (part 0, its walk's first position)
-        uint32_t m0 = 0, n0 = 0, tm = 0, tn = 0, kc = 0;
-        uint64_t ao = 0, bo = 0, co = 0;  // batch offsets (elements)
-    };
+    using Step = CubeWalk::Step;
+    using Key = CubeWalk::Key;
+    using NzRun = CubeWalk::NzRun;
+    using PfItem = CubeWalk::PfItem;
+    static constexpr uint32_t kA1Token = CubeWalk::kA1Token;
 
-    static constexpr uint32_t kA1Token = 32;  // bytes of an A1 order token (A resident)
-    uint64_t a1_stride() const { return rup(m_t.a1_bytes(kEs), 32); }
-    // The A1 key slot of a step's chunk: its L1 slot when A is resident, else the A1 buffer the
-    // queue gives the p-th load of the block's walk (buffers taken in turn).
-    size_t a1_slot(const Step& s, uint32_t p) const {
-        return m_t.a_slots ? m_t.a_slot(s.part, s.k0 / m_t.k_l1) : p % m_t.buffers;
-    }
+    Step at(uint32_t seg, uint32_t kidx) const { return m_w.at(seg, kidx); }
+    Step next(const Step& s) const { return m_w.next(s); }
+    bool has_bias(const Step& s) const { return m_w.has_bias(s); }
+    uint32_t m_pad(const Step& s) const { return m_w.m_pad(s); }
+    uint32_t n_pad(const Step& s) const { return m_w.n_pad(s); }
+    uint32_t k_rows_pad(uint32_t kc) const { return m_w.k_rows_pad(kc); }
+    size_t a1_slot(const Step& s, uint32_t p) const { return m_w.a1_slot(s, p); }
     // Where a step's A chunk lives in L1: its slot (A resident) or the queue's buffer.
     LocalTensor<T> a1_of(const LocalTensor<T>& token, const Step& s) const {
         if (!m_t.a_slots) return token;
-        return m_ares.template Get<T>()[static_cast<uint32_t>(a1_slot(s, 0) * a1_stride() / kEs)];
+        return m_ares.template Get<T>()[static_cast<uint32_t>(a1_slot(s, 0) * m_w.a1_stride() / kEs)];
     }
-    uint32_t m_pad(const Step& s) const { return rup(s.tm, m_t.align_m); }
-    uint32_t n_pad(const Step& s) const { return rup(s.tn, m_t.align_n); }
-    uint32_t k_rows_pad(uint32_t kc) const { return rup(kc, m_t.align_k); }
-
-    Step at(uint32_t seg, uint32_t kidx) const {
-        Step s;
-        s.seg = seg, s.kidx = kidx;
-        if (seg >= m_segs.size()) return s;
-        const WorkSeg& g = m_segs[seg];
-        const uint32_t split = std::max<uint32_t>(1, m_t.k_split), item = g.item;
-        s.item = item, s.tile = item / split, s.part = item % split;
-        s.valid = true;
-        const TileCoord tc = tile_coord(m_t, s.tile);
-        const uint32_t c0 = m_t.part_begin(s.part), pos = g.c_lo + kidx;
-        s.nk = g.c_hi - g.c_lo;
-        s.tile_first = s.part == 0 && pos == 0;
-        const uint32_t k0 = (split > 1 ? c0 + pos : m_t.k_chunk(tc.tm, tc.tn, pos)) * m_t.k_l1;
-        s.k0 = k0;
-        s.m0 = tc.tm * m_t.base_m, s.n0 = tc.tn * m_t.base_n;
-        s.tm = std::min(m_t.base_m, m_t.m - s.m0), s.tn = std::min(m_t.base_n, m_t.n - s.n0);
-        s.kc = m_p.skip_ab ? 0 : std::min(m_t.k_l1, m_t.k - k0);
-        uint32_t b = tc.batch;
-        for (size_t i = m_p.bdims.size(); i-- > 0;) {
-            const uint32_t idx = b % m_p.bdims[i];
-            b /= m_p.bdims[i];
-            s.ao += idx * m_p.a_bs[i], s.bo += idx * m_p.b_bs[i], s.co += idx * m_p.c_bs[i];
-        }
-        return s;
-    }
-    Step next(const Step& s) const {
-        if (!m_p.skip_ab && s.kidx + 1 < s.nk) return at(s.seg, s.kidx + 1);
-        return at(s.seg + 1, 0);
-    }
-    // The bias enters once per tile: with split-K, through the first part (the segment that
-    // holds its first chunk).
-    bool has_bias(const Step& s) const { return m_p.bias_form != BiasForm::None && s.tile_first; }
 
     // ---- split-K (MatmulTiling::k_split) ----
     static constexpr uint8_t kZeroedFlag = 1, kGoFlag = 2;  // mode 0: all cube cores
@@ -153,11 +114,6 @@ private:
     // are not waited for (the scheduler starts the blocks one after another; a barrier over all
     // of them would hold every block's first drain until the last one has started). Loads and
     // mads are not held.
-    static bool zeroes(const std::vector<WorkSeg>& segs, uint32_t split) {
-        for (const WorkSeg& g : segs)
-            if (g.item % split == 0 && g.c_lo == 0) return true;
-        return false;
-    }
     void zero_and_meet() {
         const uint32_t split = std::max<uint32_t>(1, m_t.k_split);
         for (Step s = at(0, 0); s.valid; s = at(s.seg + 1, 0)) {
@@ -183,10 +139,10 @@ private:
             drain(s, c, false, true);
             m_qc1.FreeTensor(c);
         }
-        if (zeroes(m_segs, split)) CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
+        if (CubeWalk::zeroes(m_w.segs(), split)) CrossCoreSetFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
         if (m_ctx.block_idx() == 0) {
             for (uint32_t b = 0; b < m_ctx.block_num(); ++b)
-                if (zeroes(block_segments(m_t, b), split))
+                if (CubeWalk::zeroes(block_segments(m_t, b), split))
                     CrossCoreWaitFlag(m_ctx, 0, kZeroedFlag, Pipe::FIX);
             for (uint32_t i = 1; i < m_ctx.block_num(); ++i) CrossCoreSetFlag(m_ctx, 0, kGoFlag, Pipe::FIX);
         } else {
@@ -196,93 +152,13 @@ private:
 
     // ---- L2 prefetch by the AIVs (see MatmulTiling::pf_ahead) ----
     static constexpr uint8_t kPfFlag = 0;
-    struct PfItem {
-        uint32_t p = 0;  // step index in the block's walk
-        Step s;
-        bool b = false;  // B (else A)
-    };
-    // What the block's AIVs read ahead, in walk order: the chunks of marked panels in the tile's
-    // lead segment, past the first `buffers` steps (the cube loads those at once itself).
-    std::vector<PfItem> pf_items() const {
-        std::vector<PfItem> v;
-        if (!m_t.pf_ahead || !m_t.pf_marks || m_t.pf_aiv == 0 || m_p.skip_ab) return v;
-        // A panel only one tile reads (B with one tile row, A with one tile column: a small-M
-        // shape's B) has no other sharer to lead its other segments: all of it is the tile's.
-        const uint32_t lead = m_t.pf_lead(), all = m_t.k_chunks();
-        const uint32_t lead_a = m_t.tiles_n > 1 ? lead : all, lead_b = m_t.tiles_m > 1 ? lead : all;
-        // Only chunks the cube loads: not one its L1 still holds (load()'s keys, replayed).
-        std::vector<std::optional<Key>> ka(m_t.a_slots ? m_t.a_slots : m_t.buffers), kb(m_t.buffers);
-        uint32_t p = 0;
-        for (Step s = at(0, 0); s.valid; s = next(s), ++p) {
-            const uint8_t mk = (*m_t.pf_marks)[s.tile];
-            const uint64_t kk = uint64_t{s.k0} * 2 + (has_bias(s) ? 1 : 0);
-            const bool a_fresh = swap_key(ka[a1_slot(s, p)], {s.ao, s.m0, kk});
-            const bool b_fresh = swap_key(kb[p % m_t.buffers], {s.bo, s.n0, kk});
-            if ((mk & 1) && s.kidx < lead_a && a_fresh) v.push_back({p, s, false});
-            if ((mk & 2) && s.kidx < lead_b && b_fresh) v.push_back({p, s, true});
-        }
-        return v;
-    }
-    // Completed cube loads an AIV waits for: item p needs steps [0, p - pf_ahead] loaded; every
-    // AIV takes all of them (the last item's), so the cube sets exactly as many as each waits.
-    uint32_t pf_signals(const std::vector<PfItem>& v) const {
-        if (v.empty()) return 0;
-        const uint32_t need = v.back().p + 1;
-        return need > m_t.pf_ahead ? need - m_t.pf_ahead : 0;
-    }
-    // The GM bytes an item's load reads, as row segments: first element, rows, bytes per row,
-    // row stride in elements.
-    struct Region {
-        uint64_t at = 0;
-        uint32_t rows = 0, len = 0;
-        uint64_t ld = 0;
-    };
-    Region pf_region(const PfItem& it) const {
-        const Step& s = it.s;
-        Region r;
-        if (m_t.gm_nz) {  // whole fractal-column runs of the stored matrix (see nz_run)
-            const NzRun z = it.b ? nz_run_b(s) : nz_run_a(s);
-            r.at = (uint64_t{z.c0 / 16} * rup(z.rows, 16) + z.r0) * 16, r.rows = z.groups;
-            r.len = z.rows_pad * 32, r.ld = uint64_t{rup(z.rows, 16)} * 16;
-            return r;
-        }
-        if (!it.b) {
-            r.ld = m_p.lda;
-            if (!m_t.trans_a)
-                r.at = s.ao + s.m0 * m_p.lda + s.k0, r.rows = s.tm, r.len = s.kc * kEs;
-            else
-                r.at = s.ao + uint64_t{s.k0} * m_p.lda + s.m0, r.rows = s.kc, r.len = s.tm * kEs;
-        } else {
-            r.ld = m_p.ldb;
-            if (!m_t.trans_b)
-                r.at = s.bo + uint64_t{s.k0} * m_p.ldb + s.n0, r.rows = s.kc, r.len = s.tn * kEs;
-            else
-                r.at = s.bo + uint64_t{s.n0} * m_p.ldb + s.k0, r.rows = s.tn, r.len = s.kc * kEs;
-        }
-        return r;
-    }
-    // The AIV that reads each item: the one with the fewest bytes so far (ties: the lower index).
-    // Items alternate between A and B chunks, whose sizes differ (an M-row A chunk against an
-    // N-column B chunk), so taking every pf_aiv-th item would give one AIV all of B and leave the
-    // other's GM port idle; balancing bytes keeps every port of the block streaming.
-    std::vector<uint32_t> pf_owners(const std::vector<PfItem>& items) const {
-        std::vector<uint32_t> owner(items.size());
-        std::vector<uint64_t> bytes(std::max<uint32_t>(1, m_t.pf_aiv), 0);
-        for (size_t j = 0; j < items.size(); ++j) {
-            const Region r = pf_region(items[j]);
-            const auto it = std::min_element(bytes.begin(), bytes.end());
-            owner[j] = static_cast<uint32_t>(it - bytes.begin());
-            *it += uint64_t{r.rows} * rup(r.len, 32);
-        }
-        return owner;
-    }
     // An AIV's side: its share of the items (pf_owners), each read into a UB scratch buffer once
     // the cube's loads are no more than pf_ahead steps behind it.
     void prefetch() {
-        const std::vector<PfItem> items = pf_items();
-        const uint32_t signals = pf_signals(items);
+        const std::vector<PfItem> items = m_w.pf_items();
+        const uint32_t signals = CubeWalk::pf_signals(items, m_t.pf_ahead);
         if (items.empty()) return;
-        const std::vector<uint32_t> owner = pf_owners(items);
+        const std::vector<uint32_t> owner = m_w.pf_owners(items);
         TBuf<TPosition::VECIN> scratch;
         m_pipe.InitBuffer(scratch, m_t.pf_buf);
         const LocalTensor<T> ub = scratch.template Get<T>();
@@ -296,7 +172,7 @@ private:
             const PfItem& it = items[j];
             const uint32_t need = it.p + 1 > m_t.pf_ahead ? it.p + 1 - m_t.pf_ahead : 0;
             for (; got < need; ++got) CrossCoreWaitFlag(m_ctx, 2, kPfFlag, Pipe::MTE2);
-            const Region r = pf_region(it);
+            const CubeWalk::Region r = m_w.pf_region(it);
             const uint32_t row = rup(r.len, 32);
             if (r.rows == 0 || row > m_t.pf_buf) continue;
             const uint32_t per = m_t.pf_buf / row;
@@ -348,22 +224,6 @@ private:
         const uint64_t idx = (uint64_t{c0 / 16} * total + r0) * 16 + c0 % 16;
         DataCopyPad(dst, src[idx], DataCopyExtParams{groups, rows_pad * 32, (total - rows_pad) * 32, 0});
     }
-    // The NZ runs of a step's chunk of A or B as stored (gm_nz): the stored matrix's rows, the
-    // first row and column, the column groups and the rows per group. The L1 tile is then the
-    // one the ND path builds (load_nz of the stored rows x columns), so the L1 -> L0 moves are
-    // the same: a transposed operand (A stored k x m, B stored n x k) is the NZ of its stored
-    // matrix, as a framework's format conversion leaves it.
-    struct NzRun {
-        uint32_t rows = 0, r0 = 0, c0 = 0, groups = 0, rows_pad = 0;
-    };
-    NzRun nz_run_a(const Step& s) const {
-        if (!m_t.trans_a) return {m_t.m, s.m0, s.k0, rup(s.kc, 16) / 16, m_pad(s)};
-        return {m_t.k, s.k0, s.m0, m_pad(s) / 16, k_rows_pad(s.kc)};
-    }
-    NzRun nz_run_b(const Step& s) const {
-        if (!m_t.trans_b) return {m_t.k, s.k0, s.n0, rup(s.tn, 16) / 16, rup(s.kc, 16)};
-        return {m_t.n, s.n0, s.k0, rup(s.kc, 16) / 16, n_pad(s)};
-    }
     void load_nz_run(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const NzRun& z) {
         load_from_nz(dst, src, z.rows, z.r0, z.c0, z.groups, z.rows_pad);
     }
@@ -385,14 +245,6 @@ private:
         for (uint32_t i = 0; i < count; ++i) DataCopyPad(dst[i * kK0], src, DataCopyExtParams{1, kEs, 0, 0});
     }
 
-    using Key = std::array<uint64_t, 3>;
-    // Records what a buffer is about to hold; true when that differs from what it held.
-    static bool swap_key(std::optional<Key>& held, const Key& k) {
-        const bool fresh = !held || *held != k;
-        held = k;
-        return fresh;
-    }
-
     void load(const Step& s) {
         m_ctx.scalar(4);  // tile coordinates
         const uint32_t mp = m_pad(s), np = n_pad(s);
@@ -402,10 +254,10 @@ private:
         const LocalTensor<T> a1_token = m_qa1.template AllocTensor<T>();
         const LocalTensor<T> a1 = a1_of(a1_token, s);
         const size_t a_key = m_t.a_slots ? a1_slot(s, 0) : static_cast<size_t>(a1_token.buffer_index());
-        const bool a_fresh = swap_key(m_a1_key[a_key], {s.ao, s.m0, kb});
+        const bool a_fresh = CubeWalk::swap_key(m_a1_key[a_key], {s.ao, s.m0, kb});
         if (s.kc && a_fresh) {
             if (m_t.gm_nz)
-                load_nz_run(a1, m_ga, nz_run_a(s));
+                load_nz_run(a1, m_ga, m_w.nz_run_a(s));
             else if (!m_t.trans_a)
                 load_nz(a1, m_ga[s.ao + s.m0 * m_p.lda + s.k0], s.tm, s.kc, m_p.lda, mp);
             else if (kEs == 4)
@@ -418,10 +270,11 @@ private:
             load_bias(a1[m_t.base_m * m_t.k_l1], m_gbias[s.m0], s.tm, false);
         m_qa1.EnQue(a1_token);
         LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
-        const bool b_fresh = swap_key(m_b1_key[static_cast<size_t>(b1.buffer_index())], {s.bo, s.n0, kb});
+        const size_t b_key = static_cast<size_t>(b1.buffer_index());
+        const bool b_fresh = CubeWalk::swap_key(m_b1_key[b_key], {s.bo, s.n0, kb});
         if (s.kc && b_fresh) {
             if (m_t.gm_nz)
-                load_nz_run(b1, m_gb, nz_run_b(s));
+                load_nz_run(b1, m_gb, m_w.nz_run_b(s));
             else if (m_t.trans_b)
                 load_nz(b1, m_gb[s.bo + uint64_t{s.n0} * m_p.ldb + s.k0], s.tn, s.kc, m_p.ldb, np);
             else if (kEs == 4)
@@ -580,7 +433,7 @@ private:
     TBuf<TPosition::A1> m_ares;  // A's slots (a_slots)
     // What each A slot (A resident) or A1 buffer, and each B1 buffer, holds.
     std::vector<std::optional<Key>> m_a1_key, m_b1_key;
-    std::vector<WorkSeg> m_segs;  // this block's work (block_segments)
+    CubeWalk m_w;  // this block's walk
 };
 
 template <class T, class U, class C>

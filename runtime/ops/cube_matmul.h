@@ -44,6 +44,9 @@
 // Split-K (MatmulTiling::k_split): atomic form, the kernel zeroes C, meets at a barrier and
 // every part adds into C; two-pass form, every part writes its fp32 partial sum to its own
 // workspace slice (c_part_stride) and a vector kernel (cube_epilogue.h, parts) adds them.
+//
+// The walk (which chunk of which tile a block runs at each step, where its operands sit in GM,
+// what the AIVs read ahead) is runtime/ops/cube_walk.h, shared by every element type.
 #pragma once
 #include <vector>
 

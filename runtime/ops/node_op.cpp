@@ -53,25 +53,25 @@ TensorRef make_tensor(const std::vector<int64_t>& shape, ref::ElemType elem) {
 }
 
 namespace {
-std::map<std::string, NodeOpFactory>& registry() {
+std::map<std::string, NodeOpFactory>& node_ops() {
     static std::map<std::string, NodeOpFactory> r;
     return r;
 }
 }  // namespace
 
-void register_node_op(const std::string& op_type, NodeOpFactory f) { registry()[op_type] = std::move(f); }
+void register_node_op(const std::string& op_type, NodeOpFactory f) { node_ops()[op_type] = std::move(f); }
 
-bool has_node_op(const std::string& op_type) { return registry().count(op_type) != 0; }
+bool has_node_op(const std::string& op_type) { return node_ops().count(op_type) != 0; }
 
 std::vector<std::string> node_op_types() {
     std::vector<std::string> v;
-    for (const auto& [k, f] : registry()) v.push_back(k);
+    for (const auto& [k, f] : node_ops()) v.push_back(k);
     return v;
 }
 
 std::unique_ptr<INodeOp> make_node_op(const NodeDesc& node, const DeviceInfo& dev) {
-    auto it = registry().find(node.op_type);
-    if (it == registry().end()) throw UnsupportedError(node, "unsupported operator");
+    auto it = node_ops().find(node.op_type);
+    if (it == node_ops().end()) throw UnsupportedError(node, "unsupported operator");
     return it->second(node, dev);
 }
 

@@ -83,7 +83,13 @@ struct TimingReuse::Launch {
   size_t record = 0; // this launch's task record
   uint32_t chip = 0; // the device_id of its chip
   const Identity *id = nullptr; // its identity (held by the service's table)
+  const Local *local = nullptr;  // this service's record of it (held by m_ids)
   uint64_t start = 0; // tick its first block started
+  // Its chip's first full run of its identity: the state no earlier launch of
+  // the identity on this chip left (its code fetched from HBM, its operands
+  // cold). Chips in lockstep make such runs at about the same tick, and they
+  // agree without saying anything of the chips' later launches.
+  bool chip_first = false;
   // Set when its first block starts. Not owning: the context's task records hold the task for the
   // whole run, and an owning pointer here closed a cycle (the task's kernel body holds this launch).
   const Task *task = nullptr;
@@ -156,12 +162,19 @@ const TimingReuse::Launch *template_of(const TimingReuse::Identity &id,
   if (mode == ReuseMode::On)
     return usable(*id.full.front(), chip, now, needs_fp) ? id.full.front().get()
                                                          : nullptr;
+  // Two chips' first runs do not confirm each other (both found the state no
+  // earlier launch left, which a later launch does not find): one of the pair
+  // must be a later run on its chip. On one chip only its first run is a
+  // first, so this changes nothing there.
   const TimingReuse::Launch *last = nullptr;
   const TimingReuse::Launch *prev = nullptr;
   for (auto it = id.full.rbegin(); it != id.full.rend() && !prev; ++it) {
     if (!usable(**it, chip, now, needs_fp))
       continue;
-    (last ? prev : last) = it->get();
+    if (!last)
+      last = it->get();
+    else if (!(last->chip_first && (*it)->chip_first))
+      prev = it->get();
   }
   if (!prev)
     return nullptr;
@@ -279,6 +292,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   launch->ops = std::move(ops);
   launch->chip = m_chip;
   launch->id = local->id.get();
+  launch->local = local.get();
   // The launch's task record is the next one (Context::launch records it after
   // this hook).
   launch->record = m_ctx.tasks().size();
@@ -337,6 +351,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
         pending->hand_over();
         if (pending->target)
           launch->fp = std::make_unique<Footprint>(launch->ops);
+        launch->chip_first = loc->full == 0;
         ++loc->full;
         if (loc->id->full.empty())
           loc->first = true;
@@ -374,13 +389,14 @@ const Task *done(const TimingReuse::Launch &l) {
   return l.task && l.task->done ? l.task : nullptr;
 }
 
-// How much an identity's time varied over its full runs after its first (the
-// first is often the one whose code came from HBM, which no later launch
-// repeats): (max - min) / min; -1 with fewer than two such runs.
+// How much an identity's time varied over its full runs after each chip's
+// first (a first is often the one whose code came from HBM, which no later
+// launch on that chip repeats): (max - min) / min; -1 with fewer than two
+// such runs.
 double later_spread(const TimingReuse::Identity &id) {
   uint64_t lo = UINT64_MAX, hi = 0, n = 0;
-  for (size_t j = 1; j < id.full.size(); ++j)
-    if (const Task *t = done(*id.full[j])) {
+  for (size_t j = 0; j < id.full.size(); ++j)
+    if (const Task *t = id.full[j]->chip_first ? nullptr : done(*id.full[j])) {
       lo = std::min(lo, t->cycles);
       hi = std::max(hi, t->cycles);
       ++n;
@@ -412,44 +428,16 @@ double disagreement(const TimingReuse::Launch &l, double tol) {
 
 } // namespace
 
-ReuseCounters TimingReuse::counters() const {
-  ReuseCounters c;
-  c.replayed_bytes = m_pending->bytes;
-  c.launches = m_launches;
-  c.candidates = m_candidates;
-  // Measured parts of the bound. A stand-in reproduces its template's span
-  // only up to its own start-up and the rounding of the span over its waves.
-  // A full run after the context's first stand-in found the caches as the
-  // stand-ins' replayed footprints left them (untimed, approximate), not as
-  // their kernels would have: where it disagrees with its identity's previous
-  // full run by more than the tolerance, the difference may be the re-use's
-  // doing, and counts whole. (Before the first stand-in the run is the exact
-  // run: nothing to count.)
-  double measured = 0;
-  bool standin_seen = false;
-  for (const std::shared_ptr<Launch> &l : m_records) {
-    const Task *t = done_task(m_ctx, l->record);
-    if (!t)
-      continue;
-    c.kernel_cycles += t->cycles;
-    if (l->standin) {
-      standin_seen = true;
-      measured +=
-          static_cast<double>(t->cycles > l->cycles ? t->cycles - l->cycles
-                                                    : l->cycles - t->cycles);
-    } else if (standin_seen) {
-      measured += disagreement(*l, m_opt.tolerance);
-    }
-  }
-  c.error_bound_cycles = measured;
-  // Each identity's deviation: Auto's agreeing pair, widened to the spread of
-  // all its full runs after the first (a pair can agree on a state the
-  // identity misses, e.g. two runs both cold where the exact run is warm,
-  // while the runs before it differed); On's full runs against the first (on
-  // any chip sharing the table).
-  std::vector<double> devs(m_ids.size(), -1);
-  double worst = -1;
-  size_t i = 0;
+// Each identity's deviation: Auto's agreeing pair, widened to the spread of
+// all its full runs after each chip's first (a pair can agree on a state the
+// identity misses, e.g. two runs both cold where the exact run is warm, while
+// the runs before it differed); On's full runs against the first (on any chip
+// sharing the table). An identity re-used without a deviation takes the
+// largest seen on the context (*worst; -1: none measured, the bound unknown).
+std::map<const TimingReuse::Local *, double>
+TimingReuse::deviations(double *worst) const {
+  std::map<const Local *, double> devs;
+  *worst = -1;
   for (const auto &kv : m_ids) {
     const Local &id = *kv.second;
     double d = id.dev;
@@ -461,31 +449,73 @@ ReuseCounters TimingReuse::counters() const {
                                     full[j]->task->cycles));
     if (m_opt.mode == ReuseMode::Auto && d >= 0)
       d = std::max(d, later_spread(*id.id));
-    devs[i++] = d;
-    worst = std::max(worst, d);
+    devs[&id] = d;
+    *worst = std::max(*worst, d);
+  }
+  return devs;
+}
+
+LaunchBounds TimingReuse::launch_bounds() const {
+  LaunchBounds b;
+  double worst = -1;
+  const std::map<const Local *, double> devs = deviations(&worst);
+  // A stand-in's part: its identity's deviation times the span it was given,
+  // plus its measured difference from that span (its own start-up, the
+  // rounding of the span over its waves). A full run after the context's
+  // first stand-in found the caches as the stand-ins' replayed footprints left
+  // them (untimed, approximate), not as their kernels would have: where it
+  // disagrees with its identity's previous full run by more than the
+  // tolerance, the difference may be the re-use's doing, and counts whole.
+  // (Before the first stand-in the run is the exact run: nothing to count.)
+  bool standin_seen = false;
+  for (const std::shared_ptr<Launch> &l : m_records) {
+    const Task *t = done_task(m_ctx, l->record);
+    if (!t)
+      continue;
+    double cycles = 0;
+    if (l->standin) {
+      standin_seen = true;
+      cycles = static_cast<double>(t->cycles > l->cycles ? t->cycles - l->cycles
+                                                         : l->cycles - t->cycles);
+      double d = devs.at(l->local);
+      if (d < 0 && worst < 0)
+        b.known = false;
+      else
+        cycles += (d < 0 ? worst : d) * static_cast<double>(l->cycles);
+    } else if (standin_seen) {
+      cycles = disagreement(*l, m_opt.tolerance);
+    }
+    b.launches.push_back({l->record, t->cycles, cycles});
+  }
+  return b;
+}
+
+ReuseCounters TimingReuse::counters() const {
+  ReuseCounters c;
+  c.replayed_bytes = m_pending->bytes;
+  c.launches = m_launches;
+  c.candidates = m_candidates;
+  const LaunchBounds b = launch_bounds();
+  c.error_bound_known = b.known;
+  for (const LaunchBound &l : b.launches) {
+    c.kernel_cycles += l.span;
+    c.error_bound_cycles += l.cycles;
+  }
+  double worst = -1;
+  const std::map<const Local *, double> devs = deviations(&worst);
+  for (const auto &kv : m_ids) {
+    const Local &id = *kv.second;
     // Summed over the chips sharing a table, each identity counts once and
     // its full runs after the first are checks.
     c.unique += id.first ? 1 : 0;
     c.checks += id.checks;
-  }
-  i = 0;
-  for (const auto &kv : m_ids) {
-    const Local &id = *kv.second;
-    double d = devs[i++];
     c.reused += id.reused;
     c.reused_cycles += id.reused_cycles;
-    if (!id.reused)
-      continue;
-    if (d < 0) {
+    if (id.reused && devs.at(&id) < 0)
       c.unverified += id.reused;
-      if (worst < 0) {
-        c.error_bound_known = false;
-        continue;
-      }
-      d = worst;
-    }
-    c.error_bound_cycles += d * static_cast<double>(id.reused_cycles);
   }
+  if (!c.error_bound_known)
+    c.error_bound_cycles = 0;
   return c;
 }
 

@@ -36,7 +36,7 @@
 // unique identities,
 //   full runs that were checks, and the estimated error bound on the summed
 //   kernel cycles: for each identity, its deviation (Auto: the larger of the
-//   agreeing pair's and the spread of all its full runs after the first; On:
+//   agreeing pair's and the spread of its full runs after each chip's first; On:
 //   its full runs against the first) times the cycles given to its stand-ins,
 //   plus each stand-in's measured difference from its template's span, plus
 //   each full run after the first stand-in that disagrees with its identity's
@@ -65,7 +65,10 @@
 //   chip's full run serves as a template only once it completed strictly
 //   before the deciding tick (its recording, span and footprint are final),
 //   and full runs are ordered by (start tick, chip, launch), not by which
-//   process reached the table first. Attaching a chip whose DeviceInfo
+//   process reached the table first. Two chips' first full runs of an
+//   identity do not confirm each other (chips in lockstep make them at about
+//   the same tick, all cold alike): Auto's agreeing pair holds a later run on
+//   its chip, and the spread counts the runs after each chip's first. Attaching a chip whose DeviceInfo
 //   differs (device_id aside) from the table's first throws SimError.
 // What it leaves out, so what the error is made of: a stand-in's traffic
 // reaches the caches at once and untimed (so the contention it would cause a
@@ -150,6 +153,22 @@ struct ReuseCounters {
   ReuseCounters &operator+=(const ReuseCounters &o);
 };
 
+// Each candidate launch's part of the error bound (TimingReuse::
+// launch_bounds()): its task record in the context, its span, and the cycles
+// it adds to ReuseCounters::error_bound_cycles (the parts sum to it). A host
+// program that knows which launches lie on which chip's part of a critical
+// path propagates the bound along it (runtime/llm/path_bound.h).
+struct LaunchBound {
+  size_t record = 0;
+  uint64_t span = 0;
+  double cycles = 0;
+};
+struct LaunchBounds {
+  bool known = true; // false: a stand-in of an identity whose deviation no
+                     // full runs measured (see error_bound_known)
+  std::vector<LaunchBound> launches; // completed candidate launches, in order
+};
+
 // The identity of a launch without its L2 state (empty: not a candidate: a
 // kernel with neither a graph node, an operator-library call nor a host
 // program's key (KernelDesc::reuse_key), whose body is opaque).
@@ -193,6 +212,9 @@ public:
   ReuseMode mode() const { return m_opt.mode; }
   // Valid once the launches have completed (after a synchronize).
   ReuseCounters counters() const;
+  // Each completed candidate launch's part of the error bound (valid as
+  // counters()).
+  LaunchBounds launch_bounds() const;
   // Hands the footprints of the stand-ins since the last launch simulated in
   // full to the device (call from the host thread after the last
   // synchronize, before reading the memory system's state or stats).
@@ -206,6 +228,7 @@ public:
 
 private:
   void on_launch(KernelDesc &k);
+  std::map<const Local *, double> deviations(double *worst) const;
   rt::Context &m_ctx;
   ReuseOptions m_opt;
   uint32_t m_cube, m_vector, m_aiv_per_aic, m_chip;

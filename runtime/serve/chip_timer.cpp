@@ -93,10 +93,13 @@ double ChipStepTimer::swap_seconds(int64_t out_tokens, int64_t in_tokens) {
         w.swap_in = in_tokens;
         m_lock->post(std::move(w));
     }
-    // Every rank copies its shard's.
-    m_n.swap_bytes += swap_kv(m_run, m_rt, out_tokens, in_tokens) * (1 + (m_lock ? m_lock->followers() : 0));
+    // Every chip copies its shard's (its KV heads of its stage's layers).
+    m_n.swap_bytes += swap_kv(m_run, m_rt, out_tokens, in_tokens);
     uint64_t end = now_tick().v;
-    if (m_lock) end = std::max(end, m_lock->wait_followers().second);
+    if (m_lock) {
+        end = std::max(end, m_lock->wait_followers().second);
+        m_n.swap_bytes += m_lock->take_swap_bytes();
+    }
     return static_cast<double>(end - t0) * 1e-12;
 }
 

@@ -65,8 +65,9 @@ public:
     void observe(std::function<void(const llm::StepBatch&, size_t real, const llm::StepRecord&)> f);
     // The simulated time (ps) at the scheduler's time 0.
     uint64_t origin_ps() const { return m_t0; }
-    // A tensor-parallel instance (tp_lockstep.h): `run` is rank 0's; each step and swap is posted
-    // to the other ranks and ends when the slowest rank's does.
+    // An instance of several chips (tp_lockstep.h: tensor-parallel ranks, pipeline stages): `run`
+    // is rank 0's (stage 0's); each step and swap is posted to the other chips and ends when the
+    // slowest chip's does (with stages: the last stage's).
     void lockstep(TpLockstep* l) { m_lock = l; }
     // Step-time re-use (step_reuse.h): a step whose shape was simulated takes its time from those
     // steps (the host idles for it, no kernel runs). Not with lockstep (the followers run every

@@ -96,13 +96,17 @@ int64_t attention_layer(const std::string& name) {
 }
 
 // Each instance's chips (rank order): instance i on chip i mod chips, or serve.placement's; with
-// serve.tp T, chips i T .. i T + T - 1, or T chips from its placement's, no chip in two instances.
+// serve.tp T x serve.pp P (K = T P chips), chips i K .. i K + K - 1 (stage-major), or K chips
+// from its placement's, no chip in two instances.
 std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
-    const int64_t tp = std::max<int64_t>(1, s.tp), n = static_cast<int64_t>(chips);
+    const int64_t n = static_cast<int64_t>(chips);
+    const int64_t tp = std::max<int64_t>(1, s.tp) * std::max<int64_t>(1, s.pp);  // chips per instance
+    const std::string shape = s.pp > 1 ? "serve.tp " + std::to_string(std::max<int64_t>(1, s.tp)) +
+                                             " x serve.pp " + std::to_string(s.pp)
+                                       : "serve.tp " + std::to_string(tp);
     if (tp > 1 && s.instances * tp > n)
-        throw InputError("serve.instances " + std::to_string(s.instances) + " x serve.tp " +
-                         std::to_string(tp) + " needs " + std::to_string(s.instances * tp) +
-                         " chips, the system has " + std::to_string(n));
+        throw InputError("serve.instances " + std::to_string(s.instances) + " x " + shape + " needs " +
+                         std::to_string(s.instances * tp) + " chips, the system has " + std::to_string(n));
     std::vector<std::vector<uint32_t>> group;
     std::map<uint32_t, int64_t> owner;
     for (int64_t i = 0; i < s.instances; ++i) {
@@ -112,8 +116,7 @@ std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
         if (first + tp > n)
             throw InputError(
                 "serve.placement: instance " + std::to_string(i) + " on chip " + std::to_string(first) +
-                (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for serve.tp " + std::to_string(tp) +
-                              ")"
+                (tp > 1 ? " (and the next " + std::to_string(tp - 1) + " for " + shape + ")"
                         : std::string()) +
                 ", the system has " + std::to_string(n) + " chips (0.." + std::to_string(n - 1) + ")");
         std::vector<uint32_t> g;
@@ -121,8 +124,8 @@ std::vector<std::vector<uint32_t>> place(const ServeSetup& s, size_t chips) {
             const uint32_t c = static_cast<uint32_t>(first + r);
             if (tp > 1 && owner.count(c))
                 throw InputError("serve.placement: instances " + std::to_string(owner[c]) + " and " +
-                                 std::to_string(i) + " both use chip " + std::to_string(c) + " (serve.tp " +
-                                 std::to_string(tp) + ": a tensor-parallel instance holds its chips alone)");
+                                 std::to_string(i) + " both use chip " + std::to_string(c) + " (" + shape +
+                                 ": an instance of several chips holds them alone)");
             owner[c] = i;
             g.push_back(c);
         }
@@ -140,11 +143,14 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     const RouterPolicy rp = parse_router(m_s.router);
     m_group = place(m_s, chips.size());
     for (const auto& g : m_group) m_chip.push_back(g.front());
-    if (m_s.tp > 1 && m_s.prefill_instances > 0)
-        throw InputError(
-            "serve.tp " + std::to_string(m_s.tp) +
-            " with serve.prefill_instances: disaggregated prefill/decode of tensor-parallel instances is "
-            "not modelled (each rank's KV shard would move to its peer rank)");
+    if (m_s.pp > 1 && m_s.prefill_instances > 0)
+        throw InputError("serve.pp " + std::to_string(m_s.pp) +
+                         " with serve.prefill_instances: disaggregated prefill/decode of pipeline-parallel "
+                         "instances is not modelled (each stage's layers' KV would move to its peer stage)");
+    if (m_s.pp > 1 && m_s.export_profile)
+        throw InputError("serve.pp " + std::to_string(m_s.pp) +
+                         " with --export-profile: Vidur's profiles are of one stage's worker; a pipeline's "
+                         "stages are not exported (not modelled)");
     std::map<uint32_t, int64_t> per_chip;
     for (uint32_t ch : m_chip) ++per_chip[ch];
     // Instances sharing a chip: the first holds the weights, every one its activation arena
@@ -187,7 +193,7 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
                              std::to_string(k - 1) + " other instance(s) there): " + e.what());
         }
     }
-    m_sh->total = m_inst.size();
+    m_sh->total = hosts_count();
     const size_t n = m_inst.size(), p = static_cast<size_t>(m_s.prefill_instances);
     if (disaggregated()) check_disaggregation();
     m_router = std::make_unique<Router>(trace, rp, disaggregated() ? p : n);
@@ -195,10 +201,19 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     m_dec_pending.assign(m_dports.size(), 0);
     m_dec_sched.assign(m_dports.size(), nullptr);
     m_xfer.resize(trace.requests.size());
-    m_dev.assign(n, nullptr);
-    m_ctx.assign(n, nullptr);
-    m_kv_stream.assign(n, 0);
-    m_layer_event.assign(n, 0);
+    m_dev.resize(n);
+    m_ctx.resize(n);
+    m_kv_stream.resize(n);
+    m_layer_event.resize(n);
+    m_done_slot.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const size_t k = m_group[i].size();
+        m_dev[i].assign(k, nullptr);
+        m_ctx[i].assign(k, nullptr);
+        m_kv_stream[i].assign(k, 0);
+        m_layer_event[i].assign(k, 0);
+        m_done_slot[i].assign(k, 0);
+    }
     m_pieces.resize(n);
     m_reuse.resize(n);
     m_in_use.assign(n, 0);
@@ -226,23 +241,73 @@ ServeCluster::~ServeCluster() = default;
 
 std::vector<ServeCluster::Host> ServeCluster::hosts() const {
     std::vector<Host> h;
-    for (size_t i = 0; i < m_group.size(); ++i)
-        for (size_t r = 0; r < m_group[i].size(); ++r)
-            h.push_back({i, static_cast<uint32_t>(r), m_group[i][r]});
+    const size_t tp = static_cast<size_t>(std::max<int64_t>(1, m_s.tp));
+    for (size_t i = 0, g = 0; i < m_group.size(); ++i)
+        for (size_t r = 0; r < m_group[i].size(); ++r) {
+            const int64_t comm = tp > 1 ? static_cast<int64_t>(g + r / tp) : -1;
+            h.push_back({i, static_cast<uint32_t>(r), m_group[i][r], comm});
+            if (r + 1 == m_group[i].size() && tp > 1) g += m_group[i].size() / tp;
+        }
     return h;
+}
+
+std::vector<std::vector<uint32_t>> ServeCluster::comm_groups() const {
+    std::vector<std::vector<uint32_t>> out;
+    const size_t tp = static_cast<size_t>(std::max<int64_t>(1, m_s.tp));
+    if (tp < 2) return out;
+    for (const auto& g : m_group)
+        for (size_t s = 0; s + tp <= g.size(); s += tp)
+            out.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(s),
+                             g.begin() + static_cast<std::ptrdiff_t>(s + tp));
+    return out;
+}
+
+size_t ServeCluster::hosts_count() const {
+    size_t n = 0;
+    for (const auto& g : m_group) n += g.size();
+    return n;
 }
 
 void ServeCluster::run_host(const Host& h, rt::Device& dev, rt::Context& ctx,
                             const reuse::ReuseOptions& reuse, comm::Communicator* comm) {
     if (h.rank == 0) return run_instance(h.instance, dev, ctx, reuse, comm);
-    // A follower rank of a tensor-parallel instance: its shard of every step rank 0 posts.
+    // A follower chip of a TP or PP instance: its shard of every step rank 0 posts.
     rt::Runtime rt(dev, ctx);
     reuse::TimingReuse service(ctx, rt.device_info(), reuse);
-    ServeRun& run = *m_inst.at(h.instance);
+    const size_t i = h.instance;
+    ServeRun& run = *m_inst.at(i);
+    m_dev[i].at(h.rank) = &dev;
+    m_ctx[i].at(h.rank) = &ctx;
     run.join(h.rank, rt, comm);
-    run.run_follower(h.rank, rt);
+    const bool prefill = disaggregated() && i < static_cast<size_t>(m_s.prefill_instances);
+    if (prefill) prefill_chip(i, h.rank, run, rt);
+    // Every host program meets before the first step (a decode rank's cache is placed before any
+    // copy reaches it).
+    run.run_follower(h.rank, rt, [this] { m_sh->barrier(); });
+    if (prefill && ctx.stream_synchronize(m_kv_stream[i][h.rank]) != rt::Status::Ok)
+        throw InputError("serve: instance " + std::to_string(i) + " chip " + std::to_string(h.chip) + ": " +
+                         ctx.last_error());
     service.settle();
     m_follower_reuse.push_back(service.counters());
+}
+
+void ServeCluster::prefill_chip(size_t i, uint32_t rank, ServeRun& run, rt::Runtime& rt) {
+    rt::Context& ctx = rt.context();
+    if (ctx.stream_create(&m_kv_stream[i][rank], 0) != rt::Status::Ok ||
+        ctx.event_create(&m_layer_event[i][rank]) != rt::Status::Ok)
+        throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+    // Rank 0's KV stream waits for each follower's copies of a step before the hand-off.
+    if (rank == 0)
+        for (size_t f = 1; f < m_group[i].size(); ++f)
+            if (ctx.notify_create(&m_done_slot[i][f]) != rt::Status::Ok)
+                throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
+    // Each layer's KV of the step's prompt pieces leaves once that layer's attention (which
+    // writes it into the cache) is issued.
+    const uint32_t compute = rt.default_stream().id;
+    run.after_op(rank, [this, i, rank, compute](const graph::PlanStep& st, const graph::Executor&) {
+        const int64_t l = attention_layer(st.name);
+        if (l >= 0) ship_layer(i, rank, l, compute);
+    });
 }
 
 void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
@@ -250,23 +315,12 @@ void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, con
     rt::Runtime rt(dev, ctx);
     reuse::TimingReuse service(ctx, rt.device_info(), reuse);
     ServeRun& run = *m_inst.at(i);
+    m_dev[i].at(0) = &dev;
+    m_ctx[i].at(0) = &ctx;
     run.join(0, rt, comm);
-    m_dev.at(i) = &dev;
-    m_ctx.at(i) = &ctx;
     const size_t p = static_cast<size_t>(m_s.prefill_instances);
     const bool prefill = disaggregated() && i < p, decode = disaggregated() && i >= p;
-    if (prefill && (ctx.stream_create(&m_kv_stream[i], 0) != rt::Status::Ok ||
-                    ctx.event_create(&m_layer_event[i]) != rt::Status::Ok))
-        throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
-    if (prefill) {
-        // Each layer's KV of the step's prompt pieces leaves once that layer's attention (which
-        // writes it into the cache) is issued.
-        const uint32_t compute = rt.default_stream().id;
-        run.after_op([this, i, compute](const graph::PlanStep& st, const graph::Executor&) {
-            const int64_t l = attention_layer(st.name);
-            if (l >= 0) ship_layer(i, l, compute);
-        });
-    }
+    if (prefill) prefill_chip(i, 0, run, rt);
     const uint32_t ch = m_chip[i];
     const bool owner = std::find(m_chip.begin(), m_chip.end(), ch) - m_chip.begin() == static_cast<std::ptrdiff_t>(i);
     const bool shared = std::count(m_chip.begin(), m_chip.end(), ch) > 1;
@@ -293,7 +347,7 @@ void ServeCluster::run_instance(size_t i, rt::Device& dev, rt::Context& ctx, con
     else m_router->attach(i, nullptr);
     if (prefill) {
         // Its transfers land before it ends (their callbacks hand the requests over).
-        if (ctx.stream_synchronize(m_kv_stream[i]) != rt::Status::Ok)
+        if (ctx.stream_synchronize(m_kv_stream[i][0]) != rt::Status::Ok)
             throw InputError("serve: instance " + std::to_string(i) + ": " + ctx.last_error());
         ++m_prefill_done;
         m_sh->delivered.notify(sc_core::SC_ZERO_TIME);
@@ -363,6 +417,7 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
     j.erase("kv");
     j.erase("timer");
     j.erase("communication");
+    j.erase("pipeline");
     j["setup"]["instances"] = m_inst.size();
     j["setup"]["router"] = m_s.router;
     j["setup"]["placement"] = m_chip;
@@ -388,6 +443,7 @@ nlohmann::json ServeCluster::summary(double slo_ttft_s, double slo_tpot_s) const
                                   {"timer", s["timer"]},
                                   {"chips", m_group[i]}});
         if (s.contains("communication")) j["instances"].back()["communication"] = s["communication"];
+        if (s.contains("pipeline")) j["instances"].back()["pipeline"] = s["pipeline"];
         wall = std::max(wall, m_inst[i]->wall_seconds());
     }
     // Per chip: the copies of the weights held (instances that placed rather than mapped them),

@@ -29,8 +29,19 @@
 // as llm::TpRun shards it (runtime/llm/parallel.h), one host program per chip: rank 0 runs the
 // scheduler and posts each step to the others (tp_lockstep.h), the all-reduces after o_proj and
 // down_proj cross the links, and a step ends when its slowest rank's does.
-// Simplified: every instance has the same knobs and TP degree, PP 1; a TP instance is not
-// disaggregated; the router's own latency and
+// Pipeline parallelism per instance (serve.pp P): the instance's T P chips are P stages of T
+// ranks (stage-major), its layers split as llm::PpRun splits them (runtime/llm/pipeline.h); every
+// chip runs each step's batch on its stage's layers (tp_lockstep.h), a later stage's waiting for
+// the activations the previous one sends over the links; one batch in flight.
+// Disaggregated TP instances (prefill and decode instances of serve.tp T each): rank r of the
+// prefill instance holds the KV heads rank r of the decode instance holds, and ships that shard
+// of each layer to it over the links from its own KV stream, as a layer-wise connector of
+// tensor-parallel workers does; rank 0's stream waits for every rank's copies of a step (a notify
+// from each) before the hand-off.
+// Simplified: every instance has the same knobs, TP and PP degrees (prefill and decode instances
+// of one TP size; resharding between sizes is not modelled); a PP instance is not disaggregated;
+// a mirrored TP follower (--simulate one) runs no kernels, so its copies of a layer start once its
+// stream reached that layer's preceding all-reduce, not its own attention; the router's own latency and
 // the request's network hop to the instance are not charged; each block segment is its own copy
 // task on the KV stream (one host call per layer and decode chip, but the device runs the
 // segments one after another); the copies land at the same block offsets of the decode chip's
@@ -90,21 +101,27 @@ public:
     size_t instances() const { return m_inst.size(); }
     // The chip of each instance, in instance order (one host program each).
     const std::vector<uint32_t>& placement() const { return m_chip; }
-    // Each instance's chips in rank order (one unless serve.tp).
+    // Each instance's chips in rank order (one unless serve.tp or serve.pp; stage-major).
     const std::vector<std::vector<uint32_t>>& chip_groups() const { return m_group; }
-    // The host programs: one per instance and rank (rank 0 runs the instance's scheduler).
+    // The tensor-parallel groups (an instance's, or each stage's of it), chips in rank order;
+    // none when serve.tp is 1. The caller makes a communicator over each.
+    std::vector<std::vector<uint32_t>> comm_groups() const;
+    // The host programs: one per instance and chip (rank 0 runs the instance's scheduler; with
+    // stages, rank s T + r is stage s's TP rank r). comm: its index in comm_groups() (-1: none).
     struct Host {
         size_t instance = 0;
         uint32_t rank = 0, chip = 0;
+        int64_t comm = -1;
     };
     std::vector<Host> hosts() const;
-    // Host program h on its chip (ctx: a context of its own on `dev`; `comm`: the instance's
-    // communicator over its chips in rank order, null when serve.tp is 1).
+    // Host program h on its chip (ctx: a context of its own on `dev`; `comm`: its TP group's
+    // communicator, comm_groups()[h.comm], null when serve.tp is 1).
     void run_host(const Host& h, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
                   comm::Communicator* comm);
     // Instance i's host program on its chip (rank 0).
     void run_instance(size_t i, rt::Device& dev, rt::Context& ctx, const reuse::ReuseOptions& reuse,
                       comm::Communicator* comm = nullptr);
+    size_t hosts_count() const;
 
     // After the run: the merged result (each request from its instance), its metrics, the
     // per-instance and per-chip sections (memory: the weights' copies and bytes held per chip).
@@ -149,17 +166,23 @@ private:
         std::vector<int64_t> blocks;
     };
     void step_starting(size_t from, const std::vector<StepItem>& items);
-    void ship_layer(size_t from, int64_t layer, uint32_t compute_stream);
+    // Rank `rank` of prefill instance `from` (its host thread): its KV shard of the layer.
+    void ship_layer(size_t from, uint32_t rank, int64_t layer, uint32_t compute_stream);
+    // A prefill instance's chip sets up its KV stream, layer event and hook (and, rank 0, the
+    // notifies its followers' copies report to).
+    void prefill_chip(size_t i, uint32_t rank, ServeRun& run, rt::Runtime& rt);
     std::vector<std::vector<Piece>> m_pieces;  // per instance: the running step's
-    std::vector<uint32_t> m_layer_event;       // per prefill instance
+    // Per instance and rank (TP ranks; one for a single-chip instance).
+    std::vector<std::vector<uint32_t>> m_layer_event;  // prefill instances
+    std::vector<std::vector<uint32_t>> m_done_slot;    // prefill rank 0: a notify per follower
     std::map<size_t, std::vector<std::shared_ptr<Task>>> m_req_tasks;  // copies under way per request
     size_t m_copy_calls = 0;
     size_t pick_decode();
     nlohmann::json transfer_json() const;
     std::vector<KvTransfer> m_xfer;
-    std::vector<rt::Device*> m_dev;
-    std::vector<rt::Context*> m_ctx;
-    std::vector<uint32_t> m_kv_stream;  // per prefill instance: its transfers' stream
+    std::vector<std::vector<rt::Device*>> m_dev;
+    std::vector<std::vector<rt::Context*>> m_ctx;
+    std::vector<std::vector<uint32_t>> m_kv_stream;  // prefill instances: their transfers' stream
     std::vector<std::unique_ptr<DecodePort>> m_dports;
     std::map<size_t, RequestResult> m_carried;  // handed-off requests' results so far
     std::vector<int64_t> m_dec_pending;         // per decode instance: tokens handed to it, not yet taken

@@ -19,7 +19,7 @@ namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw InputError("request generator: " + what); }
 
-std::string trim(const std::string& s) {
+std::string trimmed(const std::string& s) {
     const size_t a = s.find_first_not_of(" \t\r");
     if (a == std::string::npos) return "";
     return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
@@ -71,21 +71,21 @@ std::vector<std::pair<int64_t, double>> read_histogram(const std::string& path) 
     bool first = true;
     while (std::getline(in, line)) {
         ++ln;
-        const std::string t = trim(line);
+        const std::string t = trimmed(line);
         if (t.empty() || t[0] == '#') continue;
         const std::vector<std::string> f = split(t, ',');
         int64_t tok = 0;
-        if (first && f.size() == 2 && !parse_num(trim(f[0]), tok)) {
+        if (first && f.size() == 2 && !parse_num(trimmed(f[0]), tok)) {
             first = false;
             continue;  // header
         }
         first = false;
         const std::string where = path + ":" + std::to_string(ln);
         if (f.size() != 2) bad(where + ": expected 'tokens,weight'");
-        const int64_t n = tokens(trim(f[0]), where + ": tokens");
+        const int64_t n = tokens(trimmed(f[0]), where + ": tokens");
         double w = 0;
-        if (!parse_num(trim(f[1]), w) || !std::isfinite(w) || w < 0)
-            bad(where + ": weight '" + trim(f[1]) + "' is not a number >= 0");
+        if (!parse_num(trimmed(f[1]), w) || !std::isfinite(w) || w < 0)
+            bad(where + ": weight '" + trimmed(f[1]) + "' is not a number >= 0");
         if (w > 0) h.emplace_back(n, w);
     }
     if (h.empty()) bad("histogram file '" + path + "' has no bin with a positive weight");
@@ -169,11 +169,11 @@ GenSpec parse_gen_spec(const std::string& spec, const std::string& base_dir) {
     g.text = spec;
     bool prompt = false, output = false;
     for (const std::string& item : split(spec, ',')) {
-        const std::string kv = trim(item);
+        const std::string kv = trimmed(item);
         if (kv.empty()) continue;
         const size_t eq = kv.find('=');
         if (eq == std::string::npos) bad("'" + kv + "' is not key=value");
-        const std::string k = trim(kv.substr(0, eq)), v = trim(kv.substr(eq + 1));
+        const std::string k = trimmed(kv.substr(0, eq)), v = trimmed(kv.substr(eq + 1));
         if (k == "n") {
             int64_t n = 0;
             if (!parse_num(v, n) || n < 1 || n > 10000000) bad("n '" + v + "' not in [1, 10000000]");

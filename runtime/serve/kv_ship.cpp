@@ -43,19 +43,21 @@ void ServeCluster::step_starting(size_t from, const std::vector<StepItem>& items
     }
 }
 
-// In the prefill instance's host thread, right after layer `layer`'s attention is issued.
-void ServeCluster::ship_layer(size_t from, int64_t layer, uint32_t compute_stream) {
+// In the host thread of rank `rank` of the prefill instance, right after layer `layer`'s attention
+// is issued: its KV shard of the layer (its KV heads) goes to the same rank of each decode
+// instance, which holds the same heads (one TP size for every instance).
+void ServeCluster::ship_layer(size_t from, uint32_t rank, int64_t layer, uint32_t compute_stream) {
     const std::vector<Piece>& pieces = m_pieces.at(from);
     if (pieces.empty()) return;
-    rt::Context& ctx = *m_ctx[from];
-    const uint32_t kv = m_kv_stream[from];
+    rt::Context& ctx = *m_ctx[from].at(rank);
+    const uint32_t kv = m_kv_stream[from].at(rank);
     auto check = [&](rt::Status st, const std::string& what) {
         if (st != rt::Status::Ok)
             throw SimError(kExitFailure, "serve: KV transfer (" + what + "): " + ctx.last_error());
     };
-    check(ctx.event_record(m_layer_event[from], compute_stream), "layer event");
-    check(ctx.stream_wait_event(kv, m_layer_event[from]), "layer wait");
-    const llm::LlmRun& src = m_inst[from]->engine();
+    check(ctx.event_record(m_layer_event[from][rank], compute_stream), "layer event");
+    check(ctx.stream_wait_event(kv, m_layer_event[from][rank]), "layer wait");
+    const llm::LlmRun& src = m_inst[from]->chip_engine(rank);
     const int64_t bs = m_s.sched.block_size;
     const uint64_t token_bytes = static_cast<uint64_t>(src.config().kv_size()) * 2;  // one of K, V (16-bit)
     const uint64_t region_block = static_cast<uint64_t>(bs) * token_bytes;
@@ -64,7 +66,7 @@ void ServeCluster::ship_layer(size_t from, int64_t layer, uint32_t compute_strea
     for (const Piece& pc : pieces)
         if (std::find(dests.begin(), dests.end(), pc.decode) == dests.end()) dests.push_back(pc.decode);
     for (size_t to : dests) {
-        const llm::LlmRun& dst = m_inst[to]->engine();
+        const llm::LlmRun& dst = m_inst[to]->chip_engine(rank);
         const int64_t dst_blocks = dst.memory().kv_blocks;
         std::vector<rt::Context::PeerSegment> segs;
         std::vector<size_t> owner;
@@ -84,7 +86,7 @@ void ServeCluster::ship_layer(size_t from, int64_t layer, uint32_t compute_strea
                 }
             }
         }
-        check(ctx.memcpy_peer_batch(*m_dev[to], segs, kv), "layer " + std::to_string(layer));
+        check(ctx.memcpy_peer_batch(*m_dev[to].at(rank), segs, kv), "layer " + std::to_string(layer));
         ++m_copy_calls;
         const std::vector<rt::TaskRecord>& rec = ctx.tasks();
         for (size_t k = 0; k < segs.size(); ++k) {
@@ -96,6 +98,15 @@ void ServeCluster::ship_layer(size_t from, int64_t layer, uint32_t compute_strea
             if (m_s.export_profile) m_copy_tasks.push_back(t);
         }
     }
+    // A step's last layer: each follower rank reports its copies to rank 0's KV stream, which
+    // waits for every report before the step's hand-offs (queued behind on it).
+    if (layer + 1 != src.end_layer() || m_group[from].size() < 2) return;
+    if (rank > 0) {
+        check(ctx.notify_record(*m_dev[from][0], m_done_slot[from].at(rank), kv), "copies done");
+        return;
+    }
+    for (size_t f = 1; f < m_group[from].size(); ++f)
+        check(ctx.notify_wait(m_done_slot[from][f], kv), "ranks' copies");
 }
 
 // In the prefill instance's host thread, at the end of the step that computed the prompt: the
@@ -110,8 +121,8 @@ void ServeCluster::hand_off(size_t from, size_t id, double now_s, const RequestR
     m_carried[id] = so_far;
     x.issued_s = now_s;
     ++m_in_flight;
-    rt::Context& ctx = *m_ctx[from];
-    const rt::Status st = ctx.launch_host_func(m_kv_stream[from], [this, id, d] {
+    rt::Context& ctx = *m_ctx[from][0];
+    const rt::Status st = ctx.launch_host_func(m_kv_stream[from][0], [this, id, d] {
         KvTransfer& k = m_xfer[id];
         k.done_s = static_cast<double>(now_tick().v - m_origin_ps) * 1e-12;
         uint64_t b = UINT64_MAX, e = 0;

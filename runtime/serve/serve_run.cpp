@@ -83,17 +83,24 @@ ServeParams::ServeParams(const ParamScope& s)
          "--system, "
          "Megatron-style as `sfumato llm --tp` (an all-reduce over the links after o_proj and down_proj)",
          {1, 64}),
-      step_reuse(s, "step_reuse", true, "",
-                 "a step whose shape was simulated takes its time from the simulated steps (interpolated over "
-                 "the decodes' summed contexts; a single-chip instance in timing mode with kernel re-use on; "
-                 "--exact simulates every step)"),
+      pp(s, "pp", 1, "stages",
+         "pipeline parallelism per instance (--pp N): each instance's layers in N stages on N groups of "
+         "serve.tp chips of the --system, as `sfumato llm --pp` splits them; a step runs through the stages "
+         "in turn, the activations over the links (one batch in flight)",
+         {1, 64}),
+      step_reuse(
+          s, "step_reuse", true, "",
+          "a step whose shape was simulated takes its time from the simulated steps (interpolated over "
+          "the decodes' summed contexts; a single-chip instance in timing mode with kernel re-use on; "
+          "--exact simulates every step)"),
       step_reuse_span(s, "step_reuse_span", 2048, "tokens",
                       "step re-use: the widest gap of the decodes' summed contexts an interpolation bridges",
                       {1, int64_t{1} << 30}),
-      step_reuse_check(s, "step_reuse_check", 16, "steps",
-                       "step re-use: every N-th re-usable step is simulated anyway and its deviation measured, N "
-                       "doubling after every 4 checks (0: none)",
-                       {0, int64_t{1} << 30}) {}
+      step_reuse_check(
+          s, "step_reuse_check", 16, "steps",
+          "step re-use: every N-th re-usable step is simulated anyway and its deviation measured, N "
+          "doubling after every 4 checks (0: none)",
+          {0, int64_t{1} << 30}) {}
 
 ServeSetup ServeParams::setup() const {
     ServeSetup u;
@@ -119,6 +126,7 @@ ServeSetup ServeParams::setup() const {
     u.router = router.get();
     u.prefill_instances = prefill_instances;
     u.tp = tp;
+    u.pp = pp;
     u.step_reuse.on = step_reuse;
     u.step_reuse.span = step_reuse_span;
     u.step_reuse.check_every = step_reuse_check;
@@ -166,28 +174,22 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s,
     ro.keep_step_ops = false;
     ro.reserved_bytes = m_share.reserved_bytes;
     ro.import_weights = m_share.import_weights;
-    if (static_cast<int64_t>(devs.size()) != std::max<int64_t>(1, m_s.tp))
-        throw InputError("serve.tp " + std::to_string(m_s.tp) + ": the instance has " +
-                         std::to_string(devs.size()) + " chips");
+    const int64_t chips = std::max<int64_t>(1, m_s.tp) * std::max<int64_t>(1, m_s.pp);
+    if (static_cast<int64_t>(devs.size()) != chips)
+        throw InputError("serve.tp " + std::to_string(m_s.tp) + " x serve.pp " + std::to_string(m_s.pp) +
+                         ": the instance has " + std::to_string(devs.size()) + " chips");
     if (devs.size() == 1) {
         m_own = std::make_unique<llm::LlmRun>(c, ro, devs[0]);
         m_run = m_own.get();
     } else {
-        if (ro.import_weights)
-            throw InputError("serve.tp: a tensor-parallel instance shares no chip's weights");
-        llm::TpOptions t;
-        t.tp = m_s.tp;
-        t.comm_buffer_bytes = m_s.comm_buffer_bytes;
-        t.mirror = m_s.tp_mirror;
-        try {
-            m_tp = std::make_unique<llm::TpRun>(c, ro, t, devs);
-        } catch (const InputError& e) {
-            throw InputError("serve.tp " + std::to_string(m_s.tp) + ": " + e.what());
-        }
-        m_run = &m_tp->rank(0);
-        m_lock = std::make_unique<TpLockstep>(devs.size() - 1);
+        make_parallel(c, ro, devs);
     }
-    o.kv_blocks = m_run->memory().kv_blocks - 1;  // the last block is the padding's scratch
+    // The padding's scratch block: the last one every chip holds (stages hold different numbers).
+    int64_t blocks = m_run->memory().kv_blocks;
+    for (uint32_t r = 1; m_pp && r < m_pp->chips(); ++r)
+        blocks = std::min(blocks, m_pp->chip(r).memory().kv_blocks);
+    m_scratch = blocks - 1;
+    o.kv_blocks = m_scratch;
     if (o.kv_blocks < 1) throw InputError("serve: the KV cache has no block beside the scratch block");
     o.max_model_len = len;
 }
@@ -197,9 +199,9 @@ ServeRun::~ServeRun() = default;
 void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<void(const Scheduler&)>& ready,
                    const std::function<void()>& after_start, IHandoff* handoff) {
     const auto t0 = std::chrono::steady_clock::now();
-    m_run->start(rt);
+    if (!m_pp) m_run->start(rt);  // a stage started when it joined
     if (after_start) after_start();
-    ChipStepTimer timer(*m_run, rt, m_run->memory().kv_blocks - 1, m_s.pad_shapes);
+    ChipStepTimer timer(*m_run, rt, m_scratch, m_s.pad_shapes);
     timer.lockstep(m_lock.get());
     if (!m_lock) timer.step_reuse(m_s.step_reuse);
     if (m_s.export_profile) {
@@ -220,31 +222,6 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     m_step_reuse = timer.step_reuse_counters();
     emit_trace(rt, timer.origin_ps());
     m_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void ServeRun::join(uint32_t rank, rt::Runtime& rt, comm::Communicator* comm) {
-    if (m_tp) m_tp->join_rank(rank, rt, comm);
-}
-
-void ServeRun::run_follower(uint32_t rank, rt::Runtime& rt) {
-    if (!m_tp || rank == 0 || rank >= static_cast<uint32_t>(m_tp->tp()))
-        throw SimError(kExitFailure,
-                       "serve: rank " + std::to_string(rank) + " is not a follower of this instance");
-    llm::LlmRun& run = m_tp->rank(rank);
-    run.start(rt);
-    const size_t f = rank - 1;
-    for (;;) {
-        const TpLockstep::Work& w = m_lock->next(f);
-        if (w.kind == TpLockstep::Kind::Stop) break;
-        const uint64_t begin = now_tick().v;
-        if (w.kind == TpLockstep::Kind::Swap) {
-            swap_kv(run, rt, w.swap_out, w.swap_in);
-            m_lock->finished(f, begin, now_tick().v);
-            continue;
-        }
-        const llm::StepRecord& r = run.step_batch(rt, w.batch, w.prefill);
-        m_lock->finished(f, r.begin_ps, r.begin_ps + r.ps);
-    }
 }
 
 namespace {
@@ -379,7 +356,8 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                   {"watermark", o.watermark},
                   {"max_model_len", o.max_model_len},
                   {"pad_shapes", m_s.pad_shapes},
-                  {"tp", tp()}};
+                  {"tp", tp()},
+                  {"pp", pp()}};
     const llm::MemoryPlan& mp = m_run->memory();
     j["memory"] = {{"capacity", mp.capacity}, {"weights", mp.weights}, {"weights_imported", mp.weights_imported},
                    {"kv", mp.kv}, {"kv_blocks", mp.kv_blocks}, {"activations", mp.activations},
@@ -411,6 +389,7 @@ nlohmann::json ServeRun::summary(double slo_ttft_s, double slo_tpot_s) const {
                          {"kv_heads_replicated", m_tp->kv_replicated()},
                          {"intermediate_per_chip", m_tp->shard().intermediate_size}};
     }
+    if (m_pp) j["pipeline"] = pipeline_json();
     j["wall_seconds"] = m_wall_s;
     return j;
 }

@@ -22,6 +22,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/llm/engine.h"
 #include "runtime/llm/parallel.h"
+#include "runtime/llm/pipeline.h"
 #include "runtime/serve/chip_timer.h"
 #include "runtime/serve/metrics.h"
 #include "runtime/serve/requests.h"
@@ -50,6 +51,10 @@ struct ServeSetup {
     // over the links. tp_mirror: only rank 0 simulates kernels (timing mode, --simulate one).
     int64_t tp = 1;
     bool tp_mirror = true;
+    // Pipeline parallelism per instance (serve.pp): each instance's layers in pp stages on pp
+    // groups of tp chips, as llm::PpRun splits them (runtime/llm/pipeline.h); each step runs
+    // through the stages in turn (one batch in flight), the activations over the links.
+    int64_t pp = 1;
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: the collective library's, per chip
     bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
     // Step-time re-use (step_reuse.h; serve.step_reuse*): a single-chip instance's steps of a
@@ -85,7 +90,7 @@ struct ServeParams {
     Param<int64_t> instances;
     ChoiceParam router, placement;
     Param<int64_t> prefill_instances;
-    Param<int64_t> tp;
+    Param<int64_t> tp, pp;
     Param<bool> step_reuse;
     Param<int64_t> step_reuse_span, step_reuse_check;
     // InputError naming serve.placement for a malformed list.
@@ -115,17 +120,23 @@ public:
     // A tensor-parallel instance over s.tp chips (`devs`: its chips' DeviceInfo, rank order; one
     // chip: as above). The memory plan is each chip's (weights shard, its KV heads' cache,
     // activations, the collective buffers); the KV pool is rank 0's blocks, each holding its
-    // shard of every token (every rank has as many).
+    // shard of every token (every rank has as many). With s.pp stages, `devs` holds s.pp x s.tp
+    // chips, stage-major (stage s's ranks at s tp ..); each chip plans its stage's layers (and
+    // receive buffer), and the KV pool is the fewest blocks any chip holds.
     ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s, const std::vector<DeviceInfo>& devs,
              InstanceShare share = {});
     ~ServeRun();
-    // Tensor parallel: rank r's host program joins the instance's group on its context (`comm`:
-    // the instance's chips in rank order), before run() (rank 0) or run_follower() (the others).
+    // Several chips: chip r's host program (r: its index in the instance, stage-major) joins the
+    // instance on its context (`comm`: its TP group's communicator, ranks in order; null for TP
+    // 1), before run() (r 0) or run_follower() (the others).
     void join(uint32_t rank, rt::Runtime& rt, comm::Communicator* comm);
-    // Rank r > 0's host program: places its shard, then runs every step rank 0 posts.
-    void run_follower(uint32_t rank, rt::Runtime& rt);
-    int64_t tp() const { return m_tp ? m_tp->tp() : 1; }
+    // Chip r > 0's host program: places its shard, then (after `after_start`) runs every step
+    // chip 0 posts.
+    void run_follower(uint32_t rank, rt::Runtime& rt, const std::function<void()>& after_start = {});
+    int64_t tp() const { return m_tp ? m_tp->tp() : m_pp ? m_pp->tp() : 1; }
+    int64_t pp() const { return m_pp ? m_pp->pp() : 1; }
     const llm::TpRun* tp_run() const { return m_tp.get(); }
+    const llm::PpRun* pp_run() const { return m_pp.get(); }
     // The host program (call from the simulation's host thread). Several instances: `arrivals`
     // gives this instance's requests (a router), `ready` sees its scheduler before the first
     // step (the router's load measure), `after_start` runs once the model is placed (a chip's
@@ -133,8 +144,11 @@ public:
     // `handoff`: a prefill instance's (disaggregation) hand-off of each prefilled request.
     void run(rt::Runtime& rt, IArrivals* arrivals = nullptr, const std::function<void(const Scheduler&)>& ready = {},
              const std::function<void()>& after_start = {}, IHandoff* handoff = nullptr);
-    // Before run(): the engine's hook after each plan step's launches (llm::LlmRun::after_op).
-    void after_op(llm::LlmRun::AfterOp f) { m_run->after_op(std::move(f)); }
+    // After join(), before run() / run_follower(): a hook after each plan step's launches on chip
+    // r (llm::LlmRun::add_after_op: behind the TP all-reduces' hook).
+    void after_op(uint32_t rank, llm::LlmRun::AfterOp f) { chip_run(rank).add_after_op(std::move(f)); }
+    // Chip r's engine (0: engine()).
+    const llm::LlmRun& chip_engine(uint32_t rank) const;
     // After start(): exports the weights for the chip's other instances.
     uint64_t export_weights(rt::Runtime& rt) { return m_run->export_weights(rt); }
 
@@ -165,6 +179,12 @@ private:
     ServeSetup m_s;
     std::unique_ptr<llm::LlmRun> m_own;  // one chip
     std::unique_ptr<llm::TpRun> m_tp;    // several: rank 0's run is m_run
+    std::unique_ptr<llm::PpRun> m_pp;    // stages: stage 0 rank 0's run is m_run
+    llm::LlmRun& chip_run(uint32_t r);
+    void make_parallel(const llm::ModelConfig& c, const llm::RunOptions& ro,
+                       const std::vector<DeviceInfo>& devs);
+    nlohmann::json pipeline_json() const;
+    int64_t m_scratch = 0;  // the KV block the shape padding writes (no request holds it)
     std::unique_ptr<TpLockstep> m_lock;
     llm::LlmRun* m_run = nullptr;
     ServeResult m_res;

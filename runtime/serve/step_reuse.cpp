@@ -162,9 +162,9 @@ void StepTimes::simulated(const StepKey& k, double seconds, const Given& check) 
 nlohmann::json step_reuse_json(const StepReuseOptions& o, const StepReuseCounters& n) {
     const double bound = n.error_bound_fraction();
     nlohmann::json by_kind = nlohmann::json::object();
-    const char* names[] = {"", "exact", "interpolated", "extrapolated", "pooled"};
-    for (size_t i = 1; i < 5; ++i)
-        by_kind[names[i]] = {{"checks", n.kind_checks[i]}, {"max_deviation", n.kind_max_dev[i]}};
+    for (size_t i = 1; i < kStepReuseKinds; ++i)
+        by_kind[step_reuse_kind_name(static_cast<StepReuseKind>(i))] = {{"checks", n.kind_checks[i]},
+                                                                         {"max_deviation", n.kind_max_dev[i]}};
     return {{"on", o.on},
             {"span_tokens", o.span},
             {"check_every", o.check_every},

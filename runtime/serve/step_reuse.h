@@ -32,6 +32,7 @@
 // Deterministic: the same steps in the same order give the same decisions and times.
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,33 @@ struct StepReuseOptions {
     int64_t check_every = 16;
 };
 
+// How a step's time is given (None: it is simulated).
+enum class StepReuseKind : uint8_t { None, Exact, Interpolated, Extrapolated, Pooled };
+
+// The kind's name in summary.json ("none", "exact", ...). A switch without a default: a kind
+// added to the enum and not named here fails the build (-Wswitch under -Werror); an out-of-range
+// value gives null.
+constexpr const char* step_reuse_kind_name(StepReuseKind k) {
+    switch (k) {
+        case StepReuseKind::None: return "none";
+        case StepReuseKind::Exact: return "exact";
+        case StepReuseKind::Interpolated: return "interpolated";
+        case StepReuseKind::Extrapolated: return "extrapolated";
+        case StepReuseKind::Pooled: return "pooled";
+    }
+    return nullptr;
+}
+
+// How many kinds there are (None included): the values the name function names, counted from 0,
+// so the per-kind counters below grow with the enum and its names.
+inline constexpr size_t kStepReuseKinds = [] {
+    size_t n = 0;
+    while (step_reuse_kind_name(static_cast<StepReuseKind>(n)) != nullptr) ++n;
+    return n;
+}();
+static_assert(kStepReuseKinds == static_cast<size_t>(StepReuseKind::Pooled) + 1,
+              "the step re-use kinds are numbered 0.. without gaps");
+
 struct StepKey {
     std::string shape;  // new tokens per sequence, and prompt pieces' contexts
     int64_t x = 0;      // the decodes' (one new token) cached contexts, summed
@@ -64,10 +92,10 @@ struct StepReuseCounters {
     // Checks: relative deviation (given - simulated) / simulated: largest absolute, summed
     // absolute and summed signed.
     double max_dev = 0, sum_abs_dev = 0, sum_dev = 0;
-    // The same per way a check's time would have been given (indexed by StepTimes::Kind: exact,
-    // interpolated, extrapolated, pooled; 0 unused): how many checks and their largest deviation.
-    size_t kind_checks[5] = {};
-    double kind_max_dev[5] = {};
+    // The same per way a check's time would have been given (indexed by StepReuseKind; None
+    // unused): how many checks and their largest deviation.
+    size_t kind_checks[kStepReuseKinds] = {};
+    double kind_max_dev[kStepReuseKinds] = {};
     // The slope pooled over the shapes (seconds per context token, StepTimes::pooled_slope) and
     // how many baselines it is the median of.
     double pooled_slope = 0;
@@ -82,7 +110,7 @@ public:
     explicit StepTimes(StepReuseOptions o)
         : m_o(o), m_interval(static_cast<size_t>(std::max<int64_t>(1, o.check_every))), m_next_check(m_interval) {}
     static constexpr size_t kChecksPerInterval = 4;
-    enum class Kind : uint8_t { None, Exact, Interpolated, Extrapolated, Pooled };
+    using Kind = StepReuseKind;
     struct Given {
         Kind kind = Kind::None;
         double seconds = 0;

@@ -1,8 +1,10 @@
-// A tensor-parallel serving instance's ranks in lockstep (serve.tp, runtime/serve/cluster.h): the
-// instance's scheduler runs in rank 0's host program; each step's batch (or a KV swap) is posted
-// to the other ranks' host programs, which run the same step on their shards (runtime/llm's
-// TpRun ranks: the all-reduces after o_proj and down_proj join them over the links), and rank 0
-// waits for them, so a step ends when its slowest rank's does (as llm::TpRun counts a step). The
+// A serving instance's chips in lockstep (serve.tp, serve.pp; runtime/serve/cluster.h): the
+// instance's scheduler runs in rank 0's host program (stage 0, TP rank 0); each step's batch (or a
+// KV swap) is posted to the other chips' host programs, which run the same step on their shards
+// (runtime/llm's TpRun ranks: the all-reduces after o_proj and down_proj join them over the
+// links; PpRun's stages: a later stage's step waits for the activations the previous one sends),
+// and rank 0 waits for them, so a step ends when its slowest chip's does (as llm::TpRun counts a
+// step; with stages, when the last stage's does). The
 // posts are SystemC events between host threads of one simulation: they take no simulated time
 // (a serving engine's workers receive the scheduler's output over shared memory or a pipe, not
 // modelled).
@@ -53,15 +55,21 @@ public:
         while (m_done.at(f) == m_posted) sc_core::wait(m_post_ev);
         return m_work;
     }
-    // Follower f finished the work it took, running over [begin, end) ps.
-    void finished(size_t f, uint64_t begin_ps, uint64_t end_ps) {
+    // Follower f finished the work it took, running over [begin, end) ps; `swap_bytes`: the KV
+    // it copied for a swap.
+    void finished(size_t f, uint64_t begin_ps, uint64_t end_ps, uint64_t swap_bytes = 0) {
         m_span.at(f) = {begin_ps, end_ps};
+        m_swap_bytes += swap_bytes;
         ++m_done.at(f);
         m_done_ev.notify(sc_core::SC_ZERO_TIME);
     }
 
+    // The followers' swap bytes since the last call.
+    uint64_t take_swap_bytes() { return std::exchange(m_swap_bytes, 0); }
+
 private:
     Work m_work;
+    uint64_t m_swap_bytes = 0;
     size_t m_posted = 0;
     std::vector<size_t> m_done;
     std::vector<std::pair<uint64_t, uint64_t>> m_span;

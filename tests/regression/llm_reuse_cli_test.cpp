@@ -119,7 +119,12 @@ TEST_CASE("llm tp: the collectives' kernels are re-used, within 3 % of --exact",
 // simulated about once, not once per chip. Another chip's run serves only once it completed
 // before the deciding tick, and full runs are ordered by (tick, chip, launch), so the result does
 // not depend on which chip's process reaches the table first: the same inputs give the same
-// cycles, and the run stays within the issue's 3 % of --exact.
+// cycles, and the run stays within the issue's 3 % of --exact. Two chips' first runs of an
+// identity (lockstep: the same cold code and operands) do not confirm each other: before that
+// rule the LM head and the sampler took their prefill (cold) time in every decode step on every
+// chip, TPOT +0.84 % against a stated 0.13 %. TTFT and TPOT are critical paths across the chips,
+// so their stated bounds are the per-launch bounds propagated along one (runtime/llm/path_bound.h),
+// and the run must fall within them.
 TEST_CASE("llm ep: chips share one re-use table, deterministically, within 3 % of --exact", "[llm][reuse]") {
     const std::string dir = temp_dir("llm_reuse_ep");
     const std::string base = "llm tiny-moe --system " + config("system-tiny") +
@@ -141,6 +146,11 @@ TEST_CASE("llm ep: chips share one re-use table, deterministically, within 3 % o
     INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %");
     CHECK(std::fabs(ttft) <= bound);
     CHECK(std::fabs(tpot) <= bound);
+    // Within the bounds the run states on what it reports.
+    REQUIRE(rc["ttft_error_bound_fraction"].is_number());
+    REQUIRE(rc["tpot_error_bound_fraction"].is_number());
+    CHECK(std::fabs(ttft) <= rc["ttft_error_bound_fraction"].get<double>());
+    CHECK(std::fabs(tpot) <= rc["tpot_error_bound_fraction"].get<double>());
     CHECK(again["llm"]["decode_step_ms"] == reused["llm"]["decode_step_ms"]);
     CHECK(again["llm"]["ttft_ms"] == reused["llm"]["ttft_ms"]);
     CHECK(again["reuse_timing"] == rc);

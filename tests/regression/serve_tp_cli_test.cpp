@@ -9,6 +9,7 @@
 //  - only the first chip simulating kernels (--simulate one, the default) against every chip
 //    (all): busy time and mean latencies within 3 %;
 //  - two TP instances behind the router; the same trace twice gives identical results;
+//  - disaggregated TP instances: each rank moves its KV shard to its peer rank, layer by layer;
 //  - bad plans exit 2 naming the culprit.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -213,6 +214,52 @@ TEST_CASE("serve --tp --export-profile: Vidur's layouts with T workers and the a
     }
 }
 
+// Disaggregated prefill/decode of TP instances: rank r of the prefill instance sends its KV shard
+// (its KV heads) of each layer to rank r of the decode instance, from its own chip over its own
+// links; the shards add up to the prompt's whole K and V.
+TEST_CASE("serve --tp with serve.prefill_instances: each rank moves its KV shard layer by layer", "[serve]") {
+    const std::string d = temp_dir("serve_tp_disagg");
+    const std::string split = " --instances 2 --set serve.prefill_instances=1" + kLoaded;
+    const nlohmann::json one = serve_ok(kBase, split + " --set serve.placement=0,1", d + "/tp1");
+    const nlohmann::json two = serve_ok(kBase, split + " --tp 2", d + "/tp2");
+    CHECK(two["metrics"]["served"].get<int>() == 12);
+    CHECK(two["instances"][0]["chips"] == nlohmann::json::array({0, 1}));
+    CHECK(two["instances"][1]["chips"] == nlohmann::json::array({2, 3}));
+    CHECK(two["instances"][0]["role"] == "prefill");
+    const nlohmann::json& x1 = one["disaggregation"];
+    const nlohmann::json& x2 = two["disaggregation"];
+    CHECK(x2["transfers"] == 12);
+    // The two ranks' shards: the whole prompt's K and V, every layer, in twice the copies (each
+    // block segment once per rank).
+    CHECK(x2["kv_bytes"] == x1["kv_bytes"]);
+    CHECK(x2["copies"].get<size_t>() == 2 * x1["copies"].get<size_t>());
+    // One batched call per layer, rank and prefill step (one decode chip of each rank).
+    const size_t prefill_steps = two["instances"][0]["steps"].get<size_t>();
+    CHECK(x2["copy_calls"].get<size_t>() == 2 * kLayers * prefill_steps);
+    CHECK(x2["overlapped_transfers"].get<size_t>() > 0);
+    // Per request: the prompt's K and V (fp16, 2 KV heads of 16, every layer); each rank's half
+    // over its own link, so its copies span at least half of it over one link's bandwidth.
+    const double gbps = ini_value("system.link", "gbps");
+    const auto rows = csv_rows(d + "/tp2/requests.csv");
+    REQUIRE(rows.size() == 12);
+    for (const auto& r : rows) {
+        INFO(r.at("request_id"));
+        const double bytes = std::stod(r.at("kv_bytes"));
+        CHECK(bytes == static_cast<double>(std::stoll(r.at("prompt_tokens")) * 2 * 16 * 2 * 2 * kLayers));
+        CHECK(r.at("decode_instance") == "1");
+        CHECK(std::stod(r.at("kv_copy_ms")) * 1e6 >= bytes / 2 / gbps);
+        CHECK(std::stod(r.at("kv_transfer_ms")) >= 0);
+    }
+    // The links carried the transfers and the all-reduces.
+    double link_bytes = 0;
+    const nlohmann::json summary = read_json(d + "/tp2/summary.json");  // the links of a temporary would dangle
+    for (const nlohmann::json& l : summary["links"]) link_bytes += l["bytes"].get<double>();
+    CHECK(link_bytes >= x2["kv_bytes"].get<double>());
+    // The same trace again: identical results.
+    serve_ok(kBase, split + " --tp 2", d + "/tp2b");
+    CHECK(read_text(d + "/tp2/requests.csv") == read_text(d + "/tp2b/requests.csv"));
+}
+
 TEST_CASE("serve --tp: bad plans exit 2 naming the culprit", "[serve]") {
     struct Case {
         std::string args, says;
@@ -222,8 +269,10 @@ TEST_CASE("serve --tp: bad plans exit 2 naming the culprit", "[serve]") {
         {"serve tiny --config " + config("tiny") + " --tp 2 --trace off", "--system"},
         {kBase + " --instances 2 --tp 2 --set serve.placement=0,1", "both use chip 1"},
         {kBase + " --instances 1 --tp 2 --set serve.placement=3", "chip 3"},
-        {kBase + " --instances 2 --tp 2 --set serve.prefill_instances=1", "not modelled"},
         {kBase + " --tp 2 --simulate some", "--simulate"},
+        {kBase + " --instances 2 --tp 2 --set serve.prefill_instances=2", "leaves no decode instance"},
+        {kBase + " --instances 2 --tp 2 --set serve.prefill_instances=1 --policy static",
+         "continuous policy"},
         {kBase + " --tp 0", "--tp 0"},
     };
     for (const Case& c : cases) {

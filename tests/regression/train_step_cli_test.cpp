@@ -125,3 +125,71 @@ TEST_CASE("train-step: simulating rank 0's compute for identical ranks matches s
     CHECK(r.output.find("--simulate one needs timing mode") != std::string::npos);
 }
 
+
+TEST_CASE("train-step: the memory plan reuses the arena, its totals add up and the values still match", "[train]") {
+    const std::string out = temp_dir("train_mem");
+    const auto s = train(kResNet, "--batch 2 --precision fp32", out);
+    CHECK(s["check"]["passed"] == true);
+    const auto& m = s["memory_plan"];
+    // One arena for the forward and the backward: smaller than every tensor apart, gradients
+    // written over the inputs their items read last.
+    CHECK(m["arena_bytes"].get<uint64_t>() < m["arena_no_reuse_bytes"].get<uint64_t>());
+    CHECK(m["arena_live_peak_bytes"].get<uint64_t>() <= m["arena_bytes"].get<uint64_t>());
+    CHECK(m["in_place_gradients"].get<int>() > 0);
+    CHECK(m["peak_bytes"] == m["weight_bytes"].get<uint64_t>() + m["gradient_bytes"].get<uint64_t>() +
+                                 m["workspace_bytes"].get<uint64_t>() + m["comm_buffer_bytes"].get<uint64_t>() +
+                                 m["arena_bytes"].get<uint64_t>());
+    CHECK(m["gradient_bytes"] == s["train"]["gradient_bytes"]);
+    CHECK(m["headroom_bytes"].get<int64_t>() ==
+          m["capacity_bytes"].get<int64_t>() - m["peak_bytes"].get<int64_t>());
+    // fp32: no activation in a 2-byte type.
+    CHECK(m["kept_activation_2byte_bytes"] == 0);
+    // The device allocator held the planned blocks (weights, arena, gradients, workspace, the
+    // collective library's buffers) at once, each rounded up to 512 bytes.
+    CHECK(m["device_peak_in_use_bytes"].get<uint64_t>() >= m["peak_bytes"].get<uint64_t>());
+    CHECK(m["device_peak_in_use_bytes"].get<uint64_t>() <= m["peak_bytes"].get<uint64_t>() + 8 * 512);
+}
+
+TEST_CASE("train-step: recomputing cheap activations keeps less and gives the same gradients", "[train]") {
+    const std::string off = temp_dir("train_rc_off"), on = temp_dir("train_rc_on");
+    const auto a = train(kResNet, "--batch 2 --precision fp16", off);
+    const auto b = train(kResNet, "--batch 2 --precision fp16 --recompute on", on);
+    CHECK(a["check"]["passed"] == true);
+    CHECK(b["check"]["passed"] == true);
+    // The same kernels on the same values: the same largest error against the reference.
+    CHECK(a["check"]["max_abs_err"] == b["check"]["max_abs_err"]);
+    CHECK(b["train"]["recompute"] == true);
+    const int n = b["memory_plan"]["recomputed_steps"].get<int>();
+    CHECK(n > 0);
+    CHECK(b["train"]["backward_kernels"].get<int>() == a["train"]["backward_kernels"].get<int>() + n);
+    CHECK(b["memory_plan"]["kept_activation_bytes"].get<uint64_t>() < a["memory_plan"]["kept_activation_bytes"].get<uint64_t>());
+    // fp16: every kept activation in 2 bytes.
+    CHECK(a["memory_plan"]["kept_activation_2byte_bytes"] == a["memory_plan"]["kept_activation_bytes"]);
+    const CliResult r = run_cli("train-step " + kMlp + " " + two_chips() + " --recompute maybe --out " + off);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--recompute") != std::string::npos);
+}
+
+TEST_CASE("train-step: --plan-only prints the plan of the run without simulating it", "[train]") {
+    const std::string plan = temp_dir("train_plan"), run = temp_dir("train_plan_run");
+    const auto p = train(kResNet, "--batch 2 --precision fp16 --mode timing --plan-only", plan);
+    const auto s = train(kResNet, "--batch 2 --precision fp16 --mode timing", run);
+    CHECK(p["plan_only"] == true);
+    CHECK(p.count("step_us") == 0);
+    for (const char* k : {"peak_bytes", "arena_bytes", "arena_live_peak_bytes", "in_place_gradients", "kept_activation_bytes"})
+        CHECK(p["memory_plan"][k] == s["memory_plan"][k]);
+    CHECK(p["train"]["backward_kernels"] == s["train"]["backward_kernels"]);
+}
+
+TEST_CASE("train-step: ResNet-50 at batch 256 fits a 910-like chip's memory (plan only)", "[train]") {
+    const std::string out = temp_dir("train_r50_plan");
+    const CliResult r = run_cli("train-step zoo:resnet50 --system " + config("system-8x910-like") +
+                                " --batch 256 --mode timing --plan-only --trace off --out " + out);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto m = read_json(out + "/summary.json")["memory_plan"];
+    CHECK(m["peak_bytes"].get<uint64_t>() < m["capacity_bytes"].get<uint64_t>());
+    CHECK(m["headroom_bytes"].get<int64_t>() > 0);
+    CHECK(m["arena_bytes"].get<uint64_t>() < m["arena_no_reuse_bytes"].get<uint64_t>());
+    CHECK(r.output.find("memory plan per chip: peak") != std::string::npos);
+}

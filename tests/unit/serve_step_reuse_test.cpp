@@ -3,6 +3,9 @@
 // the span, else nothing (simulate it); every N-th re-usable step simulated as a check and its
 // deviation measured; the stated bound from the checks.
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/serve/step_reuse.h"
@@ -187,4 +190,35 @@ TEST_CASE("serve step re-use: off simulates every step, and without a check the 
     CHECK(t.decide(key(0), &check).kind == StepTimes::Kind::Exact);
     CHECK(t.counters().error_bound_fraction() < 0);  // unknown
     CHECK(step_reuse_json(o, t.counters())["error_bound_known"] == false);
+}
+
+TEST_CASE("serve step re-use: every kind has its own name, and checks_by_kind lists each but None", "[serve]") {
+    // The names come from a switch over the enum (a kind left unnamed fails the build); the count
+    // of kinds follows from it.
+    STATIC_REQUIRE(kStepReuseKinds == 5);
+    STATIC_REQUIRE(std::string_view(step_reuse_kind_name(StepReuseKind::Pooled)) == "pooled");
+    std::set<std::string> names;
+    for (size_t i = 0; i < kStepReuseKinds; ++i) {
+        const char* n = step_reuse_kind_name(static_cast<StepReuseKind>(i));
+        REQUIRE(n != nullptr);
+        CHECK(!std::string(n).empty());
+        names.insert(n);
+    }
+    CHECK(names.size() == kStepReuseKinds);
+    CHECK(step_reuse_kind_name(static_cast<StepReuseKind>(kStepReuseKinds)) == nullptr);
+    // Each check lands under its own kind's name.
+    StepReuseCounters n;
+    for (size_t i = 1; i < kStepReuseKinds; ++i) {
+        n.kind_checks[i] = i;
+        n.kind_max_dev[i] = 0.01 * static_cast<double>(i);
+    }
+    const nlohmann::json j = step_reuse_json(StepReuseOptions{}, n)["checks_by_kind"];
+    CHECK(j.size() == kStepReuseKinds - 1);
+    CHECK(!j.contains("none"));
+    for (size_t i = 1; i < kStepReuseKinds; ++i) {
+        const nlohmann::json& k = j.at(step_reuse_kind_name(static_cast<StepReuseKind>(i)));
+        CHECK(k["checks"] == i);
+        CHECK(k["max_deviation"].get<double>() == Approx(0.01 * static_cast<double>(i)));
+    }
+    CHECK(j["extrapolated"]["checks"] == static_cast<size_t>(StepReuseKind::Extrapolated));
 }

@@ -13,8 +13,8 @@ using isa::DType;
 
 namespace {
 
-uint32_t up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b * b); }
-uint32_t es(DType t) { return isa::dtype_size(t); }
+uint32_t upto(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b * b); }
+uint32_t esz(DType t) { return isa::dtype_size(t); }
 
 [[noreturn]] void fail(const EwNode& n, const std::string& what) {
     NodeDesc d;
@@ -80,32 +80,32 @@ bool lay_out(Plan& p, uint64_t ub) {
     uint64_t in = 0, calc = 0;
     auto take = [](uint64_t& at, uint64_t bytes) {
         const uint64_t o = at;
-        at += up(std::max<uint64_t>(bytes, 32), 32);
+        at += upto(std::max<uint64_t>(bytes, 32), 32);
         return static_cast<uint32_t>(o);
     };
     for (OperandPlan& o : p.in) {
         switch (o.form) {
-            case Form::Stream: o.in_off = take(in, uint64_t{T} * es(o.storage)); break;
+            case Form::Stream: o.in_off = take(in, uint64_t{T} * esz(o.storage)); break;
             case Form::Col: {
                 const uint64_t vals = uint64_t{rows} * 32 + 32ull * (runs + 1) + 256;
                 o.in_off = take(in, vals);
                 const uint32_t xr = p.chunk ? T : std::max<uint32_t>(T, (rows + 8) * p.Lp);
                 if (o.xtype != o.storage) o.stage_off = take(calc, uint64_t{rows} * 32 + 32ull * (runs + 1) + 256);
-                o.x_off = take(calc, uint64_t{xr} * es(o.xtype) + 256);
-                o.calc_off = o.xtype != o.storage ? take(calc, uint64_t{T} * es(o.storage)) : o.x_off;
+                o.x_off = take(calc, uint64_t{xr} * esz(o.xtype) + 256);
+                o.calc_off = o.xtype != o.storage ? take(calc, uint64_t{T} * esz(o.storage)) : o.x_off;
                 break;
             }
             case Form::Gather:
                 // One 32-byte block per element as loaded, packed into a padded-row tile.
                 o.in_off = take(in, uint64_t{p.chunk ? T : rows * static_cast<uint32_t>(p.L)} * 32 + 256);
-                o.calc_off = take(calc, uint64_t{T} * es(o.storage) + 256);
+                o.calc_off = take(calc, uint64_t{T} * esz(o.storage) + 256);
                 break;
             case Form::Scalar:
                 o.stage_off = take(calc, 256);
                 o.calc_off = take(calc, 256);
                 break;
             case Form::Row:
-                o.calc_off = take(calc, uint64_t{p.chunk ? up(p.L, 256) + T : T} * es(o.storage));
+                o.calc_off = take(calc, uint64_t{p.chunk ? upto(p.L, 256) + T : T} * esz(o.storage));
                 break;
             default: break;
         }
@@ -116,10 +116,11 @@ bool lay_out(Plan& p, uint64_t ub) {
     for (size_t r = 0; r < p.prog.regs.size(); ++r)
         if (p.prog.regs[r].src == RegSrc::Const) p.const_off[r] = take(calc, 256);
     p.in_bytes = static_cast<uint32_t>(in);
-    p.out_bytes = up(uint64_t{T} * es(p.out_storage), 32);
+    p.out_bytes = upto(uint64_t{T} * esz(p.out_storage), 32);
     if (p.out_is != 1) {  // one 32-byte block per output element, for single-element bursts
         p.spread_off = p.out_bytes;
-        p.out_bytes += up(uint64_t{p.chunk ? T : rows * up(static_cast<uint64_t>(p.L), 8)} * 32 + 256, 32);
+        const uint64_t idx = p.chunk ? T : rows * upto(static_cast<uint64_t>(p.L), 8);
+        p.out_bytes += upto(idx * 32 + 256, 32);
     }
     p.calc_bytes = static_cast<uint32_t>(calc);
     const uint64_t total = uint64_t{p.nbuf} * (p.in_bytes + p.out_bytes) + p.calc_bytes;
@@ -191,9 +192,9 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
     {
         const std::vector<int64_t>& os = g.strides.back();
         p.out_is = g.dims.back() > 1 ? os.back() : 1;
-        if (p.out_is != 1 && (p.out_is < 1 || es(out_storage) < 2))
+        if (p.out_is != 1 && (p.out_is < 1 || esz(out_storage) < 2))
             fail(n, "an output region with inner stride " + std::to_string(p.out_is) + " of a " +
-                        std::to_string(es(out_storage)) + "-byte type is not supported");
+                        std::to_string(esz(out_storage)) + "-byte type is not supported");
         p.out_os.assign(os.begin(), os.end() - 1);
     }
     p.L = g.dims.back();
@@ -207,7 +208,7 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
         for (size_t d = c.size(); d-- > 0;) c[d] = m, m *= p.outer[d];
         return c;
     }());
-    uint32_t min_es = es(out_storage);
+    uint32_t min_es = esz(out_storage);
     for (size_t i = 0; i < in.size(); ++i) {
         OperandPlan& o = p.in[i];
         if (st[i].empty()) continue;
@@ -221,15 +222,15 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
             o.repeat_rows = o.form == Form::Stream && !o.os.empty() && delta == 0;
         } else if (o.istride == 0) {
             o.form = Form::Col;
-            o.xtype = es(o.storage) >= 2 ? o.storage : DType::FP16;
+            o.xtype = esz(o.storage) >= 2 ? o.storage : DType::FP16;
         } else {
-            if (es(o.storage) < 2) fail(n, "input " + std::to_string(i) + ": a strided view of a 1-byte type is not supported");
+            if (esz(o.storage) < 2) fail(n, "input " + std::to_string(i) + ": a strided view of a 1-byte type is not supported");
             o.form = Form::Gather;
         }
-        min_es = std::min(min_es, es(o.storage));
+        min_es = std::min(min_es, esz(o.storage));
     }
-    for (const RegInfo& r : p.prog.regs) min_es = std::min(min_es, es(r.dt));
-    p.Lp = up(static_cast<uint64_t>(p.L), 32 / min_es);
+    for (const RegInfo& r : p.prog.regs) min_es = std::min(min_es, esz(r.dt));
+    p.Lp = upto(static_cast<uint64_t>(p.L), 32 / min_es);
 
     // Tile size: the largest that fits UB (whole rows when one fits, else a chunk of a row).
     const uint32_t cores = std::max<uint32_t>(1, dev.vector_cores);
@@ -255,12 +256,12 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
     // Spread the work over every vector core, then shrink the tile to what that needs.
     if (!p.chunk) {
         p.k = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(p.k, (p.R + cores - 1) / cores)));
-        p.T = up(uint64_t{p.k} * p.Lp, 256);
+        p.T = upto(uint64_t{p.k} * p.Lp, 256);
         p.nchunks = 1;
         p.units = p.R;  // each core takes a balanced range of rows, in tiles of k
     } else {
         const uint64_t parts = std::max<uint64_t>(1, (cores + p.R - 1) / p.R);
-        p.w = std::min<uint32_t>(p.w, std::max<uint32_t>(256, up((static_cast<uint64_t>(p.L) + parts - 1) / parts, 256)));
+        p.w = std::min<uint32_t>(p.w, std::max<uint32_t>(256, upto((static_cast<uint64_t>(p.L) + parts - 1) / parts, 256)));
         p.T = p.w;
         p.nchunks = (static_cast<uint64_t>(p.L) + p.w - 1) / p.w;
         p.units = p.R * p.nchunks;
