@@ -33,7 +33,8 @@ uint64_t mad_a_bytes(const Instr& in) {
     const MadParams& p = in.mad;
     if (p.gemv) return uint64_t{ceil_div(ceil_div(p.k * dtype_bits(in.dtype), 8), kFractalBytes)} * kFractalBytes;
     // The last row block's padding fractals are not read.
-    return ((ceil_div(p.m, 16) - 1ull) * mad_a_row_fractals(in) + ceil_div(p.k, cube_k0(in.dtype))) * kFractalBytes;
+    return ((ceil_div(p.m, 16) - 1ull) * mad_a_row_fractals(in) + ceil_div(p.k, cube_k0(in.dtype))) *
+           kFractalBytes;
 }
 uint64_t mad_b_bytes(const Instr& in) {
     const MadParams& p = in.mad;
@@ -68,7 +69,8 @@ void exec_mad(const Instr& in, IMemView& mem) {
     sb.resize(uint64_t{n1} * 16 * K);
     for (uint32_t i = 0; i < rows; ++i)
         for (uint32_t kk = 0; kk < K; ++kk)
-            sa[uint64_t{i} * K + kk] = mad_elem(t, a, p.gemv ? uint64_t{kk} : zz_offset(i, kk, a_row * k0, k0, 1), es);
+            sa[uint64_t{i} * K + kk] =
+                mad_elem(t, a, p.gemv ? uint64_t{kk} : zz_offset(i, kk, a_row * k0, k0, 1), es);
     for (uint32_t j = 0; j < n1 * 16; ++j)
         for (uint32_t kk = 0; kk < K; ++kk)
             sb[uint64_t{j} * K + kk] = mad_elem(t, b, zn_offset(kk, j, n1 * 16, k0, 1), es);
@@ -158,8 +160,9 @@ void fix_matrix(const Instr& in, IMemView& mem, const uint8_t* c, const uint8_t*
                 store_f64(p.out_dtype, row + (j - j0) * eo,
                           fix_value(in, load_f64(in.dtype, src), scales, j));
             }
-            const uint64_t off = base + (p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
-                                                 : uint64_t{j0 / c0} * p.dst_stride * kBlock + uint64_t{i} * rb);
+            const uint64_t off =
+                base + (p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
+                                : uint64_t{j0 / c0} * p.dst_stride * kBlock + uint64_t{i} * rb);
             const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : rb;
             if (!p.nz2nd) std::fill(row + cols * eo, row + rb, uint8_t{0});
             if (to_gm && p.atomic)
@@ -179,7 +182,8 @@ void exec_fix(const Instr& in, IMemView& mem) {
         p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
     uint8_t* d = in.dst.pos == Pos::GM ? nullptr : mem.local(in.dst.pos, in.dst.addr, fix_dst_hull(in));
     const uint64_t dst_nd = uint64_t{p.dst_nd_stride} * dtype_size(p.out_dtype);
-    for (uint32_t q = 0; q < p.nd_num; ++q) fix_matrix(in, mem, c + q * fix_src_nd_bytes(p), scales, d, q * dst_nd);
+    for (uint32_t q = 0; q < p.nd_num; ++q)
+        fix_matrix(in, mem, c + q * fix_src_nd_bytes(p), scales, d, q * dst_nd);
 }
 
 }  // namespace
@@ -213,9 +217,11 @@ std::string validate_cube(const Instr& in) {
             return "fixpipe: src_stride smaller than m rounded up to 16";
         if (p.nz2nd && p.dst_stride < p.n) return "fixpipe: ND dst_stride smaller than n";
         if (p.atomic > 1) return "fixpipe: atomic must be 0 or 1";
-        if (p.unit_flag != 0 && p.unit_flag != 2 && p.unit_flag != 3) return "fixpipe: unit flag is 0, 2 or 3";
+        if (p.unit_flag != 0 && p.unit_flag != 2 && p.unit_flag != 3)
+            return "fixpipe: unit flag is 0, 2 or 3";
         if (p.unit_flag && in.op != Opcode::FIXPIPE) return "copy_l0c_to_ub: no unit flag (the FixPipe's)";
-        if (p.nd_num == 0 || (p.nd_num > 1 && !p.nz2nd)) return "fixpipe: nd_num is 1..65535, above 1 only with nz2nd";
+        if (p.nd_num == 0 || (p.nd_num > 1 && !p.nz2nd))
+            return "fixpipe: nd_num is 1..65535, above 1 only with nz2nd";
         if (p.nd_num > 1 && (p.src_nd_stride == 0 || p.src_nd_stride > 512 || p.dst_nd_stride == 0))
             return "fixpipe: nd_num > 1 needs srcnd 1..512 (blocks of 1024 B) and dstnd >= 1 (elements)";
         if (p.atomic && (in.op != Opcode::FIXPIPE || in.dst.pos != Pos::GM)) return "fixpipe: atomic add only into GM";

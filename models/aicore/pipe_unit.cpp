@@ -454,8 +454,9 @@ std::string PipeUnit::describe() const {
         } else if (unit_flag(in)) {
             Cycle ready;
             if (!m_core.unit_bits_ready(in, ready))
-                s += in.op == Opcode::MAD ? " (blocked: unit flag, L0C blocks not yet read by a FixPipe with unit flag 3)"
-                                          : " (blocked: unit flag, L0C blocks not yet written by a Mmad with unit flag 3)";
+                s += in.op == Opcode::MAD
+                         ? " (blocked: unit flag, L0C blocks not yet read by a FixPipe with unit flag 3)"
+                         : " (blocked: unit flag, L0C blocks not yet written by a Mmad with unit flag 3)";
         }
     } else {
         s += ", idle";

@@ -30,8 +30,8 @@ float bv(uint32_t q, uint32_t i, uint32_t j) {
 // A_q and B_q of every matrix from GM into L1 (NZ, kMp x kKp and kKp x kNp elements each), then
 // matrix q's A into L0A (ZZ) and B into L0B (ZN) at q x 1024 elements; with `slices`, also matrix 0's A
 // as two ZZ matrices of k 16 each (its NZ column groups, each a run of row-block fractals) after them.
-__aicore__ void load_operands(AscendC::GlobalTensor<half>& ag, AscendC::GlobalTensor<half>& bg, uint32_t count,
-                              bool slices) {
+__aicore__ void load_operands(AscendC::GlobalTensor<half>& ag, AscendC::GlobalTensor<half>& bg,
+                              uint32_t count, bool slices) {
     AscendC::LocalTensor<half> a1(AscendC::TPosition::A1, 0, kB * kMp * kKp);
     AscendC::LocalTensor<half> b1(AscendC::TPosition::B1, kB * kMp * kKp * 2, kB * kKp * kNp);
     AscendC::LocalTensor<half> a2(AscendC::TPosition::A2, 0, (kB + 1) * kMp * kKp);

@@ -52,10 +52,12 @@ extern "C" __global__ __aicore__ void load3d_t_kernel(GM_ADDR at, GM_ADDR b, GM_
     AscendC::LocalTensor<float> b2(AscendC::TPosition::B2, 0, kp * up(d.n, 16));
     AscendC::LocalTensor<float> c(AscendC::TPosition::CO1, 0, up(d.m, 16) * up(d.n, 16));
     AscendC::Nd2NzParams pa;  // A^T: k rows (pixels) of m channels
-    pa.ndNum = 1, pa.nValue = d.k, pa.dValue = d.m, pa.srcDValue = d.m, pa.dstNzC0Stride = kp, pa.dstNzNStride = 1;
+    pa.ndNum = 1, pa.nValue = d.k, pa.dValue = d.m, pa.srcDValue = d.m, pa.dstNzC0Stride = kp,
+    pa.dstNzNStride = 1;
     AscendC::DataCopy(a1, ag, pa);
     AscendC::Nd2NzParams pb;  // B: k rows (pixels) of n channels
-    pb.ndNum = 1, pb.nValue = d.k, pb.dValue = d.n, pb.srcDValue = d.n, pb.dstNzC0Stride = kp, pb.dstNzNStride = 1;
+    pb.ndNum = 1, pb.nValue = d.k, pb.dValue = d.n, pb.srcDValue = d.n, pb.dstNzC0Stride = kp,
+    pb.dstNzNStride = 1;
     AscendC::DataCopy(b1, bg, pb);
     AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);

@@ -99,7 +99,9 @@ TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, 
 TEST_CASE("ascendc conformance: LoadData3DParamsV2::enTranspose into L0A and L0B (float, N padded to 16)") {
     family("load3d_t");
 }
-TEST_CASE("ascendc conformance: Mmad with kDirectionAlign: float A transposed by load3d, k = 24 padded to 32 in L0A") {
+TEST_CASE(
+    "ascendc conformance: Mmad with kDirectionAlign: float A transposed by load3d, k = 24 padded to 32 in "
+    "L0A") {
     family("load3d_kalign");
 }
 TEST_CASE("ascendc conformance: int4b_t Mmad (K0 64): DataCopy Nd2Nz and LoadData 2D in bytes, int32 out") {
@@ -126,7 +128,8 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: a block polling a GM word with GetValue sees another block's late store") {
     family("poll");
 }
-TEST_CASE("ascendc conformance: Fixpipe with ndNum 3 drains three L0C matrices to strided ND matrices in GM") {
+TEST_CASE(
+    "ascendc conformance: Fixpipe with ndNum 3 drains three L0C matrices to strided ND matrices in GM") {
     family("fixpipe_nd");
 }
 TEST_CASE(

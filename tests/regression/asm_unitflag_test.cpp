@@ -41,8 +41,8 @@ uint64_t run(Sync sync, const std::string& mode) {
         std::ofstream f(dir + "/p.s");
         f << prog;
     }
-    const CliResult r = run_cli("asm " + dir + "/p.s --config " + config("ascend910b-like") + " --kind cube --mode " +
-                                mode + " --out " + dir);
+    const CliResult r = run_cli("asm " + dir + "/p.s --config " + config("ascend910b-like") +
+                                " --kind cube --mode " + mode + " --out " + dir);
     INFO(prog << r.output);
     REQUIRE(r.code == 0);
     return read_json(dir + "/summary.json")["ops"][0]["cycles"].get<uint64_t>();
@@ -53,14 +53,16 @@ uint64_t run(Sync sync, const std::string& mode) {
 TEST_CASE("asm: unit flags order mad and fixpipe as M <-> FIX flags do, in both modes") {
     for (const char* mode : {"functional", "timing"}) {
         INFO(mode);
-        const uint64_t uf = run(Sync::UnitFlags, mode), flags = run(Sync::Flags, mode), none = run(Sync::None, mode);
+        const uint64_t uf = run(Sync::UnitFlags, mode), flags = run(Sync::Flags, mode),
+                       none = run(Sync::None, mode);
         // What issuing the flag program's set_flag/wait_flag lines costs the scalar unit.
         Config cfg;
         cfg.load_ini(config("ascend910b-like"));
         const ChipParams p(cfg);
         uint64_t sync_issue = 0;
         for (const isa::Instr& in : isa::assemble(program(Sync::Flags)))
-            if (in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG) sync_issue += p.core.issue_cost(in);
+            if (in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG)
+                sync_issue += p.core.issue_cost(in);
         CHECK(uf <= flags);
         CHECK(flags <= uf + sync_issue);
         CHECK(none < uf);
@@ -71,7 +73,8 @@ TEST_CASE("asm: a fixpipe with a unit flag whose tile no mad wrote is a deadlock
     const std::string dir = temp_dir("asm_unitflag_never");
     {
         std::ofstream f(dir + "/p.s");
-        f << "fixpipe.fp32 gm[0x0], l0c[0x0], m=16, n=16, srcstride=16, dststride=16, out=fp16, nz2nd=1, uf=3\n";
+        f << "fixpipe.fp32 gm[0x0], l0c[0x0], m=16, n=16, srcstride=16, dststride=16, out=fp16, nz2nd=1, "
+             "uf=3\n";
     }
     const CliResult r = run_cli("asm " + dir + "/p.s --config " + config("ascend910b-like") + " --kind cube");
     INFO(r.output);

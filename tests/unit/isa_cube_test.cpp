@@ -448,7 +448,8 @@ TEST_CASE("isa cube: fixpipe with nd_num drains several L0C matrices to strided 
     Instr fix = make_instr(Opcode::FIXPIPE);
     fix.dtype = DType::FP32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::GM, 0x1000);
     fix.fix.m = M, fix.fix.n = N, fix.fix.src_stride = mp, fix.fix.dst_stride = N, fix.fix.nz2nd = 1;
-    fix.fix.out_dtype = DType::FP32, fix.fix.nd_num = Q, fix.fix.src_nd_stride = SRC, fix.fix.dst_nd_stride = DST;
+    fix.fix.out_dtype = DType::FP32, fix.fix.nd_num = Q, fix.fix.src_nd_stride = SRC,
+    fix.fix.dst_nd_stride = DST;
     REQUIRE(validate(fix).empty());
     CHECK(gm_bytes(fix) == uint64_t{Q} * M * N * 4);
     execute(fix, mem);
