@@ -19,6 +19,7 @@
 #include "runtime/ops/i_op.h"
 #include "runtime/ops/node_launch.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/replay/replay_host.h"
 #include "cli/command.h"
 #include "cli/replay_kernels.h"
 #include "cli/replay_report.h"
@@ -68,34 +69,31 @@ int cmd_replay(const std::vector<std::string>& args) {
     const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
                                                    !common.record.empty() && common.record_level == "instructions",
                                                    s.chip_params());
-    std::unique_ptr<reuse::TimingReuse> reuse;
     const DeviceInfo info = s.chip().info();
     std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
     if (instr_level) streams = load_streams(w, file, info, s.chip_params().name.get());
     ReplayKernels kernels(file, instr_level, std::move(streams), info);
-    std::unique_ptr<workload::Replayer> rep;
+    std::unique_ptr<replay::DeviceReplay> rep;
     try {
         s.run([&](rt::Runtime& rt) {
-            reuse = std::make_unique<reuse::TimingReuse>(rt.context(), rt.device_info(), ropt);
-            rep = std::make_unique<workload::Replayer>(rt.context(), w, kernels.factory(rt),
-                                                       std::filesystem::path(file).parent_path().string());
+            rep = std::make_unique<replay::DeviceReplay>(rt, w, kernels, ropt,
+                                                         std::filesystem::path(file).parent_path().string());
             rep->run();
-            reuse->settle();  // the last stand-ins' traffic, before the stats are read
         });
     } catch (const SimError& e) {
         if (e.code() != kExitDeadlock || !rep) throw;
         std::string msg = std::string(e.what()) + "\nworkload tasks pending:\n";
-        for (const auto& l : rep->pending()) msg += "  " + file + ": " + l + "\n";
+        for (const auto& l : rep->replayer().pending()) msg += "  " + file + ": " + l + "\n";
         throw SimError(kExitDeadlock, msg);
     }
     const ClockDomain clk = s.chip_params().clock();
     nlohmann::json summary = s.base_summary();
     summary["workload"] = file;
     summary["level"] = level;
-    summary["tasks"] = workload::tasks_json(rep->times(clk));  // by workload task index
-    const nlohmann::json imported = imported_report(w, *rep, kernels.import_skips());
+    summary["tasks"] = workload::tasks_json(rep->replayer().times(clk));  // by workload task index
+    const nlohmann::json imported = imported_report(w, rep->replayer(), kernels.import_skips());
     if (!imported.is_null()) summary["imported"] = imported;
-    const reuse::ReuseCounters rc = reuse->counters();
+    const reuse::ReuseCounters rc = rep->reuse_counters();
     summary["reuse_timing"] = reuse_json(ropt, rc);
     s.write_outputs(summary);
 

@@ -133,7 +133,8 @@ int run_llm_tp(const LlmTpRequest& q) {
     j["communication"] = comm_j;
     j["tokens"] = run.tokens();
     if (s.functional()) j["ranks_agree"] = run.ranks_agree();
-    finish_llm_run(s, summary, run.steps(), t.reuse, run.reuse_counters(), wall_s, q.common.out);
+    const llm::PathBound path = run.path_bound();
+    finish_llm_run(s, summary, run.steps(), t.reuse, run.reuse_counters(), wall_s, q.common.out, &path);
     if (s.functional() && !run.ranks_agree()) return kExitFailure;
     return kExitOk;
 }

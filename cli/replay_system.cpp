@@ -1,13 +1,12 @@
 // `sfumato replay FILE.json --system F`: a multi-device workload on a system of chips. One host
-// program per device (each in its own host thread, as each rank of a job runs its own process)
-// replays the tasks of its device in file order, and its part of every collective it is a rank
-// of, through a communicator per rank set (runtime/comm, set up before time zero: buffers,
-// streams and notifies are allocated, the ranks rendezvous). Kernels are planned as in the
-// single-chip replay (runtime/replay/replay_kernels.h), each device with its own scratch operands. A
-// collective without send/recv buffers gets anonymous ones (placed at no simulated cost; their
-// contents are whatever is there). summary.json lists every task once, with its device (a
-// collective from its first rank's issue to its last rank's end); d2h copies that `save` write
-// the bytes they read into the output directory (functional mode).
+// program per device (each in its own host thread, as each rank of a job runs its own process;
+// runtime/replay/replay_host.h, DeviceReplay) replays the tasks of its device in file order, and
+// its part of every collective it is a rank of, through a communicator per rank set
+// (replay::Collectives). Kernels are planned as in the single-chip replay
+// (runtime/replay/replay_kernels.h), each device with its own scratch operands. summary.json lists
+// every task once, with its device (a collective from its first rank's issue to its last rank's
+// end); d2h copies that `save` write the bytes they read into the output directory (functional
+// mode).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,95 +15,12 @@
 #include "cli/replay_kernels.h"
 #include "cli/reuse_option.h"
 #include "cli/system_session.h"
-#include "runtime/comm/communicator.h"
+#include "runtime/replay/replay_host.h"
 #include "sim/error.h"
 #include "traces/atomic_file.h"
 #include "traces/workload_replay.h"
 
 namespace sfumato::cli {
-
-namespace {
-
-// Communicators by rank set, and each collective task's anonymous buffers per rank.
-class Collectives {
-public:
-    Collectives(SystemSession& s, const workload::Workload& w) {
-        for (const workload::Task& t : w.tasks) {
-            if (t.kind != workload::Kind::Collective || m_comms.count(t.ranks)) continue;
-            std::vector<rt::Device*> devs;
-            for (uint32_t d : t.ranks) devs.push_back(&s.device(d));
-            Group& g = m_comms[t.ranks];
-            g.comm = std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params());
-            g.ready.assign(t.ranks.size(), false);
-        }
-    }
-
-    workload::CollectiveHook hook() {
-        workload::CollectiveHook h;
-        h.init = [this](rt::Context& ctx, const workload::Task& t, uint32_t rank) { init(ctx, t, rank); };
-        h.issue = [this](rt::Context& ctx, const workload::Task& t, uint32_t rank, const workload::Placer& p, rt::StreamId s) {
-            issue(ctx, t, rank, p, s);
-        };
-        return h;
-    }
-
-private:
-    struct Group {
-        std::unique_ptr<comm::Communicator> comm;
-        std::vector<bool> ready;
-    };
-
-    static comm::Communicator::Call call_of(const workload::Task& t) {
-        comm::Communicator::Call c;
-        c.op = comm::parse_op(t.coll_op, "op");
-        c.dtype = comm::parse_comm_dtype(t.dtype, "dtype");
-        c.redop = comm::parse_redop(t.redop, "redop");
-        c.algo = comm::parse_algo(t.algo, "algo");
-        c.root = t.root;
-        c.count = t.count;
-        return c;
-    }
-
-    std::string where(const workload::Task& t) const { return "workload task " + std::to_string(t.index) + " (collective)"; }
-
-    void init(rt::Context& ctx, const workload::Task& t, uint32_t rank) {
-        Group& g = m_comms.at(t.ranks);
-        try {
-            if (!g.ready[rank]) {
-                g.comm->init_rank(rank, ctx);
-                g.ready[rank] = true;
-            }
-            const comm::Communicator::Call c = call_of(t);
-            auto place = [&](uint64_t bytes, int which) {
-                rt::DevPtr p = 0;
-                if (ctx.malloc(&p, std::max<uint64_t>(bytes, 1)) != rt::Status::Ok)
-                    throw InputError("cannot place a buffer of " + std::to_string(bytes) + " bytes: " + ctx.last_error());
-                m_anon[{t.index, rank, which}] = p;
-            };
-            if (t.src.empty()) place(g.comm->send_bytes(c), 0);
-            if (t.dst.empty()) place(g.comm->recv_bytes(c), 1);
-        } catch (const InputError& e) {
-            throw InputError(where(t) + ", rank " + std::to_string(rank) + ": " + e.what());
-        }
-    }
-
-    void issue(rt::Context&, const workload::Task& t, uint32_t rank, const workload::Placer& p, rt::StreamId s) {
-        Group& g = m_comms.at(t.ranks);
-        try {
-            comm::Communicator::Call c = call_of(t);
-            c.send = t.src.empty() ? m_anon.at({t.index, rank, 0}) : p.addr(t.src, t.src_offset);
-            c.recv = t.dst.empty() ? m_anon.at({t.index, rank, 1}) : p.addr(t.dst, t.dst_offset);
-            g.comm->run(rank, c, s);
-        } catch (const InputError& e) {
-            throw InputError(where(t) + ", rank " + std::to_string(rank) + ": " + e.what());
-        }
-    }
-
-    std::map<std::vector<uint32_t>, Group> m_comms;
-    std::map<std::tuple<size_t, uint32_t, int>, rt::DevPtr> m_anon;
-};
-
-}  // namespace
 
 int replay_on_system(const std::string& file, const workload::Workload& w, const std::string& level,
                      const CommonOptions& common, const std::string& system_file, const std::string& cmdline,
@@ -132,35 +48,34 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     if (instr_level) streams = load_streams(w, file, info, s.chip_params().name.get());
     std::vector<std::unique_ptr<ReplayKernels>> kernels;
     std::vector<std::unique_ptr<rt::Runtime>> rts(devices);
-    std::vector<std::unique_ptr<workload::Replayer>> reps(devices);
-    std::vector<std::unique_ptr<reuse::TimingReuse>> reuses(devices);
+    std::vector<std::unique_ptr<replay::DeviceReplay>> reps(devices);
     std::vector<uint32_t> ids;
+    std::vector<rt::Device*> all;
+    for (uint32_t d = 0; d < chips; ++d) all.push_back(&s.device(d));
     for (uint32_t d = 0; d < devices; ++d) {
         kernels.push_back(std::make_unique<ReplayKernels>(file, instr_level, streams, s.system().chip(d).info()));
         ids.push_back(d);
     }
-    Collectives colls(s, w);
+    replay::Collectives colls(s.system().info(), all, s.comm_params(), w);
     const std::string dir = std::filesystem::path(file).parent_path().string();
     try {
         s.run(ids, [&](uint32_t d, rt::Context& ctx) {
             rts[d] = std::make_unique<rt::Runtime>(s.device(d), ctx);
-            reuses[d] = std::make_unique<reuse::TimingReuse>(ctx, rts[d]->device_info(), ropt);
-            reps[d] = std::make_unique<workload::Replayer>(ctx, w, kernels[d]->factory(*rts[d]), dir, d, colls.hook());
+            reps[d] = std::make_unique<replay::DeviceReplay>(*rts[d], w, *kernels[d], ropt, dir, d, colls.hook());
             reps[d]->run();
-            reuses[d]->settle();
         });
     } catch (const SimError& e) {
         if (e.code() != kExitDeadlock) throw;
         std::string msg = std::string(e.what()) + "\nworkload tasks pending:\n";
         for (const auto& r : reps) {
             if (!r) continue;
-            for (const auto& l : r->pending()) msg += "  " + file + ": " + l + "\n";
+            for (const auto& l : r->replayer().pending()) msg += "  " + file + ": " + l + "\n";
         }
         throw SimError(kExitDeadlock, msg);
     }
     const ClockDomain clk = s.chip_params().clock();
     std::vector<std::vector<workload::TaskTimes>> per_device;
-    for (const auto& r : reps) per_device.push_back(r->times(clk));
+    for (const auto& r : reps) per_device.push_back(r->replayer().times(clk));
     nlohmann::json summary = s.base_summary();
     summary["workload"] = file;
     summary["level"] = level;
@@ -171,7 +86,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
         std::error_code ec;
         std::filesystem::create_directories(common.out, ec);
         for (const auto& r : reps) {
-            for (const auto& saved_file : r->saved()) {
+            for (const auto& saved_file : r->replayer().saved()) {
                 const std::string& name = saved_file.first;
                 const std::vector<uint8_t>& bytes = saved_file.second;
                 write_atomically(common.out + "/" + name, [&](const std::string& tmp) {
@@ -185,8 +100,8 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     }
     summary["saved"] = saved;
     reuse::ReuseCounters rc;
-    for (const auto& r : reuses)
-        if (r) rc += r->counters();
+    for (const auto& r : reps)
+        if (r) rc += r->reuse_counters();
     summary["reuse_timing"] = reuse_json(ropt, rc);
     s.write_outputs(summary);
 

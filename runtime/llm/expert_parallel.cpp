@@ -460,9 +460,9 @@ PathBound EpRun::path_bound() const {
   for (const Rank &rk : m_ranks) {
     if (!rk.ctx)
       return {};
-    std::vector<size_t> exchanges;
+    std::vector<std::pair<size_t, size_t>> exchanges;
     for (const RankCollectives::Call &call : rk.coll.calls())
-      exchanges.push_back(call.first);
+      exchanges.emplace_back(call.first, call.last);
     ChipLaunches c = chip_launches(*rk.ctx, rk.run->steps(), exchanges,
                                    rk.bounds, rk.ps_per_cycle);
     chips.push_back(std::move(c));

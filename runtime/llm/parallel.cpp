@@ -180,6 +180,8 @@ void TpRun::run_rank(uint32_t r, rt::Device& dev, rt::Context& ctx, comm::Commun
     Rank& rk = m_ranks.at(r);
     rk.run->run(rt);
     rk.reuse = service.counters();
+    rk.bounds = service.launch_bounds();
+    rk.ps_per_cycle = static_cast<double>(rt.device_info().clock.ticks(1000000)) / 1e6;
     if (++m_done == m_ranks.size()) finish();
 }
 
@@ -285,6 +287,19 @@ std::vector<std::pair<uint64_t, uint64_t>> TpRun::all_reduce_spans(uint32_t r) c
         if (hi > lo) out.push_back({c.bytes, hi - lo});
     }
     return out;
+}
+
+PathBound TpRun::path_bound() const {
+    // The chips meet at the all-reduces (a mirrored follower's stream waits for the leader's
+    // notify before each), so a critical path changes chips there and inside them.
+    std::vector<ChipLaunches> chips;
+    for (const Rank& rk : m_ranks) {
+        if (!rk.ctx) return {};
+        std::vector<std::pair<size_t, size_t>> exchanges;
+        for (const RankCollectives::Call& call : rk.coll.calls()) exchanges.emplace_back(call.first, call.last);
+        chips.push_back(chip_launches(*rk.ctx, rk.run->steps(), exchanges, rk.bounds, rk.ps_per_cycle));
+    }
+    return llm::path_bound(chips);
 }
 
 reuse::ReuseCounters TpRun::reuse_counters() const {

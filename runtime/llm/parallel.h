@@ -32,6 +32,7 @@
 
 #include "runtime/comm/communicator.h"
 #include "runtime/llm/engine.h"
+#include "runtime/llm/path_bound.h"
 #include "runtime/reuse/timing_reuse.h"
 
 namespace sfumato::llm {
@@ -131,6 +132,9 @@ public:
     // Each all-reduce rank r issued: its bytes and its tasks' span (first start to last end, ps).
     std::vector<std::pair<uint64_t, uint64_t>> all_reduce_spans(uint32_t r) const;
     reuse::ReuseCounters reuse_counters() const;
+    // Timing re-use's bound on TTFT and TPOT, propagated along the critical path across the chips
+    // (path_bound.h; the all-reduces are the exchanges); empty before run_rank's runs.
+    PathBound path_bound() const;
 
 private:
     struct Rank {
@@ -141,6 +145,8 @@ private:
         rt::Device* dev = nullptr;
         uint32_t slot = 0;  // mirror: the notify a follower waits on before each all-reduce
         reuse::ReuseCounters reuse;
+        reuse::LaunchBounds bounds;  // its launches' parts of the re-use bound
+        double ps_per_cycle = 1;
     };
     ModelConfig m_c, m_shard;
     TpOptions m_t;

@@ -3,43 +3,58 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "sim/error.h"
 
 namespace sfumato::llm {
 
 ChipLaunches chip_launches(const rt::Context& ctx, const std::vector<StepRecord>& steps,
-                           const std::vector<size_t>& exchanges, const reuse::LaunchBounds& bounds,
-                           double ps_per_cycle) {
+                           const std::vector<std::pair<size_t, size_t>>& exchanges,
+                           const reuse::LaunchBounds& bounds, double ps_per_cycle) {
     ChipLaunches c;
     c.known = bounds.known;
     for (const StepRecord& s : steps) c.steps.push_back({s.prefill, s.begin_ps, s.begin_ps + s.ps});
-    for (size_t i : exchanges) c.exchange_starts.push_back(ctx.tasks().at(i).task->start_tick.v);
+    for (const auto& x : exchanges) c.exchange_starts.push_back(ctx.tasks().at(x.first).task->start_tick.v);
     for (const reuse::LaunchBound& l : bounds.launches) {
         if (l.cycles <= 0) continue;
-        const size_t g = static_cast<size_t>(std::upper_bound(exchanges.begin(), exchanges.end(), l.record) -
-                                             exchanges.begin());
-        c.launches.push_back({ctx.tasks().at(l.record).task->start_tick.v, g, l.cycles * ps_per_cycle});
+        const auto after =
+            std::upper_bound(exchanges.begin(), exchanges.end(), l.record,
+                             [](size_t r, const std::pair<size_t, size_t>& x) { return r < x.first; });
+        const size_t g = static_cast<size_t>(after - exchanges.begin());
+        const bool inside = g > 0 && l.record < exchanges[g - 1].second;
+        c.launches.push_back(
+            {ctx.tasks().at(l.record).task->start_tick.v, g, l.cycles * ps_per_cycle, inside});
     }
     return c;
 }
 
 namespace {
 
-// Chip c's launch bounds by (segment, step): the segment is the number of exchanges launched
-// before it; the step the first whose end is not before the launch's start (a launch between two
-// steps belongs to the next one).
-using Parts = std::map<std::pair<size_t, size_t>, double>;
+// Chip c's launch bounds by (segment, step, inside an exchange): the segment is the number of
+// exchanges launched before it; the step the first whose end is not before the launch's start (a
+// launch between two steps belongs to the next one).
+using Parts = std::map<std::tuple<size_t, size_t, bool>, double>;
 
 Parts chip_parts(const ChipLaunches& c) {
     Parts p;
     for (const ChipLaunches::Launch& l : c.launches) {
         size_t s = 0;
         while (s + 1 < c.steps.size() && c.steps[s].end < l.start) ++s;
-        p[{l.exchange, s}] += l.bound;
+        p[{l.exchange, s, l.in_exchange}] += l.bound;
     }
     return p;
 }
+
+// A segment's bound from its chips' parts: the exchange's own kernels summed over the chips, the
+// rest the largest chip's.
+struct Seg {
+    double cross = 0;
+    std::vector<double> local;
+    double bound() const {
+        return cross + (local.empty() ? 0 : *std::max_element(local.begin(), local.end()));
+    }
+};
 
 // The segments a step spans on chip c: from the one its begin falls in (exchanges started before
 // it) to the one its end falls in.
@@ -77,19 +92,21 @@ PathBound path_bound(const std::vector<ChipLaunches>& chips) {
         // segment of the last exchange before it, the earlier steps' after that exchange (a path
         // from the exchange runs through them; one chip's step starts after they completed, so
         // they are not on its path).
-        std::map<size_t, std::vector<double>> seg;
-        std::vector<double> pre(chips.size(), 0);
+        std::map<size_t, Seg> seg;
+        Seg pre;
+        pre.local.assign(chips.size(), 0);
         for (size_t c = 0; c < chips.size(); ++c)
             for (const auto& [key, ps] : parts[c]) {
-                const auto [g, ls] = key;
+                const auto [g, ls, inside] = key;
                 if (g < g0 || g > g1 || ls > s || (ls < s && (g != g0 || one))) continue;
-                auto& v = seg[g];
-                v.resize(chips.size(), 0);
-                v[c] += ps;
-                if (ls < s) pre[c] += ps;
+                for (Seg* x : {&seg[g], ls < s ? &pre : nullptr}) {
+                    if (!x) continue;
+                    x->local.resize(chips.size(), 0);
+                    (inside ? x->cross : x->local[c]) += ps;
+                }
             }
-        double bound = *std::max_element(pre.begin(), pre.end());
-        for (const auto& kv : seg) bound += *std::max_element(kv.second.begin(), kv.second.end());
+        double bound = pre.bound();
+        for (const auto& kv : seg) bound += kv.second.bound();
         out.step_ps.push_back(bound);
         if (chips.front().steps[s].prefill)
             out.ttft_ps += bound;

@@ -8,11 +8,11 @@
 // dispatch and combine: each chip's stream waits for every peer's notify; TP's all-reduce), the
 // part of a path between two consecutive exchanges stays on one chip, so the largest sum is
 //   sum over the segments g between exchanges of max over chips r of B(g, r),
-// B(g, r) the bounds of chip r's launches in segment g. A step's time T = max_r end_r - min_r
-// begin_r is measured from its own begin, which the previous step moved: against the last exchange
-// X before the step, end - X moves by at most the sum above over the segments from X to the
-// step's end, and begin - X by at most the largest B of one chip's launches after X and before
-// the step, so
+// B(g, r) the bounds of chip r's launches in segment g; the kernels of an exchange itself (TP's
+// all-reduce: a ring's steps run on every chip in turn) add up over the chips instead. A step's time T =
+// max_r end_r - min_r begin_r is measured from its own begin, which the previous step moved: against the last
+// exchange X before the step, end - X moves by at most the sum above over the segments from X to the step's
+// end, and begin - X by at most the largest B of one chip's launches after X and before the step, so
 //   bound(step) = sum over g from X's segment to the step's last of max_r B(g, r, up to the
 //                 step's end) + max_r B(X's segment, r, before the step).
 // Each chip's host synchronises at the end of a step (it reads the tokens back), so on one chip a
@@ -39,6 +39,9 @@ struct ChipLaunches {
         uint64_t start = 0;   // its task's start
         size_t exchange = 0;  // exchanges launched before it
         double bound = 0;     // its part of the bound
+        // Part of an exchange (a collective's copy and reduce kernels): a path through the
+        // exchange may visit every chip's part (a ring's steps), so these add up over the chips.
+        bool in_exchange = false;
     };
     std::vector<Step> steps;                // every chip the same number
     std::vector<uint64_t> exchange_starts;  // each all-chip exchange's start, in launch order
@@ -46,11 +49,11 @@ struct ChipLaunches {
     bool known = true;  // reuse::LaunchBounds::known
 };
 
-// A chip's launches from its context's task records: its steps, the first task index of each
-// all-chip exchange (ascending), its re-use service's bounds and its clock.
+// A chip's launches from its context's task records: its steps, each all-chip exchange's tasks
+// [first, last) (ascending), its re-use service's bounds and its clock.
 ChipLaunches chip_launches(const rt::Context& ctx, const std::vector<StepRecord>& steps,
-                           const std::vector<size_t>& exchanges, const reuse::LaunchBounds& bounds,
-                           double ps_per_cycle);
+                           const std::vector<std::pair<size_t, size_t>>& exchanges,
+                           const reuse::LaunchBounds& bounds, double ps_per_cycle);
 
 struct PathBound {
     bool known = true;            // false: some launch's bound unknown (ReuseCounters::error_bound_known)

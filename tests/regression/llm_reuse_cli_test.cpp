@@ -111,6 +111,12 @@ TEST_CASE("llm tp: the collectives' kernels are re-used, within 3 % of --exact",
     INFO("re-use vs exact: TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %");
     CHECK(std::fabs(ttft) <= bound);
     CHECK(std::fabs(tpot) <= bound);
+    // Within the bounds stated on TTFT and TPOT along the critical path (the all-reduces are where
+    // the chips meet; their own kernels add up over the chips).
+    REQUIRE(rc["ttft_error_bound_fraction"].is_number());
+    REQUIRE(rc["tpot_error_bound_fraction"].is_number());
+    CHECK(std::fabs(ttft) <= rc["ttft_error_bound_fraction"].get<double>());
+    CHECK(std::fabs(tpot) <= rc["tpot_error_bound_fraction"].get<double>());
 }
 
 // Expert parallelism: the chips of one configuration share one table of re-use identities

@@ -26,7 +26,7 @@ ChipLaunches chip(std::vector<ChipLaunches::Step> steps, std::vector<uint64_t> e
 
 TEST_CASE("path bound: one chip sums its step's launches, nothing carries over", "[llm][reuse]") {
     const ChipLaunches c = chip({{true, 0, 100}, {false, 100, 200}, {false, 200, 300}}, {},
-                                {{10, 0, 10.0}, {110, 0, 4.0}, {150, 0, 6.0}, {210, 0, 2.0}});
+                                {{10, 0, 10.0, false}, {110, 0, 4.0, false}, {150, 0, 6.0, false}, {210, 0, 2.0, false}});
     const auto b = path_bound({c});
     REQUIRE(b.step_ps.size() == 3);
     CHECK(b.step_ps[0] == 10.0);
@@ -72,4 +72,14 @@ TEST_CASE("path bound: chips with different exchanges or an unknown bound", "[ll
     CHECK_THROWS_AS(path_bound({c0, c1}), sfumato::SimError);
     c0.known = false;
     CHECK_FALSE(path_bound({c0, c0}).known);
+}
+
+TEST_CASE("path bound: an exchange's own kernels add up over the chips", "[llm][reuse]") {
+    // A ring all-reduce's steps run on every chip in turn: a path through it visits each chip's
+    // part. Segment 1 holds each chip's all-reduce kernels (2 and 3: summed, 5) and a kernel after
+    // it (1 and 4: the largest, 4).
+    ChipLaunches::Launch r0{60, 1, 2.0, true}, r1{60, 1, 3.0, true};
+    const ChipLaunches c0 = chip({{false, 0, 100}}, {50}, {r0, {80, 1, 1.0}});
+    const ChipLaunches c1 = chip({{false, 0, 100}}, {50}, {r1, {80, 1, 4.0}});
+    CHECK(path_bound({c0, c1}).step_ps.at(0) == 5.0 + 4.0);
 }
