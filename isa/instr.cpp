@@ -322,7 +322,8 @@ uint32_t scalar_setup_words(const Instr& in) {
         case ParamKind::Load3d: return 5;  // dst, src, feature map, filter and window geometry
         case ParamKind::Fill: return 3;    // dst, geometry, value
         case ParamKind::Mad: return in.mad.bias ? 5 : 4;  // c, a, b, [bias,] m/k/n
-        case ParamKind::Fix: return in.fix.quant == QuantMode::NONE ? 4 : 5;  // dst, src, 2 geometry, [scale]
+        // dst, src, 2 geometry, [scale,] [the ND matrices' count and strides]
+        case ParamKind::Fix: return (in.fix.quant == QuantMode::NONE ? 4 : 5) + (in.fix.nd_num > 1 ? 1 : 0);
         case ParamKind::Vec: break;
     }
     if (in.op == Opcode::SET_MASK) return 2;  // mask_lo, mask_hi

@@ -288,6 +288,15 @@ struct MadParams {
     // fractals of it), not a ZZ matrix; only row 0 of C is computed. Atlas A2's cube enters this
     // mode whenever m = 1.
     uint8_t gemv = 0;
+    // fp32 only (the vendor's MmadParams::kDirectionAlign): A's rows in L0A hold k padded to a
+    // multiple of 16 (two 8-wide fractals), as a transposing load3d leaves them; the cube steps
+    // over the padding and reads the ceil(k / 8) fractals of each row that hold k. B (ZN, k blocks
+    // outermost) is read as without it.
+    uint8_t kalign16 = 0;
+    // Unit flag (0, 2 or 3; the vendor's MmadParams::unitFlag): with 2 or 3 the cube writes each
+    // 512-B block of C in L0C only while the block's unit bit is 0 (waiting for it otherwise); 3
+    // then sets the bits of every block it wrote to 1, for a FixPipe with a unit flag to read.
+    uint8_t unit_flag = 0;
     bool operator==(const MadParams&) const = default;
 };
 
@@ -309,6 +318,14 @@ struct FixpipeParams {
     // does the read-modify-write, as SetAtomicAdd before a Fixpipe on 910B-class parts).
     uint8_t atomic = 0;
     uint8_t channel_split = 0;  // NZ, 4-byte output: 16 x 8 fractals instead of 16 x 16
+    // Unit flag (0, 2 or 3): with 2 or 3 the FixPipe reads each 512-B block of L0C only once its
+    // unit bit is 1 (waiting for it otherwise); 3 then clears the bits of the blocks it read.
+    uint8_t unit_flag = 0;
+    // ND output (nz2nd) only: nd_num matrices (1..65535), source j at src + j x src_nd_stride x
+    // 1024 B of L0C, destination j at dst + j x dst_nd_stride elements; each m x n as above.
+    uint16_t nd_num = 1;
+    uint16_t src_nd_stride = 0;
+    uint32_t dst_nd_stride = 0;
     bool operator==(const FixpipeParams&) const = default;
 };
 

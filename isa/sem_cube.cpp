@@ -23,10 +23,18 @@ namespace {
 
 bool is_fix(Opcode op) { return op == Opcode::FIXPIPE || op == Opcode::COPY_L0C_TO_UB; }
 
+// Fractals from one row block of A to the next in L0A: ceil(k / K0), or with kalign16 (fp32) k
+// rounded up to 16, two fractals per 16.
+uint32_t mad_a_row_fractals(const Instr& in) {
+    const MadParams& p = in.mad;
+    return p.kalign16 ? ceil_div(p.k, 16) * 2 : ceil_div(p.k, cube_k0(in.dtype));
+}
 uint64_t mad_a_bytes(const Instr& in) {
     const MadParams& p = in.mad;
     if (p.gemv) return uint64_t{ceil_div(ceil_div(p.k * dtype_bits(in.dtype), 8), kFractalBytes)} * kFractalBytes;
-    return uint64_t{ceil_div(p.m, 16)} * ceil_div(p.k, cube_k0(in.dtype)) * kFractalBytes;
+    // The last row block's padding fractals are not read.
+    return ((ceil_div(p.m, 16) - 1ull) * mad_a_row_fractals(in) + ceil_div(p.k, cube_k0(in.dtype))) *
+           kFractalBytes;
 }
 uint64_t mad_b_bytes(const Instr& in) {
     const MadParams& p = in.mad;
@@ -47,7 +55,7 @@ void exec_mad(const Instr& in, IMemView& mem) {
     const MadParams& p = in.mad;
     const DType t = in.dtype;
     const uint32_t es = dtype_size(t), k0 = cube_k0(t), K = p.k;
-    const uint32_t m1 = ceil_div(p.m, 16), k1 = ceil_div(p.k, k0), n1 = ceil_div(p.n, 16);
+    const uint32_t m1 = ceil_div(p.m, 16), a_row = mad_a_row_fractals(in), n1 = ceil_div(p.n, 16);
     const uint8_t* a = mem.local(in.src0.pos, in.src0.addr, mad_a_bytes(in));
     const uint8_t* b = mem.local(in.src1.pos, in.src1.addr, mad_b_bytes(in));
     uint8_t* c = mem.local(in.dst.pos, in.dst.addr, mad_c_bytes(in));
@@ -61,7 +69,8 @@ void exec_mad(const Instr& in, IMemView& mem) {
     sb.resize(uint64_t{n1} * 16 * K);
     for (uint32_t i = 0; i < rows; ++i)
         for (uint32_t kk = 0; kk < K; ++kk)
-            sa[uint64_t{i} * K + kk] = mad_elem(t, a, p.gemv ? uint64_t{kk} : zz_offset(i, kk, k1 * k0, k0, 1), es);
+            sa[uint64_t{i} * K + kk] =
+                mad_elem(t, a, p.gemv ? uint64_t{kk} : zz_offset(i, kk, a_row * k0, k0, 1), es);
     for (uint32_t j = 0; j < n1 * 16; ++j)
         for (uint32_t kk = 0; kk < K; ++kk)
             sb[uint64_t{j} * K + kk] = mad_elem(t, b, zn_offset(kk, j, n1 * 16, k0, 1), es);
@@ -104,10 +113,16 @@ double fix_value(const Instr& in, double v, const uint8_t* scales, uint32_t j) {
     return v;
 }
 
+// L0C bytes from one source matrix to the next, and their span (every matrix's column fractals).
+uint64_t fix_src_nd_bytes(const FixpipeParams& p) { return uint64_t{p.src_nd_stride} * 1024; }
+uint64_t fix_src_hull(const FixpipeParams& p) {
+    return (p.nd_num - 1ull) * fix_src_nd_bytes(p) + ceil_div(p.n, 16) * uint64_t{p.src_stride} * 64;
+}
+
 uint64_t fix_dst_hull(const Instr& in) {
     const FixpipeParams& p = in.fix;
     const uint64_t eo = dtype_size(p.out_dtype);
-    if (p.nz2nd) return ((p.m - 1ull) * p.dst_stride + p.n) * eo;
+    if (p.nz2nd) return (p.nd_num - 1ull) * p.dst_nd_stride * eo + ((p.m - 1ull) * p.dst_stride + p.n) * eo;
     const uint64_t c0 = fix_nz_c0(p), groups = (p.n + c0 - 1) / c0;
     return (groups - 1) * p.dst_stride * kBlock + uint64_t{p.m} * fix_nz_row_bytes(p);
 }
@@ -127,15 +142,12 @@ void gm_atomic_add(IMemView& mem, DType t, uint64_t addr, const uint8_t* vals, u
     mem.gm_write(addr, old, len);
 }
 
-void exec_fix(const Instr& in, IMemView& mem) {
+// One m x n matrix of L0C at c to the destination at byte offset `base` of dst (d: local, else GM).
+void fix_matrix(const Instr& in, IMemView& mem, const uint8_t* c, const uint8_t* scales, uint8_t* d,
+                uint64_t base) {
     const FixpipeParams& p = in.fix;
     const uint32_t eo = dtype_size(p.out_dtype), c0 = fix_nz_c0(p), rb = fix_nz_row_bytes(p);
-    const uint8_t* c = mem.local(in.src0.pos, in.src0.addr,
-                                 (ceil_div(p.n, 16) - 1ull) * p.src_stride * 64 + p.src_stride * 64ull);
-    const uint8_t* scales =
-        p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
     const bool to_gm = in.dst.pos == Pos::GM;
-    uint8_t* d = to_gm ? nullptr : mem.local(in.dst.pos, in.dst.addr, fix_dst_hull(in));
     uint8_t row[1024];
     for (uint32_t i = 0; i < p.m; ++i) {
         // Output is produced in chunks that are contiguous at the destination: a run of ND
@@ -148,8 +160,9 @@ void exec_fix(const Instr& in, IMemView& mem) {
                 store_f64(p.out_dtype, row + (j - j0) * eo,
                           fix_value(in, load_f64(in.dtype, src), scales, j));
             }
-            const uint64_t off = p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
-                                         : uint64_t{j0 / c0} * p.dst_stride * kBlock + uint64_t{i} * rb;
+            const uint64_t off =
+                base + (p.nz2nd ? (uint64_t{i} * p.dst_stride + j0) * eo
+                                : uint64_t{j0 / c0} * p.dst_stride * kBlock + uint64_t{i} * rb);
             const uint64_t len = p.nz2nd ? uint64_t{cols} * eo : rb;
             if (!p.nz2nd) std::fill(row + cols * eo, row + rb, uint8_t{0});
             if (to_gm && p.atomic)
@@ -160,6 +173,17 @@ void exec_fix(const Instr& in, IMemView& mem) {
                 std::memcpy(d + off, row, len);
         }
     }
+}
+
+void exec_fix(const Instr& in, IMemView& mem) {
+    const FixpipeParams& p = in.fix;
+    const uint8_t* c = mem.local(in.src0.pos, in.src0.addr, fix_src_hull(p));
+    const uint8_t* scales =
+        p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
+    uint8_t* d = in.dst.pos == Pos::GM ? nullptr : mem.local(in.dst.pos, in.dst.addr, fix_dst_hull(in));
+    const uint64_t dst_nd = uint64_t{p.dst_nd_stride} * dtype_size(p.out_dtype);
+    for (uint32_t q = 0; q < p.nd_num; ++q)
+        fix_matrix(in, mem, c + q * fix_src_nd_bytes(p), scales, d, q * dst_nd);
 }
 
 }  // namespace
@@ -174,10 +198,13 @@ std::string validate_cube(const Instr& in) {
         if (p.bias && p.accumulate) return "mad: bias only when not accumulating";
         if (p.accumulate > 1 || p.bias > 1) return "mad: accumulate and bias are 0 or 1";
         if (p.gemv > 1 || (p.gemv && p.m != 1)) return "mad: gemv is 0 or 1, and 1 only with m = 1";
+        if (p.kalign16 > 1 || (p.kalign16 && (in.dtype != DType::FP32 || p.gemv)))
+            return "mad: kalign is 0 or 1, and 1 only with fp32 operands outside GEMV";
         if (in.src0.pos != Pos::L0A) return bad_pos(in, "src0", in.src0.pos);
         if (in.src1.pos != Pos::L0B) return bad_pos(in, "src1", in.src1.pos);
         if (in.dst.pos != Pos::L0C) return bad_pos(in, "dst", in.dst.pos);
         if (p.bias && in.src2.pos != Pos::BT) return bad_pos(in, "src2", in.src2.pos);
+        if (p.unit_flag != 0 && p.unit_flag != 2 && p.unit_flag != 3) return "mad: unit flag is 0, 2 or 3";
         return "";
     }
     if (is_fix(in.op)) {
@@ -190,6 +217,13 @@ std::string validate_cube(const Instr& in) {
             return "fixpipe: src_stride smaller than m rounded up to 16";
         if (p.nz2nd && p.dst_stride < p.n) return "fixpipe: ND dst_stride smaller than n";
         if (p.atomic > 1) return "fixpipe: atomic must be 0 or 1";
+        if (p.unit_flag != 0 && p.unit_flag != 2 && p.unit_flag != 3)
+            return "fixpipe: unit flag is 0, 2 or 3";
+        if (p.unit_flag && in.op != Opcode::FIXPIPE) return "copy_l0c_to_ub: no unit flag (the FixPipe's)";
+        if (p.nd_num == 0 || (p.nd_num > 1 && !p.nz2nd))
+            return "fixpipe: nd_num is 1..65535, above 1 only with nz2nd";
+        if (p.nd_num > 1 && (p.src_nd_stride == 0 || p.src_nd_stride > 512 || p.dst_nd_stride == 0))
+            return "fixpipe: nd_num > 1 needs srcnd 1..512 (blocks of 1024 B) and dstnd >= 1 (elements)";
         if (p.atomic && (in.op != Opcode::FIXPIPE || in.dst.pos != Pos::GM)) return "fixpipe: atomic add only into GM";
         if (p.atomic && p.relu) return "fixpipe: atomic add with ReLU (a partial sum must not be clipped)";
         if (p.channel_split > 1) return "fixpipe: channel_split must be 0 or 1";
@@ -221,8 +255,7 @@ int footprint_cube(const Instr& in, Extent out[kMaxExtents]) {
     if (is_fix(in.op)) {
         const FixpipeParams& p = in.fix;
         int n = 0;
-        out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + ceil_div(p.n, 16) * uint64_t{p.src_stride} * 64,
-                    false};
+        out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + fix_src_hull(p), false};
         if (p.quant == QuantMode::VECTOR)
             out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + p.n * 4ull, false};
         out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + fix_dst_hull(in), true};

@@ -60,10 +60,14 @@ void exec_pair_reduce(const Instr& in, const VecPtrs& p) {
 // consecutive elements block by block, however many 256-byte groups that spans.
 bool gathermask_pattern_bit_impl(uint32_t pattern, uint64_t e) {
     switch (pattern) {
-        case 1: return e % 2 == 0;
-        case 2: return e % 2 == 1;
-        case 7: return true;
-        default: return e % 4 == pattern - 3;
+        case 1:
+            return e % 2 == 0;
+        case 2:
+            return e % 2 == 1;
+        case 7:
+            return true;
+        default:
+            return e % 4 == pattern - 3;
     }
 }
 
@@ -81,7 +85,8 @@ void exec_gather_mask(const Instr& in, const VecPtrs& p) {
         const uint8_t* bits = pattern ? nullptr : p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock;
         for (uint64_t e = 0; e < n; ++e) {
             if (!v.with_index && r + 1u == v.repeat && !lane_on(v, static_cast<uint32_t>(e), L)) continue;
-            const bool pick = bits ? ((bits[e / 8] >> (e % 8)) & 1u) : gathermask_pattern_bit_impl(pattern, e);
+            const bool pick =
+                bits ? ((bits[e / 8] >> (e % 8)) & 1u) : gathermask_pattern_bit_impl(pattern, e);
             if (!pick) continue;
             const uint64_t byte = e * es;
             const uint64_t off =
@@ -106,8 +111,9 @@ std::string validate_special(const Instr& in) {
     const DType t = in.dtype;
     const VecKind k = vec_kind(in.op);
     if (k == VecKind::Index)
-        return t == DType::FP16 || t == DType::FP32 || t == DType::INT16 || t == DType::INT32 ? ""
-                                                                                          : bad_dtype(in, t);
+        return t == DType::FP16 || t == DType::FP32 || t == DType::INT16 || t == DType::INT32
+                   ? ""
+                   : bad_dtype(in, t);
     if (k == VecKind::PairRed) return t == DType::FP16 || t == DType::FP32 ? "" : bad_dtype(in, t);
     if (k == VecKind::GatherMask) {
         if (!(in.scalar >= 0 && in.scalar <= 7 && in.scalar == std::floor(in.scalar)))
@@ -142,20 +148,25 @@ int footprint_special(const Instr& in, Extent out[kMaxExtents]) {
                 out[n++] = {in.src1.pos, in.src1.addr,
                             in.src1.addr + (v.repeat - 1ull) * v.src1_rep_stride * kBlock + (e + 7) / 8,
                             false};
-            out[n++] = {in.dst.pos, in.dst.addr,
-                        in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd, true};
+            out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + v.repeat * gather_mask_per_repeat(in, L) * esd,
+                        true};
             return n;
         }
-        default: return 0;
+        default:
+            return 0;
     }
 }
 
 void exec_special(const Instr& in, const VecPtrs& p) {
     switch (vec_kind(in.op)) {
-        case VecKind::Index: return exec_index(in, p);
-        case VecKind::PairRed: return exec_pair_reduce(in, p);
-        case VecKind::GatherMask: return exec_gather_mask(in, p);
-        default: return;
+        case VecKind::Index:
+            return exec_index(in, p);
+        case VecKind::PairRed:
+            return exec_pair_reduce(in, p);
+        case VecKind::GatherMask:
+            return exec_gather_mask(in, p);
+        default:
+            return;
     }
 }
 

@@ -66,7 +66,9 @@ uint64_t gm_bytes(const Instr& in) {
             return uint64_t{in.nd.nd_num} * in.nd.n * in.nd.d * dtype_size(in.dtype);
         case Opcode::LOAD2D_GM: return uint64_t{in.l2d.repeat} * kFractalBytes;
         case Opcode::FIXPIPE:
-            return in.dst.pos == Pos::GM ? uint64_t{in.fix.m} * in.fix.n * dtype_size(in.fix.out_dtype) : 0;
+            return in.dst.pos == Pos::GM
+                       ? uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * dtype_size(in.fix.out_dtype)
+                       : 0;
         default: return 0;
     }
 }
@@ -78,7 +80,8 @@ uint64_t moved_bytes(const Instr& in) {
         case ParamKind::Load2d: return uint64_t{in.l2d.repeat} * kFractalBytes * (load2d_squares(in) ? 2 : 1);
         case ParamKind::Load3d: return uint64_t{in.l3d.m_ext} * in.l3d.k_ext * dtype_size(in.dtype);
         case ParamKind::Fill: return uint64_t{in.fill.repeat} * in.fill.blk_num * kBlock;
-        case ParamKind::Fix: return uint64_t{in.fix.m} * in.fix.n * dtype_size(in.dtype);
+        case ParamKind::Fix:
+            return uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * dtype_size(in.dtype);
         default: return 0;
     }
 }

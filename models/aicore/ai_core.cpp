@@ -95,6 +95,43 @@ void AiCore::cross_flag_changed() {
     notify_progress();
 }
 
+namespace {
+constexpr uint64_t kUnitBlock = 512;
+// The L0C bytes an instruction with a unit flag writes (mad) or reads (fixpipe).
+isa::Extent l0c_extent(const isa::Instr& in) {
+    isa::Extent ex[isa::kMaxExtents];
+    const int n = isa::footprint(in, ex);
+    for (int i = 0; i < n; ++i)
+        if (ex[i].pos == isa::Pos::L0C) return ex[i];
+    return {isa::Pos::L0C, 0, 0, false};
+}
+}  // namespace
+
+bool AiCore::unit_bits_ready(const isa::Instr& in, Cycle& ready) const {
+    const isa::Extent e = l0c_extent(in);
+    const uint8_t want = in.op == isa::Opcode::MAD ? 0 : 1;
+    ready = Cycle(0);
+    for (uint64_t b = e.lo / kUnitBlock; b * kUnitBlock < e.hi && b < m_unit_bits.size(); ++b) {
+        if (m_unit_bits[b].state != want) return false;
+        ready = max(ready, m_unit_bits[b].at);
+    }
+    return true;
+}
+
+void AiCore::unit_bits_reading(const isa::Instr& in) {
+    const isa::Extent e = l0c_extent(in);
+    for (uint64_t b = e.lo / kUnitBlock; b * kUnitBlock < e.hi && b < m_unit_bits.size(); ++b)
+        m_unit_bits[b].state = 2;
+}
+
+void AiCore::unit_bits_done(const isa::Instr& in, Cycle at) {
+    const isa::Extent e = l0c_extent(in);
+    const bool mad = in.op == isa::Opcode::MAD;
+    for (uint64_t b = e.lo / kUnitBlock; b * kUnitBlock < e.hi && b < m_unit_bits.size(); ++b)
+        m_unit_bits[b] = {static_cast<uint8_t>(mad ? 1 : 0), at};
+    if (PipeUnit* other = pipe(mad ? isa::Pipe::FIX : isa::Pipe::M)) other->wake();
+}
+
 void AiCore::assign(BlockAssignment a, ICoreListener& listener) {
     if (m_has_block) throw ModelError(name(), "block assigned to a busy core");
     m_block = std::move(a);
@@ -342,6 +379,7 @@ void AiCore::start_up() {
         m_task_seq = m_block.task_seq;
     }
     m_site_fetched.fill(false);
+    m_unit_bits.assign((buffer_size(Pos::L0C) + kUnitBlock - 1) / kUnitBlock, UnitBit{});
     const Cycle t0 = m_scalar_cycle;
     if (CodeImage* img = m_block.image)
         m_scalar_cycle = m_smem->fetch(img->base, img->declared ? img->declared : img->entry, m_scalar_cycle);

@@ -129,6 +129,16 @@ public:
     void flag_set(const isa::Instr& in, Cycle at);
     void notify_progress() { m_progress.notify(sc_core::SC_ZERO_TIME); }
     std::string describe(const isa::Instr& in) const;
+    // L0C unit bits (the Mmad/FixPipe unit flags, isa/instr.h): one per 512-B block of L0C with the
+    // cycle it took its value, all 0 when a block starts. unit_bits_ready: every block of the
+    // instruction's L0C range holds what it waits for (a mad 0, a fixpipe 1); `ready` is the
+    // latest cycle one of them took it. unit_bits_reading (a fixpipe with unit flag 3 whose end is
+    // not known yet): its blocks are neither 0 nor 1 until it ends, so no mad writes them and no
+    // later fixpipe reads them meanwhile. unit_bits_done (unit flag 3): a mad sets its blocks'
+    // bits, a fixpipe clears them, at `at`, and the other pipe is woken to re-check.
+    bool unit_bits_ready(const isa::Instr& in, Cycle& ready) const;
+    void unit_bits_reading(const isa::Instr& in);
+    void unit_bits_done(const isa::Instr& in, Cycle at);
     // Applies an instruction's effect (functional mode); an operand the data make invalid (a gather
     // offset outside its source) is a ProgramError naming the core and the instruction (exit 2).
     void execute(const isa::Instr& in);
@@ -160,6 +170,11 @@ private:
     std::array<std::unique_ptr<PipeUnit>, isa::kNumPipes> m_pipes;
     std::array<LocalBuffer, static_cast<size_t>(isa::Pos::kCount)> m_buffers;
     std::vector<Flag> m_flags;
+    struct UnitBit {
+        uint8_t state = 0;  // 0, 1, or 2: being read
+        Cycle at;
+    };
+    std::vector<UnitBit> m_unit_bits;
 
     BlockAssignment m_block;
     ICoreListener* m_listener = nullptr;

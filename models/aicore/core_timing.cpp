@@ -182,7 +182,8 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
             const uint64_t bytes = uint64_t{in.copy.nburst} * ceil_div64(in.copy.len_bytes, 32) * 32;
             return {std::max<uint64_t>(1, ceil_div64(bytes, 256)) * p.vec_cycles_per_repeat, p.vec_startup};
         }
-        case Opcode::COPY_L0C_TO_UB: return move(uint64_t{in.fix.m} * in.fix.n * 4, p.l0c_ub_bpc, p.vec_startup);
+        case Opcode::COPY_L0C_TO_UB:
+            return move(uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * 4, p.l0c_ub_bpc, p.vec_startup);
         case Opcode::MAD: return {mad_cycles(in, p), p.cube_fill};
         case Opcode::LOAD2D:
             return move(isa::moved_bytes(in), in.dst.pos == Pos::L0B ? p.mte1_l1_l0b_bpc : p.mte1_l1_l0a_bpc, p.mte1_startup);
@@ -190,7 +191,8 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
             return move(isa::moved_bytes(in), in.dst.pos == Pos::L0B ? p.mte1_l1_l0b_bpc : p.mte1_l1_l0a_bpc, p.mte1_startup);
         case Opcode::COPY_L1_TO_UB: return move(isa::moved_bytes(in), p.mte1_l1_ub_bpc, p.mte1_startup);
         case Opcode::FILL: return move(isa::moved_bytes(in), p.mte1_fill_bpc, p.mte1_startup);
-        case Opcode::FIXPIPE: return move(uint64_t{in.fix.m} * in.fix.n * 4, p.fix_l0c_bpc, p.fix_startup);
+        case Opcode::FIXPIPE:
+            return move(uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * 4, p.fix_l0c_bpc, p.fix_startup);
         case Opcode::COPY_UB_TO_L1: return move(isa::moved_bytes(in), p.ub_l1_bpc, p.mte3_startup);
         default:
             if (isa::param_kind(in.op) == isa::ParamKind::Vec && in.op != Opcode::SET_MASK) return vec(p.vec_cycles_per_repeat);

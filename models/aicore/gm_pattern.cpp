@@ -43,8 +43,9 @@ bool gm_pattern(const isa::Instr& in, GmPattern& p) {
             p.base = in.dst.addr;
             p.write = true;
             p.atomic = in.fix.atomic != 0;
-            if (in.fix.nz2nd) {  // m rows of n elements
-                p.outer = 1;
+            if (in.fix.nz2nd) {  // nd_num matrices of m rows of n elements
+                p.outer = in.fix.nd_num;
+                p.outer_stride = uint64_t{in.fix.dst_nd_stride} * eo;
                 p.inner = in.fix.m;
                 p.inner_stride = uint64_t{in.fix.dst_stride} * eo;
                 p.len = uint64_t{in.fix.n} * eo;

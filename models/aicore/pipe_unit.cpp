@@ -28,6 +28,14 @@ bool is_sync(Opcode op) {
            op == Opcode::WAIT_CROSS_FLAG;
 }
 
+// The unit flag of a mad or fixpipe (0: none; 2: wait for the L0C blocks' unit bits; 3: wait,
+// then flip them when done).
+uint8_t unit_flag(const isa::Instr& in) {
+    if (in.op == Opcode::MAD) return in.mad.unit_flag;
+    if (in.op == Opcode::FIXPIPE) return in.fix.unit_flag;
+    return 0;
+}
+
 Requester requester_for(isa::Pipe p) {
     switch (p) {
         case isa::Pipe::MTE3: return Requester::MTE3;
@@ -126,10 +134,9 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     f.end = end;
     m_last_end = max(m_last_end, end);
     // Loads deliver their data when the last byte has arrived.
-    if (m_core.functional()) {
-        const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
-        if (in.dst.pos != isa::Pos::GM) m_core.execute(in);
-    }
+    const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
+    if (m_core.functional() && in.dst.pos != isa::Pos::GM) m_core.execute(in);
+    if (unit_flag(in) == 3) m_core.unit_bits_done(in, end);
     if (m_def_head < m_deferred.size()) fire_deferred(end);
 }
 
@@ -238,6 +245,22 @@ void PipeUnit::mem_done(MemRequest& req) {
     m_wake.notify(sc_core::SC_ZERO_TIME);
 }
 
+bool PipeUnit::unit_bits_wait(Cycle now, Cycle& ready) {
+    if (!m_core.unit_bits_ready(m_queue[m_head], ready)) {
+        if (!m_waiting_flag) {
+            m_waiting_flag = true;
+            m_wait_since = now;
+        }
+        next_trigger(m_wake);  // the other pipe wakes this one when it flips the bits
+        return false;
+    }
+    if (m_waiting_flag) {
+        m_flag_wait_cycles += (now - m_wait_since).v;
+        m_waiting_flag = false;
+    }
+    return true;
+}
+
 bool PipeUnit::step(Cycle now) {
     if (m_cur.active && !issue_requests(now)) return false;
     if (m_count == 0) {
@@ -271,11 +294,18 @@ bool PipeUnit::step(Cycle now) {
         // so the pipe starts it now with a future start cycle instead of sleeping until then:
         // one wake-up serves many instructions. Nothing another pipe does can change that
         // start; in functional mode its effect applies early, which only a racy program sees.
-        const Cycle start = max(max(now, issue), m_next_free);
+        Cycle start = max(max(now, issue), m_next_free);
+        const uint8_t uf = unit_flag(in);
+        if (uf) {  // the L0C blocks' unit bits: a start no earlier than the last of them changed
+            Cycle ready;
+            if (!unit_bits_wait(now, ready)) return false;
+            start = max(start, ready);
+        }
         if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
         const ComputeTiming& t = q.t;
         if (m_core.functional()) m_core.execute(in);
         push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
+        if (uf == 3) m_core.unit_bits_done(in, start + Cycle(t.occupancy + t.latency));
         m_next_free = start + Cycle(t.occupancy);
         pop(start);
         return true;
@@ -380,6 +410,15 @@ bool PipeUnit::step(Cycle now) {
         default:
             break;
     }
+    if (unit_flag(in)) {  // a store through the FixPipe: starts once the unit bits are there
+        Cycle ready;
+        if (!unit_bits_wait(now, ready)) return false;
+        if (ready > now) {
+            sleep_until(now, ready);
+            return false;
+        }
+        if (unit_flag(in) == 3) m_core.unit_bits_reading(in);
+    }
     if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
     GmPattern pat;
     if (gm_pattern(in, pat)) {
@@ -412,6 +451,12 @@ std::string PipeUnit::describe() const {
         } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
             const uint32_t n = const_cast<AiCore&>(m_core).cross_flags()->count(m_core, in);
             s += n ? " (cross-core count pending)" : " (blocked: cross-core counter is 0)";
+        } else if (unit_flag(in)) {
+            Cycle ready;
+            if (!m_core.unit_bits_ready(in, ready))
+                s += in.op == Opcode::MAD
+                         ? " (blocked: unit flag, L0C blocks not yet read by a FixPipe with unit flag 3)"
+                         : " (blocked: unit flag, L0C blocks not yet written by a Mmad with unit flag 3)";
         }
     } else {
         s += ", idle";

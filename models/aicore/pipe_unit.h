@@ -108,6 +108,9 @@ private:
     void set_flag_now(const isa::Instr& in, Cycle at, const RaceChecker::Clock* clock);
     void fire_deferred(Cycle now);
     void sleep_until(Cycle now, Cycle at);
+    // Head instruction with a unit flag: true when its L0C unit bits are there (ready: when the
+    // last changed), else arranges to be woken and counts the wait as flag waiting.
+    bool unit_bits_wait(Cycle now, Cycle& ready);
     void sleep_on_wake_or(Cycle now, Cycle at);
     Cycle now_cycle() const;
 

@@ -303,13 +303,17 @@ double quant_scale(const char* what, uint64_t word) {
 
 void set_fixpipe_quant(uint64_t config) { g_current->fix_quant = config; }
 void set_fixpipe_nz2nd(uint16_t ndNum, uint16_t srcNdStride, uint32_t dstNdStride) {
-    if (ndNum != 1)
-        fail("ndNum " + std::to_string(ndNum) + " (one ND matrix per FixPipe copy is modelled; strides " +
-             std::to_string(srcNdStride) + ", " + std::to_string(dstNdStride) + ")");
+    if (ndNum == 0) fail("SetFixpipeNz2ndFlag: ndNum 0 (1..65535)");
+    CoreState& st = *g_current;
+    st.fix_nd_num = ndNum, st.fix_src_nd = srcNdStride, st.fix_dst_nd = dstNdStride;
+}
+
+uint8_t unit_flag(const char* what, uint8_t uf) {
+    if (uf != 0 && uf != 2 && uf != 3) fail(std::string(what) + " " + std::to_string(uf) + " (0, 2 or 3)");
+    return uf;
 }
 
 kernel::FixpipeParams kco12(const AscendC::DataCopyCO12DstParams& p) {
-    if (p.unitFlag) fail("DataCopyCO12DstParams::unitFlag (Mmad/FixPipe unit flags are not modelled)");
     if (p.clipReluPre || p.eltWiseOp) fail("DataCopyCO12DstParams::clipReluPre/eltWiseOp are not modelled");
     if (p.reluPre > 1)
         fail("DataCopyCO12DstParams::reluPre " + std::to_string(p.reluPre) + " (0 or 1 modelled)");
@@ -319,11 +323,13 @@ kernel::FixpipeParams kco12(const AscendC::DataCopyCO12DstParams& p) {
     f.isChannelSplit = p.channelSplit;
     f.quantPre = p.quantPre;
     f.deqScalar = g_current->fix_quant;
+    f.unitFlag = p.unitFlag;
+    f.ndNum = g_current->fix_nd_num, f.srcNdStride = g_current->fix_src_nd;
+    f.dstNdStride = static_cast<uint16_t>(std::min<uint32_t>(g_current->fix_dst_nd, 0xffffu));
     return kfixpipe(f, p.nz2ndEn);
 }
 
 kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) {
-    if (p.ndNum > 1) fail("FixpipeParamsV220::ndNum " + std::to_string(p.ndNum) + " (one ND matrix per call is modelled)");
     if (p.isChannelSplit && nz2nd)
         fail("FixpipeParamsV220::isChannelSplit with CFG_ROW_MAJOR (NZ output only)");
     kernel::FixpipeParams k;
@@ -331,6 +337,14 @@ kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) 
     k.reluEn = p.reluEn;
     k.nz2ndEn = nz2nd;
     k.channelSplit = p.isChannelSplit;
+    k.unitFlag = unit_flag("FixpipeParamsV220::unitFlag", p.unitFlag);
+    // Several matrices are an NZ -> ND feature (the reference); an NZ output is one matrix.
+    if (nz2nd && p.ndNum > 1) {
+        if (p.srcNdStride == 0 || p.dstNdStride == 0)
+            fail("FixpipeParamsV220::ndNum " + std::to_string(p.ndNum) +
+                 " with srcNdStride or dstNdStride 0 (1..512 blocks of 1024 B, 1..65535 elements)");
+        k.ndNum = p.ndNum, k.srcNdStride = p.srcNdStride, k.dstNdStride = p.dstNdStride;
+    }
     switch (p.quantPre) {
         case QuantMode_t::NoQuant:
         case QuantMode_t::F322F16:

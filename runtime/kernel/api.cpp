@@ -179,6 +179,8 @@ void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr&
     in.mad.accumulate = p.cmatrixInitVal ? 0 : 1;
     in.mad.bias = bias ? 1 : 0;
     in.mad.gemv = p.gemv ? 1 : 0;
+    in.mad.kalign16 = p.kDirectionAlign ? 1 : 0;
+    in.mad.unit_flag = p.unitFlag;
     ctx.issue(in);
 }
 
@@ -199,6 +201,8 @@ void fixpipe(KernelContext& ctx, isa::Opcode op, isa::DType acc, isa::DType out,
     f.nz2nd = p.nz2ndEn ? 1 : 0;
     f.atomic = p.atomicAdd ? 1 : 0;
     f.channel_split = p.channelSplit && !p.nz2ndEn && out == isa::DType::FP32 ? 1 : 0;
+    f.unit_flag = p.unitFlag;
+    f.nd_num = p.ndNum, f.src_nd_stride = p.srcNdStride, f.dst_nd_stride = p.dstNdStride;
     in.scalar = p.deqScalar;
     ctx.issue(in);
 }

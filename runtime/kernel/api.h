@@ -86,6 +86,11 @@ struct MmadParams {
     bool cmatrixInitVal = true;
     // m = 1 only: A is a row vector of k contiguous elements in L0A (the cube's GEMV mode).
     bool gemv = false;
+    // fp32 A whose rows in L0A hold k padded to a multiple of 16 (as a transposing load3d leaves
+    // them): the cube skips the padding (the vendor's MmadParams::kDirectionAlign).
+    bool kDirectionAlign = false;
+    // 0, 2 or 3: the L0C unit bits (isa::MadParams::unit_flag) instead of an M -> FIX flag.
+    uint8_t unitFlag = 0;
 };
 // Accumulator drain: mSize x nSize of an NZ L0C tile (column fractals srcStride rows apart),
 // to ND (nz2ndEn, row stride dstStride elements) or NZ (column groups dstStride blocks apart).
@@ -102,6 +107,12 @@ struct FixpipeParams {
     // NZ fp32 output as 16 x 8 fractals (C0 = 32 B, as for every other output type; the default)
     // or, false, as the accumulator's 16 x 16 (64-byte rows). Ignored for other outputs and ND.
     bool channelSplit = true;
+    // 0, 2 or 3: read L0C once a Mmad with a unit flag wrote it (isa::FixpipeParams::unit_flag).
+    uint8_t unitFlag = 0;
+    // ND output only: ndNum matrices, the sources srcNdStride x 1024 B of L0C apart, the
+    // destinations dstNdStride elements apart.
+    uint16_t ndNum = 1, srcNdStride = 0;
+    uint32_t dstNdStride = 0;
 };
 
 namespace detail {

@@ -99,6 +99,11 @@ TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, 
 TEST_CASE("ascendc conformance: LoadData3DParamsV2::enTranspose into L0A and L0B (float, N padded to 16)") {
     family("load3d_t");
 }
+TEST_CASE(
+    "ascendc conformance: Mmad with kDirectionAlign: float A transposed by load3d, k = 24 padded to 32 in "
+    "L0A") {
+    family("load3d_kalign");
+}
 TEST_CASE("ascendc conformance: int4b_t Mmad (K0 64): DataCopy Nd2Nz and LoadData 2D in bytes, int32 out") {
     family("int4_mmad");
 }
@@ -122,6 +127,28 @@ TEST_CASE(
 }
 TEST_CASE("ascendc conformance: a block polling a GM word with GetValue sees another block's late store") {
     family("poll");
+}
+TEST_CASE(
+    "ascendc conformance: Fixpipe with ndNum 3 drains three L0C matrices to strided ND matrices in GM") {
+    family("fixpipe_nd");
+}
+TEST_CASE(
+    "ascendc conformance: Mmad/Fixpipe unit flags order the cube and the FixPipe without M_FIX or FIX_M "
+    "flags") {
+    family("unitflag");
+}
+TEST_CASE("ascendc conformance: a Fixpipe with a unit flag on L0C no Mmad set is a deadlock, exit 4") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_unitflag_never_") + mode);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" + mode +
+               " SFUMATO_OUT=" + dir + "/o " + prog + " unitflag_never");
+        INFO(r.output);
+        CHECK(r.code == 4);
+        CHECK_THAT(r.output, Catch::Contains("unit flag"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
 }
 TEST_CASE("ascendc conformance: a poll of a GM word nothing can change any more stops the run, exit 2") {
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 
+#include "isa/asm.h"
 #include "isa/instr.h"
 #include "isa/layout.h"
 #include "isa/semantics.h"
@@ -375,6 +377,108 @@ TEST_CASE("isa cube: bf16 and fp32 inputs accumulate in fp32 (K0 = 16 and 8)") {
     Instr bad = make_instr(Opcode::MAD);
     bad.dtype = DType::INT16;
     CHECK_FALSE(validate(bad).empty());
+}
+
+TEST_CASE("isa cube: fp32 mad with kalign steps over A's k padding to 16 in L0A (kDirectionAlign)") {
+    // A (20 x 20) stored with its rows padded to 32 k (4 fractals of 8 per row block); the fourth
+    // fractal of each row block and the columns past k hold NaN, which must never be read.
+    const uint32_t M = 20, K = 20, KP = 32, N = 18;
+    TestMem mem;
+    Lcg rng{11};
+    std::vector<float> a(M * KP, std::nanf("")), b(K * N);
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t k = 0; k < K; ++k) a[i * KP + k] = static_cast<float>(rng.next(-9, 9));
+    for (float& v : b) v = static_cast<float>(rng.next(-9, 9));
+    auto za = nd_to_zz(reinterpret_cast<const uint8_t*>(a.data()), M, KP, DType::FP32);
+    auto zb = nd_to_zn(reinterpret_cast<const uint8_t*>(b.data()), K, N, DType::FP32);
+    std::copy(za.begin(), za.end(), mem.of(Pos::L0A).begin());
+    std::copy(zb.begin(), zb.end(), mem.of(Pos::L0B).begin());
+    Instr mad = make_instr(Opcode::MAD);
+    mad.dtype = DType::FP32;
+    mad.mad.m = M, mad.mad.k = K, mad.mad.n = N, mad.mad.kalign16 = 1;
+    REQUIRE(validate(mad).empty());
+    // A's footprint ends with row block 1's third fractal: (1 x 4 + 3) fractals of 512 B.
+    Extent ex[kMaxExtents];
+    REQUIRE(footprint(mad, ex) >= 1);
+    CHECK(ex[0].pos == Pos::L0A);
+    CHECK(ex[0].hi - ex[0].lo == (1 * 4 + 3) * 512u);
+    execute(mad, mem);
+    auto c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::FP32);
+    int bad = 0;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            double s = 0;
+            for (uint32_t k = 0; k < K; ++k) s += double{a[i * KP + k]} * double{b[k * N + j]};
+            float got;
+            std::memcpy(&got, &c[(i * N + j) * 4], 4);
+            bad += got != static_cast<float>(s);
+        }
+    CHECK(bad == 0);
+    // Without it, row block 1 starts at the fourth fractal (NaN): the result is not A x B.
+    mad.mad.kalign16 = 0;
+    execute(mad, mem);
+    c = l0c_to_nd(mem.of(Pos::L0C).data(), M, N, DType::FP32);
+    float r16;
+    std::memcpy(&r16, &c[(16 * N) * 4], 4);
+    CHECK(std::isnan(r16));
+    // fp32 only, and not with GEMV; the text form round-trips.
+    mad.mad.kalign16 = 1;
+    CHECK(assemble(disassemble(mad))[0] == mad);
+    CHECK_THAT(disassemble(mad), Catch::Contains("kalign=1"));
+    Instr h = mad;
+    h.dtype = DType::FP16;
+    CHECK_FALSE(validate(h).empty());
+    Instr g = mad;
+    g.mad.m = 1, g.mad.gemv = 1;
+    CHECK_FALSE(validate(g).empty());
+}
+
+TEST_CASE("isa cube: fixpipe with nd_num drains several L0C matrices to strided ND matrices") {
+    // Three 20 x 24 fp32 matrices in L0C (two column fractals of 32 rows: 4 KiB each), 5 KiB apart
+    // (src_nd_stride 5 x 1024 B), to GM as ND with 500 elements between the starts of consecutive
+    // matrices; what lies between them is untouched.
+    const uint32_t M = 20, N = 24, Q = 3, SRC = 5, DST = 500, mp = 32;
+    TestMem mem;
+    for (uint32_t q = 0; q < Q; ++q)
+        for (uint32_t i = 0; i < mp; ++i)
+            for (uint32_t j = 0; j < 32; ++j)
+                mem.set(Pos::L0C, q * SRC * 1024ull + nz_offset(i, j, mp, 16, 4), DType::FP32,
+                        q * 1000.0 + i * 32 + j);
+    for (uint32_t e = 0; e < Q * DST; ++e) mem.set(Pos::GM, 0x1000 + e * 4ull, DType::FP32, -1.0);
+    Instr fix = make_instr(Opcode::FIXPIPE);
+    fix.dtype = DType::FP32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::GM, 0x1000);
+    fix.fix.m = M, fix.fix.n = N, fix.fix.src_stride = mp, fix.fix.dst_stride = N, fix.fix.nz2nd = 1;
+    fix.fix.out_dtype = DType::FP32, fix.fix.nd_num = Q, fix.fix.src_nd_stride = SRC,
+    fix.fix.dst_nd_stride = DST;
+    REQUIRE(validate(fix).empty());
+    CHECK(gm_bytes(fix) == uint64_t{Q} * M * N * 4);
+    execute(fix, mem);
+    int bad = 0;
+    for (uint32_t q = 0; q < Q; ++q)
+        for (uint32_t e = 0; e < DST; ++e) {
+            const double want = e < M * N ? q * 1000.0 + (e / N) * 32 + e % N : -1.0;
+            bad += mem.val(Pos::GM, 0x1000 + (uint64_t{q} * DST + e) * 4, DType::FP32) != want;
+        }
+    CHECK(bad == 0);
+    Extent ex[kMaxExtents];
+    REQUIRE(footprint(fix, ex) == 2);
+    CHECK(ex[0].hi - ex[0].lo == (Q - 1ull) * SRC * 1024 + 2 * mp * 64);
+    CHECK(ex[1].hi - ex[1].lo == ((Q - 1ull) * DST + (M - 1ull) * N + N) * 4);
+    // Several matrices only with NZ -> ND; nd_num 0 is no instruction; unit flags are 0, 2 or 3.
+    Instr nz = fix;
+    nz.fix.nz2nd = 0, nz.fix.dst_stride = 640;
+    CHECK_FALSE(validate(nz).empty());
+    Instr zero = fix;
+    zero.fix.nd_num = 0;
+    CHECK_FALSE(validate(zero).empty());
+    Instr same = fix;  // every matrix from one place: not a batch (the reference: srcNdStride 1..512)
+    same.fix.src_nd_stride = 0;
+    CHECK_FALSE(validate(same).empty());
+    Instr uf = fix;
+    uf.fix.unit_flag = 1;
+    CHECK_FALSE(validate(uf).empty());
+    uf.fix.unit_flag = 3;
+    CHECK(validate(uf).empty());
 }
 
 TEST_CASE("isa cube: copy_l0c_to_ub drains the accumulator into UB like fixpipe") {

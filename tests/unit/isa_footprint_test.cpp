@@ -84,7 +84,7 @@ TEST_CASE("isa footprint: timing quantities read off an instruction") {
     CHECK(gm_bytes(g) == uint64_t{g.copy.nburst} * g.copy.len_bytes);
     Instr f = sample(Opcode::FIXPIPE);
     f.dst.pos = Pos::GM;
-    CHECK(gm_bytes(f) == uint64_t{f.fix.m} * f.fix.n * 1);  // int8 out
+    CHECK(gm_bytes(f) == uint64_t{f.fix.nd_num} * f.fix.m * f.fix.n * 1);  // nd_num int8 matrices
     CHECK(default_pipe(Opcode::LOAD2D_GM) == Pipe::MTE2);
     CHECK(default_pipe(Opcode::LOAD3D) == Pipe::MTE1);
     CHECK(default_pipe(Opcode::FIXPIPE) == Pipe::FIX);

@@ -60,11 +60,14 @@ inline Instr sample(Opcode op) {
             break;
         case ParamKind::Mad:
             in.mad = {33, 70, 17, 0, 1};
+            in.mad.unit_flag = 2;
             in.src2 = A(Pos::BT, 0x40), in.dst.addr = 0x400, in.src0.addr = 0x200, in.src1.addr = 0x600;
             in.dtype = DType::BF16;
             break;
         case ParamKind::Fix:
             in.fix = {40, 24, 48, 30, DType::INT8, QuantMode::VECTOR, 1, 1};
+            in.fix.nd_num = 2, in.fix.src_nd_stride = 3, in.fix.dst_nd_stride = 1000;
+            if (op == Opcode::FIXPIPE) in.fix.unit_flag = 3;
             in.dtype = DType::INT32;
             in.src0 = A(Pos::L0C, 0x400), in.src1 = A(Pos::FB, 0x80);
             in.dst = A(op == Opcode::FIXPIPE ? Pos::L1 : Pos::UB, 0x2000);

@@ -18,6 +18,8 @@ inline kernel::LoadData2DParams kload2d(const AscendC::LoadData2DParams& p) {
     return k;
 }
 kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd);
+// A unit flag's value (0, 2 or 3), else the run stops naming `what`.
+uint8_t unit_flag(const char* what, uint8_t uf);
 
 }  // namespace sfumato::ascendc
 
@@ -90,11 +92,11 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     if (p.disableGemv)
         sfumato::ascendc::fail(
             "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
-    // fp32 A whose k direction is aligned to 16 in L0A (two 8-wide fractals): only a no-op is modelled.
-    if (p.kDirectionAlign && sizeof(A) == 4 && p.k % 16 != 0)
-        sfumato::ascendc::fail("MmadParams::kDirectionAlign with float operands and k = " + std::to_string(p.k) +
-                               " not a multiple of 16 (L0A's k aligned to 16) is not modelled");
     k.gemv = p.m == 1;
+    // float A with its k direction aligned to 16 in L0A (two 8-wide fractals a row step); the
+    // reference: other types ignore the field, and a GEMV's A is a contiguous row.
+    k.kDirectionAlign = p.kDirectionAlign && std::is_same_v<A, float> && !k.gemv;
+    k.unitFlag = sfumato::ascendc::unit_flag("MmadParams::unitFlag", p.unitFlag);
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), k);
 }
 template <class C, class A, class B, class Bias>
@@ -108,11 +110,11 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     if (p.disableGemv)
         sfumato::ascendc::fail(
             "MmadParams::disableGemv (Ascend 950 only; Atlas A2 always uses GEMV for m = 1)");
-    // fp32 A whose k direction is aligned to 16 in L0A (two 8-wide fractals): only a no-op is modelled.
-    if (p.kDirectionAlign && sizeof(A) == 4 && p.k % 16 != 0)
-        sfumato::ascendc::fail("MmadParams::kDirectionAlign with float operands and k = " + std::to_string(p.k) +
-                               " not a multiple of 16 (L0A's k aligned to 16) is not modelled");
     k.gemv = p.m == 1;
+    // float A with its k direction aligned to 16 in L0A (two 8-wide fractals a row step); the
+    // reference: other types ignore the field, and a GEMV's A is a contiguous row.
+    k.kDirectionAlign = p.kDirectionAlign && std::is_same_v<A, float> && !k.gemv;
+    k.unitFlag = sfumato::ascendc::unit_flag("MmadParams::unitFlag", p.unitFlag);
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), bias.template ReinterpretCast<C>().kt(), k);
 }
 
@@ -130,15 +132,19 @@ template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
     sfumato::ascendc::enter("Fixpipe");
     const bool nd = config.format == CO2Layout::ROW_MAJOR;
+    if (nd && p.ndNum == 0) return;  // the reference: no matrix, a NOP
+    const sfumato::kernel::FixpipeParams k = sfumato::ascendc::kfixpipe(p, nd);
     const uint64_t stride = p.dstStride ? p.dstStride : p.nSize;
-    if (nd && p.mSize) dst.check_bytes(((p.mSize - 1ull) * stride + p.nSize) * sizeof(T));
+    if (nd && p.mSize)
+        dst.check_bytes(((k.ndNum - 1ull) * k.dstNdStride + (p.mSize - 1ull) * stride + p.nSize) * sizeof(T));
     else dst.check_bytes(1);
-    sfumato::kernel::Fixpipe(dst.kernel_tensor(), src.kt(), sfumato::ascendc::kfixpipe(p, nd));
+    sfumato::kernel::Fixpipe(dst.kernel_tensor(), src.kt(), k);
 }
 // CO1 -> L1 (split cores) or -> UB through the FixPipe.
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
     sfumato::ascendc::enter("Fixpipe");
+    if (config.format == CO2Layout::ROW_MAJOR && p.ndNum == 0) return;  // the reference: a NOP
     sfumato::kernel::Fixpipe(dst.kt(), src.kt(), sfumato::ascendc::kfixpipe(p, config.format == CO2Layout::ROW_MAJOR));
 }
 

@@ -60,7 +60,13 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
     sfumato::kernel::Nd2NzParams k;
     k.ndNum = p.ndNum, k.nValue = p.nValue, k.dValue = p.dValue;
     k.srcNdMatrixStride = p.srcNdMatrixStride, k.srcDValue = p.srcDValue;
-    k.dstNzC0Stride = p.dstNzC0Stride, k.dstNzNStride = p.dstNzNStride, k.dstNzMatrixStride = p.dstNzMatrixStride;
+    k.dstNzC0Stride = p.dstNzC0Stride, k.dstNzNStride = p.dstNzNStride;
+    // dstNzMatrixStride counts elements (the reference); the instruction's stride counts 32-byte blocks.
+    const uint64_t matrix_bytes = kIsInt4<T> ? p.dstNzMatrixStride / 2u : uint64_t{p.dstNzMatrixStride} * sizeof(T);
+    if (p.ndNum > 1 && (matrix_bytes % 32 != 0 || (kIsInt4<T> && p.dstNzMatrixStride % 2 != 0)))
+        sfumato::ascendc::fail("Nd2NzParams::dstNzMatrixStride " + std::to_string(p.dstNzMatrixStride) +
+                               " elements is not a whole number of 32-byte blocks");
+    k.dstNzMatrixStride = static_cast<uint32_t>(matrix_bytes / 32);
     sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src), k);
 }
 

@@ -5,9 +5,15 @@
 // The quantisation word holds the scale as a (1, 8, 10) float in bits 31..13 (the low 13 bits of
 // an fp32 dropped), a shift in bits 35..32 with its enable in bit 36, an offset in bits 45..37 and
 // the output's signedness in bit 46; the shift and the offset are not modelled (the run stops
-// naming the call when they are set). Per-channel quantisation (SetFixPipeConfig with a tensor
-// in the fixpipe buffer), clip-ReLU, element-wise ops and the unit flag stop the run naming the
-// field.
+// naming the call when they are set). Per-channel quantisation, clip-ReLU and element-wise ops
+// stop the run naming the field. SetFixpipeNz2ndFlag's ND matrices and DataCopyCO12DstParams'
+// unit flag are the fixpipe instruction's (isa::FixpipeParams). SetFixPipeConfig sets the FixPipe's
+// per-channel parameter address, which no modelled FixPipe reads (per-channel quantisation stops
+// the run at the Fixpipe); its isUnitFlag reset of every L0C unit bit issues nothing (the
+// modelled ISA has no such instruction): a FixPipe with unit flag 3 clears what it read, so the
+// reset changes nothing when Mmad and Fixpipe cover the same L0C (the reference's advice);
+// otherwise a later Mmad with a unit flag waits for bits nothing clears, a deadlock (exit 4)
+// naming the unit flag.
 #pragma once
 #include "sfumato_ascendc/cube.h"
 
@@ -23,6 +29,16 @@ namespace AscendC {
 inline void SetFixpipePreQuantFlag(uint64_t config) {
     sfumato::ascendc::enter("SetFixpipePreQuantFlag");
     sfumato::ascendc::set_fixpipe_quant(config);
+}
+template <class T>
+void SetFixPipeConfig(const LocalTensor<T>& preTensor, bool isUnitFlag = false) {
+    sfumato::ascendc::enter("SetFixPipeConfig");
+    (void)preTensor, (void)isUnitFlag;
+}
+template <class T>
+void SetFixPipeConfig(const LocalTensor<T>& reluPre, const LocalTensor<T>& quantPre, bool isUnitFlag = false) {
+    sfumato::ascendc::enter("SetFixPipeConfig");
+    (void)reluPre, (void)quantPre, (void)isUnitFlag;
 }
 inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint16_t dstNdStride) {
     sfumato::ascendc::enter("SetFixpipeNz2ndFlag");
