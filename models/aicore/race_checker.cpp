@@ -17,6 +17,12 @@ size_t flag_index(Pipe src, Pipe dst, uint8_t id) {
     return (static_cast<size_t>(src) * isa::kNumPipes + static_cast<size_t>(dst)) * kMaxIds + id;
 }
 using text::hex;
+constexpr uint64_t kUnitFlagBlock = 512;  // bytes of L0C one unit bit covers (ai_core.cpp)
+uint8_t uf_of(const isa::Instr& in) {
+    if (in.op == isa::Opcode::MAD) return in.mad.unit_flag;
+    if (in.op == isa::Opcode::FIXPIPE) return in.fix.unit_flag;
+    return 0;
+}
 }  // namespace
 
 RaceChecker::RaceChecker(std::string core_name) : m_core(std::move(core_name)) {
@@ -31,6 +37,7 @@ void RaceChecker::reset(uint32_t block) {
     for (auto& p : m_pending) p.clear();
     m_pending_pos.fill(0);
     for (auto& a : m_access) a.clear();
+    for (auto& u : m_unit) u.clear();
 }
 
 void RaceChecker::join(Clock& a, const Clock& b) {
@@ -90,10 +97,33 @@ void RaceChecker::prune(std::vector<Access>& v) {
             v.end());
 }
 
+void RaceChecker::unit_flags(const isa::Instr& in, Clock& me, bool publish) {
+    const uint8_t uf = uf_of(in);
+    if (uf < 2) return;
+    const size_t side = in.op == isa::Opcode::MAD ? 0 : 1;
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    for (int i = 0; i < n; ++i) {
+        const isa::Extent& e = ext[i];
+        if (e.pos != isa::Pos::L0C || e.hi <= e.lo) continue;
+        const size_t last = static_cast<size_t>((e.hi - 1) / kUnitFlagBlock);
+        for (auto& u : m_unit)
+            if (u.size() <= last) u.resize(last + 1, Clock{});
+        for (size_t b = static_cast<size_t>(e.lo / kUnitFlagBlock); b <= last; ++b) {
+            if (!publish)
+                join(me, m_unit[1 - side][b]);
+            else if (uf == 3)
+                m_unit[side][b] = me;
+        }
+    }
+}
+
 void RaceChecker::on_start(Pipe p, const isa::Instr& in) {
     advance(p, in.seq);
     Clock& me = m_clock[static_cast<size_t>(p)];
+    unit_flags(in, me, false);
     const uint32_t epoch = ++me[static_cast<size_t>(p)];
+    unit_flags(in, me, true);
     isa::Extent ext[isa::kMaxExtents];
     const int n = isa::footprint(in, ext);
     for (int i = 0; i < n; ++i) {

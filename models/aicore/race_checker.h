@@ -5,7 +5,11 @@
 // later-issued instruction after what the scalar unit learned. Every access (the footprint of
 // an instruction) is checked against the recorded accesses of other pipes: two overlapping
 // accesses, at least one a write, neither ordered before the other, are a race (SimError with
-// exit code 3 naming both instructions, the core and the block). Logical ordering only, so the
+// exit code 3 naming both instructions, the core and the block). Unit flags (mad/fixpipe `uf`,
+// ai_core.h): per 512-B block of L0C, the last instruction with unit flag 3 of each side (a mad
+// sets the blocks' bits at its end, a fixpipe clears them) publishes its pipe's clock, and an
+// instruction with a unit flag joins the other side's clocks of its blocks before it starts (a mad
+// waits for the last clearing fixpipe, a fixpipe for the last setting mad). Logical ordering only, so the
 // verdict does not depend on timing. Costs nothing when off (the core holds no checker).
 // Simplified: races between different cores (GM shared by blocks) are not tracked.
 #pragma once
@@ -51,6 +55,9 @@ private:
     void advance(isa::Pipe p, uint32_t seq);
     static void join(Clock& a, const Clock& b);
     void prune(std::vector<Access>& v);
+    // Unit flags: joins the clocks its L0C blocks' other side published (uf 2 or 3) into `me`;
+    // publishes `me` for its side (uf 3) with `publish`.
+    void unit_flags(const isa::Instr& in, Clock& me, bool publish);
 
     std::string m_core;
     uint32_t m_block = 0;
@@ -60,6 +67,8 @@ private:
     std::array<std::vector<Join>, isa::kNumPipes> m_pending;
     std::array<size_t, isa::kNumPipes> m_pending_pos{};
     std::array<std::vector<Access>, static_cast<size_t>(isa::Pos::kCount)> m_access;
+    // Per 512-B L0C block: [0] the last setting mad's clock, [1] the last clearing fixpipe's.
+    std::array<std::vector<Clock>, 2> m_unit;
 };
 
 }  // namespace sfumato
