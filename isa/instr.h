@@ -390,6 +390,13 @@ inline uint32_t fix_nz_c0(const FixpipeParams& p) {
     return eo == 4 && !p.channel_split ? 16u : 32u / eo;
 }
 inline uint32_t fix_nz_row_bytes(const FixpipeParams& p) { return fix_nz_c0(p) * dtype_size(p.out_dtype); }
+// The unit flag of a mad or fixpipe (0: none; 2: wait for the L0C blocks' unit bits; 3: wait,
+// then flip them when done); 0 for every other instruction.
+inline uint8_t unit_flag(const Instr& in) {
+    if (in.op == Opcode::MAD) return in.mad.unit_flag;
+    if (in.op == Opcode::FIXPIPE) return in.fix.unit_flag;
+    return 0;
+}
 // Cube blocks of a MAD: ceil(m/16) * ceil(k/K0) * ceil(n/16).
 inline uint64_t mad_blocks(const Instr& in) {
     return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(in.mad.k, cube_k0(in.dtype)) *

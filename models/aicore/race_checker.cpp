@@ -18,11 +18,6 @@ size_t flag_index(Pipe src, Pipe dst, uint8_t id) {
 }
 using text::hex;
 constexpr uint64_t kUnitFlagBlock = 512;  // bytes of L0C one unit bit covers (ai_core.cpp)
-uint8_t uf_of(const isa::Instr& in) {
-    if (in.op == isa::Opcode::MAD) return in.mad.unit_flag;
-    if (in.op == isa::Opcode::FIXPIPE) return in.fix.unit_flag;
-    return 0;
-}
 }  // namespace
 
 RaceChecker::RaceChecker(std::string core_name) : m_core(std::move(core_name)) {
@@ -98,7 +93,7 @@ void RaceChecker::prune(std::vector<Access>& v) {
 }
 
 void RaceChecker::unit_flags(const isa::Instr& in, Clock& me, bool publish) {
-    const uint8_t uf = uf_of(in);
+    const uint8_t uf = isa::unit_flag(in);
     if (uf < 2) return;
     const size_t side = in.op == isa::Opcode::MAD ? 0 : 1;
     isa::Extent ext[isa::kMaxExtents];
