@@ -57,9 +57,11 @@ enum class Opcode : uint16_t {
     MAD,  // mad: L0C (NZ) = [L0C +] L0A (ZZ) x L0B (ZN) [+ bias in BT]
     // FIX: accumulator drain
     FIXPIPE,  // fix: L0C -> GM/L1 with dequant/quant, ReLU, cast, NZ->ND
+    COPY_L1_TO_FB,  // copy: L1 -> FixPipe buffer (per-channel quantisation words), in the FIX pipe
     // MTE3: stores
     COPY_UB_TO_GM,  // copy: bursts; copy.atomic = 1 does an atomic add in dtype
     COPY_UB_TO_L1,  // copy
+    COPY_L1_TO_GM,  // copy: bursts (the cube core's MTE3, split parts: L1 straight to GM)
     // V: vector
     COPY_UB_TO_UB,    // copy
     COPY_L0C_TO_UB,   // fix: coupled cores drain the accumulator through the vector pipe
@@ -305,7 +307,10 @@ struct MadParams {
 // (nz2nd = 1, row stride dst_stride elements) or NZ (column groups dst_stride blocks of 32 B
 // apart, each m rows of fix_nz_c0 elements: 32 B / out size, except 4-byte outputs, which keep
 // the accumulator's 16 columns (64 B rows) unless channel_split halves them to 8). Applied in
-// this order: quant scale, ReLU, cast (RINT, saturating for integers).
+// this order: quant scale, ReLU, cast (RINT, saturating for integers). Per-channel (quant = VECTOR):
+// src1 holds one 64-bit quantisation word per column, the chip's format: the scale is bits 31..13
+// read as an fp32 whose low 13 bits are 0; bits 32..45 (shift, offset) must be 0 (not modelled);
+// bit 46 (the output's signedness) is ignored (out_dtype says it).
 struct FixpipeParams {
     uint16_t m = 16, n = 16;
     uint16_t src_stride = 16;

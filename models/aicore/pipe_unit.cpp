@@ -313,12 +313,12 @@ bool PipeUnit::step(Cycle now) {
     switch (in.op) {
         case Opcode::WAIT_FLAG: {
             AiCore::Flag& f = m_core.flag(in.flag.src, in.flag.dst, in.flag.event_id);
-            if (!f.set || f.ready > now) {
+            if (!f.set() || f.oldest().ready > now) {
                 if (!m_waiting_flag) {
                     m_waiting_flag = true;
                     m_wait_since = now;
                 }
-                if (f.set) sleep_until(now, f.ready);
+                if (f.set()) sleep_until(now, f.oldest().ready);
                 else next_trigger(m_wake);
                 return false;
             }
@@ -326,11 +326,12 @@ bool PipeUnit::step(Cycle now) {
                 m_flag_wait_cycles += (now - m_wait_since).v;
                 m_waiting_flag = false;
             }
-            f.set = false;
+            const Tick set_tick = f.oldest().tick;
+            f.take();
             if (RaceChecker* rc = m_core.race_checker()) rc->on_wait_flag(in);
             if (m_core.trace().on(TraceLevel::Instr)) {
                 PipeUnit* src = m_core.pipe(in.flag.src);
-                if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
+                if (src) m_core.trace().sink()->flow(src->trace_track(), set_tick, m_track, now_tick(), "flag");
             }
             m_core.instr_stats().record(in.op, m_id, 0);
             pop(now);
@@ -438,7 +439,7 @@ std::string PipeUnit::describe() const {
         const isa::Instr& in = m_queue[m_head];
         s += ", head: " + m_core.describe(in);
         if (in.op == Opcode::WAIT_FLAG) {
-            const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set;
+            const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set();
             s += set ? " (flag set)" : " (blocked: flag never set)";
         } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
             const uint32_t n = const_cast<AiCore&>(m_core).cross_flags()->count(m_core, in);
