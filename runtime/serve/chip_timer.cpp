@@ -192,8 +192,9 @@ double ChipStepTimer::submit(const std::vector<StepItem>& batch) {
 bool ChipStepTimer::retire(double until_s, double& exit_s) {
     if (m_posted.empty()) throw SimError(kExitFailure, "serve: no step in flight to retire");
     const Posted p = m_posted.front();
-    const uint64_t until = std::isfinite(until_s) ? m_t0 + static_cast<uint64_t>(std::max(0.0, until_s) * 1e12 + 0.5)
-                                                  : UINT64_MAX;
+    // No limit past what the clock can count (an arrival beyond ~200 days).
+    const double ps = std::max(0.0, until_s) * 1e12 + 0.5;
+    const uint64_t until = ps < 1.8e19 - static_cast<double>(m_t0) ? m_t0 + static_cast<uint64_t>(ps) : UINT64_MAX;
     if (!m_lock->wait_work(p.work, until)) return false;
     m_posted.pop_front();
     const uint64_t end = std::max(m_lock->take(p.work).second, p.end_ps);
