@@ -1,0 +1,56 @@
+// `sfumato train-step` of the zoo's CNNs on 2 tiny chips in functional mode: the reduced
+// gradients and updated weights of every rank match the host reference (the forward plan and the
+// backward items through the ONNX-semantics references; the derivation itself is checked against
+// finite differences in tests/unit/graph_train_grad_test.cpp):
+// - ResNet-18 with BatchNormalization trained (batch statistics, scale and B among the weights);
+// - MobileNetV2 (depthwise convolutions, ReLU6 as Clip, BatchNorm, linear bottlenecks);
+// - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows).
+#include <catch2/catch.hpp>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+nlohmann::json train_fp32(const std::string& model, const std::string& out) {
+    const CliResult r =
+        run_cli("train-step \"" + model + "\" --system " + config("system-tiny") +
+                " --set system.chips_per_server=2 --batch 2 --precision fp32 --trace off --out " + out);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto s = read_json(out + "/summary.json");
+    CHECK(s["check"]["passed"] == true);
+    CHECK(s["check"]["compared"] == 2 * 2 * s["train"]["parameters"].get<uint64_t>());
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("train-step: ResNet-18 trains its BatchNorms (scale and B) with batch statistics", "[train]") {
+    const auto s = train_fp32("zoo:resnet18?image=64&width=8&classes=10", temp_dir("train_bn"));
+    // Parameters: the convolutions (no bias), every BatchNorm's scale and B (2 C), the classifier.
+    // Folding BN into the convolutions (inference) would train one bias of C per convolution.
+    const uint64_t w = 8, classes = 10;
+    uint64_t conv = 3 * w * 49, bn = w, cin = w;
+    for (uint64_t stage = 0; stage < 4; ++stage) {
+        const uint64_t c = w << stage;
+        for (int block = 0; block < 2; ++block) {
+            const bool down = block == 0 && stage > 0;
+            conv += cin * c * 9 + c * c * 9 + (down ? cin * c : 0);
+            bn += 2 * c + (down ? c : 0);
+            cin = c;
+        }
+    }
+    CHECK(s["train"]["parameters"] == conv + 2 * bn + cin * classes + classes);
+}
+
+TEST_CASE("train-step: MobileNetV2 (depthwise convolutions, ReLU6, BatchNorm) matches the host reference",
+          "[train]") {
+    // 96 x 96: the last stage's BatchNorms see 3 x 3 pixels per image.
+    train_fp32("zoo:mobilenet_v2?image=96&width_pct=25&classes=10", temp_dir("train_mbv2"));
+}
+
+TEST_CASE("train-step: SqueezeNet (Concat of parallel branches) matches the host reference", "[train]") {
+    train_fp32("zoo:squeezenet?image=48&classes=10", temp_dir("train_squeeze"));
+}
