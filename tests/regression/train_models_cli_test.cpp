@@ -4,19 +4,23 @@
 // finite differences in tests/unit/graph_train_grad_test.cpp):
 // - ResNet-18 with BatchNormalization trained (batch statistics, scale and B among the weights);
 // - MobileNetV2 (depthwise convolutions, ReLU6 as Clip, BatchNorm, linear bottlenecks);
-// - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows).
+// - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows);
+// - a model with grouped convolutions of several channels per group (written here as ONNX).
 #include <catch2/catch.hpp>
+#include <fstream>
 
+#include "runtime/graph/zoo/builder.h"
 #include "tests/support.h"
 
 using namespace sfumato::test;
 
 namespace {
 
-nlohmann::json train_fp32(const std::string& model, const std::string& out) {
+nlohmann::json train_fp32(const std::string& model, const std::string& out, int batch = 2) {
     const CliResult r =
         run_cli("train-step \"" + model + "\" --system " + config("system-tiny") +
-                " --set system.chips_per_server=2 --batch 2 --precision fp32 --trace off --out " + out);
+                " --set system.chips_per_server=2 --batch " + std::to_string(batch) +
+                                " --precision fp32 --trace off --out " + out);
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto s = read_json(out + "/summary.json");
@@ -53,4 +57,24 @@ TEST_CASE("train-step: MobileNetV2 (depthwise convolutions, ReLU6, BatchNorm) ma
 
 TEST_CASE("train-step: SqueezeNet (Concat of parallel branches) matches the host reference", "[train]") {
     train_fp32("zoo:squeezenet?image=48&classes=10", temp_dir("train_squeeze"));
+}
+
+TEST_CASE("train-step: grouped convolutions (2 and 4 groups of several channels) match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("grouped", 13, 7);
+    std::string x = b.input("input", kFloat, {-1, 8, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("g2.weight", {12, 4, 3, 3})},
+             {ais("kernel_shape", {3, 3}), ais("pads", {1, 1, 1, 1}), ais("strides", {2, 2}), ai("group", 2)}, "g2");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("g4.weight", {8, 3, 1, 1}), b.weight("g4.bias", {8})},
+             {ais("kernel_shape", {1, 1}), ai("group", 4)}, "g4");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_grouped");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/grouped.onnx", std::ios::binary) << bytes;
+    const auto s = train_fp32(dir + "/grouped.onnx", dir, 3);
+    CHECK(s["train"]["parameters"] == 12 * 4 * 9 + 8 * 3 + 8 + 5 * 8 + 5);
 }

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <functional>
 
+#include "runtime/graph/onnx_import.h"
 #include "runtime/graph/train_step.h"
 #include "runtime/graph/zoo.h"
+#include "runtime/graph/zoo/builder.h"
 #include "runtime/ref/ref_ops.h"
 
 using namespace sfumato;
@@ -28,10 +30,10 @@ DeviceInfo grad_test_device() {
     return d;
 }
 
-std::unique_ptr<TrainSetup> fp32_setup(const std::string& model, int64_t batch) {
+std::unique_ptr<TrainSetup> fp32_setup(Graph g, int64_t batch) {
     auto ts = std::make_unique<TrainSetup>();
     ts->copt.precision = Precision::FP32;
-    ts->compile(zoo_graph(model), batch, grad_test_device());
+    ts->compile(std::move(g), batch, grad_test_device());
     ts->make_data(1);
     return ts;
 }
@@ -105,7 +107,7 @@ size_t check_fd(const TrainSetup& ts, const std::string& op, int slot,
 }  // namespace
 
 TEST_CASE("train backward: BatchNormalization in training (batch statistics) matches finite differences") {
-    auto ts = fp32_setup("resnet18?image=64&width=8&classes=10", 2);
+    auto ts = fp32_setup(zoo_graph("resnet18?image=64&width=8&classes=10"), 2);
     // Not folded: every BatchNormalization runs with batch statistics.
     size_t bn = 0;
     for (const PlanStep& st : ts->plan->steps) bn += st.op_type == "BatchNormTraining";
@@ -122,7 +124,7 @@ TEST_CASE("train backward: BatchNormalization in training (batch statistics) mat
 }
 
 TEST_CASE("train backward: ReLU6 (Clip) and depthwise convolutions of MobileNetV2 match finite differences") {
-    auto ts = fp32_setup("mobilenet_v2?image=64&width_pct=25&classes=10", 4);
+    auto ts = fp32_setup(zoo_graph("mobilenet_v2?image=64&width_pct=25&classes=10"), 4);
     size_t clips = 0;
     for (const PlanStep& st : ts->plan->steps) clips += st.op_type == "Clip";
     CHECK(clips > 0);
@@ -137,11 +139,32 @@ TEST_CASE("train backward: ReLU6 (Clip) and depthwise convolutions of MobileNetV
 }
 
 TEST_CASE("train backward: SqueezeNet's Concat of parallel branches matches finite differences") {
-    auto ts = fp32_setup("squeezenet?image=48&classes=10", 2);
+    auto ts = fp32_setup(zoo_graph("squeezenet?image=48&classes=10"), 2);
     size_t cats = 0;
     for (const PlanStep& st : ts->plan->steps) cats += st.op_type == "Concat";
     CHECK(cats == 8);
     // The squeeze convolutions feed both branches of their fire module.
     CHECK(check_fd(*ts, "Conv", 1,
                    [](const PlanStep& st) { return st.name.find("squeeze") != std::string::npos; }) == 2 * 8);
+}
+
+TEST_CASE("train backward: a grouped convolution (groups of several channels) matches finite differences") {
+    // x (N, 8, 9, 9) -> Conv 3x3, 2 groups of 4 -> 12 channels, stride 2, pad 1 -> ReLU ->
+    // Conv 1x1, 4 groups of 3 -> 8 -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("grouped", 13, 7);
+    std::string x = b.input("input", zoo::kFloat, {-1, 8, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("g2.weight", {12, 4, 3, 3})},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("pads", {1, 1, 1, 1}), zoo::ais("strides", {2, 2}),
+              zoo::ai("group", 2)},
+             "g2");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("g4.weight", {8, 3, 1, 1}), b.weight("g4.bias", {8})},
+             {zoo::ais("kernel_shape", {1, 1}), zoo::ai("group", 4)}, "g4");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "grouped"), 3);
+    // Both grouped weights (and the first one's gradient through the second's data gradient).
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);
+    CHECK(check_fd(*ts, "Conv", 2) == 2);  // the second one's bias
 }
