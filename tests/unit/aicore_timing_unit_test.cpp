@@ -156,6 +156,18 @@ TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
     CHECK(compute_timing(mad, *p).latency == p->cube_fill);
 }
 
+TEST_CASE("aicore timing: copy_l1_to_fb moves its bytes at the FixPipe buffer rate, in the FIX pipe") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr f = isa::make_instr(Opcode::COPY_L1_TO_FB);
+    f.copy = {2, 1024, 0, 0};  // 256 quantisation words
+    CHECK(isa::default_pipe(Opcode::COPY_L1_TO_FB) == isa::Pipe::FIX);
+    CHECK(compute_timing(f, *p).occupancy == (2048 + p->fix_l1_fb_bpc - 1) / p->fix_l1_fb_bpc);
+    CHECK(compute_timing(f, *p).latency == p->fix_startup);
+    CHECK(p->fb.size == 2048);  // fb0 of the vendor's Ascend910B platform file: 256 words of 8 bytes
+    CHECK(isa::default_pipe(Opcode::COPY_L1_TO_GM) == isa::Pipe::MTE3);
+}
+
 TEST_CASE("aicore timing: sorts write their structures at the per-type sort rate, counter-mode GatherMask per group") {
     Config c;
     auto p = params(c, {});
