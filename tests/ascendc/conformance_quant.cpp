@@ -6,7 +6,8 @@
 //      at most 128 (copy_l1_to_fb + fixpipe each);
 //   2. the same as NZ into L1, then DataCopy L1 -> GM (the cube core's MTE3, after a FIX -> MTE3 flag);
 //   3. DataCopy of the first 256 words L1 -> C2PIPE2GM (the FixPipe buffer), SetFixPipeConfig, and a Fixpipe
-//      without a tensor reading them: 256 columns, ND into GM.
+//      without a tensor reading them: 256 columns, ND into GM;
+//   4. the same words through DataCopy CO1 -> GM with DataCopyCO12DstParams (nz2ndEn, the older form).
 // Every int8 against the host's rint(c x scale) saturated to -128..127.
 // "perchannel": the above. "flag_twice": the same kernel with the M -> FIX event set and waited twice in a
 // row (SetFlag, WaitFlag, SetFlag, WaitFlag, as the vendor's mmad_unitflag example does): the M pipe sets
@@ -47,16 +48,17 @@ int8_t want(uint32_t i, uint32_t j) {
 }  // namespace
 
 extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR w, GM_ADDR y1, GM_ADDR y2,
-                                                   GM_ADDR y3, uint32_t twice) {
+                                                   GM_ADDR y3, GM_ADDR y4, uint32_t twice) {
     AscendC::GlobalTensor<half> ag, bg;
     AscendC::GlobalTensor<uint64_t> wg;
-    AscendC::GlobalTensor<int8_t> y1g, y2g, y3g;
+    AscendC::GlobalTensor<int8_t> y1g, y2g, y3g, y4g;
     ag.SetGlobalBuffer((__gm__ half*)a, kM * kK);
     bg.SetGlobalBuffer((__gm__ half*)b, kK * kN);
     wg.SetGlobalBuffer((__gm__ uint64_t*)w, kN);
     y1g.SetGlobalBuffer((__gm__ int8_t*)y1, kM * kN);
     y2g.SetGlobalBuffer((__gm__ int8_t*)y2, kGroups * kM * 32);
     y3g.SetGlobalBuffer((__gm__ int8_t*)y3, kM * kFbN);
+    y4g.SetGlobalBuffer((__gm__ int8_t*)y4, kM * kFbN);
     AscendC::LocalTensor<half> a1(AscendC::TPosition::A1, 0, kM * kK), b1(AscendC::TPosition::B1, kL1B, kK * kN);
     AscendC::LocalTensor<uint64_t> ws(AscendC::TPosition::C1, kL1W, kN);
     AscendC::LocalTensor<int8_t> out(AscendC::TPosition::C1, kL1Out, kGroups * kM * 32);
@@ -101,6 +103,8 @@ extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR
     AscendC::FixpipeParamsV220 f3 = f;
     f3.nSize = kFbN, f3.dstStride = kFbN;
     AscendC::Fixpipe<int8_t, float, AscendC::CFG_ROW_MAJOR>(y3g, c, f3);
+    AscendC::DataCopyCO12DstParams co12(kFbN, kM, kFbN, kM, QuantMode_t::VQF322B8_PRE, 0, false, true);
+    AscendC::DataCopy(y4g, c, co12);
     AscendC::SetFlag<AscendC::HardEvent::FIX_MTE3>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::FIX_MTE3>(EVENT_ID0);
     AscendC::DataCopy(y2g, out, AscendC::DataCopyParams(1, kGroups * kM, 0, 0));
@@ -124,15 +128,17 @@ int quant_family(const std::string& name) {
     int8_t* y1 = static_cast<int8_t*>(AscendC::GmAlloc(kM * kN));
     int8_t* y2 = static_cast<int8_t*>(AscendC::GmAlloc(kGroups * kM * 32));
     int8_t* y3 = static_cast<int8_t*>(AscendC::GmAlloc(kM * kFbN));
+    int8_t* y4 = static_cast<int8_t*>(AscendC::GmAlloc(kM * kFbN));
     for (uint32_t i = 0; i < kM * kK; ++i) ad[i] = half(av(i / kK, i % kK));
     for (uint32_t i = 0; i < kK * kN; ++i) bd[i] = half(bv(i / kN, i % kN));
     for (uint32_t j = 0; j < kN; ++j) wd[j] = word(j);
     std::memset(y1, 99, kM * kN);
     std::memset(y2, 99, kGroups * kM * 32);
     std::memset(y3, 99, kM * kFbN);
+    std::memset(y4, 99, kM * kFbN);
     AscendC::SetKernelMode(KernelMode::AIC_MODE);
     ICPU_RUN_KF(quant_kernel, 1, (uint8_t*)ad, (uint8_t*)bd, (uint8_t*)wd, (uint8_t*)y1, (uint8_t*)y2, (uint8_t*)y3,
-                static_cast<uint32_t>(name == "flag_twice"));
+                (uint8_t*)y4, static_cast<uint32_t>(name == "flag_twice"));
     std::string bad;
     for (uint32_t i = 0; i < kM && bad.empty(); ++i)
         for (uint32_t j = 0; j < kN && bad.empty(); ++j) {
@@ -141,12 +147,13 @@ int quant_family(const std::string& name) {
             if (y1[i * kN + j] != q) bad = "ND (L1 words) " + std::to_string(y1[i * kN + j]);
             else if (nz != q) bad = "NZ via L1 -> GM " + std::to_string(nz);
             else if (j < kFbN && y3[i * kFbN + j] != q) bad = "SetFixPipeConfig " + std::to_string(y3[i * kFbN + j]);
+            else if (j < kFbN && y4[i * kFbN + j] != q) bad = "DataCopyCO12DstParams " + std::to_string(y4[i * kFbN + j]);
             if (!bad.empty()) bad += " at (" + std::to_string(i) + ", " + std::to_string(j) + "), expected " + std::to_string(q);
         }
     if (bad.empty()) std::printf("%s ok\n", name.c_str());
     else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
     for (void* p : {static_cast<void*>(ad), static_cast<void*>(bd), static_cast<void*>(wd), static_cast<void*>(y1),
-                    static_cast<void*>(y2), static_cast<void*>(y3)})
+                    static_cast<void*>(y2), static_cast<void*>(y3), static_cast<void*>(y4)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }
