@@ -94,9 +94,8 @@ public:
         if (m_ch_hash) {
             // Every address bit above the granule but the channel's own, folded to its width.
             const uint32_t base = m_l.offset_bits + m_l.low_col_bits, w = m_l.width[kCh];
-            uint64_t rest = (a & ~(m_mask[kCh] << m_l.shift[kCh])) >> base, h = 0;
-            for (; rest; rest >>= w) h ^= rest & m_mask[kCh];
-            d.pc ^= static_cast<uint32_t>(h);
+            const uint64_t rest = (a & ~(m_mask[kCh] << m_l.shift[kCh])) >> base;
+            d.pc ^= static_cast<uint32_t>(fold(rest, w) & m_mask[kCh]);
         }
         d.bg = static_cast<uint32_t>(get(a, kBg));
         d.bank = static_cast<uint32_t>(get(a, kBa));
@@ -104,8 +103,7 @@ public:
         const uint64_t low = (a >> m_l.offset_bits) & m_low_mask;
         d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | low);
         if (m_xor) {
-            uint64_t h = 0;
-            for (uint64_t r = d.row; r; r >>= m_bw) h ^= r & m_bw_mask;
+            const uint64_t h = fold(d.row, m_bw) & m_bw_mask;
             d.bg ^= static_cast<uint32_t>(h & m_mask[kBg]);
             d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
         }
@@ -114,6 +112,13 @@ public:
 
 private:
     uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
+    // The XOR of x's w-bit chunks in its low w bits (w >= 1), by doubling: after the step of
+    // shift s, each chunk holds the XOR of itself and the next s / w - 1 chunks (4 steps for 64
+    // bits of 5- or 6-bit chunks instead of a step per chunk).
+    static uint64_t fold(uint64_t x, uint32_t w) {
+        for (uint32_t s = w; s < 64; s *= 2) x ^= x >> s;
+        return x;
+    }
     Layout m_l;
     bool m_xor;
     bool m_ch_hash;

@@ -34,7 +34,8 @@ public:
     size_t size() const { return m_count; }
 
     // tick must be >= the `now` of the last pop_due() (events are never pushed into the past).
-    void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind) {
+    // Inlined at its call sites: a call's register saves were a third of its host instructions.
+    [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind) {
         ++m_count;
         // Far events that the window has reached are moved in first: an event goes into its
         // bucket after every earlier-pushed one of its tick (see put()).
