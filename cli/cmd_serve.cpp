@@ -136,11 +136,12 @@ void print_serve(const serve::ServeRun& run, const nlohmann::json& j, const std:
 void print_pipeline(const nlohmann::json& in) {
     const double mib = 1 << 20;
     const nlohmann::json& pl = in["pipeline"];
+    const int64_t k = pl["batches_in_flight"].get<int64_t>();
     std::printf(
-        "      %lld pipeline stages x %lld TP chips, one batch in flight (memory plan per chip; a "
-        "step runs stage after stage):\n",
-        static_cast<long long>(pl["pp"].get<int64_t>()),
-        static_cast<long long>(pl["tp"].get<int64_t>()));
+        "      %lld pipeline stages x %lld TP chips, %lld batch%s in flight (memory plan per chip; a "
+        "step runs stage after stage; the stages' kernels overlapped %.3f ms):\n",
+        static_cast<long long>(pl["pp"].get<int64_t>()), static_cast<long long>(pl["tp"].get<int64_t>()),
+        static_cast<long long>(k), k == 1 ? "" : "es", pl["stages_overlap_ms"].get<double>());
     for (const nlohmann::json& c : pl["chips"]) {
         const size_t k = c["chip"].get<size_t>();
         std::printf(

@@ -19,8 +19,8 @@ constexpr const char* kOpNames[] = {
     "copy_gm_to_ub", "copy_gm_to_l1", "copy_gm_to_l1_nd2nz", "load2d_gm",
     "load2d", "load3d", "copy_l1_to_ub", "fill",
     "mad",
-    "fixpipe",
-    "copy_ub_to_gm", "copy_ub_to_l1",
+    "fixpipe", "copy_l1_to_fb",
+    "copy_ub_to_gm", "copy_ub_to_l1", "copy_l1_to_gm",
     "copy_ub_to_ub", "copy_l0c_to_ub",
     "vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vand", "vor",
     "vadds", "vmuls", "vmaxs", "vmins",
@@ -129,6 +129,8 @@ ParamKind param_kind(Opcode op) {
         case Opcode::COPY_L1_TO_UB:
         case Opcode::COPY_UB_TO_GM:
         case Opcode::COPY_UB_TO_L1:
+        case Opcode::COPY_L1_TO_GM:
+        case Opcode::COPY_L1_TO_FB:
         case Opcode::COPY_UB_TO_UB: return ParamKind::Copy;
         case Opcode::COPY_GM_TO_L1_ND2NZ: return ParamKind::NdNz;
         case Opcode::LOAD2D_GM:
@@ -153,9 +155,11 @@ Pipe default_pipe(Opcode op) {
         case Opcode::COPY_L1_TO_UB:
         case Opcode::FILL: return Pipe::MTE1;
         case Opcode::MAD: return Pipe::M;
-        case Opcode::FIXPIPE: return Pipe::FIX;
+        case Opcode::FIXPIPE:
+        case Opcode::COPY_L1_TO_FB: return Pipe::FIX;
         case Opcode::COPY_UB_TO_GM:
-        case Opcode::COPY_UB_TO_L1: return Pipe::MTE3;
+        case Opcode::COPY_UB_TO_L1:
+        case Opcode::COPY_L1_TO_GM: return Pipe::MTE3;
         case Opcode::NOP:
         case Opcode::SET_FLAG:
         case Opcode::WAIT_FLAG:
@@ -201,8 +205,10 @@ void set_default_positions(Instr& in) {
         case Opcode::FILL: set(Pos::L1, Pos::GM); break;
         case Opcode::MAD: set(Pos::L0C, Pos::L0A, Pos::L0B, Pos::BT); break;
         case Opcode::FIXPIPE: set(Pos::GM, Pos::L0C, Pos::FB); break;
+        case Opcode::COPY_L1_TO_FB: set(Pos::FB, Pos::L1); break;
         case Opcode::COPY_UB_TO_GM: set(Pos::GM, Pos::UB); break;
         case Opcode::COPY_UB_TO_L1: set(Pos::L1, Pos::UB); break;
+        case Opcode::COPY_L1_TO_GM: set(Pos::GM, Pos::L1); break;
         case Opcode::COPY_UB_TO_UB: set(Pos::UB, Pos::UB); break;
         case Opcode::COPY_L0C_TO_UB: set(Pos::UB, Pos::L0C, Pos::FB); break;
         case Opcode::LD_GM:

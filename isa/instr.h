@@ -57,9 +57,11 @@ enum class Opcode : uint16_t {
     MAD,  // mad: L0C (NZ) = [L0C +] L0A (ZZ) x L0B (ZN) [+ bias in BT]
     // FIX: accumulator drain
     FIXPIPE,  // fix: L0C -> GM/L1 with dequant/quant, ReLU, cast, NZ->ND
+    COPY_L1_TO_FB,  // copy: L1 -> FixPipe buffer (per-channel quantisation words), in the FIX pipe
     // MTE3: stores
     COPY_UB_TO_GM,  // copy: bursts; copy.atomic = 1 does an atomic add in dtype
     COPY_UB_TO_L1,  // copy
+    COPY_L1_TO_GM,  // copy: bursts (the cube core's MTE3, split parts: L1 straight to GM)
     // V: vector
     COPY_UB_TO_UB,    // copy
     COPY_L0C_TO_UB,   // fix: coupled cores drain the accumulator through the vector pipe
@@ -305,7 +307,10 @@ struct MadParams {
 // (nz2nd = 1, row stride dst_stride elements) or NZ (column groups dst_stride blocks of 32 B
 // apart, each m rows of fix_nz_c0 elements: 32 B / out size, except 4-byte outputs, which keep
 // the accumulator's 16 columns (64 B rows) unless channel_split halves them to 8). Applied in
-// this order: quant scale, ReLU, cast (RINT, saturating for integers).
+// this order: quant scale, ReLU, cast (RINT, saturating for integers). Per-channel (quant = VECTOR):
+// src1 holds one 64-bit quantisation word per column, the chip's format: the scale is bits 31..13
+// read as an fp32 whose low 13 bits are 0; bits 32..45 (shift, offset) must be 0 (not modelled);
+// bit 46 (the output's signedness) is ignored (out_dtype says it).
 struct FixpipeParams {
     uint16_t m = 16, n = 16;
     uint16_t src_stride = 16;
@@ -390,6 +395,13 @@ inline uint32_t fix_nz_c0(const FixpipeParams& p) {
     return eo == 4 && !p.channel_split ? 16u : 32u / eo;
 }
 inline uint32_t fix_nz_row_bytes(const FixpipeParams& p) { return fix_nz_c0(p) * dtype_size(p.out_dtype); }
+// The unit flag of a mad or fixpipe (0: none; 2: wait for the L0C blocks' unit bits; 3: wait,
+// then flip them when done); 0 for every other instruction.
+inline uint8_t unit_flag(const Instr& in) {
+    if (in.op == Opcode::MAD) return in.mad.unit_flag;
+    if (in.op == Opcode::FIXPIPE) return in.fix.unit_flag;
+    return 0;
+}
 // Cube blocks of a MAD: ceil(m/16) * ceil(k/K0) * ceil(n/16).
 inline uint64_t mad_blocks(const Instr& in) {
     return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(in.mad.k, cube_k0(in.dtype)) *

@@ -102,13 +102,29 @@ void exec_mad(const Instr& in, IMemView& mem) {
     }
 }
 
+// Bytes of one per-channel quantisation word (instr.h: FixpipeParams).
+constexpr uint64_t kQuantWord = 8;
+
+// The scale of column j's quantisation word: bits 31..13 as an fp32 whose low 13 bits are 0.
+double quant_word_scale(const uint8_t* words, uint32_t j) {
+    uint64_t w;
+    std::memcpy(&w, words + j * kQuantWord, sizeof w);
+    if ((w >> 32) & 0x3fff)
+        throw std::invalid_argument("fixpipe: the quantisation word of column " + std::to_string(j) +
+                                    " has a shift or an offset (bits 32..45), which are not modelled");
+    const uint32_t bits = static_cast<uint32_t>(w) & 0xffffe000u;
+    float s;
+    std::memcpy(&s, &bits, sizeof s);
+    return s;
+}
+
 // One output element of FixPipe from an accumulator value.
 double fix_value(const Instr& in, double v, const uint8_t* scales, uint32_t j) {
     const FixpipeParams& p = in.fix;
     if (p.quant == QuantMode::SCALAR)
         v *= in.scalar;
     else if (p.quant == QuantMode::VECTOR)
-        v *= load_f64(DType::FP32, scales + j * 4);
+        v *= quant_word_scale(scales, j);
     if (p.relu && !(v >= 0) && !std::isnan(v)) v = 0.0;
     return v;
 }
@@ -179,7 +195,7 @@ void exec_fix(const Instr& in, IMemView& mem) {
     const FixpipeParams& p = in.fix;
     const uint8_t* c = mem.local(in.src0.pos, in.src0.addr, fix_src_hull(p));
     const uint8_t* scales =
-        p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * 4ull) : nullptr;
+        p.quant == QuantMode::VECTOR ? mem.local(in.src1.pos, in.src1.addr, p.n * kQuantWord) : nullptr;
     uint8_t* d = in.dst.pos == Pos::GM ? nullptr : mem.local(in.dst.pos, in.dst.addr, fix_dst_hull(in));
     const uint64_t dst_nd = uint64_t{p.dst_nd_stride} * dtype_size(p.out_dtype);
     for (uint32_t q = 0; q < p.nd_num; ++q)
@@ -257,7 +273,7 @@ int footprint_cube(const Instr& in, Extent out[kMaxExtents]) {
         int n = 0;
         out[n++] = {in.src0.pos, in.src0.addr, in.src0.addr + fix_src_hull(p), false};
         if (p.quant == QuantMode::VECTOR)
-            out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + p.n * 4ull, false};
+            out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + p.n * kQuantWord, false};
         out[n++] = {in.dst.pos, in.dst.addr, in.dst.addr + fix_dst_hull(in), true};
         return n;
     }

@@ -1,7 +1,7 @@
 // Functional semantics of data movement: MTE2 (GM->UB/L1 bursts with byte-exact length and
 // padding, ND->NZ into L1, whole fractals GM->L0A/L0B), MTE1 (load2d with per-fractal
 // transpose, load3d = img2col, L1->UB, fills) and MTE3 (UB->GM with optional atomic add, max or min,
-// UB->L1). Byte-exact: no timing, no partial-transfer effects; atomic add rounds once per
+// UB->L1, and on split parts' cube cores L1->GM; L1->FB in the FIX pipe). Byte-exact: no timing, no partial-transfer effects; atomic add rounds once per
 // element in the element type (RNE for floats, wrapping for integers).
 #include <algorithm>
 #include <cstring>
@@ -25,6 +25,8 @@ bool sides_of(Opcode op, Sides& s) {
         case Opcode::COPY_L1_TO_UB: s = {Pos::L1, Pos::UB}; return true;
         case Opcode::COPY_UB_TO_GM: s = {Pos::UB, Pos::GM}; return true;
         case Opcode::COPY_UB_TO_L1: s = {Pos::UB, Pos::L1}; return true;
+        case Opcode::COPY_L1_TO_GM: s = {Pos::L1, Pos::GM}; return true;
+        case Opcode::COPY_L1_TO_FB: s = {Pos::L1, Pos::FB}; return true;
         case Opcode::COPY_UB_TO_UB: s = {Pos::UB, Pos::UB}; return true;
         case Opcode::LOAD2D_GM: s = {Pos::GM, Pos::L0A}; return true;
         case Opcode::LOAD2D:
@@ -90,7 +92,8 @@ void exec_copy(const Instr& in, IMemView& mem) {
             }
             return;
         }
-        case Opcode::COPY_UB_TO_GM: {
+        case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_L1_TO_GM: {  // atomic only from UB (validate_move)
             const uint8_t* s = mem.local(in.src0.pos, in.src0.addr, local_hull(in, c.src_gap));
             uint8_t buf[256];
             for (uint32_t i = 0; i < c.nburst; ++i) {

@@ -61,7 +61,8 @@ uint64_t gm_bytes(const Instr& in) {
     switch (in.op) {
         case Opcode::COPY_GM_TO_UB:
         case Opcode::COPY_GM_TO_L1:
-        case Opcode::COPY_UB_TO_GM: return uint64_t{in.copy.nburst} * in.copy.len_bytes;
+        case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_L1_TO_GM: return uint64_t{in.copy.nburst} * in.copy.len_bytes;
         case Opcode::COPY_GM_TO_L1_ND2NZ:
             return uint64_t{in.nd.nd_num} * in.nd.n * in.nd.d * dtype_size(in.dtype);
         case Opcode::LOAD2D_GM: return uint64_t{in.l2d.repeat} * kFractalBytes;

@@ -19,10 +19,15 @@ using isa::Pos;
 
 namespace {
 
+// Pending sets one event flag holds at most: more means a program setting it in a loop with no
+// wait taking them (its memory would grow without end); the run stops naming the set_flag, as the
+// Ascend C layer stops a GM poll after 2^16 identical reads (runtime/ascendc/host.cpp).
+constexpr size_t kMaxFlagSets = 65536;
+
 bool kind_has_pipe(isa::CoreKind k, Pipe p) {
     switch (k) {
         case isa::CoreKind::Coupled: return p != Pipe::FIX && p != Pipe::S;
-        case isa::CoreKind::Cube: return p == Pipe::MTE1 || p == Pipe::MTE2 || p == Pipe::M || p == Pipe::FIX;
+        case isa::CoreKind::Cube: return p == Pipe::MTE1 || p == Pipe::MTE2 || p == Pipe::MTE3 || p == Pipe::M || p == Pipe::FIX;
         case isa::CoreKind::Vector: return p == Pipe::MTE2 || p == Pipe::MTE3 || p == Pipe::V;
     }
     return false;
@@ -78,6 +83,7 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
     setup(Pos::L0A, p.l0a);
     setup(Pos::L0B, p.l0b);
     setup(Pos::L0C, p.l0c);
+    setup(Pos::FB, p.fb);
     m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * p.event_ids);
     if (trace.on(TraceLevel::Instr)) {
         m_scalar_track = trace.sink()->track(this->name(), "SCALAR", 0);
@@ -154,9 +160,10 @@ AiCore::Flag& AiCore::flag(Pipe src, Pipe dst, uint8_t id) {
 
 void AiCore::flag_set(const isa::Instr& in, Cycle at) {
     Flag& f = flag(in.flag.src, in.flag.dst, in.flag.event_id);
-    f.set = true;
-    f.ready = at + Cycle(m_p.flag_latency);
-    f.set_tick = m_clock.to_tick(at);
+    if (f.sets.size() >= kMaxFlagSets)
+        throw ProgramError(name(), describe(in) + ": " + std::to_string(kMaxFlagSets) +
+                                     " sets of this flag without a wait_flag taking one");
+    f.sets.push_back({at + Cycle(m_p.flag_latency), m_clock.to_tick(at)});
     if (in.flag.dst == Pipe::S) notify_progress();
     else if (PipeUnit* d = pipe(in.flag.dst)) d->wake();
 }
@@ -305,9 +312,9 @@ void AiCore::issue_scalar_side(const isa::Instr& in) {
         } else if (in.op == Opcode::WAIT_FLAG) {
             wait_until_cycle(m_scalar_cycle);
             Flag& f = flag(in.flag.src, in.flag.dst, in.flag.event_id);
-            while (!f.set) wait(m_progress);
-            m_scalar_cycle = max(max(m_scalar_cycle, m_clock.ceil_cycle(now_tick())), f.ready);
-            f.set = false;
+            while (!f.set()) wait(m_progress);
+            m_scalar_cycle = max(max(m_scalar_cycle, m_clock.ceil_cycle(now_tick())), f.oldest().ready);
+            f.take();
             if (m_race) m_race->on_scalar_wait(in, m_seq);
         } else if (in.op == Opcode::SCALAR) {
             m_scalar_cycle += Cycle(in.sc.cycles);

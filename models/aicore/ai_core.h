@@ -119,11 +119,18 @@ public:
     TraceHub& trace() { return m_trace; }
     using sc_core::sc_object::trace;  // SystemC's trace(sc_trace_file*) stays visible
     InstrStats& instr_stats() { return m_instr_stats; }
-    // Flags: set at `ready` (a cycle), consumed by wait_flag.
+    // Event flags count their sets: each set_flag adds one, visible from its `ready` cycle; a
+    // wait_flag takes the oldest (the vendor's examples set an event again before the first wait
+    // has seen it; docs/reference.md). Empty: the flag is clear.
     struct Flag {
-        bool set = false;
-        Cycle ready;
-        Tick set_tick;
+        struct Set {
+            Cycle ready;
+            Tick tick;
+        };
+        std::vector<Set> sets;  // oldest first
+        bool set() const { return !sets.empty(); }
+        const Set& oldest() const { return sets.front(); }
+        void take() { sets.erase(sets.begin()); }
     };
     Flag& flag(isa::Pipe src, isa::Pipe dst, uint8_t id);
     void flag_set(const isa::Instr& in, Cycle at);

@@ -24,6 +24,9 @@ CoreParams::CoreParams(const ParamScope& s)
       l0a(s.sub("l0a"), 16 * 1024, 512, "L0A buffer"),
       l0b(s.sub("l0b"), 16 * 1024, 512, "L0B buffer"),
       l0c(s.sub("l0c"), 32 * 1024, 64, "L0C buffer"),
+      // fb0_size = 2048 in the vendor's platform description of Ascend910B (its fb1..fb3 hold other
+      // FixPipe parameters, not modelled): 256 per-channel quantisation words of 8 bytes.
+      fb(s.sub("fb"), 2048, 128, "FixPipe buffer (per-channel quantisation words)"),
       vec_cycles_per_repeat(s.sub("vector"), "cycles_per_repeat", 1, "cycle",
                             "cycles per 256-byte repeat of a simple vector op", {1, 1000}),
       vec_transcendental_cycles_per_repeat(s.sub("vector"), "transcendental_cycles_per_repeat", 4, "cycle",
@@ -70,6 +73,8 @@ CoreParams::CoreParams(const ParamScope& s)
       mte1_fill_bpc(s.sub("mte1"), "fill_bytes_per_cycle", 256, "B/cycle", "fill bandwidth into L1/L0A/L0B (est.)", {1, 65536}),
       mte1_startup(s.sub("mte1"), "startup", 4, "cycle", "MTE1 latency beyond throughput (est.)", {0, 10000}),
       fix_l0c_bpc(s.sub("fix"), "l0c_bytes_per_cycle", 256, "B/cycle", "FixPipe read rate from L0C (fp32/int32 bytes)", {1, 65536}),
+      fix_l1_fb_bpc(s.sub("fix"), "l1_fb_bytes_per_cycle", 128, "B/cycle",
+                    "L1->FixPipe buffer rate (est.: the L1 read port of L1->UB)", {1, 65536}),
       fix_startup(s.sub("fix"), "startup", 12, "cycle", "FixPipe latency beyond throughput / GM setup (est.)", {0, 10000}),
       l0c_ub_bpc(s.sub("vector"), "l0c_ub_bytes_per_cycle", 256, "B/cycle", "L0C->UB bandwidth (coupled parts)", {1, 65536}),
       ub_l1_bpc(s.sub("mte3"), "ub_l1_bytes_per_cycle", 128, "B/cycle", "UB->L1 bandwidth", {1, 65536}),

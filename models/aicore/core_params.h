@@ -25,7 +25,7 @@ struct CoreParams {
     Param<uint32_t> flag_latency;
     Param<bool> set_flag_blocks;
     // Local buffers.
-    BufferParams ub, l1, l0a, l0b, l0c;
+    BufferParams ub, l1, l0a, l0b, l0c, fb;
     // Vector unit.
     Param<uint32_t> vec_cycles_per_repeat;
     Param<uint32_t> vec_transcendental_cycles_per_repeat;
@@ -44,7 +44,7 @@ struct CoreParams {
     Param<uint32_t> cube_fill;
     // On-chip paths (bytes per cycle) and startups.
     Param<uint32_t> mte1_l1_l0a_bpc, mte1_l1_l0b_bpc, mte1_l1_ub_bpc, mte1_fill_bpc, mte1_startup;
-    Param<uint32_t> fix_l0c_bpc, fix_startup;
+    Param<uint32_t> fix_l0c_bpc, fix_l1_fb_bpc, fix_startup;
     Param<uint32_t> l0c_ub_bpc, ub_l1_bpc;
     // Cross-core flags (split parts).
     Param<uint32_t> cross_flag_latency;

@@ -194,6 +194,7 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
         case Opcode::FIXPIPE:
             return move(uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * 4, p.fix_l0c_bpc, p.fix_startup);
         case Opcode::COPY_UB_TO_L1: return move(isa::moved_bytes(in), p.ub_l1_bpc, p.mte3_startup);
+        case Opcode::COPY_L1_TO_FB: return move(isa::moved_bytes(in), p.fix_l1_fb_bpc, p.fix_startup);
         default:
             if (isa::param_kind(in.op) == isa::ParamKind::Vec && in.op != Opcode::SET_MASK) return vec(p.vec_cycles_per_repeat);
             return {1, 0};

@@ -9,8 +9,9 @@ bool gm_pattern(const isa::Instr& in, GmPattern& p) {
     switch (in.op) {
         case Opcode::COPY_GM_TO_UB:
         case Opcode::COPY_GM_TO_L1:
-        case Opcode::COPY_UB_TO_GM: {
-            const bool store = in.op == Opcode::COPY_UB_TO_GM;
+        case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_L1_TO_GM: {
+            const bool store = in.op != Opcode::COPY_GM_TO_UB && in.op != Opcode::COPY_GM_TO_L1;
             p.base = store ? in.dst.addr : in.src0.addr;
             p.outer = 1;
             p.inner = in.copy.nburst;

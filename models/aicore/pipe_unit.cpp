@@ -28,14 +28,6 @@ bool is_sync(Opcode op) {
            op == Opcode::WAIT_CROSS_FLAG;
 }
 
-// The unit flag of a mad or fixpipe (0: none; 2: wait for the L0C blocks' unit bits; 3: wait,
-// then flip them when done).
-uint8_t unit_flag(const isa::Instr& in) {
-    if (in.op == Opcode::MAD) return in.mad.unit_flag;
-    if (in.op == Opcode::FIXPIPE) return in.fix.unit_flag;
-    return 0;
-}
-
 Requester requester_for(isa::Pipe p) {
     switch (p) {
         case isa::Pipe::MTE3: return Requester::MTE3;
@@ -136,7 +128,7 @@ void PipeUnit::complete(InFlight& f, Cycle end) {
     // Loads deliver their data when the last byte has arrived.
     const isa::Instr& in = m_inflight_mem[static_cast<size_t>(&f - m_inflight.data())];
     if (m_core.functional() && in.dst.pos != isa::Pos::GM) m_core.execute(in);
-    if (unit_flag(in) == 3) m_core.unit_bits_done(in, end);
+    if (isa::unit_flag(in) == 3) m_core.unit_bits_done(in, end);
     if (m_def_head < m_deferred.size()) fire_deferred(end);
 }
 
@@ -295,7 +287,7 @@ bool PipeUnit::step(Cycle now) {
         // one wake-up serves many instructions. Nothing another pipe does can change that
         // start; in functional mode its effect applies early, which only a racy program sees.
         Cycle start = max(max(now, issue), m_next_free);
-        const uint8_t uf = unit_flag(in);
+        const uint8_t uf = isa::unit_flag(in);
         if (uf) {  // the L0C blocks' unit bits: a start no earlier than the last of them changed
             Cycle ready;
             if (!unit_bits_wait(now, ready)) return false;
@@ -321,12 +313,12 @@ bool PipeUnit::step(Cycle now) {
     switch (in.op) {
         case Opcode::WAIT_FLAG: {
             AiCore::Flag& f = m_core.flag(in.flag.src, in.flag.dst, in.flag.event_id);
-            if (!f.set || f.ready > now) {
+            if (!f.set() || f.oldest().ready > now) {
                 if (!m_waiting_flag) {
                     m_waiting_flag = true;
                     m_wait_since = now;
                 }
-                if (f.set) sleep_until(now, f.ready);
+                if (f.set()) sleep_until(now, f.oldest().ready);
                 else next_trigger(m_wake);
                 return false;
             }
@@ -334,11 +326,12 @@ bool PipeUnit::step(Cycle now) {
                 m_flag_wait_cycles += (now - m_wait_since).v;
                 m_waiting_flag = false;
             }
-            f.set = false;
+            const Tick set_tick = f.oldest().tick;
+            f.take();
             if (RaceChecker* rc = m_core.race_checker()) rc->on_wait_flag(in);
             if (m_core.trace().on(TraceLevel::Instr)) {
                 PipeUnit* src = m_core.pipe(in.flag.src);
-                if (src) m_core.trace().sink()->flow(src->trace_track(), f.set_tick, m_track, now_tick(), "flag");
+                if (src) m_core.trace().sink()->flow(src->trace_track(), set_tick, m_track, now_tick(), "flag");
             }
             m_core.instr_stats().record(in.op, m_id, 0);
             pop(now);
@@ -410,14 +403,14 @@ bool PipeUnit::step(Cycle now) {
         default:
             break;
     }
-    if (unit_flag(in)) {  // a store through the FixPipe: starts once the unit bits are there
+    if (isa::unit_flag(in)) {  // a store through the FixPipe: starts once the unit bits are there
         Cycle ready;
         if (!unit_bits_wait(now, ready)) return false;
         if (ready > now) {
             sleep_until(now, ready);
             return false;
         }
-        if (unit_flag(in) == 3) m_core.unit_bits_reading(in);
+        if (isa::unit_flag(in) == 3) m_core.unit_bits_reading(in);
     }
     if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
     GmPattern pat;
@@ -446,12 +439,12 @@ std::string PipeUnit::describe() const {
         const isa::Instr& in = m_queue[m_head];
         s += ", head: " + m_core.describe(in);
         if (in.op == Opcode::WAIT_FLAG) {
-            const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set;
+            const bool set = const_cast<AiCore&>(m_core).flag(in.flag.src, in.flag.dst, in.flag.event_id).set();
             s += set ? " (flag set)" : " (blocked: flag never set)";
         } else if (in.op == Opcode::WAIT_CROSS_FLAG) {
             const uint32_t n = const_cast<AiCore&>(m_core).cross_flags()->count(m_core, in);
             s += n ? " (cross-core count pending)" : " (blocked: cross-core counter is 0)";
-        } else if (unit_flag(in)) {
+        } else if (isa::unit_flag(in)) {
             Cycle ready;
             if (!m_core.unit_bits_ready(in, ready))
                 s += in.op == Opcode::MAD

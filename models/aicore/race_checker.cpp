@@ -18,11 +18,6 @@ size_t flag_index(Pipe src, Pipe dst, uint8_t id) {
 }
 using text::hex;
 constexpr uint64_t kUnitFlagBlock = 512;  // bytes of L0C one unit bit covers (ai_core.cpp)
-uint8_t uf_of(const isa::Instr& in) {
-    if (in.op == isa::Opcode::MAD) return in.mad.unit_flag;
-    if (in.op == isa::Opcode::FIXPIPE) return in.fix.unit_flag;
-    return 0;
-}
 }  // namespace
 
 RaceChecker::RaceChecker(std::string core_name) : m_core(std::move(core_name)) {
@@ -33,7 +28,7 @@ void RaceChecker::reset(uint32_t block) {
     m_block = block;
     for (auto& c : m_clock) c.fill(0);
     m_scalar.fill(0);
-    for (auto& f : m_flags) f.fill(0);
+    for (auto& f : m_flags) f.clear();
     for (auto& p : m_pending) p.clear();
     m_pending_pos.fill(0);
     for (auto& a : m_access) a.clear();
@@ -53,7 +48,7 @@ void RaceChecker::advance(Pipe p, uint32_t seq) {
 void RaceChecker::on_set_flag(const isa::Instr& in) {
     const Pipe src = in.flag.src;
     if (src == Pipe::S) {
-        m_flags[flag_index(src, in.flag.dst, in.flag.event_id)] = m_scalar;
+        m_flags[flag_index(src, in.flag.dst, in.flag.event_id)].push_back(m_scalar);
         return;
     }
     publish_flag(in, set_flag_clock(in));
@@ -65,16 +60,23 @@ RaceChecker::Clock RaceChecker::set_flag_clock(const isa::Instr& in) {
 }
 
 void RaceChecker::publish_flag(const isa::Instr& in, const Clock& c) {
-    m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)] = c;
+    m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)].push_back(c);
 }
 
 void RaceChecker::on_wait_flag(const isa::Instr& in) {
     advance(in.flag.dst, in.seq);
-    join(m_clock[static_cast<size_t>(in.flag.dst)], m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)]);
+    take_flag(in, m_clock[static_cast<size_t>(in.flag.dst)]);
+}
+
+void RaceChecker::take_flag(const isa::Instr& in, Clock& into) {
+    auto& sets = m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)];
+    if (sets.empty()) return;  // set in an earlier block (its clocks are gone)
+    join(into, sets.front());
+    sets.erase(sets.begin());
 }
 
 void RaceChecker::on_scalar_wait(const isa::Instr& in, uint32_t next_seq) {
-    join(m_scalar, m_flags[flag_index(in.flag.src, in.flag.dst, in.flag.event_id)]);
+    take_flag(in, m_scalar);
     for (auto& p : m_pending) p.push_back({next_seq, m_scalar});
 }
 
@@ -98,7 +100,7 @@ void RaceChecker::prune(std::vector<Access>& v) {
 }
 
 void RaceChecker::unit_flags(const isa::Instr& in, Clock& me, bool publish) {
-    const uint8_t uf = uf_of(in);
+    const uint8_t uf = isa::unit_flag(in);
     if (uf < 2) return;
     const size_t side = in.op == isa::Opcode::MAD ? 0 : 1;
     isa::Extent ext[isa::kMaxExtents];

@@ -63,7 +63,8 @@ private:
     uint32_t m_block = 0;
     std::array<Clock, isa::kNumPipes> m_clock{};
     Clock m_scalar{};
-    std::vector<Clock> m_flags;  // [src][dst][id], ids grown on demand
+    std::vector<std::vector<Clock>> m_flags;  // [src][dst][id]: the clocks of its pending sets, oldest first
+    void take_flag(const isa::Instr& in, Clock& into);  // join the oldest pending set's clock
     std::array<std::vector<Join>, isa::kNumPipes> m_pending;
     std::array<size_t, isa::kNumPipes> m_pending_pos{};
     std::array<std::vector<Access>, static_cast<size_t>(isa::Pos::kCount)> m_access;

@@ -249,6 +249,7 @@ LocalRange local_alloc(AscendC::Hardware hw, uint64_t bytes) {
         case Hardware::L0B: w = {TPosition::B2, isa::Pos::L0B, 512}; break;
         case Hardware::L0C: w = {TPosition::CO1, isa::Pos::L0C, 64}; break;
         case Hardware::BIAS: w = {TPosition::C2, isa::Pos::BT, 64}; break;
+        case Hardware::FIXBUF: w = {TPosition::C2PIPE2GM, isa::Pos::FB, 128}; break;
         default: fail("LocalMemAllocator of a buffer the core does not have");
     }
     uint64_t& next = st.local_next[static_cast<size_t>(w.phys)];
@@ -356,7 +357,10 @@ kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) 
             k.quantPre = isa::QuantMode::SCALAR;
             k.deqScalar = quant_scale("FixpipeParamsV220::deqScalar", p.deqScalar);
             break;
-        default: fail("FixpipeParamsV220::quantPre: per-channel quantisation needs a scale tensor");
+        case QuantMode_t::VDEQF16:
+        case QuantMode_t::VQF322B8_PRE:
+        case QuantMode_t::VREQ8: k.quantPre = isa::QuantMode::VECTOR; break;  // the words: runtime/ascendc/fixpipe.cpp
+        default: fail("FixpipeParamsV220::quantPre: a mode Atlas A2's FixPipe does not have");
     }
     return k;
 }

@@ -63,8 +63,9 @@ void copy_in(KernelContext& ctx, isa::DType t, isa::Pos dst_pos, uint32_t dst, u
 
 void copy_out(KernelContext& ctx, isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src,
               const isa::CopyParams& c) {
-    if (src_pos != isa::Pos::UB) bad_positions("DataCopy", isa::Pos::GM, src_pos);
-    isa::Instr in = make(isa::Opcode::COPY_UB_TO_GM, t);
+    // L1 -> GM: the cube core's MTE3 (split parts; a core without that path stops the run).
+    if (src_pos != isa::Pos::UB && src_pos != isa::Pos::L1) bad_positions("DataCopy", isa::Pos::GM, src_pos);
+    isa::Instr in = make(src_pos == isa::Pos::L1 ? isa::Opcode::COPY_L1_TO_GM : isa::Opcode::COPY_UB_TO_GM, t);
     in.dst = {dst, isa::Pos::GM};
     in.src0 = {src, src_pos};
     in.copy = c;
@@ -80,6 +81,8 @@ void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const is
         op = isa::Opcode::COPY_UB_TO_L1;
     else if (src.pos == isa::Pos::UB && dst.pos == isa::Pos::UB)
         op = isa::Opcode::COPY_UB_TO_UB;
+    else if (src.pos == isa::Pos::L1 && dst.pos == isa::Pos::FB)
+        op = isa::Opcode::COPY_L1_TO_FB;
     else
         bad_positions("DataCopy", dst.pos, src.pos);
     isa::Instr in = make(op, t);

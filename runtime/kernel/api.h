@@ -240,14 +240,23 @@ void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const Fixpip
     detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
                     {dst.address(), isa::Pos::GM}, detail::addr(src), nullptr, p);
 }
-// CO1 -> L1 through the FixPipe (split cores); per-channel scales from `scales` with VECTOR quant.
+// CO1 -> L1 through the FixPipe (split cores).
 template <class U, class C>
 void Fixpipe(const LocalTensor<U>& dst, const LocalTensor<C>& src, const FixpipeParams& p) {
     detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,
                     detail::addr(dst), detail::addr(src), nullptr, p);
 }
 template <class U, class C>
-void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const LocalTensor<float>& scales,
+void Fixpipe(const LocalTensor<U>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>& scales,
+             const FixpipeParams& p) {
+    const isa::Addr s = detail::addr(scales);
+    detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v, detail::addr(dst),
+                    detail::addr(src), &s, p);
+}
+// Per-channel quantisation (quantPre VECTOR): one 64-bit quantisation word per column in the
+// FixPipe buffer (`scales`, Pos::FB, filled by DataCopy from L1; isa::FixpipeParams has the format).
+template <class U, class C>
+void Fixpipe(const GlobalTensor<U>& dst, const LocalTensor<C>& src, const LocalTensor<uint64_t>& scales,
              const FixpipeParams& p) {
     const isa::Addr s = detail::addr(scales);
     detail::fixpipe(src.ctx(), isa::Opcode::FIXPIPE, isa::DTypeOf<C>::v, isa::DTypeOf<U>::v,

@@ -53,6 +53,18 @@ uint64_t covered(std::vector<std::pair<uint64_t, uint64_t>> spans, uint64_t lo, 
     return total + (b - a);
 }
 
+// The union of spans as disjoint spans in time order.
+std::vector<std::pair<uint64_t, uint64_t>> merged(std::vector<std::pair<uint64_t, uint64_t>> spans) {
+    std::sort(spans.begin(), spans.end());
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const auto& s : spans) {
+        if (s.second <= s.first) continue;
+        if (out.empty() || s.first > out.back().second) out.push_back(s);
+        else out.back().second = std::max(out.back().second, s.second);
+    }
+    return out;
+}
+
 }  // namespace
 
 // Host programs of all chips meet here once their channel ends exist (SystemC
@@ -389,6 +401,7 @@ PpRun::ChipTraffic PpRun::traffic(uint32_t i) const {
             kernels.push_back({tasks[t].task->start_tick.v, tasks[t].task->end_tick.v});
     out.send_ps = covered(copies, 0, UINT64_MAX);
     out.kernel_ps = covered(kernels, 0, UINT64_MAX);
+    out.kernel_spans = merged(std::move(kernels));
     return out;
 }
 

@@ -99,10 +99,12 @@ public:
     void join_chip(uint32_t i, rt::Runtime& rt, comm::Communicator* tp_comm);
     // Chip i's stage-to-stage sends over the steps it ran: how many, their bytes and the time
     // their peer copies ran (the union of their spans); and its kernels' time (communication
-    // kernels excluded). After the run; for host programs that drive the steps (join_chip).
+    // kernels excluded), with the union of their spans (disjoint, in time order). After the run;
+    // for host programs that drive the steps (join_chip).
     struct ChipTraffic {
         size_t sends = 0, all_reduces = 0;
         uint64_t sent_bytes = 0, send_ps = 0, kernel_ps = 0;
+        std::vector<std::pair<uint64_t, uint64_t>> kernel_spans;
     };
     ChipTraffic traffic(uint32_t chip) const;
     // After the run. Steps: one record per prefill (from stage 0's first prefill

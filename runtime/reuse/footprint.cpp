@@ -19,6 +19,7 @@ bool touches_gm(isa::Opcode op) {
         case Opcode::LOAD2D_GM:
         case Opcode::FIXPIPE:
         case Opcode::COPY_UB_TO_GM:
+        case Opcode::COPY_L1_TO_GM:
         case Opcode::LD_GM:
         case Opcode::ST_GM: return true;
         default: return false;

@@ -114,9 +114,10 @@ void ChipStepTimer::begin_step(double now_s) {
     }
 }
 
-double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
+// The step's padded batch (counted), and whether it computes prompt tokens.
+llm::StepBatch ChipStepTimer::shaped(const std::vector<StepItem>& batch, bool& prefill) {
     llm::StepBatch b = step_shape(batch, m_run.options().block_size, m_scratch, m_pad);
-    bool prefill = false;
+    prefill = false;
     int64_t tokens = 0;
     for (const StepItem& it : batch) {
         prefill = prefill || it.prefill;
@@ -131,6 +132,12 @@ double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
         m_batch = b;
         m_real = batch.size();
     }
+    return b;
+}
+
+double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
+    bool prefill = false;
+    llm::StepBatch b = shaped(batch, prefill);
     StepTimes::Given check;
     StepKey key = m_lock ? StepKey{} : step_key(b);
     // Whether the engine's loaded plan is this shape's (the last simulated step's shape) changes
@@ -165,6 +172,34 @@ double ChipStepTimer::step_seconds(const std::vector<StepItem>& batch) {
     // The step ends when its slowest rank's does (the ranks' all-reduces join them).
     const auto [begin, end] = m_lock->wait_followers();
     return static_cast<double>(std::max(end, r.begin_ps + r.ps) - std::min(begin, r.begin_ps)) * 1e-12;
+}
+
+
+double ChipStepTimer::submit(const std::vector<StepItem>& batch) {
+    if (!m_lock) throw SimError(kExitFailure, "serve: submit without the instance's other chips");
+    bool prefill = false;
+    llm::StepBatch b = shaped(batch, prefill);
+    TpLockstep::Work w;
+    w.kind = TpLockstep::Kind::Step;
+    w.batch = b;
+    w.prefill = prefill;
+    const size_t n = m_lock->post(std::move(w));
+    const llm::StepRecord& r = m_run.step_batch(m_rt, std::move(b), prefill);
+    m_posted.push_back({n, r.begin_ps + r.ps});
+    return static_cast<double>(now_tick().v - m_t0) * 1e-12;
+}
+
+bool ChipStepTimer::retire(double until_s, double& exit_s) {
+    if (m_posted.empty()) throw SimError(kExitFailure, "serve: no step in flight to retire");
+    const Posted p = m_posted.front();
+    // No limit past what the clock can count (an arrival beyond ~200 days).
+    const double ps = std::max(0.0, until_s) * 1e12 + 0.5;
+    const uint64_t until = ps < 1.8e19 - static_cast<double>(m_t0) ? m_t0 + static_cast<uint64_t>(ps) : UINT64_MAX;
+    if (!m_lock->wait_work(p.work, until)) return false;
+    m_posted.pop_front();
+    const uint64_t end = std::max(m_lock->take(p.work).second, p.end_ps);
+    exit_s = static_cast<double>(end - m_t0) * 1e-12;
+    return true;
 }
 
 }  // namespace sfumato::serve

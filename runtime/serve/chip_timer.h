@@ -17,6 +17,7 @@
 // trace carries token counts).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,6 +70,15 @@ public:
     // is rank 0's (stage 0's); each step and swap is posted to the other chips and ends when the
     // slowest chip's does (with stages: the last stage's).
     void lockstep(TpLockstep* l) { m_lock = l; }
+    // Pipeline stages with lockstep: up to `k` steps in flight (scheduler.h). submit() posts a
+    // step to the other chips and runs stage 0's part of it on this chip (its kernels and its send
+    // to stage 1), returning when this chip is free; retire() waits for the oldest step's end on
+    // every chip (the last stage's read-back) and gives that time. Each chip runs the steps in
+    // order, so stage s works on a step while stage s + 1 works on the one before.
+    void pipelined(int64_t k) { m_in_flight = k; }
+    int64_t batches_in_flight() const override { return m_lock ? m_in_flight : 1; }
+    double submit(const std::vector<StepItem>& batch) override;
+    bool retire(double until_s, double& exit_s) override;
     // Step-time re-use (step_reuse.h): a step whose shape was simulated takes its time from those
     // steps (the host idles for it, no kernel runs). Not with lockstep (the followers run every
     // step).
@@ -88,6 +98,13 @@ private:
     TpLockstep* m_lock = nullptr;
     StepTimes m_times{StepReuseOptions{}};
     std::string m_last_shape;
+    int64_t m_in_flight = 1;
+    struct Posted {
+        size_t work = 0;      // its TpLockstep number
+        uint64_t end_ps = 0;  // this chip's part's end
+    };
+    std::deque<Posted> m_posted;  // submitted, not retired
+    llm::StepBatch shaped(const std::vector<StepItem>& batch, bool& prefill);
 };
 
 }  // namespace sfumato::serve

@@ -32,7 +32,8 @@
 // Pipeline parallelism per instance (serve.pp P): the instance's T P chips are P stages of T
 // ranks (stage-major), its layers split as llm::PpRun splits them (runtime/llm/pipeline.h); every
 // chip runs each step's batch on its stage's layers (tp_lockstep.h), a later stage's waiting for
-// the activations the previous one sends over the links; one batch in flight.
+// the activations the previous one sends over the links; up to serve.pp_batches_in_flight steps
+// outstanding (scheduler.h), each chip running them in order, so the stages overlap.
 // Disaggregated TP instances: each rank of the prefill instance ships its KV shard (its heads) of
 // each layer over the links from its own KV stream to the decode ranks that hold those heads
 // (rank r to rank r for one TP size), as a layer-wise connector of tensor-parallel workers does; rank 0's stream waits for every rank's copies of a step (a notify

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 
 #include "sim/error.h"
@@ -28,8 +29,17 @@ const char* policy_name(Policy p) {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
 
 }  // namespace
+
+double IStepTimer::submit(const std::vector<StepItem>&) {
+    throw SimError(kExitFailure, "serve: this step timer keeps one batch in flight (no submit)");
+}
+
+bool IStepTimer::retire(double, double&) {
+    throw SimError(kExitFailure, "serve: this step timer keeps one batch in flight (no retire)");
+}
 
 // A request's progress in one scheduler (named: SchedulerLoop, outside this file's anonymous
 // namespace, holds them).
@@ -51,6 +61,7 @@ public:
             throw InputError("scheduler: token budget, sequence cap and batch size must be at least 1, "
                              "threshold, timeout and window at least 0");
         m_seq.resize(t.requests.size());
+        m_busy.assign(t.requests.size(), 0);
         m_res.requests.resize(t.requests.size());
         for (size_t i = 0; i < t.requests.size(); ++i) {
             const Request& r = t.requests[i];
@@ -61,20 +72,16 @@ public:
         }
     }
 
-    ServeResult run() {
+    ServeResult run() { return m_timer.batches_in_flight() > 1 ? run_pipelined() : run_sync(); }
+
+    // One batch in flight: each step ends (its tokens out) before the next is scheduled.
+    ServeResult run_sync() {
         size_t next = 0;
         double now = 0;
         const size_t n = m_t.requests.size();
         std::vector<size_t> got;
         for (;;) {
-            if (m_src) {
-                m_timer.begin_step(now);
-                got.clear();
-                m_src->take(now, got);
-                for (size_t id : got) arrive(id, now);
-            } else {
-                while (next < n && m_t.requests[next].arrival_s <= now) arrive(next++, now);
-            }
+            take_arrivals(now, next, got);
             double wake = kNever;
             int64_t preempted = 0, urgent = 0;
             if (m_o.policy == Policy::Continuous && m_o.priority) urgent = preempt_for_priority();
@@ -95,14 +102,9 @@ public:
             if (!(dt > 0) || !std::isfinite(dt) || !(sw >= 0))
                 throw SimError(kExitFailure, "serve: the step timer returned " + std::to_string(dt) + " s");
             log_step(now, dt, items, preempted + urgent);
-            StepLog& sl = m_res.steps.back();
-            sl.priority_preempted = urgent;
-            m_res.priority_preemptions += urgent;
-            sl.swapped_out = m_swap_out, sl.swapped_in = m_swap_in, sl.swap_s = sw;
-            m_res.swapped_out += m_swap_out, m_res.swapped_in += m_swap_in, m_res.swap_s += sw;
-            m_swap_out = m_swap_in = 0;
+            note_step(urgent, sw);
             now += dt;
-            complete(items, now);
+            complete(items, now, m_res.steps.back());
         }
         for (size_t id : m_waiting)  // cannot happen with the arrival checks; never lose a request
             m_res.requests[id].rejected = "never scheduled: the KV pool could not admit it";
@@ -132,6 +134,109 @@ private:
     std::vector<SchedSeq> m_seq;
     std::vector<size_t> m_waiting, m_running;
     ServeResult m_res;
+    // Several batches in flight: the outstanding steps, oldest first, and which requests are in
+    // one of them.
+    struct Outstanding {
+        std::vector<StepItem> items;
+        size_t log = 0;  // its StepLog
+    };
+    std::deque<Outstanding> m_flight;
+    std::vector<char> m_busy;
+
+    // Several batches in flight (scheduler.h): a step is submitted as soon as the first stage is
+    // free, up to the timer's limit outstanding; each takes effect when it leaves the last stage.
+    ServeResult run_pipelined() {
+        const size_t limit = static_cast<size_t>(m_timer.batches_in_flight());
+        size_t next = 0;
+        double now = 0;
+        const size_t n = m_t.requests.size();
+        std::vector<size_t> got;
+        for (;;) {
+            take_arrivals(now, next, got);
+            double wake = kNever;
+            int64_t preempted = 0, urgent = 0;
+            if (m_o.policy == Policy::Continuous && m_o.priority) urgent = preempt_for_priority();
+            std::vector<StepItem> items =
+                m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
+            if (items.empty()) {
+                const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
+                const double at = std::min(coming, wake);
+                if (!m_flight.empty()) {
+                    // The oldest step's exit, or the next arrival (or batch trigger) if sooner.
+                    double exit_s = 0;
+                    if (m_timer.retire(at > now ? at : kNever, exit_s)) retire_front(exit_s, now);
+                    else now = std::max(now, at);
+                    continue;
+                }
+                if (at == kNever && m_src && m_src->wait(now)) continue;
+                if (at == kNever) break;
+                now = std::max(now, at);
+                continue;
+            }
+            m_timer.begin_step(now);
+            const double sw = m_swap_out || m_swap_in ? m_timer.swap_seconds(m_swap_out, m_swap_in) : 0.0;
+            if (!(sw >= 0) || !std::isfinite(sw))
+                throw SimError(kExitFailure, "serve: the step timer's swap took " + std::to_string(sw) + " s");
+            if (m_handoff) m_handoff->step_starting(items);
+            for (const StepItem& it : items) {
+                if (m_busy[it.request])
+                    throw SimError(kExitFailure, "serve: request " + m_t.requests[it.request].id +
+                                                     " scheduled while a step of it is in flight");
+                m_busy[it.request] = 1;
+            }
+            log_step(now, sw, items, preempted + urgent);
+            note_step(urgent, sw);
+            const double free_s = m_timer.submit(items);
+            if (!std::isfinite(free_s) || free_s < now)
+                throw SimError(kExitFailure, "serve: the step timer's stage was free at " + std::to_string(free_s) + " s");
+            m_flight.push_back({std::move(items), m_res.steps.size() - 1});
+            now = free_s;
+            if (m_flight.size() >= limit) {
+                double exit_s = 0;
+                m_timer.retire(kNever, exit_s);
+                retire_front(exit_s, now);
+            }
+        }
+        for (size_t id : m_waiting)  // cannot happen with the arrival checks; never lose a request
+            m_res.requests[id].rejected = "never scheduled: the KV pool could not admit it";
+        m_res.end_s = now;
+        return std::move(m_res);
+    }
+
+    // Requests that arrived by `now`: the router's (m_src) or the trace's from `next` on.
+    void take_arrivals(double now, size_t& next, std::vector<size_t>& got) {
+        if (m_src) {
+            m_timer.begin_step(now);
+            got.clear();
+            m_src->take(now, got);
+            for (size_t id : got) arrive(id, now);
+        } else {
+            while (next < m_t.requests.size() && m_t.requests[next].arrival_s <= now) arrive(next++, now);
+        }
+    }
+
+    // The step just logged: its priority preemptions and swap copies.
+    void note_step(int64_t urgent, double sw) {
+        StepLog& sl = m_res.steps.back();
+        sl.priority_preempted = urgent;
+        m_res.priority_preemptions += urgent;
+        sl.swapped_out = m_swap_out, sl.swapped_in = m_swap_in, sl.swap_s = sw;
+        m_res.swapped_out += m_swap_out, m_res.swapped_in += m_swap_in, m_res.swap_s += sw;
+        m_swap_out = m_swap_in = 0;
+    }
+
+    // The oldest outstanding step left the last stage at `exit_s`: its tokens take effect.
+    void retire_front(double exit_s, double& now) {
+        Outstanding f = std::move(m_flight.front());
+        m_flight.pop_front();
+        StepLog& l = m_res.steps[f.log];
+        if (!std::isfinite(exit_s) || !(exit_s > l.begin_s))
+            throw SimError(kExitFailure, "serve: the step timer's step left at " + std::to_string(exit_s) + " s");
+        l.seconds = exit_s - l.begin_s;
+        for (const StepItem& it : f.items) m_busy[it.request] = 0;
+        now = std::max(now, exit_s);
+        complete(f.items, exit_s, l);
+    }
 
     void arrive(size_t id, double now) {
         const Request& r = m_t.requests[id];
@@ -194,7 +299,7 @@ private:
         int64_t n = 0;
         while (!m_waiting.empty() && !m_running.empty()) {
             const size_t w = m_waiting.front(), v = victim(0);
-            if (prio(m_running[v]) <= prio(w) || admissible(w)) break;
+            if (v == kNone || prio(m_running[v]) <= prio(w) || admissible(w)) break;
             preempt(v);
             ++n;
         }
@@ -211,10 +316,13 @@ private:
 
     // The running sequence to preempt among running[from..]: the largest priority value, the
     // latest of equals (the tail under fcfs, as vLLM's).
+    // Requests in an outstanding step are not candidates (kNone: none is).
     size_t victim(size_t from) const {
-        size_t v = m_running.size() - 1;
-        for (size_t k = m_running.size(); k-- > from;)
-            if (prio(m_running[k]) > prio(m_running[v])) v = k;
+        size_t v = kNone;
+        for (size_t k = m_running.size(); k-- > from;) {
+            if (m_busy[m_running[k]]) continue;
+            if (v == kNone || prio(m_running[k]) > prio(m_running[v])) v = k;
+        }
         return v;
     }
 
@@ -237,8 +345,13 @@ private:
         std::vector<StepItem> items;
         int64_t budget = m_o.max_num_batched_tokens;
         const int64_t thr = m_o.long_prefill_token_threshold;
+        bool deferred = false;
         for (size_t i = 0; i < m_running.size() && budget > 0;) {
             const size_t id = m_running[i];
+            if (m_busy[id]) {  // its step is in flight
+                ++i;
+                continue;
+            }
             SchedSeq& s = m_seq[id];
             int64_t n = s.num_tokens() - s.computed;
             if (thr > 0) n = std::min(n, thr);
@@ -248,22 +361,32 @@ private:
                 // fcfs: the tail; priority: the least urgent of all, one already in this step's
                 // batch included (its piece is taken out again and its tokens returned).
                 const size_t v = victim(m_o.priority ? 0 : i);
+                // Only itself left to preempt while steps are in flight: it waits for them.
+                if (v == kNone || (m_running[v] == id && !m_flight.empty())) {
+                    deferred = true;
+                    break;
+                }
                 self = m_running[v] == id;
                 if (v < i) {
-                    budget += items[v].tokens;
-                    items.erase(items.begin() + static_cast<std::ptrdiff_t>(v));
+                    const size_t victim_id = m_running[v];
+                    auto in = std::find_if(items.begin(), items.end(),
+                                           [&](const StepItem& x) { return x.request == victim_id; });
+                    if (in != items.end()) {
+                        budget += in->tokens;
+                        items.erase(in);
+                    }
                     --i;
                 }
                 preempt(v);
                 ++preempted;
                 if (self) break;
             }
-            if (self) break;
+            if (self || deferred) break;
             items.push_back(item(id, n));
             budget -= n;
             ++i;
         }
-        if (preempted) return items;  // no admission in a step that preempted
+        if (preempted || deferred) return items;  // no admission in a step that preempted (or waits)
         while (!m_waiting.empty() && budget > 0 && static_cast<int64_t>(m_running.size()) < m_o.max_num_seqs) {
             const size_t id = m_waiting.front();
             SchedSeq& s = m_seq[id];
@@ -315,12 +438,13 @@ private:
             }
         }
         std::vector<StepItem> items;
-        for (size_t id : m_running) items.push_back(item(id, m_seq[id].num_tokens() - m_seq[id].computed));
+        for (size_t id : m_running)
+            if (!m_busy[id]) items.push_back(item(id, m_seq[id].num_tokens() - m_seq[id].computed));
         return items;
     }
 
-    void complete(const std::vector<StepItem>& items, double now) {
-        int64_t& out = m_res.steps.back().tokens_out;
+    void complete(const std::vector<StepItem>& items, double now, StepLog& log) {
+        int64_t& out = log.tokens_out;
         for (const StepItem& it : items) {
             SchedSeq& s = m_seq[it.request];
             const Request& r = *s.r;

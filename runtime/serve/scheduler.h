@@ -98,6 +98,17 @@ public:
     // Called before each step with the loop's time (seconds from the first arrival): a timer
     // that keeps a clock of its own (the simulated chip's) waits there through idle gaps.
     virtual void begin_step(double now_s) { (void)now_s; }
+    // Several batches in flight (a pipeline of stages, serve.pp_batches_in_flight): how many
+    // steps may be outstanding at once. 1: step_seconds (each step ends before the next starts);
+    // more: submit and retire below.
+    virtual int64_t batches_in_flight() const { return 1; }
+    // Starts a step at the loop's time (after begin_step) and returns once the first stage can
+    // take the next one: that time, seconds on the loop's clock.
+    virtual double submit(const std::vector<StepItem>& batch);
+    // Waits for the oldest submitted step to leave the last stage, at most until `until_s` (on
+    // the loop's clock; infinity: no limit). True with its exit time in `exit_s`; false when
+    // `until_s` came first (the timer's clock is there).
+    virtual bool retire(double until_s, double& exit_s);
 };
 
 struct RequestResult {
@@ -173,6 +184,16 @@ public:
 };
 
 class SchedulerLoop;
+
+// Several batches in flight (IStepTimer::batches_in_flight() K > 1, a pipeline-parallel
+// instance): the loop submits a step as soon as the first stage is free, while up to K steps are
+// outstanding; a request is in at most one outstanding step (a request whose step has not left
+// the last stage is not scheduled again), the KV blocks of a step are allocated when it is
+// scheduled, and its tokens (first token, finish, the blocks freed) take effect when it leaves
+// the last stage. Preemption takes only requests in no outstanding step; when the only one left
+// to preempt would be the request itself while steps are outstanding, it waits for them instead
+// (and nothing is admitted in that step). A step's StepLog spans its submission to its exit.
+// K 1 is the step-synchronous loop above.
 
 // One instance's scheduler: run() serves the requests (the whole trace, or what `arrivals`
 // gives) step by step with the timer; deterministic for the same inputs. With `arrivals` the

@@ -4,8 +4,10 @@
 // step to the other chips (tp_lockstep.h); each runs the same step on its shard and its layers.
 // With stages, a later stage's step waits on its stream for the activations the previous stage
 // sends over the links once its last layer is issued (PpRun's hooks, installed by join_chip), so
-// the step's kernels run stage after stage: one batch in flight, the step ending at the last
-// stage's read-back.
+// the step's kernels run stage after stage, the step ending at the last stage's read-back. With
+// several batches in flight (serve.pp_batches_in_flight) chip 0 posts the next step once its own
+// part of the previous one is done (ChipStepTimer::submit), and each chip runs the posted steps
+// in order, so the stages work on different steps at once.
 #include <algorithm>
 
 #include "runtime/serve/chip_timer.h"
@@ -101,15 +103,38 @@ void ServeRun::run_follower(uint32_t rank, rt::Runtime& rt, const std::function<
     }
 }
 
-// The stages: each chip's layers, memory plan and what it sent to the next stage.
+namespace {
+
+// Time during which at least two of the stages' kernels ran (each stage's spans disjoint).
+uint64_t overlap_ps(const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& stages) {
+    std::vector<std::pair<uint64_t, int>> ev;
+    for (const auto& spans : stages)
+        for (const auto& [b, e] : spans) ev.insert(ev.end(), {{b, 1}, {e, -1}});
+    std::sort(ev.begin(), ev.end());  // at one instant the ends (-1) first
+    uint64_t total = 0, from = 0;
+    int running = 0;
+    for (const auto& [t, d] : ev) {
+        if (running >= 2) total += t - from;
+        from = t;
+        running += d;
+    }
+    return total;
+}
+
+}  // namespace
+
+// The stages: each chip's layers, memory plan and what it sent to the next stage; the time the
+// stages' kernels overlapped (their rank 0's).
 nlohmann::json ServeRun::pipeline_json() const {
-    nlohmann::json j = {{"pp", m_pp->pp()}, {"tp", m_pp->tp()}, {"batches_in_flight", 1}};
+    nlohmann::json j = {{"pp", m_pp->pp()}, {"tp", m_pp->tp()}, {"batches_in_flight", m_s.batches_in_flight()}};
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> stage_spans;
     j["chips"] = nlohmann::json::array();
     for (uint32_t i = 0; i < m_pp->chips(); ++i) {
         const llm::LlmRun& r = m_pp->chip(i);
         const llm::MemoryPlan& mp = r.memory();
         const llm::PpRun::ChipTraffic t = m_pp->traffic(i);
         const int64_t stage = static_cast<int64_t>(i) / m_pp->tp();
+        if (static_cast<int64_t>(i) % m_pp->tp() == 0) stage_spans.push_back(t.kernel_spans);
         j["chips"].push_back({{"chip", i},
                               {"stage", stage},
                               {"rank", static_cast<int64_t>(i) % m_pp->tp()},
@@ -131,6 +156,7 @@ nlohmann::json ServeRun::pipeline_json() const {
                               {"all_reduces", t.all_reduces}});
     }
     j["recv_bytes"] = m_pp->recv_bytes();
+    j["stages_overlap_ms"] = static_cast<double>(overlap_ps(stage_spans)) * 1e-9;
     return j;
 }
 

@@ -90,8 +90,14 @@ ServeParams::ServeParams(const ParamScope& s)
       pp(s, "pp", 1, "stages",
          "pipeline parallelism per instance (--pp N): each instance's layers in N stages on N groups of "
          "serve.tp chips of the --system, as `sfumato llm --pp` splits them; a step runs through the stages "
-         "in turn, the activations over the links (one batch in flight)",
+         "in turn, the activations over the links",
          {1, 64}),
+      pp_batches_in_flight(
+          s, "pp_batches_in_flight", 0, "steps",
+          "pipeline-parallel instances: steps the scheduler keeps in flight at once, a request in at most "
+          "one, so stage 0 starts a step while the later stages run the ones before (0: serve.pp, as "
+          "vLLM; 1: each step leaves the last stage before the next is scheduled)",
+          {0, 64}),
       step_reuse(
           s, "step_reuse", true, "",
           "a step whose shape was simulated takes its time from the simulated steps (interpolated over "
@@ -132,6 +138,7 @@ ServeSetup ServeParams::setup() const {
     u.prefill_tp = prefill_tp;
     u.tp = tp;
     u.pp = pp;
+    u.pp_in_flight = pp_batches_in_flight;
     u.step_reuse.on = step_reuse;
     u.step_reuse.span = step_reuse_span;
     u.step_reuse.check_every = step_reuse_check;
@@ -183,6 +190,9 @@ ServeRun::ServeRun(const llm::ModelConfig& c, RequestTrace trace, ServeSetup s,
     if (static_cast<int64_t>(devs.size()) != chips)
         throw InputError("serve.tp " + std::to_string(m_s.tp) + " x serve.pp " + std::to_string(m_s.pp) +
                          ": the instance has " + std::to_string(devs.size()) + " chips");
+    if (m_s.pp_in_flight > std::max<int64_t>(1, m_s.pp))
+        throw InputError("serve.pp_batches_in_flight " + std::to_string(m_s.pp_in_flight) + " exceeds serve.pp " +
+                         std::to_string(m_s.pp) + " (at most one step in flight per stage)");
     if (devs.size() == 1) {
         m_own = std::make_unique<llm::LlmRun>(c, ro, devs[0]);
         m_run = m_own.get();
@@ -208,6 +218,7 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     if (after_start) after_start();
     ChipStepTimer timer(*m_run, rt, m_scratch, m_s.pad_shapes);
     timer.lockstep(m_lock.get());
+    if (m_pp) timer.pipelined(m_s.batches_in_flight());
     if (!m_lock) timer.step_reuse(m_s.step_reuse);
     if (m_s.export_profile) {
         m_profile = std::make_unique<VidurProfile>(m_c, m_s.sched.block_size, m_s.sched.max_model_len);
@@ -253,12 +264,17 @@ void ServeRun::emit_trace(rt::Runtime& rt, uint64_t origin_ps) const {
     if (!hub || !hub->on(TraceLevel::Op)) return;
     ITraceSink& sink = *hub->sink();
     const std::string proc = "serve" + m_share.label;
-    const TrackId steps = sink.track(proc, "scheduler steps", 0);
+    // Several batches in flight: step k on track k mod K (step k + K starts after step k left).
+    const size_t slots = m_pp ? static_cast<size_t>(m_s.batches_in_flight()) : 1;
+    std::vector<TrackId> steps;
+    for (size_t k = 0; k < slots; ++k)
+        steps.push_back(sink.track(proc, k == 0 ? "scheduler steps" : "scheduler steps (in flight " + std::to_string(k + 1) + ")",
+                                   0));
     const TrackId kv = sink.counter_track(proc, "kv blocks used"), wait = sink.counter_track(proc, "waiting"),
                   batch = sink.counter_track(proc, "batch sequences");
     for (size_t i = 0; i < m_res.steps.size(); ++i) {
         const StepLog& l = m_res.steps[i];
-        sink.slice_str(steps,
+        sink.slice_str(steps[i % slots],
                        "step " + std::to_string(i) + ": " + std::to_string(l.prefill_tokens) + " prefill + " +
                            std::to_string(l.decode_tokens) + " decode tokens, " + std::to_string(l.sequences) + " seqs",
                        at(origin_ps, l.begin_s), at(origin_ps, l.begin_s + l.seconds), nullptr, 0);

@@ -55,8 +55,11 @@ struct ServeSetup {
     bool tp_mirror = true;
     // Pipeline parallelism per instance (serve.pp): each instance's layers in pp stages on pp
     // groups of tp chips, as llm::PpRun splits them (runtime/llm/pipeline.h); each step runs
-    // through the stages in turn (one batch in flight), the activations over the links.
-    int64_t pp = 1;
+    // through the stages in turn, the activations over the links. pp_in_flight: steps the
+    // instance's scheduler keeps outstanding at once (0: pp; 1: each step ends before the next
+    // starts), so stage s runs one step while stage s + 1 runs the one before (scheduler.h).
+    int64_t pp = 1, pp_in_flight = 0;
+    int64_t batches_in_flight() const { return pp > 1 ? (pp_in_flight > 0 ? pp_in_flight : pp) : 1; }
     uint64_t comm_buffer_bytes = 0;  // comm.buffer_bytes: the collective library's, per chip
     bool export_profile = false;  // collect the per-op times for profile() (vidur_profile.h)
     // Step-time re-use (step_reuse.h; serve.step_reuse*): a single-chip instance's steps of a
@@ -92,7 +95,7 @@ struct ServeParams {
     Param<int64_t> instances;
     ChoiceParam router, placement;
     Param<int64_t> prefill_instances, prefill_tp;
-    Param<int64_t> tp, pp;
+    Param<int64_t> tp, pp, pp_batches_in_flight;
     Param<bool> step_reuse;
     Param<int64_t> step_reuse_span, step_reuse_check;
     // InputError naming serve.placement for a malformed list.

@@ -5,7 +5,8 @@
 // copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|gathermask|ibsync|
 // determine|group|bufpool|list|sort|gatherb (the last two in conformance_sort.cpp)|fixpipe|gemv|xflags|poll|
 // poll_never (conformance_cube.cpp)|int4|int4_mmad (conformance_int4.cpp)|load3d_t|load3d_kalign
-// (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)
+// (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)|perchannel|flag_twice|
+// flag_flood (conformance_quant.cpp)
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -436,6 +437,7 @@ int cube_family(const std::string& name);  // conformance_cube.cpp
 int int4_family(const std::string& name);  // conformance_int4.cpp
 int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
+int quant_family(const std::string& name);  // conformance_quant.cpp
 
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
@@ -444,6 +446,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = int4_family(g_family); rc >= 0) return rc;
     if (const int rc = load3d_family(g_family); rc >= 0) return rc;
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
+    if (const int rc = quant_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

@@ -137,6 +137,27 @@ TEST_CASE(
     "flags") {
     family("unitflag");
 }
+TEST_CASE(
+    "ascendc conformance: per-channel quantisation (VQF322B8_PRE) from an L1 tensor in chunks, to NZ in L1 then "
+    "GM, and through C2PIPE2GM with SetFixPipeConfig") {
+    family("perchannel");
+}
+TEST_CASE("ascendc conformance: an event set twice before its first wait is waited twice (flags count sets)") {
+    family("flag_twice");
+}
+TEST_CASE("ascendc conformance: 65537 sets of one event with no wait stop the run naming the set_flag, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_flag_flood_") + mode);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" + mode +
+               " SFUMATO_OUT=" + dir + "/o " + prog + " flag_flood");
+        INFO(r.output);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.output, Catch::Contains("set_flag V->MTE3 #0") && Catch::Contains("65536 sets"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}
 TEST_CASE("ascendc conformance: a Fixpipe with a unit flag on L0C no Mmad set is a deadlock, exit 4") {
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
     for (const char* mode : {"functional", "timing"}) {

@@ -7,13 +7,19 @@
 //  - every step's activations (hidden state and residual of its padded tokens, fp16) go from stage
 //    0 to stage 1 over the link, each send at least its bytes over the link's bandwidth plus the
 //    link's latency (configs/system-tiny.ini);
-//  - one batch in flight: the steps' summed time is at least both stages' kernel time plus the
-//    sends' (the stages of a step run one after the other);
+//  - one batch in flight (serve.pp_batches_in_flight=1): the steps' summed time is at least both
+//    stages' kernel time plus the sends' (the stages of a step run one after the other), and the
+//    stages' kernels never overlap;
+//  - two batches in flight (the default for --pp 2): on a saturated trace the stages' kernels
+//    overlap, consecutive steps overlap in the steps' own timeline, the run takes less than the
+//    stages' kernels and sends one after the other would, and the throughput rises over one
+//    batch in flight; the same trace twice gives identical results;
 //  - stages of TP ranks (--pp 2 --tp 2): each stage's ranks all-reduce their layers' projections;
 //  - preemption by swap: each stage copies its layers' KV, together the whole model's;
 //  - the same trace twice gives identical results; bad plans exit 2 naming the culprit.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <sstream>
 
 #include "tests/regression/serve_support.h"
 
@@ -45,17 +51,31 @@ double ini_value(const std::string& section, const std::string& key) {
     return 0;
 }
 
+// Rows of a CSV without quoted fields (steps.csv), the header first.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        rows.emplace_back();
+        std::istringstream f(line);
+        for (std::string x; std::getline(f, x, ',');) rows.back().push_back(x);
+    }
+    return rows;
+}
+
 // The tiny model (configs/llm/tiny.json): 2 layers, hidden 64, 2 KV heads of 16.
 constexpr int64_t kLayers = 2, kHidden = 64, kKvSize = 2 * 16;
 
 }  // namespace
+
+const std::string kOneInFlight = " --set serve.pp_batches_in_flight=1";
 
 TEST_CASE(
     "serve --pp: two stages serve the trace, each step's activations cross the link, one batch in flight",
     "[serve]") {
     const std::string d = temp_dir("serve_pp");
     const nlohmann::json one = serve_ok(kBase, "--instances 1" + kLoaded, d + "/pp1");
-    const nlohmann::json two = serve_ok(kBase, "--instances 1 --pp 2" + kLoaded, d + "/pp2");
+    const nlohmann::json two = serve_ok(kBase, "--instances 1 --pp 2" + kOneInFlight + kLoaded, d + "/pp2");
     CHECK(two["metrics"]["served"].get<int>() == 12);
     CHECK(two["setup"]["pp"] == 2);
     const nlohmann::json& a = one["instances"][0];
@@ -64,6 +84,7 @@ TEST_CASE(
     const nlohmann::json& pl = b["pipeline"];
     REQUIRE(pl["chips"].size() == 2);
     CHECK(pl["batches_in_flight"] == 1);
+    CHECK(pl["stages_overlap_ms"].get<double>() == 0);
     // vLLM's partition of 2 layers over 2 stages: one each; the embedding on stage 0, the head on 1.
     const nlohmann::json& c0 = pl["chips"][0];
     const nlohmann::json& c1 = pl["chips"][1];
@@ -113,9 +134,54 @@ TEST_CASE(
     for (const nlohmann::json& l : summary["links"]) link_bytes += l["bytes"].get<double>();
     CHECK(link_bytes >= c0["sent_bytes"].get<double>());
     // The same trace again: identical results.
-    serve_ok(kBase, "--instances 1 --pp 2" + kLoaded, d + "/pp2b");
+    serve_ok(kBase, "--instances 1 --pp 2" + kOneInFlight + kLoaded, d + "/pp2b");
     CHECK(read_text(d + "/pp2/requests.csv") == read_text(d + "/pp2b/requests.csv"));
     CHECK(read_text(d + "/pp2/steps.csv") == read_text(d + "/pp2b/steps.csv"));
+}
+
+TEST_CASE("serve --pp: two batches in flight overlap the stages and raise a saturated trace's throughput",
+          "[serve]") {
+    const std::string d = temp_dir("serve_pp_flight");
+    // Long prompts arriving at once: a step's time grows with its tokens, so the stages working on
+    // two batches at once get through the prompts sooner than one batch through both in turn.
+    const std::string load = " --generate n=24,rate=20000,prompt=uniform:256:480,output=uniform:8:24,seed=5";
+    const nlohmann::json one = serve_ok(kBase, "--pp 2" + kOneInFlight + load, d + "/k1");
+    const nlohmann::json two = serve_ok(kBase, "--pp 2" + load, d + "/k2");
+    for (const nlohmann::json* s : {&one, &two}) {
+        CHECK((*s)["metrics"]["served"].get<int>() == 24);
+        CHECK((*s)["metrics"]["rejected"].get<int>() == 0);
+    }
+    const nlohmann::json& p1 = one["instances"][0]["pipeline"];
+    const nlohmann::json& p2 = two["instances"][0]["pipeline"];
+    CHECK(p1["batches_in_flight"] == 1);
+    CHECK(p2["batches_in_flight"] == 2);  // the default: serve.pp
+    CHECK(p1["stages_overlap_ms"].get<double>() == 0);
+    // Stage 0 computes a step while stage 1 computes the one before.
+    CHECK(p2["stages_overlap_ms"].get<double>() > 0);
+    // The run is shorter than the stages' kernels and sends one after the other.
+    const nlohmann::json& c0 = p2["chips"][0];
+    const double serial_ms = c0["kernel_ms"].get<double>() + p2["chips"][1]["kernel_ms"].get<double>() +
+                             c0["send_ms"].get<double>();
+    const double run_ms = two["metrics"]["duration_s"].get<double>() * 1e3;
+    INFO("two in flight: run " << run_ms << " ms, stages one after the other " << serial_ms << " ms, overlap "
+                               << p2["stages_overlap_ms"].get<double>() << " ms");
+    CHECK(run_ms < serial_ms);
+    // Consecutive steps overlap in the steps' own timeline (a step spans its submission to its
+    // exit from the last stage).
+    const std::vector<std::vector<std::string>> steps = csv_rows(read_text(d + "/k2/steps.csv"));
+    REQUIRE(steps.size() > 2);
+    size_t overlapping = 0;
+    for (size_t k = 2; k < steps.size(); ++k)
+        if (std::stod(steps[k][2]) < std::stod(steps[k - 1][2]) + std::stod(steps[k - 1][3])) ++overlapping;
+    CHECK(overlapping > 0);
+    const double r1 = one["metrics"]["requests_per_s"].get<double>(), r2 = two["metrics"]["requests_per_s"].get<double>();
+    INFO("requests/s: one in flight " << r1 << ", two " << r2);
+    CHECK(r2 > r1);
+    CHECK(two["metrics"]["output_tokens_per_s"].get<double>() > one["metrics"]["output_tokens_per_s"].get<double>());
+    // The same trace again: identical results.
+    serve_ok(kBase, "--pp 2" + load, d + "/k2b");
+    CHECK(read_text(d + "/k2/requests.csv") == read_text(d + "/k2b/requests.csv"));
+    CHECK(read_text(d + "/k2/steps.csv") == read_text(d + "/k2b/steps.csv"));
 }
 
 TEST_CASE("serve --pp --tp: two stages of two TP ranks, each stage's ranks all-reduce its layer", "[serve]") {
@@ -146,10 +212,16 @@ TEST_CASE("serve --pp --tp: two stages of two TP ranks, each stage's ranks all-r
 TEST_CASE("serve --pp: preemption by swap copies each stage's layers' KV, together the whole model's",
           "[serve]") {
     const std::string d = temp_dir("serve_pp_swap");
-    const nlohmann::json s = serve_ok(kBase,
-                                      "--pp 2 --set serve.kv_blocks=8 --set serve.preemption=swap --generate "
-                                      "n=12,rate=20000,prompt=96,output=40,seed=4",
-                                      d + "/o");
+    const std::string tight = " --set serve.kv_blocks=8 --set serve.preemption=swap --generate "
+                              "n=12,rate=20000,prompt=96,output=40,seed=4";
+    // Two batches in flight: a request that would have to preempt itself while the other batch
+    // is in flight waits for it instead; everything is served, each token computed once.
+    const nlohmann::json k2 = serve_ok(kBase, "--pp 2" + tight, d + "/k2");
+    CHECK(k2["metrics"]["served"].get<int>() == 12);
+    CHECK(k2["instances"][0]["timer"]["tokens"].get<int64_t>() == 12 * 96 + 12 * 39);
+    CHECK(k2["metrics"]["swapped_in_tokens"] == k2["metrics"]["swapped_out_tokens"]);
+    // One batch in flight: the tail is preempted (swapped out) when the pool runs dry.
+    const nlohmann::json s = serve_ok(kBase, "--pp 2" + kOneInFlight + tight, d + "/o");
     CHECK(s["metrics"]["served"].get<int>() == 12);
     CHECK(s["metrics"]["preemptions"].get<int>() > 0);
     const nlohmann::json& in = s["instances"][0];
@@ -174,6 +246,7 @@ TEST_CASE("serve --pp: bad plans exit 2 naming the culprit", "[serve]") {
         {kBase + " --pp 2 --export-profile /tmp/sfumato_serve_pp_profile", "--export-profile"},
         {kBase + " --pp 0", "--pp 0"},
         {kBase + " --set serve.pp=65", "serve.pp"},
+        {kBase + " --pp 2 --set serve.pp_batches_in_flight=3", "serve.pp_batches_in_flight 3 exceeds serve.pp 2"},
     };
     for (const Case& c : cases) {
         const CliResult r = run_cli(c.args + " --generate n=2,rate=100,prompt=16,output=2");

@@ -162,7 +162,14 @@ TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
     float c5;
     std::memcpy(&c5, &c[(3 * N + 5) * 4], 4);
     CHECK(c5 == (3 * N + 5) % 97 - 40.0f + 5000.0f);
-    for (uint32_t j = 0; j < N; ++j) mem.set(Pos::FB, j * 4, DType::FP32, j % 2 ? 0.5 : -1.0);
+    // One 64-bit quantisation word per column: the scale's fp32 bits in bits 31..0 (low 13 zero).
+    for (uint32_t j = 0; j < N; ++j) {
+        const float s = j % 2 ? 0.5f : -1.0f;
+        uint32_t bits;
+        std::memcpy(&bits, &s, 4);
+        const uint64_t word = bits;
+        std::memcpy(&mem.of(Pos::FB)[j * 8], &word, 8);
+    }
     Instr fix = make_instr(Opcode::FIXPIPE);
     fix.dtype = DType::FP32, fix.src0 = at(Pos::L0C, 0), fix.dst = at(Pos::L1, 0), fix.src1 = at(Pos::FB, 0);
     fix.fix.m = M, fix.fix.n = N, fix.fix.quant = QuantMode::VECTOR, fix.fix.relu = 1;
@@ -178,6 +185,22 @@ TEST_CASE("isa cube: bias, per-channel dequant and NZ output of fixpipe") {
                    f16_to_f32(f32_to_f16(static_cast<float>(std::max(v, 0.0))));
         }
     CHECK(bad == 0);
+    // A word's scale keeps bits 31..13 only; a shift or an offset (bits 32..45) is refused by name.
+    const float third = -1.0f / 3.0f;
+    uint32_t tb;
+    std::memcpy(&tb, &third, 4);
+    const uint64_t tw = tb;
+    std::memcpy(&mem.of(Pos::FB)[0], &tw, 8);
+    execute(fix, mem);
+    nd = nz_to_nd(mem.of(Pos::L1).data(), M, N, DType::FP16);
+    const uint32_t kept_bits = tb & 0xffffe000u;
+    float kept;
+    std::memcpy(&kept, &kept_bits, 4);
+    CHECK(load_f64(DType::FP16, &nd[0]) == f16_to_f32(f32_to_f16(static_cast<float>(
+                                                std::max((0 % 97 - 40.0) * double{kept}, 0.0)))));
+    const uint64_t shifted = tw | (uint64_t{1} << 36);
+    std::memcpy(&mem.of(Pos::FB)[8], &shifted, 8);
+    CHECK_THROWS_WITH(execute(fix, mem), Catch::Contains("column 1") && Catch::Contains("shift or an offset"));
     Instr l0c_ub = fix;
     l0c_ub.op = Opcode::COPY_L0C_TO_UB, l0c_ub.pipe = Pipe::V, l0c_ub.dst = at(Pos::UB, 0);
     CHECK(validate(l0c_ub).empty());

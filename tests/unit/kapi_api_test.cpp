@@ -60,7 +60,13 @@ TEST_CASE("kapi: DataCopy picks the opcode and pipe from the positions") {
     CHECK(s.errors() == std::vector<std::string>{});
     const LocalTensor<half> l0a(&ctx, Pos::L0A, 0, 256, -1);
     CHECK_THROWS_AS(DataCopy(l0a, gm<half>(0, 256), 256), InputError);
-    CHECK_THROWS_AS(DataCopy(gm<half>(0, 256), l1, 256), InputError);
+    CHECK_THROWS_AS(DataCopy(gm<half>(0, 256), l0a, 256), InputError);
+    // L1 -> GM: the split parts' cube core stores L1 through its MTE3.
+    DataCopy(gm<half>(0, 256), l1, 256);
+    REQUIRE(s.instrs().size() == 7);
+    CHECK(s.instrs()[6].op == Opcode::COPY_L1_TO_GM);
+    CHECK(s.instrs()[6].pipe == isa::Pipe::MTE3);
+    CHECK(s.instrs()[6].copy.len_bytes == 512);
 }
 
 TEST_CASE("kapi: DataCopyPad pads on the way in and moves exact bytes out") {

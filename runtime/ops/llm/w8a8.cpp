@@ -8,9 +8,9 @@
 //   fp16 / bf16 (attribute `output_dtype`): the library's cube matmul with int8 operands and
 //   int32 accumulation (K0 = 32, runtime/ops/cube_matmul.h) drains int32 tiles into a workspace;
 //   a vector epilogue then dequantises: y = fl32(fl32(acc) * w_scale[n]) * a_scale[m], rounded
-//   once to the output type. Why not in the FixPipe: the FixPipe's per-channel (VECTOR) dequant
-//   reads its scales from the FB parameter buffer, which the model has no instruction to fill
-//   (no L1 -> FB move), and a per-token (row) scale is beyond what the FixPipe applies anyway;
+//   once to the output type. Why not in the FixPipe: its per-channel (VECTOR) dequant takes one
+//   quantisation word per column (copy_l1_to_fb fills its buffer), but a per-token (row) scale
+//   is beyond what the FixPipe applies;
 //   the vendor's per-token quant matmul also finishes on the vector cores. On split parts the AIC
 //   cannot reach UB, so the int32 tile passes through GM (L2) as the fp32 result of the library's
 //   other vector epilogues does (runtime/ops/cube_epilogue.h).

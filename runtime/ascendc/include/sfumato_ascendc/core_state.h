@@ -61,6 +61,9 @@ struct CoreState {
     uint32_t polls = 0;
     // The FixPipe's scalar quantisation word (SetFixpipePreQuantFlag).
     uint64_t fix_quant = 0;
+    // SetFixPipeConfig: the FixPipe buffer address of the per-channel quantisation words (the
+    // FPC register's QuantPreAddr, 128-byte units), -1 while no SetFixPipeConfig set it.
+    int64_t fix_fpc_quant = -1;
     // SetFixpipeNz2ndFlag: the ND matrices of a DataCopy CO1 -> GM/L1 with nz2ndEn.
     uint16_t fix_nd_num = 1, fix_src_nd = 0;
     uint32_t fix_dst_nd = 0;

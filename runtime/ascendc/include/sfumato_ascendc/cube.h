@@ -17,7 +17,19 @@ inline kernel::LoadData2DParams kload2d(const AscendC::LoadData2DParams& p) {
     k.dstGap = p.dstGap, k.ifTranspose = p.ifTranspose;
     return k;
 }
+// The kernel API's parameters of a FixpipeParamsV220 (the V* quantPre modes: quant VECTOR).
 kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd);
+// One fixpipe; with quant VECTOR it reads the quantisation words where SetFixPipeConfig put the
+// FPC register (runtime/ascendc/fixpipe.cpp), and without a SetFixPipeConfig the run stops.
+void fixpipe_fpc(isa::DType acc, isa::DType out, const isa::Addr& dst, const isa::Addr& src,
+                 const kernel::FixpipeParams& k);
+// Fixpipe with a quantisation tensor in L1 (cbufWorkspace): copy_l1_to_fb + fixpipe per chunk.
+void fixpipe_workspace(isa::DType acc, isa::DType out, const isa::Addr& dst, bool nd, const isa::Addr& src,
+                       AscendC::TPosition ws_pos, uint32_t ws, uint64_t ws_len, const AscendC::FixpipeParamsV220& p);
+template <class T>
+constexpr isa::DType dtype_of() {
+    return isa::DTypeOf<storage_t<T>>::v;
+}
 // A unit flag's value (0, 2 or 3), else the run stops naming `what`.
 uint8_t unit_flag(const char* what, uint8_t uf);
 
@@ -138,14 +150,43 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
     if (nd && p.mSize)
         dst.check_bytes(((k.ndNum - 1ull) * k.dstNdStride + (p.mSize - 1ull) * stride + p.nSize) * sizeof(T));
     else dst.check_bytes(1);
-    sfumato::kernel::Fixpipe(dst.kernel_tensor(), src.kt(), k);
+    sfumato::ascendc::fixpipe_fpc(sfumato::ascendc::dtype_of<U>(), sfumato::ascendc::dtype_of<T>(),
+                                  {dst.device_address(), sfumato::isa::Pos::GM}, {src.kt().address(), src.kt().pos()}, k);
 }
 // CO1 -> L1 (split cores) or -> UB through the FixPipe.
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
     sfumato::ascendc::enter("Fixpipe");
     if (config.format == CO2Layout::ROW_MAJOR && p.ndNum == 0) return;  // the reference: a NOP
-    sfumato::kernel::Fixpipe(dst.kt(), src.kt(), sfumato::ascendc::kfixpipe(p, config.format == CO2Layout::ROW_MAJOR));
+    sfumato::ascendc::fixpipe_fpc(sfumato::ascendc::dtype_of<U>(), sfumato::ascendc::dtype_of<T>(),
+                                  {dst.kt().address(), dst.kt().pos()}, {src.kt().address(), src.kt().pos()},
+                                  sfumato::ascendc::kfixpipe(p, config.format == CO2Layout::ROW_MAJOR));
+}
+// The same with the per-channel quantisation words in an L1 tensor (cbufWorkspace, uint64_t).
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<uint64_t>& cbufWorkspace,
+             const FixpipeParamsV220& p) {
+    sfumato::ascendc::enter("Fixpipe");
+    const bool nd = config.format == CO2Layout::ROW_MAJOR;
+    if (nd && p.ndNum == 0) return;
+    const uint64_t stride = p.dstStride ? p.dstStride : p.nSize;
+    if (nd && p.mSize) dst.check_bytes(((p.mSize - 1ull) * stride + p.nSize) * sizeof(T));
+    else dst.check_bytes(1);
+    sfumato::ascendc::fixpipe_workspace(sfumato::ascendc::dtype_of<U>(), sfumato::ascendc::dtype_of<T>(),
+                                        {dst.device_address(), sfumato::isa::Pos::GM}, nd,
+                                        {src.kt().address(), src.kt().pos()}, cbufWorkspace.GetPosition(),
+                                        cbufWorkspace.kt().address(), cbufWorkspace.GetLength(), p);
+}
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<uint64_t>& cbufWorkspace,
+             const FixpipeParamsV220& p) {
+    sfumato::ascendc::enter("Fixpipe");
+    const bool nd = config.format == CO2Layout::ROW_MAJOR;
+    if (nd && p.ndNum == 0) return;
+    sfumato::ascendc::fixpipe_workspace(sfumato::ascendc::dtype_of<U>(), sfumato::ascendc::dtype_of<T>(),
+                                        {dst.kt().address(), dst.kt().pos()}, nd, {src.kt().address(), src.kt().pos()},
+                                        cbufWorkspace.GetPosition(), cbufWorkspace.kt().address(),
+                                        cbufWorkspace.GetLength(), p);
 }
 
 }  // namespace AscendC

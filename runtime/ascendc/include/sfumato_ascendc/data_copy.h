@@ -29,6 +29,9 @@ void check_local_bytes(const AscendC::LocalTensor<T>& t, uint64_t bytes) {
 }
 // A store from a local buffer to GM, adding into GM while SetAtomicAdd is in force.
 void copy_out(isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, isa::CopyParams c);
+// C1 -> C2PIPE2GM (L1 -> the FixPipe buffer): one copy_l1_to_fb; src_len, dst_len: the tensors' bytes.
+void copy_l1_to_fb(AscendC::TPosition src_pos, uint32_t src, uint32_t dst, isa::CopyParams c, uint64_t src_len,
+                   uint64_t dst_len);
 
 }  // namespace sfumato::ascendc
 
@@ -41,7 +44,8 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint3
     sfumato::ascendc::enter("DataCopy");
     sfumato::ascendc::count_of(calCount, dst);
     src.check(0, calCount);
-    sfumato::kernel::DataCopy(dst.kt(), src.kernel_tensor(), calCount);
+    const uint32_t n = sfumato::ascendc::kIs64<T> ? calCount * 2 : calCount;  // 64-bit: pairs of 32-bit
+    sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src), n);
 }
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
@@ -95,6 +99,12 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
     sfumato::ascendc::enter("DataCopy");
+    if (dst.GetPosition() == TPosition::C2PIPE2GM) {  // C1 -> the FixPipe buffer: blockLen in 128 B
+        sfumato::ascendc::copy_l1_to_fb(src.GetPosition(), src.kt().address(), dst.kt().address(),
+                                        {p.blockCount, p.blockLen * 128u, p.srcStride, p.dstStride},
+                                        src.GetLength(), dst.GetLength());
+        return;
+    }
     sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.srcStride));
     sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.dstStride));
     if (src.GetPosition() == TPosition::CO1)

@@ -104,8 +104,8 @@ template <>
 struct Storage<uint32_t> {
     using type = int32_t;
 };
-// 64-bit tensors hold FixPipe quantisation parameters (an fp32 scale in the low word); the ISA
-// moves no 64-bit elements, so only their declaration and addressing are available.
+// 64-bit tensors hold FixPipe quantisation parameters (an fp32 scale in the low word); the ISA has
+// no 64-bit element type, so copies move them as pairs of 32-bit elements (tensor.h: move_view).
 template <>
 struct Storage<uint64_t> {
     using type = uint64_t;

@@ -50,6 +50,7 @@ constexpr isa::Pos physical(AscendC::TPosition p) {
         case TPosition::B2: return isa::Pos::L0B;
         case TPosition::CO1: return isa::Pos::L0C;
         case TPosition::C2: return isa::Pos::BT;
+        case TPosition::C2PIPE2GM: return isa::Pos::FB;
         default: return isa::Pos::GM;
     }
 }
@@ -216,22 +217,32 @@ namespace sfumato::ascendc {
 
 // The kernel tensor a data move (DataCopy, LoadData) takes: int4b_t data moves as bytes, two elements
 // each, as the MTEs move it (the reference's int4 DataCopy and LoadData parameters count bytes).
+// 64-bit elements (FixPipe quantisation words) move as pairs of 32-bit ones: copies move bytes.
+template <class T>
+constexpr bool kIs64 = sizeof(storage_t<T>) == 8;
 template <class T>
 auto move_view(const AscendC::LocalTensor<T>& t) {
     if constexpr (AscendC::kIsInt4<T>)
         return t.kt().template ReinterpretCast<int8_t>();
+    else if constexpr (kIs64<T>)
+        return t.kt().template ReinterpretCast<int32_t>();
     else
         return t.kt();
 }
 template <class T>
 constexpr isa::DType move_dtype() {
-    return AscendC::kIsInt4<T> ? isa::DType::INT8 : isa::DTypeOf<storage_t<T>>::v;
+    if constexpr (kIs64<T>) return isa::DType::INT32;
+    else return AscendC::kIsInt4<T> ? isa::DType::INT8 : isa::DTypeOf<storage_t<T>>::v;
 }
 template <class T>
 auto move_view(const AscendC::GlobalTensor<T>& t) {
     if constexpr (AscendC::kIsInt4<T>) {
         kernel::GlobalTensor<int8_t> g;
         g.SetGlobalBuffer(t.device_address(), (t.GetSize() + 1) / 2);
+        return g;
+    } else if constexpr (kIs64<T>) {
+        kernel::GlobalTensor<int32_t> g;
+        g.SetGlobalBuffer(t.device_address(), t.GetSize() * 2);
         return g;
     } else {
         return t.kernel_tensor();
