@@ -87,6 +87,8 @@ public:
         m_bw = m_l.width[kBg] + m_l.width[kBa];
         m_bw_mask = (uint64_t(1) << m_bw) - 1;
         m_xor = m_xor && m_bw;
+        if (m_xor) m_bw_steps = fold_steps(m_l.width[kRo], m_bw);
+        if (m_ch_hash) m_ch_steps = fold_steps(m_l.total_bits - m_l.offset_bits - m_l.low_col_bits, m_l.width[kCh]);
     }
     DramAddr decode(uint64_t a) const override {
         DramAddr d;
@@ -94,9 +96,8 @@ public:
         if (m_ch_hash) {
             // Every address bit above the granule but the channel's own, folded to its width.
             const uint32_t base = m_l.offset_bits + m_l.low_col_bits, w = m_l.width[kCh];
-            uint64_t rest = (a & ~(m_mask[kCh] << m_l.shift[kCh])) >> base, h = 0;
-            for (; rest; rest >>= w) h ^= rest & m_mask[kCh];
-            d.pc ^= static_cast<uint32_t>(h);
+            const uint64_t rest = (a & ~(m_mask[kCh] << m_l.shift[kCh])) >> base;
+            d.pc ^= static_cast<uint32_t>(fold(rest, w, m_ch_steps) & m_mask[kCh]);
         }
         d.bg = static_cast<uint32_t>(get(a, kBg));
         d.bank = static_cast<uint32_t>(get(a, kBa));
@@ -104,8 +105,7 @@ public:
         const uint64_t low = (a >> m_l.offset_bits) & m_low_mask;
         d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | low);
         if (m_xor) {
-            uint64_t h = 0;
-            for (uint64_t r = d.row; r; r >>= m_bw) h ^= r & m_bw_mask;
+            const uint64_t h = fold(d.row, m_bw, m_bw_steps) & m_bw_mask;
             d.bg ^= static_cast<uint32_t>(h & m_mask[kBg]);
             d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
         }
@@ -114,6 +114,19 @@ public:
 
 private:
     uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
+    // The XOR of x's w-bit chunks in its low w bits (w >= 1), by doubling: after the step of
+    // shift s, each chunk holds the XOR of itself and the next 2s / w - 1 chunks, so `steps`
+    // (fold_steps) steps fold 2^steps chunks, all that x's bits span.
+    static uint64_t fold(uint64_t x, uint32_t w, uint32_t steps) {
+        for (uint32_t k = 0; k < steps; ++k) x ^= x >> (w << k);
+        return x;
+    }
+    // The steps that fold `bits` bits in chunks of w: the least k with w * 2^k >= bits.
+    static uint32_t fold_steps(uint32_t bits, uint32_t w) {
+        uint32_t k = 0;
+        while ((uint64_t(w) << k) < bits) ++k;
+        return k;
+    }
     Layout m_l;
     bool m_xor;
     bool m_ch_hash;
@@ -121,6 +134,7 @@ private:
     std::array<uint64_t, kFields> m_mask{};
     uint64_t m_low_mask = 0, m_bw_mask = 0;
     uint32_t m_bw = 0;
+    uint32_t m_bw_steps = 0, m_ch_steps = 0;  // fold() steps of the bank XOR and the channel hash
 };
 
 using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;

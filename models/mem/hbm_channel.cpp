@@ -51,6 +51,7 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_last_act_bg(p.bank_groups, kPast),
       m_ref_done(p.banks(), 0),
       m_bank_wanted(p.banks(), 0) {
+    if (is_pow2(m_burst_bytes)) m_burst_shift = log2u(m_burst_bytes);
     m_rq.reserve(256);
     m_wq.reserve(256);
     m_per_bank_ref = p.per_bank_refresh;
@@ -192,7 +193,9 @@ HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     Ck c = std::max({col_ready, m_last_col + (m_last_col_bg == bg ? m_t.ccd_l : m_t.ccd_s), m_bus_free - lat});
     if (r.write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
     else c = std::max(c, m_last_wr_end + (m_last_wr_bg == bg ? m_t.wtr_l : m_t.wtr_s));
-    pl.bursts = static_cast<uint32_t>((r.addr + r.bytes - 1) / m_burst_bytes - r.addr / m_burst_bytes + 1);
+    pl.bursts = m_burst_shift != kNoShift
+                    ? static_cast<uint32_t>(((r.addr + r.bytes - 1) >> m_burst_shift) - (r.addr >> m_burst_shift) + 1)
+                    : static_cast<uint32_t>((r.addr + r.bytes - 1) / m_burst_bytes - r.addr / m_burst_bytes + 1);
     const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
     pl.col0 = c;
     pl.last_col = c + (pl.bursts - 1) * step;

@@ -105,6 +105,8 @@ private:
 
     HbmTiming m_t;
     uint32_t m_burst_bytes;
+    static constexpr uint32_t kNoShift = ~0u;
+    uint32_t m_burst_shift = kNoShift;  // log2(m_burst_bytes) when a power of two (no divides per request)
     uint32_t m_window;
     const IHbmScheduler& m_sched;
     std::vector<HbmQueued> m_rq, m_wq;  // reads, writes; arrival order

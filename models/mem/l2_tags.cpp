@@ -189,8 +189,8 @@ void L2Tags::replay_set(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotal
 
 uint64_t L2Tags::dirty_bytes() const {
     uint64_t n = 0;
-    for (const Line& l : m_state) n += static_cast<uint64_t>(__builtin_popcountll(l.dirty));
-    for (const uint32_t l : m_narrow_state) n += static_cast<uint64_t>(__builtin_popcount(l >> 16));
+    for (const Line& l : m_state) n += bits(l.dirty);
+    for (const uint32_t l : m_narrow_state) n += bits(l >> 16);
     return n * m_g.sector_bytes;
 }
 

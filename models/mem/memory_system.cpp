@@ -44,7 +44,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
                      "bytes timing re-use stand-ins would have read from HBM (counted, not timed)"),
       m_standin_written(m_hbm_stats, "standin_bytes_written", "B",
                         "bytes written back to HBM for timing re-use stand-ins (counted, not timed)"),
-      m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, 5.0, 4000),
+      m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, kLatencyBucketPs / 1000.0,
+                     kLatencyBuckets),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
     m_frontend_ps = p.frontend_ps;
     m_noc_ps = m_clk.ticks(m_noc.latency);
