@@ -199,6 +199,19 @@ void batchnorm(InferCtx& c) {
     c.set(0, c.elem(0), x);
 }
 
+// BatchNormTraining (sfumato-only, a training step's BatchNormalization): Y, running_mean,
+// running_var (the type of input_mean), batch_mean, batch_var (fp32).
+void batchnorm_training(InferCtx& c) {
+    c.need_inputs(5, 5);
+    c.need_float(0);
+    const Shape& x = c.shape(0);
+    if (x.size() < 2) c.fail("X must have rank >= 2");
+    for (size_t i = 1; i < 5; ++i)
+        if (c.rank(i) != 1) c.fail("input " + std::to_string(i) + " must be 1-D of size C");
+    c.set(0, c.elem(0), x);
+    for (size_t i = 1; i < 5; ++i) c.set(i, i < 3 ? c.elem(3) : ref::ElemType::Float, Shape{x[1]});
+}
+
 void instancenorm(InferCtx& c) {
     c.need_inputs(3, 3);
     c.need_float(0);
@@ -254,6 +267,7 @@ SFUMATO_REGISTER_INFER(conv_transpose, conv_transpose, "ConvTranspose");
 SFUMATO_REGISTER_INFER(pool, pool, "MaxPool", "AveragePool", "LpPool");
 SFUMATO_REGISTER_INFER(global_pool, global_pool, "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool");
 SFUMATO_REGISTER_INFER(batchnorm, batchnorm, "BatchNormalization");
+SFUMATO_REGISTER_INFER(batchnorm_training, batchnorm_training, "BatchNormTraining");
 SFUMATO_REGISTER_INFER(instancenorm, instancenorm, "InstanceNormalization");
 SFUMATO_REGISTER_INFER(layernorm, layernorm, "LayerNormalization");
 SFUMATO_REGISTER_INFER(softmax, softmax, "Softmax", "LogSoftmax", "Hardmax");

@@ -5,9 +5,8 @@
 // starts, in the happens-before order of the stream plan (same-stream order
 // plus event waits), so reuse stays correct on several streams. Graph outputs
 // live until the end (they are read back), graph inputs from the start
-// (uploaded before the first kernel). Placement is greedy by size (largest
-// first, lowest offset that conflicts with nothing placed), the classic
-// heuristic for this offset-assignment problem.
+// (uploaded before the first kernel). Placement is place_first_fit (planning.h),
+// greedy by size, which the training step's plan shares.
 #include <algorithm>
 
 #include "runtime/graph/planning.h"
@@ -24,11 +23,39 @@ struct Item {
     int def;
     std::vector<int> uses;  // steps; kEnd = read back after the run
     uint64_t offset = 0;
-    bool placed = false;
 };
 constexpr int kEnd = 1 << 30;
 
 }  // namespace
+
+uint64_t place_first_fit(const std::vector<ArenaItem>& items, const std::function<bool(size_t, size_t)>& conflict,
+                         std::vector<uint64_t>& offsets) {
+    offsets.assign(items.size(), 0);
+    std::vector<size_t> order(items.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (items[a].bytes != items[b].bytes) return items[a].bytes > items[b].bytes;
+        return items[a].def < items[b].def;
+    });
+    std::vector<size_t> placed;
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    uint64_t size = 0;
+    for (size_t i : order) {
+        busy.clear();
+        for (size_t j : placed)
+            if (conflict(i, j)) busy.push_back({offsets[j], offsets[j] + items[j].bytes});
+        std::sort(busy.begin(), busy.end());
+        uint64_t off = 0;
+        for (const auto& [b, e] : busy) {
+            if (off + items[i].bytes <= b) break;
+            off = std::max(off, e);
+        }
+        offsets[i] = off;
+        placed.push_back(i);
+        size = std::max(size, off + items[i].bytes);
+    }
+    return size;
+}
 
 void plan_memory(Plan& p) {
     const size_t n = p.steps.size();
@@ -124,32 +151,13 @@ void plan_memory(Plan& p) {
             if (!before(u, b.def)) return false;
         return true;
     };
-    std::vector<size_t> order(items.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (items[a].bytes != items[b].bytes) return items[a].bytes > items[b].bytes;
-        return items[a].def < items[b].def;
-    });
-    std::vector<size_t> placed;
-    for (size_t i : order) {
-        Item& it = items[i];
-        std::vector<std::pair<uint64_t, uint64_t>> busy;
-        for (size_t j : placed) {
-            const Item& o = items[j];
-            if (ordered(it, o) || ordered(o, it)) continue;
-            busy.push_back({o.offset, o.offset + o.bytes});
-        }
-        std::sort(busy.begin(), busy.end());
-        uint64_t off = 0;
-        for (const auto& [b, e] : busy) {
-            if (off + it.bytes <= b) break;
-            off = std::max(off, e);
-        }
-        it.offset = off;
-        it.placed = true;
-        placed.push_back(i);
-        m.peak_bytes = std::max(m.peak_bytes, off + it.bytes);
-    }
+    std::vector<ArenaItem> blocks;
+    for (const Item& it : items) blocks.push_back({it.bytes, it.def});
+    std::vector<uint64_t> offsets;
+    m.peak_bytes = place_first_fit(
+        blocks, [&](size_t a, size_t b) { return !ordered(items[a], items[b]) && !ordered(items[b], items[a]); },
+        offsets);
+    for (size_t i = 0; i < items.size(); ++i) items[i].offset = offsets[i];
     for (const Item& it : items) {
         PlanTensor& t = p.tensors[static_cast<size_t>(it.tensor)];
         t.offset = it.offset;

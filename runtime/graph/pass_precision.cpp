@@ -46,9 +46,14 @@ void pass_precision(Graph& g, const PassContext& pc, PassReport& r) {
     // Storage type of every non-constant float value.
     std::vector<ref::ElemType> store(g.values.size(), ref::ElemType::Undefined);
     for (const Node& n : g.nodes)
-        for (int o : n.outputs)
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            const int o = n.outputs[k];
+            // A training BatchNorm's batch statistics (outputs 3, 4) stay fp32, as the frameworks
+            // keep them for the backward.
+            const bool stat = n.op_type == "BatchNormTraining" && k >= 3;
             if (o >= 0 && is_f(g.val(o).elem) && !g.val(o).constant)
-                store[static_cast<size_t>(o)] = compute(n);
+                store[static_cast<size_t>(o)] = stat ? ref::ElemType::Float : compute(n);
+        }
     const auto cons = g.consumers();
     for (int in : g.inputs) {
         if (!is_f(g.val(in).elem)) continue;

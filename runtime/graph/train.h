@@ -21,9 +21,15 @@
 // Weight gradients are placed contiguously in the order the backward produces them and grouped
 // into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the SGD
 // update (SgdUpdate, w -= lr g, in place) runs per weight once its bucket is reduced.
-// Simplified: BatchNormalization must have been folded into the convolution (its statistics are
-// constants: the inference form), so BN's training statistics and backward are not modelled;
-// other ops without a backward here are refused, naming the node.
+//   - BatchNormalization trains with batch statistics (train_graph rewrites it to
+//     BatchNormTraining, runtime/ops/norm/batch_norm_train_op.cpp: mean and variance over every
+//     dim but the channel, running statistics as outputs): dbeta = sum dy, dgamma = sum dy xhat
+//     and dx through the statistics, from two reductions and two elementwise chains over the
+//     tensor (train_norm.cpp);
+//   - Clip / ReLU6 (alone or fused as `activation`): ClipGrad(y, dy), dy where min < y < max;
+//   - Concat: each input's slice of dy (Slice kernels).
+// Ops without a backward here are refused, naming the node. Simplified: the running statistics
+// are computed on the device but the next step's weights are not rewritten with them (one step).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -88,7 +94,12 @@ struct TrainPlan {
 // plan_train_memory (train_memory.h).
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o);
 
-// The passes a training step compiles its forward with: BN folding and the cube epilogues
+// The forward a training step runs: every BatchNormalization of g becomes BatchNormTraining
+// (batch statistics; outputs Y, running mean and variance, batch mean and variance), so nothing
+// folds it into a convolution. Returns how many nodes it rewrote.
+int train_graph(Graph& g);
+
+// The passes a training step compiles its forward with: constant folding and the cube epilogues
 // (bias, activation) only, everything in ND, so every forward op has a backward above.
 std::set<std::string> train_passes();
 

@@ -2,6 +2,8 @@
 #include "runtime/graph/train_memory.h"
 
 #include <algorithm>
+
+#include "runtime/graph/planning.h"
 #include <numeric>
 #include <set>
 
@@ -209,34 +211,24 @@ private:
         }
     }
 
+    // The shared first-fit placement (planning.h); two blocks conflict when their lifetimes meet.
     void place() {
-        std::vector<size_t> order;
+        std::vector<size_t> idx;
+        std::vector<ArenaItem> items;
         for (size_t i = 0; i < m_b.size(); ++i)
-            if (m_b[i].merged_into < 0) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-            if (m_b[a].bytes != m_b[b].bytes) return m_b[a].bytes > m_b[b].bytes;
-            return m_b[a].def < m_b[b].def;
-        });
-        std::vector<size_t> placed;
-        std::vector<std::pair<uint64_t, uint64_t>> busy;
-        for (size_t i : order) {
-            TrainBlock& it = m_b[i];
-            busy.clear();
-            for (size_t j : placed) {
-                const TrainBlock& o = m_b[j];
-                if (o.last < it.def || it.last < o.def) continue;  // lifetimes do not meet
-                busy.push_back({o.offset, o.offset + o.bytes});
+            if (m_b[i].merged_into < 0) {
+                idx.push_back(i);
+                items.push_back({m_b[i].bytes, m_b[i].def});
             }
-            std::sort(busy.begin(), busy.end());
-            uint64_t off = 0;
-            for (const auto& [b, e] : busy) {
-                if (off + it.bytes <= b) break;
-                off = std::max(off, e);
-            }
-            it.offset = off;
-            placed.push_back(i);
-            m_mem.arena_bytes = std::max(m_mem.arena_bytes, off + it.bytes);
-        }
+        std::vector<uint64_t> offsets;
+        m_mem.arena_bytes = place_first_fit(
+            items,
+            [&](size_t a, size_t b) {
+                const TrainBlock &x = m_b[idx[a]], &y = m_b[idx[b]];
+                return !(y.last < x.def || x.last < y.def);
+            },
+            offsets);
+        for (size_t k = 0; k < idx.size(); ++k) m_b[idx[k]].offset = offsets[k];
     }
 
     std::string position_name(int pos) const {

@@ -15,8 +15,8 @@
 //   - Recomputation (TrainOptions::recompute, planned by build_train_plan): the output of a cheap
 //     forward step (a vector kernel: pooling, activation, elementwise) is not kept for the
 //     backward; the step runs again just before its first backward reader.
-// Placement is greedy by size (largest first, lowest offset free of every tensor whose lifetime
-// meets it), as the inference plan does. The weight block, the gradient block (all-reduced in
+// Placement is the inference plan's first-fit (place_first_fit, planning.h: largest first, lowest
+// offset free of every tensor whose lifetime meets it). The weight block, the gradient block (all-reduced in
 // buckets, read by the update), the backward's shared workspace and the collective library's
 // buffers are separate allocations.
 #pragma once

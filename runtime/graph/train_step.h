@@ -71,6 +71,10 @@ struct StepTimes {
 };
 StepTimes step_times(const std::vector<RankRun>& runs);
 
+// Rank r's weight gradients (per WeightGrad train tensor) on the host: the forward plan's steps
+// and the backward items through the host references (double, each output rounded to its type).
+std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r);
+
 // {"checked", "passed", "compared", "mismatches", "max_abs_err", "first_mismatch"}.
 nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs);
 

@@ -291,6 +291,7 @@ void PpRun::on_op(Chip& ch, rt::Runtime& rt, comm::Communicator* tp_comm, const 
             const ops::TensorRef& y = ex.placed(st.out.at(0));
             PpComm call;
             call.step = ch.run->steps().size();
+            call.bytes = y.storage_bytes();
             call.first = ctx.tasks().size();
             tp_comm->all_reduce(static_cast<uint32_t>(ch.rank), y.addr, y.addr,
                                 y.storage_bytes() / isa::dtype_size(dt), dt, comm::RedOp::Sum, stream);
@@ -402,6 +403,36 @@ PpRun::ChipTraffic PpRun::traffic(uint32_t i) const {
     out.send_ps = covered(copies, 0, UINT64_MAX);
     out.kernel_ps = covered(kernels, 0, UINT64_MAX);
     out.kernel_spans = merged(std::move(kernels));
+    return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> PpRun::send_copies(uint32_t i) const {
+    const Chip& ch = m_chips.at(i);
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    if (!ch.ctx) return out;
+    for (const PpComm& c : ch.comm)
+        for (size_t t = c.first; c.send && t < c.last; ++t) {
+            const Task& k = *ch.ctx->tasks()[t].task;
+            if (k.kind == TaskKind::Memcpy && k.copy.dir == CopyDir::P2P)
+                out.push_back({k.copy.bytes, k.end_tick.v - k.start_tick.v});
+        }
+    return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> PpRun::all_reduce_spans(uint32_t i) const {
+    const Chip& ch = m_chips.at(i);
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    if (!ch.ctx) return out;
+    for (const PpComm& c : ch.comm) {
+        if (c.send) continue;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t t = c.first; t < c.last; ++t) {
+            const Task& k = *ch.ctx->tasks()[t].task;
+            lo = std::min(lo, k.start_tick.v);
+            hi = std::max(hi, k.end_tick.v);
+        }
+        if (hi > lo) out.push_back({c.bytes, hi - lo});
+    }
     return out;
 }
 

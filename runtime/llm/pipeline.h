@@ -63,6 +63,7 @@ struct PpComm {
     size_t first = 0, last = 0;
     size_t step = 0;    // the chip's step index
     bool send = false;  // a stage-to-stage send (else a TP all-reduce)
+    uint64_t bytes = 0;  // an all-reduce's bytes reduced
 };
 
 class PpRun {
@@ -107,6 +108,10 @@ public:
         std::vector<std::pair<uint64_t, uint64_t>> kernel_spans;
     };
     ChipTraffic traffic(uint32_t chip) const;
+    // Chip i's stage-to-stage peer copies (bytes and ps of each), and its TP all-reduces (bytes
+    // reduced and the span of their tasks, ps), in issue order. After the run.
+    std::vector<std::pair<uint64_t, uint64_t>> send_copies(uint32_t chip) const;
+    std::vector<std::pair<uint64_t, uint64_t>> all_reduce_spans(uint32_t chip) const;
     // After the run. Steps: one record per prefill (from stage 0's first prefill
     // step to the last stage's last one: TTFT) and one per decode step (from the
     // previous step's end, the last stage's read-back of its last micro-batch, to

@@ -20,7 +20,8 @@
 //   `activation_alpha` / `activation_beta` (floats), and `fused_nodes` (strings: the original
 //   node names, for reports). sfumato-only op types: `ElementwiseChain` (attribute `program`,
 //   strings, one ONNX elementwise op per step, applied left to right; inputs: the chain's
-//   tensor operands in order of use) and `FusedAttention` (inputs Q, K, V [, mask]; attributes
+//   tensor operands in order of use; `fp32` int: compute every step of a 2-byte chain in fp32)
+//   and `FusedAttention` (inputs Q, K, V [, mask]; attributes
 //   `scale` float, `causal` int).
 #pragma once
 #include <cstdint>

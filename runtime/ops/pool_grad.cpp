@@ -107,8 +107,11 @@ void pool_grad_body(isa::IInstrSink& sink, const PoolGradPlan& p) {
             if (p.hb * p.wp < p.lanes) Duplicate(t, 0, p.lanes);
             for (uint32_t h = 0; h < p.hb; ++h) {
                 ctx.scalar(3);
+                // Window offset a of output row i covers input row h0 + h when i sh = h0 + h + pt - a;
+                // bands start at multiples of sh, so i = h0 / sh + floor(v / sh) when sh divides v
+                // (v < 0 included: a row of the band before, which the first band zero-fills).
                 const int64_t v = int64_t{h} + p.pt - a;
-                const int64_t r = v < 0 || v % p.sh ? -1 : v / p.sh - i0_rel;
+                const int64_t r = v - fdiv(v, p.sh) * p.sh != 0 ? -1 : fdiv(v, p.sh) - i0_rel;
                 if (r < 0 || r >= p.ob)
                     Duplicate(t[h * p.wp], static_cast<int32_t>(p.ob * p.owp * es), p.wp);
                 else

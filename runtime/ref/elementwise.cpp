@@ -200,8 +200,23 @@ std::vector<HostTensor> sgd_update(const RefNode& n, const In& in) {
     return {map_n(n, {&w, &g}, w.type, [lr](const double* v) { return v[0] - lr * v[1]; })};
 }
 
+std::vector<HostTensor> clip_grad(const RefNode& n, const In& in) {
+    const HostTensor &y = need(n, in, 0), &dy = need(n, in, 1);
+    const double lo = n.attrs.get_float("min", -std::numeric_limits<double>::infinity());
+    const double hi = n.attrs.get_float("max", std::numeric_limits<double>::infinity());
+    return {map_n(n, {&y, &dy}, dy.type, [lo, hi](const double* v) { return v[0] > lo && v[0] < hi ? v[1] : 0.0; })};
+}
+
+std::vector<HostTensor> moving_average(const RefNode& n, const In& in) {
+    const HostTensor &r = need(n, in, 0), &v = need(n, in, 1);
+    const double m = n.attrs.get_float("momentum", 0.9);
+    return {map_n(n, {&r, &v}, r.type, [m](const double* x) { return x[0] * m + x[1] * (1 - m); })};
+}
+
 }  // namespace
 
+SFUMATO_REGISTER_REF(clip_grad, "ClipGrad", clip_grad);
+SFUMATO_REGISTER_REF(moving_average, "MovingAverage", moving_average);
 SFUMATO_REGISTER_REF(relu_grad, "ReluGrad", relu_grad);
 SFUMATO_REGISTER_REF(loss_grad, "LossGrad", loss_grad);
 SFUMATO_REGISTER_REF(sgd_update, "SgdUpdate", sgd_update);

@@ -8,6 +8,8 @@
 // - BatchNormalization: inference y = (x - mean) / sqrt(var + eps) * scale + B per channel
 //   (dim 1); with training_mode = 1 (opset 14+) the batch statistics over every dim but 1 are
 //   used and running_mean/running_var are returned (momentum-weighted, population variance).
+//   BatchNormTraining (sfumato-only, what a training step runs): the same with batch statistics,
+//   and the batch mean and variance (fp32) as outputs 4 and 5.
 // - InstanceNormalization: statistics per (n, c) over the spatial dims.
 // Outputs are rounded to their element type.
 #include <cmath>
@@ -134,7 +136,8 @@ std::vector<HostTensor> batch_norm(const RefNode& n, const std::vector<const Hos
     const HostTensor& mean = channel_param(n, in, 3, "input_mean", C);
     const HostTensor& var = channel_param(n, in, 4, "input_var", C);
     const double eps = n.attrs.get_float("epsilon", 1e-5);
-    const bool training = n.opset >= 14 && n.attrs.get_int("training_mode", 0) != 0;
+    const bool batch_stats = n.op_type == "BatchNormTraining";
+    const bool training = batch_stats || (n.opset >= 14 && n.attrs.get_int("training_mode", 0) != 0);
     const AxisView v = axis_view(x.shape, 1, 2);
     std::vector<double> m(static_cast<size_t>(C)), s2(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
@@ -171,7 +174,12 @@ std::vector<HostTensor> batch_norm(const RefNode& n, const std::vector<const Hos
     }
     round_to_type(rm);
     round_to_type(rv);
-    return {y, rm, rv};
+    if (!batch_stats) return {y, rm, rv};
+    HostTensor bm(ElemType::Float, mean.shape), bv(ElemType::Float, var.shape);
+    for (int64_t c = 0; c < C; ++c) bm.data[c] = m[c], bv.data[c] = s2[c];
+    round_to_type(bm);
+    round_to_type(bv);
+    return {y, rm, rv, bm, bv};
 }
 
 std::vector<HostTensor> instance_norm(const RefNode& n, const std::vector<const HostTensor*>& in) {
@@ -205,6 +213,7 @@ SFUMATO_REGISTER_REF(log_softmax, "LogSoftmax",
                      [](const RefNode& n, const std::vector<const HostTensor*>& in) { return softmax_family(n, in, true); });
 SFUMATO_REGISTER_REF(layer_norm, "LayerNormalization", layer_norm);
 SFUMATO_REGISTER_REF(batch_norm, "BatchNormalization", batch_norm);
+SFUMATO_REGISTER_REF(batch_norm_training, "BatchNormTraining", batch_norm);
 SFUMATO_REGISTER_REF(instance_norm, "InstanceNormalization", instance_norm);
 
 }  // namespace sfumato::ref

@@ -82,7 +82,9 @@ std::vector<HostTensor> reduce(const RefNode& n, const std::vector<const HostTen
     }
     std::vector<double> acc(outn, k.init);
     for (uint64_t f = 0; f < x.numel(); ++f) acc[out_of[f]] = k.combine(acc[out_of[f]], k.pre(x.data[f] - shift[out_of[f]]));
-    HostTensor y(x.type, reduced_shape(x.shape, ra));
+    // fp32_output (sfumato-only, the training step's BatchNorm statistics): the result in fp32.
+    const bool f32 = n.attrs.get_int("fp32_output", 0) != 0 && is_float(x.type);
+    HostTensor y(f32 ? ElemType::Float : x.type, reduced_shape(x.shape, ra));
     for (uint64_t o = 0; o < outn; ++o) y.data[o] = k.post(acc[o], count) + shift[o];
     round_to_type(y);
     return {y};

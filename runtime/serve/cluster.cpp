@@ -165,10 +165,6 @@ ServeCluster::ServeCluster(const llm::ModelConfig& c, const RequestTrace& trace,
     if (m_s.prefill_tp > 0 && m_s.prefill_instances == 0)
         throw InputError("serve.prefill_tp " + std::to_string(m_s.prefill_tp) +
                          " without serve.prefill_instances: it sizes the prefill instances of a disaggregated run");
-    if (m_s.pp > 1 && m_s.export_profile)
-        throw InputError("serve.pp " + std::to_string(m_s.pp) +
-                         " with --export-profile: Vidur's profiles are of one stage's worker; a pipeline's "
-                         "stages are not exported (not modelled)");
     std::map<uint32_t, int64_t> per_chip;
     for (uint32_t ch : m_chip) ++per_chip[ch];
     // Instances sharing a chip: the first holds the weights, every one its activation arena

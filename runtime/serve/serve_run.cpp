@@ -230,6 +230,13 @@ void ServeRun::run(rt::Runtime& rt, IArrivals* arrivals, const std::function<voi
     if (ready) ready(sched);
     m_res = sched.run();
     if (m_lock) m_lock->post({});  // the followers stop
+    if (m_profile && m_pp) {
+        // Stage 0 rank 0's ops (its layers), its sends to stage 1 (Vidur's pipeline send_recv)
+        // and its stage's all-reduces.
+        m_profile->set_tensor_parallel(m_pp->tp());
+        for (const auto& [bytes, ps] : m_pp->send_copies(0)) m_profile->add_copy(bytes, ps);
+        for (const auto& [bytes, ps] : m_pp->all_reduce_spans(0)) m_profile->add_all_reduce(bytes, ps);
+    }
     if (m_profile && m_tp) {
         m_profile->set_tensor_parallel(m_tp->tp());
         for (const auto& [bytes, ps] : m_tp->all_reduce_spans(0)) m_profile->add_all_reduce(bytes, ps);

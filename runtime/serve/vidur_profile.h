@@ -13,12 +13,13 @@
 //    attn_prefill / attn_decode is the paged-attention kernel, attn_input_reshape the QKV split,
 //    attn_output_reshape 0 (no separate kernel); steps that mix prompts and decodes have no row
 //    (Vidur's attention profile keeps the two apart);
-//  - send_recv.csv: the disaggregated KV transfers' peer copies over the links, one row per copy
-//    size (empty without disaggregation);
+//  - send_recv.csv: the disaggregated KV transfers' peer copies over the links, or a pipeline's
+//    stage 0 sends to stage 1 (serve.pp), one row per copy size (empty without either);
 //  - all_reduce.csv: a tensor-parallel instance's all-reduces (serve.tp), one row per size (the
 //    bytes reduced), each time its tasks' span on rank 0; its header only with TP 1 instances.
 // With serve.tp T the model columns stay the whole model's, num_tensor_parallel_workers is T and
-// the op times are rank 0's (its shard's), as Vidur profiles one worker of T.
+// the op times are rank 0's (its shard's), as Vidur profiles one worker of T. With serve.pp the
+// op times are stage 0 rank 0's (its layers and the embedding).
 // An op's time is the span of its kernels' tasks (first start to last end), as the trace's op
 // track shows it.
 #pragma once

@@ -243,7 +243,6 @@ TEST_CASE("serve --pp: bad plans exit 2 naming the culprit", "[serve]") {
         {kBase + " --instances 2 --pp 2 --set serve.placement=0,1", "both use chip 1"},
         {kBase + " --instances 2 --pp 2 --set serve.prefill_instances=1",
          "serve.pp 2 with serve.prefill_instances"},
-        {kBase + " --pp 2 --export-profile /tmp/sfumato_serve_pp_profile", "--export-profile"},
         {kBase + " --pp 0", "--pp 0"},
         {kBase + " --set serve.pp=65", "serve.pp"},
         {kBase + " --pp 2 --set serve.pp_batches_in_flight=3", "serve.pp_batches_in_flight 3 exceeds serve.pp 2"},

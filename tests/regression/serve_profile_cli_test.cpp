@@ -4,6 +4,7 @@
 // kernels' spans as the run's trace.json op track shows them (an independent path from the same
 // tasks), and the KV transfers' copies against the link bandwidth.
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -157,5 +158,50 @@ TEST_CASE("serve --export-profile: disaggregated KV copies fill send_recv.csv", 
         CHECK(row.at("collective") == "send_recv");
         // No copy beats the fastest link's bandwidth.
         CHECK(std::stod(row.at("time_stats.send_recv.min")) * 1e-3 >= bytes / (gbps * 1e9));
+    }
+}
+
+TEST_CASE("serve --export-profile --pp: the stages' sends fill send_recv.csv, a stage's all-reduces all_reduce.csv",
+          "[serve]") {
+    const std::string d = temp_dir("serve_profile_pp");
+    for (const std::string plan : {"--pp 2", "--pp 2 --tp 2"}) {
+        INFO(plan);
+        const std::string out = d + (plan == "--pp 2" ? "/pp" : "/pptp");
+        const CliResult r = run_cli("serve tiny --system " + config("system-tiny") + " " + plan +
+                                    " --set serve.block_size=64 --generate n=4,rate=2000,prompt=48,output=6,seed=3 "
+                                    "--trace off --out " + out + "/o --export-profile " + out + "/p");
+        INFO(r.output);
+        REQUIRE(r.code == 0);
+        const nlohmann::json summary = read_json(out + "/o/summary.json");
+        double gbps = 0;
+        for (const nlohmann::json& l : summary["links"]) gbps = std::max(gbps, l["gbps"].get<double>());
+        REQUIRE(gbps > 0);
+        // Stage 0's sends: a peer copy of the hidden state and one of the residual per step, each
+        // [padded tokens, hidden 64] fp16, none faster than the link.
+        const Csv sr = read_csv(out + "/p/send_recv.csv");
+        REQUIRE_FALSE(sr.rows.empty());
+        size_t copies = 0;
+        for (const auto& row : sr.rows) {
+            const double bytes = std::stod(row.at("size"));
+            CHECK(std::fmod(bytes, 64 * 2) == 0);
+            CHECK(row.at("num_workers") == "2");
+            CHECK(std::stod(row.at("time_stats.send_recv.min")) * 1e-3 >= bytes / (gbps * 1e9));
+        }
+        for (const nlohmann::json& c : summary["serve"]["instances"][0]["pipeline"]["chips"])
+            if (c["chip"] == 0) copies = 2 * c["sends"].get<size_t>();
+        CHECK(copies > 0);
+        // The per-op rows are stage 0's (its layer and the embedding).
+        const Csv mlp = read_csv(out + "/p/mlp.csv");
+        REQUIRE_FALSE(mlp.rows.empty());
+        for (const auto& row : mlp.rows) CHECK(std::stod(row.at("time_stats.emb.max")) > 0);
+        const Csv ar = read_csv(out + "/p/all_reduce.csv");
+        if (plan == "--pp 2") {
+            CHECK(ar.rows.empty());
+            CHECK(mlp.rows[0].at("num_tensor_parallel_workers") == "1");
+        } else {
+            REQUIRE_FALSE(ar.rows.empty());
+            for (const auto& row : ar.rows) CHECK(row.at("num_workers") == "2");
+            CHECK(mlp.rows[0].at("num_tensor_parallel_workers") == "2");
+        }
     }
 }

@@ -58,6 +58,10 @@ TEST_CASE("maxpool_grad: dX matches the host reference, ties included", "[train]
     run_ok("maxpool_grad", "--n 1 --c 4 --h 9 --w 8 --k 2 --stride 2 --pad 0 --dtype fp32", "tiny", "mp2");
     run_ok("maxpool_grad", "--n 1 --c 2 --h 11 --w 10 --k 3 --stride 1 --pad 1", "ascend910-like", "mp1");
     run_ok("maxpool_grad", "--n 1 --c 2 --h 40 --w 37 --k 5 --stride 3 --pad 2", "ascend910b-like", "mp5");
+    // Several bands of rows with no padding (SqueezeNet's pools): a band's first rows take the
+    // gradient of windows that start in the band before.
+    run_ok("maxpool_grad", "--n 2 --c 4 --h 23 --w 23 --k 3 --stride 2 --pad 0 --dtype fp32", "tiny", "mpband");
+    run_ok("maxpool_grad", "--n 1 --c 3 --h 31 --w 19 --k 3 --stride 2 --pad 0", "tiny", "mpband16");
 }
 
 TEST_CASE("conv_transpose2d with stride 1 (a stride-1 Conv's data gradient) runs without the spread", "[train]") {

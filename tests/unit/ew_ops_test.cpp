@@ -277,16 +277,21 @@ TEST_CASE("ew ops: 910B-like tiles (large UB, many cores) and an empty output") 
     CHECK(op->launches(e.inputs, op->outputs(), 0).empty());
 }
 
-TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate) match the host reference") {
+TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, MovingAverage) match the host reference") {
     std::mt19937 rng(13);
     const DeviceInfo dev = tiny_dev();
-    for (const char* op : {"ReluGrad", "LossGrad", "SgdUpdate"})
+    for (const char* op : {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage"})
         for (ElemType t : {ElemType::Float, ElemType::Float16, ElemType::Bfloat16})
             for (const auto& shapes : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
                      {{3, 130}, {3, 130}}, {{517}, {517}}, {{4, 37}, {1, 37}}}) {
                 NodeDesc n = node(op, {{shapes.first, t}, {shapes.second, t}});
                 if (std::string(op) == "LossGrad") n.attrs.set("scale", ref::Attr::of_float(0.125));
                 if (std::string(op) == "SgdUpdate") n.attrs.set("lr", ref::Attr::of_float(0.05));
+                if (std::string(op) == "MovingAverage") n.attrs.set("momentum", ref::Attr::of_float(0.875));
+                if (std::string(op) == "ClipGrad") {
+                    n.attrs.set("min", ref::Attr::of_float(-1.5));
+                    n.attrs.set("max", ref::Attr::of_float(2));
+                }
                 const auto vals = random_inputs(n, rng, -4, 4);
                 const RigResult r = run_node(n, vals, dev, ew::ew_tolerance(op, t));
                 INFO(op << " " << ref::elem_type_name(t) << " " << ref::shape_str(shapes.first) << ": " << r.why << " "
@@ -308,4 +313,40 @@ TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate) match the host r
     rn.op_type = "ReluGrad";
     const auto want = ref::run_ref(rn, {&y, &dy});
     for (size_t i = 0; i < 8; ++i) CHECK(want[0].data[i] == (i > 4 ? dy.data[i] : 0.0));
+    // ClipGrad (ReLU6: Clip(0, 6)) passes it strictly inside the bounds: y in {-4, ..., 3} at 0
+    // and a bound of 2: only y = 1 passes.
+    NodeDesc c = node("ClipGrad", {{{8}, ElemType::Float}, {{8}, ElemType::Float}});
+    c.attrs.set("min", ref::Attr::of_float(0));
+    c.attrs.set("max", ref::Attr::of_float(2));
+    CHECK(run_node(c, {y, dy}, dev, {0, 0}).passed);
+    rn.op_type = "ClipGrad";
+    rn.attrs = c.attrs;
+    const auto clipped = ref::run_ref(rn, {&y, &dy});
+    for (size_t i = 0; i < 8; ++i) CHECK(clipped[0].data[i] == (i == 5 ? dy.data[i] : 0.0));
+}
+
+TEST_CASE("ew ops: an fp32 chain over 2-byte and fp32 operands (the BatchNorm backward's) matches the host reference") {
+    // ((x - mean) k1 + dy + k2) k3 with x, dy fp16 and the channel vectors fp32, computed in fp32
+    // and rounded once; and (x - mean) dy.
+    std::mt19937 rng(17);
+    const DeviceInfo dev = tiny_dev();
+    ref::Attr p;
+    p.kind = ref::Attr::Kind::Strings;
+    for (ElemType t : {ElemType::Float16, ElemType::Bfloat16, ElemType::Float}) {
+        NodeDesc n = node("ElementwiseChain", {{{2, 5, 3, 7}, t}, {{5, 1, 1}, ElemType::Float}, {{5, 1, 1}, ElemType::Float},
+                                               {{2, 5, 3, 7}, t}, {{5, 1, 1}, ElemType::Float}, {{5, 1, 1}, ElemType::Float}});
+        p.strings = {"Sub", "Mul", "Add", "Add", "Mul"};
+        n.attrs.set("program", p);
+        n.attrs.set("fp32", ref::Attr::of_int(1));
+        RigResult r = run_node(n, random_inputs(n, rng), dev, ew::ew_tolerance("ElementwiseChain", t));
+        INFO(ref::elem_type_name(t) << ": " << r.why);
+        CHECK(r.passed);
+        NodeDesc m = node("ElementwiseChain", {{{2, 5, 3, 7}, t}, {{5, 1, 1}, ElemType::Float}, {{2, 5, 3, 7}, t}});
+        p.strings = {"Sub", "Mul"};
+        m.attrs.set("program", p);
+        m.attrs.set("fp32", ref::Attr::of_int(1));
+        r = run_node(m, random_inputs(m, rng), dev, ew::ew_tolerance("ElementwiseChain", t));
+        INFO(r.why);
+        CHECK(r.passed);
+    }
 }

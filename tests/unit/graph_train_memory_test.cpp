@@ -2,12 +2,14 @@
 // MLP's step derived by hand from its tensors' sizes and lifetimes, and, on a small ResNet-18
 // (with and without recomputation), an independent walk over the forward steps and backward
 // items that checks no two tensors whose lifetimes meet share a byte (an in-place output may take
-// the bytes of the input its item reads last).
+// the bytes of the input its item reads last). The first-fit placement both memory plans share
+// (planning.h) against a hand derivation and an independent greedy over the planned blocks.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
 #include <map>
 
+#include "runtime/graph/planning.h"
 #include "runtime/graph/train_step.h"
 #include "runtime/graph/zoo.h"
 
@@ -196,4 +198,57 @@ TEST_CASE("train memory plan: a small ResNet-18 shares no live byte, with and wi
     CHECK(re->memory.kept_bytes < keep->memory.kept_bytes);
     for (const TrainItem& it : re->tp.backward)
         if (it.name.find("/recompute") != std::string::npos) CHECK(it.desc.op_type != "Conv");
+}
+
+TEST_CASE("first-fit placement: the helper both memory plans use places blocks as derived by hand") {
+    // Sizes 300, 200, 200, 100 (b, c equal: the earlier producer first). a [0, 2], b [1, 3],
+    // c [3, 5], d [4, 4]. a at 0; b meets a: 300; c meets b only: 0 (fits below b's 300);
+    // d meets c only: at c's end, 200. Arena: 500 (b's end).
+    const std::vector<ArenaItem> items = {{300, 0}, {200, 1}, {200, 3}, {100, 4}};
+    const int last[] = {2, 3, 5, 4};
+    std::vector<uint64_t> off;
+    const uint64_t size = place_first_fit(
+        items, [&](size_t i, size_t j) { return !(last[i] < items[j].def || last[j] < items[i].def); }, off);
+    CHECK(off == std::vector<uint64_t>{0, 300, 0, 200});
+    CHECK(size == 500);
+}
+
+TEST_CASE("first-fit placement: the training plan is the greedy placement of its blocks' lifetimes") {
+    // Recomputed here from the planned blocks alone (sizes and lifetimes): largest first, equal
+    // sizes by producer, lowest offset clear of every placed block whose lifetime meets it.
+    auto ts = std::make_unique<TrainSetup>();
+    ts->copt.precision = Precision::FP16;
+    ts->compile(zoo_graph("resnet18?image=32&width=8&classes=10"), 2, train_test_device());
+    std::vector<ArenaBlock> blocks;
+    const TrainMemory m = plan_train_memory(*ts->plan, ts->tp, train_test_device(), &blocks);
+    REQUIRE(blocks.size() > 10);
+    std::vector<size_t> order(blocks.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return blocks[a].bytes != blocks[b].bytes ? blocks[a].bytes > blocks[b].bytes : blocks[a].def < blocks[b].def;
+    });
+    std::vector<uint64_t> want(blocks.size(), 0);
+    std::vector<size_t> placed;
+    uint64_t arena = 0;
+    for (size_t i : order) {
+        uint64_t off = 0;
+        for (bool moved = true; moved;) {  // the lowest offset clear of every conflicting block
+            moved = false;
+            for (size_t j : placed) {
+                const bool meet = !(blocks[j].last < blocks[i].def || blocks[i].last < blocks[j].def);
+                if (meet && off < want[j] + blocks[j].bytes && want[j] < off + blocks[i].bytes) {
+                    off = want[j] + blocks[j].bytes;
+                    moved = true;
+                }
+            }
+        }
+        want[i] = off;
+        placed.push_back(i);
+        arena = std::max(arena, off + blocks[i].bytes);
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        INFO(blocks[i].name);
+        CHECK(blocks[i].offset == want[i]);
+    }
+    CHECK(m.arena_bytes == arena);
 }

@@ -227,3 +227,48 @@ TEST_CASE("batch normalization in training mode is unsupported on the device", "
     for (int i = 0; i < 5; ++i) n.inputs.push_back(make_tensor(i ? std::vector<int64_t>{3} : std::vector<int64_t>{2, 3, 4}, ElemType::Float));
     CHECK_THROWS_AS(make_node_op(n, device(4, 32 << 10)), UnsupportedError);
 }
+
+TEST_CASE("batch normalization with batch statistics (BatchNormTraining) matches the reference", "[norm][batchnorm]") {
+    // Y, the running statistics and the batch mean and variance (population) over N and the
+    // spatial dims; several planes per channel, a plane larger than this UB, [N, C] rows.
+    const DeviceInfo tiny = device(4, 32 << 10);
+    for (auto shape : std::vector<std::vector<int64_t>>{{2, 3, 5, 7}, {4, 16, 3, 3}, {1, 2, 50, 61}, {6, 5}}) {
+        for (ElemType t : {ElemType::Float, ElemType::Float16}) {
+            INFO("shape " << ref::shape_str(shape) << " " << ref::elem_type_name(t));
+            NodeDesc n;
+            n.name = "bn";
+            n.op_type = "BatchNormTraining";
+            n.attrs.set_owner("bn");
+            n.attrs.set("momentum", ref::Attr::of_float(0.75));
+            const int64_t C = shape[1];
+            n.inputs = {make_tensor(shape, t)};
+            std::mt19937 rng(11);
+            std::vector<ref::HostTensor> v = {random_tensor(shape, t, rng, 1, 3)};  // mean far from 0
+            for (int i = 0; i < 4; ++i) {
+                n.inputs.push_back(make_tensor({C}, t));
+                v.push_back(random_tensor({C}, t, rng, i == 3 ? 0.5 : -2, 2));
+            }
+            CHECK(check_op(n, v, tiny, tol_for(t, 1e-5, 1e-5)) == "");
+        }
+    }
+}
+
+TEST_CASE("reductions with fp32_output write an fp32 result from a 2-byte input", "[norm][reduce]") {
+    const DeviceInfo tiny = device(4, 32 << 10);
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceSumSquare"})
+        for (ElemType t : {ElemType::Float16, ElemType::Bfloat16}) {
+            INFO(op << " " << ref::elem_type_name(t));
+            NodeDesc n;
+            n.name = "r";
+            n.op_type = op;
+            n.opset = 11;
+            n.attrs.set_owner("r");
+            n.attrs.set("axes", ref::Attr::of_ints({0, 2, 3}));
+            n.attrs.set("keepdims", ref::Attr::of_int(0));
+            n.attrs.set("fp32_output", ref::Attr::of_int(1));
+            n.inputs = {make_tensor({3, 6, 5, 9}, t)};
+            CHECK(make_node_op(n, tiny)->outputs()[0].dtype == isa::DType::FP32);
+            std::mt19937 rng(3);
+            CHECK(check_op(n, {random_tensor({3, 6, 5, 9}, t, rng)}, tiny, tol_for(ElemType::Float, 1e-5, 1e-5)) == "");
+        }
+}

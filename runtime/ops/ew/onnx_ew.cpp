@@ -28,8 +28,10 @@ constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"
 // sfumato-only training ops (the backward of `sfumato train-step`): ReluGrad(y, dy) = y > 0 ? dy
 // : 0 (y: the ReLU's output, or its input); LossGrad(y, t) = (y - t) * scale (the gradient of
 // 0.5 * scale * |y - t|^2, and of a softmax's cross-entropy at its logits); SgdUpdate(w, g) =
-// w - lr * g.
-constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate"};
+// w - lr * g; ClipGrad(y, dy) = min < y < max ? dy : 0 (attributes min, max: Clip's bounds, y its
+// output or input; ReLU6 is Clip(0, 6)); MovingAverage(r, v) = r * momentum + v * (1 - momentum)
+// (BatchNorm's running statistics).
+constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage"};
 
 bool in_list(List l, const std::string& s) {
     for (const char* x : l)
@@ -296,7 +298,7 @@ ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
     if (in_list(kTrain, op)) {
         if (in.size() != 2) unsupported(n, "needs 2 inputs");
         for (ElemType t : in) need_float(t);
-        return op == "ReluGrad" ? in[1] : in[0];
+        return op == "ReluGrad" || op == "ClipGrad" ? in[1] : in[0];
     }
     if (op == "Cast") return static_cast<ElemType>(n.attrs.int_("to"));
     if (op == "CastLike") {
@@ -319,9 +321,11 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
     Builder b(in, out_storage);
     const std::string& op = n.op;
     const ElemType e0 = in.at(0).elem;
-    bool precise = ew_precise(op);
-    if (op == "ElementwiseChain")
+    bool precise = ew_precise(op) || op == "MovingAverage";  // two products that may cancel: fp32
+    if (op == "ElementwiseChain") {
         for (const auto& s : ref::parse_chain(n.name, n.attrs)) precise = precise || ew_precise(s.op);
+        precise = precise || n.attrs.get_int("fp32", 0) != 0;  // every step in fp32, one rounding at the end
+    }
     const DType ct = compute_type(e0, precise);
     Em em{b, ct, e0};
     Val r;
@@ -384,6 +388,19 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
         const DType t = compute_type(in.at(1).elem, false);
         const Val y = b.in(0, compute_type(e0, false));
         r = b.sel(b.cmp(CmpMode::GT, y, Builder::imm(0, b.type_of(y))), b.in(1, t), Builder::imm(0, t));
+    } else if (op == "ClipGrad") {
+        const DType t = compute_type(in.at(1).elem, false);
+        const Val y = b.in(0, compute_type(e0, false));
+        const DType yt = b.type_of(y);
+        Val keep = b.in(1, t);
+        if (n.attrs.has("min"))
+            keep = b.sel(b.cmp(CmpMode::GT, y, Builder::imm(n.attrs.get_float("min", 0), yt)), keep, Builder::imm(0, t));
+        if (n.attrs.has("max"))
+            keep = b.sel(b.cmp(CmpMode::LT, y, Builder::imm(n.attrs.get_float("max", 0), yt)), keep, Builder::imm(0, t));
+        r = keep;
+    } else if (op == "MovingAverage") {
+        const double m = n.attrs.get_float("momentum", 0.9);
+        r = b.bin(Opcode::VADD, b.scal(Opcode::VMULS, b.in(0, ct), m), b.scal(Opcode::VMULS, b.in(1, ct), 1 - m));
     } else if (op == "LossGrad") {
         r = b.scal(Opcode::VMULS, b.bin(Opcode::VSUB, b.in(0, ct), b.in(1, ct)), n.attrs.get_float("scale", 1.0));
     } else if (op == "SgdUpdate") {

@@ -7,6 +7,8 @@
 // (runtime/ops/norm/reduce_kernel.h), innermost first, intermediates in fp32 (int32 for
 // integer tensors) in the op's workspace. ArgMax/ArgMin are one pass of the same kernel. Pre-ops (square,
 // abs) apply in the first pass, post-ops (1/count, sqrt, ln) in the last; LogSumExp passes compose.
+// A sfumato-only attribute `fp32_output` (int) writes a float reduction's result in fp32 whatever
+// the input's type (the training step's BatchNorm statistics).
 // GlobalAveragePool / GlobalMaxPool also take an NC1HWC0 input (fp16, bf16, fp32; the graph's
 // layout pass keeps a ResNet's last block in it): one pass over [N x C1][spatial][C0], each C0
 // lane reduced over the pixels on its own, the output NC1HWC0 [N, C, 1, ...]. The padding
@@ -85,6 +87,8 @@ public:
         }
         if (ra.noop) ks = {Op::Sum, Op::Sum, Pre::None, Post::None, true};  // the output is the input
         m_out = tensor_like(x, ref::reduced_shape(x.shape, ra));
+        if (n.attrs.get_int("fp32_output", 0) != 0 && ct == isa::DType::FP32)
+            m_out.elem = ref::ElemType::Float, m_out.dtype = isa::DType::FP32;
         if (x.numel() == 0) {
             if (m_out.numel() != 0) throw UnsupportedError(n, "reduction of an empty tensor");
             return;
@@ -127,7 +131,7 @@ public:
             if (last) p.post = ks.post, p.scale = 1.0 / static_cast<double>(count);
             p.ct = ct;
             p.xt = first ? x.dtype : ct;
-            p.yt = last ? x.dtype : ct;
+            p.yt = last ? m_out.dtype : ct;
             if (!plan_reduce(p, dev.ub_bytes, dev.vector_cores))
                 throw UnsupportedError(n, "a reduction of " + std::to_string(p.len) + " x " + std::to_string(p.inner) +
                                               " does not fit in UB");

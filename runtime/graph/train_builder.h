@@ -1,0 +1,226 @@
+// The backward planner of a training step (train.h), shared by its source files: train.cpp
+// (the walk over the forward steps, tensors, buckets and the loss), train_conv.cpp (Gemm, Conv,
+// pooling) and train_norm.cpp (normalisation, activations with bounds, Concat). Private to
+// runtime/graph.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/train.h"
+#include "runtime/graph/train_memory.h"
+#include "sim/error.h"
+
+namespace sfumato::graph::detail {
+
+using ref::ElemType;
+using Shape = std::vector<int64_t>;
+
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+inline std::shared_ptr<const ref::HostTensor> ints(const std::vector<int64_t>& v) {
+    auto t = std::make_shared<ref::HostTensor>(ElemType::Int64, Shape{static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t->data[i] = static_cast<double>(v[i]);
+    return t;
+}
+
+class Builder {
+public:
+    // kept: per plan tensor, whether the backward without recomputation reads it (recompute only).
+    Builder(const Plan& p, const DeviceInfo& dev, const TrainOptions& o, std::vector<bool> kept = {})
+        : m_p(p), m_dev(dev), m_o(o), m_kept(std::move(kept)) {
+        m_fwd.assign(p.tensors.size(), -1);
+        m_producer.assign(p.tensors.size(), -1);
+        for (size_t s = 0; s < p.steps.size(); ++s)
+            for (int t : p.steps[s].out)
+                if (t >= 0) m_producer[static_cast<size_t>(t)] = static_cast<int>(s);
+        mark_needs();
+    }
+
+    TrainPlan build() {
+        loss();
+        for (size_t s = m_p.steps.size(); s-- > 0;) backward(m_p.steps[s]);
+        close_bucket();
+        if (m_tp.update.empty()) throw InputError("train-step: the model has no weight to train");
+        m_tp.grad_bytes = m_gradblk;
+        return std::move(m_tp);
+    }
+
+private:
+    // Which plan tensors need a gradient: trained weights and whatever depends on them.
+    void mark_needs() {
+        m_needs.assign(m_p.tensors.size(), false);
+        for (size_t i = 0; i < m_p.tensors.size(); ++i) {
+            const PlanTensor& t = m_p.tensors[i];
+            m_needs[i] = t.kind == PlanTensor::Kind::Weight && trainable(t);
+        }
+        for (const PlanStep& st : m_p.steps) {
+            bool any = false;
+            for (int t : st.in)
+                if (t >= 0 && m_needs[static_cast<size_t>(t)]) any = true;
+            if (!any) continue;
+            for (int t : st.out)
+                if (t >= 0) m_needs[static_cast<size_t>(t)] = true;
+        }
+    }
+    static bool trainable(const PlanTensor& t) {
+        return ref::is_float(t.ref.elem) && t.ref.numel() > 0 && t.ref.shape.size() >= 1;
+    }
+    bool needs(int t) const { return t >= 0 && m_needs[static_cast<size_t>(t)]; }
+    bool is_weight(int t) const {
+        return t >= 0 && m_p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::Weight;
+    }
+    const ops::TensorRef& pref(int t) const { return m_p.tensors[static_cast<size_t>(t)].ref; }
+
+    [[noreturn]] void refuse(const PlanStep& st, const std::string& why) const {
+        throw InputError("train-step: node '" + st.name + "' (" + st.op_type + "): " + why);
+    }
+
+    int add_tensor(TrainTensor t) {
+        m_tp.tensors.push_back(std::move(t));
+        return static_cast<int>(m_tp.tensors.size() - 1);
+    }
+    int fwd(int pt) {
+        if (m_fwd[static_cast<size_t>(pt)] < 0 && m_o.recompute)
+            m_fwd[static_cast<size_t>(pt)] = recompute(pt);
+        if (m_fwd[static_cast<size_t>(pt)] < 0) {
+            TrainTensor t;
+            t.kind = TrainTensor::Kind::Forward;
+            t.ref = pref(pt);
+            t.plan = pt;
+            m_fwd[static_cast<size_t>(pt)] = add_tensor(std::move(t));
+        }
+        return m_fwd[static_cast<size_t>(pt)];
+    }
+    // Recomputation: a cheap forward step's output (a vector kernel reading kept tensors) is made
+    // again by the step's operator just before its first backward reader; a view of it becomes
+    // a view of the recomputed tensor. -1: pt is kept from the forward.
+    int recompute(int pt);
+    bool cheap_step(int pt) const {
+        const int s = m_producer[static_cast<size_t>(pt)];
+        return s >= 0 && recomputable(m_p, m_p.steps[static_cast<size_t>(s)], pt, m_kept);
+    }
+
+    int arena_tensor(TrainTensor::Kind k, ops::TensorRef r) {
+        TrainTensor t;
+        t.kind = k;
+        t.bytes = std::max<uint64_t>(r.storage_bytes(), 1);
+        r.strides.clear();
+        t.ref = std::move(r);
+        return add_tensor(std::move(t));
+    }
+    int constant(const ref::HostTensor& v) {
+        ops::TensorRef r = ops::make_tensor(v.shape, v.type);
+        const int id = arena_tensor(TrainTensor::Kind::Const, r);
+        m_tp.tensors[static_cast<size_t>(id)].value = std::make_shared<const ref::HostTensor>(v);
+        return id;
+    }
+    int alias(int of, const Shape& shape) {
+        TrainTensor t;
+        t.kind = TrainTensor::Kind::Alias;
+        t.ref = m_tp.tensors[static_cast<size_t>(of)].ref;
+        t.ref.shape = shape;
+        t.ref.strides.clear();
+        t.alias = of;
+        return add_tensor(std::move(t));
+    }
+
+    // One node of the operator library: inputs are train tensors (-1: omitted), `consts` their
+    // plan-time values where the op needs them. The output goes to `dest` (a tensor of the
+    // op's output shape) or a fresh gradient tensor; a view output aliases its input.
+    int emit(const std::string& name, const std::string& op_type, int opset, ref::Attrs attrs,
+             const std::vector<int>& ins, int dest = -1,
+             std::vector<std::shared_ptr<const ref::HostTensor>> consts = {});
+
+    static ref::Attrs attrs_of(std::initializer_list<std::pair<const char*, ref::Attr>> l) {
+        ref::Attrs a;
+        for (const auto& [k, v] : l) a.set(k, v);
+        return a;
+    }
+
+    // Adds g to the gradient of plan tensor t (the sum when it already has one).
+    void accumulate(int t, int g, const std::string& name) {
+        if (!needs(t) || is_weight(t)) return;
+        auto it = m_grad.find(t);
+        if (it == m_grad.end()) {
+            m_grad[t] = g;
+            return;
+        }
+        m_grad[t] = emit(name + "/sum", "Add", 14, {}, {it->second, g});
+    }
+
+    // The gradient of weight w: an op writes it into the gradient block, then the bucket and the
+    // update are planned.
+    int weight_grad(int w);
+    // Call after the item writing a weight gradient was emitted.
+    // (may_close: the bucket may close here; false while another gradient of the same item is
+    // still to be announced.)
+    void weight_done(int w, bool may_close = true);
+    void close_bucket();
+
+    // The loss gradient at the output (or, after a final Softmax, at its logits).
+    void loss();
+
+    int grad_of_outputs(const PlanStep& st) {
+        if (st.out.empty()) return -1;
+        auto it = m_grad.find(st.out[0]);
+        return it == m_grad.end() ? -1 : it->second;
+    }
+
+    // dZ from dY through a fused activation (ReLU only).
+    int through_activation(const PlanStep& st, int gy) {
+        const std::string act = st.desc.attrs.get_string("activation", "");
+        if (act.empty()) return gy;
+        if (act == "Clip")
+            return clip_grad(st.name + "/clip_grad", fwd(st.out[0]), gy,
+                             st.desc.attrs.get_float("activation_alpha", -INFINITY),
+                             st.desc.attrs.get_float("activation_beta", INFINITY));
+        if (act != "Relu") refuse(st, "no backward for the fused activation " + act);
+        return emit(st.name + "/relu_grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy});
+    }
+
+    void backward(const PlanStep& st);
+
+    void gemm(const PlanStep& st, int gz);
+
+    void conv(const PlanStep& st, int gz);
+
+    // The weight gradient composed from data-movement kernels and Gemms (the fallback where the
+    // weight-gradient kernel cannot run): per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW)
+    // with the offset's strided slice of the padded X^T (C, N*OH*OW), transposed; the offsets
+    // concatenated.
+    void conv_wgrad_composed(const PlanStep& st, int gz, int& z2, int wg);
+    static constexpr int64_t kMaxWgradGroups = 16;
+    void grouped_wgrad(const PlanStep& st, int gz, int wg);
+
+    // MaxPool: per window offset (a, b), the input pixels x[i*s + a - p] that equal their
+    // window's maximum y[i] take dy[i]; spread back to the input grid (zeros between, shifted
+    // by the offset) and summed.
+    void max_pool(const PlanStep& st, int gy);
+
+    // train_norm.cpp
+    int scalar(ElemType e, double v);  // a rank-0 constant of type e
+    void batch_norm(const PlanStep& st, int gy);
+    void clip(const PlanStep& st, int gy);
+    int clip_grad(const std::string& name, int y, int gy, double lo, double hi);
+    void concat(const PlanStep& st, int gy);
+
+    const Plan& m_p;
+    const DeviceInfo& m_dev;
+    TrainOptions m_o;
+    TrainPlan m_tp;
+    std::vector<bool> m_kept;
+    std::vector<int> m_fwd, m_producer;
+    std::vector<bool> m_needs;
+    std::map<int, int> m_grad, m_wgrad;
+    std::set<int> m_updated;
+    Bucket m_cur;
+    uint64_t m_gradblk = 0;
+    const PlanStep* m_done_step = nullptr;
+};
+
+}  // namespace sfumato::graph::detail

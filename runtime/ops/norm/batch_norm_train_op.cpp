@@ -1,0 +1,174 @@
+// BatchNormTraining (sfumato-only op type: BatchNormalization in a training step, as
+// `sfumato train-step` runs every BatchNormalization of the model). Inputs X (N, C, ...), scale,
+// B, input_mean, input_var (C); attributes epsilon (1e-5) and momentum (0.9); outputs Y,
+// running_mean, running_var (input * momentum + batch * (1 - momentum), ONNX's training-mode
+// rule), batch_mean and batch_var (fp32, over every dim but 1, population variance: what Y used,
+// kept for the backward; fp32 whatever X's type, as the frameworks keep them). Composed from the operator
+// library's kernels, launched in order:
+//   1. batch_mean = ReduceMean(X) over every dim but 1 (the reduction kernel, fp32 sums);
+//   2. D = (X - batch_mean) / sqrt(M) (an elementwise chain into the workspace, fp32;
+//      M = N x spatial);
+//   3. batch_var = ReduceSumSquare(D);
+//   4. Y = the inference BatchNormalization kernel with batch_mean and batch_var as statistics;
+//   5. running_mean, running_var: MovingAverage(input, batch) (vector, C elements each).
+// The variance comes from the centred values (a second pass over X) rather than from
+// E[x^2] - E[x]^2, which cancels in a 2-byte type. The vendor's graph splits the same work into a
+// statistics kernel (sum and square sum in one pass) and an update kernel; one fused pass for
+// the statistics is not modelled here (X is read three times, D written and read once).
+#include <cmath>
+
+#include "runtime/ops/norm/common.h"
+
+namespace sfumato::ops::norm {
+
+namespace {
+
+std::shared_ptr<const ref::HostTensor> scalar(ref::ElemType t, double v) {
+    auto h = std::make_shared<ref::HostTensor>(t, std::vector<int64_t>{});
+    h->data[0] = v;
+    ref::round_to_type(*h);
+    return h;
+}
+
+uint64_t align512(uint64_t b) { return (b + 511) / 512 * 512; }
+
+class BatchNormTrainOp : public INodeOp {
+public:
+    BatchNormTrainOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n) {
+        const TensorRef& x = need_input(n, 0, "X");
+        float_input(n, 0, "X");
+        if (x.format != Format::ND || !x.contiguous())
+            throw UnsupportedError(n, "X must be a contiguous ND tensor");
+        if (x.shape.size() < 2) throw UnsupportedError(n, "X needs rank >= 2");
+        const int64_t C = x.shape[1];
+        static const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
+        for (size_t i = 1; i < 5; ++i) {
+            const TensorRef& p = need_input(n, i, names[i]);
+            float_input(n, i, names[i]);
+            if (p.shape != std::vector<int64_t>{C})
+                throw UnsupportedError(n, std::string(names[i]) + " must be 1-D of size C");
+        }
+        const double eps = n.attrs.get_float("epsilon", 1e-5), mom = n.attrs.get_float("momentum", 0.9);
+        if (!(eps > 0) || !(mom >= 0 && mom <= 1))
+            throw UnsupportedError(n, "epsilon must be > 0 and momentum in [0, 1]");
+        std::vector<int64_t> axes;
+        uint64_t m = 1;
+        for (size_t d = 0; d < x.shape.size(); ++d)
+            if (d != 1) {
+                axes.push_back(static_cast<int64_t>(d));
+                m *= static_cast<uint64_t>(x.shape[d]);
+            }
+        if (m == 0) throw UnsupportedError(n, "X has no element");
+        // One value per channel: the variance is 0 and every output is B, whatever X (the
+        // frameworks refuse it too).
+        if (m == 1)
+            throw UnsupportedError(n, "batch statistics need more than one value per channel (X is " +
+                                          ref::shape_str(x.shape) + "): a larger batch or image");
+        const TensorRef stat = make_tensor({C}, ref::ElemType::Float),
+                        running = tensor_like(n.inputs[3], {C});
+        TensorRef stat_b = stat;  // (C, 1, ...): broadcast against X
+        stat_b.shape.assign(x.shape.size() - 1, 1);
+        stat_b.shape[0] = C;
+        m_outs = {x, running, running, stat, stat};
+        ref::Attrs red;
+        red.set("axes", ref::Attr::of_ints(axes));
+        red.set("keepdims", ref::Attr::of_int(0));
+        red.set("fp32_output", ref::Attr::of_int(1));
+        const TensorRef scalar_ref = make_tensor({}, ref::ElemType::Float);
+        sub(dev, "mean", "ReduceMean", 13, red, {x}, {}, Slot::Out3, {Slot::In0});
+        ref::Attrs chain;
+        ref::Attr prog;
+        prog.kind = ref::Attr::Kind::Strings;
+        prog.strings = {"Sub swap=1", "Mul"};  // (X - mean) s, in fp32: the mean leads
+        chain.set("program", prog);
+        chain.set("fp32", ref::Attr::of_int(1));
+        TensorRef d = make_tensor(x.shape, ref::ElemType::Float);
+        m_d = align512(d.storage_bytes());
+        sub(dev, "centre", "ElementwiseChain", 1, chain, {stat_b, x, scalar_ref},
+            {nullptr, nullptr, scalar(ref::ElemType::Float, 1.0 / std::sqrt(static_cast<double>(m)))},
+            Slot::Ws, {Slot::Out3, Slot::In0, Slot::None});
+        sub(dev, "var", "ReduceSumSquare", 13, red, {d}, {}, Slot::Out4, {Slot::Ws});
+        ref::Attrs bn;
+        bn.set("epsilon", ref::Attr::of_float(eps));
+        sub(dev, "apply", "BatchNormalization", 15, bn, {x, n.inputs[1], n.inputs[2], stat, stat}, {},
+            Slot::Out0, {Slot::In0, Slot::In1, Slot::In2, Slot::Out3, Slot::Out4});
+        ref::Attrs ma;
+        ma.set("momentum", ref::Attr::of_float(mom));
+        sub(dev, "running_mean", "MovingAverage", 1, ma, {n.inputs[3], stat}, {}, Slot::Out1,
+            {Slot::In3, Slot::Out3});
+        sub(dev, "running_var", "MovingAverage", 1, ma, {n.inputs[4], stat}, {}, Slot::Out2,
+            {Slot::In4, Slot::Out4});
+    }
+
+    std::vector<TensorRef> outputs() const override { return m_outs; }
+    uint64_t workspace_bytes() const override { return m_d + m_sub_ws; }
+
+    std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                                     uint64_t ws) const override {
+        std::vector<KernelDesc> ks;
+        for (const Sub& s : m_subs) {
+            std::vector<TensorRef> ins = s.in;
+            for (size_t i = 0; i < ins.size(); ++i) ins[i].addr = addr(s.from[i], in, out, ws);
+            TensorRef o = s.out;
+            o.addr = addr(s.to, in, out, ws);
+            for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_d)) ks.push_back(std::move(k));
+        }
+        return ks;
+    }
+
+    std::string describe() const override {
+        return "batch statistics (ReduceMean, centred ReduceSumSquare), the inference kernel, running "
+               "statistics";
+    }
+
+private:
+    // Where a sub-kernel's operand lives: an input or output of the node, the workspace's D, or
+    // nowhere (a folded constant).
+    enum class Slot : uint8_t { None, In0, In1, In2, In3, In4, Out0, Out1, Out2, Out3, Out4, Ws };
+    struct Sub {
+        std::unique_ptr<INodeOp> op;
+        std::vector<TensorRef> in;
+        std::vector<Slot> from;
+        TensorRef out;
+        Slot to = Slot::None;
+    };
+
+    static uint64_t addr(Slot s, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                         uint64_t ws) {
+        const int k = static_cast<int>(s);
+        if (s == Slot::None) return 0;
+        if (s == Slot::Ws) return ws;
+        if (s <= Slot::In4) return in.at(static_cast<size_t>(k - static_cast<int>(Slot::In0))).addr;
+        return out.at(static_cast<size_t>(k - static_cast<int>(Slot::Out0))).addr;
+    }
+
+    void sub(const DeviceInfo& dev, const std::string& suffix, const std::string& op, int opset, ref::Attrs a,
+             std::vector<TensorRef> ins, std::vector<std::shared_ptr<const ref::HostTensor>> consts, Slot to,
+             std::vector<Slot> from) {
+        NodeDesc c;
+        c.name = m_node.name + "/" + suffix, c.op_type = op, c.opset = opset;
+        a.set_owner(c.name);
+        c.attrs = std::move(a);
+        c.inputs = std::move(ins);
+        c.constants = std::move(consts);
+        Sub s{make_node_op(c, dev), c.inputs, std::move(from), {}, to};
+        s.out = s.op->outputs().at(0);
+        m_sub_ws = std::max(m_sub_ws, s.op->workspace_bytes());
+        m_subs.push_back(std::move(s));
+    }
+
+    NodeDesc m_node;
+    std::vector<TensorRef> m_outs;
+    std::vector<Sub> m_subs;
+    uint64_t m_d = 0, m_sub_ws = 0;
+};
+
+std::unique_ptr<INodeOp> make_batch_norm_train(const NodeDesc& n, const DeviceInfo& d) {
+    return std::make_unique<BatchNormTrainOp>(n, d);
+}
+
+}  // namespace
+
+SFUMATO_REGISTER_NODE_OP(batch_norm_train, "BatchNormTraining", make_batch_norm_train);
+
+}  // namespace sfumato::ops::norm

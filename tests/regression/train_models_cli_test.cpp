@@ -1,0 +1,80 @@
+// `sfumato train-step` of the zoo's CNNs on 2 tiny chips in functional mode: the reduced
+// gradients and updated weights of every rank match the host reference (the forward plan and the
+// backward items through the ONNX-semantics references; the derivation itself is checked against
+// finite differences in tests/unit/graph_train_grad_test.cpp):
+// - ResNet-18 with BatchNormalization trained (batch statistics, scale and B among the weights);
+// - MobileNetV2 (depthwise convolutions, ReLU6 as Clip, BatchNorm, linear bottlenecks);
+// - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows);
+// - a model with grouped convolutions of several channels per group (written here as ONNX).
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "runtime/graph/zoo/builder.h"
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+nlohmann::json train_fp32(const std::string& model, const std::string& out, int batch = 2) {
+    const CliResult r =
+        run_cli("train-step \"" + model + "\" --system " + config("system-tiny") +
+                " --set system.chips_per_server=2 --batch " + std::to_string(batch) +
+                                " --precision fp32 --trace off --out " + out);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto s = read_json(out + "/summary.json");
+    CHECK(s["check"]["passed"] == true);
+    CHECK(s["check"]["compared"] == 2 * 2 * s["train"]["parameters"].get<uint64_t>());
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("train-step: ResNet-18 trains its BatchNorms (scale and B) with batch statistics", "[train]") {
+    const auto s = train_fp32("zoo:resnet18?image=64&width=8&classes=10", temp_dir("train_bn"));
+    // Parameters: the convolutions (no bias), every BatchNorm's scale and B (2 C), the classifier.
+    // Folding BN into the convolutions (inference) would train one bias of C per convolution.
+    const uint64_t w = 8, classes = 10;
+    uint64_t conv = 3 * w * 49, bn = w, cin = w;
+    for (uint64_t stage = 0; stage < 4; ++stage) {
+        const uint64_t c = w << stage;
+        for (int block = 0; block < 2; ++block) {
+            const bool down = block == 0 && stage > 0;
+            conv += cin * c * 9 + c * c * 9 + (down ? cin * c : 0);
+            bn += 2 * c + (down ? c : 0);
+            cin = c;
+        }
+    }
+    CHECK(s["train"]["parameters"] == conv + 2 * bn + cin * classes + classes);
+}
+
+TEST_CASE("train-step: MobileNetV2 (depthwise convolutions, ReLU6, BatchNorm) matches the host reference",
+          "[train]") {
+    // 96 x 96: the last stage's BatchNorms see 3 x 3 pixels per image.
+    train_fp32("zoo:mobilenet_v2?image=96&width_pct=25&classes=10", temp_dir("train_mbv2"));
+}
+
+TEST_CASE("train-step: SqueezeNet (Concat of parallel branches) matches the host reference", "[train]") {
+    train_fp32("zoo:squeezenet?image=48&classes=10", temp_dir("train_squeeze"));
+}
+
+TEST_CASE("train-step: grouped convolutions (2 and 4 groups of several channels) match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("grouped", 13, 7);
+    std::string x = b.input("input", kFloat, {-1, 8, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("g2.weight", {12, 4, 3, 3})},
+             {ais("kernel_shape", {3, 3}), ais("pads", {1, 1, 1, 1}), ais("strides", {2, 2}), ai("group", 2)}, "g2");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("g4.weight", {8, 3, 1, 1}), b.weight("g4.bias", {8})},
+             {ais("kernel_shape", {1, 1}), ai("group", 4)}, "g4");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_grouped");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/grouped.onnx", std::ios::binary) << bytes;
+    const auto s = train_fp32(dir + "/grouped.onnx", dir, 3);
+    CHECK(s["train"]["parameters"] == 12 * 4 * 9 + 8 * 3 + 8 + 5 * 8 + 5);
+}

@@ -1,0 +1,170 @@
+// The training step's backward against the definition of a gradient, on the host (no chip):
+// the weight gradients the backward's items give through the host references (host_gradients,
+// what `sfumato train-step` checks the device against) equal central finite differences of the
+// step's loss, computed by running the forward plan's steps through the references in double.
+// This checks the derivation (BatchNormalization through its batch statistics, ...), which the
+// device-against-reference check cannot: there both sides run the same decomposition.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+
+#include "runtime/graph/onnx_import.h"
+#include "runtime/graph/train_step.h"
+#include "runtime/graph/zoo.h"
+#include "runtime/graph/zoo/builder.h"
+#include "runtime/ref/ref_ops.h"
+
+using namespace sfumato;
+using namespace sfumato::graph;
+
+namespace {
+
+DeviceInfo grad_test_device() {
+    DeviceInfo d;
+    d.arch = "split";
+    d.cube_cores = 2, d.vector_cores = 4, d.aiv_per_aic = 2;
+    d.ub_bytes = 192 * 1024, d.l1_bytes = 512 * 1024;
+    d.l0a_bytes = d.l0b_bytes = 64 * 1024, d.l0c_bytes = 128 * 1024;
+    d.gm_bytes = 1ull << 30;
+    d.functional = true;
+    return d;
+}
+
+std::unique_ptr<TrainSetup> fp32_setup(Graph g, int64_t batch) {
+    auto ts = std::make_unique<TrainSetup>();
+    ts->copt.precision = Precision::FP32;
+    ts->compile(std::move(g), batch, grad_test_device());
+    ts->make_data(1);
+    return ts;
+}
+
+ref::HostTensor as_double(ref::HostTensor t) {
+    t.type = ref::ElemType::Double;
+    return t;
+}
+
+// Rank 0's loss (the one whose gradient LossGrad starts: 0.5 |y - t|^2, or the cross-entropy of
+// a final Softmax) in double, with element k of weight tensor w moved by d.
+double host_loss(const TrainSetup& ts, int w, size_t k, double d) {
+    const Plan& p = *ts.plan;
+    std::vector<std::shared_ptr<ref::HostTensor>> v(p.tensors.size());
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+        const PlanTensor& t = p.tensors[i];
+        if (t.kind != PlanTensor::Kind::Weight || !t.weight) continue;
+        v[i] = std::make_shared<ref::HostTensor>(as_double(*t.weight->host()));
+        if (static_cast<int>(i) == w) v[i]->data[k] += d;
+    }
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+        v[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(as_double(ts.inputs[0][i]));
+    for (const PlanStep& st : p.steps) {
+        std::vector<const ref::HostTensor*> in;
+        for (int t : st.in) in.push_back(t >= 0 ? v[static_cast<size_t>(t)].get() : nullptr);
+        ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
+        std::vector<ref::HostTensor> o = ref::run_ref(n, in);
+        for (size_t j = 0; j < st.out.size() && j < o.size(); ++j)
+            if (st.out[j] >= 0)
+                v[static_cast<size_t>(st.out[j])] = std::make_shared<ref::HostTensor>(std::move(o[j]));
+    }
+    const ref::HostTensor& y = *v[static_cast<size_t>(ts.tp.output)];
+    const ref::HostTensor& t = ts.targets[0];
+    double loss = 0;
+    for (size_t i = 0; i < y.data.size(); ++i)
+        loss += ts.tp.softmax_ce ? -t.data[i] * std::log(y.data[i])
+                                 : 0.5 * (y.data[i] - t.data[i]) * (y.data[i] - t.data[i]);
+    return loss * ts.opt.loss_scale;
+}
+
+// Every weight gradient of the plan whose weight feeds a step of type `op` (input `slot`, -1: any
+// input; `pick`: which of those steps), at a few elements, against central differences.
+size_t check_fd(const TrainSetup& ts, const std::string& op, int slot,
+                const std::function<bool(const PlanStep&)>& pick = nullptr, double rel = 1e-3) {
+    const auto grads = host_gradients(ts, 0);
+    size_t checked = 0;
+    for (const auto& [id, g] : grads) {
+        const int w = ts.tp.tensors[static_cast<size_t>(id)].plan;
+        bool feeds = false;
+        for (const PlanStep& st : ts.plan->steps)
+            for (size_t i = 0; i < st.in.size(); ++i)
+                if (st.in[i] == w && st.op_type == op && (slot < 0 || static_cast<int>(i) == slot) &&
+                    (!pick || pick(st)))
+                    feeds = true;
+        if (!feeds) continue;
+        double scale = 0;
+        for (double x : g.data) scale = std::max(scale, std::fabs(x));
+        const size_t n = g.data.size();
+        for (size_t k : {size_t{0}, n - 1}) {
+            const double h = 1e-6;
+            const double fd = (host_loss(ts, w, k, h) - host_loss(ts, w, k, -h)) / (2 * h);
+            INFO(op << " weight " << ts.plan->tensors[static_cast<size_t>(w)].name << " element " << k
+                    << ": backward " << g.data[k] << ", finite difference " << fd);
+            CHECK(std::fabs(fd - g.data[k]) <= rel * (scale + std::fabs(fd)) + 1e-9);
+            ++checked;
+        }
+    }
+    return checked;
+}
+
+}  // namespace
+
+TEST_CASE("train backward: BatchNormalization in training (batch statistics) matches finite differences") {
+    auto ts = fp32_setup(zoo_graph("resnet18?image=64&width=8&classes=10"), 2);
+    // Not folded: every BatchNormalization runs with batch statistics.
+    size_t bn = 0;
+    for (const PlanStep& st : ts->plan->steps) bn += st.op_type == "BatchNormTraining";
+    CHECK(bn == 20);  // the stem, two per basic block (8 blocks), three downsampling shortcuts
+    // The stem's and the last stage's (7 BatchNorms; the gradients of the stem's flow through all).
+    auto ends = [](const PlanStep& st) {
+        return st.name.rfind("conv1", 0) == 0 || st.name.rfind("layer4", 0) == 0;
+    };
+    CHECK(check_fd(*ts, "BatchNormTraining", 1, ends) == 2 * 6);  // scale
+    CHECK(check_fd(*ts, "BatchNormTraining", 2, ends) == 2 * 6);  // B
+    // A convolution's gradient flows through its BatchNorm's statistics (dx).
+    CHECK(check_fd(*ts, "Conv", 1, [](const PlanStep& st) { return st.name.rfind("layer4.1", 0) == 0; }) ==
+          2 * 2);
+}
+
+TEST_CASE("train backward: ReLU6 (Clip) and depthwise convolutions of MobileNetV2 match finite differences") {
+    auto ts = fp32_setup(zoo_graph("mobilenet_v2?image=64&width_pct=25&classes=10"), 4);
+    size_t clips = 0;
+    for (const PlanStep& st : ts->plan->steps) clips += st.op_type == "Clip";
+    CHECK(clips > 0);
+    auto depthwise = [](const PlanStep& st) { return st.desc.attrs.get_int("group", 1) > 1; };
+    const size_t dw = check_fd(*ts, "Conv", 1, depthwise);
+    CHECK(dw == 2 * 17);  // one depthwise Conv per inverted residual block
+    // The first convolution's gradient flows through every block (Clip, BatchNorm, depthwise dX);
+    // through 52 layers the fp32 rounding of each backward item adds up to a few 1e-3.
+    CHECK(check_fd(
+              *ts, "Conv", 1, [](const PlanStep& st) { return st.name.rfind("features.0", 0) == 0; }, 1e-2) ==
+          2);
+}
+
+TEST_CASE("train backward: SqueezeNet's Concat of parallel branches matches finite differences") {
+    auto ts = fp32_setup(zoo_graph("squeezenet?image=48&classes=10"), 2);
+    size_t cats = 0;
+    for (const PlanStep& st : ts->plan->steps) cats += st.op_type == "Concat";
+    CHECK(cats == 8);
+    // The squeeze convolutions feed both branches of their fire module.
+    CHECK(check_fd(*ts, "Conv", 1,
+                   [](const PlanStep& st) { return st.name.find("squeeze") != std::string::npos; }) == 2 * 8);
+}
+
+TEST_CASE("train backward: a grouped convolution (groups of several channels) matches finite differences") {
+    // x (N, 8, 9, 9) -> Conv 3x3, 2 groups of 4 -> 12 channels, stride 2, pad 1 -> ReLU ->
+    // Conv 1x1, 4 groups of 3 -> 8 -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("grouped", 13, 7);
+    std::string x = b.input("input", zoo::kFloat, {-1, 8, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("g2.weight", {12, 4, 3, 3})},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("pads", {1, 1, 1, 1}), zoo::ais("strides", {2, 2}),
+              zoo::ai("group", 2)},
+             "g2");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("g4.weight", {8, 3, 1, 1}), b.weight("g4.bias", {8})},
+             {zoo::ais("kernel_shape", {1, 1}), zoo::ai("group", 4)}, "g4");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "grouped"), 3);
+    // Both grouped weights (and the first one's gradient through the second's data gradient).
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);
+    CHECK(check_fd(*ts, "Conv", 2) == 2);  // the second one's bias
+}
