@@ -203,8 +203,13 @@ struct SliceInfo {
     uint32_t burstLen = 1;
     uint32_t shapeValue = 0;
 };
-// Burst copies: lengths and local-side strides in 32-byte blocks.
+// Burst copies: lengths and local-side strides in 32-byte blocks. The reference's constructors
+// (programs write DataCopyParams(1, len, 0, 0), which needs them before C++20's parenthesised
+// aggregate initialisation, absent from clang < 16).
 struct DataCopyParams {
+    DataCopyParams() = default;
+    DataCopyParams(uint16_t count, uint16_t len, uint16_t srcStrideIn = 0, uint16_t dstStrideIn = 0)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
     uint16_t blockCount = 1;
     uint16_t blockLen = 0;
     uint16_t srcStride = 0;
