@@ -31,6 +31,7 @@ struct CoreState {
     int core_type = AscendC::AIV;  // AscendC::AIC / AIV (coupled cores count as both)
     bool coupled = false;
     AscendC::TPipe* pipe = nullptr;  // the most recent TPipe (GetTPipePtr)
+    uint8_t* sys_workspace = nullptr;  // SetSysWorkspace / GetSysWorkSpacePtr
     // Event ids taken by AllocEventID and returned by ReleaseEventID, per pipe pair.
     std::vector<uint8_t> free_events[isa::kNumPipes * isa::kNumPipes];
     // SetPadValue: the value DataCopyPad pads with when its isPad is false.
