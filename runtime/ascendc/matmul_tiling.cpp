@@ -3,7 +3,8 @@
 //  1. cores (MultiCoreMatmulTiling): M and N split over at most SetDim cores into 16-aligned
 //     single-core shapes, the split with the smallest estimated per-core time (cube work at 16 x 16
 //     x K0 per cycle plus the A and B bytes each core reads at 64 B/cycle; both only rank the
-//     splits), ties to fewer cores; K is split only with EnableMultiCoreSplitK, over the cores M and
+//     splits), ties to fewer cores; a split whose tiles divide M and N is taken unless 1.5 times
+//     slower (edge tiles need SetTail in the kernel); K is split only with EnableMultiCoreSplitK, over the cores M and
 //     N leave idle, into equal ranges (a multiple of 16 dividing K). SetSingleShape fixes the shapes.
 //  2. base block: baseM <= 128, baseN <= 256 (16-aligned, at most the single-core shape), baseK
 //     the largest multiple of 16 (of C0 for 1-byte types) with the A and B base blocks twice
@@ -252,20 +253,27 @@ bool MultiCoreMatmulTiling::split_cores(int32_t& singleM, int32_t& singleN, int3
         singleM = m_singleM, singleN = m_singleN;
     } else {
         const int64_t esx2 = type_bytes_x2(m_a.type), k = m_k;
-        double best = -1;
-        int64_t best_used = 0;
-        for (int64_t md = 1; md <= dim; ++md) {
-            const int64_t nd = dim / md;
-            const int64_t sm = align(ceil_div(m_m, md), 16), sn = align(ceil_div(m_n, nd), 16);
-            const int64_t used = ceil_div(m_m, sm) * ceil_div(m_n, sn);
-            const double work = static_cast<double>(sm) * sn * k / (16.0 * 16.0 * (64.0 / esx2)) +
-                                static_cast<double>(sm + sn) * k * esx2 / 2.0 / 64.0;
-            if (best < 0 || work < best * 0.999 || (work <= best * 1.001 && used < best_used)) {
-                best = work, best_used = used;
-                singleM = static_cast<int32_t>(std::min<int64_t>(sm, m_m));
-                singleN = static_cast<int32_t>(std::min<int64_t>(sn, m_n));
+        struct Pick {
+            double work = -1;
+            int64_t used = 0, sm = 0, sn = 0;
+        } best, even;  // the best split, and the best whose tiles divide M and N
+        for (int64_t md = 1; md <= dim; ++md)
+            for (int64_t nd = 1; md * nd <= dim; ++nd) {
+                const int64_t sm = align(ceil_div(m_m, md), 16), sn = align(ceil_div(m_n, nd), 16);
+                const int64_t used = ceil_div(m_m, sm) * ceil_div(m_n, sn);
+                const double work = static_cast<double>(sm) * sn * k / (16.0 * 16.0 * (64.0 / esx2)) +
+                                    static_cast<double>(sm + sn) * k * esx2 / 2.0 / 64.0;
+                for (Pick* p : {&best, &even}) {
+                    if (p == &even && (m_m % sm != 0 || m_n % sn != 0)) continue;
+                    if (p->work < 0 || work < p->work * 0.999 || (work <= p->work * 1.001 && used < p->used))
+                        *p = {work, used, sm, sn};
+                }
             }
-        }
+        // Edge cores with a smaller tile need SetTail in the kernel: a split without them is taken
+        // unless it is 1.5 times slower.
+        const Pick& pick = even.work >= 0 && even.work <= 1.5 * best.work ? even : best;
+        singleM = static_cast<int32_t>(std::min<int64_t>(pick.sm, m_m));
+        singleN = static_cast<int32_t>(std::min<int64_t>(pick.sn, m_n));
     }
     m_mDim = static_cast<int32_t>(ceil_div(m_m, singleM)), m_nDim = static_cast<int32_t>(ceil_div(m_n, singleN));
     // Split K (EnableMultiCoreSplitK): the cores M and N leave idle take equal K ranges, a multiple

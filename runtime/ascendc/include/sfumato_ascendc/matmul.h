@@ -3,9 +3,9 @@
 // the instructions that call issues. Per base block [baseM x baseN] of C, for each baseK slice of K:
 // A and B GM -> L1 (DataCopy with Nd2NzParams: ND to NZ, zero-padded in K), L1 -> L0A (LoadData,
 // ZZ) and L1 -> L0B (LoadData, ZN; transposed per fractal when B is not transposed), the bias (first
-// slice) GM -> L1 -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the first
+// slice) GM -> L1 (beside B) -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the first
 // slice); then Fixpipe L0C -> GM (ND or NZ, cast to C's type). The queues between the steps are TQue
-// (A1/B1/A2/B2/CO1/C1/C2, double-buffered as the tiling's depthA1/dbL0A/dbL0C say), so the
+// (A1/B1/A2/B2/CO1, double-buffered as the tiling's depthA1/dbL0A/dbL0C say), so the
 // MTE2, MTE1, M and FIX pipes overlap as their flags allow. Every MatmulConfig template runs this
 // one schedule (one base block of A and B in L1 per step: stepKa/stepKb/stepM/stepN above 1 are
 // read as 1). Not modelled (compile-time or run-time messages naming the call): C or A/B in
@@ -24,6 +24,14 @@
 #include "sfumato_ascendc/pipe.h"
 
 namespace sfumato::ascendc {
+// The L0A/L0B/L0C queues and the bias table the core's Matmuls share.
+struct MmL0 {
+    AscendC::TQue<AscendC::TPosition::A2, 1> a2;
+    AscendC::TQue<AscendC::TPosition::B2, 1> b2;
+    AscendC::TQue<AscendC::TPosition::CO1, 1> c;
+    AscendC::TBuf<AscendC::TPosition::C2> bt;  // the bias table
+    uint32_t a_bytes = 0, b_bytes = 0, c_bytes = 0, bt_bytes = 0;
+};
 // The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
 // run naming the field.
 void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
@@ -180,9 +188,9 @@ public:
         if (user) {
             compute_block(enPartialSum, *user);
         } else {
-            LocalTensor<L0cT> c = m_qC.template AllocTensor<L0cT>();
+            LocalTensor<L0cT> c = l0().c.template AllocTensor<L0cT>();
             compute_block(enPartialSum, c);
-            m_qC.EnQue(c);
+            l0().c.EnQue(c);
             m_pending = true;
         }
         return true;
@@ -219,6 +227,24 @@ public:
     }
 
 private:
+    sfumato::ascendc::MmL0& l0() { return m_shared ? *m_shared : m_l0own; }
+    // L0A/L0B/L0C queues and the bias table, shared by every Matmul of the core (the first one
+    // allocates them; on the chip the Matmuls use the same fixed L0 ranges): two Matmuls of full-size
+    // blocks would not fit the buffers twice. A later Matmul with larger blocks stops the run.
+    void init_l0(uint32_t a_bytes, uint32_t b_bytes, uint32_t c_bytes, uint32_t bt_bytes) {
+        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
+        sfumato::ascendc::MmL0& l = st.mm_shared_l0 ? *static_cast<sfumato::ascendc::MmL0*>(st.mm_shared_l0) : m_l0own;
+        m_shared = &l == &m_l0own ? nullptr : &l;
+        auto fits = [](uint32_t have, uint32_t need) { return have == 0 || have >= need; };
+        if (!fits(l.a_bytes, a_bytes) || !fits(l.b_bytes, b_bytes) || !fits(l.c_bytes, c_bytes) || !fits(l.bt_bytes, bt_bytes))
+            sfumato::ascendc::fail("Matmul::Init: base blocks larger than those of the core's first Matmul (which "
+                                   "allocated the L0 buffers the Matmuls share)");
+        if (!l.a_bytes) m_pipe->InitBuffer(l.a2, m_t.dbL0A >= 2 ? 2 : 1, l.a_bytes = a_bytes);
+        if (!l.b_bytes) m_pipe->InitBuffer(l.b2, m_t.dbL0B >= 2 ? 2 : 1, l.b_bytes = b_bytes);
+        if (c_bytes && !l.c_bytes) m_pipe->InitBuffer(l.c, m_t.dbL0C >= 2 ? 2 : 1, l.c_bytes = c_bytes);
+        if (bt_bytes && !l.bt_bytes) m_pipe->InitBuffer(l.bt, l.bt_bytes = bt_bytes);
+        st.mm_shared_l0 = &l;
+    }
     static TCubeTiling static_tiling() {
         TCubeTiling t;
         const auto& c = MM_CFG;
@@ -235,19 +261,16 @@ private:
         const uint32_t bm = m_t.baseM, bn = m_t.baseN, bk = m_t.baseK;
         const uint32_t a1 = std::max(tile_bytes(bm, bk, kEs), tile_bytes(bk, bm, kEs));
         const uint32_t b1 = std::max(tile_bytes(bk, bn, kEs), tile_bytes(bn, bk, kEs));
+        // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
+        m_biasOff = b1;
+        const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
         const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
         const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
-        m_pipe->InitBuffer(m_qB1, dbB1, b1);
-        m_pipe->InitBuffer(m_qA2, m_t.dbL0A >= 2 ? 2 : 1, a1);
-        m_pipe->InitBuffer(m_qB2, m_t.dbL0B >= 2 ? 2 : 1, b1);
-        if constexpr (C_TYPE::pos != TPosition::CO1)  // else the caller's L0C tensors take the blocks
-            m_pipe->InitBuffer(m_qC, m_t.dbL0C >= 2 ? 2 : 1,
-                               sfumato::ascendc::mm_align(bm, 16) * sfumato::ascendc::mm_align(bn, 16) * 4);
-        if (m_t.isBias) {
-            m_pipe->InitBuffer(m_qBias1, 1, sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64));
-            m_pipe->InitBuffer(m_qBias2, 1, sfumato::ascendc::mm_align(bn * 4, 64));
-        }
+        m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1);
+        // CO1: the caller's L0C tensors take the blocks when C is in CO1.
+        init_l0(a1, b1, C_TYPE::pos == TPosition::CO1 ? 0 : sfumato::ascendc::mm_align(bm, 16) * sfumato::ascendc::mm_align(bn, 16) * 4,
+                m_t.isBias ? sfumato::ascendc::mm_align(bn * 4, 64) : 0);
     }
     void compute_block(bool partial, const LocalTensor<L0cT>& c) {
         const uint32_t curM = std::min<uint32_t>(m_t.baseM, m_singleM - m_mi * m_t.baseM);
@@ -256,14 +279,13 @@ private:
         for (uint32_t ki = 0; ki < kIters; ++ki) {
             const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
             const bool bias = m_hasBias && ki == 0 && !partial;
-            load_l1(ki, curM, curN, curK);
-            if (bias) load_bias(curN);
-            load_l0(curM, curN, curK);
+            load_l1(ki, curM, curN, curK, bias);
+            load_l0(curM, curN, curK, bias);
             mmad(c, curM, curN, curK, bias, ki == 0 && !partial);
         }
         m_curM = curM, m_curN = curN;
     }
-    void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK) {
+    void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
         LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN, k0 = uint64_t{ki} * m_t.baseK;
         if (m_transA) nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
@@ -272,6 +294,7 @@ private:
         LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
         if (m_transB) nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
         else nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
+        if (bias) nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(), m_bias[n0], curN);
         m_qB1.EnQue(b1);
     }
     // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to 16.
@@ -284,18 +307,6 @@ private:
         p.dstNzNStride = 1;
         DataCopy(dst, src, p);
     }
-    void load_bias(uint32_t curN) {
-        LocalTensor<BiasT> b1 = m_qBias1.template AllocTensor<BiasT>();
-        nd2nz_row(b1, m_bias[uint64_t{m_ni} * m_t.baseN], curN);
-        m_qBias1.EnQue(b1);
-        b1 = m_qBias1.template DeQue<BiasT>();
-        LocalTensor<L0cT> bt = m_qBias2.template AllocTensor<L0cT>();
-        DataCopyParams p;
-        p.blockCount = 1, p.blockLen = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curN * 4, 64));
-        DataCopy(bt, b1.template ReinterpretCast<L0cT>(), p);
-        m_qBias2.EnQue(bt);
-        m_qBias1.FreeTensor(b1);
-    }
     template <class T>
     static void nd2nz_row(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t n) {
         static_assert(sizeof(T) == 4, "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
@@ -304,11 +315,11 @@ private:
         p.dstNzC0Stride = 1, p.dstNzNStride = 1;
         DataCopy(dst, src, p);
     }
-    void load_l0(uint32_t curM, uint32_t curN, uint32_t curK) {
+    void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
         const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16), nPad = sfumato::ascendc::mm_align(curN, 16);
         const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0), kPad16 = sfumato::ascendc::mm_align(curK, 16);
         LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
-        LocalTensor<SrcAT> a2 = m_qA2.template AllocTensor<SrcAT>();
+        LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
         for (uint32_t i = 0; i < mPad / 16; ++i) {
             if (m_transA) {  // A^T's fractals (K rows x M) transposed: band i's K fractals are contiguous
                 needs_16bit("A transposed");
@@ -317,10 +328,11 @@ private:
                 load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16, false);
             }
         }
-        m_qA2.EnQue(a2);
+        l0().a2.EnQue(a2);
         m_qA1.FreeTensor(a1);
         LocalTensor<SrcBT> b1 = m_qB1.template DeQue<SrcBT>();
-        LocalTensor<SrcBT> b2 = m_qB2.template AllocTensor<SrcBT>();
+        LocalTensor<SrcBT> b2 = l0().b2.template AllocTensor<SrcBT>();
+        if (bias) load_bias_table(b1, curN);
         if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
             for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
                 load2d(b2[f * 16 * kC0], b1[f * 16 * kC0], std::min<uint32_t>(255, total - f), 1, false);
@@ -329,8 +341,20 @@ private:
             for (uint32_t kb = 0; kb < kPad16 / 16; ++kb)
                 load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
         }
-        m_qB2.EnQue(b2);
+        l0().b2.EnQue(b2);
         m_qB1.FreeTensor(b1);
+    }
+    // L1 -> the bias table, in the MTE1 pipe before B's load: B2's EnQue flag orders it before the
+    // Mmad; the table's previous reader (an earlier block's first Mmad) is waited for with an
+    // M -> MTE1 flag.
+    void load_bias_table(const LocalTensor<SrcBT>& b1, uint32_t curN) {
+        const TEventID id = m_pipe->FetchEventID(HardEvent::M_MTE1);
+        SetFlag<HardEvent::M_MTE1>(id);
+        WaitFlag<HardEvent::M_MTE1>(id);
+        LocalTensor<L0cT> bt = l0().bt.template Get<L0cT>();
+        DataCopyParams p;
+        p.blockCount = 1, p.blockLen = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curN * 4, 64));
+        DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
     }
     static void needs_16bit(const char* what) {
         if (kEs != 2) sfumato::ascendc::fail(std::string("Matmul: ") + what + " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 fractals) is not modelled");
@@ -342,24 +366,22 @@ private:
         LoadData(dst, src, p);
     }
     void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
-        LocalTensor<SrcAT> a2 = m_qA2.template DeQue<SrcAT>();
-        LocalTensor<SrcBT> b2 = m_qB2.template DeQue<SrcBT>();
+        LocalTensor<SrcAT> a2 = l0().a2.template DeQue<SrcAT>();
+        LocalTensor<SrcBT> b2 = l0().b2.template DeQue<SrcBT>();
         MmadParams p;
         p.m = static_cast<uint16_t>(curM == 1 ? 16 : curM);  // m = 1 is the cube's GEMV (a row vector in L0A)
         p.n = static_cast<uint16_t>(curN), p.k = static_cast<uint16_t>(curK);
         p.cmatrixInitVal = init;
         if (bias) {
-            LocalTensor<L0cT> bt = m_qBias2.template DeQue<L0cT>();
-            Mmad(c, a2, b2, bt, p);
-            m_qBias2.FreeTensor(bt);
+            Mmad(c, a2, b2, l0().bt.template Get<L0cT>(), p);
         } else {
             Mmad(c, a2, b2, p);
         }
-        m_qA2.FreeTensor(a2);
-        m_qB2.FreeTensor(b2);
+        l0().a2.FreeTensor(a2);
+        l0().b2.FreeTensor(b2);
     }
     void copy_out(const GlobalTensor<DstT>& gm, bool sequential) {
-        LocalTensor<L0cT> c = m_qC.template DeQue<L0cT>();
+        LocalTensor<L0cT> c = l0().c.template DeQue<L0cT>();
         FixpipeParamsV220 p;
         p.nSize = static_cast<uint16_t>(m_curN), p.mSize = static_cast<uint16_t>(m_curM);
         p.srcStride = static_cast<uint16_t>(sfumato::ascendc::mm_align(m_curM, 16));
@@ -381,7 +403,7 @@ private:
             const uint64_t off = sequential ? 0 : row0 * ld + col0;
             Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm[off], c, p);
         }
-        m_qC.FreeTensor(c);
+        l0().c.FreeTensor(c);
         m_pending = false;
     }
     static constexpr QuantMode_t quant_mode() {
@@ -404,11 +426,9 @@ private:
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
     TQue<TPosition::B1, 1> m_qB1;
-    TQue<TPosition::A2, 1> m_qA2;
-    TQue<TPosition::B2, 1> m_qB2;
-    TQue<TPosition::CO1, 1> m_qC;
-    TQue<TPosition::C1, 1> m_qBias1;
-    TQue<TPosition::C2, 1> m_qBias2;
+    sfumato::ascendc::MmL0 m_l0own;
+    sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
+    uint32_t m_biasOff = 0;    // the bias row's byte offset in a B1 buffer
 };
 
 }  // namespace AscendC
@@ -426,10 +446,27 @@ void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) 
 }
 }  // namespace AscendC
 
-// The Matmul library's block index (the examples' matmul::GetBlockIdx()).
+namespace AscendC {
+constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
+// The accumulator type of a Matmul's A type (int32_t for 8- and 4-bit integers, else float).
+template <class T>
+struct GetMmDstType {
+    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, int4b_t>, int32_t, float>;
+};
+}  // namespace AscendC
+
+// The Matmul library's older namespace (the examples' matmul::GetBlockIdx(), `using namespace matmul`).
 namespace matmul {
 inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
+using AscendC::Matmul;
+using AscendC::MatmulType;
+using AscendC::MatmulCallBackFunc;
 }  // namespace matmul
+
+// The system workspace parameter's marker in a kernel's signature.
+#ifndef __kfc_workspace__
+#define __kfc_workspace__
+#endif
 
 namespace sfumato::ascendc {
 inline void regist_matmul(AscendC::TPipe*) {}
