@@ -1,10 +1,11 @@
 // The high-level Matmul's run-time checks (sfumato_ascendc/matmul.h): a tiling the kernel object
 // cannot run (sizes that are not positive, base blocks not aligned to the fractal or past the L0
 // buffers of the chip) stops the run naming the field, exit 2, before any instruction is issued.
+#include "sfumato_ascendc/matmul.h"
+
 #include <string>
 
 #include "runtime/ascendc/core_run.h"
-#include "sfumato_ascendc/matmul.h"
 
 namespace sfumato::ascendc {
 

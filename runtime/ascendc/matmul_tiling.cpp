@@ -4,8 +4,9 @@
 //     single-core shapes, the split with the smallest estimated per-core time (cube work at 16 x 16
 //     x K0 per cycle plus the A and B bytes each core reads at 64 B/cycle; both only rank the
 //     splits), ties to fewer cores; a split whose tiles divide M and N is taken unless 1.5 times
-//     slower (edge tiles need SetTail in the kernel); K is split only with EnableMultiCoreSplitK, over the cores M and
-//     N leave idle, into equal ranges (a multiple of 16 dividing K). SetSingleShape fixes the shapes.
+//     slower (edge tiles need SetTail in the kernel); K is split only with EnableMultiCoreSplitK, over the
+//     cores M and N leave idle, into equal ranges (a multiple of 16 dividing K). SetSingleShape fixes the
+//     shapes.
 //  2. base block: baseM <= 128, baseN <= 256 (16-aligned, at most the single-core shape), baseK
 //     the largest multiple of 16 (of C0 for 1-byte types) with the A and B base blocks twice
 //     (double-buffered) in L0A and L0B; baseM x baseN x 4 B in L0C, twice when it fits (dbL0C);
@@ -26,19 +27,24 @@ int32_t type_bytes_x2(DataType t) {  // element size x 2 (int4: 1)
     switch (t) {
         case DataType::DT_FLOAT:
         case DataType::DT_INT32:
-        case DataType::DT_UINT32: return 8;
+        case DataType::DT_UINT32:
+            return 8;
         case DataType::DT_FLOAT16:
         case DataType::DT_BF16:
         case DataType::DT_BFLOAT16:
         case DataType::DT_INT16:
-        case DataType::DT_UINT16: return 4;
+        case DataType::DT_UINT16:
+            return 4;
         case DataType::DT_INT8:
         case DataType::DT_UINT8:
         case DataType::DT_HIFLOAT8:
         case DataType::DT_FLOAT8_E4M3FN:
-        case DataType::DT_FLOAT8_E5M2: return 2;
-        case DataType::DT_INT4: return 1;
-        default: return 0;
+        case DataType::DT_FLOAT8_E5M2:
+            return 2;
+        case DataType::DT_INT4:
+            return 1;
+        default:
+            return 0;
     }
 }
 int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
@@ -51,7 +57,8 @@ int64_t fail(const char* why) {
 
 }  // namespace
 
-MatmulApiTilingBase::MatmulApiTilingBase() : MatmulApiTilingBase(*platform_ascendc::PlatformAscendCManager::GetInstance()) {}
+MatmulApiTilingBase::MatmulApiTilingBase()
+    : MatmulApiTilingBase(*platform_ascendc::PlatformAscendCManager::GetInstance()) {}
 
 MatmulApiTilingBase::MatmulApiTilingBase(const platform_ascendc::PlatformAscendC& platform) {
     using platform_ascendc::CoreMemType;
@@ -107,8 +114,8 @@ int32_t MatmulApiTilingBase::SetTraverse(MatrixTraverse traverse) {
     return 0;
 }
 int32_t MatmulApiTilingBase::SetMadType(MatrixMadType) { return 0; }
-int32_t MatmulApiTilingBase::SetSplitRange(int32_t maxBaseM, int32_t maxBaseN, int32_t maxBaseK, int32_t, int32_t,
-                                           int32_t) {
+int32_t MatmulApiTilingBase::SetSplitRange(int32_t maxBaseM, int32_t maxBaseN, int32_t maxBaseK, int32_t,
+                                           int32_t, int32_t) {
     m_maxBaseM = maxBaseM, m_maxBaseN = maxBaseN, m_maxBaseK = maxBaseK;
     return 0;
 }
@@ -137,7 +144,8 @@ int32_t MatmulApiTilingBase::SetBatchNum(int32_t batch) {
     return 0;
 }
 int32_t MatmulApiTilingBase::SetSparse(bool) { return 0; }
-void MatmulApiTilingBase::SetMatmulConfigParams(int32_t, bool, ScheduleType, MatrixTraverse traverseIn, bool) {
+void MatmulApiTilingBase::SetMatmulConfigParams(int32_t, bool, ScheduleType, MatrixTraverse traverseIn,
+                                                bool) {
     if (traverseIn != MatrixTraverse::NOSET) m_traverse = traverseIn;
 }
 void MatmulApiTilingBase::SetMatmulConfigParams(const MatmulConfigParams& p) {
@@ -148,7 +156,8 @@ bool MatmulApiTilingBase::check_input(const char*& why) const {
     if (!m_a.set || !m_b.set || !m_c.set) return why = "SetAType, SetBType and SetCType come first", false;
     if (type_bytes_x2(m_a.type) == 0 || m_a.type != m_b.type)
         return why = "A and B need one supported element type (float, half, bfloat16, int8, int4)", false;
-    if (m_m <= 0 || m_n <= 0 || m_k <= 0) return why = "SetShape(m, n, k) with positive sizes comes first", false;
+    if (m_m <= 0 || m_n <= 0 || m_k <= 0)
+        return why = "SetShape(m, n, k) with positive sizes comes first", false;
     if (m_m > (1 << 24) || m_n > (1 << 24) || m_k > (1 << 24)) return why = "a dimension past 2^24", false;
     return true;
 }
@@ -172,7 +181,8 @@ int64_t MatmulApiTilingBase::GetTiling(::TCubeTiling& tiling) {
     t.N = m_orgN > 0 ? m_orgN : m_n;
     t.Ka = m_orgKa > 0 ? m_orgKa : m_k;
     t.Kb = m_orgKb > 0 ? m_orgKb : m_k;
-    if (!split_cores(t.singleCoreM, t.singleCoreN, t.singleCoreK)) return fail("no split of the shape over the cores");
+    if (!split_cores(t.singleCoreM, t.singleCoreN, t.singleCoreK))
+        return fail("no split of the shape over the cores");
     t.usedCoreNum = static_cast<int32_t>(ceil_div(m_m, t.singleCoreM) * ceil_div(m_n, t.singleCoreN) *
                                          ceil_div(m_k, t.singleCoreK));
     if (!compute(t)) return fail("the base blocks do not fit L0A/L0B/L0C/the bias table or L1 of this chip");
@@ -185,28 +195,33 @@ bool MatmulApiTilingBase::compute(::TCubeTiling& t) {
     const int64_t esx2 = type_bytes_x2(m_a.type);
     const int64_t kAlign = esx2 <= 2 ? 32 * 2 / esx2 : 16;  // C0 of 1-byte (and int4) types, else 16
     const int64_t bias_es = m_bias.set && type_bytes_x2(m_bias.type) == 4 ? 2 : 4;
-    int64_t baseM = m_fixM > 0 ? m_fixM : std::min<int64_t>(align(t.singleCoreM, 16), m_maxBaseM > 0 ? m_maxBaseM : 128);
-    int64_t baseN = m_fixN > 0 ? m_fixN : std::min<int64_t>(align(t.singleCoreN, 16), m_maxBaseN > 0 ? m_maxBaseN : 256);
+    int64_t baseM =
+        m_fixM > 0 ? m_fixM : std::min<int64_t>(align(t.singleCoreM, 16), m_maxBaseM > 0 ? m_maxBaseM : 128);
+    int64_t baseN =
+        m_fixN > 0 ? m_fixN : std::min<int64_t>(align(t.singleCoreN, 16), m_maxBaseN > 0 ? m_maxBaseN : 256);
     if (m_bias_on && m_fixN <= 0) baseN = std::min<int64_t>(baseN, static_cast<int64_t>(m_bt / 4) / 16 * 16);
     while (m_fixN <= 0 && baseN > 16 && baseM * baseN * 4 > static_cast<int64_t>(m_l0c)) baseN -= 16;
     while (m_fixM <= 0 && baseM > 16 && baseM * baseN * 4 > static_cast<int64_t>(m_l0c)) baseM -= 16;
     int64_t baseK = m_fixK;
     if (baseK <= 0) {
-        const int64_t l0 = static_cast<int64_t>(std::min(m_l0a * 2 / std::max<int64_t>(baseM, 1),
-                                                         m_l0b * 2 / std::max<int64_t>(baseN, 1)));
+        const int64_t l0 = static_cast<int64_t>(
+            std::min(m_l0a * 2 / std::max<int64_t>(baseM, 1), m_l0b * 2 / std::max<int64_t>(baseN, 1)));
         baseK = l0 / (2 * esx2) / kAlign * kAlign;  // 2 buffers, esx2/2 bytes an element
         baseK = std::min<int64_t>(baseK, align(t.singleCoreK, kAlign));
-        if (m_maxBaseK > 0) baseK = std::min<int64_t>(baseK, std::max<int64_t>(kAlign, m_maxBaseK / kAlign * kAlign));
+        if (m_maxBaseK > 0)
+            baseK = std::min<int64_t>(baseK, std::max<int64_t>(kAlign, m_maxBaseK / kAlign * kAlign));
     }
     if (baseM <= 0 || baseN <= 0 || baseK <= 0 || baseM % 16 || baseN % 16 || baseK % 16) return false;
     const int64_t a0 = baseM * baseK * esx2 / 2, b0 = baseN * baseK * esx2 / 2, c0 = baseM * baseN * 4;
-    if (a0 > static_cast<int64_t>(m_l0a) || b0 > static_cast<int64_t>(m_l0b) || c0 > static_cast<int64_t>(m_l0c))
+    if (a0 > static_cast<int64_t>(m_l0a) || b0 > static_cast<int64_t>(m_l0b) ||
+        c0 > static_cast<int64_t>(m_l0c))
         return false;
     if (m_bias_on && baseN * 4 > static_cast<int64_t>(m_bt)) return false;
     const int64_t bias_l1 = m_bias_on ? align(baseN * bias_es, 32) : 0;
     const int64_t l1_db = 2 * (a0 + b0) + bias_l1 <= static_cast<int64_t>(m_l1) ? 2 : 1;
     if (a0 + b0 + bias_l1 > static_cast<int64_t>(m_l1)) return false;
-    t.baseM = static_cast<int32_t>(baseM), t.baseN = static_cast<int32_t>(baseN), t.baseK = static_cast<int32_t>(baseK);
+    t.baseM = static_cast<int32_t>(baseM), t.baseN = static_cast<int32_t>(baseN),
+    t.baseK = static_cast<int32_t>(baseK);
     t.stepM = t.stepN = t.stepKa = t.stepKb = 1;
     t.depthA1 = t.depthB1 = static_cast<int32_t>(l1_db);
     t.dbL0A = 2 * a0 <= static_cast<int64_t>(m_l0a) ? 2 : 1;
@@ -235,7 +250,9 @@ int32_t MultiCoreMatmulTiling::SetSingleShape(int32_t singleMIn, int32_t singleN
     m_singleM = singleMIn, m_singleN = singleNIn, m_singleK = singleKIn;
     return 0;
 }
-int32_t MultiCoreMatmulTiling::SetSingleRange(int32_t, int32_t, int32_t, int32_t, int32_t, int32_t) { return 0; }
+int32_t MultiCoreMatmulTiling::SetSingleRange(int32_t, int32_t, int32_t, int32_t, int32_t, int32_t) {
+    return 0;
+}
 int32_t MultiCoreMatmulTiling::SetAlignSplit(int32_t, int32_t, int32_t) { return 0; }
 int32_t MultiCoreMatmulTiling::GetSingleShape(int32_t& shapeM, int32_t& shapeN, int32_t& shapeK) {
     shapeM = m_out.singleCoreM, shapeN = m_out.singleCoreN, shapeK = m_out.singleCoreK;
@@ -275,7 +292,8 @@ bool MultiCoreMatmulTiling::split_cores(int32_t& singleM, int32_t& singleN, int3
         singleM = static_cast<int32_t>(std::min<int64_t>(pick.sm, m_m));
         singleN = static_cast<int32_t>(std::min<int64_t>(pick.sn, m_n));
     }
-    m_mDim = static_cast<int32_t>(ceil_div(m_m, singleM)), m_nDim = static_cast<int32_t>(ceil_div(m_n, singleN));
+    m_mDim = static_cast<int32_t>(ceil_div(m_m, singleM)),
+    m_nDim = static_cast<int32_t>(ceil_div(m_n, singleN));
     // Split K (EnableMultiCoreSplitK): the cores M and N leave idle take equal K ranges, a multiple
     // of 16 each and dividing K (each core's partial sum is added into C with an atomic store).
     if (m_split_k && m_singleK <= 0 && singleM > 0 && singleN > 0) {

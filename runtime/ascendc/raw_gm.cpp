@@ -63,14 +63,17 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(si->si_addr);
     if (a < g_lo || a >= g_hi) {  // not a device pointer: whoever handled it before
         if (g_previous.sa_flags & SA_SIGINFO) return g_previous.sa_sigaction(sig, si, uc);
-        if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) return g_previous.sa_handler(sig);
+        if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN)
+            return g_previous.sa_handler(sig);
         signal(sig, SIG_DFL);
         return;  // the access faults again and the default action ends the program
     }
     const uintptr_t page = a & ~(kPage - 1);
-    if (!g_current) die("a device pointer (aclrtMalloc) dereferenced outside a kernel: copy the data with aclrtMemcpy");
+    if (!g_current)
+        die("a device pointer (aclrtMalloc) dereferenced outside a kernel: copy the data with aclrtMemcpy");
     if (std::find(g_pages, g_pages + g_count, page) != g_pages + g_count)
-        die("a store to GM through a plain __gm__ pointer in a kernel: use GlobalTensor::SetValue or DataCopy "
+        die("a store to GM through a plain __gm__ pointer in a kernel: use GlobalTensor::SetValue or "
+            "DataCopy "
             "(plain loads are read, stores are not modelled)");
     if (g_count == kMaxPages) {
         drop(g_pages[0]);
@@ -80,8 +83,10 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     mprotect(reinterpret_cast<void*>(page), kPage, PROT_READ | PROT_WRITE);
     uint8_t* p = reinterpret_cast<uint8_t*>(page);
     const uint64_t dev = page - g_lo;
-    if (g_current->mem) g_current->mem->gm_read(dev, p, kPage);
-    else fill_from_shadows(dev, p);
+    if (g_current->mem)
+        g_current->mem->gm_read(dev, p, kPage);
+    else
+        fill_from_shadows(dev, p);
     mprotect(reinterpret_cast<void*>(page), kPage, PROT_READ);
     g_pages[g_count++] = page;
 }

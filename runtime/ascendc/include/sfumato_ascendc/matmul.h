@@ -3,8 +3,8 @@
 // the instructions that call issues. Per base block [baseM x baseN] of C, for each baseK slice of K:
 // A and B GM -> L1 (DataCopy with Nd2NzParams: ND to NZ, zero-padded in K), L1 -> L0A (LoadData,
 // ZZ) and L1 -> L0B (LoadData, ZN; transposed per fractal when B is not transposed), the bias (first
-// slice) GM -> L1 (beside B) -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the first
-// slice); then Fixpipe L0C -> GM (ND or NZ, cast to C's type). The queues between the steps are TQue
+// slice) GM -> L1 (beside B) -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the
+// first slice); then Fixpipe L0C -> GM (ND or NZ, cast to C's type). The queues between the steps are TQue
 // (A1/B1/A2/B2/CO1, double-buffered as the tiling's depthA1/dbL0A/dbL0C say), so the
 // MTE2, MTE1, M and FIX pipes overlap as their flags allow. Every MatmulConfig template runs this
 // one schedule (one base block of A and B in L1 per step: stepKa/stepKb/stepM/stepN above 1 are
@@ -22,6 +22,7 @@
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_config.h"
 #include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/sync.h"
 
 namespace sfumato::ascendc {
 // The L0A/L0B/L0C queues and the bias table the core's Matmuls share.
@@ -41,8 +42,8 @@ inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
 
 namespace AscendC {
 
-template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false, LayoutMode LAYOUT = LayoutMode::NONE,
-          bool IBSHARE = false, TPosition SRCPOS = TPosition::GM>
+template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false, TPosition SRCPOS = TPosition::GM>
 struct MatmulType {
     constexpr static TPosition pos = POSITION;
     constexpr static CubeFormat format = FORMAT;
@@ -82,20 +83,27 @@ class Matmul {
     using SrcBT = typename B_TYPE::T;
     using DstT = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
-    using L0cT = std::conditional_t<std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, int4b_t>, int32_t, float>;
-    static_assert(std::is_same_v<SrcAT, SrcBT>, "Matmul: A and B have one element type in sfumato's Ascend C layer");
-    static_assert(MM_CB::kNone, "AscendC::Matmul with MatmulCallBackFunc callbacks is not supported by sfumato's Ascend C layer");
-    static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
-                  "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
+    using L0cT =
+        std::conditional_t<std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, int4b_t>, int32_t, float>;
+    static_assert(std::is_same_v<SrcAT, SrcBT>,
+                  "Matmul: A and B have one element type in sfumato's Ascend C layer");
+    static_assert(
+        MM_CB::kNone,
+        "AscendC::Matmul with MatmulCallBackFunc callbacks is not supported by sfumato's Ascend C layer");
+    static_assert(
+        A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
+        "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
     static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR) &&
                       B_TYPE::format == CubeFormat::ND,
-                  "AscendC::Matmul with A or B not in ND format (A also VECTOR) is not supported by sfumato's Ascend C layer");
+                  "AscendC::Matmul with A or B not in ND format (A also VECTOR) is not supported by "
+                  "sfumato's Ascend C layer");
     static constexpr bool kUpper =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianUpperMatmulPolicy<MM_CFG>>;
     static constexpr bool kLower =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
-    static_assert(A_TYPE::layout == LayoutMode::NONE,
-                  "AscendC::Matmul batch layouts (IterateBatch) are not supported by sfumato's Ascend C layer");
+    static_assert(
+        A_TYPE::layout == LayoutMode::NONE,
+        "AscendC::Matmul batch layouts (IterateBatch) are not supported by sfumato's Ascend C layer");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
@@ -155,13 +163,15 @@ public:
     // The next base block of C into L0C; false once every block was computed.
     template <bool sync = true>
     bool Iterate(bool enPartialSum = false) {
-        static_assert(sync, "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        static_assert(sync,
+                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
         return next_block(enPartialSum, nullptr);
     }
     // The next block into the caller's L0C tensor (C_TYPE in CO1): the caller drains it.
     template <bool sync = true, class T>
     bool Iterate(bool enPartialSum, const LocalTensor<T>& localCmatrix) {
-        static_assert(sync, "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        static_assert(sync,
+                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
         if (localCmatrix.GetPosition() != TPosition::CO1)
             sfumato::ascendc::fail("Matmul::Iterate into a tensor outside CO1 (L0C)");
         const LocalTensor<L0cT> c = localCmatrix.template ReinterpretCast<L0cT>();
@@ -170,12 +180,13 @@ public:
     // sfumato: Iterate's work (the next block's indices, then its computation).
     bool next_block(bool enPartialSum, const LocalTensor<L0cT>* user) {
         sfumato::ascendc::enter("Matmul::Iterate");
-                if (!m_ready) sfumato::ascendc::fail("Matmul::Iterate before Init (REGIST_MATMUL_OBJ)");
+        if (!m_ready) sfumato::ascendc::fail("Matmul::Iterate before Init (REGIST_MATMUL_OBJ)");
         if (m_pending) sfumato::ascendc::fail("Matmul::Iterate before GetTensorC took the previous block");
         const uint32_t mIters = sfumato::ascendc::mm_ceil(m_singleM, m_t.baseM);
         const uint32_t nIters = sfumato::ascendc::mm_ceil(m_singleN, m_t.baseN);
-        const bool orderN = kCfg.iterateOrder == IterateOrder::UNDEF ? m_t.iterateOrder == 1
-                                                                       : kCfg.iterateOrder == IterateOrder::ORDER_N;
+        const bool orderN = kCfg.iterateOrder == IterateOrder::UNDEF
+                                ? m_t.iterateOrder == 1
+                                : kCfg.iterateOrder == IterateOrder::ORDER_N;
         do {
             if (m_iter >= mIters * nIters) {
                 m_iter = 0;
@@ -200,14 +211,18 @@ public:
     void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
         sfumato::ascendc::enter("Matmul::GetTensorC");
         if (!m_pending) sfumato::ascendc::fail("Matmul::GetTensorC without a block computed by Iterate");
-        if (enAtomic > 1) sfumato::ascendc::fail("Matmul::GetTensorC with enAtomic " + std::to_string(enAtomic) + " (max/min): only 1 (add) is modelled");
+        if (enAtomic > 1)
+            sfumato::ascendc::fail("Matmul::GetTensorC with enAtomic " + std::to_string(enAtomic) +
+                                   " (max/min): only 1 (add) is modelled");
         if (enAtomic) SetAtomicAdd<DstT>();
         copy_out(gm, enSequentialWrite);
         if (enAtomic) SetAtomicNone();
     }
     template <bool sync = true>
     void GetTensorC(const LocalTensor<DstT>&, uint8_t = 0, bool = false) {
-        static_assert(!sync && sync, "Matmul::GetTensorC into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
+        static_assert(
+            !sync && sync,
+            "Matmul::GetTensorC into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
     }
     template <bool sync = true>
     void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
@@ -218,7 +233,9 @@ public:
     }
     template <bool sync = true>
     void IterateAll(const LocalTensor<DstT>&, uint8_t = 0) {
-        static_assert(!sync && sync, "Matmul::IterateAll into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
+        static_assert(
+            !sync && sync,
+            "Matmul::IterateAll into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
     }
     void WaitIterateAll() {}
     void End() {
@@ -233,12 +250,15 @@ private:
     // blocks would not fit the buffers twice. A later Matmul with larger blocks stops the run.
     void init_l0(uint32_t a_bytes, uint32_t b_bytes, uint32_t c_bytes, uint32_t bt_bytes) {
         sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
-        sfumato::ascendc::MmL0& l = st.mm_shared_l0 ? *static_cast<sfumato::ascendc::MmL0*>(st.mm_shared_l0) : m_l0own;
+        sfumato::ascendc::MmL0& l =
+            st.mm_shared_l0 ? *static_cast<sfumato::ascendc::MmL0*>(st.mm_shared_l0) : m_l0own;
         m_shared = &l == &m_l0own ? nullptr : &l;
         auto fits = [](uint32_t have, uint32_t need) { return have == 0 || have >= need; };
-        if (!fits(l.a_bytes, a_bytes) || !fits(l.b_bytes, b_bytes) || !fits(l.c_bytes, c_bytes) || !fits(l.bt_bytes, bt_bytes))
-            sfumato::ascendc::fail("Matmul::Init: base blocks larger than those of the core's first Matmul (which "
-                                   "allocated the L0 buffers the Matmuls share)");
+        if (!fits(l.a_bytes, a_bytes) || !fits(l.b_bytes, b_bytes) || !fits(l.c_bytes, c_bytes) ||
+            !fits(l.bt_bytes, bt_bytes))
+            sfumato::ascendc::fail(
+                "Matmul::Init: base blocks larger than those of the core's first Matmul (which "
+                "allocated the L0 buffers the Matmuls share)");
         if (!l.a_bytes) m_pipe->InitBuffer(l.a2, m_t.dbL0A >= 2 ? 2 : 1, l.a_bytes = a_bytes);
         if (!l.b_bytes) m_pipe->InitBuffer(l.b2, m_t.dbL0B >= 2 ? 2 : 1, l.b_bytes = b_bytes);
         if (c_bytes && !l.c_bytes) m_pipe->InitBuffer(l.c, m_t.dbL0C >= 2 ? 2 : 1, l.c_bytes = c_bytes);
@@ -269,7 +289,10 @@ private:
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
         m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1);
         // CO1: the caller's L0C tensors take the blocks when C is in CO1.
-        init_l0(a1, b1, C_TYPE::pos == TPosition::CO1 ? 0 : sfumato::ascendc::mm_align(bm, 16) * sfumato::ascendc::mm_align(bn, 16) * 4,
+        init_l0(a1, b1,
+                C_TYPE::pos == TPosition::CO1
+                    ? 0
+                    : sfumato::ascendc::mm_align(bm, 16) * sfumato::ascendc::mm_align(bn, 16) * 4,
                 m_t.isBias ? sfumato::ascendc::mm_align(bn * 4, 64) : 0);
     }
     void compute_block(bool partial, const LocalTensor<L0cT>& c) {
@@ -287,37 +310,52 @@ private:
     }
     void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
         LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
-        const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN, k0 = uint64_t{ki} * m_t.baseK;
-        if (m_transA) nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
-        else nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
+        const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
+                       k0 = uint64_t{ki} * m_t.baseK;
+        if (m_transA)
+            nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
+        else
+            nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
         m_qA1.EnQue(a1);
         LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
-        if (m_transB) nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
-        else nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
-        if (bias) nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(), m_bias[n0], curN);
+        if (m_transB)
+            nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
+        else
+            nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
+        if (bias)
+            nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
+                      m_bias[n0], curN);
         m_qB1.EnQue(b1);
     }
     // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to 16.
     template <class T>
-    static void nd2nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols, uint32_t ld) {
-        if (ld > 65535) sfumato::ascendc::fail("Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
+    static void nd2nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
+                      uint32_t ld) {
+        if (ld > 65535)
+            sfumato::ascendc::fail(
+                "Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
         Nd2NzParams p;
         p.ndNum = 1, p.nValue = static_cast<uint16_t>(rows), p.dValue = static_cast<uint16_t>(cols);
-        p.srcDValue = static_cast<uint16_t>(ld), p.dstNzC0Stride = static_cast<uint16_t>(sfumato::ascendc::mm_align(rows, 16));
+        p.srcDValue = static_cast<uint16_t>(ld),
+        p.dstNzC0Stride = static_cast<uint16_t>(sfumato::ascendc::mm_align(rows, 16));
         p.dstNzNStride = 1;
         DataCopy(dst, src, p);
     }
     template <class T>
     static void nd2nz_row(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t n) {
-        static_assert(sizeof(T) == 4, "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
+        static_assert(sizeof(T) == 4,
+                      "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
         Nd2NzParams p;
-        p.ndNum = 1, p.nValue = 1, p.dValue = static_cast<uint16_t>(n), p.srcDValue = static_cast<uint16_t>(n);
+        p.ndNum = 1, p.nValue = 1, p.dValue = static_cast<uint16_t>(n),
+        p.srcDValue = static_cast<uint16_t>(n);
         p.dstNzC0Stride = 1, p.dstNzNStride = 1;
         DataCopy(dst, src, p);
     }
     void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16), nPad = sfumato::ascendc::mm_align(curN, 16);
-        const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0), kPad16 = sfumato::ascendc::mm_align(curK, 16);
+        const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16),
+                       nPad = sfumato::ascendc::mm_align(curN, 16);
+        const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0),
+                       kPad16 = sfumato::ascendc::mm_align(curK, 16);
         LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
         LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
         for (uint32_t i = 0; i < mPad / 16; ++i) {
@@ -357,12 +395,17 @@ private:
         DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
     }
     static void needs_16bit(const char* what) {
-        if (kEs != 2) sfumato::ascendc::fail(std::string("Matmul: ") + what + " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 fractals) is not modelled");
+        if (kEs != 2)
+            sfumato::ascendc::fail(std::string("Matmul: ") + what +
+                                   " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
+                                   "fractals) is not modelled");
     }
     template <class T>
-    static void load2d(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t repeat, uint32_t stride, bool trans) {
+    static void load2d(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t repeat, uint32_t stride,
+                       bool trans) {
         LoadData2DParams p;
-        p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride), p.ifTranspose = trans;
+        p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride),
+        p.ifTranspose = trans;
         LoadData(dst, src, p);
     }
     void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
@@ -393,12 +436,15 @@ private:
             constexpr bool split = kCfg.isEnableChannelSplit && std::is_same_v<DstT, float>;
             constexpr uint64_t group = split ? 8 : 16;
             p.isChannelSplit = split;
-            const uint64_t rows = sequential ? sfumato::ascendc::mm_align(m_curM, 16) : sfumato::ascendc::mm_align(m_orgM, 16);
+            const uint64_t rows =
+                sequential ? sfumato::ascendc::mm_align(m_curM, 16) : sfumato::ascendc::mm_align(m_orgM, 16);
             p.dstStride = static_cast<uint32_t>(rows * group * sizeof(DstT) / 32);
             const uint64_t off = sequential ? 0 : col0 * rows + row0 * group;
             Fixpipe<DstT, L0cT, CFG_NZ>(gm[off], c, p);
         } else {
-            const uint32_t ld = C_TYPE::format == CubeFormat::ND_ALIGN ? sfumato::ascendc::mm_align(m_orgKc, 32 / sizeof(DstT)) : m_orgKc;
+            const uint32_t ld = C_TYPE::format == CubeFormat::ND_ALIGN
+                                    ? sfumato::ascendc::mm_align(m_orgKc, 32 / sizeof(DstT))
+                                    : m_orgKc;
             p.dstStride = sequential ? m_curN : ld;
             const uint64_t off = sequential ? 0 : row0 * ld + col0;
             Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm[off], c, p);
@@ -407,10 +453,14 @@ private:
         m_pending = false;
     }
     static constexpr QuantMode_t quant_mode() {
-        if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, half>) return QuantMode_t::F322F16;
-        else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, bfloat16_t>) return QuantMode_t::F322BF16;
+        if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, half>)
+            return QuantMode_t::F322F16;
+        else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, bfloat16_t>)
+            return QuantMode_t::F322BF16;
         else {
-            static_assert(std::is_same_v<DstT, L0cT>, "AscendC::Matmul with a quantised C type is not supported by sfumato's Ascend C layer");
+            static_assert(
+                std::is_same_v<DstT, L0cT>,
+                "AscendC::Matmul with a quantised C type is not supported by sfumato's Ascend C layer");
             return QuantMode_t::NoQuant;
         }
     }
@@ -428,7 +478,7 @@ private:
     TQue<TPosition::B1, 1> m_qB1;
     sfumato::ascendc::MmL0 m_l0own;
     sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
-    uint32_t m_biasOff = 0;    // the bias row's byte offset in a B1 buffer
+    uint32_t m_biasOff = 0;                      // the bias row's byte offset in a B1 buffer
 };
 
 }  // namespace AscendC
@@ -448,6 +498,10 @@ void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) 
 
 namespace AscendC {
 constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
+namespace Impl {
+constexpr int32_t QUEUE_DEPTH =
+    1;  // the Matmul library's queue depth (examples declare their CO1 queue with it)
+}  // namespace Impl
 // The accumulator type of a Matmul's A type (int32_t for 8- and 4-bit integers, else float).
 template <class T>
 struct GetMmDstType {
@@ -459,8 +513,8 @@ struct GetMmDstType {
 namespace matmul {
 inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
 using AscendC::Matmul;
-using AscendC::MatmulType;
 using AscendC::MatmulCallBackFunc;
+using AscendC::MatmulType;
 }  // namespace matmul
 
 // The system workspace parameter's marker in a kernel's signature.

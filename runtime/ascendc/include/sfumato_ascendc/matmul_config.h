@@ -115,7 +115,8 @@ struct MatmulBiasParams {
 constexpr MatmulConfig GetNormalConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
                                        const bool isVecND2NZ = false,
                                        const BatchMode bmmMode = BatchMode::BATCH_LESS_THAN_L1,
-                                       const bool isMsgReuse = true, const IterateOrder iterateOrder = IterateOrder::UNDEF,
+                                       const bool isMsgReuse = true,
+                                       const IterateOrder iterateOrder = IterateOrder::UNDEF,
                                        const ScheduleType scheduleType = ScheduleType::INNER_PRODUCT,
                                        const bool enUnitFlag = true, const bool enableMixDualMaster = false,
                                        const BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH) {
@@ -132,7 +133,8 @@ constexpr MatmulConfig GetMDLConfig(const bool intrinsicsLimit = false, const bo
                                     bool isPerTensor = false, bool hasAntiQuantOffset = false,
                                     const bool enUnitFlag = false, const bool isMsgReuse = true,
                                     const bool enableUBReuse = true, const bool enableL1CacheUB = false,
-                                    const bool enableMixDualMaster = false, const bool enableKdimReorderLoad = false,
+                                    const bool enableMixDualMaster = false,
+                                    const bool enableKdimReorderLoad = false,
                                     const bool enableL1BankConflictOptimise = false) {
     MatmulConfig c;
     c.doMultiDataLoad = true;
@@ -140,14 +142,16 @@ constexpr MatmulConfig GetMDLConfig(const bool intrinsicsLimit = false, const bo
     c.enVecND2NZ = isVecND2NZ, c.isPerTensor = isPerTensor, c.hasAntiQuantOffset = hasAntiQuantOffset;
     c.enUnitFlag = enUnitFlag, c.enableReuse = isMsgReuse, c.enableUBReuse = enableUBReuse;
     c.enableL1CacheUB = enableL1CacheUB, c.enableMixDualMaster = enableMixDualMaster;
-    c.enableKdimReorderLoad = enableKdimReorderLoad, c.enableL1BankConflictOptimise = enableL1BankConflictOptimise;
+    c.enableKdimReorderLoad = enableKdimReorderLoad,
+    c.enableL1BankConflictOptimise = enableL1BankConflictOptimise;
     c.batchMode = BatchMode::BATCH_LESS_THAN_L1;
     return c;
 }
 constexpr MatmulConfig GetSpecialMDLConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
                                            const uint32_t doMTE2Preload = 0, const bool isVecND2NZ = false,
                                            bool isPerTensor = false, bool hasAntiQuantOffset = false) {
-    MatmulConfig c = GetMDLConfig(intrinsicsLimit, batchLoop, doMTE2Preload, isVecND2NZ, isPerTensor, hasAntiQuantOffset);
+    MatmulConfig c =
+        GetMDLConfig(intrinsicsLimit, batchLoop, doMTE2Preload, isVecND2NZ, isPerTensor, hasAntiQuantOffset);
     c.doMultiDataLoad = false, c.doSpecialMDL = true;
     return c;
 }
@@ -184,10 +188,12 @@ constexpr void mm_config_apply(MatmulConfig& c, const MatmulQuantParams& p) {
     c.isPerTensor = p.isPerTensor, c.hasAntiQuantOffset = p.hasAntiQuantOffset;
 }
 constexpr void mm_config_apply(MatmulConfig& c, const MatmulBatchParams& p) {
-    c.isNBatch = p.isNBatch, c.batchMode = p.batchMode, c.isBiasBatch = p.isBiasBatch, c.bmmOutMode = p.bmmOutMode;
+    c.isNBatch = p.isNBatch, c.batchMode = p.batchMode, c.isBiasBatch = p.isBiasBatch,
+    c.bmmOutMode = p.bmmOutMode;
 }
 constexpr void mm_config_apply(MatmulConfig& c, const MatmulFuncParams& p) {
-    c.intrinsicsCheck = p.intrinsicsCheck, c.enVecND2NZ = p.enVecND2NZ, c.enableDoubleCache = p.enableDoubleCache;
+    c.intrinsicsCheck = p.intrinsicsCheck, c.enVecND2NZ = p.enVecND2NZ,
+    c.enableDoubleCache = p.enableDoubleCache;
     c.enableL1CacheUB = p.enableL1CacheUB, c.doMTE2Preload = p.doMTE2Preload, c.iterateOrder = p.iterateOrder;
     c.scheduleType = p.scheduleType, c.enableReuse = p.enableReuse, c.enableUBReuse = p.enableUBReuse;
     c.isPartialOutput = p.isPartialOutput, c.isA2B2Shared = p.isA2B2Shared;
@@ -195,15 +201,20 @@ constexpr void mm_config_apply(MatmulConfig& c, const MatmulFuncParams& p) {
     c.enableL1BankConflictOptimise = p.enableL1BankConflictOptimise, c.enableRelu = p.enableRelu;
     c.decompMode = p.decompMode;
 }
-constexpr void mm_config_apply(MatmulConfig& c, const MatmulBiasParams& p) { c.enableSetBias = p.enableSetBias; }
+constexpr void mm_config_apply(MatmulConfig& c, const MatmulBiasParams& p) {
+    c.enableSetBias = p.enableSetBias;
+}
 }  // namespace sfumato::ascendc
 
 template <MatmulConfigMode configMode, typename... ArgTypes>
 constexpr MatmulConfig GetMMConfig(ArgTypes&&... args) {
     MatmulConfig c = CFG_NORM;
-    if constexpr (configMode == MatmulConfigMode::CONFIG_MDL) c = CFG_MDL;
-    else if constexpr (configMode == MatmulConfigMode::CONFIG_SPECIALMDL) c = GetSpecialMDLConfig();
-    else if constexpr (configMode == MatmulConfigMode::CONFIG_IBSHARE) c = CFG_IBSHARE_NORM;
+    if constexpr (configMode == MatmulConfigMode::CONFIG_MDL)
+        c = CFG_MDL;
+    else if constexpr (configMode == MatmulConfigMode::CONFIG_SPECIALMDL)
+        c = GetSpecialMDLConfig();
+    else if constexpr (configMode == MatmulConfigMode::CONFIG_IBSHARE)
+        c = CFG_IBSHARE_NORM;
     (sfumato::ascendc::mm_config_apply(c, args), ...);
     return c;
 }
@@ -224,7 +235,8 @@ template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE>
 constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig& mmCFG, int32_t l1Size = 512 * 1024) {
     MatmulApiStaticTiling t;
     t.cfg = mmCFG;
-    t.singleCoreM = static_cast<int32_t>(mmCFG.singleCoreM), t.singleCoreN = static_cast<int32_t>(mmCFG.singleCoreN);
+    t.singleCoreM = static_cast<int32_t>(mmCFG.singleCoreM),
+    t.singleCoreN = static_cast<int32_t>(mmCFG.singleCoreN);
     t.singleCoreK = static_cast<int32_t>(mmCFG.singleCoreK);
     t.baseM = static_cast<int32_t>(mmCFG.basicM), t.baseN = static_cast<int32_t>(mmCFG.basicN);
     t.baseK = static_cast<int32_t>(mmCFG.basicK);

@@ -17,9 +17,9 @@ namespace optiling {
 // The operator-project form of the tiling data: set_/get_ accessors, GetDataSize, SaveToBuffer.
 class TCubeTiling {
 public:
-#define SFUMATO_TCUBE_FIELD(name)                     \
-    int32_t name = 0;                                 \
-    void set_##name(int32_t v) { name = v; }          \
+#define SFUMATO_TCUBE_FIELD(name)            \
+    int32_t name = 0;                        \
+    void set_##name(int32_t v) { name = v; } \
     int32_t get_##name() const { return name; }
     SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
 #undef SFUMATO_TCUBE_FIELD
@@ -47,16 +47,60 @@ namespace matmul_tiling {
 
 // The values of the public enumerations.
 enum class DataType : int32_t {
-    DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
-    DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27,
-    DT_UNDEFINED = 28, DT_INT4 = 29, DT_BFLOAT16 = 33, DT_HIFLOAT8 = 34, DT_FLOAT8_E4M3FN = 35,
-    DT_FLOAT8_E5M2 = 36, DT_FLOAT4_E2M1 = 37, DT_FLOAT8_E8M0 = 38, DT_FLOAT4_E1M2 = 39, DT_MAX = 40
+    DT_FLOAT = 0,
+    DT_FLOAT16 = 1,
+    DT_INT8 = 2,
+    DT_INT32 = 3,
+    DT_UINT8 = 4,
+    DT_INT16 = 6,
+    DT_UINT16 = 7,
+    DT_UINT32 = 8,
+    DT_INT64 = 9,
+    DT_UINT64 = 10,
+    DT_DOUBLE = 11,
+    DT_BOOL = 12,
+    DT_BF16 = 27,
+    DT_UNDEFINED = 28,
+    DT_INT4 = 29,
+    DT_BFLOAT16 = 33,
+    DT_HIFLOAT8 = 34,
+    DT_FLOAT8_E4M3FN = 35,
+    DT_FLOAT8_E5M2 = 36,
+    DT_FLOAT4_E2M1 = 37,
+    DT_FLOAT8_E8M0 = 38,
+    DT_FLOAT4_E1M2 = 39,
+    DT_MAX = 40
 };
 enum class TPosition : int32_t {
-    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM, TSCM, MAX
+    GM,
+    A1,
+    A2,
+    B1,
+    B2,
+    C1,
+    C2,
+    CO1,
+    CO2,
+    VECIN,
+    VECOUT,
+    VECCALC,
+    LCM = VECCALC,
+    SPM,
+    SHM = SPM,
+    TSCM,
+    MAX
 };
 enum class CubeFormat : int32_t {
-    ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8
+    ND = 0,
+    NZ,
+    ZN,
+    ZZ,
+    NN,
+    ND_ALIGN,
+    SCALAR,
+    VECTOR,
+    ROW_MAJOR = ND,
+    COLUMN_MAJOR = 8
 };
 enum class MatrixTraverse : int32_t { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
 enum class MatrixMadType : int32_t { NORMAL = 0, HF32 = 1, MXMODE = 2 };
@@ -67,8 +111,11 @@ struct MatmulConfigParams {
     MatmulConfigParams(int32_t mmConfigTypeIn = 1, bool enableL1CacheUBIn = false,
                        ScheduleType scheduleTypeIn = ScheduleType::INNER_PRODUCT,
                        MatrixTraverse traverseIn = MatrixTraverse::NOSET, bool enVecND2NZIn = false)
-        : mmConfigType(mmConfigTypeIn), enableL1CacheUB(enableL1CacheUBIn), scheduleType(scheduleTypeIn),
-          traverse(traverseIn), enVecND2NZ(enVecND2NZIn) {}
+        : mmConfigType(mmConfigTypeIn),
+          enableL1CacheUB(enableL1CacheUBIn),
+          scheduleType(scheduleTypeIn),
+          traverse(traverseIn),
+          enVecND2NZ(enVecND2NZIn) {}
     int32_t mmConfigType = 1;
     bool enableL1CacheUB = false;
     ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
@@ -100,12 +147,14 @@ public:
     int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKaIn, int32_t orgKbIn);
     int32_t SetShape(int32_t m, int32_t n, int32_t k);
     int32_t SetFixSplit(int32_t baseMIn = -1, int32_t baseNIn = -1, int32_t baseKIn = -1);
-    int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1, int32_t btSize = -1);
+    int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1,
+                           int32_t btSize = -1);
     int32_t SetTraverse(MatrixTraverse traverse);
     int32_t SetMadType(MatrixMadType madType);
-    int32_t SetSplitRange(int32_t maxBaseM = -1, int32_t maxBaseN = -1, int32_t maxBaseK = -1, int32_t minBaseM = -1,
-                          int32_t minBaseN = -1, int32_t minBaseK = -1);
-    int32_t SetDoubleBuffer(bool a, bool b, bool c, bool bias, bool transND2NZ = true, bool transNZ2ND = true);
+    int32_t SetSplitRange(int32_t maxBaseM = -1, int32_t maxBaseN = -1, int32_t maxBaseK = -1,
+                          int32_t minBaseM = -1, int32_t minBaseN = -1, int32_t minBaseK = -1);
+    int32_t SetDoubleBuffer(bool a, bool b, bool c, bool bias, bool transND2NZ = true,
+                            bool transNZ2ND = true);
     int32_t EnableBias(bool isBiasIn = false);
     int32_t SetBias(bool isBiasIn = false) { return EnableBias(isBiasIn); }
     int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d);
@@ -148,7 +197,8 @@ protected:
 class MatmulApiTiling : public MatmulApiTilingBase {
 public:
     MatmulApiTiling() = default;
-    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& platform) : MatmulApiTilingBase(platform) {}
+    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& platform)
+        : MatmulApiTilingBase(platform) {}
 
 protected:
     bool split_cores(int32_t& singleM, int32_t& singleN, int32_t& singleK) override;
