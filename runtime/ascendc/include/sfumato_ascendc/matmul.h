@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "sfumato_ascendc/cube.h"
 #include "sfumato_ascendc/cube_tiling.h"
@@ -54,9 +56,14 @@ struct MatmulType {
     constexpr static TPosition srcPos = SRCPOS;
 };
 
+// Callbacks replacing the Matmul's own moves: CopyA1/CopyB1 fill an L1 tile (NZ, rows padded to 16)
+// of the block at (row, col) in base blocks, useM x useK (A) or useK x useN (B), given
+// SetUserDefInfo's and SetSelfDefineData's values; DataCopyOut is not supported.
 template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
 struct MatmulCallBackFunc {
-    constexpr static bool kNone = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
+    constexpr static bool kOut = DataCopyOut != nullptr;
+    constexpr static auto kCopyA1 = CopyA1;
+    constexpr static auto kCopyB1 = CopyB1;
 };
 
 template <const auto& MM_CFG = CFG_NORM, class... Rest>
@@ -87,9 +94,9 @@ class Matmul {
         std::conditional_t<std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, int4b_t>, int32_t, float>;
     static_assert(std::is_same_v<SrcAT, SrcBT>,
                   "Matmul: A and B have one element type in sfumato's Ascend C layer");
-    static_assert(
-        MM_CB::kNone,
-        "AscendC::Matmul with MatmulCallBackFunc callbacks is not supported by sfumato's Ascend C layer");
+    static_assert(!MM_CB::kOut,
+                  "AscendC::Matmul with a MatmulCallBackFunc DataCopyOut callback is not supported by "
+                  "sfumato's Ascend C layer");
     static_assert(
         A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
         "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
@@ -113,7 +120,11 @@ class Matmul {
 
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
-        sfumato::ascendc::enter("Matmul::Init");
+        const sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
+        if (st.core_type != AIC && !st.coupled)
+            sfumato::ascendc::fail(
+                "Matmul on a vector core (the mix mode's AIV client and AIC server, used when "
+                "ASCENDC_CUBE_ONLY is not defined) is not supported by sfumato's Ascend C layer");
         if (cubeTiling) {
             m_t = *cubeTiling;
         } else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>) {
@@ -155,6 +166,8 @@ public:
         if (enableHF32) sfumato::ascendc::fail("Matmul::SetHF32(true): the HF32 mode is not modelled");
         (void)transMode;
     }
+    void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
+    void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
     void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
     template <class T>
     void SetWorkspace(const GlobalTensor<T>&) {}
@@ -312,13 +325,21 @@ private:
         LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
                        k0 = uint64_t{ki} * m_t.baseK;
-        if (m_transA)
+        if constexpr (MM_CB::kCopyA1 != nullptr)
+            MM_CB::kCopyA1(a1.template ReinterpretCast<int8_t>(), m_a.GetPhyAddr(), static_cast<int>(m_mi),
+                           static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
+                           m_selfData);
+        else if (m_transA)
             nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
         else
             nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
         m_qA1.EnQue(a1);
         LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
-        if (m_transB)
+        if constexpr (MM_CB::kCopyB1 != nullptr)
+            MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
+                           static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
+                           m_selfData);
+        else if (m_transB)
             nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
         else
             nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
@@ -471,6 +492,7 @@ private:
     uint32_t m_singleM = 0, m_singleN = 0, m_singleK = 0;
     uint32_t m_orgM = 0, m_orgN = 0, m_orgKa = 0, m_orgKb = 0, m_orgKc = 0;
     uint32_t m_iter = 0, m_mi = 0, m_ni = 0, m_curM = 0, m_curN = 0;
+    uint64_t m_userInfo = 0, m_selfData = 0;  // SetUserDefInfo, SetSelfDefineData
     GlobalTensor<SrcAT> m_a;
     GlobalTensor<SrcBT> m_b;
     GlobalTensor<BiasT> m_bias;
@@ -498,6 +520,11 @@ void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) 
 
 namespace AscendC {
 constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
+// Ceil of two integers (a / b rounded up), the scalar utility; the tensor Ceil is not supported.
+template <class T, class U, std::enable_if_t<std::is_integral_v<T> && std::is_integral_v<U>, int> = 0>
+constexpr auto Ceil(T a, U b) {
+    return (a + b - 1) / b;
+}
 namespace Impl {
 constexpr int32_t QUEUE_DEPTH =
     1;  // the Matmul library's queue depth (examples declare their CO1 queue with it)
@@ -508,6 +535,14 @@ struct GetMmDstType {
     using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, int4b_t>, int32_t, float>;
 };
 }  // namespace AscendC
+
+// The tuple utilities of AscendC::Std the Matmul examples use (the standard library's).
+namespace AscendC::Std {
+using std::forward;
+using std::get;
+using std::make_tuple;
+using std::tuple;
+}  // namespace AscendC::Std
 
 // The Matmul library's older namespace (the examples' matmul::GetBlockIdx(), `using namespace matmul`).
 namespace matmul {
