@@ -166,6 +166,17 @@ public:
         if (enableHF32) sfumato::ascendc::fail("Matmul::SetHF32(true): the HF32 mode is not modelled");
         (void)transMode;
     }
+    // Quantised C (int8/half out of an int32 or fp32 accumulator with scales): not modelled here.
+    template <class T>
+    void SetQuantScalar(const T&) {
+        static_assert(sfumato_unsupported::always_false<T>,
+                      "Matmul::SetQuantScalar (quantised C) is not supported by sfumato's Ascend C layer");
+    }
+    template <class T>
+    void SetQuantVector(const T&) {
+        static_assert(sfumato_unsupported::always_false<T>,
+                      "Matmul::SetQuantVector (quantised C) is not supported by sfumato's Ascend C layer");
+    }
     void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
     void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
     void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
