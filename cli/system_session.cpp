@@ -185,11 +185,15 @@ void SystemSession::distribute(IRankTransport& t) {
 }
 
 // Window by window over all ranks (sim/window_sync.h) until every rank's host programs are done.
+// A deadlock: nothing pending on any rank, or a simulated millisecond without progress on any
+// rank while nothing is in flight (a periodic timer, such as HBM refresh, keeps the kernels busy).
 void SystemSession::run_windows(const std::function<bool()>& all_done) {
     const ClockDomain clk = m_chip_params->clock();
     IRankTransport& t = m_sync->transport();
-    // Elaboration and time zero's first delta; what it posted is exchanged before the windows.
+    constexpr uint64_t kSlicePs = 1000000000;  // 1 ms
+    // Elaboration and time zero's first delta; what it posted is exchanged with the first window.
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    uint64_t slice_end = now_tick().v + kSlicePs, before = progress_counter();
     for (;;) {
         const WindowSync::Step st = m_sync->step(all_done(), has_failure());
         if (st == WindowSync::Step::AllDone) break;
@@ -197,7 +201,15 @@ void SystemSession::run_windows(const std::function<bool()>& all_done) {
             rethrow_failure();
             throw SimError(kExitFailure, "another rank of the split run failed (its message says why)");
         }
-        if (st == WindowSync::Step::Stalled) {
+        bool stuck = st == WindowSync::Step::Stalled;
+        if (!stuck && now_tick().v >= slice_end) {  // every rank passes the same slice ends
+            std::vector<uint64_t> v = {progress_counter() - before, static_cast<uint64_t>(std::max<int64_t>(0, work_in_flight()))};
+            t.all_sum(v);
+            stuck = v[0] == 0 && v[1] == 0;
+            slice_end = now_tick().v + kSlicePs;
+            before = progress_counter();
+        }
+        if (stuck) {
             std::string waiting;
             for (const auto& h : m_hosts)
                 if (!h->finished()) waiting += std::string(" ") + h->basename();
