@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/distributed.h"
 #include "cli/system_session.h"
 #include "runtime/comm/communicator.h"
 #include "sim/error.h"
@@ -52,7 +53,7 @@ struct RankData {
 int cmd_collective(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string op_s, dtype_s = "fp16", algo_s = "auto", redop_s = "sum", system_file, bytes_s;
+    std::string op_s, dtype_s = "fp16", algo_s = "auto", redop_s = "sum", system_file, bytes_s, split_s = "auto";
     uint32_t ranks = 0, root = 0, iters = 1;
     po::options_description d("sfumato collective");
     d.add_options()("op", po::value<std::string>(&op_s), "all_reduce | all_gather | reduce_scatter | broadcast | reduce | all_to_all")(
@@ -65,6 +66,7 @@ int cmd_collective(const std::vector<std::string>& args) {
         "root", po::value<uint32_t>(&root)->default_value(0), "root rank (broadcast, reduce)")(
         "iters", po::value<uint32_t>(&iters)->default_value(1), "back-to-back repetitions (time is per repetition)");
     add_system_option(d, system_file);
+    add_distributed_option(d, split_s);
     add_run_options(d, common);
     po::positional_options_description pos;
     pos.add("op", 1);
@@ -80,8 +82,13 @@ int cmd_collective(const std::vector<std::string>& args) {
     const uint64_t bytes = detail::parse_u64("--bytes", bytes_s);
     if (iters == 0 || iters > 1000) throw InputError("--iters must be 1..1000");
 
+    const std::unique_ptr<IRankTransport> transport = open_transport(split_s);
+    if (transport && common.mode != "timing")
+        throw InputError("--mode " + common.mode + ": a run split over ranks (--distributed, mpirun/srun) is timing mode "
+                         "only yet (functional data moves between chips' memories in one process); use --mode timing");
     SystemSession s(common, system_file, join_args(args));
     s.elaborate();
+    if (transport) s.distribute(*transport);
     const uint32_t chips = s.system().size();
     if (ranks == 0) ranks = chips;
     if (ranks > chips)
@@ -106,14 +113,16 @@ int cmd_collective(const std::vector<std::string>& args) {
     std::vector<uint32_t> ids;
     for (uint32_t i = 0; i < ranks; ++i) {
         devs.push_back(&s.device(i));
-        ids.push_back(i);
+        if (s.local(i)) ids.push_back(i);  // split over processes: this one's chips
     }
     comm::Communicator comm(s.system().info(), devs, s.comm_params());
+    if (s.sync()) comm.distribute(*s.sync());
     const comm::Algo chosen = comm.resolve(call);
     std::vector<RankData> rd(ranks);
     const bool functional = s.functional();
     const uint64_t send_b = comm.send_bytes(call), recv_b = comm.recv_bytes(call);
-    s.run(ids, [&](uint32_t r, rt::Context& ctx) {
+    s.run(ids, [&](uint32_t i, rt::Context& ctx) {
+        const uint32_t r = ids[i];
         RankData& me = rd[r];
         me.ctx = &ctx;
         rt::DevPtr send = 0, recv = 0;
@@ -131,7 +140,7 @@ int cmd_collective(const std::vector<std::string>& args) {
         }
         check(ctx.copy_explicit(CopyDir::H2D, send, reinterpret_cast<uintptr_t>(me.send.data()), send_b, rt::kDefaultStream, false, true));
         comm.init_rank(r, ctx);
-        comm.host_barrier();
+        comm.host_barrier(r);
         call.send = send;
         call.recv = recv;
         me.first_task = ctx.tasks().size();
@@ -145,11 +154,18 @@ int cmd_collective(const std::vector<std::string>& args) {
     // Time: first task start to last task end over all ranks.
     uint64_t t0 = ~uint64_t(0), t1 = 0;
     for (const RankData& me : rd) {
+        if (!me.ctx) continue;  // another process's rank
         for (size_t i = me.first_task; i < me.last_task; ++i) {
             const Task& t = *me.ctx->tasks()[i].task;
             t0 = std::min(t0, t.start_tick.v);
             t1 = std::max(t1, t.end_tick.v);
         }
+    }
+    if (s.sync()) {  // over every process's ranks
+        std::vector<uint64_t> v = {t0, ~t1};
+        s.sync()->transport().all_min(v);
+        t0 = v[0];
+        t1 = ~v[1];
     }
     const double time_us = static_cast<double>(t1 - t0) / 1e6 / iters;
     const double algbw = static_cast<double>(bytes) / (time_us * 1e3);  // bytes per ns = GB/s
@@ -207,7 +223,16 @@ int cmd_collective(const std::vector<std::string>& args) {
     summary["busbw_gbps"] = algbw * bus_factor(op, ranks);
     summary["links"] = s.links_json(t0, t1);
     summary["check"] = check;
+    if (s.sync()) {
+        std::vector<uint64_t> msgs = {s.sync()->messages()};
+        s.sync()->transport().all_sum(msgs);
+        summary["split"] = {{"ranks", s.sync()->ranks()},
+                            {"lookahead_ps", s.sync()->lookahead_ps()},
+                            {"windows", s.sync()->windows()},
+                            {"messages", msgs[0]}};
+    }
     s.write_outputs(summary);
+    if (!s.leader()) return passed ? kExitOk : kExitFailure;  // rank 0 prints
 
     std::printf("%s %llu B %s on %u of %u chips (%s, %s mode): algo %s, %llu loop%s\n", comm::op_name(op),
                 static_cast<unsigned long long>(bytes), dtype_s.c_str(), ranks, chips, s.system_params().name.get().c_str(),
@@ -229,6 +254,11 @@ int cmd_collective(const std::vector<std::string>& args) {
                     static_cast<unsigned long long>(check["compared"].get<uint64_t>()));
         if (!passed) std::printf("  first mismatch: %s\n", check["first_mismatch"].get<std::string>().c_str());
     }
+    if (s.sync())
+        std::printf("  split over %u rank%s: %llu windows of %.3f ns, %llu messages between chips\n", s.sync()->ranks(),
+                    s.sync()->ranks() == 1 ? "" : "s", static_cast<unsigned long long>(s.sync()->windows()),
+                    static_cast<double>(s.sync()->lookahead_ps()) / 1e3,
+                    static_cast<unsigned long long>(summary["split"]["messages"].get<uint64_t>()));
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return passed ? kExitOk : kExitFailure;
 }

@@ -1,4 +1,5 @@
 #include "cli/command.h"
+#include "cli/distributed.h"
 
 #include <cstdio>
 #include <exception>
@@ -76,6 +77,10 @@ int dispatch(int argc, char** argv) {
     if (it == registry().end()) {
         std::fprintf(stderr, "sfumato: unknown command '%s'\n", argv[1]);
         usage(stderr);
+        return kExitBadInput;
+    }
+    if (const std::string why = split_refusal(argv[1]); !why.empty()) {
+        std::fprintf(stderr, "sfumato %s: error: %s\n", argv[1], why.c_str());
         return kExitBadInput;
     }
     std::vector<std::string> args(argv + 2, argv + argc);

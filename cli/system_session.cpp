@@ -111,8 +111,10 @@ void SystemSession::elaborate() {
 void SystemSession::run(const std::vector<uint32_t>& chips,
                         const std::function<void(uint32_t i, rt::Context& ctx)>& program) {
     // The last host program to return ends the simulation (the time of the run is then the
-    // time the work took, not the end of a slice).
+    // time the work took, not the end of a slice). Split over ranks, it notes the time instead
+    // (the other ranks may still need this one's chips) and the run ends at the latest over all.
     auto left = std::make_shared<size_t>(chips.size());
+    const bool split = m_sync != nullptr;
     for (uint32_t i = 0; i < chips.size(); ++i) {
         rt::Device& dev = device(chips[i]);
         // Several host programs on one chip (serving instances) each get a name of their own.
@@ -120,9 +122,11 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
         const std::string name = "host" + std::to_string(chips[i]) + (repeated ? "_" + std::to_string(i) : "");
         m_hosts.push_back(std::make_unique<HostThread>(
             name.c_str(),
-            [&dev, &program, i, left] {
+            [this, &dev, &program, i, left, split] {
                 program(i, dev.open_context());
-                if (--*left == 0) sc_core::sc_stop();
+                if (--*left > 0) return;
+                if (split) m_end_tick = now_tick().v;
+                else sc_core::sc_stop();
             },
             false));
     }
@@ -131,6 +135,15 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
             if (!h->finished()) return false;
         return true;
     };
+    if (split) run_windows(all_done);
+    else run_slices(all_done);
+    m_total_cycles = m_chip_params->clock().ceil_cycle(Tick(m_end_tick)).v;
+    for (uint32_t i = 0; i < m_system->size(); ++i) m_system->chip(i).energy().finish(m_end_tick);
+    for (const auto& d : m_devices)
+        for (const auto& c : d->contexts()) c->emit_task_trace();
+}
+
+void SystemSession::run_slices(const std::function<bool()>& all_done) {
     // Each slice runs in steps so that a stop request (SIGINT/SIGTERM) is seen soon: a simulated
     // millisecond of eight chips can take minutes of CPU. Splitting sc_start changes no event
     // order, so no cycle count.
@@ -156,19 +169,83 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
                                               waiting + ")\n" + m_system->describe_state());
         }
     }
-    m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
-    for (uint32_t i = 0; i < m_system->size(); ++i) m_system->chip(i).energy().finish(now_tick().v);
-    for (const auto& d : m_devices)
-        for (const auto& c : d->contexts()) c->emit_task_trace();
+    m_end_tick = now_tick().v;
+}
+
+void SystemSession::distribute(IRankTransport& t) {
+    const uint32_t chips = m_system->size();
+    if (t.size() > chips)
+        throw InputError(std::to_string(t.size()) + " ranks for a system of " + std::to_string(chips) + " chips (" +
+                         m_sys_params->name.get() + "): at most one rank per chip");
+    const uint64_t lookahead = Fabric::lookahead_ps(m_system->fabric().topology());
+    if (lookahead < 2)
+        throw ConfigError("system.link.latency_ns", "a system split over ranks needs a latency on every link (the "
+                                                    "windows' lookahead); the smallest is " + std::to_string(lookahead) + " ps");
+    m_sync = std::make_unique<WindowSync>(t, block_partition(chips, t.size()), lookahead);
+    m_system->fabric().distribute(*m_sync);
+    for (uint32_t i = 0; i < chips; ++i) m_devices[i]->set_remote(!m_sync->local(i));
+}
+
+// Window by window over all ranks (sim/window_sync.h) until every rank's host programs are done.
+// A deadlock: nothing pending on any rank, or a simulated millisecond without progress on any
+// rank while nothing is in flight (a periodic timer, such as HBM refresh, keeps the kernels busy).
+void SystemSession::run_windows(const std::function<bool()>& all_done) {
+    const ClockDomain clk = m_chip_params->clock();
+    IRankTransport& t = m_sync->transport();
+    constexpr uint64_t kSlicePs = 1000000000;  // 1 ms
+    // Elaboration and time zero's first delta; what it posted is exchanged with the first window.
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    uint64_t slice_end = now_tick().v + kSlicePs, before = progress_counter();
+    for (;;) {
+        const WindowSync::Step st = m_sync->step(all_done(), has_failure());
+        if (st == WindowSync::Step::AllDone) break;
+        if (st == WindowSync::Step::Failed) {
+            rethrow_failure();
+            throw SimError(kExitFailure, "another rank of the split run failed (its message says why)");
+        }
+        bool stuck = st == WindowSync::Step::Stalled;
+        if (!stuck && now_tick().v >= slice_end) {  // every rank passes the same slice ends
+            std::vector<uint64_t> v = {progress_counter() - before, static_cast<uint64_t>(std::max<int64_t>(0, work_in_flight()))};
+            t.all_sum(v);
+            stuck = v[0] == 0 && v[1] == 0;
+            slice_end = now_tick().v + kSlicePs;
+            before = progress_counter();
+        }
+        if (stuck) {
+            std::string waiting;
+            for (const auto& h : m_hosts)
+                if (!h->finished()) waiting += std::string(" ") + h->basename();
+            throw SimError(kExitDeadlock, "deadlock: nothing can make progress on any rank at cycle " +
+                                              std::to_string(clk.floor_cycle(now_tick()).v) + " (host programs waiting here:" +
+                                              (waiting.empty() ? std::string(" none") : waiting) + ")\n" +
+                                              m_system->describe_state());
+        }
+        throw_if_interrupted("at cycle " + std::to_string(clk.floor_cycle(now_tick()).v));
+    }
+    // The run ends when the last host program over all ranks returned.
+    std::vector<uint64_t> end = {~m_end_tick};
+    t.all_min(end);
+    m_end_tick = ~end[0];
 }
 
 nlohmann::json SystemSession::links_json(uint64_t t0, uint64_t t1) const {
     nlohmann::json a = nlohmann::json::array();
     const Fabric& f = m_system->fabric();
     const double span = t1 > t0 ? static_cast<double>(t1 - t0) : 1.0;
-    for (size_t i = 0; i < f.topology().channels.size(); ++i) {
-        const ChannelSpec& c = f.topology().channels[i];
+    const size_t n = f.topology().channels.size();
+    // Split over ranks, a channel counts on its sending chip's rank only: the sums are the totals.
+    std::vector<uint64_t> v;
+    for (size_t i = 0; i < n; ++i) {
         const Fabric::ChannelCounters k = f.counters(i);
+        v.insert(v.end(), {k.payload_bytes, k.wire_bytes, k.busy_ps});
+    }
+    if (m_sync) m_sync->transport().all_sum(v);
+    for (size_t i = 0; i < n; ++i) {
+        const ChannelSpec& c = f.topology().channels[i];
+        Fabric::ChannelCounters k;
+        k.payload_bytes = v[3 * i];
+        k.wire_bytes = v[3 * i + 1];
+        k.busy_ps = v[3 * i + 2];
         a.push_back({{"link", c.name},
                      {"gbps", c.gbps},
                      {"bytes", k.payload_bytes},
@@ -189,27 +266,33 @@ nlohmann::json SystemSession::base_summary() const {
             {"chips", m_system->size()},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
-            {"total_time_us", static_cast<double>(now_tick().v) / 1e6},
+            {"total_time_us", static_cast<double>(m_sync ? m_end_tick : now_tick().v) / 1e6},
             {"energy", energy_json()}};
 }
 
+// The chips this process simulated (all of them unless split over ranks).
 nlohmann::json SystemSession::energy_json() const {
     std::vector<const power::EnergyAttributor*> chips;
-    for (uint32_t i = 0; i < m_system->size(); ++i) chips.push_back(&m_system->chip(i).energy());
-    return power::system_energy_json(chips, static_cast<double>(m_total_cycles), static_cast<double>(now_tick().v) * 1e-12);
+    for (uint32_t i = 0; i < m_system->size(); ++i)
+        if (!m_sync || m_sync->local(i)) chips.push_back(&m_system->chip(i).energy());
+    const double end_ps = static_cast<double>(m_sync ? m_end_tick : now_tick().v);
+    return power::system_energy_json(chips, static_cast<double>(m_total_cycles), end_ps * 1e-12);
 }
 
 void SystemSession::write_outputs(const nlohmann::json& summary) {
     if (m_opts.out.empty()) return;
+    // Split over ranks, each writes its chips' trace and stats; rank 0 into DIR with the summary,
+    // rank k into DIR/rankK.
+    const std::string dir = leader() ? m_opts.out : m_opts.out + "/rank" + std::to_string(m_sync->rank());
     std::error_code ec;
-    std::filesystem::create_directories(m_opts.out, ec);
-    if (ec) throw SimError(kExitFailure, "cannot create output directory '" + m_opts.out + "': " + ec.message());
-    m_writer.write(m_opts.out + "/trace.json");
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw SimError(kExitFailure, "cannot create output directory '" + dir + "': " + ec.message());
+    m_writer.write(dir + "/trace.json");
     report_trace_budget(m_writer);
-    write_stats_h5(m_opts.out + "/stats.h5", m_root, m_config.effective(),
+    write_stats_h5(dir + "/stats.h5", m_root, m_config.effective(),
                    {version_string(), m_cmdline, m_config.hash(), m_opts.mode, git_revision(), {}});
-    write_text_atomically(m_opts.out + "/summary.json",
-                          summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!leader()) return;
+    write_text_atomically(dir + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace sfumato::cli

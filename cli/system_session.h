@@ -17,6 +17,7 @@
 #include "models/link/system.h"
 #include "models/link/system_params.h"
 #include "runtime/comm/communicator.h"
+#include "sim/window_sync.h"
 
 namespace sfumato::cli {
 
@@ -49,11 +50,20 @@ public:
     // Builds the system and one runtime device per chip (unknown keys are reported here).
     void elaborate();
     System& system() { return *m_system; }
+    // Splits the run by chip over the transport's ranks (sim/window_sync.h, after elaborate()):
+    // this process simulates its block of chips, the others' devices are remote, the fabric's
+    // hand-offs between chips are messages, and run() advances window by window. Exit 2 when
+    // there are more ranks than chips or a link has no latency (no lookahead).
+    void distribute(IRankTransport& t);
+    WindowSync* sync() { return m_sync.get(); }
+    bool local(uint32_t chip) const { return !m_sync || m_sync->local(chip); }
+    bool leader() const { return !m_sync || m_sync->rank() == 0; }
     rt::Device& device(uint32_t chip) { return *m_devices.at(chip); }
     // Runs program(i, ctx) for each chip in `chips` (ctx: a context on that chip), side by side,
     // until all return; throws on failure or deadlock.
     void run(const std::vector<uint32_t>& chips, const std::function<void(uint32_t i, rt::Context& ctx)>& program);
     uint64_t total_cycles() const { return m_total_cycles; }
+    uint64_t end_tick() const { return m_end_tick; }
     // Per link channel: bytes, busy time, utilisation over [t0, t1] (ps).
     nlohmann::json links_json(uint64_t t0_ps, uint64_t t1_ps) const;
     nlohmann::json base_summary() const;
@@ -79,7 +89,10 @@ private:
     std::vector<std::unique_ptr<StatGroup>> m_host_stats;
     std::vector<std::unique_ptr<rt::Device>> m_devices;
     std::vector<std::unique_ptr<HostThread>> m_hosts;
-    uint64_t m_total_cycles = 0;
+    uint64_t m_total_cycles = 0, m_end_tick = 0;
+    std::unique_ptr<WindowSync> m_sync;
+    void run_windows(const std::function<bool()>& all_done);
+    void run_slices(const std::function<bool()>& all_done);
 };
 
 }  // namespace sfumato::cli

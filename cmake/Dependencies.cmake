@@ -17,3 +17,20 @@ find_package(Threads REQUIRED)
 # ONNX's CMake package refers to protobuf::libprotobuf, so Protobuf comes first.
 find_package(Protobuf REQUIRED)
 find_package(ONNX REQUIRED)
+
+# Optional: MPI (Debian's openmpi: libopenmpi-dev, openmpi-bin) runs a system's chips split over
+# processes (sim/mpi, `mpirun -np N sfumato collective ...`). Without it everything else builds
+# and the MPI tests are skipped, saying why.
+option(SFUMATO_MPI "Use MPI when it is found (split multi-chip runs over processes)" ON)
+set(SFUMATO_HAVE_MPI OFF)
+# The sanitizer build leaves MPI out: LeakSanitizer reports Open MPI's own allocations.
+if(SFUMATO_MPI AND NOT SFUMATO_SANITIZE AND NOT SFUMATO_FUZZ)
+  set(MPI_CXX_SKIP_MPICXX ON)  # the C API only, not the removed C++ bindings
+  find_package(MPI COMPONENTS CXX QUIET)
+  if(MPI_CXX_FOUND)
+    set(SFUMATO_HAVE_MPI ON)
+    message(STATUS "MPI found (${MPI_CXX_LIBRARIES}): split multi-chip runs enabled")
+  else()
+    message(STATUS "MPI not found: multi-chip runs stay in one process (install libopenmpi-dev to split them)")
+  endif()
+endif()

@@ -99,11 +99,7 @@ void Fabric::free_packet(Packet* p) {
     m_free_packets = p;
 }
 
-void Fabric::start_peer_copy(uint32_t src, const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) {
-    if (src >= m_chips.size() || copy.peer >= m_chips.size())
-        throw ModelError(name(), "peer copy between chips " + std::to_string(src) + " and " + std::to_string(copy.peer) +
-                                     " of a " + std::to_string(m_chips.size()) + "-chip system");
-    if (copy.peer == src) throw ModelError(name(), "peer copy from chip " + std::to_string(src) + " to itself");
+Fabric::Flow* Fabric::new_flow() {
     Flow* f;
     if (m_free_flows.empty()) {
         m_flows.push_back(std::make_unique<Flow>());
@@ -113,16 +109,38 @@ void Fabric::start_peer_copy(uint32_t src, const MemcpyDesc& copy, IDmaClient& c
         m_free_flows.pop_back();
     }
     *f = Flow{};
+    return f;
+}
+
+void Fabric::start_peer_copy(uint32_t src, const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) {
+    if (src >= m_chips.size() || copy.peer >= m_chips.size())
+        throw ModelError(name(), "peer copy between chips " + std::to_string(src) + " and " + std::to_string(copy.peer) +
+                                     " of a " + std::to_string(m_chips.size()) + "-chip system");
+    if (copy.peer == src) throw ModelError(name(), "peer copy from chip " + std::to_string(src) + " to itself");
+    if (m_sync && copy.pull) {
+        start_remote_pull(src, copy, client, cookie);
+        return;
+    }
+    Flow* f = new_flow();
     f->src = src;
     f->dst = copy.peer;
     f->copy = copy;
     f->client = &client;
     f->cookie = cookie;
-    f->route = &m_topo.route(src, copy.peer);
-    f->ack_ps = m_topo.route_latency_ps(src, copy.peer);
+    launch(f);
+}
+
+// The flow starts at its source: queued for an engine or begun.
+void Fabric::launch(Flow* f) {
+    f->route = &m_topo.route(f->src, f->dst);
+    f->ack_ps = m_topo.route_latency_ps(f->src, f->dst);
     f->hops.assign(f->route->size(), Hop{});
+    if (m_sync) {
+        f->uid = m_next_uid[f->src]++;
+        m_by_uid[(uint64_t(f->src) << 40) | f->uid] = f;
+    }
     work_begin();  // a long transfer is progress for the deadlock detector
-    ChipEnd& e = m_chips[src];
+    ChipEnd& e = m_chips[f->src];
     if (e.free_engines.empty()) {
         e.waiting.push_back(f);
         return;
@@ -180,6 +198,10 @@ void Fabric::mem_done(MemRequest& r) {
         enqueue(p);  // read from the source: onto the first channel
         return;
     }
+    if (m_sync) {
+        remote_written(p);
+        return;
+    }
     // Written at the destination: the credit returns to the source one route latency later.
     push(now_tick().v + p->flow->ack_ps, kAck, p, 0);
 }
@@ -225,6 +247,7 @@ void Fabric::start_tx(uint32_t ch) {
     ++*c.packets;
     *c.busy_ps += dur;
     push(now + dur, kTxDone, nullptr, ch);
+    if (m_sync && handoff(p, ch, now + dur + c.spec.latency_ps)) return;
     push(now + dur + c.spec.latency_ps, kArrive, p, 0);
 }
 
@@ -308,6 +331,7 @@ void Fabric::reduce_into(std::vector<uint8_t>& data, const std::vector<uint8_t>&
 }
 
 void Fabric::finish_flow(Flow* f) {
+    const uint32_t e_src = f->src;
     ChipEnd& e = m_chips[f->src];
     const ChipEnd& d = m_chips[f->dst];
     if (e.gm && d.gm && f->copy.bytes) {
@@ -322,6 +346,9 @@ void Fabric::finish_flow(Flow* f) {
     }
     ++m_copies;
     m_bytes += f->copy.bytes;
+    const uint32_t issuer = f->pull_issuer;
+    const uint64_t pull_id = f->pull_id;
+    if (m_sync) m_by_uid.erase((uint64_t(f->src) << 40) | f->uid);
     e.active.erase(std::find(e.active.begin(), e.active.end(), f));
     e.free_engines.push_back(f->engine);
     IDmaClient* client = f->client;
@@ -333,6 +360,10 @@ void Fabric::finish_flow(Flow* f) {
         e.waiting.pop_front();
         begin_flow(next);
     }
+    if (issuer != ~0u) {  // a pull: its issuer learns one route latency later
+        post(now_tick().v + m_topo.route_latency_ps(e_src, issuer), e_src, issuer, kMsgPullDone, {pull_id});
+        return;
+    }
     client->dma_done(cookie);
 }
 
@@ -340,6 +371,10 @@ void Fabric::send_notify(uint32_t src, uint32_t dst, uint32_t slot) {
     if (src >= m_chips.size() || dst >= m_chips.size() || src == dst)
         throw ModelError(name(), "notify from chip " + std::to_string(src) + " to chip " + std::to_string(dst) + " of a " +
                                      std::to_string(m_chips.size()) + "-chip system");
+    if (m_sync) {
+        post(now_tick().v + m_topo.route_latency_ps(src, dst), src, dst, kMsgNotify, {slot});
+        return;
+    }
     push(now_tick().v + m_topo.route_latency_ps(src, dst), kNotify, reinterpret_cast<void*>(static_cast<uintptr_t>(slot)), dst);
 }
 
@@ -358,6 +393,8 @@ void Fabric::process() {
                     m_chips[it.arg].notify->notify_arrived(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(it.ptr)));
                     break;
                 case kFlowDone: finish_flow(static_cast<Flow*>(it.ptr)); break;
+                case kPullStart: launch(static_cast<Flow*>(it.ptr)); break;
+                case kPullDone: pull_done(reinterpret_cast<uintptr_t>(it.ptr)); break;
             }
         }
         m_in_process = false;

@@ -21,9 +21,12 @@
 // or retransmission, no link-level credit stalls (buffers deep enough for the windows).
 #pragma once
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "isa/dtype.h"
@@ -34,6 +37,7 @@
 #include "sim/mem_if.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
+#include "sim/window_sync.h"
 
 namespace sfumato {
 
@@ -52,6 +56,17 @@ public:
     void start_peer_copy(uint32_t src, const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie) override;
     void send_notify(uint32_t src, uint32_t dst, uint32_t slot) override;
     void mem_done(MemRequest& r) override;
+
+    // Splits the fabric by chip over the ranks of `sync` (sim/window_sync.h; fabric_remote.cpp):
+    // every hand-off from one chip's part to another's becomes a message that takes effect a
+    // latency later (a packet onto a channel another chip sends on, or into its destination's
+    // memory; a credit back to the source; a notify; a pull's request and its completion), on one
+    // rank or several alike. A channel is its sending chip's (a switch downlink: the receiving
+    // chip's). Unlike the one-process fabric, a pull's request travels the route's latency to the
+    // source and its completion back. Before the simulation starts; timing mode only.
+    void distribute(WindowSync& sync);
+    // The smallest latency between two chips' parts: every channel's one-way latency.
+    static uint64_t lookahead_ps(const Topology& t);
 
     const Topology& topology() const { return m_topo; }
     struct ChannelCounters {
@@ -85,6 +100,14 @@ private:
         uint64_t ack_ps = 0;
         uint64_t next_off = 0, inflight = 0, done = 0;
         std::vector<Hop> hops;
+        // Distributed (fabric_remote.cpp): the source's id of the flow; a proxy stands for a
+        // flow of another chip's part at chip `at` and counts the bytes it has handed on.
+        uint64_t uid = 0;
+        bool proxy = false;
+        uint32_t at = 0;
+        uint64_t passed = 0;
+        uint32_t pull_issuer = ~0u;  // a pull whose issuer is told by message
+        uint64_t pull_id = 0;
     };
     struct ChipEnd {
         IMemTarget* mem = nullptr;
@@ -106,7 +129,12 @@ private:
         std::unique_ptr<Counter> payload, wire, packets, busy_ps;
         std::unique_ptr<Formula> utilisation;
     };
-    enum Ev : uint8_t { kTxDone, kArrive, kAck, kNotify, kFlowDone };
+    enum Ev : uint8_t { kTxDone, kArrive, kAck, kNotify, kFlowDone, kPullStart, kPullDone };
+    enum Msg : uint16_t { kMsgPacket, kMsgAck, kMsgNotify, kMsgPullStart, kMsgPullDone };
+    struct Port : IRemotePort {
+        Fabric* f = nullptr;
+        void deliver(const RemoteMsg& m) override { f->deliver(m); }
+    };
 
     void process();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg);
@@ -121,6 +149,19 @@ private:
     static void reduce_into(std::vector<uint8_t>& data, const std::vector<uint8_t>& old, uint8_t op, isa::DType t);
     Packet* new_packet();
     void free_packet(Packet* p);
+    Flow* new_flow();
+    // Distributed (fabric_remote.cpp).
+    uint32_t channel_owner(uint32_t ch) const;
+    uint32_t stage_owner(const Flow* f, uint32_t hop) const;  // hop == route size: the write
+    void deliver(const RemoteMsg& m);
+    void post(uint64_t tick, uint32_t from, uint32_t to, Msg kind, std::vector<uint64_t> words);
+    bool handoff(Packet* p, uint32_t ch, uint64_t arrive_tick);
+    void remote_written(Packet* p);
+    void start_remote_pull(uint32_t src, const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie);
+    void launch(Flow* f);
+    void pass_bytes(Flow* f, uint64_t bytes);
+    Flow* proxy(uint32_t at, uint32_t src, uint32_t dst, uint64_t uid, const std::vector<uint64_t>& w);
+    void pull_done(uint64_t id);
 
     const SystemParams& m_p;
     Topology m_topo;
@@ -137,6 +178,14 @@ private:
     bool m_in_process = false;
     StatGroup m_stats;
     Counter m_copies, m_bytes, m_notifies;
+    WindowSync* m_sync = nullptr;
+    Port m_port;
+    uint16_t m_port_id = 0;
+    std::vector<uint64_t> m_next_uid;                                   // per source chip
+    std::unordered_map<uint64_t, Flow*> m_by_uid;                       // (source, uid) -> flow
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, Flow*> m_proxies;  // (at, source, uid)
+    std::unordered_map<uint64_t, std::pair<IDmaClient*, uint64_t>> m_pulls;  // id -> issuer's client
+    uint64_t m_next_pull = 0;
 };
 
 }  // namespace sfumato

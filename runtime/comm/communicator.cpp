@@ -5,6 +5,7 @@
 #include <systemc>
 
 #include "runtime/comm/kernels.h"
+#include "runtime/comm/remote_rendezvous.h"
 #include "runtime/comm/select.h"
 #include "sim/error.h"
 
@@ -43,6 +44,8 @@ private:
     sc_core::sc_event m_event;
 };
 
+Communicator::~Communicator() = default;
+
 Communicator::Communicator(const SystemInfo& sys, std::vector<rt::Device*> devices, const CommParams& p)
     : m_sys(sys), m_p(p), m_ranks(devices.size()) {
     if (devices.empty()) throw InputError("a communicator needs at least one device");
@@ -57,7 +60,6 @@ Communicator::Communicator(const SystemInfo& sys, std::vector<rt::Device*> devic
     m_barrier = std::make_unique<HostBarrier>(size());
 }
 
-Communicator::~Communicator() = default;
 
 void Communicator::check(uint32_t rank, rt::Status s) const {
     if (s != rt::Status::Ok) throw InputError("communicator rank " + std::to_string(rank) + ": " + m_ranks[rank].ctx->last_error());
@@ -84,10 +86,23 @@ void Communicator::init_rank(uint32_t rank, rt::Context& ctx) {
         check(rank, ctx.event_create(&st.join[q]));
     }
     st.ready = true;
+    if (m_remote) {
+        remote_barrier(rank, true);
+        return;
+    }
     m_barrier->wait();
 }
 
-void Communicator::host_barrier() { m_barrier->wait(); }
+void Communicator::host_barrier() {
+    if (m_remote) throw InputError("communicator: a barrier split over processes needs the calling rank (host_barrier(rank))");
+    m_barrier->wait();
+}
+
+void Communicator::host_barrier(uint32_t rank) {
+    if (rank >= size()) throw InputError("communicator: rank " + std::to_string(rank) + " of " + std::to_string(size()));
+    if (m_remote) remote_barrier(rank, false);
+    else m_barrier->wait();
+}
 
 PlanRequest Communicator::request(const Call& c, Algo a, uint64_t count) const {
     PlanRequest r;

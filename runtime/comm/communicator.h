@@ -27,6 +27,7 @@
 #include "runtime/rt/context.h"
 #include "sim/config.h"
 #include "sim/system_info.h"
+#include "sim/window_sync.h"
 
 namespace sfumato::comm {
 
@@ -39,6 +40,7 @@ struct CommParams {
 };
 
 class HostBarrier;
+class RemoteRendezvous;
 
 class Communicator {
 public:
@@ -55,8 +57,16 @@ public:
     // Device memory init_rank takes on each rank: the In, Out and Scratch buffers.
     static uint64_t rank_buffer_bytes(uint64_t buffer_bytes) { return 4 * buffer_bytes; }
     // A host-side rendezvous of the ranks' host programs (no device work), e.g. to start timing
-    // together.
+    // together. The form with the calling rank also works split over processes.
     void host_barrier();
+    void host_barrier(uint32_t rank);
+    // Split over window-synchronised processes (sim/window_sync.h; comm_remote.cpp): the ranks
+    // whose chips another process simulates are reached through messages. init_rank and
+    // host_barrier then meet as over a network: each rank's arrival (with its buffers' addresses
+    // and notify slots, from init_rank) reaches every other rank one window lookahead later, and
+    // a rank leaves when every other rank's arrival has reached it. The same on one process or
+    // many. Call before the simulation starts, on every process alike.
+    void distribute(WindowSync& sync);
 
     struct Call {
         Op op = Op::AllReduce;
@@ -105,6 +115,7 @@ private:
         bool ready = false;
     };
     PlanRequest request(const Call& c, Algo a, uint64_t count) const;
+    void remote_barrier(uint32_t rank, bool with_state);
     void check(uint32_t rank, rt::Status s) const;
     void run_loop(uint32_t rank, const Call& c, const Plan& p, uint64_t first, uint64_t n, rt::StreamId s);
     void stage(uint32_t rank, const Call& c, bool in, uint64_t first, uint64_t n, rt::StreamId s);
@@ -119,6 +130,8 @@ private:
     std::vector<uint32_t> m_chip;
     std::vector<RankState> m_ranks;
     std::unique_ptr<HostBarrier> m_barrier;
+    std::unique_ptr<RemoteRendezvous> m_remote;
+    friend class RemoteRendezvous;
     mutable std::map<std::tuple<int, int, uint64_t, uint32_t>, Plan> m_plans;
 };
 

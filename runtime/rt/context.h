@@ -111,7 +111,10 @@ public:
     // Summed over contexts.
     AllocatorStats memory_stats() const;
     // Whether [p, p + bytes) lies inside one live allocation of any context (or an imported block).
+    // Always true for a device another process simulates (set_remote): its allocations are there.
     bool range_allocated(DevPtr p, uint64_t bytes) const;
+    void set_remote(bool remote) { m_remote = remote; }
+    bool remote() const { return m_remote; }
     // Names this device's tracks in traces ("device" unless set; e.g. "chip3" in a system).
     void set_trace_name(std::string name) { m_trace_name = std::move(name); }
     const std::string& trace_name() const { return m_trace_name; }
@@ -123,6 +126,7 @@ private:
     const RuntimeParams& m_host;
     TraceHub* m_trace;
     std::string m_trace_name = "device";
+    bool m_remote = false;
     BuddyArena m_arena;
     ShareTable m_shares;
     std::vector<std::unique_ptr<Context>> m_contexts;
