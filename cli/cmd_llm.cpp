@@ -17,6 +17,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "models/power/energy_report.h"
 #include "cli/installation.h"
 #include "cli/llm_ep.h"
 #include "cli/llm_common.h"
@@ -171,6 +172,12 @@ int print_llm(Session& s, const llm::LlmRun& run, const CommonOptions& common, c
     const double gen = static_cast<double>(o.batch * (1 + o.decode));
     std::printf("  end to end: %.3f ms for %.0f generated tokens (%.1f tokens/s)\n", total_s * 1e3, gen, gen / total_s);
     nlohmann::json summary = s.base_summary();
+    // Energy per generated token: the kernels' dynamic energy and the static power over prefill
+    // and decode, per token (models/power/energy_report.h).
+    summary["energy"]["per_token_j"] = power::energy_per_unit(summary["energy"], gen, total_s);
+    std::printf("  energy: %.4g J per generated token; run %.4g J, average power %.1f W, peak %.1f W\n",
+                summary["energy"]["per_token_j"].get<double>(), summary["energy"]["total_j"].get<double>(),
+                summary["energy"]["average_power_w"].get<double>(), summary["energy"]["peak_power_w"].get<double>());
     nlohmann::json& j = summary["llm"];
     j["model"] = llm::model_json(c, o.quant);
     j["request"] = llm::request_json(o, prefill_steps);

@@ -227,6 +227,12 @@ int cmd_run(const std::vector<std::string>& args) {
                 graph::npy_bytes(outs[i]));
     }
     report.print(common.mode);
+    if (summary.contains("energy")) {
+        const auto& e = summary["energy"];
+        std::printf("  energy: %.4g J per inference; run %.4g J, average power %.1f W, peak %.1f W (static %.1f W)\n",
+                    e["per_inference_j"].get<double>(), e["total_j"].get<double>(), e["average_power_w"].get<double>(),
+                    e["peak_power_w"].get<double>(), e["static_power_w"].get<double>());
+    }
     print_reuse(ropt, rc);
     if (!common.out.empty())
         std::printf("  wrote %s/{summary.json,trace.json,stats.h5,instr.csv}\n", common.out.c_str());

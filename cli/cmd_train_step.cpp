@@ -29,6 +29,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "models/power/energy_report.h"
 #include "cli/reuse_option.h"
 #include "isa/text.h"
 #include "cli/system_session.h"
@@ -238,6 +239,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["plan_s"] = plan_s;
     summary["links"] = s.links_json(tm.t0, tm.t1);
     summary["check"] = check;
+    // Energy per step: every simulated chip's kernels and static power over the step.
+    summary["energy"]["per_step_j"] = power::energy_per_unit(summary["energy"], 1.0, step_us * 1e-6);
     s.write_outputs(summary);
 
     print_header(ts, model_path, ranks, chips, s, batch, precision, overlap, bucket_mb);
@@ -248,6 +251,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
                 compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
     std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
+    std::printf("  energy: %.4g J per step over the %zu simulated chips; run %.4g J, average power %.1f W\n",
+                summary["energy"]["per_step_j"].get<double>(), summary["energy"]["chips"].size(),
+                summary["energy"]["total_j"].get<double>(), summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
                     "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",

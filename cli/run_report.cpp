@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/power/energy_report.h"
 #include "runtime/graph/tolerance.h"
 #include "sim/sc_time_util.h"
 
@@ -114,6 +115,13 @@ nlohmann::json RunReport::summary(const std::string& model) const {
     nlohmann::json s = m_s.base_summary();
     s["ops"] = m_ops;
     s["model"] = model;
+    // Energy per inference: the kernels' dynamic energy and the static power over the inferences'
+    // time, per inference (models/power/energy_report.h).
+    double run_s = 0;
+    for (uint64_t ps : m_ex.run_ps()) run_s += static_cast<double>(ps) * 1e-12;
+    if (s.contains("energy"))
+        s["energy"]["per_inference_j"] =
+            power::energy_per_unit(s["energy"], static_cast<double>(m_ex.run_ps().size()), run_s);
     uint64_t kernel_cycles = 0;
     for (const auto& r : m_rows) kernel_cycles += r.cycles;
     s["graph"] = {{"nodes_imported", m_imported.nodes.size()},

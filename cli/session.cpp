@@ -476,10 +476,8 @@ nlohmann::json Session::base_summary() const {
 
 // Energy (models/power): the run's breakdown from the chip's counted events, and each kernel's.
 nlohmann::json Session::energy_json() const {
-    const StatGroup* chip = m_root.child("chip");
     const double seconds = m_chip_params->clock().to_us(m_total_cycles) * 1e-6;
-    const power::Events run = chip ? power::chip_events(*chip, static_cast<double>(m_total_cycles)) : power::Events{};
-    return power::run_energy_json(m_chip->energy(), run, seconds);
+    return power::run_energy_json(m_chip->energy(), m_chip->energy().run_events(static_cast<double>(m_total_cycles)), seconds);
 }
 
 void Session::add_op_energy(nlohmann::json& j, const Task& t) const {

@@ -6,6 +6,7 @@
 #include "cli/interrupt.h"
 
 #include "cli/installation.h"
+#include "models/power/energy_report.h"
 #include "runtime/serve/serve_run.h"
 #include "sim/error.h"
 #include "sim/failure.h"
@@ -137,6 +138,7 @@ void SystemSession::run(const std::vector<uint32_t>& chips,
     if (split) run_windows(all_done);
     else run_slices(all_done);
     m_total_cycles = m_chip_params->clock().ceil_cycle(Tick(m_end_tick)).v;
+    for (uint32_t i = 0; i < m_system->size(); ++i) m_system->chip(i).energy().finish(m_end_tick);
     for (const auto& d : m_devices)
         for (const auto& c : d->contexts()) c->emit_task_trace();
 }
@@ -264,7 +266,17 @@ nlohmann::json SystemSession::base_summary() const {
             {"chips", m_system->size()},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
-            {"total_time_us", static_cast<double>(m_sync ? m_end_tick : now_tick().v) / 1e6}};
+            {"total_time_us", static_cast<double>(m_sync ? m_end_tick : now_tick().v) / 1e6},
+            {"energy", energy_json()}};
+}
+
+// The chips this process simulated (all of them unless split over ranks).
+nlohmann::json SystemSession::energy_json() const {
+    std::vector<const power::EnergyAttributor*> chips;
+    for (uint32_t i = 0; i < m_system->size(); ++i)
+        if (!m_sync || m_sync->local(i)) chips.push_back(&m_system->chip(i).energy());
+    const double end_ps = static_cast<double>(m_sync ? m_end_tick : now_tick().v);
+    return power::system_energy_json(chips, static_cast<double>(m_total_cycles), end_ps * 1e-12);
 }
 
 void SystemSession::write_outputs(const nlohmann::json& summary) {

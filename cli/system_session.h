@@ -67,6 +67,8 @@ public:
     // Per link channel: bytes, busy time, utilisation over [t0, t1] (ps).
     nlohmann::json links_json(uint64_t t0_ps, uint64_t t1_ps) const;
     nlohmann::json base_summary() const;
+    // summary.json "energy": every chip's energy (models/power) and their sums.
+    nlohmann::json energy_json() const;
     void write_outputs(const nlohmann::json& summary);
 
 private:

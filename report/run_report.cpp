@@ -143,6 +143,35 @@ std::string kind_label(const std::string& k) {
     return k + " cores";
 }
 
+// The chip's power over the run (summary.json energy.power_over_time, models/power), with its
+// static power and the part's published maximum as reference lines.
+void add_power_timeline(HtmlPage& page, const json& s) {
+    if (!s.contains("energy") || !s["energy"].is_object() || !s["energy"].contains("power_over_time")) return;
+    const json& e = s["energy"];
+    const json& pt = e["power_over_time"];
+    const double bin = pt.value("bin_us", 0.0);
+    page.heading("Power over time");
+    page.paragraph("Energy " + format_number(e.value("total_j", 0.0)) + " J (dynamic " + format_number(e.value("dynamic_j", 0.0)) +
+                   " J), average " + format_number(e.value("average_power_w", 0.0)) + " W, peak " +
+                   format_number(e.value("peak_power_w", 0.0)) + " W over " + format_number(e.value("peak_window_us", 0.0)) +
+                   " us; static power and the part's published maximum dashed (docs/energy.md).");
+    Series sr;
+    sr.label = "chip power";
+    for (size_t i = 0; i < pt["watts"].size(); ++i) {
+        sr.x.push_back((static_cast<double>(i) + 0.5) * bin);
+        sr.y.push_back(pt["watts"][i].get<double>());
+    }
+    if (sr.x.empty()) return;
+    Axis ya{"W"};
+    ya.include_lo = 0;
+    Plot p("power-timeline", "Chip power (W)", Axis{"time (us)"}, ya);
+    const double t1 = sr.x.back() + bin / 2;
+    p.add(RefLine{0, e.value("static_power_w", 0.0), t1, e.value("static_power_w", 0.0), "static", true});
+    p.add(RefLine{0, e.value("envelope_w", 0.0), t1, e.value("envelope_w", 0.0), "published maximum", true});
+    p.add(sr);
+    page.plot(p.svg());
+}
+
 void add_roofline(HtmlPage& page, const json& summary, const json& ops) {
     page.heading("Roofline");
     Plot plot("roofline", "Roofline: achieved vs. bound", Axis{"arithmetic intensity (FLOP/B)", true}, Axis{"GFLOP/s", true});
@@ -315,6 +344,7 @@ std::string run_report(const std::string& dir, const ReportOptions& o) {
     add_roofline(page, s, ops);
     add_pipe_utilisation(page, dir, ops);
     add_memory_timeline(page, dir, o, "");
+    add_power_timeline(page, s);
     return page.render();
 }
 

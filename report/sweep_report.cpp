@@ -69,6 +69,34 @@ double cell_value(const TableColumn& c, size_t r) {
     return NAN;
 }
 
+// Energy against time, one mark per done point (summary.json energy.total_j vs total_time_us,
+// models/power): the sweep's energy-delay trade-off.
+void add_energy_delay(HtmlPage& page, const Table& t, const std::vector<bool>& done, const std::vector<std::string>& keys) {
+    const TableColumn* e = t.find("energy.total_j");
+    const TableColumn* d = t.find("total_time_us");
+    const TableColumn* name = t.find("name");
+    if (!e || !d || !name) return;
+    Series s;
+    s.label = "points";
+    s.line = false;
+    for (size_t r = 0; r < t.rows(); ++r) {
+        const double x = cell_value(*d, r), y = cell_value(*e, r);
+        if (!done[r] || !std::isfinite(x) || !std::isfinite(y)) continue;
+        std::string tip = name->texts[r] + ":";
+        for (const auto& k : keys) tip += " " + short_key(k) + "=" + t.find(k)->texts[r];
+        s.x.push_back(x);
+        s.y.push_back(y);
+        s.tips.push_back(tip + ": " + format_number(x) + " us, " + format_number(y) + " J");
+    }
+    if (s.x.empty()) return;
+    page.heading("Energy against time");
+    page.paragraph("Each point's energy (summary.json energy.total_j: dynamic and static, docs/energy.md) against its simulated "
+                   "time (total_time_us); lower left is better on both.");
+    Plot p("sweep-energy-delay", "energy vs time", Axis{"total_time_us"}, Axis{"energy.total_j (J)"});
+    p.add(s);
+    page.plot(p.svg());
+}
+
 }  // namespace
 
 std::string sweep_report(const std::string& dir, const ReportOptions& o) {
@@ -186,6 +214,8 @@ std::string sweep_report(const std::string& dir, const ReportOptions& o) {
             page.plot(p.svg());
         }
     }
+
+    add_energy_delay(page, t, done, keys);
 
     if (ndone < n) {
         page.heading("Points not done");

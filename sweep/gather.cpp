@@ -64,6 +64,8 @@ std::vector<std::pair<std::string, nlohmann::json>> summary_figures(const nlohma
                 out.emplace_back(name + ".tflops", flops / (t * 1e6));
                 out.emplace_back(name + ".gbps", bytes / (t * 1e3));
             }
+            for (const char* f : {"energy_j", "power_w"})
+                if (op.contains(f)) add_value(out, name + "." + f, op[f]);
             if (op.contains("bound") && op["bound"].is_string()) out.emplace_back(name + ".bound", op["bound"]);
             if (op.contains("roofline_fraction")) add_value(out, name + ".roofline_fraction", op["roofline_fraction"]);
             if (op.contains("pipe_util") && op["pipe_util"].is_object())

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <functional>
 
+#include "sim/sc_time_util.h"
+
 namespace sfumato::power {
 
 namespace {
@@ -12,11 +14,6 @@ bool ends_with(const std::string& s, const char* suffix) {
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-double stat_value(const StatBase& s) {
-    if (auto* c = dynamic_cast<const Counter*>(&s)) return static_cast<double>(c->value());
-    if (auto* f = dynamic_cast<const Formula*>(&s)) return f->value();
-    return 0.0;
-}
 void walk(const StatGroup& g, const std::function<void(const std::string&, const StatBase&)>& f) {
     for (const StatBase* s : g.stats()) f(g.path() + "/" + s->name(), *s);
     for (const StatGroup* c : g.children()) walk(*c, f);
@@ -59,13 +56,19 @@ EventReader::EventReader(const StatGroup& chip) {
     walk(chip, [&](const std::string& path, const StatBase& s) {
         Event ev;
         bool occ;
-        if (classify(path, ev, occ)) m_sources.push_back({ev, &s, occ});
+        if (!classify(path, ev, occ)) return;
+        auto* c = dynamic_cast<const Counter*>(&s);
+        auto* f = dynamic_cast<const Formula*>(&s);
+        if (c || f) m_sources.push_back({ev, c, f, occ});
     });
 }
 
 Events EventReader::read(double now_cycles) const {
     Events e;
-    for (const Source& s : m_sources) e[s.ev] += stat_value(*s.stat) * (s.occupancy ? now_cycles : 1.0);
+    for (const Source& s : m_sources) {
+        const double v = s.counter ? static_cast<double>(s.counter->value()) : s.formula->value();
+        e[s.ev] += v * (s.occupancy ? now_cycles : 1.0);
+    }
     // GM <-> buffer requests are L2 traffic too; fills from HBM are written into the L2 and
     // write-backs read out of it.
     e[Event::L2Bytes] += e[Event::BufferBytes] + e[Event::HbmReadBytes] + e[Event::HbmWriteBytes];
@@ -112,8 +115,33 @@ void PowerTimeline::add(double t0, double t1, double joules) {
     }
 }
 
-EnergyAttributor::EnergyAttributor(const StatGroup& chip, const PowerParams& p, ChipShape shape)
-    : m_chip(chip), m_model(p, shape), m_timeline(p.window_us * 1e-6 / 8) {}
+EnergyAttributor::EnergyAttributor(StatGroup& chip, const PowerParams& p, ChipShape shape)
+    : m_chip(chip), m_stats(&chip, "power"), m_model(p, shape), m_timeline(p.window_us * 1e-6 / 8) {
+    add_stats();
+}
+
+Breakdown EnergyAttributor::breakdown_now() const {
+    const double now_s = static_cast<double>(now_tick().v) * 1e-12;
+    return m_model.energy(EventReader(m_chip).read(now_s * m_model.shape().clock_hz), now_s);
+}
+
+void EnergyAttributor::add_stats() {
+    auto add = [&](const std::string& n, const char* unit, const std::string& d, std::function<double()> f) {
+        m_formulas.push_back(std::make_unique<Formula>(m_stats, n, unit, d, std::move(f)));
+    };
+    const std::vector<std::pair<std::string, double>> names = Breakdown{}.items();
+    for (size_t i = 0; i < names.size(); ++i)
+        add(names[i].first + "_j", "J", "energy of the run in " + names[i].first + " (docs/energy.md)",
+            [this, i] { return breakdown_now().items()[i].second; });
+    add("total_j", "J", "energy of the run, dynamic and static", [this] { return breakdown_now().total(); });
+    add("dynamic_j", "J", "dynamic energy of the run", [this] { return breakdown_now().dynamic(); });
+    add("average_power_w", "W", "energy of the run / its time", [this] {
+        const double t = static_cast<double>(now_tick().v) * 1e-12;
+        return t > 0 ? breakdown_now().total() / t : 0.0;
+    });
+    add("static_power_w", "W", "leakage, HBM background and uncore power",
+        [this] { return m_model.static_power().static_j(); });
+}
 
 void EnergyAttributor::close_interval(uint64_t tick_ps) {
     const double now_s = static_cast<double>(tick_ps) * 1e-12;

@@ -27,7 +27,8 @@ public:
 private:
     struct Source {
         Event ev;
-        const StatBase* stat;
+        const Counter* counter;  // one of the two
+        const Formula* formula;
         bool occupancy;  // a ratio of the elapsed time
     };
     std::vector<Source> m_sources;
@@ -55,7 +56,9 @@ public:
     // Per-kernel memory events are kept for the first kMaxKernels kernels (a run with more has
     // no per-launch lists in its summary either); the timeline and the totals cover every one.
     static constexpr size_t kMaxKernels = size_t{1} << 16;
-    EnergyAttributor(const StatGroup& chip, const PowerParams& p, ChipShape shape);
+    // Registers chip/power/* (energy by component, total, average and static power of the run so
+    // far) under `chip`, so stats.h5 holds the breakdown.
+    EnergyAttributor(StatGroup& chip, const PowerParams& p, ChipShape shape);
     // At a kernel's execution start and at its completion (the tick, in ps).
     void kernel_started(uint64_t task_id, uint64_t tick_ps);
     void kernel_finished(uint64_t task_id, uint64_t tick_ps);
@@ -68,10 +71,17 @@ public:
     // Dynamic energy over time (static power not included).
     const PowerTimeline& timeline() const { return m_timeline; }
     const EnergyModel& model() const { return m_model; }
+    // Every event the chip counted up to `now_cycles` (its stats, read now).
+    Events run_events(double now_cycles) const { return EventReader(m_chip).read(now_cycles); }
 
 private:
     void close_interval(uint64_t tick_ps);
+    // The run so far: every event counted up to now, priced, with static power over the time.
+    Breakdown breakdown_now() const;
+    void add_stats();
     const StatGroup& m_chip;
+    StatGroup m_stats;
+    std::vector<std::unique_ptr<Formula>> m_formulas;
     EnergyModel m_model;
     std::unique_ptr<EventReader> m_reader;  // made at the first boundary (after elaboration)
     Events m_last;

@@ -46,6 +46,19 @@ PowerSeries power_series(const EnergyAttributor& a, double run_s) {
     return s;
 }
 
+nlohmann::json power_over_time_json(const PowerSeries& s, size_t max_points) {
+    const size_t n = s.watts.size();
+    const size_t per = std::max<size_t>(1, (n + max_points - 1) / std::max<size_t>(1, max_points));
+    nlohmann::json w = nlohmann::json::array();
+    for (size_t i = 0; i < n; i += per) {
+        const size_t end = std::min(n, i + per);
+        double sum = 0;
+        for (size_t j = i; j < end; ++j) sum += s.watts[j];
+        w.push_back(sum / static_cast<double>(end - i));
+    }
+    return {{"bin_us", s.bin_s * static_cast<double>(per) * 1e6}, {"watts", w}};
+}
+
 nlohmann::json events_json(const Events& e) {
     nlohmann::json j = nlohmann::json::object();
     for (size_t i = 0; i < kNumEvents; ++i) j[event_name(static_cast<Event>(i))] = e.n[i];
@@ -70,9 +83,45 @@ nlohmann::json run_energy_json(const EnergyAttributor& a, const Events& run, dou
             {"envelope_w", m.params().envelope_w.get()},
             {"by_component_j", by},
             {"events", events_json(run)},
+            {"power_over_time", power_over_time_json(ps, 256)},
             {"outside_kernels",
              {{"dynamic_j", m.dynamic(a.outside_events()).dynamic()},
               {"events", events_json(a.outside_events())}}}};
+}
+
+}  // namespace sfumato::power
+
+namespace sfumato::power {
+
+nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips, double now_cycles,
+                                  double seconds) {
+    nlohmann::json per = nlohmann::json::array();
+    double total = 0, dyn = 0, stat = 0, static_w = 0, peak = 0, outside = 0;
+    for (const EnergyAttributor* a : chips) {
+        nlohmann::json j = run_energy_json(*a, a->run_events(now_cycles), seconds);
+        total += j["total_j"].get<double>();
+        dyn += j["dynamic_j"].get<double>();
+        stat += j["static_j"].get<double>();
+        static_w += j["static_power_w"].get<double>();
+        peak += j["peak_power_w"].get<double>();
+        outside += j["outside_kernels"]["dynamic_j"].get<double>();
+        j.erase("power_over_time");
+        per.push_back(std::move(j));
+    }
+    return {{"total_j", total},
+            {"dynamic_j", dyn},
+            {"static_j", stat},
+            {"average_power_w", seconds > 0 ? total / seconds : 0.0},
+            {"static_power_w", static_w},
+            {"peak_power_w_bound", peak},
+            {"outside_kernels", {{"dynamic_j", outside}}},
+            {"chips", per}};
+}
+
+double energy_per_unit(const nlohmann::json& energy, double units, double seconds) {
+    if (units <= 0 || !energy.is_object()) return 0.0;
+    const double kernels = energy.value("dynamic_j", 0.0) - energy["outside_kernels"].value("dynamic_j", 0.0);
+    return (kernels + energy.value("static_power_w", 0.0) * seconds) / units;
 }
 
 }  // namespace sfumato::power

@@ -4,6 +4,7 @@
 // static power over its span, and the chip's average and peak power over a sliding window.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "models/power/energy_attributor.h"
 
@@ -27,10 +28,22 @@ struct PowerSeries {
 // `run_s`: the run's length (bins past it are dropped, the last one is partial).
 PowerSeries power_series(const EnergyAttributor& a, double run_s);
 
+// The series averaged down to at most `max_points` points: {"bin_us", "watts": [...]}.
+nlohmann::json power_over_time_json(const PowerSeries& s, size_t max_points);
+
 // summary.json "energy": total, dynamic and static joules, average and peak power, the breakdown
 // by component, the static power (W), the events priced and the span-attributed events outside
 // any kernel.
 nlohmann::json run_energy_json(const EnergyAttributor& a, const Events& run, double seconds);
 nlohmann::json events_json(const Events& e);
+// Several chips (a system): each chip's run_energy_json under "chips", and their sums (total,
+// dynamic, static joules; average, static and peak power, the peak the highest chip's sum bound:
+// the sum of each chip's peak, which may lie in different windows).
+nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips, double now_cycles,
+                                  double seconds);
+// Energy per unit of work (an inference, a training step, a token): the kernels' dynamic energy
+// (the run's less what ran outside kernels) over `units`, plus the static power over
+// `seconds` (the time those units took) / `units`.
+double energy_per_unit(const nlohmann::json& energy, double units, double seconds);
 
 }  // namespace sfumato::power

@@ -24,11 +24,11 @@ PowerParams::PowerParams(const ParamScope& chip)
                  "the part's published maximum power, for the checks; not part of the model (source: preset)",
                  {1, 100000}),
       window_us(scope, "window_us", 10, "us", "sliding window of the peak-power figure", {0.001, 1e9}),
-      cube_mac_pj(coef(scope, "cube_mac_pj", 0.40, "pJ",
-                       "per fp16 MAC in the cube's arithmetic (a busy cycle is m0*k0*n0 of them; its L0A/L0B reads "
-                       "and L0C accumulation are priced as buffer bytes)",
-                       std::string("fp16 mul 1.1 + fp32 add 0.9 pJ, ") + kScaled,
-                       100)),
+      cube_mac_pj(
+          coef(scope, "cube_mac_pj", 0.40, "pJ",
+               "per fp16 MAC in the cube's arithmetic (a busy cycle is m0*k0*n0 of them; its L0A/L0B reads "
+               "and L0C accumulation are priced as buffer bytes)",
+               std::string("fp16 mul 1.1 + fp32 add 0.9 pJ, ") + kScaled, 100)),
       vector_cycle_pj(coef(scope, "vector_cycle_pj", 400, "pJ",
                            "per busy cycle of a vector unit (one 256-byte repeat: 128 fp16 lanes, two 256-B "
                            "operands read from the UB and one written)",
@@ -46,7 +46,8 @@ PowerParams::PowerParams(const ParamScope& chip)
       aic_clock_pj(coef(
           scope, "aic_clock_pj", 1500, "pJ",
           "clock tree and control of an AIC (or coupled core) while it runs a block; clock-gated otherwise",
-          "estimate: ~30 % of an AIC's dynamic power at full load (~3.4 nJ per cycle of cube and buffers)", 1e6)),
+          "estimate: ~30 % of an AIC's dynamic power at full load (~3.4 nJ per cycle of cube and buffers)",
+          1e6)),
       aiv_clock_pj(coef(scope, "aiv_clock_pj", 200, "pJ", "the same for an AIV while it runs a block",
                         "estimate: ~0.36 W per vector core at 1.8 GHz", 1e6)),
       l2_pj_per_byte(coef(scope, "l2_pj_per_byte", 2.0, "pJ/B",

@@ -3,6 +3,7 @@
 // never from stored figures.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 
 #include "tests/support.h"
 
@@ -141,4 +142,44 @@ TEST_CASE("energy: functional and timing modes agree, and runs are deterministic
     CHECK(f["energy"]["events"]["cube_busy_cycles"] == t["energy"]["events"]["cube_busy_cycles"]);
     CHECK(t["energy"] == t2["energy"]);
     CHECK(t["ops"][0]["energy_j"] == t2["ops"][0]["energy_j"]);
+}
+
+TEST_CASE(
+    "energy: a sweep over the HBM data rate tabulates energy and its report plots energy against time") {
+    const std::string dir = temp_dir("energy_sweep");
+    {
+        std::ofstream(dir + "/spec.ini")
+            << "[sweep]\ncommand = kernel add --n 262144 --mode timing --trace off\nconfig = " +
+                   config("tiny") + "\n[grid]\nchip.hbm.data_rate_mtps = 1000, 2000\n";
+    }
+    const auto r = run_cli("sweep " + dir + "/spec.ini -j 2 --out " + dir + "/o");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const std::string csv = read_text(dir + "/o/sweep.csv");
+    for (const char* col :
+         {"energy.total_j", "energy.average_power_w", "energy.peak_power_w", ".energy_j", ".power_w"})
+        CHECK(csv.find(col) != std::string::npos);
+    const auto rep = run_cli("report " + dir + "/o -o " + dir + "/r.html");
+    REQUIRE(rep.code == 0);
+    const std::string html = read_text(dir + "/r.html");
+    const size_t at = html.find("id=\"sweep-energy-delay\"");
+    REQUIRE(at != std::string::npos);
+    CHECK(html.find("data-expected-marks=\"2\"", at) < html.find("</svg>", at));  // one mark per point
+}
+
+TEST_CASE("energy: a model run reports energy per inference, and its report plots power over time") {
+    const std::string dir = temp_dir("energy_run");
+    const auto r = run_cli("run \"zoo:resnet18?image=32&width=8\" --config " + config("tiny") +
+                           " --mode timing --out " + dir);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("J per inference") != std::string::npos);
+    const auto s = read_json(dir + "/summary.json");
+    const auto& e = s["energy"];
+    // One inference: the kernels' dynamic energy plus static power over the inference's time.
+    CHECK(e["per_inference_j"].get<double>() >
+          e["dynamic_j"].get<double>() - e["outside_kernels"]["dynamic_j"].get<double>());
+    CHECK(e["per_inference_j"].get<double>() < e["total_j"].get<double>());
+    REQUIRE(run_cli("report " + dir + " -o " + dir + "/r.html").code == 0);
+    CHECK(read_text(dir + "/r.html").find("id=\"power-timeline\"") != std::string::npos);
 }
