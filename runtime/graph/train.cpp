@@ -181,6 +181,7 @@ void Builder::loss() {
 
 void Builder::backward(const PlanStep& st) {
     if (&st == m_done_step) return;
+    if (st.op_type == "Split" && !st.view) return split(st);
     const int gy = grad_of_outputs(st);
     if (gy < 0) return;  // nothing downstream needs it
     const std::string& op = st.op_type;
@@ -192,14 +193,11 @@ void Builder::backward(const PlanStep& st) {
     }
     if (op == "Relu") {
         accumulate(x, emit(st.name + "/grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy}), st.name);
-    } else if (op == "Add") {
-        for (int i : st.in) {
-            if (!needs(i)) continue;
-            if (pref(i).shape != pref(st.out[0]).shape) refuse(st, "a broadcasting Add has no backward here");
-            if (is_weight(i))
-                refuse(st, "an Add of a weight has no backward here (fold it into the Conv/Gemm bias)");
-            accumulate(i, gy, st.name);
-        }
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+        binary(st, gy);
+    } else if (op == "MatMul" && (pref(st.in[0]).shape.size() > 2 || pref(st.in[1]).shape.size() > 2)) {
+        if (!st.desc.attrs.get_string("activation", "").empty()) refuse(st, "a fused activation on a batched MatMul");
+        matmul_nd(st, gy);
     } else if (op == "Gemm" || op == "MatMul") {
         gemm(st, through_activation(st, gy));
     } else if (op == "Conv") {
@@ -219,6 +217,25 @@ void Builder::backward(const PlanStep& st) {
         clip(st, gy);
     } else if (op == "Concat") {
         concat(st, gy);
+    } else if (op == "LayerNormalization") {
+        layer_norm(st, gy);
+    } else if (op == "Softmax") {
+        softmax(st, gy);
+    } else if (op == "Gelu") {
+        const ref::Attrs a = attrs_of(
+            {{"approximate", ref::Attr::of_string(st.desc.attrs.get_string("approximate", "none"))}});
+        accumulate(x, emit(st.name + "/grad", "GeluGrad", 1, a, {fwd(x), gy}), st.name);
+    } else if (op == "Gather") {
+        gather(st, gy);
+    } else if (op == "Where") {
+        where(st, gy);
+    } else if (op == "Transpose") {
+        transpose(st, gy);
+    } else if (op == "Cast") {
+        if (needs(x)) {
+            const ref::Attrs a = attrs_of({{"to", ref::Attr::of_int(static_cast<int64_t>(pref(x).elem))}});
+            give(x, emit(st.name + "/grad", "Cast", 13, a, {gy}), st.name);
+        }
     } else {
         refuse(st, "no backward for this op in train-step");
     }
@@ -244,6 +261,6 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
     return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
-std::set<std::string> train_passes() { return {"fold", "dce", "fuse_conv", "views"}; }
+std::set<std::string> train_passes() { return {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"}; }
 
 }  // namespace sfumato::graph

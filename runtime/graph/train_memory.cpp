@@ -178,7 +178,8 @@ private:
     void in_place() {
         for (size_t i = 0; i < m_tp.backward.size(); ++i) {
             const TrainItem& it = m_tp.backward[i];
-            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add")
+            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add" &&
+                it.desc.op_type != "GeluGrad")
                 continue;
             if (it.out.size() != 1) continue;
             const int ob = tblock(it.out[0]);

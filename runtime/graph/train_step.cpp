@@ -18,12 +18,55 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     train_graph(*graph);
     copt.passes = train_passes();
     copt.streams = 1;
+    copt.training = true;
     const auto shapes = default_input_shapes(*graph, batch);
     plan = graph::compile(*graph, shapes, dev, copt);
     tp = build_train_plan(*plan, dev, opt);
     memory = plan_train_memory(*plan, tp, dev);
     memory.comm_bytes = comm::Communicator::rank_buffer_bytes(comm_buffer_bytes);
 }
+
+namespace {
+
+// The rows of the table an integer graph input indexes (the data input of the Gathers along
+// axis 0 that read it; the smallest when several do).
+int64_t index_bound(const Plan& p, int t) {
+    int64_t bound = 0;
+    for (const PlanStep& st : p.steps) {
+        if (st.op_type != "Gather" || st.in.size() < 2 || st.in[1] != t) continue;
+        const ops::TensorRef& d = p.tensors[static_cast<size_t>(st.in[0])].ref;
+        const int64_t axis = st.desc.attrs.get_int("axis", 0);
+        if (axis != 0 || d.shape.empty()) continue;
+        bound = bound == 0 ? d.shape[0] : std::min(bound, d.shape[0]);
+    }
+    if (bound <= 0)
+        throw InputError("train-step: input '" + p.tensors[static_cast<size_t>(t)].name +
+                         "' is not a float tensor, nor the indices of an embedding (a Gather along axis 0)");
+    return bound;
+}
+
+// A host copy of a strided view (TensorRef strides, in elements) of src's contiguous data.
+std::shared_ptr<ref::HostTensor> view_of(const ref::HostTensor& src, const ops::TensorRef& v) {
+    auto out = std::make_shared<ref::HostTensor>(src.type, v.shape);
+    if (v.strides.empty()) {
+        out->data = src.data;
+        return out;
+    }
+    const size_t r = v.shape.size();
+    std::vector<int64_t> idx(r, 0);
+    for (size_t k = 0; k < out->data.size(); ++k) {
+        int64_t off = 0;
+        for (size_t d = 0; d < r; ++d) off += idx[d] * v.strides[d];
+        out->data[k] = src.data.at(static_cast<size_t>(off));
+        for (size_t d = r; d-- > 0;) {
+            if (++idx[d] < v.shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
 
 void TrainSetup::make_data(uint32_t ranks) {
     for (uint32_t r = 0; r < ranks; ++r) {
@@ -32,9 +75,13 @@ void TrainSetup::make_data(uint32_t ranks) {
         std::vector<ref::HostTensor> in;
         for (int t : plan->inputs) {
             const ops::TensorRef& ref = plan->tensors[static_cast<size_t>(t)].ref;
-            if (!ref::is_float(ref.elem)) throw InputError("train-step: input '" + plan->tensors[static_cast<size_t>(t)].name + "' is not a float tensor");
             ref::HostTensor h(ref.elem, ref.shape);
-            for (double& v : h.data) v = u(rng);
+            if (ref::is_float(ref.elem)) {
+                for (double& v : h.data) v = u(rng);
+            } else {  // token ids: uniform over the rows of the table a Gather reads with them
+                std::uniform_int_distribution<int64_t> id(0, index_bound(*plan, t) - 1);
+                for (double& v : h.data) v = static_cast<double>(id(rng));
+            }
             ref::round_to_type(h);
             in.push_back(std::move(h));
         }
@@ -310,9 +357,7 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
             while (tp.tensors[static_cast<size_t>(a)].kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(a)]) a = tp.tensors[static_cast<size_t>(a)].alias;
             src = h[static_cast<size_t>(a)].get();
             if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");
-            auto v = std::make_shared<ref::HostTensor>(*src);
-            v->shape = t.ref.shape;
-            h[static_cast<size_t>(id)] = v;
+            h[static_cast<size_t>(id)] = view_of(*src, t.ref);
         }
         return h[static_cast<size_t>(id)].get();
     };
