@@ -16,7 +16,8 @@
 // ranks), compute time (the compute streams' busy time, the busiest rank), communication time
 // (the time a collective is running, on the busiest rank), their overlap and the exposed
 // communication share: the time communication runs with no compute kernel running, over the step
-// (the rest of the step not computing is the host's launches and the input copies). Functional mode checks every reduced gradient and updated weight
+// (the rest of the step not computing is the host's launches and the input copies); and the
+// communication share: the collectives' time, overlapped or not, over the step. Functional mode checks every reduced gradient and updated weight
 // against a host reference (ONNX-semantics references in double over the same per-rank data,
 // summed over ranks, then the SGD step). The step's memory plan per chip (runtime/graph/
 // train_memory.h: one arena for the forward and the backward, in-place gradients, optional
@@ -116,7 +117,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
         "lr", po::value<double>(&lr)->default_value(0.01), "SGD learning rate")(
         "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
-        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
+        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all; 1: one chip, no all-reduce)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
         "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
@@ -151,7 +152,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     const uint32_t chips = s.system().size();
     if (ranks == 0) ranks = chips;
     if (ranks > chips) throw InputError("--ranks " + std::to_string(ranks) + ": the system has " + std::to_string(chips) + " chips");
-    if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
+    if (ranks < 1) throw InputError("--ranks must be at least 1");
     if (simulate != "auto" && simulate != "all" && simulate != "one")
         throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
     ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
@@ -159,7 +160,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
     // Every chip of a system is built from one chip configuration and every rank runs the same
     // plan on the same shapes: identical compute, so rank 0's stands for all in timing mode.
-    ts.mirror = simulate == "one" || (simulate == "auto" && !s.functional());
+    ts.mirror = ranks > 1 && (simulate == "one" || (simulate == "auto" && !s.functional()));
 
     const auto wall0 = std::chrono::steady_clock::now();
     ts.overlap = overlap == "on";
@@ -229,6 +230,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["overlap_us"] = overlap_us;
     summary["exposed_comm_us"] = exposed_us;
     summary["exposed_comm_share"] = share;
+    summary["comm_share"] = step_us > 0 ? comm_us / step_us : 0;  // overlapped or not
     summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
     summary["simulate"] = ts.mirror ? "one" : "all";
     reuse::ReuseCounters rc;
@@ -247,7 +249,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
                 compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
-    std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
+    std::printf("  communication share %.1f %% of the step (overlapped or not), exposed communication share %.1f %%\n",
+                step_us > 0 ? 100.0 * comm_us / step_us : 0.0, 100.0 * share);
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
                     "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",

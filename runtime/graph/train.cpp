@@ -231,6 +231,10 @@ void Builder::backward(const PlanStep& st) {
         where(st, gy);
     } else if (op == "Transpose") {
         transpose(st, gy);
+    } else if (op == "Slice") {
+        slice(st, gy);
+    } else if (op == "ReduceSum" || op == "ReduceMean") {
+        reduce(st, gy);
     } else if (op == "Cast") {
         if (needs(x)) {
             const ref::Attrs a = attrs_of({{"to", ref::Attr::of_int(static_cast<int64_t>(pref(x).elem))}});

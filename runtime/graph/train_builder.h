@@ -227,6 +227,8 @@ private:
     void where(const PlanStep& st, int gy);
     void transpose(const PlanStep& st, int gy);
     void split(const PlanStep& st);
+    void slice(const PlanStep& st, int gy);
+    void reduce(const PlanStep& st, int gy);
 
     const Plan& m_p;
     const DeviceInfo& m_dev;

@@ -267,4 +267,68 @@ void Builder::split(const PlanStep& st) {
                st.name);
 }
 
+// Slice with plan-time starts, ends, axes and unit steps: dX is dY padded with zeros.
+void Builder::slice(const PlanStep& st, int gy) {
+    const int x = st.in[0];
+    if (!needs(x)) return;
+    const Shape& xs = pref(x).shape;
+    const Shape& ys = pref(st.out[0]).shape;
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    auto values = [&](size_t i) -> Shape {
+        if (i >= st.in.size() || st.in[i] < 0) return {};
+        const ref::HostTensor* c = st.desc.constant(i);
+        if (!c) refuse(st, "bounds that are not plan-time constants have no backward here");
+        Shape v;
+        for (double d : c->data) v.push_back(static_cast<int64_t>(d));
+        return v;
+    };
+    const Shape starts = values(1), ends = values(2);
+    Shape axes = values(3), steps = values(4);
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    for (int64_t s : steps)
+        if (s != 1) refuse(st, "a Slice with steps other than 1 has no backward here");
+    Shape pads(2 * static_cast<size_t>(rank), 0);
+    for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
+        const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank) refuse(st, "axis out of range");
+        const int64_t dim = xs[static_cast<size_t>(a)];
+        int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
+        b = std::clamp<int64_t>(b, 0, dim);
+        pads[static_cast<size_t>(a)] = b;
+        pads[static_cast<size_t>(a + rank)] = dim - b - ys[static_cast<size_t>(a)];
+    }
+    const int zero = scalar(pref(x).elem, 0.0);
+    const int g = emit(st.name + "/grad", "Pad", 13, {}, {gy, constant(*ints(pads)), zero}, -1,
+                       {nullptr, ints(pads), m_tp.tensors[static_cast<size_t>(zero)].value});
+    accumulate(x, g, st.name);
+}
+
+// ReduceSum / ReduceMean: dY (with the reduced axes kept) times 1 (or 1/n) broadcast over them.
+void Builder::reduce(const PlanStep& st, int gy) {
+    const int x = st.in[0];
+    if (!needs(x)) return;
+    const Shape& xs = pref(x).shape;
+    const size_t rank = xs.size();
+    const ref::HostTensor* axes_in = st.in.size() > 1 && st.in[1] >= 0 ? st.desc.constant(1) : nullptr;
+    if (st.in.size() > 1 && st.in[1] >= 0 && !axes_in) refuse(st, "axes that are not plan-time constants");
+    Shape axes = st.desc.attrs.get_ints("axes", {});
+    if (axes_in)
+        for (double d : axes_in->data) axes.push_back(static_cast<int64_t>(d));
+    if (axes.empty() && st.desc.attrs.get_int("noop_with_empty_axes", 0) != 0) return accumulate(x, gy, st.name);
+    Shape kept = xs, spread(rank, 1);
+    double n = 1;
+    for (size_t d = 0; d < rank; ++d) {
+        bool reduced = axes.empty();
+        for (int64_t a : axes) reduced = reduced || (a < 0 ? a + static_cast<int64_t>(rank) : a) == static_cast<int64_t>(d);
+        if (!reduced) continue;
+        kept[d] = 1, spread[d] = xs[d];
+        n *= static_cast<double>(xs[d]);
+    }
+    ref::HostTensor k(pref(x).elem, spread);
+    for (double& v : k.data) v = st.op_type == "ReduceMean" ? 1.0 / n : 1.0;
+    ref::round_to_type(k);
+    accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {alias(gy, kept), constant(k)}), st.name);
+}
+
 }  // namespace sfumato::graph::detail

@@ -7,7 +7,9 @@
 // - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows);
 // - a model with grouped convolutions of several channels per group (written here as ONNX);
 // - BERT (embeddings by Gather, LayerNorm, attention, erf GELU) and GPT-2 (causal mask by Where,
-//   Split QKV, tanh GELU, LM head), small, in fp32 and fp16.
+//   Split QKV, tanh GELU, LM head), small, in fp32 and fp16; PyTorch's own export of
+//   nn.TransformerEncoderLayer (tests/data/torch: Slices of the packed in-projection, LayerNorm
+//   spelled out by the exporter and fused here, ReLU FFN).
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -131,4 +133,11 @@ TEST_CASE("train-step: an integer input that indexes no embedding exits 2 naming
     CHECK(r.code == 2);
     CHECK(r.output.find("'ids'") != std::string::npos);
     CHECK(r.output.find("embedding") != std::string::npos);
+}
+
+TEST_CASE("train-step: PyTorch's nn.TransformerEncoderLayer export matches the host reference", "[train]") {
+    const std::string dir = temp_dir("train_torch_enc");
+    const auto s = train_fp32(source_dir() + "/tests/data/torch/torch_encoder_layer/model.onnx", dir);
+    // d_model 32, 4 heads, FFN 64: packed in-projection, out-projection, two FFN layers, two LNs.
+    CHECK(s["train"]["parameters"] == (3 * 32 * 32 + 96) + (32 * 32 + 32) + (32 * 64 + 64) + (64 * 32 + 32) + 4 * 32);
 }

@@ -245,3 +245,14 @@ TEST_CASE("train backward: broadcasting Sub, Mul and Div of weights match finite
     CHECK(check_fd(*ts, "Div", 1) == 2);  // c: a constant the gradient also reaches
     CHECK(check_fd(*ts, "Div", 0) == 2);  // d: the numerator
 }
+
+TEST_CASE("train backward: PyTorch's nn.TransformerEncoderLayer export (Slices, spelled-out LayerNorm) matches finite differences") {
+    auto ts = fp32_setup(import_onnx_file(std::string(SFUMATO_SOURCE_DIR) + "/tests/data/torch/torch_encoder_layer/model.onnx"), 2);
+    CHECK(count_steps(*ts, "Slice") > 0);
+    CHECK(count_steps(*ts, "LayerNormalization") == 2);
+    size_t n = 0;
+    for (const char* op : {"Gemm", "MatMul"})
+        for (int slot : {1, 2}) n += check_fd(*ts, op, slot);
+    CHECK(n == 2 * 8);  // in-projection, out-projection, linear1, linear2: weight and bias each
+    CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 2);
+}
