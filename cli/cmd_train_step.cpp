@@ -63,6 +63,7 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
             {"lr", lr},
+            {"optimizer", ts.opt.optimizer == graph::TrainOptions::Optimizer::AdamW ? "adamw" : "sgd"},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
             {"bucket_bytes", ts.opt.bucket_bytes},
             {"buckets", ts.tp.buckets.size()},
@@ -89,9 +90,10 @@ void print_memory(const graph::TrainMemory& m, bool recompute) {
     std::printf("  memory plan per chip: peak %s of %s (%.1f %%), headroom %s\n", size_str(m.total_bytes()).c_str(),
                 size_str(m.capacity_bytes).c_str(), cap > 0 ? 100.0 * static_cast<double>(m.total_bytes()) / cap : 0.0,
                 size_str(head).c_str());
-    std::printf("    weights %s, gradients %s, backward workspace %s, communication buffers %s, arena %s (live peak %s "
-                "at %s; every tensor apart: %s)\n",
-                size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.workspace_bytes).c_str(),
+    std::printf("    weights %s, gradients %s, optimizer state %s, backward workspace %s, communication buffers %s, "
+                "arena %s (live peak %s at %s; every tensor apart: %s)\n",
+                size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.state_bytes).c_str(),
+                size_str(m.workspace_bytes).c_str(),
                 size_str(m.comm_bytes).c_str(), size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
                 size_str(m.no_reuse_bytes).c_str());
     std::printf("    activations kept for the backward %s (%s of them in 2-byte types); %d in-place gradients (%s); "
@@ -104,7 +106,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off";
+                recompute = "off", optimizer = "sgd";
     bool plan_only = false;
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
@@ -115,7 +117,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "bucket-mb", po::value<double>(&bucket_mb)->default_value(25), "gradient bucket size (MiB)")(
         "overlap", po::value<std::string>(&overlap)->default_value("on"),
         "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
-        "lr", po::value<double>(&lr)->default_value(0.01), "SGD learning rate")(
+        "lr", po::value<double>(&lr)->default_value(0.01), "learning rate")(
+        "optimizer", po::value<std::string>(&optimizer)->default_value("sgd"),
+        "sgd: w -= lr g | adamw: AdamW (beta1 0.9, beta2 0.999, epsilon 1e-8, weight decay 0.01; the first "
+        "step, fp32 moments), one fused vector kernel per weight")(
         "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all; 1: one chip, no all-reduce)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
@@ -141,6 +146,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
+    if (optimizer != "sgd" && optimizer != "adamw")
+        throw InputError("--optimizer must be sgd or adamw, not '" + optimizer + "'");
     graph::TrainSetup ts;
     if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
         throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
@@ -168,6 +175,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.opt.optimizer = optimizer == "adamw" ? graph::TrainOptions::Optimizer::AdamW : graph::TrainOptions::Optimizer::Sgd;
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
     if (plan_only) {

@@ -7,6 +7,7 @@
 
 #include "runtime/graph/executor.h"
 #include "runtime/ops/node_launch.h"
+#include "runtime/ref/adamw.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -148,6 +149,11 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     const uint64_t arena = ex.arena();  // the forward's activations and the backward's tensors
     const uint64_t grads = rt.malloc(std::max<uint64_t>(tp.grad_bytes, 1));
     const uint64_t ws = tp.workspace_bytes ? rt.malloc(tp.workspace_bytes) : 0;
+    const uint64_t state = tp.state_bytes ? rt.malloc(tp.state_bytes) : 0;
+    if (state) {  // the optimizer's moments start at zero
+        std::vector<uint8_t> zeros(functional ? tp.state_bytes : 0, 0);
+        rt.memcpy_h2d(state, functional ? zeros.data() : nullptr, tp.state_bytes);
+    }
     std::vector<ops::TensorRef> refs(tp.tensors.size());
     for (size_t i = 0; i < tp.tensors.size(); ++i) {
         const TrainTensor& t = tp.tensors[i];
@@ -160,6 +166,10 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
             case TrainTensor::Kind::WeightGrad:
                 refs[i] = t.ref;
                 refs[i].addr = grads + t.offset;
+                break;
+            case TrainTensor::Kind::State:
+                refs[i] = t.ref;
+                refs[i].addr = state + t.offset;
                 break;
             default:
                 refs[i] = t.ref;
@@ -427,7 +437,17 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
             ref::HostTensor upd = *w.weight->host();
             upd.type = w.ref.elem;
             ref::round_to_type(upd);
-            for (size_t i = 0; i < upd.data.size(); ++i) upd.data[i] -= ts.opt.lr * want.data[i];
+            if (ts.opt.optimizer == TrainOptions::Optimizer::AdamW) {
+                ref::AdamW h;
+                h.lr = ts.opt.lr, h.b1 = ts.opt.beta1, h.b2 = ts.opt.beta2, h.eps = ts.opt.epsilon;
+                h.wd = ts.opt.weight_decay, h.t = ts.opt.step;
+                for (size_t i = 0; i < upd.data.size(); ++i) {
+                    double m = 0, v = 0;  // the moments before the first step
+                    upd.data[i] = h.step(upd.data[i], want.data[i], m, v);
+                }
+            } else {
+                for (size_t i = 0; i < upd.data.size(); ++i) upd.data[i] -= ts.opt.lr * want.data[i];
+            }
             ref::round_to_type(upd);
             compare(runs[r].weights.at(t.plan), upd, "rank " + std::to_string(r) + " updated " + name);
         }

@@ -205,3 +205,19 @@ TEST_CASE("train-step: ResNet-50 at batch 256 fits a 910-like chip's memory (pla
     CHECK(m["arena_bytes"].get<uint64_t>() < m["arena_no_reuse_bytes"].get<uint64_t>());
     CHECK(r.output.find("memory plan per chip: peak") != std::string::npos);
 }
+
+TEST_CASE("train-step: AdamW (fused update kernel, fp32 moments) matches the host reference", "[train]") {
+    for (const char* precision : {"fp32", "fp16"}) {
+        const std::string out = temp_dir(std::string("train_adamw_") + precision);
+        const auto s = train(kMlp, std::string("--batch 4 --lr 0.001 --optimizer adamw --precision ") + precision, out);
+        CHECK(s["check"]["passed"] == true);
+        CHECK(s["train"]["optimizer"] == "adamw");
+        CHECK(s["train"]["update_kernels"] == 4);  // one per weight
+        // m and v in fp32 per weight, each at a 512-byte boundary; counted in the peak.
+        const uint64_t state = 2 * (align512(32 * 16 * 4) + align512(32 * 4) + align512(8 * 32 * 4) + align512(8 * 4));
+        CHECK(s["memory_plan"]["optimizer_state_bytes"] == state);
+    }
+    const CliResult r = run_cli("train-step " + kMlp + " " + two_chips() + " --optimizer adam --out " + temp_dir("train_adam_bad"));
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--optimizer") != std::string::npos);
+}
