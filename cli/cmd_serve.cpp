@@ -163,7 +163,8 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
                    const std::string& mode) {
     const double mib = 1 << 20;  // the tiny model's weights are a fraction of one GiB
     print_head(cl.instance(0), j, system, mode);
-    std::printf("  %zu instances, router %s\n", cl.instances(), j["setup"]["router"].get<std::string>().c_str());
+    std::printf("  %zu instance%s, router %s\n", cl.instances(), cl.instances() == 1 ? "" : "s",
+                j["setup"]["router"].get<std::string>().c_str());
     for (const nlohmann::json& in : j["instances"]) {
         const nlohmann::json& mp = in["memory"];
         std::printf("    instance %zu (%s) on chip %u: %zu requests, %zu steps; weights %.2f MiB %s + KV cache %.2f MiB (%lld "

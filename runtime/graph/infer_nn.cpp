@@ -187,13 +187,20 @@ void global_pool(InferCtx& c) {
     c.set(0, c.elem(0), s);
 }
 
-void batchnorm(InferCtx& c) {
+// The inputs BatchNormalization and BatchNormTraining share: X (rank >= 2), then scale, B, mean,
+// var, each 1-D.
+static const Shape& batchnorm_inputs(InferCtx& c) {
     c.need_inputs(5, 5);
     c.need_float(0);
     const Shape& x = c.shape(0);
     if (x.size() < 2) c.fail("X must have rank >= 2");
     for (size_t i = 1; i < 5; ++i)
         if (c.rank(i) != 1) c.fail("input " + std::to_string(i) + " must be 1-D of size C");
+    return x;
+}
+
+void batchnorm(InferCtx& c) {
+    const Shape& x = batchnorm_inputs(c);
     if (c.attrs().get_int("training_mode", 0) != 0 || (c.num_outputs() > 1 && c.has_output(1)))
         c.fail("training mode (running statistics outputs) is not supported");
     c.set(0, c.elem(0), x);
@@ -202,12 +209,7 @@ void batchnorm(InferCtx& c) {
 // BatchNormTraining (sfumato-only, a training step's BatchNormalization): Y, running_mean,
 // running_var (the type of input_mean), batch_mean, batch_var (fp32).
 void batchnorm_training(InferCtx& c) {
-    c.need_inputs(5, 5);
-    c.need_float(0);
-    const Shape& x = c.shape(0);
-    if (x.size() < 2) c.fail("X must have rank >= 2");
-    for (size_t i = 1; i < 5; ++i)
-        if (c.rank(i) != 1) c.fail("input " + std::to_string(i) + " must be 1-D of size C");
+    const Shape& x = batchnorm_inputs(c);
     c.set(0, c.elem(0), x);
     for (size_t i = 1; i < 5; ++i) c.set(i, i < 3 ? c.elem(3) : ref::ElemType::Float, Shape{x[1]});
 }

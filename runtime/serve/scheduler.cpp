@@ -78,18 +78,13 @@ public:
     ServeResult run_sync() {
         size_t next = 0;
         double now = 0;
-        const size_t n = m_t.requests.size();
         std::vector<size_t> got;
         for (;;) {
-            take_arrivals(now, next, got);
-            double wake = kNever;
-            int64_t preempted = 0, urgent = 0;
-            if (m_o.policy == Policy::Continuous && m_o.priority) urgent = preempt_for_priority();
-            std::vector<StepItem> items =
-                m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
+            Round r = schedule_round(now, next, got);
+            std::vector<StepItem>& items = r.items;
+            const int64_t preempted = r.preempted, urgent = r.urgent;
             if (items.empty()) {
-                const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
-                const double at = std::min(coming, wake);
+                const double at = r.at;
                 if (at == kNever && m_src && m_src->wait(now)) continue;
                 if (at == kNever) break;
                 now = std::max(now, at);
@@ -106,10 +101,7 @@ public:
             now += dt;
             complete(items, now, m_res.steps.back());
         }
-        for (size_t id : m_waiting)  // cannot happen with the arrival checks; never lose a request
-            m_res.requests[id].rejected = "never scheduled: the KV pool could not admit it";
-        m_res.end_s = now;
-        return std::move(m_res);
+        return finish(now);
     }
 
     int64_t outstanding_tokens() const {
@@ -149,18 +141,13 @@ private:
         const size_t limit = static_cast<size_t>(m_timer.batches_in_flight());
         size_t next = 0;
         double now = 0;
-        const size_t n = m_t.requests.size();
         std::vector<size_t> got;
         for (;;) {
-            take_arrivals(now, next, got);
-            double wake = kNever;
-            int64_t preempted = 0, urgent = 0;
-            if (m_o.policy == Policy::Continuous && m_o.priority) urgent = preempt_for_priority();
-            std::vector<StepItem> items =
-                m_o.policy == Policy::Continuous ? schedule_continuous(now, preempted) : schedule_batch(now, wake);
+            Round r = schedule_round(now, next, got);
+            std::vector<StepItem>& items = r.items;
+            const int64_t preempted = r.preempted, urgent = r.urgent;
             if (items.empty()) {
-                const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
-                const double at = std::min(coming, wake);
+                const double at = r.at;
                 if (!m_flight.empty()) {
                     // The oldest step's exit, or the next arrival (or batch trigger) if sooner.
                     double exit_s = 0;
@@ -197,6 +184,31 @@ private:
                 retire_front(exit_s, now);
             }
         }
+        return finish(now);
+    }
+
+    // One scheduling round at `now`: the arrivals taken, priority preemption, then the policy's
+    // step. When nothing can run, `at` is when something may change (an arrival, a batch trigger).
+    struct Round {
+        std::vector<StepItem> items;
+        int64_t preempted = 0, urgent = 0;
+        double at = kNever;
+    };
+    Round schedule_round(double now, size_t& next, std::vector<size_t>& got) {
+        take_arrivals(now, next, got);
+        Round r;
+        double wake = kNever;
+        if (m_o.policy == Policy::Continuous && m_o.priority) r.urgent = preempt_for_priority();
+        r.items = m_o.policy == Policy::Continuous ? schedule_continuous(now, r.preempted) : schedule_batch(now, wake);
+        if (r.items.empty()) {
+            const size_t n = m_t.requests.size();
+            const double coming = m_src ? m_src->next(now) : next < n ? m_t.requests[next].arrival_s : kNever;
+            r.at = std::min(coming, wake);
+        }
+        return r;
+    }
+
+    ServeResult finish(double now) {
         for (size_t id : m_waiting)  // cannot happen with the arrival checks; never lose a request
             m_res.requests[id].rejected = "never scheduled: the KV pool could not admit it";
         m_res.end_s = now;
