@@ -192,7 +192,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         std::printf("  plan only: nothing simulated (plan %.1f s)\n", plan_s);
         return kExitOk;
     }
-    ts.make_data(ranks);
+    ts.make_data(ranks, s.functional());
     const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     std::vector<rt::Device*> devs;

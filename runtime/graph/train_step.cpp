@@ -69,7 +69,7 @@ std::shared_ptr<ref::HostTensor> view_of(const ref::HostTensor& src, const ops::
 
 }  // namespace
 
-void TrainSetup::make_data(uint32_t ranks) {
+void TrainSetup::make_data(uint32_t ranks, bool with_targets) {
     for (uint32_t r = 0; r < ranks; ++r) {
         std::mt19937 rng(1000 + r);
         std::uniform_real_distribution<double> u(-1, 1);
@@ -87,6 +87,7 @@ void TrainSetup::make_data(uint32_t ranks) {
             in.push_back(std::move(h));
         }
         inputs.push_back(std::move(in));
+        if (!with_targets) continue;
         const ops::TensorRef& o = plan->tensors[static_cast<size_t>(tp.output)].ref;
         ref::HostTensor t(o.elem, o.shape);
         if (tp.softmax_ce) {
