@@ -16,7 +16,8 @@
 // ranks), compute time (the compute streams' busy time, the busiest rank), communication time
 // (the time a collective is running, on the busiest rank), their overlap and the exposed
 // communication share: the time communication runs with no compute kernel running, over the step
-// (the rest of the step not computing is the host's launches and the input copies). Functional mode checks every reduced gradient and updated weight
+// (the rest of the step not computing is the host's launches and the input copies); and the
+// communication share: the collectives' time, overlapped or not, over the step. Functional mode checks every reduced gradient and updated weight
 // against a host reference (ONNX-semantics references in double over the same per-rank data,
 // summed over ranks, then the SGD step). The step's memory plan per chip (runtime/graph/
 // train_memory.h: one arena for the forward and the backward, in-place gradients, optional
@@ -63,6 +64,7 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
             {"lr", lr},
+            {"optimizer", ts.opt.optimizer == graph::TrainOptions::Optimizer::AdamW ? "adamw" : "sgd"},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
             {"bucket_bytes", ts.opt.bucket_bytes},
             {"buckets", ts.tp.buckets.size()},
@@ -89,9 +91,10 @@ void print_memory(const graph::TrainMemory& m, bool recompute) {
     std::printf("  memory plan per chip: peak %s of %s (%.1f %%), headroom %s\n", size_str(m.total_bytes()).c_str(),
                 size_str(m.capacity_bytes).c_str(), cap > 0 ? 100.0 * static_cast<double>(m.total_bytes()) / cap : 0.0,
                 size_str(head).c_str());
-    std::printf("    weights %s, gradients %s, backward workspace %s, communication buffers %s, arena %s (live peak %s "
-                "at %s; every tensor apart: %s)\n",
-                size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.workspace_bytes).c_str(),
+    std::printf("    weights %s, gradients %s, optimizer state %s, backward workspace %s, communication buffers %s, "
+                "arena %s (live peak %s at %s; every tensor apart: %s)\n",
+                size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.state_bytes).c_str(),
+                size_str(m.workspace_bytes).c_str(),
                 size_str(m.comm_bytes).c_str(), size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
                 size_str(m.no_reuse_bytes).c_str());
     std::printf("    activations kept for the backward %s (%s of them in 2-byte types); %d in-place gradients (%s); "
@@ -104,7 +107,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off";
+                recompute = "off", optimizer = "sgd";
     bool plan_only = false;
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
@@ -115,9 +118,12 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "bucket-mb", po::value<double>(&bucket_mb)->default_value(25), "gradient bucket size (MiB)")(
         "overlap", po::value<std::string>(&overlap)->default_value("on"),
         "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
-        "lr", po::value<double>(&lr)->default_value(0.01), "SGD learning rate")(
+        "lr", po::value<double>(&lr)->default_value(0.01), "learning rate")(
+        "optimizer", po::value<std::string>(&optimizer)->default_value("sgd"),
+        "sgd: w -= lr g | adamw: AdamW (beta1 0.9, beta2 0.999, epsilon 1e-8, weight decay 0.01; the first "
+        "step, fp32 moments), one fused vector kernel per weight")(
         "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
-        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all)")(
+        "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all; 1: one chip, no all-reduce)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
         "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
@@ -141,6 +147,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
+    if (optimizer != "sgd" && optimizer != "adamw")
+        throw InputError("--optimizer must be sgd or adamw, not '" + optimizer + "'");
     graph::TrainSetup ts;
     if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
         throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
@@ -152,7 +160,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     const uint32_t chips = s.system().size();
     if (ranks == 0) ranks = chips;
     if (ranks > chips) throw InputError("--ranks " + std::to_string(ranks) + ": the system has " + std::to_string(chips) + " chips");
-    if (ranks < 2) throw InputError("--ranks must be at least 2 (a data-parallel step)");
+    if (ranks < 1) throw InputError("--ranks must be at least 1");
     if (simulate != "auto" && simulate != "all" && simulate != "one")
         throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
     ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
@@ -160,7 +168,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
     // Every chip of a system is built from one chip configuration and every rank runs the same
     // plan on the same shapes: identical compute, so rank 0's stands for all in timing mode.
-    ts.mirror = simulate == "one" || (simulate == "auto" && !s.functional());
+    ts.mirror = ranks > 1 && (simulate == "one" || (simulate == "auto" && !s.functional()));
 
     const auto wall0 = std::chrono::steady_clock::now();
     ts.overlap = overlap == "on";
@@ -168,6 +176,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.opt.optimizer = optimizer == "adamw" ? graph::TrainOptions::Optimizer::AdamW : graph::TrainOptions::Optimizer::Sgd;
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
     if (plan_only) {
@@ -184,7 +193,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         std::printf("  plan only: nothing simulated (plan %.1f s)\n", plan_s);
         return kExitOk;
     }
-    ts.make_data(ranks);
+    ts.make_data(ranks, s.functional());
     const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     std::vector<rt::Device*> devs;
@@ -230,6 +239,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     summary["overlap_us"] = overlap_us;
     summary["exposed_comm_us"] = exposed_us;
     summary["exposed_comm_share"] = share;
+    summary["comm_share"] = step_us > 0 ? comm_us / step_us : 0;  // overlapped or not
     summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
     summary["simulate"] = ts.mirror ? "one" : "all";
     reuse::ReuseCounters rc;
@@ -250,7 +260,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
     std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
                 compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
-    std::printf("  exposed communication share %.1f %%\n", 100.0 * share);
+    std::printf("  communication share %.1f %% of the step (overlapped or not), exposed communication share %.1f %%\n",
+                step_us > 0 ? 100.0 * comm_us / step_us : 0.0, 100.0 * share);
     std::printf("  energy: %.4g J per step over the %zu simulated chips; run %.4g J, average power %.1f W\n",
                 summary["energy"]["per_step_j"].get<double>(), summary["energy"]["chips"].size(),
                 summary["energy"]["total_j"].get<double>(), summary["energy"]["average_power_w"].get<double>());

@@ -266,6 +266,7 @@ private:
         static const std::set<std::string> acts = {"Relu", "LeakyRelu", "Sigmoid",     "Tanh",
                                                    "Gelu", "Clip",      "HardSigmoid", "HardSwish"};
         if (!acts.count(a.op_type)) return "";
+        if (m_c.opt.training && a.op_type != "Relu" && a.op_type != "Clip") return "";
         Node fused = m_g.nodes[i];
         fused.attrs.set("activation", ref::Attr::of_string(a.op_type));
         if (a.op_type == "LeakyRelu")
@@ -317,10 +318,12 @@ private:
             int x = -1;
             if (!tanh) {
                 const Node& div = m_g.nodes[static_cast<size_t>(p)];
-                if (div.op_type == "Div" && is_scalar_const(m_g, div.inputs[1], std::sqrt(2.0), 1e-4))
+                // 4e-3: the constant as fp16 or bf16 storage holds it (sqrt 2 is 1.4140625 in fp16, sqrt(2/pi)
+                // 0.796875 in bf16: within half a bf16 ulp, 2^-9).
+                if (div.op_type == "Div" && is_scalar_const(m_g, div.inputs[1], std::sqrt(2.0), 4e-3))
                     x = div.inputs[0];
                 else if (div.op_type == "Mul" &&
-                         is_scalar_const(m_g, div.inputs[1], 1 / std::sqrt(2.0), 1e-4))
+                         is_scalar_const(m_g, div.inputs[1], 1 / std::sqrt(2.0), 4e-3))
                     x = div.inputs[0];
                 else
                     continue;
@@ -328,7 +331,7 @@ private:
             } else {
                 // tanh(k * (x + c * x^3))
                 const Node& mk = m_g.nodes[static_cast<size_t>(p)];
-                if (mk.op_type != "Mul" || !is_scalar_const(m_g, mk.inputs[1], std::sqrt(2.0 / M_PI), 1e-4))
+                if (mk.op_type != "Mul" || !is_scalar_const(m_g, mk.inputs[1], std::sqrt(2.0 / M_PI), 4e-3))
                     continue;
                 const int pa = m_g.val(mk.inputs[0]).producer;
                 if (pa < 0 || m_g.nodes[static_cast<size_t>(pa)].op_type != "Add") continue;

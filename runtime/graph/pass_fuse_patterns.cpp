@@ -174,6 +174,17 @@ void pass_fuse_layernorm(Graph& g, const PassContext& pc, PassReport& r) {
             ln.inputs = {x, add_constant(g, ln.name + ".scale", std::move(gm)),
                          add_constant(g, ln.name + ".bias", std::move(bt))};
             ln.outputs = {out};
+            if (pc.opt.training) {  // Mean and InvStdDev (fp32) for the backward
+                for (const char* what : {"/mean", "/invstd"}) {
+                    Value v;
+                    v.name = g.unique_name(ln.name + what);
+                    v.elem = ref::ElemType::Float;
+                    v.shape = g.val(x).shape;
+                    for (size_t k = rank - axes.size(); k < rank; ++k) v.shape[k] = Dim::of(1);
+                    v.has_shape = true;
+                    ln.outputs.push_back(g.add_value(std::move(v)));
+                }
+            }
             for (int k : nodes) ln.fused.push_back(g.nodes[static_cast<size_t>(k)].name);
             if (!pc.accepts(g, ln)) continue;
             g.nodes.push_back(ln);

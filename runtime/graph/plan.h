@@ -32,6 +32,10 @@ struct CompileOptions {
     std::set<std::string> passes = std::set<std::string>(all_passes().begin(), all_passes().end());
     Precision precision = Precision::FP32;
     int streams = 0;  // 0 = the planner chooses; 1 = one stream
+    // A training forward (train-step): fused LayerNorms also output their statistics (Mean,
+    // InvStdDev) for the backward, and only activations whose gradient the output gives (ReLU,
+    // Clip) fuse into a Conv/Gemm (a GELU's gradient needs its input).
+    bool training = false;
     bool on(const std::string& pass) const { return passes.count(pass) != 0; }
 };
 

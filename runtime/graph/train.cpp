@@ -116,16 +116,35 @@ int Builder::weight_grad(int w) {
 void Builder::weight_done(int w, bool may_close) {
     const int g = m_wgrad.at(w);
     TrainItem u;
-    u.name = m_p.tensors[static_cast<size_t>(w)].name + "/sgd";
+    const bool adamw = m_o.optimizer == TrainOptions::Optimizer::AdamW;
+    u.name = m_p.tensors[static_cast<size_t>(w)].name + (adamw ? "/adamw" : "/sgd");
     u.desc.name = u.name;
-    u.desc.op_type = "SgdUpdate";
+    u.desc.op_type = adamw ? "AdamWUpdate" : "SgdUpdate";
     u.desc.attrs.set_owner(u.name);
     u.desc.attrs.set("lr", ref::Attr::of_float(m_o.lr));
     ops::TensorRef wr = pref(w), gr = m_tp.tensors[static_cast<size_t>(g)].ref;
     wr.strides.clear();
     u.desc.inputs = {wr, gr};
-    u.op = ops::make_node_op(u.desc, m_dev);
     u.in = {fwd(w), g};
+    if (adamw) {
+        for (const auto& [k, v] : {std::pair<const char*, double>{"beta1", m_o.beta1},
+                                   {"beta2", m_o.beta2},
+                                   {"epsilon", m_o.epsilon},
+                                   {"weight_decay", m_o.weight_decay}})
+            u.desc.attrs.set(k, ref::Attr::of_float(v));
+        u.desc.attrs.set("step", ref::Attr::of_int(m_o.step));
+        for (int k = 0; k < 2; ++k) {  // the moments m and v
+            TrainTensor st;
+            st.kind = TrainTensor::Kind::State;
+            st.ref = ops::make_tensor(wr.shape, ElemType::Float);
+            st.bytes = st.ref.storage_bytes();
+            st.offset = m_tp.state_bytes;
+            m_tp.state_bytes = align_up(m_tp.state_bytes + st.bytes, 512);
+            u.desc.inputs.push_back(st.ref);
+            u.in.push_back(add_tensor(std::move(st)));
+        }
+    }
+    u.op = ops::make_node_op(u.desc, m_dev);
     u.out = {fwd(w)};
     m_tp.workspace_bytes = std::max(m_tp.workspace_bytes, u.op->workspace_bytes());
     m_cur.updates.push_back(m_tp.update.size());
@@ -181,6 +200,7 @@ void Builder::loss() {
 
 void Builder::backward(const PlanStep& st) {
     if (&st == m_done_step) return;
+    if (st.op_type == "Split" && !st.view) return split(st);
     const int gy = grad_of_outputs(st);
     if (gy < 0) return;  // nothing downstream needs it
     const std::string& op = st.op_type;
@@ -192,14 +212,11 @@ void Builder::backward(const PlanStep& st) {
     }
     if (op == "Relu") {
         accumulate(x, emit(st.name + "/grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy}), st.name);
-    } else if (op == "Add") {
-        for (int i : st.in) {
-            if (!needs(i)) continue;
-            if (pref(i).shape != pref(st.out[0]).shape) refuse(st, "a broadcasting Add has no backward here");
-            if (is_weight(i))
-                refuse(st, "an Add of a weight has no backward here (fold it into the Conv/Gemm bias)");
-            accumulate(i, gy, st.name);
-        }
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+        binary(st, gy);
+    } else if (op == "MatMul" && (pref(st.in[0]).shape.size() > 2 || pref(st.in[1]).shape.size() > 2)) {
+        if (!st.desc.attrs.get_string("activation", "").empty()) refuse(st, "a fused activation on a batched MatMul");
+        matmul_nd(st, gy);
     } else if (op == "Gemm" || op == "MatMul") {
         gemm(st, through_activation(st, gy));
     } else if (op == "Conv") {
@@ -219,6 +236,29 @@ void Builder::backward(const PlanStep& st) {
         clip(st, gy);
     } else if (op == "Concat") {
         concat(st, gy);
+    } else if (op == "LayerNormalization") {
+        layer_norm(st, gy);
+    } else if (op == "Softmax") {
+        softmax(st, gy);
+    } else if (op == "Gelu") {
+        const ref::Attrs a = attrs_of(
+            {{"approximate", ref::Attr::of_string(st.desc.attrs.get_string("approximate", "none"))}});
+        accumulate(x, emit(st.name + "/grad", "GeluGrad", 1, a, {fwd(x), gy}), st.name);
+    } else if (op == "Gather") {
+        gather(st, gy);
+    } else if (op == "Where") {
+        where(st, gy);
+    } else if (op == "Transpose") {
+        transpose(st, gy);
+    } else if (op == "Slice") {
+        slice(st, gy);
+    } else if (op == "ReduceSum" || op == "ReduceMean") {
+        reduce(st, gy);
+    } else if (op == "Cast") {
+        if (needs(x)) {
+            const ref::Attrs a = attrs_of({{"to", ref::Attr::of_int(static_cast<int64_t>(pref(x).elem))}});
+            give(x, emit(st.name + "/grad", "Cast", 13, a, {gy}), st.name);
+        }
     } else {
         refuse(st, "no backward for this op in train-step");
     }
@@ -244,6 +284,6 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
     return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
-std::set<std::string> train_passes() { return {"fold", "dce", "fuse_conv", "views"}; }
+std::set<std::string> train_passes() { return {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"}; }
 
 }  // namespace sfumato::graph

@@ -48,11 +48,17 @@ struct TrainOptions {
     // Recompute the outputs of cheap forward steps (vector kernels: pooling, activations,
     // elementwise) in the backward instead of keeping them (train_memory.h).
     bool recompute = false;
+    // The update: SGD (w -= lr g), or AdamW (runtime/ops/adamw.cpp: one fused vector kernel per
+    // weight, fp32 moments in an optimizer-state block, this step's bias corrections).
+    enum class Optimizer : uint8_t { Sgd, AdamW } optimizer = Optimizer::Sgd;
+    double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weight_decay = 0.01;
+    int64_t step = 1;
 };
 
 struct TrainTensor {
     // Recompute: a forward step's output made again in the backward (in the train arena).
-    enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute } kind = Kind::Grad;
+    // State: an AdamW moment (fp32, in the optimizer-state block; zero before the first step).
+    enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute, State } kind = Kind::Grad;
     ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
     int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
     int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
@@ -79,10 +85,11 @@ struct Bucket {
 struct TrainPlan {
     std::vector<TrainTensor> tensors;
     std::vector<TrainItem> backward;  // loss gradient and backward, in issue order
-    std::vector<TrainItem> update;    // SGD, one per weight
+    std::vector<TrainItem> update;    // SGD or AdamW, one per weight
     std::vector<Bucket> buckets;
     uint64_t arena_bytes = 0;  // the step's arena (forward and backward), set by plan_train_memory
     uint64_t grad_bytes = 0, workspace_bytes = 0;
+    uint64_t state_bytes = 0;  // the optimizer-state block (AdamW's moments)
     int output = -1;  // the plan tensor the loss reads (the softmax output, or the model output)
     int target = -1;  // train tensor of the target (shape of output)
     bool softmax_ce = false;

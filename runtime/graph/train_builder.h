@@ -209,6 +209,27 @@ private:
     int clip_grad(const std::string& name, int y, int gy, double lo, double hi);
     void concat(const PlanStep& st, int gy);
 
+    // train_transformer.cpp
+    // The gradient g of plan tensor t (of the output's shape): summed over the axes t was
+    // broadcast along; a trained weight's goes to its gradient block, anything else accumulates.
+    void give(int t, int g, const std::string& name);
+    // g summed to shape `to` over broadcast axes (ReduceSum, keepdims); written to dest if given.
+    int reduce_to(const std::string& name, int g, const Shape& to, int dest = -1);
+    // A plan-time constant's value (a weight holding one value), null otherwise.
+    std::shared_ptr<const ref::HostTensor> scalar_value(int pt) const;
+    // A view of train tensor t with its last two dimensions swapped (strides, no kernel).
+    int transposed(int t);
+    void binary(const PlanStep& st, int gy);
+    void layer_norm(const PlanStep& st, int gy);
+    void softmax(const PlanStep& st, int gy);
+    void matmul_nd(const PlanStep& st, int gy);
+    void gather(const PlanStep& st, int gy);
+    void where(const PlanStep& st, int gy);
+    void transpose(const PlanStep& st, int gy);
+    void split(const PlanStep& st);
+    void slice(const PlanStep& st, int gy);
+    void reduce(const PlanStep& st, int gy);
+
     const Plan& m_p;
     const DeviceInfo& m_dev;
     TrainOptions m_o;

@@ -178,7 +178,8 @@ private:
     void in_place() {
         for (size_t i = 0; i < m_tp.backward.size(); ++i) {
             const TrainItem& it = m_tp.backward[i];
-            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add")
+            if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add" &&
+                it.desc.op_type != "GeluGrad")
                 continue;
             if (it.out.size() != 1) continue;
             const int ob = tblock(it.out[0]);
@@ -307,6 +308,7 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
     TrainMemory m = TrainMemoryPlanner(fwd, tp).plan(blocks);
     m.weight_bytes = fwd.memory.weight_bytes;
     m.gradient_bytes = tp.grad_bytes;
+    m.state_bytes = tp.state_bytes;
     m.workspace_bytes = tp.workspace_bytes;
     m.capacity_bytes = dev.gm_bytes > dev.reserved_bytes ? dev.gm_bytes - dev.reserved_bytes : 0;
     return m;
@@ -355,6 +357,7 @@ nlohmann::json train_memory_json(const TrainMemory& m) {
         {"peak_share_of_capacity", cap > 0 ? static_cast<double>(m.total_bytes()) / cap : 0.0},
         {"weight_bytes", m.weight_bytes},
         {"gradient_bytes", m.gradient_bytes},
+        {"optimizer_state_bytes", m.state_bytes},
         {"workspace_bytes", m.workspace_bytes},
         {"comm_buffer_bytes", m.comm_bytes},
         {"arena_bytes", m.arena_bytes},

@@ -33,6 +33,7 @@ namespace sfumato::graph {
 struct TrainMemory {
     uint64_t weight_bytes = 0;      // forward weights (the update writes them in place)
     uint64_t gradient_bytes = 0;    // the weight-gradient block
+    uint64_t state_bytes = 0;       // the optimizer-state block (AdamW's fp32 moments)
     uint64_t workspace_bytes = 0;   // the backward's shared operator workspace
     uint64_t comm_bytes = 0;        // the collective library's buffers on the rank
     uint64_t arena_bytes = 0;       // activations, gradients, constants, target: placed
@@ -48,7 +49,7 @@ struct TrainMemory {
     // Device memory a chip needs for the step (weights, gradients, workspace, communication
     // buffers, arena) and the chip's allocatable memory (global memory less the reserved part).
     uint64_t total_bytes() const {
-        return weight_bytes + gradient_bytes + workspace_bytes + comm_bytes + arena_bytes;
+        return weight_bytes + gradient_bytes + state_bytes + workspace_bytes + comm_bytes + arena_bytes;
     }
     uint64_t capacity_bytes = 0;
 };

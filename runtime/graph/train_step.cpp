@@ -7,6 +7,7 @@
 
 #include "runtime/graph/executor.h"
 #include "runtime/ops/node_launch.h"
+#include "runtime/ref/adamw.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -18,6 +19,7 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     train_graph(*graph);
     copt.passes = train_passes();
     copt.streams = 1;
+    copt.training = true;
     const auto shapes = default_input_shapes(*graph, batch);
     plan = graph::compile(*graph, shapes, dev, copt);
     tp = build_train_plan(*plan, dev, opt);
@@ -25,20 +27,67 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     memory.comm_bytes = comm::Communicator::rank_buffer_bytes(comm_buffer_bytes);
 }
 
-void TrainSetup::make_data(uint32_t ranks) {
+namespace {
+
+// The rows of the table an integer graph input indexes (the data input of the Gathers along
+// axis 0 that read it; the smallest when several do).
+int64_t index_bound(const Plan& p, int t) {
+    int64_t bound = 0;
+    for (const PlanStep& st : p.steps) {
+        if (st.op_type != "Gather" || st.in.size() < 2 || st.in[1] != t) continue;
+        const ops::TensorRef& d = p.tensors[static_cast<size_t>(st.in[0])].ref;
+        const int64_t axis = st.desc.attrs.get_int("axis", 0);
+        if (axis != 0 || d.shape.empty()) continue;
+        bound = bound == 0 ? d.shape[0] : std::min(bound, d.shape[0]);
+    }
+    if (bound <= 0)
+        throw InputError("train-step: input '" + p.tensors[static_cast<size_t>(t)].name +
+                         "' is not a float tensor, nor the indices of an embedding (a Gather along axis 0)");
+    return bound;
+}
+
+// A host copy of a strided view (TensorRef strides, in elements) of src's contiguous data.
+std::shared_ptr<ref::HostTensor> view_of(const ref::HostTensor& src, const ops::TensorRef& v) {
+    auto out = std::make_shared<ref::HostTensor>(src.type, v.shape);
+    if (v.strides.empty()) {
+        out->data = src.data;
+        return out;
+    }
+    const size_t r = v.shape.size();
+    std::vector<int64_t> idx(r, 0);
+    for (size_t k = 0; k < out->data.size(); ++k) {
+        int64_t off = 0;
+        for (size_t d = 0; d < r; ++d) off += idx[d] * v.strides[d];
+        out->data[k] = src.data.at(static_cast<size_t>(off));
+        for (size_t d = r; d-- > 0;) {
+            if (++idx[d] < v.shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+void TrainSetup::make_data(uint32_t ranks, bool with_targets) {
     for (uint32_t r = 0; r < ranks; ++r) {
         std::mt19937 rng(1000 + r);
         std::uniform_real_distribution<double> u(-1, 1);
         std::vector<ref::HostTensor> in;
         for (int t : plan->inputs) {
             const ops::TensorRef& ref = plan->tensors[static_cast<size_t>(t)].ref;
-            if (!ref::is_float(ref.elem)) throw InputError("train-step: input '" + plan->tensors[static_cast<size_t>(t)].name + "' is not a float tensor");
             ref::HostTensor h(ref.elem, ref.shape);
-            for (double& v : h.data) v = u(rng);
+            if (ref::is_float(ref.elem)) {
+                for (double& v : h.data) v = u(rng);
+            } else {  // token ids: uniform over the rows of the table a Gather reads with them
+                std::uniform_int_distribution<int64_t> id(0, index_bound(*plan, t) - 1);
+                for (double& v : h.data) v = static_cast<double>(id(rng));
+            }
             ref::round_to_type(h);
             in.push_back(std::move(h));
         }
         inputs.push_back(std::move(in));
+        if (!with_targets) continue;
         const ops::TensorRef& o = plan->tensors[static_cast<size_t>(tp.output)].ref;
         ref::HostTensor t(o.elem, o.shape);
         if (tp.softmax_ce) {
@@ -101,6 +150,11 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     const uint64_t arena = ex.arena();  // the forward's activations and the backward's tensors
     const uint64_t grads = rt.malloc(std::max<uint64_t>(tp.grad_bytes, 1));
     const uint64_t ws = tp.workspace_bytes ? rt.malloc(tp.workspace_bytes) : 0;
+    const uint64_t state = tp.state_bytes ? rt.malloc(tp.state_bytes) : 0;
+    if (state) {  // the optimizer's moments start at zero
+        std::vector<uint8_t> zeros(functional ? tp.state_bytes : 0, 0);
+        rt.memcpy_h2d(state, functional ? zeros.data() : nullptr, tp.state_bytes);
+    }
     std::vector<ops::TensorRef> refs(tp.tensors.size());
     for (size_t i = 0; i < tp.tensors.size(); ++i) {
         const TrainTensor& t = tp.tensors[i];
@@ -113,6 +167,10 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
             case TrainTensor::Kind::WeightGrad:
                 refs[i] = t.ref;
                 refs[i].addr = grads + t.offset;
+                break;
+            case TrainTensor::Kind::State:
+                refs[i] = t.ref;
+                refs[i].addr = state + t.offset;
                 break;
             default:
                 refs[i] = t.ref;
@@ -151,6 +209,10 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     auto all_reduce = [&](size_t k) {
         const Bucket& b = tp.buckets[k];
         check(ctx, ctx.stream_wait_event(cs.id, written[k]), r);
+        if (ts.inputs.size() == 1) {  // one chip: its gradients are the global batch's
+            check(ctx, ctx.event_record(reduced[k], cs.id), r);
+            return;
+        }
         const size_t before = ctx.tasks().size();
         comm.all_reduce(r, grads + b.offset, grads + b.offset, b.bytes / isa::dtype_size(b.dtype), b.dtype, comm::RedOp::Sum,
                         cs.id);
@@ -310,9 +372,7 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
             while (tp.tensors[static_cast<size_t>(a)].kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(a)]) a = tp.tensors[static_cast<size_t>(a)].alias;
             src = h[static_cast<size_t>(a)].get();
             if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");
-            auto v = std::make_shared<ref::HostTensor>(*src);
-            v->shape = t.ref.shape;
-            h[static_cast<size_t>(id)] = v;
+            h[static_cast<size_t>(id)] = view_of(*src, t.ref);
         }
         return h[static_cast<size_t>(id)].get();
     };
@@ -378,7 +438,17 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
             ref::HostTensor upd = *w.weight->host();
             upd.type = w.ref.elem;
             ref::round_to_type(upd);
-            for (size_t i = 0; i < upd.data.size(); ++i) upd.data[i] -= ts.opt.lr * want.data[i];
+            if (ts.opt.optimizer == TrainOptions::Optimizer::AdamW) {
+                ref::AdamW h;
+                h.lr = ts.opt.lr, h.b1 = ts.opt.beta1, h.b2 = ts.opt.beta2, h.eps = ts.opt.epsilon;
+                h.wd = ts.opt.weight_decay, h.t = ts.opt.step;
+                for (size_t i = 0; i < upd.data.size(); ++i) {
+                    double m = 0, v = 0;  // the moments before the first step
+                    upd.data[i] = h.step(upd.data[i], want.data[i], m, v);
+                }
+            } else {
+                for (size_t i = 0; i < upd.data.size(); ++i) upd.data[i] -= ts.opt.lr * want.data[i];
+            }
             ref::round_to_type(upd);
             compare(runs[r].weights.at(t.plan), upd, "rank " + std::to_string(r) + " updated " + name);
         }

@@ -41,8 +41,10 @@ struct TrainSetup {
     // Compiles the forward (train passes, one stream), plans the backward and the step's memory
     // (activations kept until their last backward reader, train_memory.h).
     void compile(Graph g, int64_t batch, const DeviceInfo& dev);
-    // Inputs uniform in [-1, 1] and targets (one-hot rows for a softmax model) per rank.
-    void make_data(uint32_t ranks);
+    // Inputs uniform in [-1, 1] (token ids uniform over their embedding's rows) and targets
+    // (one-hot rows for a softmax model) per rank; without targets for timing mode, which uploads
+    // no values (a GPT-2 step's logits target is 1.6 GB of doubles per rank).
+    void make_data(uint32_t ranks, bool with_targets = true);
 };
 
 struct RankRun {

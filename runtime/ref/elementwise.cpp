@@ -207,6 +207,21 @@ std::vector<HostTensor> clip_grad(const RefNode& n, const In& in) {
     return {map_n(n, {&y, &dy}, dy.type, [lo, hi](const double* v) { return v[0] > lo && v[0] < hi ? v[1] : 0.0; })};
 }
 
+// Gelu'(x) dy: Phi(x) + x phi(x), or the derivative of the tanh form (approximate = tanh).
+std::vector<HostTensor> gelu_grad(const RefNode& n, const In& in) {
+    const HostTensor &x = need(n, in, 0), &dy = need(n, in, 1);
+    const bool tanh_form = n.attrs.get_string("approximate", "none") == "tanh";
+    return {map_n(n, {&x, &dy}, dy.type, [tanh_form](const double* v) {
+        const double x = v[0];
+        if (tanh_form) {
+            const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+            const double t = std::tanh(k * (x + c * x * x * x));
+            return (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)) * v[1];
+        }
+        return (0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI)) * v[1];
+    })};
+}
+
 std::vector<HostTensor> moving_average(const RefNode& n, const In& in) {
     const HostTensor &r = need(n, in, 0), &v = need(n, in, 1);
     const double m = n.attrs.get_float("momentum", 0.9);
@@ -217,6 +232,7 @@ std::vector<HostTensor> moving_average(const RefNode& n, const In& in) {
 
 SFUMATO_REGISTER_REF(clip_grad, "ClipGrad", clip_grad);
 SFUMATO_REGISTER_REF(moving_average, "MovingAverage", moving_average);
+SFUMATO_REGISTER_REF(gelu_grad, "GeluGrad", gelu_grad);
 SFUMATO_REGISTER_REF(relu_grad, "ReluGrad", relu_grad);
 SFUMATO_REGISTER_REF(loss_grad, "LossGrad", loss_grad);
 SFUMATO_REGISTER_REF(sgd_update, "SgdUpdate", sgd_update);

@@ -5,7 +5,11 @@
 // - ResNet-18 with BatchNormalization trained (batch statistics, scale and B among the weights);
 // - MobileNetV2 (depthwise convolutions, ReLU6 as Clip, BatchNorm, linear bottlenecks);
 // - SqueezeNet (Concat of parallel branches, MaxPool over several bands of rows);
-// - a model with grouped convolutions of several channels per group (written here as ONNX).
+// - a model with grouped convolutions of several channels per group (written here as ONNX);
+// - BERT (embeddings by Gather, LayerNorm, attention, erf GELU) and GPT-2 (causal mask by Where,
+//   Split QKV, tanh GELU, LM head), small, in fp32 and fp16; PyTorch's own export of
+//   nn.TransformerEncoderLayer (tests/data/torch: Slices of the packed in-projection, LayerNorm
+//   spelled out by the exporter and fused here, ReLU FFN).
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -16,11 +20,12 @@ using namespace sfumato::test;
 
 namespace {
 
-nlohmann::json train_fp32(const std::string& model, const std::string& out, int batch = 2) {
+nlohmann::json train_fp32(const std::string& model, const std::string& out, int batch = 2,
+                          const std::string& precision = "fp32") {
     const CliResult r =
         run_cli("train-step \"" + model + "\" --system " + config("system-tiny") +
                 " --set system.chips_per_server=2 --batch " + std::to_string(batch) +
-                                " --precision fp32 --trace off --out " + out);
+                                " --precision " + precision + " --trace off --out " + out);
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto s = read_json(out + "/summary.json");
@@ -77,4 +82,62 @@ TEST_CASE("train-step: grouped convolutions (2 and 4 groups of several channels)
     std::ofstream(dir + "/grouped.onnx", std::ios::binary) << bytes;
     const auto s = train_fp32(dir + "/grouped.onnx", dir, 3);
     CHECK(s["train"]["parameters"] == 12 * 4 * 9 + 8 * 3 + 8 + 5 * 8 + 5);
+}
+
+namespace {
+
+// Trained elements of the zoo's transformers: L layers of hidden size h (FFN 4 h), sequence s,
+// vocabulary V.
+uint64_t bert_parameters(uint64_t l, uint64_t h, uint64_t s, uint64_t v) {
+    const uint64_t layer = 4 * (h * h + h) + 2 * h + (h * 4 * h + 4 * h) + (4 * h * h + h) + 2 * h;
+    return v * h + s * h + h + 2 * h + l * layer;  // word, position, token type embeddings, LN
+}
+uint64_t gpt2_parameters(uint64_t l, uint64_t h, uint64_t s, uint64_t v) {
+    const uint64_t layer = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * h + (h * 4 * h + 4 * h) + (4 * h * h + h);
+    return v * h + s * h + l * layer + 2 * h + h * v;  // embeddings, layers, final LN, LM head
+}
+
+}  // namespace
+
+TEST_CASE("train-step: BERT (embeddings, LayerNorm, attention, erf GELU) matches the host reference", "[train]") {
+    const std::string m = "zoo:bert_base?layers=2&hidden=64&heads=2&seq=16&vocab=100";
+    auto s = train_fp32(m, temp_dir("train_bert"));
+    CHECK(s["train"]["parameters"] == bert_parameters(2, 64, 16, 100));
+    // fp16 storage (the train-step default): the same gradients within fp16's tolerance.
+    s = train_fp32(m, temp_dir("train_bert16"), 2, "fp16");
+    CHECK(s["train"]["parameters"] == bert_parameters(2, 64, 16, 100));
+}
+
+TEST_CASE("train-step: GPT-2 (causal mask, Split QKV, tanh GELU, LM head) matches the host reference", "[train]") {
+    const std::string m = "zoo:gpt2_small?layers=2&hidden=64&heads=2&seq=16&vocab=100";
+    auto s = train_fp32(m, temp_dir("train_gpt2"));
+    CHECK(s["train"]["parameters"] == gpt2_parameters(2, 64, 16, 100));
+    s = train_fp32(m, temp_dir("train_gpt2_16"), 2, "fp16");
+    CHECK(s["train"]["parameters"] == gpt2_parameters(2, 64, 16, 100));
+}
+
+TEST_CASE("train-step: an integer input that indexes no embedding exits 2 naming it", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("ints", 13, 3);
+    const std::string ids = b.input("ids", kInt64, {-1, 4}, {"N"});
+    std::string x = b.op("Cast", {ids}, {ai("to", kFloat)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {3, 4}), b.weight("fc.bias", {3})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_ints");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/ints.onnx", std::ios::binary) << bytes;
+    const CliResult r = run_cli("train-step " + dir + "/ints.onnx --system " + config("system-tiny") +
+                                " --set system.chips_per_server=2 --trace off --out " + dir);
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("'ids'") != std::string::npos);
+    CHECK(r.output.find("embedding") != std::string::npos);
+}
+
+TEST_CASE("train-step: PyTorch's nn.TransformerEncoderLayer export matches the host reference", "[train]") {
+    const std::string dir = temp_dir("train_torch_enc");
+    const auto s = train_fp32(source_dir() + "/tests/data/torch/torch_encoder_layer/model.onnx", dir);
+    // d_model 32, 4 heads, FFN 64: packed in-projection, out-projection, two FFN layers, two LNs.
+    CHECK(s["train"]["parameters"] == (3 * 32 * 32 + 96) + (32 * 32 + 32) + (32 * 64 + 64) + (64 * 32 + 32) + 4 * 32);
 }

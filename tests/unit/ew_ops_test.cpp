@@ -277,14 +277,16 @@ TEST_CASE("ew ops: 910B-like tiles (large UB, many cores) and an empty output") 
     CHECK(op->launches(e.inputs, op->outputs(), 0).empty());
 }
 
-TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, MovingAverage) match the host reference") {
+TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, MovingAverage, GeluGrad) match the host reference") {
     std::mt19937 rng(13);
     const DeviceInfo dev = tiny_dev();
-    for (const char* op : {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage"})
+    for (const char* op : {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage", "GeluGrad", "GeluGradTanh"})
         for (ElemType t : {ElemType::Float, ElemType::Float16, ElemType::Bfloat16})
             for (const auto& shapes : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
                      {{3, 130}, {3, 130}}, {{517}, {517}}, {{4, 37}, {1, 37}}}) {
-                NodeDesc n = node(op, {{shapes.first, t}, {shapes.second, t}});
+                const bool tanh_form = std::string(op) == "GeluGradTanh";
+                NodeDesc n = node(tanh_form ? "GeluGrad" : op, {{shapes.first, t}, {shapes.second, t}});
+                if (tanh_form) n.attrs.set("approximate", ref::Attr::of_string("tanh"));
                 if (std::string(op) == "LossGrad") n.attrs.set("scale", ref::Attr::of_float(0.125));
                 if (std::string(op) == "SgdUpdate") n.attrs.set("lr", ref::Attr::of_float(0.05));
                 if (std::string(op) == "MovingAverage") n.attrs.set("momentum", ref::Attr::of_float(0.875));
@@ -293,12 +295,32 @@ TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, Moving
                     n.attrs.set("max", ref::Attr::of_float(2));
                 }
                 const auto vals = random_inputs(n, rng, -4, 4);
-                const RigResult r = run_node(n, vals, dev, ew::ew_tolerance(op, t));
+                const RigResult r = run_node(n, vals, dev, ew::ew_tolerance(n.op_type, t));
                 INFO(op << " " << ref::elem_type_name(t) << " " << ref::shape_str(shapes.first) << ": " << r.why << " "
                         << r.describe);
                 CHECK(r.why == "");
                 CHECK(r.passed);
             }
+    // GeluGrad's host reference is the derivative of Gelu's: central differences of the Gelu
+    // reference at a few points, both forms.
+    for (const char* form : {"none", "tanh"})
+        for (double x : {-3.0, -0.7, 0.0, 0.3, 1.9}) {
+            ref::RefNode g;
+            g.name = "g", g.op_type = "Gelu";
+            g.attrs.set("approximate", ref::Attr::of_string(form));
+            auto at = [&](double v) {
+                ref::HostTensor t(ElemType::Double, {1});
+                t.data[0] = v;
+                return ref::run_ref(g, {&t})[0].data[0];
+            };
+            ref::HostTensor xt(ElemType::Double, {1}), one(ElemType::Double, {1});
+            xt.data[0] = x, one.data[0] = 1;
+            ref::RefNode d = g;
+            d.op_type = "GeluGrad";
+            const double fd = (at(x + 1e-6) - at(x - 1e-6)) / 2e-6;
+            INFO(form << " x " << x);
+            CHECK(ref::run_ref(d, {&xt, &one})[0].data[0] == Approx(fd).margin(1e-8));
+        }
     // ReluGrad passes the gradient exactly where y > 0 and zeroes it elsewhere (y = 0 included).
     NodeDesc n = node("ReluGrad", {{{8}, ElemType::Float}, {{8}, ElemType::Float}});
     ref::HostTensor y(ElemType::Float, {8}), dy(ElemType::Float, {8});

@@ -168,3 +168,91 @@ TEST_CASE("train backward: a grouped convolution (groups of several channels) ma
     CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);
     CHECK(check_fd(*ts, "Conv", 2) == 2);  // the second one's bias
 }
+
+namespace {
+
+size_t count_steps(const TrainSetup& ts, const std::string& op) {
+    size_t n = 0;
+    for (const PlanStep& st : ts.plan->steps) n += st.op_type == op;
+    return n;
+}
+
+auto named = [](const std::string& part) {
+    return [part](const PlanStep& st) { return st.name.find(part) != std::string::npos; };
+};
+
+}  // namespace
+
+TEST_CASE("train backward: BERT's embeddings, LayerNorm, attention and erf GELU match finite differences") {
+    auto ts = fp32_setup(zoo_graph("bert_base?layers=2&hidden=32&heads=2&seq=8&vocab=50"), 2);
+    // The training forward: fused LayerNorms with their statistics, GELU alone (not fused into
+    // the Gemm: its gradient needs its input), attention spelled out.
+    CHECK(count_steps(*ts, "LayerNormalization") == 5);
+    CHECK(count_steps(*ts, "Gelu") == 2);
+    CHECK(count_steps(*ts, "Softmax") == 2);
+    for (const PlanStep& st : ts->plan->steps)
+        if (st.op_type == "LayerNormalization") CHECK(st.out.size() == 3);
+    // Embedding table (Gather: the one-hot scatter-add), position and token type embeddings
+    // (Adds broadcast over the batch, and over batch and sequence).
+    CHECK(check_fd(*ts, "Gather", 0) == 2);
+    CHECK(check_fd(*ts, "Add", 1, named("embeddings")) == 2 * 2);
+    // Every LayerNorm's scale and bias (the first one's gradient flows through both layers).
+    CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 5);
+    CHECK(check_fd(*ts, "LayerNormalization", 2) == 2 * 5);
+    // Query and key projections of the first layer: through Softmax, the scale Div, the batched
+    // MatMuls with transposed operands, the head Transposes and views.
+    CHECK(check_fd(*ts, "Gemm", 1, named("layer.0.attention.self")) == 2 * 3);
+    // The key bias's gradient is zero (softmax ignores a shift of a row's scores): rounding residue
+    // on both sides, not compared.
+    CHECK(check_fd(*ts, "Gemm", 2, [](const PlanStep& st) {
+              return st.name.find("layer.0.attention.self.query") != std::string::npos ||
+                     st.name.find("layer.0.attention.self.value") != std::string::npos;
+          }) == 2 * 2);
+    // The FFN's first projection: through the erf GELU.
+    CHECK(check_fd(*ts, "Gemm", 1, named("intermediate")) == 2 * 2);
+}
+
+TEST_CASE("train backward: GPT-2's causal mask (Where), Split QKV, tanh GELU and LM head match finite differences") {
+    auto ts = fp32_setup(zoo_graph("gpt2_small?layers=2&hidden=32&heads=2&seq=8&vocab=50"), 2);
+    CHECK(count_steps(*ts, "Where") == 2);
+    CHECK(count_steps(*ts, "Split") == 2);
+    CHECK(count_steps(*ts, "Gelu") == 2);
+    // The fused QKV projection: its three parts' gradients concatenated, the causal mask.
+    CHECK(check_fd(*ts, "Gemm", 1, named("c_attn")) == 2 * 2);
+    CHECK(check_fd(*ts, "Gemm", 2, named("c_attn")) == 2 * 2);
+    CHECK(check_fd(*ts, "Gemm", 1, named("c_fc")) == 2 * 2);        // tanh GELU
+    CHECK(check_fd(*ts, "MatMul", 1) == 2);                          // the LM head, [N, S, H] x [H, V]
+    CHECK(check_fd(*ts, "Gather", 0) == 2);                          // word embeddings
+    CHECK(check_fd(*ts, "Add", 1, named("embeddings.position")) == 2);
+    CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 5);
+}
+
+TEST_CASE("train backward: broadcasting Sub, Mul and Div of weights match finite differences") {
+    // y = ((x - a) * b / c) with a [4] broadcast over rows, b [3, 1] over columns, c [1, 4] ->
+    // Softmax-free MLP head: Flatten -> Gemm.
+    zoo::Builder b("bcast", 13, 11);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 4}, {"N"});
+    x = b.op("Sub", {x, b.weight("a", {4}, 0.5)});
+    x = b.op("Mul", {x, b.weight("b", {3, 1}, 0.5)});
+    x = b.op("Div", {x, b.constant("c", {1, 4}, {1.5f, 2.0f, 2.5f, 3.0f})});
+    x = b.op("Div", {b.weight("d", {1, 1, 4}, 1.0), b.op("Add", {x, b.scalar("three", 3.0f)})});
+    x = b.op("Flatten", {x}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 12}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "bcast"), 3);
+    CHECK(check_fd(*ts, "Sub", 1) == 2);
+    CHECK(check_fd(*ts, "Mul", 1) == 2);
+    CHECK(check_fd(*ts, "Div", 1) == 2);  // c: a constant the gradient also reaches
+    CHECK(check_fd(*ts, "Div", 0) == 2);  // d: the numerator
+}
+
+TEST_CASE("train backward: PyTorch's nn.TransformerEncoderLayer export (Slices, spelled-out LayerNorm) matches finite differences") {
+    auto ts = fp32_setup(import_onnx_file(std::string(SFUMATO_SOURCE_DIR) + "/tests/data/torch/torch_encoder_layer/model.onnx"), 2);
+    CHECK(count_steps(*ts, "Slice") > 0);
+    CHECK(count_steps(*ts, "LayerNormalization") == 2);
+    size_t n = 0;
+    for (const char* op : {"Gemm", "MatMul"})
+        for (int slot : {1, 2}) n += check_fd(*ts, op, slot);
+    CHECK(n == 2 * 8);  // in-projection, out-projection, linear1, linear2: weight and bias each
+    CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 2);
+}

@@ -30,8 +30,9 @@ constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"
 // 0.5 * scale * |y - t|^2, and of a softmax's cross-entropy at its logits); SgdUpdate(w, g) =
 // w - lr * g; ClipGrad(y, dy) = min < y < max ? dy : 0 (attributes min, max: Clip's bounds, y its
 // output or input; ReLU6 is Clip(0, 6)); MovingAverage(r, v) = r * momentum + v * (1 - momentum)
-// (BatchNorm's running statistics).
-constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage"};
+// (BatchNorm's running statistics); GeluGrad(x, dy) = Gelu'(x) dy (x: the GELU's input; attribute
+// approximate: none for the erf form, tanh for the tanh form).
+constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage", "GeluGrad"};
 
 bool in_list(List l, const std::string& s) {
     for (const char* x : l)
@@ -111,6 +112,26 @@ struct Em {
         const Val x2 = v(Opcode::VMUL, x, x);
         const Val h = v(Opcode::VMUL, horner(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835}), x);
         return b.sel(b.cmp(CmpMode::LT, ax, Builder::imm(0.25, ct)), h, rs);
+    }
+
+    // Gelu'(x): Phi(x) + x phi(x) (erf form); with t = tanh(u), u = k (x + c x^3) (tanh form):
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) = q (1 + 2 k x e q (1 + 3 c x^2)) with
+    // e = exp(-2u), q = 1 / (1 + e) = (1 + t) / 2 and 1 - t^2 = 4 e q^2: no cancellation of 1 + t
+    // in the left tail (u clamped to +-15, where 1 + t < 1e-12).
+    Val gelu_grad(const ref::Attrs& a, const Val& x) {
+        const Val x2 = v(Opcode::VMUL, x, x);
+        if (a.get_string("approximate", "none") == "tanh") {
+            const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+            const Val uu = s(Opcode::VMULS, v(Opcode::VMUL, s(Opcode::VADDS, s(Opcode::VMULS, x2, c), 1.0), x), k);
+            const Val e = u(Opcode::VEXP, s(Opcode::VMULS, s(Opcode::VMAXS, s(Opcode::VMINS, uu, 15.0), -15.0), -2.0));
+            const Val q = u(Opcode::VREC, s(Opcode::VADDS, e, 1.0));
+            const Val poly = s(Opcode::VMULS, s(Opcode::VADDS, s(Opcode::VMULS, x2, 3 * c), 1.0), 2 * k);
+            const Val inner = v(Opcode::VMUL, v(Opcode::VMUL, v(Opcode::VMUL, x, e), q), poly);
+            return v(Opcode::VMUL, q, s(Opcode::VADDS, inner, 1.0));
+        }
+        const Val cdf = s(Opcode::VMULS, erf(s(Opcode::VMULS, x, M_SQRT1_2), true), 0.5);
+        const Val pdf = s(Opcode::VMULS, u(Opcode::VEXP, s(Opcode::VMULS, x2, -0.5)), 1.0 / std::sqrt(2.0 * M_PI));
+        return v(Opcode::VADD, cdf, v(Opcode::VMUL, x, pdf));
     }
 
     Val sigmoid(const Val& x) { return u(Opcode::VREC, s(Opcode::VADDS, u(Opcode::VEXP, neg(x)), 1.0)); }
@@ -275,7 +296,8 @@ bool is_ew_op(const std::string& op) {
 
 bool ew_precise(const std::string& op) {
     return op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Erf" || op == "Softplus" || op == "Elu" ||
-           op == "Selu" || op == "Pow" || op == "HardSigmoid" || op == "HardSwish" || op == "Softsign";
+           op == "Selu" || op == "Pow" || op == "HardSigmoid" || op == "HardSwish" || op == "Softsign" ||
+           op == "GeluGrad";
 }
 
 ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
@@ -298,7 +320,7 @@ ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
     if (in_list(kTrain, op)) {
         if (in.size() != 2) unsupported(n, "needs 2 inputs");
         for (ElemType t : in) need_float(t);
-        return op == "ReluGrad" || op == "ClipGrad" ? in[1] : in[0];
+        return op == "ReluGrad" || op == "ClipGrad" || op == "GeluGrad" ? in[1] : in[0];
     }
     if (op == "Cast") return static_cast<ElemType>(n.attrs.int_("to"));
     if (op == "CastLike") {
@@ -398,6 +420,8 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
         if (n.attrs.has("max"))
             keep = b.sel(b.cmp(CmpMode::LT, y, Builder::imm(n.attrs.get_float("max", 0), yt)), keep, Builder::imm(0, t));
         r = keep;
+    } else if (op == "GeluGrad") {
+        r = b.bin(Opcode::VMUL, em.gelu_grad(n.attrs, b.in(0, ct)), b.in(1, ct));
     } else if (op == "MovingAverage") {
         const double m = n.attrs.get_float("momentum", 0.9);
         r = b.bin(Opcode::VADD, b.scal(Opcode::VMULS, b.in(0, ct), m), b.scal(Opcode::VMULS, b.in(1, ct), 1 - m));

@@ -13,7 +13,9 @@
 // draw in timing mode, as for MoE routing); rows are then addressed from it
 // (the scalar unit still loads each id, as the chip's kernel does) and both
 // modes take the same cycles. Routing (runtime/ops/mv/movement.cpp): the row
-// gather runs when `host_ids` is given or the table is larger than the L2;
+// gather runs when `host_ids` is given, the table is larger than the L2, or
+// it is larger than the UB and the ids fill more than one in-UB gather tile
+// (which streams such a table through UB once per tile);
 // otherwise mv's in-UB gather, whose cost grows with the table but whose
 // addresses do not depend on data, is kept. Without `host_ids` the loaded id is
 // used (functional mode exact; timing mode reads row 0 for every token).
@@ -27,7 +29,7 @@
 namespace sfumato::ops::llm {
 
 // True when a run-time Gather on this node takes the row gather (axis 0;
-// host_ids or a table beyond the L2).
+// host_ids, a table beyond the L2, or beyond the UB for several tiles of ids).
 bool embedding_gather_applies(const NodeDesc& n, const DeviceInfo& dev, int64_t axis);
 std::unique_ptr<INodeOp> make_embedding_gather(const NodeDesc& n, const DeviceInfo& dev,
                                                const TensorRef& out);

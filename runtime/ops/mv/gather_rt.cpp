@@ -169,7 +169,7 @@ public:
         bool fits = false;
         for (const bool shrink_tile : {false, true}) {
             p.wc = u32(std::min<int64_t>(p.post, 1024));
-            uint64_t tile_cap = 4096;
+            uint64_t tile_cap = kGatherTileElems;
             for (int attempt = 0; attempt < 32 && !fits; ++attempt) {
                 p.wp = u32(up(p.wc, align));
                 p.ncc = (static_cast<uint64_t>(p.post) + p.wc - 1) / p.wc;

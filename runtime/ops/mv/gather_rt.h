@@ -15,6 +15,10 @@
 
 namespace sfumato::ops::mv {
 
+// The most output elements (indices x columns) one tile of the in-UB gather holds: a table
+// larger than one UB chunk streams through UB once per tile.
+constexpr uint64_t kGatherTileElems = 4096;
+
 std::unique_ptr<INodeOp> make_gather_rt(const NodeDesc& n, const DeviceInfo& dev, int64_t axis, const TensorRef& out);
 
 }  // namespace sfumato::ops::mv

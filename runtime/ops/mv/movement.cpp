@@ -10,7 +10,7 @@
 // constant indices = one job per run of consecutive indices. The reshape family (Reshape,
 // Flatten, Squeeze, Unsqueeze) are views of a contiguous input: no kernel.
 // Gather with run-time indices: runtime/ops/mv/gather_rt.h, or the embedding row gather
-// (runtime/ops/llm/embedding.h) for an axis-0 table larger than the L2.
+// (runtime/ops/llm/embedding.h) for an axis-0 table larger than the L2 or the UB.
 // Simplified: reflect pads wider than the axis minus one are not supported (no multi-bounce).
 #include <algorithm>
 #include <memory>
