@@ -120,10 +120,12 @@ if name == "membench":
 if name == "sweep":
     rows = list(csv.DictReader(open(run_dir + "/sweep.csv")))
     done = sum(1 for r in rows if r["status"] == "done")
-    sweep_plots = [k for k in marks if k.startswith("sweep-")]
+    # One plot per figure and parameter, plus the energy-against-time plot (docs/energy.md).
+    sweep_plots = [k for k in marks if k.startswith("sweep-") and k != "sweep-energy-delay"]
     if len(sweep_plots) % 3 or not sweep_plots:
         problems.append("%d sweep plots: not one per figure and each of the 3 parameters" % len(sweep_plots))
-    for k in sweep_plots:
+    if "sweep-energy-delay" not in marks: problems.append("no plot sweep-energy-delay")
+    for k in sweep_plots + ["sweep-energy-delay"]:
         if marks[k] != done: problems.append("%s: %d marks for %d done points" % (k, marks[k], done))
 if name == "serve":
     served = json.load(open(run_dir + "/summary.json"))["serve"]["metrics"]["served"]
