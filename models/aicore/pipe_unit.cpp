@@ -54,6 +54,12 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_busy(m_stats, "busy_cycles", "cycle", "cycles with at least one instruction executing"),
       m_flag_wait_cycles(m_stats, "flag_wait_cycles", "cycle", "cycles the pipe head waited on a flag"),
       m_requests(m_stats, "mem_requests", "req", "memory requests sent") {
+    if (id == isa::Pipe::M) {
+        const char* names[kNumCubeClasses] = {nullptr, "busy_cycles_fp32", "busy_cycles_int8", "busy_cycles_int4"};
+        for (int c = kFp32; c < kNumCubeClasses; ++c)
+            m_cube_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle",
+                                                       std::string("busy cycles of MADs with ") + (names[c] + 12) + " inputs");
+    }
     for (uint32_t i = 0; i < max_outstanding; ++i) {
         m_free_reqs.push_back(max_outstanding - 1 - i);
         m_reqs[i].client = this;
@@ -106,6 +112,11 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
     const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) & kInFlightMask);
     InFlight& f = m_inflight[slot];
     f.op = in.op;
+    f.cube_class = in.op != isa::Opcode::MAD ? k16Bit
+                   : in.dtype == isa::DType::FP32 ? kFp32
+                   : in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8 ? kInt8
+                   : in.dtype == isa::DType::INT4 ? kInt4
+                                                  : k16Bit;
     f.seq = in.seq;
     if (!done) m_inflight_mem[slot] = in;  // executed at its completion (functional mode)
     f.start = start;
@@ -168,7 +179,10 @@ void PipeUnit::retire(Cycle now) {
         InFlight& f = m_inflight[m_if_head];
         if (!f.done || f.end > now) break;
         const Cycle s = max(f.start, m_busy_until);
-        if (f.end > s) m_busy += (f.end - s).v;
+        if (f.end > s) {
+            m_busy += (f.end - s).v;
+            if (f.cube_class != k16Bit && m_cube_busy[f.cube_class]) *m_cube_busy[f.cube_class] += (f.end - s).v;
+        }
         m_busy_until = max(m_busy_until, f.end);
         ++m_instrs;
         note_progress();

@@ -9,6 +9,7 @@
 // sent to the memory system (at most max_outstanding in flight) and complete when the last
 // request returns. The pipe is one SC_METHOD that sleeps until its next event: it never ticks.
 #pragma once
+#include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -76,6 +77,7 @@ private:
     // retirement; a memory instruction's whole instruction waits in m_inflight_mem.
     struct InFlight {
         isa::Opcode op = isa::Opcode::NOP;
+        uint8_t cube_class = 0;  // MAD: the input type's class (CubeClass), for the energy model
         uint32_t seq = 0;
         Cycle start, end;
         uint32_t pending = 0;  // memory requests not yet returned
@@ -143,6 +145,10 @@ private:
     Counter m_busy;
     Counter m_flag_wait_cycles;
     Counter m_requests;
+    // The cube pipe only: its busy cycles spent on MADs of 32-bit, 8-bit and 4-bit inputs (the
+    // rest ran 16-bit inputs), for the energy model's per-type MAC energy (models/power).
+    enum CubeClass : uint8_t { k16Bit = 0, kFp32, kInt8, kInt4, kNumCubeClasses };
+    std::unique_ptr<Counter> m_cube_busy[kNumCubeClasses];
     Cycle m_wait_since;
 };
 

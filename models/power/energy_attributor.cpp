@@ -26,6 +26,9 @@ bool classify(const std::string& path, Event& ev, bool& occupancy) {
         Event ev;
     };
     static const Rule rules[] = {{"/m/busy_cycles", Event::CubeBusy},
+                                 {"/m/busy_cycles_fp32", Event::CubeBusyFp32},
+                                 {"/m/busy_cycles_int8", Event::CubeBusyInt8},
+                                 {"/m/busy_cycles_int4", Event::CubeBusyInt4},
                                  {"/v/busy_cycles", Event::VectorBusy},
                                  {"/scalar_busy_cycles", Event::ScalarBusy},
                                  {"/mte1/busy_cycles", Event::Mte1Busy},
@@ -81,9 +84,10 @@ Events chip_events(const StatGroup& chip, double total_cycles) {
 
 Events span_part(const Events& e) {
     Events m;
-    for (Event ev : {Event::AicActive, Event::AivActive, Event::BufferBytes, Event::L2Bytes,
-                     Event::HbmActivates, Event::HbmReadBytes, Event::HbmWriteBytes, Event::HbmRefreshes,
-                     Event::LinkBytes, Event::HostLinkBytes})
+    for (Event ev :
+         {Event::CubeBusyFp32, Event::CubeBusyInt8, Event::CubeBusyInt4, Event::AicActive, Event::AivActive,
+          Event::BufferBytes, Event::L2Bytes, Event::HbmActivates, Event::HbmReadBytes, Event::HbmWriteBytes,
+          Event::HbmRefreshes, Event::LinkBytes, Event::HostLinkBytes})
         m[ev] = e[ev];
     return m;
 }

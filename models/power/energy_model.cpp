@@ -1,14 +1,29 @@
 #include "models/power/energy_model.h"
 
+#include <algorithm>
+
 #include "models/chip/chip_params.h"
 
 namespace sfumato::power {
 
 const char* event_name(Event e) {
-    static const char* const names[kNumEvents] = {
-        "cube_busy_cycles",  "vector_busy_cycles", "scalar_busy_cycles", "mte1_busy_cycles", "buffer_bytes",
-        "aic_active_cycles", "aiv_active_cycles",  "l2_bytes",           "hbm_activates",    "hbm_read_bytes",
-        "hbm_write_bytes",   "hbm_refreshes",      "link_bytes",         "host_link_bytes"};
+    static const char* const names[kNumEvents] = {"cube_busy_cycles",
+                                                  "cube_busy_cycles_fp32",
+                                                  "cube_busy_cycles_int8",
+                                                  "cube_busy_cycles_int4",
+                                                  "vector_busy_cycles",
+                                                  "scalar_busy_cycles",
+                                                  "mte1_busy_cycles",
+                                                  "buffer_bytes",
+                                                  "aic_active_cycles",
+                                                  "aiv_active_cycles",
+                                                  "l2_bytes",
+                                                  "hbm_activates",
+                                                  "hbm_read_bytes",
+                                                  "hbm_write_bytes",
+                                                  "hbm_refreshes",
+                                                  "link_bytes",
+                                                  "host_link_bytes"};
     return names[static_cast<size_t>(e)];
 }
 
@@ -33,6 +48,9 @@ ChipShape chip_shape(const ChipParams& p) {
     s.aiv = p.split() ? p.vector_cores() : p.cube_cores;
     const double m0 = p.core.cube_m0, n0 = p.core.cube_n0, k0 = p.core.cube_k0_16bit;
     s.cube_macs_per_cycle = m0 * n0 * k0;
+    s.cube_macs_fp32 = m0 * n0 * p.core.cube_k0_fp32;
+    s.cube_macs_int8 = m0 * n0 * p.core.cube_k0_int8;
+    s.cube_macs_int4 = m0 * n0 * p.core.cube_k0_int4;
     s.cube_l0_bytes_per_cycle = (m0 * k0 + k0 * n0) * 2 + m0 * n0 * 4 * 2;
     s.l2_mib = p.detailed_mem() ? static_cast<double>(p.mem.l2.size_bytes) / (1 << 20) : 0.0;
     s.hbm_stacks = p.detailed_mem() ? p.mem.hbm.stacks : 0.0;
@@ -44,7 +62,13 @@ Breakdown EnergyModel::dynamic(const Events& e) const {
     constexpr double pj = 1e-12;
     const double v2 = m_p.dyn_scale();
     Breakdown b;
-    b.cube = e[Event::CubeBusy] * m_shape.cube_macs_per_cycle * m_p.cube_mac_pj * pj * v2;
+    const double f32 = e[Event::CubeBusyFp32], i8 = e[Event::CubeBusyInt8], i4 = e[Event::CubeBusyInt4];
+    const double b16 = std::max(0.0, e[Event::CubeBusy] - f32 - i8 - i4);
+    b.cube = (b16 * m_shape.cube_macs_per_cycle * m_p.cube_mac_pj +
+              f32 * m_shape.cube_macs_fp32 * m_p.cube_mac_fp32_pj +
+              i8 * m_shape.cube_macs_int8 * m_p.cube_mac_int8_pj +
+              i4 * m_shape.cube_macs_int4 * m_p.cube_mac_int4_pj) *
+             pj * v2;
     b.vector = e[Event::VectorBusy] * m_p.vector_cycle_pj * pj * v2;
     b.scalar = e[Event::ScalarBusy] * m_p.scalar_cycle_pj * pj * v2;
     // MTE1 reads L1 and writes L0A/L0B; GM traffic is written into or read out of a buffer once.

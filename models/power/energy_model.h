@@ -4,11 +4,10 @@
 // between GM and the local buffers, L2 traffic, HBM activates, bursts and refreshes, link and
 // host-link bytes, and the cycles each core ran a block (clock-gated otherwise); static power is
 // leakage per core kind, L2 leakage per MiB, HBM background per stack and the always-on uncore.
-// It is a first-order activity model: a busy cycle of a unit costs the same whatever it computes
-// (the cube's energy per busy cycle is priced at the fp16 rate; fp32 and int8 modes do a quarter
-// and twice the MACs per cycle at roughly four times and a quarter the energy each, so a cycle
-// costs about the same); nothing in it depends on a workload. Plain C++: events come from the
-// stats tree (chip-wide, after a run) or from a task's counters (one kernel).
+// It is a first-order activity model: a busy cycle of a unit costs the same whatever it computes,
+// except the cube's, priced per MAC of its input type (fp16/bf16, fp32, int8, int4: a busy cycle
+// does m0 x n0 x k0 of them, k0 by type); nothing in it depends on a workload. Plain C++: events come from
+// the stats tree (chip-wide, after a run) or from a task's counters (one kernel).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -26,14 +25,17 @@ struct ChipParams;
 namespace sfumato::power {
 
 enum class Event : uint8_t {
-    CubeBusy,     // cycles, summed over cores
-    VectorBusy,   // cycles
-    ScalarBusy,   // cycles
-    Mte1Busy,     // cycles
-    BufferBytes,  // bytes moved between GM and the local buffers (MTE2, MTE3, FixPipe requests)
-    AicActive,    // core-cycles an AIC (or coupled core) ran a block
-    AivActive,    // core-cycles an AIV ran a block
-    L2Bytes,      // bytes the L2 served or took (requests, fills from HBM, write-backs)
+    CubeBusy,      // cycles, summed over cores (every input type)
+    CubeBusyFp32,  // the part of them on MADs of fp32 inputs
+    CubeBusyInt8,  // ... of int8 inputs
+    CubeBusyInt4,  // ... of int4 inputs (the rest: 16-bit inputs)
+    VectorBusy,    // cycles
+    ScalarBusy,    // cycles
+    Mte1Busy,      // cycles
+    BufferBytes,   // bytes moved between GM and the local buffers (MTE2, MTE3, FixPipe requests)
+    AicActive,     // core-cycles an AIC (or coupled core) ran a block
+    AivActive,     // core-cycles an AIV ran a block
+    L2Bytes,       // bytes the L2 served or took (requests, fills from HBM, write-backs)
     HbmActivates,
     HbmReadBytes,
     HbmWriteBytes,
@@ -67,6 +69,7 @@ struct Breakdown {
 struct ChipShape {
     double aic = 0, aiv = 0;         // cores of each kind (a coupled core counts as one AIC and one AIV)
     double cube_macs_per_cycle = 0;  // fp16 MACs per cube busy cycle
+    double cube_macs_fp32 = 0, cube_macs_int8 = 0, cube_macs_int4 = 0;  // the same for other inputs
     // Local-buffer bytes a cube busy cycle moves: an m0 x k0 fp16 fractal of L0A and a k0 x n0 one
     // of L0B read, an m0 x n0 fp32 accumulator of L0C read and written.
     double cube_l0_bytes_per_cycle = 0;

@@ -29,6 +29,13 @@ PowerParams::PowerParams(const ParamScope& chip)
                "per fp16 MAC in the cube's arithmetic (a busy cycle is m0*k0*n0 of them; its L0A/L0B reads "
                "and L0C accumulation are priced as buffer bytes)",
                std::string("fp16 mul 1.1 + fp32 add 0.9 pJ, ") + kScaled, 100)),
+      cube_mac_fp32_pj(coef(scope, "cube_mac_fp32_pj", 0.92, "pJ", "per fp32 MAC in the cube's arithmetic",
+                            std::string("fp32 mul 3.7 + add 0.9 pJ, ") + kScaled, 100)),
+      cube_mac_int8_pj(coef(scope, "cube_mac_int8_pj", 0.06, "pJ",
+                            "per int8 MAC in the cube's arithmetic (int32 accumulation)",
+                            std::string("8-bit mul 0.2 + 32-bit add 0.1 pJ, ") + kScaled, 100)),
+      cube_mac_int4_pj(coef(scope, "cube_mac_int4_pj", 0.03, "pJ", "per int4 MAC in the cube's arithmetic",
+                            "estimate: half the int8 figure", 100)),
       vector_cycle_pj(coef(scope, "vector_cycle_pj", 400, "pJ",
                            "per busy cycle of a vector unit (one 256-byte repeat: 128 fp16 lanes, two 256-B "
                            "operands read from the UB and one written)",

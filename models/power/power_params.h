@@ -21,7 +21,8 @@ struct PowerParams {
     Param<double> envelope_w;  // the part's published maximum power (checks, not the model)
     Param<double> window_us;   // sliding window of the peak-power figure
     // Dynamic energy per event at the nominal voltage.
-    Param<double> cube_mac_pj;           // per fp16 MAC (one cube busy cycle = m0 x k0 x n0 of them)
+    Param<double> cube_mac_pj;  // per fp16 MAC (one cube busy cycle = m0 x k0 x n0 of them)
+    Param<double> cube_mac_fp32_pj, cube_mac_int8_pj, cube_mac_int4_pj;  // per MAC of those inputs
     Param<double> vector_cycle_pj;       // per busy cycle of a vector unit (one 256-B repeat)
     Param<double> scalar_cycle_pj;       // per busy cycle of a scalar unit (one instruction)
     Param<double> buffer_pj_per_byte;    // local buffer (L1, L0A/B/C, UB) access, per byte

@@ -183,3 +183,13 @@ TEST_CASE("energy: a model run reports energy per inference, and its report plot
     REQUIRE(run_cli("report " + dir + " -o " + dir + "/r.html").code == 0);
     CHECK(read_text(dir + "/r.html").find("id=\"power-timeline\"") != std::string::npos);
 }
+
+TEST_CASE("energy: an fp32 matmul's cube cycles are priced as fp32 MACs") {
+    const std::string base = "kernel matmul --m 256 --n 256 --k 512 --config " + config("tiny") + " --mode timing --dtype ";
+    const auto f16 = run_summary("energy_f16", base + "fp16")["ops"][0];
+    const auto f32 = run_summary("energy_f32", base + "fp32")["ops"][0];
+    auto ev = [](const nlohmann::json& op, const char* k) { return op["energy_events"].value(k, 0.0); };
+    CHECK(ev(f16, "cube_busy_cycles_fp32") == 0);
+    REQUIRE(ev(f32, "cube_busy_cycles") > 0);
+    CHECK(ev(f32, "cube_busy_cycles_fp32") == ev(f32, "cube_busy_cycles"));  // every cube cycle ran fp32 inputs
+}

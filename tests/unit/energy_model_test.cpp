@@ -108,3 +108,18 @@ TEST_CASE("energy model: negative or absurd coefficients and unknown keys are na
     Loaded l("tiny", {"chip.power.bogus=1"});
     CHECK_THROWS_WITH(l.c.check_unused(), Catch::Contains("chip.power.bogus"));
 }
+
+TEST_CASE("energy model: the cube is priced per MAC of its input type") {
+    Loaded l("ascend910b-like");
+    const PowerParams& pp = l.p->power;
+    const EnergyModel m(pp, chip_shape(*l.p));
+    const double mn = static_cast<double>(l.p->core.cube_m0) * l.p->core.cube_n0;
+    Events e;
+    e[Event::CubeBusy] = 1000;
+    e[Event::CubeBusyFp32] = 300;
+    e[Event::CubeBusyInt8] = 200;
+    const double expect = (500 * mn * l.p->core.cube_k0_16bit * pp.cube_mac_pj +
+                           300 * mn * l.p->core.cube_k0_fp32 * pp.cube_mac_fp32_pj +
+                           200 * mn * l.p->core.cube_k0_int8 * pp.cube_mac_int8_pj) * 1e-12;
+    CHECK(m.dynamic(e).cube == Approx(expect).epsilon(1e-12));
+}
