@@ -175,7 +175,8 @@ void SystemSession::distribute(IRankTransport& t) {
     if (t.size() > chips)
         throw InputError(std::to_string(t.size()) + " ranks for a system of " + std::to_string(chips) + " chips (" +
                          m_sys_params->name.get() + "): at most one rank per chip");
-    const uint64_t lookahead = Fabric::lookahead_ps(m_system->fabric().topology());
+    // At most a millisecond (a system without links would have none to bound it).
+    const uint64_t lookahead = std::min<uint64_t>(Fabric::lookahead_ps(m_system->fabric().topology()), 1000000000);
     if (lookahead < 2)
         throw ConfigError("system.link.latency_ns", "a system split over ranks needs a latency on every link (the "
                                                     "windows' lookahead); the smallest is " + std::to_string(lookahead) + " ps");
