@@ -192,8 +192,7 @@ void SystemSession::run_windows(const std::function<bool()>& all_done) {
     const ClockDomain clk = m_chip_params->clock();
     IRankTransport& t = m_sync->transport();
     constexpr uint64_t kSlicePs = 1000000000;  // 1 ms
-    // Elaboration and time zero's first delta; what it posted is exchanged with the first window.
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    m_sync->start();
     uint64_t slice_end = now_tick().v + kSlicePs, before = progress_counter();
     for (;;) {
         const WindowSync::Step st = m_sync->step(all_done(), has_failure());
