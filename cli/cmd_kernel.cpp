@@ -133,6 +133,8 @@ int cmd_kernel(const std::vector<std::string>& args) {
         if (o.contains("roofline_note")) std::printf("  roofline fraction %s\n", o["roofline_note"].get<std::string>().c_str());
         std::printf("  task duration (dispatch to completion report): %llu cycles, %.3f us\n",
                     static_cast<unsigned long long>(o["task_duration"].get<uint64_t>()), o["task_duration_us"].get<double>());
+        std::printf("  energy: %.4g J, average power %.1f W over the kernel (its events and the chip's static power)\n",
+                    o["energy_j"].get<double>(), o["power_w"].get<double>());
         const auto& pu = o["pipe_util"];
         std::printf("  pipe util: scalar %.3f mte2 %.3f vector %.3f mte3 %.3f mte1 %.3f cube %.3f fixpipe %.3f\n",
                     pu["scalar"].get<double>(), pu["mte2"].get<double>(), pu["vector"].get<double>(), pu["mte3"].get<double>(),
@@ -147,6 +149,14 @@ int cmd_kernel(const std::vector<std::string>& args) {
     if (check.checked) std::printf("  check: %s (max abs err %.3g, max rel err %.3g)\n", check.passed ? "passed" : "FAILED", check.max_abs_err, check.max_rel_err);
     else std::printf("  check: not run, no verdict (timing mode has no data)\n");
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()), summary["total_time_us"].get<double>());
+    if (summary.contains("energy")) {
+        const auto& e = summary["energy"];
+        std::printf("  energy: %.4g J (dynamic %.4g J, static %.4g J), average power %.1f W over the run, peak %.1f W "
+                    "over %.3g us (static %.1f W)\n",
+                    e["total_j"].get<double>(), e["dynamic_j"].get<double>(), e["static_j"].get<double>(),
+                    e["average_power_w"].get<double>(), e["peak_power_w"].get<double>(), e["peak_window_us"].get<double>(),
+                    e["static_power_w"].get<double>());
+    }
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return !check.checked || check.passed ? kExitOk : kExitFailure;
 }

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "cli/installation.h"
 #include "cli/interrupt.h"
+#include "models/power/energy_report.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -316,7 +318,9 @@ void Session::run_until(const std::function<bool()>& done, const std::function<v
 
 void Session::finish() {
     m_total_cycles = m_chip_params->clock().ceil_cycle(now_tick()).v;
+    if (m_chip) m_chip->energy().finish(now_tick().v);
     if (m_runtime) m_runtime->context().emit_task_trace();
+    trace_power();
 }
 
 Roofline roofline(const KernelDesc& k, const DeviceInfo& d) {
@@ -377,6 +381,7 @@ nlohmann::json Session::op_json(const Task& task) const {
             {"roofline_fraction", rl.cycles / cyc},
             {"roofline_cycles_l2", rl.cycles_l2},
             {"roofline_fraction_l2", rl.cycles_l2 / cyc}};
+    add_op_energy(j, *t);
     // A memory-bound kernel faster than its HBM roof did not move all its compulsory bytes
     // through the HBM within its time: the write-back L2 kept output lines dirty past its end
     // (written back later), or inputs were still in L2. Say so beside the figure, which would
@@ -451,6 +456,7 @@ nlohmann::json Session::base_summary() const {
             {"total_cycles", m_total_cycles},
             {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},
             {"device", device_json()}};
+    if (m_chip) s["energy"] = energy_json();
     const size_t tasks = m_runtime ? m_runtime->context().tasks().size() : 0;
     if (tasks <= m_opts.summary_ops) {
         s["ops"] = ops_json();
@@ -466,6 +472,38 @@ nlohmann::json Session::base_summary() const {
                                     "ops_by_type sums the launches per operator type"}};
     }
     return s;
+}
+
+// Energy (models/power): the run's breakdown from the chip's counted events, and each kernel's.
+nlohmann::json Session::energy_json() const {
+    const StatGroup* chip = m_root.child("chip");
+    const double seconds = m_chip_params->clock().to_us(m_total_cycles) * 1e-6;
+    const power::Events run = chip ? power::chip_events(*chip, static_cast<double>(m_total_cycles)) : power::Events{};
+    return power::run_energy_json(m_chip->energy(), run, seconds);
+}
+
+void Session::add_op_energy(nlohmann::json& j, const Task& t) const {
+    const double seconds = m_chip_params->clock().to_us(t.cycles) * 1e-6;
+    const power::KernelEnergy e = power::kernel_energy(m_chip->energy(), t, seconds);
+    j["energy_j"] = e.total();
+    j["dynamic_energy_j"] = e.dynamic_j;
+    j["power_w"] = seconds > 0 ? e.total() / seconds : 0.0;
+    nlohmann::json events = nlohmann::json::object();
+    for (size_t i = 0; i < power::kNumEvents; ++i)
+        if (e.events.n[i] != 0) events[power::event_name(static_cast<power::Event>(i))] = e.events.n[i];
+    j["energy_events"] = events;
+}
+
+void Session::trace_power() {
+    if (!m_trace.on(TraceLevel::Task) || !m_chip) return;
+    const power::PowerSeries ps = power::power_series(m_chip->energy(), m_chip_params->clock().to_us(m_total_cycles) * 1e-6);
+    const TrackId track = m_trace.sink()->counter_track("power", "chip power W");
+    double last = -1;
+    for (size_t i = 0; i < ps.watts.size(); ++i) {
+        if (ps.watts[i] == last) continue;  // a counter holds its value: only changes are written
+        last = ps.watts[i];
+        m_trace.sink()->counter(track, Tick(static_cast<uint64_t>(std::llround(static_cast<double>(i) * ps.bin_s * 1e12))), last);
+    }
 }
 
 nlohmann::json Session::ops_by_type_json() const {

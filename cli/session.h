@@ -139,6 +139,10 @@ public:
     // bytes per cycle, L2 size): summary.json's "device".
     nlohmann::json device_json() const;
     nlohmann::json base_summary() const;
+    // summary.json "energy" (models/power): the run's energy by component and its average power.
+    nlohmann::json energy_json() const;
+    // An op's energy_j, dynamic_energy_j, power_w and energy_events.
+    void add_op_energy(nlohmann::json& j, const Task& t) const;
     // Writes trace.json, stats.h5, summary.json and instr.csv into --out (if given).
     void write_outputs(const nlohmann::json& summary);
     // Writes the --record workload file, if asked for.
@@ -149,6 +153,8 @@ public:
     std::string instr_csv() const;
 
 private:
+    // The chip's power over time as a trace counter track (trace level task and above).
+    void trace_power();
     CommonOptions m_opts;
     std::string m_cmdline;
     Config m_config;

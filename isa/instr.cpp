@@ -17,7 +17,7 @@ constexpr const char* kOpNames[] = {
     "scalar", "get_sysreg", "set_mask",
     "ld_gm", "st_gm", "dcci",
     "copy_gm_to_ub", "copy_gm_to_l1", "copy_gm_to_l1_nd2nz", "load2d_gm",
-    "load2d", "load3d", "copy_l1_to_ub", "fill",
+    "load2d", "load3d", "copy_l1_to_ub", "copy_l1_to_bt", "fill",
     "mad",
     "fixpipe", "copy_l1_to_fb",
     "copy_ub_to_gm", "copy_ub_to_l1", "copy_l1_to_gm",
@@ -127,6 +127,7 @@ ParamKind param_kind(Opcode op) {
         case Opcode::COPY_GM_TO_UB:
         case Opcode::COPY_GM_TO_L1:
         case Opcode::COPY_L1_TO_UB:
+        case Opcode::COPY_L1_TO_BT:
         case Opcode::COPY_UB_TO_GM:
         case Opcode::COPY_UB_TO_L1:
         case Opcode::COPY_L1_TO_GM:
@@ -153,6 +154,7 @@ Pipe default_pipe(Opcode op) {
         case Opcode::LOAD2D:
         case Opcode::LOAD3D:
         case Opcode::COPY_L1_TO_UB:
+        case Opcode::COPY_L1_TO_BT:
         case Opcode::FILL: return Pipe::MTE1;
         case Opcode::MAD: return Pipe::M;
         case Opcode::FIXPIPE:
@@ -202,6 +204,7 @@ void set_default_positions(Instr& in) {
         case Opcode::LOAD2D:
         case Opcode::LOAD3D: set(Pos::L0A, Pos::L1); break;
         case Opcode::COPY_L1_TO_UB: set(Pos::UB, Pos::L1); break;
+        case Opcode::COPY_L1_TO_BT: set(Pos::BT, Pos::L1); break;
         case Opcode::FILL: set(Pos::L1, Pos::GM); break;
         case Opcode::MAD: set(Pos::L0C, Pos::L0A, Pos::L0B, Pos::BT); break;
         case Opcode::FIXPIPE: set(Pos::GM, Pos::L0C, Pos::FB); break;

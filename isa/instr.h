@@ -52,6 +52,7 @@ enum class Opcode : uint16_t {
     LOAD2D,       // l2d: L1 -> L0A/L0B, optional per-fractal transpose
     LOAD3D,       // l3d: L1 (NC1HWC0) -> L0A (ZZ) img2col with stride/dilation/padding
     COPY_L1_TO_UB,  // copy (coupled cores only)
+    COPY_L1_TO_BT,  // copy: L1 -> the bias table (mad bias, fp32/int32 entries), split parts' cube core
     FILL,         // fill: dst (L1/L0A/L0B) = scalar in dtype
     // M: cube
     MAD,  // mad: L0C (NZ) = [L0C +] L0A (ZZ) x L0B (ZN) [+ bias in BT]

@@ -23,6 +23,7 @@ bool sides_of(Opcode op, Sides& s) {
         case Opcode::COPY_GM_TO_L1: s = {Pos::GM, Pos::L1}; return true;
         case Opcode::COPY_GM_TO_L1_ND2NZ: s = {Pos::GM, Pos::L1}; return true;
         case Opcode::COPY_L1_TO_UB: s = {Pos::L1, Pos::UB}; return true;
+        case Opcode::COPY_L1_TO_BT: s = {Pos::L1, Pos::BT}; return true;
         case Opcode::COPY_UB_TO_GM: s = {Pos::UB, Pos::GM}; return true;
         case Opcode::COPY_UB_TO_L1: s = {Pos::UB, Pos::L1}; return true;
         case Opcode::COPY_L1_TO_GM: s = {Pos::L1, Pos::GM}; return true;

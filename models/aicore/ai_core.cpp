@@ -84,6 +84,7 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
     setup(Pos::L0B, p.l0b);
     setup(Pos::L0C, p.l0c);
     setup(Pos::FB, p.fb);
+    setup(Pos::BT, p.bt);
     m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * p.event_ids);
     if (trace.on(TraceLevel::Instr)) {
         m_scalar_track = trace.sink()->track(this->name(), "SCALAR", 0);

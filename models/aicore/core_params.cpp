@@ -27,6 +27,8 @@ CoreParams::CoreParams(const ParamScope& s)
       // fb0_size = 2048 in the vendor's platform description of Ascend910B (its fb1..fb3 hold other
       // FixPipe parameters, not modelled): 256 per-channel quantisation words of 8 bytes.
       fb(s.sub("fb"), 2048, 128, "FixPipe buffer (per-channel quantisation words)"),
+      // 1 KiB on Atlas A2/A3 (the vendor's API reference, L1 -> BiasTable DataCopy): 256 fp32 entries.
+      bt(s.sub("bt"), 1024, 64, "bias table (mad bias, fp32/int32 per column)"),
       vec_cycles_per_repeat(s.sub("vector"), "cycles_per_repeat", 1, "cycle",
                             "cycles per 256-byte repeat of a simple vector op", {1, 1000}),
       vec_transcendental_cycles_per_repeat(s.sub("vector"), "transcendental_cycles_per_repeat", 4, "cycle",

@@ -25,7 +25,7 @@ struct CoreParams {
     Param<uint32_t> flag_latency;
     Param<bool> set_flag_blocks;
     // Local buffers.
-    BufferParams ub, l1, l0a, l0b, l0c, fb;
+    BufferParams ub, l1, l0a, l0b, l0c, fb, bt;
     // Vector unit.
     Param<uint32_t> vec_cycles_per_repeat;
     Param<uint32_t> vec_transcendental_cycles_per_repeat;

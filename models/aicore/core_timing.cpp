@@ -190,6 +190,8 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
         case Opcode::LOAD3D:
             return move(isa::moved_bytes(in), in.dst.pos == Pos::L0B ? p.mte1_l1_l0b_bpc : p.mte1_l1_l0a_bpc, p.mte1_startup);
         case Opcode::COPY_L1_TO_UB: return move(isa::moved_bytes(in), p.mte1_l1_ub_bpc, p.mte1_startup);
+        // L1 -> bias table: the L1 read port of L1 -> UB (est.).
+        case Opcode::COPY_L1_TO_BT: return move(isa::moved_bytes(in), p.mte1_l1_ub_bpc, p.mte1_startup);
         case Opcode::FILL: return move(isa::moved_bytes(in), p.mte1_fill_bpc, p.mte1_startup);
         case Opcode::FIXPIPE:
             return move(uint64_t{in.fix.nd_num} * in.fix.m * in.fix.n * 4, p.fix_l0c_bpc, p.fix_startup);

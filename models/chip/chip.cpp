@@ -58,6 +58,11 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     m_router.local = m_dma;
     m_router.device_id = device_id;
     m_ts = std::make_unique<ts::TaskScheduler>("ts", p.ts, clk, m_info, *m_runner, m_router, &m_stats, &trace);
+    m_energy = std::make_unique<power::EnergyAttributor>(m_stats, p.power, power::chip_shape(p));
+    m_ts->set_kernel_span_hook([this](const Task& t, bool started, uint64_t tick) {
+        if (started) m_energy->kernel_started(t.id, tick);
+        else m_energy->kernel_finished(t.id, tick);
+    });
 }
 
 uint32_t Chip::line_bytes() const { return m_p.detailed_mem() ? m_p.mem.l2.g.line_bytes : 512u; }

@@ -16,6 +16,7 @@
 #include "models/dma/sdma.h"
 #include "models/link/i_fabric.h"
 #include "models/mem/memory_system.h"
+#include "models/power/energy_attributor.h"
 #include "models/ts/aicore_runner.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/device_if.h"
@@ -52,6 +53,10 @@ public:
     const ChipParams& params() const { return m_p; }
     const std::vector<std::unique_ptr<AiCore>>& cores() const { return m_cores; }
     const InstrStats& instr_stats() const { return *m_instr_stats; }
+    // Energy bookkeeping over kernel spans (models/power): per-kernel memory events, the power
+    // timeline. Call energy().finish(now) at the end of a run before reading it.
+    power::EnergyAttributor& energy() { return *m_energy; }
+    const power::EnergyAttributor& energy() const { return *m_energy; }
     // The detailed memory system (null when chip.mem.model = simple).
     mem::MemorySystem* memory_system() const { return m_memsys.get(); }
     // What every core and queue is doing: for deadlock reports.
@@ -84,6 +89,7 @@ private:
     std::vector<std::unique_ptr<AiCore>> m_cores;
     std::unique_ptr<ts::AiCoreRunner> m_runner;
     std::unique_ptr<ts::TaskScheduler> m_ts;
+    std::unique_ptr<power::EnergyAttributor> m_energy;
 };
 
 }  // namespace sfumato

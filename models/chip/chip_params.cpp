@@ -39,7 +39,8 @@ ChipParams::ChipParams(Config& c)
       sdma(scope.sub("dma").unused_if(mem_model.get() != "detailed", "the SDMA engines belong to chip.mem.model = detailed"),
            host_link),
       ts(scope.sub("ts")),
-      system(scope) {}
+      system(scope),
+      power(scope) {}
 
 ChipPeaks chip_peaks(const ChipParams& p) {
     ChipPeaks k{};

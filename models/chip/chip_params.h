@@ -7,6 +7,7 @@
 #include "models/chip/simple_gm.h"
 #include "models/dma/sdma_params.h"
 #include "models/mem/mem_params.h"
+#include "models/power/power_params.h"
 #include "models/ts/task_scheduler.h"
 #include "sim/config.h"
 #include "sim/device_if.h"
@@ -32,6 +33,7 @@ struct ChipParams {
     SdmaParams sdma;           // SDMA engines, chip.dma.engines/max_outstanding (detailed)
     TaskSchedulerParams ts;
     SystemRegionParams system;  // chip.system.*: page table, kernel arguments, kernel code
+    power::PowerParams power;   // chip.power.*: energy per event, static power, voltage
 
     bool split() const { return arch.get() == "split"; }
     uint32_t vector_cores() const { return split() ? cube_cores * aiv_per_aic : cube_cores; }

@@ -184,7 +184,10 @@ void TaskScheduler::step() {
                 BlockRun& b = m_blocks[a.a];
                 ++m_blocks_run;
                 b.start = now;
-                if (b.block == 0) m_queues[b.queue].active->exec_start_tick = Tick(now);
+                if (b.block == 0) {
+                    m_queues[b.queue].active->exec_start_tick = Tick(now);
+                    if (m_span_hook) m_span_hook(*m_queues[b.queue].active, true, now);
+                }
                 m_runner.run_block(b.slot, *m_queues[b.queue].active, b.block, *this, a.a);
                 break;
             }
@@ -312,6 +315,7 @@ void TaskScheduler::complete(uint32_t qi, uint64_t now) {
                     ? m_clock.ceil_cycle(t->exec_end_tick).v - m_clock.ceil_cycle(t->exec_start_tick).v
                     : m_clock.ceil_cycle(t->end_tick).v - m_clock.ceil_cycle(t->start_tick).v;
     t->done = true;
+    if (m_span_hook && t->kind == TaskKind::Kernel) m_span_hook(*t, false, now);
     t->done_event.notify(sc_core::SC_ZERO_TIME);
     ++m_tasks;
     note_progress();

@@ -24,6 +24,7 @@
 // in core-clock edges. Simplified: no queue depth limit, no preemption of running blocks, no
 // descriptor fetch traffic.
 #pragma once
+#include <functional>
 #include <deque>
 #include <memory>
 #include <queue>
@@ -70,6 +71,10 @@ public:
         m_device_id = device_id;
     }
     void notify_arrived(uint32_t slot) override;
+    // Told when a kernel starts executing (its first block starts) and when it completes, with
+    // the tick (ps): the chip's energy bookkeeping (models/power/energy_attributor.h).
+    using KernelSpanHook = std::function<void(const Task&, bool started, uint64_t tick)>;
+    void set_kernel_span_hook(KernelSpanHook h) { m_span_hook = std::move(h); }
 
     void block_done(uint64_t cookie) override;
     void dma_done(uint64_t cookie) override;
@@ -127,6 +132,7 @@ private:
     IBlockRunner& m_runner;
     IDmaEngine& m_dma;
     TraceHub* m_trace;
+    KernelSpanHook m_span_hook;
     CorePool m_cores;
     std::vector<Queue> m_queues;
     std::vector<uint32_t> m_order;          // queue indices by (priority, id)

@@ -87,6 +87,7 @@ uint8_t* base() {
             std::exit(kExitFailure);
         }
         a.base = static_cast<uint8_t*>(p);
+        raw_gm_install(a.base, a.size);
     }
     return a.base;
 }

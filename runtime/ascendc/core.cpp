@@ -339,6 +339,9 @@ kernel::FixpipeParams kfixpipe(const AscendC::FixpipeParamsV220& p, bool nz2nd) 
     k.nz2ndEn = nz2nd;
     k.channelSplit = p.isChannelSplit;
     k.unitFlag = unit_flag("FixpipeParamsV220::unitFlag", p.unitFlag);
+    // SetAtomicAdd is in force for the FixPipe's stores too (the split-K Matmul's partial sums).
+    if (g_current && g_current->atomic_op > 1) fail("Fixpipe with SetAtomicMax/Min in force: not modelled (add only)");
+    k.atomicAdd = g_current && g_current->atomic_op == 1;
     // Several matrices are an NZ -> ND feature (the reference); an NZ output is one matrix.
     if (nz2nd && p.ndNum > 1) {
         if (p.srcNdStride == 0 || p.dstNdStride == 0)

@@ -399,9 +399,13 @@ void note_poll(uint64_t dev, const void* bytes, uint32_t n) {
     fail(m.str());
 }
 
-void block_started() { ++g_running; }
+void block_started() {
+    ++g_running;
+    raw_gm_reset();
+}
 
 void block_ended(CoreState& st) {
+    raw_gm_reset();
     if (st.polls >= kPollLimit) --g_stuck;
     --g_running;
 }

@@ -46,6 +46,10 @@ void note_poll(uint64_t dev, const void* bytes, uint32_t n);
 // Blocks of Ascend C kernels running now (run_block counts them).
 void block_started();
 void block_ended(CoreState& st);
+// Plain loads through __gm__ pointers in kernels (runtime/ascendc/raw_gm.cpp): the fault handler on
+// the device pointers' range, and dropping the pages it made readable (at each block's start and end).
+void raw_gm_install(uint8_t* base, uint64_t size);
+void raw_gm_reset();
 
 // A launch as the device runtime takes it (exposed for tests that compare instruction streams).
 KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev);

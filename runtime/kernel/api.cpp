@@ -83,6 +83,8 @@ void copy_local(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const is
         op = isa::Opcode::COPY_UB_TO_UB;
     else if (src.pos == isa::Pos::L1 && dst.pos == isa::Pos::FB)
         op = isa::Opcode::COPY_L1_TO_FB;
+    else if (src.pos == isa::Pos::L1 && dst.pos == isa::Pos::BT)
+        op = isa::Opcode::COPY_L1_TO_BT;
     else
         bad_positions("DataCopy", dst.pos, src.pos);
     isa::Instr in = make(op, t);

@@ -438,6 +438,7 @@ int int4_family(const std::string& name);  // conformance_int4.cpp
 int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
 int quant_family(const std::string& name);  // conformance_quant.cpp
+int matmul_family(const std::string& name);  // conformance_matmul.cpp
 
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
@@ -447,6 +448,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = load3d_family(g_family); rc >= 0) return rc;
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
     if (const int rc = quant_family(g_family); rc >= 0) return rc;
+    if (const int rc = matmul_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

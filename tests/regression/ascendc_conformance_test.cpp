@@ -185,3 +185,44 @@ TEST_CASE("ascendc conformance: a poll of a GM word nothing can change any more 
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
 }
+TEST_CASE("ascendc conformance: Matmul (IterateAll, bias, unaligned shape over several cores, SetTail)") {
+    family("matmul");
+}
+TEST_CASE("ascendc conformance: Matmul with A and B transposed, half C, Iterate + GetTensorC, N first") {
+    family("matmul_trans");
+}
+TEST_CASE("ascendc conformance: Matmul with C in NZ and small fixed base blocks (SetFixSplit)") {
+    family("matmul_nz");
+}
+TEST_CASE("ascendc conformance: the Matmul tiling's blocks fit the chip's buffers and cores") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    const std::string dir = temp_dir("ascendc_conf_matmul_tiling");
+    const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+                           "/o " + prog + " matmul_tiling");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("matmul_tiling ok"));
+}
+TEST_CASE("ascendc conformance: kernels read device memory through plain __gm__ pointers") { family("raw_gm"); }
+TEST_CASE("ascendc conformance: a store through a plain __gm__ pointer stops the run, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    const std::string dir = temp_dir("ascendc_conf_raw_gm_store");
+    const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+                           "/o " + prog + " raw_gm_store");
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("a store to GM through a plain __gm__ pointer"));
+    CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+}
+TEST_CASE("ascendc conformance: a Matmul tiling whose base blocks are not fractal-aligned stops the run, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_matmul_bad_") + mode);
+        const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" +
+                               mode + " SFUMATO_OUT=" + dir + "/o " + prog + " matmul_bad_tiling");
+        INFO(r.output);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.output, Catch::Contains("Matmul::Init") && Catch::Contains("baseM and baseN must be multiples of 16"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}

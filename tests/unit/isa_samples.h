@@ -37,6 +37,7 @@ inline Instr sample(Opcode op) {
                 case Opcode::COPY_UB_TO_L1: src = Pos::UB, dst = Pos::L1; break;
                 case Opcode::COPY_L1_TO_GM: src = Pos::L1, dst = Pos::GM, in.copy.len_bytes = 72; break;
                 case Opcode::COPY_L1_TO_FB: src = Pos::L1, dst = Pos::FB; break;
+                case Opcode::COPY_L1_TO_BT: src = Pos::L1, dst = Pos::BT; break;
                 default: src = Pos::UB; break;
             }
             in.dst = A(dst, 0x1240), in.src0 = A(src, 0x80);

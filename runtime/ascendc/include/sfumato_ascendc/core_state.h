@@ -31,6 +31,8 @@ struct CoreState {
     int core_type = AscendC::AIV;  // AscendC::AIC / AIV (coupled cores count as both)
     bool coupled = false;
     AscendC::TPipe* pipe = nullptr;  // the most recent TPipe (GetTPipePtr)
+    uint8_t* sys_workspace = nullptr;  // SetSysWorkspace / GetSysWorkSpacePtr
+    void* mm_shared_l0 = nullptr;      // the L0A/L0B queues Matmuls with isA2B2Shared share
     // Event ids taken by AllocEventID and returned by ReleaseEventID, per pipe pair.
     std::vector<uint8_t> free_events[isa::kNumPipes * isa::kNumPipes];
     // SetPadValue: the value DataCopyPad pads with when its isPad is false.

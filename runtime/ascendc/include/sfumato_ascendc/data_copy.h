@@ -105,12 +105,22 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
                                         src.GetLength(), dst.GetLength());
         return;
     }
+    if (dst.GetPosition() == TPosition::C2) {  // C1 -> the bias table: blockLen and dstGap in 64 B (Atlas A2)
+        if (sizeof(T) != 4)
+            sfumato::ascendc::fail("DataCopy C1 -> C2 of other than float or int32_t data (the move's conversion of half "
+                                   "to fp32) is not modelled");
+        if (p.blockCount == 0 || p.blockLen == 0) return;  // the reference: a NOP
+        sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 64ull, p.srcStride));
+        sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 64ull, p.dstStride * 2u));
+        sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
+                                  sfumato::kernel::DataCopyParams{p.blockCount, static_cast<uint16_t>(p.blockLen * 2u),
+                                                                  p.srcStride, static_cast<uint16_t>(p.dstStride * 2u)});
+        return;
+    }
     sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.srcStride));
     sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 32ull, p.dstStride));
     if (src.GetPosition() == TPosition::CO1)
         sfumato::ascendc::fail("CO1 -> CO2 takes DataCopyEnhancedParams with BlockMode::BLOCK_MODE_MATRIX");
-    if (dst.GetPosition() == TPosition::C2)
-        sfumato::ascendc::fail("C1 -> C2 (the bias table): the modelled ISA has no move into the bias table");
     sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
                               sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
 }

@@ -176,19 +176,16 @@ SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataPaddingValue)
 SFUMATO_ASCENDC_UNSUPPORTED(SetFmatrix)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataBoundary)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataRepeat)
-SFUMATO_ASCENDC_UNSUPPORTED(GetSysWorkSpacePtr)
-SFUMATO_ASCENDC_UNSUPPORTED(SetSysWorkspace)
 SFUMATO_ASCENDC_UNSUPPORTED(Trap)
 #undef SFUMATO_ASCENDC_UNSUPPORTED
 
-// The high-level Matmul class.
-template <class... A>
-class Matmul {
-    static_assert(sfumato_unsupported::always_false<A...>,
-                  "AscendC::Matmul (the high-level API) is not supported by sfumato's Ascend C layer; use "
-                  "LoadData/Mmad/Fixpipe");
-};
-template <class... A>
-struct MatmulType {};
+// The system workspace (the high-level APIs' GM scratch): what SetSysWorkspace set for the running
+// block, else null (sfumato's Matmul needs none).
+inline void SetSysWorkspace(GM_ADDR workspace) { sfumato::ascendc::enter("SetSysWorkspace").sys_workspace = workspace; }
+inline GM_ADDR GetSysWorkSpacePtr() { return sfumato::ascendc::enter("GetSysWorkSpacePtr").sys_workspace; }
 
 }  // namespace AscendC
+
+using AscendC::GetSysWorkSpacePtr;
+using AscendC::SetSysWorkspace;
+

@@ -1,0 +1,158 @@
+#include "models/power/energy_attributor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+namespace sfumato::power {
+
+namespace {
+bool ends_with(const std::string& s, const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+double stat_value(const StatBase& s) {
+    if (auto* c = dynamic_cast<const Counter*>(&s)) return static_cast<double>(c->value());
+    if (auto* f = dynamic_cast<const Formula*>(&s)) return f->value();
+    return 0.0;
+}
+void walk(const StatGroup& g, const std::function<void(const std::string&, const StatBase&)>& f) {
+    for (const StatBase* s : g.stats()) f(g.path() + "/" + s->name(), *s);
+    for (const StatGroup* c : g.children()) walk(*c, f);
+}
+// The event a stat counts (and whether it is an occupancy ratio); false: none.
+bool classify(const std::string& path, Event& ev, bool& occupancy) {
+    occupancy = false;
+    struct Rule {
+        const char* suffix;
+        Event ev;
+    };
+    static const Rule rules[] = {{"/m/busy_cycles", Event::CubeBusy},
+                                 {"/v/busy_cycles", Event::VectorBusy},
+                                 {"/scalar_busy_cycles", Event::ScalarBusy},
+                                 {"/mte1/busy_cycles", Event::Mte1Busy},
+                                 {"/mem/hbm/activates", Event::HbmActivates},
+                                 {"/mem/hbm/bytes_read", Event::HbmReadBytes},
+                                 {"/mem/hbm/bytes_written", Event::HbmWriteBytes},
+                                 {"/mem/hbm/refreshes", Event::HbmRefreshes},
+                                 {"/sdma/link_bytes", Event::HostLinkBytes},
+                                 {"/wire_bytes", Event::LinkBytes}};
+    for (const Rule& r : rules)
+        if (ends_with(path, r.suffix)) return ev = r.ev, true;
+    if (has(path, "/mem/l2/") && ends_with(path, "/bytes")) {
+        const bool buffer =
+            ends_with(path, "/mte2/bytes") || ends_with(path, "/mte3/bytes") || ends_with(path, "/fix/bytes");
+        ev = buffer ? Event::BufferBytes : Event::L2Bytes;
+        return true;
+    }
+    if (has(path, "/ts/") && ends_with(path, "_occupancy")) {
+        ev = has(path, "/ts/aiv") ? Event::AivActive : Event::AicActive;
+        occupancy = true;
+        return true;
+    }
+    return false;
+}
+}  // namespace
+
+EventReader::EventReader(const StatGroup& chip) {
+    walk(chip, [&](const std::string& path, const StatBase& s) {
+        Event ev;
+        bool occ;
+        if (classify(path, ev, occ)) m_sources.push_back({ev, &s, occ});
+    });
+}
+
+Events EventReader::read(double now_cycles) const {
+    Events e;
+    for (const Source& s : m_sources) e[s.ev] += stat_value(*s.stat) * (s.occupancy ? now_cycles : 1.0);
+    // GM <-> buffer requests are L2 traffic too; fills from HBM are written into the L2 and
+    // write-backs read out of it.
+    e[Event::L2Bytes] += e[Event::BufferBytes] + e[Event::HbmReadBytes] + e[Event::HbmWriteBytes];
+    return e;
+}
+
+Events chip_events(const StatGroup& chip, double total_cycles) {
+    return EventReader(chip).read(total_cycles);
+}
+
+Events span_part(const Events& e) {
+    Events m;
+    for (Event ev : {Event::AicActive, Event::AivActive, Event::BufferBytes, Event::L2Bytes,
+                     Event::HbmActivates, Event::HbmReadBytes, Event::HbmWriteBytes, Event::HbmRefreshes,
+                     Event::LinkBytes, Event::HostLinkBytes})
+        m[ev] = e[ev];
+    return m;
+}
+
+void PowerTimeline::grow_to(size_t n) {
+    while (n > kMaxBins) {  // coarsen: merge bins in pairs
+        std::vector<double> half((m_e.size() + 1) / 2, 0.0);
+        for (size_t i = 0; i < m_e.size(); ++i) half[i / 2] += m_e[i];
+        m_e.swap(half);
+        m_bin *= 2;
+        n = (n + 1) / 2;
+    }
+    if (m_e.size() < n) m_e.resize(n, 0.0);
+}
+
+void PowerTimeline::add(double t0, double t1, double joules) {
+    if (joules == 0) return;
+    grow_to(static_cast<size_t>(std::max(t0, t1) / m_bin) + 1);
+    const size_t b0 = static_cast<size_t>(t0 / m_bin), b1 = static_cast<size_t>(t1 / m_bin);
+    if (t1 <= t0 || b0 == b1) {
+        m_e[std::min(b0, m_e.size() - 1)] += joules;
+        return;
+    }
+    const double rate = joules / (t1 - t0);
+    for (size_t b = b0; b <= b1 && b < m_e.size(); ++b) {
+        const double lo = std::max(t0, static_cast<double>(b) * m_bin),
+                     hi = std::min(t1, static_cast<double>(b + 1) * m_bin);
+        if (hi > lo) m_e[b] += rate * (hi - lo);
+    }
+}
+
+EnergyAttributor::EnergyAttributor(const StatGroup& chip, const PowerParams& p, ChipShape shape)
+    : m_chip(chip), m_model(p, shape), m_timeline(p.window_us * 1e-6 / 8) {}
+
+void EnergyAttributor::close_interval(uint64_t tick_ps) {
+    const double now_s = static_cast<double>(tick_ps) * 1e-12;
+    if (!m_reader) m_reader = std::make_unique<EventReader>(m_chip);
+    const Events now = m_reader->read(now_s * m_model.shape().clock_hz);
+    Events d;
+    for (size_t i = 0; i < kNumEvents; ++i) d.n[i] = now.n[i] - m_last.n[i];
+    m_timeline.add(m_last_s, now_s, m_model.dynamic(d).dynamic());
+    const Events mem = span_part(d);
+    if (m_running.empty()) {
+        for (size_t i = 0; i < kNumEvents; ++i) m_outside.n[i] += mem.n[i];
+    } else {
+        const double share = 1.0 / static_cast<double>(m_running.size());
+        for (uint64_t id : m_running) {
+            auto it = m_kernels.find(id);
+            if (it == m_kernels.end()) continue;
+            for (size_t i = 0; i < kNumEvents; ++i) it->second.n[i] += mem.n[i] * share;
+        }
+    }
+    m_last = now;
+    m_last_s = now_s;
+}
+
+void EnergyAttributor::kernel_started(uint64_t task_id, uint64_t tick_ps) {
+    close_interval(tick_ps);
+    m_running.push_back(task_id);
+    if (m_kernels.size() < kMaxKernels) m_kernels.emplace(task_id, Events{});
+}
+
+void EnergyAttributor::kernel_finished(uint64_t task_id, uint64_t tick_ps) {
+    close_interval(tick_ps);
+    m_running.erase(std::remove(m_running.begin(), m_running.end(), task_id), m_running.end());
+}
+
+void EnergyAttributor::finish(uint64_t tick_ps) { close_interval(tick_ps); }
+
+Events EnergyAttributor::kernel_span_events(uint64_t task_id) const {
+    auto it = m_kernels.find(task_id);
+    return it == m_kernels.end() ? Events{} : it->second;
+}
+
+}  // namespace sfumato::power

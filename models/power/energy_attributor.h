@@ -1,0 +1,89 @@
+// Contract: the chip's energy bookkeeping over time. The task scheduler reports each kernel's
+// execution start (its first block) and its completion; at each such boundary the attributor
+// reads the chip's cumulative event counters (EventReader) and hands the events since the last
+// boundary to the kernels running in that interval, in equal shares (none running: to the run,
+// outside kernels), and to the power timeline. A kernel's memory-system events (L2, HBM, links,
+// GM <-> buffer bytes) and its cores' active cycles are so attributed (exact while kernels run one
+// at a time); its pipe busy cycles come exactly from its task's counters.
+// The timeline's resolution is the kernel boundaries (a long kernel is one flat interval),
+// binned into at most kMaxBins bins (coarsened as the run grows).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "models/power/energy_model.h"
+
+namespace sfumato::power {
+
+// Cumulative chip-wide events, read from a chip's stats group; the stats are found once.
+class EventReader {
+public:
+    explicit EventReader(const StatGroup& chip);
+    // `now_cycles` turns the task scheduler's occupancy ratios into active core-cycles.
+    Events read(double now_cycles) const;
+
+private:
+    struct Source {
+        Event ev;
+        const StatBase* stat;
+        bool occupancy;  // a ratio of the elapsed time
+    };
+    std::vector<Source> m_sources;
+};
+
+// Energy over time in bins of equal width (seconds), coarsened (bins merged in pairs) when the
+// run outgrows kMaxBins bins.
+class PowerTimeline {
+public:
+    static constexpr size_t kMaxBins = size_t{1} << 16;
+    explicit PowerTimeline(double bin_s) : m_bin(bin_s) {}
+    // Spreads `joules` uniformly over [t0, t1) (seconds); t1 == t0 puts it in t0's bin.
+    void add(double t0, double t1, double joules);
+    double bin_seconds() const { return m_bin; }
+    const std::vector<double>& bins() const { return m_e; }  // joules per bin
+
+private:
+    void grow_to(size_t n);
+    double m_bin;
+    std::vector<double> m_e;
+};
+
+class EnergyAttributor {
+public:
+    // Per-kernel memory events are kept for the first kMaxKernels kernels (a run with more has
+    // no per-launch lists in its summary either); the timeline and the totals cover every one.
+    static constexpr size_t kMaxKernels = size_t{1} << 16;
+    EnergyAttributor(const StatGroup& chip, const PowerParams& p, ChipShape shape);
+    // At a kernel's execution start and at its completion (the tick, in ps).
+    void kernel_started(uint64_t task_id, uint64_t tick_ps);
+    void kernel_finished(uint64_t task_id, uint64_t tick_ps);
+    // Brings the bookkeeping to `tick_ps` (the end of the run): the last interval.
+    void finish(uint64_t tick_ps);
+    // A kernel's span-attributed events (span_part; zero for a kernel not kept).
+    Events kernel_span_events(uint64_t task_id) const;
+    // Span-attributed events of intervals with no kernel running.
+    const Events& outside_events() const { return m_outside; }
+    // Dynamic energy over time (static power not included).
+    const PowerTimeline& timeline() const { return m_timeline; }
+    const EnergyModel& model() const { return m_model; }
+
+private:
+    void close_interval(uint64_t tick_ps);
+    const StatGroup& m_chip;
+    EnergyModel m_model;
+    std::unique_ptr<EventReader> m_reader;  // made at the first boundary (after elaboration)
+    Events m_last;
+    double m_last_s = 0;
+    std::vector<uint64_t> m_running;
+    std::unordered_map<uint64_t, Events> m_kernels;
+    Events m_outside;
+    PowerTimeline m_timeline;
+};
+
+// The events attributed to kernels by their spans: the memory system's (L2, HBM, links, GM <->
+// buffer bytes) and the cores' active cycles; the rest (pipe busy cycles) come from the tasks.
+Events span_part(const Events& e);
+
+}  // namespace sfumato::power

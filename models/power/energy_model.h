@@ -1,0 +1,104 @@
+// Energy and power from counted events (docs/energy.md). The model prices what the simulation
+// already counts: busy cycles of every pipe of every core (the cube's MACs, the vector unit's
+// repeats, the scalar unit's instructions, MTE1's L1 -> L0 moves), the bytes each requester moved
+// between GM and the local buffers, L2 traffic, HBM activates, bursts and refreshes, link and
+// host-link bytes, and the cycles each core ran a block (clock-gated otherwise); static power is
+// leakage per core kind, L2 leakage per MiB, HBM background per stack and the always-on uncore.
+// It is a first-order activity model: a busy cycle of a unit costs the same whatever it computes
+// (the cube's energy per busy cycle is priced at the fp16 rate; fp32 and int8 modes do a quarter
+// and twice the MACs per cycle at roughly four times and a quarter the energy each, so a cycle
+// costs about the same); nothing in it depends on a workload. Plain C++: events come from the
+// stats tree (chip-wide, after a run) or from a task's counters (one kernel).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/power/power_params.h"
+#include "sim/device_if.h"
+#include "sim/stats.h"
+
+namespace sfumato {
+struct ChipParams;
+}
+
+namespace sfumato::power {
+
+enum class Event : uint8_t {
+    CubeBusy,     // cycles, summed over cores
+    VectorBusy,   // cycles
+    ScalarBusy,   // cycles
+    Mte1Busy,     // cycles
+    BufferBytes,  // bytes moved between GM and the local buffers (MTE2, MTE3, FixPipe requests)
+    AicActive,    // core-cycles an AIC (or coupled core) ran a block
+    AivActive,    // core-cycles an AIV ran a block
+    L2Bytes,      // bytes the L2 served or took (requests, fills from HBM, write-backs)
+    HbmActivates,
+    HbmReadBytes,
+    HbmWriteBytes,
+    HbmRefreshes,
+    LinkBytes,
+    HostLinkBytes,
+    kCount
+};
+constexpr size_t kNumEvents = static_cast<size_t>(Event::kCount);
+const char* event_name(Event e);
+
+struct Events {
+    std::array<double, kNumEvents> n{};
+    double& operator[](Event e) { return n[static_cast<size_t>(e)]; }
+    double operator[](Event e) const { return n[static_cast<size_t>(e)]; }
+};
+
+// Energy by component, in joules.
+struct Breakdown {
+    double cube = 0, vector = 0, scalar = 0, buffers = 0, core_clock = 0;  // core dynamic
+    double l2 = 0, hbm = 0, links = 0;                                     // memory and I/O dynamic
+    double leakage = 0, hbm_background = 0, uncore = 0;                    // static
+    double dynamic() const { return cube + vector + scalar + buffers + core_clock + l2 + hbm + links; }
+    double static_j() const { return leakage + hbm_background + uncore; }
+    double total() const { return dynamic() + static_j(); }
+    // (name, joules) in a fixed order, for reports.
+    std::vector<std::pair<std::string, double>> items() const;
+};
+
+// The chip's shape as the model needs it.
+struct ChipShape {
+    double aic = 0, aiv = 0;         // cores of each kind (a coupled core counts as one AIC and one AIV)
+    double cube_macs_per_cycle = 0;  // fp16 MACs per cube busy cycle
+    // Local-buffer bytes a cube busy cycle moves: an m0 x k0 fp16 fractal of L0A and a k0 x n0 one
+    // of L0B read, an m0 x n0 fp32 accumulator of L0C read and written.
+    double cube_l0_bytes_per_cycle = 0;
+    double l2_mib = 0;
+    double hbm_stacks = 0;
+    double clock_hz = 0;
+    bool coupled = false;  // one core has the cube and the vector unit (AivActive unused)
+};
+ChipShape chip_shape(const ChipParams& p);
+
+class EnergyModel {
+public:
+    EnergyModel(const PowerParams& p, ChipShape shape) : m_p(p), m_shape(shape) {}
+    // Dynamic energy of counted events.
+    Breakdown dynamic(const Events& e) const;
+    // Static power of the whole chip (W): leakage of every core, the L2, HBM background, uncore.
+    Breakdown static_power() const;
+    // Events and `seconds` of time: dynamic plus static energy over that time.
+    Breakdown energy(const Events& e, double seconds) const;
+    const PowerParams& params() const { return m_p; }
+    const ChipShape& shape() const { return m_shape; }
+
+private:
+    const PowerParams& m_p;
+    ChipShape m_shape;
+};
+
+// Chip-wide events from a chip's stats group (`chip`), read after the run: pipe busy cycles of
+// every core, L2 requester bytes, HBM commands, links; `total_cycles` turns the task scheduler's
+// core occupancy into active core-cycles.
+Events chip_events(const StatGroup& chip, double total_cycles);
+// One kernel's pipe busy cycles, from its task (exact per kernel).
+Events kernel_events(const Task& t);
+
+}  // namespace sfumato::power

@@ -1,0 +1,582 @@
+// The high-level Matmul of the public Ascend C API (Matmul<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG>,
+// MatmulType, REGIST_MATMUL_OBJ) over the basic layer: every step is a basic-API call and issues
+// the instructions that call issues. Per base block [baseM x baseN] of C, for each baseK slice of K:
+// A and B GM -> L1 (DataCopy with Nd2NzParams: ND to NZ, zero-padded in K), L1 -> L0A (LoadData,
+// ZZ) and L1 -> L0B (LoadData, ZN; transposed per fractal when B is not transposed), the bias (first
+// slice) GM -> L1 (beside B) -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the
+// first slice); then Fixpipe L0C -> GM (ND or NZ, cast to C's type). The queues between the steps are TQue
+// (A1/B1/A2/B2/CO1, double-buffered as the tiling's depthA1/dbL0A/dbL0C say), so the
+// MTE2, MTE1, M and FIX pipes overlap as their flags allow. Every MatmulConfig template runs this
+// one schedule (one base block of A and B in L1 per step: stepKa/stepKb/stepM/stepN above 1 are
+// read as 1). Not modelled (compile-time or run-time messages naming the call): C or A/B in
+// UB (VECIN/VECOUT/TSCM positions), A/B transposed with 1- or 4-byte types where the load needs a
+// transpose, quantised outputs, batch matmul, callbacks, constant tilings.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/cube_tiling.h"
+#include "sfumato_ascendc/data_copy.h"
+#include "sfumato_ascendc/matmul_config.h"
+#include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/sync.h"
+
+namespace sfumato::ascendc {
+// The L0A/L0B/L0C queues and the bias table the core's Matmuls share.
+struct MmL0 {
+    AscendC::TQue<AscendC::TPosition::A2, 1> a2;
+    AscendC::TQue<AscendC::TPosition::B2, 1> b2;
+    AscendC::TQue<AscendC::TPosition::CO1, 1> c;
+    AscendC::TBuf<AscendC::TPosition::C2> bt;  // the bias table
+    uint32_t a_bytes = 0, b_bytes = 0, c_bytes = 0, bt_bytes = 0;
+};
+// The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
+// run naming the field.
+void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
+inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
+}  // namespace sfumato::ascendc
+
+namespace AscendC {
+
+template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false, TPosition SRCPOS = TPosition::GM>
+struct MatmulType {
+    constexpr static TPosition pos = POSITION;
+    constexpr static CubeFormat format = FORMAT;
+    using T = TYPE;
+    constexpr static bool isTrans = ISTRANS;
+    constexpr static LayoutMode layout = LAYOUT;
+    constexpr static bool ibShare = IBSHARE;
+    constexpr static TPosition srcPos = SRCPOS;
+};
+
+// Callbacks replacing the Matmul's own moves: CopyA1/CopyB1 fill an L1 tile (NZ, rows padded to 16)
+// of the block at (row, col) in base blocks, useM x useK (A) or useK x useN (B), given
+// SetUserDefInfo's and SetSelfDefineData's values; DataCopyOut is not supported.
+template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
+struct MatmulCallBackFunc {
+    constexpr static bool kOut = DataCopyOut != nullptr;
+    constexpr static auto kCopyA1 = CopyA1;
+    constexpr static auto kCopyB1 = CopyB1;
+};
+
+template <const auto& MM_CFG = CFG_NORM, class... Rest>
+struct MatmulPolicy {};
+namespace Impl::Detail {
+template <const auto& MM_CFG = CFG_NORM, class... Rest>
+struct MatmulPolicy {};
+// Triangular policies: only the base blocks on and above (Upper) or on and below (Lower) the
+// diagonal of the core's blocks are computed; the others are left as they are in C.
+template <const auto& MM_CFG = CFG_NORM, class... Rest>
+struct TrianUpperMatmulPolicy {};
+template <const auto& MM_CFG = CFG_NORM, class... Rest>
+struct TrianLowerMatmulPolicy {};
+// N_BUFFER_33: a data-reuse schedule on the chip; the same results by sfumato's one schedule.
+template <const auto& MM_CFG = CFG_NORM, class... Rest>
+struct NBuffer33MatmulPolicy {};
+}  // namespace Impl::Detail
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+          template <const auto&, class...> class MATMUL_POLICY = MatmulPolicy>
+class Matmul {
+    using SrcAT = typename A_TYPE::T;
+    using SrcBT = typename B_TYPE::T;
+    using DstT = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    using L0cT =
+        std::conditional_t<std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, int4b_t>, int32_t, float>;
+    static_assert(std::is_same_v<SrcAT, SrcBT>,
+                  "Matmul: A and B have one element type in sfumato's Ascend C layer");
+    static_assert(!MM_CB::kOut,
+                  "AscendC::Matmul with a MatmulCallBackFunc DataCopyOut callback is not supported by "
+                  "sfumato's Ascend C layer");
+    static_assert(
+        A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
+        "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
+    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR) &&
+                      B_TYPE::format == CubeFormat::ND,
+                  "AscendC::Matmul with A or B not in ND format (A also VECTOR) is not supported by "
+                  "sfumato's Ascend C layer");
+    static constexpr bool kUpper =
+        std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianUpperMatmulPolicy<MM_CFG>>;
+    static constexpr bool kLower =
+        std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
+    static_assert(
+        A_TYPE::layout == LayoutMode::NONE,
+        "AscendC::Matmul batch layouts (IterateBatch) are not supported by sfumato's Ascend C layer");
+    static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
+                      C_TYPE::format == CubeFormat::ND_ALIGN,
+                  "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
+    static constexpr MatmulConfig kCfg = sfumato::ascendc::mm_cfg_of(MM_CFG);
+    static constexpr uint32_t kEs = sizeof(SrcAT);
+    static constexpr uint32_t kC0 = 32 / kEs;  // elements of one 32-byte row of a fractal
+
+public:
+    void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
+        const sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
+        if (st.core_type != AIC && !st.coupled)
+            sfumato::ascendc::fail(
+                "Matmul on a vector core (the mix mode's AIV client and AIC server, used when "
+                "ASCENDC_CUBE_ONLY is not defined) is not supported by sfumato's Ascend C layer");
+        if (cubeTiling) {
+            m_t = *cubeTiling;
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>) {
+            m_t = static_tiling();  // the constant tiling; SetOrgShape and SetTail give the shapes
+        } else {
+            sfumato::ascendc::fail("Matmul::Init without a tiling (and MM_CFG is no constant tiling)");
+        }
+        sfumato::ascendc::matmul_check_tiling(m_t, kEs, m_t.isBias != 0);
+        m_pipe = tpipe ? tpipe : GetTPipePtr();
+        if (!m_pipe) sfumato::ascendc::fail("Matmul::Init without a TPipe");
+        m_singleM = m_t.singleCoreM, m_singleN = m_t.singleCoreN, m_singleK = m_t.singleCoreK;
+        m_orgM = m_t.M, m_orgN = m_t.N, m_orgKa = m_t.Ka, m_orgKb = m_t.Kb, m_orgKc = m_t.N;
+        init_buffers();
+        m_ready = true;
+    }
+    void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+        m_orgM = orgM, m_orgN = orgN, m_orgKa = orgKa, m_orgKb = orgKb, m_orgKc = orgKc ? orgKc : orgN;
+    }
+    void SetSingleShape(int singleM, int singleN, int singleK) { SetTail(singleM, singleN, singleK); }
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
+        if (tailM > 0) m_singleM = tailM;
+        if (tailN > 0) m_singleN = tailN;
+        if (tailK > 0) m_singleK = tailK;
+    }
+    void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
+        m_a = gm, m_transA = isTransposeA, m_iter = 0;
+    }
+    void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
+        m_b = gm, m_transB = isTransposeB, m_iter = 0;
+    }
+    void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
+        if (!m_t.isBias) sfumato::ascendc::fail("Matmul::SetBias with a tiling whose isBias is 0");
+        m_bias = biasGlobal, m_hasBias = true;
+    }
+    void DisableBias() { m_hasBias = false; }
+    void ClearBias() { m_hasBias = false; }
+    void SetHF32(bool enableHF32 = false, int32_t transMode = 0) {
+        if (enableHF32) sfumato::ascendc::fail("Matmul::SetHF32(true): the HF32 mode is not modelled");
+        (void)transMode;
+    }
+    // Quantised C (int8/half out of an int32 or fp32 accumulator with scales): not modelled here.
+    template <class T>
+    void SetQuantScalar(const T&) {
+        static_assert(sfumato_unsupported::always_false<T>,
+                      "Matmul::SetQuantScalar (quantised C) is not supported by sfumato's Ascend C layer");
+    }
+    template <class T>
+    void SetQuantVector(const T&) {
+        static_assert(sfumato_unsupported::always_false<T>,
+                      "Matmul::SetQuantVector (quantised C) is not supported by sfumato's Ascend C layer");
+    }
+    void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
+    void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
+    void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
+    template <class T>
+    void SetWorkspace(const GlobalTensor<T>&) {}
+    void SetWorkspace(__gm__ const void*, int) {}
+
+    // The next base block of C into L0C; false once every block was computed.
+    template <bool sync = true>
+    bool Iterate(bool enPartialSum = false) {
+        static_assert(sync,
+                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        return next_block(enPartialSum, nullptr);
+    }
+    // The next block into the caller's L0C tensor (C_TYPE in CO1): the caller drains it.
+    template <bool sync = true, class T>
+    bool Iterate(bool enPartialSum, const LocalTensor<T>& localCmatrix) {
+        static_assert(sync,
+                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        if (localCmatrix.GetPosition() != TPosition::CO1)
+            sfumato::ascendc::fail("Matmul::Iterate into a tensor outside CO1 (L0C)");
+        const LocalTensor<L0cT> c = localCmatrix.template ReinterpretCast<L0cT>();
+        return next_block(enPartialSum, &c);
+    }
+    // sfumato: Iterate's work (the next block's indices, then its computation).
+    bool next_block(bool enPartialSum, const LocalTensor<L0cT>* user) {
+        sfumato::ascendc::enter("Matmul::Iterate");
+        if (!m_ready) sfumato::ascendc::fail("Matmul::Iterate before Init (REGIST_MATMUL_OBJ)");
+        if (m_pending) sfumato::ascendc::fail("Matmul::Iterate before GetTensorC took the previous block");
+        const uint32_t mIters = sfumato::ascendc::mm_ceil(m_singleM, m_t.baseM);
+        const uint32_t nIters = sfumato::ascendc::mm_ceil(m_singleN, m_t.baseN);
+        const bool orderN = kCfg.iterateOrder == IterateOrder::UNDEF
+                                ? m_t.iterateOrder == 1
+                                : kCfg.iterateOrder == IterateOrder::ORDER_N;
+        do {
+            if (m_iter >= mIters * nIters) {
+                m_iter = 0;
+                return false;
+            }
+            m_mi = orderN ? m_iter / nIters : m_iter % mIters;
+            m_ni = orderN ? m_iter % nIters : m_iter / mIters;
+            ++m_iter;
+        } while ((kUpper && m_mi > m_ni) || (kLower && m_mi < m_ni));
+        if (user) {
+            compute_block(enPartialSum, *user);
+        } else {
+            LocalTensor<L0cT> c = l0().c.template AllocTensor<L0cT>();
+            compute_block(enPartialSum, c);
+            l0().c.EnQue(c);
+            m_pending = true;
+        }
+        return true;
+    }
+    // The block Iterate computed, L0C -> GM at its place in C (or packed when enSequentialWrite).
+    template <bool sync = true>
+    void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+        sfumato::ascendc::enter("Matmul::GetTensorC");
+        if (!m_pending) sfumato::ascendc::fail("Matmul::GetTensorC without a block computed by Iterate");
+        if (enAtomic > 1)
+            sfumato::ascendc::fail("Matmul::GetTensorC with enAtomic " + std::to_string(enAtomic) +
+                                   " (max/min): only 1 (add) is modelled");
+        if (enAtomic) SetAtomicAdd<DstT>();
+        copy_out(gm, enSequentialWrite);
+        if (enAtomic) SetAtomicNone();
+    }
+    template <bool sync = true>
+    void GetTensorC(const LocalTensor<DstT>&, uint8_t = 0, bool = false) {
+        static_assert(
+            !sync && sync,
+            "Matmul::GetTensorC into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
+    }
+    template <bool sync = true>
+    void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false) {
+        (void)waitIterateAll, (void)fakeMsg;
+        m_iter = 0;
+        while (Iterate()) GetTensorC(gm, enAtomic, enSequentialWrite);
+    }
+    template <bool sync = true>
+    void IterateAll(const LocalTensor<DstT>&, uint8_t = 0) {
+        static_assert(
+            !sync && sync,
+            "Matmul::IterateAll into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
+    }
+    void WaitIterateAll() {}
+    void End() {
+        sfumato::ascendc::enter("Matmul::End");
+        m_iter = 0;
+    }
+
+private:
+    sfumato::ascendc::MmL0& l0() { return m_shared ? *m_shared : m_l0own; }
+    // L0A/L0B/L0C queues and the bias table, shared by every Matmul of the core (the first one
+    // allocates them; on the chip the Matmuls use the same fixed L0 ranges): two Matmuls of full-size
+    // blocks would not fit the buffers twice. A later Matmul with larger blocks stops the run.
+    void init_l0(uint32_t a_bytes, uint32_t b_bytes, uint32_t c_bytes, uint32_t bt_bytes) {
+        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
+        sfumato::ascendc::MmL0& l =
+            st.mm_shared_l0 ? *static_cast<sfumato::ascendc::MmL0*>(st.mm_shared_l0) : m_l0own;
+        m_shared = &l == &m_l0own ? nullptr : &l;
+        auto fits = [](uint32_t have, uint32_t need) { return have == 0 || have >= need; };
+        if (!fits(l.a_bytes, a_bytes) || !fits(l.b_bytes, b_bytes) || !fits(l.c_bytes, c_bytes) ||
+            !fits(l.bt_bytes, bt_bytes))
+            sfumato::ascendc::fail(
+                "Matmul::Init: base blocks larger than those of the core's first Matmul (which "
+                "allocated the L0 buffers the Matmuls share)");
+        if (!l.a_bytes) m_pipe->InitBuffer(l.a2, m_t.dbL0A >= 2 ? 2 : 1, l.a_bytes = a_bytes);
+        if (!l.b_bytes) m_pipe->InitBuffer(l.b2, m_t.dbL0B >= 2 ? 2 : 1, l.b_bytes = b_bytes);
+        if (c_bytes && !l.c_bytes) m_pipe->InitBuffer(l.c, m_t.dbL0C >= 2 ? 2 : 1, l.c_bytes = c_bytes);
+        if (bt_bytes && !l.bt_bytes) m_pipe->InitBuffer(l.bt, l.bt_bytes = bt_bytes);
+        st.mm_shared_l0 = &l;
+    }
+    static TCubeTiling static_tiling() {
+        TCubeTiling t;
+        const auto& c = MM_CFG;
+#define SFUMATO_TCUBE_FIELD(name) t.name = c.name;
+        SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
+#undef SFUMATO_TCUBE_FIELD
+        t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
+        return t;
+    }
+    static uint32_t tile_bytes(uint32_t rows, uint32_t cols, uint32_t es) {
+        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, 32 / es) * es;
+    }
+    void init_buffers() {
+        const uint32_t bm = m_t.baseM, bn = m_t.baseN, bk = m_t.baseK;
+        const uint32_t a1 = std::max(tile_bytes(bm, bk, kEs), tile_bytes(bk, bm, kEs));
+        const uint32_t b1 = std::max(tile_bytes(bk, bn, kEs), tile_bytes(bn, bk, kEs));
+        // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
+        m_biasOff = b1;
+        const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
+        const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
+        const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
+        m_pipe->InitBuffer(m_qA1, dbA1, a1);
+        m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1);
+        // CO1: the caller's L0C tensors take the blocks when C is in CO1.
+        init_l0(a1, b1,
+                C_TYPE::pos == TPosition::CO1
+                    ? 0
+                    : sfumato::ascendc::mm_align(bm, 16) * sfumato::ascendc::mm_align(bn, 16) * 4,
+                m_t.isBias ? sfumato::ascendc::mm_align(bn * 4, 64) : 0);
+    }
+    void compute_block(bool partial, const LocalTensor<L0cT>& c) {
+        const uint32_t curM = std::min<uint32_t>(m_t.baseM, m_singleM - m_mi * m_t.baseM);
+        const uint32_t curN = std::min<uint32_t>(m_t.baseN, m_singleN - m_ni * m_t.baseN);
+        const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
+        for (uint32_t ki = 0; ki < kIters; ++ki) {
+            const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
+            const bool bias = m_hasBias && ki == 0 && !partial;
+            load_l1(ki, curM, curN, curK, bias);
+            load_l0(curM, curN, curK, bias);
+            mmad(c, curM, curN, curK, bias, ki == 0 && !partial);
+        }
+        m_curM = curM, m_curN = curN;
+    }
+    void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
+        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
+        const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
+                       k0 = uint64_t{ki} * m_t.baseK;
+        if constexpr (MM_CB::kCopyA1 != nullptr)
+            MM_CB::kCopyA1(a1.template ReinterpretCast<int8_t>(), m_a.GetPhyAddr(), static_cast<int>(m_mi),
+                           static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
+                           m_selfData);
+        else if (m_transA)
+            nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
+        else
+            nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
+        m_qA1.EnQue(a1);
+        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
+        if constexpr (MM_CB::kCopyB1 != nullptr)
+            MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
+                           static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
+                           m_selfData);
+        else if (m_transB)
+            nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
+        else
+            nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
+        if (bias)
+            nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
+                      m_bias[n0], curN);
+        m_qB1.EnQue(b1);
+    }
+    // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to 16.
+    template <class T>
+    static void nd2nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
+                      uint32_t ld) {
+        if (ld > 65535)
+            sfumato::ascendc::fail(
+                "Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
+        Nd2NzParams p;
+        p.ndNum = 1, p.nValue = static_cast<uint16_t>(rows), p.dValue = static_cast<uint16_t>(cols);
+        p.srcDValue = static_cast<uint16_t>(ld),
+        p.dstNzC0Stride = static_cast<uint16_t>(sfumato::ascendc::mm_align(rows, 16));
+        p.dstNzNStride = 1;
+        DataCopy(dst, src, p);
+    }
+    template <class T>
+    static void nd2nz_row(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t n) {
+        static_assert(sizeof(T) == 4,
+                      "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
+        Nd2NzParams p;
+        p.ndNum = 1, p.nValue = 1, p.dValue = static_cast<uint16_t>(n),
+        p.srcDValue = static_cast<uint16_t>(n);
+        p.dstNzC0Stride = 1, p.dstNzNStride = 1;
+        DataCopy(dst, src, p);
+    }
+    void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
+        const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16),
+                       nPad = sfumato::ascendc::mm_align(curN, 16);
+        const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0),
+                       kPad16 = sfumato::ascendc::mm_align(curK, 16);
+        LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
+        LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
+        for (uint32_t i = 0; i < mPad / 16; ++i) {
+            if (m_transA) {  // A^T's fractals (K rows x M) transposed: band i's K fractals are contiguous
+                needs_16bit("A transposed");
+                load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
+            } else {
+                load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16, false);
+            }
+        }
+        l0().a2.EnQue(a2);
+        m_qA1.FreeTensor(a1);
+        LocalTensor<SrcBT> b1 = m_qB1.template DeQue<SrcBT>();
+        LocalTensor<SrcBT> b2 = l0().b2.template AllocTensor<SrcBT>();
+        if (bias) load_bias_table(b1, curN);
+        if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
+            for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
+                load2d(b2[f * 16 * kC0], b1[f * 16 * kC0], std::min<uint32_t>(255, total - f), 1, false);
+        } else {
+            needs_16bit("B not transposed");
+            for (uint32_t kb = 0; kb < kPad16 / 16; ++kb)
+                load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
+        }
+        l0().b2.EnQue(b2);
+        m_qB1.FreeTensor(b1);
+    }
+    // L1 -> the bias table, in the MTE1 pipe before B's load: B2's EnQue flag orders it before the
+    // Mmad; the table's previous reader (an earlier block's first Mmad) is waited for with an
+    // M -> MTE1 flag.
+    void load_bias_table(const LocalTensor<SrcBT>& b1, uint32_t curN) {
+        const TEventID id = m_pipe->FetchEventID(HardEvent::M_MTE1);
+        SetFlag<HardEvent::M_MTE1>(id);
+        WaitFlag<HardEvent::M_MTE1>(id);
+        LocalTensor<L0cT> bt = l0().bt.template Get<L0cT>();
+        DataCopyParams p;
+        p.blockCount = 1, p.blockLen = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curN * 4, 64));
+        DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
+    }
+    static void needs_16bit(const char* what) {
+        if (kEs != 2)
+            sfumato::ascendc::fail(std::string("Matmul: ") + what +
+                                   " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
+                                   "fractals) is not modelled");
+    }
+    template <class T>
+    static void load2d(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t repeat, uint32_t stride,
+                       bool trans) {
+        LoadData2DParams p;
+        p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride),
+        p.ifTranspose = trans;
+        LoadData(dst, src, p);
+    }
+    void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
+        LocalTensor<SrcAT> a2 = l0().a2.template DeQue<SrcAT>();
+        LocalTensor<SrcBT> b2 = l0().b2.template DeQue<SrcBT>();
+        MmadParams p;
+        p.m = static_cast<uint16_t>(curM == 1 ? 16 : curM);  // m = 1 is the cube's GEMV (a row vector in L0A)
+        p.n = static_cast<uint16_t>(curN), p.k = static_cast<uint16_t>(curK);
+        p.cmatrixInitVal = init;
+        if (bias) {
+            Mmad(c, a2, b2, l0().bt.template Get<L0cT>(), p);
+        } else {
+            Mmad(c, a2, b2, p);
+        }
+        l0().a2.FreeTensor(a2);
+        l0().b2.FreeTensor(b2);
+    }
+    void copy_out(const GlobalTensor<DstT>& gm, bool sequential) {
+        LocalTensor<L0cT> c = l0().c.template DeQue<L0cT>();
+        FixpipeParamsV220 p;
+        p.nSize = static_cast<uint16_t>(m_curN), p.mSize = static_cast<uint16_t>(m_curM);
+        p.srcStride = static_cast<uint16_t>(sfumato::ascendc::mm_align(m_curM, 16));
+        p.quantPre = quant_mode();
+        const uint64_t row0 = uint64_t{m_mi} * m_t.baseM, col0 = uint64_t{m_ni} * m_t.baseN;
+        if constexpr (C_TYPE::format == CubeFormat::NZ) {
+            // C in NZ: column groups of 16 with every row of C (alignUp(M, 16)) each.
+            // With isEnableChannelSplit (float C) the groups are 8 columns wide (32-byte rows).
+            constexpr bool split = kCfg.isEnableChannelSplit && std::is_same_v<DstT, float>;
+            constexpr uint64_t group = split ? 8 : 16;
+            p.isChannelSplit = split;
+            const uint64_t rows =
+                sequential ? sfumato::ascendc::mm_align(m_curM, 16) : sfumato::ascendc::mm_align(m_orgM, 16);
+            p.dstStride = static_cast<uint32_t>(rows * group * sizeof(DstT) / 32);
+            const uint64_t off = sequential ? 0 : col0 * rows + row0 * group;
+            Fixpipe<DstT, L0cT, CFG_NZ>(gm[off], c, p);
+        } else {
+            const uint32_t ld = C_TYPE::format == CubeFormat::ND_ALIGN
+                                    ? sfumato::ascendc::mm_align(m_orgKc, 32 / sizeof(DstT))
+                                    : m_orgKc;
+            p.dstStride = sequential ? m_curN : ld;
+            const uint64_t off = sequential ? 0 : row0 * ld + col0;
+            Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm[off], c, p);
+        }
+        l0().c.FreeTensor(c);
+        m_pending = false;
+    }
+    static constexpr QuantMode_t quant_mode() {
+        if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, half>)
+            return QuantMode_t::F322F16;
+        else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, bfloat16_t>)
+            return QuantMode_t::F322BF16;
+        else {
+            static_assert(
+                std::is_same_v<DstT, L0cT>,
+                "AscendC::Matmul with a quantised C type is not supported by sfumato's Ascend C layer");
+            return QuantMode_t::NoQuant;
+        }
+    }
+
+    TCubeTiling m_t{};
+    TPipe* m_pipe = nullptr;
+    bool m_ready = false, m_pending = false, m_transA = false, m_transB = false, m_hasBias = false;
+    uint32_t m_singleM = 0, m_singleN = 0, m_singleK = 0;
+    uint32_t m_orgM = 0, m_orgN = 0, m_orgKa = 0, m_orgKb = 0, m_orgKc = 0;
+    uint32_t m_iter = 0, m_mi = 0, m_ni = 0, m_curM = 0, m_curN = 0;
+    uint64_t m_userInfo = 0, m_selfData = 0;  // SetUserDefInfo, SetSelfDefineData
+    GlobalTensor<SrcAT> m_a;
+    GlobalTensor<SrcBT> m_b;
+    GlobalTensor<BiasT> m_bias;
+    TQue<TPosition::A1, 1> m_qA1;
+    TQue<TPosition::B1, 1> m_qB1;
+    sfumato::ascendc::MmL0 m_l0own;
+    sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
+    uint32_t m_biasOff = 0;                      // the bias row's byte offset in a B1 buffer
+};
+
+}  // namespace AscendC
+
+namespace AscendC {
+// Fill (the advanced API's GM initialisation): a vector core's job; on a cube core it does nothing,
+// as the reference's Atlas A2 implementation (the split-K Matmul examples call it on cube cores and
+// rely on C being zero already).
+template <class T>
+void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("Fill");
+    (void)gmWorkspaceAddr, (void)size, (void)value;
+    if (s.core_type == AIC && !s.coupled) return;
+    sfumato::ascendc::fail("Fill on a vector core is not supported by sfumato's Ascend C layer yet");
+}
+}  // namespace AscendC
+
+namespace AscendC {
+constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
+// Ceil of two integers (a / b rounded up), the scalar utility; the tensor Ceil is not supported.
+template <class T, class U, std::enable_if_t<std::is_integral_v<T> && std::is_integral_v<U>, int> = 0>
+constexpr auto Ceil(T a, U b) {
+    return (a + b - 1) / b;
+}
+namespace Impl {
+constexpr int32_t QUEUE_DEPTH =
+    1;  // the Matmul library's queue depth (examples declare their CO1 queue with it)
+}  // namespace Impl
+// The accumulator type of a Matmul's A type (int32_t for 8- and 4-bit integers, else float).
+template <class T>
+struct GetMmDstType {
+    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, int4b_t>, int32_t, float>;
+};
+}  // namespace AscendC
+
+// The tuple utilities of AscendC::Std the Matmul examples use (the standard library's).
+namespace AscendC::Std {
+using std::forward;
+using std::get;
+using std::make_tuple;
+using std::tuple;
+}  // namespace AscendC::Std
+
+// The Matmul library's older namespace (the examples' matmul::GetBlockIdx(), `using namespace matmul`).
+namespace matmul {
+inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
+using AscendC::Matmul;
+using AscendC::MatmulCallBackFunc;
+using AscendC::MatmulType;
+}  // namespace matmul
+
+// The system workspace parameter's marker in a kernel's signature.
+#ifndef __kfc_workspace__
+#define __kfc_workspace__
+#endif
+
+namespace sfumato::ascendc {
+inline void regist_matmul(AscendC::TPipe*) {}
+template <class MM, class... Rest>
+void regist_matmul(AscendC::TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
+    mm.Init(tiling, pipe);
+    regist_matmul(pipe, rest...);
+}
+}  // namespace sfumato::ascendc
+
+// REGIST_MATMUL_OBJ(tpipe, workspace, matmul objects each followed by its tiling): Init of each.
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) \
+    ((void)(workspace), ::sfumato::ascendc::regist_matmul((tpipe), __VA_ARGS__))

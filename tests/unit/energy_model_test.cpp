@@ -1,0 +1,110 @@
+// The energy model (models/power) without a simulation: idle power is the static model, dynamic
+// energy is linear in the events (twice the work, twice the energy), the voltage scales dynamic
+// energy by V^2 and leakage by V, and bad coefficients are named.
+#include "models/power/energy_model.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+
+#include "models/chip/chip_params.h"
+
+using namespace sfumato;
+using namespace sfumato::power;
+
+namespace {
+struct Loaded {
+    Config c;
+    std::unique_ptr<ChipParams> p;
+    explicit Loaded(const std::string& preset, const std::vector<std::string>& sets = {}) {
+        c.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/" + preset + ".ini");
+        for (const auto& s : sets) c.apply_override(s);
+        p = std::make_unique<ChipParams>(c);
+    }
+};
+Events some_events() {
+    Events e;
+    e[Event::CubeBusy] = 1e6;
+    e[Event::VectorBusy] = 3e5;
+    e[Event::ScalarBusy] = 2e5;
+    e[Event::Mte1Busy] = 4e5;
+    e[Event::BufferBytes] = 1e8;
+    e[Event::AicActive] = 2e7;
+    e[Event::AivActive] = 4e7;
+    e[Event::L2Bytes] = 3e8;
+    e[Event::HbmActivates] = 5e4;
+    e[Event::HbmReadBytes] = 1e8;
+    e[Event::HbmWriteBytes] = 5e7;
+    e[Event::HbmRefreshes] = 1e5;
+    e[Event::HostLinkBytes] = 1e7;
+    return e;
+}
+}  // namespace
+
+TEST_CASE("energy model: idle power is the static model, computed from its parameters") {
+    Loaded l("ascend910b-like");
+    const PowerParams& pp = l.p->power;
+    const EnergyModel m(pp, chip_shape(*l.p));
+    const double aic = l.p->cube_cores, aiv = l.p->vector_cores();
+    const double l2_mib = static_cast<double>(l.p->mem.l2.size_bytes) / (1 << 20);
+    const double expect = aic * pp.aic_leakage_w + aiv * pp.aiv_leakage_w + l2_mib * pp.l2_leakage_w_per_mib +
+                          l.p->mem.hbm.stacks * pp.hbm_background_w_per_stack + pp.uncore_w;
+    const Breakdown idle = m.energy(Events{}, 2.0);
+    CHECK(idle.dynamic() == 0.0);
+    CHECK(idle.total() == Approx(2.0 * expect).epsilon(1e-12));
+    CHECK(m.static_power().static_j() == Approx(expect).epsilon(1e-12));
+    // Idle is below the part's published maximum.
+    CHECK(expect < pp.envelope_w);
+}
+
+TEST_CASE("energy model: dynamic energy is linear in the events (twice the work, twice the energy)") {
+    Loaded l("ascend910b-like");
+    const EnergyModel m(l.p->power, chip_shape(*l.p));
+    Events e = some_events(), e2;
+    for (size_t i = 0; i < kNumEvents; ++i) e2.n[i] = 2 * e.n[i];
+    const Breakdown a = m.dynamic(e), b = m.dynamic(e2);
+    CHECK(a.dynamic() > 0);
+    CHECK(b.dynamic() == Approx(2 * a.dynamic()).epsilon(1e-12));
+    // Each event class lands in its component: the cube's energy is busy cycles x MACs per cycle x pJ/MAC.
+    const double macs = static_cast<double>(l.p->core.cube_m0) * l.p->core.cube_n0 * l.p->core.cube_k0_16bit;
+    CHECK(a.cube == Approx(1e6 * macs * l.p->power.cube_mac_pj * 1e-12));
+    CHECK(a.hbm == Approx((5e4 * l.p->power.hbm_activate_pj + 1e8 * 8 * l.p->power.hbm_read_pj_per_bit +
+                           5e7 * 8 * l.p->power.hbm_write_pj_per_bit + 1e5 * l.p->power.hbm_refresh_pj) *
+                          1e-12));
+    // The breakdown's items add up to its total.
+    double sum = 0;
+    for (const auto& [name, j] : m.energy(e, 1e-3).items()) sum += j;
+    CHECK(sum == Approx(m.energy(e, 1e-3).total()).epsilon(1e-12));
+}
+
+TEST_CASE("energy model: voltage scales core dynamic energy by V^2 and leakage by V, HBM not at all") {
+    Loaded lo("ascend910b-like"), hi("ascend910b-like", {"chip.power.voltage_v=0.96"});
+    const EnergyModel a(lo.p->power, chip_shape(*lo.p)), b(hi.p->power, chip_shape(*hi.p));
+    const Events e = some_events();
+    const double r = 0.96 / 0.80;
+    CHECK(b.dynamic(e).cube == Approx(a.dynamic(e).cube * r * r));
+    CHECK(b.dynamic(e).core_clock == Approx(a.dynamic(e).core_clock * r * r));
+    CHECK(b.dynamic(e).hbm == Approx(a.dynamic(e).hbm));
+    CHECK(b.static_power().leakage == Approx(a.static_power().leakage * r));
+    CHECK(b.static_power().hbm_background == Approx(a.static_power().hbm_background));
+}
+
+TEST_CASE("energy model: a coupled core is priced as one AIC and one AIV") {
+    Loaded l("ascend910-like");
+    const EnergyModel m(l.p->power, chip_shape(*l.p));
+    Events e;
+    e[Event::AicActive] = 1e6;
+    CHECK(m.dynamic(e).core_clock ==
+          Approx(1e6 * (l.p->power.aic_clock_pj + l.p->power.aiv_clock_pj) * 1e-12));
+    CHECK(m.static_power().leakage >
+          l.p->cube_cores * (l.p->power.aic_leakage_w + l.p->power.aiv_leakage_w) * 0.999);
+}
+
+TEST_CASE("energy model: negative or absurd coefficients and unknown keys are named") {
+    CHECK_THROWS_WITH(Loaded("tiny", {"chip.power.cube_mac_pj=-1"}),
+                      Catch::Contains("chip.power.cube_mac_pj"));
+    CHECK_THROWS_WITH(Loaded("tiny", {"chip.power.hbm_read_pj_per_bit=1e9"}),
+                      Catch::Contains("chip.power.hbm_read_pj_per_bit"));
+    CHECK_THROWS_WITH(Loaded("tiny", {"chip.power.voltage_v=0"}), Catch::Contains("chip.power.voltage_v"));
+    Loaded l("tiny", {"chip.power.bogus=1"});
+    CHECK_THROWS_WITH(l.c.check_unused(), Catch::Contains("chip.power.bogus"));
+}
