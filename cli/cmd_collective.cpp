@@ -83,9 +83,6 @@ int cmd_collective(const std::vector<std::string>& args) {
     if (iters == 0 || iters > 1000) throw InputError("--iters must be 1..1000");
 
     const std::unique_ptr<IRankTransport> transport = open_transport(split_s);
-    if (transport && common.mode != "timing")
-        throw InputError("--mode " + common.mode + ": a run split over ranks (--distributed, mpirun/srun) is timing mode "
-                         "only yet (functional data moves between chips' memories in one process); use --mode timing");
     SystemSession s(common, system_file, join_args(args));
     s.elaborate();
     if (transport) s.distribute(*transport);
@@ -121,6 +118,13 @@ int cmd_collective(const std::vector<std::string>& args) {
     std::vector<RankData> rd(ranks);
     const bool functional = s.functional();
     const uint64_t send_b = comm.send_bytes(call), recv_b = comm.recv_bytes(call);
+    // Every rank's inputs (split over processes, each checks its own ranks against all inputs).
+    for (uint32_t r = 0; r < ranks && functional; ++r) {
+        rd[r].send.resize(send_b);
+        std::mt19937 gen(1000 + r);
+        std::uniform_int_distribution<int> v(-8, 8);
+        for (uint64_t i = 0; i < send_b / es; ++i) isa::store_from_f32(dt, rd[r].send.data() + i * es, static_cast<float>(v(gen)));
+    }
     s.run(ids, [&](uint32_t i, rt::Context& ctx) {
         const uint32_t r = ids[i];
         RankData& me = rd[r];
@@ -132,12 +136,6 @@ int cmd_collective(const std::vector<std::string>& args) {
         check(ctx.malloc(&send, send_b));
         check(ctx.malloc(&recv, recv_b));
         // Inputs are copied in both modes (timing mode moves a token), so both take the same cycles.
-        if (functional) {
-            me.send.resize(send_b);
-            std::mt19937 gen(1000 + r);
-            std::uniform_int_distribution<int> v(-8, 8);
-            for (uint64_t i = 0; i < send_b / es; ++i) isa::store_from_f32(dt, me.send.data() + i * es, static_cast<float>(v(gen)));
-        }
         check(ctx.copy_explicit(CopyDir::H2D, send, reinterpret_cast<uintptr_t>(me.send.data()), send_b, rt::kDefaultStream, false, true));
         comm.init_rank(r, ctx);
         comm.host_barrier(r);
@@ -183,7 +181,7 @@ int cmd_collective(const std::vector<std::string>& args) {
             return v;
         };
         for (uint32_t q = 0; q < ranks; ++q) {
-            if (op == Op::Reduce && q != root) continue;
+            if ((op == Op::Reduce && q != root) || !rd[q].ctx) continue;  // (another process's rank)
             for (uint64_t i = 0; i < recv_b / es; ++i) {
                 double want = 0;
                 switch (op) {
@@ -201,6 +199,13 @@ int cmd_collective(const std::vector<std::string>& args) {
                                             std::to_string(got) + ", expected " + std::to_string(want);
                 }
             }
+        }
+        if (s.sync()) {
+            std::vector<uint64_t> v = {bad, compared};
+            s.sync()->transport().all_sum(v);
+            if (v[0] > 0 && bad == 0) first_bad = "on another process's rank";
+            bad = v[0];
+            compared = v[1];
         }
         passed = bad == 0;
         check = {{"checked", true}, {"passed", passed}, {"compared", compared}, {"mismatches", bad}};

@@ -177,7 +177,8 @@ void SystemSession::distribute(IRankTransport& t) {
     if (t.size() > chips)
         throw InputError(std::to_string(t.size()) + " ranks for a system of " + std::to_string(chips) + " chips (" +
                          m_sys_params->name.get() + "): at most one rank per chip");
-    const uint64_t lookahead = Fabric::lookahead_ps(m_system->fabric().topology());
+    // At most a millisecond (a system without links would have none to bound it).
+    const uint64_t lookahead = std::min<uint64_t>(Fabric::lookahead_ps(m_system->fabric().topology()), 1000000000);
     if (lookahead < 2)
         throw ConfigError("system.link.latency_ns", "a system split over ranks needs a latency on every link (the "
                                                     "windows' lookahead); the smallest is " + std::to_string(lookahead) + " ps");
@@ -193,8 +194,7 @@ void SystemSession::run_windows(const std::function<bool()>& all_done) {
     const ClockDomain clk = m_chip_params->clock();
     IRankTransport& t = m_sync->transport();
     constexpr uint64_t kSlicePs = 1000000000;  // 1 ms
-    // Elaboration and time zero's first delta; what it posted is exchanged with the first window.
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    m_sync->start();
     uint64_t slice_end = now_tick().v + kSlicePs, before = progress_counter();
     for (;;) {
         const WindowSync::Step st = m_sync->step(all_done(), has_failure());

@@ -48,6 +48,11 @@ void WindowSync::deliver_inbox() {
     m_inbox.clear();
 }
 
+void WindowSync::start() {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    exchange();
+}
+
 WindowSync::Step WindowSync::step(bool local_done, bool local_failed) {
     deliver_inbox();
     const uint64_t now = sc_core::sc_time_stamp().value();

@@ -74,6 +74,9 @@ public:
     // From a process of endpoint m.src: throws ModelError when m.tick is sooner than the lookahead.
     void post(RemoteMsg m);
 
+    // Elaboration and time zero's first delta (collective): what it posted is exchanged, to be
+    // delivered at the first step.
+    void start();
     enum class Step { Ran, AllDone, Stalled, Failed };
     // One window on every rank (collective): delivers the messages received at the last window's
     // end, agrees on the next window from the earliest pending activity over all ranks, runs it

@@ -95,6 +95,7 @@ Fabric::Packet* Fabric::new_packet() {
 }
 
 void Fabric::free_packet(Packet* p) {
+    p->data.clear();
     p->next = m_free_packets;
     m_free_packets = p;
 }
@@ -195,6 +196,7 @@ void Fabric::pump(Flow* f) {
 void Fabric::mem_done(MemRequest& r) {
     Packet* p = reinterpret_cast<Packet*>(static_cast<uintptr_t>(r.tag));
     if (!r.write) {
+        if (m_sync) carry_data(p);
         enqueue(p);  // read from the source: onto the first channel
         return;
     }
@@ -334,7 +336,7 @@ void Fabric::finish_flow(Flow* f) {
     const uint32_t e_src = f->src;
     ChipEnd& e = m_chips[f->src];
     const ChipEnd& d = m_chips[f->dst];
-    if (e.gm && d.gm && f->copy.bytes) {
+    if (e.gm && d.gm && f->copy.bytes && !m_sync) {  // (split: packet by packet, carry_data)
         std::vector<uint8_t> buf(f->copy.bytes);  // once per copy, not per packet
         e.gm->read(f->copy.dev_src, buf.data(), f->copy.bytes);
         if (f->copy.reduce_op != 0) {

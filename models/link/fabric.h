@@ -63,7 +63,9 @@ public:
     // memory; a credit back to the source; a notify; a pull's request and its completion), on one
     // rank or several alike. A channel is its sending chip's (a switch downlink: the receiving
     // chip's). Unlike the one-process fabric, a pull's request travels the route's latency to the
-    // source and its completion back. Before the simulation starts; timing mode only.
+    // source and its completion back. In functional mode a packet carries its bytes, read from the
+    // source when its read completes and written (or reduced) into the destination with it,
+    // instead of the whole copy at its end. Before the simulation starts.
     void distribute(WindowSync& sync);
     // The smallest latency between two chips' parts: every channel's one-way latency.
     static uint64_t lookahead_ps(const Topology& t);
@@ -85,6 +87,7 @@ private:
         uint32_t bytes = 0, wire = 0;
         uint32_t hop = 0;
         Packet* next = nullptr;
+        std::vector<uint8_t> data;  // distributed functional mode: the bytes it carries
     };
     struct Hop {
         Packet* head = nullptr;
@@ -157,6 +160,7 @@ private:
     void post(uint64_t tick, uint32_t from, uint32_t to, Msg kind, std::vector<uint64_t> words);
     bool handoff(Packet* p, uint32_t ch, uint64_t arrive_tick);
     void remote_written(Packet* p);
+    void carry_data(Packet* p);
     void start_remote_pull(uint32_t src, const MemcpyDesc& copy, IDmaClient& client, uint64_t cookie);
     void launch(Flow* f);
     void pass_bytes(Flow* f, uint64_t bytes);

@@ -8,6 +8,8 @@
 // does not depend on how the chips are spread over ranks.
 #include "models/link/fabric.h"
 
+#include <cstring>
+
 #include "sim/error.h"
 #include "sim/progress.h"
 #include "sim/sc_time_util.h"
@@ -24,8 +26,6 @@ void Fabric::distribute(WindowSync& sync) {
     if (sync.endpoints() != m_chips.size())
         throw ModelError(name(), "a window sync of " + std::to_string(sync.endpoints()) + " endpoints for " +
                                      std::to_string(m_chips.size()) + " chips");
-    for (const ChipEnd& e : m_chips)
-        if (e.gm) throw ModelError(name(), "functional mode does not run split over ranks (the data moves at a copy's end)");
     if (lookahead_ps(m_topo) < sync.lookahead_ps())
         throw ModelError(name(), "a window longer than the smallest link latency");
     m_sync = &sync;
@@ -70,18 +70,38 @@ bool Fabric::handoff(Packet* p, uint32_t ch, uint64_t arrive_tick) {
     Flow* f = p->flow;
     const uint32_t here = channel_owner(ch), next = stage_owner(f, p->hop + 1);
     if (next == here) return false;
-    post(arrive_tick, here, next, kMsgPacket,
-         {f->src, f->dst, f->uid, f->copy.bytes, f->copy.dev_dst, f->copy.reduce_op, f->copy.reduce_dtype, p->off, p->bytes,
-          p->hop + 1u});
+    std::vector<uint64_t> w = {f->src,           f->dst, f->uid, f->copy.bytes, f->copy.dev_dst, f->copy.reduce_op,
+                               f->copy.reduce_dtype, p->off, p->bytes, p->hop + 1u};
+    if (!p->data.empty()) {  // functional: the bytes, eight to a word
+        w.resize(10 + (p->data.size() + 7) / 8, 0);
+        std::memcpy(w.data() + 10, p->data.data(), p->data.size());
+    }
+    post(arrive_tick, here, next, kMsgPacket, std::move(w));
     pass_bytes(f, p->bytes);
     free_packet(p);
     return true;
 }
 
-// Written at the destination (always another chip's part than the source's): the credit goes
-// back one route latency later.
+// Functional mode: the packet's bytes as its read from the source completes.
+void Fabric::carry_data(Packet* p) {
+    const IBackingStore* gm = m_chips[p->flow->src].gm;
+    if (!gm) return;
+    p->data.resize(p->bytes);
+    gm->read(p->flow->copy.dev_src + p->off, p->data.data(), p->bytes);
+}
+
+// Written at the destination (always another chip's part than the source's): functional mode
+// stores (or reduces) the packet's bytes now; the credit goes back one route latency later.
 void Fabric::remote_written(Packet* p) {
     Flow* f = p->flow;
+    if (IBackingStore* gm = m_chips[f->dst].gm; gm && !p->data.empty()) {
+        if (f->copy.reduce_op != 0) {
+            std::vector<uint8_t> old(p->data.size());
+            gm->read(f->copy.dev_dst + p->off, old.data(), old.size());
+            reduce_into(p->data, old, f->copy.reduce_op, static_cast<isa::DType>(f->copy.reduce_dtype));
+        }
+        gm->write(f->copy.dev_dst + p->off, p->data.data(), p->data.size());
+    }
     post(now_tick().v + f->ack_ps, f->dst, f->src, kMsgAck, {f->uid, p->bytes});
     pass_bytes(f, p->bytes);
     free_packet(p);
@@ -135,12 +155,14 @@ void Fabric::deliver(const RemoteMsg& m) {
     };
     switch (static_cast<Msg>(m.kind)) {
         case kMsgPacket: {
-            need(10);
+            if (w.size() < 10 || (w.size() > 10 && w.size() != 10 + (w[8] + 7) / 8)) need(10);
             Flow* f = proxy(m.dst, static_cast<uint32_t>(w[0]), static_cast<uint32_t>(w[1]), w[2], w);
             Packet* p = new_packet();
             p->flow = f;
             p->off = w[7];
             p->bytes = static_cast<uint32_t>(w[8]);
+            p->data.resize(w.size() > 10 ? p->bytes : 0);
+            if (w.size() > 10) std::memcpy(p->data.data(), w.data() + 10, p->bytes);
             p->hop = static_cast<uint32_t>(w[9]) - 1;  // arrive() steps it on
             push(m.tick, kArrive, p, 0);
             break;

@@ -79,7 +79,7 @@ TEST_CASE("window sync: messages take effect at their ticks in (source, sequence
     Receiver r("receiver");
     const uint16_t port = sync.bind(&r);
     Sender s("sender", sync, port);
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    sync.start();
     WindowSync::Step st;
     while ((st = sync.step(s.done && r.fired.size() == 3, false)) == WindowSync::Step::Ran) {
     }
