@@ -142,6 +142,18 @@ private:
         return a;
     }
 
+    // The attributes of an elementwise chain computed in fp32 (a 2-byte tensor is rounded once, at
+    // the end), as the vendor's and the frameworks' normalisation kernels compute whatever the
+    // storage.
+    static ref::Attrs fp32_chain(std::initializer_list<const char*> steps) {
+        ref::Attr p;
+        p.kind = ref::Attr::Kind::Strings;
+        for (const char* s : steps) p.strings.emplace_back(s);
+        ref::Attrs a = attrs_of({{"program", p}});
+        a.set("fp32", ref::Attr::of_int(1));
+        return a;
+    }
+
     // Adds g to the gradient of plan tensor t (the sum when it already has one).
     void accumulate(int t, int g, const std::string& name) {
         if (!needs(t) || is_weight(t)) return;

@@ -32,22 +32,6 @@ int train_graph(Graph& g) {
 
 namespace detail {
 
-namespace {
-
-// An elementwise chain computed in fp32 (a 2-byte tensor is rounded once, at the end), as the
-// vendor's and the frameworks' BatchNorm kernels compute in fp32 whatever the storage.
-ref::Attrs chain_of(std::initializer_list<const char*> steps) {
-    ref::Attr p;
-    p.kind = ref::Attr::Kind::Strings;
-    for (const char* s : steps) p.strings.emplace_back(s);
-    ref::Attrs a;
-    a.set("program", p);
-    a.set("fp32", ref::Attr::of_int(1));
-    return a;
-}
-
-}  // namespace
-
 int Builder::scalar(ElemType e, double v) {
     ref::HostTensor h(e, {});
     h.data[0] = v;
@@ -80,22 +64,26 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
                                      {"fp32_output", ref::Attr::of_int(1)}});
     const std::string& nm = st.name;
     const int mean = alias(fwd(st.out[3]), cb);
-    const int inv = emit(nm + "/invstd", "ElementwiseChain", 1, chain_of({"Add", "Sqrt", "Reciprocal"}),
-                         {fwd(st.out[4]), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
+    const int inv =
+        emit(nm + "/invstd", "ElementwiseChain", 1, Builder::fp32_chain({"Add", "Sqrt", "Reciprocal"}),
+             {fwd(st.out[4]), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
     const bool train_g = needs(gamma) && is_weight(gamma), train_b = needs(beta) && is_weight(beta);
     const int wg_g = train_g ? weight_grad(gamma) : -1, wg_b = train_b ? weight_grad(beta) : -1;
     const int dbeta = emit(nm + "/dB", "ReduceSum", 11, red, {gy});
-    const int xdy = emit(nm + "/xc_dy", "ElementwiseChain", 1, chain_of({"Sub", "Mul"}), {fwd(x), mean, gy});
+    const int xdy =
+        emit(nm + "/xc_dy", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {fwd(x), mean, gy});
     const int s = emit(nm + "/sum_xc_dy", "ReduceSum", 11, red, {xdy});
     const int dgamma = emit(nm + "/dscale", "Mul", 14, {}, {s, inv});
     if (needs(x)) {
         const int r = scalar(f32, -1.0 / std::sqrt(m)), q = scalar(f32, 1.0 / std::sqrt(m));
-        const int k1 =
-            emit(nm + "/k1", "ElementwiseChain", 1, chain_of({"Mul", "Mul", "Mul"}), {dgamma, inv, r, q});
-        const int k2 = emit(nm + "/k2", "ElementwiseChain", 1, chain_of({"Mul", "Mul"}), {dbeta, r, q});
+        const int k1 = emit(nm + "/k1", "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Mul", "Mul"}),
+                            {dgamma, inv, r, q});
+        const int k2 =
+            emit(nm + "/k2", "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Mul"}), {dbeta, r, q});
         const int k3 = emit(nm + "/k3", "Mul", 14, {}, {inv, fwd(gamma)});
-        const int dx = emit(nm + "/dX", "ElementwiseChain", 1, chain_of({"Sub", "Mul", "Add", "Add", "Mul"}),
-                            {fwd(x), mean, alias(k1, cb), gy, alias(k2, cb), alias(k3, cb)});
+        const int dx =
+            emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul", "Add", "Add", "Mul"}),
+                 {fwd(x), mean, alias(k1, cb), gy, alias(k2, cb), alias(k3, cb)});
         accumulate(x, dx, nm);
     }
     // The weight gradients in the weights' type, after their last reader (their bucket may be

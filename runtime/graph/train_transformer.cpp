@@ -22,20 +22,6 @@
 
 namespace sfumato::graph::detail {
 
-namespace {
-
-ref::Attrs chain(std::initializer_list<const char*> steps) {
-    ref::Attr p;
-    p.kind = ref::Attr::Kind::Strings;
-    for (const char* s : steps) p.strings.emplace_back(s);
-    ref::Attrs a;
-    a.set("program", p);
-    a.set("fp32", ref::Attr::of_int(1));
-    return a;
-}
-
-}  // namespace
-
 std::shared_ptr<const ref::HostTensor> Builder::scalar_value(int pt) const {
     if (pt < 0) return nullptr;
     const PlanTensor& t = m_p.tensors[static_cast<size_t>(pt)];
@@ -47,7 +33,8 @@ std::shared_ptr<const ref::HostTensor> Builder::scalar_value(int pt) const {
 
 int Builder::reduce_to(const std::string& name, int g, const Shape& to, int dest) {
     const Shape gs = m_tp.tensors[static_cast<size_t>(g)].ref.shape;
-    if (to.size() > gs.size()) throw InputError("train-step: " + name + ": gradient of rank below its operand's");
+    if (to.size() > gs.size())
+        throw InputError("train-step: " + name + ": gradient of rank below its operand's");
     const size_t lead = gs.size() - to.size();
     Shape axes;
     for (size_t d = 0; d < gs.size(); ++d)
@@ -109,7 +96,7 @@ void Builder::binary(const PlanStep& st, int gy) {
         if (needs(a)) give(a, ew("dA_div", "Div", b), nm + "/dA");
         if (needs(b))
             give(b,
-                 emit(nm + "/dB_chain", "ElementwiseChain", 1, chain({"Mul", "Div", "Neg"}),
+                 emit(nm + "/dB_chain", "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Div", "Neg"}),
                       {gy, fwd(st.out[0]), fwd(b)}),
                  nm + "/dB");
     }
@@ -119,14 +106,17 @@ void Builder::binary(const PlanStep& st, int gy) {
 void Builder::layer_norm(const PlanStep& st, int gy) {
     const int x = st.in[0], gamma = st.in[1], beta = st.in.size() > 2 ? st.in[2] : -1;
     const Shape& xs = pref(x).shape;
-    if (st.desc.attrs.get_int("axis", -1) != -1 && st.desc.attrs.get_int("axis", -1) != static_cast<int64_t>(xs.size()) - 1)
+    if (st.desc.attrs.get_int("axis", -1) != -1 &&
+        st.desc.attrs.get_int("axis", -1) != static_cast<int64_t>(xs.size()) - 1)
         refuse(st, "normalisation over the last axis only");
-    if (st.out.size() < 3 || st.out[1] < 0 || st.out[2] < 0) refuse(st, "the Mean and InvStdDev outputs are missing");
+    if (st.out.size() < 3 || st.out[1] < 0 || st.out[2] < 0)
+        refuse(st, "the Mean and InvStdDev outputs are missing");
     const std::string& nm = st.name;
     Shape rows;  // every axis but the last
     for (size_t d = 0; d + 1 < xs.size(); ++d) rows.push_back(static_cast<int64_t>(d));
     const int mean = fwd(st.out[1]), inv = fwd(st.out[2]);
-    const int xhat = emit(nm + "/xhat", "ElementwiseChain", 1, chain({"Sub", "Mul"}), {fwd(x), mean, inv});
+    const int xhat =
+        emit(nm + "/xhat", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {fwd(x), mean, inv});
     if (beta >= 0 && needs(beta)) give(beta, gy, nm + "/dB");
     if (needs(gamma)) give(gamma, emit(nm + "/dy_xhat", "Mul", 14, {}, {gy, xhat}), nm + "/dscale");
     if (!needs(x)) return;
@@ -138,8 +128,8 @@ void Builder::layer_norm(const PlanStep& st, int gy) {
     const int gx = emit(nm + "/g_xhat", "Mul", 14, {}, {g, xhat});
     const int m2 = emit(nm + "/mean_g_xhat", "ReduceMean", 11, mean_last, {gx});
     // ((xhat m2) subtracted from g, - m1) invstd
-    const int dx = emit(nm + "/dX", "ElementwiseChain", 1, chain({"Mul", "Sub swap=1", "Sub", "Mul"}),
-                        {xhat, m2, g, m1, inv});
+    const int dx = emit(nm + "/dX", "ElementwiseChain", 1,
+                        Builder::fp32_chain({"Mul", "Sub swap=1", "Sub", "Mul"}), {xhat, m2, g, m1, inv});
     accumulate(x, dx, nm);
 }
 
@@ -156,7 +146,8 @@ void Builder::softmax(const PlanStep& st, int gy) {
                                    {"keepdims", ref::Attr::of_int(1)},
                                    {"fp32_output", ref::Attr::of_int(1)}});
     const int s = emit(nm + "/sum", "ReduceSum", 11, a, {p});
-    accumulate(x, emit(nm + "/dX", "ElementwiseChain", 1, chain({"Sub", "Mul"}), {gy, s, y}), nm);
+    accumulate(x, emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {gy, s, y}),
+               nm);
 }
 
 void Builder::matmul_nd(const PlanStep& st, int gy) {
@@ -169,7 +160,8 @@ void Builder::matmul_nd(const PlanStep& st, int gy) {
         auto tr = [&](bool ta, bool tb) {
             return attrs_of({{"transA", ref::Attr::of_int(ta)}, {"transB", ref::Attr::of_int(tb)}});
         };
-        if (needs(a)) accumulate(a, alias(emit(nm + "/dA", "Gemm", 13, tr(false, true), {g2, fwd(b)}), as), nm);
+        if (needs(a))
+            accumulate(a, alias(emit(nm + "/dA", "Gemm", 13, tr(false, true), {g2, fwd(b)}), as), nm);
         if (needs(b)) {
             const int a2 = alias(fwd(a), {rows, k});
             const int wg = is_weight(b) ? weight_grad(b) : -1;
@@ -222,10 +214,12 @@ void Builder::where(const PlanStep& st, int gy) {
     for (int k = 1; k <= 2; ++k) {
         const int t = st.in[static_cast<size_t>(k)];
         if (!needs(t)) continue;
-        const std::vector<int> in = k == 1 ? std::vector<int>{fwd(c), gy, zero} : std::vector<int>{fwd(c), zero, gy};
+        const std::vector<int> in =
+            k == 1 ? std::vector<int>{fwd(c), gy, zero} : std::vector<int>{fwd(c), zero, gy};
         std::vector<std::shared_ptr<const ref::HostTensor>> cs(3);
         cs[k == 1 ? 2 : 1] = zv;
-        give(t, emit(st.name + "/d" + std::to_string(k), "Where", 16, {}, in, -1, cs), st.name + "/d" + std::to_string(k));
+        give(t, emit(st.name + "/d" + std::to_string(k), "Where", 16, {}, in, -1, cs),
+             st.name + "/d" + std::to_string(k));
     }
 }
 
@@ -238,7 +232,8 @@ void Builder::transpose(const PlanStep& st, int gy) {
         for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
     Shape inv(r);
     for (size_t i = 0; i < r; ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-    accumulate(x, emit(st.name + "/grad", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints(inv)}}), {gy}),
+    accumulate(x,
+               emit(st.name + "/grad", "Transpose", 13, attrs_of({{"perm", ref::Attr::of_ints(inv)}}), {gy}),
                st.name);
 }
 
@@ -315,12 +310,14 @@ void Builder::reduce(const PlanStep& st, int gy) {
     Shape axes = st.desc.attrs.get_ints("axes", {});
     if (axes_in)
         for (double d : axes_in->data) axes.push_back(static_cast<int64_t>(d));
-    if (axes.empty() && st.desc.attrs.get_int("noop_with_empty_axes", 0) != 0) return accumulate(x, gy, st.name);
+    if (axes.empty() && st.desc.attrs.get_int("noop_with_empty_axes", 0) != 0)
+        return accumulate(x, gy, st.name);
     Shape kept = xs, spread(rank, 1);
     double n = 1;
     for (size_t d = 0; d < rank; ++d) {
         bool reduced = axes.empty();
-        for (int64_t a : axes) reduced = reduced || (a < 0 ? a + static_cast<int64_t>(rank) : a) == static_cast<int64_t>(d);
+        for (int64_t a : axes)
+            reduced = reduced || (a < 0 ? a + static_cast<int64_t>(rank) : a) == static_cast<int64_t>(d);
         if (!reduced) continue;
         kept[d] = 1, spread[d] = xs[d];
         n *= static_cast<double>(xs[d]);
