@@ -25,6 +25,7 @@
 #include "sfumato_ascendc/matmul_config.h"
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/sync.h"
+#include "sfumato_ascendc/unsupported.h"
 
 namespace sfumato::ascendc {
 // The L0A/L0B/L0C queues and the bias table the core's Matmuls share.

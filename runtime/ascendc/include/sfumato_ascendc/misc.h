@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <type_traits>
 
+#include "sfumato_ascendc/unsupported.h"
 #include "sfumato_ascendc/vector.h"
 
 // printf in kernel code (plain or AscendC::printf) goes through here: inside a running block the
@@ -132,10 +133,6 @@ void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
 #undef assert
 #define assert(expr, ...) ascendc_assert(expr)
 
-namespace sfumato_unsupported {
-template <class... A>
-inline constexpr bool always_false = false;
-}
 #define SFUMATO_ASCENDC_UNSUPPORTED(Name)                                                                  \
     template <class... SfumatoArgs, class... SfumatoParams>                                               \
     void Name(SfumatoParams&&...) {                                                                       \
