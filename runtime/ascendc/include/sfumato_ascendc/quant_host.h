@@ -1,0 +1,24 @@
+// Host functions giving the quantisation APIs' sharedTmpBuffer sizes (the reference's signatures), for
+// sfumato's kernels (quant.h): AscendQuant of float needs 6 bytes an element (the float result and its
+// half), of half 2; AscendDequant and AscendAntiQuant need none.
+#pragma once
+#include <cstdint>
+
+#include "sfumato_ascendc/activation_host.h"
+#include "sfumato_ascendc/ge_shape.h"
+
+namespace AscendC {
+
+inline void GetAscendQuantMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                                        uint32_t& minValue) {
+    maxValue = minValue = sfumato_act::elems_bytes(srcShape, typeSize == 4 ? 6u : 2u);
+}
+inline void GetAscendDequantMaxMinTmpSize(const ge::Shape&, const uint32_t, uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = minValue = 0;
+}
+inline void GetAscendAntiQuantMaxMinTmpSize(const ge::Shape&, const ge::Shape&, bool, ge::DataType, ge::DataType,
+                                            uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = minValue = 0;
+}
+
+}  // namespace AscendC
