@@ -18,8 +18,8 @@ namespace {
 
 constexpr uint32_t kB = 2, kS = 13, kH = 40, kValid = 36, kRows = kB * kS, kN = kRows * kH;
 constexpr float kEps = 1e-3f, kAlpha = 0.7f;
-// Output floats: rms, ln y, pdx, res, deep y (kN each), then ln mean, ln var, deep mean, deep var (kRows each,
-// in slots of 32 floats so that each starts on a 32-byte block), pd_gamma, pd_beta.
+// Output floats: rms, ln y, pdx, res, deep y (kN each), then ln mean, ln var, deep mean, deep var (kRows
+// each, in slots of 32 floats so that each starts on a 32-byte block), pd_gamma, pd_beta.
 constexpr uint32_t kSlot = 32;
 constexpr uint32_t kOut = 5 * kN + 4 * kSlot + 2 * kH;
 
@@ -52,18 +52,20 @@ extern "C" __global__ __aicore__ void norm_kernel(GM_ADDR in, GM_ADDR out, Tilin
     AscendC::DataCopy(i, ig, nin);
     AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
-    const AscendC::LocalTensor<float> x = i, gx = i[kN], dy = i[2 * kN], gamma = i[3 * kN], beta = i[3 * kN + kH];
+    const AscendC::LocalTensor<float> x = i, gx = i[kN], dy = i[2 * kN], gamma = i[3 * kN],
+                                      beta = i[3 * kN + kH];
     const AscendC::LocalTensor<float> mean = o[5 * kN], var = o[5 * kN + kSlot];
     AscendC::RmsNorm<float>(o, x, gamma, tmp, kEps, t.rms);
     AscendC::LayerNorm<float>(o[kN], mean, var, x, gamma, beta, tmp, kEps, t.lnValid);
     // The gradients take a full-width forward pass's statistics (into the deep slots, overwritten below).
-    AscendC::LayerNorm<float>(o[4 * kN], o[5 * kN + 2 * kSlot], o[5 * kN + 3 * kSlot], x, gamma, beta, tmp, kEps,
-                              t.ln);
-    AscendC::LayerNormGrad<float>(o[2 * kN], o[3 * kN], dy, x, o[5 * kN + 3 * kSlot], o[5 * kN + 2 * kSlot], gamma,
-                                  tmp, kEps, t.grad);
-    AscendC::LayerNormGradBeta<float>(o[5 * kN + 4 * kSlot], o[5 * kN + 4 * kSlot + kH], o[3 * kN], dy, tmp, t.beta);
-    AscendC::DeepNorm<float>(o[4 * kN], o[5 * kN + 2 * kSlot], o[5 * kN + 3 * kSlot], x, gx, beta, gamma, tmp, kAlpha,
-                             kEps, t.deep);
+    AscendC::LayerNorm<float>(o[4 * kN], o[5 * kN + 2 * kSlot], o[5 * kN + 3 * kSlot], x, gamma, beta, tmp,
+                              kEps, t.ln);
+    AscendC::LayerNormGrad<float>(o[2 * kN], o[3 * kN], dy, x, o[5 * kN + 3 * kSlot], o[5 * kN + 2 * kSlot],
+                                  gamma, tmp, kEps, t.grad);
+    AscendC::LayerNormGradBeta<float>(o[5 * kN + 4 * kSlot], o[5 * kN + 4 * kSlot + kH], o[3 * kN], dy, tmp,
+                                      t.beta);
+    AscendC::DeepNorm<float>(o[4 * kN], o[5 * kN + 2 * kSlot], o[5 * kN + 3 * kSlot], x, gx, beta, gamma, tmp,
+                             kAlpha, kEps, t.deep);
     AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::DataCopy(og, o, kOut);
@@ -78,8 +80,8 @@ struct Ref {
 };
 
 // LayerNorm over `valid` of each row's columns (y for every column, as the kernel computes them).
-void layer_norm(const std::vector<double>& x, const float* g, const float* b, uint32_t valid, std::vector<double>& y,
-                std::vector<double>& mean, std::vector<double>& var) {
+void layer_norm(const std::vector<double>& x, const float* g, const float* b, uint32_t valid,
+                std::vector<double>& y, std::vector<double>& mean, std::vector<double>& var) {
     y.assign(kN, 0), mean.assign(kRows, 0), var.assign(kRows, 0);
     for (uint32_t r = 0; r < kRows; ++r) {
         double m = 0, v = 0;
@@ -88,7 +90,8 @@ void layer_norm(const std::vector<double>& x, const float* g, const float* b, ui
         for (uint32_t c = 0; c < valid; ++c) v += (x[r * kH + c] - m) * (x[r * kH + c] - m);
         v /= valid;
         mean[r] = m, var[r] = v;
-        for (uint32_t c = 0; c < kH; ++c) y[r * kH + c] = (x[r * kH + c] - m) / std::sqrt(v + kEps) * g[c] + b[c];
+        for (uint32_t c = 0; c < kH; ++c)
+            y[r * kH + c] = (x[r * kH + c] - m) / std::sqrt(v + kEps) * g[c] + b[c];
     }
 }
 
@@ -159,9 +162,11 @@ int norm(const std::string& name) {
     AscendC::GetLayerNormGradBetaNDTilingInfo(shape, tmp, 4, false, t.beta);
     AscendC::GetDeepNormTilingInfo(shape, shape, tmp, 4, false, false, t.deep);
     std::string bad;
-    if (t.grad.sliceRows != 8 || tmp != grad_min || t.lnValid.originalHLength != kValid || t.rms.originalHLength != kValid)
-        bad = "host tiling: LayerNormGrad slice " + std::to_string(t.grad.sliceRows) + " rows, originalHLength " +
-              std::to_string(t.lnValid.originalHLength) + " / " + std::to_string(t.rms.originalHLength);
+    if (t.grad.sliceRows != 8 || tmp != grad_min || t.lnValid.originalHLength != kValid ||
+        t.rms.originalHLength != kValid)
+        bad = "host tiling: LayerNormGrad slice " + std::to_string(t.grad.sliceRows) +
+              " rows, originalHLength " + std::to_string(t.lnValid.originalHLength) + " / " +
+              std::to_string(t.rms.originalHLength);
     const uint32_t nin = 3 * kN + 2 * kH;
     float* ind = static_cast<float*>(AscendC::GmAlloc(nin * 4));
     float* outd = static_cast<float*>(AscendC::GmAlloc(kOut * 4));
@@ -183,8 +188,10 @@ int norm(const std::string& name) {
     if (bad.empty()) bad = compare("DeepNorm", o + 4 * kN, f.dy_, kH, kH);
     if (bad.empty()) bad = compare("DeepNorm mean", o + 5 * kN + 2 * kSlot, f.dmean, 1, 1);
     if (bad.empty()) bad = compare("DeepNorm variance", o + 5 * kN + 3 * kSlot, f.dvar, 1, 1);
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
     AscendC::GmFree(ind);
     AscendC::GmFree(outd);
     return bad.empty() ? 0 : 1;
@@ -197,8 +204,8 @@ constexpr float kScale = 3.1f, kOffset = 0.4f;
 }  // namespace
 
 extern "C" __global__ __aicore__ void quant_api_kernel(GM_ADDR qin, GM_ADDR qout, GM_ADDR din, GM_ADDR dscale,
-                                                       GM_ADDR dout, GM_ADDR ain, GM_ADDR aoff, GM_ADDR ascale,
-                                                       GM_ADDR aout, uint32_t tmpBytes) {
+                                                       GM_ADDR dout, GM_ADDR ain, GM_ADDR aoff,
+                                                       GM_ADDR ascale, GM_ADDR aout, uint32_t tmpBytes) {
     AscendC::TPipe pipe;
     AscendC::TBuf<AscendC::TPosition::VECCALC> b1, b2, b3, b4, b5, b6, b7, b8, b9, bt;
     pipe.InitBuffer(b1, kQn * 4);
@@ -265,9 +272,11 @@ int quant(const std::string& name) {
     for (uint32_t k = 0; k < kQn; ++k) q[k] = static_cast<float>(std::sin(0.41 * k) * 45.0);
     for (uint32_t k = 0; k < kDm * kDn; ++k) di[k] = static_cast<int32_t>(k * 37 % 201) - 100;
     for (uint32_t k = 0; k < kDn; ++k) ds[k] = 0.25f * static_cast<float>(k % 7) - 0.8f;
-    for (uint32_t k = 0; k < kAk * kAn; ++k) ai[k] = static_cast<int8_t>(static_cast<int>(k * 13 % 255) - 127);
+    for (uint32_t k = 0; k < kAk * kAn; ++k)
+        ai[k] = static_cast<int8_t>(static_cast<int>(k * 13 % 255) - 127);
     for (uint32_t k = 0; k < kAg * kAn; ++k)
-        ao[k] = half(static_cast<float>(k % 9) - 4.5f), as[k] = half(0.125f * static_cast<float>(k % 11) - 0.6f);
+        ao[k] = half(static_cast<float>(k % 9) - 4.5f),
+        as[k] = half(0.125f * static_cast<float>(k % 11) - 0.6f);
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
     ICPU_RUN_KF(quant_api_kernel, 1, (uint8_t*)q, (uint8_t*)qo, (uint8_t*)di, (uint8_t*)ds, (uint8_t*)dout,
                 (uint8_t*)ai, (uint8_t*)ao, (uint8_t*)as, (uint8_t*)aout, mn);
@@ -278,14 +287,14 @@ int quant(const std::string& name) {
         const double h = static_cast<float>(half(f));
         const int want = static_cast<int>(std::fmax(-128.0, std::fmin(127.0, std::nearbyint(h))));
         if (qo[k] != want)
-            bad = "AscendQuant element " + std::to_string(k) + " is " + std::to_string(qo[k]) + ", expected " +
-                  std::to_string(want);
+            bad = "AscendQuant element " + std::to_string(k) + " is " + std::to_string(qo[k]) +
+                  ", expected " + std::to_string(want);
     }
     for (uint32_t k = 0; k < kDm * kDn && bad.empty(); ++k) {
         const float want = static_cast<float>(di[k]) * ds[k % kDn];
         if (dout[k] != want)
-            bad = "AscendDequant element " + std::to_string(k) + " is " + std::to_string(dout[k]) + ", expected " +
-                  std::to_string(want);
+            bad = "AscendDequant element " + std::to_string(k) + " is " + std::to_string(dout[k]) +
+                  ", expected " + std::to_string(want);
     }
     for (uint32_t k = 0; k < kAk * kAn && bad.empty(); ++k) {
         const uint32_t g = (k / kAn) / (kAk / kAg), c = k % kAn;
@@ -293,14 +302,17 @@ int quant(const std::string& name) {
         const half sum = half(static_cast<float>(ai[k]) + static_cast<float>(ao[g * kAn + c]));
         const half want = half(static_cast<float>(sum) * static_cast<float>(as[g * kAn + c]));
         if (static_cast<float>(aout[k]) != static_cast<float>(want))
-            bad = "AscendAntiQuant element " + std::to_string(k) + " is " + std::to_string(static_cast<float>(aout[k])) +
-                  ", expected " + std::to_string(static_cast<float>(want));
+            bad = "AscendAntiQuant element " + std::to_string(k) + " is " +
+                  std::to_string(static_cast<float>(aout[k])) + ", expected " +
+                  std::to_string(static_cast<float>(want));
     }
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
-    for (void* p : {static_cast<void*>(q), static_cast<void*>(qo), static_cast<void*>(di), static_cast<void*>(ds),
-                    static_cast<void*>(dout), static_cast<void*>(ai), static_cast<void*>(ao), static_cast<void*>(as),
-                    static_cast<void*>(aout)})
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p : {static_cast<void*>(q), static_cast<void*>(qo), static_cast<void*>(di),
+                    static_cast<void*>(ds), static_cast<void*>(dout), static_cast<void*>(ai),
+                    static_cast<void*>(ao), static_cast<void*>(as), static_cast<void*>(aout)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }

@@ -155,8 +155,8 @@ inline void copy(const LocalTensor<float>& dst, const LocalTensor<float>& src, u
 namespace AscendC::sfumato_adv {
 
 template <Bin B, class T>
-void bin_any(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t rep,
-             const BinaryRepeatParams& p) {
+void bin_any(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
+             uint8_t rep, const BinaryRepeatParams& p) {
     if constexpr (B == Bin::SUB)
         Sub(d, a, b, mask, rep, p);
     else if constexpr (B == Bin::DIV)
@@ -181,7 +181,8 @@ void row_vec(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTe
             for (uint32_t c = 0; c < chunks; ++c)
                 bin_any<B>(dst[r0 * n + c * lanes], src[r0 * n + c * lanes], vec[c * lanes],
                            std::min<uint64_t>(lanes, n - c * lanes),
-                           static_cast<uint8_t>(std::min(kMaxRepeat, rows - r0)), BinaryRepeatParams{1, 1, 1, rs, rs, 0});
+                           static_cast<uint8_t>(std::min(kMaxRepeat, rows - r0)),
+                           BinaryRepeatParams{1, 1, 1, rs, rs, 0});
         return;
     }
     const uint32_t full = n / lanes, tail = n % lanes;

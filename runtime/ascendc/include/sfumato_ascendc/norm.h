@@ -24,9 +24,10 @@ using sfumato_adv::kBlkFloats;
 
 template <class T>
 constexpr void require_float() {
-    static_assert(std::is_same_v<T, float> || sfumato_unsupported::always_false<T>,
-                  "the normalisation APIs of sfumato's Ascend C layer support float tensors only (half is not "
-                  "supported)");
+    static_assert(
+        std::is_same_v<T, float> || sfumato_unsupported::always_false<T>,
+        "the normalisation APIs of sfumato's Ascend C layer support float tensors only (half is not "
+        "supported)");
 }
 
 struct Shape {
@@ -37,9 +38,9 @@ inline Shape shape_of(const char* api, uint32_t b, uint32_t s, uint32_t h, uint3
     const Shape r{b * s, h, ori ? ori : h};
     sfumato_adv::check_shape(api, r.rows, r.h, r.valid);
     if (uint64_t{b} * s * h > size)
-        sfumato::ascendc::fail(std::string(api) + ": [" + std::to_string(b) + ", " + std::to_string(s) + ", " +
-                               std::to_string(h) + "] exceeds the source tensor's " + std::to_string(size) +
-                               " elements");
+        sfumato::ascendc::fail(std::string(api) + ": [" + std::to_string(b) + ", " + std::to_string(s) +
+                               ", " + std::to_string(h) + "] exceeds the source tensor's " +
+                               std::to_string(size) + " elements");
     return r;
 }
 
@@ -69,10 +70,11 @@ inline uint32_t slice_rows(const char* api, const LocalTensor<uint8_t>& tmp, con
                            uint32_t bufs) {
     const uint32_t n = sfumato_adv::norm_rows_fitting(tmp.GetSize(), sh.rows, sh.h, blks, bufs);
     if (n == 0)
-        sfumato::ascendc::fail(std::string(api) + ": sharedTmpBuffer of " + std::to_string(tmp.GetSize()) +
-                               " bytes holds no slice of rows (" +
-                               std::to_string(sfumato_adv::norm_slice_bytes(std::min(sh.rows, 8u), sh.h, blks, bufs)) +
-                               " bytes needed: use the API's Get...MaxMinTmpSize)");
+        sfumato::ascendc::fail(
+            std::string(api) + ": sharedTmpBuffer of " + std::to_string(tmp.GetSize()) +
+            " bytes holds no slice of rows (" +
+            std::to_string(sfumato_adv::norm_slice_bytes(std::min(sh.rows, 8u), sh.h, blks, bufs)) +
+            " bytes needed: use the API's Get...MaxMinTmpSize)");
     return n;
 }
 
@@ -86,8 +88,8 @@ inline LocalTensor<uint8_t> stack(const char* api) {
 // y = (x - mean) / sqrt(var + eps) * gamma + beta for a slice of n rows; mean and var out, one a row.
 inline void layer_norm_slice(const Slice& sl, const LocalTensor<float>& y, const LocalTensor<float>& mean,
                              const LocalTensor<float>& var, const LocalTensor<float>& x,
-                             const LocalTensor<float>& gamma, const LocalTensor<float>& beta, float eps, uint32_t n,
-                             const Shape& sh) {
+                             const LocalTensor<float>& gamma, const LocalTensor<float>& beta, float eps,
+                             uint32_t n, const Shape& sh) {
     namespace sa = sfumato_adv;
     const int32_t cn = static_cast<int32_t>(n);
     const float inv = 1.0f / static_cast<float>(sh.valid);
@@ -108,13 +110,14 @@ inline void layer_norm_slice(const Slice& sl, const LocalTensor<float>& y, const
 }
 
 inline void layer_norm(const char* api, const LocalTensor<float>& y, const LocalTensor<float>& mean,
-                       const LocalTensor<float>& var, const LocalTensor<float>& x, const LocalTensor<float>& gamma,
-                       const LocalTensor<float>& beta, float eps, const LocalTensor<uint8_t>& tmp, const Shape& sh) {
+                       const LocalTensor<float>& var, const LocalTensor<float>& x,
+                       const LocalTensor<float>& gamma, const LocalTensor<float>& beta, float eps,
+                       const LocalTensor<uint8_t>& tmp, const Shape& sh) {
     const uint32_t step = slice_rows(api, tmp, sh, 1, 0);
     for (uint32_t r0 = 0; r0 < sh.rows; r0 += step) {
         const uint32_t n = std::min(step, sh.rows - r0);
-        layer_norm_slice(carve(tmp, n, sh.h, 1, 0), y[r0 * sh.h], mean[r0], var[r0], x[r0 * sh.h], gamma, beta, eps,
-                         n, sh);
+        layer_norm_slice(carve(tmp, n, sh.h, 1, 0), y[r0 * sh.h], mean[r0], var[r0], x[r0 * sh.h], gamma,
+                         beta, eps, n, sh);
     }
 }
 
@@ -127,8 +130,9 @@ void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, con
     sfumato_norm::require_float<T>();
     sfumato::ascendc::enter("RmsNorm");
     namespace sa = sfumato_adv;
-    const sfumato_norm::Shape sh = sfumato_norm::shape_of("RmsNorm", tiling.bLength, tiling.sLength, tiling.hLength,
-                                                          tiling.originalHLength, srcLocal.GetSize());
+    const sfumato_norm::Shape sh =
+        sfumato_norm::shape_of("RmsNorm", tiling.bLength, tiling.sLength, tiling.hLength,
+                               tiling.originalHLength, srcLocal.GetSize());
     const uint32_t step = sfumato_norm::slice_rows("RmsNorm", sharedTmpBuffer, sh, 1, 0);
     for (uint32_t r0 = 0; r0 < sh.rows; r0 += step) {
         const uint32_t n = std::min(step, sh.rows - r0);
@@ -151,19 +155,22 @@ void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, con
 
 // ---- LayerNorm (output, mean, variance) ----
 template <class T, bool isReuseSource = false>
-void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean, const LocalTensor<T>& outputVariance,
-               const LocalTensor<T>& inputX, const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
+void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
+               const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX,
+               const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
                const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const LayerNormTiling& tiling) {
     sfumato_norm::require_float<T>();
     sfumato::ascendc::enter("LayerNorm");
-    const sfumato_norm::Shape sh = sfumato_norm::shape_of("LayerNorm", tiling.bLength, tiling.sLength, tiling.hLength,
-                                                          tiling.originalHLength, inputX.GetSize());
+    const sfumato_norm::Shape sh =
+        sfumato_norm::shape_of("LayerNorm", tiling.bLength, tiling.sLength, tiling.hLength,
+                               tiling.originalHLength, inputX.GetSize());
     sfumato_norm::layer_norm("LayerNorm", output, outputMean, outputVariance, inputX, gamma, beta,
                              static_cast<float>(epsilon), sharedTmpBuffer, sh);
 }
 template <class T, bool isReuseSource = false>
-void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean, const LocalTensor<T>& outputVariance,
-               const LocalTensor<T>& inputX, const LocalTensor<T>& gamma, const LocalTensor<T>& beta, const T epsilon,
+void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
+               const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX,
+               const LocalTensor<T>& gamma, const LocalTensor<T>& beta, const T epsilon,
                const LayerNormTiling& tiling) {
     LayerNorm<T, isReuseSource>(output, outputMean, outputVariance, inputX, gamma, beta,
                                 sfumato_norm::stack("LayerNorm"), epsilon, tiling);
@@ -171,14 +178,16 @@ void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean, c
 
 // ---- DeepNorm: LayerNorm of alpha x + gx ----
 template <class T, bool isReuseSrc = false, bool isBasicBlock = false>
-void DeepNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& meanLocal, const LocalTensor<T>& rstdLocal,
-              const LocalTensor<T>& srcLocal, const LocalTensor<T>& gxLocal, const LocalTensor<T>& betaLocal,
-              const LocalTensor<T>& gammaLocal, const LocalTensor<uint8_t>& sharedTmpBuffer, const T alpha,
-              const T epsilon, DeepNormTiling& tiling) {
+void DeepNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& meanLocal,
+              const LocalTensor<T>& rstdLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gxLocal,
+              const LocalTensor<T>& betaLocal, const LocalTensor<T>& gammaLocal,
+              const LocalTensor<uint8_t>& sharedTmpBuffer, const T alpha, const T epsilon,
+              DeepNormTiling& tiling) {
     sfumato_norm::require_float<T>();
     sfumato::ascendc::enter("DeepNorm");
-    const sfumato_norm::Shape sh = sfumato_norm::shape_of("DeepNorm", tiling.bLength, tiling.sLength, tiling.hLength,
-                                                          tiling.originalHLength, srcLocal.GetSize());
+    const sfumato_norm::Shape sh =
+        sfumato_norm::shape_of("DeepNorm", tiling.bLength, tiling.sLength, tiling.hLength,
+                               tiling.originalHLength, srcLocal.GetSize());
     const int32_t all = static_cast<int32_t>(sh.rows * sh.h);
     Muls(dstLocal, srcLocal, static_cast<float>(alpha), all);
     Add(dstLocal, dstLocal, gxLocal, all);
@@ -186,12 +195,13 @@ void DeepNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& meanLocal, c
                              static_cast<float>(epsilon), sharedTmpBuffer, sh);
 }
 template <class T, bool isReuseSrc = false, bool isBasicBlock = false>
-void DeepNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& meanLocal, const LocalTensor<T>& rstdLocal,
-              const LocalTensor<T>& srcLocal, const LocalTensor<T>& gxLocal, const LocalTensor<T>& betaLocal,
-              const LocalTensor<T>& gammaLocal, const T alpha, const T epsilon, DeepNormTiling& tiling) {
-    DeepNorm<T, isReuseSrc, isBasicBlock>(dstLocal, meanLocal, rstdLocal, srcLocal, gxLocal, betaLocal, gammaLocal,
-                                          sfumato_norm::stack("DeepNorm"), alpha, epsilon, tiling);
+void DeepNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& meanLocal,
+              const LocalTensor<T>& rstdLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gxLocal,
+              const LocalTensor<T>& betaLocal, const LocalTensor<T>& gammaLocal, const T alpha,
+              const T epsilon, DeepNormTiling& tiling) {
+    DeepNorm<T, isReuseSrc, isBasicBlock>(dstLocal, meanLocal, rstdLocal, srcLocal, gxLocal, betaLocal,
+                                          gammaLocal, sfumato_norm::stack("DeepNorm"), alpha, epsilon,
+                                          tiling);
 }
 
 }  // namespace AscendC
-

@@ -12,10 +12,11 @@ namespace AscendC {
 namespace sfumato_norm {
 
 // One slice of n rows. Blocks: A pd_var, B rstd, C pd_mean, D scratch; buffers: 0 d, 1 pd_xl.
-inline void layer_norm_grad_slice(const Slice& sl, const LocalTensor<float>& pdX, const LocalTensor<float>& res,
-                                  const LocalTensor<float>& dy, const LocalTensor<float>& x,
-                                  const LocalTensor<float>& var, const LocalTensor<float>& mean,
-                                  const LocalTensor<float>& gamma, float eps, uint32_t n, const Shape& sh) {
+inline void layer_norm_grad_slice(const Slice& sl, const LocalTensor<float>& pdX,
+                                  const LocalTensor<float>& res, const LocalTensor<float>& dy,
+                                  const LocalTensor<float>& x, const LocalTensor<float>& var,
+                                  const LocalTensor<float>& mean, const LocalTensor<float>& gamma, float eps,
+                                  uint32_t n, const Shape& sh) {
     namespace sa = sfumato_adv;
     const int32_t cn = static_cast<int32_t>(n), nb = static_cast<int32_t>(n * kBlkFloats);
     const int32_t all = static_cast<int32_t>(n * sh.h);
@@ -62,28 +63,31 @@ inline void layer_norm_grad_slice(const Slice& sl, const LocalTensor<float>& pdX
 }  // namespace sfumato_norm
 
 template <class T, bool isReuseSource = false>
-void LayerNormGrad(const LocalTensor<T>& outputPdX, const LocalTensor<T>& resForGamma, const LocalTensor<T>& inputDy,
-                   const LocalTensor<T>& inputX, const LocalTensor<T>& inputVariance, const LocalTensor<T>& inputMean,
+void LayerNormGrad(const LocalTensor<T>& outputPdX, const LocalTensor<T>& resForGamma,
+                   const LocalTensor<T>& inputDy, const LocalTensor<T>& inputX,
+                   const LocalTensor<T>& inputVariance, const LocalTensor<T>& inputMean,
                    const LocalTensor<T>& inputGamma, const LocalTensor<uint8_t>& sharedTmpBuffer, T epsilon,
                    LayerNormGradTiling& tiling) {
     sfumato_norm::require_float<T>();
     sfumato::ascendc::enter("LayerNormGrad");
-    const sfumato_norm::Shape sh = sfumato_norm::shape_of("LayerNormGrad", tiling.bLength, tiling.sLength,
-                                                          tiling.hLength, tiling.originalHLength, inputX.GetSize());
+    const sfumato_norm::Shape sh =
+        sfumato_norm::shape_of("LayerNormGrad", tiling.bLength, tiling.sLength, tiling.hLength,
+                               tiling.originalHLength, inputX.GetSize());
     const uint32_t step = sfumato_norm::slice_rows("LayerNormGrad", sharedTmpBuffer, sh, 4, 2);
     for (uint32_t r0 = 0; r0 < sh.rows; r0 += step) {
         const uint32_t n = std::min(step, sh.rows - r0), o = r0 * sh.h;
         sfumato_norm::layer_norm_grad_slice(sfumato_norm::carve(sharedTmpBuffer, n, sh.h, 4, 2), outputPdX[o],
-                                            resForGamma[o], inputDy[o], inputX[o], inputVariance[r0], inputMean[r0],
-                                            inputGamma, static_cast<float>(epsilon), n, sh);
+                                            resForGamma[o], inputDy[o], inputX[o], inputVariance[r0],
+                                            inputMean[r0], inputGamma, static_cast<float>(epsilon), n, sh);
     }
 }
 template <class T, bool isReuseSource = false>
-void LayerNormGrad(const LocalTensor<T>& outputPdX, const LocalTensor<T>& resForGamma, const LocalTensor<T>& inputDy,
-                   const LocalTensor<T>& inputX, const LocalTensor<T>& inputVariance, const LocalTensor<T>& inputMean,
+void LayerNormGrad(const LocalTensor<T>& outputPdX, const LocalTensor<T>& resForGamma,
+                   const LocalTensor<T>& inputDy, const LocalTensor<T>& inputX,
+                   const LocalTensor<T>& inputVariance, const LocalTensor<T>& inputMean,
                    const LocalTensor<T>& inputGamma, T epsilon, LayerNormGradTiling& tiling) {
-    LayerNormGrad<T, isReuseSource>(outputPdX, resForGamma, inputDy, inputX, inputVariance, inputMean, inputGamma,
-                                    sfumato_norm::stack("LayerNormGrad"), epsilon, tiling);
+    LayerNormGrad<T, isReuseSource>(outputPdX, resForGamma, inputDy, inputX, inputVariance, inputMean,
+                                    inputGamma, sfumato_norm::stack("LayerNormGrad"), epsilon, tiling);
 }
 
 // Column sums over every row: one Add (and one MulAddDst) per row.
@@ -94,8 +98,9 @@ void LayerNormGradBeta(const LocalTensor<T>& outputPdGamma, const LocalTensor<T>
     sfumato_norm::require_float<T>();
     (void)sharedTmpBuffer;
     sfumato::ascendc::enter("LayerNormGradBeta");
-    const sfumato_norm::Shape sh = sfumato_norm::shape_of("LayerNormGradBeta", tiling.bLength, tiling.sLength,
-                                                          tiling.hLength, tiling.originalHLength, inputDy.GetSize());
+    const sfumato_norm::Shape sh =
+        sfumato_norm::shape_of("LayerNormGradBeta", tiling.bLength, tiling.sLength, tiling.hLength,
+                               tiling.originalHLength, inputDy.GetSize());
     const int32_t h = static_cast<int32_t>(sh.h);
     Duplicate(outputPdGamma, 0.0f, h);
     Duplicate(outputPdBeta, 0.0f, h);
@@ -108,8 +113,8 @@ template <class T, bool isReuseSource = false>
 void LayerNormGradBeta(const LocalTensor<T>& outputPdGamma, const LocalTensor<T>& outputPdBeta,
                        const LocalTensor<T>& resForGamma, const LocalTensor<T>& inputDy,
                        const LayerNormGradBetaTiling& tiling) {
-    LayerNormGradBeta<T, isReuseSource>(outputPdGamma, outputPdBeta, resForGamma, inputDy, LocalTensor<uint8_t>(),
-                                        tiling);
+    LayerNormGradBeta<T, isReuseSource>(outputPdGamma, outputPdBeta, resForGamma, inputDy,
+                                        LocalTensor<uint8_t>(), tiling);
 }
 
 }  // namespace AscendC

@@ -25,13 +25,15 @@ inline Bsh bsh(const ge::Shape& shape) {
     r.ori = static_cast<uint32_t>(o), r.ok = true;
     return r;
 }
-inline bool bounds(const ge::Shape& shape, uint32_t blks, uint32_t bufs, uint32_t& maxValue, uint32_t& minValue) {
+inline bool bounds(const ge::Shape& shape, uint32_t blks, uint32_t bufs, uint32_t& maxValue,
+                   uint32_t& minValue) {
     const Bsh r = bsh(shape);
     maxValue = minValue = 0;
     if (!r.ok) return false;
     const uint32_t rows = r.b * r.s;
     const uint64_t mn = sfumato_adv::norm_slice_bytes(std::min(rows, 8u), r.h, blks, bufs);
-    const uint64_t mx = sfumato_adv::norm_slice_bytes(std::min(rows, sfumato_adv::kMaxRepeat), r.h, blks, bufs);
+    const uint64_t mx =
+        sfumato_adv::norm_slice_bytes(std::min(rows, sfumato_adv::kMaxRepeat), r.h, blks, bufs);
     if (mx > UINT32_MAX) return false;
     minValue = static_cast<uint32_t>(mn), maxValue = static_cast<uint32_t>(mx);
     return true;
@@ -56,14 +58,16 @@ inline bool GetRmsNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& ori
                                  const uint32_t stackBufferByteSize, const uint32_t, RmsNormTiling& tiling,
                                  const bool = false) {
     tiling = RmsNormTiling{};
-    const sfumato_norm_host::Bsh r = sfumato_norm_host::bsh(srcShape), o = sfumato_norm_host::bsh(originSrcShape);
+    const sfumato_norm_host::Bsh r = sfumato_norm_host::bsh(srcShape),
+                                 o = sfumato_norm_host::bsh(originSrcShape);
     if (!r.ok) return false;
     const uint32_t rows = r.b * r.s;
     const uint32_t slice = sfumato_adv::norm_rows_fitting(stackBufferByteSize, rows, r.h, 1, 0);
     tiling.bLength = r.b, tiling.sLength = r.s, tiling.hLength = r.h;
     tiling.originalHLength = o.ok ? o.h : r.h;
     tiling.reciprocalOfHLength = 1.0f / static_cast<float>(tiling.originalHLength);
-    tiling.mainBsLength = slice, tiling.mainBshLength = slice * r.h, tiling.mainBsLengthAlign = sfumato_adv::align8(slice);
+    tiling.mainBsLength = slice, tiling.mainBshLength = slice * r.h,
+    tiling.mainBsLengthAlign = sfumato_adv::align8(slice);
     tiling.loopRound = slice ? rows / slice : 0;
     tiling.tailBsLength = slice ? rows % slice : rows;
     tiling.tailBshLength = tiling.tailBsLength * r.h;
@@ -71,20 +75,20 @@ inline bool GetRmsNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& ori
     return slice > 0;
 }
 
-inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool, uint32_t& maxValue,
-                                      uint32_t& minValue) {
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool,
+                                      uint32_t& maxValue, uint32_t& minValue) {
     sfumato_norm_host::bounds(srcShape, 1, 0, maxValue, minValue);
 }
-inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t,
-                                     const bool, LayerNormTiling& tiling) {
+inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
+                                     const uint32_t, const bool, LayerNormTiling& tiling) {
     sfumato_norm_host::fill(srcShape, 0, stackBufferSize, 1, 0, tiling);
 }
-inline void GetLayerNormGradMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool, uint32_t& maxValue,
-                                          uint32_t& minValue) {
+inline void GetLayerNormGradMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool,
+                                          uint32_t& maxValue, uint32_t& minValue) {
     sfumato_norm_host::bounds(srcShape, 4, 2, maxValue, minValue);
 }
-inline void GetLayerNormGradNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t,
-                                         const bool, LayerNormGradTiling& tiling) {
+inline void GetLayerNormGradNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
+                                         const uint32_t, const bool, LayerNormGradTiling& tiling) {
     sfumato_norm_host::fill(srcShape, 0, stackBufferSize, 4, 2, tiling);
 }
 inline void GetLayerNormGradBetaMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool,

@@ -22,14 +22,14 @@ struct RmsNormTiling {
     uint32_t tailBsLength = 0;
 };
 
-#define SFUMATO_NORM_TILING(Name)          \
-    struct Name {                          \
-        uint32_t bLength = 0;              \
-        uint32_t sLength = 0;              \
-        uint32_t hLength = 0;              \
-        uint32_t originalHLength = 0;      \
-        uint32_t sliceRows = 0;            \
-        uint32_t stackBufferSize = 0;      \
+#define SFUMATO_NORM_TILING(Name)     \
+    struct Name {                     \
+        uint32_t bLength = 0;         \
+        uint32_t sLength = 0;         \
+        uint32_t hLength = 0;         \
+        uint32_t originalHLength = 0; \
+        uint32_t sliceRows = 0;       \
+        uint32_t stackBufferSize = 0; \
     };
 SFUMATO_NORM_TILING(LayerNormTiling)
 SFUMATO_NORM_TILING(LayerNormGradTiling)

@@ -46,12 +46,14 @@ void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& src
                   "AscendC::AscendQuant takes half or float tensors");
     sfumato::ascendc::enter("AscendQuant");
     if (calCount > srcTensor.GetSize() || calCount > dstTensor.GetSize())
-        sfumato::ascendc::fail("AscendQuant: calCount " + std::to_string(calCount) + " exceeds a tensor's size");
+        sfumato::ascendc::fail("AscendQuant: calCount " + std::to_string(calCount) +
+                               " exceeds a tensor's size");
     const int32_t n = static_cast<int32_t>(calCount);
     if constexpr (std::is_same_v<T, float>) {
         if (uint64_t{sharedTmpBuffer.GetSize()} < uint64_t{calCount} * 6)
             sfumato::ascendc::fail("AscendQuant: a float source needs a sharedTmpBuffer of " +
-                                   std::to_string(uint64_t{calCount} * 6) + " bytes (GetAscendQuantMaxMinTmpSize); it has " +
+                                   std::to_string(uint64_t{calCount} * 6) +
+                                   " bytes (GetAscendQuantMaxMinTmpSize); it has " +
                                    std::to_string(sharedTmpBuffer.GetSize()));
         const LocalTensor<float> f = sharedTmpBuffer.ReinterpretCast<float>();
         const LocalTensor<half> h = sharedTmpBuffer[calCount * 4].ReinterpretCast<half>();
@@ -72,7 +74,8 @@ void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& src
 template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
 void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor, const float scale,
                  const float offset, const uint32_t calCount) {
-    // The reference's framework-allocated form: sfumato takes the scratch from the unallocated UB (PopStackBuffer).
+    // The reference's framework-allocated form: sfumato takes the scratch from the unallocated UB
+    // (PopStackBuffer).
     LocalTensor<uint8_t> tmp;
     if (!PopStackBuffer<uint8_t, TPosition::LCM>(tmp))
         sfumato::ascendc::fail("AscendQuant: no TPipe to take the scratch from");
@@ -86,7 +89,8 @@ void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& src
 template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
 void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
                  const LocalTensor<uint8_t>& sharedTmpBuffer, const float scale, const float offset) {
-    AscendQuant<T, isReuseSource, config>(dstTensor, srcTensor, sharedTmpBuffer, scale, offset, srcTensor.GetSize());
+    AscendQuant<T, isReuseSource, config>(dstTensor, srcTensor, sharedTmpBuffer, scale, offset,
+                                          srcTensor.GetSize());
 }
 
 // ---- AscendDequant (per column) ----
@@ -120,7 +124,8 @@ void AscendAntiQuant(const LocalTensor<OutputDataType>& dst, const LocalTensor<I
                      const LocalTensor<OutputDataType>& offset, const LocalTensor<OutputDataType>& scale,
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t K,
                      const AntiQuantShapeInfo& shapeInfo = {}) {
-    static_assert(!isTranspose, "AscendC::AscendAntiQuant with isTranspose is not supported by sfumato's Ascend C layer");
+    static_assert(!isTranspose,
+                  "AscendC::AscendAntiQuant with isTranspose is not supported by sfumato's Ascend C layer");
     static_assert((std::is_same_v<InputDataType, int8_t> && std::is_same_v<OutputDataType, half>) ||
                       sfumato_unsupported::always_false<InputDataType>,
                   "AscendC::AscendAntiQuant: sfumato's Ascend C layer supports int8 into half only");
@@ -128,18 +133,21 @@ void AscendAntiQuant(const LocalTensor<OutputDataType>& dst, const LocalTensor<I
     sfumato::ascendc::enter("AscendAntiQuant");
     const ShapeInfo os = offset.GetShapeInfo();
     uint32_t groups = shapeInfo.offsetHeight ? shapeInfo.offsetHeight : (os.shapeDim == 2 ? os.shape[0] : 1);
-    uint32_t n = shapeInfo.offsetWidth ? shapeInfo.offsetWidth : (os.shapeDim == 2 ? os.shape[1] : offset.GetSize());
-    if (K == 0 || groups == 0 || n == 0 || K % groups != 0 || n % 16 != 0 || uint64_t{K} * n > src.GetSize() ||
-        uint64_t{K} * n > dst.GetSize() || uint64_t{groups} * n > scale.GetSize() ||
-        uint64_t{groups} * n > offset.GetSize())
-        sfumato::ascendc::fail("AscendAntiQuant: K " + std::to_string(K) + " rows of " + std::to_string(n) +
-                               " columns with " + std::to_string(groups) +
-                               " offset/scale rows do not fit its tensors (columns a multiple of 16, K a multiple "
-                               "of the groups)");
+    uint32_t n =
+        shapeInfo.offsetWidth ? shapeInfo.offsetWidth : (os.shapeDim == 2 ? os.shape[1] : offset.GetSize());
+    if (K == 0 || groups == 0 || n == 0 || K % groups != 0 || n % 16 != 0 ||
+        uint64_t{K} * n > src.GetSize() || uint64_t{K} * n > dst.GetSize() ||
+        uint64_t{groups} * n > scale.GetSize() || uint64_t{groups} * n > offset.GetSize())
+        sfumato::ascendc::fail(
+            "AscendAntiQuant: K " + std::to_string(K) + " rows of " + std::to_string(n) + " columns with " +
+            std::to_string(groups) +
+            " offset/scale rows do not fit its tensors (columns a multiple of 16, K a multiple "
+            "of the groups)");
     Cast(dst, src, RoundMode::CAST_NONE, K * n);
     const uint32_t per = K / groups;
     for (uint32_t g = 0; g < groups; ++g) {
-        sfumato_adv::row_vec<sfumato_adv::Bin::ADD>(dst[g * per * n], dst[g * per * n], offset[g * n], per, n);
+        sfumato_adv::row_vec<sfumato_adv::Bin::ADD>(dst[g * per * n], dst[g * per * n], offset[g * n], per,
+                                                    n);
         sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(dst[g * per * n], dst[g * per * n], scale[g * n], per, n);
     }
 }

@@ -9,15 +9,16 @@
 
 namespace AscendC {
 
-inline void GetAscendQuantMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
-                                        uint32_t& minValue) {
+inline void GetAscendQuantMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize,
+                                        uint32_t& maxValue, uint32_t& minValue) {
     maxValue = minValue = sfumato_act::elems_bytes(srcShape, typeSize == 4 ? 6u : 2u);
 }
-inline void GetAscendDequantMaxMinTmpSize(const ge::Shape&, const uint32_t, uint32_t& maxValue, uint32_t& minValue) {
+inline void GetAscendDequantMaxMinTmpSize(const ge::Shape&, const uint32_t, uint32_t& maxValue,
+                                          uint32_t& minValue) {
     maxValue = minValue = 0;
 }
-inline void GetAscendAntiQuantMaxMinTmpSize(const ge::Shape&, const ge::Shape&, bool, ge::DataType, ge::DataType,
-                                            uint32_t& maxValue, uint32_t& minValue) {
+inline void GetAscendAntiQuantMaxMinTmpSize(const ge::Shape&, const ge::Shape&, bool, ge::DataType,
+                                            ge::DataType, uint32_t& maxValue, uint32_t& minValue) {
     maxValue = minValue = 0;
 }
 
