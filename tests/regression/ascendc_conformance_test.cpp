@@ -244,3 +244,6 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: quantisation (AscendQuant, AscendDequant, AscendAntiQuant per group)") {
     family("quant");
 }
+TEST_CASE("ascendc conformance: advanced Sort (Concat, Sort, Extract) and TopK with finish flags") {
+    family("sort_adv");
+}

@@ -3,3 +3,4 @@
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/softmax_tiling_data.h"
 #include "sfumato_ascendc/norm_tiling_data.h"
+#include "sfumato_ascendc/topk_tiling_data.h"

@@ -15,6 +15,7 @@
 #include "sfumato_ascendc/norm_host.h"
 #include "sfumato_ascendc/quant_host.h"
 #include "sfumato_ascendc/securec.h"
+#include "sfumato_ascendc/topk_host.h"
 #include "sfumato_ascendc/softmax_host.h"
 #include "tiling/platform/platform_ascendc.h"
 
