@@ -264,41 +264,42 @@ struct Comparer {
     }
 };
 
-// The host's copy of one update's weight: the values the rule updates (the fp32 master copy, or
-// the weight in its type) and its states.
-struct HostWeight {
-    std::vector<double> w;
-    std::vector<double> s[2];
-};
-
-}  // namespace
-
-nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs) {
-    const TrainPlan& tp = ts.tp;
+// The host's replay of the steps: per update item the values the rule updates (the fp32 master
+// copy, or the weight in its type) and its states; per weight its value in its type.
+struct HostReplay {
+    struct Weight {
+        std::vector<double> w;
+        std::vector<double> s[2];
+    };
+    const TrainSetup& ts;
     std::map<int, ref::HostTensor> weights;  // plan tensor -> value in its type
-    std::map<int, HostWeight> host;          // per update item
-    for (size_t u = 0; u < tp.update.size(); ++u) {
-        const int w = tp.tensors[static_cast<size_t>(tp.update[u].out[0])].plan;
-        const PlanTensor& pt = ts.plan->tensors[static_cast<size_t>(w)];
-        ref::HostTensor v = *pt.weight->host();
-        v.type = ts.opt.master ? ref::ElemType::Float : pt.ref.elem;
-        ref::round_to_type(v);
-        HostWeight& h = host[static_cast<int>(u)];
-        h.w = v.data;
-        h.s[0].assign(v.data.size(), 0.0), h.s[1].assign(v.data.size(), 0.0);
-        v.type = pt.ref.elem;
-        ref::round_to_type(v);
-        weights[w] = v;
-    }
-    Comparer cmp;
-    cmp.fp32 = ts.copt.precision == Precision::FP32;
-    std::map<int, ref::HostTensor> sum;
-    double S = ts.scaling.dynamic ? ts.scaling.init : 1.0;
+    std::map<size_t, Weight> host;           // per update item
+    std::map<int, ref::HostTensor> sum;      // the last step's reduced gradients
+    double scale = 1;
     int64_t good = 0, applied = 0;
-    for (size_t step = 0; step < runs[0].steps.size(); ++step) {
+
+    explicit HostReplay(const TrainSetup& t) : ts(t) {
+        scale = ts.scaling.dynamic ? ts.scaling.init : 1.0;
+        for (size_t u = 0; u < ts.tp.update.size(); ++u) {
+            const int w = ts.tp.tensors[static_cast<size_t>(ts.tp.update[u].out[0])].plan;
+            const PlanTensor& pt = ts.plan->tensors[static_cast<size_t>(w)];
+            ref::HostTensor v = *pt.weight->host();
+            v.type = ts.opt.master ? ref::ElemType::Float : pt.ref.elem;
+            ref::round_to_type(v);
+            Weight& h = host[u];
+            h.w = v.data;
+            h.s[0].assign(v.data.size(), 0.0), h.s[1].assign(v.data.size(), 0.0);
+            v.type = pt.ref.elem;
+            ref::round_to_type(v);
+            weights[w] = v;
+        }
+    }
+
+    // One step over every rank's data; the device's decision to skip it is checked.
+    void step(size_t ranks, const StepRecord& device, size_t k, Comparer& cmp) {
         sum.clear();
-        for (uint32_t r = 0; r < runs.size(); ++r)
-            for (auto& [id, t] : host_gradients(ts, r, &weights, S)) {
+        for (uint32_t r = 0; r < ranks; ++r)
+            for (auto& [id, t] : host_gradients(ts, r, &weights, scale)) {
                 auto it = sum.find(id);
                 if (it == sum.end()) sum.emplace(id, t);
                 else
@@ -309,57 +310,68 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
             ref::round_to_type(t);  // the all-reduce sums in the gradient's type
             for (double v : t.data) overflow = overflow || !std::isfinite(v);
         }
-        const bool skipped = runs[0].steps[step].skipped;
-        if (ts.scaling.dynamic && overflow != skipped)
-            cmp.fail("step " + std::to_string(step + 1) + ": the device " + (skipped ? "skipped" : "applied") +
+        if (ts.scaling.dynamic && overflow != device.skipped)
+            cmp.fail("step " + std::to_string(k + 1) + ": the device " + (device.skipped ? "skipped" : "applied") +
                      " it, the host reference's gradients are " + (overflow ? "not finite" : "finite"));
-        if (!skipped) {
-            const ref::OptimizerRule rule = ts.opt.rule(ts.opt.step + applied, 1.0 / S);
-            for (size_t u = 0; u < tp.update.size(); ++u) {
-                const int g = tp.update[u].in[1], w = tp.tensors[static_cast<size_t>(tp.update[u].out[0])].plan;
-                HostWeight& h = host[static_cast<int>(u)];
-                rule.apply(h.w, sum.at(g).data, &h.s[0], &h.s[1]);
-                ref::HostTensor& wt = weights[w];
+        if (!device.skipped) {
+            const ref::OptimizerRule rule = ts.opt.rule(ts.opt.step + applied, 1.0 / scale);
+            for (size_t u = 0; u < ts.tp.update.size(); ++u) {
+                const TrainItem& it = ts.tp.update[u];
+                Weight& h = host[u];
+                rule.apply(h.w, sum.at(it.in[1]).data, &h.s[0], &h.s[1]);
+                ref::HostTensor& wt = weights[ts.tp.tensors[static_cast<size_t>(it.out[0])].plan];
                 wt.data = h.w;
                 ref::round_to_type(wt);
                 if (!ts.opt.master) h.w = wt.data;  // the device keeps W in its type
             }
             ++applied;
         }
-        if (ts.scaling.dynamic) {
-            if (overflow) {
-                S *= ts.scaling.backoff, good = 0;
-            } else if (++good == ts.scaling.growth_interval) {
-                S *= ts.scaling.growth, good = 0;
-            }
+        if (!ts.scaling.dynamic) return;
+        if (overflow) {
+            scale *= ts.scaling.backoff, good = 0;
+        } else if (++good == ts.scaling.growth_interval) {
+            scale *= ts.scaling.growth, good = 0;
         }
     }
-    for (const auto& [id, want] : sum)
-        for (double v : want.data) cmp.step_scale = std::max(cmp.step_scale, std::isfinite(v) ? std::fabs(v) : 0.0);
-    const bool last_skipped = !runs[0].steps.empty() && runs[0].steps.back().skipped;
-    for (uint32_t r = 0; r < runs.size(); ++r) {
+
+    // Rank r's last reduced gradients (unless that step was skipped), weights, states and master.
+    void compare(const RankRun& run, uint32_t r, Comparer& cmp) const {
+        const TrainPlan& tp = ts.tp;
         const std::string rank = "rank " + std::to_string(r);
-        if (!last_skipped)
+        if (run.steps.empty() || !run.steps.back().skipped)
             for (const auto& [id, want] : sum) {
-                const std::string name = ts.plan->tensors[static_cast<size_t>(tp.tensors[static_cast<size_t>(id)].plan)].name;
-                cmp(runs[r].grads.at(id).data, want.data, rank + " gradient of " + name, 1e-2 * cmp.step_scale);
+                const int w = tp.tensors[static_cast<size_t>(id)].plan;
+                cmp(run.grads.at(id).data, want.data, rank + " gradient of " + ts.plan->tensors[static_cast<size_t>(w)].name,
+                    1e-2 * cmp.step_scale);
             }
+        const int states = ref::OptimizerRule::states(ts.opt.rule(1, 1).kind);
         for (size_t u = 0; u < tp.update.size(); ++u) {
             const TrainItem& it = tp.update[u];
             const int w = tp.tensors[static_cast<size_t>(it.out[0])].plan;
             const std::string name = ts.plan->tensors[static_cast<size_t>(w)].name;
-            cmp(runs[r].weights.at(w).data, weights.at(w).data, rank + " updated " + name, 1e-2 * cmp.step_scale);
-            const HostWeight& h = host.at(static_cast<int>(u));
+            cmp(run.weights.at(w).data, weights.at(w).data, rank + " updated " + name, 1e-2 * cmp.step_scale);
             // The states the kernel rewrote (momentum, moments) and the master copy, read back.
-            const int states = it.desc.op_type == "SgdUpdate" ? 0 : ref::OptimizerRule::states(ts.opt.rule(1, 1).kind);
-            for (int k = 0; k < states; ++k)
-                cmp(runs[r].states.at(it.in[2 + static_cast<size_t>(k)]).data, h.s[k],
+            const Weight& h = host.at(u);
+            for (int k = 0; k < states && it.desc.op_type != "SgdUpdate"; ++k)
+                cmp(run.states.at(it.in[2 + static_cast<size_t>(k)]).data, h.s[k],
                     rank + " optimizer state " + std::to_string(k) + " of " + name, 0);
-            if (ts.opt.master) cmp(runs[r].states.at(it.in.back()).data, h.w, rank + " master weights of " + name, 0);
+            if (ts.opt.master) cmp(run.states.at(it.in.back()).data, h.w, rank + " master weights of " + name, 0);
         }
     }
-    nlohmann::json j = {{"checked", true},           {"passed", cmp.bad == 0}, {"compared", cmp.compared},
-                        {"mismatches", cmp.bad},     {"max_abs_err", cmp.max_err}};
+};
+
+}  // namespace
+
+nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs) {
+    Comparer cmp;
+    cmp.fp32 = ts.copt.precision == Precision::FP32;
+    HostReplay replay(ts);
+    for (size_t k = 0; k < runs[0].steps.size(); ++k) replay.step(runs.size(), runs[0].steps[k], k, cmp);
+    for (const auto& [id, want] : replay.sum)
+        for (double v : want.data) cmp.step_scale = std::max(cmp.step_scale, std::isfinite(v) ? std::fabs(v) : 0.0);
+    for (uint32_t r = 0; r < runs.size(); ++r) replay.compare(runs[r], r, cmp);
+    nlohmann::json j = {{"checked", true},       {"passed", cmp.bad == 0}, {"compared", cmp.compared},
+                        {"mismatches", cmp.bad}, {"max_abs_err", cmp.max_err}};
     if (cmp.bad) j["first_mismatch"] = cmp.first;
     return j;
 }

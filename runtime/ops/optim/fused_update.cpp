@@ -96,31 +96,172 @@ void adam_direction(const UpdatePlan& p, const LocalTensor<float>& mo, const Loc
     if (p.wd != 0) Axpy(d, wf, p.wd, len);
 }
 
-struct UpdQueues {
-    TQue<TPosition::VECIN> w, g, s[2], r;
-    TQue<TPosition::VECOUT> wo, po, so[2], ro, slot;
-    TBuf<TPosition::VECCALC> calc;
-};
-
+// One block's share of an update: its queues and scratch tiles; per tile load(), compute() and
+// store(), then finish() (LAMB's first launch: the block's sums).
 template <class T>
-void init_update_queues(TPipe& pipe, UpdQueues& q, const UpdatePlan& p) {
-    const uint32_t tb = p.tile * sizeof(T), fb = p.tile * 4;
-    const bool prep = p.phase == UpdPhase::LambPrepare, apply = p.phase == UpdPhase::LambApply;
-    pipe.InitBuffer(q.w, 1, p.master ? fb : tb);
-    if (!apply) pipe.InitBuffer(q.g, 1, tb);
-    for (int k = 0; k < p.states && !apply; ++k) {
-        pipe.InitBuffer(q.s[k], 1, fb);
-        pipe.InitBuffer(q.so[k], 1, fb);
+class UpdateBlock {
+public:
+    UpdateBlock(KernelContext& ctx, const UpdatePlan& p, uint64_t start, uint64_t count)
+        : m_p(p), m_pipe(ctx), m_prep(p.phase == UpdPhase::LambPrepare), m_apply(p.phase == UpdPhase::LambApply) {
+        m_gw.SetGlobalBuffer(p.w + start * sizeof(T), count);
+        m_gg.SetGlobalBuffer(p.g + start * sizeof(T), count);
+        m_go.SetGlobalBuffer(p.out + start * sizeof(T), count);
+        m_gp.SetGlobalBuffer(p.p + start * 4, count);
+        for (int k = 0; k < p.states; ++k) m_gs[k].SetGlobalBuffer(p.s[k] + start * 4, count);
+        m_gr.SetGlobalBuffer(p.r + start * 4, count);
+        m_gpart.SetGlobalBuffer(p.part + uint64_t{ctx.block_idx()} * 64, 16);
+        const uint32_t tb = p.tile * sizeof(T), fb = p.tile * 4;
+        m_pipe.InitBuffer(m_qw, 1, p.master ? fb : tb);
+        if (!m_apply) m_pipe.InitBuffer(m_qg, 1, tb);
+        for (int k = 0; k < p.states && !m_apply; ++k) {
+            m_pipe.InitBuffer(m_qs[k], 1, fb);
+            m_pipe.InitBuffer(m_qso[k], 1, fb);
+        }
+        if (m_apply) m_pipe.InitBuffer(m_qr, 1, fb);
+        if (!m_prep) m_pipe.InitBuffer(m_qwo, 1, tb);
+        if (!m_prep && p.master) m_pipe.InitBuffer(m_qpo, 1, fb);
+        if (m_prep) {
+            m_pipe.InitBuffer(m_qro, 1, fb);
+            m_pipe.InitBuffer(m_qslot, 1, 64);
+        }
+        m_pipe.InitBuffer(m_calc, (m_prep ? 5 : 3) * fb);
+        m_wf = m_calc.Get<float>(), m_gf = m_wf[p.tile], m_d = m_wf[2 * p.tile];
+        m_accw = m_wf[3 * p.tile], m_accr = m_wf[4 * p.tile];
+        if (m_prep) {
+            Duplicate(m_accw, 0.0f, p.tile);
+            Duplicate(m_accr, 0.0f, p.tile);
+        }
     }
-    if (apply) pipe.InitBuffer(q.r, 1, fb);
-    if (!prep) pipe.InitBuffer(q.wo, 1, tb);
-    if (!prep && p.master) pipe.InitBuffer(q.po, 1, fb);
-    if (prep) {
-        pipe.InitBuffer(q.ro, 1, fb);
-        pipe.InitBuffer(q.slot, 1, 64);
+
+    // W (or the master copy), and G and the states, or LAMB's direction, into UB; W and G as fp32.
+    void load(uint64_t off, uint32_t len) {
+        if (m_p.master) {
+            LocalTensor<float> wm = m_qw.AllocTensor<float>();
+            DataCopy(wm, m_gp[off], len);
+            m_qw.EnQue(wm);
+        } else {
+            LocalTensor<T> wt = m_qw.AllocTensor<T>();
+            DataCopy(wt, m_gw[off], len);
+            m_qw.EnQue(wt);
+        }
+        if (m_apply) {
+            m_r = m_qr.AllocTensor<float>();
+            DataCopy(m_r, m_gr[off], len);
+            m_qr.EnQue(m_r);
+        } else {
+            LocalTensor<T> g = m_qg.AllocTensor<T>();
+            DataCopy(g, m_gg[off], len);
+            m_qg.EnQue(g);
+            for (int k = 0; k < m_p.states; ++k) {
+                m_s[k] = m_qs[k].AllocTensor<float>();
+                DataCopy(m_s[k], m_gs[k][off], len);
+                m_qs[k].EnQue(m_s[k]);
+            }
+        }
+        if (m_p.master) {
+            LocalTensor<float> wm = m_qw.DeQue<float>();
+            Adds(m_wf, wm, 0.0f, len);
+            m_qw.FreeTensor(wm);
+        } else {
+            LocalTensor<T> wt = m_qw.DeQue<T>();
+            upd_to_f32(m_wf, wt, len);
+            m_qw.FreeTensor(wt);
+        }
+        if (m_apply) return;
+        LocalTensor<T> g = m_qg.DeQue<T>();
+        upd_to_f32(m_gf, g, len);
+        m_qg.FreeTensor(g);
+        if (m_p.inv_scale != 1.0f) Muls(m_gf, m_gf, m_p.inv_scale, len);  // the unscale
+        for (int k = 0; k < m_p.states; ++k) {
+            m_s[k] = m_qs[k].DeQue<float>();
+            m_so[k] = m_qso[k].AllocTensor<float>();
+        }
     }
-    pipe.InitBuffer(q.calc, (prep ? 5 : 3) * fb);
-}
+
+    // The rule on the tile: the new weights in m_wf, the new states in m_so (LAMB's first launch:
+    // the direction out to GM and the sums of squares accumulated).
+    void compute(uint64_t off, uint32_t len, float ratio) {
+        const UpdatePlan& p = m_p;
+        if (m_apply) {
+            m_r = m_qr.DeQue<float>();
+            Axpy(m_wf, m_r, -p.lr * ratio, len);
+            m_qr.FreeTensor(m_r);
+        } else if (m_prep) {
+            LocalTensor<float> ro = m_qro.AllocTensor<float>();
+            adam_direction(p, m_so[0], m_so[1], m_s[0], m_s[1], m_gf, m_wf, ro, len);
+            Mul(m_gf, m_wf, m_wf, len);
+            Add(m_accw, m_accw, m_gf, len);
+            Mul(m_gf, ro, ro, len);
+            Add(m_accr, m_accr, m_gf, len);
+            m_qro.EnQue(ro);
+            ro = m_qro.DeQue<float>();
+            DataCopy(m_gr[off], ro, len);
+            m_qro.FreeTensor(ro);
+        } else if (p.kind == Kind::AdamW) {
+            adam_direction(p, m_so[0], m_so[1], m_s[0], m_s[1], m_gf, m_wf, m_d, len);
+            Axpy(m_wf, m_d, -p.lr, len);
+        } else {
+            if (p.wd != 0) Axpy(m_gf, m_wf, p.wd, len);  // g + wd w
+            if (p.kind == Kind::Momentum) {
+                Muls(m_so[0], m_s[0], p.mu, len);  // b = mu b + g
+                Add(m_so[0], m_so[0], m_gf, len);
+                Axpy(m_wf, m_so[0], -p.lr, len);
+            } else {
+                Axpy(m_wf, m_gf, -p.lr, len);
+            }
+        }
+    }
+
+    // The states, the master copy and W (rounded to its type) out.
+    void store(uint64_t off, uint32_t len) {
+        for (int k = 0; k < m_p.states && !m_apply; ++k) {
+            m_qs[k].FreeTensor(m_s[k]);
+            m_qso[k].EnQue(m_so[k]);
+            m_so[k] = m_qso[k].DeQue<float>();
+            DataCopy(m_gs[k][off], m_so[k], len);
+            m_qso[k].FreeTensor(m_so[k]);
+        }
+        if (m_prep) return;
+        LocalTensor<T> wo = m_qwo.AllocTensor<T>();
+        upd_from_f32(wo, m_wf, len);
+        m_qwo.EnQue(wo);
+        if (m_p.master) {
+            LocalTensor<float> po = m_qpo.AllocTensor<float>();
+            Adds(po, m_wf, 0.0f, len);
+            m_qpo.EnQue(po);
+            po = m_qpo.DeQue<float>();
+            DataCopy(m_gp[off], po, len);
+            m_qpo.FreeTensor(po);
+        }
+        wo = m_qwo.DeQue<T>();
+        DataCopy(m_go[off], wo, len);
+        m_qwo.FreeTensor(wo);
+    }
+
+    // LAMB's first launch: this block's sums of w^2 and r^2 as [sw, 0 x 7, sr, 0 x 7].
+    void finish() {
+        if (!m_prep) return;
+        LocalTensor<float> sl = m_qslot.AllocTensor<float>();
+        Duplicate(sl, 0.0f, 16);
+        ReduceSum(sl, m_accw, m_p.tile);
+        ReduceSum(sl[8], m_accr, m_p.tile);
+        m_qslot.EnQue(sl);
+        sl = m_qslot.DeQue<float>();
+        DataCopy(m_gpart, sl, 16);
+        m_qslot.FreeTensor(sl);
+    }
+
+private:
+    const UpdatePlan& m_p;
+    TPipe m_pipe;
+    const bool m_prep, m_apply;
+    GlobalTensor<T> m_gw, m_gg, m_go;
+    GlobalTensor<float> m_gp, m_gs[2], m_gr, m_gpart;
+    TQue<TPosition::VECIN> m_qw, m_qg, m_qs[2], m_qr;
+    TQue<TPosition::VECOUT> m_qwo, m_qpo, m_qso[2], m_qro, m_qslot;
+    TBuf<TPosition::VECCALC> m_calc;
+    LocalTensor<float> m_wf, m_gf, m_d, m_accw, m_accr, m_r, m_s[2], m_so[2];
+};
 
 template <class T>
 void update_kernel(isa::IInstrSink& sink, const UpdatePlan& p) {
@@ -128,141 +269,15 @@ void update_kernel(isa::IInstrSink& sink, const UpdatePlan& p) {
     const uint64_t start = ctx.block_idx() * p.per_block;
     if (start >= p.n) return;
     const uint64_t count = std::min(p.per_block, p.n - start);
-    const bool prep = p.phase == UpdPhase::LambPrepare, apply = p.phase == UpdPhase::LambApply;
-    GlobalTensor<T> gw, gg, go;
-    GlobalTensor<float> gp, gs[2], gr, gpart;
-    gw.SetGlobalBuffer(p.w + start * sizeof(T), count);
-    gg.SetGlobalBuffer(p.g + start * sizeof(T), count);
-    go.SetGlobalBuffer(p.out + start * sizeof(T), count);
-    gp.SetGlobalBuffer(p.p + start * 4, count);
-    for (int k = 0; k < p.states; ++k) gs[k].SetGlobalBuffer(p.s[k] + start * 4, count);
-    gr.SetGlobalBuffer(p.r + start * 4, count);
-    gpart.SetGlobalBuffer(p.part + ctx.block_idx() * 64, 16);
-    const float ratio = apply ? trust_ratio(ctx, p) : 1.0f;
-    TPipe pipe(ctx);
-    UpdQueues q;
-    init_update_queues<T>(pipe, q, p);
-    const LocalTensor<float> wf = q.calc.Get<float>(), gf = wf[p.tile], d = wf[2 * p.tile];
-    const LocalTensor<float> accw = wf[3 * p.tile], accr = wf[4 * p.tile];
-    if (prep) {
-        Duplicate(accw, 0.0f, p.tile);
-        Duplicate(accr, 0.0f, p.tile);
-    }
+    const float ratio = p.phase == UpdPhase::LambApply ? trust_ratio(ctx, p) : 1.0f;
+    UpdateBlock<T> b(ctx, p, start, count);
     for (uint64_t off = 0; off < count; off += p.tile) {
         const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(p.tile, count - off));
-        LocalTensor<T> wt, g;
-        LocalTensor<float> wm, s[2], r;
-        if (p.master) {
-            wm = q.w.AllocTensor<float>();
-            DataCopy(wm, gp[off], len);
-            q.w.EnQue(wm);
-        } else {
-            wt = q.w.AllocTensor<T>();
-            DataCopy(wt, gw[off], len);
-            q.w.EnQue(wt);
-        }
-        if (!apply) {
-            g = q.g.AllocTensor<T>();
-            DataCopy(g, gg[off], len);
-            q.g.EnQue(g);
-            for (int k = 0; k < p.states; ++k) {
-                s[k] = q.s[k].AllocTensor<float>();
-                DataCopy(s[k], gs[k][off], len);
-                q.s[k].EnQue(s[k]);
-            }
-        } else {
-            r = q.r.AllocTensor<float>();
-            DataCopy(r, gr[off], len);
-            q.r.EnQue(r);
-        }
-        if (p.master) {
-            wm = q.w.DeQue<float>();
-            Adds(wf, wm, 0.0f, len);
-            q.w.FreeTensor(wm);
-        } else {
-            wt = q.w.DeQue<T>();
-            upd_to_f32(wf, wt, len);
-            q.w.FreeTensor(wt);
-        }
-        LocalTensor<float> so[2];
-        if (!apply) {
-            g = q.g.DeQue<T>();
-            upd_to_f32(gf, g, len);
-            q.g.FreeTensor(g);
-            if (p.inv_scale != 1.0f) Muls(gf, gf, p.inv_scale, len);
-            for (int k = 0; k < p.states; ++k) {
-                s[k] = q.s[k].DeQue<float>();
-                so[k] = q.so[k].AllocTensor<float>();
-            }
-        }
-        switch (p.phase) {
-            case UpdPhase::LambApply:
-                r = q.r.DeQue<float>();
-                Axpy(wf, r, -p.lr * ratio, len);
-                q.r.FreeTensor(r);
-                break;
-            case UpdPhase::LambPrepare: {
-                LocalTensor<float> ro = q.ro.AllocTensor<float>();
-                adam_direction(p, so[0], so[1], s[0], s[1], gf, wf, ro, len);
-                Mul(gf, wf, wf, len);
-                Add(accw, accw, gf, len);
-                Mul(gf, ro, ro, len);
-                Add(accr, accr, gf, len);
-                q.ro.EnQue(ro);
-                ro = q.ro.DeQue<float>();
-                DataCopy(gr[off], ro, len);
-                q.ro.FreeTensor(ro);
-                break;
-            }
-            case UpdPhase::Update:
-                if (p.kind == Kind::AdamW) {
-                    adam_direction(p, so[0], so[1], s[0], s[1], gf, wf, d, len);
-                    Axpy(wf, d, -p.lr, len);
-                } else {
-                    if (p.wd != 0) Axpy(gf, wf, p.wd, len);  // g + wd w
-                    if (p.kind == Kind::Momentum) {
-                        Muls(so[0], s[0], p.mu, len);  // b = mu b + g
-                        Add(so[0], so[0], gf, len);
-                        Axpy(wf, so[0], -p.lr, len);
-                    } else {
-                        Axpy(wf, gf, -p.lr, len);
-                    }
-                }
-                break;
-        }
-        for (int k = 0; k < p.states && !apply; ++k) {
-            q.s[k].FreeTensor(s[k]);
-            q.so[k].EnQue(so[k]);
-            so[k] = q.so[k].DeQue<float>();
-            DataCopy(gs[k][off], so[k], len);
-            q.so[k].FreeTensor(so[k]);
-        }
-        if (prep) continue;
-        LocalTensor<T> wo = q.wo.AllocTensor<T>();
-        upd_from_f32(wo, wf, len);
-        q.wo.EnQue(wo);
-        if (p.master) {
-            LocalTensor<float> po = q.po.AllocTensor<float>();
-            Adds(po, wf, 0.0f, len);
-            q.po.EnQue(po);
-            po = q.po.DeQue<float>();
-            DataCopy(gp[off], po, len);
-            q.po.FreeTensor(po);
-        }
-        wo = q.wo.DeQue<T>();
-        DataCopy(go[off], wo, len);
-        q.wo.FreeTensor(wo);
+        b.load(off, len);
+        b.compute(off, len, ratio);
+        b.store(off, len);
     }
-    if (!prep) return;
-    // This block's sums of w^2 and r^2: [sw, 0 x 7, sr, 0 x 7].
-    LocalTensor<float> sl = q.slot.AllocTensor<float>();
-    Duplicate(sl, 0.0f, 16);
-    ReduceSum(sl, accw, p.tile);
-    ReduceSum(sl[8], accr, p.tile);
-    q.slot.EnQue(sl);
-    sl = q.slot.DeQue<float>();
-    DataCopy(gpart, sl, 16);
-    q.slot.FreeTensor(sl);
+    b.finish();
 }
 
 const char* update_op_name(Kind k) {
