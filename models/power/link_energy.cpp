@@ -10,6 +10,11 @@ LinkEnergy link_energy(const LinkPowerParams& p, const Topology& t, const std::v
     LinkEnergy e;
     e.chip_dynamic_j.assign(t.chips, 0.0);
     e.chip_static_w.assign(t.chips, 0.0);
+    // The switch is there when some route crosses it (servers joined by it, or groups of chips
+    // without a direct link); NICs no route uses (one server, full mesh) need no switch port.
+    bool switched = false;
+    for (const std::vector<uint32_t>& r : t.routes)
+        for (uint32_t c : r) switched = switched || t.channels[c].kind == ChannelSpec::Kind::NicUp;
     for (size_t i = 0; i < t.channels.size() && i < wire_bytes.size(); ++i) {
         const ChannelSpec& c = t.channels[i];
         const uint32_t owner = channel_owner(c);
@@ -29,8 +34,10 @@ LinkEnergy link_energy(const LinkPowerParams& p, const Topology& t, const std::v
                 e.nic_j += nic;
                 e.switch_j += sw;
                 j = nic + sw;
-                e.chip_static_w[owner] += p.switch_port_w;
-                e.static_w += p.switch_port_w;
+                if (switched) {
+                    e.chip_static_w[owner] += p.switch_port_w;
+                    e.static_w += p.switch_port_w;
+                }
                 break;
             }
             case ChannelSpec::Kind::NicDown:

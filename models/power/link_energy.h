@@ -1,6 +1,7 @@
 // Energy of the links between chips (a system's fabric, models/link): each channel's wire bytes
 // (payload and packet headers) priced per bit by its kind (system.power.*, link_power_params.h),
-// and the switch ports' static power over the run. A channel's energy is its sending chip's (a
+// and the switch ports' static power over the run (one port per NIC, when some route crosses the
+// switch: a single server whose chips all reach each other directly needs none). A channel's energy is its sending chip's (a
 // switch downlink's, its receiving chip's: the owner the fabric splits by), so each chip gets the
 // energy of the links it drives and the system's sum is every channel's once. The switch's
 // per-bit energy is charged on the NIC uplinks (every crossing enters the switch once).

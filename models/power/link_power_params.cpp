@@ -30,7 +30,7 @@ LinkPowerParams::LinkPowerParams(const ParamScope& system)
                              "estimate: on-chip SRAM and crossbar of a switch ASIC", 1000)),
       switch_port_w(link_coef(scope, "switch_port_w", 5.0, "W",
                          "static power of the switch port each NIC is plugged into (the switch's power shared "
-                         "over its ports), counted while the run lasts for every NIC of the system",
+                         "over its ports), counted while the run lasts for every NIC of a system whose routes cross the switch",
                          "estimate: a 12.8 Tb/s switch of ~350 W over 64 ports of 200G", 1000)) {}
 
 }  // namespace sfumato::power

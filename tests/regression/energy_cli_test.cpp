@@ -272,3 +272,23 @@ TEST_CASE("energy: a collective prices every link's bytes by kind, and the syste
     CHECK(f["static_power_w"].get<double>() > 0);
     CHECK(f["static_j"].get<double>() == Approx(f["static_power_w"].get<double>() * seconds).epsilon(1e-9));
 }
+
+TEST_CASE("energy: a serving run reports energy per output token") {
+    const std::string dir = temp_dir("energy_serve");
+    const auto r = run_cli("serve tiny --config " + config("tiny") +
+                           " --set serve.block_size=64 --trace off --mode timing"
+                           " --generate n=8,rate=20000,prompt=32,output=8,seed=1 --out " + dir);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("J per output token") != std::string::npos);
+    const auto s = read_json(dir + "/summary.json");
+    const auto& e = s["energy"];
+    const auto& m = s["serve"]["metrics"];
+    REQUIRE(m["served"].get<size_t>() == 8);
+    // 8 requests of 8 output tokens: the kernels' dynamic energy and the static power over the
+    // serving time, per token.
+    const double seconds = m["duration_s"].get<double>();
+    const double kernels = e["dynamic_j"].get<double>() - e["outside_kernels"]["dynamic_j"].get<double>();
+    CHECK(e["per_output_token_j"].get<double>() ==
+          Approx((kernels + e["static_power_w"].get<double>() * seconds) / 64).epsilon(1e-9));
+}

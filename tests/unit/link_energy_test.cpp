@@ -77,6 +77,13 @@ TEST_CASE("link energy: only the chips counted here (a split run's) contribute")
     const LinkEnergy hi = link_energy(s.p->power, s.t, wire, [](uint32_t c) { return c >= 4; }, 1e-3);
     CHECK(lo.total() + hi.total() == Approx(whole.total()).epsilon(1e-12));
     CHECK(lo.chip_dynamic_j[5] == 0.0);
+    // One server whose chips all have direct links: its NICs' routes never cross the switch, so no
+    // switch port is counted; two such servers need it.
+    CHECK(whole.static_w == 0.0);
+    LoadedSystem two("system-8x910b-like", {"system.servers=2"});
+    const LinkEnergy joined =
+        link_energy(two.p->power, two.t, std::vector<uint64_t>(two.t.channels.size(), 4096), all, 1e-3);
+    CHECK(joined.static_w == Approx(two.p->chips() * two.p->nics_per_chip * two.p->power.switch_port_w));
     // A system without NICs has no switch.
     LoadedSystem n("system-8x910b-like", {"system.nic.per_chip=0"});
     const LinkEnergy none = link_energy(n.p->power, n.t, std::vector<uint64_t>(n.t.channels.size(), 4096), all, 1e-3);
