@@ -61,4 +61,21 @@ nlohmann::json link_energy_json(const LinkEnergy& e) {
             {"wire_bytes", {{"chip_link", e.chip_link_bytes}, {"nic", e.nic_bytes}, {"switch", e.switch_bytes}}}};
 }
 
+LinkEnergyStats::LinkEnergyStats(StatGroup& links, const LinkPowerParams& p, const Topology& t,
+                                 std::function<std::vector<uint64_t>()> wire_bytes)
+    : m_p(p), m_t(t), m_wire(std::move(wire_bytes)), m_group(&links, "power") {
+    auto add = [&](const char* name, const char* desc, double LinkEnergy::*field) {
+        m_stats.push_back(std::make_unique<Formula>(m_group, name, "J", desc, [this, field] { return now().*field; }));
+    };
+    add("chip_link_j", "energy of the bits on the chip-to-chip links (docs/energy.md)", &LinkEnergy::chip_link_j);
+    add("nic_j", "energy of the bits on the NICs' links to and from the switch", &LinkEnergy::nic_j);
+    add("switch_j", "energy of the bits through the switch", &LinkEnergy::switch_j);
+    m_stats.push_back(std::make_unique<Formula>(m_group, "dynamic_j", "J", "the links' dynamic energy, every kind",
+                                                [this] { return now().dynamic(); }));
+}
+
+LinkEnergy LinkEnergyStats::now() const {
+    return link_energy(m_p, m_t, m_wire(), [](uint32_t) { return true; }, 0.0);
+}
+
 }  // namespace sfumato::power

@@ -10,11 +10,13 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "models/link/topology.h"
 #include "models/power/link_power_params.h"
+#include "sim/stats.h"
 
 namespace sfumato::power {
 
@@ -40,5 +42,23 @@ uint32_t channel_owner(const ChannelSpec& c);
 
 // summary.json energy "fabric": wire bytes and joules by kind, static power, totals.
 nlohmann::json link_energy_json(const LinkEnergy& e);
+
+// stats.h5 <links>/power/{chip_link_j,nic_j,switch_j,dynamic_j}: the links' dynamic energy by
+// kind, from the channels' wire bytes (`wire_bytes`, read when the stats are read). Split over
+// ranks, each rank's file has the channels its chips drive (the counters count there only). The
+// switch ports' static power depends on the run's time and is in summary.json only.
+class LinkEnergyStats {
+public:
+    LinkEnergyStats(StatGroup& links, const LinkPowerParams& p, const Topology& t,
+                    std::function<std::vector<uint64_t>()> wire_bytes);
+
+private:
+    LinkEnergy now() const;
+    const LinkPowerParams& m_p;
+    const Topology& m_t;
+    std::function<std::vector<uint64_t>()> m_wire;
+    StatGroup m_group;
+    std::vector<std::unique_ptr<Formula>> m_stats;
+};
 
 }  // namespace sfumato::power

@@ -267,6 +267,13 @@ TEST_CASE("energy: a collective prices every link's bytes by kind, and the syste
     }
     CHECK(e["total_j"].get<double>() == Approx(chips + f["total_j"].get<double>()).epsilon(1e-12));
     CHECK(chip_links == Approx(f["total_j"].get<double>()).epsilon(1e-12));
+    // stats.h5 holds the links' dynamic energy by kind.
+    const auto st = run_cli("stats " + dir + "/stats.h5 links/power/dynamic_j");
+    REQUIRE(st.code == 0);
+    const size_t at = st.output.find("links/power/dynamic_j");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stod(st.output.substr(at + std::string("links/power/dynamic_j").size())) ==
+          Approx(f["dynamic_j"].get<double>()).epsilon(1e-6));
     // The switch ports: one per NIC, at switch_port_w, over the run.
     const double seconds = s["total_time_us"].get<double>() * 1e-6;
     CHECK(f["static_power_w"].get<double>() > 0);
