@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <systemc>
 
 #include "runtime/ops/transdata.h"
@@ -112,7 +113,12 @@ void Executor::know_ids(const std::vector<ref::HostTensor>& inputs) {
     for (const auto& [s, j] : m_id_steps) {
         const PlanStep& st = m_plan.steps[s];
         std::vector<int64_t> ids(inputs[j].data.size());
-        for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(inputs[j].data[i]);
+        // A value no int64 holds (NaN, beyond +-2^63 from a file) becomes an id out of every
+        // table's range, which the op reports by name, instead of an undefined conversion.
+        for (size_t i = 0; i < ids.size(); ++i) {
+            const double v = inputs[j].data[i];
+            ids[i] = v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+        }
         if (ids == m_known_ids[s] || ids.size() != st.desc.inputs[1].numel()) continue;
         ops::NodeDesc d = st.desc;
         d.attrs.set("known_ids", ref::Attr::of_ints(ids));
