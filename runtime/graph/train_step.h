@@ -23,6 +23,8 @@ struct TrainSetup {
     CompileOptions copt;
     TrainOptions opt;
     bool overlap = true;
+    // The layout pass in the forward and NC1HWC0 gradients in the backward (train_layout.cpp).
+    bool layout = true;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
