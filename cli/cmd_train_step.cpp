@@ -120,7 +120,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd", layout = "on";
+                recompute = "off", optimizer = "sgd", layout = "off";
     bool plan_only = false;
     int64_t batch = 1;
     double bucket_mb = 25, lr = 0.01;
@@ -143,7 +143,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "recompute", po::value<std::string>(&recompute)->default_value("off"),
         "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
         "instead of keeping them | off")(
-        "layout", po::value<std::string>(&layout)->default_value("on"),
+        "layout", po::value<std::string>(&layout)->default_value("off"),
         "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
         "and pooling (TransData only at the boundaries) | off: everything ND")(
         "plan-only", po::bool_switch(&plan_only),

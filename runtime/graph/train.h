@@ -121,7 +121,7 @@ int train_graph(Graph& g);
 // The passes a training step compiles its forward with: constant folding, the cube epilogues
 // (bias, activation) and, with `layout`, the layout pass in its training mode (activations kept
 // in NC1HWC0 through the ops whose backward runs in it, train_layout.cpp).
-std::set<std::string> train_passes(bool layout = true);
+std::set<std::string> train_passes(bool layout = false);
 
 // The host side of a train tensor that aliases another (train_layout.cpp): its values, made from
 // the aliased tensor's (a strided view, or between an NC1HWC0 tensor's values and its storage

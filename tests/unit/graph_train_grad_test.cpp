@@ -58,17 +58,7 @@ double host_loss(const TrainSetup& ts, int w, size_t k, double d) {
         v[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(as_double(ts.inputs[0][i]));
     for (const PlanStep& st : p.steps) {
         std::vector<const ref::HostTensor*> in;
-        for (int t : st.in) {
-            // The layout pass's views (an NC1HWC0 tensor read as ND) and TransData steps keep the
-            // values: the host holds every tensor in its logical order.
-            if (t >= 0 && !v[static_cast<size_t>(t)] && p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View)
-                v[static_cast<size_t>(t)] = v[static_cast<size_t>(p.tensors[static_cast<size_t>(t)].base)];
-            in.push_back(t >= 0 ? v[static_cast<size_t>(t)].get() : nullptr);
-        }
-        if (st.op_type == "TransData") {
-            v[static_cast<size_t>(st.out[0])] = v[static_cast<size_t>(st.in[0])];
-            continue;
-        }
+        for (int t : st.in) in.push_back(t >= 0 ? v[static_cast<size_t>(t)].get() : nullptr);
         ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
         std::vector<ref::HostTensor> o = ref::run_ref(n, in);
         for (size_t j = 0; j < st.out.size() && j < o.size(); ++j)
