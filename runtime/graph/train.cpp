@@ -118,38 +118,7 @@ int Builder::weight_grad(int w) {
 // Call after the item writing a weight gradient was emitted.
 void Builder::weight_done(int w, bool may_close) {
     const int g = m_wgrad.at(w);
-    TrainItem u;
-    const bool adamw = m_o.optimizer == TrainOptions::Optimizer::AdamW;
-    u.name = m_p.tensors[static_cast<size_t>(w)].name + (adamw ? "/adamw" : "/sgd");
-    u.desc.name = u.name;
-    u.desc.op_type = adamw ? "AdamWUpdate" : "SgdUpdate";
-    u.desc.attrs.set_owner(u.name);
-    u.desc.attrs.set("lr", ref::Attr::of_float(m_o.lr));
-    ops::TensorRef wr = pref(w), gr = m_tp.tensors[static_cast<size_t>(g)].ref;
-    wr.strides.clear();
-    u.desc.inputs = {wr, gr};
-    u.in = {fwd(w), g};
-    if (adamw) {
-        for (const auto& [k, v] : {std::pair<const char*, double>{"beta1", m_o.beta1},
-                                   {"beta2", m_o.beta2},
-                                   {"epsilon", m_o.epsilon},
-                                   {"weight_decay", m_o.weight_decay}})
-            u.desc.attrs.set(k, ref::Attr::of_float(v));
-        u.desc.attrs.set("step", ref::Attr::of_int(m_o.step));
-        for (int k = 0; k < 2; ++k) {  // the moments m and v
-            TrainTensor st;
-            st.kind = TrainTensor::Kind::State;
-            st.ref = ops::make_tensor(wr.shape, ElemType::Float);
-            st.bytes = st.ref.storage_bytes();
-            st.offset = m_tp.state_bytes;
-            m_tp.state_bytes = align_up(m_tp.state_bytes + st.bytes, 512);
-            u.desc.inputs.push_back(st.ref);
-            u.in.push_back(add_tensor(std::move(st)));
-        }
-    }
-    u.op = ops::make_node_op(u.desc, m_dev);
-    u.out = {fwd(w)};
-    m_tp.workspace_bytes = std::max(m_tp.workspace_bytes, u.op->workspace_bytes());
+    TrainItem u = update_item(w, g);
     m_cur.updates.push_back(m_tp.update.size());
     m_tp.update.push_back(std::move(u));
     m_updated.insert(w);

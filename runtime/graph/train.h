@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "runtime/graph/plan.h"
+#include "runtime/ref/optimizer.h"
 
 namespace sfumato::graph {
 
@@ -49,23 +50,35 @@ struct TrainOptions {
     // Recompute the outputs of cheap forward steps (vector kernels: pooling, activations,
     // elementwise) in the backward instead of keeping them (train_memory.h).
     bool recompute = false;
-    // The update: SGD (w -= lr g), or AdamW (runtime/ops/adamw.cpp: one fused vector kernel per
-    // weight, fp32 moments in an optimizer-state block, this step's bias corrections).
-    enum class Optimizer : uint8_t { Sgd, AdamW } optimizer = Optimizer::Sgd;
-    double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weight_decay = 0.01;
-    int64_t step = 1;
+    // The update (runtime/ref/optimizer.h for the rules): SGD (w -= lr g, the elementwise
+    // SgdUpdate), SGD with momentum, AdamW or LAMB (runtime/ops/optim/fused_update.cpp: one fused
+    // vector kernel per weight, two for LAMB; fp32 states in an optimizer-state block).
+    enum class Optimizer : uint8_t { Sgd, Momentum, AdamW, Lamb } optimizer = Optimizer::Sgd;
+    double momentum = 0.9, beta1 = 0.9, beta2 = 0.999;
+    double epsilon = -1, weight_decay = -1;  // -1: the optimizer's default (ref::OptimizerRule::of)
+    int64_t step = 1;  // the first step the plan's update kernels are built for (bias corrections)
+    // Mixed precision: fp32 master weights in the optimizer-state block (initialised with the
+    // model's fp32 values); the update reads and writes them and writes the compute weights
+    // (fp16/bf16) as their rounding.
+    bool master = false;
+    // The rule's attributes for an update at step t with the gradient multiplied by inv_scale.
+    ref::Attrs update_attrs(int64_t t, double inv_scale) const;
+    ref::OptimizerRule rule(int64_t t, double inv_scale) const;
 };
+
+const char* optimizer_name(TrainOptions::Optimizer o);
 
 struct TrainTensor {
     // Recompute: a forward step's output made again in the backward (in the train arena).
-    // State: an AdamW moment (fp32, in the optimizer-state block; zero before the first step).
+    // State: an optimizer state (fp32, in the optimizer-state block; zero before the first step),
+    // or, with `value`, the fp32 master copy of a weight (uploaded at load).
     enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute, State } kind = Kind::Grad;
     ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
     int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
     int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
     // Grad/Const/Target/Recompute: in the step's arena (train_memory.h); WeightGrad: in the gradient block.
     uint64_t offset = 0, bytes = 0;
-    std::shared_ptr<const ref::HostTensor> value;  // Const: the values uploaded at load
+    std::shared_ptr<const ref::HostTensor> value;  // Const, master State: the values uploaded at load
 };
 
 struct TrainItem {
@@ -101,7 +114,8 @@ struct TrainPlan {
     std::vector<Bucket> buckets;
     uint64_t arena_bytes = 0;  // the step's arena (forward and backward), set by plan_train_memory
     uint64_t grad_bytes = 0, workspace_bytes = 0;
-    uint64_t state_bytes = 0;  // the optimizer-state block (AdamW's moments)
+    uint64_t state_bytes = 0;   // the optimizer-state block (moments, momentum, master weights)
+    uint64_t master_bytes = 0;  // of which fp32 master weights (mixed precision)
     int output = -1;  // the plan tensor the loss reads (the softmax output, or the model output)
     int target = -1;  // train tensor of the target (shape of output)
     bool softmax_ce = false;

@@ -187,6 +187,9 @@ private:
     // (may_close: the bucket may close here; false while another gradient of the same item is
     // still to be announced.)
     void weight_done(int w, bool may_close = true);
+    // train_optimizer.cpp: the update of weight w from its gradient g (states placed).
+    TrainItem update_item(int w, int g);
+    int state_tensor(const Shape& shape, std::shared_ptr<const ref::HostTensor> value = nullptr);
     void close_bucket();
 
     // The loss gradient at the output (or, after a final Softmax, at its logits).

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "sfumato_ascendc/activation.h"
 #include "sfumato_ascendc/bufpool.h"
 #include "sfumato_ascendc/cache.h"
 #include "sfumato_ascendc/core_state.h"
@@ -20,6 +21,9 @@
 #include "sfumato_ascendc/launch.h"
 #include "sfumato_ascendc/misc.h"
 #include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/securec.h"
+#include "sfumato_ascendc/softmax.h"
+#include "sfumato_ascendc/softmax_more.h"
 #include "sfumato_ascendc/sort.h"
 #include "sfumato_ascendc/sync.h"
 #include "sfumato_ascendc/tensor.h"

@@ -1,3 +1,4 @@
-// The kernel's view of the high-level APIs' tiling data (TCubeTiling for Matmul).
+// The kernel's view of the high-level APIs' tiling data (TCubeTiling for Matmul, SoftMaxTiling).
 #pragma once
 #include "sfumato_ascendc/cube_tiling.h"
+#include "sfumato_ascendc/softmax_tiling_data.h"

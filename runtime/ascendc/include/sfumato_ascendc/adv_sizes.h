@@ -1,0 +1,28 @@
+// Scratch sizes of the advanced APIs' row helpers (adv_rows.h), shared by the kernel side and the
+// host tiling functions (softmax_host.h): a slice of `rows` float rows needs align8(rows) reduced
+// values, align8(rows) broadcast blocks of 8 and rows x 64 floats of fold area.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+namespace AscendC::sfumato_adv {
+
+constexpr uint32_t kLanes = 64;     // float lanes of one 256-byte repeat
+constexpr uint32_t kBlkFloats = 8;  // floats of one 32-byte block
+constexpr uint32_t kMaxRepeat = 255;
+
+constexpr uint32_t align8(uint32_t n) { return (n + 7u) / 8u * 8u; }
+
+// Scratch bytes a slice of `rows` rows needs (red + blk + fold).
+constexpr uint32_t slice_bytes(uint32_t rows) {
+    return align8(rows) * 4u + align8(rows) * kBlkFloats * 4u + rows * kLanes * 4u;
+}
+
+// Rows of one slice that fit `bytes` of scratch (at most `rows`, at most one repeat count); 0 if none.
+inline uint32_t rows_fitting(uint32_t bytes, uint32_t rows) {
+    uint32_t s = std::min(rows, kMaxRepeat);
+    while (s > 0 && slice_bytes(s) > bytes) --s;
+    return s;
+}
+
+}  // namespace AscendC::sfumato_adv
