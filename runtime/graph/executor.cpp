@@ -3,6 +3,7 @@
 
 #include "runtime/ops/node_launch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <systemc>
@@ -112,7 +113,14 @@ void Executor::know_ids(const std::vector<ref::HostTensor>& inputs) {
     for (const auto& [s, j] : m_id_steps) {
         const PlanStep& st = m_plan.steps[s];
         std::vector<int64_t> ids(inputs[j].data.size());
-        for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(inputs[j].data[i]);
+        const int64_t V = st.desc.inputs[0].shape.empty() ? 0 : st.desc.inputs[0].shape[0];
+        if (V <= 0) continue;
+        for (size_t i = 0; i < ids.size(); ++i) {
+            // As the row gather treats a loaded id: a negative one wraps, then clamped into [0, V).
+            double v = inputs[j].data[i];
+            if (v < 0) v += static_cast<double>(V);
+            ids[i] = std::isfinite(v) ? static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(V - 1))) : 0;
+        }
         if (ids == m_known_ids[s] || ids.size() != st.desc.inputs[1].numel()) continue;
         ops::NodeDesc d = st.desc;
         d.attrs.set("known_ids", ref::Attr::of_ints(ids));
