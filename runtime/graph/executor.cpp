@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <systemc>
 
 #include "runtime/ops/transdata.h"
@@ -116,10 +117,11 @@ void Executor::know_ids(const std::vector<ref::HostTensor>& inputs) {
         const int64_t V = st.desc.inputs[0].shape.empty() ? 0 : st.desc.inputs[0].shape[0];
         if (V <= 0) continue;
         for (size_t i = 0; i < ids.size(); ++i) {
-            // As the row gather treats a loaded id: a negative one wraps, then clamped into [0, V).
+            // As the row gather treats a loaded id: a negative one wraps, then clamped into [0, V)
+            // (in double, so a value no int64 holds, NaN included, converts to a valid row).
             double v = inputs[j].data[i];
             if (v < 0) v += static_cast<double>(V);
-            ids[i] = std::isfinite(v) ? static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(V - 1))) : 0;
+            ids[i] = std::isnan(v) ? 0 : static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(V - 1)));
         }
         if (ids == m_known_ids[s] || ids.size() != st.desc.inputs[1].numel()) continue;
         ops::NodeDesc d = st.desc;

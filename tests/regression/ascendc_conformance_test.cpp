@@ -236,3 +236,14 @@ TEST_CASE(
     "through the sharedTmpBuffer, half Sigmoid)") {
     family("activation");
 }
+TEST_CASE(
+    "ascendc conformance: normalisation (RmsNorm, LayerNorm, LayerNormGrad, LayerNormGradBeta, DeepNorm) in slices "
+    "of the host's minimum sharedTmpBuffer") {
+    family("norm");
+}
+TEST_CASE("ascendc conformance: quantisation (AscendQuant, AscendDequant, AscendAntiQuant per group)") {
+    family("quant");
+}
+TEST_CASE("ascendc conformance: advanced Sort (Concat, Sort, Extract) and TopK with finish flags") {
+    family("sort_adv");
+}

@@ -2,3 +2,5 @@
 #pragma once
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/softmax_tiling_data.h"
+#include "sfumato_ascendc/norm_tiling_data.h"
+#include "sfumato_ascendc/topk_tiling_data.h"

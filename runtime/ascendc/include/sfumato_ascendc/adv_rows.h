@@ -82,6 +82,24 @@ void row_reduce(const Scratch& s, const LocalTensor<float>& src, uint32_t rows, 
         WholeReduceSum(s.red, s.fold, first, static_cast<int32_t>(rows), 1, 1, 8);
 }
 
+// red[r] = sum over c < valid of grad[r, c] * src[r, c], folded with multiply-accumulate.
+inline void row_dot(const Scratch& s, const LocalTensor<float>& grad, const LocalTensor<float>& src,
+                    uint32_t rows, uint32_t k, uint32_t valid) {
+    const uint32_t chunks = (valid + kLanes - 1) / kLanes;
+    const uint64_t first = std::min(valid, kLanes);
+    const bool together = k / kBlkFloats <= kMaxRepeat;
+    const uint8_t rs = static_cast<uint8_t>(together ? k / kBlkFloats : 8);
+    for (uint32_t r = 0; r < (together ? 1u : rows); ++r) {
+        const uint8_t rep = static_cast<uint8_t>(together ? rows : 1);
+        const LocalTensor<float> f = s.fold[r * kLanes], g = grad[r * k], x = src[r * k];
+        Mul(f, g, x, first, rep, BinaryRepeatParams{1, 1, 1, 8, rs, rs});
+        for (uint32_t c = 1; c < chunks; ++c)
+            MulAddDst(f, g[c * kLanes], x[c * kLanes], std::min<uint64_t>(kLanes, valid - c * kLanes), rep,
+                      BinaryRepeatParams{1, 1, 1, 8, rs, rs});
+    }
+    WholeReduceSum(s.red, s.fold, first, static_cast<int32_t>(rows), 1, 1, 8);
+}
+
 // blk[r, 0..8) = red[r]: one Brcb over align8(rows) values.
 inline void broadcast_rows(const Scratch& s, uint32_t rows) {
     Brcb(s.blk, s.red, static_cast<uint8_t>(align8(rows) / 8u), BrcbRepeatParams{1, 8});
@@ -130,6 +148,52 @@ void row_broadcast(const LocalTensor<float>& dst, const LocalTensor<float>& src,
 // dst = op(src) over `count` contiguous floats (the count forms of the basic layer).
 inline void copy(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t count) {
     Muls(dst, src, 1.0f, static_cast<int32_t>(count));
+}
+
+}  // namespace AscendC::sfumato_adv
+
+namespace AscendC::sfumato_adv {
+
+template <Bin B, class T>
+void bin_any(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
+             uint8_t rep, const BinaryRepeatParams& p) {
+    if constexpr (B == Bin::SUB)
+        Sub(d, a, b, mask, rep, p);
+    else if constexpr (B == Bin::DIV)
+        Div(d, a, b, mask, rep, p);
+    else if constexpr (B == Bin::MUL)
+        Mul(d, a, b, mask, rep, p);
+    else
+        Add(d, a, b, mask, rep, p);
+}
+
+// dst[r, c] = src[r, c] op vec[c] for a [rows, n] tensor (n a multiple of 32 bytes): one instruction per
+// repeat-wide column chunk covering up to 255 rows (vec's repeat stride 0), or row by row when a row is
+// longer than a repeat stride can step.
+template <Bin B, class T>
+void row_vec(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& vec, uint32_t rows,
+             uint32_t n) {
+    constexpr uint32_t lanes = 256 / sizeof(T), blk = 32 / sizeof(T);
+    const uint32_t chunks = (n + lanes - 1) / lanes;
+    if (n / blk <= kMaxRepeat) {
+        const uint8_t rs = static_cast<uint8_t>(n / blk);
+        for (uint32_t r0 = 0; r0 < rows; r0 += kMaxRepeat)
+            for (uint32_t c = 0; c < chunks; ++c)
+                bin_any<B>(dst[r0 * n + c * lanes], src[r0 * n + c * lanes], vec[c * lanes],
+                           std::min<uint64_t>(lanes, n - c * lanes),
+                           static_cast<uint8_t>(std::min(kMaxRepeat, rows - r0)),
+                           BinaryRepeatParams{1, 1, 1, rs, rs, 0});
+        return;
+    }
+    const uint32_t full = n / lanes, tail = n % lanes;
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t done = 0; done < full; done += kMaxRepeat)
+            bin_any<B>(dst[r * n + done * lanes], src[r * n + done * lanes], vec[done * lanes], lanes,
+                       static_cast<uint8_t>(std::min(kMaxRepeat, full - done)), BinaryRepeatParams{});
+        if (tail)
+            bin_any<B>(dst[r * n + full * lanes], src[r * n + full * lanes], vec[full * lanes], tail, 1,
+                       BinaryRepeatParams{});
+    }
 }
 
 }  // namespace AscendC::sfumato_adv

@@ -6,6 +6,23 @@
 #include <vector>
 
 namespace ge {
+// The data types the host functions name (the values of the public enumeration).
+enum DataType : int32_t {
+    DT_FLOAT = 0,
+    DT_FLOAT16 = 1,
+    DT_INT8 = 2,
+    DT_INT32 = 3,
+    DT_UINT8 = 4,
+    DT_INT16 = 6,
+    DT_UINT16 = 7,
+    DT_UINT32 = 8,
+    DT_INT64 = 9,
+    DT_UINT64 = 10,
+    DT_DOUBLE = 11,
+    DT_BOOL = 12,
+    DT_BF16 = 27,
+    DT_INT4 = 29,
+};
 class Shape {
 public:
     Shape() = default;

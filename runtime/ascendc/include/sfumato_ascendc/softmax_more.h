@@ -47,24 +47,6 @@ void flash_v2_rows(const LocalTensor<float>& dst, const LocalTensor<float>& sum,
     }
 }
 
-// red[r] = sum over c < valid of grad[r, c] * src[r, c], folded with multiply-accumulate.
-inline void row_dot(const Scratch& s, const LocalTensor<float>& grad, const LocalTensor<float>& src,
-                    uint32_t rows, uint32_t k, uint32_t valid) {
-    const uint32_t chunks = (valid + kLanes - 1) / kLanes;
-    const uint64_t first = std::min(valid, kLanes);
-    const bool together = k / kBlkFloats <= kMaxRepeat;
-    const uint8_t rs = static_cast<uint8_t>(together ? k / kBlkFloats : 8);
-    for (uint32_t r = 0; r < (together ? 1u : rows); ++r) {
-        const uint8_t rep = static_cast<uint8_t>(together ? rows : 1);
-        const LocalTensor<float> f = s.fold[r * kLanes], g = grad[r * k], x = src[r * k];
-        Mul(f, g, x, first, rep, BinaryRepeatParams{1, 1, 1, 8, rs, rs});
-        for (uint32_t c = 1; c < chunks; ++c)
-            MulAddDst(f, g[c * kLanes], x[c * kLanes], std::min<uint64_t>(kLanes, valid - c * kLanes), rep,
-                      BinaryRepeatParams{1, 1, 1, 8, rs, rs});
-    }
-    WholeReduceSum(s.red, s.fold, first, static_cast<int32_t>(rows), 1, 1, 8);
-}
-
 // dst = (grad - blk) * src, a chunk at a time through the fold area (dst may be src or grad).
 inline void grad_rows(const Scratch& s, const LocalTensor<float>& dst, const LocalTensor<float>& grad,
                       const LocalTensor<float>& src, uint32_t rows, uint32_t k, uint32_t valid) {
