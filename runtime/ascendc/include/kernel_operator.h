@@ -36,3 +36,4 @@
 #include "sfumato_ascendc/topk.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"
+#include "sfumato_ascendc/welford.h"

@@ -111,4 +111,15 @@ inline bool GetDeepNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& or
     return sfumato_norm_host::fill(srcShape, o.ok ? o.h : 0, stackBufferSize, 1, 0, tiling);
 }
 
+// WelfordUpdate (welford.h): two float rows of rnLength x abLength; WelfordFinalize: three 256-byte rows.
+inline void GetWelfordUpdateMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const uint32_t,
+                                          const bool, const bool, uint32_t& maxValue, uint32_t& minValue) {
+    const int64_t n = srcShape.GetShapeSize();
+    maxValue = minValue = n > 0 && n < (int64_t{1} << 28) ? static_cast<uint32_t>(n) * 8u : 0u;
+}
+inline void GetWelfordFinalizeMaxMinTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue,
+                                            uint32_t& minValue) {
+    maxValue = minValue = 3 * 256;
+}
+
 }  // namespace AscendC
