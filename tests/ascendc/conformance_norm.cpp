@@ -6,6 +6,8 @@
 //   "quant": AscendQuant float -> int8 (296 elements, scale 3.1, offset 0.4), AscendDequant int32 x float
 //   scales ([5, 24]), AscendAntiQuant int8 -> half ([6, 48], two groups of 3 rows).
 //   "welford": WelfordUpdate and WelfordFinalize with counts (below).
+//   "norm_v2": LayerNorm with LayerNormPara (mean and rstd out; 36 valid of 40 columns, slices of 8 rows) and
+//   Normalize from that mean and the variance recomputed from rstd.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -411,7 +413,77 @@ int welford(const std::string& name) {
 
 }  // namespace
 
+// ---- LayerNorm with LayerNormPara (mean, rstd) and Normalize ----
+extern "C" __global__ __aicore__ void norm_v2_kernel(GM_ADDR in, GM_ADDR out, LayerNormSeparateTiling t,
+                                                     uint32_t tmpBytes) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> bin, bout, btmp;
+    const uint32_t nin = kN + 2 * kH, nout = 2 * kN + 4 * kSlot;
+    pipe.InitBuffer(bin, nin * 4);
+    pipe.InitBuffer(bout, nout * 4);
+    pipe.InitBuffer(btmp, tmpBytes);
+    AscendC::GlobalTensor<float> ig, og;
+    ig.SetGlobalBuffer((__gm__ float*)in, nin);
+    og.SetGlobalBuffer((__gm__ float*)out, nout);
+    AscendC::LocalTensor<float> i = bin.Get<float>(), o = bout.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = btmp.AllocTensor<uint8_t>();
+    AscendC::DataCopy(i, ig, nin);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    const AscendC::LocalTensor<float> mean = o[2 * kN], rstd = o[2 * kN + kSlot], var = o[2 * kN + 2 * kSlot];
+    AscendC::LayerNormPara lp{kRows, kValid, kH};
+    AscendC::LayerNorm<float, float>(o, mean, rstd, i, i[kN], i[kN + kH], kEps, tmp, lp, t);
+    AscendC::Mul(var, rstd, rstd, kRows);  // var = 1 / rstd^2 - eps, as the vendor's example does
+    AscendC::Reciprocal(var, var, kRows);
+    AscendC::Adds(var, var, -kEps, kRows);
+    AscendC::NormalizePara np{kRows, kValid, kH};
+    AscendC::Normalize<float, float>(o[kN], o[2 * kN + 3 * kSlot], mean, var, i, i[kN], i[kN + kH], tmp, kEps,
+                                     np);
+    btmp.FreeTensor(tmp);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(og, o, nout);
+}
+
+namespace {
+
+int norm_v2(const std::string& name) {
+    uint32_t mx = 0, mn = 0;
+    const ge::Shape shape({kRows, kH});
+    AscendC::GetLayerNormMaxMinTmpSize(shape, 4, false, true, false, mx, mn);
+    LayerNormSeparateTiling t;
+    AscendC::GetLayerNormNDTilingInfo(shape, mn, 4, false, true, t);
+    const uint32_t nin = kN + 2 * kH, nout = 2 * kN + 4 * kSlot;
+    float* ind = static_cast<float*>(AscendC::GmAlloc(nin * 4));
+    float* outd = static_cast<float*>(AscendC::GmAlloc(nout * 4));
+    for (uint32_t k = 0; k < kN; ++k) ind[k] = xv(k);
+    for (uint32_t k = 0; k < 2 * kH; ++k) ind[kN + k] = gv(k);
+    std::memset(outd, 0, nout * 4);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(norm_v2_kernel, 1, (uint8_t*)ind, (uint8_t*)outd, t, mn);
+    std::vector<double> x(ind, ind + kN), y, m, v, rstd(kRows);
+    layer_norm(x, ind + kN, ind + kN + kH, kValid, y, m, v);
+    for (uint32_t r = 0; r < kRows; ++r) rstd[r] = 1.0 / std::sqrt(v[r] + kEps);
+    std::string bad =
+        t.sliceRows == 8 ? "" : "GetLayerNormNDTilingInfo: sliceRows " + std::to_string(t.sliceRows);
+    if (bad.empty()) bad = compare("LayerNorm (LayerNormPara)", outd, y, kH, kValid);
+    if (bad.empty()) bad = compare("LayerNorm mean", outd + 2 * kN, m, 1, 1);
+    if (bad.empty()) bad = compare("LayerNorm rstd", outd + 2 * kN + kSlot, rstd, 1, 1);
+    if (bad.empty()) bad = compare("Normalize", outd + kN, y, kH, kValid);
+    if (bad.empty()) bad = compare("Normalize rstd", outd + 2 * kN + 3 * kSlot, rstd, 1, 1);
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    AscendC::GmFree(ind);
+    AscendC::GmFree(outd);
+    return bad.empty() ? 0 : 1;
+}
+
+}  // namespace
+
 int norm_family(const std::string& name) {
+    if (name == "norm_v2") return norm_v2(name);
     if (name == "norm") return norm(name);
     if (name == "quant") return quant(name);
     if (name == "welford") return welford(name);

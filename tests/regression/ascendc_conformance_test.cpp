@@ -252,3 +252,4 @@ TEST_CASE(
     "write before it") {
     family("welford");
 }
+TEST_CASE("ascendc conformance: LayerNorm with LayerNormPara (mean and rstd) and Normalize") { family("norm_v2"); }
