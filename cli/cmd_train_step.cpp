@@ -334,9 +334,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
     std::printf("  communication share %.1f %% of the step (overlapped or not), exposed communication share %.1f %%\n",
                 step_us > 0 ? 100.0 * comm_us / step_us : 0.0, 100.0 * share);
-    std::printf("  energy: %.4g J per step over the %zu simulated chips; run %.4g J, average power %.1f W\n",
+    std::printf("  energy: %.4g J per step over the %zu simulated chips and their links; run %.4g J (links %.4g J), "
+                "average power %.1f W\n",
                 summary["energy"]["per_step_j"].get<double>(), summary["energy"]["chips"].size(),
-                summary["energy"]["total_j"].get<double>(), summary["energy"]["average_power_w"].get<double>());
+                summary["energy"]["total_j"].get<double>(), summary["energy"]["fabric"]["total_j"].get<double>(),
+                summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
                     "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",

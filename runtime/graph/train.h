@@ -19,8 +19,9 @@
 //   - the loss: LossGrad(y, target) * scale at the output; when the model ends in a Softmax the
 //     loss is its cross-entropy and the gradient enters at the logits (softmax - target).
 // Weight gradients are placed contiguously in the order the backward produces them and grouped
-// into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the SGD
-// update (SgdUpdate, w -= lr g, in place) runs per weight once its bucket is reduced.
+// into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the update
+// (SgdUpdate, w -= lr g, in place, or a fused optimizer kernel: train_optimizer.cpp) runs per
+// weight once its bucket is reduced.
 //   - BatchNormalization trains with batch statistics (train_graph rewrites it to
 //     BatchNormTraining, runtime/ops/norm/batch_norm_train_op.cpp: mean and variance over every
 //     dim but the channel, running statistics as outputs): dbeta = sum dy, dgamma = sum dy xhat

@@ -188,3 +188,24 @@ TEST_CASE("Optimizer rules: AdamW's first step, momentum's buffer, LAMB's trust 
     l.apply(z, {1.0, -1.0}, &ls0, &ls1);
     CHECK(z[0] == Approx(-0.01 / (1 + 1e-6)));
 }
+
+TEST_CASE("NonFiniteCheck: a block's slot is NaN exactly when its range holds an infinity or a NaN") {
+    for (ElemType t : {ElemType::Float, ElemType::Float16, ElemType::Bfloat16})
+        for (int64_t n : {int64_t{5}, int64_t{1000}, int64_t{70001}}) {
+            std::mt19937 rng(static_cast<unsigned>(n));
+            const ref::HostTensor g = random_tensor({n}, t, rng, -60000, 60000);
+            const NodeDesc d = node("NonFiniteCheck", {{{n}, t}});
+            for (double bad : {0.0, double{INFINITY}, -double{INFINITY}, double{NAN}})
+                for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+                    ref::HostTensor v = g;
+                    if (bad != 0) v.data[static_cast<size_t>(at)] = bad;
+                    const StepOut got = run_update(d, {v}, tiny_dev());
+                    INFO(ref::elem_type_name(t) << " n " << n << " value " << bad << " at " << at);
+                    REQUIRE(got.error.empty());
+                    size_t nans = 0;
+                    for (double x : got.out.data) nans += std::isnan(x) ? 1 : 0;
+                    CHECK(nans == (bad != 0 ? 1u : 0u));  // one block's slot, and only there
+                    for (double x : got.out.data) CHECK((std::isnan(x) || x == 0));
+                }
+        }
+}
