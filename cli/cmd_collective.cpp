@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/distributed.h"
+#include "cli/energy_print.h"
 #include "cli/system_session.h"
 #include "runtime/comm/communicator.h"
 #include "sim/error.h"
@@ -247,6 +248,7 @@ int cmd_collective(const std::vector<std::string>& args) {
                         l["utilisation"].get<double>());
     }
     if (shown > 8) std::printf("  ... %d links carried data (summary.json lists all); busiest utilisation %.3f\n", shown, max_util);
+    print_system_energy(summary["energy"], summary["total_time_us"].get<double>());
     if (functional) {
         std::printf("  check: %s (%llu values compared)\n", passed ? "passed" : "FAILED",
                     static_cast<unsigned long long>(check["compared"].get<uint64_t>()));

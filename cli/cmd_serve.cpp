@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/energy_print.h"
 #include "cli/installation.h"
 #include "cli/llm_common.h"
 #include "cli/reuse_option.h"
@@ -259,6 +260,7 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     summary["links"] = s.links_json(0, now_tick().v);
     print_cluster(cluster, summary["serve"], s.system_params().name.get(), s.mode());
     print_reuse(ropt, rc);
+    add_serve_energy(summary);
     s.write_outputs(summary);
     if (!profile_dir.empty()) {
         cluster.export_profile(profile_dir, static_cast<int64_t>(s.system_params().chips_per_server.get()));
@@ -391,6 +393,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     summary["reuse_timing"] = reuse_json(ropt, rc);
     print_serve(run, summary["serve"], s.chip_params().name.get(), common.mode);
     print_reuse(ropt, rc);
+    add_serve_energy(summary);
     s.write_outputs(summary);
     if (!profile_dir.empty()) {
         run.profile()->write(profile_dir);

@@ -1,13 +1,14 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
-// [--lr X] [--precision P] [--ranks R] [--recompute on|off] [--plan-only] [--mode M] [--out DIR]`:
-// one data-parallel training step
+// [--lr X] [--optimizer O] [--precision P] [--steps N] [--loss-scale ...] [--ranks R]
+// [--recompute on|off] [--layout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
 // weight gradients all-reduced in buckets on a communication stream (runtime/comm) as soon as a
 // bucket is complete (--overlap on) or after the whole backward (off), and the SGD update per
-// bucket once it is reduced. Each rank has its own batch of B samples (inputs and targets from a
-// fixed seed per rank); the loss gradient is scaled by 1 / (B R), so the summed gradient is the
+// bucket once it is reduced (SGD, or a fused optimizer kernel; under --precision mixed on fp32 master
+// weights, with dynamic loss scaling: runtime/graph/train_run.cpp). Each rank has its own batch of B
+// samples (inputs and targets from a fixed seed per rank); the loss gradient is scaled by 1 / (B R), so the summed gradient is the
 // global batch's mean. In timing mode (--simulate auto/one) only rank 0's compute is simulated:
 // the ranks run one plan on chips built from one configuration, so their compute is identical;
 // the others' compute streams wait for a notify from rank 0 at each bucket boundary (a link
@@ -64,7 +65,7 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
             {"lr", lr},
-            {"optimizer", ts.opt.optimizer == graph::TrainOptions::Optimizer::AdamW ? "adamw" : "sgd"},
+            {"optimizer", graph::optimizer_name(ts.opt.optimizer)},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
             {"bucket_bytes", ts.opt.bucket_bytes},
             {"buckets", ts.tp.buckets.size()},
@@ -72,7 +73,32 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"parameters", ts.tp.parameters},
             {"forward_kernels", ts.plan->kernel_count()},
             {"backward_kernels", ts.tp.backward.size()},
-            {"update_kernels", ts.tp.update.size()}};
+            {"update_kernels", ts.tp.update.size()},
+            {"steps", ts.steps},
+            {"master_weights", ts.opt.master},
+            {"loss_scaling", ts.scaling.dynamic ? nlohmann::json{{"init", ts.scaling.init},
+                                                                 {"growth_interval", ts.scaling.growth_interval},
+                                                                 {"growth", ts.scaling.growth},
+                                                                 {"backoff", ts.scaling.backoff}}
+                                                : nlohmann::json("off")},
+            {"layout", graph::train_layout_json(*ts.plan, ts.tp)}};
+}
+
+// One line per run of steps: "step 1: scale 65536, skipped (overflow)".
+void print_steps(const std::vector<graph::StepRecord>& steps, bool scaling) {
+    if (steps.size() <= 1 && !scaling) return;
+    int applied = 0;
+    for (const graph::StepRecord& r : steps) applied += r.skipped ? 0 : 1;
+    std::printf("  %zu steps: %d applied, %zu skipped (overflow)\n", steps.size(), applied,
+                steps.size() - static_cast<size_t>(applied));
+    for (size_t i = 0; i < steps.size() && scaling; ++i) {
+        if (i == 16 && steps.size() > 17) {
+            std::printf("    ... (%zu more in summary.json)\n", steps.size() - 16);
+            break;
+        }
+        std::printf("    step %zu: loss scale %g, %s\n", i + 1, steps[i].loss_scale,
+                    steps[i].skipped ? "skipped: the reduced gradients hold inf/NaN" : "applied");
+    }
 }
 
 void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_t ranks, uint32_t chips, SystemSession& s,
@@ -83,6 +109,17 @@ void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_
     std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
                 static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
                 ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+    const nlohmann::json l = graph::train_layout_json(*ts.plan, ts.tp);
+    if (!ts.layout) {
+        std::printf("  layout: off (activations and gradients in ND; every convolution converts its operands)\n");
+    } else {
+        auto n = [&](const char* part, const char* k) { return l.contains(part) ? l[part].value(k, 0) : 0; };
+        std::printf("  layout: NC1HWC0 kept across forward and backward chains; conversions forward %d -> %d (%d saved), "
+                    "backward %d -> %d (%d saved: %d TransData, %d in-kernel; %d backward items on NC1HWC0)\n",
+                    n("forward", "before"), n("forward", "after"), n("forward", "saved"), n("backward", "before"),
+                    n("backward", "after"), n("backward", "saved"), n("backward", "transdata"),
+                    n("backward", "in_kernel"), n("backward", "items_in_nc1hwc0"));
+    }
 }
 
 void print_memory(const graph::TrainMemory& m, bool recompute) {
@@ -91,9 +128,10 @@ void print_memory(const graph::TrainMemory& m, bool recompute) {
     std::printf("  memory plan per chip: peak %s of %s (%.1f %%), headroom %s\n", size_str(m.total_bytes()).c_str(),
                 size_str(m.capacity_bytes).c_str(), cap > 0 ? 100.0 * static_cast<double>(m.total_bytes()) / cap : 0.0,
                 size_str(head).c_str());
-    std::printf("    weights %s, gradients %s, optimizer state %s, backward workspace %s, communication buffers %s, "
-                "arena %s (live peak %s at %s; every tensor apart: %s)\n",
+    std::printf("    weights %s, gradients %s, optimizer state %s (fp32 master weights %s), backward workspace %s, "
+                "communication buffers %s, arena %s (live peak %s at %s; every tensor apart: %s)\n",
                 size_str(m.weight_bytes).c_str(), size_str(m.gradient_bytes).c_str(), size_str(m.state_bytes).c_str(),
+                size_str(m.master_bytes).c_str(),
                 size_str(m.workspace_bytes).c_str(),
                 size_str(m.comm_bytes).c_str(), size_str(m.arena_bytes).c_str(), size_str(m.live_peak_bytes).c_str(), m.live_peak_at.c_str(),
                 size_str(m.no_reuse_bytes).c_str());
@@ -107,9 +145,12 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd";
+                recompute = "off", optimizer = "sgd", layout = "off";
     bool plan_only = false;
-    int64_t batch = 1;
+    int64_t batch = 1, ls_window = 2000;
+    int steps = 1;
+    std::string loss_scale = "auto";
+    double ls_init = 65536, ls_growth = 2, ls_backoff = 0.5;
     double bucket_mb = 25, lr = 0.01;
     uint32_t ranks = 0;
     po::options_description d("sfumato train-step");
@@ -120,9 +161,23 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "on: all-reduce each bucket as soon as its gradients are written | off: after the whole backward")(
         "lr", po::value<double>(&lr)->default_value(0.01), "learning rate")(
         "optimizer", po::value<std::string>(&optimizer)->default_value("sgd"),
-        "sgd: w -= lr g | adamw: AdamW (beta1 0.9, beta2 0.999, epsilon 1e-8, weight decay 0.01; the first "
-        "step, fp32 moments), one fused vector kernel per weight")(
-        "precision", po::value<std::string>(&precision)->default_value("fp16"), "fp32 | fp16 | bf16")(
+        "sgd: w -= lr g | momentum: SGD with momentum 0.9 (fp32 buffer) | adamw: AdamW (beta1 0.9, beta2 0.999, "
+        "epsilon 1e-8, weight decay 0.01; fp32 moments) | lamb: LAMB (AdamW's direction with epsilon 1e-6, scaled "
+        "per weight by the trust ratio |w| / |r|); each a fused vector kernel per weight (two for LAMB)")(
+        "precision", po::value<std::string>(&precision)->default_value("fp16"),
+        "fp32 | fp16 | bf16 | mixed: fp16 compute with fp32 master weights (the optimizer updates them and "
+        "writes their fp16 rounding) and dynamic loss scaling | mixed-bf16: bf16 compute with fp32 master "
+        "weights (no loss scaling unless --loss-scale dynamic)")(
+        "steps", po::value<int>(&steps)->default_value(1), "training steps run back to back (the same batch each step)")(
+        "loss-scale", po::value<std::string>(&loss_scale)->default_value("auto"),
+        "dynamic: scale the loss, check the reduced gradients for inf/NaN on the chip, skip the step and "
+        "back off on overflow, grow after --loss-scale-window good steps | off | auto: dynamic under "
+        "--precision mixed, off otherwise")(
+        "loss-scale-init", po::value<double>(&ls_init)->default_value(65536), "initial loss scale (2^16)")(
+        "loss-scale-window", po::value<int64_t>(&ls_window)->default_value(2000),
+        "applied steps in a row before the scale grows")(
+        "loss-scale-growth", po::value<double>(&ls_growth)->default_value(2), "growth factor")(
+        "loss-scale-backoff", po::value<double>(&ls_backoff)->default_value(0.5), "factor on overflow")(
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all; 1: one chip, no all-reduce)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
@@ -130,6 +185,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "recompute", po::value<std::string>(&recompute)->default_value("off"),
         "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
         "instead of keeping them | off")(
+        "layout", po::value<std::string>(&layout)->default_value("off"),
+        "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
+        "and pooling (TransData only at the boundaries) | off: everything ND")(
         "plan-only", po::bool_switch(&plan_only),
         "compile the step and print its memory plan without simulating it");
     add_reuse_option(d, reuse);
@@ -147,11 +205,30 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
-    if (optimizer != "sgd" && optimizer != "adamw")
-        throw InputError("--optimizer must be sgd or adamw, not '" + optimizer + "'");
+    if (layout != "on" && layout != "off") throw InputError("--layout must be on or off, not '" + layout + "'");
+    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adamw" && optimizer != "lamb")
+        throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
     graph::TrainSetup ts;
-    if (!graph::parse_precision(precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
-        throw InputError("--precision must be fp32, fp16 or bf16, not '" + precision + "'");
+    // Mixed precision trains fp16 (bf16) compute copies of fp32 master weights.
+    const bool mixed = precision == "mixed" || precision == "mixed-bf16";
+    const std::string compute_precision = precision == "mixed" ? "fp16" : precision == "mixed-bf16" ? "bf16" : precision;
+    if (!graph::parse_precision(compute_precision, ts.copt.precision) || ts.copt.precision == graph::Precision::Mixed)
+        throw InputError("--precision must be fp32, fp16, bf16, mixed or mixed-bf16, not '" + precision + "'");
+    if (steps < 1 || steps > 100000) throw InputError("--steps must be 1..100000");
+    if (loss_scale != "auto" && loss_scale != "dynamic" && loss_scale != "off")
+        throw InputError("--loss-scale must be auto, dynamic or off, not '" + loss_scale + "'");
+    ts.scaling.dynamic = loss_scale == "dynamic" || (loss_scale == "auto" && precision == "mixed");
+    if (ts.scaling.dynamic && !mixed)
+        throw InputError("--loss-scale dynamic needs --precision mixed or mixed-bf16 (the unscale is fused into the "
+                         "optimizer's update of the fp32 master weights)");
+    if (!(ls_init > 0) || ls_init > 1e30) throw InputError("--loss-scale-init must be in (0, 1e30]");
+    if (ls_window < 1) throw InputError("--loss-scale-window must be at least 1");
+    if (!(ls_growth >= 1) || ls_growth > 1e6) throw InputError("--loss-scale-growth must be in [1, 1e6]");
+    if (!(ls_backoff > 0) || ls_backoff >= 1) throw InputError("--loss-scale-backoff must be in (0, 1)");
+    ts.scaling.init = ls_init, ts.scaling.growth_interval = ls_window;
+    ts.scaling.growth = ls_growth, ts.scaling.backoff = ls_backoff;
+    ts.steps = steps;
+    ts.opt.master = mixed;
 
     graph::Graph imported = model_path.rfind("zoo:", 0) == 0 ? graph::zoo_graph(model_path.substr(4))
                                                              : graph::import_onnx_file(model_path);
@@ -176,7 +253,12 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
-    ts.opt.optimizer = optimizer == "adamw" ? graph::TrainOptions::Optimizer::AdamW : graph::TrainOptions::Optimizer::Sgd;
+    ts.layout = layout == "on";
+    using Opt = graph::TrainOptions::Optimizer;
+    ts.opt.optimizer = optimizer == "adamw"      ? Opt::AdamW
+                       : optimizer == "momentum" ? Opt::Momentum
+                       : optimizer == "lamb"     ? Opt::Lamb
+                                                 : Opt::Sgd;
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
     if (plan_only) {
@@ -218,8 +300,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
         passed = check["passed"].get<bool>();
     }
     const ClockDomain clk = s.chip_params().clock();
-    const double step_us = tm.step_ps / 1e6, compute_us = tm.compute_ps / 1e6, comm_us = tm.comm_ps / 1e6,
-                 overlap_us = tm.overlap_ps / 1e6;
+    // Per step: the run's times over its steps.
+    const double per = 1e6 * static_cast<double>(ts.steps);
+    const double step_us = tm.step_ps / per, compute_us = tm.compute_ps / per, comm_us = tm.comm_ps / per,
+                 overlap_us = tm.overlap_ps / per;
     const double exposed_us = std::max(0.0, comm_us - overlap_us);  // communicating, no kernel computing
     const double share = step_us > 0 ? exposed_us / step_us : 0;
     nlohmann::json summary = s.base_summary();
@@ -233,7 +317,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
     const double images_s = step_us > 0 ? static_cast<double>(batch) / (step_us * 1e-6) : 0;
     summary["samples_per_s_per_chip"] = images_s;
     summary["step_us"] = step_us;
-    summary["step_cycles"] = clk.ceil_cycle(Tick(tm.step_ps)).v;
+    summary["step_cycles"] = clk.ceil_cycle(Tick(static_cast<uint64_t>(tm.step_ps / ts.steps))).v;
+    summary["run_us"] = tm.step_ps / 1e6;
+    nlohmann::json recs = nlohmann::json::array();
+    for (const graph::StepRecord& r : runs[0].steps) recs.push_back({{"loss_scale", r.loss_scale}, {"skipped", r.skipped}});
+    summary["step_records"] = recs;
     summary["compute_us"] = compute_us;
     summary["comm_us"] = comm_us;
     summary["overlap_us"] = overlap_us;
@@ -257,14 +345,17 @@ int cmd_train_step(const std::vector<std::string>& args) {
     print_memory(ts.memory, recompute == "on");
     std::printf("  device allocator on rank 0: peak %s in use, %s reserved (power-of-two segments)\n",
                 size_str(as.peak_in_use).c_str(), size_str(as.peak_reserved).c_str());
-    std::printf("  step %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n", step_us,
-                compute_us, comm_us, overlap_us, exposed_us);
+    print_steps(runs[0].steps, ts.scaling.dynamic);
+    std::printf("  %sstep %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n",
+                ts.steps > 1 ? "per " : "", step_us, compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
     std::printf("  communication share %.1f %% of the step (overlapped or not), exposed communication share %.1f %%\n",
                 step_us > 0 ? 100.0 * comm_us / step_us : 0.0, 100.0 * share);
-    std::printf("  energy: %.4g J per step over the %zu simulated chips; run %.4g J, average power %.1f W\n",
+    std::printf("  energy: %.4g J per step over the %zu simulated chips and their links; run %.4g J (links %.4g J), "
+                "average power %.1f W\n",
                 summary["energy"]["per_step_j"].get<double>(), summary["energy"]["chips"].size(),
-                summary["energy"]["total_j"].get<double>(), summary["energy"]["average_power_w"].get<double>());
+                summary["energy"]["total_j"].get<double>(), summary["energy"]["fabric"]["total_j"].get<double>(),
+                summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
                     "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",

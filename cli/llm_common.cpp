@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/reuse_option.h"
+#include "models/power/energy_report.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -43,6 +44,26 @@ void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps) {
                 f.tokens_per_s, static_cast<long long>(batch));
 }
 
+namespace {
+// Energy per generated token over the chips and the links between them: the kernels' and links'
+// dynamic energy and the static power over prefill and decode, per token
+// (models/power/energy_report.h).
+void print_energy_per_token(nlohmann::json& summary, const std::vector<llm::StepRecord>& steps) {
+    if (!summary.contains("energy") || !summary["llm"].contains("request")) return;
+    const nlohmann::json& r = summary["llm"]["request"];
+    const double gen = r.value("batch", 0.0) * (1 + r.value("decode", 0.0));
+    const llm::PhaseTotals t = llm::run_totals(steps, false).eager;
+    double ps = static_cast<double>(t.prefill_ps);
+    for (uint64_t d : t.decode_ps) ps += static_cast<double>(d);
+    nlohmann::json& e = summary["energy"];
+    e["per_token_j"] = power::energy_per_unit(e, gen, ps * 1e-12);
+    std::printf("  energy: %.4g J per generated token over %zu simulated chips and their links; run %.4g J (links "
+                "%.4g J), average power %.1f W\n",
+                e["per_token_j"].get<double>(), e["chips"].size(), e["total_j"].get<double>(),
+                e.contains("fabric") ? e["fabric"]["total_j"].get<double>() : 0.0, e["average_power_w"].get<double>());
+}
+}  // namespace
+
 void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector<llm::StepRecord>& steps,
                     const reuse::ReuseOptions& ropt, const reuse::ReuseCounters& rc, double wall_s,
                     const std::string& out_dir, const llm::PathBound* path) {
@@ -67,6 +88,7 @@ void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector
             rj["tpot_error_bound_fraction"] = nullptr;
         }
     }
+    print_energy_per_token(summary, steps);
     std::printf("  wall %.1f s\n", wall_s);
     nlohmann::json& j = summary["llm"];
     j["wall_s"] = wall_s;

@@ -292,13 +292,19 @@ std::string SystemSession::split_line(const nlohmann::json& split) const {
     return line;
 }
 
-// The chips this process simulated (all of them unless split over ranks).
+// The chips this process simulated (all of them unless split over ranks), and the links they drive.
 nlohmann::json SystemSession::energy_json() const {
     std::vector<const power::EnergyAttributor*> chips;
+    std::vector<uint32_t> ids;
     for (uint32_t i = 0; i < m_system->size(); ++i)
-        if (!m_sync || m_sync->local(i)) chips.push_back(&m_system->chip(i).energy());
-    const double end_ps = static_cast<double>(m_sync ? m_end_tick : now_tick().v);
-    return power::system_energy_json(chips, static_cast<double>(m_total_cycles), end_ps * 1e-12);
+        if (local(i)) chips.push_back(&m_system->chip(i).energy()), ids.push_back(i);
+    const double seconds = static_cast<double>(m_sync ? m_end_tick : now_tick().v) * 1e-12;
+    const Fabric& f = m_system->fabric();
+    std::vector<uint64_t> wire(f.topology().channels.size());
+    for (size_t c = 0; c < wire.size(); ++c) wire[c] = f.counters(c).wire_bytes;
+    const power::LinkEnergy links = power::link_energy(m_sys_params->power, f.topology(), wire,
+                                                       [this](uint32_t chip) { return local(chip); }, seconds);
+    return power::system_energy_json(chips, ids, &links, static_cast<double>(m_total_cycles), seconds);
 }
 
 void SystemSession::write_outputs(const nlohmann::json& summary) {

@@ -55,10 +55,17 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_flag_wait_cycles(m_stats, "flag_wait_cycles", "cycle", "cycles the pipe head waited on a flag"),
       m_requests(m_stats, "mem_requests", "req", "memory requests sent") {
     if (id == isa::Pipe::M) {
-        const char* names[kNumCubeClasses] = {nullptr, "busy_cycles_fp32", "busy_cycles_int8", "busy_cycles_int4"};
-        for (int c = kFp32; c < kNumCubeClasses; ++c)
-            m_cube_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle",
-                                                       std::string("busy cycles of MADs with ") + (names[c] + 12) + " inputs");
+        const char* names[kNumClasses] = {nullptr, "busy_cycles_fp32", "busy_cycles_int8", "busy_cycles_int4"};
+        for (int c = kFp32; c < kNumClasses; ++c)
+            m_class_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle",
+                                                        std::string("busy cycles of MADs with ") + (names[c] + 12) + " inputs");
+    } else if (id == isa::Pipe::V) {
+        const char* names[kNumClasses] = {nullptr, "busy_cycles_transcendental", "busy_cycles_reduce", "busy_cycles_move"};
+        const char* what[kNumClasses] = {nullptr, "transcendental ops (exp, ln, sqrt, rsqrt, reciprocal, div)",
+                                         "reductions and sorts", "data movement and casts (copies, conv, dup, "
+                                                                 "broadcast, transpose, gathers)"};
+        for (int c = kTranscendental; c < kNumClasses; ++c)
+            m_class_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle", std::string("busy cycles of ") + what[c]);
     }
     for (uint32_t i = 0; i < max_outstanding; ++i) {
         m_free_reqs.push_back(max_outstanding - 1 - i);
@@ -67,6 +74,30 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
     SC_METHOD(run);
     sensitive << m_wake;
     dont_initialize();
+}
+
+uint8_t PipeUnit::energy_class(const isa::Instr& in) const {
+    if (m_id == isa::Pipe::M) {
+        if (in.op != Opcode::MAD) return k16Bit;
+        if (in.dtype == isa::DType::FP32) return kFp32;
+        if (in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8) return kInt8;
+        return in.dtype == isa::DType::INT4 ? kInt4 : k16Bit;
+    }
+    if (m_id != isa::Pipe::V) return 0;
+    switch (in.op) {
+        case Opcode::VEXP: case Opcode::VLN: case Opcode::VSQRT: case Opcode::VRSQRT: case Opcode::VREC:
+        case Opcode::VDIV:
+            return kTranscendental;
+        case Opcode::VRED_SUM: case Opcode::VRED_MAX: case Opcode::VRED_MIN: case Opcode::VREDALL_SUM:
+        case Opcode::VREDALL_MAX: case Opcode::VREDALL_MIN: case Opcode::VCPADD: case Opcode::VBITSORT:
+        case Opcode::VMRGSORT4:
+            return kReduce;
+        case Opcode::COPY_UB_TO_UB: case Opcode::COPY_L0C_TO_UB: case Opcode::VCONV: case Opcode::VDUP:
+        case Opcode::VBRCB: case Opcode::VTRANSPOSE: case Opcode::VGATHER: case Opcode::VGATHERB:
+        case Opcode::VREDUCEV2: case Opcode::VCI:
+            return kMove;
+        default: return kSimple;
+    }
 }
 
 Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick()); }
@@ -112,11 +143,7 @@ uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, b
     const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) & kInFlightMask);
     InFlight& f = m_inflight[slot];
     f.op = in.op;
-    f.cube_class = in.op != isa::Opcode::MAD ? k16Bit
-                   : in.dtype == isa::DType::FP32 ? kFp32
-                   : in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8 ? kInt8
-                   : in.dtype == isa::DType::INT4 ? kInt4
-                                                  : k16Bit;
+    f.energy_class = energy_class(in);
     f.seq = in.seq;
     if (!done) m_inflight_mem[slot] = in;  // executed at its completion (functional mode)
     f.start = start;
@@ -181,7 +208,7 @@ void PipeUnit::retire(Cycle now) {
         const Cycle s = max(f.start, m_busy_until);
         if (f.end > s) {
             m_busy += (f.end - s).v;
-            if (f.cube_class != k16Bit && m_cube_busy[f.cube_class]) *m_cube_busy[f.cube_class] += (f.end - s).v;
+            if (f.energy_class != 0 && m_class_busy[f.energy_class]) *m_class_busy[f.energy_class] += (f.end - s).v;
         }
         m_busy_until = max(m_busy_until, f.end);
         ++m_instrs;

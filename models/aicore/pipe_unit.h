@@ -77,7 +77,7 @@ private:
     // retirement; a memory instruction's whole instruction waits in m_inflight_mem.
     struct InFlight {
         isa::Opcode op = isa::Opcode::NOP;
-        uint8_t cube_class = 0;  // MAD: the input type's class (CubeClass), for the energy model
+        uint8_t energy_class = 0;  // the cube's input type class or the vector op class (energy model)
         uint32_t seq = 0;
         Cycle start, end;
         uint32_t pending = 0;  // memory requests not yet returned
@@ -145,10 +145,15 @@ private:
     Counter m_busy;
     Counter m_flag_wait_cycles;
     Counter m_requests;
-    // The cube pipe only: its busy cycles spent on MADs of 32-bit, 8-bit and 4-bit inputs (the
-    // rest ran 16-bit inputs), for the energy model's per-type MAC energy (models/power).
-    enum CubeClass : uint8_t { k16Bit = 0, kFp32, kInt8, kInt4, kNumCubeClasses };
-    std::unique_ptr<Counter> m_cube_busy[kNumCubeClasses];
+    // For the energy model (models/power), busy cycles by class: the cube pipe's on MADs of 32-bit,
+    // 8-bit and 4-bit inputs (the rest ran 16-bit inputs); the vector pipe's on transcendental ops,
+    // reductions and sorts, and data movement and casts (the rest ran simple arithmetic and logic).
+    // Observation only: the classes change no timing.
+    enum CubeClass : uint8_t { k16Bit = 0, kFp32, kInt8, kInt4 };
+    enum VecClass : uint8_t { kSimple = 0, kTranscendental, kReduce, kMove };
+    static constexpr int kNumClasses = 4;
+    uint8_t energy_class(const isa::Instr& in) const;
+    std::unique_ptr<Counter> m_class_busy[kNumClasses];
     Cycle m_wait_since;
 };
 

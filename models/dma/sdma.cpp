@@ -31,7 +31,7 @@ SdmaEngines::SdmaEngines(sc_core::sc_module_name name, const SdmaParams& p, IMem
       m_stats(&parent, basename()),
       m_copies(m_stats, "copies", "tasks", "memcpy tasks completed"),
       m_bytes(m_stats, "bytes", "B", "bytes copied"),
-      m_link_bytes(m_stats, "link_bytes", "B", "bytes over the host link") {
+      m_link_bytes(m_stats, "host_link_bytes", "B", "bytes over the host link (PCIe; not chip-to-chip links)") {
     for (auto& e : m_engines) {
         e.reqs.resize(p.max_outstanding);
         for (uint32_t i = 0; i < p.max_outstanding; ++i) e.free.push_back(i);

@@ -71,6 +71,7 @@ public:
     static uint64_t lookahead_ps(const Topology& t);
 
     const Topology& topology() const { return m_topo; }
+    StatGroup& stats() { return m_stats; }
     struct ChannelCounters {
         uint64_t payload_bytes = 0, wire_bytes = 0, packets = 0, busy_ps = 0;
     };

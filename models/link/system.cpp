@@ -18,6 +18,12 @@ System::System(sc_core::sc_module_name name, const SystemParams& sp, const ChipP
         m_fabric->attach(i, c.mem_target(), c.first_extra_port(), ports, c.line_bytes(), c.gm(), c.scheduler());
         c.attach_fabric(m_fabric.get());
     }
+    Fabric* f = m_fabric.get();
+    m_link_energy = std::make_unique<power::LinkEnergyStats>(f->stats(), sp.power, f->topology(), [f] {
+        std::vector<uint64_t> w(f->topology().channels.size());
+        for (size_t i = 0; i < w.size(); ++i) w[i] = f->counters(i).wire_bytes;
+        return w;
+    });
 }
 
 System::~System() = default;

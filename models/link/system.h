@@ -1,8 +1,8 @@
 // A system of chips assembled from a system config, the way a chip is assembled from a chip
 // config: `system.chips()` chips built from the same chip parameters (one chip model per chip,
 // all in one simulation), named chip0..chipN-1 (their stats under /stats/chipN), and the fabric
-// of links between them (stats under /stats/links). Each chip gets memory ports for the fabric's
-// peer DMA and sends its peer copies and notifies through it.
+// of links between them (stats under /stats/links, their energy under /stats/links/power). Each
+// chip gets memory ports for the fabric's peer DMA and sends its peer copies and notifies through it.
 #pragma once
 #include <memory>
 #include <string>
@@ -13,6 +13,7 @@
 #include "models/link/fabric.h"
 #include "models/link/system_params.h"
 #include "models/link/topology.h"
+#include "models/power/link_energy.h"
 #include "sim/stats.h"
 #include "sim/system_info.h"
 #include "sim/trace.h"
@@ -36,6 +37,7 @@ private:
     SystemInfo m_info;
     std::unique_ptr<Fabric> m_fabric;
     std::vector<std::unique_ptr<Chip>> m_chips;
+    std::unique_ptr<power::LinkEnergyStats> m_link_energy;  // stats.h5 links/power/*
 };
 
 }  // namespace sfumato

@@ -33,6 +33,7 @@ SystemParams::SystemParams(Config& c)
       dma_engines(scope.sub("peer_dma"), "engines", 16, "copy",
                   "peer copies a chip runs at once (more wait in order)", {1, 1024}),
       dma_window_bytes(scope.sub("peer_dma"), "window_bytes", 256 << 10, "B",
-                       "bytes a peer copy keeps in flight (read, on the links, or being written)", {512, 1ull << 32}) {}
+                       "bytes a peer copy keeps in flight (read, on the links, or being written)", {512, 1ull << 32}),
+      power(scope) {}
 
 }  // namespace sfumato

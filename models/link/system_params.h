@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/power/link_power_params.h"
 #include "sim/config.h"
 
 namespace sfumato {
@@ -42,6 +43,7 @@ struct SystemParams {
     Param<double> switch_latency_ns;
     Param<uint32_t> dma_engines;       // peer copies in flight per chip
     Param<uint64_t> dma_window_bytes;  // bytes in flight per peer copy
+    power::LinkPowerParams power;      // system.power.*: the links' energy (models/power)
 
     uint32_t chips() const { return servers * chips_per_server; }
 };

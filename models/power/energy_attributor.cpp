@@ -30,14 +30,16 @@ bool classify(const std::string& path, Event& ev, bool& occupancy) {
                                  {"/m/busy_cycles_int8", Event::CubeBusyInt8},
                                  {"/m/busy_cycles_int4", Event::CubeBusyInt4},
                                  {"/v/busy_cycles", Event::VectorBusy},
+                                 {"/v/busy_cycles_transcendental", Event::VectorBusyTranscendental},
+                                 {"/v/busy_cycles_reduce", Event::VectorBusyReduce},
+                                 {"/v/busy_cycles_move", Event::VectorBusyMove},
                                  {"/scalar_busy_cycles", Event::ScalarBusy},
                                  {"/mte1/busy_cycles", Event::Mte1Busy},
                                  {"/mem/hbm/activates", Event::HbmActivates},
                                  {"/mem/hbm/bytes_read", Event::HbmReadBytes},
                                  {"/mem/hbm/bytes_written", Event::HbmWriteBytes},
                                  {"/mem/hbm/refreshes", Event::HbmRefreshes},
-                                 {"/sdma/link_bytes", Event::HostLinkBytes},
-                                 {"/wire_bytes", Event::LinkBytes}};
+                                 {"/sdma/host_link_bytes", Event::HostLinkBytes}};
     for (const Rule& r : rules)
         if (ends_with(path, r.suffix)) return ev = r.ev, true;
     if (has(path, "/mem/l2/") && ends_with(path, "/bytes")) {
@@ -85,9 +87,10 @@ Events chip_events(const StatGroup& chip, double total_cycles) {
 Events span_part(const Events& e) {
     Events m;
     for (Event ev :
-         {Event::CubeBusyFp32, Event::CubeBusyInt8, Event::CubeBusyInt4, Event::AicActive, Event::AivActive,
+         {Event::CubeBusyFp32, Event::CubeBusyInt8, Event::CubeBusyInt4, Event::VectorBusyTranscendental,
+          Event::VectorBusyReduce, Event::VectorBusyMove, Event::AicActive, Event::AivActive,
           Event::BufferBytes, Event::L2Bytes, Event::HbmActivates, Event::HbmReadBytes, Event::HbmWriteBytes,
-          Event::HbmRefreshes, Event::LinkBytes, Event::HostLinkBytes})
+          Event::HbmRefreshes, Event::HostLinkBytes})
         m[ev] = e[ev];
     return m;
 }

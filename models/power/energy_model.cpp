@@ -12,6 +12,9 @@ const char* event_name(Event e) {
                                                   "cube_busy_cycles_int8",
                                                   "cube_busy_cycles_int4",
                                                   "vector_busy_cycles",
+                                                  "vector_busy_cycles_transcendental",
+                                                  "vector_busy_cycles_reduce",
+                                                  "vector_busy_cycles_move",
                                                   "scalar_busy_cycles",
                                                   "mte1_busy_cycles",
                                                   "buffer_bytes",
@@ -22,7 +25,6 @@ const char* event_name(Event e) {
                                                   "hbm_read_bytes",
                                                   "hbm_write_bytes",
                                                   "hbm_refreshes",
-                                                  "link_bytes",
                                                   "host_link_bytes"};
     return names[static_cast<size_t>(e)];
 }
@@ -35,7 +37,7 @@ std::vector<std::pair<std::string, double>> Breakdown::items() const {
             {"core_clock", core_clock},
             {"l2", l2},
             {"hbm", hbm},
-            {"links", links},
+            {"host_link", host_link},
             {"leakage", leakage},
             {"hbm_background", hbm_background},
             {"uncore", uncore}};
@@ -69,7 +71,12 @@ Breakdown EnergyModel::dynamic(const Events& e) const {
               i8 * m_shape.cube_macs_int8 * m_p.cube_mac_int8_pj +
               i4 * m_shape.cube_macs_int4 * m_p.cube_mac_int4_pj) *
              pj * v2;
-    b.vector = e[Event::VectorBusy] * m_p.vector_cycle_pj * pj * v2;
+    const double vt = e[Event::VectorBusyTranscendental], vr = e[Event::VectorBusyReduce],
+                 vm = e[Event::VectorBusyMove];
+    const double vs = std::max(0.0, e[Event::VectorBusy] - vt - vr - vm);
+    b.vector = (vs * m_p.vector_cycle_pj + vt * m_p.vector_transcendental_cycle_pj +
+                vr * m_p.vector_reduce_cycle_pj + vm * m_p.vector_move_cycle_pj) *
+               pj * v2;
     b.scalar = e[Event::ScalarBusy] * m_p.scalar_cycle_pj * pj * v2;
     // MTE1 reads L1 and writes L0A/L0B; GM traffic is written into or read out of a buffer once.
     const double buf_bytes = e[Event::Mte1Busy] * m_p.mte1_bytes_per_cycle * 2 + e[Event::BufferBytes] +
@@ -85,9 +92,7 @@ Breakdown EnergyModel::dynamic(const Events& e) const {
          e[Event::HbmWriteBytes] * 8 * m_p.hbm_write_pj_per_bit +
          e[Event::HbmRefreshes] * m_p.hbm_refresh_pj) *
         pj;
-    b.links =
-        (e[Event::LinkBytes] * m_p.link_pj_per_byte + e[Event::HostLinkBytes] * m_p.host_link_pj_per_byte) *
-        pj;
+    b.host_link = e[Event::HostLinkBytes] * m_p.host_link_pj_per_byte * pj;
     return b;
 }
 

@@ -2,11 +2,13 @@
 // already counts: busy cycles of every pipe of every core (the cube's MACs, the vector unit's
 // repeats, the scalar unit's instructions, MTE1's L1 -> L0 moves), the bytes each requester moved
 // between GM and the local buffers, L2 traffic, HBM activates, bursts and refreshes, link and
-// host-link bytes, and the cycles each core ran a block (clock-gated otherwise); static power is
+// the host link's bytes, and the cycles each core ran a block (clock-gated otherwise); static power is
 // leakage per core kind, L2 leakage per MiB, HBM background per stack and the always-on uncore.
 // It is a first-order activity model: a busy cycle of a unit costs the same whatever it computes,
 // except the cube's, priced per MAC of its input type (fp16/bf16, fp32, int8, int4: a busy cycle
-// does m0 x n0 x k0 of them, k0 by type); nothing in it depends on a workload. Plain C++: events come from
+// does m0 x n0 x k0 of them, k0 by type), and the vector unit's, priced per busy cycle of its op
+// class (simple arithmetic and logic, transcendental, reduction and sort, data movement and
+// cast); nothing in it depends on a workload. Plain C++: events come from
 // the stats tree (chip-wide, after a run) or from a task's counters (one kernel).
 #pragma once
 #include <array>
@@ -29,7 +31,10 @@ enum class Event : uint8_t {
     CubeBusyFp32,  // the part of them on MADs of fp32 inputs
     CubeBusyInt8,  // ... of int8 inputs
     CubeBusyInt4,  // ... of int4 inputs (the rest: 16-bit inputs)
-    VectorBusy,    // cycles
+    VectorBusy,    // cycles (every op class)
+    VectorBusyTranscendental,  // the part of them on exp, ln, sqrt, rsqrt, reciprocal, div
+    VectorBusyReduce,          // ... on reductions and sorts
+    VectorBusyMove,            // ... on data movement and casts (the rest: simple arithmetic and logic)
     ScalarBusy,    // cycles
     Mte1Busy,      // cycles
     BufferBytes,   // bytes moved between GM and the local buffers (MTE2, MTE3, FixPipe requests)
@@ -40,8 +45,7 @@ enum class Event : uint8_t {
     HbmReadBytes,
     HbmWriteBytes,
     HbmRefreshes,
-    LinkBytes,
-    HostLinkBytes,
+    HostLinkBytes,  // bytes over the host link (PCIe); chip-to-chip links: link_energy.h
     kCount
 };
 constexpr size_t kNumEvents = static_cast<size_t>(Event::kCount);
@@ -56,9 +60,9 @@ struct Events {
 // Energy by component, in joules.
 struct Breakdown {
     double cube = 0, vector = 0, scalar = 0, buffers = 0, core_clock = 0;  // core dynamic
-    double l2 = 0, hbm = 0, links = 0;                                     // memory and I/O dynamic
+    double l2 = 0, hbm = 0, host_link = 0;                                 // memory and I/O dynamic
     double leakage = 0, hbm_background = 0, uncore = 0;                    // static
-    double dynamic() const { return cube + vector + scalar + buffers + core_clock + l2 + hbm + links; }
+    double dynamic() const { return cube + vector + scalar + buffers + core_clock + l2 + hbm + host_link; }
     double static_j() const { return leakage + hbm_background + uncore; }
     double total() const { return dynamic() + static_j(); }
     // (name, joules) in a fixed order, for reports.

@@ -93,11 +93,13 @@ nlohmann::json run_energy_json(const EnergyAttributor& a, const Events& run, dou
 
 namespace sfumato::power {
 
-nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips, double now_cycles,
+nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips,
+                                  const std::vector<uint32_t>& ids, const LinkEnergy* links, double now_cycles,
                                   double seconds) {
     nlohmann::json per = nlohmann::json::array();
     double total = 0, dyn = 0, stat = 0, static_w = 0, peak = 0, outside = 0;
-    for (const EnergyAttributor* a : chips) {
+    for (size_t i = 0; i < chips.size(); ++i) {
+        const EnergyAttributor* a = chips[i];
         nlohmann::json j = run_energy_json(*a, a->run_events(now_cycles), seconds);
         total += j["total_j"].get<double>();
         dyn += j["dynamic_j"].get<double>();
@@ -106,16 +108,32 @@ nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& ch
         peak += j["peak_power_w"].get<double>();
         outside += j["outside_kernels"]["dynamic_j"].get<double>();
         j.erase("power_over_time");
+        const uint32_t id = i < ids.size() ? ids[i] : static_cast<uint32_t>(i);
+        j["id"] = id;
+        if (links && id < links->chip_dynamic_j.size()) {
+            const double ld = links->chip_dynamic_j[id], ls = links->chip_static_w[id] * seconds;
+            j["links"] = {{"dynamic_j", ld}, {"static_j", ls}, {"static_power_w", links->chip_static_w[id]}};
+            j["total_with_links_j"] = j["total_j"].get<double>() + ld + ls;
+        }
         per.push_back(std::move(j));
     }
-    return {{"total_j", total},
-            {"dynamic_j", dyn},
-            {"static_j", stat},
-            {"average_power_w", seconds > 0 ? total / seconds : 0.0},
-            {"static_power_w", static_w},
-            {"peak_power_w_bound", peak},
-            {"outside_kernels", {{"dynamic_j", outside}}},
-            {"chips", per}};
+    nlohmann::json out = {{"chips", per}};
+    if (links) {
+        total += links->total();
+        dyn += links->dynamic();
+        stat += links->static_j;
+        static_w += links->static_w;
+        peak += links->static_w;
+        out["fabric"] = link_energy_json(*links);
+    }
+    out["total_j"] = total;
+    out["dynamic_j"] = dyn;
+    out["static_j"] = stat;
+    out["average_power_w"] = seconds > 0 ? total / seconds : 0.0;
+    out["static_power_w"] = static_w;
+    out["peak_power_w_bound"] = peak;
+    out["outside_kernels"] = {{"dynamic_j", outside}};
+    return out;
 }
 
 double energy_per_unit(const nlohmann::json& energy, double units, double seconds) {

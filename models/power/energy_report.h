@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/power/energy_attributor.h"
+#include "models/power/link_energy.h"
 
 namespace sfumato::power {
 
@@ -36,14 +37,18 @@ nlohmann::json power_over_time_json(const PowerSeries& s, size_t max_points);
 // any kernel.
 nlohmann::json run_energy_json(const EnergyAttributor& a, const Events& run, double seconds);
 nlohmann::json events_json(const Events& e);
-// Several chips (a system): each chip's run_energy_json under "chips", and their sums (total,
-// dynamic, static joules; average, static and peak power, the peak the highest chip's sum bound:
-// the sum of each chip's peak, which may lie in different windows).
-nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips, double now_cycles,
+// Several chips (a system): each chip's run_energy_json under "chips" (with "id", and with
+// `links`: "links" (the energy of the channels it drives, link_energy.h) and
+// "total_with_links_j"), the links' energy under "fabric", and the sums over chips and links
+// (total, dynamic, static joules; average and static power; the peak bound: the sum of each
+// chip's peak, which may lie in different windows, and the links' static power).
+nlohmann::json system_energy_json(const std::vector<const EnergyAttributor*>& chips,
+                                  const std::vector<uint32_t>& ids, const LinkEnergy* links, double now_cycles,
                                   double seconds);
 // Energy per unit of work (an inference, a training step, a token): the kernels' dynamic energy
-// (the run's less what ran outside kernels) over `units`, plus the static power over
-// `seconds` (the time those units took) / `units`.
+// (the run's less what ran outside kernels; in a system, plus the links' dynamic energy) over
+// `units`, plus the static power (chips and switch ports) over `seconds` (the time those units
+// took) / `units`.
 double energy_per_unit(const nlohmann::json& energy, double units, double seconds);
 
 }  // namespace sfumato::power

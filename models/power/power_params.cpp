@@ -37,9 +37,23 @@ PowerParams::PowerParams(const ParamScope& chip)
       cube_mac_int4_pj(coef(scope, "cube_mac_int4_pj", 0.03, "pJ", "per int4 MAC in the cube's arithmetic",
                             "estimate: half the int8 figure", 100)),
       vector_cycle_pj(coef(scope, "vector_cycle_pj", 400, "pJ",
-                           "per busy cycle of a vector unit (one 256-byte repeat: 128 fp16 lanes, two 256-B "
-                           "operands read from the UB and one written)",
+                           "per busy cycle of a vector unit on simple arithmetic and logic (add, mul, max, "
+                           "compare, select...: one 256-byte repeat, 128 fp16 lanes, two 256-B operands read "
+                           "from the UB and one written)",
                            std::string("128 lanes x 0.3 pJ + 768 B x 0.5 pJ/B, ") + kScaled, 1e5)),
+      vector_transcendental_cycle_pj(
+          coef(scope, "vector_transcendental_cycle_pj", 300, "pJ",
+               "per busy cycle of a vector unit on exp, ln, sqrt, rsqrt, reciprocal or div (32 elements per "
+               "cycle evaluated in fp32, a quarter of a repeat: per element 4x a simple op's cycles)",
+               std::string("32 lanes x ~8 fp32 FMAs x 0.92 pJ + 128 B x 0.5 pJ/B, ") + kScaled, 1e5)),
+      vector_reduce_cycle_pj(coef(scope, "vector_reduce_cycle_pj", 120, "pJ",
+                                  "per busy cycle of a vector unit on reductions and sorts (about 128 B read from "
+                                  "the UB per cycle, an adder or comparator tree)",
+                                  std::string("128 B x 0.5 pJ/B + ~60 fp16 adds or compares, ") + kScaled, 1e5)),
+      vector_move_cycle_pj(coef(scope, "vector_move_cycle_pj", 260, "pJ",
+                                "per busy cycle of a vector unit on data movement and casts (UB-to-UB copies, "
+                                "conv, dup, broadcast, transpose, gathers: 256 B read and written)",
+                                std::string("512 B x 0.5 pJ/B + cast logic, ") + kScaled, 1e5)),
       scalar_cycle_pj(coef(scope, "scalar_cycle_pj", 15, "pJ",
                            "per busy cycle of a scalar unit (one instruction fetched, decoded and executed)",
                            std::string("RISC instruction overhead ~70 pJ, ") + kScaled, 1e5)),
@@ -75,9 +89,6 @@ PowerParams::PowerParams(const ParamScope& chip)
       hbm_refresh_pj(coef(scope, "hbm_refresh_pj", 300, "pJ",
                           "per refresh command of the DRAM model (per-bank refresh)",
                           "estimate: an activate-precharge of a few rows", 1e7)),
-      link_pj_per_byte(coef(scope, "link_pj_per_byte", 40, "pJ/B",
-                            "per byte carried over a chip-to-chip link",
-                            "estimate: ~5 pJ/bit for a 25-56 Gb/s SerDes lane", 1e5)),
       host_link_pj_per_byte(coef(scope, "host_link_pj_per_byte", 50, "pJ/B",
                                  "per byte carried over the host link (PCIe)",
                                  "estimate: ~6 pJ/bit for PCIe 4/5 PHY and controller", 1e5)),

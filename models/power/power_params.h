@@ -23,7 +23,8 @@ struct PowerParams {
     // Dynamic energy per event at the nominal voltage.
     Param<double> cube_mac_pj;  // per fp16 MAC (one cube busy cycle = m0 x k0 x n0 of them)
     Param<double> cube_mac_fp32_pj, cube_mac_int8_pj, cube_mac_int4_pj;  // per MAC of those inputs
-    Param<double> vector_cycle_pj;       // per busy cycle of a vector unit (one 256-B repeat)
+    Param<double> vector_cycle_pj;       // per busy cycle of a vector unit on simple ops (one 256-B repeat)
+    Param<double> vector_transcendental_cycle_pj, vector_reduce_cycle_pj, vector_move_cycle_pj;  // other classes
     Param<double> scalar_cycle_pj;       // per busy cycle of a scalar unit (one instruction)
     Param<double> buffer_pj_per_byte;    // local buffer (L1, L0A/B/C, UB) access, per byte
     Param<double> mte1_bytes_per_cycle;  // bytes an MTE1 busy cycle moves L1 -> L0A/L0B
@@ -33,7 +34,6 @@ struct PowerParams {
     Param<double> hbm_activate_pj;       // per activate (with its precharge)
     Param<double> hbm_read_pj_per_bit, hbm_write_pj_per_bit;  // column access, TSVs and I/O
     Param<double> hbm_refresh_pj;                             // per refresh command the DRAM model issues
-    Param<double> link_pj_per_byte;                           // chip-to-chip links
     Param<double> host_link_pj_per_byte;                      // the host link (PCIe)
     // Static power at the nominal voltage.
     Param<double> aic_leakage_w, aiv_leakage_w;

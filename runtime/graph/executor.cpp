@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <systemc>
 
 #include "runtime/ops/transdata.h"
@@ -82,9 +83,49 @@ void Executor::load() {
     }
     // Kernel arguments are fixed from here on.
     m_kernels.assign(p.steps.size(), {});
+    m_step_ops.assign(p.steps.size(), nullptr);
+    m_known_ids.assign(p.steps.size(), {});
     for (size_t s = 0; s < p.steps.size(); ++s) fix_kernels(s);
+    find_id_steps();
     m_loaded = true;
     m_load_ps = now_tick().v - t0;
+}
+
+void Executor::find_id_steps() {
+    const Plan& p = m_plan;
+    m_id_steps.clear();
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+        const PlanStep& st = p.steps[s];
+        if (st.view || !st.op || st.op_type != "Gather" || st.in.size() < 2 || st.in[1] < 0) continue;
+        if (st.desc.attrs.get_int("axis", 0) != 0 || st.desc.attrs.has("host_ids")) continue;
+        int t = st.in[1];  // through views of the whole tensor
+        while (p.tensors[static_cast<size_t>(t)].kind == PlanTensor::Kind::View &&
+               p.tensors[static_cast<size_t>(t)].view_offset == 0)
+            t = p.tensors[static_cast<size_t>(t)].base;
+        if (ref::is_float(p.tensors[static_cast<size_t>(t)].ref.elem)) continue;
+        for (size_t j = 0; j < m_fed.size(); ++j)
+            if (p.inputs[m_fed[j]] == t && p.tensors[static_cast<size_t>(t)].ref.numel() == st.desc.inputs[1].numel())
+                m_id_steps.push_back({s, j});
+    }
+}
+
+void Executor::know_ids(const std::vector<ref::HostTensor>& inputs) {
+    for (const auto& [s, j] : m_id_steps) {
+        const PlanStep& st = m_plan.steps[s];
+        std::vector<int64_t> ids(inputs[j].data.size());
+        // A value no int64 holds (NaN, beyond +-2^63 from a file) becomes an id out of every
+        // table's range, which the op reports by name, instead of an undefined conversion.
+        for (size_t i = 0; i < ids.size(); ++i) {
+            const double v = inputs[j].data[i];
+            ids[i] = v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+        }
+        if (ids == m_known_ids[s] || ids.size() != st.desc.inputs[1].numel()) continue;
+        ops::NodeDesc d = st.desc;
+        d.attrs.set("known_ids", ref::Attr::of_ints(ids));
+        m_step_ops[s] = std::shared_ptr<ops::INodeOp>(ops::make_node_op(d, m_rt.device_info()));
+        m_known_ids[s] = std::move(ids);
+        fix_kernels(s);
+    }
 }
 
 void Executor::fix_kernels(size_t s) {
@@ -92,6 +133,7 @@ void Executor::fix_kernels(size_t s) {
     const PlanStep& st = p.steps[s];
     m_kernels[s].clear();
     if (st.view || !st.op) return;
+    const ops::INodeOp& op = m_step_ops.size() > s && m_step_ops[s] ? *m_step_ops[s] : *st.op;
     auto placed = [&](const std::vector<int>& ts) {
         std::vector<ops::TensorRef> v;
         for (int t : ts) {
@@ -108,10 +150,10 @@ void Executor::fix_kernels(size_t s) {
     const std::vector<ops::TensorRef> in = placed(st.in), out = placed(st.out);
     const uint64_t ws = st.workspace >= 0 ? m_refs[static_cast<size_t>(st.workspace)].addr : 0;
     const uint64_t ws_bytes = st.workspace >= 0 ? p.tensors[static_cast<size_t>(st.workspace)].bytes : 0;
-    if (st.op->workspace_bytes() > ws_bytes)
-        throw InputError("executor: step '" + st.name + "' needs " + std::to_string(st.op->workspace_bytes()) +
+    if (op.workspace_bytes() > ws_bytes)
+        throw InputError("executor: step '" + st.name + "' needs " + std::to_string(op.workspace_bytes()) +
                          " bytes of workspace, the plan placed " + std::to_string(ws_bytes));
-    m_kernels[s] = st.op->launches(in, out, ws);
+    m_kernels[s] = op.launches(in, out, ws);
     ops::stamp_node_launch(m_kernels[s], st.desc, in, out, ws, ws_bytes);
     for (size_t k = 0; k < m_kernels[s].size(); ++k) {
         KernelDesc& kd = m_kernels[s][k];
@@ -167,6 +209,7 @@ void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
         if (r.storage_bytes())  // an empty input has nothing to upload
             m_rt.memcpy_h2d(r.addr, functional ? bytes.data() : nullptr, r.storage_bytes());
     }
+    know_ids(inputs);
     m_step_tasks.assign(p.steps.size(), {});
     for (size_t s = 0; s < p.steps.size(); ++s) {
         const PlanStep& st = p.steps[s];

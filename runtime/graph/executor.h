@@ -71,6 +71,14 @@ private:
     const Plan& m_plan;
     std::vector<ops::TensorRef> m_refs;              // per plan tensor, placed
     std::vector<std::vector<KernelDesc>> m_kernels;  // per step
+    // Gathers whose indices are a graph input: (step, input slot of issue()); their operator is
+    // planned again with the ids the caller passes (attribute known_ids, runtime/ops/llm/
+    // embedding.h), so data-dependent row addresses agree in both modes.
+    std::vector<std::pair<size_t, size_t>> m_id_steps;
+    std::vector<std::shared_ptr<ops::INodeOp>> m_step_ops;  // per step: replaces the plan's op when set
+    std::vector<std::vector<int64_t>> m_known_ids;          // per step: the ids its op was planned with
+    void find_id_steps();
+    void know_ids(const std::vector<ref::HostTensor>& inputs);
     std::vector<uint32_t> m_streams;                 // runtime stream ids per plan stream
     std::vector<uint32_t> m_events;
     uint64_t m_weights = 0, m_arena = 0;

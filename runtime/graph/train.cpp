@@ -19,7 +19,10 @@ int Builder::recompute(int pt) {
             root = m_p.tensors[static_cast<size_t>(root)].base;
         }
         if (off != 0 || !cheap_step(root)) return -1;
-        return alias(fwd(root), t.ref.shape);
+        const int r = fwd(root);
+        // A view the layout pass made reads its NC1HWC0 base as ND (same bytes).
+        if (m_tp.tensors[static_cast<size_t>(r)].ref.format != t.ref.format) return relabel(r, t.ref);
+        return alias(r, t.ref.shape);
     }
     if (!cheap_step(pt)) return -1;
     const PlanStep& st = m_p.steps[static_cast<size_t>(m_producer[static_cast<size_t>(pt)])];
@@ -115,38 +118,7 @@ int Builder::weight_grad(int w) {
 // Call after the item writing a weight gradient was emitted.
 void Builder::weight_done(int w, bool may_close) {
     const int g = m_wgrad.at(w);
-    TrainItem u;
-    const bool adamw = m_o.optimizer == TrainOptions::Optimizer::AdamW;
-    u.name = m_p.tensors[static_cast<size_t>(w)].name + (adamw ? "/adamw" : "/sgd");
-    u.desc.name = u.name;
-    u.desc.op_type = adamw ? "AdamWUpdate" : "SgdUpdate";
-    u.desc.attrs.set_owner(u.name);
-    u.desc.attrs.set("lr", ref::Attr::of_float(m_o.lr));
-    ops::TensorRef wr = pref(w), gr = m_tp.tensors[static_cast<size_t>(g)].ref;
-    wr.strides.clear();
-    u.desc.inputs = {wr, gr};
-    u.in = {fwd(w), g};
-    if (adamw) {
-        for (const auto& [k, v] : {std::pair<const char*, double>{"beta1", m_o.beta1},
-                                   {"beta2", m_o.beta2},
-                                   {"epsilon", m_o.epsilon},
-                                   {"weight_decay", m_o.weight_decay}})
-            u.desc.attrs.set(k, ref::Attr::of_float(v));
-        u.desc.attrs.set("step", ref::Attr::of_int(m_o.step));
-        for (int k = 0; k < 2; ++k) {  // the moments m and v
-            TrainTensor st;
-            st.kind = TrainTensor::Kind::State;
-            st.ref = ops::make_tensor(wr.shape, ElemType::Float);
-            st.bytes = st.ref.storage_bytes();
-            st.offset = m_tp.state_bytes;
-            m_tp.state_bytes = align_up(m_tp.state_bytes + st.bytes, 512);
-            u.desc.inputs.push_back(st.ref);
-            u.in.push_back(add_tensor(std::move(st)));
-        }
-    }
-    u.op = ops::make_node_op(u.desc, m_dev);
-    u.out = {fwd(w)};
-    m_tp.workspace_bytes = std::max(m_tp.workspace_bytes, u.op->workspace_bytes());
+    TrainItem u = update_item(w, g);
     m_cur.updates.push_back(m_tp.update.size());
     m_tp.update.push_back(std::move(u));
     m_updated.insert(w);
@@ -222,12 +194,9 @@ void Builder::backward(const PlanStep& st) {
     } else if (op == "Conv") {
         conv(st, through_activation(st, gy));
     } else if (op == "GlobalAveragePool") {
-        const Shape& xs = pref(x).shape;
-        if (xs.size() != 4) refuse(st, "4-D input only");
-        ref::HostTensor k(pref(x).elem, {1, 1, xs[2], xs[3]});
-        for (double& v : k.data) v = 1.0 / static_cast<double>(xs[2] * xs[3]);
-        ref::round_to_type(k);
-        accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {gy, constant(k)}), st.name);
+        global_average_pool(st, gy);
+    } else if (op == "TransData") {  // a layout boundary: the gradient goes back in x's format
+        accumulate(x, gy, st.name);
     } else if (op == "MaxPool") {
         max_pool(st, gy);
     } else if (op == "BatchNormTraining") {
@@ -284,6 +253,10 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
     return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
-std::set<std::string> train_passes() { return {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"}; }
+std::set<std::string> train_passes(bool layout) {
+    std::set<std::string> p = {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"};
+    if (layout) p.insert("layout");
+    return p;
+}
 
 }  // namespace sfumato::graph

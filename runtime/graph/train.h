@@ -19,8 +19,9 @@
 //   - the loss: LossGrad(y, target) * scale at the output; when the model ends in a Softmax the
 //     loss is its cross-entropy and the gradient enters at the logits (softmax - target).
 // Weight gradients are placed contiguously in the order the backward produces them and grouped
-// into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the SGD
-// update (SgdUpdate, w -= lr g, in place) runs per weight once its bucket is reduced.
+// into buckets (bucket_bytes, one dtype each) that are all-reduced as soon as complete; the update
+// (SgdUpdate, w -= lr g, in place, or a fused optimizer kernel: train_optimizer.cpp) runs per
+// weight once its bucket is reduced.
 //   - BatchNormalization trains with batch statistics (train_graph rewrites it to
 //     BatchNormTraining, runtime/ops/norm/batch_norm_train_op.cpp: mean and variance over every
 //     dim but the channel, running statistics as outputs): dbeta = sum dy, dgamma = sum dy xhat
@@ -33,11 +34,13 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "runtime/graph/plan.h"
+#include "runtime/ref/optimizer.h"
 
 namespace sfumato::graph {
 
@@ -48,23 +51,35 @@ struct TrainOptions {
     // Recompute the outputs of cheap forward steps (vector kernels: pooling, activations,
     // elementwise) in the backward instead of keeping them (train_memory.h).
     bool recompute = false;
-    // The update: SGD (w -= lr g), or AdamW (runtime/ops/adamw.cpp: one fused vector kernel per
-    // weight, fp32 moments in an optimizer-state block, this step's bias corrections).
-    enum class Optimizer : uint8_t { Sgd, AdamW } optimizer = Optimizer::Sgd;
-    double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weight_decay = 0.01;
-    int64_t step = 1;
+    // The update (runtime/ref/optimizer.h for the rules): SGD (w -= lr g, the elementwise
+    // SgdUpdate), SGD with momentum, AdamW or LAMB (runtime/ops/optim/fused_update.cpp: one fused
+    // vector kernel per weight, two for LAMB; fp32 states in an optimizer-state block).
+    enum class Optimizer : uint8_t { Sgd, Momentum, AdamW, Lamb } optimizer = Optimizer::Sgd;
+    double momentum = 0.9, beta1 = 0.9, beta2 = 0.999;
+    double epsilon = -1, weight_decay = -1;  // -1: the optimizer's default (ref::OptimizerRule::of)
+    int64_t step = 1;  // the first step the plan's update kernels are built for (bias corrections)
+    // Mixed precision: fp32 master weights in the optimizer-state block (initialised with the
+    // model's fp32 values); the update reads and writes them and writes the compute weights
+    // (fp16/bf16) as their rounding.
+    bool master = false;
+    // The rule's attributes for an update at step t with the gradient multiplied by inv_scale.
+    ref::Attrs update_attrs(int64_t t, double inv_scale) const;
+    ref::OptimizerRule rule(int64_t t, double inv_scale) const;
 };
+
+const char* optimizer_name(TrainOptions::Optimizer o);
 
 struct TrainTensor {
     // Recompute: a forward step's output made again in the backward (in the train arena).
-    // State: an AdamW moment (fp32, in the optimizer-state block; zero before the first step).
+    // State: an optimizer state (fp32, in the optimizer-state block; zero before the first step),
+    // or, with `value`, the fp32 master copy of a weight (uploaded at load).
     enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute, State } kind = Kind::Grad;
     ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
     int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
     int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
     // Grad/Const/Target/Recompute: in the step's arena (train_memory.h); WeightGrad: in the gradient block.
     uint64_t offset = 0, bytes = 0;
-    std::shared_ptr<const ref::HostTensor> value;  // Const: the values uploaded at load
+    std::shared_ptr<const ref::HostTensor> value;  // Const, master State: the values uploaded at load
 };
 
 struct TrainItem {
@@ -82,14 +97,26 @@ struct Bucket {
     std::vector<size_t> updates;     // indices into TrainPlan::update
 };
 
+// Layout conversions of the backward (train_layout.cpp): those an all-ND backward makes inside
+// its convolution kernels (each ConvTranspose converts its dY, each weight gradient its X, to
+// NC1HWC0), and those this plan makes (TransData items plus the convolutions still converting).
+struct TrainLayout {
+    int before = 0;     // the ND backward's in-kernel conversions
+    int transdata = 0;  // TransData items (a gradient or activation between ND and NC1HWC0)
+    int in_kernel = 0;  // convolutions still converting an ND operand themselves
+    int kept = 0;       // backward items running on NC1HWC0 operands
+};
+
 struct TrainPlan {
+    TrainLayout layout;
     std::vector<TrainTensor> tensors;
     std::vector<TrainItem> backward;  // loss gradient and backward, in issue order
     std::vector<TrainItem> update;    // SGD or AdamW, one per weight
     std::vector<Bucket> buckets;
     uint64_t arena_bytes = 0;  // the step's arena (forward and backward), set by plan_train_memory
     uint64_t grad_bytes = 0, workspace_bytes = 0;
-    uint64_t state_bytes = 0;  // the optimizer-state block (AdamW's moments)
+    uint64_t state_bytes = 0;   // the optimizer-state block (moments, momentum, master weights)
+    uint64_t master_bytes = 0;  // of which fp32 master weights (mixed precision)
     int output = -1;  // the plan tensor the loss reads (the softmax output, or the model output)
     int target = -1;  // train tensor of the target (shape of output)
     bool softmax_ce = false;
@@ -106,8 +133,18 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
 // folds it into a convolution. Returns how many nodes it rewrote.
 int train_graph(Graph& g);
 
-// The passes a training step compiles its forward with: constant folding and the cube epilogues
-// (bias, activation) only, everything in ND, so every forward op has a backward above.
-std::set<std::string> train_passes();
+// The passes a training step compiles its forward with: constant folding, the cube epilogues
+// (bias, activation) and, with `layout`, the layout pass in its training mode (activations kept
+// in NC1HWC0 through the ops whose backward runs in it, train_layout.cpp).
+std::set<std::string> train_passes(bool layout = false);
+
+// The host side of a train tensor that aliases another (train_layout.cpp): its values, made from
+// the aliased tensor's (a strided view, or between an NC1HWC0 tensor's values and its storage
+// view); h holds what is known, the result is cached there. Null when the source is unknown.
+const ref::HostTensor* host_alias(const TrainPlan& tp, std::vector<std::shared_ptr<ref::HostTensor>>& h, int id);
+
+// The layout figures of a step: the forward's layout pass (conversions before, after, saved)
+// and the backward's (TrainLayout).
+nlohmann::json train_layout_json(const Plan& p, const TrainPlan& tp);
 
 }  // namespace sfumato::graph

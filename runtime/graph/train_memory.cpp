@@ -309,6 +309,7 @@ TrainMemory plan_train_memory(Plan& fwd, TrainPlan& tp, const DeviceInfo& dev,
     m.weight_bytes = fwd.memory.weight_bytes;
     m.gradient_bytes = tp.grad_bytes;
     m.state_bytes = tp.state_bytes;
+    m.master_bytes = tp.master_bytes;
     m.workspace_bytes = tp.workspace_bytes;
     m.capacity_bytes = dev.gm_bytes > dev.reserved_bytes ? dev.gm_bytes - dev.reserved_bytes : 0;
     return m;
@@ -358,6 +359,7 @@ nlohmann::json train_memory_json(const TrainMemory& m) {
         {"weight_bytes", m.weight_bytes},
         {"gradient_bytes", m.gradient_bytes},
         {"optimizer_state_bytes", m.state_bytes},
+        {"master_weight_bytes", m.master_bytes},
         {"workspace_bytes", m.workspace_bytes},
         {"comm_buffer_bytes", m.comm_bytes},
         {"arena_bytes", m.arena_bytes},

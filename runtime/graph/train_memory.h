@@ -33,7 +33,8 @@ namespace sfumato::graph {
 struct TrainMemory {
     uint64_t weight_bytes = 0;      // forward weights (the update writes them in place)
     uint64_t gradient_bytes = 0;    // the weight-gradient block
-    uint64_t state_bytes = 0;       // the optimizer-state block (AdamW's fp32 moments)
+    uint64_t state_bytes = 0;       // the optimizer-state block (fp32 moments, momentum, master weights)
+    uint64_t master_bytes = 0;      // of which fp32 master weights (mixed precision)
     uint64_t workspace_bytes = 0;   // the backward's shared operator workspace
     uint64_t comm_bytes = 0;        // the collective library's buffers on the rank
     uint64_t arena_bytes = 0;       // activations, gradients, constants, target: placed

@@ -7,7 +7,6 @@
 
 #include "runtime/graph/executor.h"
 #include "runtime/ops/node_launch.h"
-#include "runtime/ref/adamw.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -17,7 +16,7 @@ namespace sfumato::graph {
 void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     graph = std::make_unique<Graph>(std::move(g));
     train_graph(*graph);
-    copt.passes = train_passes();
+    copt.passes = train_passes(layout);
     copt.streams = 1;
     copt.training = true;
     const auto shapes = default_input_shapes(*graph, batch);
@@ -44,27 +43,6 @@ int64_t index_bound(const Plan& p, int t) {
         throw InputError("train-step: input '" + p.tensors[static_cast<size_t>(t)].name +
                          "' is not a float tensor, nor the indices of an embedding (a Gather along axis 0)");
     return bound;
-}
-
-// A host copy of a strided view (TensorRef strides, in elements) of src's contiguous data.
-std::shared_ptr<ref::HostTensor> view_of(const ref::HostTensor& src, const ops::TensorRef& v) {
-    auto out = std::make_shared<ref::HostTensor>(src.type, v.shape);
-    if (v.strides.empty()) {
-        out->data = src.data;
-        return out;
-    }
-    const size_t r = v.shape.size();
-    std::vector<int64_t> idx(r, 0);
-    for (size_t k = 0; k < out->data.size(); ++k) {
-        int64_t off = 0;
-        for (size_t d = 0; d < r; ++d) off += idx[d] * v.strides[d];
-        out->data[k] = src.data.at(static_cast<size_t>(off));
-        for (size_t d = r; d-- > 0;) {
-            if (++idx[d] < v.shape[d]) break;
-            idx[d] = 0;
-        }
-    }
-    return out;
 }
 
 }  // namespace
@@ -100,170 +78,6 @@ void TrainSetup::make_data(uint32_t ranks, bool with_targets) {
         }
         ref::round_to_type(t);
         targets.push_back(std::move(t));
-    }
-}
-
-namespace {
-
-void check(rt::Context& ctx, rt::Status s, uint32_t r) {
-    if (s != rt::Status::Ok) throw InputError("train-step rank " + std::to_string(r) + ": " + ctx.last_error());
-}
-
-std::vector<KernelDesc> kernels_of(const TrainItem& it, const std::vector<ops::TensorRef>& refs, uint64_t ws) {
-    std::vector<ops::TensorRef> in, out;
-    for (int t : it.in) {
-        if (t >= 0) {
-            in.push_back(refs[static_cast<size_t>(t)]);
-        } else {
-            ops::TensorRef r;
-            r.present = false;
-            in.push_back(r);
-        }
-    }
-    for (int t : it.out) out.push_back(refs[static_cast<size_t>(t)]);
-    std::vector<KernelDesc> ks = it.op->launches(in, out, ws);
-    ops::stamp_node_launch(ks, it.desc, in, out, ws, it.op->workspace_bytes());
-    for (size_t k = 0; k < ks.size(); ++k) {
-        ks[k].name = ks.size() == 1 ? it.name : it.name + "#" + std::to_string(k);
-        if (ks[k].type.empty()) ks[k].type = it.desc.op_type;
-    }
-    return ks;
-}
-
-ref::HostTensor read_back(rt::Runtime& rt, const ops::TensorRef& r) {
-    std::vector<uint8_t> b(r.storage_bytes());
-    rt.memcpy_d2h(b.data(), r.addr, b.size());
-    return ref::from_device_bytes(b.data(), r.dtype, r.elem, r.shape);
-}
-
-}  // namespace
-
-void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
-              bool functional, MirrorSlots& mirror, RankRun& out) {
-    const TrainPlan& tp = ts.tp;
-    out.ctx = &ctx;
-    rt::Runtime rt(dev, ctx);
-    std::unique_ptr<reuse::TimingReuse> reuse;
-    if (!(ts.mirror && r != 0)) reuse = std::make_unique<reuse::TimingReuse>(ctx, rt.device_info(), ts.reuse);
-    Executor ex(rt, *ts.plan);
-    ex.load();
-    const uint64_t arena = ex.arena();  // the forward's activations and the backward's tensors
-    const uint64_t grads = rt.malloc(std::max<uint64_t>(tp.grad_bytes, 1));
-    const uint64_t ws = tp.workspace_bytes ? rt.malloc(tp.workspace_bytes) : 0;
-    const uint64_t state = tp.state_bytes ? rt.malloc(tp.state_bytes) : 0;
-    if (state) {  // the optimizer's moments start at zero
-        std::vector<uint8_t> zeros(functional ? tp.state_bytes : 0, 0);
-        rt.memcpy_h2d(state, functional ? zeros.data() : nullptr, tp.state_bytes);
-    }
-    std::vector<ops::TensorRef> refs(tp.tensors.size());
-    for (size_t i = 0; i < tp.tensors.size(); ++i) {
-        const TrainTensor& t = tp.tensors[i];
-        switch (t.kind) {
-            case TrainTensor::Kind::Forward: refs[i] = ex.placed(t.plan); break;
-            case TrainTensor::Kind::Alias:
-                refs[i] = t.ref;
-                refs[i].addr = refs[static_cast<size_t>(t.alias)].addr;
-                break;
-            case TrainTensor::Kind::WeightGrad:
-                refs[i] = t.ref;
-                refs[i].addr = grads + t.offset;
-                break;
-            case TrainTensor::Kind::State:
-                refs[i] = t.ref;
-                refs[i].addr = state + t.offset;
-                break;
-            default:
-                refs[i] = t.ref;
-                refs[i].addr = arena + t.offset;
-        }
-        if (t.kind == TrainTensor::Kind::Const) {
-            const std::vector<uint8_t> b = ref::to_device_bytes(*t.value, t.ref.dtype);
-            rt.memcpy_h2d(refs[i].addr, functional ? b.data() : nullptr, b.size());
-        }
-    }
-    std::vector<std::vector<KernelDesc>> bwd, upd;
-    for (const TrainItem& it : tp.backward) bwd.push_back(kernels_of(it, refs, ws));
-    for (const TrainItem& it : tp.update) upd.push_back(kernels_of(it, refs, ws));
-    comm.init_rank(r, ctx);
-    const rt::Stream compute = rt.default_stream(), cs = rt.create_stream(0);
-    const bool follower = ts.mirror && r != 0, leader = ts.mirror && r == 0;
-    rt::Stream ns{};
-    if (leader) ns = rt.create_stream(0);
-    if (follower) {
-        mirror.slot[r].resize(tp.buckets.size());
-        for (uint32_t& sl : mirror.slot[r]) check(ctx, ctx.notify_create(&sl), r);
-    }
-    std::vector<rt::EventId> written(tp.buckets.size()), reduced(tp.buckets.size());
-    for (size_t k = 0; k < tp.buckets.size(); ++k) {
-        check(ctx, ctx.event_create(&written[k]), r);
-        check(ctx, ctx.event_create(&reduced[k]), r);
-    }
-    {
-        const ops::TensorRef& t = refs[static_cast<size_t>(tp.target)];
-        std::vector<uint8_t> b;
-        if (functional) b = ref::to_device_bytes(ts.targets[r], t.dtype);
-        rt.memcpy_h2d(t.addr, functional ? b.data() : nullptr, t.storage_bytes());
-    }
-    comm.host_barrier();
-    out.first = ctx.tasks().size();
-    auto all_reduce = [&](size_t k) {
-        const Bucket& b = tp.buckets[k];
-        check(ctx, ctx.stream_wait_event(cs.id, written[k]), r);
-        if (ts.inputs.size() == 1) {  // one chip: its gradients are the global batch's
-            check(ctx, ctx.event_record(reduced[k], cs.id), r);
-            return;
-        }
-        const size_t before = ctx.tasks().size();
-        comm.all_reduce(r, grads + b.offset, grads + b.offset, b.bytes / isa::dtype_size(b.dtype), b.dtype, comm::RedOp::Sum,
-                        cs.id);
-        out.collectives.push_back({before, ctx.tasks().size()});
-        check(ctx, ctx.event_record(reduced[k], cs.id), r);
-    };
-    if (!follower) ex.issue(ts.inputs[r]);
-    for (size_t i = 0; i < tp.backward.size(); ++i) {
-        const int done = tp.backward[i].completes_bucket;
-        if (follower) {
-            // Rank 0's backward up to this bucket stands for this rank's.
-            if (done < 0) continue;
-            check(ctx, ctx.notify_wait(mirror.slot[r][static_cast<size_t>(done)], compute.id), r);
-        } else {
-            for (const KernelDesc& k : bwd[i]) rt.launch(k, compute);
-            if (done < 0) continue;
-        }
-        check(ctx, ctx.event_record(written[static_cast<size_t>(done)], compute.id), r);
-        if (leader) {
-            check(ctx, ctx.stream_wait_event(ns.id, written[static_cast<size_t>(done)]), r);
-            for (uint32_t q = 1; q < mirror.slot.size(); ++q)
-                check(ctx, ctx.notify_record(*mirror.dev[q], mirror.slot[q][static_cast<size_t>(done)], ns.id), r);
-        }
-        if (ts.overlap) all_reduce(static_cast<size_t>(done));
-    }
-    if (!ts.overlap) {
-        // After the whole backward: the communication stream waits for its last kernel.
-        rt::EventId all = 0;
-        check(ctx, ctx.event_create(&all), r);
-        check(ctx, ctx.event_record(all, compute.id), r);
-        check(ctx, ctx.stream_wait_event(cs.id, all), r);
-        for (size_t k = 0; k < tp.buckets.size(); ++k) all_reduce(k);
-    }
-    for (size_t k = 0; k < tp.buckets.size(); ++k) {
-        check(ctx, ctx.stream_wait_event(compute.id, reduced[k]), r);
-        if (follower) continue;  // rank 0's update stands for this rank's
-        for (size_t u : tp.buckets[k].updates)
-            for (const KernelDesc& kd : upd[u]) rt.launch(kd, compute);
-    }
-    rt.synchronize_device();
-    out.last = ctx.tasks().size();
-    if (reuse) {
-        reuse->settle();  // the last stand-ins' traffic, before the stats are read
-        out.reuse = reuse->counters();
-    }
-    if (!functional) return;
-    for (size_t i = 0; i < tp.tensors.size(); ++i)
-        if (tp.tensors[i].kind == TrainTensor::Kind::WeightGrad) out.grads[static_cast<int>(i)] = read_back(rt, refs[i]);
-    for (const TrainItem& u : tp.update) {
-        const int w = tp.tensors[static_cast<size_t>(u.out[0])].plan;
-        out.weights[w] = read_back(rt, refs[static_cast<size_t>(u.out[0])]);
     }
 }
 
@@ -332,13 +146,16 @@ StepTimes step_times(const std::vector<RankRun>& runs) {
     return st;
 }
 
-std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) {
+std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
+                                              const std::map<int, ref::HostTensor>* weights, double loss_mult) {
     const Plan& p = *ts.plan;
     std::vector<std::shared_ptr<ref::HostTensor>> fwd(p.tensors.size());
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         const PlanTensor& t = p.tensors[i];
         if (t.kind != PlanTensor::Kind::Weight || !t.weight) continue;
-        auto h = std::make_shared<ref::HostTensor>(*t.weight->host());
+        const auto given = weights ? weights->find(static_cast<int>(i)) : std::map<int, ref::HostTensor>::const_iterator{};
+        auto h = std::make_shared<ref::HostTensor>(weights && given != weights->end() ? given->second
+                                                                                      : *t.weight->host());
         h->type = t.ref.elem;
         ref::round_to_type(*h);
         fwd[i] = h;
@@ -346,7 +163,17 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
     for (size_t i = 0; i < p.inputs.size(); ++i) fwd[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(ts.inputs[r][i]);
     for (const PlanStep& st : p.steps) {
         std::vector<const ref::HostTensor*> in;
-        for (int t : st.in) in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
+        for (int t : st.in) {
+            // A view the layout pass made (same bytes in ND as its NC1HWC0 base): the base's values.
+            const PlanTensor& pt = p.tensors[static_cast<size_t>(std::max(t, 0))];
+            if (t >= 0 && !fwd[static_cast<size_t>(t)] && pt.kind == PlanTensor::Kind::View && pt.base >= 0)
+                fwd[static_cast<size_t>(t)] = fwd[static_cast<size_t>(pt.base)];
+            in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
+        }
+        if (st.op_type == "TransData") {  // a layout conversion: the same values
+            fwd[static_cast<size_t>(st.out[0])] = fwd[static_cast<size_t>(st.in[0])];
+            continue;
+        }
         ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
         std::vector<ref::HostTensor> o = ref::run_ref(n, in);
         for (size_t k = 0; k < st.out.size() && k < o.size(); ++k)
@@ -364,22 +191,17 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
         else if (t.kind == TrainTensor::Kind::Const) h[i] = std::make_shared<ref::HostTensor>(*t.value);
         else if (t.kind == TrainTensor::Kind::Target) h[i] = std::make_shared<ref::HostTensor>(ts.targets[r]);
     }
-    auto get = [&](int id) -> const ref::HostTensor* {
-        const TrainTensor& t = tp.tensors[static_cast<size_t>(id)];
-        if (t.kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(id)]) {
-            const ref::HostTensor* src = nullptr;
-            int a = t.alias;
-            while (tp.tensors[static_cast<size_t>(a)].kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(a)]) a = tp.tensors[static_cast<size_t>(a)].alias;
-            src = h[static_cast<size_t>(a)].get();
-            if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");
-            h[static_cast<size_t>(id)] = view_of(*src, t.ref);
-        }
-        return h[static_cast<size_t>(id)].get();
-    };
+    auto get = [&](int id) { return host_alias(tp, h, id); };
     for (const TrainItem& it : tp.backward) {
         std::vector<const ref::HostTensor*> in;
         for (int t : it.in) in.push_back(t >= 0 ? get(t) : nullptr);
+        if (it.desc.op_type == "TransData") {  // a layout conversion: the same values
+            h[static_cast<size_t>(it.out[0])] = std::make_shared<ref::HostTensor>(*in.at(0));
+            continue;
+        }
         ref::RefNode n{it.desc.name, it.desc.op_type, it.desc.opset, it.desc.attrs, 1};
+        if (it.desc.op_type == "LossGrad" && loss_mult != 1)
+            n.attrs.set("scale", ref::Attr::of_float(it.desc.attrs.get_float("scale", 1) * loss_mult));
         std::vector<ref::HostTensor> o = ref::run_ref(n, in);
         o[0].type = tp.tensors[static_cast<size_t>(it.out[0])].ref.elem;
         ref::round_to_type(o[0]);
@@ -391,70 +213,148 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r) 
     return g;
 }
 
-nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs) {
-    std::map<int, ref::HostTensor> sum;
-    for (uint32_t r = 0; r < runs.size(); ++r) {
-        for (auto& [id, t] : host_gradients(ts, r)) {
-            auto it = sum.find(id);
-            if (it == sum.end()) {
-                sum.emplace(id, t);
-            } else {
-                for (size_t i = 0; i < t.data.size(); ++i) it->second.data[i] += t.data[i];
-            }
-        }
-    }
-    const bool fp32 = ts.copt.precision == Precision::FP32;
+namespace {
+
+// Comparison of device values with the host's, with the tolerance of the step's precision.
+struct Comparer {
+    bool fp32 = true;
+    double step_scale = 0;  // the step's largest gradient
     uint64_t compared = 0, bad = 0;
     double max_err = 0;
     std::string first;
+
     // A tensor's absolute tolerance scales with its largest value, and at least with 1 % of the
     // step's largest gradient: a gradient that is zero in exact arithmetic (a BatchNorm's shift
     // before a linear layer and another BatchNorm: MobileNetV2's projections) is the rounding
     // residue of sums of gradient-sized terms.
-    double step_scale = 0;
-    for (const auto& [id, want] : sum)
-        for (double v : want.data) step_scale = std::max(step_scale, std::fabs(v));
-    auto compare = [&](const ref::HostTensor& got, const ref::HostTensor& want, const std::string& what) {
+    void operator()(const std::vector<double>& got, const std::vector<double>& want, const std::string& what,
+                    double floor) {
         double scale = 0;
-        for (double v : want.data) scale = std::max(scale, std::fabs(v));
-        const double atol = (fp32 ? 1e-4 : 2e-2) * std::max({scale, 1e-3, 1e-2 * step_scale}), rtol = fp32 ? 1e-3 : 2e-2;
-        for (size_t i = 0; i < want.data.size(); ++i) {
+        for (double v : want) scale = std::max(scale, std::fabs(v));
+        const double atol = (fp32 ? 1e-4 : 2e-2) * std::max({scale, 1e-3, floor}), rtol = fp32 ? 1e-3 : 2e-2;
+        for (size_t i = 0; i < want.size(); ++i) {
             ++compared;
-            const double e = std::fabs(got.data[i] - want.data[i]);
-            max_err = std::max(max_err, e);
-            if (!(e <= atol + rtol * std::fabs(want.data[i]))) {
-                if (!bad++)
-                    first = what + " element " + std::to_string(i) + ": " + std::to_string(got.data[i]) + ", expected " +
-                            std::to_string(want.data[i]);
-            }
-        }
-    };
-    for (uint32_t r = 0; r < runs.size(); ++r) {
-        for (const auto& [id, want] : sum) {
-            const TrainTensor& t = ts.tp.tensors[static_cast<size_t>(id)];
-            const std::string name = ts.plan->tensors[static_cast<size_t>(t.plan)].name;
-            compare(runs[r].grads.at(id), want, "rank " + std::to_string(r) + " gradient of " + name);
-            const PlanTensor& w = ts.plan->tensors[static_cast<size_t>(t.plan)];
-            ref::HostTensor upd = *w.weight->host();
-            upd.type = w.ref.elem;
-            ref::round_to_type(upd);
-            if (ts.opt.optimizer == TrainOptions::Optimizer::AdamW) {
-                ref::AdamW h;
-                h.lr = ts.opt.lr, h.b1 = ts.opt.beta1, h.b2 = ts.opt.beta2, h.eps = ts.opt.epsilon;
-                h.wd = ts.opt.weight_decay, h.t = ts.opt.step;
-                for (size_t i = 0; i < upd.data.size(); ++i) {
-                    double m = 0, v = 0;  // the moments before the first step
-                    upd.data[i] = h.step(upd.data[i], want.data[i], m, v);
-                }
-            } else {
-                for (size_t i = 0; i < upd.data.size(); ++i) upd.data[i] -= ts.opt.lr * want.data[i];
-            }
-            ref::round_to_type(upd);
-            compare(runs[r].weights.at(t.plan), upd, "rank " + std::to_string(r) + " updated " + name);
+            const double e = std::fabs(got.at(i) - want[i]);
+            if (std::isfinite(e)) max_err = std::max(max_err, e);
+            if (!(e <= atol + rtol * std::fabs(want[i])) && !bad++)
+                first = what + " element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " +
+                        std::to_string(want[i]);
         }
     }
-    nlohmann::json j = {{"checked", true}, {"passed", bad == 0}, {"compared", compared}, {"mismatches", bad}, {"max_abs_err", max_err}};
-    if (bad) j["first_mismatch"] = first;
+    void fail(const std::string& what) {
+        if (!bad++) first = what;
+    }
+};
+
+// The host's replay of the steps: per update item the values the rule updates (the fp32 master
+// copy, or the weight in its type) and its states; per weight its value in its type.
+struct HostReplay {
+    struct Weight {
+        std::vector<double> w;
+        std::vector<double> s[2];
+    };
+    const TrainSetup& ts;
+    std::map<int, ref::HostTensor> weights;  // plan tensor -> value in its type
+    std::map<size_t, Weight> host;           // per update item
+    std::map<int, ref::HostTensor> sum;      // the last step's reduced gradients
+    double scale = 1;
+    int64_t good = 0, applied = 0;
+
+    explicit HostReplay(const TrainSetup& t) : ts(t) {
+        scale = ts.scaling.dynamic ? ts.scaling.init : 1.0;
+        for (size_t u = 0; u < ts.tp.update.size(); ++u) {
+            const int w = ts.tp.tensors[static_cast<size_t>(ts.tp.update[u].out[0])].plan;
+            const PlanTensor& pt = ts.plan->tensors[static_cast<size_t>(w)];
+            ref::HostTensor v = *pt.weight->host();
+            v.type = ts.opt.master ? ref::ElemType::Float : pt.ref.elem;
+            ref::round_to_type(v);
+            Weight& h = host[u];
+            h.w = v.data;
+            h.s[0].assign(v.data.size(), 0.0), h.s[1].assign(v.data.size(), 0.0);
+            v.type = pt.ref.elem;
+            ref::round_to_type(v);
+            weights[w] = v;
+        }
+    }
+
+    // One step over every rank's data; the device's decision to skip it is checked.
+    void step(size_t ranks, const StepRecord& device, size_t k, Comparer& cmp) {
+        sum.clear();
+        for (uint32_t r = 0; r < ranks; ++r)
+            for (auto& [id, t] : host_gradients(ts, r, &weights, scale)) {
+                auto it = sum.find(id);
+                if (it == sum.end()) sum.emplace(id, t);
+                else
+                    for (size_t i = 0; i < t.data.size(); ++i) it->second.data[i] += t.data[i];
+            }
+        bool overflow = false;
+        for (auto& [id, t] : sum) {
+            ref::round_to_type(t);  // the all-reduce sums in the gradient's type
+            for (double v : t.data) overflow = overflow || !std::isfinite(v);
+        }
+        if (ts.scaling.dynamic && overflow != device.skipped)
+            cmp.fail("step " + std::to_string(k + 1) + ": the device " + (device.skipped ? "skipped" : "applied") +
+                     " it, the host reference's gradients are " + (overflow ? "not finite" : "finite"));
+        if (!device.skipped) {
+            const ref::OptimizerRule rule = ts.opt.rule(ts.opt.step + applied, 1.0 / scale);
+            for (size_t u = 0; u < ts.tp.update.size(); ++u) {
+                const TrainItem& it = ts.tp.update[u];
+                Weight& h = host[u];
+                rule.apply(h.w, sum.at(it.in[1]).data, &h.s[0], &h.s[1]);
+                ref::HostTensor& wt = weights[ts.tp.tensors[static_cast<size_t>(it.out[0])].plan];
+                wt.data = h.w;
+                ref::round_to_type(wt);
+                if (!ts.opt.master) h.w = wt.data;  // the device keeps W in its type
+            }
+            ++applied;
+        }
+        if (!ts.scaling.dynamic) return;
+        if (overflow) {
+            scale *= ts.scaling.backoff, good = 0;
+        } else if (++good == ts.scaling.growth_interval) {
+            scale *= ts.scaling.growth, good = 0;
+        }
+    }
+
+    // Rank r's last reduced gradients (unless that step was skipped), weights, states and master.
+    void compare(const RankRun& run, uint32_t r, Comparer& cmp) const {
+        const TrainPlan& tp = ts.tp;
+        const std::string rank = "rank " + std::to_string(r);
+        if (run.steps.empty() || !run.steps.back().skipped)
+            for (const auto& [id, want] : sum) {
+                const int w = tp.tensors[static_cast<size_t>(id)].plan;
+                cmp(run.grads.at(id).data, want.data, rank + " gradient of " + ts.plan->tensors[static_cast<size_t>(w)].name,
+                    1e-2 * cmp.step_scale);
+            }
+        const int states = ref::OptimizerRule::states(ts.opt.rule(1, 1).kind);
+        for (size_t u = 0; u < tp.update.size(); ++u) {
+            const TrainItem& it = tp.update[u];
+            const int w = tp.tensors[static_cast<size_t>(it.out[0])].plan;
+            const std::string name = ts.plan->tensors[static_cast<size_t>(w)].name;
+            cmp(run.weights.at(w).data, weights.at(w).data, rank + " updated " + name, 1e-2 * cmp.step_scale);
+            // The states the kernel rewrote (momentum, moments) and the master copy, read back.
+            const Weight& h = host.at(u);
+            for (int k = 0; k < states && it.desc.op_type != "SgdUpdate"; ++k)
+                cmp(run.states.at(it.in[2 + static_cast<size_t>(k)]).data, h.s[k],
+                    rank + " optimizer state " + std::to_string(k) + " of " + name, 0);
+            if (ts.opt.master) cmp(run.states.at(it.in.back()).data, h.w, rank + " master weights of " + name, 0);
+        }
+    }
+};
+
+}  // namespace
+
+nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs) {
+    Comparer cmp;
+    cmp.fp32 = ts.copt.precision == Precision::FP32;
+    HostReplay replay(ts);
+    for (size_t k = 0; k < runs[0].steps.size(); ++k) replay.step(runs.size(), runs[0].steps[k], k, cmp);
+    for (const auto& [id, want] : replay.sum)
+        for (double v : want.data) cmp.step_scale = std::max(cmp.step_scale, std::isfinite(v) ? std::fabs(v) : 0.0);
+    for (uint32_t r = 0; r < runs.size(); ++r) replay.compare(runs[r], r, cmp);
+    nlohmann::json j = {{"checked", true},       {"passed", cmp.bad == 0}, {"compared", cmp.compared},
+                        {"mismatches", cmp.bad}, {"max_abs_err", cmp.max_err}};
+    if (cmp.bad) j["first_mismatch"] = cmp.first;
     return j;
 }
 

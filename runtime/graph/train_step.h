@@ -2,7 +2,9 @@
 // calls): compiling the forward for training and planning the backward, each rank's data, each
 // rank's host program (forward, backward, bucketed all-reduce on a communication stream, SGD)
 // through runtime/rt only, the step's times from the device tasks, and the functional check
-// against a host reference. Simplified: one step, SGD without momentum, one compute stream.
+// against a host reference. Several steps (`steps`) run the same batch each step; under mixed
+// precision with dynamic loss scaling a step whose gradients overflow is skipped (train_run.cpp).
+// Simplified: one compute stream.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -19,10 +21,33 @@
 
 namespace sfumato::graph {
 
+// Dynamic loss scaling (mixed precision): the loss gradient is multiplied by the scale; a step
+// whose reduced gradients hold an infinity or a NaN is skipped and the scale multiplied by
+// `backoff`; after `growth_interval` applied steps in a row it is multiplied by `growth`.
+// Defaults: PyTorch's torch.cuda.amp.GradScaler (init_scale 2^16, growth_factor 2,
+// backoff_factor 0.5, growth_interval 2000).
+struct LossScaling {
+    bool dynamic = false;
+    double init = 65536;
+    double growth = 2, backoff = 0.5;
+    int64_t growth_interval = 2000;
+};
+
+struct StepRecord {
+    double loss_scale = 1;  // the scale this step's loss gradient carried
+    bool skipped = false;   // overflow: no update
+};
+
 struct TrainSetup {
     CompileOptions copt;
     TrainOptions opt;
+    LossScaling scaling;
+    int steps = 1;  // steps run back to back on the same batch
     bool overlap = true;
+    // The layout pass in the forward and NC1HWC0 gradients in the backward (train_layout.cpp).
+    // Off by default for now: the changed order of sums flips a ReLU6 mask in MobileNetV2's
+    // functional check (docs/multichip.md, "Layout in training").
+    bool layout = false;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
@@ -53,6 +78,8 @@ struct RankRun {
     std::vector<std::pair<size_t, size_t>> collectives;  // task ranges of the all-reduces
     std::map<int, ref::HostTensor> grads;                // functional: reduced gradient per WeightGrad tensor
     std::map<int, ref::HostTensor> weights;              // functional: updated weight per plan tensor
+    std::map<int, ref::HostTensor> states;               // functional: optimizer state / master per train tensor
+    std::vector<StepRecord> steps;
     reuse::ReuseCounters reuse;  // --reuse-timing
 };
 
@@ -75,8 +102,15 @@ StepTimes step_times(const std::vector<RankRun>& runs);
 
 // Rank r's weight gradients (per WeightGrad train tensor) on the host: the forward plan's steps
 // and the backward items through the host references (double, each output rounded to its type).
-std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r);
+// `weights` (plan tensor -> value in its type) replaces the model's stored weights where given;
+// the loss gradient is multiplied by loss_mult (a loss scale).
+std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
+                                              const std::map<int, ref::HostTensor>* weights = nullptr,
+                                              double loss_mult = 1);
 
+// Replays the steps on the host (gradients summed over the ranks, the same loss-scale decisions
+// checked against the device's, the optimizer's rule) and compares the last step's reduced
+// gradients, the updated weights and the optimizer's states and master weights.
 // {"checked", "passed", "compared", "mismatches", "max_abs_err", "first_mismatch"}.
 nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs);
 

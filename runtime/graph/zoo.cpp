@@ -42,6 +42,10 @@ const std::vector<Entry>& entries() {
           "BERT-base encoder, sequence 128",
           {{"layers", 12}, {"hidden", 768}, {"heads", 12}, {"seq", 128}, {"vocab", 30522}}},
          zoo::build_bert},
+        {{"bert_large",
+          "BERT-large encoder (24 layers, hidden 1024, 16 heads), sequence 128",
+          {{"layers", 24}, {"hidden", 1024}, {"heads", 16}, {"seq", 128}, {"vocab", 30522}}},
+         zoo::build_bert},
         {{"gpt2_small",
           "GPT-2 small decoder with LM head, sequence 128",
           {{"layers", 12}, {"hidden", 768}, {"heads", 12}, {"seq", 128}, {"vocab", 50257}}},
@@ -80,7 +84,7 @@ std::unique_ptr<onnx::ModelProto> build(const std::string& spec, std::string* na
             p[k] = v;
         }
     }
-    if (name == "bert_base" || name == "gpt2_small") {
+    if (name == "bert_base" || name == "bert_large" || name == "gpt2_small") {
         if (p["hidden"] % p["heads"] != 0) throw InputError("zoo: hidden must be a multiple of heads");
     }
     auto b = std::make_unique<zoo::Builder>(name, 13, 20240601u);

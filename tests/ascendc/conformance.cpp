@@ -439,6 +439,10 @@ int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
 int quant_family(const std::string& name);  // conformance_quant.cpp
 int matmul_family(const std::string& name);  // conformance_matmul.cpp
+int softmax_family(const std::string& name);  // conformance_softmax.cpp
+int activation_family(const std::string& name);  // conformance_activation.cpp
+int norm_family(const std::string& name);  // conformance_norm.cpp
+int sort_adv_family(const std::string& name);  // conformance_sort_adv.cpp
 
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
@@ -449,6 +453,10 @@ int main(int argc, char* argv[]) {
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
     if (const int rc = quant_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_family(g_family); rc >= 0) return rc;
+    if (const int rc = softmax_family(g_family); rc >= 0) return rc;
+    if (const int rc = activation_family(g_family); rc >= 0) return rc;
+    if (const int rc = norm_family(g_family); rc >= 0) return rc;
+    if (const int rc = sort_adv_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

@@ -70,14 +70,30 @@ TEST_CASE("ascendc-build: a kernel calling an API sfumato does not model fails t
         k << "#include \"kernel_operator.h\"\n"
              "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
              "    AscendC::LocalTensor<half> a, b;\n"
-             "    AscendC::Sigmoid(a, b, 128);\n"
+             "    AscendC::RpSort16(a, b, 8);\n"
              "}\n";
     }
     const CliResult r = sh(env() + source_dir() + "/scripts/sfumato-asc --cpu-debug -c " + dir + "/k.cpp -o " + dir + "/k.o");
     INFO(r.output);
     CHECK(r.code != 0);
-    CHECK_THAT(r.output, Catch::Contains("AscendC::Sigmoid is not supported by sfumato's Ascend C layer"));
+    CHECK_THAT(r.output, Catch::Contains("AscendC::RpSort16 is not supported by sfumato's Ascend C layer"));
     CHECK_FALSE(fs::exists(dir + "/k.o"));
+    // An advanced API in a form sfumato does not model (SoftMax on half tensors) names itself too.
+    {
+        std::ofstream k(dir + "/s.cpp");
+        k << "#include \"kernel_operator.h\"\n"
+             "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
+             "    AscendC::LocalTensor<half> a, b, c;\n"
+             "    AscendC::LocalTensor<uint8_t> t;\n"
+             "    SoftMaxTiling tiling;\n"
+             "    AscendC::SoftMax<half>(a, b, c, a, t, tiling, {16, 16, 16, 16});\n"
+             "}\n";
+    }
+    const CliResult s = sh(env() + source_dir() + "/scripts/sfumato-asc --cpu-debug -c " + dir + "/s.cpp -o " + dir + "/s.o");
+    INFO(s.output);
+    CHECK(s.code != 0);
+    CHECK_THAT(s.output, Catch::Contains("softmax APIs of sfumato's Ascend C layer support float tensors only"));
+    CHECK_FALSE(fs::exists(dir + "/s.o"));
 }
 
 TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the examples' own CMakeLists") {

@@ -226,3 +226,24 @@ TEST_CASE("ascendc conformance: a Matmul tiling whose base blocks are not fracta
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
 }
+TEST_CASE(
+    "ascendc conformance: softmax family (SoftMax, SimpleSoftMax, LogSoftMax, SoftmaxFlashV2, SoftmaxGrad, "
+    "SoftmaxGradFront) and its host tiling") {
+    family("softmax");
+}
+TEST_CASE(
+    "ascendc conformance: activations (Sigmoid, Tanh, Gelu, FasterGelu, Swish, Silu, SwiGLU, GeGLU, in place "
+    "through the sharedTmpBuffer, half Sigmoid)") {
+    family("activation");
+}
+TEST_CASE(
+    "ascendc conformance: normalisation (RmsNorm, LayerNorm, LayerNormGrad, LayerNormGradBeta, DeepNorm) in slices "
+    "of the host's minimum sharedTmpBuffer") {
+    family("norm");
+}
+TEST_CASE("ascendc conformance: quantisation (AscendQuant, AscendDequant, AscendAntiQuant per group)") {
+    family("quant");
+}
+TEST_CASE("ascendc conformance: advanced Sort (Concat, Sort, Extract) and TopK with finish flags") {
+    family("sort_adv");
+}

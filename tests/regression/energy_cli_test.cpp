@@ -193,3 +193,109 @@ TEST_CASE("energy: an fp32 matmul's cube cycles are priced as fp32 MACs") {
     REQUIRE(ev(f32, "cube_busy_cycles") > 0);
     CHECK(ev(f32, "cube_busy_cycles_fp32") == ev(f32, "cube_busy_cycles"));  // every cube cycle ran fp32 inputs
 }
+
+TEST_CASE("energy: the vector unit's busy cycles are priced by op class (exp against relu)") {
+    // Coefficients set here, so the expectations derive from them: simple, reduce and move ops at
+    // 100 pJ a busy cycle, transcendental ones at 300.
+    const std::string set = " --set chip.power.vector_cycle_pj=100 --set chip.power.vector_reduce_cycle_pj=100"
+                            " --set chip.power.vector_move_cycle_pj=100 --set chip.power.vector_transcendental_cycle_pj=300";
+    const std::string base = " --n 65536 --config " + config("tiny") + " --mode timing";
+    const auto ex = run_summary("energy_vexp", "kernel exp" + base + set);
+    const auto re = run_summary("energy_vrelu", "kernel relu" + base + set);
+    auto ev = [](const nlohmann::json& s, const char* k) { return s["energy"]["events"].value(k, 0.0); };
+    const double busy_e = ev(ex, "vector_busy_cycles"), trans_e = ev(ex, "vector_busy_cycles_transcendental");
+    const double busy_r = ev(re, "vector_busy_cycles");
+    REQUIRE(trans_e > 0);
+    CHECK(trans_e <= busy_e);
+    CHECK(ev(re, "vector_busy_cycles_transcendental") == 0);
+    // Every busy cycle at its class's price (the core voltage is the nominal one in the preset).
+    const double vj_e = ex["energy"]["by_component_j"]["vector"].get<double>();
+    const double vj_r = re["energy"]["by_component_j"]["vector"].get<double>();
+    CHECK(vj_e == Approx((100 * (busy_e - trans_e) + 300 * trans_e) * 1e-12).epsilon(1e-9));
+    CHECK(vj_r == Approx(100 * busy_r * 1e-12).epsilon(1e-9));
+    // Per busy cycle the transcendental-heavy kernel costs more by the coefficients' ratio on its
+    // transcendental share.
+    CHECK(vj_e / busy_e / (vj_r / busy_r) == Approx(1 + 2 * trans_e / busy_e).epsilon(1e-9));
+    // The kernel's own events carry the split (attributed by its span).
+    CHECK(ex["ops"][0]["energy_events"].value("vector_busy_cycles_transcendental", 0.0) == trans_e);
+    // Energy observes: the coefficients change no cycle.
+    const auto plain = run_summary("energy_vexp0", "kernel exp" + base);
+    CHECK(plain["total_cycles"] == ex["total_cycles"]);
+}
+
+TEST_CASE("energy: a collective prices every link's bytes by kind, and the system adds chips and links") {
+    const std::string dir = temp_dir("energy_coll");
+    const std::string cmd = "collective all_reduce --bytes 1048576 --system " + config("system-tiny") +
+                            " --set system.servers=2 --set system.chips_per_server=2 --mode timing --trace off";
+    const auto r = run_cli(cmd + " --out " + dir);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("energy over the run") != std::string::npos);
+    const auto s = read_json(dir + "/summary.json");
+    const auto& e = s["energy"];
+    const auto& f = e["fabric"];
+    // The links' wire bytes as summary.json lists them, by kind (a NIC channel goes to or from the
+    // switch); the defaults' coefficients from `sfumato params`.
+    double chip_link = 0, nic = 0, up = 0;
+    for (const auto& l : s["links"]) {
+        const std::string name = l["link"].get<std::string>();
+        const double w = l["wire_bytes"].get<double>();
+        if (name.find("switch") == std::string::npos) chip_link += w;
+        else nic += w;
+        if (name.size() > 6 && name.compare(name.size() - 6, 6, "switch") == 0) up += w;
+    }
+    REQUIRE(chip_link > 0);
+    REQUIRE(up > 0);
+    CHECK(f["wire_bytes"]["chip_link"].get<double>() == chip_link);
+    CHECK(f["wire_bytes"]["nic"].get<double>() == nic);
+    CHECK(f["wire_bytes"]["switch"].get<double>() == up);
+    // Doubling one kind's price doubles that kind's energy and nothing else; no cycle moves.
+    const std::string dir2 = temp_dir("energy_coll2");
+    const auto r2 = run_cli(cmd + " --set system.power.chip_link_pj_per_bit=10 --out " + dir2);
+    REQUIRE(r2.code == 0);
+    const auto s2 = read_json(dir2 + "/summary.json");
+    CHECK(s2["total_cycles"] == s["total_cycles"]);
+    const auto& f2 = s2["energy"]["fabric"];
+    CHECK(f2["by_kind_j"]["chip_link"].get<double>() == Approx(chip_link * 8 * 10 * 1e-12).epsilon(1e-12));
+    CHECK(f2["by_kind_j"]["nic"] == f["by_kind_j"]["nic"]);
+    // The system is its chips plus its links; each chip's share of the links adds up to theirs.
+    double chips = 0, chip_links = 0;
+    for (const auto& c : e["chips"]) {
+        chips += c["total_j"].get<double>();
+        chip_links += c["links"]["dynamic_j"].get<double>() + c["links"]["static_j"].get<double>();
+        CHECK(c["total_with_links_j"].get<double>() >= c["total_j"].get<double>());
+    }
+    CHECK(e["total_j"].get<double>() == Approx(chips + f["total_j"].get<double>()).epsilon(1e-12));
+    CHECK(chip_links == Approx(f["total_j"].get<double>()).epsilon(1e-12));
+    // stats.h5 holds the links' dynamic energy by kind.
+    const auto st = run_cli("stats " + dir + "/stats.h5 links/power/dynamic_j");
+    REQUIRE(st.code == 0);
+    const size_t at = st.output.find("links/power/dynamic_j");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stod(st.output.substr(at + std::string("links/power/dynamic_j").size())) ==
+          Approx(f["dynamic_j"].get<double>()).epsilon(1e-6));
+    // The switch ports: one per NIC, at switch_port_w, over the run.
+    const double seconds = s["total_time_us"].get<double>() * 1e-6;
+    CHECK(f["static_power_w"].get<double>() > 0);
+    CHECK(f["static_j"].get<double>() == Approx(f["static_power_w"].get<double>() * seconds).epsilon(1e-9));
+}
+
+TEST_CASE("energy: a serving run reports energy per output token") {
+    const std::string dir = temp_dir("energy_serve");
+    const auto r = run_cli("serve tiny --config " + config("tiny") +
+                           " --set serve.block_size=64 --trace off --mode timing"
+                           " --generate n=8,rate=20000,prompt=32,output=8,seed=1 --out " + dir);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("J per output token") != std::string::npos);
+    const auto s = read_json(dir + "/summary.json");
+    const auto& e = s["energy"];
+    const auto& m = s["serve"]["metrics"];
+    REQUIRE(m["served"].get<size_t>() == 8);
+    // 8 requests of 8 output tokens: the kernels' dynamic energy and the static power over the
+    // serving time, per token.
+    const double seconds = m["duration_s"].get<double>();
+    const double kernels = e["dynamic_j"].get<double>() - e["outside_kernels"]["dynamic_j"].get<double>();
+    CHECK(e["per_output_token_j"].get<double>() ==
+          Approx((kernels + e["static_power_w"].get<double>() * seconds) / 64).epsilon(1e-9));
+}

@@ -212,7 +212,7 @@ TEST_CASE("zoo: list and export") {
     const CliResult l = run_cli("zoo list");
     REQUIRE(l.code == 0);
     for (const char* m :
-         {"mlp", "resnet18", "resnet50", "mobilenet_v2", "bert_base", "gpt2_small", "squeezenet"})
+         {"mlp", "resnet18", "resnet50", "mobilenet_v2", "bert_base", "bert_large", "gpt2_small", "squeezenet"})
         CHECK(l.output.find(m) != std::string::npos);
     const std::string dir = temp_dir("graph_zoo");
     const CliResult e = run_cli("zoo export 'mlp?in=32&hidden=16' -o " + dir + "/mlp.onnx");

@@ -113,7 +113,7 @@ TEST_CASE("train-step: unsupported models and bad arguments exit 2 naming the cu
     r = run_cli("train-step " + kMlp + " " + two_chips() + " --ranks 3 --out " + out);
     CHECK(r.code == 2);
     CHECK(r.output.find("--ranks 3") != std::string::npos);
-    r = run_cli("train-step " + kMlp + " " + two_chips() + " --precision mixed --out " + out);
+    r = run_cli("train-step " + kMlp + " " + two_chips() + " --precision fp8 --out " + out);
     CHECK(r.code == 2);
     CHECK(r.output.find("--precision") != std::string::npos);
 }

@@ -123,3 +123,42 @@ TEST_CASE("energy model: the cube is priced per MAC of its input type") {
                            200 * mn * l.p->core.cube_k0_int8 * pp.cube_mac_int8_pj) * 1e-12;
     CHECK(m.dynamic(e).cube == Approx(expect).epsilon(1e-12));
 }
+
+TEST_CASE("energy model: the vector unit is priced per busy cycle of its op class") {
+    Loaded l("ascend910b-like");
+    const PowerParams& pp = l.p->power;
+    const EnergyModel m(pp, chip_shape(*l.p));
+    // The same busy cycles: a transcendental-heavy kernel and a simple-op one differ by the
+    // coefficients' ratio, exactly.
+    Events simple, trans;
+    simple[Event::VectorBusy] = 1e6;
+    trans[Event::VectorBusy] = 1e6;
+    trans[Event::VectorBusyTranscendental] = 1e6;
+    CHECK(m.dynamic(simple).vector == Approx(1e6 * pp.vector_cycle_pj * 1e-12).epsilon(1e-12));
+    CHECK(m.dynamic(trans).vector / m.dynamic(simple).vector ==
+          Approx(pp.vector_transcendental_cycle_pj / pp.vector_cycle_pj).epsilon(1e-12));
+    // A mix: every class at its own price, the rest simple.
+    Events mix;
+    mix[Event::VectorBusy] = 1000;
+    mix[Event::VectorBusyTranscendental] = 100;
+    mix[Event::VectorBusyReduce] = 200;
+    mix[Event::VectorBusyMove] = 300;
+    CHECK(m.dynamic(mix).vector ==
+          Approx((400 * pp.vector_cycle_pj + 100 * pp.vector_transcendental_cycle_pj + 200 * pp.vector_reduce_cycle_pj +
+                  300 * pp.vector_move_cycle_pj) *
+                 1e-12)
+              .epsilon(1e-12));
+    // The same work (repeats): a transcendental op takes transcendental_cycles_per_repeat cycles a
+    // repeat, so on the same elements it costs more than a simple op (the presets' coefficients).
+    Events exp_work, add_work;
+    const double repeats = 1e5;
+    exp_work[Event::VectorBusy] = repeats * l.p->core.vec_transcendental_cycles_per_repeat;
+    exp_work[Event::VectorBusyTranscendental] = exp_work[Event::VectorBusy];
+    add_work[Event::VectorBusy] = repeats * l.p->core.vec_cycles_per_repeat;
+    CHECK(m.dynamic(exp_work).vector > m.dynamic(add_work).vector);
+    // Class cycles beyond the total (concurrent kernels' shares) never price negative simple cycles.
+    Events over;
+    over[Event::VectorBusy] = 10;
+    over[Event::VectorBusyMove] = 20;
+    CHECK(m.dynamic(over).vector == Approx(20 * pp.vector_move_cycle_pj * 1e-12));
+}

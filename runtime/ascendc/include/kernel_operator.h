@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "sfumato_ascendc/activation.h"
 #include "sfumato_ascendc/bufpool.h"
 #include "sfumato_ascendc/cache.h"
 #include "sfumato_ascendc/core_state.h"
@@ -19,10 +20,19 @@
 #include "sfumato_ascendc/gather.h"
 #include "sfumato_ascendc/launch.h"
 #include "sfumato_ascendc/misc.h"
+#include "sfumato_ascendc/norm.h"
+#include "sfumato_ascendc/norm_grad.h"
 #include "sfumato_ascendc/pipe.h"
+#include "sfumato_ascendc/quant.h"
+#include "sfumato_ascendc/securec.h"
+#include "sfumato_ascendc/softmax.h"
+#include "sfumato_ascendc/softmax_more.h"
 #include "sfumato_ascendc/sort.h"
+#include "sfumato_ascendc/sort_adv.h"
+#include "sfumato_ascendc/stack_buffer.h"
 #include "sfumato_ascendc/sync.h"
 #include "sfumato_ascendc/tensor.h"
 #include "sfumato_ascendc/tiling.h"
+#include "sfumato_ascendc/topk.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"

@@ -95,17 +95,20 @@ public:
         p.T = n.inputs[1].numel();
         p.row_bytes = (p.V ? table.numel() / p.V : 0) * isa::dtype_size(table.dtype);
         if (p.V == 0 || p.row_bytes == 0) throw UnsupportedError(n, "an empty table");
-        if (n.attrs.has("host_ids")) {
-            p.host_ids = n.attrs.get_ints("host_ids", {});
+        for (const char* key : {"host_ids", "known_ids"}) {
+            if (!n.attrs.has(key)) continue;
+            p.host_ids = n.attrs.get_ints(key, {});
             if (p.host_ids.size() != p.T)
-                throw UnsupportedError(n, "attribute 'host_ids' has " + std::to_string(p.host_ids.size()) +
-                                              " entries for " + std::to_string(p.T) + " indices");
+                throw UnsupportedError(n, std::string("attribute '") + key + "' has " +
+                                              std::to_string(p.host_ids.size()) + " entries for " +
+                                              std::to_string(p.T) + " indices");
             const int64_t V = static_cast<int64_t>(p.V);
             for (size_t i = 0; i < p.host_ids.size(); ++i)
                 if (p.host_ids[i] < -V || p.host_ids[i] >= V)
-                    throw UnsupportedError(n, "attribute 'host_ids': index " + std::to_string(i) + " = " +
-                                                  std::to_string(p.host_ids[i]) + " is out of range for " +
+                    throw UnsupportedError(n, std::string("attribute '") + key + "': index " + std::to_string(i) +
+                                                  " = " + std::to_string(p.host_ids[i]) + " is out of range for " +
                                                   std::to_string(V) + " rows");
+            break;
         }
         const norm::WorkSplit w = norm::split_work(p.T, dev.vector_cores);
         p.per_block = w.per_block;

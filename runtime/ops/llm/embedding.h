@@ -17,8 +17,13 @@
 // it is larger than the UB and the ids fill more than one in-UB gather tile
 // (which streams such a table through UB once per tile);
 // otherwise mv's in-UB gather, whose cost grows with the table but whose
-// addresses do not depend on data, is kept. Without `host_ids` the loaded id is
-// used (functional mode exact; timing mode reads row 0 for every token).
+// addresses do not depend on data, is kept. `known_ids` (ints, one per index)
+// gives the ids the same way without choosing the row gather: the graph
+// executor sets it for a Gather whose indices are a graph input, from the
+// values the caller passes in both modes (train-step's token ids, the `kernel
+// gather` command's generated ids), so whichever gather the routing picks, the
+// two modes take the same cycles. Without either the loaded id is used
+// (functional mode exact; timing mode reads row 0 for every token).
 // Simplified: an out-of-range loaded id is clamped (ONNX makes it an error; the
 // device cannot report one).
 #pragma once

@@ -137,6 +137,17 @@ struct RegisterAll {
                 b.s.node.inputs.push_back(make_tensor(is, ElemType::Int64));
                 b.s.gens.resize(2);
                 b.s.gens[1] = integer_input(-dim, dim - 1);
+                const uint64_t n = b.s.node.inputs.back().numel();
+                if (a.at("const") != "1" && axis == 0 && n <= (uint64_t{1} << 20)) {
+                    // Run-time ids the host also knows (known_ids, runtime/ops/llm/embedding.h): a row
+                    // gather addresses the same rows in timing mode, where no values exist.
+                    std::mt19937 rng(98);
+                    ref::HostTensor ids(ElemType::Int64, is);
+                    integer_input(-dim, dim - 1)(ids, rng);
+                    std::vector<int64_t> v(ids.data.begin(), ids.data.end());
+                    b.s.node.attrs.set("known_ids", ref::Attr::of_ints(v));
+                    b.s.gens[1] = [ids](ref::HostTensor& t, std::mt19937&) { t.data = ids.data; };
+                }
                 if (a.at("const") == "1") {
                     std::mt19937 rng(99);
                     auto t = std::make_shared<ref::HostTensor>(ElemType::Int64, is);

@@ -1,3 +1,6 @@
-// The kernel's view of the high-level APIs' tiling data (TCubeTiling for Matmul).
+// The kernel's view of the high-level APIs' tiling data (TCubeTiling for Matmul, SoftMaxTiling).
 #pragma once
 #include "sfumato_ascendc/cube_tiling.h"
+#include "sfumato_ascendc/softmax_tiling_data.h"
+#include "sfumato_ascendc/norm_tiling_data.h"
+#include "sfumato_ascendc/topk_tiling_data.h"

@@ -65,7 +65,7 @@ static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit storage");
 template <class T>
 struct Storage {
     static_assert(sizeof(T) == 0,
-                  "sfumato's Ascend C layer supports half, bfloat16_t, float, int8_t, uint8_t, int16_t, "
+                  "sfumato's Ascend C layer supports half, bfloat16_t, float, int8_t, uint8_t, bool, int16_t, "
                   "uint16_t, int32_t, uint32_t and int4b_t tensors");
 };
 template <>
@@ -86,6 +86,11 @@ struct Storage<int8_t> {
 };
 template <>
 struct Storage<uint8_t> {
+    using type = uint8_t;
+};
+// bool tensors (TopK's finish flags) are bytes.
+template <>
+struct Storage<bool> {
     using type = uint8_t;
 };
 template <>

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "runtime/kernel/tensor.h"
+#include "sfumato_ascendc/adv_common.h"
 #include "sfumato_ascendc/core_state.h"
 
 namespace sfumato::ascendc {
@@ -160,6 +161,9 @@ public:
         m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), stored(size), m_t.buffer_index());
     }
     TPosition GetPosition() const { return m_pos; }
+    // The shape the advanced APIs read (SetShapeInfo); a sub-tensor ([]) has none.
+    void SetShapeInfo(const ShapeInfo& shapeInfo) { m_shape_info = shapeInfo; }
+    ShapeInfo GetShapeInfo() const { return m_shape_info; }
     uint64_t GetPhyAddr() const { return m_t.address(); }
     uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + uint64_t{stored(offset)} * sizeof(T); }
     template <class U>
@@ -209,6 +213,7 @@ private:
     }
     KT m_t;
     TPosition m_pos = TPosition::VECCALC;
+    ShapeInfo m_shape_info;
 };
 
 }  // namespace AscendC

@@ -11,6 +11,12 @@
 #include <iostream>  // the reference's header gives programs std::cout
 
 #include "sfumato_ascendc/cube_tiling.h"
+#include "sfumato_ascendc/activation_host.h"
+#include "sfumato_ascendc/norm_host.h"
+#include "sfumato_ascendc/quant_host.h"
+#include "sfumato_ascendc/securec.h"
+#include "sfumato_ascendc/topk_host.h"
+#include "sfumato_ascendc/softmax_host.h"
 #include "tiling/platform/platform_ascendc.h"
 
 namespace optiling {

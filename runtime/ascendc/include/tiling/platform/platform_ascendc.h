@@ -55,6 +55,11 @@ public:
         static PlatformAscendC p;
         return &p;
     }
+    // A named SoC: the platform is the chip the program runs on whatever the name.
+    static PlatformAscendC* GetInstance(const char* socVersion) {
+        (void)socVersion;
+        return GetInstance();
+    }
 };
 
 }  // namespace platform_ascendc
