@@ -229,14 +229,7 @@ int cmd_collective(const std::vector<std::string>& args) {
     summary["busbw_gbps"] = algbw * bus_factor(op, ranks);
     summary["links"] = s.links_json(t0, t1);
     summary["check"] = check;
-    if (s.sync()) {
-        std::vector<uint64_t> msgs = {s.sync()->messages()};
-        s.sync()->transport().all_sum(msgs);
-        summary["split"] = {{"ranks", s.sync()->ranks()},
-                            {"lookahead_ps", s.sync()->lookahead_ps()},
-                            {"windows", s.sync()->windows()},
-                            {"messages", msgs[0]}};
-    }
+    if (s.sync()) summary["split"] = s.split_json();
     s.write_outputs(summary);
     if (!s.leader()) return passed ? kExitOk : kExitFailure;  // rank 0 prints
 
@@ -261,11 +254,7 @@ int cmd_collective(const std::vector<std::string>& args) {
                     static_cast<unsigned long long>(check["compared"].get<uint64_t>()));
         if (!passed) std::printf("  first mismatch: %s\n", check["first_mismatch"].get<std::string>().c_str());
     }
-    if (s.sync())
-        std::printf("  split over %u rank%s: %llu windows of %.3f ns, %llu messages between chips\n", s.sync()->ranks(),
-                    s.sync()->ranks() == 1 ? "" : "s", static_cast<unsigned long long>(s.sync()->windows()),
-                    static_cast<double>(s.sync()->lookahead_ps()) / 1e3,
-                    static_cast<unsigned long long>(summary["split"]["messages"].get<uint64_t>()));
+    if (s.sync()) std::fputs(s.split_line(summary["split"]).c_str(), stdout);
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return passed ? kExitOk : kExitFailure;
 }

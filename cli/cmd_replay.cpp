@@ -21,6 +21,7 @@
 #include "runtime/ops/node_op.h"
 #include "runtime/replay/replay_host.h"
 #include "cli/command.h"
+#include "cli/distributed.h"
 #include "cli/replay_kernels.h"
 #include "cli/replay_report.h"
 #include "cli/reuse_option.h"
@@ -38,12 +39,13 @@ namespace {
 int cmd_replay(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string file, level = "ops", system_file, reuse_arg = "off";
+    std::string file, level = "ops", system_file, reuse_arg = "off", split_mode = "auto";
     po::options_description d("sfumato replay");
     d.add_options()("workload", po::value<std::string>(&file), "workload file (sfumato-workload JSON)")(
         "level", po::value<std::string>(&level)->default_value("ops"),
         "ops: plan every operator again for the target chip | instructions: replay the recorded instruction streams");
     add_system_option(d, system_file);
+    add_distributed_option(d, split_mode);
     add_run_options(d, common);
     add_reuse_option(d, reuse_arg);
     po::positional_options_description pos;
@@ -54,7 +56,11 @@ int cmd_replay(const std::vector<std::string>& args) {
     if (level != "ops" && level != "instructions") throw InputError("--level must be ops or instructions, not '" + level + "'");
     const bool instr_level = level == "instructions";
     const workload::Workload w = workload::load(file, validate_op);
-    if (!system_file.empty()) return replay_on_system(file, w, level, common, system_file, text::join("sfumato replay", args), reuse_arg);
+    if (!system_file.empty())
+        return replay_on_system(file, w, level, common, system_file, text::join("sfumato replay", args), reuse_arg,
+                                split_mode);
+    if (split_mode == "on" || launcher_ranks() > 1)
+        throw InputError("a replay split over processes (--distributed on, mpirun/srun) needs a system of chips (--system F)");
     for (const workload::Task& t : w.tasks) {
         if (t.device != 0 || t.kind == workload::Kind::Collective)
             throw InputError(file + ": task " + std::to_string(t.index) + " (" + workload::kind_name(t.kind) + "): " +

@@ -55,9 +55,9 @@ std::unique_ptr<IRankTransport> open_transport(const std::string& mode) {
 }
 
 std::string split_refusal(const std::string& command) {
-    if (launcher_ranks() <= 1 || command == "collective") return "";
+    if (launcher_ranks() <= 1 || command == "collective" || command == "replay") return "";
     return "an MPI launcher started " + std::to_string(launcher_ranks()) + " processes, but only `sfumato collective` "
-           "runs split over processes yet (run '" + command + "' without mpirun/srun)";
+           "and `sfumato replay --system` run split over processes yet (run '" + command + "' without mpirun/srun)";
 }
 
 }  // namespace sfumato::cli

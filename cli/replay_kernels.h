@@ -16,6 +16,6 @@ struct CommonOptions;
 // `sfumato replay --system F` (cli/replay_system.cpp): the workload on a system of chips.
 int replay_on_system(const std::string& file, const workload::Workload& w, const std::string& level,
                      const CommonOptions& common, const std::string& system_file, const std::string& cmdline,
-                     const std::string& reuse_arg);
+                     const std::string& reuse_arg, const std::string& split_mode);
 
 }  // namespace sfumato::cli

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "cli/distributed.h"
 #include "cli/replay_kernels.h"
 #include "cli/reuse_option.h"
 #include "cli/system_session.h"
@@ -22,12 +23,56 @@
 
 namespace sfumato::cli {
 
+namespace {
+
+// Split over processes, every process runs host programs of its own: each rank must simulate at
+// least one of the workload's devices (checked alike on every process).
+void check_split(const WindowSync& sync, const std::string& reuse_arg, uint32_t devices) {
+    if (reuse_arg != "off")
+        throw InputError("--reuse-timing " + reuse_arg + ": a replay split over processes runs without timing re-use (off)");
+    std::vector<bool> has(sync.ranks(), false);
+    const std::vector<uint32_t> owner = block_partition(sync.endpoints(), sync.ranks());
+    for (uint32_t d = 0; d < devices; ++d) has[owner[d]] = true;
+    for (uint32_t r = 0; r < sync.ranks(); ++r) {
+        if (!has[r])
+            throw InputError(std::to_string(sync.ranks()) + " ranks for a workload on devices 0.." + std::to_string(devices - 1) +
+                             " of " + std::to_string(sync.endpoints()) + " chips: rank " + std::to_string(r) +
+                             " would simulate none of them (use fewer ranks)");
+    }
+}
+
+// Each task's times over every process: a task from the process whose device ran it, a collective
+// from its first issue to its last end over its ranks (as merge_times does in one process).
+void merge_over_ranks(std::vector<workload::TaskTimes>& t, IRankTransport& tr) {
+    constexpr uint64_t kNone = ~uint64_t(0);
+    std::vector<uint64_t> v;
+    for (const workload::TaskTimes& x : t) {
+        if (x.mine) v.insert(v.end(), {x.issue_cycle, x.start_cycle, ~x.end_cycle, x.done ? 0u : 1u});
+        else v.insert(v.end(), {kNone, kNone, kNone, 0});
+    }
+    tr.all_min(v);
+    std::vector<uint64_t> undone(t.size());
+    for (size_t i = 0; i < t.size(); ++i) undone[i] = v[4 * i + 3];
+    tr.all_sum(undone);
+    for (size_t i = 0; i < t.size(); ++i) {
+        t[i].issue_cycle = v[4 * i];
+        t[i].start_cycle = v[4 * i + 1];
+        t[i].end_cycle = ~v[4 * i + 2];
+        t[i].done = undone[i] == 0;
+        t[i].mine = true;
+    }
+}
+
+}  // namespace
+
 int replay_on_system(const std::string& file, const workload::Workload& w, const std::string& level,
                      const CommonOptions& common, const std::string& system_file, const std::string& cmdline,
-                     const std::string& reuse_arg) {
+                     const std::string& reuse_arg, const std::string& split_mode) {
     if (!common.record.empty()) throw InputError("--record: recording a multi-device replay is not supported");
+    const std::unique_ptr<IRankTransport> transport = open_transport(split_mode);
     SystemSession s(common, system_file, cmdline);
     s.elaborate();
+    if (transport) s.distribute(*transport);
     const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(), false, s.chip_params());
     const uint32_t chips = s.system().size();
     for (const workload::Task& t : w.tasks) {
@@ -42,6 +87,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
         }
     }
     const uint32_t devices = w.devices();
+    if (s.sync()) check_split(*s.sync(), reuse_arg, devices);
     const bool instr_level = level == "instructions";
     const DeviceInfo info = s.system().chip(0).info();
     std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
@@ -54,12 +100,14 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     for (uint32_t d = 0; d < chips; ++d) all.push_back(&s.device(d));
     for (uint32_t d = 0; d < devices; ++d) {
         kernels.push_back(std::make_unique<ReplayKernels>(file, instr_level, streams, s.system().chip(d).info()));
-        ids.push_back(d);
+        if (s.local(d)) ids.push_back(d);  // split over processes: this one's devices
     }
     replay::Collectives colls(s.system().info(), all, s.comm_params(), w);
+    if (s.sync()) colls.distribute(*s.sync());
     const std::string dir = std::filesystem::path(file).parent_path().string();
     try {
-        s.run(ids, [&](uint32_t d, rt::Context& ctx) {
+        s.run(ids, [&](uint32_t i, rt::Context& ctx) {
+            const uint32_t d = ids[i];
             rts[d] = std::make_unique<rt::Runtime>(s.device(d), ctx);
             reps[d] = std::make_unique<replay::DeviceReplay>(*rts[d], w, *kernels[d], ropt, dir, d, colls.hook());
             reps[d]->run();
@@ -75,17 +123,21 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     }
     const ClockDomain clk = s.chip_params().clock();
     std::vector<std::vector<workload::TaskTimes>> per_device;
-    for (const auto& r : reps) per_device.push_back(r->replayer().times(clk));
+    for (const auto& r : reps)
+        if (r) per_device.push_back(r->replayer().times(clk));
+    std::vector<workload::TaskTimes> times = workload::merge_times(per_device);
+    if (s.sync()) merge_over_ranks(times, s.sync()->transport());
     nlohmann::json summary = s.base_summary();
     summary["workload"] = file;
     summary["level"] = level;
     summary["devices"] = devices;
-    summary["tasks"] = workload::tasks_json(workload::merge_times(per_device), true);
+    summary["tasks"] = workload::tasks_json(times, true);
     nlohmann::json saved = nlohmann::json::array();
     if (s.functional() && !common.out.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(common.out, ec);
         for (const auto& r : reps) {
+            if (!r) continue;  // a device another process simulated
             for (const auto& saved_file : r->replayer().saved()) {
                 const std::string& name = saved_file.first;
                 const std::vector<uint8_t>& bytes = saved_file.second;
@@ -98,12 +150,21 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
             }
         }
     }
+    // Split, each process writes its own devices' files: the list is every saving task's.
+    if (s.sync()) {
+        saved = nlohmann::json::array();
+        if (s.functional() && !common.out.empty())
+            for (const workload::Task& t : w.tasks)
+                if (!t.save.empty()) saved.push_back(t.save);
+    }
     summary["saved"] = saved;
     reuse::ReuseCounters rc;
     for (const auto& r : reps)
         if (r) rc += r->reuse_counters();
     summary["reuse_timing"] = reuse_json(ropt, rc);
+    if (s.sync()) summary["split"] = s.split_json();
     s.write_outputs(summary);
+    if (!s.leader()) return kExitOk;  // rank 0 prints
 
     std::printf("replay %s on %s (%u chips of %s, %s mode, %s level): %zu tasks on %u devices\n", file.c_str(),
                 s.system_params().name.get().c_str(), chips, s.chip_params().name.get().c_str(), common.mode.c_str(),
@@ -126,6 +187,7 @@ int replay_on_system(const std::string& file, const workload::Workload& w, const
     std::printf("  total: %llu cycles, %.3f us\n", static_cast<unsigned long long>(s.total_cycles()),
                 summary["total_time_us"].get<double>());
     print_reuse(ropt, rc);
+    if (s.sync()) std::fputs(s.split_line(summary["split"]).c_str(), stdout);
     if (!common.out.empty()) std::printf("  wrote %s/{trace.json,stats.h5,summary.json}\n", common.out.c_str());
     return kExitOk;
 }

@@ -1,6 +1,7 @@
 #include "cli/system_session.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "cli/interrupt.h"
@@ -268,6 +269,27 @@ nlohmann::json SystemSession::base_summary() const {
             {"total_cycles", m_total_cycles},
             {"total_time_us", static_cast<double>(m_sync ? m_end_tick : now_tick().v) / 1e6},
             {"energy", energy_json()}};
+}
+
+nlohmann::json SystemSession::split_json() {
+    if (!m_sync) return nullptr;
+    std::vector<uint64_t> msgs = {m_sync->messages()};
+    m_sync->transport().all_sum(msgs);
+    return {{"ranks", m_sync->ranks()},
+            {"lookahead_ps", m_sync->lookahead_ps()},
+            {"windows", m_sync->windows()},
+            {"messages", msgs[0]}};
+}
+
+std::string SystemSession::split_line(const nlohmann::json& split) const {
+    if (split.is_null()) return "";
+    const uint32_t ranks = split["ranks"].get<uint32_t>();
+    char line[200];
+    std::snprintf(line, sizeof line, "  split over %u rank%s: %llu windows of %.3f ns, %llu messages between chips\n",
+                  ranks, ranks == 1 ? "" : "s", static_cast<unsigned long long>(split["windows"].get<uint64_t>()),
+                  static_cast<double>(split["lookahead_ps"].get<uint64_t>()) / 1e3,
+                  static_cast<unsigned long long>(split["messages"].get<uint64_t>()));
+    return line;
 }
 
 // The chips this process simulated (all of them unless split over ranks), and the links they drive.

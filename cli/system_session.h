@@ -67,6 +67,11 @@ public:
     // Per link channel: bytes, busy time, utilisation over [t0, t1] (ps).
     nlohmann::json links_json(uint64_t t0_ps, uint64_t t1_ps) const;
     nlohmann::json base_summary() const;
+    // Split over ranks (collective: every rank calls it): summary.json "split" (ranks,
+    // lookahead_ps, windows, messages summed over the ranks); null when not split.
+    nlohmann::json split_json();
+    // The line rank 0 prints about the split ("" when not split).
+    std::string split_line(const nlohmann::json& split) const;
     // summary.json "energy": every chip's energy (models/power) and their sums.
     nlohmann::json energy_json() const;
     void write_outputs(const nlohmann::json& summary);

@@ -18,6 +18,7 @@ SimpleGm::SimpleGm(sc_core::sc_module_name name, const SimpleGmParams& p, ClockD
       m_p(p),
       m_clock(clock),
       m_done("done"),
+      m_order(ports, [this](MemRequest& r) { accept(r); }),
       m_read_free(ports, 0),
       m_write_free(ports, 0),
       m_stats(&parent, "gm"),
@@ -27,7 +28,9 @@ SimpleGm::SimpleGm(sc_core::sc_module_name name, const SimpleGmParams& p, ClockD
       m_write_bytes(m_stats, "write_bytes", "B", "bytes written"),
       m_latency(m_stats, "latency", "cycle", "request latency from submit to completion") {}
 
-void SimpleGm::submit(MemRequest& req) {
+void SimpleGm::submit(MemRequest& req) { m_order.submit(req); }
+
+void SimpleGm::accept(MemRequest& req) {
     // Time in units of 1/(port bpc * shared bpc) cycles would be exact; cycles rounded up per
     // request are close enough for a skeleton and stay integer.
     const uint64_t now = m_clock.ceil_cycle(now_tick()).v;

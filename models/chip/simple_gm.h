@@ -9,6 +9,7 @@
 #include "sim/mem_completion_queue.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
+#include "sim/submit_order.h"
 #include "sim/time.h"
 
 namespace sfumato {
@@ -28,9 +29,11 @@ public:
     void submit(MemRequest& req) override;
 
 private:
+    void accept(MemRequest& req);
     const SimpleGmParams& m_p;
     ClockDomain m_clock;
     MemCompletionQueue m_done;
+    SubmitOrder m_order;  // the requests of one instant in an order of their own (shared bandwidth)
     std::vector<uint64_t> m_read_free, m_write_free;  // per-port, in cycles (x bytes-per-cycle scale)
     uint64_t m_free = 0;                               // shared bandwidth, in byte-slots
     StatGroup m_stats;

@@ -6,6 +6,8 @@
 #include "models/mem/memory_system.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
@@ -30,6 +32,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_clk(core_clock),
       m_ports_n(ports),
       m_trace(trace),
+      m_order(ports, [this](MemRequest& r) { accept(r); }),
       m_stats(parent_stats, basename()),
       m_l2_stats(&m_stats, "l2"),
       m_hbm_stats(&m_stats, "hbm"),
@@ -105,7 +108,22 @@ void MemorySystem::process() {
     const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
-    while (m_events.pop_due(now, limit, static_cast<uint8_t>(Ev::ClientDone), it, next)) {
+    for (;;) {
+        // A request reaches its slice after the wheel's events of the same tick: when it was
+        // accepted (in the callback that submitted it, or at the end of its instant) changes
+        // nothing.
+        if (!m_arrivals.empty()) {
+            const Arrival a = m_arrivals.top();
+            if (a.tick <= limit && a.tick < m_events.next_tick()) {
+                m_arrivals.pop();
+                l2_access(*a.req, std::max(a.tick, now), kFirstAccess);
+                continue;
+            }
+        }
+        if (!m_events.pop_due(now, limit, static_cast<uint8_t>(Ev::ClientDone), it, next)) break;
+        // The run-ahead client's requests of one tick go in together, in the order the requests
+        // of an instant take (sim/submit_order.h), as they would without run-ahead.
+        if (m_runahead_staged && it.tick > m_cb_tick) flush_runahead();
         const uint64_t t = std::max(it.tick, now);
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg); break;
@@ -135,8 +153,9 @@ void MemorySystem::process() {
             }
         }
     }
+    if (m_runahead_staged) flush_runahead();
     m_in_process = false;
-    m_scheduled = next;
+    m_scheduled = m_arrivals.empty() ? next : std::min(next, m_arrivals.top().tick);
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
     if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
     if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
@@ -146,6 +165,33 @@ void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
         throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    // The run-ahead client submits from its callbacks, timed at the callback's tick: process()
+    // hands them over when it moves past that tick.
+    if (m_in_runahead_cb) {
+        m_order.stage(r);
+        m_runahead_staged = true;
+    } else {
+        m_order.submit(r);
+    }
+}
+
+void MemorySystem::flush_runahead() {
+    m_runahead_staged = false;
+    m_in_runahead_cb = true;  // accepted at m_cb_tick
+    m_order.flush_direct();
+    m_in_runahead_cb = false;
+}
+
+void MemorySystem::enter_l2(uint64_t tick, MemRequest& r) {
+    m_arrivals.push({tick, m_arrival_seq++, &r});
+    if (!m_in_process && tick < m_scheduled) {
+        m_scheduled = tick;
+        const uint64_t now = now_tick().v;
+        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
+    }
+}
+
+void MemorySystem::accept(MemRequest& r) {
     const uint32_t line = m_l2.g.line_bytes;
     if ((r.addr & (line - 1)) + r.bytes <= line) {  // line: a power of two
         submit_line(r);

@@ -26,7 +26,9 @@
 #pragma once
 #include <array>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <systemc>
 #include <vector>
 
@@ -38,6 +40,7 @@
 #include "sim/config.h"
 #include "sim/mem_if.h"
 #include "sim/stats.h"
+#include "sim/submit_order.h"
 #include "sim/traffic_replay.h"
 #include "sim/sc_time_util.h"
 #include "sim/trace.h"
@@ -148,6 +151,12 @@ private:
         void mem_done(MemRequest& child) override;
     };
     void submit_line(MemRequest& r);
+    // The request entry proper: submit() checks a request and hands it to m_order, which passes
+    // the requests of one instant here in an order of their own (sim/submit_order.h).
+    void accept(MemRequest& r);
+    // A request reaches its slice at `tick` (its first L2 lookup).
+    void enter_l2(uint64_t tick, MemRequest& r);
+    void flush_runahead();
     Split* get_split();
     std::deque<Split> m_split_pool;
     std::vector<Split*> m_split_free;
@@ -232,6 +241,16 @@ private:
     std::vector<Slice> m_slices;
 
     EventWheel m_events;
+    // Requests on their way to a slice, by (arrival tick, acceptance order); process() takes them
+    // after the wheel's events of the same tick.
+    struct Arrival {
+        uint64_t tick, seq;
+        MemRequest* req;
+        bool operator>(const Arrival& o) const { return tick != o.tick ? tick > o.tick : seq > o.seq; }
+    };
+    std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>> m_arrivals;
+    uint64_t m_arrival_seq = 0;
+    bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
     uint64_t m_activations = 0;
@@ -240,6 +259,7 @@ private:
     uint64_t m_cb_tick = 0;
     uint64_t m_last_runahead = 0;   // tick of the latest run-ahead completion (SystemC time is moved up to it)
     sc_core::sc_event m_wake_ev;
+    SubmitOrder m_order;
 
     StatGroup m_stats;
     StatGroup m_l2_stats;

@@ -33,7 +33,7 @@ void MemorySystem::submit_line(MemRequest& r) {
     const uint64_t at = std::max(arrive, s.free);
     s.free = at + ser(r.bytes, m_slice_rate) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
-    push(at, Ev::L2Access, &r);
+    enter_l2(at, r);
 }
 
 void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {

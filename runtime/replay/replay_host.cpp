@@ -56,6 +56,10 @@ Collectives::Collectives(const SystemInfo& sys, const std::vector<rt::Device*>& 
 
 Collectives::~Collectives() = default;
 
+void Collectives::distribute(WindowSync& sync) {
+    for (auto& [ranks, g] : m_comms) g.comm->distribute(sync);
+}
+
 workload::CollectiveHook Collectives::hook() {
     workload::CollectiveHook h;
     h.init = [this](rt::Context& ctx, const workload::Task& t, uint32_t rank) { init(ctx, t, rank); };

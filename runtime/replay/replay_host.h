@@ -54,6 +54,9 @@ public:
                 const workload::Workload& w);
     ~Collectives();
     workload::CollectiveHook hook();
+    // Split over window-synchronised processes (sim/window_sync.h): every communicator, in
+    // rank-set order (the same on every process).
+    void distribute(WindowSync& sync);
 
 private:
     struct Group {

@@ -4,7 +4,9 @@
 # reductions) and on two servers of 8 (NIC -> switch -> NIC routes, a switch downlink counted on
 # its receiving chip's rank), one loopback rank (--distributed on, no MPI) against mpirun -np 2
 # (and -np 1 and 4, one chip per rank, for the mesh all-reduce): summary time, total cycles and every link's bytes and busy time identical. More ranks
-# than chips exits 2 naming the count. Functional mode split checks every output exactly and takes
+# than chips exits 2 naming the count. A multi-device workload replayed split (replay --system:
+# kernels on every chip, an all-reduce over four, an all-gather over two) gives every task the
+# same times on 1, 2 and 4 ranks, in timing and functional mode. Functional mode split checks every output exactly and takes
 # the cycles of timing mode. Exit 77 (skipped, the reason on stdout) for the MPI part
 # when sfumato was built without MPI (or as the sanitizer build, which leaves MPI out) or mpirun
 # is missing: the loopback runs still run.
@@ -36,12 +38,34 @@ if bad:
     sys.exit(1)
 PY
 }
+cat > "$out/four.json" <<'JSON'
+{"format": "sfumato-workload", "version": 2, "streams": [{"id": 0, "priority": 0}, {"id": 1, "priority": 0}],
+ "tasks": [
+   {"kind": "kernel", "device": 0, "stream": 0, "op": "add", "args": {"n": 65536, "dtype": "fp16"}},
+   {"kind": "kernel", "device": 1, "stream": 0, "op": "add", "args": {"n": 32768, "dtype": "fp16"}},
+   {"kind": "kernel", "device": 2, "stream": 0, "op": "add", "args": {"n": 65536, "dtype": "fp16"}},
+   {"kind": "kernel", "device": 3, "stream": 1, "op": "add", "args": {"n": 16384, "dtype": "fp16"}},
+   {"kind": "collective", "stream": 0, "op": "all_reduce", "count": 65536, "dtype": "fp16", "ranks": [0, 1, 2, 3]},
+   {"kind": "collective", "stream": 1, "op": "all_gather", "count": 4096, "dtype": "fp16", "ranks": [3, 1]},
+   {"kind": "kernel", "device": 2, "stream": 0, "op": "add", "args": {"n": 8192, "dtype": "fp16"}}]}
+JSON
+same_tasks() {  # a b: every task's issue, start and end cycle and the total
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["tasks"] == b["tasks"] and a["total_cycles"] == b["total_cycles"], (a["tasks"], b["tasks"])
+assert all(t["end_cycle"] > 0 for t in b["tasks"])
+PY
+}
 for c in "${cases[@]}"; do
   name=${c%%|*} args=${c#*|}
   # shellcheck disable=SC2086
   "$bin" collective $args --mode timing --trace off --distributed on --out "$out/$name.loop" > "$out/$name.loop.txt"
   grep -q "split over 1 rank" "$out/$name.loop.txt"
 done
+# The workload replayed on one loopback rank: the reference of the split replays below.
+"$bin" replay "$out/four.json" --system configs/system-tiny.ini --mode timing --trace off --distributed on --out "$out/replay.loop" > "$out/replay.loop.txt"
+grep -q "split over 1 rank" "$out/replay.loop.txt"
 # Functional mode on one loopback rank: every output exact.
 "$bin" collective all_reduce --bytes 96KiB --system configs/system-tiny.ini --algo mesh --distributed on --trace off > "$out/func1.txt"
 grep -q "check: passed" "$out/func1.txt"
@@ -69,6 +93,14 @@ for c in "${cases[@]}"; do
     compare "$out/$name.loop/summary.json" "$out/$name.np$np/summary.json" || { echo "$name: -np $np differs from one rank"; exit 1; }
   done
 done
+# The workload replayed split: every task's times identical on 1, 2 and 4 ranks (functional on 4).
+for np in 1 2 4; do
+  mode=timing
+  [ "$np" = 4 ] && mode=functional
+  mpirun -np $np "$bin" replay "$out/four.json" --system configs/system-tiny.ini --mode $mode --trace off --out "$out/replay.np$np" > "$out/replay.np$np.txt"
+  grep -q "split over $np rank" "$out/replay.np$np.txt"
+  same_tasks "$out/replay.loop/summary.json" "$out/replay.np$np/summary.json" || { echo "replay: -np $np differs from one rank"; exit 1; }
+done
 # More ranks than chips: exit 2 naming both counts.
 set +e
 mpirun -np 5 "$bin" collective all_reduce --bytes 64KiB --system configs/system-tiny.ini --mode timing --trace off > "$out/np5.txt" 2>&1
@@ -85,4 +117,4 @@ for name in tiny_ar_mesh tiny_a2a; do
   grep -q "check: passed" "$out/$name.func2.txt" || { echo "$name: functional split check failed"; cat "$out/$name.func2.txt"; exit 1; }
   compare "$out/$name.loop/summary.json" "$out/$name.func2/summary.json" || { echo "$name: functional split differs from timing"; exit 1; }
 done
-echo "split collectives: identical on 1, 2 and 4 ranks"
+echo "split collectives and replays: identical on 1, 2 and 4 ranks"

@@ -142,7 +142,9 @@ TEST_CASE("aicore timing: transcendental and reduction ops use their op class ra
 TEST_CASE("aicore timing: a cross-core flag from the AIC releases both AIVs after its latency") {
     Harness h;
     const auto& p = h.params();
-    const isa::Instr mad = one("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=32, k=32, n=32");
+    // A mad long enough that the flag comes after both AIVs reach their wait, whatever order the
+    // cores' start-up fetches take at the memory.
+    const isa::Instr mad = one("mad.fp16 l0c[0x0], l0a[0x0], l0b[0x0], m=64, k=128, n=64");
     const uint16_t r = 9;
     const isa::Instr wait = one("wait_cross_flag V, 2, 5"), add = vadd(0x0, 0x100, 0x200, r);
     auto t = Harness::kernel([&](isa::IInstrSink& s) {
@@ -155,7 +157,7 @@ TEST_CASE("aicore timing: a cross-core flag from the AIC releases both AIVs afte
         }
     }, 1, KernelKind::Mix);
     REQUIRE(h.run({t}));
-    const uint64_t mad_busy = 2 * 2 * 2 * p.core.cube_cycles_per_step + p.core.cube_fill;
+    const uint64_t mad_busy = 4 * 8 * 4 * p.core.cube_cycles_per_step + p.core.cube_fill;
     // Each core's body starts after its own start-up; the set waits for the AIC's mad, and the
     // AIVs' adds for the flag (they started their bodies earlier or later: the flag decides).
     const uint64_t set_at = startup(h, 0) + p.core.issue_cost(mad) + mad_busy;

@@ -1,0 +1,130 @@
+#include "sim/submit_order.h"
+
+#include <algorithm>
+#include <systemc>
+#include <utility>
+
+namespace sfumato {
+
+namespace detail {
+
+// One per simulation: runs after every other process of an instant (re-arming itself by delta
+// notification while anything else is pending at the current time) and then flushes the
+// SubmitOrders that staged requests, in their construction order. One for all of them, so that
+// they never wait for each other.
+class InstantEnd : public sc_core::sc_module {
+public:
+    SC_HAS_PROCESS(InstantEnd);
+    explicit InstantEnd(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+        SC_METHOD(run);
+        sensitive << m_ev;
+        dont_initialize();
+    }
+    void add(SubmitOrder* s) { m_all.push_back(s); }
+    void remove(SubmitOrder* s) {
+        m_all.erase(std::remove(m_all.begin(), m_all.end(), s), m_all.end());
+        m_dirty.erase(std::remove(m_dirty.begin(), m_dirty.end(), s), m_dirty.end());
+    }
+    void want(SubmitOrder* s) {
+        if (m_dirty.empty()) m_ev.notify(sc_core::SC_ZERO_TIME);
+        m_dirty.push_back(s);
+    }
+    size_t index(const SubmitOrder* s) const {
+        return static_cast<size_t>(std::find(m_all.begin(), m_all.end(), s) - m_all.begin());
+    }
+
+private:
+    void run() {
+        if (sc_core::sc_pending_activity_at_current_time()) {
+            m_ev.notify(sc_core::SC_ZERO_TIME);
+            return;
+        }
+        m_run.swap(m_dirty);
+        // Each target's requests go to that target only, so the order among targets changes
+        // nothing; a fixed one keeps runs reproducible all the same.
+        if (m_run.size() > 1)
+            std::sort(m_run.begin(), m_run.end(), [this](auto* a, auto* b) { return index(a) < index(b); });
+        for (SubmitOrder* s : m_run) s->flush();
+        m_run.clear();
+    }
+    sc_core::sc_event m_ev;
+    std::vector<SubmitOrder*> m_all, m_dirty, m_run;
+};
+
+}  // namespace detail
+
+namespace {
+
+struct InstantEndRef {
+    sc_core::sc_simcontext* sim = nullptr;
+    detail::InstantEnd* end = nullptr;  // owned by no one: it lives as long as its simulation
+};
+
+detail::InstantEnd& instant_end() {
+    static InstantEndRef ref;
+    sc_core::sc_simcontext* sim = sc_core::sc_get_curr_simcontext();
+    if (ref.sim != sim || !ref.end) {
+        ref.sim = sim;
+        ref.end = new detail::InstantEnd(sc_core::sc_gen_unique_name("instant_end"));
+    }
+    return *ref.end;
+}
+
+}  // namespace
+
+SubmitOrder::SubmitOrder(uint32_t ports, std::function<void(MemRequest&)> accept)
+    : m_end(&instant_end()), m_ports(std::max<uint32_t>(ports, 1)), m_accept(std::move(accept)) {
+    m_end->add(this);
+}
+
+SubmitOrder::~SubmitOrder() { m_end->remove(this); }
+
+void SubmitOrder::submit(MemRequest& r) {
+    if (sc_core::sc_get_status() != sc_core::SC_RUNNING) {
+        m_accept(r);
+        return;
+    }
+    if (m_staged.empty()) m_end->want(this);
+    add(m_staged, r);
+}
+
+void SubmitOrder::stage(MemRequest& r) { add(m_direct, r); }
+
+void SubmitOrder::add(std::vector<Staged>& to, MemRequest& r) {
+    // Arrival in the low 32 bits.
+    const uint64_t who = static_cast<uint64_t>(r.who);
+    to.push_back({uint64_t{r.port} << 40 | who << 32 | static_cast<uint32_t>(to.size()), &r});
+}
+
+void SubmitOrder::flush() { hand_over(m_staged); }
+
+void SubmitOrder::flush_direct() { hand_over(m_direct); }
+
+void SubmitOrder::hand_over(std::vector<Staged>& from) {
+    // The batch is moved out first: a request the target accepts may not submit through here,
+    // but then a submit never appends to the list being handed over.
+    m_batch.swap(from);
+    if (m_batch.size() > 1) {
+        // Ports from m_first on, then the ones before it (a port beyond `ports`, which the target
+        // rejects, last).
+        const uint64_t first = m_first, ports = m_ports;
+        auto rotated = [first, ports](uint64_t key) {
+            const uint64_t port = key >> 40;
+            const uint64_t r = port < ports ? (port + ports - first) % ports : port;
+            return r << 40 | (key & ((uint64_t{1} << 40) - 1));
+        };
+        std::sort(m_batch.begin(), m_batch.end(),
+                  [&](const Staged& a, const Staged& b) { return rotated(a.key) < rotated(b.key); });
+        // Round robin: when ports contended, the one after the winner comes first next time (so
+        // ports without requests, such as a system's link ports on a chip, change nothing).
+        const uint32_t winner = m_batch.front().req->port;
+        if (winner < m_ports && m_batch.back().req->port != winner) {
+            m_first = (winner + 1) % m_ports;
+            ++m_contended;
+        }
+    }
+    for (const Staged& s : m_batch) m_accept(*s.req);
+    m_batch.clear();
+}
+
+}  // namespace sfumato

@@ -1,0 +1,63 @@
+// Same-instant order of memory requests. SystemC runs the processes woken at one instant in an
+// order it leaves open: it follows the kernel's queue of timed events, which holds every pending
+// event of the simulation, so that order (and with it, which delta cycle a process acts in)
+// changes with whatever else is simulated: the other chips of a system, how many there are,
+// their index. A memory target that serves requests first come, first served (a core port or a
+// slice port's free-at time, the first miss to a line taking the MSHR) would make a chip's
+// timing depend on them. SubmitOrder collects the requests submitted at one instant and hands
+// them to the target once every process of that instant has run (when SystemC has no other
+// activity left at the current time), still at that time, ordered by port with a round-robin
+// priority (after an instant in which several ports had requests, the port after the first one
+// served comes first), then by requester, then by arrival (the requests of one client, a pipe or
+// an engine, keep their own order). A chip's timing then depends on its own requests only.
+// Requests made outside an evaluation phase (between sc_start calls) are accepted at once.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/mem_if.h"
+
+namespace sfumato {
+
+namespace detail {
+class InstantEnd;
+}
+
+class SubmitOrder {
+public:
+    // Construct during elaboration. `accept` takes one request into the target at the current
+    // time (it must not submit through this object).
+    SubmitOrder(uint32_t ports, std::function<void(MemRequest&)> accept);
+    ~SubmitOrder();
+    SubmitOrder(const SubmitOrder&) = delete;
+    SubmitOrder& operator=(const SubmitOrder&) = delete;
+    void submit(MemRequest& r);
+    // Stages `r` in a batch of the target's own, without the end-of-instant service: the target
+    // hands it over with flush_direct() (a run-ahead client's requests of one tick, whose
+    // callbacks run ahead of SystemC time: models/mem/memory_system.h). Both batches take turns
+    // in one round robin.
+    void stage(MemRequest& r);
+    void flush_direct();
+    // Instants whose requests came from more than one port (for tests).
+    uint64_t contended() const { return m_contended; }
+    // Hands over the staged requests (the end-of-instant service calls it, or the target after
+    // stage()).
+    void flush();
+
+private:
+    struct Staged {
+        uint64_t key;  // port, requester, arrival (the port rotated when the batch is handed over)
+        MemRequest* req;
+    };
+    static void add(std::vector<Staged>& to, MemRequest& r);
+    void hand_over(std::vector<Staged>& from);
+    detail::InstantEnd* m_end;
+    uint32_t m_ports;
+    uint32_t m_first = 0;  // the port with the highest priority at the next instant
+    std::function<void(MemRequest&)> m_accept;
+    std::vector<Staged> m_staged, m_direct, m_batch;
+    uint64_t m_contended = 0;
+};
+
+}  // namespace sfumato
