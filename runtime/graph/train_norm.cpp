@@ -65,7 +65,8 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     // (C1, C0) and broadcasts as (C1, 1, ..., C0); dX comes out in the same storage.
     int xv = fwd(x);
     const int xp = c0(xv) ? phys(xv) : -1, gp = xp >= 0 && c0(gy) ? phys(gy) : -1;
-    if (xp >= 0 && gp >= 0) {
+    const bool in_c0 = xp >= 0 && gp >= 0;
+    if (in_c0) {
         const Shape ps = m_tp.tensors[static_cast<size_t>(xp)].ref.shape;
         vec = {ps[1], ps.back()};
         cb.assign(ps.size() - 1, 1);
@@ -88,10 +89,25 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
              {alias(fwd(st.out[4]), vec), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
     const bool train_g = needs(gamma) && is_weight(gamma), train_b = needs(beta) && is_weight(beta);
     const int wg_g = train_g ? weight_grad(gamma) : -1, wg_b = train_b ? weight_grad(beta) : -1;
-    const int dbeta = emit(nm + "/dB", "ReduceSum", 11, red, {gy});
+    // Over the storage view: first over N (whole rows [N, C1 x H x W x C0], full vector width),
+    // then over the pixels of the N-times smaller [C1, H x W, C0] (per lane).
+    const Shape ps = m_tp.tensors[static_cast<size_t>(xv)].ref.shape;
+    auto channel_sum = [&](const std::string& what, int t) {
+        if (!in_c0) return emit(nm + what, "ReduceSum", 11, red, {t});
+        int64_t pix = 1;
+        for (size_t d = 2; d + 1 < ps.size(); ++d) pix *= ps[d];
+        const auto axes_of = [](Shape a) {
+            return attrs_of({{"axes", ref::Attr::of_ints(std::move(a))},
+                             {"keepdims", ref::Attr::of_int(0)},
+                             {"fp32_output", ref::Attr::of_int(1)}});
+        };
+        const int n_sum = emit(nm + what + "_n", "ReduceSum", 11, axes_of({0}), {alias(t, {ps[0], ps[1] * pix * ps.back()})});
+        return emit(nm + what, "ReduceSum", 11, axes_of({1}), {alias(n_sum, {ps[1], pix, ps.back()})});
+    };
+    const int dbeta = channel_sum("/dB", gy);
     const int xdy =
         emit(nm + "/xc_dy", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {xv, mean, gy});
-    const int s = emit(nm + "/sum_xc_dy", "ReduceSum", 11, red, {xdy});
+    const int s = channel_sum("/sum_xc_dy", xdy);
     const int dgamma = emit(nm + "/dscale", "Mul", 14, {}, {s, inv});
     if (needs(x)) {
         const int r = scalar(f32, -1.0 / std::sqrt(m)), q = scalar(f32, 1.0 / std::sqrt(m));

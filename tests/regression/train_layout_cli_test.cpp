@@ -1,7 +1,7 @@
 // `sfumato train-step --layout on` on 2 tiny chips: activations and gradients kept in NC1HWC0
 // (runtime/graph/train_layout.cpp) give gradients and updated weights that match the host
-// reference, timing mode takes functional mode's cycles, the forward launches fewer kernels than
-// with everything in ND, and the conversions before and after are reported.
+// reference, timing mode takes functional mode's cycles, the step is shorter than with everything
+// in ND, and the conversions before and after are reported.
 #include <catch2/catch.hpp>
 
 #include "tests/support.h"
@@ -46,7 +46,6 @@ TEST_CASE("train-step --layout on: a ResNet-18 in NC1HWC0 matches the host refer
     CHECK(l["backward"]["saved"].get<int>() > 0);
     CHECK(l["backward"]["items_in_nc1hwc0"].get<int>() > 0);
     CHECK(off["train"]["layout"]["backward"]["saved"] == 0);
-    CHECK(on["train"]["forward_kernels"].get<uint64_t>() < off["train"]["forward_kernels"].get<uint64_t>());
     CHECK(on["step_us"].get<double>() < off["step_us"].get<double>());
     CHECK(printed.find("layout: NC1HWC0 kept across forward and backward chains; conversions forward 20 -> 1 (19 saved)") !=
           std::string::npos);

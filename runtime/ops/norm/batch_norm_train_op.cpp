@@ -15,6 +15,10 @@
 // E[x^2] - E[x]^2, which cancels in a 2-byte type. The vendor's graph splits the same work into a
 // statistics kernel (sum and square sum in one pass) and an update kernel; one fused pass for
 // the statistics is not modelled here (X is read three times, D written and read once).
+// An NC1HWC0 X (a training step's layout pass keeps it so) with whole C0 blocks of channels runs
+// the same steps over its storage [N, C1, pixels, C0] viewed as ND: each reduction sums over N
+// first (whole rows) and then over the pixels per lane, and Y is one elementwise chain (X - mean)
+// k + B with k = scale / sqrt(var + eps) (plan_c0); Y comes out in NC1HWC0.
 #include <cmath>
 
 #include "runtime/ops/norm/common.h"
@@ -95,6 +99,10 @@ public:
         red.set("keepdims", ref::Attr::of_int(0));
         red.set("fp32_output", ref::Attr::of_int(1));
         const TensorRef scalar_ref = make_tensor({}, ref::ElemType::Float);
+        if (c0) {
+            plan_c0(n, dev, xs, stat_b, eps, mom, m);
+            return;
+        }
         sub(dev, "mean", "ReduceMean", 13, red, {xs}, {}, Slot::Out3, {Slot::In0});
         ref::Attrs chain;
         ref::Attr prog;
@@ -121,7 +129,7 @@ public:
     }
 
     std::vector<TensorRef> outputs() const override { return m_outs; }
-    uint64_t workspace_bytes() const override { return m_d + m_sub_ws; }
+    uint64_t workspace_bytes() const override { return m_d + m_part + m_k + m_sub_ws; }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t ws) const override {
@@ -131,7 +139,7 @@ public:
             for (size_t i = 0; i < ins.size(); ++i) ins[i].addr = addr(s.from[i], in, out, ws);
             TensorRef o = s.out;
             o.addr = addr(s.to, in, out, ws);
-            for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_d)) ks.push_back(std::move(k));
+            for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_d + m_part + m_k)) ks.push_back(std::move(k));
         }
         return ks;
     }
@@ -144,7 +152,8 @@ public:
 private:
     // Where a sub-kernel's operand lives: an input or output of the node, the workspace's D, or
     // nowhere (a folded constant).
-    enum class Slot : uint8_t { None, In0, In1, In2, In3, In4, Out0, Out1, Out2, Out3, Out4, Ws };
+    // NC1HWC0: Part holds a statistic summed over N, K the per-channel factor.
+    enum class Slot : uint8_t { None, In0, In1, In2, In3, In4, Out0, Out1, Out2, Out3, Out4, Ws, Part, K };
     struct Sub {
         std::unique_ptr<INodeOp> op;
         std::vector<TensorRef> in;
@@ -153,11 +162,13 @@ private:
         Slot to = Slot::None;
     };
 
-    static uint64_t addr(Slot s, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
-                         uint64_t ws) {
+    uint64_t addr(Slot s, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                  uint64_t ws) const {
         const int k = static_cast<int>(s);
         if (s == Slot::None) return 0;
         if (s == Slot::Ws) return ws;
+        if (s == Slot::Part) return ws + m_d;
+        if (s == Slot::K) return ws + m_d + m_part;
         if (s <= Slot::In4) return in.at(static_cast<size_t>(k - static_cast<int>(Slot::In0))).addr;
         return out.at(static_cast<size_t>(k - static_cast<int>(Slot::Out0))).addr;
     }
@@ -177,10 +188,68 @@ private:
         m_subs.push_back(std::move(s));
     }
 
+    // NC1HWC0 X of whole C0 blocks, its storage xs = [N, C1, pixels, C0] as ND. Every reduction
+    // first sums over N, a column sum of whole rows [N, C1 x pixels x C0] (full vector width),
+    // then over the pixels of the N-times smaller [C1, pixels, C0] (per lane). Y = (X - mean) k
+    // + B with k = scale / sqrt(var + eps), one elementwise chain in fp32 over the storage with
+    // the channel vectors as [C1, 1, C0] (the inference BatchNorm's NC1HWC0 form, rows of C0
+    // lanes a few pixels at a time, is several times slower on large planes).
+    void plan_c0(const NodeDesc& n, const DeviceInfo& dev, const TensorRef& xs, const TensorRef& stat_b, double eps,
+                 double mom, uint64_t m) {
+        const ref::ElemType f32 = ref::ElemType::Float;
+        const int64_t N = xs.shape[0], C1 = xs.shape[1], L = xs.shape[2], cb = xs.shape[3];
+        auto axes = [](std::vector<int64_t> a) {
+            ref::Attrs r;
+            r.set("axes", ref::Attr::of_ints(std::move(a)));
+            r.set("keepdims", ref::Attr::of_int(0));
+            r.set("fp32_output", ref::Attr::of_int(1));
+            return r;
+        };
+        TensorRef rows = xs;
+        rows.shape = {N, C1 * L * cb};
+        const TensorRef part = make_tensor({C1, L, cb}, f32), scalar_ref = make_tensor({}, f32);
+        m_part = align512(part.storage_bytes());
+        sub(dev, "mean_n", "ReduceMean", 13, axes({0}), {rows}, {}, Slot::Part, {Slot::In0});
+        sub(dev, "mean", "ReduceMean", 13, axes({1}), {part}, {}, Slot::Out3, {Slot::Part});
+        auto chain = [](std::vector<std::string> steps) {
+            ref::Attrs a;
+            ref::Attr prog;
+            prog.kind = ref::Attr::Kind::Strings;
+            prog.strings = std::move(steps);
+            a.set("program", prog);
+            a.set("fp32", ref::Attr::of_int(1));
+            return a;
+        };
+        const TensorRef d = make_tensor(xs.shape, f32);
+        m_d = align512(d.storage_bytes());
+        sub(dev, "centre", "ElementwiseChain", 1, chain({"Sub swap=1", "Mul"}), {stat_b, xs, scalar_ref},
+            {nullptr, nullptr, scalar(f32, 1.0 / std::sqrt(static_cast<double>(m)))}, Slot::Ws,
+            {Slot::Out3, Slot::In0, Slot::None});
+        TensorRef drows = d;
+        drows.shape = rows.shape;
+        sub(dev, "var_n", "ReduceSumSquare", 13, axes({0}), {drows}, {}, Slot::Part, {Slot::Ws});
+        sub(dev, "var", "ReduceSum", 11, axes({1}), {part}, {}, Slot::Out4, {Slot::Part});
+        const TensorRef stat = make_tensor({C1 * cb}, f32);
+        m_k = align512(stat.storage_bytes());
+        sub(dev, "k", "ElementwiseChain", 1, chain({"Add", "Sqrt", "Reciprocal", "Mul"}),
+            {stat, scalar_ref, n.inputs[1]}, {nullptr, scalar(f32, eps), nullptr}, Slot::K,
+            {Slot::Out4, Slot::None, Slot::In1});
+        TensorRef kb = stat_b, bb = n.inputs[2];
+        bb.shape = stat_b.shape;
+        sub(dev, "apply", "ElementwiseChain", 1, chain({"Sub", "Mul", "Add"}), {xs, stat_b, kb, bb}, {},
+            Slot::Out0, {Slot::In0, Slot::Out3, Slot::K, Slot::In2});
+        ref::Attrs ma;
+        ma.set("momentum", ref::Attr::of_float(mom));
+        sub(dev, "running_mean", "MovingAverage", 1, ma, {n.inputs[3], stat}, {}, Slot::Out1,
+            {Slot::In3, Slot::Out3});
+        sub(dev, "running_var", "MovingAverage", 1, ma, {n.inputs[4], stat}, {}, Slot::Out2,
+            {Slot::In4, Slot::Out4});
+    }
+
     NodeDesc m_node;
     std::vector<TensorRef> m_outs;
     std::vector<Sub> m_subs;
-    uint64_t m_d = 0, m_sub_ws = 0;
+    uint64_t m_d = 0, m_part = 0, m_k = 0, m_sub_ws = 0;
 };
 
 std::unique_ptr<INodeOp> make_batch_norm_train(const NodeDesc& n, const DeviceInfo& d) {
