@@ -322,7 +322,7 @@ TEST_CASE("energy: each local buffer's energy is its bytes at its price, and a v
     // The add reads 2 x n fp16 and writes n: every byte through the UB once.
     CHECK(ev(ae, "ub_gm_bytes") == 3.0 * 262144 * 2);
 
-    const std::string mm = "kernel matmul --m 512 --n 512 --k 512" + cfg;
+    const std::string mm = "kernel matmul --m 512 --n 512 --k 512 --out-dtype fp32" + cfg;
     const std::string dir = temp_dir("energy_buf_mm");
     REQUIRE(run_cli(mm + prices + " --out " + dir).code == 0);
     const auto s = read_json(dir + "/summary.json");
@@ -331,7 +331,7 @@ TEST_CASE("energy: each local buffer's energy is its bytes at its price, and a v
     REQUIRE(cube > 0);
     REQUIRE(ev(e, "l1_gm_bytes") > 0);
     REQUIRE(ev(e, "l0c_gm_bytes") > 0);
-    CHECK(ev(e, "l0c_gm_bytes") == 512.0 * 512 * 2);  // the fp16 output, drained once by FixPipe
+    CHECK(ev(e, "l0c_gm_bytes") == 512.0 * 512 * 4);  // the fp32 output, drained once by FixPipe
     // A 16x16x16 cube cycle: 1 KiB of L0A/L0B fractals read, a 1 KiB fp32 accumulator read and written.
     CHECK(comp(e, "l1") == Approx((mte1 + ev(e, "l1_gm_bytes")) * l1 * 1e-12).epsilon(1e-12));
     CHECK(comp(e, "l0a_l0b") == Approx((mte1 + cube * 1024) * l0ab * 1e-12).epsilon(1e-12));
