@@ -68,7 +68,8 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
             m_class_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle", std::string("busy cycles of ") + what[c]);
     }
     if (id == isa::Pipe::MTE2 || id == isa::Pipe::MTE3) {
-        m_ub_bytes = std::make_unique<Counter>(m_stats, "ub_bytes", "B", "GM bytes requested into or out of the UB");
+        m_ub_bytes =
+            std::make_unique<Counter>(m_stats, "ub_bytes", "B", "GM bytes requested into or out of the UB");
         m_l1_bytes = std::make_unique<Counter>(m_stats, "l1_bytes", "B",
                                                "GM bytes requested into or out of the L1 (and into L0A/L0B)");
     }

@@ -27,25 +27,25 @@ struct ChipParams;
 namespace sfumato::power {
 
 enum class Event : uint8_t {
-    CubeBusy,      // cycles, summed over cores (every input type)
-    CubeBusyFp32,  // the part of them on MADs of fp32 inputs
-    CubeBusyInt8,  // ... of int8 inputs
-    CubeBusyInt4,  // ... of int4 inputs (the rest: 16-bit inputs)
-    VectorBusy,    // cycles (every op class)
+    CubeBusy,                  // cycles, summed over cores (every input type)
+    CubeBusyFp32,              // the part of them on MADs of fp32 inputs
+    CubeBusyInt8,              // ... of int8 inputs
+    CubeBusyInt4,              // ... of int4 inputs (the rest: 16-bit inputs)
+    VectorBusy,                // cycles (every op class)
     VectorBusyTranscendental,  // the part of them on exp, ln, sqrt, rsqrt, reciprocal, div
     VectorBusyReduce,          // ... on reductions and sorts
     VectorBusyMove,            // ... on data movement and casts (the rest: simple arithmetic and logic)
-    ScalarBusy,    // cycles
-    Mte1Busy,      // cycles
+    ScalarBusy,                // cycles
+    Mte1Busy,                  // cycles
     // Bytes moved between GM and a local buffer (MTE2, MTE3 and FixPipe requests), by the buffer
     // they are written into or read out of: each core's MTE2 and MTE3 count them by the copy's
     // local side (chip/<core>/mte2/{l1,ub}_bytes), FixPipe's are the L2's fix requester's.
     L1GmBytes,   // GM -> L1 (and MTE2's straight GM -> L0A/L0B loads), L1 -> GM
     UbGmBytes,   // GM -> UB, UB -> GM
     L0cGmBytes,  // L0C -> GM (FixPipe)
-    AicActive,     // core-cycles an AIC (or coupled core) ran a block
-    AivActive,     // core-cycles an AIV ran a block
-    L2Bytes,       // bytes the L2 served or took (requests, fills from HBM, write-backs)
+    AicActive,   // core-cycles an AIC (or coupled core) ran a block
+    AivActive,   // core-cycles an AIV ran a block
+    L2Bytes,     // bytes the L2 served or took (requests, fills from HBM, write-backs)
     HbmActivates,
     HbmReadBytes,
     HbmWriteBytes,

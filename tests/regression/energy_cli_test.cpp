@@ -300,12 +300,15 @@ TEST_CASE("energy: a serving run reports energy per output token") {
           Approx((kernels + e["static_power_w"].get<double>() * seconds) / 64).epsilon(1e-9));
 }
 
-TEST_CASE("energy: each local buffer's energy is its bytes at its price, and a vector kernel touches only the UB") {
+TEST_CASE(
+    "energy: each local buffer's energy is its bytes at its price, and a vector kernel touches only the UB") {
     // Prices set here, so the expectations derive from them; the core voltage is the preset's nominal.
     const double l1 = 1.5, l0ab = 0.7, l0c = 0.9, ub = 1.1;
-    auto set = [](const char* k, double v) { return std::string(" --set chip.power.") + k + "=" + std::to_string(v); };
-    const std::string prices =
-        set("l1_pj_per_byte", l1) + set("l0ab_pj_per_byte", l0ab) + set("l0c_pj_per_byte", l0c) + set("ub_pj_per_byte", ub);
+    auto set = [](const char* k, double v) {
+        return std::string(" --set chip.power.") + k + "=" + std::to_string(v);
+    };
+    const std::string prices = set("l1_pj_per_byte", l1) + set("l0ab_pj_per_byte", l0ab) +
+                               set("l0c_pj_per_byte", l0c) + set("ub_pj_per_byte", ub);
     const std::string cfg = " --config " + config("ascend910b-like") + " --mode timing";
     const auto add = run_summary("energy_buf_add", "kernel add --n 262144" + cfg + prices);
     const auto& ae = add["energy"];
@@ -351,5 +354,6 @@ TEST_CASE("energy: each local buffer's energy is its bytes at its price, and a v
     const auto s2 = run_summary("energy_buf_mm2", mm + prices + set("l0c_pj_per_byte", 2 * l0c));
     CHECK(s2["total_cycles"] == s["total_cycles"]);
     CHECK(comp(s2["energy"], "l0c") == Approx(2 * comp(e, "l0c")).epsilon(1e-12));
-    for (const char* k : {"l1", "l0a_l0b", "ub", "cube", "l2", "hbm"}) CHECK(comp(s2["energy"], k) == comp(e, k));
+    for (const char* k : {"l1", "l0a_l0b", "ub", "cube", "l2", "hbm"})
+        CHECK(comp(s2["energy"], k) == comp(e, k));
 }
