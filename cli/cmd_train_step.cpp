@@ -1,6 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
 // [--lr X] [--optimizer O] [--precision P] [--steps N] [--loss-scale ...] [--ranks R]
-// [--recompute on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
+// [--recompute on|off] [--layout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -80,7 +80,8 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
                                                                  {"growth_interval", ts.scaling.growth_interval},
                                                                  {"growth", ts.scaling.growth},
                                                                  {"backoff", ts.scaling.backoff}}
-                                                : nlohmann::json("off")}};
+                                                : nlohmann::json("off")},
+            {"layout", graph::train_layout_json(*ts.plan, ts.tp)}};
 }
 
 // One line per run of steps: "step 1: scale 65536, skipped (overflow)".
@@ -108,6 +109,17 @@ void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_
     std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
                 static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
                 ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+    const nlohmann::json l = graph::train_layout_json(*ts.plan, ts.tp);
+    if (!ts.layout) {
+        std::printf("  layout: off (activations and gradients in ND; every convolution converts its operands)\n");
+    } else {
+        auto n = [&](const char* part, const char* k) { return l.contains(part) ? l[part].value(k, 0) : 0; };
+        std::printf("  layout: NC1HWC0 kept across forward and backward chains; conversions forward %d -> %d (%d saved), "
+                    "backward %d -> %d (%d saved: %d TransData, %d in-kernel; %d backward items on NC1HWC0)\n",
+                    n("forward", "before"), n("forward", "after"), n("forward", "saved"), n("backward", "before"),
+                    n("backward", "after"), n("backward", "saved"), n("backward", "transdata"),
+                    n("backward", "in_kernel"), n("backward", "items_in_nc1hwc0"));
+    }
 }
 
 void print_memory(const graph::TrainMemory& m, bool recompute) {
@@ -133,7 +145,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd";
+                recompute = "off", optimizer = "sgd", layout = "off";
     bool plan_only = false;
     int64_t batch = 1, ls_window = 2000;
     int steps = 1;
@@ -173,6 +185,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "recompute", po::value<std::string>(&recompute)->default_value("off"),
         "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
         "instead of keeping them | off")(
+        "layout", po::value<std::string>(&layout)->default_value("off"),
+        "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
+        "and pooling (TransData only at the boundaries) | off: everything ND")(
         "plan-only", po::bool_switch(&plan_only),
         "compile the step and print its memory plan without simulating it");
     add_reuse_option(d, reuse);
@@ -190,6 +205,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(bucket_mb > 0) || bucket_mb > 4096) throw InputError("--bucket-mb must be in (0, 4096]");
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
+    if (layout != "on" && layout != "off") throw InputError("--layout must be on or off, not '" + layout + "'");
     if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adamw" && optimizer != "lamb")
         throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
     graph::TrainSetup ts;
@@ -237,6 +253,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.layout = layout == "on";
     using Opt = graph::TrainOptions::Optimizer;
     ts.opt.optimizer = optimizer == "adamw"      ? Opt::AdamW
                        : optimizer == "momentum" ? Opt::Momentum

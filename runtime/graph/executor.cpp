@@ -3,6 +3,7 @@
 
 #include "runtime/ops/node_launch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -113,11 +114,14 @@ void Executor::know_ids(const std::vector<ref::HostTensor>& inputs) {
     for (const auto& [s, j] : m_id_steps) {
         const PlanStep& st = m_plan.steps[s];
         std::vector<int64_t> ids(inputs[j].data.size());
-        // A value no int64 holds (NaN, beyond +-2^63 from a file) becomes an id out of every
-        // table's range, which the op reports by name, instead of an undefined conversion.
+        const int64_t V = st.desc.inputs[0].shape.empty() ? 0 : st.desc.inputs[0].shape[0];
+        if (V <= 0) continue;
         for (size_t i = 0; i < ids.size(); ++i) {
-            const double v = inputs[j].data[i];
-            ids[i] = v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::max();
+            // As the row gather treats a loaded id: a negative one wraps, then clamped into [0, V)
+            // (in double, so a value no int64 holds, NaN included, converts to a valid row).
+            double v = inputs[j].data[i];
+            if (v < 0) v += static_cast<double>(V);
+            ids[i] = std::isnan(v) ? 0 : static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(V - 1)));
         }
         if (ids == m_known_ids[s] || ids.size() != st.desc.inputs[1].numel()) continue;
         ops::NodeDesc d = st.desc;

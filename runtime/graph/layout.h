@@ -27,7 +27,8 @@ struct LayoutChoice {
     int internal = 0;  // Convs still converting their own X
     int boundary = 0;  // TransData steps at the boundaries
 };
-LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev);
+// training: a training step's forward (only ops whose backward runs in NC1HWC0 keep it).
+LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev, bool training = false);
 // The inputs of node n that take its layout (a Conv's or pool's X; an elementwise op's tensor
 // operands of the output's shape).
 std::vector<size_t> layout_data_inputs(const Graph& g, const Node& n);

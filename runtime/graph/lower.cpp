@@ -18,7 +18,7 @@ using ops::Format;
 class Lowering {
 public:
     Lowering(Plan& p, const DeviceInfo& dev, const CompileOptions& opt)
-        : m_p(p), m_g(p.graph), m_dev(dev) {
+        : m_p(p), m_g(p.graph), m_dev(dev), m_training(opt.training) {
         m_views.name = "views";
         m_views.enabled = opt.on("views");
         m_format.name = "format";
@@ -28,7 +28,7 @@ public:
     }
 
     void run() {
-        if (m_layout.enabled) m_choice = choose_layout(m_g, m_dev);
+        if (m_layout.enabled) m_choice = choose_layout(m_g, m_dev, m_training);
         for (int id : m_g.inputs) m_p.inputs.push_back(value_tensor(id, nullptr));
         for (size_t i = 0; i < m_g.nodes.size(); ++i) lower_node(m_g.nodes[i], i);
         for (int id : m_g.outputs) {
@@ -383,6 +383,7 @@ private:
     Plan& m_p;
     Graph& m_g;
     const DeviceInfo& m_dev;
+    bool m_training = false;
     std::map<int, int> m_of_value;
     std::map<std::pair<int, int>, int> m_converted;
     PassReport m_views, m_format, m_layout;

@@ -74,7 +74,9 @@ bool pooling(const std::string& op) {
 
 // The node's inputs that follow its layout (the data inputs).
 std::vector<size_t> data_inputs(const Graph& g, const Node& n) {
-    if (n.op_type == "Conv" || pooling(n.op_type) || n.op_type == "BatchNormalization") return {0};
+    if (n.op_type == "Conv" || pooling(n.op_type) || n.op_type == "BatchNormalization" ||
+        n.op_type == "BatchNormTraining")
+        return {0};
     std::vector<size_t> out;
     if (n.op_type == "Concat") {
         for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -95,9 +97,9 @@ bool probe_c0(const Graph& g, const Node& n, const DeviceInfo& dev, bool y) {
     if (n.op_type == "Conv" && y) d.attrs.set("y_format", ref::Attr::of_string("NC1HWC0"));
     try {
         auto op = ops::make_node_op(d, dev);
-        for (const ops::TensorRef& t : op->outputs())
-            if ((t.format == Format::NC1HWC0) != (n.op_type != "Conv" || y)) return false;
-        return true;
+        // Output 0 follows (BatchNormTraining's statistics stay ND vectors).
+        const std::vector<ops::TensorRef> outs = op->outputs();
+        return !outs.empty() && (outs[0].format == Format::NC1HWC0) == (n.op_type != "Conv" || y);
     } catch (const InputError&) {
         return false;
     }
@@ -117,7 +119,7 @@ LayoutChoice settle(const Graph& g, const Candidates& k, const std::vector<char>
     c.y_c0 = allow_y;
     auto from_c0 = [&](int v) {
         const int p = k.producer[static_cast<size_t>(v)];
-        return p >= 0 && c.y_c0[static_cast<size_t>(p)];
+        return p >= 0 && c.y_c0[static_cast<size_t>(p)] && g.nodes[static_cast<size_t>(p)].outputs[0] == v;
     };
     // A Conv writes NC1HWC0 while some reader takes it; a pass-through op follows its inputs
     // when they all are NC1HWC0 (fixed point: both only drop out).
@@ -163,9 +165,20 @@ LayoutChoice settle(const Graph& g, const Candidates& k, const std::vector<char>
     return c;
 }
 
+// In a training step the backward reads the forward's activations and sends gradients back
+// through the same ops (train_layout.cpp): the ops kept in NC1HWC0 there are those whose
+// backward runs in it, a Conv of one group, MaxPool, GlobalAveragePool, BatchNormTraining, ReLU
+// and the residual Add / Sub.
+bool training_c0(const Node& n) {
+    static const std::set<std::string> s = {"Conv", "MaxPool", "GlobalAveragePool", "BatchNormTraining",
+                                            "Relu", "Add", "Sub"};
+    if (!s.count(n.op_type)) return false;
+    return n.op_type != "Conv" || n.attrs.get_int("group", 1) == 1;
+}
+
 }  // namespace
 
-LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
+LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev, bool training) {
     const size_t nn = g.nodes.size();
     Candidates k;
     k.conv_x.assign(nn, 0);
@@ -185,6 +198,7 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
         if (!runs[i] || n.op_type != "Conv") continue;
         ++convs;
         if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;
+        if (training && !training_c0(n)) continue;
         k.conv_x[i] = probe_c0(g, n, dev, false);
         k.conv_y[i] = k.conv_x[i] && probe_c0(g, n, dev, true);
         any = any || k.conv_y[i];
@@ -195,8 +209,10 @@ LayoutChoice choose_layout(const Graph& g, const DeviceInfo& dev) {
     for (size_t i = 0; i < nn && any; ++i) {
         const Node& n = g.nodes[i];
         const bool pool =
-            (pooling(n.op_type) || n.op_type == "BatchNormalization" || n.op_type == "Concat") &&
-            n.outputs.size() == 1;
+            ((pooling(n.op_type) || n.op_type == "BatchNormalization" || n.op_type == "Concat") &&
+             n.outputs.size() == 1) ||
+            n.op_type == "BatchNormTraining";
+        if (training && !training_c0(n)) continue;
         if (runs[i] && (pool || c0_elementwise(g, n)) && !data_inputs(g, n).empty())
             k.pass[i] = probe_c0(g, n, dev, true);
     }

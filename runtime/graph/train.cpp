@@ -19,7 +19,10 @@ int Builder::recompute(int pt) {
             root = m_p.tensors[static_cast<size_t>(root)].base;
         }
         if (off != 0 || !cheap_step(root)) return -1;
-        return alias(fwd(root), t.ref.shape);
+        const int r = fwd(root);
+        // A view the layout pass made reads its NC1HWC0 base as ND (same bytes).
+        if (m_tp.tensors[static_cast<size_t>(r)].ref.format != t.ref.format) return relabel(r, t.ref);
+        return alias(r, t.ref.shape);
     }
     if (!cheap_step(pt)) return -1;
     const PlanStep& st = m_p.steps[static_cast<size_t>(m_producer[static_cast<size_t>(pt)])];
@@ -191,12 +194,9 @@ void Builder::backward(const PlanStep& st) {
     } else if (op == "Conv") {
         conv(st, through_activation(st, gy));
     } else if (op == "GlobalAveragePool") {
-        const Shape& xs = pref(x).shape;
-        if (xs.size() != 4) refuse(st, "4-D input only");
-        ref::HostTensor k(pref(x).elem, {1, 1, xs[2], xs[3]});
-        for (double& v : k.data) v = 1.0 / static_cast<double>(xs[2] * xs[3]);
-        ref::round_to_type(k);
-        accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {gy, constant(k)}), st.name);
+        global_average_pool(st, gy);
+    } else if (op == "TransData") {  // a layout boundary: the gradient goes back in x's format
+        accumulate(x, gy, st.name);
     } else if (op == "MaxPool") {
         max_pool(st, gy);
     } else if (op == "BatchNormTraining") {
@@ -253,6 +253,10 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
     return Builder(fwd, dev, o, std::move(kept)).build();
 }
 
-std::set<std::string> train_passes() { return {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"}; }
+std::set<std::string> train_passes(bool layout) {
+    std::set<std::string> p = {"fold", "dce", "fuse_layernorm", "fuse_conv", "views"};
+    if (layout) p.insert("layout");
+    return p;
+}
 
 }  // namespace sfumato::graph

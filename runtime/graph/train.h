@@ -34,6 +34,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -96,7 +97,18 @@ struct Bucket {
     std::vector<size_t> updates;     // indices into TrainPlan::update
 };
 
+// Layout conversions of the backward (train_layout.cpp): those an all-ND backward makes inside
+// its convolution kernels (each ConvTranspose converts its dY, each weight gradient its X, to
+// NC1HWC0), and those this plan makes (TransData items plus the convolutions still converting).
+struct TrainLayout {
+    int before = 0;     // the ND backward's in-kernel conversions
+    int transdata = 0;  // TransData items (a gradient or activation between ND and NC1HWC0)
+    int in_kernel = 0;  // convolutions still converting an ND operand themselves
+    int kept = 0;       // backward items running on NC1HWC0 operands
+};
+
 struct TrainPlan {
+    TrainLayout layout;
     std::vector<TrainTensor> tensors;
     std::vector<TrainItem> backward;  // loss gradient and backward, in issue order
     std::vector<TrainItem> update;    // SGD or AdamW, one per weight
@@ -121,8 +133,18 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
 // folds it into a convolution. Returns how many nodes it rewrote.
 int train_graph(Graph& g);
 
-// The passes a training step compiles its forward with: constant folding and the cube epilogues
-// (bias, activation) only, everything in ND, so every forward op has a backward above.
-std::set<std::string> train_passes();
+// The passes a training step compiles its forward with: constant folding, the cube epilogues
+// (bias, activation) and, with `layout`, the layout pass in its training mode (activations kept
+// in NC1HWC0 through the ops whose backward runs in it, train_layout.cpp).
+std::set<std::string> train_passes(bool layout = false);
+
+// The host side of a train tensor that aliases another (train_layout.cpp): its values, made from
+// the aliased tensor's (a strided view, or between an NC1HWC0 tensor's values and its storage
+// view); h holds what is known, the result is cached there. Null when the source is unknown.
+const ref::HostTensor* host_alias(const TrainPlan& tp, std::vector<std::shared_ptr<ref::HostTensor>>& h, int id);
+
+// The layout figures of a step: the forward's layout pass (conversions before, after, saved)
+// and the backward's (TrainLayout).
+nlohmann::json train_layout_json(const Plan& p, const TrainPlan& tp);
 
 }  // namespace sfumato::graph

@@ -60,8 +60,14 @@ private:
         }
         for (const PlanStep& st : m_p.steps) {
             bool any = false;
-            for (int t : st.in)
-                if (t >= 0 && m_needs[static_cast<size_t>(t)]) any = true;
+            for (int t : st.in) {
+                if (t < 0) continue;
+                // A view the layout pass made (no step produces it) needs what its base needs.
+                const PlanTensor& pt = m_p.tensors[static_cast<size_t>(t)];
+                if (pt.kind == PlanTensor::Kind::View && m_producer[static_cast<size_t>(t)] < 0 && pt.base >= 0)
+                    m_needs[static_cast<size_t>(t)] = m_needs[static_cast<size_t>(t)] || m_needs[static_cast<size_t>(pt.base)];
+                if (m_needs[static_cast<size_t>(t)]) any = true;
+            }
             if (!any) continue;
             for (int t : st.out)
                 if (t >= 0) m_needs[static_cast<size_t>(t)] = true;
@@ -154,16 +160,25 @@ private:
         return a;
     }
 
-    // Adds g to the gradient of plan tensor t (the sum when it already has one).
-    void accumulate(int t, int g, const std::string& name) {
-        if (!needs(t) || is_weight(t)) return;
-        auto it = m_grad.find(t);
-        if (it == m_grad.end()) {
-            m_grad[t] = g;
-            return;
-        }
-        m_grad[t] = emit(name + "/sum", "Add", 14, {}, {it->second, g});
-    }
+    // Adds g to the gradient of plan tensor t (the sum when it already has one), in t's format
+    // (train_layout.cpp: g converted or relabelled when it is in another).
+    void accumulate(int t, int g, const std::string& name);
+
+    // train_layout.cpp: tensors in NC1HWC0 (the forward's layout pass kept them so).
+    bool c0(int tt) const { return m_tp.tensors[static_cast<size_t>(tt)].ref.format == ops::Format::NC1HWC0; }
+    // A train tensor reinterpreted with another ref (same bytes, no kernel).
+    int relabel(int of, ops::TensorRef like);
+    // NC1HWC0 train tensor tt as its storage, an ND [N, C1, spatial..., C0] tensor (a view) on
+    // which ND kernels (reductions per channel, broadcasts of channel vectors) run; -1 when C is
+    // not a multiple of C0 (padding channels would enter them). Back with relabel.
+    int phys(int tt);
+    Shape phys_shape(const ops::TensorRef& r) const;
+    // Train tensor tt in ND (a TransData item, once per tensor; as it is when ND already).
+    int nd(int tt, const std::string& name);
+    // g in the format and shape of `like` (relabel, or a TransData item).
+    int as_layout(int g, const ops::TensorRef& like, const std::string& name);
+    int transdata(int tt, ops::Format f, const std::string& name);
+    void global_average_pool(const PlanStep& st, int gy);
 
     // The gradient of weight w: an op writes it into the gradient block, then the bucket and the
     // update are planned.
@@ -208,7 +223,7 @@ private:
     // weight-gradient kernel cannot run): per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW)
     // with the offset's strided slice of the padded X^T (C, N*OH*OW), transposed; the offsets
     // concatenated.
-    void conv_wgrad_composed(const PlanStep& st, int gz, int& z2, int wg);
+    void conv_wgrad_composed(const PlanStep& st, int gz, int xn, int& z2, int wg);
     static constexpr int64_t kMaxWgradGroups = 16;
     void grouped_wgrad(const PlanStep& st, int gz, int wg);
 
@@ -253,6 +268,7 @@ private:
     std::vector<int> m_fwd, m_producer;
     std::vector<bool> m_needs;
     std::map<int, int> m_grad, m_wgrad;
+    std::map<std::pair<int, int>, int> m_converted;  // (train tensor, format) -> its TransData
     std::set<int> m_updated;
     Bucket m_cur;
     uint64_t m_gradblk = 0;

@@ -65,7 +65,27 @@ void Builder::conv(const PlanStep& st, int gz) {
                                  {"kernel_shape", ref::Attr::of_ints({ws[2], ws[3]})},
                                  {"output_padding", ref::Attr::of_ints(op)}});
         if (groups > 1) a.set("group", ref::Attr::of_int(groups));
-        accumulate(x, emit(st.name + "/dX", "ConvTranspose", 11, a, {gz, fwd(w)}), st.name);
+        // In NC1HWC0 (X's layout in the forward): the ConvTranspose writes dX in it and reads dZ
+        // as it is when it has no stride (a strided one spreads an NCHW dZ in its kernel).
+        ++m_tp.layout.before;
+        ref::Attrs a5 = a;
+        if (c0(fwd(x))) a5.set("y_format", ref::Attr::of_string("NC1HWC0"));
+        auto attempt = [&](int dz) {
+            try {
+                const int r = emit(st.name + "/dX", "ConvTranspose", 11, a5, {dz, fwd(w)});
+                ++m_tp.layout.kept;
+                return r;
+            } catch (const ops::UnsupportedError&) {
+                return -1;
+            }
+        };
+        int dx = c0(gz) ? attempt(gz) : -1;
+        if (dx < 0 && c0(fwd(x)) && (dx = attempt(nd(gz, st.name + "/dZ"))) >= 0) ++m_tp.layout.in_kernel;
+        if (dx < 0) {
+            dx = emit(st.name + "/dX", "ConvTranspose", 11, a, {nd(gz, st.name + "/dZ"), fwd(w)});
+            ++m_tp.layout.in_kernel;
+        }
+        accumulate(x, dx, st.name);
     }
     int z2 = -1;  // dZ^T as (M, N*OH*OW), made by the composed weight gradient
     const bool bias = st.in.size() > 2 && needs(st.in[2]);
@@ -75,28 +95,37 @@ void Builder::conv(const PlanStep& st, int gz) {
         // the weight-gradient convolution kernel (img2col of X on the cube, whole rows).
         bool done = false;
         if (groups > 1) {
-            grouped_wgrad(st, gz, wg);
+            grouped_wgrad(st, nd(gz, st.name + "/dZ"), wg);
             done = true;
         } else {
+            // X as the forward kept it (the kernel reads NC1HWC0 X without converting it); dZ
+            // in NCHW (read as M rows of pixels).
+            ++m_tp.layout.before;
             try {
                 const ref::Attrs a = attrs_of({{"kernel_shape", ref::Attr::of_ints({ws[2], ws[3]})},
                                                {"strides", ref::Attr::of_ints(s)},
                                                {"pads", ref::Attr::of_ints(p)},
                                                {"dilations", ref::Attr::of_ints({1, 1})}});
-                emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), gz}, wg);
+                emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), nd(gz, st.name + "/dZ")}, wg);
+                if (c0(fwd(x)))
+                    ++m_tp.layout.kept;
+                else
+                    ++m_tp.layout.in_kernel;
                 done = true;
             } catch (const ops::UnsupportedError&) {
+                --m_tp.layout.before;
             }
         }
-        if (!done) conv_wgrad_composed(st, gz, z2, wg);
+        if (!done) conv_wgrad_composed(st, nd(gz, st.name + "/dZ"), nd(fwd(x), st.name + "/X"), z2, wg);
         weight_done(w);
     }
-    if (bias) {  // dB = dZ summed over N, OH and OW (whole rows, fp32 partial sums)
+    if (bias) {  // dB = dZ summed over N, OH and OW (whole rows, fp32 partial sums; NC1HWC0: per lane)
         const int b = st.in[2];
         const int wg = weight_grad(b);
+        const int zp = c0(gz) ? phys(gz) : -1;
         emit(st.name + "/dB", "ReduceSum", 11,
-             attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}), {gz},
-             wg);
+             attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}),
+             {zp >= 0 ? zp : nd(gz, st.name + "/dZ")}, wg);
         weight_done(b);
     }
 }
@@ -169,7 +198,7 @@ void Builder::grouped_wgrad(const PlanStep& st, int gz, int wg) {
 // weight-gradient kernel cannot run): per kernel offset (a, b) one Gemm of dZ^T (M, N*OH*OW)
 // with the offset's strided slice of the padded X^T (C, N*OH*OW), transposed; the offsets
 // concatenated.
-void Builder::conv_wgrad_composed(const PlanStep& st, int gz, int& z2, int wg) {
+void Builder::conv_wgrad_composed(const PlanStep& st, int gz, int xn, int& z2, int wg) {
     const ref::Attrs& at = st.desc.attrs;
     const int x = st.in[0], w = st.in[1];
     const Shape &xs = pref(x).shape, &ws = pref(w).shape, &ys = pref(st.out[0]).shape;
@@ -182,7 +211,7 @@ void Builder::conv_wgrad_composed(const PlanStep& st, int gz, int& z2, int wg) {
         z2 = alias(zt, {m, n * oh * ow});
     }
     const int xt = emit(st.name + "/xT", "Transpose", 13,
-                        attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {fwd(x)});
+                        attrs_of({{"perm", ref::Attr::of_ints({1, 0, 2, 3})}}), {xn});
     int xpad = xt;
     if (p[0] || p[1]) {
         const Shape pp = {0, 0, p[0], p[1], 0, 0, p[2], p[3]};
@@ -233,10 +262,12 @@ void Builder::max_pool(const PlanStep& st, int gy) {
     for (int64_t d : at.get_ints("dilations", {1, 1}))
         if (d != 1) refuse(st, "dilated pooling has no backward here");
     if (at.get_string("auto_pad", "NOTSET") != "NOTSET") refuse(st, "auto_pad has no backward here");
-    // The MaxPool backward kernel (whole rows, one pass); the composition below where it
-    // cannot run.
+    // The MaxPool backward kernel (whole rows, one pass, NCHW: X, Y and dY converted when the
+    // forward kept them in NC1HWC0); the composition below where it cannot run.
+    const int xn = nd(fwd(x), st.name + "/X"), yn = nd(fwd(st.out[0]), st.name + "/Y");
+    gy = nd(gy, st.name + "/dY");
     try {
-        accumulate(x, emit(st.name + "/grad", "MaxPoolGrad", 1, at, {fwd(x), fwd(st.out[0]), gy}), st.name);
+        accumulate(x, emit(st.name + "/grad", "MaxPoolGrad", 1, at, {xn, yn, gy}), st.name);
         return;
     } catch (const ops::UnsupportedError&) {
     }
@@ -246,7 +277,7 @@ void Builder::max_pool(const PlanStep& st, int gy) {
     ref::HostTensor lowest(e, {});
     lowest.data[0] = -60000.0;  // below any activation (fp16's range ends at 65504)
     const Shape pads = {0, 0, p[0], p[1], 0, 0, ext[0] - xs[2] - p[0], ext[1] - xs[3] - p[1]};
-    const int xp = emit(st.name + "/pad", "Pad", 13, {}, {fwd(x), constant(*ints(pads)), constant(lowest)},
+    const int xp = emit(st.name + "/pad", "Pad", 13, {}, {xn, constant(*ints(pads)), constant(lowest)},
                         -1, {nullptr, ints(pads), std::make_shared<const ref::HostTensor>(lowest)});
     int sum = -1;
     for (int64_t a = 0; a < k[0]; ++a)
@@ -258,7 +289,7 @@ void Builder::max_pool(const PlanStep& st, int gy) {
                                 {xp, constant(*ints(starts)), constant(*ints(ends)), constant(*ints(axes)),
                                  constant(*ints(s))},
                                 -1, {nullptr, ints(starts), ints(ends), ints(axes), ints(s)});
-            const int eq = emit(nm + "/eq", "Equal", 13, {}, {xw, fwd(st.out[0])});
+            const int eq = emit(nm + "/eq", "Equal", 13, {}, {xw, yn});
             ref::HostTensor zero(e, {});
             const int zc = constant(zero);
             const int m = emit(nm + "/sel", "Where", 16, {}, {eq, gy, zc});

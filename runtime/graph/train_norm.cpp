@@ -56,9 +56,28 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     const ElemType f32 = ElemType::Float;
     Shape axes, cb(xs.size() - 1, 1);  // cb: (C, 1, ...), a channel vector broadcast against X
     cb[0] = xs[1];
+    Shape vec = {xs[1]};  // a channel vector
     double m = 1;
     for (size_t d = 0; d < xs.size(); ++d)
         if (d != 1) axes.push_back(static_cast<int64_t>(d)), m *= static_cast<double>(xs[d]);
+    // NC1HWC0 (the forward kept X so): every kernel runs over the storage views (N, C1, ...,
+    // C0) of X and dY (whole C0 blocks: no padding channel enters a sum), a channel vector is
+    // (C1, C0) and broadcasts as (C1, 1, ..., C0); dX comes out in the same storage.
+    int xv = fwd(x);
+    const int xp = c0(xv) ? phys(xv) : -1, gp = xp >= 0 && c0(gy) ? phys(gy) : -1;
+    if (xp >= 0 && gp >= 0) {
+        const Shape ps = m_tp.tensors[static_cast<size_t>(xp)].ref.shape;
+        vec = {ps[1], ps.back()};
+        cb.assign(ps.size() - 1, 1);
+        cb.front() = ps[1], cb.back() = ps.back();
+        axes.clear();
+        for (size_t d = 0; d + 1 < ps.size(); ++d)
+            if (d != 1) axes.push_back(static_cast<int64_t>(d));
+        xv = xp, gy = gp;
+        ++m_tp.layout.kept;
+    } else {
+        xv = nd(xv, st.name + "/X"), gy = nd(gy, st.name + "/dY");
+    }
     const ref::Attrs red = attrs_of({{"axes", ref::Attr::of_ints(axes)},
                                      {"keepdims", ref::Attr::of_int(0)},
                                      {"fp32_output", ref::Attr::of_int(1)}});
@@ -66,12 +85,12 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     const int mean = alias(fwd(st.out[3]), cb);
     const int inv =
         emit(nm + "/invstd", "ElementwiseChain", 1, Builder::fp32_chain({"Add", "Sqrt", "Reciprocal"}),
-             {fwd(st.out[4]), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
+             {alias(fwd(st.out[4]), vec), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
     const bool train_g = needs(gamma) && is_weight(gamma), train_b = needs(beta) && is_weight(beta);
     const int wg_g = train_g ? weight_grad(gamma) : -1, wg_b = train_b ? weight_grad(beta) : -1;
     const int dbeta = emit(nm + "/dB", "ReduceSum", 11, red, {gy});
     const int xdy =
-        emit(nm + "/xc_dy", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {fwd(x), mean, gy});
+        emit(nm + "/xc_dy", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {xv, mean, gy});
     const int s = emit(nm + "/sum_xc_dy", "ReduceSum", 11, red, {xdy});
     const int dgamma = emit(nm + "/dscale", "Mul", 14, {}, {s, inv});
     if (needs(x)) {
@@ -80,10 +99,10 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
                             {dgamma, inv, r, q});
         const int k2 =
             emit(nm + "/k2", "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Mul"}), {dbeta, r, q});
-        const int k3 = emit(nm + "/k3", "Mul", 14, {}, {inv, fwd(gamma)});
+        const int k3 = emit(nm + "/k3", "Mul", 14, {}, {inv, alias(fwd(gamma), vec)});
         const int dx =
             emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul", "Add", "Add", "Mul"}),
-                 {fwd(x), mean, alias(k1, cb), gy, alias(k2, cb), alias(k3, cb)});
+                 {xv, mean, alias(k1, cb), gy, alias(k2, cb), alias(k3, cb)});
         accumulate(x, dx, nm);
     }
     // The weight gradients in the weights' type, after their last reader (their bucket may be

@@ -16,7 +16,7 @@ namespace sfumato::graph {
 void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     graph = std::make_unique<Graph>(std::move(g));
     train_graph(*graph);
-    copt.passes = train_passes();
+    copt.passes = train_passes(layout);
     copt.streams = 1;
     copt.training = true;
     const auto shapes = default_input_shapes(*graph, batch);
@@ -43,27 +43,6 @@ int64_t index_bound(const Plan& p, int t) {
         throw InputError("train-step: input '" + p.tensors[static_cast<size_t>(t)].name +
                          "' is not a float tensor, nor the indices of an embedding (a Gather along axis 0)");
     return bound;
-}
-
-// A host copy of a strided view (TensorRef strides, in elements) of src's contiguous data.
-std::shared_ptr<ref::HostTensor> view_of(const ref::HostTensor& src, const ops::TensorRef& v) {
-    auto out = std::make_shared<ref::HostTensor>(src.type, v.shape);
-    if (v.strides.empty()) {
-        out->data = src.data;
-        return out;
-    }
-    const size_t r = v.shape.size();
-    std::vector<int64_t> idx(r, 0);
-    for (size_t k = 0; k < out->data.size(); ++k) {
-        int64_t off = 0;
-        for (size_t d = 0; d < r; ++d) off += idx[d] * v.strides[d];
-        out->data[k] = src.data.at(static_cast<size_t>(off));
-        for (size_t d = r; d-- > 0;) {
-            if (++idx[d] < v.shape[d]) break;
-            idx[d] = 0;
-        }
-    }
-    return out;
 }
 
 }  // namespace
@@ -184,7 +163,17 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
     for (size_t i = 0; i < p.inputs.size(); ++i) fwd[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(ts.inputs[r][i]);
     for (const PlanStep& st : p.steps) {
         std::vector<const ref::HostTensor*> in;
-        for (int t : st.in) in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
+        for (int t : st.in) {
+            // A view the layout pass made (same bytes in ND as its NC1HWC0 base): the base's values.
+            const PlanTensor& pt = p.tensors[static_cast<size_t>(std::max(t, 0))];
+            if (t >= 0 && !fwd[static_cast<size_t>(t)] && pt.kind == PlanTensor::Kind::View && pt.base >= 0)
+                fwd[static_cast<size_t>(t)] = fwd[static_cast<size_t>(pt.base)];
+            in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
+        }
+        if (st.op_type == "TransData") {  // a layout conversion: the same values
+            fwd[static_cast<size_t>(st.out[0])] = fwd[static_cast<size_t>(st.in[0])];
+            continue;
+        }
         ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
         std::vector<ref::HostTensor> o = ref::run_ref(n, in);
         for (size_t k = 0; k < st.out.size() && k < o.size(); ++k)
@@ -202,21 +191,14 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
         else if (t.kind == TrainTensor::Kind::Const) h[i] = std::make_shared<ref::HostTensor>(*t.value);
         else if (t.kind == TrainTensor::Kind::Target) h[i] = std::make_shared<ref::HostTensor>(ts.targets[r]);
     }
-    auto get = [&](int id) -> const ref::HostTensor* {
-        const TrainTensor& t = tp.tensors[static_cast<size_t>(id)];
-        if (t.kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(id)]) {
-            const ref::HostTensor* src = nullptr;
-            int a = t.alias;
-            while (tp.tensors[static_cast<size_t>(a)].kind == TrainTensor::Kind::Alias && !h[static_cast<size_t>(a)]) a = tp.tensors[static_cast<size_t>(a)].alias;
-            src = h[static_cast<size_t>(a)].get();
-            if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");
-            h[static_cast<size_t>(id)] = view_of(*src, t.ref);
-        }
-        return h[static_cast<size_t>(id)].get();
-    };
+    auto get = [&](int id) { return host_alias(tp, h, id); };
     for (const TrainItem& it : tp.backward) {
         std::vector<const ref::HostTensor*> in;
         for (int t : it.in) in.push_back(t >= 0 ? get(t) : nullptr);
+        if (it.desc.op_type == "TransData") {  // a layout conversion: the same values
+            h[static_cast<size_t>(it.out[0])] = std::make_shared<ref::HostTensor>(*in.at(0));
+            continue;
+        }
         ref::RefNode n{it.desc.name, it.desc.op_type, it.desc.opset, it.desc.attrs, 1};
         if (it.desc.op_type == "LossGrad" && loss_mult != 1)
             n.attrs.set("scale", ref::Attr::of_float(it.desc.attrs.get_float("scale", 1) * loss_mult));

@@ -43,7 +43,9 @@ public:
         if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and W");
         const TensorRef &x = n.inputs[0], &w = n.inputs[1];
         m_w_nc1hwc0 = w.format == Format::NC1HWC0 && n.op_type == "Conv";
-        m_x_5hd = x.format == Format::NC1HWC0 && n.op_type == "Conv";
+        // ConvTranspose (a training step's data gradient) takes X in NC1HWC0 with one group and
+        // stride 1 (nothing to spread: load3d's pads are the borders), and writes Y in it.
+        m_x_5hd = x.format == Format::NC1HWC0;
         m_y_5hd = n.attrs.get_string("y_format", "ND") == "NC1HWC0";
         for (const TensorRef* t : {&x, &w}) {
             const bool fractal = (t == &w && m_w_nc1hwc0) || (t == &x && m_x_5hd);
@@ -76,10 +78,10 @@ public:
         // group's channels are C0 blocks of the packed NC1HWC0 tensor.
         const bool c0_groups =
             m_g.group == 1 || (m_g.c_per_group() % c0x == 0 && m_g.m_per_group() % 16 == 0);
-        if ((m_x_5hd || m_y_5hd) && (n.op_type != "Conv" || !c0_groups))
+        if ((m_x_5hd || m_y_5hd) && (n.op_type == "Conv" ? !c0_groups : m_g.group != 1))
             throw UnsupportedError(n,
                                    "NC1HWC0 X or Y only for a Conv of one group or of groups of whole C0 "
-                                   "blocks of input and 16 output channels");
+                                   "blocks of input and 16 output channels, or a ConvTranspose of one group");
         if (m_y_5hd && m_epilogue)
             throw UnsupportedError(
                 n,
@@ -147,6 +149,8 @@ public:
             const bool padded = SH == 1 && SW == 1 && bt >= 0 && bl >= 0 && bb >= 0 && br >= 0 && bt < EH &&
                                 bb < EH && std::max({bt, bl, bb, br}) <= 255;
             m_padded = padded;
+            if (m_x_5hd && !padded)
+                throw UnsupportedError(n, "NC1HWC0 X of a ConvTranspose with a stride (the spread needs NCHW)");
             if (padded) {
                 xc.hd = xc.h, xc.wd = xc.w;
                 p.hi = xc.h, p.wi = xc.w, p.sh = p.sw = 1;

@@ -41,9 +41,12 @@ public:
     ConvWgradNode(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
         if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and dY");
         const TensorRef &x = n.inputs[0], &dy = n.inputs[1];
+        // X may arrive in NC1HWC0 (a training step's layout pass kept it): the cube reads it as
+        // it is, no conversion kernel. dY is read as M rows of pixels (ND->NZ into L1), so NCHW.
+        m_x_5hd = x.format == Format::NC1HWC0;
         for (const TensorRef* t : {&x, &dy}) {
-            if (t->format != Format::ND || !t->contiguous())
-                throw UnsupportedError(n, "X and dY must be contiguous NCHW (ND) tensors");
+            if ((t->format != Format::ND && !(t == &x && m_x_5hd)) || !t->contiguous())
+                throw UnsupportedError(n, "X (NCHW or NC1HWC0) and dY (NCHW) must be contiguous");
             if (t->shape.size() != 4) throw UnsupportedError(n, "X and dY must be 4-D (2-D convolutions)");
             for (int64_t d : t->shape)
                 if (d <= 0 || d > 65535) throw UnsupportedError(n, "a dimension outside 1..65535 in " + ref::shape_str(t->shape));
@@ -94,7 +97,7 @@ public:
         }
         if (q.parts == 1) q.out = dt;
         const int64_t ncol = q.ncol();
-        m_x5 = align512(xc.dst_elems() * es);
+        m_x5 = m_x_5hd ? 0 : align512(xc.dst_elems() * es);
         m_part = align512(uint64_t{q.parts} * M * ncol * isa::dtype_size(q.out));
         m_direct = RS == 1 && C % c0 == 0;  // load3d's column order is dW's
         ref::ElemType f32 = ref::ElemType::Float;
@@ -161,9 +164,12 @@ public:
         std::vector<KernelDesc> ks;
         Nc1hwc0Plan xc = m_xconv;
         xc.src = in.at(0).addr, xc.dst = ws;
-        ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
+        if (m_x_5hd)
+            xc.dst = in.at(0).addr;
+        else
+            ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
         ConvWgradPlan p = m_plan;
-        p.x5 = ws, p.dy = in.at(1).addr;
+        p.x5 = xc.dst, p.dy = in.at(1).addr;
         p.dw = m_subs.empty() && !m_oihw_kernel ? out.at(0).addr : ws + m_x5;
         KernelDesc kd;
         kd.name = nm;
@@ -202,7 +208,8 @@ public:
         return "dY (A, ND->NZ) x img2col(X)^T (load3d transposed into L0B), tiles " + std::to_string(p.base_m) +
                " channels x " + std::to_string(p.base_n) + " columns, " + std::to_string(p.rows_out) +
                " output rows per L1 chunk, images in " + std::to_string(p.parts) + " share(s)" +
-               (m_direct ? "" : m_oihw_kernel ? ", then to OIHW (gather)" : ", then to OIHW (Transpose)");
+               (m_direct ? "" : m_oihw_kernel ? ", then to OIHW (gather)" : ", then to OIHW (Transpose)") +
+               (m_x_5hd ? ", X in NC1HWC0" : "");
     }
 
 private:
@@ -218,6 +225,7 @@ private:
     Nc1hwc0Plan m_xconv;
     ConvWgradPlan m_plan;
     bool m_direct = false;
+    bool m_x_5hd = false;  // X arrives in NC1HWC0 (no conversion kernel)
     bool m_oihw_kernel = false;  // load3d's column order to OIHW by oihw_kernel (else Transpose, Slice)
     OihwPlan m_oihw;
     std::vector<Sub> m_subs;

@@ -36,11 +36,23 @@ class BatchNormTrainOp : public INodeOp {
 public:
     BatchNormTrainOp(const NodeDesc& n, const DeviceInfo& dev) : m_node(n) {
         const TensorRef& x = need_input(n, 0, "X");
-        float_input(n, 0, "X");
-        if (x.format != Format::ND || !x.contiguous())
-            throw UnsupportedError(n, "X must be a contiguous ND tensor");
+        const bool c0 = x.format == Format::NC1HWC0;
+        {
+            NodeDesc probe = n;  // X's type (its format is checked below)
+            probe.inputs[0].format = Format::ND;
+            float_input(probe, 0, "X");
+        }
+        if ((x.format != Format::ND && !c0) || !x.contiguous())
+            throw UnsupportedError(n, "X must be a contiguous ND or NC1HWC0 tensor");
         if (x.shape.size() < 2) throw UnsupportedError(n, "X needs rank >= 2");
         const int64_t C = x.shape[1];
+        // NC1HWC0 (the layout pass keeps X so): the statistics reduce the storage [N, C1,
+        // pixels, C0] over N and the pixels, each lane on its own, which gives [C1, C0] = [C] when
+        // C fills whole C0 blocks (no padding channel, so none enters a statistic).
+        const int64_t cb = 32 / static_cast<int64_t>(isa::dtype_size(x.dtype));
+        if (c0 && (x.shape.size() < 3 || C % cb != 0))
+            throw UnsupportedError(n, "NC1HWC0 X needs spatial dims and whole C0 blocks of channels (C " +
+                                          std::to_string(C) + ", C0 " + std::to_string(cb) + ")");
         static const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
         for (size_t i = 1; i < 5; ++i) {
             const TensorRef& p = need_input(n, i, names[i]);
@@ -58,6 +70,13 @@ public:
                 axes.push_back(static_cast<int64_t>(d));
                 m *= static_cast<uint64_t>(x.shape[d]);
             }
+        TensorRef xs = x;  // what the statistics' kernels read: X, or its NC1HWC0 storage as ND
+        if (c0) {
+            const int64_t pixels = static_cast<int64_t>(m) / x.shape[0];
+            xs.format = Format::ND;
+            xs.shape = {x.shape[0], C / cb, pixels, cb};
+            axes = {0, 2};
+        }
         if (m == 0) throw UnsupportedError(n, "X has no element");
         // One value per channel: the variance is 0 and every output is B, whatever X (the
         // frameworks refuse it too).
@@ -66,25 +85,26 @@ public:
                                           ref::shape_str(x.shape) + "): a larger batch or image");
         const TensorRef stat = make_tensor({C}, ref::ElemType::Float),
                         running = tensor_like(n.inputs[3], {C});
-        TensorRef stat_b = stat;  // (C, 1, ...): broadcast against X
+        TensorRef stat_b = stat;  // (C, 1, ...): broadcast against X; NC1HWC0: (C1, 1, C0)
         stat_b.shape.assign(x.shape.size() - 1, 1);
         stat_b.shape[0] = C;
+        if (c0) stat_b.shape = {C / cb, 1, cb};
         m_outs = {x, running, running, stat, stat};
         ref::Attrs red;
         red.set("axes", ref::Attr::of_ints(axes));
         red.set("keepdims", ref::Attr::of_int(0));
         red.set("fp32_output", ref::Attr::of_int(1));
         const TensorRef scalar_ref = make_tensor({}, ref::ElemType::Float);
-        sub(dev, "mean", "ReduceMean", 13, red, {x}, {}, Slot::Out3, {Slot::In0});
+        sub(dev, "mean", "ReduceMean", 13, red, {xs}, {}, Slot::Out3, {Slot::In0});
         ref::Attrs chain;
         ref::Attr prog;
         prog.kind = ref::Attr::Kind::Strings;
         prog.strings = {"Sub swap=1", "Mul"};  // (X - mean) s, in fp32: the mean leads
         chain.set("program", prog);
         chain.set("fp32", ref::Attr::of_int(1));
-        TensorRef d = make_tensor(x.shape, ref::ElemType::Float);
+        TensorRef d = make_tensor(xs.shape, ref::ElemType::Float);
         m_d = align512(d.storage_bytes());
-        sub(dev, "centre", "ElementwiseChain", 1, chain, {stat_b, x, scalar_ref},
+        sub(dev, "centre", "ElementwiseChain", 1, chain, {stat_b, xs, scalar_ref},
             {nullptr, nullptr, scalar(ref::ElemType::Float, 1.0 / std::sqrt(static_cast<double>(m)))},
             Slot::Ws, {Slot::Out3, Slot::In0, Slot::None});
         sub(dev, "var", "ReduceSumSquare", 13, red, {d}, {}, Slot::Out4, {Slot::Ws});
