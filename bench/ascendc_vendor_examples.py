@@ -186,7 +186,7 @@ def run_example(mirror, rel, scratch, prefix, env0, run_timeout):
                 want = expected_output(mirror.read(rel + "/README.md"))
                 shown = want and all(w in demo_out for w in want)
                 res["matched"] = (shown or re.search(r"pass|success", demo_out, re.I) is not None) and \
-                    re.search(r"fail|error", demo_out, re.I) is None
+                    re.search(r"\b(fail|failed|error)\b", demo_out, re.I) is None
                 if not res["matched"]:
                     res["note"] = "self-check: " + demo_out.strip()[-200:].replace("\n", " | ")
         else:

@@ -5,6 +5,9 @@
 //   LayerNormGradBeta on LayerNorm's mean and variance (all 40 columns), DeepNorm (alpha 0.7).
 //   "quant": AscendQuant float -> int8 (296 elements, scale 3.1, offset 0.4), AscendDequant int32 x float
 //   scales ([5, 24]), AscendAntiQuant int8 -> half ([6, 48], two groups of 3 rows).
+//   "welford": WelfordUpdate and WelfordFinalize with counts (below).
+//   "norm_v2": LayerNorm with LayerNormPara (mean and rstd out; 36 valid of 40 columns, slices of 8 rows) and
+//   Normalize from that mean and the variance recomputed from rstd.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -317,10 +320,172 @@ int quant(const std::string& name) {
     return bad.empty() ? 0 : 1;
 }
 
+// ---- Welford ----
+constexpr uint32_t kWr = 2, kWab = 72, kWcomp = 70, kWparts = 16;
+constexpr float kNrec = 0.25f;
+
+}  // namespace
+
+// WelfordUpdate on [2, 72] (70 columns computed: two 64-lane chunks, the last partial), then WelfordFinalize
+// of the first row's first 16 results with counts 1..16, whose first count the kernel sets with SetValue
+// right after a Duplicate (the scalar write must land after the vector one: automatic synchronisation).
+extern "C" __global__ __aicore__ void welford_kernel(GM_ADDR x, GM_ADDR m, GM_ADDR v, GM_ADDR out) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> bx, bm, bv, bo, bc, bt;
+    const uint32_t n = kWr * kWab;
+    pipe.InitBuffer(bx, n * 4);
+    pipe.InitBuffer(bm, n * 4);
+    pipe.InitBuffer(bv, n * 4);
+    pipe.InitBuffer(bo, 2 * n * 4 + 64);
+    pipe.InitBuffer(bc, kWparts * 4);
+    pipe.InitBuffer(bt, 2 * n * 4);
+    AscendC::GlobalTensor<float> xg, mg, vg, og;
+    xg.SetGlobalBuffer((__gm__ float*)x, n);
+    mg.SetGlobalBuffer((__gm__ float*)m, n);
+    vg.SetGlobalBuffer((__gm__ float*)v, n);
+    og.SetGlobalBuffer((__gm__ float*)out, 2 * n + 16);
+    AscendC::LocalTensor<float> xl = bx.Get<float>(), ml = bm.Get<float>(), vl = bv.Get<float>(),
+                                o = bo.Get<float>();
+    AscendC::LocalTensor<int32_t> counts = bc.Get<int32_t>();
+    AscendC::DataCopy(xl, xg, n);
+    AscendC::DataCopy(ml, mg, n);
+    AscendC::DataCopy(vl, vg, n);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WelfordUpdateParam up{kWr, kWab, kWcomp, kNrec};
+    AscendC::WelfordUpdate<float, float>(o, o[n], ml, vl, xl, bt.Get<uint8_t>(), up);
+    AscendC::CreateVecIndex(counts, 1, kWparts);
+    AscendC::Duplicate(counts, 7, 8);
+    counts.SetValue(0, 1);  // counts: 1, 7 x 7, 9..16
+    AscendC::WelfordFinalizePara fp{1, kWparts, 0, 0, 0, 0, 1.0f / kWparts, 1.0f / 100.0f};
+    AscendC::WelfordFinalize<false>(o[2 * n], o[2 * n + 8], o, o[n], counts, bt.Get<uint8_t>(), fp);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(og, o, 2 * n + 16);
+}
+
+namespace {
+
+int welford(const std::string& name) {
+    const uint32_t n = kWr * kWab;
+    float* x = static_cast<float*>(AscendC::GmAlloc(n * 4));
+    float* m = static_cast<float*>(AscendC::GmAlloc(n * 4));
+    float* v = static_cast<float*>(AscendC::GmAlloc(n * 4));
+    float* o = static_cast<float*>(AscendC::GmAlloc((2 * n + 16) * 4));
+    for (uint32_t k = 0; k < n; ++k)
+        x[k] = static_cast<float>(std::sin(0.3 * k) * 50.0),
+        m[k] = static_cast<float>(std::cos(0.2 * k) * 20.0), v[k] = static_cast<float>(k % 13) * 3.0f;
+    std::memset(o, 0, (2 * n + 16) * 4);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(welford_kernel, 1, (uint8_t*)x, (uint8_t*)m, (uint8_t*)v, (uint8_t*)o);
+    std::string bad;
+    std::vector<float> om(n), ov(n);
+    for (uint32_t k = 0; k < n; ++k) {
+        const bool comp = k % kWab < kWcomp;
+        const float d = x[k] - m[k];
+        om[k] = comp ? d * kNrec + m[k] : m[k];
+        ov[k] = comp ? v[k] + d * (x[k] - om[k]) : v[k];
+        if (bad.empty() && (!close(o[k], om[k]) || !close(o[n + k], ov[k])))
+            bad = "WelfordUpdate element " + std::to_string(k) + ": (" + std::to_string(o[k]) + ", " +
+                  std::to_string(o[n + k]) + "), expected (" + std::to_string(om[k]) + ", " +
+                  std::to_string(ov[k]) + ")";
+    }
+    double mean = 0, var = 0;
+    for (uint32_t i = 0; i < kWparts; ++i) mean += (i == 0 ? 1 : i < 8 ? 7 : i + 1) * double{om[i]};
+    mean /= 100.0;
+    for (uint32_t i = 0; i < kWparts; ++i) {
+        const double c = i == 0 ? 1 : i < 8 ? 7 : i + 1;
+        var += ov[i] + c * (om[i] - mean) * (om[i] - mean);
+    }
+    var /= 100.0;
+    if (bad.empty() && (!close(o[2 * n], mean) || !close(o[2 * n + 8], var)))
+        bad = "WelfordFinalize: (" + std::to_string(o[2 * n]) + ", " + std::to_string(o[2 * n + 8]) +
+              "), expected (" + std::to_string(mean) + ", " + std::to_string(var) + ")";
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p :
+         {static_cast<void*>(x), static_cast<void*>(m), static_cast<void*>(v), static_cast<void*>(o)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+// ---- LayerNorm with LayerNormPara (mean, rstd) and Normalize ----
+extern "C" __global__ __aicore__ void norm_v2_kernel(GM_ADDR in, GM_ADDR out, LayerNormSeparateTiling t,
+                                                     uint32_t tmpBytes) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> bin, bout, btmp;
+    const uint32_t nin = kN + 2 * kH, nout = 2 * kN + 4 * kSlot;
+    pipe.InitBuffer(bin, nin * 4);
+    pipe.InitBuffer(bout, nout * 4);
+    pipe.InitBuffer(btmp, tmpBytes);
+    AscendC::GlobalTensor<float> ig, og;
+    ig.SetGlobalBuffer((__gm__ float*)in, nin);
+    og.SetGlobalBuffer((__gm__ float*)out, nout);
+    AscendC::LocalTensor<float> i = bin.Get<float>(), o = bout.Get<float>();
+    AscendC::LocalTensor<uint8_t> tmp = btmp.AllocTensor<uint8_t>();
+    AscendC::DataCopy(i, ig, nin);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    const AscendC::LocalTensor<float> mean = o[2 * kN], rstd = o[2 * kN + kSlot], var = o[2 * kN + 2 * kSlot];
+    AscendC::LayerNormPara lp{kRows, kValid, kH};
+    AscendC::LayerNorm<float, float>(o, mean, rstd, i, i[kN], i[kN + kH], kEps, tmp, lp, t);
+    AscendC::Mul(var, rstd, rstd, kRows);  // var = 1 / rstd^2 - eps, as the vendor's example does
+    AscendC::Reciprocal(var, var, kRows);
+    AscendC::Adds(var, var, -kEps, kRows);
+    AscendC::NormalizePara np{kRows, kValid, kH};
+    AscendC::Normalize<float, float>(o[kN], o[2 * kN + 3 * kSlot], mean, var, i, i[kN], i[kN + kH], tmp, kEps,
+                                     np);
+    btmp.FreeTensor(tmp);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(og, o, nout);
+}
+
+namespace {
+
+int norm_v2(const std::string& name) {
+    uint32_t mx = 0, mn = 0;
+    const ge::Shape shape({kRows, kH});
+    AscendC::GetLayerNormMaxMinTmpSize(shape, 4, false, true, false, mx, mn);
+    LayerNormSeparateTiling t;
+    AscendC::GetLayerNormNDTilingInfo(shape, mn, 4, false, true, t);
+    const uint32_t nin = kN + 2 * kH, nout = 2 * kN + 4 * kSlot;
+    float* ind = static_cast<float*>(AscendC::GmAlloc(nin * 4));
+    float* outd = static_cast<float*>(AscendC::GmAlloc(nout * 4));
+    for (uint32_t k = 0; k < kN; ++k) ind[k] = xv(k);
+    for (uint32_t k = 0; k < 2 * kH; ++k) ind[kN + k] = gv(k);
+    std::memset(outd, 0, nout * 4);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(norm_v2_kernel, 1, (uint8_t*)ind, (uint8_t*)outd, t, mn);
+    std::vector<double> x(ind, ind + kN), y, m, v, rstd(kRows);
+    layer_norm(x, ind + kN, ind + kN + kH, kValid, y, m, v);
+    for (uint32_t r = 0; r < kRows; ++r) rstd[r] = 1.0 / std::sqrt(v[r] + kEps);
+    std::string bad =
+        t.sliceRows == 8 ? "" : "GetLayerNormNDTilingInfo: sliceRows " + std::to_string(t.sliceRows);
+    if (bad.empty()) bad = compare("LayerNorm (LayerNormPara)", outd, y, kH, kValid);
+    if (bad.empty()) bad = compare("LayerNorm mean", outd + 2 * kN, m, 1, 1);
+    if (bad.empty()) bad = compare("LayerNorm rstd", outd + 2 * kN + kSlot, rstd, 1, 1);
+    if (bad.empty()) bad = compare("Normalize", outd + kN, y, kH, kValid);
+    if (bad.empty()) bad = compare("Normalize rstd", outd + 2 * kN + 3 * kSlot, rstd, 1, 1);
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    AscendC::GmFree(ind);
+    AscendC::GmFree(outd);
+    return bad.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int norm_family(const std::string& name) {
+    if (name == "norm_v2") return norm_v2(name);
     if (name == "norm") return norm(name);
     if (name == "quant") return quant(name);
+    if (name == "welford") return welford(name);
     return -1;
 }

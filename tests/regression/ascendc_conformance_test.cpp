@@ -247,3 +247,9 @@ TEST_CASE("ascendc conformance: quantisation (AscendQuant, AscendDequant, Ascend
 TEST_CASE("ascendc conformance: advanced Sort (Concat, Sort, Extract) and TopK with finish flags") {
     family("sort_adv");
 }
+TEST_CASE(
+    "ascendc conformance: WelfordUpdate and WelfordFinalize, a LocalTensor SetValue ordered after the vector "
+    "write before it") {
+    family("welford");
+}
+TEST_CASE("ascendc conformance: LayerNorm with LayerNormPara (mean and rstd) and Normalize") { family("norm_v2"); }

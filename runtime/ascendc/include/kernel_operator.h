@@ -22,6 +22,7 @@
 #include "sfumato_ascendc/misc.h"
 #include "sfumato_ascendc/norm.h"
 #include "sfumato_ascendc/norm_grad.h"
+#include "sfumato_ascendc/norm_v2.h"
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/quant.h"
 #include "sfumato_ascendc/securec.h"
@@ -36,3 +37,4 @@
 #include "sfumato_ascendc/topk.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_more.h"
+#include "sfumato_ascendc/welford.h"

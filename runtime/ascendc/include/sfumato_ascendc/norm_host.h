@@ -111,4 +111,47 @@ inline bool GetDeepNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& or
     return sfumato_norm_host::fill(srcShape, o.ok ? o.h : 0, stackBufferSize, 1, 0, tiling);
 }
 
+// The [A, R] forms of LayerNorm (LayerNormPara) and Normalize (norm_v2.h): one block array, no row buffer.
+inline bool ar_bounds(const ge::Shape& shape, uint32_t& maxValue, uint32_t& minValue) {
+    maxValue = minValue = 0;
+    if (shape.GetDimNum() != 2 || shape.GetDim(0) <= 0 || shape.GetDim(1) <= 0 || shape.GetDim(0) > 65536 ||
+        shape.GetDim(1) > (1 << 20))
+        return false;
+    const uint32_t a = static_cast<uint32_t>(shape.GetDim(0)), r = static_cast<uint32_t>(shape.GetDim(1));
+    minValue = static_cast<uint32_t>(sfumato_adv::norm_slice_bytes(std::min(a, 8u), r, 1, 0));
+    maxValue =
+        static_cast<uint32_t>(sfumato_adv::norm_slice_bytes(std::min(a, sfumato_adv::kMaxRepeat), r, 1, 0));
+    return true;
+}
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool, const bool,
+                                      const bool, uint32_t& maxValue, uint32_t& minValue) {
+    ar_bounds(srcShape, maxValue, minValue);
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
+                                     const uint32_t, const bool, const bool,
+                                     LayerNormSeparateTiling& tiling) {
+    tiling = LayerNormSeparateTiling{};
+    uint32_t mx = 0, mn = 0;
+    if (!ar_bounds(srcShape, mx, mn)) return;
+    tiling.aLength = static_cast<uint32_t>(srcShape.GetDim(0)),
+    tiling.rLength = static_cast<uint32_t>(srcShape.GetDim(1));
+    tiling.sliceRows = sfumato_adv::norm_rows_fitting(stackBufferSize, tiling.aLength, tiling.rLength, 1, 0);
+    tiling.stackBufferSize = stackBufferSize;
+}
+inline void GetNormalizeMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const uint32_t, const bool,
+                                      const bool, const bool, uint32_t& maxValue, uint32_t& minValue) {
+    ar_bounds(srcShape, maxValue, minValue);
+}
+
+// WelfordUpdate (welford.h): two float rows of rnLength x abLength; WelfordFinalize: three 256-byte rows.
+inline void GetWelfordUpdateMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const uint32_t,
+                                          const bool, const bool, uint32_t& maxValue, uint32_t& minValue) {
+    const int64_t n = srcShape.GetShapeSize();
+    maxValue = minValue = n > 0 && n < (int64_t{1} << 28) ? static_cast<uint32_t>(n) * 8u : 0u;
+}
+inline void GetWelfordFinalizeMaxMinTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue,
+                                            uint32_t& minValue) {
+    maxValue = minValue = 3 * 256;
+}
+
 }  // namespace AscendC

@@ -36,11 +36,19 @@ SFUMATO_NORM_TILING(LayerNormGradTiling)
 SFUMATO_NORM_TILING(LayerNormGradBetaTiling)
 SFUMATO_NORM_TILING(DeepNormTiling)
 #undef SFUMATO_NORM_TILING
+// The LayerNorm form with LayerNormPara (norm_v2.h): [aLength, rLength] and the slice rows.
+struct LayerNormSeparateTiling {
+    uint32_t aLength = 0;
+    uint32_t rLength = 0;
+    uint32_t sliceRows = 0;
+    uint32_t stackBufferSize = 0;
+};
 
 namespace AscendC::tiling {
 using ::DeepNormTiling;
 using ::LayerNormGradBetaTiling;
 using ::LayerNormGradTiling;
+using ::LayerNormSeparateTiling;
 using ::LayerNormTiling;
 using ::RmsNormTiling;
 }  // namespace AscendC::tiling
@@ -48,6 +56,7 @@ namespace optiling {
 using ::DeepNormTiling;
 using ::LayerNormGradBetaTiling;
 using ::LayerNormGradTiling;
+using ::LayerNormSeparateTiling;
 using ::LayerNormTiling;
 using ::RmsNormTiling;
 }  // namespace optiling

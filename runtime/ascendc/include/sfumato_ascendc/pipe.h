@@ -131,6 +131,13 @@ public:
         ready();
         return LocalTensor<T>(m_b.template Get<sfumato::ascendc::storage_t<T>>(), pos);
     }
+    // AllocTensor/FreeTensor of a TBuf (newer kernels' spelling): the whole buffer, nothing to free.
+    template <class T>
+    LocalTensor<T> AllocTensor() {
+        return Get<T>();
+    }
+    template <class T>
+    void FreeTensor(LocalTensor<T>&) {}
     template <class T>
     LocalTensor<T> Get(uint32_t len) {
         LocalTensor<T> t = Get<T>();

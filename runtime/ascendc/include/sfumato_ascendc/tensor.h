@@ -4,7 +4,8 @@
 // once in SetGlobalBuffer; every copy checks its GM range against those bounds, so an access
 // outside the buffer stops the run naming the block and the call. A LocalTensor is a kernel-API
 // LocalTensor (context, buffer, address, element count, queue buffer) plus its logical position.
-// Scalar element access (GetValue/SetValue) reads and writes the simulated memories directly; on
+// Scalar element access (GetValue/SetValue) reads and writes the simulated memories directly (on a
+// LocalTensor once every pipe drained: the vendor compiler's automatic synchronisation); on
 // GM it is also the scalar unit's load or store (LD_GM/ST_GM through its data cache), and the
 // kernel continues at that point of simulated time. In timing mode, where no data exists, reads
 // return 0 (GM: except GmAlloc memory and small host-to-device copies, which the layer keeps).
@@ -173,7 +174,9 @@ public:
 
     T GetValue(uint32_t offset) const {
         static_assert(!kIsInt4<T>, "LocalTensor<int4b_t>::GetValue is not supported by sfumato's Ascend C layer");
-        sfumato::ascendc::enter("LocalTensor::GetValue");
+        // The vendor's compiler synchronises a scalar access of a local buffer with the pipes (its automatic
+        // synchronisation, on by default): modelled as the scalar unit waiting for every pipe to drain.
+        sfumato::ascendc::enter("LocalTensor::GetValue").ctx->pipe_barrier(sfumato::isa::Pipe::ALL);
         check_index(offset);
         T v{};
         sfumato::ascendc::local_scalar_read(m_t.pos(), m_t.address() + uint64_t{offset} * sizeof(T), &v,
@@ -183,7 +186,7 @@ public:
     template <class U>
     void SetValue(uint32_t offset, U value) const {
         static_assert(!kIsInt4<T>, "LocalTensor<int4b_t>::SetValue is not supported by sfumato's Ascend C layer");
-        sfumato::ascendc::enter("LocalTensor::SetValue");
+        sfumato::ascendc::enter("LocalTensor::SetValue").ctx->pipe_barrier(sfumato::isa::Pipe::ALL);
         check_index(offset);
         const T v = static_cast<T>(value);
         sfumato::ascendc::local_scalar_write(m_t.pos(), m_t.address() + uint64_t{offset} * sizeof(T), &v,
