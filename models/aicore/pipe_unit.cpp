@@ -67,6 +67,12 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
         for (int c = kTranscendental; c < kNumClasses; ++c)
             m_class_busy[c] = std::make_unique<Counter>(m_stats, names[c], "cycle", std::string("busy cycles of ") + what[c]);
     }
+    if (id == isa::Pipe::MTE2 || id == isa::Pipe::MTE3) {
+        m_ub_bytes =
+            std::make_unique<Counter>(m_stats, "ub_bytes", "B", "GM bytes requested into or out of the UB");
+        m_l1_bytes = std::make_unique<Counter>(m_stats, "l1_bytes", "B",
+                                               "GM bytes requested into or out of the L1 (and into L0A/L0B)");
+    }
     for (uint32_t i = 0; i < max_outstanding; ++i) {
         m_free_reqs.push_back(max_outstanding - 1 - i);
         m_reqs[i].client = this;
@@ -254,6 +260,10 @@ bool PipeUnit::issue_requests(Cycle now) {
         r.tag = m_cur.slot;
         ++f.pending;
         ++m_requests;
+        if (m_ub_bytes) {
+            const bool ub = f.op == isa::Opcode::COPY_GM_TO_UB || f.op == isa::Opcode::COPY_UB_TO_GM;
+            *(ub ? m_ub_bytes : m_l1_bytes) += chunk;
+        }
         m_cur.offset += chunk;
         if (m_cur.offset == pat.len) {
             m_cur.offset = 0;

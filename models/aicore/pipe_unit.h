@@ -154,6 +154,9 @@ private:
     static constexpr int kNumClasses = 4;
     uint8_t energy_class(const isa::Instr& in) const;
     std::unique_ptr<Counter> m_class_busy[kNumClasses];
+    // MTE2 and MTE3: the GM bytes they requested by the local buffer they wrote or read (the UB;
+    // the L1, with MTE2's straight loads into L0A/L0B), for the energy model. Observation only.
+    std::unique_ptr<Counter> m_ub_bytes, m_l1_bytes;
     Cycle m_wait_since;
 };
 

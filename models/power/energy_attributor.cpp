@@ -43,11 +43,17 @@ bool classify(const std::string& path, Event& ev, bool& occupancy) {
     for (const Rule& r : rules)
         if (ends_with(path, r.suffix)) return ev = r.ev, true;
     if (has(path, "/mem/l2/") && ends_with(path, "/bytes")) {
-        const bool buffer =
-            ends_with(path, "/mte2/bytes") || ends_with(path, "/mte3/bytes") || ends_with(path, "/fix/bytes");
-        ev = buffer ? Event::BufferBytes : Event::L2Bytes;
+        // MTE2's and MTE3's bytes are counted by buffer in their pipes (below); FixPipe reads L0C.
+        if (ends_with(path, "/mte2/bytes") || ends_with(path, "/mte3/bytes")) return false;
+        ev = ends_with(path, "/fix/bytes") ? Event::L0cGmBytes : Event::L2Bytes;
         return true;
     }
+    // Each core's MTE2 and MTE3 count the GM bytes they requested by the local buffer they wrote
+    // or read (models/aicore/pipe_unit.h): the same bytes the L2 counts for those requesters.
+    if (ends_with(path, "/mte2/ub_bytes") || ends_with(path, "/mte3/ub_bytes"))
+        return ev = Event::UbGmBytes, true;
+    if (ends_with(path, "/mte2/l1_bytes") || ends_with(path, "/mte3/l1_bytes"))
+        return ev = Event::L1GmBytes, true;
     if (has(path, "/ts/") && ends_with(path, "_occupancy")) {
         ev = has(path, "/ts/aiv") ? Event::AivActive : Event::AicActive;
         occupancy = true;
@@ -76,7 +82,8 @@ Events EventReader::read(double now_cycles) const {
     }
     // GM <-> buffer requests are L2 traffic too; fills from HBM are written into the L2 and
     // write-backs read out of it.
-    e[Event::L2Bytes] += e[Event::BufferBytes] + e[Event::HbmReadBytes] + e[Event::HbmWriteBytes];
+    e[Event::L2Bytes] += e[Event::L1GmBytes] + e[Event::UbGmBytes] + e[Event::L0cGmBytes] +
+                         e[Event::HbmReadBytes] + e[Event::HbmWriteBytes];
     return e;
 }
 
@@ -89,8 +96,8 @@ Events span_part(const Events& e) {
     for (Event ev :
          {Event::CubeBusyFp32, Event::CubeBusyInt8, Event::CubeBusyInt4, Event::VectorBusyTranscendental,
           Event::VectorBusyReduce, Event::VectorBusyMove, Event::AicActive, Event::AivActive,
-          Event::BufferBytes, Event::L2Bytes, Event::HbmActivates, Event::HbmReadBytes, Event::HbmWriteBytes,
-          Event::HbmRefreshes, Event::HostLinkBytes})
+          Event::L1GmBytes, Event::UbGmBytes, Event::L0cGmBytes, Event::L2Bytes, Event::HbmActivates,
+          Event::HbmReadBytes, Event::HbmWriteBytes, Event::HbmRefreshes, Event::HostLinkBytes})
         m[ev] = e[ev];
     return m;
 }

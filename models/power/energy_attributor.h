@@ -93,7 +93,7 @@ private:
 };
 
 // The events attributed to kernels by their spans: the memory system's (L2, HBM, links, GM <->
-// buffer bytes), the cores' active cycles, and the split of the cube's and the vector unit's busy
+// buffer bytes by buffer), the cores' active cycles, and the split of the cube's and the vector unit's busy
 // cycles by class; the pipes' busy cycles themselves come from the tasks.
 Events span_part(const Events& e);
 

@@ -17,7 +17,9 @@ const char* event_name(Event e) {
                                                   "vector_busy_cycles_move",
                                                   "scalar_busy_cycles",
                                                   "mte1_busy_cycles",
-                                                  "buffer_bytes",
+                                                  "l1_gm_bytes",
+                                                  "ub_gm_bytes",
+                                                  "l0c_gm_bytes",
                                                   "aic_active_cycles",
                                                   "aiv_active_cycles",
                                                   "l2_bytes",
@@ -33,7 +35,10 @@ std::vector<std::pair<std::string, double>> Breakdown::items() const {
     return {{"cube", cube},
             {"vector", vector},
             {"scalar", scalar},
-            {"buffers", buffers},
+            {"l1", l1},
+            {"l0a_l0b", l0ab},
+            {"l0c", l0c},
+            {"ub", ub},
             {"core_clock", core_clock},
             {"l2", l2},
             {"hbm", hbm},
@@ -53,7 +58,8 @@ ChipShape chip_shape(const ChipParams& p) {
     s.cube_macs_fp32 = m0 * n0 * p.core.cube_k0_fp32;
     s.cube_macs_int8 = m0 * n0 * p.core.cube_k0_int8;
     s.cube_macs_int4 = m0 * n0 * p.core.cube_k0_int4;
-    s.cube_l0_bytes_per_cycle = (m0 * k0 + k0 * n0) * 2 + m0 * n0 * 4 * 2;
+    s.cube_l0ab_bytes_per_cycle = (m0 * k0 + k0 * n0) * 2;
+    s.cube_l0c_bytes_per_cycle = m0 * n0 * 4 * 2;
     s.l2_mib = p.detailed_mem() ? static_cast<double>(p.mem.l2.size_bytes) / (1 << 20) : 0.0;
     s.hbm_stacks = p.detailed_mem() ? p.mem.hbm.stacks : 0.0;
     s.clock_hz = static_cast<double>(p.clock_mhz) * 1e6;
@@ -78,10 +84,13 @@ Breakdown EnergyModel::dynamic(const Events& e) const {
                 vr * m_p.vector_reduce_cycle_pj + vm * m_p.vector_move_cycle_pj) *
                pj * v2;
     b.scalar = e[Event::ScalarBusy] * m_p.scalar_cycle_pj * pj * v2;
-    // MTE1 reads L1 and writes L0A/L0B; GM traffic is written into or read out of a buffer once.
-    const double buf_bytes = e[Event::Mte1Busy] * m_p.mte1_bytes_per_cycle * 2 + e[Event::BufferBytes] +
-                             e[Event::CubeBusy] * m_shape.cube_l0_bytes_per_cycle;
-    b.buffers = buf_bytes * m_p.buffer_pj_per_byte * pj * v2;
+    // MTE1 reads L1 and writes L0A/L0B; a cube cycle reads L0A and L0B and reads and writes L0C;
+    // GM traffic is written into or read out of its buffer once.
+    const double mte1 = e[Event::Mte1Busy] * m_p.mte1_bytes_per_cycle, cube = e[Event::CubeBusy];
+    b.l1 = (mte1 + e[Event::L1GmBytes]) * m_p.l1_pj_per_byte * pj * v2;
+    b.l0ab = (mte1 + cube * m_shape.cube_l0ab_bytes_per_cycle) * m_p.l0ab_pj_per_byte * pj * v2;
+    b.l0c = (cube * m_shape.cube_l0c_bytes_per_cycle + e[Event::L0cGmBytes]) * m_p.l0c_pj_per_byte * pj * v2;
+    b.ub = e[Event::UbGmBytes] * m_p.ub_pj_per_byte * pj * v2;
     const double aic_clock = m_p.aic_clock_pj + (m_shape.coupled ? m_p.aiv_clock_pj.get() : 0.0);
     b.core_clock =
         (e[Event::AicActive] * aic_clock + (m_shape.coupled ? 0.0 : e[Event::AivActive] * m_p.aiv_clock_pj)) *

@@ -27,20 +27,25 @@ struct ChipParams;
 namespace sfumato::power {
 
 enum class Event : uint8_t {
-    CubeBusy,      // cycles, summed over cores (every input type)
-    CubeBusyFp32,  // the part of them on MADs of fp32 inputs
-    CubeBusyInt8,  // ... of int8 inputs
-    CubeBusyInt4,  // ... of int4 inputs (the rest: 16-bit inputs)
-    VectorBusy,    // cycles (every op class)
+    CubeBusy,                  // cycles, summed over cores (every input type)
+    CubeBusyFp32,              // the part of them on MADs of fp32 inputs
+    CubeBusyInt8,              // ... of int8 inputs
+    CubeBusyInt4,              // ... of int4 inputs (the rest: 16-bit inputs)
+    VectorBusy,                // cycles (every op class)
     VectorBusyTranscendental,  // the part of them on exp, ln, sqrt, rsqrt, reciprocal, div
     VectorBusyReduce,          // ... on reductions and sorts
     VectorBusyMove,            // ... on data movement and casts (the rest: simple arithmetic and logic)
-    ScalarBusy,    // cycles
-    Mte1Busy,      // cycles
-    BufferBytes,   // bytes moved between GM and the local buffers (MTE2, MTE3, FixPipe requests)
-    AicActive,     // core-cycles an AIC (or coupled core) ran a block
-    AivActive,     // core-cycles an AIV ran a block
-    L2Bytes,       // bytes the L2 served or took (requests, fills from HBM, write-backs)
+    ScalarBusy,                // cycles
+    Mte1Busy,                  // cycles
+    // Bytes moved between GM and a local buffer (MTE2, MTE3 and FixPipe requests), by the buffer
+    // they are written into or read out of: each core's MTE2 and MTE3 count them by the copy's
+    // local side (chip/<core>/mte2/{l1,ub}_bytes), FixPipe's are the L2's fix requester's.
+    L1GmBytes,   // GM -> L1 (and MTE2's straight GM -> L0A/L0B loads), L1 -> GM
+    UbGmBytes,   // GM -> UB, UB -> GM
+    L0cGmBytes,  // L0C -> GM (FixPipe)
+    AicActive,   // core-cycles an AIC (or coupled core) ran a block
+    AivActive,   // core-cycles an AIV ran a block
+    L2Bytes,     // bytes the L2 served or took (requests, fills from HBM, write-backs)
     HbmActivates,
     HbmReadBytes,
     HbmWriteBytes,
@@ -59,10 +64,12 @@ struct Events {
 
 // Energy by component, in joules.
 struct Breakdown {
-    double cube = 0, vector = 0, scalar = 0, buffers = 0, core_clock = 0;  // core dynamic
-    double l2 = 0, hbm = 0, host_link = 0;                                 // memory and I/O dynamic
-    double leakage = 0, hbm_background = 0, uncore = 0;                    // static
-    double dynamic() const { return cube + vector + scalar + buffers + core_clock + l2 + hbm + host_link; }
+    double cube = 0, vector = 0, scalar = 0, core_clock = 0;  // core dynamic
+    double l1 = 0, l0ab = 0, l0c = 0, ub = 0;                 // local buffers (L0ab: the L0A and the L0B)
+    double l2 = 0, hbm = 0, host_link = 0;                    // memory and I/O dynamic
+    double leakage = 0, hbm_background = 0, uncore = 0;       // static
+    double buffers() const { return l1 + l0ab + l0c + ub; }
+    double dynamic() const { return cube + vector + scalar + buffers() + core_clock + l2 + hbm + host_link; }
     double static_j() const { return leakage + hbm_background + uncore; }
     double total() const { return dynamic() + static_j(); }
     // (name, joules) in a fixed order, for reports.
@@ -75,8 +82,8 @@ struct ChipShape {
     double cube_macs_per_cycle = 0;  // fp16 MACs per cube busy cycle
     double cube_macs_fp32 = 0, cube_macs_int8 = 0, cube_macs_int4 = 0;  // the same for other inputs
     // Local-buffer bytes a cube busy cycle moves: an m0 x k0 fp16 fractal of L0A and a k0 x n0 one
-    // of L0B read, an m0 x n0 fp32 accumulator of L0C read and written.
-    double cube_l0_bytes_per_cycle = 0;
+    // of L0B read; an m0 x n0 fp32 accumulator of L0C read and written.
+    double cube_l0ab_bytes_per_cycle = 0, cube_l0c_bytes_per_cycle = 0;
     double l2_mib = 0;
     double hbm_stacks = 0;
     double clock_hz = 0;

@@ -27,7 +27,7 @@ PowerParams::PowerParams(const ParamScope& chip)
       cube_mac_pj(
           coef(scope, "cube_mac_pj", 0.40, "pJ",
                "per fp16 MAC in the cube's arithmetic (a busy cycle is m0*k0*n0 of them; its L0A/L0B reads "
-               "and L0C accumulation are priced as buffer bytes)",
+               "and L0C accumulation are priced at l0ab_pj_per_byte and l0c_pj_per_byte)",
                std::string("fp16 mul 1.1 + fp32 add 0.9 pJ, ") + kScaled, 100)),
       cube_mac_fp32_pj(coef(scope, "cube_mac_fp32_pj", 0.92, "pJ", "per fp32 MAC in the cube's arithmetic",
                             std::string("fp32 mul 3.7 + add 0.9 pJ, ") + kScaled, 100)),
@@ -46,20 +46,45 @@ PowerParams::PowerParams(const ParamScope& chip)
                "per busy cycle of a vector unit on exp, ln, sqrt, rsqrt, reciprocal or div (32 elements per "
                "cycle evaluated in fp32, a quarter of a repeat: per element 4x a simple op's cycles)",
                std::string("32 lanes x ~8 fp32 FMAs x 0.92 pJ + 128 B x 0.5 pJ/B, ") + kScaled, 1e5)),
-      vector_reduce_cycle_pj(coef(scope, "vector_reduce_cycle_pj", 120, "pJ",
-                                  "per busy cycle of a vector unit on reductions and sorts (about 128 B read from "
-                                  "the UB per cycle, an adder or comparator tree)",
-                                  std::string("128 B x 0.5 pJ/B + ~60 fp16 adds or compares, ") + kScaled, 1e5)),
-      vector_move_cycle_pj(coef(scope, "vector_move_cycle_pj", 260, "pJ",
-                                "per busy cycle of a vector unit on data movement and casts (UB-to-UB copies, "
-                                "conv, dup, broadcast, transpose, gathers: 256 B read and written)",
-                                std::string("512 B x 0.5 pJ/B + cast logic, ") + kScaled, 1e5)),
+      vector_reduce_cycle_pj(
+          coef(scope, "vector_reduce_cycle_pj", 120, "pJ",
+               "per busy cycle of a vector unit on reductions and sorts (about 128 B read from "
+               "the UB per cycle, an adder or comparator tree)",
+               std::string("128 B x 0.5 pJ/B + ~60 fp16 adds or compares, ") + kScaled, 1e5)),
+      vector_move_cycle_pj(
+          coef(scope, "vector_move_cycle_pj", 260, "pJ",
+               "per busy cycle of a vector unit on data movement and casts (UB-to-UB copies, "
+               "conv, dup, broadcast, transpose, gathers: 256 B read and written)",
+               std::string("512 B x 0.5 pJ/B + cast logic, ") + kScaled, 1e5)),
       scalar_cycle_pj(coef(scope, "scalar_cycle_pj", 15, "pJ",
                            "per busy cycle of a scalar unit (one instruction fetched, decoded and executed)",
                            std::string("RISC instruction overhead ~70 pJ, ") + kScaled, 1e5)),
-      buffer_pj_per_byte(coef(scope, "buffer_pj_per_byte", 0.5, "pJ/B",
-                              "local buffer (L1, L0A/B/C, UB) access per byte, read or write",
-                              std::string("32 KB SRAM 64-bit read 20 pJ = 2.5 pJ/B, ") + kScaled, 100)),
+      l1_pj_per_byte(coef(scope, "l1_pj_per_byte", 1.81, "pJ/B", "per byte read from or written into the L1",
+                          std::string("512 KiB SRAM 64-bit read ~72 pJ (log-log between 32 KB 20 pJ and 1 MB "
+                                      "100 pJ) = 9.1 pJ/B, ") +
+                              kScaled,
+                          100)),
+      l0ab_pj_per_byte(coef(
+          scope, "l0ab_pj_per_byte", 0.69, "pJ/B", "per byte read from or written into the L0A or the L0B",
+          std::string("64 KiB SRAM 64-bit read ~28 pJ (log-log between 32 KB 20 pJ and 1 MB "
+                      "100 pJ) = 3.4 pJ/B, ") +
+              kScaled,
+          100)),
+      l0c_pj_per_byte(
+          coef(scope, "l0c_pj_per_byte", 0.95, "pJ/B",
+               "per byte read from or written into the L0C (the cube's accumulator)",
+               std::string("128 KiB SRAM 64-bit read ~38 pJ (log-log between 32 KB 20 pJ and 1 MB "
+                           "100 pJ) = 4.8 pJ/B, ") +
+                   kScaled,
+               100)),
+      ub_pj_per_byte(
+          coef(scope, "ub_pj_per_byte", 1.15, "pJ/B",
+               "per byte the MTEs read from or write into the UB (the vector unit's own UB accesses "
+               "are in its per-cycle prices)",
+               std::string("192 KiB SRAM 64-bit read ~46 pJ (log-log between 32 KB 20 pJ and 1 MB "
+                           "100 pJ) = 5.7 pJ/B, ") +
+                   kScaled,
+               100)),
       mte1_bytes_per_cycle(scope, "mte1_bytes_per_cycle", 256, "B",
                            "bytes an MTE1 busy cycle moves from L1 into L0A/L0B (read once, written once) "
                            "(source: the L0A write width, VALIDATION.md 2c)",

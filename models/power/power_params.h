@@ -26,7 +26,8 @@ struct PowerParams {
     Param<double> vector_cycle_pj;       // per busy cycle of a vector unit on simple ops (one 256-B repeat)
     Param<double> vector_transcendental_cycle_pj, vector_reduce_cycle_pj, vector_move_cycle_pj;  // other classes
     Param<double> scalar_cycle_pj;       // per busy cycle of a scalar unit (one instruction)
-    Param<double> buffer_pj_per_byte;    // local buffer (L1, L0A/B/C, UB) access, per byte
+    // Local buffers, per byte read or written, each priced at its preset size.
+    Param<double> l1_pj_per_byte, l0ab_pj_per_byte, l0c_pj_per_byte, ub_pj_per_byte;
     Param<double> mte1_bytes_per_cycle;  // bytes an MTE1 busy cycle moves L1 -> L0A/L0B
     Param<double> aic_clock_pj;          // clock tree and control of an active (ungated) AIC, per cycle
     Param<double> aiv_clock_pj;          // the same for an AIV

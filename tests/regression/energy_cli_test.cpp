@@ -121,7 +121,7 @@ TEST_CASE("energy: twice the work doubles the dynamic energy of the kernel") {
     const double l2 = s1["device"]["l2_bytes"].get<double>();
     auto ev = [](const nlohmann::json& op, const char* k) { return op["energy_events"].value(k, 0.0); };
     CHECK(ev(two, "vector_busy_cycles") == 2 * ev(one, "vector_busy_cycles"));  // exactly twice the repeats
-    for (const char* k : {"hbm_read_bytes", "buffer_bytes"}) {
+    for (const char* k : {"hbm_read_bytes", "ub_gm_bytes"}) {
         INFO(k);
         CHECK(ev(two, k) == Approx(2 * ev(one, k)).epsilon(0.01));
     }
@@ -299,4 +299,62 @@ TEST_CASE("energy: a serving run reports energy per output token") {
     const double kernels = e["dynamic_j"].get<double>() - e["outside_kernels"]["dynamic_j"].get<double>();
     CHECK(e["per_output_token_j"].get<double>() ==
           Approx((kernels + e["static_power_w"].get<double>() * seconds) / 64).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "energy: each local buffer's energy is its bytes at its price, and a vector kernel touches only the UB") {
+    // Prices set here, so the expectations derive from them; the core voltage is the preset's nominal.
+    const double l1 = 1.5, l0ab = 0.7, l0c = 0.9, ub = 1.1;
+    auto set = [](const char* k, double v) {
+        return std::string(" --set chip.power.") + k + "=" + std::to_string(v);
+    };
+    const std::string prices = set("l1_pj_per_byte", l1) + set("l0ab_pj_per_byte", l0ab) +
+                               set("l0c_pj_per_byte", l0c) + set("ub_pj_per_byte", ub);
+    const std::string cfg = " --config " + config("ascend910b-like") + " --mode timing";
+    const auto add = run_summary("energy_buf_add", "kernel add --n 262144" + cfg + prices);
+    const auto& ae = add["energy"];
+    auto ev = [](const nlohmann::json& e, const char* k) { return e["events"].value(k, 0.0); };
+    auto comp = [](const nlohmann::json& e, const char* k) { return e["by_component_j"][k].get<double>(); };
+    // A vector add on a split chip: GM -> UB -> GM only.
+    REQUIRE(ev(ae, "ub_gm_bytes") > 0);
+    CHECK(ev(ae, "l1_gm_bytes") == 0);
+    CHECK(ev(ae, "l0c_gm_bytes") == 0);
+    CHECK(comp(ae, "l1") == 0);
+    CHECK(comp(ae, "l0a_l0b") == 0);
+    CHECK(comp(ae, "l0c") == 0);
+    CHECK(comp(ae, "ub") == Approx(ev(ae, "ub_gm_bytes") * ub * 1e-12).epsilon(1e-12));
+    // The add reads 2 x n fp16 and writes n: every byte through the UB once.
+    CHECK(ev(ae, "ub_gm_bytes") == 3.0 * 262144 * 2);
+
+    const std::string mm = "kernel matmul --m 512 --n 512 --k 512 --out-dtype fp32" + cfg;
+    const std::string dir = temp_dir("energy_buf_mm");
+    REQUIRE(run_cli(mm + prices + " --out " + dir).code == 0);
+    const auto s = read_json(dir + "/summary.json");
+    const auto& e = s["energy"];
+    const double mte1 = ev(e, "mte1_busy_cycles") * 256, cube = ev(e, "cube_busy_cycles");
+    REQUIRE(cube > 0);
+    REQUIRE(ev(e, "l1_gm_bytes") > 0);
+    REQUIRE(ev(e, "l0c_gm_bytes") > 0);
+    CHECK(ev(e, "l0c_gm_bytes") == 512.0 * 512 * 4);  // the fp32 output, drained once by FixPipe
+    // A 16x16x16 cube cycle: 1 KiB of L0A/L0B fractals read, a 1 KiB fp32 accumulator read and written.
+    CHECK(comp(e, "l1") == Approx((mte1 + ev(e, "l1_gm_bytes")) * l1 * 1e-12).epsilon(1e-12));
+    CHECK(comp(e, "l0a_l0b") == Approx((mte1 + cube * 1024) * l0ab * 1e-12).epsilon(1e-12));
+    CHECK(comp(e, "l0c") == Approx((cube * 2048 + ev(e, "l0c_gm_bytes")) * l0c * 1e-12).epsilon(1e-12));
+    CHECK(comp(e, "ub") == Approx(ev(e, "ub_gm_bytes") * ub * 1e-12).epsilon(1e-12));
+    // stats.h5 holds the same breakdown.
+    for (const char* k : {"l1", "l0a_l0b", "l0c", "ub"}) {
+        const std::string stat = std::string("chip/power/") + k + "_j";
+        const auto st = run_cli("stats " + dir + "/stats.h5 " + stat);
+        REQUIRE(st.code == 0);
+        const size_t at = st.output.find(stat);
+        REQUIRE(at != std::string::npos);
+        INFO(k);
+        CHECK(std::stod(st.output.substr(at + stat.size())) == Approx(comp(e, k)).epsilon(1e-6));
+    }
+    // Doubling the L0C price doubles the L0C energy only, and moves no cycle.
+    const auto s2 = run_summary("energy_buf_mm2", mm + prices + set("l0c_pj_per_byte", 2 * l0c));
+    CHECK(s2["total_cycles"] == s["total_cycles"]);
+    CHECK(comp(s2["energy"], "l0c") == Approx(2 * comp(e, "l0c")).epsilon(1e-12));
+    for (const char* k : {"l1", "l0a_l0b", "ub", "cube", "l2", "hbm"})
+        CHECK(comp(s2["energy"], k) == comp(e, k));
 }

@@ -27,7 +27,9 @@ Events some_events() {
     e[Event::VectorBusy] = 3e5;
     e[Event::ScalarBusy] = 2e5;
     e[Event::Mte1Busy] = 4e5;
-    e[Event::BufferBytes] = 1e8;
+    e[Event::L1GmBytes] = 6e7;
+    e[Event::UbGmBytes] = 3e7;
+    e[Event::L0cGmBytes] = 1e7;
     e[Event::AicActive] = 2e7;
     e[Event::AivActive] = 4e7;
     e[Event::L2Bytes] = 3e8;
@@ -161,4 +163,54 @@ TEST_CASE("energy model: the vector unit is priced per busy cycle of its op clas
     over[Event::VectorBusy] = 10;
     over[Event::VectorBusyMove] = 20;
     CHECK(m.dynamic(over).vector == Approx(20 * pp.vector_move_cycle_pj * 1e-12));
+}
+
+TEST_CASE("energy model: each local buffer's energy is its bytes at its own price") {
+    Loaded l("ascend910b-like");
+    const PowerParams& pp = l.p->power;
+    const EnergyModel m(pp, chip_shape(*l.p));
+    const double m0 = l.p->core.cube_m0, n0 = l.p->core.cube_n0, k0 = l.p->core.cube_k0_16bit;
+    const Events e = some_events();
+    const double cube = e[Event::CubeBusy], mte1 = e[Event::Mte1Busy] * pp.mte1_bytes_per_cycle;
+    // MTE1 reads L1 and writes L0A/L0B; a cube cycle reads an L0A and an L0B fractal (16-bit) and
+    // reads and writes an fp32 accumulator of L0C; GM bytes land in their own buffer.
+    const double l1_b = mte1 + e[Event::L1GmBytes];
+    const double l0ab_b = mte1 + cube * (m0 * k0 + k0 * n0) * 2;
+    const double l0c_b = cube * m0 * n0 * 4 * 2 + e[Event::L0cGmBytes];
+    const double ub_b = e[Event::UbGmBytes];
+    const Breakdown b = m.dynamic(e);
+    CHECK(b.l1 == Approx(l1_b * pp.l1_pj_per_byte * 1e-12).epsilon(1e-12));
+    CHECK(b.l0ab == Approx(l0ab_b * pp.l0ab_pj_per_byte * 1e-12).epsilon(1e-12));
+    CHECK(b.l0c == Approx(l0c_b * pp.l0c_pj_per_byte * 1e-12).epsilon(1e-12));
+    CHECK(b.ub == Approx(ub_b * pp.ub_pj_per_byte * 1e-12).epsilon(1e-12));
+    CHECK(b.buffers() == Approx(b.l1 + b.l0ab + b.l0c + b.ub).epsilon(1e-12));
+    // Changing one buffer's price moves that component only.
+    const char* keys[] = {"l1_pj_per_byte", "l0ab_pj_per_byte", "l0c_pj_per_byte", "ub_pj_per_byte"};
+    for (int k = 0; k < 4; ++k) {
+        Loaded l2("ascend910b-like", {std::string("chip.power.") + keys[k] + "=3.0"});
+        const Breakdown c = EnergyModel(l2.p->power, chip_shape(*l2.p)).dynamic(e);
+        const double got[4] = {c.l1, c.l0ab, c.l0c, c.ub}, was[4] = {b.l1, b.l0ab, b.l0c, b.ub};
+        const double bytes[4] = {l1_b, l0ab_b, l0c_b, ub_b};
+        for (int j = 0; j < 4; ++j) {
+            if (j == k)
+                CHECK(got[j] == Approx(bytes[j] * 3.0 * 1e-12).epsilon(1e-12));
+            else
+                CHECK(got[j] == was[j]);
+        }
+        CHECK(c.cube == b.cube);
+        CHECK(c.vector == b.vector);
+        CHECK(c.l2 == b.l2);
+    }
+    // UB traffic alone (a vector kernel's copies) costs nothing in L1 or the L0s.
+    Events ub_only;
+    ub_only[Event::UbGmBytes] = 1e6;
+    ub_only[Event::VectorBusy] = 1e4;
+    const Breakdown u = m.dynamic(ub_only);
+    CHECK(u.ub > 0);
+    CHECK(u.l1 == 0.0);
+    CHECK(u.l0ab == 0.0);
+    CHECK(u.l0c == 0.0);
+    // The old single coefficient is gone: setting it is an unknown key.
+    Loaded old("tiny", {"chip.power.buffer_pj_per_byte=1"});
+    CHECK_THROWS_WITH(old.c.check_unused(), Catch::Contains("chip.power.buffer_pj_per_byte"));
 }
