@@ -310,7 +310,14 @@ private:
         std::vector<std::vector<Seg>> segs(r);
         for (size_t d = 0; d < r; ++d) {
             const int64_t n = x().shape[d], b = p.begin[d], e = p.end[d];
-            const int64_t crop_l = std::max<int64_t>(0, -b), crop_r = std::max<int64_t>(0, -e);
+            // (-b is not formed for b below -n: INT64_MIN has no negation.)
+            const int64_t crop_l = b >= 0 ? 0 : b < -n ? n + 1 : -b, crop_r = e >= 0 ? 0 : e < -n ? n + 1 : -e;
+            // A negative pad crops; cropping more than the axis holds (which a larger pad on the
+            // other side can hide from the output's size) is no valid Pad.
+            if (crop_l > n || crop_r > n - crop_l)
+                throw UnsupportedError(m_n, "pads " + std::to_string(b) + " and " + std::to_string(e) + " on axis " +
+                                                std::to_string(d) + " of size " + std::to_string(n) +
+                                                " crop more than the axis holds");
             const int64_t lw = std::max<int64_t>(0, b), rw = std::max<int64_t>(0, e), mid = n - crop_l - crop_r;
             auto side = [&](int64_t o0, int64_t w, bool left) -> Seg {
                 if (p.mode == "constant") return {o0, w, 0, 0, true};
