@@ -206,9 +206,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
     if (layout != "on" && layout != "off") throw InputError("--layout must be on or off, not '" + layout + "'");
-    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adamw" && optimizer != "lamb")
-        throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
     graph::TrainSetup ts;
+    if (!graph::parse_optimizer(optimizer, ts.opt.optimizer))
+        throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
     // Mixed precision trains fp16 (bf16) compute copies of fp32 master weights.
     const bool mixed = precision == "mixed" || precision == "mixed-bf16";
     const std::string compute_precision = precision == "mixed" ? "fp16" : precision == "mixed-bf16" ? "bf16" : precision;
@@ -254,11 +254,6 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
     ts.layout = layout == "on";
-    using Opt = graph::TrainOptions::Optimizer;
-    ts.opt.optimizer = optimizer == "adamw"      ? Opt::AdamW
-                       : optimizer == "momentum" ? Opt::Momentum
-                       : optimizer == "lamb"     ? Opt::Lamb
-                                                 : Opt::Sgd;
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
     if (plan_only) {

@@ -68,6 +68,8 @@ struct TrainOptions {
 };
 
 const char* optimizer_name(TrainOptions::Optimizer o);
+// The optimizer a name gives (optimizer_name's inverse); false for an unknown name.
+bool parse_optimizer(const std::string& s, TrainOptions::Optimizer& out);
 
 struct TrainTensor {
     // Recompute: a forward step's output made again in the backward (in the train arena).

@@ -15,6 +15,13 @@ const char* optimizer_name(TrainOptions::Optimizer o) {
     }
 }
 
+bool parse_optimizer(const std::string& s, TrainOptions::Optimizer& out) {
+    for (auto o : {TrainOptions::Optimizer::Sgd, TrainOptions::Optimizer::Momentum, TrainOptions::Optimizer::AdamW,
+                   TrainOptions::Optimizer::Lamb})
+        if (s == optimizer_name(o)) return out = o, true;
+    return false;
+}
+
 namespace {
 
 ref::OptimizerRule::Kind kind_of(TrainOptions::Optimizer o) {
