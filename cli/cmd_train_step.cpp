@@ -57,6 +57,16 @@ std::string size_str(double b) {
 }
 std::string size_str(uint64_t b) { return size_str(static_cast<double>(b)); }
 
+// Host seconds with three significant digits at least: "12.3 s", "1.23 s", "45.6 ms" (a small
+// step's wall time printed "0.0 s").
+std::string wall_str(double s) {
+    char buf[48];
+    if (s >= 10) std::snprintf(buf, sizeof buf, "%.1f s", s);
+    else if (s >= 1) std::snprintf(buf, sizeof buf, "%.2f s", s);
+    else std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+    return buf;
+}
+
 nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t batch, const std::string& precision, double lr) {
     return {{"ranks", ranks},
             {"batch_per_rank", batch},
@@ -267,7 +277,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         s.write_outputs(summary);
         print_header(ts, model_path, ranks, chips, s, batch, precision, overlap, bucket_mb);
         print_memory(ts.memory, recompute == "on");
-        std::printf("  plan only: nothing simulated (plan %.1f s)\n", plan_s);
+        std::printf("  plan only: nothing simulated (plan %s)\n", wall_str(plan_s).c_str());
         return kExitOk;
     }
     ts.make_data(ranks, s.functional());
@@ -353,10 +363,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
                 summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
-                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",
-                    ranks - 1, wall_s);
+                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %s\n",
+                    ranks - 1, wall_str(wall_s).c_str());
     else
-        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
+        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %s\n", ranks,
+                    wall_str(wall_s).c_str());
     print_reuse(ts.reuse, rc);
     if (s.functional()) {
         std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",

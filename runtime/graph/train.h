@@ -28,7 +28,11 @@
 //     and dx through the statistics, from two reductions and two elementwise chains over the
 //     tensor (train_norm.cpp);
 //   - Clip / ReLU6 (alone or fused as `activation`): ClipGrad(y, dy), dy where min < y < max;
-//   - Concat: each input's slice of dy (Slice kernels).
+//   - Concat: each input's slice of dy (Slice kernels);
+//   - Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Softplus, Softsign, Erf, Exp,
+//     Log, Sqrt, Reciprocal, Abs: ActivationGrad(x, dy) = f'(x) dy (vector); Neg: Neg(dy);
+//   - Softmax (any axis), LogSoftmax, strided Slice, Pad, Expand: train_transformer.cpp;
+//   - comparisons and integer casts end the gradient (their outputs carry none).
 // Ops without a backward here are refused, naming the node. Simplified: the running statistics
 // are computed on the device but the next step's weights are not rewritten with them (one step).
 #pragma once

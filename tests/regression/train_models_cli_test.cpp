@@ -9,7 +9,9 @@
 // - BERT (embeddings by Gather, LayerNorm, attention, erf GELU) and GPT-2 (causal mask by Where,
 //   Split QKV, tanh GELU, LM head), small, in fp32 and fp16; PyTorch's own export of
 //   nn.TransformerEncoderLayer (tests/data/torch: Slices of the packed in-projection, LayerNorm
-//   spelled out by the exporter and fused here, ReLU FFN).
+//   spelled out by the exporter and fused here, ReLU FFN);
+// - PyTorch's exports of a MobileNetV2 with hardswish (HardSigmoid x), a MobileNetV3-style head,
+//   an MLP ending in LogSoftmax, a ResNet with AveragePool and a net of odd forms (tests/data/torch).
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -140,4 +142,17 @@ TEST_CASE("train-step: PyTorch's nn.TransformerEncoderLayer export matches the h
     const auto s = train_fp32(source_dir() + "/tests/data/torch/torch_encoder_layer/model.onnx", dir);
     // d_model 32, 4 heads, FFN 64: packed in-projection, out-projection, two FFN layers, two LNs.
     CHECK(s["train"]["parameters"] == (3 * 32 * 32 + 96) + (32 * 32 + 32) + (32 * 64 + 64) + (64 * 32 + 32) + 4 * 32);
+}
+
+TEST_CASE("train-step: PyTorch exports with HardSwish, HardSigmoid gating, LogSoftmax, AveragePool and odd forms match the host reference", "[train]") {
+    // mobilenet_v2: HardSigmoid(x) x (hardswish as exported); mobilenet_mean: ReduceMean over H, W
+    // and HardSigmoid gating; mlp: a final LogSoftmax; resnet_avgpool_dyn: AveragePool (kernel =
+    // stride); mlp_misc: Tanh, Sigmoid, SiLU, Softplus, Elu, Split, Slices, Pad (a crop too),
+    // Expand, Where, a mask from Abs < 2 (no gradient through the comparison), a final Softmax
+    // over axis 1.
+    for (const char* m : {"mobilenet_v2", "mobilenet_mean", "mlp", "resnet_avgpool_dyn", "mlp_misc"}) {
+        INFO(m);
+        const std::string dir = temp_dir(std::string("train_torch_") + m);
+        train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir);
+    }
 }

@@ -256,3 +256,80 @@ TEST_CASE("train backward: PyTorch's nn.TransformerEncoderLayer export (Slices, 
     CHECK(n == 2 * 8);  // in-projection, out-projection, linear1, linear2: weight and bias each
     CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 2);
 }
+
+TEST_CASE("train backward: the unary activations (ActivationGrad) and Neg match finite differences") {
+    // input [N, 6] -> (Gemm -> activation) per activation -> Gemm -> 4: the first Gemm's gradient
+    // flows through every activation's derivative, each later one through fewer.
+    const std::vector<std::pair<std::string, std::vector<zoo::A>>> acts = {
+        {"Sigmoid", {}},     {"Tanh", {}},
+        {"HardSigmoid", {zoo::af("alpha", 0.25), zoo::af("beta", 0.5)}},
+        {"HardSwish", {}},   {"LeakyRelu", {zoo::af("alpha", 0.125)}},
+        {"Elu", {zoo::af("alpha", 0.75)}}, {"Selu", {}},
+        {"Softplus", {}},    {"Softsign", {}},
+        {"Erf", {}},         {"Neg", {}}};
+    zoo::Builder b("acts", 14, 23);
+    std::string x = b.input("input", zoo::kFloat, {-1, 6}, {"N"});
+    for (size_t i = 0; i < acts.size(); ++i) {
+        const std::string fc = "fc" + std::to_string(i);
+        x = b.op("Gemm", {x, b.weight(fc + ".weight", {6, 6}, 1.0), b.weight(fc + ".bias", {6})},
+                 {zoo::ai("transB", 1)}, fc);
+        x = b.op(acts[i].first, {x}, acts[i].second, acts[i].first);
+    }
+    x = b.op("Gemm", {x, b.weight("head.weight", {4, 6}), b.weight("head.bias", {4})}, {zoo::ai("transB", 1)},
+             "head");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "acts"), 3);
+    size_t grads = 0;
+    for (const auto& it : ts->tp.backward) grads += it.desc.op_type == "ActivationGrad";
+    CHECK(grads == acts.size() - 1);  // Neg's gradient is a Neg
+    for (const auto& a : acts) {
+        INFO(a.first);
+        CHECK(count_steps(*ts, a.first) == 1);  // not fused into the Gemm in training
+    }
+    CHECK(check_fd(*ts, "Gemm", 1) == 2 * (acts.size() + 1));
+    CHECK(check_fd(*ts, "Gemm", 2) == 2 * (acts.size() + 1));
+}
+
+TEST_CASE("train backward: a Slice with steps, a Softmax over a middle axis and LogSoftmax match finite differences") {
+    // input [N, 6, 8] x w [8, 8] -> Slice axes (1, 2), starts (0, 1), steps (3, 2) -> [N, 2, 4]
+    // (positions 1, 3, 5, 7 of 8: the last one's skipped position runs past the axis) ->
+    // Softmax over axis 1 -> LogSoftmax over the last axis -> Flatten -> Gemm -> 5.
+    zoo::Builder b("slices", 13, 31);
+    std::string x = b.input("input", zoo::kFloat, {-1, 6, 8}, {"N"});
+    x = b.op("MatMul", {x, b.weight("w", {8, 8}, 1.0)}, {}, "proj");
+    x = b.op("Slice", {x, b.ints("starts", {0, 1}), b.ints("ends", {6, 8}), b.ints("axes", {1, 2}),
+                       b.ints("steps", {3, 2})});
+    x = b.op("Softmax", {x}, {zoo::ai("axis", 1)}, "softmax");
+    x = b.op("LogSoftmax", {x}, {zoo::ai("axis", -1)}, "log_softmax");
+    x = b.op("Flatten", {x}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "slices"), 3);
+    CHECK(count_steps(*ts, "Slice") == 1);
+    CHECK(count_steps(*ts, "Softmax") == 1);
+    CHECK(count_steps(*ts, "LogSoftmax") == 1);
+    size_t pads = 0;
+    for (const auto& it : ts->tp.backward) pads += it.desc.op_type == "Pad";
+    CHECK(pads == 2);  // the spread of the strided axes, then the offsets
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+    CHECK(check_fd(*ts, "Gemm", 1, named("fc")) == 2);
+}
+
+TEST_CASE("train backward: AveragePool (pads excluded from the count, and kernel = stride) matches finite differences") {
+    // x (N, 3, 9, 9) -> Conv 3x3 -> 4 -> AveragePool 3x3 stride 2 pad 1 (count_include_pad 0:
+    // 4, 6 or 9 pixels per window) -> Conv 1x1 -> 4 -> AveragePool 2x2 stride 2 (the exporters'
+    // adaptive pooling to a divisor of the map) -> Flatten -> Gemm -> 5.
+    zoo::Builder b("avgpool", 13, 37);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {4, 3, 3, 3})}, {zoo::ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("AveragePool", {x},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("strides", {2, 2}), zoo::ais("pads", {1, 1, 1, 1})}, "p1");
+    x = b.op("Conv", {x, b.weight("c2.weight", {4, 4, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    x = b.op("AveragePool", {x}, {zoo::ais("kernel_shape", {2, 2}), zoo::ais("strides", {2, 2})}, "p2");
+    x = b.op("Flatten", {x}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 16}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "avgpool"), 2);
+    CHECK(count_steps(*ts, "AveragePool") == 2);
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1's gradient through both poolings
+}
