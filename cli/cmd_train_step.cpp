@@ -1,6 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
 // [--lr X] [--optimizer O] [--precision P] [--steps N] [--loss-scale ...] [--ranks R]
-// [--recompute on|off] [--layout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
+// [--recompute on|off] [--layout on|off] [--dropout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -74,6 +74,7 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"precision", precision},
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
+            {"dropout_masks", ts.dropout_masks.size()},
             {"lr", lr},
             {"optimizer", graph::optimizer_name(ts.opt.optimizer)},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
@@ -155,7 +156,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd", layout = "off";
+                recompute = "off", optimizer = "sgd", layout = "off", dropout = "off";
     bool plan_only = false;
     int64_t batch = 1, ls_window = 2000;
     int steps = 1;
@@ -198,6 +199,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "layout", po::value<std::string>(&layout)->default_value("off"),
         "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
         "and pooling (TransData only at the boundaries) | off: everything ND")(
+        "dropout", po::value<std::string>(&dropout)->default_value("off"),
+        "on: every Dropout trains (a mask per rank from a seeded generator, the same in the forward and the "
+        "backward; kept values scaled by 1 / (1 - ratio)) | off: only a Dropout whose training_mode input is "
+        "true trains, the others are the identity as in inference")(
         "plan-only", po::bool_switch(&plan_only),
         "compile the step and print its memory plan without simulating it");
     add_reuse_option(d, reuse);
@@ -216,6 +221,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
     if (layout != "on" && layout != "off") throw InputError("--layout must be on or off, not '" + layout + "'");
+    if (dropout != "on" && dropout != "off") throw InputError("--dropout must be on or off, not '" + dropout + "'");
     graph::TrainSetup ts;
     if (!graph::parse_optimizer(optimizer, ts.opt.optimizer))
         throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
@@ -263,6 +269,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.dropout = dropout == "on";
     ts.layout = layout == "on";
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());

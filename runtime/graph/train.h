@@ -9,8 +9,9 @@
 //     or, where it cannot run, per kernel offset a Gemm of dY^T with a strided Slice of the padded
 //     X^T, concatenated and transposed; dB = ReduceSum of dY over N, OH, OW;
 //   - ReLU (alone or fused into a Conv/Gemm as `activation`): ReluGrad(y, dy) (vector);
-//   - Add of two same-shape tensors, Identity/Dropout and views (Reshape, Flatten, ...): the
-//     gradient passes through (aliased, no kernel); a tensor read by several ops gets the sum;
+//   - Add of two same-shape tensors, Identity, an inference Dropout and views (Reshape, Flatten,
+//     ...): the gradient passes through (aliased, no kernel); a tensor read by several ops gets
+//     the sum; a training Dropout is a Mul by its mask (train_dropout), dy times the same mask;
 //   - GlobalAveragePool: dY (N, C, 1, 1) times a constant (1, 1, H, W) of 1/(H W), broadcast;
 //   - MaxPool: MaxPoolGrad(X, Y, dY), one vector kernel (runtime/ops/pool_grad.cpp): the input
 //     pixels that equal a window's maximum take that window's gradient, summed over the windows
@@ -37,6 +38,7 @@
 // are computed on the device but the next step's weights are not rewritten with them (one step).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -138,6 +140,13 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
 // (batch statistics; outputs Y, running mean and variance, batch mean and variance), so nothing
 // folds it into a convolution. Returns how many nodes it rewrote.
 int train_graph(Graph& g);
+
+// Dropout that trains (train_dropout.cpp): each Dropout whose training_mode input is a constant
+// true, or with `all` every Dropout of a ratio above 0, becomes Mul(x, mask) with the mask a new
+// graph input of x's shape named NODE/dropout_mask; `masks` gets its name and the ratio (the step's
+// data fills it: 0 with probability ratio, else 1 / (1 - ratio)). The other Dropouts stay the
+// identity (inference). Returns how many it rewrote.
+int train_dropout(Graph& g, bool all, std::map<std::string, double>& masks);
 
 // The passes a training step compiles its forward with: constant folding, the cube epilogues
 // (bias, activation) and, with `layout`, the layout pass in its training mode (activations kept

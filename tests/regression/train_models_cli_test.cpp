@@ -23,11 +23,11 @@ using namespace sfumato::test;
 namespace {
 
 nlohmann::json train_fp32(const std::string& model, const std::string& out, int batch = 2,
-                          const std::string& precision = "fp32") {
+                          const std::string& precision = "fp32", const std::string& extra = "") {
     const CliResult r =
         run_cli("train-step \"" + model + "\" --system " + config("system-tiny") +
                 " --set system.chips_per_server=2 --batch " + std::to_string(batch) +
-                                " --precision " + precision + " --trace off --out " + out);
+                                " --precision " + precision + " --trace off --out " + out + extra);
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto s = read_json(out + "/summary.json");
@@ -155,4 +155,33 @@ TEST_CASE("train-step: PyTorch exports with HardSwish, HardSigmoid gating, LogSo
         const std::string dir = temp_dir(std::string("train_torch_") + m);
         train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir);
     }
+}
+
+TEST_CASE("train-step --dropout on: Dropout masks per rank, the same in the forward and the backward, match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("dropout", 13, 5);
+    std::string x = b.input("input", kFloat, {-1, 3, 8, 8}, {"N"});
+    x = b.op("Conv", {x, b.weight("c.weight", {8, 3, 3, 3})}, {ais("kernel_shape", {3, 3}), ais("pads", {1, 1, 1, 1})}, "c");
+    x = b.op("Relu", {x});
+    x = b.op("Dropout", {x, b.scalar("ratio", 0.2f)}, {}, "drop_conv");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {ai("axis", 1)});
+    x = b.op("Dropout", {x, b.scalar("ratio2", 0.5f)}, {}, "drop_fc");
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_dropout");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/dropout.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        const auto s = train_fp32(dir + "/dropout.onnx", dir, 3, precision, " --dropout on");
+        CHECK(s["train"]["dropout_masks"] == 2);
+        CHECK(s["train"]["parameters"] == 8 * 27 + 5 * 8 + 5);
+    }
+    // Off (the default): the Dropouts are the identity, as in inference.
+    const auto s = train_fp32(dir + "/dropout.onnx", dir, 3);
+    CHECK(s["train"]["dropout_masks"] == 0);
+    const CliResult bad = run_cli("train-step " + dir + "/dropout.onnx --system " + config("system-tiny") +
+                                  " --dropout maybe --trace off");
+    CHECK(bad.code == 2);
+    CHECK(bad.output.find("--dropout") != std::string::npos);
 }

@@ -333,3 +333,51 @@ TEST_CASE("train backward: AveragePool (pads excluded from the count, and kernel
     CHECK(count_steps(*ts, "AveragePool") == 2);
     CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1's gradient through both poolings
 }
+
+TEST_CASE("train backward: a training-mode Dropout multiplies forward and backward by one mask, and matches finite differences") {
+    // input [N, 16] -> Gemm -> Relu -> Dropout (ratio 0.25, training_mode true) -> Gemm -> 4, and a
+    // second Dropout without training_mode (the identity unless every Dropout trains).
+    auto model = [] {
+        zoo::Builder b("drop", 13, 41);
+        std::string x = b.input("input", zoo::kFloat, {-1, 16}, {"N"});
+        x = b.op("Gemm", {x, b.weight("fc1.weight", {32, 16}), b.weight("fc1.bias", {32})}, {zoo::ai("transB", 1)}, "fc1");
+        x = b.op("Relu", {x});
+        const std::string on = b.constant("on", {}, {1.0f});  // made a bool true below
+        onnx::TensorProto& t = *b.model().mutable_graph()->mutable_initializer()->rbegin();
+        t.set_data_type(onnx::TensorProto::BOOL);
+        t.set_raw_data(std::string(1, '\1'));
+        x = b.op("Dropout", {x, b.scalar("ratio", 0.25f), on}, {}, "drop1");
+        x = b.op("Dropout", {x, b.scalar("ratio2", 0.5f)}, {}, "drop2");
+        x = b.op("Gemm", {x, b.weight("fc2.weight", {4, 32}), b.weight("fc2.bias", {4})}, {zoo::ai("transB", 1)}, "fc2");
+        b.output(x, zoo::kFloat);
+        return import_model(b.model(), "drop");
+    };
+    for (bool all : {false, true}) {
+        INFO("every Dropout trains: " << all);
+        auto ts = std::make_unique<TrainSetup>();
+        ts->copt.precision = Precision::FP32;
+        ts->dropout = all;
+        ts->compile(model(), 64, grad_test_device());
+        ts->make_data(1);
+        CHECK(ts->dropout_masks.size() == (all ? 2u : 1u));
+        CHECK(count_steps(*ts, "Dropout") == 0);  // the identity one is a view, the others Muls
+        CHECK(count_steps(*ts, "Mul") == ts->dropout_masks.size());
+        // Each mask input: ratio of zeros near the ratio, the rest 1 / (1 - ratio).
+        for (size_t i = 0; i < ts->plan->inputs.size(); ++i) {
+            const auto it = ts->dropout_masks.find(ts->plan->tensors[static_cast<size_t>(ts->plan->inputs[i])].name);
+            if (it == ts->dropout_masks.end()) continue;
+            const ref::HostTensor& m = ts->inputs[0][i];
+            CHECK(m.data.size() == 64u * 32u);
+            size_t zeros = 0;
+            for (double v : m.data) {
+                zeros += v == 0;
+                CHECK((v == 0 || v == Approx(1 / (1 - it->second))));
+            }
+            const double frac = static_cast<double>(zeros) / static_cast<double>(m.data.size());
+            CHECK(std::fabs(frac - it->second) < 0.05);  // 2048 draws: 4.3 standard deviations at 0.5
+        }
+        // The backward's Mul reads the forward's mask: the first layer's gradient through it.
+        CHECK(check_fd(*ts, "Gemm", 1) == 2 * 2);
+        CHECK(check_fd(*ts, "Gemm", 2) == 2 * 2);
+    }
+}
