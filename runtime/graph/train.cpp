@@ -235,6 +235,16 @@ void Builder::backward(const PlanStep& st) {
         slice(st, gy);
     } else if (op == "Pad") {
         pad(st, gy);
+    } else if (op == "Pow") {
+        pow(st, gy);
+    } else if (op == "PRelu") {
+        prelu(st, gy);
+    } else if (op == "Max" || op == "Min" || op == "Sum") {
+        max_min(st, gy);
+    } else if (op == "Tile") {
+        tile(st, gy);
+    } else if (op == "GlobalMaxPool") {
+        global_max_pool(st, gy);
     } else if (op == "Expand") {
         give(x, gy, st.name);
     } else if (op == "ReduceSum" || op == "ReduceMean") {

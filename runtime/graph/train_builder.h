@@ -264,6 +264,14 @@ private:
     void split(const PlanStep& st);
     void slice(const PlanStep& st, int gy);
     void pad(const PlanStep& st, int gy);
+
+    // train_elementwise.cpp
+    int where_zero(const std::string& name, int cond, int v, bool v_first);  // Where(cond, v, 0) or (cond, 0, v)
+    void pow(const PlanStep& st, int gy);
+    void prelu(const PlanStep& st, int gy);
+    void max_min(const PlanStep& st, int gy);  // Max, Min, Sum
+    void tile(const PlanStep& st, int gy);
+    void global_max_pool(const PlanStep& st, int gy);
     void reduce(const PlanStep& st, int gy);
 
     const Plan& m_p;

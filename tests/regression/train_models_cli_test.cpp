@@ -185,3 +185,29 @@ TEST_CASE("train-step --dropout on: Dropout masks per rank, the same in the forw
     CHECK(bad.code == 2);
     CHECK(bad.output.find("--dropout") != std::string::npos);
 }
+
+TEST_CASE("train-step: Pow, PRelu, Max, Min, Sum, Tile, GlobalMaxPool and the activations' kernels match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("ew_more", 14, 43);
+    const std::string x = b.input("input", kFloat, {-1, 3, 6, 6}, {"N"});
+    std::string a = b.op("Conv", {x, b.weight("c1.weight", {8, 3, 3, 3})}, {ais("kernel_shape", {3, 3})}, "c1");
+    a = b.op("PRelu", {a, b.weight("slope", {8, 1, 1}, 0.5)}, {}, "prelu");
+    a = b.op("Pow", {a, b.scalar("two", 2.0f)}, {}, "square");
+    std::string c = b.op("Conv", {x, b.weight("c2.weight", {8, 3, 3, 3})}, {ais("kernel_shape", {3, 3})}, "c2");
+    c = b.op("HardSwish", {b.op("Tanh", {c})}, {}, "act");
+    std::string m = b.op("Max", {a, c}, {}, "max");
+    m = b.op("Tile", {b.op("GlobalMaxPool", {m}, {}, "gmp"), b.ints("repeats", {1, 1, 1, 2})}, {}, "tile");
+    const std::string f = b.op("Flatten", {m}, {ai("axis", 1)});
+    std::string y = b.op("Sum", {f, b.op("Min", {f, b.weight("cap", {16}, 1.0)}, {}, "min")}, {}, "sum");
+    y = b.op("Sigmoid", {b.op("Gemm", {y, b.weight("fc.weight", {5, 16}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc")});
+    b.output(y, kFloat);
+    const std::string dir = temp_dir("train_ew_more");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/ew_more.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        const auto s = train_fp32(dir + "/ew_more.onnx", dir, 2, precision);
+        CHECK(s["train"]["parameters"] == 2 * 8 * 27 + 8 + 16 + 5 * 16 + 5);
+    }
+}

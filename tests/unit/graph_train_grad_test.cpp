@@ -381,3 +381,29 @@ TEST_CASE("train backward: a training-mode Dropout multiplies forward and backwa
         CHECK(check_fd(*ts, "Gemm", 2) == 2 * 2);
     }
 }
+
+TEST_CASE("train backward: Pow, PRelu (a trained slope), Max, Min, Sum, Tile and GlobalMaxPool match finite differences") {
+    // a = Pow(PRelu(c1(x), slope), 2); m = Max(a, c2(x)); GlobalMaxPool -> [N, 4, 1, 1] -> Tile
+    // (1, 1, 1, 2) -> Flatten [N, 8] -> f; Sum(f, Min(f, w)) -> Gemm -> 5.
+    zoo::Builder b("ew_more", 13, 43);
+    const std::string x = b.input("input", zoo::kFloat, {-1, 3, 4, 4}, {"N"});
+    std::string a = b.op("Conv", {x, b.weight("c1.weight", {4, 3, 1, 1}, 1.0)}, {zoo::ais("kernel_shape", {1, 1})}, "c1");
+    a = b.op("PRelu", {a, b.weight("slope", {4, 1, 1}, 0.5)}, {}, "prelu");
+    a = b.op("Pow", {a, b.scalar("two", 2.0f)}, {}, "square");
+    const std::string c = b.op("Conv", {x, b.weight("c2.weight", {4, 3, 1, 1}, 1.0)}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    std::string m = b.op("Max", {a, c}, {}, "max");
+    m = b.op("GlobalMaxPool", {m}, {}, "gmp");
+    m = b.op("Tile", {m, b.ints("repeats", {1, 1, 1, 2})}, {}, "tile");
+    const std::string f = b.op("Flatten", {m}, {zoo::ai("axis", 1)});
+    std::string y = b.op("Sum", {f, b.op("Min", {f, b.weight("cap", {8}, 1.0)}, {}, "min")}, {}, "sum");
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "ew_more"), 3);
+    for (const char* op : {"Pow", "PRelu", "Max", "Min", "Sum", "Tile", "GlobalMaxPool"}) {
+        INFO(op);
+        CHECK(count_steps(*ts, op) == 1);
+    }
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);   // c1 through PRelu, Pow, Max; c2 through Max
+    CHECK(check_fd(*ts, "PRelu", 1) == 2);      // the slope, summed over H and W
+    CHECK(check_fd(*ts, "Min", 1) == 2);        // the cap where it is the smaller
+}
