@@ -420,6 +420,18 @@ bool with_index(ReduceOrder order) {
 }
 }  // namespace detail_reduce
 
+void kernel_log(int level, const char* fmt, ...) {
+    static const char* const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+    if (const sfumato::ascendc::CoreState* s = sfumato::ascendc::g_current)
+        std::fprintf(stderr, "[block %lld] ", static_cast<long long>(s->block_idx));
+    std::fprintf(stderr, "[%s] ", level >= 0 && level <= 3 ? names[level] : "LOG");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    std::fputc('\n', stderr);
+}
+
 void dump_tensor(const char* what, uint32_t desc, const std::string& values) {
     std::printf("%s desc %u: %s\n", what, desc, values.c_str());
 }

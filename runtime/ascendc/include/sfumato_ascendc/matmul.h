@@ -517,22 +517,10 @@ private:
 
 }  // namespace AscendC
 
-namespace AscendC {
-// Fill (the advanced API's GM initialisation): a vector core's job; on a cube core it does nothing,
-// as the reference's Atlas A2 implementation (the split-K Matmul examples call it on cube cores and
-// rely on C being zero already).
-template <class T>
-void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) {
-    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("Fill");
-    (void)gmWorkspaceAddr, (void)size, (void)value;
-    if (s.core_type == AIC && !s.coupled) return;
-    sfumato::ascendc::fail("Fill on a vector core is not supported by sfumato's Ascend C layer yet");
-}
-}  // namespace AscendC
 
 namespace AscendC {
 constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
-// Ceil of two integers (a / b rounded up), the scalar utility; the tensor Ceil is not supported.
+// Ceil of two integers (a / b rounded up), the scalar utility (the tensor Ceil is math_adv.h's).
 template <class T, class U, std::enable_if_t<std::is_integral_v<T> && std::is_integral_v<U>, int> = 0>
 constexpr auto Ceil(T a, U b) {
     return (a + b - 1) / b;

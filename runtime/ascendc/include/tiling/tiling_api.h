@@ -12,6 +12,9 @@
 
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/activation_host.h"
+#include "sfumato_ascendc/math_host.h"
+#include "sfumato_ascendc/reduce_host.h"
+#include "sfumato_ascendc/layout_host.h"
 #include "sfumato_ascendc/norm_host.h"
 #include "sfumato_ascendc/quant_host.h"
 #include "sfumato_ascendc/securec.h"
