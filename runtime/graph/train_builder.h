@@ -272,6 +272,7 @@ private:
     void max_min(const PlanStep& st, int gy);  // Max, Min, Sum
     void tile(const PlanStep& st, int gy);
     void global_max_pool(const PlanStep& st, int gy);
+    void instance_norm(const PlanStep& st, int gy);
     void reduce(const PlanStep& st, int gy);
 
     const Plan& m_p;

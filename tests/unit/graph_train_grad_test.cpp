@@ -407,3 +407,29 @@ TEST_CASE("train backward: Pow, PRelu (a trained slope), Max, Min, Sum, Tile and
     CHECK(check_fd(*ts, "PRelu", 1) == 2);      // the slope, summed over H and W
     CHECK(check_fd(*ts, "Min", 1) == 2);        // the cap where it is the smaller
 }
+
+TEST_CASE("train backward: InstanceNormalization (and GroupNorm as PyTorch exports it) matches finite differences") {
+    // x (N, 3, 6, 6) -> Conv 3x3 -> 8 -> InstanceNormalization (scale, B) -> Relu -> Conv 1x1 -> 8
+    // -> GroupNorm of 2 groups as exported (Reshape [N, 2, -1], InstanceNormalization of 2
+    // channels, Reshape back, Mul gamma, Add beta) -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("inorm", 13, 47);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 6, 6}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {8, 3, 3, 3})}, {zoo::ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("InstanceNormalization", {x, b.weight("in.scale", {8}, 1.0), b.weight("in.bias", {8}, 0.5)},
+             {zoo::af("epsilon", 1e-5)}, "in");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("c2.weight", {8, 8, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    std::string gview = b.op("Reshape", {x, b.ints("groups", {0, 2, -1})});
+    gview = b.op("InstanceNormalization", {gview, b.weight("gn.scale", {2}, 1.0), b.weight("gn.bias", {2}, 0.5)}, {}, "gn");
+    x = b.op("Reshape", {gview, b.ints("back", {0, 8, 4, 4})});
+    x = b.op("Add", {b.op("Mul", {x, b.weight("gn.gamma", {8, 1, 1}, 1.0)}, {}, "gn_mul"),
+                     b.weight("gn.beta", {8, 1, 1}, 0.5)}, {}, "gn_add");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "inorm"), 3);
+    CHECK(count_steps(*ts, "InstanceNormalization") == 2);
+    CHECK(check_fd(*ts, "InstanceNormalization", 1) == 2 * 2);  // scale
+    CHECK(check_fd(*ts, "InstanceNormalization", 2) == 2 * 2);  // B
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1 through the first, c2 through the group norm
+}
