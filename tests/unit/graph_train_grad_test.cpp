@@ -433,3 +433,25 @@ TEST_CASE("train backward: InstanceNormalization (and GroupNorm as PyTorch expor
     CHECK(check_fd(*ts, "InstanceNormalization", 2) == 2 * 2);  // B
     CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1 through the first, c2 through the group norm
 }
+
+TEST_CASE("train backward: Gather of plan-time indices along a middle axis (x[:, 0], scattered and consecutive lists) matches finite differences") {
+    // h = input [N, 4, 6] x w [6, 6]; a = h[:, 0] (a scalar index: [N, 6]); b = h[:, (3, 1)] (two
+    // scattered indices: [N, 2, 6]); c = h[:, :, (1, 2, 3)] (consecutive, axis 2: [N, 4, 3]);
+    // Concat of the flattened three -> Gemm -> 5.
+    zoo::Builder b("cgather", 13, 53);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 6}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {6, 6}, 1.0)}, {}, "proj");
+    const std::string i0 = b.ints("i0", {0});
+    b.model().mutable_graph()->mutable_initializer()->rbegin()->clear_dims();  // a scalar index
+    const std::string g0 = b.op("Gather", {h, i0}, {zoo::ai("axis", 1)}, "cls");
+    const std::string g1 = b.op("Gather", {h, b.ints("i1", {3, 1})}, {zoo::ai("axis", 1)}, "pick");
+    const std::string g2 = b.op("Gather", {h, b.ints("i2", {1, 2, 3})}, {zoo::ai("axis", 2)}, "cols");
+    std::vector<std::string> flat;
+    for (const std::string& t : {g0, g1, g2}) flat.push_back(b.op("Flatten", {t}, {zoo::ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 6 + 12 + 12}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "cgather"), 3);
+    CHECK(count_steps(*ts, "Gather") == 3);
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+}
