@@ -245,6 +245,8 @@ void Builder::backward(const PlanStep& st) {
         tile(st, gy);
     } else if (op == "GlobalMaxPool") {
         global_max_pool(st, gy);
+    } else if (op == "InstanceNormalization") {
+        instance_norm(st, gy);
     } else if (op == "Expand") {
         give(x, gy, st.name);
     } else if (op == "ReduceSum" || op == "ReduceMean") {

@@ -33,8 +33,8 @@
 //   - Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Softplus, Softsign, Erf, Exp,
 //     Log, Sqrt, Reciprocal, Abs: ActivationGrad(x, dy) = f'(x) dy (vector); Neg: Neg(dy);
 //   - Softmax (any axis), LogSoftmax, strided Slice, Pad, Expand: train_transformer.cpp;
-//   - Pow (a constant exponent), PRelu (the slope trained), Max / Min / Sum, Tile, GlobalMaxPool:
-//     train_elementwise.cpp;
+//   - Pow (a constant exponent), PRelu (the slope trained), Max / Min / Sum, Tile, GlobalMaxPool,
+//     InstanceNormalization: train_elementwise.cpp;
 //   - comparisons and integer casts end the gradient (their outputs carry none).
 // Ops without a backward here are refused, naming the node. Simplified: the running statistics
 // are computed on the device but the next step's weights are not rewritten with them (one step).

@@ -259,6 +259,7 @@ private:
     Shape softmax_axes(const PlanStep& st) const;  // the axes a Softmax normalises over
     void matmul_nd(const PlanStep& st, int gy);
     void gather(const PlanStep& st, int gy);
+    bool constant_gather(const PlanStep& st, int gy);  // false: left to the embedding path
     void where(const PlanStep& st, int gy);
     void transpose(const PlanStep& st, int gy);
     void split(const PlanStep& st);
@@ -272,6 +273,7 @@ private:
     void max_min(const PlanStep& st, int gy);  // Max, Min, Sum
     void tile(const PlanStep& st, int gy);
     void global_max_pool(const PlanStep& st, int gy);
+    void instance_norm(const PlanStep& st, int gy);
     void reduce(const PlanStep& st, int gy);
 
     const Plan& m_p;

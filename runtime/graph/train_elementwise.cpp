@@ -7,7 +7,11 @@
 //     every input (summed over broadcast axes);
 //   - Tile: dY seen as [r0, x0, r1, x1, ...], summed over the repeats;
 //   - GlobalMaxPool: dy to every input pixel equal to its channel's maximum (ties: to each, as
-//     MaxPoolGrad).
+//     MaxPoolGrad);
+//   - InstanceNormalization (GroupNorm as PyTorch exports it): the statistics of each (n, c) over
+//     the spatial axes recomputed (two row means, fp32), then LayerNorm's backward per (n, c) row:
+//     dB = sum dy, dscale = sum dy xhat over N and the spatial axes, dx = invstd (g - mean(g) -
+//     xhat mean(g xhat)) with g = dy scale.
 #include "runtime/graph/train_builder.h"
 
 namespace sfumato::graph::detail {
@@ -96,6 +100,49 @@ void Builder::global_max_pool(const PlanStep& st, int gy) {
     const int xn = nd(fwd(x), st.name + "/X"), yn = nd(fwd(st.out[0]), st.name + "/Y");
     const int eq = emit(st.name + "/argmax", "Equal", 13, {}, {xn, yn});
     accumulate(x, where_zero(st.name + "/grad", eq, nd(gy, st.name + "/dY"), true), st.name);
+}
+
+void Builder::instance_norm(const PlanStep& st, int gy) {
+    const int x = st.in[0], scale = st.in[1], bias = st.in[2];
+    const Shape& xs = pref(x).shape;
+    if (xs.size() < 3) refuse(st, "an input of rank 3 or more only");
+    const std::string& nm = st.name;
+    const ElemType f32 = ElemType::Float;
+    Shape spatial, per_channel = {0}, cb(xs.size() - 1, 1);  // cb: (C, 1, ...) against X
+    for (size_t d = 2; d < xs.size(); ++d) spatial.push_back(static_cast<int64_t>(d)), per_channel.push_back(static_cast<int64_t>(d));
+    cb[0] = xs[1];
+    const ref::Attrs mean_sp = attrs_of({{"axes", ref::Attr::of_ints(spatial)},
+                                         {"keepdims", ref::Attr::of_int(1)},
+                                         {"fp32_output", ref::Attr::of_int(1)}});
+    const int xv = fwd(x);
+    const int mean = emit(nm + "/mean", "ReduceMean", 11, mean_sp, {xv});
+    ref::HostTensor two(f32, {}), eps(f32, {});
+    two.data[0] = 2, eps.data[0] = st.desc.attrs.get_float("epsilon", 1e-5);
+    ref::round_to_type(eps);
+    const int sq = emit(nm + "/sq", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Pow"}), {xv, mean, constant(two)});
+    const int var = emit(nm + "/var", "ReduceMean", 11, mean_sp, {sq});
+    const int inv = emit(nm + "/invstd", "ElementwiseChain", 1, Builder::fp32_chain({"Add", "Sqrt", "Reciprocal"}),
+                         {var, constant(eps)});
+    const int xhat = emit(nm + "/xhat", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {xv, mean, inv});
+    const ref::Attrs sum_c = attrs_of({{"axes", ref::Attr::of_ints(per_channel)}, {"keepdims", ref::Attr::of_int(0)}});
+    auto channel_grad = [&](int w, int g, const std::string& what) {
+        if (!needs(w)) return;
+        if (!is_weight(w)) refuse(st, "a scale or B that is not a weight has no backward here");
+        const int wg = weight_grad(w);
+        emit(nm + what, "ReduceSum", 11, sum_c, {g}, wg);
+        weight_done(w);
+    };
+    channel_grad(bias, gy, "/dB");
+    if (needs(scale)) channel_grad(scale, emit(nm + "/dy_xhat", "Mul", 14, {}, {gy, xhat}), "/dscale");
+    if (!needs(x)) return;
+    const int g = emit(nm + "/dy_scale", "Mul", 14, {}, {gy, alias(fwd(scale), cb)});
+    const int m1 = emit(nm + "/mean_g", "ReduceMean", 11, mean_sp, {g});
+    const int gx = emit(nm + "/g_xhat", "Mul", 14, {}, {g, xhat});
+    const int m2 = emit(nm + "/mean_g_xhat", "ReduceMean", 11, mean_sp, {gx});
+    accumulate(x,
+               emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Sub swap=1", "Sub", "Mul"}),
+                    {xhat, m2, g, m1, inv}),
+               nm);
 }
 
 }  // namespace sfumato::graph::detail

@@ -13,6 +13,7 @@
 //   - MatMul of batches (attention): dA = dY B^T, dB = A^T dY as MatMuls whose transposed
 //     operand is a strided view (the cube reads it in place); [.., K] x [K, N] as Gemms on the
 //     rows;
+//   - Gather of plan-time indices along any axis (x[:, 0]): dY padded back at the indices;
 //   - Gather of an embedding table (axis 0): dTable = onehot(ids)^T dY, a Gemm of the one-hot
 //     rows (Equal of the ids with 0..V-1, Cast) with dY: a scatter-add whose sums run in a fixed
 //     order on the cube (deterministic; BERT's reference code computes TPU embeddings this way);
@@ -208,7 +209,9 @@ void Builder::matmul_nd(const PlanStep& st, int gy) {
 void Builder::gather(const PlanStep& st, int gy) {
     const int data = st.in[0], ids = st.in[1];
     if (!needs(data)) return;
-    if (st.desc.attrs.get_int("axis", 0) != 0) refuse(st, "a Gather along axis 0 (an embedding) only");
+    if (st.desc.constant(1) && constant_gather(st, gy)) return;
+    if (st.desc.attrs.get_int("axis", 0) != 0)
+        refuse(st, "a Gather of run-time indices along axis 0 (an embedding) only");
     const Shape& ds = pref(data).shape;
     if (ds.size() != 2) refuse(st, "a 2-D table only");
     const int64_t rows = pref(ids).numel(), v = ds[0], h = ds[1];
@@ -227,6 +230,64 @@ void Builder::gather(const PlanStep& st, int gy) {
     } else {
         accumulate(data, emit(nm + "/dTable", "Gemm", 13, ta, {oh, g2}), nm);
     }
+}
+
+// Gather of plan-time indices along any axis (a classifier's x[:, 0], a last token's logits): dY
+// padded back to the axis' size at the index (one Pad); a list of indices: one Pad when they are
+// consecutive, else per index a Slice of dY padded to its position, the pieces summed. Along axis
+// 0, indices of rank 2 or more than 16 scattered ones go to the embedding path instead (false).
+bool Builder::constant_gather(const PlanStep& st, int gy) {
+    const int data = st.in[0];
+    const ref::HostTensor& c = *st.desc.constant(1);
+    const Shape& ds = pref(data).shape;
+    const int64_t rank = static_cast<int64_t>(ds.size());
+    int64_t axis = st.desc.attrs.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) refuse(st, "axis out of range");
+    if (c.shape.size() > 1) {
+        if (axis == 0) return false;
+        refuse(st, "plan-time indices of rank 2 or more have no backward here");
+    }
+    const int64_t dim = ds[static_cast<size_t>(axis)];
+    Shape idx;
+    for (double v : c.data) {
+        int64_t i = static_cast<int64_t>(v);
+        if (i < 0) i += dim;
+        if (i < 0 || i >= dim) refuse(st, "an index out of range");
+        idx.push_back(i);
+    }
+    const size_t n = idx.size();
+    Shape one = ds;  // dY with the gathered axis as 1 (a scalar index) or n
+    one[static_cast<size_t>(axis)] = static_cast<int64_t>(n);
+    const int g = alias(gy, one);
+    const int zero = scalar(pref(data).elem, 0.0);
+    const auto zv = m_tp.tensors[static_cast<size_t>(zero)].value;
+    auto pad_at = [&](int t, int64_t at, int64_t len, const std::string& nm) {
+        Shape pads(2 * static_cast<size_t>(rank), 0);
+        pads[static_cast<size_t>(axis)] = at;
+        pads[static_cast<size_t>(axis + rank)] = dim - at - len;
+        return emit(nm, "Pad", 13, {}, {t, constant(*ints(pads)), zero}, -1, {nullptr, ints(pads), zv});
+    };
+    bool consecutive = true;
+    for (size_t k = 1; k < n; ++k) consecutive = consecutive && idx[k] == idx[k - 1] + 1;
+    if (!consecutive && n > 16 && axis == 0) return false;
+    int sum = -1;
+    if (consecutive && n > 0) {
+        sum = pad_at(g, idx[0], static_cast<int64_t>(n), st.name + "/grad");
+    } else {
+        if (n > 16) refuse(st, "more than 16 plan-time indices that are not consecutive have no backward here");
+        for (size_t k = 0; k < n; ++k) {
+            const std::string nm = st.name + "/grad" + std::to_string(k);
+            const Shape b = {static_cast<int64_t>(k)}, e = {static_cast<int64_t>(k) + 1}, ax = {axis};
+            const int part = emit(nm + "/slice", "Slice", 13, {},
+                                  {g, constant(*ints(b)), constant(*ints(e)), constant(*ints(ax))}, -1,
+                                  {nullptr, ints(b), ints(e), ints(ax)});
+            const int p = pad_at(part, idx[k], 1, nm);
+            sum = sum < 0 ? p : emit(nm + "/sum", "Add", 14, {}, {sum, p});
+        }
+    }
+    if (sum >= 0) give(data, sum, st.name);
+    return true;
 }
 
 // Where(cond, a, b): a takes dy where cond holds, b elsewhere.

@@ -211,3 +211,55 @@ TEST_CASE("train-step: Pow, PRelu, Max, Min, Sum, Tile, GlobalMaxPool and the ac
         CHECK(s["train"]["parameters"] == 2 * 8 * 27 + 8 + 16 + 5 * 16 + 5);
     }
 }
+
+TEST_CASE("train-step: InstanceNormalization and GroupNorm as PyTorch exports it match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("inorm", 13, 47);
+    std::string x = b.input("input", kFloat, {-1, 3, 10, 10}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {16, 3, 3, 3})}, {ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("InstanceNormalization", {x, b.weight("in.scale", {16}, 1.0), b.weight("in.bias", {16}, 0.5)}, {}, "in");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("c2.weight", {16, 16, 1, 1})}, {ais("kernel_shape", {1, 1})}, "c2");
+    std::string g = b.op("Reshape", {x, b.ints("groups", {0, 4, -1})});
+    g = b.op("InstanceNormalization", {g, b.weight("gn.scale", {4}, 1.0), b.weight("gn.bias", {4}, 0.5)}, {}, "gn");
+    x = b.op("Reshape", {g, b.ints("back", {0, 16, 8, 8})});
+    x = b.op("Add", {b.op("Mul", {x, b.weight("gn.gamma", {16, 1, 1}, 1.0)}), b.weight("gn.beta", {16, 1, 1}, 0.5)});
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 16}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_inorm");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/inorm.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        const auto s = train_fp32(dir + "/inorm.onnx", dir, 2, precision);
+        CHECK(s["train"]["parameters"] == 16 * 27 + 2 * 16 + 16 * 16 + 2 * 4 + 2 * 16 + 5 * 16 + 5);
+    }
+}
+
+TEST_CASE("train-step: Gathers of plan-time indices along a middle axis (a classifier's x[:, 0]) match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("cgather", 13, 53);
+    const std::string x = b.input("input", kFloat, {-1, 8, 16}, {"N"});
+    const std::string h = b.op("Gelu", {b.op("MatMul", {x, b.weight("w", {16, 16})}, {}, "proj")});
+    const std::string i0 = b.ints("i0", {0});
+    b.model().mutable_graph()->mutable_initializer()->rbegin()->clear_dims();  // a scalar index
+    std::vector<std::string> flat;
+    for (const std::string& t : {b.op("Gather", {h, i0}, {ai("axis", 1)}, "cls"),
+                                 b.op("Gather", {h, b.ints("i1", {5, 2, 7})}, {ai("axis", 1)}, "pick"),
+                                 b.op("Gather", {h, b.ints("i2", {4, 5, 6, 7})}, {ai("axis", 2)}, "cols")})
+        flat.push_back(b.op("Flatten", {t}, {ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {3, 16 + 48 + 32}), b.weight("fc.bias", {3})}, {ai("transB", 1)}, "fc");
+    b.output(b.op("LogSoftmax", {y}, {ai("axis", 1)}), kFloat);
+    const std::string dir = temp_dir("train_cgather");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/cgather.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        const auto s = train_fp32(dir + "/cgather.onnx", dir, 2, precision);
+        CHECK(s["train"]["parameters"] == 16 * 16 + 3 * 96 + 3);
+    }
+}

@@ -407,3 +407,51 @@ TEST_CASE("train backward: Pow, PRelu (a trained slope), Max, Min, Sum, Tile and
     CHECK(check_fd(*ts, "PRelu", 1) == 2);      // the slope, summed over H and W
     CHECK(check_fd(*ts, "Min", 1) == 2);        // the cap where it is the smaller
 }
+
+TEST_CASE("train backward: InstanceNormalization (and GroupNorm as PyTorch exports it) matches finite differences") {
+    // x (N, 3, 6, 6) -> Conv 3x3 -> 8 -> InstanceNormalization (scale, B) -> Relu -> Conv 1x1 -> 8
+    // -> GroupNorm of 2 groups as exported (Reshape [N, 2, -1], InstanceNormalization of 2
+    // channels, Reshape back, Mul gamma, Add beta) -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("inorm", 13, 47);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 6, 6}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {8, 3, 3, 3})}, {zoo::ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("InstanceNormalization", {x, b.weight("in.scale", {8}, 1.0), b.weight("in.bias", {8}, 0.5)},
+             {zoo::af("epsilon", 1e-5)}, "in");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("c2.weight", {8, 8, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    std::string gview = b.op("Reshape", {x, b.ints("groups", {0, 2, -1})});
+    gview = b.op("InstanceNormalization", {gview, b.weight("gn.scale", {2}, 1.0), b.weight("gn.bias", {2}, 0.5)}, {}, "gn");
+    x = b.op("Reshape", {gview, b.ints("back", {0, 8, 4, 4})});
+    x = b.op("Add", {b.op("Mul", {x, b.weight("gn.gamma", {8, 1, 1}, 1.0)}, {}, "gn_mul"),
+                     b.weight("gn.beta", {8, 1, 1}, 0.5)}, {}, "gn_add");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "inorm"), 3);
+    CHECK(count_steps(*ts, "InstanceNormalization") == 2);
+    CHECK(check_fd(*ts, "InstanceNormalization", 1) == 2 * 2);  // scale
+    CHECK(check_fd(*ts, "InstanceNormalization", 2) == 2 * 2);  // B
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1 through the first, c2 through the group norm
+}
+
+TEST_CASE("train backward: Gather of plan-time indices along a middle axis (x[:, 0], scattered and consecutive lists) matches finite differences") {
+    // h = input [N, 4, 6] x w [6, 6]; a = h[:, 0] (a scalar index: [N, 6]); b = h[:, (3, 1)] (two
+    // scattered indices: [N, 2, 6]); c = h[:, :, (1, 2, 3)] (consecutive, axis 2: [N, 4, 3]);
+    // Concat of the flattened three -> Gemm -> 5.
+    zoo::Builder b("cgather", 13, 53);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 6}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {6, 6}, 1.0)}, {}, "proj");
+    const std::string i0 = b.ints("i0", {0});
+    b.model().mutable_graph()->mutable_initializer()->rbegin()->clear_dims();  // a scalar index
+    const std::string g0 = b.op("Gather", {h, i0}, {zoo::ai("axis", 1)}, "cls");
+    const std::string g1 = b.op("Gather", {h, b.ints("i1", {3, 1})}, {zoo::ai("axis", 1)}, "pick");
+    const std::string g2 = b.op("Gather", {h, b.ints("i2", {1, 2, 3})}, {zoo::ai("axis", 2)}, "cols");
+    std::vector<std::string> flat;
+    for (const std::string& t : {g0, g1, g2}) flat.push_back(b.op("Flatten", {t}, {zoo::ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 6 + 12 + 12}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "cgather"), 3);
+    CHECK(count_steps(*ts, "Gather") == 3);
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+}
