@@ -32,6 +32,7 @@
 #include "sfumato_ascendc/securec.h"
 #include "sfumato_ascendc/softmax.h"
 #include "sfumato_ascendc/softmax_more.h"
+#include "sfumato_ascendc/softmax_v3.h"
 #include "sfumato_ascendc/sort.h"
 #include "sfumato_ascendc/sort_adv.h"
 #include "sfumato_ascendc/stack_buffer.h"
