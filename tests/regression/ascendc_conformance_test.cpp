@@ -266,3 +266,4 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: SoftmaxFlashV3 (half, without and with update, outputs over the inputs)") {
     family("softmax_v3");
 }
+TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { family("norm_more"); }

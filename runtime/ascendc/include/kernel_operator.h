@@ -26,6 +26,7 @@
 #include "sfumato_ascendc/misc.h"
 #include "sfumato_ascendc/norm.h"
 #include "sfumato_ascendc/norm_grad.h"
+#include "sfumato_ascendc/norm_more.h"
 #include "sfumato_ascendc/norm_v2.h"
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/quant.h"
