@@ -263,3 +263,7 @@ TEST_CASE(
     "bit masks), Broadcast, Pad, UnPad, Transpose NZ2ND_0213, Fill of GM") {
     family("layout");
 }
+TEST_CASE("ascendc conformance: SoftmaxFlashV3 (half, without and with update, outputs over the inputs)") {
+    family("softmax_v3");
+}
+TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { family("norm_more"); }

@@ -18,6 +18,20 @@ using ::sfumato_ascendc_printf;
 }
 #define printf sfumato_ascendc_printf
 
+// The device compiler's scalar min/max builtins, which kernels call unqualified (non-template overloads,
+// so a `using namespace std` caller still picks them over std::min/std::max).
+#define SFUMATO_SCALAR_MINMAX(T)                                 \
+    inline T min(T a, T b) { return b < a ? b : a; }             \
+    inline T max(T a, T b) { return a < b ? b : a; }
+SFUMATO_SCALAR_MINMAX(int16_t)
+SFUMATO_SCALAR_MINMAX(uint16_t)
+SFUMATO_SCALAR_MINMAX(int32_t)
+SFUMATO_SCALAR_MINMAX(uint32_t)
+SFUMATO_SCALAR_MINMAX(int64_t)
+SFUMATO_SCALAR_MINMAX(uint64_t)
+SFUMATO_SCALAR_MINMAX(float)
+#undef SFUMATO_SCALAR_MINMAX
+
 // The levels of KERNEL_LOG (global names, as the reference's).
 enum KernelLogLevel : int { KERNEL_DEBUG = 0, KERNEL_INFO = 1, KERNEL_WARN = 2, KERNEL_ERROR = 3 };
 

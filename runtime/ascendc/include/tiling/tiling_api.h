@@ -15,6 +15,7 @@
 #include "sfumato_ascendc/math_host.h"
 #include "sfumato_ascendc/reduce_host.h"
 #include "sfumato_ascendc/layout_host.h"
+#include "sfumato_ascendc/norm_more_host.h"
 #include "sfumato_ascendc/norm_host.h"
 #include "sfumato_ascendc/quant_host.h"
 #include "sfumato_ascendc/securec.h"
