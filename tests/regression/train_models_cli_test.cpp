@@ -150,11 +150,12 @@ TEST_CASE("train-step: PyTorch exports with HardSwish, HardSigmoid gating, LogSo
     // stride); mlp_misc: Tanh, Sigmoid, SiLU, Softplus, Elu, Split, Slices, Pad (a crop too),
     // Expand, Where, a mask from Abs < 2 (no gradient through the comparison), a final Softmax
     // over axis 1.
-    for (const char* m : {"mobilenet_v2", "mobilenet_mean", "mlp", "resnet_avgpool_dyn", "mlp_misc"}) {
-        INFO(m);
-        const std::string dir = temp_dir(std::string("train_torch_") + m);
-        train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir);
-    }
+    for (const char* m : {"mobilenet_v2", "mobilenet_mean", "mlp", "resnet_avgpool_dyn", "mlp_misc"})
+        for (const char* precision : {"fp32", "fp16"}) {
+            INFO(m << " " << precision);
+            const std::string dir = temp_dir(std::string("train_torch_") + m + "_" + precision);
+            train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir, 2, precision);
+        }
 }
 
 TEST_CASE("train-step --dropout on: Dropout masks per rank, the same in the forward and the backward, match the host reference", "[train]") {
