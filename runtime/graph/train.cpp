@@ -194,6 +194,8 @@ void Builder::backward(const PlanStep& st) {
         gemm(st, through_activation(st, gy));
     } else if (op == "Conv") {
         conv(st, through_activation(st, gy));
+    } else if (op == "ConvTranspose") {
+        conv_transpose(st, gy);
     } else if (op == "GlobalAveragePool") {
         global_average_pool(st, gy);
     } else if (op == "TransData") {  // a layout boundary: the gradient goes back in x's format

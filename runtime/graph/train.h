@@ -30,6 +30,9 @@
 //     tensor (train_norm.cpp);
 //   - Clip / ReLU6 (alone or fused as `activation`): ClipGrad(y, dy), dy where min < y < max;
 //   - Concat: each input's slice of dy (Slice kernels);
+//   - ConvTranspose (one group): dX = Conv(dY, W), dW = Conv2DBackpropFilter(dY, X) (dY as the
+//     input, X as the output gradient), dB = ReduceSum of dY; AveragePool: a depthwise
+//     ConvTranspose of dY / count with ones (train_conv.cpp);
 //   - Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Softplus, Softsign, Erf, Exp,
 //     Log, Sqrt, Reciprocal, Abs: ActivationGrad(x, dy) = f'(x) dy (vector); Neg: Neg(dy);
 //   - Softmax (any axis), LogSoftmax, strided Slice, Pad, Expand: train_transformer.cpp;

@@ -235,6 +235,7 @@ private:
     // by the offset) and summed.
     void max_pool(const PlanStep& st, int gy);
     void average_pool(const PlanStep& st, int gy);
+    void conv_transpose(const PlanStep& st, int gy);
 
     // train_norm.cpp
     int scalar(ElemType e, double v);  // a rank-0 constant of type e

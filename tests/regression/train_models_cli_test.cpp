@@ -150,11 +150,12 @@ TEST_CASE("train-step: PyTorch exports with HardSwish, HardSigmoid gating, LogSo
     // stride); mlp_misc: Tanh, Sigmoid, SiLU, Softplus, Elu, Split, Slices, Pad (a crop too),
     // Expand, Where, a mask from Abs < 2 (no gradient through the comparison), a final Softmax
     // over axis 1.
-    for (const char* m : {"mobilenet_v2", "mobilenet_mean", "mlp", "resnet_avgpool_dyn", "mlp_misc"}) {
-        INFO(m);
-        const std::string dir = temp_dir(std::string("train_torch_") + m);
-        train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir);
-    }
+    for (const char* m : {"mobilenet_v2", "mobilenet_mean", "mlp", "resnet_avgpool_dyn", "mlp_misc"})
+        for (const char* precision : {"fp32", "fp16"}) {
+            INFO(m << " " << precision);
+            const std::string dir = temp_dir(std::string("train_torch_") + m + "_" + precision);
+            train_fp32(source_dir() + "/tests/data/torch/" + m + "/model.onnx", dir, 2, precision);
+        }
 }
 
 TEST_CASE("train-step --dropout on: Dropout masks per rank, the same in the forward and the backward, match the host reference", "[train]") {
@@ -261,5 +262,29 @@ TEST_CASE("train-step: Gathers of plan-time indices along a middle axis (a class
         INFO(precision);
         const auto s = train_fp32(dir + "/cgather.onnx", dir, 2, precision);
         CHECK(s["train"]["parameters"] == 16 * 16 + 3 * 96 + 3);
+    }
+}
+
+TEST_CASE("train-step: ConvTranspose (an upsampling decoder) matches the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("convt", 13, 59);
+    std::string x = b.input("input", kFloat, {-1, 3, 8, 8}, {"N"});
+    x = b.op("Conv", {x, b.weight("c.weight", {16, 3, 3, 3})},
+             {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1})}, "down");
+    x = b.op("Relu", {x});
+    x = b.op("ConvTranspose", {x, b.weight("up.weight", {16, 8, 3, 3}), b.weight("up.bias", {8})},
+             {ais("kernel_shape", {3, 3}), ais("strides", {2, 2}), ais("pads", {1, 1, 1, 1}), ais("output_padding", {1, 1})},
+             "up");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_convt");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/convt.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        const auto s = train_fp32(dir + "/convt.onnx", dir, 2, precision);
+        CHECK(s["train"]["parameters"] == 16 * 27 + 16 * 8 * 9 + 8 + 5 * 8 + 5);
     }
 }

@@ -455,3 +455,23 @@ TEST_CASE("train backward: Gather of plan-time indices along a middle axis (x[:,
     CHECK(count_steps(*ts, "Gather") == 3);
     CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
 }
+
+TEST_CASE("train backward: ConvTranspose (stride 2, pads, output padding, bias) matches finite differences") {
+    // x (N, 3, 5, 5) -> Conv 1x1 -> 4 -> ConvTranspose 3x3 stride 2 pad 1 output_padding 1 -> 3 x
+    // 10 x 10 (+ bias) -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("convt", 13, 59);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 5, 5}, {"N"});
+    x = b.op("Conv", {x, b.weight("c.weight", {4, 3, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c");
+    x = b.op("ConvTranspose", {x, b.weight("up.weight", {4, 3, 3, 3}), b.weight("up.bias", {3})},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("strides", {2, 2}), zoo::ais("pads", {1, 1, 1, 1}),
+              zoo::ais("output_padding", {1, 1})},
+             "up");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 3}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "convt"), 2);
+    CHECK(count_steps(*ts, "ConvTranspose") == 1);
+    CHECK(check_fd(*ts, "ConvTranspose", 1) == 2);  // W
+    CHECK(check_fd(*ts, "ConvTranspose", 2) == 2);  // B
+    CHECK(check_fd(*ts, "Conv", 1) == 2);           // through dX = Conv(dY, W)
+}
