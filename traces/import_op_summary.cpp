@@ -189,7 +189,10 @@ json row_node(const std::string& type, const std::string& onnx, const std::strin
         attrs["strides"] = {{"ints", s}};
     }
     if (onnx == "Gather") attrs["axis"] = {{"int", 0}};
-    return {{"op_type", onnx}, {"name", name}, {"attrs", attrs}, {"inputs", ins}};
+    json n = {{"op_type", onnx}, {"name", name}, {"attrs", attrs}, {"inputs", ins}};
+    // ReduceSum's axes are an attribute here: declare an opset of that form (an input from 13).
+    if (onnx == "ReduceSum") n["opset"] = 12;
+    return n;
 }
 
 }  // namespace
