@@ -315,3 +315,21 @@ TEST_CASE("train-step: ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, ReduceLo
         CHECK(s["train"]["parameters"] == 16 * 16 + 5 * 57 + 5);
     }
 }
+
+TEST_CASE("train-step --dim: PyTorch's GPT-2 block export (a symbolic sequence length) matches the host reference", "[train]") {
+    // Embeddings by Gather, positions from a Range over the sequence length, causal mask by Where,
+    // tanh GELU: the sequence length is symbolic, given with --dim.
+    const std::string model = source_dir() + "/tests/data/torch/gpt2_block/model.onnx";
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        train_fp32(model, temp_dir(std::string("train_gpt2_block_") + precision), 2, precision, " --dim seq=12");
+    }
+    const std::string out = temp_dir("train_gpt2_block_bad");
+    CliResult r = run_cli("train-step " + model + " --system " + config("system-tiny") + " --trace off --out " + out);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("'seq'") != std::string::npos);
+    CHECK(r.output.find("--dim NAME=V") != std::string::npos);
+    r = run_cli("train-step " + model + " --system " + config("system-tiny") + " --dim seq --trace off --out " + out);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--dim seq") != std::string::npos);
+}
