@@ -497,3 +497,25 @@ TEST_CASE("train backward: ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, Redu
     for (const auto& r : reds) CHECK(count_steps(*ts, std::get<0>(r)) == 1);
     CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
 }
+
+TEST_CASE("train backward: an RMSNorm spelled out as exporters write it (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul) matches finite differences") {
+    // h = input [N, 4, 8] x w [8, 8]; y = h * Reciprocal(Sqrt(ReduceMean(Pow(h, 2), -1) + eps)) * g;
+    // Flatten -> Gemm -> 5 (LLaMA / T5's normalisation, no fused kernel in training).
+    zoo::Builder b("rmsnorm", 13, 67);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 8}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {8, 8}, 1.0)}, {}, "proj");
+    std::string r = b.op("ReduceMean", {b.op("Pow", {h, b.scalar("two", 2.0f)}, {}, "sq")},
+                         {zoo::ais("axes", {-1}), zoo::ai("keepdims", 1)}, "ms");
+    r = b.op("Reciprocal", {b.op("Sqrt", {b.op("Add", {r, b.scalar("eps", 1e-6f)})}, {}, "rms")}, {}, "inv");
+    std::string y = b.op("Mul", {b.op("Mul", {h, r}, {}, "normed"), b.weight("g", {8}, 1.0)}, {}, "scaled");
+    y = b.op("Flatten", {y}, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 32}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "rmsnorm"), 3);
+    for (const char* op : {"Pow", "ReduceMean", "Sqrt", "Reciprocal"}) {
+        INFO(op);
+        CHECK(count_steps(*ts, op) == 1);
+    }
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);  // through the statistics
+    CHECK(check_fd(*ts, "Mul", 1, named("scaled")) == 2);                              // the gain g
+}
