@@ -1,6 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
 // [--lr X] [--optimizer O] [--precision P] [--steps N] [--loss-scale ...] [--ranks R]
-// [--recompute on|off] [--layout on|off] [--dropout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
+// [--recompute on|off] [--layout on|off] [--dropout on|off] [--dim NAME=V] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -158,6 +158,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
                 recompute = "off", optimizer = "sgd", layout = "off", dropout = "off";
     bool plan_only = false;
+    std::vector<std::string> dim_args;
     int64_t batch = 1, ls_window = 2000;
     int steps = 1;
     std::string loss_scale = "auto";
@@ -199,6 +200,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "layout", po::value<std::string>(&layout)->default_value("off"),
         "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
         "and pooling (TransData only at the boundaries) | off: everything ND")(
+        "dim", po::value<std::vector<std::string>>(&dim_args)->composing(),
+        "NAME=V: the value of an input's symbolic dimension other than the batch (e.g. --dim seq=128); "
+        "repeatable")(
         "dropout", po::value<std::string>(&dropout)->default_value("off"),
         "on: every Dropout trains (a mask per rank from a seeded generator, the same in the forward and the "
         "backward; kept values scaled by 1 / (1 - ratio)) | off: only a Dropout whose training_mode input is "
@@ -270,6 +274,14 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
     ts.dropout = dropout == "on";
+    for (const std::string& a : dim_args) {
+        const size_t eq = a.find('=');
+        char* end = nullptr;
+        const long long v = eq == std::string::npos ? 0 : std::strtoll(a.c_str() + eq + 1, &end, 10);
+        if (eq == std::string::npos || eq == 0 || !end || *end || end == a.c_str() + eq + 1 || v < 1 || v > (1ll << 24))
+            throw InputError("--dim " + a + ": expected NAME=V with V a positive integer (e.g. --dim seq=128)");
+        ts.dims[a.substr(0, eq)] = v;
+    }
     ts.layout = layout == "on";
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());

@@ -251,7 +251,8 @@ void Builder::backward(const PlanStep& st) {
         instance_norm(st, gy);
     } else if (op == "Expand") {
         give(x, gy, st.name);
-    } else if (op == "ReduceSum" || op == "ReduceMean") {
+    } else if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" ||
+               op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceLogSumExp" || op == "ReduceL1") {
         reduce(st, gy);
     } else if (op == "Cast") {
         if (needs(x)) {

@@ -20,7 +20,12 @@ void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     copt.passes = train_passes(layout);
     copt.streams = 1;
     copt.training = true;
-    const auto shapes = default_input_shapes(*graph, batch);
+    std::vector<std::vector<int64_t>> shapes;
+    try {
+        shapes = default_input_shapes(*graph, batch, dims);
+    } catch (const InputError& e) {
+        throw InputError(std::string(e.what()) + "; train-step takes a symbolic dimension's value as --dim NAME=V");
+    }
     plan = graph::compile(*graph, shapes, dev, copt);
     tp = build_train_plan(*plan, dev, opt);
     memory = plan_train_memory(*plan, tp, dev);

@@ -448,7 +448,9 @@ void Builder::pad(const PlanStep& st, int gy) {
                st.name);
 }
 
-// ReduceSum / ReduceMean: dY (with the reduced axes kept) times 1 (or 1/n) broadcast over them.
+// ReduceSum / ReduceMean: dY (with the reduced axes kept) times 1 (or 1/n) broadcast over them;
+// ReduceMax / ReduceMin: dY where x equals the result (ties: to each); ReduceSumSquare: 2 x dY;
+// ReduceL2: x / y dY; ReduceLogSumExp: exp(x - y) dY; ReduceL1: sign(x) dY.
 void Builder::reduce(const PlanStep& st, int gy) {
     const int x = st.in[0];
     if (!needs(x)) return;
@@ -471,10 +473,37 @@ void Builder::reduce(const PlanStep& st, int gy) {
         kept[d] = 1, spread[d] = xs[d];
         n *= static_cast<double>(xs[d]);
     }
-    ref::HostTensor k(pref(x).elem, spread);
-    for (double& v : k.data) v = st.op_type == "ReduceMean" ? 1.0 / n : 1.0;
-    ref::round_to_type(k);
-    accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {alias(gy, kept), constant(k)}), st.name);
+    const std::string& op = st.op_type;
+    if (op == "ReduceSum" || op == "ReduceMean") {
+        ref::HostTensor k(pref(x).elem, spread);
+        for (double& v : k.data) v = op == "ReduceMean" ? 1.0 / n : 1.0;
+        ref::round_to_type(k);
+        accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {alias(gy, kept), constant(k)}), st.name);
+        return;
+    }
+    // The others from y and dy with the reduced axes kept (broadcast back over them).
+    const int xv = fwd(x), dyk = alias(gy, kept);
+    const std::string nm = st.name + "/grad";
+    int dx = -1;
+    if (op == "ReduceMax" || op == "ReduceMin") {  // dy to every element equal to the result
+        const int eq = emit(st.name + "/argmax", "Equal", 13, {}, {xv, alias(fwd(st.out[0]), kept)});
+        dx = where_zero(nm, eq, dyk, true);
+    } else if (op == "ReduceSumSquare") {  // 2 x dy
+        ref::HostTensor two(pref(x).elem, {});
+        two.data[0] = 2;
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Mul"}), {xv, dyk, constant(two)});
+    } else if (op == "ReduceL2") {  // x / y dy
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Div", "Mul"}),
+                  {xv, alias(fwd(st.out[0]), kept), dyk});
+    } else if (op == "ReduceLogSumExp") {  // exp(x - y) dy
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Exp", "Mul"}),
+                  {xv, alias(fwd(st.out[0]), kept), dyk});
+    } else if (op == "ReduceL1") {  // sign(x) dy
+        dx = emit(nm, "ActivationGrad", 1, attrs_of({{"activation", ref::Attr::of_string("Abs")}}), {xv, dyk});
+    } else {
+        refuse(st, "no backward for this op in train-step");
+    }
+    accumulate(x, dx, st.name);
 }
 
 }  // namespace sfumato::graph::detail

@@ -14,6 +14,7 @@
 //   an MLP ending in LogSoftmax, a ResNet with AveragePool and a net of odd forms (tests/data/torch).
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <tuple>
 
 #include "runtime/graph/zoo/builder.h"
 #include "tests/support.h"
@@ -287,4 +288,48 @@ TEST_CASE("train-step: ConvTranspose (an upsampling decoder) matches the host re
         const auto s = train_fp32(dir + "/convt.onnx", dir, 2, precision);
         CHECK(s["train"]["parameters"] == 16 * 27 + 16 * 8 * 9 + 8 + 5 * 8 + 5);
     }
+}
+
+TEST_CASE("train-step: ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, ReduceLogSumExp and ReduceL1 match the host reference", "[train]") {
+    using namespace sfumato::graph::zoo;
+    Builder b("reductions", 13, 61);
+    const std::string x = b.input("input", kFloat, {-1, 8, 16}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {16, 16})}, {}, "proj");
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>> reds = {
+        {"ReduceMax", {2}, 0}, {"ReduceMin", {1}, 1}, {"ReduceSumSquare", {2}, 1},
+        {"ReduceL2", {1}, 0},  {"ReduceLogSumExp", {1, 2}, 0}, {"ReduceL1", {2}, 0}};
+    std::vector<std::string> flat;
+    for (const auto& [op, axes, keep] : reds)
+        flat.push_back(b.op("Flatten", {b.op(op, {h}, {ais("axes", axes), ai("keepdims", keep)}, op)}, {ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 8 + 16 + 8 + 16 + 1 + 8}), b.weight("fc.bias", {5})},
+             {ai("transB", 1)}, "fc");
+    b.output(y, kFloat);
+    const std::string dir = temp_dir("train_reductions");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/reductions.onnx", std::ios::binary) << bytes;
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        const auto s = train_fp32(dir + "/reductions.onnx", dir, 2, precision);
+        CHECK(s["train"]["parameters"] == 16 * 16 + 5 * 57 + 5);
+    }
+}
+
+TEST_CASE("train-step --dim: PyTorch's GPT-2 block export (a symbolic sequence length) matches the host reference", "[train]") {
+    // Embeddings by Gather, positions from a Range over the sequence length, causal mask by Where,
+    // tanh GELU: the sequence length is symbolic, given with --dim.
+    const std::string model = source_dir() + "/tests/data/torch/gpt2_block/model.onnx";
+    for (const char* precision : {"fp32", "fp16"}) {
+        INFO(precision);
+        train_fp32(model, temp_dir(std::string("train_gpt2_block_") + precision), 2, precision, " --dim seq=12");
+    }
+    const std::string out = temp_dir("train_gpt2_block_bad");
+    CliResult r = run_cli("train-step " + model + " --system " + config("system-tiny") + " --trace off --out " + out);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("'seq'") != std::string::npos);
+    CHECK(r.output.find("--dim NAME=V") != std::string::npos);
+    r = run_cli("train-step " + model + " --system " + config("system-tiny") + " --dim seq --trace off --out " + out);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--dim seq") != std::string::npos);
 }

@@ -97,20 +97,20 @@ TEST_CASE("train-step: overlapping the all-reduce with the backward hides commun
 
 TEST_CASE("train-step: unsupported models and bad arguments exit 2 naming the culprit", "[train]") {
     const std::string out = temp_dir("train_bad");
-    // A ReduceMax over the features has no backward here.
+    // A ReduceProd over the features has no backward here.
     {
         using namespace sfumato::graph::zoo;
-        Builder b("rmax", 13, 3);
+        Builder b("rprod", 13, 3);
         std::string x = b.input("input", kFloat, {-1, 8}, {"N"});
         x = b.op("Gemm", {x, b.weight("fc.weight", {6, 8}), b.weight("fc.bias", {6})}, {ai("transB", 1)}, "fc");
-        b.output(b.op("ReduceMax", {x}, {ais("axes", {1}), ai("keepdims", 1)}, "rmax"), kFloat);
+        b.output(b.op("ReduceProd", {x}, {ais("axes", {1}), ai("keepdims", 1)}, "rprod"), kFloat);
         std::string bytes;
         REQUIRE(b.model().SerializeToString(&bytes));
-        std::ofstream(out + "/rmax.onnx", std::ios::binary) << bytes;
+        std::ofstream(out + "/rprod.onnx", std::ios::binary) << bytes;
     }
-    CliResult r = run_cli("train-step " + out + "/rmax.onnx " + two_chips() + " --mode timing --out " + out);
+    CliResult r = run_cli("train-step " + out + "/rprod.onnx " + two_chips() + " --mode timing --out " + out);
     CHECK(r.code == 2);
-    CHECK(r.output.find("'rmax' (ReduceMax): no backward") != std::string::npos);
+    CHECK(r.output.find("'rprod' (ReduceProd): no backward") != std::string::npos);
     // Batch statistics of one value per channel (batch 1, layer4's 1 x 1 planes at 32 x 32).
     r = run_cli("train-step \"zoo:resnet18?image=32&width=8&classes=10\" " + two_chips() + " --batch 1 --mode timing --out " + out);
     CHECK(r.code == 2);

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/train_step.h"
@@ -474,4 +475,47 @@ TEST_CASE("train backward: ConvTranspose (stride 2, pads, output padding, bias) 
     CHECK(check_fd(*ts, "ConvTranspose", 1) == 2);  // W
     CHECK(check_fd(*ts, "ConvTranspose", 2) == 2);  // B
     CHECK(check_fd(*ts, "Conv", 1) == 2);           // through dX = Conv(dY, W)
+}
+
+TEST_CASE("train backward: ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, ReduceLogSumExp and ReduceL1 match finite differences") {
+    // h = input [N, 4, 6] x w [6, 6]; each reduction of h over an axis (kept or dropped), flattened
+    // and concatenated -> Gemm -> 5.
+    zoo::Builder b("reductions", 13, 61);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 6}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {6, 6}, 1.0)}, {}, "proj");
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>> reds = {
+        {"ReduceMax", {2}, 0},       {"ReduceMin", {1}, 1}, {"ReduceSumSquare", {2}, 1},
+        {"ReduceL2", {1}, 0},        {"ReduceLogSumExp", {1, 2}, 0}, {"ReduceL1", {2}, 0}};
+    std::vector<std::string> flat;
+    for (const auto& [op, axes, keep] : reds)
+        flat.push_back(b.op("Flatten", {b.op(op, {h}, {zoo::ais("axes", axes), zoo::ai("keepdims", keep)}, op)},
+                            {zoo::ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 25}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "reductions"), 3);
+    for (const auto& r : reds) CHECK(count_steps(*ts, std::get<0>(r)) == 1);
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+}
+
+TEST_CASE("train backward: an RMSNorm spelled out as exporters write it (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul) matches finite differences") {
+    // h = input [N, 4, 8] x w [8, 8]; y = h * Reciprocal(Sqrt(ReduceMean(Pow(h, 2), -1) + eps)) * g;
+    // Flatten -> Gemm -> 5 (LLaMA / T5's normalisation, no fused kernel in training).
+    zoo::Builder b("rmsnorm", 13, 67);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 8}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {8, 8}, 1.0)}, {}, "proj");
+    std::string r = b.op("ReduceMean", {b.op("Pow", {h, b.scalar("two", 2.0f)}, {}, "sq")},
+                         {zoo::ais("axes", {-1}), zoo::ai("keepdims", 1)}, "ms");
+    r = b.op("Reciprocal", {b.op("Sqrt", {b.op("Add", {r, b.scalar("eps", 1e-6f)})}, {}, "rms")}, {}, "inv");
+    std::string y = b.op("Mul", {b.op("Mul", {h, r}, {}, "normed"), b.weight("g", {8}, 1.0)}, {}, "scaled");
+    y = b.op("Flatten", {y}, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 32}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "rmsnorm"), 3);
+    for (const char* op : {"Pow", "ReduceMean", "Sqrt", "Reciprocal"}) {
+        INFO(op);
+        CHECK(count_steps(*ts, op) == 1);
+    }
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);  // through the statistics
+    CHECK(check_fd(*ts, "Mul", 1, named("scaled")) == 2);                              // the gain g
 }
