@@ -267,3 +267,6 @@ TEST_CASE("ascendc conformance: SoftmaxFlashV3 (half, without and with update, o
     family("softmax_v3");
 }
 TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { family("norm_more"); }
+TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (padded N, C and positions)") {
+    family("transdata");
+}
