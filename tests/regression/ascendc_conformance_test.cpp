@@ -270,3 +270,4 @@ TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { fam
 TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (padded N, C and positions)") {
     family("transdata");
 }
+TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMatmulTiling") { family("matmul_batch"); }

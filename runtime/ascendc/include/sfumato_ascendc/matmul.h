@@ -110,8 +110,10 @@ class Matmul {
     static constexpr bool kLower =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
     static_assert(
-        A_TYPE::layout == LayoutMode::NONE,
-        "AscendC::Matmul batch layouts (IterateBatch) are not supported by sfumato's Ascend C layer");
+        (A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
+            (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL),
+        "AscendC::Matmul batch layouts other than NORMAL (BSNGD, SBNGD, BNGS1S2) are not supported by sfumato's "
+        "Ascend C layer");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
@@ -263,6 +265,31 @@ public:
             "Matmul::IterateAll into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
     }
     void WaitIterateAll() {}
+    // A batch of matmuls in the NORMAL layout: matrix i of A (i < batchA), B (i < batchB) and C at i times
+    // its size (or matrixStrideA/B elements apart), each computed as IterateAll does; with fewer matrices of
+    // one operand than of the other, its matrices repeat (i mod its count). The bias is every matrix's.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0) {
+        sfumato::ascendc::enter("Matmul::IterateBatch");
+        static_assert(sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        if (enPartialSum) sfumato::ascendc::fail("Matmul::IterateBatch with enPartialSum is not modelled");
+        if (batchA == 0 || batchB == 0) sfumato::ascendc::fail("Matmul::IterateBatch with an empty batch");
+        const GlobalTensor<SrcAT> a = m_a;
+        const GlobalTensor<SrcBT> b = m_b;
+        const uint64_t sa = matrixStrideA ? matrixStrideA : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.Ka;
+        const uint64_t sb = matrixStrideB ? matrixStrideB : uint64_t{static_cast<uint32_t>(m_t.Kb)} * m_t.N;
+        const uint64_t sc = matrixStrideC ? matrixStrideC : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.N;
+        const uint32_t n = std::max(batchA, batchB);
+        for (uint32_t i = 0; i < n; ++i) {
+            m_a = a[static_cast<uint32_t>((i % batchA) * sa)];
+            m_b = b[static_cast<uint32_t>((i % batchB) * sb)];
+            IterateAll(gm[static_cast<uint32_t>(i * sc)], enAtomic, enSequentialWrite);
+        }
+        m_a = a, m_b = b, m_iter = 0;
+    }
+    void WaitIterateBatch() {}
     void End() {
         sfumato::ascendc::enter("Matmul::End");
         m_iter = 0;
