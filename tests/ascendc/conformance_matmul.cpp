@@ -15,6 +15,8 @@
 // "matmul_bad_tiling": the "matmul" run with a tiling whose baseM is no multiple of 16: Init stops the run
 // naming the field, exit 2.
 // "matmul_batch": IterateBatch (NORMAL layout) of three matmuls with BatchMatmulTiling (below).
+// "matmul_mix": the "matmul" kernel launched as a mix kernel (half as many blocks: each AIV takes a tile, as
+// GetBlockIdx numbers it), ASCENDC_CUBE_ONLY not defined: the AIVs' Matmuls are served by their AIC.
 // "matmul_tiling": the tiling rules on many shapes and types: base blocks aligned and within L0A/L0B/L0C
 // (double-buffered as dbL0A/B/C say) and the bias table, the L1 buffers within L1, the cores used within
 // SetDim and the single-core shapes covering the shape.
@@ -63,6 +65,7 @@ void run_block(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tilingGm, 
     AscendC::TPipe pipe;
     MM<C, CF, TRANS> mm;
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    if (AscendC::GetBlockIdx() >= t.usedCoreNum) return;  // mix mode: an AIV past the tiles
     const int32_t mBlocks = (t.M + t.singleCoreM - 1) / t.singleCoreM;
     const int32_t mi = static_cast<int32_t>(AscendC::GetBlockIdx()) % mBlocks;
     const int32_t ni = static_cast<int32_t>(AscendC::GetBlockIdx()) / mBlocks;
@@ -170,8 +173,8 @@ int64_t make_tiling(const Shape& s, bool single, matmul_tiling::DataType ct, int
 }
 
 int run_matmul(const std::string& name) {
-    const bool trans = name == "matmul_trans", nz = name == "matmul_nz";
-    if (name == "matmul_bad_tiling") g_mm_family = "matmul";
+    const bool trans = name == "matmul_trans", nz = name == "matmul_nz", mix = name == "matmul_mix";
+    if (name == "matmul_bad_tiling" || mix) g_mm_family = "matmul";
     const Shape s = trans ? Shape{100, 72, 90, true, true, false} : Shape{100, 200, 150, false, false, !nz};
     TCubeTiling t;
     if (make_tiling(s, trans, trans ? matmul_tiling::DataType::DT_FLOAT16 : matmul_tiling::DataType::DT_FLOAT,
@@ -192,8 +195,10 @@ int run_matmul(const std::string& name) {
     for (uint32_t k = 0; k < s.k; ++k)
         for (uint32_t j = 0; j < s.n; ++j) b[s.transB ? j * s.k + k : k * s.n + j] = half(b_value(k, j));
     for (uint32_t j = 0; j < s.n; ++j) bias[j] = static_cast<float>(static_cast<int>(j % 13) - 6);
-    AscendC::SetKernelMode(KernelMode::AIC_MODE);
-    ICPU_RUN_KF(mm_kernel, t.usedCoreNum, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, tiling);
+    // mix mode (this source does not define ASCENDC_CUBE_ONLY): each AIV's tile is computed by its AIC
+    AscendC::SetKernelMode(mix ? KernelMode::MIX_MODE : KernelMode::AIC_MODE);
+    ICPU_RUN_KF(mm_kernel, mix ? (t.usedCoreNum + 1) / 2 : t.usedCoreNum, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias,
+                (uint8_t*)c, tiling);
     int bad = -1;
     float got = 0, want = 0;
     for (uint32_t i = 0; i < s.m && bad < 0; ++i)
@@ -353,7 +358,8 @@ int run_tiling() {
 
 int matmul_family(const std::string& name) {
     g_mm_family = name;
-    if (name == "matmul" || name == "matmul_trans" || name == "matmul_nz" || name == "matmul_bad_tiling")
+    if (name == "matmul" || name == "matmul_trans" || name == "matmul_nz" || name == "matmul_bad_tiling" ||
+        name == "matmul_mix")
         return run_matmul(name);
     if (name == "matmul_tiling") return run_tiling();
     if (name == "matmul_batch") return run_batch(name);

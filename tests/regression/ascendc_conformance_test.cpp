@@ -271,3 +271,6 @@ TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (p
     family("transdata");
 }
 TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMatmulTiling") { family("matmul_batch"); }
+TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls served by their AIC)") {
+    family("matmul_mix");
+}
