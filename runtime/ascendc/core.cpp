@@ -132,6 +132,7 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
             st.task_ratio = std::max<uint32_t>(setup.aiv_per_aic, 1);
             st.block_idx = int64_t{real.block_idx()} * st.task_ratio + i;
             st.sub_block_idx = i;
+            sink.resume();  // block_idx and g_coreType (ASCEND_IS_AIV) as the AIV's
             body();
         }
     } catch (const SimError& e) {
