@@ -445,6 +445,7 @@ int norm_family(const std::string& name);  // conformance_norm.cpp
 int sort_adv_family(const std::string& name);  // conformance_sort_adv.cpp
 int math_family(const std::string& name);  // conformance_math.cpp
 int layout_family(const std::string& name);  // conformance_layout.cpp
+int transdata_family(const std::string& name);  // conformance_layout.cpp
 int softmax_v3_family(const std::string& name);  // conformance_softmax_v3.cpp
 int norm_more_family(const std::string& name);  // conformance_norm_more.cpp
 
@@ -463,6 +464,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = sort_adv_family(g_family); rc >= 0) return rc;
     if (const int rc = math_family(g_family); rc >= 0) return rc;
     if (const int rc = layout_family(g_family); rc >= 0) return rc;
+    if (const int rc = transdata_family(g_family); rc >= 0) return rc;
     if (const int rc = softmax_v3_family(g_family); rc >= 0) return rc;
     if (const int rc = norm_more_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();

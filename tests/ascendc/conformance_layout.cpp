@@ -213,3 +213,103 @@ int layout_family(const std::string& name) {
     AscendC::GmFree(hod);
     return bad.empty() ? 0 : 1;
 }
+
+// ---- "transdata": TransData NCDHW <-> FRACTAL_Z_3D and NCDHW <-> NDC1HWC0 on half [N 18, C 17, D 1, H 2,
+// W 9] (N and C past one 16-block: zero padding in the fractal formats; H x W = 18: two position chunks,
+// rows padded to 32), each result against the host's index arithmetic, each way back against the input.
+namespace {
+constexpr uint32_t tN = 18, tC = 17, tD = 1, tH = 2, tW = 9, tHW = tH * tW, tHp = 32, tN1 = 2, tC1 = 2;
+constexpr uint32_t tNcdhw = tN * tC * tD * tHp, tFz = tD * tC1 * tHW * tN1 * 256, tNdc = tN * tD * tC1 * tHW * 16;
+constexpr AscendC::TransDataConfig kToFz = {AscendC::DataFormat::NCDHW, AscendC::DataFormat::FRACTAL_Z_3D};
+constexpr AscendC::TransDataConfig kFromFz = {AscendC::DataFormat::FRACTAL_Z_3D, AscendC::DataFormat::NCDHW};
+constexpr AscendC::TransDataConfig kToNdc = {AscendC::DataFormat::NCDHW, AscendC::DataFormat::NDC1HWC0};
+constexpr AscendC::TransDataConfig kFromNdc = {AscendC::DataFormat::NDC1HWC0, AscendC::DataFormat::NCDHW};
+}  // namespace
+
+extern "C" __global__ __aicore__ void transdata_kernel(GM_ADDR in, GM_ADDR out) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> bs, bf, bb, bn, bb2, bt;
+    pipe.InitBuffer(bs, tNcdhw * 2);
+    pipe.InitBuffer(bf, tFz * 2);
+    pipe.InitBuffer(bb, tNcdhw * 2);
+    pipe.InitBuffer(bn, tNdc * 2);
+    pipe.InitBuffer(bb2, tNcdhw * 2);
+    pipe.InitBuffer(bt, 512);
+    AscendC::GlobalTensor<half> ig, og;
+    ig.SetGlobalBuffer((__gm__ half*)in, tNcdhw);
+    og.SetGlobalBuffer((__gm__ half*)out, tFz + tNdc + 2 * tNcdhw);
+    AscendC::LocalTensor<half> s = bs.Get<half>(), fz = bf.Get<half>(), back = bb.Get<half>(), ndc = bn.Get<half>(),
+                               back2 = bb2.Get<half>();
+    AscendC::LocalTensor<uint8_t> tmp = bt.Get<uint8_t>();
+    AscendC::DataCopy(s, ig, tNcdhw);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::Layout ncdhw = AscendC::MakeLayout(AscendC::MakeShape(tN, tC, tD, tH, tW), AscendC::MakeStride());
+    AscendC::Layout fzl = AscendC::MakeLayout(AscendC::MakeShape(tD, tC1, tH, tW, tN1, 16, 16), AscendC::MakeStride());
+    AscendC::Layout ndcl = AscendC::MakeLayout(AscendC::MakeShape(tN, tD, tC1, tH, tW, 16), AscendC::MakeStride());
+    AscendC::TransData<kToFz>(fz, s, tmp, AscendC::TransDataParams<decltype(ncdhw), decltype(fzl)>{ncdhw, fzl});
+    AscendC::TransData<kFromFz>(back, fz, tmp, AscendC::TransDataParams<decltype(fzl), decltype(ncdhw)>{fzl, ncdhw});
+    AscendC::TransData<kToNdc>(ndc, s, AscendC::TransDataParams<decltype(ncdhw), decltype(ndcl)>{ncdhw, ndcl});
+    AscendC::TransData<kFromNdc>(back2, ndc, tmp,
+                                 AscendC::TransDataParams<decltype(ndcl), decltype(ncdhw)>{ndcl, ncdhw});
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(og, fz, tFz);
+    AscendC::DataCopy(og[tFz], ndc, tNdc);
+    AscendC::DataCopy(og[tFz + tNdc], back, tNcdhw);
+    AscendC::DataCopy(og[tFz + tNdc + tNcdhw], back2, tNcdhw);
+}
+
+int transdata_family(const std::string& name) {
+    if (name != "transdata") return -1;
+    half* id = static_cast<half*>(AscendC::GmAlloc(tNcdhw * 2));
+    half* od = static_cast<half*>(AscendC::GmAlloc((tFz + tNdc + 2 * tNcdhw) * 2));
+    auto at = [](uint32_t n, uint32_t c, uint32_t d, uint32_t p) { return ((n * tC + c) * tD + d) * tHp + p; };
+    for (uint32_t i = 0; i < tNcdhw; ++i) id[i] = static_cast<half>(static_cast<float>(i % 1999) - 900.0f);
+    std::memset(od, 0, (tFz + tNdc + 2 * tNcdhw) * 2);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(transdata_kernel, 1, (uint8_t*)id, (uint8_t*)od);
+    std::string bad;
+    auto want_src = [&](uint32_t n, uint32_t c, uint32_t d, uint32_t p) {
+        return n < tN && c < tC ? static_cast<float>(id[at(n, c, d, p)]) : 0.0f;
+    };
+    for (uint32_t d = 0; d < tD; ++d)
+        for (uint32_t c1 = 0; c1 < tC1; ++c1)
+            for (uint32_t p = 0; p < tHW; ++p)
+                for (uint32_t n = 0; n < tN1 * 16; ++n)
+                    for (uint32_t c0 = 0; c0 < 16 && bad.empty(); ++c0) {
+                        const uint32_t k = ((((d * tC1 + c1) * tHW + p) * tN1 + n / 16) * 16 + n % 16) * 16 + c0;
+                        const float want = want_src(n, c1 * 16 + c0, d, p), got = static_cast<float>(od[k]);
+                        if (got != want)
+                            bad = "TransData NCDHW -> FRACTAL_Z_3D element " + std::to_string(k) + " is " +
+                                  std::to_string(got) + ", expected " + std::to_string(want);
+                    }
+    for (uint32_t n = 0; n < tN; ++n)
+        for (uint32_t d = 0; d < tD; ++d)
+            for (uint32_t c1 = 0; c1 < tC1; ++c1)
+                for (uint32_t p = 0; p < tHW; ++p)
+                    for (uint32_t c0 = 0; c0 < 16 && bad.empty(); ++c0) {
+                        const uint32_t k = (((n * tD + d) * tC1 + c1) * tHW + p) * 16 + c0;
+                        const float want = want_src(n, c1 * 16 + c0, d, p), got = static_cast<float>(od[tFz + k]);
+                        if (got != want)
+                            bad = "TransData NCDHW -> NDC1HWC0 element " + std::to_string(k) + " is " +
+                                  std::to_string(got) + ", expected " + std::to_string(want);
+                    }
+    for (uint32_t way = 0; way < 2; ++way)
+        for (uint32_t n = 0; n < tN; ++n)
+            for (uint32_t c = 0; c < tC; ++c)
+                for (uint32_t p = 0; p < tHW && bad.empty(); ++p) {
+                    const float got = static_cast<float>(od[tFz + tNdc + way * tNcdhw + at(n, c, 0, p)]);
+                    if (got != static_cast<float>(id[at(n, c, 0, p)]))
+                        bad = std::string("TransData ") + (way ? "NDC1HWC0" : "FRACTAL_Z_3D") + " -> NCDHW (n " +
+                              std::to_string(n) + ", c " + std::to_string(c) + ", position " + std::to_string(p) +
+                              ") is " + std::to_string(got);
+                }
+    if (bad.empty())
+        std::printf("transdata ok\n");
+    else
+        std::printf("transdata wrong: %s\n", bad.c_str());
+    AscendC::GmFree(id);
+    AscendC::GmFree(od);
+    return bad.empty() ? 0 : 1;
+}

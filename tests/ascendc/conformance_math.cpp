@@ -3,7 +3,8 @@
 // ClampMin, Erf, Acosh, Power (tensor^tensor with negative bases and integral and fractional exponents,
 // tensor^scalar, scalar^tensor), Fmod and Axpy (half source, float dst) on 300 floats, in slices of the
 // host's minimum sharedTmpBuffer (300 elements are two slices), Ceil on half, Xor on int16 and CumSum
-// along the first axis of [10, 32]; the host compares every element with its double-precision value.
+// along the first and the last axis of [10, 32]; the host compares every element with its double-precision
+// value.
 // "math": the above.
 #include <cmath>
 #include <cstdio>
@@ -43,13 +44,13 @@ extern "C" __global__ __aicore__ void math_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR 
     pipe.InitBuffer(bh, kPad * 2);
     pipe.InitBuffer(bt, tmpBytes);
     pipe.InitBuffer(bi, kPad * 2 * 3);
-    pipe.InitBuffer(bc, kRows * kCols * 4 * 2 + kCols * 4);
+    pipe.InitBuffer(bc, kRows * kCols * 4 * 3 + kCols * 4 + 64);
     AscendC::GlobalTensor<float> ag, bg, eg, og;
     AscendC::GlobalTensor<int16_t> ig, iog;
     ag.SetGlobalBuffer((__gm__ float*)a, kPad);
     bg.SetGlobalBuffer((__gm__ float*)b, kPad);
     eg.SetGlobalBuffer((__gm__ float*)e, kPad);
-    og.SetGlobalBuffer((__gm__ float*)out, kN * kOuts + kRows * kCols + kCols);
+    og.SetGlobalBuffer((__gm__ float*)out, kN * kOuts + 2 * kRows * kCols + kCols + 16);
     ig.SetGlobalBuffer((__gm__ int16_t*)ints, kPad * 2);
     iog.SetGlobalBuffer((__gm__ int16_t*)intOut, kPad);
     AscendC::LocalTensor<float> x = ba.Get<float>(), z = bb.Get<float>(), ex = be.Get<float>(), y = by.Get<float>();
@@ -131,9 +132,14 @@ extern "C" __global__ __aicore__ void math_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR 
     static constexpr AscendC::CumSumConfig kCfg = {false, false, true,
                                                    AscendC::CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
     AscendC::CumSum<float, kCfg>(cs, last, c, tmp, AscendC::CumSumInfo{kRows, kCols});
+    static constexpr AscendC::CumSumConfig kCfgLast = {true, false, true,
+                                                       AscendC::CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+    AscendC::LocalTensor<float> cs2 = c[2 * kRows * kCols + kCols], last2 = cs2[kRows * kCols];
+    AscendC::CumSum<float, kCfgLast>(cs2, last2, c, tmp, AscendC::CumSumInfo{kRows, kCols});
     AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::DataCopy(og[kN * kOuts], cs, kRows * kCols + kCols);
+    AscendC::DataCopy(og[kN * kOuts + kRows * kCols + kCols], cs2, kRows * kCols + 16);
     AscendC::DataCopy(iog, i2, kPad);
 }
 
@@ -154,7 +160,7 @@ int math_family(const std::string& name) {
         AscendC::GetErfMaxMinTmpSize(shape, sizeof(float), false, m2, n2);
         if (n2 > tmp || mx < m2 || tmp > mx) bad = "Power's minimum scratch is not the largest minimum";
     }
-    const uint32_t outFloats = kN * kOuts + kRows * kCols + kCols;
+    const uint32_t outFloats = kN * kOuts + 2 * kRows * kCols + kCols + 16;
     float* ad = static_cast<float*>(AscendC::GmAlloc(kPad * 4));
     float* bd = static_cast<float*>(AscendC::GmAlloc(kPad * 4));
     float* ed = static_cast<float*>(AscendC::GmAlloc(kPad * 4));
@@ -226,6 +232,19 @@ int math_family(const std::string& name) {
         const float last = od[kN * kOuts + kRows * kCols + c];
         if (bad.empty() && last != od[kN * kOuts + (kRows - 1) * kCols + c])
             bad = "CumSum's last row, column " + std::to_string(c) + ", is " + std::to_string(last);
+    }
+    for (uint32_t r = 0; r < kRows && bad.empty(); ++r) {  // along the last axis, and each row's last
+        double sum = 0;
+        for (uint32_t c = 0; c < kCols && bad.empty(); ++c) {
+            sum += od[r * kCols + c];
+            const float got = od[kN * kOuts + kRows * kCols + kCols + r * kCols + c];
+            if (std::fabs(got - sum) > 1e-4 * (1 + std::fabs(sum)))
+                bad = "CumSum (last axis) row " + std::to_string(r) + " column " + std::to_string(c) + " is " +
+                      std::to_string(got) + ", expected " + std::to_string(sum);
+        }
+        const float lastv = od[kN * kOuts + 2 * kRows * kCols + kCols + r];
+        if (bad.empty() && lastv != od[kN * kOuts + kRows * kCols + kCols + r * kCols + kCols - 1])
+            bad = "CumSum (last axis)'s last element of row " + std::to_string(r) + " is " + std::to_string(lastv);
     }
     if (bad.empty())
         std::printf("math ok\n");

@@ -267,3 +267,10 @@ TEST_CASE("ascendc conformance: SoftmaxFlashV3 (half, without and with update, o
     family("softmax_v3");
 }
 TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { family("norm_more"); }
+TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (padded N, C and positions)") {
+    family("transdata");
+}
+TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMatmulTiling") { family("matmul_batch"); }
+TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls served by their AIC)") {
+    family("matmul_mix");
+}

@@ -23,6 +23,7 @@
 #include "sfumato_ascendc/reduce_adv.h"
 #include "sfumato_ascendc/filter_adv.h"
 #include "sfumato_ascendc/transform_adv.h"
+#include "sfumato_ascendc/transdata.h"
 #include "sfumato_ascendc/misc.h"
 #include "sfumato_ascendc/norm.h"
 #include "sfumato_ascendc/norm_grad.h"

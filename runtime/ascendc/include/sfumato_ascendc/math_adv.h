@@ -18,7 +18,8 @@
 //  Power: |b|^e = e^(e ln|b|); a negative base gives -|b|^e for an odd integer e, |b|^e for an even one
 //    and nan otherwise (two Compares and two Selects).
 //  Fmod: a - trunc(a / b) * b.   Frac: x - floor(x).   Xor: (a | b) & ~(a & b).
-//  CumSum (first axis): row i = row i-1 + src row i, one Add a row (the line-by-line algorithm).
+//  CumSum: along the first axis row i = row i-1 + src row i, one Add a row (the line-by-line algorithm);
+//    along the last axis log2(inner) gather-and-add steps (cumsum_last_axis).
 #pragma once
 #include <algorithm>
 #include <cfloat>
@@ -33,6 +34,7 @@
 #include "sfumato_ascendc/tensor.h"
 #include "sfumato_ascendc/unsupported.h"
 #include "sfumato_ascendc/vector.h"
+#include "sfumato_ascendc/vector_more.h"
 
 namespace AscendC {
 
@@ -621,20 +623,83 @@ void ArithProgression(const LocalTensor<T>& dst, const T firstValue, const T dif
 }
 
 // ---- CumSum ----
+namespace sfumato_math {
+// CumSum along the last axis (Hillis-Steele): for shifts 1, 2, 4, ... below the row length, each element adds
+// the element `shift` columns before it in its row (0 before the row's start): dst is copied behind one zero
+// block of scratch, the shifted elements are gathered from there (vgather; byte offsets from vci and float
+// arithmetic: (j >= shift) (zero block + k - shift), exact for these integers), and added. lastRow gets each
+// row's last element (one more gather).
+template <class T>
+void cumsum_last_axis(const LocalTensor<T>& dst, const LocalTensor<T>& lastRow, const LocalTensor<T>& src,
+                      const LocalTensor<uint8_t>& tmp, uint32_t rows, uint32_t cols, bool outputLastRow) {
+    constexpr uint32_t E = 32 / sizeof(T);  // the zero block's elements
+    const uint32_t total = rows * cols;
+    const uint64_t zBytes = (uint64_t{total} + E) * sizeof(T), zAligned = (zBytes + 31) / 32 * 32;
+    const uint64_t need = zAligned + uint64_t{total} * 8 + 64;
+    LocalTensor<uint8_t> t = tmp;
+    if (!t.valid() || t.GetSize() == 0) {
+        if (!PopStackBuffer<uint8_t, TPosition::LCM>(t))
+            sfumato::ascendc::fail("CumSum: no sharedTmpBuffer and no TPipe to take the scratch from");
+    }
+    if (t.GetSize() < need)
+        sfumato::ascendc::fail("CumSum: along the last axis the scratch must hold " + std::to_string(need) +
+                               " bytes (GetCumSumMaxMinTmpSize); it has " + std::to_string(t.GetSize()));
+    const LocalTensor<T> z = t.template ReinterpretCast<T>();
+    const LocalTensor<float> k = t[static_cast<uint32_t>(zAligned)].template ReinterpretCast<float>();
+    const LocalTensor<float> r = t[static_cast<uint32_t>(zAligned + uint64_t{total} * 4 + 32)].template ReinterpretCast<float>();
+    const int32_t n = static_cast<int32_t>(total);
+    Muls(dst, src, static_cast<T>(1.0f), n);
+    Duplicate(z, static_cast<T>(0.0f), static_cast<int32_t>(E));
+    for (uint32_t shift = 1; shift < cols; shift *= 2) {
+        Muls(z[E], dst, static_cast<T>(1.0f), n);
+        CreateVecIndex(k, 0.0f, total);
+        Adds(r, k, 0.5f, n);
+        Muls(r, r, 1.0f / static_cast<float>(cols), n);
+        Cast(r, r, RoundMode::CAST_FLOOR, total);                 // the row
+        Muls(r, r, -static_cast<float>(cols), n);
+        Add(r, r, k, n);                                          // the column j
+        Adds(r, r, 1.0f - static_cast<float>(shift), n);
+        Maxs(r, r, 0.0f, n);
+        Mins(r, r, 1.0f, n);                                      // 1 where j >= shift
+        Adds(k, k, static_cast<float>(E) - static_cast<float>(shift), n);
+        Mul(k, k, r, n);
+        Muls(k, k, static_cast<float>(sizeof(T)), n);             // byte offsets into z
+        const LocalTensor<int32_t> off = k.template ReinterpretCast<int32_t>();
+        Cast(off, k, RoundMode::CAST_RINT, total);
+        const LocalTensor<T> g = r.template ReinterpretCast<T>();
+        Gather(g, z, off.template ReinterpretCast<uint32_t>(), 0u, total);
+        Add(dst, dst, g, n);
+    }
+    if (outputLastRow) {  // each row's last element
+        Muls(z[E], dst, static_cast<T>(1.0f), n);
+        CreateVecIndex(k, 0.0f, rows);
+        Muls(k, k, static_cast<float>(cols), static_cast<int32_t>(rows));
+        Adds(k, k, static_cast<float>(E + cols - 1), static_cast<int32_t>(rows));
+        Muls(k, k, static_cast<float>(sizeof(T)), static_cast<int32_t>(rows));
+        const LocalTensor<int32_t> off = k.template ReinterpretCast<int32_t>();
+        Cast(off, k, RoundMode::CAST_RINT, rows);
+        Gather(lastRow, z, off.template ReinterpretCast<uint32_t>(), 0u, rows);
+    }
+}
+}  // namespace sfumato_math
+
 template <class T, const CumSumConfig& config = defaultCumSumConfig>
 void CumSum(LocalTensor<T>& dstTensor, LocalTensor<T>& lastRowTensor, const LocalTensor<T>& srcTensor,
             LocalTensor<uint8_t>& sharedTmpBuffer, const CumSumInfo& cumSumInfo) {
     sfumato_math::require_float<T>();
-    static_assert(!config.isLastAxis || sfumato_unsupported::always_false<T>,
-                  "AscendC::CumSum along the last axis (CumSumConfig::isLastAxis) is not supported by sfumato's "
-                  "Ascend C layer");
-    (void)sharedTmpBuffer;
     sfumato::ascendc::enter("CumSum");
     const uint32_t rows = cumSumInfo.outter, cols = cumSumInfo.inner;
     if (cols * sizeof(T) % 32 != 0)
         sfumato::ascendc::fail("CumSum: inner " + std::to_string(cols) + " is not a whole number of 32-byte blocks");
     if (rows == 0 || cols == 0) return;
     sfumato::ascendc::count_of(uint64_t{rows} * cols, dstTensor, srcTensor);
+    if constexpr (config.isLastAxis) {
+        if (config.outputLastRow) sfumato::ascendc::count_of(rows, lastRowTensor);
+        sfumato_math::cumsum_last_axis(dstTensor, lastRowTensor, srcTensor, sharedTmpBuffer, rows, cols,
+                                       config.outputLastRow);
+        return;
+    }
+    (void)sharedTmpBuffer;
     const int32_t c = static_cast<int32_t>(cols);
     Muls(dstTensor, srcTensor, static_cast<T>(1.0f), c);
     for (uint32_t i = 1; i < rows; ++i) Add(dstTensor[i * cols], dstTensor[(i - 1) * cols], srcTensor[i * cols], c);

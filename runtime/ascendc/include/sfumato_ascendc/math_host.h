@@ -57,10 +57,19 @@ inline void GetPowerMaxMinTmpSize(const ge::Shape& srcShape1, const ge::Shape& s
     const ge::Shape& s = srcShape1.GetShapeSize() >= srcShape2.GetShapeSize() ? srcShape1 : srcShape2;
     sfumato_math_host::sizes(s, 4 + sfumato_math_host::round_bufs(typeSize), 1, maxValue, minValue);
 }
-// CumSum along the first axis works in dst: no scratch.
-inline void GetCumSumMaxMinTmpSize(const ge::Shape&, const uint32_t, const bool, const bool, uint32_t& maxValue,
-                                   uint32_t& minValue) {
-    maxValue = minValue = 0;
+// CumSum along the first axis works in dst: no scratch; along the last axis a copy of dst behind a zero
+// block and two float buffers of every element (math_adv.h cumsum_last_axis).
+inline void GetCumSumMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isLastAxis,
+                                   const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
+    (void)isReuseSource;
+    if (!isLastAxis) {
+        maxValue = minValue = 0;
+        return;
+    }
+    const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(srcShape.GetShapeSize(), 0));
+    const uint64_t z = ((n + 32 / std::max<uint32_t>(typeSize, 1)) * typeSize + 31) / 32 * 32;
+    const uint64_t b = z + n * 8 + 64;
+    maxValue = minValue = b > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(b);
 }
 
 }  // namespace AscendC

@@ -237,6 +237,16 @@ protected:
     bool m_split_k = false;
 };
 
+// A batch of matmuls of one shape on one core (the kernel's IterateBatch walks the batch): the one-core
+// tiling of one [M, N, K] with BatchNum set; SetBatchInfoForNormal gives the batch counts and the shape of
+// the NORMAL layout (each matrix contiguous).
+class BatchMatmulTiling : public MatmulApiTiling {
+public:
+    BatchMatmulTiling() = default;
+    explicit BatchMatmulTiling(const platform_ascendc::PlatformAscendC& platform) : MatmulApiTiling(platform) {}
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k);
+};
+
 }  // namespace matmul_tiling
 
 namespace optiling {
