@@ -27,6 +27,7 @@ struct MemRequest {
     bool write = false;
     bool atomic_add = false;
     Requester who = Requester::MTE2;
+    bool target_part = false;  // the target's own: a part it split off a larger request (clients leave it false)
     uint16_t port = 0;        // requesting core / engine index
     Tick issue_tick;          // when the client submitted it (set by the client)
     Tick done_tick;           // set by the target before mem_done

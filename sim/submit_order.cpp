@@ -8,14 +8,18 @@ namespace sfumato {
 
 namespace detail {
 
-// One per simulation: runs after every other process of an instant (re-arming itself by delta
-// notification while anything else is pending at the current time) and then flushes the
-// SubmitOrders that staged requests, in their construction order. One for all of them, so that
-// they never wait for each other.
+// One per simulation: flushes the SubmitOrders that staged requests, in their construction
+// order, once every other process of the instant ran. It looks in the update phase of the delta
+// cycle in which the first request was staged: with no delta notification pending then (the
+// project has no other primitive channels, so nothing else can create activity at this time
+// after that), the instant is over and it flushes right there, saving the delta cycle of its
+// own that the method below would take. Otherwise that method takes over: it runs in a later
+// delta of the instant, re-arming itself by delta notification while anything else is pending
+// at the current time. One for all SubmitOrders, so that they never wait for each other.
 class InstantEnd : public sc_core::sc_module {
 public:
     SC_HAS_PROCESS(InstantEnd);
-    explicit InstantEnd(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+    explicit InstantEnd(sc_core::sc_module_name name) : sc_core::sc_module(name), m_update(*this) {
         SC_METHOD(run);
         sensitive << m_ev;
         dont_initialize();
@@ -26,7 +30,7 @@ public:
         m_dirty.erase(std::remove(m_dirty.begin(), m_dirty.end(), s), m_dirty.end());
     }
     void want(SubmitOrder* s) {
-        if (m_dirty.empty()) m_ev.notify(sc_core::SC_ZERO_TIME);
+        if (m_dirty.empty()) m_update.request_update();
         m_dirty.push_back(s);
     }
     size_t index(const SubmitOrder* s) const {
@@ -34,6 +38,17 @@ public:
     }
 
 private:
+    // The update-phase look (a primitive channel of its own: a module cannot be one).
+    class Update : public sc_core::sc_prim_channel {
+    public:
+        explicit Update(InstantEnd& end) : sc_core::sc_prim_channel("update"), m_end(end) {}
+        // In the update phase the evaluation is over: what is pending at this time is delta
+        // notifications (sc_pending_activity_at_current_time() sees them).
+        void update() override { m_end.run(); }
+
+    private:
+        InstantEnd& m_end;
+    };
     void run() {
         if (sc_core::sc_pending_activity_at_current_time()) {
             m_ev.notify(sc_core::SC_ZERO_TIME);
@@ -47,6 +62,7 @@ private:
         for (SubmitOrder* s : m_run) s->flush();
         m_run.clear();
     }
+    Update m_update;
     sc_core::sc_event m_ev;
     std::vector<SubmitOrder*> m_all, m_dirty, m_run;
 };

@@ -61,6 +61,13 @@ public:
     // Inlined into the memory system's event loop (one call per event).
     [[gnu::always_inline]] bool pop_due(uint64_t now, uint64_t limit, uint8_t stop_kind, WheelItem& out,
                                         uint64_t& next) {
+        return pop_due_if(now, limit, [stop_kind](uint64_t, uint8_t kind, void*) { return kind == stop_kind; }, out,
+                          next);
+    }
+    // As above with a predicate: an event after `now` for which stop(tick, kind, ptr) is true is
+    // not removed (nor is any after it).
+    template <class Stop>
+    [[gnu::always_inline]] bool pop_due_if(uint64_t now, uint64_t limit, Stop stop, WheelItem& out, uint64_t& next) {
         const uint64_t lim = std::max(now, limit);
         if (m_count == 0) {
             next = kEmpty;
@@ -90,7 +97,7 @@ public:
         // A bucket is kept in (tick, push) order: its head is its earliest item.
         const uint32_t best = bk.head;
         Node& bn = m_nodes[best];
-        if (bn.tick > lim || (bn.tick > now && bn.kind == stop_kind)) {
+        if (bn.tick > lim || (bn.tick > now && stop(bn.tick, bn.kind, bn.ptr))) {
             // The bucket's earliest item is the earliest overall unless a far event (in the
             // overflow heap, not yet migrated) is earlier, which migrate() rules out.
             next = bn.tick;

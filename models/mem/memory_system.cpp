@@ -108,19 +108,45 @@ void MemorySystem::process() {
     const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
+    // A client's completion waits for its own SystemC time, and so does the part of a split
+    // request that completes it (the last one outstanding); the other parts only count down.
+    const bool parts_ahead = m_parts_run_ahead;
+    const auto waits = [parts_ahead](uint8_t kind, void* ptr) {
+        return kind == static_cast<uint8_t>(Ev::ClientDone) ||
+               (kind == static_cast<uint8_t>(Ev::PartDone) &&
+                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1));
+    };
     for (;;) {
         // A request reaches its slice after the wheel's events of the same tick: when it was
         // accepted (in the callback that submitted it, or at the end of its instant) changes
-        // nothing.
+        // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
+        // tick stay), so the two queues merge without a walk for the wheel's earliest tick.
+        uint64_t arr = EventWheel::kEmpty;
         if (!m_arrivals.empty()) {
-            const Arrival a = m_arrivals.top();
-            if (a.tick <= limit && a.tick < m_events.next_tick()) {
-                m_arrivals.pop();
-                l2_access(*a.req, std::max(a.tick, now), kFirstAccess);
-                continue;
+            const Arrival& a = m_arrivals.top();
+            if (a.tick <= limit) {
+                if (a.tick >= now) {
+                    arr = a.tick;
+                } else if (a.tick < m_events.next_tick()) {
+                    MemRequest& r = *a.req;
+                    m_arrivals.pop();
+                    l2_access(r, now, kFirstAccess);
+                    continue;
+                }
             }
         }
-        if (!m_events.pop_due(now, limit, static_cast<uint8_t>(Ev::ClientDone), it, next)) break;
+        if (!m_events.pop_due_if(
+                now, limit,
+                [arr, &waits](uint64_t tick, uint8_t kind, void* ptr) { return tick > arr || waits(kind, ptr); }, it,
+                next)) {
+            if (arr < next) {
+                MemRequest& r = *m_arrivals.top().req;
+                m_arrivals.pop();
+                l2_access(r, arr, kFirstAccess);
+                continue;
+            }
+            break;
+        }
         // The run-ahead client's requests of one tick go in together, in the order the requests
         // of an instant take (sim/submit_order.h), as they would without run-ahead.
         if (m_runahead_staged && it.tick > m_cb_tick) flush_runahead();
@@ -138,6 +164,14 @@ void MemorySystem::process() {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
                 record_done(r, now);
                 r.client->mem_done(r);
+                break;
+            }
+            case Ev::PartDone: {
+                // At its own tick: SystemC time is that tick for the last part (it waited), and
+                // may be earlier for the others, which only count down.
+                MemRequest& r = *static_cast<MemRequest*>(it.ptr);
+                record_done(r, t);
+                static_cast<Split*>(r.client)->mem_done(r);
                 break;
             }
             case Ev::RunaheadDone: {
@@ -215,6 +249,7 @@ void MemorySystem::accept(MemRequest& r) {
         c.port = r.port;
         c.issue_tick = r.issue_tick;
         c.client = &sp;
+        c.target_part = true;
         submit_line(c);
     }
 }

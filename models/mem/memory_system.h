@@ -101,13 +101,18 @@ public:
     // Applies replayed traffic line by line, in range order within each slice, however the policy
     // keeps its state: the reference the set-by-set path must equal (for tests).
     void set_replay_per_line(bool on) { m_replay_per_line = on; }
+    // Off: every part of a request spanning several L2 lines waits for its SystemC time, as a
+    // client's completion does (the reference the run-ahead parts must equal; for tests).
+    void set_parts_run_ahead(bool on) { m_parts_run_ahead = on; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
 private:
     // ClientDone waits for SystemC time to reach its tick; RunaheadDone (a completion for the
-    // run-ahead client) does not.
-    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone, RunaheadDone };
+    // run-ahead client) does not. PartDone completes one line of a request spanning several:
+    // only the last of them to complete calls the client (it waits for its tick); the others
+    // just count down, so they run early like internal events.
+    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone, RunaheadDone, PartDone };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -271,6 +276,7 @@ private:
     Counter m_standin_lines, m_standin_read, m_standin_written;
     std::vector<std::vector<ReplayLine>> m_replay_by_slice;  // replay_traffic's per-slice order
     bool m_replay_per_line = false;
+    bool m_parts_run_ahead = true;
     // replay_by_set's buffers (kept: a decode step hands over an L2's worth of lines many times).
     std::vector<std::vector<L2Tags::ReplayAccess>> m_rp_slice;
     std::vector<L2Tags::ReplayAccess> m_rp_sorted;
@@ -312,7 +318,11 @@ inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
 }
 
 inline void MemorySystem::complete(MemRequest& r, uint64_t t) {
-    push(t, m_runahead_client && r.client == m_runahead_client ? Ev::RunaheadDone : Ev::ClientDone, &r);
+    push(t,
+         r.target_part                                          ? Ev::PartDone
+         : m_runahead_client && r.client == m_runahead_client ? Ev::RunaheadDone
+                                                                : Ev::ClientDone,
+         &r);
 }
 
 }  // namespace sfumato::mem

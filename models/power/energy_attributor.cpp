@@ -134,9 +134,27 @@ EnergyAttributor::EnergyAttributor(StatGroup& chip, const PowerParams& p, ChipSh
     add_stats();
 }
 
+namespace {
+// A fingerprint of the stats tree: its stats' addresses and count, in walk order (no strings).
+uint64_t tree_fingerprint(const StatGroup& g, uint64_t h = 1469598103934665603ull) {
+    for (const StatBase* s : g.stats()) h = (h ^ reinterpret_cast<uintptr_t>(s)) * 1099511628211ull;
+    for (const StatGroup* c : g.children()) h = tree_fingerprint(*c, (h ^ 0x9e37u) * 1099511628211ull);
+    return h;
+}
+}  // namespace
+
+const EventReader& EnergyAttributor::current_reader() const {
+    const uint64_t tree = tree_fingerprint(m_chip);
+    if (!m_now_reader || tree != m_now_tree) {
+        m_now_reader = std::make_unique<EventReader>(m_chip);
+        m_now_tree = tree;
+    }
+    return *m_now_reader;
+}
+
 Breakdown EnergyAttributor::breakdown_now() const {
     const double now_s = static_cast<double>(now_tick().v) * 1e-12;
-    return m_model.energy(EventReader(m_chip).read(now_s * m_model.shape().clock_hz), now_s);
+    return m_model.energy(current_reader().read(now_s * m_model.shape().clock_hz), now_s);
 }
 
 void EnergyAttributor::add_stats() {

@@ -72,18 +72,24 @@ public:
     const PowerTimeline& timeline() const { return m_timeline; }
     const EnergyModel& model() const { return m_model; }
     // Every event the chip counted up to `now_cycles` (its stats, read now).
-    Events run_events(double now_cycles) const { return EventReader(m_chip).read(now_cycles); }
+    Events run_events(double now_cycles) const { return current_reader().read(now_cycles); }
 
 private:
     void close_interval(uint64_t tick_ps);
     // The run so far: every event counted up to now, priced, with static power over the time.
     Breakdown breakdown_now() const;
+    // The reader of the chip's stats as they are now: kept while the stats tree holds the same
+    // stats (each of the power formulas reads every event, and finding them walks the whole tree
+    // with a path string per stat).
+    const EventReader& current_reader() const;
     void add_stats();
     const StatGroup& m_chip;
     StatGroup m_stats;
     std::vector<std::unique_ptr<Formula>> m_formulas;
     EnergyModel m_model;
     std::unique_ptr<EventReader> m_reader;  // made at the first boundary (after elaboration)
+    mutable std::unique_ptr<EventReader> m_now_reader;  // current_reader()'s, and the tree it was made from
+    mutable uint64_t m_now_tree = 0;
     Events m_last;
     double m_last_s = 0;
     std::vector<uint64_t> m_running;
