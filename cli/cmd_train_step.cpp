@@ -35,10 +35,10 @@
 #include "cli/reuse_option.h"
 #include "isa/text.h"
 #include "cli/system_session.h"
-#include "runtime/comm/communicator.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/train_step.h"
+#include "runtime/train/train_system.h"
 #include "runtime/graph/zoo.h"
 #include "sim/error.h"
 
@@ -65,34 +65,6 @@ std::string wall_str(double s) {
     else if (s >= 1) std::snprintf(buf, sizeof buf, "%.2f s", s);
     else std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
     return buf;
-}
-
-nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t batch, const std::string& precision, double lr) {
-    return {{"ranks", ranks},
-            {"batch_per_rank", batch},
-            {"global_batch", batch * ranks},
-            {"precision", precision},
-            {"overlap", ts.overlap},
-            {"recompute", ts.opt.recompute},
-            {"dropout_masks", ts.dropout_masks.size()},
-            {"lr", lr},
-            {"optimizer", graph::optimizer_name(ts.opt.optimizer)},
-            {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
-            {"bucket_bytes", ts.opt.bucket_bytes},
-            {"buckets", ts.tp.buckets.size()},
-            {"gradient_bytes", ts.tp.grad_bytes},
-            {"parameters", ts.tp.parameters},
-            {"forward_kernels", ts.plan->kernel_count()},
-            {"backward_kernels", ts.tp.backward.size()},
-            {"update_kernels", ts.tp.update.size()},
-            {"steps", ts.steps},
-            {"master_weights", ts.opt.master},
-            {"loss_scaling", ts.scaling.dynamic ? nlohmann::json{{"init", ts.scaling.init},
-                                                                 {"growth_interval", ts.scaling.growth_interval},
-                                                                 {"growth", ts.scaling.growth},
-                                                                 {"backoff", ts.scaling.backoff}}
-                                                : nlohmann::json("off")},
-            {"layout", graph::train_layout_json(*ts.plan, ts.tp)}};
 }
 
 // One line per run of steps: "step 1: scale 65536, skipped (overflow)".
@@ -255,9 +227,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     SystemSession s(common, system_file, text::join("sfumato train-step", args));
     s.elaborate();
     const uint32_t chips = s.system().size();
-    if (ranks == 0) ranks = chips;
-    if (ranks > chips) throw InputError("--ranks " + std::to_string(ranks) + ": the system has " + std::to_string(chips) + " chips");
-    if (ranks < 1) throw InputError("--ranks must be at least 1");
+    ranks = graph::train_ranks(s.host(), ranks);
     if (simulate != "auto" && simulate != "all" && simulate != "one")
         throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
     ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
@@ -289,7 +259,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         nlohmann::json summary = s.base_summary();
         summary["model"] = model_path;
-        summary["train"] = train_json(ts, ranks, batch, precision, lr);
+        summary["train"] = graph::train_json(ts, ranks, batch, precision, lr);
         summary["memory_plan"] = graph::train_memory_json(ts.memory);
         summary["plan_only"] = true;
         summary["plan_s"] = plan_s;
@@ -302,65 +272,23 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.make_data(ranks, s.functional());
     const double plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
-    std::vector<rt::Device*> devs;
-    std::vector<uint32_t> ids;
-    for (uint32_t i = 0; i < ranks; ++i) {
-        devs.push_back(&s.device(i));
-        ids.push_back(i);
-    }
-    comm::Communicator comm(s.system().info(), devs, s.comm_params());
-    std::vector<graph::RankRun> runs(ranks);
-    graph::MirrorSlots slots;
-    slots.slot.resize(ranks);
-    slots.dev = devs;
-    s.run(ids, [&](uint32_t r, rt::Context& ctx) { graph::run_rank(ts, comm, r, ctx, s.device(r), s.functional(), slots, runs[r]); });
+    const graph::TrainStepRun run = graph::run_train_step(s.host(), ts, ranks, s.comm_params(), s.functional());
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
-    const graph::StepTimes tm = graph::step_times(runs);
-    nlohmann::json check = {{"checked", false}};
-    bool passed = true;
-    if (s.functional()) {
-        check = graph::check_against_reference(ts, runs);
-        passed = check["passed"].get<bool>();
-    }
-    const ClockDomain clk = s.chip_params().clock();
-    // Per step: the run's times over its steps.
-    const double per = 1e6 * static_cast<double>(ts.steps);
-    const double step_us = tm.step_ps / per, compute_us = tm.compute_ps / per, comm_us = tm.comm_ps / per,
-                 overlap_us = tm.overlap_ps / per;
-    const double exposed_us = std::max(0.0, comm_us - overlap_us);  // communicating, no kernel computing
-    const double share = step_us > 0 ? exposed_us / step_us : 0;
+    const bool passed = run.passed;
+    const nlohmann::json& check = run.check;
+    const graph::TrainStepFigures f = graph::train_step_figures(ts, run, batch);
+    const double step_us = f.step_us, compute_us = f.compute_us, comm_us = f.comm_us, overlap_us = f.overlap_us;
+    const double exposed_us = f.exposed_us, share = f.exposed_share, images_s = f.samples_per_s;
     nlohmann::json summary = s.base_summary();
     summary["model"] = model_path;
-    summary["train"] = train_json(ts, ranks, batch, precision, lr);
-    nlohmann::json mem = graph::train_memory_json(ts.memory);
-    const rt::AllocatorStats as = runs[0].ctx->memory_stats();
-    mem["device_peak_in_use_bytes"] = as.peak_in_use;
-    mem["device_peak_reserved_bytes"] = as.peak_reserved;
-    summary["memory_plan"] = mem;
-    const double images_s = step_us > 0 ? static_cast<double>(batch) / (step_us * 1e-6) : 0;
-    summary["samples_per_s_per_chip"] = images_s;
-    summary["step_us"] = step_us;
-    summary["step_cycles"] = clk.ceil_cycle(Tick(static_cast<uint64_t>(tm.step_ps / ts.steps))).v;
-    summary["run_us"] = tm.step_ps / 1e6;
-    nlohmann::json recs = nlohmann::json::array();
-    for (const graph::StepRecord& r : runs[0].steps) recs.push_back({{"loss_scale", r.loss_scale}, {"skipped", r.skipped}});
-    summary["step_records"] = recs;
-    summary["compute_us"] = compute_us;
-    summary["comm_us"] = comm_us;
-    summary["overlap_us"] = overlap_us;
-    summary["exposed_comm_us"] = exposed_us;
-    summary["exposed_comm_share"] = share;
-    summary["comm_share"] = step_us > 0 ? comm_us / step_us : 0;  // overlapped or not
-    summary["ranks_simulated"] = ts.mirror ? 1 : ranks;
-    summary["simulate"] = ts.mirror ? "one" : "all";
-    reuse::ReuseCounters rc;
-    for (const graph::RankRun& rr : runs) rc += rr.reuse;
+    summary["train"] = graph::train_json(ts, ranks, batch, precision, lr);
+    summary.update(graph::train_step_json(s.host(), ts, run, ranks, batch));
+    const rt::AllocatorStats as = run.runs[0].ctx->memory_stats();
+    const reuse::ReuseCounters& rc = run.reuse;
     summary["reuse_timing"] = reuse_json(ts.reuse, rc);
     summary["wall_s"] = wall_s;
     summary["plan_s"] = plan_s;
-    summary["links"] = s.links_json(tm.t0, tm.t1);
-    summary["check"] = check;
     // Energy per step: every simulated chip's kernels and static power over the step.
     summary["energy"]["per_step_j"] = power::energy_per_unit(summary["energy"], 1.0, step_us * 1e-6);
     s.write_outputs(summary);
@@ -369,7 +297,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     print_memory(ts.memory, recompute == "on");
     std::printf("  device allocator on rank 0: peak %s in use, %s reserved (power-of-two segments)\n",
                 size_str(as.peak_in_use).c_str(), size_str(as.peak_reserved).c_str());
-    print_steps(runs[0].steps, ts.scaling.dynamic);
+    print_steps(run.runs[0].steps, ts.scaling.dynamic);
     std::printf("  %sstep %.3f us: compute %.3f us, communication %.3f us (overlapped %.3f us), exposed %.3f us\n",
                 ts.steps > 1 ? "per " : "", step_us, compute_us, comm_us, overlap_us, exposed_us);
     std::printf("  %.1f samples/s per chip (%lld per chip per step)\n", images_s, static_cast<long long>(batch));
