@@ -13,6 +13,7 @@
 #include "cli/installation.h"
 #include "cli/interrupt.h"
 #include "models/power/energy_report.h"
+#include "sim/config_files.h"
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
@@ -50,19 +51,7 @@ std::string preset_dir() {
     return SFUMATO_SOURCE_DIR "/configs";
 }
 
-std::string resolve_config_file(const std::string& name) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path p(name);
-    if (fs::exists(p, ec)) return name;
-    const fs::path dir = preset_dir();
-    if (!p.empty() && p.is_relative()) {
-        const fs::path rel = *p.begin() == "configs" ? p.lexically_relative("configs") : p;
-        for (const fs::path& c : {dir / rel, fs::path(dir / rel) += ".ini"})
-            if (fs::is_regular_file(c, ec)) return c.string();
-    }
-    throw InputError("config file '" + name + "' not found (neither a file nor a preset in " + dir.string() + ")");
-}
+std::string resolve_config_file(const std::string& name) { return sfumato::resolve_config_file(name, preset_dir()); }
 
 std::string git_revision() {
     // An installed sfumato does not ask the source tree it was built from: that tree may have

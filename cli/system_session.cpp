@@ -8,6 +8,7 @@
 
 #include "cli/installation.h"
 #include "runtime/serve/serve_run.h"
+#include "sim/config_files.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
@@ -20,43 +21,8 @@ void add_system_option(po::options_description& d, std::string& system_file) {
                     "system config (INI: system.* keys; system.chip names the chip preset)");
 }
 
-void load_system_config(Config& c, const std::string& given_system_file, const CommonOptions& o) {
-    // The chip preset: system.chip of the system file (relative to it), unless --set overrides it
-    // (relative to the working directory). Loaded first, so the system file and overrides win.
-    // Either may also name a preset (cli/session.h resolve_config_file).
-    std::string chip;
-    std::filesystem::path base;
-    std::string system_file = given_system_file;
-    if (!system_file.empty()) {
-        try {
-            system_file = resolve_config_file(system_file);
-        } catch (const InputError&) {
-            throw InputError("system config '" + system_file + "' does not exist (nor a preset in " + preset_dir() + ")");
-        }
-        Config peek;
-        peek.load_ini(system_file);
-        if (auto v = peek.consume("system.chip"); v && !v->empty()) chip = *v;
-        base = std::filesystem::path(system_file).parent_path();
-    }
-    const std::string key = "system.chip=";
-    for (const auto& s : o.sets) {
-        if (s.rfind(key, 0) == 0) {
-            chip = s.substr(key.size());
-            base.clear();
-        }
-    }
-    if (!chip.empty()) {
-        std::filesystem::path p(chip);
-        if (p.is_relative() && !base.empty()) p = base / p;
-        try {
-            p = resolve_config_file(p.string());
-        } catch (const InputError&) {
-            throw ConfigError("system.chip", "chip preset '" + p.string() + "' does not exist (nor a preset in " + preset_dir() + ")");
-        }
-        c.load_ini(p.string());
-    }
-    if (!system_file.empty()) c.load_ini(system_file);
-    load_config(c, o);
+void load_system_config(Config& c, const std::string& system_file, const CommonOptions& o) {
+    sfumato::load_system_config(c, system_file, o.configs, o.sets, preset_dir());
 }
 
 bool load_system_params_command(const std::vector<std::string>& args, const std::string& name, LoadedSystemParams& out) {
