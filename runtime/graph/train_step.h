@@ -48,6 +48,12 @@ struct TrainSetup {
     // Off by default for now: the changed order of sums flips a ReLU6 mask in MobileNetV2's
     // functional check (docs/multichip.md, "Layout in training").
     bool layout = false;
+    // Every Dropout of a ratio above 0 trains (a mask per rank; train_dropout), not only those
+    // whose training_mode input is true; the others are the identity, as in inference.
+    bool dropout = false;
+    std::map<std::string, double> dropout_masks;  // mask input name -> ratio (train_dropout)
+    // Values of the inputs' symbolic dimensions other than the batch (a sequence length).
+    std::map<std::string, int64_t> dims;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and

@@ -59,6 +59,7 @@ nlohmann::json train_json(const TrainSetup& ts, uint32_t ranks, int64_t batch, c
             {"precision", precision},
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
+            {"dropout_masks", ts.dropout_masks.size()},
             {"lr", lr},
             {"optimizer", optimizer_name(ts.opt.optimizer)},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
