@@ -46,8 +46,8 @@ struct TrainSetup {
     int steps = 1;  // steps run back to back on the same batch
     bool overlap = true;
     // The layout pass in the forward and NC1HWC0 gradients in the backward (train_layout.cpp).
-    // Off by default for now: the changed order of sums flips a ReLU6 mask in MobileNetV2's
-    // functional check (docs/multichip.md, "Layout in training").
+    // `sfumato train-step` sets it (--layout on, its default); a TrainSetup starts all ND, which
+    // the finite-difference tests of the derivations use (tests/unit/graph_train_grad_test.cpp).
     bool layout = false;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
