@@ -149,7 +149,11 @@ StepTimes step_times(const std::vector<RankRun>& runs) {
 
 std::vector<size_t> decision_inputs(const TrainItem& it) {
     const std::string& op = it.desc.op_type;
-    if (op == "ReluGrad" || op == "ClipGrad") return {0};
+    // ActivationGrad(x, dy) = f'(x) dy: a kinked f (HardSigmoid, LeakyRelu, Abs, ...) switches
+    // f' at a threshold; a smooth f' moves by the forward's rounding only, so x from the device
+    // costs nothing there. (Comparisons feeding a Where, such as PRelu's or Max's, are
+    // forward-only items and follow the device through Where's condition.)
+    if (op == "ReluGrad" || op == "ClipGrad" || op == "ActivationGrad") return {0};
     if (op == "MaxPoolGrad") return {0, 1};
     if (op == "Where") return {0};
     return {};

@@ -119,8 +119,8 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
                                               double loss_mult = 1,
                                               const std::map<int, ref::HostTensor>* device_forward = nullptr);
 
-// The input slots of a backward item that only decide which elements pass (ReluGrad's and
-// ClipGrad's y, MaxPoolGrad's X and Y, Where's condition); empty for other items.
+// The input slots of a backward item that decide which elements pass (ReluGrad's and ClipGrad's
+// y, MaxPoolGrad's X and Y, Where's condition, an activation gradient's x); empty for other items.
 std::vector<size_t> decision_inputs(const TrainItem& it);
 
 // The forward plan tensors the backward's decisions are computed from: the decision inputs
