@@ -155,6 +155,8 @@ def run_example(mirror, rel, scratch, prefix, env0, run_timeout):
         return res
     res["built"] = True
     gen = [ln for ln in lines if "gen_data.py" in ln]
+    # The demo's own line of the README (its arguments: `./demo $TESTCASE`), or a bare ./demo.
+    demo = next((ln for ln in lines if ln.startswith("./demo")), "./demo")
     ver = [ln for ln in lines if "verify_result.py" in ln]
     for g in gen:
         code, out = sh(prelude + g.replace("python3", "/usr/bin/python3"), build, env0, 300)
@@ -164,7 +166,7 @@ def run_example(mirror, rel, scratch, prefix, env0, run_timeout):
     for mode in ("functional", "timing"):
         env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",
                    SFUMATO_OUT=os.path.join(build, "sim_" + mode), SFUMATO_QUIET="1")
-        code, out = sh(prelude + "./demo", build, env, run_timeout)
+        code, out = sh(prelude + demo, build, env, run_timeout)
         if mode == "functional":
             res["ran"] = code == 0
             res["cycles"] = cycles_of(env["SFUMATO_OUT"])

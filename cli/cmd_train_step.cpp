@@ -1,6 +1,6 @@
 // `sfumato train-step MODEL.onnx|zoo:NAME --system F --batch B [--bucket-mb M] [--overlap on|off]
 // [--lr X] [--optimizer O] [--precision P] [--steps N] [--loss-scale ...] [--ranks R]
-// [--recompute on|off] [--layout on|off] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
+// [--recompute on|off] [--layout on|off] [--dropout on|off] [--dim NAME=V] [--plan-only] [--mode M] [--out DIR]`: data-parallel training steps
 // on R chips of a system. Every rank runs its own host program on its chip: the forward through
 // the graph executor (runtime/graph, activations kept for the backward), the loss gradient and
 // the backward as operator-library kernels (runtime/graph/train.h) on its compute stream, the
@@ -58,6 +58,16 @@ std::string size_str(double b) {
 }
 std::string size_str(uint64_t b) { return size_str(static_cast<double>(b)); }
 
+// Host seconds with three significant digits at least: "12.3 s", "1.23 s", "45.6 ms" (a small
+// step's wall time printed "0.0 s").
+std::string wall_str(double s) {
+    char buf[48];
+    if (s >= 10) std::snprintf(buf, sizeof buf, "%.1f s", s);
+    else if (s >= 1) std::snprintf(buf, sizeof buf, "%.2f s", s);
+    else std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+    return buf;
+}
+
 nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t batch, const std::string& precision, double lr) {
     return {{"ranks", ranks},
             {"batch_per_rank", batch},
@@ -65,6 +75,7 @@ nlohmann::json train_json(const graph::TrainSetup& ts, uint32_t ranks, int64_t b
             {"precision", precision},
             {"overlap", ts.overlap},
             {"recompute", ts.opt.recompute},
+            {"dropout_masks", ts.dropout_masks.size()},
             {"lr", lr},
             {"optimizer", graph::optimizer_name(ts.opt.optimizer)},
             {"loss", ts.tp.softmax_ce ? "softmax cross-entropy" : "0.5 * mean squared error"},
@@ -150,8 +161,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd", layout = "on";
+                recompute = "off", optimizer = "sgd", layout = "on", dropout = "off";
     bool plan_only = false;
+    std::vector<std::string> dim_args;
     int64_t batch = 1, ls_window = 2000;
     int steps = 1;
     std::string loss_scale = "auto";
@@ -194,6 +206,13 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
         "and pooling (TransData only at the boundaries) | off: everything ND, each convolution converts its "
         "operands")(
+        "dim", po::value<std::vector<std::string>>(&dim_args)->composing(),
+        "NAME=V: the value of an input's symbolic dimension other than the batch (e.g. --dim seq=128); "
+        "repeatable")(
+        "dropout", po::value<std::string>(&dropout)->default_value("off"),
+        "on: every Dropout trains (a mask per rank from a seeded generator, the same in the forward and the "
+        "backward; kept values scaled by 1 / (1 - ratio)) | off: only a Dropout whose training_mode input is "
+        "true trains, the others are the identity as in inference")(
         "plan-only", po::bool_switch(&plan_only),
         "compile the step and print its memory plan without simulating it");
     add_reuse_option(d, reuse);
@@ -212,6 +231,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     if (!(lr >= 0) || lr > 1e3) throw InputError("--lr must be in [0, 1000]");
     if (recompute != "on" && recompute != "off") throw InputError("--recompute must be on or off, not '" + recompute + "'");
     if (layout != "on" && layout != "off") throw InputError("--layout must be on or off, not '" + layout + "'");
+    if (dropout != "on" && dropout != "off") throw InputError("--dropout must be on or off, not '" + dropout + "'");
     graph::TrainSetup ts;
     if (!graph::parse_optimizer(optimizer, ts.opt.optimizer))
         throw InputError("--optimizer must be sgd, momentum, adamw or lamb, not '" + optimizer + "'");
@@ -259,6 +279,15 @@ int cmd_train_step(const std::vector<std::string>& args) {
     ts.opt.loss_scale = 1.0 / static_cast<double>(batch * ranks);
     ts.opt.bucket_bytes = static_cast<uint64_t>(bucket_mb * 1048576.0);
     ts.opt.recompute = recompute == "on";
+    ts.dropout = dropout == "on";
+    for (const std::string& a : dim_args) {
+        const size_t eq = a.find('=');
+        char* end = nullptr;
+        const long long v = eq == std::string::npos ? 0 : std::strtoll(a.c_str() + eq + 1, &end, 10);
+        if (eq == std::string::npos || eq == 0 || !end || *end || end == a.c_str() + eq + 1 || v < 1 || v > (1ll << 24))
+            throw InputError("--dim " + a + ": expected NAME=V with V a positive integer (e.g. --dim seq=128)");
+        ts.dims[a.substr(0, eq)] = v;
+    }
     ts.layout = layout == "on";
     ts.comm_buffer_bytes = s.comm_params().buffer_bytes;
     ts.compile(std::move(imported), batch, s.system().chip(0).info());
@@ -273,7 +302,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         s.write_outputs(summary);
         print_header(ts, model_path, ranks, chips, s, batch, precision, overlap, bucket_mb);
         print_memory(ts.memory, recompute == "on");
-        std::printf("  plan only: nothing simulated (plan %.1f s)\n", plan_s);
+        std::printf("  plan only: nothing simulated (plan %s)\n", wall_str(plan_s).c_str());
         return kExitOk;
     }
     ts.make_data(ranks, s.functional());
@@ -359,10 +388,11 @@ int cmd_train_step(const std::vector<std::string>& args) {
                 summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
         std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
-                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %.1f s\n",
-                    ranks - 1, wall_s);
+                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %s\n",
+                    ranks - 1, wall_str(wall_s).c_str());
     else
-        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %.1f s\n", ranks, wall_s);
+        std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %s\n", ranks,
+                    wall_str(wall_s).c_str());
     print_reuse(ts.reuse, rc);
     if (s.functional()) {
         std::printf("  check: %s (%llu gradient and weight values against the host reference, max abs err %.3g)\n",

@@ -5,19 +5,10 @@
 
 #include "cli/reuse_option.h"
 #include "models/power/energy_report.h"
+#include "runtime/llm/system_parallel.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
-
-ChipSet first_chips(SystemSession& s, uint32_t n) {
-    ChipSet c;
-    for (uint32_t i = 0; i < n; ++i) {
-        c.infos.push_back(s.system().chip(i).info());
-        c.devices.push_back(&s.device(i));
-        c.ids.push_back(i);
-    }
-    return c;
-}
 
 bool simulate_one(const std::string& simulate, bool functional) {
     if (simulate != "auto" && simulate != "all" && simulate != "one")
@@ -70,14 +61,9 @@ void finish_llm_run(SystemSession& s, nlohmann::json& summary, const std::vector
     print_reuse(ropt, rc);
     nlohmann::json rj = reuse_json(ropt, rc);
     if (path && ropt.mode != reuse::ReuseMode::Off) {
-        // TTFT and TPOT are critical paths across the chips, not sums of kernel time.
-        const llm::PhaseTotals t = llm::run_totals(steps, false).eager;
-        double decode_ps = 0;
-        for (uint64_t ps : t.decode_ps) decode_ps += static_cast<double>(ps);
-        const double tpot_ps = t.decode_ps.empty() ? 0 : decode_ps / static_cast<double>(t.decode_ps.size());
-        const double ttft = t.prefill_ps ? path->ttft_ps / static_cast<double>(t.prefill_ps) : 0;
-        const double tpot = tpot_ps > 0 ? path->tpot_ps / tpot_ps : 0;
-        if (path->known) {
+        const llm::PathFractions pf = llm::path_fractions(steps, *path);
+        const double ttft = pf.ttft, tpot = pf.tpot;
+        if (pf.known) {
             std::printf("  estimated error bound along the critical path across the chips: "
                         "TTFT %.3g %%, TPOT %.3g %%\n",
                         100 * ttft, 100 * tpot);

@@ -1,8 +1,8 @@
 // What the several-chip forms of `sfumato llm` (--tp, --pp, --ep; cli/llm_{tp,pp,ep}.cpp) share
-// around their runtime/llm host programs: the chips they run on, the --simulate choice, the
-// printed TTFT / decode lines, and the tail that prints the re-use counters and wall time and
-// writes summary.json with the re-use and link sections. The figures and JSON blocks themselves
-// come from runtime/llm/summary.h.
+// around their runtime/llm host programs (runtime/llm/system_parallel.h runs them on the system):
+// the --simulate choice, the printed TTFT / decode lines, and the tail that prints the re-use
+// counters and wall time and writes summary.json with the re-use and link sections. The figures
+// and JSON blocks themselves come from runtime/llm/summary.h and system_parallel.h.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -19,14 +19,6 @@ namespace sfumato::cli {
 // Picoseconds in milliseconds; bytes in GiB (for the printed figures).
 inline double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
 inline double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
-
-// Chips 0..n-1 of the system: their descriptions, devices and ids.
-struct ChipSet {
-    std::vector<DeviceInfo> infos;
-    std::vector<rt::Device*> devices;
-    std::vector<uint32_t> ids;
-};
-ChipSet first_chips(SystemSession& s, uint32_t n);
 
 // --simulate auto|all|one resolved for the mode: true = mirror (chip 0's kernels only).
 bool simulate_one(const std::string& simulate, bool functional);

@@ -1,7 +1,8 @@
 // `sfumato llm MODEL --system F --ep E ...`: an MoE model's run on E chips of a
 // system, expert parallel (runtime/llm/expert_parallel.h). Builds the system
-// (cli/system_session.h), hands the request to llm::EpRun (one host program per
-// chip, each with its own timing re-use service) and prints the per-chip memory
+// (cli/system_session.h), hands the request to llm::run_ep
+// (runtime/llm/system_parallel.h: one host program per chip, each with its own
+// timing re-use service) and prints the per-chip memory
 // plan, TTFT, the decode steps, TPOT, tokens/s, each chip's communication share
 // (time its dispatches and combines run / its step time) and the rows its
 // dispatches sent, in the summary and in summary.json's `llm` section (with the
@@ -18,6 +19,7 @@
 #include "isa/text.h"
 #include "runtime/llm/expert_parallel.h"
 #include "runtime/llm/summary.h"
+#include "runtime/llm/system_parallel.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -48,11 +50,10 @@ void print_run(SystemSession& s, const llm::EpRun& run, const llm::RunOptions& r
         gib(m.reserved), gib(m.free));
 }
 
-// Each chip's communication share and dispatched rows, printed and as summary.json's
-// `communication`.
-nlohmann::json print_shares(const llm::EpRun& run, uint32_t n) {
+// Each chip's communication share and dispatched rows (summary.json's `communication`,
+// llm::ep_json).
+void print_shares(const llm::EpRun& run, uint32_t n) {
     std::printf("  communication share per chip (time its dispatches and combines run / its step time):\n");
-    nlohmann::json comm_j = nlohmann::json::array();
     for (uint32_t r = 0; r < n; ++r) {
         const llm::EpRun::RankShare sr = run.comm_share(r);
         const llm::EpRun::Rows rows = run.dispatched_rows(r);
@@ -62,14 +63,7 @@ nlohmann::json print_shares(const llm::EpRun& run, uint32_t n) {
             r, 100 * sr.prefill.share(), 100 * sr.decode.share(), sr.prefill.calls, sr.decode.calls,
             static_cast<unsigned long long>(rows.remote), static_cast<double>(rows.remote * run.row_bytes()) / 1e6,
             static_cast<unsigned long long>(rows.local));
-        comm_j.push_back({{"chip", r},
-                          {"prefill", llm::share_json(sr.prefill, "exchanges")},
-                          {"decode", llm::share_json(sr.decode, "exchanges")},
-                          {"dispatch_rows_remote", rows.remote},
-                          {"dispatch_rows_local", rows.local},
-                          {"row_bytes", run.row_bytes()}});
     }
-    return comm_j;
 }
 
 }  // namespace
@@ -78,9 +72,8 @@ int run_llm_ep(const LlmTpRequest& q) {
     const auto wall0 = std::chrono::steady_clock::now();
     SystemSession s(q.common, q.system_file, text::join("sfumato llm", q.args));
     s.elaborate();
-    const uint32_t chips = s.system().size(), n = q.tp;
-    if (n < 1 || n > chips)
-        throw InputError("llm --ep " + std::to_string(n) + ": the system has " + std::to_string(chips) + " chips");
+    const uint32_t n = q.tp;
+    llm::check_ep(s.host(), n);
     if (q.simulate == "one")
         throw InputError("--simulate one does not apply to --ep (each chip routes its own tokens: the chips differ)");
     if (q.simulate != "auto" && q.simulate != "all")
@@ -92,30 +85,17 @@ int run_llm_ep(const LlmTpRequest& q) {
     llm::EpOptions e;
     e.ep = n;
     e.reuse = reuse_options(q.reuse, s.functional(), false, s.chip_params());
-    const ChipSet cs = first_chips(s, n);
-    llm::EpRun run(q.model, ro, e, cs.infos);
-    s.run(cs.ids, [&](uint32_t r, rt::Context& ctx) { run.run_rank(r, s.device(r), ctx, cs.devices); });
+    const std::unique_ptr<llm::EpRun> rp = llm::run_ep(s.host(), q.model, ro, e);
+    const llm::EpRun& run = *rp;
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     const llm::Figures f = llm::figures(llm::run_totals(run.steps(), false).eager, ro.batch);
     print_run(s, run, ro, n);
     print_figures(f, ro.batch, true);
-    const nlohmann::json comm_j = print_shares(run, n);
+    print_shares(run, n);
 
     nlohmann::json summary = s.base_summary();
-    nlohmann::json& j = summary["llm"];
-    j["model"] = llm::model_json(run.model(), ro.quant);
-    j["request"] = llm::request_json(ro, f.prefill_steps);
-    j["parallel"] = {{"ep", n},
-                     {"experts_per_chip", run.shard().num_experts},
-                     {"sequences_per_chip", ro.batch / n},
-                     {"attention", "data parallel"},
-                     {"replicated", "attention, norms, router, embedding, lm_head"}};
-    j["memory"] = nlohmann::json::array();
-    for (uint32_t r = 0; r < n; ++r) j["memory"].push_back(llm::memory_json(run.rank(r).memory(), r, "collective_buffers"));
-    llm::add_figures(j, f);
-    j["communication"] = comm_j;
-    j["tokens"] = run.tokens();
+    summary["llm"] = llm::ep_json(run, ro, f);
     const llm::PathBound path = run.path_bound();
     finish_llm_run(s, summary, run.steps(), e.reuse, run.reuse_counters(), wall_s, q.common.out, &path);
     return kExitOk;

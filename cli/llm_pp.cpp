@@ -1,9 +1,9 @@
 // `sfumato llm MODEL --system F --pp M [--tp T] ...`: the LLM run as a pipeline
 // of M stages on M chips (or M groups of T chips, tensor parallel inside a
 // stage) of a system (runtime/llm/pipeline.h). Builds the system
-// (cli/system_session.h), one communicator per stage when T > 1, hands the
-// request to llm::PpRun (one host program per chip, each with its own timing
-// re-use service) and prints the stages, each chip's memory plan, TTFT, the
+// (cli/system_session.h), hands the request to llm::run_pp
+// (runtime/llm/system_parallel.h: one communicator per stage when T > 1, one
+// host program per chip, each with its own timing re-use service) and prints the stages, each chip's memory plan, TTFT, the
 // decode steps, TPOT, tokens/s and, per chip and phase, the share of time its
 // kernels ran (busy), its sends and all-reduces ran (communication) and neither
 // (bubble), in the summary and in summary.json's `llm` section. Simplified: no
@@ -20,6 +20,7 @@
 #include "runtime/llm/parallel.h"
 #include "runtime/llm/pipeline.h"
 #include "runtime/llm/summary.h"
+#include "runtime/llm/system_parallel.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
@@ -30,20 +31,7 @@ double pct(uint64_t a, uint64_t b) {
     return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
 }
 
-nlohmann::json share_json(const llm::PpRun::Share& s) {
-    return {{"window_ms", ms(s.window_ps)},
-            {"busy_ms", ms(s.busy_ps)},
-            {"comm_ms", ms(s.comm_ps)},
-            {"bubble_ms", ms(s.idle_ps)},
-            {"busy_share", pct(s.busy_ps, s.window_ps) / 100},
-            {"comm_share", pct(s.comm_ps, s.window_ps) / 100},
-            {"bubble_share", pct(s.idle_ps, s.window_ps) / 100},
-            {"sent_bytes", s.sent_bytes},
-            {"sends", s.sends},
-            {"all_reduces", s.all_reduces}};
-}
-
-// Each chip's stage, memory plan and shares, printed and as summary.json's `stages` and `memory`.
+// Each chip's stage, memory plan and shares (summary.json's `stages` and `memory`, llm::pp_json).
 void print_stages(const llm::PpRun& run) {
     std::printf(
         "  stages (layers; memory plan in GiB: weights + KV + activations + receive/collective buffers + "
@@ -68,32 +56,6 @@ void print_stages(const llm::PpRun& run) {
             pct(b.busy_ps, b.window_ps), pct(b.comm_ps, b.window_ps), pct(b.idle_ps, b.window_ps),
             static_cast<double>(a.sent_bytes) / 1e6, static_cast<double>(b.sent_bytes) / 1e6);
     }
-}
-
-nlohmann::json stages_json(const llm::PpRun& run) {
-    nlohmann::json stages = nlohmann::json::array();
-    for (uint32_t i = 0; i < run.chips(); ++i) {
-        const llm::LlmRun& r = run.chip(i);
-        const llm::PpRun::ChipShare sh = run.share(i);
-        std::vector<double> busy;
-        for (uint64_t b : sh.busy_per_decode_step) busy.push_back(ms(b));
-        stages.push_back({{"chip", i},
-                          {"stage", i / run.tp()},
-                          {"rank", i % run.tp()},
-                          {"first_layer", r.first_layer()},
-                          {"end_layer", r.end_layer()},
-                          {"prefill", share_json(sh.prefill)},
-                          {"decode", share_json(sh.decode)},
-                          {"decode_step_busy_ms", busy}});
-    }
-    return stages;
-}
-
-nlohmann::json memory_json(const llm::PpRun& run) {
-    nlohmann::json mem = nlohmann::json::array();
-    for (uint32_t i = 0; i < run.chips(); ++i)
-        mem.push_back(llm::memory_json(run.chip(i).memory(), i, "transfer_and_collective_buffers"));
-    return mem;
 }
 
 void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, const llm::Figures& f,
@@ -124,27 +86,6 @@ void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, c
             "(--simulate all: every chip's kernels)\n");
 }
 
-nlohmann::json summary_llm(const LlmPpRequest& q, const llm::PpRun& run, const llm::Figures& f,
-                           const llm::RunOptions& ro, bool functional) {
-    const llm::ModelConfig& c = run.model();
-    nlohmann::json j;
-    j["model"] = llm::model_json(c, ro.quant);
-    j["request"] = llm::request_json(ro, f.prefill_steps);
-    nlohmann::json mbs = nlohmann::json::array();
-    for (const auto& mb : run.microbatches()) mbs.push_back(mb.size());
-    j["parallel"] = {{"pp", q.pp},
-                     {"tp", q.tp},
-                     {"simulate", run.mirrored() ? "one" : "all"},
-                     {"microbatches", mbs},
-                     {"receive_buffer_bytes", run.recv_bytes()}};
-    j["stages"] = stages_json(run);
-    j["memory"] = memory_json(run);
-    llm::add_figures(j, f);
-    j["tokens"] = run.tokens();
-    if (functional) j["ranks_agree"] = run.ranks_agree();
-    return j;
-}
-
 // The plan's options from the request and the session (--simulate resolved for the mode).
 llm::PpOptions pp_options(const LlmPpRequest& q, SystemSession& s) {
     llm::PpOptions p;
@@ -163,34 +104,19 @@ int run_llm_pp(const LlmPpRequest& q) {
     const auto wall0 = std::chrono::steady_clock::now();
     SystemSession s(q.common, q.system_file, text::join("sfumato llm", q.args));
     s.elaborate();
-    const uint32_t chips = s.system().size();
-    if (q.pp < 1 || q.tp < 1 || static_cast<uint64_t>(q.pp) * q.tp > chips)
-        throw InputError("llm --pp " + std::to_string(q.pp) + " --tp " + std::to_string(q.tp) + ": " +
-                         std::to_string(static_cast<uint64_t>(q.pp) * q.tp) +
-                         " chips needed, the system has " + std::to_string(chips));
+    llm::check_pp(s.host(), q.pp, q.tp);
     llm::RunOptions ro = q.run;
     const llm::ModelWeights weights = llm::host_weights(q.model, ro.seed, s.functional(), q.weights_path);
     if (s.functional()) ro.weights = &weights;
     const llm::PpOptions p = pp_options(q, s);
-    const uint32_t n = q.pp * q.tp;
-    const ChipSet cs = first_chips(s, n);
-    llm::PpRun run(q.model, ro, p, cs.infos);
-    std::vector<std::unique_ptr<comm::Communicator>> comms;
-    if (q.tp > 1)
-        for (uint32_t st = 0; st < q.pp; ++st) {
-            std::vector<rt::Device*> devs;
-            for (uint32_t r = 0; r < q.tp; ++r) devs.push_back(&s.device(st * q.tp + r));
-            comms.push_back(std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params()));
-        }
-    s.run(cs.ids, [&](uint32_t i, rt::Context& ctx) {
-        run.run_chip(i, s.device(i), ctx, q.tp > 1 ? comms[i / q.tp].get() : nullptr);
-    });
+    const std::unique_ptr<llm::PpRun> rp = llm::run_pp(s.host(), q.model, ro, p, s.comm_params());
+    const llm::PpRun& run = *rp;
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
     const llm::Figures f = llm::figures(llm::run_totals(run.steps(), false).eager, ro.batch);
     print_run(q, s, run, f, ro);
     nlohmann::json summary = s.base_summary();
-    summary["llm"] = summary_llm(q, run, f, ro, s.functional());
+    summary["llm"] = llm::pp_json(run, ro, f, s.functional());
     finish_llm_run(s, summary, run.steps(), p.reuse, run.reuse_counters(), wall_s, q.common.out);
     if (s.functional() && !run.ranks_agree()) return kExitFailure;
     return kExitOk;

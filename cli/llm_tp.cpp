@@ -1,8 +1,8 @@
 // `sfumato llm MODEL --system F --tp N ...`: the LLM run on N chips of a
 // system, tensor parallel (runtime/llm/parallel.h). Builds the system
-// (cli/system_session.h), a communicator over chips 0..N-1, hands the request
-// to llm::TpRun (one host program per chip, each with its own timing re-use
-// service), and prints the per-chip memory plan, TTFT, the decode steps, TPOT,
+// (cli/system_session.h), hands the request to llm::run_tp
+// (runtime/llm/system_parallel.h: a communicator over chips 0..N-1, one host
+// program per chip, each with its own timing re-use service), and prints the per-chip memory plan, TTFT, the decode steps, TPOT,
 // tokens/s and each chip's communication share (time its all-reduces run / its
 // step time), in the summary and in summary.json's `llm` section (with the
 // links' counters). Simplified: no per-op table here yet (the single-chip run
@@ -17,6 +17,7 @@
 #include "cli/system_session.h"
 #include "isa/text.h"
 #include "runtime/llm/parallel.h"
+#include "runtime/llm/system_parallel.h"
 #include "runtime/llm/summary.h"
 #include "sim/error.h"
 
@@ -54,12 +55,11 @@ void print_run(SystemSession& s, const llm::TpRun& run, const llm::RunOptions& r
         gib(m.reserved), gib(m.free));
 }
 
-// Each chip's communication share, printed and as summary.json's `communication`.
-nlohmann::json print_shares(const llm::TpRun& run, uint32_t tp) {
+// Each chip's communication share (summary.json's `communication`, llm::tp_json).
+void print_shares(const llm::TpRun& run, uint32_t tp) {
     std::printf(
         "  communication share per chip (time its all-reduces run / its "
         "step time):\n");
-    nlohmann::json comm_j = nlohmann::json::array();
     for (uint32_t r = 0; r < tp; ++r) {
         const llm::TpRun::RankShare sr = run.comm_share(r);
         std::printf(
@@ -67,11 +67,7 @@ nlohmann::json print_shares(const llm::TpRun& run, uint32_t tp) {
             "decode %.1f %% (%zu all-reduces, %.1f MB)\n",
             r, 100 * sr.prefill.share(), sr.prefill.calls, static_cast<double>(sr.prefill.bytes) / 1e6,
             100 * sr.decode.share(), sr.decode.calls, static_cast<double>(sr.decode.bytes) / 1e6);
-        comm_j.push_back({{"chip", r},
-                          {"prefill", llm::share_json(sr.prefill, "all_reduces")},
-                          {"decode", llm::share_json(sr.decode, "all_reduces")}});
     }
-    return comm_j;
 }
 
 }  // namespace
@@ -80,10 +76,7 @@ int run_llm_tp(const LlmTpRequest& q) {
     const auto wall0 = std::chrono::steady_clock::now();
     SystemSession s(q.common, q.system_file, text::join("sfumato llm", q.args));
     s.elaborate();
-    const uint32_t chips = s.system().size();
-    if (q.tp < 1 || q.tp > chips)
-        throw InputError("llm --tp " + std::to_string(q.tp) + ": the system has " + std::to_string(chips) +
-                         " chips");
+    llm::check_tp(s.host(), q.tp);
     llm::RunOptions ro = q.run;
     const llm::ModelWeights weights = llm::host_weights(q.model, ro.seed, s.functional(), q.weights_path);
     if (s.functional()) ro.weights = &weights;
@@ -92,19 +85,14 @@ int run_llm_tp(const LlmTpRequest& q) {
     t.reuse = reuse_options(q.reuse, s.functional(), false, s.chip_params());
     t.comm_buffer_bytes = s.comm_params().buffer_bytes;
     t.mirror = simulate_one(q.simulate, s.functional());
-    const ChipSet cs = first_chips(s, q.tp);
-    llm::TpRun run(q.model, ro, t, cs.infos);
-    std::unique_ptr<comm::Communicator> comm;
-    if (q.tp > 1) comm = std::make_unique<comm::Communicator>(s.system().info(), cs.devices, s.comm_params());
-    s.run(cs.ids, [&](uint32_t r, rt::Context& ctx) { run.run_rank(r, s.device(r), ctx, comm.get()); });
+    const std::unique_ptr<llm::TpRun> rp = llm::run_tp(s.host(), q.model, ro, t, s.comm_params());
+    const llm::TpRun& run = *rp;
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 
-    const llm::ModelConfig& c = run.model();
-    const llm::ModelConfig& sh = run.shard();
     const llm::Figures f = llm::figures(llm::run_totals(run.steps(), false).eager, ro.batch);
     print_run(s, run, ro, q.tp);
     print_figures(f, ro.batch, true);
-    const nlohmann::json comm_j = print_shares(run, q.tp);
+    print_shares(run, q.tp);
     if (run.mirrored())
         std::printf(
             "  kernels simulated on chip 0 only: chips 1..%u run the same shard "
@@ -117,22 +105,7 @@ int run_llm_tp(const LlmTpRequest& q) {
         std::printf("  tokens: every chip sampled the same tokens: %s\n", run.ranks_agree() ? "yes" : "NO");
 
     nlohmann::json summary = s.base_summary();
-    nlohmann::json& j = summary["llm"];
-    j["model"] = llm::model_json(c, ro.quant);
-    j["request"] = llm::request_json(ro, f.prefill_steps);
-    j["parallel"] = {{"tp", q.tp},
-                     {"simulate", run.mirrored() ? "one" : "all"},
-                     {"heads_per_chip", sh.num_heads},
-                     {"kv_heads_per_chip", sh.num_kv_heads},
-                     {"kv_heads_replicated", run.kv_replicated()},
-                     {"intermediate_per_chip", sh.intermediate_size},
-                     {"replicated", "embedding, norms, lm_head"}};
-    j["memory"] = nlohmann::json::array();
-    for (uint32_t r = 0; r < q.tp; ++r) j["memory"].push_back(llm::memory_json(run.rank(r).memory(), r, "collective_buffers"));
-    llm::add_figures(j, f);
-    j["communication"] = comm_j;
-    j["tokens"] = run.tokens();
-    if (s.functional()) j["ranks_agree"] = run.ranks_agree();
+    summary["llm"] = llm::tp_json(run, ro, f, s.functional());
     const llm::PathBound path = run.path_bound();
     finish_llm_run(s, summary, run.steps(), t.reuse, run.reuse_counters(), wall_s, q.common.out, &path);
     if (s.functional() && !run.ranks_agree()) return kExitFailure;

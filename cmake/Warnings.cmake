@@ -36,6 +36,7 @@ endfunction()
 set(SFUMATO_LINK_LIBS
     sfumato_serve
     sfumato_llm
+    sfumato_system
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_graph>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_runtime>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,sfumato_models>"

@@ -100,6 +100,18 @@ int64_t op_int(Opcode op, int64_t a, int64_t b, int64_t s) {
     }
 }
 
+// fp32 -> fp32 vconv: the integral value the rounding mode picks (rint: nearest, ties to even;
+// round: nearest, ties away from zero).
+double round_integral(double a, RoundMode m) {
+    switch (m) {
+        case RoundMode::TRUNC: return std::trunc(a);
+        case RoundMode::FLOOR: return std::floor(a);
+        case RoundMode::CEIL: return std::ceil(a);
+        case RoundMode::ROUND: return std::round(a);
+        default: return std::nearbyint(a);
+    }
+}
+
 bool compare(CmpMode m, double a, double b) {
     switch (m) {
         case CmpMode::EQ: return a == b;
@@ -224,6 +236,11 @@ void exec_elementwise(const Instr& in, const VecPtrs& p) {
                         if (on[l])
                             int4_set(d + uint64_t{l / 64} * v.dst_blk_stride * kBlock, l % 64,
                                      round_bits(DType::INT4, a[l], v.round));
+                    break;
+                }
+                if (st == dt) {  // fp32 -> fp32: rounded to an integral value per mode (exact in fp32)
+                    store_lanes(d, dt, L, v.dst_blk_stride, on,
+                                [&](uint8_t* q, uint32_t l) { store_f64(dt, q, round_integral(a[l], v.round)); });
                     break;
                 }
                 store_lanes(d, dt, L, v.dst_blk_stride, on,
@@ -354,7 +371,11 @@ std::string validate_vector(const Instr& in) {
     if (t == DType::kCount || (in.op == Opcode::VCONV && v.src_dtype >= DType::kCount)) return "bad dtype";
     const VKind k = kind_of(in.op);
     if (in.op == Opcode::VCONV) {
-        if (v.src_dtype == t) return std::string("vconv from ") + dtype_name(t) + " to itself";
+        // The Atlas A2 vector unit rounds fp32 to integral fp32 values (vconv_f322f32r/f/c/a/z);
+        // no other type converts to itself.
+        if (v.src_dtype == t && (t != DType::FP32 || v.round == RoundMode::ODD))
+            return std::string("vconv from ") + dtype_name(t) + " to itself" +
+                   (t == DType::FP32 ? " with round mode odd" : "");
         if ((t == DType::INT4 && v.src_dtype != DType::FP16) || (v.src_dtype == DType::INT4 && t != DType::FP16))
             return std::string("vconv from ") + dtype_name(v.src_dtype) + " to " + dtype_name(t) +
                    ": int4 converts to and from fp16 only";

@@ -219,6 +219,9 @@ Mapping reduce(const ProfOp& op, const std::string& type) {
     Mapping m;
     m.nodes.push_back(node(type, op.name, {{"axes", ints_attr(axes)}, {"keepdims", int_attr(bool_at(op, 2, false))}},
                            json::array({tin(op, 0)})));
+    // The attribute form: ReduceSum reads its axes from an input from opset 13 (the default
+    // opset of a workload node is 17), where the attribute would be refused.
+    m.nodes.back()["opset"] = 11;
     return m;
 }
 

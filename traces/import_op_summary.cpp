@@ -189,7 +189,11 @@ json row_node(const std::string& type, const std::string& onnx, const std::strin
         attrs["strides"] = {{"ints", s}};
     }
     if (onnx == "Gather") attrs["axis"] = {{"int", 0}};
-    return {{"op_type", onnx}, {"name", name}, {"attrs", attrs}, {"inputs", ins}};
+    json node = {{"op_type", onnx}, {"name", name}, {"attrs", attrs}, {"inputs", ins}};
+    // Reductions in the attribute form (opset 11): from opset 13 (the workload's default is 17)
+    // ReduceSum takes its axes from an input and refuses the attribute.
+    if (onnx == "ReduceSum" || onnx == "ReduceMean") node["opset"] = 11;
+    return node;
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "models/link/system.h"
 
+#include "models/power/energy_report.h"
+
 namespace sfumato {
 
 System::System(sc_core::sc_module_name name, const SystemParams& sp, const ChipParams& cp, bool functional,
                TraceHub& trace, StatGroup& root)
-    : sc_core::sc_module(name) {
+    : sc_core::sc_module(name), m_sp(sp), m_clock(cp.clock()) {
     Topology topo = build_topology(sp);
     m_info = system_info(sp, topo);
     const uint32_t ports = sp.dma_engines;
@@ -37,6 +39,41 @@ std::string System::describe_state() const {
         for (const auto& l : links) s += "  " + l + "\n";
     }
     return s;
+}
+
+size_t System::link_channels() const { return m_fabric->topology().channels.size(); }
+
+ISystem::LinkCounters System::link_counters(size_t channel) const {
+    const ChannelSpec& c = m_fabric->topology().channels.at(channel);
+    const Fabric::ChannelCounters k = m_fabric->counters(channel);
+    LinkCounters l;
+    l.name = c.name;
+    l.gbps = c.gbps;
+    l.payload_bytes = k.payload_bytes;
+    l.wire_bytes = k.wire_bytes;
+    l.busy_ps = k.busy_ps;
+    return l;
+}
+
+uint64_t System::lookahead_ps() const { return Fabric::lookahead_ps(m_fabric->topology()); }
+
+void System::distribute(WindowSync& sync) { m_fabric->distribute(sync); }
+
+void System::finish_energy(uint64_t end_ps) {
+    for (const auto& c : m_chips) c->energy().finish(end_ps);
+}
+
+nlohmann::json System::energy_json(const std::function<bool(uint32_t chip)>& local, double cycles,
+                                   double seconds) const {
+    std::vector<const power::EnergyAttributor*> chips;
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < size(); ++i)
+        if (local(i)) chips.push_back(&m_chips[i]->energy()), ids.push_back(i);
+    const Fabric& f = *m_fabric;
+    std::vector<uint64_t> wire(f.topology().channels.size());
+    for (size_t c = 0; c < wire.size(); ++c) wire[c] = f.counters(c).wire_bytes;
+    const power::LinkEnergy links = power::link_energy(m_sp.power, f.topology(), wire, local, seconds);
+    return power::system_energy_json(chips, ids, &links, cycles, seconds);
 }
 
 }  // namespace sfumato

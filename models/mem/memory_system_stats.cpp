@@ -79,9 +79,14 @@ void MemorySystem::trace_tick(uint64_t t) {
     if (!m_trace_ready) {
         const uint32_t chans = m_hbm.stacks * m_hbm.channels_per_stack;
         m_trace_bytes.assign(chans, 0);
+        // A lone chip's counters go in the "memory" process; in a system of chips (a chip module
+        // inside another) each chip's get their own ("chip3 memory"), so chips do not share tracks.
+        std::string process = "memory";
+        if (const sc_core::sc_object* chip = get_parent_object(); chip && chip->get_parent_object())
+            process = std::string(chip->basename()) + " memory";
         for (uint32_t c = 0; c < chans; ++c)
-            m_trace_tracks.push_back(m_trace->sink()->counter_track("memory", "hbm ch" + std::to_string(c) + " GB/s"));
-        m_trace_l2 = m_trace->sink()->counter_track("memory", "l2 hit rate");
+            m_trace_tracks.push_back(m_trace->sink()->counter_track(process, "hbm ch" + std::to_string(c) + " GB/s"));
+        m_trace_l2 = m_trace->sink()->counter_track(process, "l2 hit rate");
         m_trace_window_end = m_trace_window_ps;
         m_trace_ready = true;
     }

@@ -2,6 +2,7 @@
 // sink decorator that keeps it current across coroutine switches, the block wrapper that turns
 // an error inside a kernel into one naming the block and the call, and the helpers the headers
 // declare (event pools, static allocation, parameter conversions, atomic stores, printf).
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -92,6 +93,8 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
     st.block_idx = real.block_idx();
     st.block_num = real.block_num();
     st.sub_block_idx = real.sub_block_idx();
+    st.mix = setup.mix;
+    st.aiv_per_aic = setup.aiv_per_aic;
     if (setup.mix && kind == isa::CoreKind::Vector && setup.aiv_per_aic > 1) {
         // Mix kernels: the AIVs of block b are blocks b * ratio + sub of the vector side.
         st.task_ratio = setup.aiv_per_aic;
@@ -110,7 +113,28 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
         ~Ended() { block_ended(st); }
     } ended{st};
     try {
-        body();
+        bool serve = false;
+        try {
+            body();
+        } catch (const MatmulServeClients&) {
+            serve = true;
+        }
+        // The AIC of a mix kernel whose Matmuls are the AIVs' (client mode): the body again for each AIV,
+        // as that AIV, the Matmul calls issued here (the server serving its clients in turn).
+        for (uint32_t i = 0; serve && i < std::max<uint32_t>(setup.aiv_per_aic, 1); ++i) {
+            ctx.reset_events();
+            for (auto& pool : st.free_events) pool.clear();
+            st.pipe = nullptr;
+            st.mm_shared_l0 = nullptr;
+            for (uint64_t& n : st.local_next) n = 0;
+            st.mm_server = true;
+            st.core_type = AscendC::AIV;
+            st.task_ratio = std::max<uint32_t>(setup.aiv_per_aic, 1);
+            st.block_idx = int64_t{real.block_idx()} * st.task_ratio + i;
+            st.sub_block_idx = i;
+            sink.resume();  // block_idx and g_coreType (ASCEND_IS_AIV) as the AIV's
+            body();
+        }
     } catch (const SimError& e) {
         g_current = nullptr;
         // A failing call is the kernel's bad input (exit 2), whichever layer noticed it.
@@ -419,6 +443,18 @@ bool with_index(ReduceOrder order) {
     }
 }
 }  // namespace detail_reduce
+
+void kernel_log(int level, const char* fmt, ...) {
+    static const char* const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+    if (const sfumato::ascendc::CoreState* s = sfumato::ascendc::g_current)
+        std::fprintf(stderr, "[block %lld] ", static_cast<long long>(s->block_idx));
+    std::fprintf(stderr, "[%s] ", level >= 0 && level <= 3 ? names[level] : "LOG");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    std::fputc('\n', stderr);
+}
 
 void dump_tensor(const char* what, uint32_t desc, const std::string& values) {
     std::printf("%s desc %u: %s\n", what, desc, values.c_str());

@@ -242,6 +242,14 @@ bool MatmulApiTiling::split_cores(int32_t& singleM, int32_t& singleN, int32_t& s
     return true;
 }
 
+int32_t BatchMatmulTiling::SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+    if (batchA <= 0 || batchB <= 0 || m <= 0 || n <= 0 || k <= 0) return -1;
+    SetBatchNum(std::max(batchA, batchB));
+    SetOrgShape(m, n, k);
+    SetShape(m, n, k);
+    return 0;
+}
+
 int32_t MultiCoreMatmulTiling::SetDim(int32_t dim) {
     m_dim = dim;
     return 0;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runtime/graph/infer.h"
+#include "runtime/ref/axes.h"
 
 namespace sfumato::graph {
 
@@ -372,6 +373,10 @@ void range(InferCtx& c) {
 
 void reduce(InferCtx& c) {
     c.need_inputs(1, 2);
+    if (ref::reduce_axes_from_input(c.node().op_type, c.opset()) && c.attrs().has("axes"))
+        c.fail("attribute 'axes' is not part of " + c.node().op_type + " at opset " + std::to_string(c.opset()) +
+               " (the axes are input 1 from opset " + (c.node().op_type == "ReduceSum" ? "13" : "18") +
+               "); give them as an input or declare an older opset");
     const Shape& x = c.shape(0);
     bool given;
     const std::vector<int64_t> axes = axes_of(c, 1, given);

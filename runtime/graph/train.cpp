@@ -1,6 +1,7 @@
 // Backward planning of a training step (see train.h): the walk over the forward steps, the
 // training tensors, the weight gradients' buckets and updates, and the loss.
 #include "runtime/graph/train_builder.h"
+#include "runtime/ops/ew/onnx_ew.h"
 
 namespace sfumato::graph {
 
@@ -151,10 +152,10 @@ void Builder::loss() {
         for (int o : st.out)
             if (o == y) last = &st;
     int at = y;
-    if (last && last->op_type == "Softmax" && !last->view) {
-        const int64_t axis = last->desc.attrs.get_int("axis", -1);
-        const int64_t rank = static_cast<int64_t>(pref(y).shape.size());
-        if (axis != -1 && axis != rank - 1) refuse(*last, "a final Softmax over the last axis only");
+    // A final Softmax over the last axis: the cross-entropy against one-hot rows. Over another
+    // axis (or several, before opset 13) it is an ordinary step under the squared error.
+    const int64_t rank = static_cast<int64_t>(pref(y).shape.size());
+    if (last && last->op_type == "Softmax" && !last->view && softmax_axes(*last) == Shape{rank - 1}) {
         m_tp.softmax_ce = true;
         at = last->in[0];
         m_done_step = last;
@@ -193,12 +194,16 @@ void Builder::backward(const PlanStep& st) {
         gemm(st, through_activation(st, gy));
     } else if (op == "Conv") {
         conv(st, through_activation(st, gy));
+    } else if (op == "ConvTranspose") {
+        conv_transpose(st, gy);
     } else if (op == "GlobalAveragePool") {
         global_average_pool(st, gy);
     } else if (op == "TransData") {  // a layout boundary: the gradient goes back in x's format
         accumulate(x, gy, st.name);
     } else if (op == "MaxPool") {
         max_pool(st, gy);
+    } else if (op == "AveragePool") {
+        average_pool(st, gy);
     } else if (op == "BatchNormTraining") {
         batch_norm(st, gy);
     } else if (op == "Clip") {
@@ -207,12 +212,21 @@ void Builder::backward(const PlanStep& st) {
         concat(st, gy);
     } else if (op == "LayerNormalization") {
         layer_norm(st, gy);
-    } else if (op == "Softmax") {
+    } else if (op == "Softmax" || op == "LogSoftmax") {
         softmax(st, gy);
     } else if (op == "Gelu") {
         const ref::Attrs a = attrs_of(
             {{"approximate", ref::Attr::of_string(st.desc.attrs.get_string("approximate", "none"))}});
         accumulate(x, emit(st.name + "/grad", "GeluGrad", 1, a, {fwd(x), gy}), st.name);
+    } else if (ops::ew::has_activation_grad(op)) {
+        // Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Elu, ...: f'(x) dy, one vector kernel.
+        if (needs(x)) {
+            ref::Attrs a = st.desc.attrs;
+            a.set("activation", ref::Attr::of_string(op));
+            accumulate(x, emit(st.name + "/grad", "ActivationGrad", 1, a, {fwd(x), gy}), st.name);
+        }
+    } else if (op == "Neg") {
+        if (needs(x)) accumulate(x, emit(st.name + "/grad", "Neg", 13, {}, {gy}), st.name);
     } else if (op == "Gather") {
         gather(st, gy);
     } else if (op == "Where") {
@@ -221,7 +235,24 @@ void Builder::backward(const PlanStep& st) {
         transpose(st, gy);
     } else if (op == "Slice") {
         slice(st, gy);
-    } else if (op == "ReduceSum" || op == "ReduceMean") {
+    } else if (op == "Pad") {
+        pad(st, gy);
+    } else if (op == "Pow") {
+        pow(st, gy);
+    } else if (op == "PRelu") {
+        prelu(st, gy);
+    } else if (op == "Max" || op == "Min" || op == "Sum") {
+        max_min(st, gy);
+    } else if (op == "Tile") {
+        tile(st, gy);
+    } else if (op == "GlobalMaxPool") {
+        global_max_pool(st, gy);
+    } else if (op == "InstanceNormalization") {
+        instance_norm(st, gy);
+    } else if (op == "Expand") {
+        give(x, gy, st.name);
+    } else if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" ||
+               op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceLogSumExp" || op == "ReduceL1") {
         reduce(st, gy);
     } else if (op == "Cast") {
         if (needs(x)) {

@@ -9,8 +9,9 @@
 //     or, where it cannot run, per kernel offset a Gemm of dY^T with a strided Slice of the padded
 //     X^T, concatenated and transposed; dB = ReduceSum of dY over N, OH, OW;
 //   - ReLU (alone or fused into a Conv/Gemm as `activation`): ReluGrad(y, dy) (vector);
-//   - Add of two same-shape tensors, Identity/Dropout and views (Reshape, Flatten, ...): the
-//     gradient passes through (aliased, no kernel); a tensor read by several ops gets the sum;
+//   - Add of two same-shape tensors, Identity, an inference Dropout and views (Reshape, Flatten,
+//     ...): the gradient passes through (aliased, no kernel); a tensor read by several ops gets
+//     the sum; a training Dropout is a Mul by its mask (train_dropout), dy times the same mask;
 //   - GlobalAveragePool: dY (N, C, 1, 1) times a constant (1, 1, H, W) of 1/(H W), broadcast;
 //   - MaxPool: MaxPoolGrad(X, Y, dY), one vector kernel (runtime/ops/pool_grad.cpp): the input
 //     pixels that equal a window's maximum take that window's gradient, summed over the windows
@@ -28,11 +29,21 @@
 //     and dx through the statistics, from two reductions and two elementwise chains over the
 //     tensor (train_norm.cpp);
 //   - Clip / ReLU6 (alone or fused as `activation`): ClipGrad(y, dy), dy where min < y < max;
-//   - Concat: each input's slice of dy (Slice kernels).
+//   - Concat: each input's slice of dy (Slice kernels);
+//   - ConvTranspose (one group): dX = Conv(dY, W), dW = Conv2DBackpropFilter(dY, X) (dY as the
+//     input, X as the output gradient), dB = ReduceSum of dY; AveragePool: a depthwise
+//     ConvTranspose of dY / count with ones (train_conv.cpp);
+//   - Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Elu, Selu, Softplus, Softsign, Erf, Exp,
+//     Log, Sqrt, Reciprocal, Abs: ActivationGrad(x, dy) = f'(x) dy (vector); Neg: Neg(dy);
+//   - Softmax (any axis), LogSoftmax, strided Slice, Pad, Expand: train_transformer.cpp;
+//   - Pow (a constant exponent), PRelu (the slope trained), Max / Min / Sum, Tile, GlobalMaxPool,
+//     InstanceNormalization: train_elementwise.cpp;
+//   - comparisons and integer casts end the gradient (their outputs carry none).
 // Ops without a backward here are refused, naming the node. Simplified: the running statistics
 // are computed on the device but the next step's weights are not rewritten with them (one step).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -134,6 +145,13 @@ TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOp
 // (batch statistics; outputs Y, running mean and variance, batch mean and variance), so nothing
 // folds it into a convolution. Returns how many nodes it rewrote.
 int train_graph(Graph& g);
+
+// Dropout that trains (train_dropout.cpp): each Dropout whose training_mode input is a constant
+// true, or with `all` every Dropout of a ratio above 0, becomes Mul(x, mask) with the mask a new
+// graph input of x's shape named NODE/dropout_mask; `masks` gets its name and the ratio (the step's
+// data fills it: 0 with probability ratio, else 1 / (1 - ratio)). The other Dropouts stay the
+// identity (inference). Returns how many it rewrote.
+int train_dropout(Graph& g, bool all, std::map<std::string, double>& masks);
 
 // The passes a training step compiles its forward with: constant folding, the cube epilogues
 // (bias, activation) and, with `layout`, the layout pass in its training mode (activations kept

@@ -69,8 +69,11 @@ private:
                 if (m_needs[static_cast<size_t>(t)]) any = true;
             }
             if (!any) continue;
+            // A comparison's or an integer cast's output carries no gradient (Less, Equal, Not, ...):
+            // what is computed from it does not depend on the weights differentiably.
             for (int t : st.out)
-                if (t >= 0) m_needs[static_cast<size_t>(t)] = true;
+                if (t >= 0 && ref::is_float(m_p.tensors[static_cast<size_t>(t)].ref.elem))
+                    m_needs[static_cast<size_t>(t)] = true;
         }
     }
     static bool trainable(const PlanTensor& t) {
@@ -231,6 +234,8 @@ private:
     // window's maximum y[i] take dy[i]; spread back to the input grid (zeros between, shifted
     // by the offset) and summed.
     void max_pool(const PlanStep& st, int gy);
+    void average_pool(const PlanStep& st, int gy);
+    void conv_transpose(const PlanStep& st, int gy);
 
     // train_norm.cpp
     int scalar(ElemType e, double v);  // a rank-0 constant of type e
@@ -251,13 +256,25 @@ private:
     int transposed(int t);
     void binary(const PlanStep& st, int gy);
     void layer_norm(const PlanStep& st, int gy);
-    void softmax(const PlanStep& st, int gy);
+    void softmax(const PlanStep& st, int gy);  // Softmax and LogSoftmax
+    Shape softmax_axes(const PlanStep& st) const;  // the axes a Softmax normalises over
     void matmul_nd(const PlanStep& st, int gy);
     void gather(const PlanStep& st, int gy);
+    bool constant_gather(const PlanStep& st, int gy);  // false: left to the embedding path
     void where(const PlanStep& st, int gy);
     void transpose(const PlanStep& st, int gy);
     void split(const PlanStep& st);
     void slice(const PlanStep& st, int gy);
+    void pad(const PlanStep& st, int gy);
+
+    // train_elementwise.cpp
+    int where_zero(const std::string& name, int cond, int v, bool v_first);  // Where(cond, v, 0) or (cond, 0, v)
+    void pow(const PlanStep& st, int gy);
+    void prelu(const PlanStep& st, int gy);
+    void max_min(const PlanStep& st, int gy);  // Max, Min, Sum
+    void tile(const PlanStep& st, int gy);
+    void global_max_pool(const PlanStep& st, int gy);
+    void instance_norm(const PlanStep& st, int gy);
     void reduce(const PlanStep& st, int gy);
 
     const Plan& m_p;

@@ -257,6 +257,107 @@ void Builder::conv_wgrad_composed(const PlanStep& st, int gz, int xn, int& z2, i
 // MaxPool: per window offset (a, b), the input pixels x[i*s + a - p] that equal their
 // window's maximum y[i] take dy[i]; spread back to the input grid (zeros between, shifted
 // by the offset) and summed.
+// ConvTranspose (2-D, one group): Y = ConvTranspose(X, W) is the data gradient of a Conv of Y's
+// shape with W, so dX = Conv(dY, W) with its strides and pads (the output padding's rows are read
+// by no window), dW[c, m, a, b] = sum over n, i, j of X[n, c, i, j] dY[n, m, i*s + a - p, j*s + b - p]:
+// the weight-gradient kernel with dY as its input and X as its output gradient; dB = dY summed
+// over N, OH, OW.
+void Builder::conv_transpose(const PlanStep& st, int gy) {
+    const ref::Attrs& at = st.desc.attrs;
+    const int x = st.in[0], w = st.in[1];
+    const Shape &xs = pref(x).shape, &ws = pref(w).shape;
+    if (xs.size() != 4) refuse(st, "2-D transposed convolutions only");
+    if (at.get_int("group", 1) != 1) refuse(st, "grouped transposed convolutions have no backward here");
+    for (int64_t d : at.get_ints("dilations", {1, 1}))
+        if (d != 1) refuse(st, "dilated transposed convolutions have no backward here");
+    if (at.get_string("auto_pad", "NOTSET") != "NOTSET" || at.has("output_shape"))
+        refuse(st, "auto_pad or output_shape has no backward here");
+    const Shape s = at.get_ints("strides", {1, 1});
+    const Shape p = at.get_ints("pads", {0, 0, 0, 0});
+    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) refuse(st, "asymmetric pads have no backward here");
+    const Shape op = at.get_ints("output_padding", {0, 0});
+    for (size_t d = 0; d < 2; ++d)
+        if (op[d] >= s[d]) refuse(st, "an output padding of a stride or more has no backward here");
+    const ref::Attrs a = attrs_of({{"kernel_shape", ref::Attr::of_ints({ws[2], ws[3]})},
+                                   {"strides", ref::Attr::of_ints(s)},
+                                   {"pads", ref::Attr::of_ints(p)},
+                                   {"dilations", ref::Attr::of_ints({1, 1})}});
+    const int gz = nd(through_activation(st, gy), st.name + "/dY");
+    if (needs(x)) {
+        const int dx = emit(st.name + "/dX", "Conv", 11, a, {gz, fwd(w)});
+        if (m_tp.tensors[static_cast<size_t>(dx)].ref.shape != xs) refuse(st, "no Conv of dY gives X's size");
+        accumulate(x, dx, st.name);
+    }
+    if (needs(w)) {
+        const int wg = weight_grad(w);
+        try {
+            emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {gz, nd(fwd(x), st.name + "/X")}, wg);
+        } catch (const ops::UnsupportedError& e) {
+            refuse(st, std::string("the weight gradient: ") + e.what());
+        }
+        weight_done(w);
+    }
+    if (st.in.size() > 2 && needs(st.in[2])) {
+        const int b = st.in[2];
+        const int wg = weight_grad(b);
+        emit(st.name + "/dB", "ReduceSum", 11,
+             attrs_of({{"axes", ref::Attr::of_ints({0, 2, 3})}, {"keepdims", ref::Attr::of_int(0)}}), {gz}, wg);
+        weight_done(b);
+    }
+}
+
+// AveragePool (2-D): each input pixel takes, from every window holding it, that window's dY over
+// its divisor: dX = ConvTranspose(dY / count, ones) of C groups (depthwise, the pooling's kernel,
+// strides and pads; output padding to X's size). The divisor is k_h k_w (a constant folded into
+// the kernel's ones) unless pads are excluded from it (count_include_pad 0, the default, with
+// pads): then dY is first multiplied by a constant (1, 1, OH, OW) of 1 / the window's count.
+void Builder::average_pool(const PlanStep& st, int gy) {
+    const ref::Attrs& at = st.desc.attrs;
+    const int x = st.in[0];
+    if (!needs(x)) return;
+    const Shape& xs = pref(x).shape;
+    const Shape& ys = pref(st.out[0]).shape;
+    if (xs.size() != 4) refuse(st, "2-D pooling only");
+    const Shape k = at.ints("kernel_shape");
+    const Shape s = at.get_ints("strides", {1, 1});
+    const Shape p = at.get_ints("pads", {0, 0, 0, 0});
+    if (k.size() != 2 || s.size() != 2 || p.size() != 4) refuse(st, "2-D pooling only");
+    for (int64_t d : at.get_ints("dilations", {1, 1}))
+        if (d != 1) refuse(st, "dilated pooling has no backward here");
+    if (at.get_string("auto_pad", "NOTSET") != "NOTSET") refuse(st, "auto_pad has no backward here");
+    if (p[0] != p[2] || p[1] != p[3]) refuse(st, "asymmetric pads have no backward here");
+    Shape op(2);
+    for (size_t d = 0; d < 2; ++d) op[d] = xs[2 + d] - ((ys[2 + d] - 1) * s[d] - 2 * p[d] + k[d]);
+    if (op[0] < 0 || op[1] < 0 || op[0] >= s[0] || op[1] >= s[1])
+        refuse(st, "windows past the padded input (ceil_mode) have no backward here");
+    const ElemType e = pref(x).elem;
+    const bool exclude = at.get_int("count_include_pad", 0) == 0 && (p[0] || p[1]);
+    gy = nd(gy, st.name + "/dY");
+    if (exclude) {
+        ref::HostTensor inv(e, {1, 1, ys[2], ys[3]});
+        for (int64_t i = 0; i < ys[2]; ++i)
+            for (int64_t j = 0; j < ys[3]; ++j) {
+                auto span = [](int64_t o, int64_t st_, int64_t pad, int64_t kk, int64_t n) {
+                    const int64_t lo = o * st_ - pad;
+                    return std::min(lo + kk, n) - std::max<int64_t>(lo, 0);
+                };
+                inv.data[static_cast<size_t>(i * ys[3] + j)] =
+                    1.0 / static_cast<double>(span(i, s[0], p[0], k[0], xs[2]) * span(j, s[1], p[1], k[1], xs[3]));
+            }
+        ref::round_to_type(inv);
+        gy = emit(st.name + "/dY_count", "Mul", 14, {}, {gy, constant(inv)});
+    }
+    ref::HostTensor ones(e, {xs[1], 1, k[0], k[1]});
+    for (double& v : ones.data) v = exclude ? 1.0 : 1.0 / static_cast<double>(k[0] * k[1]);
+    ref::round_to_type(ones);
+    ref::Attrs a = attrs_of({{"strides", ref::Attr::of_ints(s)},
+                             {"pads", ref::Attr::of_ints(p)},
+                             {"kernel_shape", ref::Attr::of_ints(k)},
+                             {"output_padding", ref::Attr::of_ints(op)},
+                             {"group", ref::Attr::of_int(xs[1])}});
+    accumulate(x, emit(st.name + "/grad", "ConvTranspose", 11, a, {gy, constant(ones)}), st.name);
+}
+
 void Builder::max_pool(const PlanStep& st, int gy) {
     const ref::Attrs& at = st.desc.attrs;
     const int x = st.in[0];

@@ -179,7 +179,7 @@ private:
         for (size_t i = 0; i < m_tp.backward.size(); ++i) {
             const TrainItem& it = m_tp.backward[i];
             if (it.desc.op_type != "ReluGrad" && it.desc.op_type != "LossGrad" && it.desc.op_type != "Add" &&
-                it.desc.op_type != "GeluGrad")
+                it.desc.op_type != "GeluGrad" && it.desc.op_type != "ActivationGrad")
                 continue;
             if (it.out.size() != 1) continue;
             const int ob = tblock(it.out[0]);

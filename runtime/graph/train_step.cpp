@@ -17,10 +17,16 @@ namespace sfumato::graph {
 void TrainSetup::compile(Graph g, int64_t batch, const DeviceInfo& dev) {
     graph = std::make_unique<Graph>(std::move(g));
     train_graph(*graph);
+    train_dropout(*graph, dropout, dropout_masks);
     copt.passes = train_passes(layout);
     copt.streams = 1;
     copt.training = true;
-    const auto shapes = default_input_shapes(*graph, batch);
+    std::vector<std::vector<int64_t>> shapes;
+    try {
+        shapes = default_input_shapes(*graph, batch, dims);
+    } catch (const InputError& e) {
+        throw InputError(std::string(e.what()) + "; train-step takes a symbolic dimension's value as --dim NAME=V");
+    }
     plan = graph::compile(*graph, shapes, dev, copt);
     tp = build_train_plan(*plan, dev, opt);
     memory = plan_train_memory(*plan, tp, dev);
@@ -56,7 +62,11 @@ void TrainSetup::make_data(uint32_t ranks, bool with_targets) {
         for (int t : plan->inputs) {
             const ops::TensorRef& ref = plan->tensors[static_cast<size_t>(t)].ref;
             ref::HostTensor h(ref.elem, ref.shape);
-            if (ref::is_float(ref.elem)) {
+            const auto mask = dropout_masks.find(plan->tensors[static_cast<size_t>(t)].name);
+            if (mask != dropout_masks.end()) {  // a Dropout's: 0 with probability ratio, else 1 / (1 - ratio)
+                std::bernoulli_distribution drop(mask->second);
+                for (double& v : h.data) v = drop(rng) ? 0.0 : 1.0 / (1.0 - mask->second);
+            } else if (ref::is_float(ref.elem)) {
                 for (double& v : h.data) v = u(rng);
             } else {  // token ids: uniform over the rows of the table a Gather reads with them
                 std::uniform_int_distribution<int64_t> id(0, index_bound(*plan, t) - 1);

@@ -49,6 +49,12 @@ struct TrainSetup {
     // `sfumato train-step` sets it (--layout on, its default); a TrainSetup starts all ND, which
     // the finite-difference tests of the derivations use (tests/unit/graph_train_grad_test.cpp).
     bool layout = false;
+    // Every Dropout of a ratio above 0 trains (a mask per rank; train_dropout), not only those
+    // whose training_mode input is true; the others are the identity, as in inference.
+    bool dropout = false;
+    std::map<std::string, double> dropout_masks;  // mask input name -> ratio (train_dropout)
+    // Values of the inputs' symbolic dimensions other than the batch (a sequence length).
+    std::map<std::string, int64_t> dims;
     // Timing mode with identical ranks: only rank 0 runs the forward, backward and update
     // kernels; each other rank's compute stream follows rank 0's at the bucket boundaries (a
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and

@@ -7,17 +7,20 @@
 //     embeddings, biases) written to its gradient block;
 //   - LayerNormalization: dbeta = sum dy, dgamma = sum dy xhat over the rows; dx = invstd (g -
 //     mean(g) - xhat mean(g xhat)) with g = dy gamma, from the forward's Mean and InvStdDev;
-//   - Softmax (last axis): dx = y (dy - sum(dy y)); a mask by Where passes dy where the
-//     condition holds (the masked positions take none);
+//   - Softmax (any axis): dx = y (dy - sum(dy y)); LogSoftmax: dx = dy - exp(y) sum(dy); a mask
+//     by Where passes dy where the condition holds (the masked positions take none);
 //   - Gelu (erf or tanh form): GeluGrad(x, dy) (vector);
 //   - MatMul of batches (attention): dA = dY B^T, dB = A^T dY as MatMuls whose transposed
 //     operand is a strided view (the cube reads it in place); [.., K] x [K, N] as Gemms on the
 //     rows;
+//   - Gather of plan-time indices along any axis (x[:, 0]): dY padded back at the indices;
 //   - Gather of an embedding table (axis 0): dTable = onehot(ids)^T dY, a Gemm of the one-hot
 //     rows (Equal of the ids with 0..V-1, Cast) with dY: a scatter-add whose sums run in a fixed
 //     order on the cube (deterministic; BERT's reference code computes TPU embeddings this way);
 //   - Transpose (the inverse permutation), Split (Concat of the parts' gradients, zeros for an
-//     unused part), Cast (back to the input's type).
+//     unused part), Cast (back to the input's type), Slice (dY padded back; steps above 1: spread
+//     first by a Pad of a view with a unit axis after each strided one), Pad (a Pad by the
+//     negated pads), Expand (the sum over the broadcast axes).
 #include "runtime/graph/train_builder.h"
 
 namespace sfumato::graph::detail {
@@ -133,21 +136,42 @@ void Builder::layer_norm(const PlanStep& st, int gy) {
     accumulate(x, dx, nm);
 }
 
+// Softmax / LogSoftmax over `axis` (opset 13 on: that axis; before: the 2-D coercion, every axis
+// from `axis` on): Softmax dx = y (dy - sum(dy y)); LogSoftmax dx = dy - exp(y) sum(dy). The sums
+// over the axes (ReduceSum, kept dims, fp32), one fp32 chain over the tensor.
 void Builder::softmax(const PlanStep& st, int gy) {
     const int x = st.in[0];
     if (!needs(x)) return;
-    const int64_t rank = static_cast<int64_t>(pref(x).shape.size());
-    const int64_t axis = st.desc.attrs.get_int("axis", -1);
-    if (axis != -1 && axis != rank - 1) refuse(st, "Softmax over the last axis only");
+    const bool log = st.op_type == "LogSoftmax";
+    const Shape axes = softmax_axes(st);
     const std::string& nm = st.name;
     const int y = fwd(st.out[0]);
-    const int p = emit(nm + "/dy_y", "Mul", 14, {}, {gy, y});
-    const ref::Attrs a = attrs_of({{"axes", ref::Attr::of_ints({-1})},
+    const ref::Attrs a = attrs_of({{"axes", ref::Attr::of_ints(axes)},
                                    {"keepdims", ref::Attr::of_int(1)},
                                    {"fp32_output", ref::Attr::of_int(1)}});
+    if (log) {
+        const int s = emit(nm + "/sum", "ReduceSum", 11, a, {gy});
+        accumulate(x,
+                   emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Exp", "Mul", "Sub swap=1"}),
+                        {y, s, gy}),
+                   nm);
+        return;
+    }
+    const int p = emit(nm + "/dy_y", "Mul", 14, {}, {gy, y});
     const int s = emit(nm + "/sum", "ReduceSum", 11, a, {p});
     accumulate(x, emit(nm + "/dX", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {gy, s, y}),
                nm);
+}
+
+Shape Builder::softmax_axes(const PlanStep& st) const {
+    const int64_t rank = static_cast<int64_t>(pref(st.in[0]).shape.size());
+    int64_t axis = st.desc.attrs.get_int("axis", st.desc.opset < 13 ? 1 : -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) refuse(st, "axis out of range");
+    Shape axes = {axis};
+    if (st.desc.opset < 13)
+        for (int64_t d = axis + 1; d < rank; ++d) axes.push_back(d);
+    return axes;
 }
 
 void Builder::matmul_nd(const PlanStep& st, int gy) {
@@ -185,7 +209,9 @@ void Builder::matmul_nd(const PlanStep& st, int gy) {
 void Builder::gather(const PlanStep& st, int gy) {
     const int data = st.in[0], ids = st.in[1];
     if (!needs(data)) return;
-    if (st.desc.attrs.get_int("axis", 0) != 0) refuse(st, "a Gather along axis 0 (an embedding) only");
+    if (st.desc.constant(1) && constant_gather(st, gy)) return;
+    if (st.desc.attrs.get_int("axis", 0) != 0)
+        refuse(st, "a Gather of run-time indices along axis 0 (an embedding) only");
     const Shape& ds = pref(data).shape;
     if (ds.size() != 2) refuse(st, "a 2-D table only");
     const int64_t rows = pref(ids).numel(), v = ds[0], h = ds[1];
@@ -204,6 +230,64 @@ void Builder::gather(const PlanStep& st, int gy) {
     } else {
         accumulate(data, emit(nm + "/dTable", "Gemm", 13, ta, {oh, g2}), nm);
     }
+}
+
+// Gather of plan-time indices along any axis (a classifier's x[:, 0], a last token's logits): dY
+// padded back to the axis' size at the index (one Pad); a list of indices: one Pad when they are
+// consecutive, else per index a Slice of dY padded to its position, the pieces summed. Along axis
+// 0, indices of rank 2 or more than 16 scattered ones go to the embedding path instead (false).
+bool Builder::constant_gather(const PlanStep& st, int gy) {
+    const int data = st.in[0];
+    const ref::HostTensor& c = *st.desc.constant(1);
+    const Shape& ds = pref(data).shape;
+    const int64_t rank = static_cast<int64_t>(ds.size());
+    int64_t axis = st.desc.attrs.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) refuse(st, "axis out of range");
+    if (c.shape.size() > 1) {
+        if (axis == 0) return false;
+        refuse(st, "plan-time indices of rank 2 or more have no backward here");
+    }
+    const int64_t dim = ds[static_cast<size_t>(axis)];
+    Shape idx;
+    for (double v : c.data) {
+        int64_t i = static_cast<int64_t>(v);
+        if (i < 0) i += dim;
+        if (i < 0 || i >= dim) refuse(st, "an index out of range");
+        idx.push_back(i);
+    }
+    const size_t n = idx.size();
+    Shape one = ds;  // dY with the gathered axis as 1 (a scalar index) or n
+    one[static_cast<size_t>(axis)] = static_cast<int64_t>(n);
+    const int g = alias(gy, one);
+    const int zero = scalar(pref(data).elem, 0.0);
+    const auto zv = m_tp.tensors[static_cast<size_t>(zero)].value;
+    auto pad_at = [&](int t, int64_t at, int64_t len, const std::string& nm) {
+        Shape pads(2 * static_cast<size_t>(rank), 0);
+        pads[static_cast<size_t>(axis)] = at;
+        pads[static_cast<size_t>(axis + rank)] = dim - at - len;
+        return emit(nm, "Pad", 13, {}, {t, constant(*ints(pads)), zero}, -1, {nullptr, ints(pads), zv});
+    };
+    bool consecutive = true;
+    for (size_t k = 1; k < n; ++k) consecutive = consecutive && idx[k] == idx[k - 1] + 1;
+    if (!consecutive && n > 16 && axis == 0) return false;
+    int sum = -1;
+    if (consecutive && n > 0) {
+        sum = pad_at(g, idx[0], static_cast<int64_t>(n), st.name + "/grad");
+    } else {
+        if (n > 16) refuse(st, "more than 16 plan-time indices that are not consecutive have no backward here");
+        for (size_t k = 0; k < n; ++k) {
+            const std::string nm = st.name + "/grad" + std::to_string(k);
+            const Shape b = {static_cast<int64_t>(k)}, e = {static_cast<int64_t>(k) + 1}, ax = {axis};
+            const int part = emit(nm + "/slice", "Slice", 13, {},
+                                  {g, constant(*ints(b)), constant(*ints(e)), constant(*ints(ax))}, -1,
+                                  {nullptr, ints(b), ints(e), ints(ax)});
+            const int p = pad_at(part, idx[k], 1, nm);
+            sum = sum < 0 ? p : emit(nm + "/sum", "Add", 14, {}, {sum, p});
+        }
+    }
+    if (sum >= 0) give(data, sum, st.name);
+    return true;
 }
 
 // Where(cond, a, b): a takes dy where cond holds, b elsewhere.
@@ -262,7 +346,12 @@ void Builder::split(const PlanStep& st) {
                st.name);
 }
 
-// Slice with plan-time starts, ends, axes and unit steps: dX is dY padded with zeros.
+// Slice with plan-time starts, ends, axes and positive steps: dX is dY spread back to the
+// positions it was read from, zeros elsewhere. Unit steps: one Pad (b zeros before, the rest
+// after). Steps s > 1: dY viewed with a unit axis after each strided axis, one Pad appending s - 1
+// zeros along those (each value followed by the s - 1 positions the slice skipped), viewed back
+// (m s along the axis), then the Pad of the offsets (b before; after: dim - b - m s, negative
+// where the last value's skipped positions run past the axis: a crop).
 void Builder::slice(const PlanStep& st, int gy) {
     const int x = st.in[0];
     if (!needs(x)) return;
@@ -281,25 +370,87 @@ void Builder::slice(const PlanStep& st, int gy) {
     Shape axes = values(3), steps = values(4);
     if (axes.empty())
         for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    for (int64_t s : steps)
-        if (s != 1) refuse(st, "a Slice with steps other than 1 has no backward here");
+    Shape step(static_cast<size_t>(rank), 1);
     Shape pads(2 * static_cast<size_t>(rank), 0);
     for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
         const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
         if (a < 0 || a >= rank) refuse(st, "axis out of range");
+        const int64_t s = i < steps.size() ? steps[i] : 1;
+        if (s < 1) refuse(st, "a Slice with negative steps (a reversal) has no backward here");
+        step[static_cast<size_t>(a)] = s;
         const int64_t dim = xs[static_cast<size_t>(a)];
         int64_t b = starts[i] < 0 ? starts[i] + dim : starts[i];
         b = std::clamp<int64_t>(b, 0, dim);
         pads[static_cast<size_t>(a)] = b;
-        pads[static_cast<size_t>(a + rank)] = dim - b - ys[static_cast<size_t>(a)];
+        pads[static_cast<size_t>(a + rank)] = dim - b - ys[static_cast<size_t>(a)] * s;
     }
     const int zero = scalar(pref(x).elem, 0.0);
-    const int g = emit(st.name + "/grad", "Pad", 13, {}, {gy, constant(*ints(pads)), zero}, -1,
-                       {nullptr, ints(pads), m_tp.tensors[static_cast<size_t>(zero)].value});
-    accumulate(x, g, st.name);
+    const auto zv = m_tp.tensors[static_cast<size_t>(zero)].value;
+    int g = gy;
+    bool strided = false;
+    for (int64_t s : step) strided = strided || s > 1;
+    if (strided) {
+        Shape split, ip, spread;  // dY with a unit axis after each strided one; its pads; after
+        for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
+            split.push_back(ys[d]);
+            spread.push_back(ys[d] * step[d]);
+            if (step[d] > 1) split.push_back(1);
+        }
+        ip.assign(2 * split.size(), 0);
+        for (size_t d = 0, k = 0; d < static_cast<size_t>(rank); ++d, ++k)
+            if (step[d] > 1) ip[split.size() + ++k] = step[d] - 1;
+        const int sp = emit(st.name + "/spread", "Pad", 13, {}, {alias(gy, split), constant(*ints(ip)), zero}, -1,
+                            {nullptr, ints(ip), zv});
+        g = alias(sp, spread);
+    }
+    bool any = false;
+    for (int64_t p : pads) any = any || p != 0;
+    if (!any) return accumulate(x, g == gy ? alias(gy, xs) : g, st.name);
+    accumulate(x,
+               emit(st.name + "/grad", "Pad", 13, {}, {g, constant(*ints(pads)), zero}, -1, {nullptr, ints(pads), zv}),
+               st.name);
 }
 
-// ReduceSum / ReduceMean: dY (with the reduced axes kept) times 1 (or 1/n) broadcast over them.
+// Pad (constant mode): dX = Pad(dY, -pads), the added border cropped away and the cropped one
+// (negative pads) given back as zeros: one Pad kernel.
+void Builder::pad(const PlanStep& st, int gy) {
+    const int x = st.in[0];
+    if (!needs(x)) return;
+    if (st.desc.attrs.get_string("mode", "constant") != "constant") refuse(st, "a Pad in a mode other than constant");
+    const int64_t rank = static_cast<int64_t>(pref(x).shape.size());
+    Shape pads = st.desc.attrs.get_ints("pads", {});
+    if (pads.empty() && st.in.size() > 1 && st.in[1] >= 0) {
+        const ref::HostTensor* c = st.desc.constant(1);
+        if (!c) refuse(st, "pads that are not plan-time constants have no backward here");
+        for (double d : c->data) pads.push_back(static_cast<int64_t>(d));
+    }
+    Shape full(2 * static_cast<size_t>(rank), 0);
+    if (st.in.size() > 3 && st.in[3] >= 0) {  // opset 18: pads of the listed axes only
+        const ref::HostTensor* c = st.desc.constant(3);
+        if (!c) refuse(st, "axes that are not plan-time constants have no backward here");
+        const size_t n = c->data.size();
+        if (pads.size() != 2 * n) refuse(st, "pads and axes disagree");
+        for (size_t i = 0; i < n; ++i) {
+            int64_t a = static_cast<int64_t>(c->data[i]);
+            if (a < 0) a += rank;
+            if (a < 0 || a >= rank) refuse(st, "axis out of range");
+            full[static_cast<size_t>(a)] = pads[i], full[static_cast<size_t>(a + rank)] = pads[n + i];
+        }
+    } else {
+        if (pads.size() != full.size()) refuse(st, "pads of another rank");
+        full = pads;
+    }
+    for (int64_t& p : full) p = -p;
+    const int zero = scalar(pref(x).elem, 0.0);
+    const auto zv = m_tp.tensors[static_cast<size_t>(zero)].value;
+    accumulate(x,
+               emit(st.name + "/grad", "Pad", 13, {}, {gy, constant(*ints(full)), zero}, -1, {nullptr, ints(full), zv}),
+               st.name);
+}
+
+// ReduceSum / ReduceMean: dY (with the reduced axes kept) times 1 (or 1/n) broadcast over them;
+// ReduceMax / ReduceMin: dY where x equals the result (ties: to each); ReduceSumSquare: 2 x dY;
+// ReduceL2: x / y dY; ReduceLogSumExp: exp(x - y) dY; ReduceL1: sign(x) dY.
 void Builder::reduce(const PlanStep& st, int gy) {
     const int x = st.in[0];
     if (!needs(x)) return;
@@ -322,10 +473,37 @@ void Builder::reduce(const PlanStep& st, int gy) {
         kept[d] = 1, spread[d] = xs[d];
         n *= static_cast<double>(xs[d]);
     }
-    ref::HostTensor k(pref(x).elem, spread);
-    for (double& v : k.data) v = st.op_type == "ReduceMean" ? 1.0 / n : 1.0;
-    ref::round_to_type(k);
-    accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {alias(gy, kept), constant(k)}), st.name);
+    const std::string& op = st.op_type;
+    if (op == "ReduceSum" || op == "ReduceMean") {
+        ref::HostTensor k(pref(x).elem, spread);
+        for (double& v : k.data) v = op == "ReduceMean" ? 1.0 / n : 1.0;
+        ref::round_to_type(k);
+        accumulate(x, emit(st.name + "/grad", "Mul", 14, {}, {alias(gy, kept), constant(k)}), st.name);
+        return;
+    }
+    // The others from y and dy with the reduced axes kept (broadcast back over them).
+    const int xv = fwd(x), dyk = alias(gy, kept);
+    const std::string nm = st.name + "/grad";
+    int dx = -1;
+    if (op == "ReduceMax" || op == "ReduceMin") {  // dy to every element equal to the result
+        const int eq = emit(st.name + "/argmax", "Equal", 13, {}, {xv, alias(fwd(st.out[0]), kept)});
+        dx = where_zero(nm, eq, dyk, true);
+    } else if (op == "ReduceSumSquare") {  // 2 x dy
+        ref::HostTensor two(pref(x).elem, {});
+        two.data[0] = 2;
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Mul", "Mul"}), {xv, dyk, constant(two)});
+    } else if (op == "ReduceL2") {  // x / y dy
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Div", "Mul"}),
+                  {xv, alias(fwd(st.out[0]), kept), dyk});
+    } else if (op == "ReduceLogSumExp") {  // exp(x - y) dy
+        dx = emit(nm, "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Exp", "Mul"}),
+                  {xv, alias(fwd(st.out[0]), kept), dyk});
+    } else if (op == "ReduceL1") {  // sign(x) dy
+        dx = emit(nm, "ActivationGrad", 1, attrs_of({{"activation", ref::Attr::of_string("Abs")}}), {xv, dyk});
+    } else {
+        refuse(st, "no backward for this op in train-step");
+    }
+    accumulate(x, dx, st.name);
 }
 
 }  // namespace sfumato::graph::detail

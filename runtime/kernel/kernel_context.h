@@ -39,6 +39,9 @@ public:
 
     // A fresh event id for the (src, dst) pipe pair; throws when the pair has none left.
     uint8_t alloc_event(Pipe src, Pipe dst, const std::string& who);
+    // Every event id free again: a kernel body that ran to its end (its pipes destroyed, their flags
+    // drained) runs again on the same core (the Ascend C layer's Matmul server, runtime/ascendc/core.cpp).
+    void reset_events() { m_next_event.fill(0); }
 
 private:
     isa::IInstrSink& m_sink;

@@ -37,6 +37,12 @@ ReduceAxes reduce_axes(const std::string& node, const Attrs& attrs, bool axes_at
     ReduceAxes r;
     r.keepdims = attrs.get_int("keepdims", 1) != 0;
     std::vector<int64_t> axes;
+    // From the opset where the axes became input 1 (ReduceSum 13, the others 18) the attribute
+    // is not read: a node still carrying it would reduce over every axis, silently.
+    if (!axes_attr_form && attrs.has("axes"))
+        throw InputError("node '" + node + "': attribute 'axes' is not part of this opset's form (the axes are input 1 "
+                         "from ReduceSum opset 13 and the other reductions' opset 18); give them as an input or "
+                         "declare an older opset");
     if (axes_attr_form) {
         axes = attrs.get_ints("axes", {});
     } else if (axes_input) {

@@ -6,6 +6,7 @@
 // attributes, opset < 7 PRelu with a per-channel slope, opset < 11 Clip with min/max
 // attributes. Simplified: int64 arithmetic is exact only below 2^53; integer division
 // truncates toward zero (ONNX leaves negative operands implementation-defined).
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -222,6 +223,47 @@ std::vector<HostTensor> gelu_grad(const RefNode& n, const In& in) {
     })};
 }
 
+// ActivationGrad(x, dy) = f'(x) dy for the unary op f named by attribute `activation` (with its
+// alpha, beta, gamma): the derivative in double; at a kink, the branch the forward's comparison
+// takes (x > 0 for LeakyRelu / Elu / Selu / Abs; HardSigmoid alpha strictly between its corners;
+// HardSwish 0 at or below -3, 1 at or above 3).
+std::vector<HostTensor> activation_grad(const RefNode& n, const In& in) {
+    const HostTensor &x = need(n, in, 0), &dy = need(n, in, 1);
+    const std::string f = n.attrs.get_string("activation", "");
+    const double al = n.attrs.get_float("alpha", f == "LeakyRelu"     ? 0.01
+                                                 : f == "HardSigmoid" ? 0.2
+                                                 : f == "Selu"        ? 1.67326319217681884765625
+                                                                      : 1.0);
+    const double be = n.attrs.get_float("beta", 0.5), ga = n.attrs.get_float("gamma", 1.05070102214813232421875);
+    std::function<double(double)> d;
+    auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    if (f == "Sigmoid") d = [sig](double v) { return sig(v) * (1 - sig(v)); };
+    else if (f == "Tanh") d = [](double v) { return 1 - std::tanh(v) * std::tanh(v); };
+    else if (f == "Softplus") d = sig;
+    else if (f == "HardSigmoid") {
+        // lo < x < hi with 0 < alpha x + beta < 1 at the corners, rounded to fp32 as the kernel
+        // compares them (the corners of alpha 1/6 are not representable).
+        double lo = 0, hi = 0;
+        if (al != 0) {
+            lo = static_cast<float>(std::min(-be / al, (1 - be) / al));
+            hi = static_cast<float>(std::max(-be / al, (1 - be) / al));
+        }
+        d = [al, lo, hi](double v) { return v > lo && v < hi ? al : 0.0; };
+    } else if (f == "HardSwish") d = [](double v) { return v <= -3 ? 0.0 : v >= 3 ? 1.0 : v / 3 + 0.5; };
+    else if (f == "LeakyRelu") d = [al](double v) { return v > 0 ? 1.0 : al; };
+    else if (f == "Elu") d = [al](double v) { return v > 0 ? 1.0 : al * std::exp(v); };
+    else if (f == "Selu") d = [al, ga](double v) { return v > 0 ? ga : ga * al * std::exp(v); };
+    else if (f == "Softsign") d = [](double v) { return 1 / ((1 + std::fabs(v)) * (1 + std::fabs(v))); };
+    else if (f == "Erf") d = [](double v) { return 2 / std::sqrt(M_PI) * std::exp(-v * v); };
+    else if (f == "Exp") d = [](double v) { return std::exp(v); };
+    else if (f == "Log") d = [](double v) { return 1 / v; };
+    else if (f == "Sqrt") d = [](double v) { return 0.5 / std::sqrt(v); };
+    else if (f == "Reciprocal") d = [](double v) { return -1 / (v * v); };
+    else if (f == "Abs") d = [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; };
+    else throw InputError("node '" + n.name + "' (ActivationGrad): attribute 'activation' = '" + f + "' has no derivative");
+    return {map_n(n, {&x, &dy}, dy.type, [&d](const double* v) { return d(v[0]) * v[1]; })};
+}
+
 std::vector<HostTensor> moving_average(const RefNode& n, const In& in) {
     const HostTensor &r = need(n, in, 0), &v = need(n, in, 1);
     const double m = n.attrs.get_float("momentum", 0.9);
@@ -233,6 +275,7 @@ std::vector<HostTensor> moving_average(const RefNode& n, const In& in) {
 SFUMATO_REGISTER_REF(clip_grad, "ClipGrad", clip_grad);
 SFUMATO_REGISTER_REF(moving_average, "MovingAverage", moving_average);
 SFUMATO_REGISTER_REF(gelu_grad, "GeluGrad", gelu_grad);
+SFUMATO_REGISTER_REF(activation_grad, "ActivationGrad", activation_grad);
 SFUMATO_REGISTER_REF(relu_grad, "ReluGrad", relu_grad);
 SFUMATO_REGISTER_REF(loss_grad, "LossGrad", loss_grad);
 SFUMATO_REGISTER_REF(sgd_update, "SgdUpdate", sgd_update);

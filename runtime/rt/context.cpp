@@ -109,8 +109,10 @@ AllocatorParams allocator_params(const RuntimeParams& h) {
 Context::Context(Device& d, uint32_t id) : m_dev(d), m_id(id), m_alloc(d.arena(), allocator_params(d.host())) {
     m_streams.push_back(Stream{d.dev().open_queue(0), 0, true, nullptr, 0});
     if (TraceHub* t = d.trace(); t && t->on(TraceLevel::Op)) {
-        const std::string who = d.trace_name() == "device" ? "" : d.trace_name() + " ";
-        m_api_track = t->sink()->track("host", who + "context " + std::to_string(id) + " API", static_cast<int>(id));
+        // A lone device's host calls go in the "host" process; a system's chips each get their own
+        // ("chip3 host"), beside their "chip3" device tracks.
+        const std::string process = d.trace_name() == "device" ? "host" : d.trace_name() + " host";
+        m_api_track = t->sink()->track(process, "context " + std::to_string(id) + " API", static_cast<int>(id));
     }
 }
 

@@ -443,6 +443,11 @@ int softmax_family(const std::string& name);  // conformance_softmax.cpp
 int activation_family(const std::string& name);  // conformance_activation.cpp
 int norm_family(const std::string& name);  // conformance_norm.cpp
 int sort_adv_family(const std::string& name);  // conformance_sort_adv.cpp
+int math_family(const std::string& name);  // conformance_math.cpp
+int layout_family(const std::string& name);  // conformance_layout.cpp
+int transdata_family(const std::string& name);  // conformance_layout.cpp
+int softmax_v3_family(const std::string& name);  // conformance_softmax_v3.cpp
+int norm_more_family(const std::string& name);  // conformance_norm_more.cpp
 
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
@@ -457,6 +462,11 @@ int main(int argc, char* argv[]) {
     if (const int rc = activation_family(g_family); rc >= 0) return rc;
     if (const int rc = norm_family(g_family); rc >= 0) return rc;
     if (const int rc = sort_adv_family(g_family); rc >= 0) return rc;
+    if (const int rc = math_family(g_family); rc >= 0) return rc;
+    if (const int rc = layout_family(g_family); rc >= 0) return rc;
+    if (const int rc = transdata_family(g_family); rc >= 0) return rc;
+    if (const int rc = softmax_v3_family(g_family); rc >= 0) return rc;
+    if (const int rc = norm_more_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

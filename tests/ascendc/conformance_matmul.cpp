@@ -14,6 +14,9 @@
 // run stops, exit 2, naming the store.
 // "matmul_bad_tiling": the "matmul" run with a tiling whose baseM is no multiple of 16: Init stops the run
 // naming the field, exit 2.
+// "matmul_batch": IterateBatch (NORMAL layout) of three matmuls with BatchMatmulTiling (below).
+// "matmul_mix": the "matmul" kernel launched as a mix kernel (half as many blocks: each AIV takes a tile, as
+// GetBlockIdx numbers it), ASCENDC_CUBE_ONLY not defined: the AIVs' Matmuls are served by their AIC.
 // "matmul_tiling": the tiling rules on many shapes and types: base blocks aligned and within L0A/L0B/L0C
 // (double-buffered as dbL0A/B/C say) and the bias table, the L1 buffers within L1, the cores used within
 // SetDim and the single-core shapes covering the shape.
@@ -62,6 +65,7 @@ void run_block(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tilingGm, 
     AscendC::TPipe pipe;
     MM<C, CF, TRANS> mm;
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    if (AscendC::GetBlockIdx() >= t.usedCoreNum) return;  // mix mode: an AIV past the tiles
     const int32_t mBlocks = (t.M + t.singleCoreM - 1) / t.singleCoreM;
     const int32_t mi = static_cast<int32_t>(AscendC::GetBlockIdx()) % mBlocks;
     const int32_t ni = static_cast<int32_t>(AscendC::GetBlockIdx()) / mBlocks;
@@ -169,8 +173,8 @@ int64_t make_tiling(const Shape& s, bool single, matmul_tiling::DataType ct, int
 }
 
 int run_matmul(const std::string& name) {
-    const bool trans = name == "matmul_trans", nz = name == "matmul_nz";
-    if (name == "matmul_bad_tiling") g_mm_family = "matmul";
+    const bool trans = name == "matmul_trans", nz = name == "matmul_nz", mix = name == "matmul_mix";
+    if (name == "matmul_bad_tiling" || mix) g_mm_family = "matmul";
     const Shape s = trans ? Shape{100, 72, 90, true, true, false} : Shape{100, 200, 150, false, false, !nz};
     TCubeTiling t;
     if (make_tiling(s, trans, trans ? matmul_tiling::DataType::DT_FLOAT16 : matmul_tiling::DataType::DT_FLOAT,
@@ -191,8 +195,10 @@ int run_matmul(const std::string& name) {
     for (uint32_t k = 0; k < s.k; ++k)
         for (uint32_t j = 0; j < s.n; ++j) b[s.transB ? j * s.k + k : k * s.n + j] = half(b_value(k, j));
     for (uint32_t j = 0; j < s.n; ++j) bias[j] = static_cast<float>(static_cast<int>(j % 13) - 6);
-    AscendC::SetKernelMode(KernelMode::AIC_MODE);
-    ICPU_RUN_KF(mm_kernel, t.usedCoreNum, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, tiling);
+    // mix mode (this source does not define ASCENDC_CUBE_ONLY): each AIV's tile is computed by its AIC
+    AscendC::SetKernelMode(mix ? KernelMode::MIX_MODE : KernelMode::AIC_MODE);
+    ICPU_RUN_KF(mm_kernel, mix ? (t.usedCoreNum + 1) / 2 : t.usedCoreNum, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias,
+                (uint8_t*)c, tiling);
     int bad = -1;
     float got = 0, want = 0;
     for (uint32_t i = 0; i < s.m && bad < 0; ++i)
@@ -215,6 +221,89 @@ int run_matmul(const std::string& name) {
                     static_cast<void*>(c), static_cast<void*>(tiling)})
         AscendC::GmFree(p);
     return bad >= 0 ? 1 : 0;
+}
+
+// "matmul_batch": IterateBatch of 3 matmuls [32 x 64] x [64 x 48] + bias in the NORMAL layout (each matrix
+// contiguous, the bias every matrix's), half -> float, one core, the tiling of BatchMatmulTiling
+// (SetBatchInfoForNormal).
+constexpr uint32_t kBatch = 3, kBm = 32, kBn = 48, kBk = 64;
+using MMB = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NORMAL>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NORMAL>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float, false, LayoutMode::NORMAL>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>, CFG_NORM>;
+void batch_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t;
+    uint32_t* w = reinterpret_cast<uint32_t*>(&t);
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i) w[i] = reinterpret_cast<__gm__ uint32_t*>(tilingGm)[i];
+    AscendC::TPipe pipe;
+    MMB mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> biasg, cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), kBatch * kBm * kBk);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), kBatch * kBk * kBn);
+    biasg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(bias), kBn);
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), kBatch * kBm * kBn);
+    mm.SetTensorA(ag, false);
+    mm.SetTensorB(bg, false);
+    mm.SetBias(biasg);
+    mm.IterateBatch(cg, t.BatchNum, t.BatchNum, false);
+    mm.End();
+}
+int run_batch(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    auto* plat = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::BatchMatmulTiling api(*plat);
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.EnableBias(true);
+    api.SetBatchInfoForNormal(kBatch, kBatch, kBm, kBn, kBk);
+    optiling::TCubeTiling data;
+    TCubeTiling t;
+    if (api.GetTiling(data) != 0) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    std::vector<uint8_t> bytes(data.GetDataSize());
+    data.SaveToBuffer(bytes.data(), bytes.size());
+    std::memcpy(&t, bytes.data(), sizeof t);
+    half* a = gm_alloc<half>(kBatch * kBm * kBk);
+    half* b = gm_alloc<half>(kBatch * kBk * kBn);
+    float* bias = gm_alloc<float>(kBn);
+    float* c = gm_alloc<float>(kBatch * kBm * kBn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    for (uint32_t x = 0; x < kBatch; ++x) {
+        for (uint32_t i = 0; i < kBm; ++i)
+            for (uint32_t k = 0; k < kBk; ++k) a[(x * kBm + i) * kBk + k] = half(a_value(i + 7 * x, k));
+        for (uint32_t k = 0; k < kBk; ++k)
+            for (uint32_t j = 0; j < kBn; ++j) b[(x * kBk + k) * kBn + j] = half(b_value(k, j + 5 * x));
+    }
+    for (uint32_t j = 0; j < kBn; ++j) bias[j] = static_cast<float>(static_cast<int>(j % 13) - 6);
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(batch_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, tiling);
+    std::string bad = t.BatchNum == static_cast<int32_t>(kBatch) ? "" : "BatchNum " + std::to_string(t.BatchNum);
+    for (uint32_t x = 0; x < kBatch && bad.empty(); ++x)
+        for (uint32_t i = 0; i < kBm && bad.empty(); ++i)
+            for (uint32_t j = 0; j < kBn && bad.empty(); ++j) {
+                float want = bias[j];
+                for (uint32_t k = 0; k < kBk; ++k) want += a_value(i + 7 * x, k) * b_value(k, j + 5 * x);
+                const float got = c[(x * kBm + i) * kBn + j];
+                if (got != want)
+                    bad = "C" + std::to_string(x) + "[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                          std::to_string(got) + ", expected " + std::to_string(want);
+            }
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias), static_cast<void*>(c),
+                    static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
 }
 
 // The tiling's own rules on a set of shapes (no kernel run).
@@ -269,9 +358,11 @@ int run_tiling() {
 
 int matmul_family(const std::string& name) {
     g_mm_family = name;
-    if (name == "matmul" || name == "matmul_trans" || name == "matmul_nz" || name == "matmul_bad_tiling")
+    if (name == "matmul" || name == "matmul_trans" || name == "matmul_nz" || name == "matmul_bad_tiling" ||
+        name == "matmul_mix")
         return run_matmul(name);
     if (name == "matmul_tiling") return run_tiling();
+    if (name == "matmul_batch") return run_batch(name);
     if (name == "raw_gm" || name == "raw_gm_store") return run_raw(name);
     return -1;
 }

@@ -3,9 +3,10 @@
 //   "norm": [B 2, S 13, H 40] floats (26 rows: slices of 8, 8, 8, 2 with the minimum sharedTmpBuffer of
 //   the host functions), RmsNorm and LayerNorm with 36 valid columns (originalHLength), LayerNormGrad and
 //   LayerNormGradBeta on LayerNorm's mean and variance (all 40 columns), DeepNorm (alpha 0.7).
-//   "quant": AscendQuant float -> int8 (296 elements, scale 3.1, offset 0.4), AscendDequant int32 x float
+//   "quant": AscendQuant float -> int8 (296 elements, scale 3.1, offset 0.4; and per channel, 8 channels),
+//   AscendDequant into half ([3, 32]), AscendDequant int32 x float
 //   scales ([5, 24]), AscendAntiQuant int8 -> half ([6, 48], two groups of 3 rows).
-//   "welford": WelfordUpdate and WelfordFinalize with counts (below).
+//   "welford": WelfordUpdate and WelfordFinalize with counts and without (below).
 //   "norm_v2": LayerNorm with LayerNormPara (mean and rstd out; 36 valid of 40 columns, slices of 8 rows) and
 //   Normalize from that mean and the variance recomputed from rstd.
 #include <cmath>
@@ -208,9 +209,12 @@ constexpr float kScale = 3.1f, kOffset = 0.4f;
 
 extern "C" __global__ __aicore__ void quant_api_kernel(GM_ADDR qin, GM_ADDR qout, GM_ADDR din, GM_ADDR dscale,
                                                        GM_ADDR dout, GM_ADDR ain, GM_ADDR aoff,
-                                                       GM_ADDR ascale, GM_ADDR aout, uint32_t tmpBytes) {
+                                                       GM_ADDR ascale, GM_ADDR aout, GM_ADDR qout2, GM_ADDR dhalf,
+                                                       uint32_t tmpBytes) {
     AscendC::TPipe pipe;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> b1, b2, b3, b4, b5, b6, b7, b8, b9, bt;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, bt;
+    pipe.InitBuffer(b10, 320);
+    pipe.InitBuffer(b11, 96 * 2);
     pipe.InitBuffer(b1, kQn * 4);
     pipe.InitBuffer(b2, 320);
     pipe.InitBuffer(b3, kDm * kDn * 4);
@@ -248,6 +252,12 @@ extern "C" __global__ __aicore__ void quant_api_kernel(GM_ADDR qin, GM_ADDR qout
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
     AscendC::AscendQuant<float>(qol, q, bt.Get<uint8_t>(), kScale, kOffset, kQn);
     AscendC::AscendDequant(dol, dil, dsl, {kDm, kDn, kDn});
+    // per channel: the first 8 dequantisation scales as 8 channels' scales, 37 rows
+    AscendC::LocalTensor<int8_t> qol2 = b10.Get<int8_t>();
+    AscendC::AscendQuant<float>(qol2, q, bt.Get<uint8_t>(), dsl, kOffset, 8, kQn);
+    // into half: [3, 32] of the int32 input, the first 32 quantisation inputs as scales
+    AscendC::LocalTensor<half> dhl = b11.Get<half>();
+    AscendC::AscendDequant(dhl, dil, q, bt.Get<uint8_t>(), {3, 32, 32});
     uint32_t shape[2] = {kAg, kAn};
     aol.SetShapeInfo(AscendC::ShapeInfo(2, shape, AscendC::DataFormat::ND));
     AscendC::AscendAntiQuant<int8_t, half>(aout_l, ail, aol, asl, bt.Get<uint8_t>(), kAk);
@@ -256,6 +266,12 @@ extern "C" __global__ __aicore__ void quant_api_kernel(GM_ADDR qin, GM_ADDR qout
     AscendC::DataCopy(qo, qol, 320);
     AscendC::DataCopy(dout_g, dol, kDm * kDn);
     AscendC::DataCopy(ao_g, aout_l, kAk * kAn);
+    AscendC::GlobalTensor<int8_t> qo2;
+    qo2.SetGlobalBuffer((__gm__ int8_t*)qout2, 320);
+    AscendC::DataCopy(qo2, qol2, 320);
+    AscendC::GlobalTensor<half> dh;
+    dh.SetGlobalBuffer((__gm__ half*)dhalf, 96);
+    AscendC::DataCopy(dh, dhl, 96);
 }
 
 namespace {
@@ -272,6 +288,8 @@ int quant(const std::string& name) {
     half* ao = static_cast<half*>(AscendC::GmAlloc(kAg * kAn * 2));
     half* as = static_cast<half*>(AscendC::GmAlloc(kAg * kAn * 2));
     half* aout = static_cast<half*>(AscendC::GmAlloc(kAk * kAn * 2));
+    int8_t* qo2 = static_cast<int8_t*>(AscendC::GmAlloc(320));
+    half* dh = static_cast<half*>(AscendC::GmAlloc(96 * 2));
     for (uint32_t k = 0; k < kQn; ++k) q[k] = static_cast<float>(std::sin(0.41 * k) * 45.0);
     for (uint32_t k = 0; k < kDm * kDn; ++k) di[k] = static_cast<int32_t>(k * 37 % 201) - 100;
     for (uint32_t k = 0; k < kDn; ++k) ds[k] = 0.25f * static_cast<float>(k % 7) - 0.8f;
@@ -282,7 +300,7 @@ int quant(const std::string& name) {
         as[k] = half(0.125f * static_cast<float>(k % 11) - 0.6f);
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
     ICPU_RUN_KF(quant_api_kernel, 1, (uint8_t*)q, (uint8_t*)qo, (uint8_t*)di, (uint8_t*)ds, (uint8_t*)dout,
-                (uint8_t*)ai, (uint8_t*)ao, (uint8_t*)as, (uint8_t*)aout, mn);
+                (uint8_t*)ai, (uint8_t*)ao, (uint8_t*)as, (uint8_t*)aout, (uint8_t*)qo2, (uint8_t*)dh, mn);
     std::string bad = mn == kQn * 6 ? "" : "GetAscendQuantMaxMinTmpSize " + std::to_string(mn);
     for (uint32_t k = 0; k < kQn && bad.empty(); ++k) {
         // float -> half (nearest) -> int8 (nearest even, saturating): the chip's path
@@ -292,6 +310,19 @@ int quant(const std::string& name) {
         if (qo[k] != want)
             bad = "AscendQuant element " + std::to_string(k) + " is " + std::to_string(qo[k]) +
                   ", expected " + std::to_string(want);
+    }
+    for (uint32_t k = 0; k < kQn && bad.empty(); ++k) {  // per channel
+        const float f = q[k] * ds[k % 8] + kOffset;
+        const int want = static_cast<int>(std::fmax(-128.0, std::fmin(127.0, std::nearbyint(float(half(f))))));
+        if (qo2[k] != want)
+            bad = "AscendQuant (per channel) element " + std::to_string(k) + " is " + std::to_string(qo2[k]) +
+                  ", expected " + std::to_string(want);
+    }
+    for (uint32_t k = 0; k < 96 && bad.empty(); ++k) {  // into half: the float product rounded once
+        const float want = static_cast<float>(half(static_cast<float>(di[k]) * q[k % 32]));
+        if (static_cast<float>(dh[k]) != want)
+            bad = "AscendDequant (into half) element " + std::to_string(k) + " is " +
+                  std::to_string(static_cast<float>(dh[k])) + ", expected " + std::to_string(want);
     }
     for (uint32_t k = 0; k < kDm * kDn && bad.empty(); ++k) {
         const float want = static_cast<float>(di[k]) * ds[k % kDn];
@@ -315,7 +346,8 @@ int quant(const std::string& name) {
         std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
     for (void* p : {static_cast<void*>(q), static_cast<void*>(qo), static_cast<void*>(di),
                     static_cast<void*>(ds), static_cast<void*>(dout), static_cast<void*>(ai),
-                    static_cast<void*>(ao), static_cast<void*>(as), static_cast<void*>(aout)})
+                    static_cast<void*>(ao), static_cast<void*>(as), static_cast<void*>(aout),
+                    static_cast<void*>(qo2), static_cast<void*>(dh)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }
@@ -328,7 +360,9 @@ constexpr float kNrec = 0.25f;
 
 // WelfordUpdate on [2, 72] (70 columns computed: two 64-lane chunks, the last partial), then WelfordFinalize
 // of the first row's first 16 results with counts 1..16, whose first count the kernel sets with SetValue
-// right after a Duplicate (the scalar write must land after the vector one: automatic synchronisation).
+// right after a Duplicate (the scalar write must land after the vector one: automatic synchronisation);
+// then WelfordFinalize without counts, with a head and a tail (5 results weighing 8, 11 weighing 3) and
+// without a tail (every result weighing rnLength 6, the mean abRec times the sum).
 extern "C" __global__ __aicore__ void welford_kernel(GM_ADDR x, GM_ADDR m, GM_ADDR v, GM_ADDR out) {
     AscendC::TPipe pipe;
     AscendC::TBuf<AscendC::TPosition::VECCALC> bx, bm, bv, bo, bc, bt;
@@ -336,14 +370,14 @@ extern "C" __global__ __aicore__ void welford_kernel(GM_ADDR x, GM_ADDR m, GM_AD
     pipe.InitBuffer(bx, n * 4);
     pipe.InitBuffer(bm, n * 4);
     pipe.InitBuffer(bv, n * 4);
-    pipe.InitBuffer(bo, 2 * n * 4 + 64);
+    pipe.InitBuffer(bo, 2 * n * 4 + 192);
     pipe.InitBuffer(bc, kWparts * 4);
     pipe.InitBuffer(bt, 2 * n * 4);
     AscendC::GlobalTensor<float> xg, mg, vg, og;
     xg.SetGlobalBuffer((__gm__ float*)x, n);
     mg.SetGlobalBuffer((__gm__ float*)m, n);
     vg.SetGlobalBuffer((__gm__ float*)v, n);
-    og.SetGlobalBuffer((__gm__ float*)out, 2 * n + 16);
+    og.SetGlobalBuffer((__gm__ float*)out, 2 * n + 48);
     AscendC::LocalTensor<float> xl = bx.Get<float>(), ml = bm.Get<float>(), vl = bv.Get<float>(),
                                 o = bo.Get<float>();
     AscendC::LocalTensor<int32_t> counts = bc.Get<int32_t>();
@@ -359,9 +393,13 @@ extern "C" __global__ __aicore__ void welford_kernel(GM_ADDR x, GM_ADDR m, GM_AD
     counts.SetValue(0, 1);  // counts: 1, 7 x 7, 9..16
     AscendC::WelfordFinalizePara fp{1, kWparts, 0, 0, 0, 0, 1.0f / kWparts, 1.0f / 100.0f};
     AscendC::WelfordFinalize<false>(o[2 * n], o[2 * n + 8], o, o[n], counts, bt.Get<uint8_t>(), fp);
+    AscendC::WelfordFinalizePara ht{0, kWparts, 8, 5, 3, kWparts - 5, 0.0f, 1.0f / 73.0f};
+    AscendC::WelfordFinalize<false>(o[2 * n + 16], o[2 * n + 24], o, o[n], bt.Get<uint8_t>(), ht);
+    AscendC::WelfordFinalizePara nt{6, kWparts, 0, 0, 0, 0, 1.0f / kWparts, 1.0f / 96.0f};
+    AscendC::WelfordFinalize<false>(o[2 * n + 32], o[2 * n + 40], o, o[n], nt);
     AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
-    AscendC::DataCopy(og, o, 2 * n + 16);
+    AscendC::DataCopy(og, o, 2 * n + 48);
 }
 
 namespace {
@@ -371,11 +409,11 @@ int welford(const std::string& name) {
     float* x = static_cast<float*>(AscendC::GmAlloc(n * 4));
     float* m = static_cast<float*>(AscendC::GmAlloc(n * 4));
     float* v = static_cast<float*>(AscendC::GmAlloc(n * 4));
-    float* o = static_cast<float*>(AscendC::GmAlloc((2 * n + 16) * 4));
+    float* o = static_cast<float*>(AscendC::GmAlloc((2 * n + 48) * 4));
     for (uint32_t k = 0; k < n; ++k)
         x[k] = static_cast<float>(std::sin(0.3 * k) * 50.0),
         m[k] = static_cast<float>(std::cos(0.2 * k) * 20.0), v[k] = static_cast<float>(k % 13) * 3.0f;
-    std::memset(o, 0, (2 * n + 16) * 4);
+    std::memset(o, 0, (2 * n + 48) * 4);
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
     ICPU_RUN_KF(welford_kernel, 1, (uint8_t*)x, (uint8_t*)m, (uint8_t*)v, (uint8_t*)o);
     std::string bad;
@@ -401,6 +439,19 @@ int welford(const std::string& name) {
     if (bad.empty() && (!close(o[2 * n], mean) || !close(o[2 * n + 8], var)))
         bad = "WelfordFinalize: (" + std::to_string(o[2 * n]) + ", " + std::to_string(o[2 * n + 8]) +
               "), expected (" + std::to_string(mean) + ", " + std::to_string(var) + ")";
+    // without counts: weights 8 (5 head results) and 3 (11 tail), then rnLength 6 with the mean by abRec
+    for (int form = 0; form < 2 && bad.empty(); ++form) {
+        auto weight = [&](uint32_t i) { return form == 0 ? (i < 5 ? 8.0 : 3.0) : 6.0; };
+        double mn = 0, vr = 0;
+        for (uint32_t i = 0; i < kWparts; ++i) mn += (form == 0 ? weight(i) / 73.0 : 1.0 / kWparts) * om[i];
+        for (uint32_t i = 0; i < kWparts; ++i) vr += ov[i] + weight(i) * (om[i] - mn) * (om[i] - mn);
+        vr /= form == 0 ? 73.0 : 96.0;
+        const float gm = o[2 * n + 16 + 16 * form], gv = o[2 * n + 24 + 16 * form];
+        if (!close(gm, mn) || !close(gv, vr))
+            bad = std::string("WelfordFinalize without counts (") + (form == 0 ? "head and tail" : "no tail") +
+                  "): (" + std::to_string(gm) + ", " + std::to_string(gv) + "), expected (" + std::to_string(mn) +
+                  ", " + std::to_string(vr) + ")";
+    }
     if (bad.empty())
         std::printf("%s ok\n", name.c_str());
     else

@@ -1,7 +1,8 @@
 // The conformance program's advanced sort family (tests/ascendc/conformance.cpp dispatches to it):
 //   Concat + Sort<float, true> + Extract of 160 floats (five lists of 32: two merge rounds, the second
 //   merging a list of 128 with a lone one of 32), the host's descending order with the lower index first
-//   among equal scores; TopK of [3, 64] floats, k 5, the largest and the smallest, with finish flags
+//   among equal scores; TopK of [3, 64] floats, k 5, the largest (n 64) and the smallest of the first 50
+//   (n 50 < inner: the padding never picked), with finish flags
 //   {true, false, true} (a finished row's indices are n), against the host's stable order.
 // "sort_adv": the above.
 #include <algorithm>
@@ -17,7 +18,7 @@
 
 namespace {
 
-constexpr uint32_t kS = 160, kRows = 3, kInner = 64, kK = 5, kPad = 8;
+constexpr uint32_t kS = 160, kRows = 3, kInner = 64, kK = 5, kPad = 8, kValid = 50;
 
 // Scores with ties (so that the order among equal scores is checked).
 float sv(uint32_t i) { return static_cast<float>(static_cast<int>((i * 37) % 23) - 11); }
@@ -67,8 +68,10 @@ extern "C" __global__ __aicore__ void sort_adv_kernel(GM_ADDR x, GM_ADDR t, GM_A
     TopkTiling tiling;
     AscendC::LocalTensor<uint8_t> scratch = btmp.Get<uint8_t>();
     AscendC::TopK<float, false, true>(tv, ti, tk, ti, fl, scratch, kK, tiling, info, true);
+    AscendC::TopKInfo info2 = info;  // the smallest of the first kValid of each row (n < inner)
+    info2.n = kValid;
     AscendC::TopK<float, false, true>(tv[kRows * kPad], ti[kRows * kPad], tk, ti, fl, scratch, kK, tiling,
-                                      info, false);
+                                      info2, false);
     AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
     AscendC::DataCopy(og, val, kS);
@@ -114,7 +117,8 @@ int sort_adv_family(const std::string& name) {
     std::memcpy(ti, od + 2 * kS + 2 * kRows * kPad, sizeof ti);
     for (uint32_t m = 0; m < 2 && bad.empty(); ++m)
         for (uint32_t r = 0; r < kRows && bad.empty(); ++r) {
-            std::vector<uint32_t> o(kInner);
+            const uint32_t valid = m == 0 ? kInner : kValid;
+            std::vector<uint32_t> o(valid);
             std::iota(o.begin(), o.end(), 0u);
             const float* row = td + r * kInner;
             std::stable_sort(o.begin(), o.end(), [&](uint32_t a, uint32_t b) {
@@ -124,7 +128,7 @@ int sort_adv_family(const std::string& name) {
                 const uint32_t at = (m * kRows + r) * kPad + j;
                 const float wv = j < kK ? row[o[j]] : 0.0f;
                 const int32_t wi =
-                    j < kK ? (fd[r] ? static_cast<int32_t>(kInner) : static_cast<int32_t>(o[j])) : 0;
+                    j < kK ? (fd[r] ? static_cast<int32_t>(valid) : static_cast<int32_t>(o[j])) : 0;
                 if (od[2 * kS + at] != wv || ti[at] != wi)
                     bad = std::string("TopK ") + (m == 0 ? "largest" : "smallest") + " row " +
                           std::to_string(r) + " position " + std::to_string(j) + ": (" +

@@ -248,8 +248,29 @@ TEST_CASE("ascendc conformance: advanced Sort (Concat, Sort, Extract) and TopK w
     family("sort_adv");
 }
 TEST_CASE(
-    "ascendc conformance: WelfordUpdate and WelfordFinalize, a LocalTensor SetValue ordered after the vector "
-    "write before it") {
+    "ascendc conformance: WelfordUpdate and WelfordFinalize (with counts, without: head and tail, no tail), a "
+    "LocalTensor SetValue ordered after the vector write before it") {
     family("welford");
 }
 TEST_CASE("ascendc conformance: LayerNorm with LayerNormPara (mean and rstd) and Normalize") { family("norm_v2"); }
+TEST_CASE(
+    "ascendc conformance: advanced math (Exp with Taylor terms, Log/Log2/Log10, Ceil/Floor/Trunc/Frac, Clamp, "
+    "Erf, Acosh, Power, Fmod, Axpy half to float, Xor, CumSum) in slices of the minimum sharedTmpBuffer") {
+    family("math");
+}
+TEST_CASE(
+    "ascendc conformance: Sum, ReduceMax/Min/Mean/Sum (AR, RA), Arange, Select with a byte mask, DropOut (byte and "
+    "bit masks), Broadcast, Pad, UnPad, Transpose NZ2ND_0213, Fill of GM") {
+    family("layout");
+}
+TEST_CASE("ascendc conformance: SoftmaxFlashV3 (half, without and with update, outputs over the inputs)") {
+    family("softmax_v3");
+}
+TEST_CASE("ascendc conformance: BatchNorm and GroupNorm (float and half)") { family("norm_more"); }
+TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (padded N, C and positions)") {
+    family("transdata");
+}
+TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMatmulTiling") { family("matmul_batch"); }
+TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls served by their AIC)") {
+    family("matmul_mix");
+}

@@ -110,6 +110,10 @@ TEST_CASE("import kineto: a training step laid out as real multi-GPU traces link
     CHECK(types.count("Gemm") == 2);                // forward addmm
     CHECK(types.count("MatMul") == 4);              // the two mm of each AddmmBackward0
     CHECK(types.count("ReduceSum") == 2);           // their bias gradients
+    // In the attribute form (opset 11): from opset 13 ReduceSum takes its axes from an input, and
+    // an axes attribute there is refused (it reduced every axis, to a scalar, before).
+    for (const auto& t : w["tasks"])
+        if (t["node"]["op_type"] == "ReduceSum") CHECK(t["node"]["opset"] == 11);
     CHECK(types.count("LayerNormalization") == 2);  // native_layer_norm and its backward
     CHECK(types.count("Relu") == 1);
     CHECK(types.count("Sigmoid") == 1);

@@ -6,7 +6,9 @@
 // (--reuse-timing is measured in timing_reuse_cli_test.cpp.)
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 
+#include "runtime/graph/zoo/builder.h"
 #include "tests/support.h"
 
 using namespace sfumato::test;
@@ -95,11 +97,20 @@ TEST_CASE("train-step: overlapping the all-reduce with the backward hides commun
 
 TEST_CASE("train-step: unsupported models and bad arguments exit 2 naming the culprit", "[train]") {
     const std::string out = temp_dir("train_bad");
-    // PyTorch's MobileNetV3-style head gates by HardSigmoid, which has no backward here.
-    CliResult r = run_cli("train-step " + source_dir() + "/tests/data/torch/mobilenet_mean/model.onnx " + two_chips() +
-                          " --mode timing --out " + out);
+    // A ReduceProd over the features has no backward here.
+    {
+        using namespace sfumato::graph::zoo;
+        Builder b("rprod", 13, 3);
+        std::string x = b.input("input", kFloat, {-1, 8}, {"N"});
+        x = b.op("Gemm", {x, b.weight("fc.weight", {6, 8}), b.weight("fc.bias", {6})}, {ai("transB", 1)}, "fc");
+        b.output(b.op("ReduceProd", {x}, {ais("axes", {1}), ai("keepdims", 1)}, "rprod"), kFloat);
+        std::string bytes;
+        REQUIRE(b.model().SerializeToString(&bytes));
+        std::ofstream(out + "/rprod.onnx", std::ios::binary) << bytes;
+    }
+    CliResult r = run_cli("train-step " + out + "/rprod.onnx " + two_chips() + " --mode timing --out " + out);
     CHECK(r.code == 2);
-    CHECK(r.output.find("'/HardSigmoid' (HardSigmoid): no backward") != std::string::npos);
+    CHECK(r.output.find("'rprod' (ReduceProd): no backward") != std::string::npos);
     // Batch statistics of one value per channel (batch 1, layer4's 1 x 1 planes at 32 x 32).
     r = run_cli("train-step \"zoo:resnet18?image=32&width=8&classes=10\" " + two_chips() + " --batch 1 --mode timing --out " + out);
     CHECK(r.code == 2);

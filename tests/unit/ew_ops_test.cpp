@@ -347,6 +347,70 @@ TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, Moving
     for (size_t i = 0; i < 8; ++i) CHECK(clipped[0].data[i] == (i == 5 ? dy.data[i] : 0.0));
 }
 
+TEST_CASE("ew ops: ActivationGrad (the backward of each unary activation) matches the host reference, and the host reference is the forward's derivative") {
+    std::mt19937 rng(29);
+    const DeviceInfo dev = tiny_dev();
+    const std::vector<std::string> acts = {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu",
+                                           "Elu", "Selu", "Softplus", "Softsign", "Erf",
+                                           "Exp", "Log", "Sqrt", "Reciprocal", "Abs"};
+    auto with_attrs = [](ref::Attrs& a, const std::string& f) {
+        a.set("activation", ref::Attr::of_string(f));
+        if (f == "HardSigmoid") a.set("alpha", ref::Attr::of_float(0.25)), a.set("beta", ref::Attr::of_float(0.375));
+        if (f == "LeakyRelu") a.set("alpha", ref::Attr::of_float(0.125));
+        if (f == "Elu") a.set("alpha", ref::Attr::of_float(0.75));
+    };
+    for (const std::string& f : acts)
+        for (ElemType t : {ElemType::Float, ElemType::Float16, ElemType::Bfloat16})
+            for (const auto& shapes : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                     {{3, 130}, {3, 130}}, {{517}, {517}}}) {
+                NodeDesc n = node("ActivationGrad", {{shapes.first, t}, {shapes.second, t}});
+                with_attrs(n.attrs, f);
+                // Log, Sqrt and Reciprocal away from 0 (their derivatives' poles); the others
+                // over [-6, 6], across HardSigmoid's and HardSwish's corners.
+                const bool pos = f == "Log" || f == "Sqrt" || f == "Reciprocal";
+                auto vals = random_inputs(n, rng, -6, 6);
+                vals[0] = random_tensor(shapes.first, t, rng, pos ? 0.25 : -6, pos ? 4 : 6);
+                const RigResult r = run_node(n, vals, dev, ew::ew_tolerance(n.op_type, t));
+                INFO(f << " " << ref::elem_type_name(t) << " " << ref::shape_str(shapes.first) << ": " << r.why << " "
+                       << r.describe);
+                CHECK(r.why == "");
+                CHECK(r.passed);
+            }
+    // The host reference against central differences of each forward reference (points off the
+    // corners), so the kernel above is checked against the derivative itself.
+    for (const std::string& f : acts)
+        for (double x : {-4.5, -2.2, -0.7, 0.3, 1.9, 3.4}) {
+            const double at = f == "Log" || f == "Sqrt" || f == "Reciprocal" ? std::fabs(x) : x;
+            ref::RefNode g;
+            g.name = "g", g.op_type = f;
+            ref::Attrs fa;
+            with_attrs(fa, f);
+            for (const char* k : {"alpha", "beta"})
+                if (fa.has(k)) g.attrs.set(k, *fa.find(k));
+            auto fwd = [&](double v) {
+                ref::HostTensor t(ElemType::Double, {1});
+                t.data[0] = v;
+                return ref::run_ref(g, {&t})[0].data[0];
+            };
+            ref::HostTensor xt(ElemType::Double, {1}), one(ElemType::Double, {1});
+            xt.data[0] = at, one.data[0] = 1;
+            ref::RefNode d;
+            d.name = "d", d.op_type = "ActivationGrad", d.attrs = fa;
+            const double fd = (fwd(at + 1e-6) - fwd(at - 1e-6)) / 2e-6;
+            INFO(f << " x " << at);
+            CHECK(ref::run_ref(d, {&xt, &one})[0].data[0] == Approx(fd).epsilon(1e-6).margin(1e-7));
+        }
+    // An activation without a derivative is refused naming the node and the attribute.
+    NodeDesc bad = node("ActivationGrad", {{{8}, ElemType::Float}, {{8}, ElemType::Float}});
+    bad.attrs.set("activation", ref::Attr::of_string("Floor"));
+    try {
+        (void)make_node_op(bad, dev);
+        FAIL("ActivationGrad of Floor was accepted");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("'Floor'") != std::string::npos);
+    }
+}
+
 TEST_CASE("ew ops: an fp32 chain over 2-byte and fp32 operands (the BatchNorm backward's) matches the host reference") {
     // ((x - mean) k1 + dy + k2) k3 with x, dy fp16 and the channel vectors fp32, computed in fp32
     // and rounded once; and (x - mean) dy.

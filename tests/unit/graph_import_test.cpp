@@ -150,6 +150,25 @@ TEST_CASE("graph import: bad models are errors naming the node and input") {
         CHECK(e.find("'w'") != std::string::npos);
         CHECK(e.find("64 bits") != std::string::npos);
     }
+    SECTION("ReduceSum at opset 13 with the attribute 'axes' (its axes are an input from there)") {
+        // Read as the opset-13 form, the node has no axes input: it would reduce to a scalar.
+        zoo::Builder b("t", 13, 1);
+        const std::string x = b.input("x", kF, {2, 3, 4});
+        b.output(b.op("ReduceSum", {x}, {ais("axes", {1}), ai("keepdims", 1)}, "sum_c"), kF);
+        Graph g = imported(b);
+        const std::string e = error_of([&] { infer_shapes(g); });
+        CHECK(e.find("sum_c") != std::string::npos);
+        CHECK(e.find("'axes'") != std::string::npos);
+        CHECK(e.find("opset 13") != std::string::npos);
+        // The same attribute at opset 11, and ReduceMean's at 13 (an input only from 18), are read.
+        for (const auto& [op, opset] : std::vector<std::pair<std::string, int>>{{"ReduceSum", 11}, {"ReduceMean", 13}}) {
+            zoo::Builder ok("t", opset, 1);
+            const std::string y = ok.input("x", kF, {2, 3, 4});
+            ok.output(ok.op(op, {y}, {ais("axes", {1}), ai("keepdims", 1)}, "r"), kF);
+            Graph h = imported(ok);
+            CHECK(error_of([&] { infer_shapes(h); }) == "");
+        }
+    }
     SECTION("truncated file") {
         const std::string full = zoo_model_bytes("mlp?in=16&hidden=8&layers=2&classes=4");
         const std::string e =

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/train_step.h"
@@ -255,4 +256,266 @@ TEST_CASE("train backward: PyTorch's nn.TransformerEncoderLayer export (Slices, 
         for (int slot : {1, 2}) n += check_fd(*ts, op, slot);
     CHECK(n == 2 * 8);  // in-projection, out-projection, linear1, linear2: weight and bias each
     CHECK(check_fd(*ts, "LayerNormalization", 1) == 2 * 2);
+}
+
+TEST_CASE("train backward: the unary activations (ActivationGrad) and Neg match finite differences") {
+    // input [N, 6] -> (Gemm -> activation) per activation -> Gemm -> 4: the first Gemm's gradient
+    // flows through every activation's derivative, each later one through fewer.
+    const std::vector<std::pair<std::string, std::vector<zoo::A>>> acts = {
+        {"Sigmoid", {}},     {"Tanh", {}},
+        {"HardSigmoid", {zoo::af("alpha", 0.25), zoo::af("beta", 0.5)}},
+        {"HardSwish", {}},   {"LeakyRelu", {zoo::af("alpha", 0.125)}},
+        {"Elu", {zoo::af("alpha", 0.75)}}, {"Selu", {}},
+        {"Softplus", {}},    {"Softsign", {}},
+        {"Erf", {}},         {"Neg", {}}};
+    zoo::Builder b("acts", 14, 23);
+    std::string x = b.input("input", zoo::kFloat, {-1, 6}, {"N"});
+    for (size_t i = 0; i < acts.size(); ++i) {
+        const std::string fc = "fc" + std::to_string(i);
+        x = b.op("Gemm", {x, b.weight(fc + ".weight", {6, 6}, 1.0), b.weight(fc + ".bias", {6})},
+                 {zoo::ai("transB", 1)}, fc);
+        x = b.op(acts[i].first, {x}, acts[i].second, acts[i].first);
+    }
+    x = b.op("Gemm", {x, b.weight("head.weight", {4, 6}), b.weight("head.bias", {4})}, {zoo::ai("transB", 1)},
+             "head");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "acts"), 3);
+    size_t grads = 0;
+    for (const auto& it : ts->tp.backward) grads += it.desc.op_type == "ActivationGrad";
+    CHECK(grads == acts.size() - 1);  // Neg's gradient is a Neg
+    for (const auto& a : acts) {
+        INFO(a.first);
+        CHECK(count_steps(*ts, a.first) == 1);  // not fused into the Gemm in training
+    }
+    CHECK(check_fd(*ts, "Gemm", 1) == 2 * (acts.size() + 1));
+    CHECK(check_fd(*ts, "Gemm", 2) == 2 * (acts.size() + 1));
+}
+
+TEST_CASE("train backward: a Slice with steps, a Softmax over a middle axis and LogSoftmax match finite differences") {
+    // input [N, 6, 8] x w [8, 8] -> Slice axes (1, 2), starts (0, 1), steps (3, 2) -> [N, 2, 4]
+    // (positions 1, 3, 5, 7 of 8: the last one's skipped position runs past the axis) ->
+    // Softmax over axis 1 -> LogSoftmax over the last axis -> Flatten -> Gemm -> 5.
+    zoo::Builder b("slices", 13, 31);
+    std::string x = b.input("input", zoo::kFloat, {-1, 6, 8}, {"N"});
+    x = b.op("MatMul", {x, b.weight("w", {8, 8}, 1.0)}, {}, "proj");
+    x = b.op("Slice", {x, b.ints("starts", {0, 1}), b.ints("ends", {6, 8}), b.ints("axes", {1, 2}),
+                       b.ints("steps", {3, 2})});
+    x = b.op("Softmax", {x}, {zoo::ai("axis", 1)}, "softmax");
+    x = b.op("LogSoftmax", {x}, {zoo::ai("axis", -1)}, "log_softmax");
+    x = b.op("Flatten", {x}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "slices"), 3);
+    CHECK(count_steps(*ts, "Slice") == 1);
+    CHECK(count_steps(*ts, "Softmax") == 1);
+    CHECK(count_steps(*ts, "LogSoftmax") == 1);
+    size_t pads = 0;
+    for (const auto& it : ts->tp.backward) pads += it.desc.op_type == "Pad";
+    CHECK(pads == 2);  // the spread of the strided axes, then the offsets
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+    CHECK(check_fd(*ts, "Gemm", 1, named("fc")) == 2);
+}
+
+TEST_CASE("train backward: AveragePool (pads excluded from the count, and kernel = stride) matches finite differences") {
+    // x (N, 3, 9, 9) -> Conv 3x3 -> 4 -> AveragePool 3x3 stride 2 pad 1 (count_include_pad 0:
+    // 4, 6 or 9 pixels per window) -> Conv 1x1 -> 4 -> AveragePool 2x2 stride 2 (the exporters'
+    // adaptive pooling to a divisor of the map) -> Flatten -> Gemm -> 5.
+    zoo::Builder b("avgpool", 13, 37);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 9, 9}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {4, 3, 3, 3})}, {zoo::ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("AveragePool", {x},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("strides", {2, 2}), zoo::ais("pads", {1, 1, 1, 1})}, "p1");
+    x = b.op("Conv", {x, b.weight("c2.weight", {4, 4, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    x = b.op("AveragePool", {x}, {zoo::ais("kernel_shape", {2, 2}), zoo::ais("strides", {2, 2})}, "p2");
+    x = b.op("Flatten", {x}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 16}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "avgpool"), 2);
+    CHECK(count_steps(*ts, "AveragePool") == 2);
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1's gradient through both poolings
+}
+
+TEST_CASE("train backward: a training-mode Dropout multiplies forward and backward by one mask, and matches finite differences") {
+    // input [N, 16] -> Gemm -> Relu -> Dropout (ratio 0.25, training_mode true) -> Gemm -> 4, and a
+    // second Dropout without training_mode (the identity unless every Dropout trains).
+    auto model = [] {
+        zoo::Builder b("drop", 13, 41);
+        std::string x = b.input("input", zoo::kFloat, {-1, 16}, {"N"});
+        x = b.op("Gemm", {x, b.weight("fc1.weight", {32, 16}), b.weight("fc1.bias", {32})}, {zoo::ai("transB", 1)}, "fc1");
+        x = b.op("Relu", {x});
+        const std::string on = b.constant("on", {}, {1.0f});  // made a bool true below
+        onnx::TensorProto& t = *b.model().mutable_graph()->mutable_initializer()->rbegin();
+        t.set_data_type(onnx::TensorProto::BOOL);
+        t.set_raw_data(std::string(1, '\1'));
+        x = b.op("Dropout", {x, b.scalar("ratio", 0.25f), on}, {}, "drop1");
+        x = b.op("Dropout", {x, b.scalar("ratio2", 0.5f)}, {}, "drop2");
+        x = b.op("Gemm", {x, b.weight("fc2.weight", {4, 32}), b.weight("fc2.bias", {4})}, {zoo::ai("transB", 1)}, "fc2");
+        b.output(x, zoo::kFloat);
+        return import_model(b.model(), "drop");
+    };
+    for (bool all : {false, true}) {
+        INFO("every Dropout trains: " << all);
+        auto ts = std::make_unique<TrainSetup>();
+        ts->copt.precision = Precision::FP32;
+        ts->dropout = all;
+        ts->compile(model(), 64, grad_test_device());
+        ts->make_data(1);
+        CHECK(ts->dropout_masks.size() == (all ? 2u : 1u));
+        CHECK(count_steps(*ts, "Dropout") == 0);  // the identity one is a view, the others Muls
+        CHECK(count_steps(*ts, "Mul") == ts->dropout_masks.size());
+        // Each mask input: ratio of zeros near the ratio, the rest 1 / (1 - ratio).
+        for (size_t i = 0; i < ts->plan->inputs.size(); ++i) {
+            const auto it = ts->dropout_masks.find(ts->plan->tensors[static_cast<size_t>(ts->plan->inputs[i])].name);
+            if (it == ts->dropout_masks.end()) continue;
+            const ref::HostTensor& m = ts->inputs[0][i];
+            CHECK(m.data.size() == 64u * 32u);
+            size_t zeros = 0;
+            for (double v : m.data) {
+                zeros += v == 0;
+                CHECK((v == 0 || v == Approx(1 / (1 - it->second))));
+            }
+            const double frac = static_cast<double>(zeros) / static_cast<double>(m.data.size());
+            CHECK(std::fabs(frac - it->second) < 0.05);  // 2048 draws: 4.3 standard deviations at 0.5
+        }
+        // The backward's Mul reads the forward's mask: the first layer's gradient through it.
+        CHECK(check_fd(*ts, "Gemm", 1) == 2 * 2);
+        CHECK(check_fd(*ts, "Gemm", 2) == 2 * 2);
+    }
+}
+
+TEST_CASE("train backward: Pow, PRelu (a trained slope), Max, Min, Sum, Tile and GlobalMaxPool match finite differences") {
+    // a = Pow(PRelu(c1(x), slope), 2); m = Max(a, c2(x)); GlobalMaxPool -> [N, 4, 1, 1] -> Tile
+    // (1, 1, 1, 2) -> Flatten [N, 8] -> f; Sum(f, Min(f, w)) -> Gemm -> 5.
+    zoo::Builder b("ew_more", 13, 43);
+    const std::string x = b.input("input", zoo::kFloat, {-1, 3, 4, 4}, {"N"});
+    std::string a = b.op("Conv", {x, b.weight("c1.weight", {4, 3, 1, 1}, 1.0)}, {zoo::ais("kernel_shape", {1, 1})}, "c1");
+    a = b.op("PRelu", {a, b.weight("slope", {4, 1, 1}, 0.5)}, {}, "prelu");
+    a = b.op("Pow", {a, b.scalar("two", 2.0f)}, {}, "square");
+    const std::string c = b.op("Conv", {x, b.weight("c2.weight", {4, 3, 1, 1}, 1.0)}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    std::string m = b.op("Max", {a, c}, {}, "max");
+    m = b.op("GlobalMaxPool", {m}, {}, "gmp");
+    m = b.op("Tile", {m, b.ints("repeats", {1, 1, 1, 2})}, {}, "tile");
+    const std::string f = b.op("Flatten", {m}, {zoo::ai("axis", 1)});
+    std::string y = b.op("Sum", {f, b.op("Min", {f, b.weight("cap", {8}, 1.0)}, {}, "min")}, {}, "sum");
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "ew_more"), 3);
+    for (const char* op : {"Pow", "PRelu", "Max", "Min", "Sum", "Tile", "GlobalMaxPool"}) {
+        INFO(op);
+        CHECK(count_steps(*ts, op) == 1);
+    }
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);   // c1 through PRelu, Pow, Max; c2 through Max
+    CHECK(check_fd(*ts, "PRelu", 1) == 2);      // the slope, summed over H and W
+    CHECK(check_fd(*ts, "Min", 1) == 2);        // the cap where it is the smaller
+}
+
+TEST_CASE("train backward: InstanceNormalization (and GroupNorm as PyTorch exports it) matches finite differences") {
+    // x (N, 3, 6, 6) -> Conv 3x3 -> 8 -> InstanceNormalization (scale, B) -> Relu -> Conv 1x1 -> 8
+    // -> GroupNorm of 2 groups as exported (Reshape [N, 2, -1], InstanceNormalization of 2
+    // channels, Reshape back, Mul gamma, Add beta) -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("inorm", 13, 47);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 6, 6}, {"N"});
+    x = b.op("Conv", {x, b.weight("c1.weight", {8, 3, 3, 3})}, {zoo::ais("kernel_shape", {3, 3})}, "c1");
+    x = b.op("InstanceNormalization", {x, b.weight("in.scale", {8}, 1.0), b.weight("in.bias", {8}, 0.5)},
+             {zoo::af("epsilon", 1e-5)}, "in");
+    x = b.op("Relu", {x});
+    x = b.op("Conv", {x, b.weight("c2.weight", {8, 8, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c2");
+    std::string gview = b.op("Reshape", {x, b.ints("groups", {0, 2, -1})});
+    gview = b.op("InstanceNormalization", {gview, b.weight("gn.scale", {2}, 1.0), b.weight("gn.bias", {2}, 0.5)}, {}, "gn");
+    x = b.op("Reshape", {gview, b.ints("back", {0, 8, 4, 4})});
+    x = b.op("Add", {b.op("Mul", {x, b.weight("gn.gamma", {8, 1, 1}, 1.0)}, {}, "gn_mul"),
+                     b.weight("gn.beta", {8, 1, 1}, 0.5)}, {}, "gn_add");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 8}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "inorm"), 3);
+    CHECK(count_steps(*ts, "InstanceNormalization") == 2);
+    CHECK(check_fd(*ts, "InstanceNormalization", 1) == 2 * 2);  // scale
+    CHECK(check_fd(*ts, "InstanceNormalization", 2) == 2 * 2);  // B
+    CHECK(check_fd(*ts, "Conv", 1) == 2 * 2);  // c1 through the first, c2 through the group norm
+}
+
+TEST_CASE("train backward: Gather of plan-time indices along a middle axis (x[:, 0], scattered and consecutive lists) matches finite differences") {
+    // h = input [N, 4, 6] x w [6, 6]; a = h[:, 0] (a scalar index: [N, 6]); b = h[:, (3, 1)] (two
+    // scattered indices: [N, 2, 6]); c = h[:, :, (1, 2, 3)] (consecutive, axis 2: [N, 4, 3]);
+    // Concat of the flattened three -> Gemm -> 5.
+    zoo::Builder b("cgather", 13, 53);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 6}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {6, 6}, 1.0)}, {}, "proj");
+    const std::string i0 = b.ints("i0", {0});
+    b.model().mutable_graph()->mutable_initializer()->rbegin()->clear_dims();  // a scalar index
+    const std::string g0 = b.op("Gather", {h, i0}, {zoo::ai("axis", 1)}, "cls");
+    const std::string g1 = b.op("Gather", {h, b.ints("i1", {3, 1})}, {zoo::ai("axis", 1)}, "pick");
+    const std::string g2 = b.op("Gather", {h, b.ints("i2", {1, 2, 3})}, {zoo::ai("axis", 2)}, "cols");
+    std::vector<std::string> flat;
+    for (const std::string& t : {g0, g1, g2}) flat.push_back(b.op("Flatten", {t}, {zoo::ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 6 + 12 + 12}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "cgather"), 3);
+    CHECK(count_steps(*ts, "Gather") == 3);
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+}
+
+TEST_CASE("train backward: ConvTranspose (stride 2, pads, output padding, bias) matches finite differences") {
+    // x (N, 3, 5, 5) -> Conv 1x1 -> 4 -> ConvTranspose 3x3 stride 2 pad 1 output_padding 1 -> 3 x
+    // 10 x 10 (+ bias) -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> 5.
+    zoo::Builder b("convt", 13, 59);
+    std::string x = b.input("input", zoo::kFloat, {-1, 3, 5, 5}, {"N"});
+    x = b.op("Conv", {x, b.weight("c.weight", {4, 3, 1, 1})}, {zoo::ais("kernel_shape", {1, 1})}, "c");
+    x = b.op("ConvTranspose", {x, b.weight("up.weight", {4, 3, 3, 3}), b.weight("up.bias", {3})},
+             {zoo::ais("kernel_shape", {3, 3}), zoo::ais("strides", {2, 2}), zoo::ais("pads", {1, 1, 1, 1}),
+              zoo::ais("output_padding", {1, 1})},
+             "up");
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {b.op("Relu", {x})})}, {zoo::ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 3}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(x, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "convt"), 2);
+    CHECK(count_steps(*ts, "ConvTranspose") == 1);
+    CHECK(check_fd(*ts, "ConvTranspose", 1) == 2);  // W
+    CHECK(check_fd(*ts, "ConvTranspose", 2) == 2);  // B
+    CHECK(check_fd(*ts, "Conv", 1) == 2);           // through dX = Conv(dY, W)
+}
+
+TEST_CASE("train backward: ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, ReduceLogSumExp and ReduceL1 match finite differences") {
+    // h = input [N, 4, 6] x w [6, 6]; each reduction of h over an axis (kept or dropped), flattened
+    // and concatenated -> Gemm -> 5.
+    zoo::Builder b("reductions", 13, 61);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 6}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {6, 6}, 1.0)}, {}, "proj");
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>> reds = {
+        {"ReduceMax", {2}, 0},       {"ReduceMin", {1}, 1}, {"ReduceSumSquare", {2}, 1},
+        {"ReduceL2", {1}, 0},        {"ReduceLogSumExp", {1, 2}, 0}, {"ReduceL1", {2}, 0}};
+    std::vector<std::string> flat;
+    for (const auto& [op, axes, keep] : reds)
+        flat.push_back(b.op("Flatten", {b.op(op, {h}, {zoo::ais("axes", axes), zoo::ai("keepdims", keep)}, op)},
+                            {zoo::ai("axis", 1)}));
+    std::string y = b.op("Concat", flat, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 25}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "reductions"), 3);
+    for (const auto& r : reds) CHECK(count_steps(*ts, std::get<0>(r)) == 1);
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);
+}
+
+TEST_CASE("train backward: an RMSNorm spelled out as exporters write it (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul) matches finite differences") {
+    // h = input [N, 4, 8] x w [8, 8]; y = h * Reciprocal(Sqrt(ReduceMean(Pow(h, 2), -1) + eps)) * g;
+    // Flatten -> Gemm -> 5 (LLaMA / T5's normalisation, no fused kernel in training).
+    zoo::Builder b("rmsnorm", 13, 67);
+    std::string x = b.input("input", zoo::kFloat, {-1, 4, 8}, {"N"});
+    const std::string h = b.op("MatMul", {x, b.weight("w", {8, 8}, 1.0)}, {}, "proj");
+    std::string r = b.op("ReduceMean", {b.op("Pow", {h, b.scalar("two", 2.0f)}, {}, "sq")},
+                         {zoo::ais("axes", {-1}), zoo::ai("keepdims", 1)}, "ms");
+    r = b.op("Reciprocal", {b.op("Sqrt", {b.op("Add", {r, b.scalar("eps", 1e-6f)})}, {}, "rms")}, {}, "inv");
+    std::string y = b.op("Mul", {b.op("Mul", {h, r}, {}, "normed"), b.weight("g", {8}, 1.0)}, {}, "scaled");
+    y = b.op("Flatten", {y}, {zoo::ai("axis", 1)});
+    y = b.op("Gemm", {y, b.weight("fc.weight", {5, 32}), b.weight("fc.bias", {5})}, {zoo::ai("transB", 1)}, "fc");
+    b.output(y, zoo::kFloat);
+    auto ts = fp32_setup(import_model(b.model(), "rmsnorm"), 3);
+    for (const char* op : {"Pow", "ReduceMean", "Sqrt", "Reciprocal"}) {
+        INFO(op);
+        CHECK(count_steps(*ts, op) == 1);
+    }
+    CHECK(check_fd(*ts, "MatMul", 1) + check_fd(*ts, "Gemm", 1, named("proj")) == 2);  // through the statistics
+    CHECK(check_fd(*ts, "Mul", 1, named("scaled")) == 2);                              // the gain g
 }

@@ -225,6 +225,26 @@ TEST_CASE("isa vector: vconv with each rounding mode, saturation and widening") 
     CHECK(ce == std::vector<double>{3, -2, 4, 1e6, -1e6, 0, 1, 0});
     auto tr = run(DType::INT32, RoundMode::TRUNC);
     CHECK(tr == std::vector<double>{2, -2, 3, 1e6, -1e6, 0, 0, 0});
+    // fp32 -> fp32 (the A2 unit's vconv_f322f32*): an integral fp32 value per mode, nan kept.
+    auto integral = [&](RoundMode rm) {
+        auto r = run(DType::FP32, rm);
+        CHECK(std::isnan(r[5]));
+        r[5] = 0;
+        return r;
+    };
+    CHECK(integral(RoundMode::RINT) == std::vector<double>{2, -2, 4, 1e6, -1e6, 0, 0, -0.0});
+    CHECK(integral(RoundMode::ROUND) == std::vector<double>{3, -3, 4, 1e6, -1e6, 0, 0, -1});
+    CHECK(integral(RoundMode::FLOOR) == std::vector<double>{2, -3, 3, 1e6, -1e6, 0, 0, -1});
+    CHECK(integral(RoundMode::CEIL) == std::vector<double>{3, -2, 4, 1e6, -1e6, 0, 1, 0});
+    CHECK(integral(RoundMode::TRUNC) == std::vector<double>{2, -2, 3, 1e6, -1e6, 0, 0, 0});
+    {
+        Instr same = vec(Opcode::VCONV, DType::FP16, 0x400, 0x0);
+        same.vec.src_dtype = DType::FP16;
+        CHECK(validate(same).find("to itself") != std::string::npos);  // only fp32 converts to itself
+        same.dtype = same.vec.src_dtype = DType::FP32;
+        same.vec.round = RoundMode::ODD;
+        CHECK(validate(same).find("odd") != std::string::npos);
+    }
     auto h = run(DType::FP16, RoundMode::RINT);
     CHECK(std::isinf(h[3]));
     CHECK(std::isnan(h[5]));

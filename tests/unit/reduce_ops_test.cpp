@@ -6,6 +6,7 @@
 
 #include "norm_rig.h"
 #include "runtime/ref/axes.h"
+#include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
 using namespace sfumato;
@@ -90,6 +91,24 @@ TEST_CASE("reduction axis out of range names 'axes'", "[norm][reduce]") {
     } catch (const InputError& e) {
         CHECK(std::string(e.what()).find("'axes'") != std::string::npos);
     }
+}
+
+TEST_CASE("ReduceSum at opset 13 carrying the attribute 'axes' is refused, not reduced over every axis", "[norm][reduce]") {
+    // From opset 13 ReduceSum reads its axes from input 1 only: an attribute left on the node
+    // would be ignored and the node would reduce to a scalar. The kernel and the host reference
+    // both refuse it, naming the node.
+    NodeDesc n = reduce_node("ReduceSum", {2, 3}, ElemType::Float, {}, true, 13);
+    n.attrs.set("axes", ref::Attr::of_ints({1}));
+    try {
+        make_node_op(n, device(4, 32 << 10));
+        FAIL("no error");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("'r'") != std::string::npos);
+        CHECK(std::string(e.what()).find("'axes'") != std::string::npos);
+    }
+    ref::HostTensor x(ElemType::Float, {2, 3});
+    ref::RefNode rn{"r", "ReduceSum", 13, n.attrs, 1};
+    CHECK_THROWS_AS(ref::run_ref(rn, {&x}), InputError);
 }
 
 TEST_CASE("global pools are one reduction pass over the spatial dims", "[norm][pool]") {

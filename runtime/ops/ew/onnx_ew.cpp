@@ -1,5 +1,6 @@
 #include "runtime/ops/ew/onnx_ew.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -31,8 +32,13 @@ constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"
 // w - lr * g; ClipGrad(y, dy) = min < y < max ? dy : 0 (attributes min, max: Clip's bounds, y its
 // output or input; ReLU6 is Clip(0, 6)); MovingAverage(r, v) = r * momentum + v * (1 - momentum)
 // (BatchNorm's running statistics); GeluGrad(x, dy) = Gelu'(x) dy (x: the GELU's input; attribute
-// approximate: none for the erf form, tanh for the tanh form).
-constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage", "GeluGrad"};
+// approximate: none for the erf form, tanh for the tanh form); ActivationGrad(x, dy) = f'(x) dy for
+// the unary op f named by attribute `activation` (its own attributes alpha, beta, gamma beside it;
+// the list in activation_grad_ops()).
+constexpr List kTrain = {"ReluGrad", "LossGrad", "SgdUpdate", "ClipGrad", "MovingAverage", "GeluGrad", "ActivationGrad"};
+constexpr List kActivationGrad = {"Sigmoid", "Tanh",     "HardSigmoid", "HardSwish", "LeakyRelu",
+                                  "Elu",     "Selu",     "Softplus",    "Softsign",  "Erf",
+                                  "Exp",     "Log",      "Sqrt",        "Reciprocal", "Abs"};
 
 bool in_list(List l, const std::string& s) {
     for (const char* x : l)
@@ -135,6 +141,64 @@ struct Em {
     }
 
     Val sigmoid(const Val& x) { return u(Opcode::VREC, s(Opcode::VADDS, u(Opcode::VEXP, neg(x)), 1.0)); }
+
+    // HardSigmoid's linear part lo < x < hi (0 < alpha x + beta < 1), the corners rounded to fp32;
+    // its slope there (0 when alpha is 0: an empty range).
+    static void hardsigmoid_corners(double alpha, double beta, double& lo, double& hi, double& slope) {
+        slope = alpha;
+        if (alpha == 0) {
+            lo = hi = 0;
+            return;
+        }
+        const double c0 = -beta / alpha, c1 = (1 - beta) / alpha;
+        lo = static_cast<float>(std::min(c0, c1)), hi = static_cast<float>(std::max(c0, c1));
+    }
+
+    // f'(x) of the unary op f named by attribute `activation` (ActivationGrad). Sigmoid' and
+    // Tanh' are written e q^2 and 4 e q^2 with e = exp(-|x|) (exp(-2|x|)), q = 1 / (1 + e): no
+    // 1 - y^2 cancelling where the function saturates. The piecewise ones take the value of the
+    // branch the forward took (HardSigmoid: alpha strictly between its corners, where
+    // alpha x + beta is 0 and 1; HardSwish: 0 at or below -3, 1 at or above 3, x / 3 + 1/2
+    // between; LeakyRelu, Elu, Selu: the x > 0 branch).
+    Val activation_grad(const ref::Attrs& a, const Val& x) {
+        const std::string f = a.get_string("activation", "");
+        const Val zero = Builder::imm(0, ct), one = Builder::imm(1, ct);
+        auto gt0 = [&](const Val& t) { return b.cmp(CmpMode::GT, t, zero); };
+        if (f == "Sigmoid" || f == "Tanh") {
+            const Val e = u(Opcode::VEXP, s(Opcode::VMULS, u(Opcode::VABS, x), f == "Tanh" ? -2.0 : -1.0));
+            const Val q = u(Opcode::VREC, s(Opcode::VADDS, e, 1.0));
+            const Val g = v(Opcode::VMUL, v(Opcode::VMUL, e, q), q);
+            return f == "Tanh" ? s(Opcode::VMULS, g, 4.0) : g;
+        }
+        if (f == "Softplus") return sigmoid(x);
+        if (f == "HardSigmoid" || f == "HardSwish") {
+            // x compared with the corners (in fp32: the host reference rounds them alike).
+            const bool swish = f == "HardSwish";
+            double lo = -3, hi = 3, al = 0;
+            if (!swish) hardsigmoid_corners(a.get_float("alpha", 0.2), a.get_float("beta", 0.5), lo, hi, al);
+            const Val mid = swish ? s(Opcode::VADDS, s(Opcode::VMULS, x, 1.0 / 3), 0.5) : Builder::imm(al, ct);
+            const Val in = b.sel(b.cmp(CmpMode::GT, x, Builder::imm(lo, ct)), mid, zero);
+            return b.sel(b.cmp(CmpMode::LT, x, Builder::imm(hi, ct)), in, swish ? one : zero);
+        }
+        if (f == "LeakyRelu") return b.sel(gt0(x), one, Builder::imm(a.get_float("alpha", 0.01), ct));
+        if (f == "Elu" || f == "Selu") {
+            const bool selu = f == "Selu";
+            const double al = a.get_float("alpha", selu ? 1.67326319217681884765625 : 1.0);
+            const double ga = selu ? a.get_float("gamma", 1.05070102214813232421875) : 1.0;
+            return b.sel(gt0(x), Builder::imm(ga, ct), s(Opcode::VMULS, u(Opcode::VEXP, x), al * ga));
+        }
+        if (f == "Softsign") {
+            const Val d = s(Opcode::VADDS, u(Opcode::VABS, x), 1.0);
+            return u(Opcode::VREC, v(Opcode::VMUL, d, d));
+        }
+        if (f == "Erf") return s(Opcode::VMULS, u(Opcode::VEXP, neg(v(Opcode::VMUL, x, x))), 2.0 / std::sqrt(M_PI));
+        if (f == "Exp") return u(Opcode::VEXP, x);
+        if (f == "Log") return u(Opcode::VREC, x);
+        if (f == "Sqrt") return s(Opcode::VMULS, u(Opcode::VREC, u(Opcode::VSQRT, x)), 0.5);
+        if (f == "Reciprocal") return neg(u(Opcode::VREC, v(Opcode::VMUL, x, x)));
+        if (f == "Abs") return b.sel(gt0(x), one, b.sel(lt0(x), Builder::imm(-1, ct), zero));
+        throw InputError("ActivationGrad: activation '" + f + "' has no derivative program");
+    }
 
     Val hard_sigmoid(const Val& x, double al, double be) {
         return s(Opcode::VMAXS, s(Opcode::VMINS, s(Opcode::VADDS, s(Opcode::VMULS, x, al), be), 1.0), 0.0);
@@ -297,7 +361,15 @@ bool is_ew_op(const std::string& op) {
 bool ew_precise(const std::string& op) {
     return op == "Sigmoid" || op == "Tanh" || op == "Gelu" || op == "Erf" || op == "Softplus" || op == "Elu" ||
            op == "Selu" || op == "Pow" || op == "HardSigmoid" || op == "HardSwish" || op == "Softsign" ||
-           op == "GeluGrad";
+           op == "GeluGrad" || op == "ActivationGrad";
+}
+
+bool has_activation_grad(const std::string& op) { return in_list(kActivationGrad, op); }
+
+std::string activation_grad_list() {
+    std::string s;
+    for (const char* x : kActivationGrad) s += (s.empty() ? "" : " ") + std::string(x);
+    return s;
 }
 
 ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
@@ -320,7 +392,10 @@ ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
     if (in_list(kTrain, op)) {
         if (in.size() != 2) unsupported(n, "needs 2 inputs");
         for (ElemType t : in) need_float(t);
-        return op == "ReluGrad" || op == "ClipGrad" || op == "GeluGrad" ? in[1] : in[0];
+        if (op == "ActivationGrad" && !in_list(kActivationGrad, n.attrs.get_string("activation", "")))
+            unsupported(n, "attribute 'activation' = '" + n.attrs.get_string("activation", "") +
+                               "' has no derivative here (" + activation_grad_list() + ")");
+        return op == "ReluGrad" || op == "ClipGrad" || op == "GeluGrad" || op == "ActivationGrad" ? in[1] : in[0];
     }
     if (op == "Cast") return static_cast<ElemType>(n.attrs.int_("to"));
     if (op == "CastLike") {
@@ -422,6 +497,8 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
         r = keep;
     } else if (op == "GeluGrad") {
         r = b.bin(Opcode::VMUL, em.gelu_grad(n.attrs, b.in(0, ct)), b.in(1, ct));
+    } else if (op == "ActivationGrad") {
+        r = b.bin(Opcode::VMUL, em.activation_grad(n.attrs, b.in(0, ct)), b.in(1, ct));
     } else if (op == "MovingAverage") {
         const double m = n.attrs.get_float("momentum", 0.9);
         r = b.bin(Opcode::VADD, b.scal(Opcode::VMULS, b.in(0, ct), m), b.scal(Opcode::VMULS, b.in(1, ct), 1 - m));

@@ -31,5 +31,9 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, isa:
                          ref::ElemType out_elem);
 // Whether the op computes in fp32 even for fp16 data (transcendental compositions).
 bool ew_precise(const std::string& op_type);
+// Whether ActivationGrad has the derivative of unary op `op_type` (its `activation` attribute),
+// and the list of those, space separated.
+bool has_activation_grad(const std::string& op_type);
+std::string activation_grad_list();
 
 }  // namespace sfumato::ops::ew

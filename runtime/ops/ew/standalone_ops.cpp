@@ -69,7 +69,8 @@ Tolerance ew_tolerance(const std::string& op, ElemType t) {
     const bool composite = ew_precise(op) || op == "HardSigmoid" || op == "HardSwish" || op == "Softsign" ||
                            op == "Mean" || op == "ElementwiseChain" ||
                            // two rounded steps whose difference may cancel (w - lr g, (y - t) s)
-                           op == "SgdUpdate" || op == "LossGrad" || op == "MovingAverage" || op == "GeluGrad";
+                           op == "SgdUpdate" || op == "LossGrad" || op == "MovingAverage" || op == "GeluGrad" ||
+                           op == "ActivationGrad";
     switch (t) {
         case ElemType::Float: return composite ? Tolerance{1e-6, 1e-5} : Tolerance{0, 1e-6};
         case ElemType::Float16: return composite ? Tolerance{1e-4, 1e-3} : Tolerance{1e-3, 2e-3};

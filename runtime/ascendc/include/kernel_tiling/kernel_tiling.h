@@ -3,4 +3,6 @@
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/softmax_tiling_data.h"
 #include "sfumato_ascendc/norm_tiling_data.h"
+#include "sfumato_ascendc/norm_more_tiling.h"
+#include "sfumato_ascendc/transform_tiling.h"
 #include "sfumato_ascendc/topk_tiling_data.h"

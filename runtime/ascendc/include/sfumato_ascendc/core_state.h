@@ -69,7 +69,16 @@ struct CoreState {
     // SetFixpipeNz2ndFlag: the ND matrices of a DataCopy CO1 -> GM/L1 with nz2ndEn.
     uint16_t fix_nd_num = 1, fix_src_nd = 0;
     uint32_t fix_dst_nd = 0;
+    // A mix kernel's block (its AIVs numbered b * aiv_per_aic + sub), and, on its AIC, whether the
+    // kernel body runs again as each AIV's Matmul server (mm_server: the Matmul calls are the AIVs').
+    bool mix = false;
+    uint32_t aiv_per_aic = 0;
+    bool mm_server = false;
 };
+// Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):
+// run_block then runs the kernel body once for each of the block's AIVs, as that AIV, on the AIC (the
+// server doing each client's Matmul calls in turn); the AIVs' own Matmul calls do nothing.
+struct MatmulServeClients {};
 
 extern CoreState* g_current;
 

@@ -217,6 +217,10 @@ struct DataCopyParams {
 };
 // Byte-exact bursts (DataCopyPad): blockLen and GM-side strides in bytes, local-side in blocks.
 struct DataCopyExtParams {
+    // The reference's constructors (no aggregate: a 4-value brace list is a DataCopyParams).
+    DataCopyExtParams() = default;
+    DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
     uint16_t blockCount = 1;
     uint32_t blockLen = 0;
     uint32_t srcStride = 0;

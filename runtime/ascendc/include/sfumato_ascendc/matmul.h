@@ -43,6 +43,14 @@ inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
 }  // namespace sfumato::ascendc
 
+// Whether the including source defined ASCENDC_CUBE_ONLY (the Matmuls run on the cube cores themselves)
+// or not (mix kernels' AIVs are clients of their AIC's Matmul server).
+#ifdef ASCENDC_CUBE_ONLY
+constexpr bool kSfumatoMatmulCubeOnly = true;
+#else
+constexpr bool kSfumatoMatmulCubeOnly = false;
+#endif
+
 namespace AscendC {
 
 template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
@@ -110,8 +118,10 @@ class Matmul {
     static constexpr bool kLower =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
     static_assert(
-        A_TYPE::layout == LayoutMode::NONE,
-        "AscendC::Matmul batch layouts (IterateBatch) are not supported by sfumato's Ascend C layer");
+        (A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
+            (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL),
+        "AscendC::Matmul batch layouts other than NORMAL (BSNGD, SBNGD, BNGS1S2) are not supported by sfumato's "
+        "Ascend C layer");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
@@ -122,10 +132,18 @@ class Matmul {
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
         const sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
-        if (st.core_type != AIC && !st.coupled)
+        // Mix mode (ASCENDC_CUBE_ONLY not defined, a mix kernel): the AIVs' Matmuls are clients of their
+        // AIC's server. Here the AIC runs the kernel body once for each of its AIVs, as that AIV, doing its
+        // Matmul calls (run_block, on MatmulServeClients), and the AIVs' own calls do nothing.
+        if (!kSfumatoMatmulCubeOnly && st.mix && !st.coupled && !st.mm_server) {
+            if (st.core_type == AIC) throw sfumato::ascendc::MatmulServeClients{};
+            m_client = true;
+            return;
+        }
+        if (st.core_type != AIC && !st.coupled && !st.mm_server)
             sfumato::ascendc::fail(
-                "Matmul on a vector core (the mix mode's AIV client and AIC server, used when "
-                "ASCENDC_CUBE_ONLY is not defined) is not supported by sfumato's Ascend C layer");
+                "Matmul on a vector core outside a mix kernel's client mode (a vector-only kernel) is not "
+                "supported by sfumato's Ascend C layer");
         if (cubeTiling) {
             m_t = *cubeTiling;
         } else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>) {
@@ -143,6 +161,7 @@ public:
     }
     void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+        if (m_client) return;
         m_orgM = orgM, m_orgN = orgN, m_orgKa = orgKa, m_orgKb = orgKb, m_orgKc = orgKc ? orgKc : orgN;
     }
     void SetSingleShape(int singleM, int singleN, int singleK) { SetTail(singleM, singleN, singleK); }
@@ -152,12 +171,15 @@ public:
         if (tailK > 0) m_singleK = tailK;
     }
     void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
+        if (m_client) return;
         m_a = gm, m_transA = isTransposeA, m_iter = 0;
     }
     void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
+        if (m_client) return;
         m_b = gm, m_transB = isTransposeB, m_iter = 0;
     }
     void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
+        if (m_client) return;
         if (!m_t.isBias) sfumato::ascendc::fail("Matmul::SetBias with a tiling whose isBias is 0");
         m_bias = biasGlobal, m_hasBias = true;
     }
@@ -205,6 +227,7 @@ public:
     // sfumato: Iterate's work (the next block's indices, then its computation).
     bool next_block(bool enPartialSum, const LocalTensor<L0cT>* user) {
         sfumato::ascendc::enter("Matmul::Iterate");
+        if (m_client) return false;
         if (!m_ready) sfumato::ascendc::fail("Matmul::Iterate before Init (REGIST_MATMUL_OBJ)");
         if (m_pending) sfumato::ascendc::fail("Matmul::Iterate before GetTensorC took the previous block");
         const uint32_t mIters = sfumato::ascendc::mm_ceil(m_singleM, m_t.baseM);
@@ -235,6 +258,7 @@ public:
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
         sfumato::ascendc::enter("Matmul::GetTensorC");
+        if (m_client) return;
         if (!m_pending) sfumato::ascendc::fail("Matmul::GetTensorC without a block computed by Iterate");
         if (enAtomic > 1)
             sfumato::ascendc::fail("Matmul::GetTensorC with enAtomic " + std::to_string(enAtomic) +
@@ -253,6 +277,7 @@ public:
     void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     bool waitIterateAll = false, bool fakeMsg = false) {
         (void)waitIterateAll, (void)fakeMsg;
+        if (m_client) return;
         m_iter = 0;
         while (Iterate()) GetTensorC(gm, enAtomic, enSequentialWrite);
     }
@@ -263,6 +288,32 @@ public:
             "Matmul::IterateAll into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
     }
     void WaitIterateAll() {}
+    // A batch of matmuls in the NORMAL layout: matrix i of A (i < batchA), B (i < batchB) and C at i times
+    // its size (or matrixStrideA/B elements apart), each computed as IterateAll does; with fewer matrices of
+    // one operand than of the other, its matrices repeat (i mod its count). The bias is every matrix's.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0) {
+        sfumato::ascendc::enter("Matmul::IterateBatch");
+        if (m_client) return;
+        static_assert(sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        if (enPartialSum) sfumato::ascendc::fail("Matmul::IterateBatch with enPartialSum is not modelled");
+        if (batchA == 0 || batchB == 0) sfumato::ascendc::fail("Matmul::IterateBatch with an empty batch");
+        const GlobalTensor<SrcAT> a = m_a;
+        const GlobalTensor<SrcBT> b = m_b;
+        const uint64_t sa = matrixStrideA ? matrixStrideA : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.Ka;
+        const uint64_t sb = matrixStrideB ? matrixStrideB : uint64_t{static_cast<uint32_t>(m_t.Kb)} * m_t.N;
+        const uint64_t sc = matrixStrideC ? matrixStrideC : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.N;
+        const uint32_t n = std::max(batchA, batchB);
+        for (uint32_t i = 0; i < n; ++i) {
+            m_a = a[static_cast<uint32_t>((i % batchA) * sa)];
+            m_b = b[static_cast<uint32_t>((i % batchB) * sb)];
+            IterateAll(gm[static_cast<uint32_t>(i * sc)], enAtomic, enSequentialWrite);
+        }
+        m_a = a, m_b = b, m_iter = 0;
+    }
+    void WaitIterateBatch() {}
     void End() {
         sfumato::ascendc::enter("Matmul::End");
         m_iter = 0;
@@ -500,6 +551,7 @@ private:
 
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
+    bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
     bool m_ready = false, m_pending = false, m_transA = false, m_transB = false, m_hasBias = false;
     uint32_t m_singleM = 0, m_singleN = 0, m_singleK = 0;
     uint32_t m_orgM = 0, m_orgN = 0, m_orgKa = 0, m_orgKb = 0, m_orgKc = 0;
@@ -517,22 +569,10 @@ private:
 
 }  // namespace AscendC
 
-namespace AscendC {
-// Fill (the advanced API's GM initialisation): a vector core's job; on a cube core it does nothing,
-// as the reference's Atlas A2 implementation (the split-K Matmul examples call it on cube cores and
-// rely on C being zero already).
-template <class T>
-void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value) {
-    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("Fill");
-    (void)gmWorkspaceAddr, (void)size, (void)value;
-    if (s.core_type == AIC && !s.coupled) return;
-    sfumato::ascendc::fail("Fill on a vector core is not supported by sfumato's Ascend C layer yet");
-}
-}  // namespace AscendC
 
 namespace AscendC {
 constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
-// Ceil of two integers (a / b rounded up), the scalar utility; the tensor Ceil is not supported.
+// Ceil of two integers (a / b rounded up), the scalar utility (the tensor Ceil is math_adv.h's).
 template <class T, class U, std::enable_if_t<std::is_integral_v<T> && std::is_integral_v<U>, int> = 0>
 constexpr auto Ceil(T a, U b) {
     return (a + b - 1) / b;

@@ -18,6 +18,23 @@ using ::sfumato_ascendc_printf;
 }
 #define printf sfumato_ascendc_printf
 
+// The device compiler's scalar min/max builtins, which kernels call unqualified (non-template overloads,
+// so a `using namespace std` caller still picks them over std::min/std::max).
+#define SFUMATO_SCALAR_MINMAX(T)                                 \
+    inline T min(T a, T b) { return b < a ? b : a; }             \
+    inline T max(T a, T b) { return a < b ? b : a; }
+SFUMATO_SCALAR_MINMAX(int16_t)
+SFUMATO_SCALAR_MINMAX(uint16_t)
+SFUMATO_SCALAR_MINMAX(int32_t)
+SFUMATO_SCALAR_MINMAX(uint32_t)
+SFUMATO_SCALAR_MINMAX(int64_t)
+SFUMATO_SCALAR_MINMAX(uint64_t)
+SFUMATO_SCALAR_MINMAX(float)
+#undef SFUMATO_SCALAR_MINMAX
+
+// The levels of KERNEL_LOG (global names, as the reference's).
+enum KernelLogLevel : int { KERNEL_DEBUG = 0, KERNEL_INFO = 1, KERNEL_WARN = 2, KERNEL_ERROR = 3 };
+
 namespace AscendC {
 
 using ::sfumato_ascendc_printf;
@@ -129,6 +146,20 @@ void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
 #undef ascendc_assert
 #define ascendc_assert(expr, ...) \
     (static_cast<bool>(expr) ? void(0) : ::AscendC::assert_failed(#expr, __FILE__, __LINE__))
+// KERNEL_LOG(level, fmt, args...) prints one line on stderr with the block and the level;
+// ASCENDC_ASSERT(cond, behaviour) runs the behaviour (usually a KERNEL_LOG) and stops the run as a
+// failed ascendc_assert when cond is false.
+void kernel_log(int level, const char* fmt, ...);
+#undef KERNEL_LOG
+#define KERNEL_LOG(level, ...) ::AscendC::kernel_log(level, __VA_ARGS__)
+#undef ASCENDC_ASSERT
+#define ASCENDC_ASSERT(cond, ...)                                              \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            __VA_ARGS__;                                                       \
+            ::AscendC::assert_failed(#cond, __FILE__, __LINE__);               \
+        }                                                                      \
+    } while (0)
 // The vendor's headers give kernels the same assert (a message after the expression allowed).
 #undef assert
 #define assert(expr, ...) ascendc_assert(expr)
@@ -141,27 +172,21 @@ void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dataLen) {
         static_assert(sfumato_unsupported::always_false<SfumatoArgs...>,                                  \
                       "AscendC::" #Name " is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)"); \
     }
-SFUMATO_ASCENDC_UNSUPPORTED(Erf)
 SFUMATO_ASCENDC_UNSUPPORTED(Sin)
 SFUMATO_ASCENDC_UNSUPPORTED(Cos)
-SFUMATO_ASCENDC_UNSUPPORTED(Power)
 SFUMATO_ASCENDC_UNSUPPORTED(Softmax)
 SFUMATO_ASCENDC_UNSUPPORTED(Scatter)
 SFUMATO_ASCENDC_UNSUPPORTED(MrgSort4)
 SFUMATO_ASCENDC_UNSUPPORTED(RpSort16)
 SFUMATO_ASCENDC_UNSUPPORTED(ProposalConcat)
 SFUMATO_ASCENDC_UNSUPPORTED(ProposalExtract)
-SFUMATO_ASCENDC_UNSUPPORTED(ArithProgression)
 SFUMATO_ASCENDC_UNSUPPORTED(RepeatReduceSum)
 SFUMATO_ASCENDC_UNSUPPORTED(LoadImageToLocal)
 SFUMATO_ASCENDC_UNSUPPORTED(TransDataTo5HD)
 SFUMATO_ASCENDC_UNSUPPORTED(Mmad_sparse)
 SFUMATO_ASCENDC_UNSUPPORTED(ShiftLeft)
 SFUMATO_ASCENDC_UNSUPPORTED(ShiftRight)
-SFUMATO_ASCENDC_UNSUPPORTED(Xor)
 SFUMATO_ASCENDC_UNSUPPORTED(Round)
-SFUMATO_ASCENDC_UNSUPPORTED(Floor)
-SFUMATO_ASCENDC_UNSUPPORTED(Ceil)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataPaddingValue)
 SFUMATO_ASCENDC_UNSUPPORTED(SetFmatrix)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataBoundary)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sfumato_ascendc/reduce_pattern.h"
 #include "sfumato_ascendc/norm.h"
 
 namespace AscendC {
@@ -22,7 +23,6 @@ struct LayerNormPara {
     uint32_t rLength = 0;
     uint32_t rLengthWithPad = 0;
 };
-enum class ReducePattern : uint32_t { AR = 0, RA = 1, R = 2, RAR = 3, ARA = 4 };
 struct NormalizeConfig {
     ReducePattern reducePattern = ReducePattern::AR;
     int32_t aLength = -1;

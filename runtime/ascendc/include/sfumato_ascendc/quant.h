@@ -3,9 +3,11 @@
 // (src + offset) x scale per column or per group of rows, not transposed), each over the basic layer's
 // Cast and vector calls. AscendQuant of float computes in float, converts to half (round to nearest) and
 // then to int8 (round to nearest even, saturating), the chip's float -> half -> int8 path; half computes
-// in half. AscendAntiQuant computes in its output type (half: the reference's golden data round after
-// each operation). Simplified: per-channel AscendQuant, AscendDequant to half, AscendAntiQuant with
-// isTranspose or bfloat16 output are compile-time errors naming the API.
+// in half; per channel (a scale, and an offset, per element of the last axis) the same with one
+// instruction per 256 bytes of row for all rows (row_vec). AscendDequant into half goes through float
+// (the product rounded to half once). AscendAntiQuant computes in its output type (half: the reference's
+// golden data round after each operation). Simplified: AscendAntiQuant with isTranspose or bfloat16
+// output is a compile-time error naming the API.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -93,24 +95,148 @@ void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& src
                                           srcTensor.GetSize());
 }
 
+// ---- AscendQuant per channel: scale (and offset) per element of the last axis ----
+namespace sfumato_quant {
+// int8 dst = round(src x scale[c] + offset[c] or offset) for calCount elements in rows of scaleCount.
+template <class T>
+void per_channel(const LocalTensor<int8_t>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                 const LocalTensor<T>& scale, const std::type_identity_t<LocalTensor<T>>* offsetTensor,
+                 std::type_identity_t<T> offset, uint32_t scaleCount,
+                 uint32_t offsetCount, uint32_t calCount) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> || sfumato_unsupported::always_false<T>,
+                  "AscendC::AscendQuant takes half or float tensors");
+    sfumato::ascendc::enter("AscendQuant");
+    if (scaleCount == 0 || calCount % scaleCount != 0 || scaleCount * sizeof(T) % 32 != 0 ||
+        calCount > src.GetSize() || calCount > dst.GetSize() || scaleCount > scale.GetSize() ||
+        (offsetTensor && (offsetCount != scaleCount || offsetCount > offsetTensor->GetSize())))
+        sfumato::ascendc::fail("AscendQuant: calCount " + std::to_string(calCount) + " in rows of scaleCount " +
+                               std::to_string(scaleCount) +
+                               " (whole rows of whole 32-byte blocks; an offset tensor of as many elements)");
+    const uint32_t rows = calCount / scaleCount;
+    LocalTensor<uint8_t> t = sharedTmpBuffer;
+    if (!t.valid() || t.GetSize() == 0) {
+        if (!PopStackBuffer<uint8_t, TPosition::LCM>(t))
+            sfumato::ascendc::fail("AscendQuant: no sharedTmpBuffer and no TPipe to take the scratch from");
+    }
+    const uint64_t need = uint64_t{calCount} * (std::is_same_v<T, float> ? 6 : 2);
+    if (t.GetSize() < need)
+        sfumato::ascendc::fail("AscendQuant: the sharedTmpBuffer must hold " + std::to_string(need) +
+                               " bytes (GetAscendQuantMaxMinTmpSize); it has " + std::to_string(t.GetSize()));
+    const LocalTensor<T> v = t.ReinterpretCast<T>();
+    sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(v, src, scale, rows, scaleCount);
+    if (offsetTensor)
+        sfumato_adv::row_vec<sfumato_adv::Bin::ADD>(v, v, *offsetTensor, rows, scaleCount);
+    else
+        Adds(v, v, offset, static_cast<int32_t>(calCount));
+    if constexpr (std::is_same_v<T, float>) {
+        const LocalTensor<half> h = t[calCount * 4].ReinterpretCast<half>();
+        Cast(h, v, RoundMode::CAST_RINT, calCount);
+        Cast(dst, h, RoundMode::CAST_RINT, calCount);
+    } else {
+        Cast(dst, v, RoundMode::CAST_RINT, calCount);
+    }
+}
+}  // namespace sfumato_quant
+
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const LocalTensor<T>& scaleTensor, const T offset,
+                 const uint32_t scaleCount, const uint32_t calCount) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, sharedTmpBuffer, scaleTensor, nullptr, offset, scaleCount, 0,
+                               calCount);
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<T>& scaleTensor, const T offset, const uint32_t scaleCount,
+                 const uint32_t calCount) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, LocalTensor<uint8_t>(), scaleTensor, nullptr, offset, scaleCount,
+                               0, calCount);
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const LocalTensor<T>& scaleTensor, const T offset) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, sharedTmpBuffer, scaleTensor, nullptr, offset,
+                               scaleTensor.GetSize(), 0, srcTensor.GetSize());
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<T>& scaleTensor, const T offset) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, LocalTensor<uint8_t>(), scaleTensor, nullptr, offset,
+                               scaleTensor.GetSize(), 0, srcTensor.GetSize());
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const LocalTensor<T>& scaleTensor,
+                 const LocalTensor<T>& offsetTensor, const uint32_t scaleCount, const uint32_t offsetCount,
+                 const uint32_t calCount) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, sharedTmpBuffer, scaleTensor, &offsetTensor, T{}, scaleCount,
+                               offsetCount, calCount);
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<T>& scaleTensor, const LocalTensor<T>& offsetTensor, const uint32_t scaleCount,
+                 const uint32_t offsetCount, const uint32_t calCount) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, LocalTensor<uint8_t>(), scaleTensor, &offsetTensor, T{},
+                               scaleCount, offsetCount, calCount);
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const LocalTensor<T>& scaleTensor,
+                 const LocalTensor<T>& offsetTensor) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, sharedTmpBuffer, scaleTensor, &offsetTensor, T{},
+                               scaleTensor.GetSize(), offsetTensor.GetSize(), srcTensor.GetSize());
+}
+template <class T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
+void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<T>& scaleTensor, const LocalTensor<T>& offsetTensor) {
+    sfumato_quant::per_channel(dstTensor, srcTensor, LocalTensor<uint8_t>(), scaleTensor, &offsetTensor, T{},
+                               scaleTensor.GetSize(), offsetTensor.GetSize(), srcTensor.GetSize());
+}
+
 // ---- AscendDequant (per column) ----
 template <class dstT, class scaleT, DeQuantMode mode = DeQuantMode::DEQUANT_WITH_SINGLE_ROW>
 void AscendDequant(const LocalTensor<dstT>& dstTensor, const LocalTensor<int32_t>& srcTensor,
                    const LocalTensor<scaleT>& deqScale, const LocalTensor<uint8_t>& sharedTmpBuffer,
                    DequantParams params) {
     static_assert((std::is_same_v<dstT, float> && std::is_same_v<scaleT, float>) ||
+                      (std::is_same_v<dstT, half> && (std::is_same_v<scaleT, float> || std::is_same_v<scaleT, half>)) ||
                       sfumato_unsupported::always_false<dstT>,
-                  "AscendC::AscendDequant: sfumato's Ascend C layer supports float scales into float only");
-    (void)sharedTmpBuffer;
+                  "AscendC::AscendDequant: sfumato's Ascend C layer supports float scales into float, and float or "
+                  "half scales into half");
     sfumato::ascendc::enter("AscendDequant");
     const uint64_t total = uint64_t{params.m} * params.n;
-    if (params.n == 0 || params.n % 8 != 0 || total > srcTensor.GetSize() || total > dstTensor.GetSize() ||
-        params.calCount > params.n || params.n > deqScale.GetSize())
+    if (params.n == 0 || params.n * sizeof(dstT) % 32 != 0 || total > srcTensor.GetSize() ||
+        total > dstTensor.GetSize() || params.calCount > params.n || params.n > deqScale.GetSize())
         sfumato::ascendc::fail("AscendDequant: DequantParams {m " + std::to_string(params.m) + ", n " +
                                std::to_string(params.n) + ", calCount " + std::to_string(params.calCount) +
-                               "} do not fit its tensors (n a multiple of 8, calCount <= n)");
-    Cast(dstTensor, srcTensor, RoundMode::CAST_NONE, static_cast<uint32_t>(total));
-    sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(dstTensor, dstTensor, deqScale, params.m, params.n);
+                               "} do not fit its tensors (rows of whole 32-byte blocks of dst, calCount <= n)");
+    if constexpr (std::is_same_v<dstT, float>) {
+        (void)sharedTmpBuffer;
+        Cast(dstTensor, srcTensor, RoundMode::CAST_NONE, static_cast<uint32_t>(total));
+        sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(dstTensor, dstTensor, deqScale, params.m, params.n);
+    } else {
+        // half: int32 -> float, times the (float) scale of each column, rounded to half (the chip's path);
+        // scratch: the float product (and a half scale converted to float)
+        LocalTensor<uint8_t> t = sharedTmpBuffer;
+        if (!t.valid() || t.GetSize() == 0) {
+            if (!PopStackBuffer<uint8_t, TPosition::LCM>(t))
+                sfumato::ascendc::fail("AscendDequant: no sharedTmpBuffer and no TPipe to take the scratch from");
+        }
+        const uint64_t need = total * 4 + (std::is_same_v<scaleT, half> ? uint64_t{params.n} * 4 : 0);
+        if (t.GetSize() < need)
+            sfumato::ascendc::fail("AscendDequant: into half the sharedTmpBuffer must hold " + std::to_string(need) +
+                                   " bytes (GetAscendDequantMaxMinTmpSize); it has " + std::to_string(t.GetSize()));
+        const LocalTensor<float> f = t.ReinterpretCast<float>();
+        Cast(f, srcTensor, RoundMode::CAST_NONE, static_cast<uint32_t>(total));
+        if constexpr (std::is_same_v<scaleT, float>) {
+            sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(f, f, deqScale, params.m, params.n);
+        } else {
+            const LocalTensor<float> sc = f[static_cast<uint32_t>(total)];
+            Cast(sc, deqScale, RoundMode::CAST_NONE, params.n);
+            sfumato_adv::row_vec<sfumato_adv::Bin::MUL>(f, f, sc, params.m, params.n);
+        }
+        Cast(dstTensor, f, RoundMode::CAST_RINT, static_cast<uint32_t>(total));
+    }
 }
 template <class dstT, class scaleT, DeQuantMode mode = DeQuantMode::DEQUANT_WITH_SINGLE_ROW>
 void AscendDequant(const LocalTensor<dstT>& dstTensor, const LocalTensor<int32_t>& srcTensor,

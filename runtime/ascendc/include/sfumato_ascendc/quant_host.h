@@ -1,7 +1,9 @@
 // Host functions giving the quantisation APIs' sharedTmpBuffer sizes (the reference's signatures), for
 // sfumato's kernels (quant.h): AscendQuant of float needs 6 bytes an element (the float result and its
-// half), of half 2; AscendDequant and AscendAntiQuant need none.
+// half), of half 2 (per tensor or per channel); AscendDequant into half 4 an element (the float product)
+// and 4 a column; AscendAntiQuant needs none.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "sfumato_ascendc/activation_host.h"
@@ -14,9 +16,11 @@ inline void GetAscendQuantMaxMinTmpSize(const ge::Shape& srcShape, const uint32_
                                         uint32_t& maxValue, uint32_t& minValue) {
     maxValue = minValue = sfumato_act::elems_bytes(srcShape, typeSize == 4 ? 6u : 2u);
 }
-inline void GetAscendDequantMaxMinTmpSize(const ge::Shape&, const uint32_t, uint32_t& maxValue,
+// Into half the float product of every element (and a half scale row as float); into float none.
+inline void GetAscendDequantMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, uint32_t& maxValue,
                                           uint32_t& minValue) {
-    maxValue = minValue = 0;
+    const int64_t n = srcShape.GetDimNum() ? srcShape.GetDim(srcShape.GetDimNum() - 1) : 0;
+    maxValue = minValue = sfumato_act::elems_bytes(srcShape, 4) + static_cast<uint32_t>(std::max<int64_t>(n, 0) * 4);
 }
 inline void GetAscendAntiQuantMaxMinTmpSize(const ge::Shape&, const ge::Shape&, bool, ge::DataType,
                                             ge::DataType, uint32_t& maxValue, uint32_t& minValue) {

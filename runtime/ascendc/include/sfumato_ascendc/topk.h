@@ -1,6 +1,7 @@
 // The advanced API's TopK (Atlas A2 forms TOPK_NORMAL and TOPK_NSMALL, which sfumato runs the same way)
-// over the basic layer: per row of srcValue [outter, inner] (inner a multiple of 32, n = inner valid):
-// the scores (negated with Muls for the k smallest), the indices (CreateVecIndex, or the caller's with
+// over the basic layer: per row of srcValue [outter, inner] (inner a multiple of 32, the first n valid):
+// the scores (negated with Muls for the k smallest; the inner - n padding columns set to the type's lowest
+// value with a masked Duplicate, so no sort picks them while k <= n), the indices (CreateVecIndex, or the caller's with
 // isInitIndex), one Sort32 and the MrgSort rounds of the advanced Sort (sort_adv.h), then the first k
 // values and indices out of the structures with GatherMask in counter mode (patterns 1 and 2), values
 // negated back for the smallest. dstValue rows are kPad = k rounded up to 32 bytes apart (dstIndex the
@@ -42,14 +43,15 @@ void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIn
     const uint32_t kk = static_cast<uint32_t>(k);
     constexpr uint32_t blk = 32 / sizeof(T);
     const uint32_t kpad = (kk + blk - 1) / blk * blk, kpad_i = (kk + 7) / 8 * 8;
-    if (topKInfo.outter <= 0 || topKInfo.inner <= 0 || inner % 32 != 0 || topKInfo.n != topKInfo.inner ||
-        k <= 0 || kk > inner || uint64_t{outter} * inner > srcValueLocal.GetSize() ||
+    const uint32_t valid = static_cast<uint32_t>(topKInfo.n);
+    if (topKInfo.outter <= 0 || topKInfo.inner <= 0 || inner % 32 != 0 || topKInfo.n <= 0 || valid > inner ||
+        k <= 0 || kk > valid || uint64_t{outter} * inner > srcValueLocal.GetSize() ||
         uint64_t{outter} * kpad > dstValueLocal.GetSize() ||
         uint64_t{outter} * kpad_i > dstIndexLocal.GetSize())
         sfumato::ascendc::fail(
             "TopK: outter " + std::to_string(topKInfo.outter) + ", inner " + std::to_string(topKInfo.inner) +
             ", n " + std::to_string(topKInfo.n) + ", k " + std::to_string(k) +
-            " (inner a multiple of 32, n = inner, 0 < k <= inner, the tensors large enough)");
+            " (inner a multiple of 32, 0 < n <= inner, 0 < k <= n, the tensors large enough)");
     if (tmpLocal.GetSize() < sfumato_topk::row_bytes(inner, kk))
         sfumato::ascendc::fail("TopK: tmpLocal of " + std::to_string(tmpLocal.GetSize()) +
                                " bytes, a row needs " + std::to_string(sfumato_topk::row_bytes(inner, kk)) +
@@ -64,6 +66,16 @@ void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIn
     for (uint32_t r = 0; r < outter; ++r) {
         Muls(score, srcValueLocal[r * inner], static_cast<T>(isLargest ? 1.0f : -1.0f),
              static_cast<int32_t>(inner));
+        if (valid < inner) {  // the padding columns: the lowest value (a masked Duplicate per repeat)
+            constexpr uint32_t lanes = 256 / sizeof(T);
+            const T lowest = static_cast<T>(std::is_same_v<T, float> ? -3.4028234663852886e38f : -65504.0f);
+            for (uint32_t c = valid / blk * blk; c < inner; c += lanes) {
+                uint64_t m[2] = {0, 0};
+                for (uint32_t l = 0; l < lanes && c + l < inner; ++l)
+                    if (c + l >= valid) m[l / 64] |= uint64_t{1} << (l % 64);
+                Duplicate(score[c], lowest, m, 1, 1, 8);
+            }
+        }
         const LocalTensor<uint32_t> idx = isInitIndex ? srcIndexLocal.ReinterpretCast<uint32_t>()
                                                       : index;  // the caller's: one row of inner
         Sort<T, true>(sortA, score, idx, sortB, blocks);

@@ -9,6 +9,7 @@
 // Simplified: WelfordFinalize without counts (its formula is not in the public text sfumato read) and half
 // inputs are compile-time errors naming the API.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -97,27 +98,24 @@ void WelfordUpdate(const LocalTensor<U>& outputMean, const LocalTensor<U>& outpu
                                                tmp, para);
 }
 
-template <bool isReuseSource = false>
-void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
+namespace sfumato_welford {
+// WelfordFinalize over abLength partial results with weights (counts) c_i in cf:
+// mean = rRec * sum c_i mean_i (or abRec * sum mean_i when every weight is rnLength: `plainMean`),
+// var = rRec * sum (var_i + c_i (mean_i - mean)^2).
+inline void finalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
                      const LocalTensor<float>& inputMean, const LocalTensor<float>& inputVariance,
-                     const LocalTensor<int32_t>& counts, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                     WelfordFinalizePara& para) {
-    sfumato::ascendc::enter("WelfordFinalize");
+                     const LocalTensor<float>& cf, const LocalTensor<float>& t, const LocalTensor<float>& blk,
+                     const WelfordFinalizePara& para, bool plainMean) {
     const uint32_t ab = para.abLength;
-    if (ab == 0 || ab > 64 || ab > inputMean.GetSize() || ab > inputVariance.GetSize() ||
-        ab > counts.GetSize() || outputMean.GetSize() < 8 || outputVariance.GetSize() < 8)
-        sfumato::ascendc::fail("WelfordFinalize: abLength " + std::to_string(ab) +
-                               " (1..64 partial results, the outputs a 32-byte block each)");
-    if (sharedTmpBuffer.GetSize() < 3 * 256)
-        sfumato::ascendc::fail("WelfordFinalize: sharedTmpBuffer of " +
-                               std::to_string(sharedTmpBuffer.GetSize()) +
-                               " bytes, it needs 768 (GetWelfordFinalizeMaxMinTmpSize)");
-    const LocalTensor<float> cf = sharedTmpBuffer.ReinterpretCast<float>(), t = cf[64], blk = cf[128];
     const int32_t n = static_cast<int32_t>(ab);
-    Cast(cf, counts, RoundMode::CAST_NONE, ab);
-    Mul(t, cf, inputMean, n);
-    WholeReduceSum(outputMean, t, static_cast<uint64_t>(ab), 1, 1, 1, 8);
-    Muls(outputMean, outputMean, para.rRec, 1);
+    if (plainMean) {
+        Muls(t, inputMean, para.abRec, n);
+        WholeReduceSum(outputMean, t, static_cast<uint64_t>(ab), 1, 1, 1, 8);
+    } else {
+        Mul(t, cf, inputMean, n);
+        WholeReduceSum(outputMean, t, static_cast<uint64_t>(ab), 1, 1, 1, 8);
+        Muls(outputMean, outputMean, para.rRec, 1);
+    }
     Brcb(blk, outputMean, 1, BrcbRepeatParams{1, 8});
     Sub(t, inputMean, blk, static_cast<uint64_t>(ab), 1, BinaryRepeatParams{1, 1, 0, 8, 8, 0});
     Mul(t, t, t, n);
@@ -125,6 +123,34 @@ void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<flo
     Add(t, t, inputVariance, n);
     WholeReduceSum(outputVariance, t, static_cast<uint64_t>(ab), 1, 1, 1, 8);
     Muls(outputVariance, outputVariance, para.rRec, 1);
+}
+inline void check_finalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
+                           const LocalTensor<float>& inputMean, const LocalTensor<float>& inputVariance,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, const WelfordFinalizePara& para) {
+    const uint32_t ab = para.abLength;
+    if (ab == 0 || ab > 64 || ab > inputMean.GetSize() || ab > inputVariance.GetSize() ||
+        outputMean.GetSize() < 8 || outputVariance.GetSize() < 8)
+        sfumato::ascendc::fail("WelfordFinalize: abLength " + std::to_string(ab) +
+                               " (1..64 partial results, the outputs a 32-byte block each)");
+    if (sharedTmpBuffer.GetSize() < 3 * 256)
+        sfumato::ascendc::fail("WelfordFinalize: sharedTmpBuffer of " + std::to_string(sharedTmpBuffer.GetSize()) +
+                               " bytes, it needs 768 (GetWelfordFinalizeMaxMinTmpSize)");
+}
+}  // namespace sfumato_welford
+
+template <bool isReuseSource = false>
+void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
+                     const LocalTensor<float>& inputMean, const LocalTensor<float>& inputVariance,
+                     const LocalTensor<int32_t>& counts, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                     WelfordFinalizePara& para) {
+    sfumato::ascendc::enter("WelfordFinalize");
+    sfumato_welford::check_finalize(outputMean, outputVariance, inputMean, inputVariance, sharedTmpBuffer, para);
+    if (para.abLength > counts.GetSize())
+        sfumato::ascendc::fail("WelfordFinalize: abLength " + std::to_string(para.abLength) + " exceeds the " +
+                               std::to_string(counts.GetSize()) + " counts");
+    const LocalTensor<float> cf = sharedTmpBuffer.ReinterpretCast<float>(), t = cf[64], blk = cf[128];
+    Cast(cf, counts, RoundMode::CAST_NONE, para.abLength);
+    sfumato_welford::finalize(outputMean, outputVariance, inputMean, inputVariance, cf, t, blk, para, false);
 }
 template <bool isReuseSource = false>
 void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
@@ -135,11 +161,39 @@ void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<flo
         sfumato::ascendc::fail("WelfordFinalize: no UB left for its scratch (the TPipe took it all)");
     WelfordFinalize<isReuseSource>(outputMean, outputVariance, inputMean, inputVariance, counts, tmp, para);
 }
+// Without counts: the first headCountLength partial results weigh headCount, the other tailCountLength
+// tailCount; with no tail every one weighs rnLength and the mean is abRec times the sum of the means.
 template <bool isReuseSource = false>
-void WelfordFinalize(const LocalTensor<float>&, const LocalTensor<float>&, const LocalTensor<float>&,
-                     const LocalTensor<float>&, const LocalTensor<uint8_t>&, WelfordFinalizePara&) {
-    static_assert(sfumato_unsupported::always_false<std::integral_constant<bool, isReuseSource>>,
-                  "AscendC::WelfordFinalize without counts is not supported by sfumato's Ascend C layer");
+void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
+                     const LocalTensor<float>& inputMean, const LocalTensor<float>& inputVariance,
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, WelfordFinalizePara& para) {
+    sfumato::ascendc::enter("WelfordFinalize");
+    sfumato_welford::check_finalize(outputMean, outputVariance, inputMean, inputVariance, sharedTmpBuffer, para);
+    const LocalTensor<float> cf = sharedTmpBuffer.ReinterpretCast<float>(), t = cf[64], blk = cf[128];
+    const int32_t n = static_cast<int32_t>(para.abLength);
+    const bool noTail = para.tailCountLength == 0 || para.tailCount == 0;
+    if (!noTail && para.headCountLength + para.tailCountLength != para.abLength)
+        sfumato::ascendc::fail("WelfordFinalize: headCountLength " + std::to_string(para.headCountLength) +
+                               " + tailCountLength " + std::to_string(para.tailCountLength) + " is not abLength " +
+                               std::to_string(para.abLength));
+    if (noTail) {
+        Duplicate(cf, static_cast<float>(para.rnLength), n);
+    } else {
+        Duplicate(cf, static_cast<float>(para.tailCount), n);
+        if (para.headCountLength > 0)
+            Duplicate(cf, static_cast<float>(para.headCount),
+                      static_cast<int32_t>(std::min(para.headCountLength, para.abLength)));
+    }
+    sfumato_welford::finalize(outputMean, outputVariance, inputMean, inputVariance, cf, t, blk, para, noTail);
+}
+template <bool isReuseSource = false>
+void WelfordFinalize(const LocalTensor<float>& outputMean, const LocalTensor<float>& outputVariance,
+                     const LocalTensor<float>& inputMean, const LocalTensor<float>& inputVariance,
+                     WelfordFinalizePara& para) {
+    LocalTensor<uint8_t> tmp;
+    if (!PopStackBuffer<uint8_t, TPosition::LCM>(tmp))
+        sfumato::ascendc::fail("WelfordFinalize: no UB left for its scratch (the TPipe took it all)");
+    WelfordFinalize<isReuseSource>(outputMean, outputVariance, inputMean, inputVariance, tmp, para);
 }
 
 }  // namespace AscendC

@@ -12,6 +12,10 @@
 
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/activation_host.h"
+#include "sfumato_ascendc/math_host.h"
+#include "sfumato_ascendc/reduce_host.h"
+#include "sfumato_ascendc/layout_host.h"
+#include "sfumato_ascendc/norm_more_host.h"
 #include "sfumato_ascendc/norm_host.h"
 #include "sfumato_ascendc/quant_host.h"
 #include "sfumato_ascendc/securec.h"
@@ -231,6 +235,16 @@ protected:
     int32_t m_dim = -1, m_singleM = -1, m_singleN = -1, m_singleK = -1;
     int32_t m_mDim = 1, m_nDim = 1;
     bool m_split_k = false;
+};
+
+// A batch of matmuls of one shape on one core (the kernel's IterateBatch walks the batch): the one-core
+// tiling of one [M, N, K] with BatchNum set; SetBatchInfoForNormal gives the batch counts and the shape of
+// the NORMAL layout (each matrix contiguous).
+class BatchMatmulTiling : public MatmulApiTiling {
+public:
+    BatchMatmulTiling() = default;
+    explicit BatchMatmulTiling(const platform_ascendc::PlatformAscendC& platform) : MatmulApiTiling(platform) {}
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k);
 };
 
 }  // namespace matmul_tiling
