@@ -23,7 +23,8 @@
 // summed over ranks, then the SGD step). The step's memory plan per chip (runtime/graph/
 // train_memory.h: one arena for the forward and the backward, in-place gradients, optional
 // recomputation) is printed with its peak and the chip's headroom; --plan-only prints it and
-// simulates nothing.
+// simulates nothing. --layout on (the default) keeps activations and gradients in NC1HWC0 through
+// the chains of ops whose forward and backward run in it (runtime/graph/train_layout.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -97,8 +98,12 @@ void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_
         std::printf("  layout: off (activations and gradients in ND; every convolution converts its operands)\n");
     } else {
         auto n = [&](const char* part, const char* k) { return l.contains(part) ? l[part].value(k, 0) : 0; };
-        std::printf("  layout: NC1HWC0 kept across forward and backward chains; conversions forward %d -> %d (%d saved), "
+        // On, but no chain kept (no Conv of this model and chip writes NC1HWC0): the ND step.
+        const bool kept = n("forward", "saved") > 0 || n("backward", "items_in_nc1hwc0") > 0;
+        std::printf("  layout: %s; conversions forward %d -> %d (%d saved), "
                     "backward %d -> %d (%d saved: %d TransData, %d in-kernel; %d backward items on NC1HWC0)\n",
+                    kept ? "NC1HWC0 kept across forward and backward chains"
+                         : "on, nothing kept in NC1HWC0 (no Conv here writes it)",
                     n("forward", "before"), n("forward", "after"), n("forward", "saved"), n("backward", "before"),
                     n("backward", "after"), n("backward", "saved"), n("backward", "transdata"),
                     n("backward", "in_kernel"), n("backward", "items_in_nc1hwc0"));
@@ -128,7 +133,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd", layout = "off", dropout = "off";
+                recompute = "off", optimizer = "sgd", layout = "on", dropout = "off";
     bool plan_only = false;
     std::vector<std::string> dim_args;
     int64_t batch = 1, ls_window = 2000;
@@ -169,9 +174,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "recompute", po::value<std::string>(&recompute)->default_value("off"),
         "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
         "instead of keeping them | off")(
-        "layout", po::value<std::string>(&layout)->default_value("off"),
+        "layout", po::value<std::string>(&layout)->default_value("on"),
         "on: activations and gradients stay in NC1HWC0 across convolutions, batch norms, ReLUs, residual adds "
-        "and pooling (TransData only at the boundaries) | off: everything ND")(
+        "and pooling (TransData only at the boundaries) | off: everything ND, each convolution converts its "
+        "operands")(
         "dim", po::value<std::vector<std::string>>(&dim_args)->composing(),
         "NAME=V: the value of an input's symbolic dimension other than the batch (e.g. --dim seq=128); "
         "repeatable")(

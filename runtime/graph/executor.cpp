@@ -236,8 +236,10 @@ void Executor::issue_steps(const std::vector<ref::HostTensor>& inputs) {
 // been reused yet.
 void Executor::watch_step(size_t s) {
     std::shared_ptr<Task> last = m_step_tasks[s].back();
+    const StepWatch watch = m_watch;  // the watch of this issue (a later issue may set another)
+    const bool nc1hwc0 = m_watch_5hd;
     if (last->done) {
-        m_watch(s, read_step_outputs(s));
+        watch(s, read_step_outputs(s, nc1hwc0));
         return;
     }
     sc_core::sc_spawn_options o;
@@ -246,25 +248,47 @@ void Executor::watch_step(size_t s) {
     o.set_sensitivity(&last->done_event);
     auto fired = std::make_shared<bool>(false);
     sc_core::sc_spawn(
-        [this, s, last, fired] {
+        [this, s, last, fired, watch, nc1hwc0] {
             if (*fired || !last->done) return;
             *fired = true;
-            m_watch(s, read_step_outputs(s));
+            watch(s, read_step_outputs(s, nc1hwc0));
         },
         sc_core::sc_gen_unique_name("graph_step_watch"), &o);
 }
 
-std::vector<ref::HostTensor> Executor::read_step_outputs(size_t s) {
+namespace {
+
+// An NC1HWC0 tensor's storage [N, C1, spatial..., C0] as its logical [N, C, spatial...] values
+// (the padding channels dropped).
+ref::HostTensor logical_of_nc1hwc0(const std::vector<uint8_t>& bytes, const ops::TensorRef& r) {
+    const int64_t c0 = 32 / static_cast<int64_t>(isa::dtype_size(r.dtype));
+    const int64_t n = r.shape[0], c = r.shape[1], c1 = (c + c0 - 1) / c0;
+    int64_t pix = 1;
+    for (size_t d = 2; d < r.shape.size(); ++d) pix *= r.shape[d];
+    const ref::HostTensor st = ref::from_device_bytes(bytes.data(), r.dtype, r.elem, {n, c1, pix, c0});
+    ref::HostTensor out(r.elem, r.shape);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t p = 0; p < pix; ++p)
+                out.data[static_cast<size_t>((i * c + ch) * pix + p)] =
+                    st.data[static_cast<size_t>(((i * c1 + ch / c0) * pix + p) * c0 + ch % c0)];
+    return out;
+}
+
+}  // namespace
+
+std::vector<ref::HostTensor> Executor::read_step_outputs(size_t s, bool nc1hwc0) {
     std::vector<ref::HostTensor> outs;
     IBackingStore* gm = m_rt.device().dev().gm();
     for (int t : m_plan.steps[s].out) {
         outs.emplace_back();
         if (t < 0 || !gm) continue;
         const ops::TensorRef& r = m_refs[static_cast<size_t>(t)];
-        if (r.format != ops::Format::ND || !r.contiguous() || r.storage_bytes() == 0) continue;
+        const bool c0 = nc1hwc0 && r.format == ops::Format::NC1HWC0 && r.shape.size() >= 3;
+        if ((r.format != ops::Format::ND && !c0) || !r.contiguous() || r.storage_bytes() == 0) continue;
         std::vector<uint8_t> bytes(r.storage_bytes());
         gm->read(r.addr, bytes.data(), bytes.size());
-        outs.back() = ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape);
+        outs.back() = c0 ? logical_of_nc1hwc0(bytes, r) : ref::from_device_bytes(bytes.data(), r.dtype, r.elem, r.shape);
     }
     return outs;
 }

@@ -57,11 +57,15 @@ public:
     // every step but launch no kernel (another rank's kernels stand for these).
     void skip_kernels(bool on) { m_skip_kernels = on; }
     // Functional mode: called once each step's kernels have completed, with the step's output
-    // tensors as the device holds them (ND contiguous ones; others are passed empty), read
-    // without simulated time and before a later step can reuse their memory. Watching changes
-    // no cycle: nothing is issued to the device.
+    // tensors as the device holds them (ND contiguous ones, and with `nc1hwc0` contiguous NC1HWC0
+    // ones as their logical NCHW values; others are passed empty), read without simulated time
+    // and before a later step can reuse their memory. Watching changes no cycle: nothing is
+    // issued to the device. A step's completion calls the watch in effect when it was issued.
     using StepWatch = std::function<void(size_t step, const std::vector<ref::HostTensor>& outs)>;
-    void watch_steps(StepWatch f) { m_watch = std::move(f); }
+    void watch_steps(StepWatch f, bool nc1hwc0 = false) {
+        m_watch = std::move(f);
+        m_watch_5hd = nc1hwc0;
+    }
     // Emits the graph-op track (one per stream) into the runtime's trace for the
     // last inference.
     void emit_trace() const;
@@ -91,10 +95,11 @@ private:
     std::vector<std::vector<std::shared_ptr<Task>>> m_step_tasks;
     std::function<void(size_t)> m_on_step;
     StepWatch m_watch;
+    bool m_watch_5hd = false;
     void issue_steps(const std::vector<ref::HostTensor>& inputs);
     void fix_kernels(size_t s);
     void watch_step(size_t s);
-    std::vector<ref::HostTensor> read_step_outputs(size_t s);
+    std::vector<ref::HostTensor> read_step_outputs(size_t s, bool nc1hwc0);
 };
 
 // Elementwise comparison of a result with an expected tensor: |got - want| <=

@@ -99,14 +99,23 @@ void Builder::conv(const PlanStep& st, int gz) {
             done = true;
         } else {
             // X as the forward kept it (the kernel reads NC1HWC0 X without converting it); dZ
-            // in NCHW (read as M rows of pixels).
+            // in NC1HWC0 as the backward keeps it where the kernel takes it (2-byte types: its
+            // fractals transposed into L0A), else NCHW (read as M rows of pixels).
             ++m_tp.layout.before;
             try {
                 const ref::Attrs a = attrs_of({{"kernel_shape", ref::Attr::of_ints({ws[2], ws[3]})},
                                                {"strides", ref::Attr::of_ints(s)},
                                                {"pads", ref::Attr::of_ints(p)},
                                                {"dilations", ref::Attr::of_ints({1, 1})}});
-                emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), nd(gz, st.name + "/dZ")}, wg);
+                bool dz5 = false;
+                if (c0(gz)) {
+                    try {
+                        emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), gz}, wg);
+                        dz5 = true;
+                    } catch (const ops::UnsupportedError&) {
+                    }
+                }
+                if (!dz5) emit(st.name + "/dW", "Conv2DBackpropFilter", 1, a, {fwd(x), nd(gz, st.name + "/dZ")}, wg);
                 if (c0(fwd(x)))
                     ++m_tp.layout.kept;
                 else

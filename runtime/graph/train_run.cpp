@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "runtime/graph/executor.h"
 #include "runtime/graph/train_step.h"
@@ -203,6 +204,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     while (loss_item < tp.backward.size() && tp.backward[loss_item].desc.op_type != "LossGrad") ++loss_item;
     std::vector<std::vector<KernelDesc>> bwd, upd;
     for (const TrainItem& it : tp.backward) bwd.push_back(kernels_of(it, refs, ws));
+    const std::set<int> sources = functional ? decision_sources(*ts.plan, tp) : std::set<int>{};
     double S = scaling ? ts.scaling.init : 1.0;
     int64_t good = 0, applied = 0;
     for (int s = 0; s < ts.steps; ++s) {
@@ -220,6 +222,17 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
             upd.push_back(plain ? kernels_of(it, refs, ws)
                                 : kernels_of(with_attrs(it, ts.opt.update_attrs(ts.opt.step + applied, 1.0 / S), info),
                                              refs, ws));
+        if (functional) {
+            // The forward values the backward's decisions read, as this step's forward writes them.
+            out.forward_seen.emplace_back();
+            ex.watch_steps(
+                [&fs = out.forward_seen, i = out.forward_seen.size() - 1, &sources, &p = *ts.plan](
+                    size_t st, const std::vector<ref::HostTensor>& o) {
+                    for (size_t k = 0; k < o.size() && k < p.steps[st].out.size(); ++k)
+                        if (sources.count(p.steps[st].out[k]) && !o[k].data.empty()) fs[i][p.steps[st].out[k]] = o[k];
+                },
+                true);
+        }
         if (!follower) ex.issue(ts.inputs[r]);
         for (size_t i = 0; i < tp.backward.size(); ++i) {
             const int done = tp.backward[i].completes_bucket;

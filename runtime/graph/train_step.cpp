@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "runtime/graph/executor.h"
@@ -156,10 +157,98 @@ StepTimes step_times(const std::vector<RankRun>& runs) {
     return st;
 }
 
+std::vector<size_t> decision_inputs(const TrainItem& it) {
+    const std::string& op = it.desc.op_type;
+    // ActivationGrad(x, dy) = f'(x) dy: a kinked f (HardSigmoid, LeakyRelu, Abs, ...) switches
+    // f' at a threshold; a smooth f' moves by the forward's rounding only, so x from the device
+    // costs nothing there. (Comparisons feeding a Where, such as PRelu's or Max's, are
+    // forward-only items and follow the device through Where's condition.)
+    if (op == "ReluGrad" || op == "ClipGrad" || op == "ActivationGrad") return {0};
+    if (op == "MaxPoolGrad") return {0, 1};
+    if (op == "Where") return {0};
+    return {};
+}
+
+namespace {
+
+// Per train tensor: its value is a function of forward values and constants only (no gradient
+// enters it): forward tensors, constants, the target, and the outputs of backward items that read
+// only such tensors (a TransData or Slice of an activation, an Equal of two, a recomputation).
+std::vector<char> forward_only(const TrainPlan& tp) {
+    std::vector<char> f(tp.tensors.size(), 0);
+    auto of = [&](int id) {
+        while (tp.tensors[static_cast<size_t>(id)].kind == TrainTensor::Kind::Alias) id = tp.tensors[static_cast<size_t>(id)].alias;
+        return f[static_cast<size_t>(id)] != 0;
+    };
+    for (size_t i = 0; i < tp.tensors.size(); ++i) {
+        const TrainTensor::Kind k = tp.tensors[i].kind;
+        f[i] = k == TrainTensor::Kind::Forward || k == TrainTensor::Kind::Const || k == TrainTensor::Kind::Target;
+    }
+    for (const TrainItem& it : tp.backward) {
+        bool all = true;
+        for (int t : it.in) all = all && (t < 0 || of(t));
+        for (int t : it.out)
+            if (t >= 0) f[static_cast<size_t>(t)] = all;
+    }
+    for (size_t i = 0; i < tp.tensors.size(); ++i) f[i] = of(static_cast<int>(i));
+    return f;
+}
+
+}  // namespace
+
+std::set<int> decision_sources(const Plan& p, const TrainPlan& tp) {
+    const std::vector<char> fo = forward_only(tp);
+    std::vector<int> item_of(tp.tensors.size(), -1), step_of(p.tensors.size(), -1);
+    for (size_t i = 0; i < tp.backward.size(); ++i)
+        for (int t : tp.backward[i].out)
+            if (t >= 0) item_of[static_cast<size_t>(t)] = static_cast<int>(i);
+    for (size_t s = 0; s < p.steps.size(); ++s)
+        for (int t : p.steps[s].out)
+            if (t >= 0) step_of[static_cast<size_t>(t)] = static_cast<int>(s);
+    std::set<int> out, seen_plan;
+    std::set<int> seen;
+    // A plan tensor: a computing step's output is recorded; a view's or a TransData's source is
+    // followed (the host gives them their source's values).
+    std::function<void(int)> plan_tensor = [&](int t) {
+        if (t < 0 || !seen_plan.insert(t).second) return;
+        const PlanTensor& pt = p.tensors[static_cast<size_t>(t)];
+        const int s = step_of[static_cast<size_t>(t)];
+        if (s < 0) {
+            if (pt.kind == PlanTensor::Kind::View && pt.base >= 0) plan_tensor(pt.base);
+            return;
+        }
+        const PlanStep& st = p.steps[static_cast<size_t>(s)];
+        if (st.view || st.op_type == "TransData") {
+            for (int i : st.in) plan_tensor(i);
+            return;
+        }
+        out.insert(t);
+    };
+    std::function<void(int)> train_tensor = [&](int id) {
+        if (id < 0 || !fo[static_cast<size_t>(id)] || !seen.insert(id).second) return;
+        const TrainTensor& t = tp.tensors[static_cast<size_t>(id)];
+        if (t.kind == TrainTensor::Kind::Alias) return train_tensor(t.alias);
+        if (t.kind == TrainTensor::Kind::Forward) return plan_tensor(t.plan);
+        if (item_of[static_cast<size_t>(id)] >= 0)
+            for (int i : tp.backward[static_cast<size_t>(item_of[static_cast<size_t>(id)])].in) train_tensor(i);
+    };
+    for (const TrainItem& it : tp.backward)
+        for (size_t k : decision_inputs(it))
+            if (k < it.in.size()) train_tensor(it.in[k]);
+    return out;
+}
+
 std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
-                                              const std::map<int, ref::HostTensor>* weights, double loss_mult) {
+                                              const std::map<int, ref::HostTensor>* weights, double loss_mult,
+                                              const std::map<int, ref::HostTensor>* device_forward) {
     const Plan& p = *ts.plan;
     std::vector<std::shared_ptr<ref::HostTensor>> fwd(p.tensors.size());
+    // The device's forward values (dev), where given; views and TransData steps of them follow.
+    std::vector<std::shared_ptr<ref::HostTensor>> dev(p.tensors.size());
+    if (device_forward)
+        for (const auto& [t, v] : *device_forward)
+            if (t >= 0 && static_cast<size_t>(t) < dev.size() && !v.data.empty())
+                dev[static_cast<size_t>(t)] = std::make_shared<ref::HostTensor>(v);
     for (size_t i = 0; i < p.tensors.size(); ++i) {
         const PlanTensor& t = p.tensors[i];
         if (t.kind != PlanTensor::Kind::Weight || !t.weight) continue;
@@ -172,50 +261,94 @@ std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
     }
     for (size_t i = 0; i < p.inputs.size(); ++i) fwd[static_cast<size_t>(p.inputs[i])] = std::make_shared<ref::HostTensor>(ts.inputs[r][i]);
     for (const PlanStep& st : p.steps) {
-        std::vector<const ref::HostTensor*> in;
+        std::vector<const ref::HostTensor*> in, din;
+        bool other = false;  // a device value differs from the host's among the inputs
         for (int t : st.in) {
             // A view the layout pass made (same bytes in ND as its NC1HWC0 base): the base's values.
             const PlanTensor& pt = p.tensors[static_cast<size_t>(std::max(t, 0))];
-            if (t >= 0 && !fwd[static_cast<size_t>(t)] && pt.kind == PlanTensor::Kind::View && pt.base >= 0)
+            if (t >= 0 && !fwd[static_cast<size_t>(t)] && pt.kind == PlanTensor::Kind::View && pt.base >= 0) {
                 fwd[static_cast<size_t>(t)] = fwd[static_cast<size_t>(pt.base)];
+                dev[static_cast<size_t>(t)] = dev[static_cast<size_t>(pt.base)];
+            }
             in.push_back(t >= 0 ? fwd[static_cast<size_t>(t)].get() : nullptr);
+            const bool d = t >= 0 && dev[static_cast<size_t>(t)];
+            other = other || d;
+            din.push_back(d ? dev[static_cast<size_t>(t)].get() : in.back());
         }
         if (st.op_type == "TransData") {  // a layout conversion: the same values
             fwd[static_cast<size_t>(st.out[0])] = fwd[static_cast<size_t>(st.in[0])];
+            dev[static_cast<size_t>(st.out[0])] = dev[static_cast<size_t>(st.in[0])];
             continue;
         }
         ref::RefNode n{st.name, st.op_type, st.desc.opset, st.desc.attrs, static_cast<int>(st.out.size())};
         std::vector<ref::HostTensor> o = ref::run_ref(n, in);
+        // A view of device values: the same view of them (a computing step's output is recorded).
+        std::vector<ref::HostTensor> d;
+        if (st.view && other) d = ref::run_ref(n, din);
         for (size_t k = 0; k < st.out.size() && k < o.size(); ++k)
             if (st.out[k] >= 0) {
                 o[k].type = p.tensors[static_cast<size_t>(st.out[k])].ref.elem;
                 ref::round_to_type(o[k]);
                 fwd[static_cast<size_t>(st.out[k])] = std::make_shared<ref::HostTensor>(std::move(o[k]));
+                if (k < d.size() && !dev[static_cast<size_t>(st.out[k])]) {
+                    d[k].type = o[k].type;
+                    ref::round_to_type(d[k]);
+                    dev[static_cast<size_t>(st.out[k])] = std::make_shared<ref::HostTensor>(std::move(d[k]));
+                }
             }
     }
     const TrainPlan& tp = ts.tp;
-    std::vector<std::shared_ptr<ref::HostTensor>> h(tp.tensors.size());
+    // h: the host's values; hd: the same where they derive from the device's forward (only the
+    // tensors that depend on forward values alone, read by the backward's decisions).
+    std::vector<std::shared_ptr<ref::HostTensor>> h(tp.tensors.size()), hd(tp.tensors.size());
     for (size_t i = 0; i < tp.tensors.size(); ++i) {
         const TrainTensor& t = tp.tensors[i];
-        if (t.kind == TrainTensor::Kind::Forward) h[i] = fwd[static_cast<size_t>(t.plan)];
-        else if (t.kind == TrainTensor::Kind::Const) h[i] = std::make_shared<ref::HostTensor>(*t.value);
-        else if (t.kind == TrainTensor::Kind::Target) h[i] = std::make_shared<ref::HostTensor>(ts.targets[r]);
+        if (t.kind == TrainTensor::Kind::Forward) {
+            h[i] = fwd[static_cast<size_t>(t.plan)];
+            hd[i] = dev[static_cast<size_t>(t.plan)] ? dev[static_cast<size_t>(t.plan)] : h[i];
+        } else if (t.kind == TrainTensor::Kind::Const) {
+            h[i] = hd[i] = std::make_shared<ref::HostTensor>(*t.value);
+        } else if (t.kind == TrainTensor::Kind::Target) {
+            h[i] = hd[i] = std::make_shared<ref::HostTensor>(ts.targets[r]);
+        }
     }
+    const std::vector<char> fo = device_forward ? forward_only(tp) : std::vector<char>(tp.tensors.size(), 0);
     auto get = [&](int id) { return host_alias(tp, h, id); };
+    auto get_dev = [&](int id) { return host_alias(tp, hd, id); };
     for (const TrainItem& it : tp.backward) {
         std::vector<const ref::HostTensor*> in;
         for (int t : it.in) in.push_back(t >= 0 ? get(t) : nullptr);
+        // Forward-only items also run on the device's forward values (when any differs).
+        bool derived = device_forward != nullptr, other = false;
+        std::vector<const ref::HostTensor*> din;
+        for (size_t k = 0; k < it.in.size() && derived; ++k) {
+            const int t = it.in[k];
+            derived = t < 0 || fo[static_cast<size_t>(t)];
+            din.push_back(t >= 0 && derived ? get_dev(t) : in[k]);
+            other = other || din.back() != in[k];
+        }
+        const int out = it.out[0];
         if (it.desc.op_type == "TransData") {  // a layout conversion: the same values
-            h[static_cast<size_t>(it.out[0])] = std::make_shared<ref::HostTensor>(*in.at(0));
+            h[static_cast<size_t>(out)] = std::make_shared<ref::HostTensor>(*in.at(0));
+            if (derived) hd[static_cast<size_t>(out)] = other ? std::make_shared<ref::HostTensor>(*din.at(0)) : h[static_cast<size_t>(out)];
             continue;
         }
+        // The decisions from the device's forward.
+        if (device_forward)
+            for (size_t k : decision_inputs(it))
+                if (k < it.in.size() && it.in[k] >= 0 && fo[static_cast<size_t>(it.in[k])]) in[k] = get_dev(it.in[k]);
         ref::RefNode n{it.desc.name, it.desc.op_type, it.desc.opset, it.desc.attrs, 1};
         if (it.desc.op_type == "LossGrad" && loss_mult != 1)
             n.attrs.set("scale", ref::Attr::of_float(it.desc.attrs.get_float("scale", 1) * loss_mult));
-        std::vector<ref::HostTensor> o = ref::run_ref(n, in);
-        o[0].type = tp.tensors[static_cast<size_t>(it.out[0])].ref.elem;
-        ref::round_to_type(o[0]);
-        h[static_cast<size_t>(it.out[0])] = std::make_shared<ref::HostTensor>(std::move(o[0]));
+        const ref::ElemType type = tp.tensors[static_cast<size_t>(out)].ref.elem;
+        auto eval = [&](const std::vector<const ref::HostTensor*>& args) {
+            std::vector<ref::HostTensor> o = ref::run_ref(n, args);
+            o[0].type = type;
+            ref::round_to_type(o[0]);
+            return std::make_shared<ref::HostTensor>(std::move(o[0]));
+        };
+        h[static_cast<size_t>(out)] = eval(in);
+        if (derived) hd[static_cast<size_t>(out)] = other ? eval(din) : h[static_cast<size_t>(out)];
     }
     std::map<int, ref::HostTensor> g;
     for (size_t i = 0; i < tp.tensors.size(); ++i)
@@ -288,10 +421,11 @@ struct HostReplay {
     }
 
     // One step over every rank's data; the device's decision to skip it is checked.
-    void step(size_t ranks, const StepRecord& device, size_t k, Comparer& cmp) {
+    void step(const std::vector<RankRun>& runs, const StepRecord& device, size_t k, Comparer& cmp) {
         sum.clear();
-        for (uint32_t r = 0; r < ranks; ++r)
-            for (auto& [id, t] : host_gradients(ts, r, &weights, scale)) {
+        for (uint32_t r = 0; r < runs.size(); ++r)
+            for (auto& [id, t] : host_gradients(ts, r, &weights, scale,
+                                                k < runs[r].forward_seen.size() ? &runs[r].forward_seen[k] : nullptr)) {
                 auto it = sum.find(id);
                 if (it == sum.end()) sum.emplace(id, t);
                 else
@@ -358,12 +492,16 @@ nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<R
     Comparer cmp;
     cmp.fp32 = ts.copt.precision == Precision::FP32;
     HostReplay replay(ts);
-    for (size_t k = 0; k < runs[0].steps.size(); ++k) replay.step(runs.size(), runs[0].steps[k], k, cmp);
+    for (size_t k = 0; k < runs[0].steps.size(); ++k) replay.step(runs, runs[0].steps[k], k, cmp);
     for (const auto& [id, want] : replay.sum)
         for (double v : want.data) cmp.step_scale = std::max(cmp.step_scale, std::isfinite(v) ? std::fabs(v) : 0.0);
     for (uint32_t r = 0; r < runs.size(); ++r) replay.compare(runs[r], r, cmp);
+    // The forward tensors (per rank and step) whose device values gave the backward's decisions.
+    uint64_t decisions = 0;
+    for (const RankRun& rr : runs)
+        for (const auto& seen : rr.forward_seen) decisions += seen.size();
     nlohmann::json j = {{"checked", true},       {"passed", cmp.bad == 0}, {"compared", cmp.compared},
-                        {"mismatches", cmp.bad}, {"max_abs_err", cmp.max_err}};
+                        {"mismatches", cmp.bad}, {"max_abs_err", cmp.max_err}, {"device_decisions", decisions}};
     if (cmp.bad) j["first_mismatch"] = cmp.first;
     return j;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <vector>
 
 #include "runtime/comm/communicator.h"
@@ -45,8 +46,8 @@ struct TrainSetup {
     int steps = 1;  // steps run back to back on the same batch
     bool overlap = true;
     // The layout pass in the forward and NC1HWC0 gradients in the backward (train_layout.cpp).
-    // Off by default for now: the changed order of sums flips a ReLU6 mask in MobileNetV2's
-    // functional check (docs/multichip.md, "Layout in training").
+    // `sfumato train-step` sets it (--layout on, its default); a TrainSetup starts all ND, which
+    // the finite-difference tests of the derivations use (tests/unit/graph_train_grad_test.cpp).
     bool layout = false;
     // Every Dropout of a ratio above 0 trains (a mask per rank; train_dropout), not only those
     // whose training_mode input is true; the others are the identity, as in inference.
@@ -87,6 +88,9 @@ struct RankRun {
     std::map<int, ref::HostTensor> states;               // functional: optimizer state / master per train tensor
     std::vector<StepRecord> steps;
     reuse::ReuseCounters reuse;  // --reuse-timing
+    // Functional: per step, the forward values the backward's decisions read (decision_sources),
+    // as the device computed them (plan tensor -> logical values), read when their step completed.
+    std::vector<std::map<int, ref::HostTensor>> forward_seen;
 };
 
 // Notify slots of the mirrored ranks (per rank, per bucket), filled by each rank before the
@@ -110,14 +114,33 @@ StepTimes step_times(const std::vector<RankRun>& runs);
 // and the backward items through the host references (double, each output rounded to its type).
 // `weights` (plan tensor -> value in its type) replaces the model's stored weights where given;
 // the loss gradient is multiplied by loss_mult (a loss scale).
+// `device_forward` (plan tensor -> the device's value, RankRun::forward_seen) gives the backward's
+// decisions: the inputs that only choose which elements pass a gradient (a ReLU's or Clip's mask,
+// MaxPool's maxima, a Where's condition: decision_inputs) are computed from the device's forward
+// values, every other value from the host's own forward. An element of an activation that sits on
+// a threshold within the device's rounding (the cube takes fp32 operands as fp16) then passes or
+// stops its gradient as it did on the device, instead of flipping the comparison.
 std::map<int, ref::HostTensor> host_gradients(const TrainSetup& ts, uint32_t r,
                                               const std::map<int, ref::HostTensor>* weights = nullptr,
-                                              double loss_mult = 1);
+                                              double loss_mult = 1,
+                                              const std::map<int, ref::HostTensor>* device_forward = nullptr);
+
+// The input slots of a backward item that decide which elements pass (ReluGrad's and ClipGrad's
+// y, MaxPoolGrad's X and Y, Where's condition, an activation gradient's x); empty for other items.
+std::vector<size_t> decision_inputs(const TrainItem& it);
+
+// The forward plan tensors the backward's decisions are computed from: the decision inputs
+// followed back through aliases, the backward items that read only forward values and constants
+// (a TransData, a Slice, an Equal), the forward's views and TransData steps, to the outputs of
+// computing steps (what run_rank records per step in functional mode).
+std::set<int> decision_sources(const Plan& p, const TrainPlan& tp);
 
 // Replays the steps on the host (gradients summed over the ranks, the same loss-scale decisions
-// checked against the device's, the optimizer's rule) and compares the last step's reduced
+// checked against the device's, the backward's masks from each rank's device forward of that step
+// (host_gradients' device_forward), the optimizer's rule) and compares the last step's reduced
 // gradients, the updated weights and the optimizer's states and master weights.
-// {"checked", "passed", "compared", "mismatches", "max_abs_err", "first_mismatch"}.
+// {"checked", "passed", "compared", "mismatches", "max_abs_err", "device_decisions" (forward
+// tensors, over ranks and steps, whose device values gave the masks), "first_mismatch"}.
 nlohmann::json check_against_reference(const TrainSetup& ts, const std::vector<RankRun>& runs);
 
 }  // namespace sfumato::graph

@@ -124,8 +124,15 @@ private:
         m_ctx.scalar(8);  // item, image and window coordinates
         const uint32_t mp = rup(s.tm, 16), pix = p.oh * p.ow;
         LocalTensor<T> a1 = m_qa1.template AllocTensor<T>();
-        const GlobalTensor<T> dy = m_gdy[(uint64_t{s.img} * p.m + s.m0) * pix + uint64_t{s.lo} * p.ow];
-        if (p.nd2nz_instr) {
+        if (p.dy_5hd) {
+            // Per channel block of the tile, the chunk's pixels: one run of C0-wide rows, placed
+            // as NZ fractals of dY^T (16 pixels x C0 channels), rup(pc, 16) rows per block.
+            const uint64_t m1_all = (p.m + kC0 - 1) / kC0;
+            const uint32_t blocks = mp / kC0, rows = rup(s.pc, 16);
+            DataCopyPad(a1, m_gdy[((uint64_t{s.img} * m1_all + s.m0 / kC0) * pix + uint64_t{s.lo} * p.ow) * kC0],
+                        DataCopyExtParams{blocks, s.pc * kC0 * kEs, (pix - s.pc) * kC0 * kEs, rows - s.pc});
+        } else if (const GlobalTensor<T> dy = m_gdy[(uint64_t{s.img} * p.m + s.m0) * pix + uint64_t{s.lo} * p.ow];
+                   p.nd2nz_instr) {
             DataCopy(a1, dy,
                      Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(s.pc), 0, pix,
                                  static_cast<uint16_t>(mp), 1, 0});
@@ -150,15 +157,30 @@ private:
         const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16);
         LocalTensor<T> a1 = m_qa1.template DeQue<T>();
         LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        const uint32_t rows = rup(s.pc, 16);  // dY in NC1HWC0: pixel rows per channel block in L1
+        if (p.dy_5hd && rows > s.pc)
+            // The last fractal's pixel rows past the chunk: zeros (K padding of the mads; load3d
+            // zeroes B's, and a stale value could be an infinity).
+            InitConstValue(a1[s.pc * kC0], InitConstValueParams{static_cast<uint16_t>(m1),
+                                                                static_cast<uint16_t>(rows - s.pc),
+                                                                static_cast<uint16_t>(s.pc), 0.0});
         for (uint32_t ks = 0; ks < s.pc; ks += p.base_k) {
             m_ctx.scalar(2);
             const uint32_t valid = std::min(p.base_k, s.pc - ks), kk = rup(valid, kC0), k1 = kk / kC0,
                            kb0 = ks / kC0;
             LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
-            for (uint32_t kb = 0; kb < k1; ++kb)
-                LoadData(a2[kb * kFrac], a1,
-                         LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1,
-                                          static_cast<uint16_t>(k1 - 1), false});
+            if (p.dy_5hd) {
+                // Fractal (channel block mb, pixel block kb) of dY^T, transposed: L0A's (mb, kb).
+                for (uint32_t mb = 0; mb < m1; ++mb)
+                    LoadData(a2[mb * k1 * kFrac], a1,
+                             LoadData2DParams{static_cast<uint16_t>(mb * (rows / 16) + kb0), static_cast<uint16_t>(k1),
+                                              1, 0, true});
+            } else {
+                for (uint32_t kb = 0; kb < k1; ++kb)
+                    LoadData(a2[kb * kFrac], a1,
+                             LoadData2DParams{static_cast<uint16_t>((kb0 + kb) * m1), static_cast<uint16_t>(m1), 1,
+                                              static_cast<uint16_t>(k1 - 1), false});
+            }
             m_qa2.EnQue(a2);
             LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
             LoadData3DParams l3;

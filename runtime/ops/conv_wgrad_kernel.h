@@ -4,7 +4,11 @@
 // contiguous row) loads into L1 as the A operand through ND->NZ, a chunk of whole output rows at a
 // time; X (NC1HWC0, conv_layout.h) loads into L1 one window of input rows per chunk, and load3d
 // with its transpose bit writes the img2col matrix straight into L0B with the pixels as K (the B
-// operand), so the accumulator sums over pixels. Work is split into output tiles (base_m
+// operand), so the accumulator sums over pixels. dY may instead be NC1HWC0 (2-byte types, a
+// training step's layout): each channel block's pixels of the chunk are one run of C0-wide rows
+// (dY^T in NZ), copied into L1 as they are, and each 16 x 16 fractal is transposed on its way to
+// L0A (load2d's transpose), so the A operand is the same and no conversion runs before the kernel.
+// Work is split into output tiles (base_m
 // channels x base_n columns) and, when the tiles are fewer than the cube cores, into `parts`
 // shares of the images, each part writing its fp32 partial sums (the node adds them). L1 and
 // L0A/L0B are double buffered, the next chunk's loads issued before the current one's mads.
@@ -20,7 +24,8 @@ namespace sfumato::ops {
 struct ConvWgradPlan {
     isa::DType in = isa::DType::FP16;   // fp16 | bf16 | fp32
     isa::DType out = isa::DType::FP32;  // the partial sums' type (fp32; or in's type with one part)
-    uint64_t x5 = 0, dy = 0, dw = 0;    // X NC1HWC0, dY NCHW, dW partials (parts x M x ncol)
+    uint64_t x5 = 0, dy = 0, dw = 0;    // X NC1HWC0, dY NCHW (or NC1HWC0), dW partials (parts x M x ncol)
+    bool dy_5hd = false;                // dY in NC1HWC0 (2-byte types: C0 = 16, a fractal's width)
     uint32_t n = 1, c1 = 1, hi = 1, wi = 1, m = 1, oh = 1, ow = 1;
     uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw_ = 1, pt = 0, pb = 0, pl = 0, pr = 0;
     // Tiling (plan_conv_wgrad): tiles of base_m output channels x base_n columns; images split

@@ -1,5 +1,6 @@
 // Conv2DBackpropFilter (sfumato-only op type: the weight gradient of a 2-D Conv with group 1;
-// inputs X (N, C, H, W) and dY (N, M, OH, OW), ND; attributes kernel_shape, strides, pads,
+// inputs X (N, C, H, W) and dY (N, M, OH, OW), ND, or NC1HWC0 as a training step's layout keeps
+// them (dY only in 2-byte types); attributes kernel_shape, strides, pads,
 // dilations as the forward Conv's; output dW (M, C, kh, kw) in X's type) as a graph node, and
 // `sfumato kernel conv2d_backprop_filter` (its standalone face, checked against the host
 // reference in runtime/ref/conv.cpp). Launches, in order:
@@ -42,11 +43,16 @@ public:
         if (!n.has_input(0) || !n.has_input(1)) throw UnsupportedError(n, "needs inputs X and dY");
         const TensorRef &x = n.inputs[0], &dy = n.inputs[1];
         // X may arrive in NC1HWC0 (a training step's layout pass kept it): the cube reads it as
-        // it is, no conversion kernel. dY is read as M rows of pixels (ND->NZ into L1), so NCHW.
+        // it is, no conversion kernel. dY is read as M rows of pixels (ND->NZ into L1) from NCHW,
+        // or, in a 2-byte type, from NC1HWC0 as C0-wide pixel rows whose fractals load2d
+        // transposes into L0A (fp32's C0 of 8 is half a fractal: NCHW only).
         m_x_5hd = x.format == Format::NC1HWC0;
+        m_dy_5hd = dy.format == Format::NC1HWC0;
+        if (m_dy_5hd && isa::dtype_size(dy.dtype) != 2)
+            throw UnsupportedError(n, "dY in NC1HWC0 needs a 2-byte type (fp16, bf16)");
         for (const TensorRef* t : {&x, &dy}) {
-            if ((t->format != Format::ND && !(t == &x && m_x_5hd)) || !t->contiguous())
-                throw UnsupportedError(n, "X (NCHW or NC1HWC0) and dY (NCHW) must be contiguous");
+            if ((t->format != Format::ND && !(t == &x ? m_x_5hd : m_dy_5hd)) || !t->contiguous())
+                throw UnsupportedError(n, "X (NCHW or NC1HWC0) and dY (NCHW, or NC1HWC0 in 2 bytes) must be contiguous");
             if (t->shape.size() != 4) throw UnsupportedError(n, "X and dY must be 4-D (2-D convolutions)");
             for (int64_t d : t->shape)
                 if (d <= 0 || d > 65535) throw UnsupportedError(n, "a dimension outside 1..65535 in " + ref::shape_str(t->shape));
@@ -81,6 +87,7 @@ public:
         xc.h = xc.hd = static_cast<uint32_t>(H), xc.w = xc.wd = static_cast<uint32_t>(W);
         ConvWgradPlan& q = m_plan;
         q.in = dt, q.out = isa::DType::FP32;
+        q.dy_5hd = m_dy_5hd;
         q.n = static_cast<uint32_t>(N), q.c1 = static_cast<uint32_t>(C1), q.hi = static_cast<uint32_t>(H),
         q.wi = static_cast<uint32_t>(W), q.m = static_cast<uint32_t>(M);
         q.oh = static_cast<uint32_t>(dy.shape[2]), q.ow = static_cast<uint32_t>(dy.shape[3]);
@@ -180,7 +187,7 @@ public:
         const double pixels = double(p.n) * p.oh * p.ow;
         kd.flops = 2.0 * double(m_out.numel()) * pixels;
         const uint32_t es = isa::dtype_size(p.in);
-        kd.bytes = xc.dst_elems() * es + in.at(1).numel() * es + uint64_t{p.parts} * p.m * p.ncol() * isa::dtype_size(p.out);
+        kd.bytes = xc.dst_elems() * es + in.at(1).storage_bytes() + uint64_t{p.parts} * p.m * p.ncol() * isa::dtype_size(p.out);
         const double steps = std::ceil(p.m / 16.0) * std::ceil(p.ncol() / 16.0) * std::ceil(pixels / m_dev.cube_depth_of(es));
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
         ks.push_back(std::move(kd));
@@ -209,7 +216,7 @@ public:
                " channels x " + std::to_string(p.base_n) + " columns, " + std::to_string(p.rows_out) +
                " output rows per L1 chunk, images in " + std::to_string(p.parts) + " share(s)" +
                (m_direct ? "" : m_oihw_kernel ? ", then to OIHW (gather)" : ", then to OIHW (Transpose)") +
-               (m_x_5hd ? ", X in NC1HWC0" : "");
+               (m_x_5hd ? ", X in NC1HWC0" : "") + (m_dy_5hd ? ", dY in NC1HWC0 (fractals transposed into L0A)" : "");
     }
 
 private:
@@ -226,6 +233,7 @@ private:
     ConvWgradPlan m_plan;
     bool m_direct = false;
     bool m_x_5hd = false;  // X arrives in NC1HWC0 (no conversion kernel)
+    bool m_dy_5hd = false;  // dY arrives in NC1HWC0 (read by transposed fractals)
     bool m_oihw_kernel = false;  // load3d's column order to OIHW by oihw_kernel (else Transpose, Slice)
     OihwPlan m_oihw;
     std::vector<Sub> m_subs;
@@ -262,6 +270,11 @@ std::unique_ptr<IOp> make_wgrad_op(const OpArgs& a, const DeviceInfo& dev) {
     node.attrs.set("pads", ref::Attr::of_ints({pad, pad, pad, pad}));
     node.inputs.push_back(make_tensor({n, c, h, w}, t));
     node.inputs.push_back(make_tensor({n, k, oh, ow}, t));
+    const std::string dyf = a.at("dy_format");
+    if (dyf == "nc1hwc0")
+        node.inputs.back().format = Format::NC1HWC0;
+    else if (dyf != "nd")
+        throw InputError("operator '" + op + "': argument 'dy_format' = '" + dyf + "' (valid: nd, nc1hwc0)");
     spec.gens.assign(2, uniform_input(-1, 1));
     const double taps = double(n) * oh * ow;
     spec.tol.atol = 2.0 * (std::ceil(taps / 16) + 2) * 0x1p-24 * taps + 0x1p-24;
@@ -285,7 +298,8 @@ SFUMATO_REGISTER_OP(conv2d_backprop_filter,
                             {"stride", "1", "stride (both dimensions)"},
                             {"pad", "1", "pads (all four sides)"},
                             {"dilation", "1", "dilation (both dimensions)"},
-                            {"dtype", "fp16", "fp16 | bf16 | fp32"}},
+                            {"dtype", "fp16", "fp16 | bf16 | fp32"},
+                            {"dy_format", "nd", "nd | nc1hwc0 (a training step's layout; fp16 and bf16)"}},
                            make_wgrad_op});
 SFUMATO_OP_SAMPLE(conv2d_backprop_filter_sample, "conv2d_backprop_filter",
                   {{"n", "2"}, {"c", "5"}, {"h", "9"}, {"w", "7"}, {"k", "6"}, {"stride", "2"}});

@@ -53,6 +53,22 @@ CheckResult compare_tensors(const ref::HostTensor& got, const ref::HostTensor& w
 
 namespace {
 
+// A tensor's logical [N, C, spatial...] values as NC1HWC0 storage [N, C1, spatial..., C0] in its
+// device type (padding channels zero).
+std::vector<uint8_t> nc1hwc0_bytes(const ref::HostTensor& t, const TensorRef& r) {
+    const int64_t c0 = 32 / static_cast<int64_t>(isa::dtype_size(r.dtype));
+    const int64_t n = r.shape[0], c = r.shape[1], c1 = (c + c0 - 1) / c0;
+    int64_t pix = 1;
+    for (size_t d = 2; d < r.shape.size(); ++d) pix *= r.shape[d];
+    ref::HostTensor s(t.type, {n, c1, pix, c0});
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t p = 0; p < pix; ++p)
+                s.data[static_cast<size_t>(((i * c1 + ch / c0) * pix + p) * c0 + ch % c0)] =
+                    t.data[static_cast<size_t>((i * c + ch) * pix + p)];
+    return ref::to_device_bytes(s, r.dtype);
+}
+
 class StandaloneOp : public IOp {
 public:
     StandaloneOp(StandaloneSpec spec, const DeviceInfo& dev) : m_spec(std::move(spec)) {
@@ -66,9 +82,10 @@ public:
         m_host_in.resize(in.size());
         for (size_t i = 0; i < in.size(); ++i) {
             if (!in[i].present) continue;
-            if (in[i].format != Format::ND || !in[i].contiguous())
+            const bool c0 = in[i].format == Format::NC1HWC0 && in[i].shape.size() >= 3;
+            if ((in[i].format != Format::ND && !c0) || !in[i].contiguous())
                 throw InputError("standalone op '" + m_spec.node.op_type + "': input " + std::to_string(i) +
-                                 " must be a contiguous ND tensor");
+                                 " must be a contiguous ND (or NC1HWC0) tensor");
             in[i].addr = rt.malloc(std::max<uint64_t>(in[i].storage_bytes(), 1));
             m_allocs.push_back(in[i].addr);
             if (!rt.functional()) {
@@ -82,7 +99,7 @@ public:
             else if (ref::is_float(in[i].elem)) uniform_input(-4, 4)(t, rng);
             else integer_input(0, 7)(t, rng);
             ref::round_to_type(t);
-            const std::vector<uint8_t> bytes = ref::to_device_bytes(t, in[i].dtype);
+            const std::vector<uint8_t> bytes = c0 ? nc1hwc0_bytes(t, in[i]) : ref::to_device_bytes(t, in[i].dtype);
             rt.memcpy_h2d(in[i].addr, bytes.data(), in[i].storage_bytes());
             // What the device holds is what the reference sees (int64 narrowed, bool as 0/1).
             m_host_in[i] = std::move(t);

@@ -53,6 +53,25 @@ TEST_CASE("conv2d_backprop_filter: dW matches the host reference in every tiling
            "ascend910b-like", "stem");
 }
 
+TEST_CASE("conv2d_backprop_filter: dY in NC1HWC0 (transposed fractals into L0A) matches the host reference", "[train]") {
+    // A training step keeps dY in NC1HWC0; in 2-byte types the kernel reads it as it is (no
+    // conversion kernel before it). Chunks whose pixels are not a multiple of 16 (zeroed K
+    // padding), output channels not a multiple of C0 (a partial last block), several output
+    // tiles and image shares, several chunks of rows, split and coupled presets, fp16 and bf16.
+    run_ok("conv2d_backprop_filter", "--n 3 --c 5 --h 9 --w 11 --k 6 --stride 2 --dy-format nc1hwc0", "ascend910b-like",
+           "dy5_odd");
+    run_ok("conv2d_backprop_filter", "--n 2 --c 20 --h 13 --w 6 --k 40 --r 5 --s 3 --pad 2 --dy-format nc1hwc0",
+           "tiny", "dy5_tiles");
+    run_ok("conv2d_backprop_filter", "--n 2 --c 16 --h 8 --w 8 --k 16 --stride 2 --pad 0 --dilation 2 --dy-format nc1hwc0",
+           "ascend910-like", "dy5_coupled");
+    run_ok("conv2d_backprop_filter",
+           "--n 2 --c 3 --h 20 --w 18 --k 8 --r 7 --s 7 --stride 2 --pad 3 --dtype bf16 --dy-format nc1hwc0",
+           "ascend910b-like", "dy5_bf16");
+    // 1 x 1, many pixels: several chunks of rows per image in L1.
+    run_ok("conv2d_backprop_filter", "--n 1 --c 32 --h 96 --w 90 --k 48 --r 1 --s 1 --pad 0 --dy-format nc1hwc0",
+           "tiny", "dy5_rows");
+}
+
 TEST_CASE("maxpool_grad: dX matches the host reference, ties included", "[train]") {
     run_ok("maxpool_grad", "--n 2 --c 3 --h 13 --w 17 --k 3 --stride 2 --pad 1", "ascend910b-like", "mp3");
     run_ok("maxpool_grad", "--n 1 --c 4 --h 9 --w 8 --k 2 --stride 2 --pad 0 --dtype fp32", "tiny", "mp2");
@@ -79,6 +98,7 @@ TEST_CASE("conv_transpose2d with stride 1 (a stride-1 Conv's data gradient) runs
 TEST_CASE("train kernels: timing mode takes the cycles of functional mode", "[train]") {
     for (const auto& [op, args] : std::vector<std::pair<std::string, std::string>>{
              {"conv2d_backprop_filter", "--n 3 --c 20 --h 9 --w 9 --k 12 --stride 2"},
+             {"conv2d_backprop_filter", "--n 3 --c 20 --h 9 --w 9 --k 12 --stride 2 --dy-format nc1hwc0"},
              {"maxpool_grad", "--n 2 --c 4 --h 15 --w 15"}}) {
         INFO(op);
         const auto f = run_ok(op, args, "ascend910b-like", op + "_f");
@@ -99,4 +119,11 @@ TEST_CASE("train kernels: bad arguments exit 2 naming the argument", "[train]") 
     r = run_cli("kernel conv2d_backprop_filter --c 2 --h 2 --w 8 --k 4 --r 5 --pad 0" + cfg);
     CHECK(r.code == 2);
     CHECK(r.output.find("kernel") != std::string::npos);
+    r = run_cli("kernel conv2d_backprop_filter --c 2 --h 8 --w 8 --k 4 --dy-format nz" + cfg);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("dy_format") != std::string::npos);
+    // fp32's C0 (8) is half a fractal: dY in NC1HWC0 is refused, naming the reason.
+    r = run_cli("kernel conv2d_backprop_filter --c 2 --h 8 --w 8 --k 4 --dtype fp32 --dy-format nc1hwc0" + cfg);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("dY in NC1HWC0 needs a 2-byte type") != std::string::npos);
 }

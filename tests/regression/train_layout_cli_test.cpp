@@ -3,7 +3,9 @@
 // reference, timing mode takes functional mode's cycles, the step is shorter than with everything
 // in ND, and the conversions before and after are reported.
 #include <catch2/catch.hpp>
+#include <fstream>
 
+#include "runtime/graph/zoo/builder.h"
 #include "tests/support.h"
 
 using namespace sfumato::test;
@@ -63,6 +65,41 @@ TEST_CASE("train-step --layout on: SqueezeNet (Concat stays ND) matches the host
     const auto s = train("\"zoo:squeezenet?image=48&classes=10\"", "--layout on", temp_dir("train_layout_sq"));
     CHECK(s["check"]["passed"] == true);
     CHECK(s["train"]["layout"]["forward"]["saved"].get<int>() > 0);
+}
+
+TEST_CASE("train-step --layout on: in fp16 the weight gradients read dZ in NC1HWC0 (no TransData)", "[train]") {
+    // Two 3 x 3 convolutions with ReLUs (32 and 48 channels: whole C0 blocks in fp32 and fp16),
+    // pooled, a classifier. fp32's C0 of 8 is half a fractal, so there each weight gradient's
+    // dZ goes through a TransData to NCHW; in fp16 the kernel reads dZ as the backward keeps it.
+    using namespace sfumato::graph::zoo;
+    Builder b("convs", 13, 5);
+    std::string x = b.input("input", kFloat, {-1, 16, 10, 10}, {"N"});
+    const std::vector<A> k3 = {ais("kernel_shape", {3, 3}), ais("pads", {1, 1, 1, 1})};
+    x = b.op("Relu", {b.op("Conv", {x, b.weight("c1.weight", {32, 16, 3, 3})}, k3, "c1")});
+    x = b.op("Relu", {b.op("Conv", {x, b.weight("c2.weight", {48, 32, 3, 3}), b.weight("c2.bias", {48})}, k3, "c2")});
+    x = b.op("Flatten", {b.op("GlobalAveragePool", {x})}, {ai("axis", 1)});
+    x = b.op("Gemm", {x, b.weight("fc.weight", {5, 48}), b.weight("fc.bias", {5})}, {ai("transB", 1)}, "fc");
+    b.output(x, kFloat);
+    const std::string dir = temp_dir("train_layout_dz5");
+    std::string bytes;
+    REQUIRE(b.model().SerializeToString(&bytes));
+    std::ofstream(dir + "/convs.onnx", std::ios::binary) << bytes;
+    auto run = [&](const std::string& precision) {
+        const std::string out = temp_dir("train_layout_dz5_" + precision);
+        const CliResult r = run_cli("train-step " + dir + "/convs.onnx --system " + config("system-tiny") +
+                                    " --set system.chips_per_server=2 --trace off --batch 2 --layout on --precision " +
+                                    precision + " --out " + out);
+        INFO(r.output);
+        REQUIRE(r.code == 0);
+        return read_json(out + "/summary.json");
+    };
+    const auto h = run("fp16"), f = run("fp32");
+    CHECK(h["check"]["passed"] == true);
+    CHECK(f["check"]["passed"] == true);
+    const nlohmann::json &lh = h["train"]["layout"]["backward"], &lf = f["train"]["layout"]["backward"];
+    CHECK(lh["transdata"].get<int>() == lf["transdata"].get<int>() - 2);
+    CHECK(lh["before"] == lf["before"]);
+    CHECK(lh["saved"].get<int>() == lf["saved"].get<int>() + 2);
 }
 
 TEST_CASE("train-step --layout: a value other than on or off exits 2 naming it", "[train]") {
