@@ -52,6 +52,7 @@ void family(const std::string& name) {
 }  // namespace
 
 TEST_CASE("ascendc conformance: Copy (masked and strided)") { family("copy"); }
+TEST_CASE("ascendc conformance: LocalTensor operators (dst = a + b, -, *) over dst's size") { family("symbol"); }
 TEST_CASE("ascendc conformance: ReduceRepeat sum/max/min with and without index") { family("reduce_repeat"); }
 TEST_CASE(
     "ascendc conformance: ReduceDataBlock and BlockReduce (one result "
