@@ -275,3 +275,6 @@ TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMa
 TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls served by their AIC)") {
     family("matmul_mix");
 }
+TEST_CASE("ascendc conformance: Matmul isPartialOutput in mix mode (the AIV's End waits for its AIC's slices)") {
+    family("matmul_partial");
+}
