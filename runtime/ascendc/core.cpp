@@ -137,6 +137,7 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
                 body();
             } catch (const MatmulPassDone&) {
             }
+            ctx.pipe_barrier(isa::Pipe::ALL);  // the pass's stores drained, as at a body's end
             kernel::CrossCoreSetFlag(ctx, 2, kMmServedFlag, isa::Pipe::FIX, true);
         }
     } catch (const SimError& e) {
