@@ -92,7 +92,9 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
     const bool vec = std::regex_search(
         src, std::regex("\\b(Add|Sub|Mul|Div|Adds|Muls|Exp|Ln|Relu|LeakyRelu|Cast|Duplicate|ReduceSum|ReduceMax|"
                         "WholeReduceSum|Compare|Select|ASCEND_IS_AIV)\\b|TPosition::(VECIN|VECOUT|VECCALC)|QuePosition::VEC"));
-    if (cube && vec) return "Mix";
+    // The high-level Matmul (REGIST_MATMUL_OBJ) is the cube's work: with vector work beside it, a mix kernel.
+    const bool matmul = std::regex_search(src, std::regex("\\bREGIST_MATMUL_OBJ\\b"));
+    if ((cube || matmul) && vec) return "Mix";
     if (cube) return "Cube";
     if (vec) return "Vector";
     return "FromMode";

@@ -133,7 +133,12 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
             st.block_idx = int64_t{real.block_idx()} * st.task_ratio + i;
             st.sub_block_idx = i;
             sink.resume();  // block_idx and g_coreType (ASCEND_IS_AIV) as the AIV's
-            body();
+            try {
+                body();
+            } catch (const MatmulPassDone&) {
+            }
+            ctx.pipe_barrier(isa::Pipe::ALL);  // the pass's stores drained, as at a body's end
+            kernel::CrossCoreSetFlag(ctx, 2, kMmServedFlag, isa::Pipe::FIX, true);
         }
     } catch (const SimError& e) {
         g_current = nullptr;

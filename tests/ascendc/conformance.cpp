@@ -2,7 +2,7 @@
 // kernel exercises that family's calls on data from a fixed generator and the host compares every output
 // element with its own computation of what the public API reference says the call does. Prints "<family> ok"
 // and exits 0, or names the first wrong element and exits 1. ascendc_conformance
-// copy|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|gathermask|ibsync|
+// copy|symbol|reduce_repeat|reduce_block|counter|slice|pad|atomic|cache|init_output|pair|index|gathermask|ibsync|
 // determine|group|bufpool|list|sort|gatherb (the last two in conformance_sort.cpp)|fixpipe|gemv|xflags|poll|
 // poll_never (conformance_cube.cpp)|int4|int4_mmad (conformance_int4.cpp)|load3d_t|load3d_kalign
 // (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)|perchannel|flag_twice|
@@ -146,6 +146,16 @@ extern "C" __global__ __aicore__ void conformance_kernel(GM_ADDR x, GM_ADDR y) {
         AscendC::SetAtomicMin<float>();
         AscendC::DataCopy(yg, b, kN);
         AscendC::DisableDmaAtomic();
+    } else if (f == "symbol") {
+        // The operator form (dst = p op q over dst's size): p = x[0, 256), q = x[256, 512); b[0, 256) = p + q,
+        // b[256, 512) = p - q, b[512, 768) = p * q, and a dst of 128 elements at b[768] = p + q (its size, not
+        // the sources', counts), b[896, 1024) keeping x.
+        AscendC::LocalTensor<float> p = a, q = a[256], d0 = b, d1 = b[256], d2 = b[512], d3 = b[768];
+        p.SetSize(256), q.SetSize(256), d0.SetSize(256), d1.SetSize(256), d2.SetSize(256), d3.SetSize(128);
+        d0 = p + q;
+        d1 = p - q;
+        d2 = p * q;
+        d3 = p + q;
     } else if (f == "cache") {
         // After every pipe drained: y[0] = x[5] + 1 through the scalar unit, bypassing the data cache.
         AscendC::PipeBarrier<PIPE_ALL>();
@@ -372,6 +382,15 @@ std::map<std::string, Expect> expectations() {
     e["atomic"] = [](const std::vector<float>& x, std::vector<float>& o) {
         o.resize(kN);
         for (uint32_t i = 0; i < kN; ++i) o[i] = std::min(std::fabs(x[i]), x[i] - 1.0f);
+    };
+    e["symbol"] = [](const std::vector<float>& x, std::vector<float>& o) {
+        o = x;
+        for (uint32_t i = 0; i < 256; ++i) {
+            o[i] = x[i] + x[256 + i];
+            o[256 + i] = x[i] - x[256 + i];
+            o[512 + i] = x[i] * x[256 + i];
+            if (i < 128) o[768 + i] = x[i] + x[256 + i];
+        }
     };
     e["cache"] = [](const std::vector<float>& x, std::vector<float>& o) {
         o = x;

@@ -17,6 +17,11 @@
 // "matmul_batch": IterateBatch (NORMAL layout) of three matmuls with BatchMatmulTiling (below).
 // "matmul_mix": the "matmul" kernel launched as a mix kernel (half as many blocks: each AIV takes a tile, as
 // GetBlockIdx numbers it), ASCENDC_CUBE_ONLY not defined: the AIVs' Matmuls are served by their AIC.
+// "matmul_partial": a mix kernel (one AIC and its two AIVs) whose Matmul has isPartialOutput: C = A x B,
+// M 32 N 48 K 96 in base blocks of 32 x 48 x 32 (SetFixSplit), each Iterate one K step's product alone,
+// GetTensorC packed into a GM workspace (3 slices); the AIV then (after its End, which waits for the AIC
+// that served it) sums the slices with the operator form (dst = a + b) into C. The host checks every slice
+// against its K range's sum and C against the whole product (without the wait the AIV would read zeros).
 // "matmul_tiling": the tiling rules on many shapes and types: base blocks aligned and within L0A/L0B/L0C
 // (double-buffered as dbL0A/B/C say) and the bias table, the L1 buffers within L1, the cores used within
 // SetDim and the single-core shapes covering the shape.
@@ -111,6 +116,120 @@ T* gm_alloc(size_t n) {
     T* p = static_cast<T*>(AscendC::GmAlloc(n * sizeof(T)));
     std::memset(p, 0, n * sizeof(T));
     return p;
+}
+
+constexpr uint32_t kPm = 32, kPn = 48, kPk = 96, kPbk = 32, kPsteps = kPk / kPbk;
+constexpr MatmulConfig partial_cfg() {
+    MatmulConfig c = CFG_NORM;
+    c.isPartialOutput = true;
+    return c;
+}
+constexpr MatmulConfig kPartialCfg = partial_cfg();
+void partial_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t;
+    uint32_t* w = reinterpret_cast<uint32_t*>(&t);
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i)
+        w[i] = reinterpret_cast<__gm__ uint32_t*>(tilingGm)[i];
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>, kPartialCfg>
+        mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    if (AscendC::GetBlockIdx() != 0) return;  // one AIV's work
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> wg, cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), kPm * kPk);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), kPk * kPn);
+    wg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws), kPsteps * kPm * kPn);
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), kPm * kPn);
+    mm.SetTensorA(ag);
+    mm.SetTensorB(bg);
+    uint32_t off = 0;
+    while (mm.Iterate()) {
+        mm.GetTensorC(wg[off], 0, true);
+        off += kPm * kPn;
+    }
+    mm.End();
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sumBuf, tmpBuf;
+    pipe.InitBuffer(sumBuf, kPm * kPn * sizeof(float));
+    pipe.InitBuffer(tmpBuf, kPm * kPn * sizeof(float));
+    AscendC::LocalTensor<float> sum = sumBuf.Get<float>(), tmp = tmpBuf.Get<float>();
+    AscendC::DataCopy(sum, wg, kPm * kPn);
+    for (uint32_t s = 1; s < kPsteps; ++s) {
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID0);
+        AscendC::DataCopy(tmp, wg[s * kPm * kPn], kPm * kPn);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+        sum = sum + tmp;
+    }
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(cg, sum, kPm * kPn);
+}
+
+int run_partial(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    auto* plat = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::MatmulApiTiling api(*plat);
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetOrgShape(kPm, kPn, kPk);
+    api.SetShape(kPm, kPn, kPk);
+    api.EnableBias(false);
+    api.SetFixSplit(kPm, kPn, kPbk);
+    api.SetBufferSpace(-1, -1, -1);
+    optiling::TCubeTiling data;
+    TCubeTiling t;
+    if (api.GetTiling(data) != 0) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    std::vector<uint8_t> bytes(data.GetDataSize());
+    data.SaveToBuffer(bytes.data(), bytes.size());
+    std::memcpy(&t, bytes.data(), sizeof t);
+    half* a = gm_alloc<half>(kPm * kPk);
+    half* b = gm_alloc<half>(kPk * kPn);
+    float* ws = gm_alloc<float>(kPsteps * kPm * kPn);
+    float* c = gm_alloc<float>(kPm * kPn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    for (uint32_t i = 0; i < kPm; ++i)
+        for (uint32_t k = 0; k < kPk; ++k) a[i * kPk + k] = half(a_value(i, k));
+    for (uint32_t k = 0; k < kPk; ++k)
+        for (uint32_t j = 0; j < kPn; ++j) b[k * kPn + j] = half(b_value(k, j));
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(partial_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)ws, (uint8_t*)c, tiling);
+    std::string bad;
+    for (uint32_t i = 0; i < kPm && bad.empty(); ++i)
+        for (uint32_t j = 0; j < kPn && bad.empty(); ++j) {
+            float whole = 0;
+            for (uint32_t s = 0; s < kPsteps && bad.empty(); ++s) {
+                float part = 0;
+                for (uint32_t k = s * kPbk; k < (s + 1) * kPbk; ++k) part += a_value(i, k) * b_value(k, j);
+                whole += part;
+                const float got = ws[s * kPm * kPn + i * kPn + j];
+                if (got != part)
+                    bad = "slice " + std::to_string(s) + " [" + std::to_string(i) + "][" + std::to_string(j) +
+                          "] is " + std::to_string(got) + ", expected " + std::to_string(part);
+            }
+            if (bad.empty() && c[i * kPn + j] != whole)
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kPn + j]) +
+                      ", expected " + std::to_string(whole);
+        }
+    if (!bad.empty())
+        std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN, t.baseK);
+    else
+        std::printf("%s ok\n", name.c_str());
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(ws), static_cast<void*>(c),
+                    static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
 }
 
 void raw_kernel(GM_ADDR src, GM_ADDR dst) {
@@ -363,6 +482,7 @@ int matmul_family(const std::string& name) {
         return run_matmul(name);
     if (name == "matmul_tiling") return run_tiling();
     if (name == "matmul_batch") return run_batch(name);
+    if (name == "matmul_partial") return run_partial(name);
     if (name == "raw_gm" || name == "raw_gm_store") return run_raw(name);
     return -1;
 }

@@ -52,6 +52,7 @@ void family(const std::string& name) {
 }  // namespace
 
 TEST_CASE("ascendc conformance: Copy (masked and strided)") { family("copy"); }
+TEST_CASE("ascendc conformance: LocalTensor operators (dst = a + b, -, *) over dst's size") { family("symbol"); }
 TEST_CASE("ascendc conformance: ReduceRepeat sum/max/min with and without index") { family("reduce_repeat"); }
 TEST_CASE(
     "ascendc conformance: ReduceDataBlock and BlockReduce (one result "
@@ -273,4 +274,7 @@ TEST_CASE("ascendc conformance: TransData NCDHW <-> FRACTAL_Z_3D and NDC1HWC0 (p
 TEST_CASE("ascendc conformance: Matmul IterateBatch (NORMAL layout) with BatchMatmulTiling") { family("matmul_batch"); }
 TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls served by their AIC)") {
     family("matmul_mix");
+}
+TEST_CASE("ascendc conformance: Matmul isPartialOutput in mix mode (the AIV's End waits for its AIC's slices)") {
+    family("matmul_partial");
 }

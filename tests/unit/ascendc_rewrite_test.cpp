@@ -62,6 +62,14 @@ TEST_CASE("ascendc rewrite: an __aicore__ kernel's kind follows what the source 
     const std::string both =
         "__global__ __aicore__ void k(GM_ADDR x) { Mmad(c, a, b, p); LeakyRelu(y, x, s, n); }\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
     CHECK_THAT(rewrite_launches(both, "m.cpp"), Catch::Contains("LaunchKind::Mix"));
+    // the high-level Matmul (REGIST_MATMUL_OBJ) with vector work beside it: a mix kernel; alone it stays as it was
+    const std::string mm_vec =
+        "__global__ __aicore__ void k(GM_ADDR x) { REGIST_MATMUL_OBJ(&p, w, mm, &t); TBuf<TPosition::VECIN> b; }\n"
+        "void h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(mm_vec, "p.asc"), Catch::Contains("LaunchKind::Mix"));
+    const std::string mm_only =
+        "__global__ __aicore__ void k(GM_ADDR x) { REGIST_MATMUL_OBJ(&p, w, mm, &t); }\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(mm_only, "q.asc"), Catch::Contains("LaunchKind::FromMode"));
     const std::string none = "__global__ __aicore__ void k(GM_ADDR x) {}\nvoid h() { k<<<1, nullptr, s>>>(x); }\n";
     CHECK_THAT(rewrite_launches(none, "n.cpp"), Catch::Contains("LaunchKind::FromMode"));
 }

@@ -79,6 +79,13 @@ struct CoreState {
 // run_block then runs the kernel body once for each of the block's AIVs, as that AIV, on the AIC (the
 // server doing each client's Matmul calls in turn); the AIVs' own Matmul calls do nothing.
 struct MatmulServeClients {};
+// Thrown by Matmul::End in a serving pass: the client's End ends the pass (its later vector work is the
+// AIV's own). After each pass the AIC sets cross-core flag kMmServedFlag in mode 2 (each of its AIVs counts
+// one) once its FixPipe drained; the client AIV of sub-block i waits for i + 1 counts at its End (passes
+// run in sub-block order), so what the AIC wrote for it is in GM when the AIV goes on. The id is the last of
+// Atlas A2's 0..10: a client-mode kernel using that id itself would be miscounted.
+struct MatmulPassDone {};
+inline constexpr uint8_t kMmServedFlag = 10;
 
 extern CoreState* g_current;
 

@@ -235,13 +235,18 @@ public:
         const bool orderN = kCfg.iterateOrder == IterateOrder::UNDEF
                                 ? m_t.iterateOrder == 1
                                 : kCfg.iterateOrder == IterateOrder::ORDER_N;
+        // isPartialOutput: each Iterate is one baseK step of a block (k innermost), its partial product
+        // alone in L0C (not accumulated over K: the caller sums the steps).
+        const uint32_t kSteps = kCfg.isPartialOutput ? sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK) : 1;
         do {
-            if (m_iter >= mIters * nIters) {
+            if (m_iter >= mIters * nIters * kSteps) {
                 m_iter = 0;
                 return false;
             }
-            m_mi = orderN ? m_iter / nIters : m_iter % mIters;
-            m_ni = orderN ? m_iter % nIters : m_iter / mIters;
+            const uint32_t mn = m_iter / kSteps;
+            m_kstep = kCfg.isPartialOutput ? static_cast<int32_t>(m_iter % kSteps) : -1;
+            m_mi = orderN ? mn / nIters : mn % mIters;
+            m_ni = orderN ? mn % nIters : mn / mIters;
             ++m_iter;
         } while ((kUpper && m_mi > m_ni) || (kLower && m_mi < m_ni));
         if (user) {
@@ -314,9 +319,17 @@ public:
         m_a = a, m_b = b, m_iter = 0;
     }
     void WaitIterateBatch() {}
+    // Mix mode: a client AIV waits here for its AIC's serving pass, which ends here (core_state.h).
     void End() {
-        sfumato::ascendc::enter("Matmul::End");
+        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::End");
         m_iter = 0;
+        if (m_client) {
+            for (int64_t i = 0; i <= st.sub_block_idx; ++i)
+                sfumato::kernel::CrossCoreWaitFlag(*st.ctx, 2, sfumato::ascendc::kMmServedFlag,
+                                                   sfumato::isa::Pipe::S, true);
+        } else if (st.mm_server) {
+            throw sfumato::ascendc::MatmulPassDone{};
+        }
     }
 
 private:
@@ -375,12 +388,14 @@ private:
         const uint32_t curM = std::min<uint32_t>(m_t.baseM, m_singleM - m_mi * m_t.baseM);
         const uint32_t curN = std::min<uint32_t>(m_t.baseN, m_singleN - m_ni * m_t.baseN);
         const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
-        for (uint32_t ki = 0; ki < kIters; ++ki) {
+        const uint32_t kLo = m_kstep < 0 ? 0u : static_cast<uint32_t>(m_kstep);
+        const uint32_t kHi = m_kstep < 0 ? kIters : kLo + 1;
+        for (uint32_t ki = kLo; ki < kHi; ++ki) {
             const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
             const bool bias = m_hasBias && ki == 0 && !partial;
             load_l1(ki, curM, curN, curK, bias);
             load_l0(curM, curN, curK, bias);
-            mmad(c, curM, curN, curK, bias, ki == 0 && !partial);
+            mmad(c, curM, curN, curK, bias, ki == kLo && !partial);
         }
         m_curM = curM, m_curN = curN;
     }
@@ -556,6 +571,7 @@ private:
     uint32_t m_singleM = 0, m_singleN = 0, m_singleK = 0;
     uint32_t m_orgM = 0, m_orgN = 0, m_orgKa = 0, m_orgKb = 0, m_orgKc = 0;
     uint32_t m_iter = 0, m_mi = 0, m_ni = 0, m_curM = 0, m_curN = 0;
+    int32_t m_kstep = -1;  // isPartialOutput: the baseK step of the block Iterate computes (-1: all of K)
     uint64_t m_userInfo = 0, m_selfData = 0;  // SetUserDefInfo, SetSelfDefineData
     GlobalTensor<SrcAT> m_a;
     GlobalTensor<SrcBT> m_b;

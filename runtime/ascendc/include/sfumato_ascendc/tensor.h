@@ -141,6 +141,18 @@ private:
     uint64_t m_size = 0;
 };
 
+// The element-wise operator form (`dst = a + b`, also -, *, /, |, &): the operator returns this pair of
+// sources and the assignment to dst issues the vector call over dst's size (Add, Sub, Mul, Div, Or,
+// And with calCount = dst.GetSize(), defined in vector.h).
+enum class SymbolOp : uint8_t { Add, Sub, Mul, Div, Or, And };
+template <class T>
+class LocalTensor;
+template <class T, SymbolOp Op>
+struct SymbolOverride {
+    const LocalTensor<T>& src0;
+    const LocalTensor<T>& src1;
+};
+
 template <class T>
 class LocalTensor {
 public:
@@ -162,6 +174,16 @@ public:
         m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), stored(size), m_t.buffer_index());
     }
     TPosition GetPosition() const { return m_pos; }
+    LocalTensor(const LocalTensor&) = default;
+    LocalTensor& operator=(const LocalTensor&) = default;
+    template <SymbolOp Op>
+    void operator=(const SymbolOverride<T, Op>& e) const;  // vector.h
+    SymbolOverride<T, SymbolOp::Add> operator+(const LocalTensor& b) const { return {*this, b}; }
+    SymbolOverride<T, SymbolOp::Sub> operator-(const LocalTensor& b) const { return {*this, b}; }
+    SymbolOverride<T, SymbolOp::Mul> operator*(const LocalTensor& b) const { return {*this, b}; }
+    SymbolOverride<T, SymbolOp::Div> operator/(const LocalTensor& b) const { return {*this, b}; }
+    SymbolOverride<T, SymbolOp::Or> operator|(const LocalTensor& b) const { return {*this, b}; }
+    SymbolOverride<T, SymbolOp::And> operator&(const LocalTensor& b) const { return {*this, b}; }
     // The shape the advanced APIs read (SetShapeInfo); a sub-tensor ([]) has none.
     void SetShapeInfo(const ShapeInfo& shapeInfo) { m_shape_info = shapeInfo; }
     ShapeInfo GetShapeInfo() const { return m_shape_info; }

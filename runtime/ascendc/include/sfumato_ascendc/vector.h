@@ -128,6 +128,18 @@ SFUMATO_ASCENDC_BINARY(MulAddDst, VMLA)
 SFUMATO_ASCENDC_BINARY(FusedMulAdd, VMADD)
 #undef SFUMATO_ASCENDC_BINARY
 
+template <class T>
+template <SymbolOp Op>
+void LocalTensor<T>::operator=(const SymbolOverride<T, Op>& e) const {
+    const int32_t n = static_cast<int32_t>(GetSize());
+    if constexpr (Op == SymbolOp::Add) Add(*this, e.src0, e.src1, n);
+    else if constexpr (Op == SymbolOp::Sub) Sub(*this, e.src0, e.src1, n);
+    else if constexpr (Op == SymbolOp::Mul) Mul(*this, e.src0, e.src1, n);
+    else if constexpr (Op == SymbolOp::Div) Div(*this, e.src0, e.src1, n);
+    else if constexpr (Op == SymbolOp::Or) Or(*this, e.src0, e.src1, n);
+    else And(*this, e.src0, e.src1, n);
+}
+
 #define SFUMATO_ASCENDC_SCALAR(Name, Op)                                                                      \
     template <class T, class U, bool isSetMask = true>                                                   \
     void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& scalarValue,                \
