@@ -48,8 +48,10 @@ TEST_CASE("train system library: a 2-chip step driven from C++ gives the CLI's s
     CHECK_THROWS_WITH(graph::train_ranks(run, 3), Catch::Contains("the system has 2 chips"));
     const uint32_t ranks = graph::train_ranks(run, 0);
     REQUIRE(ranks == 2);
-    // The CLI's defaults: fp16, overlap on, SGD, 25 MiB buckets, the mean over the global batch.
+    // The CLI's defaults: fp16, overlap on, SGD, 25 MiB buckets, the mean over the global batch,
+    // --layout on (a TrainSetup itself starts all ND).
     graph::TrainSetup ts;
+    ts.layout = true;
     REQUIRE(graph::parse_precision("fp16", ts.copt.precision));
     ts.overlap = true;
     ts.opt.lr = lr;
