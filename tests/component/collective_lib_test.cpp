@@ -5,10 +5,8 @@
 // functional check) and its total cycles; bad arguments are refused naming them.
 #include <catch2/catch.hpp>
 
-#include "models/link/system.h"
 #include "runtime/system/system_collective.h"
-#include "sim/config.h"
-#include "sim/sc_time_util.h"
+#include "tests/component/system_fixture.h"
 #include "tests/support.h"
 
 using namespace sfumato;
@@ -28,20 +26,9 @@ TEST_CASE("collective library: an all_reduce driven from C++ gives the CLI's sum
     const nlohmann::json s = read_json(dir + "/cli/summary.json");
     REQUIRE(s["chips"] == 2);
 
-    Config c;
-    c.load_ini(config("tiny"));
-    c.load_ini(config("system-tiny"));
-    c.apply_override(two_chips);
-    const SystemParams sp(c);
-    const ChipParams cp(c);
-    const rt::RuntimeParams host(ParamScope(c, "host"));
-    const comm::CommParams cm(ParamScope(c, "comm"));
-    c.check_unused();
-    init_time_resolution();
-    TraceHub trace;
-    StatGroup root(nullptr, "");
-    System system("system", sp, cp, true, trace, root);
-    sys::SystemRun run(system, host, &trace, root);
+    TinySystem rig(two_chips);
+    sys::SystemRun& run = rig.run;
+    const comm::CommParams& cm = rig.cm;
 
     sys::CollectiveSpec spec;
     spec.call.op = comm::Op::AllReduce;

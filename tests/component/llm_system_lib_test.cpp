@@ -5,11 +5,9 @@
 // same request.
 #include <catch2/catch.hpp>
 
-#include "models/link/system.h"
 #include "runtime/llm/model_config.h"
 #include "runtime/llm/system_parallel.h"
-#include "sim/config.h"
-#include "sim/sc_time_util.h"
+#include "tests/component/system_fixture.h"
 #include "tests/support.h"
 
 using namespace sfumato;
@@ -29,20 +27,9 @@ TEST_CASE("llm system library: TP=2 driven from C++ gives the CLI's llm section,
     nlohmann::json s = read_json(dir + "/cli/summary.json");
     REQUIRE(s["chips"] == 2);
 
-    Config c;
-    c.load_ini(config("tiny"));
-    c.load_ini(config("system-tiny"));
-    c.apply_override(two_chips);
-    const SystemParams sp(c);
-    const ChipParams cp(c);
-    const rt::RuntimeParams host(ParamScope(c, "host"));
-    const comm::CommParams cm(ParamScope(c, "comm"));
-    c.check_unused();
-    init_time_resolution();
-    TraceHub trace;
-    StatGroup root(nullptr, "");
-    System system("system", sp, cp, true, trace, root);
-    sys::SystemRun run(system, host, &trace, root);
+    TinySystem rig(two_chips);
+    sys::SystemRun& run = rig.run;
+    const comm::CommParams& cm = rig.cm;
 
     const llm::ModelConfig model = llm::load_model_config("tiny", {source_dir() + "/configs/llm"});
     llm::RunOptions ro;

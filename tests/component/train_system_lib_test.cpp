@@ -5,11 +5,9 @@
 // the step's figures, links, the functional check) and the total cycles.
 #include <catch2/catch.hpp>
 
-#include "models/link/system.h"
 #include "runtime/graph/zoo.h"
 #include "runtime/train/train_system.h"
-#include "sim/config.h"
-#include "sim/sc_time_util.h"
+#include "tests/component/system_fixture.h"
 #include "tests/support.h"
 
 using namespace sfumato;
@@ -30,20 +28,9 @@ TEST_CASE("train system library: a 2-chip step driven from C++ gives the CLI's s
     const nlohmann::json s = read_json(dir + "/cli/summary.json");
     REQUIRE(s["chips"] == 2);
 
-    Config c;
-    c.load_ini(config("tiny"));
-    c.load_ini(config("system-tiny"));
-    c.apply_override(two_chips);
-    const SystemParams sp(c);
-    const ChipParams cp(c);
-    const rt::RuntimeParams host(ParamScope(c, "host"));
-    const comm::CommParams cm(ParamScope(c, "comm"));
-    c.check_unused();
-    init_time_resolution();
-    TraceHub trace;
-    StatGroup root(nullptr, "");
-    System system("system", sp, cp, true, trace, root);
-    sys::SystemRun run(system, host, &trace, root);
+    TinySystem rig(two_chips);
+    sys::SystemRun& run = rig.run;
+    const comm::CommParams& cm = rig.cm;
 
     CHECK_THROWS_WITH(graph::train_ranks(run, 3), Catch::Contains("the system has 2 chips"));
     const uint32_t ranks = graph::train_ranks(run, 0);
