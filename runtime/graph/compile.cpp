@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/ref/broadcast.h"
 #include "runtime/graph/infer.h"
 #include "runtime/graph/passes.h"
 #include "runtime/graph/planning.h"
@@ -249,7 +250,7 @@ const Plan& Model::plan(const std::vector<std::vector<int64_t>>& input_shapes, c
         for (size_t i = 0; i < m_graph.inputs.size() && i < values->size(); ++i)
             if (shape_input(m_graph.val(m_graph.inputs[i]), (*values)[i], reach[i])) {
                 key += "=";
-                for (double d : (*values)[i].data) key += std::to_string(static_cast<int64_t>(d)) + ",";
+                for (int64_t v : ref::int_values((*values)[i])) key += std::to_string(v) + ",";
             }
     }
     key += "|" + std::string(precision_name(opt.precision)) + "|" + std::to_string(opt.streams) + "|";

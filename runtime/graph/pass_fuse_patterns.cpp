@@ -15,6 +15,7 @@
 #include <cmath>
 #include <set>
 
+#include "runtime/ref/broadcast.h"
 #include "runtime/graph/passes.h"
 
 namespace sfumato::graph {
@@ -48,7 +49,7 @@ std::vector<int64_t> reduce_axes(const Ctx& c, const Node& n, size_t rank) {
     if (axes.empty() && n.inputs.size() > 1) {
         auto t = c.cval(n.inputs[1]);
         if (!t) return {};
-        for (double d : t->data) axes.push_back(static_cast<int64_t>(d));
+        axes = ref::int_values(*t);
     }
     for (auto& a : axes) a = a < 0 ? a + static_cast<int64_t>(rank) : a;
     std::sort(axes.begin(), axes.end());

@@ -21,6 +21,7 @@
 //     unused part), Cast (back to the input's type), Slice (dY padded back; steps above 1: spread
 //     first by a Pad of a view with a unit axis after each strided one), Pad (a Pad by the
 //     negated pads), Expand (the sum over the broadcast axes).
+#include "runtime/ref/broadcast.h"
 #include "runtime/graph/train_builder.h"
 
 namespace sfumato::graph::detail {
@@ -362,9 +363,7 @@ void Builder::slice(const PlanStep& st, int gy) {
         if (i >= st.in.size() || st.in[i] < 0) return {};
         const ref::HostTensor* c = st.desc.constant(i);
         if (!c) refuse(st, "bounds that are not plan-time constants have no backward here");
-        Shape v;
-        for (double d : c->data) v.push_back(static_cast<int64_t>(d));
-        return v;
+        return Shape(ref::int_values(*c));  // saturating: INT64_MAX "to the end" is no UB
     };
     const Shape starts = values(1), ends = values(2);
     Shape axes = values(3), steps = values(4);
@@ -422,7 +421,7 @@ void Builder::pad(const PlanStep& st, int gy) {
     if (pads.empty() && st.in.size() > 1 && st.in[1] >= 0) {
         const ref::HostTensor* c = st.desc.constant(1);
         if (!c) refuse(st, "pads that are not plan-time constants have no backward here");
-        for (double d : c->data) pads.push_back(static_cast<int64_t>(d));
+        pads = ref::int_values(*c);
     }
     Shape full(2 * static_cast<size_t>(rank), 0);
     if (st.in.size() > 3 && st.in[3] >= 0) {  // opset 18: pads of the listed axes only
@@ -430,8 +429,9 @@ void Builder::pad(const PlanStep& st, int gy) {
         if (!c) refuse(st, "axes that are not plan-time constants have no backward here");
         const size_t n = c->data.size();
         if (pads.size() != 2 * n) refuse(st, "pads and axes disagree");
+        const Shape listed = ref::int_values(*c);
         for (size_t i = 0; i < n; ++i) {
-            int64_t a = static_cast<int64_t>(c->data[i]);
+            int64_t a = listed[i];
             if (a < 0) a += rank;
             if (a < 0 || a >= rank) refuse(st, "axis out of range");
             full[static_cast<size_t>(a)] = pads[i], full[static_cast<size_t>(a + rank)] = pads[n + i];
@@ -460,7 +460,7 @@ void Builder::reduce(const PlanStep& st, int gy) {
     if (st.in.size() > 1 && st.in[1] >= 0 && !axes_in) refuse(st, "axes that are not plan-time constants");
     Shape axes = st.desc.attrs.get_ints("axes", {});
     if (axes_in)
-        for (double d : axes_in->data) axes.push_back(static_cast<int64_t>(d));
+        for (int64_t a : ref::int_values(*axes_in)) axes.push_back(a);
     if (axes.empty() && st.desc.attrs.get_int("noop_with_empty_axes", 0) != 0)
         return accumulate(x, gy, st.name);
     Shape kept = xs, spread(rank, 1);

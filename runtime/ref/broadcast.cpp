@@ -1,5 +1,6 @@
 #include "runtime/ref/broadcast.h"
 
+#include <cmath>
 #include <algorithm>
 #include <limits>
 
@@ -82,10 +83,12 @@ std::vector<int64_t> int_values(const HostTensor& t) {
     std::vector<int64_t> v;
     v.reserve(t.data.size());
     // Saturating: ONNX uses INT64_MAX/MIN as "to the end" (their double is just outside int64).
-    for (double x : t.data)
+    for (double x : t.data) {
+        if (std::isnan(x)) throw InputError("a NaN where an integer (shape, axis, pad or index) is expected");
         v.push_back(x >= 9.2e18 ? std::numeric_limits<int64_t>::max()
                     : x <= -9.2e18 ? std::numeric_limits<int64_t>::min()
                                   : static_cast<int64_t>(x));
+    }
     return v;
 }
 
