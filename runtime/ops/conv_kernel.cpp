@@ -39,7 +39,11 @@ public:
         m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
         if (coupled)
             m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
-        if (p.y_5hd && p.mg % 16 != 0)
+        // The padding rows' fill (y_5hd, M not whole fractals): by the MTE1 before the MTE2 loads
+        // the rows beside them, on an event of its own when the A1 and B1 queues leave one (else,
+        // as on the coupled part's 4 ids, after the load, when the MTE1 takes the buffer).
+        m_fill_late = m_ctx.sink().event_ids() <= 2 * p.l1_buffers;
+        if (p.y_5hd && p.mg % 16 != 0 && !m_fill_late)
             m_pad_event = m_ctx.alloc_event(Pipe::MTE1, Pipe::MTE2, "conv padding rows");
         m_gx.SetGlobalBuffer(p.x5, ~0ull / 8);
         m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
@@ -123,16 +127,10 @@ private:
         held = key;
         const GlobalTensor<T> w =
             m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
-        if (fresh && p.y_5hd && s.tm < mp) {
-            // The weight (and bias) rows of the channels beyond M, B's padding columns, as zeros
-            // (the MTE1 fills them, then the MTE2 loads the rows beside them): the product's
-            // padding channels, which the NC1HWC0 drain writes, are then zero.
-            InitConstValue(a1[s.tm * kC0], InitConstValueParams{static_cast<uint16_t>(kc / kC0),
-                                                                static_cast<uint16_t>(mp - s.tm),
-                                                                static_cast<uint16_t>(s.tm), 0.0});
-            if (p.bias_en && s.c1_0 == 0)
-                InitConstValue(a1[p.base_m * p.c1_l1 * l_per_c1() + s.tm * kC0],
-                               InitConstValueParams{1, static_cast<uint16_t>(mp - s.tm), 0, 0.0});
+        const bool pad = fresh && p.y_5hd && s.tm < mp;
+        m_pad_late[static_cast<size_t>(a1.buffer_index())] = pad && m_fill_late;
+        if (pad && !m_fill_late) {
+            pad_rows(a1, s);
             m_ctx.set_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
             m_ctx.wait_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
         }
@@ -161,6 +159,19 @@ private:
             b1, m_gx[((uint64_t{s.img} * p.g + s.grp) * p.c1 + s.c1_0) * plane + uint64_t{s.r0} * p.wi * kC0],
             DataCopyExtParams{s.c1c, win, static_cast<uint32_t>(plane * kEs - win), 0});
         m_qb1.EnQue(b1);
+    }
+
+    // The weight (and bias) rows of the channels beyond M, B's padding columns, as zeros: the
+    // product's padding channels, which the NC1HWC0 drain writes, are then zero.
+    void pad_rows(const LocalTensor<T>& a1, const Step& s) {
+        const ConvCubePlan& p = m_p;
+        const uint32_t kc = s.c1c * l_per_c1(), mp = rup(s.tm, 16);
+        InitConstValue(a1[s.tm * kC0], InitConstValueParams{static_cast<uint16_t>(kc / kC0),
+                                                            static_cast<uint16_t>(mp - s.tm),
+                                                            static_cast<uint16_t>(s.tm), 0.0});
+        if (p.bias_en && s.c1_0 == 0)
+            InitConstValue(a1[p.base_m * p.c1_l1 * l_per_c1() + s.tm * kC0],
+                           InitConstValueParams{1, static_cast<uint16_t>(mp - s.tm), 0, 0.0});
     }
 
     // img2col of the step's input window: output pixels [m_start, + np), columns [ks, + kk).
@@ -233,6 +244,7 @@ private:
         const uint32_t m1 = rup(s.tm, 16) / 16, np = rup(s.tn, 16), n1 = np / 16, kc = s.c1c * l_per_c1();
         LocalTensor<T> a1 = m_qa1.template DeQue<T>();
         LocalTensor<T> b1 = m_qb1.template DeQue<T>();
+        if (m_pad_late[static_cast<size_t>(a1.buffer_index())]) pad_rows(a1, s);
         const bool bias = p.bias_en && s.c1_0 == 0;
         if (bias) {  // ones (pixels x K0) x the bias row (K0 x channels, row 0 = bias)
             LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
@@ -287,7 +299,21 @@ private:
             fp.nz2ndEn = false;
             const uint32_t c1o = (p.mtot + c0o - 1) / c0o;
             const uint64_t blk = (uint64_t{s.grp} * p.mg + s.m0) / c0o;  // groups: whole C0 blocks
-            Fixpipe(m_gy[((uint64_t{s.img} * c1o + blk) * pix + s.p0) * c0o], c, fp);
+            const GlobalTensor<U> y = m_gy[((uint64_t{s.img} * c1o + blk) * pix + s.p0) * c0o];
+            if (!coupled) {
+                Fixpipe(y, c, fp);
+                return;
+            }
+            // Coupled: the NZ tile to UB (channel blocks tn pixels of 32 B apart), then each
+            // block's tn pixels to its place in GM by the MTE3, channel blocks pix pixels apart.
+            fp.dstStride = s.tn;
+            LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
+            DataCopy(c2, c, fp);
+            m_qc2.EnQue(c2);
+            c2 = m_qc2.template DeQue<U>();
+            DataCopyPad(y, c2,
+                        DataCopyExtParams{rup(s.tm, c0o) / c0o, s.tn * 32, 0, (pix - s.tn) * 32});
+            m_qc2.FreeTensor(c2);
             return;
         }
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
@@ -310,6 +336,8 @@ private:
     GlobalTensor<U> m_gy;
     uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
     uint8_t m_pad_event = 0;         // y_5hd: the padding rows' fill before the weight load
+    bool m_fill_late = false;        // no event left for it: the fill after the load
+    bool m_pad_late[2] = {false, false};  // per A1 buffer: its rows to fill once the MTE1 takes it
 };
 
 template <class T>
@@ -388,10 +416,8 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
     if (best < 0)
         throw InputError("conv: L0/L1 buffers too small for a 16 x 16 output tile and one channel block");
     p.nd2nz_instr = dev.arch != "coupled";
-    if (p.y_5hd && ((p.g != 1 && p.mg % 16 != 0) || dev.arch == "coupled"))
-        throw InputError(
-            "conv: an NC1HWC0 output needs one group (or groups of 16 output channels) and a "
-            "FixPipe to GM (split parts)");
+    if (p.y_5hd && p.g != 1 && p.mg % 16 != 0)
+        throw InputError("conv: an NC1HWC0 output needs one group (or groups of 16 output channels)");
 }
 
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) {

@@ -29,8 +29,9 @@ struct ConvCubePlan {
     // round, img2col(X) (pixels x K, load3d into L0A) x W^T (K x channels, L0B), so the
     // accumulator holds pixels x channels and the FixPipe drains it as NZ, which is NC1HWC0 (as
     // the vendor's cube convolution does). One group, or groups of 16 output channels (whole
-    // NC1HWC0 blocks, group g's at block g * mg / C0); split parts only (the FixPipe writes
-    // GM). Padding channels of the last C0 block are written as zeros.
+    // NC1HWC0 blocks, group g's at block g * mg / C0). Coupled parts (no FixPipe to GM) drain
+    // the NZ tile to UB and the MTE3 writes its channel blocks to GM, as the vector core's
+    // store does. Padding channels of the last C0 block are written as zeros.
     bool y_5hd = false;
     // Tiling (plan_conv): output tiles of base_m channels x base_n pixels; K walked in chunks of
     // c1_l1 channel blocks (L1) and steps of base_k (L0).

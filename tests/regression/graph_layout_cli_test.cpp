@@ -2,7 +2,8 @@
 // activations in NC1HWC0 from one operator to the next (every Conv one kernel, GlobalAveragePool
 // on NC1HWC0 too, one TransData for the image input, as the pass report says) and compute the
 // same outputs as with the pass off, both checked against the host reference interpreter, and
-// the same kernels and cycles in timing mode as in functional mode.
+// the same kernels and cycles in timing mode as in functional mode; on a split part and on a
+// coupled one (the 910-like preset, whose Convs drain NC1HWC0 through UB).
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -30,16 +31,17 @@ std::string line_of(const std::string& out, const std::string& start) {
 }
 
 // The `total:` line (kernels, cycles, load and inference time) of a timing-mode run.
-std::string timing_total(const std::string& model) {
-    const CliResult r = run_cli("run \"" + model + "\" --config " + config("tiny") + " --mode timing");
+std::string timing_total(const std::string& model, const std::string& preset = "tiny") {
+    const CliResult r = run_cli("run \"" + model + "\" --config " + config(preset) + " --mode timing");
     INFO(r.output);
     REQUIRE(r.code == 0);
     return line_of(r.output, "total: ");
 }
 
-LayoutRun run_model(const std::string& model, const std::string& passes, const std::string& tag) {
+LayoutRun run_model(const std::string& model, const std::string& passes, const std::string& tag,
+                    const std::string& preset = "tiny") {
     const std::string dir = temp_dir("layout_" + tag);
-    const CliResult r = run_cli("run \"" + model + "\" --config " + config("tiny") +
+    const CliResult r = run_cli("run \"" + model + "\" --config " + config(preset) +
                                 " --reference --passes " + passes + " --out " + dir);
     INFO(r.output);
     REQUIRE(r.code == 0);
@@ -64,11 +66,16 @@ LayoutRun run_model(const std::string& model, const std::string& passes, const s
 }  // namespace
 
 TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as without the pass") {
-    for (const char* model :
-         {"zoo:resnet18?image=32&width=8&classes=10", "zoo:resnet50?image=32&width=8&classes=10"}) {
-        INFO(model);
-        const LayoutRun on = run_model(model, "all", "on");
-        const LayoutRun off = run_model(model, "all,-layout", "off");
+    struct Case {
+        const char *model, *preset;
+    };
+    for (const Case c : {Case{"zoo:resnet18?image=32&width=8&classes=10", "tiny"},
+                         Case{"zoo:resnet50?image=32&width=8&classes=10", "tiny"},
+                         Case{"zoo:resnet18?image=32&width=8&classes=10", "ascend910-like"}}) {
+        const std::string model = c.model;
+        INFO(model << " on " << c.preset);
+        const LayoutRun on = run_model(model, "all", std::string("on_") + c.preset, c.preset);
+        const LayoutRun off = run_model(model, "all,-layout", std::string("off_") + c.preset, c.preset);
         // The same values (identical error figures against the reference).
         CHECK(on.check == off.check);
         // Without the pass every Conv converts its X in a kernel of its own (two launches).
@@ -96,7 +103,7 @@ TEST_CASE("layout pass: small ResNets keep NC1HWC0 between operators, outputs as
         CHECK(pat["NC1HWC0->ND as a view (same bytes)"].get<int>() == 1);
         CHECK(pat["conversions saved"].get<int>() == convs - on.transdata);
         // Timing mode runs the same kernels in the same cycles.
-        CHECK(timing_total(model) == on.total);
+        CHECK(timing_total(model, c.preset) == on.total);
         // No Conv launches a conversion kernel of its own; without the pass each one did.
         CHECK(on.conv_conversions == 0);
         CHECK(off.conv_conversions == convs);

@@ -61,6 +61,32 @@ TEST_CASE("train-step --layout on: timing mode takes functional mode's cycles", 
     CHECK(f["step_cycles"] == t["step_cycles"]);
 }
 
+TEST_CASE("train-step --layout on: on 910-like chips (coupled cores) the layout is kept and matches the host reference",
+          "[train]") {
+    // The coupled core drains a Conv's NC1HWC0 result through UB (no FixPipe to GM): the same
+    // forward savings as on the split tiny chips, the check passes, timing takes the same cycles.
+    const std::string sys = " --system " + config("system-8x910-like") +
+                            " --set system.chips_per_server=2 --set system.group_size=2";
+    auto run = [&](const std::string& extra, const std::string& tag) {
+        const std::string out = temp_dir("train_layout_910_" + tag);
+        const CliResult r = run_cli("train-step " + kResNet + sys + " --trace off --batch 2 --precision fp32 --out " +
+                                    out + " " + extra);
+        INFO(r.output);
+        REQUIRE(r.code == 0);
+        return read_json(out + "/summary.json");
+    };
+    const auto on = run("--layout on", "on");
+    const auto off = run("--layout off", "off");
+    const auto t = run("--layout on --mode timing --simulate all", "t");
+    CHECK(on["check"]["passed"] == true);
+    const nlohmann::json& l = on["train"]["layout"];
+    CHECK(l["forward"]["before"] == 20);
+    CHECK(l["forward"]["saved"] == 19);
+    CHECK(l["backward"]["saved"].get<int>() > 0);
+    CHECK(on["step_us"].get<double>() < off["step_us"].get<double>());
+    CHECK(on["step_cycles"] == t["step_cycles"]);
+}
+
 TEST_CASE("train-step --layout on: SqueezeNet (Concat stays ND) matches the host reference", "[train]") {
     const auto s = train("\"zoo:squeezenet?image=48&classes=10\"", "--layout on", temp_dir("train_layout_sq"));
     CHECK(s["check"]["passed"] == true);

@@ -106,6 +106,28 @@ TEST_CASE("layout pass: a conv-bn-relu-pool-conv chain keeps NC1HWC0, TransData 
     CHECK(without->kernel_count() == with->kernel_count() + 2);  // the saving the report names
 }
 
+TEST_CASE("layout pass: on a coupled part (Conv results through UB) the chain keeps NC1HWC0 as on a split one") {
+    const Graph g = conv_chain();
+    DeviceInfo dev = test_device();
+    CompileOptions opt;
+    const auto split = compile(g, {{1, 20, 12, 12}}, dev, opt);
+    dev.arch = "coupled";
+    dev.vector_cores = dev.cube_cores, dev.aiv_per_aic = 0;
+    dev.event_ids = 4;
+    const auto coupled = compile(g, {{1, 20, 12, 12}}, dev, opt);
+    CHECK(kernel_steps(*coupled) == kernel_steps(*split));
+    for (size_t i = 0; i < coupled->steps.size(); ++i) {
+        const PlanStep& c = coupled->steps[i];
+        CHECK(c.op_type == split->steps[i].op_type);
+        CHECK(out_format(*coupled, c) == out_format(*split, split->steps[i]));
+        if (c.op_type == "Conv") CHECK(c.kernels == 1);
+    }
+    const PassReport& r = report(*coupled, "layout");
+    CHECK(r.patterns.at("Conv in NC1HWC0") == 2);
+    CHECK(r.patterns.at("conversions saved") == report(*split, "layout").patterns.at("conversions saved"));
+    CHECK(r.patterns.at("conversions saved") == 2);
+}
+
 TEST_CASE("layout pass: never adds conversions, and an unfused BatchNormalization stays NC1HWC0") {
     const DeviceInfo dev = test_device();
     CompileOptions opt;
