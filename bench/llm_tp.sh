@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tensor-parallel LLM figures and simulation speed (issue 24): `sfumato llm` of llama2-70b with
 # --tp 8 on the 8 x 910B-like system, prefill 1024 tokens then 8 decode steps at batch 16,
-# timing mode, trace off (chip 0's kernels simulated, every chip's all-reduces: --simulate auto).
+# timing mode, trace off (every chip's kernels: --simulate auto = all; the figures docs/llm.md quotes
+# from before session 21 ran chip 0's kernels only: pass --simulate one for them).
 # Prints TTFT, TPOT, tokens/s, chip 0's communication share and the process's wall and CPU
 # seconds, and the wall time per decode step from a second run with --decode 1 (the speed
 # target: a TP8 decode step at batch 16 in <= 30 s wall).

@@ -3,6 +3,8 @@
 # `sfumato train-step` of ResNet-50 on the 8-chip 910B-like system, batch 32 per chip, timing mode,
 # trace off, overlap on and off; prints the step figures with the process's wall and CPU seconds
 # (on a shared machine the wall figure moves with the load, the CPU figure much less).
+# Every rank's compute is simulated (--simulate auto = all); the figures docs/calibration.md quotes
+# from before session 21 simulated rank 0's only: pass --simulate one for them.
 # Usage: bench/train_step.sh [build-dir] [batch] [extra sfumato options...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -224,7 +224,8 @@ int cmd_llm(const std::vector<std::string>& args) {
         "with --pp: micro-batches the batch splits into (0: as many as stages, at most the batch)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "with --system: all: every chip's kernels | one: chip 0's kernels only, the other chips follow it (timing "
-        "mode; identical shards) and run their part of every all-reduce | auto: one in timing mode")("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
+        "mode; an approximation: they meet chip 0 a notify's latency late) and run their part of every all-reduce | "
+        "auto: all")("model", po::value<std::string>(&model_arg), "config.json, or a shipped model name (configs/llm)")(
         "prefill", po::value<int64_t>(&ro.prefill)->default_value(128), "prompt tokens per sequence")(
         "decode", po::value<int64_t>(&ro.decode)->default_value(16), "decode steps (one token per sequence each)")(
         "batch", po::value<int64_t>(&ro.batch)->default_value(1), "sequences")(

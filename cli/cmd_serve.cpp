@@ -21,6 +21,7 @@
 #include "cli/system_session.h"
 #include "runtime/serve/cluster.h"
 #include "runtime/serve/serve_run.h"
+#include "runtime/serve/serve_system.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
@@ -214,7 +215,7 @@ void print_cluster(const serve::ServeCluster& cl, const nlohmann::json& j, const
     print_latencies(j["metrics"]);
 }
 
-// --system F: the instances on the system's chips behind the router (runtime/serve/cluster.h).
+// --system F: the instances on the system's chips behind the router (runtime/serve/serve_system.h).
 int serve_system(const std::vector<std::string>& args, const CommonOptions& common,
                  const std::string& system_file, const llm::ModelConfig& cfg,
                  const serve::RequestTrace& trace, uint64_t seed, const std::string& reuse_arg,
@@ -231,33 +232,16 @@ int serve_system(const std::vector<std::string>& args, const CommonOptions& comm
     setup.seed = seed;
     setup.export_profile = !profile_dir.empty();
     setup.tp_mirror = simulate_one(simulate, false);
-    setup.comm_buffer_bytes = s.comm_params().buffer_bytes;
-    setup.step_reuse.on = false;  // single-chip instances only (docs/serve.md)
-    std::vector<DeviceInfo> infos;
-    for (uint32_t c = 0; c < s.system().size(); ++c) infos.push_back(s.device(c).dev().info());
-    serve::ServeCluster cluster(cfg, trace, setup, infos);
-    reuse::ReuseOptions ropt = reuse_options(reuse_arg, false, false, s.chip_params());
-    ropt.table = reuse::make_reuse_table();
-    // A tensor-parallel group's collectives (an instance's, or a stage's) run over its chips.
-    std::vector<std::unique_ptr<comm::Communicator>> comms;
-    for (const std::vector<uint32_t>& g : cluster.comm_groups()) {
-        std::vector<rt::Device*> devs;
-        for (uint32_t c : g) devs.push_back(&s.device(c));
-        comms.push_back(std::make_unique<comm::Communicator>(s.system().info(), devs, s.comm_params()));
-    }
-    const std::vector<serve::ServeCluster::Host> hosts = cluster.hosts();
-    std::vector<uint32_t> chips;
-    for (const auto& h : hosts) chips.push_back(h.chip);
-    s.run(chips, [&](uint32_t i, rt::Context& ctx) {
-        const serve::ServeCluster::Host& h = hosts[i];
-        cluster.run_host(h, s.device(h.chip), ctx, ropt,
-                         h.comm >= 0 ? comms[static_cast<size_t>(h.comm)].get() : nullptr);
-    });
-    const reuse::ReuseCounters rc = cluster.reuse_counters();
+    serve::SystemServe run(s.host(), cfg, trace, setup, s.comm_params(),
+                           reuse_options(reuse_arg, false, false, s.chip_params()));
+    run.run();
+    const serve::ServeCluster& cluster = run.cluster();
+    const reuse::ReuseOptions& ropt = run.reuse_options();
+    const reuse::ReuseCounters rc = run.reuse_counters();
     nlohmann::json summary = s.base_summary();
-    summary["serve"] = cluster.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
+    summary["serve"] = run.summary(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3);
     summary["reuse_timing"] = reuse_json(ropt, rc);
-    summary["links"] = s.links_json(0, now_tick().v);
+    summary["links"] = run.links_json();
     print_cluster(cluster, summary["serve"], s.system_params().name.get(), s.mode());
     print_reuse(ropt, rc);
     add_serve_energy(summary);
@@ -304,9 +288,8 @@ int cmd_serve(const std::vector<std::string>& args) {
         "pp", po::value<int64_t>(&pp),
         "pipeline stages per instance on the --system's chips (the same as --set serve.pp=N)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
-        "with --tp: auto|one (only each instance's first chip simulates kernels; the others follow it to "
-        "every "
-        "all-reduce) | all")(
+        "with --tp: all|auto: every chip's kernels | one: only each instance's first chip simulates kernels, the "
+        "others follow it to every all-reduce (an approximation: a notify's latency late)")(
         "router", po::value<std::string>(&router),
         "round_robin | least_tokens: how requests spread over the instances (--set serve.router=R)")(
         "slo-ttft-ms", po::value<double>(&slo_ttft_ms)->default_value(0), "goodput: TTFT bound (0: none)")(

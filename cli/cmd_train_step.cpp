@@ -9,11 +9,10 @@
 // bucket once it is reduced (SGD, or a fused optimizer kernel; under --precision mixed on fp32 master
 // weights, with dynamic loss scaling: runtime/graph/train_run.cpp). Each rank has its own batch of B
 // samples (inputs and targets from a fixed seed per rank); the loss gradient is scaled by 1 / (B R), so the summed gradient is the
-// global batch's mean. In timing mode (--simulate auto/one) only rank 0's compute is simulated:
-// the ranks run one plan on chips built from one configuration, so their compute is identical;
-// the others' compute streams wait for a notify from rank 0 at each bucket boundary (a link
-// latency later) and every rank runs its part of every all-reduce (--simulate all runs
-// everything on every chip). Reports the step time (first forward kernel to last update, over all
+// global batch's mean. Every rank's compute is simulated (--simulate auto/all); with --simulate
+// one (timing mode, an approximation: runtime/system/simulate.h) only rank 0's, the others' compute
+// streams waiting for a notify from rank 0 at each bucket boundary (a link latency later), every
+// rank running its part of every all-reduce. Reports the step time (first forward kernel to last update, over all
 // ranks), compute time (the compute streams' busy time, the busiest rank), communication time
 // (the time a collective is running, on the busiest rank), their overlap and the exposed
 // communication share: the time communication runs with no compute kernel running, over the step
@@ -39,6 +38,7 @@
 #include "runtime/graph/executor.h"
 #include "runtime/graph/onnx_import.h"
 #include "runtime/graph/train_step.h"
+#include "runtime/system/simulate.h"
 #include "runtime/train/train_system.h"
 #include "runtime/graph/zoo.h"
 #include "sim/error.h"
@@ -170,7 +170,8 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "ranks", po::value<uint32_t>(&ranks)->default_value(0), "chips 0..R-1 take part (0: all; 1: one chip, no all-reduce)")(
         "simulate", po::value<std::string>(&simulate)->default_value("auto"),
         "all: every rank's compute on its chip | one: rank 0's compute only, the other ranks follow its "
-        "bucket times (timing mode; the ranks are identical) | auto: one in timing mode, all in functional")(
+        "bucket times (timing mode; an approximation: a notify's latency late at every bucket, their memory "
+        "without the kernels' traffic) | auto: all (docs/multichip.md)")(
         "recompute", po::value<std::string>(&recompute)->default_value("off"),
         "on: recompute the outputs of cheap forward steps (pooling, activations, elementwise) in the backward "
         "instead of keeping them | off")(
@@ -234,14 +235,10 @@ int cmd_train_step(const std::vector<std::string>& args) {
     s.elaborate();
     const uint32_t chips = s.system().size();
     ranks = graph::train_ranks(s.host(), ranks);
-    if (simulate != "auto" && simulate != "all" && simulate != "one")
-        throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
     ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
-    if (simulate == "one" && s.functional())
-        throw InputError("--simulate one needs timing mode (functional mode checks every rank's gradients)");
-    // Every chip of a system is built from one chip configuration and every rank runs the same
-    // plan on the same shapes: identical compute, so rank 0's stands for all in timing mode.
-    ts.mirror = ranks > 1 && (simulate == "one" || (simulate == "auto" && !s.functional()));
+    // auto = all: rank 0's compute standing for the others' (one) is an approximation
+    // (runtime/system/simulate.h), so timing mode simulates every rank unless asked.
+    ts.mirror = ranks > 1 && sys::mirror_ranks(simulate, s.functional());
 
     const auto wall0 = std::chrono::steady_clock::now();
     ts.overlap = overlap == "on";
@@ -315,8 +312,9 @@ int cmd_train_step(const std::vector<std::string>& args) {
                 summary["energy"]["total_j"].get<double>(), summary["energy"]["fabric"]["total_j"].get<double>(),
                 summary["energy"]["average_power_w"].get<double>());
     if (ts.mirror)
-        std::printf("  compute simulated on rank 0 only: ranks 1..%u run the same plan on one chip config (identical), so "
-                    "they follow rank 0's bucket times (notified) and run their part of every all-reduce; wall %s\n",
+        std::printf("  APPROXIMATION --simulate one: compute simulated on rank 0 only; ranks 1..%u follow rank 0's "
+                    "bucket times (a notify, a link latency late) and run their part of every all-reduce without "
+                    "their kernels' memory traffic (--simulate all, the default, is exact); wall %s\n",
                     ranks - 1, wall_str(wall_s).c_str());
     else
         std::printf("  every rank's compute simulated on its own chip model (%u chips); wall %s\n", ranks,

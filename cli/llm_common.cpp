@@ -6,17 +6,12 @@
 #include "cli/reuse_option.h"
 #include "models/power/energy_report.h"
 #include "runtime/llm/system_parallel.h"
+#include "runtime/system/simulate.h"
 #include "sim/error.h"
 
 namespace sfumato::cli {
 
-bool simulate_one(const std::string& simulate, bool functional) {
-    if (simulate != "auto" && simulate != "all" && simulate != "one")
-        throw InputError("--simulate must be auto, all or one, not '" + simulate + "'");
-    if (simulate == "one" && functional)
-        throw InputError("--simulate one needs timing mode (functional mode computes every chip's values)");
-    return simulate == "one" || (simulate == "auto" && !functional);
-}
+bool simulate_one(const std::string& simulate, bool functional) { return sys::mirror_ranks(simulate, functional); }
 
 void print_figures(const llm::Figures& f, int64_t batch, bool prefill_steps) {
     if (prefill_steps)

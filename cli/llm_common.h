@@ -20,7 +20,8 @@ namespace sfumato::cli {
 inline double ms(uint64_t ps) { return static_cast<double>(ps) / 1e9; }
 inline double gib(uint64_t b) { return static_cast<double>(b) / (1ull << 30); }
 
-// --simulate auto|all|one resolved for the mode: true = mirror (chip 0's kernels only).
+// --simulate auto|all|one resolved for the mode (runtime/system/simulate.h): true = mirror (chip 0's
+// kernels only; `one`, an approximation), false for auto and all.
 bool simulate_one(const std::string& simulate, bool functional);
 
 // The TTFT line (with the number of prefill steps when `prefill_steps`) and, with decode steps,

@@ -80,10 +80,10 @@ void print_run(const LlmPpRequest& q, SystemSession& s, const llm::PpRun& run, c
                     run.ranks_agree() ? "yes" : "NO");
     if (run.mirrored())
         std::printf(
-            "  kernels simulated on rank 0 of each stage only: its TP ranks run the same shard shapes on one "
-            "chip config (identical), so their streams follow rank 0's (a notify before each all-reduce; "
-            "their busy share shows 0) and each runs its part of every all-reduce and its own sends "
-            "(--simulate all: every chip's kernels)\n");
+            "  APPROXIMATION --simulate one: kernels simulated on rank 0 of each stage only; its TP ranks' "
+            "streams follow rank 0's (a notify before each all-reduce, a link latency late; their busy share "
+            "shows 0) and each runs its part of every all-reduce and its own sends (--simulate all, the "
+            "default: every chip's kernels)\n");
 }
 
 // The plan's options from the request and the session (--simulate resolved for the mode).

@@ -95,11 +95,9 @@ int run_llm_tp(const LlmTpRequest& q) {
     print_shares(run, q.tp);
     if (run.mirrored())
         std::printf(
-            "  kernels simulated on chip 0 only: chips 1..%u run the same shard "
-            "shapes on one chip config "
-            "(identical), so their streams follow chip 0's (a notify before each "
-            "all-reduce) and each runs its "
-            "part of every all-reduce (--simulate all: every chip's kernels)\n",
+            "  APPROXIMATION --simulate one: kernels simulated on chip 0 only; chips 1..%u follow chip 0's "
+            "stream (a notify before each all-reduce, a link latency late) and each runs its part of every "
+            "all-reduce (--simulate all, the default: every chip's kernels)\n",
             q.tp - 1);
     if (s.functional())
         std::printf("  tokens: every chip sampled the same tokens: %s\n", run.ranks_agree() ? "yes" : "NO");

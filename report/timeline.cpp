@@ -41,7 +41,11 @@ std::vector<TimelineSeries> memory_timeline(const json& trace, size_t bins) {
         events = &trace["traceEvents"];
     }
     if (!events->is_array() || bins == 0) return out;
-    std::map<std::string, std::vector<std::pair<double, double>>> hbm, l2;
+    // Counters per process (a chip's "memory", or "chipN memory" in a system of chips) and name:
+    // each chip's channels and L2 apart, so one chip's samples never interleave with another's.
+    using Samples = std::vector<std::pair<double, double>>;
+    std::map<int64_t, std::map<std::string, Samples>> hbm, l2;
+    std::map<int64_t, std::string> process_names;
     std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
     double end = 0;
     for (const json& e : *events) {
@@ -50,30 +54,46 @@ std::vector<TimelineSeries> memory_timeline(const json& trace, size_t bins) {
         const double ts = e.contains("ts") && e["ts"].is_number() ? e["ts"].get<double>() : 0.0;
         const double dur = e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() : 0.0;
         end = std::max(end, ts + dur);
+        const int64_t pid = e.contains("pid") && e["pid"].is_number_integer() ? e["pid"].get<int64_t>() : 0;
         if (ph == "C") {
             const std::string name = e.value("name", "");
             double v = 0;
             if (e.contains("args") && e["args"].is_object() && e["args"].contains("value") && e["args"]["value"].is_number())
                 v = e["args"]["value"].get<double>();
-            if (name.rfind("hbm ", 0) == 0 && name.find("GB/s") != std::string::npos) hbm[name].emplace_back(ts, v);
-            else if (name == "l2 hit rate") l2[name].emplace_back(ts, v);
-        } else if (ph == "M" && e.value("name", "") == "thread_name" && e.contains("args")) {
-            thread_names[{e.value("pid", int64_t{0}), e.value("tid", int64_t{0})}] = e["args"].value("name", "");
+            if (name.rfind("hbm ", 0) == 0 && name.find("GB/s") != std::string::npos) hbm[pid][name].emplace_back(ts, v);
+            else if (name == "l2 hit rate") l2[pid][name].emplace_back(ts, v);
+        } else if (ph == "M" && e.contains("args") && e["args"].is_object()) {
+            const std::string meta = e.value("name", "");
+            if (meta == "thread_name")
+                thread_names[{pid, e.value("tid", int64_t{0})}] = e["args"].value("name", "");
+            else if (meta == "process_name")
+                process_names[pid] = e["args"].value("name", "");
         }
     }
     if (end <= 0) return out;
     std::vector<double> t(bins);
     for (size_t k = 0; k < bins; ++k) t[k] = (k + 0.5) * end / static_cast<double>(bins);
     if (!hbm.empty()) {
-        TimelineSeries s{"HBM bandwidth (all channels)", "GB/s", "", t, std::vector<double>(bins, 0.0)};
-        for (auto& [name, samples] : hbm) {
-            std::stable_sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.first < b.first; });
-            integrate(samples, end, s.value);
-        }
-        out.push_back(std::move(s));
-        if (!l2.empty()) {
-            TimelineSeries h{"L2 hit rate", "hit rate", "", t, std::vector<double>(bins, 0.0)};
-            auto& samples = l2.begin()->second;
+        // Several chips: a plot per chip, titled by its process ("chip1 memory" -> "chip1").
+        const bool several = hbm.size() > 1;
+        auto title = [&](int64_t pid, const std::string& what) {
+            if (!several) return what;
+            std::string p = process_names.count(pid) ? process_names[pid] : "process " + std::to_string(pid);
+            const std::string suffix = " memory";
+            if (p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0)
+                p.resize(p.size() - suffix.size());
+            return p + ": " + what;
+        };
+        for (auto& [pid, channels] : hbm) {
+            TimelineSeries s{title(pid, "HBM bandwidth (all channels)"), "GB/s", "", t, std::vector<double>(bins, 0.0)};
+            for (auto& [name, samples] : channels) {
+                std::stable_sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.first < b.first; });
+                integrate(samples, end, s.value);
+            }
+            out.push_back(std::move(s));
+            if (!l2.count(pid)) continue;
+            TimelineSeries h{title(pid, "L2 hit rate"), "hit rate", "", t, std::vector<double>(bins, 0.0)};
+            auto& samples = l2[pid].begin()->second;
             std::stable_sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.first < b.first; });
             integrate(samples, end, h.value);
             out.push_back(std::move(h));

@@ -241,6 +241,11 @@ std::vector<TaskTimes> Replayer::times(ClockDomain clock) const {
 
 std::vector<std::pair<std::string, std::vector<uint8_t>>> Replayer::saved() const {
     std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+    // Timing mode moves no data: the save buffers are token addresses, never memory to read.
+    if (!m_save_bufs.empty() && !m_ctx.device().dev().info().functional)
+        throw InputError("workload task " + std::to_string(m_save_bufs.begin()->first) + " (memcpy, save '" +
+                         m_w.tasks[m_save_bufs.begin()->first].save +
+                         "'): saved bytes exist in functional mode only (timing mode moves no data)");
     for (const auto& [index, p] : m_save_bufs) {
         const Task& t = m_w.tasks[index];
         const auto* b = static_cast<const uint8_t*>(p);

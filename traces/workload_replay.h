@@ -86,7 +86,8 @@ public:
     std::vector<std::string> pending() const;
     // The device tasks each workload task submitted (kernels: one per launch).
     const std::vector<std::shared_ptr<sfumato::Task>>& device_tasks(size_t index) const { return m_issued[index].tasks; }
-    // d2h copies that `save`: file name and the bytes read (call after run(); functional mode).
+    // d2h copies that `save`: file name and the bytes read (call after run()). Functional mode
+    // only: in timing mode (no data moved) InputError naming the first such task, unless there is none.
     std::vector<std::pair<std::string, std::vector<uint8_t>>> saved() const;
 
 private:

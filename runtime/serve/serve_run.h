@@ -50,9 +50,10 @@ struct ServeSetup {
     int64_t prefill_tp = 0;
     // Tensor parallelism per instance (serve.tp): each instance spans tp chips of the system, its
     // model sharded over them as llm::TpRun shards it (runtime/llm/parallel.h), the all-reduces
-    // over the links. tp_mirror: only rank 0 simulates kernels (timing mode, --simulate one).
+    // over the links. tp_mirror: only rank 0 simulates kernels (timing mode, --simulate one: an
+    // approximation, runtime/system/simulate.h).
     int64_t tp = 1;
-    bool tp_mirror = true;
+    bool tp_mirror = false;
     // Pipeline parallelism per instance (serve.pp): each instance's layers in pp stages on pp
     // groups of tp chips, as llm::PpRun splits them (runtime/llm/pipeline.h); each step runs
     // through the stages in turn, the activations over the links. pp_in_flight: steps the

@@ -1,6 +1,7 @@
 // The library tests' rig: a system of tiny chips built from the presets as `sfumato ... --system
 // configs/system-tiny.ini --set OVERRIDE` builds it (chip preset, system file, the override, every
-// key used), and the sys::SystemRun a user's program hands to the runtime's host programs.
+// key used), and the sys::SystemRun a user's program hands to the runtime's host programs; the
+// chips in functional mode unless `functional` is false (timing mode).
 #pragma once
 #include <string>
 
@@ -15,14 +16,14 @@
 namespace sfumato::test {
 
 struct TinySystem {
-    explicit TinySystem(const std::string& override)
+    explicit TinySystem(const std::string& override, bool functional = true)
         : loaded(load(c, override)),
           sp(c),
           cp(c),
           host(ParamScope(c, "host")),
           cm(ParamScope(c, "comm")),
           checked(finish(c)),
-          system("system", sp, cp, true, trace, root),
+          system("system", sp, cp, functional, trace, root),
           run(system, host, &trace, root) {}
 
     Config c;

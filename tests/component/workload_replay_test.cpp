@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/component/ts_fixture.h"
+#include "sim/error.h"
 #include "traces/workload_replay.h"
 
 using namespace sfumato;
@@ -63,4 +64,33 @@ TEST_CASE("workload replay: the issue's example runs and reports every task") {
     CHECK(j[3]["kind"] == "wait");
     // The kernel's block_dim comes from the file.
     CHECK(ctx.tasks()[1].task->kernel.block_dim == 2);
+}
+
+TEST_CASE("workload replay: saved bytes in timing mode are a clear error, not a read of a token address") {
+    // A d2h copy that saves its bytes; the test device runs in timing mode (no data moves, a host
+    // buffer is a token address).
+    const char* text = R"({"format": "sfumato-workload", "version": 1, "streams": [{"id": 0, "priority": 0}],
+     "tasks": [
+      {"kind": "memcpy", "stream": 0, "dir": "d2h", "bytes": 4096, "save": "out.bin"},
+      {"kind": "sync", "stream": 0}]})";
+    init_time_resolution();
+    Config cfg;
+    TestDevice dev(cfg);
+    REQUIRE_FALSE(dev.info().functional);
+    rt::Device rtdev(dev, dev.host_params());
+    rt::Context& ctx = rtdev.open_context();
+    const auto w = workload::parse(text, fixed_ops);
+    workload::Replayer rep(ctx, w, fixed_factory);
+    Host host("host", [&] { rep.run(); });
+    sc_core::sc_start();
+    REQUIRE(host.finished);
+    try {
+        (void)rep.saved();
+        FAIL("saved() in timing mode returned");
+    } catch (const InputError& e) {
+        const std::string m = e.what();
+        CHECK(m.find("task 0") != std::string::npos);
+        CHECK(m.find("out.bin") != std::string::npos);
+        CHECK(m.find("functional mode only") != std::string::npos);
+    }
 }

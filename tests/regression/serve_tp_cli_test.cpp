@@ -6,8 +6,8 @@
 //  - the step time includes the all-reduces: each takes at least its bytes over a link's
 //    bandwidth plus the link's latency (configs/system-tiny.ini), and the instance's busy time is
 //    at least the sum of those;
-//  - only the first chip simulating kernels (--simulate one, the default) against every chip
-//    (all): busy time and mean latencies within 3 %;
+//  - only the first chip simulating kernels (--simulate one, an approximation) against every chip
+//    (all, the default): busy time and mean latencies within 3 %;
 //  - two TP instances behind the router; the same trace twice gives identical results;
 //  - disaggregated TP instances: each rank moves its KV shard to its peer rank, layer by layer;
 //  - bad plans exit 2 naming the culprit.
@@ -124,8 +124,10 @@ TEST_CASE(
 
 TEST_CASE("serve --tp: the first chip simulating kernels agrees with every chip simulating them", "[serve]") {
     const std::string d = temp_dir("serve_tp_sim");
-    const nlohmann::json one = serve_ok(kBase, "--tp 2" + kLoaded, d + "/one");
-    const nlohmann::json all = serve_ok(kBase, "--tp 2 --simulate all" + kLoaded, d + "/all");
+    const nlohmann::json one = serve_ok(kBase, "--tp 2 --simulate one" + kLoaded, d + "/one");
+    const nlohmann::json all = serve_ok(kBase, "--tp 2" + kLoaded, d + "/all");  // auto = all
+    CHECK(one["parallel"]["simulate"] == "one");
+    CHECK(all["parallel"]["simulate"] == "all");
     CHECK(one["instances"][0]["steps"] == all["instances"][0]["steps"]);
     // The shortcut: before each all-reduce the leader notifies the follower (a host call, a
     // notify task on its stream, the link's latency) instead of the follower reaching it by its own

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <tuple>
 
 #include "report/html_page.h"
 #include "report/report.h"
 #include "report/svg_plot.h"
+#include "report/timeline.h"
 #include "sim/error.h"
 #include "traces/hdf5_table.h"
 
@@ -195,4 +197,44 @@ TEST_CASE("report: a serving run's CDFs cover its served requests, its time seri
     CHECK(html.find("ms: 5 (step-time weighted mean)") != std::string::npos);
     CHECK(html.find("ms: 4.") == std::string::npos);  // no bin off the weighted mean
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("report: a system's memory timeline keeps each chip's counters apart") {
+    // Two chips' memory processes, each with one HBM channel named alike and an L2 hit rate;
+    // the samples interleave in time. Chip 0 moves 10 GB/s throughout; chip 1 30 GB/s until
+    // 30 us, then 20. Both end at 100 us (the last samples).
+    auto counter = [](int pid, const char* name, double ts, double v) {
+        return nlohmann::json{{"ph", "C"}, {"pid", pid}, {"tid", 0}, {"name", name}, {"ts", ts}, {"args", {{"value", v}}}};
+    };
+    auto process = [](int pid, const char* name) {
+        return nlohmann::json{{"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "process_name"}, {"args", {{"name", name}}}};
+    };
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back(process(3, "chip0 memory"));
+    ev.push_back(process(4, "chip1 memory"));
+    const char* ch = "hbm ch0 GB/s";
+    for (const auto& [pid, ts, v] : {std::tuple{3, 0.0, 10.0}, std::tuple{4, 0.0, 30.0}, std::tuple{4, 30.0, 20.0},
+                                     std::tuple{3, 50.0, 10.0}, std::tuple{3, 100.0, 0.0}, std::tuple{4, 100.0, 0.0}})
+        ev.push_back(counter(pid, ch, ts, v));
+    ev.push_back(counter(3, "l2 hit rate", 0.0, 0.5));
+    ev.push_back(counter(4, "l2 hit rate", 0.0, 0.25));
+    const std::vector<TimelineSeries> tl = memory_timeline(nlohmann::json{{"traceEvents", ev}}, 10);
+    REQUIRE(tl.size() == 4);
+    CHECK(tl[0].title == "chip0: HBM bandwidth (all channels)");
+    CHECK(tl[1].title == "chip0: L2 hit rate");
+    CHECK(tl[2].title == "chip1: HBM bandwidth (all channels)");
+    CHECK(tl[3].title == "chip1: L2 hit rate");
+    for (size_t k = 0; k < 10; ++k) {
+        INFO("bin " << k);
+        CHECK(tl[0].value[k] == Approx(10.0));
+        CHECK(tl[2].value[k] == Approx(k < 3 ? 30.0 : 20.0));
+        CHECK(tl[1].value[k] == Approx(0.5));
+        CHECK(tl[3].value[k] == Approx(0.25));
+    }
+    // One chip (a lone chip's "memory" process): the titles stay as they were.
+    nlohmann::json one = nlohmann::json::array({process(1, "memory"), counter(1, ch, 0.0, 10.0), counter(1, ch, 100.0, 0.0)});
+    const std::vector<TimelineSeries> t1 = memory_timeline(one, 10);
+    REQUIRE(t1.size() == 1);
+    CHECK(t1[0].title == "HBM bandwidth (all channels)");
+    CHECK(t1[0].value[9] == Approx(10.0));
 }
