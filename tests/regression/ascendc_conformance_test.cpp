@@ -278,3 +278,10 @@ TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls serve
 TEST_CASE("ascendc conformance: Matmul isPartialOutput in mix mode (the AIV's End waits for its AIC's slices)") {
     family("matmul_partial");
 }
+TEST_CASE("ascendc conformance: Matmul C into the AIVs' UB (Iterate<false> + GetTensorC<false>, and synchronous)") {
+    family("matmul_ub");
+}
+TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScalar and SetQuantVector into half") {
+    family("matmul_quant");
+    family("matmul_quant_vec");
+}
