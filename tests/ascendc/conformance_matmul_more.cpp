@@ -6,10 +6,13 @@
 // GetTensorC; each block lands in the AIV's UB (the AIC stores it in the SetWorkspace GM, the AIV copies
 // it), the AIV doubles it (Muls) and stores it at its place in C. Without the workspace handover the AIVs
 // would read zeros; without the AIC dropping the AIVs' vector work its serving pass would stop the run.
+// "matmul_ub_nows": the same without SetWorkspace: GetTensorC stops the run naming the call, exit 2.
 // "matmul_quant" / "matmul_quant_vec": int8 A [48 x 64] x int8 B [64 x 96] (B not transposed: square
 // transposes into L0B) + int32 bias into half C through the FixPipe's dequantisation, one scale for all of
 // C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5, 1, 2 in turn), base blocks of
 // 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
+// "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
+// 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -50,6 +53,7 @@ TCubeTiling read_tiling(GM_ADDR gm) {
 }
 
 // ---- matmul_ub ----
+bool g_no_ws = false;
 constexpr uint32_t kUm = 80, kUn = 80, kUk = 64, kRows = 40;
 using MMU = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
                             AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
@@ -76,7 +80,7 @@ void ub_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADD
     mm.SetTensorA(ag[v * kRows * kUk]);
     mm.SetTensorB(bg);
     mm.SetBias(biasg);
-    mm.SetWorkspace(wg[v * kRows * kUn]);
+    if (!g_no_ws) mm.SetWorkspace(wg[v * kRows * kUn]);
     const uint32_t mIters = (kRows + t.baseM - 1) / t.baseM, nIters = (kUn + t.baseN - 1) / t.baseN;
     auto block = [&](uint32_t j) {
         const uint32_t mi = j % mIters, ni = j / mIters;  // iterateOrder 0: M first
@@ -114,6 +118,7 @@ void ub_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADD
 }
 
 int run_ub(const std::string& name) {
+    g_no_ws = name == "matmul_ub_nows";
     using matmul_tiling::DataType, matmul_tiling::TPosition;
     using MF = matmul_tiling::CubeFormat;
     matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
@@ -255,10 +260,96 @@ int run_quant(const std::string& name) {
     return bad.empty() ? 0 : 1;
 }
 
+// ---- matmul_bsngd ----
+constexpr uint32_t kLb = 2, kLg = 3, kLs = 32, kLn = 48, kLd = 64;
+using LA = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::BSNGD>;
+using LB = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, true, LayoutMode::BSNGD>;
+using LC = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float, false, LayoutMode::BSNGD>;
+using MML = AscendC::Matmul<LA, LB, LC, AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>>;
+// Element offsets of A (b, s, g, d), B^T (b, n, g, d) and C (b, s, g, n).
+uint64_t at_a(uint32_t b, uint32_t s, uint32_t g, uint32_t d) { return ((b * kLs + s) * kLg + g) * kLd + d; }
+uint64_t at_b(uint32_t b, uint32_t n, uint32_t g, uint32_t d) { return ((b * kLn + n) * kLg + g) * kLd + d; }
+uint64_t at_c(uint32_t b, uint32_t s, uint32_t g, uint32_t n) { return ((b * kLs + s) * kLg + g) * kLn + n; }
+
+void bsngd_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t = read_tiling(tilingGm);
+    AscendC::TPipe pipe;
+    MML mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), kLb * kLs * kLg * kLd);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), kLb * kLn * kLg * kLd);
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), kLb * kLs * kLg * kLn);
+    mm.SetTensorA(ag, false);
+    mm.SetTensorB(bg, true);
+    mm.IterateBatch(cg, kLb * kLg, kLb * kLg, false);
+    mm.End();
+}
+
+int run_bsngd(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, true);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetOrgShape(kLs, kLn, kLd);
+    api.SetShape(kLs, kLn, kLd);
+    api.EnableBias(false);
+    api.SetFixSplit(32, 32, -1);
+    api.SetALayout(kLb, kLs, 1, kLg, kLd);
+    api.SetBLayout(kLb, kLn, 1, kLg, kLd);
+    api.SetCLayout(kLb, kLs, 1, kLg, kLn);
+    api.SetBatchNum(kLb * kLg);
+    api.SetBufferSpace(-1, -1, -1);
+    TCubeTiling t;
+    if (!tiling_of(api, t)) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    half* a = gm_alloc<half>(kLb * kLs * kLg * kLd);
+    half* b = gm_alloc<half>(kLb * kLn * kLg * kLd);
+    float* c = gm_alloc<float>(kLb * kLs * kLg * kLn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    // Matrix (x, g) of A is a_int shifted by 5 x + 7 g rows, of B by 3 x + 11 g columns.
+    for (uint32_t x = 0; x < kLb; ++x)
+        for (uint32_t g = 0; g < kLg; ++g) {
+            for (uint32_t s = 0; s < kLs; ++s)
+                for (uint32_t d = 0; d < kLd; ++d) a[at_a(x, s, g, d)] = half(float(a_int(s + 5 * x + 7 * g, d)));
+            for (uint32_t n = 0; n < kLn; ++n)
+                for (uint32_t d = 0; d < kLd; ++d) b[at_b(x, n, g, d)] = half(float(b_int(d, n + 3 * x + 11 * g)));
+        }
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(bsngd_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)c, tiling);
+    std::string bad;
+    for (uint32_t x = 0; x < kLb && bad.empty(); ++x)
+        for (uint32_t g = 0; g < kLg && bad.empty(); ++g)
+            for (uint32_t s = 0; s < kLs && bad.empty(); ++s)
+                for (uint32_t n = 0; n < kLn && bad.empty(); ++n) {
+                    float want = 0;
+                    for (uint32_t d = 0; d < kLd; ++d)
+                        want += float(a_int(s + 5 * x + 7 * g, d) * b_int(d, n + 3 * x + 11 * g));
+                    const float got = c[at_c(x, s, g, n)];
+                    if (got != want)
+                        bad = "C(b " + std::to_string(x) + ", g " + std::to_string(g) + ")[" + std::to_string(s) +
+                              "][" + std::to_string(n) + "] is " + std::to_string(got) + ", expected " +
+                              std::to_string(want);
+                }
+    if (bad.empty()) std::printf("%s ok\n", name.c_str());
+    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int matmul_more_family(const std::string& name) {
-    if (name == "matmul_ub") return run_ub(name);
+    if (name == "matmul_ub" || name == "matmul_ub_nows") return run_ub(name);
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
+    if (name == "matmul_bsngd") return run_bsngd(name);
     return -1;
 }

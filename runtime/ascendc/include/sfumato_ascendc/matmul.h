@@ -72,11 +72,13 @@ class Matmul {
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianUpperMatmulPolicy<MM_CFG>>;
     static constexpr bool kLower =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
+    static constexpr bool kBsngd = A_TYPE::layout == LayoutMode::BSNGD;
     static_assert(
-        (A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
-            (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL),
-        "AscendC::Matmul batch layouts other than NORMAL (BSNGD, SBNGD, BNGS1S2) are not supported by sfumato's "
-        "Ascend C layer");
+        ((A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
+         (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL)) ||
+            (kBsngd && B_TYPE::layout == LayoutMode::BSNGD && C_TYPE::layout == LayoutMode::BSNGD),
+        "AscendC::Matmul batch layouts other than NORMAL and BSNGD (for A, B and C) (SBNGD, BNGS1S2) are not "
+        "supported by sfumato's Ascend C layer");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
@@ -319,12 +321,33 @@ public:
         const uint64_t sa = matrixStrideA ? matrixStrideA : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.Ka;
         const uint64_t sb = matrixStrideB ? matrixStrideB : uint64_t{static_cast<uint32_t>(m_t.Kb)} * m_t.N;
         const uint64_t sc = matrixStrideC ? matrixStrideC : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.N;
+        // BSNGD: matrix i of an operand's [B, S, N, G, D] tensor is (b, ng) = (i / (N G), i % (N G)): S rows
+        // N G D elements apart, at b S N G D + ng D (C: [B, S1, N, G, S2], S2 columns).
+        struct Lay {
+            uint64_t ng, s, d;
+            uint64_t ld() const { return ng * d; }
+            uint64_t at(uint32_t i) const { return i / ng * s * ng * d + i % ng * d; }
+        };
+        auto lay = [](int32_t n, int32_t g, int32_t s, int32_t d) {
+            return Lay{std::max<uint64_t>(1, uint64_t(std::max(n, 1)) * uint64_t(std::max(g, 1))),
+                       uint64_t(std::max(s, 0)), uint64_t(std::max(d, 0))};
+        };
+        const Lay la = lay(m_t.ALayoutInfoN, m_t.ALayoutInfoG, m_t.ALayoutInfoS, m_t.ALayoutInfoD);
+        const Lay lb = lay(m_t.BLayoutInfoN, m_t.BLayoutInfoG, m_t.BLayoutInfoS, m_t.BLayoutInfoD);
+        const Lay lc = lay(m_t.CLayoutInfoN, m_t.CLayoutInfoG, m_t.CLayoutInfoS1, m_t.CLayoutInfoS2);
+        const uint32_t org[5] = {m_orgM, m_orgN, m_orgKa, m_orgKb, m_orgKc};
+        if constexpr (kBsngd) {
+            m_orgM = m_orgKa = static_cast<uint32_t>(la.ld());
+            m_orgN = m_orgKb = static_cast<uint32_t>(lb.ld());
+            m_orgKc = static_cast<uint32_t>(lc.ld());
+        }
         const uint32_t n = std::max(batchA, batchB);
         for (uint32_t i = 0; i < n; ++i) {
-            m_a = a[static_cast<uint32_t>((i % batchA) * sa)];
-            m_b = b[static_cast<uint32_t>((i % batchB) * sb)];
-            IterateAll(gm[static_cast<uint32_t>(i * sc)], enAtomic, enSequentialWrite);
+            m_a = a[kBsngd ? la.at(i % batchA) : (i % batchA) * sa];
+            m_b = b[kBsngd ? lb.at(i % batchB) : (i % batchB) * sb];
+            IterateAll(gm[kBsngd ? lc.at(i) : i * sc], enAtomic, enSequentialWrite);
         }
+        m_orgM = org[0], m_orgN = org[1], m_orgKa = org[2], m_orgKb = org[3], m_orgKc = org[4];
         m_a = a, m_b = b, m_iter = 0;
     }
     void WaitIterateBatch() {}
