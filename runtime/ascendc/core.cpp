@@ -75,9 +75,11 @@ public:
     uint32_t sub_block_idx() const override { return m_real.sub_block_idx(); }
     isa::CoreKind core_kind() const override { return m_real.core_kind(); }
     // A mix kernel's AIC runs the body's UB bookkeeping too (TPipe::InitBuffer of its AIVs' queues, before
-    // REGIST_MATMUL_OBJ and in serving passes): the UB it sees is its AIVs'. Its own UB instructions still fail.
+    // REGIST_MATMUL_OBJ and in serving passes): the UB it sees is its AIVs'. Its own UB instructions
+    // still fail.
     uint64_t buffer_size(isa::Pos pos) const override {
-        if (pos == isa::Pos::UB && m_st.mix && m_real.core_kind() == isa::CoreKind::Cube) return m_st.aiv_ub_bytes;
+        if (pos == isa::Pos::UB && m_st.mix && m_real.core_kind() == isa::CoreKind::Cube)
+            return m_st.aiv_ub_bytes;
         return m_real.buffer_size(pos);
     }
     uint32_t event_ids() const override { return m_real.event_ids(); }

@@ -13,6 +13,8 @@
 // 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
 // "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
+// "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
+// GetBatchTensorC<false>.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -159,13 +161,16 @@ int run_ub(const std::string& name) {
                 bad = "workspace[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
                       std::to_string(ws[i * kUn + j]) + ", expected " + std::to_string(want);
             else if (c[i * kUn + j] != 2 * want)
-                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kUn + j]) +
-                      ", expected " + std::to_string(2 * want);
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                      std::to_string(c[i * kUn + j]) + ", expected " + std::to_string(2 * want);
         }
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN, t.baseK);
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias), static_cast<void*>(c),
-                    static_cast<void*>(ws), static_cast<void*>(tiling)})
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN,
+                    t.baseK);
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias),
+                    static_cast<void*>(c), static_cast<void*>(ws), static_cast<void*>(tiling)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }
@@ -198,8 +203,10 @@ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR words, 
     biasg.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(bias), kQn);
     cg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(c), kQm * kQn);
     wg.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t*>(words), kQn);
-    if (g_quant_vec) mm.SetQuantVector(wg);
-    else mm.SetQuantScalar(word_of(0.25f));
+    if (g_quant_vec)
+        mm.SetQuantVector(wg);
+    else
+        mm.SetQuantScalar(word_of(0.25f));
     mm.SetTensorA(ag);
     mm.SetTensorB(bg);
     mm.SetBias(biasg);
@@ -238,9 +245,11 @@ int run_quant(const std::string& name) {
         for (uint32_t k = 0; k < kQk; ++k) a[i * kQk + k] = static_cast<int8_t>(a_int(i, k));
     for (uint32_t k = 0; k < kQk; ++k)
         for (uint32_t j = 0; j < kQn; ++j) b[k * kQn + j] = static_cast<int8_t>(b_int(k, j));
-    for (uint32_t j = 0; j < kQn; ++j) bias[j] = static_cast<int32_t>(j % 13) - 6, words[j] = word_of(scale_of(j));
+    for (uint32_t j = 0; j < kQn; ++j)
+        bias[j] = static_cast<int32_t>(j % 13) - 6, words[j] = word_of(scale_of(j));
     AscendC::SetKernelMode(KernelMode::AIC_MODE);
-    ICPU_RUN_KF(quant_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, (uint8_t*)words, tiling);
+    ICPU_RUN_KF(quant_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, (uint8_t*)words,
+                tiling);
     std::string bad;
     for (uint32_t i = 0; i < kQm && bad.empty(); ++i)
         for (uint32_t j = 0; j < kQn && bad.empty(); ++j) {
@@ -252,16 +261,20 @@ int run_quant(const std::string& name) {
                 bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(got) +
                       ", expected " + std::to_string(want);
         }
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN, t.baseK);
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias), static_cast<void*>(c),
-                    static_cast<void*>(words), static_cast<void*>(tiling)})
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN,
+                    t.baseK);
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias),
+                    static_cast<void*>(c), static_cast<void*>(words), static_cast<void*>(tiling)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }
 
 // ---- matmul_bsngd ----
 constexpr uint32_t kLb = 2, kLg = 3, kLs = 32, kLn = 48, kLd = 64;
+bool g_nbatch = false;
 using LA = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::BSNGD>;
 using LB = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, true, LayoutMode::BSNGD>;
 using LC = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float, false, LayoutMode::BSNGD>;
@@ -283,11 +296,18 @@ void bsngd_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilingGm) {
     cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), kLb * kLs * kLg * kLn);
     mm.SetTensorA(ag, false);
     mm.SetTensorB(bg, true);
-    mm.IterateBatch(cg, kLb * kLg, kLb * kLg, false);
+    if (g_nbatch) {
+        mm.SetWorkspace(cg);
+        mm.template IterateNBatch<false>(kLb, kLg, kLg, false);
+        for (uint32_t j = 0; j < kLb; ++j) mm.template GetBatchTensorC<false>(kLg, kLg, false);
+    } else {
+        mm.IterateBatch(cg, kLb * kLg, kLb * kLg, false);
+    }
     mm.End();
 }
 
 int run_bsngd(const std::string& name) {
+    g_nbatch = name == "matmul_nbatch";
     using matmul_tiling::DataType, matmul_tiling::TPosition;
     using MF = matmul_tiling::CubeFormat;
     matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
@@ -318,9 +338,11 @@ int run_bsngd(const std::string& name) {
     for (uint32_t x = 0; x < kLb; ++x)
         for (uint32_t g = 0; g < kLg; ++g) {
             for (uint32_t s = 0; s < kLs; ++s)
-                for (uint32_t d = 0; d < kLd; ++d) a[at_a(x, s, g, d)] = half(float(a_int(s + 5 * x + 7 * g, d)));
+                for (uint32_t d = 0; d < kLd; ++d)
+                    a[at_a(x, s, g, d)] = half(float(a_int(s + 5 * x + 7 * g, d)));
             for (uint32_t n = 0; n < kLn; ++n)
-                for (uint32_t d = 0; d < kLd; ++d) b[at_b(x, n, g, d)] = half(float(b_int(d, n + 3 * x + 11 * g)));
+                for (uint32_t d = 0; d < kLd; ++d)
+                    b[at_b(x, n, g, d)] = half(float(b_int(d, n + 3 * x + 11 * g)));
         }
     AscendC::SetKernelMode(KernelMode::AIC_MODE);
     ICPU_RUN_KF(bsngd_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)c, tiling);
@@ -334,13 +356,16 @@ int run_bsngd(const std::string& name) {
                         want += float(a_int(s + 5 * x + 7 * g, d) * b_int(d, n + 3 * x + 11 * g));
                     const float got = c[at_c(x, s, g, n)];
                     if (got != want)
-                        bad = "C(b " + std::to_string(x) + ", g " + std::to_string(g) + ")[" + std::to_string(s) +
-                              "][" + std::to_string(n) + "] is " + std::to_string(got) + ", expected " +
-                              std::to_string(want);
+                        bad = "C(b " + std::to_string(x) + ", g " + std::to_string(g) + ")[" +
+                              std::to_string(s) + "][" + std::to_string(n) + "] is " + std::to_string(got) +
+                              ", expected " + std::to_string(want);
                 }
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p :
+         {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }
@@ -350,6 +375,6 @@ int run_bsngd(const std::string& name) {
 int matmul_more_family(const std::string& name) {
     if (name == "matmul_ub" || name == "matmul_ub_nows") return run_ub(name);
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
-    if (name == "matmul_bsngd") return run_bsngd(name);
+    if (name == "matmul_bsngd" || name == "matmul_nbatch") return run_bsngd(name);
     return -1;
 }

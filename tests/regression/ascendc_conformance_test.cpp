@@ -300,3 +300,6 @@ TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScal
 TEST_CASE("ascendc conformance: Matmul IterateBatch of the BSNGD layout (six interleaved matrices, B transposed)") {
     family("matmul_bsngd");
 }
+TEST_CASE("ascendc conformance: Matmul IterateNBatch (two rounds into the workspace) and GetBatchTensorC") {
+    family("matmul_nbatch");
+}

@@ -34,6 +34,8 @@ struct MmL0 {
 // The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
 // run naming the field.
 void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
+template <class MM>
+struct MmOps;  // IterateBatch's rounds, C into UB (matmul_ops.h)
 }  // namespace sfumato::ascendc
 
 // Whether the including source defined ASCENDC_CUBE_ONLY (the Matmuls run on the cube cores themselves)
@@ -99,7 +101,8 @@ public:
             // The client keeps the tiling to follow its server's blocks (what Iterate returns, the block
             // GetTensorC copies into its UB).
             m_client = true;
-            if (cubeTiling) m_t = *cubeTiling;
+            if (cubeTiling)
+                m_t = *cubeTiling;
             else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>)
                 m_t = static_tiling();
             m_singleM = m_t.singleCoreM, m_singleN = m_t.singleCoreN, m_singleK = m_t.singleCoreK;
@@ -187,7 +190,8 @@ public:
     bool Iterate(bool enPartialSum = false) {
         if constexpr (!sync) {
             sfumato::ascendc::enter("Matmul::Iterate");
-            if (m_pending) sfumato::ascendc::fail("Matmul::Iterate<false> before GetTensorC took the previous block");
+            if (m_pending)
+                sfumato::ascendc::fail("Matmul::Iterate<false> before GetTensorC took the previous block");
             m_async = true, m_asyncPartial = enPartialSum, m_iter = 0;
             return true;
         }
@@ -265,28 +269,7 @@ public:
     template <bool sync = true>
     void GetTensorC(const LocalTensor<DstT>& ub, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
         (void)enSequentialWrite;
-        const sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::GetTensorC");
-        if (!m_client && !st.mm_server)
-            sfumato::ascendc::fail(
-                "Matmul::GetTensorC into a LocalTensor outside a mix kernel's client mode (its AIVs taking C into "
-                "UB) is not supported by sfumato's Ascend C layer");
-        if (enAtomic) sfumato::ascendc::fail("Matmul::GetTensorC into a LocalTensor with enAtomic");
-        if (!m_hasWs)
-            sfumato::ascendc::fail("Matmul::GetTensorC into a LocalTensor without SetWorkspace (the GM the AIC "
-                                   "stores the block in for the AIV)");
-        const bool server = take_block();
-        const uint32_t ld = m_singleN;
-        const GlobalTensor<DstT> at = m_ws[uint64_t{m_mi} * m_t.baseM * ld + uint64_t{m_ni} * m_t.baseN];
-        if (server) {
-            copy_out_at(at, ld);
-            return;
-        }
-        wait_served();
-        DataCopyExtParams p;
-        p.blockCount = static_cast<uint16_t>(m_curM), p.blockLen = m_curN * static_cast<uint32_t>(sizeof(DstT));
-        p.srcStride = (ld - m_curN) * static_cast<uint32_t>(sizeof(DstT)), p.dstStride = 0;
-        DataCopyPad(ub, at, p, DataCopyPadExtParams<DstT>{});
-        m_pending = false;
+        sfumato::ascendc::MmOps<Matmul>::to_ub(*this, ub, enAtomic);
     }
     template <bool sync = true>
     void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
@@ -310,46 +293,41 @@ public:
     template <bool sync = true, bool waitIterateBatch = false>
     void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
-                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0) {
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false,
+                      const uint8_t enAtomic = 0) {
         sfumato::ascendc::enter("Matmul::IterateBatch");
         if (m_client) return;
-        static_assert(sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        static_assert(
+            sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
         if (enPartialSum) sfumato::ascendc::fail("Matmul::IterateBatch with enPartialSum is not modelled");
-        if (batchA == 0 || batchB == 0) sfumato::ascendc::fail("Matmul::IterateBatch with an empty batch");
-        const GlobalTensor<SrcAT> a = m_a;
-        const GlobalTensor<SrcBT> b = m_b;
-        const uint64_t sa = matrixStrideA ? matrixStrideA : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.Ka;
-        const uint64_t sb = matrixStrideB ? matrixStrideB : uint64_t{static_cast<uint32_t>(m_t.Kb)} * m_t.N;
-        const uint64_t sc = matrixStrideC ? matrixStrideC : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.N;
-        // BSNGD: matrix i of an operand's [B, S, N, G, D] tensor is (b, ng) = (i / (N G), i % (N G)): S rows
-        // N G D elements apart, at b S N G D + ng D (C: [B, S1, N, G, S2], S2 columns).
-        struct Lay {
-            uint64_t ng, s, d;
-            uint64_t ld() const { return ng * d; }
-            uint64_t at(uint32_t i) const { return i / ng * s * ng * d + i % ng * d; }
-        };
-        auto lay = [](int32_t n, int32_t g, int32_t s, int32_t d) {
-            return Lay{std::max<uint64_t>(1, uint64_t(std::max(n, 1)) * uint64_t(std::max(g, 1))),
-                       uint64_t(std::max(s, 0)), uint64_t(std::max(d, 0))};
-        };
-        const Lay la = lay(m_t.ALayoutInfoN, m_t.ALayoutInfoG, m_t.ALayoutInfoS, m_t.ALayoutInfoD);
-        const Lay lb = lay(m_t.BLayoutInfoN, m_t.BLayoutInfoG, m_t.BLayoutInfoS, m_t.BLayoutInfoD);
-        const Lay lc = lay(m_t.CLayoutInfoN, m_t.CLayoutInfoG, m_t.CLayoutInfoS1, m_t.CLayoutInfoS2);
-        const uint32_t org[5] = {m_orgM, m_orgN, m_orgKa, m_orgKb, m_orgKc};
-        if constexpr (kBsngd) {
-            m_orgM = m_orgKa = static_cast<uint32_t>(la.ld());
-            m_orgN = m_orgKb = static_cast<uint32_t>(lb.ld());
-            m_orgKc = static_cast<uint32_t>(lc.ld());
-        }
-        const uint32_t n = std::max(batchA, batchB);
-        for (uint32_t i = 0; i < n; ++i) {
-            m_a = a[kBsngd ? la.at(i % batchA) : (i % batchA) * sa];
-            m_b = b[kBsngd ? lb.at(i % batchB) : (i % batchB) * sb];
-            IterateAll(gm[kBsngd ? lc.at(i) : i * sc], enAtomic, enSequentialWrite);
-        }
-        m_orgM = org[0], m_orgN = org[1], m_orgKa = org[2], m_orgKb = org[3], m_orgKc = org[4];
-        m_a = a, m_b = b, m_iter = 0;
+        sfumato::ascendc::MmOps<Matmul>::run(*this, gm, batchA, batchB, enSequentialWrite, matrixStrideA,
+                                             matrixStrideB, matrixStrideC, enAtomic, 0);
     }
+    // batchLoop rounds of IterateBatch into the SetWorkspace GM, round j taking the matrices after the j - 1
+    // rounds before it (j batchA of A, j batchB of B, C after theirs). Asynchronous: the same, computed here;
+    // each GetBatchTensorC<false> then finds its round in the workspace.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                       const uint32_t matrixStrideC = 0) {
+        sfumato::ascendc::enter("Matmul::IterateNBatch");
+        if (m_client) {  // the batches are in GM once the server's pass ended
+            if (sync) wait_served();
+            return;
+        }
+        if (!m_hasWs)
+            sfumato::ascendc::fail("Matmul::IterateNBatch without SetWorkspace (the GM its results go to)");
+        for (uint32_t j = 0; j < batchLoop; ++j)
+            sfumato::ascendc::MmOps<Matmul>::run(*this, m_ws, batchA, batchB, enSequentialWrite,
+                                                 matrixStrideA, matrixStrideB, matrixStrideC, 0, j);
+    }
+    template <bool sync = true>
+    void GetBatchTensorC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false) {
+        (void)batchA, (void)batchB, (void)enSequentialWrite;
+        sfumato::ascendc::enter("Matmul::GetBatchTensorC");
+        if (m_client) wait_served();
+    }
+
     void WaitIterateBatch() {}
     // Mix mode: a client AIV waits here for its AIC's serving pass, which ends here (core_state.h).
     void End() {
@@ -470,8 +448,9 @@ private:
         else
             sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 32 : 16);
         if (bias)
-            sfumato::ascendc::mm_nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
-                      m_bias[n0], curN);
+            sfumato::ascendc::mm_nd2nz_row(
+                b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
+                m_bias[n0], curN);
         m_qB1.EnQue(b1);
     }
     void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
@@ -486,7 +465,8 @@ private:
                 needs_16bit("A transposed");
                 sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
             } else {
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16, false);
+                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16,
+                                            false);
             }
         }
         l0().a2.EnQue(a2);
@@ -496,11 +476,13 @@ private:
         if (bias) load_bias_table(b1, curN);
         if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
             for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
-                sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0], std::min<uint32_t>(255, total - f), 1, false);
+                sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0],
+                                            std::min<uint32_t>(255, total - f), 1, false);
         } else if constexpr (kSquareB) {
             // 1-byte B not transposed: each 32 x 32 square (two stacked 16 x 32 fractals of a K group in L1)
             // transposed by LoadDataWithTranspose into the two n-bands of L0B's k-group row.
-            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, 32), nSq = sfumato::ascendc::mm_ceil(curN, 32);
+            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, 32),
+                           nSq = sfumato::ascendc::mm_ceil(curN, 32);
             if (nSq * 2 != nPad / 16)
                 sfumato::ascendc::fail("Matmul: a 1-byte B not transposed with " + std::to_string(curN) +
                                        " columns in a block (a multiple of 32 is needed for its square "
@@ -582,19 +564,8 @@ private:
         p.dstStride = dstStride, p.isChannelSplit = split;
         p.quantPre = sfumato::ascendc::mm_quant_mode<L0cT, DstT>(m_quant);
         if (m_quant == 2) {  // one word per column of the block, GM -> L1, read by the FixPipe
-            TPipe& pipe = *m_pipe;
-            LocalTensor<uint64_t> words = m_qbuf.template Get<uint64_t>();
-            const TEventID back = pipe.FetchEventID(HardEvent::FIX_MTE2);
-            SetFlag<HardEvent::FIX_MTE2>(back);
-            WaitFlag<HardEvent::FIX_MTE2>(back);  // the previous block's FixPipe read them
-            DataCopyExtParams cp;  // the 8-byte words moved as pairs of 4-byte ones
-            cp.blockCount = 1, cp.blockLen = m_curN * 8;
-            GlobalTensor<uint32_t> src;
-            src.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(m_quantVec.GetPhyAddr(uint64_t{m_ni} * m_t.baseN)));
-            DataCopyPad(words.template ReinterpretCast<uint32_t>(), src, cp, DataCopyPadExtParams<uint32_t>{});
-            const TEventID ready = pipe.FetchEventID(HardEvent::MTE2_FIX);
-            SetFlag<HardEvent::MTE2_FIX>(ready);
-            WaitFlag<HardEvent::MTE2_FIX>(ready);
+            const LocalTensor<uint64_t> words = sfumato::ascendc::mm_quant_words(
+                *m_pipe, m_qbuf, m_quantVec[uint64_t{m_ni} * m_t.baseN], m_curN);
             Fixpipe<DstT, L0cT, cfg>(gm, c, words, p);
         } else {
             p.deqScalar = m_quantScalar;
@@ -603,6 +574,8 @@ private:
         l0().c.FreeTensor(c);
         m_pending = false;
     }
+    template <class>
+    friend struct sfumato::ascendc::MmOps;
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
     bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
@@ -633,7 +606,6 @@ private:
 
 }  // namespace AscendC
 
-
 // The Matmul library's older namespace (the examples' matmul::GetBlockIdx(), `using namespace matmul`).
 namespace matmul {
 inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
@@ -642,3 +614,4 @@ using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulType;
 }  // namespace matmul
 
+#include "sfumato_ascendc/matmul_ops.h"

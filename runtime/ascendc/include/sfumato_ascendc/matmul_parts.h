@@ -86,15 +86,14 @@ using std::tuple;
 #define __kfc_workspace__
 #endif
 
-
 namespace sfumato::ascendc {
 inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
 // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to rowPad (16, or 32 for
 // the 1-byte operand a square transpose loads).
 template <class T>
-void mm_nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
-              uint32_t ld, uint32_t rowPad = 16) {
+void mm_nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint32_t rows,
+              uint32_t cols, uint32_t ld, uint32_t rowPad = 16) {
     if (ld > 65535) fail("Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
     AscendC::Nd2NzParams p;
     p.ndNum = 1, p.nValue = static_cast<uint16_t>(rows), p.dValue = static_cast<uint16_t>(cols);
@@ -105,7 +104,8 @@ void mm_nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>
 // One row of n elements (the bias) GM -> L1.
 template <class T>
 void mm_nd2nz_row(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint32_t n) {
-    static_assert(sizeof(T) == 4, "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
+    static_assert(sizeof(T) == 4,
+                  "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
     AscendC::Nd2NzParams p;
     p.ndNum = 1, p.nValue = 1, p.dValue = static_cast<uint16_t>(n), p.srcDValue = static_cast<uint16_t>(n);
     p.dstNzC0Stride = 1, p.dstNzNStride = 1;
@@ -115,7 +115,8 @@ template <class T>
 void mm_load2d(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint32_t repeat,
                uint32_t stride, bool trans) {
     AscendC::LoadData2DParams p;
-    p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride), p.ifTranspose = trans;
+    p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride),
+    p.ifTranspose = trans;
     AscendC::LoadData(dst, src, p);
 }
 }  // namespace sfumato::ascendc
@@ -126,14 +127,17 @@ namespace sfumato::ascendc {
 template <class L0cT, class DstT>
 QuantMode_t mm_quant_mode(uint8_t quant) {
     constexpr bool i32 = std::is_same_v<L0cT, int32_t>;
-    constexpr bool quantised = (i32 && std::is_same_v<DstT, half>) || std::is_same_v<DstT, int8_t> ||
-                               std::is_same_v<DstT, uint8_t>;
+    constexpr bool quantised =
+        (i32 && std::is_same_v<DstT, half>) || std::is_same_v<DstT, int8_t> || std::is_same_v<DstT, uint8_t>;
     if constexpr (quantised) {
         if (quant == 0) fail("Matmul: a quantised C type without SetQuantScalar or SetQuantVector");
         const bool vec = quant == 2;
-        if constexpr (i32 && std::is_same_v<DstT, half>) return vec ? QuantMode_t::VDEQF16 : QuantMode_t::DEQF16;
-        else if constexpr (i32) return vec ? QuantMode_t::VREQ8 : QuantMode_t::REQ8;
-        else return vec ? QuantMode_t::VQF322B8_PRE : QuantMode_t::QF322B8_PRE;
+        if constexpr (i32 && std::is_same_v<DstT, half>)
+            return vec ? QuantMode_t::VDEQF16 : QuantMode_t::DEQF16;
+        else if constexpr (i32)
+            return vec ? QuantMode_t::VREQ8 : QuantMode_t::REQ8;
+        else
+            return vec ? QuantMode_t::VQF322B8_PRE : QuantMode_t::QF322B8_PRE;
     } else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, half>) {
         return QuantMode_t::F322F16;
     } else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, bfloat16_t>) {
@@ -143,6 +147,28 @@ QuantMode_t mm_quant_mode(uint8_t quant) {
                       "AscendC::Matmul: C's type is no conversion of the accumulator the FixPipe makes");
         return QuantMode_t::NoQuant;
     }
+}
+// SetQuantVector's words of a block's n columns GM -> L1 (MTE2; the 8-byte words moved as pairs of 4-byte
+// ones) for the FixPipe: after the previous block's FixPipe read them (FIX -> MTE2), before this one (MTE2 ->
+// FIX).
+inline AscendC::LocalTensor<uint64_t> mm_quant_words(AscendC::TPipe& pipe,
+                                                     AscendC::TBuf<AscendC::TPosition::C1>& buf,
+                                                     const AscendC::GlobalTensor<uint64_t>& src, uint32_t n) {
+    using AscendC::HardEvent;
+    AscendC::LocalTensor<uint64_t> words = buf.template Get<uint64_t>();
+    const AscendC::TEventID back = pipe.FetchEventID(HardEvent::FIX_MTE2);
+    AscendC::SetFlag<HardEvent::FIX_MTE2>(back);
+    AscendC::WaitFlag<HardEvent::FIX_MTE2>(back);
+    AscendC::DataCopyExtParams cp;
+    cp.blockCount = 1, cp.blockLen = n * 8;
+    AscendC::GlobalTensor<uint32_t> src32;
+    src32.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(src.GetPhyAddr()));
+    AscendC::DataCopyPad(words.template ReinterpretCast<uint32_t>(), src32, cp,
+                         AscendC::DataCopyPadExtParams<uint32_t>{});
+    const AscendC::TEventID ready = pipe.FetchEventID(HardEvent::MTE2_FIX);
+    AscendC::SetFlag<HardEvent::MTE2_FIX>(ready);
+    AscendC::WaitFlag<HardEvent::MTE2_FIX>(ready);
+    return words;
 }
 // A mix kernel's client AIV waits for the AIC's pass serving it to end, its stores in GM: the AIC serves its
 // AIVs in sub-block order and its mode-2 set after each pass gives each AIV one count, so the AIV of
