@@ -15,6 +15,8 @@
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 // "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
 // GetBatchTensorC<false>.
+// "layout_coord": the layout API's coordinates (MakeCoord, Coord) mapped by layouts with explicit strides
+// (MakeShape, MakeStride, MakeLayout) to element offsets, against the host's sum of coordinate x stride.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -370,11 +372,35 @@ int run_bsngd(const std::string& name) {
     return bad.empty() ? 0 : 1;
 }
 
+// ---- layout_coord ----
+int run_layout_coord(const std::string& name) {
+    std::string bad;
+    for (int64_t m : {1, 7, 30720})
+        for (int64_t k : {1, 64, 4096}) {
+            const auto row = AscendC::MakeLayout(AscendC::MakeShape(m, k), AscendC::MakeStride(k, 1));
+            const auto col = AscendC::MakeLayout(AscendC::MakeShape(m, k), AscendC::MakeStride(1, m));
+            const auto three = AscendC::MakeLayout(AscendC::MakeShape(2, m, k), AscendC::MakeStride(m * k, k, 1));
+            for (int64_t i : {int64_t{0}, m - 1, m / 2})
+                for (int64_t j : {int64_t{0}, k - 1, k / 3}) {
+                    const AscendC::Coord<int64_t, int64_t> c = AscendC::MakeCoord(i, j);
+                    if (row(c) != i * k + j || col(c) != i + j * m ||
+                        three(AscendC::MakeCoord(int64_t{1}, i, j)) != m * k + i * k + j)
+                        bad = "(" + std::to_string(i) + ", " + std::to_string(j) + ") of " + std::to_string(m) +
+                              " x " + std::to_string(k) + " maps to " + std::to_string(row(c)) + " / " +
+                              std::to_string(col(c));
+                }
+        }
+    if (bad.empty()) std::printf("%s ok\n", name.c_str());
+    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    return bad.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int matmul_more_family(const std::string& name) {
     if (name == "matmul_ub" || name == "matmul_ub_nows") return run_ub(name);
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
     if (name == "matmul_bsngd" || name == "matmul_nbatch") return run_bsngd(name);
+    if (name == "layout_coord") return run_layout_coord(name);
     return -1;
 }

@@ -303,3 +303,12 @@ TEST_CASE("ascendc conformance: Matmul IterateBatch of the BSNGD layout (six int
 TEST_CASE("ascendc conformance: Matmul IterateNBatch (two rounds into the workspace) and GetBatchTensorC") {
     family("matmul_nbatch");
 }
+TEST_CASE("ascendc conformance: the layout API maps coordinates through explicit strides (MakeCoord, Layout)") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    const std::string dir = temp_dir("ascendc_conf_layout_coord");
+    const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+                           "/o " + prog + " layout_coord");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("layout_coord ok"));
+}
