@@ -7,6 +7,8 @@
 // it), the AIV doubles it (Muls) and stores it at its place in C. Without the workspace handover the AIVs
 // would read zeros; without the AIC dropping the AIVs' vector work its serving pass would stop the run.
 // "matmul_ub_nows": the same without SetWorkspace: GetTensorC stops the run naming the call, exit 2.
+// "matmul_end_twice": the same with End called twice: the AIVs' second End waits for a serving pass that never
+// comes, a deadlock (exit 4).
 // "matmul_quant" / "matmul_quant_vec": int8 A [48 x 64] x int8 B [64 x 96] (B not transposed: square
 // transposes into L0B) + int32 bias into half C through the FixPipe's dequantisation, one scale for all of
 // C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5, 1, 2 in turn), base blocks of
@@ -57,7 +59,7 @@ TCubeTiling read_tiling(GM_ADDR gm) {
 }
 
 // ---- matmul_ub ----
-bool g_no_ws = false;
+bool g_no_ws = false, g_end_twice = false;
 constexpr uint32_t kUm = 80, kUn = 80, kUk = 64, kRows = 40;
 using MMU = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
                             AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
@@ -119,10 +121,12 @@ void ub_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADD
         }
     }
     mm.End();
+    if (g_end_twice) mm.End();
 }
 
 int run_ub(const std::string& name) {
     g_no_ws = name == "matmul_ub_nows";
+    g_end_twice = name == "matmul_end_twice";
     using matmul_tiling::DataType, matmul_tiling::TPosition;
     using MF = matmul_tiling::CubeFormat;
     matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
@@ -398,7 +402,7 @@ int run_layout_coord(const std::string& name) {
 }  // namespace
 
 int matmul_more_family(const std::string& name) {
-    if (name == "matmul_ub" || name == "matmul_ub_nows") return run_ub(name);
+    if (name == "matmul_ub" || name == "matmul_ub_nows" || name == "matmul_end_twice") return run_ub(name);
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
     if (name == "matmul_bsngd" || name == "matmul_nbatch") return run_bsngd(name);
     if (name == "layout_coord") return run_layout_coord(name);

@@ -293,6 +293,18 @@ TEST_CASE("ascendc conformance: Matmul GetTensorC into UB without SetWorkspace s
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
 }
+TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice deadlock (exit 4, no outputs)") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_matmul_end2_") + mode);
+        const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" +
+                               mode + " SFUMATO_OUT=" + dir + "/o " + prog + " matmul_end_twice");
+        INFO(r.output);
+        CHECK(r.code == 4);
+        CHECK_THAT(r.output, Catch::Contains("deadlock") && Catch::Contains("wait_cross_flag"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}
 TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScalar and SetQuantVector into half") {
     family("matmul_quant");
     family("matmul_quant_vec");
