@@ -34,16 +34,34 @@ void fail(const std::string& msg) { throw InputError(msg); }
 
 namespace {
 
+bool vector_side(isa::Pipe p) { return p == isa::Pipe::V || p == isa::Pipe::MTE3; }
+
+// In a mix kernel's serving pass (the AIC running the body as one of its AIVs, mm_server), the body's own
+// vector work is that AIV's, which runs it itself: instructions of the pipes only an AIV has (V, MTE3),
+// flags naming them, and anything reading or writing UB. The AIC issues the rest (its Matmul calls).
+bool aiv_work(const isa::Instr& in) {
+    if (in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG)
+        return vector_side(in.flag.src) || vector_side(in.flag.dst);
+    if (vector_side(in.pipe)) return true;
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    for (int i = 0; i < n; ++i)
+        if (ext[i].pos == isa::Pos::UB) return true;
+    return false;
+}
+
 // Forwards to the core's sink and, after every call (where other blocks may have run), makes
 // this block's state current again.
 class CoreSink final : public isa::IInstrSink {
 public:
     CoreSink(isa::IInstrSink& real, CoreState& st) : m_real(real), m_st(st) {}
     void issue(const isa::Instr& in) override {
+        if (m_st.mm_server && aiv_work(in)) return;
         m_real.issue(in);
         resume();
     }
     uint64_t load(const isa::Instr& in) override {
+        if (m_st.mm_server && aiv_work(in)) return 0;
         const uint64_t v = m_real.load(in);
         resume();
         return v;
@@ -56,7 +74,14 @@ public:
     uint32_t block_num() const override { return m_real.block_num(); }
     uint32_t sub_block_idx() const override { return m_real.sub_block_idx(); }
     isa::CoreKind core_kind() const override { return m_real.core_kind(); }
-    uint64_t buffer_size(isa::Pos pos) const override { return m_real.buffer_size(pos); }
+    // A mix kernel's AIC runs the body's UB bookkeeping too (TPipe::InitBuffer of its AIVs' queues, before
+    // REGIST_MATMUL_OBJ and in serving passes): the UB it sees is its AIVs'. Its own UB instructions
+    // still fail.
+    uint64_t buffer_size(isa::Pos pos) const override {
+        if (pos == isa::Pos::UB && m_st.mix && m_real.core_kind() == isa::CoreKind::Cube)
+            return m_st.aiv_ub_bytes;
+        return m_real.buffer_size(pos);
+    }
     uint32_t event_ids() const override { return m_real.event_ids(); }
     void resume() {
         g_current = &m_st;
@@ -95,6 +120,7 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
     st.sub_block_idx = real.sub_block_idx();
     st.mix = setup.mix;
     st.aiv_per_aic = setup.aiv_per_aic;
+    st.aiv_ub_bytes = setup.aiv_ub_bytes;
     if (setup.mix && kind == isa::CoreKind::Vector && setup.aiv_per_aic > 1) {
         // Mix kernels: the AIVs of block b are blocks b * ratio + sub of the vector side.
         st.task_ratio = setup.aiv_per_aic;

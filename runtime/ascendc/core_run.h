@@ -12,6 +12,7 @@ struct BlockSetup {
     bool functional = true;    // the core holds data (scalar access to local buffers reads it)
     bool mix = false;          // a mix kernel: AIVs number their blocks b * aiv_per_aic + sub
     uint32_t aiv_per_aic = 0;  // split parts' vector cores per cube core
+    uint64_t aiv_ub_bytes = 0;  // an AIV's UB (a mix kernel's AIC keeps its AIVs' UB buffers' books)
 };
 void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::function<void()>& body);
 

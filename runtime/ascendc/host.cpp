@@ -257,6 +257,7 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     setup.functional = dev.functional;
     setup.mix = k.kind == KernelKind::Mix && dev.arch == "split";
     setup.aiv_per_aic = dev.aiv_per_aic;
+    setup.aiv_ub_bytes = dev.ub_bytes;
     std::function<void()> body = r.body;
     k.body = [setup, body](isa::IInstrSink& sink) { run_block(sink, setup, body); };
     return k;

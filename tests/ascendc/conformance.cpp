@@ -458,6 +458,7 @@ int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
 int quant_family(const std::string& name);  // conformance_quant.cpp
 int matmul_family(const std::string& name);  // conformance_matmul.cpp
+int matmul_more_family(const std::string& name);  // conformance_matmul_more.cpp
 int softmax_family(const std::string& name);  // conformance_softmax.cpp
 int activation_family(const std::string& name);  // conformance_activation.cpp
 int norm_family(const std::string& name);  // conformance_norm.cpp
@@ -477,6 +478,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
     if (const int rc = quant_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_family(g_family); rc >= 0) return rc;
+    if (const int rc = matmul_more_family(g_family); rc >= 0) return rc;
     if (const int rc = softmax_family(g_family); rc >= 0) return rc;
     if (const int rc = activation_family(g_family); rc >= 0) return rc;
     if (const int rc = norm_family(g_family); rc >= 0) return rc;

@@ -278,3 +278,49 @@ TEST_CASE("ascendc conformance: Matmul in mix mode (the AIVs' Matmul calls serve
 TEST_CASE("ascendc conformance: Matmul isPartialOutput in mix mode (the AIV's End waits for its AIC's slices)") {
     family("matmul_partial");
 }
+TEST_CASE("ascendc conformance: Matmul C into the AIVs' UB (Iterate<false> + GetTensorC<false>, and synchronous)") {
+    family("matmul_ub");
+}
+TEST_CASE("ascendc conformance: Matmul GetTensorC into UB without SetWorkspace stops the run, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_matmul_nows_") + mode);
+        const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" +
+                               mode + " SFUMATO_OUT=" + dir + "/o " + prog + " matmul_ub_nows");
+        INFO(r.output);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.output, Catch::Contains("Matmul::GetTensorC") && Catch::Contains("without SetWorkspace"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}
+TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice deadlock (exit 4, no outputs)") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_matmul_end2_") + mode);
+        const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" +
+                               mode + " SFUMATO_OUT=" + dir + "/o " + prog + " matmul_end_twice");
+        INFO(r.output);
+        CHECK(r.code == 4);
+        CHECK_THAT(r.output, Catch::Contains("deadlock") && Catch::Contains("wait_cross_flag"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}
+TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScalar and SetQuantVector into half") {
+    family("matmul_quant");
+    family("matmul_quant_vec");
+}
+TEST_CASE("ascendc conformance: Matmul IterateBatch of the BSNGD layout (six interleaved matrices, B transposed)") {
+    family("matmul_bsngd");
+}
+TEST_CASE("ascendc conformance: Matmul IterateNBatch (two rounds into the workspace) and GetBatchTensorC") {
+    family("matmul_nbatch");
+}
+TEST_CASE("ascendc conformance: the layout API maps coordinates through explicit strides (MakeCoord, Layout)") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    const std::string dir = temp_dir("ascendc_conf_layout_coord");
+    const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+                           "/o " + prog + " layout_coord");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("layout_coord ok"));
+}

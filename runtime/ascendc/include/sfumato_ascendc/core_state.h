@@ -73,6 +73,7 @@ struct CoreState {
     // kernel body runs again as each AIV's Matmul server (mm_server: the Matmul calls are the AIVs').
     bool mix = false;
     uint32_t aiv_per_aic = 0;
+    uint64_t aiv_ub_bytes = 0;  // an AIV's UB: a mix kernel's AIC sees it (core.cpp's CoreSink)
     bool mm_server = false;
 };
 // Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):

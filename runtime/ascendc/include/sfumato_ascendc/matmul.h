@@ -1,16 +1,10 @@
 // The high-level Matmul of the public Ascend C API (Matmul<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG>,
-// MatmulType, REGIST_MATMUL_OBJ) over the basic layer: every step is a basic-API call and issues
-// the instructions that call issues. Per base block [baseM x baseN] of C, for each baseK slice of K:
-// A and B GM -> L1 (DataCopy with Nd2NzParams: ND to NZ, zero-padded in K), L1 -> L0A (LoadData,
-// ZZ) and L1 -> L0B (LoadData, ZN; transposed per fractal when B is not transposed), the bias (first
-// slice) GM -> L1 (beside B) -> the bias table (DataCopy C1 -> C2), Mmad into L0C (accumulating after the
-// first slice); then Fixpipe L0C -> GM (ND or NZ, cast to C's type). The queues between the steps are TQue
-// (A1/B1/A2/B2/CO1, double-buffered as the tiling's depthA1/dbL0A/dbL0C say), so the
-// MTE2, MTE1, M and FIX pipes overlap as their flags allow. Every MatmulConfig template runs this
-// one schedule (one base block of A and B in L1 per step: stepKa/stepKb/stepM/stepN above 1 are
-// read as 1). Not modelled (compile-time or run-time messages naming the call): C or A/B in
-// UB (VECIN/VECOUT/TSCM positions), A/B transposed with 1- or 4-byte types where the load needs a
-// transpose, quantised outputs, batch matmul, callbacks, constant tilings.
+// REGIST_MATMUL_OBJ) over the basic layer: every step is a basic-API call and issues its instructions. Per
+// base block of C, for each baseK slice: A and B GM -> L1 (Nd2Nz), L1 -> L0A/L0B (LoadData; 1-byte B not
+// transposed by square transposes), the bias GM -> L1 -> the bias table, Mmad into L0C; then the FixPipe
+// L0C -> GM (ND/NZ, converted or quantised to C's type), or, for a mix kernel's AIV taking C into its UB,
+// L0C -> the workspace GM and GM -> UB on the AIV. TQue between the steps (depthA1, dbL0A, dbL0C) let the
+// MTE2, MTE1, M and FIX pipes overlap as their flags allow. README.md says what is not modelled.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +17,7 @@
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_config.h"
+#include "sfumato_ascendc/matmul_parts.h"
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/sync.h"
 #include "sfumato_ascendc/unsupported.h"
@@ -39,8 +34,8 @@ struct MmL0 {
 // The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
 // run naming the field.
 void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
-inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
-inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
+template <class MM>
+struct MmOps;  // IterateBatch's rounds, C into UB (matmul_ops.h)
 }  // namespace sfumato::ascendc
 
 // Whether the including source defined ASCENDC_CUBE_ONLY (the Matmuls run on the cube cores themselves)
@@ -52,44 +47,6 @@ constexpr bool kSfumatoMatmulCubeOnly = false;
 #endif
 
 namespace AscendC {
-
-template <TPosition POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
-          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false, TPosition SRCPOS = TPosition::GM>
-struct MatmulType {
-    constexpr static TPosition pos = POSITION;
-    constexpr static CubeFormat format = FORMAT;
-    using T = TYPE;
-    constexpr static bool isTrans = ISTRANS;
-    constexpr static LayoutMode layout = LAYOUT;
-    constexpr static bool ibShare = IBSHARE;
-    constexpr static TPosition srcPos = SRCPOS;
-};
-
-// Callbacks replacing the Matmul's own moves: CopyA1/CopyB1 fill an L1 tile (NZ, rows padded to 16)
-// of the block at (row, col) in base blocks, useM x useK (A) or useK x useN (B), given
-// SetUserDefInfo's and SetSelfDefineData's values; DataCopyOut is not supported.
-template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
-struct MatmulCallBackFunc {
-    constexpr static bool kOut = DataCopyOut != nullptr;
-    constexpr static auto kCopyA1 = CopyA1;
-    constexpr static auto kCopyB1 = CopyB1;
-};
-
-template <const auto& MM_CFG = CFG_NORM, class... Rest>
-struct MatmulPolicy {};
-namespace Impl::Detail {
-template <const auto& MM_CFG = CFG_NORM, class... Rest>
-struct MatmulPolicy {};
-// Triangular policies: only the base blocks on and above (Upper) or on and below (Lower) the
-// diagonal of the core's blocks are computed; the others are left as they are in C.
-template <const auto& MM_CFG = CFG_NORM, class... Rest>
-struct TrianUpperMatmulPolicy {};
-template <const auto& MM_CFG = CFG_NORM, class... Rest>
-struct TrianLowerMatmulPolicy {};
-// N_BUFFER_33: a data-reuse schedule on the chip; the same results by sfumato's one schedule.
-template <const auto& MM_CFG = CFG_NORM, class... Rest>
-struct NBuffer33MatmulPolicy {};
-}  // namespace Impl::Detail
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
@@ -117,17 +74,21 @@ class Matmul {
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianUpperMatmulPolicy<MM_CFG>>;
     static constexpr bool kLower =
         std::is_same_v<MATMUL_POLICY<MM_CFG>, Impl::Detail::TrianLowerMatmulPolicy<MM_CFG>>;
+    static constexpr bool kBsngd = A_TYPE::layout == LayoutMode::BSNGD;
     static_assert(
-        (A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
-            (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL),
-        "AscendC::Matmul batch layouts other than NORMAL (BSNGD, SBNGD, BNGS1S2) are not supported by sfumato's "
-        "Ascend C layer");
+        ((A_TYPE::layout == LayoutMode::NONE || A_TYPE::layout == LayoutMode::NORMAL) &&
+         (B_TYPE::layout == LayoutMode::NONE || B_TYPE::layout == LayoutMode::NORMAL)) ||
+            (kBsngd && B_TYPE::layout == LayoutMode::BSNGD && C_TYPE::layout == LayoutMode::BSNGD),
+        "AscendC::Matmul batch layouts other than NORMAL and BSNGD (for A, B and C) (SBNGD, BNGS1S2) are not "
+        "supported by sfumato's Ascend C layer");
     static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::NZ ||
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
     static constexpr MatmulConfig kCfg = sfumato::ascendc::mm_cfg_of(MM_CFG);
     static constexpr uint32_t kEs = sizeof(SrcAT);
     static constexpr uint32_t kC0 = 32 / kEs;  // elements of one 32-byte row of a fractal
+    // int8 B not transposed: loaded by square transposes, its L1 tile's K rows padded to 32.
+    static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t>;
 
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
@@ -137,7 +98,15 @@ public:
         // Matmul calls (run_block, on MatmulServeClients), and the AIVs' own calls do nothing.
         if (!kSfumatoMatmulCubeOnly && st.mix && !st.coupled && !st.mm_server) {
             if (st.core_type == AIC) throw sfumato::ascendc::MatmulServeClients{};
+            // The client keeps the tiling to follow its server's blocks (what Iterate returns, the block
+            // GetTensorC copies into its UB).
             m_client = true;
+            if (cubeTiling)
+                m_t = *cubeTiling;
+            else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>)
+                m_t = static_tiling();
+            m_singleM = m_t.singleCoreM, m_singleN = m_t.singleCoreN, m_singleK = m_t.singleCoreK;
+            m_ready = m_t.baseM > 0 && m_t.baseN > 0 && m_t.baseK > 0;
             return;
         }
         if (st.core_type != AIC && !st.coupled && !st.mm_server)
@@ -189,36 +158,49 @@ public:
         if (enableHF32) sfumato::ascendc::fail("Matmul::SetHF32(true): the HF32 mode is not modelled");
         (void)transMode;
     }
-    // Quantised C (int8/half out of an int32 or fp32 accumulator with scales): not modelled here.
-    template <class T>
-    void SetQuantScalar(const T&) {
-        static_assert(sfumato_unsupported::always_false<T>,
-                      "Matmul::SetQuantScalar (quantised C) is not supported by sfumato's Ascend C layer");
-    }
-    template <class T>
-    void SetQuantVector(const T&) {
-        static_assert(sfumato_unsupported::always_false<T>,
-                      "Matmul::SetQuantVector (quantised C) is not supported by sfumato's Ascend C layer");
+    // Quantised C: the FixPipe's conversion of each block (int32 -> half: DEQF16, fp32 -> int8: QF322B8_PRE,
+    // int32 -> int8: REQ8) with one scale word for all of C, or (SetQuantVector) one per column of C, moved
+    // GM -> L1 per block and read by the FixPipe from there (the V* modes).
+    void SetQuantScalar(const uint64_t quantScalar) { m_quant = 1, m_quantScalar = quantScalar; }
+    void SetQuantVector(const GlobalTensor<uint64_t>& quantTensor) {
+        sfumato::ascendc::enter("Matmul::SetQuantVector");
+        m_quant = 2, m_quantVec = quantTensor;
+        if (!m_client && !m_quantBuf)
+            m_pipe->InitBuffer(m_qbuf, sfumato::ascendc::mm_align(m_t.baseN * 8, 32)), m_quantBuf = true;
     }
     void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
     void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
     void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
+    // The GM where a mix kernel's AIC puts the blocks GetTensorC hands to an AIV's UB (the chip's path on
+    // Atlas A2: L0C -> GM -> UB): the core's C, singleCoreM x singleCoreN of C's type, row-major.
     template <class T>
-    void SetWorkspace(const GlobalTensor<T>&) {}
-    void SetWorkspace(__gm__ const void*, int) {}
+    void SetWorkspace(const GlobalTensor<T>& gm) {
+        m_ws.SetGlobalBuffer(reinterpret_cast<__gm__ DstT*>(gm.GetPhyAddr()));
+        m_hasWs = true;
+    }
+    void SetWorkspace(__gm__ const void* addr, int) {
+        m_ws.SetGlobalBuffer(reinterpret_cast<__gm__ DstT*>(const_cast<void*>(addr)));
+        m_hasWs = true;
+    }
 
     // The next base block of C into L0C; false once every block was computed.
+    // Iterate<false> (asynchronous) starts the run over every block: each GetTensorC<false> then takes the
+    // next one (computed there, so the blocks come in Iterate's order).
     template <bool sync = true>
     bool Iterate(bool enPartialSum = false) {
-        static_assert(sync,
-                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        if constexpr (!sync) {
+            sfumato::ascendc::enter("Matmul::Iterate");
+            if (m_pending)
+                sfumato::ascendc::fail("Matmul::Iterate<false> before GetTensorC took the previous block");
+            m_async = true, m_asyncPartial = enPartialSum, m_iter = 0;
+            return true;
+        }
         return next_block(enPartialSum, nullptr);
     }
     // The next block into the caller's L0C tensor (C_TYPE in CO1): the caller drains it.
     template <bool sync = true, class T>
     bool Iterate(bool enPartialSum, const LocalTensor<T>& localCmatrix) {
-        static_assert(sync,
-                      "Matmul::Iterate<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        // Asynchronous or not: the block is in the caller's L0C when the call returns.
         if (localCmatrix.GetPosition() != TPosition::CO1)
             sfumato::ascendc::fail("Matmul::Iterate into a tensor outside CO1 (L0C)");
         const LocalTensor<L0cT> c = localCmatrix.template ReinterpretCast<L0cT>();
@@ -227,7 +209,7 @@ public:
     // sfumato: Iterate's work (the next block's indices, then its computation).
     bool next_block(bool enPartialSum, const LocalTensor<L0cT>* user) {
         sfumato::ascendc::enter("Matmul::Iterate");
-        if (m_client) return false;
+        if (m_client && !m_ready) return false;
         if (!m_ready) sfumato::ascendc::fail("Matmul::Iterate before Init (REGIST_MATMUL_OBJ)");
         if (m_pending) sfumato::ascendc::fail("Matmul::Iterate before GetTensorC took the previous block");
         const uint32_t mIters = sfumato::ascendc::mm_ceil(m_singleM, m_t.baseM);
@@ -249,6 +231,12 @@ public:
             m_ni = orderN ? mn % nIters : mn / mIters;
             ++m_iter;
         } while ((kUpper && m_mi > m_ni) || (kLower && m_mi < m_ni));
+        if (m_client) {  // the server computes the block; the client follows its indices
+            m_curM = std::min<uint32_t>(m_t.baseM, m_singleM - m_mi * m_t.baseM);
+            m_curN = std::min<uint32_t>(m_t.baseN, m_singleN - m_ni * m_t.baseN);
+            m_pending = true;
+            return true;
+        }
         if (user) {
             compute_block(enPartialSum, *user);
         } else {
@@ -262,9 +250,11 @@ public:
     // The block Iterate computed, L0C -> GM at its place in C (or packed when enSequentialWrite).
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
-        sfumato::ascendc::enter("Matmul::GetTensorC");
-        if (m_client) return;
-        if (!m_pending) sfumato::ascendc::fail("Matmul::GetTensorC without a block computed by Iterate");
+        if (!take_block()) {  // a client: the block is in GM once its server's pass has ended
+            if (m_ready) wait_served();
+            m_pending = false;
+            return;
+        }
         if (enAtomic > 1)
             sfumato::ascendc::fail("Matmul::GetTensorC with enAtomic " + std::to_string(enAtomic) +
                                    " (max/min): only 1 (add) is modelled");
@@ -272,17 +262,21 @@ public:
         copy_out(gm, enSequentialWrite);
         if (enAtomic) SetAtomicNone();
     }
+    // The block into an AIV's UB (a mix kernel's client, C in VECIN/VECCALC): the AIC stores it at its place
+    // in the workspace (SetWorkspace: the core's C, singleCoreM x singleCoreN, row-major), the AIV copies it
+    // into the tensor, curM rows of curN elements each padded to 32 bytes (DataCopyPad). enAtomic and
+    // enSequentialWrite do not apply (the block is the tensor's).
     template <bool sync = true>
-    void GetTensorC(const LocalTensor<DstT>&, uint8_t = 0, bool = false) {
-        static_assert(
-            !sync && sync,
-            "Matmul::GetTensorC into a LocalTensor (VECIN) is not supported by sfumato's Ascend C layer");
+    void GetTensorC(const LocalTensor<DstT>& ub, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+        (void)enSequentialWrite;
+        sfumato::ascendc::MmOps<Matmul>::to_ub(*this, ub, enAtomic);
     }
     template <bool sync = true>
     void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     bool waitIterateAll = false, bool fakeMsg = false) {
         (void)waitIterateAll, (void)fakeMsg;
-        if (m_client) return;
+        if (m_client) return;  // its End waits for the server's pass
+        m_async = false;
         m_iter = 0;
         while (Iterate()) GetTensorC(gm, enAtomic, enSequentialWrite);
     }
@@ -299,40 +293,72 @@ public:
     template <bool sync = true, bool waitIterateBatch = false>
     void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
-                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false, const uint8_t enAtomic = 0) {
+                      const uint32_t matrixStrideC = 0, const bool enPartialSum = false,
+                      const uint8_t enAtomic = 0) {
         sfumato::ascendc::enter("Matmul::IterateBatch");
         if (m_client) return;
-        static_assert(sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
+        static_assert(
+            sync, "Matmul::IterateBatch<false> (asynchronous) is not supported by sfumato's Ascend C layer");
         if (enPartialSum) sfumato::ascendc::fail("Matmul::IterateBatch with enPartialSum is not modelled");
-        if (batchA == 0 || batchB == 0) sfumato::ascendc::fail("Matmul::IterateBatch with an empty batch");
-        const GlobalTensor<SrcAT> a = m_a;
-        const GlobalTensor<SrcBT> b = m_b;
-        const uint64_t sa = matrixStrideA ? matrixStrideA : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.Ka;
-        const uint64_t sb = matrixStrideB ? matrixStrideB : uint64_t{static_cast<uint32_t>(m_t.Kb)} * m_t.N;
-        const uint64_t sc = matrixStrideC ? matrixStrideC : uint64_t{static_cast<uint32_t>(m_t.M)} * m_t.N;
-        const uint32_t n = std::max(batchA, batchB);
-        for (uint32_t i = 0; i < n; ++i) {
-            m_a = a[static_cast<uint32_t>((i % batchA) * sa)];
-            m_b = b[static_cast<uint32_t>((i % batchB) * sb)];
-            IterateAll(gm[static_cast<uint32_t>(i * sc)], enAtomic, enSequentialWrite);
-        }
-        m_a = a, m_b = b, m_iter = 0;
+        sfumato::ascendc::MmOps<Matmul>::run(*this, gm, batchA, batchB, enSequentialWrite, matrixStrideA,
+                                             matrixStrideB, matrixStrideC, enAtomic, 0);
     }
+    // batchLoop rounds of IterateBatch into the SetWorkspace GM, round j taking the matrices after the j - 1
+    // rounds before it (j batchA of A, j batchB of B, C after theirs). Asynchronous: the same, computed here;
+    // each GetBatchTensorC<false> then finds its round in the workspace.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                       const uint32_t matrixStrideA = 0, const uint32_t matrixStrideB = 0,
+                       const uint32_t matrixStrideC = 0) {
+        sfumato::ascendc::enter("Matmul::IterateNBatch");
+        if (m_client) {  // the batches are in GM once the server's pass ended
+            if (sync) wait_served();
+            return;
+        }
+        if (!m_hasWs)
+            sfumato::ascendc::fail("Matmul::IterateNBatch without SetWorkspace (the GM its results go to)");
+        for (uint32_t j = 0; j < batchLoop; ++j)
+            sfumato::ascendc::MmOps<Matmul>::run(*this, m_ws, batchA, batchB, enSequentialWrite,
+                                                 matrixStrideA, matrixStrideB, matrixStrideC, 0, j);
+    }
+    template <bool sync = true>
+    void GetBatchTensorC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false) {
+        (void)batchA, (void)batchB, (void)enSequentialWrite;
+        sfumato::ascendc::enter("Matmul::GetBatchTensorC");
+        if (m_client) wait_served();
+    }
+
     void WaitIterateBatch() {}
     // Mix mode: a client AIV waits here for its AIC's serving pass, which ends here (core_state.h).
     void End() {
         sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::End");
-        m_iter = 0;
+        m_iter = 0, m_async = false, m_pending = false;
         if (m_client) {
-            for (int64_t i = 0; i <= st.sub_block_idx; ++i)
-                sfumato::kernel::CrossCoreWaitFlag(*st.ctx, 2, sfumato::ascendc::kMmServedFlag,
-                                                   sfumato::isa::Pipe::S, true);
+            wait_served();
+            m_served = false;
         } else if (st.mm_server) {
             throw sfumato::ascendc::MatmulPassDone{};
         }
     }
 
 private:
+    // GetTensorC's common part: the block Iterate computed (asynchronous: the next one, computed now);
+    // false on a client, whose block is its server's.
+    bool take_block() {
+        const sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::GetTensorC");
+        if (m_async && !m_pending && !next_block(m_asyncPartial, nullptr))
+            sfumato::ascendc::fail("Matmul::GetTensorC<false> after the last block of Iterate<false>");
+        sfumato::ascendc::enter("Matmul::GetTensorC");
+        if (!m_pending && !(m_client && !m_ready))
+            sfumato::ascendc::fail("Matmul::GetTensorC without a block computed by Iterate");
+        (void)st;
+        return !m_client;
+    }
+    // A mix kernel's client: wait (once until End) for the pass serving it (matmul_parts.h).
+    void wait_served() {
+        if (!m_served) sfumato::ascendc::mm_wait_served(sfumato::ascendc::enter("Matmul::GetTensorC"));
+        m_served = true;
+    }
     sfumato::ascendc::MmL0& l0() { return m_shared ? *m_shared : m_l0own; }
     // L0A/L0B/L0C queues and the bias table, shared by every Matmul of the core (the first one
     // allocates them; on the chip the Matmuls use the same fixed L0 ranges): two Matmuls of full-size
@@ -408,9 +434,9 @@ private:
                            static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
                            m_selfData);
         else if (m_transA)
-            nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
+            sfumato::ascendc::mm_nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
         else
-            nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
+            sfumato::ascendc::mm_nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
         m_qA1.EnQue(a1);
         LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
         if constexpr (MM_CB::kCopyB1 != nullptr)
@@ -418,37 +444,14 @@ private:
                            static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
                            m_selfData);
         else if (m_transB)
-            nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
+            sfumato::ascendc::mm_nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
         else
-            nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN);
+            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 32 : 16);
         if (bias)
-            nd2nz_row(b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
-                      m_bias[n0], curN);
+            sfumato::ascendc::mm_nd2nz_row(
+                b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
+                m_bias[n0], curN);
         m_qB1.EnQue(b1);
-    }
-    // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to 16.
-    template <class T>
-    static void nd2nz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t cols,
-                      uint32_t ld) {
-        if (ld > 65535)
-            sfumato::ascendc::fail(
-                "Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
-        Nd2NzParams p;
-        p.ndNum = 1, p.nValue = static_cast<uint16_t>(rows), p.dValue = static_cast<uint16_t>(cols);
-        p.srcDValue = static_cast<uint16_t>(ld),
-        p.dstNzC0Stride = static_cast<uint16_t>(sfumato::ascendc::mm_align(rows, 16));
-        p.dstNzNStride = 1;
-        DataCopy(dst, src, p);
-    }
-    template <class T>
-    static void nd2nz_row(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t n) {
-        static_assert(sizeof(T) == 4,
-                      "Matmul: a half bias (the bias table's conversion to fp32) is not modelled");
-        Nd2NzParams p;
-        p.ndNum = 1, p.nValue = 1, p.dValue = static_cast<uint16_t>(n),
-        p.srcDValue = static_cast<uint16_t>(n);
-        p.dstNzC0Stride = 1, p.dstNzNStride = 1;
-        DataCopy(dst, src, p);
     }
     void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
         const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16),
@@ -460,9 +463,10 @@ private:
         for (uint32_t i = 0; i < mPad / 16; ++i) {
             if (m_transA) {  // A^T's fractals (K rows x M) transposed: band i's K fractals are contiguous
                 needs_16bit("A transposed");
-                load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
+                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
             } else {
-                load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16, false);
+                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16,
+                                            false);
             }
         }
         l0().a2.EnQue(a2);
@@ -472,11 +476,27 @@ private:
         if (bias) load_bias_table(b1, curN);
         if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
             for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
-                load2d(b2[f * 16 * kC0], b1[f * 16 * kC0], std::min<uint32_t>(255, total - f), 1, false);
+                sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0],
+                                            std::min<uint32_t>(255, total - f), 1, false);
+        } else if constexpr (kSquareB) {
+            // 1-byte B not transposed: each 32 x 32 square (two stacked 16 x 32 fractals of a K group in L1)
+            // transposed by LoadDataWithTranspose into the two n-bands of L0B's k-group row.
+            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, 32),
+                           nSq = sfumato::ascendc::mm_ceil(curN, 32);
+            if (nSq * 2 != nPad / 16)
+                sfumato::ascendc::fail("Matmul: a 1-byte B not transposed with " + std::to_string(curN) +
+                                       " columns in a block (a multiple of 32 is needed for its square "
+                                       "transposes) is not modelled");
+            for (uint32_t kb = 0; kb < kSq; ++kb) {
+                LoadData2dTransposeParams p;
+                p.startIndex = static_cast<uint16_t>(kb), p.repeatTimes = static_cast<uint16_t>(nSq);
+                p.srcStride = static_cast<uint16_t>(kSq), p.dstGap = 1, p.dstFracGap = 0;
+                LoadDataWithTranspose(b2[kb * nPad * 32], b1, p);
+            }
         } else {
             needs_16bit("B not transposed");
             for (uint32_t kb = 0; kb < kPad16 / 16; ++kb)
-                load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
+                sfumato::ascendc::mm_load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
         }
         l0().b2.EnQue(b2);
         m_qB1.FreeTensor(b1);
@@ -499,14 +519,6 @@ private:
                                    " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
                                    "fractals) is not modelled");
     }
-    template <class T>
-    static void load2d(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t repeat, uint32_t stride,
-                       bool trans) {
-        LoadData2DParams p;
-        p.repeatTimes = static_cast<uint8_t>(repeat), p.srcStride = static_cast<uint16_t>(stride),
-        p.ifTranspose = trans;
-        LoadData(dst, src, p);
-    }
     void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
         LocalTensor<SrcAT> a2 = l0().a2.template DeQue<SrcAT>();
         LocalTensor<SrcBT> b2 = l0().b2.template DeQue<SrcBT>();
@@ -523,50 +535,59 @@ private:
         l0().b2.FreeTensor(b2);
     }
     void copy_out(const GlobalTensor<DstT>& gm, bool sequential) {
-        LocalTensor<L0cT> c = l0().c.template DeQue<L0cT>();
-        FixpipeParamsV220 p;
-        p.nSize = static_cast<uint16_t>(m_curN), p.mSize = static_cast<uint16_t>(m_curM);
-        p.srcStride = static_cast<uint16_t>(sfumato::ascendc::mm_align(m_curM, 16));
-        p.quantPre = quant_mode();
         const uint64_t row0 = uint64_t{m_mi} * m_t.baseM, col0 = uint64_t{m_ni} * m_t.baseN;
         if constexpr (C_TYPE::format == CubeFormat::NZ) {
             // C in NZ: column groups of 16 with every row of C (alignUp(M, 16)) each.
             // With isEnableChannelSplit (float C) the groups are 8 columns wide (32-byte rows).
             constexpr bool split = kCfg.isEnableChannelSplit && std::is_same_v<DstT, float>;
             constexpr uint64_t group = split ? 8 : 16;
-            p.isChannelSplit = split;
             const uint64_t rows =
                 sequential ? sfumato::ascendc::mm_align(m_curM, 16) : sfumato::ascendc::mm_align(m_orgM, 16);
-            p.dstStride = static_cast<uint32_t>(rows * group * sizeof(DstT) / 32);
             const uint64_t off = sequential ? 0 : col0 * rows + row0 * group;
-            Fixpipe<DstT, L0cT, CFG_NZ>(gm[off], c, p);
+            fixpipe<CFG_NZ>(gm[off], static_cast<uint32_t>(rows * group * sizeof(DstT) / 32), split);
         } else {
             const uint32_t ld = C_TYPE::format == CubeFormat::ND_ALIGN
                                     ? sfumato::ascendc::mm_align(m_orgKc, 32 / sizeof(DstT))
                                     : m_orgKc;
-            p.dstStride = sequential ? m_curN : ld;
-            const uint64_t off = sequential ? 0 : row0 * ld + col0;
-            Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm[off], c, p);
+            copy_out_at(sequential ? gm : gm[row0 * ld + col0], sequential ? m_curN : ld);
+        }
+    }
+    // The block to gm (its first element) as ND rows ld elements apart.
+    void copy_out_at(const GlobalTensor<DstT>& gm, uint32_t ld) { fixpipe<CFG_ROW_MAJOR>(gm, ld, false); }
+    // L0C -> GM through the FixPipe, converting (and quantising) to C's type; then the block's L0C is free.
+    template <const FixpipeConfig& cfg>
+    void fixpipe(const GlobalTensor<DstT>& gm, uint32_t dstStride, bool split) {
+        LocalTensor<L0cT> c = l0().c.template DeQue<L0cT>();
+        FixpipeParamsV220 p;
+        p.nSize = static_cast<uint16_t>(m_curN), p.mSize = static_cast<uint16_t>(m_curM);
+        p.srcStride = static_cast<uint16_t>(sfumato::ascendc::mm_align(m_curM, 16));
+        p.dstStride = dstStride, p.isChannelSplit = split;
+        p.quantPre = sfumato::ascendc::mm_quant_mode<L0cT, DstT>(m_quant);
+        if (m_quant == 2) {  // one word per column of the block, GM -> L1, read by the FixPipe
+            const LocalTensor<uint64_t> words = sfumato::ascendc::mm_quant_words(
+                *m_pipe, m_qbuf, m_quantVec[uint64_t{m_ni} * m_t.baseN], m_curN);
+            Fixpipe<DstT, L0cT, cfg>(gm, c, words, p);
+        } else {
+            p.deqScalar = m_quantScalar;
+            Fixpipe<DstT, L0cT, cfg>(gm, c, p);
         }
         l0().c.FreeTensor(c);
         m_pending = false;
     }
-    static constexpr QuantMode_t quant_mode() {
-        if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, half>)
-            return QuantMode_t::F322F16;
-        else if constexpr (std::is_same_v<L0cT, float> && std::is_same_v<DstT, bfloat16_t>)
-            return QuantMode_t::F322BF16;
-        else {
-            static_assert(
-                std::is_same_v<DstT, L0cT>,
-                "AscendC::Matmul with a quantised C type is not supported by sfumato's Ascend C layer");
-            return QuantMode_t::NoQuant;
-        }
-    }
-
+    template <class>
+    friend struct sfumato::ascendc::MmOps;
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
     bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
+    bool m_served = false;  // a client that waited for its server's pass (until End)
+    bool m_async = false, m_asyncPartial = false;  // Iterate<false>: GetTensorC<false> takes the next block
+    bool m_hasWs = false;
+    GlobalTensor<DstT> m_ws;  // SetWorkspace
+    uint8_t m_quant = 0;      // 1: SetQuantScalar, 2: SetQuantVector
+    bool m_quantBuf = false;
+    uint64_t m_quantScalar = 0;
+    GlobalTensor<uint64_t> m_quantVec;
+    TBuf<TPosition::C1> m_qbuf;  // the block's quantisation words in L1
     bool m_ready = false, m_pending = false, m_transA = false, m_transB = false, m_hasBias = false;
     uint32_t m_singleM = 0, m_singleN = 0, m_singleK = 0;
     uint32_t m_orgM = 0, m_orgN = 0, m_orgKa = 0, m_orgKb = 0, m_orgKc = 0;
@@ -585,33 +606,6 @@ private:
 
 }  // namespace AscendC
 
-
-namespace AscendC {
-constexpr uint32_t DEFAULT_C0_SIZE = 32;  // bytes of a fractal row
-// Ceil of two integers (a / b rounded up), the scalar utility (the tensor Ceil is math_adv.h's).
-template <class T, class U, std::enable_if_t<std::is_integral_v<T> && std::is_integral_v<U>, int> = 0>
-constexpr auto Ceil(T a, U b) {
-    return (a + b - 1) / b;
-}
-namespace Impl {
-constexpr int32_t QUEUE_DEPTH =
-    1;  // the Matmul library's queue depth (examples declare their CO1 queue with it)
-}  // namespace Impl
-// The accumulator type of a Matmul's A type (int32_t for 8- and 4-bit integers, else float).
-template <class T>
-struct GetMmDstType {
-    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, int4b_t>, int32_t, float>;
-};
-}  // namespace AscendC
-
-// The tuple utilities of AscendC::Std the Matmul examples use (the standard library's).
-namespace AscendC::Std {
-using std::forward;
-using std::get;
-using std::make_tuple;
-using std::tuple;
-}  // namespace AscendC::Std
-
 // The Matmul library's older namespace (the examples' matmul::GetBlockIdx(), `using namespace matmul`).
 namespace matmul {
 inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
@@ -620,20 +614,4 @@ using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulType;
 }  // namespace matmul
 
-// The system workspace parameter's marker in a kernel's signature.
-#ifndef __kfc_workspace__
-#define __kfc_workspace__
-#endif
-
-namespace sfumato::ascendc {
-inline void regist_matmul(AscendC::TPipe*) {}
-template <class MM, class... Rest>
-void regist_matmul(AscendC::TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
-    mm.Init(tiling, pipe);
-    regist_matmul(pipe, rest...);
-}
-}  // namespace sfumato::ascendc
-
-// REGIST_MATMUL_OBJ(tpipe, workspace, matmul objects each followed by its tiling): Init of each.
-#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) \
-    ((void)(workspace), ::sfumato::ascendc::regist_matmul((tpipe), __VA_ARGS__))
+#include "sfumato_ascendc/matmul_ops.h"

@@ -12,7 +12,9 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "sfumato_ascendc/adv_common.h"
 #include "sfumato_ascendc/core_state.h"
@@ -30,29 +32,59 @@ struct TransDataConfig {
     DataFormat dstFormat;
 };
 
-// The layout API's shapes and layouts, as far as TransData's callers use them: a shape of N extents; a
-// stride left empty (compact).
+// The layout API's shapes, strides, coordinates and layouts, as far as its callers use them: a shape of N
+// extents; a stride left empty (compact, what TransData takes) or of N extents; a coordinate (a tuple,
+// MakeCoord); a layout with explicit strides maps a coordinate to the element offset sum(coord[i] *
+// stride[i]).
 template <size_t N>
 struct LayoutShape {
     std::array<int64_t, N> dims{};
     int64_t operator[](size_t i) const { return dims[i]; }
 };
 struct LayoutStride {};
+template <size_t N>
+struct LayoutStrides {
+    std::array<int64_t, N> dims{};
+    int64_t operator[](size_t i) const { return dims[i]; }
+};
 template <class... I>
 LayoutShape<sizeof...(I)> MakeShape(I... extents) {
     return LayoutShape<sizeof...(I)>{{static_cast<int64_t>(extents)...}};
 }
 template <class... I>
-LayoutStride MakeStride(I...) {
-    static_assert(sizeof...(I) == 0 || sfumato_unsupported::always_false<I...>,
-                  "AscendC::MakeStride with explicit strides is not supported by sfumato's Ascend C layer");
-    return {};
+auto MakeStride(I... strides) {
+    if constexpr (sizeof...(I) == 0)
+        return LayoutStride{};
+    else
+        return LayoutStrides<sizeof...(I)>{{static_cast<int64_t>(strides)...}};
+}
+template <class... T>
+using Coord = std::tuple<T...>;
+template <class... T>
+Coord<T...> MakeCoord(T... c) {
+    return Coord<T...>{c...};
 }
 template <class ShapeT, class StrideT>
 struct Layout {
     ShapeT shape;
     StrideT stride;
     const ShapeT& GetShape() const { return shape; }
+    const StrideT& GetStride() const { return stride; }
+    template <class... T>
+    int64_t operator()(const std::tuple<T...>& coord) const {
+        static_assert(!std::is_same_v<StrideT, LayoutStride>,
+                      "AscendC::Layout of a compact stride mapping a coordinate is not supported by sfumato's "
+                      "Ascend C layer");
+        return offset(coord, std::index_sequence_for<T...>{});
+    }
+
+private:
+    template <class C, size_t... I>
+    int64_t offset(const C& coord, std::index_sequence<I...>) const {
+        static_assert(sizeof...(I) == std::tuple_size_v<decltype(stride.dims)>,
+                      "AscendC::Layout: the coordinate has one value per stride");
+        return ((static_cast<int64_t>(std::get<I>(coord)) * stride[I]) + ... + 0);
+    }
 };
 template <class ShapeT, class StrideT>
 Layout<ShapeT, StrideT> MakeLayout(const ShapeT& shape, const StrideT& stride) {

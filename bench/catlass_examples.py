@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Builds and runs the examples of the vendor's open template library catlass on sfumato, unmodified.
+
+The catlass repository (hicann/catlass) is exported from a local mirror into a scratch directory and
+each Atlas A2 example (examples/NN_name, not the ascend950 ones) is built the way its README says,
+`bash scripts/build.sh NAME`, with ASCEND_HOME_PATH and CMAKE_PREFIX_PATH naming sfumato's installed
+package (find_package(ASC) -> sfumato-asc). A built example runs with its README's command line
+(`./NAME m n k 0` from output/bin) on configs/ascend910b-like.ini in functional mode (it compares
+with its own host golden and prints "Compare success.") and in timing mode (no data; the cycles
+must be equal). Prints one line per example (built / ran / matched / cycles) and the totals; a
+build that fails reports its first compiler error.
+
+Nothing of the vendor's is copied into sfumato: the library runs from the mirror in a scratch
+directory. Without a mirror (CI has no network) the script says so and exits 0.
+
+  bench/catlass_examples.py --mirror /work/.mirror/hicann+catlass/repo --prefix INSTALLED_SFUMATO \
+      [--filter REGEX] [--keep DIR] [--timeout S]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ascendc_vendor_examples import commands, cycles_of, install, sh  # noqa: E402
+
+
+def git(gitdir, *args, **kw):
+    return subprocess.run(["git", "--git-dir", gitdir] + list(args), capture_output=True, check=True, **kw).stdout
+
+
+def examples(gitdir):
+    names = git(gitdir, "ls-tree", "--name-only", "HEAD", "examples/", text=True).split()
+    res = []
+    for rel in names:
+        name = rel.split("/", 1)[1]
+        if re.match(r"^\d+_", name) and "ascend950" not in name:
+            res.append(name)
+    return sorted(res, key=lambda n: int(n.split("_", 1)[0]))
+
+
+def run_example(gitdir, src, name, env0, run_timeout):
+    res = {"example": name, "built": False, "ran": False, "matched": False, "cycles": None, "timing_cycles": None,
+           "note": ""}
+    code, out = sh("bash scripts/build.sh %s" % name, src, env0, 900)
+    exe = os.path.join(src, "output", "bin", name)
+    if code != 0 or not os.path.exists(exe):
+        # The compiler's first diagnostic (file:line:col: error: or c++: error:), not the configure-time
+        # warnings of catlass's CANN version probe.
+        errs = [ln for ln in out.splitlines() if ": error:" in ln] or [ln for ln in out.splitlines() if "rror" in ln]
+        res["note"] = (errs[0] if errs else (out.strip().splitlines() or [""])[-1]).strip()[:240]
+        return res
+    res["built"] = True
+    readme = git(gitdir, "show", "HEAD:examples/%s/README.md" % name).decode("utf-8", "replace")
+    run = next((ln for ln in commands(readme) if ln.startswith("./" + name)), "./" + name)
+    for mode in ("functional", "timing"):
+        env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",
+                   SFUMATO_OUT=os.path.join(src, "sim_" + name + "_" + mode), SFUMATO_QUIET="1")
+        code, out = sh(run, os.path.dirname(exe), env, run_timeout)
+        if mode == "functional":
+            res["ran"] = code == 0
+            res["cycles"] = cycles_of(env["SFUMATO_OUT"])
+            res["matched"] = code == 0 and "Compare success" in out
+            if not res["matched"]:
+                res["note"] = out.strip()[-300:].replace("\n", " | ")
+                return res
+        else:
+            res["timing_cycles"] = cycles_of(env["SFUMATO_OUT"]) if code not in (2, 3, 4) else None
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mirror", required=True, help="the catlass git directory (fetch github:hicann/catlass)")
+    ap.add_argument("--prefix", help="an installed sfumato (cmake --install); default: build/ installed")
+    ap.add_argument("--build-dir", default=os.environ.get("SFUMATO_BUILD_DIR", "build"))
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--keep", help="scratch directory to keep (default: a temporary one, removed)")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds one run of an example may take")
+    a = ap.parse_args()
+    if not os.path.isdir(a.mirror):
+        print("catlass_examples: skipped: no mirror at %s (fetch hicann/catlass first)" % a.mirror)
+        return 0
+    gitdir = a.mirror if os.path.isdir(os.path.join(a.mirror, "objects")) else os.path.join(a.mirror, ".git")
+    scratch = a.keep or tempfile.mkdtemp(prefix="catlass_examples.")
+    os.makedirs(scratch, exist_ok=True)
+    prefix = a.prefix
+    if not prefix:
+        prefix = os.path.join(scratch, "_install")
+        install(a.build_dir, prefix)
+    prefix = os.path.abspath(prefix)
+    src = os.path.join(scratch, "catlass")
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(src)
+    subprocess.run(["tar", "-x", "-C", src], input=git(gitdir, "archive", "HEAD"), check=True)
+    env0 = dict(os.environ, ASCEND_HOME_PATH=prefix, CMAKE_PREFIX_PATH=prefix)
+    env0["PATH"] = os.path.join(prefix, "bin") + os.pathsep + env0.get("PATH", "")
+    results = []
+    print("%-52s %5s %4s %7s %12s %s" % ("example", "built", "ran", "matched", "cycles", "note"))
+    for name in examples(gitdir):
+        if not re.search(a.filter, name):
+            continue
+        r = run_example(gitdir, src, name, env0, a.timeout)
+        r["modes_equal"] = r["cycles"] is not None and r["cycles"] == r["timing_cycles"]
+        if r["matched"] and not r["modes_equal"]:
+            r["note"] = "timing-mode cycles %s differ" % r["timing_cycles"]
+        results.append(r)
+        print("%-52s %5s %4s %7s %12s %s" % (name, "yes" if r["built"] else "no", "yes" if r["ran"] else "no",
+                                             "yes" if r["matched"] else "no",
+                                             r["cycles"] if r["cycles"] is not None else "-", r["note"]), flush=True)
+    print("total %d  built %d  ran %d  matched %d  functional==timing cycles %d" %
+          (len(results), sum(r["built"] for r in results), sum(r["ran"] for r in results),
+           sum(r["matched"] for r in results), sum(r["modes_equal"] for r in results)))
+    if not a.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
