@@ -5,14 +5,14 @@
 // columns), AIV 0 with Iterate<false> and one GetTensorC<false> per block, AIV 1 with while (Iterate())
 // GetTensorC; each block lands in the AIV's UB (the AIC stores it in the SetWorkspace GM, the AIV copies
 // it), the AIV doubles it (Muls) and stores it at its place in C. Without the workspace handover the AIVs
-// would read zeros; without the AIC dropping the AIVs' vector work its serving pass would stop the run.
-// "matmul_ub_nows": the same without SetWorkspace: GetTensorC stops the run naming the call, exit 2.
-// "matmul_end_twice": the same with End called twice: the AIVs' second End waits for a serving pass that never
-// comes, a deadlock (exit 4).
-// "matmul_quant" / "matmul_quant_vec": int8 A [48 x 64] x int8 B [64 x 96] (B not transposed: square
-// transposes into L0B) + int32 bias into half C through the FixPipe's dequantisation, one scale for all of
-// C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5, 1, 2 in turn), base blocks of
-// 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
+// would read zeros; without the AIC dropping the AIVs' vector work its serving pass would stop the run. The
+// AIV also adds 1 to each block's first element by GetValue/SetValue (the serving AIC skips the scalar UB
+// access). "matmul_ub_nows": the same without SetWorkspace: GetTensorC stops the run naming the call, exit 2.
+// "matmul_end_twice": the same with End called twice: the AIVs' second End waits for a serving pass that
+// never comes, a deadlock (exit 4). "matmul_quant" / "matmul_quant_vec": int8 A [48 x 64] x int8 B [64 x 96]
+// (B not transposed: square transposes into L0B) + int32 bias into half C through the FixPipe's
+// dequantisation, one scale for all of C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5,
+// 1, 2 in turn), base blocks of 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
 // "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 // "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
@@ -93,6 +93,7 @@ void ub_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADD
         const uint32_t rows = std::min<uint32_t>(t.baseM, kRows - mi * t.baseM);
         const uint32_t cols = std::min<uint32_t>(t.baseN, kUn - ni * t.baseN);
         AscendC::LocalTensor<float> x = in.DeQue<float>();
+        x.SetValue(0, x.GetValue(0) + 1.0f);  // scalar UB access: the AIV's (the serving AIC skips it)
         AscendC::LocalTensor<float> y = out.AllocTensor<float>();
         const uint32_t padded = (cols + 7) / 8 * 8;
         AscendC::Muls(y, x, 2.0f, rows * padded);
@@ -166,7 +167,9 @@ int run_ub(const std::string& name) {
             if (ws[i * kUn + j] != want)
                 bad = "workspace[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
                       std::to_string(ws[i * kUn + j]) + ", expected " + std::to_string(want);
-            else if (c[i * kUn + j] != 2 * want)
+            // each block's first element, incremented by the AIV before doubling
+            want += i % kRows % t.baseM == 0 && j % t.baseN == 0 ? 1.0f : 0.0f;
+            if (bad.empty() && c[i * kUn + j] != 2 * want)
                 bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
                       std::to_string(c[i * kUn + j]) + ", expected " + std::to_string(2 * want);
         }
@@ -383,19 +386,22 @@ int run_layout_coord(const std::string& name) {
         for (int64_t k : {1, 64, 4096}) {
             const auto row = AscendC::MakeLayout(AscendC::MakeShape(m, k), AscendC::MakeStride(k, 1));
             const auto col = AscendC::MakeLayout(AscendC::MakeShape(m, k), AscendC::MakeStride(1, m));
-            const auto three = AscendC::MakeLayout(AscendC::MakeShape(2, m, k), AscendC::MakeStride(m * k, k, 1));
+            const auto three =
+                AscendC::MakeLayout(AscendC::MakeShape(2, m, k), AscendC::MakeStride(m * k, k, 1));
             for (int64_t i : {int64_t{0}, m - 1, m / 2})
                 for (int64_t j : {int64_t{0}, k - 1, k / 3}) {
                     const AscendC::Coord<int64_t, int64_t> c = AscendC::MakeCoord(i, j);
                     if (row(c) != i * k + j || col(c) != i + j * m ||
                         three(AscendC::MakeCoord(int64_t{1}, i, j)) != m * k + i * k + j)
-                        bad = "(" + std::to_string(i) + ", " + std::to_string(j) + ") of " + std::to_string(m) +
-                              " x " + std::to_string(k) + " maps to " + std::to_string(row(c)) + " / " +
-                              std::to_string(col(c));
+                        bad = "(" + std::to_string(i) + ", " + std::to_string(j) + ") of " +
+                              std::to_string(m) + " x " + std::to_string(k) + " maps to " +
+                              std::to_string(row(c)) + " / " + std::to_string(col(c));
                 }
         }
-    if (bad.empty()) std::printf("%s ok\n", name.c_str());
-    else std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
     return bad.empty() ? 0 : 1;
 }
 
