@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "sim/error.h"
 
@@ -299,7 +300,13 @@ RawTensor raw_from_host(const ref::HostTensor& t) {
     return r;
 }
 
+void check_float_type(ref::ElemType t) {
+    if (t != ref::ElemType::Float && t != ref::ElemType::Float16 && t != ref::ElemType::Bfloat16)
+        throw InputError(std::string("raw_from_floats: ") + ref::elem_type_name(t) + " is not a float type");
+}
+
 RawTensor raw_from_floats(const std::vector<float>& v, const std::vector<int64_t>& shape, ref::ElemType t) {
+    check_float_type(t);
     RawTensor r;
     r.type = t;
     r.shape = shape;
@@ -320,9 +327,7 @@ RawTensor raw_from_floats(const std::vector<float>& v, const std::vector<int64_t
                 std::memcpy(p + 2 * i, &h, 2);
             }
             break;
-        default:
-            throw InputError(std::string("raw_from_floats: ") + ref::elem_type_name(t) +
-                             " is not a float type");
+        default: break;
     }
     return r;
 }
@@ -332,6 +337,30 @@ bool float_type(ref::ElemType t) {
     return t == ref::ElemType::Float || t == ref::ElemType::Float16 || t == ref::ElemType::Bfloat16;
 }
 }  // namespace
+
+ConstValue::ConstValue(ref::ElemType t, std::vector<int64_t> shape, std::function<RawTensor()> make)
+    : m_type(t), m_shape(std::move(shape)), m_lazy(true) {
+    m_memo->make = std::move(make);
+}
+
+const RawTensor* ConstValue::raw() const {
+    if (!m_lazy) return m_raw.get();
+    std::lock_guard<std::mutex> lock(m_memo->m);
+    if (!m_memo->raw) {
+        RawTensor r = m_memo->make();
+        if (r.type != m_type || r.shape != m_shape || r.bytes.size() != numel() * elem_size(m_type))
+            throw std::logic_error("ConstValue: a lazily made value is not of its declared type and shape");
+        m_memo->raw = std::make_shared<const RawTensor>(std::move(r));
+        m_memo->make = nullptr;
+    }
+    return m_memo->raw.get();
+}
+
+bool ConstValue::made() const {
+    if (!m_lazy) return true;
+    std::lock_guard<std::mutex> lock(m_memo->m);
+    return m_memo->raw != nullptr;
+}
 
 std::vector<float> ConstValue::floats() const {
     std::vector<float> out(numel());
@@ -343,8 +372,9 @@ std::vector<float> ConstValue::floats() const {
             for (float& f : out) f = isa::bf16_to_f32(isa::f32_to_bf16(f));
         return out;
     }
-    if (m_raw && m_raw->type == ref::ElemType::Float) {
-        std::memcpy(out.data(), m_raw->bytes.data(), out.size() * 4);
+    const RawTensor* r = raw();
+    if (r && r->type == ref::ElemType::Float) {
+        std::memcpy(out.data(), r->bytes.data(), out.size() * 4);
         return out;
     }
     const auto h = host();
@@ -366,13 +396,25 @@ uint64_t ConstValue::numel() const {
 
 std::shared_ptr<const ref::HostTensor> ConstValue::host() const {
     if (m_host) return m_host;
+    if (numel() > kHostMemo) return host_uncached();
+    {
+        std::lock_guard<std::mutex> lock(m_memo->m);
+        if (m_memo->host) return m_memo->host;
+    }
+    auto h = host_uncached();
+    std::lock_guard<std::mutex> lock(m_memo->m);
+    if (!m_memo->host) m_memo->host = h;
+    return m_memo->host;
+}
+
+std::shared_ptr<const ref::HostTensor> ConstValue::host_uncached() const {
     if (m_src) {
         auto h = std::make_shared<ref::HostTensor>(*m_src->host());
         h->type = m_type;
         ref::round_to_type(*h);
         return h;
     }
-    return std::make_shared<const ref::HostTensor>(m_raw->to_host());
+    return std::make_shared<const ref::HostTensor>(raw()->to_host());
 }
 
 std::vector<uint8_t> ConstValue::to_device(isa::DType d) const {
@@ -384,7 +426,7 @@ std::vector<uint8_t> ConstValue::to_device(isa::DType d) const {
             return m_src->to_device(d);
         return const_device_bytes(*host(), d);
     }
-    if (m_raw) return m_raw->to_device(d);
+    if (const RawTensor* r = raw()) return r->to_device(d);
     return const_device_bytes(*m_host, d);
 }
 

@@ -8,7 +8,9 @@
 // are names or expressions of names, not a solver.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -72,9 +74,12 @@ size_t elem_size(ref::ElemType t);  // storage bytes of an ONNX element type (0 
 RawTensor raw_from_host(const ref::HostTensor& t);
 // A float tensor from floats, stored as type t (Float, Float16 or Bfloat16).
 RawTensor raw_from_floats(const std::vector<float>& v, const std::vector<int64_t>& shape, ref::ElemType t);
+// Throws InputError unless t is one raw_from_floats stores.
+void check_float_type(ref::ElemType t);
 
 // A constant value: small ones as a HostTensor, large weights as raw bytes (or
-// both).
+// both), or bytes a function makes on first use (a pass's result over large weights, a zoo
+// model's generated weights: a timing-mode run never asks for their values).
 class ConstValue {
 public:
     explicit ConstValue(ref::HostTensor t) : m_host(std::make_shared<const ref::HostTensor>(std::move(t))) {}
@@ -82,24 +87,42 @@ public:
     // `src` rounded to type t, converted only when its values are asked for (a timing-mode run
     // never converts the weights of a model it runs in fp16).
     ConstValue(std::shared_ptr<const ConstValue> src, ref::ElemType t) : m_src(std::move(src)), m_type(t) {}
-    ref::ElemType type() const { return m_src ? m_type : m_host ? m_host->type : m_raw->type; }
+    // Type t and shape `shape`, its bytes made by `make` when first asked for (once; `make` must
+    // return that type and shape, checked then).
+    ConstValue(ref::ElemType t, std::vector<int64_t> shape, std::function<RawTensor()> make);
+    ref::ElemType type() const { return m_src || m_lazy ? m_type : m_host ? m_host->type : m_raw->type; }
     const std::vector<int64_t>& shape() const {
-        return m_src ? m_src->shape() : m_host ? m_host->shape : m_raw->shape;
+        return m_src ? m_src->shape() : m_lazy ? m_shape : m_host ? m_host->shape : m_raw->shape;
     }
     uint64_t numel() const;
-    // The values as doubles (converted from raw bytes on each call when held raw).
+    // The values as doubles (converted from raw bytes on each call when held raw; kept after
+    // the first call for constants of at most kHostMemo elements).
     std::shared_ptr<const ref::HostTensor> host() const;
     std::vector<uint8_t> to_device(isa::DType d) const;
     // Float values as floats (fast path for weights; any element type converts).
     std::vector<float> floats() const;
     // The same values in another element type (rounded once, lazily).
     static std::shared_ptr<const ConstValue> converted(std::shared_ptr<const ConstValue> v, ref::ElemType t);
+    // Whether a lazily made value has been made (tests; always true for the other forms).
+    bool made() const;
+    static constexpr uint64_t kHostMemo = 1u << 16;
 
 private:
+    const RawTensor* raw() const;  // m_raw, or the lazy value made now
+    std::shared_ptr<const ref::HostTensor> host_uncached() const;
+    struct Memo {
+        std::mutex m;
+        std::function<RawTensor()> make;
+        std::shared_ptr<const RawTensor> raw;
+        std::shared_ptr<const ref::HostTensor> host;
+    };
     std::shared_ptr<const ref::HostTensor> m_host;
     std::shared_ptr<const RawTensor> m_raw;
     std::shared_ptr<const ConstValue> m_src;
     ref::ElemType m_type = ref::ElemType::Undefined;
+    std::vector<int64_t> m_shape;  // lazy form
+    bool m_lazy = false;
+    std::shared_ptr<Memo> m_memo = std::make_shared<Memo>();  // the lazy form's function and result; host() of small values
 };
 
 struct Value {

@@ -165,7 +165,7 @@ void read_type(const onnx::TypeProto& t, Value& v, const std::string& what) {
 
 }  // namespace
 
-Graph import_model(onnx::ModelProto& m, const std::string& source) {
+Graph import_model(onnx::ModelProto& m, const std::string& source, const DeferredInitializers* deferred) {
     Graph g;
     g.opset = 0;
     for (const auto& o : m.opset_import())
@@ -215,12 +215,21 @@ Graph import_model(onnx::ModelProto& m, const std::string& source) {
     for (auto& init : *gp.mutable_initializer()) {
         Value v;
         v.name = init.name();
-        RawTensor r = raw_from_proto(init, "initializer '" + init.name() + "'");
-        v.elem = r.type;
-        v.shape = make_shape(r.shape);
+        const auto later = deferred ? deferred->find(init.name()) : DeferredInitializers::const_iterator{};
+        if (deferred && later != deferred->end()) {
+            const auto type = static_cast<ref::ElemType>(init.data_type());
+            std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
+            v.elem = type;
+            v.shape = make_shape(dims);
+            v.constant = std::make_shared<const ConstValue>(type, std::move(dims), later->second);
+        } else {
+            RawTensor r = raw_from_proto(init, "initializer '" + init.name() + "'");
+            v.elem = r.type;
+            v.shape = make_shape(r.shape);
+            v.constant = std::make_shared<const ConstValue>(std::move(r));
+        }
         v.has_shape = true;
         v.initializer = true;
-        v.constant = std::make_shared<const ConstValue>(std::move(r));
         define(std::move(v), "initializer");
     }
     // Inputs that turned out to be initializers are not graph inputs.

@@ -7,6 +7,8 @@
 // the input), names must be unique, the graph acyclic. Types and shapes are
 // checked by shape inference (infer.h), which callers run next.
 #pragma once
+#include <functional>
+#include <map>
 #include <string>
 
 #include "runtime/graph/ir.h"
@@ -25,8 +27,12 @@ constexpr int kMaxOpset = 17;
 
 Graph import_onnx_file(const std::string& path);
 Graph import_onnx_bytes(const std::string& bytes, const std::string& source);
+// Initializers whose values the caller makes when they are first asked for (by name; the
+// zoo's generated weights): their TensorProto holds only the element type and dims, and the
+// function returns that type and shape.
+using DeferredInitializers = std::map<std::string, std::function<RawTensor()>>;
 // Moves the weights out of `m` (it is left without initializer data).
-Graph import_model(onnx::ModelProto& m, const std::string& source);
+Graph import_model(onnx::ModelProto& m, const std::string& source, const DeferredInitializers* deferred = nullptr);
 
 // A TensorProto as raw bytes; `what` names it in errors (e.g. "initializer
 // 'W'").

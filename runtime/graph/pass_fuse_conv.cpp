@@ -109,21 +109,24 @@ private:
         if (!wv.constant || (has_b && !m_g.val(conv.inputs[2]).constant)) return false;
         for (size_t k = 1; k < 5; ++k)
             if (bn.inputs[k] < 0 || !m_g.val(bn.inputs[k]).constant) return false;
-        // Weights as floats (the fast path for large ones), statistics as doubles.
-        std::vector<float> w = wv.constant->floats();
+        // Statistics as doubles; the weights scaled when their values are first asked for (as
+        // floats, the fast path for large ones): a timing-mode run never asks.
         const auto s = m_g.val(bn.inputs[1]).constant->host(), bb = m_g.val(bn.inputs[2]).constant->host();
         const auto mean = m_g.val(bn.inputs[3]).constant->host(),
                    var = m_g.val(bn.inputs[4]).constant->host();
         const auto b = has_b ? m_g.val(conv.inputs[2]).constant->host() : nullptr;
         const double eps = bn.attrs.get_float("epsilon", 1e-5);
-        const size_t m = static_cast<size_t>(wv.constant->shape()[0]);
-        if (s->data.size() != m || bb->data.size() != m || mean->data.size() != m || var->data.size() != m)
+        const std::vector<int64_t>& wshape = wv.constant->shape();
+        if (wshape.empty()) return false;
+        const size_t m = static_cast<size_t>(wshape[0]);
+        if (m == 0 || s->data.size() != m || bb->data.size() != m || mean->data.size() != m || var->data.size() != m)
             return false;
-        const size_t per = w.size() / m;
+        check_float_type(wv.elem);
+        auto ks = std::make_shared<std::vector<double>>(m);
         ref::HostTensor nb(wv.elem, {static_cast<int64_t>(m)});
         for (size_t c = 0; c < m; ++c) {
             const double k = s->data[c] / std::sqrt(var->data[c] + eps);
-            for (size_t e = 0; e < per; ++e) w[c * per + e] = static_cast<float>(w[c * per + e] * k);
+            (*ks)[c] = k;
             nb.data[c] = ((b ? b->data[c] : 0.0) - mean->data[c]) * k + bb->data[c];
         }
         ref::round_to_type(nb);
@@ -132,7 +135,14 @@ private:
         nw.elem = wv.elem;
         nw.shape = wv.shape;
         nw.has_shape = true;
-        nw.constant = std::make_shared<const ConstValue>(raw_from_floats(w, wv.constant->shape(), wv.elem));
+        nw.constant = std::make_shared<const ConstValue>(
+            wv.elem, wshape, [src = wv.constant, ks, elem = wv.elem]() {
+                std::vector<float> w = src->floats();
+                const size_t per = w.size() / ks->size();
+                for (size_t c = 0; c < ks->size(); ++c)
+                    for (size_t e = 0; e < per; ++e) w[c * per + e] = static_cast<float>(w[c * per + e] * (*ks)[c]);
+                return raw_from_floats(w, src->shape(), elem);
+            });
         Node fused = conv;
         fused.inputs.resize(3);
         fused.inputs[1] = m_g.add_value(std::move(nw));

@@ -1,6 +1,7 @@
 // Zoo registry and spec parsing (see zoo.h).
 #include "runtime/graph/zoo.h"
 
+#include <cstring>
 #include <functional>
 
 #include "runtime/graph/onnx_import.h"
@@ -54,7 +55,8 @@ const std::vector<Entry>& entries() {
     return e;
 }
 
-std::unique_ptr<onnx::ModelProto> build(const std::string& spec, std::string* name_out) {
+std::unique_ptr<onnx::ModelProto> build(const std::string& spec, std::string* name_out,
+                                        DeferredInitializers* deferred = nullptr) {
     const size_t q = spec.find('?');
     const std::string name = spec.substr(0, q);
     const Entry* e = nullptr;
@@ -88,7 +90,19 @@ std::unique_ptr<onnx::ModelProto> build(const std::string& spec, std::string* na
         if (p["hidden"] % p["heads"] != 0) throw InputError("zoo: hidden must be a multiple of heads");
     }
     auto b = std::make_unique<zoo::Builder>(name, 13, 20240601u);
+    if (deferred) b->defer_weights();
     e->build(*b, p);
+    if (deferred)
+        for (const auto& [nm, gen] : b->deferred())
+            (*deferred)[nm] = [gen = gen]() {
+                const std::vector<float> v = gen.values();
+                RawTensor r;
+                r.type = ref::ElemType::Float;
+                r.shape = gen.dims;
+                r.bytes.resize(v.size() * 4);
+                std::memcpy(r.bytes.data(), v.data(), r.bytes.size());
+                return r;
+            };
     if (name_out) *name_out = name;
     return std::make_unique<onnx::ModelProto>(std::move(b->model()));
 }
@@ -111,8 +125,9 @@ std::string zoo_model_bytes(const std::string& spec) {
 
 Graph zoo_graph(const std::string& spec) {
     std::string name;
-    auto m = build(spec, &name);
-    return import_model(*m, "zoo:" + spec);
+    DeferredInitializers deferred;  // the weights are generated when first asked for
+    auto m = build(spec, &name, &deferred);
+    return import_model(*m, "zoo:" + spec, &deferred);
 }
 
 }  // namespace sfumato::graph

@@ -1,6 +1,7 @@
 // Builder (see builder.h).
 #include "runtime/graph/zoo/builder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -45,6 +46,21 @@ void Builder::output(const std::string& name, int elem) {
     out->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
 }
 
+std::vector<float> WeightGen::values() const {
+    // SplitMix64: the same values every build, and fast enough for a 100 M-parameter model
+    // (mt19937 per value took most of a zoo build).
+    uint64_t st = seed;
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float& x : v) {
+        uint64_t z = (st += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        x = lo + static_cast<float>(z >> 40) * scale;
+    }
+    return v;
+}
+
 std::string Builder::weight(const std::string& name, const std::vector<int64_t>& dims, double bound) {
     int64_t n = 1, fan = 1;
     for (size_t i = 0; i < dims.size(); ++i) {
@@ -53,19 +69,20 @@ std::string Builder::weight(const std::string& name, const std::vector<int64_t>&
     }
     if (dims.size() == 1) fan = dims[0];
     if (bound <= 0) bound = std::sqrt(3.0 / static_cast<double>(std::max<int64_t>(1, fan)));
-    // SplitMix64 seeded from the builder's generator: the same values every build, and fast
-    // enough for a 100 M-parameter model (mt19937 per value took most of a zoo build).
-    uint64_t st = (static_cast<uint64_t>(m_rng()) << 32) | m_rng();
-    std::vector<float> v(static_cast<size_t>(n));
-    const float scale = static_cast<float>(2.0 * bound / 16777216.0), lo = static_cast<float>(-bound);
-    for (float& x : v) {
-        uint64_t z = (st += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        x = lo + static_cast<float>(z >> 40) * scale;
-    }
-    return constant(name, dims, v);
+    WeightGen g;
+    g.seed = (static_cast<uint64_t>(m_rng()) << 32) | m_rng();  // from the builder's generator
+    g.count = n;
+    g.dims = dims;
+    g.scale = static_cast<float>(2.0 * bound / 16777216.0);
+    g.lo = static_cast<float>(-bound);
+    if (!m_defer) return constant(name, dims, g.values());
+    const std::string nm = fresh(name);
+    auto* t = m_g->add_initializer();
+    t->set_name(nm);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    m_deferred[nm] = g;
+    return nm;
 }
 
 std::string Builder::constant(const std::string& name, const std::vector<int64_t>& dims,

@@ -54,6 +54,16 @@ inline A as(const std::string& n, const std::string& v) {
     return a;
 }
 
+// A weight's generator: `count` values uniform in [lo, lo + 2^24 * scale) from a SplitMix64
+// sequence started at `seed`.
+struct WeightGen {
+    uint64_t seed = 0;
+    int64_t count = 0;  // the product of dims
+    std::vector<int64_t> dims;
+    float lo = 0, scale = 0;
+    std::vector<float> values() const;
+};
+
 class Builder {
 public:
     Builder(const std::string& name, int opset, uint32_t seed);
@@ -78,6 +88,11 @@ public:
         return node(op, in, attrs, 1, name)[0];
     }
     onnx::ModelProto& model() { return m_model; }
+    // From now on weight() leaves its initializers without data and records their generators
+    // instead (deferred(), by initializer name): the importer makes the values when they are
+    // first asked for. The model itself is then incomplete: for import only, not to be written.
+    void defer_weights() { m_defer = true; }
+    const std::map<std::string, WeightGen>& deferred() const { return m_deferred; }
     std::mt19937& rng() { return m_rng; }
 
 private:
@@ -86,6 +101,8 @@ private:
     onnx::GraphProto* m_g;
     std::mt19937 m_rng;
     std::map<std::string, int> m_names;
+    bool m_defer = false;
+    std::map<std::string, WeightGen> m_deferred;
 };
 
 using Params = std::map<std::string, int64_t>;
