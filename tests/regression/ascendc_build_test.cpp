@@ -1,8 +1,8 @@
 // Building Ascend C programs the ways a user does: scripts/ascendc-build on an .asc source and on a
 // CPU-debug main.cpp + kernel source; the installed CMake packages (find_package(ASC) with the
 // ASC language, find_package(sfumato)) on the examples' own CMakeLists; and an API sfumato does not
-// model failing to compile with its name in the message. Each built program runs and matches
-// its golden data.
+// model failing to compile with its name in the message; the vendor compiler's placement lists
+// (__forceinline__[host, aicore] under __CCE__). Each built program runs and matches its golden data.
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -94,6 +94,42 @@ TEST_CASE("ascendc-build: a kernel calling an API sfumato does not model fails t
     CHECK(s.code != 0);
     CHECK_THAT(s.output, Catch::Contains("softmax APIs of sfumato's Ascend C layer support float tensors only"));
     CHECK_FALSE(fs::exists(dir + "/s.o"));
+}
+
+TEST_CASE("sfumato-asc: __CCE__ is defined and the vendor's placement lists (__forceinline__[host, aicore]) compile") {
+    const std::string dir = temp_dir("ascendc_placement");
+    {
+        std::ofstream h(dir + "/hd.h");
+        h << "#pragma once\n"
+             "#if defined(__CCE__)\n"
+             "#include <kernel_operator.h>\n"
+             "#define HD __forceinline__[host, aicore]\n"
+             "#else\n"
+             "#error the ASC compiler defines __CCE__\n"
+             "#endif\n"
+             "template <typename T> HD constexpr T twice(T v) { return v + v; }\n"
+             "struct Box { HD\n"
+             "  int get() const { return n; }\n  int n = 21; };\n";
+        std::ofstream m(dir + "/main.asc");
+        m << "#define K_MAX_SHAPE_DIM 0\n"
+             "#include \"hd.h\"\n"
+             "#include <cstdio>\n"
+             "static_assert(twice(4) == 8);\n"
+             "int main() {\n"
+             "    AscendC::ShapeInfo none(2, (const uint32_t[]){3, 4});\n"
+             "    std::printf(\"value %d dims %d\\n\", twice(Box{}.get()), int(none.shapeDim));\n"
+             "    return 0;\n"
+             "}\n";
+    }
+    const std::string asc = env() + source_dir() + "/scripts/sfumato-asc ";
+    const CliResult c = sh(asc + "-c " + dir + "/main.asc -o " + dir + "/main.o && " + asc + dir + "/main.o -o " + dir + "/demo");
+    INFO(c.output);
+    REQUIRE(c.code == 0);
+    const CliResult r = sh(dir + "/demo");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    // 2 x 21; ShapeInfo keeps no dimension when the program sets K_MAX_SHAPE_DIM to 0.
+    CHECK_THAT(r.output, Catch::Contains("value 42 dims 0"));
 }
 
 TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the examples' own CMakeLists") {

@@ -22,6 +22,11 @@
 #define __cc__
 #define __mix__(...)
 #define __inline__ inline
+// The vendor compiler's `__forceinline__[host, aicore]` (placement list included) is an inline
+// function here: sfumato-asc removes the list from the preprocessed source (asc-rewrite --preprocessed).
+#ifndef __forceinline__
+#define __forceinline__ inline
+#endif
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif
