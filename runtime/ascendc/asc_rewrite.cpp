@@ -167,8 +167,18 @@ std::string strip_placement_lists(const std::string& src, const std::string& fil
             i = end;
             continue;
         }
+        // Over white space and the line markers (# N "file" flags) a preprocessor puts between a macro's
+        // expansion from a system header (inline) and the rest of the use ([host, aicore]).
         size_t j = end;
-        while (j < src.size() && std::isspace(static_cast<unsigned char>(src[j]))) ++j;
+        while (j < src.size()) {
+            if (std::isspace(static_cast<unsigned char>(src[j]))) {
+                ++j;
+            } else if (src[j] == '#' && j > 0 && src[j - 1] == '\n') {
+                while (j < src.size() && src[j] != '\n') ++j;
+            } else {
+                break;
+            }
+        }
         size_t k = j + 1;
         while (k < src.size() && std::isspace(static_cast<unsigned char>(src[k]))) ++k;
         if (j >= src.size() || src[j] != '[' || k >= src.size() || !ident(src[k])) {  // not a list; [[ is kept
@@ -192,7 +202,7 @@ std::string strip_placement_lists(const std::string& src, const std::string& fil
         if (k >= src.size() || src[k] != ']' || want_ident)
             throw InputError(file + ":" + std::to_string(line_of(src, j)) +
                              ": a placement list after 'inline' (such as [host, aicore]) is not closed by ']'");
-        out.append(src, copied, end - copied);
+        out.append(src, copied, j - copied);  // the white space and line markers stay
         for (size_t c = j; c < k; ++c)  // the list's line breaks stay, so later lines keep their numbers
             if (src[c] == '\n') out += '\n';
         copied = i = k + 1;
