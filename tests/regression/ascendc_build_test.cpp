@@ -116,7 +116,8 @@ TEST_CASE("sfumato-asc: __CCE__ is defined and the vendor's placement lists (__f
              "#include <cstdio>\n"
              "static_assert(twice(4) == 8);\n"
              "int main() {\n"
-             "    AscendC::ShapeInfo none(2, (const uint32_t[]){3, 4});\n"
+             "    const uint32_t dims[2] = {3, 4};\n"
+             "    AscendC::ShapeInfo none(2, dims);\n"
              "    std::printf(\"value %d dims %d\\n\", twice(Box{}.get()), int(none.shapeDim));\n"
              "    return 0;\n"
              "}\n";
