@@ -215,4 +215,25 @@ TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the
     INFO(conf2.output);
     REQUIRE(conf2.code == 0);
     run_and_verify(cpu, cpu + "/build/ascendc_add_cpu", "add", "output/output_z.bin", "float16");
+
+    // A project linking the CANN libraries by name (as catlass's examples do with link_libraries) links:
+    // each is an empty target, everything they would provide being libsfumato_ascendc's.
+    const std::string libs = temp_dir("ascendc_cmake_libs");
+    {
+        std::ofstream c(libs + "/CMakeLists.txt");
+        c << "cmake_minimum_required(VERSION 3.16)\n"
+             "find_package(ASC REQUIRED)\n"
+             "project(libs LANGUAGES ASC CXX)\n"
+             "link_libraries(ascendc_runtime runtime profapi mmpa ascend_dump c_sec error_manager ascendcl\n"
+             "               tiling_api nnopbase platform ascend_hal dl)\n"
+             "add_executable(demo main.asc)\n";
+        std::ofstream m(libs + "/main.asc");
+        m << "#include \"acl/acl.h\"\n"
+             "int main() { return aclrtSetDevice(0) == ACL_SUCCESS ? 0 : 1; }\n";
+    }
+    const CliResult conf3 = sh("cmake -S " + libs + " -B " + libs + "/build -G Ninja -DCMAKE_PREFIX_PATH=" + prefix +
+                               " && cmake --build " + libs + "/build && cd " + libs + " && SFUMATO_TRACE=off SFUMATO_OUT=" + libs +
+                               "/sim build/demo");
+    INFO(conf3.output);
+    CHECK(conf3.code == 0);
 }
