@@ -16,17 +16,21 @@ namespace sfumato::cli {
 namespace {
 int cmd_asc_rewrite(const std::vector<std::string>& args) {
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-        std::printf("usage: sfumato asc-rewrite IN OUT\n"
+        std::printf("usage: sfumato asc-rewrite [--preprocessed] IN OUT\n"
                     "  rewrites the <<<blockDim, l2ctrl, stream>>> kernel launches of IN into launches on the\n"
-                    "  simulated chip and writes the host C++ source OUT\n");
+                    "  simulated chip and writes the host C++ source OUT; with --preprocessed, IN is a\n"
+                    "  preprocessed translation unit whose placement lists (inline [host, aicore]) are removed\n");
         return kExitOk;
     }
-    if (args.size() != 2) throw InputError("usage: sfumato asc-rewrite IN OUT");
-    std::ifstream in(args[0], std::ios::binary);
-    if (!in) throw InputError("cannot read '" + args[0] + "'");
+    const bool pre = !args.empty() && args[0] == "--preprocessed";
+    if (args.size() != (pre ? 3u : 2u)) throw InputError("usage: sfumato asc-rewrite [--preprocessed] IN OUT");
+    const std::string& from = args[pre ? 1 : 0];
+    std::ifstream in(from, std::ios::binary);
+    if (!in) throw InputError("cannot read '" + from + "'");
     std::ostringstream text;
     text << in.rdbuf();
-    write_text_atomically(args[1], ascendc::rewrite_launches(text.str(), args[0]));
+    write_text_atomically(args.back(), pre ? ascendc::strip_placement_lists(text.str(), from)
+                                           : ascendc::rewrite_launches(text.str(), from));
     return kExitOk;
 }
 }  // namespace

@@ -156,4 +156,59 @@ std::string rewrite_launches(const std::string& src, const std::string& file) {
     return out;
 }
 
+std::string strip_placement_lists(const std::string& src, const std::string& file) {
+    const std::vector<bool> code = code_mask(src);
+    std::string out;
+    size_t copied = 0;
+    size_t i = 0;
+    while ((i = src.find("inline", i)) != std::string::npos) {
+        const size_t end = i + 6;
+        if (!code[i] || (i > 0 && ident(src[i - 1])) || (end < src.size() && ident(src[end]))) {
+            i = end;
+            continue;
+        }
+        // Over white space and the line markers (# N "file" flags) a preprocessor puts between a macro's
+        // expansion from a system header (inline) and the rest of the use ([host, aicore]).
+        size_t j = end;
+        while (j < src.size()) {
+            if (std::isspace(static_cast<unsigned char>(src[j]))) {
+                ++j;
+            } else if (src[j] == '#' && j > 0 && src[j - 1] == '\n') {
+                while (j < src.size() && src[j] != '\n') ++j;
+            } else {
+                break;
+            }
+        }
+        size_t k = j + 1;
+        while (k < src.size() && std::isspace(static_cast<unsigned char>(src[k]))) ++k;
+        if (j >= src.size() || src[j] != '[' || k >= src.size() || !ident(src[k])) {  // not a list; [[ is kept
+            i = end;
+            continue;
+        }
+        // identifier (, identifier)* ]
+        bool want_ident = true;
+        for (; k < src.size() && src[k] != ']'; ++k) {
+            const char c = src[k];
+            if (std::isspace(static_cast<unsigned char>(c))) continue;
+            if (want_ident && ident(c)) {
+                while (k + 1 < src.size() && ident(src[k + 1])) ++k;
+                want_ident = false;
+            } else if (!want_ident && c == ',') {
+                want_ident = true;
+            } else {
+                break;
+            }
+        }
+        if (k >= src.size() || src[k] != ']' || want_ident)
+            throw InputError(file + ":" + std::to_string(line_of(src, j)) +
+                             ": a placement list after 'inline' (such as [host, aicore]) is not closed by ']'");
+        out.append(src, copied, j - copied);  // the white space and line markers stay
+        for (size_t c = j; c < k; ++c)  // the list's line breaks stay, so later lines keep their numbers
+            if (src[c] == '\n') out += '\n';
+        copied = i = k + 1;
+    }
+    out.append(src, copied, std::string::npos);
+    return out;
+}
+
 }  // namespace sfumato::ascendc

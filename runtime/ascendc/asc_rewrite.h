@@ -15,4 +15,11 @@ namespace sfumato::ascendc {
 // Throws InputError naming `file` and the line of an unterminated launch.
 std::string rewrite_launches(const std::string& source, const std::string& file);
 
+// The vendor compiler's placement lists on a preprocessed translation unit: a function declared
+// `__forceinline__[host, aicore]` (a bracketed list of where it runs, after the function
+// specifier; __forceinline__ expands to `inline`) is an inline function of host C++ here, so each
+// `inline [identifier, ...]` outside comments and literals loses its list (white space and line
+// markers between them are kept). `inline [[attr]]` (a C++ attribute) is kept. Throws InputError naming `file` and the line of an unclosed list.
+std::string strip_placement_lists(const std::string& preprocessed, const std::string& file);
+
 }  // namespace sfumato::ascendc

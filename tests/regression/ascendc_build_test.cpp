@@ -1,8 +1,8 @@
 // Building Ascend C programs the ways a user does: scripts/ascendc-build on an .asc source and on a
 // CPU-debug main.cpp + kernel source; the installed CMake packages (find_package(ASC) with the
 // ASC language, find_package(sfumato)) on the examples' own CMakeLists; and an API sfumato does not
-// model failing to compile with its name in the message. Each built program runs and matches
-// its golden data.
+// model failing to compile with its name in the message; the vendor compiler's placement lists
+// (__forceinline__[host, aicore] under __CCE__); GetSubBlockNum and the other calls catlass makes. Each built program runs and matches its golden data.
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -96,6 +96,105 @@ TEST_CASE("ascendc-build: a kernel calling an API sfumato does not model fails t
     CHECK_FALSE(fs::exists(dir + "/s.o"));
 }
 
+TEST_CASE("sfumato-asc: __CCE__ is defined and the vendor's placement lists (__forceinline__[host, aicore]) compile") {
+    const std::string dir = temp_dir("ascendc_placement");
+    {
+        std::ofstream h(dir + "/hd.h");
+        h << "#pragma once\n"
+             "#if defined(__CCE__)\n"
+             "#include <kernel_operator.h>\n"
+             "#define HD __forceinline__[host, aicore]\n"
+             "#else\n"
+             "#error the ASC compiler defines __CCE__\n"
+             "#endif\n"
+             "template <typename T> HD constexpr T twice(T v) { return v + v; }\n"
+             "struct Box { HD\n"
+             "  int get() const { return n; }\n  int n = 21; };\n";
+        std::ofstream m(dir + "/main.asc");
+        m << "#define K_MAX_SHAPE_DIM 0\n"
+             "#include \"hd.h\"\n"
+             "#include <cstdio>\n"
+             "static_assert(twice(4) == 8);\n"
+             "int main() {\n"
+             "    const uint32_t dims[2] = {3, 4};\n"
+             "    AscendC::ShapeInfo none(2, dims);\n"
+             "    std::printf(\"value %d dims %d\\n\", twice(Box{}.get()), int(none.shapeDim));\n"
+             "    return 0;\n"
+             "}\n";
+    }
+    const std::string asc = env() + source_dir() + "/scripts/sfumato-asc ";
+    // -isystem on sfumato's headers, as the installed package gives them: the preprocessor then marks
+    // __forceinline__'s expansion with line markers, between `inline` and the list.
+    const CliResult c = sh(asc + "-isystem " + source_dir() + "/runtime/ascendc/include -c " + dir + "/main.asc -o " + dir +
+                           "/main.o && " + asc + dir + "/main.o -o " + dir + "/demo");
+    INFO(c.output);
+    REQUIRE(c.code == 0);
+    const CliResult r = sh(dir + "/demo");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    // 2 x 21; ShapeInfo keeps no dimension when the program sets K_MAX_SHAPE_DIM to 0.
+    CHECK_THAT(r.output, Catch::Contains("value 42 dims 0"));
+}
+
+TEST_CASE("sfumato-asc: GetSubBlockNum, SetSyncBaseAddr, the pipe_barrier intrinsic and SizeOfBits in a mix and a vector kernel") {
+    // The AIVs per AIC of the chip the program runs on, from its config (what a mix kernel's GetSubBlockNum is).
+    std::ifstream ini(source_dir() + "/configs/ascend910b-like.ini");
+    std::string line;
+    int ratio = 0;
+    while (std::getline(ini, line))
+        if (line.rfind("aiv_per_aic", 0) == 0) ratio = std::stoi(line.substr(line.find('=') + 1));
+    REQUIRE(ratio > 1);
+    const std::string dir = temp_dir("ascendc_subblocks");
+    {
+        std::ofstream m(dir + "/sub.asc");
+        m << "#include \"kernel_operator.h\"\n"
+             "#include \"acl/acl.h\"\n"
+             "#include <cstdio>\n"
+             "static_assert(AscendC::SizeOfBits<half>::value == 16 && AscendC::SizeOfBits<float>::value == 32);\n"
+             "static_assert(AscendC::SizeOfBits<AscendC::int4b_t>::value == 4);\n"
+             "__global__ __mix__(1, 2) __aicore__ void mixk(GM_ADDR out) {\n"
+             "    AscendC::SetSyncBaseAddr(0);\n"
+             "    AscendC::GlobalTensor<int32_t> o;\n"
+             "    o.SetGlobalBuffer((__gm__ int32_t*)out, 64);\n"
+             "    pipe_barrier(PIPE_ALL);\n"
+             "    if ASCEND_IS_AIV { o.SetValue(AscendC::GetBlockIdx(), (int32_t)AscendC::GetSubBlockNum()); }\n"
+             "    if ASCEND_IS_AIC { o.SetValue(32 + AscendC::GetBlockIdx(), (int32_t)AscendC::GetSubBlockNum()); }\n"
+             "}\n"
+             "__global__ __vector__ __aicore__ void veck(GM_ADDR out) {\n"
+             "    AscendC::GlobalTensor<int32_t> o;\n"
+             "    o.SetGlobalBuffer((__gm__ int32_t*)out, 64);\n"
+             "    pipe_barrier(PIPE_V);\n"
+             "    o.SetValue(48 + AscendC::GetBlockIdx(), (int32_t)AscendC::GetSubBlockNum());\n"
+             "}\n"
+             "int main() {\n"
+             "    aclInit(nullptr); aclrtSetDevice(0);\n"
+             "    aclrtStream s = nullptr; aclrtCreateStream(&s);\n"
+             "    void* d = nullptr; aclrtMalloc(&d, 256, ACL_MEM_MALLOC_HUGE_FIRST);\n"
+             "    int32_t h[64] = {}; aclrtMemcpy(d, 256, h, 256, ACL_MEMCPY_HOST_TO_DEVICE);\n"
+             "    mixk<<<2, nullptr, s>>>((GM_ADDR)d);\n"
+             "    veck<<<2, nullptr, s>>>((GM_ADDR)d);\n"
+             "    aclrtSynchronizeStream(s);\n"
+             "    aclrtMemcpy(h, 256, d, 256, ACL_MEMCPY_DEVICE_TO_HOST);\n"
+             "    for (int i = 0; i < 64; ++i) if (h[i]) std::printf(\"%d:%d \", i, h[i]);\n"
+             "    std::printf(\"\\n\");\n"
+             "    return 0;\n"
+             "}\n";
+    }
+    const std::string asc = env() + source_dir() + "/scripts/sfumato-asc ";
+    const CliResult c = sh(asc + "-c " + dir + "/sub.asc -o " + dir + "/sub.o && " + asc + dir + "/sub.o -o " + dir + "/sub");
+    INFO(c.output);
+    REQUIRE(c.code == 0);
+    const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+                           "/sim " + dir + "/sub");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    // Mix kernel of 2 blocks: its 2 x ratio AIVs and its 2 AICs see ratio; the vector kernel's 2 blocks see 1.
+    std::string want;
+    for (int i = 0; i < 2 * ratio; ++i) want += std::to_string(i) + ":" + std::to_string(ratio) + " ";
+    want += "32:" + std::to_string(ratio) + " 33:" + std::to_string(ratio) + " 48:1 49:1 ";
+    CHECK_THAT(r.output, Catch::Contains(want));
+}
+
 TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the examples' own CMakeLists") {
     const std::string prefix = temp_dir("ascendc_prefix");
     const CliResult inst = sh("cmake --install " + build_dir() + " --prefix " + prefix);
@@ -116,4 +215,25 @@ TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the
     INFO(conf2.output);
     REQUIRE(conf2.code == 0);
     run_and_verify(cpu, cpu + "/build/ascendc_add_cpu", "add", "output/output_z.bin", "float16");
+
+    // A project linking the CANN libraries by name (as catlass's examples do with link_libraries) links:
+    // each is an empty target, everything they would provide being libsfumato_ascendc's.
+    const std::string libs = temp_dir("ascendc_cmake_libs");
+    {
+        std::ofstream c(libs + "/CMakeLists.txt");
+        c << "cmake_minimum_required(VERSION 3.16)\n"
+             "find_package(ASC REQUIRED)\n"
+             "project(libs LANGUAGES ASC CXX)\n"
+             "link_libraries(ascendc_runtime runtime profapi mmpa ascend_dump c_sec error_manager ascendcl\n"
+             "               tiling_api nnopbase platform ascend_hal dl)\n"
+             "add_executable(demo main.asc)\n";
+        std::ofstream m(libs + "/main.asc");
+        m << "#include \"acl/acl.h\"\n"
+             "int main() { return aclrtSetDevice(0) == ACL_SUCCESS ? 0 : 1; }\n";
+    }
+    const CliResult conf3 = sh("cmake -S " + libs + " -B " + libs + "/build -G Ninja -DCMAKE_PREFIX_PATH=" + prefix +
+                               " && cmake --build " + libs + "/build && cd " + libs + " && SFUMATO_TRACE=off SFUMATO_OUT=" + libs +
+                               "/sim build/demo");
+    INFO(conf3.output);
+    CHECK(conf3.code == 0);
 }

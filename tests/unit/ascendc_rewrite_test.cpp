@@ -88,3 +88,28 @@ TEST_CASE("ascendc rewrite: a qualifier named in a comment before the kernel doe
         "void h() { k<<<8, nullptr, s>>>(x); }\n";
     CHECK_THAT(rewrite_launches(src, "c.asc"), Catch::Contains("LaunchKind::Mix"));
 }
+
+TEST_CASE("ascendc rewrite: placement lists after inline are removed from a preprocessed unit, attributes kept") {
+    using sfumato::ascendc::strip_placement_lists;
+    const std::string src =
+        "# 1 \"k.h\"\n"
+        "template <typename T> inline[host, aicore] constexpr T half_of(T v) { return v / 2; }\n"
+        "inline [ host,\n aicore ] int one() { return 1; }\n"
+        "inline [[nodiscard]] int two() { return 2; }\n"
+        "int a[3]; const char* s = \"inline [host]\"; int inlined[2];\n"
+        "// inline [host, aicore] in a comment stays\n";
+    const std::string out = strip_placement_lists(src, "k.ii");
+    CHECK_THAT(out, Catch::Contains("template <typename T> inline constexpr T half_of"));
+    CHECK_THAT(out, Catch::Contains("inline \n int one()"));
+    CHECK_THAT(out, Catch::Contains("inline [[nodiscard]] int two()"));
+    CHECK_THAT(out, Catch::Contains("\"inline [host]\"; int inlined[2];"));
+    CHECK_THAT(out, Catch::Contains("// inline [host, aicore] in a comment stays"));
+    CHECK(lines(out) == lines(src));  // a list's line breaks are kept: diagnostics keep their lines
+    // A macro from a system header: the preprocessor puts line markers between its expansion and the list.
+    const std::string marked = "template <class T>\n# 24 \"m.hpp\" 3 4\ninline\n# 24 \"m.hpp\"\n[host, aicore] T f(T t);\n";
+    CHECK(strip_placement_lists(marked, "m.ii") ==
+          "template <class T>\n# 24 \"m.hpp\" 3 4\ninline\n# 24 \"m.hpp\"\n T f(T t);\n");
+    CHECK_THROWS_WITH(strip_placement_lists("int x;\ninline [host, aicore int f();\n", "u.ii"),
+                      Catch::Contains("u.ii:2") && Catch::Contains("not closed"));
+    CHECK_THROWS_AS(strip_placement_lists("inline [host,] int f();", "v.ii"), sfumato::InputError);
+}

@@ -24,14 +24,22 @@ constexpr uint64_t row_bytes(uint32_t inner, uint32_t k) {
 }
 }  // namespace sfumato_topk
 
-constexpr uint32_t K_MAX_SHAPE_DIM = 8;
+// How many dimensions a tensor's ShapeInfo keeps: 8, or what the program defines before including
+// kernel_operator.h (as the vendor's headers allow; 0 keeps none, and then a shape's dimensions
+// count as 0 so nothing reads past the arrays).
+#ifndef K_MAX_SHAPE_DIM
+#define K_MAX_SHAPE_DIM 8
+#endif
+static_assert(K_MAX_SHAPE_DIM >= 0 && K_MAX_SHAPE_DIM <= 255, "K_MAX_SHAPE_DIM: 0 to 255 dimensions");
 
 struct ShapeInfo {
     ShapeInfo() = default;
     ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const uint8_t inputOriginalShapeDim,
               const uint32_t inputOriginalShape[], const DataFormat inputFormat)
-        : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat) {
-        for (uint32_t i = 0; i < K_MAX_SHAPE_DIM; ++i) {
+        : shapeDim(inputShapeDim < K_MAX_SHAPE_DIM ? inputShapeDim : uint8_t{K_MAX_SHAPE_DIM}),
+          originalShapeDim(inputOriginalShapeDim < K_MAX_SHAPE_DIM ? inputOriginalShapeDim : uint8_t{K_MAX_SHAPE_DIM}),
+          dataFormat(inputFormat) {
+        for (uint32_t i = 0; i < uint32_t{K_MAX_SHAPE_DIM}; ++i) {
             shape[i] = i < shapeDim ? inputShape[i] : 0;
             originalShape[i] = i < originalShapeDim ? inputOriginalShape[i] : 0;
         }
@@ -42,8 +50,8 @@ struct ShapeInfo {
         : ShapeInfo(inputShapeDim, inputShape, inputShapeDim, inputShape, DataFormat::ND) {}
     uint8_t shapeDim = 0;
     uint8_t originalShapeDim = 0;
-    uint32_t shape[K_MAX_SHAPE_DIM] = {};
-    uint32_t originalShape[K_MAX_SHAPE_DIM] = {};
+    uint32_t shape[K_MAX_SHAPE_DIM > 0 ? K_MAX_SHAPE_DIM : 1] = {};
+    uint32_t originalShape[K_MAX_SHAPE_DIM > 0 ? K_MAX_SHAPE_DIM : 1] = {};
     DataFormat dataFormat = DataFormat::ND;
 };
 

@@ -121,5 +121,14 @@ inline int64_t GetSubBlockIdx() { return sfumato::ascendc::enter("GetSubBlockIdx
 inline int64_t GetTaskRation() { return sfumato::ascendc::enter("GetTaskRation").task_ratio; }
 inline int64_t GetTaskRatio() { return GetTaskRation(); }
 inline void InitSocState() { sfumato::ascendc::enter("InitSocState"); }
+// The AIVs a block's AIC works with: a mix kernel's AIVs per AIC (its task ratio), 1 in a kernel of
+// one core kind (each block is one core).
+inline int64_t GetSubBlockNum() {
+    const sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("GetSubBlockNum");
+    return s.mix && s.aiv_per_aic > 1 ? int64_t{s.aiv_per_aic} : 1;
+}
+// The base address of the chip's cross-core flag registers (the launch's FFTS address): sfumato's
+// cross-core flags (CrossCoreSetFlag/WaitFlag) need no address, so the call only checks it runs in a kernel.
+inline void SetSyncBaseAddr(uint64_t) { sfumato::ascendc::enter("SetSyncBaseAddr"); }
 
 }  // namespace AscendC

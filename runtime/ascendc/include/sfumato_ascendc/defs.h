@@ -22,6 +22,11 @@
 #define __cc__
 #define __mix__(...)
 #define __inline__ inline
+// The vendor compiler's `__forceinline__[host, aicore]` (placement list included) is an inline
+// function here: sfumato-asc removes the list from the preprocessed source (asc-rewrite --preprocessed).
+#ifndef __forceinline__
+#define __forceinline__ inline
+#endif
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif
@@ -177,6 +182,12 @@ struct int4b_t {
 };
 template <class T>
 inline constexpr bool kIsInt4 = std::is_same_v<std::remove_cv_t<T>, int4b_t>;
+
+// The bits one element of T takes in a tensor: 4 for int4b_t (two per byte), else 8 x sizeof(T).
+template <class T>
+struct SizeOfBits {
+    static constexpr size_t value = kIsInt4<T> ? 4 : sizeof(T) * 8;
+};
 
 template <bool cond, class A, class B>
 struct Conditional {

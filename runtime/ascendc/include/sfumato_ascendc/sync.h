@@ -187,3 +187,9 @@ inline void NotifyNextBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int3
                                        ubWorkspace.GetLength());
 }
 }  // namespace AscendC
+
+// The intrinsic form of PipeBarrier<pipe>: the pipe is an argument.
+inline void pipe_barrier(pipe_t pipe) {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("pipe_barrier");
+    s.ctx->pipe_barrier(sfumato::ascendc::pipe_of(pipe));
+}
