@@ -136,6 +136,7 @@ struct DeviceInfo {
     uint32_t aiv_per_aic = 0;    // 0 on coupled
     ClockDomain clock;
     uint64_t ub_bytes = 0, l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;
+    uint64_t bt_bytes = 0, fb_bytes = 0;  // the cube core's bias table and FixPipe buffer
     uint32_t event_ids = 0;
     uint64_t gm_bytes = 0;
     uint64_t reserved_bytes = 0;  // device memory at address 0 the chip keeps (never allocated)

@@ -82,6 +82,8 @@ DeviceInfo device_info(const ChipParams& p, bool functional) {
     d.l0a_bytes = p.core.l0a.size;
     d.l0b_bytes = p.core.l0b.size;
     d.l0c_bytes = p.core.l0c.size;
+    d.bt_bytes = p.core.bt.size;
+    d.fb_bytes = p.core.fb.size;
     d.event_ids = p.core.event_ids;
     d.gm_bytes = p.gm_capacity();
     d.reserved_bytes = p.system.bytes;

@@ -217,6 +217,11 @@ aclError aclrtGetRunMode(aclrtRunMode* runMode) {
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
 }
+aclError aclrtGetHardwareSyncAddr(void** addr) {
+    if (!addr) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtGetHardwareSyncAddr: null pointer");
+    *addr = reinterpret_cast<void*>(uintptr_t{0xFF75'0000'0000});
+    return ACL_SUCCESS;
+}
 aclError aclrtSynchronizeDevice(void) {
     return call([](rt::Context& c) { return c.device_synchronize(); });
 }

@@ -77,9 +77,14 @@ public:
     // A mix kernel's AIC runs the body's UB bookkeeping too (TPipe::InitBuffer of its AIVs' queues, before
     // REGIST_MATMUL_OBJ and in serving passes): the UB it sees is its AIVs'. Its own UB instructions
     // still fail.
+    // Likewise a mix kernel's AIV keeps the books of buffers in its AIC's L1, L0A/B/C, bias table and FixPipe
+    // buffer (TPipe::InitBuffer: catlass's Arch::Resource reserves them on every core); instructions on them
+    // still fail on the AIV.
     uint64_t buffer_size(isa::Pos pos) const override {
         if (pos == isa::Pos::UB && m_st.mix && m_real.core_kind() == isa::CoreKind::Cube)
             return m_st.aiv_ub_bytes;
+        if (pos != isa::Pos::UB && pos != isa::Pos::GM && m_st.mix && m_real.core_kind() == isa::CoreKind::Vector)
+            return m_st.aic_bytes[static_cast<size_t>(pos)];
         return m_real.buffer_size(pos);
     }
     uint32_t event_ids() const override { return m_real.event_ids(); }
@@ -121,6 +126,7 @@ void run_block(isa::IInstrSink& real, const BlockSetup& setup, const std::functi
     st.mix = setup.mix;
     st.aiv_per_aic = setup.aiv_per_aic;
     st.aiv_ub_bytes = setup.aiv_ub_bytes;
+    st.aic_bytes = setup.aic_bytes;
     if (setup.mix && kind == isa::CoreKind::Vector && setup.aiv_per_aic > 1) {
         // Mix kernels: the AIVs of block b are blocks b * ratio + sub of the vector side.
         st.task_ratio = setup.aiv_per_aic;

@@ -269,6 +269,9 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     setup.mix = k.kind == KernelKind::Mix && dev.arch == "split";
     setup.aiv_per_aic = dev.aiv_per_aic;
     setup.aiv_ub_bytes = dev.ub_bytes;
+    for (auto [pos, bytes] : {std::pair{isa::Pos::L1, dev.l1_bytes}, {isa::Pos::L0A, dev.l0a_bytes}, {isa::Pos::L0B, dev.l0b_bytes},
+                              {isa::Pos::L0C, dev.l0c_bytes}, {isa::Pos::BT, dev.bt_bytes}, {isa::Pos::FB, dev.fb_bytes}})
+        setup.aic_bytes[static_cast<size_t>(pos)] = bytes;
     std::function<void()> body = r.body;
     if (r.body_aiv) {
         // One program per core kind: the AIC's and the AIV's bodies of one launch, as a mix kernel.
@@ -309,6 +312,7 @@ void ib_reset();  // vector.cpp: no IBSet slot is set when a kernel starts
 void launch(LaunchRequest r) {
     guarded([&] {
         ib_reset();
+        scalar_div_install();
         IHostBackend& b = backend();
         KernelDesc k = make_kernel_desc(r, b.info());
         if (r.cpu_debug) {

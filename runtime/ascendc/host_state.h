@@ -50,6 +50,8 @@ void block_ended(CoreState& st);
 // the device pointers' range, and dropping the pages it made readable (at each block's start and end).
 void raw_gm_install(uint8_t* base, uint64_t size);
 void raw_gm_reset();
+// Integer division by zero in kernel code completes as on the chip (no trap; runtime/ascendc/scalar_div.cpp).
+void scalar_div_install();
 
 // A launch as the device runtime takes it (exposed for tests that compare instruction streams).
 KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev);

@@ -6,7 +6,7 @@
 // determine|group|bufpool|list|sort|gatherb (the last two in conformance_sort.cpp)|fixpipe|gemv|xflags|poll|
 // poll_never (conformance_cube.cpp)|int4|int4_mmad (conformance_int4.cpp)|load3d_t|load3d_kalign
 // (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)|perchannel|flag_twice|
-// perchannel_tbuf|hf32_on|flag_flood (conformance_quant.cpp)
+// perchannel_tbuf|hf32_on|flag_flood (conformance_quant.cpp)|catlass_vec (conformance_catlass.cpp)
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -457,6 +457,7 @@ int int4_family(const std::string& name);  // conformance_int4.cpp
 int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
 int quant_family(const std::string& name);  // conformance_quant.cpp
+int catlass_family(const std::string& name);  // conformance_catlass.cpp
 int matmul_family(const std::string& name);  // conformance_matmul.cpp
 int matmul_more_family(const std::string& name);  // conformance_matmul_more.cpp
 int softmax_family(const std::string& name);  // conformance_softmax.cpp
@@ -477,6 +478,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = load3d_family(g_family); rc >= 0) return rc;
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
     if (const int rc = quant_family(g_family); rc >= 0) return rc;
+    if (const int rc = catlass_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_more_family(g_family); rc >= 0) return rc;
     if (const int rc = softmax_family(g_family); rc >= 0) return rc;

@@ -148,6 +148,11 @@ TEST_CASE(
     "SetMMLayoutTransform) give the per-channel results") {
     family("perchannel_tbuf");
 }
+TEST_CASE(
+    "ascendc conformance: the vector forms catlass uses (repeat-parameter constructors, MulAddDst<T, U, isSetMask>, "
+    "SetL2CacheHint)") {
+    family("catlass_vec");
+}
 TEST_CASE("ascendc conformance: SetHF32Mode(true) stops the run naming the call, exit 2") {
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
     for (const char* mode : {"functional", "timing"}) {

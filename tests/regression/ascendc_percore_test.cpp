@@ -2,7 +2,8 @@
 // way catlass writes its kernels (g_coreType as a template argument's default, explicit specialisations of a
 // member template inside the class, `if constexpr` on g_coreType, launches of an overloaded kernel template
 // in a header). It builds, each core kind runs its own body, both overloads launch, and the modes agree; on
-// a chip without separate AIC and AIV cores the launch stops naming the reason. The cube APIs catlass's
+// a chip without separate AIC and AIV cores the launch stops naming the reason. Integer division by zero in
+// the kernel completes without a trap, as on the chip (runtime/ascendc/scalar_div.cpp). The cube APIs catlass's
 // headers name but sfumato does not model compile until a kernel uses them, and then fail naming them.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -41,10 +42,11 @@ uint64_t cycles(const std::string& dir) {
 }
 
 // The non-zero words of one printed line of percore.asc for a launch of `blocks` blocks with `base`, over
-// what an earlier launch left (`prev`): AIV i writes base + i, AIC b writes base + 1001 at 64 + b.
+// what an earlier launch left (`prev`): AIV i writes base + i, AIC b writes base + 1001 at 64 + b and, dividing
+// base + 7 by zero, the remainder (the dividend) at 96 + b and the quotient (all ones: -1) at 112 + b.
 std::map<int, int> stamped(std::map<int, int> prev, int blocks, int ratio, int base) {
     for (int i = 0; i < blocks * ratio; ++i) prev[i] = base + i;
-    for (int b = 0; b < blocks; ++b) prev[64 + b] = base + 1001;
+    for (int b = 0; b < blocks; ++b) prev[64 + b] = base + 1001, prev[96 + b] = base + 7, prev[112 + b] = -1;
     return prev;
 }
 std::string line_of(const std::map<int, int>& m) {
@@ -55,7 +57,7 @@ std::string line_of(const std::map<int, int>& m) {
 
 }  // namespace
 
-TEST_CASE("sfumato-asc: a unit naming g_coreType is compiled per core kind, each kind runs its body") {
+TEST_CASE("sfumato-asc: a unit naming g_coreType is compiled per core kind, each kind runs its body, x / 0 does not trap") {
     std::ifstream ini(source_dir() + "/configs/ascend910b-like.ini");
     std::string line;
     int ratio = 0;

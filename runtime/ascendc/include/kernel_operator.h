@@ -45,5 +45,6 @@
 #include "sfumato_ascendc/tiling.h"
 #include "sfumato_ascendc/topk.h"
 #include "sfumato_ascendc/vector.h"
+#include "sfumato_ascendc/vector_forms.h"
 #include "sfumato_ascendc/vector_more.h"
 #include "sfumato_ascendc/welford.h"

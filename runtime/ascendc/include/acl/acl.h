@@ -64,6 +64,10 @@ aclError aclrtGetDevice(int32_t* deviceId);
 aclError aclrtGetDeviceCount(uint32_t* count);
 aclError aclrtGetRunMode(aclrtRunMode* runMode);
 aclError aclrtSynchronizeDevice(void);
+// The base address of the chip's cross-core synchronisation registers (the FFTS address a kernel passes to
+// AscendC::SetSyncBaseAddr): sfumato's cross-core flags need none, so it is a fixed non-zero tag no GM
+// allocation returns (kernels only hand it on).
+aclError aclrtGetHardwareSyncAddr(void** addr);
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId);
 aclError aclrtDestroyContext(aclrtContext context);

@@ -16,6 +16,7 @@
 #include "sfumato_ascendc/defs.h"
 #include "sfumato_ascendc/tensor.h"
 #include "sfumato_ascendc/vector.h"
+#include "sfumato_ascendc/vector_forms.h"
 
 namespace AscendC::sfumato_adv {
 

@@ -5,6 +5,7 @@
 // after every call into the core, the only place where another block's code can run. Each API
 // call also records its name here, so an error raised inside it names the block and the call.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,6 +75,7 @@ struct CoreState {
     bool mix = false;
     uint32_t aiv_per_aic = 0;
     uint64_t aiv_ub_bytes = 0;  // an AIV's UB: a mix kernel's AIC sees it (core.cpp's CoreSink)
+    std::array<uint64_t, static_cast<size_t>(isa::Pos::kCount)> aic_bytes{};  // the AIC's buffers: its AIVs see them
     bool mm_server = false;
 };
 // Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):

@@ -281,6 +281,11 @@ struct Nd2NzParams {
 
 // ---- vector ----
 struct BinaryRepeatParams {
+    BinaryRepeatParams() = default;
+    BinaryRepeatParams(uint8_t dstBlkStrideIn, uint8_t src0BlkStrideIn, uint8_t src1BlkStrideIn, uint8_t dstRepStrideIn,
+                       uint8_t src0RepStrideIn, uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
     uint8_t dstBlkStride = 1;
     uint8_t src0BlkStride = 1;
     uint8_t src1BlkStride = 1;
@@ -291,6 +296,9 @@ struct BinaryRepeatParams {
     bool strideSizeMode = false;
 };
 struct UnaryRepeatParams {
+    UnaryRepeatParams() = default;
+    UnaryRepeatParams(uint16_t dstBlkStrideIn, uint16_t srcBlkStrideIn, uint8_t dstRepStrideIn, uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn), srcRepStride(srcRepStrideIn) {}
     uint16_t dstBlkStride = 1;
     uint16_t srcBlkStride = 1;
     uint8_t dstRepStride = 8;
@@ -299,9 +307,15 @@ struct UnaryRepeatParams {
     bool strideSizeMode = false;
 };
 struct BrcbRepeatParams {
+    BrcbRepeatParams() = default;
+    BrcbRepeatParams(uint16_t dstBlkStrideIn, uint16_t dstRepStrideIn) : dstBlkStride(dstBlkStrideIn), dstRepStride(dstRepStrideIn) {}
     uint16_t dstBlkStride = 1;
     uint16_t dstRepStride = 8;
 };
+
+// GlobalTensor::SetL2CacheHint's modes (the reference's values) and which accesses a hint is for.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 
 // ---- cube ----
 struct LoadData2DParams {
@@ -394,6 +408,15 @@ struct DataCopyCO12DstParams {
     bool nz2ndEn = false;
 };
 struct FixpipeParamsV220 {
+    FixpipeParamsV220() = default;
+    FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+    FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn,
+                      QuantMode_t quantPreIn, int64_t deqScalarIn, uint16_t ndNumIn, uint16_t srcNdStrideIn,
+                      uint16_t dstNdStrideIn, uint8_t unitFlagIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn),
+          quantPre(quantPreIn), deqScalar(static_cast<uint64_t>(deqScalarIn)), ndNum(ndNumIn), srcNdStride(srcNdStrideIn),
+          dstNdStride(dstNdStrideIn), unitFlag(unitFlagIn) {}
     uint16_t nSize = 0;
     uint16_t mSize = 0;
     uint16_t srcStride = 0;

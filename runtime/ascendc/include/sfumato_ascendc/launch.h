@@ -86,13 +86,15 @@ Launcher<P...> make_launcher(void (*k)(P...), const char* name, LaunchKind kind,
 // Kernels compiled once per core kind: each program registers, before main, its body of each launch
 // (by the launch's lambda type and argument types, which name the same launch in both programs); the
 // AIC program's launch finds the AIV program's body there.
-using CoreBodyFn = void (*)(const void* packed_args);
+// closure: the launch lambda (empty: it captures nothing; the AIC program's object serves both programs, whose
+// closure types are the same type compiled twice); packed_args: the launch's argument tuple.
+using CoreBodyFn = void (*)(const void* closure, const void* packed_args);
 bool register_core_body(const char* key, int core_type, CoreBodyFn fn);
 CoreBodyFn core_body(const std::string& key, int core_type);  // null when none registered
 
 template <class F, class Tuple>
-void call_packed(const void* packed) {
-    std::apply(F{}, *static_cast<const Tuple*>(packed));
+void call_packed(const void* closure, const void* packed) {
+    std::apply(*static_cast<const F*>(closure), *static_cast<const Tuple*>(packed));
 }
 template <class F, class Tuple>
 std::string launch_key() {
@@ -111,39 +113,42 @@ struct CoreBody {
 template <class F>
 class CallLauncher {
 public:
-    CallLauncher(const char* name, uint32_t block_dim, void* stream) : m_name(name), m_block_dim(block_dim), m_stream(stream) {}
+    CallLauncher(F f, const char* name, uint32_t block_dim, void* stream)
+        : m_f(f), m_name(name), m_block_dim(block_dim), m_stream(stream) {}
     template <class... A>
     void operator()(A&&... args) const {
         using Tuple = std::tuple<std::decay_t<A>...>;
         auto packed = std::make_shared<const Tuple>(std::forward<A>(args)...);
+        const F f = m_f;
         LaunchRequest r{m_name, m_block_dim, m_stream, LaunchKind::FromMode, false,
-                        [packed] { call_packed<F, Tuple>(packed.get()); }, args_block_bytes<A...>(), {}};
+                        [f, packed] { call_packed<F, Tuple>(&f, packed.get()); }, args_block_bytes<A...>(), {}};
 #if defined(__DAV_CUBE__) || defined(__DAV_VEC__)
         (void)CoreBody<F, Tuple>::registered;
         r.kind = LaunchKind::Mix;
         const CoreBodyFn aiv = core_body(launch_key<F, Tuple>(), AscendC::AIV);
-        r.body_aiv = [packed, aiv] { aiv(packed.get()); };
+        r.body_aiv = [f, packed, aiv] { aiv(&f, packed.get()); };
         if (!aiv) r.body_aiv = [] { fail("the AIV program of this kernel was not linked (sfumato-asc builds both)"); };
 #endif
         launch(std::move(r));
     }
 
 private:
+    F m_f;
     const char* m_name;
     uint32_t m_block_dim;
     void* m_stream;
 };
 template <class F, class L2, class S>
-CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim, L2&&, S&& stream) {
-    return CallLauncher<F>(name, blockDim, stream_arg(stream));
+CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim, L2&&, S&& stream) {
+    return CallLauncher<F>(f, name, blockDim, stream_arg(stream));
 }
 template <class F, class L2>
-CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim, L2&&) {
-    return CallLauncher<F>(name, blockDim, nullptr);
+CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim, L2&&) {
+    return CallLauncher<F>(f, name, blockDim, nullptr);
 }
 template <class F>
-CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim) {
-    return CallLauncher<F>(name, blockDim, nullptr);
+CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim) {
+    return CallLauncher<F>(f, name, blockDim, nullptr);
 }
 
 template <class... P, class... A>

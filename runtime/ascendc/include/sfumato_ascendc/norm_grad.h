@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "sfumato_ascendc/norm.h"
+#include "sfumato_ascendc/vector_forms.h"
 
 namespace AscendC {
 namespace sfumato_norm {

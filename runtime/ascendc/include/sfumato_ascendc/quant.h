@@ -97,11 +97,17 @@ void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& src
 
 // ---- AscendQuant per channel: scale (and offset) per element of the last axis ----
 namespace sfumato_quant {
+template <class T>
+struct same {
+    using type = T;
+};
+template <class T>
+using same_t = typename same<T>::type;  // std::type_identity_t (C++20): a non-deduced context
 // int8 dst = round(src x scale[c] + offset[c] or offset) for calCount elements in rows of scaleCount.
 template <class T>
 void per_channel(const LocalTensor<int8_t>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                 const LocalTensor<T>& scale, const std::type_identity_t<LocalTensor<T>>* offsetTensor,
-                 std::type_identity_t<T> offset, uint32_t scaleCount,
+                 const LocalTensor<T>& scale, const sfumato_quant::same_t<LocalTensor<T>>* offsetTensor,
+                 sfumato_quant::same_t<T> offset, uint32_t scaleCount,
                  uint32_t offsetCount, uint32_t calCount) {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> || sfumato_unsupported::always_false<T>,
                   "AscendC::AscendQuant takes half or float tensors");

@@ -40,7 +40,16 @@ SFUMATO_STD_TRAIT_T(remove_pointer)
 SFUMATO_STD_TRAIT_T(remove_reference)
 SFUMATO_STD_TRAIT_T(remove_extent)
 SFUMATO_STD_TRAIT_T(remove_all_extents)
+#if __cplusplus >= 202002L
 SFUMATO_STD_TRAIT_T(remove_cvref)
+#else  // a C++17 unit (sfumato-asc's per-core-kind units): the trait itself
+template <class T>
+struct remove_cvref {
+    using type = std::remove_cv_t<std::remove_reference_t<T>>;
+};
+template <class T>
+using remove_cvref_t = typename remove_cvref<T>::type;
+#endif
 SFUMATO_STD_TRAIT_T(add_cv)
 SFUMATO_STD_TRAIT_T(add_const)
 SFUMATO_STD_TRAIT_T(add_volatile)

@@ -101,7 +101,12 @@ public:
     __gm__ T* GetPhyAddr() const { return m_ptr; }
     __gm__ T* GetPhyAddr(uint64_t offset) const { return m_ptr + bytes_of(even(offset)) / sizeof(T); }
     uint64_t GetSize() const { return m_size; }
-    void SetL2CacheHint(int) {}
+    // Whether the tensor's GM accesses allocate in L2 (CACHE_MODE_DISABLE: not): accepted; sfumato's L2 treats
+    // every access alike, so a disabled tensor's reads still hit what L2 holds (docs: runtime/ascendc/README.md).
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    void SetL2CacheHint(CacheMode mode) {
+        (void)mode;
+    }
 
     T GetValue(uint64_t offset) const {
         static_assert(!kIsInt4<T>, "GlobalTensor<int4b_t>::GetValue is not supported by sfumato's Ascend C layer");
@@ -247,6 +252,15 @@ private:
     TPosition m_pos = TPosition::VECCALC;
     ShapeInfo m_shape_info;
 };
+
+}  // namespace AscendC
+namespace sfumato::ascendc {
+template <class>
+inline constexpr bool is_local_tensor_v = false;
+template <class T>
+inline constexpr bool is_local_tensor_v<AscendC::LocalTensor<T>> = true;
+}  // namespace sfumato::ascendc
+namespace AscendC {
 
 }  // namespace AscendC
 
