@@ -49,6 +49,8 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"checks", c.checks},
                       {"unverified", c.unverified},
                       {"replayed_bytes", c.replayed_bytes},
+                      {"across_chips", c.across_chips},
+                      {"twins", c.twins},
                       {"reused_cycles", c.reused_cycles},
                       {"kernel_cycles", c.kernel_cycles}};
   if (c.error_bound_known) {
@@ -72,6 +74,11 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
               static_cast<unsigned long long>(c.launches),
               static_cast<unsigned long long>(c.unique),
               static_cast<unsigned long long>(c.launches - c.reused));
+  if (c.across_chips)
+    std::printf("; %llu of them another chip's (%llu of a run still running: "
+                "lockstep)",
+                static_cast<unsigned long long>(c.across_chips),
+                static_cast<unsigned long long>(c.twins));
   if (c.error_bound_known)
     std::printf("; estimated error bound %.3g %% of kernel time\n",
                 100.0 * c.error_bound_fraction());

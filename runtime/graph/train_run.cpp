@@ -143,13 +143,13 @@ std::vector<std::vector<KernelDesc>> check_kernels(rt::Runtime& rt, const TrainP
 }  // namespace
 
 void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
-              bool functional, MirrorSlots& mirror, RankRun& out) {
+              bool functional, MirrorSlots& mirror, const reuse::ReuseOptions& reuse_opt, RankRun& out) {
     const TrainPlan& tp = ts.tp;
     out.ctx = &ctx;
     rt::Runtime rt(dev, ctx);
     const DeviceInfo info = rt.device_info();
     std::unique_ptr<reuse::TimingReuse> reuse;
-    if (!(ts.mirror && r != 0)) reuse = std::make_unique<reuse::TimingReuse>(ctx, info, ts.reuse);
+    if (!(ts.mirror && r != 0)) reuse = std::make_unique<reuse::TimingReuse>(ctx, info, reuse_opt);
     Executor ex(rt, *ts.plan);
     ex.load();
     const uint64_t arena = ex.arena();  // the forward's activations and the backward's tensors

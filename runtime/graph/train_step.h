@@ -60,8 +60,10 @@ struct TrainSetup {
     // notify from rank 0 when a bucket's gradients are written stands for its own backward), and
     // every rank runs its part of each all-reduce.
     bool mirror = false;
-    // Timing mode: a kernel launch identical to an earlier one of the same rank takes an earlier
-    // full run's time as a stand-in (runtime/reuse/timing_reuse.h).
+    // Timing mode: a kernel launch identical to an earlier one takes an earlier full run's time
+    // as a stand-in (runtime/reuse/timing_reuse.h). run_train_step gives the ranks one table,
+    // in lockstep (data parallel: a rank takes another's run of the same launch), unless the
+    // caller set a table.
     reuse::ReuseOptions reuse;
     std::unique_ptr<Graph> graph;
     std::unique_ptr<Plan> plan;
@@ -100,9 +102,10 @@ struct MirrorSlots {
     std::vector<rt::Device*> dev;
 };
 
-// Rank r's host program (in its host thread).
+// Rank r's host program (in its host thread); `reuse`: its timing re-use (ts.reuse, with the
+// table the ranks share).
 void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Context& ctx, rt::Device& dev,
-              bool functional, MirrorSlots& mirror, RankRun& out);
+              bool functional, MirrorSlots& mirror, const reuse::ReuseOptions& reuse, RankRun& out);
 
 struct StepTimes {
     uint64_t t0 = 0, t1 = 0;  // ps

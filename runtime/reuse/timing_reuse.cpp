@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "runtime/reuse/footprint.h"
+#include "runtime/reuse/timing_reuse_internal.h"
 #include "sim/block_startup.h"
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
@@ -43,92 +44,8 @@ ReuseMode resolve_mode(ReuseMode m, bool functional,
   return ReuseMode::Off;
 }
 
-double ReuseCounters::error_bound_fraction() const {
-  return kernel_cycles ? error_bound_cycles / static_cast<double>(kernel_cycles)
-                       : 0.0;
-}
-
-ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
-  launches += o.launches;
-  candidates += o.candidates;
-  reused += o.reused;
-  unique += o.unique;
-  checks += o.checks;
-  reused_cycles += o.reused_cycles;
-  kernel_cycles += o.kernel_cycles;
-  unverified += o.unverified;
-  replayed_bytes += o.replayed_bytes;
-  error_bound_known = error_bound_known && o.error_bound_known;
-  error_bound_cycles += o.error_bound_cycles;
-  return *this;
-}
-
-struct TimingReuse::Identity {
-  // Its launches simulated in full, on every chip sharing the table, ordered
-  // by (start tick, chip, launch): an order no process interleaving changes.
-  std::vector<std::shared_ptr<Launch>> full;
-};
-
-struct TimingReuse::Local {
-  std::shared_ptr<Identity> id;
-  uint64_t reused = 0, reused_cycles = 0;
-  uint64_t full = 0;   // this service's full runs of it
-  uint64_t checks = 0; // of them those after an earlier full run (any chip)
-  bool first = false;  // this service made its first full run
-  double dev = -1; // largest relative deviation between full runs a decision
-                   // relied on (-1: none)
-};
-
-struct TimingReuse::Launch {
-  size_t record = 0; // this launch's task record
-  uint32_t chip = 0; // the device_id of its chip
-  const Identity *id = nullptr; // its identity (held by the service's table)
-  const Local *local = nullptr;  // this service's record of it (held by m_ids)
-  uint64_t start = 0; // tick its first block started
-  // Its chip's first full run of its identity: the state no earlier launch of
-  // the identity on this chip left (its code fetched from HBM, its operands
-  // cold). Chips in lockstep make such runs at about the same tick, and they
-  // agree without saying anything of the chips' later launches.
-  bool chip_first = false;
-  // Set when its first block starts. Not owning: the context's task records hold the task for the
-  // whole run, and an owning pointer here closed a cycle (the task's kernel body holds this launch).
-  const Task *task = nullptr;
-  bool decided = false, standin = false;
-  uint64_t cycles = 0; // the template's span
-  std::vector<OperandRange> ops; // its operands
-  std::unique_ptr<Footprint> fp; // recorded while it runs in full
-};
-
-class ReuseTable {
-public:
-  std::map<std::string, std::shared_ptr<TimingReuse::Identity>> ids;
-  // The configuration of the chips attached (device_id aside).
-  bool attached = false;
-  DeviceInfo dev;
-};
-
 std::shared_ptr<ReuseTable> make_reuse_table() {
   return std::make_shared<ReuseTable>();
-}
-
-struct TimingReuse::Pending {
-  ITrafficReplay *target = nullptr;
-  std::vector<GmRange> ranges;
-  uint64_t bytes = 0; // all handed over so far
-  void hand_over() {
-    if (ranges.empty() || !target)
-      return;
-    target->replay_traffic(ranges);
-    ranges.clear();
-  }
-};
-
-namespace {
-
-const Task *done_task(const rt::Context &ctx, size_t record) {
-  const Task *t =
-      record < ctx.tasks().size() ? ctx.tasks()[record].task.get() : nullptr;
-  return t && t->done ? t : nullptr;
 }
 
 double deviation(uint64_t a, uint64_t b) {
@@ -136,6 +53,8 @@ double deviation(uint64_t a, uint64_t b) {
   return lo ? static_cast<double>(hi - lo) / static_cast<double>(lo)
             : (hi ? 1.0 : 0.0);
 }
+
+namespace {
 
 // Whether chip `chip` deciding at tick `now` may take full run l's time: its
 // own chip's once completed (one device orders them); another chip's once
@@ -185,6 +104,22 @@ const TimingReuse::Launch *template_of(const TimingReuse::Identity &id,
   return last;
 }
 
+// A twin for a launch of chips in lockstep (timing_reuse.h): another chip's
+// full run of the identity and the same occurrence that started strictly
+// before `now`, running or done; the latest such (null: none).
+const TimingReuse::Launch *twin_of(const TimingReuse::Identity &id,
+                                   uint32_t chip, uint64_t occurrence,
+                                   uint64_t now, bool needs_fp) {
+  for (auto it = id.full.rbegin(); it != id.full.rend(); ++it) {
+    const TimingReuse::Launch &l = **it;
+    if (l.start >= now || l.chip == chip || l.occurrence != occurrence ||
+        !l.task || (needs_fp && !l.fp))
+      continue;
+    return &l;
+  }
+  return nullptr;
+}
+
 // Inserts full run l in (start tick, chip, launch) order. Runs arrive in tick
 // order, so only those of the same tick can come after it.
 void add_full(TimingReuse::Identity &id,
@@ -226,6 +161,85 @@ bool same_config(const DeviceInfo &a, const DeviceInfo &b) {
 
 } // namespace
 
+// What a launch's first block runs to decide for the whole launch: a stand-in
+// of a usable template, else (chips in lockstep) of a twin, else a full run.
+struct TimingReuse::Decider {
+  const rt::Context *ctx = nullptr;
+  std::shared_ptr<Local> loc;
+  std::shared_ptr<Launch> launch;
+  std::shared_ptr<Pending> pending;
+  ReuseMode mode = ReuseMode::Off;
+  double tol = 0;
+  std::shared_ptr<ReuseTable> table;
+  bool twins = false;
+  uint32_t sample = 0;
+
+  void decide() const {
+    Launch &l = *launch;
+    // Decided at a block's start, long after every chip of the run attached.
+    const bool lockstep = twins && table->chips.size() > 1;
+    const bool defer = lockstep && l.chip != *table->chips.begin();
+    l.deciding = true;
+    l.task = ctx->tasks().at(l.record).task.get();
+    const bool needs_fp = pending->target != nullptr;
+    double dev = -1;
+    const Launch *tl = template_of(*loc->id, l.chip, now_tick().v, needs_fp,
+                                   mode, tol, &dev);
+    if (!tl && defer) {
+      // A lower chip's run of this tick is there to be found one tick later,
+      // whichever process ran first (timing_reuse.h).
+      l.decided_event = std::make_unique<sc_core::sc_event>();
+      sc_core::wait(to_sc_time(Tick(1)));
+      tl = template_of(*loc->id, l.chip, now_tick().v, needs_fp, mode, tol,
+                       &dev);
+    }
+    l.start = now_tick().v;
+    if (!tl && lockstep) {
+      tl = twin_of(*loc->id, l.chip, l.occurrence, l.start, needs_fp);
+      // A sample of the highest chip's twins runs in full: measured, the
+      // chips' differences bound the others' (timing_reuse_bounds.cpp).
+      if (tl && sample && l.chip == *table->chips.rbegin() &&
+          (loc->hash + l.occurrence) % sample == 0)
+        tl = nullptr;
+      l.twin = tl != nullptr;
+    }
+    if (tl) {
+      l.standin = true;
+      l.tmpl = tl;
+      ++loc->reused;
+      if (tl->chip != l.chip)
+        ++loc->across;
+      if (l.twin) {
+        ++loc->twins;
+      } else {
+        l.cycles = tl->task->cycles;
+        l.cycles_known = true;
+        loc->reused_cycles += l.cycles;
+        loc->dev = std::max(loc->dev, dev);
+      }
+      // Its traffic, as its template moved it, reaches the caches before the
+      // next kernel simulated in full looks at them (once the template's
+      // footprint is final).
+      if (pending->target && tl->fp && !l.ops.empty())
+        pending->queue.push_back({tl, &l});
+    } else {
+      pending->hand_over(l.start);
+      if (pending->target)
+        l.fp = std::make_unique<Footprint>(l.ops);
+      l.chip_first = loc->full == 0;
+      ++loc->full;
+      if (loc->id->full.empty())
+        loc->first = true;
+      else
+        ++loc->checks;
+      add_full(*loc->id, launch);
+    }
+    l.decided = true;
+    if (l.decided_event)
+      l.decided_event->notify(sc_core::SC_ZERO_TIME);
+  }
+};
+
 TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                          const ReuseOptions &opt)
     : m_ctx(ctx), m_opt(opt), m_cube(dev.cube_cores),
@@ -237,6 +251,7 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
   // a full run after stand-ins then finds the caches as the exact run would (a kernel whose
   // operands the stand-ins before it brought into the L2 runs warm, as it would have).
   m_pending->target = m_opt.traffic ? m_opt.traffic : ctx.device().dev().traffic_replay();
+  m_pending->chip = m_chip;
   if (m_opt.mode == ReuseMode::Off)
     return;
   if (!(m_opt.tolerance >= 0))
@@ -251,6 +266,7 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                        std::to_string(m_table->dev.device_id) +
                        " in configuration, so they cannot share a table");
   }
+  m_table->chips.insert(dev.device_id);
   if (m_ctx.has_launch_hook())
     throw InputError("timing re-use cannot share a context with another launch "
                      "hook (a workload recording at the "
@@ -283,6 +299,9 @@ void TimingReuse::on_launch(KernelDesc &k) {
   std::shared_ptr<Local> &local = m_ids[key];
   if (!local) {
     local = std::make_shared<Local>();
+    // FNV-1a of the key: the same on every chip and in every build.
+    for (unsigned char c : key)
+      local->hash = (local->hash ^ c) * 1099511628211ull;
     std::shared_ptr<Identity> &shared = m_table->ids[key];
     if (!shared)
       shared = std::make_shared<Identity>();
@@ -314,209 +333,65 @@ void TimingReuse::on_launch(KernelDesc &k) {
       uint64_t{m_opt.core_start_cycles} *
           (k.kind == KernelKind::Mix && m_aiv_per_aic ? 1 + m_aiv_per_aic : 1);
   const uint32_t block_dim = k.block_dim;
-  const rt::Context *ctx = &m_ctx;
-  const ReuseMode mode = m_opt.mode;
-  const double tol = m_opt.tolerance;
-  std::shared_ptr<Local> loc = local;
-  std::shared_ptr<Pending> pending = m_pending;
+  launch->occurrence = local->launched++;
+  Decider d;
+  d.ctx = &m_ctx;
+  d.loc = local;
+  d.launch = launch;
+  d.pending = m_pending;
+  d.mode = m_opt.mode;
+  d.tol = m_opt.tolerance;
+  d.table = m_table;
+  // Twins (timing_reuse.h): chips in lockstep, a launch of one wave (the
+  // blocks of a later wave would have to wait for the twin's whole span).
+  d.twins = m_opt.lockstep && waves == 1;
+  d.sample = m_opt.twin_sample;
   std::function<void(isa::IInstrSink &)> real = std::move(k.body);
-  k.body = [ctx, loc, launch, pending, mode, tol, waves, cores, block_dim,
-            delta, real](isa::IInstrSink &sink) {
+  k.body = [d, waves, cores, block_dim, delta, real](isa::IInstrSink &sink) {
     // This block's own start-up, read before anything else (sim/block_startup.h).
     const uint64_t own_startup = entering_block_startup_cycles();
-    if (!launch->decided) {
-      // The first block to start decides for the whole launch.
-      launch->decided = true;
-      launch->task = ctx->tasks().at(launch->record).task.get();
-      launch->start = now_tick().v;
-      double dev = -1;
-      const Launch *tl = template_of(*loc->id, launch->chip, launch->start,
-                                     pending->target != nullptr, mode, tol,
-                                     &dev);
-      if (tl) {
-        launch->standin = true;
-        launch->cycles = tl->task->cycles;
-        ++loc->reused;
-        loc->reused_cycles += launch->cycles;
-        loc->dev = std::max(loc->dev, dev);
-        // Its traffic, as its template moved it, reaches the caches before
-        // the next kernel simulated in full looks at them.
-        if (pending->target && tl->fp && !launch->ops.empty()) {
-          const size_t n = pending->ranges.size();
-          tl->fp->ranges_for(launch->ops, pending->ranges);
-          for (size_t i = n; i < pending->ranges.size(); ++i)
-            pending->bytes += pending->ranges[i].bytes;
-        }
+    Launch &l = *d.launch;
+    if (!l.decided) {
+      if (!l.deciding) {
+        // The first block to start decides for the whole launch.
+        d.decide();
       } else {
-        pending->hand_over();
-        if (pending->target)
-          launch->fp = std::make_unique<Footprint>(launch->ops);
-        launch->chip_first = loc->full == 0;
-        ++loc->full;
-        if (loc->id->full.empty())
-          loc->first = true;
-        else
-          ++loc->checks;
-        add_full(*loc->id, launch);
+        // Another block waits for the first one's decision.
+        while (!l.decided)
+          sc_core::wait(*l.decided_event);
       }
     }
-    if (!launch->standin) {
-      if (!launch->fp) {
+    if (!l.standin) {
+      if (!l.fp) {
         real(sink);
         return;
       }
-      FootprintSink recording(sink, *launch->fp);
+      FootprintSink recording(sink, *l.fp);
       real(recording);
       return;
+    }
+    if (!l.cycles_known) {
+      // A twin's time is known when it completed (it started before this
+      // launch, so it ends before this one would).
+      while (!l.tmpl->task->done)
+        sc_core::wait(l.tmpl->task->done_event);
+      if (!l.cycles_known) {
+        l.cycles = l.tmpl->task->cycles;
+        l.cycles_known = true;
+        d.loc->reused_cycles += l.cycles;
+      }
     }
     const uint64_t wave =
         std::min<uint64_t>(sink.block_idx() / cores, waves - 1);
     const uint64_t in_wave =
         std::min<uint64_t>(cores, block_dim - wave * cores);
     const uint64_t used = own_startup + (in_wave - 1) * delta;
-    const uint64_t per_wave = launch->cycles / waves;
+    const uint64_t per_wave = l.cycles / waves;
     const uint64_t body = per_wave > used ? per_wave - used : 1;
     sink.scalar(static_cast<uint32_t>(std::min<uint64_t>(body, 0xffffffffu)));
   };
   m_records.push_back(launch);
 }
 
-void TimingReuse::settle() { m_pending->hand_over(); }
-
-namespace {
-
-const Task *done(const TimingReuse::Launch &l) {
-  return l.task && l.task->done ? l.task : nullptr;
-}
-
-// How much an identity's time varied over its full runs after each chip's
-// first (a first is often the one whose code came from HBM, which no later
-// launch on that chip repeats): (max - min) / min; -1 with fewer than two
-// such runs.
-double later_spread(const TimingReuse::Identity &id) {
-  uint64_t lo = UINT64_MAX, hi = 0, n = 0;
-  for (size_t j = 0; j < id.full.size(); ++j)
-    if (const Task *t = id.full[j]->chip_first ? nullptr : done(*id.full[j])) {
-      lo = std::min(lo, t->cycles);
-      hi = std::max(hi, t->cycles);
-      ++n;
-    }
-  return n >= 2 ? deviation(lo, hi) : -1;
-}
-
-// A full run's difference from its identity's previous full run when the two
-// disagree by more than `tol` (0 otherwise, or when it is the first).
-double disagreement(const TimingReuse::Launch &l, double tol) {
-  const Task *t = done(l);
-  if (!t || !l.id)
-    return 0;
-  const auto &full = l.id->full;
-  auto it = std::find_if(full.begin(), full.end(),
-                         [&](const auto &o) { return o.get() == &l; });
-  while (it != full.begin()) {
-    --it;
-    const Task *p = done(**it);
-    if (!p)
-      continue;
-    if (deviation(p->cycles, t->cycles) <= tol)
-      return 0;
-    return static_cast<double>(t->cycles > p->cycles ? t->cycles - p->cycles
-                                                     : p->cycles - t->cycles);
-  }
-  return 0;
-}
-
-} // namespace
-
-// Each identity's deviation: Auto's agreeing pair, widened to the spread of
-// all its full runs after each chip's first (a pair can agree on a state the
-// identity misses, e.g. two runs both cold where the exact run is warm, while
-// the runs before it differed); On's full runs against the first (on any chip
-// sharing the table). An identity re-used without a deviation takes the
-// largest seen on the context (*worst; -1: none measured, the bound unknown).
-std::map<const TimingReuse::Local *, double>
-TimingReuse::deviations(double *worst) const {
-  std::map<const Local *, double> devs;
-  *worst = -1;
-  for (const auto &kv : m_ids) {
-    const Local &id = *kv.second;
-    double d = id.dev;
-    const auto &full = id.id->full;
-    if (m_opt.mode == ReuseMode::On && !full.empty() && done(*full.front()))
-      for (size_t j = 1; j < full.size(); ++j)
-        if (done(*full[j]))
-          d = std::max(d, deviation(full.front()->task->cycles,
-                                    full[j]->task->cycles));
-    if (m_opt.mode == ReuseMode::Auto && d >= 0)
-      d = std::max(d, later_spread(*id.id));
-    devs[&id] = d;
-    *worst = std::max(*worst, d);
-  }
-  return devs;
-}
-
-LaunchBounds TimingReuse::launch_bounds() const {
-  LaunchBounds b;
-  double worst = -1;
-  const std::map<const Local *, double> devs = deviations(&worst);
-  // A stand-in's part: its identity's deviation times the span it was given,
-  // plus its measured difference from that span (its own start-up, the
-  // rounding of the span over its waves). A full run after the context's
-  // first stand-in found the caches as the stand-ins' replayed footprints left
-  // them (untimed, approximate), not as their kernels would have: where it
-  // disagrees with its identity's previous full run by more than the
-  // tolerance, the difference may be the re-use's doing, and counts whole.
-  // (Before the first stand-in the run is the exact run: nothing to count.)
-  bool standin_seen = false;
-  for (const std::shared_ptr<Launch> &l : m_records) {
-    const Task *t = done_task(m_ctx, l->record);
-    if (!t)
-      continue;
-    double cycles = 0;
-    if (l->standin) {
-      standin_seen = true;
-      cycles = static_cast<double>(t->cycles > l->cycles ? t->cycles - l->cycles
-                                                         : l->cycles - t->cycles);
-      double d = devs.at(l->local);
-      if (d < 0 && worst < 0)
-        b.known = false;
-      else
-        cycles += (d < 0 ? worst : d) * static_cast<double>(l->cycles);
-    } else if (standin_seen) {
-      cycles = disagreement(*l, m_opt.tolerance);
-    }
-    b.launches.push_back({l->record, t->cycles, cycles});
-  }
-  return b;
-}
-
-ReuseCounters TimingReuse::counters() const {
-  ReuseCounters c;
-  c.replayed_bytes = m_pending->bytes;
-  c.launches = m_launches;
-  c.candidates = m_candidates;
-  const LaunchBounds b = launch_bounds();
-  c.error_bound_known = b.known;
-  for (const LaunchBound &l : b.launches) {
-    c.kernel_cycles += l.span;
-    c.error_bound_cycles += l.cycles;
-  }
-  double worst = -1;
-  const std::map<const Local *, double> devs = deviations(&worst);
-  for (const auto &kv : m_ids) {
-    const Local &id = *kv.second;
-    // Summed over the chips sharing a table, each identity counts once and
-    // its full runs after the first are checks.
-    c.unique += id.first ? 1 : 0;
-    c.checks += id.checks;
-    c.reused += id.reused;
-    c.reused_cycles += id.reused_cycles;
-    if (id.reused && devs.at(&id) < 0)
-      c.unverified += id.reused;
-  }
-  if (!c.error_bound_known)
-    c.error_bound_cycles = 0;
-  return c;
-}
 
 } // namespace sfumato::reuse

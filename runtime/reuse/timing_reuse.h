@@ -70,6 +70,28 @@
 //   the same tick, all cold alike): Auto's agreeing pair holds a later run on
 //   its chip, and the spread counts the runs after each chip's first. Attaching a chip whose DeviceInfo
 //   differs (device_id aside) from the table's first throws SimError.
+// - Chips in lockstep (ReuseOptions::lockstep: data parallel, every chip the
+//   same launches in the same order) start the same launch at the same tick,
+//   so no chip's run has completed when another's decides and the rule above
+//   gives them nothing of each other. With lockstep a launch that finds no
+//   template may take a twin's time: another chip's full run of the same
+//   identity and the same occurrence (the n-th launch of the identity on its
+//   chip; the same state for chips in step, first runs included) that started
+//   strictly before the deciding tick, running or done. The stand-in's blocks
+//   wait for the twin's completion (it started, so it ends without them: no
+//   cycle of waits) and end as its template's would, its footprint reaches
+//   the device once the twin's is final. Which chip decides first within a
+//   tick must not matter: every chip but the lowest of the table that finds
+//   no template decides one tick (1 ps) later, so the lowest's runs of that
+//   tick are there to be found; such a chip's full runs start their bodies
+//   that 1 ps late (an approximation of its own, inside the first clock
+//   edge). What chips in step differ by is measured: the highest chip of
+//   the table runs one in ReuseOptions::twin_sample of its twins in full
+//   (chosen by identity and occurrence). A twin stand-in's deviation is its
+//   identity's largest difference between two chips' full runs of one
+//   occurrence, else the table's summed differences over the summed times of
+//   such runs, widened by the identity's own deviation; with none measured,
+//   the context's worst (counted unverified).
 // What it leaves out, so what the error is made of: a stand-in's traffic
 // reaches the caches at once and untimed (so the contention it would cause a
 // concurrent kernel or collective is missing), in an approximate order; the L2
@@ -126,6 +148,18 @@ struct ReuseOptions {
   // Identities shared with the services of other chips of this configuration
   // in the same simulation (null: this service's own).
   std::shared_ptr<ReuseTable> table;
+  // The chips sharing the table run one program in step (data parallel: the
+  // same launches in the same order, at about the same ticks): a launch may
+  // also take the time of another chip's full run of the same identity and
+  // the same occurrence (its n-th launch of that identity on its chip) that
+  // started strictly before it, while that run still runs (a twin; see the
+  // contract above). Set by every service of the table alike.
+  bool lockstep = false;
+  // With lockstep, the highest chip of the table runs one in `twin_sample` of
+  // its twins in full instead (chosen by identity and occurrence, whatever the
+  // order of the chips' processes): what chips in step differ by, measured
+  // for the error bound (0: none).
+  uint32_t twin_sample = 8;
 };
 
 // A table of identities and their full runs, shared by the TimingReuse
@@ -145,6 +179,9 @@ struct ReuseCounters {
   uint64_t unverified =
       0; // reused launches of identities never simulated twice
   uint64_t replayed_bytes = 0; // stand-ins' footprints handed to the device
+  uint64_t across_chips =
+      0; // of the reused, those given another chip's full run's time
+  uint64_t twins = 0; // of those, given a run still running (lockstep)
   bool error_bound_known = true;
   double error_bound_cycles =
       0; // estimated bound on the summed kernel cycles' error
@@ -162,6 +199,7 @@ struct LaunchBound {
   size_t record = 0;
   uint64_t span = 0;
   double cycles = 0;
+  bool unverified = false; // a stand-in whose deviation no full runs measured
 };
 struct LaunchBounds {
   bool known = true; // false: a stand-in of an identity whose deviation no
@@ -225,6 +263,7 @@ public:
   struct Local;    // per identity: this service's stand-ins and full runs
   struct Launch;   // per launch: the decision its first block makes
   struct Pending;  // stand-ins' footprints not yet handed to the device
+  struct Decider;  // how the first block of a launch decides for it
 
 private:
   void on_launch(KernelDesc &k);

@@ -29,7 +29,16 @@ TrainStepRun run_train_step(sys::SystemRun& s, const TrainSetup& ts, uint32_t ra
     MirrorSlots slots;
     slots.slot.resize(ranks);
     slots.dev = devs;
-    s.run(ids, [&](uint32_t r, rt::Context& ctx) { run_rank(ts, comm, r, ctx, s.device(r), functional, slots, out.runs[r]); });
+    // The ranks run one program in step (data parallel): one table of identities, a rank taking
+    // the time of another's run of the same launch (runtime/reuse/timing_reuse.h, lockstep).
+    reuse::ReuseOptions ro = ts.reuse;
+    if (!ro.table) {
+        ro.table = reuse::make_reuse_table();
+        ro.lockstep = true;
+    }
+    s.run(ids, [&](uint32_t r, rt::Context& ctx) {
+        run_rank(ts, comm, r, ctx, s.device(r), functional, slots, ro, out.runs[r]);
+    });
     out.times = step_times(out.runs);
     for (const RankRun& rr : out.runs) out.reuse += rr.reuse;
     if (functional) {

@@ -1,7 +1,7 @@
 // Kernel timing re-use (runtime/reuse/timing_reuse.h) measured per command
 // family, exact against re-used, on small models: `run` (three inferences of a
-// small ResNet-18), `replay` (a recording of that run) and `train-step` (a
-// data-parallel step of it on two chips). `--reuse-timing auto` re-uses an
+// small ResNet-18) and `replay` (a recording of that run); `train-step`, whose
+// ranks re-use each other's runs, in train_reuse_cli_test.cpp. `--reuse-timing auto` re-uses an
 // identity only once two full runs of it agree within the stated tolerance
 // (summary.json reuse_timing.tolerance), so each family's result must stay
 // within that tolerance of the exact run; `on` re-uses from the second launch
@@ -105,30 +105,6 @@ TEST_CASE(
   CHECK(r.code == 2);
   CHECK(r.output.find("--reuse-timing on cannot be combined with "
                       "--record-level instructions") != std::string::npos);
-}
-
-TEST_CASE("timing re-use: train-step, exact against re-used, within the stated "
-          "tolerance",
-          "[reuse]") {
-  const std::string base = "train-step " + kResNet + " --system " +
-                           config("system-tiny") +
-                           " --set system.chips_per_server=2 --batch 2 "
-                           "--precision fp16 --mode timing --bucket-mb 0.1 "
-                           "--reuse-timing ";
-  const auto off = run_ok(base + "off", temp_dir("reuse_train_off"));
-  const auto a = run_ok(base + "auto", temp_dir("reuse_train_auto"));
-  const auto on = run_ok(base + "on", temp_dir("reuse_train_on"));
-  auto step = [](const nlohmann::json &s) {
-    return s["step_us"].get<double>();
-  };
-  check_auto(off, a, on, step(off), step(a), step(on));
-  auto compute = [](const nlohmann::json &s) {
-    return s["compute_us"].get<double>();
-  };
-  CHECK(std::fabs(compute(a) / compute(off) - 1.0) <=
-        a["reuse_timing"]["tolerance"].get<double>());
-  // Communication is simulated in full either way: same buckets.
-  CHECK(a["train"]["buckets"] == off["train"]["buckets"]);
 }
 
 TEST_CASE("timing re-use: functional mode computes every kernel (auto is off, "

@@ -1,0 +1,96 @@
+// Kernel timing re-use across the ranks of a data-parallel training step (runtime/reuse/
+// timing_reuse.h, lockstep): the ranks share one table of identities, and a rank's launch takes
+// the time of another rank's run of the same launch, also while that run still runs (a twin).
+// Measured exact (--reuse-timing off, every rank simulated) against re-used on 2 and 4 tiny
+// chips: the step and the compute time move by no more than the error bound the service states
+// (a step's time is a longest path through the chips' kernels, copies and waits, so changing
+// each kernel by at most its part of the bound moves it by at most the parts' sum); the counters
+// add up; the ranks re-use each other's runs; the identities are those of one rank; the same
+// inputs give the same cycles; and with re-use off timing mode takes functional mode's cycles.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "tests/support.h"
+
+using namespace sfumato::test;
+
+namespace {
+
+const std::string kResNet = "\"zoo:resnet18?image=32&width=8&classes=10\"";
+// Functional mode checks the values: 64 x 64 images, so that layer4's BatchNorms see more than
+// one pixel per image (train_step_cli_test.cpp).
+const std::string kResNet64 = "\"zoo:resnet18?image=64&width=8&classes=10\"";
+
+nlohmann::json train(const std::string& args, const std::string& out, const std::string& model = kResNet) {
+    const CliResult r = run_cli("train-step " + model + " --system " + config("system-tiny") +
+                                " --batch 2 --precision fp16 --bucket-mb 0.1 --trace off " + args + " --out " + out);
+    INFO(args << "\n" << r.output);
+    REQUIRE(r.code == 0);
+    return read_json(out + "/summary.json");
+}
+
+uint64_t u(const nlohmann::json& c, const char* k) { return c[k].get<uint64_t>(); }
+
+}  // namespace
+
+TEST_CASE("timing re-use across data-parallel ranks: exact against re-used within the stated bound", "[reuse][train]") {
+    for (const int chips : {2, 4}) {
+        const std::string set = "--mode timing --set system.chips_per_server=" + std::to_string(chips);
+        const std::string tag = "train_reuse" + std::to_string(chips);
+        const auto off = train(set + " --reuse-timing off", temp_dir(tag + "_off"));
+        const auto a = train(set + " --reuse-timing auto", temp_dir(tag + "_auto"));
+        const auto one = train(set + " --reuse-timing auto --simulate one", temp_dir(tag + "_one"));
+        const auto& c = a["reuse_timing"];
+        INFO(chips << " chips: " << c.dump());
+        CHECK(a["ranks_simulated"] == chips);
+        CHECK(off["reuse_timing"]["reused"] == 0);
+        // Every candidate is an identity's first full run, a repeat in full (a check) or a
+        // stand-in; stand-ins of another rank's run include the twins.
+        CHECK(u(c, "unique") + u(c, "checks") + u(c, "reused") == u(c, "candidates"));
+        CHECK(u(c, "twins") > 0);
+        CHECK(u(c, "twins") <= u(c, "across_chips"));
+        CHECK(u(c, "across_chips") <= u(c, "reused"));
+        // The other ranks take rank 0's runs: fewer launches in full than one rank makes alone
+        // times the ranks, and the table's identities are one rank's (the identity, its L2
+        // state included, does not depend on the chip).
+        CHECK(u(c, "candidates") == chips * u(one["reuse_timing"], "candidates"));
+        CHECK(u(c, "unique") == u(one["reuse_timing"], "unique"));
+        CHECK(u(c, "candidates") - u(c, "reused") <
+              chips * (u(one["reuse_timing"], "candidates") - u(one["reuse_timing"], "reused")));
+        // Within the stated bound (device cycles, converted with the run's own clock).
+        REQUIRE(!c["error_bound_cycles"].is_null());
+        const double bound = c["error_bound_cycles"].get<double>();
+        const double per_us = off["step_cycles"].get<double>() / off["step_us"].get<double>();
+        const double d_step = a["step_us"].get<double>() - off["step_us"].get<double>();
+        const double d_compute = a["compute_us"].get<double>() - off["compute_us"].get<double>();
+        INFO("step " << off["step_us"] << " -> " << a["step_us"] << " us, compute " << off["compute_us"] << " -> "
+                     << a["compute_us"] << " us, bound " << bound / per_us << " us");
+        CHECK(std::fabs(d_step) * per_us <= bound);
+        CHECK(std::fabs(d_compute) * per_us <= bound);
+        // Communication is simulated in full either way: the same buckets.
+        CHECK(a["train"]["buckets"] == off["train"]["buckets"]);
+        if (chips == 4) {
+            // Which rank's process runs first within a tick decides nothing: the same cycles and
+            // counters again.
+            const auto again = train(set + " --reuse-timing auto", temp_dir(tag + "_again"));
+            CHECK(again["step_cycles"] == a["step_cycles"]);
+            CHECK(again["total_cycles"] == a["total_cycles"]);
+            CHECK(again["reuse_timing"] == a["reuse_timing"]);
+        }
+    }
+}
+
+TEST_CASE("timing re-use off across ranks: timing mode takes functional mode's cycles", "[reuse][train]") {
+    // Functional mode computes every kernel (auto is off there): re-use off must leave timing
+    // mode exactly there, every rank simulated.
+    const auto f = train("--reuse-timing auto --set system.chips_per_server=4", temp_dir("train_reuse_f"), kResNet64);
+    const auto t = train("--mode timing --reuse-timing off --set system.chips_per_server=4", temp_dir("train_reuse_t"),
+                         kResNet64);
+    CHECK(f["check"]["passed"] == true);
+    CHECK(f["reuse_timing"]["mode"] == "off");
+    CHECK(f["ranks_simulated"] == 4);
+    CHECK(f["step_cycles"].get<uint64_t>() > 0);
+    CHECK(f["step_cycles"] == t["step_cycles"]);
+    CHECK(f["compute_us"] == t["compute_us"]);
+    CHECK(f["comm_us"] == t["comm_us"]);
+}
