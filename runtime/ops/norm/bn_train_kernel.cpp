@@ -30,7 +30,7 @@ uint64_t coef_rows(const BnTrainPlan& p) {
 }
 
 struct BnTrainLayout {
-    uint64_t in, out, f, acc, rows, part;
+    uint64_t in, out, f, g, acc, rows, part;
 };
 BnTrainLayout bn_train_layout(const BnTrainPlan& p) {
     const uint64_t es = isa::dtype_size(p.xt), t = up(p.tile, 64);
@@ -39,6 +39,9 @@ BnTrainLayout bn_train_layout(const BnTrainPlan& p) {
     l.out = p.kind == BnKind::Apply || p.kind == BnKind::GradApply ? staggered(t * es) : 0;
     // fp32 copies of the tile's operands (a 4-byte input computes in its input buffer).
     l.f = p.xt == F32 ? 0 : staggered(t * 4);
+    // A second fp32 operand of the reductions (a second conversion of X for x * x, or x - mean),
+    // so that no vector instruction reads one UB bank twice (a bank conflict).
+    l.g = (p.kind == BnKind::Stats && p.xt != F32) || p.kind == BnKind::GradStats ? staggered(t * 4) : 0;
     l.acc = reduces(p) ? staggered(t * 4) : 0;
     l.rows = coef_rows(p) * 256;
     l.part = reduces(p) ? 256 : 0;
@@ -50,7 +53,7 @@ BnTrainLayout bn_train_layout(const BnTrainPlan& p) {
 uint64_t bn_ub_bytes(const BnTrainPlan& p) {
     const BnTrainLayout l = bn_train_layout(p);
     const uint64_t ins = two_inputs(p) ? 2 : 1;
-    return 2 * ins * l.in + 2 * l.out + ins * l.f + 2 * l.acc + l.rows + 2 * l.part + 1024;
+    return 2 * ins * l.in + 2 * l.out + ins * l.f + l.g + 2 * l.acc + l.rows + 2 * l.part + 1024;
 }
 
 bool plan_bn(BnTrainPlan& p, uint64_t ub, uint32_t cores) {
@@ -96,13 +99,16 @@ public:
         if (i0 >= p.items()) return;
         const uint64_t i1 = std::min(p.items(), i0 + p.per_block);
         const BnTrainLayout l = bn_train_layout(p);
-        m_pipe.InitBuffer(m_qx, 2, static_cast<uint32_t>(l.in));
-        if (two_inputs(p)) m_pipe.InitBuffer(m_qd, 2, static_cast<uint32_t>(l.in));
+        // X and dY share one queue (a buffer holds both tiles): event ids per pipe pair are few
+        // (4 on the 910), the coefficient rows take a fifth buffer's.
+        m_in = l.in;
+        m_pipe.InitBuffer(m_qx, 2, static_cast<uint32_t>((two_inputs(p) ? 2 : 1) * l.in));
         if (l.out) m_pipe.InitBuffer(m_qo, 2, static_cast<uint32_t>(l.out));
         if (l.f) {
             m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.f));
             if (two_inputs(p)) m_pipe.InitBuffer(m_df, static_cast<uint32_t>(l.f));
         }
+        if (l.g) m_pipe.InitBuffer(m_xg, static_cast<uint32_t>(l.g));
         if (l.acc) {
             m_pipe.InitBuffer(m_acc0, static_cast<uint32_t>(l.acc));
             m_pipe.InitBuffer(m_acc1, static_cast<uint32_t>(l.acc));
@@ -111,7 +117,6 @@ public:
         if (l.rows) m_pipe.InitBuffer(m_qr, 1, static_cast<uint32_t>(l.rows));
         for (uint64_t it = i0; it < i1; ++it) item(it);
         m_qx.drain();
-        if (two_inputs(p)) m_qd.drain();
         if (l.out) m_qo.drain();
         if (l.acc) m_qp.drain();
         if (l.rows) m_qr.drain();
@@ -139,25 +144,37 @@ private:
     }
 
     // Loads the tile of `nrows` rows of `len` elements starting at element `e` of the storage
-    // (rows C1 x L x C0 elements apart) from base into a queue buffer; returns its fp32 form.
-    uint32_t load(TQue<TPosition::VECIN>& q, uint64_t base, uint64_t e, uint32_t nrows, uint64_t len,
-                  const TBuf<TPosition::VECCALC>& f, LocalTensor<uint8_t>& held) {
+    // (rows C1 x L x C0 elements apart) of X (and of dY after it, in the same buffer); x and d
+    // get their fp32 forms. A 4-byte input is computed on in place (the buffer stays held, the
+    // caller frees it), as with keep (a second conversion of X follows); otherwise the buffer is
+    // freed after the conversions.
+    void load(uint64_t e, uint32_t nrows, uint64_t len, uint32_t& x, uint32_t& d, LocalTensor<uint8_t>& held,
+              bool& holding, bool keep) {
         const BnTrainPlan& p = m_p;
         const uint32_t es = isa::dtype_size(p.xt);
-        LocalTensor<uint8_t> in = q.AllocTensor<uint8_t>();
+        LocalTensor<uint8_t> in = m_qx.AllocTensor<uint8_t>();
         const uint64_t gap = (p.C1 * p.L * p.C0 - len) * es;
-        kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), base + e * es,
-                        isa::CopyParams{nrows, static_cast<uint32_t>(len * es), static_cast<uint32_t>(gap), 0}, 0);
-        q.EnQue(in);
-        LocalTensor<uint8_t> x = q.DeQue<uint8_t>();
+        const isa::CopyParams cp{nrows, static_cast<uint32_t>(len * es), static_cast<uint32_t>(gap), 0};
+        kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, in.address(), p.x + e * es, cp, 0);
+        if (two_inputs(p))
+            kernel::detail::copy_in(m_ctx, p.xt, isa::Pos::UB, static_cast<uint32_t>(in.address() + m_in), p.dy + e * es,
+                                    cp, 0);
+        m_qx.EnQue(in);
+        held = m_qx.DeQue<uint8_t>();
+        const uint32_t xr = held.address(), dr = static_cast<uint32_t>(held.address() + m_in);
+        holding = true;
         if (p.xt == F32) {
-            held = x;
-            return x.address();
+            x = xr, d = dr;
+            return;
         }
-        vrun(m_ctx, Opcode::VCONV, F32, vop(a(f)), vop(x.address()), {}, 1, 1, uint64_t{nrows} * len, 0, p.xt);
-        q.FreeTensor(x);
-        held = LocalTensor<uint8_t>();
-        return a(f);
+        const uint64_t n = uint64_t{nrows} * len;
+        if (two_inputs(p)) vrun(m_ctx, Opcode::VCONV, F32, vop(a(m_df)), vop(dr), {}, 1, 1, n, 0, p.xt);
+        vrun(m_ctx, Opcode::VCONV, F32, vop(a(m_xf)), vop(xr), {}, 1, 1, n, 0, p.xt);
+        x = a(m_xf), d = two_inputs(p) ? a(m_df) : 0;
+        if (!keep) {
+            m_qx.FreeTensor(held);
+            holding = false;
+        }
     }
 
     void item(uint64_t it) {
@@ -199,19 +216,30 @@ private:
     void tile(uint64_t e, uint32_t nrows, uint64_t len, uint32_t rows) {
         const BnTrainPlan& p = m_p;
         const uint64_t n = uint64_t{nrows} * len;
-        LocalTensor<uint8_t> hx, hd;
-        // dY first for the gradient kernels (its fp32 form is the accumulated / scaled operand).
-        const uint32_t d = two_inputs(p) ? load(m_qd, p.dy, e, nrows, len, m_df, hd) : 0;
-        const uint32_t x = load(m_qx, p.x, e, nrows, len, m_xf, hx);
+        LocalTensor<uint8_t> hx;
+        bool holding = false;
+        uint32_t x = 0, d = 0;
+        const bool keep_x = p.kind == BnKind::Stats && p.xt != F32;
+        load(e, nrows, len, x, d, hx, holding, keep_x);
+        // Accumulations as dst = src0 * scalar + dst and dst = src0 * src1 + dst: no operand
+        // of one instruction shares another's UB banks.
         switch (p.kind) {
-            case BnKind::Stats:
-                vrun(m_ctx, Opcode::VADD, F32, vop(a(m_acc0)), vop(a(m_acc0)), vop(x), 1, 1, n);
-                vrun(m_ctx, Opcode::VMLA, F32, vop(a(m_acc1)), vop(x), vop(x), 1, 1, n);
+            case BnKind::Stats: {
+                uint32_t x2 = x;  // x * x from two copies (one conversion more, no conflict)
+                if (keep_x) {
+                    x2 = a(m_xg);
+                    vrun(m_ctx, Opcode::VCONV, F32, vop(x2), vop(hx.address()), {}, 1, 1, n, 0, p.xt);
+                    m_qx.FreeTensor(hx);
+                    holding = false;
+                }
+                vrun(m_ctx, Opcode::VAXPY, F32, vop(a(m_acc0)), vop(x), {}, 1, 1, n, 1.0);
+                vrun(m_ctx, Opcode::VMLA, F32, vop(a(m_acc1)), vop(x), vop(x2), 1, 1, n);
                 break;
+            }
             case BnKind::GradStats:
-                vrun(m_ctx, Opcode::VADD, F32, vop(a(m_acc0)), vop(a(m_acc0)), vop(d), 1, 1, n);
-                vrun(m_ctx, Opcode::VSUB, F32, vop(x), vop(x), vrow(rows), 1, 1, n);
-                vrun(m_ctx, Opcode::VMLA, F32, vop(a(m_acc1)), vop(x), vop(d), 1, 1, n);
+                vrun(m_ctx, Opcode::VAXPY, F32, vop(a(m_acc0)), vop(d), {}, 1, 1, n, 1.0);
+                vrun(m_ctx, Opcode::VSUB, F32, vop(a(m_xg)), vop(x), vrow(rows), 1, 1, n);
+                vrun(m_ctx, Opcode::VMLA, F32, vop(a(m_acc1)), vop(a(m_xg)), vop(d), 1, 1, n);
                 break;
             case BnKind::Apply:
                 vrun(m_ctx, Opcode::VMADD, F32, vop(x), vrow(rows), vrow(rows + 256), 1, 1, n);
@@ -224,10 +252,7 @@ private:
                 store(e, nrows, len, d);
                 break;
         }
-        if (p.xt == F32) {
-            m_qx.FreeTensor(hx);
-            if (two_inputs(p)) m_qd.FreeTensor(hd);
-        }
+        if (holding) m_qx.FreeTensor(hx);
     }
 
     void store(uint64_t e, uint32_t nrows, uint64_t len, uint32_t src) {
@@ -267,9 +292,10 @@ private:
     KernelContext& m_ctx;
     const BnTrainPlan& m_p;
     TPipe m_pipe;
-    TQue<TPosition::VECIN> m_qx, m_qd, m_qr;
+    TQue<TPosition::VECIN> m_qx, m_qr;
+    uint64_t m_in = 0;  // bytes of one input's tile in a queue buffer
     TQue<TPosition::VECOUT> m_qo, m_qp;
-    TBuf<TPosition::VECCALC> m_xf, m_df, m_acc0, m_acc1;
+    TBuf<TPosition::VECCALC> m_xf, m_df, m_xg, m_acc0, m_acc1;
 };
 
 }  // namespace
