@@ -100,3 +100,56 @@ TEST_CASE("MaxPool on NC1HWC0: a vmax of whole C0 rows per tap matches the refer
         CHECK(out_b == outs[0].storage_bytes());
     }
 }
+
+TEST_CASE("MaxPoolGrad on NC1HWC0: every maximum of a window takes its gradient, as the reference") {
+    struct Case {
+        std::vector<int64_t> shape, k, s, pads;
+        bool ceil;
+        ref::ElemType t;
+    };
+    const ref::ElemType h = ref::ElemType::Float16, f = ref::ElemType::Float;
+    for (const Case& c : {Case{{2, 32, 17, 17}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false, h},
+                          Case{{1, 16, 12, 10}, {2, 2}, {2, 2}, {0, 0, 0, 0}, false, h},
+                          Case{{2, 20, 9, 11}, {3, 3}, {1, 1}, {1, 1, 1, 1}, false, h},
+                          Case{{1, 16, 10, 13}, {3, 2}, {2, 3}, {0, 1, 1, 0}, true, f},
+                          Case{{3, 8, 40, 40}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false, f}}) {
+        INFO("shape " << ref::shape_str(c.shape) << " " << ref::elem_type_name(c.t));
+        const DeviceInfo dev = pool_device(48 << 10);
+        ref::Attrs at;
+        at.set_owner("maxpool");
+        at.set("kernel_shape", ref::Attr::of_ints(c.k));
+        at.set("strides", ref::Attr::of_ints(c.s));
+        at.set("pads", ref::Attr::of_ints(c.pads));
+        at.set("ceil_mode", ref::Attr::of_int(c.ceil));
+        // X on a coarse grid (ties within windows), Y its MaxPool, dY random.
+        std::mt19937 rng(7);
+        std::uniform_int_distribution<int> d(-3, 3);
+        std::uniform_real_distribution<double> u(-1, 1);
+        ref::HostTensor x(c.t, c.shape);
+        for (double& v : x.data) v = d(rng);
+        const ref::HostTensor y = ref::run_ref({"maxpool", "MaxPool", 12, at}, {&x}).at(0);
+        ref::HostTensor dy(c.t, y.shape);
+        for (double& v : dy.data) v = u(rng);
+        ref::round_to_type(dy);
+        NodeDesc n;
+        n.name = "maxpool/grad";
+        n.op_type = "MaxPoolGrad";
+        n.attrs = at;
+        n.attrs.set_owner(n.name);
+        for (const ref::HostTensor* t : std::vector<const ref::HostTensor*>{&x, &y, &dy}) {
+            n.inputs.push_back(make_tensor(t->shape, c.t));
+            n.inputs.back().format = Format::NC1HWC0;
+        }
+        const test::NodeSinkRun run = test::run_node_on_sinks(n, {x, y, dy}, dev);
+        for (const auto& e : run.errors) FAIL_CHECK(e);
+        std::unique_ptr<INodeOp> op = make_node_op(n, dev);
+        CHECK(op->describe().find("NC1HWC0") != std::string::npos);
+        CHECK(op->outputs().at(0).format == Format::NC1HWC0);
+        const auto want = ref::run_ref({n.name, n.op_type, 1, n.attrs}, {&x, &y, &dy});
+        // Sums of up to (k / s)^2 gradients in the storage type: a rounding per addition.
+        const bool two_byte = c.t == h;
+        const CheckResult r = compare_tensors(run.outs.at(0), want.at(0), Tolerance{two_byte ? 0x1p-9 : 1e-6, two_byte ? 0x1p-9 : 1e-6});
+        INFO("max abs err " << r.max_abs_err);
+        CHECK(r.passed);
+    }
+}

@@ -35,3 +35,30 @@ bool plan_pool_c0(PoolC0Plan& p, uint64_t ub, uint32_t cores);
 void pool_c0_kernel(isa::IInstrSink& sink, const PoolC0Plan& p);
 
 }  // namespace sfumato::ops::norm
+
+namespace sfumato::ops::norm {
+
+// MaxPoolGrad over NC1HWC0 X, Y and dY (2 spatial dims, dilation 1): a work item is a band of hb
+// input rows of one plane with the output rows whose windows reach it. Per window tap and group
+// of 8 output pixels, over the band's rows as repeats: compare the tap's X (source block stride
+// the pooling stride) with Y, select dY or zero, and add into dX at the tap's pixels -- every
+// maximum of a window takes its gradient (ties too), sums in the storage type (as the ND kernel).
+struct PoolC0GradPlan {
+    isa::DType xt = isa::DType::FP16;
+    uint64_t planes = 1;
+    int64_t H = 1, W = 1, OH = 1, OW = 1, kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0;
+    int64_t Wp = 1;  // pixels of a tile row
+    int64_t hb = 1;  // input rows per band
+    uint64_t per_block = 1;
+    uint32_t blocks = 1;
+    uint64_t x = 0, y = 0, dy = 0, dx = 0;
+    uint64_t bands() const { return static_cast<uint64_t>((H + hb - 1) / hb); }
+    uint64_t items() const { return planes * bands(); }
+    int64_t out_rows() const { return (hb + kh - 2) / sh + 1; }  // output rows a band's windows span, at most
+};
+
+uint64_t pool_c0_grad_ub_bytes(const PoolC0GradPlan& p);
+bool plan_pool_c0_grad(PoolC0GradPlan& p, uint64_t ub, uint32_t cores);
+void pool_c0_grad_kernel(isa::IInstrSink& sink, const PoolC0GradPlan& p);
+
+}  // namespace sfumato::ops::norm
