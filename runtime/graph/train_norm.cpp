@@ -53,6 +53,9 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     const int x = st.in[0], gamma = st.in[1], beta = st.in[2];
     if (st.out.size() < 5 || st.out[3] < 0 || st.out[4] < 0)
         refuse(st, "the batch statistics outputs are missing");
+    // A fused Relu (pass fuse_conv in training): dY through it first, from the step's output.
+    if (st.desc.attrs.get_int("relu", 0) != 0)
+        gy = emit(st.name + "/relu_grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy});
     const Shape& xs = pref(x).shape;
     const ElemType f32 = ElemType::Float;
     Shape axes, cb(xs.size() - 1, 1);  // cb: (C, 1, ...), a channel vector broadcast against X

@@ -111,6 +111,7 @@ TEST_CASE("fused BatchNorm training forward on NC1HWC0: statistics, Y and runnin
                           << ref::elem_type_name(wt));
             const DeviceInfo dev = bn_device(32 << 10);
             NodeDesc n = bn_training(c.shape, c.t, wt);
+            if (wt == h) n.attrs.set("relu", ref::Attr::of_int(1));  // a fused Relu: Y = max(Y, 0)
             std::mt19937 rng(5);
             std::vector<ref::HostTensor> in = {uniform(c.shape, c.t, rng, 1, 3)};  // mean far from 0
             for (int i = 0; i < 4; ++i) in.push_back(uniform({c.shape[1]}, wt, rng, i == 3 ? 0.5 : -2, 2));

@@ -87,6 +87,15 @@ TEST_CASE("train layout: a ResNet's forward keeps NC1HWC0 from the input's Trans
     }
     CHECK(reduce == bn);
     CHECK(apply == bn);
+    // The Relu right after a BatchNorm runs in its apply kernel (pass fuse_conv in training): the
+    // stem's and each block's first; the Relus after the residual Adds stay.
+    size_t relu_fused = 0, relu = 0;
+    for (const PlanStep& st : ts->plan->steps) {
+        relu_fused += st.op_type == "BatchNormTraining" && st.desc.attrs.get_int("relu", 0) == 1;
+        relu += st.op_type == "Relu";
+    }
+    CHECK(relu_fused == 1 + 8);
+    CHECK(relu == 8);
     // Without the pass: nothing in NC1HWC0, the same counts before, nothing saved.
     auto nd = setup(kResNet, false);
     for (const PlanTensor& t : nd->plan->tensors) CHECK(t.ref.format == ops::Format::ND);

@@ -120,6 +120,7 @@ public:
         bn.set("epsilon", ref::Attr::of_float(eps));
         sub(dev, "apply", "BatchNormalization", 15, bn, {x, n.inputs[1], n.inputs[2], stat, stat}, {},
             Slot::Out0, {Slot::In0, Slot::In1, Slot::In2, Slot::Out3, Slot::Out4});
+        if (n.attrs.get_int("relu", 0) != 0) sub(dev, "relu", "Relu", 14, {}, {x}, {}, Slot::Out0, {Slot::Out0});
         ref::Attrs ma;
         ma.set("momentum", ref::Attr::of_float(mom));
         sub(dev, "running_mean", "MovingAverage", 1, ma, {n.inputs[3], stat}, {}, Slot::Out1,
