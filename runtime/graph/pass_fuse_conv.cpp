@@ -53,6 +53,11 @@ public:
         for (size_t i = 0; i < m_g.nodes.size(); ++i) {
             // A copy: folding and fusing below add nodes, which moves the node list.
             const std::string op = m_g.nodes[i].op_type;
+            if (op == "BatchNormTraining" && m_c.opt.training && fuse_bn_relu(i)) {
+                ++m_r.changes;
+                ++m_r.patterns["BatchNormTraining+Relu"];
+                continue;
+            }
             if (op != "Conv" && op != "Gemm" && op != "MatMul") continue;
             if (!ref::is_float(elem_of(m_g.nodes[i].outputs[0]))) continue;
             std::string pattern = op;
@@ -96,6 +101,16 @@ private:
         m_g.nodes[i] = candidate;
         absorb(i, absorbed);
         return true;
+    }
+
+    // Training: a BatchNormTraining whose Y only a Relu reads applies the ReLU in its own
+    // kernel (attribute relu = 1; the backward puts ReluGrad before the BatchNorm's).
+    bool fuse_bn_relu(size_t i) {
+        const int j = next(i);
+        if (j < 0 || m_g.nodes[static_cast<size_t>(j)].op_type != "Relu") return false;
+        Node fused = m_g.nodes[i];
+        fused.attrs.set("relu", ref::Attr::of_int(1));
+        return try_node(i, fused, static_cast<size_t>(j));
     }
 
     bool fold_bn(size_t i) {

@@ -7,7 +7,8 @@
 //      (i * s + e - 1 - p_begin, ...), e the dilated kernel extent);
 //   3. W -> M x C1 x kh x kw x C0 rows (ConvTranspose: output channel major, kernel flipped);
 //      a Conv asks for W in NC1HWC0 (input_format), which is that layout, so a graph
-//      converts a constant W once when it loads and this step is left out;
+//      converts a constant W once when it loads and this step is left out; a 1 x 1 Conv of one
+//      group with whole C0 blocks of input channels reads an ND W as it is (the same bytes);
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
 // The graph's layout pass keeps activations in NC1HWC0 between operators: a Conv then takes X
 // already in NC1HWC0 (step 2 is left out) and, with attribute y_format = "NC1HWC0", writes Y in
@@ -182,7 +183,13 @@ public:
         }
         const uint32_t es = isa::dtype_size(dt);
         m_x5_bytes = m_x_5hd ? 0 : align512(xc.dst_elems() * es);
-        m_w5_bytes = m_w_nc1hwc0 ? 0 : align512(wc.dst_elems() * es);
+        // A 1 x 1 Conv of one group whose input channels fill whole C0 blocks: its OIHW W is the
+        // M x C1 x 1 x 1 x C0 layout byte for byte, so the cube reads it as it is (a training
+        // step's W, computed every step, then needs no conversion kernel either).
+        const TensorRef& wr = n.inputs[1];
+        m_w_same = !m_w_nc1hwc0 && !m_g.transpose && KH == 1 && KW == 1 && G == 1 && Cg % c0 == 0 &&
+                   wr.format == Format::ND && wr.contiguous() && wr.dtype == dt;
+        m_w5_bytes = m_w_nc1hwc0 || m_w_same ? 0 : align512(wc.dst_elems() * es);
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
     }
 
@@ -208,7 +215,7 @@ public:
             if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
             ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
         }
-        if (m_w_nc1hwc0)
+        if (m_w_nc1hwc0 || m_w_same)
             wc.dst = in.at(1).addr;
         else
             ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
@@ -293,6 +300,7 @@ private:
     bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)
+    bool m_w_same = false;     // an ND W that already is the cube's layout (1 x 1, whole C0 blocks)
     bool m_y_5hd = false;      // attribute y_format = NC1HWC0: Y written in NC1HWC0
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;

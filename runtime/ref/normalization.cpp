@@ -9,7 +9,7 @@
 //   (dim 1); with training_mode = 1 (opset 14+) the batch statistics over every dim but 1 are
 //   used and running_mean/running_var are returned (momentum-weighted, population variance).
 //   BatchNormTraining (sfumato-only, what a training step runs): the same with batch statistics,
-//   and the batch mean and variance (fp32) as outputs 4 and 5.
+//   and the batch mean and variance (fp32) as outputs 4 and 5; attribute relu = 1: Y = max(Y, 0).
 // - InstanceNormalization: statistics per (n, c) over the spatial dims.
 // Outputs are rounded to their element type.
 #include <cmath>
@@ -164,6 +164,8 @@ std::vector<HostTensor> batch_norm(const RefNode& n, const std::vector<const Hos
                 const uint64_t k = (o * C + c) * v.inner + i;
                 y.data[k] = (x.data[k] - m[c]) / std::sqrt(s2[c] + eps) * scale.data[c] + bias.data[c];
             }
+    if (batch_stats && n.attrs.get_int("relu", 0) != 0)  // a training step's fused Relu
+        for (double& v : y.data) v = std::max(v, 0.0);
     round_to_type(y);
     if (!training) return {y};
     const double mom = n.attrs.get_float("momentum", 0.9);

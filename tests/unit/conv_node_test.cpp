@@ -103,6 +103,32 @@ TEST_CASE(
         for (const char* arch : {"split", "coupled"}) check_case(c, arch);
 }
 
+TEST_CASE("conv node: a 1 x 1 Conv of whole C0 blocks of input channels reads an ND W as it is (no conversion)") {
+    // OIHW [M][C][1][1] with C a multiple of C0 is the cube's M x C1 x 1 x 1 x C0 layout byte for
+    // byte: no weight conversion kernel, the reference's values (fp16 C0 16, fp32 C0 8; a stride
+    // 2 downsample); 20 fp16 channels (a partial block) keep the conversion.
+    ConvCase h, f, part;
+    h.x = {2, 32, 6, 5}, h.w = {24, 32, 1, 1}, h.attrs = {{"strides", ints({2, 2})}};
+    f.x = {1, 16, 5, 7}, f.w = {8, 16, 1, 1}, f.t = ref::ElemType::Float, f.bias = true;
+    part.x = {1, 20, 4, 4}, part.w = {16, 20, 1, 1};
+    for (const ConvCase* c : {&h, &f, &part})
+        for (const char* arch : {"split", "coupled"}) {
+            check_case(*c, arch);
+            NodeDesc node;
+            node.name = "conv0";
+            node.op_type = "Conv";
+            node.attrs.set_owner(node.name);
+            for (const auto& [k, v] : c->attrs) node.attrs.set(k, v);
+            node.inputs = {make_tensor(c->x, c->t), make_tensor(c->w, c->t)};
+            if (c->bias) node.inputs.push_back(make_tensor({c->w[0]}, c->t));
+            std::vector<TensorRef> outs = make_node_op(node, tiny(arch))->outputs();
+            size_t conversions = 0;
+            for (const KernelDesc& k : make_node_op(node, tiny(arch))->launches(node.inputs, outs, 0))
+                conversions += k.name.find("w_to_c1hwc0") != std::string::npos;
+            CHECK(conversions == (c == &part ? 1u : 0u));
+        }
+}
+
 TEST_CASE(
     "conv node: ConvTranspose (stride, output_padding, output_shape, groups, dilation) matches the "
     "reference") {

@@ -78,6 +78,24 @@ TEST_CASE("train layout: a ResNet's forward keeps NC1HWC0 from the input's Trans
     CHECK(j["backward"]["before"] == 19 + 20);
     CHECK(j["backward"]["saved"].get<int>() > 0);
     CHECK(ts->tp.layout.kept > 0);
+    // Every BatchNorm's backward on the fused kernels (runtime/ops/norm/bn_train_kernel.h): one
+    // reduction and one dX item each (every BatchNorm's input needs its gradient).
+    size_t reduce = 0, apply = 0;
+    for (const TrainItem& it : ts->tp.backward) {
+        reduce += it.desc.op_type == "BatchNormGradReduce";
+        apply += it.desc.op_type == "BatchNormGradApply";
+    }
+    CHECK(reduce == bn);
+    CHECK(apply == bn);
+    // The Relu right after a BatchNorm runs in its apply kernel (pass fuse_conv in training): the
+    // stem's and each block's first; the Relus after the residual Adds stay.
+    size_t relu_fused = 0, relu = 0;
+    for (const PlanStep& st : ts->plan->steps) {
+        relu_fused += st.op_type == "BatchNormTraining" && st.desc.attrs.get_int("relu", 0) == 1;
+        relu += st.op_type == "Relu";
+    }
+    CHECK(relu_fused == 1 + 8);
+    CHECK(relu == 8);
     // Without the pass: nothing in NC1HWC0, the same counts before, nothing saved.
     auto nd = setup(kResNet, false);
     for (const PlanTensor& t : nd->plan->tensors) CHECK(t.ref.format == ops::Format::ND);
