@@ -55,7 +55,7 @@ def run_example(gitdir, src, name, env0, run_timeout):
         return res
     res["built"] = True
     readme = git(gitdir, "show", "HEAD:examples/%s/README.md" % name).decode("utf-8", "replace")
-    run = next((ln.strip() for block in re.findall(r"```bash\n(.*?)```", readme, re.S) for ln in block.splitlines()
+    run = next((ln.strip() for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", readme, re.S) for ln in block.splitlines()
                 if ln.strip().startswith("./" + name + " ")), "./" + name)
     for mode in ("functional", "timing"):
         env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",

@@ -3,7 +3,7 @@
 // Muls with a UnaryRepeatParams built by its constructor, MulAddDst<T, U, false> with a BinaryRepeatParams
 // built by its constructor (acc = z + 2x * y over 4 repeats of 64 floats), then the count form
 // MulAddDst<float, float> (acc2 = z + x * y); x read through a GlobalTensor with SetL2CacheHint(
-// CACHE_MODE_DISABLE), which changes no value. Small integers: every float compared exactly.
+// CACHE_MODE_DISABLE), which changes no value; ICachePreLoad first. Small integers: every float compared exactly.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,6 +20,7 @@ float zv(uint32_t i) { return static_cast<float>(static_cast<int>((i * 3) % 17) 
 }  // namespace
 
 extern "C" __global__ __aicore__ void catlass_vec_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR out) {
+    AscendC::ICachePreLoad(2);  // issues nothing (no instruction fetch is modelled)
     AscendC::GlobalTensor<float> xg, yg, zg, og;
     xg.SetGlobalBuffer((__gm__ float*)x, kLen);
     xg.SetL2CacheHint(AscendC::CacheMode::CACHE_MODE_DISABLE);

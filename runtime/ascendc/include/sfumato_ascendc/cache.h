@@ -47,4 +47,14 @@ void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
     sfumato::ascendc::dcci(dst.device_address(), entireType == CacheLine::ENTIRE_DATA_CACHE);
 }
 
+// Prefetch of the kernel's next instructions into the instruction cache: sfumato's cores fetch no
+// instructions (the kernel is host code), so it issues nothing.
+inline void ICachePreLoad(const int64_t preFetchLen) {
+    sfumato::ascendc::enter("ICachePreLoad");
+    (void)preFetchLen;
+}
+
 }  // namespace AscendC
+
+// The vendor compiler's intrinsic of the same prefetch (catlass's MLA kernel calls it): nothing to issue.
+inline void icache_preload(const int64_t preFetchLen) { AscendC::ICachePreLoad(preFetchLen); }
