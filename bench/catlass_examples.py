@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ascendc_vendor_examples import commands, cycles_of, install, sh  # noqa: E402
+from ascendc_vendor_examples import cycles_of, install, sh  # noqa: E402
 
 
 def git(gitdir, *args, **kw):
@@ -55,7 +55,8 @@ def run_example(gitdir, src, name, env0, run_timeout):
         return res
     res["built"] = True
     readme = git(gitdir, "show", "HEAD:examples/%s/README.md" % name).decode("utf-8", "replace")
-    run = next((ln for ln in commands(readme) if ln.startswith("./" + name)), "./" + name)
+    run = next((ln.strip() for block in re.findall(r"```bash\n(.*?)```", readme, re.S) for ln in block.splitlines()
+                if ln.strip().startswith("./" + name + " ")), "./" + name)
     for mode in ("functional", "timing"):
         env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",
                    SFUMATO_OUT=os.path.join(src, "sim_" + name + "_" + mode), SFUMATO_QUIET="1")

@@ -19,7 +19,8 @@ int cmd_asc_rewrite(const std::vector<std::string>& args) {
         std::printf("usage: sfumato asc-rewrite [--preprocessed] IN OUT\n"
                     "  rewrites the <<<blockDim, l2ctrl, stream>>> kernel launches of IN into launches on the\n"
                     "  simulated chip and writes the host C++ source OUT; with --preprocessed, IN is a\n"
-                    "  preprocessed translation unit whose placement lists (inline [host, aicore]) are removed\n");
+                    "  preprocessed translation unit whose placement lists (inline [host, aicore]) are removed\n"
+                    "  and whose remaining launches (in headers) call the kernel through a generic lambda\n");
         return kExitOk;
     }
     const bool pre = !args.empty() && args[0] == "--preprocessed";
@@ -29,7 +30,8 @@ int cmd_asc_rewrite(const std::vector<std::string>& args) {
     if (!in) throw InputError("cannot read '" + from + "'");
     std::ostringstream text;
     text << in.rdbuf();
-    write_text_atomically(args.back(), pre ? ascendc::strip_placement_lists(text.str(), from)
+    write_text_atomically(args.back(), pre ? ascendc::rewrite_unit_launches(
+                                                     ascendc::strip_placement_lists(text.str(), from), from)
                                            : ascendc::rewrite_launches(text.str(), from));
     return kExitOk;
 }

@@ -24,9 +24,11 @@ CoreParams::CoreParams(const ParamScope& s)
       l0a(s.sub("l0a"), 16 * 1024, 512, "L0A buffer"),
       l0b(s.sub("l0b"), 16 * 1024, 512, "L0B buffer"),
       l0c(s.sub("l0c"), 32 * 1024, 64, "L0C buffer"),
-      // fb0_size = 2048 in the vendor's platform description of Ascend910B (its fb1..fb3 hold other
-      // FixPipe parameters, not modelled): 256 per-channel quantisation words of 8 bytes.
-      fb(s.sub("fb"), 2048, 128, "FixPipe buffer (per-channel quantisation words)"),
+      // 7 KiB: Hardware::FIXBUF of __NPU_ARCH__ 2201 in the vendor's open CPU-mode buffer table (asc-devkit
+      // kernel_utils_mode_cpu.h) and catlass's FIXBUF_SIZE for Atlas A2, all of which catlass kernels reserve as
+      // C2PIPE2GM; its first 2 KiB (fb0_size of the vendor's Ascend910B platform file) hold the 256
+      // per-channel quantisation words a fixpipe reads.
+      fb(s.sub("fb"), 7 * 1024, 128, "FixPipe buffer (per-channel quantisation words)"),
       // 1 KiB on Atlas A2/A3 (the vendor's API reference, L1 -> BiasTable DataCopy): 256 fp32 entries.
       bt(s.sub("bt"), 1024, 64, "bias table (mad bias, fp32/int32 per column)"),
       vec_cycles_per_repeat(s.sub("vector"), "cycles_per_repeat", 1, "cycle",

@@ -102,9 +102,18 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
 
 }  // namespace
 
-std::string rewrite_launches(const std::string& src, const std::string& file) {
-    const std::vector<bool> code = code_mask(src);
-    std::string out = "#line 1 \"" + file + "\"\n";
+namespace {
+
+// One launch found: the callee's text, its last name, where it starts, where the configuration between
+// <<< and >>> starts and ends.
+struct Launch {
+    size_t begin, cfg_begin, cfg_end;
+    std::string callee, name;
+};
+
+// Calls emit(launch) for each launch in code, in order; the text between launches is the caller's.
+template <class Emit>
+void each_launch(const std::string& src, const std::vector<bool>& code, const std::string& file, Emit emit) {
     size_t copied = 0;
     size_t i = 0;
     while ((i = src.find("<<<", i)) != std::string::npos) {
@@ -129,7 +138,6 @@ std::string rewrite_launches(const std::string& src, const std::string& file) {
         while (b > copied && (ident(src[b - 1]) || src[b - 1] == ':')) --b;
         if (b == name_end)
             throw InputError(file + ":" + std::to_string(line_of(src, i)) + ": '<<<' without a kernel name before it");
-        const std::string callee = src.substr(b, i - b);
         std::string name = src.substr(b, name_end - b);
         if (const size_t c = name.rfind("::"); c != std::string::npos) name = name.substr(c + 2);
         // Forward to the closing >>> at bracket depth 0.
@@ -145,13 +153,43 @@ std::string rewrite_launches(const std::string& src, const std::string& file) {
         if (j + 2 >= src.size())
             throw InputError(file + ":" + std::to_string(line_of(src, i)) + ": kernel launch of '" + name +
                              "' without a closing '>>>'");
-        out.append(src, copied, b - copied);
-        out += "::sfumato::ascendc::make_launcher(" + callee + ", \"" + collapse(callee) +
-               "\", ::sfumato::ascendc::LaunchKind::" + kind_of(src, code, name) + ", ";
-        out.append(src, i + 3, j - (i + 3));
-        out += ")";
+        emit(Launch{b, i + 3, j, src.substr(b, i - b), name});
         copied = i = j + 3;
     }
+}
+
+}  // namespace
+
+std::string rewrite_launches(const std::string& src, const std::string& file) {
+    const std::vector<bool> code = code_mask(src);
+    std::string out = "#line 1 \"" + file + "\"\n";
+    size_t copied = 0;
+    each_launch(src, code, file, [&](const Launch& l) {
+        out.append(src, copied, l.begin - copied);
+        out += "::sfumato::ascendc::make_launcher(" + l.callee + ", \"" + collapse(l.callee) +
+               "\", ::sfumato::ascendc::LaunchKind::" + kind_of(src, code, l.name) + ", ";
+        out.append(src, l.cfg_begin, l.cfg_end - l.cfg_begin);
+        out += ")";
+        copied = l.cfg_end + 3;
+    });
+    out.append(src, copied, std::string::npos);
+    return out;
+}
+
+std::string rewrite_unit_launches(const std::string& src, const std::string& file) {
+    const std::vector<bool> code = code_mask(src);
+    std::string out;
+    size_t copied = 0;
+    each_launch(src, code, file, [&](const Launch& l) {
+        out.append(src, copied, l.begin - copied);
+        // A generic lambda calling the callee: overload resolution by the launch's arguments, as the
+        // vendor's compiler resolves `K<<<...>>>(args)`; no line breaks added, so line markers stay true.
+        out += "::sfumato::ascendc::make_call_launcher(\"" + collapse(l.callee) +
+               "\", [](auto... sfumato_arg_) { " + l.callee + "(sfumato_arg_...); }, ";
+        out.append(src, l.cfg_begin, l.cfg_end - l.cfg_begin);
+        out += ")";
+        copied = l.cfg_end + 3;
+    });
     out.append(src, copied, std::string::npos);
     return out;
 }

@@ -15,6 +15,14 @@ namespace sfumato::ascendc {
 // Throws InputError naming `file` and the line of an unterminated launch.
 std::string rewrite_launches(const std::string& source, const std::string& file);
 
+// The launches left in a preprocessed translation unit (those in headers, such as catlass's
+// `Catlass::KernelAdapter<GemmKernel><<<blockDim, nullptr, stream>>>(params)`, where the kernel may be
+// overloaded and its kind is not known from the text): each becomes
+// `::sfumato::ascendc::make_call_launcher("callee", [](auto... a) { callee(a...); }, blockDim, l2ctrl,
+// stream)(args)`, so the overload is chosen by the launch's arguments, and the kernel's kind is the
+// CPU-debug kernel mode's (MIX unless set), or MIX when the unit is compiled once per core kind.
+std::string rewrite_unit_launches(const std::string& preprocessed, const std::string& file);
+
 // The vendor compiler's placement lists on a preprocessed translation unit: a function declared
 // `__forceinline__[host, aicore]` (a bracketed list of where it runs, after the function
 // specifier; __forceinline__ expands to `inline`) is an inline function of host C++ here, so each

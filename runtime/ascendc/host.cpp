@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "isa/semantics.h"
@@ -269,8 +270,38 @@ KernelDesc make_kernel_desc(const LaunchRequest& r, const DeviceInfo& dev) {
     setup.aiv_per_aic = dev.aiv_per_aic;
     setup.aiv_ub_bytes = dev.ub_bytes;
     std::function<void()> body = r.body;
+    if (r.body_aiv) {
+        // One program per core kind: the AIC's and the AIV's bodies of one launch, as a mix kernel.
+        if (dev.arch != "split")
+            throw InputError("launch of " + r.name + ": the kernel is compiled once per core kind (AIC and AIV "
+                             "programs) and needs a chip with separate cube and vector cores (ascend910b-like)");
+        k.kind = KernelKind::Mix;
+        setup.mix = true;
+        std::function<void()> aiv = r.body_aiv;
+        k.body = [setup, body, aiv](isa::IInstrSink& sink) {
+            run_block(sink, setup, sink.core_kind() == isa::CoreKind::Vector ? aiv : body);
+        };
+        return k;
+    }
     k.body = [setup, body](isa::IInstrSink& sink) { run_block(sink, setup, body); };
     return k;
+}
+
+namespace {
+std::map<std::string, CoreBodyFn>& core_bodies() {
+    static std::map<std::string, CoreBodyFn> m;
+    return m;
+}
+}  // namespace
+
+bool register_core_body(const char* key, int core_type, CoreBodyFn fn) {
+    core_bodies()[std::to_string(core_type) + "|" + key] = fn;
+    return true;
+}
+
+CoreBodyFn core_body(const std::string& key, int core_type) {
+    auto it = core_bodies().find(std::to_string(core_type) + "|" + key);
+    return it == core_bodies().end() ? nullptr : it->second;
 }
 
 void ib_reset();  // vector.cpp: no IBSet slot is set when a kernel starts

@@ -89,8 +89,9 @@ struct TrainTensor {
     enum class Kind : uint8_t { Forward, Grad, WeightGrad, Alias, Const, Target, Recompute, State } kind = Kind::Grad;
     ops::TensorRef ref;  // shape, dtype, elem (addr set at load)
     int plan = -1;       // Forward: the plan tensor; WeightGrad: the weight's plan tensor
-    int alias = -1;      // Alias: the train tensor it reinterprets (same bytes)
-    // Grad/Const/Target/Recompute: in the step's arena (train_memory.h); WeightGrad: in the gradient block.
+    int alias = -1;      // Alias: the train tensor it reinterprets (same bytes, from `offset` on)
+    // Grad/Const/Target/Recompute: in the step's arena (train_memory.h); WeightGrad: in the gradient block;
+    // Alias: bytes into the aliased tensor (0 but for a piece of a materialised tensor).
     uint64_t offset = 0, bytes = 0;
     std::shared_ptr<const ref::HostTensor> value;  // Const, master State: the values uploaded at load
 };

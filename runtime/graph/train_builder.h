@@ -137,6 +137,12 @@ private:
         t.alias = of;
         return add_tensor(std::move(t));
     }
+    // A contiguous piece of train tensor `of` (materialised: not an alias), byte_offset into it.
+    int alias_at(int of, const Shape& shape, uint64_t byte_offset) {
+        const int a = alias(of, shape);
+        m_tp.tensors[static_cast<size_t>(a)].offset = byte_offset;
+        return a;
+    }
 
     // One node of the operator library: inputs are train tensors (-1: omitted), `consts` their
     // plan-time values where the op needs them. The output goes to `dest` (a tensor of the
@@ -240,6 +246,7 @@ private:
     // train_norm.cpp
     int scalar(ElemType e, double v);  // a rank-0 constant of type e
     void batch_norm(const PlanStep& st, int gy);
+    void batch_norm_fused(const PlanStep& st, int xv, int gy);  // NC1HWC0 X and dY, whole C0 blocks
     void clip(const PlanStep& st, int gy);
     int clip_grad(const std::string& name, int y, int gy, double lo, double hi);
     void concat(const PlanStep& st, int gy);

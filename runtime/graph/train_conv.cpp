@@ -372,8 +372,17 @@ void Builder::max_pool(const PlanStep& st, int gy) {
     for (int64_t d : at.get_ints("dilations", {1, 1}))
         if (d != 1) refuse(st, "dilated pooling has no backward here");
     if (at.get_string("auto_pad", "NOTSET") != "NOTSET") refuse(st, "auto_pad has no backward here");
-    // The MaxPool backward kernel (whole rows, one pass, NCHW: X, Y and dY converted when the
-    // forward kept them in NC1HWC0); the composition below where it cannot run.
+    // The MaxPool backward kernel: on X, Y and dY as the forward kept them in NC1HWC0 (whole C0
+    // rows per tap, runtime/ops/norm/pool_c0_kernel.h), else whole rows in NCHW (X, Y and dY
+    // converted); the composition below where neither can run.
+    if (c0(fwd(x)) && c0(fwd(st.out[0])) && c0(gy)) {
+        try {
+            accumulate(x, emit(st.name + "/grad", "MaxPoolGrad", 1, at, {fwd(x), fwd(st.out[0]), gy}), st.name);
+            ++m_tp.layout.kept;
+            return;
+        } catch (const ops::UnsupportedError&) {
+        }
+    }
     const int xn = nd(fwd(x), st.name + "/X"), yn = nd(fwd(st.out[0]), st.name + "/Y");
     gy = nd(gy, st.name + "/dY");
     try {

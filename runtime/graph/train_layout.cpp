@@ -180,6 +180,18 @@ const ref::HostTensor* host_alias(const TrainPlan& tp, std::vector<std::shared_p
     const TrainTensor& t = tp.tensors[static_cast<size_t>(id)];
     if (h[static_cast<size_t>(id)] || t.kind != TrainTensor::Kind::Alias) return h[static_cast<size_t>(id)].get();
     const TrainTensor& from = tp.tensors[static_cast<size_t>(t.alias)];
+    // A contiguous piece of a materialised tensor (Builder::alias_at).
+    if (t.offset || (t.ref.strides.empty() && t.ref.format == from.ref.format && t.ref.numel() < from.ref.numel())) {
+        const ref::HostTensor* src = host_alias(tp, h, t.alias);
+        if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");
+        auto out = std::make_shared<ref::HostTensor>(src->type, t.ref.shape);
+        const size_t at = static_cast<size_t>(t.offset / isa::dtype_size(t.ref.dtype));
+        if (at + out->data.size() > src->data.size())
+            throw InputError("train-step check: tensor " + std::to_string(id) + " reads past its base");
+        std::copy_n(src->data.begin() + static_cast<std::ptrdiff_t>(at), out->data.size(), out->data.begin());
+        h[static_cast<size_t>(id)] = out;
+        return out.get();
+    }
     if (storage_view(from.ref, t.ref)) {
         const ref::HostTensor* src = host_alias(tp, h, t.alias);
         if (!src) throw InputError("train-step check: tensor " + std::to_string(id) + " read before it is written");

@@ -89,7 +89,7 @@ private:
     // Whether train tensor t starts at its block's first byte.
     bool at_block_start(int t) const {
         const TrainTensor& tt = m_tp.tensors[static_cast<size_t>(t)];
-        if (tt.kind == TrainTensor::Kind::Alias) return at_block_start(tt.alias);
+        if (tt.kind == TrainTensor::Kind::Alias) return tt.offset == 0 && at_block_start(tt.alias);
         if (tt.kind == TrainTensor::Kind::Forward) return plan_view_offset(tt.plan) == 0;
         return true;
     }

@@ -44,10 +44,11 @@ int Builder::scalar(ElemType e, double v) {
 //   dbeta = sum dy, dgamma = sum dy xhat = invstd sum (x - mean) dy,
 //   dx = gamma invstd (dy - dbeta / M - xhat dgamma / M)
 //      = ((x - mean) k1 + dy + k2) k3 with k1 = -dgamma invstd / M, k2 = -dbeta / M, k3 = gamma invstd,
-// (the gradient through the batch statistics included). Library kernels: two reductions over
-// the channel's elements, two elementwise chains over the tensor (computed in fp32), small
-// vector ops on the C values, which stay in fp32 (the statistics are fp32) until the weight
-// gradients are written in the weights' type. 1/M is applied as two factors 1/sqrt(M).
+// (the gradient through the batch statistics included). NC1HWC0 X and dY (the forward kept X
+// so) of whole C0 blocks: the fused kernels (batch_norm_fused). Otherwise library kernels in ND:
+// two reductions over the channel's elements, two elementwise chains over the tensor (computed
+// in fp32), small vector ops on the C values, which stay in fp32 (the statistics are fp32) until
+// the weight gradients are written in the weights' type. 1/M is applied as two factors 1/sqrt(M).
 void Builder::batch_norm(const PlanStep& st, int gy) {
     const int x = st.in[0], gamma = st.in[1], beta = st.in[2];
     if (st.out.size() < 5 || st.out[3] < 0 || st.out[4] < 0)
@@ -56,29 +57,17 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     const ElemType f32 = ElemType::Float;
     Shape axes, cb(xs.size() - 1, 1);  // cb: (C, 1, ...), a channel vector broadcast against X
     cb[0] = xs[1];
-    Shape vec = {xs[1]};  // a channel vector
+    const Shape vec = {xs[1]};  // a channel vector
     double m = 1;
     for (size_t d = 0; d < xs.size(); ++d)
         if (d != 1) axes.push_back(static_cast<int64_t>(d)), m *= static_cast<double>(xs[d]);
-    // NC1HWC0 (the forward kept X so): every kernel runs over the storage views (N, C1, ...,
-    // C0) of X and dY (whole C0 blocks: no padding channel enters a sum), a channel vector is
-    // (C1, C0) and broadcasts as (C1, 1, ..., C0); dX comes out in the same storage.
     int xv = fwd(x);
-    const int xp = c0(xv) ? phys(xv) : -1, gp = xp >= 0 && c0(gy) ? phys(gy) : -1;
-    const bool in_c0 = xp >= 0 && gp >= 0;
-    if (in_c0) {
-        const Shape ps = m_tp.tensors[static_cast<size_t>(xp)].ref.shape;
-        vec = {ps[1], ps.back()};
-        cb.assign(ps.size() - 1, 1);
-        cb.front() = ps[1], cb.back() = ps.back();
-        axes.clear();
-        for (size_t d = 0; d + 1 < ps.size(); ++d)
-            if (d != 1) axes.push_back(static_cast<int64_t>(d));
-        xv = xp, gy = gp;
-        ++m_tp.layout.kept;
-    } else {
-        xv = nd(xv, st.name + "/X"), gy = nd(gy, st.name + "/dY");
-    }
+    auto whole_c0 = [&](int t) {
+        const ops::TensorRef& r = m_tp.tensors[static_cast<size_t>(t)].ref;
+        return c0(t) && r.shape.size() >= 3 && r.shape[1] % (32 / static_cast<int64_t>(isa::dtype_size(r.dtype))) == 0;
+    };
+    if (whole_c0(xv) && whole_c0(gy)) return batch_norm_fused(st, xv, gy);
+    xv = nd(xv, st.name + "/X"), gy = nd(gy, st.name + "/dY");
     const ref::Attrs red = attrs_of({{"axes", ref::Attr::of_ints(axes)},
                                      {"keepdims", ref::Attr::of_int(0)},
                                      {"fp32_output", ref::Attr::of_int(1)}});
@@ -89,25 +78,10 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
              {alias(fwd(st.out[4]), vec), scalar(f32, st.desc.attrs.get_float("epsilon", 1e-5))});
     const bool train_g = needs(gamma) && is_weight(gamma), train_b = needs(beta) && is_weight(beta);
     const int wg_g = train_g ? weight_grad(gamma) : -1, wg_b = train_b ? weight_grad(beta) : -1;
-    // Over the storage view: first over N (whole rows [N, C1 x H x W x C0], full vector width),
-    // then over the pixels of the N-times smaller [C1, H x W, C0] (per lane).
-    const Shape ps = m_tp.tensors[static_cast<size_t>(xv)].ref.shape;
-    auto channel_sum = [&](const std::string& what, int t) {
-        if (!in_c0) return emit(nm + what, "ReduceSum", 11, red, {t});
-        int64_t pix = 1;
-        for (size_t d = 2; d + 1 < ps.size(); ++d) pix *= ps[d];
-        const auto axes_of = [](Shape a) {
-            return attrs_of({{"axes", ref::Attr::of_ints(std::move(a))},
-                             {"keepdims", ref::Attr::of_int(0)},
-                             {"fp32_output", ref::Attr::of_int(1)}});
-        };
-        const int n_sum = emit(nm + what + "_n", "ReduceSum", 11, axes_of({0}), {alias(t, {ps[0], ps[1] * pix * ps.back()})});
-        return emit(nm + what, "ReduceSum", 11, axes_of({1}), {alias(n_sum, {ps[1], pix, ps.back()})});
-    };
-    const int dbeta = channel_sum("/dB", gy);
+    const int dbeta = emit(nm + "/dB", "ReduceSum", 11, red, {gy});
     const int xdy =
         emit(nm + "/xc_dy", "ElementwiseChain", 1, Builder::fp32_chain({"Sub", "Mul"}), {xv, mean, gy});
-    const int s = channel_sum("/sum_xc_dy", xdy);
+    const int s = emit(nm + "/sum_xc_dy", "ReduceSum", 11, red, {xdy});
     const int dgamma = emit(nm + "/dscale", "Mul", 14, {}, {s, inv});
     if (needs(x)) {
         const int r = scalar(f32, -1.0 / std::sqrt(m)), q = scalar(f32, 1.0 / std::sqrt(m));
@@ -130,6 +104,31 @@ void Builder::batch_norm(const PlanStep& st, int gy) {
     };
     if (train_g) to_weight(gamma, wg_g, dgamma, "dscale_cast", !train_b);
     if (train_b) to_weight(beta, wg_b, dbeta, "dB_cast", true);
+}
+
+// NC1HWC0 X and dY of whole C0 blocks: the fused kernels (runtime/ops/norm/bn_train_kernel.h),
+// the vendor's reduce-grad / update-grad structure. One BatchNormGradReduce item reads X and dY
+// once (sum dy, sum (x - mean) dy per channel) and gives [5, C] fp32: dscale, dB and the
+// coefficients of dX = a dy + b x + c; one BatchNormGradApply item writes dX in NC1HWC0 in one
+// pass; the weight gradients are its rows 0 and 1 cast to the weights' type.
+void Builder::batch_norm_fused(const PlanStep& st, int xv, int gy) {
+    const int x = st.in[0], gamma = st.in[1], beta = st.in[2];
+    const std::string& nm = st.name;
+    const int64_t C = pref(x).shape[1];
+    const bool train_g = needs(gamma) && is_weight(gamma), train_b = needs(beta) && is_weight(beta);
+    const int wg_g = train_g ? weight_grad(gamma) : -1, wg_b = train_b ? weight_grad(beta) : -1;
+    ++m_tp.layout.kept;
+    const int k = emit(nm + "/reduce_grad", "BatchNormGradReduce", 1,
+                       attrs_of({{"epsilon", ref::Attr::of_float(st.desc.attrs.get_float("epsilon", 1e-5))}}),
+                       {xv, gy, fwd(st.out[3]), fwd(st.out[4]), fwd(gamma)});
+    if (needs(x)) accumulate(x, emit(nm + "/dX", "BatchNormGradApply", 1, {}, {xv, gy, k}), nm);
+    auto to_weight = [&](int w, int wg, int64_t row, const std::string& what, bool may_close) {
+        const ref::Attrs c = attrs_of({{"to", ref::Attr::of_int(static_cast<int64_t>(pref(w).elem))}});
+        emit(nm + "/" + what, "Cast", 13, c, {alias_at(k, {C}, static_cast<uint64_t>(row * C) * 4)}, wg);
+        weight_done(w, may_close);
+    };
+    if (train_g) to_weight(gamma, wg_g, 0, "dscale_cast", !train_b);
+    if (train_b) to_weight(beta, wg_b, 1, "dB_cast", true);
 }
 
 // Clip (ReLU6 = Clip(0, 6)): dx = dy where min < y < max, else 0 (from the output y).

@@ -70,7 +70,7 @@ std::vector<ops::TensorRef> place(const TrainPlan& tp, const Executor& ex, uint6
             case TrainTensor::Kind::Forward: refs[i] = ex.placed(t.plan); break;
             case TrainTensor::Kind::Alias:
                 refs[i] = t.ref;
-                refs[i].addr = refs[static_cast<size_t>(t.alias)].addr;
+                refs[i].addr = refs[static_cast<size_t>(t.alias)].addr + t.offset;
                 break;
             case TrainTensor::Kind::WeightGrad:
                 refs[i] = t.ref;

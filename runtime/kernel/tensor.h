@@ -18,14 +18,15 @@ using isa::bfloat16;
 using isa::half;
 
 // Logical positions of local tensors, mapped to physical buffers by the core architecture
-// (C1/C2: a bias vector staged in L1 and moved to the bias table).
-enum class TPosition : uint8_t { GM, VECIN, VECOUT, VECCALC, A1, B1, A2, B2, CO1, CO2, C1, C2 };
+// (C1/C2: a bias vector staged in L1 and moved to the bias table; C2PIPE2GM: the FixPipe buffer).
+enum class TPosition : uint8_t { GM, VECIN, VECOUT, VECCALC, A1, B1, A2, B2, CO1, CO2, C1, C2, C2PIPE2GM };
 
 constexpr isa::Pos physical(TPosition p) {
     switch (p) {
         case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: case TPosition::CO2: return isa::Pos::UB;
         case TPosition::A1: case TPosition::B1: case TPosition::C1: return isa::Pos::L1;
         case TPosition::C2: return isa::Pos::BT;
+        case TPosition::C2PIPE2GM: return isa::Pos::FB;
         case TPosition::A2: return isa::Pos::L0A;
         case TPosition::B2: return isa::Pos::L0B;
         case TPosition::CO1: return isa::Pos::L0C;

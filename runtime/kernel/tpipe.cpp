@@ -14,6 +14,7 @@ QueuePipes queue_pipes(TPosition p, isa::CoreKind kind) {
         case TPosition::CO2: return {Pipe::V, Pipe::MTE3};
         case TPosition::C1: return {Pipe::MTE2, Pipe::MTE1};
         case TPosition::C2: return {Pipe::MTE1, Pipe::M};
+        case TPosition::C2PIPE2GM: return {Pipe::FIX, Pipe::FIX};  // copy_l1_to_fb, then the fixpipe reading it
         default: return {Pipe::V, Pipe::V};
     }
 }

@@ -16,12 +16,16 @@
 // builds them once: per column offset the column part with masked single-lane duplicates, then a
 // row offset added per table row. Sums accumulate in the tensor's type, offset by offset.
 // Simplified: dilation 1, fp16 and fp32 (the vector compare's types); rows up to UB's width.
+// X, Y and dY all in NC1HWC0 (a training step's layout) run pool_c0_kernel.h's kernel instead
+// (whole C0 rows per tap, no gather), dX in NC1HWC0.
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/i_op.h"
 #include "runtime/ops/node_op.h"
+#include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/pool_c0_kernel.h"
 #include "runtime/ops/op_util.h"
 #include "runtime/ops/standalone.h"
 #include "runtime/ref/pool.h"
@@ -175,6 +179,10 @@ public:
     PoolGradNode(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
         if (!n.has_input(0) || !n.has_input(1) || !n.has_input(2)) throw UnsupportedError(n, "needs inputs X, Y and dY");
         const TensorRef &x = n.inputs[0], &y = n.inputs[1], &dy = n.inputs[2];
+        if (x.format == Format::NC1HWC0 && y.format == Format::NC1HWC0 && dy.format == Format::NC1HWC0) {
+            plan_c0(n, dev);
+            return;
+        }
         for (const TensorRef* t : {&x, &y, &dy}) {
             if (t->format != Format::ND || !t->contiguous()) throw UnsupportedError(n, "X, Y and dY must be contiguous ND tensors");
             if (t->elem != x.elem) throw UnsupportedError(n, "X, Y and dY of different element types");
@@ -233,6 +241,18 @@ public:
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {
+        if (m_c0_form) {
+            norm::PoolC0GradPlan q = m_c0;
+            q.x = in.at(0).addr, q.y = in.at(1).addr, q.dy = in.at(2).addr, q.dx = out.at(0).addr;
+            const uint64_t es = isa::dtype_size(q.xt), on = in.at(1).storage_bytes() / es;
+            const uint64_t taps = static_cast<uint64_t>(q.kh * q.kw);
+            // Per tap over the output: compare, select, add in the storage type.
+            return {norm::vector_launch(m_node.name, m_node.op_type, q.blocks,
+                                        [q](isa::IInstrSink& s) { norm::pool_c0_grad_kernel(s, q); },
+                                        static_cast<double>(on * taps * 3),
+                                        2 * in.at(0).storage_bytes() + 2 * in.at(1).storage_bytes(),
+                                        static_cast<double>(taps * 3) * static_cast<double>(es) / 4.0, on, m_dev)};
+        }
         PoolGradPlan p = m_plan;
         p.x = in.at(0).addr, p.y = in.at(1).addr, p.dy = in.at(2).addr, p.dx = out.at(0).addr;
         KernelDesc kd;
@@ -254,14 +274,50 @@ public:
     }
 
     std::string describe() const override {
+        if (m_c0_form)
+            return "NC1HWC0: bands of " + std::to_string(m_c0.hb) + " input rows, per tap compare, select, add of whole C0 rows";
         return "bands of " + std::to_string(m_plan.hb) + " input rows, per kernel offset 2 gathers + compare, select, add";
     }
 
 private:
+    // X, Y and dY in NC1HWC0 (the training step's layout keeps them so): pool_c0_kernel.h.
+    void plan_c0(const NodeDesc& n, const DeviceInfo& dev) {
+        const TensorRef &x = n.inputs[0], &y = n.inputs[1], &dy = n.inputs[2];
+        for (const TensorRef* t : {&x, &y, &dy}) {
+            if (!t->contiguous()) throw UnsupportedError(n, "X, Y and dY must be contiguous");
+            if (t->elem != x.elem) throw UnsupportedError(n, "X, Y and dY of different element types");
+        }
+        if (x.dtype != isa::DType::FP16 && x.dtype != isa::DType::FP32 && x.dtype != isa::DType::BF16)
+            throw UnsupportedError(n, std::string("element type ") + ref::elem_type_name(x.elem) + " (fp16, bf16, fp32)");
+        ref::PoolGeom g;
+        try {
+            g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
+        } catch (const InputError& e) {
+            throw UnsupportedError(n, e.what());
+        }
+        if (g.spatial != 2) throw UnsupportedError(n, "2-D pooling only");
+        for (int64_t d : g.dilation)
+            if (d != 1) throw UnsupportedError(n, "dilation other than 1");
+        const std::vector<int64_t> ys = {x.shape[0], x.shape[1], g.out[0], g.out[1]};
+        if (y.shape != ys || dy.shape != ys) throw UnsupportedError(n, "Y and dY must have MaxPool's output shape " + ref::shape_str(ys));
+        norm::PoolC0GradPlan& q = m_c0;
+        const int64_t c0 = 32 / static_cast<int64_t>(isa::dtype_size(x.dtype));
+        q.xt = x.dtype, q.planes = static_cast<uint64_t>(x.shape[0] * ((x.shape[1] + c0 - 1) / c0));
+        q.H = g.in[0], q.W = g.in[1], q.OH = g.out[0], q.OW = g.out[1], q.kh = g.kernel[0], q.kw = g.kernel[1];
+        q.sh = g.stride[0], q.sw = g.stride[1], q.pt = g.pad_begin[0], q.pl = g.pad_begin[1];
+        if (!norm::plan_pool_c0_grad(q, dev.ub_bytes, dev.vector_cores))
+            throw UnsupportedError(n, "NC1HWC0: padding, strides or one band of rows beyond the kernel's limits");
+        m_out = x;
+        m_out.addr = 0;
+        m_c0_form = true;
+    }
+
     NodeDesc m_node;
     DeviceInfo m_dev;
     TensorRef m_out;
     PoolGradPlan m_plan;
+    norm::PoolC0GradPlan m_c0;
+    bool m_c0_form = false;
 };
 
 std::unique_ptr<INodeOp> make_pool_grad(const NodeDesc& n, const DeviceInfo& dev) {

@@ -6,7 +6,7 @@
 // determine|group|bufpool|list|sort|gatherb (the last two in conformance_sort.cpp)|fixpipe|gemv|xflags|poll|
 // poll_never (conformance_cube.cpp)|int4|int4_mmad (conformance_int4.cpp)|load3d_t|load3d_kalign
 // (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)|perchannel|flag_twice|
-// flag_flood (conformance_quant.cpp)
+// perchannel_tbuf|hf32_on|flag_flood (conformance_quant.cpp)
 #include <cmath>
 #include <cstring>
 #include <functional>

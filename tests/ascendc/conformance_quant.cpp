@@ -12,6 +12,10 @@
 // "perchannel": the above. "flag_twice": the same kernel with the M -> FIX event set and waited twice in a
 // row (SetFlag, WaitFlag, SetFlag, WaitFlag, as the vendor's mmad_unitflag example does): the M pipe sets
 // the event twice before the FIX pipe's first wait has seen it, and both waits must pass.
+// "perchannel_tbuf": the same kernel with the forms catlass's tile copies use: the FixPipe buffer a TBuf of
+// TPosition::C2PIPE2GM from TPipe::InitBuffer (in the FixPipe buffer, not UB), SetFixPipeConfig<uint64_t,
+// false>(fb, false), and SetHF32Mode(false) and SetMMLayoutTransform(true) before the Mmad (which must not
+// change the float products).
 // "flag_flood": an AIV sets V -> MTE3 event 0 65537 times with no wait taking one: the run stops, exit 2.
 #include <cmath>
 #include <cstdio>
@@ -48,7 +52,8 @@ int8_t want(uint32_t i, uint32_t j) {
 }  // namespace
 
 extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR w, GM_ADDR y1, GM_ADDR y2,
-                                                   GM_ADDR y3, GM_ADDR y4, uint32_t twice) {
+                                                   GM_ADDR y3, GM_ADDR y4, uint32_t variant) {
+    const bool twice = variant == 1, tbuf = variant == 2;
     AscendC::GlobalTensor<half> ag, bg;
     AscendC::GlobalTensor<uint64_t> wg;
     AscendC::GlobalTensor<int8_t> y1g, y2g, y3g, y4g;
@@ -65,6 +70,12 @@ extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR
     AscendC::LocalTensor<half> a2(AscendC::TPosition::A2, 0, kM * kK), b2(AscendC::TPosition::B2, 0, kK * kN);
     AscendC::LocalTensor<float> c(AscendC::TPosition::CO1, 0, kM * kN);
     AscendC::LocalTensor<uint64_t> fb(AscendC::TPosition::C2PIPE2GM, 0, kFbN);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::C2PIPE2GM> fbuf;
+    if (tbuf) {
+        pipe.InitBuffer(fbuf, kFbN * 8);
+        fb = fbuf.Get<uint64_t>();
+    }
     AscendC::Nd2NzParams pa;
     pa.ndNum = 1, pa.nValue = kM, pa.dValue = kK, pa.srcDValue = kK, pa.dstNzC0Stride = kM, pa.dstNzNStride = 1;
     AscendC::DataCopy(a1, ag, pa);
@@ -84,6 +95,10 @@ extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR
     AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
     AscendC::MmadParams mp;
     mp.m = kM, mp.n = kN, mp.k = kK;
+    if (tbuf) {
+        AscendC::SetHF32Mode(false);
+        AscendC::SetMMLayoutTransform(true);
+    }
     AscendC::Mmad(c, a2, b2, mp);
     for (uint32_t t = 0; t < (twice ? 2u : 1u); ++t) {
         AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);
@@ -99,7 +114,8 @@ extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR
     fz.dstStride = kM;  // NZ: a column group of 16 rows x 32 bytes is 16 blocks
     AscendC::Fixpipe<int8_t, float, AscendC::CFG_NZ>(out, c, ws, fz);
     AscendC::DataCopy(fb, ws, AscendC::DataCopyParams(1, kFbN * 8 / 128, 0, 0));
-    AscendC::SetFixPipeConfig(fb);
+    if (tbuf) AscendC::SetFixPipeConfig<uint64_t, false>(fb, false);
+    else AscendC::SetFixPipeConfig(fb);
     AscendC::FixpipeParamsV220 f3 = f;
     f3.nSize = kFbN, f3.dstStride = kFbN;
     AscendC::Fixpipe<int8_t, float, AscendC::CFG_ROW_MAJOR>(y3g, c, f3);
@@ -109,6 +125,8 @@ extern "C" __global__ __aicore__ void quant_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR
     AscendC::WaitFlag<AscendC::HardEvent::FIX_MTE3>(EVENT_ID0);
     AscendC::DataCopy(y2g, out, AscendC::DataCopyParams(1, kGroups * kM, 0, 0));
 }
+
+extern "C" __global__ __aicore__ void hf32_kernel() { AscendC::SetHF32Mode(true); }
 
 extern "C" __global__ __aicore__ void flood_kernel() {
     for (uint32_t i = 0; i <= 65536; ++i) AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
@@ -121,7 +139,13 @@ int quant_family(const std::string& name) {
         std::printf("flag_flood: the run went on\n");
         return 1;
     }
-    if (name != "perchannel" && name != "flag_twice") return -1;
+    if (name == "hf32_on") {  // HF32 Mmad is not modelled: the run stops naming the call
+        AscendC::SetKernelMode(KernelMode::AIC_MODE);
+        ICPU_RUN_KF(hf32_kernel, 1);
+        std::printf("hf32_on: the run went on\n");
+        return 1;
+    }
+    if (name != "perchannel" && name != "flag_twice" && name != "perchannel_tbuf") return -1;
     half* ad = static_cast<half*>(AscendC::GmAlloc(kM * kK * sizeof(half)));
     half* bd = static_cast<half*>(AscendC::GmAlloc(kK * kN * sizeof(half)));
     uint64_t* wd = static_cast<uint64_t*>(AscendC::GmAlloc(kN * 8));
@@ -138,7 +162,7 @@ int quant_family(const std::string& name) {
     std::memset(y4, 99, kM * kFbN);
     AscendC::SetKernelMode(KernelMode::AIC_MODE);
     ICPU_RUN_KF(quant_kernel, 1, (uint8_t*)ad, (uint8_t*)bd, (uint8_t*)wd, (uint8_t*)y1, (uint8_t*)y2, (uint8_t*)y3,
-                (uint8_t*)y4, static_cast<uint32_t>(name == "flag_twice"));
+                (uint8_t*)y4, static_cast<uint32_t>(name == "flag_twice" ? 1 : name == "perchannel_tbuf" ? 2 : 0));
     std::string bad;
     for (uint32_t i = 0; i < kM && bad.empty(); ++i)
         for (uint32_t j = 0; j < kN && bad.empty(); ++j) {

@@ -143,6 +143,24 @@ TEST_CASE(
     "GM, and through C2PIPE2GM with SetFixPipeConfig") {
     family("perchannel");
 }
+TEST_CASE(
+    "ascendc conformance: the forms catlass uses (a TBuf in C2PIPE2GM, SetFixPipeConfig<T, setRelu>, SetHF32Mode(false), "
+    "SetMMLayoutTransform) give the per-channel results") {
+    family("perchannel_tbuf");
+}
+TEST_CASE("ascendc conformance: SetHF32Mode(true) stops the run naming the call, exit 2") {
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    for (const char* mode : {"functional", "timing"}) {
+        const std::string dir = temp_dir(std::string("ascendc_conf_hf32_") + mode);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_MODE=" + mode +
+               " SFUMATO_OUT=" + dir + "/o " + prog + " hf32_on");
+        INFO(r.output);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.output, Catch::Contains("AscendC::SetHF32Mode") && Catch::Contains("HF32"));
+        CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
+    }
+}
 TEST_CASE("ascendc conformance: an event set twice before its first wait is waited twice (flags count sets)") {
     family("flag_twice");
 }

@@ -164,7 +164,7 @@ TEST_CASE("aicore timing: copy_l1_to_fb moves its bytes at the FixPipe buffer ra
     CHECK(isa::default_pipe(Opcode::COPY_L1_TO_FB) == isa::Pipe::FIX);
     CHECK(compute_timing(f, *p).occupancy == (2048 + p->fix_l1_fb_bpc - 1) / p->fix_l1_fb_bpc);
     CHECK(compute_timing(f, *p).latency == p->fix_startup);
-    CHECK(p->fb.size == 2048);  // fb0 of the vendor's Ascend910B platform file: 256 words of 8 bytes
+    CHECK(p->fb.size == 7 * 1024);  // FIXBUF of dav-2201 in the vendor's CPU-mode buffer table
     CHECK(isa::default_pipe(Opcode::COPY_L1_TO_GM) == isa::Pipe::MTE3);
 }
 

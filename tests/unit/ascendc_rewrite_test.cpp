@@ -113,3 +113,23 @@ TEST_CASE("ascendc rewrite: placement lists after inline are removed from a prep
                       Catch::Contains("u.ii:2") && Catch::Contains("not closed"));
     CHECK_THROWS_AS(strip_placement_lists("inline [host,] int f();", "v.ii"), sfumato::InputError);
 }
+
+TEST_CASE("ascendc rewrite: a preprocessed unit's launches call the kernel through a generic lambda, lines kept") {
+    using sfumato::ascendc::rewrite_unit_launches;
+    const std::string src =
+        "# 12 \"lib/device.hpp\"\n"
+        "template <class K> struct D { void Run(P p, S s, unsigned n, unsigned long long a) {\n"
+        "  if (a == 0) { Lib::Adapter<K><<<n, nullptr, s>>>(p); }\n"
+        "  else { Lib::Adapter<K>\n     <<<n, nullptr, s>>>(p, a); }\n"
+        "  const char* t = \"x<<<1>>>\";\n"
+        "} };\n";
+    const std::string out = rewrite_unit_launches(src, "u.ii");
+    CHECK(out.rfind("# 12 \"lib/device.hpp\"\n", 0) == 0);  // no #line of its own: the unit's markers stay true
+    CHECK_THAT(out, Catch::Contains("::sfumato::ascendc::make_call_launcher(\"Lib::Adapter<K>\", [](auto... sfumato_arg_) "
+                                    "{ Lib::Adapter<K>(sfumato_arg_...); }, n, nullptr, s)(p);"));
+    CHECK_THAT(out, Catch::Contains("{ Lib::Adapter<K>\n     (sfumato_arg_...); }, n, nullptr, s)(p, a);"));
+    CHECK_THAT(out, Catch::Contains("\"x<<<1>>>\""));
+    CHECK(lines(out) == lines(src));  // the line break inside the split launch is kept
+    CHECK_THROWS_WITH(rewrite_unit_launches("void f() {\n  k<<<1, 0, s(a);\n}\n", "v.ii"),
+                      Catch::Contains("v.ii:2") && Catch::Contains("'>>>'"));
+}

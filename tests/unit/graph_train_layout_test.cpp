@@ -78,6 +78,15 @@ TEST_CASE("train layout: a ResNet's forward keeps NC1HWC0 from the input's Trans
     CHECK(j["backward"]["before"] == 19 + 20);
     CHECK(j["backward"]["saved"].get<int>() > 0);
     CHECK(ts->tp.layout.kept > 0);
+    // Every BatchNorm's backward on the fused kernels (runtime/ops/norm/bn_train_kernel.h): one
+    // reduction and one dX item each (every BatchNorm's input needs its gradient).
+    size_t reduce = 0, apply = 0;
+    for (const TrainItem& it : ts->tp.backward) {
+        reduce += it.desc.op_type == "BatchNormGradReduce";
+        apply += it.desc.op_type == "BatchNormGradApply";
+    }
+    CHECK(reduce == bn);
+    CHECK(apply == bn);
     // Without the pass: nothing in NC1HWC0, the same counts before, nothing saved.
     auto nd = setup(kResNet, false);
     for (const PlanTensor& t : nd->plan->tensors) CHECK(t.ref.format == ops::Format::ND);

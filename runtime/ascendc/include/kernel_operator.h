@@ -13,6 +13,7 @@
 #include "sfumato_ascendc/cache.h"
 #include "sfumato_ascendc/core_state.h"
 #include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/cube_more.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/data_copy_more.h"
 #include "sfumato_ascendc/defs.h"

@@ -12,15 +12,16 @@
 //   4. Y = the inference BatchNormalization kernel with batch_mean and batch_var as statistics;
 //   5. running_mean, running_var: MovingAverage(input, batch) (vector, C elements each).
 // The variance comes from the centred values (a second pass over X) rather than from
-// E[x^2] - E[x]^2, which cancels in a 2-byte type. The vendor's graph splits the same work into a
-// statistics kernel (sum and square sum in one pass) and an update kernel; one fused pass for
-// the statistics is not modelled here (X is read three times, D written and read once).
+// E[x^2] - E[x]^2, which cancels in a 2-byte type; X is read three times, D written and read once.
 // An NC1HWC0 X (a training step's layout pass keeps it so) with whole C0 blocks of channels runs
-// the same steps over its storage [N, C1, pixels, C0] viewed as ND: each reduction sums over N
-// first (whole rows) and then over the pixels per lane, and Y is one elementwise chain (X - mean)
-// k + B with k = scale / sqrt(var + eps) (plan_c0); Y comes out in NC1HWC0.
+// the vendor's structure instead (bn_train_kernel.h): one statistics pass accumulating sum and
+// sum of squares per channel in fp32 (the variance E[x^2] - mean^2 in fp32), a small update
+// kernel (statistics, apply coefficients, running statistics), and one apply pass Y = a X + c
+// (attribute relu = 1: max(Y, 0)); Y comes out in
+// NC1HWC0. X is read twice, Y written once.
 #include <cmath>
 
+#include "runtime/ops/norm/bn_train_kernel.h"
 #include "runtime/ops/norm/common.h"
 
 namespace sfumato::ops::norm {
@@ -89,10 +90,9 @@ public:
                                           ref::shape_str(x.shape) + "): a larger batch or image");
         const TensorRef stat = make_tensor({C}, ref::ElemType::Float),
                         running = tensor_like(n.inputs[3], {C});
-        TensorRef stat_b = stat;  // (C, 1, ...): broadcast against X; NC1HWC0: (C1, 1, C0)
+        TensorRef stat_b = stat;  // (C, 1, ...): broadcast against X
         stat_b.shape.assign(x.shape.size() - 1, 1);
         stat_b.shape[0] = C;
-        if (c0) stat_b.shape = {C / cb, 1, cb};
         m_outs = {x, running, running, stat, stat};
         ref::Attrs red;
         red.set("axes", ref::Attr::of_ints(axes));
@@ -100,7 +100,7 @@ public:
         red.set("fp32_output", ref::Attr::of_int(1));
         const TensorRef scalar_ref = make_tensor({}, ref::ElemType::Float);
         if (c0) {
-            plan_c0(n, dev, xs, stat_b, eps, mom, m);
+            plan_c0(n, dev, xs, eps, mom, m);
             return;
         }
         sub(dev, "mean", "ReduceMean", 13, red, {xs}, {}, Slot::Out3, {Slot::In0});
@@ -133,18 +133,22 @@ public:
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t ws) const override {
+        if (m_fused) return fused_launches(in, out, ws);
         std::vector<KernelDesc> ks;
         for (const Sub& s : m_subs) {
             std::vector<TensorRef> ins = s.in;
             for (size_t i = 0; i < ins.size(); ++i) ins[i].addr = addr(s.from[i], in, out, ws);
             TensorRef o = s.out;
             o.addr = addr(s.to, in, out, ws);
-            for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_d + m_part + m_k)) ks.push_back(std::move(k));
+            for (KernelDesc& k : s.op->launches(ins, {o}, ws + m_d)) ks.push_back(std::move(k));
         }
         return ks;
     }
 
     std::string describe() const override {
+        if (m_fused)
+            return "NC1HWC0: one statistics pass (sum, sum of squares), update, one apply pass (" +
+                   std::to_string(m_stats.S) + " partials per channel block)";
         return "batch statistics (ReduceMean, centred ReduceSumSquare), the inference kernel, running "
                "statistics";
     }
@@ -152,8 +156,7 @@ public:
 private:
     // Where a sub-kernel's operand lives: an input or output of the node, the workspace's D, or
     // nowhere (a folded constant).
-    // NC1HWC0: Part holds a statistic summed over N, K the per-channel factor.
-    enum class Slot : uint8_t { None, In0, In1, In2, In3, In4, Out0, Out1, Out2, Out3, Out4, Ws, Part, K };
+    enum class Slot : uint8_t { None, In0, In1, In2, In3, In4, Out0, Out1, Out2, Out3, Out4, Ws };
     struct Sub {
         std::unique_ptr<INodeOp> op;
         std::vector<TensorRef> in;
@@ -167,8 +170,6 @@ private:
         const int k = static_cast<int>(s);
         if (s == Slot::None) return 0;
         if (s == Slot::Ws) return ws;
-        if (s == Slot::Part) return ws + m_d;
-        if (s == Slot::K) return ws + m_d + m_part;
         if (s <= Slot::In4) return in.at(static_cast<size_t>(k - static_cast<int>(Slot::In0))).addr;
         return out.at(static_cast<size_t>(k - static_cast<int>(Slot::Out0))).addr;
     }
@@ -188,65 +189,59 @@ private:
         m_subs.push_back(std::move(s));
     }
 
-    // NC1HWC0 X of whole C0 blocks, its storage xs = [N, C1, pixels, C0] as ND. Every reduction
-    // first sums over N, a column sum of whole rows [N, C1 x pixels x C0] (full vector width),
-    // then over the pixels of the N-times smaller [C1, pixels, C0] (per lane). Y = (X - mean) k
-    // + B with k = scale / sqrt(var + eps), one elementwise chain in fp32 over the storage with
-    // the channel vectors as [C1, 1, C0] (the inference BatchNorm's NC1HWC0 form, rows of C0
-    // lanes a few pixels at a time, is several times slower on large planes).
-    void plan_c0(const NodeDesc& n, const DeviceInfo& dev, const TensorRef& xs, const TensorRef& stat_b, double eps,
-                 double mom, uint64_t m) {
-        const ref::ElemType f32 = ref::ElemType::Float;
-        const int64_t N = xs.shape[0], C1 = xs.shape[1], L = xs.shape[2], cb = xs.shape[3];
-        auto axes = [](std::vector<int64_t> a) {
-            ref::Attrs r;
-            r.set("axes", ref::Attr::of_ints(std::move(a)));
-            r.set("keepdims", ref::Attr::of_int(0));
-            r.set("fp32_output", ref::Attr::of_int(1));
-            return r;
-        };
-        TensorRef rows = xs;
-        rows.shape = {N, C1 * L * cb};
-        const TensorRef part = make_tensor({C1, L, cb}, f32), scalar_ref = make_tensor({}, f32);
-        m_part = align512(part.storage_bytes());
-        sub(dev, "mean_n", "ReduceMean", 13, axes({0}), {rows}, {}, Slot::Part, {Slot::In0});
-        sub(dev, "mean", "ReduceMean", 13, axes({1}), {part}, {}, Slot::Out3, {Slot::Part});
-        auto chain = [](std::vector<std::string> steps) {
-            ref::Attrs a;
-            ref::Attr prog;
-            prog.kind = ref::Attr::Kind::Strings;
-            prog.strings = std::move(steps);
-            a.set("program", prog);
-            a.set("fp32", ref::Attr::of_int(1));
-            return a;
-        };
-        const TensorRef d = make_tensor(xs.shape, f32);
-        m_d = align512(d.storage_bytes());
-        sub(dev, "centre", "ElementwiseChain", 1, chain({"Sub swap=1", "Mul"}), {stat_b, xs, scalar_ref},
-            {nullptr, nullptr, scalar(f32, 1.0 / std::sqrt(static_cast<double>(m)))}, Slot::Ws,
-            {Slot::Out3, Slot::In0, Slot::None});
-        TensorRef drows = d;
-        drows.shape = rows.shape;
-        sub(dev, "var_n", "ReduceSumSquare", 13, axes({0}), {drows}, {}, Slot::Part, {Slot::Ws});
-        sub(dev, "var", "ReduceSum", 11, axes({1}), {part}, {}, Slot::Out4, {Slot::Part});
-        const TensorRef stat = make_tensor({C1 * cb}, f32);
-        m_k = align512(stat.storage_bytes());
-        sub(dev, "k", "ElementwiseChain", 1, chain({"Add", "Sqrt", "Reciprocal", "Mul"}),
-            {stat, scalar_ref, n.inputs[1]}, {nullptr, scalar(f32, eps), nullptr}, Slot::K,
-            {Slot::Out4, Slot::None, Slot::In1});
-        TensorRef kb = stat_b, bb = n.inputs[2];
-        bb.shape = stat_b.shape;
-        sub(dev, "apply", "ElementwiseChain", 1, chain({"Sub", "Mul", "Add"}), {xs, stat_b, kb, bb}, {},
-            Slot::Out0, {Slot::In0, Slot::Out3, Slot::K, Slot::In2});
-        ref::Attrs ma;
-        ma.set("momentum", ref::Attr::of_float(mom));
-        sub(dev, "running_mean", "MovingAverage", 1, ma, {n.inputs[3], stat}, {}, Slot::Out1,
-            {Slot::In3, Slot::Out3});
-        sub(dev, "running_var", "MovingAverage", 1, ma, {n.inputs[4], stat}, {}, Slot::Out2,
-            {Slot::In4, Slot::Out4});
+    // NC1HWC0 X of whole C0 blocks, its storage xs = [N, C1, L, C0] as ND: the fused kernels
+    // (bn_train_kernel.h) -- one statistics pass (sum and sum of squares per channel), a
+    // finalize kernel (mean, variance, the apply coefficients, the running statistics), one
+    // apply pass Y = a X + c.
+    void plan_c0(const NodeDesc& n, const DeviceInfo& dev, const TensorRef& xs, double eps, double mom, uint64_t m) {
+        BnTrainPlan& s = m_stats;
+        s.xt = xs.dtype;
+        s.N = static_cast<uint64_t>(xs.shape[0]), s.C1 = static_cast<uint64_t>(xs.shape[1]);
+        s.L = static_cast<uint64_t>(xs.shape[2]), s.C0 = static_cast<uint64_t>(xs.shape[3]);
+        m_apply = s;
+        m_apply.kind = BnTrainPlan::Kind::Apply;
+        m_apply.relu = n.attrs.get_int("relu", 0) != 0;
+        if (!plan_bn(s, dev.ub_bytes, dev.vector_cores) || !plan_bn(m_apply, dev.ub_bytes, dev.vector_cores))
+            throw UnsupportedError(n, "not one C0 row of X fits in UB");
+        BnTrainFinalPlan& f = m_final;
+        f.C1 = s.C1, f.C0 = s.C0, f.S = s.S;
+        f.inv_m = 1.0 / static_cast<double>(m), f.eps = eps, f.mom = mom;
+        f.scale_t = n.inputs[1].dtype, f.bias_t = n.inputs[2].dtype;
+        f.in_mean_t = n.inputs[3].dtype, f.in_var_t = n.inputs[4].dtype;
+        if (!plan_bn_final(f, dev.ub_bytes, dev.vector_cores))
+            throw UnsupportedError(n, "the statistics of " + std::to_string(s.S) + " partial sums do not fit in UB");
+        m_part = align512(s.S * s.C1 * 2 * s.C0 * 4);
+        m_k = align512(2 * s.C() * 4);
+        m_fused = true;
+        m_dev = dev;
+    }
+
+    std::vector<KernelDesc> fused_launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                                           uint64_t ws) const {
+        BnTrainPlan s = m_stats, a = m_apply;
+        BnTrainFinalPlan f = m_final;
+        s.x = a.x = in[0].addr, a.y = out[0].addr;
+        s.part = f.part = ws;
+        f.coef = a.coef = ws + m_part;
+        f.scale = in[1].addr, f.bias = in[2].addr, f.in_mean = in[3].addr, f.in_var = in[4].addr;
+        f.rm = out[1].addr, f.rv = out[2].addr, f.mean = out[3].addr, f.var = out[4].addr;
+        const uint64_t n = in[0].numel(), bytes = in[0].storage_bytes();
+        const std::string& nm = m_node.name;
+        const double passes_in = s.xt == isa::DType::FP32 ? 2 : 3;  // conversion, sum, square-sum
+        return {vector_launch(nm + "/stats", "BatchNormTraining", s.blocks, [s](isa::IInstrSink& k) { bn_kernel(k, s); },
+                              3.0 * static_cast<double>(n), bytes, passes_in, n, m_dev),
+                vector_launch(nm + "/update", "BatchNormTraining", f.blocks,
+                              [f](isa::IInstrSink& k) { bn_final_kernel(k, f); }, 20.0 * static_cast<double>(s.C()),
+                              (s.S * 2 + 10) * s.C() * 4, 20, s.C(), m_dev),
+                vector_launch(nm + "/apply", "BatchNormTraining", a.blocks, [a](isa::IInstrSink& k) { bn_kernel(k, a); },
+                              2.0 * static_cast<double>(n), 2 * bytes, passes_in, n, m_dev)};
     }
 
     NodeDesc m_node;
+    DeviceInfo m_dev;
+    bool m_fused = false;
+    BnTrainPlan m_stats, m_apply;
+    BnTrainFinalPlan m_final;
     std::vector<TensorRef> m_outs;
     std::vector<Sub> m_subs;
     uint64_t m_d = 0, m_part = 0, m_k = 0, m_sub_ws = 0;

@@ -5,8 +5,10 @@
 // reference. MaxPool's optional Indices output (flat index, row- or column-major) is int32 on the
 // device. An NC1HWC0 input (1 or 2 spatial dims, no Indices) pools its N x C1 planes over
 // (spatial..., C0) with a window of 1 over C0: the output is NC1HWC0, the zero padding channels
-// stay zero.
+// stay zero. A 2-D MaxPool of dilation 1 on NC1HWC0 runs pool_c0_kernel.h instead (a vmax of whole
+// C0 rows per tap, no gather).
 #include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/pool_c0_kernel.h"
 #include "runtime/ops/norm/pool_kernel.h"
 #include "runtime/ref/axes.h"
 #include "runtime/ref/pool.h"
@@ -57,6 +59,17 @@ public:
             p.d[i] = g.dilation[i], p.pb[i] = g.pad_begin[i], p.pe[i] = g.pad_end[i];
             if (!is_max && p.d[i] != 1) throw UnsupportedError(n, "AveragePool with dilations");
         }
+        if (c0 && is_max && g.spatial == 2 && g.dilation[0] == 1 && g.dilation[1] == 1 && !m_plan.indices) {
+            PoolC0Plan& q = m_c0;
+            q.xt = x.dtype, q.planes = p.planes;
+            q.H = g.in[0], q.W = g.in[1], q.OH = g.out[0], q.OW = g.out[1], q.kh = g.kernel[0], q.kw = g.kernel[1];
+            q.sh = g.stride[0], q.sw = g.stride[1], q.pt = g.pad_begin[0], q.pl = g.pad_begin[1];
+            if (plan_pool_c0(q, dev.ub_bytes, dev.vector_cores)) {
+                m_c0_form = true;
+                m_form = "NC1HWC0: a vmax of whole C0 rows per tap, " + std::to_string(q.ob) + " output rows per band";
+                return;
+            }
+        }
         if (c0) p.in[g.spatial] = p.out[g.spatial] = cb;  // window 1, stride 1, no pads over C0
         if (!plan_pool(p, dev.ub_bytes, dev.vector_cores))
             throw UnsupportedError(n, "the pooling window does not fit in UB (or padding beyond 255 elements)");
@@ -72,6 +85,16 @@ public:
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {
         if (m_out.numel() == 0) return {};
+        if (m_c0_form) {
+            PoolC0Plan q = m_c0;
+            q.x = in[0].addr, q.y = out[0].addr;
+            const uint64_t taps = static_cast<uint64_t>(q.kh * q.kw), es = isa::dtype_size(q.xt);
+            const uint64_t on = m_out.storage_bytes() / es;
+            // Per tap one vmax over the output in the storage type.
+            return {vector_launch(m_node.name, m_node.op_type, q.blocks, [q](isa::IInstrSink& s) { pool_c0_kernel(s, q); },
+                                  static_cast<double>(on * taps), in[0].storage_bytes() + m_out.storage_bytes(),
+                                  static_cast<double>(taps) * static_cast<double>(es) / 4.0, on, m_dev)};
+        }
         PoolPlan p = m_plan;
         p.x = in[0].addr, p.y = out[0].addr;
         if (p.indices && (out.size() < 2 || !out[1].present)) p.indices = false;
@@ -91,6 +114,8 @@ private:
     DeviceInfo m_dev;
     TensorRef m_out, m_indices;
     PoolPlan m_plan;
+    PoolC0Plan m_c0;
+    bool m_c0_form = false;
     std::string m_form;
 };
 

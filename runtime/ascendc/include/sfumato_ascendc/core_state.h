@@ -107,9 +107,28 @@ inline CoreState& enter(const char* call) {
 // GetBlockNum() by the context switch) and the core type tested by ASCEND_IS_AIV/AIC.
 extern int64_t block_idx;
 extern int64_t block_num;
+// Compiled once per core kind (sfumato-asc does so for a kernel that uses g_coreType as a constant,
+// as the vendor's compiler builds an AIC and an AIV program): g_coreType is that kind, a constant.
+// Otherwise one run-time variable, the running block's kind.
+#if defined(__DAV_CUBE__) && defined(__DAV_VEC__)
+#error "__DAV_CUBE__ and __DAV_VEC__ both defined: one compilation per core kind"
+#elif defined(__DAV_CUBE__)
+constexpr int g_coreType = AscendC::AIC;
+#elif defined(__DAV_VEC__)
+constexpr int g_coreType = AscendC::AIV;
+#else
 extern int g_coreType;
-#define ASCEND_IS_AIV (g_coreType == AscendC::AIV || g_coreType == AscendC::MIX)
-#define ASCEND_IS_AIC (g_coreType == AscendC::AIC || g_coreType == AscendC::MIX)
+#endif
+namespace sfumato::ascendc {
+#if defined(__DAV_CUBE__) || defined(__DAV_VEC__)
+constexpr bool core_is(int kind) { return g_coreType == kind; }
+#else
+inline bool core_is(int kind) { return g_coreType == kind || g_coreType == AscendC::MIX; }
+#endif
+}  // namespace sfumato::ascendc
+// Through core_is: a program naming g_coreType itself is what makes sfumato-asc compile per core kind.
+#define ASCEND_IS_AIV (::sfumato::ascendc::core_is(AscendC::AIV))
+#define ASCEND_IS_AIC (::sfumato::ascendc::core_is(AscendC::AIC))
 #define ASCEND_IS_NOT_AIV (!(ASCEND_IS_AIV))
 #define ASCEND_IS_NOT_AIC (!(ASCEND_IS_AIC))
 

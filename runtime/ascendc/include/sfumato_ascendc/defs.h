@@ -30,6 +30,10 @@
 #ifndef GM_ADDR
 #define GM_ADDR __gm__ uint8_t*
 #endif
+// The vendor's kernel headers' branch hint (catlass uses it).
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
 
 enum pipe_t : uint8_t {
     PIPE_S = 0,
@@ -240,6 +244,9 @@ struct DataCopyExtParams {
 };
 template <class T>
 struct DataCopyPadExtParams {
+    DataCopyPadExtParams() = default;
+    DataCopyPadExtParams(bool isPadIn, uint8_t leftPaddingIn, uint8_t rightPaddingIn, T paddingValueIn)
+        : isPad(isPadIn), leftPadding(leftPaddingIn), rightPadding(rightPaddingIn), paddingValue(paddingValueIn) {}
     bool isPad = false;
     uint8_t leftPadding = 0;
     uint8_t rightPadding = 0;

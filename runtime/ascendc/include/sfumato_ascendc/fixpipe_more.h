@@ -31,14 +31,17 @@ inline void SetFixpipePreQuantFlag(uint64_t config) {
     sfumato::ascendc::enter("SetFixpipePreQuantFlag");
     sfumato::ascendc::set_fixpipe_quant(config);
 }
-template <class T>
+// setRelu: whether the tensor is the ReLU slopes (reluPre) rather than the quantisation words; the
+// slopes are read by no modelled FixPipe mode, so setting them stops the run.
+template <class T, bool setRelu = false>
 void SetFixPipeConfig(const LocalTensor<T>& preTensor, bool isUnitFlag = false) {
     sfumato::ascendc::enter("SetFixPipeConfig");
+    if constexpr (setRelu) sfumato::ascendc::fail("SetFixPipeConfig<T, true>: per-channel ReLU slopes (reluPre) are not modelled");
     sfumato::ascendc::set_fixpipe_config(preTensor.GetPosition(), preTensor.kt().address());
     (void)isUnitFlag;
 }
 // reluPre (per-channel ReLU slopes) is read by no modelled FixPipe mode (reluPre > 1 stops the run).
-template <class T>
+template <class T, bool setRelu = false>
 void SetFixPipeConfig(const LocalTensor<T>& reluPre, const LocalTensor<T>& quantPre, bool isUnitFlag = false) {
     sfumato::ascendc::enter("SetFixPipeConfig");
     sfumato::ascendc::set_fixpipe_config(quantPre.GetPosition(), quantPre.kt().address());

@@ -6,11 +6,14 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
+#include "sfumato_ascendc/core_state.h"
 #include "sfumato_ascendc/defs.h"
 
 namespace sfumato::ascendc {
@@ -29,6 +32,9 @@ struct LaunchRequest {
     // The argument block each core reads at start-up: the kernel's parameters as the launch packs
     // them (8-byte slots: GM pointers, scalars, tiling passed by value).
     uint32_t args_bytes = 0;
+    // A unit compiled once per core kind (g_coreType a constant; sfumato-asc): body is the AIC
+    // program's, body_aiv the AIV program's; such a kernel runs as a mix kernel.
+    std::function<void()> body_aiv;
 };
 template <class... P>
 constexpr uint32_t args_block_bytes() {
@@ -49,7 +55,7 @@ public:
         std::tuple<std::decay_t<P>...> packed(std::forward<A>(args)...);
         void (*k)(P...) = m_k;
         launch({m_name, m_block_dim, m_stream, m_kind, false, [k, packed] { std::apply(k, packed); },
-                args_block_bytes<P...>()});
+                args_block_bytes<P...>(), {}});
     }
 
 private:
@@ -77,12 +83,75 @@ Launcher<P...> make_launcher(void (*k)(P...), const char* name, LaunchKind kind,
     return Launcher<P...>(k, name, blockDim, nullptr, kind);
 }
 
+// Kernels compiled once per core kind: each program registers, before main, its body of each launch
+// (by the launch's lambda type and argument types, which name the same launch in both programs); the
+// AIC program's launch finds the AIV program's body there.
+using CoreBodyFn = void (*)(const void* packed_args);
+bool register_core_body(const char* key, int core_type, CoreBodyFn fn);
+CoreBodyFn core_body(const std::string& key, int core_type);  // null when none registered
+
+template <class F, class Tuple>
+void call_packed(const void* packed) {
+    std::apply(F{}, *static_cast<const Tuple*>(packed));
+}
+template <class F, class Tuple>
+std::string launch_key() {
+    return std::string(typeid(F).name()) + "|" + typeid(Tuple).name();
+}
+#if defined(__DAV_CUBE__) || defined(__DAV_VEC__)
+template <class F, class Tuple>
+struct CoreBody {
+    static inline const bool registered =
+        register_core_body(launch_key<F, Tuple>().c_str(), g_coreType, &call_packed<F, Tuple>);
+};
+#endif
+
+// A launch found in a preprocessed unit (asc_rewrite.h: rewrite_unit_launches): F calls the kernel
+// with the launch's arguments, which are packed by value as given.
+template <class F>
+class CallLauncher {
+public:
+    CallLauncher(const char* name, uint32_t block_dim, void* stream) : m_name(name), m_block_dim(block_dim), m_stream(stream) {}
+    template <class... A>
+    void operator()(A&&... args) const {
+        using Tuple = std::tuple<std::decay_t<A>...>;
+        auto packed = std::make_shared<const Tuple>(std::forward<A>(args)...);
+        LaunchRequest r{m_name, m_block_dim, m_stream, LaunchKind::FromMode, false,
+                        [packed] { call_packed<F, Tuple>(packed.get()); }, args_block_bytes<A...>(), {}};
+#if defined(__DAV_CUBE__) || defined(__DAV_VEC__)
+        (void)CoreBody<F, Tuple>::registered;
+        r.kind = LaunchKind::Mix;
+        const CoreBodyFn aiv = core_body(launch_key<F, Tuple>(), AscendC::AIV);
+        r.body_aiv = [packed, aiv] { aiv(packed.get()); };
+        if (!aiv) r.body_aiv = [] { fail("the AIV program of this kernel was not linked (sfumato-asc builds both)"); };
+#endif
+        launch(std::move(r));
+    }
+
+private:
+    const char* m_name;
+    uint32_t m_block_dim;
+    void* m_stream;
+};
+template <class F, class L2, class S>
+CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim, L2&&, S&& stream) {
+    return CallLauncher<F>(name, blockDim, stream_arg(stream));
+}
+template <class F, class L2>
+CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim, L2&&) {
+    return CallLauncher<F>(name, blockDim, nullptr);
+}
+template <class F>
+CallLauncher<F> make_call_launcher(const char* name, F, uint32_t blockDim) {
+    return CallLauncher<F>(name, blockDim, nullptr);
+}
+
 template <class... P, class... A>
 void run_kf(void (*k)(P...), const char* name, uint32_t blockDim, A&&... args) {
     static_assert(sizeof...(A) == sizeof...(P), "ICPU_RUN_KF: wrong number of kernel arguments");
     std::tuple<std::decay_t<P>...> packed(std::forward<A>(args)...);
     launch({name, blockDim, nullptr, LaunchKind::FromMode, true, [k, packed] { std::apply(k, packed); },
-            args_block_bytes<P...>()});
+            args_block_bytes<P...>(), {}});
 }
 
 }  // namespace sfumato::ascendc

@@ -25,6 +25,7 @@ constexpr kernel::TPosition kernel_position(AscendC::TPosition p) {
         case TPosition::CO2: return kernel::TPosition::CO2;
         case TPosition::C1: return kernel::TPosition::C1;
         case TPosition::C2: return kernel::TPosition::C2;
+        case TPosition::C2PIPE2GM: return kernel::TPosition::C2PIPE2GM;
         case TPosition::TSCM: return kernel::TPosition::A1;
         default: return kernel::TPosition::VECCALC;
     }

@@ -10,6 +10,7 @@
 // kernel continues at that point of simulated time. In timing mode, where no data exists, reads
 // return 0 (GM: except GmAlloc memory and small host-to-device copies, which the layer keeps).
 #pragma once
+#include "sfumato_ascendc/unsupported.h"
 #include <cstdint>
 
 #include "runtime/kernel/tensor.h"
@@ -187,6 +188,12 @@ public:
     // The shape the advanced APIs read (SetShapeInfo); a sub-tensor ([]) has none.
     void SetShapeInfo(const ShapeInfo& shapeInfo) { m_shape_info = shapeInfo; }
     ShapeInfo GetShapeInfo() const { return m_shape_info; }
+    // Re-pointing a tensor at another buffer address (the reference's TBuffAddr) is not supported.
+    template <class Addr>
+    void SetAddr(const Addr&) {
+        static_assert(sfumato_unsupported::always_false<Addr>,
+                      "AscendC::LocalTensor::SetAddr is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)");
+    }
     uint64_t GetPhyAddr() const { return m_t.address(); }
     uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + uint64_t{stored(offset)} * sizeof(T); }
     template <class U>
