@@ -52,7 +52,10 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"across_chips", c.across_chips},
                       {"twins", c.twins},
                       {"reused_cycles", c.reused_cycles},
-                      {"kernel_cycles", c.kernel_cycles}};
+                      {"kernel_cycles", c.kernel_cycles},
+                      // A re-used launch issues no instructions and moves no data, so the run's
+                      // energy has only its leakage over the time it took, not its dynamic energy.
+                      {"energy_complete", c.reused == 0}};
   if (c.error_bound_known) {
     j["error_bound_cycles"] = c.error_bound_cycles;
     j["error_bound_fraction"] = c.error_bound_fraction();
@@ -84,6 +87,11 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
                 100.0 * c.error_bound_fraction());
   else
     std::printf("; error bound unknown (no identity simulated twice)\n");
+  if (c.reused)
+    std::printf("  energy leaves out the dynamic energy of the %llu re-used launches "
+                "(they issue no instructions and move no data; their leakage is "
+                "counted): use --reuse-timing off for energy figures\n",
+                static_cast<unsigned long long>(c.reused));
 }
 
 } // namespace sfumato::cli
