@@ -22,10 +22,10 @@ struct CliResult {
 inline std::string source_dir() { return SFUMATO_SOURCE_DIR; }
 inline std::string config(const std::string& preset) { return source_dir() + "/configs/" + preset + ".ini"; }
 
-// `streams`: the shell redirection that picks what is captured (both by default).
-inline CliResult run_cli(const std::string& args, const char* streams = "2>&1") {
+// Runs a shell command line as given (its redirections included) and returns what it wrote to
+// stdout and its exit code (-1 when it did not exit normally).
+inline CliResult run_command(const std::string& cmd) {
     CliResult r;
-    const std::string cmd = std::string(SFUMATO_BINARY) + " " + args + " " + streams;
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return r;
     std::array<char, 4096> buf;
@@ -34,6 +34,14 @@ inline CliResult run_cli(const std::string& args, const char* streams = "2>&1") 
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
+}
+
+// A shell command line with stdout and stderr captured.
+inline CliResult run_shell(const std::string& cmd) { return run_command(cmd + " 2>&1"); }
+
+// `streams`: the shell redirection that picks what is captured (both by default).
+inline CliResult run_cli(const std::string& args, const char* streams = "2>&1") {
+    return run_command(std::string(SFUMATO_BINARY) + " " + args + " " + streams);
 }
 
 // Runs the CLI and returns its stdout only (stderr is dropped) and exit code.

@@ -13,17 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CliResult sh(const std::string& cmd) {
-    CliResult r;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+CliResult sh(const std::string& cmd) { return run_shell(cmd); }
 
 std::string bin(const std::string& name) { return (fs::path(SFUMATO_BINARY).parent_path() / name).string(); }
 std::string example(const std::string& name) { return source_dir() + "/examples/ascendc/" + name; }

@@ -26,20 +26,12 @@ namespace {
 
 // Runs a /bin/sh script; output and exit code.
 CliResult run_sh(const std::string& script) {
-    CliResult r;
     const std::string path = temp_dir("fault_sh") + "/script.sh";
     {
         std::ofstream f(path);
         f << script;
     }
-    FILE* p = popen(("sh " + path + " 2>&1").c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return run_shell("sh " + path);
 }
 
 std::string sfumato() { return SFUMATO_BINARY; }
