@@ -174,6 +174,22 @@ void pool_grad_body(isa::IInstrSink& sink, const PoolGradPlan& p) {
     }
 }
 
+// MaxPool's 2-D geometry from the node's attributes and X; Y and dY must have its output shape.
+ref::PoolGeom grad_geometry(const NodeDesc& n, const TensorRef& x, const TensorRef& y, const TensorRef& dy) {
+    ref::PoolGeom g;
+    try {
+        g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
+    } catch (const InputError& e) {
+        throw UnsupportedError(n, e.what());
+    }
+    if (g.spatial != 2) throw UnsupportedError(n, "2-D pooling only");
+    for (int64_t d : g.dilation)
+        if (d != 1) throw UnsupportedError(n, "dilation other than 1");
+    const std::vector<int64_t> ys = {x.shape[0], x.shape[1], g.out[0], g.out[1]};
+    if (y.shape != ys || dy.shape != ys) throw UnsupportedError(n, "Y and dY must have MaxPool's output shape " + ref::shape_str(ys));
+    return g;
+}
+
 class PoolGradNode : public INodeOp {
 public:
     PoolGradNode(const NodeDesc& n, const DeviceInfo& dev) : m_node(n), m_dev(dev) {
@@ -189,17 +205,7 @@ public:
         }
         if (x.dtype != isa::DType::FP16 && x.dtype != isa::DType::FP32)
             throw UnsupportedError(n, std::string("element type ") + ref::elem_type_name(x.elem) + " (fp16 and fp32 only)");
-        ref::PoolGeom g;
-        try {
-            g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
-        } catch (const InputError& e) {
-            throw UnsupportedError(n, e.what());
-        }
-        if (g.spatial != 2) throw UnsupportedError(n, "2-D pooling only");
-        for (int64_t d : g.dilation)
-            if (d != 1) throw UnsupportedError(n, "dilation other than 1");
-        const std::vector<int64_t> ys = {x.shape[0], x.shape[1], g.out[0], g.out[1]};
-        if (y.shape != ys || dy.shape != ys) throw UnsupportedError(n, "Y and dY must have MaxPool's output shape " + ref::shape_str(ys));
+        const ref::PoolGeom g = grad_geometry(n, x, y, dy);
         for (int64_t v : {x.shape[2], x.shape[3], g.out[0], g.out[1], g.kernel[0], g.kernel[1], g.stride[0], g.stride[1]})
             if (v < 1 || v > 65535) throw UnsupportedError(n, "a size outside 1..65535");
         if (g.pad_begin[0] > 255 || g.pad_begin[1] > 255) throw UnsupportedError(n, "pads above 255");
@@ -289,17 +295,7 @@ private:
         }
         if (x.dtype != isa::DType::FP16 && x.dtype != isa::DType::FP32 && x.dtype != isa::DType::BF16)
             throw UnsupportedError(n, std::string("element type ") + ref::elem_type_name(x.elem) + " (fp16, bf16, fp32)");
-        ref::PoolGeom g;
-        try {
-            g = ref::pool_geometry(n.name, n.op_type, n.attrs, x.shape);
-        } catch (const InputError& e) {
-            throw UnsupportedError(n, e.what());
-        }
-        if (g.spatial != 2) throw UnsupportedError(n, "2-D pooling only");
-        for (int64_t d : g.dilation)
-            if (d != 1) throw UnsupportedError(n, "dilation other than 1");
-        const std::vector<int64_t> ys = {x.shape[0], x.shape[1], g.out[0], g.out[1]};
-        if (y.shape != ys || dy.shape != ys) throw UnsupportedError(n, "Y and dY must have MaxPool's output shape " + ref::shape_str(ys));
+        const ref::PoolGeom g = grad_geometry(n, x, y, dy);
         norm::PoolC0GradPlan& q = m_c0;
         const int64_t c0 = 32 / static_cast<int64_t>(isa::dtype_size(x.dtype));
         q.xt = x.dtype, q.planes = static_cast<uint64_t>(x.shape[0] * ((x.shape[1] + c0 - 1) / c0));
