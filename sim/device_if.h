@@ -157,6 +157,8 @@ struct DeviceInfo {
     // Limits of any data path (L2 hits included): what roofline lower bounds must use.
     double mem_max_bytes_per_cycle = 0;
     double core_read_max_bytes_per_cycle = 0, core_write_max_bytes_per_cycle = 0;
+    // The MTE1's L1 -> L0A and L1 -> L0B rates (load2d/load3d), per cube core.
+    double l1_l0a_bytes_per_cycle = 512, l1_l0b_bytes_per_cycle = 256;
     uint64_t l2_bytes = 0;  // traffic beyond this must cross the HBM at gm_bytes_per_cycle
     // The task scheduler's serial time per core a block starts on (device cycles): a MIX block
     // (an AIC and its AIVs) delays the next block's start by 1 + aiv_per_aic of it. 0 = unknown.

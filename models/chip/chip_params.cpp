@@ -102,6 +102,8 @@ DeviceInfo device_info(const ChipParams& p, bool functional) {
     d.mem_max_bytes_per_cycle = peaks.device_mem_max_gbps * per_cycle;
     d.core_read_max_bytes_per_cycle = std::max(peaks.core_read_gbps, peaks.core_gm_read_gbps) * per_cycle;
     d.core_write_max_bytes_per_cycle = peaks.core_write_gbps * per_cycle;
+    d.l1_l0a_bytes_per_cycle = p.core.mte1_l1_l0a_bpc;
+    d.l1_l0b_bytes_per_cycle = p.core.mte1_l1_l0b_bpc;
     d.core_start_cycles = p.ts.core_start_cycles;
     return d;
 }

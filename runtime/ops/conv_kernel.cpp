@@ -49,7 +49,10 @@ public:
         m_gw.SetGlobalBuffer(p.w5, ~0ull / 8);
         m_gy.SetGlobalBuffer(p.y, ~0ull / 8);
         m_gb.SetGlobalBuffer(p.bias, ~0ull / 8);
-        Step cur = at(m_ctx.block_idx(), 0);
+        // This core's tiles: a contiguous range of the weight-major order (conv_kernel.h).
+        const uint64_t t = p.tiles(), b = m_ctx.block_idx(), nb = std::max<uint32_t>(1, m_ctx.block_num());
+        m_first = static_cast<uint32_t>(t * b / nb), m_end = static_cast<uint32_t>(t * (b + 1) / nb);
+        Step cur = at(m_first, 0);
         if (cur.valid) load(cur);
         LocalTensor<float> c;
         for (; cur.valid; cur = next(cur)) {
@@ -90,12 +93,13 @@ private:
         const ConvCubePlan& p = m_p;
         Step s;
         s.tile = tile, s.c1_0 = c1_0;
-        if (tile >= p.tiles()) return s;
+        if (tile >= m_end) return s;
         s.valid = true;
         s.c1c = std::min(p.c1_l1, p.c1 - c1_0);
-        const uint32_t per = p.tiles_m * p.tiles_n, b = tile / per, r = tile % per;
-        s.img = b / p.g, s.grp = b % p.g;
-        s.m0 = r / p.tiles_n * p.base_m, s.p0 = r % p.tiles_n * p.base_n;
+        // Weight-major: (group, channel tile) outermost, then image, then pixel tile.
+        const uint32_t per = p.n * p.tiles_n, gm = tile / per, r = tile % per;
+        s.grp = gm / p.tiles_m, s.img = r / p.tiles_n;
+        s.m0 = gm % p.tiles_m * p.base_m, s.p0 = r % p.tiles_n * p.base_n;
         s.tm = std::min(p.base_m, p.mg - s.m0), s.tn = std::min(p.base_n, p.oh * p.ow - s.p0);
         // Output rows [lo, hi] of the tile's pixels need input rows [lo * sh - pt, hi * sh - pt
         // + ext_h - 1], clipped to the image; the window's pads are what lies outside it.
@@ -111,7 +115,7 @@ private:
     }
     Step next(const Step& s) const {
         if (s.c1_0 + s.c1c < m_p.c1) return at(s.tile, s.c1_0 + s.c1c);
-        return at(s.tile + m_ctx.block_num(), 0);
+        return at(s.tile + 1, 0);
     }
 
     void load(const Step& s) {
@@ -126,7 +130,8 @@ private:
         const bool fresh = held != key;
         held = key;
         const GlobalTensor<T> w =
-            m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
+            p.w_fz ? m_gw[(uint64_t{s.c1_0} * p.kh * p.kw * p.mg + s.m0) * kC0]
+                   : m_gw[(uint64_t{s.grp} * p.mg + s.m0) * kdim + uint64_t{s.c1_0} * l_per_c1()];
         const bool pad = fresh && p.y_5hd && s.tm < mp;
         m_pad_late[static_cast<size_t>(a1.buffer_index())] = pad && m_fill_late;
         if (pad && !m_fill_late) {
@@ -134,7 +139,11 @@ private:
             m_ctx.set_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
             m_ctx.wait_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
         }
-        if (fresh && p.nd2nz_instr) {
+        if (fresh && p.w_fz) {
+            // FRACTAL_Z: each K block's tm rows are one run (mg rows apart), NZ in L1 as loaded.
+            DataCopyPad(a1, w,
+                        DataCopyExtParams{kc / kC0, s.tm * 32, (p.mg - s.tm) * 32, mp - s.tm});
+        } else if (fresh && p.nd2nz_instr) {
             DataCopy(a1, w,
                      Nd2NzParams{1, static_cast<uint16_t>(s.tm), static_cast<uint16_t>(kc), 0, kdim,
                                  static_cast<uint16_t>(mp), 1, 0});
@@ -334,6 +343,7 @@ private:
     TQue<TPosition::CO2> m_qc2;
     GlobalTensor<T> m_gx, m_gw, m_gb;
     GlobalTensor<U> m_gy;
+    uint32_t m_first = 0, m_end = 0;  // this core's tiles [m_first, m_end)
     uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
     uint8_t m_pad_event = 0;         // y_5hd: the padding rows' fill before the weight load
     bool m_fill_late = false;        // no event left for it: the fill after the load
@@ -387,12 +397,22 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 t.c1_l1 = static_cast<uint32_t>(fit);
                 t.tiles_m = (p.mg + t.base_m - 1) / t.base_m, t.tiles_n = (pix + t.base_n - 1) / t.base_n;
                 t.block_dim = std::min(t.tiles(), cores);
-                const double waves = std::ceil(double(t.tiles()) / t.block_dim);
-                const double cube = double(t.base_m) * t.base_n * p.kdim() / macs * (16.0 / c0);
-                const double load =
-                    (double(t.base_m) * p.kdim() + double(p.c1) * t.rows_l1 * p.wi * c0) * es / rate;
-                const double cost = waves * ((l1b == 1 ? cube + load : std::max(cube, load)) +
-                                             (bufs == 1 ? t.base_m * t.base_n * 4.0 / rate : 0.0));
+                // Per core (the busiest): tpc tiles in the weight-major order; the input window
+                // loads every tile, the weights every tile unless the whole K fits one L1 chunk,
+                // then once per buffer and (group, channel tile) run of the core's range.
+                const uint64_t tpc = (t.tiles() + t.block_dim - 1) / t.block_dim, per = uint64_t{p.n} * t.tiles_n;
+                const uint64_t runs = std::min<uint64_t>(tpc, (tpc + per - 2) / per + 1);
+                const double w_loads = t.c1_l1 >= p.c1 ? double(std::min<uint64_t>(tpc, l1b * runs)) : double(tpc);
+                const double cube = double(tpc) * t.base_m * t.base_n * p.kdim() / macs * (16.0 / c0);
+                const double load = (double(tpc) * p.c1 * t.rows_l1 * p.wi * c0 +
+                                     w_loads * t.base_m * p.kdim()) * es / rate;
+                // The MTE1: the weights (A, or B when y_5hd) and the img2col matrix per tile.
+                const double wr = p.y_5hd ? dev.l1_l0b_bytes_per_cycle : dev.l1_l0a_bytes_per_cycle,
+                             xr = p.y_5hd ? dev.l1_l0a_bytes_per_cycle : dev.l1_l0b_bytes_per_cycle;
+                const double mte1 = double(tpc) * p.kdim() * es *
+                                    (t.base_m / std::max(1.0, wr) + t.base_n / std::max(1.0, xr));
+                const double cost = std::max(l1b == 1 ? cube + load : std::max(cube, load), mte1) +
+                                    (bufs == 1 ? double(tpc) * t.base_m * t.base_n * 4.0 / rate : 0.0);
                 if (best < 0 || cost < best - 1e-9)
                     best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
                     p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n,

@@ -41,6 +41,10 @@ struct ConvCubePlan {
     // do not fit (a large kernel over a wide image on a small L1), single buffered.
     uint32_t l1_buffers = 2;
     bool nd2nz_instr = true;
+    // W in FRACTAL_Z (one group): (K / C0, mg, C0), conv_layout.h, instead of mg rows of K. The
+    // A1 load of a tile's chunk is then kc / C0 runs of tm x 32 B, not tm x kc / C0 runs of 32 B
+    // (a row-major W without ND2NZ: the MTE2's requests are 32 B each).
+    bool w_fz = false;
     uint32_t c0() const { return 32 / isa::dtype_size(in); }
     uint32_t kdim() const { return c1 * kh * kw * c0(); }  // K per group (W5 row length)
     uint32_t tiles() const { return n * g * tiles_m * tiles_n; }

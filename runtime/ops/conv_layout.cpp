@@ -91,7 +91,17 @@ void nc1hwc0_body(isa::IInstrSink& sink, const Nc1hwc0Plan& p, const LayoutTilin
         qout.EnQue(dst);
         dst = qout.DeQue<T>();
         const uint64_t base = ((uint64_t{i1} * p.n2 + i2) * t.c1 + c1) * p.hd * p.wd * c0;
-        if (p.blk) {
+        if (p.fz_rows && p.blk) {
+            // Each block (a row of the cube's weight matrix) to its K blocks, fz_rows rows apart.
+            for (uint32_t b = 0; b * p.blk < q; ++b) {
+                const uint64_t row = (q0 / p.blk) + b;
+                DataCopyPad(gd[(uint64_t{c1} * p.blk * p.fz_rows + row) * c0], dst[b * p.blk * c0],
+                            DataCopyExtParams{p.blk, 32, 0, (p.fz_rows - 1) * 32});
+            }
+        } else if (p.fz_rows) {
+            DataCopyPad(gd[((uint64_t{c1} * L + q0) * p.fz_rows + i1) * c0], dst,
+                        DataCopyExtParams{q, 32, 0, (p.fz_rows - 1) * 32});
+        } else if (p.blk) {
             // Each block of blk pixels to its own (block, c1) place: (..., L / blk, C1, blk, C0).
             const uint64_t bbytes = uint64_t{p.blk} * c0 * es;
             const uint64_t at = ((uint64_t{i1} * p.n2 + i2) * (L / p.blk) + q0 / p.blk) * t.c1 * p.blk * c0 +
@@ -174,6 +184,41 @@ void nd_from_body(isa::IInstrSink& sink, const NdFromNc1hwc0Plan& p, const Layou
     }
 }
 
+template <class T>
+void fz_rows_body(isa::IInstrSink& sink, const FzFromRowsPlan& p, uint32_t rows, uint64_t per_block) {
+    KernelContext ctx(sink);
+    const uint64_t first = uint64_t{ctx.block_idx()} * per_block;
+    if (first >= p.m) return;
+    const uint64_t last = std::min<uint64_t>(p.m, first + per_block);
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    const uint32_t kb = p.k / c0;
+    GlobalTensor<T> gs, gd;
+    gs.SetGlobalBuffer(p.src, ~0ull / 8);
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    pipe.InitBuffer(qin, 2, rows * p.k * uint32_t{sizeof(T)});
+    pipe.InitBuffer(qout, 2, rows * p.k * uint32_t{sizeof(T)});
+    for (uint64_t r0 = first; r0 < last; r0 += rows) {
+        ctx.scalar(4);
+        const uint32_t r = static_cast<uint32_t>(std::min<uint64_t>(rows, last - r0));
+        LocalTensor<T> src = qin.AllocTensor<T>();
+        DataCopy(src, gs[r0 * p.k], r * p.k);
+        qin.EnQue(src);
+        src = qin.DeQue<T>();
+        LocalTensor<T> dst = qout.AllocTensor<T>();
+        for (uint32_t b = 0; b < kb; ++b)  // K block b of every row, the rows back to back
+            DataCopy(dst[b * r * c0], src[b * c0],
+                     DataCopyParams{static_cast<uint16_t>(r), 1, static_cast<uint16_t>(kb - 1), 0});
+        qin.FreeTensor(src);
+        qout.EnQue(dst);
+        dst = qout.DeQue<T>();
+        DataCopyPad(gd[r0 * c0], dst, DataCopyExtParams{kb, r * 32, 0, (p.m - r) * 32});
+        qout.FreeTensor(dst);
+    }
+}
+
 void zero_body(isa::IInstrSink& sink, uint64_t addr, uint64_t bytes, uint64_t per_block, uint32_t tile) {
     KernelContext ctx(sink);
     const uint64_t first = uint64_t{ctx.block_idx()} * per_block;
@@ -226,6 +271,8 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
     const uint64_t qmax = std::max<uint64_t>(1, (dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 5 * 256)) / per_pixel) / 16 * 16;
     if (p.blk && (p.spread() || L % p.blk))
         throw InputError("NC1HWC0 conversion: blocks of pixels need a plain conversion of whole blocks");
+    if (p.fz_rows && (p.spread() || p.n2 != 1 || (p.blk ? p.n1 != 1 || p.fz_rows != L / p.blk : p.fz_rows != p.n1)))
+        throw InputError("FRACTAL_Z conversion: one row per source item (or block), plain, n2 = 1");
     if (p.blk) {
         t.q = static_cast<uint32_t>(std::min<uint64_t>(L, std::max<uint64_t>(qmax, p.blk)) / p.blk * p.blk);
     } else if (p.flip) {
@@ -258,6 +305,34 @@ KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std
         kd.min_compute_cycles =
             double(p.dst_elems() * es) /
             (dev.vector_bytes_per_cycle * std::max(1u, dev.vector_cores));  // every vector core (chip peak)
+    return kd;
+}
+
+KernelDesc fz_from_rows_kernel(const FzFromRowsPlan& p, const DeviceInfo& dev, const std::string& name,
+                               const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (es != 2 && es != 4) throw InputError("FRACTAL_Z conversion: needs a 2- or 4-byte type");
+    const uint32_t c0 = 32 / es;
+    if (p.k % c0 != 0 || p.k / c0 > 65536 || p.m > 65535)
+        throw InputError("FRACTAL_Z conversion: rows of " + std::to_string(p.k) +
+                         " elements (a multiple of C0, at most 65536 C0 blocks) and at most 65535 rows");
+    // UB: two source and two destination chunks of whole rows.
+    const uint64_t row = uint64_t{p.k} * es, fit = dev.ub_bytes / (4 * row);
+    if (fit == 0)
+        throw InputError("FRACTAL_Z conversion: four rows of " + std::to_string(p.k) + " elements exceed UB");
+    const uint32_t blocks = vector_blocks(p.m, dev);
+    const uint64_t per_block = (p.m + blocks - 1) / blocks;
+    const uint32_t rows = static_cast<uint32_t>(std::min<uint64_t>({fit, per_block, 65535}));
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = static_cast<uint32_t>((p.m + per_block - 1) / per_block);
+    if (es == 2)
+        kd.body = [p, rows, per_block](isa::IInstrSink& s) { fz_rows_body<half>(s, p, rows, per_block); };
+    else
+        kd.body = [p, rows, per_block](isa::IInstrSink& s) { fz_rows_body<float>(s, p, rows, per_block); };
+    kd.bytes = 2ull * p.m * row;
     return kd;
 }
 

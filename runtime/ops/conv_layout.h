@@ -37,6 +37,11 @@ struct Nc1hwc0Plan {
     uint32_t hd = 1, wd = 1;
     uint32_t sh = 1, sw = 1;
     int64_t oh = 0, ow = 0;
+    // FRACTAL_Z destination (fz_rows != 0, a plain conversion, n2 = 1): the C0 blocks of a weight
+    // ordered (K / C0, fz_rows, C0), K = C1 x taps, so that a cube tile's rows of one K block are
+    // one contiguous run (conv_kernel.h). Without blk: row i1, taps h x w (an OIHW W, n1 = M);
+    // with blk (n1 = 1): row pixel / blk, taps blk (a ConvTranspose's W, blk = kh x kw).
+    uint32_t fz_rows = 0;
     bool spread() const { return sh != 1 || sw != 1 || oh != 0 || ow != 0 || hd != h || wd != w; }
     uint64_t dst_elems() const;
 };
@@ -57,6 +62,16 @@ KernelDesc nd_from_nc1hwc0_kernel(const NdFromNc1hwc0Plan& p, const DeviceInfo& 
 // conversion needs whole rows / the whole kernel in one chunk).
 KernelDesc nc1hwc0_kernel(const Nc1hwc0Plan& p, const DeviceInfo& dev, const std::string& name,
                           const std::string& type);
+// A row-major (m, k) matrix, k a multiple of C0 (the OIHW W of a 1 x 1 Conv of whole C0 blocks:
+// K = C), into FRACTAL_Z (k / C0, m, C0): per chunk of rows one burst into UB, one UB copy per K
+// block gathering the rows' 32 B blocks, one store of (k / C0) runs of rows x 32 B.
+struct FzFromRowsPlan {
+    uint64_t src = 0, dst = 0;
+    isa::DType dtype = isa::DType::FP16;  // 2- or 4-byte
+    uint32_t m = 1, k = 1;
+};
+KernelDesc fz_from_rows_kernel(const FzFromRowsPlan& p, const DeviceInfo& dev, const std::string& name,
+                               const std::string& type);
 // Zeroes `bytes` bytes at `addr` (a multiple of 32) on the vector cores.
 KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, const std::string& name,
                        const std::string& type);

@@ -5,10 +5,12 @@
 //   2. X -> NC1HWC0 in the workspace, each group's channels padded to whole C0 blocks
 //      (ConvTranspose: spread over the equivalent convolution's zero grid: pixel (i, j) at
 //      (i * s + e - 1 - p_begin, ...), e the dilated kernel extent);
-//   3. W -> M x C1 x kh x kw x C0 rows (ConvTranspose: output channel major, kernel flipped);
+//   3. W -> FRACTAL_Z (C1 x kh x kw, M, C0) (ConvTranspose: output channel major, kernel
+//      flipped; M x C1 x kh x kw x C0 rows for groups), so a tile's weight rows load as runs;
 //      a Conv asks for W in NC1HWC0 (input_format), which is that layout, so a graph
 //      converts a constant W once when it loads and this step is left out; a 1 x 1 Conv of one
-//      group with whole C0 blocks of input channels reads an ND W as it is (the same bytes);
+//      group with whole C0 blocks of input channels turns its ND W (rows of K) into FRACTAL_Z by
+//      a block copy;
 //   4. the cube kernel, writing Y (NCHW) directly, bias and ReLU fused;
 // The graph's layout pass keeps activations in NC1HWC0 between operators: a Conv then takes X
 // already in NC1HWC0 (step 2 is left out) and, with attribute y_format = "NC1HWC0", writes Y in
@@ -184,12 +186,32 @@ public:
         const uint32_t es = isa::dtype_size(dt);
         m_x5_bytes = m_x_5hd ? 0 : align512(xc.dst_elems() * es);
         // A 1 x 1 Conv of one group whose input channels fill whole C0 blocks: its OIHW W is the
-        // M x C1 x 1 x 1 x C0 layout byte for byte, so the cube reads it as it is (a training
-        // step's W, computed every step, then needs no conversion kernel either).
+        // M x C1 x 1 x 1 x C0 layout byte for byte, rows of K = C; one block copy per chunk of
+        // rows makes it FRACTAL_Z (no gather; a training step's W is computed every step).
         const TensorRef& wr = n.inputs[1];
-        m_w_same = !m_w_nc1hwc0 && !m_g.transpose && KH == 1 && KW == 1 && G == 1 && Cg % c0 == 0 &&
+        m_w_rows = !m_w_nc1hwc0 && !m_g.transpose && KH == 1 && KW == 1 && G == 1 && Cg % c0 == 0 &&
                    wr.format == Format::ND && wr.contiguous() && wr.dtype == dt;
-        m_w5_bytes = m_w_nc1hwc0 || m_w_same ? 0 : align512(wc.dst_elems() * es);
+        m_w5_bytes = m_w_nc1hwc0 ? 0 : align512(wc.dst_elems() * es);
+        if (m_w_rows) {
+            m_wrows.dtype = dt, m_wrows.m = static_cast<uint32_t>(m_g.m), m_wrows.k = static_cast<uint32_t>(Cg);
+            p.w_fz = true;
+            try {
+                fz_from_rows_kernel(m_wrows, dev, "", "");
+            } catch (const InputError& e) {
+                throw UnsupportedError(n, e.what());
+            }
+        }
+        // A W this node converts (into its workspace, read by nothing else) goes to FRACTAL_Z
+        // (one group): the cube's weight loads are then runs of whole tile rows.
+        if (m_w5_bytes != 0 && !m_w_rows && G == 1) {
+            wc.fz_rows = static_cast<uint32_t>(Mg);
+            p.w_fz = true;
+            try {
+                nc1hwc0_kernel(wc, dev, "", "");
+            } catch (const InputError& e) {
+                throw UnsupportedError(n, e.what());
+            }
+        }
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
     }
 
@@ -215,10 +237,15 @@ public:
             if (xc.spread()) ks.push_back(zero_kernel(ws, m_x5_bytes, m_dev, nm + "/zero", ty));
             ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
         }
-        if (m_w_nc1hwc0 || m_w_same)
+        if (m_w_nc1hwc0) {
             wc.dst = in.at(1).addr;
-        else
+        } else if (m_w_rows) {
+            FzFromRowsPlan r = m_wrows;
+            r.src = in.at(1).addr, r.dst = wc.dst;
+            ks.push_back(fz_from_rows_kernel(r, m_dev, nm + "/w_to_fractal_z", ty));
+        } else {
             ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
+        }
         ConvCubePlan p = m_plan;
         p.x5 = xc.dst, p.w5 = wc.dst;
         p.y = m_epilogue ? ws + m_x5_bytes + m_w5_bytes : out.at(0).addr;
@@ -271,6 +298,7 @@ public:
         if (m_clip) s += ", ReLU in FixPipe + min(y, max) in place";
         if (m_x_5hd) s += ", X in NC1HWC0";
         if (m_y_5hd) s += ", Y in NC1HWC0";
+        if (p.w_fz) s += ", W converted to FRACTAL_Z";
         return s;
     }
 
@@ -300,10 +328,11 @@ private:
     bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)
-    bool m_w_same = false;     // an ND W that already is the cube's layout (1 x 1, whole C0 blocks)
+    bool m_w_rows = false;     // an ND W of rows of K (1 x 1, whole C0 blocks): a block copy to FRACTAL_Z
     bool m_y_5hd = false;      // attribute y_format = NC1HWC0: Y written in NC1HWC0
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;
+    FzFromRowsPlan m_wrows;
     uint64_t m_x5_bytes = 0, m_w5_bytes = 0, m_y32_bytes = 0;
 };
 

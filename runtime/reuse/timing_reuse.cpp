@@ -156,6 +156,8 @@ bool same_config(const DeviceInfo &a, const DeviceInfo &b) {
          a.core_read_max_bytes_per_cycle == b.core_read_max_bytes_per_cycle &&
          a.core_write_max_bytes_per_cycle ==
              b.core_write_max_bytes_per_cycle &&
+         a.l1_l0a_bytes_per_cycle == b.l1_l0a_bytes_per_cycle &&
+         a.l1_l0b_bytes_per_cycle == b.l1_l0b_bytes_per_cycle &&
          a.l2_bytes == b.l2_bytes && a.core_start_cycles == b.core_start_cycles;
 }
 

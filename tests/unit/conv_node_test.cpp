@@ -9,6 +9,7 @@
 
 #include "node_sink_run.h"
 #include "runtime/ops/standalone.h"
+#include "models/aicore/gm_pattern.h"
 #include "runtime/ref/conv_shape.h"
 #include "sim/error.h"
 
@@ -103,10 +104,11 @@ TEST_CASE(
         for (const char* arch : {"split", "coupled"}) check_case(c, arch);
 }
 
-TEST_CASE("conv node: a 1 x 1 Conv of whole C0 blocks of input channels reads an ND W as it is (no conversion)") {
-    // OIHW [M][C][1][1] with C a multiple of C0 is the cube's M x C1 x 1 x 1 x C0 layout byte for
-    // byte: no weight conversion kernel, the reference's values (fp16 C0 16, fp32 C0 8; a stride
-    // 2 downsample); 20 fp16 channels (a partial block) keep the conversion.
+TEST_CASE("conv node: a 1 x 1 Conv of whole C0 blocks of input channels turns an ND W into FRACTAL_Z by a block copy") {
+    // OIHW [M][C][1][1] with C a multiple of C0 is rows of K = C: one block-copy kernel (no
+    // gather) writes FRACTAL_Z, moving the weight's bytes twice, and the values are the
+    // reference's (fp16 C0 16, fp32 C0 8; a stride 2 downsample); 20 fp16 channels (a partial
+    // block) keep the gather conversion.
     ConvCase h, f, part;
     h.x = {2, 32, 6, 5}, h.w = {24, 32, 1, 1}, h.attrs = {{"strides", ints({2, 2})}};
     f.x = {1, 16, 5, 7}, f.w = {8, 16, 1, 1}, f.t = ref::ElemType::Float, f.bias = true;
@@ -122,11 +124,57 @@ TEST_CASE("conv node: a 1 x 1 Conv of whole C0 blocks of input channels reads an
             node.inputs = {make_tensor(c->x, c->t), make_tensor(c->w, c->t)};
             if (c->bias) node.inputs.push_back(make_tensor({c->w[0]}, c->t));
             std::vector<TensorRef> outs = make_node_op(node, tiny(arch))->outputs();
-            size_t conversions = 0;
-            for (const KernelDesc& k : make_node_op(node, tiny(arch))->launches(node.inputs, outs, 0))
+            size_t conversions = 0, copies = 0;
+            for (const KernelDesc& k : make_node_op(node, tiny(arch))->launches(node.inputs, outs, 0)) {
                 conversions += k.name.find("w_to_c1hwc0") != std::string::npos;
+                if (k.name.find("w_to_fractal_z") != std::string::npos) {
+                    ++copies;
+                    CHECK(k.bytes == 2 * node.inputs[1].storage_bytes());
+                }
+            }
             CHECK(conversions == (c == &part ? 1u : 0u));
+            CHECK(copies == (c == &part ? 0u : 1u));
         }
+}
+
+TEST_CASE("conv node: each core loads a weight tile once per L1 buffer (weight-major tiles, FRACTAL_Z runs)") {
+    // 8 images of one channel tile: the old image-major round robin re-read the weights for
+    // every tile (8 x the pixel tiles); a core's contiguous run of the weight-major order
+    // loads them at most once per L1 buffer (2), so the cube kernel reads the converted W
+    // (the conversion kernel's output) at least once and at most 2 x cores times.
+    ConvCase c;
+    c.x = {8, 32, 6, 6}, c.w = {32, 32, 3, 3}, c.attrs = {{"pads", ints({1, 1, 1, 1})}};
+    for (const char* arch : {"split", "coupled"}) {
+        check_case(c, arch);
+        NodeDesc node;
+        node.name = "conv0";
+        node.op_type = "Conv";
+        node.attrs.set_owner(node.name);
+        for (const auto& [k, v] : c.attrs) node.attrs.set(k, v);
+        node.inputs = {make_tensor(c.x, c.t), make_tensor(c.w, c.t)};
+        std::vector<ref::HostTensor> in;
+        for (const auto& t : node.inputs) in.emplace_back(t.elem, t.shape);
+        const DeviceInfo dev = tiny(arch);
+        const std::string plan = make_node_op(node, dev)->describe();
+        INFO(arch << ": " << plan);
+        REQUIRE(plan.find("2 of 2 channel blocks per L1 chunk") != std::string::npos);  // whole K in L1
+        REQUIRE(plan.find("FRACTAL_Z") != std::string::npos);
+        const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
+        uint64_t lo = ~0ull, hi = 0, w_read = 0;
+        for (size_t k = 0; k < run.kernels.size(); ++k)
+            for (const isa::Instr& i : run.issued[k]) {
+                GmPattern g;
+                if (!gm_pattern(i, g) || g.total() == 0) continue;
+                const uint64_t end = g.base + uint64_t{g.outer - 1} * g.outer_stride +
+                                     uint64_t{g.inner - 1} * g.inner_stride + g.len;
+                if (run.kernels[k] == "conv0/w_to_c1hwc0" && g.write) lo = std::min(lo, g.base), hi = std::max(hi, end);
+                if (run.kernels[k] == "conv0" && !g.write && lo < hi && g.base >= lo && end <= hi) w_read += g.total();
+            }
+        const uint64_t w_bytes = 32 * 32 * 9 * 2;
+        CHECK(hi - lo == w_bytes);
+        CHECK(w_read >= w_bytes);
+        CHECK(w_read <= 2 * dev.cube_cores * w_bytes);
+    }
 }
 
 TEST_CASE(

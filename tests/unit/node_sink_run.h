@@ -21,6 +21,7 @@ struct NodeSinkRun {
     std::vector<std::string> errors;  // sink errors, unbalanced flags, races
     std::vector<std::string> kernels;
     std::vector<std::vector<uint8_t>> raw;  // each output as stored (its format, padding included)
+    std::vector<std::vector<isa::Instr>> issued;  // per kernel, every block's instructions in order
 };
 
 inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::HostTensor>& inputs,
@@ -49,6 +50,7 @@ inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::
     const bool coupled = dev.arch == "coupled";
     for (const KernelDesc& k : op->launches(node.inputs, outs, ws)) {
         r.kernels.push_back(k.name);
+        r.issued.emplace_back();
         const isa::CoreKind kind = coupled                        ? isa::CoreKind::Coupled
                                    : k.kind == KernelKind::Vector ? isa::CoreKind::Vector
                                                                   : isa::CoreKind::Cube;
@@ -64,6 +66,7 @@ inline NodeSinkRun run_node_on_sinks(ops::NodeDesc node, const std::vector<ref::
             if (kind != isa::CoreKind::Cube) sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
             sink.set_event_ids(dev.event_ids);
             k.body(sink);
+            for (const auto& i : sink.issued()) r.issued.back().push_back(i.in);
             const std::string where = k.name + " block " + std::to_string(b) + ": ";
             for (const auto& e : sink.errors()) r.errors.push_back(where + e);
             if (!sink.flags_clear()) r.errors.push_back(where + "flags left set");
