@@ -92,7 +92,7 @@ void print_header(const graph::TrainSetup& ts, const std::string& model, uint32_
                 static_cast<long long>(batch), static_cast<long long>(batch * ranks), precision.c_str(), overlap.c_str());
     std::printf("  %llu parameters, %zu buckets of <= %.1f MiB, kernels per rank: %zu forward, %zu backward, %zu update\n",
                 static_cast<unsigned long long>(ts.tp.parameters), ts.tp.buckets.size(), bucket_mb,
-                ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update.size());
+                ts.plan->kernel_count(), ts.tp.backward.size(), ts.tp.update_launches());
     const nlohmann::json l = graph::train_layout_json(*ts.plan, ts.tp);
     if (!ts.layout) {
         std::printf("  layout: off (activations and gradients in ND; every convolution converts its operands)\n");

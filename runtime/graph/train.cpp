@@ -275,6 +275,14 @@ size_t TrainPlan::kernel_count() const {
     return n;
 }
 
+size_t TrainPlan::update_launches() const {
+    const bool plain = !update.empty() && update[0].desc.op_type == "SgdUpdate";
+    if (!plain) return update.size();
+    size_t n = 0;
+    for (const Bucket& b : buckets) n += b.updates.empty() ? 0 : 1;
+    return n;
+}
+
 TrainPlan build_train_plan(const Plan& fwd, const DeviceInfo& dev, const TrainOptions& o) {
     if (!o.recompute) return Builder(fwd, dev, o).build();
     // A cheap step is recomputed only from tensors the backward reads without recomputation.

@@ -136,6 +136,9 @@ struct TrainPlan {
     bool softmax_ce = false;
     uint64_t parameters = 0;  // trained elements
     size_t kernel_count() const;
+    // Update items launched per step: plain SGD runs one multi-tensor launch per bucket, the
+    // other rules one fused item per weight.
+    size_t update_launches() const;
 };
 
 // The backward and the update of a compiled forward; the arena offsets are left to

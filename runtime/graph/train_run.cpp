@@ -13,6 +13,7 @@
 #include "runtime/graph/executor.h"
 #include "runtime/graph/train_step.h"
 #include "runtime/ops/node_launch.h"
+#include "runtime/ops/optim/multi_sgd.h"
 #include "runtime/ref/ref_ops.h"
 #include "sim/error.h"
 
@@ -43,6 +44,24 @@ std::vector<KernelDesc> kernels_of(const TrainItem& it, const std::vector<ops::T
         if (ks[k].type.empty()) ks[k].type = it.desc.op_type;
     }
     return ks;
+}
+
+// Bucket k's plain-SGD updates (SgdUpdate items, W and G of the bucket's one type) as one
+// multi-tensor launch (runtime/ops/optim/multi_sgd.h), named after the bucket.
+std::vector<KernelDesc> bucket_update_kernels(const TrainPlan& tp, size_t k, const std::vector<ops::TensorRef>& refs,
+                                              const DeviceInfo& dev) {
+    std::vector<ops::SgdSegment> segs;
+    isa::DType dt = tp.buckets[k].dtype;
+    double lr = 0;
+    for (size_t u : tp.buckets[k].updates) {
+        const TrainItem& it = tp.update[u];
+        const ops::TensorRef &w = refs[static_cast<size_t>(it.in[0])], &g = refs[static_cast<size_t>(it.in[1])];
+        segs.push_back({w.addr, g.addr, w.numel()});
+        dt = w.dtype;
+        lr = it.desc.attrs.get_float("lr", 0.01);
+    }
+    if (segs.empty()) return {};
+    return {ops::multi_sgd_kernel(segs, dt, lr, dev, "bucket" + std::to_string(k) + "/sgd")};
 }
 
 // The item with other attributes (its operator planned again).
@@ -202,7 +221,7 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
     // The loss gradient's item (its scale changes with the loss scale).
     size_t loss_item = 0;
     while (loss_item < tp.backward.size() && tp.backward[loss_item].desc.op_type != "LossGrad") ++loss_item;
-    std::vector<std::vector<KernelDesc>> bwd, upd;
+    std::vector<std::vector<KernelDesc>> bwd, upd, bupd;
     for (const TrainItem& it : tp.backward) bwd.push_back(kernels_of(it, refs, ws));
     const std::set<int> sources = functional ? decision_sources(*ts.plan, tp) : std::set<int>{};
     double S = scaling ? ts.scaling.init : 1.0;
@@ -215,13 +234,16 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
             a.set("scale", ref::Attr::of_float(ts.opt.loss_scale * S));
             bwd[loss_item] = kernels_of(with_attrs(li, a, info), refs, ws);
         }
-        // This step's update kernels: the optimizer's step count and the loss scale's inverse.
+        // This step's update kernels: the optimizer's step count and the loss scale's inverse;
+        // plain SGD as one multi-tensor launch per bucket (bucket_update_kernels).
         const bool plain = tp.update.empty() || tp.update[0].desc.op_type == "SgdUpdate";
         upd.clear();
+        if (plain && bupd.empty())
+            for (size_t k = 0; k < tp.buckets.size(); ++k) bupd.push_back(bucket_update_kernels(tp, k, refs, info));
         for (const TrainItem& it : tp.update)
-            upd.push_back(plain ? kernels_of(it, refs, ws)
-                                : kernels_of(with_attrs(it, ts.opt.update_attrs(ts.opt.step + applied, 1.0 / S), info),
-                                             refs, ws));
+            if (!plain)
+                upd.push_back(kernels_of(with_attrs(it, ts.opt.update_attrs(ts.opt.step + applied, 1.0 / S), info),
+                                         refs, ws));
         if (functional) {
             // The forward values the backward's decisions read, as this step's forward writes them.
             out.forward_seen.emplace_back();
@@ -284,8 +306,11 @@ void run_rank(const TrainSetup& ts, comm::Communicator& comm, uint32_t r, rt::Co
             for (size_t k = 0; k < tp.buckets.size(); ++k) {
                 if (!scaling) check(ctx, ctx.stream_wait_event(compute.id, reduced[k]), r);
                 if (follower) continue;  // rank 0's update stands for this rank's
-                for (size_t u : tp.buckets[k].updates)
-                    for (const KernelDesc& kd : upd[u]) rt.launch(kd, compute);
+                if (plain)
+                    for (const KernelDesc& kd : bupd[k]) rt.launch(kd, compute);
+                else
+                    for (size_t u : tp.buckets[k].updates)
+                        for (const KernelDesc& kd : upd[u]) rt.launch(kd, compute);
             }
             ++applied;
         }

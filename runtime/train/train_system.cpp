@@ -78,7 +78,7 @@ nlohmann::json train_json(const TrainSetup& ts, uint32_t ranks, int64_t batch, c
             {"parameters", ts.tp.parameters},
             {"forward_kernels", ts.plan->kernel_count()},
             {"backward_kernels", ts.tp.backward.size()},
-            {"update_kernels", ts.tp.update.size()},
+            {"update_kernels", ts.tp.update_launches()},
             {"steps", ts.steps},
             {"master_weights", ts.opt.master},
             {"loss_scaling", ts.scaling.dynamic ? nlohmann::json{{"init", ts.scaling.init},

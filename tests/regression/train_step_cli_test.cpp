@@ -217,6 +217,27 @@ TEST_CASE("train-step: ResNet-50 at batch 256 fits a 910-like chip's memory (pla
     CHECK(r.output.find("memory plan per chip: peak") != std::string::npos);
 }
 
+TEST_CASE("train-step: plain SGD updates a bucket's weights in one multi-tensor launch", "[train]") {
+    // Buckets of at most 1 KiB: the MLP's 4 gradients (2048, 128, 1024 and 32 bytes in fp32) fall
+    // into several buckets, each updated by one launch over its weights (segments split across
+    // the vector cores mid-weight); the updated weights match the host reference.
+    const std::string out = temp_dir("train_multi_sgd");
+    const CliResult r = run_cli("train-step " + kMlp + " " + two_chips() + " --trace task --out " + out +
+                                " --batch 4 --precision fp32 --lr 0.5 --bucket-mb 0.0009765625");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto s = read_json(out + "/summary.json");
+    CHECK(s["check"]["passed"] == true);
+    const size_t buckets = s["train"]["buckets"].get<size_t>();
+    CHECK(buckets > 1);
+    CHECK(s["train"]["update_kernels"] == buckets);
+    const auto trace = read_json(out + "/trace.json");
+    size_t launches = 0;
+    for (const auto& e : trace["traceEvents"])
+        if (e.value("ph", "") == "X" && e.value("name", "").find("/sgd") != std::string::npos) ++launches;
+    CHECK(launches == 2 * buckets);  // on each of the 2 chips
+}
+
 TEST_CASE("train-step: AdamW (fused update kernel, fp32 moments) matches the host reference", "[train]") {
     for (const char* precision : {"fp32", "fp16"}) {
         const std::string out = temp_dir(std::string("train_adamw_") + precision);
