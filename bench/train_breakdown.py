@@ -41,6 +41,8 @@ CONV = re.compile(r'^(conv1|layer\d\.\d\.(?:conv\d|downsample))(_bn)?(.*)$')
 def group(name):
     if '@low/sgd' in name:
         return 'update', 'SGD, one kernel per weight'
+    if re.match(r'^bucket\d+/sgd$', name):
+        return 'update', 'SGD, one multi-tensor launch per bucket'
     m = CONV.match(name)
     if m:
         bn, rest = m.group(2), m.group(3)
