@@ -138,12 +138,14 @@ TEST_CASE("conv node: a 1 x 1 Conv of whole C0 blocks of input channels turns an
 }
 
 TEST_CASE("conv node: each core loads a weight tile once per L1 buffer (weight-major tiles, FRACTAL_Z runs)") {
-    // 8 images of one channel tile: the old image-major round robin re-read the weights for
-    // every tile (8 x the pixel tiles); a core's contiguous run of the weight-major order
-    // loads them at most once per L1 buffer (2), so the cube kernel reads the converted W
-    // (the conversion kernel's output) at least once and at most 2 x cores times.
+    // 6 images x 3 channel tiles (48 output channels; the tiny part's plan takes tiles of 16)
+    // over 2 cores: the old image-major round robin gave each core every third channel tile in
+    // turn, so every tile re-read its weights (18 tile loads, 6 x the converted W). A core's
+    // contiguous run of the weight-major order loads a weight tile at most once per L1 buffer
+    // (2) per channel tile it touches, so the cube kernel reads the converted W (the conversion
+    // kernel's output) at least once and at most 2 x cores times.
     ConvCase c;
-    c.x = {8, 32, 6, 6}, c.w = {32, 32, 3, 3}, c.attrs = {{"pads", ints({1, 1, 1, 1})}};
+    c.x = {6, 32, 6, 6}, c.w = {48, 32, 3, 3}, c.attrs = {{"pads", ints({1, 1, 1, 1})}};
     for (const char* arch : {"split", "coupled"}) {
         check_case(c, arch);
         NodeDesc node;
@@ -170,7 +172,7 @@ TEST_CASE("conv node: each core loads a weight tile once per L1 buffer (weight-m
                 if (run.kernels[k] == "conv0/w_to_c1hwc0" && g.write) lo = std::min(lo, g.base), hi = std::max(hi, end);
                 if (run.kernels[k] == "conv0" && !g.write && lo < hi && g.base >= lo && end <= hi) w_read += g.total();
             }
-        const uint64_t w_bytes = 32 * 32 * 9 * 2;
+        const uint64_t w_bytes = 48 * 32 * 9 * 2;
         CHECK(hi - lo == w_bytes);
         CHECK(w_read >= w_bytes);
         CHECK(w_read <= 2 * dev.cube_cores * w_bytes);
