@@ -171,6 +171,24 @@ void Builder::loss() {
     accumulate(at, g, "loss");
 }
 
+// The backward item that wrote gradient g as the sum of two (accumulate's Add), if nothing
+// else reads g: -1 otherwise.
+int Builder::sum_item(int g) const {
+    int at = -1;
+    for (size_t i = 0; i < m_tp.backward.size(); ++i) {
+        const TrainItem& it = m_tp.backward[i];
+        for (int t : it.in)
+            if (t == g) return -1;
+        if (!it.out.empty() && it.out[0] == g) at = static_cast<int>(i);
+    }
+    if (at < 0) return -1;
+    const TrainItem& it = m_tp.backward[static_cast<size_t>(at)];
+    const std::string& n = it.name;
+    const bool sum = it.desc.op_type == "Add" && it.in.size() == 2 && it.out.size() == 1 && n.size() > 4 &&
+                     n.compare(n.size() - 4, 4, "/sum") == 0 && it.completes_bucket < 0;
+    return sum ? at : -1;
+}
+
 void Builder::backward(const PlanStep& st) {
     if (&st == m_done_step) return;
     if (st.op_type == "Split" && !st.view) return split(st);
@@ -184,6 +202,32 @@ void Builder::backward(const PlanStep& st) {
         return;
     }
     if (op == "Relu") {
+        // The ReLU's gradient is the sum of its readers' (a residual Add's two paths): the Add
+        // that made it becomes ReluGrad(y, a, b), one pass instead of two (the sum written and
+        // read back).
+        if (const int s = sum_item(gy); s >= 0) {
+            TrainItem& it = m_tp.backward[static_cast<size_t>(s)];
+            const std::vector<int> ab = it.in;
+            TrainItem f = it;
+            f.name = f.desc.name = st.name + "/grad";
+            f.desc.op_type = "ReluGrad";
+            f.desc.opset = 1;
+            f.desc.attrs = ref::Attrs();
+            f.desc.attrs.set_owner(f.name);
+            f.in = {fwd(st.out[0]), ab[0], ab[1]};
+            f.desc.inputs.clear();
+            for (int t : f.in) f.desc.inputs.push_back(m_tp.tensors[static_cast<size_t>(t)].ref);
+            f.desc.constants.assign(3, nullptr);
+            try {
+                f.op = ops::make_node_op(f.desc, m_dev);
+                if (f.op->outputs().at(0).numel() == m_tp.tensors[static_cast<size_t>(gy)].ref.numel()) {
+                    it = std::move(f);
+                    accumulate(x, gy, st.name);
+                    return;
+                }
+            } catch (const ops::UnsupportedError&) {
+            }
+        }
         accumulate(x, emit(st.name + "/grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy}), st.name);
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
         binary(st, gy);

@@ -172,6 +172,7 @@ private:
     // Adds g to the gradient of plan tensor t (the sum when it already has one), in t's format
     // (train_layout.cpp: g converted or relabelled when it is in another).
     void accumulate(int t, int g, const std::string& name);
+    int sum_item(int g) const;
 
     // train_layout.cpp: tensors in NC1HWC0 (the forward's layout pass kept them so).
     bool c0(int tt) const { return m_tp.tensors[static_cast<size_t>(tt)].ref.format == ops::Format::NC1HWC0; }

@@ -186,6 +186,12 @@ std::vector<HostTensor> chain(const RefNode& n, const In& in) {
 // numpy broadcasting like the other binary ops.
 std::vector<HostTensor> relu_grad(const RefNode& n, const In& in) {
     const HostTensor &y = need(n, in, 0), &dy = need(n, in, 1);
+    if (in.size() > 2) {  // the sum dy + dy2 in dy's type (as a separate Add would round it), masked
+        const HostTensor& d2 = need(n, in, 2);
+        HostTensor s = map_n(n, {&dy, &d2}, dy.type, [](const double* v) { return v[0] + v[1]; });
+        round_to_type(s);
+        return {map_n(n, {&y, &s}, dy.type, [](const double* v) { return v[0] > 0 ? v[1] : 0.0; })};
+    }
     return {map_n(n, {&y, &dy}, dy.type, [](const double* v) { return v[0] > 0 ? v[1] : 0.0; })};
 }
 

@@ -335,6 +335,20 @@ TEST_CASE("ew ops: training ops (ReluGrad, LossGrad, SgdUpdate, ClipGrad, Moving
     rn.op_type = "ReluGrad";
     const auto want = ref::run_ref(rn, {&y, &dy});
     for (size_t i = 0; i < 8; ++i) CHECK(want[0].data[i] == (i > 4 ? dy.data[i] : 0.0));
+    // With a second gradient (the residual Add's sum fused in): y > 0 ? dy + dy2 : 0, the sum
+    // rounded to dy's type as a separate Add would; the kernel over fp16 and fp32 tilings.
+    ref::HostTensor dy2(ElemType::Float, {8});
+    for (size_t i = 0; i < 8; ++i) dy2.data[i] = 0.25 * static_cast<double>(i) - 1;
+    const auto want2 = ref::run_ref(rn, {&y, &dy, &dy2});
+    for (size_t i = 0; i < 8; ++i) CHECK(want2[0].data[i] == (i > 4 ? dy.data[i] + dy2.data[i] : 0.0));
+    for (ElemType t : {ElemType::Float, ElemType::Float16})
+        for (const std::vector<int64_t>& s : {std::vector<int64_t>{517}, std::vector<int64_t>{3, 2, 130}}) {
+            NodeDesc n3 = node("ReluGrad", {{s, t}, {s, t}, {s, t}});
+            const RigResult r3 = run_node(n3, random_inputs(n3, rng, -4, 4), dev, ew::ew_tolerance("Add", t));
+            INFO(ref::elem_type_name(t) << " " << ref::shape_str(s) << ": " << r3.why);
+            CHECK(r3.why == "");
+            CHECK(r3.passed);
+        }
     // ClipGrad (ReLU6: Clip(0, 6)) passes it strictly inside the bounds: y in {-4, ..., 3} at 0
     // and a bound of 2: only y = 1 passes.
     NodeDesc c = node("ClipGrad", {{{8}, ElemType::Float}, {{8}, ElemType::Float}});

@@ -6,6 +6,8 @@
 // reductions compute the same derivatives).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "runtime/graph/train_step.h"
 #include "runtime/graph/zoo.h"
@@ -126,4 +128,32 @@ TEST_CASE("train layout: the backward in NC1HWC0 gives the all-ND plan's weight 
         }
         CHECK(compared > 0);
     }
+}
+
+TEST_CASE("train backward: a ReLU after a residual Add takes its two gradients in one ReluGrad (no separate sum)") {
+    // Each residual block's output ReLU reads an Add; when two steps read it (the next block's
+    // two paths; not the last, read by the pooling alone) its gradient is their sum. The sum's
+    // Add item becomes ReluGrad(y, a, b): one such item per such ReLU, and no '/sum' Add feeds a
+    // ReluGrad.
+    auto ts = setup(kResNet, true);
+    std::map<int, std::string> producer;
+    std::map<int, int> readers;
+    for (const PlanStep& st : ts->plan->steps) {
+        for (int o : st.out) producer[o] = st.op_type;
+        for (int i : st.in) ++readers[i];
+    }
+    size_t residual = 0;
+    for (const PlanStep& st : ts->plan->steps)
+        residual += st.op_type == "Relu" && producer[st.in[0]] == "Add" && readers[st.out[0]] == 2;
+    REQUIRE(residual > 0);
+    size_t fused = 0;
+    std::set<int> sums;
+    for (const TrainItem& it : ts->tp.backward) {
+        if (it.desc.op_type == "Add" && it.name.size() > 4 && it.name.substr(it.name.size() - 4) == "/sum")
+            sums.insert(it.out[0]);
+        if (it.desc.op_type != "ReluGrad") continue;
+        fused += it.in.size() == 3;
+        for (int t : it.in) CHECK(sums.count(t) == 0);
+    }
+    CHECK(fused == residual);
 }

@@ -26,8 +26,9 @@ constexpr List kUnary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", 
                          "Neg", "Abs", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Softsign", "Sign",
                          "Floor", "Ceil", "Round", "Identity"};
 constexpr List kOther = {"Clip", "Where", "Cast", "CastLike", "ElementwiseChain"};
-// sfumato-only training ops (the backward of `sfumato train-step`): ReluGrad(y, dy) = y > 0 ? dy
-// : 0 (y: the ReLU's output, or its input); LossGrad(y, t) = (y - t) * scale (the gradient of
+// sfumato-only training ops (the backward of `sfumato train-step`): ReluGrad(y, dy[, dy2]) = y > 0 ?
+// dy (+ dy2) : 0 (y: the ReLU's output, or its input; dy2: a second gradient summed in, the
+// residual Add's gradient sum fused into the ReLU's backward); LossGrad(y, t) = (y - t) * scale (the gradient of
 // 0.5 * scale * |y - t|^2, and of a softmax's cross-entropy at its logits); SgdUpdate(w, g) =
 // w - lr * g; ClipGrad(y, dy) = min < y < max ? dy : 0 (attributes min, max: Clip's bounds, y its
 // output or input; ReLU6 is Clip(0, 6)); MovingAverage(r, v) = r * momentum + v * (1 - momentum)
@@ -390,7 +391,9 @@ ref::ElemType ew_output_elem(const EwNode& n, const std::vector<ElemType>& in) {
         return in[1];
     }
     if (in_list(kTrain, op)) {
-        if (in.size() != 2) unsupported(n, "needs 2 inputs");
+        if (in.size() != 2 && !(op == "ReluGrad" && in.size() == 3))
+            unsupported(n, op == "ReluGrad" ? "needs 2 or 3 inputs" : "needs 2 inputs");
+        if (in.size() == 3 && in[2] != in[1]) unsupported(n, "dy and dy2 must have one type");
         for (ElemType t : in) need_float(t);
         if (op == "ActivationGrad" && !in_list(kActivationGrad, n.attrs.get_string("activation", "")))
             unsupported(n, "attribute 'activation' = '" + n.attrs.get_string("activation", "") +
@@ -484,7 +487,8 @@ Program build_ew_program(const EwNode& n, const std::vector<InputDesc>& in, DTyp
     } else if (op == "ReluGrad") {
         const DType t = compute_type(in.at(1).elem, false);
         const Val y = b.in(0, compute_type(e0, false));
-        r = b.sel(b.cmp(CmpMode::GT, y, Builder::imm(0, b.type_of(y))), b.in(1, t), Builder::imm(0, t));
+        const Val dy = in.size() == 3 ? b.bin(Opcode::VADD, b.in(1, t), b.in(2, t)) : b.in(1, t);
+        r = b.sel(b.cmp(CmpMode::GT, y, Builder::imm(0, b.type_of(y))), dy, Builder::imm(0, t));
     } else if (op == "ClipGrad") {
         const DType t = compute_type(in.at(1).elem, false);
         const Val y = b.in(0, compute_type(e0, false));
