@@ -143,6 +143,11 @@ TEST_CASE(
     "SetL2CacheHint)") {
     family("catlass_vec");
 }
+TEST_CASE(
+    "ascendc conformance: Select, every form (modes 0, 1 and 2; count, mask, bit-mask and register forms; the "
+    "tensor-scalar mode in place as catlass uses it)") {
+    family("select");
+}
 TEST_CASE("ascendc conformance: SetHF32Mode(true) stops the run naming the call, exit 2") {
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
     for (const char* mode : {"functional", "timing"}) {

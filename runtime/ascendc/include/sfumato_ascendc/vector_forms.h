@@ -1,7 +1,7 @@
 // The vector APIs' other template forms the reference gives, which catlass's tiles and epilogues use: the
 // <T, isSetMask> forms of the vector-scalar ops and Duplicate (the scalar of the tensors' type),
 // MulAddDst<T, U, isSetMask>, RepeatReduceSum (ReduceRepeat<SUM>'s older name); each the instruction of the
-// form in vector.h. Select with a scalar operand fails to compile naming itself when used.
+// form in vector.h.
 #pragma once
 #include <type_traits>
 
@@ -56,14 +56,6 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const M& mask, u
                uint16_t dstBlockStride, uint8_t dstRepeatStride) {
     Duplicate<T, T, isSetMask>(dst, scalarValue, mask, repeatTimes, dstBlockStride, dstRepeatStride);
 }
-// Select with a scalar operand (SELMODE::VSEL_TENSOR_SCALAR_MODE) is not supported.
-template <class T, class U, class S, std::enable_if_t<!sfumato::ascendc::is_local_tensor_v<S>, int> = 0>
-void Select(const LocalTensor<T>&, const LocalTensor<U>&, const LocalTensor<T>&, const S&, SELMODE, uint32_t) {
-    static_assert(sfumato_unsupported::always_false<T, S>,
-                  "AscendC::Select with a scalar operand (VSEL_TENSOR_SCALAR_MODE) is not supported by sfumato's Ascend C "
-                  "layer (see runtime/ascendc/README.md)");
-}
-
 // The older name of ReduceRepeat<ReduceType::SUM> (the reference's list of changed interfaces: repeatTime
 // before the mask, and a dstBlkStride that nothing reads).
 template <class T, bool isSetMask = true>
