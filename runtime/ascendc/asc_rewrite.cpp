@@ -61,7 +61,8 @@ std::string collapse(const std::string& s) {
 }
 
 // The kind of the kernel named `name`, from the qualifiers of its definition: the code between
-// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__.
+// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__ or a core-kind
+// attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where __global__ does not).
 std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
     std::string quals;
     const std::regex use("\\b" + name + "\\s*\\(");
@@ -73,11 +74,17 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
         std::string chunk;  // the code between them (a comment may name another qualifier)
         for (size_t c = b; c < at; ++c)
             if (code[c]) chunk += src[c];
-        if (chunk.find("__global__") != std::string::npos) {
-            quals = chunk;
+        const std::string flat = collapse(chunk);
+        if (chunk.find("__global__") != std::string::npos || flat.find("__attribute__((aic))") != std::string::npos ||
+            flat.find("__attribute__((aiv))") != std::string::npos) {
+            quals = flat;
             break;
         }
     }
+    // The vendor compiler's core-kind attributes (catlass's SmallMatmul is `CATLASS_GLOBAL __attribute__((aic))`):
+    // the kernel is built for that kind of core only, and runs on it only.
+    if (quals.find("__attribute__((aic))") != std::string::npos) return "Cube";
+    if (quals.find("__attribute__((aiv))") != std::string::npos) return "Vector";
     if (quals.find("__vector__") != std::string::npos) return "Vector";
     if (quals.find("__cube__") != std::string::npos) return "Cube";
     if (quals.find("__mix__") != std::string::npos) return "Mix";

@@ -444,6 +444,12 @@ namespace AscendC {
 
 TPipe::TPipe() : m_state(&sfumato::ascendc::enter("TPipe")), m_pipe(*m_state->ctx) { m_state->pipe = this; }
 
+TPipe::TPipe(const TPipe& other) : m_state(other.m_state), m_pipe(*other.m_state->ctx), m_copy(true) {}
+
+void TPipe::not_a_copy() const {
+    if (m_copy) sfumato::ascendc::fail("InitBuffer on a copy of a TPipe (a copy holds no buffers; set them up on the original)");
+}
+
 TPipe::~TPipe() noexcept(false) {
     if (m_state->pipe == this) m_state->pipe = nullptr;
 }

@@ -54,7 +54,11 @@ void select_count(isa::DType dt, isa::Addr dst, isa::Addr sel, isa::Addr src0, i
     const uint32_t es = isa::dtype_size(dt), lanes = 256 / es;
     uint64_t done = 0;  // repeats issued
     const uint64_t full = count / lanes, tail = count % lanes;
+    // Each instruction after the first is another iteration of the API's loop in the scalar code (as the kernel
+    // API's count forms charge it): the counter, and the operand addresses it advances (src1 too in mode 2).
+    const uint32_t iteration = kernel::ApiOps::kLoopIteration + (scalar_mode ? 3 : 4) * kernel::ApiOps::kAddressAdvance;
     auto issue = [&](uint64_t reps, uint32_t on) {
+        if (done > 0) s.ctx->scalar(iteration);
         isa::VecParams v;
         v.repeat = static_cast<uint16_t>(reps);
         const kernel::VecMask m(on);

@@ -11,7 +11,8 @@
 //  G  mode 0 without a mask: the bits SetCmpMask was given, the full mask register
 //  H  mode 1 in place, the way catlass's MLA epilogue uses it: CompareScalar writes the bits over the
 //     tensor it compares, Select keeps the elements <= 10 and zeroes the others.
-// dst starts as -7 everywhere. Small integers and halves: every value compared exactly.
+// dst starts as -7 everywhere. Small integers and halves: every value compared exactly. The "shift" family
+// (ShiftLeft) is below.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -91,7 +92,57 @@ extern "C" __global__ __aicore__ void select_kernel(GM_ADDR x, GM_ADDR y, GM_ADD
     AscendC::DataCopy(og, o, kCases * kN);
 }
 
+// "shift": ShiftLeft of uint16_t by 7 (count form, as catlass's fp8 dequantisation shifts) and by 16 (every bit
+// out: zeros), of uint32_t by 3 (mask form: 64 lanes, 2 repeats) over the same bytes; the host shifts the bits.
+constexpr uint32_t kShN = 256;  // uint16 elements
+uint16_t shv(uint32_t i) { return static_cast<uint16_t>((i * 40503u + 977u) & 0xffffu); }
+
+extern "C" __global__ __aicore__ void shift_kernel(GM_ADDR x, GM_ADDR out) {
+    AscendC::GlobalTensor<uint16_t> xg, og;
+    xg.SetGlobalBuffer((__gm__ uint16_t*)x, kShN);
+    og.SetGlobalBuffer((__gm__ uint16_t*)out, 3 * kShN);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    AscendC::LocalTensor<uint16_t> a = ub.Alloc<uint16_t, kShN>(), o = ub.Alloc<uint16_t, 3 * kShN>();
+    AscendC::DataCopy(a, xg, kShN);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);
+    AscendC::ShiftLeft<uint16_t>(o, a, 7, kShN);
+    AscendC::ShiftLeft<uint16_t>(o[kShN], a, 16, kShN);
+    AscendC::LocalTensor<uint32_t> a32 = a.ReinterpretCast<uint32_t>(), o32 = o[2 * kShN].ReinterpretCast<uint32_t>();
+    AscendC::ShiftLeft<uint32_t>(o32, a32, 3u, uint64_t{64}, 2, AscendC::UnaryRepeatParams(1, 1, 8, 8));
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(og, o, 3 * kShN);
+}
+
+int shift_family() {
+    uint16_t* xd = static_cast<uint16_t*>(AscendC::GmAlloc(kShN * 2));
+    uint16_t* od = static_cast<uint16_t*>(AscendC::GmAlloc(3 * kShN * 2));
+    for (uint32_t i = 0; i < kShN; ++i) xd[i] = shv(i);
+    std::memset(od, 0xa5, 3 * kShN * 2);
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(shift_kernel, 1, (uint8_t*)xd, (uint8_t*)od);
+    std::vector<uint16_t> want(3 * kShN, 0);
+    for (uint32_t i = 0; i < kShN; ++i) want[i] = static_cast<uint16_t>(xd[i] << 7);
+    for (uint32_t i = 0; i < kShN / 2; ++i) {
+        const uint32_t w = (uint32_t{xd[2 * i + 1]} << 16 | xd[2 * i]) << 3;
+        want[2 * kShN + 2 * i] = static_cast<uint16_t>(w & 0xffffu);
+        want[2 * kShN + 2 * i + 1] = static_cast<uint16_t>(w >> 16);
+    }
+    int bad = -1;
+    for (uint32_t e = 0; e < 3 * kShN && bad < 0; ++e)
+        if (od[e] != want[e]) bad = static_cast<int>(e);
+    if (bad >= 0)
+        std::printf("shift wrong: halfword %d is 0x%04x, expected 0x%04x\n", bad, od[bad], want[bad]);
+    else
+        std::printf("shift ok\n");
+    AscendC::GmFree(xd);
+    AscendC::GmFree(od);
+    return bad >= 0 ? 1 : 0;
+}
+
 int select_family(const std::string& name) {
+    if (name == "shift") return shift_family();
     if (name != "select") return -1;
     float* xd = static_cast<float*>(AscendC::GmAlloc(kN * 4));
     float* yd = static_cast<float*>(AscendC::GmAlloc(kN * 4));

@@ -132,6 +132,40 @@ TEST_CASE("ascendc pipes: a VECIN -> VECOUT bound queue syncs MTE2 with MTE3, ev
     CHECK(flags[1] == std::make_pair(P::MTE2, P::MTE3));  // DeQue
 }
 
+namespace {
+// catlass's Arch::Resource: a TPipe and buffers set up through it; PrologueTraits<void> takes its arguments by value.
+struct Resource {
+    AscendC::TPipe pipe;
+    AscendC::LocalTensor<float> ub;
+    Resource() {
+        AscendC::TBuf<AscendC::TPosition::VECCALC> b;
+        GetTPipePtr()->InitBuffer(b, 1024);
+        ub = b.Get<float>();
+    }
+};
+template <class... Args>
+size_t ignore_by_value(Args... args) {
+    return sizeof...(args);
+}
+}  // namespace
+
+TEST_CASE("ascendc pipes: a copied TPipe holds nothing, the original keeps its buffers and stays the core's pipe") {
+    g_mem = sfumato::isa::test::TestMem();
+    MemSink sink(sfumato::isa::CoreKind::Vector, g_mem);
+    const auto [err, code] = run(sink, [&] {
+        Resource r;
+        CHECK(ignore_by_value(r) == 1);  // copies r (its TPipe) and destroys the copy
+        CHECK(GetTPipePtr() == &r.pipe);
+        AscendC::Duplicate(r.ub, 2.5f, 256);  // the original's buffer is still there
+        CHECK(r.ub.GetValue(255) == 2.5f);
+        AscendC::TPipe copy(r.pipe);
+        AscendC::TBuf<AscendC::TPosition::VECCALC> b;
+        copy.InitBuffer(b, 64);  // stops the run
+    });
+    CHECK(code == 2);
+    CHECK_THAT(err, Catch::Contains("TPipe::InitBuffer: InitBuffer on a copy of a TPipe"));
+}
+
 TEST_CASE("ascendc buffers: LocalMemAllocator hands out aligned ranges and stops at the end of the buffer") {
     KapiSink sink(sfumato::isa::CoreKind::Cube);
     const auto [err, code] = run(sink, [] {

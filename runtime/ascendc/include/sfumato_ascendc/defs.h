@@ -269,6 +269,15 @@ struct DataCopyEnhancedParams {
     uint64_t deqTensorAddr = 0;
 };
 struct Nd2NzParams {
+    // The reference's constructors (not an aggregate: a braced list of four values is DataCopyParams', as
+    // catlass's conv copies write it, not ambiguous with this).
+    Nd2NzParams() {}
+    Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+                const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn,
+                const uint16_t dstNzNStrideIn, const uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
     uint16_t ndNum = 1;
     uint16_t nValue = 0;
     uint16_t dValue = 0;
