@@ -103,6 +103,13 @@ void fixpipe_body(GM_ADDR a, GM_ADDR b, GM_ADDR y) {
     bg.SetGlobalBuffer((__gm__ half*)b, kK * kN);
     yg.SetGlobalBuffer((__gm__ float*)y, kOut);
     AscendC::LocalTensor<float> c(AscendC::TPosition::CO1, 0, kM * kN);
+    AscendC::TPipe pipe;
+    if (g_cube_family == "c2h") {
+        // A cube-only kernel's AIC keeps the books of UB buffers, as catlass's Arch::Resource sets one up on
+        // every core (its AIC has no UB: the TBuf is reserved, nothing touches it).
+        AscendC::TBuf<AscendC::TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 64 * 1024);
+    }
     load_and_mad(ag, bg, c);
     AscendC::FixpipeParamsV220 nz;
     nz.nSize = kN, nz.mSize = kM, nz.srcStride = kM, nz.dstStride = kM * 16 * 4 / 32;

@@ -84,6 +84,13 @@ TEST_CASE("ascendc rewrite: a core-kind attribute (__attribute__((aic)) / ((aiv)
     const std::string aiv = "__attribute__((aiv)) void v(GM_ADDR x) { Mmad(c, a, b, p); Add(x, y, z, n); }\n"
                             "void h() { v<<<8, nullptr, s>>>(x); }\n";
     CHECK_THAT(rewrite_launches(aiv, "v.cpp"), Catch::Contains("LaunchKind::Vector"));
+    // Preprocessed (the macro gone, the attribute kept): the unit's launch names the kind too; without one it does not.
+    const std::string pre =
+        "template <class L>\n __attribute__((aic)) void SmallMatmul(L l) { Mmad(c, a, b, p); }\n"
+        "void h() { SmallMatmul<<<24, nullptr, s>>>(l); }\nvoid g() { other<<<2, nullptr, s>>>(l); }\n";
+    const std::string out = sfumato::ascendc::rewrite_unit_launches(pre, "s.ii");
+    CHECK_THAT(out, Catch::Contains("make_call_launcher(\"SmallMatmul\", ::sfumato::ascendc::LaunchKind::Cube, [](auto..."));
+    CHECK_THAT(out, Catch::Contains("make_call_launcher(\"other\", [](auto..."));
 }
 
 TEST_CASE("ascendc rewrite: a launch without its closing >>> names file and line") {

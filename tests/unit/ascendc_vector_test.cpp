@@ -7,6 +7,7 @@
 
 #include "ascendc_test_support.h"
 #include "kernel_operator.h"
+#include "opdev/fp16_t.h"
 
 namespace {
 sfumato::isa::test::TestMem g_mem;
@@ -179,4 +180,18 @@ TEST_CASE("ascendc buffers: LocalMemAllocator hands out aligned ranges and stops
     });
     CHECK(code == 2);
     CHECK_THAT(err, Catch::StartsWith("block 0 (AIC): AscendC::LocalMemAllocator::Alloc: 32768 bytes do not fit in L0A"));
+}
+
+TEST_CASE("ascendc host types: op::fp16_t arithmetic rounds each result to half, as the CANN library's does") {
+    // catlass's 30_w8a16_matmul golden: (b + zeroPoint) * scale in fp16_t, rounded after the add as the device's
+    // half Adds then Muls round.
+    const op::fp16_t b = 5, zp = 0.1, scale = 1.5;
+    const float twice = float(::half(float(::half(5.0 + double(float(zp)))) * 1.5));
+    const float once = float(::half((5.0 + double(float(zp))) * 1.5));
+    REQUIRE(twice != once);  // values where one rounding and two differ
+    CHECK(float((b + zp) * scale) == twice);
+    CHECK(float(b - zp) == float(::half(5.0 - double(float(zp)))));
+    CHECK(float(b / scale) == float(::half(5.0 / 1.5)));
+    const float mixed = b * 2.5f;  // with a float: float arithmetic, as before
+    CHECK(mixed == 12.5f);
 }
