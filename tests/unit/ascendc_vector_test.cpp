@@ -195,3 +195,22 @@ TEST_CASE("ascendc host types: op::fp16_t arithmetic rounds each result to half,
     const float mixed = b * 2.5f;  // with a float: float arithmetic, as before
     CHECK(mixed == 12.5f);
 }
+
+TEST_CASE("ascendc structs: the reference's constructors of InitConstValueParams and Nd2NzParams") {
+    const AscendC::InitConstValueParams<half> p(1, 4, 2, 3);  // as catlass's conv blocks construct it
+    CHECK(p.repeatTimes == 1);
+    CHECK(p.blockNum == 4);
+    CHECK(p.dstGap == 2);
+    CHECK(float(p.initValue) == 3.0f);
+    const AscendC::InitConstValueParams<float> q(5, 1.5f);
+    CHECK(q.repeatTimes == 5);
+    CHECK(q.blockNum == 0);
+    CHECK(q.initValue == 1.5f);
+    const AscendC::Nd2NzParams n(1, 16, 32, 0, 32, 16, 1, 0);
+    CHECK(n.dValue == 32);
+    CHECK(n.dstNzC0Stride == 16);
+    CHECK(AscendC::Nd2NzParams().ndNum == 1);  // sfumato's default: one matrix
+    // Not an aggregate: a braced list of four values converts to DataCopyParams only (catlass's conv copies).
+    CHECK_FALSE(std::is_constructible_v<AscendC::Nd2NzParams, int, int, int, int>);
+    CHECK(std::is_constructible_v<AscendC::DataCopyParams, int, int, int, int>);
+}

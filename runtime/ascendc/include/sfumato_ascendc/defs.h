@@ -448,6 +448,13 @@ inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
 inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
 template <class T>
 struct InitConstValueParams {
+    // The reference's constructors (catlass's conv blocks construct it with four values).
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
     uint16_t repeatTimes = 0;
     uint16_t blockNum = 0;
     uint16_t dstGap = 0;
