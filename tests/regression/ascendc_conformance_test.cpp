@@ -146,7 +146,7 @@ TEST_CASE(
     family("catlass_vec");
 }
 TEST_CASE(
-    "ascendc conformance: Select, every form (modes 0, 1 and 2; count, mask, bit-mask and register forms; the "
+    "ascendc conformance: Select, every form (modes 0, 1 and 2, count, mask, bit-mask and register forms, the "
     "tensor-scalar mode in place as catlass uses it)") {
     family("select");
 }
