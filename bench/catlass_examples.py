@@ -5,7 +5,8 @@ The catlass repository (hicann/catlass) is exported from a local mirror into a s
 each Atlas A2 example (examples/NN_name, not the ascend950 ones) is built the way its README says,
 `bash scripts/build.sh NAME`, with ASCEND_HOME_PATH and CMAKE_PREFIX_PATH naming sfumato's installed
 package (find_package(ASC) -> sfumato-asc). A built example runs with its README's command line
-(`./NAME m n k 0` from output/bin) on configs/ascend910b-like.ini in functional mode (it compares
+(`./NAME m n k 0` from output/bin, or `./output/bin/NAME ...` from the repository; the shell variables its
+script sets, after its own gen_data.py with the README's arguments where it has one: see readme_steps) on configs/ascend910b-like.ini in functional mode (it compares
 with its own host golden and prints "Compare success.") and in timing mode (no data; the cycles
 must be equal). Prints one line per example (built / ran / matched / cycles) and the totals; a
 build that fails reports its first compiler error.
@@ -19,6 +20,7 @@ directory. Without a mirror (CI has no network) the script says so and exits 0.
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -42,6 +44,39 @@ def examples(gitdir):
     return sorted(res, key=lambda n: int(n.split("_", 1)[0]))
 
 
+def readme_steps(readme, name):
+    """What the README runs: (the shell variables it sets, as assignments to run first; its data step or "";
+    the directory the data step runs in and the directory the program runs in, relative to the repository; its
+    command line of the program).
+
+    Its command blocks (bash, sh, shell, or text blocks holding a shell script, as 23_flash_attention_infer's)
+    are read for `var=value` lines (run verbatim before each step, so `$var` expands as the README sets it), the
+    line that runs gen_data.py (with this script's python, which has numpy, for the README's `python`/`python3`;
+    from the repository when the line changes directory itself or names examples/NAME/gen_data.py, else from the
+    example's directory, as the READMEs say) and the program's line: `./NAME ...` (run from output/bin) or
+    `./output/bin/NAME ...` (run from the repository, as 29_a2_fp8_e4m3_matmul's README does)."""
+    blocks = re.findall(r"```(?:bash|sh|shell|text)\n(.*?)```", readme, re.S)
+    lines = [ln.strip() for block in blocks for ln in block.splitlines()]
+    assigns = [ln for ln in lines if re.match(r"^[A-Za-z_]\w*=\S", ln)]
+    prelude = "".join(ln + "\n" for ln in assigns)
+    run, run_dir = "./" + name, os.path.join("output", "bin")
+    for ln in lines:
+        if ln.startswith("./" + name + " "):
+            run = ln
+            break
+        if ln.startswith("./output/bin/" + name + " "):
+            run, run_dir = ln, "."
+            break
+    gen = next((ln for ln in lines if re.search(r"(^|&&\s*)python3? \S*gen_data\.py\b", ln)), "")
+    gen_dir = "."
+    if gen:
+        script = re.search(r"python3? (\S*gen_data\.py)", gen).group(1)
+        if not gen.startswith("cd ") and "/" not in script:
+            gen_dir = os.path.join("examples", name)
+        gen = re.sub(r"(^|&&\s*)python3?(?= )", lambda m: m.group(1) + shlex.quote(sys.executable), gen)
+    return prelude, gen, gen_dir, run, run_dir
+
+
 def run_example(gitdir, src, name, env0, run_timeout):
     res = {"example": name, "built": False, "ran": False, "matched": False, "cycles": None, "timing_cycles": None,
            "note": ""}
@@ -55,12 +90,18 @@ def run_example(gitdir, src, name, env0, run_timeout):
         return res
     res["built"] = True
     readme = git(gitdir, "show", "HEAD:examples/%s/README.md" % name).decode("utf-8", "replace")
-    run = next((ln.strip() for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", readme, re.S) for ln in block.splitlines()
-                if ln.strip().startswith("./" + name + " ")), "./" + name)
+    prelude, gen, gen_dir, run, run_dir = readme_steps(readme, name)
+    if gen:
+        # The README's data step (its gen_data.py with the README's arguments), where the README runs it.
+        code, out = sh(prelude + gen, os.path.join(src, gen_dir), env0, run_timeout)
+        if code != 0:
+            lines = out.strip().splitlines()
+            res["note"] = "its data step failed: " + (lines[-1] if lines else "exit %d" % code)[:240]
+            return res
     for mode in ("functional", "timing"):
         env = dict(env0, SFUMATO_CONFIG="ascend910b-like", SFUMATO_MODE=mode, SFUMATO_TRACE="off",
                    SFUMATO_OUT=os.path.join(src, "sim_" + name + "_" + mode), SFUMATO_QUIET="1")
-        code, out = sh(run, os.path.dirname(exe), env, run_timeout)
+        code, out = sh(prelude + run, os.path.join(src, run_dir), env, run_timeout)
         if mode == "functional":
             res["ran"] = code == 0
             res["cycles"] = cycles_of(env["SFUMATO_OUT"])

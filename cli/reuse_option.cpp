@@ -51,11 +51,12 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"replayed_bytes", c.replayed_bytes},
                       {"across_chips", c.across_chips},
                       {"twins", c.twins},
+                      {"energy_charged", c.energy_charged},
                       {"reused_cycles", c.reused_cycles},
                       {"kernel_cycles", c.kernel_cycles},
-                      // A re-used launch issues no instructions and moves no data, so the run's
-                      // energy has only its leakage over the time it took, not its dynamic energy.
-                      {"energy_complete", c.reused == 0}};
+                      // A re-used launch issues no instructions and moves no data: the run's
+                      // energy holds its dynamic energy only where it was charged its template's.
+                      {"energy_complete", c.energy_complete()}};
   if (c.error_bound_known) {
     j["error_bound_cycles"] = c.error_bound_cycles;
     j["error_bound_fraction"] = c.error_bound_fraction();
@@ -87,11 +88,16 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
                 100.0 * c.error_bound_fraction());
   else
     std::printf("; error bound unknown (no identity simulated twice)\n");
-  if (c.reused)
-    std::printf("  energy leaves out the dynamic energy of the %llu re-used launches "
-                "(they issue no instructions and move no data; their leakage is "
-                "counted): use --reuse-timing off for energy figures\n",
-                static_cast<unsigned long long>(c.reused));
+  if (c.reused && c.energy_charged)
+    std::printf("  energy: %llu re-used launches are charged their templates' dynamic "
+                "energy (the events of the run whose time they took)\n",
+                static_cast<unsigned long long>(c.energy_charged));
+  if (!c.energy_complete())
+    std::printf("  energy leaves out the dynamic energy of %llu re-used launches "
+                "(they issue no instructions and move no data and could not be charged "
+                "their templates'; their leakage is counted): use --reuse-timing off for "
+                "energy figures\n",
+                static_cast<unsigned long long>(c.reused - c.energy_charged));
 }
 
 } // namespace sfumato::cli

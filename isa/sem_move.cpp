@@ -1,6 +1,6 @@
 // Functional semantics of data movement: MTE2 (GM->UB/L1 bursts with byte-exact length and
 // padding, ND->NZ into L1, whole fractals GM->L0A/L0B), MTE1 (load2d with per-fractal
-// transpose, load3d = img2col, L1->UB, fills) and MTE3 (UB->GM with optional atomic add, max or min,
+// transpose, load3d = img2col, L1->UB, L1->the bias table (fp16 converted to fp32), fills) and MTE3 (UB->GM with optional atomic add, max or min,
 // UB->L1, and on split parts' cube cores L1->GM; L1->FB in the FIX pipe). Byte-exact: no timing, no partial-transfer effects; atomic add rounds once per
 // element in the element type (RNE for floats, wrapping for integers).
 #include <algorithm>
@@ -47,6 +47,14 @@ uint64_t local_burst(const Instr& in) {
 uint64_t local_hull(const Instr& in, uint32_t gap_blocks) {
     const uint64_t lb = local_burst(in);
     return (in.copy.nburst - 1ull) * (lb + gap_blocks * kBlock) + lb;
+}
+// copy_l1_to_bt of fp16 converts to the bias table's fp32: each burst of len_bytes of fp16 in L1 becomes twice
+// as many bytes of fp32 (dst_gap counts the destination's 32-byte blocks).
+bool bt_widens(const Instr& in) { return in.op == Opcode::COPY_L1_TO_BT && in.dtype == DType::FP16; }
+uint64_t dst_hull(const Instr& in) {
+    if (!bt_widens(in)) return local_hull(in, in.copy.dst_gap);
+    const uint64_t lb = 2 * local_burst(in);
+    return (in.copy.nburst - 1ull) * (lb + in.copy.dst_gap * kBlock) + lb;
 }
 uint64_t gm_hull(const Instr& in, uint32_t gap_bytes) {
     return (in.copy.nburst - 1ull) * (in.copy.len_bytes + gap_bytes) + in.copy.len_bytes;
@@ -121,6 +129,18 @@ void exec_copy(const Instr& in, IMemView& mem) {
             }
             return;
         }
+        case Opcode::COPY_L1_TO_BT:
+            if (bt_widens(in)) {
+                const uint8_t* s = mem.local(in.src0.pos, in.src0.addr, local_hull(in, c.src_gap));
+                uint8_t* d = mem.local(in.dst.pos, in.dst.addr, dst_hull(in));
+                for (uint32_t i = 0; i < c.nburst; ++i) {
+                    const uint8_t* b = s + i * (lb + c.src_gap * kBlock);
+                    uint8_t* o = d + i * (2 * lb + c.dst_gap * kBlock);
+                    for (uint64_t e = 0; e < lb / 2; ++e) store_f64(DType::FP32, o + 4 * e, load_f64(DType::FP16, b + 2 * e));
+                }
+                return;
+            }
+            [[fallthrough]];
         default: {  // local -> local
             const uint8_t* s = mem.local(in.src0.pos, in.src0.addr, local_hull(in, c.src_gap));
             uint8_t* d = mem.local(in.dst.pos, in.dst.addr, local_hull(in, c.dst_gap));
@@ -279,6 +299,9 @@ std::string validate_move(const Instr& in) {
         if (c.atomic > 3) return "atomic must be 0 (none), 1 (add), 2 (max) or 3 (min)";
         if (c.atomic && c.len_bytes % dtype_size(in.dtype))
             return "atomic add length not a whole number of elements";
+        if (in.op == Opcode::COPY_L1_TO_BT && in.dtype != DType::FP32 && in.dtype != DType::INT32 &&
+            in.dtype != DType::FP16)
+            return "copy_l1_to_bt moves fp32 or int32, or converts fp16 to fp32";
         if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);
         if (in.dst.pos != s.dst) return bad_pos(in, "dst", in.dst.pos);
         return "";
@@ -341,8 +364,7 @@ int footprint_move(const Instr& in, Extent out[kMaxExtents]) {
         const bool gm_src = in.src0.pos == Pos::GM, gm_dst = in.dst.pos == Pos::GM;
         out[0] = {in.src0.pos, in.src0.addr,
                   in.src0.addr + (gm_src ? gm_hull(in, c.src_gap) : local_hull(in, c.src_gap)), false};
-        out[1] = {in.dst.pos, in.dst.addr,
-                  in.dst.addr + (gm_dst ? gm_hull(in, c.dst_gap) : local_hull(in, c.dst_gap)), true};
+        out[1] = {in.dst.pos, in.dst.addr, in.dst.addr + (gm_dst ? gm_hull(in, c.dst_gap) : dst_hull(in)), true};
         return 2;
     }
     switch (in.op) {

@@ -202,6 +202,7 @@ void exec_elementwise(const Instr& in, const VecPtrs& p) {
     const bool has1 = uses_src1(in.op), hasd = reads_dst(in.op),
                integer = is_int(dt) && in.op != Opcode::VCONV;
     const VKind k = kind_of(in.op);
+    const bool sel_scalar = k == VKind::Sel && v.with_index;
     double a[256] = {}, b[256] = {}, c[256] = {}, res[256];
     bool on[256];
     for (uint32_t l = 0; l < L; ++l) on[l] = lane_on(v, l, L);
@@ -210,8 +211,12 @@ void exec_elementwise(const Instr& in, const VecPtrs& p) {
         const uint8_t* s0 = p.s0 ? p.s0 + uint64_t{r} * v.src0_rep_stride * kBlock : nullptr;
         uint8_t* d = p.d + uint64_t{r} * v.dst_rep_stride * kBlock;
         if (k != VKind::Dup) load_lanes(a, s0, st, L, v.src0_blk_stride, on);
-        if (has1)
+        if (sel_scalar) {  // vsel's tensor-scalar mode: one value for every lane
+            const double s1 = load_f64(dt, p.s1);
+            for (uint32_t l = 0; l < L; ++l) b[l] = s1;
+        } else if (has1) {
             load_lanes(b, p.s1 + uint64_t{r} * v.src1_rep_stride * kBlock, dt, L, v.src1_blk_stride, on);
+        }
         if (hasd) load_lanes(c, d, dt, L, v.dst_blk_stride, on);
         switch (k) {
             case VKind::Cmp: {
@@ -223,7 +228,7 @@ void exec_elementwise(const Instr& in, const VecPtrs& p) {
                 std::memcpy(p.d + uint64_t{r} * (L / 8), bits, L / 8);
                 break;
             }
-            case VKind::Sel: {
+            case VKind::Sel: {  // with_index = 1: tensor-scalar mode, b[] is src1's first element
                 const uint8_t* sel = p.s2 + uint64_t{r} * (L / 8);
                 store_lanes(d, dt, L, v.dst_blk_stride, on, [&](uint8_t* q, uint32_t l) {
                     store_f64(dt, q, ((sel[l / 8] >> (l % 8)) & 1u) ? a[l] : b[l]);
@@ -390,6 +395,8 @@ std::string validate_vector(const Instr& in) {
     if (is_special_kind(k)) return validate_special(in);
     if (k == VKind::Brcb) return dtype_size(t) >= 2 ? "" : bad_dtype(in, t);
     if (k == VKind::Cmp && v.cmp >= CmpMode::kCount) return "bad compare mode";
+    if (k == VKind::Sel && v.with_index > 1)
+        return "vsel idx " + std::to_string(v.with_index) + " (0: tensor-tensor, 1: tensor-scalar mode)";
     if (int_only(in.op)) return is_int(t) ? "" : bad_dtype(in, t);
     if (float_only(in.op)) return (t == DType::FP16 || t == DType::FP32) ? "" : bad_dtype(in, t);
     const bool ok =
@@ -431,7 +438,9 @@ int footprint_vector(const Instr& in, Extent out[kMaxExtents]) {
     }
     if (k != VKind::Dup)
         out[n++] = strided_extent(in.src0, ess, L, v.src0_blk_stride, v.src0_rep_stride, v.repeat, false);
-    if (uses_src1(in.op))
+    if (k == VKind::Sel && v.with_index)  // tensor-scalar mode: the one element
+        out[n++] = {in.src1.pos, in.src1.addr, in.src1.addr + esd, false};
+    else if (uses_src1(in.op))
         out[n++] = strided_extent(in.src1, esd, L, v.src1_blk_stride, v.src1_rep_stride, v.repeat, false);
     if (k == VKind::Sel) out[n++] = {in.src2.pos, in.src2.addr, in.src2.addr + v.repeat * (L / 8ull), false};
     if (k == VKind::Cmp) {

@@ -183,6 +183,12 @@ public:
     // hands their traffic so the caches evolve as the kernels would have left them (null: a
     // device without caches to keep).
     virtual ITrafficReplay* traffic_replay() { return nullptr; }
+    // Timing re-use's energy (runtime/reuse/timing_reuse.h): the events the device's energy model
+    // priced for the completed kernel `t` (opaque to the caller; false: the device keeps none for
+    // it), and a stand-in kernel (running on this device, not yet completed) charged such
+    // events of its template, taken from a device of the same configuration (false: not charged).
+    virtual bool kernel_activity(const Task& /*t*/, std::vector<double>& /*out*/) const { return false; }
+    virtual bool charge_standin(const Task& /*standin*/, const std::vector<double>& /*activity*/) { return false; }
 
     // A notify slot on this device (target of peers' NotifyRecord tasks). Devices without peers
     // need not support it.

@@ -1,5 +1,6 @@
 #include "models/aicore/ai_core.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -227,7 +228,14 @@ void AiCore::check_operands(const isa::Instr& in) const {
         const bool reduce_dst = e.write && (isa::vec_kind(in.op) == isa::VecKind::Red ||
                                             isa::vec_kind(in.op) == isa::VecKind::RedAll) &&
                                 isa::param_kind(in.op) == isa::ParamKind::Vec;
-        const uint32_t align = reduce_dst ? isa::dtype_size(in.dtype) : b.align;
+        // vsel's extents are src0, src1, the bitmask (src2), dst. Its bitmask is a stream of bits that the
+        // chip's counter mode reads on from repeat to repeat (a count split into instructions starts one
+        // at the next repeat's bits: 8 bytes a repeat of fp32); its tensor-scalar mode's src1 is one element
+        // (the compare-mask register's value).
+        const bool sel = in.op == isa::Opcode::VSEL && !e.write;
+        const uint32_t align = reduce_dst || (sel && i == 1 && in.vec.with_index) ? isa::dtype_size(in.dtype)
+                               : sel && i == 2                                     ? std::min<uint32_t>(8, b.align)
+                                                                                   : b.align;
         if (e.lo % align != 0)
             throw ProgramError(name(), describe(in) + ": " + isa::pos_name(e.pos) + " address " + hex(e.lo) +
                                          " is not " + std::to_string(align) + "-byte aligned");

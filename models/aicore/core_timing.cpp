@@ -105,7 +105,8 @@ uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, cons
 
 uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
     if (p.ub_bank_conflict_cycles == 0 && p.ub_group_conflict_cycles == 0) return 0;
-    const VecOperands v = vec_operands(in.op);
+    VecOperands v = vec_operands(in.op);
+    if (in.op == Opcode::VSEL && in.vec.with_index) v.src1 = false;  // tensor-scalar mode: a register
     uint64_t base[3], blk[3], rep[3];
     bool src[3];
     int n = 0;

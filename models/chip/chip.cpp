@@ -1,5 +1,7 @@
 #include "models/chip/chip.h"
 
+#include <algorithm>
+
 #include "sim/error.h"
 
 namespace sfumato {
@@ -61,7 +63,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     m_energy = std::make_unique<power::EnergyAttributor>(m_stats, p.power, power::chip_shape(p));
     m_ts->set_kernel_span_hook([this](const Task& t, bool started, uint64_t tick) {
         if (started) m_energy->kernel_started(t.id, tick);
-        else m_energy->kernel_finished(t.id, tick);
+        else m_energy->kernel_finished(t, tick);
     });
 }
 
@@ -88,6 +90,21 @@ void Chip::DmaRouter::start(const MemcpyDesc& copy, IDmaClient& client, uint64_t
 }
 
 ITrafficReplay* Chip::traffic_replay() { return m_memsys.get(); }
+
+bool Chip::kernel_activity(const Task& t, std::vector<double>& out) const {
+    power::Events e;
+    if (!m_energy->kernel_activity(t, e)) return false;
+    out.assign(e.n.begin(), e.n.end());
+    return true;
+}
+
+bool Chip::charge_standin(const Task& standin, const std::vector<double>& activity) {
+    if (activity.size() != power::kNumEvents) return false;
+    power::Events e;
+    std::copy(activity.begin(), activity.end(), e.n.begin());
+    m_energy->charge_like(standin.id, e);
+    return true;
+}
 
 void Chip::flush_caches() {
     if (!m_memsys) return;  // the skeleton memory has no cache

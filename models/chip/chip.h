@@ -39,6 +39,8 @@ public:
     IBackingStore* gm() override { return m_gm.get(); }
     void flush_caches() override;
     ITrafficReplay* traffic_replay() override;
+    bool kernel_activity(const Task& t, std::vector<double>& out) const override;
+    bool charge_standin(const Task& standin, const std::vector<double>& activity) override;
 
     uint32_t create_notify() override { return m_ts->create_notify(); }
 

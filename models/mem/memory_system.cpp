@@ -32,6 +32,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_clk(core_clock),
       m_ports_n(ports),
       m_trace(trace),
+      m_arrivals(p.l2.g.slices),
       m_order(ports, [this](MemRequest& r) { accept(r); }),
       m_stats(parent_stats, basename()),
       m_l2_stats(&m_stats, "l2"),
@@ -123,7 +124,7 @@ void MemorySystem::process() {
         // tick stay), so the two queues merge without a walk for the wheel's earliest tick.
         uint64_t arr = EventWheel::kEmpty;
         if (!m_arrivals.empty()) {
-            const Arrival& a = m_arrivals.top();
+            const auto& a = m_arrivals.top();
             if (a.tick <= limit) {
                 if (a.tick >= now) {
                     arr = a.tick;
@@ -189,7 +190,7 @@ void MemorySystem::process() {
     }
     if (m_runahead_staged) flush_runahead();
     m_in_process = false;
-    m_scheduled = m_arrivals.empty() ? next : std::min(next, m_arrivals.top().tick);
+    m_scheduled = std::min(next, m_arrivals.top_tick());
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
     if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
     if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
@@ -216,8 +217,8 @@ void MemorySystem::flush_runahead() {
     m_in_runahead_cb = false;
 }
 
-void MemorySystem::enter_l2(uint64_t tick, MemRequest& r) {
-    m_arrivals.push({tick, m_arrival_seq++, &r});
+void MemorySystem::enter_l2(uint32_t slice, uint64_t tick, MemRequest& r) {
+    m_arrivals.push(slice, tick, &r);
     if (!m_in_process && tick < m_scheduled) {
         m_scheduled = tick;
         const uint64_t now = now_tick().v;

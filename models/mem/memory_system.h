@@ -28,10 +28,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <systemc>
 #include <vector>
 
+#include "models/mem/arrival_queues.h"
 #include "models/mem/event_wheel.h"
 #include "models/mem/fast_div.h"
 #include "models/mem/hbm_channel.h"
@@ -159,8 +159,8 @@ private:
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
-    // A request reaches its slice at `tick` (its first L2 lookup).
-    void enter_l2(uint64_t tick, MemRequest& r);
+    // A request reaches slice `slice` at `tick` (its first L2 lookup).
+    void enter_l2(uint32_t slice, uint64_t tick, MemRequest& r);
     void flush_runahead();
     Split* get_split();
     std::deque<Split> m_split_pool;
@@ -246,15 +246,9 @@ private:
     std::vector<Slice> m_slices;
 
     EventWheel m_events;
-    // Requests on their way to a slice, by (arrival tick, acceptance order); process() takes them
-    // after the wheel's events of the same tick.
-    struct Arrival {
-        uint64_t tick, seq;
-        MemRequest* req;
-        bool operator>(const Arrival& o) const { return tick != o.tick ? tick > o.tick : seq > o.seq; }
-    };
-    std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>> m_arrivals;
-    uint64_t m_arrival_seq = 0;
+    // Requests on their way to a slice, by (arrival tick, acceptance order), one FIFO per slice;
+    // process() takes them after the wheel's events of the same tick.
+    ArrivalQueues<MemRequest> m_arrivals;
     bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;

@@ -28,12 +28,14 @@ void MemorySystem::submit_line(MemRequest& r) {
     }
     const uint64_t arrive = start + m_noc_ps;
     const uint64_t line = line_of(r.addr);
-    Slice& s = m_slices[slice_of(line)];
+    const uint32_t si = slice_of(line);
+    Slice& s = m_slices[si];
     s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
+    // At least a cycle per request: a slice's arrivals come in tick order (arrival_queues.h).
     s.free = at + ser(r.bytes, m_slice_rate) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
-    enter_l2(at, r);
+    enter_l2(si, at, r);
 }
 
 void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {

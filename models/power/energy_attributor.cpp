@@ -154,7 +154,13 @@ const EventReader& EnergyAttributor::current_reader() const {
 
 Breakdown EnergyAttributor::breakdown_now() const {
     const double now_s = static_cast<double>(now_tick().v) * 1e-12;
-    return m_model.energy(current_reader().read(now_s * m_model.shape().clock_hz), now_s);
+    return m_model.energy(run_events(now_s * m_model.shape().clock_hz), now_s);
+}
+
+Events EnergyAttributor::run_events(double now_cycles) const {
+    Events e = current_reader().read(now_cycles);
+    for (size_t i = 0; i < kNumEvents; ++i) e.n[i] += m_charged.n[i];
+    return e;
 }
 
 void EnergyAttributor::add_stats() {
@@ -200,12 +206,55 @@ void EnergyAttributor::close_interval(uint64_t tick_ps) {
 void EnergyAttributor::kernel_started(uint64_t task_id, uint64_t tick_ps) {
     close_interval(tick_ps);
     m_running.push_back(task_id);
+    m_running_since.push_back(static_cast<double>(tick_ps) * 1e-12);
     if (m_kernels.size() < kMaxKernels) m_kernels.emplace(task_id, Events{});
 }
 
 void EnergyAttributor::kernel_finished(uint64_t task_id, uint64_t tick_ps) {
     close_interval(tick_ps);
-    m_running.erase(std::remove(m_running.begin(), m_running.end(), task_id), m_running.end());
+    for (size_t i = 0; i < m_running.size(); ++i) {
+        if (m_running[i] != task_id) continue;
+        m_running.erase(m_running.begin() + static_cast<std::ptrdiff_t>(i));
+        m_running_since.erase(m_running_since.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+    }
+}
+
+void EnergyAttributor::charge_like(uint64_t task_id, const Events& like) { m_charges[task_id] = like; }
+
+bool EnergyAttributor::kernel_activity(const Task& t, Events& out) const {
+    auto it = m_kernels.find(t.id);
+    if (it == m_kernels.end()) return false;
+    out = kernel_events(t);
+    for (size_t i = 0; i < kNumEvents; ++i) out.n[i] += it->second.n[i];
+    return true;
+}
+
+void EnergyAttributor::kernel_finished(const Task& t, uint64_t tick_ps) {
+    double since = static_cast<double>(tick_ps) * 1e-12;
+    for (size_t i = 0; i < m_running.size(); ++i)
+        if (m_running[i] == t.id) since = m_running_since[i];
+    kernel_finished(t.id, tick_ps);
+    auto c = m_charges.find(t.id);
+    if (c == m_charges.end()) return;
+    // Its own events: its task's pipe busy cycles and its span's share (none if not kept).
+    Events own = kernel_events(t);
+    auto k = m_kernels.find(t.id);
+    if (k != m_kernels.end())
+        for (size_t i = 0; i < kNumEvents; ++i) own.n[i] += k->second.n[i];
+    Events d;
+    for (size_t i = 0; i < kNumEvents; ++i) {
+        const Event ev = static_cast<Event>(i);
+        if (ev == Event::AicActive || ev == Event::AivActive || ev == Event::HbmRefreshes) continue;
+        d.n[i] = c->second.n[i] - own.n[i];
+    }
+    m_charges.erase(c);
+    for (size_t i = 0; i < kNumEvents; ++i) m_charged.n[i] += d.n[i];
+    if (k != m_kernels.end())
+        for (size_t i = 0; i < kNumEvents; ++i) k->second.n[i] += d.n[i];
+    // kernel_energy() adds the task's pipe busy cycles to the span's events: the kept entry now
+    // holds like's less the task's, so the two make like's.
+    m_timeline.add(since, static_cast<double>(tick_ps) * 1e-12, m_model.dynamic(d).dynamic());
 }
 
 void EnergyAttributor::finish(uint64_t tick_ps) { close_interval(tick_ps); }

@@ -62,6 +62,22 @@ public:
     // At a kernel's execution start and at its completion (the tick, in ps).
     void kernel_started(uint64_t task_id, uint64_t tick_ps);
     void kernel_finished(uint64_t task_id, uint64_t tick_ps);
+    // The same, with the task: also applies a charge_like() of it.
+    void kernel_finished(const Task& t, uint64_t tick_ps);
+    // Timing re-use (runtime/reuse/timing_reuse.h): kernel `task_id` runs as a stand-in, which
+    // issues none of its kernel's instructions and moves none of its data, in place of a kernel
+    // whose events were `like` (kernel_activity() of its template, on this chip or another of
+    // the same configuration). When it completes, its activity events are made like's: the
+    // difference to its own (its pipes' busy cycles, its start-up's traffic, its share of what
+    // ran beside it) is added to the run, to its own events and, spread over its span, to the
+    // power timeline. Its time-driven events (active core cycles, HBM refreshes) stay its own:
+    // it held the cores and the HBM refreshed for its time. Call before it completes.
+    void charge_like(uint64_t task_id, const Events& like);
+    // A completed kernel's events as its energy is priced (kernel_energy(): its pipes' busy
+    // cycles and its span's events); false when its span's events were not kept (kMaxKernels).
+    bool kernel_activity(const Task& t, Events& out) const;
+    // What charge_like() added to the run so far (summed over stand-ins, by event).
+    const Events& charged() const { return m_charged; }
     // Brings the bookkeeping to `tick_ps` (the end of the run): the last interval.
     void finish(uint64_t tick_ps);
     // A kernel's span-attributed events (span_part; zero for a kernel not kept).
@@ -72,7 +88,8 @@ public:
     const PowerTimeline& timeline() const { return m_timeline; }
     const EnergyModel& model() const { return m_model; }
     // Every event the chip counted up to `now_cycles` (its stats, read now).
-    Events run_events(double now_cycles) const { return current_reader().read(now_cycles); }
+    // (With what stand-ins were charged: charge_like().)
+    Events run_events(double now_cycles) const;
 
 private:
     void close_interval(uint64_t tick_ps);
@@ -93,6 +110,9 @@ private:
     Events m_last;
     double m_last_s = 0;
     std::vector<uint64_t> m_running;
+    std::vector<double> m_running_since;  // per running kernel: its start (s)
+    std::unordered_map<uint64_t, Events> m_charges;  // stand-ins' charge_like(), applied at completion
+    Events m_charged;
     std::unordered_map<uint64_t, Events> m_kernels;
     Events m_outside;
     PowerTimeline m_timeline;

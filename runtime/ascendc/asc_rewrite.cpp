@@ -61,8 +61,9 @@ std::string collapse(const std::string& s) {
 }
 
 // The kind of the kernel named `name`, from the qualifiers of its definition: the code between
-// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__.
-std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__ or a core-kind
+// attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where __global__ does not).
+std::string definition_quals(const std::string& src, const std::vector<bool>& code, const std::string& name) {
     std::string quals;
     const std::regex use("\\b" + name + "\\s*\\(");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it) {
@@ -73,11 +74,27 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
         std::string chunk;  // the code between them (a comment may name another qualifier)
         for (size_t c = b; c < at; ++c)
             if (code[c]) chunk += src[c];
-        if (chunk.find("__global__") != std::string::npos) {
-            quals = chunk;
+        const std::string flat = collapse(chunk);
+        if (chunk.find("__global__") != std::string::npos || flat.find("__attribute__((aic))") != std::string::npos ||
+            flat.find("__attribute__((aiv))") != std::string::npos) {
+            quals = flat;
             break;
         }
     }
+    return quals;
+}
+
+// The vendor compiler's core-kind attributes (catlass's SmallMatmul is `CATLASS_GLOBAL __attribute__((aic))`):
+// the kernel is built for that kind of core only, and runs on it only. "" without one.
+std::string attribute_kind(const std::string& quals) {
+    if (quals.find("__attribute__((aic))") != std::string::npos) return "Cube";
+    if (quals.find("__attribute__((aiv))") != std::string::npos) return "Vector";
+    return "";
+}
+
+std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+    const std::string quals = definition_quals(src, code, name);
+    if (const std::string k = attribute_kind(quals); !k.empty()) return k;
     if (quals.find("__vector__") != std::string::npos) return "Vector";
     if (quals.find("__cube__") != std::string::npos) return "Cube";
     if (quals.find("__mix__") != std::string::npos) return "Mix";
@@ -184,8 +201,11 @@ std::string rewrite_unit_launches(const std::string& src, const std::string& fil
         out.append(src, copied, l.begin - copied);
         // A generic lambda calling the callee: overload resolution by the launch's arguments, as the
         // vendor's compiler resolves `K<<<...>>>(args)`; no line breaks added, so line markers stay true.
-        out += "::sfumato::ascendc::make_call_launcher(\"" + collapse(l.callee) +
-               "\", [](auto... sfumato_arg_) { " + l.callee + "(sfumato_arg_...); }, ";
+        // A kernel with a core-kind attribute runs on that kind of core only.
+        const std::string kind = attribute_kind(definition_quals(src, code, l.name));
+        out += "::sfumato::ascendc::make_call_launcher(\"" + collapse(l.callee) + "\", " +
+               (kind.empty() ? "" : "::sfumato::ascendc::LaunchKind::" + kind + ", ") +
+               "[](auto... sfumato_arg_) { " + l.callee + "(sfumato_arg_...); }, ";
         out.append(src, l.cfg_begin, l.cfg_end - l.cfg_begin);
         out += ")";
         copied = l.cfg_end + 3;

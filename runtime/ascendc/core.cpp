@@ -76,12 +76,14 @@ public:
     isa::CoreKind core_kind() const override { return m_real.core_kind(); }
     // A mix kernel's AIC runs the body's UB bookkeeping too (TPipe::InitBuffer of its AIVs' queues, before
     // REGIST_MATMUL_OBJ and in serving passes): the UB it sees is its AIVs'. Its own UB instructions
-    // still fail.
+    // still fail. So does a cube-only kernel's AIC on a chip whose AICs have no UB (catlass's AIC-only
+    // SmallMatmul builds its Arch::Resource, a TBuf of the whole UB among them, as every kernel does).
     // Likewise a mix kernel's AIV keeps the books of buffers in its AIC's L1, L0A/B/C, bias table and FixPipe
     // buffer (TPipe::InitBuffer: catlass's Arch::Resource reserves them on every core); instructions on them
     // still fail on the AIV.
     uint64_t buffer_size(isa::Pos pos) const override {
-        if (pos == isa::Pos::UB && m_st.mix && m_real.core_kind() == isa::CoreKind::Cube)
+        if (pos == isa::Pos::UB && m_real.core_kind() == isa::CoreKind::Cube &&
+            (m_st.mix || m_real.buffer_size(pos) == 0))
             return m_st.aiv_ub_bytes;
         if (pos != isa::Pos::UB && pos != isa::Pos::GM && m_st.mix && m_real.core_kind() == isa::CoreKind::Vector)
             return m_st.aic_bytes[static_cast<size_t>(pos)];
@@ -443,6 +445,12 @@ void copy_out(isa::DType t, uint64_t dst, isa::Pos src_pos, uint32_t src, isa::C
 namespace AscendC {
 
 TPipe::TPipe() : m_state(&sfumato::ascendc::enter("TPipe")), m_pipe(*m_state->ctx) { m_state->pipe = this; }
+
+TPipe::TPipe(const TPipe& other) : m_state(other.m_state), m_pipe(*other.m_state->ctx), m_copy(true) {}
+
+void TPipe::not_a_copy() const {
+    if (m_copy) sfumato::ascendc::fail("InitBuffer on a copy of a TPipe (a copy holds no buffers; set them up on the original)");
+}
 
 TPipe::~TPipe() noexcept(false) {
     if (m_state->pipe == this) m_state->pipe = nullptr;

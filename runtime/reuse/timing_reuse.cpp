@@ -176,6 +176,14 @@ struct TimingReuse::Decider {
   bool twins = false;
   uint32_t sample = 0;
 
+  // The stand-in is charged its (completed) template's dynamic energy.
+  void charge_energy(const Launch &l) const {
+    std::vector<double> a;
+    if (l.tmpl->dev && l.dev && l.tmpl->dev->kernel_activity(*l.tmpl->task, a) &&
+        l.dev->charge_standin(*l.task, a))
+      ++loc->energy_charged;
+  }
+
   void decide() const {
     Launch &l = *launch;
     // Decided at a block's start, long after every chip of the run attached.
@@ -218,6 +226,7 @@ struct TimingReuse::Decider {
         l.cycles_known = true;
         loc->reused_cycles += l.cycles;
         loc->dev = std::max(loc->dev, dev);
+        charge_energy(l);
       }
       // Its traffic, as its template moved it, reaches the caches before the
       // next kernel simulated in full looks at them (once the template's
@@ -312,6 +321,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   auto launch = std::make_shared<Launch>();
   launch->ops = std::move(ops);
   launch->chip = m_chip;
+  launch->dev = &m_ctx.device().dev();
   launch->id = local->id.get();
   launch->local = local.get();
   // The launch's task record is the next one (Context::launch records it after
@@ -381,6 +391,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
         l.cycles = l.tmpl->task->cycles;
         l.cycles_known = true;
         d.loc->reused_cycles += l.cycles;
+        d.charge_energy(l);
       }
     }
     const uint64_t wave =

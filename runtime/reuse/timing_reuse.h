@@ -92,6 +92,14 @@
 //   occurrence, else the table's summed differences over the summed times of
 //   such runs, widened by the identity's own deviation; with none measured,
 //   the context's worst (counted unverified).
+// - A stand-in issues no instructions and moves no data of its own, so it is
+//   charged its template's dynamic energy: once the template completed (a
+//   twin: once it completes) the stand-in's device is given the template's
+//   priced events (IDevice::kernel_activity of the template's device), and
+//   the stand-in's activity events become those when it completes
+//   (models/power/energy_attributor.h, charge_like). counters().
+//   energy_charged counts them; a device without energy bookkeeping, or a
+//   template whose events were not kept, leaves a stand-in uncharged.
 // What it leaves out, so what the error is made of: a stand-in's traffic
 // reaches the caches at once and untimed (so the contention it would cause a
 // concurrent kernel or collective is missing), in an approximate order; the L2
@@ -182,6 +190,11 @@ struct ReuseCounters {
   uint64_t across_chips =
       0; // of the reused, those given another chip's full run's time
   uint64_t twins = 0; // of those, given a run still running (lockstep)
+  // Of the reused, those charged their template's dynamic energy (the device
+  // keeps energy events: IDevice::charge_standin); the run's energy is
+  // complete when all were.
+  uint64_t energy_charged = 0;
+  bool energy_complete() const { return energy_charged == reused; }
   bool error_bound_known = true;
   double error_bound_cycles =
       0; // estimated bound on the summed kernel cycles' error

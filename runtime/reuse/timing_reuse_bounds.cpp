@@ -25,6 +25,7 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
   replayed_bytes += o.replayed_bytes;
   across_chips += o.across_chips;
   twins += o.twins;
+  energy_charged += o.energy_charged;
   error_bound_known = error_bound_known && o.error_bound_known;
   error_bound_cycles += o.error_bound_cycles;
   return *this;
@@ -217,6 +218,7 @@ ReuseCounters TimingReuse::counters() const {
     c.reused_cycles += id.reused_cycles;
     c.across_chips += id.across;
     c.twins += id.twins;
+    c.energy_charged += id.energy_charged;
   }
   if (!c.error_bound_known)
     c.error_bound_cycles = 0;

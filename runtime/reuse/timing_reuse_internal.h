@@ -30,6 +30,7 @@ struct TimingReuse::Local {
   uint64_t reused = 0, reused_cycles = 0;
   uint64_t across = 0; // of the reused, given another chip's run's time
   uint64_t twins = 0;  // of those, a run still running when decided
+  uint64_t energy_charged = 0; // of the reused, charged their template's energy
   uint64_t full = 0;   // this service's full runs of it
   uint64_t checks = 0; // of them those after an earlier full run (any chip)
   bool first = false;  // this service made its first full run
@@ -40,6 +41,7 @@ struct TimingReuse::Local {
 struct TimingReuse::Launch {
   size_t record = 0; // this launch's task record
   uint32_t chip = 0; // the device_id of its chip
+  IDevice *dev = nullptr; // its chip (for its energy events)
   const Identity *id = nullptr; // its identity (held by the service's table)
   const Local *local = nullptr;  // this service's record of it (held by m_ids)
   uint64_t occurrence = 0; // its chip's n-th launch of its identity (from 0)

@@ -458,6 +458,7 @@ int load3d_family(const std::string& name);  // conformance_load3d.cpp
 int fixpipe_family(const std::string& name);  // conformance_fixpipe.cpp
 int quant_family(const std::string& name);  // conformance_quant.cpp
 int catlass_family(const std::string& name);  // conformance_catlass.cpp
+int select_family(const std::string& name);  // conformance_select.cpp
 int matmul_family(const std::string& name);  // conformance_matmul.cpp
 int matmul_more_family(const std::string& name);  // conformance_matmul_more.cpp
 int softmax_family(const std::string& name);  // conformance_softmax.cpp
@@ -479,6 +480,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = fixpipe_family(g_family); rc >= 0) return rc;
     if (const int rc = quant_family(g_family); rc >= 0) return rc;
     if (const int rc = catlass_family(g_family); rc >= 0) return rc;
+    if (const int rc = select_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_more_family(g_family); rc >= 0) return rc;
     if (const int rc = softmax_family(g_family); rc >= 0) return rc;

@@ -10,7 +10,10 @@
 // example does). The host computes every output (integer-valued data: the products and sums are exact) and
 // compares bit for bit. "co12": the older DataCopy form of the FixPipe (DataCopyCO12DstParams, with
 // SetFixpipePreQuantFlag and SetFixpipeNz2ndFlag): float -> int8 with a scale and ReLU to ND, float ->
-// half to NZ (16-column fractals of 32-byte rows).
+// half to NZ (16-column fractals of 32-byte rows). "c2": as "fixpipe", with C starting from the bias table
+// (MmadParams::cmatrixInitVal false, cmatrixSource true, Mmad without a bias tensor: the table's address 0);
+// "c2h": the bias given as half in L1, converted to float by the DataCopy into the bias table (the <T, U>
+// form), then Mmad with the bias tensor.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,7 +39,13 @@ float b_value(uint32_t i, uint32_t j) {
     return static_cast<float>(static_cast<int>((i * 5 + j * 11) % 7) - 3);
 }
 
-// GM (ND, k x n) -> L1 (NZ) -> L0A/L0B, one Mmad; every tile is whole fractals.
+// The "c2" family's bias (kN floats of GM): the kernel's y at kBiasIn, set by the host before the run.
+constexpr uint32_t kBiasIn = 5120;
+float bias_value(uint32_t j) { return static_cast<float>(static_cast<int>(j % 5) - 2); }
+GM_ADDR yg_bias = nullptr;
+
+// GM (ND, k x n) -> L1 (NZ) -> L0A/L0B, one Mmad; every tile is whole fractals. "c2": C starts from the
+// bias table (MmadParams::cmatrixSource, the form without a bias tensor), which holds y[kBiasIn..].
 void load_and_mad(AscendC::GlobalTensor<half>& ag, AscendC::GlobalTensor<half>& bg,
                   AscendC::LocalTensor<float>& c) {
     AscendC::LocalTensor<half> a1(AscendC::TPosition::A1, 0, kM * kK);
@@ -51,8 +60,23 @@ void load_and_mad(AscendC::GlobalTensor<half>& ag, AscendC::GlobalTensor<half>& 
     pb.ndNum = 1, pb.nValue = kK, pb.dValue = kN, pb.srcDValue = kN, pb.dstNzC0Stride = kK,
     pb.dstNzNStride = 1;
     AscendC::DataCopy(b1, bg, pb);
+    const bool c2 = g_cube_family == "c2", c2h = g_cube_family == "c2h";
+    AscendC::LocalTensor<float> bias1(AscendC::TPosition::C1, (kM * kK + kK * kN) * 2, kN);
+    AscendC::LocalTensor<half> bias1h = bias1.ReinterpretCast<half>();
+    if (c2) {  // the bias, GM (after the output area) -> L1 -> the bias table at address 0
+        AscendC::GlobalTensor<float> biasg;
+        biasg.SetGlobalBuffer((__gm__ float*)(yg_bias), kN);
+        AscendC::DataCopy(bias1, biasg, kN);
+    } else if (c2h) {  // 64 halves (kN and zeros)
+        AscendC::GlobalTensor<half> biasg;
+        biasg.SetGlobalBuffer((__gm__ half*)(yg_bias), 64);
+        AscendC::DataCopy(bias1h, biasg, {1, 4, 0, 0});  // a braced DataCopyParams, as catlass's conv copies write it
+    }
     AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
+    AscendC::LocalTensor<float> bt(AscendC::TPosition::C2, 0, 64);
+    if (c2) AscendC::DataCopy(bt, bias1, AscendC::DataCopyParams(1, kN * 4 / 64, 0, 0));
+    if (c2h) AscendC::DataCopy(bt, bias1h, AscendC::DataCopyParams(1, 2, 0, 0));  // 128 B of half -> 64 floats
     AscendC::LoadData2DParams la;
     la.repeatTimes = kK / 16, la.srcStride = kM / 16;
     for (uint32_t i = 0; i < kM / 16; ++i) AscendC::LoadData(a2[i * kK * 16], a1[i * 256], la);
@@ -63,7 +87,11 @@ void load_and_mad(AscendC::GlobalTensor<half>& ag, AscendC::GlobalTensor<half>& 
     AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
     AscendC::MmadParams mp;
     mp.m = kM, mp.n = kN, mp.k = kK;
-    AscendC::Mmad(c, a2, b2, mp);
+    if (c2) mp.cmatrixInitVal = false, mp.cmatrixSource = true;  // C starts from the bias table
+    if (c2h)
+        AscendC::Mmad(c, a2, b2, bt, mp);
+    else
+        AscendC::Mmad(c, a2, b2, mp);
     AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);
 }
@@ -75,6 +103,13 @@ void fixpipe_body(GM_ADDR a, GM_ADDR b, GM_ADDR y) {
     bg.SetGlobalBuffer((__gm__ half*)b, kK * kN);
     yg.SetGlobalBuffer((__gm__ float*)y, kOut);
     AscendC::LocalTensor<float> c(AscendC::TPosition::CO1, 0, kM * kN);
+    AscendC::TPipe pipe;
+    if (g_cube_family == "c2h") {
+        // A cube-only kernel's AIC keeps the books of UB buffers, as catlass's Arch::Resource sets one up on
+        // every core (its AIC has no UB: the TBuf is reserved, nothing touches it).
+        AscendC::TBuf<AscendC::TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 64 * 1024);
+    }
     load_and_mad(ag, bg, c);
     AscendC::FixpipeParamsV220 nz;
     nz.nSize = kN, nz.mSize = kM, nz.srcStride = kM, nz.dstStride = kM * 16 * 4 / 32;
@@ -212,7 +247,8 @@ void xflags_aic(AscendC::GlobalTensor<float>& yg) {
 }  // namespace
 
 extern "C" __global__ __aicore__ void cube_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR y) {
-    if (g_cube_family == "fixpipe")
+    yg_bias = y + kBiasIn * sizeof(float);
+    if (g_cube_family == "fixpipe" || g_cube_family == "c2" || g_cube_family == "c2h")
         fixpipe_body(a, b, y);
     else if (g_cube_family == "co12")
         co12_body(a, b, y);
@@ -255,7 +291,7 @@ extern "C" __global__ __aicore__ void poll_kernel(GM_ADDR y) {
 
 int cube_family(const std::string& name) {
     if (name != "fixpipe" && name != "gemv" && name != "xflags" && name != "poll" && name != "poll_never" &&
-        name != "co12")
+        name != "co12" && name != "c2" && name != "c2h")
         return -1;
     g_cube_family = name;
     float* yd = static_cast<float*>(AscendC::GmAlloc(kOut * sizeof(float)));
@@ -301,6 +337,17 @@ int cube_family(const std::string& name) {
             for (uint32_t j = 0; j < n; ++j)
                 for (uint32_t q = 0; q < k; ++q)
                     c[i * n + j] += double{a_value(i, q)} * double{b_value(q, j)};
+        if (name == "c2" || name == "c2h") {
+            half* bh = reinterpret_cast<half*>(yd + kBiasIn);
+            half* wh = reinterpret_cast<half*>(want.data() + kBiasIn);
+            for (uint32_t j = 0; j < n; ++j) {
+                if (name == "c2")
+                    yd[kBiasIn + j] = want[kBiasIn + j] = bias_value(j);
+                else
+                    bh[j] = wh[j] = half(bias_value(j) + 0.5f);
+                for (uint32_t i = 0; i < m; ++i) c[i * n + j] += bias_value(j) + (name == "c2h" ? 0.5 : 0.0);
+            }
+        }
         AscendC::SetKernelMode(KernelMode::AIC_MODE);
         ICPU_RUN_KF(cube_kernel, 1, (uint8_t*)ad, (uint8_t*)bd, (uint8_t*)yd);
         for (uint32_t i = 0; i < m; ++i)

@@ -6,6 +6,7 @@
 // block's own made every stand-in shorter than its template by the difference.
 #include <catch2/catch.hpp>
 
+#include "models/power/energy_attributor.h"
 #include "runtime/reuse/timing_reuse.h"
 #include "tests/sim_harness.h"
 
@@ -74,4 +75,59 @@ TEST_CASE("timing re-use: a stand-in's span equals its template's whatever its o
     // The measured part of the error bound (each stand-in's difference from its template) is 0.
     CHECK(c.error_bound_known == false);  // `on` never checks an identity
     CHECK(c.error_bound_cycles == 0);
+}
+
+TEST_CASE("timing re-use: a stand-in is charged its template's dynamic energy", "[reuse][timing][energy]") {
+    // The stand-ins issue one scalar wait each and move no data; charged, their priced events are
+    // their template's (but the time-driven ones: active core cycles, HBM refreshes), and the
+    // kernels' events with what ran outside them still add up to the run's.
+    test::Harness h({}, "tiny", false);
+    const DeviceInfo& dev = h.chip().info();
+    const uint32_t blocks = dev.vector_cores;
+    const uint32_t bytes = 16 * 1024;
+    std::vector<std::shared_ptr<Task>> tasks;
+    reuse::ReuseCounters c;
+    REQUIRE(h.run_host([&] {
+        rt::Runtime rt(h.chip(), h.host_params(), h.trace(), &h.root());
+        reuse::ReuseOptions o;
+        o.mode = reuse::ReuseMode::On;
+        o.block_dispatch_cycles = h.params().ts.block_dispatch_cycles;
+        o.core_start_cycles = h.params().ts.core_start_cycles;
+        reuse::TimingReuse service(rt.context(), rt.device_info(), o);
+        const uint64_t in = rt.malloc(uint64_t{blocks} * bytes), out = rt.malloc(uint64_t{blocks} * bytes);
+        for (int i = 0; i < 4; ++i) tasks.push_back(rt.launch(stream_kernel(in, out, blocks, bytes), rt.default_stream()));
+        rt.synchronize_device();
+        c = service.counters();
+    }));
+    REQUIRE(c.reused == 3);
+    CHECK(c.energy_charged == 3);
+    CHECK(c.energy_complete());
+    power::EnergyAttributor& a = h.chip().energy();
+    const uint64_t end = now_tick().v;
+    a.finish(end);
+    auto time_driven = [](power::Event e) {
+        return e == power::Event::AicActive || e == power::Event::AivActive || e == power::Event::HbmRefreshes;
+    };
+    power::Events tmpl, sum = a.outside_events();
+    REQUIRE(a.kernel_activity(*tasks[0], tmpl));
+    // The template moved data and kept its pipes busy; a stand-in alone does neither.
+    REQUIRE(tmpl[power::Event::UbGmBytes] > 0);
+    REQUIRE(tmpl[power::Event::HbmReadBytes] > 0);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        power::Events e;
+        REQUIRE(a.kernel_activity(*tasks[i], e));
+        for (size_t k = 0; k < power::kNumEvents; ++k) {
+            sum.n[k] += e.n[k];
+            const auto ev = static_cast<power::Event>(k);
+            if (i == 0 || time_driven(ev)) continue;
+            INFO("launch " << i << ", " << power::event_name(ev));
+            CHECK(e.n[k] == Approx(tmpl.n[k]).margin(1e-9));
+        }
+    }
+    const power::Events run = a.run_events(static_cast<double>(end) * 1e-12 * a.model().shape().clock_hz);
+    for (size_t k = 0; k < power::kNumEvents; ++k) {
+        INFO(power::event_name(static_cast<power::Event>(k)));
+        CHECK(sum.n[k] == Approx(run.n[k]).epsilon(1e-9).margin(1e-6));
+    }
+    CHECK(a.charged()[power::Event::HbmReadBytes] > 0);
 }

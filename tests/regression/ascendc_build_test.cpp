@@ -84,6 +84,23 @@ TEST_CASE("ascendc-build: a kernel calling an API sfumato does not model fails t
     CHECK(s.code != 0);
     CHECK_THAT(s.output, Catch::Contains("softmax APIs of sfumato's Ascend C layer support float tensors only"));
     CHECK_FALSE(fs::exists(dir + "/s.o"));
+    // Forms of supported APIs that sfumato does not model name themselves (one unit, both diagnostics).
+    {
+        std::ofstream k(dir + "/f.cpp");
+        k << "#include \"kernel_operator.h\"\n"
+             "extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {\n"
+             "    AscendC::LocalTensor<int16_t> i;\n"
+             "    AscendC::ShiftLeft<int16_t>(i, i, int16_t(3), 128);\n"
+             "    AscendC::LocalTensor<float> a;\n"
+             "    AscendC::Select<float, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE>(a, a, a, 1, {});\n"
+             "}\n";
+    }
+    const CliResult f = sh(env() + source_dir() + "/scripts/sfumato-asc --cpu-debug -c " + dir + "/f.cpp -o " + dir + "/f.o");
+    INFO(f.output);
+    CHECK(f.code != 0);
+    CHECK_THAT(f.output, Catch::Contains("AscendC::ShiftLeft is supported by sfumato's Ascend C layer for uint16_t and uint32_t"));
+    CHECK_THAT(f.output, Catch::Contains("AscendC::Select<T, VSEL_TENSOR_TENSOR_MODE> without a mask"));
+    CHECK_FALSE(fs::exists(dir + "/f.o"));
 }
 
 TEST_CASE("sfumato-asc: __CCE__ is defined and the vendor's placement lists (__forceinline__[host, aicore]) compile") {

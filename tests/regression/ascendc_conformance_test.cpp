@@ -107,6 +107,8 @@ TEST_CASE(
     "ascendc conformance: DataCopy CO1 -> GM with DataCopyCO12DstParams, quantisation word, ReLU, NZ/ND") {
     family("co12");
 }
+TEST_CASE("ascendc conformance: Mmad without a bias tensor, C from the bias table (cmatrixSource)") { family("c2"); }
+TEST_CASE("ascendc conformance: DataCopy of a half bias in L1 into the float bias table converts it") { family("c2h"); }
 TEST_CASE("ascendc conformance: Mmad with m = 1 is a GEMV (A a contiguous row vector in L0A)") {
     family("gemv");
 }
@@ -142,6 +144,14 @@ TEST_CASE(
     "ascendc conformance: the vector forms catlass uses (repeat-parameter constructors, MulAddDst<T, U, isSetMask>, "
     "SetL2CacheHint)") {
     family("catlass_vec");
+}
+TEST_CASE(
+    "ascendc conformance: Select, every form (modes 0, 1 and 2, count, mask, bit-mask and register forms, the "
+    "tensor-scalar mode in place as catlass uses it)") {
+    family("select");
+}
+TEST_CASE("ascendc conformance: ShiftLeft of uint16_t and uint32_t (count and mask forms, a shift by the width)") {
+    family("shift");
 }
 TEST_CASE("ascendc conformance: SetHF32Mode(true) stops the run naming the call, exit 2") {
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();

@@ -39,6 +39,15 @@ void check_counters(const nlohmann::json &s) {
   CHECK(c["reused"].get<uint64_t>() > 0);
   CHECK(c["reused_cycles"].get<uint64_t>() <=
         c["kernel_cycles"].get<uint64_t>());
+  // Every stand-in is charged its template's dynamic energy.
+  CHECK(c["energy_charged"] == c["reused"]);
+  CHECK(c["energy_complete"] == true);
+}
+
+// The kernels' dynamic energy (the run's less what ran outside kernels).
+double kernels_dynamic_j(const nlohmann::json &s) {
+  return s["energy"]["dynamic_j"].get<double>() -
+         s["energy"]["outside_kernels"]["dynamic_j"].get<double>();
 }
 
 // auto: its own error bound is known and within its tolerance; the family's
@@ -62,6 +71,11 @@ void check_auto(const nlohmann::json &exact, const nlohmann::json &a,
   INFO("error of auto " << 100.0 * err_auto << " %, of on " << 100.0 * err_on
                         << " % (tolerance " << 100.0 * tol << " %)");
   CHECK(std::fabs(err_auto) <= tol);
+  // A stand-in's events are its template's, a full run that agreed with an
+  // earlier one: the kernels' dynamic energy stays within the tolerance too.
+  const double e_auto = kernels_dynamic_j(a) / kernels_dynamic_j(exact) - 1.0;
+  INFO("kernels' dynamic energy: auto " << 100.0 * e_auto << " % of exact");
+  CHECK(std::fabs(e_auto) <= tol);
 }
 
 } // namespace

@@ -69,6 +69,17 @@ TEST_CASE("timing re-use across data-parallel ranks: exact against re-used withi
         CHECK(std::fabs(d_compute) * per_us <= bound);
         // Communication is simulated in full either way: the same buckets.
         CHECK(a["train"]["buckets"] == off["train"]["buckets"]);
+        // Every stand-in, twins included, is charged its template's dynamic energy: the kernels'
+        // dynamic energy (chips and links, less what ran outside kernels) stays within the
+        // tolerance of the exact run's.
+        CHECK(c["energy_charged"] == c["reused"]);
+        CHECK(c["energy_complete"] == true);
+        auto kernels_j = [](const nlohmann::json& s) {
+            return s["energy"]["dynamic_j"].get<double>() - s["energy"]["outside_kernels"]["dynamic_j"].get<double>();
+        };
+        const double d_energy = kernels_j(a) / kernels_j(off) - 1.0;
+        INFO("kernels' dynamic energy: auto " << 100.0 * d_energy << " % of exact");
+        CHECK(std::fabs(d_energy) <= c["tolerance"].get<double>());
         if (chips == 4) {
             // Which rank's process runs first within a tick decides nothing: the same cycles and
             // counters again.

@@ -74,6 +74,25 @@ TEST_CASE("ascendc rewrite: an __aicore__ kernel's kind follows what the source 
     CHECK_THAT(rewrite_launches(none, "n.cpp"), Catch::Contains("LaunchKind::FromMode"));
 }
 
+TEST_CASE("ascendc rewrite: a core-kind attribute (__attribute__((aic)) / ((aiv))) sets the kernel's kind") {
+    // catlass's SmallMatmul: a macro for __global__ (expanded to nothing once preprocessed), the attribute after it,
+    // a source that names vector calls too; the attribute wins.
+    const std::string aic =
+        "template <class L>\nCATLASS_GLOBAL __attribute__ ((aic)) void SmallMatmul(L l) { Mmad(c, a, b, p); Add(x, y, z, n); }\n"
+        "void h() { SmallMatmul<<<24, nullptr, s>>>(l); }\n";
+    CHECK_THAT(rewrite_launches(aic, "s.cpp"), Catch::Contains("LaunchKind::Cube"));
+    const std::string aiv = "__attribute__((aiv)) void v(GM_ADDR x) { Mmad(c, a, b, p); Add(x, y, z, n); }\n"
+                            "void h() { v<<<8, nullptr, s>>>(x); }\n";
+    CHECK_THAT(rewrite_launches(aiv, "v.cpp"), Catch::Contains("LaunchKind::Vector"));
+    // Preprocessed (the macro gone, the attribute kept): the unit's launch names the kind too; without one it does not.
+    const std::string pre =
+        "template <class L>\n __attribute__((aic)) void SmallMatmul(L l) { Mmad(c, a, b, p); }\n"
+        "void h() { SmallMatmul<<<24, nullptr, s>>>(l); }\nvoid g() { other<<<2, nullptr, s>>>(l); }\n";
+    const std::string out = sfumato::ascendc::rewrite_unit_launches(pre, "s.ii");
+    CHECK_THAT(out, Catch::Contains("make_call_launcher(\"SmallMatmul\", ::sfumato::ascendc::LaunchKind::Cube, [](auto..."));
+    CHECK_THAT(out, Catch::Contains("make_call_launcher(\"other\", [](auto..."));
+}
+
 TEST_CASE("ascendc rewrite: a launch without its closing >>> names file and line") {
     const std::string src = "void h() {\n\n  k<<<1, nullptr, s(x);\n}\n";
     CHECK_THROWS_WITH(rewrite_launches(src, "bad.asc"), Catch::Contains("bad.asc:3") && Catch::Contains("'>>>'"));

@@ -7,6 +7,7 @@
 
 #include "ascendc_test_support.h"
 #include "kernel_operator.h"
+#include "opdev/fp16_t.h"
 
 namespace {
 sfumato::isa::test::TestMem g_mem;
@@ -132,6 +133,40 @@ TEST_CASE("ascendc pipes: a VECIN -> VECOUT bound queue syncs MTE2 with MTE3, ev
     CHECK(flags[1] == std::make_pair(P::MTE2, P::MTE3));  // DeQue
 }
 
+namespace {
+// catlass's Arch::Resource: a TPipe and buffers set up through it; PrologueTraits<void> takes its arguments by value.
+struct Resource {
+    AscendC::TPipe pipe;
+    AscendC::LocalTensor<float> ub;
+    Resource() {
+        AscendC::TBuf<AscendC::TPosition::VECCALC> b;
+        GetTPipePtr()->InitBuffer(b, 1024);
+        ub = b.Get<float>();
+    }
+};
+template <class... Args>
+size_t ignore_by_value(Args... args) {
+    return sizeof...(args);
+}
+}  // namespace
+
+TEST_CASE("ascendc pipes: a copied TPipe holds nothing, the original keeps its buffers and stays the core's pipe") {
+    g_mem = sfumato::isa::test::TestMem();
+    MemSink sink(sfumato::isa::CoreKind::Vector, g_mem);
+    const auto [err, code] = run(sink, [&] {
+        Resource r;
+        CHECK(ignore_by_value(r) == 1);  // copies r (its TPipe) and destroys the copy
+        CHECK(GetTPipePtr() == &r.pipe);
+        AscendC::Duplicate(r.ub, 2.5f, 256);  // the original's buffer is still there
+        CHECK(r.ub.GetValue(255) == 2.5f);
+        AscendC::TPipe copy(r.pipe);
+        AscendC::TBuf<AscendC::TPosition::VECCALC> b;
+        copy.InitBuffer(b, 64);  // stops the run
+    });
+    CHECK(code == 2);
+    CHECK_THAT(err, Catch::Contains("TPipe::InitBuffer: InitBuffer on a copy of a TPipe"));
+}
+
 TEST_CASE("ascendc buffers: LocalMemAllocator hands out aligned ranges and stops at the end of the buffer") {
     KapiSink sink(sfumato::isa::CoreKind::Cube);
     const auto [err, code] = run(sink, [] {
@@ -145,4 +180,37 @@ TEST_CASE("ascendc buffers: LocalMemAllocator hands out aligned ranges and stops
     });
     CHECK(code == 2);
     CHECK_THAT(err, Catch::StartsWith("block 0 (AIC): AscendC::LocalMemAllocator::Alloc: 32768 bytes do not fit in L0A"));
+}
+
+TEST_CASE("ascendc host types: op::fp16_t arithmetic rounds each result to half, as the CANN library's does") {
+    // catlass's 30_w8a16_matmul golden: (b + zeroPoint) * scale in fp16_t, rounded after the add as the device's
+    // half Adds then Muls round.
+    const op::fp16_t b = 5, zp = 0.1, scale = 1.5;
+    const float twice = float(::half(float(::half(5.0 + double(float(zp)))) * 1.5));
+    const float once = float(::half((5.0 + double(float(zp))) * 1.5));
+    REQUIRE(twice != once);  // values where one rounding and two differ
+    CHECK(float((b + zp) * scale) == twice);
+    CHECK(float(b - zp) == float(::half(5.0 - double(float(zp)))));
+    CHECK(float(b / scale) == float(::half(5.0 / 1.5)));
+    const float mixed = b * 2.5f;  // with a float: float arithmetic, as before
+    CHECK(mixed == 12.5f);
+}
+
+TEST_CASE("ascendc structs: the reference's constructors of InitConstValueParams and Nd2NzParams") {
+    const AscendC::InitConstValueParams<half> p(1, 4, 2, 3);  // as catlass's conv blocks construct it
+    CHECK(p.repeatTimes == 1);
+    CHECK(p.blockNum == 4);
+    CHECK(p.dstGap == 2);
+    CHECK(float(p.initValue) == 3.0f);
+    const AscendC::InitConstValueParams<float> q(5, 1.5f);
+    CHECK(q.repeatTimes == 5);
+    CHECK(q.blockNum == 0);
+    CHECK(q.initValue == 1.5f);
+    const AscendC::Nd2NzParams n(1, 16, 32, 0, 32, 16, 1, 0);
+    CHECK(n.dValue == 32);
+    CHECK(n.dstNzC0Stride == 16);
+    CHECK(AscendC::Nd2NzParams().ndNum == 1);  // sfumato's default: one matrix
+    // Not an aggregate: a braced list of four values converts to DataCopyParams only (catlass's conv copies).
+    CHECK_FALSE(std::is_constructible_v<AscendC::Nd2NzParams, int, int, int, int>);
+    CHECK(std::is_constructible_v<AscendC::DataCopyParams, int, int, int, int>);
 }

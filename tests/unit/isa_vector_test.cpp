@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 
 #include "isa/instr.h"
@@ -289,6 +290,19 @@ TEST_CASE("isa vector: compare writes a lane bitmask, select picks by it") {
     REQUIRE(validate(s).empty());
     execute(s, m);
     for (int i = 0; i < 128; ++i) CHECK(m.val(U, 0x600 + i * 2, DType::FP16) == (i >= 64 ? i : 64));
+    // Tensor-scalar mode (idx=1): src1's first element for every lane, which is all the instruction reads of it.
+    m.set(U, 0x800, DType::FP16, -3);
+    m.set(U, 0x802, DType::FP16, 77);  // not read
+    s.src1 = at(U, 0x800);
+    s.vec.with_index = 1, s.vec.src1_blk_stride = 0, s.vec.src1_rep_stride = 0;
+    REQUIRE(validate(s).empty());
+    execute(s, m);
+    for (int i = 0; i < 128; ++i) CHECK(m.val(U, 0x600 + i * 2, DType::FP16) == (i >= 64 ? i : -3));
+    Extent ex[kMaxExtents];
+    const int ne = footprint(s, ex);
+    CHECK(std::any_of(ex, ex + ne, [](const Extent& e) { return e.lo == 0x800 && e.hi == 0x802 && !e.write; }));
+    s.vec.with_index = 2;
+    CHECK_FALSE(validate(s).empty());
     // nan compares false except ne.
     m.set(U, 0x0, DType::FP16, NAN);
     c.vec.cmp = CmpMode::EQ;

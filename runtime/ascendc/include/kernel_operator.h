@@ -33,6 +33,7 @@
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/quant.h"
 #include "sfumato_ascendc/securec.h"
+#include "sfumato_ascendc/select.h"
 #include "sfumato_ascendc/softmax.h"
 #include "sfumato_ascendc/softmax_more.h"
 #include "sfumato_ascendc/softmax_v3.h"

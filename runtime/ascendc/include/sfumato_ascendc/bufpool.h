@@ -144,6 +144,7 @@ private:
 template <class T>
 bool TPipe::InitBufPool(T& bufPool, uint32_t len) {
     sfumato::ascendc::enter("TPipe::InitBufPool");
+    not_a_copy();
     const TPosition p = T::kPos;
     const uint32_t at = m_pipe.Reserve(sfumato::ascendc::kernel_position(p), len, "TBufPool");
     bufPool.sfumato_pool().init(p, at, m_pipe.RoundUp(len, sfumato::ascendc::kernel_position(p)));

@@ -46,8 +46,9 @@ struct CoreState {
     // counter mode (SetMaskCount) it holds an element count instead of a lane mask.
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
     bool mask_counter = false;
-    // The compare-mask register (Compare without a destination, SetCmpMask): 128 lane bits.
-    uint64_t cmp_mask[2] = {0, 0};
+    // The compare-mask register (SetCmpMask), as the address of the tensor it was set from (select.h).
+    bool cmp_set = false;
+    isa::Addr cmp_addr;
     // The last per-repeat/whole reduction's result (GetReduceRepeatSumSpr and friends read it).
     isa::Pos reduce_pos = isa::Pos::UB;
     uint64_t reduce_addr = 0;

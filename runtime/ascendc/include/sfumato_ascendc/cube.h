@@ -96,7 +96,15 @@ template <class C, class A, class B>
 void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor<B>& filter, const MmadParams& p) {
     sfumato::ascendc::enter("Mmad");
     static_assert(std::is_same_v<A, B>, "Mmad: the left and right matrices have one element type");
-    if (p.cmatrixSource) sfumato::ascendc::fail("MmadParams::cmatrixSource (C from the bias table) needs the bias form of Mmad");
+    if (p.cmatrixSource && !p.cmatrixInitVal && !p.isBias) {
+        // C starts from the bias table (C2): this form's mad has no bias operand, so its bias-table address
+        // field is 0 (the vendor's mmad example puts the bias at C2 address 0 for it). The bias form's mad.
+        const LocalTensor<C> bt(TPosition::C2, 0, (p.n + 15) / 16 * 16);
+        MmadParams q = p;
+        q.cmatrixSource = false;
+        Mmad(dst, fm, filter, bt, q);
+        return;
+    }
     sfumato::kernel::MmadParams k;
     k.m = p.m, k.n = p.n, k.k = p.k;
     k.cmatrixInitVal = p.cmatrixInitVal && !p.isBias;

@@ -5,7 +5,10 @@
 // atomic-add stores (SetAtomicAdd). Every GM range is checked against the allocation its
 // GlobalTensor points into, and count forms against the local tensor's size.
 #pragma once
+#include <type_traits>
+
 #include "runtime/kernel/api.h"
+#include "sfumato_ascendc/unsupported.h"
 #include "sfumato_ascendc/vector.h"
 
 namespace sfumato::ascendc {
@@ -107,8 +110,8 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
     }
     if (dst.GetPosition() == TPosition::C2) {  // C1 -> the bias table: blockLen and dstGap in 64 B (Atlas A2)
         if (sizeof(T) != 4)
-            sfumato::ascendc::fail("DataCopy C1 -> C2 of other than float or int32_t data (the move's conversion of half "
-                                   "to fp32) is not modelled");
+            sfumato::ascendc::fail("DataCopy C1 -> C2 into a bias table of other than float or int32_t (half converts "
+                                   "through the form with a float destination)");
         if (p.blockCount == 0 || p.blockLen == 0) return;  // the reference: a NOP
         sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 64ull, p.srcStride));
         sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 64ull, p.dstStride * 2u));
@@ -123,6 +126,30 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
         sfumato::ascendc::fail("CO1 -> CO2 takes DataCopyEnhancedParams with BlockMode::BLOCK_MODE_MATRIX");
     sfumato::kernel::DataCopy(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
                               sfumato::kernel::DataCopyParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride});
+}
+// C1 -> C2 with the source and destination of different types (the reference's <T, U> form): half in L1 becomes
+// float in the bias table (one copy_l1_to_bt of fp16, which converts); blockLen counts 64 B of the source,
+// srcStride 32-byte blocks of L1, dstStride 64 B of the bias table (Atlas A2). Types of one size move as they are.
+template <class T, class U, std::enable_if_t<!std::is_same_v<T, U>, int> = 0>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const DataCopyParams& p) {
+    if constexpr (sizeof(T) == sizeof(U)) {
+        DataCopy(dst, src.template ReinterpretCast<T>(), p);
+    } else {
+        static_assert((std::is_same_v<T, float> && std::is_same_v<U, half>) || sfumato_unsupported::always_false<T, U>,
+                      "AscendC::DataCopy between local tensors of different types: sfumato's Ascend C layer converts "
+                      "half (L1) to float (the bias table) only");
+        sfumato::ascendc::enter("DataCopy");
+        if (dst.GetPosition() != TPosition::C2 || (src.GetPosition() != TPosition::C1 && src.GetPosition() != TPosition::A1 &&
+                                                   src.GetPosition() != TPosition::B1))
+            sfumato::ascendc::fail("DataCopy of half into float converts from L1 (C1) to the bias table (C2) only");
+        if (p.blockCount == 0 || p.blockLen == 0) return;  // the reference: a NOP
+        sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen * 64ull, p.srcStride));
+        sfumato::ascendc::check_local_bytes(dst,
+                                            sfumato::ascendc::local_span(p.blockCount, p.blockLen * 128ull, p.dstStride * 2u));
+        sfumato::kernel::detail::copy_local(dst.kt().ctx(), sfumato::isa::DType::FP16, sfumato::ascendc::at(dst),
+                                            sfumato::ascendc::at(src),
+                                            {p.blockCount, p.blockLen * 64u, p.srcStride, static_cast<uint32_t>(p.dstStride * 2u)});
+    }
 }
 template <class T>
 void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t calCount) {

@@ -269,6 +269,15 @@ struct DataCopyEnhancedParams {
     uint64_t deqTensorAddr = 0;
 };
 struct Nd2NzParams {
+    // The reference's constructors (not an aggregate: a braced list of four values is DataCopyParams', as
+    // catlass's conv copies write it, not ambiguous with this).
+    Nd2NzParams() {}
+    Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+                const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn,
+                const uint16_t dstNzNStrideIn, const uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
     uint16_t ndNum = 1;
     uint16_t nValue = 0;
     uint16_t dValue = 0;
@@ -439,6 +448,13 @@ inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
 inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
 template <class T>
 struct InitConstValueParams {
+    // The reference's constructors (catlass's conv blocks construct it with four values).
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
     uint16_t repeatTimes = 0;
     uint16_t blockNum = 0;
     uint16_t dstGap = 0;

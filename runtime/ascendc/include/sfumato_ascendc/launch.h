@@ -113,8 +113,9 @@ struct CoreBody {
 template <class F>
 class CallLauncher {
 public:
-    CallLauncher(F f, const char* name, uint32_t block_dim, void* stream)
-        : m_f(f), m_name(name), m_block_dim(block_dim), m_stream(stream) {}
+    // kind: FromMode, or the core kind a kernel's attribute names (__attribute__((aic)) / ((aiv))).
+    CallLauncher(F f, const char* name, uint32_t block_dim, void* stream, LaunchKind kind = LaunchKind::FromMode)
+        : m_f(f), m_name(name), m_block_dim(block_dim), m_stream(stream), m_kind(kind) {}
     template <class... A>
     void operator()(A&&... args) const {
         using Tuple = std::tuple<std::decay_t<A>...>;
@@ -124,10 +125,20 @@ public:
                         [f, packed] { call_packed<F, Tuple>(&f, packed.get()); }, args_block_bytes<A...>(), {}};
 #if defined(__DAV_CUBE__) || defined(__DAV_VEC__)
         (void)CoreBody<F, Tuple>::registered;
-        r.kind = LaunchKind::Mix;
         const CoreBodyFn aiv = core_body(launch_key<F, Tuple>(), AscendC::AIV);
-        r.body_aiv = [f, packed, aiv] { aiv(&f, packed.get()); };
-        if (!aiv) r.body_aiv = [] { fail("the AIV program of this kernel was not linked (sfumato-asc builds both)"); };
+        std::function<void()> aiv_body = [f, packed, aiv] { aiv(&f, packed.get()); };
+        if (!aiv) aiv_body = [] { fail("the AIV program of this kernel was not linked (sfumato-asc builds both)"); };
+        if (m_kind == LaunchKind::Cube) {  // the AIC program's body on AICs only
+            r.kind = LaunchKind::Cube;
+        } else if (m_kind == LaunchKind::Vector) {  // the AIV program's body on AIVs only
+            r.kind = LaunchKind::Vector;
+            r.body = aiv_body;
+        } else {
+            r.kind = LaunchKind::Mix;
+            r.body_aiv = aiv_body;
+        }
+#else
+        r.kind = m_kind;
 #endif
         launch(std::move(r));
     }
@@ -137,6 +148,7 @@ private:
     const char* m_name;
     uint32_t m_block_dim;
     void* m_stream;
+    LaunchKind m_kind;
 };
 template <class F, class L2, class S>
 CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim, L2&&, S&& stream) {
@@ -149,6 +161,19 @@ CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim, L2&
 template <class F>
 CallLauncher<F> make_call_launcher(const char* name, F f, uint32_t blockDim) {
     return CallLauncher<F>(f, name, blockDim, nullptr);
+}
+// A kernel whose definition names its core kind (__attribute__((aic)) / ((aiv))).
+template <class F, class L2, class S>
+CallLauncher<F> make_call_launcher(const char* name, LaunchKind kind, F f, uint32_t blockDim, L2&&, S&& stream) {
+    return CallLauncher<F>(f, name, blockDim, stream_arg(stream), kind);
+}
+template <class F, class L2>
+CallLauncher<F> make_call_launcher(const char* name, LaunchKind kind, F f, uint32_t blockDim, L2&&) {
+    return CallLauncher<F>(f, name, blockDim, nullptr, kind);
+}
+template <class F>
+CallLauncher<F> make_call_launcher(const char* name, LaunchKind kind, F f, uint32_t blockDim) {
+    return CallLauncher<F>(f, name, blockDim, nullptr, kind);
 }
 
 template <class... P, class... A>

@@ -178,12 +178,16 @@ class TPipe {
 public:
     TPipe();
     ~TPipe() noexcept(false);
-    TPipe(const TPipe&) = delete;
+    // A copy (catlass passes its Arch::Resource, which holds a TPipe, by value to constructors that ignore it)
+    // holds no buffers or queues: the original keeps them and stays the core's pipe (GetTPipePtr); a copy
+    // sets up nothing (InitBuffer on it stops the run naming the call) and its end releases nothing.
+    TPipe(const TPipe& other);
     TPipe& operator=(const TPipe&) = delete;
 
     template <TPosition src, TPosition dst, int32_t depth, auto mask>
     bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len) {
         sfumato::ascendc::enter("TPipe::InitBuffer");
+        not_a_copy();
         if (src != dst && src != TPosition::GM && dst != TPosition::GM)
             m_pipe.InitBuffer(que.kq(), num, len, sfumato::ascendc::bound_pipes(src, dst));
         else
@@ -193,6 +197,7 @@ public:
     template <TPosition pos>
     bool InitBuffer(TBuf<pos>& buf, uint32_t bufferSize) {
         sfumato::ascendc::enter("TPipe::InitBuffer");
+        not_a_copy();
         m_pipe.InitBuffer(buf.kb(), bufferSize);
         buf.initialised = true;
         return true;
@@ -220,8 +225,10 @@ public:
     sfumato::kernel::TPipe& kp() { return m_pipe; }
 
 private:
+    void not_a_copy() const;
     sfumato::ascendc::CoreState* m_state;
     sfumato::kernel::TPipe m_pipe;
+    bool m_copy = false;
 };
 
 TPipe* GetTPipePtr();

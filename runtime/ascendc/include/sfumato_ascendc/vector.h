@@ -5,8 +5,7 @@
 // and Brcb. Each issues what the kernel API's call of the same name issues. Count forms check
 // the count against the tensors' sizes (an overflow stops the run naming the block and call).
 // Simplified: BlockReduceSum/Max/Min issue one per-repeat reduction per 32-byte block (8
-// instructions where the chip has one); Select takes tensor operands only; the mask register's
-// counter mode (SetMaskCount) is not modelled.
+// instructions where the chip has one). Select is in select.h.
 #pragma once
 #include <type_traits>
 #include <vector>
@@ -252,34 +251,6 @@ void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const 
     sfumato::kernel::Compares(dst.template ReinterpretCast<uint8_t>().kt(), src0.kt(),
                               sfumato::ascendc::kscalar<T>(src1Scalar), sfumato::ascendc::kcmp(cmpMode), calCount);
 }
-template <class T, class U>
-void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-            const LocalTensor<T>& src1, SELMODE selMode, uint32_t calCount) {
-    sfumato::ascendc::enter("Select");
-    if (selMode == SELMODE::VSEL_TENSOR_SCALAR_MODE)
-        sfumato::ascendc::fail("Select with SELMODE::VSEL_TENSOR_SCALAR_MODE takes a scalar operand");
-    sfumato::ascendc::count_of(calCount, dst, src0, src1);
-    if (selMode == SELMODE::VSEL_TENSOR_TENSOR_MODE) {
-        sfumato::kernel::Select(dst.kt(), selMask.template ReinterpretCast<uint8_t>().kt(), src0.kt(), src1.kt(),
-                                calCount);
-        return;
-    }
-    // VSEL_CMPMASK_SPR: every repeat selects with the same 256 / sizeof(T) mask bits (the chip
-    // loads them into the compare-mask register once). The modelled vsel reads its mask bits per
-    // repeat, so each repeat is one instruction reading the same bits.
-    namespace sa = sfumato::ascendc;
-    constexpr uint32_t lanes = 256 / sizeof(T);
-    for (uint32_t done = 0; done < calCount; done += lanes) {
-        const uint32_t n = std::min<uint32_t>(lanes, calCount - done);
-        sfumato::isa::VecParams v;
-        const sfumato::kernel::VecMask m(n);
-        v.mask_lo = m.lo, v.mask_hi = m.hi;
-        sfumato::kernel::detail::vec_one(dst.kt().ctx(), sfumato::isa::Opcode::VSEL, sa::dt_of<T>(),
-                                         {sa::at(dst[done]), sa::at(src0[done]), sa::at(src1[done]), sa::at(selMask)},
-                                         v, 0);
-    }
-}
-
 // ---- reductions ----
 namespace detail_reduce {
 bool with_index(ReduceOrder order);

@@ -1,8 +1,9 @@
 // The vector APIs' other template forms the reference gives, which catlass's tiles and epilogues use: the
 // <T, isSetMask> forms of the vector-scalar ops and Duplicate (the scalar of the tensors' type),
 // MulAddDst<T, U, isSetMask>, RepeatReduceSum (ReduceRepeat<SUM>'s older name); each the instruction of the
-// form in vector.h. Select with a scalar operand fails to compile naming itself when used.
+// form in vector.h; ShiftLeft of unsigned types.
 #pragma once
+#include <string>
 #include <type_traits>
 
 #include "sfumato_ascendc/unsupported.h"
@@ -56,12 +57,43 @@ void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const M& mask, u
                uint16_t dstBlockStride, uint8_t dstRepeatStride) {
     Duplicate<T, T, isSetMask>(dst, scalarValue, mask, repeatTimes, dstBlockStride, dstRepeatStride);
 }
-// Select with a scalar operand (SELMODE::VSEL_TENSOR_SCALAR_MODE) is not supported.
-template <class T, class U, class S, std::enable_if_t<!sfumato::ascendc::is_local_tensor_v<S>, int> = 0>
-void Select(const LocalTensor<T>&, const LocalTensor<U>&, const LocalTensor<T>&, const S&, SELMODE, uint32_t) {
-    static_assert(sfumato_unsupported::always_false<T, S>,
-                  "AscendC::Select with a scalar operand (VSEL_TENSOR_SCALAR_MODE) is not supported by sfumato's Ascend C "
-                  "layer (see runtime/ascendc/README.md)");
+// ShiftLeft of unsigned elements (the reference's logical shift: the high bits dropped, zeros shifted in),
+// count and mask forms, scalarValue 0..16 (uint16_t) or 0..32 (uint32_t). Issued as one vmuls by 2^n in the
+// 16- or 32-bit integer type, which wraps to the same bits (the modelled ISA has no vshl; the same vector
+// rate). Signed types (the reference's arithmetic shift keeps the sign bit) fail to compile naming the call.
+namespace detail_shift {
+template <class T>
+constexpr void types() {
+    static_assert(std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> || sfumato_unsupported::always_false<T>,
+                  "AscendC::ShiftLeft is supported by sfumato's Ascend C layer for uint16_t and uint32_t (the logical "
+                  "shift); int16_t and int32_t (the arithmetic shift, the sign bit kept) are not");
+}
+template <class T>
+double factor(const T& n) {
+    const uint64_t v = n, bits = 8 * sizeof(T);
+    if (v > bits)
+        sfumato::ascendc::fail("ShiftLeft by " + std::to_string(v) + " bits (0.." + std::to_string(bits) + " for a " +
+                               std::to_string(bits) + "-bit type)");
+    return v == bits ? 0.0 : static_cast<double>(uint64_t{1} << v);  // every bit shifted out: zeros
+}
+}  // namespace detail_shift
+template <class T, bool isSetMask = true>
+void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const int32_t& count) {
+    detail_shift::types<T>();
+    sfumato::ascendc::enter("ShiftLeft");
+    namespace sa = sfumato::ascendc;
+    sfumato::kernel::detail::vec_count(dst.kt().ctx(), sfumato::isa::Opcode::VMULS, sa::dt_of<T>(), sa::dt_of<T>(),
+                                       {sa::at(dst), sa::at(src), {}, {}}, sa::count_of(count, dst, src), {},
+                                       detail_shift::factor(scalarValue));
+}
+template <class T, bool isSetMask = true, class M>
+void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, const M& mask,
+               const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {
+    detail_shift::types<T>();
+    sfumato::ascendc::enter("ShiftLeft");
+    namespace sa = sfumato::ascendc;
+    sa::vec_issue(sfumato::isa::Opcode::VMULS, sa::dt_of<T>(), sa::dt_of<T>(), {sa::at(dst), sa::at(src), {}, {}},
+                  sa::vparams(repeatTime, repeatParams), detail_shift::factor(scalarValue), sa::marg(isSetMask, mask));
 }
 
 // The older name of ReduceRepeat<ReduceType::SUM> (the reference's list of changed interfaces: repeatTime

@@ -5,8 +5,9 @@
 // Simplified: the modelled ISA has no vcopy, so Copy issues a vector OR of the source with
 // itself on the same lanes and strides (16- or 32-bit integer view of the same bits: the same
 // result and the same cycles per repeat). Not modelled, and stopped with a message naming the
-// call: the compare-mask register (Compare without a destination, GetCmpMask, SetCmpMask).
+// call: Compare without a destination (into the compare-mask register).
 #pragma once
+#include "sfumato_ascendc/select.h"
 #include "sfumato_ascendc/vector.h"
 
 namespace AscendC {
@@ -75,24 +76,14 @@ void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const S& sr
     CompareScalar<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, p);
 }
 
-// The compare-mask register is not modelled: these stop the run naming the call.
+// Compare into the compare-mask register (no destination) is not modelled: it stops the run naming the call.
+// SetCmpMask and GetCmpMask are in select.h.
 template <class T, bool isSetMask = true, class M>
 void Compare(const LocalTensor<T>&, const LocalTensor<T>&, CMPMODE, const M&, const BinaryRepeatParams&) {
     sfumato::ascendc::enter("Compare");
     sfumato::ascendc::fail(
         "Compare into the compare-mask register (no destination) is not modelled by sfumato");
 }
-template <class T>
-void GetCmpMask(const LocalTensor<T>&) {
-    sfumato::ascendc::enter("GetCmpMask");
-    sfumato::ascendc::fail("GetCmpMask: the compare-mask register is not modelled by sfumato");
-}
-template <class T>
-void SetCmpMask(const LocalTensor<T>&) {
-    sfumato::ascendc::enter("SetCmpMask");
-    sfumato::ascendc::fail("SetCmpMask: the compare-mask register is not modelled by sfumato");
-}
-
 // dst[i] = the element of src at byte offset srcBaseOffset + srcOffset[i] (the chip's vgather).
 template <class T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
