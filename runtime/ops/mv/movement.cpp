@@ -255,7 +255,11 @@ private:
         const auto st = strides_of(x());
         std::vector<int64_t> vs(st.size());
         int64_t base = 0;
-        for (size_t d = 0; d < st.size(); ++d) vs[d] = st[d] * s.step[d], base += st[d] * s.start[d];
+        // An axis the output keeps one element of is never stepped: its step may be anything up to
+        // INT64_MAX (ONNX clamps only starts and ends), and its stride in elements would overflow.
+        // Where the output has two or more, |step| < the axis's length, so the product fits.
+        for (size_t d = 0; d < st.size(); ++d)
+            vs[d] = s.out_shape[d] > 1 ? st[d] * s.step[d] : 0, base += st[d] * s.start[d];
         m_outs = {out_like(s.out_shape, x())};
         copy_job(0, 0, s.out_shape, vs, base);
     }
