@@ -38,19 +38,15 @@ KernelDesc stream_kernel(uint64_t in, uint64_t out, uint32_t blocks, uint32_t by
     return k;
 }
 
-}  // namespace
-
-TEST_CASE("timing re-use: a stand-in's span equals its template's whatever its own start-up", "[reuse][timing]") {
-    test::Harness h({}, "tiny", false);
-    const DeviceInfo& dev = h.chip().info();
-    const uint32_t blocks = dev.vector_cores;  // one wave
-    const uint32_t bytes = 16 * 1024;
-    std::vector<std::shared_ptr<Task>> tasks;
+// Four launches of the same streaming kernel under re-use `on`: every repeat takes the first
+// (cold-code) launch's time. The tasks in launch order, and the service's counters.
+reuse::ReuseCounters four_launches_reused(test::Harness& h, uint32_t blocks, uint32_t bytes,
+                                          std::vector<std::shared_ptr<Task>>& tasks) {
     reuse::ReuseCounters c;
     REQUIRE(h.run_host([&] {
         rt::Runtime rt(h.chip(), h.host_params(), h.trace(), &h.root());
         reuse::ReuseOptions o;
-        o.mode = reuse::ReuseMode::On;  // every repeat takes the first (cold-code) launch's time
+        o.mode = reuse::ReuseMode::On;
         o.block_dispatch_cycles = h.params().ts.block_dispatch_cycles;
         o.core_start_cycles = h.params().ts.core_start_cycles;
         reuse::TimingReuse service(rt.context(), rt.device_info(), o);
@@ -59,6 +55,18 @@ TEST_CASE("timing re-use: a stand-in's span equals its template's whatever its o
         rt.synchronize_device();
         c = service.counters();
     }));
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("timing re-use: a stand-in's span equals its template's whatever its own start-up", "[reuse][timing]") {
+    test::Harness h({}, "tiny", false);
+    const DeviceInfo& dev = h.chip().info();
+    const uint32_t blocks = dev.vector_cores;  // one wave
+    const uint32_t bytes = 16 * 1024;
+    std::vector<std::shared_ptr<Task>> tasks;
+    const reuse::ReuseCounters c = four_launches_reused(h, blocks, bytes, tasks);
     REQUIRE(c.reused == 3);
     const Task& tmpl = *tasks[0];
     for (size_t i = 1; i < tasks.size(); ++i) {
@@ -86,19 +94,7 @@ TEST_CASE("timing re-use: a stand-in is charged its template's dynamic energy", 
     const uint32_t blocks = dev.vector_cores;
     const uint32_t bytes = 16 * 1024;
     std::vector<std::shared_ptr<Task>> tasks;
-    reuse::ReuseCounters c;
-    REQUIRE(h.run_host([&] {
-        rt::Runtime rt(h.chip(), h.host_params(), h.trace(), &h.root());
-        reuse::ReuseOptions o;
-        o.mode = reuse::ReuseMode::On;
-        o.block_dispatch_cycles = h.params().ts.block_dispatch_cycles;
-        o.core_start_cycles = h.params().ts.core_start_cycles;
-        reuse::TimingReuse service(rt.context(), rt.device_info(), o);
-        const uint64_t in = rt.malloc(uint64_t{blocks} * bytes), out = rt.malloc(uint64_t{blocks} * bytes);
-        for (int i = 0; i < 4; ++i) tasks.push_back(rt.launch(stream_kernel(in, out, blocks, bytes), rt.default_stream()));
-        rt.synchronize_device();
-        c = service.counters();
-    }));
+    const reuse::ReuseCounters c = four_launches_reused(h, blocks, bytes, tasks);
     REQUIRE(c.reused == 3);
     CHECK(c.energy_charged == 3);
     CHECK(c.energy_complete());
