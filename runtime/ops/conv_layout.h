@@ -89,6 +89,22 @@ struct PhaseMergePlan {
 // Throws InputError when one row of every buffer does not fit UB.
 KernelDesc phase_merge_kernel(const PhaseMergePlan& p, const DeviceInfo& dev, const std::string& name,
                               const std::string& type);
+// A convolution weight into FRACTAL_Z (C1 x taps, m, C0) by whole pieces (conv_weight_fz.cpp):
+// per item (channel block, chunk of r rows) one multi-burst load, one gather into (tap, row, C0)
+// order, one store of `taps` runs of r x 32 B (the gather conversion above reads and writes
+// single pixels' 32 B or less for a weight). Forward (transposed false): W (m, c, taps), OIHW,
+// c a multiple of C0: element (c1 tap, row, lane) = W[row][c1 C0 + lane][tap]. ConvTranspose
+// (transposed): W (c, m, taps), the taps reversed: element (c1 tap, row, lane) =
+// W[c1 C0 + lane][row][taps - 1 - tap], zero for lanes past c.
+struct FzWeightPlan {
+    uint64_t src = 0, dst = 0;
+    isa::DType dtype = isa::DType::FP16;  // 2- or 4-byte
+    uint32_t m = 1, c = 1, taps = 1;
+    bool transposed = false;
+};
+// Throws InputError when one row does not fit UB (or, forward, c is not whole C0 blocks).
+KernelDesc fz_weight_kernel(const FzWeightPlan& p, const DeviceInfo& dev, const std::string& name,
+                            const std::string& type);
 // Zeroes `bytes` bytes at `addr` (a multiple of 32) on the vector cores.
 KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, const std::string& name,
                        const std::string& type);

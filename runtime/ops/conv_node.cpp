@@ -234,6 +234,15 @@ public:
             } catch (const InputError& e) {
                 throw UnsupportedError(n, e.what());
             }
+            // By whole pieces (a row's C0 channels x taps, or a channel's rows x taps) where it
+            // can: long bursts both ways instead of a pixel's 32 B.
+            m_wfz.dtype = dt, m_wfz.m = static_cast<uint32_t>(Mg), m_wfz.c = static_cast<uint32_t>(Cg);
+            m_wfz.taps = static_cast<uint32_t>(L), m_wfz.transposed = m_g.transpose;
+            try {
+                fz_weight_kernel(m_wfz, dev, "", "");
+                m_w_pieces = true;
+            } catch (const InputError&) {
+            }
         }
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
         for (ConvCubePlan& ph : m_phases) {  // each phase's grid (NC1HWC0, Y's type) in the workspace
@@ -271,6 +280,10 @@ public:
             FzFromRowsPlan r = m_wrows;
             r.src = in.at(1).addr, r.dst = wc.dst;
             ks.push_back(fz_from_rows_kernel(r, m_dev, nm + "/w_to_fractal_z", ty));
+        } else if (m_w_pieces) {
+            FzWeightPlan f = m_wfz;
+            f.src = in.at(1).addr, f.dst = wc.dst;
+            ks.push_back(fz_weight_kernel(f, m_dev, nm + "/w_to_c1hwc0", ty));
         } else {
             ks.push_back(nc1hwc0_kernel(wc, m_dev, nm + "/w_to_c1hwc0", ty));
         }
@@ -476,6 +489,8 @@ private:
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)
     bool m_w_rows = false;     // an ND W of rows of K (1 x 1, whole C0 blocks): a block copy to FRACTAL_Z
+    bool m_w_pieces = false;   // W to FRACTAL_Z by fz_weight_kernel (whole pieces), else the gather conversion
+    FzWeightPlan m_wfz;
     bool m_y_5hd = false;      // attribute y_format = NC1HWC0: Y written in NC1HWC0
     ConvCubePlan m_plan;
     Nc1hwc0Plan m_xconv, m_wconv;

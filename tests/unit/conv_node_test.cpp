@@ -253,6 +253,38 @@ TEST_CASE("conv node: a strided ConvTranspose into NC1HWC0 runs as stride-1 phas
     }
 }
 
+TEST_CASE("conv node: a weight goes to FRACTAL_Z in whole pieces, not a pixel's 32 B") {
+    // A 3 x 3 Conv's OIHW W (each row's C0 channels x 9 taps are one 288-byte piece) and a
+    // ConvTranspose's W (each channel's rows x taps, flipped): the conversion reads whole pieces
+    // and writes runs of several FRACTAL_Z rows (32 B each); the values are the reference's.
+    ConvCase f, t;
+    f.x = {1, 32, 6, 6}, f.w = {48, 32, 3, 3}, f.attrs = {{"pads", ints({1, 1, 1, 1})}};
+    t.op = "ConvTranspose", t.x = {1, 40, 4, 4}, t.w = {40, 36, 3, 3}, t.x5 = true;
+    t.attrs = {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {"output_padding", ints({1, 1})},
+               {"y_format", ref::Attr::of_string("NC1HWC0")}};
+    for (const char* arch : {"split", "coupled"})
+        for (const ConvCase* c : {&f, &t}) {
+            const test::NodeSinkRun run = check_case(*c, arch);
+            size_t reads = 0, writes = 0;
+            for (size_t k = 0; k < run.kernels.size(); ++k) {
+                if (run.kernels[k] != "conv0/w_to_c1hwc0") continue;
+                for (const isa::Instr& i : run.issued[k]) {
+                    GmPattern g;
+                    if (!gm_pattern(i, g) || g.total() == 0) continue;
+                    if (g.write) {
+                        ++writes;
+                        CHECK(g.len >= 2 * 32);
+                    } else {
+                        ++reads;
+                        CHECK(g.len >= (c == &f ? 16u * 9 * 2 : 2u * 9 * 2));  // a piece, or two rows x taps
+                    }
+                }
+            }
+            CHECK(reads > 0);
+            CHECK(writes > 0);
+        }
+}
+
 TEST_CASE("conv geometry: auto_pad, ConvTranspose output sizes, and errors naming the node") {
     ref::Attrs at("n0");
     at.set("auto_pad", ref::Attr::of_string("SAME_LOWER"));
