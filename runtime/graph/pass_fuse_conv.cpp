@@ -58,6 +58,11 @@ public:
                 ++m_r.patterns["BatchNormTraining+Relu"];
                 continue;
             }
+            if (op == "Add" && m_c.opt.training && fuse_add_relu(i)) {
+                ++m_r.changes;
+                ++m_r.patterns["Add+Relu"];
+                continue;
+            }
             if (op != "Conv" && op != "Gemm" && op != "MatMul") continue;
             if (!ref::is_float(elem_of(m_g.nodes[i].outputs[0]))) continue;
             std::string pattern = op;
@@ -110,6 +115,31 @@ private:
         if (j < 0 || m_g.nodes[static_cast<size_t>(j)].op_type != "Relu") return false;
         Node fused = m_g.nodes[i];
         fused.attrs.set("relu", ref::Attr::of_int(1));
+        return try_node(i, fused, static_cast<size_t>(j));
+    }
+
+    // Training: an Add of two operands of its output's shape (a residual sum) whose result only
+    // a Relu reads becomes the chain Add, Relu: one pass writes the block's output (the backward
+    // takes ReluGrad of it to both operands).
+    bool fuse_add_relu(size_t i) {
+        const int j = next(i);
+        if (j < 0 || m_g.nodes[static_cast<size_t>(j)].op_type != "Relu") return false;
+        const Node& add = m_g.nodes[i];
+        if (add.inputs.size() != 2 || add.inputs[0] < 0 || add.inputs[1] < 0) return false;
+        const Value& y = m_g.val(add.outputs[0]);
+        if (!ref::is_float(y.elem)) return false;
+        for (int v : add.inputs)
+            if (m_g.val(v).constant || !(m_g.val(v).shape == y.shape) || m_g.val(v).elem != y.elem) return false;
+        Node fused = add;
+        fused.op_type = "ElementwiseChain";
+        fused.domain.clear();
+        fused.opset = 17;
+        fused.attrs = ref::Attrs();
+        fused.attrs.set_owner(fused.name);
+        ref::Attr prog;
+        prog.kind = ref::Attr::Kind::Strings;
+        prog.strings = {"Add", "Relu"};
+        fused.attrs.set("program", prog);
         return try_node(i, fused, static_cast<size_t>(j));
     }
 

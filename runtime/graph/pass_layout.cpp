@@ -168,10 +168,11 @@ LayoutChoice settle(const Graph& g, const Candidates& k, const std::vector<char>
 // In a training step the backward reads the forward's activations and sends gradients back
 // through the same ops (train_layout.cpp): the ops kept in NC1HWC0 there are those whose
 // backward runs in it, a Conv of one group, MaxPool, GlobalAveragePool, BatchNormTraining, ReLU
-// and the residual Add / Sub.
+// and the residual Add / Sub (and Add + Relu as one chain, pass fuse_conv in training).
 bool training_c0(const Node& n) {
     static const std::set<std::string> s = {"Conv", "MaxPool", "GlobalAveragePool", "BatchNormTraining",
                                             "Relu", "Add", "Sub"};
+    if (n.op_type == "ElementwiseChain") return program_of(n) == std::vector<std::string>{"Add", "Relu"};
     if (!s.count(n.op_type)) return false;
     return n.op_type != "Conv" || n.attrs.get_int("group", 1) == 1;
 }

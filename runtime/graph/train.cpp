@@ -201,10 +201,10 @@ void Builder::backward(const PlanStep& st) {
         if (needs(x)) accumulate(x, alias(gy, pref(x).shape), st.name);
         return;
     }
-    if (op == "Relu") {
-        // The ReLU's gradient is the sum of its readers' (a residual Add's two paths): the Add
-        // that made it becomes ReluGrad(y, a, b), one pass instead of two (the sum written and
-        // read back).
+    // ReluGrad from the ReLU's output y: when the ReLU's gradient is the sum of its readers' (a
+    // residual Add's two paths), the Add that made it becomes ReluGrad(y, a, b), one pass
+    // instead of two (the sum written and read back); the gradient through the ReLU.
+    auto relu_grad = [&]() {
         if (const int s = sum_item(gy); s >= 0) {
             TrainItem& it = m_tp.backward[static_cast<size_t>(s)];
             const std::vector<int> ab = it.in;
@@ -222,13 +222,21 @@ void Builder::backward(const PlanStep& st) {
                 f.op = ops::make_node_op(f.desc, m_dev);
                 if (f.op->outputs().at(0).numel() == m_tp.tensors[static_cast<size_t>(gy)].ref.numel()) {
                     it = std::move(f);
-                    accumulate(x, gy, st.name);
-                    return;
+                    return gy;
                 }
             } catch (const ops::UnsupportedError&) {
             }
         }
-        accumulate(x, emit(st.name + "/grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy}), st.name);
+        return emit(st.name + "/grad", "ReluGrad", 1, {}, {fwd(st.out[0]), gy});
+    };
+    if (op == "Relu") {
+        accumulate(x, relu_grad(), st.name);
+    } else if (op == "ElementwiseChain" && st.in.size() == 2 && st.desc.attrs.find("program") &&
+               st.desc.attrs.find("program")->strings == std::vector<std::string>{"Add", "Relu"}) {
+        // A residual Add + Relu (pass fuse_conv in training): both operands take ReluGrad(y, dy).
+        const int g = relu_grad();
+        give(st.in[0], g, st.name + "/dA");
+        give(st.in[1], g, st.name + "/dB");
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
         binary(st, gy);
     } else if (op == "MatMul" && (pref(st.in[0]).shape.size() > 2 || pref(st.in[1]).shape.size() > 2)) {
