@@ -35,11 +35,11 @@ public:
         const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
         const ConvCubePlan& p = m_p;
         m_pipe.InitBuffer(m_qa1, p.l1_buffers, a1_bytes());
-        m_pipe.InitBuffer(m_qb1, p.l1_buffers, p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
-        const uint32_t la = p.y_5hd ? p.base_n : p.base_m, lb = p.y_5hd ? p.base_m : p.base_n;
+        m_pipe.InitBuffer(m_qb1, p.l1_buffers, p.imgs * p.c1_l1 * p.rows_l1 * p.wi * kC0 * kEs);
+        const uint32_t la = p.y_5hd ? p.imgs * p.base_n : p.base_m, lb = p.y_5hd ? p.base_m : p.base_n;
         m_pipe.InitBuffer(m_qa2, 2, la * p.base_k * kEs);
         m_pipe.InitBuffer(m_qb2, 2, p.base_k * lb * kEs);
-        m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.base_n * 4);
+        m_pipe.InitBuffer(m_qc1, p.l0c_buffers, p.base_m * p.imgs * p.base_n * 4);
         if (coupled)
             m_pipe.InitBuffer(m_qc2, p.l0c_buffers, p.base_m * ub_row(p.base_n) * uint32_t{sizeof(U)});
         // The padding rows' fill (y_5hd, M not whole fractals): by the MTE1 before the MTE2 loads
@@ -80,7 +80,7 @@ private:
     struct Step {
         bool valid = false;
         uint32_t tile = 0, c1_0 = 0, c1c = 0;
-        uint32_t img = 0, grp = 0, m0 = 0, tm = 0, p0 = 0, tn = 0;
+        uint32_t img = 0, ni = 1, grp = 0, m0 = 0, tm = 0, p0 = 0, tn = 0;  // images [img, img + ni)
         uint32_t r0 = 0, rows = 0, pt = 0, pb = 0, m_start = 0;  // the input-row window
     };
 
@@ -100,8 +100,8 @@ private:
         s.valid = true;
         s.c1c = std::min(p.c1_l1, p.c1 - c1_0);
         // Weight-major: (group, channel tile) outermost, then image, then pixel tile.
-        const uint32_t per = p.n * p.tiles_n, gm = tile / per, r = tile % per;
-        s.grp = gm / p.tiles_m, s.img = r / p.tiles_n;
+        const uint32_t per = p.img_tiles() * p.tiles_n, gm = tile / per, r = tile % per;
+        s.grp = gm / p.tiles_m, s.img = r / p.tiles_n * p.imgs, s.ni = std::min(p.imgs, p.n - s.img);
         s.m0 = gm % p.tiles_m * p.base_m, s.p0 = r % p.tiles_n * p.base_n;
         s.tm = std::min(p.base_m, p.mg - s.m0), s.tn = std::min(p.base_n, p.oh * p.ow - s.p0);
         // Output rows [lo, hi] of the tile's pixels need input rows [lo * sh - pt, hi * sh - pt
@@ -178,9 +178,15 @@ private:
         LocalTensor<T> b1 = m_qb1.template AllocTensor<T>();
         const uint64_t plane = uint64_t{p.hi} * p.wi * kC0;  // one channel block of the image
         const uint32_t win = s.rows * p.wi * kC0 * kEs;
-        DataCopyPad(
-            b1, m_gx[((uint64_t{s.img} * p.g + s.grp) * p.c1 + s.c1_0) * plane + uint64_t{s.r0} * p.wi * kC0],
-            DataCopyExtParams{s.c1c, win, static_cast<uint32_t>(plane * kEs - win), 0});
+        const auto gap = static_cast<uint32_t>(plane * kEs - win);
+        // Several images' windows one after the other (each c1c blocks of rows x wi); one copy when
+        // their blocks are evenly spaced in GM (the images' whole C1 of one group).
+        const bool one = s.ni == 1 || (p.g == 1 && s.c1c == p.c1);
+        for (uint32_t j = 0; j < (one ? 1 : s.ni); ++j)
+            DataCopyPad(b1[j * s.c1c * s.rows * p.wi * kC0],
+                        m_gx[((uint64_t{s.img + j} * p.g + s.grp) * p.c1 + s.c1_0) * plane +
+                             uint64_t{s.r0} * p.wi * kC0],
+                        DataCopyExtParams{(one ? s.ni : 1) * s.c1c, win, gap, 0});
         m_qb1.EnQue(b1);
     }
 
@@ -269,6 +275,8 @@ private:
         LocalTensor<T> b1 = m_qb1.template DeQue<T>();
         if (m_pad_late[static_cast<size_t>(a1.buffer_index())]) pad_rows(a1, s);
         const bool bias = p.bias_en && s.c1_0 == 0;
+        // Image j's np pixel rows: rows j * np of L0A, its own np x channels tile of L0C.
+        const uint32_t cimg = np * m1 * 16;
         if (bias) {  // ones (pixels x K0) x the bias row (K0 x channels, row 0 = bias)
             LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
             LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
@@ -279,9 +287,10 @@ private:
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
-            Mmad(c, a2, b2,
-                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
-                            static_cast<uint16_t>(kC0), true});
+            for (uint32_t j = 0; j < s.ni; ++j)
+                Mmad(c[j * cimg], a2, b2,
+                     MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
+                                static_cast<uint16_t>(kC0), true});
             m_qa2.FreeTensor(a2);
             m_qb2.FreeTensor(b2);
         }
@@ -289,7 +298,8 @@ private:
             m_ctx.scalar(2);
             const uint32_t kk = std::min(p.base_k, kc - ks), k1 = kk / kC0, kb0 = ks / kC0;
             LocalTensor<T> a2 = m_qa2.template AllocTensor<T>();
-            LoadData(a2, b1, load3d_params(s, np, ks, kk));
+            for (uint32_t j = 0; j < s.ni; ++j)  // image j's window into its np rows of L0A
+                LoadData(a2[j * np * kk], b1[j * s.c1c * s.rows * p.wi * kC0], load3d_params(s, np, ks, kk));
             m_qa2.EnQue(a2);
             LocalTensor<T> b2 = m_qb2.template AllocTensor<T>();
             for (uint32_t kb = 0; kb < k1; ++kb)
@@ -299,9 +309,10 @@ private:
             m_qb2.EnQue(b2);
             a2 = m_qa2.template DeQue<T>();
             b2 = m_qb2.template DeQue<T>();
-            Mmad(c, a2, b2,
-                 MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
-                            static_cast<uint16_t>(kk), !bias && s.c1_0 == 0 && ks == 0});
+            for (uint32_t j = 0; j < s.ni; ++j)
+                Mmad(c[j * cimg], a2[j * np * kk], b2,
+                     MmadParams{static_cast<uint16_t>(np), static_cast<uint16_t>(m1 * 16),
+                                static_cast<uint16_t>(kk), !bias && s.c1_0 == 0 && ks == 0});
             m_qa2.FreeTensor(a2);
             m_qb2.FreeTensor(b2);
         }
@@ -314,29 +325,33 @@ private:
         const uint32_t pix = p.oh * p.ow;
         if (p.y_5hd) {
             // NZ drain = NC1HWC0: C0 channels of a pixel per 32 B block, channel blocks pix
-            // blocks apart; the padding channels of a last partial block written (zeros).
+            // blocks apart; the padding channels of a last partial block written (zeros). Per
+            // image of the tile: its own np x channels tile of the accumulator.
             constexpr uint32_t c0o = 32 / uint32_t{sizeof(U)};
-            FixpipeParams fp{static_cast<uint16_t>(rup(s.tm, c0o)), static_cast<uint16_t>(s.tn),
-                             static_cast<uint16_t>(rup(s.tn, 16)), pix};
-            fp.reluEn = p.relu;
-            fp.nz2ndEn = false;
-            const uint32_t c1o = (p.mtot + c0o - 1) / c0o;
+            const uint32_t np = rup(s.tn, 16), c1o = (p.mtot + c0o - 1) / c0o;
             const uint64_t blk = (uint64_t{s.grp} * p.mg + s.m0) / c0o;  // groups: whole C0 blocks
-            const GlobalTensor<U> y = m_gy[((uint64_t{s.img} * c1o + blk) * pix + s.p0) * c0o];
-            if (!coupled) {
-                Fixpipe(y, c, fp);
-                return;
+            for (uint32_t j = 0; j < s.ni; ++j) {
+                FixpipeParams fp{static_cast<uint16_t>(rup(s.tm, c0o)), static_cast<uint16_t>(s.tn),
+                                 static_cast<uint16_t>(np), pix};
+                fp.reluEn = p.relu;
+                fp.nz2ndEn = false;
+                const GlobalTensor<U> y = m_gy[((uint64_t{s.img + j} * c1o + blk) * pix + s.p0) * c0o];
+                const LocalTensor<float> cj = c[j * np * rup(s.tm, 16)];
+                if (!coupled) {
+                    Fixpipe(y, cj, fp);
+                    continue;
+                }
+                // Coupled: the NZ tile to UB (channel blocks tn pixels of 32 B apart), then each
+                // block's tn pixels to its place in GM by the MTE3, channel blocks pix pixels apart.
+                fp.dstStride = s.tn;
+                LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
+                DataCopy(c2, cj, fp);
+                m_qc2.EnQue(c2);
+                c2 = m_qc2.template DeQue<U>();
+                DataCopyPad(y, c2,
+                            DataCopyExtParams{rup(s.tm, c0o) / c0o, s.tn * 32, 0, (pix - s.tn) * 32});
+                m_qc2.FreeTensor(c2);
             }
-            // Coupled: the NZ tile to UB (channel blocks tn pixels of 32 B apart), then each
-            // block's tn pixels to its place in GM by the MTE3, channel blocks pix pixels apart.
-            fp.dstStride = s.tn;
-            LocalTensor<U> c2 = m_qc2.template AllocTensor<U>();
-            DataCopy(c2, c, fp);
-            m_qc2.EnQue(c2);
-            c2 = m_qc2.template DeQue<U>();
-            DataCopyPad(y, c2,
-                        DataCopyExtParams{rup(s.tm, c0o) / c0o, s.tn * 32, 0, (pix - s.tn) * 32});
-            m_qc2.FreeTensor(c2);
             return;
         }
         FixpipeParams fp{static_cast<uint16_t>(s.tn), static_cast<uint16_t>(s.tm),
@@ -399,14 +414,21 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 if (bn > rup(pix, 16) && bn / 2 >= rup(pix, 16)) continue;
                 t.base_m = std::min(bm, rup(p.mg, 16)), t.base_n = std::min(bn, rup(pix, 16)),
                 t.l0c_buffers = bufs;
-                if (uint64_t{bufs} * t.base_m * t.base_n * 4 > dev.l0c_bytes) continue;
+                // Several images per tile: an NC1HWC0 Y whose images fit one pixel tile each, stride
+                // 1 (a strided window holds s_h x s_w times the tile's pixels: measured slower on the
+                // 910-like, 1 x 1 stride 2 1024 -> 2048 at 7 x 7 70.3 -> 80.2 us, which this
+                // estimate does not see).
+                const uint32_t max_imgs = p.y_5hd && t.base_n >= pix && p.sh == 1 && p.sw == 1 ? p.n : 1;
+                for (uint32_t ni = 1; ni <= max_imgs; ni = ni < max_imgs && 2 * ni > max_imgs ? max_imgs : 2 * ni) {
+                t.imgs = ni;
+                if (uint64_t{bufs} * t.base_m * ni * t.base_n * 4 > dev.l0c_bytes) continue;
                 if (dev.arch == "coupled" && uint64_t{bufs} * t.base_m * rup(t.base_n * 4, 32) > dev.ub_bytes)
                     continue;
                 // base_k: the largest multiple of C0 (up to one channel block's K, at most 256
                 // elements... or more when one block is bigger) whose double-buffered L0 tiles fit.
                 uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
                 // y_5hd: the pixels are A (L0A), the channels B (L0B).
-                const uint64_t la = p.y_5hd ? t.base_n : t.base_m, lb = p.y_5hd ? t.base_m : t.base_n;
+                const uint64_t la = p.y_5hd ? uint64_t{ni} * t.base_n : t.base_m, lb = p.y_5hd ? t.base_m : t.base_n;
                 while (bk > c0 &&
                        (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
                     bk -= c0;
@@ -414,7 +436,7 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 t.base_k = bk;
                 t.rows_l1 = window_rows(p, t.base_n);
                 const uint64_t per_c1 =
-                    uint64_t{l1b} * (uint64_t{t.base_m} * L + uint64_t{t.rows_l1} * p.wi * c0) * es;
+                    uint64_t{l1b} * (uint64_t{t.base_m} * L + uint64_t{ni} * t.rows_l1 * p.wi * c0) * es;
                 const uint64_t extra = p.bias_en ? uint64_t{l1b} * t.base_m * c0 * es : 0;
                 if (dev.l1_bytes <= extra) continue;
                 const uint64_t fit = std::min<uint64_t>({(dev.l1_bytes - extra) / per_c1, p.c1, 65535 / L});
@@ -425,23 +447,27 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 // Per core (the busiest): tpc tiles in the weight-major order; the input window
                 // loads every tile, the weights every tile unless the whole K fits one L1 chunk,
                 // then once per buffer and (group, channel tile) run of the core's range.
-                const uint64_t tpc = (t.tiles() + t.block_dim - 1) / t.block_dim, per = uint64_t{p.n} * t.tiles_n;
+                const uint64_t tpc = (t.tiles() + t.block_dim - 1) / t.block_dim, per = uint64_t{t.img_tiles()} * t.tiles_n;
                 const uint64_t runs = std::min<uint64_t>(tpc, (tpc + per - 2) / per + 1);
                 const double w_loads = t.c1_l1 >= p.c1 ? double(std::min<uint64_t>(tpc, l1b * runs)) : double(tpc);
-                const double cube = double(tpc) * t.base_m * t.base_n * p.kdim() / macs * (16.0 / c0);
-                const double load = (double(tpc) * p.c1 * t.rows_l1 * p.wi * c0 +
+                const double cube = double(tpc) * t.base_m * ni * t.base_n * p.kdim() / macs * (16.0 / c0);
+                const double load = (double(tpc) * p.c1 * ni * t.rows_l1 * p.wi * c0 +
                                      w_loads * t.base_m * p.kdim()) * es / rate;
                 // The MTE1: the weights (A, or B when y_5hd) and the img2col matrix per tile.
                 const double wr = p.y_5hd ? dev.l1_l0b_bytes_per_cycle : dev.l1_l0a_bytes_per_cycle,
                              xr = p.y_5hd ? dev.l1_l0a_bytes_per_cycle : dev.l1_l0b_bytes_per_cycle;
                 const double mte1 = double(tpc) * p.kdim() * es *
-                                    (t.base_m / std::max(1.0, wr) + t.base_n / std::max(1.0, xr));
+                                    (t.base_m / std::max(1.0, wr) + double(ni) * t.base_n / std::max(1.0, xr));
                 const double cost = std::max(l1b == 1 ? cube + load : std::max(cube, load), mte1) +
-                                    (bufs == 1 ? double(tpc) * t.base_m * t.base_n * 4.0 / rate : 0.0);
-                if (best < 0 || cost < best - 1e-9)
+                                    (bufs == 1 ? double(tpc) * t.base_m * ni * t.base_n * 4.0 / rate : 0.0);
+                // Several images per tile only when strictly cheaper than every one-image tiling
+                // (at equal estimates its larger tiles overlap loads and products worse).
+                const bool tie = best >= 0 && cost <= best + 1e-9 && cost >= best - 1e-9;
+                if (best < 0 || cost < best - 1e-9 || (tie && p.imgs > 1 && ni == 1))
                     best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
                     p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n,
-                    p.block_dim = t.block_dim, p.l0c_buffers = bufs, p.l1_buffers = l1b;
+                    p.block_dim = t.block_dim, p.l0c_buffers = bufs, p.l1_buffers = l1b, p.imgs = ni;
+                }
             }
         }
     return best;
@@ -469,10 +495,10 @@ void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) { run_in(sink
 
 void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps) {
     // Work in products: a plan's tile t covers [w0 + t k, w0 + (t + 1) k), k its tile's products
-    // (base_m x base_n x K: the phases' tilings differ, a 1 x 1 phase's tile may hold 4 x the
-    // channels of a 2 x 2 phase's); the block takes the tiles whose start lies in its share
+    // (base_m x base_n x imgs x K: the phases' tilings differ, a 1 x 1 phase's tile may hold 4 x
+    // the channels of a 2 x 2 phase's); the block takes the tiles whose start lies in its share
     // [lo, hi) of the total.
-    auto work = [](const ConvCubePlan& p) { return uint64_t{p.kdim()} * p.base_m * p.base_n; };
+    auto work = [](const ConvCubePlan& p) { return uint64_t{p.kdim()} * p.base_m * p.base_n * p.imgs; };
     uint64_t total = 0;
     for (const ConvCubePlan& p : ps) total += uint64_t{p.tiles()} * work(p);
     const uint64_t b = sink.block_idx(), nb = std::max<uint32_t>(1, sink.block_num());

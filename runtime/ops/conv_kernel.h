@@ -39,6 +39,10 @@ struct ConvCubePlan {
     // c1_l1 channel blocks (L1) and steps of base_k (L0).
     uint32_t base_m = 16, base_n = 16, base_k = 16, c1_l1 = 1, rows_l1 = 1;
     uint32_t tiles_m = 1, tiles_n = 1, block_dim = 1, l0c_buffers = 1;
+    // Images per output tile (y_5hd with a whole image per pixel tile, tiles_n == 1): the tile's
+    // weights in L1 and L0B serve imgs images' windows, each load3d'ed into its own rows of L0A
+    // (rup(oh * ow, 16) pixels each) and drained to its own image; 1 = one image per tile.
+    uint32_t imgs = 1;
     // L1 chunks double buffered (2: the next chunk loads during this one's mads) or, when two
     // do not fit (a large kernel over a wide image on a small L1), single buffered.
     uint32_t l1_buffers = 2;
@@ -54,7 +58,8 @@ struct ConvCubePlan {
     uint32_t fkh = 1, fkw = 1, e0h = 0, e0w = 0, tsh = 1, tsw = 1;
     uint32_t c0() const { return 32 / isa::dtype_size(in); }
     uint32_t kdim() const { return c1 * kh * kw * c0(); }  // K per group (W5 row length)
-    uint32_t tiles() const { return n * g * tiles_m * tiles_n; }
+    uint32_t img_tiles() const { return (n + imgs - 1) / imgs; }
+    uint32_t tiles() const { return img_tiles() * g * tiles_m * tiles_n; }
     uint32_t ext_h() const { return (kh - 1) * dh + 1; }
     uint32_t ext_w() const { return (kw - 1) * dw + 1; }
 };
@@ -66,8 +71,8 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev);
 // One block of the kernel.
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p);
 // One block of a launch running several plans (the phases of a strided ConvTranspose) one after
-// the other: the plans' tiles, weighted by their products (base_m x base_n x K), split into
-// contiguous shares over block_num.
+// the other: the plans' tiles, weighted by their products (base_m x base_n x imgs x K), split
+// into contiguous shares over block_num.
 void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps);
 
 }  // namespace sfumato::ops

@@ -357,3 +357,28 @@ TEST_CASE("conv kernel: the phases' launch gives each block an equal share of th
     }
     CHECK(sum == total);  // every tile once
 }
+
+TEST_CASE("conv node: tiles of several images (small outputs, long K) match the reference") {
+    // A 1 x 1 Conv of 1024 input channels onto 3 x 3 outputs in NC1HWC0: K does not fit L1 beside
+    // the windows, so a one-image tile reloads its weight chunks per image; the tiling takes
+    // several images per tile (their windows one after the other in L1, each load3d'ed into its
+    // own rows of L0A, one weight load for all). Five images: the last tile holds fewer. A bias
+    // and a Relu; split and coupled parts; exact against the reference as every Conv.
+    for (const char* arch : {"split", "coupled"}) {
+        ConvCubePlan p;
+        p.n = 5, p.c1 = 64, p.hi = p.wi = p.oh = p.ow = 3, p.mg = p.mtot = 16, p.y_5hd = true;
+        plan_conv(p, tiny(arch));
+        INFO(arch);
+        REQUIRE(p.imgs > 1);
+        CHECK(p.tiles() == (p.n + p.imgs - 1) / p.imgs);
+        ConvCase c;
+        c.x = {5, 1024, 3, 3}, c.w = {16, 1024, 1, 1}, c.bias = true, c.x5 = true;
+        c.attrs = {{"activation", ref::Attr::of_string("Relu")}, {"y_format", ref::Attr::of_string("NC1HWC0")}};
+        const test::NodeSinkRun run = check_case(c, arch);
+        // The weights' K blocks (64, and the bias's) go to L0B once per tile, not once per image.
+        size_t w_loads = 0;
+        for (const auto& issued : run.issued)
+            for (const isa::Instr& i : issued) w_loads += i.op == isa::Opcode::LOAD2D && i.dst.pos == isa::Pos::L0B;
+        CHECK(w_loads == (p.n + p.imgs - 1) / p.imgs * (p.c1 + 1));
+    }
+}
