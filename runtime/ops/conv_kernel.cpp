@@ -419,54 +419,64 @@ double search_tiling(ConvCubePlan& p, const DeviceInfo& dev, uint32_t l1b) {
                 // 910-like, 1 x 1 stride 2 1024 -> 2048 at 7 x 7 70.3 -> 80.2 us, which this
                 // estimate does not see).
                 const uint32_t max_imgs = p.y_5hd && t.base_n >= pix && p.sh == 1 && p.sw == 1 ? p.n : 1;
-                for (uint32_t ni = 1; ni <= max_imgs; ni = ni < max_imgs && 2 * ni > max_imgs ? max_imgs : 2 * ni) {
-                t.imgs = ni;
-                if (uint64_t{bufs} * t.base_m * ni * t.base_n * 4 > dev.l0c_bytes) continue;
-                if (dev.arch == "coupled" && uint64_t{bufs} * t.base_m * rup(t.base_n * 4, 32) > dev.ub_bytes)
-                    continue;
-                // base_k: the largest multiple of C0 (up to one channel block's K, at most 256
-                // elements... or more when one block is bigger) whose double-buffered L0 tiles fit.
-                uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
-                // y_5hd: the pixels are A (L0A), the channels B (L0B).
-                const uint64_t la = p.y_5hd ? uint64_t{ni} * t.base_n : t.base_m, lb = p.y_5hd ? t.base_m : t.base_n;
-                while (bk > c0 &&
-                       (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
-                    bk -= c0;
-                if (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes) continue;
-                t.base_k = bk;
-                t.rows_l1 = window_rows(p, t.base_n);
-                const uint64_t per_c1 =
-                    uint64_t{l1b} * (uint64_t{t.base_m} * L + uint64_t{ni} * t.rows_l1 * p.wi * c0) * es;
-                const uint64_t extra = p.bias_en ? uint64_t{l1b} * t.base_m * c0 * es : 0;
-                if (dev.l1_bytes <= extra) continue;
-                const uint64_t fit = std::min<uint64_t>({(dev.l1_bytes - extra) / per_c1, p.c1, 65535 / L});
-                if (fit == 0) continue;
-                t.c1_l1 = static_cast<uint32_t>(fit);
-                t.tiles_m = (p.mg + t.base_m - 1) / t.base_m, t.tiles_n = (pix + t.base_n - 1) / t.base_n;
-                t.block_dim = std::min(t.tiles(), cores);
-                // Per core (the busiest): tpc tiles in the weight-major order; the input window
-                // loads every tile, the weights every tile unless the whole K fits one L1 chunk,
-                // then once per buffer and (group, channel tile) run of the core's range.
-                const uint64_t tpc = (t.tiles() + t.block_dim - 1) / t.block_dim, per = uint64_t{t.img_tiles()} * t.tiles_n;
-                const uint64_t runs = std::min<uint64_t>(tpc, (tpc + per - 2) / per + 1);
-                const double w_loads = t.c1_l1 >= p.c1 ? double(std::min<uint64_t>(tpc, l1b * runs)) : double(tpc);
-                const double cube = double(tpc) * t.base_m * ni * t.base_n * p.kdim() / macs * (16.0 / c0);
-                const double load = (double(tpc) * p.c1 * ni * t.rows_l1 * p.wi * c0 +
-                                     w_loads * t.base_m * p.kdim()) * es / rate;
-                // The MTE1: the weights (A, or B when y_5hd) and the img2col matrix per tile.
-                const double wr = p.y_5hd ? dev.l1_l0b_bytes_per_cycle : dev.l1_l0a_bytes_per_cycle,
-                             xr = p.y_5hd ? dev.l1_l0a_bytes_per_cycle : dev.l1_l0b_bytes_per_cycle;
-                const double mte1 = double(tpc) * p.kdim() * es *
-                                    (t.base_m / std::max(1.0, wr) + double(ni) * t.base_n / std::max(1.0, xr));
-                const double cost = std::max(l1b == 1 ? cube + load : std::max(cube, load), mte1) +
-                                    (bufs == 1 ? double(tpc) * t.base_m * ni * t.base_n * 4.0 / rate : 0.0);
-                // Several images per tile only when strictly cheaper than every one-image tiling
-                // (at equal estimates its larger tiles overlap loads and products worse).
-                const bool tie = best >= 0 && cost <= best + 1e-9 && cost >= best - 1e-9;
-                if (best < 0 || cost < best - 1e-9 || (tie && p.imgs > 1 && ni == 1))
-                    best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
-                    p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n,
-                    p.block_dim = t.block_dim, p.l0c_buffers = bufs, p.l1_buffers = l1b, p.imgs = ni;
+                for (uint32_t ni = 1; ni <= max_imgs;
+                     ni = ni < max_imgs && 2 * ni > max_imgs ? max_imgs : 2 * ni) {
+                    t.imgs = ni;
+                    if (uint64_t{bufs} * t.base_m * ni * t.base_n * 4 > dev.l0c_bytes) continue;
+                    if (dev.arch == "coupled" &&
+                        uint64_t{bufs} * t.base_m * rup(t.base_n * 4, 32) > dev.ub_bytes)
+                        continue;
+                    // base_k: the largest multiple of C0 (up to one channel block's K, at most 256
+                    // elements... or more when one block is bigger) whose double-buffered L0 tiles fit.
+                    uint32_t bk = std::min<uint32_t>(256 / c0 * c0, p.kdim());
+                    // y_5hd: the pixels are A (L0A), the channels B (L0B).
+                    const uint64_t la = p.y_5hd ? uint64_t{ni} * t.base_n : t.base_m;
+                    const uint64_t lb = p.y_5hd ? t.base_m : t.base_n;
+                    while (bk > c0 &&
+                           (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes))
+                        bk -= c0;
+                    if (2ull * la * bk * es > dev.l0a_bytes || 2ull * bk * lb * es > dev.l0b_bytes) continue;
+                    t.base_k = bk;
+                    t.rows_l1 = window_rows(p, t.base_n);
+                    const uint64_t per_c1 =
+                        uint64_t{l1b} * (uint64_t{t.base_m} * L + uint64_t{ni} * t.rows_l1 * p.wi * c0) * es;
+                    const uint64_t extra = p.bias_en ? uint64_t{l1b} * t.base_m * c0 * es : 0;
+                    if (dev.l1_bytes <= extra) continue;
+                    const uint64_t fit =
+                        std::min<uint64_t>({(dev.l1_bytes - extra) / per_c1, p.c1, 65535 / L});
+                    if (fit == 0) continue;
+                    t.c1_l1 = static_cast<uint32_t>(fit);
+                    t.tiles_m = (p.mg + t.base_m - 1) / t.base_m, t.tiles_n = (pix + t.base_n - 1) / t.base_n;
+                    t.block_dim = std::min(t.tiles(), cores);
+                    // Per core (the busiest): tpc tiles in the weight-major order; the input window
+                    // loads every tile, the weights every tile unless the whole K fits one L1 chunk,
+                    // then once per buffer and (group, channel tile) run of the core's range.
+                    const uint64_t tpc = (t.tiles() + t.block_dim - 1) / t.block_dim,
+                                   per = uint64_t{t.img_tiles()} * t.tiles_n;
+                    const uint64_t runs = std::min<uint64_t>(tpc, (tpc + per - 2) / per + 1);
+                    const double w_loads =
+                        t.c1_l1 >= p.c1 ? double(std::min<uint64_t>(tpc, l1b * runs)) : double(tpc);
+                    const double cube =
+                        double(tpc) * t.base_m * ni * t.base_n * p.kdim() / macs * (16.0 / c0);
+                    const double load = (double(tpc) * p.c1 * ni * t.rows_l1 * p.wi * c0 +
+                                         w_loads * t.base_m * p.kdim()) * es / rate;
+                    // The MTE1: the weights (A, or B when y_5hd) and the img2col matrix per tile.
+                    const double wr = p.y_5hd ? dev.l1_l0b_bytes_per_cycle : dev.l1_l0a_bytes_per_cycle,
+                                 xr = p.y_5hd ? dev.l1_l0a_bytes_per_cycle : dev.l1_l0b_bytes_per_cycle;
+                    const double mte1 =
+                        double(tpc) * p.kdim() * es *
+                        (t.base_m / std::max(1.0, wr) + double(ni) * t.base_n / std::max(1.0, xr));
+                    const double cost =
+                        std::max(l1b == 1 ? cube + load : std::max(cube, load), mte1) +
+                        (bufs == 1 ? double(tpc) * t.base_m * ni * t.base_n * 4.0 / rate : 0.0);
+                    // Several images per tile only when strictly cheaper than every one-image tiling
+                    // (at equal estimates its larger tiles overlap loads and products worse).
+                    const bool tie = best >= 0 && cost <= best + 1e-9 && cost >= best - 1e-9;
+                    if (best < 0 || cost < best - 1e-9 || (tie && p.imgs > 1 && ni == 1))
+                        best = cost, p.base_m = t.base_m, p.base_n = t.base_n, p.base_k = t.base_k,
+                        p.c1_l1 = t.c1_l1, p.rows_l1 = t.rows_l1, p.tiles_m = t.tiles_m,
+                        p.tiles_n = t.tiles_n, p.block_dim = t.block_dim, p.l0c_buffers = bufs,
+                        p.l1_buffers = l1b, p.imgs = ni;
                 }
             }
         }

@@ -1,5 +1,6 @@
-// The cube convolution kernel: per image and group, Y^T (output channels x pixels) = W5 (output
-// channels x K) x img2col(X)^T, K = C1 x kh x kw x C0 ordered as load3d orders its columns. The
+// The cube convolution kernel: per image (y_5hd: or several images a tile, ConvCubePlan::imgs)
+// and group, Y^T (output channels x pixels) = W5 (output channels x K) x img2col(X)^T, K = C1 x
+// kh x kw x C0 ordered as load3d orders its columns. The
 // weights (converted to M x C1 x kh x kw x C0, rows contiguous) load as the A operand like a
 // matmul's; the feature map (NC1HWC0, conv_layout.h) loads into L1 one window of input rows per
 // tile of output pixels, and load3d writes the img2col matrix straight into L0B as the B

@@ -318,7 +318,7 @@ TEST_CASE("conv geometry: auto_pad, ConvTranspose output sizes, and errors namin
                       Catch::Contains("group"));
 }
 
-TEST_CASE("conv kernel: the phases' launch gives each block an equal share of the products, not of the tiles") {
+TEST_CASE("conv kernel: the phases' launch gives each block an equal share of the products, not of tiles") {
     // Two plans of one launch (a strided ConvTranspose's phases) whose tilings differ: the first
     // takes base_m channels per tile, the second 16. Each block's contiguous share of the
     // products is then total / blocks, give or take one tile (a share ends at a tile's start);
@@ -373,12 +373,14 @@ TEST_CASE("conv node: tiles of several images (small outputs, long K) match the 
         CHECK(p.tiles() == (p.n + p.imgs - 1) / p.imgs);
         ConvCase c;
         c.x = {5, 1024, 3, 3}, c.w = {16, 1024, 1, 1}, c.bias = true, c.x5 = true;
-        c.attrs = {{"activation", ref::Attr::of_string("Relu")}, {"y_format", ref::Attr::of_string("NC1HWC0")}};
+        c.attrs = {{"activation", ref::Attr::of_string("Relu")},
+                   {"y_format", ref::Attr::of_string("NC1HWC0")}};
         const test::NodeSinkRun run = check_case(c, arch);
         // The weights' K blocks (64, and the bias's) go to L0B once per tile, not once per image.
         size_t w_loads = 0;
         for (const auto& issued : run.issued)
-            for (const isa::Instr& i : issued) w_loads += i.op == isa::Opcode::LOAD2D && i.dst.pos == isa::Pos::L0B;
+            for (const isa::Instr& i : issued)
+                w_loads += i.op == isa::Opcode::LOAD2D && i.dst.pos == isa::Pos::L0B;
         CHECK(w_loads == (p.n + p.imgs - 1) / p.imgs * (p.c1 + 1));
     }
 }
