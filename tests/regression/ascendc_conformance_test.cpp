@@ -331,6 +331,9 @@ TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice de
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
 }
+TEST_CASE("ascendc conformance: Matmul int4 (B not transposed: 64 x 64 square transposes) with an int32 bias") {
+    family("matmul_int4");
+}
 TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScalar and SetQuantVector into half") {
     family("matmul_quant");
     family("matmul_quant_vec");

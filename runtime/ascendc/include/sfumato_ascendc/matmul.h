@@ -33,7 +33,7 @@ struct MmL0 {
 };
 // The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
 // run naming the field.
-void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
+void matmul_check_tiling(const TCubeTiling& t, uint32_t c0, bool bias);
 template <class MM>
 struct MmOps;  // IterateBatch's rounds, C into UB (matmul_ops.h)
 }  // namespace sfumato::ascendc
@@ -85,10 +85,12 @@ class Matmul {
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
     static constexpr MatmulConfig kCfg = sfumato::ascendc::mm_cfg_of(MM_CFG);
-    static constexpr uint32_t kEs = sizeof(SrcAT);
-    static constexpr uint32_t kC0 = 32 / kEs;  // elements of one 32-byte row of a fractal
-    // int8 B not transposed: loaded by square transposes, its L1 tile's K rows padded to 32.
-    static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t>;
+    static constexpr uint32_t kBits = SizeOfBits<SrcAT>::value;  // 4 for int4b_t
+    static constexpr uint32_t kC0 = 256 / kBits;  // elements of one 32-byte row of a fractal
+    // int8 and int4 B not transposed: loaded by square transposes of kSquareFr fractals (int8: 32 x 32 of two,
+    // int4: 64 x 64 of four), its L1 tile's K rows padded to the square's side.
+    static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t> || std::is_same_v<SrcBT, int4b_t>;
+    static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
 
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
@@ -120,7 +122,7 @@ public:
         } else {
             sfumato::ascendc::fail("Matmul::Init without a tiling (and MM_CFG is no constant tiling)");
         }
-        sfumato::ascendc::matmul_check_tiling(m_t, kEs, m_t.isBias != 0);
+        sfumato::ascendc::matmul_check_tiling(m_t, kC0, m_t.isBias != 0);
         m_pipe = tpipe ? tpipe : GetTPipePtr();
         if (!m_pipe) sfumato::ascendc::fail("Matmul::Init without a TPipe");
         m_singleM = m_t.singleCoreM, m_singleN = m_t.singleCoreN, m_singleK = m_t.singleCoreK;
@@ -389,13 +391,14 @@ private:
         t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
         return t;
     }
-    static uint32_t tile_bytes(uint32_t rows, uint32_t cols, uint32_t es) {
-        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, 32 / es) * es;
+    // Bytes of a rows x cols tile of kBits-bit elements in fractals (rows to 16, columns to C0).
+    static uint32_t tile_bytes(uint32_t rows, uint32_t cols) {
+        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, kC0) * kBits / 8;
     }
     void init_buffers() {
         const uint32_t bm = m_t.baseM, bn = m_t.baseN, bk = m_t.baseK;
-        const uint32_t a1 = std::max(tile_bytes(bm, bk, kEs), tile_bytes(bk, bm, kEs));
-        const uint32_t b1 = std::max(tile_bytes(bk, bn, kEs), tile_bytes(bn, bk, kEs));
+        const uint32_t a1 = std::max(tile_bytes(bm, bk), tile_bytes(bk, bm));
+        const uint32_t b1 = std::max(tile_bytes(bk, bn), tile_bytes(bn, bk));
         // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
         m_biasOff = b1;
         const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
@@ -446,7 +449,7 @@ private:
         else if (m_transB)
             sfumato::ascendc::mm_nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
         else
-            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 32 : 16);
+            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 16 * kSquareFr : 16);
         if (bias)
             sfumato::ascendc::mm_nd2nz_row(
                 b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
@@ -479,19 +482,21 @@ private:
                 sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0],
                                             std::min<uint32_t>(255, total - f), 1, false);
         } else if constexpr (kSquareB) {
-            // 1-byte B not transposed: each 32 x 32 square (two stacked 16 x 32 fractals of a K group in L1)
-            // transposed by LoadDataWithTranspose into the two n-bands of L0B's k-group row.
-            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, 32),
-                           nSq = sfumato::ascendc::mm_ceil(curN, 32);
-            if (nSq * 2 != nPad / 16)
-                sfumato::ascendc::fail("Matmul: a 1-byte B not transposed with " + std::to_string(curN) +
-                                       " columns in a block (a multiple of 32 is needed for its square "
-                                       "transposes) is not modelled");
+            // int8 (int4) B not transposed: each 32 x 32 (64 x 64) square, two (four) stacked 16-row fractals of
+            // a K group in L1, transposed by LoadDataWithTranspose into the two (four) n-bands of L0B's k-group
+            // row.
+            constexpr uint32_t side = 16 * kSquareFr;
+            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, side),
+                           nSq = sfumato::ascendc::mm_ceil(curN, side);
+            if (nSq * kSquareFr != nPad / 16)
+                sfumato::ascendc::fail("Matmul: an int8 or int4 B not transposed with " + std::to_string(curN) +
+                                       " columns in a block (a multiple of " + std::to_string(side) +
+                                       " is needed for its square transposes) is not modelled");
             for (uint32_t kb = 0; kb < kSq; ++kb) {
                 LoadData2dTransposeParams p;
                 p.startIndex = static_cast<uint16_t>(kb), p.repeatTimes = static_cast<uint16_t>(nSq);
-                p.srcStride = static_cast<uint16_t>(kSq), p.dstGap = 1, p.dstFracGap = 0;
-                LoadDataWithTranspose(b2[kb * nPad * 32], b1, p);
+                p.srcStride = static_cast<uint16_t>(kSq), p.dstGap = kSquareFr - 1, p.dstFracGap = 0;
+                LoadDataWithTranspose(b2[kb * nPad * kC0], b1, p);
             }
         } else {
             needs_16bit("B not transposed");
@@ -514,9 +519,9 @@ private:
         DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
     }
     static void needs_16bit(const char* what) {
-        if (kEs != 2)
+        if (kBits != 16)
             sfumato::ascendc::fail(std::string("Matmul: ") + what +
-                                   " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
+                                   " with a 4-bit, 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
                                    "fractals) is not modelled");
     }
     void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
