@@ -93,6 +93,9 @@ TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, 
 TEST_CASE("ascendc conformance: LoadData3DParamsV2::enTranspose into L0A and L0B (float, N padded to 16)") {
     family("load3d_t");
 }
+TEST_CASE("ascendc conformance: load3d through the FMATRIX register (SetFmatrix, IsResetLoad3dConfig false)") {
+    family("load3d_fmatrix");
+}
 TEST_CASE(
     "ascendc conformance: Mmad with kDirectionAlign: float A transposed by load3d, k = 24 padded to 32 in "
     "L0A") {

@@ -39,6 +39,13 @@ struct CoreState {
     // SetPadValue: the value DataCopyPad pads with when its isPad is false.
     bool pad_set = false;
     double pad_value = 0;
+    // The load3d registers (SetFmatrix: the feature map's height, width and padding, left for L0A and right for
+    // L0B; SetLoadDataPaddingValue: the pad value), read by a LoadData whose IsResetLoad3dConfig says not to set
+    // them from its own parameters.
+    uint16_t fmatrix_h[2] = {0, 0}, fmatrix_w[2] = {0, 0};
+    uint8_t fmatrix_pad[2][4] = {};
+    bool fmatrix_set[2] = {false, false};
+    double load3d_pad_value = 0;
     // SetAtomicAdd/Max/Min: stores into GM add (1), keep the max (2) or the min (3) in this type.
     uint8_t atomic_op = 0;
     isa::DType atomic_dtype = isa::DType::FP32;
