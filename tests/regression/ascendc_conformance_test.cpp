@@ -334,6 +334,9 @@ TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice de
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
 }
+TEST_CASE("ascendc conformance: Matmul with A in TSCM (the kernel's L1 copy, mix mode), blocks across A's rows and K") {
+    family("matmul_tscm");
+}
 TEST_CASE("ascendc conformance: Matmul int4 (B not transposed: 64 x 64 square transposes) with an int32 bias") {
     family("matmul_int4");
 }

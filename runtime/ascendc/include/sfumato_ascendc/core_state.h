@@ -85,6 +85,10 @@ struct CoreState {
     uint64_t aiv_ub_bytes = 0;  // an AIV's UB: a mix kernel's AIC sees it (core.cpp's CoreSink)
     std::array<uint64_t, static_cast<size_t>(isa::Pos::kCount)> aic_bytes{};  // the AIC's buffers: its AIVs see them
     bool mm_server = false;
+    // An AIV of a mix kernel whose Matmul its AIC serves (a client): the body's cube-side work (instructions on
+    // L1, L0A/B/C, the bias table or FixPipe buffer, the MTE1, M and FIX pipes and flags naming them: a TSCM
+    // operand's copy) is the AIC's, done in its serving pass; the AIV drops it.
+    bool mm_client = false;
 };
 // Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):
 // run_block then runs the kernel body once for each of the block's AIVs, as that AIV, on the AIC (the

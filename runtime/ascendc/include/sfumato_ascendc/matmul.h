@@ -63,10 +63,13 @@ class Matmul {
     static_assert(!MM_CB::kOut,
                   "AscendC::Matmul with a MatmulCallBackFunc DataCopyOut callback is not supported by "
                   "sfumato's Ascend C layer");
+    // A in TSCM: the core's A (singleCoreM x singleCoreK) in L1 as NZ, SetTensorA taking the L1 tensor.
+    static constexpr bool kTscmA = A_TYPE::pos == TPosition::TSCM;
     static_assert(
-        A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
-        "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
-    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR) &&
+        (A_TYPE::pos == TPosition::GM || (kTscmA && A_TYPE::format == CubeFormat::NZ)) && B_TYPE::pos == TPosition::GM,
+        "AscendC::Matmul with A or B outside GM (VECOUT, B in TSCM, A in TSCM not NZ) is not supported by sfumato's "
+        "Ascend C layer");
+    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR || kTscmA) &&
                       B_TYPE::format == CubeFormat::ND,
                   "AscendC::Matmul with A or B not in ND format (A also VECTOR) is not supported by "
                   "sfumato's Ascend C layer");
@@ -103,6 +106,7 @@ public:
             // The client keeps the tiling to follow its server's blocks (what Iterate returns, the block
             // GetTensorC copies into its UB).
             m_client = true;
+            sfumato::ascendc::g_current->mm_client = true;
             if (cubeTiling)
                 m_t = *cubeTiling;
             else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>)
@@ -144,6 +148,12 @@ public:
     void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
         if (m_client) return;
         m_a = gm, m_transA = isTransposeA, m_iter = 0;
+    }
+    void SetTensorA(const LocalTensor<SrcAT>& l1, bool isTransposeA = false) {
+        static_assert(kTscmA, "Matmul::SetTensorA with a LocalTensor needs A in TSCM (MatmulType<TPosition::TSCM, NZ>)");
+        if (m_client) return;
+        if (isTransposeA) sfumato::ascendc::fail("Matmul::SetTensorA: a transposed A in TSCM is not modelled");
+        m_aL1 = l1, m_transA = false, m_iter = 0;
     }
     void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
         if (m_client) return;
@@ -429,9 +439,19 @@ private:
         m_curM = curM, m_curN = curN;
     }
     void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
                        k0 = uint64_t{ki} * m_t.baseK;
+        m_m0 = static_cast<uint32_t>(m0), m_k0 = static_cast<uint32_t>(k0);
+        if constexpr (kTscmA) {  // A is in L1 already (the kernel's TSCM copy)
+            if (!m_aL1.valid()) sfumato::ascendc::fail("Matmul: A in TSCM without SetTensorA");
+        } else {
+            load_a1(ki, curM, curK, m0, k0);
+        }
+        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
+        load_b1(ki, curN, curK, n0, k0, bias, b1);
+    }
+    void load_a1(uint32_t ki, uint32_t curM, uint32_t curK, uint64_t m0, uint64_t k0) {
+        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         if constexpr (MM_CB::kCopyA1 != nullptr)
             MM_CB::kCopyA1(a1.template ReinterpretCast<int8_t>(), m_a.GetPhyAddr(), static_cast<int>(m_mi),
                            static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
@@ -441,7 +461,9 @@ private:
         else
             sfumato::ascendc::mm_nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
         m_qA1.EnQue(a1);
-        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
+    }
+    void load_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0, bool bias,
+                 const LocalTensor<SrcBT>& b1) {
         if constexpr (MM_CB::kCopyB1 != nullptr)
             MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
                            static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
@@ -461,6 +483,22 @@ private:
                        nPad = sfumato::ascendc::mm_align(curN, 16);
         const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0),
                        kPad16 = sfumato::ascendc::mm_align(curK, 16);
+        if constexpr (kTscmA) {
+            LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
+            // A in TSCM: the core's whole A in NZ (column groups of C0, each with singleCoreM rows padded to 16);
+            // the block's rows from m0, its K from k0.
+            const uint32_t rows = sfumato::ascendc::mm_align(static_cast<uint32_t>(m_t.singleCoreM), 16);
+            for (uint32_t i = 0; i < mPad / 16; ++i)
+                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16],
+                                            m_aL1[(m_k0 / kC0) * rows * kC0 + (m_m0 + i * 16) * kC0], kFrac,
+                                            rows / 16, false);
+            l0().a2.EnQue(a2);
+        } else {
+            load_a2(mPad, kFrac, kPad16);
+        }
+        load_b2(curN, curK, nPad, kFrac, kPad16, bias);
+    }
+    void load_a2(uint32_t mPad, uint32_t kFrac, uint32_t kPad16) {
         LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
         LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
         for (uint32_t i = 0; i < mPad / 16; ++i) {
@@ -474,6 +512,8 @@ private:
         }
         l0().a2.EnQue(a2);
         m_qA1.FreeTensor(a1);
+    }
+    void load_b2(uint32_t curN, uint32_t curK, uint32_t nPad, uint32_t kFrac, uint32_t kPad16, bool bias) {
         LocalTensor<SrcBT> b1 = m_qB1.template DeQue<SrcBT>();
         LocalTensor<SrcBT> b2 = l0().b2.template AllocTensor<SrcBT>();
         if (bias) load_bias_table(b1, curN);
@@ -600,6 +640,8 @@ private:
     int32_t m_kstep = -1;  // isPartialOutput: the baseK step of the block Iterate computes (-1: all of K)
     uint64_t m_userInfo = 0, m_selfData = 0;  // SetUserDefInfo, SetSelfDefineData
     GlobalTensor<SrcAT> m_a;
+    LocalTensor<SrcAT> m_aL1;    // A in TSCM
+    uint32_t m_m0 = 0, m_k0 = 0;  // the block's first row and K of A (A in TSCM)
     GlobalTensor<SrcBT> m_b;
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
