@@ -36,6 +36,8 @@ struct MmL0 {
 void matmul_check_tiling(const TCubeTiling& t, uint32_t c0, bool bias);
 template <class MM>
 struct MmOps;  // IterateBatch's rounds, C into UB (matmul_ops.h)
+template <class MM>
+struct MmLoad;  // a block's L1 -> L0A/L0B loads and the bias table's (matmul_load.h)
 }  // namespace sfumato::ascendc
 
 // Whether the including source defined ASCENDC_CUBE_ONLY (the Matmuls run on the cube cores themselves)
@@ -433,7 +435,7 @@ private:
             const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
             const bool bias = m_hasBias && ki == 0 && !partial;
             load_l1(ki, curM, curN, curK, bias);
-            load_l0(curM, curN, curK, bias);
+            sfumato::ascendc::MmLoad<Matmul>::l0(*this, curM, curN, curK, bias);
             mmad(c, curM, curN, curK, bias, ki == kLo && !partial);
         }
         m_curM = curM, m_curN = curN;
@@ -477,86 +479,6 @@ private:
                 b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
                 m_bias[n0], curN);
         m_qB1.EnQue(b1);
-    }
-    void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16),
-                       nPad = sfumato::ascendc::mm_align(curN, 16);
-        const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0),
-                       kPad16 = sfumato::ascendc::mm_align(curK, 16);
-        if constexpr (kTscmA) {
-            LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
-            // A in TSCM: the core's whole A in NZ (column groups of C0, each with singleCoreM rows padded to 16);
-            // the block's rows from m0, its K from k0.
-            const uint32_t rows = sfumato::ascendc::mm_align(static_cast<uint32_t>(m_t.singleCoreM), 16);
-            for (uint32_t i = 0; i < mPad / 16; ++i)
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16],
-                                            m_aL1[(m_k0 / kC0) * rows * kC0 + (m_m0 + i * 16) * kC0], kFrac,
-                                            rows / 16, false);
-            l0().a2.EnQue(a2);
-        } else {
-            load_a2(mPad, kFrac, kPad16);
-        }
-        load_b2(curN, curK, nPad, kFrac, kPad16, bias);
-    }
-    void load_a2(uint32_t mPad, uint32_t kFrac, uint32_t kPad16) {
-        LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
-        LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
-        for (uint32_t i = 0; i < mPad / 16; ++i) {
-            if (m_transA) {  // A^T's fractals (K rows x M) transposed: band i's K fractals are contiguous
-                needs_16bit("A transposed");
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
-            } else {
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16,
-                                            false);
-            }
-        }
-        l0().a2.EnQue(a2);
-        m_qA1.FreeTensor(a1);
-    }
-    void load_b2(uint32_t curN, uint32_t curK, uint32_t nPad, uint32_t kFrac, uint32_t kPad16, bool bias) {
-        LocalTensor<SrcBT> b1 = m_qB1.template DeQue<SrcBT>();
-        LocalTensor<SrcBT> b2 = l0().b2.template AllocTensor<SrcBT>();
-        if (bias) load_bias_table(b1, curN);
-        if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
-            for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
-                sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0],
-                                            std::min<uint32_t>(255, total - f), 1, false);
-        } else if constexpr (kSquareB) {
-            // int8 (int4) B not transposed: each 32 x 32 (64 x 64) square, two (four) stacked 16-row fractals of
-            // a K group in L1, transposed by LoadDataWithTranspose into the two (four) n-bands of L0B's k-group
-            // row.
-            constexpr uint32_t side = 16 * kSquareFr;
-            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, side),
-                           nSq = sfumato::ascendc::mm_ceil(curN, side);
-            if (nSq * kSquareFr != nPad / 16)
-                sfumato::ascendc::fail("Matmul: an int8 or int4 B not transposed with " + std::to_string(curN) +
-                                       " columns in a block (a multiple of " + std::to_string(side) +
-                                       " is needed for its square transposes) is not modelled");
-            for (uint32_t kb = 0; kb < kSq; ++kb) {
-                LoadData2dTransposeParams p;
-                p.startIndex = static_cast<uint16_t>(kb), p.repeatTimes = static_cast<uint16_t>(nSq);
-                p.srcStride = static_cast<uint16_t>(kSq), p.dstGap = kSquareFr - 1, p.dstFracGap = 0;
-                LoadDataWithTranspose(b2[kb * nPad * kC0], b1, p);
-            }
-        } else {
-            needs_16bit("B not transposed");
-            for (uint32_t kb = 0; kb < kPad16 / 16; ++kb)
-                sfumato::ascendc::mm_load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
-        }
-        l0().b2.EnQue(b2);
-        m_qB1.FreeTensor(b1);
-    }
-    // L1 -> the bias table, in the MTE1 pipe before B's load: B2's EnQue flag orders it before the
-    // Mmad; the table's previous reader (an earlier block's first Mmad) is waited for with an
-    // M -> MTE1 flag.
-    void load_bias_table(const LocalTensor<SrcBT>& b1, uint32_t curN) {
-        const TEventID id = m_pipe->FetchEventID(HardEvent::M_MTE1);
-        SetFlag<HardEvent::M_MTE1>(id);
-        WaitFlag<HardEvent::M_MTE1>(id);
-        LocalTensor<L0cT> bt = l0().bt.template Get<L0cT>();
-        DataCopyParams p;
-        p.blockCount = 1, p.blockLen = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curN * 4, 64));
-        DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
     }
     static void needs_16bit(const char* what) {
         if (kBits != 16)
@@ -621,6 +543,8 @@ private:
     }
     template <class>
     friend struct sfumato::ascendc::MmOps;
+    template <class>
+    friend struct sfumato::ascendc::MmLoad;
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
     bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
@@ -661,4 +585,5 @@ using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulType;
 }  // namespace matmul
 
+#include "sfumato_ascendc/matmul_load.h"
 #include "sfumato_ascendc/matmul_ops.h"
