@@ -10,7 +10,7 @@ namespace sfumato::isa {
 
 namespace {
 constexpr const char* kPipeNames[] = {"S", "MTE1", "MTE2", "MTE3", "M", "FIX", "V", "ALL"};
-constexpr const char* kPosNames[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB", "BT", "FB"};
+constexpr const char* kPosNames[] = {"GM", "L1", "L0A", "L0B", "L0C", "UB", "BT", "FB", "SPIDX"};
 // clang-format off
 constexpr const char* kOpNames[] = {
     "nop",

@@ -45,6 +45,13 @@ std::string validate_cube(const Instr& in);
 int footprint_cube(const Instr& in, Extent out[kMaxExtents]);
 void exec_cube(const Instr& in, IMemView& mem);
 
+// The cube's 4:2 sparse forms (isa/sem_sparse.cpp): a LOAD2D or MAD with its sparse field set. The
+// dispatcher runs the move/cube checks first, then these.
+bool is_sparse(const Instr& in);
+std::string validate_sparse(const Instr& in);
+int footprint_sparse(const Instr& in, Extent out[kMaxExtents]);
+void exec_sparse(const Instr& in, IMemView& mem);
+
 // Scalar loads, stores and data-cache maintenance of global memory.
 bool is_scalar_mem(Opcode op);
 std::string validate_scalar_mem(const Instr& in);

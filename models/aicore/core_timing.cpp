@@ -141,7 +141,9 @@ uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {
     if (in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8) k0 = p.cube_k0_int8;
     else if (in.dtype == isa::DType::INT4) k0 = p.cube_k0_int4;
     else if (in.dtype == isa::DType::FP32) k0 = p.cube_k0_fp32;
-    return ceil_div64(in.mad.m, p.cube_m0) * ceil_div64(in.mad.k, k0) * ceil_div64(in.mad.n, p.cube_n0) *
+    // A sparse mad's depth is half its k (isa::mad_depth): the selected A fractal is 16 x C0, then the
+    // cube does a dense product (the vendor's MmadWithSparse reference).
+    return ceil_div64(in.mad.m, p.cube_m0) * ceil_div64(isa::mad_depth(in), k0) * ceil_div64(in.mad.n, p.cube_n0) *
            p.cube_cycles_per_step;
 }
 

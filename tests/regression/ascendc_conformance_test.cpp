@@ -147,6 +147,11 @@ TEST_CASE(
     family("perchannel_tbuf");
 }
 TEST_CASE(
+    "ascendc conformance: LoadDataWithSparse and MmadWithSparse compute the reference's 4:2 selection (two loads "
+    "with startIndex, one through SetAddr, an accumulating second Mmad)") {
+    family("sparse");
+}
+TEST_CASE(
     "ascendc conformance: the vector forms catlass uses (repeat-parameter constructors, MulAddDst<T, U, isSetMask>, "
     "SetL2CacheHint)") {
     family("catlass_vec");

@@ -394,6 +394,15 @@ struct LoadData2dTransposeParams {
     uint8_t addrMode = 0;
 };
 struct MmadParams {
+    // The reference's constructors: (m, n, k, isBias, fmOffset, enSsparse, enWinogradA, enWinogradB) and
+    // (m, n, k, unitFlag, cmatrixSource, cmatrixInitVal); the fields they do not name keep their defaults.
+    MmadParams() {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn, int32_t fmOffsetIn, bool enSsparseIn,
+               bool enWinogradAIn, bool enWinogradBIn)
+        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+          enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn) {}
+    MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, uint8_t unitFlagIn, bool cmatrixSourceIn, bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn) {}
     uint16_t m = 0;
     uint16_t n = 0;
     uint16_t k = 0;
