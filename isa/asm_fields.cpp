@@ -36,6 +36,7 @@ const Field kFields[] = {
     F("start", Load2d, U, Load2dParams, start_index), F("repeat", Load2d, U, Load2dParams, repeat),
     F("srcstride", Load2d, U, Load2dParams, src_stride), F("dstgap", Load2d, U, Load2dParams, dst_gap),
     F("transpose", Load2d, U, Load2dParams, transpose), F("fracgap", Load2d, U, Load2dParams, frac_gap),
+    F("sparse", Load2d, U, Load2dParams, sparse),
     F("h", Load3d, U, Load3dParams, l1_h),
     F("w", Load3d, U, Load3dParams, l1_w), F("c1", Load3d, U, Load3dParams, c1),
     F("kh", Load3d, U, Load3dParams, kh), F("kw", Load3d, U, Load3dParams, kw),
@@ -51,7 +52,7 @@ const Field kFields[] = {
     F("m", Mad, U, MadParams, m), F("k", Mad, U, MadParams, k), F("n", Mad, U, MadParams, n),
     F("acc", Mad, U, MadParams, accumulate), F("bias", Mad, U, MadParams, bias),
     F("gemv", Mad, U, MadParams, gemv), F("kalign", Mad, U, MadParams, kalign16),
-    F("uf", Mad, U, MadParams, unit_flag),
+    F("uf", Mad, U, MadParams, unit_flag), F("sparse", Mad, U, MadParams, sparse),
     F("m", Fix, U, FixpipeParams, m),
     F("n", Fix, U, FixpipeParams, n), F("srcstride", Fix, U, FixpipeParams, src_stride),
     F("dststride", Fix, U, FixpipeParams, dst_stride), F("out", Fix, DT, FixpipeParams, out_dtype),
@@ -63,6 +64,12 @@ const Field kFields[] = {
     F("cycles", Scalar, U, ScalarParams, cycles),
     F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
     F("all", Scalar, U, ScalarParams, all),
+    F("repeat", Nchw, U, NchwParams, repeat), F("dstrep", Nchw, U, NchwParams, dst_rep_stride),
+    F("srcrep", Nchw, U, NchwParams, src_rep_stride), F("dsthigh", Nchw, U, NchwParams, dst_high),
+    F("srchigh", Nchw, U, NchwParams, src_high),
+#define D(j) Field{"d" #j, ParamKind::Nchw, FT::U, offsetof(NchwParams, dst_blk) + 2 * (j), 2}
+    D(0), D(1), D(2), D(3), D(4), D(5), D(6), D(7), D(8), D(9), D(10), D(11), D(12), D(13), D(14), D(15),
+#undef D
 };
 #undef F
 // clang-format on
@@ -115,6 +122,7 @@ int required_addrs(Opcode op) {
         case ParamKind::Scalar: return 0;
         case ParamKind::Fill: return 1;
         case ParamKind::Mad: return 3;
+        case ParamKind::Nchw: return 4;  // the packed source block numbers (isa/instr.h)
         default: break;
     }
     if (op == Opcode::SET_MASK) return 0;

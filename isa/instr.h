@@ -21,8 +21,10 @@ constexpr int kNumPipes = static_cast<int>(Pipe::ALL);
 const char* pipe_name(Pipe p);
 bool parse_pipe(const char* s, Pipe& out);
 
-// Storage positions (buffers) an operand can live in.
-enum class Pos : uint8_t { GM, L1, L0A, L0B, L0C, UB, BT, FB, kCount };
+// Storage positions (buffers) an operand can live in. SPIDX is the cube's sparse index buffer (a
+// quarter of L0B's size): a sparse load2d writes it beside L0B and a sparse mad reads it; programs
+// do not address it (isa/instr.h: Load2dParams::sparse).
+enum class Pos : uint8_t { GM, L1, L0A, L0B, L0C, UB, BT, FB, SPIDX, kCount };
 const char* pos_name(Pos p);
 bool parse_pos(const char* s, Pos& out);
 
@@ -90,6 +92,7 @@ enum class Opcode : uint16_t {
     VBITSORT,                     // Sort32: 32 (score src0, index src1) per repeat, sorted descending
     VMRGSORT4,                    // MrgSort: up to 4 sorted (score, index) lists merged (isa/sem_sort.cpp)
     VGATHERB,                     // Gatherb: 8 blocks per repeat from src0 + byte offsets src1 (uint32)
+    VNCHWCONV,                    // nchw: 16 source blocks transposed into 16 destination blocks (any addresses)
     kCount
 };
 // clang-format on
@@ -109,7 +112,8 @@ enum class ParamKind : uint8_t {
     Load3d,
     Fill,
     Mad,
-    Fix
+    Fix,
+    Nchw
 };
 ParamKind param_kind(Opcode op);
 
@@ -244,8 +248,17 @@ struct Load2dParams {
     uint16_t dst_gap = 0;
     uint8_t transpose = 0;
     uint16_t frac_gap = 0;  // square transposes only
+    // 1: the sparse load (the vendor's LoadDataWithSparse, Atlas A2/A3): int8 fractals of a densified B
+    // (4:2 structured sparsity: the two kept elements of every four of k) from L1 into L0B, consecutive
+    // (src_stride 1, dst_gap 0, no transpose), and with each 512-byte fractal its 128-byte index
+    // fractal from src1 (L1, fractal i at src1 + (start_index + i) x 128) into the index buffer
+    // (Pos::SPIDX) at dst / 4 + i x 128. An index fractal holds one byte per four elements of the B
+    // fractal (byte (e / 4) for element byte e: row j % 16 of n, 8 bytes a row), two bits per element
+    // (bits 2 (e % 4), 2 (e % 4) + 1): the element's position in its group of four (mad sparse).
+    uint8_t sparse = 0;
     bool operator==(const Load2dParams&) const = default;
 };
+constexpr uint32_t kSparseIndexFractalBytes = 128;
 
 
 // img2col from a feature map in L1 in NC1HWC0 (c1 groups of C0 = 32 B / element size channels,
@@ -300,6 +313,15 @@ struct MadParams {
     // 512-B block of C in L0C only while the block's unit bit is 0 (waiting for it otherwise); 3
     // then sets the bits of every block it wrote to 1, for a FixPipe with a unit flag to read.
     uint8_t unit_flag = 0;
+    // 1: the sparse mad (the vendor's MmadWithSparse; int8 only, no GEMV): A (m x k) in L0A as
+    // usual, B the densified k/2 x n (ZN, K0 = 32) that a sparse load2d left in L0B, its index in
+    // the index buffer at src1 / 4. Dense row d of B (group g = d / 2 of A's k, elements 4g..4g+3)
+    // multiplies A's column 4g + p: for an even d p = its index i0 (the first kept element among the
+    // group's first three), for an odd d p = max(i0, i1 + 1) with i1 its own index (the second among
+    // the last three; the reference's table: i1 + 1 <= i0 selects i0's element again); an index of 3,
+    // which the reference leaves undefined, selects element 3. k is A's (a multiple of 4); the cube
+    // then does a dense product of depth k / 2 (the reference: the selected A fractal is 16 x C0).
+    uint8_t sparse = 0;
     bool operator==(const MadParams&) const = default;
 };
 
@@ -335,6 +357,26 @@ struct FixpipeParams {
     bool operator==(const FixpipeParams&) const = default;
 };
 
+// VNCHWCONV (the vendor's TransDataTo5HD): each repeat reads 16 source blocks of 32 B and writes 16
+// destination blocks, every one at its own UB address (the chip's VA registers: 16 destination and 16
+// source addresses). Element j of source i goes to element i of destination j for 2-byte types; for
+// 4-byte types element j of source 8h + k goes to element k of destination 2j + h (j, k < 8); for 1-byte
+// types byte 16 src_high + j of source i goes to byte 16 dst_high + i of destination j (j < 16: half of
+// each destination block is written). Repeat r (of `repeat` > 1) adds r x the repeat strides (32-B
+// blocks) to every address; a single repeat adds the strides once (the vendor's reference: set them to 0
+// to use the addresses as given). Encoding: the destination addresses as 32-byte block numbers here;
+// the source addresses as 32-byte block numbers packed four to an address operand (sources 4w .. 4w + 3
+// in bits 16i .. 16i + 15 of src0, src1, src2, dst's addr for w = 0..3; their positions UB). Use
+// nchw_src_block / set_nchw_lists (isa/semantics.h).
+constexpr int kNchwList = 16;
+struct NchwParams {
+    uint16_t dst_blk[kNchwList] = {};  // destination j at UB byte 32 x dst_blk[j]
+    uint16_t dst_rep_stride = 0, src_rep_stride = 0;
+    uint8_t repeat = 1;  // 1..255
+    uint8_t dst_high = 0, src_high = 0;  // 1-byte types only: which half of the blocks
+    bool operator==(const NchwParams&) const = default;
+};
+
 struct Instr {
     Opcode op = Opcode::NOP;
     Pipe pipe = Pipe::S;
@@ -352,6 +394,7 @@ struct Instr {
         FillParams fill;
         MadParams mad;
         FixpipeParams fix;
+        NchwParams nchw;
     };
     double scalar = 0.0;       // vector-scalar operand, fill/pad value, fixpipe scale
     uint64_t issue_cycle = 0;  // scalar cycle at which it entered its pipe queue (set by the core)
@@ -361,7 +404,8 @@ struct Instr {
 };
 static_assert(offsetof(CopyParams, pad_left) >= offsetof(VecParams, src_dtype),
               "CopyParams' byte-mode fields must overlay VecParams fields that default to 0");
-static_assert(sizeof(CopyParams) <= sizeof(VecParams), "the union must stay the size of VecParams");
+static_assert(sizeof(CopyParams) <= sizeof(VecParams) && sizeof(NchwParams) <= sizeof(VecParams),
+              "the union must stay the size of VecParams");
 
 // Builds an instruction of opcode op with pipe = default_pipe(op), the parameter struct of its
 // class value-initialised (so equality and disassembly see defined bytes), and the operand
@@ -403,9 +447,11 @@ inline uint8_t unit_flag(const Instr& in) {
     if (in.op == Opcode::FIXPIPE) return in.fix.unit_flag;
     return 0;
 }
-// Cube blocks of a MAD: ceil(m/16) * ceil(k/K0) * ceil(n/16).
+// The depth of the dense product a MAD does: k, or k / 2 for a sparse mad (4:2: half of A's k kept).
+inline uint32_t mad_depth(const Instr& in) { return in.mad.sparse ? ceil_div(in.mad.k, 2) : in.mad.k; }
+// Cube blocks of a MAD: ceil(m/16) * ceil(depth/K0) * ceil(n/16).
 inline uint64_t mad_blocks(const Instr& in) {
-    return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(in.mad.k, cube_k0(in.dtype)) *
+    return static_cast<uint64_t>(ceil_div(in.mad.m, 16)) * ceil_div(mad_depth(in), cube_k0(in.dtype)) *
            ceil_div(in.mad.n, 16);
 }
 

@@ -13,6 +13,10 @@ constexpr uint64_t kBlock = 32;
 
 inline uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// Fractals one load2d repeat moves: a square of two (1- and 4-byte transposes) or four (int4: 64 x 64
+// nibbles, four 16 x 64 fractals stacked), else one.
+inline uint32_t load2d_fractals(const Instr& in) { return !load2d_squares(in) ? 1 : in.dtype == DType::INT4 ? 4 : 2; }
+
 // Vector class helpers.
 bool is_vector_compute(Opcode op);
 std::string validate_vector(const Instr& in);
@@ -26,6 +30,11 @@ std::string validate_sort(const Instr& in);
 int footprint_sort(const Instr& in, Extent out[kMaxExtents]);
 void exec_sort(const Instr& in, IMemView& mem);
 
+// VNCHWCONV (isa/sem_nchw.cpp), dispatched before the vector class.
+std::string validate_nchw(const Instr& in);
+int footprint_nchw(const Instr& in, Extent out[kMaxExtents]);
+void exec_nchw(const Instr& in, IMemView& mem);
+
 // Data movement (copies, ND2NZ, load2d, load3d, fill).
 std::string validate_move(const Instr& in);
 int footprint_move(const Instr& in, Extent out[kMaxExtents]);
@@ -35,6 +44,13 @@ void exec_move(const Instr& in, IMemView& mem);
 std::string validate_cube(const Instr& in);
 int footprint_cube(const Instr& in, Extent out[kMaxExtents]);
 void exec_cube(const Instr& in, IMemView& mem);
+
+// The cube's 4:2 sparse forms (isa/sem_sparse.cpp): a LOAD2D or MAD with its sparse field set. The
+// dispatcher runs the move/cube checks first, then these.
+bool is_sparse(const Instr& in);
+std::string validate_sparse(const Instr& in);
+int footprint_sparse(const Instr& in, Extent out[kMaxExtents]);
+void exec_sparse(const Instr& in, IMemView& mem);
 
 // Scalar loads, stores and data-cache maintenance of global memory.
 bool is_scalar_mem(Opcode op);

@@ -37,7 +37,9 @@ bool kind_has_pipe(isa::CoreKind k, Pipe p) {
 bool kind_has_buffer(isa::CoreKind k, Pos p) {
     switch (k) {
         case isa::CoreKind::Coupled: return p != Pos::GM;
-        case isa::CoreKind::Cube: return p == Pos::L1 || p == Pos::L0A || p == Pos::L0B || p == Pos::L0C || p == Pos::BT || p == Pos::FB;
+        case isa::CoreKind::Cube:
+            return p == Pos::L1 || p == Pos::L0A || p == Pos::L0B || p == Pos::L0C || p == Pos::BT || p == Pos::FB ||
+                   p == Pos::SPIDX;
         case isa::CoreKind::Vector: return p == Pos::UB;
     }
     return false;
@@ -86,6 +88,14 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
     setup(Pos::L0C, p.l0c);
     setup(Pos::FB, p.fb);
     setup(Pos::BT, p.bt);
+    // The sparse index buffer: a quarter of L0B (the vendor's LoadDataWithSparse reference), 128 index bytes
+    // beside each 512-byte fractal of L0B; not a configuration key of its own.
+    if (kind_has_buffer(kind, Pos::SPIDX)) {
+        auto& b = m_buffers[static_cast<size_t>(Pos::SPIDX)];
+        b.size = p.l0b.size / 4;
+        b.align = isa::kSparseIndexFractalBytes;
+        if (gm) b.bytes.assign(b.size, 0);
+    }
     m_flags.resize(static_cast<size_t>(isa::kNumPipes) * isa::kNumPipes * p.event_ids);
     if (trace.on(TraceLevel::Instr)) {
         m_scalar_track = trace.sink()->track(this->name(), "SCALAR", 0);

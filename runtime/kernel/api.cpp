@@ -163,6 +163,23 @@ void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::A
     ctx.issue(in);
 }
 
+void load2d_sparse(KernelContext& ctx, const isa::Addr& dst, const isa::Addr& src, const isa::Addr& idx,
+                   const LoadData2DParams& p) {
+    if (dst.pos != isa::Pos::L0B || src.pos != isa::Pos::L1) bad_positions("LoadDataWithSparse", dst.pos, src.pos);
+    if (idx.pos != isa::Pos::L1)
+        throw InputError(std::string("LoadDataWithSparse: the index is read from L1, not ") + isa::pos_name(idx.pos));
+    if (p.srcStride != 1 || p.dstGap != 0 || p.ifTranspose)
+        throw InputError("LoadDataWithSparse: consecutive fractals only (srcStride 1, dstGap 0, no transpose)");
+    isa::Instr in = make(isa::Opcode::LOAD2D, isa::DType::INT8);
+    in.dst = dst;
+    in.src0 = src;
+    in.src1 = idx;
+    in.l2d.start_index = p.startIndex;
+    in.l2d.repeat = p.repeatTimes;
+    in.l2d.sparse = 1;
+    ctx.issue(in);
+}
+
 void fill(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const InitConstValueParams& p) {
     isa::Instr in = make(isa::Opcode::FILL, t);
     in.dst = dst;
@@ -186,6 +203,7 @@ void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr&
     in.mad.gemv = p.gemv ? 1 : 0;
     in.mad.kalign16 = p.kDirectionAlign ? 1 : 0;
     in.mad.unit_flag = p.unitFlag;
+    in.mad.sparse = p.sparse ? 1 : 0;
     ctx.issue(in);
 }
 

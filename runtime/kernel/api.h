@@ -91,6 +91,9 @@ struct MmadParams {
     bool kDirectionAlign = false;
     // 0, 2 or 3: the L0C unit bits (isa::MadParams::unit_flag) instead of an M -> FIX flag.
     uint8_t unitFlag = 0;
+    // The sparse mad (MmadWithSparse sets it): B is a densified int8 matrix a LoadDataWithSparse left in
+    // L0B with its index (isa::MadParams::sparse); k is A's.
+    bool sparse = false;
 };
 // Accumulator drain: mSize x nSize of an NZ L0C tile (column fractals srcStride rows apart),
 // to ND (nz2ndEn, row stride dstStride elements) or NZ (column groups dstStride blocks apart).
@@ -133,6 +136,8 @@ void load2d_transpose(KernelContext& ctx, isa::DType t, const isa::Addr& dst, co
                       const LoadData2dTransposeParams& p);
 void load3d(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const isa::Addr& src,
             const LoadData3DParams& p);
+void load2d_sparse(KernelContext& ctx, const isa::Addr& dst, const isa::Addr& src, const isa::Addr& idx,
+                   const LoadData2DParams& p);
 void fill(KernelContext& ctx, isa::DType t, const isa::Addr& dst, const InitConstValueParams& p);
 void mmad(KernelContext& ctx, isa::DType t, const isa::Addr& c, const isa::Addr& a, const isa::Addr& b,
           const isa::Addr* bias, const MmadParams& p);
@@ -214,6 +219,15 @@ template <class T>
 void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
     detail::load2d_transpose(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src), p);
 }
+// 4:2 sparse B (int8): repeatTimes consecutive fractals from fractal startIndex of src (L1) into dst
+// (L0B), and their 128-byte index fractals from idx (L1) into the cube's index buffer
+// (isa::Load2dParams::sparse); srcStride, dstGap and ifTranspose must keep their defaults.
+template <class T>
+void LoadDataWithSparse(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& idx,
+                        const LoadData2DParams& p) {
+    static_assert(std::is_same_v<T, int8_t>, "LoadDataWithSparse moves int8 matrices");
+    detail::load2d_sparse(dst.ctx(), detail::addr(dst), detail::addr(src), detail::addr(idx), p);
+}
 template <class T>
 void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParams& p) {
     detail::load3d(dst.ctx(), isa::DTypeOf<T>::v, detail::addr(dst), detail::addr(src), p);
@@ -233,6 +247,13 @@ void Mmad(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>
           const LocalTensor<C>& bias, const MmadParams& p) {
     const isa::Addr ba = detail::addr(bias);
     detail::mmad(c.ctx(), isa::DTypeOf<T>::v, detail::addr(c), detail::addr(a), detail::addr(b), &ba, p);
+}
+// C (int32) [+]= A (int8, m x k) x the sparse B in L0B and the index buffer (LoadDataWithSparse).
+template <class C, class T>
+void MmadWithSparse(const LocalTensor<C>& c, const LocalTensor<T>& a, const LocalTensor<T>& b, MmadParams p) {
+    static_assert(std::is_same_v<C, int32_t> && std::is_same_v<T, int8_t>, "MmadWithSparse: int8 into int32");
+    p.sparse = true;
+    detail::mmad(c.ctx(), isa::DType::INT8, detail::addr(c), detail::addr(a), detail::addr(b), nullptr, p);
 }
 // CO1 -> GM through the FixPipe (split cores).
 template <class U, class C>

@@ -156,6 +156,29 @@ TEST_CASE("aicore timing: MAD cycles follow the fractal shape per input type") {
     CHECK(compute_timing(mad, *p).latency == p->cube_fill);
 }
 
+TEST_CASE("aicore timing: a sparse MAD costs the dense product of half its k, a sparse load2d its index bytes too") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr mad = isa::make_instr(Opcode::MAD);
+    mad.dtype = isa::DType::INT8;
+    mad.mad.m = 33, mad.mad.k = 136, mad.mad.n = 40;
+    isa::Instr half_k = mad;
+    half_k.mad.k = 68;
+    mad.mad.sparse = 1;
+    const uint64_t steps = ((33 + 15) / 16) * ((68 + p->cube_k0_int8 - 1) / p->cube_k0_int8) * ((40 + 15) / 16);
+    CHECK(mad_cycles(mad, *p) == steps * p->cube_cycles_per_step);
+    CHECK(mad_cycles(mad, *p) == mad_cycles(half_k, *p));
+    CHECK(isa::mad_blocks(mad) == isa::mad_blocks(half_k));
+    isa::Instr ld = isa::make_instr(Opcode::LOAD2D);
+    ld.dtype = isa::DType::INT8;
+    ld.dst.pos = Pos::L0B, ld.src1.pos = Pos::L1;
+    ld.l2d.repeat = 6;
+    const uint64_t dense = compute_timing(ld, *p).occupancy;
+    CHECK(dense == (6 * 512 + p->mte1_l1_l0b_bpc - 1) / p->mte1_l1_l0b_bpc);
+    ld.l2d.sparse = 1;
+    CHECK(compute_timing(ld, *p).occupancy == (6 * (512 + 128) + p->mte1_l1_l0b_bpc - 1) / p->mte1_l1_l0b_bpc);
+}
+
 TEST_CASE("aicore timing: copy_l1_to_fb moves its bytes at the FixPipe buffer rate, in the FIX pipe") {
     Config c;
     auto p = params(c, {});
@@ -196,4 +219,19 @@ TEST_CASE("aicore timing: sorts write their structures at the per-type sort rate
     isa::Instr b = isa::make_instr(Opcode::VGATHERB);
     b.vec.repeat = 4;
     CHECK(compute_timing(b, *p).occupancy == 4 * p->vec_gather_cycles_per_repeat);
+}
+
+TEST_CASE("aicore timing: vnchwconv moves 256 bytes per vector repeat time (1-byte types: half blocks)") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr n = isa::make_instr(Opcode::VNCHWCONV);
+    n.nchw.repeat = 7;
+    for (isa::DType t : {isa::DType::FP16, isa::DType::FP32, isa::DType::INT8}) {
+        n.dtype = t;
+        // A repeat reads 16 blocks of 32 bytes (1-byte types: 16 bytes of each).
+        const uint64_t bytes = 16 * (t == isa::DType::INT8 ? 16 : 32);
+        INFO(isa::dtype_name(t));
+        CHECK(compute_timing(n, *p).occupancy == 7 * (bytes / 256) * p->vec_cycles_per_repeat);
+        CHECK(compute_timing(n, *p).latency == p->vec_startup);
+    }
 }

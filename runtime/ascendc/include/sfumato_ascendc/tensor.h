@@ -159,17 +159,31 @@ struct SymbolOverride {
     const LocalTensor<T>& src1;
 };
 
+// The reference's record of where a LocalTensor lies (its public member `address_`, which SetAddr takes):
+// logical position, byte address and length in its buffer; sfumato adds the kernel context, physical
+// buffer and queue buffer of the tensor it describes.
+struct TBuffAddr {
+    uint32_t dataLen = 0;
+    uint32_t bufferAddr = 0;
+    TPosition logicPos = TPosition::VECCALC;
+    sfumato::kernel::KernelContext* sfumatoCtx = nullptr;
+    sfumato::isa::Pos sfumatoPos = sfumato::isa::Pos::UB;
+    int sfumatoBuffer = -1;
+};
+
 template <class T>
 class LocalTensor {
 public:
     using PrimType = T;
     using KT = sfumato::kernel::LocalTensor<sfumato::ascendc::storage_t<T>>;
     LocalTensor() = default;
-    LocalTensor(const KT& t, TPosition pos) : m_t(t), m_pos(pos) {}
+    LocalTensor(const KT& t, TPosition pos) : m_t(t), m_pos(pos) { sync_address(); }
     // A tensor at a fixed address of a position (static tensor programming).
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
         : m_t(sfumato::ascendc::enter("LocalTensor").ctx, sfumato::ascendc::physical(pos), addr, stored(tileSize), -1),
-          m_pos(pos) {}
+          m_pos(pos) {
+        sync_address();
+    }
 
     // An int4b_t tensor's offsets and sizes count elements, two to a byte (the kernel tensor
     // counts bytes): an odd offset would split a byte and stops the run.
@@ -178,6 +192,7 @@ public:
     uint32_t GetLength() const { return m_t.GetSize() * static_cast<uint32_t>(sizeof(T)); }
     void SetSize(uint32_t size) {
         m_t = KT(m_t.valid() ? &m_t.ctx() : nullptr, m_t.pos(), m_t.address(), stored(size), m_t.buffer_index());
+        sync_address();
     }
     TPosition GetPosition() const { return m_pos; }
     LocalTensor(const LocalTensor&) = default;
@@ -193,12 +208,16 @@ public:
     // The shape the advanced APIs read (SetShapeInfo); a sub-tensor ([]) has none.
     void SetShapeInfo(const ShapeInfo& shapeInfo) { m_shape_info = shapeInfo; }
     ShapeInfo GetShapeInfo() const { return m_shape_info; }
-    // Re-pointing a tensor at another buffer address (the reference's TBuffAddr) is not supported.
-    template <class Addr>
-    void SetAddr(const Addr&) {
-        static_assert(sfumato_unsupported::always_false<Addr>,
-                      "AscendC::LocalTensor::SetAddr is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)");
+    // Points the tensor where `address_` of another tensor (of any element type) says: its position, address and
+    // length (catlass's tile copies re-point default-constructed tensors this way).
+    void SetAddr(const TBuffAddr& a) {
+        m_t = KT(a.sfumatoCtx, a.sfumatoPos, a.bufferAddr,
+                 static_cast<uint32_t>(uint64_t{a.dataLen} / sizeof(sfumato::ascendc::storage_t<T>)), a.sfumatoBuffer);
+        m_pos = a.logicPos;
+        sync_address();
     }
+    // The reference's public member: where the tensor lies (kept in step with the tensor).
+    TBuffAddr address_;
     uint64_t GetPhyAddr() const { return m_t.address(); }
     uint64_t GetPhyAddr(uint32_t offset) const { return m_t.address() + uint64_t{stored(offset)} * sizeof(T); }
     template <class U>
@@ -232,6 +251,14 @@ public:
     bool valid() const { return m_t.valid(); }
 
 private:
+    void sync_address() {
+        address_.dataLen = m_t.GetSize() * static_cast<uint32_t>(sizeof(sfumato::ascendc::storage_t<T>));
+        address_.bufferAddr = m_t.address();
+        address_.logicPos = m_pos;
+        address_.sfumatoCtx = m_t.valid() ? &m_t.ctx() : nullptr;
+        address_.sfumatoPos = m_t.pos();
+        address_.sfumatoBuffer = m_t.buffer_index();
+    }
     // Elements -> the kernel tensor's units (bytes for int4b_t).
     static uint32_t stored(uint32_t n) {
         if constexpr (kIsInt4<T>) {
