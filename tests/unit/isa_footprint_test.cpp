@@ -71,6 +71,41 @@ TEST_CASE("isa footprint: every opcode touches only bytes inside its footprint, 
     }
 }
 
+TEST_CASE("isa footprint: the sparse load2d and mad touch only their footprints (the index buffer included)") {
+    Instr ld = make_instr(Opcode::LOAD2D);
+    ld.dtype = DType::INT8;
+    ld.dst = A(Pos::L0B, 0x600), ld.src0 = A(Pos::L1, 0x400), ld.src1 = A(Pos::L1, 0x8000);
+    ld.l2d.start_index = 2, ld.l2d.repeat = 5, ld.l2d.sparse = 1;
+    Instr mad = make_instr(Opcode::MAD);
+    mad.dtype = DType::INT8;
+    mad.mad = {33, 72, 17, 0, 1};  // bias, m and n partial, k/2 = 36: two dense k fractals
+    mad.mad.sparse = 1;
+    mad.src2 = A(Pos::BT, 0x40), mad.dst.addr = 0x400, mad.src0.addr = 0x200, mad.src1.addr = 0x600;
+    for (const Instr& in : {ld, mad}) {
+        INFO(opcode_name(in.op));
+        REQUIRE(validate(in).empty());
+        RecordingMem mem;
+        REQUIRE_NOTHROW(execute(in, mem));
+        Extent ex[kMaxExtents];
+        const int n = footprint(in, ex);
+        bool idx = false;
+        for (int e = 0; e < n; ++e) idx |= ex[e].pos == Pos::SPIDX;
+        CHECK(idx);
+        for (const auto& a : mem.log) {
+            bool inside = false;
+            for (int e = 0; e < n; ++e) inside |= ex[e].pos == a.pos && ex[e].lo <= a.lo && a.hi <= ex[e].hi;
+            INFO("access " << pos_name(a.pos) << " [" << a.lo << ", " << a.hi << ")");
+            CHECK(inside);
+        }
+        for (int e = 0; e < n; ++e) {
+            bool used = false;
+            for (const auto& a : mem.log) used |= a.pos == ex[e].pos && a.lo < ex[e].hi && ex[e].lo < a.hi;
+            INFO("extent " << e << " " << pos_name(ex[e].pos));
+            CHECK(used);
+        }
+    }
+}
+
 TEST_CASE("isa footprint: timing quantities read off an instruction") {
     Instr mad = make_instr(Opcode::MAD);
     mad.mad = {33, 70, 17, 0, 0};
