@@ -468,15 +468,18 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) { run_in(sink, p); }
 
 void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps) {
-    // Work in tiles x K: a plan's tile t covers [w0 + t k, w0 + (t + 1) k); the block takes the
-    // tiles whose start lies in its share [lo, hi) of the total.
+    // Work in products: a plan's tile t covers [w0 + t k, w0 + (t + 1) k), k its tile's products
+    // (base_m x base_n x K: the phases' tilings differ, a 1 x 1 phase's tile may hold 4 x the
+    // channels of a 2 x 2 phase's); the block takes the tiles whose start lies in its share
+    // [lo, hi) of the total.
+    auto work = [](const ConvCubePlan& p) { return uint64_t{p.kdim()} * p.base_m * p.base_n; };
     uint64_t total = 0;
-    for (const ConvCubePlan& p : ps) total += uint64_t{p.tiles()} * p.kdim();
+    for (const ConvCubePlan& p : ps) total += uint64_t{p.tiles()} * work(p);
     const uint64_t b = sink.block_idx(), nb = std::max<uint32_t>(1, sink.block_num());
     const uint64_t lo = total * b / nb, hi = total * (b + 1) / nb;
     uint64_t w0 = 0;
     for (const ConvCubePlan& p : ps) {
-        const uint64_t k = p.kdim(), n = p.tiles();
+        const uint64_t k = work(p), n = p.tiles();
         auto first_at = [&](uint64_t w) { return w <= w0 ? 0 : std::min(n, (w - w0 + k - 1) / k); };
         const uint64_t f = first_at(lo), e = first_at(hi);
         if (f < e) run_in(sink, p, static_cast<uint32_t>(f), static_cast<uint32_t>(e));

@@ -66,7 +66,8 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev);
 // One block of the kernel.
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p);
 // One block of a launch running several plans (the phases of a strided ConvTranspose) one after
-// the other: the plans' tiles, weighted by their K, split into contiguous shares over block_num.
+// the other: the plans' tiles, weighted by their products (base_m x base_n x K), split into
+// contiguous shares over block_num.
 void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps);
 
 }  // namespace sfumato::ops

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <random>
 
+#include "kapi_sink.h"
 #include "node_sink_run.h"
+#include "runtime/ops/conv_kernel.h"
 #include "runtime/ops/standalone.h"
 #include "models/aicore/gm_pattern.h"
 #include "runtime/ref/conv_shape.h"
@@ -314,4 +316,44 @@ TEST_CASE("conv geometry: auto_pad, ConvTranspose output sizes, and errors namin
     grp.set("group", ref::Attr::of_int(2));
     CHECK_THROWS_WITH(ref::conv_geometry("n3", "Conv", grp, {1, 3, 5, 5}, {4, 1, 3, 3}),
                       Catch::Contains("group"));
+}
+
+TEST_CASE("conv kernel: the phases' launch gives each block an equal share of the products, not of the tiles") {
+    // Two plans of one launch (a strided ConvTranspose's phases) whose tilings differ: the first
+    // takes base_m channels per tile, the second 16. Each block's contiguous share of the
+    // products is then total / blocks, give or take one tile (a share ends at a tile's start);
+    // weighting tiles by K alone gave the block holding the wide tiles base_m / 16 x its share.
+    DeviceInfo dev = tiny("coupled");
+    dev.l1_bytes = 512 << 10, dev.l0a_bytes = dev.l0b_bytes = 64 << 10, dev.l0c_bytes = 128 << 10,
+    dev.ub_bytes = 128 << 10, dev.cube_cores = 8;
+    ConvCubePlan wide;
+    wide.n = 4, wide.c1 = 2, wide.hi = wide.wi = wide.oh = wide.ow = 7, wide.mg = wide.mtot = 128;
+    wide.y_5hd = true, wide.out = isa::DType::FP16;
+    plan_conv(wide, dev);
+    REQUIRE(wide.base_m > 16);
+    ConvCubePlan narrow = wide;
+    narrow.base_m = 16, narrow.tiles_m = wide.mg / 16;
+    const std::vector<ConvCubePlan> ps = {wide, narrow};
+    auto tile_products = [](const ConvCubePlan& p) { return double(p.base_m) * p.base_n * p.kdim(); };
+    const double total = wide.tiles() * tile_products(wide) + narrow.tiles() * tile_products(narrow);
+    const uint32_t blocks = dev.cube_cores;
+    double sum = 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+        kernel::test::KapiSink sink(isa::CoreKind::Coupled);
+        sink.set_block(b, blocks);
+        sink.set_event_ids(4);
+        sink.set_buffer(isa::Pos::L1, dev.l1_bytes);
+        sink.set_buffer(isa::Pos::L0A, dev.l0a_bytes);
+        sink.set_buffer(isa::Pos::L0B, dev.l0b_bytes);
+        sink.set_buffer(isa::Pos::L0C, dev.l0c_bytes);
+        sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+        run_conv_phases(sink, ps);
+        CHECK(sink.errors().empty());
+        double mine = 0;  // the block's products, padded as the tiles pad them
+        for (const isa::Instr& i : sink.instrs())
+            if (i.op == isa::Opcode::MAD) mine += double(i.mad.m) * i.mad.k * i.mad.n;
+        CHECK(mine <= total / blocks + tile_products(wide));
+        sum += mine;
+    }
+    CHECK(sum == total);  // every tile once
 }
