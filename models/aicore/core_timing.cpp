@@ -34,77 +34,61 @@ VecOperands vec_operands(Opcode op) {
     }
 }
 
-// Extra cycles of one repeat whose operand blocks start at the given addresses: the most
-// accesses any one bank gets (sorted bank numbers, longest run) and, if configured, whether two
-// different source operands touch one bank group in different banks.
-uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, const bool* src, int nops, const CoreParams& p) {
-    constexpr int kBlocks = 8;
-    const uint32_t bb = p.ub_bank_bytes, nb = p.ub_banks;
-    const bool pow2 = (bb & (bb - 1)) == 0 && (nb & (nb - 1)) == 0;  // (std::has_single_bit needs popcnt)
-    bool contiguous = bb == 32 && nb >= kBlocks && pow2 && p.ub_group_conflict_cycles == 0;
-    for (int o = 0; o < nops; ++o) contiguous = contiguous && blk_stride[o] == 1;
-    if (contiguous) {
-        // Each operand covers 8 consecutive banks (cyclically); the busiest bank is the start
-        // bank of one of them.
-        uint32_t start[3];
-        for (int o = 0; o < nops; ++o) start[o] = static_cast<uint32_t>((base[o] >> 5) & (nb - 1));
-        uint32_t worst = 1;
-        for (int i = 0; i < nops; ++i) {
-            uint32_t c = 0;
-            for (int j = 0; j < nops; ++j) c += ((start[i] - start[j]) & (nb - 1)) < kBlocks;
-            worst = std::max(worst, c);
-        }
-        return uint64_t(worst - 1) * p.ub_bank_conflict_cycles;
-    }
-    uint32_t bank[3 * kBlocks];
-    int op_of[3 * kBlocks];
-    int n = 0;
-    // An operand read with block stride 0 reads one block eight times: the bank serves it once
-    // and broadcasts it (a stride-0 read of a scalar costs no conflict).
-    if (pow2) {  // the usual case: shifts and masks
-        const int sh = __builtin_ctz(bb);
-        for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
-                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
-                op_of[n] = o;
-            }
-    } else {
-        for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
-                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) / bb) % nb);
-                op_of[n] = o;
-            }
-    }
-    bool group_clash = false;
-    if (p.ub_group_conflict_cycles > 0) {
-        const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
-        for (int i = 0; i < n && !group_clash; ++i)
-            for (int j = i + 1; j < n; ++j) {
-                const int oi = op_of[i], oj = op_of[j];
-                if (oi != oj && src[oi] && src[oj] && bank[i] != bank[j] && bank[i] / per_group == bank[j] / per_group) {
-                    group_clash = true;
-                    break;
-                }
-            }
-    }
+// One 32-byte block an operand touches in a repeat: its UB row, and whether it is read.
+struct Block {
+    uint64_t row;
+    bool read;
+};
+
+// The longest run of equal values in v[0..n) (sorted in place; n <= 24).
+uint32_t longest_run(uint64_t* v, int n) {
     for (int i = 1; i < n; ++i) {  // insertion sort: at most 24 entries
-        const uint32_t k = bank[i];
+        const uint64_t k = v[i];
         int j = i - 1;
-        for (; j >= 0 && bank[j] > k; --j) bank[j + 1] = bank[j];
-        bank[j + 1] = k;
+        for (; j >= 0 && v[j] > k; --j) v[j + 1] = v[j];
+        v[j + 1] = k;
     }
-    uint32_t worst = 1, run = 1;
+    uint32_t worst = n > 0 ? 1 : 0, run = 1;
     for (int i = 1; i < n; ++i) {
-        run = bank[i] == bank[i - 1] ? run + 1 : 1;
+        run = v[i] == v[i - 1] ? run + 1 : 1;
         worst = std::max(worst, run);
     }
-    return uint64_t(worst - 1) * p.ub_bank_conflict_cycles + (group_clash ? uint64_t(p.ub_group_conflict_cycles) : 0);
+    return worst;
+}
+
+// Cycles one repeat's UB accesses take (at least 1). A row's group is row mod G; its bank is the
+// group and the row's span of G x bank_rows rows. Each group reads one row and writes one row per
+// cycle, and a bank serves one access per cycle: the repeat takes the most reads any group
+// gets, the most writes any group gets, or the most accesses any bank gets, whichever is largest.
+uint32_t repeat_cycles(const Block* b, int n, const CoreParams& p) {
+    const uint64_t g = p.ub_bank_groups, span = g * p.ub_bank_rows;
+    uint64_t rd[24], wr[24], bank[24];
+    int nr = 0, nw = 0;
+    for (int i = 0; i < n; ++i) {
+        (b[i].read ? rd[nr++] : wr[nw++]) = b[i].row % g;
+        bank[i] = (b[i].row / span) * g + b[i].row % g;
+    }
+    uint32_t worst = std::max(longest_run(rd, nr), longest_run(wr, nw));
+    if (nr > 0 && nw > 0) worst = std::max(worst, longest_run(bank, n));  // a read and a write in one bank
+    return std::max<uint32_t>(worst, 1);
+}
+
+// The blocks of every UB operand in repeat r (an operand read with block stride 0 reads one block
+// eight times: the bank serves it once and broadcasts it).
+int repeat_blocks(const uint64_t* base, const uint64_t* blk, const uint64_t* rep, const bool* src, int nops, uint32_t r,
+                  const CoreParams& p, Block* out) {
+    constexpr int kBlocks = 8;
+    int n = 0;
+    for (int o = 0; o < nops; ++o)
+        for (int k = 0; k < (blk[o] ? kBlocks : 1); ++k)
+            out[n++] = {(base[o] + (uint64_t(r) * rep[o] + uint64_t(k) * blk[o]) * 32) / p.ub_bank_bytes, src[o]};
+    return n;
 }
 
 }  // namespace
 
 uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
-    if (p.ub_bank_conflict_cycles == 0 && p.ub_group_conflict_cycles == 0) return 0;
+    if (p.ub_bank_conflict_cycles == 0) return 0;
     VecOperands v = vec_operands(in.op);
     if (in.op == Opcode::VSEL && in.vec.with_index) v.src1 = false;  // tensor-scalar mode: a register
     uint64_t base[3], blk[3], rep[3];
@@ -121,19 +105,29 @@ uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
     add(v.src0, in.src0, in.vec.src0_blk_stride, in.vec.src0_rep_stride, true);
     add(v.src1, in.src1, in.vec.src1_blk_stride, in.vec.src1_rep_stride, true);
     add(v.dst, in.dst, in.vec.dst_blk_stride, in.vec.dst_rep_stride, false);
-    if (n == 0) return 0;
-    // Equal repeat strides shift every operand by the same whole number of banks, which keeps
-    // bank coincidences (not bank-group ones): then one repeat stands for all.
-    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0 && p.ub_group_conflict_cycles == 0;
+    if (n == 0 || in.vec.repeat == 0) return 0;
+    Block b[24];
+    const int nb = repeat_blocks(base, blk, rep, src, n, 0, p, b);
+    // Equal repeat strides of whole rows move every block by the same number of rows, which keeps
+    // which blocks share a group. Whether a read and a written block of one group share a bank
+    // can change only if their rows differ (a boundary between the group's banks may fall
+    // between them); without such a pair, one repeat stands for all.
+    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0;
     for (int i = 1; i < n; ++i) uniform = uniform && rep[i] == rep[0];
-    if (uniform) return repeat_conflicts(base, blk, src, n, p) * in.vec.repeat;
-    uint64_t total = 0;
-    for (uint32_t r = 0; r < in.vec.repeat; ++r) {
-        uint64_t b[3];
-        for (int i = 0; i < n; ++i) b[i] = base[i] + uint64_t(r) * rep[i] * 32;
-        total += repeat_conflicts(b, blk, src, n, p);
+    const uint64_t g = p.ub_bank_groups;
+    for (int i = 0; i < nb && uniform; ++i)
+        for (int j = 0; j < nb; ++j)
+            if (b[i].read && !b[j].read && b[i].row != b[j].row && b[i].row % g == b[j].row % g) {
+                uniform = false;
+                break;
+            }
+    if (uniform) return uint64_t(repeat_cycles(b, nb, p) - 1) * p.ub_bank_conflict_cycles * in.vec.repeat;
+    uint64_t total = repeat_cycles(b, nb, p) - 1;
+    for (uint32_t r = 1; r < in.vec.repeat; ++r) {
+        repeat_blocks(base, blk, rep, src, n, r, p, b);
+        total += repeat_cycles(b, nb, p) - 1;
     }
-    return total;
+    return total * p.ub_bank_conflict_cycles;
 }
 
 uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {

@@ -3,7 +3,11 @@
 // it) and latency beyond it (pipeline depth, fill, startup). Compute instructions only; GM
 // transfers are timed by the memory system (see gm_pattern.h). UB bank conflicts are derived per
 // repeat from the 32-byte blocks an instruction's operands touch (a few integer operations per
-// block, no per-element work; a block read with block stride 0 is one access, broadcast).
+// block, no per-element work; a block read with block stride 0 is one access, broadcast), by the
+// vendor's published rules for its 220x UB (CoreParams: rows interleave over bank groups; a group
+// reads one row and writes one row per cycle, a bank serves one access): the sources and the
+// destination of a repeat count as accessed together, so an instruction that writes where it
+// reads (x = x * y) or reads one buffer twice pays a conflict, as the rules say.
 // Simplified: one bank-conflict rule for every vector op that reads
 // and writes UB blocks; reductions, gathers and transposes are charged by op class only.
 #pragma once
