@@ -141,7 +141,10 @@ uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {
 
 ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
     const uint64_t rep = in.vec.repeat;
-    auto vec = [&](uint32_t cpr) { return ComputeTiming{rep * cpr + ub_conflict_cycles(in, p), p.vec_startup}; };
+    auto vec = [&](uint32_t cpr) {
+        const uint64_t bank = ub_conflict_cycles(in, p);
+        return ComputeTiming{rep * cpr + bank, p.vec_startup, bank};
+    };
     auto move = [&](uint64_t bytes, uint32_t bpc, uint32_t startup) {
         return ComputeTiming{std::max<uint64_t>(1, ceil_div64(bytes, bpc)), startup};
     };

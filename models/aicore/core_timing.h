@@ -22,11 +22,12 @@ namespace sfumato {
 struct ComputeTiming {
     uint64_t occupancy = 1;
     uint64_t latency = 0;
+    uint64_t ub_conflict = 0;  // of the occupancy: cycles lost to UB bank conflicts
 };
 
 ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p);
 
-// Extra cycles an instruction pays for UB bank (and bank group) conflicts, over all repeats.
+// Extra cycles an instruction pays for UB bank and bank-group conflicts, over all repeats.
 uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p);
 
 // Cube cycles (occupancy) of a MAD: ceil(m/m0) * ceil(k/k0) * ceil(n/n0) * cycles per step.

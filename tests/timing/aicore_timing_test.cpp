@@ -131,6 +131,13 @@ TEST_CASE("aicore timing: operands in the same UB banks pay the configured confl
     REQUIRE(h.run({t}));
     const uint64_t v = r * (p.core.vec_cycles_per_repeat + 2 * p.core.ub_bank_conflict_cycles) + r * p.core.vec_cycles_per_repeat;
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == v + p.core.vec_startup);
+    // The cores' statistics count the lost cycles: the first add's, over the vector cores.
+    const StatGroup* chip = h.stats().child("chip");
+    REQUIRE(chip);
+    uint64_t lost = 0;
+    for (const StatGroup* g : chip->children())
+        if (const auto* c = dynamic_cast<const Counter*>(g->find("ub_bank_conflict_cycles"))) lost += c->value();
+    CHECK(lost == r * 2 * p.core.ub_bank_conflict_cycles);
 }
 
 TEST_CASE("aicore timing: transcendental and reduction ops use their op class rate") {
