@@ -45,8 +45,9 @@ inline VOp vrow(uint32_t addr, int64_t sa = 0, int64_t sb = 0) { return {addr, s
 void expand_blocks(kernel::KernelContext& ctx, isa::DType dt, uint32_t dst, uint32_t blocks, uint64_t count);
 
 // Bytes to reserve for a buffer of `bytes` so that consecutive buffers start 256 bytes apart
-// modulo 2 KiB: with the 910-class UB (64 banks of 32 bytes) operands of one vector
-// instruction taken from different buffers then start in different 8-bank groups.
+// modulo 2 KiB: with the 220x UB (rows of 32 bytes over 16 bank groups) two operands of one
+// vector instruction taken from consecutive buffers then read different halves of the groups.
+// (A destination in the bank span of a source that shares its groups still conflicts.)
 inline uint64_t staggered(uint64_t bytes) { return up(bytes, 2048) + 256; }
 
 // One instruction of a nest: byte offsets of dst, src0, src1 from their [0][0][0] and the
