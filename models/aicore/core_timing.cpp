@@ -1,6 +1,7 @@
 #include "models/aicore/core_timing.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "isa/semantics.h"
 
@@ -34,10 +35,31 @@ VecOperands vec_operands(Opcode op) {
     }
 }
 
-// One 32-byte block an operand touches in a repeat: its UB row, and whether it is read.
+// One 32-byte block an operand touches in a repeat: its UB row, the row's bank group and bank
+// span (the bank is the pair), and whether it is read.
 struct Block {
     uint64_t row;
+    uint64_t group, span;
     bool read;
+};
+
+// The UB layout's divisors, as shifts when they are powers of two (the usual case).
+struct BankGeometry {
+    uint64_t row_bytes, groups, span_rows;
+    int row_shift = -1, group_shift = -1, span_shift = -1;
+    explicit BankGeometry(const CoreParams& p)
+        : row_bytes(p.ub_bank_bytes), groups(p.ub_bank_groups), span_rows(uint64_t{p.ub_bank_groups} * p.ub_bank_rows) {
+        auto lg = [](uint64_t v) { return (v & (v - 1)) == 0 ? __builtin_ctzll(v) : -1; };
+        row_shift = lg(row_bytes);
+        group_shift = lg(groups);
+        span_shift = lg(span_rows);
+    }
+    Block block(uint64_t addr, bool read) const {
+        const uint64_t row = row_shift >= 0 ? addr >> row_shift : addr / row_bytes;
+        const uint64_t group = group_shift >= 0 ? row & (groups - 1) : row % groups;
+        const uint64_t span = span_shift >= 0 ? row >> span_shift : row / span_rows;
+        return {row, group, span, read};
+    }
 };
 
 // The longest run of equal values in v[0..n) (sorted in place; n <= 24).
@@ -56,17 +78,34 @@ uint32_t longest_run(uint64_t* v, int n) {
     return worst;
 }
 
-// Cycles one repeat's UB accesses take (at least 1). A row's group is row mod G; its bank is the
-// group and the row's span of G x bank_rows rows. Each group reads one row and writes one row per
-// cycle, and a bank serves one access per cycle: the repeat takes the most reads any group
+// Cycles one repeat's UB accesses take (at least 1). Each group reads one row and writes one row
+// per cycle, and a bank serves one access per cycle: the repeat takes the most reads any group
 // gets, the most writes any group gets, or the most accesses any bank gets, whichever is largest.
-uint32_t repeat_cycles(const Block* b, int n, const CoreParams& p) {
-    const uint64_t g = p.ub_bank_groups, span = g * p.ub_bank_rows;
+uint32_t repeat_cycles(const Block* b, int n, const BankGeometry& geo) {
+    constexpr uint64_t kSmall = 64;
+    if (geo.groups <= kSmall) {  // the usual layouts: counts per group in place, no sorting
+        uint8_t rd[kSmall] = {}, wr[kSmall] = {};
+        for (int i = 0; i < n; ++i) ++(b[i].read ? rd : wr)[b[i].group];
+        uint32_t worst = 1, both = 0;
+        for (int i = 0; i < n; ++i) {
+            const uint64_t k = b[i].group;
+            worst = std::max<uint32_t>(worst, std::max(rd[k], wr[k]));
+            if (rd[k] && wr[k]) both = std::max<uint32_t>(both, rd[k] + wr[k]);
+        }
+        if (both <= worst) return worst;  // no bank can need more than its group's reads and writes
+        for (int i = 0; i < n; ++i) {     // accesses of each written block's bank
+            if (b[i].read || !rd[b[i].group]) continue;
+            uint32_t c = 0;
+            for (int j = 0; j < n; ++j) c += b[j].group == b[i].group && b[j].span == b[i].span;
+            worst = std::max(worst, c);
+        }
+        return worst;
+    }
     uint64_t rd[24], wr[24], bank[24];
     int nr = 0, nw = 0;
     for (int i = 0; i < n; ++i) {
-        (b[i].read ? rd[nr++] : wr[nw++]) = b[i].row % g;
-        bank[i] = (b[i].row / span) * g + b[i].row % g;
+        (b[i].read ? rd[nr++] : wr[nw++]) = b[i].group;
+        bank[i] = b[i].span * geo.groups + b[i].group;
     }
     uint32_t worst = std::max(longest_run(rd, nr), longest_run(wr, nw));
     if (nr > 0 && nw > 0) worst = std::max(worst, longest_run(bank, n));  // a read and a write in one bank
@@ -75,13 +114,13 @@ uint32_t repeat_cycles(const Block* b, int n, const CoreParams& p) {
 
 // The blocks of every UB operand in repeat r (an operand read with block stride 0 reads one block
 // eight times: the bank serves it once and broadcasts it).
-int repeat_blocks(const uint64_t* base, const uint64_t* blk, const uint64_t* rep, const bool* src, int nops, uint32_t r,
-                  const CoreParams& p, Block* out) {
+int repeat_blocks(const uint64_t* base, const uint64_t* blk, const uint64_t* rep, const bool* src, int nops, uint64_t r,
+                  const BankGeometry& geo, Block* out) {
     constexpr int kBlocks = 8;
     int n = 0;
     for (int o = 0; o < nops; ++o)
         for (int k = 0; k < (blk[o] ? kBlocks : 1); ++k)
-            out[n++] = {(base[o] + (uint64_t(r) * rep[o] + uint64_t(k) * blk[o]) * 32) / p.ub_bank_bytes, src[o]};
+            out[n++] = geo.block(base[o] + (r * rep[o] + uint64_t(k) * blk[o]) * 32, src[o]);
     return n;
 }
 
@@ -106,26 +145,61 @@ uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
     add(v.src1, in.src1, in.vec.src1_blk_stride, in.vec.src1_rep_stride, true);
     add(v.dst, in.dst, in.vec.dst_blk_stride, in.vec.dst_rep_stride, false);
     if (n == 0 || in.vec.repeat == 0) return 0;
+    const BankGeometry geo(p);
     Block b[24];
-    const int nb = repeat_blocks(base, blk, rep, src, n, 0, p, b);
-    // Equal repeat strides of whole rows move every block by the same number of rows, which keeps
-    // which blocks share a group. Whether a read and a written block of one group share a bank
-    // can change only if their rows differ (a boundary between the group's banks may fall
-    // between them); without such a pair, one repeat stands for all.
-    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0;
-    for (int i = 1; i < n; ++i) uniform = uniform && rep[i] == rep[0];
-    const uint64_t g = p.ub_bank_groups;
-    for (int i = 0; i < nb && uniform; ++i)
-        for (int j = 0; j < nb; ++j)
-            if (b[i].read && !b[j].read && b[i].row != b[j].row && b[i].row % g == b[j].row % g) {
-                uniform = false;
-                break;
+    const int nb = repeat_blocks(base, blk, rep, src, n, 0, geo, b);
+    // Each operand's blocks move by delta_o rows a repeat. Between two repeats where some block
+    // enters the next bank span, every block keeps its span, and the groups repeat with a period
+    // that divides the group count (lcm over the operands of G / gcd(G, delta_o)): the cycles of
+    // a run are its first period's, times the whole periods, plus the rest.
+    const uint64_t R = in.vec.repeat, G = geo.groups, span = geo.span_rows;
+    bool whole = true;
+    uint64_t delta[3], period = 1;
+    for (int o = 0; o < n; ++o) {
+        whole = whole && (rep[o] * 32) % geo.row_bytes == 0;
+        delta[o] = rep[o] * 32 / geo.row_bytes;
+        const uint64_t po = G / std::gcd(G, delta[o] % G);
+        period = std::lcm(period, po);
+    }
+    auto each = [&](uint64_t from, uint64_t to) {  // every repeat on its own
+        uint64_t t = 0;
+        for (uint64_t r = from; r < to; ++r) {
+            repeat_blocks(base, blk, rep, src, n, r, geo, b);
+            t += repeat_cycles(b, nb, geo) - 1;
+        }
+        return t;
+    };
+    uint64_t cuts[64];  // repeats where some block enters a new span
+    int nc = 0;
+    bool listed = whole;
+    for (int o = 0, i = 0; o < n && listed; ++o)
+        for (int k = 0; k < (blk[o] ? 8 : 1) && listed; ++k, ++i) {
+            if (delta[o] == 0) continue;
+            for (uint64_t next = span - (b[i].row - b[i].span * span);; next += span) {
+                const uint64_t r = (next + delta[o] - 1) / delta[o];  // first repeat at or past the boundary
+                if (r >= R) break;
+                if (nc == 64) {
+                    listed = false;
+                    break;
+                }
+                cuts[nc++] = r;
             }
-    if (uniform) return uint64_t(repeat_cycles(b, nb, p) - 1) * p.ub_bank_conflict_cycles * in.vec.repeat;
-    uint64_t total = repeat_cycles(b, nb, p) - 1;
-    for (uint32_t r = 1; r < in.vec.repeat; ++r) {
-        repeat_blocks(base, blk, rep, src, n, r, p, b);
-        total += repeat_cycles(b, nb, p) - 1;
+        }
+    if (!listed) return each(0, R) * p.ub_bank_conflict_cycles;
+    std::sort(cuts, cuts + nc);
+    uint64_t total = 0, from = 0;
+    for (int c = 0; c <= nc; ++c) {
+        const uint64_t to = c < nc ? cuts[c] : R;
+        if (to <= from) continue;
+        const uint64_t len = to - from;
+        if (len <= period) {
+            total += each(from, to);
+        } else {
+            const uint64_t rest = len % period;
+            const uint64_t head = each(from, from + rest);
+            total += head + (len / period) * each(from + rest, from + rest + period);
+        }
+        from = to;
     }
     return total * p.ub_bank_conflict_cycles;
 }
