@@ -79,6 +79,31 @@ constexpr uint32_t kBitsScratch = 8192;
 void fold(kernel::KernelContext& ctx, isa::Opcode op, isa::DType dt, uint32_t src, uint32_t dst, uint64_t groups,
           int64_t gs_src, int64_t gs_dst, uint64_t units, int64_t us, uint64_t n);
 
+// Where a fold's result (unit 0 of each group) is: its address and group stride.
+struct Folded {
+    uint32_t addr;
+    int64_t gs;
+};
+// As fold, but out of place at every level when `alt` (group stride gs_alt, room for
+// ceil(units / 4) units per group) lies in another UB bank span than dst: the levels alternate
+// dst, alt, dst, ... so no level writes the bank it reads (an in-place level is a read-write
+// bank conflict every repeat under the 220x rules). Falls back to fold when alt is 0 or shares
+// a bank span with dst (kBankSpan). Returns the result.
+Folded fold_alt(kernel::KernelContext& ctx, isa::Opcode op, isa::DType dt, uint32_t src, uint32_t dst, uint64_t groups,
+                int64_t gs_src, int64_t gs_dst, uint64_t units, int64_t us, uint64_t n, uint32_t alt, int64_t gs_alt,
+                uint64_t alt_bytes, uint64_t dst_bytes);
+
+// The UB bank span the library's buffer placement assumes: the 220x layout (rows of 32 B over
+// 16 groups, 128 rows a bank), so a group's banks are 64 KiB apart (docs/fidelity.md, "UB bank
+// conflicts: the vendor's 220x rules"). Operands in different spans never share a bank.
+constexpr uint64_t kBankSpan = 32 * 16 * 128;
+// True when the byte ranges [a, a + an) and [b, b + bn) share no bank span.
+inline bool spans_apart(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) {
+    if (an == 0 || bn == 0) return true;
+    const uint64_t a0 = a / kBankSpan, a1 = (a + an - 1) / kBankSpan, b0 = b / kBankSpan, b1 = (b + bn - 1) / kBankSpan;
+    return a1 < b0 || b1 < a0;
+}
+
 // One result per group: red over the first n (<= lanes) elements of each group (stride gs
 // bytes, a multiple of 32), results contiguous at dst. red = VRED_SUM / VRED_MAX / VRED_MIN.
 void lane_reduce(kernel::KernelContext& ctx, isa::Opcode red, isa::DType dt, uint32_t src, uint32_t dst,
