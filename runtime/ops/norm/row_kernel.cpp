@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::norm {
@@ -65,21 +66,7 @@ public:
         if (w_begin >= total) return;
         const uint64_t w_end = std::min(total, w_begin + p.per_block);
         const Layout l = layout(p, p.k);
-        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
-        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
-        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
-        m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
-        m_pipe.InitBuffer(m_scr, static_cast<uint32_t>(l.scr));
-        m_pipe.InitBuffer(m_e, static_cast<uint32_t>(l.e));
-        m_pipe.InitBuffer(m_vals, static_cast<uint32_t>(l.vals));
-        m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
-        if (l.gvec) {
-            m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
-            m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
-            if (p.nch == 1) load_lane_params();
-        }
-        if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
-        if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
+        if (!place(l)) init_sequential(l);
         for (uint64_t w = w_begin; p.nch > 1 && w < w_end; ++w) {
             m_ctx.scalar(4);
             if (p.kind == RowPlan::Kind::LayerNorm) chunked_layer_norm(w);
@@ -99,6 +86,81 @@ public:
     }
 
 private:
+    // The buffers one after the other, each staggered (vec_nest.h).
+    void init_sequential(const Layout& l) {
+        const RowPlan& p = m_p;
+        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
+        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
+        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
+        m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
+        m_pipe.InitBuffer(m_scr, static_cast<uint32_t>(l.scr));
+        m_pipe.InitBuffer(m_e, static_cast<uint32_t>(l.e));
+        m_pipe.InitBuffer(m_vals, static_cast<uint32_t>(l.vals));
+        m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        if (l.gvec) {
+            m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
+            m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
+            if (p.nch == 1) load_lane_params();
+        }
+        if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
+        if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
+    }
+
+    // The buffers placed for the 220x bank rules (ub_place.h): the row buffers that feed each
+    // other (the input and xf, xf and t, xf and the fold scratch, the scratch and the output
+    // that takes its alternate levels, the result and the output) in different bank spans,
+    // xf and t at the same phase (an application writes t's units in the half of xf's, away
+    // from the per-row vector's copy) and the lane parameters in the other half. Only for
+    // 2-byte input and output (fp32 rows are read and written in the queue buffers); false
+    // when the buffers do not fit whole inside spans.
+    bool place(const Layout& l) {
+        const RowPlan& p = m_p;
+        if (p.xt == F32 || p.yt == F32 || p.buffers != 2 || !p.nch) return false;
+        const uint64_t ub = m_ctx.sink().buffer_size(isa::Pos::UB);
+        const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt), k = p.k, c = p.cp / 64;
+        const uint64_t in_b = up(k * p.cp * ex, kBlk), out_b = up(k * p.cp * ey, kBlk), f32 = k * p.cp * 4;
+        enum { In0, In1, Out0, Out1, Xf, T, Scr, E, Vals, Blocks, Gvec, Gstage, Par, Stat, N };
+        std::vector<UbItem> it(N);
+        it[In0] = it[In1] = {in_b, 0};
+        it[Out0] = it[Out1] = {out_b, 0};
+        it[Xf] = it[T] = {f32, 0};
+        it[Scr] = {l.scr - 256, 0};
+        it[E] = {l.e - 256, 0};
+        it[Vals] = {l.vals, 0};
+        it[Blocks] = {l.blocks, 0};
+        it[Gvec] = {l.gvec ? l.gvec - 256 : 0, 256};
+        it[Gstage] = {l.gstage, 0};
+        it[Par] = {2 * l.par, 0};
+        it[Stat] = {2 * l.stat, 0};
+        const uint32_t w = static_cast<uint32_t>(c);
+        const bool ln = p.kind == RowPlan::Kind::LayerNorm;
+        std::vector<UbApart> apart = {{In0, Xf, w}, {In1, Xf, w}, {Xf, T, 3 * w}, {Xf, Scr, w}, {Scr, Out0, w / 2 + 1},
+                                      {Scr, Out1, w / 2 + 1}, {ln ? Xf : T, Out0, w}, {ln ? Xf : T, Out1, w}};
+        if (ln) apart.push_back({T, Scr, w});
+        const std::vector<uint64_t> at = place_apart(it, apart, ub, kBankSpan);
+        if (at.empty()) return false;
+        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, static_cast<uint32_t>(ub), "row kernel buffers");
+        auto a = [&](int i) { return static_cast<uint32_t>(base + at[i]); };
+        m_pipe.InitBufferAt(m_in, 2, static_cast<uint32_t>(in_b), a(In0));
+        m_pipe.SetBufferAddress(m_in, 1, a(In1));
+        m_pipe.InitBufferAt(m_out, 2, static_cast<uint32_t>(out_b), a(Out0));
+        m_pipe.SetBufferAddress(m_out, 1, a(Out1));
+        m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(f32), a(Xf));
+        m_pipe.InitBufferAt(m_t, static_cast<uint32_t>(f32), a(T));
+        m_pipe.InitBufferAt(m_scr, static_cast<uint32_t>(it[Scr].bytes), a(Scr));
+        m_pipe.InitBufferAt(m_e, static_cast<uint32_t>(it[E].bytes), a(E));
+        m_pipe.InitBufferAt(m_vals, static_cast<uint32_t>(l.vals), a(Vals));
+        m_pipe.InitBufferAt(m_blocks, static_cast<uint32_t>(l.blocks), a(Blocks));
+        if (l.gvec) {
+            m_pipe.InitBufferAt(m_gstage, 1, static_cast<uint32_t>(l.gstage), a(Gstage));
+            m_pipe.InitBufferAt(m_gvec, static_cast<uint32_t>(it[Gvec].bytes), a(Gvec));
+            if (p.nch == 1) load_lane_params();
+        }
+        if (l.par) m_pipe.InitBufferAt(m_par, 2, static_cast<uint32_t>(l.par), a(Par));
+        if (l.stat) m_pipe.InitBufferAt(m_stat, 2, static_cast<uint32_t>(l.stat), a(Stat));
+        return true;
+    }
+
     uint32_t vals(int i) const { return m_vals.Get<uint8_t>().address() + static_cast<uint32_t>(i * up(m_p.k, 64) * 4); }
     uint32_t blocks() const { return m_blocks.Get<uint8_t>().address(); }
     uint32_t param_blocks() const { return blocks() + static_cast<uint32_t>(up(m_p.k, 8) * kBlk); }
@@ -392,7 +454,7 @@ private:
         }
         LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
         const uint32_t oaddr = p.yt == F32 ? out.address() : 0;  // fp32 output: the last op writes it
-        m_out_addr = out.address(), m_out_bytes = layout(p, p.k).out - 256;
+        m_out_addr = out.address(), m_out_bytes = up(uint64_t{p.k} * p.cp * isa::dtype_size(p.yt), kBlk);
         LocalTensor<uint8_t> stat, pv;
         if (p.mean || p.rstd) stat = m_stat.AllocTensor<uint8_t>();
         if (p.affine == RowPlan::Affine::PerP) pv = m_par.DeQue<uint8_t>();
@@ -453,8 +515,8 @@ private:
     // the copy of the vector in the other half than its units (two reads in one group would
     // conflict every other repeat). A tile of one row keeps one instruction: its vector chain
     // is short enough that two more instructions (the split and the second copy) cost more
-    // time than the conflicts (layernorm 4096 x 4096 fp16 on 910B-like: 60.270 us split,
-    // 59.016 us not; docs/fidelity.md).
+    // time than the conflicts (layernorm 4096 x 4096 fp16 on 910B-like: 57.814 us split,
+    // 56.599 us not; docs/fidelity.md).
     void apply_rows(Opcode op, uint32_t dst, uint32_t a, uint32_t len) {
         const int64_t rs = int64_t{m_p.cp} * 4;
         const uint64_t c = m_p.cp / 64;
