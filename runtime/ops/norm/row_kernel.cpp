@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "runtime/kernel/api.h"
-#include "runtime/ops/norm/ub_place.h"
+#include "runtime/ops/norm/row_layout.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::norm {
@@ -14,44 +14,6 @@ namespace sfumato::ops::norm {
 using isa::DType;
 using isa::Opcode;
 using namespace sfumato::kernel;
-
-namespace {
-
-struct Layout {
-    uint64_t in, out, xf, t, scr, e, vals, blocks, gstage, gvec, par, stat;
-};
-
-// Buffer sizes, each staggered (vec_nest.h) so that the operands of one instruction start in
-// different UB bank groups.
-Layout layout(const RowPlan& p, uint32_t k) {
-    const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt);
-    const uint64_t c = p.cp / 64, keep = cdiv(c, 2);
-    const uint64_t f32 = uint64_t{k} * p.cp * 4;
-    Layout l{};
-    l.in = staggered(uint64_t{k} * p.cp * ex);
-    l.out = staggered(uint64_t{k} * p.cp * ey);
-    l.xf = p.xt == F32 ? 0 : staggered(f32);
-    l.t = staggered(f32);
-    l.scr = staggered(uint64_t{k} * keep * 256);
-    l.e = staggered(uint64_t{std::max(k, 3u)} * 512);  // two copies of each per-row vector (apply_rows)
-    l.vals = 6 * up(k, 64) * 4;
-    l.blocks = (up(k, 8) + 16) * kBlk;  // per-row blocks, then 16 parameter blocks
-    if (p.affine == RowPlan::Affine::Lanes) {
-        l.gstage = up(uint64_t{p.cp} * 4, kBlk);  // widest storage type
-        l.gvec = staggered(2 * uint64_t{p.cp} * 4);
-    }
-    if (p.affine == RowPlan::Affine::PerP) l.par = 2 * kBlk;
-    if (p.mean || p.rstd) l.stat = 2 * up(k, 8) * 4;
-    return l;
-}
-
-}  // namespace
-
-uint64_t row_ub_bytes(const RowPlan& p, uint32_t k) {
-    const Layout l = layout(p, k);
-    return p.buffers * (l.in + l.out) + l.xf + l.t + l.scr + l.e + l.vals + l.blocks + l.gstage + l.gvec +
-           2 * l.par + 2 * l.stat + 1024;
-}
 
 namespace {
 
@@ -106,58 +68,30 @@ private:
         if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
     }
 
-    // The buffers placed for the 220x bank rules (ub_place.h): the row buffers that feed each
-    // other (the input and xf, xf and t, xf and the fold scratch, the scratch and the output
-    // that takes its alternate levels, the result and the output) in different bank spans,
-    // xf and t at the same phase (an application writes t's units in the half of xf's, away
-    // from the per-row vector's copy) and the lane parameters in the other half. Only for
-    // 2-byte input and output (fp32 rows are read and written in the queue buffers); false
-    // when the buffers do not fit whole inside spans.
+    // The buffers placed for the 220x bank rules (row_layout.h); false: not placed.
     bool place(const Layout& l) {
         const RowPlan& p = m_p;
-        if (p.xt == F32 || p.yt == F32 || p.buffers != 2 || !p.nch) return false;
-        const uint64_t ub = m_ctx.sink().buffer_size(isa::Pos::UB);
-        const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt), k = p.k, c = p.cp / 64;
-        const uint64_t in_b = up(k * p.cp * ex, kBlk), out_b = up(k * p.cp * ey, kBlk), f32 = k * p.cp * 4;
-        enum { In0, In1, Out0, Out1, Xf, T, Scr, E, Vals, Blocks, Gvec, Gstage, Par, Stat, N };
-        std::vector<UbItem> it(N);
-        it[In0] = it[In1] = {in_b, 0};
-        it[Out0] = it[Out1] = {out_b, 0};
-        it[Xf] = it[T] = {f32, 0};
-        it[Scr] = {l.scr - 256, 0};
-        it[E] = {l.e - 256, 0};
-        it[Vals] = {l.vals, 0};
-        it[Blocks] = {l.blocks, 0};
-        it[Gvec] = {l.gvec ? l.gvec - 256 : 0, 256};
-        it[Gstage] = {l.gstage, 0};
-        it[Par] = {2 * l.par, 0};
-        it[Stat] = {2 * l.stat, 0};
-        const uint32_t w = static_cast<uint32_t>(c);
-        const bool ln = p.kind == RowPlan::Kind::LayerNorm;
-        std::vector<UbApart> apart = {{In0, Xf, w}, {In1, Xf, w}, {Xf, T, 3 * w}, {Xf, Scr, w}, {Scr, Out0, w / 2 + 1},
-                                      {Scr, Out1, w / 2 + 1}, {ln ? Xf : T, Out0, w}, {ln ? Xf : T, Out1, w}};
-        if (ln) apart.push_back({T, Scr, w});
-        const std::vector<uint64_t> at = place_apart(it, apart, ub, kBankSpan);
-        if (at.empty()) return false;
-        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, static_cast<uint32_t>(ub), "row kernel buffers");
-        auto a = [&](int i) { return static_cast<uint32_t>(base + at[i]); };
-        m_pipe.InitBufferAt(m_in, 2, static_cast<uint32_t>(in_b), a(In0));
-        m_pipe.SetBufferAddress(m_in, 1, a(In1));
-        m_pipe.InitBufferAt(m_out, 2, static_cast<uint32_t>(out_b), a(Out0));
-        m_pipe.SetBufferAddress(m_out, 1, a(Out1));
-        m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(f32), a(Xf));
-        m_pipe.InitBufferAt(m_t, static_cast<uint32_t>(f32), a(T));
-        m_pipe.InitBufferAt(m_scr, static_cast<uint32_t>(it[Scr].bytes), a(Scr));
-        m_pipe.InitBufferAt(m_e, static_cast<uint32_t>(it[E].bytes), a(E));
-        m_pipe.InitBufferAt(m_vals, static_cast<uint32_t>(l.vals), a(Vals));
-        m_pipe.InitBufferAt(m_blocks, static_cast<uint32_t>(l.blocks), a(Blocks));
+        const RowPlacement at = place_row(p, l, m_ctx.sink().buffer_size(isa::Pos::UB));
+        if (!at.placed) return false;
+        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, static_cast<uint32_t>(at.reserve), "row kernel buffers");
+        auto a = [&](uint64_t off) { return static_cast<uint32_t>(base + off); };
+        m_pipe.InitBufferAt(m_in, 2, static_cast<uint32_t>(at.in_bytes), a(at.in[0]));
+        m_pipe.SetBufferAddress(m_in, 1, a(at.in[1]));
+        m_pipe.InitBufferAt(m_out, 2, static_cast<uint32_t>(at.out_bytes), a(at.out[0]));
+        m_pipe.SetBufferAddress(m_out, 1, a(at.out[1]));
+        m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(at.f32_bytes), a(at.xf));
+        m_pipe.InitBufferAt(m_t, static_cast<uint32_t>(at.f32_bytes), a(at.t));
+        m_pipe.InitBufferAt(m_scr, static_cast<uint32_t>(at.scr_bytes), a(at.scr));
+        m_pipe.InitBufferAt(m_e, static_cast<uint32_t>(at.e_bytes), a(at.e));
+        m_pipe.InitBufferAt(m_vals, static_cast<uint32_t>(l.vals), a(at.vals));
+        m_pipe.InitBufferAt(m_blocks, static_cast<uint32_t>(l.blocks), a(at.blocks));
         if (l.gvec) {
-            m_pipe.InitBufferAt(m_gstage, 1, static_cast<uint32_t>(l.gstage), a(Gstage));
-            m_pipe.InitBufferAt(m_gvec, static_cast<uint32_t>(it[Gvec].bytes), a(Gvec));
+            m_pipe.InitBufferAt(m_gstage, 1, static_cast<uint32_t>(l.gstage), a(at.gstage));
+            m_pipe.InitBufferAt(m_gvec, static_cast<uint32_t>(at.gvec_bytes), a(at.gvec));
             if (p.nch == 1) load_lane_params();
         }
-        if (l.par) m_pipe.InitBufferAt(m_par, 2, static_cast<uint32_t>(l.par), a(Par));
-        if (l.stat) m_pipe.InitBufferAt(m_stat, 2, static_cast<uint32_t>(l.stat), a(Stat));
+        if (l.par) m_pipe.InitBufferAt(m_par, 2, static_cast<uint32_t>(l.par), a(at.par));
+        if (l.stat) m_pipe.InitBufferAt(m_stat, 2, static_cast<uint32_t>(l.stat), a(at.stat));
         return true;
     }
 
