@@ -5,6 +5,7 @@
 
 #include "kapi_sink.h"
 #include "models/aicore/core_timing.h"
+#include "runtime/ops/llm/swiglu.h"
 #include "runtime/ops/norm/row_plan.h"
 #include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
@@ -114,4 +115,33 @@ TEST_CASE("ub placement: layernorm rows convert in and out and fold across bank 
     }
     CHECK(convs == 2 * p.Q);          // one in, one out per row
     CHECK(folds >= 2 * 5 * p.Q);      // two sums per row, log2(cols / 64) - 1 levels each after the first
+}
+
+TEST_CASE("ub placement: SwiGlu's fp32 chain runs out of place over three bank spans", "[llm][swiglu][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    for (const uint64_t inter : {uint64_t{11008}, uint64_t{1024}}) {  // column chunks; whole rows, several a tile
+        CAPTURE(inter);
+        ops::llm::SwiGluPlan p;
+        p.rows = 8, p.inter = inter, p.x = 0x1000, p.y = 0x200000;
+        REQUIRE(ops::llm::plan_swiglu(p, dev));
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+        ops::llm::swiglu_kernel(sink, p);
+        REQUIRE(sink.errors().empty());
+        // Every vector instruction (conversions in and out, product, negation, exp, add,
+        // division) is free of bank conflicts.
+        uint64_t vec = 0;
+        for (const isa::Instr& in : sink.instrs()) {
+            if (isa::exec_pipe(in) != isa::Pipe::V || in.vec.repeat == 0) continue;
+            ++vec;
+            CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+            CHECK(ub_conflict_cycles(in, cp) == 0);
+        }
+        CHECK(vec >= 7 * ((p.rows * p.nch + p.k - 1) / p.k));  // seven passes a tile at least
+    }
 }
