@@ -5,6 +5,7 @@
 
 #include "kapi_sink.h"
 #include "models/aicore/core_timing.h"
+#include "runtime/ops/llm/rope.h"
 #include "runtime/ops/llm/swiglu.h"
 #include "runtime/ops/norm/row_plan.h"
 #include "runtime/ops/norm/ub_place.h"
@@ -144,4 +145,34 @@ TEST_CASE("ub placement: SwiGlu's fp32 chain runs out of place over three bank s
         }
         CHECK(vec >= 7 * ((p.rows * p.nch + p.k - 1) / p.k));  // seven passes a tile at least
     }
+}
+
+TEST_CASE("ub placement: Rope's rotation runs out of place over three bank spans", "[llm][rope][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    ops::llm::RopePlan p;
+    p.T = 4, p.N = 32, p.D = 128, p.R = 128, p.P = 16;
+    p.host_pos = {0, 1, 2, 3};
+    p.x = 0x1000, p.pos = 0x80000, p.cs = 0x90000, p.y = 0x100000;
+    REQUIRE(ops::llm::plan_rope(p, dev));
+    kernel::test::KapiSink sink(isa::CoreKind::Vector);
+    sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+    ops::llm::rope_kernel(sink, p);
+    REQUIRE(sink.errors().empty());
+    // The products by cos and sin and their sum walk every head of a row (repeats over the
+    // heads or the lanes): each is conflict-free, as are the conversions in and out.
+    uint64_t rot = 0;
+    for (const isa::Instr& in : sink.instrs()) {
+        const bool row = (in.op == Opcode::VMUL || in.op == Opcode::VADD) && in.vec.repeat >= p.N;
+        const bool conv = in.op == Opcode::VCONV && in.vec.repeat * 64 >= p.N * p.D;
+        if (!row && !conv) continue;
+        rot += row;
+        CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+        CHECK(ub_conflict_cycles(in, cp) == 0);
+    }
+    CHECK(rot >= 3 * p.T);  // three per row at least
 }
