@@ -79,7 +79,7 @@ private:
         m_pipe.SetBufferAddress(m_in, 1, a(at.in[1]));
         m_pipe.InitBufferAt(m_out, 2, static_cast<uint32_t>(at.out_bytes), a(at.out[0]));
         m_pipe.SetBufferAddress(m_out, 1, a(at.out[1]));
-        m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(at.f32_bytes), a(at.xf));
+        if (l.xf) m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(at.f32_bytes), a(at.xf));
         m_pipe.InitBufferAt(m_t, static_cast<uint32_t>(at.f32_bytes), a(at.t));
         m_pipe.InitBufferAt(m_scr, static_cast<uint32_t>(at.scr_bytes), a(at.scr));
         m_pipe.InitBufferAt(m_e, static_cast<uint32_t>(at.e_bytes), a(at.e));

@@ -40,15 +40,18 @@ uint64_t row_ub_bytes(const RowPlan& p, uint32_t k) {
 
 RowPlacement place_row(const RowPlan& p, const Layout& l, uint64_t ub) {
     RowPlacement r;
-    if (p.xt == F32 || p.yt == F32 || p.buffers != 2 || !p.nch) return r;
+    if (p.buffers != 2 || !p.nch) return r;
+    const bool x32 = p.xt == F32, y32 = p.yt == F32;
     const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt), k = p.k, c = p.cp / 64;
     r.in_bytes = up(k * p.cp * ex, kBlk), r.out_bytes = up(k * p.cp * ey, kBlk), r.f32_bytes = k * p.cp * 4;
     r.scr_bytes = l.scr - 256, r.e_bytes = l.e - 256, r.gvec_bytes = l.gvec ? l.gvec - 256 : 0;
     enum { In0, In1, Out0, Out1, Xf, T, Scr, E, Vals, Blocks, Gvec, Gstage, Par, Stat, N };
     std::vector<UbItem> it(N);
+    // fp32 rows are read in the input queue's buffers (no xf); at the phase xf would take.
     it[In0] = it[In1] = {r.in_bytes, 0};
     it[Out0] = it[Out1] = {r.out_bytes, 0};
-    it[Xf] = it[T] = {r.f32_bytes, 0};
+    it[Xf] = {x32 ? 0 : r.f32_bytes, 0};
+    it[T] = {r.f32_bytes, 0};
     it[Scr] = {r.scr_bytes, 0};
     it[E] = {r.e_bytes, 0};
     it[Vals] = {l.vals, 0};
@@ -59,9 +62,16 @@ RowPlacement place_row(const RowPlan& p, const Layout& l, uint64_t ub) {
     it[Stat] = {2 * l.stat, 0};
     const uint32_t w = static_cast<uint32_t>(c);
     const bool ln = p.kind == RowPlan::Kind::LayerNorm;
-    std::vector<UbApart> apart = {{In0, Xf, w},        {In1, Xf, w},          {Xf, T, 3 * w},
-                                  {Xf, Scr, w},        {Scr, Out0, w / 2 + 1}, {Scr, Out1, w / 2 + 1},
-                                  {ln ? Xf : T, Out0, w}, {ln ? Xf : T, Out1, w}};
+    // x: xf, or the input buffers themselves for fp32 rows. The output is converted from the
+    // result (softmax: t, layernorm: x) or, for fp32 output, written by the last application
+    // (softmax: from x, layernorm: from t).
+    const std::vector<int> xs = x32 ? std::vector<int>{In0, In1} : std::vector<int>{Xf};
+    std::vector<UbApart> apart;
+    if (!x32) apart = {{In0, Xf, w}, {In1, Xf, w}};
+    for (int x : xs) apart.push_back({x, T, 3 * w}), apart.push_back({x, Scr, w});
+    apart.push_back({Scr, Out0, w / 2 + 1}), apart.push_back({Scr, Out1, w / 2 + 1});
+    const std::vector<int> res = (ln != y32) ? xs : std::vector<int>{T};
+    for (int x : res) apart.push_back({x, Out0, w}), apart.push_back({x, Out1, w});
     if (ln) apart.push_back({T, Scr, w});
     const std::vector<uint64_t> at = place_apart(it, apart, ub, kBankSpan);
     if (at.empty()) return r;

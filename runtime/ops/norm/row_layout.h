@@ -28,9 +28,10 @@ struct RowPlacement {
     uint64_t in_bytes = 0, out_bytes = 0, f32_bytes = 0, scr_bytes = 0, e_bytes = 0, gvec_bytes = 0;
 };
 
-// The placement in a UB of ub bytes (tiles of p.k rows); placed = false for fp32 input or
-// output (those rows live in the queue buffers), one buffer per queue, or buffers that do not
-// fit whole inside bank spans: the kernel then keeps the sequential layout.
+// The placement in a UB of ub bytes (tiles of p.k rows; fp32 rows are read in the input
+// queue's buffers and fp32 results written into the output's); placed = false for one buffer
+// per queue or buffers that do not fit whole inside bank spans: the kernel then keeps the
+// sequential layout.
 RowPlacement place_row(const RowPlan& p, const Layout& l, uint64_t ub);
 
 }  // namespace sfumato::ops::norm

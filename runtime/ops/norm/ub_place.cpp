@@ -2,6 +2,8 @@
 #include "runtime/ops/norm/ub_place.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace sfumato::ops::norm {
 
@@ -47,11 +49,36 @@ struct Search {
     }
 };
 
+std::vector<uint64_t> search(const std::vector<UbItem>& items, const std::vector<UbApart>& apart, uint64_t total,
+                             uint64_t span);
+
 }  // namespace
 
 std::vector<uint64_t> place_apart(const std::vector<UbItem>& items, const std::vector<UbApart>& apart, uint64_t total,
                                   uint64_t span) {
     if (span == 0 || total < span) return {};
+    // Every block of a launch asks the same question: the answers are kept (a kernel's
+    // buffers depend on its plan only).
+    std::vector<uint64_t> key = {total, span, items.size()};
+    for (const UbItem& i : items) key.push_back(i.bytes), key.push_back(i.phase);
+    for (const UbApart& a : apart) key.push_back(uint64_t(a.a)), key.push_back(uint64_t(a.b)), key.push_back(a.weight);
+    static std::mutex mu;
+    static std::map<std::vector<uint64_t>, std::vector<uint64_t>> cache;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    std::vector<uint64_t> at = search(items, apart, total, span);
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache.size() > 4096) cache.clear();
+    cache.emplace(std::move(key), at);
+    return at;
+}
+
+namespace {
+
+std::vector<uint64_t> search(const std::vector<UbItem>& items, const std::vector<UbApart>& apart, uint64_t total,
+                             uint64_t span) {
     Search s{items, apart, std::vector<uint64_t>(total / span, 0), std::vector<int>(items.size(), -1), {}, UINT64_MAX, 0,
              span};
     s.dfs(0, 0);
@@ -66,6 +93,8 @@ std::vector<uint64_t> place_apart(const std::vector<UbItem>& items, const std::v
     }
     return at;
 }
+
+}  // namespace
 
 uint64_t shared_weight(const std::vector<UbItem>& items, const std::vector<UbApart>& apart,
                        const std::vector<uint64_t>& at, uint64_t span) {
