@@ -50,6 +50,21 @@ bool aiv_work(const isa::Instr& in) {
     return false;
 }
 
+// On a Matmul client AIV (mm_client), the body's cube-side work is its AIC's (done in the serving pass): the
+// pipes only an AIC has (MTE1, M, FIX), flags naming them, and anything reading or writing L1, L0A/B/C, the bias
+// table or the FixPipe buffer.
+bool cube_side(isa::Pipe p) { return p == isa::Pipe::MTE1 || p == isa::Pipe::M || p == isa::Pipe::FIX; }
+bool aic_work(const isa::Instr& in) {
+    if (in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG)
+        return cube_side(in.flag.src) || cube_side(in.flag.dst);
+    if (cube_side(in.pipe)) return true;
+    isa::Extent ext[isa::kMaxExtents];
+    const int n = isa::footprint(in, ext);
+    for (int i = 0; i < n; ++i)
+        if (ext[i].pos != isa::Pos::UB && ext[i].pos != isa::Pos::GM) return true;
+    return false;
+}
+
 // Forwards to the core's sink and, after every call (where other blocks may have run), makes
 // this block's state current again.
 class CoreSink final : public isa::IInstrSink {
@@ -57,6 +72,7 @@ public:
     CoreSink(isa::IInstrSink& real, CoreState& st) : m_real(real), m_st(st) {}
     void issue(const isa::Instr& in) override {
         if (m_st.mm_server && aiv_work(in)) return;
+        if (m_st.mm_client && aic_work(in)) return;
         m_real.issue(in);
         resume();
     }

@@ -15,12 +15,11 @@ void need(bool ok, const std::string& what) {
 }
 }  // namespace
 
-void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias) {
+void matmul_check_tiling(const TCubeTiling& t, uint32_t c0, bool bias) {
     need(t.M > 0 && t.N > 0 && t.Ka > 0 && t.Kb > 0, "M, N, Ka and Kb must be positive");
     need(t.singleCoreM > 0 && t.singleCoreN > 0 && t.singleCoreK > 0, "singleCoreM/N/K must be positive");
     need(t.baseM > 0 && t.baseN > 0 && t.baseK > 0, "baseM/N/K must be positive");
     need(t.baseM % 16 == 0 && t.baseN % 16 == 0, "baseM and baseN must be multiples of 16 (the fractal)");
-    const uint32_t c0 = 32 / a_bytes;
     need(t.baseK % 16 == 0 && t.baseK % static_cast<int32_t>(c0) == 0,
          "baseK " + std::to_string(t.baseK) + " must be a multiple of 16 and of C0 = " + std::to_string(c0));
     need(t.baseM <= 4096 && t.baseN <= 4096 && t.baseK <= 4096, "base blocks past 4096 elements a side");

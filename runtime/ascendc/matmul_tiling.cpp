@@ -3,7 +3,7 @@
 //  1. cores (MultiCoreMatmulTiling): M and N split over at most SetDim cores into 16-aligned
 //     single-core shapes, the split with the smallest estimated per-core time (cube work at 16 x 16
 //     x K0 per cycle plus the A and B bytes each core reads at 64 B/cycle; both only rank the
-//     splits), ties to fewer cores; a split whose tiles divide M and N is taken unless 1.5 times
+//     splits), ties to fewer cores; with A in TSCM (a core's whole A in L1) only N is split; a split whose tiles divide M and N is taken unless 1.5 times
 //     slower (edge tiles need SetTail in the kernel); K is split only with EnableMultiCoreSplitK, over the
 //     cores M and N leave idle, into equal ranges (a multiple of 16 dividing K). SetSingleShape fixes the
 //     shapes.
@@ -282,7 +282,9 @@ bool MultiCoreMatmulTiling::split_cores(int32_t& singleM, int32_t& singleN, int3
             double work = -1;
             int64_t used = 0, sm = 0, sn = 0;
         } best, even;  // the best split, and the best whose tiles divide M and N
-        for (int64_t md = 1; md <= dim; ++md)
+        // A in TSCM (the core's whole A resident in L1, the kernel's copy): M is not split over cores.
+        const int64_t md_max = m_a.pos == TPosition::TSCM ? 1 : dim;
+        for (int64_t md = 1; md <= md_max; ++md)
             for (int64_t nd = 1; md * nd <= dim; ++nd) {
                 const int64_t sm = align(ceil_div(m_m, md), 16), sn = align(ceil_div(m_n, nd), 16);
                 const int64_t used = ceil_div(m_m, sm) * ceil_div(m_n, sn);

@@ -9,6 +9,10 @@
 // (the transposing load3d's pixels come in 16s), so each of A's row blocks in L0A holds 4 fractals of 8 k,
 // of which the first 3 hold k; Mmad with MmadParams::kDirectionAlign steps over the fourth (without it the
 // cube would read row block 1 from the fourth fractal on). A is 20 x 24, B 24 x 36.
+// "load3d_fmatrix": load3d_t with A's load taking the feature map's size and padding from SetFmatrix
+// (FMATRIX_LEFT) and its pad value from SetLoadDataPaddingValue (IsResetLoad3dConfig {false, false}; its
+// parameters' l1H, l1W, pads and pad value are wrong on purpose), B's parameters from the reference's
+// 17-value LoadData3DParamsV2 constructor.
 // The host computes every product exactly (small integers) and compares each float bit for bit.
 #include <cstdio>
 #include <cstring>
@@ -22,7 +26,9 @@ namespace {
 struct Dims {
     uint32_t m, k, n;
     bool kalign;
+    bool regs;  // load3d_fmatrix: A's load through the FMATRIX register, B's params built by the constructor
 };
+constexpr AscendC::IsResetLoad3dConfig kFromRegisters = {false, false};
 constexpr uint32_t up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 float av(uint32_t i, uint32_t j) { return static_cast<float>(static_cast<int>((i * 5 + j * 3) % 11) - 5); }
@@ -61,8 +67,25 @@ extern "C" __global__ __aicore__ void load3d_t_kernel(GM_ADDR at, GM_ADDR b, GM_
     AscendC::DataCopy(b1, bg, pb);
     AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
-    AscendC::LoadData(a2, a1, transposed_img<float>(kp, mc));
-    AscendC::LoadData(b2, b1, transposed_img<float>(kp, nc));
+    if (d.regs) {
+        // The register form: A's feature map size and padding from SetFmatrix (its params' l1H, l1W and pads
+        // are wrong on purpose), the pad value from SetLoadDataPaddingValue; B by the 17-value constructor.
+        const uint8_t pads[4] = {0, 0, 0, 0}, wrong[4] = {1, 2, 1, 2};
+        AscendC::SetFmatrix(1, static_cast<uint16_t>(kp), pads, AscendC::FmatrixMode::FMATRIX_LEFT);
+        AscendC::SetLoadDataPaddingValue(0.0f);
+        AscendC::LoadData3DParamsV2<float> pa2 = transposed_img<float>(kp, mc);
+        pa2.l1H = 3, pa2.l1W = 5;
+        for (int i = 0; i < 4; ++i) pa2.padList[i] = wrong[i];
+        pa2.padValue = 9.0f;
+        AscendC::LoadData<float, kFromRegisters>(a2, a1, pa2);
+        AscendC::LoadData(b2, b1,
+                          AscendC::LoadData3DParamsV2<float>(pads, 1, static_cast<uint16_t>(kp), static_cast<uint16_t>(nc),
+                                                             static_cast<uint16_t>(nc), static_cast<uint16_t>(kp), 0, 0,
+                                                             1, 1, 1, 1, 1, 1, true, false, 0.0f));
+    } else {
+        AscendC::LoadData(a2, a1, transposed_img<float>(kp, mc));
+        AscendC::LoadData(b2, b1, transposed_img<float>(kp, nc));
+    }
     AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
     AscendC::MmadParams mp;
@@ -77,8 +100,9 @@ extern "C" __global__ __aicore__ void load3d_t_kernel(GM_ADDR at, GM_ADDR b, GM_
 }
 
 int load3d_family(const std::string& name) {
-    if (name != "load3d_t" && name != "load3d_kalign") return -1;
-    const Dims d = name == "load3d_t" ? Dims{24, 32, 40, false} : Dims{20, 24, 36, true};
+    if (name != "load3d_t" && name != "load3d_kalign" && name != "load3d_fmatrix") return -1;
+    const Dims d = name == "load3d_kalign" ? Dims{20, 24, 36, true, false}
+                                           : Dims{24, 32, 40, false, name == "load3d_fmatrix"};
     const uint32_t kM = d.m, kK = d.k, kN = d.n;
     float* ad = static_cast<float*>(AscendC::GmAlloc(kK * kM * 4));
     float* bd = static_cast<float*>(AscendC::GmAlloc(kK * kN * 4));

@@ -13,6 +13,11 @@
 // (B not transposed: square transposes into L0B) + int32 bias into half C through the FixPipe's
 // dequantisation, one scale for all of C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5,
 // 1, 2 in turn), base blocks of 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
+// "matmul_int4": int4 A [48 x 128] x int4 B [128 x 128] (B not transposed: 64 x 64 square transposes into L0B)
+// + int32 bias into int32 C, base blocks of 32 x 64 x 64 (an edge block of 16 rows, two K steps), one cube core.
+// "matmul_tscm": a mix kernel whose AIV 0 copies A (32 x 64 half, NZ in GM) into a TSCM queue and hands the L1
+// tensor to a Matmul with A in TSCM (B 64 x 64 half, float bias and C), base blocks of 16 x 32 x 32 (A read from
+// L1 at each block's rows and K); its AIC does the copy in the serving pass, the AIV drops it.
 // "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 // "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
@@ -281,6 +286,173 @@ int run_quant(const std::string& name) {
     return bad.empty() ? 0 : 1;
 }
 
+// ---- matmul_int4 ----
+constexpr uint32_t kIm = 48, kIn = 128, kIk = 128;
+using MMI = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, AscendC::int4b_t>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, AscendC::int4b_t>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int32_t>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int32_t>>;
+int a4(uint32_t i, uint32_t k) { return static_cast<int>((i * 3 + k * 5) % 16) - 8; }
+int b4(uint32_t k, uint32_t j) { return static_cast<int>((k * 7 + j * 9 + 3) % 16) - 8; }
+// Element e of a row-major int4 matrix: byte e / 2, element 2i in the low nibble.
+void put4(uint8_t* m, uint32_t e, int v) {
+    const uint8_t nib = static_cast<uint8_t>(v & 0xf);
+    m[e / 2] = static_cast<uint8_t>(e % 2 ? (m[e / 2] & 0x0f) | (nib << 4) : (m[e / 2] & 0xf0) | nib);
+}
+
+void int4_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t = read_tiling(tilingGm);
+    AscendC::TPipe pipe;
+    MMI mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<AscendC::int4b_t> ag, bg;
+    AscendC::GlobalTensor<int32_t> biasg, cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ AscendC::int4b_t*>(a), kIm * kIk);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ AscendC::int4b_t*>(b), kIk * kIn);
+    biasg.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(bias), kIn);
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(c), kIm * kIn);
+    mm.SetTensorA(ag);
+    mm.SetTensorB(bg);
+    mm.SetBias(biasg);
+    mm.IterateAll(cg);
+    mm.End();
+}
+
+int run_int4(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_INT4, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_INT4, false);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_INT32);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_INT32);
+    api.SetOrgShape(kIm, kIn, kIk);
+    api.SetShape(kIm, kIn, kIk);
+    api.EnableBias(true);
+    api.SetFixSplit(32, 64, 64);
+    api.SetBufferSpace(-1, -1, -1);
+    TCubeTiling t;
+    if (!tiling_of(api, t)) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    uint8_t* a = gm_alloc<uint8_t>(kIm * kIk / 2);
+    uint8_t* b = gm_alloc<uint8_t>(kIk * kIn / 2);
+    int32_t* bias = gm_alloc<int32_t>(kIn);
+    int32_t* c = gm_alloc<int32_t>(kIm * kIn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    for (uint32_t i = 0; i < kIm; ++i)
+        for (uint32_t k = 0; k < kIk; ++k) put4(a, i * kIk + k, a4(i, k));
+    for (uint32_t k = 0; k < kIk; ++k)
+        for (uint32_t j = 0; j < kIn; ++j) put4(b, k * kIn + j, b4(k, j));
+    for (uint32_t j = 0; j < kIn; ++j) bias[j] = static_cast<int32_t>(j % 11) - 5;
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(int4_kernel, 1, a, b, (uint8_t*)bias, (uint8_t*)c, tiling);
+    std::string bad;
+    for (uint32_t i = 0; i < kIm && bad.empty(); ++i)
+        for (uint32_t j = 0; j < kIn && bad.empty(); ++j) {
+            int32_t want = bias[j];
+            for (uint32_t k = 0; k < kIk; ++k) want += a4(i, k) * b4(k, j);
+            if (c[i * kIn + j] != want)
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kIn + j]) +
+                      ", expected " + std::to_string(want);
+        }
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN, t.baseK);
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias), static_cast<void*>(c),
+                    static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
+}
+
+// ---- matmul_tscm ----
+constexpr uint32_t kTm = 32, kTn = 64, kTk = 64;
+using MMT = AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::TSCM, CubeFormat::NZ, half>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>,
+                            AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>>;
+
+void tscm_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t = read_tiling(tilingGm);
+    AscendC::TPipe pipe;
+    MMT mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    if (AscendC::GetBlockIdx() != 0) return;  // one client: AIV 0
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> biasg, cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), kTm * kTk);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), kTk * kTn);
+    biasg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(bias), kTn);
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), kTm * kTn);
+    // A (NZ in GM) into L1 by the kernel: the AIC does it in its serving pass, the AIV drops it.
+    AscendC::TSCM<AscendC::TPosition::GM, 1> scm;
+    pipe.InitBuffer(scm, 1, kTm * kTk * sizeof(half));
+    AscendC::LocalTensor<half> s = scm.AllocTensor<half>();
+    AscendC::DataCopy(s, ag, kTm * kTk);
+    scm.EnQue(s);
+    AscendC::LocalTensor<half> sl = scm.DeQue<half>();
+    mm.SetTensorA(sl);
+    mm.SetTensorB(bg);
+    mm.SetBias(biasg);
+    mm.IterateAll(cg);
+    mm.End();
+    scm.FreeTensor(sl);
+}
+
+int run_tscm(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(TPosition::TSCM, MF::NZ, DataType::DT_FLOAT16, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetOrgShape(kTm, kTn, kTk);
+    api.SetShape(kTm, kTn, kTk);
+    api.EnableBias(true);
+    api.SetFixSplit(16, 32, 32);  // 2 x 2 blocks of 2 K steps each: A read from L1 at every block's m0 and k0
+    api.SetBufferSpace(-1, -1, -1);
+    TCubeTiling t;
+    if (!tiling_of(api, t)) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    half* a = gm_alloc<half>(kTm * kTk);
+    half* b = gm_alloc<half>(kTk * kTn);
+    float* bias = gm_alloc<float>(kTn);
+    float* c = gm_alloc<float>(kTm * kTn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    for (uint32_t i = 0; i < kTm; ++i)  // NZ: column groups of 16 k, each with every row
+        for (uint32_t k = 0; k < kTk; ++k)
+            a[(k / 16) * kTm * 16 + i * 16 + k % 16] = static_cast<half>(static_cast<float>(a_int(i, k)));
+    for (uint32_t k = 0; k < kTk; ++k)
+        for (uint32_t j = 0; j < kTn; ++j) b[k * kTn + j] = static_cast<half>(static_cast<float>(b_int(k, j)));
+    for (uint32_t j = 0; j < kTn; ++j) bias[j] = static_cast<float>(j % 7) - 3.0f;
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(tscm_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)bias, (uint8_t*)c, tiling);
+    std::string bad;
+    for (uint32_t i = 0; i < kTm && bad.empty(); ++i)
+        for (uint32_t j = 0; j < kTn && bad.empty(); ++j) {
+            float want = bias[j];
+            for (uint32_t k = 0; k < kTk; ++k) want += static_cast<float>(a_int(i, k) * b_int(k, j));
+            if (c[i * kTn + j] != want)
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kTn + j]) +
+                      ", expected " + std::to_string(want);
+        }
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(bias), static_cast<void*>(c),
+                    static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
+}
+
 // ---- matmul_bsngd ----
 constexpr uint32_t kLb = 2, kLg = 3, kLs = 32, kLn = 48, kLd = 64;
 bool g_nbatch = false;
@@ -410,6 +582,8 @@ int run_layout_coord(const std::string& name) {
 int matmul_more_family(const std::string& name) {
     if (name == "matmul_ub" || name == "matmul_ub_nows" || name == "matmul_end_twice") return run_ub(name);
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
+    if (name == "matmul_int4") return run_int4(name);
+    if (name == "matmul_tscm") return run_tscm(name);
     if (name == "matmul_bsngd" || name == "matmul_nbatch") return run_bsngd(name);
     if (name == "layout_coord") return run_layout_coord(name);
     return -1;

@@ -84,11 +84,17 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and repeat strides") {
     family("gatherb");
 }
+TEST_CASE("ascendc conformance: TransDataTo5HD (vnchwconv): its three forms, half, float and int8 halves, strides") {
+    family("trans5hd");
+}
 TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, mask, count and block-stride forms") {
     family("int4");
 }
 TEST_CASE("ascendc conformance: LoadData3DParamsV2::enTranspose into L0A and L0B (float, N padded to 16)") {
     family("load3d_t");
+}
+TEST_CASE("ascendc conformance: load3d through the FMATRIX register (SetFmatrix, IsResetLoad3dConfig false)") {
+    family("load3d_fmatrix");
 }
 TEST_CASE(
     "ascendc conformance: Mmad with kDirectionAlign: float A transposed by load3d, k = 24 padded to 32 in "
@@ -327,6 +333,12 @@ TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice de
         CHECK_THAT(r.output, Catch::Contains("deadlock") && Catch::Contains("wait_cross_flag"));
         CHECK_FALSE(fs::exists(dir + "/o/summary.json"));
     }
+}
+TEST_CASE("ascendc conformance: Matmul with A in TSCM (the kernel's L1 copy, mix mode), blocks across A's rows and K") {
+    family("matmul_tscm");
+}
+TEST_CASE("ascendc conformance: Matmul int4 (B not transposed: 64 x 64 square transposes) with an int32 bias") {
+    family("matmul_int4");
 }
 TEST_CASE("ascendc conformance: Matmul int8 (B not transposed) with SetQuantScalar and SetQuantVector into half") {
     family("matmul_quant");

@@ -39,6 +39,13 @@ struct CoreState {
     // SetPadValue: the value DataCopyPad pads with when its isPad is false.
     bool pad_set = false;
     double pad_value = 0;
+    // The load3d registers (SetFmatrix: the feature map's height, width and padding, left for L0A and right for
+    // L0B; SetLoadDataPaddingValue: the pad value), read by a LoadData whose IsResetLoad3dConfig says not to set
+    // them from its own parameters.
+    uint16_t fmatrix_h[2] = {0, 0}, fmatrix_w[2] = {0, 0};
+    uint8_t fmatrix_pad[2][4] = {};
+    bool fmatrix_set[2] = {false, false};
+    double load3d_pad_value = 0;
     // SetAtomicAdd/Max/Min: stores into GM add (1), keep the max (2) or the min (3) in this type.
     uint8_t atomic_op = 0;
     isa::DType atomic_dtype = isa::DType::FP32;
@@ -78,6 +85,10 @@ struct CoreState {
     uint64_t aiv_ub_bytes = 0;  // an AIV's UB: a mix kernel's AIC sees it (core.cpp's CoreSink)
     std::array<uint64_t, static_cast<size_t>(isa::Pos::kCount)> aic_bytes{};  // the AIC's buffers: its AIVs see them
     bool mm_server = false;
+    // An AIV of a mix kernel whose Matmul its AIC serves (a client): the body's cube-side work (instructions on
+    // L1, L0A/B/C, the bias table or FixPipe buffer, the MTE1, M and FIX pipes and flags naming them: a TSCM
+    // operand's copy) is the AIC's, done in its serving pass; the AIV drops it.
+    bool mm_client = false;
 };
 // Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):
 // run_block then runs the kernel body once for each of the block's AIVs, as that AIV, on the AIC (the

@@ -1,8 +1,8 @@
-// SetHF32Mode (off only) and SetMMLayoutTransform; and cube APIs of the reference that sfumato's layer declares so that code naming them compiles (catlass's
-// tile copies name every form in templates a kernel may never instantiate), and that fail at compile
-// time naming the API when a kernel does use them: the FMATRIX register forms of load3d
-// (`SetFmatrix`, `Load3DSetFMatrixCal`, `LoadData` with `IsResetLoad3dConfig` or
-// `LoadData3DParamsV2Pro`), sparse loads (`LoadDataWithSparse`), `LocalTensor::SetAddr`. Their
+// SetHF32Mode (off only) and SetMMLayoutTransform; the load3d registers (SetFmatrix, SetLoadDataPaddingValue, and
+// LoadData with an IsResetLoad3dConfig reading them); and cube APIs of the reference that sfumato's layer declares
+// so that code naming them compiles (catlass's tile copies name every form in templates a kernel may never
+// instantiate), and that fail at compile time naming the API when a kernel does use them: `Load3DSetFMatrixCal`,
+// `LoadData` with `LoadData3DParamsV2Pro`, sparse loads (`LoadDataWithSparse`), `LocalTensor::SetAddr`. Their
 // parameter structs are the reference's, so code filling them compiles.
 #pragma once
 #include <cstdint>
@@ -39,11 +39,42 @@ struct LoadData3DParamsV2Pro {
 // The 2D load's parameters under their other spelling (the sparse load takes them).
 using LoadData2dParams = LoadData2DParams;
 
-template <class T, const IsResetLoad3dConfig& defaultConfig, class U = T, class... Rest>
-void LoadData(const LocalTensor<T>&, const LocalTensor<T>&, const LoadData3DParamsV2<U>&) {
-    static_assert(sfumato_unsupported::always_false<T>,
-                  "AscendC::LoadData with an IsResetLoad3dConfig (load3d from the FMATRIX register set by SetFmatrix) "
-                  "is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)");
+// The FMATRIX register of the load3d that writes L0A (left) or L0B (right): the feature map's height, width and
+// padding (left, right, top, bottom), used by a LoadData whose IsResetLoad3dConfig::isSetFMatrix is false.
+inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode& fmatrixMode) {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("SetFmatrix");
+    const int r = fmatrixMode == FmatrixMode::FMATRIX_RIGHT ? 1 : 0;
+    s.fmatrix_h[r] = l1H, s.fmatrix_w[r] = l1W, s.fmatrix_set[r] = true;
+    for (int i = 0; i < 4; ++i) s.fmatrix_pad[r][i] = padList[i];
+}
+// The load3d pad value register, used by a LoadData whose IsResetLoad3dConfig::isSetPadding is false.
+template <class T>
+void SetLoadDataPaddingValue(const T padValue) {
+    sfumato::ascendc::enter("SetLoadDataPaddingValue").load3d_pad_value = sfumato::ascendc::scalar_value<T>(padValue);
+}
+// load3d v2 with the registers: isSetFMatrix false takes l1H, l1W and padList from SetFmatrix's register
+// (left for L0A, right for L0B), isSetPadding false the pad value from SetLoadDataPaddingValue's; true takes
+// them from the parameters, as the plain form does (on the chip it also sets the registers: so here).
+template <class T, const IsResetLoad3dConfig& defaultConfig, class U = T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p) {
+    sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("LoadData");
+    const int r = dst.GetPosition() == TPosition::B2 ? 1 : 0;
+    LoadData3DParamsV2<U> q = p;
+    if (defaultConfig.isSetFMatrix) {
+        s.fmatrix_h[r] = p.l1H, s.fmatrix_w[r] = p.l1W, s.fmatrix_set[r] = true;
+        for (int i = 0; i < 4; ++i) s.fmatrix_pad[r][i] = p.padList[i];
+    } else {
+        if (!s.fmatrix_set[r])
+            sfumato::ascendc::fail(std::string("LoadData with IsResetLoad3dConfig::isSetFMatrix false before SetFmatrix (") +
+                                   (r ? "FMATRIX_RIGHT" : "FMATRIX_LEFT") + ")");
+        q.l1H = s.fmatrix_h[r], q.l1W = s.fmatrix_w[r];
+        for (int i = 0; i < 4; ++i) q.padList[i] = s.fmatrix_pad[r][i];
+    }
+    if (defaultConfig.isSetPadding)
+        s.load3d_pad_value = sfumato::ascendc::scalar_value<T>(p.padValue);
+    else
+        q.padValue = static_cast<U>(s.load3d_pad_value);
+    LoadData(dst, src, q);
 }
 template <class T>
 void LoadData(const LocalTensor<T>&, const LocalTensor<T>&, const LoadData3DParamsV2Pro&) {

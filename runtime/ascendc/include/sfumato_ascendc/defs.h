@@ -182,6 +182,11 @@ constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 // nibble of byte i); its sizes and offsets count elements, as the reference's. Cast converts it
 // to and from half; scalar element access is not available (a compile-time error).
 struct int4b_t {
+    int4b_t() = default;
+    // From an integer (its low four bits, two's complement: -8..7), as the reference's int4b_t is made
+    // from a literal (DataCopyPadExtParams<int4b_t>(false, 0, 0, 0)).
+    template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+    constexpr int4b_t(I v) : storage(static_cast<uint8_t>(static_cast<unsigned>(v) & 0xfu)) {}  // NOLINT
     uint8_t storage;
 };
 template <class T>
@@ -336,9 +341,23 @@ struct LoadData2DParams {
     bool ifTranspose = false;
     uint8_t addrMode = 0;
 };
-// img2col (load3d v2): the feature map in L1 is NC1HWC0 with channelSize channels.
+// img2col (load3d v2): the feature map in L1 is NC1HWC0 with channelSize channels. The reference's
+// constructors (not an aggregate: catlass's conv copies build it from a pad list pointer and 16 values).
 template <class T>
 struct LoadData3DParamsV2 {
+    LoadData3DParamsV2() = default;
+    LoadData3DParamsV2(const uint8_t padListIn[4], uint16_t l1HIn, uint16_t l1WIn, uint16_t channelSizeIn,
+                       uint16_t kExtensionIn, uint16_t mExtensionIn, uint16_t kStartPtIn, uint16_t mStartPtIn,
+                       uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                       uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                       T padValueIn, bool filterSizeWIn = false, bool filterSizeHIn = false, bool fMatrixCtrlIn = false)
+        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
+          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
+          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn) {
+        for (int i = 0; i < 4; ++i) padList[i] = padListIn[i];
+    }
     uint8_t padList[4] = {0, 0, 0, 0};
     uint16_t l1H = 0;
     uint16_t l1W = 0;

@@ -33,9 +33,11 @@ struct MmL0 {
 };
 // The run's tiling checks (runtime/ascendc/matmul.cpp): a tiling the Matmul cannot run stops the
 // run naming the field.
-void matmul_check_tiling(const TCubeTiling& t, uint32_t a_bytes, bool bias);
+void matmul_check_tiling(const TCubeTiling& t, uint32_t c0, bool bias);
 template <class MM>
 struct MmOps;  // IterateBatch's rounds, C into UB (matmul_ops.h)
+template <class MM>
+struct MmLoad;  // a block's L1 -> L0A/L0B loads and the bias table's (matmul_load.h)
 }  // namespace sfumato::ascendc
 
 // Whether the including source defined ASCENDC_CUBE_ONLY (the Matmuls run on the cube cores themselves)
@@ -63,10 +65,13 @@ class Matmul {
     static_assert(!MM_CB::kOut,
                   "AscendC::Matmul with a MatmulCallBackFunc DataCopyOut callback is not supported by "
                   "sfumato's Ascend C layer");
+    // A in TSCM: the core's A (singleCoreM x singleCoreK) in L1 as NZ, SetTensorA taking the L1 tensor.
+    static constexpr bool kTscmA = A_TYPE::pos == TPosition::TSCM;
     static_assert(
-        A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
-        "AscendC::Matmul with A or B outside GM (VECOUT/TSCM) is not supported by sfumato's Ascend C layer");
-    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR) &&
+        (A_TYPE::pos == TPosition::GM || (kTscmA && A_TYPE::format == CubeFormat::NZ)) && B_TYPE::pos == TPosition::GM,
+        "AscendC::Matmul with A or B outside GM (VECOUT, B in TSCM, A in TSCM not NZ) is not supported by sfumato's "
+        "Ascend C layer");
+    static_assert((A_TYPE::format == CubeFormat::ND || A_TYPE::format == CubeFormat::VECTOR || kTscmA) &&
                       B_TYPE::format == CubeFormat::ND,
                   "AscendC::Matmul with A or B not in ND format (A also VECTOR) is not supported by "
                   "sfumato's Ascend C layer");
@@ -85,10 +90,12 @@ class Matmul {
                       C_TYPE::format == CubeFormat::ND_ALIGN,
                   "AscendC::Matmul: C in ND, ND_ALIGN or NZ format");
     static constexpr MatmulConfig kCfg = sfumato::ascendc::mm_cfg_of(MM_CFG);
-    static constexpr uint32_t kEs = sizeof(SrcAT);
-    static constexpr uint32_t kC0 = 32 / kEs;  // elements of one 32-byte row of a fractal
-    // int8 B not transposed: loaded by square transposes, its L1 tile's K rows padded to 32.
-    static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t>;
+    static constexpr uint32_t kBits = SizeOfBits<SrcAT>::value;  // 4 for int4b_t
+    static constexpr uint32_t kC0 = 256 / kBits;  // elements of one 32-byte row of a fractal
+    // int8 and int4 B not transposed: loaded by square transposes of kSquareFr fractals (int8: 32 x 32 of two,
+    // int4: 64 x 64 of four), its L1 tile's K rows padded to the square's side.
+    static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t> || std::is_same_v<SrcBT, int4b_t>;
+    static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
 
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
@@ -101,6 +108,7 @@ public:
             // The client keeps the tiling to follow its server's blocks (what Iterate returns, the block
             // GetTensorC copies into its UB).
             m_client = true;
+            sfumato::ascendc::g_current->mm_client = true;
             if (cubeTiling)
                 m_t = *cubeTiling;
             else if constexpr (std::is_same_v<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>)
@@ -120,7 +128,7 @@ public:
         } else {
             sfumato::ascendc::fail("Matmul::Init without a tiling (and MM_CFG is no constant tiling)");
         }
-        sfumato::ascendc::matmul_check_tiling(m_t, kEs, m_t.isBias != 0);
+        sfumato::ascendc::matmul_check_tiling(m_t, kC0, m_t.isBias != 0);
         m_pipe = tpipe ? tpipe : GetTPipePtr();
         if (!m_pipe) sfumato::ascendc::fail("Matmul::Init without a TPipe");
         m_singleM = m_t.singleCoreM, m_singleN = m_t.singleCoreN, m_singleK = m_t.singleCoreK;
@@ -142,6 +150,12 @@ public:
     void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
         if (m_client) return;
         m_a = gm, m_transA = isTransposeA, m_iter = 0;
+    }
+    void SetTensorA(const LocalTensor<SrcAT>& l1, bool isTransposeA = false) {
+        static_assert(kTscmA, "Matmul::SetTensorA with a LocalTensor needs A in TSCM (MatmulType<TPosition::TSCM, NZ>)");
+        if (m_client) return;
+        if (isTransposeA) sfumato::ascendc::fail("Matmul::SetTensorA: a transposed A in TSCM is not modelled");
+        m_aL1 = l1, m_transA = false, m_iter = 0;
     }
     void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
         if (m_client) return;
@@ -389,13 +403,14 @@ private:
         t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
         return t;
     }
-    static uint32_t tile_bytes(uint32_t rows, uint32_t cols, uint32_t es) {
-        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, 32 / es) * es;
+    // Bytes of a rows x cols tile of kBits-bit elements in fractals (rows to 16, columns to C0).
+    static uint32_t tile_bytes(uint32_t rows, uint32_t cols) {
+        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, kC0) * kBits / 8;
     }
     void init_buffers() {
         const uint32_t bm = m_t.baseM, bn = m_t.baseN, bk = m_t.baseK;
-        const uint32_t a1 = std::max(tile_bytes(bm, bk, kEs), tile_bytes(bk, bm, kEs));
-        const uint32_t b1 = std::max(tile_bytes(bk, bn, kEs), tile_bytes(bn, bk, kEs));
+        const uint32_t a1 = std::max(tile_bytes(bm, bk), tile_bytes(bk, bm));
+        const uint32_t b1 = std::max(tile_bytes(bk, bn), tile_bytes(bn, bk));
         // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
         m_biasOff = b1;
         const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
@@ -420,15 +435,25 @@ private:
             const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
             const bool bias = m_hasBias && ki == 0 && !partial;
             load_l1(ki, curM, curN, curK, bias);
-            load_l0(curM, curN, curK, bias);
+            sfumato::ascendc::MmLoad<Matmul>::l0(*this, curM, curN, curK, bias);
             mmad(c, curM, curN, curK, bias, ki == kLo && !partial);
         }
         m_curM = curM, m_curN = curN;
     }
     void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
                        k0 = uint64_t{ki} * m_t.baseK;
+        m_m0 = static_cast<uint32_t>(m0), m_k0 = static_cast<uint32_t>(k0);
+        if constexpr (kTscmA) {  // A is in L1 already (the kernel's TSCM copy)
+            if (!m_aL1.valid()) sfumato::ascendc::fail("Matmul: A in TSCM without SetTensorA");
+        } else {
+            load_a1(ki, curM, curK, m0, k0);
+        }
+        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
+        load_b1(ki, curN, curK, n0, k0, bias, b1);
+    }
+    void load_a1(uint32_t ki, uint32_t curM, uint32_t curK, uint64_t m0, uint64_t k0) {
+        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
         if constexpr (MM_CB::kCopyA1 != nullptr)
             MM_CB::kCopyA1(a1.template ReinterpretCast<int8_t>(), m_a.GetPhyAddr(), static_cast<int>(m_mi),
                            static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
@@ -438,7 +463,9 @@ private:
         else
             sfumato::ascendc::mm_nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
         m_qA1.EnQue(a1);
-        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
+    }
+    void load_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0, bool bias,
+                 const LocalTensor<SrcBT>& b1) {
         if constexpr (MM_CB::kCopyB1 != nullptr)
             MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
                            static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
@@ -446,77 +473,17 @@ private:
         else if (m_transB)
             sfumato::ascendc::mm_nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
         else
-            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 32 : 16);
+            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 16 * kSquareFr : 16);
         if (bias)
             sfumato::ascendc::mm_nd2nz_row(
                 b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
                 m_bias[n0], curN);
         m_qB1.EnQue(b1);
     }
-    void load_l0(uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        const uint32_t mPad = sfumato::ascendc::mm_align(curM, 16),
-                       nPad = sfumato::ascendc::mm_align(curN, 16);
-        const uint32_t kFrac = sfumato::ascendc::mm_ceil(curK, kC0),
-                       kPad16 = sfumato::ascendc::mm_align(curK, 16);
-        LocalTensor<SrcAT> a1 = m_qA1.template DeQue<SrcAT>();
-        LocalTensor<SrcAT> a2 = l0().a2.template AllocTensor<SrcAT>();
-        for (uint32_t i = 0; i < mPad / 16; ++i) {
-            if (m_transA) {  // A^T's fractals (K rows x M) transposed: band i's K fractals are contiguous
-                needs_16bit("A transposed");
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * kPad16 * 16], kFrac, 1, true);
-            } else {
-                sfumato::ascendc::mm_load2d(a2[i * kFrac * kC0 * 16], a1[i * 16 * kC0], kFrac, mPad / 16,
-                                            false);
-            }
-        }
-        l0().a2.EnQue(a2);
-        m_qA1.FreeTensor(a1);
-        LocalTensor<SrcBT> b1 = m_qB1.template DeQue<SrcBT>();
-        LocalTensor<SrcBT> b2 = l0().b2.template AllocTensor<SrcBT>();
-        if (bias) load_bias_table(b1, curN);
-        if (m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
-            for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
-                sfumato::ascendc::mm_load2d(b2[f * 16 * kC0], b1[f * 16 * kC0],
-                                            std::min<uint32_t>(255, total - f), 1, false);
-        } else if constexpr (kSquareB) {
-            // 1-byte B not transposed: each 32 x 32 square (two stacked 16 x 32 fractals of a K group in L1)
-            // transposed by LoadDataWithTranspose into the two n-bands of L0B's k-group row.
-            const uint32_t kSq = sfumato::ascendc::mm_ceil(curK, 32),
-                           nSq = sfumato::ascendc::mm_ceil(curN, 32);
-            if (nSq * 2 != nPad / 16)
-                sfumato::ascendc::fail("Matmul: a 1-byte B not transposed with " + std::to_string(curN) +
-                                       " columns in a block (a multiple of 32 is needed for its square "
-                                       "transposes) is not modelled");
-            for (uint32_t kb = 0; kb < kSq; ++kb) {
-                LoadData2dTransposeParams p;
-                p.startIndex = static_cast<uint16_t>(kb), p.repeatTimes = static_cast<uint16_t>(nSq);
-                p.srcStride = static_cast<uint16_t>(kSq), p.dstGap = 1, p.dstFracGap = 0;
-                LoadDataWithTranspose(b2[kb * nPad * 32], b1, p);
-            }
-        } else {
-            needs_16bit("B not transposed");
-            for (uint32_t kb = 0; kb < kPad16 / 16; ++kb)
-                sfumato::ascendc::mm_load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
-        }
-        l0().b2.EnQue(b2);
-        m_qB1.FreeTensor(b1);
-    }
-    // L1 -> the bias table, in the MTE1 pipe before B's load: B2's EnQue flag orders it before the
-    // Mmad; the table's previous reader (an earlier block's first Mmad) is waited for with an
-    // M -> MTE1 flag.
-    void load_bias_table(const LocalTensor<SrcBT>& b1, uint32_t curN) {
-        const TEventID id = m_pipe->FetchEventID(HardEvent::M_MTE1);
-        SetFlag<HardEvent::M_MTE1>(id);
-        WaitFlag<HardEvent::M_MTE1>(id);
-        LocalTensor<L0cT> bt = l0().bt.template Get<L0cT>();
-        DataCopyParams p;
-        p.blockCount = 1, p.blockLen = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curN * 4, 64));
-        DataCopy(bt, b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<L0cT>(), p);
-    }
     static void needs_16bit(const char* what) {
-        if (kEs != 2)
+        if (kBits != 16)
             sfumato::ascendc::fail(std::string("Matmul: ") + what +
-                                   " with a 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
+                                   " with a 4-bit, 1- or 4-byte type (a transposing load of 32 x 32 or 16 x 8 "
                                    "fractals) is not modelled");
     }
     void mmad(const LocalTensor<L0cT>& c, uint32_t curM, uint32_t curN, uint32_t curK, bool bias, bool init) {
@@ -576,6 +543,8 @@ private:
     }
     template <class>
     friend struct sfumato::ascendc::MmOps;
+    template <class>
+    friend struct sfumato::ascendc::MmLoad;
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
     bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
@@ -595,6 +564,8 @@ private:
     int32_t m_kstep = -1;  // isPartialOutput: the baseK step of the block Iterate computes (-1: all of K)
     uint64_t m_userInfo = 0, m_selfData = 0;  // SetUserDefInfo, SetSelfDefineData
     GlobalTensor<SrcAT> m_a;
+    LocalTensor<SrcAT> m_aL1;    // A in TSCM
+    uint32_t m_m0 = 0, m_k0 = 0;  // the block's first row and K of A (A in TSCM)
     GlobalTensor<SrcBT> m_b;
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
@@ -614,4 +585,5 @@ using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulType;
 }  // namespace matmul
 
+#include "sfumato_ascendc/matmul_load.h"
 #include "sfumato_ascendc/matmul_ops.h"

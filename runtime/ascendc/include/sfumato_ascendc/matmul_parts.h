@@ -89,13 +89,19 @@ using std::tuple;
 namespace sfumato::ascendc {
 inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
-// rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to rowPad (16, or 32 for
-// the 1-byte operand a square transpose loads).
+// rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to rowPad (16, or 32 and 64
+// for the int8 and int4 operand a square transpose loads).
 template <class T>
 void mm_nd2nz(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint32_t rows,
               uint32_t cols, uint32_t ld, uint32_t rowPad = 16) {
     if (ld > 65535) fail("Matmul: a row stride past 65535 elements (intrinsicsCheck) is not modelled");
     AscendC::Nd2NzParams p;
+    if constexpr (AscendC::kIsInt4<T>) {  // the copy's dValue and srcDValue count bytes, two elements each
+        if (cols % 2 || ld % 2)
+            fail("Matmul: int4b_t rows of " + std::to_string(cols) + " elements, " + std::to_string(ld) +
+                 " apart (an even count is needed: two a byte)");
+        cols /= 2, ld /= 2;
+    }
     p.ndNum = 1, p.nValue = static_cast<uint16_t>(rows), p.dValue = static_cast<uint16_t>(cols);
     p.srcDValue = static_cast<uint16_t>(ld), p.dstNzC0Stride = static_cast<uint16_t>(mm_align(rows, rowPad));
     p.dstNzNStride = 1;

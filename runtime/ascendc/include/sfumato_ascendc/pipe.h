@@ -121,6 +121,10 @@ private:
 
 template <TPosition pos, int32_t depth = 1, auto mask = 0>
 class TQue : public TQueBind<pos, pos, depth, mask> {};
+// A queue of the L1 buffer a Matmul takes A from (MatmulType<TPosition::TSCM, ...>): its buffers in L1, filled
+// from srcPos (GM: DataCopy GM -> L1 in the MTE2 pipe, EnQue/DeQue ordering it before the MTE1's loads).
+template <TPosition srcPos, int32_t depth = 1, auto mask = 0>
+class TSCM : public TQueBind<TPosition::TSCM, TPosition::TSCM, depth, mask> {};
 
 template <TPosition pos = TPosition::VECCALC>
 class TBuf {
