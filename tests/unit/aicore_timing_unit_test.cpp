@@ -97,14 +97,14 @@ isa::Instr vinstr(Opcode op, uint64_t dst, uint16_t dst_blk, uint64_t src0, uint
     return in;
 }
 
-void random_adds(const CoreParams& p, uint32_t seed, bool unit_blk) {
+void random_adds(const CoreParams& p, uint32_t seed, bool unit_blk, int cases = 400, uint32_t max_repeat = 6) {
     std::mt19937 rng(seed);
-    for (int t = 0; t < 400; ++t) {
+    for (int t = 0; t < cases; ++t) {
         isa::Instr in = isa::make_instr(Opcode::VADD);
         in.dst = {(rng() % 6144) * 32, Pos::UB};  // up to 192 KiB: every bank of a 220x UB
         in.src0 = {(rng() % 6144) * 32, Pos::UB};
         in.src1 = {(rng() % 6144) * 32, Pos::UB};
-        in.vec.repeat = static_cast<uint16_t>(1 + rng() % 6);
+        in.vec.repeat = static_cast<uint16_t>(1 + rng() % max_repeat);
         if (!unit_blk) {
             in.vec.dst_blk_stride = static_cast<uint16_t>(rng() % 70);
             in.vec.src0_blk_stride = static_cast<uint16_t>(rng() % 70);
@@ -149,6 +149,18 @@ TEST_CASE("aicore bank conflicts: strided blocks and other bank layouts match br
     Config c2;
     auto q = params(c2, {});
     random_adds(*q, 3, false);
+}
+
+TEST_CASE("aicore bank conflicts: long instructions (runs between bank-span crossings) match brute force") {
+    // Up to 255 repeats: operands cross bank spans mid-instruction, and the repeats between two
+    // crossings are counted by their groups' period.
+    Config c;
+    auto p = params(c, {});
+    random_adds(*p, 4, true, 60, 255);
+    random_adds(*p, 5, false, 60, 255);
+    Config c2;
+    auto q = params(c2, {"chip.aicore.ub.bank_bytes=64", "chip.aicore.ub.bank_groups=12", "chip.aicore.ub.bank_rows=5"});
+    random_adds(*q, 6, false, 60, 255);
 }
 
 TEST_CASE("aicore bank conflicts: the vendor's published 220x examples") {

@@ -166,10 +166,12 @@ private:
         norm::brcb(m_ctx, F32, b, v, len);
         norm::expand_blocks(m_ctx, F32, e, b, len);
         norm::vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(s, 0, rs), vrow(e, 0, 256), 1, len, p.cp);
-        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(t, 0, rs),
+        // The weight's product goes back into s (no longer read): an in-place product would
+        // write every block in the bank it reads (a UB read-write conflict each repeat).
+        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(s, 0, rs), vop(t, 0, rs),
                    vop(m_g.Get<uint8_t>().address(), 0, 0), 1, len, p.cp);
         LocalTensor<uint8_t> y = m_out.AllocTensor<uint8_t>();
-        from_f32(m_ctx, y.address(), t, p.xt, n);
+        from_f32(m_ctx, y.address(), s, p.xt, n);
         m_out.EnQue(y);
         store_rows(m_out, p.y, r, len);
         if (p.has_res_out) store_rows(m_rout, p.res_out, r, len);
