@@ -63,6 +63,12 @@ const Field kFields[] = {
     F("cycles", Scalar, U, ScalarParams, cycles),
     F("reg", Scalar, SR, ScalarParams, reg), F("xd", Scalar, U, ScalarParams, xd),
     F("all", Scalar, U, ScalarParams, all),
+    F("repeat", Nchw, U, NchwParams, repeat), F("dstrep", Nchw, U, NchwParams, dst_rep_stride),
+    F("srcrep", Nchw, U, NchwParams, src_rep_stride), F("dsthigh", Nchw, U, NchwParams, dst_high),
+    F("srchigh", Nchw, U, NchwParams, src_high),
+#define D(j) Field{"d" #j, ParamKind::Nchw, FT::U, offsetof(NchwParams, dst_blk) + 2 * (j), 2}
+    D(0), D(1), D(2), D(3), D(4), D(5), D(6), D(7), D(8), D(9), D(10), D(11), D(12), D(13), D(14), D(15),
+#undef D
 };
 #undef F
 // clang-format on
@@ -115,6 +121,7 @@ int required_addrs(Opcode op) {
         case ParamKind::Scalar: return 0;
         case ParamKind::Fill: return 1;
         case ParamKind::Mad: return 3;
+        case ParamKind::Nchw: return 4;  // the packed source block numbers (isa/instr.h)
         default: break;
     }
     if (op == Opcode::SET_MASK) return 0;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 
 namespace sfumato::isa {
 
@@ -29,7 +30,7 @@ constexpr const char* kOpNames[] = {
     "vconv", "vcmp", "vcmps", "vsel",
     "vred_sum", "vred_max", "vred_min", "vredall_sum", "vredall_max", "vredall_min",
     "vdup", "vbrcb", "vtranspose", "vgather", "vci", "vcpadd", "vreducev2",
-    "vbitsort", "vmrgsort4", "vgatherb"};
+    "vbitsort", "vmrgsort4", "vgatherb", "vnchwconv"};
 // clang-format on
 static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(Opcode::kCount));
 constexpr const char* kCmpNames[] = {"eq", "ne", "lt", "gt", "le", "ge"};
@@ -51,7 +52,10 @@ const char* pipe_name(Pipe p) { return kPipeNames[static_cast<int>(p)]; }
 bool parse_pipe(const char* s, Pipe& out) { return parse_in(kPipeNames, s, out); }
 const char* pos_name(Pos p) { return kPosNames[static_cast<int>(p)]; }
 bool parse_pos(const char* s, Pos& out) { return parse_in(kPosNames, s, out); }
-const char* opcode_name(Opcode op) { return kOpNames[static_cast<int>(op)]; }
+const char* opcode_name(Opcode op) {
+    const auto i = static_cast<size_t>(op);
+    return i < std::size(kOpNames) ? kOpNames[i] : "(bad opcode)";
+}
 bool parse_opcode(const char* s, Opcode& out) { return parse_in(kOpNames, s, out); }
 const char* cmp_name(CmpMode m) { return kCmpNames[static_cast<int>(m)]; }
 bool parse_cmp(const char* s, CmpMode& out) { return parse_in(kCmpNames, s, out); }
@@ -141,6 +145,7 @@ ParamKind param_kind(Opcode op) {
         case Opcode::MAD: return ParamKind::Mad;
         case Opcode::FIXPIPE:
         case Opcode::COPY_L0C_TO_UB: return ParamKind::Fix;
+        case Opcode::VNCHWCONV: return ParamKind::Nchw;
         default: return ParamKind::Vec;  // SET_MASK and every V-pipe compute opcode
     }
 }
@@ -241,6 +246,7 @@ Instr make_instr(Opcode op) {
         case ParamKind::Fill: in.fill = FillParams{}; break;
         case ParamKind::Mad: in.mad = MadParams{}; break;
         case ParamKind::Fix: in.fix = FixpipeParams{}; break;
+        case ParamKind::Nchw: in.nchw = NchwParams{}; break;
     }
     set_default_positions(in);
     return in;
@@ -305,6 +311,7 @@ bool operator==(const Instr& a, const Instr& b) {
         case ParamKind::Fill: return a.fill == b.fill;
         case ParamKind::Mad: return a.mad == b.mad;
         case ParamKind::Fix: return a.fix == b.fix;
+        case ParamKind::Nchw: return a.nchw == b.nchw;
     }
     return false;
 }
@@ -333,6 +340,8 @@ uint32_t scalar_setup_words(const Instr& in) {
         case ParamKind::Mad: return in.mad.bias ? 5 : 4;  // c, a, b, [bias,] m/k/n
         // dst, src, 2 geometry, [scale,] [the ND matrices' count and strides]
         case ParamKind::Fix: return (in.fix.quant == QuantMode::NONE ? 4 : 5) + (in.fix.nd_num > 1 ? 1 : 0);
+        // The four VA registers (8 addresses each, written from the scalar unit), repeat and strides.
+        case ParamKind::Nchw: return 4 + 1;
         case ParamKind::Vec: break;
     }
     if (in.op == Opcode::SET_MASK) return 2;  // mask_lo, mask_hi

@@ -90,6 +90,7 @@ enum class Opcode : uint16_t {
     VBITSORT,                     // Sort32: 32 (score src0, index src1) per repeat, sorted descending
     VMRGSORT4,                    // MrgSort: up to 4 sorted (score, index) lists merged (isa/sem_sort.cpp)
     VGATHERB,                     // Gatherb: 8 blocks per repeat from src0 + byte offsets src1 (uint32)
+    VNCHWCONV,                    // nchw: 16 source blocks transposed into 16 destination blocks (any addresses)
     kCount
 };
 // clang-format on
@@ -109,7 +110,8 @@ enum class ParamKind : uint8_t {
     Load3d,
     Fill,
     Mad,
-    Fix
+    Fix,
+    Nchw
 };
 ParamKind param_kind(Opcode op);
 
@@ -335,6 +337,26 @@ struct FixpipeParams {
     bool operator==(const FixpipeParams&) const = default;
 };
 
+// VNCHWCONV (the vendor's TransDataTo5HD): each repeat reads 16 source blocks of 32 B and writes 16
+// destination blocks, every one at its own UB address (the chip's VA registers: 16 destination and 16
+// source addresses). Element j of source i goes to element i of destination j for 2-byte types; for
+// 4-byte types element j of source 8h + k goes to element k of destination 2j + h (j, k < 8); for 1-byte
+// types byte 16 src_high + j of source i goes to byte 16 dst_high + i of destination j (j < 16: half of
+// each destination block is written). Repeat r (of `repeat` > 1) adds r x the repeat strides (32-B
+// blocks) to every address; a single repeat adds the strides once (the vendor's reference: set them to 0
+// to use the addresses as given). Encoding: the destination addresses as 32-byte block numbers here;
+// the source addresses as 32-byte block numbers packed four to an address operand (sources 4w .. 4w + 3
+// in bits 16i .. 16i + 15 of src0, src1, src2, dst's addr for w = 0..3; their positions UB). Use
+// nchw_src_block / set_nchw_lists (isa/semantics.h).
+constexpr int kNchwList = 16;
+struct NchwParams {
+    uint16_t dst_blk[kNchwList] = {};  // destination j at UB byte 32 x dst_blk[j]
+    uint16_t dst_rep_stride = 0, src_rep_stride = 0;
+    uint8_t repeat = 1;  // 1..255
+    uint8_t dst_high = 0, src_high = 0;  // 1-byte types only: which half of the blocks
+    bool operator==(const NchwParams&) const = default;
+};
+
 struct Instr {
     Opcode op = Opcode::NOP;
     Pipe pipe = Pipe::S;
@@ -352,6 +374,7 @@ struct Instr {
         FillParams fill;
         MadParams mad;
         FixpipeParams fix;
+        NchwParams nchw;
     };
     double scalar = 0.0;       // vector-scalar operand, fill/pad value, fixpipe scale
     uint64_t issue_cycle = 0;  // scalar cycle at which it entered its pipe queue (set by the core)
@@ -361,7 +384,8 @@ struct Instr {
 };
 static_assert(offsetof(CopyParams, pad_left) >= offsetof(VecParams, src_dtype),
               "CopyParams' byte-mode fields must overlay VecParams fields that default to 0");
-static_assert(sizeof(CopyParams) <= sizeof(VecParams), "the union must stay the size of VecParams");
+static_assert(sizeof(CopyParams) <= sizeof(VecParams) && sizeof(NchwParams) <= sizeof(VecParams),
+              "the union must stay the size of VecParams");
 
 // Builds an instruction of opcode op with pipe = default_pipe(op), the parameter struct of its
 // class value-initialised (so equality and disassembly see defined bytes), and the operand

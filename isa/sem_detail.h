@@ -13,6 +13,10 @@ constexpr uint64_t kBlock = 32;
 
 inline uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// Fractals one load2d repeat moves: a square of two (1- and 4-byte transposes) or four (int4: 64 x 64
+// nibbles, four 16 x 64 fractals stacked), else one.
+inline uint32_t load2d_fractals(const Instr& in) { return !load2d_squares(in) ? 1 : in.dtype == DType::INT4 ? 4 : 2; }
+
 // Vector class helpers.
 bool is_vector_compute(Opcode op);
 std::string validate_vector(const Instr& in);
@@ -25,6 +29,11 @@ bool is_sort_kind(VecKind k);
 std::string validate_sort(const Instr& in);
 int footprint_sort(const Instr& in, Extent out[kMaxExtents]);
 void exec_sort(const Instr& in, IMemView& mem);
+
+// VNCHWCONV (isa/sem_nchw.cpp), dispatched before the vector class.
+std::string validate_nchw(const Instr& in);
+int footprint_nchw(const Instr& in, Extent out[kMaxExtents]);
+void exec_nchw(const Instr& in, IMemView& mem);
 
 // Data movement (copies, ND2NZ, load2d, load3d, fill).
 std::string validate_move(const Instr& in);

@@ -196,12 +196,40 @@ void transpose_square(const uint8_t* s, uint8_t* d0, uint8_t* d1, uint32_t es) {
         }
 }
 
+// One int4 square of four 16 x 64 fractals stacked (64 x 64 nibbles, element 2i in the low nibble of byte
+// i) transposed and split the same way into the four fractals d[0..3] (the vendor's LoadDataWithTranspose
+// of int4b_t into L0B).
+void transpose_square_int4(const uint8_t* s, uint8_t* const d[4]) {
+    constexpr uint32_t side = 64, fr = 16;
+    for (uint32_t r = 0; r < side; ++r)
+        for (uint32_t c = 0; c < side; ++c) {
+            const uint32_t si = r * side + c;
+            const uint8_t v = static_cast<uint8_t>((s[si / 2] >> (4 * (si % 2))) & 0xfu);
+            const uint32_t tr = c, tc = r, oi = (tr % fr) * side + tc;  // transposed element (c, r)
+            uint8_t& o = d[tr / fr][oi / 2];
+            const uint32_t sh = 4 * (oi % 2);
+            o = static_cast<uint8_t>((o & ~(0xfu << sh)) | (uint32_t{v} << sh));
+        }
+}
+
 void exec_load2d(const Instr& in, IMemView& mem) {
     const Load2dParams& p = in.l2d;
     Extent ex[kMaxExtents];
     footprint_move(in, ex);
     uint8_t* d = mem.local(ex[1].pos, ex[1].lo, ex[1].hi - ex[1].lo);
     const uint8_t* s = in.op == Opcode::LOAD2D ? mem.local(ex[0].pos, ex[0].lo, ex[0].hi - ex[0].lo) : nullptr;
+    if (load2d_squares(in) && in.dtype == DType::INT4) {
+        uint8_t tmp[4 * kFractalBytes];
+        for (uint32_t i = 0; i < p.repeat; ++i) {
+            std::memcpy(tmp, s + static_cast<uint64_t>(i) * p.src_stride * sizeof tmp, sizeof tmp);
+            uint8_t* f0 = d + static_cast<uint64_t>(i) * (1 + p.dst_gap) * kFractalBytes;
+            uint8_t* const fs[4] = {f0, f0 + (1 + p.frac_gap) * uint64_t{kFractalBytes},
+                                    f0 + 2 * (1 + p.frac_gap) * uint64_t{kFractalBytes},
+                                    f0 + 3 * (1 + p.frac_gap) * uint64_t{kFractalBytes}};
+            transpose_square_int4(tmp, fs);
+        }
+        return;
+    }
     if (load2d_squares(in)) {
         uint8_t tmp[2 * kFractalBytes];
         for (uint32_t i = 0; i < p.repeat; ++i) {
@@ -325,9 +353,12 @@ std::string validate_move(const Instr& in) {
                 return "repeat " + std::to_string(p.repeat) + " outside 1..255";
             if (p.transpose && dtype_size(in.dtype) != 2 && in.op == Opcode::LOAD2D_GM)
                 return "load2d_gm transpose needs a 16-bit dtype";
-            if (p.transpose && dtype_size(in.dtype) != 1 && dtype_size(in.dtype) != 2 && dtype_size(in.dtype) != 4)
-                return "load2d transpose needs a 1-, 2- or 4-byte dtype";
-            if (p.frac_gap && !load2d_squares(in)) return "load2d frac_gap only with a 1- or 4-byte transpose";
+            if (in.dtype == DType::INT4 && (!p.transpose || in.op != Opcode::LOAD2D || in.dst.pos != Pos::L0B))
+                return "int4 load2d only transposing from L1 into L0B (untransposed int4 moves as int8)";
+            if (p.transpose && dtype_size(in.dtype) != 1 && dtype_size(in.dtype) != 2 && dtype_size(in.dtype) != 4 &&
+                in.dtype != DType::INT4)
+                return "load2d transpose needs a 1-, 2- or 4-byte dtype or int4";
+            if (p.frac_gap && !load2d_squares(in)) return "load2d frac_gap only with a 1-byte, 4-byte or int4 transpose";
             if (in.src0.pos != s.src) return bad_pos(in, "src0", in.src0.pos);
             if (in.dst.pos != Pos::L0A && in.dst.pos != Pos::L0B) return bad_pos(in, "dst", in.dst.pos);
             return "";
@@ -384,8 +415,11 @@ int footprint_move(const Instr& in, Extent out[kMaxExtents]) {
         case Opcode::LOAD2D_GM:
         case Opcode::LOAD2D: {
             const Load2dParams& p = in.l2d;
-            const uint64_t unit = load2d_squares(in) ? 2 * kFractalBytes : kFractalBytes;
-            const uint64_t tail = load2d_squares(in) ? 2 + p.frac_gap : 1;  // fractals the last repeat spans
+            // A square is two fractals (1- and 4-byte types) or four (int4); the last repeat's fractals end
+            // (fractals - 1) x (1 + frac_gap) + 1 fractals after its first begins.
+            const uint64_t fracs = load2d_fractals(in);
+            const uint64_t unit = fracs * kFractalBytes;
+            const uint64_t tail = (fracs - 1) * (1 + p.frac_gap) + 1;
             out[0] = {in.src0.pos, in.src0.addr + p.start_index * unit,
                       in.src0.addr + (p.start_index + (p.repeat - 1ull) * p.src_stride + 1) * unit, false};
             out[1] = {in.dst.pos, in.dst.addr,

@@ -41,8 +41,9 @@ std::string validate_sync(const Instr& in) {
 std::string validate(const Instr& in) {
     if (in.op >= Opcode::kCount) return "bad opcode";
     // INT4 is not byte addressable: only the instructions that handle nibbles take it.
-    if (in.dtype == DType::INT4 && in.op != Opcode::VCONV && in.op != Opcode::MAD)
-        return std::string(opcode_name(in.op)) + ": int4 only in vconv (to and from fp16) and mad";
+    if (in.dtype == DType::INT4 && in.op != Opcode::VCONV && in.op != Opcode::MAD && in.op != Opcode::LOAD2D)
+        return std::string(opcode_name(in.op)) + ": int4 only in vconv (to and from fp16), mad and load2d";
+    if (in.op == Opcode::VNCHWCONV) return validate_nchw(in);
     if (is_vector_compute(in.op)) return validate_vector(in);
     if (is_scalar_mem(in.op)) return validate_scalar_mem(in);
     if (std::string e = validate_move(in); !e.empty()) return e;
@@ -51,6 +52,7 @@ std::string validate(const Instr& in) {
 }
 
 int footprint(const Instr& in, Extent out[kMaxExtents]) {
+    if (in.op == Opcode::VNCHWCONV) return footprint_nchw(in, out);
     if (is_vector_compute(in.op)) return footprint_vector(in, out);
     if (is_scalar_mem(in.op)) return footprint_scalar_mem(in, out);
     if (int n = footprint_move(in, out)) return n;
@@ -78,7 +80,7 @@ uint64_t moved_bytes(const Instr& in) {
     switch (param_kind(in.op)) {
         case ParamKind::Copy: return uint64_t{in.copy.nburst} * in.copy.len_bytes;
         case ParamKind::NdNz: return gm_bytes(in);
-        case ParamKind::Load2d: return uint64_t{in.l2d.repeat} * kFractalBytes * (load2d_squares(in) ? 2 : 1);
+        case ParamKind::Load2d: return uint64_t{in.l2d.repeat} * kFractalBytes * load2d_fractals(in);
         case ParamKind::Load3d: return uint64_t{in.l3d.m_ext} * in.l3d.k_ext * dtype_size(in.dtype);
         case ParamKind::Fill: return uint64_t{in.fill.repeat} * in.fill.blk_num * kBlock;
         case ParamKind::Fix:
@@ -90,6 +92,7 @@ uint64_t moved_bytes(const Instr& in) {
 void execute(const Instr& in, IMemView& mem) {
     if (std::string err = validate(in); !err.empty())
         throw std::invalid_argument(std::string(opcode_name(in.op)) + ": " + err);
+    if (in.op == Opcode::VNCHWCONV) return exec_nchw(in, mem);
     if (is_vector_compute(in.op)) return exec_vector(in, mem);
     if (is_scalar_mem(in.op)) return exec_scalar_mem(in, mem);
     switch (param_kind(in.op)) {

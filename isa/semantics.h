@@ -77,6 +77,13 @@ uint32_t mrgsort4_lists(uint8_t valid);
 uint64_t mrgsort4_merge(DType score, const uint8_t* const lists[4], const MrgSort4Config& c, uint8_t* dst,
                         uint32_t consumed[4]);
 
+// VNCHWCONV's address lists (isa/instr.h): the UB byte address of source i and of destination j (before the
+// repeat strides), and setting all 32 from byte addresses (multiples of 32 below 1 MiB: "" or what is
+// wrong; the four address operands become the packed source list, in UB).
+uint64_t nchw_src_addr(const Instr& in, int i);
+uint64_t nchw_dst_addr(const Instr& in, int j);
+std::string set_nchw_lists(Instr& in, const uint64_t dst[kNchwList], const uint64_t src[kNchwList]);
+
 // Number of lanes in one 256-byte repeat for a dtype.
 constexpr uint32_t lanes_per_repeat(DType t) { return 256 / dtype_size(t); }
 

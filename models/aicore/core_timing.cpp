@@ -160,6 +160,14 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
             return vec(p.vec_reduce_cycles_per_repeat);
         case Opcode::VGATHER:
         case Opcode::VGATHERB: return vec(p.vec_gather_cycles_per_repeat);
+        case Opcode::VNCHWCONV: {
+            // The vendor's A2 table gives TransDataTo5HD the element rate of an fp16 Add for 2-byte types
+            // and the rates of 1- and 4-byte Adds for the others: 256 bytes a cycle, the vector unit's
+            // rate of one 256-byte repeat per vec_cycles_per_repeat. A repeat reads 16 blocks (1-byte types:
+            // half of each, 256 bytes) and writes as much.
+            const uint64_t bytes = isa::dtype_size(in.dtype) == 1 ? 256 : 512;
+            return {uint64_t{in.nchw.repeat} * ceil_div64(bytes, 256) * p.vec_cycles_per_repeat, p.vec_startup};
+        }
         case Opcode::VREDUCEV2:
             if (in.vec.with_index) {  // counter mode: each repeat spans its count's 256-byte groups
                 const uint64_t groups = ceil_div64(in.vec.mask_lo * isa::dtype_size(in.dtype), 256);

@@ -100,7 +100,7 @@ uint8_t PipeUnit::energy_class(const isa::Instr& in) const {
             return kReduce;
         case Opcode::COPY_UB_TO_UB: case Opcode::COPY_L0C_TO_UB: case Opcode::VCONV: case Opcode::VDUP:
         case Opcode::VBRCB: case Opcode::VTRANSPOSE: case Opcode::VGATHER: case Opcode::VGATHERB:
-        case Opcode::VREDUCEV2: case Opcode::VCI:
+        case Opcode::VREDUCEV2: case Opcode::VCI: case Opcode::VNCHWCONV:
             return kMove;
         default: return kSimple;
     }

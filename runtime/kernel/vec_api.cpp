@@ -202,6 +202,18 @@ void index_count(KernelContext& ctx, isa::DType t, const isa::Addr& d, double fi
     }
 }
 
+void nchwconv(KernelContext& ctx, isa::DType dt, const uint64_t dst[isa::kNchwList],
+              const uint64_t src[isa::kNchwList], uint8_t repeat, uint16_t dstRepStride, uint16_t srcRepStride,
+              bool dstHigh, bool srcHigh) {
+    isa::Instr in = isa::make_instr(isa::Opcode::VNCHWCONV);
+    in.dtype = dt;
+    in.nchw.repeat = repeat;
+    in.nchw.dst_rep_stride = dstRepStride, in.nchw.src_rep_stride = srcRepStride;
+    in.nchw.dst_high = dstHigh, in.nchw.src_high = srcHigh;
+    if (std::string e = isa::set_nchw_lists(in, dst, src); !e.empty()) throw InputError("vnchwconv: " + e);
+    ctx.issue(in);
+}
+
 }  // namespace detail
 
 }  // namespace sfumato::kernel

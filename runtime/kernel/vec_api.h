@@ -404,6 +404,36 @@ void Gatherb(const LocalTensor<T>& d, const LocalTensor<T>& src, const LocalTens
                     {detail::at(d), detail::at(src), detail::at(off), {}}, v, 0);
 }
 
+// TransDataTo5HD (vnchwconv, isa/instr.h): per repeat, the 16 source blocks of 32 bytes at the UB byte
+// addresses src[i] transposed into the 16 destination blocks at dst[j] (2-byte elements: a 16 x 16
+// transpose; 4-byte: 16 x 8 into 8 rows of two blocks; 1-byte: half of each block, dstHigh/srcHigh
+// choosing which); repeat r > 0 adds r x the repeat strides (32-byte blocks) to every address, a single
+// repeat adds them once. Addresses must be multiples of 32.
+namespace detail {
+void nchwconv(KernelContext& ctx, isa::DType dt, const uint64_t dst[isa::kNchwList],
+              const uint64_t src[isa::kNchwList], uint8_t repeat, uint16_t dstRepStride, uint16_t srcRepStride,
+              bool dstHigh, bool srcHigh);
+template <class T, class = void>
+struct has_dtype : std::false_type {};
+template <class T>
+struct has_dtype<T, std::void_t<decltype(isa::DTypeOf<T>::v)>> : std::true_type {};
+// The element type of a data move: the ISA's type of T, else an integer type of T's size.
+template <class T>
+constexpr isa::DType bits_type() {
+    if constexpr (has_dtype<T>::value) return isa::DTypeOf<T>::v;
+    else if constexpr (sizeof(T) == 1) return isa::DType::UINT8;
+    else if constexpr (sizeof(T) == 2) return isa::DType::INT16;
+    else return isa::DType::INT32;
+}
+}  // namespace detail
+template <class T>
+void TransDataTo5HD(KernelContext& ctx, const uint64_t dst[isa::kNchwList], const uint64_t src[isa::kNchwList],
+                    uint8_t repeat, uint16_t dstRepStride, uint16_t srcRepStride, bool dstHigh = false,
+                    bool srcHigh = false) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "TransDataTo5HD: 1-, 2- or 4-byte elements");
+    detail::nchwconv(ctx, detail::bits_type<T>(), dst, src, repeat, dstRepStride, srcRepStride, dstHigh, srcHigh);
+}
+
 // The core's vector mask register (SetVectorMask in Ascend C).
 void SetVectorMask(KernelContext& ctx, const VecMask& m);
 

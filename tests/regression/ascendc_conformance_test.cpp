@@ -84,6 +84,9 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: Gatherb (vgatherb): byte offsets, dst block and repeat strides") {
     family("gatherb");
 }
+TEST_CASE("ascendc conformance: TransDataTo5HD (vnchwconv): its three forms, half, float and int8 halves, strides") {
+    family("trans5hd");
+}
 TEST_CASE("ascendc conformance: Cast half <-> int4b_t (vconv), CEIL/RINT/FLOOR, mask, count and block-stride forms") {
     family("int4");
 }

@@ -197,3 +197,18 @@ TEST_CASE("aicore timing: sorts write their structures at the per-type sort rate
     b.vec.repeat = 4;
     CHECK(compute_timing(b, *p).occupancy == 4 * p->vec_gather_cycles_per_repeat);
 }
+
+TEST_CASE("aicore timing: vnchwconv moves 256 bytes per vector repeat time (1-byte types: half blocks)") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr n = isa::make_instr(Opcode::VNCHWCONV);
+    n.nchw.repeat = 7;
+    for (isa::DType t : {isa::DType::FP16, isa::DType::FP32, isa::DType::INT8}) {
+        n.dtype = t;
+        // A repeat reads 16 blocks of 32 bytes (1-byte types: 16 bytes of each).
+        const uint64_t bytes = 16 * (t == isa::DType::INT8 ? 16 : 32);
+        INFO(isa::dtype_name(t));
+        CHECK(compute_timing(n, *p).occupancy == 7 * (bytes / 256) * p->vec_cycles_per_repeat);
+        CHECK(compute_timing(n, *p).latency == p->vec_startup);
+    }
+}

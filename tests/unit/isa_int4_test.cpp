@@ -105,3 +105,41 @@ TEST_CASE("isa int4: only vconv with fp16 takes int4") {
     f.dst = at(Pos::GM, 0);
     CHECK_THAT(validate(f), Catch::Contains("out dtype"));
 }
+
+TEST_CASE("isa int4: load2d transposes 64 x 64 squares of four fractals into L0B, placed by dst and frac gaps") {
+    TestMem m;
+    // Two squares in L1 (2 KiB each, rows of 64 nibbles); element (r, c) of square q has value v(q, r, c).
+    auto v = [](uint32_t q, uint32_t r, uint32_t c) { return static_cast<int>((q * 5 + r * 3 + c * 7) % 16) - 8; };
+    std::vector<uint8_t>& l1 = m.of(Pos::L1);
+    for (uint32_t q = 0; q < 2; ++q)
+        for (uint32_t r = 0; r < 64; ++r)
+            for (uint32_t c = 0; c < 64; ++c) int4_set(l1.data() + 0x800 * (q + 1), r * 64 + c, static_cast<uint8_t>(v(q, r, c) & 0xf));
+    Instr in = make_instr(Opcode::LOAD2D);
+    in.dtype = DType::INT4;
+    in.dst = at(Pos::L0B, 0x400);
+    in.src0 = at(Pos::L1, 0);
+    in.l2d.start_index = 1, in.l2d.repeat = 2, in.l2d.src_stride = 1, in.l2d.dst_gap = 0, in.l2d.frac_gap = 1;
+    in.l2d.transpose = 1;
+    REQUIRE(validate(in).empty());
+    Extent ex[kMaxExtents];
+    REQUIRE(footprint(in, ex) == 2);
+    CHECK((ex[0].lo == 0x800 && ex[0].hi == 0x800 + 2 * 0x800));
+    CHECK(ex[1].hi == 0x400 + (1 + 3 * 2 + 1) * 512u);  // repeat 1's last fractal: 1 + 3 x (1 + frac_gap)
+    CHECK(moved_bytes(in) == 2 * 4 * 512u);
+    execute(in, m);
+    const uint8_t* l0b = m.of(Pos::L0B).data();
+    // Repeat i's fractal j at 0x400 + (i + 2 j) x 512; its row k holds column 16 j + k of square i.
+    for (uint32_t i = 0; i < 2; ++i)
+        for (uint32_t j = 0; j < 4; ++j)
+            for (uint32_t k = 0; k < 16; ++k)
+                for (uint32_t e = 0; e < 64; ++e) {
+                    INFO("repeat " << i << " fractal " << j << " row " << k << " element " << e);
+                    CHECK(int4_get(l0b + 0x400 + (i + 2 * j) * 512, k * 64 + e) == v(i, e, 16 * j + k));
+                }
+    Instr a = in;
+    a.dst.pos = Pos::L0A;  // the reference: L0A takes no int4
+    CHECK_THAT(validate(a), Catch::Contains("L0B"));
+    a = in;
+    a.l2d.transpose = 0;
+    CHECK_THAT(validate(a), Catch::Contains("int8"));
+}

@@ -75,6 +75,15 @@ inline Instr sample(Opcode op) {
             in.src0 = A(Pos::L0C, 0x400), in.src1 = A(Pos::FB, 0x80);
             in.dst = A(op == Opcode::FIXPIPE ? Pos::L1 : Pos::UB, 0x2000);
             break;
+        case ParamKind::Nchw: {  // a permuted, non-contiguous list each way
+            uint64_t d[kNchwList], s[kNchwList];
+            for (int i = 0; i < kNchwList; ++i) d[i] = 0x2000 + 64u * ((i * 5) % 16), s[i] = 0x400 + 96u * i;
+            set_nchw_lists(in, d, s);
+            in.nchw.repeat = 3, in.nchw.dst_rep_stride = 1, in.nchw.src_rep_stride = 40;
+            in.nchw.dst_high = 1;
+            in.dtype = DType::INT8;
+            break;
+        }
         case ParamKind::Vec: {
             if (op == Opcode::SET_MASK) {
                 in.vec.mask_lo = 0x00ff00ff00ff00ffull, in.vec.mask_hi = 0x1;

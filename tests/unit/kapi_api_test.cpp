@@ -228,6 +228,9 @@ TEST_CASE("kapi: every vector opcode of the ISA has an API call") {
     const isa::Addr lists[4] = {{0, Pos::UB}, {256, Pos::UB}, {}, {}};
     MrgSort4(d, lists, isa::MrgSort4Config{{4, 4, 0, 0}, 3, false}, 1);
     Gatherb(d, a, ub<uint32_t>(ctx, 3072, 64), 1, 1, 8, 256);
+    uint64_t dl[isa::kNchwList], sl[isa::kNchwList];
+    for (int k = 0; k < isa::kNchwList; ++k) dl[k] = 4096 + 32u * k, sl[k] = 32u * k;
+    TransDataTo5HD<half>(ctx, dl, sl, 1, 0, 0);
     std::set<Opcode> seen;
     for (const auto& in : s.instrs()) seen.insert(in.op);
     for (int op = static_cast<int>(Opcode::VADD); op < static_cast<int>(Opcode::kCount); ++op) {

@@ -45,6 +45,7 @@
 #include "sfumato_ascendc/tensor.h"
 #include "sfumato_ascendc/tiling.h"
 #include "sfumato_ascendc/topk.h"
+#include "sfumato_ascendc/trans_5hd.h"
 #include "sfumato_ascendc/vector.h"
 #include "sfumato_ascendc/vector_forms.h"
 #include "sfumato_ascendc/vector_more.h"

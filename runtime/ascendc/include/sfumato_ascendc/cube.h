@@ -56,9 +56,11 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
 }
 template <class T>
 void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p) {
-    static_assert(!kIsInt4<T>, "LoadDataWithTranspose of int4b_t is not supported by sfumato's Ascend C layer");
     sfumato::ascendc::enter("LoadDataWithTranspose");
     if (p.repeatTimes == 0) sfumato::ascendc::fail("LoadData2dTransposeParams::repeatTimes = 0 (1..255)");
+    // int4b_t: squares of 64 x 64 (four 16 x 64 fractals), into L0B only (the reference: L0A takes no int4).
+    if (kIsInt4<T> && dst.GetPosition() != TPosition::B2)
+        sfumato::ascendc::fail("LoadDataWithTranspose of int4b_t writes L0B (B2) only");
     sfumato::kernel::LoadData2dTransposeParams k;
     k.startIndex = p.startIndex, k.repeatTimes = p.repeatTimes, k.srcStride = p.srcStride;
     k.dstGap = p.dstGap, k.dstFracGap = p.dstFracGap;

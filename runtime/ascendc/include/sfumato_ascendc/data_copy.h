@@ -190,19 +190,30 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     sfumato::ascendc::CoreState& s = sfumato::ascendc::enter("DataCopyPad");
     static_assert(mode == PaddingMode::Normal, "DataCopyPad with PaddingMode::Compact is an Ascend 950 feature");
     src.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.srcStride));
-    const uint64_t padded = p.blockLen + (pad.isPad ? (pad.leftPadding + pad.rightPadding) * sizeof(T) : 0);
-    sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, padded, p.dstStride));
-    sfumato::kernel::DataCopyPadExtParams<sfumato::ascendc::storage_t<T>> kp;
-    kp.isPad = pad.isPad, kp.leftPadding = pad.leftPadding, kp.rightPadding = pad.rightPadding;
-    kp.paddingValue = sfumato::ascendc::kscalar<T>(pad.paddingValue);
-    if (!pad.isPad && s.pad_set && (pad.leftPadding || pad.rightPadding)) {
-        // isPad false: the pad value is the one SetPadValue put in the register.
-        kp.isPad = true;
-        kp.paddingValue = sfumato::ascendc::kscalar<T>(static_cast<T>(s.pad_value));
+    if constexpr (kIsInt4<T>) {  // blockLen counts bytes, two elements each; moved as bytes
+        (void)s;
+        if (pad.leftPadding || pad.rightPadding)
+            sfumato::ascendc::fail("DataCopyPad of int4b_t with padding elements is not supported by sfumato's "
+                                   "Ascend C layer");
+        sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, p.blockLen, p.dstStride));
+        sfumato::kernel::DataCopyPad(sfumato::ascendc::move_view(dst), sfumato::ascendc::move_view(src),
+                                     sfumato::kernel::DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride},
+                                     sfumato::kernel::DataCopyPadExtParams<int8_t>{});
+    } else {
+        const uint64_t padded = p.blockLen + (pad.isPad ? (pad.leftPadding + pad.rightPadding) * sizeof(T) : 0);
+        sfumato::ascendc::check_local_bytes(dst, sfumato::ascendc::local_span(p.blockCount, padded, p.dstStride));
+        sfumato::kernel::DataCopyPadExtParams<sfumato::ascendc::storage_t<T>> kp;
+        kp.isPad = pad.isPad, kp.leftPadding = pad.leftPadding, kp.rightPadding = pad.rightPadding;
+        kp.paddingValue = sfumato::ascendc::kscalar<T>(pad.paddingValue);
+        if (!pad.isPad && s.pad_set && (pad.leftPadding || pad.rightPadding)) {
+            // isPad false: the pad value is the one SetPadValue put in the register.
+            kp.isPad = true;
+            kp.paddingValue = sfumato::ascendc::kscalar<T>(static_cast<T>(s.pad_value));
+        }
+        sfumato::kernel::DataCopyPad(dst.kt(), src.kernel_tensor(),
+                                     sfumato::kernel::DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride},
+                                     kp);
     }
-    sfumato::kernel::DataCopyPad(dst.kt(), src.kernel_tensor(),
-                                 sfumato::kernel::DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride},
-                                 kp);
 }
 template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
@@ -219,8 +230,8 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
     sfumato::ascendc::enter("DataCopyPad");
     dst.check_bytes(sfumato::ascendc::burst_span(p.blockCount, p.blockLen, p.dstStride));
     sfumato::ascendc::check_local_bytes(src, sfumato::ascendc::local_span(p.blockCount, p.blockLen, p.srcStride));
-    sfumato::ascendc::copy_out(sfumato::isa::DTypeOf<sfumato::ascendc::storage_t<T>>::v, dst.device_address(),
-                               src.kt().pos(), src.kt().address(), {p.blockCount, p.blockLen, p.srcStride, p.dstStride});
+    sfumato::ascendc::copy_out(sfumato::ascendc::move_dtype<T>(), dst.device_address(), src.kt().pos(),
+                               src.kt().address(), {p.blockCount, p.blockLen, p.srcStride, p.dstStride});
 }
 template <class T, PaddingMode mode = PaddingMode::Normal>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {

@@ -182,6 +182,11 @@ constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 // nibble of byte i); its sizes and offsets count elements, as the reference's. Cast converts it
 // to and from half; scalar element access is not available (a compile-time error).
 struct int4b_t {
+    int4b_t() = default;
+    // From an integer (its low four bits, two's complement: -8..7), as the reference's int4b_t is made
+    // from a literal (DataCopyPadExtParams<int4b_t>(false, 0, 0, 0)).
+    template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+    constexpr int4b_t(I v) : storage(static_cast<uint8_t>(static_cast<unsigned>(v) & 0xfu)) {}  // NOLINT
     uint8_t storage;
 };
 template <class T>
