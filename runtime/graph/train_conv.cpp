@@ -66,7 +66,8 @@ void Builder::conv(const PlanStep& st, int gz) {
                                  {"output_padding", ref::Attr::of_ints(op)}});
         if (groups > 1) a.set("group", ref::Attr::of_int(groups));
         // In NC1HWC0 (X's layout in the forward): the ConvTranspose writes dX in it and reads dZ
-        // as it is when it has no stride (a strided one spreads an NCHW dZ in its kernel).
+        // as it is, also with a stride (one stride-1 convolution per phase of dX, conv_node.cpp;
+        // where those cannot run, a strided one spreads an NCHW dZ in its kernel).
         ++m_tp.layout.before;
         ref::Attrs a5 = a;
         if (c0(fwd(x))) a5.set("y_format", ref::Attr::of_string("NC1HWC0"));

@@ -27,6 +27,9 @@ template <class T, class U>
 class ConvKernel {
 public:
     ConvKernel(isa::IInstrSink& sink, const ConvCubePlan& p) : m_ctx(sink), m_p(p), m_pipe(m_ctx) {}
+    // Tiles [first, end) of the plan's weight-major order (run_conv_phases), not the block's share.
+    ConvKernel(isa::IInstrSink& sink, const ConvCubePlan& p, uint32_t first, uint32_t end)
+        : m_ctx(sink), m_p(p), m_pipe(m_ctx), m_range(true), m_first(first), m_end(end) {}
 
     void run() {
         const bool coupled = m_ctx.sink().core_kind() == isa::CoreKind::Coupled;
@@ -51,7 +54,7 @@ public:
         m_gb.SetGlobalBuffer(p.bias, ~0ull / 8);
         // This core's tiles: a contiguous range of the weight-major order (conv_kernel.h).
         const uint64_t t = p.tiles(), b = m_ctx.block_idx(), nb = std::max<uint32_t>(1, m_ctx.block_num());
-        m_first = static_cast<uint32_t>(t * b / nb), m_end = static_cast<uint32_t>(t * (b + 1) / nb);
+        if (!m_range) m_first = static_cast<uint32_t>(t * b / nb), m_end = static_cast<uint32_t>(t * (b + 1) / nb);
         Step cur = at(m_first, 0);
         if (cur.valid) load(cur);
         LocalTensor<float> c;
@@ -139,7 +142,18 @@ private:
             m_ctx.set_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
             m_ctx.wait_flag(Pipe::MTE1, Pipe::MTE2, m_pad_event);
         }
-        if (fresh && p.w_fz) {
+        if (fresh && p.w_fz && p.sub_taps) {
+            // A phase's taps, a strided sub-grid of W's: per channel block and tap row, kw K
+            // blocks tsw apart, each tm rows as one run.
+            const uint32_t taps = p.fkh * p.fkw;
+            for (uint32_t c = 0; c < s.c1c; ++c)
+                for (uint32_t u = 0; u < p.kh; ++u) {
+                    m_ctx.scalar(2);
+                    const uint64_t kb = uint64_t{s.c1_0 + c} * taps + (p.e0h + u * p.tsh) * p.fkw + p.e0w;
+                    DataCopyPad(a1[((c * p.kh + u) * p.kw) * mp * kC0], m_gw[(kb * p.mg + s.m0) * kC0],
+                                DataCopyExtParams{p.kw, s.tm * 32, (p.tsw * p.mg - s.tm) * 32, mp - s.tm});
+                }
+        } else if (fresh && p.w_fz) {
             // FRACTAL_Z: each K block's tm rows are one run (mg rows apart), NZ in L1 as loaded.
             DataCopyPad(a1, w,
                         DataCopyExtParams{kc / kC0, s.tm * 32, (p.mg - s.tm) * 32, mp - s.tm});
@@ -343,6 +357,7 @@ private:
     TQue<TPosition::CO2> m_qc2;
     GlobalTensor<T> m_gx, m_gw, m_gb;
     GlobalTensor<U> m_gy;
+    bool m_range = false;             // [m_first, m_end) given (run_conv_phases)
     uint32_t m_first = 0, m_end = 0;  // this core's tiles [m_first, m_end)
     uint64_t m_a1_key[2] = {0, 0};  // what each A1 buffer holds (0: nothing yet)
     uint8_t m_pad_event = 0;         // y_5hd: the padding rows' fill before the weight load
@@ -350,12 +365,22 @@ private:
     bool m_pad_late[2] = {false, false};  // per A1 buffer: its rows to fill once the MTE1 takes it
 };
 
-template <class T>
-void run_t(isa::IInstrSink& sink, const ConvCubePlan& p) {
+template <class T, class... R>
+void run_t(isa::IInstrSink& sink, const ConvCubePlan& p, R... range) {
     switch (p.out) {
-        case isa::DType::FP16: return ConvKernel<T, half>(sink, p).run();
-        case isa::DType::BF16: return ConvKernel<T, bfloat16>(sink, p).run();
-        default: return ConvKernel<T, float>(sink, p).run();
+        case isa::DType::FP16: return ConvKernel<T, half>(sink, p, range...).run();
+        case isa::DType::BF16: return ConvKernel<T, bfloat16>(sink, p, range...).run();
+        default: return ConvKernel<T, float>(sink, p, range...).run();
+    }
+}
+
+template <class... R>
+void run_in(isa::IInstrSink& sink, const ConvCubePlan& p, R... range) {
+    switch (p.in) {
+        case isa::DType::FP16: return run_t<half>(sink, p, range...);
+        case isa::DType::BF16: return run_t<bfloat16>(sink, p, range...);
+        case isa::DType::FP32: return run_t<float>(sink, p, range...);
+        default: throw InputError(std::string("conv: unsupported input type ") + isa::dtype_name(p.in));
     }
 }
 
@@ -440,12 +465,22 @@ void plan_conv(ConvCubePlan& p, const DeviceInfo& dev) {
         throw InputError("conv: an NC1HWC0 output needs one group (or groups of 16 output channels)");
 }
 
-void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) {
-    switch (p.in) {
-        case isa::DType::FP16: return run_t<half>(sink, p);
-        case isa::DType::BF16: return run_t<bfloat16>(sink, p);
-        case isa::DType::FP32: return run_t<float>(sink, p);
-        default: throw InputError(std::string("conv: unsupported input type ") + isa::dtype_name(p.in));
+void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p) { run_in(sink, p); }
+
+void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps) {
+    // Work in tiles x K: a plan's tile t covers [w0 + t k, w0 + (t + 1) k); the block takes the
+    // tiles whose start lies in its share [lo, hi) of the total.
+    uint64_t total = 0;
+    for (const ConvCubePlan& p : ps) total += uint64_t{p.tiles()} * p.kdim();
+    const uint64_t b = sink.block_idx(), nb = std::max<uint32_t>(1, sink.block_num());
+    const uint64_t lo = total * b / nb, hi = total * (b + 1) / nb;
+    uint64_t w0 = 0;
+    for (const ConvCubePlan& p : ps) {
+        const uint64_t k = p.kdim(), n = p.tiles();
+        auto first_at = [&](uint64_t w) { return w <= w0 ? 0 : std::min(n, (w - w0 + k - 1) / k); };
+        const uint64_t f = first_at(lo), e = first_at(hi);
+        if (f < e) run_in(sink, p, static_cast<uint32_t>(f), static_cast<uint32_t>(e));
+        w0 += n * k;
     }
 }
 

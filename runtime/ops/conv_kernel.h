@@ -11,6 +11,8 @@
 // issued before the current step's mads (L1 single buffered, after them, when two chunks of the
 // smallest tile do not fit).
 #pragma once
+#include <vector>
+
 #include "isa/instr_sink.h"
 #include "sim/device_if.h"
 
@@ -45,6 +47,11 @@ struct ConvCubePlan {
     // A1 load of a tile's chunk is then kc / C0 runs of tm x 32 B, not tm x kc / C0 runs of 32 B
     // (a row-major W without ND2NZ: the MTE2's requests are 32 B each).
     bool w_fz = false;
+    // A phase of a strided ConvTranspose (conv_node.cpp: stride x stride stride-1 convolutions
+    // of the un-spread input, each writing one phase of Y to its own grid): the plan's kh x kw
+    // taps are (e0h + u * tsh, e0w + v * tsw) of a FRACTAL_Z W of fkh x fkw taps per channel block.
+    bool sub_taps = false;
+    uint32_t fkh = 1, fkw = 1, e0h = 0, e0w = 0, tsh = 1, tsw = 1;
     uint32_t c0() const { return 32 / isa::dtype_size(in); }
     uint32_t kdim() const { return c1 * kh * kw * c0(); }  // K per group (W5 row length)
     uint32_t tiles() const { return n * g * tiles_m * tiles_n; }
@@ -58,5 +65,8 @@ struct ConvCubePlan {
 void plan_conv(ConvCubePlan& p, const DeviceInfo& dev);
 // One block of the kernel.
 void run_conv_kernel(isa::IInstrSink& sink, const ConvCubePlan& p);
+// One block of a launch running several plans (the phases of a strided ConvTranspose) one after
+// the other: the plans' tiles, weighted by their K, split into contiguous shares over block_num.
+void run_conv_phases(isa::IInstrSink& sink, const std::vector<ConvCubePlan>& ps);
 
 }  // namespace sfumato::ops

@@ -240,6 +240,65 @@ void zero_body(isa::IInstrSink& sink, uint64_t addr, uint64_t bytes, uint64_t pe
     q.FreeTensor(z);
 }
 
+template <class T>
+void merge_body(isa::IInstrSink& sink, const PhaseMergePlan& p, uint32_t rows, uint32_t chunks, uint64_t per_block) {
+    KernelContext ctx(sink);
+    const uint64_t items = uint64_t{p.n} * p.c1 * p.sh * chunks, first = uint64_t{ctx.block_idx()} * per_block;
+    if (first >= items) return;
+    const uint64_t last = std::min(items, first + per_block);
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    const uint32_t qw_max = (p.yw + p.sw - 1) / p.sw, rws = std::min(p.sw, p.yw);
+    GlobalTensor<T> gd;
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    pipe.InitBuffer(qin, 2, rows * qw_max * 32);
+    pipe.InitBuffer(qout, 2, rows * p.yw * 32 + 256);  // + a repeat: the zero fill's masked tail
+    for (uint64_t it = first; it < last; ++it) {
+        ctx.scalar(6);  // item coordinates
+        const uint32_t chunk = static_cast<uint32_t>(it % chunks);
+        uint64_t rest = it / chunks;
+        const uint32_t rh = static_cast<uint32_t>(rest % p.sh);
+        rest /= p.sh;
+        const uint64_t c1 = rest % p.c1, img = rest / p.c1;
+        const uint32_t qh = (p.yh - std::min(p.yh, rh) + p.sh - 1) / p.sh, r0 = chunk * rows;
+        if (r0 >= qh) continue;
+        const uint32_t r = std::min(rows, qh - r0);
+        LocalTensor<T> out = qout.AllocTensor<T>();
+        bool zeros = false;
+        for (uint32_t rw = 0; rw < rws; ++rw) zeros = zeros || p.src[rh * p.sw + rw] == 0;
+        if (zeros) Duplicate(out, T(0), r * p.yw * c0);
+        for (uint32_t rw = 0; rw < rws; ++rw) {
+            const uint64_t src = p.src[rh * p.sw + rw];
+            if (src == 0) continue;
+            ctx.scalar(2);
+            const uint32_t qw = (p.yw - rw + p.sw - 1) / p.sw;
+            GlobalTensor<T> gs;
+            gs.SetGlobalBuffer(src, ~0ull / 8);
+            LocalTensor<T> in = qin.AllocTensor<T>();
+            DataCopy(in, gs[((img * p.c1 + c1) * qh + r0) * qw * c0], r * qw * c0);
+            qin.EnQue(in);
+            in = qin.DeQue<T>();
+            // Pixel j of row i to Y's (i, j sw + rw): one copy when the rows are sw x qw long.
+            const uint16_t gap = static_cast<uint16_t>(p.sw - 1);
+            if (qw * p.sw == p.yw)
+                DataCopy(out[rw * c0], in, DataCopyParams{static_cast<uint16_t>(r * qw), 1, 0, gap});
+            else
+                for (uint32_t i = 0; i < r; ++i)
+                    DataCopy(out[(i * p.yw + rw) * c0], in[i * qw * c0],
+                             DataCopyParams{static_cast<uint16_t>(qw), 1, 0, gap});
+            qin.FreeTensor(in);
+        }
+        qout.EnQue(out);
+        out = qout.DeQue<T>();
+        const uint64_t row0 = uint64_t{r0} * p.sh + rh;
+        DataCopyPad(gd[((img * p.c1 + c1) * p.yh + row0) * p.yw * c0], out,
+                    DataCopyExtParams{r, p.yw * 32, 0, (p.sh - 1) * p.yw * 32});
+        qout.FreeTensor(out);
+    }
+}
+
 uint32_t vector_blocks(uint64_t items, const DeviceInfo& dev) {
     return static_cast<uint32_t>(std::clamp<uint64_t>(items, 1, std::max<uint32_t>(1, dev.vector_cores)));
 }
@@ -353,6 +412,42 @@ KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, con
         zero_body(s, addr, bytes, per_block, tile);
     };
     kd.bytes = bytes;
+    return kd;
+}
+
+KernelDesc phase_merge_kernel(const PhaseMergePlan& p, const DeviceInfo& dev, const std::string& name,
+                              const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (es != 2 && es != 4) throw InputError("phase merge: needs a 2- or 4-byte type");
+    if (p.sh == 0 || p.sw == 0 || p.src.size() != uint64_t{p.sh} * p.sw || p.sw > 65536)
+        throw InputError("phase merge: one source per phase of the strides");
+    // UB: two buffers of a chunk's phase rows and two of its Y rows.
+    const uint64_t qw = (p.yw + p.sw - 1) / p.sw, qh = (p.yh + p.sh - 1) / p.sh;
+    const uint64_t per_row = 64 * (qw + p.yw), room = dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 1024);
+    const uint32_t rows = static_cast<uint32_t>(std::min<uint64_t>({room / per_row, qh, 65535 / qw}));
+    if (rows == 0)
+        throw InputError("phase merge: a row of " + std::to_string(p.yw) + " pixels does not fit UB (" +
+                         std::to_string(dev.ub_bytes) + " bytes)");
+    const uint32_t chunks = static_cast<uint32_t>((qh + rows - 1) / rows);
+    const uint64_t items = uint64_t{p.n} * p.c1 * p.sh * chunks;
+    const uint32_t blocks = vector_blocks(items, dev);
+    const uint64_t per_block = (items + blocks - 1) / blocks;
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = static_cast<uint32_t>((items + per_block - 1) / per_block);
+    if (es == 2)
+        kd.body = [p, rows, chunks, per_block](isa::IInstrSink& s) { merge_body<half>(s, p, rows, chunks, per_block); };
+    else
+        kd.body = [p, rows, chunks, per_block](isa::IInstrSink& s) { merge_body<float>(s, p, rows, chunks, per_block); };
+    const uint64_t y = uint64_t{p.n} * p.c1 * p.yh * p.yw * 32;
+    uint64_t read = 0;
+    for (uint32_t rh = 0; rh < p.sh; ++rh)
+        for (uint32_t rw = 0; rw < p.sw; ++rw)
+            if (p.src[rh * p.sw + rw] != 0 && rh < p.yh && rw < p.yw)
+                read += uint64_t{p.n} * p.c1 * ((p.yh - rh + p.sh - 1) / p.sh) * ((p.yw - rw + p.sw - 1) / p.sw) * 32;
+    kd.bytes = y + read;
     return kd;
 }
 

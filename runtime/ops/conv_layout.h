@@ -11,6 +11,7 @@
 // per core with a few vector instructions (C0 masked duplicates, then doublings with adds).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "sim/device_if.h"
 
@@ -72,6 +73,22 @@ struct FzFromRowsPlan {
 };
 KernelDesc fz_from_rows_kernel(const FzFromRowsPlan& p, const DeviceInfo& dev, const std::string& name,
                                const std::string& type);
+// The phases of a strided ConvTranspose (conv_node.cpp) into its NC1HWC0 Y: phase (rh, rw) is
+// an NC1HWC0 grid (n, c1, ceil((yh - rh) / sh), ceil((yw - rw) / sw), C0) at src[rh * sw + rw]
+// (0: a phase no tap reaches, zeros), and Y pixel (i sh + rh, j sw + rw) is its pixel (i, j).
+// Per item (image, channel block, rh, chunk of rows): each phase's rows in by one burst, placed
+// sw pixels apart by a UB copy of 32 B blocks, the chunk's whole Y rows out by one burst each
+// (sh rows apart). Every GM access is a long burst: 32 B pieces scattered over Y would be bound
+// by the MTE's outstanding requests, not by the bytes.
+struct PhaseMergePlan {
+    uint64_t dst = 0;
+    std::vector<uint64_t> src;            // sh x sw grids (0: zeros)
+    isa::DType dtype = isa::DType::FP16;  // 2- or 4-byte
+    uint32_t n = 1, c1 = 1, yh = 1, yw = 1, sh = 1, sw = 1;
+};
+// Throws InputError when one row of every buffer does not fit UB.
+KernelDesc phase_merge_kernel(const PhaseMergePlan& p, const DeviceInfo& dev, const std::string& name,
+                              const std::string& type);
 // Zeroes `bytes` bytes at `addr` (a multiple of 32) on the vector cores.
 KernelDesc zero_kernel(uint64_t addr, uint64_t bytes, const DeviceInfo& dev, const std::string& name,
                        const std::string& type);

@@ -22,6 +22,9 @@
 // spread input (zeros between and around the pixels), which costs stride^2 more cube work than
 // a scatter (col2im) would, and no vector scatter-add. With stride 1 (the data gradient of a
 // stride-1 Conv) nothing spreads: the input converts plainly and the borders are load3d's pads.
+// With a stride, one group and an NC1HWC0 Y it runs as s_h x s_w stride-1 "phase" convolutions
+// of the un-spread input (plan_phases below), each with the taps that reach one phase of Y:
+// the useful products only; a vector kernel merges the phases' grids into Y.
 // Depthwise and other small groups pad each group to a C0 block of channels (C0 - C/group zero
 // channels per group): correct, but the cube then does C0 / (C/group) times the useful work;
 // see docs/operators.md.
@@ -152,9 +155,13 @@ public:
             const bool padded = SH == 1 && SW == 1 && bt >= 0 && bl >= 0 && bb >= 0 && br >= 0 && bt < EH &&
                                 bb < EH && std::max({bt, bl, bb, br}) <= 255;
             m_padded = padded;
-            if (m_x_5hd && !padded)
-                throw UnsupportedError(n, "NC1HWC0 X of a ConvTranspose with a stride (the spread needs NCHW)");
-            if (padded) {
+            m_phased = !padded && G == 1 && DH == 1 && DW == 1 && m_y_5hd &&
+                       plan_phases(H, W, KH, KW, SH, SW, PT, PL, OH, OW, bias, dt);
+            if (m_x_5hd && !padded && !m_phased)
+                throw UnsupportedError(n,
+                                       "NC1HWC0 X of a ConvTranspose with a stride (the spread needs NCHW; the "
+                                       "phases an NC1HWC0 Y)");
+            if (padded || m_phased) {
                 xc.hd = xc.h, xc.wd = xc.w;
                 p.hi = xc.h, p.wi = xc.w, p.sh = p.sw = 1;
                 p.pt = static_cast<uint32_t>(bt), p.pb = static_cast<uint32_t>(bb);
@@ -176,7 +183,23 @@ public:
         }
         wc.hd = wc.h, wc.wd = wc.w;
         try {
-            plan_conv(p, dev);
+            if (m_phased)
+                for (ConvCubePlan& ph : m_phases) {
+                    const ConvCubePlan geo = ph;
+                    ph = p;
+                    ph.hi = static_cast<uint32_t>(H), ph.wi = static_cast<uint32_t>(W), ph.sh = ph.sw = 1;
+                    for (uint32_t ConvCubePlan::*f :
+                         {&ConvCubePlan::kh, &ConvCubePlan::kw, &ConvCubePlan::pt, &ConvCubePlan::pb,
+                          &ConvCubePlan::pl, &ConvCubePlan::pr, &ConvCubePlan::oh, &ConvCubePlan::ow,
+                          &ConvCubePlan::fkh, &ConvCubePlan::fkw, &ConvCubePlan::e0h, &ConvCubePlan::e0w,
+                          &ConvCubePlan::tsh, &ConvCubePlan::tsw})
+                        ph.*f = geo.*f;
+                    ph.sub_taps = true;
+                    ph.w_fz = true;  // one group: W converted to FRACTAL_Z below
+                    plan_conv(ph, dev);
+                }
+            else
+                plan_conv(p, dev);
             // Probe the conversions' tiling now (bad sizes fail at plan time, not at launch).
             nc1hwc0_kernel(xc, dev, "", "");
             nc1hwc0_kernel(wc, dev, "", "");
@@ -213,6 +236,11 @@ public:
             }
         }
         m_y32_bytes = m_epilogue ? align512(m_out.numel() * 4) : 0;
+        for (ConvCubePlan& ph : m_phases) {  // each phase's grid (NC1HWC0, Y's type) in the workspace
+            m_phase_off.push_back(m_ph_bytes);
+            const uint64_t c0o = 32 / isa::dtype_size(ph.out);
+            m_ph_bytes += align512(uint64_t{ph.n} * ((ph.mtot + c0o - 1) / c0o) * ph.oh * ph.ow * 32);
+        }
     }
 
     std::vector<TensorRef> outputs() const override { return {m_out}; }
@@ -221,7 +249,7 @@ public:
     Format input_format(size_t i) const override {
         return i == 1 && m_node.op_type == "Conv" ? Format::NC1HWC0 : Format::ND;
     }
-    uint64_t workspace_bytes() const override { return m_x5_bytes + m_w5_bytes + m_y32_bytes; }
+    uint64_t workspace_bytes() const override { return m_x5_bytes + m_w5_bytes + m_y32_bytes + m_ph_bytes; }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t ws) const override {
@@ -250,6 +278,16 @@ public:
         p.x5 = xc.dst, p.w5 = wc.dst;
         p.y = m_epilogue ? ws + m_x5_bytes + m_w5_bytes : out.at(0).addr;
         if (p.bias_en) p.bias = in.at(2).addr;
+        if (m_phased) {
+            const uint64_t grids = ws + m_x5_bytes + m_w5_bytes + m_y32_bytes;
+            ks.push_back(phase_kernel(p, xc, wc, grids));
+            PhaseMergePlan mp = m_merge;
+            mp.dst = out.at(0).addr;
+            for (size_t i = 0; i < m_phases.size(); ++i)
+                mp.src[static_cast<size_t>(m_phase_at[i])] = grids + m_phase_off[i];
+            ks.push_back(phase_merge_kernel(mp, m_dev, nm + "/merge_phases", ty));
+            return ks;
+        }
         KernelDesc kd;
         kd.name = nm;
         kd.type = ty;
@@ -284,14 +322,17 @@ public:
     }
 
     std::string describe() const override {
-        const ConvCubePlan& p = m_plan;
+        const ConvCubePlan& p = m_phased ? m_phases.front() : m_plan;
         std::string s =
             std::string(!m_g.transpose ? ""
+                        : m_phased ? "transposed conv as " + std::to_string(m_phases.size()) +
+                                         " stride-1 phase convs of the un-spread input (first phase: "
                         : m_padded ? "transposed conv as a padded stride-1 conv, "
                                    : "transposed conv as a stride-1 conv over the spread input, ") +
             "img2col (load3d into L0B), tiles " + std::to_string(p.base_m) + " channels x " +
             std::to_string(p.base_n) + " pixels, " + std::to_string(p.c1_l1) + " of " + std::to_string(p.c1) +
-            " channel blocks per L1 chunk, " + std::to_string(p.g) + " group(s)";
+            " channel blocks per L1 chunk" + (m_phased ? ")" : "") + ", " + std::to_string(p.g) + " group(s)";
+        if (m_phased) s += ", phases merged into Y by a vector kernel" + std::string(m_phase_zero ? " (zeros where no tap reaches)" : "");
         if (p.bias_en) s += ", bias (mad)";
         if (p.relu) s += ", ReLU in FixPipe";
         if (m_epilogue) s += ", vector epilogue (" + m_act.kind + ")";
@@ -303,6 +344,105 @@ public:
     }
 
 private:
+    // A strided ConvTranspose (one group, no dilation) as s_h x s_w stride-1 convolutions of the
+    // un-spread input, one per phase (r_h, r_w) of Y: Y[o] = sum of X[i] W[a] over o = i s + a -
+    // p, so the outputs o = q s + r take the taps a = a0 + t s (a0 = (r + p) mod s, t < T) from
+    // X[q + c - t] (c = (r + p - a0) / s): a T-tap correlation with pads T - 1 - c before and
+    // Q - 1 + c - (H - 1) after (Q the phase's outputs; negative: rows left unread). In the flipped FRACTAL_Z W (the spread
+    // form's) tap a is e = K - 1 - a, so the phase's taps are e0 + u s, e0 = K - 1 - a0 - (T - 1) s.
+    // No multiply touches a stride zero. A phase no tap reaches (a 1 x 1 kernel's r != p mod s)
+    // is zero (with a bias it would be the bias: the spread form instead). Each phase writes its
+    // own NC1HWC0 grid in the workspace; a vector kernel merges the grids into Y in whole rows
+    // (phase_merge_kernel). False (the spread form) when a pad leaves the range load3d takes
+    // (0 <= pad < T) or the merge's rows do not fit UB.
+    bool plan_phases(int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                     int64_t oh, int64_t ow, bool bias, isa::DType dt) {
+        struct Axis {
+            int64_t t = 0, q = 0, pb = 0, pe = 0, e0 = 0;
+        };
+        auto axis = [](int64_t r, int64_t in, int64_t k, int64_t s, int64_t p, int64_t out) {
+            Axis a;
+            const int64_t a0 = (r + p) % s, c = (r + p - a0) / s;
+            a.q = (out - r + s - 1) / s;
+            a.t = a0 < k ? (k - 1 - a0) / s + 1 : 0;
+            a.pb = a.t - 1 - c, a.pe = a.q - 1 + c - (in - 1);
+            a.e0 = k - 1 - a0 - (a.t - 1) * s;
+            return a;
+        };
+        std::vector<ConvCubePlan> ps;
+        std::vector<int64_t> at;
+        bool zero = false;
+        for (int64_t rh = 0; rh < std::min(sh, oh); ++rh)
+            for (int64_t rw = 0; rw < std::min(sw, ow); ++rw) {
+                const Axis y = axis(rh, h, kh, sh, pt, oh), x = axis(rw, w, kw, sw, pl, ow);
+                if (y.t == 0 || x.t == 0) {
+                    zero = true;
+                    continue;
+                }
+                // Rows past the last needed are simply not read (the tiles' windows stop at
+                // them); columns are load3d's row width, so their pads must be exact.
+                if (y.pb < 0 || y.pb >= y.t || y.pe >= y.t || x.pb < 0 || x.pb >= x.t || x.pe < 0 || x.pe >= x.t)
+                    return false;
+                ConvCubePlan g;
+                auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+                g.kh = u(y.t), g.kw = u(x.t), g.pt = u(y.pb), g.pb = u(std::max<int64_t>(0, y.pe)), g.pl = u(x.pb), g.pr = u(x.pe);
+                g.oh = u(y.q), g.ow = u(x.q);
+                g.fkh = u(kh), g.fkw = u(kw), g.e0h = u(y.e0), g.e0w = u(x.e0), g.tsh = u(sh), g.tsw = u(sw);
+                ps.push_back(g);
+                at.push_back(rh * sw + rw);
+            }
+        if (ps.empty() || (zero && bias)) return false;  // a tapless phase with a bias is the bias
+        PhaseMergePlan& mp = m_merge;
+        mp.dtype = dt, mp.n = static_cast<uint32_t>(m_g.n);
+        mp.c1 = static_cast<uint32_t>((m_g.m + 32 / isa::dtype_size(dt) - 1) / (32 / isa::dtype_size(dt)));
+        mp.yh = static_cast<uint32_t>(oh), mp.yw = static_cast<uint32_t>(ow);
+        mp.sh = static_cast<uint32_t>(sh), mp.sw = static_cast<uint32_t>(sw);
+        mp.src.assign(static_cast<size_t>(sh * sw), 0);
+        for (int64_t i : at) mp.src[static_cast<size_t>(i)] = 1;  // placeholders for the probe
+        try {
+            phase_merge_kernel(mp, m_dev, "", "");
+        } catch (const InputError&) {
+            return false;
+        }
+        m_phases = std::move(ps);
+        m_phase_at = std::move(at);
+        m_phase_zero = zero;
+        return true;
+    }
+
+    // The phases' cube launch: one kernel running the phases' tiles (run_conv_phases), each
+    // phase writing its grid in the workspace (`grids`); its FLOPs are the useful products only.
+    KernelDesc phase_kernel(const ConvCubePlan& base, const Nc1hwc0Plan& xc, const Nc1hwc0Plan& wc,
+                            uint64_t grids) const {
+        std::vector<ConvCubePlan> ps = m_phases;
+        uint64_t tiles = 0;
+        double macs = 0, steps = 0;
+        const uint32_t es = isa::dtype_size(base.in);
+        uint64_t ybytes = 0;
+        for (size_t i = 0; i < ps.size(); ++i) {
+            ConvCubePlan& ph = ps[i];
+            ph.x5 = base.x5, ph.w5 = base.w5, ph.y = grids + m_phase_off[i], ph.bias = base.bias;
+            const uint64_t c0o = 32 / isa::dtype_size(ph.out);
+            ybytes += uint64_t{ph.n} * ((ph.mtot + c0o - 1) / c0o) * ph.oh * ph.ow * 32;
+            tiles += ph.tiles();
+            macs += double(ph.oh) * ph.ow * ph.kh * ph.kw;
+            steps += double(ph.n) * std::ceil(ph.mg / 16.0) * std::ceil(ph.kdim() / double(m_dev.cube_depth_of(es))) *
+                     std::ceil(double(ph.oh) * ph.ow / 16.0);
+        }
+        const uint32_t bd = static_cast<uint32_t>(std::min<uint64_t>(tiles, std::max<uint32_t>(1, m_dev.cube_cores)));
+        for (ConvCubePlan& ph : ps) ph.block_dim = bd;
+        KernelDesc kd;
+        kd.name = m_node.name;
+        kd.type = m_node.op_type;
+        kd.kind = KernelKind::Cube;
+        kd.block_dim = bd;
+        kd.body = [ps](isa::IInstrSink& s) { run_conv_phases(s, ps); };
+        kd.flops = 2.0 * double(m_g.n) * double(m_g.m) * double(m_g.c_per_group()) * macs;
+        kd.bytes = xc.dst_elems() * es + wc.dst_elems() * es + ybytes;
+        kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
+        return kd;
+    }
+
     // Clip(0, max): the vector op min(y, max) over Y as it is stored (ND or NC1HWC0), in place.
     void plan_clip(const NodeDesc& n, const DeviceInfo& dev) {
         NodeDesc c;
@@ -326,6 +466,13 @@ private:
     bool m_clip_max = false;          // Clip(0, max): FixPipe ReLU, then m_clip in place on Y
     std::shared_ptr<INodeOp> m_clip;  // the Clip(max) vector op over Y (its layout)
     bool m_padded = false;     // ConvTranspose with stride 1: borders as load3d's pads, no spread
+    bool m_phased = false;     // strided ConvTranspose as phases (m_phases), no spread
+    bool m_phase_zero = false;  // some phase has no tap: the merge writes its pixels as zeros
+    std::vector<ConvCubePlan> m_phases;
+    std::vector<int64_t> m_phase_at;    // each phase's index rh * sw + rw
+    std::vector<uint64_t> m_phase_off;  // each phase's grid in the workspace (after the others)
+    uint64_t m_ph_bytes = 0;
+    PhaseMergePlan m_merge;
     bool m_w_nc1hwc0 = false;  // W arrives as M x C1 x kh x kw x C0 (no conversion kernel)
     bool m_x_5hd = false;      // X arrives in NC1HWC0 (no conversion kernel)
     bool m_w_rows = false;     // an ND W of rows of K (1 x 1, whole C0 blocks): a block copy to FRACTAL_Z

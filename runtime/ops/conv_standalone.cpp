@@ -59,6 +59,13 @@ std::unique_ptr<IOp> make_conv_op(const OpArgs& a, const DeviceInfo& dev, bool t
         ref::activation_of(node.attrs);  // validates the name
     }
     node.inputs.push_back(make_tensor({n, c, h, w}, t));
+    const std::string fmt = a.at("format");
+    if (fmt == "nc1hwc0") {
+        node.inputs.back().format = Format::NC1HWC0;
+        node.attrs.set("y_format", ref::Attr::of_string("NC1HWC0"));
+    } else if (fmt != "nd") {
+        throw InputError("operator '" + op + "': argument 'format' = '" + fmt + "' (valid: nd, nc1hwc0)");
+    }
     node.inputs.push_back(make_tensor(
         transpose ? std::vector<int64_t>{c, k / groups, r, s} : std::vector<int64_t>{k, c / groups, r, s},
         t));
@@ -89,7 +96,8 @@ std::vector<OpArgSpec> conv_args(bool transpose) {
         {"activation", "none",
          "fused activation: none | Relu | LeakyRelu | Sigmoid | Tanh | "
          "Gelu | Clip | HardSigmoid | HardSwish"},
-        {"dtype", "fp16", "fp16 | bf16 | fp32"}};
+        {"dtype", "fp16", "fp16 | bf16 | fp32"},
+        {"format", "nd", "nd | nc1hwc0 (X and Y in NC1HWC0, a training step's layout)"}};
     if (transpose) v.push_back({"output_padding", "0", "output_padding (both dimensions)"});
     return v;
 }
@@ -101,7 +109,7 @@ SFUMATO_REGISTER_OP(conv2d,
                            [](const OpArgs& a, const DeviceInfo& d) { return make_conv_op(a, d, false); }});
 SFUMATO_REGISTER_OP(conv_transpose2d,
                     OpSpec{"conv_transpose2d",
-                           "ONNX ConvTranspose node (2-D, NCHW) as a stride-1 conv over the spread input",
+                           "ONNX ConvTranspose node (2-D, NCHW) as a stride-1 conv over the spread input (NC1HWC0 on a coupled part: per stride phase)",
                            conv_args(true),
                            [](const OpArgs& a, const DeviceInfo& d) { return make_conv_op(a, d, true); }});
 

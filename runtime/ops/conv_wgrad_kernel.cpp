@@ -246,6 +246,90 @@ uint64_t oihw_ub(const OihwPlan& p) {
     return 2 * (row_in + 256) + 2 * (row_out + 256) + table + 256;
 }
 
+// The gather's byte offsets: output (c, t) comes from ((c / C0) * taps + t) * C0 + c % C0 (the
+// first channel block's entries lane by lane, then whole blocks doubled with adds).
+LocalTensor<uint32_t> oihw_offsets(KernelContext& ctx, const LocalTensor<int32_t>& off, uint32_t channels,
+                                   uint32_t taps, uint32_t c0, uint32_t es) {
+    const uint32_t first_block = std::min(channels, c0) * taps, n_out = channels * taps;
+    for (uint32_t e = 0; e < first_block; ++e) {
+        const uint32_t c = e / taps, t = e % taps;
+        const uint64_t bit[2] = {1ull << (e % 64), 0};
+        ctx.scalar(2);
+        Duplicate(off[e / 64 * 64], static_cast<int32_t>((t * c0 + c) * es), VecMask(bit), 1, 1, 8);
+    }
+    const uint32_t unit = c0 * taps;  // entries of one channel block
+    for (uint32_t s = unit; s < n_out; s *= 2)
+        Adds(off[s], off, static_cast<int32_t>(s * es), std::min(s, n_out - s));
+    return off.ReinterpretCast<uint32_t>();
+}
+
+// wgrad_finish_kernel: items of `len` elements (a row, or a chunk of the flat M x ncol).
+template <class T>
+void finish_body(isa::IInstrSink& sink, const WgradFinishPlan& p, uint32_t len, uint64_t items, uint64_t per_block) {
+    KernelContext ctx(sink);
+    const uint64_t first = uint64_t{ctx.block_idx()} * per_block;
+    if (first >= items) return;
+    const uint64_t last = std::min(items, first + per_block);
+    constexpr uint32_t es = sizeof(T);
+    const uint64_t total = uint64_t{p.m} * p.ncol();
+    const uint32_t n_out = p.oihw ? p.c * p.taps : len;
+    GlobalTensor<float> gs;
+    GlobalTensor<T> gd;
+    gs.SetGlobalBuffer(p.src, ~0ull / 8);
+    gd.SetGlobalBuffer(p.dst, ~0ull / 8);
+    TPipe pipe(ctx);
+    TQue<TPosition::VECIN> qin;
+    TQue<TPosition::VECOUT> qout;
+    TBuf<TPosition::VECCALC> acc_buf, cast_buf, off_buf;
+    pipe.InitBuffer(qin, 2, len * 4 + 256);
+    pipe.InitBuffer(acc_buf, len * 4 + 256);
+    pipe.InitBuffer(qout, 2, n_out * es + 256);
+    LocalTensor<uint32_t> offs;
+    if (p.oihw) {
+        pipe.InitBuffer(cast_buf, len * es + 256);
+        pipe.InitBuffer(off_buf, (n_out + 64) * 4);
+        offs = oihw_offsets(ctx, off_buf.Get<int32_t>(), p.c, p.taps, p.c0(), es);
+    }
+    const LocalTensor<float> acc = acc_buf.Get<float>();
+    for (uint64_t it = first; it < last; ++it) {
+        ctx.scalar(4);
+        const uint64_t e0 = it * len;
+        const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(len, total - e0));
+        auto part = [&](uint32_t k) {
+            LocalTensor<float> in = qin.AllocTensor<float>();
+            DataCopy(in, gs[k * total + e0], n);
+            qin.EnQue(in);
+            return qin.DeQue<float>();
+        };
+        LocalTensor<float> a = part(0), b = part(1);
+        Add(acc, a, b, n);
+        qin.FreeTensor(a);
+        qin.FreeTensor(b);
+        for (uint32_t k = 2; k < p.parts; ++k) {
+            b = part(k);
+            Add(acc, acc, b, n);
+            qin.FreeTensor(b);
+        }
+        LocalTensor<T> out = qout.AllocTensor<T>();
+        if (p.oihw) {
+            const LocalTensor<T> h = cast_buf.Get<T>();
+            if constexpr (es == 4)
+                Adds(h, acc, 0.0f, n);
+            else
+                Cast(h, acc, RoundMode::RINT, n);
+            Gather(out, h, offs, n * es, n_out);
+        } else if constexpr (es == 4) {
+            Adds(out, acc, 0.0f, n);
+        } else {
+            Cast(out, acc, RoundMode::RINT, n);
+        }
+        qout.EnQue(out);
+        out = qout.DeQue<T>();
+        DataCopy(gd[p.oihw ? it * n_out : e0], out, p.oihw ? n_out : n);
+        qout.FreeTensor(out);
+    }
+}
+
 template <class T>
 void oihw_body(isa::IInstrSink& sink, const OihwPlan& p, uint32_t per_block) {
     KernelContext ctx(sink);
@@ -264,19 +348,7 @@ void oihw_body(isa::IInstrSink& sink, const OihwPlan& p, uint32_t per_block) {
     pipe.InitBuffer(qin, 2, n_in * es + 256);
     pipe.InitBuffer(qout, 2, n_out * es + 256);
     pipe.InitBuffer(off_buf, (n_out + 64) * 4);
-    // Output (c, t) comes from ((c / C0) * taps + t) * C0 + c % C0.
-    const LocalTensor<int32_t> off = off_buf.Get<int32_t>();
-    const uint32_t first_block = std::min(p.c, c0) * p.taps;
-    for (uint32_t e = 0; e < first_block; ++e) {
-        const uint32_t c = e / p.taps, t = e % p.taps;
-        const uint64_t bit[2] = {1ull << (e % 64), 0};
-        ctx.scalar(2);
-        Duplicate(off[e / 64 * 64], static_cast<int32_t>((t * c0 + c) * es), VecMask(bit), 1, 1, 8);
-    }
-    const uint32_t unit = c0 * p.taps;  // entries of one channel block
-    for (uint32_t s = unit; s < n_out; s *= 2)
-        Adds(off[s], off, static_cast<int32_t>(s * es), std::min(s, n_out - s));
-    const LocalTensor<uint32_t> offs = off.ReinterpretCast<uint32_t>();
+    const LocalTensor<uint32_t> offs = oihw_offsets(ctx, off_buf.Get<int32_t>(), p.c, p.taps, c0, es);
     for (uint32_t r = first; r < last; ++r) {
         ctx.scalar(2);
         LocalTensor<T> in = qin.AllocTensor<T>();
@@ -313,6 +385,42 @@ KernelDesc oihw_kernel(const OihwPlan& p, const DeviceInfo& dev, const std::stri
     else
         kd.body = [p, per_block](isa::IInstrSink& s) { oihw_body<float>(s, p, per_block); };
     kd.bytes = uint64_t{p.m} * (uint64_t{p.c1()} * p.c0() + p.c) * p.taps * es;
+    return kd;
+}
+
+KernelDesc wgrad_finish_kernel(const WgradFinishPlan& p, const DeviceInfo& dev, const std::string& name,
+                               const std::string& type) {
+    const uint32_t es = isa::dtype_size(p.dtype);
+    if (p.dtype != isa::DType::FP16 && p.dtype != isa::DType::BF16 && p.dtype != isa::DType::FP32)
+        throw InputError("weight-gradient finish: needs fp16, bf16 or fp32");
+    if (p.parts < 2) throw InputError("weight-gradient finish: needs two shares or more");
+    const uint64_t total = uint64_t{p.m} * p.ncol(), room = dev.ub_bytes - std::min<uint64_t>(dev.ub_bytes, 1536);
+    uint32_t len = 0;
+    uint64_t items = 0;
+    if (p.oihw) {  // one row per item: two inputs, the sum, its conversion, two outputs, the table
+        len = p.ncol();
+        if (uint64_t{len} * (12 + es) + 2ull * p.c * p.taps * es + (uint64_t{p.c} * p.taps + 64) * 4 > room)
+            throw InputError("weight-gradient finish: a row of " + std::to_string(len) + " does not fit UB");
+        items = p.m;
+    } else {  // chunks of whole elements (the rows are dW's already)
+        len = static_cast<uint32_t>(std::min<uint64_t>(room / (12 + 2 * es) / 64 * 64, (total + 63) / 64 * 64));
+        if (len == 0) throw InputError("weight-gradient finish: UB too small");
+        items = (total + len - 1) / len;
+    }
+    const uint32_t cores = std::max<uint32_t>(1, dev.vector_cores);
+    const uint64_t per_block = (items + std::min<uint64_t>(items, cores) - 1) / std::min<uint64_t>(items, cores);
+    KernelDesc kd;
+    kd.name = name;
+    kd.type = type;
+    kd.kind = KernelKind::Vector;
+    kd.block_dim = static_cast<uint32_t>((items + per_block - 1) / per_block);
+    if (p.dtype == isa::DType::FP16)
+        kd.body = [p, len, items, per_block](isa::IInstrSink& s) { finish_body<half>(s, p, len, items, per_block); };
+    else if (p.dtype == isa::DType::BF16)
+        kd.body = [p, len, items, per_block](isa::IInstrSink& s) { finish_body<bfloat16>(s, p, len, items, per_block); };
+    else
+        kd.body = [p, len, items, per_block](isa::IInstrSink& s) { finish_body<float>(s, p, len, items, per_block); };
+    kd.bytes = total * (4ull * p.parts + es);
     return kd;
 }
 

@@ -53,6 +53,23 @@ struct OihwPlan {
 // Throws InputError when a row does not fit UB.
 KernelDesc oihw_kernel(const OihwPlan& p, const DeviceInfo& dev, const std::string& name, const std::string& type);
 
+// The shares' fp32 partial sums (parts x M rows of C1 x taps x C0) summed in order, rounded to the
+// weights' type (RINT) and, with `oihw`, gathered to OIHW rows (as oihw_kernel) in one vector
+// kernel (was a ReduceSum, a Cast and the gather: three launches). Per item one row (oihw) or a
+// chunk of whole elements: each share's piece in by one burst, fp32 adds, the conversion, out.
+struct WgradFinishPlan {
+    isa::DType dtype = isa::DType::FP16;  // the output type
+    uint64_t src = 0, dst = 0;
+    uint32_t parts = 2, m = 1, c = 1, taps = 1;
+    bool oihw = false;
+    uint32_t c0() const { return 32 / isa::dtype_size(dtype); }
+    uint32_t c1() const { return (c + c0() - 1) / c0(); }
+    uint32_t ncol() const { return c1() * taps * c0(); }
+};
+// Throws InputError when a row (oihw) or a 64-element chunk does not fit UB.
+KernelDesc wgrad_finish_kernel(const WgradFinishPlan& p, const DeviceInfo& dev, const std::string& name,
+                               const std::string& type);
+
 // Chooses the tiling for a plan whose problem fields are set (cube_cores: how many items to aim
 // for); throws InputError when no tile fits the buffers or a field exceeds load3d's.
 void plan_conv_wgrad(ConvWgradPlan& p, const DeviceInfo& dev);

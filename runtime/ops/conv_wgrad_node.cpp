@@ -8,7 +8,9 @@
 //   2. the cube kernel (conv_wgrad_kernel.h): dW in load3d's column order (M x C1 kh kw C0),
 //      one fp32 partial per share of the images when the tiles are fewer than the cube cores
 //      (the output type directly when there is one share);
-//   3. (several shares) ReduceSum of the partials and a Cast to the output type;
+//   3. (several shares) one vector kernel summing the partials, rounding them to the output type
+//      and (as step 4) gathering them to OIHW (wgrad_finish_kernel; where a row does not fit UB,
+//      a ReduceSum and a Cast, then step 4);
 //   4. (a kernel larger than 1 x 1, or C not a multiple of C0) load3d's column order to OIHW:
 //      a vector kernel, per output channel one row in, one gather, one row out
 //      (conv_wgrad_kernel.h), or, when a row does not fit UB, the Transpose (M, C1, kh kw, C0)
@@ -123,7 +125,17 @@ public:
         };
         TensorRef cur = make_tensor({static_cast<int64_t>(q.parts), M * ncol}, q.parts > 1 ? f32 : x.elem);
         uint64_t at = m_x5 + m_part;
-        if (q.parts > 1) {
+        if (q.parts > 1) {  // the shares summed, rounded and (unless direct) gathered in one kernel
+            m_finish.dtype = dt, m_finish.parts = q.parts, m_finish.m = static_cast<uint32_t>(M);
+            m_finish.c = static_cast<uint32_t>(C), m_finish.taps = static_cast<uint32_t>(RS);
+            m_finish.oihw = !m_direct;
+            try {
+                wgrad_finish_kernel(m_finish, dev, "", "");
+                m_finish_kernel = true;
+            } catch (const InputError&) {
+            }
+        }
+        if (q.parts > 1 && !m_finish_kernel) {
             ref::Attrs a;
             a.set("axes", ref::Attr::of_ints({0}));
             a.set("keepdims", ref::Attr::of_int(0));
@@ -135,7 +147,7 @@ public:
             m_subs.back().out_ws = at, at += align512(m_subs.back().out.storage_bytes());
             cur = m_subs.back().out;
         }
-        if (!m_direct) {
+        if (!m_direct && !m_finish_kernel) {
             m_oihw.dtype = dt, m_oihw.m = static_cast<uint32_t>(M), m_oihw.c = static_cast<uint32_t>(C);
             m_oihw.taps = static_cast<uint32_t>(RS);
             try {
@@ -177,7 +189,7 @@ public:
             ks.push_back(nc1hwc0_kernel(xc, m_dev, nm + "/x_to_nc1hwc0", ty));
         ConvWgradPlan p = m_plan;
         p.x5 = xc.dst, p.dy = in.at(1).addr;
-        p.dw = m_subs.empty() && !m_oihw_kernel ? out.at(0).addr : ws + m_x5;
+        p.dw = m_subs.empty() && !m_oihw_kernel && !m_finish_kernel ? out.at(0).addr : ws + m_x5;
         KernelDesc kd;
         kd.name = nm;
         kd.type = ty;
@@ -191,6 +203,12 @@ public:
         const double steps = std::ceil(p.m / 16.0) * std::ceil(p.ncol() / 16.0) * std::ceil(pixels / m_dev.cube_depth_of(es));
         kd.min_compute_cycles = steps / std::max<uint32_t>(1, m_dev.cube_cores);
         ks.push_back(std::move(kd));
+        if (m_finish_kernel) {
+            WgradFinishPlan f = m_finish;
+            f.src = p.dw, f.dst = out.at(0).addr;
+            ks.push_back(wgrad_finish_kernel(f, m_dev, nm + "/finish", ty));
+            return ks;
+        }
         uint64_t prev = p.dw;
         for (size_t i = 0; i < m_subs.size(); ++i) {
             const Sub& s = m_subs[i];
@@ -215,7 +233,11 @@ public:
         return "dY (A, ND->NZ) x img2col(X)^T (load3d transposed into L0B), tiles " + std::to_string(p.base_m) +
                " channels x " + std::to_string(p.base_n) + " columns, " + std::to_string(p.rows_out) +
                " output rows per L1 chunk, images in " + std::to_string(p.parts) + " share(s)" +
-               (m_direct ? "" : m_oihw_kernel ? ", then to OIHW (gather)" : ", then to OIHW (Transpose)") +
+               (m_finish_kernel ? (m_direct ? ", shares summed and rounded in one kernel"
+                                            : ", shares summed, rounded and gathered to OIHW in one kernel")
+                : m_direct       ? ""
+                : m_oihw_kernel  ? ", then to OIHW (gather)"
+                                 : ", then to OIHW (Transpose)") +
                (m_x_5hd ? ", X in NC1HWC0" : "") + (m_dy_5hd ? ", dY in NC1HWC0 (fractals transposed into L0A)" : "");
     }
 
@@ -235,6 +257,8 @@ private:
     bool m_x_5hd = false;  // X arrives in NC1HWC0 (no conversion kernel)
     bool m_dy_5hd = false;  // dY arrives in NC1HWC0 (read by transposed fractals)
     bool m_oihw_kernel = false;  // load3d's column order to OIHW by oihw_kernel (else Transpose, Slice)
+    bool m_finish_kernel = false;  // several shares: summed, rounded (and to OIHW) by wgrad_finish_kernel
+    WgradFinishPlan m_finish;
     OihwPlan m_oihw;
     std::vector<Sub> m_subs;
     uint64_t m_x5 = 0, m_part = 0, m_ws = 0, m_sub_ws = 0;

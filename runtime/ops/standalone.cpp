@@ -1,6 +1,7 @@
 #include "runtime/ops/standalone.h"
 
 #include "runtime/ops/node_launch.h"
+#include "runtime/ops/transdata.h"
 
 #include <cmath>
 
@@ -137,13 +138,15 @@ public:
             want = ref::run_ref(rn, ins);
         }
         for (size_t o = 0; o < m_outs.size(); ++o) {
-            if (m_outs[o].format != Format::ND) throw InputError("standalone check of a non-ND output");
+            const bool c0 = m_outs[o].format == Format::NC1HWC0 && m_outs[o].shape.size() >= 3;
+            if (m_outs[o].format != Format::ND && !c0) throw InputError("standalone check of a non-ND output");
             if (!rt.functional()) {
                 rt.memcpy_d2h(nullptr, m_outs[o].addr, m_outs[o].storage_bytes());
                 continue;
             }
             std::vector<uint8_t> bytes(m_outs[o].storage_bytes());
             rt.memcpy_d2h(bytes.data(), m_outs[o].addr, bytes.size());
+            if (c0) bytes = host_from_format(bytes, m_outs[o].shape, m_outs[o].dtype, m_outs[o].format);
             const ref::HostTensor got = ref::from_device_bytes(bytes.data(), m_outs[o].dtype, m_outs[o].elem, m_outs[o].shape);
             const CheckResult r = compare_tensors(got, want.at(o), m_spec.tol);
             all.checked = true;

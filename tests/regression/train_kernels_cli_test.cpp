@@ -34,10 +34,10 @@ size_t count_kernels(const nlohmann::json& s, const std::string& name_part) {
 
 TEST_CASE("conv2d_backprop_filter: dW matches the host reference in every tiling form", "[train]") {
     // 3x3, stride 2, pad 1, odd sizes, C not a multiple of C0: partial sums over several image
-    // shares, then ReduceSum, Cast and the gather to OIHW.
+    // shares, summed, rounded and gathered to OIHW by one kernel after the cube's.
     auto s = run_ok("conv2d_backprop_filter", "--n 3 --c 5 --h 9 --w 11 --k 6 --stride 2", "ascend910b-like", "odd");
-    CHECK(count_kernels(s, "/sum_parts") == 1);
-    CHECK(count_kernels(s, "/to_oihw") == 1);
+    CHECK(count_kernels(s, "/finish") == 1);
+    CHECK(s["ops"].size() == 3);  // the NC1HWC0 conversion, the cube kernel, the finish
     // A row of 300 channels x 7 x 7 taps does not fit the tiny chip's UB: the Transpose and the
     // channel Slice instead.
     s = run_ok("conv2d_backprop_filter", "--n 1 --c 300 --h 9 --w 9 --k 16 --r 7 --s 7 --pad 3", "tiny", "big");
@@ -83,22 +83,35 @@ TEST_CASE("maxpool_grad: dX matches the host reference, ties included", "[train]
     run_ok("maxpool_grad", "--n 1 --c 3 --h 31 --w 19 --k 3 --stride 2 --pad 0", "tiny", "mpband16");
 }
 
-TEST_CASE("conv_transpose2d with stride 1 (a stride-1 Conv's data gradient) runs without the spread", "[train]") {
+TEST_CASE("conv_transpose2d: stride 1 and, in NC1HWC0, stride 2 (a Conv's data gradient) run without the spread", "[train]") {
     // The borders of the equivalent convolution are load3d's pads: no zero fill of a spread grid.
     auto s = run_ok("conv_transpose2d", "--n 2 --c 20 --h 9 --w 7 --k 12 --stride 1 --pad 1", "ascend910b-like", "ct1");
     CHECK(count_kernels(s, "/zero") == 0);
     s = run_ok("conv_transpose2d", "--c 8 --h 6 --w 5 --k 8 --r 3 --s 2 --stride 1 --pad 0 --dilation 2 --dtype fp32",
                "tiny", "ct1d");
     CHECK(count_kernels(s, "/zero") == 0);
-    // Stride 2 still spreads the input over a zeroed grid.
+    // Stride 2 with ND operands still spreads the input over a zeroed grid.
     s = run_ok("conv_transpose2d", "--c 8 --h 5 --w 5 --k 6 --stride 2 --output-padding 1", "tiny", "ct2");
     CHECK(count_kernels(s, "/zero") == 1);
+    // In NC1HWC0 (a training step's dZ and dX): one stride-1 convolution per phase, merged; a
+    // 1 x 1 stride-2 kernel reaches one phase of four (the merge writes the others as zeros).
+    for (const char* preset : {"tiny", "ascend910-like"}) {
+        s = run_ok("conv_transpose2d", "--n 2 --c 24 --h 5 --w 6 --k 20 --stride 2 --output-padding 1 --format nc1hwc0",
+                   preset, std::string("ct2p_") + preset);
+        CHECK(count_kernels(s, "/zero") == 0);
+        CHECK(count_kernels(s, "/merge_phases") == 1);
+        s = run_ok("conv_transpose2d",
+                   "--c 16 --h 4 --w 3 --k 32 --r 1 --s 1 --pad 0 --stride 2 --output-padding 1 --bias 0 --format nc1hwc0",
+                   preset, std::string("ct2p1_") + preset);
+        CHECK(count_kernels(s, "/merge_phases") == 1);
+    }
 }
 
 TEST_CASE("train kernels: timing mode takes the cycles of functional mode", "[train]") {
     for (const auto& [op, args] : std::vector<std::pair<std::string, std::string>>{
              {"conv2d_backprop_filter", "--n 3 --c 20 --h 9 --w 9 --k 12 --stride 2"},
              {"conv2d_backprop_filter", "--n 3 --c 20 --h 9 --w 9 --k 12 --stride 2 --dy-format nc1hwc0"},
+             {"conv_transpose2d", "--n 2 --c 24 --h 5 --w 6 --k 20 --stride 2 --output-padding 1 --format nc1hwc0"},
              {"maxpool_grad", "--n 2 --c 4 --h 15 --w 15"}}) {
         INFO(op);
         const auto f = run_ok(op, args, "ascend910b-like", op + "_f");

@@ -3,6 +3,7 @@
 // flag and race checks, split and coupled, and the output matches the host reference within the
 // derived tolerance; plus the ONNX geometry (auto_pad, output_padding, output_shape) on
 // hand-computed cases and the errors that name the node.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -34,15 +35,17 @@ struct ConvCase {
     std::vector<std::pair<std::string, ref::Attr>> attrs;
     bool bias = false;
     ref::ElemType t = ref::ElemType::Float16;
+    bool x5 = false;  // X stored in NC1HWC0
 };
 
-void check_case(const ConvCase& c, const std::string& arch) {
+test::NodeSinkRun check_case(const ConvCase& c, const std::string& arch) {
     NodeDesc node;
     node.name = "conv0";
     node.op_type = c.op;
     node.attrs.set_owner(node.name);
     for (const auto& [k, v] : c.attrs) node.attrs.set(k, v);
     node.inputs.push_back(make_tensor(c.x, c.t));
+    if (c.x5) node.inputs.back().format = Format::NC1HWC0;
     node.inputs.push_back(make_tensor(c.w, c.t));
     const int64_t m = c.op == "Conv" ? c.w[0] : c.w[1] * node.attrs.get_int("group", 1);
     if (c.bias) node.inputs.push_back(make_tensor({m}, c.t));
@@ -71,6 +74,7 @@ void check_case(const ConvCase& c, const std::string& arch) {
     const CheckResult r = compare_tensors(run.outs.at(0), want.at(0), tol);
     INFO("max abs err " << r.max_abs_err);
     CHECK(r.passed);
+    return run;
 }
 
 ref::Attr ints(std::vector<int64_t> v) { return ref::Attr::of_ints(std::move(v)); }
@@ -200,6 +204,53 @@ TEST_CASE(
     cases.push_back(c1);
     for (const auto& c : cases)
         for (const char* arch : {"split", "coupled"}) check_case(c, arch);
+}
+
+TEST_CASE("conv node: a strided ConvTranspose into NC1HWC0 runs as stride-1 phase convolutions, merged in whole rows") {
+    // A stride-2 Conv's data gradient (3 x 3, pad 1, output padding 1: ResNet's) on dZ as the
+    // backward keeps it (NC1HWC0): s x s stride-1 convolutions of the un-spread dZ, each with the
+    // taps that reach one phase of dX, no zeros multiplied: the cube issues the spread form's
+    // products over s_h x s_w (per dimension 8 outputs x (1 + 2) taps per phase pair against
+    // 16 x 3); a vector kernel merges the phases' grids into dX. A 1 x 1 stride-2 kernel (the
+    // downsample's) reaches one phase: the merge writes the others as zeros. Strides (3, 2) with
+    // uneven phases, a bias and a Relu; fp16 and fp32 (C0 8); split and coupled parts.
+    ConvCase r3, r1, odd;
+    r3.op = r1.op = odd.op = "ConvTranspose";
+    r3.x = {1, 32, 8, 8}, r3.w = {32, 32, 3, 3}, r3.x5 = true;
+    r3.attrs = {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {"output_padding", ints({1, 1})},
+                {"y_format", ref::Attr::of_string("NC1HWC0")}};
+    r1.x = {2, 16, 3, 5}, r1.w = {16, 24, 1, 1}, r1.x5 = true, r1.t = ref::ElemType::Float;
+    r1.attrs = {{"strides", ints({2, 2})}, {"output_padding", ints({1, 1})},
+                {"y_format", ref::Attr::of_string("NC1HWC0")}};
+    odd.x = {1, 20, 3, 4}, odd.w = {20, 18, 4, 3}, odd.bias = true, odd.x5 = true;
+    odd.attrs = {{"strides", ints({3, 2})}, {"pads", ints({1, 1, 2, 1})},
+                 {"activation", ref::Attr::of_string("Relu")}, {"y_format", ref::Attr::of_string("NC1HWC0")}};
+    auto macs = [](const test::NodeSinkRun& run) {
+        double n = 0;
+        for (size_t k = 0; k < run.kernels.size(); ++k)
+            for (const isa::Instr& i : run.issued[k])
+                if (i.op == isa::Opcode::MAD) n += double(i.mad.m) * i.mad.k * i.mad.n;
+        return n;
+    };
+    auto has = [](const test::NodeSinkRun& run, const std::string& k) {
+        return std::find(run.kernels.begin(), run.kernels.end(), "conv0/" + k) != run.kernels.end();
+    };
+    const double spread_macs = 16.0 * 16 * 3 * 3 * 32 * 32;  // OH x OW x kh x kw x C x M
+    for (const char* arch : {"split", "coupled"}) {
+        for (const ConvCase* c : {&r3, &r1, &odd}) {
+            const test::NodeSinkRun run = check_case(*c, arch);
+            CHECK(has(run, "merge_phases"));
+            CHECK_FALSE(has(run, "x_to_nc1hwc0"));
+            CHECK_FALSE(has(run, "zero"));
+            if (c == &r3) CHECK(macs(run) * 4 == spread_macs);
+        }
+        ConvCase spread = r3;  // ND X and Y: the spread form
+        spread.x5 = false;
+        spread.attrs.pop_back();
+        const test::NodeSinkRun run = check_case(spread, arch);
+        CHECK(has(run, "zero"));
+        CHECK(macs(run) == spread_macs);
+    }
 }
 
 TEST_CASE("conv geometry: auto_pad, ConvTranspose output sizes, and errors naming the node") {
