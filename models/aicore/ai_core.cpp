@@ -65,7 +65,9 @@ AiCore::AiCore(sc_core::sc_module_name name, uint32_t index, isa::CoreKind kind,
       m_stats(&parent, std::string(basename())),
       m_blocks(m_stats, "blocks", "block", "blocks executed"),
       m_scalar_busy(m_stats, "scalar_busy_cycles", "cycle", "cycles the scalar unit spent issuing"),
-      m_startup(m_stats, "startup_cycles", "cycle", "cycles from a block's start to its kernel body (code fetch, init, arguments)") {
+      m_startup(m_stats, "startup_cycles", "cycle", "cycles from a block's start to its kernel body (code fetch, init, arguments)"),
+      m_ub_conflict(m_stats, "ub_bank_conflict_cycles", "cycle",
+                    "vector pipe cycles lost to UB bank and bank-group conflicts (part of the vector pipe's busy time)") {
     m_smem = std::make_unique<ScalarMem>(this->name(), p.smem, kind, clock, mem, static_cast<uint16_t>(index), page_table, trace,
                                          m_stats);
     for (int i = 0; i < isa::kNumPipes; ++i) {
@@ -293,6 +295,7 @@ void AiCore::issue(const isa::Instr& in_) {
         m_issued.put(in_, info);
     }
     const uint32_t cost = info.cost;
+    if (info.timing.compute) m_ub_conflict += info.timing.t.ub_conflict;
     // The first issue of an opcode in a block runs its call site's code: fetch it.
     if (bool& fetched = m_site_fetched[static_cast<size_t>(in_.op)]; !fetched) {
         fetched = true;

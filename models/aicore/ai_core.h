@@ -210,6 +210,7 @@ private:
     Counter m_blocks;
     Counter m_scalar_busy;
     Counter m_startup;
+    Counter m_ub_conflict;
     TrackId m_scalar_track = 0;
 };
 

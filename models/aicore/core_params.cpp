@@ -47,13 +47,21 @@ CoreParams::CoreParams(const ParamScope& s)
       vec_sort_fp32_bpc(s.sub("vector"), "sort_fp32_bytes_per_cycle", 64, "B/cycle",
                         "the same with fp32 scores: the cost model gives 64", {1, 65536}),
       vec_startup(s.sub("vector"), "startup", 8, "cycle", "vector pipeline depth (latency beyond throughput)", {0, 10000}),
-      ub_banks(s.sub("ub"), "banks", 64, "bank", "UB banks (addresses interleave over them)", {1, 1024}),
-      ub_bank_bytes(s.sub("ub"), "bank_bytes", 32, "B", "interleaving granule of the UB banks", {32, 4096}),
-      ub_bank_groups(s.sub("ub"), "bank_groups", 16, "group", "UB bank groups (consecutive banks form a group)", {1, 1024}),
+      // UB bank layout and conflict rules: the vendor's Ascend C best practice "avoid UB bank
+      // conflicts" for NPU arch 220x (Atlas A2/A3): 16 bank groups of 3 banks, a bank 128 rows of
+      // 32 B; a read and a write to one bank, or two reads (or two writes) to one group, in the
+      // same cycle conflict.
+      ub_bank_bytes(s.sub("ub"), "bank_bytes", 32, "B", "UB bank row width (rows interleave over the bank groups)",
+                    {32, 4096}),
+      ub_bank_groups(s.sub("ub"), "bank_groups", 16, "group",
+                     "UB bank groups (one read and one write port each per cycle; consecutive rows in consecutive "
+                     "groups)",
+                     {1, 1024}),
+      ub_bank_rows(s.sub("ub"), "bank_rows", 128, "row",
+                   "rows per UB bank (a group's next bank starts bank_groups x bank_rows rows further)", {1, 1u << 20}),
       ub_bank_conflict_cycles(s.sub("ub"), "bank_conflict_cycles", 1, "cycle",
-                              "extra cycles per additional access to one bank within a repeat", {0, 1000}),
-      ub_group_conflict_cycles(s.sub("ub"), "group_conflict_cycles", 0, "cycle",
-                               "extra cycles per repeat when two source blocks share a bank group (est.)", {0, 1000}),
+                              "extra cycles per repeat for each cycle the repeat's UB accesses need beyond one",
+                              {0, 1000}),
       cube_m0(s.sub("cube"), "m0", 16, "row", "fractal rows per cube cycle", {1, 256}),
       cube_n0(s.sub("cube"), "n0", 16, "col", "fractal columns per cube cycle", {1, 256}),
       cube_k0_16bit(s.sub("cube"), "k0_16bit", 16, "elem", "reduction depth per cycle, fp16/bf16", {1, 256}),

@@ -34,10 +34,11 @@ struct CoreParams {
     // Sorts (vbitsort, vmrgsort4): bytes of (score, index) structures written per cycle, by score type.
     Param<uint32_t> vec_sort_fp16_bpc, vec_sort_fp32_bpc;
     Param<uint32_t> vec_startup;
-    // UB banks: addresses interleave over `banks` banks of `bank_bytes`; banks form bank groups.
-    // In one repeat, accesses beyond one per bank cost bank_conflict_cycles each, and two source
-    // blocks in one bank group (different banks) cost group_conflict_cycles.
-    Param<uint32_t> ub_banks, ub_bank_bytes, ub_bank_groups, ub_bank_conflict_cycles, ub_group_conflict_cycles;
+    // UB banks (the vendor's 220x layout): rows of `bank_bytes` interleave over `bank_groups`
+    // groups; a bank is `bank_rows` rows of one group, so the group's banks follow each other
+    // every bank_groups x bank_rows x bank_bytes. Per cycle each group serves one read and one
+    // write, each bank one access; a repeat that needs more pays bank_conflict_cycles per extra cycle.
+    Param<uint32_t> ub_bank_bytes, ub_bank_groups, ub_bank_rows, ub_bank_conflict_cycles;
     // Cube unit (a fractal step: m0 x k0 x n0 MACs per cycle; k0 depends on the input type).
     Param<uint32_t> cube_m0, cube_n0, cube_k0_16bit, cube_k0_int8, cube_k0_int4, cube_k0_fp32;
     Param<uint32_t> cube_cycles_per_step;

@@ -1,6 +1,7 @@
 #include "models/aicore/core_timing.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "isa/semantics.h"
 
@@ -34,77 +35,99 @@ VecOperands vec_operands(Opcode op) {
     }
 }
 
-// Extra cycles of one repeat whose operand blocks start at the given addresses: the most
-// accesses any one bank gets (sorted bank numbers, longest run) and, if configured, whether two
-// different source operands touch one bank group in different banks.
-uint64_t repeat_conflicts(const uint64_t* base, const uint64_t* blk_stride, const bool* src, int nops, const CoreParams& p) {
-    constexpr int kBlocks = 8;
-    const uint32_t bb = p.ub_bank_bytes, nb = p.ub_banks;
-    const bool pow2 = (bb & (bb - 1)) == 0 && (nb & (nb - 1)) == 0;  // (std::has_single_bit needs popcnt)
-    bool contiguous = bb == 32 && nb >= kBlocks && pow2 && p.ub_group_conflict_cycles == 0;
-    for (int o = 0; o < nops; ++o) contiguous = contiguous && blk_stride[o] == 1;
-    if (contiguous) {
-        // Each operand covers 8 consecutive banks (cyclically); the busiest bank is the start
-        // bank of one of them.
-        uint32_t start[3];
-        for (int o = 0; o < nops; ++o) start[o] = static_cast<uint32_t>((base[o] >> 5) & (nb - 1));
-        uint32_t worst = 1;
-        for (int i = 0; i < nops; ++i) {
-            uint32_t c = 0;
-            for (int j = 0; j < nops; ++j) c += ((start[i] - start[j]) & (nb - 1)) < kBlocks;
-            worst = std::max(worst, c);
-        }
-        return uint64_t(worst - 1) * p.ub_bank_conflict_cycles;
+// One 32-byte block an operand touches in a repeat: its UB row, the row's bank group and bank
+// span (the bank is the pair), and whether it is read.
+struct Block {
+    uint64_t row;
+    uint64_t group, span;
+    bool read;
+};
+
+// The UB layout's divisors, as shifts when they are powers of two (the usual case).
+struct BankGeometry {
+    uint64_t row_bytes, groups, span_rows;
+    int row_shift = -1, group_shift = -1, span_shift = -1;
+    explicit BankGeometry(const CoreParams& p)
+        : row_bytes(p.ub_bank_bytes), groups(p.ub_bank_groups), span_rows(uint64_t{p.ub_bank_groups} * p.ub_bank_rows) {
+        auto lg = [](uint64_t v) { return (v & (v - 1)) == 0 ? __builtin_ctzll(v) : -1; };
+        row_shift = lg(row_bytes);
+        group_shift = lg(groups);
+        span_shift = lg(span_rows);
     }
-    uint32_t bank[3 * kBlocks];
-    int op_of[3 * kBlocks];
-    int n = 0;
-    // An operand read with block stride 0 reads one block eight times: the bank serves it once
-    // and broadcasts it (a stride-0 read of a scalar costs no conflict).
-    if (pow2) {  // the usual case: shifts and masks
-        const int sh = __builtin_ctz(bb);
-        for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
-                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) >> sh) & (nb - 1));
-                op_of[n] = o;
-            }
-    } else {
-        for (int o = 0; o < nops; ++o)
-            for (int b = 0; b < (blk_stride[o] ? kBlocks : 1); ++b, ++n) {
-                bank[n] = static_cast<uint32_t>(((base[o] + uint64_t(b) * blk_stride[o] * 32) / bb) % nb);
-                op_of[n] = o;
-            }
+    Block block(uint64_t addr, bool read) const {
+        const uint64_t row = row_shift >= 0 ? addr >> row_shift : addr / row_bytes;
+        const uint64_t group = group_shift >= 0 ? row & (groups - 1) : row % groups;
+        const uint64_t span = span_shift >= 0 ? row >> span_shift : row / span_rows;
+        return {row, group, span, read};
     }
-    bool group_clash = false;
-    if (p.ub_group_conflict_cycles > 0) {
-        const uint32_t per_group = std::max<uint32_t>(1, p.ub_banks / p.ub_bank_groups);
-        for (int i = 0; i < n && !group_clash; ++i)
-            for (int j = i + 1; j < n; ++j) {
-                const int oi = op_of[i], oj = op_of[j];
-                if (oi != oj && src[oi] && src[oj] && bank[i] != bank[j] && bank[i] / per_group == bank[j] / per_group) {
-                    group_clash = true;
-                    break;
-                }
-            }
-    }
+};
+
+// The longest run of equal values in v[0..n) (sorted in place; n <= 24).
+uint32_t longest_run(uint64_t* v, int n) {
     for (int i = 1; i < n; ++i) {  // insertion sort: at most 24 entries
-        const uint32_t k = bank[i];
+        const uint64_t k = v[i];
         int j = i - 1;
-        for (; j >= 0 && bank[j] > k; --j) bank[j + 1] = bank[j];
-        bank[j + 1] = k;
+        for (; j >= 0 && v[j] > k; --j) v[j + 1] = v[j];
+        v[j + 1] = k;
     }
-    uint32_t worst = 1, run = 1;
+    uint32_t worst = n > 0 ? 1 : 0, run = 1;
     for (int i = 1; i < n; ++i) {
-        run = bank[i] == bank[i - 1] ? run + 1 : 1;
+        run = v[i] == v[i - 1] ? run + 1 : 1;
         worst = std::max(worst, run);
     }
-    return uint64_t(worst - 1) * p.ub_bank_conflict_cycles + (group_clash ? uint64_t(p.ub_group_conflict_cycles) : 0);
+    return worst;
+}
+
+// Cycles one repeat's UB accesses take (at least 1). Each group reads one row and writes one row
+// per cycle, and a bank serves one access per cycle: the repeat takes the most reads any group
+// gets, the most writes any group gets, or the most accesses any bank gets, whichever is largest.
+uint32_t repeat_cycles(const Block* b, int n, const BankGeometry& geo) {
+    constexpr uint64_t kSmall = 64;
+    if (geo.groups <= kSmall) {  // the usual layouts: counts per group in place, no sorting
+        uint8_t rd[kSmall] = {}, wr[kSmall] = {};
+        for (int i = 0; i < n; ++i) ++(b[i].read ? rd : wr)[b[i].group];
+        uint32_t worst = 1, both = 0;
+        for (int i = 0; i < n; ++i) {
+            const uint64_t k = b[i].group;
+            worst = std::max<uint32_t>(worst, std::max(rd[k], wr[k]));
+            if (rd[k] && wr[k]) both = std::max<uint32_t>(both, rd[k] + wr[k]);
+        }
+        if (both <= worst) return worst;  // no bank can need more than its group's reads and writes
+        for (int i = 0; i < n; ++i) {     // accesses of each written block's bank
+            if (b[i].read || !rd[b[i].group]) continue;
+            uint32_t c = 0;
+            for (int j = 0; j < n; ++j) c += b[j].group == b[i].group && b[j].span == b[i].span;
+            worst = std::max(worst, c);
+        }
+        return worst;
+    }
+    uint64_t rd[24], wr[24], bank[24];
+    int nr = 0, nw = 0;
+    for (int i = 0; i < n; ++i) {
+        (b[i].read ? rd[nr++] : wr[nw++]) = b[i].group;
+        bank[i] = b[i].span * geo.groups + b[i].group;
+    }
+    uint32_t worst = std::max(longest_run(rd, nr), longest_run(wr, nw));
+    if (nr > 0 && nw > 0) worst = std::max(worst, longest_run(bank, n));  // a read and a write in one bank
+    return std::max<uint32_t>(worst, 1);
+}
+
+// The blocks of every UB operand in repeat r (an operand read with block stride 0 reads one block
+// eight times: the bank serves it once and broadcasts it).
+int repeat_blocks(const uint64_t* base, const uint64_t* blk, const uint64_t* rep, const bool* src, int nops, uint64_t r,
+                  const BankGeometry& geo, Block* out) {
+    constexpr int kBlocks = 8;
+    int n = 0;
+    for (int o = 0; o < nops; ++o)
+        for (int k = 0; k < (blk[o] ? kBlocks : 1); ++k)
+            out[n++] = geo.block(base[o] + (r * rep[o] + uint64_t(k) * blk[o]) * 32, src[o]);
+    return n;
 }
 
 }  // namespace
 
 uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
-    if (p.ub_bank_conflict_cycles == 0 && p.ub_group_conflict_cycles == 0) return 0;
+    if (p.ub_bank_conflict_cycles == 0) return 0;
     VecOperands v = vec_operands(in.op);
     if (in.op == Opcode::VSEL && in.vec.with_index) v.src1 = false;  // tensor-scalar mode: a register
     uint64_t base[3], blk[3], rep[3];
@@ -121,19 +144,64 @@ uint64_t ub_conflict_cycles(const isa::Instr& in, const CoreParams& p) {
     add(v.src0, in.src0, in.vec.src0_blk_stride, in.vec.src0_rep_stride, true);
     add(v.src1, in.src1, in.vec.src1_blk_stride, in.vec.src1_rep_stride, true);
     add(v.dst, in.dst, in.vec.dst_blk_stride, in.vec.dst_rep_stride, false);
-    if (n == 0) return 0;
-    // Equal repeat strides shift every operand by the same whole number of banks, which keeps
-    // bank coincidences (not bank-group ones): then one repeat stands for all.
-    bool uniform = (rep[0] * 32) % p.ub_bank_bytes == 0 && p.ub_group_conflict_cycles == 0;
-    for (int i = 1; i < n; ++i) uniform = uniform && rep[i] == rep[0];
-    if (uniform) return repeat_conflicts(base, blk, src, n, p) * in.vec.repeat;
-    uint64_t total = 0;
-    for (uint32_t r = 0; r < in.vec.repeat; ++r) {
-        uint64_t b[3];
-        for (int i = 0; i < n; ++i) b[i] = base[i] + uint64_t(r) * rep[i] * 32;
-        total += repeat_conflicts(b, blk, src, n, p);
+    if (n == 0 || in.vec.repeat == 0) return 0;
+    const BankGeometry geo(p);
+    Block b[24];
+    const int nb = repeat_blocks(base, blk, rep, src, n, 0, geo, b);
+    // Each operand's blocks move by delta_o rows a repeat. Between two repeats where some block
+    // enters the next bank span, every block keeps its span, and the groups repeat with a period
+    // that divides the group count (lcm over the operands of G / gcd(G, delta_o)): the cycles of
+    // a run are its first period's, times the whole periods, plus the rest.
+    const uint64_t R = in.vec.repeat, G = geo.groups, span = geo.span_rows;
+    bool whole = true;
+    uint64_t delta[3], period = 1;
+    for (int o = 0; o < n; ++o) {
+        whole = whole && (rep[o] * 32) % geo.row_bytes == 0;
+        delta[o] = rep[o] * 32 / geo.row_bytes;
+        const uint64_t po = G / std::gcd(G, delta[o] % G);
+        period = std::lcm(period, po);
     }
-    return total;
+    auto each = [&](uint64_t from, uint64_t to) {  // every repeat on its own
+        uint64_t t = 0;
+        for (uint64_t r = from; r < to; ++r) {
+            repeat_blocks(base, blk, rep, src, n, r, geo, b);
+            t += repeat_cycles(b, nb, geo) - 1;
+        }
+        return t;
+    };
+    uint64_t cuts[64];  // repeats where some block enters a new span
+    int nc = 0;
+    bool listed = whole;
+    for (int o = 0, i = 0; o < n && listed; ++o)
+        for (int k = 0; k < (blk[o] ? 8 : 1) && listed; ++k, ++i) {
+            if (delta[o] == 0) continue;
+            for (uint64_t next = span - (b[i].row - b[i].span * span);; next += span) {
+                const uint64_t r = (next + delta[o] - 1) / delta[o];  // first repeat at or past the boundary
+                if (r >= R) break;
+                if (nc == 64) {
+                    listed = false;
+                    break;
+                }
+                cuts[nc++] = r;
+            }
+        }
+    if (!listed) return each(0, R) * p.ub_bank_conflict_cycles;
+    std::sort(cuts, cuts + nc);
+    uint64_t total = 0, from = 0;
+    for (int c = 0; c <= nc; ++c) {
+        const uint64_t to = c < nc ? cuts[c] : R;
+        if (to <= from) continue;
+        const uint64_t len = to - from;
+        if (len <= period) {
+            total += each(from, to);
+        } else {
+            const uint64_t rest = len % period;
+            const uint64_t head = each(from, from + rest);
+            total += head + (len / period) * each(from + rest, from + rest + period);
+        }
+        from = to;
+    }
+    return total * p.ub_bank_conflict_cycles;
 }
 
 uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {
@@ -149,7 +217,10 @@ uint64_t mad_cycles(const isa::Instr& in, const CoreParams& p) {
 
 ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
     const uint64_t rep = in.vec.repeat;
-    auto vec = [&](uint32_t cpr) { return ComputeTiming{rep * cpr + ub_conflict_cycles(in, p), p.vec_startup}; };
+    auto vec = [&](uint32_t cpr) {
+        const uint64_t bank = ub_conflict_cycles(in, p);
+        return ComputeTiming{rep * cpr + bank, p.vec_startup, bank};
+    };
     auto move = [&](uint64_t bytes, uint32_t bpc, uint32_t startup) {
         return ComputeTiming{std::max<uint64_t>(1, ceil_div64(bytes, bpc)), startup};
     };

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "isa/asm.h"
+#include "models/aicore/core_timing.h"
 #include "tests/sim_harness.h"
 
 using namespace sfumato;
@@ -112,18 +113,31 @@ TEST_CASE("aicore timing: FixPipe to GM and ND2NZ loads go to memory as requests
 }
 
 TEST_CASE("aicore timing: operands in the same UB banks pay the configured conflict cycles per repeat") {
-    Harness h;
+    // Four banks per group on the tiny preset's 32 KiB UB (bank_rows 16), so that a conflict-free
+    // add exists: its destination in another bank of the groups one source reads.
+    Harness h({"chip.aicore.ub.bank_rows=16"});
     const auto& p = h.params();
-    const uint64_t span = uint64_t{p.core.ub_banks} * p.core.ub_bank_bytes;  // same bank every `span` bytes
+    const uint64_t group_span = uint64_t{p.core.ub_bank_groups} * p.core.ub_bank_bytes;  // the same group again
+    const uint64_t bank_span = group_span * p.core.ub_bank_rows;                          // the group's next bank
+    REQUIRE(4 * bank_span <= p.core.ub.size);
+    REQUIRE(p.core.ub_bank_groups >= 16);  // a repeat's 16 source blocks fit in distinct groups
     const uint16_t r = 12;
     auto t = Harness::kernel([&](isa::IInstrSink& s) {
-        s.issue(vadd(0x0, span, 2 * span, r));  // dst, src0, src1 all in banks 0..7
-        s.issue(vadd(0x0, 0x100, 0x200, r));    // 8 distinct banks each
+        // dst, src0, src1 all in one bank of groups 0..7: two reads a group, three accesses a bank.
+        s.issue(vadd(0x0, group_span, 2 * group_span, r));
+        // Sources in groups 0..7 and 8..15, dst in another bank of groups 0..7: no conflict.
+        s.issue(vadd(static_cast<uint32_t>(2 * bank_span), 0x0, 0x100, r));
     });
     REQUIRE(h.run({t}));
-    REQUIRE(p.core.ub_banks >= 24);  // the second add's 24 blocks fit in distinct banks
     const uint64_t v = r * (p.core.vec_cycles_per_repeat + 2 * p.core.ub_bank_conflict_cycles) + r * p.core.vec_cycles_per_repeat;
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == v + p.core.vec_startup);
+    // The cores' statistics count the lost cycles: the first add's, over the vector cores.
+    const StatGroup* chip = h.stats().child("chip");
+    REQUIRE(chip);
+    uint64_t lost = 0;
+    for (const StatGroup* g : chip->children())
+        if (const auto* c = dynamic_cast<const Counter*>(g->find("ub_bank_conflict_cycles"))) lost += c->value();
+    CHECK(lost == r * 2 * p.core.ub_bank_conflict_cycles);
 }
 
 TEST_CASE("aicore timing: transcendental and reduction ops use their op class rate") {
@@ -163,9 +177,10 @@ TEST_CASE("aicore timing: a cross-core flag from the AIC releases both AIVs afte
     const uint64_t set_at = startup(h, 0) + p.core.issue_cost(mad) + mad_busy;
     REQUIRE(set_at + p.core.cross_flag_latency >= std::max(startup(h, 1), startup(h, 2)) + p.core.issue_cost(wait) +
                                                        p.core.issue_cost(add));
-    CHECK(t->cycles == set_at + p.core.cross_flag_latency + r * p.core.vec_cycles_per_repeat +
-                           p.core.vec_startup);
-    CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == 2 * (r * p.core.vec_cycles_per_repeat + p.core.vec_startup));
+    // The add's operands share UB banks on the tiny preset (one bank span): its conflict cycles count.
+    const uint64_t add_busy = r * p.core.vec_cycles_per_repeat + ub_conflict_cycles(add, p.core);
+    CHECK(t->cycles == set_at + p.core.cross_flag_latency + add_busy + p.core.vec_startup);
+    CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::V)] == 2 * (add_busy + p.core.vec_startup));
 }
 
 TEST_CASE("aicore timing: the AIC waits for one count from each AIV (mode 2, AIV to AIC)") {
@@ -187,9 +202,11 @@ TEST_CASE("aicore timing: the AIC waits for one count from each AIV (mode 2, AIV
     REQUIRE(h.run({t}));
     // AIV 1's set comes last (its add is the longest; the cores' start-ups differ by a few cycles).
     const isa::Instr add = vadd(0x0, 0x100, 0x200, 80), wait = one("wait_cross_flag M, 2, 1");
-    const uint64_t late_set = startup(h, 2) + p.core.issue_cost(add) + 80 * p.core.vec_cycles_per_repeat + p.core.vec_startup;
+    const uint64_t late_set = startup(h, 2) + p.core.issue_cost(add) + 80 * p.core.vec_cycles_per_repeat +
+                              ub_conflict_cycles(add, p.core) + p.core.vec_startup;
     INFO("start-ups " << startup(h, 0) << " " << startup(h, 1) << " " << startup(h, 2));
-    REQUIRE(late_set > startup(h, 1) + p.core.issue_cost(add) + 40 * p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    REQUIRE(late_set > startup(h, 1) + p.core.issue_cost(add) + 40 * p.core.vec_cycles_per_repeat +
+                           ub_conflict_cycles(vadd(0x0, 0x100, 0x200, 40), p.core) + p.core.vec_startup);
     REQUIRE(startup(h, 0) + 2 * p.core.issue_cost(wait) < late_set + p.core.cross_flag_latency);  // the AIC waits
     CHECK(t->cycles == late_set + p.core.cross_flag_latency + p.core.cube_cycles_per_step +
                            p.core.cube_fill);
@@ -208,7 +225,8 @@ TEST_CASE("aicore timing: a scalar unit blocked on a full queue resumes when the
         s.issue(vadd(0x0, 0x100, 0x200, r));
     });
     REQUIRE(h.run({t}));
-    const uint64_t add = r * p.core.vec_cycles_per_repeat, issue = p.core.issue_cost(vadd(0x0, 0x100, 0x200, r));
+    const uint64_t add = r * p.core.vec_cycles_per_repeat + ub_conflict_cycles(vadd(0x0, 0x100, 0x200, r), p.core);
+    const uint64_t issue = p.core.issue_cost(vadd(0x0, 0x100, 0x200, r));
     REQUIRE(add > 2 * issue);  // pipe-bound: the queue fills
     const uint64_t first = t->startup_cycles + issue;  // add 0 issues and starts
     const uint64_t issue5 = first + 3 * add;               // add 3's start frees add 5's slot

@@ -7,6 +7,7 @@
 // cycles apart never queue behind each other there.
 #include <catch2/catch.hpp>
 
+#include "models/aicore/core_timing.h"
 #include "runtime/kernel/api.h"
 #include "tests/sim_harness.h"
 
@@ -175,8 +176,10 @@ TEST_CASE("startup timing: the first issue of an opcode fetches its call site, l
     CHECK(core.last_startup_cycles() == m.startup(0));
     // The vector pipe: v, d, v back to back once issued; the third issue is the last.
     const uint64_t issue_end = m.startup(0) + m.read(s.icache_line_bytes) + 2 * p.core.issue_cost(v) + p.core.issue_cost(d);
-    const uint64_t v_time = p.core.vec_cycles_per_repeat;  // one repeat each
+    // One repeat each (plus its UB bank conflicts: on one bank span the add's operands share banks).
+    const uint64_t v_time = p.core.vec_cycles_per_repeat + ub_conflict_cycles(v, p.core);
     REQUIRE(p.core.issue_cost(v) >= v_time);  // issue-bound: the last vadd starts when issued
+    REQUIRE(p.core.issue_cost(v) >= p.core.vec_cycles_per_repeat + ub_conflict_cycles(d, p.core));
     const uint64_t end = issue_end + v_time + p.core.vec_startup;
     CHECK(task_duration(h, *t) == m.dispatch(1, 1) + end + m.report(1));
 }
@@ -213,13 +216,14 @@ TEST_CASE("startup timing: a kernel of one-repeat adds is bound by the scalar un
     const auto& p = h.params();
     const isa::Instr v = vadd(0x0, 0x100, 0x200, 1);
     const uint64_t n = 200, cost = p.core.issue_cost(v);
-    REQUIRE(cost > p.core.vec_cycles_per_repeat);  // issuing an add takes longer than running it
+    const uint64_t run = p.core.vec_cycles_per_repeat + ub_conflict_cycles(v, p.core);  // its bank conflicts included
+    REQUIRE(cost > run);  // issuing an add takes longer than running it
     auto t = Harness::kernel([&](isa::IInstrSink& s) {
         for (uint64_t i = 0; i < n; ++i) s.issue(v);
     });
     REQUIRE(h.run({t}));
     // Each add starts when it is issued; the last one ends a repeat and the pipeline depth later.
-    CHECK(t->cycles == t->startup_cycles + n * cost + p.core.vec_cycles_per_repeat + p.core.vec_startup);
+    CHECK(t->cycles == t->startup_cycles + n * cost + run + p.core.vec_startup);
     // The scalar unit was busy initialising and issuing (the code fetch is a stall, not work).
     CHECK(t->pipe_busy[static_cast<int>(isa::Pipe::S)] == p.core.smem.init_cycles + n * cost);
     const double body = static_cast<double>(n * cost);

@@ -156,8 +156,19 @@ private:
         norm::vrun(m_ctx, Opcode::VMUL, F32, vop(t), vop(s), vop(s), 1, 1, n);
         const uint32_t v = m_vals.Get<uint8_t>().address();
         const uint64_t units = p.cp / 64;
-        if (units > 1) norm::fold(m_ctx, Opcode::VADD, F32, t, t, len, rs, rs, units, 256, 64);
-        norm::lane_reduce(m_ctx, Opcode::VRED_SUM, F32, t, v, len, rs, 64);
+        // The fold's levels alternate between t and the output buffer (free until the last
+        // conversion) when the two lie in different UB bank spans: an in-place level writes
+        // every block in the bank it reads (norm::fold_alt).
+        LocalTensor<uint8_t> y = m_out.AllocTensor<uint8_t>();
+        const int64_t hs = rs / 2;  // a row's first level: half its units
+        const uint64_t ybytes = uint64_t{len} * p.cp * isa::dtype_size(p.xt), tbytes = uint64_t{len} * rs;
+        norm::Folded sq{t, rs};
+        if (units > 1 && ybytes >= uint64_t(hs) * len && norm::spans_apart(y.address(), ybytes, t, tbytes))
+            sq = norm::fold_alt(m_ctx, Opcode::VADD, F32, t, y.address(), len, rs, hs, units, 256, 64, t, rs, tbytes,
+                                ybytes);
+        else if (units > 1)
+            norm::fold(m_ctx, Opcode::VADD, F32, t, t, len, rs, rs, units, 256, 64);
+        norm::lane_reduce(m_ctx, Opcode::VRED_SUM, F32, sq.addr, v, len, sq.gs, 64);
         norm::vrun(m_ctx, Opcode::VMULS, F32, vop(v), vop(v), {}, 1, 1, len,
                    1.0 / static_cast<double>(p.cols));
         norm::vrun(m_ctx, Opcode::VADDS, F32, vop(v), vop(v), {}, 1, 1, len, p.eps);
@@ -166,10 +177,11 @@ private:
         norm::brcb(m_ctx, F32, b, v, len);
         norm::expand_blocks(m_ctx, F32, e, b, len);
         norm::vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(s, 0, rs), vrow(e, 0, 256), 1, len, p.cp);
-        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(t, 0, rs),
+        // The weight's product goes back into s (no longer read): an in-place product would
+        // write every block in the bank it reads (a UB read-write conflict each repeat).
+        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(s, 0, rs), vop(t, 0, rs),
                    vop(m_g.Get<uint8_t>().address(), 0, 0), 1, len, p.cp);
-        LocalTensor<uint8_t> y = m_out.AllocTensor<uint8_t>();
-        from_f32(m_ctx, y.address(), t, p.xt, n);
+        from_f32(m_ctx, y.address(), s, p.xt, n);
         m_out.EnQue(y);
         store_rows(m_out, p.y, r, len);
         if (p.has_res_out) store_rows(m_rout, p.res_out, r, len);

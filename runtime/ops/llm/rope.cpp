@@ -7,6 +7,7 @@
 #include "runtime/ops/ew/kernel.h"
 #include "runtime/ops/llm/llm_common.h"
 #include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::llm {
@@ -68,7 +69,7 @@ void vgather(KernelContext& ctx, uint32_t dst, uint32_t src, uint32_t offs, uint
 
 uint64_t rope_ub_bytes(const RopePlan& p, uint32_t k) {
     const RopeLayout l = rope_layout(p, k);
-    return 4 * l.io + 2 * l.cs + 3 * l.f + 5 * l.r + stag(p.R * 4) + 1024;
+    return 4 * l.io + 2 * l.cs + 4 * l.f + 5 * l.r + stag(p.R * 4) + 1024;  // xf, xs, xc, offsets
 }
 
 bool plan_rope(RopePlan& p, const DeviceInfo& dev) {
@@ -95,18 +96,21 @@ public:
         if (t0 >= p.T) return;
         const uint64_t t1 = std::min(p.T, t0 + p.per_block);
         const RopeLayout l = rope_layout(p, p.k);
-        m_pipe.InitBuffer(m_qx, 2, u32(l.io));
-        m_pipe.InitBuffer(m_qo, 2, u32(l.io));
-        m_pipe.InitBuffer(m_qcs, 2, u32(l.cs));
-        m_pipe.InitBuffer(m_xf, u32(l.f));
-        m_pipe.InitBuffer(m_xs, u32(l.f));
-        m_pipe.InitBuffer(m_poff, u32(l.off));
-        m_pipe.InitBuffer(m_csf, u32(l.r));
-        m_pipe.InitBuffer(m_cx, u32(l.r));
-        m_pipe.InitBuffer(m_sx, u32(l.r));
-        m_pipe.InitBuffer(m_coff, u32(l.r));
-        m_pipe.InitBuffer(m_soff, u32(l.r));
-        m_pipe.InitBuffer(m_sign, u32(stag(p.R * 4)));
+        if (!place()) {
+            m_pipe.InitBuffer(m_qx, 2, u32(l.io));
+            m_pipe.InitBuffer(m_qo, 2, u32(l.io));
+            m_pipe.InitBuffer(m_qcs, 2, u32(l.cs));
+            m_pipe.InitBuffer(m_xf, u32(l.f));
+            m_pipe.InitBuffer(m_xs, u32(l.f));
+            m_pipe.InitBuffer(m_xc, u32(l.f));
+            m_pipe.InitBuffer(m_poff, u32(l.off));
+            m_pipe.InitBuffer(m_csf, u32(l.r));
+            m_pipe.InitBuffer(m_cx, u32(l.r));
+            m_pipe.InitBuffer(m_sx, u32(l.r));
+            m_pipe.InitBuffer(m_coff, u32(l.r));
+            m_pipe.InitBuffer(m_soff, u32(l.r));
+            m_pipe.InitBuffer(m_sign, u32(stag(p.R * 4)));
+        }
         m_positions.SetGlobalBuffer(m_ctx, p.pos, p.T);
         build_offsets();
         for (uint64_t t = t0; t < t1;) {
@@ -122,6 +126,54 @@ public:
 
 private:
     uint32_t a(TBuf<TPosition::VECCALC>& b) { return b.Get<uint8_t>().address(); }
+
+    // The buffers placed for the 220x UB bank rules (runtime/ops/norm/ub_place.h): the three
+    // fp32 row buffers (xf, the gathered partner xs, the sine product xc), each written from
+    // the others, in three bank spans; the input and output queues away from xf; the cos and
+    // sin rows (read beside the row buffers, repeat stride 0 over the heads) in the other half
+    // of the groups than xf and xs, and xc in the other half than xs (read together) and away
+    // from the sines it is written from. false when they do not fit whole inside spans.
+    bool place() {
+        const RopePlan& p = m_p;
+        const RopeLayout l = rope_layout(p, p.k);
+        const uint64_t ub = m_ctx.sink().buffer_size(Pos::UB), row = p.N * p.D;
+        const uint64_t io = up32(uint64_t{p.k} * row * isa::dtype_size(p.xt)), f = uint64_t{p.k} * row * 4;
+        const uint64_t cs = up32(uint64_t{p.k} * p.R * isa::dtype_size(p.ct)), r = up32(uint64_t{p.k} * p.R * 4);
+        enum { X0, X1, O0, O1, C0, C1, Xf, Xs, Xc, Off, Csf, Cx, Sx, Coff, Soff, Sign, N };
+        std::vector<norm::UbItem> it(N, norm::UbItem{r, 0});
+        it[X0] = it[X1] = it[O0] = it[O1] = {io, 0};
+        it[C0] = it[C1] = {cs, 0};
+        it[Xf] = it[Xs] = {f, 0};
+        it[Xc] = {f, 256};
+        it[Off] = {up32(l.off - 256), 0};
+        it[Cx] = it[Sx] = {r, 256};
+        it[Sign] = {up32(p.R * 4), 0};
+        const uint32_t w = u32(std::max<uint64_t>(1, row / 64));  // repeats per row
+        const std::vector<norm::UbApart> apart = {{Xf, Xs, 2 * w}, {Xf, Xc, w}, {Xs, Xc, 2 * w}, {X0, Xf, w},
+                                                  {X1, Xf, w},     {O0, Xf, w}, {O1, Xf, w},     {Xc, Sx, w}};
+        const std::vector<uint64_t> at = norm::place_apart(it, apart, ub, norm::kBankSpan);
+        if (at.empty()) return false;
+        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, u32(ub), "rope buffers");
+        auto ad = [&](int i) { return u32(base + at[i]); };
+        m_pipe.InitBufferAt(m_qx, 2, u32(io), ad(X0));
+        m_pipe.SetBufferAddress(m_qx, 1, ad(X1));
+        m_pipe.InitBufferAt(m_qo, 2, u32(io), ad(O0));
+        m_pipe.SetBufferAddress(m_qo, 1, ad(O1));
+        m_pipe.InitBufferAt(m_qcs, 2, u32(cs), ad(C0));
+        m_pipe.SetBufferAddress(m_qcs, 1, ad(C1));
+        m_pipe.InitBufferAt(m_xf, u32(f), ad(Xf));
+        m_pipe.InitBufferAt(m_xs, u32(f), ad(Xs));
+        m_pipe.InitBufferAt(m_xc, u32(f), ad(Xc));
+        m_pipe.InitBufferAt(m_poff, u32(it[Off].bytes), ad(Off));
+        m_pipe.InitBufferAt(m_csf, u32(r), ad(Csf));
+        m_pipe.InitBufferAt(m_cx, u32(r), ad(Cx));
+        m_pipe.InitBufferAt(m_sx, u32(r), ad(Sx));
+        m_pipe.InitBufferAt(m_coff, u32(r), ad(Coff));
+        m_pipe.InitBufferAt(m_soff, u32(r), ad(Soff));
+        m_pipe.InitBufferAt(m_sign, u32(it[Sign].bytes), ad(Sign));
+        return true;
+    }
+    static uint64_t up32(uint64_t b) { return (b + 31) / 32 * 32; }
 
     void build_offsets() {
         const RopePlan& p = m_p;
@@ -189,9 +241,12 @@ private:
         norm::vrun(m_ctx, Opcode::VMUL, F32, vop(sx, 0, rr), vop(sx, 0, rr), vop(a(m_sign), 0, 0), 1, len,
                    p.R);
         vgather(m_ctx, xs, xf, a(m_poff), len * row);
-        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(xs, rs, hs), vop(xs, rs, hs), vop(sx, rr, 0), len, p.N, p.R);
-        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(xf, rs, hs), vop(xf, rs, hs), vop(cx, rr, 0), len, p.N, p.R);
-        norm::vrun(m_ctx, Opcode::VADD, F32, vop(xf, rs, hs), vop(xf, rs, hs), vop(xs, rs, hs), len, p.N,
+        // Out of place over three buffers (an in-place product writes every block in the bank
+        // it reads): xc = xs sin, xs = x cos, x = xs + xc (the rotated lanes; the rest keep x).
+        const uint32_t xc = a(m_xc);
+        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(xc, rs, hs), vop(xs, rs, hs), vop(sx, rr, 0), len, p.N, p.R);
+        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(xs, rs, hs), vop(xf, rs, hs), vop(cx, rr, 0), len, p.N, p.R);
+        norm::vrun(m_ctx, Opcode::VADD, F32, vop(xf, rs, hs), vop(xs, rs, hs), vop(xc, rs, hs), len, p.N,
                    p.R);
         LocalTensor<uint8_t> o = m_qo.AllocTensor<uint8_t>();
         from_f32(m_ctx, o.address(), xf, p.xt, len * row);
@@ -207,7 +262,7 @@ private:
     TPipe m_pipe;
     TQue<TPosition::VECIN> m_qx, m_qcs;
     TQue<TPosition::VECOUT> m_qo;
-    TBuf<TPosition::VECCALC> m_xf, m_xs, m_poff, m_csf, m_cx, m_sx, m_coff, m_soff, m_sign;
+    TBuf<TPosition::VECCALC> m_xf, m_xs, m_xc, m_poff, m_csf, m_cx, m_sx, m_coff, m_soff, m_sign;
     GlobalTensor<int32_t> m_positions;
 };
 

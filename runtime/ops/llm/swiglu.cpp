@@ -6,6 +6,7 @@
 #include "runtime/kernel/api.h"
 #include "runtime/ops/llm/llm_common.h"
 #include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::llm {
@@ -18,7 +19,7 @@ using norm::vop;
 
 uint64_t swiglu_ub_bytes(const SwiGluPlan& p, uint32_t k, uint32_t cw) {
     const uint64_t io = stag(uint64_t{k} * cw * isa::dtype_size(p.t)), f = stag(uint64_t{k} * cw * 4);
-    return 2 * 3 * io + 2 * f + 1024;
+    return 2 * 3 * io + 3 * f + 1024;  // gate, up and out queues; three fp32 buffers (out of place)
 }
 
 bool plan_swiglu(SwiGluPlan& p, const DeviceInfo& dev) {
@@ -54,11 +55,14 @@ public:
         const uint64_t u1 = std::min(total, u0 + p.per_block);
         const uint32_t io = u32(stag(uint64_t{p.k} * p.cw * isa::dtype_size(p.t)));
         const uint32_t f = u32(stag(uint64_t{p.k} * p.cw * 4));
-        m_pipe.InitBuffer(m_g, 2, io);
-        m_pipe.InitBuffer(m_u, 2, io);
-        m_pipe.InitBuffer(m_out, 2, io);
-        m_pipe.InitBuffer(m_gf, f);
-        m_pipe.InitBuffer(m_uf, f);
+        if (!place()) {
+            m_pipe.InitBuffer(m_g, 2, io);
+            m_pipe.InitBuffer(m_u, 2, io);
+            m_pipe.InitBuffer(m_out, 2, io);
+            m_pipe.InitBuffer(m_gf, f);
+            m_pipe.InitBuffer(m_uf, f);
+            m_pipe.InitBuffer(m_pf, f);
+        }
         for (uint64_t u = u0; u < u1;) {
             const uint64_t r = u / p.nch, c = u % p.nch;
             const uint32_t len = p.nch == 1 ? u32(std::min<uint64_t>(p.k, u1 - u)) : 1;
@@ -72,6 +76,38 @@ public:
     }
 
 private:
+    // The buffers placed for the 220x UB bank rules (runtime/ops/norm/ub_place.h): the three
+    // fp32 buffers, each written from the others, in three different bank spans; the gate
+    // and up buffers away from the fp32 buffer they convert into, the output away from the
+    // one it converts from; gf and uf in different halves of the bank groups (read together).
+    // false when they do not fit whole inside spans (then one after the other).
+    bool place() {
+        const SwiGluPlan& p = m_p;
+        const uint64_t ub = m_ctx.sink().buffer_size(isa::Pos::UB);
+        const uint64_t io = up(uint64_t{p.k} * p.cw * isa::dtype_size(p.t), 32), f = uint64_t{p.k} * p.cw * 4;
+        enum { G0, G1, U0, U1, O0, O1, Gf, Uf, Pf, N };
+        std::vector<norm::UbItem> it(N, norm::UbItem{io, 0});
+        it[Gf] = {f, 0}, it[Uf] = {f, 256}, it[Pf] = {f, 0};
+        const uint32_t w = p.cw / 64;  // repeats per row
+        const std::vector<norm::UbApart> apart = {{Gf, Uf, 2 * w}, {Gf, Pf, 2 * w}, {Uf, Pf, w}, {G0, Gf, w},
+                                                  {G1, Gf, w},     {U0, Uf, w},     {U1, Uf, w}, {O0, Gf, w},
+                                                  {O1, Gf, w}};
+        const std::vector<uint64_t> at = norm::place_apart(it, apart, ub, norm::kBankSpan);
+        if (at.empty()) return false;
+        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, u32(ub), "swiglu buffers");
+        auto a = [&](int i) { return u32(base + at[i]); };
+        m_pipe.InitBufferAt(m_g, 2, u32(io), a(G0));
+        m_pipe.SetBufferAddress(m_g, 1, a(G1));
+        m_pipe.InitBufferAt(m_u, 2, u32(io), a(U0));
+        m_pipe.SetBufferAddress(m_u, 1, a(U1));
+        m_pipe.InitBufferAt(m_out, 2, u32(io), a(O0));
+        m_pipe.SetBufferAddress(m_out, 1, a(O1));
+        m_pipe.InitBufferAt(m_gf, u32(f), a(Gf));
+        m_pipe.InitBufferAt(m_uf, u32(f), a(Uf));
+        m_pipe.InitBufferAt(m_pf, u32(f), a(Pf));
+        return true;
+    }
+
     void tile(uint64_t r, uint64_t c, uint32_t len) {
         const SwiGluPlan& p = m_p;
         const uint32_t es = isa::dtype_size(p.t);
@@ -93,14 +129,16 @@ private:
         to_f32(m_ctx, uf, ud.address(), p.t, n);
         m_u.FreeTensor(ud);
         // silu(g) * u = g u / (1 + exp(-g)): exp(-g) overflowing to inf gives 0, as
-        // silu tends to.
-        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(uf), vop(uf), vop(gf), 1, 1, n);
-        norm::vrun(m_ctx, Opcode::VMULS, F32, vop(gf), vop(gf), {}, 1, 1, n, -1.0);
-        norm::vrun(m_ctx, Opcode::VEXP, F32, vop(gf), vop(gf), {}, 1, 1, n);
-        norm::vrun(m_ctx, Opcode::VADDS, F32, vop(gf), vop(gf), {}, 1, 1, n, 1.0);
-        norm::vrun(m_ctx, Opcode::VDIV, F32, vop(uf), vop(uf), vop(gf), 1, 1, n);
+        // silu tends to. Out of place, ping-ponging over three buffers (an in-place
+        // instruction writes every block in the bank it reads: a conflict each repeat).
+        const uint32_t pf = m_pf.Get<uint8_t>().address();
+        norm::vrun(m_ctx, Opcode::VMUL, F32, vop(pf), vop(uf), vop(gf), 1, 1, n);        // p = u g
+        norm::vrun(m_ctx, Opcode::VMULS, F32, vop(uf), vop(gf), {}, 1, 1, n, -1.0);      // -g
+        norm::vrun(m_ctx, Opcode::VEXP, F32, vop(gf), vop(uf), {}, 1, 1, n);             // exp(-g)
+        norm::vrun(m_ctx, Opcode::VADDS, F32, vop(uf), vop(gf), {}, 1, 1, n, 1.0);       // 1 + exp(-g)
+        norm::vrun(m_ctx, Opcode::VDIV, F32, vop(gf), vop(pf), vop(uf), 1, 1, n);        // p / (1 + exp(-g))
         LocalTensor<uint8_t> o = m_out.AllocTensor<uint8_t>();
-        from_f32(m_ctx, o.address(), uf, p.t, n);
+        from_f32(m_ctx, o.address(), gf, p.t, n);
         m_out.EnQue(o);
         LocalTensor<uint8_t> od = m_out.DeQue<uint8_t>();
         kernel::detail::copy_out(
@@ -114,7 +152,7 @@ private:
     TPipe m_pipe;
     TQue<TPosition::VECIN> m_g, m_u;
     TQue<TPosition::VECOUT> m_out;
-    TBuf<TPosition::VECCALC> m_gf, m_uf;
+    TBuf<TPosition::VECCALC> m_gf, m_uf, m_pf;
 };
 
 class SwiGluOp : public INodeOp {

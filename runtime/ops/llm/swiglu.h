@@ -3,9 +3,10 @@
 // columns [0, I), up = [I, 2I)), silu(g) = g / (1 + exp(-g)), in fp32. A vector
 // kernel: a tile is k rows of one column chunk (the whole row when it fits, k =
 // 1 and chunks of cw columns otherwise); MTE2 loads the gate and up parts of
-// the tile as two strided burst sets, V computes g * u / (1 + exp(-g)) in two
-// fp32 buffers, MTE3 stores; double-buffered queues overlap the pipes. Work
-// units (row, chunk) are split evenly over the vector cores.
+// the tile as two strided burst sets, V computes g * u / (1 + exp(-g)) out of
+// place over three fp32 buffers (placed in three UB bank spans where they fit,
+// runtime/ops/norm/ub_place.h), MTE3 stores; double-buffered queues overlap the
+// pipes. Work units (row, chunk) are split evenly over the vector cores.
 #pragma once
 #include <cstdint>
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "runtime/kernel/api.h"
+#include "runtime/ops/norm/row_layout.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::norm {
@@ -13,44 +14,6 @@ namespace sfumato::ops::norm {
 using isa::DType;
 using isa::Opcode;
 using namespace sfumato::kernel;
-
-namespace {
-
-struct Layout {
-    uint64_t in, out, xf, t, scr, e, vals, blocks, gstage, gvec, par, stat;
-};
-
-// Buffer sizes, each staggered (vec_nest.h) so that the operands of one instruction start in
-// different UB bank groups.
-Layout layout(const RowPlan& p, uint32_t k) {
-    const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt);
-    const uint64_t c = p.cp / 64, keep = cdiv(c, 2);
-    const uint64_t f32 = uint64_t{k} * p.cp * 4;
-    Layout l{};
-    l.in = staggered(uint64_t{k} * p.cp * ex);
-    l.out = staggered(uint64_t{k} * p.cp * ey);
-    l.xf = p.xt == F32 ? 0 : staggered(f32);
-    l.t = staggered(f32);
-    l.scr = staggered(uint64_t{k} * keep * 256);
-    l.e = staggered(uint64_t{std::max(k, 3u)} * 256);
-    l.vals = 6 * up(k, 64) * 4;
-    l.blocks = (up(k, 8) + 16) * kBlk;  // per-row blocks, then 16 parameter blocks
-    if (p.affine == RowPlan::Affine::Lanes) {
-        l.gstage = up(uint64_t{p.cp} * 4, kBlk);  // widest storage type
-        l.gvec = staggered(2 * uint64_t{p.cp} * 4);
-    }
-    if (p.affine == RowPlan::Affine::PerP) l.par = 2 * kBlk;
-    if (p.mean || p.rstd) l.stat = 2 * up(k, 8) * 4;
-    return l;
-}
-
-}  // namespace
-
-uint64_t row_ub_bytes(const RowPlan& p, uint32_t k) {
-    const Layout l = layout(p, k);
-    return p.buffers * (l.in + l.out) + l.xf + l.t + l.scr + l.e + l.vals + l.blocks + l.gstage + l.gvec +
-           2 * l.par + 2 * l.stat + 1024;
-}
 
 namespace {
 
@@ -65,21 +28,7 @@ public:
         if (w_begin >= total) return;
         const uint64_t w_end = std::min(total, w_begin + p.per_block);
         const Layout l = layout(p, p.k);
-        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
-        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
-        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
-        m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
-        m_pipe.InitBuffer(m_scr, static_cast<uint32_t>(l.scr));
-        m_pipe.InitBuffer(m_e, static_cast<uint32_t>(l.e));
-        m_pipe.InitBuffer(m_vals, static_cast<uint32_t>(l.vals));
-        m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
-        if (l.gvec) {
-            m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
-            m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
-            if (p.nch == 1) load_lane_params();
-        }
-        if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
-        if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
+        if (!place(l)) init_sequential(l);
         for (uint64_t w = w_begin; p.nch > 1 && w < w_end; ++w) {
             m_ctx.scalar(4);
             if (p.kind == RowPlan::Kind::LayerNorm) chunked_layer_norm(w);
@@ -99,15 +48,65 @@ public:
     }
 
 private:
+    // The buffers one after the other, each staggered (vec_nest.h).
+    void init_sequential(const Layout& l) {
+        const RowPlan& p = m_p;
+        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
+        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
+        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
+        m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
+        m_pipe.InitBuffer(m_scr, static_cast<uint32_t>(l.scr));
+        m_pipe.InitBuffer(m_e, static_cast<uint32_t>(l.e));
+        m_pipe.InitBuffer(m_vals, static_cast<uint32_t>(l.vals));
+        m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        if (l.gvec) {
+            m_pipe.InitBuffer(m_gstage, 1, static_cast<uint32_t>(l.gstage));
+            m_pipe.InitBuffer(m_gvec, static_cast<uint32_t>(l.gvec));
+            if (p.nch == 1) load_lane_params();
+        }
+        if (l.par) m_pipe.InitBuffer(m_par, 2, static_cast<uint32_t>(l.par));
+        if (l.stat) m_pipe.InitBuffer(m_stat, 2, static_cast<uint32_t>(l.stat));
+    }
+
+    // The buffers placed for the 220x bank rules (row_layout.h); false: not placed.
+    bool place(const Layout& l) {
+        const RowPlan& p = m_p;
+        const RowPlacement at = place_row(p, l, m_ctx.sink().buffer_size(isa::Pos::UB));
+        if (!at.placed) return false;
+        const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, static_cast<uint32_t>(at.reserve), "row kernel buffers");
+        auto a = [&](uint64_t off) { return static_cast<uint32_t>(base + off); };
+        m_pipe.InitBufferAt(m_in, 2, static_cast<uint32_t>(at.in_bytes), a(at.in[0]));
+        m_pipe.SetBufferAddress(m_in, 1, a(at.in[1]));
+        m_pipe.InitBufferAt(m_out, 2, static_cast<uint32_t>(at.out_bytes), a(at.out[0]));
+        m_pipe.SetBufferAddress(m_out, 1, a(at.out[1]));
+        if (l.xf) m_pipe.InitBufferAt(m_xf, static_cast<uint32_t>(at.f32_bytes), a(at.xf));
+        m_pipe.InitBufferAt(m_t, static_cast<uint32_t>(at.f32_bytes), a(at.t));
+        m_pipe.InitBufferAt(m_scr, static_cast<uint32_t>(at.scr_bytes), a(at.scr));
+        m_pipe.InitBufferAt(m_e, static_cast<uint32_t>(at.e_bytes), a(at.e));
+        m_pipe.InitBufferAt(m_vals, static_cast<uint32_t>(l.vals), a(at.vals));
+        m_pipe.InitBufferAt(m_blocks, static_cast<uint32_t>(l.blocks), a(at.blocks));
+        if (l.gvec) {
+            m_pipe.InitBufferAt(m_gstage, 1, static_cast<uint32_t>(l.gstage), a(at.gstage));
+            m_pipe.InitBufferAt(m_gvec, static_cast<uint32_t>(at.gvec_bytes), a(at.gvec));
+            if (p.nch == 1) load_lane_params();
+        }
+        if (l.par) m_pipe.InitBufferAt(m_par, 2, static_cast<uint32_t>(l.par), a(at.par));
+        if (l.stat) m_pipe.InitBufferAt(m_stat, 2, static_cast<uint32_t>(l.stat), a(at.stat));
+        return true;
+    }
+
     uint32_t vals(int i) const { return m_vals.Get<uint8_t>().address() + static_cast<uint32_t>(i * up(m_p.k, 64) * 4); }
     uint32_t blocks() const { return m_blocks.Get<uint8_t>().address(); }
     uint32_t param_blocks() const { return blocks() + static_cast<uint32_t>(up(m_p.k, 8) * kBlk); }
     uint32_t tbuf() const { return m_t.Get<uint8_t>().address(); }
     uint32_t ebuf() const { return m_e.Get<uint8_t>().address(); }
-    // Spreads len per-row values (fp32 at v) over one 256-byte vector per row in ebuf.
+    // Spreads len per-row values (fp32 at v) over two 256-byte vectors per row in ebuf (row r
+    // at ebuf + 512 r and + 256: one in each half of the UB bank groups, apply_rows); one
+    // vector for a tile of one row.
     void per_row(uint32_t v, uint32_t len) {
         brcb(m_ctx, F32, blocks(), v, len);
-        expand_blocks(m_ctx, F32, ebuf(), blocks(), len);
+        for (uint32_t h = 0; h < (len == 1 ? 1u : 2u); ++h)
+            vrun(m_ctx, Opcode::VMULS, F32, vop(ebuf() + h * 256, 0, 512), vblock(blocks(), 0, kBlk), {}, 1, len, 64, 1.0);
     }
 
     // Gamma (and beta) as fp32 lane vectors of cp elements (once per block).
@@ -389,11 +388,13 @@ private:
         }
         LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
         const uint32_t oaddr = p.yt == F32 ? out.address() : 0;  // fp32 output: the last op writes it
+        m_out_addr = out.address(), m_out_bytes = up(uint64_t{p.k} * p.cp * isa::dtype_size(p.yt), kBlk);
         LocalTensor<uint8_t> stat, pv;
         if (p.mean || p.rstd) stat = m_stat.AllocTensor<uint8_t>();
         if (p.affine == RowPlan::Affine::PerP) pv = m_par.DeQue<uint8_t>();
         const uint32_t res = p.kind == RowPlan::Kind::LayerNorm ? layer_norm(xf, oaddr, len, pv, stat)
                                                                 : softmax(xf, oaddr, len);
+        m_out_addr = 0;
         if (p.yt != F32) vrun(m_ctx, Opcode::VCONV, p.yt, vop(out.address()), vop(res), {}, 1, 1, n, 0, F32);
         if (p.xt == F32) m_in.FreeTensor(xin);
         if (p.affine == RowPlan::Affine::PerP) m_par.FreeTensor(pv);
@@ -429,14 +430,45 @@ private:
         }
         const uint32_t scr = m_scr.Get<uint8_t>().address();
         const int64_t gs = static_cast<int64_t>(keep * 256);
-        fold(m_ctx, op, F32, src, scr, len, int64_t{p.cp} * 4, gs, c, 256, 64);
-        lane_reduce(m_ctx, red, F32, scr, vals(i), len, gs, 64);
+        const Folded r = fold_alt(m_ctx, op, F32, src, scr, len, int64_t{p.cp} * 4, gs, c, 256, 64, alt(len, keep),
+                                  alt_gs(keep), alt_gs(keep) * len, gs * len);
+        lane_reduce(m_ctx, red, F32, r.addr, vals(i), len, r.gs, 64);
     }
 
-    // Rows at a (fp32) op the per-row vectors in ebuf into dst.
+    // The second buffer of a fold whose first level writes `units` units a row into scr: the
+    // tile's output buffer (free until the tile's last instruction), when it holds half of them
+    // for each of len rows; 0 = none (the fold stays in place).
+    int64_t alt_gs(uint64_t units) const { return static_cast<int64_t>(cdiv(units, 2) * 256); }
+    uint32_t alt(uint32_t len, uint64_t units) const {
+        return m_out_addr && uint64_t{len} * alt_gs(units) <= m_out_bytes ? m_out_addr : 0;
+    }
+
+    // Rows at a (fp32) op the per-row vectors in ebuf into dst. A per-row vector is read again
+    // for every 256-byte unit of its row, and consecutive units of a sit in alternate halves of
+    // the UB bank groups: the even units and the odd units go as two instructions, each with
+    // the copy of the vector in the other half than its units (two reads in one group would
+    // conflict every other repeat). A tile of one row keeps one instruction: its vector chain
+    // is short enough that two more instructions (the split and the second copy) cost more
+    // time than the conflicts (layernorm 4096 x 4096 fp16 on 910B-like: 57.814 us split,
+    // 56.599 us not; docs/fidelity.md).
     void apply_rows(Opcode op, uint32_t dst, uint32_t a, uint32_t len) {
         const int64_t rs = int64_t{m_p.cp} * 4;
-        vrun(m_ctx, op, F32, vop(dst, 0, rs), vop(a, 0, rs), vrow(ebuf(), 0, 256), 1, len, m_p.cp);
+        const uint64_t c = m_p.cp / 64;
+        const bool same = (rs / 256) % 2 == 0;  // every row's unit 0 in the same half
+        if (len == 1) {
+            vrun(m_ctx, op, F32, vop(dst), vop(a), vrow(ebuf()), 1, 1, m_p.cp);
+            return;
+        }
+        for (uint32_t r0 = 0; r0 < len; r0 += same ? len : 1) {
+            const uint32_t rows = same ? len : 1;
+            const uint64_t ar = a + uint64_t{r0} * rs, dr = dst + uint64_t{r0} * rs, er = ebuf() + uint64_t{r0} * 512;
+            for (uint64_t q = 0; q < 2 && q < c; ++q) {
+                const uint64_t half = (ar / 256 + q) % 2, e = er + ((er / 256) % 2 == half ? 256 : 0);
+                vrun(m_ctx, op, F32, vop(static_cast<uint32_t>(dr + q * 256), rs, 512),
+                     vop(static_cast<uint32_t>(ar + q * 256), rs, 512), vrow(static_cast<uint32_t>(e), 512, 0), rows,
+                     (c - q + 1) / 2, 64);
+            }
+        }
     }
 
     // t = x - max; xf = exp(t); y = xf / sum (Softmax) or t - ln(sum) (LogSoftmax), into oaddr
@@ -480,6 +512,7 @@ private:
         // Sum of squares: the first fold level squares adjacent units (x*x, then += x*x).
         const uint32_t scr = m_scr.Get<uint8_t>().address();
         const int64_t gs = static_cast<int64_t>(keep * 256);
+        Folded sq{scr, gs};
         if (c == 1) {
             vrun(m_ctx, Opcode::VMUL, F32, vop(scr, 0, gs), vop(t, 0, rs), vop(t, 0, rs), 1, len, 64);
         } else {
@@ -489,9 +522,14 @@ private:
                 vrun(m_ctx, Opcode::VMUL, F32, vop(static_cast<uint32_t>(scr + pairs * 256), gs),
                      vop(static_cast<uint32_t>(t + 2 * pairs * 256), rs), vop(static_cast<uint32_t>(t + 2 * pairs * 256), rs),
                      len, 1, 64);
-            fold(m_ctx, Opcode::VADD, F32, scr, scr, len, gs, gs, keep, 256, 64);
+            // Out of place from the first level (scr into the output buffer and back).
+            const uint32_t a = alt(len, keep);
+            if (a && keep > 1 && spans_apart(a, alt_gs(keep) * len, scr, gs * len))
+                sq = fold_alt(m_ctx, Opcode::VADD, F32, scr, a, len, gs, alt_gs(keep), keep, 256, 64, scr, gs, gs * len,
+                              alt_gs(keep) * len);
+            else fold(m_ctx, Opcode::VADD, F32, scr, scr, len, gs, gs, keep, 256, 64);
         }
-        lane_reduce(m_ctx, Opcode::VRED_SUM, F32, scr, vals(1), len, gs, 64);
+        lane_reduce(m_ctx, Opcode::VRED_SUM, F32, sq.addr, vals(1), len, sq.gs, 64);
         vrun(m_ctx, Opcode::VMULS, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len, inv_n);
         vrun(m_ctx, Opcode::VADDS, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len, p.eps);
         vrun(m_ctx, Opcode::VRSQRT, F32, vop(vals(1)), vop(vals(1)), {}, 1, 1, len);
@@ -547,6 +585,8 @@ private:
     TQue<TPosition::VECIN> m_in, m_gstage, m_par;
     TQue<TPosition::VECOUT> m_out, m_stat;
     TBuf<TPosition::VECCALC> m_xf, m_scr, m_vals, m_blocks, m_gvec, m_t, m_e;
+    uint32_t m_out_addr = 0;  // the tile's output buffer while its vector work runs (fold_alt)
+    uint64_t m_out_bytes = 0;
 };
 
 }  // namespace

@@ -245,6 +245,30 @@ void fold(kernel::KernelContext& ctx, Opcode op, isa::DType dt, uint32_t src, ui
     }
 }
 
+Folded fold_alt(kernel::KernelContext& ctx, Opcode op, isa::DType dt, uint32_t src, uint32_t dst, uint64_t groups,
+                int64_t gs_src, int64_t gs_dst, uint64_t units, int64_t us, uint64_t n, uint32_t alt, int64_t gs_alt,
+                uint64_t alt_bytes, uint64_t dst_bytes) {
+    if (units <= 2 || alt == 0 || !spans_apart(dst, dst_bytes, alt, alt_bytes)) {
+        fold(ctx, op, dt, src, dst, groups, gs_src, gs_dst, units, us, n);
+        return {dst, gs_dst};
+    }
+    uint32_t from = src, to = dst;
+    int64_t gs_from = gs_src, gs_to = gs_dst;
+    for (uint64_t cur = units; cur > 1; cur = cdiv(cur, 2)) {
+        const uint64_t pairs = cur / 2;
+        vrun(ctx, op, dt, vop(to, gs_to, us), vop(from, gs_from, 2 * us),
+             vop(static_cast<uint32_t>(from + us), gs_from, 2 * us), groups, pairs, n);
+        if (cur % 2)
+            vrun(ctx, Opcode::VMULS, dt, vop(static_cast<uint32_t>(to + pairs * us), gs_to),
+                 vop(static_cast<uint32_t>(from + 2 * pairs * us), gs_from), {}, groups, 1, n, 1.0);
+        from = to, gs_from = gs_to;
+        const bool at_dst = to == dst;
+        to = at_dst ? alt : dst;
+        gs_to = at_dst ? gs_alt : gs_dst;
+    }
+    return {from, gs_from};
+}
+
 void expand_blocks(kernel::KernelContext& ctx, isa::DType dt, uint32_t dst, uint32_t blocks, uint64_t count) {
     vrun(ctx, Opcode::VMULS, dt, vop(dst, 0, 256), vblock(blocks, 0, kBlk), {}, 1, count, 256 / isa::dtype_size(dt),
          1.0);

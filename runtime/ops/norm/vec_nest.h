@@ -45,8 +45,9 @@ inline VOp vrow(uint32_t addr, int64_t sa = 0, int64_t sb = 0) { return {addr, s
 void expand_blocks(kernel::KernelContext& ctx, isa::DType dt, uint32_t dst, uint32_t blocks, uint64_t count);
 
 // Bytes to reserve for a buffer of `bytes` so that consecutive buffers start 256 bytes apart
-// modulo 2 KiB: with the 910-class UB (64 banks of 32 bytes) operands of one vector
-// instruction taken from different buffers then start in different 8-bank groups.
+// modulo 2 KiB: with the 220x UB (rows of 32 bytes over 16 bank groups) two operands of one
+// vector instruction taken from consecutive buffers then read different halves of the groups.
+// (A destination in the bank span of a source that shares its groups still conflicts.)
 inline uint64_t staggered(uint64_t bytes) { return up(bytes, 2048) + 256; }
 
 // One instruction of a nest: byte offsets of dst, src0, src1 from their [0][0][0] and the
@@ -77,6 +78,31 @@ constexpr uint32_t kBitsScratch = 8192;
 // src (in place). Needs room for ceil(units / 2) units per group in dst.
 void fold(kernel::KernelContext& ctx, isa::Opcode op, isa::DType dt, uint32_t src, uint32_t dst, uint64_t groups,
           int64_t gs_src, int64_t gs_dst, uint64_t units, int64_t us, uint64_t n);
+
+// Where a fold's result (unit 0 of each group) is: its address and group stride.
+struct Folded {
+    uint32_t addr;
+    int64_t gs;
+};
+// As fold, but out of place at every level when `alt` (group stride gs_alt, room for
+// ceil(units / 4) units per group) lies in another UB bank span than dst: the levels alternate
+// dst, alt, dst, ... so no level writes the bank it reads (an in-place level is a read-write
+// bank conflict every repeat under the 220x rules). Falls back to fold when alt is 0 or shares
+// a bank span with dst (kBankSpan). Returns the result.
+Folded fold_alt(kernel::KernelContext& ctx, isa::Opcode op, isa::DType dt, uint32_t src, uint32_t dst, uint64_t groups,
+                int64_t gs_src, int64_t gs_dst, uint64_t units, int64_t us, uint64_t n, uint32_t alt, int64_t gs_alt,
+                uint64_t alt_bytes, uint64_t dst_bytes);
+
+// The UB bank span the library's buffer placement assumes: the 220x layout (rows of 32 B over
+// 16 groups, 128 rows a bank), so a group's banks are 64 KiB apart (docs/fidelity.md, "UB bank
+// conflicts: the vendor's 220x rules"). Operands in different spans never share a bank.
+constexpr uint64_t kBankSpan = 32 * 16 * 128;
+// True when the byte ranges [a, a + an) and [b, b + bn) share no bank span.
+inline bool spans_apart(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) {
+    if (an == 0 || bn == 0) return true;
+    const uint64_t a0 = a / kBankSpan, a1 = (a + an - 1) / kBankSpan, b0 = b / kBankSpan, b1 = (b + bn - 1) / kBankSpan;
+    return a1 < b0 || b1 < a0;
+}
 
 // One result per group: red over the first n (<= lanes) elements of each group (stride gs
 // bytes, a multiple of 32), results contiguous at dst. red = VRED_SUM / VRED_MAX / VRED_MIN.

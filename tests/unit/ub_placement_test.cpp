@@ -1,0 +1,178 @@
+// The library's vector kernels against the 220x UB bank rules (docs/fidelity.md, "UB bank
+// conflicts: the vendor's 220x rules"): the main loop of a kernel issued into a recording sink,
+// each instruction's conflict cycles counted by the core's model with the preset's UB layout.
+#include <catch2/catch.hpp>
+
+#include "kapi_sink.h"
+#include "models/aicore/core_timing.h"
+#include "runtime/ops/llm/rope.h"
+#include "runtime/ops/llm/swiglu.h"
+#include "runtime/ops/norm/row_plan.h"
+#include "runtime/ops/norm/ub_place.h"
+#include "runtime/ops/norm/vec_nest.h"
+#include "sim/device_if.h"
+
+using namespace sfumato;
+using isa::Opcode;
+
+TEST_CASE("ub placement: softmax rows fold out of place and apply per-row values without bank conflicts",
+          "[norm][softmax][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    // The library places buffers for the bank span it assumes; the preset's layout gives it.
+    REQUIRE(uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows == ops::norm::kBankSpan);
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    ops::norm::RowPlan p;
+    p.kind = ops::norm::RowPlan::Kind::Softmax;
+    p.cols = 4096, p.Q = 16, p.sq = p.cols, p.sp = 0;
+    p.x = 0x1000, p.y = 0x100000;
+    REQUIRE(ops::norm::plan_rows(p, dev));
+    REQUIRE(p.k >= 2);  // tiles of several rows: the split form of apply_rows
+    kernel::test::KapiSink sink(isa::CoreKind::Vector);
+    sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+    ops::norm::row_kernel(sink, p);
+    REQUIRE(sink.errors().empty());
+    // Every fold level (two sources one 256-byte unit apart, never writing the span it reads)
+    // and every application of a per-row value (a 256-byte source read again each repeat, in
+    // the other half of the groups than the row's units) is conflict-free; the conversions in and
+    // out (different element sizes, so their operands drift over the groups) are not checked.
+    uint64_t folds = 0, applies = 0;
+    for (const isa::Instr& in : sink.instrs()) {
+        const bool fold = (in.op == Opcode::VMAX || in.op == Opcode::VADD) && in.src1.addr == in.src0.addr + 256;
+        const bool apply = (in.op == Opcode::VSUB || in.op == Opcode::VMUL) && in.vec.src1_rep_stride == 0;
+        if (!fold && !apply) continue;
+        folds += fold, applies += apply;
+        CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+        CHECK(ub_conflict_cycles(in, cp) == 0);
+    }
+    // Each tile: at least log2(cols / 64) fold levels twice (max, sum); two applications, each
+    // in two halves for every row.
+    const uint64_t tiles = (p.Q + p.k - 1) / p.k;
+    CHECK(folds >= tiles * 2 * 6);
+    CHECK(applies == tiles * 2 * 2 * p.k);
+}
+
+TEST_CASE("ub placement: place_apart keeps paired buffers in different bank spans at their phases", "[ub_bank]") {
+    using ops::norm::UbApart;
+    using ops::norm::UbItem;
+    const uint64_t span = ops::norm::kBankSpan, ub = 3 * span;
+    // Three buffers that feed each other in a ring and a fourth paired with the first: each
+    // pair can be apart with three spans; the phases are kept.
+    const std::vector<UbItem> items = {{span / 2, 0}, {span / 2, 0}, {span / 2, 256}, {span / 4, 256}};
+    const std::vector<UbApart> apart = {{0, 1, 4}, {1, 2, 4}, {0, 2, 4}, {0, 3, 1}};
+    const std::vector<uint64_t> at = ops::norm::place_apart(items, apart, ub, span);
+    REQUIRE(at.size() == items.size());
+    CHECK(ops::norm::shared_weight(items, apart, at, span) == 0);
+    for (size_t i = 0; i < items.size(); ++i) {
+        CAPTURE(i, at[i]);
+        CHECK(at[i] % 512 == items[i].phase);
+        CHECK(at[i] / span == (at[i] + items[i].bytes - 1) / span);  // whole inside one span
+        CHECK(at[i] + items[i].bytes <= ub);
+    }
+    for (size_t i = 0; i < items.size(); ++i)  // no overlap
+        for (size_t j = i + 1; j < items.size(); ++j) CHECK((at[i] + items[i].bytes <= at[j] || at[j] + items[j].bytes <= at[i]));
+    // Four buffers that must all be apart in three spans: the lightest pair shares one.
+    const std::vector<UbItem> four(4, UbItem{span / 2, 0});
+    const std::vector<UbApart> all = {{0, 1, 5}, {0, 2, 5}, {0, 3, 5}, {1, 2, 5}, {1, 3, 5}, {2, 3, 1}};
+    const std::vector<uint64_t> at4 = ops::norm::place_apart(four, all, ub, span);
+    REQUIRE(at4.size() == 4);
+    CHECK(ops::norm::shared_weight(four, all, at4, span) == 1);
+    // A buffer larger than a span, or a UB smaller than one: no placement (the caller keeps its
+    // sequential layout).
+    CHECK(ops::norm::place_apart({{span + 32, 0}}, {}, ub, span).empty());
+    CHECK(ops::norm::place_apart({{32, 0}}, {}, span / 2, span).empty());
+}
+
+TEST_CASE("ub placement: layernorm rows convert in and out and fold across bank spans", "[norm][layernorm][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    ops::norm::RowPlan p;
+    p.kind = ops::norm::RowPlan::Kind::LayerNorm;
+    p.cols = 4096, p.Q = 4, p.sq = p.cols, p.sp = 0;
+    p.x = 0x1000, p.y = 0x100000;
+    REQUIRE(ops::norm::plan_rows(p, dev));
+    kernel::test::KapiSink sink(isa::CoreKind::Vector);
+    sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+    ops::norm::row_kernel(sink, p);
+    REQUIRE(sink.errors().empty());
+    // The conversions (fp16 rows into fp32 and back) and every fold level after the first
+    // (two sources a unit apart) are conflict-free: their destinations lie in another bank
+    // span than their sources. (The squares t * t read one buffer twice: charged by the rules.)
+    uint64_t convs = 0, folds = 0;
+    for (const isa::Instr& in : sink.instrs()) {
+        const bool conv = in.op == Opcode::VCONV && in.vec.repeat > 1;
+        const bool fold = in.op == Opcode::VADD && in.src1.addr == in.src0.addr + 256;
+        if (!conv && !fold) continue;
+        convs += conv, folds += fold;
+        CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+        CHECK(ub_conflict_cycles(in, cp) == 0);
+    }
+    CHECK(convs == 2 * p.Q);          // one in, one out per row
+    CHECK(folds >= 2 * 5 * p.Q);      // two sums per row, log2(cols / 64) - 1 levels each after the first
+}
+
+TEST_CASE("ub placement: SwiGlu's fp32 chain runs out of place over three bank spans", "[llm][swiglu][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    for (const uint64_t inter : {uint64_t{11008}, uint64_t{1024}}) {  // column chunks; whole rows, several a tile
+        CAPTURE(inter);
+        ops::llm::SwiGluPlan p;
+        p.rows = 8, p.inter = inter, p.x = 0x1000, p.y = 0x200000;
+        REQUIRE(ops::llm::plan_swiglu(p, dev));
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+        ops::llm::swiglu_kernel(sink, p);
+        REQUIRE(sink.errors().empty());
+        // Every vector instruction (conversions in and out, product, negation, exp, add,
+        // division) is free of bank conflicts.
+        uint64_t vec = 0;
+        for (const isa::Instr& in : sink.instrs()) {
+            if (isa::exec_pipe(in) != isa::Pipe::V || in.vec.repeat == 0) continue;
+            ++vec;
+            CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+            CHECK(ub_conflict_cycles(in, cp) == 0);
+        }
+        CHECK(vec >= 7 * ((p.rows * p.nch + p.k - 1) / p.k));  // seven passes a tile at least
+    }
+}
+
+TEST_CASE("ub placement: Rope's rotation runs out of place over three bank spans", "[llm][rope][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    ops::llm::RopePlan p;
+    p.T = 4, p.N = 32, p.D = 128, p.R = 128, p.P = 16;
+    p.host_pos = {0, 1, 2, 3};
+    p.x = 0x1000, p.pos = 0x80000, p.cs = 0x90000, p.y = 0x100000;
+    REQUIRE(ops::llm::plan_rope(p, dev));
+    kernel::test::KapiSink sink(isa::CoreKind::Vector);
+    sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+    ops::llm::rope_kernel(sink, p);
+    REQUIRE(sink.errors().empty());
+    // The products by cos and sin and their sum walk every head of a row (repeats over the
+    // heads or the lanes): each is conflict-free, as are the conversions in and out.
+    uint64_t rot = 0;
+    for (const isa::Instr& in : sink.instrs()) {
+        const bool row = (in.op == Opcode::VMUL || in.op == Opcode::VADD) && in.vec.repeat >= p.N;
+        const bool conv = in.op == Opcode::VCONV && in.vec.repeat * 64 >= p.N * p.D;
+        if (!row && !conv) continue;
+        rot += row;
+        CAPTURE(isa::opcode_name(in.op), in.dst.addr, in.src0.addr, in.src1.addr, in.vec.repeat);
+        CHECK(ub_conflict_cycles(in, cp) == 0);
+    }
+    CHECK(rot >= 3 * p.T);  // three per row at least
+}
