@@ -148,8 +148,9 @@ TEST_CASE(
 }
 TEST_CASE(
     "ascendc conformance: LoadDataWithSparse and MmadWithSparse compute the reference's 4:2 selection (two loads "
-    "with startIndex, one through SetAddr, an accumulating second Mmad)") {
+    "with startIndex, one through SetAddr, an accumulating second Mmad), and the Matmul with a SparseMatmulType B") {
     family("sparse");
+    family("sparse_mm");
 }
 TEST_CASE(
     "ascendc conformance: the vector forms catlass uses (repeat-parameter constructors, MulAddDst<T, U, isSetMask>, "

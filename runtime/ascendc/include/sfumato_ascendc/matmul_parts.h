@@ -26,6 +26,13 @@ struct MatmulType {
     constexpr static bool ibShare = IBSHARE;
     constexpr static TPosition srcPos = SRCPOS;
 };
+// B of a 4:2 sparse Matmul (the reference's SparseMatmulType): the densified int8 B, transposed (n x k/2 in GM),
+// with its index matrix at INDEX_POSITION (SetSparseIndex).
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
+};
 
 // Callbacks replacing the Matmul's own moves: CopyA1/CopyB1 fill an L1 tile (NZ, rows padded to 16)
 // of the block at (row, col) in base blocks, useM x useK (A) or useK x useN (B), given
@@ -87,6 +94,11 @@ using std::tuple;
 #endif
 
 namespace sfumato::ascendc {
+// Whether a Matmul's B type is a SparseMatmulType (it has an indexPosition).
+template <class B, class = void>
+inline constexpr bool kIsSparseB = false;
+template <class B>
+inline constexpr bool kIsSparseB<B, std::void_t<decltype(B::indexPosition)>> = true;
 inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
 // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to rowPad (16, or 32 and 64
