@@ -33,6 +33,17 @@ namespace {
 uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
     uint32_t w = 0;
 #if defined(__SSE2__)
+    if (ways == 16) {
+        // All 16 at once, packed to one bit per way: no branch on where (or whether) the key is.
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        const __m128i* p = reinterpret_cast<const __m128i*>(t);
+        const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(p), k),
+                                           _mm_cmpeq_epi32(_mm_loadu_si128(p + 1), k));
+        const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(p + 2), k),
+                                           _mm_cmpeq_epi32(_mm_loadu_si128(p + 3), k));
+        const unsigned bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+        return static_cast<uint32_t>(__builtin_ctz(bits | 0x10000u));  // 16 (= ways) when absent
+    }
     if (ways % 4 == 0) {
         const __m128i k = _mm_set1_epi32(static_cast<int>(key));
         for (; w < ways; w += 4) {
