@@ -142,6 +142,7 @@ void PipeUnit::sleep_on_wake_or(Cycle now, Cycle at) {
 
 void PipeUnit::run() {
     m_push_notified = false;
+    m_pop_notified = false;
     try {
         const Cycle now = now_cycle();
         retire(now);
@@ -341,7 +342,11 @@ bool PipeUnit::step(Cycle now) {
         ++m_popped;
         m_head = wrap(m_head + 1, m_queue.size());
         --m_count;
-        if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
+        // One notification per run: a second in the same evaluation would merge with the first.
+        if (m_count <= low_water() && !m_pop_notified) {
+            m_pop_notified = true;
+            m_pop.notify(sc_core::SC_ZERO_TIME);
+        }
     };
     if (const Queued& q = m_queued[m_head]; q.compute) {
         // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),

@@ -144,6 +144,7 @@ private:
     Cycle m_busy_until;  // union accounting of busy intervals
     bool m_waiting_flag = false;
     bool m_push_notified = false;  // push notified m_wake and run() has not started since
+    bool m_pop_notified = false;   // this run() notified m_pop
     sc_core::sc_event m_wake, m_pop;
     TrackId m_track = 0;
 
