@@ -3,6 +3,7 @@
 // Cosh, Atanh, Asinh, Sign (with zeros) and Round (with halves) on 300 floats each, in slices of the host's minimum sharedTmpBuffer
 // (two slices), and Sin and Atan on half; the host compares every element with its double-precision value.
 // "trig": the above.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>

@@ -196,6 +196,7 @@ public:
     void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
     void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
     void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
+    void SetSubBlockIdx(uint8_t) {}  // the AIV a Matmul object serves in mix mode: one core's here
     // The GM where a mix kernel's AIC puts the blocks GetTensorC hands to an AIV's UB (the chip's path on
     // Atlas A2: L0C -> GM -> UB): the core's C, singleCoreM x singleCoreN of C's type, row-major.
     template <class T>
@@ -405,15 +406,7 @@ private:
         if (bt_bytes && !l.bt_bytes) m_pipe->InitBuffer(l.bt, l.bt_bytes = bt_bytes);
         st.mm_shared_l0 = &l;
     }
-    static TCubeTiling static_tiling() {
-        TCubeTiling t;
-        const auto& c = MM_CFG;
-#define SFUMATO_TCUBE_FIELD(name) t.name = c.name;
-        SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
-#undef SFUMATO_TCUBE_FIELD
-        t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
-        return t;
-    }
+    static TCubeTiling static_tiling() { return sfumato::ascendc::mm_static_tiling(MM_CFG); }
     // Bytes of a rows x cols tile of kBits-bit elements in fractals (rows to 16, columns to C0).
     static uint32_t tile_bytes(uint32_t rows, uint32_t cols) {
         return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, kC0) * kBits / 8;

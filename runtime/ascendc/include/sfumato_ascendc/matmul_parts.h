@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_config.h"
 #include "sfumato_ascendc/pipe.h"
@@ -94,6 +95,16 @@ using std::tuple;
 #endif
 
 namespace sfumato::ascendc {
+// A constant tiling (MatmulApiStaticTiling) as the run's TCubeTiling: one core's shape.
+template <class C>
+TCubeTiling mm_static_tiling(const C& c) {
+    TCubeTiling t;
+#define SFUMATO_TCUBE_FIELD(name) t.name = c.name;
+    SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
+#undef SFUMATO_TCUBE_FIELD
+    t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
+    return t;
+}
 // Whether a Matmul's B type is a SparseMatmulType (it has an indexPosition).
 template <class B, class = void>
 inline constexpr bool kIsSparseB = false;

@@ -11,7 +11,8 @@
 #include "sfumato_ascendc/vector.h"
 
 // printf in kernel code (plain or AscendC::printf) goes through here: inside a running block the
-// line is prefixed with "[block N] " (N = GetBlockIdx()); elsewhere it is the C library's printf.
+// line is prefixed with "[AIV Block N/M] " ("AIC" on a cube core; N = GetBlockIdx(), M = GetBlockNum()), as the
+// vendor's examples show it; elsewhere it is the C library's printf.
 extern "C++" int sfumato_ascendc_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 namespace std {
 using ::sfumato_ascendc_printf;
