@@ -198,11 +198,13 @@ TEST_CASE("ub placement: elementwise programs write no slot they read, across ba
     };
     const std::vector<int64_t> a = {64, 1024};
     // A unary chain in fp32 between conversions, two inputs in their storage type, the same in
-    // fp32, a row broadcast (the row resident in the staging area), and Gelu's long chain.
+    // fp32, a row broadcast (the row resident in the staging area), and the long chains of Tanh
+    // and Gelu (a select or a product a tile whose slots the placement cannot separate).
     for (const Case& c : {Case{"Sigmoid", {}, isa::DType::FP16, ElemType::Float16, true},
                           Case{"Add", a, isa::DType::FP16, ElemType::Float16, true},
                           Case{"Add", a, isa::DType::BF16, ElemType::Bfloat16, true},
                           Case{"Mul", {1, 1024}, isa::DType::FP16, ElemType::Float16, true},
+                          Case{"Tanh", {}, isa::DType::FP16, ElemType::Float16, false},
                           Case{"Gelu", {}, isa::DType::FP16, ElemType::Float16, false}}) {
         CAPTURE(c.op, isa::dtype_name(c.dt), c.b.size());
         std::vector<ops::ew::EwIn> in(c.b.empty() ? 1 : 2);
