@@ -13,7 +13,8 @@ Nothing of the vendor's is copied into sfumato: the examples run from the mirror
 directory. Without a mirror (CI has no network) the script says so and exits 0.
 
   bench/ascendc_vendor_examples.py --mirror /work/.mirror/cannmirror+asc-devkit/repo \
-      [--prefix INSTALLED_SFUMATO] [--build-dir BUILD] [--filter REGEX] [--basic] [--keep DIR] [--timeout S]
+      [--prefix INSTALLED_SFUMATO] [--build-dir BUILD] [--filter REGEX] [--basic] [--extra-roots] [--keep DIR]
+      [--timeout S]
 
 --mirror is a git directory (bare or not) or a plain checkout of asc-devkit. --prefix is an
 installed sfumato (cmake --install); without it the build tree (--build-dir, default build/) is
@@ -32,6 +33,10 @@ import sys
 import tempfile
 
 EXAMPLE_ROOTS = ("examples/01_simd_cpp_api/03_basic_api/", "examples/01_simd_cpp_api/04_advanced_api/")
+# The other groups of single-kernel programs with the same README steps (mkdir build, cmake, gen_data.py, ./demo,
+# verify_result.py): the introduction, the best practices and the compatibility guide (--extra-roots).
+EXTRA_ROOTS = ("examples/01_simd_cpp_api/00_introduction/", "examples/01_simd_cpp_api/05_best_practices/",
+               "examples/01_simd_cpp_api/06_compatibility_guide/")
 
 
 class Mirror:
@@ -77,11 +82,12 @@ class Mirror:
             shutil.copytree(os.path.join(self.path, rel), dest)
 
 
-def a2_examples(mirror, basic_only):
+def a2_examples(mirror, basic_only, extra=False):
     files = mirror.files()
+    all_roots = EXAMPLE_ROOTS + EXTRA_ROOTS
     dirs = sorted({f[: -len("/CMakeLists.txt")] for f in files
-                   if f.endswith("/CMakeLists.txt") and f.startswith(EXAMPLE_ROOTS)})
-    roots = EXAMPLE_ROOTS[:1] if basic_only else EXAMPLE_ROOTS
+                   if f.endswith("/CMakeLists.txt") and f.startswith(all_roots)})
+    roots = EXAMPLE_ROOTS[:1] if basic_only else all_roots if extra else EXAMPLE_ROOTS
     res = []
     for d in dirs:
         if not d.startswith(roots):
@@ -142,7 +148,8 @@ def run_example(mirror, rel, scratch, prefix, env0, run_timeout):
     lines = commands(mirror.read(rel + "/README.md"))
     res = {"example": name, "built": False, "ran": False, "matched": False, "cycles": None, "timing_cycles": None,
            "note": ""}
-    vars_ = [ln for ln in lines if re.match(r"^[A-Za-z_]+=\S*$", ln)]
+    # The README's variables: lines of assignments only (`SCENARIO_NUM=1 ASC_ARCH=dav-2201` sets two).
+    vars_ = [a for ln in lines if re.match(r"^[A-Za-z_]\w*=\S*(\s+[A-Za-z_]\w*=\S*)*$", ln) for a in ln.split()]
     cmake_defs = " ".join("-D%s=%s" % tuple(v.split("=", 1)) for v in vars_)
     prelude = "; ".join(vars_) + ("; " if vars_ else "")
     build = os.path.join(work, "build")
@@ -213,6 +220,8 @@ def main():
     ap.add_argument("--build-dir", default=os.environ.get("SFUMATO_BUILD_DIR", "build"))
     ap.add_argument("--filter", default="")
     ap.add_argument("--basic", action="store_true", help="only the basic-API examples")
+    ap.add_argument("--extra-roots", action="store_true",
+                    help="also the introduction, best-practice and compatibility-guide examples (EXTRA_ROOTS)")
     ap.add_argument("--keep", help="scratch directory to keep (default: a temporary one, removed)")
     ap.add_argument("--json", help="write the per-example results here")
     ap.add_argument("--timeout", type=int, default=120,
@@ -230,7 +239,7 @@ def main():
         install(a.build_dir, prefix)
     env0 = dict(os.environ)
     env0["PATH"] = os.path.join(prefix, "bin") + os.pathsep + env0.get("PATH", "")
-    examples = [e for e in a2_examples(mirror, a.basic) if re.search(a.filter, e)]
+    examples = [e for e in a2_examples(mirror, a.basic, a.extra_roots) if re.search(a.filter, e)]
     results = []
     print("%-70s %5s %4s %7s %12s %s" % ("example", "built", "ran", "matched", "cycles", "note"))
     for rel in examples:

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace sfumato::isa {
@@ -14,19 +15,18 @@ namespace sfumato::isa {
 // instruction's validation rejects it.
 enum class DType : uint8_t { FP16, BF16, FP32, INT8, INT32, UINT8, INT16, INT4, kCount };
 
+// Bytes and bits per element, by type (tables: these are asked per instruction built).
+inline constexpr uint8_t kDTypeSize[] = {2, 2, 4, 1, 4, 1, 2, 0};
+inline constexpr uint8_t kDTypeBits[] = {16, 16, 32, 8, 32, 8, 16, 4};
+static_assert(std::size(kDTypeSize) == static_cast<size_t>(DType::kCount) && std::size(kDTypeBits) == std::size(kDTypeSize));
 constexpr uint32_t dtype_size(DType t) {
-    switch (t) {
-        case DType::FP16:
-        case DType::BF16:
-        case DType::INT16: return 2;
-        case DType::FP32:
-        case DType::INT32: return 4;
-        case DType::INT8:
-        case DType::UINT8: return 1;
-        default: return 0;
-    }
+    const auto i = static_cast<size_t>(t);
+    return i < std::size(kDTypeSize) ? kDTypeSize[i] : 0;
 }
-constexpr uint32_t dtype_bits(DType t) { return t == DType::INT4 ? 4 : dtype_size(t) * 8; }
+constexpr uint32_t dtype_bits(DType t) {
+    const auto i = static_cast<size_t>(t);
+    return i < std::size(kDTypeBits) ? kDTypeBits[i] : 0;
+}
 // Element i of an INT4 array at base.
 inline int int4_get(const uint8_t* base, uint64_t i) {
     const uint32_t v = (i & 1) ? base[i / 2] >> 4 : base[i / 2] & 15u;

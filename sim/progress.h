@@ -19,8 +19,8 @@ inline uint64_t& last_progress_tick() {
     static uint64_t t = 0;
     return t;
 }
-inline void note_progress() {
-    ++progress_counter();
+inline void note_progress(uint64_t steps = 1) {
+    progress_counter() += steps;
     last_progress_tick() = sc_core::sc_time_stamp().value();
 }
 

@@ -117,6 +117,12 @@ void SubmitOrder::flush() { hand_over(m_staged); }
 void SubmitOrder::flush_direct() { hand_over(m_direct); }
 
 void SubmitOrder::hand_over(std::vector<Staged>& from) {
+    if (from.size() == 1) {  // nothing to order, and no port contended
+        MemRequest& r = *from.front().req;
+        from.clear();  // before accept, as the swap below: a later submit starts a new batch
+        m_accept(r);
+        return;
+    }
     // The batch is moved out first: a request the target accepts may not submit through here,
     // but then a submit never appends to the list being handed over.
     m_batch.swap(from);

@@ -291,6 +291,7 @@ void AiCore::issue(const isa::Instr& in_) {
         check_operands(in);
         info.cost = m_p.issue_cost(in);
         info.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
+        info.timing.energy_class = PipeUnit::energy_class(pipe, in);
         if (info.timing.compute) info.timing.t = sfumato::compute_timing(in, m_p);
         m_issued.put(in_, info);
     }

@@ -233,6 +233,13 @@ ComputeTiming compute_timing(const isa::Instr& in, const CoreParams& p) {
             return vec(p.vec_reduce_cycles_per_repeat);
         case Opcode::VGATHER:
         case Opcode::VGATHERB: return vec(p.vec_gather_cycles_per_repeat);
+        case Opcode::VTRANSPOSE: {
+            // The vendor's A2 table (Vector instructions' theoretical performance, its layout-conversion table)
+            // gives Transpose of 16-bit data 128 elements a cycle: a 16 x 16 repeat is 512 bytes, two of the
+            // vector unit's 256-byte repeat times.
+            const uint64_t bank = ub_conflict_cycles(in, p);
+            return {rep * ceil_div64(16 * 16 * 2, 256) * p.vec_cycles_per_repeat + bank, p.vec_startup, bank};
+        }
         case Opcode::VNCHWCONV: {
             // The vendor's A2 table gives TransDataTo5HD the element rate of an fp16 Add for 2-byte types
             // and the rates of 1- and 4-byte Adds for the others: 256 bytes a cycle, the vector unit's

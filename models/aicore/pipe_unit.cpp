@@ -82,14 +82,14 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
     dont_initialize();
 }
 
-uint8_t PipeUnit::energy_class(const isa::Instr& in) const {
-    if (m_id == isa::Pipe::M) {
+uint8_t PipeUnit::energy_class(isa::Pipe pipe, const isa::Instr& in) {
+    if (pipe == isa::Pipe::M) {
         if (in.op != Opcode::MAD) return k16Bit;
         if (in.dtype == isa::DType::FP32) return kFp32;
         if (in.dtype == isa::DType::INT8 || in.dtype == isa::DType::UINT8) return kInt8;
         return in.dtype == isa::DType::INT4 ? kInt4 : k16Bit;
     }
-    if (m_id != isa::Pipe::V) return 0;
+    if (pipe != isa::Pipe::V) return 0;
     switch (in.op) {
         case Opcode::VEXP: case Opcode::VLN: case Opcode::VSQRT: case Opcode::VRSQRT: case Opcode::VREC:
         case Opcode::VDIV:
@@ -121,7 +121,13 @@ void PipeUnit::push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t
     m_queued[slot] = q;
     ++m_count;
     ++m_pushed;
-    m_wake.notify(sc_core::SC_ZERO_TIME);
+    // One notification per run of pushes: once one was made, the pipe either has not run since
+    // (it is still pending, or it fired while the pipe slept on time alone, which no later
+    // notification would change) or is runnable in this very delta, where it sees the push.
+    if (!m_push_notified) {
+        m_push_notified = true;
+        m_wake.notify(sc_core::SC_ZERO_TIME);
+    }
 }
 
 void PipeUnit::sleep_until(Cycle now, Cycle at) {
@@ -135,6 +141,8 @@ void PipeUnit::sleep_on_wake_or(Cycle now, Cycle at) {
 }
 
 void PipeUnit::run() {
+    m_push_notified = false;
+    m_pop_notified = false;
     try {
         const Cycle now = now_cycle();
         retire(now);
@@ -145,11 +153,11 @@ void PipeUnit::run() {
     }
 }
 
-uint32_t PipeUnit::push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done) {
+uint32_t PipeUnit::push_inflight(const isa::Instr& in, uint8_t energy_class, Cycle start, Cycle end, bool done) {
     const uint32_t slot = static_cast<uint32_t>((m_if_head + m_inflight_count) & kInFlightMask);
     InFlight& f = m_inflight[slot];
     f.op = in.op;
-    f.energy_class = energy_class(in);
+    f.energy_class = energy_class;
     f.seq = in.seq;
     if (!done) m_inflight_mem[slot] = in;  // executed at its completion (functional mode)
     f.start = start;
@@ -208,6 +216,7 @@ void PipeUnit::fire_deferred(Cycle now) {
 }
 
 void PipeUnit::retire(Cycle now) {
+    uint64_t retired = 0;
     while (m_inflight_count > 0) {
         InFlight& f = m_inflight[m_if_head];
         if (!f.done || f.end > now) break;
@@ -218,7 +227,7 @@ void PipeUnit::retire(Cycle now) {
         }
         m_busy_until = max(m_busy_until, f.end);
         ++m_instrs;
-        note_progress();
+        ++retired;
         m_core.instr_stats().record(f.op, m_id, (f.end - f.start).v);
         if (m_core.trace().on(TraceLevel::Instr)) {
             TraceArg a[1] = {{"seq", static_cast<int64_t>(f.seq)}};
@@ -228,6 +237,9 @@ void PipeUnit::retire(Cycle now) {
         m_if_head = (m_if_head + 1) & kInFlightMask;
         --m_inflight_count;
     }
+    // Progress is a count and the time of its latest step: one note for the whole call (all at
+    // this instant) instead of one per instruction.
+    if (retired) note_progress(retired);
     if (drained()) m_core.notify_progress();
 }
 
@@ -330,7 +342,11 @@ bool PipeUnit::step(Cycle now) {
         ++m_popped;
         m_head = wrap(m_head + 1, m_queue.size());
         --m_count;
-        if (m_count <= low_water()) m_pop.notify(sc_core::SC_ZERO_TIME);
+        // One notification per run: a second in the same evaluation would merge with the first.
+        if (m_count <= low_water() && !m_pop_notified) {
+            m_pop_notified = true;
+            m_pop.notify(sc_core::SC_ZERO_TIME);
+        }
     };
     if (const Queued& q = m_queued[m_head]; q.compute) {
         // A compute instruction's start is arithmetic (its issue cycle, the pipe's throughput),
@@ -347,7 +363,7 @@ bool PipeUnit::step(Cycle now) {
         if (RaceChecker* rc = m_core.race_checker()) rc->on_start(m_id, in);
         const ComputeTiming& t = q.t;
         if (m_core.functional()) m_core.execute(in);
-        push_inflight(in, start, start + Cycle(t.occupancy + t.latency), true);
+        push_inflight(in, q.energy_class, start, start + Cycle(t.occupancy + t.latency), true);
         if (uf == 3) m_core.unit_bits_done(in, start + Cycle(t.occupancy + t.latency));
         m_next_free = start + Cycle(t.occupancy);
         pop(start);
@@ -468,7 +484,7 @@ bool PipeUnit::step(Cycle now) {
     if (gm_pattern(in, pat)) {
         const CoreParams& cp = m_core.params();
         const uint32_t setup = m_id == isa::Pipe::MTE3 ? cp.mte3_startup : m_id == isa::Pipe::FIX ? cp.fix_startup : cp.mte2_startup;
-        const uint32_t slot = push_inflight(in, now, now, false);
+        const uint32_t slot = push_inflight(in, m_queued[m_head].energy_class, now, now, false);
         // Stores read their local source when they start.
         if (m_core.functional() && pat.write) m_core.execute(in);
         m_cur.active = true;

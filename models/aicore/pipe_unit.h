@@ -47,10 +47,16 @@ public:
     // What the scalar unit hands over with a queued instruction: whether it is a compute
     // instruction (starts_arithmetically) and then its timing, taken from the core's per-instruction
     // cache at issue so that the pipe does not look the instruction up again.
+    // Its energy class (energy_class) comes the same way: it depends on the instruction and the
+    // pipe only.
     struct Queued {
         bool compute = false;
+        uint8_t energy_class = 0;
         ComputeTiming t;
     };
+    // The class of an instruction's busy cycles on pipe `pipe` for the energy model: the cube's
+    // input type class or the vector op class (0 on other pipes). Observation only.
+    static uint8_t energy_class(isa::Pipe pipe, const isa::Instr& in);
     // A compute instruction (not a synchronisation, no GM transfer): its start and end are
     // arithmetic (compute_timing), the pipe starts it without sleeping until its issue cycle.
     static bool starts_arithmetically(const isa::Instr& in);
@@ -105,7 +111,7 @@ private:
     bool step(Cycle now);  // returns false when the pipe must sleep (trigger already set)
     void retire(Cycle now);
     bool issue_requests(Cycle now);
-    uint32_t push_inflight(const isa::Instr& in, Cycle start, Cycle end, bool done);
+    uint32_t push_inflight(const isa::Instr& in, uint8_t energy_class, Cycle start, Cycle end, bool done);
     void complete(InFlight& f, Cycle end);
     void set_flag_now(const isa::Instr& in, Cycle at, const RaceChecker::Clock* clock);
     void fire_deferred(Cycle now);
@@ -137,6 +143,8 @@ private:
     Cycle m_last_end;    // latest completion among started instructions
     Cycle m_busy_until;  // union accounting of busy intervals
     bool m_waiting_flag = false;
+    bool m_push_notified = false;  // push notified m_wake and run() has not started since
+    bool m_pop_notified = false;   // this run() notified m_pop
     sc_core::sc_event m_wake, m_pop;
     TrackId m_track = 0;
 
@@ -152,7 +160,6 @@ private:
     enum CubeClass : uint8_t { k16Bit = 0, kFp32, kInt8, kInt4 };
     enum VecClass : uint8_t { kSimple = 0, kTranscendental, kReduce, kMove };
     static constexpr int kNumClasses = 4;
-    uint8_t energy_class(const isa::Instr& in) const;
     std::unique_ptr<Counter> m_class_busy[kNumClasses];
     // MTE2 and MTE3: the GM bytes they requested by the local buffer they wrote or read (the UB;
     // the L1, with MTE2's straight loads into L0A/L0B), for the energy model. Observation only.

@@ -117,8 +117,21 @@ private:
     // The XOR of x's w-bit chunks in its low w bits (w >= 1), by doubling: after the step of
     // shift s, each chunk holds the XOR of itself and the next 2s / w - 1 chunks, so `steps`
     // (fold_steps) steps fold 2^steps chunks, all that x's bits span.
+    // The steps commute (each is x -> x ^ (x >> s), a polynomial in the shift), so they run from
+    // the widest down, unrolled: no loop branch per step.
     static uint64_t fold(uint64_t x, uint32_t w, uint32_t steps) {
-        for (uint32_t k = 0; k < steps; ++k) x ^= x >> (w << k);
+        switch (steps) {
+            default:
+                for (uint32_t k = 6; k < steps; ++k) x ^= x >> (w << k);  // (w = 1 needs at most 6)
+                [[fallthrough]];
+            case 6: x ^= x >> (w << 5); [[fallthrough]];
+            case 5: x ^= x >> (w << 4); [[fallthrough]];
+            case 4: x ^= x >> (w << 3); [[fallthrough]];
+            case 3: x ^= x >> (w << 2); [[fallthrough]];
+            case 2: x ^= x >> (w << 1); [[fallthrough]];
+            case 1: x ^= x >> w; [[fallthrough]];
+            case 0: break;
+        }
         return x;
     }
     // The steps that fold `bits` bits in chunks of w: the least k with w * 2^k >= bits.

@@ -24,15 +24,16 @@ public:
         m_leaves = 1;
         while (m_leaves < queues) m_leaves <<= 1;
         m_fifo.resize(m_leaves);
-        m_node.assign(2 * m_leaves, Node{kEmpty, kEmpty, 0});
-        for (uint32_t i = 0; i < m_leaves; ++i) m_node[m_leaves + i].leaf = i;
-        for (uint32_t n = m_leaves - 1; n >= 1; --n) m_node[n] = m_node[2 * n];
+        m_key.assign(m_leaves, kEmptyKey);
+        m_win.assign(2 * m_leaves, 0);
+        for (uint32_t i = 0; i < m_leaves; ++i) m_win[m_leaves + i] = i;
+        for (uint32_t n = m_leaves - 1; n >= 1; --n) m_win[n] = m_win[2 * n];
     }
     bool empty() const { return m_size == 0; }
     size_t size() const { return m_size; }
     // The earliest (tick, push order) item; the queue must not be empty.
-    const Item& top() const { return m_fifo[m_node[1].leaf].front(); }
-    uint64_t top_tick() const { return m_node[1].tick; }  // kEmpty when empty
+    const Item& top() const { return m_fifo[m_win[1]].front(); }
+    uint64_t top_tick() const { return static_cast<uint64_t>(m_key[m_win[1]] >> 64); }  // kEmpty when empty
 
     void push(uint32_t q, uint64_t tick, T* req) {
         Fifo& f = m_fifo[q];
@@ -41,7 +42,7 @@ public:
         if (head) replay(q);
     }
     void pop() {
-        const uint32_t q = m_node[1].leaf;
+        const uint32_t q = m_win[1];
         m_fifo[q].pop();
         --m_size;
         replay(q);
@@ -78,32 +79,32 @@ private:
             mask = static_cast<uint32_t>(buf.size() - 1);
         }
     };
-    // A node of the winner tree: the earliest head below it (its key and leaf); leaves at
-    // m_leaves + q hold their own FIFO's head (kEmpty keys: none).
-    struct Node {
-        uint64_t tick, seq;
-        uint32_t leaf;
-    };
+    // The winner tree: m_win[n] is the leaf (FIFO) whose head is the earliest below node n (root
+    // at 1; m_win[m_leaves + q] = q), compared by the heads' keys: tick in the high half, push
+    // order in the low (kEmptyKey: an empty FIFO). One key per leaf, the nodes hold leaf indices,
+    // so a replay reads a few hundred hot bytes and compares keys in one step each.
+    __extension__ typedef unsigned __int128 Key;
+    static constexpr Key kEmptyKey = ~Key(0);
+    static Key key_of(const Item& it) { return Key(it.tick) << 64 | it.seq; }
     // Leaf q's head changed: its key, then the winners on its path to the root, up to the first
-    // node whose winner stays what it was.
+    // node whose winner is another leaf than q and stays what it was (its key did not change).
     void replay(uint32_t q) {
         const Fifo& f = m_fifo[q];
-        Node* nd = m_node.data();
-        Node& lf = nd[m_leaves + q];
-        lf.tick = f.n ? f.front().tick : kEmpty;
-        lf.seq = f.n ? f.front().seq : kEmpty;
+        const Key* key = m_key.data();
+        uint32_t* win = m_win.data();
+        m_key[q] = f.n ? key_of(f.front()) : kEmptyKey;
         for (uint32_t n = (m_leaves + q) >> 1; n >= 1; n >>= 1) {
-            const Node& a = nd[2 * n];
-            const Node& b = nd[2 * n + 1];
-            const Node& w = (b.tick < a.tick || (b.tick == a.tick && b.seq < a.seq)) ? b : a;
-            if (w.leaf == nd[n].leaf && w.tick == nd[n].tick && w.seq == nd[n].seq) break;
-            nd[n] = w;
+            const uint32_t a = win[2 * n], b = win[2 * n + 1];
+            const uint32_t w = key[b] < key[a] ? b : a;
+            if (w != q && w == win[n]) break;
+            win[n] = w;
         }
     }
 
     uint32_t m_leaves = 1;
     std::vector<Fifo> m_fifo;
-    std::vector<Node> m_node;  // the winner tree, root at 1
+    std::vector<Key> m_key;      // per leaf: its FIFO's head
+    std::vector<uint32_t> m_win;  // the winner tree
     uint64_t m_next_seq = 0;
     size_t m_size = 0;
 };

@@ -18,6 +18,13 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
     m_narrow = g.line_bytes / g.sector_bytes <= 16;
     if (m_narrow) m_narrow_state.assign(size_t(g.sets) * g.ways, 0);
     else m_state.assign(size_t(g.sets) * g.ways, Line{});
+    // Ranks kept per set in one array (what set_ranks gives for sets 0 and the last shows it).
+    bool touches = false;
+    uint8_t* r0 = m_repl->set_ranks(0, &touches);
+    if (r0 && m_repl->set_ranks(g.sets - 1, &touches) == r0 + size_t(g.sets - 1) * g.ways) {
+        m_ranks = r0;
+        m_hit_touches = touches;
+    }
 }
 
 namespace {
@@ -26,6 +33,17 @@ namespace {
 uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
     uint32_t w = 0;
 #if defined(__SSE2__)
+    if (ways == 16) {
+        // All 16 at once, packed to one bit per way: no branch on where (or whether) the key is.
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        const __m128i* p = reinterpret_cast<const __m128i*>(t);
+        const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(p), k),
+                                           _mm_cmpeq_epi32(_mm_loadu_si128(p + 1), k));
+        const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(p + 2), k),
+                                           _mm_cmpeq_epi32(_mm_loadu_si128(p + 3), k));
+        const unsigned bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+        return static_cast<uint32_t>(__builtin_ctz(bits | 0x10000u));  // 16 (= ways) when absent
+    }
     if (ways % 4 == 0) {
         const __m128i k = _mm_set1_epi32(static_cast<int>(key));
         for (; w < ways; w += 4) {
@@ -70,7 +88,10 @@ uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
     const uint32_t w = first_way(t, m_g.ways, static_cast<uint32_t>(line_addr + 1));
     if (w == m_g.ways) return kNone;
-    if (touch) m_repl->touch(s, w);
+    if (touch) {
+        if (!m_ranks) m_repl->touch(s, w);
+        else if (m_hit_touches) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, w);
+    }
     return s * m_g.ways + w;
 }
 
@@ -80,7 +101,7 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     uint32_t way = first_way(t, m_g.ways, 0);  // an empty way first
     v = Victim{};
     if (way == m_g.ways) {
-        way = m_repl->victim(s);
+        way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways) : m_repl->victim(s);
         v.evicted = true;
         v.line_addr = uint64_t(t[way]) - 1;
         v.dirty = dirty(s * m_g.ways + way);
@@ -89,7 +110,8 @@ uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     t[way] = static_cast<uint32_t>(line_addr + 1);
     if (m_narrow) m_narrow_state[slot] = 0;
     else m_state[slot] = Line{};
-    m_repl->fill(s, way);
+    if (m_ranks) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, way);
+    else m_repl->fill(s, way);
     return slot;
 }
 

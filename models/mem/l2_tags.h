@@ -84,7 +84,8 @@ public:
             const char* st = reinterpret_cast<const char*>(&m_state[base]);
             for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
         }
-        m_repl->prefetch(set);
+        if (m_ranks) __builtin_prefetch(m_ranks + size_t(set) * m_g.ways, 1);
+        else m_repl->prefetch(set);
     }
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
     // Bytes of dirty sectors over the whole array (a walk: for reports).
@@ -143,6 +144,11 @@ private:
     FastDiv32 m_slices, m_sets;  // set_of without hardware divides
     uint32_t m_sector_shift = 0;
     std::unique_ptr<IReplacement> m_repl;
+    // A policy whose state is an age rank per way (LRU, FIFO), its sets' ranks side by side:
+    // find(), allocate() and prefetch() move them here as its touch(), fill() and victim() would,
+    // without a virtual call each (nullptr: another policy, called through m_repl).
+    uint8_t* m_ranks = nullptr;
+    bool m_hit_touches = false;  // a hit makes its way rank 0 (LRU), or leaves the ranks (FIFO)
     // Tags apart from state, so a lookup scans one set's tags in two cache lines.
     std::vector<uint32_t, HostLineAllocator<uint32_t>> m_tag;  // line_addr + 1; 0 = empty way (a 16-way set's tags: one host line)
     // Lines of at most 16 sectors keep valid (low half) and dirty (high half) in 32 bits, so a

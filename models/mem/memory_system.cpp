@@ -83,6 +83,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         for (size_t i = m_l2.mshrs; i-- > 0;) m_slices[s].free_mshrs.push_back(&m_slices[s].mshrs[i]);
         for (auto& m : m_slices[s].mshrs) {
             m.slice = s;
+            m.index = static_cast<uint32_t>(&m - m_slices[s].mshrs.data());
             m.fill.owner = &m;
             m.fill.kind = kFill;
         }
@@ -123,17 +124,15 @@ void MemorySystem::process() {
         // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
         // tick stay), so the two queues merge without a walk for the wheel's earliest tick.
         uint64_t arr = EventWheel::kEmpty;
-        if (!m_arrivals.empty()) {
-            const auto& a = m_arrivals.top();
-            if (a.tick <= limit) {
-                if (a.tick >= now) {
-                    arr = a.tick;
-                } else if (a.tick < m_events.next_tick()) {
-                    MemRequest& r = *a.req;
-                    m_arrivals.pop();
-                    l2_access(r, now, kFirstAccess);
-                    continue;
-                }
+        const uint64_t at = m_arrivals.top_tick();  // kEmpty (> limit) when none
+        if (at <= limit) {
+            if (at >= now) {
+                arr = at;
+            } else if (at < m_events.next_tick()) {
+                MemRequest& r = *m_arrivals.top().req;
+                m_arrivals.pop();
+                l2_access(r, now, kFirstAccess);
+                continue;
             }
         }
         if (!m_events.pop_due_if(
@@ -160,7 +159,8 @@ void MemorySystem::process() {
                     run_channel(it.arg, t);
                 }
                 break;
-            case Ev::HbmDone: hbm_done(*static_cast<HbmReq*>(it.ptr), t); break;
+            case Ev::FillDone: fill_done(*static_cast<Mshr*>(it.ptr), t); break;
+            case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
                 record_done(r, now);

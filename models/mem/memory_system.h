@@ -108,25 +108,29 @@ public:
     void flush_trace();
 
 private:
+    // FillDone carries the Mshr whose fill the HBM returned, WbDone a written-back HbmReq.
     // ClientDone waits for SystemC time to reach its tick; RunaheadDone (a completion for the
     // run-ahead client) does not. PartDone completes one line of a request spanning several:
     // only the last of them to complete calls the client (it waits for its tick); the others
     // just count down, so they run early like internal events.
-    enum class Ev : uint8_t { L2Access, CtrlWake, HbmDone, ClientDone, RunaheadDone, PartDone };
+    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
-    struct Mshr {
-        bool busy = false;
+    // What a fill's completion reads (fill_done) sits in the first host cache line; the HBM
+    // request follows (the channel reads and writes it while queued and scheduled).
+    struct alignas(64) Mshr {
         uint64_t line_addr = 0;
         uint64_t fetch_mask = 0;
         uint64_t valid_after = 0;  // the line's valid sectors once the fill lands
-        bool stolen = false;       // the reserved way was evicted before the fill landed
-        uint32_t slot = 0;  // the way reserved for the line
         MemRequest* head = nullptr;
         MemRequest* tail = nullptr;
-        HbmReq fill;
+        uint32_t slot = 0;   // the way reserved for the line
         uint32_t slice = 0;
+        uint32_t index = 0;  // in its slice's mshrs
+        bool busy = false;
+        bool stolen = false;  // the reserved way was evicted before the fill landed
+        alignas(64) HbmReq fill;
     };
     struct Slice {
         std::unique_ptr<L2Tags> tags;
@@ -183,7 +187,8 @@ private:
     void finish_miss(MemRequest& r, uint64_t t);
     void hbm_enqueue(HbmReq& r, uint64_t t);
     void run_channel(uint32_t pc, uint64_t t);
-    void hbm_done(HbmReq& r, uint64_t t);
+    void fill_done(Mshr& m, uint64_t t);
+    void wb_done(HbmReq& r, uint64_t t);
     enum : uint32_t { kWaitNone = 0, kWaitWrite = 1, kWaitFill = 2 };
     // Queues the write-back of `v`; returns false when it must wait for room in its channel's
     // write queue (then `waiter` is released when it is queued).

@@ -34,7 +34,10 @@ void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
     for (;;) {
         m_out.clear();
         next = m_channels[pc].run(Tick(t), m_out);
-        for (HbmReq* r : m_out) push(r->done.v + m_frontend_ps, Ev::HbmDone, r);
+        for (HbmReq* r : m_out) {
+            if (r->kind == kFill) push(r->done.v + m_frontend_ps, Ev::FillDone, r->owner);
+            else push(r->done.v + m_frontend_ps, Ev::WbDone, r);
+        }
         // Writes that left the queue make room for waiting write-backs; serve them at once.
         if (!m_wb_waiting || !m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
     }

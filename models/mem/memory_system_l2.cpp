@@ -116,7 +116,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     s.free_mshrs.pop_back();
     ++s.busy_hash[h];
     m.busy = true;
-    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = line;
+    s.mshr_line[m.index] = line;
     m.stolen = false;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
@@ -164,24 +164,27 @@ void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
     complete(r, p.gm_free);
 }
 
-void MemorySystem::hbm_done(HbmReq& r, uint64_t t) {
+void MemorySystem::wb_done(HbmReq& r, uint64_t t) {
     if (m_trace && m_trace->on(TraceLevel::Mem)) {
         trace_tick(t);
         m_trace_bytes[r.da.pc / m_hbm.pseudo_channels] += r.bytes;
     }
-    if (r.kind == kWriteback) {
-        m_wb_free.push_back(&r);
-        if (--m_wb_pending == 0) m_wb_drained.notify(sc_core::SC_ZERO_TIME);
-        return;
+    m_wb_free.push_back(&r);
+    if (--m_wb_pending == 0) m_wb_drained.notify(sc_core::SC_ZERO_TIME);
+}
+
+void MemorySystem::fill_done(Mshr& m, uint64_t t) {
+    if (m_trace && m_trace->on(TraceLevel::Mem)) {
+        trace_tick(t);
+        m_trace_bytes[m.fill.da.pc / m_hbm.pseudo_channels] += m.fill.bytes;
     }
-    Mshr& m = *static_cast<Mshr*>(r.owner);
     Slice& s = m_slices[m.slice];
     MemRequest* w = m.head;
     // The fill's sectors were marked valid when the way was reserved; the tag array is touched
     // again only if that way was taken meanwhile (the line is then found or allocated anew).
     uint64_t valid = m.valid_after;
     m.busy = false;
-    s.mshr_line[static_cast<size_t>(&m - s.mshrs.data())] = kNoLine;
+    s.mshr_line[m.index] = kNoLine;
     --s.busy_hash[mshr_hash(m.line_addr)];
     if (m.stolen) {
         uint32_t slot = s.tags->find(m.line_addr, false);

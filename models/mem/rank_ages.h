@@ -4,6 +4,10 @@
 #pragma once
 #include <cstdint>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sfumato::mem {
 
 // Way w becomes rank 0; the ways younger than it age by one.
@@ -26,9 +30,19 @@ inline void touch_rank(uint8_t* a, uint32_t ways, uint32_t w) {
     a[w] = 0;
 }
 
-// The way of rank ways-1 (the least recent).
+// The way of rank ways-1 (the least recent). With SSE2, sets of 16 ways compare all ranks at
+// once: no branch on where the victim is (which way holds the oldest rank is data, not a
+// pattern a branch predictor can follow).
 inline uint32_t oldest_rank(const uint8_t* a, uint32_t ways) {
     const uint8_t oldest = static_cast<uint8_t>(ways - 1);
+#if defined(__SSE2__)
+    if (ways == 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+        const int eq = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(static_cast<char>(oldest))));
+        // A permutation holds ways-1 exactly once (the bit above the ways keeps ctz defined).
+        return static_cast<uint32_t>(__builtin_ctz(static_cast<unsigned>(eq) | 0x10000u)) & 15u;
+    }
+#endif
     for (uint32_t w = 0; w < ways; ++w)
         if (a[w] == oldest) return w;
     return 0;  // unreachable: the ranks of a set are a permutation of 0..ways-1

@@ -525,8 +525,11 @@ void dump_tensor(const char* what, uint32_t desc, const std::string& values) {
 
 int sfumato_ascendc_printf(const char* fmt, ...) {
     int n = 0;
+    // The vendor's prefix (its hello_world example's run result: "[AIV Block 3/8] Hello World!!!"): the core kind,
+    // GetBlockIdx() and GetBlockNum().
     if (const sfumato::ascendc::CoreState* s = sfumato::ascendc::g_current)
-        n += std::fprintf(stdout, "[block %lld] ", static_cast<long long>(s->block_idx));
+        n += std::fprintf(stdout, "[%s Block %lld/%lld] ", s->core_type == AscendC::AIC ? "AIC" : "AIV",
+                          static_cast<long long>(s->block_idx), static_cast<long long>(s->block_num));
     va_list ap;
     va_start(ap, fmt);
     n += std::vfprintf(stdout, fmt, ap);

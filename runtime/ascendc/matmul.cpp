@@ -25,7 +25,8 @@ void matmul_check_tiling(const TCubeTiling& t, uint32_t c0, bool bias) {
     need(t.baseM <= 4096 && t.baseN <= 4096 && t.baseK <= 4096, "base blocks past 4096 elements a side");
     need(t.stepM > 0 && t.stepN > 0 && t.stepKa > 0 && t.stepKb > 0, "stepM/N/Ka/Kb must be positive");
     need(t.depthA1 > 0 && t.depthB1 > 0, "depthA1 and depthB1 must be positive");
-    need(t.dbL0A >= 1 && t.dbL0B >= 1 && t.dbL0C >= 1, "dbL0A/B/C must be 1 or 2");
+    // 0 is one buffer, as 1 (the vendor's matmul_s4 example writes its tiling words with dbL0B and dbL0C 0).
+    need(t.dbL0A >= 0 && t.dbL0B >= 0 && t.dbL0C >= 0, "dbL0A/B/C must be 0, 1 or 2");
     need(!bias || t.baseN * 4 <= 1024, "baseN x 4 bytes of bias must fit the bias table (1 KiB)");
 }
 

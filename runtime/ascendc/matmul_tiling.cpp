@@ -143,7 +143,10 @@ int32_t MatmulApiTilingBase::SetBatchNum(int32_t batch) {
     m_batch = batch;
     return 0;
 }
-int32_t MatmulApiTilingBase::SetSparse(bool) { return 0; }
+int32_t MatmulApiTilingBase::SetSparse(bool isSparseIn) {
+    m_sparse = isSparseIn;
+    return 0;
+}
 void MatmulApiTilingBase::SetMatmulConfigParams(int32_t, bool, ScheduleType, MatrixTraverse traverseIn,
                                                 bool) {
     if (traverseIn != MatrixTraverse::NOSET) m_traverse = traverseIn;
@@ -193,7 +196,8 @@ int64_t MatmulApiTilingBase::GetTiling(::TCubeTiling& tiling) {
 // Steps 2-4 of the rules above, on t with its shapes and single-core shapes set.
 bool MatmulApiTilingBase::compute(::TCubeTiling& t) {
     const int64_t esx2 = type_bytes_x2(m_a.type);
-    const int64_t kAlign = esx2 <= 2 ? 32 * 2 / esx2 : 16;  // C0 of 1-byte (and int4) types, else 16
+    // C0 of 1-byte (and int4) types, else 16; a 4:2 sparse B's index covers k in groups of 64.
+    const int64_t kAlign = m_sparse ? 64 : esx2 <= 2 ? 32 * 2 / esx2 : 16;
     const int64_t bias_es = m_bias.set && type_bytes_x2(m_bias.type) == 4 ? 2 : 4;
     int64_t baseM =
         m_fixM > 0 ? m_fixM : std::min<int64_t>(align(t.singleCoreM, 16), m_maxBaseM > 0 ? m_maxBaseM : 128);

@@ -7,7 +7,7 @@
 // poll_never (conformance_cube.cpp)|int4|int4_mmad (conformance_int4.cpp)|load3d_t|load3d_kalign
 // (conformance_load3d.cpp)|fixpipe_nd|unitflag|unitflag_never (conformance_fixpipe.cpp)|perchannel|flag_twice|
 // perchannel_tbuf|hf32_on|flag_flood (conformance_quant.cpp)|catlass_vec (conformance_catlass.cpp)|trans5hd
-// (conformance_trans5hd.cpp)|sparse (conformance_sparse.cpp)
+// (conformance_trans5hd.cpp)|sparse (conformance_sparse.cpp)|trig (conformance_trig.cpp)
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -473,6 +473,7 @@ int softmax_v3_family(const std::string& name);  // conformance_softmax_v3.cpp
 int norm_more_family(const std::string& name);  // conformance_norm_more.cpp
 int trans5hd_family(const std::string& name);  // conformance_trans5hd.cpp
 int sparse_family(const std::string& name);  // conformance_sparse.cpp
+int trig_family(const std::string& name);  // conformance_trig.cpp
 
 int main(int argc, char* argv[]) {
     g_family = argc > 1 ? argv[1] : "";
@@ -497,6 +498,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = norm_more_family(g_family); rc >= 0) return rc;
     if (const int rc = trans5hd_family(g_family); rc >= 0) return rc;
     if (const int rc = sparse_family(g_family); rc >= 0) return rc;
+    if (const int rc = trig_family(g_family); rc >= 0) return rc;
     const auto exp = expectations();
     if (g_family == "group") {
         float* yd = static_cast<float*>(AscendC::GmAlloc(kN * sizeof(float)));

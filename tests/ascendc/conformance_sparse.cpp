@@ -6,11 +6,18 @@
 // int32 twice (the second accumulating) and Fixpipe to GM (ND). The host takes every group's two kept positions
 // from the reference's selection table (the index pair's meaning, including the two rows that pick one element
 // twice) and compares every int32 with twice the exact sum.
+// "sparse_mm": the high-level Matmul with a SparseMatmulType B (int8, transposed: the densified n x k/2 in GM) and
+// its index (SetSparseIndex, NZ), m 32 x n 64 x k 128 on one core with base blocks 32 x 32 x 64 (two N blocks, two
+// K steps: the index's k-group and band offsets) and an int32 bias; every int32 against the exact sum.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "kernel_tiling/kernel_tiling.h"
+#include "lib/matmul_intf.h"
 #include "tikicpulib.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
 
 namespace {
 
@@ -77,7 +84,121 @@ extern "C" __global__ __aicore__ void sparse_kernel(GM_ADDR a, GM_ADDR b, GM_ADD
     AscendC::Fixpipe<int32_t, int32_t, AscendC::CFG_ROW_MAJOR>(yg, c, nd);
 }
 
+// ---- "sparse_mm": the high-level Matmul with a SparseMatmulType B ----
+namespace {
+
+constexpr uint32_t kSm = 32, kSn = 64, kSk = 128;  // two N blocks and two K steps of the tiling below
+
+int32_t bias_val(uint32_t j) { return static_cast<int32_t>(j % 7) - 3; }
+// The index pairs of the Matmul's B: no period across its k-groups and 16-column bands (so a block reading another
+// block's index fractals gets other selections).
+const Pick& pick_mm(uint32_t g, uint32_t j) { return kTable[(g * 7 + j * 13 + (g * j) % 5) % 8]; }
+
+using SparseMM = AscendC::Matmul<
+    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int8_t>,
+    AscendC::SparseMatmulType<AscendC::TPosition::GM, AscendC::TPosition::GM, CubeFormat::ND, int8_t, true>,
+    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int32_t>,
+    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, int32_t>, CFG_MDL>;
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void sparse_mm_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR idx, GM_ADDR bias, GM_ADDR y,
+                                                        GM_ADDR tilingGm) {
+    TCubeTiling t;
+    uint32_t* w = reinterpret_cast<uint32_t*>(&t);
+    for (uint32_t i = 0; i < sizeof(TCubeTiling) / 4; ++i) w[i] = reinterpret_cast<__gm__ uint32_t*>(tilingGm)[i];
+    AscendC::TPipe pipe;
+    SparseMM mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<int8_t> ag, bg;
+    AscendC::GlobalTensor<uint8_t> ig;
+    AscendC::GlobalTensor<int32_t> biasg, yg;
+    ag.SetGlobalBuffer((__gm__ int8_t*)a, kSm * kSk);
+    bg.SetGlobalBuffer((__gm__ int8_t*)b, kSn * kSk / 2);
+    ig.SetGlobalBuffer((__gm__ uint8_t*)idx, kSn * kSk / 8);
+    biasg.SetGlobalBuffer((__gm__ int32_t*)bias, kSn);
+    yg.SetGlobalBuffer((__gm__ int32_t*)y, kSm * kSn);
+    mm.SetTensorA(ag);
+    mm.SetTensorB(bg, true);
+    mm.SetSparseIndex(ig);
+    mm.SetBias(biasg);
+    mm.IterateAll(yg);
+    mm.End();
+}
+
+namespace {
+
+int sparse_mm_family() {
+    // The tiling: one core, base blocks 32 x 32 x 64 (SetSparse: baseK a multiple of 64).
+    auto* plat = platform_ascendc::PlatformAscendCManager::GetInstance();
+    matmul_tiling::MatmulApiTiling api(*plat);
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_INT8, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_INT8, true);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_INT32);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_INT32);
+    api.SetOrgShape(kSm, kSn, kSk);
+    api.SetShape(kSm, kSn, kSk);
+    api.EnableBias(true);
+    api.SetSparse(true);
+    api.SetFixSplit(32, 32, 64);
+    api.SetBufferSpace(-1, -1, -1);
+    optiling::TCubeTiling data;
+    if (api.GetTiling(data) != 0 || data.get_baseM() != 32 || data.get_baseN() != 32 || data.get_baseK() != 64 ||
+        data.get_singleCoreN() != static_cast<int32_t>(kSn) || data.get_singleCoreK() != static_cast<int32_t>(kSk)) {
+        std::printf("sparse_mm wrong: the tiling is not 32 x 32 x 64 blocks of one core's %u x %u x %u (base %d x %d x %d, "
+                    "single %d x %d x %d)\n", kSm, kSn, kSk, data.get_baseM(), data.get_baseN(), data.get_baseK(),
+                    data.get_singleCoreM(), data.get_singleCoreN(), data.get_singleCoreK());
+        return 1;
+    }
+    // The densified B (n x k/2, row-major: B transposed) and its index as NZ: (k/64, n/16, 16, 8) bytes.
+    int8_t* ad = static_cast<int8_t*>(AscendC::GmAlloc(kSm * kSk));
+    int8_t* bd = static_cast<int8_t*>(AscendC::GmAlloc(kSn * kSk / 2));
+    uint8_t* id = static_cast<uint8_t*>(AscendC::GmAlloc(kSn * kSk / 8));
+    int32_t* biasd = static_cast<int32_t*>(AscendC::GmAlloc(kSn * 4));
+    int32_t* yd = static_cast<int32_t*>(AscendC::GmAlloc(kSm * kSn * 4));
+    uint8_t* td = static_cast<uint8_t*>(AscendC::GmAlloc(data.GetDataSize()));
+    data.SaveToBuffer(td, data.GetDataSize());
+    std::memset(id, 0, kSn * kSk / 8);
+    for (uint32_t i = 0; i < kSm; ++i)
+        for (uint32_t q = 0; q < kSk; ++q) ad[i * kSk + q] = a_val(i, q);
+    for (uint32_t j = 0; j < kSn; ++j) {
+        biasd[j] = bias_val(j);
+        for (uint32_t d = 0; d < kSk / 2; ++d) {
+            bd[j * (kSk / 2) + d] = d_val(d, j);
+            const Pick& p = pick_mm(d / 2, j);
+            const uint32_t byte = ((d / 32) * (kSn / 16) + j / 16) * 128 + (j % 16) * 8 + (d % 32) / 4;
+            id[byte] = static_cast<uint8_t>(id[byte] | ((d % 2 ? p.i1 : p.i0) << (2 * (d % 4))));
+        }
+    }
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(sparse_mm_kernel, 1, (uint8_t*)ad, (uint8_t*)bd, id, (uint8_t*)biasd, (uint8_t*)yd, td);
+    int bad = -1;
+    int32_t want = 0;
+    for (uint32_t e = 0; e < kSm * kSn && bad < 0; ++e) {
+        const uint32_t i = e / kSn, j = e % kSn;
+        want = bias_val(j);
+        for (uint32_t g = 0; g < kSk / 4; ++g) {
+            const Pick& p = pick_mm(g, j);
+            want += a_val(i, 4 * g + p.x) * d_val(2 * g, j) + a_val(i, 4 * g + p.y) * d_val(2 * g + 1, j);
+        }
+        if (yd[e] != want) bad = static_cast<int>(e);
+    }
+    if (bad >= 0)
+        std::printf("sparse_mm wrong: element %d is %d, expected %d\n", bad, yd[bad], want);
+    else
+        std::printf("sparse_mm ok\n");
+    for (void* p : {static_cast<void*>(ad), static_cast<void*>(bd), static_cast<void*>(id),
+                    static_cast<void*>(biasd), static_cast<void*>(yd), static_cast<void*>(td)})
+        AscendC::GmFree(p);
+    return bad >= 0 ? 1 : 0;
+}
+
+}  // namespace
+
 int sparse_family(const std::string& name) {
+    if (name == "sparse_mm") return sparse_mm_family();
     if (name != "sparse") return -1;
     int8_t* ad = static_cast<int8_t*>(AscendC::GmAlloc(kM * kK));
     int8_t* bd = static_cast<int8_t*>(AscendC::GmAlloc(kFr * 512));

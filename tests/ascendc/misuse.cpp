@@ -1,7 +1,7 @@
 // A CPU-debug program that misuses the Ascend C API in the way its argument names, for the tests
 // of how a run ends: bad input exits 2 naming the block and the call, a flag nobody sets is a
 // deadlock (exit 4), a missing flag is a race when SFUMATO_CHECK_RACES=1 (exit 3).
-//   ascendc_misuse alloc|deque|ub|gm|gmfree|gathermask|gathermask_count|mrgsort_valid|mrgsort_repeat|
+//   ascendc_misuse alloc|deque|ub|gm|gmfree|trap|gathermask|gathermask_count|mrgsort_valid|mrgsort_repeat|
 //   mrgsort_overlap|sort32|gatherb|gatherb_range|deadlock|race|ok
 #include <cstring>
 #include <string>
@@ -50,6 +50,7 @@ extern "C" __global__ __aicore__ void misuse_kernel(GM_ADDR x, GM_ADDR y)
         AscendC::MrgSort<float>(a[overlap ? 16 : 128], src,
                                 AscendC::MrgSort4Info(len, false, valid, g_case == "mrgsort_repeat" ? 2 : 1));
     }
+    if (g_case == "trap" && AscendC::GetBlockIdx() == 2) AscendC::Trap();
     if (g_case == "sort32") {  // 5 groups of 32 need 1280 bytes of dst, a holds 1024
         AscendC::Sort32<float>(a, a, a.ReinterpretCast<uint32_t>(), 5);
     }

@@ -148,8 +148,9 @@ TEST_CASE(
 }
 TEST_CASE(
     "ascendc conformance: LoadDataWithSparse and MmadWithSparse compute the reference's 4:2 selection (two loads "
-    "with startIndex, one through SetAddr, an accumulating second Mmad)") {
+    "with startIndex, one through SetAddr, an accumulating second Mmad), and the Matmul with a SparseMatmulType B") {
     family("sparse");
+    family("sparse_mm");
 }
 TEST_CASE(
     "ascendc conformance: the vector forms catlass uses (repeat-parameter constructors, MulAddDst<T, U, isSetMask>, "
@@ -290,8 +291,10 @@ TEST_CASE(
 TEST_CASE("ascendc conformance: LayerNorm with LayerNormPara (mean and rstd) and Normalize") { family("norm_v2"); }
 TEST_CASE(
     "ascendc conformance: advanced math (Exp with Taylor terms, Log/Log2/Log10, Ceil/Floor/Trunc/Frac, Clamp, "
-    "Erf, Acosh, Power, Fmod, Axpy half to float, Xor, CumSum) in slices of the minimum sharedTmpBuffer") {
+    "Erf, Acosh, Power, Fmod, Axpy half to float, Xor, CumSum, Sin/Cos/Tan, Asin/Acos/Atan, Sinh/Cosh/Atanh/Asinh, "
+    "Sign) in slices of the minimum sharedTmpBuffer") {
     family("math");
+    family("trig");
 }
 TEST_CASE(
     "ascendc conformance: Sum, ReduceMax/Min/Mean/Sum (AR, RA), Arange, Select with a byte mask, DropOut (byte and "

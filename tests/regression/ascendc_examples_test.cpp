@@ -168,6 +168,9 @@ TEST_CASE("ascendc: misuse ends the program with the block and the call named, e
     const CliResult grange = run("gatherb_range");
     CHECK(grange.code == 2);
     CHECK_THAT(grange.output, Catch::Contains("vgatherb: offset 4096 outside span 768"));
+    const CliResult trap = run("trap");  // AscendC::Trap() on block 2
+    CHECK(trap.code == 2);
+    CHECK_THAT(trap.output, Catch::Contains("block 2 (AIV): AscendC::Trap: the kernel trapped"));
     const CliResult gmfree = run("gmfree");
     CHECK(gmfree.code == 2);
     CHECK_THAT(gmfree.output, Catch::Contains("AscendC::GmFree of a pointer GmAlloc did not return"));

@@ -281,6 +281,24 @@ TEST_CASE("aicore timing: sorts write their structures at the per-type sort rate
     CHECK(compute_timing(b, *p).occupancy == 4 * p->vec_gather_cycles_per_repeat);
 }
 
+TEST_CASE("aicore timing: vtranspose moves a 16 x 16 block of 16-bit data in two vector repeat times") {
+    Config c;
+    auto p = params(c, {});
+    isa::Instr t = isa::make_instr(Opcode::VTRANSPOSE);
+    t.dtype = isa::DType::FP16;
+    t.dst.pos = t.src0.pos = isa::Pos::UB;
+    t.dst.addr = 0x10000, t.src0.addr = 0;  // destination and source in different 64 KiB spans: no bank conflict
+    for (uint32_t r : {1u, 3u}) {
+        t.vec.repeat = static_cast<uint16_t>(r);
+        // 16 x 16 elements of 2 bytes a repeat at the vector unit's 256 bytes a repeat time (the A2 table's 128
+        // elements a cycle).
+        const ComputeTiming ct = compute_timing(t, *p);
+        CHECK(ct.ub_conflict == 0);
+        CHECK(ct.occupancy == r * (16 * 16 * 2 / 256) * p->vec_cycles_per_repeat);
+        CHECK(ct.latency == p->vec_startup);
+    }
+}
+
 TEST_CASE("aicore timing: vnchwconv moves 256 bytes per vector repeat time (1-byte types: half blocks)") {
     Config c;
     auto p = params(c, {});

@@ -182,6 +182,31 @@ TEST_CASE("ascendc buffers: LocalMemAllocator hands out aligned ranges and stops
     CHECK_THAT(err, Catch::StartsWith("block 0 (AIC): AscendC::LocalMemAllocator::Alloc: 32768 bytes do not fit in L0A"));
 }
 
+TEST_CASE("ascendc cube: InitConstValue and Fill count 512-byte fractals in L0A/L0B and 32-byte blocks in L1") {
+    KapiSink sink(sfumato::isa::CoreKind::Cube);
+    const auto [err, code] = run(sink, [] {
+        AscendC::LocalMemAllocator<AscendC::Hardware::L0A> l0a;
+        AscendC::LocalMemAllocator<AscendC::Hardware::L1> l1;
+        const AscendC::LocalTensor<half> a = l0a.Alloc<AscendC::TPosition::A2, half>(1024);
+        const AscendC::LocalTensor<half> b = l1.Alloc<AscendC::TPosition::B1, half>(1024);
+        CHECK(b.GetPosition() == AscendC::TPosition::B1);  // the position the Alloc form names
+        AscendC::InitConstValue(a, AscendC::InitConstValueParams<half>(2, 1, 1, 1));  // 2 fractals, one apart
+        AscendC::Fill(b, AscendC::InitConstValueParams<half>(2, 3, 1, 1));            // 2 x 3 blocks, one apart
+    });
+    INFO(err);
+    REQUIRE(code == 0);
+    std::vector<sfumato::isa::Instr> fills;
+    for (const auto& in : sink.instrs())
+        if (in.op == sfumato::isa::Opcode::FILL) fills.push_back(in);
+    REQUIRE(fills.size() == 2);
+    // The ISA's fill counts 32-byte blocks: a 512-byte fractal is 16 of them.
+    CHECK(fills[0].fill.repeat == 2);
+    CHECK(fills[0].fill.blk_num == 512 / 32);
+    CHECK(fills[0].fill.dst_gap == 512 / 32);
+    CHECK(fills[1].fill.blk_num == 3);
+    CHECK(fills[1].fill.dst_gap == 1);
+}
+
 TEST_CASE("ascendc host types: op::fp16_t arithmetic rounds each result to half, as the CANN library's does") {
     // catlass's 30_w8a16_matmul golden: (b + zeroPoint) * scale in fp16_t, rounded after the add as the device's
     // half Adds then Muls round.

@@ -115,7 +115,7 @@ TEST_CASE("fused BatchNorm training forward on NC1HWC0: statistics, Y and runnin
             std::mt19937 rng(5);
             std::vector<ref::HostTensor> in = {uniform(c.shape, c.t, rng, 1, 3)};  // mean far from 0
             for (int i = 0; i < 4; ++i) in.push_back(uniform({c.shape[1]}, wt, rng, i == 3 ? 0.5 : -2, 2));
-            const test::NodeSinkRun run = test::run_node_on_sinks(n, in, dev);
+            const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(n, in, dev);
             for (const auto& e : run.errors) FAIL_CHECK(e);
             CHECK(run.kernels.size() == 3);
             const auto want = reference(n, in);
@@ -177,7 +177,7 @@ TEST_CASE("fused BatchNorm training backward on NC1HWC0: the reduction's [5, C] 
         red.inputs = {c0_tensor(c.shape, c.t), c0_tensor(c.shape, c.t), make_tensor({C}, f), make_tensor({C}, f),
                       make_tensor({C}, f)};
         const std::vector<ref::HostTensor> rin = {x, dy, stats[3], stats[4], fin[1]};
-        const test::NodeSinkRun rr = test::run_node_on_sinks(red, rin, dev);
+        const sfumato::test::NodeSinkRun rr = sfumato::test::run_node_on_sinks(red, rin, dev);
         for (const auto& e : rr.errors) FAIL_CHECK(e);
         const auto want = reference(red, rin);
         // fp32 sums of fp32 products of the lanes (per tile, then pairwise), against double.
@@ -191,7 +191,7 @@ TEST_CASE("fused BatchNorm training backward on NC1HWC0: the reduction's [5, C] 
         app.op_type = "BatchNormGradApply";
         app.inputs = {c0_tensor(c.shape, c.t), c0_tensor(c.shape, c.t), make_tensor({5, C}, f)};
         const std::vector<ref::HostTensor> ain = {x, dy, want[0]};
-        const test::NodeSinkRun ra = test::run_node_on_sinks(app, ain, dev);
+        const sfumato::test::NodeSinkRun ra = sfumato::test::run_node_on_sinks(app, ain, dev);
         for (const auto& e : ra.errors) FAIL_CHECK(e);
         const auto dx = reference(app, ain);
         CHECK(make_node_op(app, dev)->outputs().at(0).format == Format::NC1HWC0);

@@ -40,7 +40,7 @@ struct ConvCase {
     bool x5 = false;  // X stored in NC1HWC0
 };
 
-test::NodeSinkRun check_case(const ConvCase& c, const std::string& arch) {
+sfumato::test::NodeSinkRun check_case(const ConvCase& c, const std::string& arch) {
     NodeDesc node;
     node.name = "conv0";
     node.op_type = c.op;
@@ -60,7 +60,7 @@ test::NodeSinkRun check_case(const ConvCase& c, const std::string& arch) {
         ref::round_to_type(h);
         in.push_back(std::move(h));
     }
-    const test::NodeSinkRun run = test::run_node_on_sinks(node, in, tiny(arch));
+    const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(node, in, tiny(arch));
     INFO(c.op << " x " << ref::shape_str(c.x) << " w " << ref::shape_str(c.w) << " " << arch);
     for (const auto& e : run.errors) FAIL_CHECK(e);
     std::vector<const ref::HostTensor*> ptrs;
@@ -167,7 +167,7 @@ TEST_CASE("conv node: each core loads a weight tile once per L1 buffer (weight-m
         INFO(arch << ": " << plan);
         REQUIRE(plan.find("2 of 2 channel blocks per L1 chunk") != std::string::npos);  // whole K in L1
         REQUIRE(plan.find("FRACTAL_Z") != std::string::npos);
-        const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
+        const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(node, in, dev);
         uint64_t lo = ~0ull, hi = 0, w_read = 0;
         for (size_t k = 0; k < run.kernels.size(); ++k)
             for (const isa::Instr& i : run.issued[k]) {
@@ -227,20 +227,20 @@ TEST_CASE("conv node: a strided ConvTranspose into NC1HWC0 runs as stride-1 phas
     odd.x = {1, 20, 3, 4}, odd.w = {20, 18, 4, 3}, odd.bias = true, odd.x5 = true;
     odd.attrs = {{"strides", ints({3, 2})}, {"pads", ints({1, 1, 2, 1})},
                  {"activation", ref::Attr::of_string("Relu")}, {"y_format", ref::Attr::of_string("NC1HWC0")}};
-    auto macs = [](const test::NodeSinkRun& run) {
+    auto macs = [](const sfumato::test::NodeSinkRun& run) {
         double n = 0;
         for (size_t k = 0; k < run.kernels.size(); ++k)
             for (const isa::Instr& i : run.issued[k])
                 if (i.op == isa::Opcode::MAD) n += double(i.mad.m) * i.mad.k * i.mad.n;
         return n;
     };
-    auto has = [](const test::NodeSinkRun& run, const std::string& k) {
+    auto has = [](const sfumato::test::NodeSinkRun& run, const std::string& k) {
         return std::find(run.kernels.begin(), run.kernels.end(), "conv0/" + k) != run.kernels.end();
     };
     const double spread_macs = 16.0 * 16 * 3 * 3 * 32 * 32;  // OH x OW x kh x kw x C x M
     for (const char* arch : {"split", "coupled"}) {
         for (const ConvCase* c : {&r3, &r1, &odd}) {
-            const test::NodeSinkRun run = check_case(*c, arch);
+            const sfumato::test::NodeSinkRun run = check_case(*c, arch);
             CHECK(has(run, "merge_phases"));
             CHECK_FALSE(has(run, "x_to_nc1hwc0"));
             CHECK_FALSE(has(run, "zero"));
@@ -249,7 +249,7 @@ TEST_CASE("conv node: a strided ConvTranspose into NC1HWC0 runs as stride-1 phas
         ConvCase spread = r3;  // ND X and Y: the spread form
         spread.x5 = false;
         spread.attrs.pop_back();
-        const test::NodeSinkRun run = check_case(spread, arch);
+        const sfumato::test::NodeSinkRun run = check_case(spread, arch);
         CHECK(has(run, "zero"));
         CHECK(macs(run) == spread_macs);
     }
@@ -266,7 +266,7 @@ TEST_CASE("conv node: a weight goes to FRACTAL_Z in whole pieces, not a pixel's 
                {"y_format", ref::Attr::of_string("NC1HWC0")}};
     for (const char* arch : {"split", "coupled"})
         for (const ConvCase* c : {&f, &t}) {
-            const test::NodeSinkRun run = check_case(*c, arch);
+            const sfumato::test::NodeSinkRun run = check_case(*c, arch);
             size_t reads = 0, writes = 0;
             for (size_t k = 0; k < run.kernels.size(); ++k) {
                 if (run.kernels[k] != "conv0/w_to_c1hwc0") continue;
@@ -375,7 +375,7 @@ TEST_CASE("conv node: tiles of several images (small outputs, long K) match the 
         c.x = {5, 1024, 3, 3}, c.w = {16, 1024, 1, 1}, c.bias = true, c.x5 = true;
         c.attrs = {{"activation", ref::Attr::of_string("Relu")},
                    {"y_format", ref::Attr::of_string("NC1HWC0")}};
-        const test::NodeSinkRun run = check_case(c, arch);
+        const sfumato::test::NodeSinkRun run = check_case(c, arch);
         // The weights' K blocks (64, and the bias's) go to L0B once per tile, not once per image.
         size_t w_loads = 0;
         for (const auto& issued : run.issued)

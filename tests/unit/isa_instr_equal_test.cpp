@@ -134,3 +134,67 @@ TEST_CASE("isa instr equality: operands, positions and the scalar by value and s
     CHECK_FALSE(n1 == p);
     CHECK(v1 == v2);
 }
+
+TEST_CASE("isa instr equality: opcode, pipe, dtype, each operand and the scalar compare, the padding and bookkeeping do not") {
+    const Instr base = vadd(VecParams{});
+    // Each header field and each operand's address and buffer alone.
+    for (int f = 0; f < 11; ++f) {
+        Instr in = base;
+        switch (f) {
+            case 0: in.op = Opcode::VSUB; break;
+            case 1: in.pipe = Pipe::MTE2; break;
+            case 2: in.dtype = DType::FP32; break;
+            case 3: in.dst.addr += 32; break;
+            case 4: in.src0.addr += 32; break;
+            case 5: in.src1.addr += 32; break;
+            case 6: in.src2.addr = 32; break;
+            case 7: in.dst.pos = Pos::L1; break;
+            case 8: in.src0.pos = Pos::L1; break;
+            case 9: in.src1.pos = Pos::L1; break;
+            case 10: in.src2.pos = Pos::L1; break;
+        }
+        CHECK_FALSE(in == base);
+        CHECK_FALSE(base == in);
+    }
+    // Issue cycle, sequence number and the bytes between the header and the operands are not compared.
+    Instr b = base;
+    b.issue_cycle = 7;
+    b.seq = 9;
+    std::memset(reinterpret_cast<unsigned char*>(&b) + 4, 0x5a, offsetof(Instr, dst) - 4);
+    CHECK(b == base);
+    // Scalars by value and sign: -0 differs from +0, any two nans are equal, a nan differs from a number.
+    Instr p = base, q = base;
+    p.scalar = 0.0;
+    q.scalar = -0.0;
+    CHECK_FALSE(p == q);
+    p.scalar = std::numeric_limits<double>::quiet_NaN();
+    q.scalar = -std::numeric_limits<double>::quiet_NaN();
+    CHECK(p == q);
+    uint64_t bits;
+    std::memcpy(&bits, &p.scalar, 8);
+    bits ^= 1;  // another payload
+    std::memcpy(&q.scalar, &bits, 8);
+    CHECK(p == q);
+    q.scalar = 1.0;
+    CHECK_FALSE(p == q);
+    p.scalar = 1.0;
+    CHECK(p == q);
+}
+
+TEST_CASE("isa make_instr: every opcode gets its default pipe and its parameters' defaults") {
+    for (int i = 0; i < static_cast<int>(Opcode::kCount); ++i) {
+        const Opcode op = static_cast<Opcode>(i);
+        const Instr in = make_instr(op);
+        CHECK(in.op == op);
+        CHECK(in.pipe == default_pipe(op));
+        CHECK(in == make_instr(op));
+        if (param_kind(op) == ParamKind::Vec) CHECK(in.vec == VecParams{});
+        if (param_kind(op) == ParamKind::Copy) CHECK(in.copy == CopyParams{});
+        if (param_kind(op) == ParamKind::Mad) CHECK(in.mad == MadParams{});
+        // Vector compute operands live in the UB; a mad's in L0C, L0A, L0B and BT.
+        if (op >= Opcode::VADD) CHECK((in.dst.pos == Pos::UB && in.src0.pos == Pos::UB && in.src1.pos == Pos::UB));
+        if (op == Opcode::MAD)
+            CHECK((in.dst.pos == Pos::L0C && in.src0.pos == Pos::L0A && in.src1.pos == Pos::L0B && in.src2.pos == Pos::BT));
+        if (op == Opcode::COPY_GM_TO_UB) CHECK((in.dst.pos == Pos::UB && in.src0.pos == Pos::GM));
+    }
+}

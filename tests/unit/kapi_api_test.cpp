@@ -463,7 +463,7 @@ TEST_CASE("kapi: each instruction of a count-form call equals one built from scr
         v.dst_blk_stride = v.src0_blk_stride = v.src1_blk_stride = 1;
         v.dst_rep_stride = dst_rep, v.src0_rep_stride = src_rep, v.src1_rep_stride = dst_rep;
         extra(v);
-        detail::vec_one(rctx, op, dt, {dst, src0, {src1, Pos::GM}, {}}, v, scalar);
+        sfumato::kernel::detail::vec_one(rctx, op, dt, {dst, src0, {src1, Pos::GM}, {}}, v, scalar);
     };
     auto conv = [](isa::VecParams& v) { v.src_dtype = DType::FP32, v.round = RoundMode::FLOOR; };
     const isa::Addr d{0, Pos::UB}, a{81920, Pos::UB};

@@ -129,7 +129,7 @@ TEST_CASE(
         node.inputs = {in_format(c.x, c.t, Format::NC1HWC0), in_format(c.w, c.t, Format::NC1HWC0),
                        make_tensor({c.w[0]}, c.t)};
         const auto in = random_inputs(node, 7);
-        const test::NodeSinkRun run = test::run_node_on_sinks(node, in, part);
+        const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(node, in, part);
         INFO("x " << ref::shape_str(c.x) << " w " << ref::shape_str(c.w));
         for (const auto& e : run.errors) FAIL_CHECK(e);
         // No layout conversion: the cube kernel alone (and the in-place Clip after it).
@@ -175,7 +175,7 @@ TEST_CASE("layout ops: TransData ND <-> NC1HWC0 on the device is exact (fp16, fp
                 node.attrs.set("dst_format", ref::Attr::of_string(src == Format::ND ? "NC1HWC0" : "ND"));
                 node.inputs = {in_format(shape, t, src)};
                 const auto in = random_inputs(node, 3);
-                const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
+                const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(node, in, dev);
                 for (const auto& e : run.errors) FAIL_CHECK(e);
                 CHECK(run.outs.at(0).data == in.at(0).data);
                 if (src == Format::ND)
@@ -238,7 +238,7 @@ TEST_CASE("layout ops: pooling, BatchNormalization, Concat, elementwise ops on N
         auto in = random_inputs(node, 11);
         if (node.op_type == "BatchNormalization")
             for (double& v : in[4].data) v = std::fabs(v) + 0.25;  // variances
-        const test::NodeSinkRun run = test::run_node_on_sinks(node, in, dev);
+        const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(node, in, dev);
         for (const auto& e : run.errors) FAIL_CHECK(e);
         const auto want = reference(node, in);
         Tolerance tol;

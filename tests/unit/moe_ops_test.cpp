@@ -78,7 +78,7 @@ std::vector<int64_t> ints(const HostTensor& t) {
 
 // Runs the node on the sinks and compares every output with the reference; "" when all match.
 std::string check(const NodeDesc& n, const std::vector<HostTensor>& in, const DeviceInfo& dev, Tolerance tol) {
-    const test::NodeSinkRun r = test::run_node_on_sinks(n, in, dev);
+    const sfumato::test::NodeSinkRun r = sfumato::test::run_node_on_sinks(n, in, dev);
     if (!r.errors.empty()) return r.errors[0];
     std::vector<const HostTensor*> p;
     for (const HostTensor& t : in) p.push_back(&t);
@@ -119,7 +119,7 @@ TEST_CASE("MoeRouter breaks a full tie to experts 0..k-1 with equal weights", "[
     n.attrs.set("top_k", ref::Attr::of_int(2));
     n.inputs = {make_tensor({3, 8}, ElemType::Float16)};
     HostTensor lg(ElemType::Float16, {3, 8});
-    const test::NodeSinkRun r = test::run_node_on_sinks(n, {lg}, tiny());
+    const sfumato::test::NodeSinkRun r = sfumato::test::run_node_on_sinks(n, {lg}, tiny());
     REQUIRE(r.errors.empty());
     CHECK(ints(r.outs[1]) == std::vector<int64_t>{0, 1, 0, 1, 0, 1});
     for (double w : r.outs[0].data) CHECK(w == 0.5);
@@ -231,7 +231,7 @@ TEST_CASE("QuantMatMul is bit-exact, including int8 extremes and an fp16 result 
                         make_tensor({M}, ElemType::Float)};
             CHECK(check(n, {a, w, ws, as}, tiny(), {0, 0}) == "");
             if (std::string(od) == "fp16") {
-                const test::NodeSinkRun r = test::run_node_on_sinks(n, {a, w, ws, as}, tiny());
+                const sfumato::test::NodeSinkRun r = sfumato::test::run_node_on_sinks(n, {a, w, ws, as}, tiny());
                 CHECK(std::isinf(r.outs[0].data[0]));
             }
         }

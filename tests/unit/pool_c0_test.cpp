@@ -58,7 +58,7 @@ TEST_CASE("MaxPool on NC1HWC0: a vmax of whole C0 rows per tap matches the refer
         ref::HostTensor x(c.t, c.shape);
         for (double& v : x.data) v = d(rng);
         ref::round_to_type(x);
-        const test::NodeSinkRun run = test::run_node_on_sinks(n, {x}, dev);
+        const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(n, {x}, dev);
         for (const auto& e : run.errors) FAIL_CHECK(e);
         CHECK(make_node_op(n, dev)->describe().find("NC1HWC0: a vmax") != std::string::npos);
         const auto want = ref::run_ref({n.name, n.op_type, n.opset, n.attrs}, {&x});
@@ -140,7 +140,7 @@ TEST_CASE("MaxPoolGrad on NC1HWC0: every maximum of a window takes its gradient,
             n.inputs.push_back(make_tensor(t->shape, c.t));
             n.inputs.back().format = Format::NC1HWC0;
         }
-        const test::NodeSinkRun run = test::run_node_on_sinks(n, {x, y, dy}, dev);
+        const sfumato::test::NodeSinkRun run = sfumato::test::run_node_on_sinks(n, {x, y, dy}, dev);
         for (const auto& e : run.errors) FAIL_CHECK(e);
         std::unique_ptr<INodeOp> op = make_node_op(n, dev);
         CHECK(op->describe().find("NC1HWC0") != std::string::npos);

@@ -21,6 +21,7 @@
 #include "sfumato_ascendc/gather.h"
 #include "sfumato_ascendc/launch.h"
 #include "sfumato_ascendc/math_adv.h"
+#include "sfumato_ascendc/math_trig.h"
 #include "sfumato_ascendc/reduce_adv.h"
 #include "sfumato_ascendc/filter_adv.h"
 #include "sfumato_ascendc/transform_adv.h"

@@ -5,6 +5,8 @@
 // cannot do (a 3D load's small-K mode, a 1-byte transpose, Fixpipe over several ND matrices)
 // stops the run naming the block, the call and the field.
 #pragma once
+#include <string>
+
 #include "runtime/kernel/api.h"
 #include "sfumato_ascendc/tensor.h"
 
@@ -140,13 +142,27 @@ void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor
     sfumato::kernel::Mmad(dst.kt(), fm.kt(), filter.kt(), bias.template ReinterpretCast<C>().kt(), k);
 }
 
+// The reference counts blockNum and dstGap in 32-byte blocks in L1 and in 512-byte fractals in L0A/L0B (catlass's
+// conv fills L0A so); the ISA's fill counts 32-byte blocks everywhere.
 template <class T>
 void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p) {
     sfumato::ascendc::enter("InitConstValue");
+    const TPosition pos = dst.GetPosition();
+    const uint32_t unit = pos == TPosition::A2 || pos == TPosition::B2 ? 16 : 1;
+    if (p.blockNum * unit > 65535u || p.dstGap * unit > 65535u)
+        sfumato::ascendc::fail("InitConstValueParams: blockNum " + std::to_string(p.blockNum) + " or dstGap " +
+                               std::to_string(p.dstGap) + " (512-byte fractals in L0A/L0B) is past the buffer");
     sfumato::kernel::InitConstValueParams k;
-    k.repeatTimes = p.repeatTimes, k.blockNum = p.blockNum, k.dstGap = p.dstGap;
+    k.repeatTimes = p.repeatTimes, k.blockNum = static_cast<uint16_t>(p.blockNum * unit),
+    k.dstGap = static_cast<uint16_t>(p.dstGap * unit);
     k.initValue = sfumato::ascendc::scalar_value<T>(p.initValue);
     sfumato::kernel::InitConstValue(dst.kt(), k);
+}
+// Fill of an L0A/L0B (or L1) tensor with InitConstValueParams: the reference's other name for InitConstValue (the
+// vendor's compatibility guide fills L0A and L0B with it on Atlas A2).
+template <class T>
+void Fill(const LocalTensor<T>& dst, const InitConstValueParams<T>& p) {
+    InitConstValue(dst, p);
 }
 
 // CO1 -> GM through the FixPipe; config CFG_ROW_MAJOR converts NZ to ND, CFG_NZ keeps NZ.

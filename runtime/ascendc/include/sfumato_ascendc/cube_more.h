@@ -37,6 +37,26 @@ struct LoadData3DParamsV2Pro {
 // The 2D load's parameters under their other spelling (the sparse load takes them).
 using LoadData2dParams = LoadData2DParams;
 
+// The reference's 2D load of Ascend 950 (LoadData with LoadData2DParamsV2: not supported on Atlas A2). Declared so
+// that programs holding an Ascend 950 path beside their A2 one compile (the vendor's compatibility-guide examples
+// keep both in one class); a call stops the run naming it.
+struct LoadData2DParamsV2 {
+    uint32_t mStartPosition = 0;
+    uint32_t kStartPosition = 0;
+    uint16_t mStep = 0;
+    uint16_t kStep = 0;
+    int32_t srcStride = 0;
+    uint16_t dstStride = 0;
+    bool ifTranspose = false;
+    uint8_t sid = 0;
+};
+template <class T>
+void LoadData(const LocalTensor<T>&, const LocalTensor<T>&, const LoadData2DParamsV2&) {
+    sfumato::ascendc::enter("LoadData");
+    sfumato::ascendc::fail("LoadData with LoadData2DParamsV2 is Ascend 950's (the reference: not supported on Atlas A2; "
+                           "use LoadData2DParams)");
+}
+
 // The FMATRIX register of the load3d that writes L0A (left) or L0B (right): the feature map's height, width and
 // padding (left, right, top, bottom), used by a LoadData whose IsResetLoad3dConfig::isSetFMatrix is false.
 inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode& fmatrixMode) {

@@ -34,6 +34,9 @@
 #ifndef unlikely
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #endif
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
 
 enum pipe_t : uint8_t {
     PIPE_S = 0,
@@ -471,6 +474,7 @@ using FixpipeParams = FixpipeParamsV220;
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 struct FixpipeConfig {
     CO2Layout format;
+    bool isToUB = false;  // the reference's: the destination is UB (the Fixpipe follows the tensor's position)
 };
 inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
 inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};

@@ -8,6 +8,23 @@
 #include "sfumato_ascendc/ge_shape.h"
 
 namespace AscendC {
+// The trigonometric APIs' configurations (math_trig.h): one algorithm is modelled whatever they name.
+enum class SinAlgo { POLYNOMIAL_APPROXIMATION = 0, RADIAN_REDUCTION };
+struct SinConfig {
+    SinAlgo algo = SinAlgo::POLYNOMIAL_APPROXIMATION;
+};
+constexpr SinConfig defaultSinConfig = {};
+enum class CosAlgo { POLYNOMIAL_APPROXIMATION = 0, RADIAN_REDUCTION };
+struct CosConfig {
+    CosAlgo algo = CosAlgo::POLYNOMIAL_APPROXIMATION;
+};
+constexpr CosConfig defaultCosConfig = {};
+enum class AtanAlgo { TAYLOR_EXPANSION = 0 };
+struct AtanConfig {
+    AtanAlgo algo = AtanAlgo::TAYLOR_EXPANSION;
+};
+constexpr AtanConfig defaultAtanConfig = {};
+
 namespace sfumato_math_host {
 // Bytes of `bufs` float-sized buffers and `masks` one-bit masks of a slice of `elems` elements.
 inline uint32_t slice_bytes(uint32_t bufs, uint32_t masks, uint64_t elems) {
@@ -46,7 +63,29 @@ SFUMATO_MATH_TMP(GetAxpyMaxMinTmpSize, 1, 0)
 SFUMATO_MATH_TMP(GetLogMaxMinTmpSize, 0, 0)
 SFUMATO_MATH_TMP(GetLog2MaxMinTmpSize, 0, 0)
 SFUMATO_MATH_TMP(GetLog10MaxMinTmpSize, 0, 0)
+// math_trig.h: the body's float buffers, and two more for a half source and result.
+SFUMATO_MATH_TMP(GetSinMaxMinTmpSize, 4 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetCosMaxMinTmpSize, 4 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetTanMaxMinTmpSize, 4 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetAtanMaxMinTmpSize, 4 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetAsinMaxMinTmpSize, 5 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetAcosMaxMinTmpSize, 5 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetSinhMaxMinTmpSize, 2 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetCoshMaxMinTmpSize, 2 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetAtanhMaxMinTmpSize, 2 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetAsinhMaxMinTmpSize, 2 + 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetSignMaxMinTmpSize, 2 * sfumato_math_host::round_bufs(typeSize), 0)
+SFUMATO_MATH_TMP(GetRoundMaxMinTmpSize, sfumato_math_host::round_bufs(typeSize), 0)
 #undef SFUMATO_MATH_TMP
+// The forms taking the configuration.
+inline void GetSinMaxMinTmpSize(const SinConfig&, const ge::Shape& srcShape, const uint32_t typeSize,
+                                const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
+    GetSinMaxMinTmpSize(srcShape, typeSize, isReuseSource, maxValue, minValue);
+}
+inline void GetCosMaxMinTmpSize(const CosConfig&, const ge::Shape& srcShape, const uint32_t typeSize,
+                                const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
+    GetCosMaxMinTmpSize(srcShape, typeSize, isReuseSource, maxValue, minValue);
+}
 
 // Power: both shapes (one may be a scalar's [1]); the larger sets the size.
 inline void GetPowerMaxMinTmpSize(const ge::Shape& srcShape1, const ge::Shape& srcShape2, const bool typeIsInt,

@@ -96,6 +96,10 @@ class Matmul {
     // int4: 64 x 64 of four), its L1 tile's K rows padded to the square's side.
     static constexpr bool kSquareB = std::is_same_v<SrcBT, int8_t> || std::is_same_v<SrcBT, int4b_t>;
     static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
+    // 4:2 sparse B (SparseMatmulType; matmul_load.h): the reference's int8 B, transposed, its index in GM.
+    static constexpr bool kSparse = sfumato::ascendc::kIsSparseB<B_TYPE>;
+    static_assert(!kSparse || (std::is_same_v<SrcBT, int8_t> && B_TYPE::isTrans),
+                  "AscendC::SparseMatmulType: B is int8_t and transposed (ISTRANS true), as the reference says");
 
 public:
     void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
@@ -161,6 +165,13 @@ public:
         if (m_client) return;
         m_b = gm, m_transB = isTransposeB, m_iter = 0;
     }
+    // The index matrix of a SparseMatmulType B: 2-bit indices four a byte, NZ (16 rows of n x 8 bytes a fractal,
+    // one per 16 x 64 of the original B; k-groups of 64 outermost over all of N's rows).
+    void SetSparseIndex(const GlobalTensor<uint8_t>& indexGlobal) {
+        static_assert(kSparse, "Matmul::SetSparseIndex needs B of SparseMatmulType");
+        if (m_client) return;
+        m_idx = indexGlobal, m_hasIdx = true;
+    }
     void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
         if (m_client) return;
         if (!m_t.isBias) sfumato::ascendc::fail("Matmul::SetBias with a tiling whose isBias is 0");
@@ -185,6 +196,7 @@ public:
     void SetUserDefInfo(const uint64_t tilingPtr) { m_userInfo = tilingPtr; }
     void SetSelfDefineData(const uint64_t dataPtr) { m_selfData = dataPtr; }
     void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}
+    void SetSubBlockIdx(uint8_t) {}  // the AIV a Matmul object serves in mix mode: one core's here
     // The GM where a mix kernel's AIC puts the blocks GetTensorC hands to an AIV's UB (the chip's path on
     // Atlas A2: L0C -> GM -> UB): the core's C, singleCoreM x singleCoreN of C's type, row-major.
     template <class T>
@@ -394,15 +406,7 @@ private:
         if (bt_bytes && !l.bt_bytes) m_pipe->InitBuffer(l.bt, l.bt_bytes = bt_bytes);
         st.mm_shared_l0 = &l;
     }
-    static TCubeTiling static_tiling() {
-        TCubeTiling t;
-        const auto& c = MM_CFG;
-#define SFUMATO_TCUBE_FIELD(name) t.name = c.name;
-        SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
-#undef SFUMATO_TCUBE_FIELD
-        t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
-        return t;
-    }
+    static TCubeTiling static_tiling() { return sfumato::ascendc::mm_static_tiling(MM_CFG); }
     // Bytes of a rows x cols tile of kBits-bit elements in fractals (rows to 16, columns to C0).
     static uint32_t tile_bytes(uint32_t rows, uint32_t cols) {
         return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, kC0) * kBits / 8;
@@ -414,10 +418,13 @@ private:
         // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
         m_biasOff = b1;
         const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
+        // A sparse B's index fractals ride after the bias (128 bytes per 16 n x 64 k).
+        m_idxOff = b1 + bias1;
+        const uint32_t idx1 = kSparse ? sfumato::ascendc::mm_ceil(bn, 16) * sfumato::ascendc::mm_ceil(bk, 64) * 128 : 0;
         const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
         const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
-        m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1);
+        m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1 + idx1);
         // CO1: the caller's L0C tensors take the blocks when C is in CO1.
         init_l0(a1, b1,
                 C_TYPE::pos == TPosition::CO1
@@ -466,7 +473,9 @@ private:
     }
     void load_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0, bool bias,
                  const LocalTensor<SrcBT>& b1) {
-        if constexpr (MM_CB::kCopyB1 != nullptr)
+        if constexpr (kSparse)
+            sfumato::ascendc::MmLoad<Matmul>::sparse_b1(*this, curN, curK, n0, k0, b1);
+        else if constexpr (MM_CB::kCopyB1 != nullptr)
             MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
                            static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
                            m_selfData);
@@ -493,7 +502,9 @@ private:
         p.m = static_cast<uint16_t>(curM == 1 ? 16 : curM);  // m = 1 is the cube's GEMV (a row vector in L0A)
         p.n = static_cast<uint16_t>(curN), p.k = static_cast<uint16_t>(curK);
         p.cmatrixInitVal = init;
-        if (bias) {
+        if constexpr (kSparse) {
+            sfumato::ascendc::MmLoad<Matmul>::sparse_mmad(*this, c, a2, b2, p, bias);
+        } else if (bias) {
             Mmad(c, a2, b2, l0().bt.template Get<L0cT>(), p);
         } else {
             Mmad(c, a2, b2, p);
@@ -573,6 +584,9 @@ private:
     sfumato::ascendc::MmL0 m_l0own;
     sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
     uint32_t m_biasOff = 0;                      // the bias row's byte offset in a B1 buffer
+    uint32_t m_idxOff = 0;                       // a sparse B's index fractals' byte offset in a B1 buffer
+    GlobalTensor<uint8_t> m_idx;                 // SetSparseIndex
+    bool m_hasIdx = false;
 };
 
 }  // namespace AscendC
@@ -583,6 +597,7 @@ inline int64_t GetBlockIdx() { return AscendC::GetBlockIdx(); }
 using AscendC::Matmul;
 using AscendC::MatmulCallBackFunc;
 using AscendC::MatmulType;
+using AscendC::SparseMatmulType;
 }  // namespace matmul
 
 #include "sfumato_ascendc/matmul_load.h"

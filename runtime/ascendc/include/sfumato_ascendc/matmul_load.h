@@ -1,13 +1,15 @@
 // Parts of the high-level Matmul (sfumato_ascendc/matmul.h, whose friend this is): a block's loads from L1 into
 // L0A (A from its L1 tile, or from the whole A in TSCM) and L0B (B transposed: its NZ fractals are ZN already;
 // int8 and int4 B not transposed: square transposes; 16-bit: each fractal transposed), and the bias row's move
-// from L1 into the bias table.
+// from L1 into the bias table; a 4:2 sparse B's moves (GM -> L1 with its index, L1 -> L0B by LoadDataWithSparse)
+// and its MmadWithSparse.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/cube_more.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_parts.h"
 #include "sfumato_ascendc/sync.h"
@@ -59,7 +61,16 @@ struct MmLoad {
         AscendC::LocalTensor<SrcBT> b1 = mm.m_qB1.template DeQue<SrcBT>();
         AscendC::LocalTensor<SrcBT> b2 = mm.l0().b2.template AllocTensor<SrcBT>();
         if (bias) bias_table(mm, b1, curN);
-        if (mm.m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
+        if constexpr (MM::kSparse) {
+            // The densified B's fractals (k-group major, n-bands inside: ZN) with their index fractals, in
+            // LoadDataWithSparse calls of at most 255 fractals, each at its fractal's place in L0B.
+            const AscendC::LocalTensor<uint8_t> idx = b1.template ReinterpretCast<uint8_t>()[mm.m_idxOff];
+            for (uint32_t f = 0, total = sfumato::ascendc::mm_ceil(curK, 64) * (nPad / 16); f < total; f += 255) {
+                AscendC::LoadData2dParams p;
+                p.startIndex = static_cast<uint16_t>(f), p.repeatTimes = static_cast<uint8_t>(std::min<uint32_t>(255, total - f));
+                AscendC::LoadDataWithSparse(b2[f * 512], b1, idx, p);
+            }
+        } else if (mm.m_transB) {  // B^T in NZ is ZN already: k-group major, n-bands inside
             for (uint32_t f = 0, total = kFrac * (nPad / 16); f < total; f += 255)
                 sfumato::ascendc::mm_load2d(b2[f * 16 * MM::kC0], b1[f * 16 * MM::kC0],
                                             std::min<uint32_t>(255, total - f), 1, false);
@@ -87,6 +98,36 @@ struct MmLoad {
         }
         mm.l0().b2.EnQue(b2);
         mm.m_qB1.FreeTensor(b1);
+    }
+    // A sparse B's block GM -> L1: the densified rows n0.. (k0 / 2 .. of rows orgKb / 2 long) as NZ, then the
+    // block's index fractals for each k-group of 64 (the NZ index: k-groups outermost, ceil(orgN / 16) bands each).
+    static void sparse_b1(MM& mm, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0,
+                          const AscendC::LocalTensor<SrcBT>& b1) {
+        if (!mm.m_transB) sfumato::ascendc::fail("Matmul: a SparseMatmulType B set with isTransposeB false (the reference: transposed only)");
+        if (!mm.m_hasIdx) sfumato::ascendc::fail("Matmul: a SparseMatmulType B without SetSparseIndex");
+        if (k0 % 64 || mm.m_orgKb % 4)
+            sfumato::ascendc::fail("Matmul: a sparse B's K (" + std::to_string(mm.m_orgKb) + ") and baseK (" +
+                                   std::to_string(mm.m_t.baseK) + ") need whole groups of 4 and 64 (SetSparse(true) "
+                                   "before GetTiling makes the tiling's baseK a multiple of 64)");
+        sfumato::ascendc::mm_nd2nz(b1, mm.m_b[n0 * (mm.m_orgKb / 2) + k0 / 2], curN, curK / 2, mm.m_orgKb / 2);
+        const uint32_t bands = sfumato::ascendc::mm_ceil(curN, 16),
+                       allBands = sfumato::ascendc::mm_ceil(mm.m_orgN, 16);
+        AscendC::DataCopyParams p;
+        p.blockCount = static_cast<uint16_t>(sfumato::ascendc::mm_ceil(curK, 64));
+        p.blockLen = static_cast<uint16_t>(bands * 4);  // 128 bytes a band: four 32-byte blocks
+        p.srcStride = static_cast<uint16_t>((allBands - bands) * 4), p.dstStride = 0;
+        AscendC::DataCopy(b1.template ReinterpretCast<uint8_t>()[mm.m_idxOff],
+                          mm.m_idx[(k0 / 64 * allBands + n0 / 16) * 128], p);
+    }
+    // MmadWithSparse of the block; a bias is C's initial value from the bias table (cmatrixSource, its address 0).
+    static void sparse_mmad(MM& mm, const AscendC::LocalTensor<L0cT>& c, const AscendC::LocalTensor<SrcAT>& a2,
+                            const AscendC::LocalTensor<SrcBT>& b2, AscendC::MmadParams p, bool bias) {
+        if (bias) {
+            if (mm.l0().bt.template Get<L0cT>().GetPhyAddr() != 0)
+                sfumato::ascendc::fail("Matmul: a sparse B's bias needs the bias table at address 0");
+            p.cmatrixSource = true, p.cmatrixInitVal = false;
+        }
+        AscendC::MmadWithSparse(c, a2, b2, p);
     }
     // L1 -> the bias table, in the MTE1 pipe before B's load: B2's EnQue flag orders it before the
     // Mmad; the table's previous reader (an earlier block's first Mmad) is waited for with an

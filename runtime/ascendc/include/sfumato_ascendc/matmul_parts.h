@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sfumato_ascendc/cube.h"
+#include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_config.h"
 #include "sfumato_ascendc/pipe.h"
@@ -25,6 +26,13 @@ struct MatmulType {
     constexpr static LayoutMode layout = LAYOUT;
     constexpr static bool ibShare = IBSHARE;
     constexpr static TPosition srcPos = SRCPOS;
+};
+// B of a 4:2 sparse Matmul (the reference's SparseMatmulType): the densified int8 B, transposed (n x k/2 in GM),
+// with its index matrix at INDEX_POSITION (SetSparseIndex).
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, class TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
 };
 
 // Callbacks replacing the Matmul's own moves: CopyA1/CopyB1 fill an L1 tile (NZ, rows padded to 16)
@@ -87,6 +95,21 @@ using std::tuple;
 #endif
 
 namespace sfumato::ascendc {
+// A constant tiling (MatmulApiStaticTiling) as the run's TCubeTiling: one core's shape.
+template <class C>
+TCubeTiling mm_static_tiling(const C& c) {
+    TCubeTiling t;
+#define SFUMATO_TCUBE_FIELD(name) t.name = c.name;
+    SFUMATO_TCUBE_TILING_FIELDS(SFUMATO_TCUBE_FIELD)
+#undef SFUMATO_TCUBE_FIELD
+    t.M = t.singleCoreM, t.N = t.singleCoreN, t.Ka = t.Kb = t.singleCoreK, t.usedCoreNum = 1;
+    return t;
+}
+// Whether a Matmul's B type is a SparseMatmulType (it has an indexPosition).
+template <class B, class = void>
+inline constexpr bool kIsSparseB = false;
+template <class B>
+inline constexpr bool kIsSparseB<B, std::void_t<decltype(B::indexPosition)>> = true;
 inline uint32_t mm_align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 inline uint32_t mm_ceil(uint32_t v, uint32_t a) { return (v + a - 1) / a; }
 // rows x cols of a row-major GM matrix (row stride ld) into L1 as NZ, rows padded to rowPad (16, or 32 and 64

@@ -11,7 +11,8 @@
 #include "sfumato_ascendc/vector.h"
 
 // printf in kernel code (plain or AscendC::printf) goes through here: inside a running block the
-// line is prefixed with "[block N] " (N = GetBlockIdx()); elsewhere it is the C library's printf.
+// line is prefixed with "[AIV Block N/M] " ("AIC" on a cube core; N = GetBlockIdx(), M = GetBlockNum()), as the
+// vendor's examples show it; elsewhere it is the C library's printf.
 extern "C++" int sfumato_ascendc_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 namespace std {
 using ::sfumato_ascendc_printf;
@@ -172,22 +173,33 @@ void kernel_log(int level, const char* fmt, ...);
         static_assert(sfumato_unsupported::always_false<SfumatoArgs...>,                                  \
                       "AscendC::" #Name " is not supported by sfumato's Ascend C layer (see runtime/ascendc/README.md)"); \
     }
-SFUMATO_ASCENDC_UNSUPPORTED(Sin)
-SFUMATO_ASCENDC_UNSUPPORTED(Cos)
 SFUMATO_ASCENDC_UNSUPPORTED(Softmax)
-SFUMATO_ASCENDC_UNSUPPORTED(Scatter)
-SFUMATO_ASCENDC_UNSUPPORTED(MrgSort4)
-SFUMATO_ASCENDC_UNSUPPORTED(RpSort16)
-SFUMATO_ASCENDC_UNSUPPORTED(ProposalConcat)
-SFUMATO_ASCENDC_UNSUPPORTED(ProposalExtract)
 SFUMATO_ASCENDC_UNSUPPORTED(LoadImageToLocal)
 SFUMATO_ASCENDC_UNSUPPORTED(Mmad_sparse)
 SFUMATO_ASCENDC_UNSUPPORTED(ShiftRight)
-SFUMATO_ASCENDC_UNSUPPORTED(Round)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataBoundary)
 SFUMATO_ASCENDC_UNSUPPORTED(SetLoadDataRepeat)
-SFUMATO_ASCENDC_UNSUPPORTED(Trap)
 #undef SFUMATO_ASCENDC_UNSUPPORTED
+// APIs the vendor says Atlas A2 does not have: the region-proposal sorts of the older chips (the reference lists
+// them as not supported there) and Scatter (its compatibility guide: no Scatter instruction on A2/A3).
+#define SFUMATO_ASCENDC_NOT_ON_A2(Name, Why)                                                                  \
+    template <class... SfumatoArgs, class... SfumatoParams>                                                  \
+    void Name(SfumatoParams&&...) {                                                                          \
+        static_assert(sfumato_unsupported::always_false<SfumatoArgs...>, "AscendC::" #Name " is not on Atlas A2 " Why); \
+    }
+SFUMATO_ASCENDC_NOT_ON_A2(MrgSort4, "(the reference: not supported there; Sort32 and MrgSort are A2's sorts)")
+SFUMATO_ASCENDC_NOT_ON_A2(RpSort16, "(the reference: not supported there; Sort32 and MrgSort are A2's sorts)")
+SFUMATO_ASCENDC_NOT_ON_A2(ProposalConcat, "(the reference: not supported there; Sort32 and MrgSort are A2's sorts)")
+SFUMATO_ASCENDC_NOT_ON_A2(ProposalExtract, "(the reference: not supported there; Sort32 and MrgSort are A2's sorts)")
+SFUMATO_ASCENDC_NOT_ON_A2(Scatter, "(the vendor's compatibility guide: no Scatter instruction on A2/A3; store the "
+                                   "elements with GetValue/SetValue)")
+#undef SFUMATO_ASCENDC_NOT_ON_A2
+
+// Trap: stops the AI Core's run (the reference: in CPU mode an assert), naming the call and the block, exit 2.
+inline void Trap() {
+    sfumato::ascendc::enter("Trap");
+    sfumato::ascendc::fail("the kernel trapped (the AI Core's run stops)");
+}
 
 // The system workspace (the high-level APIs' GM scratch): what SetSysWorkspace set for the running
 // block, else null (sfumato's Matmul needs none).

@@ -247,6 +247,14 @@ public:
             sfumato::ascendc::local_alloc(hw, (kIsInt4<T> ? (count + 1ull) / 2 : count) * static_cast<uint64_t>(sizeof(T)));
         return LocalTensor<T>(r.pos, r.addr, count);
     }
+    // The form naming the tensor's logical position (A1/B1 in L1, A2 in L0A, ...): the same range of the hardware
+    // buffer, the tensor at that position.
+    template <TPosition pos, class T, uint32_t N = 0>
+    LocalTensor<T> Alloc(uint32_t count = N) {
+        const sfumato::ascendc::LocalRange r =
+            sfumato::ascendc::local_alloc(hw, (kIsInt4<T> ? (count + 1ull) / 2 : count) * static_cast<uint64_t>(sizeof(T)));
+        return LocalTensor<T>(pos, r.addr, count);
+    }
 };
 
 }  // namespace AscendC

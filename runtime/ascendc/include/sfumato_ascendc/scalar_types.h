@@ -119,6 +119,22 @@ template <>
 struct Storage<int64_t> {
     using type = int64_t;
 };
+// The 8-bit float types the reference names (fp8_e4m3fn_t, fp8_e5m2_t, hifloat8_t): raw bytes. The
+// reference lists their conversions (Cast) for Ascend 950 only; its Atlas A2 table has none, and
+// sfumato models Atlas A2 and Atlas training chips, so a tensor of them moves its bytes (as uint8_t)
+// and a Cast to or from one fails to compile naming the type (vector.h).
+template <int Kind>
+struct Float8 {
+    uint8_t bits;
+};
+template <class T>
+inline constexpr bool kIsFloat8 = false;
+template <int Kind>
+inline constexpr bool kIsFloat8<Float8<Kind>> = true;
+template <int Kind>
+struct Storage<Float8<Kind>> {
+    using type = uint8_t;
+};
 // int4b_t (AscendC, defs.h): a byte of two elements; the kernel API's tensor counts bytes.
 template <>
 struct Storage<AscendC::int4b_t> {
@@ -140,3 +156,6 @@ double scalar_value(U v) {
 
 using half = sfumato::ascendc::Half;
 using bfloat16_t = sfumato::ascendc::BFloat16;
+using fp8_e4m3fn_t = sfumato::ascendc::Float8<0>;
+using fp8_e5m2_t = sfumato::ascendc::Float8<1>;
+using hifloat8_t = sfumato::ascendc::Float8<2>;

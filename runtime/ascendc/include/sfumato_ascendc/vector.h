@@ -206,8 +206,14 @@ void Duplicate(const LocalTensor<T>& dst, const U& scalarValue, const M& mask, u
 }
 
 // ---- conversion ----
+#define SFUMATO_ASCENDC_NO_FP8_CAST                                                                            \
+    static_assert(!sfumato::ascendc::kIsFloat8<D> && !sfumato::ascendc::kIsFloat8<S>,                          \
+                  "AscendC::Cast to or from an 8-bit float (fp8_e4m3fn_t, fp8_e5m2_t, hifloat8_t) is not on Atlas A2: " \
+                  "the reference lists these conversions for Ascend 950 only; convert in software (shifts and "    \
+                  "masks, as catlass's 29_a2_fp8_e4m3_matmul does)")
 template <class D, class S>
 void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& round, const uint32_t calCount) {
+    SFUMATO_ASCENDC_NO_FP8_CAST;
     sfumato::ascendc::enter("Cast");
     sfumato::kernel::Cast(dst.kt(), src.kt(), sfumato::ascendc::kround(round),
                           sfumato::ascendc::count_of(calCount, dst, src));
@@ -215,6 +221,7 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
 template <class D, class S, bool isSetMask = true, class M>
 void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& round, const M& mask,
           uint8_t repeatTimes, const UnaryRepeatParams& p) {
+    SFUMATO_ASCENDC_NO_FP8_CAST;
     sfumato::ascendc::enter("Cast");
     namespace sa = sfumato::ascendc;
     sfumato::isa::VecParams v = sa::vparams(repeatTimes, p);
@@ -223,6 +230,8 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
     sa::vec_issue(sfumato::isa::Opcode::VCONV, sa::dt_of<D>(), sa::dt_of<S>(), {sa::at(dst), sa::at(src), {}, {}}, v,
                   0, sa::marg(isSetMask, mask));
 }
+
+#undef SFUMATO_ASCENDC_NO_FP8_CAST
 
 // ---- compare / select (bitmasks: one bit per element, in uint8_t tensors) ----
 template <class T, class U>

@@ -198,6 +198,7 @@ protected:
     int32_t m_maxBaseM = -1, m_maxBaseN = -1, m_maxBaseK = -1;
     int32_t m_batch = 1;
     bool m_bias_on = false;
+    bool m_sparse = false;  // SetSparse(true): a 4:2 sparse B (baseK a multiple of 64)
     MatrixTraverse m_traverse = MatrixTraverse::NOSET;
     int32_t m_layout[15] = {};
     ::TCubeTiling m_out{};
