@@ -450,3 +450,27 @@ TEST_CASE("ew ops: an fp32 chain over 2-byte and fp32 operands (the BatchNorm ba
         CHECK(r.passed);
     }
 }
+
+TEST_CASE("ew ops: a tile narrower than 256 elements (five operands in a small UB) writes no further than its buffers") {
+    // The GroupNorm backward's dX chain ((g - xhat m2) - m1) inv over fp16 rows of 256 with fp32
+    // per-row vectors: in 32 KiB of UB the tile is under 256 elements, and a step that computed
+    // whole 256-element repeats wrote past its slot into the next one, which a later step read.
+    std::mt19937 rng(29);
+    const DeviceInfo dev = tiny_dev();
+    ref::Attr p;
+    p.kind = ref::Attr::Kind::Strings;
+    p.strings = {"Mul", "Sub swap=1", "Sub", "Mul"};
+    const std::vector<int64_t> rows = {2, 4, 256}, col = {2, 4, 1};
+    NodeDesc n = node("ElementwiseChain", {{rows, ElemType::Float16}, {col, ElemType::Float}, {rows, ElemType::Float16},
+                                           {col, ElemType::Float}, {col, ElemType::Float}});
+    n.attrs.set("program", p);
+    n.attrs.set("fp32", ref::Attr::of_int(1));
+    std::unique_ptr<INodeOp> keep;
+    const ew::Plan& plan = plan_of(n, dev, keep);
+    INFO(plan.prog.text() << "tile " << plan.T << (plan.chunk ? " (chunks of a row)" : " (rows)"));
+    REQUIRE(plan.T < 256);  // the case this covers
+    REQUIRE(plan.prog.slot_bits.size() >= 2);
+    const RigResult r = run_node(n, random_inputs(n, rng), dev, ew::ew_tolerance("ElementwiseChain", ElemType::Float16));
+    INFO(r.why);
+    CHECK(r.passed);
+}

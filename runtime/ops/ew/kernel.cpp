@@ -147,7 +147,10 @@ public:
     // Row mode: kk rows from r0; chunk mode: one row's chunk [c0, c0 + ww).
     void tile(uint64_t r0, uint32_t kk, uint64_t c0, uint32_t ww) {
         const Plan& p = m_p;
-        const uint64_t count = p.chunk ? up(ww, 256) : up(uint64_t{kk} * p.Lp, 256);
+        // Whole 256-element repeats where the tile's buffers hold them: every buffer holds T
+        // elements, so a tile of 64 or 128 computes T (a masked last repeat for 1-byte types)
+        // rather than write past its slots into the next buffer.
+        const uint64_t count = std::min<uint64_t>(p.chunk ? up(ww, 256) : up(uint64_t{kk} * p.Lp, 256), p.T);
         m_ctx.scalar(4);  // tile bookkeeping
         runs(r0, kk);
         kernel::LocalTensor<uint8_t> in;
