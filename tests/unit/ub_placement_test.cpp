@@ -5,6 +5,8 @@
 
 #include "kapi_sink.h"
 #include "models/aicore/core_timing.h"
+#include "runtime/ops/ew/kernel.h"
+#include "runtime/ops/ew/plan.h"
 #include "runtime/ops/llm/rope.h"
 #include "runtime/ops/llm/swiglu.h"
 #include "runtime/ops/norm/row_plan.h"
@@ -175,4 +177,80 @@ TEST_CASE("ub placement: Rope's rotation runs out of place over three bank spans
         CHECK(ub_conflict_cycles(in, cp) == 0);
     }
     CHECK(rot >= 3 * p.T);  // three per row at least
+}
+
+TEST_CASE("ub placement: elementwise programs write no slot they read, across bank spans", "[ew][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
+    REQUIRE(span == ops::norm::kBankSpan);
+    DeviceInfo dev;
+    dev.ub_bytes = 192 * 1024;
+    dev.vector_cores = 1;
+    using ref::ElemType;
+    struct Case {
+        const char* op;
+        std::vector<int64_t> b;  // second input's shape (empty: a unary op)
+        isa::DType dt;
+        ElemType elem;
+        bool apart;  // every destination apart from its sources (else: the placement's best)
+    };
+    const std::vector<int64_t> a = {64, 1024};
+    // A unary chain in fp32 between conversions, two inputs in their storage type, the same in
+    // fp32, a row broadcast (the row resident in the staging area), and the long chains of Tanh
+    // and Gelu (a select or a product a tile whose slots the placement cannot separate).
+    for (const Case& c : {Case{"Sigmoid", {}, isa::DType::FP16, ElemType::Float16, true},
+                          Case{"Add", a, isa::DType::FP16, ElemType::Float16, true},
+                          Case{"Add", a, isa::DType::BF16, ElemType::Bfloat16, true},
+                          Case{"Mul", {1, 1024}, isa::DType::FP16, ElemType::Float16, true},
+                          Case{"Tanh", {}, isa::DType::FP16, ElemType::Float16, false},
+                          Case{"Gelu", {}, isa::DType::FP16, ElemType::Float16, false}}) {
+        CAPTURE(c.op, isa::dtype_name(c.dt), c.b.size());
+        std::vector<ops::ew::EwIn> in(c.b.empty() ? 1 : 2);
+        for (ops::ew::EwIn& x : in) x.shape = a, x.storage = c.dt, x.elem = c.elem;
+        if (!c.b.empty()) in[1].shape = c.b;
+        ops::ew::Plan p = ops::ew::make_ew_plan({"n", c.op, 17, {}}, in, a, c.dt, c.elem, dev);
+        REQUIRE(p.placed);
+        if (c.apart) CHECK(p.shared_weight == 0);
+        for (size_t i = 0; i < in.size(); ++i) p.in_addr[i] = 0x100000 * (i + 1);
+        p.out_addr = 0x1000000;
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+        ops::ew::ew_kernel(sink, p);
+        REQUIRE(sink.errors().empty());
+        // Every vector instruction over the tile (operands advancing every repeat, two distinct
+        // sources) writes no address it reads, and is conflict-free when its destination lies in
+        // another span than its sources and its two sources start 256 B apart modulo 512 (in
+        // different halves of the groups). (A stride-0 constant block or x * x reads one group
+        // twice: charged by the rules, not counted here.)
+        uint64_t vec = 0;
+        for (const isa::Instr& i : sink.instrs()) {
+            if (isa::exec_pipe(i) != isa::Pipe::V || i.vec.repeat == 0 || i.op == Opcode::VDUP || i.op == Opcode::COPY_UB_TO_UB ||
+                i.dst.pos != isa::Pos::UB || i.src0.pos != isa::Pos::UB)
+                continue;
+            const isa::VecParams& v = i.vec;
+            const bool two = i.op == Opcode::VADD || i.op == Opcode::VSUB || i.op == Opcode::VMUL || i.op == Opcode::VDIV ||
+                             i.op == Opcode::VMAX || i.op == Opcode::VMIN || i.op == Opcode::VSEL || i.op == Opcode::VCMP;
+            if (v.src0_blk_stride == 0 || (two && (v.src1_blk_stride == 0 || i.src1.addr == i.src0.addr))) continue;
+            ++vec;
+            CAPTURE(isa::opcode_name(i.op), i.dst.addr, i.src0.addr, i.src1.addr, v.repeat);
+            CHECK(i.dst.addr != i.src0.addr);
+            if (two) CHECK(i.dst.addr != i.src1.addr);
+            const bool rule = i.dst.addr / span != i.src0.addr / span && (!two || (i.dst.addr / span != i.src1.addr / span &&
+                                                                                    (i.src0.addr + 512 - i.src1.addr % 512) % 512 == 256));
+            if (c.apart) CHECK(rule);
+            if (rule) CHECK(ub_conflict_cycles(i, cp) == 0);
+        }
+        // Each tile runs every such step of the program at least once.
+        uint64_t tile_steps = 0;
+        for (const ops::ew::Step& s : p.prog.steps) {
+            bool tile = s.op != Opcode::COPY_UB_TO_UB && s.a != s.b;
+            for (int r : {s.a, s.b})
+                if (r >= 0) tile = tile && p.prog.regs[static_cast<size_t>(r)].kind != ops::ew::RegKind::Block;
+            tile_steps += tile;
+        }
+        CHECK(tile_steps >= 1);
+        CHECK(vec >= tile_steps * p.R * ((static_cast<uint64_t>(p.L) + p.T - 1) / p.T) / (p.chunk ? 1 : p.k));
+    }
 }

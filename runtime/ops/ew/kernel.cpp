@@ -147,7 +147,10 @@ public:
     // Row mode: kk rows from r0; chunk mode: one row's chunk [c0, c0 + ww).
     void tile(uint64_t r0, uint32_t kk, uint64_t c0, uint32_t ww) {
         const Plan& p = m_p;
-        const uint64_t count = p.chunk ? up(ww, 256) : up(uint64_t{kk} * p.Lp, 256);
+        // Whole 256-element repeats where the tile's buffers hold them: every buffer holds T
+        // elements, so a tile of 64 or 128 computes T (a masked last repeat for 1-byte types)
+        // rather than write past its slots into the next buffer.
+        const uint64_t count = std::min<uint64_t>(p.chunk ? up(ww, 256) : up(uint64_t{kk} * p.Lp, 256), p.T);
         m_ctx.scalar(4);  // tile bookkeeping
         runs(r0, kk);
         kernel::LocalTensor<uint8_t> in;
@@ -466,12 +469,22 @@ void ew_kernel(isa::IInstrSink& sink, const Plan& p) {
     kernel::TQue<kernel::TPosition::VECIN> inq;
     kernel::TQue<kernel::TPosition::VECOUT> outq;
     kernel::TBuf<kernel::TPosition::VECCALC> calc;
-    if (p.in_bytes) pipe.InitBuffer(inq, p.nbuf, p.in_bytes);
-    pipe.InitBuffer(outq, p.nbuf, p.out_bytes);
     uint32_t cb = 0;
-    if (p.calc_bytes) {
-        pipe.InitBuffer(calc, p.calc_bytes);
-        cb = calc.Get<uint8_t>().address();
+    if (p.placed) {  // every buffer at its place in the bank spans (runtime/ops/ew/ub_layout.h)
+        cb = pipe.Reserve(kernel::TPosition::VECCALC, p.ub_reserve, "elementwise buffers");
+        if (p.in_bytes) {
+            pipe.InitBufferAt(inq, p.nbuf, p.in_bytes, cb + p.in_at[0]);
+            for (uint32_t i = 1; i < p.nbuf; ++i) pipe.SetBufferAddress(inq, i, cb + p.in_at[i]);
+        }
+        pipe.InitBufferAt(outq, p.nbuf, p.out_bytes, cb + p.out_at[0]);
+        for (uint32_t i = 1; i < p.nbuf; ++i) pipe.SetBufferAddress(outq, i, cb + p.out_at[i]);
+    } else {
+        if (p.in_bytes) pipe.InitBuffer(inq, p.nbuf, p.in_bytes);
+        pipe.InitBuffer(outq, p.nbuf, p.out_bytes);
+        if (p.calc_bytes) {
+            pipe.InitBuffer(calc, p.calc_bytes);
+            cb = calc.Get<uint8_t>().address();
+        }
     }
     Tiler t(ctx, p, cb);
     t.m_inq = &inq;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "runtime/ops/ew/ub_layout.h"
 #include "runtime/ops/node_op.h"
 #include "runtime/ref/broadcast.h"
 #include "sim/error.h"
@@ -78,43 +79,55 @@ bool lay_out(Plan& p, uint64_t ub) {
     const uint32_t rows = p.chunk ? 1 : p.k;
     const uint32_t runs = p.chunk ? 1 : std::min<uint32_t>(rows, (rows + p.run_len - 1) / p.run_len + 1);
     uint64_t in = 0, calc = 0;
+    uint32_t streams = 0;
     auto take = [](uint64_t& at, uint64_t bytes) {
         const uint64_t o = at;
         at += upto(std::max<uint64_t>(bytes, 32), 32);
         return static_cast<uint32_t>(o);
     };
+    // Tiles the program reads start at a multiple of 512 bytes (one phase of the bank groups).
+    auto tile_at = [&](uint64_t& at, uint64_t bytes) {
+        at = (at + 511) / 512 * 512;
+        return take(at, bytes);
+    };
     for (OperandPlan& o : p.in) {
         switch (o.form) {
-            case Form::Stream: o.in_off = take(in, uint64_t{T} * esz(o.storage)); break;
+            case Form::Stream:
+                // Streamed operands alternate between the halves of the bank groups (phases 0
+                // and 256): two read by one step do not read one group together.
+                in += ((streams++ % 2) * 256 + 512 - in % 512) % 512;
+                o.in_off = take(in, uint64_t{T} * esz(o.storage));
+                break;
             case Form::Col: {
                 const uint64_t vals = uint64_t{rows} * 32 + 32ull * (runs + 1) + 256;
                 o.in_off = take(in, vals);
                 const uint32_t xr = p.chunk ? T : std::max<uint32_t>(T, (rows + 8) * p.Lp);
                 if (o.xtype != o.storage) o.stage_off = take(calc, uint64_t{rows} * 32 + 32ull * (runs + 1) + 256);
-                o.x_off = take(calc, uint64_t{xr} * esz(o.xtype) + 256);
-                o.calc_off = o.xtype != o.storage ? take(calc, uint64_t{T} * esz(o.storage)) : o.x_off;
+                o.x_off = tile_at(calc, uint64_t{xr} * esz(o.xtype) + 256);
+                o.calc_off = o.xtype != o.storage ? tile_at(calc, uint64_t{T} * esz(o.storage)) : o.x_off;
                 break;
             }
             case Form::Gather:
                 // One 32-byte block per element as loaded, packed into a padded-row tile.
                 o.in_off = take(in, uint64_t{p.chunk ? T : rows * static_cast<uint32_t>(p.L)} * 32 + 256);
-                o.calc_off = take(calc, uint64_t{T} * esz(o.storage) + 256);
+                o.calc_off = tile_at(calc, uint64_t{T} * esz(o.storage) + 256);
                 break;
             case Form::Scalar:
                 o.stage_off = take(calc, 256);
                 o.calc_off = take(calc, 256);
                 break;
             case Form::Row:
-                o.calc_off = take(calc, uint64_t{p.chunk ? upto(p.L, 256) + T : T} * esz(o.storage));
+                o.calc_off = tile_at(calc, uint64_t{p.chunk ? upto(p.L, 256) + T : T} * esz(o.storage));
                 break;
             default: break;
         }
     }
-    p.slot_off.clear();
-    for (uint32_t b : p.prog.slot_bits) p.slot_off.push_back(take(calc, uint64_t{T} * b / 8));
     p.const_off.assign(p.prog.regs.size(), 0);
     for (size_t r = 0; r < p.prog.regs.size(); ++r)
         if (p.prog.regs[r].src == RegSrc::Const) p.const_off[r] = take(calc, 256);
+    p.fixed_bytes = static_cast<uint32_t>(calc);
+    p.slot_off.clear();
+    for (uint32_t b : p.prog.slot_bits) p.slot_off.push_back(take(calc, uint64_t{T} * b / 8));
     p.in_bytes = static_cast<uint32_t>(in);
     p.out_bytes = upto(uint64_t{T} * esz(p.out_storage), 32);
     if (p.out_is != 1) {  // one 32-byte block per output element, for single-element bursts
@@ -236,16 +249,30 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
     const uint32_t cores = std::max<uint32_t>(1, dev.vector_cores);
     const bool few_long_rows = p.R < cores && p.L > 512;
     bool fitted = false;
+    // The largest tile whose buffers also fit whole inside the bank spans (ub_layout.h), down to
+    // half the largest that fits at all; else that largest, laid out in sequence.
     for (int pass = 0; pass < 2 && !fitted; ++pass) {
+        uint32_t largest = 0;
         for (uint32_t T : {32768u, 24576u, 16384u, 12288u, 8192u, 6144u, 4096u, 3072u, 2048u, 1536u, 1024u, 768u, 512u, 256u, 128u, 64u}) {
+            if (largest && 2 * T < largest) break;
             p.chunk = few_long_rows || p.Lp > T;
             p.T = T;
             if (!p.chunk) p.k = T / p.Lp;
             else p.w = T;
-            if (lay_out(p, dev.ub_bytes)) {
+            if (!lay_out(p, dev.ub_bytes)) continue;
+            if (!largest) largest = T;
+            Plan q = p;
+            if (place_ub(q, dev.ub_bytes)) {
                 fitted = true;
                 break;
             }
+        }
+        if (!fitted && largest) {
+            p.T = largest;
+            p.chunk = few_long_rows || p.Lp > largest;
+            if (!p.chunk) p.k = largest / p.Lp;
+            else p.w = largest;
+            fitted = lay_out(p, dev.ub_bytes);
         }
         if (!fitted) {  // a resident row may be what does not fit: read it per tile instead
             for (OperandPlan& o : p.in)
@@ -267,6 +294,7 @@ Plan make_ew_plan(const EwNode& n, const std::vector<EwIn>& in, const std::vecto
         p.units = p.R * p.nchunks;
     }
     if (!lay_out(p, dev.ub_bytes)) fail(n, "tile layout does not fit UB");
+    place_ub(p, dev.ub_bytes);
     p.block_dim = static_cast<uint32_t>(std::min<uint64_t>(p.units, cores));
     p.per_block = (p.units + p.block_dim - 1) / p.block_dim;
     return p;

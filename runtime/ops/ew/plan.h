@@ -86,8 +86,16 @@ struct Plan {
     Program prog;
     // UB layout (bytes): input buffer, output buffer, calc area and offsets in it.
     uint32_t in_bytes = 0, out_bytes = 0, calc_bytes = 0;
+    uint32_t fixed_bytes = 0;         // the calc area's operand staging and constant blocks (slots follow)
     std::vector<uint32_t> slot_off;   // temp slots
     std::vector<uint32_t> const_off;  // per program register (constant blocks), else 0
+    // Placed for the UB bank spans (runtime/ops/ew/ub_layout.h): the kernel reserves ub_reserve
+    // bytes and puts each queue buffer at its offset; the calc offsets above then count from the
+    // reserve's base. Not placed: queues and the calc area follow each other.
+    bool placed = false;
+    uint32_t ub_reserve = 0;
+    std::vector<uint32_t> in_at, out_at;  // per queue buffer
+    uint64_t shared_weight = 0;           // step repeats whose destination shares a span with a source
     // Addresses (set before launch).
     std::vector<uint64_t> in_addr;
     uint64_t out_addr = 0;

@@ -320,18 +320,10 @@ void Builder::allocate() {
     for (size_t i = 0; i < m_p.steps.size(); ++i) {
         const Step& s = m_p.steps[i];
         RegInfo& d = m_p.regs[static_cast<size_t>(s.dst)];
-        // Sources dying here free their slots first: in-place is fine for a vector op whose
-        // operands advance alike (not for a conversion that changes the element size).
-        const bool same_size = s.op != Opcode::VCONV ||
-                               isa::dtype_size(d.dt) == isa::dtype_size(m_p.regs[static_cast<size_t>(s.a)].dt);
-        auto release = [&]() {
-            for (int r : {s.a, s.b, s.sel}) {
-                if (r < 0 || last[static_cast<size_t>(r)] != static_cast<int>(i)) continue;
-                const RegInfo& g = m_p.regs[static_cast<size_t>(r)];
-                if (g.src == RegSrc::Temp && g.slot >= 0) slot_owner[static_cast<size_t>(g.slot)] = -1;
-            }
-        };
-        if (same_size && s.op != Opcode::VCMP && s.op != Opcode::VCMPS) release();
+        // Sources dying here free their slots once the destination has one: a step never
+        // writes the slot it reads (under the 220x bank rules every repeat of an in-place
+        // instruction reads and writes one bank; docs/fidelity.md), so its destination can be
+        // placed in another bank span than its sources (runtime/ops/ew/ub_layout.h).
         if (d.src == RegSrc::Temp && d.slot < 0) {
             const uint32_t want = bits_of(d);
             for (size_t k = 0; k < slot_owner.size() && d.slot < 0; ++k)
@@ -343,7 +335,11 @@ void Builder::allocate() {
             }
             slot_owner[static_cast<size_t>(d.slot)] = s.dst;
         }
-        if (!(same_size && s.op != Opcode::VCMP && s.op != Opcode::VCMPS)) release();
+        for (int r : {s.a, s.b, s.sel}) {
+            if (r < 0 || last[static_cast<size_t>(r)] != static_cast<int>(i)) continue;
+            const RegInfo& g = m_p.regs[static_cast<size_t>(r)];
+            if (g.src == RegSrc::Temp && g.slot >= 0) slot_owner[static_cast<size_t>(g.slot)] = -1;
+        }
         // A temp never read again (dead) gives its slot back at once.
         if (d.src == RegSrc::Temp && last[static_cast<size_t>(s.dst)] < 0) slot_owner[static_cast<size_t>(d.slot)] = -1;
     }
