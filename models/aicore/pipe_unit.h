@@ -60,9 +60,9 @@ public:
     // A compute instruction (not a synchronisation, no GM transfer): its start and end are
     // arithmetic (compute_timing), the pipe starts it without sleeping until its issue cycle.
     static bool starts_arithmetically(const isa::Instr& in);
-    // Queues `in` with its pipe, sequence number and issue cycle set (the scalar unit's copy is the
-    // queue's: the only whole copy of the instruction made at issue).
-    void push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle, const Queued& q);
+    // Queues `in` with its scalar, pipe, sequence number and issue cycle set (the queue's is the
+    // only whole copy of the instruction made at issue).
+    void push(const isa::Instr& in, double scalar, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle, const Queued& q);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
     bool drained() const { return m_count == 0 && m_inflight_count == 0 && m_def_head == m_deferred.size(); }
