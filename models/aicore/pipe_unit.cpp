@@ -44,6 +44,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_depth(depth),
       m_queued(depth),
       m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
@@ -112,7 +113,7 @@ bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.
 
 void PipeUnit::push(const isa::Instr& in, double scalar, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle,
                     const Queued& q) {
-    const size_t slot = wrap(m_head + m_count, m_queue.size());
+    const size_t slot = wrap(m_head + m_count, m_depth);
     isa::Instr& e = m_queue[slot];
     e = in;
     e.scalar = scalar;
@@ -337,7 +338,7 @@ bool PipeUnit::step(Cycle now) {
         if (drained()) m_core.notify_progress();
         return false;
     }
-    if (m_inflight_count == m_inflight.size()) {
+    if (m_inflight_count == kInFlightCapacity) {
         // Full: retire half the ring at once rather than one instruction per wake-up.
         const InFlight& mid = m_inflight[(m_if_head + kInFlightCapacity / 2) & kInFlightMask];
         if (m_undone == 0) sleep_on_wake_or(now, mid.end);
@@ -350,7 +351,7 @@ bool PipeUnit::step(Cycle now) {
     auto pop = [this](Cycle at) {
         m_pop_cycle[m_head] = at.v;  // m_head is m_popped modulo the depth
         ++m_popped;
-        m_head = wrap(m_head + 1, m_queue.size());
+        m_head = wrap(m_head + 1, m_depth);
         --m_count;
         // One notification per run: a second in the same evaluation would merge with the first.
         if (m_count <= low_water() && !m_pop_notified) {
