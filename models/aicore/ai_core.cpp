@@ -280,21 +280,23 @@ void AiCore::issue(const isa::Instr& in_) {
     else if (in_.op == Opcode::WAIT_FLAG) pipe = in_.flag.dst;
     else if (in_.op == Opcode::SET_CROSS_FLAG || in_.op == Opcode::WAIT_CROSS_FLAG) pipe = in_.xflag.pipe;
     const uint32_t seq = m_seq++;
-    // Keyed on the instruction as written (equal ones get equal pipes).
-    IssueInfo info;
-    if (const IssueInfo* c = m_issued.find(in_)) {
-        info = *c;
-    } else {
+    // Keyed on the instruction as written (equal ones get equal pipes). The entry is read in place:
+    // only this core's issue changes the cache, and nothing re-enters it while the scalar thread
+    // waits below for a queue slot.
+    const auto* hit = m_issued.find(in_);
+    if (!hit) {
         isa::Instr in = in_;
         in.pipe = pipe;
         in.seq = seq;
         check_operands(in);
-        info.cost = m_p.issue_cost(in);
-        info.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
-        info.timing.energy_class = PipeUnit::energy_class(pipe, in);
-        if (info.timing.compute) info.timing.t = sfumato::compute_timing(in, m_p);
-        m_issued.put(in_, info);
+        IssueInfo fresh;
+        fresh.cost = m_p.issue_cost(in);
+        fresh.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
+        fresh.timing.energy_class = PipeUnit::energy_class(pipe, in);
+        if (fresh.timing.compute) fresh.timing.t = sfumato::compute_timing(in, m_p);
+        hit = &m_issued.put(in_, fresh);
     }
+    const IssueInfo& info = hit->value;
     const uint32_t cost = info.cost;
     if (info.timing.compute) m_ub_conflict += info.timing.t.ub_conflict;
     // The first issue of an opcode in a block runs its call site's code: fetch it.
@@ -322,7 +324,11 @@ void AiCore::issue(const isa::Instr& in_) {
         while (pu->count() > pu->low_water()) wait(pu->pop_event());
     }
     m_scalar_cycle = max(m_scalar_cycle, Cycle(pu->slot_free_cycle()));
-    pu->push(in_, pipe, seq, m_scalar_cycle.v, info.timing);
+    // The queue's copy comes from the cache's key, equal to the instruction as written: the kernel
+    // API has just written that one field by field, and a whole copy of it waited for those stores
+    // (its wide loads cannot be forwarded from narrow stores). The scalar is the one written: the
+    // equality takes any two nans as equal.
+    pu->push(hit->key, in_.scalar, pipe, seq, m_scalar_cycle.v, info.timing);
 }
 
 // An instruction of the scalar unit itself (pipe S) or a barrier of every pipe (ALL).

@@ -13,26 +13,28 @@ namespace sfumato {
 template <class V, size_t N = 16>
 class InstrCache {
 public:
-    const V* find(const isa::Instr& in) const {
+    // key: the instruction first put, equal to every one found with it (isa::operator==).
+    struct Entry {
+        isa::Instr key;
+        V value{};
+        bool valid = false;
+    };
+    const Entry* find(const isa::Instr& in) const {
         const Entry& e = m_entries[slot(in)];
-        return e.valid && e.key == in ? &e.value : nullptr;
+        return e.valid && e.key == in ? &e : nullptr;
     }
-    void put(const isa::Instr& in, const V& v) {
+    const Entry& put(const isa::Instr& in, const V& v) {
         Entry& e = m_entries[slot(in)];
         e.key = in;
         e.value = v;
         e.valid = true;
+        return e;
     }
 
 private:
     static size_t slot(const isa::Instr& in) {
         return (static_cast<size_t>(in.op) * 31 + (in.dst.addr >> 5) + (in.src0.addr >> 5) * 7 + (in.src1.addr >> 5) * 13) % N;
     }
-    struct Entry {
-        isa::Instr key;
-        V value{};
-        bool valid = false;
-    };
     std::array<Entry, N> m_entries;
 };
 

@@ -44,6 +44,7 @@ PipeUnit::PipeUnit(sc_core::sc_module_name name, AiCore& core, isa::Pipe id, uin
       m_core(core),
       m_id(id),
       m_queue(depth),
+      m_depth(depth),
       m_queued(depth),
       m_pop_cycle(depth, 0),
       m_inflight(kInFlightCapacity),
@@ -110,11 +111,12 @@ Cycle PipeUnit::now_cycle() const { return m_core.clock().ceil_cycle(now_tick())
 
 bool PipeUnit::starts_arithmetically(const isa::Instr& in) { return !is_sync(in.op) && isa::gm_bytes(in) == 0; }
 
-void PipeUnit::push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle,
+void PipeUnit::push(const isa::Instr& in, double scalar, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle,
                     const Queued& q) {
-    const size_t slot = wrap(m_head + m_count, m_queue.size());
+    const size_t slot = wrap(m_head + m_count, m_depth);
     isa::Instr& e = m_queue[slot];
     e = in;
+    e.scalar = scalar;
     e.pipe = pipe;
     e.seq = seq;
     e.issue_cycle = issue_cycle;
@@ -216,27 +218,36 @@ void PipeUnit::fire_deferred(Cycle now) {
 }
 
 void PipeUnit::retire(Cycle now) {
-    uint64_t retired = 0;
-    while (m_inflight_count > 0) {
-        InFlight& f = m_inflight[m_if_head];
+    // The pipe's counters are summed here and added once per call (nothing reads them meanwhile):
+    // a read-modify-write of each per instruction made chains through memory.
+    uint64_t retired = 0, busy = 0;
+    Cycle busy_until = m_busy_until;
+    size_t head = m_if_head;
+    InstrStats& stats = m_core.instr_stats();
+    const bool tracing = m_core.trace().on(TraceLevel::Instr);
+    while (retired < m_inflight_count) {
+        const InFlight& f = m_inflight[head];
         if (!f.done || f.end > now) break;
-        const Cycle s = max(f.start, m_busy_until);
+        const Cycle s = max(f.start, busy_until);
         if (f.end > s) {
-            m_busy += (f.end - s).v;
+            busy += (f.end - s).v;
             if (f.energy_class != 0 && m_class_busy[f.energy_class]) *m_class_busy[f.energy_class] += (f.end - s).v;
         }
-        m_busy_until = max(m_busy_until, f.end);
-        ++m_instrs;
+        busy_until = max(busy_until, f.end);
         ++retired;
-        m_core.instr_stats().record(f.op, m_id, (f.end - f.start).v);
-        if (m_core.trace().on(TraceLevel::Instr)) {
+        stats.record(f.op, m_id, (f.end - f.start).v);
+        if (tracing) {
             TraceArg a[1] = {{"seq", static_cast<int64_t>(f.seq)}};
             m_core.trace().sink()->slice(m_track, isa::opcode_name(f.op), m_core.clock().to_tick(f.start),
                                          m_core.clock().to_tick(f.end), a, 1);
         }
-        m_if_head = (m_if_head + 1) & kInFlightMask;
-        --m_inflight_count;
+        head = (head + 1) & kInFlightMask;
     }
+    m_if_head = head;
+    m_inflight_count -= retired;
+    m_busy_until = busy_until;
+    m_busy += busy;
+    m_instrs += retired;
     // Progress is a count and the time of its latest step: one note for the whole call (all at
     // this instant) instead of one per instruction.
     if (retired) note_progress(retired);
@@ -327,7 +338,7 @@ bool PipeUnit::step(Cycle now) {
         if (drained()) m_core.notify_progress();
         return false;
     }
-    if (m_inflight_count == m_inflight.size()) {
+    if (m_inflight_count == kInFlightCapacity) {
         // Full: retire half the ring at once rather than one instruction per wake-up.
         const InFlight& mid = m_inflight[(m_if_head + kInFlightCapacity / 2) & kInFlightMask];
         if (m_undone == 0) sleep_on_wake_or(now, mid.end);
@@ -340,7 +351,7 @@ bool PipeUnit::step(Cycle now) {
     auto pop = [this](Cycle at) {
         m_pop_cycle[m_head] = at.v;  // m_head is m_popped modulo the depth
         ++m_popped;
-        m_head = wrap(m_head + 1, m_queue.size());
+        m_head = wrap(m_head + 1, m_depth);
         --m_count;
         // One notification per run: a second in the same evaluation would merge with the first.
         if (m_count <= low_water() && !m_pop_notified) {

@@ -34,15 +34,15 @@ public:
              uint32_t max_outstanding, StatGroup& parent);
 
     isa::Pipe id() const { return m_id; }
-    bool full() const { return m_count == m_queue.size(); }
+    bool full() const { return m_count == m_depth; }
     size_t count() const { return m_count; }
     // The scalar unit, once blocked on a full queue, resumes when the queue is this empty.
-    size_t low_water() const { return m_queue.size() / 2; }
+    size_t low_water() const { return m_depth / 2; }
     // The cycle the next push's queue slot became free: when the instruction `depth` pushes
     // earlier left the queue (0 while fewer than depth were pushed). Valid when not full.
     uint64_t slot_free_cycle() const {
         // m_pushed modulo the depth is m_head + m_count (m_head: m_popped modulo the depth).
-        return m_pushed < m_queue.size() ? 0 : m_pop_cycle[wrap(m_head + m_count, m_queue.size())];
+        return m_pushed < m_depth ? 0 : m_pop_cycle[wrap(m_head + m_count, m_depth)];
     }
     // What the scalar unit hands over with a queued instruction: whether it is a compute
     // instruction (starts_arithmetically) and then its timing, taken from the core's per-instruction
@@ -60,9 +60,9 @@ public:
     // A compute instruction (not a synchronisation, no GM transfer): its start and end are
     // arithmetic (compute_timing), the pipe starts it without sleeping until its issue cycle.
     static bool starts_arithmetically(const isa::Instr& in);
-    // Queues `in` with its pipe, sequence number and issue cycle set (the scalar unit's copy is the
-    // queue's: the only whole copy of the instruction made at issue).
-    void push(const isa::Instr& in, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle, const Queued& q);
+    // Queues `in` with its scalar, pipe, sequence number and issue cycle set (the queue's is the
+    // only whole copy of the instruction made at issue).
+    void push(const isa::Instr& in, double scalar, isa::Pipe pipe, uint32_t seq, uint64_t issue_cycle, const Queued& q);
     sc_core::sc_event& pop_event() { return m_pop; }
     // Queue empty and nothing in flight (every started instruction has completed).
     bool drained() const { return m_count == 0 && m_inflight_count == 0 && m_def_head == m_deferred.size(); }
@@ -125,6 +125,7 @@ private:
     AiCore& m_core;
     isa::Pipe m_id;
     std::vector<isa::Instr> m_queue;
+    size_t m_depth;  // m_queue.size() (a size of 136-B elements is a multiply and shifts)
     std::vector<Queued> m_queued;  // beside m_queue, slot for slot
     size_t m_head = 0, m_count = 0;
     std::vector<uint64_t> m_pop_cycle;  // ring: the cycle each of the last `depth` instructions left the queue

@@ -42,10 +42,14 @@ public:
     // Every event id free again: a kernel body that ran to its end (its pipes destroyed, their flags
     // drained) runs again on the same core (the Ascend C layer's Matmul server, runtime/ascendc/core.cpp).
     void reset_events() { m_next_event.fill(0); }
+    // The instruction the count-form vector builders (vec_api.cpp) write before issuing it: kept
+    // from call to call, each call writes every field an instruction is compared by, and only those.
+    isa::Instr& vec_scratch() { return m_vec_scratch; }
 
 private:
     isa::IInstrSink& m_sink;
     std::array<uint8_t, isa::kNumPipes * isa::kNumPipes> m_next_event{};
+    isa::Instr m_vec_scratch;
 };
 
 }  // namespace sfumato::kernel

@@ -116,9 +116,14 @@ void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st,
     if (count == 0) return;
     const uint32_t bd = isa::dtype_bits(dt), bs = isa::dtype_bits(st);  // int4: 4 bits
     const uint32_t lanes = 2048 / std::max(bd, bs);
-    // The instruction is built once, in place; each one issued changes only its operands, repeat
-    // and mask. (Copying a parameter block written just before, as a whole, waits for its stores.)
-    isa::Instr in = isa::make_instr(op);
+    // The instruction is built once, in place, in the context's scratch instruction: every field
+    // that make_instr sets and the compare reads is written here (the operands' positions come with
+    // their addresses), so no fresh instruction is made per call; each one issued changes only its
+    // operands, repeat and mask. (Copying a parameter block written just before, as a whole, waits
+    // for its stores.)
+    isa::Instr& in = ctx.vec_scratch();
+    in.op = op;
+    in.pipe = isa::default_pipe(op);
     in.dtype = dt;
     in.scalar = scalar;
     isa::VecParams& v = in.vec;

@@ -39,6 +39,9 @@ namespace detail {
 struct VecArgs {
     isa::Addr dst, src0, src1, src2;
 };
+// The count form's default parameters (no compare mode, conversion or gather span), one object for
+// every call rather than a fresh one built on each call's stack.
+inline const isa::VecParams kVecDefaults{};
 // Count form: splits `count` lanes into instructions; operands advance by their natural step.
 void vec_count(KernelContext& ctx, isa::Opcode op, isa::DType dt, isa::DType st, const VecArgs& a,
                uint64_t count, const isa::VecParams& tmpl, double scalar);
@@ -73,7 +76,7 @@ isa::VecParams with_cmp(CmpMode c) {
 template <class T>
 void binary(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b,
             uint64_t n) {
-    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), at(b), {}}, n, {}, 0);
+    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), at(b), {}}, n, kVecDefaults, 0);
 }
 template <class T>
 void binary(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b,
@@ -83,7 +86,7 @@ void binary(isa::Opcode op, const LocalTensor<T>& d, const LocalTensor<T>& a, co
 // dst = f(src0) and dst = f(src0, scalar)
 template <class T>
 void unary(isa::Opcode op, double s, const LocalTensor<T>& d, const LocalTensor<T>& a, uint64_t n) {
-    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), {}, {}}, n, {}, s);
+    vec_count(d.ctx(), op, dt<T>(), dt<T>(), {at(d), at(a), {}, {}}, n, kVecDefaults, s);
 }
 template <class T>
 void unary(isa::Opcode op, double s, const LocalTensor<T>& d, const LocalTensor<T>& a, const VecMask& m,
@@ -253,7 +256,8 @@ template <class T>
 void Select(const LocalTensor<T>& d, const LocalTensor<uint8_t>& bits, const LocalTensor<T>& a,
             const LocalTensor<T>& b, uint64_t count) {
     detail::vec_count(d.ctx(), isa::Opcode::VSEL, detail::dt<T>(), detail::dt<T>(),
-                      {detail::at(d), detail::at(a), detail::at(b), detail::at(bits)}, count, {}, 0);
+                      {detail::at(d), detail::at(a), detail::at(b), detail::at(bits)}, count,
+                      detail::kVecDefaults, 0);
 }
 
 // ---- reductions ----

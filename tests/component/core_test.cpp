@@ -1,6 +1,8 @@
 // AI core behaviour: functional results through the pipes, deadlock reports, buffer checks.
 #include <catch2/catch.hpp>
 
+#include <bit>
+
 #include "tests/sim_harness.h"
 
 using namespace sfumato;
@@ -75,11 +77,33 @@ TEST_CASE("core: data flows GM -> UB -> vector -> GM through flags") {
         s.issue(flag(isa::Opcode::SET_FLAG, isa::Pipe::V, isa::Pipe::MTE3, 0));
         s.issue(flag(isa::Opcode::WAIT_FLAG, isa::Pipe::V, isa::Pipe::MTE3, 0));
         s.issue(store(0x2000, 0x200, 256));
+        // Two duplicates equal but for their nan's payload (the issue cache takes any two nans as
+        // equal, so the second is a hit on the first): each writes its own.
+        s.issue(flag(isa::Opcode::SET_FLAG, isa::Pipe::MTE3, isa::Pipe::V, 1));
+        for (int k = 0; k < 2; ++k) {
+            isa::Instr dup = isa::make_instr(isa::Opcode::VDUP);
+            dup.dtype = isa::DType::FP32;
+            dup.dst = {0x400, isa::Pos::UB};
+            dup.scalar = std::bit_cast<double>(k ? 0x7ffc000000000000ull : 0x7ff8000000000000ull);
+            s.issue(flag(isa::Opcode::WAIT_FLAG, isa::Pipe::MTE3, isa::Pipe::V, 1));
+            s.issue(dup);
+            s.issue(flag(isa::Opcode::SET_FLAG, isa::Pipe::V, isa::Pipe::MTE3, 1));
+            s.issue(flag(isa::Opcode::WAIT_FLAG, isa::Pipe::V, isa::Pipe::MTE3, 1));
+            s.issue(store(0x3000 + 0x100 * k, 0x400, 256));
+            s.issue(flag(isa::Opcode::SET_FLAG, isa::Pipe::MTE3, isa::Pipe::V, 1));
+        }
+        s.issue(flag(isa::Opcode::WAIT_FLAG, isa::Pipe::MTE3, isa::Pipe::V, 1));
     });
     REQUIRE(h.run({t}));
     std::vector<uint16_t> z(n);
     h.chip().gm()->read(0x2000, z.data(), n * 2);
     for (uint64_t i = 0; i < n; ++i) CHECK(isa::f16_to_f32(z[i]) == static_cast<float>(i) + 0.5f);
+    for (int k = 0; k < 2; ++k) {
+        std::vector<float> d(64);
+        h.chip().gm()->read(0x3000 + 0x100 * k, d.data(), 256);
+        const float want = std::bit_cast<float>(k ? 0x7fe00000u : 0x7fc00000u);
+        for (float v : d) CHECK(std::bit_cast<uint32_t>(v) == std::bit_cast<uint32_t>(want));
+    }
 }
 
 TEST_CASE("core: without the flag the vector unit reads stale data, as on the chip") {

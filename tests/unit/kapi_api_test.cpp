@@ -441,7 +441,8 @@ TEST_CASE("kapi: TBuf hands out a scratch range after the queues and inserts no 
 TEST_CASE("kapi: each instruction of a count-form call equals one built from scratch") {
     // vec_count builds its instruction once and changes only the operands, repeat and mask per
     // instruction: nothing of one instruction may leak into the next (the template's fields, the
-    // scalar and the tail's mask included).
+    // scalar and the tail's mask included), nor of one call into the next (every call writes the
+    // context's one scratch instruction).
     KapiSink s, ref;
     s.set_buffer(Pos::UB, 256 * 1024);
     ref.set_buffer(Pos::UB, 256 * 1024);
@@ -453,6 +454,7 @@ TEST_CASE("kapi: each instruction of a count-form call equals one built from scr
     const auto bits = ub<uint8_t>(ctx, 240 * 1024, 8192);
     const auto a16 = ub<half>(ctx, 0, 40000);
     Compares(bits, a16, half(1.5f), CmpMode::GE, lanes16 * 300);  // 255 and 45 repeats
+    Add(d16, a16, a16, lanes16 * 2);  // defaults again: no compare mode, conversion or scalar
     // An unused src1 advances by its natural step too (as it always has): `src1` bytes here.
     auto build = [&](Opcode op, DType dt, const isa::Addr& dst, const isa::Addr& src0, uint64_t src1,
                      uint16_t repeat, uint64_t mask_lo, uint64_t mask_hi, uint16_t dst_rep, uint16_t src_rep,
@@ -479,9 +481,12 @@ TEST_CASE("kapi: each instruction of a count-form call equals one built from scr
     build(Opcode::VCMPS, DType::FP16, b, d, 0, 255, ~0ull, ~0ull, 8, 8, 1.5, cmp);
     build(Opcode::VCMPS, DType::FP16, {240 * 1024 + 255 * 16, Pos::UB}, {255 * 256, Pos::UB}, 255 * 256, 45,
           ~0ull, ~0ull, 8, 8, 1.5, cmp);
+    isa::VecParams add;
+    add.repeat = 2;
+    sfumato::kernel::detail::vec_one(rctx, Opcode::VADD, DType::FP16, {d, d, d, {}}, add, 0.0);
     const auto got = s.instrs(), want = ref.instrs();
-    REQUIRE(got.size() == 5);
-    REQUIRE(want.size() == 5);
+    REQUIRE(got.size() == 6);
+    REQUIRE(want.size() == 6);
     for (size_t i = 0; i < got.size(); ++i) {
         INFO("instruction " << i);
         CHECK(got[i] == want[i]);
