@@ -9,6 +9,7 @@
 #include "runtime/ops/ew/plan.h"
 #include "runtime/ops/llm/rope.h"
 #include "runtime/ops/llm/swiglu.h"
+#include "runtime/ops/norm/reduce_kernel.h"
 #include "runtime/ops/norm/row_plan.h"
 #include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
@@ -323,5 +324,53 @@ TEST_CASE("ub placement: inference BatchNormalization applies out of place acros
         // Each tile: the application's product and sum, and for fp16 its two conversions.
         CHECK(tile >= 2);
         if (c.t == ElemType::Float16) CHECK(single >= 2);
+    }
+}
+
+TEST_CASE("ub placement: row reductions fold out of place across bank spans", "[norm][reduce][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
+    REQUIRE(span == ops::norm::kBankSpan);
+    const uint64_t ub = 192 * 1024;
+    // Sum and LogSumExp over fp16 rows of 8192 (converted into fp32, folded 128 -> 1 units), and a
+    // sum of squares over fp32 rows (the square in t folded).
+    using Op = ops::norm::ReducePlan::Op;
+    struct Case {
+        Op op;
+        ops::norm::ReducePlan::Pre pre;
+        isa::DType xt;
+    };
+    for (const Case& c : {Case{Op::Sum, ops::norm::ReducePlan::Pre::None, isa::DType::FP16},
+                          Case{Op::LogSumExp, ops::norm::ReducePlan::Pre::None, isa::DType::FP16},
+                          Case{Op::Sum, ops::norm::ReducePlan::Pre::Square, isa::DType::FP32}}) {
+        CAPTURE(static_cast<int>(c.op), isa::dtype_name(c.xt));
+        ops::norm::ReducePlan p;
+        p.op = c.op, p.pre = c.pre, p.xt = p.yt = c.xt;
+        p.outer = 64, p.len = 8192, p.inner = 1;
+        p.x = 0x100000, p.y = 0x4000000;
+        REQUIRE(ops::norm::plan_reduce(p, ub, 8));
+        REQUIRE(p.rows);
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_buffer(isa::Pos::UB, ub);
+        ops::norm::reduce_kernel(sink, p);
+        REQUIRE(sink.errors().empty());
+        // Every fold level (two sources one 256-byte unit apart) writes another bank span than it
+        // reads and is conflict-free; so is every conversion of the tile into fp32.
+        uint64_t levels = 0, convs = 0;
+        for (const isa::Instr& i : sink.instrs()) {
+            const bool level = (i.op == Opcode::VADD || i.op == Opcode::VMAX) && i.src1.addr == i.src0.addr + 256;
+            const bool conv = i.op == Opcode::VCONV && i.vec.src_dtype == c.xt && c.xt != isa::DType::FP32;
+            if (!level && !conv) continue;
+            levels += level, convs += conv;
+            CAPTURE(isa::opcode_name(i.op), i.dst.addr, i.src0.addr, i.src1.addr, i.vec.repeat);
+            CHECK(i.dst.addr / span != i.src0.addr / span);
+            CHECK(ub_conflict_cycles(i, cp) == 0);
+        }
+        // Each tile folds 128 units to one: 7 levels (twice for LogSumExp: its maximum and sum).
+        const uint64_t tiles = (64 / 8 + p.k - 1) / p.k;
+        CHECK(levels >= tiles * 7 * (c.op == Op::LogSumExp ? 2 : 1));
+        if (c.xt == isa::DType::FP16) CHECK(convs >= tiles);
     }
 }
