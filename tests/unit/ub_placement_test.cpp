@@ -9,9 +9,12 @@
 #include "runtime/ops/ew/plan.h"
 #include "runtime/ops/llm/rope.h"
 #include "runtime/ops/llm/swiglu.h"
+#include "runtime/ops/norm/reduce_kernel.h"
 #include "runtime/ops/norm/row_plan.h"
 #include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
+#include "runtime/ops/node_op.h"
+#include "runtime/ops/standalone.h"
 #include "sim/device_if.h"
 
 using namespace sfumato;
@@ -252,5 +255,122 @@ TEST_CASE("ub placement: elementwise programs write no slot they read, across ba
         }
         CHECK(tile_steps >= 1);
         CHECK(vec >= tile_steps * p.R * ((static_cast<uint64_t>(p.L) + p.T - 1) / p.T) / (p.chunk ? 1 : p.k));
+    }
+}
+
+TEST_CASE("ub placement: inference BatchNormalization applies out of place across bank spans", "[norm][batchnorm][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
+    REQUIRE(span == ops::norm::kBankSpan);
+    DeviceInfo dev;
+    dev.arch = "split";
+    dev.cube_cores = 1, dev.vector_cores = 2, dev.aiv_per_aic = 2;
+    dev.ub_bytes = 192 * 1024;
+    dev.event_ids = 8;
+    dev.vector_bytes_per_cycle = 256;
+    using ref::ElemType;
+    // Planes of 56 x 56 in fp16 (x converted into xf: xf a -> t, t + b -> xf) and fp32 (x a -> t,
+    // t + b -> the output; two rows a tile, which place), and lane vectors (x is [N, C]).
+    struct Case {
+        std::vector<int64_t> shape;
+        ElemType t;
+    };
+    for (const Case& c : {Case{{2, 16, 56, 56}, ElemType::Float16}, Case{{2, 8, 56, 56}, ElemType::Float},
+                          Case{{64, 300}, ElemType::Float16}}) {
+        CAPTURE(c.shape.size(), ref::elem_type_name(c.t));
+        ops::NodeDesc n;
+        n.name = "bn", n.op_type = "BatchNormalization", n.opset = 15;
+        n.attrs.set_owner("bn");
+        n.inputs = {ops::make_tensor(c.shape, c.t)};
+        for (int i = 0; i < 4; ++i) n.inputs.push_back(ops::make_tensor({c.shape[1]}, ElemType::Float));
+        std::unique_ptr<ops::INodeOp> op = ops::make_node_op(n, dev);
+        CAPTURE(op->describe());
+        REQUIRE(op->describe().find("placed") != std::string::npos);
+        std::vector<ops::TensorRef> ins = n.inputs, outs = op->outputs();
+        uint64_t at = 0x100000;
+        for (auto* v : {&ins, &outs})
+            for (ops::TensorRef& t : *v) t.addr = at, at += (t.storage_bytes() + 4095) / 4096 * 4096;
+        const std::vector<KernelDesc> ks = op->launches(ins, outs, at);
+        REQUIRE(ks.size() == 1);
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_block(0, ks[0].block_dim);
+        sink.set_buffer(isa::Pos::UB, dev.ub_bytes);
+        sink.set_event_ids(dev.event_ids);
+        ks[0].body(sink);
+        REQUIRE(sink.errors().empty());
+        // The tile's instructions (the conversions, and the product and sum with a per-row
+        // block or a lane vector read again every repeat) write no address they read, in another
+        // bank span than the tile they read; the conversions are conflict-free. (The coefficient
+        // block read beside the tile is charged by the rules, not counted here; the coefficients
+        // themselves, a few repeats per tile, are not checked.)
+        uint64_t tile = 0, single = 0;
+        for (const isa::Instr& i : sink.instrs()) {
+            const isa::VecParams& v = i.vec;
+            const bool two = (i.op == Opcode::VMUL || i.op == Opcode::VADD) && v.src1_rep_stride == 0;
+            if (isa::exec_pipe(i) != isa::Pipe::V || i.dst.pos != isa::Pos::UB || i.src0.pos != isa::Pos::UB ||
+                v.src0_rep_stride == 0 || (!two && i.op != Opcode::VCONV))
+                continue;
+            ++tile;
+            CAPTURE(isa::opcode_name(i.op), i.dst.addr, i.src0.addr, i.src1.addr, v.repeat);
+            CHECK(i.dst.addr != i.src0.addr);
+            CHECK(i.dst.addr / span != i.src0.addr / span);
+            if (!two) {
+                ++single;
+                CHECK(ub_conflict_cycles(i, cp) == 0);
+            }
+        }
+        // Each tile: the application's product and sum, and for fp16 its two conversions.
+        CHECK(tile >= 2);
+        if (c.t == ElemType::Float16) CHECK(single >= 2);
+    }
+}
+
+TEST_CASE("ub placement: row reductions fold out of place across bank spans", "[norm][reduce][ub_bank]") {
+    Config cfg;
+    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
+    REQUIRE(span == ops::norm::kBankSpan);
+    const uint64_t ub = 192 * 1024;
+    // Sum and LogSumExp over fp16 rows of 8192 (converted into fp32, folded 128 -> 1 units), and a
+    // sum of squares over fp32 rows (the square in t folded).
+    using Op = ops::norm::ReducePlan::Op;
+    struct Case {
+        Op op;
+        ops::norm::ReducePlan::Pre pre;
+        isa::DType xt;
+    };
+    for (const Case& c : {Case{Op::Sum, ops::norm::ReducePlan::Pre::None, isa::DType::FP16},
+                          Case{Op::LogSumExp, ops::norm::ReducePlan::Pre::None, isa::DType::FP16},
+                          Case{Op::Sum, ops::norm::ReducePlan::Pre::Square, isa::DType::FP32}}) {
+        CAPTURE(static_cast<int>(c.op), isa::dtype_name(c.xt));
+        ops::norm::ReducePlan p;
+        p.op = c.op, p.pre = c.pre, p.xt = p.yt = c.xt;
+        p.outer = 64, p.len = 8192, p.inner = 1;
+        p.x = 0x100000, p.y = 0x4000000;
+        REQUIRE(ops::norm::plan_reduce(p, ub, 8));
+        REQUIRE(p.rows);
+        kernel::test::KapiSink sink(isa::CoreKind::Vector);
+        sink.set_buffer(isa::Pos::UB, ub);
+        ops::norm::reduce_kernel(sink, p);
+        REQUIRE(sink.errors().empty());
+        // Every fold level (two sources one 256-byte unit apart) writes another bank span than it
+        // reads and is conflict-free; so is every conversion of the tile into fp32.
+        uint64_t levels = 0, convs = 0;
+        for (const isa::Instr& i : sink.instrs()) {
+            const bool level = (i.op == Opcode::VADD || i.op == Opcode::VMAX) && i.src1.addr == i.src0.addr + 256;
+            const bool conv = i.op == Opcode::VCONV && i.vec.src_dtype == c.xt && c.xt != isa::DType::FP32;
+            if (!level && !conv) continue;
+            levels += level, convs += conv;
+            CAPTURE(isa::opcode_name(i.op), i.dst.addr, i.src0.addr, i.src1.addr, i.vec.repeat);
+            CHECK(i.dst.addr / span != i.src0.addr / span);
+            CHECK(ub_conflict_cycles(i, cp) == 0);
+        }
+        // Each tile folds 128 units to one: 7 levels (twice for LogSumExp: its maximum and sum).
+        const uint64_t tiles = (64 / 8 + p.k - 1) / p.k;
+        CHECK(levels >= tiles * 7 * (c.op == Op::LogSumExp ? 2 : 1));
+        if (c.xt == isa::DType::FP16) CHECK(convs >= tiles);
     }
 }

@@ -13,10 +13,15 @@
 //   (n, C1 block) plane; the lane vectors a and b hold all C1 x C0 channels (zeros for the
 //   padding channels, which so stay zero) and a plane's rows read its block's C0 of them.
 // training_mode = 1 (batch statistics, running-stat outputs) is not supported on the device.
+// Out of place (the 220x bank rules, docs/fidelity.md): x a goes into a second fp32 buffer t and
+// t + b back into xf (2-byte x) or into the output (fp32 x), never a buffer into itself; the
+// buffers are placed in the bank spans (ub_place.h) so that each instruction writes another span
+// than it reads, else laid out one after the other.
 #include <algorithm>
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/ub_place.h"
 #include "runtime/ops/norm/vec_nest.h"
 #include "runtime/ref/axes.h"
 
@@ -44,10 +49,14 @@ struct BnPlan {
     uint64_t per_block = 1;
     uint32_t blocks = 1;
     double eps = 1e-5;
+    // Placed buffers (offsets from a reserve of the whole UB), else placed = false.
+    bool placed = false;
+    uint64_t reserve = 0, in_at[2] = {0, 0}, out_at[2] = {0, 0}, ps_at[2] = {0, 0}, xf_at = 0, t_at = 0, pvec_at = 0,
+             blocks_at = 0;
 };
 
 struct BnLayout {
-    uint64_t in, out, xf, pstage, pvec, blocks;
+    uint64_t in, out, xf, t, pstage, pvec, blocks;
 };
 BnLayout bn_layout(const BnPlan& p, uint32_t k) {
     BnLayout l{};
@@ -58,6 +67,7 @@ BnLayout bn_layout(const BnPlan& p, uint32_t k) {
     l.in = up(elems * isa::dtype_size(p.xt), kBlk) + slack;
     l.out = l.in;
     l.xf = p.xt == F32 ? 0 : elems * 4 + slack;
+    l.t = elems * 4 + slack;  // x a (out of place)
     const uint64_t plen = p.lanes ? p.lane_len : up(k, 64);  // parameter values per load
     l.pstage = 4 * up(plen * 4, kBlk);
     l.pvec = 4 * plen * 4;
@@ -66,7 +76,41 @@ BnLayout bn_layout(const BnPlan& p, uint32_t k) {
 }
 uint64_t bn_ub_bytes(const BnPlan& p, uint32_t k) {
     const BnLayout l = bn_layout(p, k);
-    return 2 * (l.in + l.out) + l.xf + (p.lanes ? 1 : 2) * l.pstage + l.pvec + l.blocks + 1024;
+    return 2 * (l.in + l.out) + l.xf + l.t + (p.lanes ? 1 : 2) * l.pstage + l.pvec + l.blocks + 1024;
+}
+
+// Places the buffers of tiles of p.k rows in a UB of ub bytes: each whole inside one bank span,
+// the conversions' and the application's destinations apart from their sources (weighted by
+// their fp32 repeats), the coefficient rows and blocks in the other half of the groups than the
+// tiles they are read beside. False: they do not all fit whole inside spans.
+bool place_bn(BnPlan& p, uint64_t ub) {
+    p.placed = false;
+    const BnLayout l = bn_layout(p, p.k);
+    enum { In0, In1, Out0, Out1, Xf, T, Ps0, Ps1, Pvec, Blocks, N };
+    std::vector<UbItem> it(N);
+    it[In0] = it[In1] = {l.in, 0};
+    it[Out0] = it[Out1] = {l.out, 0};
+    it[Xf] = {l.xf, 0};
+    it[T] = {l.t, 0};
+    it[Ps0] = {l.pstage, 0};
+    it[Ps1] = {p.lanes ? 0 : l.pstage, 0};
+    it[Pvec] = {l.pvec, 256};
+    it[Blocks] = {l.blocks, 256};
+    // 2-byte x: in -> xf, xf a -> t, t + b -> xf, xf -> out; fp32 x: in a -> t, t + b -> out.
+    const uint32_t w = 1;
+    const int x = p.xt == F32 ? -1 : Xf;
+    std::vector<UbApart> apart = {{T, Pvec, w}};
+    for (int i : {In0, In1}) apart.push_back({i, x < 0 ? T : Xf, w});
+    for (int o : {Out0, Out1}) apart.push_back({o, x < 0 ? T : Xf, w});
+    if (x >= 0) apart.push_back({Xf, T, 2 * w}), apart.push_back({Xf, Pvec, w});
+    const std::vector<uint64_t> at = place_apart(it, apart, ub, kBankSpan);
+    if (at.empty()) return false;
+    p.placed = true;
+    p.reserve = ub;
+    p.in_at[0] = at[In0], p.in_at[1] = at[In1], p.out_at[0] = at[Out0], p.out_at[1] = at[Out1];
+    p.ps_at[0] = at[Ps0], p.ps_at[1] = at[Ps1], p.xf_at = at[Xf], p.t_at = at[T];
+    p.pvec_at = at[Pvec], p.blocks_at = at[Blocks];
+    return true;
 }
 
 class BnKernel {
@@ -80,12 +124,28 @@ public:
         if (w0 >= total) return;
         const uint64_t w1 = std::min(total, w0 + p.per_block);
         const BnLayout l = bn_layout(p, p.k);
-        m_pipe.InitBuffer(m_in, 2, static_cast<uint32_t>(l.in));
-        m_pipe.InitBuffer(m_out, 2, static_cast<uint32_t>(l.out));
-        if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
-        m_pipe.InitBuffer(m_pstage, p.lanes ? 1 : 2, static_cast<uint32_t>(l.pstage));
-        m_pipe.InitBuffer(m_pvec, static_cast<uint32_t>(l.pvec));
-        if (l.blocks) m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        if (p.placed) {
+            auto u = [](uint64_t v) { return static_cast<uint32_t>(v); };
+            const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, u(p.reserve), "batchnorm buffers");
+            m_pipe.InitBufferAt(m_in, 2, u(l.in), base + u(p.in_at[0]));
+            m_pipe.SetBufferAddress(m_in, 1, base + u(p.in_at[1]));
+            m_pipe.InitBufferAt(m_out, 2, u(l.out), base + u(p.out_at[0]));
+            m_pipe.SetBufferAddress(m_out, 1, base + u(p.out_at[1]));
+            m_pipe.InitBufferAt(m_pstage, p.lanes ? 1 : 2, u(l.pstage), base + u(p.ps_at[0]));
+            if (!p.lanes) m_pipe.SetBufferAddress(m_pstage, 1, base + u(p.ps_at[1]));
+            if (l.xf) m_pipe.InitBufferAt(m_xf, u(l.xf), base + u(p.xf_at));
+            m_pipe.InitBufferAt(m_t, u(l.t), base + u(p.t_at));
+            m_pipe.InitBufferAt(m_pvec, u(l.pvec), base + u(p.pvec_at));
+            if (l.blocks) m_pipe.InitBufferAt(m_blocks, u(l.blocks), base + u(p.blocks_at));
+        } else {
+            m_pipe.InitBuffer(m_in, 2, static_cast<uint32_t>(l.in));
+            m_pipe.InitBuffer(m_out, 2, static_cast<uint32_t>(l.out));
+            if (l.xf) m_pipe.InitBuffer(m_xf, static_cast<uint32_t>(l.xf));
+            m_pipe.InitBuffer(m_t, static_cast<uint32_t>(l.t));
+            m_pipe.InitBuffer(m_pstage, p.lanes ? 1 : 2, static_cast<uint32_t>(l.pstage));
+            m_pipe.InitBuffer(m_pvec, static_cast<uint32_t>(l.pvec));
+            if (l.blocks) m_pipe.InitBuffer(m_blocks, static_cast<uint32_t>(l.blocks));
+        }
         m_plen = p.lanes ? p.lane_len : static_cast<uint32_t>(up(p.k, 64));
         if (p.lanes) {
             load_params(0, p.C);
@@ -186,21 +246,19 @@ private:
             m_in.FreeTensor(xin);
         }
         LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
-        const uint32_t ydst = p.xt == F32 ? out.address() : xf;
+        const uint32_t ydst = p.xt == F32 ? out.address() : xf, t = m_t.Get<uint8_t>().address();
         const int64_t rs = int64_t{p.cp} * 4;
         if (p.lanes) {
             const uint32_t lane0 = p.c0 ? static_cast<uint32_t>(q0 * p.cp * 4) : 0;  // the block's channels
-            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vop(pv(0) + lane0, 0, 0), 1, len,
-                 p.cp);
-            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vop(pv(1) + lane0, 0, 0), 1, len,
-                 p.cp);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(xf, 0, rs), vop(pv(0) + lane0, 0, 0), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(t, 0, rs), vop(pv(1) + lane0, 0, 0), 1, len, p.cp);
         } else {
             coefficients(len);
             const uint32_t ab = m_blocks.Get<uint8_t>().address(), bb = ab + static_cast<uint32_t>(up(p.k, 8) * kBlk);
             brcb(m_ctx, F32, ab, pv(0), len);
             brcb(m_ctx, F32, bb, pv(1), len);
-            vrun(m_ctx, Opcode::VMUL, F32, vop(xf, 0, rs), vop(xf, 0, rs), vblock(ab, 0, kBlk), 1, len, p.cp);
-            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(xf, 0, rs), vblock(bb, 0, kBlk), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VMUL, F32, vop(t, 0, rs), vop(xf, 0, rs), vblock(ab, 0, kBlk), 1, len, p.cp);
+            vrun(m_ctx, Opcode::VADD, F32, vop(ydst, 0, rs), vop(t, 0, rs), vblock(bb, 0, kBlk), 1, len, p.cp);
         }
         if (p.xt != F32) vrun(m_ctx, Opcode::VCONV, p.xt, vop(out.address()), vop(xf), {}, 1, 1, n, 0, F32);
         else m_in.FreeTensor(xin);
@@ -216,7 +274,7 @@ private:
     TPipe m_pipe;
     TQue<TPosition::VECIN> m_in, m_pstage;
     TQue<TPosition::VECOUT> m_out;
-    TBuf<TPosition::VECCALC> m_xf, m_pvec, m_blocks;
+    TBuf<TPosition::VECCALC> m_xf, m_t, m_pvec, m_blocks;
     uint32_t m_plen = 64;
 };
 
@@ -285,8 +343,9 @@ public:
         uint32_t k = 1;
         while (k < cap && bn_ub_bytes(p, k + 1) <= dev.ub_bytes) ++k;
         p.k = k;
+        place(dev.ub_bytes);
         m_form = p.seg ? "segments: " + std::to_string(p.nseg) + " of " + std::to_string(p.seg) + " elements per plane"
-                       : std::string(p.lanes ? "lanes" : "planes") + ": " + std::to_string(k) + " rows per tile";
+                       : std::string(p.lanes ? "lanes" : "planes") + ": " + std::to_string(p.k) + " rows per tile";
     }
 
     std::vector<TensorRef> outputs() const override {
@@ -308,9 +367,14 @@ public:
         uint32_t k = 1;
         while (k < cap && bn_ub_bytes(p, k + 1) <= dev.ub_bytes) ++k;
         p.k = k;
-        m_form = "NC1HWC0 lanes: " + std::to_string(k) + " pixels per tile";
+        place(dev.ub_bytes);
+        m_form = "NC1HWC0 lanes: " + std::to_string(p.k) + " pixels per tile";
     }
-    std::string describe() const override { return m_form; }
+    // The buffers placed for the tile that fits in sequence, else laid out in sequence: a
+    // smaller tile to place them would cost more per-tile work (parameter loads, coefficients)
+    // than the conflicts it saves on a kernel bound by the HBM.
+    void place(uint64_t ub) { place_bn(m_plan, ub); }
+    std::string describe() const override { return m_form + (m_plan.placed ? ", buffers placed in the bank spans" : ""); }
 
     std::vector<KernelDesc> launches(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                                      uint64_t) const override {

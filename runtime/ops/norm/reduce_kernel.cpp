@@ -6,6 +6,7 @@
 
 #include "runtime/kernel/api.h"
 #include "runtime/ops/norm/common.h"
+#include "runtime/ops/norm/reduce_layout.h"
 #include "runtime/ops/norm/vec_nest.h"
 
 namespace sfumato::ops::norm {
@@ -41,54 +42,6 @@ double neutral(const ReducePlan& p) {
     }
 }
 
-bool is_arg(const ReducePlan& p) { return p.op == ReducePlan::Op::ArgMax || p.op == ReducePlan::Op::ArgMin; }
-
-struct RLayout {
-    uint64_t in, out, xf, t, scr, acc, e, vals, blocks, cmp, pblk, iota, sent, bits;
-};
-
-RLayout rlayout(const ReducePlan& p) {
-    RLayout l{};
-    const uint64_t ex = isa::dtype_size(p.xt), ey = isa::dtype_size(p.yt);
-    const bool cast = p.xt != p.ct, pre = p.pre != ReducePlan::Pre::None, lse = p.op == ReducePlan::Op::LogSumExp;
-    if (p.rows) {
-        const uint64_t elems = uint64_t{p.k} * p.cp, keep = cdiv(p.cp / 64, 2);
-        l.in = staggered(elems * ex);
-        l.out = staggered(up(p.k, 64) * std::max<uint64_t>(ey, 4));
-        l.xf = cast ? staggered(elems * 4) : 0;
-        l.t = pre || lse ? staggered(elems * 4) : 0;
-        l.scr = staggered(uint64_t{p.k} * keep * 256);
-        l.acc = p.nch > 1 ? staggered(uint64_t{p.k} * 256) : 0;
-        l.e = lse ? staggered(uint64_t{p.k} * 256) : 0;
-        l.vals = 2 * up(p.k, 64) * 4;
-        l.blocks = up(p.k, 8) * kBlk;
-        if (p.op == ReducePlan::Op::Prod) {
-            l.cmp = up(uint64_t{p.k} * 32, 256);
-            l.pblk = staggered(uint64_t{p.k} * 256);
-        }
-        if (is_arg(p)) {
-            l.t = staggered(elems * 4);
-            l.e = staggered(uint64_t{p.k} * 256);
-            l.iota = staggered(uint64_t{p.cp} * 4);
-        }
-    } else {
-        const uint64_t elems = uint64_t{p.g} * p.rc * p.icp, keep = cdiv(p.rc, 2);
-        l.in = staggered(elems * ex);
-        l.out = staggered(uint64_t{p.g} * p.icp * std::max<uint64_t>(ey, 4));
-        l.xf = cast ? staggered(elems * 4) : 0;
-        l.t = pre || lse ? staggered(elems * 4) : 0;
-        l.scr = staggered(uint64_t{p.g} * keep * p.icp * 4);
-        l.acc = p.rc < p.len ? staggered(uint64_t{p.icp} * 4) : 0;
-        l.e = lse ? staggered(uint64_t{p.g} * p.icp * 4) : 0;
-        if (is_arg(p)) {
-            l.t = staggered(elems * 4);
-            l.iota = staggered(up(p.len, 64) * 4 + up(p.len, 8) * kBlk);  // positions, then one block each
-        }
-    }
-    if (is_arg(p)) l.sent = 256, l.bits = kBitsScratch;
-    return l;
-}
-
 }  // namespace
 
 uint64_t ReducePlan::items() const {
@@ -104,6 +57,7 @@ uint64_t reduce_ub_bytes(const ReducePlan& p) {
 bool plan_reduce(ReducePlan& p, uint64_t ub, uint32_t cores) {
     const bool lse = p.op == ReducePlan::Op::LogSumExp;
     p.buffers = 2;
+    p.ub = ub;
     if (p.inner == 1) {
         p.rows = true;
         p.k = 1, p.nch = 1;
@@ -193,14 +147,31 @@ public:
         if (i0 >= items) return;
         const uint64_t i1 = std::min(items, i0 + p.per_block);
         const RLayout l = rlayout(p);
-        m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
-        m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
-        auto buf = [&](TBuf<TPosition::VECCALC>& b, uint64_t bytes) {
-            if (bytes) m_pipe.InitBuffer(b, static_cast<uint32_t>(bytes));
-        };
-        buf(m_xf, l.xf), buf(m_t, l.t), buf(m_scr, l.scr), buf(m_acc, l.acc), buf(m_e, l.e), buf(m_vals, l.vals);
-        buf(m_blocks, l.blocks), buf(m_cmp, l.cmp), buf(m_pblk, l.pblk), buf(m_iota, l.iota), buf(m_sent, l.sent);
-        buf(m_bits, l.bits);
+        const RPlace pl = place_reduce(p, l);
+        if (pl.placed) {
+            auto u = [](uint64_t v) { return static_cast<uint32_t>(v); };
+            const uint32_t base = m_pipe.Reserve(TPosition::VECCALC, u(p.ub), "reduce buffers");
+            auto sb = [&](uint64_t v) { return v ? v - pl.stagger : 0; };  // the placed size
+            m_pipe.InitBufferAt(m_in, 2, u(sb(l.in)), base + u(pl.in[0]));
+            m_pipe.SetBufferAddress(m_in, 1, base + u(pl.in[1]));
+            m_pipe.InitBufferAt(m_out, 2, u(sb(l.out)), base + u(pl.out[0]));
+            m_pipe.SetBufferAddress(m_out, 1, base + u(pl.out[1]));
+            auto at = [&](TBuf<TPosition::VECCALC>& b, uint64_t bytes, uint64_t off) {
+                if (bytes) m_pipe.InitBufferAt(b, u(bytes), base + u(off));
+            };
+            at(m_xf, sb(l.xf), pl.xf), at(m_t, sb(l.t), pl.t), at(m_scr, sb(l.scr), pl.scr), at(m_acc, sb(l.acc), pl.acc);
+            at(m_e, sb(l.e), pl.e), at(m_vals, l.vals, pl.vals), at(m_blocks, l.blocks, pl.blocks);
+            at(m_cmp, l.cmp, pl.cmp), at(m_pblk, sb(l.pblk), pl.pblk);
+        } else {
+            m_pipe.InitBuffer(m_in, p.buffers, static_cast<uint32_t>(l.in));
+            m_pipe.InitBuffer(m_out, p.buffers, static_cast<uint32_t>(l.out));
+            auto buf = [&](TBuf<TPosition::VECCALC>& b, uint64_t bytes) {
+                if (bytes) m_pipe.InitBuffer(b, static_cast<uint32_t>(bytes));
+            };
+            buf(m_xf, l.xf), buf(m_t, l.t), buf(m_scr, l.scr), buf(m_acc, l.acc), buf(m_e, l.e), buf(m_vals, l.vals);
+            buf(m_blocks, l.blocks), buf(m_cmp, l.cmp), buf(m_pblk, l.pblk), buf(m_iota, l.iota), buf(m_sent, l.sent);
+            buf(m_bits, l.bits);
+        }
         if (is_arg(p)) arg_setup();
         if (p.rows) {
             for (uint64_t o = i0; o < i1;) {
@@ -318,17 +289,18 @@ private:
         const uint32_t scr = a(m_scr);
         uint32_t unit = scr;  // where each row's 64-lane result ends up
         int64_t unit_gs = gs;
+        LocalTensor<uint8_t> held;  // the input buffer, when x is it (freed once nothing reads it)
         for (uint64_t c = 0; c < p.nch; ++c) {
             const uint64_t c0 = c * p.cp, cl = std::min<uint64_t>(p.cp, p.len - c0);
-            LocalTensor<uint8_t> held;
             uint32_t x = load(o0 * p.len + c0, len, cl, p.len, p.cp, held);
             const uint64_t units = cdiv(cl, 64);
             const uint32_t valid = static_cast<uint32_t>(cl % 64);
             const uint32_t last = x + static_cast<uint32_t>((units - 1) * 256);
             if (p.op == ReducePlan::Op::LogSumExp) {
                 if (valid) fill_tail(m_ctx, p.ct, last, len, rs, valid, -kInf);
-                fold_rows(Opcode::VMAX, x, len, units, rs, scr, gs);
-                lane_reduce(m_ctx, Opcode::VRED_MAX, p.ct, units == 1 ? x : scr, vals(0), len, units == 1 ? rs : gs, 64);
+                // x is read again below: the maximum's fold alternates with t (free until then).
+                const Folded m = fold_rows(Opcode::VMAX, x, len, units, rs, scr, gs, a(m_t));
+                lane_reduce(m_ctx, Opcode::VRED_MAX, p.ct, m.addr, vals(0), len, m.gs, 64);
                 brcb(m_ctx, p.ct, a(m_blocks), vals(0), len);
                 expand_blocks(m_ctx, p.ct, a(m_e), a(m_blocks), len);
                 vrun(m_ctx, Opcode::VSUB, p.ct, vop(a(m_t), 0, rs), vop(x, 0, rs), vrow(a(m_e), 0, 256), 1, len,
@@ -339,30 +311,31 @@ private:
                 if (valid) fill_tail(m_ctx, p.ct, x + static_cast<uint32_t>((units - 1) * 256), len, rs, valid, neutral(p));
             }
             const Opcode op = p.op == ReducePlan::Op::LogSumExp ? Opcode::VADD : fold_op(p);
-            if (units == 1) {
-                unit = x, unit_gs = rs;
-            } else {
-                fold_rows(op, x, len, units, rs, scr, gs);
-                unit = scr, unit_gs = gs;
-            }
+            const Folded r = fold_rows(op, x, len, units, rs, scr, gs, x);  // x is not read again
+            unit = r.addr, unit_gs = r.gs;
             if (p.nch > 1) {
                 if (c == 0) vrun(m_ctx, Opcode::VMULS, p.ct, vop(a(m_acc), 0, 256), vop(unit, 0, unit_gs), {}, 1, len, 64, 1.0);
                 else vrun(m_ctx, op, p.ct, vop(a(m_acc), 0, 256), vop(a(m_acc), 0, 256), vop(unit, 0, unit_gs), 1, len, 64);
             }
-            if (held.GetSize()) m_in.FreeTensor(held);
+            if (held.GetSize() && p.nch > 1) m_in.FreeTensor(held);
             if (c + 1 < p.nch) m_ctx.scalar(2);
         }
         if (p.nch > 1) unit = a(m_acc), unit_gs = 256;
         const uint32_t res = vals(1);
         finish_rows(unit, unit_gs, len, res);
+        if (held.GetSize() && p.nch == 1) m_in.FreeTensor(held);
         post(res, 1, 0, len, vals(0), 0);
         store(o0, 1, len, len, static_cast<uint32_t>(up(len, 64)), res, 0);
     }
 
-    // Folds `units` 64-lane units of each of len rows (stride rs) into scr (stride gs).
-    void fold_rows(Opcode op, uint32_t x, uint32_t len, uint64_t units, int64_t rs, uint32_t scr, int64_t gs) {
-        if (units == 1) return;
-        fold(m_ctx, op, m_p.ct, x, scr, len, rs, gs, units, 256, 64);
+    // Folds `units` 64-lane units of each of len rows (stride rs) to one unit a row: the levels
+    // alternate between scr (stride gs) and alt (stride rs, a tile like x) when they lie in
+    // different bank spans (fold_alt), else fold in scr. Returns where the units are.
+    Folded fold_rows(Opcode op, uint32_t x, uint32_t len, uint64_t units, int64_t rs, uint32_t scr, int64_t gs,
+                     uint32_t alt) {
+        if (units == 1) return {x, rs};
+        return fold_alt(m_ctx, op, m_p.ct, x, scr, len, rs, gs, units, 256, 64, alt, rs, uint64_t{len} * rs,
+                        uint64_t{len} * gs);
     }
 
     void col_tile(uint64_t it) {
@@ -376,11 +349,11 @@ private:
         const Opcode op = p.op == ReducePlan::Op::LogSumExp ? Opcode::VADD : fold_op(p);
         uint32_t res = scr;
         int64_t res_gs = 0;
+        LocalTensor<uint8_t> held;  // the input buffer, when x is it (freed once nothing reads it)
         for (uint64_t r0 = 0; r0 < p.len; r0 += p.rc) {
             const uint64_t rc = std::min(p.rc, p.len - r0);
             const int64_t gs = rs * static_cast<int64_t>(rc), sgs = rs * static_cast<int64_t>(cdiv(rc, 2));
             const uint32_t rows = static_cast<uint32_t>(g * rc);
-            LocalTensor<uint8_t> held;
             // g slices (each len x inner) of rc rows: bursts of ic elements, inner apart; slices
             // are consecutive when the rows are whole (rc == len).
             uint32_t x = load(o0 * p.len * p.inner + r0 * p.inner + i0, rows, ic, p.inner, p.icp, held);
@@ -394,18 +367,21 @@ private:
             } else {
                 x = pre(x, n);
             }
-            fold(m_ctx, op, p.ct, x, scr, g, gs, sgs, rc, rs, p.icp);
-            res_gs = sgs;
+            // x is not read again: the levels alternate between scr and x (fold_alt).
+            const Folded f = fold_alt(m_ctx, op, p.ct, x, scr, g, gs, sgs, rc, rs, p.icp, x, gs, uint64_t{g} * gs,
+                                      uint64_t{g} * sgs);
+            res = f.addr, res_gs = f.gs;
             if (p.rc < p.len) {
-                if (r0 == 0) vrun(m_ctx, Opcode::VMULS, p.ct, vop(a(m_acc)), vop(scr), {}, 1, 1, p.icp, 1.0);
-                else vrun(m_ctx, op, p.ct, vop(a(m_acc)), vop(a(m_acc)), vop(scr), 1, 1, p.icp);
+                if (r0 == 0) vrun(m_ctx, Opcode::VMULS, p.ct, vop(a(m_acc)), vop(f.addr), {}, 1, 1, p.icp, 1.0);
+                else vrun(m_ctx, op, p.ct, vop(a(m_acc)), vop(a(m_acc)), vop(f.addr), 1, 1, p.icp);
                 res = a(m_acc), res_gs = rs;
+                if (held.GetSize()) m_in.FreeTensor(held);
             }
-            if (held.GetSize()) m_in.FreeTensor(held);
         }
         // LSE keeps the maxima in e (one row per group, stride rs); results in res (stride res_gs).
         post(res, g, res_gs, p.icp, a(m_e), rs);
         store(o0 * p.inner + i0, g, ic, p.inner, p.icp, res, res_gs);
+        if (held.GetSize() && p.rc >= p.len) m_in.FreeTensor(held);
     }
 
     // Positions as fp32 (rows form: 0..cp-1 along a row; columns form: one 32-byte block per

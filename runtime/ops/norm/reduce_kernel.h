@@ -45,6 +45,7 @@ struct ReducePlan {
     uint64_t per_block = 1;
     uint32_t blocks = 1;
     uint32_t buffers = 2;
+    uint64_t ub = 0;  // UB bytes (plan_reduce): the kernel places its buffers in them (reduce_layout.h)
     uint64_t items() const;
 };
 
