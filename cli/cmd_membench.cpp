@@ -150,6 +150,7 @@ int membench(const std::vector<std::string>& args) {
     j["mode"] = common.mode;
     j["config"] = cfg.sources();
     j["config_hash"] = cfg.hash();
+    j["mem_service"] = mem_service_name(chip);
     j["pattern"] = pattern;
     j["op"] = op;
     j["cores"] = spec.cores;

@@ -441,6 +441,7 @@ nlohmann::json Session::base_summary() const {
             {"mode", m_opts.mode},
             {"config", cfg.empty() ? "defaults" : cfg},
             {"chip", m_chip_params->name.get()},
+            {"mem_service", mem_service_name(*m_chip_params)},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_total_cycles},
             {"total_time_us", m_chip_params->clock().to_us(m_total_cycles)},

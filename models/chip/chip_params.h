@@ -62,6 +62,11 @@ struct ChipPeaks {
     double device_mem_max_gbps;
 };
 ChipPeaks chip_peaks(const ChipParams& p);
+// How the memory serves requests, for summaries (every figure names it): "exact" or "bulk"
+// (chip.mem.service of the detailed model), or "simple" (chip.mem.model = simple).
+inline const char* mem_service_name(const ChipParams& p) {
+    return !p.detailed_mem() ? "simple" : p.mem.bulk ? "bulk" : "exact";
+}
 // What a chip built from `p` reports through IDevice::info(): sizes, core counts, the clock and
 // the peaks (per core cycle). Plain C++, so host-side code and tests see the same figures
 // without building a model.

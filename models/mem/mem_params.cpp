@@ -50,6 +50,11 @@ MemSysParams read_memsys_params(const ParamScope& chip) {
         Param<double>(hs, "frontend_latency_ns", 0.0, "ns", "controller + PHY pipeline added to every HBM access", {0.0, 1e6}).get() * 1000.0);
     p.trace_window_ps = static_cast<uint64_t>(
         Param<double>(hs, "trace_window_ns", 1000.0, "ns", "window of the bandwidth counters in traces", {1.0, 1e9}).get() * 1000.0);
+    p.bulk = ChoiceParam(chip.sub("mem"), "service", "exact",
+                         "how the detailed memory system serves requests: exact (each line's steps as events) or bulk "
+                         "(approximate and faster: a request served at once from the same parameters, docs/speed.md)",
+                         {"exact", "bulk"})
+                 .get() == "bulk";
     return p;
 }
 

@@ -35,6 +35,9 @@ struct MemSysParams {
     NocParams noc;
     uint64_t frontend_ps = 0;      // controller + PHY pipeline per HBM access
     uint64_t trace_window_ps = 0;  // window of the trace bandwidth counters
+    // chip.mem.service: exact (every step of a request an event, memory_system.h) or bulk (an
+    // approximation: each request served at once from the same parameters, memory_system_bulk.cpp).
+    bool bulk = false;
 };
 // Reads chip.hbm.*, chip.l2.*, chip.noc.* (ConfigError names a bad key).
 MemSysParams read_memsys_params(const ParamScope& chip);

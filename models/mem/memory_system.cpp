@@ -90,6 +90,15 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     }
     for (size_t i = 0; i < m_req.size(); ++i)
         m_req[i] = std::make_unique<ReqStats>(&m_l2_stats, requester_name(static_cast<Requester>(i)));
+    m_bulk = p.bulk;
+    if (m_bulk) {
+        m_bulk_mshr.assign(m_l2.g.slices, std::vector<BulkMshr>(m_l2.mshrs));
+        m_bulk_wr.resize(pcs);
+        m_bulk_gm.resize(ports);
+        m_bulk_ch.reserve(pcs);
+        for (uint32_t i = 0; i < pcs; ++i) m_bulk_ch.emplace_back(m_hbm, uint64_t(i) * m_hbm.t.refi / pcs);
+        for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
+    }
     add_stat_formulas();
     SC_METHOD(process);
     sensitive << m_wake_ev;
@@ -186,9 +195,23 @@ void MemorySystem::process() {
                 m_in_runahead_cb = false;
                 break;
             }
+            case Ev::BulkDrained:
+                m_wb_pending = 0;
+                m_wb_drained.notify(sc_core::SC_ZERO_TIME);
+                break;
         }
     }
-    if (m_runahead_staged) flush_runahead();
+    if (m_runahead_staged) {
+        flush_runahead();
+        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
+        // are counted below).
+        if (m_bulk) next = m_events.next_tick();
+    }
+    // The bulk service's waiting write-backs go out once nothing else is on its way (a
+    // controller writes while no read waits), each at its own arrival time.
+    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
+        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
+            if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
     m_in_process = false;
     m_scheduled = std::min(next, m_arrivals.top_tick());
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
@@ -200,6 +223,12 @@ void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
         throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    // The bulk service looks the tags up when the request is handed over (at the end of its
+    // instant): start bringing the first line's set into the host cache now.
+    if (m_bulk) {
+        const uint64_t line = line_of(r.addr);
+        m_slices[slice_of(line)].tags->prefetch(line);
+    }
     // The run-ahead client submits from its callbacks, timed at the callback's tick: process()
     // hands them over when it moves past that tick.
     if (m_in_runahead_cb) {
@@ -227,6 +256,10 @@ void MemorySystem::enter_l2(uint32_t slice, uint64_t tick, MemRequest& r) {
 }
 
 void MemorySystem::accept(MemRequest& r) {
+    if (m_bulk) {
+        bulk_accept(r);
+        return;
+    }
     const uint32_t line = m_l2.g.line_bytes;
     if ((r.addr & (line - 1)) + r.bytes <= line) {  // line: a power of two
         submit_line(r);

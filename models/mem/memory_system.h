@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "models/mem/arrival_queues.h"
+#include "models/mem/bulk_channel.h"
 #include "models/mem/event_wheel.h"
 #include "models/mem/fast_div.h"
 #include "models/mem/hbm_channel.h"
@@ -104,6 +105,8 @@ public:
     // Off: every part of a request spanning several L2 lines waits for its SystemC time, as a
     // client's completion does (the reference the run-ahead parts must equal; for tests).
     void set_parts_run_ahead(bool on) { m_parts_run_ahead = on; }
+    // chip.mem.service = bulk (memory_system_bulk.cpp): each request served at once.
+    bool bulk() const { return m_bulk; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
 
@@ -113,7 +116,8 @@ private:
     // run-ahead client) does not. PartDone completes one line of a request spanning several:
     // only the last of them to complete calls the client (it waits for its tick); the others
     // just count down, so they run early like internal events.
-    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone };
+    // BulkDrained: the bulk service's flush write-backs have all been written.
+    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -209,6 +213,42 @@ private:
     static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
     void add_stat_formulas();
+
+    // The bulk service (chip.mem.service = bulk, memory_system_bulk.cpp). A request is served
+    // whole when accepted: each of its lines takes the core port, the NoC, its slice's port and
+    // tags (looked up and updated now, in acceptance order), an MSHR (the earliest free of its
+    // slice) and on a miss its HBM pseudo-channel (HbmChannel::serve, in acceptance order) and
+    // the core's GM port, each a "free at" time; the request completes with its last line, one
+    // event. Dirty victims wait per channel and are written in a batch of write_high (or when
+    // the memory goes idle); an access whose victim finds write_queue_depth writes ahead of it
+    // waits until the oldest of them has left the queue.
+    struct BulkMshr {
+        uint64_t line = kNoLine;
+        uint64_t ready = 0;  // the fill's data in the slice
+    };
+    struct BulkWrites {
+        std::vector<HbmReq> waiting;  // dirty victims not yet given to the channel, in order
+        std::vector<uint64_t> left;   // ring: when each of the last write_queue_depth writes left the queue
+        uint64_t count = 0;           // write-backs so far
+    };
+    void bulk_accept(MemRequest& r);
+    // One line of a request, reaching its slice at `at`; returns when its data is back (a read)
+    // or it is done (a write).
+    uint64_t bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at);
+    // Queues a dirty victim's write-back at `t`; returns the earliest time the access that evicted
+    // it may go on (room in the write queue).
+    uint64_t bulk_write_back(const L2Tags::Victim& v, uint64_t t);
+    // Serves the waiting write-backs of channel `pc` (each at its own arrival or later); returns
+    // the end of the last.
+    uint64_t bulk_drain(uint32_t pc);
+    uint64_t bulk_hbm(HbmReq& h, uint64_t t);
+    bool m_bulk = false;
+    uint64_t m_bulk_waiting = 0;  // write-backs waiting over all channels
+    std::vector<std::vector<BulkMshr>> m_bulk_mshr;  // per slice
+    std::vector<BulkWrites> m_bulk_wr;               // per channel
+    std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
+    std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)
+    uint64_t m_bulk_now = 0;                         // the tick of the request being served
     // A replayed line access: the line (bit 63: a write) and its sector mask.
     struct ReplayLine {
         uint64_t line_w = 0, mask = 0;

@@ -117,6 +117,8 @@ uint64_t MemorySystem::unwritten_bytes() const {
         n += m_channels[pc].queued_write_bytes();
         for (const HbmReq* w = m_wb_wait[pc].head; w; w = w->next) n += w->bytes;
     }
+    for (const BulkWrites& w : m_bulk_wr)
+        for (const HbmReq& h : w.waiting) n += h.bytes;
     return n;
 }
 

@@ -245,6 +245,21 @@ void MemorySystem::flush_l2() {
             throw ModelError(name(), "L2 flush while misses are outstanding (flush an idle device)");
     const uint64_t t = now_tick().v;
     ++m_flushes;
+    if (m_bulk) {  // every write-back goes out now; one event when the last is written
+        for (Slice& s : m_slices)
+            m_flushed_lines += s.tags->invalidate_all(
+                [&](uint64_t line, uint64_t dirty) { bulk_write_back(L2Tags::Victim{line, dirty, true}, t); });
+        uint64_t end = 0;
+        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
+            if (!m_bulk_wr[pc].waiting.empty()) end = std::max(end, bulk_drain(pc));
+        if (end) {
+            m_wb_pending = 1;
+            push(std::max(end, t) + m_frontend_ps, Ev::BulkDrained, nullptr);
+        } else {
+            m_wb_drained.notify(sc_core::SC_ZERO_TIME);
+        }
+        return;
+    }
     for (Slice& s : m_slices) {
         m_flushed_lines += s.tags->invalidate_all([&](uint64_t line, uint64_t dirty) {
             write_back(L2Tags::Victim{line, dirty, true}, t, nullptr, kWaitNone);

@@ -36,8 +36,13 @@ void MemorySystem::add_stat_formulas() {
 
 HbmChannelStats MemorySystem::hbm_totals() const {
     HbmChannelStats t;
-    for (const auto& c : m_channels) {
-        const auto& s = c.stats();
+    std::vector<HbmChannelStats> per;
+    per.reserve(m_channels.size());
+    if (m_bulk)
+        for (const auto& c : m_bulk_ch) per.push_back(c.stats());
+    else
+        for (const auto& c : m_channels) per.push_back(c.stats());
+    for (const auto& s : per) {
         t.reads += s.reads;
         t.writes += s.writes;
         t.bytes_read += s.bytes_read;

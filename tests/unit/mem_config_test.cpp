@@ -69,7 +69,8 @@ TEST_CASE("mem config: the CLI exits 2 on a bad memory config and names the key"
                              "/configs/tiny.ini --bytes 64K --out /tmp/sfumato_mem_config_test";
     const std::pair<const char*, const char*> cases[] = {{"chip.hbm.bus_width_bits=0", "chip.hbm.bus_width_bits"},
                                                          {"chip.hbm.rows=4096", "chip.hbm.address_layout"},
-                                                         {"chip.l2.line_bytes=96", "chip.l2.line_bytes"}};
+                                                         {"chip.l2.line_bytes=96", "chip.l2.line_bytes"},
+                                                         {"chip.mem.service=fast", "chip.mem.service"}};
     for (const auto& [set, key] : cases) {
         const std::string cmd = base + " --set " + set + " 2>&1 | grep -q \"'" + std::string(key) + "'\"";
         CHECK(std::system(cmd.c_str()) == 0);

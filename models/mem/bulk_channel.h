@@ -1,0 +1,90 @@
+// One HBM pseudo-channel as the bulk memory service sees it (chip.mem.service = bulk,
+// memory_system_bulk.cpp): each request is scheduled once, when it is handed over, from the same
+// timing parameters as the controller (hbm_channel.h), without a queue or events. Requests come
+// in acceptance order, which is not their arrival order, so the data bus and the activate slots
+// are busy calendars (busy_calendar.h): a request takes the earliest gap that fits at or after
+// the time its bank allows, which stands for the controller's picking of ready requests over a
+// window (FR-FCFS) without the window. Per bank: the open row (of the request handed over last),
+// tRC from each of its last few activates (an earlier gap can take a later-handed request), tRCD,
+// and for a row conflict after the bank's latest activate tRAS, tRP and tRTP/tWR.
+// Activates: one slot of max(tRRD_S, tFAW / 4) each, in quarter tCK (the long-run rate tRRD_S and
+// tFAW allow).
+// Refresh: each bank's windows are fixed in time (all-bank: every tREFI for tRFC, closing every
+// row and the bus; per-bank: bank k at k tREFI / banks within each tREFI, for tRFCSB), and an
+// access after a window finds its row closed. Simplified against the controller: no tCCD_L/S
+// or tRRD_L between requests, a write batch's bus turnaround charged once each way.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/mem/busy_calendar.h"
+#include "models/mem/hbm_channel.h"
+#include "models/mem/hbm_params.h"
+
+namespace sfumato::mem {
+
+class BulkChannel {
+public:
+    BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck);
+    // Schedules r (decoded: da, bank_index), arriving at tick `at`, no earlier than any request
+    // handed over before it allows; `extra_ck` more bus time before its data (a turnaround).
+    // Sets r.done (end of its data) and r.first_col_ck; returns r.done.
+    Tick serve(HbmReq& r, Tick at, uint32_t extra_ck = 0);
+    // No later request arrives before tick `t`: calendar entries ending by then are dropped.
+    void set_floor(uint64_t t);
+    HbmChannelStats stats() const;
+    void note_drain() {
+        ++m_stats.write_drains;
+        m_stats.turnarounds += 2;
+    }
+
+private:
+    using Ck = uint64_t;
+    static constexpr uint64_t kClosed = ~uint64_t(0);
+    struct Bank {
+        uint64_t open_row = kClosed;
+        Ck pre_ok = 0, col_ok = 0;
+        uint64_t windows = 0;  // refresh windows of this bank started before its row opened
+        Ck last_act = 0;       // the latest activate in time
+        // The last kActs activates (as handed over): each holds the bank for tRC (open, then
+        // precharge); an activate may go between them (kNoAct: none).
+        static constexpr uint32_t kActs = 4;
+        static constexpr Ck kNoAct = ~Ck(0);
+        Ck acts[kActs] = {kNoAct, kNoAct, kNoAct, kNoAct};
+        uint32_t next = 0;
+    };
+    // The earliest t' >= t at which bank b can activate, tRC from each of its recent activates.
+    Ck bank_free(const Bank& b, Ck t) const {
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (Ck a : b.acts)
+                if (a != Bank::kNoAct && t < a + m_t.rc && a < t + m_t.rc) {
+                    t = a + m_t.rc;
+                    moved = true;
+                }
+        }
+        return t;
+    }
+    // Refresh windows of bank k started at or before `ck`, and the end of the n-th (n >= 1).
+    uint64_t windows(uint32_t k, Ck ck) const {
+        if (!m_refi) return 0;
+        const Ck first = m_ref_first + (m_per_bank ? Ck(k) * m_refi / m_bank.size() : 0);
+        return ck < first ? 0 : (ck - first) / m_refi + 1;
+    }
+    Ck window_end(uint32_t k, uint64_t n) const {
+        const Ck first = m_ref_first + (m_per_bank ? Ck(k) * m_refi / m_bank.size() : 0);
+        return first + (n - 1) * m_refi + m_ref_len;
+    }
+
+    HbmTiming m_t;
+    uint32_t m_burst_bytes;
+    std::vector<Bank> m_bank;
+    BusyCalendar m_bus, m_act;  // the data bus in tCK, activate slots in quarter tCK
+    Ck m_act_gap;
+    bool m_per_bank;
+    Ck m_refi, m_ref_first, m_ref_len;
+    Ck m_last_ck = 0;  // the latest data end (refresh counts)
+    HbmChannelStats m_stats;
+};
+
+}  // namespace sfumato::mem
