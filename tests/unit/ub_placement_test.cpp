@@ -9,6 +9,7 @@
 #include "runtime/ops/ew/plan.h"
 #include "runtime/ops/llm/rope.h"
 #include "runtime/ops/llm/swiglu.h"
+#include "runtime/ops/norm/pool_kernel.h"
 #include "runtime/ops/norm/reduce_kernel.h"
 #include "runtime/ops/norm/row_plan.h"
 #include "runtime/ops/norm/ub_place.h"
@@ -373,4 +374,32 @@ TEST_CASE("ub placement: row reductions fold out of place across bank spans", "[
         CHECK(levels >= tiles * 7 * (c.op == Op::LogSumExp ? 2 : 1));
         if (c.xt == isa::DType::FP16) CHECK(convs >= tiles);
     }
+}
+
+TEST_CASE("ub placement: pooling accumulates its taps out of place", "[norm][pool][ub_bank]") {
+    // 3 x 3 windows, stride 2, pad 1 over 56 x 56 planes (max and average, fp16 and fp32): each
+    // tap's max or sum writes the other accumulator, never one it reads.
+    for (const bool is_max : {true, false})
+        for (const isa::DType xt : {isa::DType::FP16, isa::DType::FP32}) {
+            CAPTURE(is_max, isa::dtype_name(xt));
+            ops::norm::PoolPlan p;
+            p.is_max = is_max, p.xt = xt, p.planes = 16, p.nd = 2;
+            for (int i = 0; i < 2; ++i) p.in[i] = 56, p.out[i] = 28, p.k[i] = 3, p.s[i] = 2, p.pb[i] = p.pe[i] = 1;
+            p.x = 0x100000, p.y = 0x400000;
+            REQUIRE(ops::norm::plan_pool(p, 192 * 1024, 8));
+            kernel::test::KapiSink sink(isa::CoreKind::Vector);
+            sink.set_buffer(isa::Pos::UB, 192 * 1024);
+            ops::norm::pool_kernel(sink, p);
+            REQUIRE(sink.errors().empty());
+            uint64_t acc = 0;
+            for (const isa::Instr& i : sink.instrs()) {
+                if ((i.op != Opcode::VMAX && i.op != Opcode::VADD) || i.dtype != isa::DType::FP32) continue;
+                ++acc;
+                CAPTURE(i.dst.addr, i.src0.addr, i.src1.addr);
+                CHECK(i.dst.addr != i.src0.addr);
+                CHECK(i.dst.addr != i.src1.addr);
+            }
+            // Every tile of block 0: 8 taps after the first.
+            CHECK(acc >= 8 * std::min<uint64_t>(p.per_block, p.tiles()));
+        }
 }

@@ -43,7 +43,7 @@ PoolGeomT tile_geom(const PoolPlan& p) {
 }
 
 struct PoolLayout {
-    uint64_t stage, tile, off0, offt, acc, tmp, out, vec, idx0, idxt, idx, iout, bits;
+    uint64_t stage, tile, off0, offt, acc, acc2, tmp, out, vec, idx0, idxt, idx, iout, bits;
 };
 PoolLayout pool_layout(const PoolPlan& p) {
     const PoolGeomT g = tile_geom(p);
@@ -54,6 +54,7 @@ PoolLayout pool_layout(const PoolPlan& p) {
     l.off0 = staggered(r * 4);
     l.offt = staggered(r * 4);
     l.acc = staggered(r * 4);
+    l.acc2 = staggered(r * 4);  // the taps accumulate out of place: acc, acc2, acc, ...
     l.tmp = staggered(r * 4);
     l.out = staggered(r * std::max<uint64_t>(es, 1));
     l.vec = 5 * g.wop * 4;
@@ -86,7 +87,7 @@ uint64_t PoolPlan::tiles() const {
 
 uint64_t pool_ub_bytes(const PoolPlan& p) {
     const PoolLayout l = pool_layout(p);
-    return p.buffers * l.stage + l.tile + l.off0 + l.offt + l.acc + l.tmp + 2 * l.out + l.vec + l.idx0 + l.idxt + l.idx +
+    return p.buffers * l.stage + l.tile + l.off0 + l.offt + l.acc + l.acc2 + l.tmp + 2 * l.out + l.vec + l.idx0 + l.idxt + l.idx +
            2 * l.iout + l.bits + 1024;
 }
 
@@ -156,6 +157,7 @@ public:
         m_pipe.InitBuffer(m_off0, static_cast<uint32_t>(l.off0));
         m_pipe.InitBuffer(m_offt, static_cast<uint32_t>(l.offt));
         m_pipe.InitBuffer(m_acc, static_cast<uint32_t>(l.acc));
+        m_pipe.InitBuffer(m_acc2, static_cast<uint32_t>(l.acc2));
         m_pipe.InitBuffer(m_tmp, static_cast<uint32_t>(l.tmp));
         m_pipe.InitBuffer(m_vec, static_cast<uint32_t>(l.vec));
         if (p.indices) {
@@ -303,6 +305,9 @@ private:
         int64_t tap[kMaxPoolDims] = {0, 0, 0};
         uint64_t taps = 1;
         for (int i = 0; i < p.nd; ++i) taps *= static_cast<uint64_t>(p.k[i]);
+        // The running result: each tap's max or sum goes into the other accumulator, never into
+        // the one it reads (an in-place instruction reads and writes one bank every repeat).
+        uint32_t cur = acc;
         for (uint64_t ti = 0; ti < taps; ++ti) {
             uint64_t toff = 0;
             for (int i = 0; i < L; ++i) toff = toff * static_cast<uint64_t>(m_g.ie[i]) + static_cast<uint64_t>(tap[i] * p.d[i]);
@@ -318,21 +323,25 @@ private:
                 const uint32_t dsti = ti == 0 ? a(m_idx) : a(m_idxt);
                 vrun(m_ctx, Opcode::VADDS, I32, vop(dsti), vop(a(m_idx0)), {}, 1, 1, n, static_cast<double>(toi));
                 if (ti > 0)
-                    vselect_cmp(m_ctx, F32, isa::CmpMode::GT, vop(tmp), vop(acc), I32, vop(a(m_idx)), vop(a(m_idxt)),
+                    vselect_cmp(m_ctx, F32, isa::CmpMode::GT, vop(tmp), vop(cur), I32, vop(a(m_idx)), vop(a(m_idxt)),
                                 vop(a(m_idx)), a(m_bits), 1, 1, n);
             }
-            if (ti > 0) vrun(m_ctx, p.is_max ? Opcode::VMAX : Opcode::VADD, F32, vop(acc), vop(acc), vop(tmp), 1, 1, n);
+            if (ti > 0) {
+                const uint32_t next = cur == acc ? a(m_acc2) : acc;
+                vrun(m_ctx, p.is_max ? Opcode::VMAX : Opcode::VADD, F32, vop(next), vop(cur), vop(tmp), 1, 1, n);
+                cur = next;
+            }
             for (int i = p.nd; i-- > 0;) {
                 if (++tap[i] < p.k[i]) break;
                 tap[i] = 0;
             }
         }
         if (p.xt == F32) m_stage.FreeTensor(sv);
-        if (!p.is_max) divide(acc, np, otb, o0, ob);
+        if (!p.is_max) divide(cur, np, otb, o0, ob);
         // ---- out
         LocalTensor<uint8_t> out = m_out.AllocTensor<uint8_t>();
-        if (p.xt != F32) vrun(m_ctx, Opcode::VCONV, p.xt, vop(out.address()), vop(acc), {}, 1, 1, n, 0, F32);
-        else vrun(m_ctx, Opcode::VMULS, F32, vop(out.address()), vop(acc), {}, 1, 1, n, 1.0);
+        if (p.xt != F32) vrun(m_ctx, Opcode::VCONV, p.xt, vop(out.address()), vop(cur), {}, 1, 1, n, 0, F32);
+        else vrun(m_ctx, Opcode::VMULS, F32, vop(out.address()), vop(cur), {}, 1, 1, n, 1.0);
         m_out.EnQue(out);
         LocalTensor<uint8_t> o = m_out.DeQue<uint8_t>();
         // One DMA per plane and output row group (rows along the next-to-last dim are one run).
@@ -458,7 +467,7 @@ private:
     TPipe m_pipe;
     TQue<TPosition::VECIN> m_stage;
     TQue<TPosition::VECOUT> m_out, m_iout;
-    TBuf<TPosition::VECCALC> m_tile, m_off0, m_offt, m_acc, m_tmp, m_vec, m_idx0, m_idxt, m_idx, m_bits;
+    TBuf<TPosition::VECCALC> m_tile, m_off0, m_offt, m_acc, m_acc2, m_tmp, m_vec, m_idx0, m_idxt, m_idx, m_bits;
 };
 
 }  // namespace
