@@ -77,6 +77,7 @@ nlohmann::json SystemSession::base_summary() const {
             {"system", m_sys_params->name.get()},
             {"chip", m_chip_params->name.get()},
             {"chips", m_system->size()},
+            {"mem_service", mem_service_name(*m_chip_params)},
             {"config_hash", m_config.hash()},
             {"total_cycles", m_run->total_cycles()},
             {"total_time_us", static_cast<double>(m_run->time_ps()) / 1e6},

@@ -219,8 +219,8 @@ private:
     // tags (looked up and updated now, in acceptance order), an MSHR (the earliest free of its
     // slice) and on a miss its HBM pseudo-channel (HbmChannel::serve, in acceptance order) and
     // the core's GM port, each a "free at" time; the request completes with its last line, one
-    // event. Dirty victims wait per channel and are written in a batch of write_high (or when
-    // the memory goes idle); an access whose victim finds write_queue_depth writes ahead of it
+    // event. Dirty victims wait per channel and are written from write_high down to write_low
+    // (all when the memory goes idle); an access whose victim finds write_queue_depth writes ahead of it
     // waits until the oldest of them has left the queue.
     struct BulkMshr {
         uint64_t line = kNoLine;
@@ -238,9 +238,9 @@ private:
     // Queues a dirty victim's write-back at `t`; returns the earliest time the access that evicted
     // it may go on (room in the write queue).
     uint64_t bulk_write_back(const L2Tags::Victim& v, uint64_t t);
-    // Serves the waiting write-backs of channel `pc` (each at its own arrival or later); returns
-    // the end of the last.
-    uint64_t bulk_drain(uint32_t pc);
+    // Serves the waiting write-backs of channel `pc` (each at its own arrival or later) but the
+    // last `keep`; returns the end of the last served.
+    uint64_t bulk_drain(uint32_t pc, size_t keep = 0);
     uint64_t bulk_hbm(HbmReq& h, uint64_t t);
     bool m_bulk = false;
     uint64_t m_bulk_waiting = 0;  // write-backs waiting over all channels
@@ -249,6 +249,7 @@ private:
     std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
     std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)
     uint64_t m_bulk_now = 0;                         // the tick of the request being served
+    uint64_t m_bulk_write_end = 0;                   // the end of the last batch bulk_drain served
     // A replayed line access: the line (bit 63: a write) and its sector mask.
     struct ReplayLine {
         uint64_t line_w = 0, mask = 0;

@@ -12,8 +12,8 @@
 //  - the fill is scheduled on its HBM pseudo-channel at once (bulk_channel.h: the controller's
 //    bank, row, bus and refresh timing, the bus and activates as busy calendars instead of
 //    FR-FCFS over a window of queued requests);
-//  - dirty victims wait per channel and are written in a batch of write_high (the controller's
-//    drain), or when the memory system goes idle (a controller writes when no read waits); an
+//  - dirty victims wait per channel and are written in batches from write_high down to write_low
+//    (the controller's drain), or all when the memory system goes idle (a controller writes when no read waits); an
 //    access whose victim finds write_queue_depth writes queued ahead of it goes on only once the
 //    oldest of them has left the queue (the exact model's back-pressure);
 //  - the data of a miss returns through the core's GM port as in finish_miss().
@@ -173,11 +173,12 @@ uint64_t MemorySystem::bulk_write_back(const L2Tags::Victim& v, uint64_t t) {
     h.arrive = Tick(go);
     w.waiting.push_back(h);
     ++m_bulk_waiting;
-    if (w.waiting.size() >= m_hbm.write_high) bulk_drain(pc);
+    // The controller's drain: from write_high waiting down to write_low.
+    if (w.waiting.size() >= m_hbm.write_high) bulk_drain(pc, std::min<size_t>(m_hbm.write_low, w.waiting.size() - 1));
     return go;
 }
 
-uint64_t MemorySystem::bulk_drain(uint32_t pc) {
+uint64_t MemorySystem::bulk_drain(uint32_t pc, size_t keep) {
     BulkWrites& w = m_bulk_wr[pc];
     const uint64_t depth = w.left.size();
     uint64_t n = w.count - w.waiting.size();  // the number of the first waiting write
@@ -185,7 +186,7 @@ uint64_t MemorySystem::bulk_drain(uint32_t pc) {
     BulkChannel& ch = m_bulk_ch[pc];
     ch.set_floor(m_bulk_now);
     ch.note_drain();
-    const size_t last = w.waiting.size() - 1;
+    const size_t last = w.waiting.size() - 1 - keep;
     for (size_t i = 0; i <= last; ++i) {
         HbmReq& h = w.waiting[i];
         const uint64_t t = std::max(h.arrive.v, m_bulk_now);
@@ -199,8 +200,9 @@ uint64_t MemorySystem::bulk_drain(uint32_t pc) {
             m_trace_bytes[pc / m_hbm.pseudo_channels] += h.bytes;
         }
     }
-    m_bulk_waiting -= w.waiting.size();
-    w.waiting.clear();
+    m_bulk_waiting -= last + 1;
+    w.waiting.erase(w.waiting.begin(), w.waiting.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    m_bulk_write_end = end;
     return end;
 }
 

@@ -246,10 +246,13 @@ void MemorySystem::flush_l2() {
     const uint64_t t = now_tick().v;
     ++m_flushes;
     if (m_bulk) {  // every write-back goes out now; one event when the last is written
-        for (Slice& s : m_slices)
-            m_flushed_lines += s.tags->invalidate_all(
-                [&](uint64_t line, uint64_t dirty) { bulk_write_back(L2Tags::Victim{line, dirty, true}, t); });
+        m_bulk_now = t;
         uint64_t end = 0;
+        for (Slice& s : m_slices)
+            m_flushed_lines += s.tags->invalidate_all([&](uint64_t line, uint64_t dirty) {
+                bulk_write_back(L2Tags::Victim{line, dirty, true}, t);
+                end = std::max(end, m_bulk_write_end);  // batches drained on the way
+            });
         for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
             if (!m_bulk_wr[pc].waiting.empty()) end = std::max(end, bulk_drain(pc));
         if (end) {
