@@ -128,15 +128,15 @@ void SubmitOrder::hand_over(std::vector<Staged>& from) {
     m_batch.swap(from);
     if (m_batch.size() > 1) {
         // Ports from m_first on, then the ones before it (a port beyond `ports`, which the target
-        // rejects, last).
+        // rejects, last). Each key is rotated once, before the sort (the batch is this call's own
+        // copy), not at every comparison: that took two 64-bit divides per comparison.
         const uint64_t first = m_first, ports = m_ports;
-        auto rotated = [first, ports](uint64_t key) {
-            const uint64_t port = key >> 40;
-            const uint64_t r = port < ports ? (port + ports - first) % ports : port;
-            return r << 40 | (key & ((uint64_t{1} << 40) - 1));
-        };
-        std::sort(m_batch.begin(), m_batch.end(),
-                  [&](const Staged& a, const Staged& b) { return rotated(a.key) < rotated(b.key); });
+        for (Staged& s : m_batch) {
+            const uint64_t port = s.key >> 40;
+            const uint64_t r = port >= ports ? port : port >= first ? port - first : port + ports - first;
+            s.key = r << 40 | (s.key & ((uint64_t{1} << 40) - 1));
+        }
+        std::sort(m_batch.begin(), m_batch.end(), [](const Staged& a, const Staged& b) { return a.key < b.key; });
         // Round robin: when ports contended, the one after the winner comes first next time (so
         // ports without requests, such as a system's link ports on a chip, change nothing).
         const uint32_t winner = m_batch.front().req->port;
