@@ -3,8 +3,9 @@
 
 The catlass repository (hicann/catlass) is exported from a local mirror into a scratch directory and
 each Atlas A2 example (examples/NN_name, not the ascend950 ones) is built the way its README says,
-`bash scripts/build.sh NAME`, with ASCEND_HOME_PATH and CMAKE_PREFIX_PATH naming sfumato's installed
-package (find_package(ASC) -> sfumato-asc). A built example runs with its README's command line
+`bash scripts/build.sh NAME`, in the environment of the installed package's set_env.sh (sourced, as the
+vendor's README says of the toolkit's: ASCEND_HOME_PATH, CMAKE_PREFIX_PATH, PATH and LD_LIBRARY_PATH name
+sfumato; find_package(ASC) -> sfumato-asc). A built example runs with its README's command line
 (`./NAME m n k 0` from output/bin, or `./output/bin/NAME ...` from the repository; the shell variables its
 script sets, after its own gen_data.py with the README's arguments where it has one: see readme_steps; where
 that script cannot run for want of torch.float8_e4m3fn, bench/catlass_data.py's generator of the same data) on
@@ -47,6 +48,17 @@ def examples(gitdir):
     return sorted(res, key=lambda n: int(n.split("_", 1)[0]))
 
 
+def package_env(prefix):
+    """The environment of a user who sourced the package's set_env.sh (as the vendor's README says of the
+    toolkit's): ASCEND_HOME_PATH, CMAKE_PREFIX_PATH, PATH and LD_LIBRARY_PATH naming the installed sfumato."""
+    script = os.path.join(prefix, "share", "sfumato", "set_env.sh")
+    if not os.path.exists(script):
+        sys.exit("catlass_examples: %s is missing (an install of this sfumato has it)" % script)
+    out = subprocess.run(["bash", "-c", 'source "$1" && env -0', "bash", script], capture_output=True, check=True,
+                         env=os.environ).stdout.decode()
+    return dict(kv.split("=", 1) for kv in out.split("\0") if "=" in kv)
+
+
 def readme_steps(readme, name):
     """What the README runs: (the shell variables it sets, as assignments to run first; its data step or "";
     the directory the data step runs in and the directory the program runs in, relative to the repository; its
@@ -62,6 +74,10 @@ def readme_steps(readme, name):
     lines = [ln.strip() for block in blocks for ln in block.splitlines()]
     assigns = [ln for ln in lines if re.match(r"^[A-Za-z_]\w*=\S", ln)]
     prelude = "".join(ln + "\n" for ln in assigns)
+    # `export VAR=...` lines (102_dynamic_optimized_matmul's LD_LIBRARY_PATH=$PWD/output/shared_lib:..., 103's
+    # /path/to/catlass/output/shared_lib/lib/), run from the repository, where the README runs them before it
+    # changes to output/bin.
+    exports = "".join(ln + "\n" for ln in lines if re.match(r"^export [A-Za-z_]\w*=\S", ln))
     run, run_dir = "./" + name, os.path.join("output", "bin")
     for ln in lines:
         if ln.startswith("./" + name + " "):
@@ -77,7 +93,7 @@ def readme_steps(readme, name):
         if not gen.startswith("cd ") and "/" not in script:
             gen_dir = os.path.join("examples", name)
         gen = re.sub(r"(^|&&\s*)python3?(?= )", lambda m: m.group(1) + shlex.quote(sys.executable), gen)
-    return prelude, gen, gen_dir, run, run_dir
+    return prelude, exports, gen, gen_dir, run, run_dir
 
 
 def run_example(gitdir, src, name, env0, run_timeout):
@@ -93,7 +109,11 @@ def run_example(gitdir, src, name, env0, run_timeout):
         return res
     res["built"] = True
     readme = git(gitdir, "show", "HEAD:examples/%s/README.md" % name).decode("utf-8", "replace")
-    prelude, gen, gen_dir, run, run_dir = readme_steps(readme, name)
+    prelude, exports, gen, gen_dir, run, run_dir = readme_steps(readme, name)
+    if exports:
+        # 103's README writes the repository as /path/to/catlass: the user puts theirs there.
+        exports = exports.replace("/path/to/catlass", shlex.quote(src))
+        prelude = "cd %s\n%scd - >/dev/null\n%s" % (shlex.quote(src), exports, prelude)
     if gen:
         # The README's data step (its gen_data.py with the README's arguments), where the README runs it.
         code, out = sh(prelude + gen, os.path.join(src, gen_dir), env0, run_timeout)
@@ -148,8 +168,7 @@ def main():
     shutil.rmtree(src, ignore_errors=True)
     os.makedirs(src)
     subprocess.run(["tar", "-x", "-C", src], input=git(gitdir, "archive", "HEAD"), check=True)
-    env0 = dict(os.environ, ASCEND_HOME_PATH=prefix, CMAKE_PREFIX_PATH=prefix)
-    env0["PATH"] = os.path.join(prefix, "bin") + os.pathsep + env0.get("PATH", "")
+    env0 = package_env(prefix)
     # catlass's scripts/build.sh runs `cmake --build ... -j` (no limit): make starts every compile of an
     # example at once (over 100 for 102_dynamic_optimized_matmul). -l keeps make from starting jobs while
     # the load is above the machine's core count.

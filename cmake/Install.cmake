@@ -17,6 +17,8 @@ install(DIRECTORY runtime/ascendc/include/ DESTINATION include/sfumato/ascendc)
 install(DIRECTORY isa/ DESTINATION include/sfumato/isa FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY runtime/kernel/ DESTINATION include/sfumato/runtime/kernel FILES_MATCHING PATTERN "*.h")
 install(FILES sim/error.h DESTINATION include/sfumato/sim)
+# The environment a user sources, as the vendor's set_env.sh (programs, library path, ASCEND_HOME_PATH).
+install(FILES cmake/package/set_env.sh DESTINATION share/sfumato)
 install(DIRECTORY configs/ DESTINATION share/sfumato/configs FILES_MATCHING PATTERN "*.ini" PATTERN "*.json")
 # The man page, made from `sfumato --help-all` (cmake/man_page.cmake) whenever the program changes.
 # The sanitizer build's program runs here without the suite's leak suppressions.

@@ -8,8 +8,11 @@ namespace {
 std::exception_ptr g_failure;
 }
 
+// The first failure stops the simulation; a later one in the same delta (another block failing
+// the same way) is not recorded and does not call sc_stop again (SystemC would warn W545).
 void record_failure(std::exception_ptr e) {
-    if (!g_failure) g_failure = e;
+    if (g_failure) return;
+    g_failure = e;
     sc_core::sc_stop();
 }
 

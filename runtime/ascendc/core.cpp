@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "isa/semantics.h"
 #include "runtime/ascendc/core_run.h"
@@ -264,11 +266,30 @@ isa::Pipe pipe_of(pipe_t p) {
     }
 }
 
+// The set_flag/wait_flag instructions carry the event id in a field of log2(ids per pipe pair) bits
+// (3 on Atlas A2: the vendor's intrinsic reference, "3bit event ID"); an id taken from a register keeps
+// its low bits there, so an id outside the range names the event its low bits do, as on the chip
+// (catlass's BlockMmadTla with the unit flag sets and waits MTE1_M on an id it never initialises), with
+// a warning once per call. Where the count is not a power of two no field width fits: an error.
 uint8_t event_id(AscendC::HardEvent, int32_t id) {
     const uint32_t n = g_current->sink->event_ids();
-    if (id < 0 || static_cast<uint32_t>(id) >= n)
+    const uint32_t u = static_cast<uint32_t>(id);
+    if (u < n) return static_cast<uint8_t>(id);
+    if (n == 0 || (n & (n - 1)) != 0)
         fail("event id " + std::to_string(id) + " (this core has " + std::to_string(n) + " per pipe pair)");
-    return static_cast<uint8_t>(id);
+    const uint32_t field = u & (n - 1);
+    static std::vector<std::string> warned;
+    const std::string call = g_current->call ? g_current->call : "";
+    if (std::find(warned.begin(), warned.end(), call) == warned.end()) {
+        warned.push_back(call);
+        int bits = 0;
+        while ((1u << bits) < n) ++bits;
+        std::fprintf(stderr,
+                     "sfumato: warning: AscendC::%s: event id %d is outside 0..%u; the instruction's %d-bit field "
+                     "keeps its low bits (%u), as the chip does (an uninitialised or miscomputed id?)\n",
+                     call.c_str(), id, n - 1, bits, field);
+    }
+    return static_cast<uint8_t>(field);
 }
 
 uint8_t cross_flag_id(const char* call, uint16_t id) {

@@ -248,4 +248,14 @@ TEST_CASE("cmake packages: find_package(ASC) and find_package(sfumato) build the
                                "/sim build/demo");
     INFO(conf3.output);
     CHECK(conf3.code == 0);
+
+    // The package's set_env.sh, sourced as the vendor's is: the install's programs, library and prefix.
+    const CliResult envr = sh("env -u LD_LIBRARY_PATH -u ASCEND_HOME_PATH -u CMAKE_PREFIX_PATH bash -c 'source " + prefix +
+                              "/share/sfumato/set_env.sh && echo \"[$ASCEND_HOME_PATH|$CMAKE_PREFIX_PATH|$LD_LIBRARY_PATH]\" "
+                              "&& command -v sfumato-asc'");
+    INFO(envr.output);
+    REQUIRE(envr.code == 0);
+    const std::string p = fs::canonical(prefix).string();
+    CHECK_THAT(envr.output, Catch::Contains("[" + p + "|" + p + "|" + p + "/lib]"));
+    CHECK_THAT(envr.output, Catch::Contains(p + "/bin/sfumato-asc"));
 }

@@ -133,6 +133,42 @@ TEST_CASE("ascendc pipes: a VECIN -> VECOUT bound queue syncs MTE2 with MTE3, ev
     CHECK(flags[1] == std::make_pair(P::MTE2, P::MTE3));  // DeQue
 }
 
+TEST_CASE("ascendc sync: an event id beyond the core's range names the event its low bits do, as the chip's field") {
+    g_mem = sfumato::isa::test::TestMem();
+    MemSink sink(sfumato::isa::CoreKind::Vector, g_mem);
+    const uint32_t n = sink.event_ids();
+    REQUIRE(n >= 2);
+    REQUIRE((n & (n - 1)) == 0);
+    // catlass's BlockMmadTla (unit flag) sets and waits on an id it never initialises: any int32_t.
+    const int32_t ids[] = {static_cast<int32_t>(n) + 1, -217547360, static_cast<int32_t>(n) * 5 + 2};
+    const auto [err, code] = run(sink, [&] {
+        for (int32_t id : ids) {
+            AscendC::SetFlag<AscendC::HardEvent::V_S>(id);
+            AscendC::WaitFlag<AscendC::HardEvent::V_S>(id);
+        }
+    });
+    INFO(err);
+    REQUIRE(err.empty());
+    CHECK(sink.errors().empty());  // each set met by its wait: no flag left set, none waited on twice
+    std::vector<uint32_t> got;
+    for (const auto& in : sink.instrs()) got.push_back(in.flag.event_id);
+    REQUIRE(got.size() == 2 * std::size(ids));
+    for (size_t i = 0; i < std::size(ids); ++i) {
+        const uint32_t want = static_cast<uint32_t>(ids[i]) & (n - 1);
+        CHECK(got[2 * i] == want);
+        CHECK(got[2 * i + 1] == want);
+    }
+}
+
+TEST_CASE("ascendc sync: an event id out of range on a core whose id count is no power of two is an error") {
+    g_mem = sfumato::isa::test::TestMem();
+    MemSink sink(sfumato::isa::CoreKind::Vector, g_mem);
+    sink.set_event_ids(6);
+    const auto [err, code] = run(sink, [&] { AscendC::SetFlag<AscendC::HardEvent::V_S>(7); });
+    CHECK(code == sfumato::kExitBadInput);
+    CHECK_THAT(err, Catch::Contains("SetFlag") && Catch::Contains("event id 7") && Catch::Contains("6 per pipe pair"));
+}
+
 namespace {
 // catlass's Arch::Resource: a TPipe and buffers set up through it; PrologueTraits<void> takes its arguments by value.
 struct Resource {
