@@ -6,8 +6,8 @@ bash process per page (so later blocks see the files earlier ones wrote) in a fr
 directory that mirrors the repository root (its top-level entries symlinked, plus an empty `out/`),
 with the tested `sfumato` first on the PATH. A command line ending in `# exit N` must exit with N
 (the docs say so to the reader); every other command must exit 0 (`set -e`, `pipefail`). The
-page also fails when a relative Markdown link in it points at no file, and the README when it
-grows past its line budget.
+page also fails when a relative Markdown link in it points at no file or at a heading its file does not
+have, and the README when it grows past its line budget.
 
 usage: run_docs.py SFUMATO SOURCE_DIR OUT_DIR PAGE.md [--timeout SECONDS] [--max-lines N]
 """
@@ -80,14 +80,37 @@ def to_script(blocks, page):
     return "\n".join(out) + "\n"
 
 
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file: lower case, punctuation but hyphens and
+    underscores dropped, spaces as hyphens, a repeated heading suffixed -1, -2, ...; fenced blocks skipped."""
+    seen, anchors, fence = {}, set(), False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        m = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))
+        slug = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+        seen[slug] = n + 1
+    return anchors
+
+
 def check_links(page_path, text):
+    """Relative links to missing files, and links to a heading (file.md#anchor, #anchor) no heading has."""
     bad = []
     for target in LINK.findall(text):
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+        if re.match(r"^[a-z]+:", target):
             continue
-        path = os.path.normpath(os.path.join(os.path.dirname(page_path), target.split("#")[0]))
+        file, _, anchor = target.partition("#")
+        path = os.path.normpath(os.path.join(os.path.dirname(page_path), file)) if file else page_path
         if not os.path.exists(path):
             bad.append(target)
+        elif anchor and path.endswith(".md") and anchor not in heading_anchors(path):
+            bad.append(target + " (no such heading)")
     return bad
 
 
@@ -107,7 +130,7 @@ def main():
         sys.exit(f"FAIL: {a.page} has {text.count(chr(10))} lines, more than its budget of {a.max_lines}")
     bad = check_links(page_path, text)
     if bad:
-        sys.exit(f"FAIL: {a.page} links to missing files: {', '.join(bad)}")
+        sys.exit(f"FAIL: {a.page} links to missing files or headings: {', '.join(bad)}")
     blocks = runnable_blocks(text)
     if not blocks:
         sys.exit(f"FAIL: {a.page} has no ```sh run block (a walk-through must run)")
