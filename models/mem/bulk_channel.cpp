@@ -16,6 +16,8 @@ BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
 }
 
 void BulkChannel::set_floor(uint64_t t) {
+    if (t == m_floor_tick) return;  // a burst's requests share one floor
+    m_floor_tick = t;
     const Ck ck = t / m_t.tck_ps;
     m_bus.set_floor(ck);
     m_act.set_floor(4 * ck);

@@ -95,6 +95,9 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_bulk_mshr.assign(m_l2.g.slices, std::vector<BulkMshr>(m_l2.mshrs));
         m_bulk_wr.resize(pcs);
         m_bulk_gm.resize(ports);
+        m_bulk_rdp.resize(ports);
+        m_bulk_wrp.resize(ports);
+        m_bulk_slice.resize(m_l2.g.slices);
         m_bulk_ch.reserve(pcs);
         for (uint32_t i = 0; i < pcs; ++i) m_bulk_ch.emplace_back(m_hbm, uint64_t(i) * m_hbm.t.refi / pcs);
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
@@ -223,6 +226,15 @@ void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
         throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    if (r.burst) {
+        if (!m_bulk) throw ModelError(name(), "a burst request, but chip.mem.service is not bulk");
+        if (r.burst->spans.empty() || !r.burst->chain || r.burst->chain->slots.empty())
+            throw ModelError(name(), "a burst request without spans or request slots");
+        for (const MemSpan& sp : r.burst->spans)
+            if (sp.bytes == 0 || sp.addr + sp.bytes > m_hbm.capacity_bytes)
+                throw ModelError(name(), "a burst's request of " + std::to_string(sp.bytes) + " B at " +
+                                             std::to_string(sp.addr) + " is empty or beyond the device capacity");
+    }
     // The bulk service looks the tags up when the request is handed over (at the end of its
     // instant): start bringing the first line's set into the host cache now.
     if (m_bulk) {
@@ -257,7 +269,8 @@ void MemorySystem::enter_l2(uint32_t slice, uint64_t tick, MemRequest& r) {
 
 void MemorySystem::accept(MemRequest& r) {
     if (m_bulk) {
-        bulk_accept(r);
+        if (r.burst) bulk_burst(r);
+        else bulk_accept(r);
         return;
     }
     const uint32_t line = m_l2.g.line_bytes;

@@ -57,6 +57,8 @@ public:
     ~MemorySystem() override;
 
     void submit(MemRequest& req) override;
+    // The bulk service takes bursts (MemRequest::burst): each served whole when handed over.
+    bool takes_bursts() const override { return m_bulk; }
     // The read-latency histogram: 5 ns buckets from 0 (a request's bucket: its latency in ps
     // divided by kLatencyBucketPs, the last bucket taking the rest).
     static constexpr uint64_t kLatencyBucketPs = 5000, kLatencyBuckets = 4000;
@@ -186,6 +188,7 @@ private:
     void complete(MemRequest& r, uint64_t t);
     // Stamps a completing request and samples its read latency.
     void record_done(MemRequest& r, uint64_t t);
+    void sample_read_latency(uint64_t ps);
     Mshr* find_mshr(Slice& s, uint64_t line);
     void note_eviction(Slice& s, const L2Tags::Victim& v);
     void finish_miss(MemRequest& r, uint64_t t);
@@ -232,6 +235,14 @@ private:
         uint64_t count = 0;           // write-backs so far
     };
     void bulk_accept(MemRequest& r);
+    // A burst (sim/mem_if.h): its spans issued one after the other as its chain's slots allow,
+    // each served as bulk_accept serves a request; one completion for the whole.
+    void bulk_burst(MemRequest& r);
+    // The acceptance time of a request from `port` (dropping calendar entries before it).
+    uint64_t bulk_begin(uint32_t port);
+    // Serves bytes at addr of r's kind, issued at `issue`: each line through the core's port and
+    // the NoC to its slice (both calendars) and bulk_line; returns when the last line is done.
+    uint64_t bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue);
     // One line of a request, reaching its slice at `at`; returns when its data is back (a read)
     // or it is done (a write).
     uint64_t bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at);
@@ -247,6 +258,8 @@ private:
     std::vector<std::vector<BulkMshr>> m_bulk_mshr;  // per slice
     std::vector<BulkWrites> m_bulk_wr;               // per channel
     std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
+    std::vector<BusyCalendar> m_bulk_rdp, m_bulk_wrp;  // per port: its L2 read and write paths
+    std::vector<BusyCalendar> m_bulk_slice;          // per slice: its port
     std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)
     uint64_t m_bulk_now = 0;                         // the tick of the request being served
     uint64_t m_bulk_write_end = 0;                   // the end of the last batch bulk_drain served
@@ -346,15 +359,18 @@ inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) 
     }
 }
 
-inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
-    r.done_tick = Tick(t);
-    if (r.write) return;
-    const uint64_t ps = t - r.issue_tick.v;
+inline void MemorySystem::sample_read_latency(uint64_t ps) {
     const double ns = static_cast<double>(ps) / 1000.0;
     // The histogram's bucket by an integer division by a constant: the same as sample(ns)'s
     // floor(ns / 5.0) for every latency below 2e12 ns (tests/unit/mem_latency_bucket_test.cpp), without a floating divide.
     m_read_latency.sample_in(std::min<uint64_t>(ps / kLatencyBucketPs, kLatencyBuckets - 1), ns);
     m_read_latency_avg.sample(ns);
+}
+
+inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
+    r.done_tick = Tick(t);
+    if (r.write || r.burst) return;  // a burst's spans were sampled one by one (bulk_burst)
+    sample_read_latency(t - r.issue_tick.v);
 }
 
 inline void MemorySystem::complete(MemRequest& r, uint64_t t) {
