@@ -22,16 +22,20 @@ inline const char* requester_name(Requester r) {
 
 class IMemClient;
 
+struct MemRequest;
 // A burst: the requests a client would issue one by one (a DMA instruction's chunks, a traffic
 // generator's next requests), handed over as one request to a target that takes bursts
 // (IMemTarget::takes_bursts(): the bulk memory service). The spans are the requests in issue
 // order; at most slots.size() of them are outstanding at once (the client's request slots):
 // a span issues at the earliest free slot's time, no earlier than the burst's submit time and
 // not before `gap` ticks after the previous burst of the same chain issued its last span (an
-// engine's start-up between instructions). The target updates the chain and fills the results.
+// engine's start-up between instructions). A chain's bursts issue one after the other. The
+// target updates the chain and fills the results.
 struct MemBurstChain {
     std::vector<uint64_t> slots;  // min-heap: when each request slot is free (tick)
     uint64_t last_issue = 0;      // tick the chain's last span issued
+    MemRequest* head = nullptr;   // the target's: bursts handed over and not yet all issued
+    MemRequest* tail = nullptr;
     void reset(uint32_t n, uint64_t t) {
         slots.assign(n, t);
         last_issue = t;
@@ -50,6 +54,8 @@ struct MemBurst {
     // its stream going submits the next burst then).
     bool done_at_next_issue = false;
     uint64_t end = 0;  // set by the target: when the last span's data is back (or written)
+    size_t next = 0;   // the target's: the next span to issue
+    uint64_t submitted = 0;  // the target's: when it was handed over
 };
 
 struct MemRequest {

@@ -95,9 +95,6 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_bulk_mshr.assign(m_l2.g.slices, std::vector<BulkMshr>(m_l2.mshrs));
         m_bulk_wr.resize(pcs);
         m_bulk_gm.resize(ports);
-        m_bulk_rdp.resize(ports);
-        m_bulk_wrp.resize(ports);
-        m_bulk_slice.resize(m_l2.g.slices);
         m_bulk_ch.reserve(pcs);
         for (uint32_t i = 0; i < pcs; ++i) m_bulk_ch.emplace_back(m_hbm, uint64_t(i) * m_hbm.t.refi / pcs);
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
@@ -125,10 +122,14 @@ void MemorySystem::process() {
     // A client's completion waits for its own SystemC time, and so does the part of a split
     // request that completes it (the last one outstanding); the other parts only count down.
     const bool parts_ahead = m_parts_run_ahead;
-    const auto waits = [parts_ahead](uint8_t kind, void* ptr) {
+    // A burst's span (the bulk service) waits too, unless the run-ahead client sent it: another
+    // client may still hand over a request of an earlier tick, which the service must meet first.
+    const IMemClient* ahead = m_runahead_client;
+    const auto waits = [parts_ahead, ahead](uint8_t kind, void* ptr) {
         return kind == static_cast<uint8_t>(Ev::ClientDone) ||
                (kind == static_cast<uint8_t>(Ev::PartDone) &&
-                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1));
+                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
+               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
     };
     for (;;) {
         // A request reaches its slice after the wheel's events of the same tick: when it was
@@ -198,6 +199,7 @@ void MemorySystem::process() {
                 m_in_runahead_cb = false;
                 break;
             }
+            case Ev::BurstSpan: bulk_span(*static_cast<MemRequest*>(it.ptr), t); break;
             case Ev::BulkDrained:
                 m_wb_pending = 0;
                 m_wb_drained.notify(sc_core::SC_ZERO_TIME);

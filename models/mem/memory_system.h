@@ -119,7 +119,8 @@ private:
     // only the last of them to complete calls the client (it waits for its tick); the others
     // just count down, so they run early like internal events.
     // BulkDrained: the bulk service's flush write-backs have all been written.
-    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained };
+    // BurstSpan: the bulk service issues a burst's next span (a MemRequest carrying the burst).
+    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained, BurstSpan };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -235,13 +236,19 @@ private:
         uint64_t count = 0;           // write-backs so far
     };
     void bulk_accept(MemRequest& r);
-    // A burst (sim/mem_if.h): its spans issued one after the other as its chain's slots allow,
-    // each served as bulk_accept serves a request; one completion for the whole.
+    // A burst (sim/mem_if.h): queued on its chain; its spans are issued one after the other as
+    // the chain's slots allow, each served at its issue time as bulk_accept serves a request
+    // (an internal event per span: the service still meets the requests in time order), and it
+    // completes once.
     void bulk_burst(MemRequest& r);
-    // The acceptance time of a request from `port` (dropping calendar entries before it).
-    uint64_t bulk_begin(uint32_t port);
+    // Schedules the next span of the burst at the head of r's chain (r: that burst).
+    void bulk_burst_next(MemRequest& r, uint64_t after);
+    // Issues the next span of burst r at tick t.
+    void bulk_span(MemRequest& r, uint64_t t);
+    // The service's time is `now` (calendar entries long before it are dropped).
+    void bulk_begin(uint32_t port, uint64_t now);
     // Serves bytes at addr of r's kind, issued at `issue`: each line through the core's port and
-    // the NoC to its slice (both calendars) and bulk_line; returns when the last line is done.
+    // the NoC to its slice and bulk_line; returns when the last line is done.
     uint64_t bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue);
     // One line of a request, reaching its slice at `at`; returns when its data is back (a read)
     // or it is done (a write).
@@ -258,10 +265,9 @@ private:
     std::vector<std::vector<BulkMshr>> m_bulk_mshr;  // per slice
     std::vector<BulkWrites> m_bulk_wr;               // per channel
     std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
-    std::vector<BusyCalendar> m_bulk_rdp, m_bulk_wrp;  // per port: its L2 read and write paths
-    std::vector<BusyCalendar> m_bulk_slice;          // per slice: its port
     std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)
     uint64_t m_bulk_now = 0;                         // the tick of the request being served
+    uint64_t m_bulk_floor = 0;                       // no request is served before it (calendars)
     uint64_t m_bulk_write_end = 0;                   // the end of the last batch bulk_drain served
     // A replayed line access: the line (bit 63: a write) and its sector mask.
     struct ReplayLine {

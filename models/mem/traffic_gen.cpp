@@ -119,6 +119,7 @@ void TrafficGen::issue_burst(uint32_t core, MemRequest& r) {
 }
 
 void TrafficGen::mem_done(MemRequest& r) {
+    ++m_completions;
     if (r.burst) {
         // Completed at the time the core's next request could issue; its data is back by b.end.
         m_bytes_moved += r.bytes;

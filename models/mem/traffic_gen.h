@@ -48,6 +48,7 @@ public:
     Tick end_tick() const { return m_end; }
     Tick pass_start() const { return m_pass_start; }
     bool finished() const { return m_finished; }
+    uint64_t completions() const { return m_completions; }  // mem_done calls (one per burst in burst mode)
     std::function<void(uint32_t pass)> on_pass;
 
 private:
@@ -78,6 +79,7 @@ private:
     Tick m_end, m_pass_start;
     Tick m_now;  // the current time: SystemC time at start, then each completion's done_tick
     bool m_finished = false;
+    uint64_t m_completions = 0;
 };
 
 }  // namespace sfumato::mem
