@@ -348,8 +348,8 @@ bool PipeUnit::issue_burst(Cycle now) {
     r.tag = m_cur.slot;
     r.burst = &b;
     b.chain = &m_chain;
-    // The requests of the next instruction start no sooner than its start-up after the last of
-    // this one's (the pipe reaches it then): the service keeps that apart as `gap`.
+    // This instruction's requests start no sooner than its start-up after the previous one's
+    // last request (the pipe reaches it then, one by one): the service keeps that apart as `gap`.
     b.gap = m_core.clock().to_tick(Cycle(m_cur.setup)).v;
     b.done_at_next_issue = false;
     ++f.pending;

@@ -57,7 +57,8 @@ public:
     ~MemorySystem() override;
 
     void submit(MemRequest& req) override;
-    // The bulk service takes bursts (MemRequest::burst): each served whole when handed over.
+    // The bulk service takes bursts (MemRequest::burst): their requests served one by one as the
+    // client's slots allow, one completion per burst (memory_system_bulk.cpp).
     bool takes_bursts() const override { return m_bulk; }
     // The read-latency histogram: 5 ns buckets from 0 (a request's bucket: its latency in ps
     // divided by kLatencyBucketPs, the last bucket taking the rest).
@@ -375,7 +376,7 @@ inline void MemorySystem::sample_read_latency(uint64_t ps) {
 
 inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
     r.done_tick = Tick(t);
-    if (r.write || r.burst) return;  // a burst's spans were sampled one by one (bulk_burst)
+    if (r.write || r.burst) return;  // a burst's spans were sampled one by one (bulk_span)
     sample_read_latency(t - r.issue_tick.v);
 }
 
