@@ -6,6 +6,7 @@
 // A target may call mem_done from within submit() only if done_tick is the current time.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "sim/time.h"
 
@@ -21,6 +22,42 @@ inline const char* requester_name(Requester r) {
 
 class IMemClient;
 
+struct MemRequest;
+// A burst: the requests a client would issue one by one (a DMA instruction's chunks, a traffic
+// generator's next requests), handed over as one request to a target that takes bursts
+// (IMemTarget::takes_bursts(): the bulk memory service). The spans are the requests in issue
+// order; at most slots.size() of them are outstanding at once (the client's request slots):
+// a span issues at the earliest free slot's time, no earlier than the burst's submit time and
+// not before `gap` ticks after the previous burst of the same chain issued its last span (an
+// engine's start-up between instructions). A chain's bursts issue one after the other. The
+// target updates the chain and fills the results.
+struct MemBurstChain {
+    std::vector<uint64_t> slots;  // min-heap: when each request slot is free (tick)
+    uint64_t last_issue = 0;      // tick the chain's last span issued
+    MemRequest* head = nullptr;   // the target's: bursts handed over and not yet all issued
+    MemRequest* tail = nullptr;
+    void reset(uint32_t n, uint64_t t) {
+        slots.assign(n, t);
+        last_issue = t;
+    }
+};
+struct MemSpan {
+    uint64_t addr = 0;
+    uint32_t bytes = 0;
+};
+struct MemBurst {
+    std::vector<MemSpan> spans;
+    MemBurstChain* chain = nullptr;
+    uint64_t gap = 0;
+    // The completion's time (mem_done's done_tick): the end of the last span (false), or the
+    // time the chain's next span could issue, its earliest free slot (true: a client that keeps
+    // its stream going submits the next burst then).
+    bool done_at_next_issue = false;
+    uint64_t end = 0;  // set by the target: when the last span's data is back (or written)
+    size_t next = 0;   // the target's: the next span to issue
+    uint64_t submitted = 0;  // the target's: when it was handed over
+};
+
 struct MemRequest {
     uint64_t addr = 0;
     uint32_t bytes = 0;
@@ -34,6 +71,7 @@ struct MemRequest {
     IMemClient* client = nullptr;
     uint64_t tag = 0;         // client's own bookkeeping
     MemRequest* next = nullptr;  // free for the current holder's intrusive queues
+    MemBurst* burst = nullptr;   // a burst (addr, bytes: its first span, its bytes in all), else nullptr
 };
 
 class IMemClient {
@@ -46,6 +84,8 @@ class IMemTarget {
 public:
     virtual ~IMemTarget() = default;
     virtual void submit(MemRequest& req) = 0;
+    // Whether submit() takes bursts (MemRequest::burst); a client sends them only then.
+    virtual bool takes_bursts() const { return false; }
 };
 
 // Functional global memory: byte storage only, no timing. Untouched bytes read as zero.

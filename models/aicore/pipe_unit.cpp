@@ -260,6 +260,7 @@ bool PipeUnit::issue_requests(Cycle now) {
         sleep_until(now, m_cur.ready);
         return false;
     }
+    if (m_core.mem().takes_bursts()) return issue_burst(now);
     const GmPattern& pat = m_cur.pat;
     const uint64_t req_bytes = m_core.params().mte_request_bytes;
     const Tick now_t = now_tick();
@@ -300,6 +301,64 @@ bool PipeUnit::issue_requests(Cycle now) {
     f.issuing = false;
     m_cur.active = false;
     if (f.pending == 0 && !f.done) complete(f, now);
+    return true;
+}
+
+bool PipeUnit::issue_burst(Cycle now) {
+    InFlight& f = m_inflight[m_cur.slot];
+    if (m_free_reqs.empty()) {
+        next_trigger(m_wake);  // a completion frees a slot
+        return false;
+    }
+    if (m_bursts.size() != m_reqs.size()) {
+        m_bursts.resize(m_reqs.size());
+        m_chain.reset(static_cast<uint32_t>(m_reqs.size()), 0);
+    }
+    const uint32_t i = m_free_reqs.back();
+    MemBurst& b = m_bursts[i];
+    b.spans.clear();
+    // The same requests issue_requests would send, in its order.
+    const GmPattern& pat = m_cur.pat;
+    const uint64_t req_bytes = m_core.params().mte_request_bytes;
+    uint64_t total = 0;
+    for (uint32_t o = 0; o < pat.outer; ++o)
+        for (uint32_t in = 0; in < pat.inner; ++in)
+            for (uint64_t off = 0; off < pat.len;) {
+                const uint64_t addr = pat.base + o * pat.outer_stride + in * pat.inner_stride + off;
+                const uint64_t chunk = std::min(pat.len - off, req_bytes - addr % req_bytes);
+                b.spans.push_back(MemSpan{addr, static_cast<uint32_t>(chunk)});
+                off += chunk;
+                total += chunk;
+            }
+    f.issuing = false;
+    m_cur.active = false;
+    if (b.spans.empty()) {
+        if (f.pending == 0 && !f.done) complete(f, now);
+        return true;
+    }
+    m_free_reqs.pop_back();
+    MemRequest& r = m_reqs[i];
+    r.addr = b.spans.front().addr;
+    r.bytes = static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
+    r.write = pat.write;
+    r.atomic_add = pat.atomic;
+    r.who = requester_for(m_id);
+    r.port = static_cast<uint16_t>(m_core.index());
+    r.issue_tick = now_tick();
+    r.tag = m_cur.slot;
+    r.burst = &b;
+    b.chain = &m_chain;
+    // This instruction's requests start no sooner than its start-up after the previous one's
+    // last request (the pipe reaches it then, one by one): the service keeps that apart as `gap`.
+    b.gap = m_core.clock().to_tick(Cycle(m_cur.setup)).v;
+    b.done_at_next_issue = false;
+    ++f.pending;
+    m_requests += b.spans.size();
+    if (m_ub_bytes) {
+        const bool ub = f.op == isa::Opcode::COPY_GM_TO_UB || f.op == isa::Opcode::COPY_UB_TO_GM;
+        *(ub ? m_ub_bytes : m_l1_bytes) += total;
+    }
+    m_core.mem().submit(r);
     return true;
 }
 
@@ -504,6 +563,7 @@ bool PipeUnit::step(Cycle now) {
         m_cur.outer = m_cur.inner = 0;
         m_cur.offset = 0;
         m_cur.ready = now + Cycle(setup);
+        m_cur.setup = setup;
         pop(now);
         return true;
     }

@@ -8,6 +8,8 @@
 // Compute instructions have arithmetic latencies; memory instructions are split into requests
 // sent to the memory system (at most max_outstanding in flight) and complete when the last
 // request returns. The pipe is one SC_METHOD that sleeps until its next event: it never ticks.
+// With the bulk memory service a memory instruction's requests go as one burst (sim/mem_if.h):
+// the service issues them as the request slots would allow and completes the instruction once.
 #pragma once
 #include <memory>
 #include <string>
@@ -105,12 +107,15 @@ private:
         uint32_t outer = 0, inner = 0;
         uint64_t offset = 0;
         Cycle ready;  // setup done
+        uint32_t setup = 0;  // its start-up cycles
     };
 
     void run();
     bool step(Cycle now);  // returns false when the pipe must sleep (trigger already set)
     void retire(Cycle now);
     bool issue_requests(Cycle now);
+    // The bulk memory service (IMemTarget::takes_bursts): the instruction's requests as one burst.
+    bool issue_burst(Cycle now);
     uint32_t push_inflight(const isa::Instr& in, uint8_t energy_class, Cycle start, Cycle end, bool done);
     void complete(InFlight& f, Cycle end);
     void set_flag_now(const isa::Instr& in, Cycle at, const RaceChecker::Clock* clock);
@@ -139,6 +144,8 @@ private:
     size_t m_def_head = 0;
     std::vector<MemRequest> m_reqs;
     std::vector<uint32_t> m_free_reqs;
+    std::vector<MemBurst> m_bursts;  // beside m_reqs, when the memory takes bursts
+    MemBurstChain m_chain;           // this pipe's request slots, for its bursts
     MemCursor m_cur;
     Cycle m_next_free;   // throughput: when the pipe can start another instruction
     Cycle m_last_end;    // latest completion among started instructions

@@ -16,6 +16,11 @@ BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
 }
 
 void BulkChannel::set_floor(uint64_t t) {
+    // Dropping entries only saves memory and walks (a search from t never looks at an entry
+    // ending by t), so it is done once per microsecond of simulated time, not per request.
+    constexpr uint64_t kEveryPs = 1000000;
+    if (t >= m_floor_tick && t - m_floor_tick < kEveryPs) return;
+    m_floor_tick = t;
     const Ck ck = t / m_t.tck_ps;
     m_bus.set_floor(ck);
     m_act.set_floor(4 * ck);

@@ -84,6 +84,7 @@ private:
     bool m_per_bank;
     Ck m_refi, m_ref_first, m_ref_len;
     Ck m_last_ck = 0;  // the latest data end (refresh counts)
+    uint64_t m_floor_tick = ~uint64_t(0);  // the tick of the last set_floor
     HbmChannelStats m_stats;
 };
 

@@ -122,10 +122,14 @@ void MemorySystem::process() {
     // A client's completion waits for its own SystemC time, and so does the part of a split
     // request that completes it (the last one outstanding); the other parts only count down.
     const bool parts_ahead = m_parts_run_ahead;
-    const auto waits = [parts_ahead](uint8_t kind, void* ptr) {
+    // A burst's span (the bulk service) waits too, unless the run-ahead client sent it: another
+    // client may still hand over a request of an earlier tick, which the service must meet first.
+    const IMemClient* ahead = m_runahead_client;
+    const auto waits = [parts_ahead, ahead](uint8_t kind, void* ptr) {
         return kind == static_cast<uint8_t>(Ev::ClientDone) ||
                (kind == static_cast<uint8_t>(Ev::PartDone) &&
-                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1));
+                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
+               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
     };
     for (;;) {
         // A request reaches its slice after the wheel's events of the same tick: when it was
@@ -195,6 +199,7 @@ void MemorySystem::process() {
                 m_in_runahead_cb = false;
                 break;
             }
+            case Ev::BurstSpan: bulk_span(*static_cast<MemRequest*>(it.ptr), t); break;
             case Ev::BulkDrained:
                 m_wb_pending = 0;
                 m_wb_drained.notify(sc_core::SC_ZERO_TIME);
@@ -223,6 +228,15 @@ void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
         throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    if (r.burst) {
+        if (!m_bulk) throw ModelError(name(), "a burst request, but chip.mem.service is not bulk");
+        if (r.burst->spans.empty() || !r.burst->chain || r.burst->chain->slots.empty())
+            throw ModelError(name(), "a burst request without spans or request slots");
+        for (const MemSpan& sp : r.burst->spans)
+            if (sp.bytes == 0 || sp.addr + sp.bytes > m_hbm.capacity_bytes)
+                throw ModelError(name(), "a burst's request of " + std::to_string(sp.bytes) + " B at " +
+                                             std::to_string(sp.addr) + " is empty or beyond the device capacity");
+    }
     // The bulk service looks the tags up when the request is handed over (at the end of its
     // instant): start bringing the first line's set into the host cache now.
     if (m_bulk) {
@@ -257,7 +271,8 @@ void MemorySystem::enter_l2(uint32_t slice, uint64_t tick, MemRequest& r) {
 
 void MemorySystem::accept(MemRequest& r) {
     if (m_bulk) {
-        bulk_accept(r);
+        if (r.burst) bulk_burst(r);
+        else bulk_accept(r);
         return;
     }
     const uint32_t line = m_l2.g.line_bytes;

@@ -57,6 +57,9 @@ public:
     ~MemorySystem() override;
 
     void submit(MemRequest& req) override;
+    // The bulk service takes bursts (MemRequest::burst): their requests served one by one as the
+    // client's slots allow, one completion per burst (memory_system_bulk.cpp).
+    bool takes_bursts() const override { return m_bulk; }
     // The read-latency histogram: 5 ns buckets from 0 (a request's bucket: its latency in ps
     // divided by kLatencyBucketPs, the last bucket taking the rest).
     static constexpr uint64_t kLatencyBucketPs = 5000, kLatencyBuckets = 4000;
@@ -117,7 +120,8 @@ private:
     // only the last of them to complete calls the client (it waits for its tick); the others
     // just count down, so they run early like internal events.
     // BulkDrained: the bulk service's flush write-backs have all been written.
-    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained };
+    // BurstSpan: the bulk service issues a burst's next span (a MemRequest carrying the burst).
+    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained, BurstSpan };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -186,6 +190,7 @@ private:
     void complete(MemRequest& r, uint64_t t);
     // Stamps a completing request and samples its read latency.
     void record_done(MemRequest& r, uint64_t t);
+    void sample_read_latency(uint64_t ps);
     Mshr* find_mshr(Slice& s, uint64_t line);
     void note_eviction(Slice& s, const L2Tags::Victim& v);
     void finish_miss(MemRequest& r, uint64_t t);
@@ -232,6 +237,20 @@ private:
         uint64_t count = 0;           // write-backs so far
     };
     void bulk_accept(MemRequest& r);
+    // A burst (sim/mem_if.h): queued on its chain; its spans are issued one after the other as
+    // the chain's slots allow, each served at its issue time as bulk_accept serves a request
+    // (an internal event per span: the service still meets the requests in time order), and it
+    // completes once.
+    void bulk_burst(MemRequest& r);
+    // Schedules the next span of the burst at the head of r's chain (r: that burst).
+    void bulk_burst_next(MemRequest& r, uint64_t after);
+    // Issues the next span of burst r at tick t.
+    void bulk_span(MemRequest& r, uint64_t t);
+    // The service's time is `now` (calendar entries long before it are dropped).
+    void bulk_begin(uint32_t port, uint64_t now);
+    // Serves bytes at addr of r's kind, issued at `issue`: each line through the core's port and
+    // the NoC to its slice and bulk_line; returns when the last line is done.
+    uint64_t bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue);
     // One line of a request, reaching its slice at `at`; returns when its data is back (a read)
     // or it is done (a write).
     uint64_t bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at);
@@ -249,6 +268,7 @@ private:
     std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
     std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)
     uint64_t m_bulk_now = 0;                         // the tick of the request being served
+    uint64_t m_bulk_floor = 0;                       // no request is served before it (calendars)
     uint64_t m_bulk_write_end = 0;                   // the end of the last batch bulk_drain served
     // A replayed line access: the line (bit 63: a write) and its sector mask.
     struct ReplayLine {
@@ -346,15 +366,18 @@ inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) 
     }
 }
 
-inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
-    r.done_tick = Tick(t);
-    if (r.write) return;
-    const uint64_t ps = t - r.issue_tick.v;
+inline void MemorySystem::sample_read_latency(uint64_t ps) {
     const double ns = static_cast<double>(ps) / 1000.0;
     // The histogram's bucket by an integer division by a constant: the same as sample(ns)'s
     // floor(ns / 5.0) for every latency below 2e12 ns (tests/unit/mem_latency_bucket_test.cpp), without a floating divide.
     m_read_latency.sample_in(std::min<uint64_t>(ps / kLatencyBucketPs, kLatencyBuckets - 1), ns);
     m_read_latency_avg.sample(ns);
+}
+
+inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {
+    r.done_tick = Tick(t);
+    if (r.write || r.burst) return;  // a burst's spans were sampled one by one (bulk_span)
+    sample_read_latency(t - r.issue_tick.v);
 }
 
 inline void MemorySystem::complete(MemRequest& r, uint64_t t) {

@@ -2,7 +2,8 @@
 // approximation of the exact model for speed. A request is served whole when it is accepted,
 // its lines one after the other, from the same parameters and state the exact model uses:
 //  - the core's read or write port, the NoC latency and the slice's port are "free at" times,
-//    charged exactly as submit_line() does;
+//    charged exactly as submit_line() does (requests and a burst's requests are served in time
+//    order, as they reach them);
 //  - the L2 tags are looked up and updated line by line (hits, misses, write-allocate, sector
 //    masks, evictions, dirty state: hit rates come from the real tag state), but at acceptance
 //    rather than at the line's arrival tick, so requests in flight together meet the tags in
@@ -18,6 +19,11 @@
 //    oldest of them has left the queue (the exact model's back-pressure);
 //  - the data of a miss returns through the core's GM port as in finish_miss().
 // The request then completes with its last line: one event instead of several per line.
+// A burst (sim/mem_if.h: a DMA instruction's requests, or a traffic generator's next window of
+// them) is served the same way request by request, each at the time the client's request slots
+// would issue it (the chain's slot times), by an internal event of the memory system (so the
+// service still meets requests in time order, as when they come one by one), and completes
+// once: no submit, completion or client wake-up per request.
 #include <algorithm>
 
 #include "models/mem/memory_system.h"
@@ -25,23 +31,87 @@
 
 namespace sfumato::mem {
 
+void MemorySystem::bulk_begin(uint32_t port, uint64_t now) {
+    m_bulk_now = now;
+    // No request is served before now less the run-ahead (a burst's span may run that far
+    // ahead of a request handed over later): calendar entries ending before that are dropped.
+    m_bulk_floor = now - std::min(now, m_runahead_ps);
+    m_bulk_gm[port].set_floor(m_bulk_floor);
+}
+
 void MemorySystem::bulk_accept(MemRequest& r) {
     const uint64_t now = m_in_runahead_cb ? m_cb_tick : now_tick().v;
-    m_bulk_now = now;
+    bulk_begin(r.port, now);
+    complete(r, bulk_request(r, r.addr, r.bytes, now));
+}
+
+void MemorySystem::bulk_burst(MemRequest& r) {
+    MemBurst& b = *r.burst;
+    MemBurstChain& c = *b.chain;
+    b.submitted = m_in_runahead_cb ? m_cb_tick : now_tick().v;
+    b.next = 0;
+    b.end = b.submitted;
+    r.next = nullptr;
+    const bool idle = c.head == nullptr;
+    if (idle) c.head = &r;
+    else c.tail->next = &r;
+    c.tail = &r;
+    if (idle) bulk_burst_next(r, std::max(b.submitted, c.last_issue + b.gap));
+}
+
+void MemorySystem::bulk_burst_next(MemRequest& r, uint64_t after) {
+    // Issue times never go down: each span takes the earliest free slot, which it then holds
+    // until its data is back, as the client's request slots would.
+    const uint64_t t = std::max(after, r.burst->chain->slots.front());
+    // The span's tag set, brought into the host cache until the event runs.
+    const uint64_t line = line_of(r.burst->spans[r.burst->next].addr);
+    m_slices[slice_of(line)].tags->prefetch(line);
+    push(t, Ev::BurstSpan, &r);
+}
+
+void MemorySystem::bulk_span(MemRequest& r, uint64_t t) {
+    MemBurst& b = *r.burst;
+    MemBurstChain& c = *b.chain;
+    std::vector<uint64_t>& slots = c.slots;  // a min-heap
+    const auto later = [](uint64_t x, uint64_t y) { return x > y; };
+    bulk_begin(r.port, t);
+    const MemSpan& sp = b.spans[b.next];
+    const uint64_t done = bulk_request(r, sp.addr, sp.bytes, t);
+    std::pop_heap(slots.begin(), slots.end(), later);
+    slots.back() = done;
+    std::push_heap(slots.begin(), slots.end(), later);
+    if (!r.write) sample_read_latency(done - t);
+    b.end = std::max(b.end, done);
+    c.last_issue = t;
+    if (++b.next < b.spans.size()) {
+        bulk_burst_next(r, t);
+        return;
+    }
+    // All issued: the chain's next burst goes on, and this one completes once.
+    c.head = r.next;
+    if (!c.head) c.tail = nullptr;
+    r.next = nullptr;
+    if (c.head) {
+        const MemBurst& nb = *c.head->burst;
+        bulk_burst_next(*c.head, std::max(nb.submitted, t + nb.gap));
+    }
+    complete(r, b.done_at_next_issue ? std::max(t, slots.front()) : b.end);
+}
+
+uint64_t MemorySystem::bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue) {
     const uint32_t lb = m_l2.g.line_bytes;
     Port& p = m_port[r.port];
-    m_bulk_gm[r.port].set_floor(now);
-    const uint64_t end = r.addr + r.bytes;
+    const uint64_t end = addr + bytes;
     uint64_t done = 0;
-    for (uint64_t a = r.addr; a < end;) {
+    for (uint64_t a = addr; a < end;) {
         const uint64_t next = (a / lb + 1) * lb;
         const uint32_t n = static_cast<uint32_t>(std::min(end, next) - a);
         uint64_t start;
         if (r.write) {
-            start = std::max(now, p.wr_free);
+            start = std::max(issue, p.wr_free);
             p.wr_free = start + ser(n, m_wr_rate);
         } else {
-            start = std::max(now, p.rd_free);
+            start = std::max(issue, p.rd_free);
             p.rd_free = start + ser(n, m_rd_rate);
         }
         Slice& s = m_slices[slice_of(line_of(a))];
@@ -50,7 +120,7 @@ void MemorySystem::bulk_accept(MemRequest& r) {
         done = std::max(done, bulk_line(r, a, n, at));
         a = next;
     }
-    complete(r, done);
+    return done;
 }
 
 uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at) {
@@ -141,7 +211,7 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
 uint64_t MemorySystem::bulk_hbm(HbmReq& h, uint64_t t) {
     decode(h, t);
     BulkChannel& ch = m_bulk_ch[h.da.pc];
-    ch.set_floor(m_bulk_now);
+    ch.set_floor(m_bulk_floor);
     const uint64_t done = ch.serve(h, Tick(t)).v;
     if (m_trace && m_trace->on(TraceLevel::Mem)) {
         trace_tick(t);
@@ -184,7 +254,7 @@ uint64_t MemorySystem::bulk_drain(uint32_t pc, size_t keep) {
     uint64_t n = w.count - w.waiting.size();  // the number of the first waiting write
     uint64_t end = 0;
     BulkChannel& ch = m_bulk_ch[pc];
-    ch.set_floor(m_bulk_now);
+    ch.set_floor(m_bulk_floor);
     ch.note_drain();
     const size_t last = w.waiting.size() - 1 - keep;
     for (size_t i = 0; i <= last; ++i) {

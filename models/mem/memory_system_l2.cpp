@@ -247,6 +247,7 @@ void MemorySystem::flush_l2() {
     ++m_flushes;
     if (m_bulk) {  // every write-back goes out now; one event when the last is written
         m_bulk_now = t;
+        m_bulk_floor = t - std::min(t, m_runahead_ps);
         uint64_t end = 0;
         for (Slice& s : m_slices)
             m_flushed_lines += s.tags->invalidate_all([&](uint64_t line, uint64_t dirty) {

@@ -1,5 +1,7 @@
 #include "models/mem/traffic_gen.h"
 
+#include <algorithm>
+
 #include "sim/error.h"
 #include "sim/sc_time_util.h"
 
@@ -30,6 +32,8 @@ TrafficGen::TrafficGen(sc_core::sc_module_name name, const TrafficSpec& spec, IM
         k.rng = 0x9e3779b97f4a7c15ull * (c + 1);
     }
     m_reqs.resize(size_t(spec.cores) * spec.max_outstanding);
+    m_bursts = spec.bursts && target.takes_bursts() && spec.op != MemOp::Copy;
+    if (m_bursts) m_burst.resize(m_reqs.size());
     SC_METHOD(start);
 }
 
@@ -48,11 +52,23 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
 }
 
 void TrafficGen::begin_pass() {
+    if (m_bursts) m_now = std::max(m_now, m_end);  // the previous pass's data all back
     m_pass_start = m_now;
     for (uint32_t c = 0; c < m_spec.cores; ++c) {
         Core& k = m_cores[c];
         k.next = 0;
         k.rng = 0x9e3779b97f4a7c15ull * (c + 1);  // the same addresses every pass
+        if (m_bursts) {
+            k.chain.reset(m_spec.max_outstanding, m_now.v);
+            for (uint32_t s = 0; s < 2 && k.next < k.count; ++s) {
+                MemRequest& r = m_reqs[size_t(c) * m_spec.max_outstanding + s];
+                r.port = static_cast<uint16_t>(c);
+                r.client = this;
+                r.burst = &m_burst[size_t(c) * m_spec.max_outstanding + s];
+                issue_burst(c, r);
+            }
+            continue;
+        }
         for (uint32_t s = 0; s < m_spec.max_outstanding && k.next < k.count; ++s) {
             MemRequest& r = m_reqs[size_t(c) * m_spec.max_outstanding + s];
             r.port = static_cast<uint16_t>(c);
@@ -81,7 +97,49 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
     m_target.submit(r);
 }
 
+void TrafficGen::issue_burst(uint32_t core, MemRequest& r) {
+    Core& k = m_cores[core];
+    MemBurst& b = *r.burst;
+    b.spans.clear();
+    r.addr = address(core, k.next);
+    r.tag = k.next;
+    b.spans.push_back(MemSpan{r.addr, m_spec.request_bytes});
+    for (++k.next; k.next < k.count && b.spans.size() < m_spec.max_outstanding; ++k.next)
+        b.spans.push_back(MemSpan{address(core, k.next), m_spec.request_bytes});
+    r.bytes = static_cast<uint32_t>(b.spans.size()) * m_spec.request_bytes;
+    r.write = m_spec.op == MemOp::Write;
+    r.who = r.write ? Requester::MTE3 : Requester::MTE2;
+    r.issue_tick = m_now;
+    b.chain = &k.chain;
+    b.gap = 0;
+    b.done_at_next_issue = true;
+    ++k.outstanding;
+    ++m_live;
+    m_target.submit(r);
+}
+
 void TrafficGen::mem_done(MemRequest& r) {
+    ++m_completions;
+    if (r.burst) {
+        // Completed at the time the core's next request could issue; its data is back by b.end.
+        m_bytes_moved += r.bytes;
+        if (r.write) m_bytes_written += r.bytes;
+        m_end = std::max(m_end, Tick(r.burst->end));
+        m_now = r.done_tick;
+        Core& k = m_cores[r.port];
+        --m_live;
+        --k.outstanding;
+        if (k.next < k.count) {
+            issue_burst(r.port, r);
+            return;
+        }
+        if (m_live == 0) {
+            if (on_pass) on_pass(m_pass);
+            if (++m_pass < m_spec.passes) begin_pass();
+            else m_finished = true;
+        }
+        return;
+    }
     m_bytes_moved += r.bytes;
     if (r.write) m_bytes_written += r.bytes;
     m_end = r.done_tick;  // set by the target: the completion time

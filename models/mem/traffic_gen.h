@@ -6,6 +6,10 @@
 // addresses, one pass after the other, and calls on_pass after each. No process ticks: it
 // issues at start and then only from mem_done callbacks, and takes the time from the
 // completed request (so it can be the memory system's run-ahead client).
+// A target that takes bursts (the bulk memory service) gets reads and writes as bursts instead:
+// per core, two bursts of max_outstanding requests on their way, each burst completing when the
+// core's next request could issue (sim/mem_if.h), so the stream goes on without a gap; the
+// requests and their order are the same. Copies stay request by request.
 #pragma once
 #include <functional>
 #include <systemc>
@@ -30,6 +34,7 @@ struct TrafficSpec {
     uint64_t footprint = 0;        // Random: addresses in [base, base + footprint)
     uint64_t dst_base = 0;         // Copy: destination region
     uint32_t passes = 1;
+    bool bursts = true;            // reads and writes as bursts to a target that takes them
 };
 
 class TrafficGen : public sc_core::sc_module, public IMemClient {
@@ -43,6 +48,7 @@ public:
     Tick end_tick() const { return m_end; }
     Tick pass_start() const { return m_pass_start; }
     bool finished() const { return m_finished; }
+    uint64_t completions() const { return m_completions; }  // mem_done calls (one per burst in burst mode)
     std::function<void(uint32_t pass)> on_pass;
 
 private:
@@ -52,9 +58,11 @@ private:
         uint64_t chunk_base = 0;
         uint64_t rng = 0;
         uint32_t outstanding = 0;
+        MemBurstChain chain;  // burst mode: the core's request slots
     };
     void start();
     void issue(uint32_t core, MemRequest& r);
+    void issue_burst(uint32_t core, MemRequest& r);
     uint64_t address(uint32_t core, uint64_t i);
     void begin_pass();
 
@@ -62,6 +70,8 @@ private:
     IMemTarget& m_target;
     std::vector<Core> m_cores;
     std::vector<MemRequest> m_reqs;
+    bool m_bursts = false;
+    std::vector<MemBurst> m_burst;  // burst mode: beside m_reqs (the first two of each core's)
     uint64_t m_bytes_moved = 0;
     uint64_t m_bytes_written = 0;
     uint64_t m_live = 0;
@@ -69,6 +79,7 @@ private:
     Tick m_end, m_pass_start;
     Tick m_now;  // the current time: SystemC time at start, then each completion's done_tick
     bool m_finished = false;
+    uint64_t m_completions = 0;
 };
 
 }  // namespace sfumato::mem
