@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "isa/instr.h"
@@ -38,8 +39,14 @@ public:
     }
 
 private:
+    // A flag's pipes and event id count too: a tile loop's flags differ only there.
     static size_t slot(const isa::Instr& in) {
-        return (static_cast<size_t>(in.op) * 31 + (in.dst.addr >> 5) + (in.src0.addr >> 5) * 7 + (in.src1.addr >> 5) * 13) % N;
+        const size_t flag = in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG
+                                ? static_cast<size_t>(in.flag.src) + static_cast<size_t>(in.flag.dst) * 5 + in.flag.event_id * 3
+                                : 0;
+        return (static_cast<size_t>(in.op) * 31 + flag + (in.dst.addr >> 5) + (in.src0.addr >> 5) * 7 +
+                (in.src1.addr >> 5) * 13) %
+               N;
     }
     std::array<Entry, N> m_entries;
 };
@@ -65,12 +72,19 @@ private:
         V value{};
         bool valid = false;
     };
-    // Fields every opcode's equality compares (equal instructions land in one slot); a parameter
-    // block's bytes are not read, since equal instructions may differ in those a class leaves unused.
+    // Only fields the equality compares (equal instructions land in one slot): opcode, pipe and
+    // dtype, the operands' addresses, and the parameter block's first bytes where its class compares
+    // them (every class but NOP's and SET_MASK's; a flag's three bytes), so that flags differing only
+    // in their pipes or event id, or copies only in their burst count, do not share a slot.
     static size_t slot(const isa::Instr& in) {
         constexpr uint64_t k = 0x9e3779b97f4a7c15ull;
-        uint64_t h = static_cast<uint64_t>(in.op) | static_cast<uint64_t>(in.dtype) << 16;
-        h = (h ^ in.dst.addr) * k;
+        uint32_t head = 0, params = 0;
+        std::memcpy(&head, &in, sizeof head);
+        const isa::ParamKind kind = isa::param_kind(in.op);
+        if (kind != isa::ParamKind::None && in.op != isa::Opcode::SET_MASK)
+            std::memcpy(&params, &in.vec, kind == isa::ParamKind::Flag ? 3 : 4);
+        uint64_t h = (uint64_t{head} | uint64_t{params} << 32) * k;
+        h = (h ^ (h >> 29) ^ in.dst.addr) * k;
         h = (h ^ (h >> 29) ^ in.src0.addr) * k;
         h = (h ^ (h >> 29) ^ in.src1.addr) * k;
         h = (h ^ (h >> 29) ^ in.src2.addr) * k;

@@ -104,3 +104,30 @@ TEST_CASE("issue memo: over many instructions, a found value is always one put w
     }
     CHECK(found > 0);
 }
+
+TEST_CASE("issue memo and issue cache: flags differing only in their pipes or event id keep their own entries") {
+    // A tile loop with double buffers issues such flags in turn; had they shared a slot, each would
+    // evict the other (the caches are direct-mapped).
+    InstrMemo<int> memo;
+    InstrCache<int> cache;
+    std::vector<Instr> flags;
+    for (Opcode op : {Opcode::SET_FLAG, Opcode::WAIT_FLAG})
+        for (isa::Pipe src : {isa::Pipe::MTE2, isa::Pipe::V})
+            for (uint8_t id = 0; id < 2; ++id) {
+                Instr in = isa::make_instr(op);
+                in.flag.src = src;
+                in.flag.dst = src == isa::Pipe::V ? isa::Pipe::MTE3 : isa::Pipe::V;
+                in.flag.event_id = id;
+                flags.push_back(in);
+            }
+    for (size_t i = 0; i < flags.size(); ++i) {
+        memo.put(flags[i], static_cast<int>(i));
+        cache.put(flags[i], static_cast<int>(i));
+    }
+    for (size_t i = 0; i < flags.size(); ++i) {
+        REQUIRE(memo.find(flags[i]) != nullptr);
+        CHECK(*memo.find(flags[i]) == static_cast<int>(i));
+        REQUIRE(cache.find(flags[i]) != nullptr);
+        CHECK(cache.find(flags[i])->value == static_cast<int>(i));
+    }
+}
