@@ -285,16 +285,23 @@ void AiCore::issue(const isa::Instr& in_) {
     // waits below for a queue slot.
     const auto* hit = m_issued.find(in_);
     if (!hit) {
-        isa::Instr in = in_;
-        in.pipe = pipe;
-        in.seq = seq;
-        check_operands(in);
-        IssueInfo fresh;
-        fresh.cost = m_p.issue_cost(in);
-        fresh.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
-        fresh.timing.energy_class = PipeUnit::energy_class(pipe, in);
-        if (fresh.timing.compute) fresh.timing.t = sfumato::compute_timing(in, m_p);
-        hit = &m_issued.put(in_, fresh);
+        // The chip's memo for this core kind holds only instructions that passed the same checks on
+        // a core like this one, with the same result.
+        if (const IssueInfo* shared = m_issue_memo ? m_issue_memo->find(in_) : nullptr) {
+            hit = &m_issued.put(in_, *shared);
+        } else {
+            isa::Instr in = in_;
+            in.pipe = pipe;
+            in.seq = seq;
+            check_operands(in);
+            IssueInfo fresh;
+            fresh.cost = m_p.issue_cost(in);
+            fresh.timing.compute = pipe != Pipe::S && pipe != Pipe::ALL && PipeUnit::starts_arithmetically(in);
+            fresh.timing.energy_class = PipeUnit::energy_class(pipe, in);
+            if (fresh.timing.compute) fresh.timing.t = sfumato::compute_timing(in, m_p);
+            hit = &m_issued.put(in_, fresh);
+            if (m_issue_memo) m_issue_memo->put(in_, fresh);
+        }
     }
     const IssueInfo& info = hit->value;
     const uint32_t cost = info.cost;

@@ -41,6 +41,17 @@ namespace sfumato {
 
 class AiCore;
 
+// Per distinct instruction whose operands passed a core's checks: its issue cost and, for a
+// compute instruction, its pipe timing (one lookup per issue serves both). A function of the
+// instruction and of what the core's kind and the chip's parameters fix (the checks read the
+// kind's pipes and buffers, the GM capacity, whether cross-core flags exist; the timing reads the
+// parameters), so the cores of one kind on a chip can share a memo of it.
+struct IssueInfo {
+    uint32_t cost = 0;
+    PipeUnit::Queued timing;
+};
+using IssueMemo = InstrMemo<IssueInfo>;
+
 // Contract: told when a core finishes the block it was given (at the current SystemC time).
 class ICoreListener {
 public:
@@ -88,6 +99,10 @@ public:
         m_sub = sub;
     }
     CrossFlags* cross_flags() { return m_xflags; }
+    // A memo of issue work shared with the chip's other cores of this kind, which must have the same
+    // parameters, GM capacity and cross-core flags (or none) as this one; asked when this core's
+    // own issue cache misses.
+    void share_issue_memo(IssueMemo* memo) { m_issue_memo = memo; }
     uint32_t group() const { return m_group; }
     uint32_t sub_index() const { return m_sub; }
     // The block's launch and how many cores of this kind it uses (cross-core mode-0 barriers).
@@ -198,13 +213,8 @@ private:
     const isa::Instr* m_scalar_wait = nullptr;  // a cross-core wait blocking the scalar unit
     uint32_t m_group = 0, m_sub = 0;
     std::unique_ptr<RaceChecker> m_race;
-    // Per distinct instruction whose operands passed the checks: its issue cost and, for a
-    // compute instruction, its pipe timing (one lookup per issue serves both).
-    struct IssueInfo {
-        uint32_t cost = 0;
-        PipeUnit::Queued timing;
-    };
     InstrCache<IssueInfo> m_issued;
+    IssueMemo* m_issue_memo = nullptr;  // shared with the chip's other cores of this kind
 
     StatGroup m_stats;
     Counter m_blocks;

@@ -38,6 +38,13 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
     if (split) m_xflags = std::make_unique<CrossFlags>(p.cube_cores, p.aiv_per_aic, p.core.cross_flag_latency);
     std::vector<AiCore*> cube, vec;
     uint32_t index = 0;
+    // Every core of a kind has the chip's core parameters, GM capacity and cross-core flags (split
+    // parts: all of them), so the kind's cores share one memo of their issue work.
+    auto memo = [&](isa::CoreKind kind) {
+        auto& m = m_issue_memos[static_cast<size_t>(kind)];
+        if (!m) m = std::make_unique<IssueMemo>();
+        return m.get();
+    };
     for (uint32_t i = 0; i < p.cube_cores; ++i) {
         const std::string n = (split ? "aic" : "core") + std::to_string(i);
         m_cores.push_back(std::make_unique<AiCore>(n.c_str(), index++, split ? isa::CoreKind::Cube : isa::CoreKind::Coupled,
@@ -45,6 +52,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
                                                    *m_instr_stats, m_stats, m_region->page_table()));
         cube.push_back(m_cores.back().get());
         if (split) cube.back()->attach_cross_flags(m_xflags.get(), i, 0);
+        cube.back()->share_issue_memo(memo(split ? isa::CoreKind::Cube : isa::CoreKind::Coupled));
     }
     if (split) {
         for (uint32_t i = 0; i < p.vector_cores(); ++i) {
@@ -54,6 +62,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipParams& p, bool functional, T
                                                        m_region->page_table()));
             vec.push_back(m_cores.back().get());
             vec.back()->attach_cross_flags(m_xflags.get(), i / p.aiv_per_aic, i % p.aiv_per_aic);
+            vec.back()->share_issue_memo(memo(isa::CoreKind::Vector));
         }
     }
     m_runner = std::make_unique<ts::AiCoreRunner>(cube, vec, clk, *m_region);

@@ -4,6 +4,7 @@
 // In a system (models/link/system.h) a chip has an index, memory ports for the fabric's peer DMA,
 // and routes peer copies and notify records to the fabric.
 #pragma once
+#include <array>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -89,6 +90,8 @@ private:
     std::unique_ptr<CrossFlags> m_xflags;  // split parts only
     std::unique_ptr<SystemRegion> m_region;
     std::vector<std::unique_ptr<AiCore>> m_cores;
+    // The issue memos the cores of each kind share (models/aicore/instr_cache.h), by isa::CoreKind.
+    std::array<std::unique_ptr<IssueMemo>, 3> m_issue_memos;
     std::unique_ptr<ts::AiCoreRunner> m_runner;
     std::unique_ptr<ts::TaskScheduler> m_ts;
     std::unique_ptr<power::EnergyAttributor> m_energy;
