@@ -112,11 +112,7 @@ void SubmitOrder::add(std::vector<Staged>& to, MemRequest& r) {
     to.push_back({uint64_t{r.port} << 40 | who << 32 | static_cast<uint32_t>(to.size()), &r});
 }
 
-void SubmitOrder::flush() {
-    if (m_before) m_before();
-    hand_over(m_staged);
-    if (m_after) m_after();
-}
+void SubmitOrder::flush() { hand_over(m_staged); }
 
 void SubmitOrder::flush_direct() { hand_over(m_direct); }
 

@@ -14,7 +14,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <vector>
 
 #include "sim/mem_if.h"
@@ -34,14 +33,6 @@ public:
     SubmitOrder(const SubmitOrder&) = delete;
     SubmitOrder& operator=(const SubmitOrder&) = delete;
     void submit(MemRequest& r);
-    // Calls `before` ahead of each end-of-instant hand-over (flush(), not flush_direct()) and
-    // `after` once its last request was accepted. When `after` runs, the instant is over: no
-    // process submits at this time any more, so every later request is submitted at a later
-    // tick (a target may run ahead what only such a request could change).
-    void set_handover_hooks(std::function<void()> before, std::function<void()> after) {
-        m_before = std::move(before);
-        m_after = std::move(after);
-    }
     // Stages `r` in a batch of the target's own, without the end-of-instant service: the target
     // hands it over with flush_direct() (a run-ahead client's requests of one tick, whose
     // callbacks run ahead of SystemC time: models/mem/memory_system.h). Both batches take turns
@@ -65,7 +56,6 @@ private:
     uint32_t m_ports;
     uint32_t m_first = 0;  // the port with the highest priority at the next instant
     std::function<void(MemRequest&)> m_accept;
-    std::function<void()> m_before, m_after;
     std::vector<Staged> m_staged, m_direct, m_batch;
     uint64_t m_contended = 0;
 };

@@ -100,7 +100,6 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
     }
     add_stat_formulas();
-    m_order.set_handover_hooks([this] { handover_begin(); }, [this] { handover_end(); });
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
@@ -117,54 +116,7 @@ void MemorySystem::process() {
     // that tick cannot be affected by anything outside; they run now, in (tick, sequence) order,
     // each at its own tick, exactly as if the process had woken for it. Only a client callback
     // (ClientDone) needs SystemC time to be its tick: the batch stops at the first later one.
-    uint64_t next = drain(now, now + m_runahead_ps - (m_runahead_ps ? 1 : 0));
-    if (m_runahead_staged) {
-        flush_runahead();
-        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
-        // are counted below).
-        if (m_bulk) next = m_events.next_tick();
-    }
-    // The bulk service's waiting write-backs go out once nothing else is on its way (a
-    // controller writes while no read waits), each at its own arrival time.
-    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
-        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
-            if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
-    m_in_process = false;
-    m_scheduled = std::min(next, m_arrivals.top_tick());
-    // SystemC time still reaches every completion's tick (the end of a run is the same time).
-    if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
-    if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
-}
-
-bool MemorySystem::instant_pass_on() const {
-    return m_instant_pass && !m_bulk && !m_runahead_client && m_runahead_ps > 0;
-}
-
-void MemorySystem::handover_begin() {
-    // The instant's requests go in without a wake-up each: handover_end() schedules once.
-    if (instant_pass_on()) m_in_process = true;
-}
-
-void MemorySystem::handover_end() {
-    if (!instant_pass_on()) return;
-    // The instant is over (sim/submit_order.h): every later request is submitted at now + 1 or
-    // later and reaches its slice at now + 1 + m_runahead_ps or later, so what is due up to
-    // now + m_runahead_ps (one tick further than a wake-up at now may go) runs here, in the same
-    // order as ever; typically the lookups of the requests just accepted, which would otherwise
-    // take a wake-up of their own. Client completions still wait for their time.
-    const uint64_t now = now_tick().v;
-    ++m_instant_passes;
-    const uint64_t next = drain(now, now + m_runahead_ps);
-    m_in_process = false;
-    const uint64_t sched = std::min(next, m_arrivals.top_tick());
-    if (sched == m_scheduled) return;
-    // A pending wake-up for what ran here would find nothing (sched > m_scheduled): drop it.
-    if (m_scheduled != EventWheel::kEmpty && sched > m_scheduled) m_wake_ev.cancel();
-    m_scheduled = sched;
-    if (sched != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(sched - now)));
-}
-
-uint64_t MemorySystem::drain(uint64_t now, uint64_t limit) {
+    const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
     // A client's completion waits for its own SystemC time, and so does the part of a split
@@ -254,7 +206,22 @@ uint64_t MemorySystem::drain(uint64_t now, uint64_t limit) {
                 break;
         }
     }
-    return next;
+    if (m_runahead_staged) {
+        flush_runahead();
+        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
+        // are counted below).
+        if (m_bulk) next = m_events.next_tick();
+    }
+    // The bulk service's waiting write-backs go out once nothing else is on its way (a
+    // controller writes while no read waits), each at its own arrival time.
+    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
+        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
+            if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
+    m_in_process = false;
+    m_scheduled = std::min(next, m_arrivals.top_tick());
+    // SystemC time still reaches every completion's tick (the end of a run is the same time).
+    if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
+    if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
 void MemorySystem::submit(MemRequest& r) {

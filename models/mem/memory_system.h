@@ -108,11 +108,6 @@ public:
     // Off: every part of a request spanning several L2 lines waits for its SystemC time, as a
     // client's completion does (the reference the run-ahead parts must equal; for tests).
     void set_parts_run_ahead(bool on) { m_parts_run_ahead = on; }
-    // Off: the requests handed over at the end of an instant wait for a wake-up of the memory
-    // system, instead of running what is due within the NoC latency at once (handover_end; the
-    // reference the pass must equal; for tests). Passes: how many ran (for tests).
-    void set_instant_pass(bool on) { m_instant_pass = on; }
-    uint64_t instant_passes() const { return m_instant_passes; }
     // chip.mem.service = bulk (memory_system_bulk.cpp): each request served at once.
     bool bulk() const { return m_bulk; }
     // Emits the last partial trace window (call at the end of a run).
@@ -184,15 +179,6 @@ private:
     std::vector<Split*> m_split_free;
 
     void process();
-    // Runs the wheel's events and the arrivals due by `limit` (client completions after `now`
-    // wait for their own SystemC time), in (tick, sequence) order; returns the earliest tick left
-    // on the wheel (EventWheel::kEmpty when none).
-    uint64_t drain(uint64_t now, uint64_t limit);
-    // Around the end-of-instant hand-over of the exact service (sim/submit_order.h): the pass
-    // that runs what the instant's requests can no longer be overtaken in.
-    bool instant_pass_on() const;
-    void handover_begin();
-    void handover_end();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
     // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
     // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
@@ -351,8 +337,6 @@ private:
     std::vector<std::vector<ReplayLine>> m_replay_by_slice;  // replay_traffic's per-slice order
     bool m_replay_per_line = false;
     bool m_parts_run_ahead = true;
-    bool m_instant_pass = true;
-    uint64_t m_instant_passes = 0;
     // replay_by_set's buffers (kept: a decode step hands over an L2's worth of lines many times).
     std::vector<std::vector<L2Tags::ReplayAccess>> m_rp_slice;
     std::vector<L2Tags::ReplayAccess> m_rp_sorted;
