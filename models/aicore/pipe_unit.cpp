@@ -145,6 +145,7 @@ void PipeUnit::sleep_on_wake_or(Cycle now, Cycle at) {
 void PipeUnit::run() {
     m_push_notified = false;
     m_pop_notified = false;
+    m_slot_wait = false;
     try {
         const Cycle now = now_cycle();
         retire(now);
@@ -255,21 +256,27 @@ void PipeUnit::retire(Cycle now) {
 }
 
 bool PipeUnit::issue_requests(Cycle now) {
-    InFlight& f = m_inflight[m_cur.slot];
     if (m_cur.ready > now) {
         sleep_until(now, m_cur.ready);
         return false;
     }
     if (m_core.mem().takes_bursts()) return issue_burst(now);
+    if (!send_requests(now)) {
+        next_trigger(m_wake);  // a completion frees a slot
+        m_slot_wait = true;
+        return false;
+    }
+    return true;
+}
+
+bool PipeUnit::send_requests(Cycle now) {
+    InFlight& f = m_inflight[m_cur.slot];
     const GmPattern& pat = m_cur.pat;
     const uint64_t req_bytes = m_core.params().mte_request_bytes;
     const Tick now_t = now_tick();
     const Requester who = requester_for(m_id);
     while (m_cur.outer < pat.outer) {
-        if (m_free_reqs.empty()) {
-            next_trigger(m_wake);  // a completion frees a slot
-            return false;
-        }
+        if (m_free_reqs.empty()) return false;
         const uint64_t addr = pat.base + m_cur.outer * pat.outer_stride + m_cur.inner * pat.inner_stride + m_cur.offset;
         const uint64_t chunk = std::min(pat.len - m_cur.offset, req_bytes - addr % req_bytes);
         MemRequest& r = m_reqs[m_free_reqs.back()];
@@ -367,7 +374,31 @@ void PipeUnit::mem_done(MemRequest& req) {
     m_free_reqs.push_back(static_cast<uint32_t>(&req - m_reqs.data()));
     --f.pending;
     if (!f.issuing && f.pending == 0) complete(f, m_core.clock().ceil_cycle(req.done_tick));
+    if (m_slot_wait) {
+        refill();
+        return;
+    }
     m_wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+void PipeUnit::refill() {
+    // The pipe sleeps in issue_requests for a free request slot (m_slot_wait), and a completion
+    // freed one: woken, it would retire what ended by now and send its current instruction's
+    // next requests (step() does nothing else first), all of it state of its own but the submits,
+    // which the memory system orders by port and requester within the instant whoever makes
+    // them. So that is done here, at the completion's time, and the pipe is woken only when the
+    // instruction has sent its last request (then it goes on to the next instructions, as it
+    // would have in the same wake-up). While the slots are taken again it sleeps on, its
+    // trigger (the next completion) still armed: no wake-up per freed slot.
+    try {
+        const Cycle now = now_cycle();
+        retire(now);
+        if (!send_requests(now)) return;
+        m_slot_wait = false;
+        m_wake.notify(sc_core::SC_ZERO_TIME);
+    } catch (...) {
+        record_failure(std::current_exception());
+    }
 }
 
 bool PipeUnit::unit_bits_wait(Cycle now, Cycle& ready) {

@@ -114,6 +114,12 @@ private:
     bool step(Cycle now);  // returns false when the pipe must sleep (trigger already set)
     void retire(Cycle now);
     bool issue_requests(Cycle now);
+    // Sends the current instruction's requests while request slots are free; true once it sent
+    // its last (the instruction leaves the cursor), false when out of slots.
+    bool send_requests(Cycle now);
+    // A completion freed a slot while the pipe waited for one (m_slot_wait): what its wake-up
+    // would do, done now (pipe_unit.cpp).
+    void refill();
     // The bulk memory service (IMemTarget::takes_bursts): the instruction's requests as one burst.
     bool issue_burst(Cycle now);
     uint32_t push_inflight(const isa::Instr& in, uint8_t energy_class, Cycle start, Cycle end, bool done);
@@ -151,6 +157,7 @@ private:
     Cycle m_last_end;    // latest completion among started instructions
     Cycle m_busy_until;  // union accounting of busy intervals
     bool m_waiting_flag = false;
+    bool m_slot_wait = false;  // asleep in issue_requests until a completion frees a request slot
     bool m_push_notified = false;  // push notified m_wake and run() has not started since
     bool m_pop_notified = false;   // this run() notified m_pop
     sc_core::sc_event m_wake, m_pop;
