@@ -156,29 +156,6 @@ uint64_t first_coupling(const ReuseTable &table, uint64_t before) {
   return first;
 }
 
-bool communicating(const ReuseTable &table, uint64_t now) {
-  for (const rt::Context *c : table.ctxs) {
-    // The streams that carry tasks coupling chips (submitted before now).
-    std::set<rt::StreamId> comm;
-    for (const rt::TaskRecord &r : c->tasks())
-      if (r.task && r.task->issue_tick.v != 0 && r.task->issue_tick.v < now &&
-          couples_chips(*r.task))
-        comm.insert(r.stream);
-    if (comm.empty())
-      continue;
-    for (const rt::TaskRecord &r : c->tasks()) {
-      if (!r.task || !comm.count(r.stream))
-        continue;
-      const Task &t = *r.task;
-      if (t.start_tick.v == 0 || t.start_tick.v >= now ||
-          (t.done && t.end_tick.v < now))
-        continue;
-      return true;
-    }
-  }
-  return false;
-}
-
 namespace {
 
 bool same_config(const DeviceInfo &a, const DeviceInfo &b) {
@@ -258,21 +235,14 @@ struct TimingReuse::Decider {
       // then one machine in one state, and a full run here would measure
       // only the replayed footprints this chip's caches hold instead of the
       // twin's kernels' own traffic (what the chip's exact run would find).
-      // Once coupled, only while a collective runs: what the ranks differ by
-      // is the collectives' traffic and what it left in their caches, and a
-      // sample taken while it contends also measures the state it left (so
-      // its spread, applied to the twins decided between collectives, errs
-      // high; timing_reuse_bounds.cpp).
       if (tl && sample && l.chip == *table->chips.rbegin() &&
           (loc->hash + l.occurrence) % sample == 0) {
         if (!table->apart)
           table->apart = first_coupling(*table, l.start) != UINT64_MAX;
-        if (!table->apart)
-          ++loc->samples_in_step;
-        else if (!communicating(*table, l.start))
-          ++loc->samples_quiet;
-        else
+        if (table->apart)
           tl = nullptr;
+        else
+          ++loc->samples_in_step;
       }
       l.twin = tl != nullptr;
     }

@@ -195,9 +195,6 @@ struct ReuseCounters {
   // chip, its error its twin's), and those the sample left as twins for that
   // reason (decided before any such task started).
   uint64_t twins_in_step = 0, samples_in_step = 0;
-  // Twins the sample left as twins because, the chips coupled, no collective
-  // was running on any chip when they decided.
-  uint64_t samples_quiet = 0;
   // Of the reused, those charged their template's dynamic energy (the device
   // keeps energy events: IDevice::charge_standin); the run's energy is
   // complete when all were.

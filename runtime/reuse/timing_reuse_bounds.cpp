@@ -28,7 +28,6 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
   twins += o.twins;
   twins_in_step += o.twins_in_step;
   samples_in_step += o.samples_in_step;
-  samples_quiet += o.samples_quiet;
   energy_charged += o.energy_charged;
   error_bound_known = error_bound_known && o.error_bound_known;
   error_bound_cycles += o.error_bound_cycles;
@@ -239,7 +238,6 @@ ReuseCounters TimingReuse::counters() const {
     c.across_chips += id.across;
     c.twins += id.twins;
     c.samples_in_step += id.samples_in_step;
-    c.samples_quiet += id.samples_quiet;
     c.energy_charged += id.energy_charged;
   }
   if (!c.error_bound_known)

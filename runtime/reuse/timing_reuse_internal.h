@@ -31,7 +31,6 @@ struct TimingReuse::Local {
   uint64_t across = 0; // of the reused, given another chip's run's time
   uint64_t twins = 0;  // of those, a run still running when decided
   uint64_t samples_in_step = 0; // twins the sample skipped: chips in step
-  uint64_t samples_quiet = 0; // twins the sample skipped: no collective running
   uint64_t energy_charged = 0; // of the reused, charged their template's energy
   uint64_t full = 0;   // this service's full runs of it
   uint64_t checks = 0; // of them those after an earlier full run (any chip)
@@ -94,11 +93,6 @@ bool couples_chips(const Task &t);
 // The earliest tick at which a task coupling chips started on any context of
 // the table, among those started strictly before `before` (UINT64_MAX: none).
 uint64_t first_coupling(const ReuseTable &table, uint64_t before);
-// Whether a task of a stream that carries tasks coupling chips (a
-// collective's copies, notifies and reduction kernels) runs at `now` on any
-// context of the table (started strictly before, not completed strictly
-// before).
-bool communicating(const ReuseTable &table, uint64_t now);
 
 // Stand-ins' footprints waiting for the next launch simulated in full on the
 // chip (or settle()). A stand-in's footprint is its template's, final once
