@@ -73,7 +73,8 @@ public:
     // power timeline. Its active core cycles become like's too: its blocks each hold a core for
     // the wave's whole span, where its kernel's blocks end as their work does (an imbalanced
     // kernel's cores idle before the last block ends; counting the stand-in's own occupancy put
-    // its ranks' kernel energy 2-4 % over the exact run's on 4 tiny chips). HBM refreshes stay
+    // a 4-tiny-chip training step's kernel energy 1.28 % over the exact run's, its ranks' core
+    // clock 2.6-4 %: docs/timing_reuse.md). HBM refreshes stay
     // its own: the HBM refreshed for its time. Call before it completes.
     void charge_like(uint64_t task_id, const Events& like);
     // A completed kernel's events as its energy is priced (kernel_energy(): its pipes' busy
