@@ -61,14 +61,16 @@ std::string collapse(const std::string& s) {
     return out;
 }
 
-// A definition (or declaration) of the kernel named `name` marked as one: where its name stands, and its qualifiers,
-// the code between the previous ';', '{' or '}' and the name (comments left out), which hold __global__ or a core-kind
-// attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where __global__ does not).
+// A definition (or declaration) of the kernel named `name` marked as one: where its name stands, and its
+// qualifiers, the code between the previous ';', '{' or '}' and the name (comments left out), which hold
+// __global__ or a core-kind attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where
+// __global__ does not).
 struct KernelDef {
     size_t at;
     std::string quals;
 };
-std::vector<KernelDef> kernel_defs(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+std::vector<KernelDef> kernel_defs(const std::string& src, const std::vector<bool>& code,
+                                   const std::string& name) {
     std::vector<KernelDef> defs;
     const std::regex use("\\b" + name + "\\s*\\(");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it) {
@@ -76,8 +78,8 @@ std::vector<KernelDef> kernel_defs(const std::string& src, const std::vector<boo
         if (!code[at]) continue;
         size_t b = at;
         while (b > 0 && !(code[b - 1] && (src[b - 1] == ';' || src[b - 1] == '{' || src[b - 1] == '}'))) --b;
-        // Nor past a preprocessor directive: `#if A` `f(...)` `#else` `g(...)` `#endif` `{ body }` gives the two
-        // heads one body, the first head's qualifiers are not the second's.
+        // Nor past a preprocessor directive: `#if A` `f(...)` `#else` `g(...)` `#endif` `{ body }` gives the
+        // two heads one body, the first head's qualifiers are not the second's.
         for (size_t c = b; c < at; ++c) {
             if (c > 0 && src[c - 1] != '\n') continue;
             size_t d = c;
@@ -91,7 +93,8 @@ std::vector<KernelDef> kernel_defs(const std::string& src, const std::vector<boo
         for (size_t c = b; c < at; ++c)
             if (code[c]) chunk += src[c];
         const std::string flat = collapse(chunk);
-        if (chunk.find("__global__") != std::string::npos || flat.find("__attribute__((aic))") != std::string::npos ||
+        if (chunk.find("__global__") != std::string::npos ||
+            flat.find("__attribute__((aic))") != std::string::npos ||
             flat.find("__attribute__((aiv))") != std::string::npos)
             defs.push_back({at, flat});
     }
@@ -220,11 +223,13 @@ std::string rewrite_launches(const std::string& src, const std::string& file) {
     std::vector<std::pair<size_t, std::string>> inserts;
     std::vector<std::string> kinds;
     for (const Launch& l : launches) {
-        // Definitions that disagree on the kind can only be alternatives of the preprocessor (#if SCENARIO == 2 a
-        // __cube__ one, #else an __aicore__ one, as the vendor's matmul_ibshareB has): the text before preprocessing
-        // cannot tell which one is compiled, so each defines a macro naming its kind on the line before it and the
-        // launch names the macro, which the preprocessor resolves to the compiled definition's kind. That needs
-        // every definition before the launch and on a line a directive may precede; otherwise the first one's.
+        // Definitions that disagree on the kind can only be alternatives of the preprocessor (#if SCENARIO ==
+        // 2 a
+        // __cube__ one, #else an __aicore__ one, as the vendor's matmul_ibshareB has): the text before
+        // preprocessing cannot tell which one is compiled, so each defines a macro naming its kind on the
+        // line before it and the launch names the macro, which the preprocessor resolves to the compiled
+        // definition's kind. That needs every definition before the launch and on a line a directive may
+        // precede; otherwise the first one's.
         const std::vector<KernelDef> defs = kernel_defs(src, code, l.name);
         std::vector<std::pair<size_t, std::string>> marks;
         bool differ = false, placeable = true;

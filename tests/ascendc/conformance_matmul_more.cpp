@@ -13,21 +13,23 @@
 // (B not transposed: square transposes into L0B) + int32 bias into half C through the FixPipe's
 // dequantisation, one scale for all of C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5,
 // 1, 2 in turn), base blocks of 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
-// "matmul_int4": int4 A [48 x 128] x int4 B [128 x 128] (B not transposed: 64 x 64 square transposes into L0B)
-// + int32 bias into int32 C, base blocks of 32 x 64 x 64 (an edge block of 16 rows, two K steps), one cube core.
-// "matmul_tscm": a mix kernel whose AIV 0 copies A (32 x 64 half, NZ in GM) into a TSCM queue and hands the L1
-// tensor to a Matmul with A in TSCM (B 64 x 64 half, float bias and C), base blocks of 16 x 32 x 32 (A read from
-// L1 at each block's rows and K); its AIC does the copy in the serving pass, the AIV drops it.
+// "matmul_int4": int4 A [48 x 128] x int4 B [128 x 128] (B not transposed: 64 x 64 square transposes into
+// L0B)
+// + int32 bias into int32 C, base blocks of 32 x 64 x 64 (an edge block of 16 rows, two K steps), one cube
+// core. "matmul_tscm": a mix kernel whose AIV 0 copies A (32 x 64 half, NZ in GM) into a TSCM queue and hands
+// the L1 tensor to a Matmul with A in TSCM (B 64 x 64 half, float bias and C), base blocks of 16 x 32 x 32 (A
+// read from L1 at each block's rows and K); its AIC does the copy in the serving pass, the AIV drops it.
 // "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 // "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
 // GetBatchTensorC<false>.
 // "matmul_ibshare_b": a mix kernel (one AIC, two AIVs) whose Matmul shares B (MatmulType's IBSHARE on B,
-// CFG_IBSHARE_NORM): each AIV takes 32 rows of a 64 x 128 x 128 product (half -> float), both the same B, in base
-// blocks of 32 x 64 x 64 (two N blocks of two K steps: four slots of B in L1). The AIC's pass for AIV 1 finds B
-// in L1 and loads only its A. "matmul_ibshare_b_off": the same kernel without IBSHARE (B loaded for each AIV).
-// "layout_coord": the layout API's coordinates (MakeCoord, Coord) mapped by layouts with explicit strides
-// (MakeShape, MakeStride, MakeLayout) to element offsets, against the host's sum of coordinate x stride.
+// CFG_IBSHARE_NORM): each AIV takes 32 rows of a 64 x 128 x 128 product (half -> float), both the same B, in
+// base blocks of 32 x 64 x 64 (two N blocks of two K steps: four slots of B in L1). The AIC's pass for AIV 1
+// finds B in L1 and loads only its A. "matmul_ibshare_b_off": the same kernel without IBSHARE (B loaded for
+// each AIV). "layout_coord": the layout API's coordinates (MakeCoord, Coord) mapped by layouts with explicit
+// strides (MakeShape, MakeStride, MakeLayout) to element offsets, against the host's sum of coordinate x
+// stride.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -462,8 +464,8 @@ constexpr uint32_t kSm = 64, kSn = 128, kSk = 128;  // each AIV: kSm / 2 rows of
 using MMIA = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
 using MMIC = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
 using MMIShared = AscendC::Matmul<
-    MMIA, AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>, MMIC, MMIC,
-    CFG_IBSHARE_NORM>;
+    MMIA, AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>,
+    MMIC, MMIC, CFG_IBSHARE_NORM>;
 using MMIEach = AscendC::Matmul<MMIA, MMIA, MMIC, MMIC, CFG_NORM>;
 
 template <class MM>
@@ -508,9 +510,11 @@ int run_ibshare(const std::string& name) {
     uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
     std::memcpy(tiling, &t, sizeof t);
     for (uint32_t i = 0; i < kSm; ++i)
-        for (uint32_t k = 0; k < kSk; ++k) a[i * kSk + k] = static_cast<half>(static_cast<float>(a_int(i, k)));
+        for (uint32_t k = 0; k < kSk; ++k)
+            a[i * kSk + k] = static_cast<half>(static_cast<float>(a_int(i, k)));
     for (uint32_t k = 0; k < kSk; ++k)
-        for (uint32_t j = 0; j < kSn; ++j) b[k * kSn + j] = static_cast<half>(static_cast<float>(b_int(k, j)));
+        for (uint32_t j = 0; j < kSn; ++j)
+            b[k * kSn + j] = static_cast<half>(static_cast<float>(b_int(k, j)));
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
     if (name == "matmul_ibshare_b")
         ICPU_RUN_KF(ibshare_kernel<MMIShared>, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)c, tiling);
@@ -522,14 +526,15 @@ int run_ibshare(const std::string& name) {
             float want = 0;
             for (uint32_t k = 0; k < kSk; ++k) want += static_cast<float>(a_int(i, k) * b_int(k, j));
             if (c[i * kSn + j] != want)
-                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kSn + j]) +
-                      ", expected " + std::to_string(want);
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                      std::to_string(c[i * kSn + j]) + ", expected " + std::to_string(want);
         }
     if (bad.empty())
         std::printf("%s ok\n", name.c_str());
     else
         std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
+    for (void* p :
+         {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
         AscendC::GmFree(p);
     return bad.empty() ? 0 : 1;
 }

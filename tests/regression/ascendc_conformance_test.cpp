@@ -353,14 +353,14 @@ TEST_CASE("ascendc conformance: Matmul with IBShare B: the AIC's pass for the se
     const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
     auto l1_gm_bytes = [&](const std::string& name) {
         const std::string dir = temp_dir("ascendc_conf_l1gm_" + name);
-        const CliResult r = sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
-                               "/f " + prog + " " + name);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+               "/f " + prog + " " + name);
         INFO(r.output);
         REQUIRE(r.code == 0);
         const nlohmann::json summary = read_json(dir + "/f/summary.json");
         double bytes = 0;
-        for (const auto& op : summary["ops"])
-            bytes += op["energy_events"]["l1_gm_bytes"].get<double>();
+        for (const auto& op : summary["ops"]) bytes += op["energy_events"]["l1_gm_bytes"].get<double>();
         return bytes;
     };
     const double shared = l1_gm_bytes("matmul_ibshare_b"), each = l1_gm_bytes("matmul_ibshare_b_off");

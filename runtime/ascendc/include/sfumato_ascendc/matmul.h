@@ -98,10 +98,11 @@ class Matmul {
     static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
     // 4:2 sparse B (SparseMatmulType; matmul_load.h): the reference's int8 B, transposed, its index in GM.
     static constexpr bool kSparse = sfumato::ascendc::kIsSparseB<B_TYPE>;
-    // IBShare of B alone (MatmulType's IBSHARE on B, not on A): in a mix kernel's serving passes B is kept whole in
-    // L1, one slot per (N block, K step), each loaded once and reused by the later M blocks and by the other AIV's
-    // pass when its B is the same (GM address and shape): the chip's Matmul server keeps a shared matrix in L1 and
-    // reuses it for the other AIV's request only then (the reference: the shared matrix must be wholly in L1).
+    // IBShare of B alone (MatmulType's IBSHARE on B, not on A): in a mix kernel's serving passes B is kept
+    // whole in L1, one slot per (N block, K step), each loaded once and reused by the later M blocks and by
+    // the other AIV's pass when its B is the same (GM address and shape): the chip's Matmul server keeps a
+    // shared matrix in L1 and reuses it for the other AIV's request only then (the reference: the shared
+    // matrix must be wholly in L1).
     static constexpr bool kShareB = B_TYPE::ibShare && !A_TYPE::ibShare && !kSparse;
     static_assert(!kSparse || (std::is_same_v<SrcBT, int8_t> && B_TYPE::isTrans),
                   "AscendC::SparseMatmulType: B is int8_t and transposed (ISTRANS true), as the reference says");
@@ -429,17 +430,20 @@ private:
         const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
         const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
-        // IBShare B: a mix kernel's server without a bias (a bias keeps the one schedule: its row rides in each
-        // B1 buffer) holds the core's whole B, one slot of b1 bytes per (N block, K step).
+        // IBShare B: a mix kernel's server without a bias (a bias keeps the one schedule: its row rides in
+        // each B1 buffer) holds the core's whole B, one slot of b1 bytes per (N block, K step).
         m_shareB = kShareB && sfumato::ascendc::enter("Matmul::Init").mm_server && !m_t.isBias;
         if (m_shareB) {
             m_slotBytes = b1;
-            const uint64_t slots = uint64_t{sfumato::ascendc::mm_ceil(m_singleN, bn)} * sfumato::ascendc::mm_ceil(m_singleK, bk);
-            const uint64_t need = slots * b1, l1 = sfumato::ascendc::enter("Matmul::Init").sink->buffer_size(sfumato::isa::Pos::L1);
+            const uint64_t slots =
+                uint64_t{sfumato::ascendc::mm_ceil(m_singleN, bn)} * sfumato::ascendc::mm_ceil(m_singleK, bk);
+            const uint64_t need = slots * b1, l1 = sfumato::ascendc::enter("Matmul::Init")
+                                                       .sink->buffer_size(sfumato::isa::Pos::L1);
             if (need + uint64_t{dbA1} * a1 > l1)
-                sfumato::ascendc::fail("Matmul with IBShare B: the core's B (" + std::to_string(m_singleK) + " x " +
-                                       std::to_string(m_singleN) + ", " + std::to_string(need) +
-                                       " bytes in base blocks) and A's L1 buffers do not fit L1 (" + std::to_string(l1) +
+                sfumato::ascendc::fail("Matmul with IBShare B: the core's B (" + std::to_string(m_singleK) +
+                                       " x " + std::to_string(m_singleN) + ", " + std::to_string(need) +
+                                       " bytes in base blocks) and A's L1 buffers do not fit L1 (" +
+                                       std::to_string(l1) +
                                        " bytes): the reference requires a shared matrix wholly in L1");
             m_pipe->InitBuffer(m_bAll, static_cast<uint32_t>(need));
         } else {
@@ -486,10 +490,10 @@ private:
         load_b1(ki, curN, curK, n0, k0, bias, b1);
         m_qB1.EnQue(b1);
     }
-    // IBShare B: the slot of (N block, K step ki) in the shared buffer, loaded GM -> L1 unless it holds this B's
-    // slice already (an earlier M block, or the AIC's pass for the other AIV with the same B: the server's core
-    // state keeps what each slot holds across the passes). A reload waits for the L1 -> L0B loads of what the slot
-    // held (MTE1 -> MTE2); the loads of the new slice wait for it (MTE2 -> MTE1).
+    // IBShare B: the slot of (N block, K step ki) in the shared buffer, loaded GM -> L1 unless it holds this
+    // B's slice already (an earlier M block, or the AIC's pass for the other AIV with the same B: the
+    // server's core state keeps what each slot holds across the passes). A reload waits for the L1 -> L0B
+    // loads of what the slot held (MTE1 -> MTE2); the loads of the new slice wait for it (MTE2 -> MTE1).
     void share_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0) {
         using sfumato::ascendc::MmShareSlots;
         sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Iterate");
@@ -497,9 +501,11 @@ private:
         const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
         const uint32_t slot = m_ni * kIters + ki;
         m_bSlot = all[uint64_t{slot} * m_slotBytes].template ReinterpretCast<SrcBT>();
-        const MmShareSlots key{all.GetPhyAddr(), reinterpret_cast<uint64_t>(m_b.GetPhyAddr()),
+        const MmShareSlots key{all.GetPhyAddr(),
+                               reinterpret_cast<uint64_t>(m_b.GetPhyAddr()),
                                {m_orgN, m_orgKb, m_singleN, m_singleK, static_cast<uint32_t>(m_t.baseN),
-                                static_cast<uint32_t>(m_t.baseK), m_transB ? 1u : 0u}, {}};
+                                static_cast<uint32_t>(m_t.baseK), m_transB ? 1u : 0u},
+                               {}};
         MmShareSlots* e = nullptr;
         for (MmShareSlots& x : st.mm_share)
             if (x.l1 == key.l1) e = &x;
@@ -642,7 +648,7 @@ private:
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
     TQue<TPosition::B1, 1> m_qB1;
-    bool m_shareB = false;      // IBShare B kept whole in L1 (kShareB, a mix kernel's server, no bias)
+    bool m_shareB = false;       // IBShare B kept whole in L1 (kShareB, a mix kernel's server, no bias)
     TBuf<TPosition::B1> m_bAll;  // its slots, m_slotBytes each
     uint32_t m_slotBytes = 0;
     LocalTensor<SrcBT> m_bSlot;  // the slot of the block being computed
