@@ -51,6 +51,8 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"replayed_bytes", c.replayed_bytes},
                       {"across_chips", c.across_chips},
                       {"twins", c.twins},
+                      {"twins_in_step", c.twins_in_step},
+                      {"samples_in_step", c.samples_in_step},
                       {"energy_charged", c.energy_charged},
                       {"reused_cycles", c.reused_cycles},
                       {"kernel_cycles", c.kernel_cycles},
@@ -80,9 +82,10 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
               static_cast<unsigned long long>(c.launches - c.reused));
   if (c.across_chips)
     std::printf("; %llu of them another chip's (%llu of a run still running: "
-                "lockstep)",
+                "lockstep; %llu while the chips were in step)",
                 static_cast<unsigned long long>(c.across_chips),
-                static_cast<unsigned long long>(c.twins));
+                static_cast<unsigned long long>(c.twins),
+                static_cast<unsigned long long>(c.twins_in_step));
   if (c.error_bound_known)
     std::printf("; estimated error bound %.3g %% of kernel time\n",
                 100.0 * c.error_bound_fraction());

@@ -32,12 +32,16 @@ struct MemRequest;
 // engine's start-up between instructions). A chain's bursts issue one after the other. The
 // target updates the chain and fills the results.
 struct MemBurstChain {
-    std::vector<uint64_t> slots;  // min-heap: when each request slot is free (tick)
+    // When each request slot is free (tick). The target's order: a ring sorted ascending from
+    // slots[first] (equal values, as reset() leaves them, are in any order).
+    std::vector<uint64_t> slots;
+    uint32_t first = 0;           // the target's: where the ring starts (the earliest free slot)
     uint64_t last_issue = 0;      // tick the chain's last span issued
     MemRequest* head = nullptr;   // the target's: bursts handed over and not yet all issued
     MemRequest* tail = nullptr;
     void reset(uint32_t n, uint64_t t) {
         slots.assign(n, t);
+        first = 0;
         last_issue = t;
     }
 };

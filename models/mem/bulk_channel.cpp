@@ -5,7 +5,11 @@
 namespace sfumato::mem {
 
 BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
-    : m_t(p.t), m_burst_bytes(p.burst_bytes()), m_bank(p.banks()), m_per_bank(p.per_bank_refresh) {
+    : m_t(p.t),
+      m_burst_div(p.burst_bytes()),
+      m_tck_div(p.t.tck_ps),
+      m_bank(p.banks()),
+      m_per_bank(p.per_bank_refresh) {
     // In quarter tCK: four activates per tFAW exactly, and no two closer than tRRD_S.
     m_act_gap = std::max<Ck>({1, 4 * Ck(m_t.rrd_s), m_t.faw});
     m_refi = m_t.refi;
@@ -13,6 +17,9 @@ BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
     // As the controller: the first window a tREFI (per bank: tREFI / banks) after the channel's offset.
     const Ck period = m_per_bank ? std::max<Ck>(1, m_refi / p.banks()) : m_refi;
     m_ref_first = m_refi ? period + refresh_offset_ck % period : 0;
+    for (uint32_t k = 0; k < m_bank.size(); ++k)
+        m_bank[k].ref_first = m_ref_first + (m_per_bank ? Ck(k) * m_refi / m_bank.size() : 0);
+    m_refi_div = FastDiv32(static_cast<uint32_t>(std::max<Ck>(1, std::min<Ck>(m_refi, 0xffffffffu))));
 }
 
 void BulkChannel::set_floor(uint64_t t) {
@@ -29,11 +36,11 @@ void BulkChannel::set_floor(uint64_t t) {
 Tick BulkChannel::serve(HbmReq& r, Tick at, uint32_t extra_ck) {
     const uint32_t k = r.bank_index;
     Bank& b = m_bank[k];
-    const uint32_t bursts = static_cast<uint32_t>((r.addr + r.bytes - 1) / m_burst_bytes - r.addr / m_burst_bytes + 1);
+    const uint32_t bursts = static_cast<uint32_t>(m_burst_div.div(r.addr + r.bytes - 1) - m_burst_div.div(r.addr) + 1);
     const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
     const Ck lat = r.write ? m_t.cwl : m_t.cl;
     const Ck dur = (bursts - 1) * step + m_t.bl + extra_ck;
-    Ck ck = (at.v + m_t.tck_ps - 1) / m_t.tck_ps;
+    Ck ck = at.v ? m_tck_div.div(at.v - 1) + 1 : 0;  // the first tCK at or after `at`
     bool hit = false, conflict = false;
     Ck act = 0, act_q = 0, data = 0;
     for (;;) {

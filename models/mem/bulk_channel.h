@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/mem/busy_calendar.h"
+#include "models/mem/fast_div.h"
 #include "models/mem/hbm_channel.h"
 #include "models/mem/hbm_params.h"
 
@@ -33,6 +34,14 @@ public:
     // No later request arrives before tick `t`: calendar entries ending by then are dropped.
     void set_floor(uint64_t t);
     HbmChannelStats stats() const;
+    // Hints the host cache to load what serve() reads for bank k (its state, the calendars' ends).
+    void prefetch(uint32_t k) const {
+        const char* b = reinterpret_cast<const char*>(&m_bank[k]);
+        __builtin_prefetch(b, 1);
+        __builtin_prefetch(b + sizeof(Bank) - 1, 1);
+        m_bus.prefetch_tail();
+        m_act.prefetch_tail();
+    }
     void note_drain() {
         ++m_stats.write_drains;
         m_stats.turnarounds += 2;
@@ -52,6 +61,7 @@ private:
         static constexpr Ck kNoAct = ~Ck(0);
         Ck acts[kActs] = {kNoAct, kNoAct, kNoAct, kNoAct};
         uint32_t next = 0;
+        Ck ref_first = 0;  // the start of its first refresh window
     };
     // The earliest t' >= t at which bank b can activate, tRC from each of its recent activates.
     Ck bank_free(const Bank& b, Ck t) const {
@@ -66,23 +76,24 @@ private:
         return t;
     }
     // Refresh windows of bank k started at or before `ck`, and the end of the n-th (n >= 1).
+    // (A multiply for the division while ck - first and tREFI fit 32 bits: the first 2^32 tCK.)
     uint64_t windows(uint32_t k, Ck ck) const {
         if (!m_refi) return 0;
-        const Ck first = m_ref_first + (m_per_bank ? Ck(k) * m_refi / m_bank.size() : 0);
-        return ck < first ? 0 : (ck - first) / m_refi + 1;
+        const Ck first = m_bank[k].ref_first;
+        if (ck < first) return 0;
+        const Ck d = ck - first;
+        return ((d | m_refi) >> 32 ? d / m_refi : m_refi_div.div(d)) + 1;
     }
-    Ck window_end(uint32_t k, uint64_t n) const {
-        const Ck first = m_ref_first + (m_per_bank ? Ck(k) * m_refi / m_bank.size() : 0);
-        return first + (n - 1) * m_refi + m_ref_len;
-    }
+    Ck window_end(uint32_t k, uint64_t n) const { return m_bank[k].ref_first + (n - 1) * m_refi + m_ref_len; }
 
     HbmTiming m_t;
-    uint32_t m_burst_bytes;
+    FastDiv64 m_burst_div, m_tck_div;  // by the burst's bytes, by tCK in ps
     std::vector<Bank> m_bank;
     BusyCalendar m_bus, m_act;  // the data bus in tCK, activate slots in quarter tCK
     Ck m_act_gap;
     bool m_per_bank;
     Ck m_refi, m_ref_first, m_ref_len;
+    FastDiv32 m_refi_div;  // by m_refi
     Ck m_last_ck = 0;  // the latest data end (refresh counts)
     uint64_t m_floor_tick = ~uint64_t(0);  // the tick of the last set_floor
     HbmChannelStats m_stats;

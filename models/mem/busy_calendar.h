@@ -33,6 +33,10 @@ public:
         }
     }
     size_t intervals() const { return m_busy.size() - m_head; }
+    // Hints the host cache to load the last interval (where most searches start).
+    void prefetch_tail() const {
+        if (!m_busy.empty()) __builtin_prefetch(&m_busy.back(), 1);
+    }
 
 private:
     struct Span {

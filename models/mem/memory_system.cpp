@@ -92,7 +92,15 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_req[i] = std::make_unique<ReqStats>(&m_l2_stats, requester_name(static_cast<Requester>(i)));
     m_bulk = p.bulk;
     if (m_bulk) {
-        m_bulk_mshr.assign(m_l2.g.slices, std::vector<BulkMshr>(m_l2.mshrs));
+        m_bulk_mshr.assign(size_t(m_l2.g.slices) * m_l2.mshrs, BulkMshr{});
+        const uint32_t lb = m_l2.g.line_bytes;
+        m_bulk_line_wr = ser(lb, m_wr_rate);
+        m_bulk_line_rd = ser(lb, m_rd_rate);
+        m_bulk_line_slice = ser(lb, m_slice_rate);
+        m_bulk_line_gm = ser(lb, m_gm_rate);
+        m_bulk_slice.resize(m_l2.g.slices);
+        for (uint32_t s = 0; s < m_l2.g.slices; ++s)
+            m_bulk_slice[s] = BulkSlice{m_slices[s].tags.get(), 0, &m_bulk_mshr[size_t(s) * m_l2.mshrs], 0};
         m_bulk_wr.resize(pcs);
         m_bulk_gm.resize(ports);
         m_bulk_ch.reserve(pcs);

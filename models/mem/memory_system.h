@@ -231,6 +231,16 @@ private:
         uint64_t line = kNoLine;
         uint64_t ready = 0;  // the fill's data in the slice
     };
+    // A slice as the bulk service keeps it, all slices side by side (two to a host cache line):
+    // its tags, when its port is free, and its MSHRs as a ring sorted by `ready` from mshr[first]
+    // (a miss takes the earliest free and most fills end after all the others: O(1), where a heap
+    // moved entries on five levels both ways).
+    struct BulkSlice {
+        L2Tags* tags = nullptr;
+        uint64_t free = 0;
+        BulkMshr* mshr = nullptr;  // chip.l2.mshrs of them, in m_bulk_mshr
+        uint32_t first = 0;
+    };
     struct BulkWrites {
         std::vector<HbmReq> waiting;  // dirty victims not yet given to the channel, in order
         std::vector<uint64_t> left;   // ring: when each of the last write_queue_depth writes left the queue
@@ -260,10 +270,15 @@ private:
     // Serves the waiting write-backs of channel `pc` (each at its own arrival or later) but the
     // last `keep`; returns the end of the last served.
     uint64_t bulk_drain(uint32_t pc, size_t keep = 0);
+    // Serves the fill `h` (decoded) arriving at t on its pseudo-channel; returns its data's end.
     uint64_t bulk_hbm(HbmReq& h, uint64_t t);
+    HbmReq m_bulk_fill;  // bulk_line's fill (a scratch: served at once)
     bool m_bulk = false;
     uint64_t m_bulk_waiting = 0;  // write-backs waiting over all channels
-    std::vector<std::vector<BulkMshr>> m_bulk_mshr;  // per slice
+    std::vector<BulkSlice> m_bulk_slice;             // per slice
+    // ser() of a whole line at the write and read port, slice and GM rates (the divides, once).
+    uint64_t m_bulk_line_wr = 0, m_bulk_line_rd = 0, m_bulk_line_slice = 0, m_bulk_line_gm = 0;
+    std::vector<BulkMshr> m_bulk_mshr;               // the slices' MSHR rings, one after the other
     std::vector<BulkWrites> m_bulk_wr;               // per channel
     std::vector<BusyCalendar> m_bulk_gm;             // per port: its GM (miss data) return path
     std::vector<BulkChannel> m_bulk_ch;              // per pseudo-channel (m_channels stay idle)

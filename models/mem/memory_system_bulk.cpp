@@ -27,6 +27,7 @@
 #include <algorithm>
 
 #include "models/mem/memory_system.h"
+#include "models/mem/sorted_ring.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::mem {
@@ -62,24 +63,23 @@ void MemorySystem::bulk_burst(MemRequest& r) {
 void MemorySystem::bulk_burst_next(MemRequest& r, uint64_t after) {
     // Issue times never go down: each span takes the earliest free slot, which it then holds
     // until its data is back, as the client's request slots would.
-    const uint64_t t = std::max(after, r.burst->chain->slots.front());
+    const MemBurstChain& c = *r.burst->chain;
+    const uint64_t t = std::max(after, c.slots[c.first]);
     // The span's tag set, brought into the host cache until the event runs.
     const uint64_t line = line_of(r.burst->spans[r.burst->next].addr);
-    m_slices[slice_of(line)].tags->prefetch(line);
+    m_bulk_slice[slice_of(line)].tags->prefetch(line);
     push(t, Ev::BurstSpan, &r);
 }
 
 void MemorySystem::bulk_span(MemRequest& r, uint64_t t) {
     MemBurst& b = *r.burst;
     MemBurstChain& c = *b.chain;
-    std::vector<uint64_t>& slots = c.slots;  // a min-heap
-    const auto later = [](uint64_t x, uint64_t y) { return x > y; };
     bulk_begin(r.port, t);
     const MemSpan& sp = b.spans[b.next];
     const uint64_t done = bulk_request(r, sp.addr, sp.bytes, t);
-    std::pop_heap(slots.begin(), slots.end(), later);
-    slots.back() = done;
-    std::push_heap(slots.begin(), slots.end(), later);
+    // The span held the earliest free slot until its data is back.
+    ring_replace_least(c.slots.data(), static_cast<uint32_t>(c.slots.size()), c.first, done,
+                       [](uint64_t x) { return x; });
     if (!r.write) sample_read_latency(done - t);
     b.end = std::max(b.end, done);
     c.last_issue = t;
@@ -95,7 +95,7 @@ void MemorySystem::bulk_span(MemRequest& r, uint64_t t) {
         const MemBurst& nb = *c.head->burst;
         bulk_burst_next(*c.head, std::max(nb.submitted, t + nb.gap));
     }
-    complete(r, b.done_at_next_issue ? std::max(t, slots.front()) : b.end);
+    complete(r, b.done_at_next_issue ? std::max(t, c.slots[c.first]) : b.end);
 }
 
 uint64_t MemorySystem::bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue) {
@@ -104,19 +104,20 @@ uint64_t MemorySystem::bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes
     const uint64_t end = addr + bytes;
     uint64_t done = 0;
     for (uint64_t a = addr; a < end;) {
-        const uint64_t next = (a / lb + 1) * lb;
+        const uint64_t next = (line_of(a) + 1) << m_line_shift;
         const uint32_t n = static_cast<uint32_t>(std::min(end, next) - a);
+        const bool whole = n == lb;
         uint64_t start;
         if (r.write) {
             start = std::max(issue, p.wr_free);
-            p.wr_free = start + ser(n, m_wr_rate);
+            p.wr_free = start + (whole ? m_bulk_line_wr : ser(n, m_wr_rate));
         } else {
             start = std::max(issue, p.rd_free);
-            p.rd_free = start + ser(n, m_rd_rate);
+            p.rd_free = start + (whole ? m_bulk_line_rd : ser(n, m_rd_rate));
         }
-        Slice& s = m_slices[slice_of(line_of(a))];
+        BulkSlice& s = m_bulk_slice[slice_of(line_of(a))];
         const uint64_t at = std::max(start + m_noc_ps, s.free);
-        s.free = at + ser(n, m_slice_rate) * (r.atomic_add ? 2 : 1);
+        s.free = at + (whole ? m_bulk_line_slice : ser(n, m_slice_rate)) * (r.atomic_add ? 2 : 1);
         done = std::max(done, bulk_line(r, a, n, at));
         a = next;
     }
@@ -125,8 +126,7 @@ uint64_t MemorySystem::bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes
 
 uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at) {
     const uint64_t line = line_of(addr);
-    const uint32_t si = slice_of(line);
-    Slice& s = m_slices[si];
+    BulkSlice& s = m_bulk_slice[slice_of(line)];
     const uint64_t mask = s.tags->sector_mask(addr, bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     ++st.accesses;
@@ -151,16 +151,20 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
         s.tags->add_dirty(slot, mask);
         return go + m_hit_ps;
     }
-    // The slice's MSHRs (a heap, the one that frees first on top): a fill of this line still
-    // on its way has reserved its way, so only a line in the tags can have one.
-    std::vector<BulkMshr>& ms = m_bulk_mshr[si];
+    // The slice's MSHRs (a ring sorted by when they free): a fill of this line still on its way
+    // has reserved its way, so only a line in the tags can have one; of several, the one that
+    // lands last (from the back: the first found).
+    const uint32_t nm = m_l2.mshrs;
     const BulkMshr* pend = nullptr;
     if (slot != L2Tags::kNone)
-        for (const BulkMshr& m : ms)
-            if (m.line == line && m.ready > at) {
+        for (uint32_t i = nm, j = s.first; i-- > 0;) {
+            const BulkMshr& m = s.mshr[j == 0 ? (j = nm - 1) : --j];
+            if (m.ready <= at) break;
+            if (m.line == line) {
                 pend = &m;
                 break;
             }
+        }
     const uint64_t have = slot != L2Tags::kNone ? s.tags->valid(slot) : 0;
     const uint64_t extra = r.atomic_add ? m_atomic_ps : 0;
     if ((have & mask) == mask) {
@@ -176,9 +180,19 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
         return at + m_hit_ps + extra;
     }
     ++st.misses;
-    uint64_t start = std::max(at, ms.front().ready);
+    uint64_t start = std::max(at, s.mshr[s.first].ready);
     if (pend) start = std::max(start, pend->ready);  // sectors that fill does not bring: after it
     const uint64_t fetch = mask & ~have;
+    // The fill's address is decoded first, so its channel's state is on its way into the host
+    // cache while the tags are updated (the fill's time is set when it is served).
+    HbmReq& h = m_bulk_fill;
+    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(fetch));
+    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(fetch));
+    h.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
+    h.bytes = (last - first + 1) * m_l2.g.sector_bytes;
+    h.write = false;
+    decode(h, 0);
+    m_bulk_ch[h.da.pc].prefetch(h.bank_index);
     if (slot == L2Tags::kNone) {
         L2Tags::Victim v;
         slot = s.tags->allocate(line, v);
@@ -188,28 +202,19 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
         }
     }
     s.tags->add_valid(slot, fetch);
-    HbmReq h;
-    const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(fetch));
-    const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(fetch));
-    h.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
-    h.bytes = (last - first + 1) * m_l2.g.sector_bytes;
-    h.write = false;
     const uint64_t ready = bulk_hbm(h, start) + m_frontend_ps;
-    const auto later = [](const BulkMshr& a, const BulkMshr& b) { return a.ready > b.ready; };
-    std::pop_heap(ms.begin(), ms.end(), later);
-    ms.back() = BulkMshr{line, ready};
-    std::push_heap(ms.begin(), ms.end(), later);
+    ring_replace_least(s.mshr, nm, s.first, BulkMshr{line, ready}, [](const BulkMshr& m) { return m.ready; });
     if (r.atomic_add) {
         s.tags->add_dirty(slot, mask);
         return ready + m_hit_ps + extra;
     }
     // The line's data reaches the core through its GM port (finish_miss).
-    const uint64_t dur = ser(bytes, m_gm_rate);
+    const uint64_t dur = bytes == m_l2.g.line_bytes ? m_bulk_line_gm : ser(bytes, m_gm_rate);
     return m_bulk_gm[r.port].reserve(ready + m_hit_ps, dur) + dur;
 }
 
 uint64_t MemorySystem::bulk_hbm(HbmReq& h, uint64_t t) {
-    decode(h, t);
+    h.arrive = Tick(t);
     BulkChannel& ch = m_bulk_ch[h.da.pc];
     ch.set_floor(m_bulk_floor);
     const uint64_t done = ch.serve(h, Tick(t)).v;

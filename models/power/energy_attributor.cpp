@@ -245,7 +245,7 @@ void EnergyAttributor::kernel_finished(const Task& t, uint64_t tick_ps) {
     Events d;
     for (size_t i = 0; i < kNumEvents; ++i) {
         const Event ev = static_cast<Event>(i);
-        if (ev == Event::AicActive || ev == Event::AivActive || ev == Event::HbmRefreshes) continue;
+        if (ev == Event::HbmRefreshes) continue;
         d.n[i] = c->second.n[i] - own.n[i];
     }
     m_charges.erase(c);

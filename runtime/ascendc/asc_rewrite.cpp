@@ -3,6 +3,7 @@
 // arguments) and forward to the `>>>` that closes the launch configuration at bracket depth 0.
 #include "runtime/ascendc/asc_rewrite.h"
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 #include <vector>
@@ -60,28 +61,50 @@ std::string collapse(const std::string& s) {
     return out;
 }
 
-// The kind of the kernel named `name`, from the qualifiers of its definition: the code between
-// the previous ';', '{' or '}' and the name (comments left out), when it holds __global__ or a core-kind
-// attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where __global__ does not).
-std::string definition_quals(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+// A definition (or declaration) of the kernel named `name` marked as one: where its name stands, and its
+// qualifiers, the code between the previous ';', '{' or '}' and the name (comments left out), which hold
+// __global__ or a core-kind attribute (__attribute__((aic)) / ((aiv)), which survive preprocessing where
+// __global__ does not).
+struct KernelDef {
+    size_t at;
     std::string quals;
+};
+std::vector<KernelDef> kernel_defs(const std::string& src, const std::vector<bool>& code,
+                                   const std::string& name) {
+    std::vector<KernelDef> defs;
     const std::regex use("\\b" + name + "\\s*\\(");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it) {
         const size_t at = static_cast<size_t>(it->position());
         if (!code[at]) continue;
         size_t b = at;
         while (b > 0 && !(code[b - 1] && (src[b - 1] == ';' || src[b - 1] == '{' || src[b - 1] == '}'))) --b;
+        // Nor past a preprocessor directive: `#if A` `f(...)` `#else` `g(...)` `#endif` `{ body }` gives the
+        // two heads one body, the first head's qualifiers are not the second's.
+        for (size_t c = b; c < at; ++c) {
+            if (c > 0 && src[c - 1] != '\n') continue;
+            size_t d = c;
+            while (d < at && (src[d] == ' ' || src[d] == '\t')) ++d;
+            if (d < at && code[d] && src[d] == '#') {
+                const size_t e = src.find('\n', d);
+                b = e == std::string::npos || e > at ? at : e + 1;
+            }
+        }
         std::string chunk;  // the code between them (a comment may name another qualifier)
         for (size_t c = b; c < at; ++c)
             if (code[c]) chunk += src[c];
         const std::string flat = collapse(chunk);
-        if (chunk.find("__global__") != std::string::npos || flat.find("__attribute__((aic))") != std::string::npos ||
-            flat.find("__attribute__((aiv))") != std::string::npos) {
-            quals = flat;
-            break;
-        }
+        if (chunk.find("__global__") != std::string::npos ||
+            flat.find("__attribute__((aic))") != std::string::npos ||
+            flat.find("__attribute__((aiv))") != std::string::npos)
+            defs.push_back({at, flat});
     }
-    return quals;
+    return defs;
+}
+
+// The first definition's qualifiers ("" without one).
+std::string definition_quals(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+    const std::vector<KernelDef> defs = kernel_defs(src, code, name);
+    return defs.empty() ? std::string() : defs.front().quals;
 }
 
 // The vendor compiler's core-kind attributes (catlass's SmallMatmul is `CATLASS_GLOBAL __attribute__((aic))`):
@@ -92,8 +115,8 @@ std::string attribute_kind(const std::string& quals) {
     return "";
 }
 
-std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
-    const std::string quals = definition_quals(src, code, name);
+// The kind a definition with these qualifiers gives its kernel (see asc_rewrite.h).
+std::string kind_of_quals(const std::string& src, const std::string& quals) {
     if (const std::string k = attribute_kind(quals); !k.empty()) return k;
     if (quals.find("__vector__") != std::string::npos) return "Vector";
     if (quals.find("__cube__") != std::string::npos) return "Cube";
@@ -115,6 +138,21 @@ std::string kind_of(const std::string& src, const std::vector<bool>& code, const
     if (cube) return "Cube";
     if (vec) return "Vector";
     return "FromMode";
+}
+
+std::string kind_of(const std::string& src, const std::vector<bool>& code, const std::string& name) {
+    return kind_of_quals(src, definition_quals(src, code, name));
+}
+
+// The start of the line holding pos, or npos when that line is part of a preprocessor directive (it starts
+// with '#' or continues one with a trailing backslash): no directive can go before it.
+size_t plain_line_start(const std::string& src, size_t pos) {
+    const size_t ls = pos == 0 ? 0 : src.rfind('\n', pos - 1) + 1;  // npos + 1 == 0
+    size_t c = ls;
+    while (c < pos && (src[c] == ' ' || src[c] == '\t')) ++c;
+    if (c < src.size() && src[c] == '#') return std::string::npos;
+    if (ls >= 2 && src[ls - 2] == '\\') return std::string::npos;
+    return ls;
 }
 
 }  // namespace
@@ -179,17 +217,62 @@ void each_launch(const std::string& src, const std::vector<bool>& code, const st
 
 std::string rewrite_launches(const std::string& src, const std::string& file) {
     const std::vector<bool> code = code_mask(src);
+    std::vector<Launch> launches;
+    each_launch(src, code, file, [&](const Launch& l) { launches.push_back(l); });
+    // Text to put before a position (a kernel definition's line), and each launch's kind.
+    std::vector<std::pair<size_t, std::string>> inserts;
+    std::vector<std::string> kinds;
+    for (const Launch& l : launches) {
+        // Definitions that disagree on the kind can only be alternatives of the preprocessor (#if SCENARIO ==
+        // 2 a
+        // __cube__ one, #else an __aicore__ one, as the vendor's matmul_ibshareB has): the text before
+        // preprocessing cannot tell which one is compiled, so each defines a macro naming its kind on the
+        // line before it and the launch names the macro, which the preprocessor resolves to the compiled
+        // definition's kind. That needs every definition before the launch and on a line a directive may
+        // precede; otherwise the first one's.
+        const std::vector<KernelDef> defs = kernel_defs(src, code, l.name);
+        std::vector<std::pair<size_t, std::string>> marks;
+        bool differ = false, placeable = true;
+        for (const KernelDef& d : defs) {
+            const std::string k = kind_of_quals(src, d.quals);
+            differ = differ || k != kind_of_quals(src, defs.front().quals);
+            const size_t ls = plain_line_start(src, d.at);
+            placeable = placeable && d.at < l.begin && ls != std::string::npos;
+            marks.emplace_back(ls, k);
+        }
+        if (!differ || !placeable) {
+            kinds.push_back(kind_of(src, code, l.name));
+            continue;
+        }
+        const std::string macro = "SFUMATO_ASC_KIND_" + l.name;
+        for (const auto& [ls, k] : marks)  // a second launch of the kernel repeats them (removed below)
+            inserts.emplace_back(ls, "#undef " + macro + "\n#define " + macro + " " + k + "\n#line " +
+                                         std::to_string(line_of(src, ls)) + " \"" + file + "\"\n");
+        kinds.push_back(macro);
+    }
+    std::sort(inserts.begin(), inserts.end());
+    inserts.erase(std::unique(inserts.begin(), inserts.end()), inserts.end());
     std::string out = "#line 1 \"" + file + "\"\n";
-    size_t copied = 0;
-    each_launch(src, code, file, [&](const Launch& l) {
-        out.append(src, copied, l.begin - copied);
+    size_t copied = 0, next_insert = 0;
+    auto copy_to = [&](size_t end) {  // the source up to end, with the insertions before it
+        for (; next_insert < inserts.size() && inserts[next_insert].first <= end; ++next_insert) {
+            out.append(src, copied, inserts[next_insert].first - copied);
+            out += inserts[next_insert].second;
+            copied = inserts[next_insert].first;
+        }
+        out.append(src, copied, end - copied);
+        copied = end;
+    };
+    for (size_t i = 0; i < launches.size(); ++i) {
+        const Launch& l = launches[i];
+        copy_to(l.begin);
         out += "::sfumato::ascendc::make_launcher(" + l.callee + ", \"" + collapse(l.callee) +
-               "\", ::sfumato::ascendc::LaunchKind::" + kind_of(src, code, l.name) + ", ";
+               "\", ::sfumato::ascendc::LaunchKind::" + kinds[i] + ", ";
         out.append(src, l.cfg_begin, l.cfg_end - l.cfg_begin);
         out += ")";
         copied = l.cfg_end + 3;
-    });
-    out.append(src, copied, std::string::npos);
+    }
+    copy_to(src.size());
     return out;
 }
 

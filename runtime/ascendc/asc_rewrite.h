@@ -6,7 +6,10 @@
 // definition in the same source: __vector__ -> Vector, __cube__ -> Cube, __mix__(...) -> Mix;
 // a kernel that is only __aicore__ takes KERNEL_TASK_TYPE_DEFAULT if the source names one, else
 // what the source uses (cube calls only -> Cube, vector calls only -> Vector, both -> Mix), else
-// the CPU-debug kernel mode (SetKernelMode).
+// the CPU-debug kernel mode (SetKernelMode). Heads of one kernel that disagree on the kind are alternatives
+// of the preprocessor (`#if SCENARIO_NUM == 2` a __cube__ head, `#else` an __aicore__ one): each then gets
+// `#define SFUMATO_ASC_KIND_<name> KIND` on the line before it (a #line after it keeps the numbering) and
+// the launch names that macro, so the kind is the compiled head's.
 #pragma once
 #include <string>
 

@@ -135,6 +135,29 @@ void add_full(TimingReuse::Identity &id,
   id.full.insert(pos, l);
 }
 
+} // namespace
+
+bool couples_chips(const Task &t) {
+  return t.kind == TaskKind::NotifyRecord || t.kind == TaskKind::NotifyWait ||
+         (t.kind == TaskKind::Memcpy && t.copy.dir == CopyDir::P2P);
+}
+
+uint64_t first_coupling(const ReuseTable &table, uint64_t before) {
+  uint64_t first = UINT64_MAX;
+  for (const rt::Context *c : table.ctxs)
+    for (const rt::TaskRecord &r : c->tasks()) {
+      // start_tick is set when the chip's scheduler takes the task (a
+      // notify wait: once its notify arrived); 0 until then (no task that
+      // couples chips can start at tick 0: every host call takes time).
+      const uint64_t s = r.task ? r.task->start_tick.v : 0;
+      if (s != 0 && s < before && couples_chips(*r.task))
+        first = std::min(first, s);
+    }
+  return first;
+}
+
+namespace {
+
 bool same_config(const DeviceInfo &a, const DeviceInfo &b) {
   return a.arch == b.arch && a.cube_cores == b.cube_cores &&
          a.vector_cores == b.vector_cores && a.aiv_per_aic == b.aiv_per_aic &&
@@ -208,9 +231,19 @@ struct TimingReuse::Decider {
       tl = twin_of(*loc->id, l.chip, l.occurrence, l.start, needs_fp);
       // A sample of the highest chip's twins runs in full: measured, the
       // chips' differences bound the others' (timing_reuse_bounds.cpp).
+      // Not while no chip has started a task coupling chips: the chips are
+      // then one machine in one state, and a full run here would measure
+      // only the replayed footprints this chip's caches hold instead of the
+      // twin's kernels' own traffic (what the chip's exact run would find).
       if (tl && sample && l.chip == *table->chips.rbegin() &&
-          (loc->hash + l.occurrence) % sample == 0)
-        tl = nullptr;
+          (loc->hash + l.occurrence) % sample == 0) {
+        if (!table->apart)
+          table->apart = first_coupling(*table, l.start) != UINT64_MAX;
+        if (table->apart)
+          tl = nullptr;
+        else
+          ++loc->samples_in_step;
+      }
       l.twin = tl != nullptr;
     }
     if (tl) {
@@ -278,6 +311,7 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                        " in configuration, so they cannot share a table");
   }
   m_table->chips.insert(dev.device_id);
+  m_table->ctxs.push_back(&ctx);
   if (m_ctx.has_launch_hook())
     throw InputError("timing re-use cannot share a context with another launch "
                      "hook (a workload recording at the "

@@ -190,6 +190,11 @@ struct ReuseCounters {
   uint64_t across_chips =
       0; // of the reused, those given another chip's full run's time
   uint64_t twins = 0; // of those, given a run still running (lockstep)
+  // Of the twins, those whose run and own span ended before any chip started
+  // a task coupling chips (in step: each is its twin's launch on an identical
+  // chip, its error its twin's), and those the sample left as twins for that
+  // reason (decided before any such task started).
+  uint64_t twins_in_step = 0, samples_in_step = 0;
   // Of the reused, those charged their template's dynamic energy (the device
   // keeps energy events: IDevice::charge_standin); the run's energy is
   // complete when all were.
@@ -213,6 +218,7 @@ struct LaunchBound {
   uint64_t span = 0;
   double cycles = 0;
   bool unverified = false; // a stand-in whose deviation no full runs measured
+  bool in_step = false;    // a twin of chips still in step (counters().twins_in_step)
 };
 struct LaunchBounds {
   bool known = true; // false: a stand-in of an identity whose deviation no

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/reuse/timing_reuse_internal.h"
+#include "sim/sc_time_util.h"
 
 namespace sfumato::reuse {
 
@@ -25,6 +26,8 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
   replayed_bytes += o.replayed_bytes;
   across_chips += o.across_chips;
   twins += o.twins;
+  twins_in_step += o.twins_in_step;
+  samples_in_step += o.samples_in_step;
   energy_charged += o.energy_charged;
   error_bound_known = error_bound_known && o.error_bound_known;
   error_bound_cycles += o.error_bound_cycles;
@@ -163,6 +166,10 @@ LaunchBounds TimingReuse::launch_bounds() const {
   for (const auto &kv : m_table->ids)
     chip_spread(*kv.second, &diff, &base);
   const double table_spread = base > 0 ? diff / base : -1;
+  // Chips in step are one machine in one state until a task coupling them
+  // starts (timing_reuse.h): a twin whose run and whose own span both ended
+  // before the first such task is the same launch on an identical chip.
+  const uint64_t apart = first_coupling(*m_table, now_tick().v);
   bool standin_seen = false;
   for (const std::shared_ptr<Launch> &l : m_records) {
     const Task *t = done_task(m_ctx, l->record);
@@ -175,6 +182,17 @@ LaunchBounds TimingReuse::launch_bounds() const {
       cycles = static_cast<double>(t->cycles > l->cycles ? t->cycles - l->cycles
                                                          : l->cycles - t->cycles);
       double d = devs.at(l->local);
+      const bool in_step = l->twin && l->tmpl->task &&
+                           l->tmpl->task->end_tick.v < apart &&
+                           t->end_tick.v < apart;
+      if (in_step) {
+        // Its error is its twin's: that run's own part (its disagreement
+        // with its identity's previous full run), no deviation between
+        // occurrences or chips.
+        cycles += disagreement(*l->tmpl, m_opt.tolerance);
+        b.launches.push_back({l->record, t->cycles, cycles, false, true});
+        continue;
+      }
       if (l->twin) {
         // Its chip's difference from the twin's: the largest measured where
         // two chips ran an occurrence of the identity in full (else the
@@ -207,6 +225,7 @@ ReuseCounters TimingReuse::counters() const {
     c.kernel_cycles += l.span;
     c.error_bound_cycles += l.cycles;
     c.unverified += l.unverified ? 1 : 0;
+    c.twins_in_step += l.in_step ? 1 : 0;
   }
   for (const auto &kv : m_ids) {
     const Local &id = *kv.second;
@@ -218,6 +237,7 @@ ReuseCounters TimingReuse::counters() const {
     c.reused_cycles += id.reused_cycles;
     c.across_chips += id.across;
     c.twins += id.twins;
+    c.samples_in_step += id.samples_in_step;
     c.energy_charged += id.energy_charged;
   }
   if (!c.error_bound_known)

@@ -30,6 +30,7 @@ struct TimingReuse::Local {
   uint64_t reused = 0, reused_cycles = 0;
   uint64_t across = 0; // of the reused, given another chip's run's time
   uint64_t twins = 0;  // of those, a run still running when decided
+  uint64_t samples_in_step = 0; // twins the sample skipped: chips in step
   uint64_t energy_charged = 0; // of the reused, charged their template's energy
   uint64_t full = 0;   // this service's full runs of it
   uint64_t checks = 0; // of them those after an earlier full run (any chip)
@@ -77,7 +78,21 @@ public:
   bool attached = false;
   DeviceInfo dev;
   std::set<uint32_t> chips; // the device_ids of the chips attached
+  // The contexts of the services attached (lockstep: whether any chip has
+  // started a task that couples chips; held by their devices for the run).
+  std::vector<const rt::Context *> ctxs;
+  // Lockstep: a task coupling chips started strictly before a decision's tick
+  // (set once seen; later decisions come at later or equal ticks).
+  bool apart = false;
 };
+
+// A task that couples its chip to another (a peer copy, a notify record or
+// wait): until one runs, chips of one configuration running one program in
+// step are the same machine in the same state.
+bool couples_chips(const Task &t);
+// The earliest tick at which a task coupling chips started on any context of
+// the table, among those started strictly before `before` (UINT64_MAX: none).
+uint64_t first_coupling(const ReuseTable &table, uint64_t before);
 
 // Stand-ins' footprints waiting for the next launch simulated in full on the
 // chip (or settle()). A stand-in's footprint is its template's, final once

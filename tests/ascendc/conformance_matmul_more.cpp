@@ -13,17 +13,23 @@
 // (B not transposed: square transposes into L0B) + int32 bias into half C through the FixPipe's
 // dequantisation, one scale for all of C (SetQuantScalar, 0.25) or one per column (SetQuantVector: 0.25, 0.5,
 // 1, 2 in turn), base blocks of 32 x 64 x 32 (edge blocks of 16 rows and 32 columns), on one cube core.
-// "matmul_int4": int4 A [48 x 128] x int4 B [128 x 128] (B not transposed: 64 x 64 square transposes into L0B)
-// + int32 bias into int32 C, base blocks of 32 x 64 x 64 (an edge block of 16 rows, two K steps), one cube core.
-// "matmul_tscm": a mix kernel whose AIV 0 copies A (32 x 64 half, NZ in GM) into a TSCM queue and hands the L1
-// tensor to a Matmul with A in TSCM (B 64 x 64 half, float bias and C), base blocks of 16 x 32 x 32 (A read from
-// L1 at each block's rows and K); its AIC does the copy in the serving pass, the AIV drops it.
+// "matmul_int4": int4 A [48 x 128] x int4 B [128 x 128] (B not transposed: 64 x 64 square transposes into
+// L0B)
+// + int32 bias into int32 C, base blocks of 32 x 64 x 64 (an edge block of 16 rows, two K steps), one cube
+// core. "matmul_tscm": a mix kernel whose AIV 0 copies A (32 x 64 half, NZ in GM) into a TSCM queue and hands
+// the L1 tensor to a Matmul with A in TSCM (B 64 x 64 half, float bias and C), base blocks of 16 x 32 x 32 (A
+// read from L1 at each block's rows and K); its AIC does the copy in the serving pass, the AIV drops it.
 // "matmul_bsngd": IterateBatch of the BSNGD layout: A [B 2, S 32, N 1, G 3, D 64], B transposed [2, 48, 1, 3,
 // 64], C [2, 32, 1, 3, 48], all six matrices in one call (matrix i: b = i / 3, g = i % 3; rows N G D apart).
 // "matmul_nbatch": the same by IterateNBatch (2 rounds of 3 matrices, C through SetWorkspace) and
 // GetBatchTensorC<false>.
-// "layout_coord": the layout API's coordinates (MakeCoord, Coord) mapped by layouts with explicit strides
-// (MakeShape, MakeStride, MakeLayout) to element offsets, against the host's sum of coordinate x stride.
+// "matmul_ibshare_b": a mix kernel (one AIC, two AIVs) whose Matmul shares B (MatmulType's IBSHARE on B,
+// CFG_IBSHARE_NORM): each AIV takes 32 rows of a 64 x 128 x 128 product (half -> float), both the same B, in
+// base blocks of 32 x 64 x 64 (two N blocks of two K steps: four slots of B in L1). The AIC's pass for AIV 1
+// finds B in L1 and loads only its A. "matmul_ibshare_b_off": the same kernel without IBSHARE (B loaded for
+// each AIV). "layout_coord": the layout API's coordinates (MakeCoord, Coord) mapped by layouts with explicit
+// strides (MakeShape, MakeStride, MakeLayout) to element offsets, against the host's sum of coordinate x
+// stride.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -453,6 +459,86 @@ int run_tscm(const std::string& name) {
     return bad.empty() ? 0 : 1;
 }
 
+// ---- matmul_ibshare_b ----
+constexpr uint32_t kSm = 64, kSn = 128, kSk = 128;  // each AIV: kSm / 2 rows of A and C, all of B
+using MMIA = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using MMIC = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+using MMIShared = AscendC::Matmul<
+    MMIA, AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>,
+    MMIC, MMIC, CFG_IBSHARE_NORM>;
+using MMIEach = AscendC::Matmul<MMIA, MMIA, MMIC, MMIC, CFG_NORM>;
+
+template <class MM>
+void ibshare_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilingGm) {
+    TCubeTiling t = read_tiling(tilingGm);
+    AscendC::TPipe pipe;
+    MM mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    const uint64_t rows = kSm / 2, i = AscendC::GetBlockIdx();
+    AscendC::GlobalTensor<half> ag, bg;
+    AscendC::GlobalTensor<float> cg;
+    ag.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a) + i * rows * kSk, rows * kSk);
+    bg.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), kSk * kSn);  // the same B for both AIVs
+    cg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c) + i * rows * kSn, rows * kSn);
+    mm.SetTensorA(ag);
+    mm.SetTensorB(bg);
+    mm.IterateAll(cg);
+    mm.End();
+}
+
+int run_ibshare(const std::string& name) {
+    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using MF = matmul_tiling::CubeFormat;
+    matmul_tiling::MatmulApiTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
+    api.SetAType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
+    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
+    api.SetOrgShape(kSm, kSn, kSk);
+    api.SetShape(kSm / 2, kSn, kSk);
+    api.EnableBias(false);
+    api.SetFixSplit(32, 64, 64);
+    api.SetBufferSpace(-1, -1, -1);
+    TCubeTiling t;
+    if (!tiling_of(api, t)) {
+        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+        return 1;
+    }
+    half* a = gm_alloc<half>(kSm * kSk);
+    half* b = gm_alloc<half>(kSk * kSn);
+    float* c = gm_alloc<float>(kSm * kSn);
+    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
+    std::memcpy(tiling, &t, sizeof t);
+    for (uint32_t i = 0; i < kSm; ++i)
+        for (uint32_t k = 0; k < kSk; ++k)
+            a[i * kSk + k] = static_cast<half>(static_cast<float>(a_int(i, k)));
+    for (uint32_t k = 0; k < kSk; ++k)
+        for (uint32_t j = 0; j < kSn; ++j)
+            b[k * kSn + j] = static_cast<half>(static_cast<float>(b_int(k, j)));
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    if (name == "matmul_ibshare_b")
+        ICPU_RUN_KF(ibshare_kernel<MMIShared>, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)c, tiling);
+    else
+        ICPU_RUN_KF(ibshare_kernel<MMIEach>, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)c, tiling);
+    std::string bad;
+    for (uint32_t i = 0; i < kSm && bad.empty(); ++i)
+        for (uint32_t j = 0; j < kSn && bad.empty(); ++j) {
+            float want = 0;
+            for (uint32_t k = 0; k < kSk; ++k) want += static_cast<float>(a_int(i, k) * b_int(k, j));
+            if (c[i * kSn + j] != want)
+                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                      std::to_string(c[i * kSn + j]) + ", expected " + std::to_string(want);
+        }
+    if (bad.empty())
+        std::printf("%s ok\n", name.c_str());
+    else
+        std::printf("%s wrong: %s\n", name.c_str(), bad.c_str());
+    for (void* p :
+         {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(tiling)})
+        AscendC::GmFree(p);
+    return bad.empty() ? 0 : 1;
+}
+
 // ---- matmul_bsngd ----
 constexpr uint32_t kLb = 2, kLg = 3, kLs = 32, kLn = 48, kLd = 64;
 bool g_nbatch = false;
@@ -584,6 +670,7 @@ int matmul_more_family(const std::string& name) {
     if (name == "matmul_quant" || name == "matmul_quant_vec") return run_quant(name);
     if (name == "matmul_int4") return run_int4(name);
     if (name == "matmul_tscm") return run_tscm(name);
+    if (name == "matmul_ibshare_b" || name == "matmul_ibshare_b_off") return run_ibshare(name);
     if (name == "matmul_bsngd" || name == "matmul_nbatch") return run_bsngd(name);
     if (name == "layout_coord") return run_layout_coord(name);
     return -1;

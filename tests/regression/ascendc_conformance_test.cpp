@@ -345,6 +345,29 @@ TEST_CASE("ascendc conformance: a mix kernel's AIVs calling Matmul::End twice de
 TEST_CASE("ascendc conformance: Matmul with A in TSCM (the kernel's L1 copy, mix mode), blocks across A's rows and K") {
     family("matmul_tscm");
 }
+TEST_CASE("ascendc conformance: Matmul with IBShare B: the AIC's pass for the second AIV reuses B in L1") {
+    // Both AIVs multiply their 32 rows of A by the same B (128 x 128 half): with IBSHARE on B the AIC loads B
+    // into L1 once, without it once per AIV, so the GM -> L1 bytes differ by exactly B's bytes.
+    family("matmul_ibshare_b");
+    family("matmul_ibshare_b_off");
+    const std::string prog = (fs::path(SFUMATO_BINARY).parent_path() / "ascendc_conformance").string();
+    auto l1_gm_bytes = [&](const std::string& name) {
+        const std::string dir = temp_dir("ascendc_conf_l1gm_" + name);
+        const CliResult r =
+            sh("cd " + dir + " && SFUMATO_CONFIG=ascend910b-like SFUMATO_TRACE=off SFUMATO_OUT=" + dir +
+               "/f " + prog + " " + name);
+        INFO(r.output);
+        REQUIRE(r.code == 0);
+        const nlohmann::json summary = read_json(dir + "/f/summary.json");
+        double bytes = 0;
+        for (const auto& op : summary["ops"]) bytes += op["energy_events"]["l1_gm_bytes"].get<double>();
+        return bytes;
+    };
+    const double shared = l1_gm_bytes("matmul_ibshare_b"), each = l1_gm_bytes("matmul_ibshare_b_off");
+    constexpr double kBBytes = 128.0 * 128.0 * 2.0;  // K x N half, the kernel's B
+    CAPTURE(shared, each);
+    CHECK(each - shared == kBBytes);
+}
 TEST_CASE("ascendc conformance: Matmul int4 (B not transposed: 64 x 64 square transposes) with an int32 bias") {
     family("matmul_int4");
 }

@@ -8,7 +8,10 @@
 // add up; the ranks re-use each other's runs; the identities are those of one rank; the same
 // inputs give the same cycles; and with re-use off timing mode takes functional mode's cycles.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "tests/support.h"
 
@@ -21,9 +24,11 @@ const std::string kResNet = "\"zoo:resnet18?image=32&width=8&classes=10\"";
 // one pixel per image (train_step_cli_test.cpp).
 const std::string kResNet64 = "\"zoo:resnet18?image=64&width=8&classes=10\"";
 
-nlohmann::json train(const std::string& args, const std::string& out, const std::string& model = kResNet) {
+nlohmann::json train(const std::string& args, const std::string& out, const std::string& model = kResNet,
+                     const std::string& trace = "off") {
     const CliResult r = run_cli("train-step " + model + " --system " + config("system-tiny") +
-                                " --batch 2 --precision fp16 --bucket-mb 0.1 --trace off " + args + " --out " + out);
+                                " --batch 2 --precision fp16 --bucket-mb 0.1 --trace " + trace + " " + args + " --out " +
+                                out);
     INFO(args << "\n" << r.output);
     REQUIRE(r.code == 0);
     return read_json(out + "/summary.json");
@@ -31,13 +36,85 @@ nlohmann::json train(const std::string& args, const std::string& out, const std:
 
 uint64_t u(const nlohmann::json& c, const char* k) { return c[k].get<uint64_t>(); }
 
+// The premises of the twins' sample (timing_reuse.h), read from the exact run's task trace: every
+// rank's compute-stream tasks that end before the first task of any communication stream starts
+// have rank 0's start and duration (`in_step` counts them; 0 if any differs); after it, how much
+// the tasks that overlap a collective on either rank (`coll`) and those that overlap none
+// (`quiet`) differ from rank 0's (summed |difference| over summed duration; printed).
+struct RankDiffs {
+    size_t in_step = 0;
+    double quiet = 0, coll = 0;
+};
+RankDiffs rank_differences(const std::string& trace_file, uint32_t chips) {
+    const nlohmann::json t = read_json(trace_file);
+    const nlohmann::json& ev = t.is_object() ? t["traceEvents"] : t;
+    std::map<int, std::string> proc;
+    std::map<std::pair<int, int>, std::string> thread;
+    for (const auto& e : ev) {
+        if (e.value("ph", "") != "M") continue;
+        if (e["name"] == "process_name") proc[e["pid"].get<int>()] = e["args"]["name"];
+        if (e["name"] == "thread_name") thread[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"];
+    }
+    std::map<std::string, std::vector<std::pair<double, double>>> compute;  // chip -> (start, duration)
+    std::vector<std::pair<double, double>> comm;                             // (start, end)
+    for (const auto& e : ev) {
+        if (e.value("ph", "") != "X") continue;
+        const std::string& p = proc[e["pid"].get<int>()];
+        if (p.rfind("chip", 0) != 0 || p.find("host") != std::string::npos) continue;
+        const std::string& th = thread[{e["pid"].get<int>(), e["tid"].get<int>()}];
+        const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+        if (th.size() >= 8 && th.compare(th.size() - 8, 8, "stream 0") == 0)
+            compute[p].push_back({ts, dur});
+        else
+            comm.push_back({ts, ts + dur});
+    }
+    REQUIRE(compute.size() == chips);
+    REQUIRE(!comm.empty());
+    double first_comm = comm[0].first;
+    for (const auto& c : comm) first_comm = std::min(first_comm, c.first);
+    auto overlaps = [&](const std::pair<double, double>& x) {
+        for (const auto& c : comm)
+            if (c.first < x.first + x.second && x.first < c.second) return true;
+        return false;
+    };
+    for (auto& [chip, tasks] : compute) std::sort(tasks.begin(), tasks.end());
+    const auto& r0 = compute["chip0"];
+    RankDiffs d;
+    size_t n = 0;
+    while (n < r0.size() && r0[n].first + r0[n].second < first_comm) ++n;
+    double dq = 0, bq = 0, dc = 0, bc = 0;
+    bool same = true;
+    for (const auto& [chip, tasks] : compute) {
+        INFO(chip);
+        REQUIRE(tasks.size() == r0.size());
+        for (size_t i = 0; i < n; ++i) same = same && tasks[i] == r0[i];
+        if (&tasks == &r0) continue;
+        for (size_t i = n; i < r0.size(); ++i) {
+            const bool c = overlaps(r0[i]) || overlaps(tasks[i]);
+            (c ? dc : dq) += std::fabs(tasks[i].second - r0[i].second);
+            (c ? bc : bq) += r0[i].second;
+        }
+    }
+    d.in_step = same ? n : 0;
+    d.quiet = bq > 0 ? dq / bq : 0;
+    d.coll = bc > 0 ? dc / bc : 0;
+    return d;
+}
+
 }  // namespace
 
 TEST_CASE("timing re-use across data-parallel ranks: exact against re-used within the stated bound", "[reuse][train]") {
     for (const int chips : {2, 4}) {
         const std::string set = "--mode timing --set system.chips_per_server=" + std::to_string(chips);
         const std::string tag = "train_reuse" + std::to_string(chips);
-        const auto off = train(set + " --reuse-timing off", temp_dir(tag + "_off"));
+        const std::string off_dir = temp_dir(tag + "_off");
+        const auto off = train(set + " --reuse-timing off", off_dir, kResNet, "task");
+        // Until a task couples the chips, the exact run's ranks are one machine: the forward's
+        // tasks at least (the model's forward is more than 50 kernels) are identical on every rank.
+        const RankDiffs rd = rank_differences(off_dir + "/trace.json", static_cast<uint32_t>(chips));
+        INFO("exact run: " << rd.in_step << " tasks in step; after, ranks differ by " << 100 * rd.quiet
+                           << " % between collectives, " << 100 * rd.coll << " % during them");
+        CHECK(rd.in_step > 50);
         const auto a = train(set + " --reuse-timing auto", temp_dir(tag + "_auto"));
         const auto one = train(set + " --reuse-timing auto --simulate one", temp_dir(tag + "_one"));
         const auto& c = a["reuse_timing"];
@@ -50,6 +127,11 @@ TEST_CASE("timing re-use across data-parallel ranks: exact against re-used withi
         CHECK(u(c, "twins") > 0);
         CHECK(u(c, "twins") <= u(c, "across_chips"));
         CHECK(u(c, "across_chips") <= u(c, "reused"));
+        // Twins while the chips are in step (before the first all-reduce's copies): the sample
+        // skips those (nothing to measure there), and runs some after.
+        CHECK(u(c, "twins_in_step") > 0);
+        CHECK(u(c, "twins_in_step") <= u(c, "twins"));
+        CHECK(u(c, "samples_in_step") > 0);
         // The other ranks take rank 0's runs: fewer launches in full than one rank makes alone
         // times the ranks, and the table's identities are one rank's (the identity, its L2
         // state included, does not depend on the chip).

@@ -108,6 +108,42 @@ TEST_CASE("ascendc rewrite: a qualifier named in a comment before the kernel doe
     CHECK_THAT(rewrite_launches(src, "c.asc"), Catch::Contains("LaunchKind::Mix"));
 }
 
+TEST_CASE("ascendc rewrite: heads in #if/#else branches give the launch the compiled head's kind") {
+    // The vendor's matmul_ibshareB: `#if SCENARIO_NUM == 2` a __cube__ head, `#else` an __aicore__ one, one
+    // body after #endif. Read before preprocessing, the first head made every scenario a cube-only kernel
+    // (its AIVs never ran); each head now defines the kind for the launch, and the preprocessor keeps the
+    // compiled one's.
+    const std::string src =
+        "void other() {}\n"
+        "#if SCENARIO_NUM == 2\n"
+        "extern \"C\" __global__ __cube__ void k(GM_ADDR x)\n"
+        "#else\n"
+        "extern \"C\" __global__ __aicore__ void k(GM_ADDR x)\n"
+        "#endif\n"
+        "{ REGIST_MATMUL_OBJ(&p, w, mm, &t); TBuf<TPosition::VECIN> b; }\n"
+        "void h() {\n"
+        "  k<<<1, nullptr, s>>>(x);\n"
+        "}\n";
+    const std::string out = rewrite_launches(src, "ib.asc");
+    CHECK_THAT(out, Catch::Contains(
+                        "#if SCENARIO_NUM == 2\n#undef SFUMATO_ASC_KIND_k\n#define SFUMATO_ASC_KIND_k Cube\n"
+                        "#line 3 \"ib.asc\"\nextern \"C\" __global__ __cube__ void k("));
+    CHECK_THAT(out, Catch::Contains("#else\n#undef SFUMATO_ASC_KIND_k\n#define SFUMATO_ASC_KIND_k Mix\n"
+                                    "#line 5 \"ib.asc\"\nextern \"C\" __global__ __aicore__ void k("));
+    CHECK_THAT(
+        out,
+        Catch::Contains(
+            "make_launcher(k, \"k\", ::sfumato::ascendc::LaunchKind::SFUMATO_ASC_KIND_k, 1, nullptr, s)(x)"));
+    // Heads that agree (a declaration and its definition) keep the plain kind and add no lines.
+    const std::string same =
+        "extern \"C\" __global__ __vector__ void v(GM_ADDR x);\n"
+        "extern \"C\" __global__ __vector__ void v(GM_ADDR x) {}\n"
+        "void h() { v<<<1, nullptr, s>>>(x); }\n";
+    const std::string plain = rewrite_launches(same, "v.asc");
+    CHECK_THAT(plain, Catch::Contains("LaunchKind::Vector, 1"));
+    CHECK(lines(plain) == lines(same) + 1);
+}
+
 TEST_CASE("ascendc rewrite: placement lists after inline are removed from a preprocessed unit, attributes kept") {
     using sfumato::ascendc::strip_placement_lists;
     const std::string src =

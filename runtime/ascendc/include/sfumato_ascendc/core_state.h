@@ -22,6 +22,14 @@ class IMemView;
 
 namespace sfumato::ascendc {
 
+// What an IBShare Matmul's shared-B buffer holds (matmul.h's share_b1), kept across a mix kernel's serving
+// passes: the buffer's L1 address, the B it holds (GM address; orgN, orgKb, singleN, singleK, baseN, baseK,
+// transposed) and per slot 0 (never loaded), 1 (holds that B's slice) or 2 (holds another B's).
+struct MmShareSlots {
+    uint64_t l1 = 0, gm = 0;
+    std::array<uint32_t, 7> shape{};
+    std::vector<uint8_t> slots;
+};
 struct CoreState {
     kernel::KernelContext* ctx = nullptr;
     isa::IInstrSink* sink = nullptr;  // the decorated sink
@@ -89,6 +97,9 @@ struct CoreState {
     // L1, L0A/B/C, the bias table or FixPipe buffer, the MTE1, M and FIX pipes and flags naming them: a TSCM
     // operand's copy) is the AIC's, done in its serving pass; the AIV drops it.
     bool mm_client = false;
+    // The IBShare Matmuls' shared-B buffers (what each slot holds), kept across a mix kernel's serving
+    // passes.
+    std::vector<MmShareSlots> mm_share;
 };
 // Thrown by a client-mode Matmul's registration on a mix kernel's AIC (ASCENDC_CUBE_ONLY not defined):
 // run_block then runs the kernel body once for each of the block's AIVs, as that AIV, on the AIC (the

@@ -98,6 +98,12 @@ class Matmul {
     static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
     // 4:2 sparse B (SparseMatmulType; matmul_load.h): the reference's int8 B, transposed, its index in GM.
     static constexpr bool kSparse = sfumato::ascendc::kIsSparseB<B_TYPE>;
+    // IBShare of B alone (MatmulType's IBSHARE on B, not on A): in a mix kernel's serving passes B is kept
+    // whole in L1, one slot per (N block, K step), each loaded once and reused by the later M blocks and by
+    // the other AIV's pass when its B is the same (GM address and shape): the chip's Matmul server keeps a
+    // shared matrix in L1 and reuses it for the other AIV's request only then (the reference: the shared
+    // matrix must be wholly in L1).
+    static constexpr bool kShareB = B_TYPE::ibShare && !A_TYPE::ibShare && !kSparse;
     static_assert(!kSparse || (std::is_same_v<SrcBT, int8_t> && B_TYPE::isTrans),
                   "AscendC::SparseMatmulType: B is int8_t and transposed (ISTRANS true), as the reference says");
 
@@ -424,7 +430,25 @@ private:
         const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
         const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
-        m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1 + idx1);
+        // IBShare B: a mix kernel's server without a bias (a bias keeps the one schedule: its row rides in
+        // each B1 buffer) holds the core's whole B, one slot of b1 bytes per (N block, K step).
+        m_shareB = kShareB && sfumato::ascendc::enter("Matmul::Init").mm_server && !m_t.isBias;
+        if (m_shareB) {
+            m_slotBytes = b1;
+            const uint64_t slots =
+                uint64_t{sfumato::ascendc::mm_ceil(m_singleN, bn)} * sfumato::ascendc::mm_ceil(m_singleK, bk);
+            const uint64_t need = slots * b1, l1 = sfumato::ascendc::enter("Matmul::Init")
+                                                       .sink->buffer_size(sfumato::isa::Pos::L1);
+            if (need + uint64_t{dbA1} * a1 > l1)
+                sfumato::ascendc::fail("Matmul with IBShare B: the core's B (" + std::to_string(m_singleK) +
+                                       " x " + std::to_string(m_singleN) + ", " + std::to_string(need) +
+                                       " bytes in base blocks) and A's L1 buffers do not fit L1 (" +
+                                       std::to_string(l1) +
+                                       " bytes): the reference requires a shared matrix wholly in L1");
+            m_pipe->InitBuffer(m_bAll, static_cast<uint32_t>(need));
+        } else {
+            m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1 + idx1);
+        }
         // CO1: the caller's L0C tensors take the blocks when C is in CO1.
         init_l0(a1, b1,
                 C_TYPE::pos == TPosition::CO1
@@ -456,8 +480,52 @@ private:
         } else {
             load_a1(ki, curM, curK, m0, k0);
         }
+        if constexpr (kShareB) {
+            if (m_shareB) {
+                share_b1(ki, curN, curK, n0, k0);
+                return;
+            }
+        }
         LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
         load_b1(ki, curN, curK, n0, k0, bias, b1);
+        m_qB1.EnQue(b1);
+    }
+    // IBShare B: the slot of (N block, K step ki) in the shared buffer, loaded GM -> L1 unless it holds this
+    // B's slice already (an earlier M block, or the AIC's pass for the other AIV with the same B: the
+    // server's core state keeps what each slot holds across the passes). A reload waits for the L1 -> L0B
+    // loads of what the slot held (MTE1 -> MTE2); the loads of the new slice wait for it (MTE2 -> MTE1).
+    void share_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0) {
+        using sfumato::ascendc::MmShareSlots;
+        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Iterate");
+        const LocalTensor<uint8_t> all = m_bAll.template Get<uint8_t>();
+        const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
+        const uint32_t slot = m_ni * kIters + ki;
+        m_bSlot = all[uint64_t{slot} * m_slotBytes].template ReinterpretCast<SrcBT>();
+        const MmShareSlots key{all.GetPhyAddr(),
+                               reinterpret_cast<uint64_t>(m_b.GetPhyAddr()),
+                               {m_orgN, m_orgKb, m_singleN, m_singleK, static_cast<uint32_t>(m_t.baseN),
+                                static_cast<uint32_t>(m_t.baseK), m_transB ? 1u : 0u},
+                               {}};
+        MmShareSlots* e = nullptr;
+        for (MmShareSlots& x : st.mm_share)
+            if (x.l1 == key.l1) e = &x;
+        if (!e) e = &st.mm_share.emplace_back(key);
+        if (e->gm != key.gm || e->shape != key.shape) {  // another B: every slot is stale
+            for (uint8_t& v : e->slots) v = v ? 2 : 0;
+            e->gm = key.gm, e->shape = key.shape;
+        }
+        if (e->slots.size() <= slot) e->slots.resize(slot + 1, 0);
+        if (e->slots[slot] == 1) return;
+        if (e->slots[slot] == 2) {
+            const TEventID back = m_pipe->FetchEventID(HardEvent::MTE1_MTE2);
+            SetFlag<HardEvent::MTE1_MTE2>(back);
+            WaitFlag<HardEvent::MTE1_MTE2>(back);
+        }
+        load_b1(ki, curN, curK, n0, k0, false, m_bSlot);
+        const TEventID ready = m_pipe->FetchEventID(HardEvent::MTE2_MTE1);
+        SetFlag<HardEvent::MTE2_MTE1>(ready);
+        WaitFlag<HardEvent::MTE2_MTE1>(ready);
+        e->slots[slot] = 1;
     }
     void load_a1(uint32_t ki, uint32_t curM, uint32_t curK, uint64_t m0, uint64_t k0) {
         LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
@@ -487,7 +555,6 @@ private:
             sfumato::ascendc::mm_nd2nz_row(
                 b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
                 m_bias[n0], curN);
-        m_qB1.EnQue(b1);
     }
     static void needs_16bit(const char* what) {
         if (kBits != 16)
@@ -581,6 +648,10 @@ private:
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
     TQue<TPosition::B1, 1> m_qB1;
+    bool m_shareB = false;       // IBShare B kept whole in L1 (kShareB, a mix kernel's server, no bias)
+    TBuf<TPosition::B1> m_bAll;  // its slots, m_slotBytes each
+    uint32_t m_slotBytes = 0;
+    LocalTensor<SrcBT> m_bSlot;  // the slot of the block being computed
     sfumato::ascendc::MmL0 m_l0own;
     sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
     uint32_t m_biasOff = 0;                      // the bias row's byte offset in a B1 buffer
