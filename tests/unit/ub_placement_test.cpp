@@ -21,16 +21,38 @@
 using namespace sfumato;
 using isa::Opcode;
 
-TEST_CASE("ub placement: softmax rows fold out of place and apply per-row values without bank conflicts",
-          "[norm][softmax][ub_bank]") {
+namespace {
+
+// The preset whose UB layout the library's placement assumes, with its core parameters (which
+// keep a scope into the configuration: both live here).
+struct Preset910b {
     Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
-    // The library places buffers for the bank span it assumes; the preset's layout gives it.
-    REQUIRE(uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows == ops::norm::kBankSpan);
+    CoreParams cp;
+    Preset910b() : cfg(load()), cp(ParamScope(cfg, "chip.aicore")) {}
+    static Config load() {
+        Config c;
+        c.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
+        return c;
+    }
+};
+
+// One vector core with the preset's 192 KiB of UB: the device the kernels are planned for.
+DeviceInfo one_vector_core() {
     DeviceInfo dev;
     dev.ub_bytes = 192 * 1024;
     dev.vector_cores = 1;
+    return dev;
+}
+
+}  // namespace
+
+TEST_CASE("ub placement: softmax rows fold out of place and apply per-row values without bank conflicts",
+          "[norm][softmax][ub_bank]") {
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
+    // The library places buffers for the bank span it assumes; the preset's layout gives it.
+    REQUIRE(uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows == ops::norm::kBankSpan);
+    const DeviceInfo dev = one_vector_core();
     ops::norm::RowPlan p;
     p.kind = ops::norm::RowPlan::Kind::Softmax;
     p.cols = 4096, p.Q = 16, p.sq = p.cols, p.sp = 0;
@@ -93,12 +115,9 @@ TEST_CASE("ub placement: place_apart keeps paired buffers in different bank span
 }
 
 TEST_CASE("ub placement: layernorm rows convert in and out and fold across bank spans", "[norm][layernorm][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
-    DeviceInfo dev;
-    dev.ub_bytes = 192 * 1024;
-    dev.vector_cores = 1;
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
+    const DeviceInfo dev = one_vector_core();
     ops::norm::RowPlan p;
     p.kind = ops::norm::RowPlan::Kind::LayerNorm;
     p.cols = 4096, p.Q = 4, p.sq = p.cols, p.sp = 0;
@@ -125,12 +144,9 @@ TEST_CASE("ub placement: layernorm rows convert in and out and fold across bank 
 }
 
 TEST_CASE("ub placement: SwiGlu's fp32 chain runs out of place over three bank spans", "[llm][swiglu][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
-    DeviceInfo dev;
-    dev.ub_bytes = 192 * 1024;
-    dev.vector_cores = 1;
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
+    const DeviceInfo dev = one_vector_core();
     for (const uint64_t inter : {uint64_t{11008}, uint64_t{1024}}) {  // column chunks; whole rows, several a tile
         CAPTURE(inter);
         ops::llm::SwiGluPlan p;
@@ -154,12 +170,9 @@ TEST_CASE("ub placement: SwiGlu's fp32 chain runs out of place over three bank s
 }
 
 TEST_CASE("ub placement: Rope's rotation runs out of place over three bank spans", "[llm][rope][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
-    DeviceInfo dev;
-    dev.ub_bytes = 192 * 1024;
-    dev.vector_cores = 1;
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
+    const DeviceInfo dev = one_vector_core();
     ops::llm::RopePlan p;
     p.T = 4, p.N = 32, p.D = 128, p.R = 128, p.P = 16;
     p.host_pos = {0, 1, 2, 3};
@@ -184,14 +197,11 @@ TEST_CASE("ub placement: Rope's rotation runs out of place over three bank spans
 }
 
 TEST_CASE("ub placement: elementwise programs write no slot they read, across bank spans", "[ew][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
     const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
     REQUIRE(span == ops::norm::kBankSpan);
-    DeviceInfo dev;
-    dev.ub_bytes = 192 * 1024;
-    dev.vector_cores = 1;
+    const DeviceInfo dev = one_vector_core();
     using ref::ElemType;
     struct Case {
         const char* op;
@@ -260,9 +270,8 @@ TEST_CASE("ub placement: elementwise programs write no slot they read, across ba
 }
 
 TEST_CASE("ub placement: inference BatchNormalization applies out of place across bank spans", "[norm][batchnorm][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
     const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
     REQUIRE(span == ops::norm::kBankSpan);
     DeviceInfo dev;
@@ -329,9 +338,8 @@ TEST_CASE("ub placement: inference BatchNormalization applies out of place acros
 }
 
 TEST_CASE("ub placement: row reductions fold out of place across bank spans", "[norm][reduce][ub_bank]") {
-    Config cfg;
-    cfg.load_ini(std::string(SFUMATO_SOURCE_DIR) + "/configs/ascend910b-like.ini");
-    const CoreParams cp(ParamScope(cfg, "chip.aicore"));
+    const Preset910b preset;
+    const CoreParams& cp = preset.cp;
     const uint64_t span = uint64_t{cp.ub_bank_bytes} * cp.ub_bank_groups * cp.ub_bank_rows;
     REQUIRE(span == ops::norm::kBankSpan);
     const uint64_t ub = 192 * 1024;
