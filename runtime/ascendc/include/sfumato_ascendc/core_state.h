@@ -24,11 +24,12 @@ namespace sfumato::ascendc {
 
 // What an IBShare Matmul's shared-B buffer holds (matmul.h's share_b1), kept across a mix kernel's serving
 // passes: the buffer's L1 address, the B it holds (GM address; orgN, orgKb, singleN, singleK, baseN, baseK,
-// transposed) and per slot 0 (never loaded), 1 (holds that B's slice) or 2 (holds another B's).
+// transposed) and what each slot holds.
 struct MmShareSlots {
+    enum class Slot : uint8_t { Empty, Current, Stale };  // never loaded; that B's slice; another B's
     uint64_t l1 = 0, gm = 0;
     std::array<uint32_t, 7> shape{};
-    std::vector<uint8_t> slots;
+    std::vector<Slot> slots;
 };
 struct CoreState {
     kernel::KernelContext* ctx = nullptr;

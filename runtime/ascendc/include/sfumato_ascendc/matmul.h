@@ -432,13 +432,13 @@ private:
         m_pipe->InitBuffer(m_qA1, dbA1, a1);
         // IBShare B: a mix kernel's server without a bias (a bias keeps the one schedule: its row rides in
         // each B1 buffer) holds the core's whole B, one slot of b1 bytes per (N block, K step).
-        m_shareB = kShareB && sfumato::ascendc::enter("Matmul::Init").mm_server && !m_t.isBias;
+        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
+        m_shareB = kShareB && st.mm_server && !m_t.isBias;
         if (m_shareB) {
             m_slotBytes = b1;
             const uint64_t slots =
                 uint64_t{sfumato::ascendc::mm_ceil(m_singleN, bn)} * sfumato::ascendc::mm_ceil(m_singleK, bk);
-            const uint64_t need = slots * b1, l1 = sfumato::ascendc::enter("Matmul::Init")
-                                                       .sink->buffer_size(sfumato::isa::Pos::L1);
+            const uint64_t need = slots * b1, l1 = st.sink->buffer_size(sfumato::isa::Pos::L1);
             if (need + uint64_t{dbA1} * a1 > l1)
                 sfumato::ascendc::fail("Matmul with IBShare B: the core's B (" + std::to_string(m_singleK) +
                                        " x " + std::to_string(m_singleN) + ", " + std::to_string(need) +
@@ -496,6 +496,7 @@ private:
     // loads of what the slot held (MTE1 -> MTE2); the loads of the new slice wait for it (MTE2 -> MTE1).
     void share_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0) {
         using sfumato::ascendc::MmShareSlots;
+        using Slot = MmShareSlots::Slot;
         sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Iterate");
         const LocalTensor<uint8_t> all = m_bAll.template Get<uint8_t>();
         const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
@@ -511,12 +512,12 @@ private:
             if (x.l1 == key.l1) e = &x;
         if (!e) e = &st.mm_share.emplace_back(key);
         if (e->gm != key.gm || e->shape != key.shape) {  // another B: every slot is stale
-            for (uint8_t& v : e->slots) v = v ? 2 : 0;
+            for (Slot& v : e->slots) v = v == Slot::Empty ? Slot::Empty : Slot::Stale;
             e->gm = key.gm, e->shape = key.shape;
         }
-        if (e->slots.size() <= slot) e->slots.resize(slot + 1, 0);
-        if (e->slots[slot] == 1) return;
-        if (e->slots[slot] == 2) {
+        if (e->slots.size() <= slot) e->slots.resize(slot + 1, Slot::Empty);
+        if (e->slots[slot] == Slot::Current) return;
+        if (e->slots[slot] == Slot::Stale) {
             const TEventID back = m_pipe->FetchEventID(HardEvent::MTE1_MTE2);
             SetFlag<HardEvent::MTE1_MTE2>(back);
             WaitFlag<HardEvent::MTE1_MTE2>(back);
@@ -525,7 +526,7 @@ private:
         const TEventID ready = m_pipe->FetchEventID(HardEvent::MTE2_MTE1);
         SetFlag<HardEvent::MTE2_MTE1>(ready);
         WaitFlag<HardEvent::MTE2_MTE1>(ready);
-        e->slots[slot] = 1;
+        e->slots[slot] = Slot::Current;
     }
     void load_a1(uint32_t ki, uint32_t curM, uint32_t curK, uint64_t m0, uint64_t k0) {
         LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
