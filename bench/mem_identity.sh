@@ -14,31 +14,10 @@ full="${2:-}"
 sf="$build/bin/sfumato"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-n=0
-run() {
-    n=$((n + 1))
-    local label="$*"
-    label="${label//$out/TMP}"  # the temporary directory's name differs from run to run
-    "$sf" "$@" --trace off --out "$out/$n" >/dev/null 2>&1 || { echo "FAILED: $label"; return; }
-    python3 - "$out/$n/summary.json" "$label" <<'PY'
-import json, sys
-drop = ("wall", "host", "seconds", "speed", "per_s", "mips", "elapsed", "date", "time_s", "out",
-        "compile_s", "plan_s", "command_line")
-def walk(p, v):
-    if isinstance(v, dict):
-        for k in sorted(v):
-            if any(d in k.lower() for d in drop): continue
-            walk(f"{p}.{k}", v[k])
-    elif isinstance(v, list):
-        for i, x in enumerate(v): walk(f"{p}[{i}]", x)
-    else:
-        print(f"{sys.argv[2]} :: {p} = {v!r}")
-walk("", json.load(open(sys.argv[1])))
-PY
-    if [ -n "$full" ] && [ -f "$out/$n/stats.h5" ]; then
-        "$sf" stats "$out/$n/stats.h5" | sed "s|^|$label :: stats |"
-    fi
-}
+extra=()
+stats=""
+if [ -n "$full" ]; then stats=1; fi
+. "$root/bench/mem_identity_lib.sh"
 for cfg in tiny ascend910-like ascend910b-like; do
     c="$root/configs/$cfg.ini"
     for op in read write copy; do
