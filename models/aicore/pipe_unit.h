@@ -118,7 +118,7 @@ private:
     // its last (the instruction leaves the cursor), false when out of slots.
     bool send_requests(Cycle now);
     // A completion freed a slot while the pipe waited for one (m_slot_wait): what its wake-up
-    // would do, done now (pipe_unit.cpp).
+    // would do, done now (pipe_issue.cpp).
     void refill();
     // The bulk memory service (IMemTarget::takes_bursts): the instruction's requests as one burst.
     bool issue_burst(Cycle now);
