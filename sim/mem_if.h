@@ -82,6 +82,14 @@ class IMemClient {
 public:
     virtual ~IMemClient() = default;
     virtual void mem_done(MemRequest& req) = 0;
+    // Whether the completion of `req` may be delivered ahead of SystemC time (a target that
+    // offers it: models/mem/memory_system.h): then mem_done takes its time from req.done_tick,
+    // touches only the client's own state and submits requests (timed at req.done_tick), and
+    // notifies no event. Asked just before the completion would be delivered.
+    virtual bool takes_ahead(const MemRequest& req) const {
+        (void)req;
+        return false;
+    }
 };
 
 class IMemTarget {

@@ -6,6 +6,7 @@
 // last_progress_tick() is the simulated time of the latest progress, so a deadlock report names
 // the time it set in rather than the end of the slice that detected it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <systemc>
 
@@ -22,6 +23,11 @@ inline uint64_t& last_progress_tick() {
 inline void note_progress(uint64_t steps = 1) {
     progress_counter() += steps;
     last_progress_tick() = sc_core::sc_time_stamp().value();
+}
+// As above, for work done at `tick` (ahead of SystemC time, when a model runs ahead).
+inline void note_progress(uint64_t steps, uint64_t tick) {
+    progress_counter() += steps;
+    last_progress_tick() = std::max(last_progress_tick(), tick);
 }
 
 inline int64_t& work_in_flight() {

@@ -60,6 +60,9 @@ private:
         if (m_run.size() > 1)
             std::sort(m_run.begin(), m_run.end(), [this](auto* a, auto* b) { return index(a) < index(b); });
         for (SubmitOrder* s : m_run) s->flush();
+        // Then the end hooks, once every target has its instant's requests: a hook looks at the
+        // kernel's next activity, which the others' hand-overs may have moved.
+        for (SubmitOrder* s : m_run) s->instant_over();
         m_run.clear();
     }
     Update m_update;
@@ -100,8 +103,26 @@ void SubmitOrder::submit(MemRequest& r) {
         m_accept(r);
         return;
     }
-    if (m_staged.empty()) m_end->want(this);
+    if (!m_listed) {
+        m_listed = true;
+        m_end->want(this);
+    }
     add(m_staged, r);
+}
+
+void SubmitOrder::want_end() {
+    if (sc_core::sc_get_status() != sc_core::SC_RUNNING || !m_end_hook) return;
+    m_want_end = true;
+    if (!m_listed) {
+        m_listed = true;
+        m_end->want(this);
+    }
+}
+
+void SubmitOrder::instant_over() {
+    if (!m_want_end) return;
+    m_want_end = false;
+    m_end_hook();
 }
 
 void SubmitOrder::stage(MemRequest& r) { add(m_direct, r); }
@@ -112,9 +133,18 @@ void SubmitOrder::add(std::vector<Staged>& to, MemRequest& r) {
     to.push_back({uint64_t{r.port} << 40 | who << 32 | static_cast<uint32_t>(to.size()), &r});
 }
 
-void SubmitOrder::flush() { hand_over(m_staged); }
+void SubmitOrder::flush() {
+    m_listed = false;
+    if (!m_staged.empty()) hand_over(m_staged);
+}
 
 void SubmitOrder::flush_direct() { hand_over(m_direct); }
+
+void SubmitOrder::direct_to_instant() {
+    m_batch.swap(m_direct);
+    for (const Staged& s : m_batch) submit(*s.req);
+    m_batch.clear();
+}
 
 void SubmitOrder::hand_over(std::vector<Staged>& from) {
     if (from.size() == 1) {  // nothing to order, and no port contended

@@ -39,11 +39,23 @@ public:
     // in one round robin.
     void stage(MemRequest& r);
     void flush_direct();
+    // Moves the requests stage() holds into the current instant's batch, in their order, ahead of
+    // those submitted after (a run-ahead tick that SystemC time has reached before its end).
+    void direct_to_instant();
+    // Asks for `hook` to be called once the current instant is over (every process of it ran, its
+    // requests were handed over, nothing else is pending at this time), whether or not a request
+    // is staged: the target may then act for times before the kernel's next activity, which no
+    // other process can reach first (models/mem/memory_system.h, the pipes' completions ahead).
+    // Set once; called at most once per want_end().
+    void set_end_hook(std::function<void()> hook) { m_end_hook = std::move(hook); }
+    void want_end();
     // Instants whose requests came from more than one port (for tests).
     uint64_t contended() const { return m_contended; }
     // Hands over the staged requests (the end-of-instant service calls it, or the target after
     // stage()).
     void flush();
+    // The end-of-instant service: runs the hook if want_end() asked for it.
+    void instant_over();
 
 private:
     struct Staged {
@@ -57,6 +69,9 @@ private:
     uint32_t m_first = 0;  // the port with the highest priority at the next instant
     std::function<void(MemRequest&)> m_accept;
     std::vector<Staged> m_staged, m_direct, m_batch;
+    std::function<void()> m_end_hook;
+    bool m_want_end = false;  // the hook is due at the end of this instant
+    bool m_listed = false;    // in the end-of-instant service's list for this instant
     uint64_t m_contended = 0;
 };
 

@@ -35,7 +35,7 @@ bool PipeUnit::issue_requests(Cycle now) {
         return false;
     }
     if (m_core.mem().takes_bursts()) return issue_burst(now);
-    if (!send_requests(now)) {
+    if (!send_requests(now, now_tick())) {
         next_trigger(m_wake);  // a completion frees a slot
         m_slot_wait = true;
         return false;
@@ -43,11 +43,10 @@ bool PipeUnit::issue_requests(Cycle now) {
     return true;
 }
 
-bool PipeUnit::send_requests(Cycle now) {
+bool PipeUnit::send_requests(Cycle now, Tick now_t) {
     InFlight& f = m_inflight[m_cur.slot];
     const GmPattern& pat = m_cur.pat;
     const uint64_t req_bytes = m_core.params().mte_request_bytes;
-    const Tick now_t = now_tick();
     const Requester who = requester_for(m_id);
     while (m_cur.outer < pat.outer) {
         if (m_free_reqs.empty()) return false;
@@ -149,13 +148,33 @@ void PipeUnit::mem_done(MemRequest& req) {
     --f.pending;
     if (!f.issuing && f.pending == 0) complete(f, m_core.clock().ceil_cycle(req.done_tick));
     if (m_slot_wait) {
-        refill();
+        refill(req.done_tick);
         return;
     }
     m_wake.notify(sc_core::SC_ZERO_TIME);
 }
 
-void PipeUnit::refill() {
+bool PipeUnit::cursor_on_last() const {
+    const GmPattern& pat = m_cur.pat;
+    if (m_cur.outer + 1 != pat.outer || m_cur.inner + 1 != pat.inner) return false;
+    const uint64_t req_bytes = m_core.params().mte_request_bytes;
+    const uint64_t addr = pat.base + m_cur.outer * pat.outer_stride + m_cur.inner * pat.inner_stride + m_cur.offset;
+    return m_cur.offset + next_chunk(addr, pat.len - m_cur.offset, req_bytes) == pat.len;
+}
+
+bool PipeUnit::takes_ahead(const MemRequest& req) const {
+    // Ahead of SystemC time only what refill() does without waking the pipe: a completion that
+    // does not end its instruction (that sets flags, runs the instruction's effect, lets other
+    // pipes and the scalar unit go on), while the pipe waits for the slot and will not send its
+    // instruction's last request (then it wakes to go on). Not while instructions are traced:
+    // the trace's events would be written in another order (same ticks).
+    if (!m_slot_wait || m_core.trace().on(TraceLevel::Instr)) return false;
+    const InFlight& f = m_inflight[req.tag];
+    if (f.pending == 1 && !f.issuing) return false;
+    return !cursor_on_last();
+}
+
+void PipeUnit::refill(Tick at) {
     // The pipe sleeps in issue_requests for a free request slot (m_slot_wait), and a completion
     // freed one: woken, it would retire what ended by now and send its current instruction's
     // next requests (step() does nothing else first), all of it state of its own but the submits,
@@ -165,9 +184,11 @@ void PipeUnit::refill() {
     // would have in the same wake-up). While the slots are taken again it sleeps on, its
     // trigger (the next completion) still armed: no wake-up per freed slot.
     try {
-        const Cycle now = now_cycle();
-        retire(now);
-        if (!send_requests(now)) return;
+        // At the completion's own time: SystemC's in a callback at its time, or earlier when the
+        // memory system delivers it ahead (takes_ahead).
+        const Cycle now = m_core.clock().ceil_cycle(at);
+        retire(now, at);
+        if (!send_requests(now, at)) return;
         m_slot_wait = false;
         m_wake.notify(sc_core::SC_ZERO_TIME);
     } catch (...) {

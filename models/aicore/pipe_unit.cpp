@@ -140,7 +140,7 @@ void PipeUnit::run() {
     m_slot_wait = false;
     try {
         const Cycle now = now_cycle();
-        retire(now);
+        retire(now, now_tick());
         while (step(now)) {
         }
     } catch (...) {
@@ -210,7 +210,7 @@ void PipeUnit::fire_deferred(Cycle now) {
     m_def_head = 0;
 }
 
-void PipeUnit::retire(Cycle now) {
+void PipeUnit::retire(Cycle now, Tick at) {
     // The pipe's counters are summed here and added once per call (nothing reads them meanwhile):
     // a read-modify-write of each per instruction made chains through memory.
     uint64_t retired = 0, busy = 0;
@@ -243,7 +243,7 @@ void PipeUnit::retire(Cycle now) {
     m_instrs += retired;
     // Progress is a count and the time of its latest step: one note for the whole call (all at
     // this instant) instead of one per instruction.
-    if (retired) note_progress(retired);
+    if (retired) note_progress(retired, at.v);
     if (drained()) m_core.notify_progress();
 }
 

@@ -75,6 +75,8 @@ public:
     // Describes the pipe's state for deadlock reports.
     std::string describe() const;
     void mem_done(MemRequest& req) override;
+    // A completion refill() takes without waking the pipe may come ahead of SystemC time.
+    bool takes_ahead(const MemRequest& req) const override;
     void set_trace_track(TrackId t) { m_track = t; }
     TrackId trace_track() const { return m_track; }
 
@@ -112,14 +114,17 @@ private:
 
     void run();
     bool step(Cycle now);  // returns false when the pipe must sleep (trigger already set)
-    void retire(Cycle now);
+    // `at`: the time (tick) of `now`'s call, for the progress note.
+    void retire(Cycle now, Tick at);
     bool issue_requests(Cycle now);
     // Sends the current instruction's requests while request slots are free; true once it sent
     // its last (the instruction leaves the cursor), false when out of slots.
-    bool send_requests(Cycle now);
-    // A completion freed a slot while the pipe waited for one (m_slot_wait): what its wake-up
-    // would do, done now (pipe_issue.cpp).
-    void refill();
+    bool send_requests(Cycle now, Tick now_t);
+    // A completion at `at` freed a slot while the pipe waited for one (m_slot_wait): what its
+    // wake-up would do, done now (pipe_issue.cpp).
+    void refill(Tick at);
+    // The current instruction's next request is its last.
+    bool cursor_on_last() const;
     // The bulk memory service (IMemTarget::takes_bursts): the instruction's requests as one burst.
     bool issue_burst(Cycle now);
     uint32_t push_inflight(const isa::Instr& in, uint8_t energy_class, Cycle start, Cycle end, bool done);

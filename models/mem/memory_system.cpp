@@ -91,6 +91,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     for (size_t i = 0; i < m_req.size(); ++i)
         m_req[i] = std::make_unique<ReqStats>(&m_l2_stats, requester_name(static_cast<Requester>(i)));
     m_bulk = p.bulk;
+    m_clients_ahead = p.completions_ahead;
     if (m_bulk) {
         m_bulk_mshr.assign(size_t(m_l2.g.slices) * m_l2.mshrs, BulkMshr{});
         const uint32_t lb = m_l2.g.line_bytes;
@@ -108,6 +109,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
     }
     add_stat_formulas();
+    m_order.set_end_hook([this] { instant_over(); });
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
@@ -116,15 +118,53 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
 MemorySystem::~MemorySystem() = default;
 
 void MemorySystem::process() {
-    m_in_process = true;
     ++m_activations;
     const uint64_t now = now_tick().v;
+    // Requests submitted ahead at a tick whose other completions had to wait for it (run_batch's
+    // end): they join this instant's, as they would have without running ahead.
+    if (m_runahead_staged && m_cb_tick == now) {
+        m_runahead_staged = false;
+        m_order.direct_to_instant();
+    }
+    run_batch(now, 0);
+}
+
+void MemorySystem::instant_over() {
+    // The end of instant `now` (sim/submit_order.h): every process of it ran and its requests were
+    // handed over. Until the kernel's next activity other than this system's own wake-up, no
+    // process runs, so nothing can submit: a completion its client takes ahead
+    // (IMemClient::takes_ahead, a pipe refilling a request slot) can run now at its own tick, with
+    // the requests it submits handed over as that tick's whole instant would have had them.
+    if (m_in_process || m_scheduled == EventWheel::kEmpty) return;
+    const uint64_t now = now_tick().v;
+    if (m_scheduled <= now) return;
+    // The kernel's next activity, this system's wake-up (at m_scheduled) included: earlier is
+    // another process's, and nothing can run ahead.
+    const sc_core::sc_time d0 = sc_core::sc_time_to_pending_activity();
+    if (d0 != sc_core::sc_max_time() && now + d0.value() < m_scheduled) return;
+    m_wake_ev.cancel();
+    const sc_core::sc_time d = sc_core::sc_time_to_pending_activity();
+    const uint64_t until = d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value();
+    if (until <= m_scheduled) {  // another process acts before this system's next event
+        m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
+        return;
+    }
+    ++m_ahead_batches;
+    run_batch(now, until);
+}
+
+void MemorySystem::run_batch(uint64_t now, uint64_t until) {
+    m_in_process = true;
     // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
     // now + m_runahead_ps, so internal events (L2 lookups, controller decisions, fills) before
     // that tick cannot be affected by anything outside; they run now, in (tick, sequence) order,
     // each at its own tick, exactly as if the process had woken for it. Only a client callback
     // (ClientDone) needs SystemC time to be its tick: the batch stops at the first later one.
-    const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
+    // From the end of an instant (instant_over), no process runs before `until`: nothing submits
+    // before it but the clients whose completions run ahead, each at its own tick, handed over
+    // before anything later runs. So everything due before `until` runs too (what is due from
+    // `until` on waits for it, as another process may act then: a host's replayed traffic).
+    const uint64_t limit = std::max(now + m_runahead_ps - (m_runahead_ps ? 1 : 0), until ? until - 1 : 0);
     WheelItem it;
     uint64_t next;
     // A client's completion waits for its own SystemC time, and so does the part of a split
@@ -133,13 +173,19 @@ void MemorySystem::process() {
     // A burst's span (the bulk service) waits too, unless the run-ahead client sent it: another
     // client may still hand over a request of an earlier tick, which the service must meet first.
     const IMemClient* ahead = m_runahead_client;
-    const auto waits = [parts_ahead, ahead](uint8_t kind, void* ptr) {
-        return kind == static_cast<uint8_t>(Ev::ClientDone) ||
+    const auto waits = [parts_ahead, ahead, until](uint64_t tick, uint8_t kind, void* ptr) {
+        return (kind == static_cast<uint8_t>(Ev::ClientDone) &&
+                (tick >= until || !static_cast<MemRequest*>(ptr)->client->takes_ahead(*static_cast<MemRequest*>(ptr)))) ||
                (kind == static_cast<uint8_t>(Ev::PartDone) &&
                 (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
-               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
+               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead) ||
+               (kind == static_cast<uint8_t>(Ev::RunaheadDone) && until && tick >= until);
     };
     for (;;) {
+        // Requests submitted ahead at m_cb_tick are handed over before anything later runs (their
+        // arrivals may come before the wheel's or the queues' next item once the batch reaches
+        // past now + m_runahead_ps).
+        if (m_runahead_staged && std::min(m_arrivals.top_tick(), m_events.next_tick()) > m_cb_tick) flush_runahead();
         // A request reaches its slice after the wheel's events of the same tick: when it was
         // accepted (in the callback that submitted it, or at the end of its instant) changes
         // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
@@ -158,7 +204,7 @@ void MemorySystem::process() {
         }
         if (!m_events.pop_due_if(
                 now, limit,
-                [arr, &waits](uint64_t tick, uint8_t kind, void* ptr) { return tick > arr || waits(kind, ptr); }, it,
+                [arr, &waits](uint64_t tick, uint8_t kind, void* ptr) { return tick > arr || waits(tick, kind, ptr); }, it,
                 next)) {
             if (arr < next) {
                 MemRequest& r = *m_arrivals.top().req;
@@ -184,6 +230,14 @@ void MemorySystem::process() {
             case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
+                if (it.tick > now) {  // taken ahead (instant_over): at its own tick
+                    record_done(r, it.tick);
+                    m_in_runahead_cb = true;
+                    m_cb_tick = it.tick;
+                    r.client->mem_done(r);
+                    m_in_runahead_cb = false;
+                    break;
+                }
                 record_done(r, now);
                 r.client->mem_done(r);
                 break;
@@ -214,7 +268,10 @@ void MemorySystem::process() {
                 break;
         }
     }
-    if (m_runahead_staged) {
+    // Requests submitted ahead at a tick whose other items wait for SystemC time (a completion
+    // that ends an instruction) go in with that instant's (process()), as one batch.
+    const bool keep = m_runahead_staged && !m_runahead_client && std::min(next, m_arrivals.top_tick()) == m_cb_tick;
+    if (m_runahead_staged && !keep) {
         flush_runahead();
         // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
         // are counted below).
@@ -227,6 +284,9 @@ void MemorySystem::process() {
             if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
     m_in_process = false;
     m_scheduled = std::min(next, m_arrivals.top_tick());
+    // Completions ahead of SystemC time may follow once this instant is over (instant_over).
+    // (Not from that hook's own batch: the instant is over then.)
+    if (!until && m_clients_ahead && !m_bulk && m_scheduled != EventWheel::kEmpty) m_order.want_end();
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
     if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
     if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));

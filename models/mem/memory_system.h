@@ -90,6 +90,12 @@ public:
     uint64_t writeback_stalls() const { return m_wb_stalls.value(); }
     // Times the memory system's process ran (wake-ups; for speed tests).
     uint64_t activations() const { return m_activations; }
+    // Batches run from the end of an instant with clients' completions ahead of SystemC time
+    // (IMemClient::takes_ahead; for speed tests).
+    uint64_t ahead_batches() const { return m_ahead_batches; }
+    // Off: every client completion waits for its SystemC time (the reference the completions
+    // taken ahead must equal; for tests). On by default; the bulk service never takes them.
+    void set_clients_ahead(bool on) { m_clients_ahead = on; }
     // Cache flush: every dirty L2 line is written back (into the HBM write queues, as evictions
     // are) and every line invalidated, now. Call while no request is outstanding (the device is
     // idle); throws ModelError otherwise. The write-backs drain in simulated time:
@@ -179,6 +185,11 @@ private:
     std::vector<Split*> m_split_free;
 
     void process();
+    // The events due from `now` on, in one go; `until` > now (from instant_over): nothing but
+    // completions taken ahead submits before it.
+    void run_batch(uint64_t now, uint64_t until);
+    // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
+    void instant_over();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
     // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
     // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
@@ -334,6 +345,8 @@ private:
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
     uint64_t m_activations = 0;
+    uint64_t m_ahead_batches = 0;
+    bool m_clients_ahead = true;
     IMemClient* m_runahead_client = nullptr;
     bool m_in_runahead_cb = false;  // inside the run-ahead client's mem_done: submits are timed at m_cb_tick
     uint64_t m_cb_tick = 0;
