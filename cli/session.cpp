@@ -17,6 +17,7 @@
 #include "sim/error.h"
 #include "sim/failure.h"
 #include "sim/progress.h"
+#include "sim/run_horizon.h"
 #include "sim/sc_time_util.h"
 #include "traces/atomic_file.h"
 #include "traces/hdf5_stats.h"
@@ -276,6 +277,8 @@ void Session::run_until(const std::function<bool()>& done, const std::function<v
                 t = std::min(t, sc_core::sc_time(static_cast<double>(limit_tick - now), sc_core::SC_PS));
             }
             const sc_core::sc_time target = sc_core::sc_time_stamp() + t;
+            // --max-cycles reports the state there: nothing runs ahead past it.
+            if (limit_tick) run_horizon() = limit_tick;
             sc_core::sc_start(t, sc_core::SC_EXIT_ON_STARVATION);
             rethrow_failure();
             if (!sc_core::sc_pending_activity()) {

@@ -1,6 +1,7 @@
 #include "sim/host_thread.h"
 
 #include "sim/failure.h"
+#include "sim/run_horizon.h"
 
 namespace sfumato {
 
@@ -13,7 +14,12 @@ void HostThread::run() {
     try {
         m_program();
         m_finished = true;
-        if (m_stop) sc_core::sc_pause();  // sc_start returns; later steps (a replay's drain) may resume
+        if (m_stop) {
+            // sc_start returns; later steps (a replay's drain) may resume, after the driver acted
+            // at this time: nothing runs ahead of it (sim/run_horizon.h).
+            run_horizon() = sc_core::sc_time_stamp().value();
+            sc_core::sc_pause();
+        }
     } catch (...) {
         record_failure(std::current_exception());
     }

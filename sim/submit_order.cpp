@@ -110,13 +110,14 @@ void SubmitOrder::submit(MemRequest& r) {
     add(m_staged, r);
 }
 
-void SubmitOrder::want_end() {
-    if (sc_core::sc_get_status() != sc_core::SC_RUNNING || !m_end_hook) return;
+bool SubmitOrder::want_end() {
+    if (sc_core::sc_get_status() != sc_core::SC_RUNNING || !m_end_hook) return false;
     m_want_end = true;
     if (!m_listed) {
         m_listed = true;
         m_end->want(this);
     }
+    return true;
 }
 
 void SubmitOrder::instant_over() {

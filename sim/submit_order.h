@@ -46,9 +46,10 @@ public:
     // requests were handed over, nothing else is pending at this time), whether or not a request
     // is staged: the target may then act for times before the kernel's next activity, which no
     // other process can reach first (models/mem/memory_system.h, the pipes' completions ahead).
-    // Set once; called at most once per want_end().
+    // Set once; called at most once per want_end(), which returns whether it will be (not
+    // outside a running simulation, nor without a hook).
     void set_end_hook(std::function<void()> hook) { m_end_hook = std::move(hook); }
-    void want_end();
+    bool want_end();
     // Instants whose requests came from more than one port (for tests).
     uint64_t contended() const { return m_contended; }
     // Hands over the staged requests (the end-of-instant service calls it, or the target after

@@ -4,6 +4,7 @@
 #include <systemc>
 
 #include "sim/error.h"
+#include "sim/run_horizon.h"
 
 namespace sfumato {
 
@@ -65,7 +66,9 @@ WindowSync::Step WindowSync::step(bool local_done, bool local_failed) {
     if (v[0] == kNever) return Step::Stalled;
     // Events in [next, end) run now; a message posted in the window takes effect at end or later.
     const uint64_t end = std::max(v[0], now) + m_lookahead;
+    run_horizon() = end - 1;  // messages posted in the window take effect at `end`
     sc_core::sc_start(sc_core::sc_time::from_value(end - 1 - now));
+    run_horizon() = ~uint64_t(0);
     ++m_windows;
     exchange();
     return Step::Ran;

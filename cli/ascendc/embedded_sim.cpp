@@ -23,6 +23,7 @@
 #include "cli/session.h"
 #include "runtime/ascendc/host_backend.h"
 #include "sim/error.h"
+#include "sim/run_horizon.h"
 
 namespace sfumato::cli {
 
@@ -127,11 +128,15 @@ private:
     void serve(rt::Runtime& rt) {
         while (true) {
             while (!m_request) sc_core::wait(m_wake);
+            run_horizon() = ~uint64_t(0);
             const std::function<void(rt::Runtime&)>* f = m_request;
             (*f)(rt);
             m_request = nullptr;
             m_request_done = true;
             if (m_quit) return;
+            // The program outside acts at this time before the next step: nothing runs ahead of
+            // it (sim/run_horizon.h).
+            run_horizon() = sc_core::sc_time_stamp().value();
             sc_core::sc_pause();
         }
     }

@@ -55,7 +55,7 @@ MemSysParams read_memsys_params(const ParamScope& chip) {
                          "(approximate and faster: a request served at once from the same parameters, docs/speed.md)",
                          {"exact", "bulk"})
                  .get() == "bulk";
-    p.completions_ahead = Param<bool>(chip.sub("mem"), "completions_ahead", true, "",
+    p.completions_ahead = Param<bool>(chip.sub("mem"), "completions_ahead", false, "",
                                       "exact service: deliver completions that only free a pipe's request slot ahead "
                                       "of SystemC time, up to the next activity of any other process (simulation "
                                       "speed only: the same cycles either way; docs/speed.md)",

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "sim/error.h"
+#include "sim/run_horizon.h"
 #include "sim/sc_time_util.h"
 
 namespace sfumato::mem {
@@ -126,33 +127,41 @@ void MemorySystem::process() {
         m_runahead_staged = false;
         m_order.direct_to_instant();
     }
-    run_batch(now, 0);
+    run_batch<false>(now, 0);
 }
 
 void MemorySystem::instant_over() {
     // The end of instant `now` (sim/submit_order.h): every process of it ran and its requests were
-    // handed over. Until the kernel's next activity other than this system's own wake-up, no
-    // process runs, so nothing can submit: a completion its client takes ahead
-    // (IMemClient::takes_ahead, a pipe refilling a request slot) can run now at its own tick, with
-    // the requests it submits handed over as that tick's whole instant would have had them.
-    if (m_in_process || m_scheduled == EventWheel::kEmpty) return;
+    // handed over. Until the kernel's next activity, no process runs, so nothing can submit: a
+    // completion its client takes ahead (IMemClient::takes_ahead, a pipe refilling a request slot)
+    // can run now at its own tick, with the requests it submits handed over as that tick's whole
+    // instant would have had them. process() left its wake-up to this hook (m_wake_deferred), so
+    // the kernel's next activity is another process's (or an arrival's wake-up enter_l2 asked for
+    // meanwhile, which then ends the batch as another's would).
+    if (!m_wake_deferred) return;
+    m_wake_deferred = false;
     const uint64_t now = now_tick().v;
-    if (m_scheduled <= now) return;
-    // The kernel's next activity, this system's wake-up (at m_scheduled) included: earlier is
-    // another process's, and nothing can run ahead.
-    const sc_core::sc_time d0 = sc_core::sc_time_to_pending_activity();
-    if (d0 != sc_core::sc_max_time() && now + d0.value() < m_scheduled) return;
-    m_wake_ev.cancel();
+    const auto wake = [this, now] {
+        if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled > now ? m_scheduled - now : 0)));
+    };
+    // Not while instructions or the memory are traced: their events would be written in another
+    // order (the same ticks).
+    if (m_in_process || m_scheduled <= now || (m_trace && m_trace->on(TraceLevel::Instr))) {
+        wake();
+        return;
+    }
     const sc_core::sc_time d = sc_core::sc_time_to_pending_activity();
-    const uint64_t until = d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value();
+    // Nor past the driver's slice when it acts between slices (sim/run_horizon.h).
+    const uint64_t until = std::min<uint64_t>(d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value(), run_horizon());
     if (until <= m_scheduled) {  // another process acts before this system's next event
-        m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
+        wake();
         return;
     }
     ++m_ahead_batches;
-    run_batch(now, until);
+    run_batch<true>(now, until);
 }
 
+template <bool Ahead>
 void MemorySystem::run_batch(uint64_t now, uint64_t until) {
     m_in_process = true;
     // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
@@ -164,7 +173,7 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
     // before it but the clients whose completions run ahead, each at its own tick, handed over
     // before anything later runs. So everything due before `until` runs too (what is due from
     // `until` on waits for it, as another process may act then: a host's replayed traffic).
-    const uint64_t limit = std::max(now + m_runahead_ps - (m_runahead_ps ? 1 : 0), until ? until - 1 : 0);
+    const uint64_t limit = std::max(now + m_runahead_ps - (m_runahead_ps ? 1 : 0), Ahead ? until - 1 : 0);
     WheelItem it;
     uint64_t next;
     // A client's completion waits for its own SystemC time, and so does the part of a split
@@ -173,19 +182,26 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
     // A burst's span (the bulk service) waits too, unless the run-ahead client sent it: another
     // client may still hand over a request of an earlier tick, which the service must meet first.
     const IMemClient* ahead = m_runahead_client;
+    // (Ahead: the batch from instant_over; process()'s own batches pay for none of its checks.)
     const auto waits = [parts_ahead, ahead, until](uint64_t tick, uint8_t kind, void* ptr) {
-        return (kind == static_cast<uint8_t>(Ev::ClientDone) &&
-                (tick >= until || !static_cast<MemRequest*>(ptr)->client->takes_ahead(*static_cast<MemRequest*>(ptr)))) ||
-               (kind == static_cast<uint8_t>(Ev::PartDone) &&
+        if constexpr (Ahead) {
+            if (kind == static_cast<uint8_t>(Ev::ClientDone))
+                return tick >= until || !static_cast<MemRequest*>(ptr)->client->takes_ahead(*static_cast<MemRequest*>(ptr));
+            if (kind == static_cast<uint8_t>(Ev::RunaheadDone)) return tick >= until;
+        } else {
+            (void)tick;
+            (void)until;
+            if (kind == static_cast<uint8_t>(Ev::ClientDone)) return true;
+        }
+        return (kind == static_cast<uint8_t>(Ev::PartDone) &&
                 (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
-               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead) ||
-               (kind == static_cast<uint8_t>(Ev::RunaheadDone) && until && tick >= until);
+               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
     };
     for (;;) {
         // Requests submitted ahead at m_cb_tick are handed over before anything later runs (their
         // arrivals may come before the wheel's or the queues' next item once the batch reaches
         // past now + m_runahead_ps).
-        if (m_runahead_staged && std::min(m_arrivals.top_tick(), m_events.next_tick()) > m_cb_tick) flush_runahead();
+        if (Ahead && m_runahead_staged && std::min(m_arrivals.top_tick(), m_events.next_tick()) > m_cb_tick) flush_runahead();
         // A request reaches its slice after the wheel's events of the same tick: when it was
         // accepted (in the callback that submitted it, or at the end of its instant) changes
         // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
@@ -230,7 +246,7 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
             case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
-                if (it.tick > now) {  // taken ahead (instant_over): at its own tick
+                if (Ahead && it.tick > now) {  // taken ahead (instant_over): at its own tick
                     record_done(r, it.tick);
                     m_in_runahead_cb = true;
                     m_cb_tick = it.tick;
@@ -270,7 +286,7 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
     }
     // Requests submitted ahead at a tick whose other items wait for SystemC time (a completion
     // that ends an instruction) go in with that instant's (process()), as one batch.
-    const bool keep = m_runahead_staged && !m_runahead_client && std::min(next, m_arrivals.top_tick()) == m_cb_tick;
+    const bool keep = Ahead && m_runahead_staged && !m_runahead_client && std::min(next, m_arrivals.top_tick()) == m_cb_tick;
     if (m_runahead_staged && !keep) {
         flush_runahead();
         // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
@@ -284,12 +300,17 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
             if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
     m_in_process = false;
     m_scheduled = std::min(next, m_arrivals.top_tick());
-    // Completions ahead of SystemC time may follow once this instant is over (instant_over).
-    // (Not from that hook's own batch: the instant is over then.)
-    if (!until && m_clients_ahead && !m_bulk && m_scheduled != EventWheel::kEmpty) m_order.want_end();
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
     if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
-    if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
+    if (m_scheduled == EventWheel::kEmpty) return;
+    // Completions ahead of SystemC time may follow once this instant is over: the hook
+    // (instant_over) schedules the wake-up then. (Not from that hook's own batch: the instant is
+    // over then.)
+    if (!Ahead && m_clients_ahead && !m_bulk && m_order.want_end()) {
+        m_wake_deferred = true;
+        return;
+    }
+    m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
 void MemorySystem::submit(MemRequest& r) {

@@ -94,7 +94,7 @@ public:
     // (IMemClient::takes_ahead; for speed tests).
     uint64_t ahead_batches() const { return m_ahead_batches; }
     // Off: every client completion waits for its SystemC time (the reference the completions
-    // taken ahead must equal; for tests). On by default; the bulk service never takes them.
+    // taken ahead must equal). From chip.mem.completions_ahead; the bulk service never takes them.
     void set_clients_ahead(bool on) { m_clients_ahead = on; }
     // Cache flush: every dirty L2 line is written back (into the HBM write queues, as evictions
     // are) and every line invalidated, now. Call while no request is outstanding (the device is
@@ -185,8 +185,9 @@ private:
     std::vector<Split*> m_split_free;
 
     void process();
-    // The events due from `now` on, in one go; `until` > now (from instant_over): nothing but
-    // completions taken ahead submits before it.
+    // The events due from `now` on, in one go; Ahead (from instant_over): nothing but completions
+    // taken ahead submits before `until` (> now).
+    template <bool Ahead>
     void run_batch(uint64_t now, uint64_t until);
     // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
     void instant_over();
@@ -346,7 +347,8 @@ private:
     bool m_in_process = false;
     uint64_t m_activations = 0;
     uint64_t m_ahead_batches = 0;
-    bool m_clients_ahead = true;
+    bool m_wake_deferred = false;  // process() left scheduling m_wake_ev (at m_scheduled) to instant_over()
+    bool m_clients_ahead = false;
     IMemClient* m_runahead_client = nullptr;
     bool m_in_runahead_cb = false;  // inside the run-ahead client's mem_done: submits are timed at m_cb_tick
     uint64_t m_cb_tick = 0;
