@@ -59,6 +59,15 @@ public:
     uint32_t find(uint64_t line_addr, bool touch);
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
+    // find(line_addr, true) that also keeps what allocate() would look for, for a line that may
+    // be allocated next (the bulk service): its set and the set's first empty way (ways: none).
+    struct Probe {
+        uint32_t set = 0;
+        uint32_t empty = 0;
+    };
+    uint32_t find(uint64_t line_addr, Probe& p);
+    // allocate(line_addr, v) after find(line_addr, p) found it absent, the set's tags unchanged since.
+    uint32_t allocate(uint64_t line_addr, const Probe& p, Victim& v);
     // A slot's valid and dirty sector masks, and adding sectors to them.
     uint64_t valid(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] & 0xffff : m_state[slot].valid; }
     uint64_t dirty(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] >> 16 : m_state[slot].dirty; }
