@@ -111,7 +111,18 @@ public:
         const uint64_t* t = m_sel.data();
         const uint64_t x = a >> m_base;
         uint64_t sel = 0;
-        for (uint32_t i = 0; i < m_bytes; ++i) sel ^= t[size_t(i) * 256 + ((x >> (8 * i)) & 0xff)];
+        switch (m_bytes) {  // unrolled (an address has at most 63 bits: 8 bytes)
+            default:
+            case 8: sel ^= t[7 * 256 + ((x >> 56) & 0xff)]; [[fallthrough]];
+            case 7: sel ^= t[6 * 256 + ((x >> 48) & 0xff)]; [[fallthrough]];
+            case 6: sel ^= t[5 * 256 + ((x >> 40) & 0xff)]; [[fallthrough]];
+            case 5: sel ^= t[4 * 256 + ((x >> 32) & 0xff)]; [[fallthrough]];
+            case 4: sel ^= t[3 * 256 + ((x >> 24) & 0xff)]; [[fallthrough]];
+            case 3: sel ^= t[2 * 256 + ((x >> 16) & 0xff)]; [[fallthrough]];
+            case 2: sel ^= t[1 * 256 + ((x >> 8) & 0xff)]; [[fallthrough]];
+            case 1: sel ^= t[x & 0xff]; [[fallthrough]];
+            case 0: break;
+        }
         DramAddr d;
         d.pc = static_cast<uint32_t>(sel & 0xffffffffu);
         d.bg = static_cast<uint32_t>((sel >> 32) & 0xffff);

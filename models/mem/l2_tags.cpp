@@ -58,26 +58,6 @@ uint32_t first_way(const uint32_t* t, uint32_t ways, uint32_t key) {
         if (t[w] == key) return w;
     return ways;
 }
-// first_way() for `key` and for 0 (an empty way) over one 16-way set's tags: the same loads.
-inline uint32_t first_ways16(const uint32_t* t, uint32_t key, uint32_t& empty) {
-#if defined(__SSE2__)
-    const __m128i k = _mm_set1_epi32(static_cast<int>(key));
-    const __m128i z = _mm_setzero_si128();
-    const __m128i* p = reinterpret_cast<const __m128i*>(t);
-    const __m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1), v2 = _mm_loadu_si128(p + 2),
-                  v3 = _mm_loadu_si128(p + 3);
-    const auto bits = [&](const __m128i& c) {
-        const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(v0, c), _mm_cmpeq_epi32(v1, c));
-        const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(v2, c), _mm_cmpeq_epi32(v3, c));
-        return static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi))) | 0x10000u;
-    };
-    empty = static_cast<uint32_t>(__builtin_ctz(bits(z)));
-    return static_cast<uint32_t>(__builtin_ctz(bits(k)));
-#else
-    empty = first_way(t, 16, 0);
-    return first_way(t, 16, key);
-#endif
-}
 // Set bits (SWAR: the build targets no popcnt instruction, and __builtin_popcountll is a libgcc
 // call there, twice per replayed access).
 inline uint64_t bits(uint64_t x) {
@@ -115,48 +95,12 @@ uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
     return s * m_g.ways + w;
 }
 
-uint32_t L2Tags::find(uint64_t line_addr, Probe& p) {
-    const uint32_t s = set_of(line_addr);
-    const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
-    const uint32_t key = static_cast<uint32_t>(line_addr + 1);
-    p.set = s;
-    uint32_t w;
-    if (m_g.ways == 16) {
-        w = first_ways16(t, key, p.empty);
-    } else {
-        w = first_way(t, m_g.ways, key);
-        p.empty = first_way(t, m_g.ways, 0);
-    }
-    if (w == m_g.ways) return kNone;
-    if (!m_ranks) m_repl->touch(s, w);
-    else if (m_hit_touches) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, w);
-    return s * m_g.ways + w;
-}
-
 uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     const uint32_t s = set_of(line_addr);
     return allocate(line_addr, Probe{s, first_way(&m_tag[size_t(s) * m_g.ways], m_g.ways, 0)}, v);  // an empty way first
 }
 
-uint32_t L2Tags::allocate(uint64_t line_addr, const Probe& p, Victim& v) {
-    const uint32_t s = p.set;
-    uint32_t* t = &m_tag[size_t(s) * m_g.ways];
-    uint32_t way = p.empty;
-    v = Victim{};
-    if (way == m_g.ways) {
-        way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways) : m_repl->victim(s);
-        v.evicted = true;
-        v.line_addr = uint64_t(t[way]) - 1;
-        v.dirty = dirty(s * m_g.ways + way);
-    }
-    const uint32_t slot = s * m_g.ways + way;
-    t[way] = static_cast<uint32_t>(line_addr + 1);
-    if (m_narrow) m_narrow_state[slot] = 0;
-    else m_state[slot] = Line{};
-    if (m_ranks) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, way);
-    else m_repl->fill(s, way);
-    return slot;
-}
+uint32_t L2Tags::first_way_any(const uint32_t* t, uint32_t ways, uint32_t key) { return first_way(t, ways, key); }
 
 bool L2Tags::bulk_replay() const {
     bool hit_touches = false;
