@@ -5,6 +5,7 @@
 // ending at or before the floor (no later request can start before it) are dropped, and
 // touching intervals merge, so a resource streaming back to back keeps one interval.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
