@@ -55,10 +55,11 @@ MemSysParams read_memsys_params(const ParamScope& chip) {
                          "(approximate and faster: a request served at once from the same parameters, docs/speed.md)",
                          {"exact", "bulk"})
                  .get() == "bulk";
-    p.completions_ahead = Param<bool>(chip.sub("mem"), "completions_ahead", false, "",
-                                      "exact service: deliver completions that only free a pipe's request slot ahead "
-                                      "of SystemC time, up to the next activity of any other process (simulation "
-                                      "speed only: the same cycles either way; docs/speed.md)",
+    p.completions_ahead = Param<bool>(chip.sub("mem"), "completions_ahead", true, "",
+                                      "exact service: run the memory system's activations ahead of SystemC time up to "
+                                      "the next activity of any other process, delivering the completions that only "
+                                      "free a pipe's request slot (simulation speed only: the same cycles either way; "
+                                      "docs/speed.md)",
                                       {false, true})
                               .get();
     return p;

@@ -38,11 +38,10 @@ struct MemSysParams {
     // chip.mem.service: exact (every step of a request an event, memory_system.h) or bulk (an
     // approximation: each request served at once from the same parameters, memory_system_bulk.cpp).
     bool bulk = false;
-    // chip.mem.completions_ahead: the exact service delivers a pipe's completions that only free a
-    // request slot ahead of SystemC time (memory_system.h; a simulation-speed switch, the same
-    // cycles either way; off by default until a read-latency average's last digit is explained,
-    // docs/speed.md).
-    bool completions_ahead = false;
+    // chip.mem.completions_ahead: the exact service runs its activations ahead of SystemC time,
+    // delivering a pipe's completions that only free a request slot (memory_system.h; a
+    // simulation-speed switch, the same cycles either way, docs/speed.md).
+    bool completions_ahead = true;
 };
 // Reads chip.hbm.*, chip.l2.*, chip.noc.* (ConfigError names a bad key).
 MemSysParams read_memsys_params(const ParamScope& chip);

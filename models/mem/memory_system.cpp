@@ -24,6 +24,15 @@ MemorySystem::ReqStats::ReqStats(StatGroup* parent, const char* name)
       bytes(g, "bytes", "B", "bytes requested"),
       merges(g, "mshr_merges", "requests", "misses merged into an outstanding miss to the same line") {}
 
+namespace {
+// The memory systems of the simulation (a system has one per chip): one that runs ahead stops
+// before another's next activation, whose wake-up may still wait for its own end-of-instant hook.
+std::vector<MemorySystem*>& all_systems() {
+    static std::vector<MemorySystem*> v;
+    return v;
+}
+}  // namespace
+
 MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, StatGroup* parent_stats,
                            TraceHub* trace, ClockDomain core_clock, uint32_t ports)
     : sc_core::sc_module(name),
@@ -111,33 +120,73 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     }
     add_stat_formulas();
     m_order.set_end_hook([this] { instant_over(); });
+    all_systems().push_back(this);
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
 }
 
-MemorySystem::~MemorySystem() = default;
+MemorySystem::~MemorySystem() {
+    auto& v = all_systems();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+}
 
 void MemorySystem::process() {
     ++m_activations;
     const uint64_t now = now_tick().v;
-    // Requests submitted ahead at a tick whose other completions had to wait for it (run_batch's
-    // end): they join this instant's, as they would have without running ahead.
+    // Requests submitted ahead at this tick, in an activation that a completion or a write-back
+    // needing SystemC time cut short (instant_over): they join this instant's, as they would have
+    // without running ahead.
     if (m_runahead_staged && m_cb_tick == now) {
         m_runahead_staged = false;
         m_order.direct_to_instant();
     }
-    run_batch<false>(now, 0);
+    m_in_process = true;
+    bool blocked = false;
+    uint64_t next = run_window<false>(now, blocked);
+    if (m_runahead_staged) {
+        flush_runahead();
+        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
+        // are counted below).
+        if (m_bulk) next = m_events.next_tick();
+    }
+    // The bulk service's waiting write-backs go out once nothing else is on its way (a
+    // controller writes while no read waits), each at its own arrival time.
+    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
+        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
+            if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
+    m_in_process = false;
+    m_scheduled = std::min(next, m_arrivals.top_tick());
+    // SystemC time still reaches every completion's tick (the end of a run is the same time).
+    if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
+    if (m_scheduled == EventWheel::kEmpty) return;
+    // Activations ahead of SystemC time may follow once this instant is over: the hook
+    // (instant_over) schedules the wake-up then.
+    if (m_clients_ahead && !m_bulk && !m_runahead_client && m_order.want_end()) {
+        m_wake_deferred = true;
+        return;
+    }
+    m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
 }
 
 void MemorySystem::instant_over() {
     // The end of instant `now` (sim/submit_order.h): every process of it ran and its requests were
-    // handed over. Until the kernel's next activity, no process runs, so nothing can submit: a
-    // completion its client takes ahead (IMemClient::takes_ahead, a pipe refilling a request slot)
-    // can run now at its own tick, with the requests it submits handed over as that tick's whole
-    // instant would have had them. process() left its wake-up to this hook (m_wake_deferred), so
-    // the kernel's next activity is another process's (or an arrival's wake-up enter_l2 asked for
-    // meanwhile, which then ends the batch as another's would).
+    // handed over. Until the kernel's next activity (`until`), no other process runs, so nothing
+    // submits, and nobody looks at this system's state. So the activations process() would have
+    // run before `until` run now, one after the other, each exactly as process() runs it (its
+    // events from its tick v to v + m_runahead_ps - 1, stopping at a later completion; the next
+    // at the first item left, or at the first arrival its requests make), unless one has to make
+    // itself seen: a completion its client does not take ahead (IMemClient::takes_ahead: a pipe
+    // refilling a request slot does; a completion ending an instruction, the scalar unit's, a
+    // DMA's do not), the last part of a split request, the write-back that drains the queues
+    // (a cache flush waits for it). That activation stops there, and process() goes on with it
+    // at its own time v (with the requests its earlier completions submitted: direct_to_instant).
+    // Each activation's completions taken ahead submit at v; their requests are handed over at
+    // its end, as its instant's. So every state another process can see (when it acts, from
+    // `until` on) is the one it sees without running ahead: the same events ran by then, in the
+    // same order, at the same ticks. process() left its wake-up to this hook (m_wake_deferred),
+    // so `until` is another process's activity (or an arrival's wake-up enter_l2 asked for
+    // meanwhile, which then ends the run as another's would).
     if (!m_wake_deferred) return;
     m_wake_deferred = false;
     const uint64_t now = now_tick().v;
@@ -146,34 +195,49 @@ void MemorySystem::instant_over() {
     };
     // Not while instructions or the memory are traced: their events would be written in another
     // order (the same ticks).
-    if (m_in_process || m_scheduled <= now || (m_trace && m_trace->on(TraceLevel::Instr))) {
+    if (m_in_process || m_scheduled <= now || m_runahead_client ||
+        (m_trace && (m_trace->on(TraceLevel::Instr) || m_trace->on(TraceLevel::Mem)))) {
         wake();
         return;
     }
     const sc_core::sc_time d = sc_core::sc_time_to_pending_activity();
     // Nor past the driver's slice when it acts between slices (sim/run_horizon.h).
-    const uint64_t until = std::min<uint64_t>(d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value(), run_horizon());
-    if (until <= m_scheduled) {  // another process acts before this system's next event
+    uint64_t until = std::min<uint64_t>(d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value(), run_horizon());
+    // Nor past another memory system's next activation that its own hook has yet to schedule
+    // (the hooks of one instant run one after the other).
+    for (const MemorySystem* o : all_systems())
+        if (o != this && o->m_wake_deferred) until = std::min(until, o->m_scheduled);
+    if (until <= m_scheduled) {  // another process acts before this system's next activation
         wake();
         return;
     }
     ++m_ahead_batches;
-    run_batch<true>(now, until);
+    m_in_process = true;
+    uint64_t v = m_scheduled;
+    bool blocked = false;
+    while (v < until) {
+        run_window<true>(v, blocked);
+        if (blocked) break;  // process() goes on with this activation at v
+        // The end of instant v: its requests handed over (their arrivals may bring the next
+        // activation forward, as enter_l2's wake-up would).
+        if (m_runahead_staged) flush_runahead();
+        v = std::min(m_events.next_tick(), m_arrivals.top_tick());
+    }
+    m_in_process = false;
+    m_scheduled = v;
+    if (v != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(v - now)));
 }
 
 template <bool Ahead>
-void MemorySystem::run_batch(uint64_t now, uint64_t until) {
-    m_in_process = true;
+uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
     // now + m_runahead_ps, so internal events (L2 lookups, controller decisions, fills) before
     // that tick cannot be affected by anything outside; they run now, in (tick, sequence) order,
     // each at its own tick, exactly as if the process had woken for it. Only a client callback
     // (ClientDone) needs SystemC time to be its tick: the batch stops at the first later one.
-    // From the end of an instant (instant_over), no process runs before `until`: nothing submits
-    // before it but the clients whose completions run ahead, each at its own tick, handed over
-    // before anything later runs. So everything due before `until` runs too (what is due from
-    // `until` on waits for it, as another process may act then: a host's replayed traffic).
-    const uint64_t limit = std::max(now + m_runahead_ps - (m_runahead_ps ? 1 : 0), Ahead ? until - 1 : 0);
+    // Ahead (instant_over): `now` is an activation's tick, later than SystemC time; what it
+    // would make seen at that time stops it there (`blocked`), items at `now` included.
+    const uint64_t limit = now + m_runahead_ps - (m_runahead_ps ? 1 : 0);
     WheelItem it;
     uint64_t next;
     // A client's completion waits for its own SystemC time, and so does the part of a split
@@ -182,26 +246,47 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
     // A burst's span (the bulk service) waits too, unless the run-ahead client sent it: another
     // client may still hand over a request of an earlier tick, which the service must meet first.
     const IMemClient* ahead = m_runahead_client;
-    // (Ahead: the batch from instant_over; process()'s own batches pay for none of its checks.)
-    const auto waits = [parts_ahead, ahead, until](uint64_t tick, uint8_t kind, void* ptr) {
+    const auto waits = [this, parts_ahead, ahead, now, &blocked](uint64_t tick, uint8_t kind, void* ptr) {
         if constexpr (Ahead) {
-            if (kind == static_cast<uint8_t>(Ev::ClientDone))
-                return tick >= until || !static_cast<MemRequest*>(ptr)->client->takes_ahead(*static_cast<MemRequest*>(ptr));
-            if (kind == static_cast<uint8_t>(Ev::RunaheadDone)) return tick >= until;
+            // Asked for the items at `now` too (pop_due_if from now - 1).
+            switch (static_cast<Ev>(kind)) {
+                case Ev::L2Access:
+                case Ev::CtrlWake:
+                case Ev::FillDone: return false;
+                case Ev::ClientDone: {
+                    if (tick > now) return true;  // the activation ends (process()'s too)
+                    const MemRequest& r = *static_cast<MemRequest*>(ptr);
+                    blocked = !r.client->takes_ahead(r);
+                    return blocked;
+                }
+                case Ev::PartDone: {
+                    const bool last = static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1;
+                    if (tick == now) {  // the last part completes its request: the client's completion
+                        blocked = last;
+                        return blocked;
+                    }
+                    return !parts_ahead || last;
+                }
+                case Ev::WbDone:  // the last write-back out notifies m_wb_drained
+                    blocked = m_wb_pending == 1;
+                    return blocked;
+                default:  // the run-ahead client's and the bulk service's (never here)
+                    blocked = true;
+                    return true;
+            }
         } else {
+            (void)this;
+            (void)now;
+            (void)blocked;
             (void)tick;
-            (void)until;
-            if (kind == static_cast<uint8_t>(Ev::ClientDone)) return true;
+            return kind == static_cast<uint8_t>(Ev::ClientDone) ||
+                   (kind == static_cast<uint8_t>(Ev::PartDone) &&
+                    (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
+                   (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
         }
-        return (kind == static_cast<uint8_t>(Ev::PartDone) &&
-                (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
-               (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
     };
+    const uint64_t from = Ahead ? now - 1 : now;  // Ahead: now > SystemC time >= 0
     for (;;) {
-        // Requests submitted ahead at m_cb_tick are handed over before anything later runs (their
-        // arrivals may come before the wheel's or the queues' next item once the batch reaches
-        // past now + m_runahead_ps).
-        if (Ahead && m_runahead_staged && std::min(m_arrivals.top_tick(), m_events.next_tick()) > m_cb_tick) flush_runahead();
         // A request reaches its slice after the wheel's events of the same tick: when it was
         // accepted (in the callback that submitted it, or at the end of its instant) changes
         // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
@@ -219,10 +304,11 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
             }
         }
         if (!m_events.pop_due_if(
-                now, limit,
+                from, limit,
                 [arr, &waits](uint64_t tick, uint8_t kind, void* ptr) { return tick > arr || waits(tick, kind, ptr); }, it,
                 next)) {
             if (arr < next) {
+                blocked = false;  // the wheel's head waits for the arrival, not for SystemC time
                 MemRequest& r = *m_arrivals.top().req;
                 m_arrivals.pop();
                 l2_access(r, arr, kFirstAccess);
@@ -246,7 +332,7 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
             case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
                 MemRequest& r = *static_cast<MemRequest*>(it.ptr);
-                if (Ahead && it.tick > now) {  // taken ahead (instant_over): at its own tick
+                if (Ahead) {  // taken ahead (instant_over): at its own tick
                     record_done(r, it.tick);
                     m_in_runahead_cb = true;
                     m_cb_tick = it.tick;
@@ -284,33 +370,7 @@ void MemorySystem::run_batch(uint64_t now, uint64_t until) {
                 break;
         }
     }
-    // Requests submitted ahead at a tick whose other items wait for SystemC time (a completion
-    // that ends an instruction) go in with that instant's (process()), as one batch.
-    const bool keep = Ahead && m_runahead_staged && !m_runahead_client && std::min(next, m_arrivals.top_tick()) == m_cb_tick;
-    if (m_runahead_staged && !keep) {
-        flush_runahead();
-        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
-        // are counted below).
-        if (m_bulk) next = m_events.next_tick();
-    }
-    // The bulk service's waiting write-backs go out once nothing else is on its way (a
-    // controller writes while no read waits), each at its own arrival time.
-    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
-        for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
-            if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
-    m_in_process = false;
-    m_scheduled = std::min(next, m_arrivals.top_tick());
-    // SystemC time still reaches every completion's tick (the end of a run is the same time).
-    if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
-    if (m_scheduled == EventWheel::kEmpty) return;
-    // Completions ahead of SystemC time may follow once this instant is over: the hook
-    // (instant_over) schedules the wake-up then. (Not from that hook's own batch: the instant is
-    // over then.)
-    if (!Ahead && m_clients_ahead && !m_bulk && m_order.want_end()) {
-        m_wake_deferred = true;
-        return;
-    }
-    m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
+    return next;
 }
 
 void MemorySystem::submit(MemRequest& r) {

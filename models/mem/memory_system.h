@@ -10,7 +10,13 @@
 // as waking for each; only client callbacks wait for their own SystemC time (about one
 // activation per request). A client that takes its time from the request rather than from
 // SystemC (membench's traffic generator) can be the run-ahead client: its completions run early
-// too, so the memory system wakes about once per NoC latency. A miss marks its fill's sectors
+// too, so the memory system wakes about once per NoC latency. With chip.mem.completions_ahead
+// (default on) the activations themselves run ahead: at the end of an instant, until the next
+// activity of any other process, the activations the process would have run meanwhile run at
+// once, each as it would have run, delivering the completions a pipe takes without waking
+// (IMemClient::takes_ahead); one stops at its tick where it would be seen (another client's
+// completion, the write-back that ends a flush), and the process goes on with it then
+// (instant_over). A miss marks its fill's sectors
 // valid when it reserves the way (the line is in the host cache then); lookups discount them
 // while the MSHR is busy. The request that allocated the MSHR brought the line from HBM: its data
 // returns through its core's GM port (chip.noc.core_gm_bytes_per_cycle, the per-core rate of data
@@ -90,11 +96,11 @@ public:
     uint64_t writeback_stalls() const { return m_wb_stalls.value(); }
     // Times the memory system's process ran (wake-ups; for speed tests).
     uint64_t activations() const { return m_activations; }
-    // Batches run from the end of an instant with clients' completions ahead of SystemC time
-    // (IMemClient::takes_ahead; for speed tests).
+    // Runs of activations ahead of SystemC time from the end of an instant (instant_over; for
+    // speed tests).
     uint64_t ahead_batches() const { return m_ahead_batches; }
-    // Off: every client completion waits for its SystemC time (the reference the completions
-    // taken ahead must equal). From chip.mem.completions_ahead; the bulk service never takes them.
+    // Off: every activation runs at its SystemC time (the reference running ahead must equal).
+    // From chip.mem.completions_ahead; the bulk service never runs ahead.
     void set_clients_ahead(bool on) { m_clients_ahead = on; }
     // Cache flush: every dirty L2 line is written back (into the HBM write queues, as evictions
     // are) and every line invalidated, now. Call while no request is outstanding (the device is
@@ -185,10 +191,12 @@ private:
     std::vector<Split*> m_split_free;
 
     void process();
-    // The events due from `now` on, in one go; Ahead (from instant_over): nothing but completions
-    // taken ahead submits before `until` (> now).
+    // One activation's events, from `now` (process()'s SystemC time; Ahead: an activation's tick
+    // run from instant_over, before SystemC time gets there) to now + m_runahead_ps - 1; returns
+    // the tick of the wheel's next item. Ahead: `blocked` when it stopped at an item that needs
+    // SystemC time to be `now` (instant_over).
     template <bool Ahead>
-    void run_batch(uint64_t now, uint64_t until);
+    uint64_t run_window(uint64_t now, bool& blocked);
     // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
     void instant_over();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);

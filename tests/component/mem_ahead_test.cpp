@@ -50,7 +50,7 @@ std::vector<uint16_t> add_through_core(Harness& h, uint32_t bytes) {
 }
 }  // namespace
 
-TEST_CASE("mem ahead: slot refills of one core's loads run ahead of SystemC time; the data arrives") {
+TEST_CASE("mem ahead: slot refills of one core run ahead of SystemC time and the data arrives") {
     Harness h({"chip.mem.completions_ahead=true"});  // tiny, functional
     const uint32_t req = h.chip().params().core.mte_request_bytes, slots = h.chip().params().core.mte_max_outstanding;
     // Each load needs one and a half times the pipe's request slots: the pipe waits for slots.
@@ -63,8 +63,8 @@ TEST_CASE("mem ahead: slot refills of one core's loads run ahead of SystemC time
     CHECK(m->ahead_batches() > 0);
 }
 
-TEST_CASE("mem ahead: off (the default), no batch runs ahead and the data is the same") {
-    Harness h;
+TEST_CASE("mem ahead: switched off no batch runs ahead and the data is the same") {
+    Harness h({"chip.mem.completions_ahead=false"});
     const uint32_t req = h.chip().params().core.mte_request_bytes, slots = h.chip().params().core.mte_max_outstanding;
     const uint32_t bytes = 3 * slots * req / 2;
     const auto z = add_through_core(h, bytes);

@@ -35,7 +35,7 @@ void same_with_and_without(const std::string& args, const std::string& tag) {
 }
 }  // namespace
 
-TEST_CASE("mem ahead: a memory-bound add on tiny, the same cycles and stats with and without; functional = timing") {
+TEST_CASE("mem ahead: a memory-bound add on tiny gives the same cycles and stats with and without and functional equals timing") {
     const std::string args = "kernel add --n 262144 --dtype fp16 --config " + config("tiny");
     same_with_and_without(args, "add_tiny");
     const std::string ahead = " --set chip.mem.completions_ahead=true";
@@ -44,7 +44,7 @@ TEST_CASE("mem ahead: a memory-bound add on tiny, the same cycles and stats with
     CHECK(f.summary["total_cycles"] == t.summary["total_cycles"]);
 }
 
-TEST_CASE("mem ahead: an add and a matmul on the 910B-like preset, the same cycles and stats with and without") {
+TEST_CASE("mem ahead: an add and a matmul on the 910B-like preset give the same cycles and stats with and without") {
     same_with_and_without("kernel add --n 1048576 --dtype fp16 --config " + config("ascend910b-like"), "add_910b");
     same_with_and_without("kernel matmul --m 512 --n 512 --k 512 --config " + config("ascend910b-like"), "mm_910b");
 }
