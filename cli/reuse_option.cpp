@@ -8,7 +8,18 @@
 namespace sfumato::cli {
 
 void add_reuse_option(boost::program_options::options_description &d,
-                      std::string &v) {
+                      std::string &v, std::string *log, uint32_t *trust) {
+  if (trust)
+    d.add_options()("reuse-class-trust",
+                    boost::program_options::value<uint32_t>(trust)->default_value(*trust),
+                    "auto: re-use an identity from one full run once this many confirming "
+                    "runs of its class (kernel type, code cold or warm) agreed, all of them; "
+                    "0: confirm every identity (docs/timing_reuse.md)");
+  if (log)
+    d.add_options()("reuse-log", boost::program_options::value<std::string>(log),
+                    "append one CSV line per kernel simulated in full with --reuse-timing "
+                    "on|auto: the run, the previous full run of its identity and the facts "
+                    "about both (docs/timing_reuse.md)");
   d.add_options()(
       "reuse-timing",
       boost::program_options::value<std::string>(&v)->default_value(v),
@@ -22,8 +33,11 @@ void add_reuse_option(boost::program_options::options_description &d,
 
 reuse::ReuseOptions reuse_options(const std::string &arg, bool functional,
                                   bool recording_instructions,
-                                  const ChipParams &chip) {
+                                  const ChipParams &chip,
+                                  const std::string &log, uint32_t trust) {
   reuse::ReuseOptions o;
+  o.check_log = log;
+  o.class_trust = trust;
   o.mode = reuse::resolve_mode(reuse::parse_reuse_mode(arg), functional);
   if (recording_instructions && o.mode != reuse::ReuseMode::Off) {
     if (o.mode == reuse::ReuseMode::On)
@@ -48,6 +62,8 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"unique", c.unique},
                       {"checks", c.checks},
                       {"unverified", c.unverified},
+                      {"unconfirmed", c.unconfirmed},
+                      {"class_trust", o.class_trust},
                       {"replayed_bytes", c.replayed_bytes},
                       {"across_chips", c.across_chips},
                       {"twins", c.twins},

@@ -26,7 +26,13 @@
 //   first full simulation's time. Mode Auto simulates an identity in full until
 //   two full runs of it agree within `tolerance` (relative cycles), then
 //   re-uses the latest full run's time; an identity whose runs disagree keeps
-//   being simulated. Both are timing mode only (a stand-in computes no values):
+//   being simulated. Confirming is skipped where it is predicted to agree
+//   (ReuseOptions::class_trust): a full run's class is its kernel type and
+//   whether its code image was cold (check_class()); once enough confirming
+//   runs of first runs of a class all agreed (usable by the deciding chip at
+//   its tick, as templates are), a first run of that class stands for its
+//   identity's repeats unconfirmed, with the largest deviation measured among
+//   its class's confirmations as its deviation (counters().unconfirmed). Both are timing mode only (a stand-in computes no values):
 //   resolve_mode() turns Auto into Off in functional mode and rejects On there.
 // - A stand-in is decided once per launch, when its first block starts: if the
 // template launch
@@ -168,6 +174,19 @@ struct ReuseOptions {
   // order of the chips' processes): what chips in step differ by, measured
   // for the error bound (0: none).
   uint32_t twin_sample = 8;
+  // Auto confirms an identity (a second full run that agrees with the first)
+  // only where a confirmation can disagree: once `class_trust` confirming runs
+  // of a class of first runs (check_class(): kernel type, code image cold or
+  // warm) all agreed within the tolerance, a later identity whose first run
+  // is of that class is re-used from that one run, unconfirmed, its deviation
+  // the largest measured among its class's confirmations (0: confirm every
+  // identity, Auto before this rule).
+  uint32_t class_trust = 3;
+  // A file the service appends one line to per full run (after a synchronize,
+  // when it is destroyed): the run, the previous full run of its identity and
+  // the facts about both that could predict their disagreement (empty: none).
+  // Opened at construction: a path that cannot be written is an InputError.
+  std::string check_log;
 };
 
 // A table of identities and their full runs, shared by the TimingReuse
@@ -187,6 +206,9 @@ struct ReuseCounters {
   uint64_t unverified =
       0; // reused launches of identities never simulated twice
   uint64_t replayed_bytes = 0; // stand-ins' footprints handed to the device
+  // Of the reused (Auto), those given a single full run's time unconfirmed
+  // because their class's confirmations all agreed (ReuseOptions::class_trust).
+  uint64_t unconfirmed = 0;
   uint64_t across_chips =
       0; // of the reused, those given another chip's full run's time
   uint64_t twins = 0; // of those, given a run still running (lockstep)
@@ -255,6 +277,10 @@ public:
   void touch(const std::vector<OperandRange> &ops);
 
 private:
+public:
+  uint64_t position() const { return m_pos; }
+
+private:
   uint64_t m_capacity, m_pos = 0;
   std::map<uint64_t, uint64_t>
       m_last; // operand address -> position after its last touch
@@ -286,6 +312,7 @@ public:
 
 private:
   void on_launch(KernelDesc &k);
+  void write_check_log() const;
   std::map<const Local *, double> deviations(double *worst) const;
   rt::Context &m_ctx;
   ReuseOptions m_opt;
