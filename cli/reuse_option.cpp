@@ -12,9 +12,10 @@ void add_reuse_option(boost::program_options::options_description &d,
   if (trust)
     d.add_options()("reuse-class-trust",
                     boost::program_options::value<uint32_t>(trust)->default_value(*trust),
-                    "auto: re-use an identity from one full run once this many confirming "
-                    "runs of its class (kernel type, code cold or warm) agreed, all of them; "
-                    "0: confirm every identity (docs/timing_reuse.md)");
+                    "auto, sampled confirmation: re-use an identity from one full run once "
+                    "this many confirming runs of its class (kernel type, code cold or warm) "
+                    "all agreed; 0: confirm every identity (docs/timing_reuse.md: no class "
+                    "was found to predict agreement)");
   if (log)
     d.add_options()("reuse-log", boost::program_options::value<std::string>(log),
                     "append one CSV line per kernel simulated in full with --reuse-timing "
@@ -102,6 +103,10 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
                 static_cast<unsigned long long>(c.across_chips),
                 static_cast<unsigned long long>(c.twins),
                 static_cast<unsigned long long>(c.twins_in_step));
+  if (c.unconfirmed)
+    std::printf("; %llu of them unconfirmed (one full run of a class whose confirmations "
+                "all agreed; their bound is the class's sampled worst)",
+                static_cast<unsigned long long>(c.unconfirmed));
   if (c.error_bound_known)
     std::printf("; estimated error bound %.3g %% of kernel time\n",
                 100.0 * c.error_bound_fraction());

@@ -58,7 +58,7 @@ void TimingReuse::write_check_log() const {
     std::fprintf(
         f,
         "%u,%zu,%016llx,%s,%zu,%llu,%d,%u,%llu,%llu,%llu,%llu,%.4f,%.4f,%lld,"
-        "%llu",
+        "%llu,%s",
         l->chip, l->record, static_cast<unsigned long long>(l->local->hash),
         l->type.c_str(), index, static_cast<unsigned long long>(l->occurrence),
         l->chip_first ? 1 : 0, l->task->kernel.block_dim,
@@ -68,7 +68,8 @@ void TimingReuse::write_check_log() const {
         static_cast<unsigned long long>(l->standins_before), o.kernels,
         o.copies,
         l->code_gap == UINT64_MAX ? -1LL : static_cast<long long>(l->code_gap),
-        static_cast<unsigned long long>(l->task->kernel.bytes));
+        static_cast<unsigned long long>(l->task->kernel.bytes),
+        l->held.empty() ? "-" : l->held.c_str());
     if (p && p->task && p->task->done)
       std::fprintf(f, ",%u,%zu,%llu,%llu,%d,%lld,%llu\n", p->chip, p->record,
                    static_cast<unsigned long long>(p->task->cycles),

@@ -380,15 +380,14 @@ void TimingReuse::on_launch(KernelDesc &k) {
     return;
   ++m_candidates;
   std::vector<OperandRange> ops = launch_operands(k);
-  key += "|l2:";
-  if (ops.empty())
-    key += '?'; // operands unknown: the L2 state is not part of the identity
   // What is read decides hits; written lines are allocated whether or not they
-  // were held.
+  // were held. Operands unknown: the L2 state is not part of the identity.
+  std::string held = ops.empty() ? "?" : "";
   for (const OperandRange &o : ops)
     if (!o.written)
-      key +=
+      held +=
           static_cast<char>('0' + static_cast<int>(m_l2.held(o.addr, o.bytes)));
+  key += "|l2:" + held;
   m_l2.touch(ops);
   const uint64_t l2_pos = m_l2.position();
   std::shared_ptr<Local> &local = m_ids[key];
@@ -405,6 +404,7 @@ void TimingReuse::on_launch(KernelDesc &k) {
   auto launch = std::make_shared<Launch>();
   launch->ops = std::move(ops);
   launch->type = k.type.empty() ? k.name : k.type;
+  launch->held = std::move(held);
   launch->l2_pos = l2_pos;
   launch->chip = m_chip;
   launch->dev = &m_ctx.device().dev();

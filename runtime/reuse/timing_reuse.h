@@ -26,13 +26,13 @@
 //   first full simulation's time. Mode Auto simulates an identity in full until
 //   two full runs of it agree within `tolerance` (relative cycles), then
 //   re-uses the latest full run's time; an identity whose runs disagree keeps
-//   being simulated. Confirming is skipped where it is predicted to agree
-//   (ReuseOptions::class_trust): a full run's class is its kernel type and
-//   whether its code image was cold (check_class()); once enough confirming
-//   runs of first runs of a class all agreed (usable by the deciding chip at
-//   its tick, as templates are), a first run of that class stands for its
-//   identity's repeats unconfirmed, with the largest deviation measured among
-//   its class's confirmations as its deviation (counters().unconfirmed). Both are timing mode only (a stand-in computes no values):
+//   being simulated. Opt-in (ReuseOptions::class_trust > 0), confirming is
+//   sampled by class: a full run's class is its kernel type and whether its
+//   code image was cold (check_class()); once enough confirming runs of full
+//   runs of a class all agreed (usable by the deciding chip at its tick, as
+//   templates are), a first run of that class stands for its identity's
+//   repeats unconfirmed, with the largest deviation measured among its
+//   class's confirmations as its deviation (counters().unconfirmed). Both are timing mode only (a stand-in computes no values):
 //   resolve_mode() turns Auto into Off in functional mode and rejects On there.
 // - A stand-in is decided once per launch, when its first block starts: if the
 // template launch
@@ -174,14 +174,18 @@ struct ReuseOptions {
   // order of the chips' processes): what chips in step differ by, measured
   // for the error bound (0: none).
   uint32_t twin_sample = 8;
-  // Auto confirms an identity (a second full run that agrees with the first)
-  // only where a confirmation can disagree: once `class_trust` confirming runs
-  // of a class of first runs (check_class(): kernel type, code image cold or
-  // warm) all agreed within the tolerance, a later identity whose first run
-  // is of that class is re-used from that one run, unconfirmed, its deviation
-  // the largest measured among its class's confirmations (0: confirm every
-  // identity, Auto before this rule).
-  uint32_t class_trust = 3;
+  // Auto's sampled confirmation (0, the default: confirm every identity).
+  // With N > 0, once N confirming runs of full runs of one class
+  // (check_class(): kernel type, code image cold or warm; a confirming run is
+  // any full run after an earlier one of its identity, classed by that
+  // earlier run) all agreed within the tolerance, a later identity whose first run is of that class is
+  // re-used from that one run, unconfirmed, its deviation the largest
+  // measured among its class's confirmations. Opt-in: on the Kineto trace and
+  // the data-parallel step no class predicted agreement (13-32 % of first
+  // confirmations disagree in every class tried), and the class's sampled
+  // worst under-covered what the skipped confirmations would have measured
+  // (docs/timing_reuse.md, "What predicts a disagreeing check").
+  uint32_t class_trust = 0;
   // A file the service appends one line to per full run (after a synchronize,
   // when it is destroyed): the run, the previous full run of its identity and
   // the facts about both that could predict their disagreement (empty: none).

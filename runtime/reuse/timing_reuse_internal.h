@@ -70,7 +70,7 @@ struct TimingReuse::Launch {
   // code image), the L2 estimate's position at its launch, the operand bytes
   // since its chip's last full run of that type (UINT64_MAX: none), and the
   // stand-ins its chip decided before it.
-  std::string type;
+  std::string type, held; // held: its identity's L2 state, per operand read
   uint64_t l2_pos = 0, code_gap = UINT64_MAX, standins_before = 0;
   // A full run's class (check_class()): what Auto's confirmation rule
   // predicts a confirming run's disagreement from.
