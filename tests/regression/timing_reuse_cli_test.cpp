@@ -7,7 +7,8 @@
 // within that tolerance of the exact run; `on` re-uses from the second launch
 // with no check (its error is printed, docs/ timing_reuse.md states it). The
 // counters add up, the switch is stated in the output, and functional mode
-// never re-uses.
+// never re-uses. Sampled confirmation (--reuse-class-trust, opt-in) and the
+// check log (--reuse-log) are exercised on the `run` family.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -124,6 +125,11 @@ TEST_CASE(
     CHECK(std::count(line.begin(), line.end(), ',') == 23);
   }
   CHECK(lines == c["unique"].get<uint64_t>() + c["checks"].get<uint64_t>());
+  // Same inputs, same cycles and counters.
+  const auto again = run_ok(base + "auto --reuse-class-trust 1", dir + "/again");
+  CHECK(again["total_cycles"] == sm["total_cycles"]);
+  CHECK(again["reuse_timing"]["reused"] == c["reused"]);
+  CHECK(again["reuse_timing"]["unconfirmed"] == c["unconfirmed"]);
   // A check log that cannot be written is an input error naming it.
   const CliResult bad =
       run_cli(base + "auto --reuse-log " + dir + "/no/such/dir/x.csv --out " + dir + "/bad");
