@@ -8,14 +8,7 @@
 namespace sfumato::cli {
 
 void add_reuse_option(boost::program_options::options_description &d,
-                      std::string &v, std::string *log, uint32_t *trust) {
-  if (trust)
-    d.add_options()("reuse-class-trust",
-                    boost::program_options::value<uint32_t>(trust)->default_value(*trust),
-                    "auto, sampled confirmation: re-use an identity from one full run once "
-                    "this many confirming runs of its class (kernel type, code cold or warm) "
-                    "all agreed; 0: confirm every identity (docs/timing_reuse.md: no class "
-                    "was found to predict agreement)");
+                      std::string &v, std::string *log) {
   if (log)
     d.add_options()("reuse-log", boost::program_options::value<std::string>(log),
                     "append one CSV line per kernel simulated in full with --reuse-timing "
@@ -35,10 +28,9 @@ void add_reuse_option(boost::program_options::options_description &d,
 reuse::ReuseOptions reuse_options(const std::string &arg, bool functional,
                                   bool recording_instructions,
                                   const ChipParams &chip,
-                                  const std::string &log, uint32_t trust) {
+                                  const std::string &log) {
   reuse::ReuseOptions o;
   o.check_log = log;
-  o.class_trust = trust;
   o.mode = reuse::resolve_mode(reuse::parse_reuse_mode(arg), functional);
   if (recording_instructions && o.mode != reuse::ReuseMode::Off) {
     if (o.mode == reuse::ReuseMode::On)
@@ -63,8 +55,6 @@ nlohmann::json reuse_json(const reuse::ReuseOptions &o,
                       {"unique", c.unique},
                       {"checks", c.checks},
                       {"unverified", c.unverified},
-                      {"unconfirmed", c.unconfirmed},
-                      {"class_trust", o.class_trust},
                       {"replayed_bytes", c.replayed_bytes},
                       {"across_chips", c.across_chips},
                       {"twins", c.twins},
@@ -103,10 +93,6 @@ void print_reuse(const reuse::ReuseOptions &o, const reuse::ReuseCounters &c) {
                 static_cast<unsigned long long>(c.across_chips),
                 static_cast<unsigned long long>(c.twins),
                 static_cast<unsigned long long>(c.twins_in_step));
-  if (c.unconfirmed)
-    std::printf("; %llu of them unconfirmed (one full run of a class whose confirmations "
-                "all agreed; their bound is the class's sampled worst)",
-                static_cast<unsigned long long>(c.unconfirmed));
   if (c.error_bound_known)
     std::printf("; estimated error bound %.3g %% of kernel time\n",
                 100.0 * c.error_bound_fraction());

@@ -76,10 +76,7 @@ bool usable(const TimingReuse::Launch &l, uint32_t chip, uint64_t now,
 const TimingReuse::Launch *template_of(const TimingReuse::Identity &id,
                                        uint32_t chip, uint64_t now,
                                        bool needs_fp, ReuseMode mode,
-                                       double tol, double *dev,
-                                       const ReuseTable *table = nullptr,
-                                       uint32_t trust = 0,
-                                       bool *unconfirmed = nullptr) {
+                                       double tol, double *dev) {
   if (id.full.empty())
     return nullptr;
   if (mode == ReuseMode::On)
@@ -91,27 +88,16 @@ const TimingReuse::Launch *template_of(const TimingReuse::Identity &id,
   // first, so this changes nothing there.
   const TimingReuse::Launch *last = nullptr;
   const TimingReuse::Launch *prev = nullptr;
-  bool later = false; // a usable run that is not its chip's first
   for (auto it = id.full.rbegin(); it != id.full.rend() && !prev; ++it) {
     if (!usable(**it, chip, now, needs_fp))
       continue;
-    later = later || !(*it)->chip_first;
     if (!last)
       last = it->get();
     else if (!(last->chip_first && (*it)->chip_first))
       prev = it->get();
   }
-  if (!prev) {
-    // No confirmed pair: a first run whose class's confirmations (usable
-    // here) all agreed stands unconfirmed (timing_reuse.h).
-    if (!last || later || !table || !trust)
-      return nullptr;
-    const ClassChecks c = class_checks(*table, last->cls, chip, now);
-    if (c.n < trust || c.worst > tol)
-      return nullptr;
-    *unconfirmed = true;
-    return last;
-  }
+  if (!prev)
+    return nullptr;
   const double d = deviation(prev->task->cycles, last->task->cycles);
   if (d > tol)
     return nullptr;
@@ -213,7 +199,6 @@ struct TimingReuse::Decider {
   std::shared_ptr<ReuseTable> table;
   bool twins = false;
   uint32_t sample = 0;
-  uint32_t trust = 0; // Auto's class_trust
 
   // The stand-in is charged its (completed) template's dynamic energy.
   void charge_energy(const Launch &l) const {
@@ -232,17 +217,15 @@ struct TimingReuse::Decider {
     l.task = ctx->tasks().at(l.record).task.get();
     const bool needs_fp = pending->target != nullptr;
     double dev = -1;
-    bool unconfirmed = false;
     const Launch *tl = template_of(*loc->id, l.chip, now_tick().v, needs_fp,
-                                   mode, tol, &dev, table.get(), trust,
-                                   &unconfirmed);
+                                   mode, tol, &dev);
     if (!tl && defer) {
       // A lower chip's run of this tick is there to be found one tick later,
       // whichever process ran first (timing_reuse.h).
       l.decided_event = std::make_unique<sc_core::sc_event>();
       sc_core::wait(to_sc_time(Tick(1)));
       tl = template_of(*loc->id, l.chip, now_tick().v, needs_fp, mode, tol,
-                       &dev, table.get(), trust, &unconfirmed);
+                       &dev);
     }
     l.start = now_tick().v;
     if (!tl && lockstep) {
@@ -267,9 +250,6 @@ struct TimingReuse::Decider {
     if (tl) {
       ++pending->standins;
       l.standin = true;
-      l.unconfirmed = unconfirmed && !l.twin;
-      if (l.unconfirmed)
-        ++loc->unconfirmed;
       l.tmpl = tl;
       ++loc->reused;
       if (tl->chip != l.chip)
@@ -304,18 +284,7 @@ struct TimingReuse::Decider {
         loc->first = true;
       else
         ++loc->checks;
-      l.cls = check_class(l, pending->l2_bytes);
       add_full(*loc->id, launch);
-      // A confirming run: the pair (the run before it, it), by the earlier
-      // run's class.
-      auto &full = loc->id->full;
-      auto at = std::find(full.begin(), full.end(), launch);
-      if (at != full.begin()) {
-        // Two chips' first runs do not confirm each other (template_of).
-        const Launch *p = (at - 1)->get();
-        if (!(p->chip_first && l.chip_first))
-          table->class_checks[p->cls].push_back({p, &l});
-      }
     }
     l.decided = true;
     if (l.decided_event)
@@ -335,7 +304,6 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
   // operands the stand-ins before it brought into the L2 runs warm, as it would have).
   m_pending->target = m_opt.traffic ? m_opt.traffic : ctx.device().dev().traffic_replay();
   m_pending->chip = m_chip;
-  m_pending->l2_bytes = dev.l2_bytes;
   if (m_opt.mode == ReuseMode::Off)
     return;
   if (!(m_opt.tolerance >= 0))
@@ -444,7 +412,6 @@ void TimingReuse::on_launch(KernelDesc &k) {
   // blocks of a later wave would have to wait for the twin's whole span).
   d.twins = m_opt.lockstep && waves == 1;
   d.sample = m_opt.twin_sample;
-  d.trust = m_opt.class_trust;
   std::function<void(isa::IInstrSink &)> real = std::move(k.body);
   k.body = [d, waves, cores, block_dim, delta, real](isa::IInstrSink &sink) {
     // This block's own start-up, read before anything else (sim/block_startup.h).

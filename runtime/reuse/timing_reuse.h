@@ -26,13 +26,7 @@
 //   first full simulation's time. Mode Auto simulates an identity in full until
 //   two full runs of it agree within `tolerance` (relative cycles), then
 //   re-uses the latest full run's time; an identity whose runs disagree keeps
-//   being simulated. Opt-in (ReuseOptions::class_trust > 0), confirming is
-//   sampled by class: a full run's class is its kernel type and whether its
-//   code image was cold (check_class()); once enough confirming runs of full
-//   runs of a class all agreed (usable by the deciding chip at its tick, as
-//   templates are), a first run of that class stands for its identity's
-//   repeats unconfirmed, with the largest deviation measured among its
-//   class's confirmations as its deviation (counters().unconfirmed). Both are timing mode only (a stand-in computes no values):
+//   being simulated. Both are timing mode only (a stand-in computes no values):
 //   resolve_mode() turns Auto into Off in functional mode and rejects On there.
 // - A stand-in is decided once per launch, when its first block starts: if the
 // template launch
@@ -174,18 +168,6 @@ struct ReuseOptions {
   // order of the chips' processes): what chips in step differ by, measured
   // for the error bound (0: none).
   uint32_t twin_sample = 8;
-  // Auto's sampled confirmation (0, the default: confirm every identity).
-  // With N > 0, once N confirming runs of full runs of one class
-  // (check_class(): kernel type, code image cold or warm; a confirming run is
-  // any full run after an earlier one of its identity, classed by that
-  // earlier run) all agreed within the tolerance, a later identity whose first run is of that class is
-  // re-used from that one run, unconfirmed, its deviation the largest
-  // measured among its class's confirmations. Opt-in: on the Kineto trace and
-  // the data-parallel step no class predicted agreement (13-32 % of first
-  // confirmations disagree in every class tried), and the class's sampled
-  // worst under-covered what the skipped confirmations would have measured
-  // (docs/timing_reuse.md, "What predicts a disagreeing check").
-  uint32_t class_trust = 0;
   // A file the service appends one line to per full run (after a synchronize,
   // when it is destroyed): the run, the previous full run of its identity and
   // the facts about both that could predict their disagreement (empty: none).
@@ -210,9 +192,6 @@ struct ReuseCounters {
   uint64_t unverified =
       0; // reused launches of identities never simulated twice
   uint64_t replayed_bytes = 0; // stand-ins' footprints handed to the device
-  // Of the reused (Auto), those given a single full run's time unconfirmed
-  // because their class's confirmations all agreed (ReuseOptions::class_trust).
-  uint64_t unconfirmed = 0;
   uint64_t across_chips =
       0; // of the reused, those given another chip's full run's time
   uint64_t twins = 0; // of those, given a run still running (lockstep)
@@ -280,8 +259,7 @@ public:
   Held held(uint64_t addr, uint64_t bytes) const;
   void touch(const std::vector<OperandRange> &ops);
 
-private:
-public:
+  // Operand bytes touched so far (the check log's measure of distance).
   uint64_t position() const { return m_pos; }
 
 private:

@@ -23,7 +23,6 @@ ReuseCounters &ReuseCounters::operator+=(const ReuseCounters &o) {
   reused_cycles += o.reused_cycles;
   kernel_cycles += o.kernel_cycles;
   unverified += o.unverified;
-  unconfirmed += o.unconfirmed;
   replayed_bytes += o.replayed_bytes;
   across_chips += o.across_chips;
   twins += o.twins;
@@ -45,29 +44,6 @@ const Task *done_task(const rt::Context &ctx, size_t record) {
 }
 
 }  // namespace
-
-std::string check_class(const TimingReuse::Launch &l, uint64_t l2_bytes) {
-  const bool warm = l.code_gap != UINT64_MAX && l.code_gap < l2_bytes;
-  return l.type + (warm ? "|warm" : "|cold");
-}
-
-ClassChecks class_checks(const ReuseTable &t, const std::string &cls,
-                         uint32_t chip, uint64_t now) {
-  ClassChecks c;
-  auto it = t.class_checks.find(cls);
-  if (it == t.class_checks.end())
-    return c;
-  auto ok = [&](const TimingReuse::Launch *l) {
-    return l->task && l->task->done &&
-           (now == UINT64_MAX || l->chip == chip || l->task->end_tick.v < now);
-  };
-  for (const auto &[a, b] : it->second)
-    if (ok(a) && ok(b)) {
-      ++c.n;
-      c.worst = std::max(c.worst, deviation(a->task->cycles, b->task->cycles));
-    }
-  return c;
-}
 
 void TimingReuse::settle() { m_pending->hand_over(UINT64_MAX); }
 
@@ -217,12 +193,6 @@ LaunchBounds TimingReuse::launch_bounds() const {
         b.launches.push_back({l->record, t->cycles, cycles, false, true});
         continue;
       }
-      if (l->unconfirmed) {
-        // Taken from a single full run because its class's confirmations all
-        // agreed: the largest deviation measured among them (all of the
-        // class's, to the end of the run), stated as such.
-        d = std::max(d, class_checks(*m_table, l->tmpl->cls).worst);
-      }
       if (l->twin) {
         // Its chip's difference from the twin's: the largest measured where
         // two chips ran an occurrence of the identity in full (else the
@@ -269,7 +239,6 @@ ReuseCounters TimingReuse::counters() const {
     c.twins += id.twins;
     c.samples_in_step += id.samples_in_step;
     c.energy_charged += id.energy_charged;
-    c.unconfirmed += id.unconfirmed;
   }
   if (!c.error_bound_known)
     c.error_bound_cycles = 0;

@@ -32,7 +32,6 @@ struct TimingReuse::Local {
   uint64_t twins = 0;  // of those, a run still running when decided
   uint64_t samples_in_step = 0; // twins the sample skipped: chips in step
   uint64_t energy_charged = 0; // of the reused, charged their template's energy
-  uint64_t unconfirmed = 0; // of the reused, a single full run's time (Auto)
   uint64_t full = 0;   // this service's full runs of it
   uint64_t checks = 0; // of them those after an earlier full run (any chip)
   bool first = false;  // this service made its first full run
@@ -66,18 +65,12 @@ struct TimingReuse::Launch {
   bool twin = false, cycles_known = false;
   uint64_t cycles = 0; // the template's span
   std::vector<OperandRange> ops; // its operands
-  // Facts for the check log and the confirmation rule: its kernel type (its
+  // Facts for the check log: its kernel type (its
   // code image), the L2 estimate's position at its launch, the operand bytes
   // since its chip's last full run of that type (UINT64_MAX: none), and the
   // stand-ins its chip decided before it.
   std::string type, held; // held: its identity's L2 state, per operand read
   uint64_t l2_pos = 0, code_gap = UINT64_MAX, standins_before = 0;
-  // A full run's class (check_class()): what Auto's confirmation rule
-  // predicts a confirming run's disagreement from.
-  std::string cls;
-  // A stand-in of Auto that took a single full run's time unconfirmed (its
-  // class's checks all agreed; timing_reuse.h).
-  bool unconfirmed = false;
   std::unique_ptr<Footprint> fp; // recorded while it runs in full
   // Notified when the decision is made, for blocks that start while the first
   // one waits to decide (made only then).
@@ -94,12 +87,6 @@ public:
   // The contexts of the services attached (lockstep: whether any chip has
   // started a task that couples chips; held by their devices for the run).
   std::vector<const rt::Context *> ctxs;
-  // Auto's confirming runs by the class of the run they confirm: each pair
-  // (the earlier full run of an identity, the next one), in the order made.
-  std::map<std::string,
-           std::vector<std::pair<const TimingReuse::Launch *,
-                                 const TimingReuse::Launch *>>>
-      class_checks;
   // Lockstep: a task coupling chips started strictly before a decision's tick
   // (set once seen; later decisions come at later or equal ticks).
   bool apart = false;
@@ -128,7 +115,6 @@ struct TimingReuse::Pending {
   // chip; the stand-ins decided so far (the check log's facts).
   std::map<std::string, uint64_t> type_pos;
   uint64_t standins = 0;
-  uint64_t l2_bytes = 0; // the chip's L2 (the class of a full run)
   std::vector<GmRange> ranges;
   uint64_t bytes = 0; // all handed over so far
   void hand_over(uint64_t now) {
@@ -152,20 +138,5 @@ struct TimingReuse::Pending {
 };
 
 double deviation(uint64_t a, uint64_t b);
-
-// The class of a full run for Auto's confirmation rule (timing_reuse.h): its
-// kernel type and whether its code image was cold (no full run of the type on
-// its chip within an L2's worth of operand bytes before it).
-std::string check_class(const TimingReuse::Launch &l, uint64_t l2_bytes);
-
-// Over a class's confirming pairs whose runs both completed (and, with
-// `chip`/`now`, are usable by that chip at that tick: its own or completed
-// strictly before), how many there are and their largest deviation (-1: none).
-struct ClassChecks {
-  uint64_t n = 0;
-  double worst = -1;
-};
-ClassChecks class_checks(const ReuseTable &t, const std::string &cls,
-                         uint32_t chip = 0, uint64_t now = UINT64_MAX);
 
 } // namespace sfumato::reuse
