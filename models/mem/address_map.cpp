@@ -89,8 +89,53 @@ public:
         m_xor = m_xor && m_bw;
         if (m_xor) m_bw_steps = fold_steps(m_l.width[kRo], m_bw);
         if (m_ch_hash) m_ch_steps = fold_steps(m_l.total_bits - m_l.offset_bits - m_l.low_col_bits, m_l.width[kCh]);
+        // The selectors' tables, one per byte of the address above the granule (below the
+        // capacity's top bit): each entry the selectors of that byte's value alone.
+        m_base = m_l.offset_bits + m_l.low_col_bits;
+        const uint32_t bytes = m_l.total_bits > m_base ? (m_l.total_bits - m_base + 7) / 8 : 0;
+        m_bytes = bytes;
+        m_sel.assign(size_t(bytes) * 256, 0);
+        for (uint32_t i = 0; i < bytes; ++i)
+            for (uint64_t v = 0; v < 256; ++v) {
+                const uint64_t a = (v << (m_base + 8 * i)) & ((uint64_t(1) << m_l.total_bits) - 1);
+                m_sel[size_t(i) * 256 + v] = pack(decode_fields(a));
+            }
     }
+    // The pseudo-channel, bank group and bank are each an XOR of address bits (bit fields, the
+    // bank XOR and the channel hash alike: all linear in the bits), so they are the XOR of the
+    // selectors of the address's bytes above the granule, each alone: a table look-up per byte
+    // instead of the fields and folds, the same values for every address below the capacity
+    // (decode_fields() above it).
     DramAddr decode(uint64_t a) const override {
+        if (a >> m_l.total_bits) return decode_fields(a);
+        const uint64_t* t = m_sel.data();
+        const uint64_t x = a >> m_base;
+        uint64_t sel = 0;
+        switch (m_bytes) {  // unrolled (an address has at most 63 bits: 8 bytes)
+            default:
+            case 8: sel ^= t[7 * 256 + ((x >> 56) & 0xff)]; [[fallthrough]];
+            case 7: sel ^= t[6 * 256 + ((x >> 48) & 0xff)]; [[fallthrough]];
+            case 6: sel ^= t[5 * 256 + ((x >> 40) & 0xff)]; [[fallthrough]];
+            case 5: sel ^= t[4 * 256 + ((x >> 32) & 0xff)]; [[fallthrough]];
+            case 4: sel ^= t[3 * 256 + ((x >> 24) & 0xff)]; [[fallthrough]];
+            case 3: sel ^= t[2 * 256 + ((x >> 16) & 0xff)]; [[fallthrough]];
+            case 2: sel ^= t[1 * 256 + ((x >> 8) & 0xff)]; [[fallthrough]];
+            case 1: sel ^= t[x & 0xff]; [[fallthrough]];
+            case 0: break;
+        }
+        DramAddr d;
+        d.pc = static_cast<uint32_t>(sel & 0xffffffffu);
+        d.bg = static_cast<uint32_t>((sel >> 32) & 0xffff);
+        d.bank = static_cast<uint32_t>(sel >> 48);
+        d.row = get(a, kRo);
+        d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | ((a >> m_l.offset_bits) & m_low_mask));
+        return d;
+    }
+
+private:
+    static uint64_t pack(const DramAddr& d) { return uint64_t(d.pc) | uint64_t(d.bg) << 32 | uint64_t(d.bank) << 48; }
+    // The fields by their definitions (the tables are built from it).
+    DramAddr decode_fields(uint64_t a) const {
         DramAddr d;
         d.pc = static_cast<uint32_t>(get(a, kCh));
         if (m_ch_hash) {
@@ -111,8 +156,6 @@ public:
         }
         return d;
     }
-
-private:
     uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
     // The XOR of x's w-bit chunks in its low w bits (w >= 1), by doubling: after the step of
     // shift s, each chunk holds the XOR of itself and the next 2s / w - 1 chunks, so `steps`
@@ -148,6 +191,9 @@ private:
     uint64_t m_low_mask = 0, m_bw_mask = 0;
     uint32_t m_bw = 0;
     uint32_t m_bw_steps = 0, m_ch_steps = 0;  // fold() steps of the bank XOR and the channel hash
+    uint32_t m_base = 0;          // the granule's bits (the offset and the low column bits)
+    std::vector<uint64_t> m_sel;  // per byte above them, 256 packed selectors (pack())
+    uint32_t m_bytes = 0;         // how many (the bits up to the capacity's)
 };
 
 using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;

@@ -10,6 +10,8 @@ BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
       m_tck_div(p.t.tck_ps),
       m_bank(p.banks()),
       m_per_bank(p.per_bank_refresh) {
+    const uint64_t bb = p.burst_bytes();
+    if (bb && (bb & (bb - 1)) == 0) m_burst_shift = static_cast<uint32_t>(__builtin_ctzll(bb));
     // In quarter tCK: four activates per tFAW exactly, and no two closer than tRRD_S.
     m_act_gap = std::max<Ck>({1, 4 * Ck(m_t.rrd_s), m_t.faw});
     m_refi = m_t.refi;
@@ -22,11 +24,7 @@ BulkChannel::BulkChannel(const HbmParams& p, uint64_t refresh_offset_ck)
     m_refi_div = FastDiv32(static_cast<uint32_t>(std::max<Ck>(1, std::min<Ck>(m_refi, 0xffffffffu))));
 }
 
-void BulkChannel::set_floor(uint64_t t) {
-    // Dropping entries only saves memory and walks (a search from t never looks at an entry
-    // ending by t), so it is done once per microsecond of simulated time, not per request.
-    constexpr uint64_t kEveryPs = 1000000;
-    if (t >= m_floor_tick && t - m_floor_tick < kEveryPs) return;
+void BulkChannel::drop_before(uint64_t t) {
     m_floor_tick = t;
     const Ck ck = t / m_t.tck_ps;
     m_bus.set_floor(ck);
@@ -36,13 +34,17 @@ void BulkChannel::set_floor(uint64_t t) {
 Tick BulkChannel::serve(HbmReq& r, Tick at, uint32_t extra_ck) {
     const uint32_t k = r.bank_index;
     Bank& b = m_bank[k];
-    const uint32_t bursts = static_cast<uint32_t>(m_burst_div.div(r.addr + r.bytes - 1) - m_burst_div.div(r.addr) + 1);
+    const uint64_t last_byte = r.addr + r.bytes - 1;
+    const uint32_t bursts = static_cast<uint32_t>(
+        m_burst_shift < 64 ? (last_byte >> m_burst_shift) - (r.addr >> m_burst_shift) + 1
+                           : m_burst_div.div(last_byte) - m_burst_div.div(r.addr) + 1);
     const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
     const Ck lat = r.write ? m_t.cwl : m_t.cl;
     const Ck dur = (bursts - 1) * step + m_t.bl + extra_ck;
     Ck ck = at.v ? m_tck_div.div(at.v - 1) + 1 : 0;  // the first tCK at or after `at`
     bool hit = false, conflict = false;
     Ck act = 0, act_q = 0, data = 0;
+    uint64_t act_windows = 0;  // windows(k, act)
     for (;;) {
         const uint64_t n = windows(k, ck);
         const bool closed = b.open_row == kClosed || n > b.windows;  // a refresh closed it
@@ -68,7 +70,7 @@ Tick BulkChannel::serve(HbmReq& r, Tick at, uint32_t extra_ck) {
                 }
                 act = free;
             }
-            const uint64_t na = windows(k, act);
+            const uint64_t na = act_windows = windows(k, act);
             if (na > n) {  // a window began meanwhile
                 ck = std::max(act, window_end(k, na));
                 continue;
@@ -94,7 +96,7 @@ Tick BulkChannel::serve(HbmReq& r, Tick at, uint32_t extra_ck) {
         b.open_row = r.da.row;
         b.pre_ok = act + m_t.ras;
         b.col_ok = act + m_t.rcd;
-        b.windows = windows(k, act);
+        b.windows = act_windows;
         ++m_stats.activates;
         if (conflict) ++m_stats.row_conflicts;
         else ++m_stats.row_misses;

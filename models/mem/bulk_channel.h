@@ -32,7 +32,11 @@ public:
     // Sets r.done (end of its data) and r.first_col_ck; returns r.done.
     Tick serve(HbmReq& r, Tick at, uint32_t extra_ck = 0);
     // No later request arrives before tick `t`: calendar entries ending by then are dropped.
-    void set_floor(uint64_t t);
+    // (Dropping them only saves memory and walks: a search from t never looks at an entry ending
+    // by t. So it is done once per microsecond of simulated time, not per request.)
+    void set_floor(uint64_t t) {
+        if (t - m_floor_tick >= kFloorEveryPs || t < m_floor_tick) drop_before(t);
+    }
     HbmChannelStats stats() const;
     // Hints the host cache to load what serve() reads for bank k (its state, the calendars' ends).
     void prefetch(uint32_t k) const {
@@ -48,9 +52,12 @@ public:
     }
 
 private:
+    static constexpr uint64_t kFloorEveryPs = 1000000;
+    void drop_before(uint64_t t);
     using Ck = uint64_t;
     static constexpr uint64_t kClosed = ~uint64_t(0);
-    struct Bank {
+    // Two host cache lines exactly (prefetch() brings both).
+    struct alignas(64) Bank {
         uint64_t open_row = kClosed;
         Ck pre_ok = 0, col_ok = 0;
         uint64_t windows = 0;  // refresh windows of this bank started before its row opened
@@ -62,7 +69,12 @@ private:
         Ck acts[kActs] = {kNoAct, kNoAct, kNoAct, kNoAct};
         uint32_t next = 0;
         Ck ref_first = 0;  // the start of its first refresh window
+        // windows()'s last answer, `win_n` for every tCK in [win_lo, win_hi) (none yet: empty):
+        // a bank's requests come close in time, most within one tREFI of the one before.
+        mutable Ck win_lo = 0, win_hi = 0;
+        mutable uint64_t win_n = 0;
     };
+    static_assert(sizeof(Bank) == 128, "a bank in two host cache lines");
     // The earliest t' >= t at which bank b can activate, tRC from each of its recent activates.
     Ck bank_free(const Bank& b, Ck t) const {
         for (bool moved = true; moved;) {
@@ -79,15 +91,25 @@ private:
     // (A multiply for the division while ck - first and tREFI fit 32 bits: the first 2^32 tCK.)
     uint64_t windows(uint32_t k, Ck ck) const {
         if (!m_refi) return 0;
-        const Ck first = m_bank[k].ref_first;
-        if (ck < first) return 0;
+        const Bank& b = m_bank[k];
+        if (ck - b.win_lo < b.win_hi - b.win_lo) return b.win_n;  // win_lo <= ck < win_hi
+        const Ck first = b.ref_first;
+        if (ck < first) {
+            b.win_lo = 0;
+            b.win_hi = first;
+            return b.win_n = 0;
+        }
         const Ck d = ck - first;
-        return ((d | m_refi) >> 32 ? d / m_refi : m_refi_div.div(d)) + 1;
+        const uint64_t n = ((d | m_refi) >> 32 ? d / m_refi : m_refi_div.div(d)) + 1;
+        b.win_lo = first + (n - 1) * m_refi;
+        b.win_hi = b.win_lo + m_refi;
+        return b.win_n = n;
     }
     Ck window_end(uint32_t k, uint64_t n) const { return m_bank[k].ref_first + (n - 1) * m_refi + m_ref_len; }
 
     HbmTiming m_t;
     FastDiv64 m_burst_div, m_tck_div;  // by the burst's bytes, by tCK in ps
+    uint32_t m_burst_shift = 64;       // log2 of the burst's bytes when a power of two (64: not)
     std::vector<Bank> m_bank;
     BusyCalendar m_bus, m_act;  // the data bus in tCK, activate slots in quarter tCK
     Ck m_act_gap;

@@ -97,23 +97,10 @@ uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
 
 uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     const uint32_t s = set_of(line_addr);
-    uint32_t* t = &m_tag[size_t(s) * m_g.ways];
-    uint32_t way = first_way(t, m_g.ways, 0);  // an empty way first
-    v = Victim{};
-    if (way == m_g.ways) {
-        way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways) : m_repl->victim(s);
-        v.evicted = true;
-        v.line_addr = uint64_t(t[way]) - 1;
-        v.dirty = dirty(s * m_g.ways + way);
-    }
-    const uint32_t slot = s * m_g.ways + way;
-    t[way] = static_cast<uint32_t>(line_addr + 1);
-    if (m_narrow) m_narrow_state[slot] = 0;
-    else m_state[slot] = Line{};
-    if (m_ranks) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, way);
-    else m_repl->fill(s, way);
-    return slot;
+    return allocate(line_addr, Probe{s, first_way(&m_tag[size_t(s) * m_g.ways], m_g.ways, 0)}, v);  // an empty way first
 }
+
+uint32_t L2Tags::first_way_any(const uint32_t* t, uint32_t ways, uint32_t key) { return first_way(t, ways, key); }
 
 bool L2Tags::bulk_replay() const {
     bool hit_touches = false;

@@ -10,6 +10,11 @@
 
 #include "models/mem/fast_div.h"
 #include "models/mem/i_replacement.h"
+#include "models/mem/rank_ages.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace sfumato::mem {
 
@@ -59,6 +64,50 @@ public:
     uint32_t find(uint64_t line_addr, bool touch);
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
+    // find(line_addr, true) that also keeps what allocate() would look for, for a line that may
+    // be allocated next (the bulk service): its set and the set's first empty way (ways: none).
+    struct Probe {
+        uint32_t set = 0;
+        uint32_t empty = 0;
+    };
+    // (Both inline: the bulk service calls them once per line.)
+    uint32_t find(uint64_t line_addr, Probe& p) {
+        const uint32_t s = set_of(line_addr);
+        const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+        const uint32_t key = static_cast<uint32_t>(line_addr + 1);
+        p.set = s;
+        uint32_t w;
+        if (m_g.ways == 16) {
+            w = first_ways16(t, key, p.empty);
+        } else {
+            w = first_way_any(t, m_g.ways, key);
+            p.empty = first_way_any(t, m_g.ways, 0);
+        }
+        if (w == m_g.ways) return kNone;
+        if (!m_ranks) m_repl->touch(s, w);
+        else if (m_hit_touches) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, w);
+        return s * m_g.ways + w;
+    }
+    // allocate(line_addr, v) after find(line_addr, p) found it absent, the set's tags unchanged since.
+    uint32_t allocate(uint64_t line_addr, const Probe& p, Victim& v) {
+        const uint32_t s = p.set;
+        uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+        uint32_t way = p.empty;
+        v = Victim{};
+        if (way == m_g.ways) {
+            way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways) : m_repl->victim(s);
+            v.evicted = true;
+            v.line_addr = uint64_t(t[way]) - 1;
+            v.dirty = dirty(s * m_g.ways + way);
+        }
+        const uint32_t slot = s * m_g.ways + way;
+        t[way] = static_cast<uint32_t>(line_addr + 1);
+        if (m_narrow) m_narrow_state[slot] = 0;
+        else m_state[slot] = Line{};
+        if (m_ranks) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, way);
+        else m_repl->fill(s, way);
+        return slot;
+    }
     // A slot's valid and dirty sector masks, and adding sectors to them.
     uint64_t valid(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] & 0xffff : m_state[slot].valid; }
     uint64_t dirty(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] >> 16 : m_state[slot].dirty; }
@@ -135,6 +184,28 @@ public:
     }
 
 private:
+    // The first way of t[0..ways) holding `key`, or ways (l2_tags.cpp).
+    static uint32_t first_way_any(const uint32_t* t, uint32_t ways, uint32_t key);
+    // The same for `key` and for 0 (an empty way) over one 16-way set's tags: the same loads.
+    static uint32_t first_ways16(const uint32_t* t, uint32_t key, uint32_t& empty) {
+#if defined(__SSE2__)
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        const __m128i z = _mm_setzero_si128();
+        const __m128i* p = reinterpret_cast<const __m128i*>(t);
+        const __m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1), v2 = _mm_loadu_si128(p + 2),
+                      v3 = _mm_loadu_si128(p + 3);
+        const auto bits = [&](const __m128i& c) {  // one bit per way, and bit 16 (ctz: 16 when none)
+            const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(v0, c), _mm_cmpeq_epi32(v1, c));
+            const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(v2, c), _mm_cmpeq_epi32(v3, c));
+            return static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi))) | 0x10000u;
+        };
+        empty = static_cast<uint32_t>(__builtin_ctz(bits(z)));
+        return static_cast<uint32_t>(__builtin_ctz(bits(k)));
+#else
+        empty = first_way_any(t, 16, 0);
+        return first_way_any(t, 16, key);
+#endif
+    }
     // replay_set's shortcut for a full set whose accesses all miss (distinct lines, none held):
     // the ways they take follow from the ranks at once. False (nothing changed) otherwise.
     bool replay_misses(uint32_t set, const ReplayAccess* a, size_t n, ReplayTotals& totals,

@@ -261,9 +261,9 @@ private:
     // Serves bytes at addr of r's kind, issued at `issue`: each line through the core's port and
     // the NoC to its slice and bulk_line; returns when the last line is done.
     uint64_t bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t issue);
-    // One line of a request, reaching its slice at `at`; returns when its data is back (a read)
+    // One line of a request, reaching its slice s at `at`; returns when its data is back (a read)
     // or it is done (a write).
-    uint64_t bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at);
+    uint64_t bulk_line(MemRequest& r, BulkSlice& s, uint64_t addr, uint32_t bytes, uint64_t at);
     // Queues a dirty victim's write-back at `t`; returns the earliest time the access that evicted
     // it may go on (room in the write queue).
     uint64_t bulk_write_back(const L2Tags::Victim& v, uint64_t t);

@@ -118,22 +118,22 @@ uint64_t MemorySystem::bulk_request(MemRequest& r, uint64_t addr, uint32_t bytes
         BulkSlice& s = m_bulk_slice[slice_of(line_of(a))];
         const uint64_t at = std::max(start + m_noc_ps, s.free);
         s.free = at + (whole ? m_bulk_line_slice : ser(n, m_slice_rate)) * (r.atomic_add ? 2 : 1);
-        done = std::max(done, bulk_line(r, a, n, at));
+        done = std::max(done, bulk_line(r, s, a, n, at));
         a = next;
     }
     return done;
 }
 
-uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, uint64_t at) {
+uint64_t MemorySystem::bulk_line(MemRequest& r, BulkSlice& s, uint64_t addr, uint32_t bytes, uint64_t at) {
     const uint64_t line = line_of(addr);
-    BulkSlice& s = m_bulk_slice[slice_of(line)];
     const uint64_t mask = s.tags->sector_mask(addr, bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     ++st.accesses;
     st.bytes += bytes;
     if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(at);
     ++m_trace_accesses;
-    uint32_t slot = s.tags->find(line, true);
+    L2Tags::Probe probe;
+    uint32_t slot = s.tags->find(line, probe);
     if (r.write && !r.atomic_add) {
         uint64_t go = at;
         if (slot != L2Tags::kNone) {
@@ -142,7 +142,7 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
         } else {
             ++st.misses;
             L2Tags::Victim v;
-            slot = s.tags->allocate(line, v);
+            slot = s.tags->allocate(line, probe, v);
             if (v.evicted) {
                 ++st.evictions;
                 if (v.dirty) go = bulk_write_back(v, at);
@@ -195,7 +195,7 @@ uint64_t MemorySystem::bulk_line(MemRequest& r, uint64_t addr, uint32_t bytes, u
     m_bulk_ch[h.da.pc].prefetch(h.bank_index);
     if (slot == L2Tags::kNone) {
         L2Tags::Victim v;
-        slot = s.tags->allocate(line, v);
+        slot = s.tags->allocate(line, probe, v);
         if (v.evicted) {
             ++st.evictions;
             if (v.dirty) start = std::max(start, bulk_write_back(v, start));

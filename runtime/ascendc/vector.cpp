@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/semantics.h"
@@ -357,6 +358,17 @@ SliceWalk slice_walk(const AscendC::SliceInfo* info, uint32_t dims, uint32_t ele
         span *= dk.shapeValue ? dk.shapeValue : dk.endIndex + 1;
     }
     return w;
+}
+
+std::pair<SliceWalk, SliceWalk> slice_walks(const AscendC::SliceInfo* dst, const AscendC::SliceInfo* src,
+                                            uint32_t dims, uint32_t elem_bytes, bool ub_dst) {
+    SliceWalk d = slice_walk(dst, dims, elem_bytes);
+    SliceWalk s = slice_walk(src, dims, elem_bytes);
+    if (d.rows.size() != s.rows.size() || d.slices != s.slices || d.burst != s.burst)
+        fail("DataCopy with SliceInfo: the source and destination slices differ in number or length");
+    if (((ub_dst ? d.gap : s.gap) * elem_bytes) % 32 != 0)
+        fail("DataCopy with SliceInfo: UB slices must be whole 32-byte blocks apart");
+    return {std::move(d), std::move(s)};
 }
 
 }  // namespace sfumato::ascendc

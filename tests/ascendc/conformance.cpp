@@ -462,6 +462,7 @@ int catlass_family(const std::string& name);  // conformance_catlass.cpp
 int select_family(const std::string& name);  // conformance_select.cpp
 int matmul_family(const std::string& name);  // conformance_matmul.cpp
 int matmul_more_family(const std::string& name);  // conformance_matmul_more.cpp
+int matmul_forms_family(const std::string& name);  // conformance_matmul_forms.cpp
 int softmax_family(const std::string& name);  // conformance_softmax.cpp
 int activation_family(const std::string& name);  // conformance_activation.cpp
 int norm_family(const std::string& name);  // conformance_norm.cpp
@@ -487,6 +488,7 @@ int main(int argc, char* argv[]) {
     if (const int rc = select_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_family(g_family); rc >= 0) return rc;
     if (const int rc = matmul_more_family(g_family); rc >= 0) return rc;
+    if (const int rc = matmul_forms_family(g_family); rc >= 0) return rc;
     if (const int rc = softmax_family(g_family); rc >= 0) return rc;
     if (const int rc = activation_family(g_family); rc >= 0) return rc;
     if (const int rc = norm_family(g_family); rc >= 0) return rc;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "matmul_host.h"
 #include "kernel_tiling/kernel_tiling.h"
 #include "lib/matmul_intf.h"
 #include "tikicpulib.h"
@@ -171,65 +172,47 @@ void partial_kernel(GM_ADDR a, GM_ADDR b, GM_ADDR ws, GM_ADDR c, GM_ADDR tilingG
 }
 
 int run_partial(const std::string& name) {
-    using matmul_tiling::DataType, matmul_tiling::TPosition;
+    using matmul_tiling::DataType;
     using MF = matmul_tiling::CubeFormat;
-    auto* plat = platform_ascendc::PlatformAscendCManager::GetInstance();
-    matmul_tiling::MatmulApiTiling api(*plat);
-    api.SetAType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
-    api.SetBType(TPosition::GM, MF::ND, DataType::DT_FLOAT16, false);
-    api.SetCType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
-    api.SetBiasType(TPosition::GM, MF::ND, DataType::DT_FLOAT);
-    api.SetOrgShape(kPm, kPn, kPk);
-    api.SetShape(kPm, kPn, kPk);
-    api.EnableBias(false);
-    api.SetFixSplit(kPm, kPn, kPbk);
-    api.SetBufferSpace(-1, -1, -1);
-    optiling::TCubeTiling data;
-    TCubeTiling t;
-    if (api.GetTiling(data) != 0) {
-        std::printf("%s wrong: GetTiling failed\n", name.c_str());
+    using TP = matmul_tiling::TPosition;
+    mm_host::HostRun r(name);
+    if (!r.tile({.a = {TP::GM, MF::ND, DataType::DT_FLOAT16},
+                 .b = {TP::GM, MF::ND, DataType::DT_FLOAT16},
+                 .c = {TP::GM, MF::ND, DataType::DT_FLOAT},
+                 .bias = {TP::GM, MF::ND, DataType::DT_FLOAT},
+                 .org_m = kPm, .org_n = kPn, .org_k = kPk,
+                 .m = kPm, .n = kPn, .k = kPk,
+                 .with_bias = false,
+                 .base_m = kPm, .base_n = kPn, .base_k = kPbk}))
         return 1;
-    }
-    std::vector<uint8_t> bytes(data.GetDataSize());
-    data.SaveToBuffer(bytes.data(), bytes.size());
-    std::memcpy(&t, bytes.data(), sizeof t);
-    half* a = gm_alloc<half>(kPm * kPk);
-    half* b = gm_alloc<half>(kPk * kPn);
-    float* ws = gm_alloc<float>(kPsteps * kPm * kPn);
-    float* c = gm_alloc<float>(kPm * kPn);
-    uint8_t* tiling = gm_alloc<uint8_t>(sizeof t);
-    std::memcpy(tiling, &t, sizeof t);
+    half* a = r.gm<half>(kPm * kPk);
+    half* b = r.gm<half>(kPk * kPn);
+    float* ws = r.gm<float>(kPsteps * kPm * kPn);
+    float* c = r.gm<float>(kPm * kPn);
+    uint8_t* tiling = r.tiling_gm();
     for (uint32_t i = 0; i < kPm; ++i)
         for (uint32_t k = 0; k < kPk; ++k) a[i * kPk + k] = half(a_value(i, k));
     for (uint32_t k = 0; k < kPk; ++k)
         for (uint32_t j = 0; j < kPn; ++j) b[k * kPn + j] = half(b_value(k, j));
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
     ICPU_RUN_KF(partial_kernel, 1, (uint8_t*)a, (uint8_t*)b, (uint8_t*)ws, (uint8_t*)c, tiling);
-    std::string bad;
-    for (uint32_t i = 0; i < kPm && bad.empty(); ++i)
-        for (uint32_t j = 0; j < kPn && bad.empty(); ++j) {
-            float whole = 0;
-            for (uint32_t s = 0; s < kPsteps && bad.empty(); ++s) {
-                float part = 0;
-                for (uint32_t k = s * kPbk; k < (s + 1) * kPbk; ++k) part += a_value(i, k) * b_value(k, j);
-                whole += part;
-                const float got = ws[s * kPm * kPn + i * kPn + j];
-                if (got != part)
-                    bad = "slice " + std::to_string(s) + " [" + std::to_string(i) + "][" + std::to_string(j) +
-                          "] is " + std::to_string(got) + ", expected " + std::to_string(part);
-            }
-            if (bad.empty() && c[i * kPn + j] != whole)
-                bad = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + std::to_string(c[i * kPn + j]) +
-                      ", expected " + std::to_string(whole);
-        }
-    if (!bad.empty())
-        std::printf("%s wrong: %s (base %d x %d x %d)\n", name.c_str(), bad.c_str(), t.baseM, t.baseN, t.baseK);
-    else
-        std::printf("%s ok\n", name.c_str());
-    for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(ws), static_cast<void*>(c),
-                    static_cast<void*>(tiling)})
-        AscendC::GmFree(p);
-    return bad.empty() ? 0 : 1;
+    // Each K step's product alone in its slice of the workspace; C their sum.
+    auto part = [&](uint32_t s, uint32_t i, uint32_t j) {
+        float sum = 0;
+        for (uint32_t k = s * kPbk; k < (s + 1) * kPbk; ++k) sum += a_value(i, k) * b_value(k, j);
+        return sum;
+    };
+    for (uint32_t s = 0; s < kPsteps; ++s)
+        r.compare("slice " + std::to_string(s) + " ", kPm, kPn,
+                  [&](uint32_t i, uint32_t j) { return ws[s * kPm * kPn + i * kPn + j]; },
+                  [&](uint32_t i, uint32_t j) { return part(s, i, j); });
+    r.compare("C", kPm, kPn, [&](uint32_t i, uint32_t j) { return c[i * kPn + j]; },
+              [&](uint32_t i, uint32_t j) {
+                  float whole = 0;
+                  for (uint32_t s = 0; s < kPsteps; ++s) whole += part(s, i, j);
+                  return whole;
+              });
+    return r.verdict();
 }
 
 void raw_kernel(GM_ADDR src, GM_ADDR dst) {

@@ -247,5 +247,15 @@ TEST_CASE("mem map: xor and channel_hash fold every chunk, as their definitions 
         CHECK(d.bank == (plain.bank ^ (hb >> bg_bits)));
         CHECK(d.row == plain.row);
         CHECK(d.col == plain.col);
+        // The plain map is the layout's bit fields (from the granule up: Ch, Co, Bg, Ba, Ro).
+        const uint32_t co_bits = log2u(h.p.row_bytes / h.p.interleave_bytes), ba_bits = bank_bits - bg_bits;
+        const auto field = [a](uint32_t lo, uint32_t w) { return (a >> lo) & ((uint64_t(1) << w) - 1); };
+        CHECK(plain.pc == field(granule_bits, ch_bits));
+        const uint32_t burst_bits = log2u(h.p.burst_bytes());
+        CHECK(plain.col == ((field(granule_bits + ch_bits, co_bits) << (granule_bits - burst_bits)) |
+                            field(burst_bits, granule_bits - burst_bits)));
+        CHECK(plain.bg == field(granule_bits + ch_bits + co_bits, bg_bits));
+        CHECK(plain.bank == field(granule_bits + ch_bits + co_bits + bg_bits, ba_bits));
+        CHECK(plain.row == field(granule_bits + ch_bits + co_bits + bank_bits, log2u(h.p.rows)));
     }
 }

@@ -3,7 +3,7 @@
 // at once, against a plain model of the same cache (first matching way, first empty way, else
 // the way touched least recently, or filled least recently for FIFO), on 16-way sets (the
 // presets' vector path) and 8-way sets (the general path), with enough reuse for hits in every
-// way position.
+// way position; the bulk service's form (find() keeping a Probe, allocate() from it) alike.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -52,7 +52,7 @@ struct Model {
     }
 };
 
-void run(uint32_t ways, const char* policy) {
+void run(uint32_t ways, const char* policy, bool probe) {
     L2Geometry g;
     g.line_bytes = 512;
     g.sector_bytes = 32;
@@ -68,7 +68,8 @@ void run(uint32_t ways, const char* policy) {
     for (int i = 0; i < 20000; ++i) {
         const uint64_t line = rng() % pool;
         const uint32_t set = tags.set_of(line);
-        uint32_t slot = tags.find(line, true);
+        L2Tags::Probe pr;
+        uint32_t slot = probe ? tags.find(line, pr) : tags.find(line, true);
         const uint32_t way = ref.find(set, line);
         if (way != ways) {
             REQUIRE(slot == set * ways + way);
@@ -76,9 +77,15 @@ void run(uint32_t ways, const char* policy) {
             continue;
         }
         REQUIRE(slot == L2Tags::kNone);
+        if (probe) {
+            REQUIRE(pr.set == set);
+            uint32_t empty = 0;
+            while (empty < ways && ref.tag[size_t(set) * ways + empty] != 0) ++empty;
+            REQUIRE(pr.empty == empty);
+        }
         L2Tags::Victim v;
         uint64_t victim = 0;
-        slot = tags.allocate(line, v);
+        slot = probe ? tags.allocate(line, pr, v) : tags.allocate(line, v);
         REQUIRE(slot == set * ways + ref.allocate(set, line, &victim));
         REQUIRE(v.evicted == (victim != ~uint64_t(0)));
         if (v.evicted) {
@@ -93,10 +100,11 @@ void run(uint32_t ways, const char* policy) {
 }  // namespace
 
 TEST_CASE("mem l2 tags: lookups and victims match a plain LRU and FIFO cache on 16-way and 8-way sets") {
-    for (const char* policy : {"lru", "fifo"}) {
-        run(16, policy);
-        run(8, policy);
-    }
+    for (const char* policy : {"lru", "fifo"})
+        for (bool probe : {false, true}) {
+            run(16, policy, probe);
+            run(8, policy, probe);
+        }
     // The victim search alone: every position of the oldest rank in a 16-way permutation.
     uint8_t a[16];
     for (uint32_t pos = 0; pos < 16; ++pos) {

@@ -108,9 +108,10 @@ inline void broadcast_rows(const Scratch& s, uint32_t rows) {
 
 enum class Bin { SUB, DIV, MUL, ADD };
 
-template <Bin B>
-void bin_op(const LocalTensor<float>& d, const LocalTensor<float>& a, const LocalTensor<float>& b,
-            uint64_t mask, uint8_t rep, const BinaryRepeatParams& p) {
+// d = a op b, the basic API's masked repeat form (float here, row_vec's any type).
+template <Bin B, class T>
+void bin_any(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
+             uint8_t rep, const BinaryRepeatParams& p) {
     if constexpr (B == Bin::SUB)
         Sub(d, a, b, mask, rep, p);
     else if constexpr (B == Bin::DIV)
@@ -129,7 +130,7 @@ void row_broadcast(const LocalTensor<float>& dst, const LocalTensor<float>& src,
     if (k / kBlkFloats <= kMaxRepeat && chunks <= rows) {
         const uint8_t rs = static_cast<uint8_t>(k / kBlkFloats);
         for (uint32_t c = 0; c < chunks; ++c)
-            bin_op<B>(dst[c * kLanes], src[c * kLanes], blk, std::min<uint64_t>(kLanes, valid - c * kLanes),
+            bin_any<B>(dst[c * kLanes], src[c * kLanes], blk, std::min<uint64_t>(kLanes, valid - c * kLanes),
                       static_cast<uint8_t>(rows), BinaryRepeatParams{1, 1, 0, rs, rs, 1});
         return;
     }
@@ -137,11 +138,11 @@ void row_broadcast(const LocalTensor<float>& dst, const LocalTensor<float>& src,
     for (uint32_t r = 0; r < rows; ++r) {
         for (uint32_t done = 0; done < full; done += kMaxRepeat) {
             const uint32_t n = std::min(kMaxRepeat, full - done);
-            bin_op<B>(dst[r * k + done * kLanes], src[r * k + done * kLanes], blk[r * kBlkFloats], kLanes,
+            bin_any<B>(dst[r * k + done * kLanes], src[r * k + done * kLanes], blk[r * kBlkFloats], kLanes,
                       static_cast<uint8_t>(n), BinaryRepeatParams{1, 1, 0, 8, 8, 0});
         }
         if (tail)
-            bin_op<B>(dst[r * k + full * kLanes], src[r * k + full * kLanes], blk[r * kBlkFloats], tail, 1,
+            bin_any<B>(dst[r * k + full * kLanes], src[r * k + full * kLanes], blk[r * kBlkFloats], tail, 1,
                       BinaryRepeatParams{1, 1, 0, 8, 8, 0});
     }
 }
@@ -154,19 +155,6 @@ inline void copy(const LocalTensor<float>& dst, const LocalTensor<float>& src, u
 }  // namespace AscendC::sfumato_adv
 
 namespace AscendC::sfumato_adv {
-
-template <Bin B, class T>
-void bin_any(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask,
-             uint8_t rep, const BinaryRepeatParams& p) {
-    if constexpr (B == Bin::SUB)
-        Sub(d, a, b, mask, rep, p);
-    else if constexpr (B == Bin::DIV)
-        Div(d, a, b, mask, rep, p);
-    else if constexpr (B == Bin::MUL)
-        Mul(d, a, b, mask, rep, p);
-    else
-        Add(d, a, b, mask, rep, p);
-}
 
 // dst[r, c] = src[r, c] op vec[c] for a [rows, n] tensor (n a multiple of 32 bytes): one instruction per
 // repeat-wide column chunk covering up to 255 rows (vec's repeat stride 0), or row by row when a row is

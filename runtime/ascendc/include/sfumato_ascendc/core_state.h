@@ -22,7 +22,7 @@ class IMemView;
 
 namespace sfumato::ascendc {
 
-// What an IBShare Matmul's shared-B buffer holds (matmul.h's share_b1), kept across a mix kernel's serving
+// What an IBShare Matmul's shared-B buffer holds (matmul_l1.h's share_b1), kept across a mix kernel's serving
 // passes: the buffer's L1 address, the B it holds (GM address; orgN, orgKb, singleN, singleK, baseN, baseK,
 // transposed) and what each slot holds.
 struct MmShareSlots {

@@ -4,6 +4,7 @@
 // row of the outer dimensions, its bursts the dimension-0 slices (burstLen blocks each, GM gaps in
 // bytes, UB gaps in whole blocks), rows walked in the same order on both sides.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "sfumato_ascendc/data_copy.h"
@@ -19,6 +20,10 @@ struct SliceWalk {
     uint64_t burst = 0;          // elements per slice
 };
 SliceWalk slice_walk(const AscendC::SliceInfo* info, uint32_t dims, uint32_t elem_bytes);
+// Both sides of a sliced copy (the destination's walk, then the source's), checked to agree in rows,
+// slices and slice length, the UB side's (ub_dst: the destination's) slices whole 32-byte blocks apart.
+std::pair<SliceWalk, SliceWalk> slice_walks(const AscendC::SliceInfo* dst, const AscendC::SliceInfo* src,
+                                            uint32_t dims, uint32_t elem_bytes, bool ub_dst);
 // InitOutput: `value` duplicated into the last 256 bytes of UB (one vector repeat), then stored
 // over [dev, dev + bytes) by MTE3 in 256-byte pieces; returns once the stores completed.
 void init_output(const GmSpan& gm, uint64_t dev, uint64_t bytes, isa::DType dt, double value);
@@ -39,12 +44,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Slice
               const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
     sfumato::ascendc::enter("DataCopy");
     namespace sa = sfumato::ascendc;
-    const sa::SliceWalk d = sa::slice_walk(dstSliceInfo, dimValue, sizeof(T));
-    const sa::SliceWalk s = sa::slice_walk(srcSliceInfo, dimValue, sizeof(T));
-    if (d.rows.size() != s.rows.size() || d.slices != s.slices || d.burst != s.burst)
-        sa::fail("DataCopy with SliceInfo: the source and destination slices differ in number or length");
-    if ((d.gap * sizeof(T)) % 32 != 0)
-        sa::fail("DataCopy with SliceInfo: UB slices must be whole 32-byte blocks apart");
+    const auto [d, s] = sa::slice_walks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), true);
     for (size_t r = 0; r < s.rows.size(); ++r) {
         src.check(s.rows[r], (s.slices - 1) * (s.gap + s.burst) + s.burst);
         sa::check_local_bytes(dst, (d.rows[r] + (d.slices - 1) * (d.gap + d.burst) + d.burst) * sizeof(T));
@@ -61,12 +61,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Slice
               const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1) {
     sfumato::ascendc::enter("DataCopy");
     namespace sa = sfumato::ascendc;
-    const sa::SliceWalk d = sa::slice_walk(dstSliceInfo, dimValue, sizeof(T));
-    const sa::SliceWalk s = sa::slice_walk(srcSliceInfo, dimValue, sizeof(T));
-    if (d.rows.size() != s.rows.size() || d.slices != s.slices || d.burst != s.burst)
-        sa::fail("DataCopy with SliceInfo: the source and destination slices differ in number or length");
-    if ((s.gap * sizeof(T)) % 32 != 0)
-        sa::fail("DataCopy with SliceInfo: UB slices must be whole 32-byte blocks apart");
+    const auto [d, s] = sa::slice_walks(dstSliceInfo, srcSliceInfo, dimValue, sizeof(T), false);
     for (size_t r = 0; r < s.rows.size(); ++r) {
         dst.check(d.rows[r], (d.slices - 1) * (d.gap + d.burst) + d.burst);
         sa::check_local_bytes(src, (s.rows[r] + (s.slices - 1) * (s.gap + s.burst) + s.burst) * sizeof(T));

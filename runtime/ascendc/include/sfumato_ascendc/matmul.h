@@ -17,6 +17,7 @@
 #include "sfumato_ascendc/cube_tiling.h"
 #include "sfumato_ascendc/data_copy.h"
 #include "sfumato_ascendc/matmul_config.h"
+#include "sfumato_ascendc/matmul_l1.h"
 #include "sfumato_ascendc/matmul_parts.h"
 #include "sfumato_ascendc/pipe.h"
 #include "sfumato_ascendc/sync.h"
@@ -58,6 +59,7 @@ class Matmul {
     using SrcBT = typename B_TYPE::T;
     using DstT = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
+    using CallBacks = MM_CB;  // the user's copy callbacks (matmul_l1.h's loads)
     using L0cT =
         std::conditional_t<std::is_same_v<SrcAT, int8_t> || std::is_same_v<SrcAT, int4b_t>, int32_t, float>;
     static_assert(std::is_same_v<SrcAT, SrcBT>,
@@ -98,11 +100,8 @@ class Matmul {
     static constexpr uint32_t kSquareFr = std::is_same_v<SrcBT, int4b_t> ? 4 : 2;
     // 4:2 sparse B (SparseMatmulType; matmul_load.h): the reference's int8 B, transposed, its index in GM.
     static constexpr bool kSparse = sfumato::ascendc::kIsSparseB<B_TYPE>;
-    // IBShare of B alone (MatmulType's IBSHARE on B, not on A): in a mix kernel's serving passes B is kept
-    // whole in L1, one slot per (N block, K step), each loaded once and reused by the later M blocks and by
-    // the other AIV's pass when its B is the same (GM address and shape): the chip's Matmul server keeps a
-    // shared matrix in L1 and reuses it for the other AIV's request only then (the reference: the shared
-    // matrix must be wholly in L1).
+    // IBShare of B alone (MatmulType's IBSHARE on B, not on A): B kept whole in L1 in a mix kernel's serving
+    // passes (matmul_l1.h's MmShareB).
     static constexpr bool kShareB = B_TYPE::ibShare && !A_TYPE::ibShare && !kSparse;
     static_assert(!kSparse || (std::is_same_v<SrcBT, int8_t> && B_TYPE::isTrans),
                   "AscendC::SparseMatmulType: B is int8_t and transposed (ISTRANS true), as the reference says");
@@ -413,43 +412,10 @@ private:
         st.mm_shared_l0 = &l;
     }
     static TCubeTiling static_tiling() { return sfumato::ascendc::mm_static_tiling(MM_CFG); }
-    // Bytes of a rows x cols tile of kBits-bit elements in fractals (rows to 16, columns to C0).
-    static uint32_t tile_bytes(uint32_t rows, uint32_t cols) {
-        return sfumato::ascendc::mm_align(rows, 16) * sfumato::ascendc::mm_align(cols, kC0) * kBits / 8;
-    }
+    // L1 (matmul_l1.h), then L0: CO1's L0C tensors are the caller's when C is in CO1.
     void init_buffers() {
-        const uint32_t bm = m_t.baseM, bn = m_t.baseN, bk = m_t.baseK;
-        const uint32_t a1 = std::max(tile_bytes(bm, bk), tile_bytes(bk, bm));
-        const uint32_t b1 = std::max(tile_bytes(bk, bn), tile_bytes(bn, bk));
-        // The bias row rides at the end of each B1 buffer (GM -> L1 with B, in the MTE2 pipe).
-        m_biasOff = b1;
-        const uint32_t bias1 = m_t.isBias ? sfumato::ascendc::mm_align(bn * sizeof(BiasT), 64) : 0;
-        // A sparse B's index fractals ride after the bias (128 bytes per 16 n x 64 k).
-        m_idxOff = b1 + bias1;
-        const uint32_t idx1 = kSparse ? sfumato::ascendc::mm_ceil(bn, 16) * sfumato::ascendc::mm_ceil(bk, 64) * 128 : 0;
-        const uint8_t dbA1 = m_t.depthA1 >= 2 * m_t.stepM * m_t.stepKa ? 2 : 1;
-        const uint8_t dbB1 = m_t.depthB1 >= 2 * m_t.stepN * m_t.stepKb ? 2 : 1;
-        m_pipe->InitBuffer(m_qA1, dbA1, a1);
-        // IBShare B: a mix kernel's server without a bias (a bias keeps the one schedule: its row rides in
-        // each B1 buffer) holds the core's whole B, one slot of b1 bytes per (N block, K step).
-        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Init");
-        m_shareB = kShareB && st.mm_server && !m_t.isBias;
-        if (m_shareB) {
-            m_slotBytes = b1;
-            const uint64_t slots =
-                uint64_t{sfumato::ascendc::mm_ceil(m_singleN, bn)} * sfumato::ascendc::mm_ceil(m_singleK, bk);
-            const uint64_t need = slots * b1, l1 = st.sink->buffer_size(sfumato::isa::Pos::L1);
-            if (need + uint64_t{dbA1} * a1 > l1)
-                sfumato::ascendc::fail("Matmul with IBShare B: the core's B (" + std::to_string(m_singleK) +
-                                       " x " + std::to_string(m_singleN) + ", " + std::to_string(need) +
-                                       " bytes in base blocks) and A's L1 buffers do not fit L1 (" +
-                                       std::to_string(l1) +
-                                       " bytes): the reference requires a shared matrix wholly in L1");
-            m_pipe->InitBuffer(m_bAll, static_cast<uint32_t>(need));
-        } else {
-            m_pipe->InitBuffer(m_qB1, dbB1, b1 + bias1 + idx1);
-        }
-        // CO1: the caller's L0C tensors take the blocks when C is in CO1.
+        const auto [a1, b1] = sfumato::ascendc::MmL1<Matmul>::init(*this);
+        const uint32_t bm = m_t.baseM, bn = m_t.baseN;
         init_l0(a1, b1,
                 C_TYPE::pos == TPosition::CO1
                     ? 0
@@ -465,97 +431,11 @@ private:
         for (uint32_t ki = kLo; ki < kHi; ++ki) {
             const uint32_t curK = std::min<uint32_t>(m_t.baseK, m_singleK - ki * m_t.baseK);
             const bool bias = m_hasBias && ki == 0 && !partial;
-            load_l1(ki, curM, curN, curK, bias);
+            sfumato::ascendc::MmL1<Matmul>::load(*this, ki, curM, curN, curK, bias);
             sfumato::ascendc::MmLoad<Matmul>::l0(*this, curM, curN, curK, bias);
             mmad(c, curM, curN, curK, bias, ki == kLo && !partial);
         }
         m_curM = curM, m_curN = curN;
-    }
-    void load_l1(uint32_t ki, uint32_t curM, uint32_t curN, uint32_t curK, bool bias) {
-        const uint64_t m0 = uint64_t{m_mi} * m_t.baseM, n0 = uint64_t{m_ni} * m_t.baseN,
-                       k0 = uint64_t{ki} * m_t.baseK;
-        m_m0 = static_cast<uint32_t>(m0), m_k0 = static_cast<uint32_t>(k0);
-        if constexpr (kTscmA) {  // A is in L1 already (the kernel's TSCM copy)
-            if (!m_aL1.valid()) sfumato::ascendc::fail("Matmul: A in TSCM without SetTensorA");
-        } else {
-            load_a1(ki, curM, curK, m0, k0);
-        }
-        if constexpr (kShareB) {
-            if (m_shareB) {
-                share_b1(ki, curN, curK, n0, k0);
-                return;
-            }
-        }
-        LocalTensor<SrcBT> b1 = m_qB1.template AllocTensor<SrcBT>();
-        load_b1(ki, curN, curK, n0, k0, bias, b1);
-        m_qB1.EnQue(b1);
-    }
-    // IBShare B: the slot of (N block, K step ki) in the shared buffer, loaded GM -> L1 unless it holds this
-    // B's slice already (an earlier M block, or the AIC's pass for the other AIV with the same B: the
-    // server's core state keeps what each slot holds across the passes). A reload waits for the L1 -> L0B
-    // loads of what the slot held (MTE1 -> MTE2); the loads of the new slice wait for it (MTE2 -> MTE1).
-    void share_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0) {
-        using sfumato::ascendc::MmShareSlots;
-        using Slot = MmShareSlots::Slot;
-        sfumato::ascendc::CoreState& st = sfumato::ascendc::enter("Matmul::Iterate");
-        const LocalTensor<uint8_t> all = m_bAll.template Get<uint8_t>();
-        const uint32_t kIters = sfumato::ascendc::mm_ceil(m_singleK, m_t.baseK);
-        const uint32_t slot = m_ni * kIters + ki;
-        m_bSlot = all[uint64_t{slot} * m_slotBytes].template ReinterpretCast<SrcBT>();
-        const MmShareSlots key{all.GetPhyAddr(),
-                               reinterpret_cast<uint64_t>(m_b.GetPhyAddr()),
-                               {m_orgN, m_orgKb, m_singleN, m_singleK, static_cast<uint32_t>(m_t.baseN),
-                                static_cast<uint32_t>(m_t.baseK), m_transB ? 1u : 0u},
-                               {}};
-        MmShareSlots* e = nullptr;
-        for (MmShareSlots& x : st.mm_share)
-            if (x.l1 == key.l1) e = &x;
-        if (!e) e = &st.mm_share.emplace_back(key);
-        if (e->gm != key.gm || e->shape != key.shape) {  // another B: every slot is stale
-            for (Slot& v : e->slots) v = v == Slot::Empty ? Slot::Empty : Slot::Stale;
-            e->gm = key.gm, e->shape = key.shape;
-        }
-        if (e->slots.size() <= slot) e->slots.resize(slot + 1, Slot::Empty);
-        if (e->slots[slot] == Slot::Current) return;
-        if (e->slots[slot] == Slot::Stale) {
-            const TEventID back = m_pipe->FetchEventID(HardEvent::MTE1_MTE2);
-            SetFlag<HardEvent::MTE1_MTE2>(back);
-            WaitFlag<HardEvent::MTE1_MTE2>(back);
-        }
-        load_b1(ki, curN, curK, n0, k0, false, m_bSlot);
-        const TEventID ready = m_pipe->FetchEventID(HardEvent::MTE2_MTE1);
-        SetFlag<HardEvent::MTE2_MTE1>(ready);
-        WaitFlag<HardEvent::MTE2_MTE1>(ready);
-        e->slots[slot] = Slot::Current;
-    }
-    void load_a1(uint32_t ki, uint32_t curM, uint32_t curK, uint64_t m0, uint64_t k0) {
-        LocalTensor<SrcAT> a1 = m_qA1.template AllocTensor<SrcAT>();
-        if constexpr (MM_CB::kCopyA1 != nullptr)
-            MM_CB::kCopyA1(a1.template ReinterpretCast<int8_t>(), m_a.GetPhyAddr(), static_cast<int>(m_mi),
-                           static_cast<int>(ki), static_cast<int>(curM), static_cast<int>(curK), m_userInfo,
-                           m_selfData);
-        else if (m_transA)
-            sfumato::ascendc::mm_nd2nz(a1, m_a[k0 * m_orgM + m0], curK, curM, m_orgM);
-        else
-            sfumato::ascendc::mm_nd2nz(a1, m_a[m0 * m_orgKa + k0], curM, curK, m_orgKa);
-        m_qA1.EnQue(a1);
-    }
-    void load_b1(uint32_t ki, uint32_t curN, uint32_t curK, uint64_t n0, uint64_t k0, bool bias,
-                 const LocalTensor<SrcBT>& b1) {
-        if constexpr (kSparse)
-            sfumato::ascendc::MmLoad<Matmul>::sparse_b1(*this, curN, curK, n0, k0, b1);
-        else if constexpr (MM_CB::kCopyB1 != nullptr)
-            MM_CB::kCopyB1(b1.template ReinterpretCast<int8_t>(), m_b.GetPhyAddr(), static_cast<int>(ki),
-                           static_cast<int>(m_ni), static_cast<int>(curK), static_cast<int>(curN), m_userInfo,
-                           m_selfData);
-        else if (m_transB)
-            sfumato::ascendc::mm_nd2nz(b1, m_b[n0 * m_orgKb + k0], curN, curK, m_orgKb);
-        else
-            sfumato::ascendc::mm_nd2nz(b1, m_b[k0 * m_orgN + n0], curK, curN, m_orgN, kSquareB ? 16 * kSquareFr : 16);
-        if (bias)
-            sfumato::ascendc::mm_nd2nz_row(
-                b1.template ReinterpretCast<uint8_t>()[m_biasOff].template ReinterpretCast<BiasT>(),
-                m_bias[n0], curN);
     }
     static void needs_16bit(const char* what) {
         if (kBits != 16)
@@ -624,6 +504,8 @@ private:
     friend struct sfumato::ascendc::MmOps;
     template <class>
     friend struct sfumato::ascendc::MmLoad;
+    template <class>
+    friend struct sfumato::ascendc::MmL1;
     TCubeTiling m_t{};
     TPipe* m_pipe = nullptr;
     bool m_client = false;  // a mix-mode AIV's Matmul: its calls are its AIC's (which runs them as this AIV)
@@ -649,10 +531,7 @@ private:
     GlobalTensor<BiasT> m_bias;
     TQue<TPosition::A1, 1> m_qA1;
     TQue<TPosition::B1, 1> m_qB1;
-    bool m_shareB = false;       // IBShare B kept whole in L1 (kShareB, a mix kernel's server, no bias)
-    TBuf<TPosition::B1> m_bAll;  // its slots, m_slotBytes each
-    uint32_t m_slotBytes = 0;
-    LocalTensor<SrcBT> m_bSlot;  // the slot of the block being computed
+    sfumato::ascendc::MmShareB<SrcBT> m_share;  // IBShare B kept whole in L1 (kShareB, a server, no bias)
     sfumato::ascendc::MmL0 m_l0own;
     sfumato::ascendc::MmL0* m_shared = nullptr;  // the core's first Matmul's L0 queues (when not this one)
     uint32_t m_biasOff = 0;                      // the bias row's byte offset in a B1 buffer

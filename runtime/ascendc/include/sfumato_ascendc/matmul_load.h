@@ -58,8 +58,8 @@ struct MmLoad {
     }
     static void load_b(MM& mm, uint32_t curN, uint32_t curK, uint32_t nPad, uint32_t kFrac, uint32_t kPad16,
                        bool bias) {
-        // IBShare B: the block's slot of the whole B, which stays (matmul.h's share_b1).
-        AscendC::LocalTensor<SrcBT> b1 = mm.m_shareB ? mm.m_bSlot : mm.m_qB1.template DeQue<SrcBT>();
+        // IBShare B: the block's slot of the whole B, which stays (matmul_l1.h's share_b1).
+        AscendC::LocalTensor<SrcBT> b1 = mm.m_share.on ? mm.m_share.slot : mm.m_qB1.template DeQue<SrcBT>();
         AscendC::LocalTensor<SrcBT> b2 = mm.l0().b2.template AllocTensor<SrcBT>();
         if (bias) bias_table(mm, b1, curN);
         if constexpr (MM::kSparse) {
@@ -98,7 +98,7 @@ struct MmLoad {
                 sfumato::ascendc::mm_load2d(b2[kb * nPad * 16], b1[kb * 256], nPad / 16, kPad16 / 16, true);
         }
         mm.l0().b2.EnQue(b2);
-        if (!mm.m_shareB) mm.m_qB1.FreeTensor(b1);
+        if (!mm.m_share.on) mm.m_qB1.FreeTensor(b1);
     }
     // A sparse B's block GM -> L1: the densified rows n0.. (k0 / 2 .. of rows orgKb / 2 long) as NZ, then the
     // block's index fractals for each k-group of 64 (the NZ index: k-groups outermost, ceil(orgN / 16) bands each).
