@@ -39,7 +39,7 @@ namespace {
 int cmd_replay(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
-    std::string file, level = "ops", system_file, reuse_arg = "off", split_mode = "auto";
+    std::string file, level = "ops", system_file, reuse_arg = "off", split_mode = "auto", reuse_log;
     po::options_description d("sfumato replay");
     d.add_options()("workload", po::value<std::string>(&file), "workload file (sfumato-workload JSON)")(
         "level", po::value<std::string>(&level)->default_value("ops"),
@@ -47,7 +47,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     add_system_option(d, system_file);
     add_distributed_option(d, split_mode);
     add_run_options(d, common);
-    add_reuse_option(d, reuse_arg);
+    add_reuse_option(d, reuse_arg, &reuse_log);
     po::positional_options_description pos;
     pos.add("workload", 1);
     po::variables_map vm;
@@ -74,7 +74,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     s.elaborate();
     const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
                                                    !common.record.empty() && common.record_level == "instructions",
-                                                   s.chip_params());
+                                                   s.chip_params(), reuse_log);
     const DeviceInfo info = s.chip().info();
     std::map<std::string, std::shared_ptr<const workload::KernelStreams>> streams;
     if (instr_level) streams = load_streams(w, file, info, s.chip_params().name.get());

@@ -66,13 +66,13 @@ ref::HostTensor random_input(ref::ElemType t, const std::vector<int64_t>& shape,
 
 int cmd_run(const std::vector<std::string>& args) {
     CommonOptions common;
-    std::string model_path, precision = "mixed", passes = "all", reuse_arg = "off";
+    std::string model_path, precision = "mixed", passes = "all", reuse_arg = "off", reuse_log;
     std::vector<std::string> input_args, expect_args;
     int streams = 0;
     int64_t batch = 1, iterations = 1;
     po::options_description d("sfumato run");
     add_run_options(d, common);
-    add_reuse_option(d, reuse_arg);
+    add_reuse_option(d, reuse_arg, &reuse_log);
     d.add_options()("model", po::value<std::string>(&model_path),
                     "MODEL.onnx, or zoo:NAME (sfumato zoo list)")(
         "input", po::value<std::vector<std::string>>(&input_args)->composing(),
@@ -168,7 +168,7 @@ int cmd_run(const std::vector<std::string>& args) {
     s.elaborate();
     const reuse::ReuseOptions ropt = reuse_options(reuse_arg, s.functional(),
                                                    !common.record.empty() && common.record_level == "instructions",
-                                                   s.chip_params());
+                                                   s.chip_params(), reuse_log);
     std::unique_ptr<reuse::TimingReuse> reuse;
     const auto wall0 = std::chrono::steady_clock::now();
     const graph::Plan& plan = model.plan(shapes, s.chip().info(), opt, &inputs);

@@ -133,7 +133,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     CommonOptions common;
     common.trace = "task";
     std::string model_path, system_file, overlap = "on", precision = "fp16", simulate = "auto", reuse = "off",
-                recompute = "off", optimizer = "sgd", layout = "on", dropout = "off";
+                recompute = "off", optimizer = "sgd", layout = "on", dropout = "off", reuse_log;
     bool plan_only = false;
     std::vector<std::string> dim_args;
     int64_t batch = 1, ls_window = 2000;
@@ -188,7 +188,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
         "true trains, the others are the identity as in inference")(
         "plan-only", po::bool_switch(&plan_only),
         "compile the step and print its memory plan without simulating it");
-    add_reuse_option(d, reuse);
+    add_reuse_option(d, reuse, &reuse_log);
     add_system_option(d, system_file);
     add_run_options(d, common);
     po::positional_options_description pos;
@@ -235,7 +235,7 @@ int cmd_train_step(const std::vector<std::string>& args) {
     s.elaborate();
     const uint32_t chips = s.system().size();
     ranks = graph::train_ranks(s.host(), ranks);
-    ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params());
+    ts.reuse = reuse_options(reuse, s.functional(), false, s.chip_params(), reuse_log);
     // auto = all: rank 0's compute standing for the others' (one) is an approximation
     // (runtime/system/simulate.h), so timing mode simulates every rank unless asked.
     ts.mirror = ranks > 1 && sys::mirror_ranks(simulate, s.functional());

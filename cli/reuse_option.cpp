@@ -8,7 +8,12 @@
 namespace sfumato::cli {
 
 void add_reuse_option(boost::program_options::options_description &d,
-                      std::string &v) {
+                      std::string &v, std::string *log) {
+  if (log)
+    d.add_options()("reuse-log", boost::program_options::value<std::string>(log),
+                    "append one CSV line per kernel simulated in full with --reuse-timing "
+                    "on|auto: the run, the previous full run of its identity and the facts "
+                    "about both (docs/timing_reuse.md)");
   d.add_options()(
       "reuse-timing",
       boost::program_options::value<std::string>(&v)->default_value(v),
@@ -22,8 +27,10 @@ void add_reuse_option(boost::program_options::options_description &d,
 
 reuse::ReuseOptions reuse_options(const std::string &arg, bool functional,
                                   bool recording_instructions,
-                                  const ChipParams &chip) {
+                                  const ChipParams &chip,
+                                  const std::string &log) {
   reuse::ReuseOptions o;
+  o.check_log = log;
   o.mode = reuse::resolve_mode(reuse::parse_reuse_mode(arg), functional);
   if (recording_instructions && o.mode != reuse::ReuseMode::Off) {
     if (o.mode == reuse::ReuseMode::On)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "runtime/reuse/footprint.h"
 #include "runtime/reuse/timing_reuse_internal.h"
@@ -247,6 +248,7 @@ struct TimingReuse::Decider {
       l.twin = tl != nullptr;
     }
     if (tl) {
+      ++pending->standins;
       l.standin = true;
       l.tmpl = tl;
       ++loc->reused;
@@ -271,6 +273,12 @@ struct TimingReuse::Decider {
       if (pending->target)
         l.fp = std::make_unique<Footprint>(l.ops);
       l.chip_first = loc->full == 0;
+      l.standins_before = pending->standins;
+      auto [tp, fresh] = pending->type_pos.try_emplace(l.type, l.l2_pos);
+      if (!fresh) {
+        l.code_gap = l.l2_pos - std::min(l.l2_pos, tp->second);
+        tp->second = l.l2_pos;
+      }
       ++loc->full;
       if (loc->id->full.empty())
         loc->first = true;
@@ -310,6 +318,13 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
                        std::to_string(m_table->dev.device_id) +
                        " in configuration, so they cannot share a table");
   }
+  if (!m_opt.check_log.empty()) {
+    std::FILE *f = std::fopen(m_opt.check_log.c_str(), "a");
+    if (!f)
+      throw InputError("timing re-use: cannot write the check log '" +
+                       m_opt.check_log + "'");
+    std::fclose(f);
+  }
   m_table->chips.insert(dev.device_id);
   m_table->ctxs.push_back(&ctx);
   if (m_ctx.has_launch_hook())
@@ -320,8 +335,10 @@ TimingReuse::TimingReuse(rt::Context &ctx, const DeviceInfo &dev,
 }
 
 TimingReuse::~TimingReuse() {
-  if (m_opt.mode != ReuseMode::Off)
-    m_ctx.set_launch_hook(nullptr);
+  if (m_opt.mode == ReuseMode::Off)
+    return;
+  m_ctx.set_launch_hook(nullptr);
+  write_check_log();
 }
 
 void TimingReuse::on_launch(KernelDesc &k) {
@@ -331,16 +348,16 @@ void TimingReuse::on_launch(KernelDesc &k) {
     return;
   ++m_candidates;
   std::vector<OperandRange> ops = launch_operands(k);
-  key += "|l2:";
-  if (ops.empty())
-    key += '?'; // operands unknown: the L2 state is not part of the identity
   // What is read decides hits; written lines are allocated whether or not they
-  // were held.
+  // were held. Operands unknown: the L2 state is not part of the identity.
+  std::string held = ops.empty() ? "?" : "";
   for (const OperandRange &o : ops)
     if (!o.written)
-      key +=
+      held +=
           static_cast<char>('0' + static_cast<int>(m_l2.held(o.addr, o.bytes)));
+  key += "|l2:" + held;
   m_l2.touch(ops);
+  const uint64_t l2_pos = m_l2.position();
   std::shared_ptr<Local> &local = m_ids[key];
   if (!local) {
     local = std::make_shared<Local>();
@@ -354,6 +371,9 @@ void TimingReuse::on_launch(KernelDesc &k) {
   }
   auto launch = std::make_shared<Launch>();
   launch->ops = std::move(ops);
+  launch->type = k.type.empty() ? k.name : k.type;
+  launch->held = std::move(held);
+  launch->l2_pos = l2_pos;
   launch->chip = m_chip;
   launch->dev = &m_ctx.device().dev();
   launch->id = local->id.get();

@@ -168,6 +168,11 @@ struct ReuseOptions {
   // order of the chips' processes): what chips in step differ by, measured
   // for the error bound (0: none).
   uint32_t twin_sample = 8;
+  // A file the service appends one line to per full run (after a synchronize,
+  // when it is destroyed): the run, the previous full run of its identity and
+  // the facts about both that could predict their disagreement (empty: none).
+  // Opened at construction: a path that cannot be written is an InputError.
+  std::string check_log;
 };
 
 // A table of identities and their full runs, shared by the TimingReuse
@@ -254,6 +259,9 @@ public:
   Held held(uint64_t addr, uint64_t bytes) const;
   void touch(const std::vector<OperandRange> &ops);
 
+  // Operand bytes touched so far (the check log's measure of distance).
+  uint64_t position() const { return m_pos; }
+
 private:
   uint64_t m_capacity, m_pos = 0;
   std::map<uint64_t, uint64_t>
@@ -286,6 +294,7 @@ public:
 
 private:
   void on_launch(KernelDesc &k);
+  void write_check_log() const;
   std::map<const Local *, double> deviations(double *worst) const;
   rt::Context &m_ctx;
   ReuseOptions m_opt;

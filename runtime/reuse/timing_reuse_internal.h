@@ -65,6 +65,12 @@ struct TimingReuse::Launch {
   bool twin = false, cycles_known = false;
   uint64_t cycles = 0; // the template's span
   std::vector<OperandRange> ops; // its operands
+  // Facts for the check log: its kernel type (its
+  // code image), the L2 estimate's position at its launch, the operand bytes
+  // since its chip's last full run of that type (UINT64_MAX: none), and the
+  // stand-ins its chip decided before it.
+  std::string type, held; // held: its identity's L2 state, per operand read
+  uint64_t l2_pos = 0, code_gap = UINT64_MAX, standins_before = 0;
   std::unique_ptr<Footprint> fp; // recorded while it runs in full
   // Notified when the decision is made, for blocks that start while the first
   // one waits to decide (made only then).
@@ -105,6 +111,10 @@ struct TimingReuse::Pending {
     const Launch *tmpl = nullptr, *standin = nullptr;
   };
   std::deque<Entry> queue;
+  // Per kernel type, the L2 estimate's position at its last full run on this
+  // chip; the stand-ins decided so far (the check log's facts).
+  std::map<std::string, uint64_t> type_pos;
+  uint64_t standins = 0;
   std::vector<GmRange> ranges;
   uint64_t bytes = 0; // all handed over so far
   void hand_over(uint64_t now) {

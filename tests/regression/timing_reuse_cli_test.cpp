@@ -7,9 +7,11 @@
 // within that tolerance of the exact run; `on` re-uses from the second launch
 // with no check (its error is printed, docs/ timing_reuse.md states it). The
 // counters add up, the switch is stated in the output, and functional mode
-// never re-uses.
+// never re-uses. The check log (--reuse-log) is exercised on the `run` family.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 
 #include "tests/support.h"
 
@@ -92,6 +94,32 @@ TEST_CASE(
     return s["inference"]["mean_latency_us"].get<double>();
   };
   check_auto(off, a, on, latency(off), latency(a), latency(on));
+
+  // The check log: one line per full run (first runs and confirmations) with
+  // the facts of both; writing it changes nothing simulated.
+  const std::string dir = temp_dir("reuse_run_log");
+  const std::string log = dir + "/checks.csv";
+  const auto lg = run_ok(base + "auto --reuse-log " + log, dir + "/out");
+  check_counters(lg);
+  const auto &c = lg["reuse_timing"];
+  INFO(c.dump());
+  CHECK(lg["total_cycles"] == a["total_cycles"]);
+  CHECK(c["reused"] == a["reuse_timing"]["reused"]);
+  CHECK(c["checks"] == a["reuse_timing"]["checks"]);
+  std::ifstream in(log);
+  std::string line;
+  uint64_t lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    CHECK(std::count(line.begin(), line.end(), ',') == 23);
+  }
+  CHECK(lines == c["unique"].get<uint64_t>() + c["checks"].get<uint64_t>());
+  // A check log that cannot be written is an input error naming it.
+  const CliResult bad =
+      run_cli(base + "auto --reuse-log " + dir + "/no/such/dir/x.csv --out " + dir + "/bad");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("cannot write the check log '" + dir + "/no/such/dir/x.csv'") !=
+        std::string::npos);
 }
 
 TEST_CASE(
