@@ -110,6 +110,16 @@ inline isa::Instr flag(isa::Opcode op, isa::Pipe src, isa::Pipe dst, uint8_t id)
     return in;
 }
 
+inline isa::Instr load(uint64_t ub, uint64_t gm, uint32_t bytes) {
+    isa::Instr in;
+    in.op = isa::Opcode::COPY_GM_TO_UB;
+    in.pipe = isa::Pipe::MTE2;
+    in.dst = {ub, isa::Pos::UB};
+    in.src0 = {gm, isa::Pos::GM};
+    in.copy = {1, bytes, 0, 0};
+    return in;
+}
+
 inline isa::Instr store(uint64_t gm, uint64_t ub, uint32_t bytes) {
     isa::Instr in;
     in.op = isa::Opcode::COPY_UB_TO_GM;

@@ -13,15 +13,6 @@ using namespace sfumato;
 using namespace sfumato::test;
 
 namespace {
-isa::Instr load(uint64_t ub, uint64_t gm, uint32_t bytes) {
-    isa::Instr in;
-    in.op = isa::Opcode::COPY_GM_TO_UB;
-    in.pipe = isa::Pipe::MTE2;
-    in.dst = {ub, isa::Pos::UB};
-    in.src0 = {gm, isa::Pos::GM};
-    in.copy = {1, bytes, 0, 0};
-    return in;
-}
 
 // Adds two vectors of `bytes` each (fp16) through one core: loads, vadd, store; returns the sums.
 std::vector<uint16_t> add_through_core(Harness& h, uint32_t bytes) {

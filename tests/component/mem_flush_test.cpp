@@ -9,15 +9,6 @@ using namespace sfumato;
 using namespace sfumato::test;
 
 namespace {
-isa::Instr load(uint64_t ub, uint64_t gm, uint32_t bytes) {
-    isa::Instr in;
-    in.op = isa::Opcode::COPY_GM_TO_UB;
-    in.pipe = isa::Pipe::MTE2;
-    in.dst = {ub, isa::Pos::UB};
-    in.src0 = {gm, isa::Pos::GM};
-    in.copy = {1, bytes, 0, 0};
-    return in;
-}
 // The L2's count of one requester's misses or hits (the MTEs' data, not the cores' code fetches).
 uint64_t mte2_count(mem::MemorySystem& m, const char* what) {
     const auto* c = dynamic_cast<const Counter*>(m.stats().child("l2")->child("mte2")->find(what));
