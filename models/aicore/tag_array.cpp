@@ -7,12 +7,13 @@ void TagArray::configure(uint64_t lines, uint32_t ways) {
     m_sets = lines / ways;
     m_entries.assign(m_sets * ways, Entry{});
     m_clock = 0;
+    m_epoch = 0;
 }
 
 TagArray::Entry* TagArray::find(uint64_t line) {
     Entry* set = &m_entries[(line & (m_sets - 1)) * m_ways];
     for (uint32_t w = 0; w < m_ways; ++w)
-        if (set[w].valid && set[w].line == line) return &set[w];
+        if (holds(set[w]) && set[w].line == line) return &set[w];
     return nullptr;
 }
 
@@ -27,14 +28,15 @@ TagArray::Victim TagArray::insert(uint64_t line) {
     Entry* set = &m_entries[(line & (m_sets - 1)) * m_ways];
     Entry* v = &set[0];
     for (uint32_t w = 0; w < m_ways; ++w) {
-        if (!set[w].valid) {
+        if (!holds(set[w])) {
             v = &set[w];
             break;
         }
         if (set[w].used < v->used) v = &set[w];
     }
-    Victim out{v->valid, v->valid && v->dirty, v->line};
-    *v = Entry{line, ++m_clock, true, false};
+    const bool held = holds(*v);
+    Victim out{held, held && v->dirty, v->line};
+    *v = Entry{line, ++m_clock, m_epoch, true, false};
     return out;
 }
 
@@ -51,13 +53,14 @@ bool TagArray::invalidate(uint64_t line) {
 }
 
 void TagArray::clear() {
-    for (Entry& e : m_entries) e = Entry{};
+    if (++m_epoch == 0)  // wrapped: entries of the epoch 2^32 clears ago would look held again
+        for (Entry& e : m_entries) e = Entry{};
 }
 
 std::vector<uint64_t> TagArray::take_dirty() {
     std::vector<uint64_t> out;
     for (Entry& e : m_entries)
-        if (e.valid && e.dirty) {
+        if (holds(e) && e.dirty) {
             out.push_back(e.line);
             e.dirty = false;
         }

@@ -26,13 +26,19 @@ public:
     uint64_t capacity_lines() const { return m_entries.size(); }
 
 private:
+    // An entry holds a line only while its epoch is the array's: clear() starts a new epoch (a
+    // core clears its caches and TLB at every block's start, and a walk over every entry was
+    // most of that start's host time).
     struct Entry {
         uint64_t line = 0, used = 0;
+        uint32_t epoch = 0;
         bool valid = false, dirty = false;
     };
+    bool holds(const Entry& e) const { return e.valid && e.epoch == m_epoch; }
     Entry* find(uint64_t line);
     std::vector<Entry> m_entries;
     uint32_t m_ways = 1;
+    uint32_t m_epoch = 0;
     uint64_t m_sets = 1, m_clock = 0;
 };
 

@@ -124,6 +124,9 @@ TEST_CASE("timing re-use across data-parallel ranks: exact against re-used withi
         // Every candidate is an identity's first full run, a repeat in full (a check) or a
         // stand-in; stand-ins of another rank's run include the twins.
         CHECK(u(c, "unique") + u(c, "checks") + u(c, "reused") == u(c, "candidates"));
+        // Every launch is a candidate: graph nodes, the collectives' copies and reductions, and
+        // the plain-SGD bucket updates (one multi-tensor launch per bucket and rank).
+        CHECK(u(c, "candidates") == u(c, "launches"));
         CHECK(u(c, "twins") > 0);
         CHECK(u(c, "twins") <= u(c, "across_chips"));
         CHECK(u(c, "across_chips") <= u(c, "reused"));

@@ -104,3 +104,70 @@ TEST_CASE("mem event wheel: crowded buckets of interleaved ticks keep (tick, pus
     }
     CHECK(popped > 20000);
 }
+
+TEST_CASE("mem event wheel: far events pushed in order and out of order leave in (tick, push) order") {
+    // A DMA engine pushes a copy's link arrivals far ahead in increasing tick order (the overflow's
+    // FIFO); other far events come out of order (its heap), some at the very ticks of the
+    // arrivals. Both must merge as one (tick, push)-ordered queue, also across the FIFO's
+    // compaction (thousands consumed) and while the window crawls towards them.
+    EventWheel w;
+    std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
+    uint64_t seq = 0, now = 0, x = 4242;
+    auto rnd = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    const uint64_t window = EventWheel::kBuckets << EventWheel::kShift;
+    auto push = [&](uint64_t t) {
+        w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
+        ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
+        ++seq;
+    };
+    size_t popped = 0;
+    uint64_t run_end = 0;  // the last arrival's tick
+    for (int step = 0; step < 3000; ++step) {
+        if (step % 500 == 0) {  // a copy: 5,000 arrivals 40 ps apart, starting far ahead
+            uint64_t t = std::max(run_end, now + 2 * window);
+            for (int i = 0; i < 5000; ++i) push(t += 40);
+            run_end = t;
+        }
+        const int pushes = static_cast<int>(rnd() % 3);
+        for (int i = 0; i < pushes; ++i) {
+            const uint64_t r = rnd() % 10;
+            // Far and out of order; or exactly at an arrival's tick (a tie across FIFO and heap);
+            // or near.
+            const uint64_t t = r < 4   ? now + window + rnd() % (4 * window)
+                               : r < 6 ? now + 2 * window + 40 * (rnd() % 5000)
+                                       : now + rnd() % 1000;
+            push(t);
+        }
+        now += rnd() % (window / 16);
+        WheelItem it;
+        uint64_t next = 0;
+        while (w.pop_due(now, it, next)) {
+            REQUIRE(!ref.empty());
+            REQUIRE(it.tick == ref.top().tick);
+            REQUIRE(it.arg == ref.top().arg);
+            ref.pop();
+            ++popped;
+        }
+        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
+        REQUIRE(w.next_tick() == next);
+    }
+    // Then everything left, in order.
+    WheelItem it;
+    uint64_t next = 0;
+    while (!ref.empty()) {
+        now = ref.top().tick;
+        while (w.pop_due(now, it, next)) {
+            REQUIRE(it.tick == ref.top().tick);
+            REQUIRE(it.arg == ref.top().arg);
+            ref.pop();
+            ++popped;
+        }
+    }
+    CHECK(w.empty());
+    CHECK(popped == seq);
+}

@@ -104,8 +104,21 @@ KernelDesc multi_sgd_kernel(const std::vector<SgdSegment>& segs, isa::DType dtyp
         default: body = [p](isa::IInstrSink& s) { multi_sgd_body<float>(s, p); }; break;
     }
     // Bytes: W and G in, W out; fp32 passes: the conversions, the axpy and the rounding.
-    return norm::vector_launch(name, "MultiSgdUpdate", blocks, std::move(body),
-                               2.0 * static_cast<double>(p.total), 3 * es * p.total, 4.0, p.total, dev);
+    KernelDesc k = norm::vector_launch(name, "MultiSgdUpdate", blocks, std::move(body),
+                                       2.0 * static_cast<double>(p.total), 3 * es * p.total, 4.0, p.total, dev);
+    // A timing re-use candidate (KernelDesc::reuse_key): its time depends, besides the type,
+    // block count and bytes, on the segments' lengths in order (the tiles each share walks) and
+    // where W and G fall within a 512-byte line (the requests its rows split into); lr changes
+    // no instruction. Where the data is (the L2 state) the service adds from the operands: W is
+    // read and written in place, G read.
+    k.reuse_key = "multi_sgd," + std::to_string(static_cast<int>(dtype)) + ',' + std::to_string(p.tile) + ',';
+    for (const SgdSegment& s : segs) {
+        k.reuse_key += std::to_string(s.n) + ':' + std::to_string(s.w % 512) + ',' + std::to_string(s.g % 512) + ';';
+        k.operands.push_back({s.w, s.n * es, false});
+        k.operands.push_back({s.g, s.n * es, false});
+        k.operands.push_back({s.w, s.n * es, true});
+    }
+    return k;
 }
 
 }  // namespace sfumato::ops
