@@ -33,6 +33,14 @@ public:
         if (m_dirty.empty()) m_update.request_update();
         m_dirty.push_back(s);
     }
+    // The earliest deferred activation (SubmitOrder::set_deferred) among this instant's targets
+    // other than `except`, while their end hooks run.
+    uint64_t earliest_deferred(const SubmitOrder* except) const {
+        uint64_t t = ~uint64_t(0);
+        for (const SubmitOrder* s : m_run)
+            if (s != except && s->m_deferred) t = std::min(t, *s->m_deferred);
+        return t;
+    }
     size_t index(const SubmitOrder* s) const {
         return static_cast<size_t>(std::find(m_all.begin(), m_all.end(), s) - m_all.begin());
     }
@@ -119,6 +127,8 @@ bool SubmitOrder::want_end() {
     }
     return true;
 }
+
+uint64_t SubmitOrder::others_deferred() const { return m_end->earliest_deferred(this); }
 
 void SubmitOrder::instant_over() {
     if (!m_want_end) return;

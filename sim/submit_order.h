@@ -25,6 +25,8 @@ class InstantEnd;
 }
 
 class SubmitOrder {
+    friend class detail::InstantEnd;
+
 public:
     // Construct during elaboration. `accept` takes one request into the target at the current
     // time (it must not submit through this object).
@@ -50,6 +52,14 @@ public:
     // outside a running simulation, nor without a hook).
     void set_end_hook(std::function<void()> hook) { m_end_hook = std::move(hook); }
     bool want_end();
+    // A target whose next activation waits for its end hook (it asked want_end() and did not
+    // schedule its wake-up) shows that activation's tick here until the hook runs (nullptr: none):
+    // another target's hook, which may act ahead of SystemC time, must not go past it, and the
+    // kernel does not know it yet. The pointer is read when asked (the tick may move earlier).
+    void set_deferred(const uint64_t* tick) { m_deferred = tick; }
+    // The earliest such tick among the other targets whose hooks are due at the end of this
+    // instant (~0 when none): they are the only ones that can have one.
+    uint64_t others_deferred() const;
     // Instants whose requests came from more than one port (for tests).
     uint64_t contended() const { return m_contended; }
     // Hands over the staged requests (the end-of-instant service calls it, or the target after
@@ -73,6 +83,7 @@ private:
     std::function<void()> m_end_hook;
     bool m_want_end = false;  // the hook is due at the end of this instant
     bool m_listed = false;    // in the end-of-instant service's list for this instant
+    const uint64_t* m_deferred = nullptr;  // set_deferred()
     uint64_t m_contended = 0;
 };
 

@@ -24,15 +24,6 @@ MemorySystem::ReqStats::ReqStats(StatGroup* parent, const char* name)
       bytes(g, "bytes", "B", "bytes requested"),
       merges(g, "mshr_merges", "requests", "misses merged into an outstanding miss to the same line") {}
 
-namespace {
-// The memory systems of the simulation (a system has one per chip): one that runs ahead stops
-// before another's next activation, whose wake-up may still wait for its own end-of-instant hook.
-std::vector<MemorySystem*>& all_systems() {
-    static std::vector<MemorySystem*> v;
-    return v;
-}
-}  // namespace
-
 MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, StatGroup* parent_stats,
                            TraceHub* trace, ClockDomain core_clock, uint32_t ports)
     : sc_core::sc_module(name),
@@ -120,16 +111,12 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     }
     add_stat_formulas();
     m_order.set_end_hook([this] { instant_over(); });
-    all_systems().push_back(this);
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
 }
 
-MemorySystem::~MemorySystem() {
-    auto& v = all_systems();
-    v.erase(std::remove(v.begin(), v.end(), this), v.end());
-}
+MemorySystem::~MemorySystem() = default;
 
 void MemorySystem::process() {
     ++m_activations;
@@ -164,6 +151,7 @@ void MemorySystem::process() {
     // (instant_over) schedules the wake-up then.
     if (m_clients_ahead && !m_bulk && !m_runahead_client && m_order.want_end()) {
         m_wake_deferred = true;
+        m_order.set_deferred(&m_scheduled);
         return;
     }
     m_wake_ev.notify(to_sc_time(Tick(m_scheduled - now)));
@@ -189,6 +177,7 @@ void MemorySystem::instant_over() {
     // meanwhile, which then ends the run as another's would).
     if (!m_wake_deferred) return;
     m_wake_deferred = false;
+    m_order.set_deferred(nullptr);
     const uint64_t now = now_tick().v;
     const auto wake = [this, now] {
         if (m_scheduled != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(m_scheduled > now ? m_scheduled - now : 0)));
@@ -204,9 +193,8 @@ void MemorySystem::instant_over() {
     // Nor past the driver's slice when it acts between slices (sim/run_horizon.h).
     uint64_t until = std::min<uint64_t>(d == sc_core::sc_max_time() ? EventWheel::kEmpty - 1 : now + d.value(), run_horizon());
     // Nor past another memory system's next activation that its own hook has yet to schedule
-    // (the hooks of one instant run one after the other).
-    for (const MemorySystem* o : all_systems())
-        if (o != this && o->m_wake_deferred) until = std::min(until, o->m_scheduled);
+    // (the hooks of one instant run one after the other: sim/submit_order.h, set_deferred).
+    until = std::min(until, m_order.others_deferred());
     if (until <= m_scheduled) {  // another process acts before this system's next activation
         wake();
         return;
