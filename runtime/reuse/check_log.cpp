@@ -40,12 +40,29 @@ Overlap overlap_of(const rt::Context &ctx, const Task &t) {
 
 } // namespace
 
+const char *const kCheckLogHeader =
+    "chip,record,identity,type,full_index,occurrence,chip_first,blocks,"
+    "cycles,startup_cycles,start_tick,standins_before,overlap_kernels,"
+    "overlap_copies,code_gap_bytes,bytes,l2_held,prev_chip,prev_record,"
+    "prev_cycles,prev_startup_cycles,prev_chip_first,prev_code_gap_bytes,"
+    "prev_standins_before\n";
+
 void TimingReuse::write_check_log() const {
   if (m_opt.check_log.empty())
     return;
   std::FILE *f = std::fopen(m_opt.check_log.c_str(), "a");
-  if (!f)
-    return; // checked writable at construction
+  if (!f) { // checked writable at construction; a destructor cannot throw
+    std::fprintf(stderr,
+                 "warning: timing re-use: cannot write the check log '%s' "
+                 "any more; chip %u's lines are lost\n",
+                 m_opt.check_log.c_str(), m_chip);
+    return;
+  }
+  // A new file starts with the column names (each chip of a run appends its
+  // lines; the first to write finds the file empty).
+  std::fseek(f, 0, SEEK_END);
+  if (std::ftell(f) == 0)
+    std::fputs(kCheckLogHeader, f);
   for (const std::shared_ptr<Launch> &l : m_records) {
     if (l->standin || !l->task || !l->task->done)
       continue;

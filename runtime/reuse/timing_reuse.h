@@ -126,6 +126,10 @@ enum class ReuseMode : uint8_t { Off, On, Auto };
 ReuseMode parse_reuse_mode(const std::string &s,
                            const std::string &option = "--reuse-timing");
 const char *reuse_mode_name(ReuseMode m);
+// The check log's first line (--reuse-log; a file that already holds lines gets
+// none): the 24 column names, docs/timing_reuse.md.
+extern const char *const kCheckLogHeader;
+
 // The mode a run uses: Auto is Off in functional mode; On in functional mode
 // throws InputError.
 ReuseMode resolve_mode(ReuseMode m, bool functional,

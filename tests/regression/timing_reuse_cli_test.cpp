@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <string>
+#include <vector>
 
+#include "runtime/reuse/timing_reuse.h"
 #include "tests/support.h"
 
 using namespace sfumato::test;
@@ -106,14 +109,26 @@ TEST_CASE(
   CHECK(lg["total_cycles"] == a["total_cycles"]);
   CHECK(c["reused"] == a["reuse_timing"]["reused"]);
   CHECK(c["checks"] == a["reuse_timing"]["checks"]);
-  std::ifstream in(log);
-  std::string line;
-  uint64_t lines = 0;
-  while (std::getline(in, line)) {
-    ++lines;
-    CHECK(std::count(line.begin(), line.end(), ',') == 23);
-  }
-  CHECK(lines == c["unique"].get<uint64_t>() + c["checks"].get<uint64_t>());
+  const auto log_lines = [&log] {
+    std::ifstream in(log);
+    std::vector<std::string> v;
+    for (std::string line; std::getline(in, line);) {
+      CHECK(std::count(line.begin(), line.end(), ',') == 23);
+      v.push_back(line);
+    }
+    return v;
+  };
+  const uint64_t full = c["unique"].get<uint64_t>() + c["checks"].get<uint64_t>();
+  std::vector<std::string> lines = log_lines();
+  // The column names first, then one line per full run.
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] + "\n" == sfumato::reuse::kCheckLogHeader);
+  CHECK(lines.size() == 1 + full);
+  // A second run appends its lines, without the names again.
+  run_ok(base + "auto --reuse-log " + log, dir + "/out2");
+  lines = log_lines();
+  CHECK(lines.size() == 1 + 2 * full);
+  CHECK(std::count(lines.begin(), lines.end(), lines[0]) == 1);
   // A check log that cannot be written is an input error naming it.
   const CliResult bad =
       run_cli(base + "auto --reuse-log " + dir + "/no/such/dir/x.csv --out " + dir + "/bad");
