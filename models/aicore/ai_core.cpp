@@ -287,8 +287,8 @@ void AiCore::issue(const isa::Instr& in_) {
     if (!hit) {
         // The chip's memo for this core kind holds only instructions that passed the same checks on
         // a core like this one, with the same result.
-        if (const IssueInfo* shared = m_issue_memo ? m_issue_memo->find(in_) : nullptr) {
-            hit = &m_issued.put(in_, *shared);
+        if (const auto* shared = m_issue_memo ? m_issue_memo->find(in_) : nullptr) {
+            hit = &m_issued.put(in_, shared->value);
         } else {
             isa::Instr in = in_;
             in.pipe = pipe;

@@ -11,27 +11,34 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "isa/instr.h"
 
 namespace sfumato {
 
-template <class V, size_t N = 16>
-class InstrCache {
+// One direct-mapped table of (instruction, value) for both: `Slot::of(in)` picks an entry in
+// [0, N) from fields the equality compares (equal instructions land in one slot); a slot holds the
+// instruction put last. Small tables live inside their owner, large ones on the heap.
+template <class V, size_t N, class Slot>
+class InstrTable {
 public:
-    // key: the instruction first put, equal to every one found with it (isa::operator==).
     struct Entry {
-        isa::Instr key;
+        isa::Instr key;  // the instruction first put, equal to every one found with it (isa::operator==)
         V value{};
         bool valid = false;
     };
+    InstrTable() {
+        if constexpr (kHeap) m_entries.resize(N);
+    }
+    // The entry (it stays as it is until its slot is put again).
     const Entry* find(const isa::Instr& in) const {
-        const Entry& e = m_entries[slot(in)];
+        const Entry& e = m_entries[Slot::of(in)];
         return e.valid && e.key == in ? &e : nullptr;
     }
     const Entry& put(const isa::Instr& in, const V& v) {
-        Entry& e = m_entries[slot(in)];
+        Entry& e = m_entries[Slot::of(in)];
         e.key = in;
         e.value = v;
         e.valid = true;
@@ -39,8 +46,17 @@ public:
     }
 
 private:
-    // A flag's pipes and event id count too: a tile loop's flags differ only there.
-    static size_t slot(const isa::Instr& in) {
+    static constexpr bool kHeap = N > 64;
+    std::conditional_t<kHeap, std::vector<Entry>, std::array<Entry, N>> m_entries;
+};
+
+namespace detail {
+
+// The small cache's slot: cheap, and a tile loop's flags differ only in their pipes and event id,
+// so those count too.
+template <size_t N>
+struct SmallSlot {
+    static size_t of(const isa::Instr& in) {
         const size_t flag = in.op == isa::Opcode::SET_FLAG || in.op == isa::Opcode::WAIT_FLAG
                                 ? static_cast<size_t>(in.flag.src) + static_cast<size_t>(in.flag.dst) * 5 + in.flag.event_id * 3
                                 : 0;
@@ -48,35 +64,15 @@ private:
                 (in.src1.addr >> 5) * 13) %
                N;
     }
-    std::array<Entry, N> m_entries;
 };
 
-template <class V, unsigned Log2N = 12>
-class InstrMemo {
-public:
-    InstrMemo() : m_entries(size_t{1} << Log2N) {}
-    const V* find(const isa::Instr& in) const {
-        const Entry& e = m_entries[slot(in)];
-        return e.valid && e.key == in ? &e.value : nullptr;
-    }
-    void put(const isa::Instr& in, const V& v) {
-        Entry& e = m_entries[slot(in)];
-        e.key = in;
-        e.value = v;
-        e.valid = true;
-    }
-
-private:
-    struct Entry {
-        isa::Instr key;
-        V value{};
-        bool valid = false;
-    };
-    // Only fields the equality compares (equal instructions land in one slot): opcode, pipe and
-    // dtype, the operands' addresses, and the parameter block's first bytes where its class compares
-    // them (every class but NOP's and SET_MASK's; a flag's three bytes), so that flags differing only
-    // in their pipes or event id, or copies only in their burst count, do not share a slot.
-    static size_t slot(const isa::Instr& in) {
+// The memo's slot, a multiplicative hash of only fields the equality compares: opcode, pipe and
+// dtype, the operands' addresses, and the parameter block's first bytes where its class compares
+// them (every class but NOP's and SET_MASK's; a flag's three bytes), so that flags differing only
+// in their pipes or event id, or copies only in their burst count, do not share a slot.
+template <unsigned Log2N>
+struct HashedSlot {
+    static size_t of(const isa::Instr& in) {
         constexpr uint64_t k = 0x9e3779b97f4a7c15ull;
         uint32_t head = 0, params = 0;
         std::memcpy(&head, &in, sizeof head);
@@ -90,7 +86,13 @@ private:
         h = (h ^ (h >> 29) ^ in.src2.addr) * k;
         return static_cast<size_t>(h >> (64 - Log2N));
     }
-    std::vector<Entry> m_entries;
 };
+
+}  // namespace detail
+
+template <class V, size_t N = 16>
+using InstrCache = InstrTable<V, N, detail::SmallSlot<N>>;
+template <class V, unsigned Log2N = 12>
+using InstrMemo = InstrTable<V, size_t{1} << Log2N, detail::HashedSlot<Log2N>>;
 
 }  // namespace sfumato

@@ -31,13 +31,13 @@ TEST_CASE("issue memo: finds what was put for an equal instruction only") {
     CHECK(memo.find(a) == nullptr);
     memo.put(a, 7);
     REQUIRE(memo.find(a) != nullptr);
-    CHECK(*memo.find(a) == 7);
+    CHECK(memo.find(a)->value == 7);
     // Bookkeeping fields are not part of the key.
     Instr later = a;
     later.seq = 99;
     later.issue_cycle = 12345;
     REQUIRE(memo.find(later) != nullptr);
-    CHECK(*memo.find(later) == 7);
+    CHECK(memo.find(later)->value == 7);
     // Any architectural difference misses.
     Instr other = a;
     other.vec.repeat = 5;
@@ -74,7 +74,7 @@ TEST_CASE("issue memo: bytes of the parameter block that the opcode's class leav
     REQUIRE(a == b);
     REQUIRE(std::memcmp(&a.vec, &b.vec, sizeof a.vec) != 0);
     REQUIRE(memo.find(b) != nullptr);
-    CHECK(*memo.find(b) == 3);
+    CHECK(memo.find(b)->value == 3);
 }
 
 TEST_CASE("issue memo: over many instructions, a found value is always one put with an equal instruction") {
@@ -91,15 +91,15 @@ TEST_CASE("issue memo: over many instructions, a found value is always one put w
         // Few distinct values, so equal instructions recur.
         all.push_back(vadd((rnd() % 8) * 0x800, (rnd() % 8) * 0x800, (rnd() % 4) * 0x800, static_cast<uint16_t>(1 + rnd() % 3)));
         memo.put(all.back(), i);
-        const size_t* v = memo.find(all.back());
-        REQUIRE(v != nullptr);  // what was just put is found
-        CHECK(*v == i);
+        const auto* e = memo.find(all.back());
+        REQUIRE(e != nullptr);  // what was just put is found
+        CHECK(e->value == i);
     }
     size_t found = 0;
     for (const Instr& in : all) {
-        if (const size_t* v = memo.find(in)) {
+        if (const auto* e = memo.find(in)) {
             ++found;
-            CHECK(all.at(*v) == in);
+            CHECK(all.at(e->value) == in);
         }
     }
     CHECK(found > 0);
@@ -126,7 +126,7 @@ TEST_CASE("issue memo and issue cache: flags differing only in their pipes or ev
     }
     for (size_t i = 0; i < flags.size(); ++i) {
         REQUIRE(memo.find(flags[i]) != nullptr);
-        CHECK(*memo.find(flags[i]) == static_cast<int>(i));
+        CHECK(memo.find(flags[i])->value == static_cast<int>(i));
         REQUIRE(cache.find(flags[i]) != nullptr);
         CHECK(cache.find(flags[i])->value == static_cast<int>(i));
     }
