@@ -7,29 +7,29 @@
 
 using namespace sfumato::mem;
 
-TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and overflow") {
+namespace {
+
+// A wheel beside a heap of the same events (the reference order), and a xorshift generator.
+struct Checked {
     EventWheel w;
     std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
-    uint64_t seq = 0, now = 0, x = 12345;
-    auto rnd = [&] {
+    uint64_t seq = 0, x;
+    size_t popped = 0;
+    explicit Checked(uint64_t seed) : x(seed) {}
+    uint64_t rnd() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         return x;
-    };
-    size_t popped = 0;
-    for (int step = 0; step < 20000; ++step) {
-        const int pushes = static_cast<int>(rnd() % 4);
-        for (int i = 0; i < pushes; ++i) {
-            // Mostly near events, some equal ticks, some far beyond the window.
-            const uint64_t r = rnd() % 100;
-            const uint64_t d = r < 10 ? 0 : r < 95 ? rnd() % 200000 : rnd() % 50000000;
-            w.push(now + d, nullptr, static_cast<uint32_t>(seq), 0);
-            ref.push({now + d, seq, nullptr, static_cast<uint32_t>(seq), 0});
-            ++seq;
-        }
-        REQUIRE(w.next_tick() == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
-        if (!ref.empty()) now = ref.top().tick;
+    }
+    void push(uint64_t t) {
+        w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
+        ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
+        ++seq;
+    }
+    uint64_t ref_next() const { return ref.empty() ? EventWheel::kEmpty : ref.top().tick; }
+    // Pops every event due at `now`, each the reference's next; returns the failed pop's `next`.
+    uint64_t pop_due(uint64_t now) {
         WheelItem it;
         uint64_t next = 0;
         while (w.pop_due(now, it, next)) {
@@ -39,11 +39,31 @@ TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and 
             ref.pop();
             ++popped;
         }
-        REQUIRE((ref.empty() || ref.top().tick > now));
-        // The failed pop reports the earliest pending tick.
-        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
+        return next;
     }
-    CHECK(popped > 10000);
+};
+
+}  // namespace
+
+TEST_CASE("mem event wheel: pops in tick then push order across wrap-around and overflow") {
+    Checked c(12345);
+    uint64_t now = 0;
+    for (int step = 0; step < 20000; ++step) {
+        const int pushes = static_cast<int>(c.rnd() % 4);
+        for (int i = 0; i < pushes; ++i) {
+            // Mostly near events, some equal ticks, some far beyond the window.
+            const uint64_t r = c.rnd() % 100;
+            const uint64_t d = r < 10 ? 0 : r < 95 ? c.rnd() % 200000 : c.rnd() % 50000000;
+            c.push(now + d);
+        }
+        REQUIRE(c.w.next_tick() == c.ref_next());
+        if (!c.ref.empty()) now = c.ref.top().tick;
+        const uint64_t next = c.pop_due(now);
+        REQUIRE((c.ref.empty() || c.ref.top().tick > now));
+        // The failed pop reports the earliest pending tick.
+        REQUIRE(next == c.ref_next());
+    }
+    CHECK(c.popped > 10000);
 }
 
 TEST_CASE("mem event wheel: run-ahead pops stop at the first later event of the stop kind") {
@@ -71,38 +91,17 @@ TEST_CASE("mem event wheel: crowded buckets of interleaved ticks keep (tick, pus
     // Many events per 2^kShift-ps bucket at a few ticks ps apart, pushed out of tick order and
     // popped a bucket at a time while more arrive: inserts land before the tail, after the
     // finger (the node inserted last) or before it, and pops remove the finger.
-    EventWheel w;
-    std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
-    uint64_t seq = 0, now = 0, x = 777;
-    auto rnd = [&] {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        return x;
-    };
+    Checked c(777);
+    uint64_t now = 0;
     const uint64_t bucket = uint64_t(1) << EventWheel::kShift;
-    size_t popped = 0;
     for (int step = 0; step < 4000; ++step) {
-        const int pushes = static_cast<int>(rnd() % 24);
-        for (int i = 0; i < pushes; ++i) {
-            const uint64_t t = now + (rnd() % 4) * bucket + rnd() % 5;  // 5 ticks per bucket
-            w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
-            ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
-            ++seq;
-        }
-        now += rnd() % (bucket / 2);
-        WheelItem it;
-        uint64_t next = 0;
-        while (w.pop_due(now, it, next)) {
-            REQUIRE(!ref.empty());
-            REQUIRE(it.tick == ref.top().tick);
-            REQUIRE(it.arg == ref.top().arg);
-            ref.pop();
-            ++popped;
-        }
-        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
+        const int pushes = static_cast<int>(c.rnd() % 24);
+        for (int i = 0; i < pushes; ++i) c.push(now + (c.rnd() % 4) * bucket + c.rnd() % 5);  // 5 ticks per bucket
+        now += c.rnd() % (bucket / 2);
+        const uint64_t next = c.pop_due(now);
+        REQUIRE(next == c.ref_next());
     }
-    CHECK(popped > 20000);
+    CHECK(c.popped > 20000);
 }
 
 TEST_CASE("mem event wheel: far events pushed in order and out of order leave in (tick, push) order") {
@@ -110,64 +109,33 @@ TEST_CASE("mem event wheel: far events pushed in order and out of order leave in
     // FIFO); other far events come out of order (its heap), some at the very ticks of the
     // arrivals. Both must merge as one (tick, push)-ordered queue, also across the FIFO's
     // compaction (thousands consumed) and while the window crawls towards them.
-    EventWheel w;
-    std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
-    uint64_t seq = 0, now = 0, x = 4242;
-    auto rnd = [&] {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        return x;
-    };
+    Checked c(4242);
+    uint64_t now = 0;
     const uint64_t window = EventWheel::kBuckets << EventWheel::kShift;
-    auto push = [&](uint64_t t) {
-        w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
-        ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
-        ++seq;
-    };
-    size_t popped = 0;
     uint64_t run_end = 0;  // the last arrival's tick
     for (int step = 0; step < 3000; ++step) {
         if (step % 500 == 0) {  // a copy: 5,000 arrivals 40 ps apart, starting far ahead
             uint64_t t = std::max(run_end, now + 2 * window);
-            for (int i = 0; i < 5000; ++i) push(t += 40);
+            for (int i = 0; i < 5000; ++i) c.push(t += 40);
             run_end = t;
         }
-        const int pushes = static_cast<int>(rnd() % 3);
+        const int pushes = static_cast<int>(c.rnd() % 3);
         for (int i = 0; i < pushes; ++i) {
-            const uint64_t r = rnd() % 10;
+            const uint64_t r = c.rnd() % 10;
             // Far and out of order; or exactly at an arrival's tick (a tie across FIFO and heap);
             // or near.
-            const uint64_t t = r < 4   ? now + window + rnd() % (4 * window)
-                               : r < 6 ? now + 2 * window + 40 * (rnd() % 5000)
-                                       : now + rnd() % 1000;
-            push(t);
+            const uint64_t t = r < 4   ? now + window + c.rnd() % (4 * window)
+                               : r < 6 ? now + 2 * window + 40 * (c.rnd() % 5000)
+                                       : now + c.rnd() % 1000;
+            c.push(t);
         }
-        now += rnd() % (window / 16);
-        WheelItem it;
-        uint64_t next = 0;
-        while (w.pop_due(now, it, next)) {
-            REQUIRE(!ref.empty());
-            REQUIRE(it.tick == ref.top().tick);
-            REQUIRE(it.arg == ref.top().arg);
-            ref.pop();
-            ++popped;
-        }
-        REQUIRE(next == (ref.empty() ? EventWheel::kEmpty : ref.top().tick));
-        REQUIRE(w.next_tick() == next);
+        now += c.rnd() % (window / 16);
+        const uint64_t next = c.pop_due(now);
+        REQUIRE(next == c.ref_next());
+        REQUIRE(c.w.next_tick() == next);
     }
     // Then everything left, in order.
-    WheelItem it;
-    uint64_t next = 0;
-    while (!ref.empty()) {
-        now = ref.top().tick;
-        while (w.pop_due(now, it, next)) {
-            REQUIRE(it.tick == ref.top().tick);
-            REQUIRE(it.arg == ref.top().arg);
-            ref.pop();
-            ++popped;
-        }
-    }
-    CHECK(w.empty());
-    CHECK(popped == seq);
+    while (!c.ref.empty()) c.pop_due(c.ref.top().tick);
+    CHECK(c.w.empty());
+    CHECK(c.popped == c.seq);
 }
