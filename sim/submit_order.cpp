@@ -115,7 +115,7 @@ void SubmitOrder::submit(MemRequest& r) {
         m_listed = true;
         m_end->want(this);
     }
-    add(m_staged, r);
+    m_staged.push_back(&r);
 }
 
 bool SubmitOrder::want_end() {
@@ -136,47 +136,38 @@ void SubmitOrder::instant_over() {
     m_end_hook();
 }
 
-void SubmitOrder::stage(MemRequest& r) { add(m_direct, r); }
-
-void SubmitOrder::add(std::vector<Staged>& to, MemRequest& r) {
-    // Arrival in the low 32 bits.
-    const uint64_t who = static_cast<uint64_t>(r.who);
-    to.push_back({uint64_t{r.port} << 40 | who << 32 | static_cast<uint32_t>(to.size()), &r});
-}
-
 void SubmitOrder::flush() {
     m_listed = false;
     if (!m_staged.empty()) hand_over(m_staged);
 }
 
-void SubmitOrder::flush_direct() { hand_over(m_direct); }
-
 void SubmitOrder::direct_to_instant() {
-    m_batch.swap(m_direct);
-    for (const Staged& s : m_batch) submit(*s.req);
-    m_batch.clear();
+    m_moving.swap(m_direct);
+    for (MemRequest* r : m_moving) submit(*r);
+    m_moving.clear();
 }
 
-void SubmitOrder::hand_over(std::vector<Staged>& from) {
+void SubmitOrder::hand_over(std::vector<MemRequest*>& from) {
     if (from.size() == 1) {  // nothing to order, and no port contended
-        MemRequest& r = *from.front().req;
-        from.clear();  // before accept, as the swap below: a later submit starts a new batch
+        MemRequest& r = *from.front();
+        from.clear();  // before accept, as below: a later submit starts a new batch
         m_accept(r);
         return;
     }
-    // The batch is moved out first: a request the target accepts may not submit through here,
-    // but then a submit never appends to the list being handed over.
-    m_batch.swap(from);
+    // The batch is taken out first (into m_batch with its keys, `from` emptied): a request the
+    // target accepts may not submit through here, but then a submit never appends to the list
+    // being handed over. Keys: ports from m_first on, then the ones before it (a port beyond
+    // `ports`, which the target rejects, last), then the requester, then the arrival (low 32 bits).
+    const uint64_t first = m_first, ports = m_ports;
+    m_batch.clear();
+    for (size_t i = 0; i < from.size(); ++i) {
+        MemRequest* q = from[i];
+        const uint64_t port = q->port;
+        const uint64_t r = port >= ports ? port : port >= first ? port - first : port + ports - first;
+        m_batch.push_back({r << 40 | static_cast<uint64_t>(q->who) << 32 | static_cast<uint32_t>(i), q});
+    }
+    from.clear();
     if (m_batch.size() > 1) {
-        // Ports from m_first on, then the ones before it (a port beyond `ports`, which the target
-        // rejects, last). Each key is rotated once, before the sort (the batch is this call's own
-        // copy), not at every comparison: that took two 64-bit divides per comparison.
-        const uint64_t first = m_first, ports = m_ports;
-        for (Staged& s : m_batch) {
-            const uint64_t port = s.key >> 40;
-            const uint64_t r = port >= ports ? port : port >= first ? port - first : port + ports - first;
-            s.key = r << 40 | (s.key & ((uint64_t{1} << 40) - 1));
-        }
         std::sort(m_batch.begin(), m_batch.end(), [](const Staged& a, const Staged& b) { return a.key < b.key; });
         // Round robin: when ports contended, the one after the winner comes first next time (so
         // ports without requests, such as a system's link ports on a chip, change nothing).

@@ -39,8 +39,18 @@ public:
     // hands it over with flush_direct() (a run-ahead client's requests of one tick, whose
     // callbacks run ahead of SystemC time: models/mem/memory_system.h). Both batches take turns
     // in one round robin.
-    void stage(MemRequest& r);
-    void flush_direct();
+    void stage(MemRequest& r) { m_direct.push_back(&r); }
+    // (Inline, as stage(): a run-ahead client's tick stages one request most of the time, which
+    // needs no ordering.)
+    void flush_direct() {
+        if (m_direct.size() == 1) {
+            MemRequest& r = *m_direct.front();
+            m_direct.clear();  // before accept, as hand_over(): a later stage starts a new batch
+            m_accept(r);
+            return;
+        }
+        hand_over(m_direct);
+    }
     // Moves the requests stage() holds into the current instant's batch, in their order, ahead of
     // those submitted after (a run-ahead tick that SystemC time has reached before its end).
     void direct_to_instant();
@@ -69,17 +79,20 @@ public:
     void instant_over();
 
 private:
+    // A batch of several, as hand_over() orders it.
     struct Staged {
-        uint64_t key;  // port, requester, arrival (the port rotated when the batch is handed over)
+        uint64_t key;  // the port rotated (round robin), requester, arrival
         MemRequest* req;
     };
-    static void add(std::vector<Staged>& to, MemRequest& r);
-    void hand_over(std::vector<Staged>& from);
+    void hand_over(std::vector<MemRequest*>& from);
     detail::InstantEnd* m_end;
     uint32_t m_ports;
     uint32_t m_first = 0;  // the port with the highest priority at the next instant
     std::function<void(MemRequest&)> m_accept;
-    std::vector<Staged> m_staged, m_direct, m_batch;
+    // The requests of this instant (submit) and of the target's own batch (stage), in arrival
+    // order: their sort key is made only when a batch has more than one.
+    std::vector<MemRequest*> m_staged, m_direct, m_moving;
+    std::vector<Staged> m_batch;
     std::function<void()> m_end_hook;
     bool m_want_end = false;  // the hook is due at the end of this instant
     bool m_listed = false;    // in the end-of-instant service's list for this instant

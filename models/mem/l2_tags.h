@@ -65,13 +65,14 @@ public:
     // Allocates a slot for `line_addr` (must be absent), evicting if needed.
     uint32_t allocate(uint64_t line_addr, Victim& v);
     // find(line_addr, true) that also keeps what allocate() would look for, for a line that may
-    // be allocated next (the bulk service): its set and the set's first empty way (ways: none).
+    // be allocated next (an L2 lookup, both services): its set and the set's first empty way
+    // (ways: none).
     struct Probe {
         uint32_t set = 0;
         uint32_t empty = 0;
     };
-    // (Both inline: the bulk service calls them once per line.)
-    uint32_t find(uint64_t line_addr, Probe& p) {
+    // (Both inlined: called once per line.)
+    [[gnu::always_inline]] uint32_t find(uint64_t line_addr, Probe& p) {
         const uint32_t s = set_of(line_addr);
         const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
         const uint32_t key = static_cast<uint32_t>(line_addr + 1);
@@ -89,7 +90,7 @@ public:
         return s * m_g.ways + w;
     }
     // allocate(line_addr, v) after find(line_addr, p) found it absent, the set's tags unchanged since.
-    uint32_t allocate(uint64_t line_addr, const Probe& p, Victim& v) {
+    [[gnu::always_inline]] uint32_t allocate(uint64_t line_addr, const Probe& p, Victim& v) {
         const uint32_t s = p.set;
         uint32_t* t = &m_tag[size_t(s) * m_g.ways];
         uint32_t way = p.empty;

@@ -93,13 +93,13 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_req[i] = std::make_unique<ReqStats>(&m_l2_stats, requester_name(static_cast<Requester>(i)));
     m_bulk = p.bulk;
     m_clients_ahead = p.completions_ahead;
+    const uint32_t lb = m_l2.g.line_bytes;
+    m_bulk_line_wr = ser(lb, m_wr_rate);
+    m_bulk_line_rd = ser(lb, m_rd_rate);
+    m_bulk_line_slice = ser(lb, m_slice_rate);
+    m_bulk_line_gm = ser(lb, m_gm_rate);
     if (m_bulk) {
         m_bulk_mshr.assign(size_t(m_l2.g.slices) * m_l2.mshrs, BulkMshr{});
-        const uint32_t lb = m_l2.g.line_bytes;
-        m_bulk_line_wr = ser(lb, m_wr_rate);
-        m_bulk_line_rd = ser(lb, m_rd_rate);
-        m_bulk_line_slice = ser(lb, m_slice_rate);
-        m_bulk_line_gm = ser(lb, m_gm_rate);
         m_bulk_slice.resize(m_l2.g.slices);
         for (uint32_t s = 0; s < m_l2.g.slices; ++s)
             m_bulk_slice[s] = BulkSlice{m_slices[s].tags.get(), 0, &m_bulk_mshr[size_t(s) * m_l2.mshrs], 0};
@@ -362,18 +362,9 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
 }
 
 void MemorySystem::submit(MemRequest& r) {
-    if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
-    if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
-        throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
-    if (r.burst) {
-        if (!m_bulk) throw ModelError(name(), "a burst request, but chip.mem.service is not bulk");
-        if (r.burst->spans.empty() || !r.burst->chain || r.burst->chain->slots.empty())
-            throw ModelError(name(), "a burst request without spans or request slots");
-        for (const MemSpan& sp : r.burst->spans)
-            if (sp.bytes == 0 || sp.addr + sp.bytes > m_hbm.capacity_bytes)
-                throw ModelError(name(), "a burst's request of " + std::to_string(sp.bytes) + " B at " +
-                                             std::to_string(sp.addr) + " is empty or beyond the device capacity");
-    }
+    // One branch on the way of a plain request (check_request, out of line, has the messages).
+    if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst) [[unlikely]]
+        check_request(r);
     // The bulk service looks the tags up when the request is handed over (at the end of its
     // instant): start bringing the first line's set into the host cache now.
     if (m_bulk) {
@@ -387,6 +378,21 @@ void MemorySystem::submit(MemRequest& r) {
         m_runahead_staged = true;
     } else {
         m_order.submit(r);
+    }
+}
+
+void MemorySystem::check_request(const MemRequest& r) const {
+    if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
+    if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)
+        throw ModelError(name(), "request of " + std::to_string(r.bytes) + " B at " + std::to_string(r.addr) + " is empty or beyond the device capacity");
+    if (r.burst) {
+        if (!m_bulk) throw ModelError(name(), "a burst request, but chip.mem.service is not bulk");
+        if (r.burst->spans.empty() || !r.burst->chain || r.burst->chain->slots.empty())
+            throw ModelError(name(), "a burst request without spans or request slots");
+        for (const MemSpan& sp : r.burst->spans)
+            if (sp.bytes == 0 || sp.addr + sp.bytes > m_hbm.capacity_bytes)
+                throw ModelError(name(), "a burst's request of " + std::to_string(sp.bytes) + " B at " +
+                                             std::to_string(sp.addr) + " is empty or beyond the device capacity");
     }
 }
 
@@ -417,6 +423,11 @@ void MemorySystem::accept(MemRequest& r) {
         submit_line(r);
         return;
     }
+    accept_split(r);
+}
+
+void MemorySystem::accept_split(MemRequest& r) {
+    const uint32_t line = m_l2.g.line_bytes;
     Split& sp = *get_split();
     sp.parent = &r;
     const uint64_t end = r.addr + r.bytes;

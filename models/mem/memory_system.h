@@ -183,6 +183,10 @@ private:
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
+    // A request spanning several lines, as children (out of line: accept() stays a leaf's size).
+    [[gnu::noinline]] void accept_split(MemRequest& r);
+    // submit()'s checks of a request that may be bad (or a burst): throws ModelError naming it.
+    [[gnu::cold, gnu::noinline]] void check_request(const MemRequest& r) const;
     // A request reaches slice `slice` at `tick` (its first L2 lookup).
     void enter_l2(uint32_t slice, uint64_t tick, MemRequest& r);
     void flush_runahead();
@@ -296,7 +300,8 @@ private:
     bool m_bulk = false;
     uint64_t m_bulk_waiting = 0;  // write-backs waiting over all channels
     std::vector<BulkSlice> m_bulk_slice;             // per slice
-    // ser() of a whole line at the write and read port, slice and GM rates (the divides, once).
+    // ser() of a whole line at the write and read port, slice and GM rates (the divides, once;
+    // the exact service's whole-line requests take them too: submit_line, finish_miss).
     uint64_t m_bulk_line_wr = 0, m_bulk_line_rd = 0, m_bulk_line_slice = 0, m_bulk_line_gm = 0;
     std::vector<BulkMshr> m_bulk_mshr;               // the slices' MSHR rings, one after the other
     std::vector<BulkWrites> m_bulk_wr;               // per channel

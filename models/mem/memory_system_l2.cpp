@@ -18,13 +18,15 @@ namespace sfumato::mem {
 void MemorySystem::submit_line(MemRequest& r) {
     const uint64_t now = m_in_runahead_cb ? m_cb_tick : now_tick().v;
     Port& p = m_port[r.port];
+    // A whole line's serialisation times are kept (m_bulk_line_*): most requests are one.
+    const bool whole = r.bytes == m_l2.g.line_bytes;
     uint64_t start;
     if (r.write) {
         start = std::max(now, p.wr_free);
-        p.wr_free = start + ser(r.bytes, m_wr_rate);
+        p.wr_free = start + (whole ? m_bulk_line_wr : ser(r.bytes, m_wr_rate));
     } else {
         start = std::max(now, p.rd_free);
-        p.rd_free = start + ser(r.bytes, m_rd_rate);
+        p.rd_free = start + (whole ? m_bulk_line_rd : ser(r.bytes, m_rd_rate));
     }
     const uint64_t arrive = start + m_noc_ps;
     const uint64_t line = line_of(r.addr);
@@ -33,7 +35,7 @@ void MemorySystem::submit_line(MemRequest& r) {
     s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
     // At least a cycle per request: a slice's arrivals come in tick order (arrival_queues.h).
-    s.free = at + ser(r.bytes, m_slice_rate) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
+    s.free = at + (whole ? m_bulk_line_slice : ser(r.bytes, m_slice_rate)) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
     enter_l2(si, at, r);
 }
@@ -50,7 +52,10 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
         if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(t);
         ++m_trace_accesses;
     }
-    uint32_t slot = s.tags->find(line, true);
+    // The lookup keeps the set's first empty way (probe): a miss allocates without a second scan
+    // (the set's tags do not change before it).
+    L2Tags::Probe probe;
+    uint32_t slot = s.tags->find(line, probe);
     if (r.write && !r.atomic_add) {
         if (slot != L2Tags::kNone) {
             ++st.hits;
@@ -58,7 +63,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
         } else {
             ++st.misses;
             L2Tags::Victim v;
-            slot = s.tags->allocate(line, v);
+            slot = s.tags->allocate(line, probe, v);
             if (v.evicted) {
                 ++st.evictions;
                 note_eviction(s, v);
@@ -125,7 +130,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     if (slot == L2Tags::kNone) {
         // Reserve the way now.
         L2Tags::Victim v;
-        slot = s.tags->allocate(line, v);
+        slot = s.tags->allocate(line, probe, v);
         if (v.evicted) {
             ++st.evictions;
             note_eviction(s, v);
@@ -160,7 +165,7 @@ void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
     Port& p = m_port[r.port];
     const uint64_t ready = t + m_hit_ps;
     const uint64_t start = std::max(ready, p.gm_free);
-    p.gm_free = start + ser(r.bytes, m_gm_rate);
+    p.gm_free = start + (r.bytes == m_l2.g.line_bytes ? m_bulk_line_gm : ser(r.bytes, m_gm_rate));
     complete(r, p.gm_free);
 }
 
@@ -207,10 +212,18 @@ void MemorySystem::fill_done(Mshr& m, uint64_t t) {
     // its core's miss path (finish_miss). A request merged into the fill issued no HBM access of
     // its own: once the line has landed it is served from the slice as a hit (its read-port time
     // was taken at submit).
+    // The head's sectors are among the fill's and the line's own (valid_after), unless the way
+    // was taken meanwhile: its mask need not be looked at then.
     bool head = true;
     while (w) {
         MemRequest* nx = w->next;
         w->next = nullptr;
+        if (head && !m.stolen && !w->atomic_add) {
+            finish_miss(*w, t);
+            head = false;
+            w = nx;
+            continue;
+        }
         const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
         if ((valid & mask) != mask) {
             push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring

@@ -41,7 +41,7 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
     Core& k = m_cores[core];
     const uint64_t n = k.chunk_base + i;  // global request index
     switch (m_spec.pattern) {
-        case Pattern::Seq: return m_spec.base + n * m_spec.request_bytes;
+        case Pattern::Seq: return m_spec.base + n * m_spec.request_bytes;  // (issue() has it inline too)
         case Pattern::Stride: return m_spec.base + n * m_spec.stride;
         case Pattern::Random: {
             const uint64_t slots = m_spec.footprint / m_spec.request_bytes;
@@ -49,6 +49,21 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
         }
     }
     return 0;
+}
+
+void TrafficGen::issue(uint32_t core, MemRequest& r) {
+    Core& k = m_cores[core];
+    r.addr = m_spec.pattern == Pattern::Seq ? m_spec.base + (k.chunk_base + k.next) * m_spec.request_bytes
+                                            : address(core, k.next);
+    r.tag = k.next;
+    ++k.next;
+    r.bytes = m_spec.request_bytes;
+    r.write = m_spec.op == MemOp::Write;
+    r.who = r.write ? Requester::MTE3 : Requester::MTE2;
+    r.issue_tick = m_now;
+    ++k.outstanding;
+    ++m_live;
+    m_target.submit(r);
 }
 
 void TrafficGen::begin_pass() {
@@ -81,20 +96,6 @@ void TrafficGen::begin_pass() {
 void TrafficGen::start() {
     m_now = now_tick();
     begin_pass();
-}
-
-void TrafficGen::issue(uint32_t core, MemRequest& r) {
-    Core& k = m_cores[core];
-    r.addr = address(core, k.next);
-    r.tag = k.next;
-    ++k.next;
-    r.bytes = m_spec.request_bytes;
-    r.write = m_spec.op == MemOp::Write;
-    r.who = r.write ? Requester::MTE3 : Requester::MTE2;
-    r.issue_tick = m_now;
-    ++k.outstanding;
-    ++m_live;
-    m_target.submit(r);
 }
 
 void TrafficGen::issue_burst(uint32_t core, MemRequest& r) {

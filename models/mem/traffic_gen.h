@@ -61,7 +61,8 @@ private:
         MemBurstChain chain;  // burst mode: the core's request slots
     };
     void start();
-    void issue(uint32_t core, MemRequest& r);
+    // (Inlined into mem_done: once per request.)
+    [[gnu::always_inline]] inline void issue(uint32_t core, MemRequest& r);
     void issue_burst(uint32_t core, MemRequest& r);
     uint64_t address(uint32_t core, uint64_t i);
     void begin_pass();

@@ -3,7 +3,7 @@
 // at once, against a plain model of the same cache (first matching way, first empty way, else
 // the way touched least recently, or filled least recently for FIFO), on 16-way sets (the
 // presets' vector path) and 8-way sets (the general path), with enough reuse for hits in every
-// way position; the bulk service's form (find() keeping a Probe, allocate() from it) alike.
+// way position; the form the L2 lookups use (find() keeping a Probe, allocate() from it) alike.
 #include <catch2/catch.hpp>
 
 #include <random>
