@@ -37,7 +37,6 @@
 #include <systemc>
 #include <vector>
 
-#include "models/mem/arrival_queues.h"
 #include "models/mem/bulk_channel.h"
 #include "models/mem/event_wheel.h"
 #include "models/mem/fast_div.h"
@@ -133,7 +132,21 @@ private:
     // just count down, so they run early like internal events.
     // BulkDrained: the bulk service's flush write-backs have all been written.
     // BurstSpan: the bulk service issues a burst's next span (a MemRequest carrying the burst).
-    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained, BurstSpan };
+    // Arrival: a request reaches its slice (its first L2 lookup); pushed late (event_wheel.h), it
+    // goes after the other events of its tick, whenever it was accepted (in the callback that
+    // submitted it, or at the end of its instant).
+    enum class Ev : uint8_t {
+        L2Access,
+        CtrlWake,
+        FillDone,
+        WbDone,
+        ClientDone,
+        RunaheadDone,
+        PartDone,
+        BulkDrained,
+        BurstSpan,
+        Arrival
+    };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -183,7 +196,7 @@ private:
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
-    // A request reaches slice `slice` at `tick` (its first L2 lookup).
+    // A request reaches its slice at `tick` (its first L2 lookup; the slice follows from its address).
     void enter_l2(uint32_t slice, uint64_t tick, MemRequest& r);
     void flush_runahead();
     Split* get_split();
@@ -346,10 +359,8 @@ private:
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
+    // Every timed event, requests on their way to a slice (Ev::Arrival) included.
     EventWheel m_events;
-    // Requests on their way to a slice, by (arrival tick, acceptance order), one FIFO per slice;
-    // process() takes them after the wheel's events of the same tick.
-    ArrivalQueues<MemRequest> m_arrivals;
     bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
@@ -396,13 +407,15 @@ private:
 
 // Hot helpers used by every part of the memory system (memory_system*.cpp): inline here.
 inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
-    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind));
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
     if (!m_in_process && tick < m_scheduled) {
         m_scheduled = tick;
         const uint64_t now = now_tick().v;
         m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
     }
 }
+
+inline void MemorySystem::enter_l2(uint32_t, uint64_t tick, MemRequest& r) { push(tick, Ev::Arrival, &r); }
 
 inline void MemorySystem::sample_read_latency(uint64_t ps) {
     const double ns = static_cast<double>(ps) / 1000.0;
