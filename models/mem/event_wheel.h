@@ -38,15 +38,18 @@ public:
 
     // An event pushed before the `now` of the last pop_due() leaves first (at once).
     // Inlined at its call sites: a call's register saves were a third of its host instructions.
+    // The common case only (a free node, the tick inside the window, no far event due, the
+    // event last in its bucket); the rest is out of line, so a caller needs no stack frame for it.
     [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind, bool late = false) {
-        ++m_count;
-        // Far events that the window has reached are moved in first: an event goes into its
-        // bucket after every earlier-pushed one of its key (see put()).
-        if (migrate_due()) migrate();
         const uint64_t key = tick << 1 | uint64_t(late);
-        const uint64_t ab = std::max(tick >> kShift, m_base);
-        if (ab - m_base < kBuckets) put(ab, key, ptr, arg, kind);
-        else push_far({key, m_seq++, ptr, arg, kind});
+        const uint64_t ab = tick >> kShift;
+        const uint32_t n = m_free;
+        // ab - m_base wraps for a tick before the window's base bucket.
+        if (__builtin_expect(n == kNil || ab - m_base >= kBuckets || migrate_due(), 0))
+            return push_slow(key, ptr, arg, kind);
+        ++m_count;
+        m_free = m_nodes[n].next;
+        link(ab, n, key, ptr, arg, kind);
     }
 
     // Removes the earliest event if its tick is <= now; returns false otherwise.
@@ -143,13 +146,21 @@ private:
         uint8_t kind;
     };
     static_assert(sizeof(Node) == 32, "two nodes per host cache line");
-    // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
-    // touch memory that is already in cache.
-    // Each bucket is kept in (key, push order): a new event goes after every node of its key
-    // or earlier. That is (key, sequence) order because every event pushed before it is already
-    // in the buckets when it goes in (push() and pop_due() migrate due far events first, and
-    // migrate() moves them in (key, sequence) order).
-    [[gnu::always_inline]] void put(uint64_t ab, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+    struct Bucket {
+        uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
+        uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
+    };
+    // Everything push() leaves out of line.
+    [[gnu::noinline]] void push_slow(uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+        ++m_count;
+        // Far events that the window has reached are moved in first: an event goes into its
+        // bucket after every earlier-pushed one of its key (see link()).
+        if (migrate_due()) migrate();
+        const uint64_t ab = std::max(key >> (kShift + 1), m_base);
+        if (ab - m_base < kBuckets) put(ab, key, ptr, arg, kind);
+        else push_far({key, m_seq++, ptr, arg, kind});
+    }
+    void put(uint64_t ab, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         uint32_t n;
         if (m_free != kNil) {
             n = m_free;
@@ -158,6 +169,15 @@ private:
             n = static_cast<uint32_t>(m_nodes.size());
             m_nodes.push_back({});
         }
+        link(ab, n, key, ptr, arg, kind);
+    }
+    // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
+    // touch memory that is already in cache.
+    // Each bucket is kept in (key, push order): a new event goes after every node of its key
+    // or earlier. That is (key, sequence) order because every event pushed before it is already
+    // in the buckets when it goes in (push() and pop_due() migrate due far events first, and
+    // migrate() moves them in (key, sequence) order).
+    [[gnu::always_inline]] void link(uint64_t ab, uint32_t n, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         const uint64_t b = ab & kMask;
         Node& nd = m_nodes[n];
         nd.key = key;
@@ -175,7 +195,14 @@ private:
             nd.next = kNil;
             m_nodes[bk.tail].next = n;
             bk.tail = n;
-        } else if (key < m_nodes[bk.head].key) {
+        } else {
+            insert_before_tail(bk, n, key);
+        }
+    }
+    // Node n (key `key`, before bucket bk's tail) goes after every node of its key or earlier.
+    [[gnu::noinline]] void insert_before_tail(Bucket& bk, uint32_t n, uint64_t key) {
+        Node& nd = m_nodes[n];
+        if (key < m_nodes[bk.head].key) {
             nd.next = bk.head;
             bk.head = n;
             bk.finger = n;
@@ -274,10 +301,6 @@ private:
         }
     }
 
-    struct Bucket {
-        uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
-        uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
-    };
     std::vector<Bucket> m_bucket;  // head, tail and finger side by side: one host cache line per access
     std::vector<uint64_t> m_bits;
     std::vector<Node> m_nodes;

@@ -336,6 +336,13 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     return next;
 }
 
+void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
+    m_scheduled = tick;
+    const uint64_t now = now_tick().v;
+    m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
+}
+
 void MemorySystem::submit(MemRequest& r) {
     if (r.port >= m_ports_n) throw ModelError(name(), "request from port " + std::to_string(r.port) + " but the memory system has " + std::to_string(m_ports_n) + " ports");
     if (r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes)

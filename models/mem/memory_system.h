@@ -213,6 +213,8 @@ private:
     // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
     void instant_over();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
+    // push() from outside process() when the event is earlier than the wake-up scheduled.
+    void push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg);
     // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
     // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
     // no longer needs one, it hands it on to the next blocked miss).
@@ -406,13 +408,11 @@ private:
 };
 
 // Hot helpers used by every part of the memory system (memory_system*.cpp): inline here.
-inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+// Every call out of line (the wake-up, the wheel's uncommon cases) is a tail call: the common
+// case needs no stack frame.
+[[gnu::always_inline]] inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) return push_waking(tick, kind, ptr, arg);
     m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
-    if (!m_in_process && tick < m_scheduled) {
-        m_scheduled = tick;
-        const uint64_t now = now_tick().v;
-        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
-    }
 }
 
 inline void MemorySystem::enter_l2(uint32_t, uint64_t tick, MemRequest& r) { push(tick, Ev::Arrival, &r); }
