@@ -75,16 +75,16 @@ public:
         const uint64_t lim = std::max(now, limit);
         // Keys (tick << 1 | late) past every event of tick lim and of tick now.
         const uint64_t lim_key = lim << 1 | 1, now_key = now << 1 | 1;
-        if (m_count == 0) {
-            next = kEmpty;
-            return false;
-        }
         const uint64_t now_b = lim >> kShift;
-        if (migrate_due()) migrate();
+        if (migrate_due()) migrate();  // never while empty (no far event)
         // The base bucket, when it holds anything, holds the earliest events (the common case:
         // the bucket just popped from); otherwise the bit scan finds the first non-empty one.
         uint64_t ab = m_base;
         if (m_bucket[ab & kMask].head == kNil) {
+            if (m_count == 0) {
+                next = kEmpty;
+                return false;
+            }
             for (;;) {
                 ab = first_bucket();
                 if (ab != kEmpty) break;
