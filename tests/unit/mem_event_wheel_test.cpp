@@ -159,10 +159,12 @@ TEST_CASE("mem event wheel: late events follow every event of their tick, pushed
     for (int step = 0; step < 20000; ++step) {
         const int pushes = static_cast<int>(c.rnd() % 6);
         for (int i = 0; i < pushes; ++i) {
-            // A few ticks per bucket (many ties), some beyond the window, half of them late.
+            // A few ticks per bucket (many ties), some beyond the window, a few before the last
+            // pop's time (they leave first), half of them late.
             const uint64_t r = c.rnd() % 100;
             const uint64_t d = r < 95 ? (c.rnd() % 6) * 40 : window + (c.rnd() % 6) * 40;
-            c.push(now + d, c.rnd() % 2 == 0);
+            const uint64_t t = r < 3 && now >= 400 ? now - 40 * (1 + c.rnd() % 10) : now + d;
+            c.push(t, c.rnd() % 2 == 0);
         }
         if (c.rnd() % 3 == 0) now += c.rnd() % 120;
         const uint64_t next = c.pop_due(now);
