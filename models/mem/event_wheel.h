@@ -38,14 +38,14 @@ public:
 
     // An event pushed before the `now` of the last pop_due() leaves first (at once).
     // Inlined at its call sites: a call's register saves were a third of its host instructions.
-    // The common case only (a free node, the tick inside the window, no far event due, the
-    // event last in its bucket); the rest is out of line, so a caller needs no stack frame for it.
+    // The common case only (a free node, the tick inside the window, the event last in its
+    // bucket); the rest is out of line, so a caller needs no stack frame for it.
     [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind, bool late = false) {
         const uint64_t key = tick << 1 | uint64_t(late);
         const uint64_t ab = tick >> kShift;
         const uint32_t n = m_free;
         // ab - m_base wraps for a tick before the window's base bucket.
-        if (__builtin_expect(n == kNil || ab - m_base >= kBuckets || migrate_due(), 0))
+        if (__builtin_expect(n == kNil || ab - m_base >= kBuckets, 0))
             return push_slow(key, ptr, arg, kind);
         ++m_count;
         m_free = m_nodes[n].next;
@@ -76,7 +76,6 @@ public:
         // Keys (tick << 1 | late) past every event of tick lim and of tick now.
         const uint64_t lim_key = lim << 1 | 1, now_key = now << 1 | 1;
         const uint64_t now_b = lim >> kShift;
-        if (migrate_due()) migrate();  // never while empty (no far event)
         // The base bucket, when it holds anything, holds the earliest events (the common case:
         // the bucket just popped from); otherwise the bit scan finds the first non-empty one.
         uint64_t ab = m_base;
@@ -98,6 +97,9 @@ public:
             }
         }
         m_base = std::min(ab, now_b);
+        // The window moved: the far events it reaches now go into their buckets (all after
+        // bucket ab, which was inside the window while they were beyond it).
+        if (migrate_due()) migrate();
         const uint64_t b = ab & kMask;
         Bucket& bk = m_bucket[b];
         // A bucket is kept in (key, push) order: its head is its earliest item.
@@ -126,7 +128,6 @@ public:
     // The earliest pending tick (kEmpty when none).
     uint64_t next_tick() {
         if (m_count == 0) return kEmpty;
-        if (migrate_due()) migrate();
         const uint64_t ab = first_bucket();
         uint64_t best = m_far_key;
         if (ab != kEmpty) best = std::min(best, m_nodes[m_bucket[ab & kMask].head].key);
@@ -153,9 +154,6 @@ private:
     // Everything push() leaves out of line.
     [[gnu::noinline]] void push_slow(uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         ++m_count;
-        // Far events that the window has reached are moved in first: an event goes into its
-        // bucket after every earlier-pushed one of its key (see link()).
-        if (migrate_due()) migrate();
         const uint64_t ab = std::max(key >> (kShift + 1), m_base);
         if (ab - m_base < kBuckets) put(ab, key, ptr, arg, kind);
         else push_far({key, m_seq++, ptr, arg, kind});
@@ -175,7 +173,7 @@ private:
     // touch memory that is already in cache.
     // Each bucket is kept in (key, push order): a new event goes after every node of its key
     // or earlier. That is (key, sequence) order because every event pushed before it is already
-    // in the buckets when it goes in (push() and pop_due() migrate due far events first, and
+    // in the buckets when it goes in (no far event is due between calls, see migrate_due(), and
     // migrate() moves them in (key, sequence) order).
     [[gnu::always_inline]] void link(uint64_t ab, uint32_t n, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         const uint64_t b = ab & kMask;
@@ -259,7 +257,9 @@ private:
         set_far_key(key);
     }
     // Whether the window has reached the earliest far event (none: m_far_b - m_base is about
-    // 2^64, the window never gets there).
+    // 2^64, the window never gets there). Never true between calls: the window moves only in
+    // pop_due_if(), which migrates such events at once, so a push finds every event pushed
+    // before it in the buckets (the order link() keeps).
     bool migrate_due() const { return m_far_b - m_base < kBuckets; }
     void migrate() {
         while (migrate_due()) {
