@@ -280,6 +280,7 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     const uint64_t from = Ahead ? now - 1 : now;  // Ahead: now > SystemC time >= 0
     while (m_events.pop_due_if(from, limit, waits, it, next)) {
         const uint64_t t = std::max(it.tick, now);
+        // An arrival skips the hand-over below (as when arrivals had a queue of their own).
         if (it.kind == static_cast<uint8_t>(Ev::Arrival)) {
             l2_access(*static_cast<MemRequest*>(it.ptr), t, kFirstAccess);
             continue;

@@ -196,7 +196,8 @@ private:
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
-    // A request reaches its slice at `tick` (its first L2 lookup; the slice follows from its address).
+    // A request reaches its slice at `tick` (its first L2 lookup): an Ev::Arrival. (`slice` is no
+    // longer needed: arrivals share the wheel, no queue per slice.)
     void enter_l2(uint32_t slice, uint64_t tick, MemRequest& r);
     void flush_runahead();
     Split* get_split();
@@ -408,8 +409,8 @@ private:
 };
 
 // Hot helpers used by every part of the memory system (memory_system*.cpp): inline here.
-// Every call out of line (the wake-up, the wheel's uncommon cases) is a tail call: the common
-// case needs no stack frame.
+// Inlined where called (a call's register saves were a third of its cost); the wake-up from
+// outside process() and the wheel's uncommon cases are calls out of line.
 [[gnu::always_inline]] inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
     if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) return push_waking(tick, kind, ptr, arg);
     m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
