@@ -1,8 +1,10 @@
 // A calendar queue of timed events for the memory system: 2^15 buckets of 128 ps each (a
 // ~4.2 us window) plus an overflow (a FIFO of far events pushed in order, a heap for the rest)
-// for later events. Events leave in (tick, sequence)
-// order, so runs are deterministic; each bucket is a list kept in that order (a push usually
-// appends, a pop takes the head). Pushing and popping cost O(1) for the near-future events
+// for later events. Events leave in (tick, late, sequence) order, so runs are deterministic: an
+// event pushed `late` goes after every other event of its tick, whenever either was pushed (the
+// memory system's arrivals at a slice, which follow its internal events of their tick), and
+// events of one tick and lateness leave in push order. Each bucket is a list kept in that order
+// (a push usually appends, a pop takes the head). Pushing and popping cost O(1) for the near-future events
 // that dominate memory traffic, where a binary heap of ~2000 pending requests costs a dozen
 // cache-missing levels per operation. Plain C++ (no SystemC).
 #pragma once
@@ -34,16 +36,20 @@ public:
     bool empty() const { return m_count == 0; }
     size_t size() const { return m_count; }
 
-    // tick must be >= the `now` of the last pop_due() (events are never pushed into the past).
+    // An event pushed before the `now` of the last pop_due() leaves first (at once).
     // Inlined at its call sites: a call's register saves were a third of its host instructions.
-    [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind) {
+    // The common case only (a free node, the tick inside the window, the event last in its
+    // bucket); the rest is out of line, so a caller needs no stack frame for it.
+    [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind, bool late = false) {
+        const uint64_t key = tick << 1 | uint64_t(late);
+        const uint64_t ab = tick >> kShift;
+        const uint32_t n = m_free;
+        // ab - m_base wraps for a tick before the window's base bucket.
+        if (__builtin_expect(n == kNil || ab - m_base >= kBuckets, 0))
+            return push_slow(key, ptr, arg, kind);
         ++m_count;
-        // Far events that the window has reached are moved in first: an event goes into its
-        // bucket after every earlier-pushed one of its tick (see put()).
-        if (migrate_due()) migrate();
-        const uint64_t ab = std::max(tick >> kShift, m_base);
-        if (ab - m_base < kBuckets) put(ab, tick, ptr, arg, kind);
-        else push_far({tick, m_seq++, ptr, arg, kind});
+        m_free = m_nodes[n].next;
+        link(ab, n, key, ptr, arg, kind);
     }
 
     // Removes the earliest event if its tick is <= now; returns false otherwise.
@@ -67,42 +73,45 @@ public:
     template <class Stop>
     [[gnu::always_inline]] bool pop_due_if(uint64_t now, uint64_t limit, Stop stop, WheelItem& out, uint64_t& next) {
         const uint64_t lim = std::max(now, limit);
-        if (m_count == 0) {
-            next = kEmpty;
-            return false;
-        }
+        // Keys (tick << 1 | late) past every event of tick lim and of tick now.
+        const uint64_t lim_key = lim << 1 | 1, now_key = now << 1 | 1;
         const uint64_t now_b = lim >> kShift;
-        if (migrate_due()) migrate();
         // The base bucket, when it holds anything, holds the earliest events (the common case:
         // the bucket just popped from); otherwise the bit scan finds the first non-empty one.
         uint64_t ab = m_base;
         if (m_bucket[ab & kMask].head == kNil) {
+            if (m_count == 0) {
+                next = kEmpty;
+                return false;
+            }
             for (;;) {
                 ab = first_bucket();
                 if (ab != kEmpty) break;
                 // Only far events remain: move the window towards the earliest of them.
-                const uint64_t far = far_tick();
-                m_base = std::min(now_b, far >> kShift);
-                if ((far >> kShift) - m_base >= kBuckets) {
-                    next = far;
+                m_base = std::min(now_b, m_far_b);
+                if (m_far_b - m_base >= kBuckets) {
+                    next = m_far_key >> 1;
                     return false;
                 }
                 migrate();
             }
         }
         m_base = std::min(ab, now_b);
+        // The window moved: the far events it reaches now go into their buckets (all after
+        // bucket ab, which was inside the window while they were beyond it).
+        if (migrate_due()) migrate();
         const uint64_t b = ab & kMask;
         Bucket& bk = m_bucket[b];
-        // A bucket is kept in (tick, push) order: its head is its earliest item.
+        // A bucket is kept in (key, push) order: its head is its earliest item.
         const uint32_t best = bk.head;
         Node& bn = m_nodes[best];
-        if (bn.tick > lim || (bn.tick > now && stop(bn.tick, bn.kind, bn.ptr))) {
+        if (bn.key > lim_key || (bn.key > now_key && stop(bn.key >> 1, bn.kind, bn.ptr))) {
             // The bucket's earliest item is the earliest overall unless a far event (in the
             // overflow heap, not yet migrated) is earlier, which migrate() rules out.
-            next = std::min(bn.tick, far_tick());
+            next = std::min(bn.key, m_far_key) >> 1;
             return false;
         }
-        out.tick = bn.tick;
+        out.tick = bn.key >> 1;
         out.seq = 0;
         out.ptr = bn.ptr;
         out.arg = bn.arg;
@@ -119,32 +128,37 @@ public:
     // The earliest pending tick (kEmpty when none).
     uint64_t next_tick() {
         if (m_count == 0) return kEmpty;
-        if (migrate_due()) migrate();
         const uint64_t ab = first_bucket();
-        uint64_t best = far_tick();
-        if (ab != kEmpty) best = std::min(best, m_nodes[m_bucket[ab & kMask].head].tick);
-        return best;
+        uint64_t best = m_far_key;
+        if (ab != kEmpty) best = std::min(best, m_nodes[m_bucket[ab & kMask].head].key);
+        return best >> 1;
     }
 
 private:
     static constexpr uint32_t kNil = ~0u;
-    // A pending event: 32 bytes, aligned, so a node is one half of a host cache line. No sequence
-    // number: a bucket's list is in push order within a tick (see put()).
+    // A pending event: 32 bytes, aligned, so a node is one half of a host cache line. Its key is
+    // tick << 1 | late (one compare orders tick, then lateness). No sequence number: a bucket's
+    // list is in push order within a key (see put()).
     struct alignas(32) Node {
-        uint64_t tick;
+        uint64_t key;
         void* ptr;
         uint32_t arg;
         uint32_t next;
         uint8_t kind;
     };
     static_assert(sizeof(Node) == 32, "two nodes per host cache line");
-    // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
-    // touch memory that is already in cache.
-    // Each bucket is kept in (tick, push order): a new event goes after every node of its tick
-    // or earlier. That is (tick, sequence) order because every event pushed before it is already
-    // in the buckets when it goes in (push() and pop_due() migrate due far events first, and
-    // migrate() moves them in (tick, sequence) order).
-    [[gnu::always_inline]] void put(uint64_t ab, uint64_t tick, void* ptr, uint32_t arg, uint8_t kind) {
+    struct Bucket {
+        uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
+        uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
+    };
+    // Everything push() leaves out of line.
+    [[gnu::noinline]] void push_slow(uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+        ++m_count;
+        const uint64_t ab = std::max(key >> (kShift + 1), m_base);
+        if (ab - m_base < kBuckets) put(ab, key, ptr, arg, kind);
+        else push_far({key, m_seq++, ptr, arg, kind});
+    }
+    void put(uint64_t ab, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         uint32_t n;
         if (m_free != kNil) {
             n = m_free;
@@ -153,50 +167,74 @@ private:
             n = static_cast<uint32_t>(m_nodes.size());
             m_nodes.push_back({});
         }
+        link(ab, n, key, ptr, arg, kind);
+    }
+    // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
+    // touch memory that is already in cache.
+    // Each bucket is kept in (key, push order): a new event goes after every node of its key
+    // or earlier. That is (key, sequence) order because every event pushed before it is already
+    // in the buckets when it goes in (no far event is due between calls, see migrate_due(), and
+    // migrate() moves them in (key, sequence) order).
+    [[gnu::always_inline]] void link(uint64_t ab, uint32_t n, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
         const uint64_t b = ab & kMask;
         Node& nd = m_nodes[n];
-        nd.tick = tick;
+        nd.key = key;
         nd.ptr = ptr;
         nd.arg = arg;
         nd.kind = kind;
         Bucket& bk = m_bucket[b];
-        // A new event usually goes last: the tail is checked first, and only an earlier tick
+        // A new event usually goes last: the tail is checked first, and only an earlier key
         // walks the list.
         if (bk.head == kNil) {
             nd.next = kNil;
             bk.head = bk.tail = n;
             m_bits[b >> 6] |= uint64_t(1) << (b & 63);
-        } else if (m_nodes[bk.tail].tick <= tick) {
+        } else if (m_nodes[bk.tail].key <= key) {
             nd.next = kNil;
             m_nodes[bk.tail].next = n;
             bk.tail = n;
-        } else if (tick < m_nodes[bk.head].tick) {
+        } else {
+            insert_before_tail(bk, n, key);
+        }
+    }
+    // Node n (key `key`, before bucket bk's tail) goes after every node of its key or earlier.
+    [[gnu::noinline]] void insert_before_tail(Bucket& bk, uint32_t n, uint64_t key) {
+        Node& nd = m_nodes[n];
+        if (key < m_nodes[bk.head].key) {
             nd.next = bk.head;
             bk.head = n;
             bk.finger = n;
         } else {
-            // An earlier tick than the tail's: a bucket (128 ps) can hold events of two or more
+            // An earlier key than the tail's: a bucket (128 ps) can hold events of two or more
             // ticks (core-clock, HBM-clock and nanosecond latencies), many of them at the
             // earlier one. The walk starts at the bucket's last such insert (its finger) when
-            // that is not after the new event: events of one tick come in push order, so the
-            // next one of that tick goes right after it, without walking the list again.
+            // that is not after the new event: events of one key come in push order, so the
+            // next one of that key goes right after it, without walking the list again.
             const uint32_t f = bk.finger;
-            uint32_t prev = f != kNil && m_nodes[f].tick <= tick ? f : bk.head;
-            while (m_nodes[m_nodes[prev].next].tick <= tick) prev = m_nodes[prev].next;
+            uint32_t prev = f != kNil && m_nodes[f].key <= key ? f : bk.head;
+            while (m_nodes[m_nodes[prev].next].key <= key) prev = m_nodes[prev].next;
             nd.next = m_nodes[prev].next;
             m_nodes[prev].next = n;
             bk.finger = n;
         }
     }
-    // Far events (beyond the window) wait in (tick, sequence) order in two places: a run of
-    // those pushed in order (each at or after the previous far push's tick: a DMA engine's link
+    // Far events (beyond the window) wait in (key, sequence) order in two places: a run of
+    // those pushed in order (each at or after the previous far push's key: a DMA engine's link
     // arrivals, pushed a whole copy at a time, are ~10^5 of them), which is a FIFO, and a heap for
     // the others. The earliest of the two heads comes first, so events leave as from one heap;
     // a FIFO saves the heap's log(n) levels per event (session 30: eight SDMA engines' heaps of
     // 10^5 events were 2 % of the 8-chip step's profile; the run's time did not move measurably,
     // each event's first touch stays a cache miss either way).
-    void push_far(const WheelItem& w) {
-        if (m_run_head == m_run.size() || m_run.back().tick <= w.tick) {
+    struct Far {
+        uint64_t key, seq;
+        void* ptr;
+        uint32_t arg;
+        uint8_t kind;
+        bool operator<(const Far& o) const { return key != o.key ? key < o.key : seq < o.seq; }
+        bool operator>(const Far& o) const { return o < *this; }
+    };
+    void push_far(const Far& w) {
+        if (m_run_head == m_run.size() || m_run.back().key <= w.key) {
             if (m_run_head == m_run.size()) {
                 m_run.clear();
                 m_run_head = 0;
@@ -204,38 +242,44 @@ private:
             m_run.push_back(w);
         } else {
             m_over.push_back(w);
-            std::push_heap(m_over.begin(), m_over.end(), std::greater<WheelItem>());
+            std::push_heap(m_over.begin(), m_over.end(), std::greater<Far>());
         }
-        m_far_tick = std::min(m_far_tick, w.tick);
+        set_far_key(std::min(m_far_key, w.key));
     }
-    // The earliest far event's tick (kEmpty when none).
-    uint64_t far_tick() const { return m_far_tick; }
-    void update_far_tick() {
-        m_far_tick = kEmpty;
-        if (m_run_head < m_run.size()) m_far_tick = m_run[m_run_head].tick;
-        if (!m_over.empty()) m_far_tick = std::min(m_far_tick, m_over.front().tick);
+    void set_far_key(uint64_t key) {
+        m_far_key = key;
+        m_far_b = key == kEmpty ? kEmpty : key >> (kShift + 1);
     }
-    // Whether the window has reached the earliest far event.
-    bool migrate_due() const { return m_far_tick != kEmpty && (m_far_tick >> kShift) - m_base < kBuckets; }
+    void update_far_key() {
+        uint64_t key = kEmpty;
+        if (m_run_head < m_run.size()) key = m_run[m_run_head].key;
+        if (!m_over.empty()) key = std::min(key, m_over.front().key);
+        set_far_key(key);
+    }
+    // Whether the window has reached the earliest far event (none: m_far_b - m_base is about
+    // 2^64, the window never gets there). Never true between calls: the window moves only in
+    // pop_due_if(), which migrates such events at once, so a push finds every event pushed
+    // before it in the buckets (the order link() keeps).
+    bool migrate_due() const { return m_far_b - m_base < kBuckets; }
     void migrate() {
         while (migrate_due()) {
             const bool from_run =
                 m_run_head < m_run.size() && (m_over.empty() || m_run[m_run_head] < m_over.front());
             if (from_run) {
-                const WheelItem& it = m_run[m_run_head++];
-                put(it.tick >> kShift, it.tick, it.ptr, it.arg, it.kind);
+                const Far& it = m_run[m_run_head++];
+                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.kind);
                 // The consumed prefix goes once it is most of the run (amortised O(1)).
                 if (m_run_head >= 4096 && 2 * m_run_head >= m_run.size()) {
                     m_run.erase(m_run.begin(), m_run.begin() + static_cast<std::ptrdiff_t>(m_run_head));
                     m_run_head = 0;
                 }
             } else {
-                std::pop_heap(m_over.begin(), m_over.end(), std::greater<WheelItem>());
-                const WheelItem& it = m_over.back();
-                put(it.tick >> kShift, it.tick, it.ptr, it.arg, it.kind);
+                std::pop_heap(m_over.begin(), m_over.end(), std::greater<Far>());
+                const Far& it = m_over.back();
+                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.kind);
                 m_over.pop_back();
             }
-            update_far_tick();
+            update_far_key();
         }
     }
     // Absolute index of the first non-empty bucket at or after m_base, or kEmpty.
@@ -257,18 +301,15 @@ private:
         }
     }
 
-    struct Bucket {
-        uint32_t head = kNil, tail = kNil;  // first and last node (tail valid while non-empty)
-        uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
-    };
     std::vector<Bucket> m_bucket;  // head, tail and finger side by side: one host cache line per access
     std::vector<uint64_t> m_bits;
     std::vector<Node> m_nodes;
     uint32_t m_free = kNil;
-    std::vector<WheelItem> m_over;  // far events pushed out of order: a heap
-    std::vector<WheelItem> m_run;   // far events pushed in order: a FIFO from m_run_head
+    std::vector<Far> m_over;  // far events pushed out of order: a heap
+    std::vector<Far> m_run;   // far events pushed in order: a FIFO from m_run_head
     size_t m_run_head = 0;
-    uint64_t m_far_tick = kEmpty;   // the earliest far event's tick
+    uint64_t m_far_key = kEmpty;  // the earliest far event's key
+    uint64_t m_far_b = kEmpty;    // and its bucket (kEmpty when none)
     uint64_t m_base = 0;
     uint64_t m_seq = 0;
     size_t m_count = 0;

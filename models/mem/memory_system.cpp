@@ -33,7 +33,6 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_clk(core_clock),
       m_ports_n(ports),
       m_trace(trace),
-      m_arrivals(p.l2.g.slices),
       m_order(ports, [this](MemRequest& r) { accept(r); }),
       m_stats(parent_stats, basename()),
       m_l2_stats(&m_stats, "l2"),
@@ -133,17 +132,16 @@ void MemorySystem::process() {
     uint64_t next = run_window<false>(now, blocked);
     if (m_runahead_staged) {
         flush_runahead();
-        // The bulk service completes what it accepts here on the wheel (the exact one's arrivals
-        // are counted below).
-        if (m_bulk) next = m_events.next_tick();
+        // What it accepted is on the wheel: the exact service's arrivals, the bulk one's completions.
+        next = m_events.next_tick();
     }
     // The bulk service's waiting write-backs go out once nothing else is on its way (a
     // controller writes while no read waits), each at its own arrival time.
-    if (m_bulk_waiting && next == EventWheel::kEmpty && m_arrivals.top_tick() == EventWheel::kEmpty)
+    if (m_bulk_waiting && next == EventWheel::kEmpty)
         for (uint32_t pc = 0; pc < m_bulk_wr.size(); ++pc)
             if (!m_bulk_wr[pc].waiting.empty()) bulk_drain(pc);
     m_in_process = false;
-    m_scheduled = std::min(next, m_arrivals.top_tick());
+    m_scheduled = next;
     // SystemC time still reaches every completion's tick (the end of a run is the same time).
     if (m_last_runahead > now && m_last_runahead < m_scheduled) m_scheduled = m_last_runahead;
     if (m_scheduled == EventWheel::kEmpty) return;
@@ -209,7 +207,7 @@ void MemorySystem::instant_over() {
         // The end of instant v: its requests handed over (their arrivals may bring the next
         // activation forward, as enter_l2's wake-up would).
         if (m_runahead_staged) flush_runahead();
-        v = std::min(m_events.next_tick(), m_arrivals.top_tick());
+        v = m_events.next_tick();
     }
     m_in_process = false;
     m_scheduled = v;
@@ -240,7 +238,8 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
             switch (static_cast<Ev>(kind)) {
                 case Ev::L2Access:
                 case Ev::CtrlWake:
-                case Ev::FillDone: return false;
+                case Ev::FillDone:
+                case Ev::Arrival: return false;
                 case Ev::ClientDone: {
                     if (tick > now) return true;  // the activation ends (process()'s too)
                     const MemRequest& r = *static_cast<MemRequest*>(ptr);
@@ -267,47 +266,28 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
             (void)now;
             (void)blocked;
             (void)tick;
-            return kind == static_cast<uint8_t>(Ev::ClientDone) ||
-                   (kind == static_cast<uint8_t>(Ev::PartDone) &&
-                    (!parts_ahead || static_cast<Split*>(static_cast<MemRequest*>(ptr)->client)->remaining == 1)) ||
-                   (kind == static_cast<uint8_t>(Ev::BurstSpan) && static_cast<MemRequest*>(ptr)->client != ahead);
+            // Most kinds never wait: one bit test (the kind's bit in a mask) passes them.
+            constexpr uint32_t kMayWait =
+                1u << uint32_t(Ev::ClientDone) | 1u << uint32_t(Ev::PartDone) | 1u << uint32_t(Ev::BurstSpan);
+            if (!((kMayWait >> kind) & 1)) return false;
+            if (kind == static_cast<uint8_t>(Ev::ClientDone)) return true;
+            const MemRequest& r = *static_cast<MemRequest*>(ptr);
+            if (kind == static_cast<uint8_t>(Ev::PartDone))
+                return !parts_ahead || static_cast<Split*>(r.client)->remaining == 1;
+            return r.client != ahead;  // BurstSpan
         }
     };
     const uint64_t from = Ahead ? now - 1 : now;  // Ahead: now > SystemC time >= 0
-    for (;;) {
-        // A request reaches its slice after the wheel's events of the same tick: when it was
-        // accepted (in the callback that submitted it, or at the end of its instant) changes
-        // nothing. The first arrival due in this batch bounds the wheel's pop (events after its
-        // tick stay), so the two queues merge without a walk for the wheel's earliest tick.
-        uint64_t arr = EventWheel::kEmpty;
-        const uint64_t at = m_arrivals.top_tick();  // kEmpty (> limit) when none
-        if (at <= limit) {
-            if (at >= now) {
-                arr = at;
-            } else if (at < m_events.next_tick()) {
-                MemRequest& r = *m_arrivals.top().req;
-                m_arrivals.pop();
-                l2_access(r, now, kFirstAccess);
-                continue;
-            }
-        }
-        if (!m_events.pop_due_if(
-                from, limit,
-                [arr, &waits](uint64_t tick, uint8_t kind, void* ptr) { return tick > arr || waits(tick, kind, ptr); }, it,
-                next)) {
-            if (arr < next) {
-                blocked = false;  // the wheel's head waits for the arrival, not for SystemC time
-                MemRequest& r = *m_arrivals.top().req;
-                m_arrivals.pop();
-                l2_access(r, arr, kFirstAccess);
-                continue;
-            }
-            break;
+    while (m_events.pop_due_if(from, limit, waits, it, next)) {
+        const uint64_t t = std::max(it.tick, now);
+        // An arrival skips the hand-over below (as when arrivals had a queue of their own).
+        if (it.kind == static_cast<uint8_t>(Ev::Arrival)) {
+            l2_access(*static_cast<MemRequest*>(it.ptr), t, kFirstAccess);
+            continue;
         }
         // The run-ahead client's requests of one tick go in together, in the order the requests
         // of an instant take (sim/submit_order.h), as they would without run-ahead.
         if (m_runahead_staged && it.tick > m_cb_tick) flush_runahead();
-        const uint64_t t = std::max(it.tick, now);
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg); break;
             case Ev::CtrlWake:
@@ -356,9 +336,17 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
                 m_wb_pending = 0;
                 m_wb_drained.notify(sc_core::SC_ZERO_TIME);
                 break;
+            case Ev::Arrival: break;  // above
         }
     }
     return next;
+}
+
+void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
+    m_scheduled = tick;
+    const uint64_t now = now_tick().v;
+    m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
 }
 
 void MemorySystem::submit(MemRequest& r) {
@@ -401,15 +389,6 @@ void MemorySystem::flush_runahead() {
     m_in_runahead_cb = true;  // accepted at m_cb_tick
     m_order.flush_direct();
     m_in_runahead_cb = false;
-}
-
-void MemorySystem::enter_l2(uint32_t slice, uint64_t tick, MemRequest& r) {
-    m_arrivals.push(slice, tick, &r);
-    if (!m_in_process && tick < m_scheduled) {
-        m_scheduled = tick;
-        const uint64_t now = now_tick().v;
-        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
-    }
 }
 
 void MemorySystem::accept(MemRequest& r) {

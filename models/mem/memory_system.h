@@ -37,7 +37,6 @@
 #include <systemc>
 #include <vector>
 
-#include "models/mem/arrival_queues.h"
 #include "models/mem/bulk_channel.h"
 #include "models/mem/event_wheel.h"
 #include "models/mem/fast_div.h"
@@ -133,7 +132,21 @@ private:
     // just count down, so they run early like internal events.
     // BulkDrained: the bulk service's flush write-backs have all been written.
     // BurstSpan: the bulk service issues a burst's next span (a MemRequest carrying the burst).
-    enum class Ev : uint8_t { L2Access, CtrlWake, FillDone, WbDone, ClientDone, RunaheadDone, PartDone, BulkDrained, BurstSpan };
+    // Arrival: a request reaches its slice (its first L2 lookup); pushed late (event_wheel.h), it
+    // goes after the other events of its tick, whenever it was accepted (in the callback that
+    // submitted it, or at the end of its instant).
+    enum class Ev : uint8_t {
+        L2Access,
+        CtrlWake,
+        FillDone,
+        WbDone,
+        ClientDone,
+        RunaheadDone,
+        PartDone,
+        BulkDrained,
+        BurstSpan,
+        Arrival
+    };
     struct Port {
         uint64_t rd_free = 0, wr_free = 0, gm_free = 0;
     };
@@ -187,8 +200,9 @@ private:
     [[gnu::noinline]] void accept_split(MemRequest& r);
     // submit()'s checks of a request that may be bad (or a burst): throws ModelError naming it.
     [[gnu::cold, gnu::noinline]] void check_request(const MemRequest& r) const;
-    // A request reaches slice `slice` at `tick` (its first L2 lookup).
-    void enter_l2(uint32_t slice, uint64_t tick, MemRequest& r);
+    // A request reaches its slice at `tick` (its first L2 lookup): an Ev::Arrival (arrivals share
+    // the wheel; the slice follows from the address).
+    void enter_l2(uint64_t tick, MemRequest& r);
     void flush_runahead();
     Split* get_split();
     std::deque<Split> m_split_pool;
@@ -204,6 +218,8 @@ private:
     // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
     void instant_over();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
+    // push() from outside process() when the event is earlier than the wake-up scheduled.
+    void push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg);
     // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
     // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
     // no longer needs one, it hands it on to the next blocked miss).
@@ -351,10 +367,8 @@ private:
     std::vector<Port> m_port;
     std::vector<Slice> m_slices;
 
+    // Every timed event, requests on their way to a slice (Ev::Arrival) included.
     EventWheel m_events;
-    // Requests on their way to a slice, by (arrival tick, acceptance order), one FIFO per slice;
-    // process() takes them after the wheel's events of the same tick.
-    ArrivalQueues<MemRequest> m_arrivals;
     bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
@@ -400,14 +414,14 @@ private:
 };
 
 // Hot helpers used by every part of the memory system (memory_system*.cpp): inline here.
-inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
-    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind));
-    if (!m_in_process && tick < m_scheduled) {
-        m_scheduled = tick;
-        const uint64_t now = now_tick().v;
-        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
-    }
+// Inlined where called (a call's register saves were a third of its cost); the wake-up from
+// outside process() and the wheel's uncommon cases are calls out of line.
+[[gnu::always_inline]] inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
+    if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) return push_waking(tick, kind, ptr, arg);
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
 }
+
+inline void MemorySystem::enter_l2(uint64_t tick, MemRequest& r) { push(tick, Ev::Arrival, &r); }
 
 inline void MemorySystem::sample_read_latency(uint64_t ps) {
     const double ns = static_cast<double>(ps) / 1000.0;

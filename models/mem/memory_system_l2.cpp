@@ -34,10 +34,10 @@ void MemorySystem::submit_line(MemRequest& r) {
     Slice& s = m_slices[si];
     s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
-    // At least a cycle per request: a slice's arrivals come in tick order (arrival_queues.h).
+    // The slice's port serves one request at a time, each for at least a cycle.
     s.free = at + (whole ? m_bulk_line_slice : ser(r.bytes, m_slice_rate)) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
-    enter_l2(si, at, r);
+    enter_l2(at, r);
 }
 
 void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {

@@ -1,7 +1,8 @@
-// The memory system's calendar queue releases events in (tick, push order), like a heap would,
-// across bucket wrap-around and the far-future overflow.
+// The memory system's calendar queue releases events in (tick, late, push order), like a heap
+// would, across bucket wrap-around and the far-future overflow.
 #include <catch2/catch.hpp>
 #include <queue>
+#include <tuple>
 
 #include "models/mem/event_wheel.h"
 
@@ -9,10 +10,18 @@ using namespace sfumato::mem;
 
 namespace {
 
+// The reference order: tick, then late events after the others, then push order.
+struct Ref {
+    uint64_t tick;
+    bool late;
+    uint64_t seq;
+    bool operator>(const Ref& o) const { return std::tie(tick, late, seq) > std::tie(o.tick, o.late, o.seq); }
+};
+
 // A wheel beside a heap of the same events (the reference order), and a xorshift generator.
 struct Checked {
     EventWheel w;
-    std::priority_queue<WheelItem, std::vector<WheelItem>, std::greater<WheelItem>> ref;
+    std::priority_queue<Ref, std::vector<Ref>, std::greater<Ref>> ref;
     uint64_t seq = 0, x;
     size_t popped = 0;
     explicit Checked(uint64_t seed) : x(seed) {}
@@ -22,9 +31,9 @@ struct Checked {
         x ^= x << 17;
         return x;
     }
-    void push(uint64_t t) {
-        w.push(t, nullptr, static_cast<uint32_t>(seq), 0);
-        ref.push({t, seq, nullptr, static_cast<uint32_t>(seq), 0});
+    void push(uint64_t t, bool late = false) {
+        w.push(t, nullptr, static_cast<uint32_t>(seq), late ? 1 : 0, late);
+        ref.push({t, late, seq});
         ++seq;
     }
     uint64_t ref_next() const { return ref.empty() ? EventWheel::kEmpty : ref.top().tick; }
@@ -35,7 +44,8 @@ struct Checked {
         while (w.pop_due(now, it, next)) {
             REQUIRE(!ref.empty());
             REQUIRE(it.tick == ref.top().tick);
-            REQUIRE(it.arg == ref.top().arg);
+            REQUIRE(it.arg == ref.top().seq);
+            REQUIRE(it.kind == (ref.top().late ? 1 : 0));
             ref.pop();
             ++popped;
         }
@@ -138,4 +148,48 @@ TEST_CASE("mem event wheel: far events pushed in order and out of order leave in
     while (!c.ref.empty()) c.pop_due(c.ref.top().tick);
     CHECK(c.w.empty());
     CHECK(c.popped == c.seq);
+}
+
+TEST_CASE("mem event wheel: late events follow every event of their tick, pushed before or after them") {
+    // The memory system's arrivals (late) are pushed a NoC latency ahead; internal events of the
+    // same ticks are pushed later, some far ahead (the overflow), and must still leave first.
+    Checked c(9001);
+    uint64_t now = 0;
+    const uint64_t window = EventWheel::kBuckets << EventWheel::kShift;
+    for (int step = 0; step < 20000; ++step) {
+        const int pushes = static_cast<int>(c.rnd() % 6);
+        for (int i = 0; i < pushes; ++i) {
+            // A few ticks per bucket (many ties), some beyond the window, a few before the last
+            // pop's time (they leave first), half of them late.
+            const uint64_t r = c.rnd() % 100;
+            const uint64_t d = r < 95 ? (c.rnd() % 6) * 40 : window + (c.rnd() % 6) * 40;
+            const uint64_t t = r < 3 && now >= 400 ? now - 40 * (1 + c.rnd() % 10) : now + d;
+            c.push(t, c.rnd() % 2 == 0);
+        }
+        if (c.rnd() % 3 == 0) now += c.rnd() % 120;
+        const uint64_t next = c.pop_due(now);
+        REQUIRE(next == c.ref_next());
+        REQUIRE(c.w.next_tick() == next);
+    }
+    while (!c.ref.empty()) c.pop_due(c.ref.top().tick);
+    CHECK(c.w.empty());
+    CHECK(c.popped == c.seq);
+}
+
+TEST_CASE("mem event wheel: a run-ahead pop stops at a waiting event before a late event of its tick") {
+    EventWheel w;
+    w.push(300, nullptr, 0, 1, true);  // late: after the events of tick 300 pushed below
+    w.push(200, nullptr, 1, 1, true);
+    w.push(300, nullptr, 2, 2);  // waits for its own tick
+    w.push(200, nullptr, 3, 1);
+    WheelItem it;
+    uint64_t next = 0;
+    std::vector<uint32_t> got;
+    while (w.pop_due(100, 500, 2, it, next)) got.push_back(it.arg);
+    CHECK(got == std::vector<uint32_t>{3, 1});
+    CHECK(next == 300);
+    got.clear();
+    while (w.pop_due(300, 500, 2, it, next)) got.push_back(it.arg);
+    CHECK(got == std::vector<uint32_t>{2, 0});
+    CHECK(next == EventWheel::kEmpty);
 }
