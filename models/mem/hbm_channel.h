@@ -67,6 +67,11 @@ public:
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
+    // The tick run(now) would return when it would schedule nothing (a request is queued and the
+    // next decision is after `now`), else 0: the owner need not call run() then.
+    uint64_t decision_after(Tick now) const {
+        return queued() && now.v + m_t.tck_ps <= m_next_decision_ps ? m_next_decision_ps : 0;
+    }
     size_t queued() const { return m_rq.size() + m_wq.size(); }
     size_t queued_writes() const { return m_wq.size(); }
     // The write queue holds write_queue_depth writes; enqueue() does not check (the owner does).
@@ -76,7 +81,8 @@ public:
         for (const HbmQueued& q : m_wq) b += q.req->bytes;
         return b;
     }
-    const HbmChannelStats& stats() const { return m_stats; }
+    // The counted figures plus those that follow from them (see m_stats).
+    HbmChannelStats stats() const;
     const HbmTiming& timing() const { return m_t; }
     // Tests: false replays every refresh of a catch-up one by one (the reference for the default,
     // which skips repeating rounds; both give the same state).
@@ -87,13 +93,13 @@ private:
     using Ck = int64_t;
     static constexpr Ck kPast = -(Ck(1) << 40);
     static constexpr Ck kNone = INT64_MAX;
+    // act is kNone on a row hit; pre is kNone unless another row is open.
     struct Plan {
         Ck pre = kNone, act = kNone, col0 = 0, last_col = 0, data_end = 0;
         uint32_t bursts = 0;
-        bool hit = false;
     };
-    Plan plan(const HbmReq& r, Ck t) const;
-    void commit(HbmReq& r, const Plan& pl);
+    [[gnu::always_inline]] inline Plan plan(const HbmReq& r, Ck t) const;
+    [[gnu::always_inline]] inline void commit(HbmReq& r, const Plan& pl);
     void refresh_upto(Ck t);
     // wanted_marked: the banks the queued requests want are already marked (the queues have not
     // changed since); set once marked.
@@ -125,6 +131,8 @@ private:
     uint32_t m_last_wr_bg = ~0u;
     Ck m_last_rd_cmd = kPast;
     Ck m_next_decision = 0;
+    uint64_t m_next_decision_ps = 0;  // m_next_decision in ps (run()'s early return, no divide)
+    Ck m_lookahead;                   // tRP + tRCD + tCL (see run())
     Ck m_next_ref = kNone;
     bool m_per_bank_ref = false;
     Ck m_refi_sb = 0;         // per-bank refresh interval
@@ -135,6 +143,10 @@ private:
     static constexpr uint32_t kUnseen = ~0u;
     std::vector<uint32_t> m_round_seen;  // per round start bank: the boundary it was seen at (catch-up)
     Ck m_ref_end = 0;
+    // Counted per request: reads, writes, bytes, row hits and conflicts, bursts, turnarounds,
+    // refreshes, drains. Left 0 here and derived in stats(): row misses (every request is a hit, a
+    // miss or a conflict), activates (one per miss or conflict), burst row hits (every burst but
+    // an activate's first) and busy_ck (tBL per burst).
     HbmChannelStats m_stats;
 };
 
