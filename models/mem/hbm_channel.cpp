@@ -149,10 +149,12 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     }
     if (!wanted_marked) {
         std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
-        for (const auto* q : {&m_rq, &m_wq}) {
-            const size_t n = std::min<size_t>(q->size(), m_window);
-            for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i].bank] = 1;
-        }
+        const auto mark = [&](const std::vector<HbmQueued>& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i) m_bank_wanted[q[i].bank] = 1;
+        };
+        mark(m_rq);
+        mark(m_wq);
         wanted_marked = true;
     }
     uint32_t pick = banks;

@@ -63,7 +63,7 @@ public:
     static constexpr uint64_t kNever = ~uint64_t(0);
     HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
     // r's address must be decoded (da, bank_index) before it is queued.
-    void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
+    [[gnu::always_inline]] void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
