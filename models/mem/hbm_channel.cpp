@@ -137,11 +137,24 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
         std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
         m_ref_left = banks;
     }
-    if (m_rq.empty() && m_wq.empty()) {
-        // No queued request wants a bank: the first one not yet refreshed this round (what the
-        // scan below picks then), without clearing and scanning the wanted flags.
-        uint32_t k = m_ref_bank;
-        while (m_ref_done[k]) k = (k + 1) & wrap;
+    // The first bank not yet refreshed this round (from where the last pick left off) goes unless
+    // a queued request wants it. Few requests are queued at a time, so looking for that bank among
+    // them costs less than marking every wanted bank; the scan below marks them when it is wanted.
+    uint32_t k = m_ref_bank;
+    while (m_ref_done[k]) k = (k + 1) & wrap;
+    bool wanted;
+    if (wanted_marked) {
+        wanted = m_bank_wanted[k];
+    } else {
+        const auto wants = [&](const std::vector<HbmQueued>& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i)
+                if (q[i].bank == k) return true;
+            return false;
+        };
+        wanted = wants(m_rq) || wants(m_wq);
+    }
+    if (!wanted) {
         m_ref_done[k] = 1;
         --m_ref_left;
         m_ref_bank = (k + 1) & wrap;
