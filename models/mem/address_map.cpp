@@ -147,8 +147,9 @@ private:
     // The pseudo-channel in the low 32 bits, the bank index above (banks_per_group is a power of
     // two, so the index is the bank group's bits above the bank's: XOR-linear like them).
     static uint64_t pack(const DramAddr& d) { return uint64_t(d.pc) | uint64_t(d.bank_index) << 32; }
-    // The fields by their definitions (the tables are built from it).
-    DramAddr decode_fields(uint64_t a) const {
+    // The fields by their definitions (the tables are built from it). Out of line: decode_into()
+    // calls it only above the capacity, and inlined its registers would be saved on every call.
+    [[gnu::noinline]] DramAddr decode_fields(uint64_t a) const {
         DramAddr d;
         d.pc = static_cast<uint32_t>(get(a, kCh));
         if (m_ch_hash) {
