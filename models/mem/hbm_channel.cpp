@@ -53,8 +53,6 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_bank_wanted(p.banks(), 0) {
     m_lookahead = m_t.rp + m_t.rcd + m_t.cl;
     if (is_pow2(m_burst_bytes)) m_burst_shift = log2u(m_burst_bytes);
-    m_rq.reserve(256);
-    m_wq.reserve(256);
     m_per_bank_ref = p.per_bank_refresh;
     if (m_t.refi && m_per_bank_ref) {
         m_refi_sb = std::max<Ck>(1, static_cast<Ck>(m_t.refi / p.banks()));
@@ -146,7 +144,7 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     if (wanted_marked) {
         wanted = m_bank_wanted[k];
     } else {
-        const auto wants = [&](const std::vector<HbmQueued>& q) {
+        const auto wants = [&](const ReqQueue& q) {
             const size_t n = std::min<size_t>(q.size(), m_window);
             for (size_t i = 0; i < n; ++i)
                 if (q[i].bank == k) return true;
@@ -162,7 +160,7 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     }
     if (!wanted_marked) {
         std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
-        const auto mark = [&](const std::vector<HbmQueued>& q) {
+        const auto mark = [&](const ReqQueue& q) {
             const size_t n = std::min<size_t>(q.size(), m_window);
             for (size_t i = 0; i < n; ++i) m_bank_wanted[q[i].bank] = 1;
         };
@@ -284,14 +282,14 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
             m_draining = true;
             ++m_stats.write_drains;
         }
-        std::vector<HbmQueued>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        ReqQueue& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
         // Per-bank refreshes due now pick their banks while every waiting request is still queued.
         if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
         // A queue of one is often all there is: its only pick is 0.
         const size_t n = std::min<size_t>(q.size(), m_window);
         const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
         HbmReq* r = q[idx].req;
-        q.erase(q.begin() + static_cast<std::ptrdiff_t>(idx));
+        q.erase_at(idx);
         Ck t = now_ck;
         Plan pl;
         for (;;) {

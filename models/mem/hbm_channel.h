@@ -19,8 +19,10 @@
 // Simplified: commands of one request are not interleaved with another's; no power-down; a read
 // does not snoop the write queue (timing only: data lives in the backing store).
 #pragma once
-#include <cstdint>
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/mem/hbm_params.h"
@@ -90,6 +92,37 @@ public:
     void set_refresh_catch_up(bool on) { m_catch_up = on; }
 
 private:
+    // A request queue in arrival order: a growable array whose append is inline (std::vector's
+    // push_back stays a call here, its growth path being large). Invariant: size() <= capacity.
+    class ReqQueue {
+    public:
+        ReqQueue() { grow(256); }
+        [[gnu::always_inline]] void push_back(const HbmQueued& q) {
+            if (m_n == m_cap) grow(2 * m_cap);
+            m_buf[m_n++] = q;
+        }
+        // Removes the i-th, keeping the others' order.
+        void erase_at(size_t i) {
+            std::copy(m_buf.get() + i + 1, m_buf.get() + m_n, m_buf.get() + i);
+            --m_n;
+        }
+        size_t size() const { return m_n; }
+        bool empty() const { return m_n == 0; }
+        const HbmQueued* data() const { return m_buf.get(); }
+        const HbmQueued& operator[](size_t i) const { return m_buf[i]; }
+        const HbmQueued* begin() const { return m_buf.get(); }
+        const HbmQueued* end() const { return m_buf.get() + m_n; }
+
+    private:
+        void grow(size_t cap) {
+            std::unique_ptr<HbmQueued[]> b(new HbmQueued[cap]);
+            std::copy(m_buf.get(), m_buf.get() + m_n, b.get());
+            m_buf = std::move(b);
+            m_cap = cap;
+        }
+        std::unique_ptr<HbmQueued[]> m_buf;
+        size_t m_n = 0, m_cap = 0;
+    };
     // Times are signed tCK counts so that "long ago" needs no flag.
     using Ck = int64_t;
     static constexpr Ck kPast = -(Ck(1) << 40);
@@ -116,7 +149,7 @@ private:
     uint32_t m_burst_shift = kNoShift;  // log2(m_burst_bytes) when a power of two (no divides per request)
     uint32_t m_window;
     const IHbmScheduler& m_sched;
-    std::vector<HbmQueued> m_rq, m_wq;  // reads, writes; arrival order
+    ReqQueue m_rq, m_wq;  // reads, writes; arrival order
     uint32_t m_write_high, m_write_low, m_write_cap;
     bool m_draining = false;
     int8_t m_last_dir = -1;  // direction of the last request: -1 none yet, 0 read, 1 write
