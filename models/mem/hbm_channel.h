@@ -72,7 +72,7 @@ public:
     // The tick run(now) would return when it would schedule nothing (a request is queued and the
     // next decision is after `now`), else 0: the owner need not call run() then.
     uint64_t decision_after(Tick now) const {
-        const bool waiting = !m_rq.empty() || !m_wq.empty();  // (no element-size divide, as in queued())
+        const bool waiting = !m_rq.empty() || !m_wq.empty();
         return waiting && now.v + m_t.tck_ps <= m_next_decision_ps ? m_next_decision_ps : 0;
     }
     size_t queued() const { return m_rq.size() + m_wq.size(); }
