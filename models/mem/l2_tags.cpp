@@ -9,15 +9,18 @@
 namespace sfumato::mem {
 
 L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
-    : m_g(g),
-      m_slices(g.slices),
+    : m_slices(g.slices),
       m_sets(g.sets),
+      m_ways(g.ways),
+      m_g(g),
       m_sector_shift(static_cast<uint32_t>(__builtin_ctz(g.sector_bytes))),
       m_repl(std::move(repl)),
       m_tag(size_t(g.sets) * g.ways, 0) {
     m_narrow = g.line_bytes / g.sector_bytes <= 16;
     if (m_narrow) m_narrow_state.assign(size_t(g.sets) * g.ways, 0);
     else m_state.assign(size_t(g.sets) * g.ways, Line{});
+    m_tagp = m_tag.data();
+    m_nstate = m_narrow_state.data();
     // Ranks kept per set in one array (what set_ranks gives for sets 0 and the last shows it).
     bool touches = false;
     uint8_t* r0 = m_repl->set_ranks(0, &touches);

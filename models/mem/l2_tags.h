@@ -42,7 +42,8 @@ struct L2Geometry {
     uint32_t slices = 1;
 };
 
-class L2Tags {
+// Line-aligned: a lookup's fields (hot, below) are the object's first host line.
+class alignas(64) L2Tags {
 public:
     // One line's state: valid and dirty sector masks (0 valid: no data yet).
     struct Line {
@@ -57,7 +58,7 @@ public:
 
     // Line addresses must fit 32 bits (device capacity / line size < 2^32).
     L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl);
-    bool holds(uint32_t slot, uint64_t line_addr) const { return m_tag[slot] == line_addr + 1; }
+    bool holds(uint32_t slot, uint64_t line_addr) const { return m_tagp[slot] == line_addr + 1; }
     static constexpr uint32_t kNone = ~0u;
     // The slot (set * ways + way) holding `line_addr`, or kNone. Touches the replacement state
     // when `touch`.
@@ -75,50 +76,50 @@ public:
     // 2.49 CPU s for membench 4G, with 2 % fewer instructions.)
     uint32_t find(uint64_t line_addr, Probe& p) {
         const uint32_t s = set_of(line_addr);
-        const uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+        const uint32_t* t = &m_tagp[size_t(s) * m_ways];
         const uint32_t key = static_cast<uint32_t>(line_addr + 1);
         p.set = s;
         uint32_t w;
-        if (m_g.ways == 16) {
+        if (m_ways == 16) {
             w = first_ways16(t, key, p.empty);
         } else {
-            w = first_way_any(t, m_g.ways, key);
-            p.empty = first_way_any(t, m_g.ways, 0);
+            w = first_way_any(t, m_ways, key);
+            p.empty = first_way_any(t, m_ways, 0);
         }
-        if (w == m_g.ways) return kNone;
+        if (w == m_ways) return kNone;
         if (!m_ranks) m_repl->touch(s, w);
-        else if (m_hit_touches) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, w);
-        return s * m_g.ways + w;
+        else if (m_hit_touches) touch_rank(m_ranks + size_t(s) * m_ways, m_ways, w);
+        return s * m_ways + w;
     }
     // allocate(line_addr, v) after find(line_addr, p) found it absent, the set's tags unchanged since.
     uint32_t allocate(uint64_t line_addr, const Probe& p, Victim& v) {
         const uint32_t s = p.set;
-        uint32_t* t = &m_tag[size_t(s) * m_g.ways];
+        uint32_t* t = &m_tagp[size_t(s) * m_ways];
         uint32_t way = p.empty;
         v = Victim{};
-        if (way == m_g.ways) {
-            way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways) : m_repl->victim(s);
+        if (way == m_ways) {
+            way = m_ranks ? oldest_rank(m_ranks + size_t(s) * m_ways, m_ways) : m_repl->victim(s);
             v.evicted = true;
             v.line_addr = uint64_t(t[way]) - 1;
-            v.dirty = dirty(s * m_g.ways + way);
+            v.dirty = dirty(s * m_ways + way);
         }
-        const uint32_t slot = s * m_g.ways + way;
+        const uint32_t slot = s * m_ways + way;
         t[way] = static_cast<uint32_t>(line_addr + 1);
-        if (m_narrow) m_narrow_state[slot] = 0;
+        if (m_narrow) m_nstate[slot] = 0;
         else m_state[slot] = Line{};
-        if (m_ranks) touch_rank(m_ranks + size_t(s) * m_g.ways, m_g.ways, way);
+        if (m_ranks) touch_rank(m_ranks + size_t(s) * m_ways, m_ways, way);
         else m_repl->fill(s, way);
         return slot;
     }
     // A slot's valid and dirty sector masks, and adding sectors to them.
-    uint64_t valid(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] & 0xffff : m_state[slot].valid; }
-    uint64_t dirty(uint32_t slot) const { return m_narrow ? m_narrow_state[slot] >> 16 : m_state[slot].dirty; }
+    uint64_t valid(uint32_t slot) const { return m_narrow ? m_nstate[slot] & 0xffff : m_state[slot].valid; }
+    uint64_t dirty(uint32_t slot) const { return m_narrow ? m_nstate[slot] >> 16 : m_state[slot].dirty; }
     void add_valid(uint32_t slot, uint64_t mask) {
-        if (m_narrow) m_narrow_state[slot] |= static_cast<uint32_t>(mask);
+        if (m_narrow) m_nstate[slot] |= static_cast<uint32_t>(mask);
         else m_state[slot].valid |= mask;
     }
     void add_dirty(uint32_t slot, uint64_t mask) {  // valid too
-        if (m_narrow) m_narrow_state[slot] |= static_cast<uint32_t>(mask | (mask << 16));
+        if (m_narrow) m_nstate[slot] |= static_cast<uint32_t>(mask | (mask << 16));
         else {
             m_state[slot].valid |= mask;
             m_state[slot].dirty |= mask;
@@ -126,16 +127,24 @@ public:
     }
     // Hints the host cache to load the set `line_addr` maps to (tags, states, replacement).
     void prefetch(uint64_t line_addr) const { prefetch_set(set_of(line_addr)); }
+    // The same, and the set after it: sequential lines come to a slice's sets one after the
+    // other, so its next access most likely looks that set up (then long in the host cache: the
+    // tags a stream reads are visited once each, and those of the set just looked up are too late).
+    void prefetch_ahead(uint64_t line_addr) const {
+        const uint32_t set = set_of(line_addr);
+        prefetch_set(set);
+        prefetch_set(set + 1 == m_sets.divisor() ? 0 : set + 1);
+    }
     void prefetch_set(uint32_t set) const {
-        const size_t base = size_t(set) * m_g.ways;
-        __builtin_prefetch(&m_tag[base]);
+        const size_t base = size_t(set) * m_ways;
+        __builtin_prefetch(&m_tagp[base]);
         if (m_narrow) {
-            __builtin_prefetch(&m_narrow_state[base], 1);
+            __builtin_prefetch(&m_nstate[base], 1);
         } else {
             const char* st = reinterpret_cast<const char*>(&m_state[base]);
-            for (size_t b = 0; b < size_t(m_g.ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
+            for (size_t b = 0; b < size_t(m_ways) * sizeof(Line); b += 64) __builtin_prefetch(st + b, 1);
         }
-        if (m_ranks) __builtin_prefetch(m_ranks + size_t(set) * m_g.ways, 1);
+        if (m_ranks) __builtin_prefetch(m_ranks + size_t(set) * m_ways, 1);
         else m_repl->prefetch(set);
     }
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
@@ -178,10 +187,13 @@ public:
     void replay_set(uint32_t set, const ReplayAccess* a, size_t n, ReplayTotals& totals,
                     std::vector<uint64_t>* evicted);
     // Sector mask covering [addr, addr+bytes) within its line.
-    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const {
-        const uint64_t off = addr & (m_g.line_bytes - 1);
-        const uint64_t first = off >> m_sector_shift;
-        const uint64_t n = ((off + bytes - 1) >> m_sector_shift) - first + 1;
+    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const { return sector_mask(addr, bytes, m_g.line_bytes, m_sector_shift); }
+    // The same for a geometry's line_bytes and log2(sector_bytes) (the memory system's lookup
+    // computes it from its own copy of the geometry, before the tags' object is in the host cache).
+    static uint64_t sector_mask(uint64_t addr, uint32_t bytes, uint32_t line_bytes, uint32_t sector_shift) {
+        const uint64_t off = addr & (line_bytes - 1);
+        const uint64_t first = off >> sector_shift;
+        const uint64_t n = ((off + bytes - 1) >> sector_shift) - first + 1;
         return (n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << first;
     }
 
@@ -213,20 +225,29 @@ private:
     bool replay_misses(uint32_t set, const ReplayAccess* a, size_t n, ReplayTotals& totals,
                        std::vector<uint64_t>* evicted);
 
-    L2Geometry m_g;
+    // What a lookup reads (set_of, the set's tags, states and ranks, the flags), together in the
+    // object's first host line: the slice reaches its tags through a pointer, so the first of these
+    // loads misses the host cache, and a second line would be a second miss (submit_line's
+    // prefetch, then l2_access). m_tagp and m_nstate are m_tag's and m_narrow_state's data (the
+    // arrays are sized once, in the constructor); m_ways is m_g.ways.
     FastDiv32 m_slices, m_sets;  // set_of without hardware divides
-    uint32_t m_sector_shift = 0;
-    std::unique_ptr<IReplacement> m_repl;
+    uint32_t* m_tagp = nullptr;
+    uint32_t* m_nstate = nullptr;
     // A policy whose state is an age rank per way (LRU, FIFO), its sets' ranks side by side:
     // find(), allocate() and prefetch() move them here as its touch(), fill() and victim() would,
     // without a virtual call each (nullptr: another policy, called through m_repl).
     uint8_t* m_ranks = nullptr;
+    uint32_t m_ways = 0;
     bool m_hit_touches = false;  // a hit makes its way rank 0 (LRU), or leaves the ranks (FIFO)
-    // Tags apart from state, so a lookup scans one set's tags in two cache lines.
-    std::vector<uint32_t, HostLineAllocator<uint32_t>> m_tag;  // line_addr + 1; 0 = empty way (a 16-way set's tags: one host line)
     // Lines of at most 16 sectors keep valid (low half) and dirty (high half) in 32 bits, so a
     // 16-way set's state is one host cache line; longer lines use m_state (one is empty).
     bool m_narrow = false;
+
+    L2Geometry m_g;
+    uint32_t m_sector_shift = 0;
+    std::unique_ptr<IReplacement> m_repl;
+    // Tags apart from state, so a lookup scans one set's tags in two cache lines.
+    std::vector<uint32_t, HostLineAllocator<uint32_t>> m_tag;  // line_addr + 1; 0 = empty way (a 16-way set's tags: one host line)
     std::vector<uint32_t, HostLineAllocator<uint32_t>> m_narrow_state;
     std::vector<Line> m_state;  // valid and dirty side by side: one cache line per update
 };

@@ -76,8 +76,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         throw ConfigError("chip.l2.line_bytes", "too small for the capacity: more than 2^32 lines");
     m_slices.resize(m_l2.g.slices);
     for (uint32_t s = 0; s < m_l2.g.slices; ++s) {
-        m_slices[s].tags = std::make_unique<L2Tags>(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement",
-                                                                             m_l2.g.sets, m_l2.g.ways));
+        m_slices[s].tags.emplace(m_l2.g, make_replacement(m_l2.replacement, "chip.l2.replacement", m_l2.g.sets, m_l2.g.ways));
         m_slices[s].mshrs.resize(m_l2.mshrs);
         m_slices[s].mshr_line.assign(m_l2.mshrs, kNoLine);
         for (size_t i = m_l2.mshrs; i-- > 0;) m_slices[s].free_mshrs.push_back(&m_slices[s].mshrs[i]);
@@ -101,7 +100,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         m_bulk_mshr.assign(size_t(m_l2.g.slices) * m_l2.mshrs, BulkMshr{});
         m_bulk_slice.resize(m_l2.g.slices);
         for (uint32_t s = 0; s < m_l2.g.slices; ++s)
-            m_bulk_slice[s] = BulkSlice{m_slices[s].tags.get(), 0, &m_bulk_mshr[size_t(s) * m_l2.mshrs], 0};
+            m_bulk_slice[s] = BulkSlice{&*m_slices[s].tags, 0, &m_bulk_mshr[size_t(s) * m_l2.mshrs], 0};
         m_bulk_wr.resize(pcs);
         m_bulk_gm.resize(ports);
         m_bulk_ch.reserve(pcs);

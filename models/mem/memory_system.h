@@ -34,6 +34,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <systemc>
 #include <vector>
 
@@ -165,16 +166,21 @@ private:
         bool stolen = false;  // the reserved way was evicted before the fill landed
         alignas(64) HbmReq fill;
     };
-    struct Slice {
-        std::unique_ptr<L2Tags> tags;
-        uint64_t free = 0;
-        std::vector<Mshr> mshrs;
-        std::vector<uint64_t> mshr_line;  // per MSHR: its line while busy, else kNoLine (a compact scan)
+    // Line-aligned. The tags are held in place (set once, at construction), not behind a pointer:
+    // every request's lookup starts with their first host line (L2Tags), and a pointer to load
+    // first was a second host-cache miss in a row (submit_line's prefetch, then l2_access). What
+    // else every request reads (submit_line: free; l2_access and fill_done: the free stack, the
+    // blocked list, the MSHR lines) follows in one host line, the rest after.
+    struct alignas(64) Slice {
+        std::optional<L2Tags> tags;
+        alignas(64) uint64_t free = 0;
         std::vector<Mshr*> free_mshrs;  // stack; the lowest index on top at the start
-        static constexpr uint32_t kHash = 256;
-        std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash (a filter before the scan)
         MemRequest* blocked_head = nullptr;
         MemRequest* blocked_tail = nullptr;
+        std::vector<uint64_t> mshr_line;  // per MSHR: its line while busy, else kNoLine (a compact scan)
+        std::vector<Mshr> mshrs;
+        static constexpr uint32_t kHash = 256;
+        std::array<uint32_t, kHash> busy_hash{};  // busy MSHRs per line-address hash (a filter before the scan)
     };
     struct ReqStats {
         ReqStats(StatGroup* parent, const char* name);
@@ -255,6 +261,10 @@ private:
         return m_slice_div.mod(line_addr ^ (line_addr >> 7) ^ (line_addr >> 13));
     }
     uint64_t line_of(uint64_t addr) const { return addr >> m_line_shift; }
+    // L2Tags::sector_mask of the slices' geometry (m_l2.g), without reading a slice's tags object.
+    uint64_t sector_mask(uint64_t addr, uint32_t bytes) const {
+        return L2Tags::sector_mask(addr, bytes, m_l2.g.line_bytes, static_cast<uint32_t>(__builtin_ctz(m_l2.g.sector_bytes)));
+    }
     static uint32_t mshr_hash(uint64_t line) { return static_cast<uint32_t>((line * 0x9e3779b97f4a7c15ull) >> 56); }
     void trace_tick(uint64_t t);
     void add_stat_formulas();

@@ -32,7 +32,7 @@ void MemorySystem::submit_line(MemRequest& r) {
     const uint64_t line = line_of(r.addr);
     const uint32_t si = slice_of(line);
     Slice& s = m_slices[si];
-    s.tags->prefetch(line);  // the lookup runs a few events later: have the set in cache by then
+    s.tags->prefetch_ahead(line);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
     // The slice's port serves one request at a time, each for at least a cycle.
     s.free = at + (whole ? m_bulk_line_slice : ser(r.bytes, m_slice_rate)) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
@@ -44,7 +44,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     const bool retry = how != kFirstAccess;
     const uint64_t line = line_of(r.addr);
     Slice& s = m_slices[slice_of(line)];
-    const uint64_t mask = s.tags->sector_mask(r.addr, r.bytes);
+    const uint64_t mask = sector_mask(r.addr, r.bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     if (!retry) {
         ++st.accesses;
@@ -224,7 +224,7 @@ void MemorySystem::fill_done(Mshr& m, uint64_t t) {
             w = nx;
             continue;
         }
-        const uint64_t mask = s.tags->sector_mask(w->addr, w->bytes);
+        const uint64_t mask = sector_mask(w->addr, w->bytes);
         if ((valid & mask) != mask) {
             push(t, Ev::L2Access, w, kRetryAfterFill);  // needs sectors this fill did not bring
         } else if (w->atomic_add) {  // the slice adds into the line; nothing returns to the core
