@@ -184,14 +184,14 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     return pick;
 }
 
-inline HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
-    const uint32_t k = r.bank_index;
-    const uint32_t bg = r.da.bg;
+inline HbmChannel::Plan HbmChannel::plan(const HbmQueued& e, bool write, Ck t) const {
+    const uint32_t k = e.bank;
+    const uint32_t bg = e.bg;
     Plan pl;
     Ck col_ready;
     const HbmBank& bk = m_bank[k];
     const uint64_t open = bk.open_row;
-    if (open == r.da.row) {
+    if (open == e.row) {
         col_ready = std::max(t, bk.col_ok);
     } else {
         Ck act = std::max(t, bk.act_ok);
@@ -203,13 +203,11 @@ inline HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
         pl.act = act;
         col_ready = act + m_t.rcd;
     }
-    const Ck lat = r.write ? m_t.cwl : m_t.cl;
+    const Ck lat = write ? m_t.cwl : m_t.cl;
     Ck c = std::max({col_ready, m_last_col + (m_last_col_bg == bg ? m_t.ccd_l : m_t.ccd_s), m_bus_free - lat});
-    if (r.write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
+    if (write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
     else c = std::max(c, m_last_wr_end + (m_last_wr_bg == bg ? m_t.wtr_l : m_t.wtr_s));
-    pl.bursts = m_burst_shift != kNoShift
-                    ? static_cast<uint32_t>(((r.addr + r.bytes - 1) >> m_burst_shift) - (r.addr >> m_burst_shift) + 1)
-                    : static_cast<uint32_t>((r.addr + r.bytes - 1) / m_burst_bytes - r.addr / m_burst_bytes + 1);
+    pl.bursts = e.bursts;
     const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
     pl.col0 = c;
     pl.last_col = c + (pl.bursts - 1) * step;
@@ -217,9 +215,10 @@ inline HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     return pl;
 }
 
-inline void HbmChannel::commit(HbmReq& r, const Plan& pl) {
-    const uint32_t k = r.bank_index;
-    const uint32_t bg = r.da.bg;
+inline void HbmChannel::commit(const HbmQueued& e, bool write, const Plan& pl) {
+    HbmReq& r = *e.req;
+    const uint32_t k = e.bank;
+    const uint32_t bg = e.bg;
     HbmBank& bk = m_bank[k];
     if (pl.act != kNone) {
         if (pl.pre != kNone) ++m_stats.row_conflicts;
@@ -230,7 +229,7 @@ inline void HbmChannel::commit(HbmReq& r, const Plan& pl) {
         bk.act_ok = pl.act + m_t.rc;
         bk.pre_ok = pl.act + m_t.ras;
         bk.col_ok = pl.act + m_t.rcd;
-        bk.open_row = r.da.row;
+        bk.open_row = e.row;
         r.act_ck = static_cast<uint64_t>(pl.act);
     } else {
         ++m_stats.row_hits;
@@ -238,7 +237,7 @@ inline void HbmChannel::commit(HbmReq& r, const Plan& pl) {
     m_last_col = pl.last_col;
     m_last_col_bg = bg;
     m_bus_free = pl.data_end;
-    if (r.write) {
+    if (write) {
         bk.pre_ok = std::max(bk.pre_ok, pl.data_end + m_t.wr);
         m_last_wr_end = pl.data_end;
         m_last_wr_bg = bg;
@@ -288,22 +287,23 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
         // A queue of one is often all there is: its only pick is 0.
         const size_t n = std::min<size_t>(q.size(), m_window);
         const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
-        HbmReq* r = q[idx].req;
+        const HbmQueued e = q[idx];
+        const bool write = &q == &m_wq;
         q.erase_at(idx);
         Ck t = now_ck;
         Plan pl;
         for (;;) {
             if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
             t = std::max(t, m_ref_end);
-            pl = plan(*r, t);
+            pl = plan(e, write, t);
             if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window
                 t = m_next_ref;
                 continue;
             }
             break;
         }
-        commit(*r, pl);
-        out.push_back(r);
+        commit(e, write, pl);
+        out.push_back(e.req);
         // The next decision is due once an activate issued then would deliver data just as the bus
         // frees.
         m_next_decision = std::max(now_ck, pl.data_end - m_lookahead);

@@ -65,7 +65,14 @@ public:
     static constexpr uint64_t kNever = ~uint64_t(0);
     HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
     // r's address must be decoded (da, bank_index) before it is queued.
-    [[gnu::always_inline]] void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
+    [[gnu::always_inline]] void enqueue(HbmReq* r) {
+        const uint32_t bursts =
+            m_burst_shift != kNoShift
+                ? static_cast<uint32_t>(((r->addr + r->bytes - 1) >> m_burst_shift) - (r->addr >> m_burst_shift) + 1)
+                : static_cast<uint32_t>((r->addr + r->bytes - 1) / m_burst_bytes - r->addr / m_burst_bytes + 1);
+        (r->write ? m_wq : m_rq)
+            .push_back({r->da.row, static_cast<uint16_t>(r->bank_index), static_cast<uint16_t>(r->da.bg), bursts, r});
+    }
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
@@ -132,8 +139,9 @@ private:
         Ck pre = kNone, act = kNone, col0 = 0, last_col = 0, data_end = 0;
         uint32_t bursts = 0;
     };
-    [[gnu::always_inline]] inline Plan plan(const HbmReq& r, Ck t) const;
-    [[gnu::always_inline]] inline void commit(HbmReq& r, const Plan& pl);
+    // Both read the request's queue entry (e), not the request: `write` is the queue it left.
+    [[gnu::always_inline]] inline Plan plan(const HbmQueued& e, bool write, Ck t) const;
+    [[gnu::always_inline]] inline void commit(const HbmQueued& e, bool write, const Plan& pl);
     void refresh_upto(Ck t);
     // wanted_marked: the banks the queued requests want are already marked (the queues have not
     // changed since); set once marked.

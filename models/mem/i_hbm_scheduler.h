@@ -28,11 +28,14 @@ struct HbmBankView {
     int64_t now;
 };
 
-// A queued request with the fields a scheduler compares copied next to it, so a scan over the
-// queue reads one compact array instead of every request.
+// A queued request with the fields a scheduler compares, and those its controller's timing
+// reads, copied next to it: a scan over the queue reads one compact array instead of every
+// request, and a decision does not wait for the request itself to be loaded.
 struct HbmQueued {
     uint64_t row;
-    uint32_t bank;  // HbmReq::bank_index
+    uint16_t bank;    // HbmReq::bank_index (hbm_params bounds the banks per pseudo-channel)
+    uint16_t bg;      // its bank group
+    uint32_t bursts;  // column bursts it takes
     HbmReq* req;
 };
 
