@@ -84,6 +84,13 @@ public:
         : m_l(parse_layout(p, key)), m_xor(xor_banks), m_ch_hash(p.channel_hash && m_l.width[kCh] > 0) {
         for (int f = 0; f < kFields; ++f) m_mask[f] = (uint64_t(1) << m_l.width[f]) - 1;
         m_low_mask = (uint64_t(1) << m_l.low_col_bits) - 1;
+        m_ba_bits = m_l.width[kBa];
+        m_ba_mask = static_cast<uint32_t>(m_mask[kBa]);
+        m_row_shift = m_l.shift[kRo];
+        m_row_mask = m_mask[kRo];
+        // The column's upper bits land above its low_col_bits: one shift for both.
+        m_co_shift = m_l.width[kCo] ? m_l.shift[kCo] - m_l.low_col_bits : 0;
+        m_co_mask = m_mask[kCo] << m_l.low_col_bits;
         m_bw = m_l.width[kBg] + m_l.width[kBa];
         m_bw_mask = (uint64_t(1) << m_bw) - 1;
         m_xor = m_xor && m_bw;
@@ -106,8 +113,11 @@ public:
     // selectors of the address's bytes above the granule, each alone: a table look-up per byte
     // instead of the fields and folds, the same values for every address below the capacity
     // (decode_fields() above it).
-    DramAddr decode(uint64_t a) const override {
-        if (a >> m_l.total_bits) return decode_fields(a);
+    void decode_into(uint64_t a, DramAddr& d) const override {
+        if (a >> m_l.total_bits) {
+            d = decode_fields(a);
+            return;
+        }
         const uint64_t* t = m_sel.data();
         const uint64_t x = a >> m_base;
         uint64_t sel = 0;
@@ -123,19 +133,23 @@ public:
             case 1: sel ^= t[x & 0xff]; [[fallthrough]];
             case 0: break;
         }
-        DramAddr d;
-        d.pc = static_cast<uint32_t>(sel & 0xffffffffu);
-        d.bg = static_cast<uint32_t>((sel >> 32) & 0xffff);
-        d.bank = static_cast<uint32_t>(sel >> 48);
-        d.row = get(a, kRo);
-        d.col = static_cast<uint32_t>((get(a, kCo) << m_l.low_col_bits) | ((a >> m_l.offset_bits) & m_low_mask));
-        return d;
+        // The bank index is the bank group's bits above the bank's (pack()): one selector for both.
+        const uint32_t bi = static_cast<uint32_t>(sel >> 32);
+        d.pc = static_cast<uint32_t>(sel);
+        d.bank_index = bi;
+        d.bg = bi >> m_ba_bits;
+        d.bank = bi & m_ba_mask;
+        d.row = (a >> m_row_shift) & m_row_mask;
+        d.col = static_cast<uint32_t>(((a >> m_co_shift) & m_co_mask) | ((a >> m_l.offset_bits) & m_low_mask));
     }
 
 private:
-    static uint64_t pack(const DramAddr& d) { return uint64_t(d.pc) | uint64_t(d.bg) << 32 | uint64_t(d.bank) << 48; }
-    // The fields by their definitions (the tables are built from it).
-    DramAddr decode_fields(uint64_t a) const {
+    // The pseudo-channel in the low 32 bits, the bank index above (banks_per_group is a power of
+    // two, so the index is the bank group's bits above the bank's: XOR-linear like them).
+    static uint64_t pack(const DramAddr& d) { return uint64_t(d.pc) | uint64_t(d.bank_index) << 32; }
+    // The fields by their definitions (the tables are built from it). Out of line: decode_into()
+    // calls it only above the capacity, and inlined its registers would be saved on every call.
+    [[gnu::noinline]] DramAddr decode_fields(uint64_t a) const {
         DramAddr d;
         d.pc = static_cast<uint32_t>(get(a, kCh));
         if (m_ch_hash) {
@@ -154,6 +168,7 @@ private:
             d.bg ^= static_cast<uint32_t>(h & m_mask[kBg]);
             d.bank ^= static_cast<uint32_t>(h >> m_l.width[kBg]);
         }
+        d.bank_index = (d.bg << m_l.width[kBa]) | d.bank;
         return d;
     }
     uint64_t get(uint64_t a, Field f) const { return (a >> m_l.shift[f]) & m_mask[f]; }
@@ -194,6 +209,10 @@ private:
     uint32_t m_base = 0;          // the granule's bits (the offset and the low column bits)
     std::vector<uint64_t> m_sel;  // per byte above them, 256 packed selectors (pack())
     uint32_t m_bytes = 0;         // how many (the bits up to the capacity's)
+    // decode_into()'s bank split and row and column fields (from the layout).
+    uint32_t m_ba_bits = 0, m_ba_mask = 0;
+    uint32_t m_row_shift = 0, m_co_shift = 0;
+    uint64_t m_row_mask = 0, m_co_mask = 0;
 };
 
 using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;

@@ -51,9 +51,8 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_last_act_bg(p.bank_groups, kPast),
       m_ref_done(p.banks(), 0),
       m_bank_wanted(p.banks(), 0) {
+    m_lookahead = m_t.rp + m_t.rcd + m_t.cl;
     if (is_pow2(m_burst_bytes)) m_burst_shift = log2u(m_burst_bytes);
-    m_rq.reserve(256);
-    m_wq.reserve(256);
     m_per_bank_ref = p.per_bank_refresh;
     if (m_t.refi && m_per_bank_ref) {
         m_refi_sb = std::max<Ck>(1, static_cast<Ck>(m_t.refi / p.banks()));
@@ -131,31 +130,47 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
     // (REFSB names its bank, so the controller may refresh idle banks while others stream).
     const uint32_t banks = static_cast<uint32_t>(m_bank.size());
+    const uint32_t wrap = banks - 1;  // banks is a power of two (hbm_params requires it)
     if (m_ref_left == 0) {
         std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
         m_ref_left = banks;
     }
-    if (m_rq.empty() && m_wq.empty()) {
-        // No queued request wants a bank: the first one not yet refreshed this round (what the
-        // scan below picks then), without clearing and scanning the wanted flags.
-        uint32_t k = m_ref_bank;
-        while (m_ref_done[k]) k = (k + 1) % banks;
+    // The first bank not yet refreshed this round (from where the last pick left off) goes unless
+    // a queued request wants it. Few requests are queued at a time, so looking for that bank among
+    // them costs less than marking every wanted bank; the scan below marks them when it is wanted.
+    uint32_t k = m_ref_bank;
+    while (m_ref_done[k]) k = (k + 1) & wrap;
+    bool wanted;
+    if (wanted_marked) {
+        wanted = m_bank_wanted[k];
+    } else {
+        const auto wants = [&](const ReqQueue& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i)
+                if (q[i].bank == k) return true;
+            return false;
+        };
+        wanted = wants(m_rq) || wants(m_wq);
+    }
+    if (!wanted) {
         m_ref_done[k] = 1;
         --m_ref_left;
-        m_ref_bank = (k + 1) % banks;
+        m_ref_bank = (k + 1) & wrap;
         return k;
     }
     if (!wanted_marked) {
         std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
-        for (const auto* q : {&m_rq, &m_wq}) {
-            const size_t n = std::min<size_t>(q->size(), m_window);
-            for (size_t i = 0; i < n; ++i) m_bank_wanted[(*q)[i].bank] = 1;
-        }
+        const auto mark = [&](const ReqQueue& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i) m_bank_wanted[q[i].bank] = 1;
+        };
+        mark(m_rq);
+        mark(m_wq);
         wanted_marked = true;
     }
     uint32_t pick = banks;
     for (uint32_t i = 0; i < banks; ++i) {
-        const uint32_t k = (m_ref_bank + i) % banks;
+        const uint32_t k = (m_ref_bank + i) & wrap;
         if (m_ref_done[k]) continue;
         if (pick == banks) pick = k;
         if (!m_bank_wanted[k]) {
@@ -165,11 +180,11 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     }
     m_ref_done[pick] = 1;
     --m_ref_left;
-    m_ref_bank = (pick + 1) % banks;
+    m_ref_bank = (pick + 1) & wrap;
     return pick;
 }
 
-HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
+inline HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     const uint32_t k = r.bank_index;
     const uint32_t bg = r.da.bg;
     Plan pl;
@@ -177,7 +192,6 @@ HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     const HbmBank& bk = m_bank[k];
     const uint64_t open = bk.open_row;
     if (open == r.da.row) {
-        pl.hit = true;
         col_ready = std::max(t, bk.col_ok);
     } else {
         Ck act = std::max(t, bk.act_ok);
@@ -203,53 +217,64 @@ HbmChannel::Plan HbmChannel::plan(const HbmReq& r, Ck t) const {
     return pl;
 }
 
-void HbmChannel::commit(HbmReq& r, const Plan& pl) {
+inline void HbmChannel::commit(HbmReq& r, const Plan& pl) {
     const uint32_t k = r.bank_index;
     const uint32_t bg = r.da.bg;
-    if (pl.hit) ++m_stats.row_hits;
-    else if (pl.pre != kNone) ++m_stats.row_conflicts;
-    else ++m_stats.row_misses;
+    HbmBank& bk = m_bank[k];
     if (pl.act != kNone) {
+        if (pl.pre != kNone) ++m_stats.row_conflicts;
         m_faw[m_faw_pos] = pl.act;
         m_faw_pos = (m_faw_pos + 1) & 3;
         m_last_act = pl.act;
         m_last_act_bg[bg] = pl.act;
-        m_bank[k].act_ok = pl.act + m_t.rc;
-        m_bank[k].pre_ok = pl.act + m_t.ras;
-        m_bank[k].col_ok = pl.act + m_t.rcd;
-        m_bank[k].open_row = r.da.row;
-        ++m_stats.activates;
+        bk.act_ok = pl.act + m_t.rc;
+        bk.pre_ok = pl.act + m_t.ras;
+        bk.col_ok = pl.act + m_t.rcd;
+        bk.open_row = r.da.row;
         r.act_ck = static_cast<uint64_t>(pl.act);
+    } else {
+        ++m_stats.row_hits;
     }
-    m_bank[k].pre_ok = std::max(m_bank[k].pre_ok, r.write ? pl.data_end + m_t.wr : pl.last_col + m_t.rtp);
     m_last_col = pl.last_col;
     m_last_col_bg = bg;
     m_bus_free = pl.data_end;
     if (r.write) {
+        bk.pre_ok = std::max(bk.pre_ok, pl.data_end + m_t.wr);
         m_last_wr_end = pl.data_end;
         m_last_wr_bg = bg;
         ++m_stats.writes;
         m_stats.bytes_written += r.bytes;
+        if (m_last_dir == 0) ++m_stats.turnarounds;
+        m_last_dir = 1;
     } else {
+        bk.pre_ok = std::max(bk.pre_ok, pl.last_col + m_t.rtp);
         m_last_rd_cmd = pl.last_col;
         ++m_stats.reads;
         m_stats.bytes_read += r.bytes;
+        if (m_last_dir == 1) ++m_stats.turnarounds;
+        m_last_dir = 0;
     }
-    if (m_last_dir >= 0 && r.write != (m_last_dir == 1)) ++m_stats.turnarounds;
-    m_last_dir = r.write ? 1 : 0;
-    m_stats.busy_ck += uint64_t(pl.bursts) * m_t.bl;
     m_stats.bursts += pl.bursts;
-    m_stats.burst_row_hits += pl.bursts - (pl.act != kNone ? 1 : 0);
     r.first_col_ck = static_cast<uint64_t>(pl.col0);
     r.done = Tick(static_cast<uint64_t>(pl.data_end) * m_t.tck_ps);
 }
 
+HbmChannelStats HbmChannel::stats() const {
+    HbmChannelStats s = m_stats;
+    s.activates = s.reads + s.writes - s.row_hits;
+    s.row_misses = s.activates - s.row_conflicts;
+    s.burst_row_hits = s.bursts - s.activates;
+    s.busy_ck = s.bursts * m_t.bl;
+    return s;
+}
+
 uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
+    if (m_rq.empty() && m_wq.empty()) return kNever;
+    // Nothing is decided before m_next_decision: now_ck < m_next_decision (now_ck rounds now up
+    // to a tCK) holds exactly when now <= (m_next_decision - 1) tCK, tested without the divide.
+    if (now.v + m_t.tck_ps <= m_next_decision_ps) return m_next_decision_ps;
     const Ck now_ck = static_cast<Ck>((now.v + m_t.tck_ps - 1) / m_t.tck_ps);
-    // A decision is due once an activate issued now would deliver data just as the bus frees.
-    const Ck lookahead = m_t.rp + m_t.rcd + m_t.cl;
-    while (!m_rq.empty() || !m_wq.empty()) {
-        if (now_ck < m_next_decision) return static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
+    for (;;) {
         // Write drain: starts at the high watermark, ends at the low one; reads go first otherwise,
         // and a write is served alone only while no read waits.
         if (m_draining && m_wq.size() <= m_write_low) m_draining = false;
@@ -257,14 +282,14 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
             m_draining = true;
             ++m_stats.write_drains;
         }
-        std::vector<HbmQueued>& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        ReqQueue& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
         // Per-bank refreshes due now pick their banks while every waiting request is still queued.
         if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
+        // A queue of one is often all there is: its only pick is 0.
         const size_t n = std::min<size_t>(q.size(), m_window);
-        const HbmBankView view{m_bank.data(), now_ck};
-        const size_t idx = m_sched.pick(q.data(), n, view);
+        const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
         HbmReq* r = q[idx].req;
-        q.erase(q.begin() + static_cast<std::ptrdiff_t>(idx));
+        q.erase_at(idx);
         Ck t = now_ck;
         Plan pl;
         for (;;) {
@@ -279,9 +304,13 @@ uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
         }
         commit(*r, pl);
         out.push_back(r);
-        m_next_decision = std::max(now_ck, pl.data_end - lookahead);
+        // The next decision is due once an activate issued then would deliver data just as the bus
+        // frees.
+        m_next_decision = std::max(now_ck, pl.data_end - m_lookahead);
+        m_next_decision_ps = static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
+        if (m_rq.empty() && m_wq.empty()) return kNever;
+        if (now_ck < m_next_decision) return m_next_decision_ps;
     }
-    return kNever;
 }
 
 }  // namespace sfumato::mem

@@ -19,8 +19,10 @@
 // Simplified: commands of one request are not interleaved with another's; no power-down; a read
 // does not snoop the write queue (timing only: data lives in the backing store).
 #pragma once
-#include <cstdint>
+#include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/mem/hbm_params.h"
@@ -63,10 +65,16 @@ public:
     static constexpr uint64_t kNever = ~uint64_t(0);
     HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck);
     // r's address must be decoded (da, bank_index) before it is queued.
-    void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
+    [[gnu::always_inline]] void enqueue(HbmReq* r) { (r->write ? m_wq : m_rq).push_back({r->da.row, r->bank_index, r}); }
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
+    // The tick run(now) would return when it would schedule nothing (a request is queued and the
+    // next decision is after `now`), else 0: the owner need not call run() then.
+    uint64_t decision_after(Tick now) const {
+        const bool waiting = !m_rq.empty() || !m_wq.empty();
+        return waiting && now.v + m_t.tck_ps <= m_next_decision_ps ? m_next_decision_ps : 0;
+    }
     size_t queued() const { return m_rq.size() + m_wq.size(); }
     size_t queued_writes() const { return m_wq.size(); }
     // The write queue holds write_queue_depth writes; enqueue() does not check (the owner does).
@@ -76,24 +84,56 @@ public:
         for (const HbmQueued& q : m_wq) b += q.req->bytes;
         return b;
     }
-    const HbmChannelStats& stats() const { return m_stats; }
+    // The counted figures plus those that follow from them (see m_stats).
+    HbmChannelStats stats() const;
     const HbmTiming& timing() const { return m_t; }
     // Tests: false replays every refresh of a catch-up one by one (the reference for the default,
     // which skips repeating rounds; both give the same state).
     void set_refresh_catch_up(bool on) { m_catch_up = on; }
 
 private:
+    // A request queue in arrival order: a growable array whose append is inline (std::vector's
+    // push_back stays a call here, its growth path being large). Invariant: size() <= capacity.
+    class ReqQueue {
+    public:
+        ReqQueue() { grow(256); }
+        [[gnu::always_inline]] void push_back(const HbmQueued& q) {
+            if (m_n == m_cap) grow(2 * m_cap);
+            m_buf[m_n++] = q;
+        }
+        // Removes the i-th, keeping the others' order.
+        void erase_at(size_t i) {
+            std::copy(m_buf.get() + i + 1, m_buf.get() + m_n, m_buf.get() + i);
+            --m_n;
+        }
+        size_t size() const { return m_n; }
+        bool empty() const { return m_n == 0; }
+        const HbmQueued* data() const { return m_buf.get(); }
+        const HbmQueued& operator[](size_t i) const { return m_buf[i]; }
+        const HbmQueued* begin() const { return m_buf.get(); }
+        const HbmQueued* end() const { return m_buf.get() + m_n; }
+
+    private:
+        void grow(size_t cap) {
+            std::unique_ptr<HbmQueued[]> b(new HbmQueued[cap]);
+            std::copy(m_buf.get(), m_buf.get() + m_n, b.get());
+            m_buf = std::move(b);
+            m_cap = cap;
+        }
+        std::unique_ptr<HbmQueued[]> m_buf;
+        size_t m_n = 0, m_cap = 0;
+    };
     // Times are signed tCK counts so that "long ago" needs no flag.
     using Ck = int64_t;
     static constexpr Ck kPast = -(Ck(1) << 40);
     static constexpr Ck kNone = INT64_MAX;
+    // act is kNone on a row hit; pre is kNone unless another row is open.
     struct Plan {
         Ck pre = kNone, act = kNone, col0 = 0, last_col = 0, data_end = 0;
         uint32_t bursts = 0;
-        bool hit = false;
     };
-    Plan plan(const HbmReq& r, Ck t) const;
-    void commit(HbmReq& r, const Plan& pl);
+    [[gnu::always_inline]] inline Plan plan(const HbmReq& r, Ck t) const;
+    [[gnu::always_inline]] inline void commit(HbmReq& r, const Plan& pl);
     void refresh_upto(Ck t);
     // wanted_marked: the banks the queued requests want are already marked (the queues have not
     // changed since); set once marked.
@@ -109,7 +149,7 @@ private:
     uint32_t m_burst_shift = kNoShift;  // log2(m_burst_bytes) when a power of two (no divides per request)
     uint32_t m_window;
     const IHbmScheduler& m_sched;
-    std::vector<HbmQueued> m_rq, m_wq;  // reads, writes; arrival order
+    ReqQueue m_rq, m_wq;  // reads, writes; arrival order
     uint32_t m_write_high, m_write_low, m_write_cap;
     bool m_draining = false;
     int8_t m_last_dir = -1;  // direction of the last request: -1 none yet, 0 read, 1 write
@@ -125,6 +165,8 @@ private:
     uint32_t m_last_wr_bg = ~0u;
     Ck m_last_rd_cmd = kPast;
     Ck m_next_decision = 0;
+    uint64_t m_next_decision_ps = 0;  // m_next_decision in ps (run()'s early return, no divide)
+    Ck m_lookahead;                   // tRP + tRCD + tCL (see run())
     Ck m_next_ref = kNone;
     bool m_per_bank_ref = false;
     Ck m_refi_sb = 0;         // per-bank refresh interval
@@ -135,6 +177,10 @@ private:
     static constexpr uint32_t kUnseen = ~0u;
     std::vector<uint32_t> m_round_seen;  // per round start bank: the boundary it was seen at (catch-up)
     Ck m_ref_end = 0;
+    // Counted per request: reads, writes, bytes, row hits and conflicts, bursts, turnarounds,
+    // refreshes, drains. Left 0 here and derived in stats(): row misses (every request is a hit, a
+    // miss or a conflict), activates (one per miss or conflict), burst row hits (every burst but
+    // an activate's first) and busy_ck (tBL per burst).
     HbmChannelStats m_stats;
 };
 

@@ -16,6 +16,7 @@ struct DramAddr {
     uint32_t pc = 0;    // global pseudo-channel index
     uint32_t bg = 0;    // bank group
     uint32_t bank = 0;  // bank within its group
+    uint32_t bank_index = 0;  // bank in its pseudo-channel: bg * banks_per_group + bank
     uint64_t row = 0;
     uint32_t col = 0;   // column burst index within the row
 };
@@ -23,7 +24,13 @@ struct DramAddr {
 class IAddressMap {
 public:
     virtual ~IAddressMap() = default;
-    virtual DramAddr decode(uint64_t addr) const = 0;
+    // Writes the coordinates into `out` (the hot path's request, no copy through a temporary).
+    virtual void decode_into(uint64_t addr, DramAddr& out) const = 0;
+    DramAddr decode(uint64_t addr) const {
+        DramAddr d;
+        decode_into(addr, d);
+        return d;
+    }
 };
 
 std::vector<std::string> address_map_names();

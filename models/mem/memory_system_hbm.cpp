@@ -11,15 +11,19 @@
 namespace sfumato::mem {
 
 void MemorySystem::decode(HbmReq& r, uint64_t t) {
-    r.da = m_map->decode(r.addr);
-    r.bank_index = r.da.bg * m_hbm.banks_per_group + r.da.bank;
+    m_map->decode_into(r.addr, r.da);
+    r.bank_index = r.da.bank_index;
     r.arrive = Tick(t);
 }
 
 void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
     decode(r, t);
-    m_channels[r.da.pc].enqueue(&r);
-    run_channel(r.da.pc, t);
+    HbmChannel& ch = m_channels[r.da.pc];
+    ch.enqueue(&r);
+    // A channel waiting for its next decision takes the request then: run() would schedule nothing
+    // and name that tick, and no write leaves its queue (waiting write-backs stay where they are).
+    if (const uint64_t next = ch.decision_after(Tick(t))) wake_at(r.da.pc, next);
+    else run_channel(r.da.pc, t);
 }
 
 void MemorySystem::wake_at(uint32_t pc, uint64_t t) {

@@ -257,5 +257,8 @@ TEST_CASE("mem map: xor and channel_hash fold every chunk, as their definitions 
         CHECK(plain.bg == field(granule_bits + ch_bits + co_bits, bg_bits));
         CHECK(plain.bank == field(granule_bits + ch_bits + co_bits + bg_bits, ba_bits));
         CHECK(plain.row == field(granule_bits + ch_bits + co_bits + bank_bits, log2u(h.p.rows)));
+        // The bank index (decoded from the same selector tables) names the bank group and bank.
+        CHECK(d.bank_index == d.bg * h.p.banks_per_group + d.bank);
+        CHECK(plain.bank_index == plain.bg * b.p.banks_per_group + plain.bank);
     }
 }

@@ -164,3 +164,70 @@ TEST_CASE("mem hbm: refresh takes its tRFC/tREFI share of a saturated stream") {
     CHECK(loss >= share * 0.9);
     CHECK(loss <= share * 2.0);
 }
+
+TEST_CASE("mem hbm: the counters stats() derives agree with what each request saw") {
+    // Reads and writes of one to four bursts over a few rows of a few banks, in arrival bursts.
+    Fixture f(true);
+    uint64_t x = 0x9e3779b97f4a7c15ull, t = 0;
+    for (int i = 0; i < 400; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const uint32_t bursts = 1 + x % 4;
+        HbmReq* r = f.req(f.addr(x % f.p.bank_groups, (x >> 8) % 2, (x >> 16) % 3, 4 * ((x >> 24) % 4)),
+                          bursts * f.p.burst_bytes(), (x >> 32) % 3 == 0);
+        r->arrive = Tick(t);
+        f.ch->enqueue(r);
+        if (i % 8 == 7) {
+            f.drain(t);
+            t += f.ck(40 * f.p.t.rc);
+        }
+    }
+    f.drain(t);
+    uint64_t acts = 0, bursts = 0, reads = 0, writes = 0;
+    for (const HbmReq* r : f.out) {
+        acts += r->act_ck != ~uint64_t(0);
+        bursts += r->bytes / f.p.burst_bytes();
+        (r->write ? writes : reads) += 1;
+    }
+    const HbmChannelStats s = f.ch->stats();
+    REQUIRE(f.out.size() == 400);
+    CHECK(s.reads == reads);
+    CHECK(s.writes == writes);
+    CHECK(s.bursts == bursts);
+    CHECK(s.activates == acts);
+    CHECK(s.row_hits == f.out.size() - acts);
+    CHECK(s.row_misses + s.row_conflicts == acts);
+    CHECK(s.row_conflicts > 0);
+    CHECK(s.row_misses > 0);
+    CHECK(s.burst_row_hits == bursts - acts);
+    CHECK(s.busy_ck == bursts * f.p.t.bl);
+}
+
+TEST_CASE("mem hbm: decision_after names run()'s tick exactly when run() would schedule nothing") {
+    Fixture f;
+    std::vector<HbmReq*> out;
+    CHECK(f.ch->decision_after(Tick(0)) == 0);  // nothing queued
+    // A whole row keeps the bus busy, so a second request waits for the next decision.
+    HbmReq* a = f.req(f.addr(0, 0, 1), f.p.row_bytes);
+    f.ch->enqueue(a);
+    CHECK(f.ch->decision_after(Tick(0)) == 0);  // the first decision is due at once
+    CHECK(f.ch->run(Tick(0), out) == HbmChannel::kNever);
+    REQUIRE(out.size() == 1);
+    HbmReq* b = f.req(f.addr(1, 0, 1), f.p.burst_bytes());
+    f.ch->enqueue(b);
+    const uint64_t when = f.ch->decision_after(Tick(1));
+    REQUIRE(when > 1);
+    REQUIRE(when % f.p.t.tck_ps == 0);
+    // The controller counts whole tCK (a tick rounds up): up to one tCK before the decision's
+    // tick, run() schedules nothing and names it; a picosecond later its tCK is the decision's.
+    for (uint64_t now : {uint64_t(1), when - f.p.t.tck_ps}) {
+        CHECK(f.ch->decision_after(Tick(now)) == when);
+        CHECK(f.ch->run(Tick(now), out) == when);
+        CHECK(out.size() == 1);
+    }
+    CHECK(f.ch->decision_after(Tick(when - f.p.t.tck_ps + 1)) == 0);
+    CHECK(f.ch->run(Tick(when - f.p.t.tck_ps + 1), out) == HbmChannel::kNever);
+    REQUIRE(out.size() == 2);
+    CHECK(out[1] == b);
+}
