@@ -51,6 +51,18 @@ struct Checked {
         }
         return next;
     }
+    // pop_due(now), whose failed pop reports the earliest pending tick, as next_tick() does.
+    void pop_due_checked(uint64_t now) {
+        const uint64_t next = pop_due(now);
+        REQUIRE(next == ref_next());
+        REQUIRE(w.next_tick() == next);
+    }
+    // Pops everything left, in order: the wheel ends empty, every pushed event popped once.
+    void drain() {
+        while (!ref.empty()) pop_due(ref.top().tick);
+        CHECK(w.empty());
+        CHECK(popped == seq);
+    }
 };
 
 }  // namespace
@@ -140,14 +152,9 @@ TEST_CASE("mem event wheel: far events pushed in order and out of order leave in
             c.push(t);
         }
         now += c.rnd() % (window / 16);
-        const uint64_t next = c.pop_due(now);
-        REQUIRE(next == c.ref_next());
-        REQUIRE(c.w.next_tick() == next);
+        c.pop_due_checked(now);
     }
-    // Then everything left, in order.
-    while (!c.ref.empty()) c.pop_due(c.ref.top().tick);
-    CHECK(c.w.empty());
-    CHECK(c.popped == c.seq);
+    c.drain();  // then everything left, in order
 }
 
 TEST_CASE("mem event wheel: late events follow every event of their tick, pushed before or after them") {
@@ -167,13 +174,9 @@ TEST_CASE("mem event wheel: late events follow every event of their tick, pushed
             c.push(t, c.rnd() % 2 == 0);
         }
         if (c.rnd() % 3 == 0) now += c.rnd() % 120;
-        const uint64_t next = c.pop_due(now);
-        REQUIRE(next == c.ref_next());
-        REQUIRE(c.w.next_tick() == next);
+        c.pop_due_checked(now);
     }
-    while (!c.ref.empty()) c.pop_due(c.ref.top().tick);
-    CHECK(c.w.empty());
-    CHECK(c.popped == c.seq);
+    c.drain();
 }
 
 TEST_CASE("mem event wheel: a run-ahead pop stops at a waiting event before a late event of its tick") {
