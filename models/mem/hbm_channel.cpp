@@ -41,6 +41,7 @@ std::unique_ptr<IHbmScheduler> make_hbm_scheduler(const std::string& name, const
 
 HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t refresh_offset_ck)
     : m_t(p.t),
+      m_tck(p.t.tck_ps),
       m_burst_bytes(p.burst_bytes()),
       m_window(p.queue_window),
       m_sched(sched),
@@ -184,80 +185,6 @@ uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
     return pick;
 }
 
-inline HbmChannel::Plan HbmChannel::plan(const HbmQueued& e, bool write, Ck t) const {
-    const uint32_t k = e.bank;
-    const uint32_t bg = e.bg;
-    Plan pl;
-    Ck col_ready;
-    const HbmBank& bk = m_bank[k];
-    const uint64_t open = bk.open_row;
-    if (open == e.row) {
-        col_ready = std::max(t, bk.col_ok);
-    } else {
-        Ck act = std::max(t, bk.act_ok);
-        if (open != IHbmScheduler::kClosed) {
-            pl.pre = std::max(t, bk.pre_ok);
-            act = std::max(act, pl.pre + m_t.rp);
-        }
-        act = std::max({act, m_last_act + m_t.rrd_s, m_last_act_bg[bg] + m_t.rrd_l, m_faw[m_faw_pos] + m_t.faw});
-        pl.act = act;
-        col_ready = act + m_t.rcd;
-    }
-    const Ck lat = write ? m_t.cwl : m_t.cl;
-    Ck c = std::max({col_ready, m_last_col + (m_last_col_bg == bg ? m_t.ccd_l : m_t.ccd_s), m_bus_free - lat});
-    if (write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
-    else c = std::max(c, m_last_wr_end + (m_last_wr_bg == bg ? m_t.wtr_l : m_t.wtr_s));
-    pl.bursts = e.bursts;
-    const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
-    pl.col0 = c;
-    pl.last_col = c + (pl.bursts - 1) * step;
-    pl.data_end = pl.last_col + lat + m_t.bl;
-    return pl;
-}
-
-inline void HbmChannel::commit(const HbmQueued& e, bool write, const Plan& pl) {
-    HbmReq& r = *e.req;
-    const uint32_t k = e.bank;
-    const uint32_t bg = e.bg;
-    HbmBank& bk = m_bank[k];
-    if (pl.act != kNone) {
-        if (pl.pre != kNone) ++m_stats.row_conflicts;
-        m_faw[m_faw_pos] = pl.act;
-        m_faw_pos = (m_faw_pos + 1) & 3;
-        m_last_act = pl.act;
-        m_last_act_bg[bg] = pl.act;
-        bk.act_ok = pl.act + m_t.rc;
-        bk.pre_ok = pl.act + m_t.ras;
-        bk.col_ok = pl.act + m_t.rcd;
-        bk.open_row = e.row;
-        r.act_ck = static_cast<uint64_t>(pl.act);
-    } else {
-        ++m_stats.row_hits;
-    }
-    m_last_col = pl.last_col;
-    m_last_col_bg = bg;
-    m_bus_free = pl.data_end;
-    if (write) {
-        bk.pre_ok = std::max(bk.pre_ok, pl.data_end + m_t.wr);
-        m_last_wr_end = pl.data_end;
-        m_last_wr_bg = bg;
-        ++m_stats.writes;
-        m_stats.bytes_written += r.bytes;
-        if (m_last_dir == 0) ++m_stats.turnarounds;
-        m_last_dir = 1;
-    } else {
-        bk.pre_ok = std::max(bk.pre_ok, pl.last_col + m_t.rtp);
-        m_last_rd_cmd = pl.last_col;
-        ++m_stats.reads;
-        m_stats.bytes_read += r.bytes;
-        if (m_last_dir == 1) ++m_stats.turnarounds;
-        m_last_dir = 0;
-    }
-    m_stats.bursts += pl.bursts;
-    r.first_col_ck = static_cast<uint64_t>(pl.col0);
-    r.done = Tick(static_cast<uint64_t>(pl.data_end) * m_t.tck_ps);
-}
-
 HbmChannelStats HbmChannel::stats() const {
     HbmChannelStats s = m_stats;
     s.activates = s.reads + s.writes - s.row_hits;
@@ -268,49 +195,7 @@ HbmChannelStats HbmChannel::stats() const {
 }
 
 uint64_t HbmChannel::run(Tick now, std::vector<HbmReq*>& out) {
-    if (m_rq.empty() && m_wq.empty()) return kNever;
-    // Nothing is decided before m_next_decision: now_ck < m_next_decision (now_ck rounds now up
-    // to a tCK) holds exactly when now <= (m_next_decision - 1) tCK, tested without the divide.
-    if (now.v + m_t.tck_ps <= m_next_decision_ps) return m_next_decision_ps;
-    const Ck now_ck = static_cast<Ck>((now.v + m_t.tck_ps - 1) / m_t.tck_ps);
-    for (;;) {
-        // Write drain: starts at the high watermark, ends at the low one; reads go first otherwise,
-        // and a write is served alone only while no read waits.
-        if (m_draining && m_wq.size() <= m_write_low) m_draining = false;
-        if (!m_draining && m_wq.size() >= m_write_high) {
-            m_draining = true;
-            ++m_stats.write_drains;
-        }
-        ReqQueue& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
-        // Per-bank refreshes due now pick their banks while every waiting request is still queued.
-        if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
-        // A queue of one is often all there is: its only pick is 0.
-        const size_t n = std::min<size_t>(q.size(), m_window);
-        const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
-        const HbmQueued e = q[idx];
-        const bool write = &q == &m_wq;
-        q.erase_at(idx);
-        Ck t = now_ck;
-        Plan pl;
-        for (;;) {
-            if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
-            t = std::max(t, m_ref_end);
-            pl = plan(e, write, t);
-            if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window
-                t = m_next_ref;
-                continue;
-            }
-            break;
-        }
-        commit(e, write, pl);
-        out.push_back(e.req);
-        // The next decision is due once an activate issued then would deliver data just as the bus
-        // frees.
-        m_next_decision = std::max(now_ck, pl.data_end - m_lookahead);
-        m_next_decision_ps = static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
-        if (m_rq.empty() && m_wq.empty()) return kNever;
-        if (now_ck < m_next_decision) return m_next_decision_ps;
-    }
+    return run_each(now, [&out](HbmReq* r) { out.push_back(r); });
 }
 
 }  // namespace sfumato::mem

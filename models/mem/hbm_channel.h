@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/mem/fast_div.h"
 #include "models/mem/hbm_params.h"
 #include "models/mem/i_address_map.h"
 #include "models/mem/i_hbm_scheduler.h"
@@ -76,6 +77,10 @@ public:
     // Schedules what can be decided at `now`; appends scheduled requests (done set) to `out`.
     // Returns the tick at which to call again (kNever while the queue is empty).
     uint64_t run(Tick now, std::vector<HbmReq*>& out);
+    // The same, calling scheduled(r) for each scheduled request in turn instead (the memory
+    // system's hot path: inline, no list to fill and walk).
+    template <class Scheduled>
+    [[gnu::always_inline]] inline uint64_t run_each(Tick now, Scheduled&& scheduled);
     // The tick run(now) would return when it would schedule nothing (a request is queued and the
     // next decision is after `now`), else 0: the owner need not call run() then.
     uint64_t decision_after(Tick now) const {
@@ -100,35 +105,47 @@ public:
 
 private:
     // A request queue in arrival order: a growable array whose append is inline (std::vector's
-    // push_back stays a call here, its growth path being large). Invariant: size() <= capacity.
+    // push_back stays a call here, its growth path being large). The queue starts at m_head, so
+    // taking the oldest (the usual pick) moves nothing; an emptied queue starts again at the
+    // front. Invariant: m_head + size() <= capacity.
     class ReqQueue {
     public:
         ReqQueue() { grow(256); }
         [[gnu::always_inline]] void push_back(const HbmQueued& q) {
-            if (m_n == m_cap) grow(2 * m_cap);
-            m_buf[m_n++] = q;
+            if (m_head + m_n == m_cap) make_room();
+            m_buf[m_head + m_n++] = q;
         }
-        // Removes the i-th, keeping the others' order.
-        void erase_at(size_t i) {
-            std::copy(m_buf.get() + i + 1, m_buf.get() + m_n, m_buf.get() + i);
+        // Removes the i-th, keeping the others' order: the ones before it move up one (few: the
+        // scheduler picks among the oldest), so the oldest's removal moves none.
+        [[gnu::always_inline]] void erase_at(size_t i) {
+            HbmQueued* b = m_buf.get() + m_head;
+            for (size_t j = i; j > 0; --j) b[j] = b[j - 1];
             --m_n;
+            m_head = m_n ? m_head + 1 : 0;
         }
         size_t size() const { return m_n; }
         bool empty() const { return m_n == 0; }
-        const HbmQueued* data() const { return m_buf.get(); }
-        const HbmQueued& operator[](size_t i) const { return m_buf[i]; }
-        const HbmQueued* begin() const { return m_buf.get(); }
-        const HbmQueued* end() const { return m_buf.get() + m_n; }
+        const HbmQueued* data() const { return m_buf.get() + m_head; }
+        const HbmQueued& operator[](size_t i) const { return m_buf[m_head + i]; }
+        const HbmQueued* begin() const { return data(); }
+        const HbmQueued* end() const { return data() + m_n; }
 
     private:
+        // The end of the array is reached: back to its front, in a larger one if over half full.
+        [[gnu::noinline]] void make_room() {
+            if (2 * m_n > m_cap) return grow(2 * m_cap);
+            std::copy(m_buf.get() + m_head, m_buf.get() + m_head + m_n, m_buf.get());
+            m_head = 0;
+        }
         void grow(size_t cap) {
             std::unique_ptr<HbmQueued[]> b(new HbmQueued[cap]);
-            std::copy(m_buf.get(), m_buf.get() + m_n, b.get());
+            std::copy(m_buf.get() + m_head, m_buf.get() + m_head + m_n, b.get());
             m_buf = std::move(b);
             m_cap = cap;
+            m_head = 0;
         }
         std::unique_ptr<HbmQueued[]> m_buf;
-        size_t m_n = 0, m_cap = 0;
+        size_t m_head = 0, m_n = 0, m_cap = 0;
     };
     // Times are signed tCK counts so that "long ago" needs no flag.
     using Ck = int64_t;
@@ -152,6 +169,7 @@ private:
     void skip_rounds(Ck t, uint32_t boundary);
 
     HbmTiming m_t;
+    FastDiv64 m_tck;  // ps to tCK (run()'s rounding up, without a hardware divide)
     uint32_t m_burst_bytes;
     static constexpr uint32_t kNoShift = ~0u;
     uint32_t m_burst_shift = kNoShift;  // log2(m_burst_bytes) when a power of two (no divides per request)
@@ -191,5 +209,127 @@ private:
     // an activate's first) and busy_ck (tBL per burst).
     HbmChannelStats m_stats;
 };
+
+// The decision path, inline: the memory system runs it from its own loop (run_each).
+inline HbmChannel::Plan HbmChannel::plan(const HbmQueued& e, bool write, Ck t) const {
+    const uint32_t k = e.bank;
+    const uint32_t bg = e.bg;
+    Plan pl;
+    Ck col_ready;
+    const HbmBank& bk = m_bank[k];
+    const uint64_t open = bk.open_row;
+    if (open == e.row) {
+        col_ready = std::max(t, bk.col_ok);
+    } else {
+        Ck act = std::max(t, bk.act_ok);
+        if (open != IHbmScheduler::kClosed) {
+            pl.pre = std::max(t, bk.pre_ok);
+            act = std::max(act, pl.pre + m_t.rp);
+        }
+        act = std::max({act, m_last_act + m_t.rrd_s, m_last_act_bg[bg] + m_t.rrd_l, m_faw[m_faw_pos] + m_t.faw});
+        pl.act = act;
+        col_ready = act + m_t.rcd;
+    }
+    const Ck lat = write ? m_t.cwl : m_t.cl;
+    Ck c = std::max({col_ready, m_last_col + (m_last_col_bg == bg ? m_t.ccd_l : m_t.ccd_s), m_bus_free - lat});
+    if (write) c = std::max(c, m_last_rd_cmd + m_t.rtw);
+    else c = std::max(c, m_last_wr_end + (m_last_wr_bg == bg ? m_t.wtr_l : m_t.wtr_s));
+    pl.bursts = e.bursts;
+    const Ck step = std::max<Ck>(m_t.ccd_l, m_t.bl);
+    pl.col0 = c;
+    pl.last_col = c + (pl.bursts - 1) * step;
+    pl.data_end = pl.last_col + lat + m_t.bl;
+    return pl;
+}
+
+inline void HbmChannel::commit(const HbmQueued& e, bool write, const Plan& pl) {
+    HbmReq& r = *e.req;
+    const uint32_t k = e.bank;
+    const uint32_t bg = e.bg;
+    HbmBank& bk = m_bank[k];
+    if (pl.act != kNone) {
+        if (pl.pre != kNone) ++m_stats.row_conflicts;
+        m_faw[m_faw_pos] = pl.act;
+        m_faw_pos = (m_faw_pos + 1) & 3;
+        m_last_act = pl.act;
+        m_last_act_bg[bg] = pl.act;
+        bk.act_ok = pl.act + m_t.rc;
+        bk.pre_ok = pl.act + m_t.ras;
+        bk.col_ok = pl.act + m_t.rcd;
+        bk.open_row = e.row;
+        r.act_ck = static_cast<uint64_t>(pl.act);
+    } else {
+        ++m_stats.row_hits;
+    }
+    m_last_col = pl.last_col;
+    m_last_col_bg = bg;
+    m_bus_free = pl.data_end;
+    if (write) {
+        bk.pre_ok = std::max(bk.pre_ok, pl.data_end + m_t.wr);
+        m_last_wr_end = pl.data_end;
+        m_last_wr_bg = bg;
+        ++m_stats.writes;
+        m_stats.bytes_written += r.bytes;
+        if (m_last_dir == 0) ++m_stats.turnarounds;
+        m_last_dir = 1;
+    } else {
+        bk.pre_ok = std::max(bk.pre_ok, pl.last_col + m_t.rtp);
+        m_last_rd_cmd = pl.last_col;
+        ++m_stats.reads;
+        m_stats.bytes_read += r.bytes;
+        if (m_last_dir == 1) ++m_stats.turnarounds;
+        m_last_dir = 0;
+    }
+    m_stats.bursts += pl.bursts;
+    r.first_col_ck = static_cast<uint64_t>(pl.col0);
+    r.done = Tick(static_cast<uint64_t>(pl.data_end) * m_t.tck_ps);
+}
+
+template <class Scheduled>
+inline uint64_t HbmChannel::run_each(Tick now, Scheduled&& scheduled) {
+    if (m_rq.empty() && m_wq.empty()) return kNever;
+    // Nothing is decided before m_next_decision: now_ck < m_next_decision (now_ck rounds now up
+    // to a tCK) holds exactly when now <= (m_next_decision - 1) tCK, tested without the divide.
+    if (now.v + m_t.tck_ps <= m_next_decision_ps) return m_next_decision_ps;
+    const Ck now_ck = static_cast<Ck>(m_tck.div(now.v + m_t.tck_ps - 1));
+    for (;;) {
+        // Write drain: starts at the high watermark, ends at the low one; reads go first otherwise,
+        // and a write is served alone only while no read waits.
+        if (m_draining && m_wq.size() <= m_write_low) m_draining = false;
+        if (!m_draining && m_wq.size() >= m_write_high) {
+            m_draining = true;
+            ++m_stats.write_drains;
+        }
+        ReqQueue& q = (m_draining || m_rq.empty()) ? m_wq : m_rq;
+        // Per-bank refreshes due now pick their banks while every waiting request is still queued.
+        if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
+        // A queue of one is often all there is: its only pick is 0.
+        const size_t n = std::min<size_t>(q.size(), m_window);
+        const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
+        const HbmQueued e = q[idx];
+        const bool write = &q == &m_wq;
+        q.erase_at(idx);
+        Ck t = now_ck;
+        Plan pl;
+        for (;;) {
+            if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
+            t = std::max(t, m_ref_end);
+            pl = plan(e, write, t);
+            if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window
+                t = m_next_ref;
+                continue;
+            }
+            break;
+        }
+        commit(e, write, pl);
+        scheduled(e.req);
+        // The next decision is due once an activate issued then would deliver data just as the bus
+        // frees.
+        m_next_decision = std::max(now_ck, pl.data_end - m_lookahead);
+        m_next_decision_ps = static_cast<uint64_t>(m_next_decision) * m_t.tck_ps;
+        if (m_rq.empty() && m_wq.empty()) return kNever;
+        if (now_ck < m_next_decision) return m_next_decision_ps;
+    }
+}
 
 }  // namespace sfumato::mem

@@ -16,6 +16,14 @@ void MemorySystem::decode(HbmReq& r, uint64_t t) {
     r.arrive = Tick(t);
 }
 
+// Inline where called (each HBM request arms a wake-up or runs its channel, which may arm one).
+[[gnu::always_inline]] inline void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
+    if (m_wake[pc] == 0 || t < m_wake[pc]) {
+        m_wake[pc] = t;
+        push(t, Ev::CtrlWake, nullptr, pc);
+    }
+}
+
 void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
     decode(r, t);
     HbmChannel& ch = m_channels[r.da.pc];
@@ -26,22 +34,16 @@ void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
     else run_channel(r.da.pc, t);
 }
 
-void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
-    if (m_wake[pc] == 0 || t < m_wake[pc]) {
-        m_wake[pc] = t;
-        push(t, Ev::CtrlWake, nullptr, pc);
-    }
-}
-
 void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
+    HbmChannel& ch = m_channels[pc];
     uint64_t next;
     for (;;) {
-        m_out.clear();
-        next = m_channels[pc].run(Tick(t), m_out);
-        for (HbmReq* r : m_out) {
+        // Each scheduled request's completion is pushed as it is scheduled, in the same order as
+        // when they were listed first and pushed after: nothing else is pushed in between.
+        next = ch.run_each(Tick(t), [this](HbmReq* r) {
             if (r->kind == kFill) push(r->done.v + m_frontend_ps, Ev::FillDone, r->owner);
             else push(r->done.v + m_frontend_ps, Ev::WbDone, r);
-        }
+        });
         // Writes that left the queue make room for waiting write-backs; serve them at once.
         if (!m_wb_waiting || !m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
     }
