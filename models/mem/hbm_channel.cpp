@@ -63,6 +63,64 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
     }
 }
 
+inline uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
+    // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
+    // (REFSB names its bank, so the controller may refresh idle banks while others stream).
+    const uint32_t banks = static_cast<uint32_t>(m_bank.size());
+    const uint32_t wrap = banks - 1;  // banks is a power of two (hbm_params requires it)
+    if (m_ref_left == 0) {
+        std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
+        m_ref_left = banks;
+    }
+    // The first bank not yet refreshed this round (from where the last pick left off) goes unless
+    // a queued request wants it. Few requests are queued at a time, so looking for that bank among
+    // them costs less than marking every wanted bank; the scan below marks them when it is wanted.
+    uint32_t k = m_ref_bank;
+    while (m_ref_done[k]) k = (k + 1) & wrap;
+    bool wanted;
+    if (wanted_marked) {
+        wanted = m_bank_wanted[k];
+    } else {
+        const auto wants = [&](const ReqQueue& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i)
+                if (q[i].bank == k) return true;
+            return false;
+        };
+        wanted = wants(m_rq) || wants(m_wq);
+    }
+    if (!wanted) {
+        m_ref_done[k] = 1;
+        --m_ref_left;
+        m_ref_bank = (k + 1) & wrap;
+        return k;
+    }
+    if (!wanted_marked) {
+        std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
+        const auto mark = [&](const ReqQueue& q) {
+            const size_t n = std::min<size_t>(q.size(), m_window);
+            for (size_t i = 0; i < n; ++i) m_bank_wanted[q[i].bank] = 1;
+        };
+        mark(m_rq);
+        mark(m_wq);
+        wanted_marked = true;
+    }
+    uint32_t pick = banks;
+    for (uint32_t i = 0; i < banks; ++i) {
+        const uint32_t k = (m_ref_bank + i) & wrap;
+        if (m_ref_done[k]) continue;
+        if (pick == banks) pick = k;
+        if (!m_bank_wanted[k]) {
+            pick = k;
+            break;
+        }
+    }
+    m_ref_done[pick] = 1;
+    --m_ref_left;
+    m_ref_bank = (pick + 1) & wrap;
+    return pick;
+}
+
 void HbmChannel::refresh_upto(Ck t) {
     if (m_per_bank_ref) {
         bool wanted = false;  // the queues do not change here: their banks are marked once
@@ -125,64 +183,6 @@ void HbmChannel::skip_rounds(Ck t, uint32_t boundary) {
     m_next_ref += static_cast<Ck>(periods * period) * m_refi_sb;
     m_stats.refreshes += periods * period;
     std::fill(m_round_seen.begin(), m_round_seen.end(), kUnseen);
-}
-
-uint32_t HbmChannel::pick_refresh_bank(bool& wanted_marked) {
-    // Each bank once per round (tREFI); within a round, a bank no queued request wants goes first
-    // (REFSB names its bank, so the controller may refresh idle banks while others stream).
-    const uint32_t banks = static_cast<uint32_t>(m_bank.size());
-    const uint32_t wrap = banks - 1;  // banks is a power of two (hbm_params requires it)
-    if (m_ref_left == 0) {
-        std::fill(m_ref_done.begin(), m_ref_done.end(), 0);
-        m_ref_left = banks;
-    }
-    // The first bank not yet refreshed this round (from where the last pick left off) goes unless
-    // a queued request wants it. Few requests are queued at a time, so looking for that bank among
-    // them costs less than marking every wanted bank; the scan below marks them when it is wanted.
-    uint32_t k = m_ref_bank;
-    while (m_ref_done[k]) k = (k + 1) & wrap;
-    bool wanted;
-    if (wanted_marked) {
-        wanted = m_bank_wanted[k];
-    } else {
-        const auto wants = [&](const ReqQueue& q) {
-            const size_t n = std::min<size_t>(q.size(), m_window);
-            for (size_t i = 0; i < n; ++i)
-                if (q[i].bank == k) return true;
-            return false;
-        };
-        wanted = wants(m_rq) || wants(m_wq);
-    }
-    if (!wanted) {
-        m_ref_done[k] = 1;
-        --m_ref_left;
-        m_ref_bank = (k + 1) & wrap;
-        return k;
-    }
-    if (!wanted_marked) {
-        std::fill(m_bank_wanted.begin(), m_bank_wanted.end(), 0);
-        const auto mark = [&](const ReqQueue& q) {
-            const size_t n = std::min<size_t>(q.size(), m_window);
-            for (size_t i = 0; i < n; ++i) m_bank_wanted[q[i].bank] = 1;
-        };
-        mark(m_rq);
-        mark(m_wq);
-        wanted_marked = true;
-    }
-    uint32_t pick = banks;
-    for (uint32_t i = 0; i < banks; ++i) {
-        const uint32_t k = (m_ref_bank + i) & wrap;
-        if (m_ref_done[k]) continue;
-        if (pick == banks) pick = k;
-        if (!m_bank_wanted[k]) {
-            pick = k;
-            break;
-        }
-    }
-    m_ref_done[pick] = 1;
-    --m_ref_left;
-    m_ref_bank = (pick + 1) & wrap;
-    return pick;
 }
 
 HbmChannelStats HbmChannel::stats() const {

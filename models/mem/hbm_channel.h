@@ -162,7 +162,8 @@ private:
     void refresh_upto(Ck t);
     // wanted_marked: the banks the queued requests want are already marked (the queues have not
     // changed since); set once marked.
-    uint32_t pick_refresh_bank(bool& wanted_marked);
+    // Inline in refresh_upto, its only caller (a call per refresh was a third of its cost).
+    [[gnu::always_inline]] inline uint32_t pick_refresh_bank(bool& wanted_marked);
     // Per-bank refresh at a round boundary of a long catch-up to `t` (the `boundary`-th in this
     // refresh_upto): once the rounds repeat, counts whole periods of them without replaying them
     // (they leave nothing a later round does not override).
