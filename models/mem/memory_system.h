@@ -360,6 +360,8 @@ private:
     uint64_t m_atomic_ps = 0;  // an atomic add's read-modify-write beyond a hit  // NoC latency and L2 hit latency in ps
     uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
+    // sector_mask() of a whole line (its requests are aligned), from m_l2 (declared before it).
+    uint64_t m_line_mask = sector_mask(0, m_l2.g.line_bytes);
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
 
     std::unique_ptr<IAddressMap> m_map;

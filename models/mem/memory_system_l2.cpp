@@ -44,7 +44,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     const bool retry = how != kFirstAccess;
     const uint64_t line = line_of(r.addr);
     Slice& s = m_slices[slice_of(line)];
-    const uint64_t mask = sector_mask(r.addr, r.bytes);
+    const uint64_t mask = r.bytes == m_l2.g.line_bytes ? m_line_mask : sector_mask(r.addr, r.bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     if (!retry) {
         ++st.accesses;
