@@ -28,6 +28,7 @@ L2Tags::L2Tags(const L2Geometry& g, std::unique_ptr<IReplacement> repl)
         m_ranks = r0;
         m_hit_touches = touches;
     }
+    m_fast16 = g.ways == 16 && m_narrow && m_ranks;
 }
 
 namespace {
@@ -101,6 +102,20 @@ uint32_t L2Tags::find(uint64_t line_addr, bool touch) {
 uint32_t L2Tags::allocate(uint64_t line_addr, Victim& v) {
     const uint32_t s = set_of(line_addr);
     return allocate(line_addr, Probe{s, first_way(&m_tag[size_t(s) * m_g.ways], m_g.ways, 0)}, v);  // an empty way first
+}
+
+L2Tags::Access L2Tags::access_any(uint64_t line_addr, bool reserve, uint64_t valid, uint64_t dirty, Victim& v) {
+    Probe p;
+    uint32_t slot = find(line_addr, p);
+    if (slot != kNone) return {slot, kHit};
+    if (!reserve) return {kNone, kMiss};
+    Victim x;
+    slot = allocate(line_addr, p, x);
+    if (m_narrow) m_nstate[slot] = static_cast<uint32_t>(valid | (dirty << 16));
+    else m_state[slot] = Line{valid, dirty};
+    if (!x.evicted) return {slot, kFresh};
+    v = x;
+    return {slot, kEvicted};
 }
 
 uint32_t L2Tags::first_way_any(const uint32_t* t, uint32_t ways, uint32_t key) { return first_way(t, ways, key); }
@@ -201,8 +216,21 @@ void L2Tags::replay_set(uint32_t s, const ReplayAccess* a, size_t n, ReplayTotal
 
 uint64_t L2Tags::dirty_bytes() const {
     uint64_t n = 0;
-    for (const Line& l : m_state) n += bits(l.dirty);
-    for (const uint32_t l : m_narrow_state) n += bits(l >> 16);
+    for (const Line& l : m_state)
+        if (l.dirty) n += bits(l.dirty);
+    // Narrow states four at a time (dirty: the high halves), counted only when any is dirty: a
+    // read stream leaves every line clean, and the walk is then one test per four lines.
+    const uint32_t* st = m_narrow_state.data();
+    const size_t count = m_narrow_state.size();
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        uint64_t a, b;
+        __builtin_memcpy(&a, st + i, sizeof a);
+        __builtin_memcpy(&b, st + i + 2, sizeof b);
+        const uint64_t hi = 0xffff0000ffff0000ull;
+        if ((a | b) & hi) n += bits(a & hi) + bits(b & hi);
+    }
+    for (; i < count; ++i) n += bits(st[i] >> 16);
     return n * m_g.sector_bytes;
 }
 

@@ -111,6 +111,52 @@ public:
         else m_repl->fill(s, way);
         return slot;
     }
+    // An L2 access's lookup and, on a miss, its allocation, with one look at the set: the slot
+    // holding `line_addr` (kHit; the replacement state touched as find(line_addr, true) does);
+    // else, when `reserve`, a slot allocated for it as allocate() would, its sectors `valid` and
+    // `dirty` (kFresh, or kEvicted with v the line it evicted; v is written only then); else
+    // kNone (kMiss: nothing changed). The presets' geometry (16 ways, lines of at most 16 sectors,
+    // a rank policy) takes an inline path; any other calls access_any().
+    enum Kind : uint32_t { kHit, kMiss, kFresh, kEvicted };
+    struct Access {
+        uint32_t slot;
+        Kind kind;
+    };
+    [[gnu::always_inline]] Access access(uint64_t line_addr, bool reserve, uint64_t valid, uint64_t dirty, Victim& v) {
+#if defined(__SSE2__)
+        if (m_fast16) {
+            const uint32_t s = set_of(line_addr);
+            const uint32_t base = s * 16;
+            uint32_t* t = m_tagp + base;
+            uint8_t* rank = m_ranks + base;
+            const uint32_t key = static_cast<uint32_t>(line_addr + 1);
+            const __m128i* p = reinterpret_cast<const __m128i*>(t);
+            const __m128i v0 = _mm_loadu_si128(p), v1 = _mm_loadu_si128(p + 1), v2 = _mm_loadu_si128(p + 2),
+                          v3 = _mm_loadu_si128(p + 3);
+            uint32_t w = ways16_equal(v0, v1, v2, v3, key);
+            if (w < 16) {
+                if (m_hit_touches) touch_rank(rank, 16, w);
+                return {base + w, kHit};
+            }
+            if (!reserve) return {kNone, kMiss};
+            // An empty way first (the same loads), else the oldest rank.
+            w = ways16_equal(v0, v1, v2, v3, 0);
+            Kind kind = kFresh;
+            if (w == 16) {
+                w = oldest_rank(rank, 16);
+                v.line_addr = uint64_t(t[w]) - 1;
+                v.dirty = m_nstate[base + w] >> 16;
+                v.evicted = true;
+                kind = kEvicted;
+            }
+            t[w] = key;
+            m_nstate[base + w] = static_cast<uint32_t>(valid | (dirty << 16));
+            touch_rank(rank, 16, w);
+            return {base + w, kind};
+        }
+#endif
+        return access_any(line_addr, reserve, valid, dirty, v);
+    }
     // A slot's valid and dirty sector masks, and adding sectors to them.
     uint64_t valid(uint32_t slot) const { return m_narrow ? m_nstate[slot] & 0xffff : m_state[slot].valid; }
     uint64_t dirty(uint32_t slot) const { return m_narrow ? m_nstate[slot] >> 16 : m_state[slot].dirty; }
@@ -132,8 +178,17 @@ public:
     // tags a stream reads are visited once each, and those of the set just looked up are too late).
     void prefetch_ahead(uint64_t line_addr) const {
         const uint32_t set = set_of(line_addr);
+        const uint32_t next = set + 1 == m_sets.divisor() ? 0 : set + 1;
+        if (m_fast16) {  // a set's tags, states and ranks: one host line each
+            for (const uint32_t base : {set * 16, next * 16}) {
+                __builtin_prefetch(m_tagp + base);
+                __builtin_prefetch(m_nstate + base, 1);
+                __builtin_prefetch(m_ranks + base, 1);
+            }
+            return;
+        }
         prefetch_set(set);
-        prefetch_set(set + 1 == m_sets.divisor() ? 0 : set + 1);
+        prefetch_set(next);
     }
     void prefetch_set(uint32_t set) const {
         const size_t base = size_t(set) * m_ways;
@@ -148,7 +203,7 @@ public:
         else m_repl->prefetch(set);
     }
     uint32_t set_of(uint64_t line_addr) const { return m_sets.mod(m_slices.div(line_addr)); }
-    // Bytes of dirty sectors over the whole array (a walk: for reports).
+    // Bytes of dirty sectors over the whole array (a walk, quick over clean lines: for reports).
     uint64_t dirty_bytes() const;
     // Invalidates every line, first calling on_dirty(line_addr, dirty_mask) for each line with
     // dirty sectors (a cache flush: write back, then invalidate). Returns the lines that were valid.
@@ -190,14 +245,27 @@ public:
     uint64_t sector_mask(uint64_t addr, uint32_t bytes) const { return sector_mask(addr, bytes, m_g.line_bytes, m_sector_shift); }
     // The same for a geometry's line_bytes and log2(sector_bytes) (the memory system's lookup
     // computes it from its own copy of the geometry, before the tags' object is in the host cache).
+    // (bytes >= 1, within the line; at most 64 sectors: the last sector's index is below 64.)
     static uint64_t sector_mask(uint64_t addr, uint32_t bytes, uint32_t line_bytes, uint32_t sector_shift) {
         const uint64_t off = addr & (line_bytes - 1);
         const uint64_t first = off >> sector_shift;
-        const uint64_t n = ((off + bytes - 1) >> sector_shift) - first + 1;
-        return (n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << first;
+        const uint64_t last = (off + bytes - 1) >> sector_shift;
+        return (~uint64_t(0) >> (63 - last)) & (~uint64_t(0) << first);
     }
 
 private:
+    // access() for any geometry and policy: find(), then allocate() (l2_tags.cpp).
+    [[gnu::noinline]] Access access_any(uint64_t line_addr, bool reserve, uint64_t valid, uint64_t dirty, Victim& v);
+#if defined(__SSE2__)
+    // The first of a 16-way set's ways (its tags in v0..v3) holding `key`, or 16.
+    static uint32_t ways16_equal(__m128i v0, __m128i v1, __m128i v2, __m128i v3, uint32_t key) {
+        const __m128i k = _mm_set1_epi32(static_cast<int>(key));
+        const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(v0, k), _mm_cmpeq_epi32(v1, k));
+        const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(v2, k), _mm_cmpeq_epi32(v3, k));
+        const unsigned bits = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+        return static_cast<uint32_t>(__builtin_ctz(bits | 0x10000u));  // one bit per way, and bit 16
+    }
+#endif
     // The first way of t[0..ways) holding `key`, or ways (l2_tags.cpp).
     static uint32_t first_way_any(const uint32_t* t, uint32_t ways, uint32_t key);
     // The same for `key` and for 0 (an empty way) over one 16-way set's tags: the same loads.
@@ -242,6 +310,8 @@ private:
     // Lines of at most 16 sectors keep valid (low half) and dirty (high half) in 32 bits, so a
     // 16-way set's state is one host cache line; longer lines use m_state (one is empty).
     bool m_narrow = false;
+    // 16 ways, narrow, m_ranks: access() and prefetch_ahead() inline for this geometry only.
+    bool m_fast16 = false;
 
     L2Geometry m_g;
     uint32_t m_sector_shift = 0;

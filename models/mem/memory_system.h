@@ -162,7 +162,6 @@ private:
         uint32_t slot = 0;   // the way reserved for the line
         uint32_t slice = 0;
         uint32_t index = 0;  // in its slice's mshrs
-        bool busy = false;
         bool stolen = false;  // the reserved way was evicted before the fill landed
         alignas(64) HbmReq fill;
     };
@@ -239,10 +238,14 @@ private:
     void sample_read_latency(uint64_t ps);
     Mshr* find_mshr(Slice& s, uint64_t line);
     void note_eviction(Slice& s, const L2Tags::Victim& v);
+    // An eviction counted and note_eviction()'d; whether its victim is dirty (to write back).
+    bool evicted(Slice& s, ReqStats& st, const L2Tags::Victim& v);
     void finish_miss(MemRequest& r, uint64_t t);
     void hbm_enqueue(HbmReq& r, uint64_t t);
     void run_channel(uint32_t pc, uint64_t t);
     void fill_done(Mshr& m, uint64_t t);
+    // fill_done() past its common case (the head alone, its way kept): every waiter in turn.
+    [[gnu::noinline]] void fill_done_all(Mshr& m, Slice& s, uint64_t t);
     void wb_done(HbmReq& r, uint64_t t);
     enum : uint32_t { kWaitNone = 0, kWaitWrite = 1, kWaitFill = 2 };
     // Queues the write-back of `v`; returns false when it must wait for room in its channel's
@@ -357,6 +360,8 @@ private:
     uint64_t m_atomic_ps = 0;  // an atomic add's read-modify-write beyond a hit  // NoC latency and L2 hit latency in ps
     uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
+    // sector_mask() of a whole line (its requests are aligned), from m_l2 (declared before it).
+    uint64_t m_line_mask = sector_mask(0, m_l2.g.line_bytes);
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
 
     std::unique_ptr<IAddressMap> m_map;

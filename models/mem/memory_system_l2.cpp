@@ -44,7 +44,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     const bool retry = how != kFirstAccess;
     const uint64_t line = line_of(r.addr);
     Slice& s = m_slices[slice_of(line)];
-    const uint64_t mask = sector_mask(r.addr, r.bytes);
+    const uint64_t mask = r.bytes == m_l2.g.line_bytes ? m_line_mask : sector_mask(r.addr, r.bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     if (!retry) {
         ++st.accesses;
@@ -52,47 +52,46 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
         if (m_trace && m_trace->on(TraceLevel::Mem)) trace_tick(t);
         ++m_trace_accesses;
     }
-    // The lookup keeps the set's first empty way (probe): a miss allocates without a second scan
-    // (the set's tags do not change before it).
-    L2Tags::Probe probe;
-    uint32_t slot = s.tags->find(line, probe);
-    if (r.write && !r.atomic_add) {
-        if (slot != L2Tags::kNone) {
+    // One look at the set: a hit, or a miss that allocates its way at once when it will have
+    // one now. A plain write always does (write-allocate: its sectors valid and dirty from the
+    // start); a read or an atomic when it will take an MSHR: none busy with the line and one
+    // free. Neither depends on the tags, and nothing reads them between the lookup and the
+    // allocation it used to make after these checks, so deciding first changes nothing.
+    const bool plain_write = r.write && !r.atomic_add;
+    const uint32_t h = mshr_hash(line);
+    Mshr* pend = !plain_write && s.busy_hash[h] ? find_mshr(s, line) : nullptr;
+    const bool reserve = plain_write || (!pend && !s.free_mshrs.empty());
+    L2Tags::Victim v;
+    const L2Tags::Access a = s.tags->access(line, reserve, mask, plain_write ? mask : 0, v);
+    if (plain_write) {
+        if (a.kind == L2Tags::kHit) {
             ++st.hits;
             ++m_trace_hits;
+            s.tags->add_dirty(a.slot, mask);
         } else {
             ++st.misses;
-            L2Tags::Victim v;
-            slot = s.tags->allocate(line, probe, v);
-            if (v.evicted) {
-                ++st.evictions;
-                note_eviction(s, v);
-                if (v.dirty && !write_back(v, t, &r, kWaitWrite)) {
-                    // The data is in the line; the write completes once the victim is queued.
-                    s.tags->add_dirty(slot, mask);
-                    return;
-                }
-            }
+            // The data is in the line; the write completes once the victim is queued.
+            if (a.kind == L2Tags::kEvicted && evicted(s, st, v) && !write_back(v, t, &r, kWaitWrite)) return;
         }
-        s.tags->add_dirty(slot, mask);
         complete(r, t + m_hit_ps);
         return;
     }
     // A line whose fill is outstanding already shows the fill's sectors valid (set when the miss
     // reserved the way, while the line was in cache); they do not count until the fill lands.
-    const uint32_t h = mshr_hash(line);
-    Mshr* pend = s.busy_hash[h] ? find_mshr(s, line) : nullptr;
-    uint64_t have = slot != L2Tags::kNone ? s.tags->valid(slot) : 0;
-    if (pend && !pend->stolen) have &= ~pend->fetch_mask;
-    if ((have & mask) == mask) {
-        if (!retry) {
-            ++st.hits;
-            ++m_trace_hits;
+    uint64_t have = 0;
+    if (a.kind == L2Tags::kHit) {
+        have = s.tags->valid(a.slot);
+        if (pend && !pend->stolen) have &= ~pend->fetch_mask;
+        if ((have & mask) == mask) {
+            if (!retry) {
+                ++st.hits;
+                ++m_trace_hits;
+            }
+            if (r.atomic_add) s.tags->add_dirty(a.slot, mask);
+            complete(r, t + m_hit_ps + (r.atomic_add ? m_atomic_ps : 0));
+            if (how == kReleased) release_blocked(s, t);  // it did not need the MSHR it was given
+            return;
         }
-        if (r.atomic_add) s.tags->add_dirty(slot, mask);
-        complete(r, t + m_hit_ps + (r.atomic_add ? m_atomic_ps : 0));
-        if (how == kReleased) release_blocked(s, t);  // it did not need the MSHR it was given
-        return;
     }
     if (!retry) ++st.misses;
     if (pend) {
@@ -104,7 +103,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
         return;
     }
     r.next = nullptr;
-    if (s.free_mshrs.empty()) {
+    if (s.free_mshrs.empty()) {  // (no way was reserved)
         if (how == kReleased) {
             // Its MSHR was taken meanwhile: back to the head of the line (the next free releases it).
             r.next = s.blocked_head;
@@ -120,32 +119,28 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     Mshr& m = *s.free_mshrs.back();
     s.free_mshrs.pop_back();
     ++s.busy_hash[h];
-    m.busy = true;
     s.mshr_line[m.index] = line;
     m.stolen = false;
     m.line_addr = line;
     m.fetch_mask = mask & ~have;
     m.valid_after = have | m.fetch_mask;
-    bool fill_waits = false;
-    if (slot == L2Tags::kNone) {
-        // Reserve the way now.
-        L2Tags::Victim v;
-        slot = s.tags->allocate(line, probe, v);
-        if (v.evicted) {
-            ++st.evictions;
-            note_eviction(s, v);
-            if (v.dirty) fill_waits = !write_back(v, t, &m, kWaitFill);
-        }
-    }
-    s.tags->add_valid(slot, m.fetch_mask);
-    m.slot = slot;
+    m.slot = a.slot;
     m.head = m.tail = &r;
+    bool fill_waits = false;
+    if (a.kind == L2Tags::kHit) s.tags->add_valid(a.slot, m.fetch_mask);  // a way reserved now has them
+    else if (a.kind == L2Tags::kEvicted && evicted(s, st, v)) fill_waits = !write_back(v, t, &m, kWaitFill);
     const uint32_t first = static_cast<uint32_t>(__builtin_ctzll(m.fetch_mask));
     const uint32_t last = 63u - static_cast<uint32_t>(__builtin_clzll(m.fetch_mask));
     m.fill.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
     m.fill.bytes = (last - first + 1) * m_l2.g.sector_bytes;
     m.fill.write = false;
     if (!fill_waits) hbm_enqueue(m.fill, t);
+}
+
+bool MemorySystem::evicted(Slice& s, ReqStats& st, const L2Tags::Victim& v) {
+    ++st.evictions;
+    note_eviction(s, v);
+    return v.dirty != 0;
 }
 
 MemorySystem::Mshr* MemorySystem::find_mshr(Slice& s, uint64_t line) {
@@ -160,7 +155,8 @@ void MemorySystem::note_eviction(Slice& s, const L2Tags::Victim& v) {
     if (Mshr* m = find_mshr(s, v.line_addr)) m->stolen = true;  // its fill must re-allocate
 }
 
-void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
+// Inlined into fill_done and fill_done_all, its only callers.
+[[gnu::always_inline]] inline void MemorySystem::finish_miss(MemRequest& r, uint64_t t) {
     // The data reaches the core through its GM port after the slice's return latency.
     Port& p = m_port[r.port];
     const uint64_t ready = t + m_hit_ps;
@@ -185,29 +181,42 @@ void MemorySystem::fill_done(Mshr& m, uint64_t t) {
     }
     Slice& s = m_slices[m.slice];
     MemRequest* w = m.head;
+    s.mshr_line[m.index] = kNoLine;
+    --s.busy_hash[mshr_hash(m.line_addr)];
+    // Mostly the request that allocated the MSHR alone, in its reserved way: it brought the line
+    // from HBM, and its data takes its core's miss path (finish_miss). Its sectors are among the
+    // fill's (valid_after). (Its completion is pushed before a blocked miss's retry, as below;
+    // completing does not touch the slice.)
+    if (!m.stolen && !w->next && !w->atomic_add) [[likely]] {
+        s.free_mshrs.push_back(&m);
+        if (!s.blocked_head) return finish_miss(*w, t);
+        finish_miss(*w, t);
+        return release_blocked(s, t);
+    }
+    fill_done_all(m, s, t);
+}
+
+void MemorySystem::fill_done_all(Mshr& m, Slice& s, uint64_t t) {
+    MemRequest* w = m.head;
     // The fill's sectors were marked valid when the way was reserved; the tag array is touched
     // again only if that way was taken meanwhile (the line is then found or allocated anew).
     uint64_t valid = m.valid_after;
-    m.busy = false;
-    s.mshr_line[m.index] = kNoLine;
-    --s.busy_hash[mshr_hash(m.line_addr)];
+    uint32_t line_slot = m.slot;
     if (m.stolen) {
-        uint32_t slot = s.tags->find(m.line_addr, false);
-        if (slot == L2Tags::kNone) {
+        line_slot = s.tags->find(m.line_addr, false);
+        if (line_slot == L2Tags::kNone) {
             L2Tags::Victim v;
-            slot = s.tags->allocate(m.line_addr, v);
+            line_slot = s.tags->allocate(m.line_addr, v);
             if (v.evicted) {
                 ++m_req[static_cast<size_t>(w->who)]->evictions;
                 note_eviction(s, v);
                 if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
             }
         }
-        s.tags->add_valid(slot, m.fetch_mask);
-        valid = s.tags->valid(slot);
+        s.tags->add_valid(line_slot, m.fetch_mask);
+        valid = s.tags->valid(line_slot);
     }
-    const uint32_t line_slot = m.stolen ? s.tags->find(m.line_addr, false) : m.slot;
     s.free_mshrs.push_back(&m);
-    m.head = m.tail = nullptr;
     // The head (the request that allocated the MSHR) brought the line from HBM: its data takes
     // its core's miss path (finish_miss). A request merged into the fill issued no HBM access of
     // its own: once the line has landed it is served from the slice as a hit (its read-port time
