@@ -125,6 +125,7 @@ void MemorySystem::process() {
     // running ahead too, and this activation goes on as it would have.)
     if (m_runahead_staged && m_cb_tick == now && !m_runahead_client) {
         m_runahead_staged = false;
+        stage_one();
         m_order.direct_to_instant();
     }
     m_in_process = true;
@@ -359,6 +360,17 @@ void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) 
 }
 
 void MemorySystem::submit(MemRequest& r) {
+    // The common case without a stack frame: a plain request, the first the run-ahead client's
+    // callback stages at its tick (it waits in m_cb_one: accepted directly, as SubmitOrder hands
+    // over a batch of one). The rest is submit_other(), out of line.
+    if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst || m_bulk ||
+        !m_in_runahead_cb || m_runahead_staged) [[unlikely]]
+        return submit_other(r);
+    m_cb_one = &r;
+    m_runahead_staged = true;
+}
+
+void MemorySystem::submit_other(MemRequest& r) {
     // One branch on the way of a plain request (check_request, out of line, has the messages).
     if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst) [[unlikely]]
         check_request(r);
@@ -371,8 +383,15 @@ void MemorySystem::submit(MemRequest& r) {
     // The run-ahead client submits from its callbacks, timed at the callback's tick: process()
     // hands them over when it moves past that tick.
     if (m_in_runahead_cb) {
-        m_order.stage(r);
-        m_runahead_staged = true;
+        // Most ticks stage one request, which needs no ordering (m_cb_one); a second one sends
+        // both to the order's batch, in their order.
+        if (!m_runahead_staged) {
+            m_cb_one = &r;
+            m_runahead_staged = true;
+        } else {
+            stage_one();
+            m_order.stage(r);
+        }
     } else {
         m_order.submit(r);
     }
@@ -396,8 +415,19 @@ void MemorySystem::check_request(const MemRequest& r) const {
 void MemorySystem::flush_runahead() {
     m_runahead_staged = false;
     m_in_runahead_cb = true;  // accepted at m_cb_tick
-    m_order.flush_direct();
+    if (MemRequest* r = m_cb_one) {
+        m_cb_one = nullptr;
+        accept(*r);
+    } else {
+        m_order.flush_direct();
+    }
     m_in_runahead_cb = false;
+}
+
+void MemorySystem::stage_one() {
+    if (!m_cb_one) return;
+    m_order.stage(*m_cb_one);
+    m_cb_one = nullptr;
 }
 
 void MemorySystem::accept(MemRequest& r) {

@@ -199,6 +199,9 @@ private:
         void mem_done(MemRequest& child) override;
     };
     void submit_line(MemRequest& r);
+    // submit()'s cases but the common one (a request to check, a burst, the bulk service, a
+    // request submitted in an instant or staged after another).
+    [[gnu::noinline]] void submit_other(MemRequest& r);
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
@@ -210,6 +213,8 @@ private:
     // the wheel; the slice follows from the address).
     void enter_l2(uint64_t tick, MemRequest& r);
     void flush_runahead();
+    // The request in m_cb_one, if any, goes to m_order's batch of staged requests.
+    void stage_one();
     Split* get_split();
     std::deque<Split> m_split_pool;
     std::vector<Split*> m_split_free;
@@ -379,7 +384,8 @@ private:
 
     // Every timed event, requests on their way to a slice (Ev::Arrival) included.
     EventWheel m_events;
-    bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
+    bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait (m_cb_one or m_order)
+    MemRequest* m_cb_one = nullptr;  // the only one so far (not yet in m_order)
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
     uint64_t m_activations = 0;
