@@ -14,9 +14,9 @@
 // (default on) the activations themselves run ahead: at the end of an instant, until the next
 // activity of any other process, the activations the process would have run meanwhile run at
 // once, each as it would have run, delivering the completions a pipe takes without waking
-// (IMemClient::takes_ahead); one stops at its tick where it would be seen (another client's
-// completion, the write-back that ends a flush), and the process goes on with it then
-// (instant_over). A miss marks its fill's sectors
+// (IMemClient::takes_ahead) and the run-ahead client's; one stops at its tick where it would be
+// seen (another client's completion, the write-back that ends a flush), and the process goes on
+// with it then (instant_over). A miss marks its fill's sectors
 // valid when it reserves the way (the line is in the host cache then); lookups discount them
 // while the MSHR is busy. The request that allocated the MSHR brought the line from HBM: its data
 // returns through its core's GM port (chip.noc.core_gm_bytes_per_cycle, the per-core rate of data
