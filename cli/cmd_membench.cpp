@@ -18,6 +18,7 @@
 #include "cli/session.h"
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/run_horizon.h"
 #include "sim/sc_time_util.h"
 #include "sim/stats.h"
 #include "sim/trace.h"
@@ -123,12 +124,19 @@ int membench(const std::vector<std::string>& args) {
     };
     const auto w0 = std::chrono::steady_clock::now();
     // Run to the end in steps (stopping at the last event, as one sc_start() would), so that a
-    // SIGINT/SIGTERM is seen between them.
-    const sc_core::sc_time step(62500, sc_core::SC_NS);
+    // SIGINT/SIGTERM is seen between them; the memory system's activations ahead of SystemC time
+    // stop at each step's end too (sim/run_horizon.h).
+    // The steps end at fixed times: SystemC time stays at the last event of a step, which can be
+    // more than a step before the next (the memory system ran the time between ahead).
+    const uint64_t step = sc_core::sc_time(62500, sc_core::SC_NS).value();
+    uint64_t step_end = sc_core::sc_time_stamp().value();
     do {
-        sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
+        step_end += step;
+        run_horizon() = step_end - 1;
+        sc_core::sc_start(to_sc_time(Tick(step_end - sc_core::sc_time_stamp().value())), sc_core::SC_EXIT_ON_STARVATION);
         throw_if_interrupted("at " + std::to_string(sc_core::sc_time_stamp().to_seconds() * 1e6) + " us simulated");
     } while (sc_core::sc_pending_activity());
+    run_horizon() = ~uint64_t(0);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     if (!gen.finished()) throw ModelError("membench", "traffic did not complete (deadlock in the memory system)", kExitDeadlock);
     mem.flush_trace();

@@ -75,32 +75,35 @@ public:
         const uint64_t lim = std::max(now, limit);
         // Keys (tick << 1 | late) past every event of tick lim and of tick now.
         const uint64_t lim_key = lim << 1 | 1, now_key = now << 1 | 1;
-        const uint64_t now_b = lim >> kShift;
         // The base bucket, when it holds anything, holds the earliest events (the common case:
-        // the bucket just popped from); otherwise the bit scan finds the first non-empty one.
-        uint64_t ab = m_base;
-        if (m_bucket[ab & kMask].head == kNil) {
+        // the bucket just popped from); otherwise the bit scan finds the first non-empty one and
+        // the window moves there. (A base bucket holding anything stays the base: the window
+        // never moves back, and an event pushed before it goes into it, in key order.)
+        uint64_t b = m_base & kMask;
+        if (m_bucket[b].head == kNil) {
             if (m_count == 0) {
                 next = kEmpty;
                 return false;
             }
+            const uint64_t now_b = lim >> kShift;
+            uint64_t ab;
             for (;;) {
                 ab = first_bucket();
                 if (ab != kEmpty) break;
                 // Only far events remain: move the window towards the earliest of them.
-                m_base = std::min(now_b, m_far_b);
+                m_base = std::max(m_base, std::min(now_b, m_far_b));
                 if (m_far_b - m_base >= kBuckets) {
                     next = m_far_key >> 1;
                     return false;
                 }
                 migrate();
             }
+            m_base = std::max(m_base, std::min(ab, now_b));
+            // The window moved: the far events it reaches now go into their buckets (all after
+            // bucket ab, which was inside the window while they were beyond it).
+            if (migrate_due()) migrate();
+            b = ab & kMask;
         }
-        m_base = std::min(ab, now_b);
-        // The window moved: the far events it reaches now go into their buckets (all after
-        // bucket ab, which was inside the window while they were beyond it).
-        if (migrate_due()) migrate();
-        const uint64_t b = ab & kMask;
         Bucket& bk = m_bucket[b];
         // A bucket is kept in (key, push) order: its head is its earliest item.
         const uint32_t best = bk.head;

@@ -121,9 +121,11 @@ void MemorySystem::process() {
     const uint64_t now = now_tick().v;
     // Requests submitted ahead at this tick, in an activation that a completion or a write-back
     // needing SystemC time cut short (instant_over): they join this instant's, as they would have
-    // without running ahead.
-    if (m_runahead_staged && m_cb_tick == now) {
+    // without running ahead. (The run-ahead client's stay staged: its requests are staged without
+    // running ahead too, and this activation goes on as it would have.)
+    if (m_runahead_staged && m_cb_tick == now && !m_runahead_client) {
         m_runahead_staged = false;
+        stage_one();
         m_order.direct_to_instant();
     }
     m_in_process = true;
@@ -146,7 +148,7 @@ void MemorySystem::process() {
     if (m_scheduled == EventWheel::kEmpty) return;
     // Activations ahead of SystemC time may follow once this instant is over: the hook
     // (instant_over) schedules the wake-up then.
-    if (m_clients_ahead && !m_bulk && !m_runahead_client && m_order.want_end()) {
+    if (m_clients_ahead && !m_bulk && m_order.want_end()) {
         m_wake_deferred = true;
         m_order.set_deferred(&m_scheduled);
         return;
@@ -172,6 +174,12 @@ void MemorySystem::instant_over() {
     // same order, at the same ticks. process() left its wake-up to this hook (m_wake_deferred),
     // so `until` is another process's activity (or an arrival's wake-up enter_l2 asked for
     // meanwhile, which then ends the run as another's would).
+    // With a run-ahead client (membench's generator), whose completions process() delivers ahead
+    // of SystemC time anyway, the activations run here are process()'s too, at the ticks it
+    // would have woken at (SystemC time passing each completion's tick included): no completion
+    // of another client is taken ahead then (the run-ahead client's requests staged in an
+    // activation that stops stay staged, as in process()), and the last activation, which only
+    // brings SystemC time to the last completion's tick, is left to process().
     if (!m_wake_deferred) return;
     m_wake_deferred = false;
     m_order.set_deferred(nullptr);
@@ -181,7 +189,7 @@ void MemorySystem::instant_over() {
     };
     // Not while instructions or the memory are traced: their events would be written in another
     // order (the same ticks).
-    if (m_in_process || m_scheduled <= now || m_runahead_client ||
+    if (m_in_process || m_scheduled <= now ||
         (m_trace && (m_trace->on(TraceLevel::Instr) || m_trace->on(TraceLevel::Mem)))) {
         wake();
         return;
@@ -200,13 +208,15 @@ void MemorySystem::instant_over() {
     m_in_process = true;
     uint64_t v = m_scheduled;
     bool blocked = false;
-    while (v < until) {
+    while (v < until && !m_events.empty()) {
         run_window<true>(v, blocked);
         if (blocked) break;  // process() goes on with this activation at v
         // The end of instant v: its requests handed over (their arrivals may bring the next
         // activation forward, as enter_l2's wake-up would).
         if (m_runahead_staged) flush_runahead();
-        v = m_events.next_tick();
+        const uint64_t next = m_events.next_tick();
+        // As process() schedules its next activation.
+        v = m_last_runahead > v && m_last_runahead < next ? m_last_runahead : next;
     }
     m_in_process = false;
     m_scheduled = v;
@@ -233,16 +243,17 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     const IMemClient* ahead = m_runahead_client;
     const auto waits = [this, parts_ahead, ahead, now, &blocked](uint64_t tick, uint8_t kind, void* ptr) {
         if constexpr (Ahead) {
-            // Asked for the items at `now` too (pop_due_if from now - 1).
+            // Asked for the items at `now` too (pop_due_if from now - 1). Most kinds never wait
+            // (internal events, the run-ahead client's completions: as in process()): one bit test.
+            constexpr uint32_t kNever = 1u << uint32_t(Ev::L2Access) | 1u << uint32_t(Ev::CtrlWake) |
+                                        1u << uint32_t(Ev::FillDone) | 1u << uint32_t(Ev::Arrival) |
+                                        1u << uint32_t(Ev::RunaheadDone);
+            if ((kNever >> kind) & 1) return false;
             switch (static_cast<Ev>(kind)) {
-                case Ev::L2Access:
-                case Ev::CtrlWake:
-                case Ev::FillDone:
-                case Ev::Arrival: return false;
                 case Ev::ClientDone: {
                     if (tick > now) return true;  // the activation ends (process()'s too)
                     const MemRequest& r = *static_cast<MemRequest*>(ptr);
-                    blocked = !r.client->takes_ahead(r);
+                    blocked = ahead || !r.client->takes_ahead(r);
                     return blocked;
                 }
                 case Ev::PartDone: {
@@ -256,7 +267,7 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
                 case Ev::WbDone:  // the last write-back out notifies m_wb_drained
                     blocked = m_wb_pending == 1;
                     return blocked;
-                default:  // the run-ahead client's and the bulk service's (never here)
+                default:  // the bulk service's (never here)
                     blocked = true;
                     return true;
             }
@@ -349,6 +360,17 @@ void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) 
 }
 
 void MemorySystem::submit(MemRequest& r) {
+    // The common case without a stack frame: a plain request, the first the run-ahead client's
+    // callback stages at its tick (it waits in m_cb_one: accepted directly, as SubmitOrder hands
+    // over a batch of one). The rest is submit_other(), out of line.
+    if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst || m_bulk ||
+        !m_in_runahead_cb || m_runahead_staged) [[unlikely]]
+        return submit_other(r);
+    m_cb_one = &r;
+    m_runahead_staged = true;
+}
+
+void MemorySystem::submit_other(MemRequest& r) {
     // One branch on the way of a plain request (check_request, out of line, has the messages).
     if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst) [[unlikely]]
         check_request(r);
@@ -361,8 +383,15 @@ void MemorySystem::submit(MemRequest& r) {
     // The run-ahead client submits from its callbacks, timed at the callback's tick: process()
     // hands them over when it moves past that tick.
     if (m_in_runahead_cb) {
-        m_order.stage(r);
-        m_runahead_staged = true;
+        // Most ticks stage one request, which needs no ordering (m_cb_one); a second one sends
+        // both to the order's batch, in their order.
+        if (!m_runahead_staged) {
+            m_cb_one = &r;
+            m_runahead_staged = true;
+        } else {
+            stage_one();
+            m_order.stage(r);
+        }
     } else {
         m_order.submit(r);
     }
@@ -386,8 +415,19 @@ void MemorySystem::check_request(const MemRequest& r) const {
 void MemorySystem::flush_runahead() {
     m_runahead_staged = false;
     m_in_runahead_cb = true;  // accepted at m_cb_tick
-    m_order.flush_direct();
+    if (MemRequest* r = m_cb_one) {
+        m_cb_one = nullptr;
+        accept(*r);
+    } else {
+        m_order.flush_direct();
+    }
     m_in_runahead_cb = false;
+}
+
+void MemorySystem::stage_one() {
+    if (!m_cb_one) return;
+    m_order.stage(*m_cb_one);
+    m_cb_one = nullptr;
 }
 
 void MemorySystem::accept(MemRequest& r) {

@@ -14,9 +14,9 @@
 // (default on) the activations themselves run ahead: at the end of an instant, until the next
 // activity of any other process, the activations the process would have run meanwhile run at
 // once, each as it would have run, delivering the completions a pipe takes without waking
-// (IMemClient::takes_ahead); one stops at its tick where it would be seen (another client's
-// completion, the write-back that ends a flush), and the process goes on with it then
-// (instant_over). A miss marks its fill's sectors
+// (IMemClient::takes_ahead) and the run-ahead client's; one stops at its tick where it would be
+// seen (another client's completion, the write-back that ends a flush), and the process goes on
+// with it then (instant_over). A miss marks its fill's sectors
 // valid when it reserves the way (the line is in the host cache then); lookups discount them
 // while the MSHR is busy. The request that allocated the MSHR brought the line from HBM: its data
 // returns through its core's GM port (chip.noc.core_gm_bytes_per_cycle, the per-core rate of data
@@ -198,6 +198,9 @@ private:
         void mem_done(MemRequest& child) override;
     };
     void submit_line(MemRequest& r);
+    // submit()'s cases but the common one (a request to check, a burst, the bulk service, a
+    // request submitted in an instant or staged after another).
+    [[gnu::noinline]] void submit_other(MemRequest& r);
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
@@ -209,6 +212,8 @@ private:
     // the wheel; the slice follows from the address).
     void enter_l2(uint64_t tick, MemRequest& r);
     void flush_runahead();
+    // The request in m_cb_one, if any, goes to m_order's batch of staged requests.
+    void stage_one();
     Split* get_split();
     std::deque<Split> m_split_pool;
     std::vector<Split*> m_split_free;
@@ -384,7 +389,8 @@ private:
 
     // Every timed event, requests on their way to a slice (Ev::Arrival) included.
     EventWheel m_events;
-    bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait in m_order
+    bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait (m_cb_one or m_order)
+    MemRequest* m_cb_one = nullptr;  // the only one so far (not yet in m_order)
     uint64_t m_scheduled = ~uint64_t(0);
     bool m_in_process = false;
     uint64_t m_activations = 0;

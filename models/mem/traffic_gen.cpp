@@ -41,7 +41,7 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
     Core& k = m_cores[core];
     const uint64_t n = k.chunk_base + i;  // global request index
     switch (m_spec.pattern) {
-        case Pattern::Seq: return m_spec.base + n * m_spec.request_bytes;  // (issue() has it inline too)
+        case Pattern::Seq: return m_spec.base + n * m_spec.request_bytes;  // (next_request() has it inline too)
         case Pattern::Stride: return m_spec.base + n * m_spec.stride;
         case Pattern::Random: {
             const uint64_t slots = m_spec.footprint / m_spec.request_bytes;
@@ -51,7 +51,7 @@ uint64_t TrafficGen::address(uint32_t core, uint64_t i) {
     return 0;
 }
 
-void TrafficGen::issue(uint32_t core, MemRequest& r) {
+void TrafficGen::next_request(uint32_t core, MemRequest& r) {
     Core& k = m_cores[core];
     r.addr = m_spec.pattern == Pattern::Seq ? m_spec.base + (k.chunk_base + k.next) * m_spec.request_bytes
                                             : address(core, k.next);
@@ -61,9 +61,12 @@ void TrafficGen::issue(uint32_t core, MemRequest& r) {
     r.write = m_spec.op == MemOp::Write;
     r.who = r.write ? Requester::MTE3 : Requester::MTE2;
     r.issue_tick = m_now;
-    ++k.outstanding;
-    ++m_live;
     m_target.submit(r);
+}
+
+void TrafficGen::issue(uint32_t core, MemRequest& r) {
+    ++m_live;
+    next_request(core, r);
 }
 
 void TrafficGen::begin_pass() {
@@ -114,61 +117,57 @@ void TrafficGen::issue_burst(uint32_t core, MemRequest& r) {
     b.chain = &k.chain;
     b.gap = 0;
     b.done_at_next_issue = true;
-    ++k.outstanding;
     ++m_live;
     m_target.submit(r);
 }
 
+void TrafficGen::burst_done(MemRequest& r) {
+    // Completed at the time the core's next request could issue; its data is back by b.end.
+    m_bytes_moved += r.bytes;
+    if (r.write) m_bytes_written += r.bytes;
+    m_end = std::max(m_end, Tick(r.burst->end));
+    m_now = r.done_tick;
+    Core& k = m_cores[r.port];
+    --m_live;
+    if (k.next < k.count) {
+        issue_burst(r.port, r);
+        return;
+    }
+    if (m_live == 0) pass_done();
+}
+
+void TrafficGen::pass_done() {
+    if (on_pass) on_pass(m_pass);
+    if (++m_pass < m_spec.passes) begin_pass();
+    else m_finished = true;
+}
+
 void TrafficGen::mem_done(MemRequest& r) {
     ++m_completions;
-    if (r.burst) {
-        // Completed at the time the core's next request could issue; its data is back by b.end.
-        m_bytes_moved += r.bytes;
-        if (r.write) m_bytes_written += r.bytes;
-        m_end = std::max(m_end, Tick(r.burst->end));
-        m_now = r.done_tick;
-        Core& k = m_cores[r.port];
-        --m_live;
-        --k.outstanding;
-        if (k.next < k.count) {
-            issue_burst(r.port, r);
-            return;
-        }
-        if (m_live == 0) {
-            if (on_pass) on_pass(m_pass);
-            if (++m_pass < m_spec.passes) begin_pass();
-            else m_finished = true;
-        }
+    if (r.burst) [[unlikely]] {
+        burst_done(r);
         return;
     }
     m_bytes_moved += r.bytes;
     if (r.write) m_bytes_written += r.bytes;
     m_end = r.done_tick;  // set by the target: the completion time
     m_now = r.done_tick;  // the time of everything done here (SystemC time may be earlier)
-    const uint32_t core = r.port;
-    Core& k = m_cores[core];
-    --m_live;
-    --k.outstanding;
+    // The request's slot issues its next request (one done, one issued: m_live stays).
     if (m_spec.op == MemOp::Copy && !r.write) {
         // Write the block just read to the destination region.
         r.addr = m_spec.dst_base + (r.addr - m_spec.base);
         r.write = true;
         r.who = Requester::MTE3;
         r.issue_tick = m_end;
-        ++k.outstanding;
-        ++m_live;
         m_target.submit(r);
         return;
     }
-    if (k.next < k.count) {
-        issue(core, r);
+    const uint32_t core = r.port;
+    if (m_cores[core].next < m_cores[core].count) {
+        next_request(core, r);
         return;
     }
-    if (m_live == 0) {
-        if (on_pass) on_pass(m_pass);
-        if (++m_pass < m_spec.passes) begin_pass();
-        else m_finished = true;
-    }
+    if (--m_live == 0) pass_done();
 }
 
 }  // namespace sfumato::mem

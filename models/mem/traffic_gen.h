@@ -57,13 +57,18 @@ private:
         uint64_t count = 0;  // requests per pass
         uint64_t chunk_base = 0;
         uint64_t rng = 0;
-        uint32_t outstanding = 0;
         MemBurstChain chain;  // burst mode: the core's request slots
     };
     void start();
-    // (Inlined into mem_done: once per request.)
-    [[gnu::always_inline]] inline void issue(uint32_t core, MemRequest& r);
+    // A slot's first request of a pass (m_live counts it).
+    void issue(uint32_t core, MemRequest& r);
+    // The next request of `core` in slot r. (Inlined into mem_done: once per request.)
+    [[gnu::always_inline]] inline void next_request(uint32_t core, MemRequest& r);
     void issue_burst(uint32_t core, MemRequest& r);
+    // Out of line: mem_done's request-by-request path stays a leaf's size.
+    [[gnu::noinline]] void burst_done(MemRequest& r);
+    // Every request of the pass completed: the next pass, or the end.
+    [[gnu::noinline]] void pass_done();
     uint64_t address(uint32_t core, uint64_t i);
     void begin_pass();
 
