@@ -70,7 +70,6 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     for (uint32_t i = 0; i < pcs; ++i) m_channels.emplace_back(m_hbm, *m_sched, uint64_t(i) * m_hbm.t.refi / pcs);
     m_wake.assign(pcs, 0);
     m_wb_wait.assign(pcs, {});
-    m_out.reserve(64);
     m_port.resize(ports);
     if (m_hbm.capacity_bytes / m_l2.g.line_bytes >= (uint64_t(1) << 32) - 1)
         throw ConfigError("chip.l2.line_bytes", "too small for the capacity: more than 2^32 lines");

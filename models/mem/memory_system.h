@@ -373,7 +373,6 @@ private:
     std::unique_ptr<IHbmScheduler> m_sched;
     std::vector<HbmChannel> m_channels;
     std::vector<uint64_t> m_wake;  // pending wake tick per channel (0: none)
-    std::vector<HbmReq*> m_out;
     std::deque<HbmReq> m_wb_pool;
     std::vector<HbmReq*> m_wb_free;
     struct WbWait {
