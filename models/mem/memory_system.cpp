@@ -362,8 +362,7 @@ void MemorySystem::submit(MemRequest& r) {
     // The common case without a stack frame: a plain request, the first the run-ahead client's
     // callback stages at its tick (it waits in m_cb_one: accepted directly, as SubmitOrder hands
     // over a batch of one). The rest is submit_other(), out of line.
-    if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst || m_bulk ||
-        !m_in_runahead_cb || m_runahead_staged) [[unlikely]]
+    if (needs_check(r) || m_bulk || !m_in_runahead_cb || m_runahead_staged) [[unlikely]]
         return submit_other(r);
     m_cb_one = &r;
     m_runahead_staged = true;
@@ -371,8 +370,7 @@ void MemorySystem::submit(MemRequest& r) {
 
 void MemorySystem::submit_other(MemRequest& r) {
     // One branch on the way of a plain request (check_request, out of line, has the messages).
-    if (r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst) [[unlikely]]
-        check_request(r);
+    if (needs_check(r)) [[unlikely]] check_request(r);
     // The bulk service looks the tags up when the request is handed over (at the end of its
     // instant): start bringing the first line's set into the host cache now.
     if (m_bulk) {

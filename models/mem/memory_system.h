@@ -201,6 +201,11 @@ private:
     // submit()'s cases but the common one (a request to check, a burst, the bulk service, a
     // request submitted in an instant or staged after another).
     [[gnu::noinline]] void submit_other(MemRequest& r);
+    // A request check_request() must look at (one it may reject, or a burst): submit()'s and
+    // submit_other()'s one test.
+    bool needs_check(const MemRequest& r) const {
+        return r.port >= m_ports_n || r.bytes == 0 || r.addr + r.bytes > m_hbm.capacity_bytes || r.burst;
+    }
     // The request entry proper: submit() checks a request and hands it to m_order, which passes
     // the requests of one instant here in an order of their own (sim/submit_order.h).
     void accept(MemRequest& r);
