@@ -107,6 +107,16 @@ public:
                 const uint64_t a = (v << (m_base + 8 * i)) & ((uint64_t(1) << m_l.total_bits) - 1);
                 m_sel[size_t(i) * 256 + v] = pack(decode_fields(a));
             }
+        FastLayout f;
+        f.base = m_base;
+        f.total_bits = m_l.total_bits;
+        f.row_shift = m_row_shift;
+        f.co_shift = m_co_shift;
+        f.offset_bits = m_l.offset_bits;
+        f.row_mask = m_row_mask;
+        f.co_mask = m_co_mask;
+        f.low_mask = m_low_mask;
+        set_fast(f, [this](uint64_t a) { return decode_fields(a); });
     }
     // The pseudo-channel, bank group and bank are each an XOR of address bits (bit fields, the
     // bank XOR and the channel hash alike: all linear in the bits), so they are the XOR of the

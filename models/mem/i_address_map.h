@@ -3,6 +3,7 @@
 // fixed at construction; decode() is called once per memory request on the hot path and must
 // not allocate. Maps are picked by name (chip.hbm.address_map) from a registry.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +24,9 @@ struct DramAddr {
 
 class IAddressMap {
 public:
+    IAddressMap() = default;
+    IAddressMap(const IAddressMap&) = delete;  // the published tables point into the map
+    IAddressMap& operator=(const IAddressMap&) = delete;
     virtual ~IAddressMap() = default;
     // Writes the coordinates into `out` (the hot path's request, no copy through a temporary).
     virtual void decode_into(uint64_t addr, DramAddr& out) const = 0;
@@ -31,6 +35,72 @@ public:
         decode_into(addr, d);
         return d;
     }
+    // The same coordinates as decode_into(), inline without a virtual call when the map has
+    // published its selector tables (set_fast(); both registered maps do) and the address is
+    // below the capacity: the memory system's per-request decode.
+    [[gnu::always_inline]] void decode_fast(uint64_t a, DramAddr& d) const {
+        if (m_fast.tab && !(a >> m_fast.total_bits)) {
+            // Three chunks of kChunk bits above the granule (x < 2^(3 kChunk) below the capacity),
+            // each selecting pc, bg, bank and bank index at once; their XOR is the address's.
+            const uint64_t x = a >> m_fast.base;
+            const Sel* t = m_fast.tab;
+            Sel s0, s1, s2;
+            __builtin_memcpy(&s0, t + (x & kChunkMask), sizeof(Sel));
+            __builtin_memcpy(&s1, t + kChunkSize + ((x >> kChunk) & kChunkMask), sizeof(Sel));
+            __builtin_memcpy(&s2, t + 2 * kChunkSize + (x >> 2 * kChunk), sizeof(Sel));
+            const Sel sel = s0 ^ s1 ^ s2;
+            __builtin_memcpy(&d.pc, &sel, sizeof(Sel));  // pc, bg, bank, bank_index
+            d.row = (a >> m_fast.row_shift) & m_fast.row_mask;
+            d.col = static_cast<uint32_t>(((a >> m_fast.co_shift) & m_fast.co_mask) |
+                                          ((a >> m_fast.offset_bits) & m_fast.low_mask));
+            return;
+        }
+        decode_into(a, d);
+    }
+    // Whether decode_fast() decodes by the tables (tests).
+    bool has_fast() const { return m_fast.tab != nullptr; }
+
+    // A map's field layout for decode_fast(): the row and column are bit fields, and the
+    // pseudo-channel, bank group, bank and bank index are XOR-linear in the address bits above a
+    // granule of `base` bits (true of bit fields, a bank XOR and a channel hash alike), so they
+    // are the XOR of per-chunk selectors.
+    struct FastLayout {
+        uint32_t base = 0, total_bits = 0;  // the granule's bits; the capacity's
+        uint32_t row_shift = 0, co_shift = 0, offset_bits = 0;
+        uint64_t row_mask = 0, co_mask = 0, low_mask = 0;
+    };
+
+protected:
+    // Publishes the tables: `coords(a)` must give the map's coordinates of any address a below
+    // 2^total_bits. Publishes nothing when they do not fit (more than 3 kChunk bits above the
+    // granule): decode_fast() then calls decode_into().
+    template <class Coords>
+    void set_fast(const FastLayout& l, Coords&& coords) {
+        const uint32_t bits = l.total_bits > l.base ? l.total_bits - l.base : 0;
+        if (bits > 3 * kChunk || l.total_bits > 63) return;
+        m_fast_tab.assign(3 * kChunkSize, Sel{0, 0, 0, 0});
+        for (uint32_t c = 0; c < 3; ++c)
+            for (uint64_t v = 0; v < kChunkSize; ++v) {
+                const uint64_t a = v << (l.base + c * kChunk);
+                if (a >> l.total_bits) break;  // beyond the capacity: never indexed
+                const DramAddr d = coords(a);
+                m_fast_tab[c * kChunkSize + v] = Sel{d.pc, d.bg, d.bank, d.bank_index};
+            }
+        static_cast<FastLayout&>(m_fast) = l;
+        m_fast.tab = m_fast_tab.data();
+    }
+
+private:
+    static_assert(offsetof(DramAddr, bg) == 4 && offsetof(DramAddr, bank) == 8 && offsetof(DramAddr, bank_index) == 12,
+                  "decode_fast() writes pc, bg, bank and bank_index as one 16-byte selector");
+    typedef uint32_t Sel __attribute__((vector_size(16)));  // pc, bg, bank, bank_index
+    static constexpr uint32_t kChunk = 10;
+    static constexpr uint64_t kChunkSize = uint64_t(1) << kChunk, kChunkMask = kChunkSize - 1;
+    struct FastDecode : FastLayout {
+        const Sel* tab = nullptr;  // three tables of kChunkSize selectors, one per chunk
+    };
+    FastDecode m_fast;
+    std::vector<Sel> m_fast_tab;
 };
 
 std::vector<std::string> address_map_names();
