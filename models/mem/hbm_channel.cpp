@@ -19,13 +19,7 @@ public:
 class FrFcfs : public IHbmScheduler {
 public:
     size_t pick(const HbmQueued* q, size_t n, const HbmBankView& b) const override {
-        size_t ready = n;
-        for (size_t i = 0; i < n; ++i) {
-            const HbmBank& bk = b.bank[q[i].bank];
-            if (bk.open_row == q[i].row) return i;
-            if (ready == n && (bk.open_row == kClosed ? bk.act_ok : bk.pre_ok) <= b.now) ready = i;
-        }
-        return ready == n ? 0 : ready;
+        return frfcfs_pick(q, n, b.bank, b.now);
     }
 };
 
@@ -34,6 +28,8 @@ SFUMATO_REGISTER_POLICY(SchedRegistry, "fcfs", [] { return std::unique_ptr<IHbmS
 SFUMATO_REGISTER_POLICY(SchedRegistry, "frfcfs", [] { return std::unique_ptr<IHbmScheduler>(new FrFcfs); });
 
 }  // namespace
+
+bool is_frfcfs(const IHbmScheduler& s) { return dynamic_cast<const FrFcfs*>(&s) != nullptr; }
 
 std::unique_ptr<IHbmScheduler> make_hbm_scheduler(const std::string& name, const std::string& key) {
     return SchedRegistry::create(name, key);
@@ -53,6 +49,7 @@ HbmChannel::HbmChannel(const HbmParams& p, const IHbmScheduler& sched, uint64_t 
       m_ref_done(p.banks(), 0),
       m_bank_wanted(p.banks(), 0) {
     m_lookahead = m_t.rp + m_t.rcd + m_t.cl;
+    m_frfcfs = is_frfcfs(sched);
     if (is_pow2(m_burst_bytes)) m_burst_shift = log2u(m_burst_bytes);
     m_per_bank_ref = p.per_bank_refresh;
     if (m_t.refi && m_per_bank_ref) {

@@ -176,6 +176,7 @@ private:
     uint32_t m_burst_shift = kNoShift;  // log2(m_burst_bytes) when a power of two (no divides per request)
     uint32_t m_window;
     const IHbmScheduler& m_sched;
+    bool m_frfcfs = false;  // m_sched is FR-FCFS: run_each() picks inline (frfcfs_pick)
     ReqQueue m_rq, m_wq;  // reads, writes; arrival order
     uint32_t m_write_high, m_write_low, m_write_cap;
     bool m_draining = false;
@@ -306,7 +307,9 @@ inline uint64_t HbmChannel::run_each(Tick now, Scheduled&& scheduled) {
         if (m_per_bank_ref && m_next_ref <= now_ck) refresh_upto(now_ck);
         // A queue of one is often all there is: its only pick is 0.
         const size_t n = std::min<size_t>(q.size(), m_window);
-        const size_t idx = n == 1 ? 0 : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
+        const size_t idx = n == 1   ? 0
+                           : m_frfcfs ? frfcfs_pick(q.data(), n, m_bank.data(), now_ck)
+                                      : m_sched.pick(q.data(), n, HbmBankView{m_bank.data(), now_ck});
         const HbmQueued e = q[idx];
         const bool write = &q == &m_wq;
         q.erase_at(idx);

@@ -46,6 +46,21 @@ public:
     static constexpr uint64_t kClosed = ~uint64_t(0);
 };
 
+// First-ready FCFS ("frfcfs"): the oldest row hit; else the oldest request whose bank can take
+// its next command (activate, or precharge of the other row) now; else the oldest. Inline here so
+// that a controller can run it without the virtual call.
+[[gnu::always_inline]] inline size_t frfcfs_pick(const HbmQueued* q, size_t n, const HbmBank* bank, int64_t now) {
+    size_t ready = n;
+    for (size_t i = 0; i < n; ++i) {
+        const HbmBank& bk = bank[q[i].bank];
+        if (bk.open_row == q[i].row) return i;
+        if (ready == n && (bk.open_row == IHbmScheduler::kClosed ? bk.act_ok : bk.pre_ok) <= now) ready = i;
+    }
+    return ready == n ? 0 : ready;
+}
+// Whether `s` is the registered "frfcfs" scheduler (its controller then calls frfcfs_pick()).
+bool is_frfcfs(const IHbmScheduler& s);
+
 std::unique_ptr<IHbmScheduler> make_hbm_scheduler(const std::string& name, const std::string& key);
 
 }  // namespace sfumato::mem
