@@ -313,17 +313,23 @@ inline uint64_t HbmChannel::run_each(Tick now, Scheduled&& scheduled) {
         const HbmQueued e = q[idx];
         const bool write = &q == &m_wq;
         q.erase_at(idx);
-        Ck t = now_ck;
         Plan pl;
-        for (;;) {
-            if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
-            t = std::max(t, m_ref_end);
-            pl = plan(e, write, t);
-            if (!m_per_bank_ref && pl.data_end > m_next_ref) {  // never straddle a refresh window
-                t = m_next_ref;
-                continue;
+        if (m_per_bank_ref) {
+            // The refreshes due are done (above: m_next_ref > now_ck), and no all-bank window
+            // holds the channel (m_ref_end stays 0): the decision is at now_ck.
+            pl = plan(e, write, now_ck);
+        } else {
+            Ck t = now_ck;
+            for (;;) {
+                if (m_next_ref <= t) refresh_upto(t);  // nothing to do until the next refresh is due
+                t = std::max(t, m_ref_end);
+                pl = plan(e, write, t);
+                if (pl.data_end > m_next_ref) {  // never straddle a refresh window
+                    t = m_next_ref;
+                    continue;
+                }
+                break;
             }
-            break;
         }
         commit(e, write, pl);
         scheduled(e.req);
