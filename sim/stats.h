@@ -55,14 +55,24 @@ class Average : public StatBase {
 public:
     using StatBase::StatBase;
     void sample(double x) { m_sum += x; ++m_n; if (m_n == 1 || x > m_max) m_max = x; }
-    double mean() const { return m_n ? m_sum / static_cast<double>(m_n) : 0.0; }
-    double max() const { return m_max; }
-    uint64_t samples() const { return m_n; }
+    double mean() const;
+    double max() const { return m_max_of ? m_max_of() : m_max; }
+    uint64_t samples() const;
     void accept(const std::string& path, StatVisitor& v) const override { v.visit(path, *this); }
+    // The same values as `h` samples (not sampled here, so a hot path adds each value once):
+    // the count and the mean are h's, which are what sample() of each of its values would
+    // give (the same sum in the same order); max_of() gives the largest value (its owner keeps
+    // it). `h` outlives this.
+    void mirror(const Histogram& h, std::function<double()> max_of) {
+        m_hist = &h;
+        m_max_of = std::move(max_of);
+    }
 
 private:
     double m_sum = 0, m_max = 0;
     uint64_t m_n = 0;
+    const Histogram* m_hist = nullptr;
+    std::function<double()> m_max_of;
 };
 
 // Fixed-width buckets over [lo, lo + width * buckets); out-of-range samples clamp to the ends.
@@ -93,6 +103,12 @@ private:
     uint64_t m_n = 0;
     std::vector<uint64_t> m_buckets;
 };
+
+inline double Average::mean() const {
+    if (m_hist) return m_hist->mean();
+    return m_n ? m_sum / static_cast<double>(m_n) : 0.0;
+}
+inline uint64_t Average::samples() const { return m_hist ? m_hist->samples() : m_n; }
 
 class Formula : public StatBase {
 public:

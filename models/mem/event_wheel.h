@@ -1,5 +1,5 @@
-// A calendar queue of timed events for the memory system: 2^15 buckets of 128 ps each (a
-// ~4.2 us window) plus an overflow (a FIFO of far events pushed in order, a heap for the rest)
+// A calendar queue of timed events for the memory system: 2^15 buckets of 64 ps each (a
+// ~2.1 us window) plus an overflow (a FIFO of far events pushed in order, a heap for the rest)
 // for later events. Events leave in (tick, late, sequence) order, so runs are deterministic: an
 // event pushed `late` goes after every other event of its tick, whenever either was pushed (the
 // memory system's arrivals at a slice, which follow its internal events of their tick), and
@@ -27,7 +27,7 @@ struct WheelItem {
 
 class EventWheel {
 public:
-    static constexpr uint32_t kShift = 7;
+    static constexpr uint32_t kShift = 6;
     static constexpr uint64_t kBuckets = 1u << 15;
     static constexpr uint64_t kMask = kBuckets - 1;
     static constexpr uint64_t kEmpty = ~uint64_t(0);
@@ -208,7 +208,7 @@ private:
             bk.head = n;
             bk.finger = n;
         } else {
-            // An earlier key than the tail's: a bucket (128 ps) can hold events of two or more
+            // An earlier key than the tail's: a bucket (64 ps) can hold events of two or more
             // ticks (core-clock, HBM-clock and nanosecond latencies), many of them at the
             // earlier one. The walk starts at the bucket's last such insert (its finger) when
             // that is not after the new event: events of one key come in push order, so the

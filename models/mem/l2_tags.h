@@ -124,9 +124,12 @@ public:
         Kind kind;
     };
     Access access(uint64_t line_addr, bool reserve, uint64_t valid, uint64_t dirty, Victim& v) {
+        return access(line_addr, set_of(line_addr), reserve, valid, dirty, v);
+    }
+    // The same with the line's set (set_of(line_addr)) known to the caller.
+    Access access(uint64_t line_addr, uint32_t s, bool reserve, uint64_t valid, uint64_t dirty, Victim& v) {
 #if defined(__SSE2__)
         if (m_fast16) {
-            const uint32_t s = set_of(line_addr);
             const uint32_t base = s * 16;
             uint32_t* t = m_tagp + base;
             uint8_t* rank = m_ranks + base;
@@ -177,8 +180,9 @@ public:
     // The same, and the set after it: sequential lines come to a slice's sets one after the
     // other, so its next access most likely looks that set up (then long in the host cache: the
     // tags a stream reads are visited once each, and those of the set just looked up are too late).
-    void prefetch_ahead(uint64_t line_addr) const {
-        const uint32_t set = set_of(line_addr);
+    void prefetch_ahead(uint64_t line_addr) const { prefetch_ahead_set(set_of(line_addr)); }
+    // The same for the set `set` (and the one after it).
+    void prefetch_ahead_set(uint32_t set) const {
         const uint32_t next = set + 1 == m_sets.divisor() ? 0 : set + 1;
         if (m_fast16) {  // a set's tags, states and ranks: one host line each
             for (const uint32_t base : {set * 16, next * 16}) {

@@ -51,6 +51,9 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
       m_read_latency(m_stats, "read_latency", "ns", "submit to completion of reads", 0.0, kLatencyBucketPs / 1000.0,
                      kLatencyBuckets),
       m_read_latency_avg(m_stats, "read_latency_avg", "ns", "mean read latency") {
+    // The same samples as the histogram: their count and mean are its, the maximum kept apart
+    // (the largest of ps / 1000.0 is the largest ps / 1000.0: the rounding is monotone).
+    m_read_latency_avg.mirror(m_read_latency, [this] { return static_cast<double>(m_read_max_ps) / 1000.0; });
     m_frontend_ps = p.frontend_ps;
     m_noc_ps = m_clk.ticks(m_noc.latency);
     m_hit_ps = m_clk.ticks(m_l2.hit_latency);
@@ -58,6 +61,10 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
     m_runahead_ps = m_noc_ps;
     m_line_shift = static_cast<uint32_t>(__builtin_ctz(m_l2.g.line_bytes));
     m_slice_div = FastDiv32(m_l2.g.slices);
+    while ((uint64_t(1) << m_arrival_shift) < m_l2.g.slices) ++m_arrival_shift;
+    m_arrival_slice_mask = static_cast<uint32_t>((uint64_t(1) << m_arrival_shift) - 1);
+    if (m_arrival_shift >= 32 || ((uint64_t(m_l2.g.sets) - 1) << m_arrival_shift) >> 32)
+        throw ConfigError("chip.l2.size_kib", "too many sets and slices: a slice's index and a set's must fit 32 bits together");
     m_wr_rate = FastDiv32(m_noc.l2_write_bytes_per_cycle);
     m_rd_rate = FastDiv32(m_noc.l2_read_bytes_per_cycle);
     m_slice_rate = FastDiv32(m_l2.slice_bytes_per_cycle);
@@ -171,7 +178,7 @@ void MemorySystem::instant_over() {
     // its end, as its instant's. So every state another process can see (when it acts, from
     // `until` on) is the one it sees without running ahead: the same events ran by then, in the
     // same order, at the same ticks. process() left its wake-up to this hook (m_wake_deferred),
-    // so `until` is another process's activity (or an arrival's wake-up enter_l2 asked for
+    // so `until` is another process's activity (or an arrival's wake-up submit_line asked for
     // meanwhile, which then ends the run as another's would).
     // With a run-ahead client (membench's generator), whose completions process() delivers ahead
     // of SystemC time anyway, the activations run here are process()'s too, at the ticks it
@@ -211,7 +218,7 @@ void MemorySystem::instant_over() {
         run_window<true>(v, blocked);
         if (blocked) break;  // process() goes on with this activation at v
         // The end of instant v: its requests handed over (their arrivals may bring the next
-        // activation forward, as enter_l2's wake-up would).
+        // activation forward, as submit_line's wake-up would).
         if (m_runahead_staged) flush_runahead();
         const uint64_t next = m_events.next_tick();
         // As process() schedules its next activation.
@@ -291,7 +298,7 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
         const uint64_t t = std::max(it.tick, now);
         // An arrival skips the hand-over below (as when arrivals had a queue of their own).
         if (it.kind == static_cast<uint8_t>(Ev::Arrival)) {
-            l2_access(*static_cast<MemRequest*>(it.ptr), t, kFirstAccess);
+            l2_arrival(*static_cast<MemRequest*>(it.ptr), t, it.arg);
             continue;
         }
         // The run-ahead client's requests of one tick go in together, in the order the requests
@@ -409,8 +416,7 @@ void MemorySystem::check_request(const MemRequest& r) const {
     }
 }
 
-void MemorySystem::flush_runahead() {
-    m_runahead_staged = false;
+void MemorySystem::flush_runahead_other() {
     m_in_runahead_cb = true;  // accepted at m_cb_tick
     if (MemRequest* r = m_cb_one) {
         m_cb_one = nullptr;
@@ -433,8 +439,7 @@ void MemorySystem::accept(MemRequest& r) {
         else bulk_accept(r);
         return;
     }
-    const uint32_t line = m_l2.g.line_bytes;
-    if ((r.addr & (line - 1)) + r.bytes <= line) {  // line: a power of two
+    if (one_line(r)) {
         submit_line(r);
         return;
     }

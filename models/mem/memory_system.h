@@ -197,7 +197,15 @@ private:
         std::vector<MemRequest> children;
         void mem_done(MemRequest& child) override;
     };
-    void submit_line(MemRequest& r);
+    // A request of one line accepted at `now` (submit_line(r): at the run-ahead client's tick
+    // in its callbacks, else at SystemC time).
+    void submit_line(MemRequest& r, uint64_t now);
+    void submit_line(MemRequest& r) { submit_line(r, m_in_runahead_cb ? m_cb_tick : now_tick().v); }
+    // Whether `r` lies within one L2 line (accept: then submit_line, else accept_split).
+    bool one_line(const MemRequest& r) const {
+        const uint32_t line = m_l2.g.line_bytes;
+        return (r.addr & (line - 1)) + r.bytes <= line;  // line: a power of two
+    }
     // submit()'s cases but the common one (a request to check, a burst, the bulk service, a
     // request submitted in an instant or staged after another).
     [[gnu::noinline]] void submit_other(MemRequest& r);
@@ -213,10 +221,10 @@ private:
     [[gnu::noinline]] void accept_split(MemRequest& r);
     // submit()'s checks of a request that may be bad (or a burst): throws ModelError naming it.
     [[gnu::cold, gnu::noinline]] void check_request(const MemRequest& r) const;
-    // A request reaches its slice at `tick` (its first L2 lookup): an Ev::Arrival (arrivals share
-    // the wheel; the slice follows from the address).
-    void enter_l2(uint64_t tick, MemRequest& r);
+    // Hands the run-ahead client's staged requests over (at m_cb_tick). The common case inline
+    // (one request of one line, the exact service); the rest out of line.
     void flush_runahead();
+    [[gnu::noinline]] void flush_runahead_other();
     // The request in m_cb_one, if any, goes to m_order's batch of staged requests.
     void stage_one();
     Split* get_split();
@@ -240,6 +248,13 @@ private:
     // no longer needs one, it hands it on to the next blocked miss).
     enum : uint32_t { kFirstAccess = 0, kRetryAfterFill = 1, kReleased = 2 };
     void l2_access(MemRequest& r, uint64_t t, uint32_t how);
+    // The same with the request's slice and its set there (the tags' set_of) known.
+    void l2_access(MemRequest& r, uint64_t t, uint32_t how, uint32_t si, uint32_t set);
+    // A request's first lookup (Ev::Arrival): its slice and set from the event's `arg`
+    // (submit_line).
+    void l2_arrival(MemRequest& r, uint64_t t, uint32_t arg) {
+        l2_access(r, t, kFirstAccess, arg & m_arrival_slice_mask, arg >> m_arrival_shift);
+    }
     // A freed MSHR (or one a released miss did not need) goes to the first blocked miss of `s`.
     void release_blocked(Slice& s, uint64_t t);
     void complete(MemRequest& r, uint64_t t);
@@ -370,6 +385,9 @@ private:
     uint64_t m_atomic_ps = 0;  // an atomic add's read-modify-write beyond a hit  // NoC latency and L2 hit latency in ps
     uint64_t m_runahead_ps;  // the earliest a submit can reach a slice: internal events this close run early
     uint32_t m_line_shift;
+    // An arrival's `arg`: the slice in the low m_arrival_shift bits (m_arrival_slice_mask), the
+    // set above them (the constructor checks that every pair fits).
+    uint32_t m_arrival_shift = 0, m_arrival_slice_mask = 0;
     // sector_mask() of a whole line (its requests are aligned), from m_l2 (declared before it).
     uint64_t m_line_mask = sector_mask(0, m_l2.g.line_bytes);
     FastDiv32 m_slice_div, m_wr_rate, m_rd_rate, m_slice_rate, m_gm_rate;
@@ -425,7 +443,8 @@ private:
     std::vector<uint32_t> m_rp_start, m_rp_fill;
     std::vector<uint64_t> m_rp_evicted;
     Histogram m_read_latency;
-    Average m_read_latency_avg;
+    Average m_read_latency_avg;  // mirrors m_read_latency (sample_read_latency)
+    uint64_t m_read_max_ps = 0;  // the largest read latency sampled
     std::vector<std::unique_ptr<Formula>> m_formulas;
 
     // Trace: bytes per HBM channel and L2 hits/accesses within the current window.
@@ -446,14 +465,24 @@ private:
     m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
 }
 
-inline void MemorySystem::enter_l2(uint64_t tick, MemRequest& r) { push(tick, Ev::Arrival, &r); }
+[[gnu::always_inline]] inline void MemorySystem::flush_runahead() {
+    m_runahead_staged = false;
+    MemRequest* r = m_cb_one;
+    // accept(*r) inside the callback's time (m_in_runahead_cb), as below: submit_line at m_cb_tick.
+    if (r && !m_bulk && one_line(*r)) [[likely]] {
+        m_cb_one = nullptr;
+        return submit_line(*r, m_cb_tick);
+    }
+    flush_runahead_other();
+}
 
 inline void MemorySystem::sample_read_latency(uint64_t ps) {
     const double ns = static_cast<double>(ps) / 1000.0;
     // The histogram's bucket by an integer division by a constant: the same as sample(ns)'s
     // floor(ns / 5.0) for every latency below 2e12 ns (tests/unit/mem_latency_bucket_test.cpp), without a floating divide.
     m_read_latency.sample_in(std::min<uint64_t>(ps / kLatencyBucketPs, kLatencyBuckets - 1), ns);
-    m_read_latency_avg.sample(ns);
+    // The average mirrors the histogram (its count and sum): only the maximum is kept apart.
+    m_read_max_ps = std::max(m_read_max_ps, ps);
 }
 
 inline void MemorySystem::record_done(MemRequest& r, uint64_t t) {

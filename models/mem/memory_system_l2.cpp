@@ -15,8 +15,7 @@
 
 namespace sfumato::mem {
 
-void MemorySystem::submit_line(MemRequest& r) {
-    const uint64_t now = m_in_runahead_cb ? m_cb_tick : now_tick().v;
+void MemorySystem::submit_line(MemRequest& r, uint64_t now) {
     Port& p = m_port[r.port];
     // A whole line's serialisation times are kept (m_bulk_line_*): most requests are one.
     const bool whole = r.bytes == m_l2.g.line_bytes;
@@ -32,18 +31,26 @@ void MemorySystem::submit_line(MemRequest& r) {
     const uint64_t line = line_of(r.addr);
     const uint32_t si = slice_of(line);
     Slice& s = m_slices[si];
-    s.tags->prefetch_ahead(line);  // the lookup runs a few events later: have the set in cache by then
+    const uint32_t set = s.tags->set_of(line);
+    s.tags->prefetch_ahead_set(set);  // the lookup runs a few events later: have the set in cache by then
     const uint64_t at = std::max(arrive, s.free);
     // The slice's port serves one request at a time, each for at least a cycle.
     s.free = at + (whole ? m_bulk_line_slice : ser(r.bytes, m_slice_rate)) * (r.atomic_add ? 2 : 1);  // an atomic reads and writes
     r.next = nullptr;
-    enter_l2(at, r);
+    // The arrival carries the slice and the set (l2_arrival).
+    push(at, Ev::Arrival, &r, si | set << m_arrival_shift);
 }
 
 void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
+    const uint64_t line = line_of(r.addr);
+    const uint32_t si = slice_of(line);
+    l2_access(r, t, how, si, m_slices[si].tags->set_of(line));
+}
+
+void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how, uint32_t si, uint32_t set) {
     const bool retry = how != kFirstAccess;
     const uint64_t line = line_of(r.addr);
-    Slice& s = m_slices[slice_of(line)];
+    Slice& s = m_slices[si];
     const uint64_t mask = r.bytes == m_l2.g.line_bytes ? m_line_mask : sector_mask(r.addr, r.bytes);
     ReqStats& st = *m_req[static_cast<size_t>(r.who)];
     if (!retry) {
@@ -62,7 +69,7 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how) {
     Mshr* pend = !plain_write && s.busy_hash[h] ? find_mshr(s, line) : nullptr;
     const bool reserve = plain_write || (!pend && !s.free_mshrs.empty());
     L2Tags::Victim v;
-    const L2Tags::Access a = s.tags->access(line, reserve, mask, plain_write ? mask : 0, v);
+    const L2Tags::Access a = s.tags->access(line, set, reserve, mask, plain_write ? mask : 0, v);
     if (plain_write) {
         if (a.kind == L2Tags::kHit) {
             ++st.hits;
