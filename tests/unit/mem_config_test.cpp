@@ -70,7 +70,12 @@ TEST_CASE("mem config: the CLI exits 2 on a bad memory config and names the key"
     const std::pair<const char*, const char*> cases[] = {{"chip.hbm.bus_width_bits=0", "chip.hbm.bus_width_bits"},
                                                          {"chip.hbm.rows=4096", "chip.hbm.address_layout"},
                                                          {"chip.l2.line_bytes=96", "chip.l2.line_bytes"},
-                                                         {"chip.mem.service=fast", "chip.mem.service"}};
+                                                         {"chip.mem.service=fast", "chip.mem.service"},
+                                                         // 1 TiB in 1024 slices of 32-B lines, 4 ways: 2^23 sets a
+                                                         // slice, whose index and the slice's exceed 32 bits together
+                                                         {"chip.l2.size_kib=1073741824 --set chip.l2.line_bytes=32 --set chip.l2.ways=4 "
+                                                          "--set chip.l2.slices=1024",
+                                                          "chip.l2.size_kib"}};
     for (const auto& [set, key] : cases) {
         const std::string cmd = base + " --set " + set + " 2>&1 | grep -q \"'" + std::string(key) + "'\"";
         CHECK(std::system(cmd.c_str()) == 0);
