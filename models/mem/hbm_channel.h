@@ -38,7 +38,7 @@ struct HbmReq {
     uint64_t addr = 0;
     uint32_t bytes = 0;
     bool write = false;
-    DramAddr da;
+    DramAddr da;        // da.col is not decoded on the memory system's path (nothing reads it)
     uint32_t bank_index = 0;
     Tick arrive;
     Tick done;          // set when scheduled: end of the last data beat

@@ -37,7 +37,10 @@ public:
     }
     // The same coordinates as decode_into(), inline without a virtual call when the map has
     // published its selector tables (set_fast(); both registered maps do) and the address is
-    // below the capacity: the memory system's per-request decode.
+    // below the capacity: the memory system's per-request decode. kCol false leaves d.col as it
+    // was on the tables' path (the controllers never read a request's column: it is set only for
+    // the callers that show it; decode_into() above the capacity sets it anyway).
+    template <bool kCol = true>
     [[gnu::always_inline]] void decode_fast(uint64_t a, DramAddr& d) const {
         if (m_fast.tab && !(a >> m_fast.total_bits)) {
             // Three chunks of kChunk bits above the granule (x < 2^(3 kChunk) below the capacity),
@@ -51,8 +54,9 @@ public:
             const Sel sel = s0 ^ s1 ^ s2;
             __builtin_memcpy(&d.pc, &sel, sizeof(Sel));  // pc, bg, bank, bank_index
             d.row = (a >> m_fast.row_shift) & m_fast.row_mask;
-            d.col = static_cast<uint32_t>(((a >> m_fast.co_shift) & m_fast.co_mask) |
-                                          ((a >> m_fast.offset_bits) & m_fast.low_mask));
+            if constexpr (kCol)
+                d.col = static_cast<uint32_t>(((a >> m_fast.co_shift) & m_fast.co_mask) |
+                                              ((a >> m_fast.offset_bits) & m_fast.low_mask));
             return;
         }
         decode_into(a, d);

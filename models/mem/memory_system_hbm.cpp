@@ -2,6 +2,7 @@
 // controllers' queues and wake-ups, and dirty write-backs into the bounded write queues (an
 // eviction that finds its queue full waits there, and so does the access behind it).
 #include "models/mem/memory_system.h"
+#include "models/mem/memory_system_hbm_inl.h"
 
 #include <algorithm>
 
@@ -10,34 +11,7 @@
 
 namespace sfumato::mem {
 
-namespace {
-// The per-request decode, inline in the HBM path (the map's tables without a virtual call).
-[[gnu::always_inline]] inline void decode_req(const IAddressMap& map, HbmReq& r, uint64_t t) {
-    map.decode_fast(r.addr, r.da);
-    r.bank_index = r.da.bank_index;
-    r.arrive = Tick(t);
-}
-}  // namespace
-
-void MemorySystem::decode(HbmReq& r, uint64_t t) { decode_req(*m_map, r, t); }
-
-// Inline where called (each HBM request arms a wake-up or runs its channel, which may arm one).
-[[gnu::always_inline]] inline void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
-    if (m_wake[pc] == 0 || t < m_wake[pc]) {
-        m_wake[pc] = t;
-        push(t, Ev::CtrlWake, nullptr, pc);
-    }
-}
-
-void MemorySystem::hbm_enqueue(HbmReq& r, uint64_t t) {
-    decode_req(*m_map, r, t);
-    HbmChannel& ch = m_channels[r.da.pc];
-    ch.enqueue(&r);
-    // A channel waiting for its next decision takes the request then: run() would schedule nothing
-    // and name that tick, and no write leaves its queue (waiting write-backs stay where they are).
-    if (const uint64_t next = ch.decision_after(Tick(t))) wake_at(r.da.pc, next);
-    else run_channel(r.da.pc, t);
-}
+void MemorySystem::decode(HbmReq& r, uint64_t t) { hbm_detail::decode_req(*m_map, r, t); }
 
 void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
     HbmChannel& ch = m_channels[pc];

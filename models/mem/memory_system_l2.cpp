@@ -7,6 +7,7 @@
 // returns to the core. Simplified: no per-line lock between atomics to one line beyond the slice's
 // serial port, and the adder never stalls on the data type.
 #include "models/mem/memory_system.h"
+#include "models/mem/memory_system_hbm_inl.h"
 
 #include <algorithm>
 
