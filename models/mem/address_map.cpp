@@ -84,79 +84,38 @@ public:
         : m_l(parse_layout(p, key)), m_xor(xor_banks), m_ch_hash(p.channel_hash && m_l.width[kCh] > 0) {
         for (int f = 0; f < kFields; ++f) m_mask[f] = (uint64_t(1) << m_l.width[f]) - 1;
         m_low_mask = (uint64_t(1) << m_l.low_col_bits) - 1;
-        m_ba_bits = m_l.width[kBa];
-        m_ba_mask = static_cast<uint32_t>(m_mask[kBa]);
-        m_row_shift = m_l.shift[kRo];
-        m_row_mask = m_mask[kRo];
-        // The column's upper bits land above its low_col_bits: one shift for both.
-        m_co_shift = m_l.width[kCo] ? m_l.shift[kCo] - m_l.low_col_bits : 0;
-        m_co_mask = m_mask[kCo] << m_l.low_col_bits;
         m_bw = m_l.width[kBg] + m_l.width[kBa];
         m_bw_mask = (uint64_t(1) << m_bw) - 1;
         m_xor = m_xor && m_bw;
         if (m_xor) m_bw_steps = fold_steps(m_l.width[kRo], m_bw);
         if (m_ch_hash) m_ch_steps = fold_steps(m_l.total_bits - m_l.offset_bits - m_l.low_col_bits, m_l.width[kCh]);
-        // The selectors' tables, one per byte of the address above the granule (below the
-        // capacity's top bit): each entry the selectors of that byte's value alone.
-        m_base = m_l.offset_bits + m_l.low_col_bits;
-        const uint32_t bytes = m_l.total_bits > m_base ? (m_l.total_bits - m_base + 7) / 8 : 0;
-        m_bytes = bytes;
-        m_sel.assign(size_t(bytes) * 256, 0);
-        for (uint32_t i = 0; i < bytes; ++i)
-            for (uint64_t v = 0; v < 256; ++v) {
-                const uint64_t a = (v << (m_base + 8 * i)) & ((uint64_t(1) << m_l.total_bits) - 1);
-                m_sel[size_t(i) * 256 + v] = pack(decode_fields(a));
-            }
+        // The selector tables (IAddressMap::set_fast) from the fields' definitions; the row and
+        // column are plain fields (the column's upper bits land above its low_col_bits: one shift).
         FastLayout f;
-        f.base = m_base;
+        f.base = m_l.offset_bits + m_l.low_col_bits;
         f.total_bits = m_l.total_bits;
-        f.row_shift = m_row_shift;
-        f.co_shift = m_co_shift;
+        f.row_shift = m_l.shift[kRo];
+        f.row_mask = m_mask[kRo];
+        f.co_shift = m_l.width[kCo] ? m_l.shift[kCo] - m_l.low_col_bits : 0;
+        f.co_mask = m_mask[kCo] << m_l.low_col_bits;
         f.offset_bits = m_l.offset_bits;
-        f.row_mask = m_row_mask;
-        f.co_mask = m_co_mask;
         f.low_mask = m_low_mask;
         set_fast(f, [this](uint64_t a) { return decode_fields(a); });
     }
     // The pseudo-channel, bank group and bank are each an XOR of address bits (bit fields, the
     // bank XOR and the channel hash alike: all linear in the bits), so they are the XOR of the
-    // selectors of the address's bytes above the granule, each alone: a table look-up per byte
-    // instead of the fields and folds, the same values for every address below the capacity
-    // (decode_fields() above it).
+    // selectors of the address's chunks above the granule, each alone (set_fast()'s tables): a
+    // table look-up per chunk instead of the fields and folds, the same values for every address
+    // below the capacity (decode_fields() above it).
     void decode_into(uint64_t a, DramAddr& d) const override {
         if (a >> m_l.total_bits) {
             d = decode_fields(a);
             return;
         }
-        const uint64_t* t = m_sel.data();
-        const uint64_t x = a >> m_base;
-        uint64_t sel = 0;
-        switch (m_bytes) {  // unrolled (an address has at most 63 bits: 8 bytes)
-            default:
-            case 8: sel ^= t[7 * 256 + ((x >> 56) & 0xff)]; [[fallthrough]];
-            case 7: sel ^= t[6 * 256 + ((x >> 48) & 0xff)]; [[fallthrough]];
-            case 6: sel ^= t[5 * 256 + ((x >> 40) & 0xff)]; [[fallthrough]];
-            case 5: sel ^= t[4 * 256 + ((x >> 32) & 0xff)]; [[fallthrough]];
-            case 4: sel ^= t[3 * 256 + ((x >> 24) & 0xff)]; [[fallthrough]];
-            case 3: sel ^= t[2 * 256 + ((x >> 16) & 0xff)]; [[fallthrough]];
-            case 2: sel ^= t[1 * 256 + ((x >> 8) & 0xff)]; [[fallthrough]];
-            case 1: sel ^= t[x & 0xff]; [[fallthrough]];
-            case 0: break;
-        }
-        // The bank index is the bank group's bits above the bank's (pack()): one selector for both.
-        const uint32_t bi = static_cast<uint32_t>(sel >> 32);
-        d.pc = static_cast<uint32_t>(sel);
-        d.bank_index = bi;
-        d.bg = bi >> m_ba_bits;
-        d.bank = bi & m_ba_mask;
-        d.row = (a >> m_row_shift) & m_row_mask;
-        d.col = static_cast<uint32_t>(((a >> m_co_shift) & m_co_mask) | ((a >> m_l.offset_bits) & m_low_mask));
+        decode_tables(a, d);
     }
 
 private:
-    // The pseudo-channel in the low 32 bits, the bank index above (banks_per_group is a power of
-    // two, so the index is the bank group's bits above the bank's: XOR-linear like them).
-    static uint64_t pack(const DramAddr& d) { return uint64_t(d.pc) | uint64_t(d.bank_index) << 32; }
     // The fields by their definitions (the tables are built from it). Out of line: decode_into()
     // calls it only above the capacity, and inlined its registers would be saved on every call.
     [[gnu::noinline]] DramAddr decode_fields(uint64_t a) const {
@@ -216,13 +175,6 @@ private:
     uint64_t m_low_mask = 0, m_bw_mask = 0;
     uint32_t m_bw = 0;
     uint32_t m_bw_steps = 0, m_ch_steps = 0;  // fold() steps of the bank XOR and the channel hash
-    uint32_t m_base = 0;          // the granule's bits (the offset and the low column bits)
-    std::vector<uint64_t> m_sel;  // per byte above them, 256 packed selectors (pack())
-    uint32_t m_bytes = 0;         // how many (the bits up to the capacity's)
-    // decode_into()'s bank split and row and column fields (from the layout).
-    uint32_t m_ba_bits = 0, m_ba_mask = 0;
-    uint32_t m_row_shift = 0, m_co_shift = 0;
-    uint64_t m_row_mask = 0, m_co_mask = 0;
 };
 
 using MapRegistry = PolicyRegistry<IAddressMap, const HbmParams&, const std::string&>;

@@ -215,11 +215,8 @@ void MemorySystem::fill_done_all(Mshr& m, Slice& s, uint64_t t) {
         if (line_slot == L2Tags::kNone) {
             L2Tags::Victim v;
             line_slot = s.tags->allocate(m.line_addr, v);
-            if (v.evicted) {
-                ++m_req[static_cast<size_t>(w->who)]->evictions;
-                note_eviction(s, v);
-                if (v.dirty) write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
-            }
+            if (v.evicted && evicted(s, *m_req[static_cast<size_t>(w->who)], v))
+                write_back(v, t, nullptr, kWaitNone);  // nothing waits on it
         }
         s.tags->add_valid(line_slot, m.fetch_mask);
         valid = s.tags->valid(line_slot);

@@ -265,7 +265,7 @@ TEST_CASE("mem map: xor and channel_hash fold every chunk, as their definitions 
 
 TEST_CASE("mem map: the inline decode (three chunk tables) gives decode_into's coordinates on every preset's map") {
     // decode_fast() is the memory system's per-request decode: the same coordinates as the
-    // map's own decode_into() (byte tables, checked against the definitions above) for every
+    // map's own decode_into() (every chunk's table in a loop, checked against the definitions above) for every
     // address, by tables when below the capacity, by decode_into() above it. Every preset, with
     // its own map and the other map, channel hash on and off.
     uint64_t x = 0x9e3779b97f4a7c15ull;
