@@ -17,7 +17,7 @@ namespace sfumato::mem {
 
 struct WheelItem {
     uint64_t tick;
-    uint64_t seq;
+    uint64_t seq;  // the event's order within its tick and lateness (EventWheel::push's `ord`)
     void* ptr;
     uint32_t arg;
     uint8_t kind;
@@ -40,16 +40,23 @@ public:
     // Inlined at its call sites: a call's register saves were a third of its host instructions.
     // The common case only (a free node, the tick inside the window, the event last in its
     // bucket); the rest is out of line, so a caller needs no stack frame for it.
-    [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind, bool late = false) {
+    // `ord` (below 2^56) orders events of one tick and lateness; events of equal ord leave in
+    // push order, except that an even ord's events leave in the order of their `arg` (a 32-bit
+    // sequence number, compared modulo 2^32: the memory system's HBM-side events, which may be
+    // pushed out of order by its second thread, memory_system.h). With ord 0 throughout, the
+    // order is push order.
+    [[gnu::always_inline]] void push(uint64_t tick, void* ptr, uint32_t arg, uint8_t kind, bool late = false,
+                                     uint64_t ord = 1) {
         const uint64_t key = tick << 1 | uint64_t(late);
         const uint64_t ab = tick >> kShift;
         const uint32_t n = m_free;
+        const uint64_t ko = ord << 8 | kind;
         // ab - m_base wraps for a tick before the window's base bucket.
         if (__builtin_expect(n == kNil || ab - m_base >= kBuckets, 0))
-            return push_slow(key, ptr, arg, kind);
+            return push_slow(key, ptr, arg, ko);
         ++m_count;
         m_free = m_nodes[n].next;
-        link(ab, n, key, ptr, arg, kind);
+        link(ab, n, key, ptr, arg, ko);
     }
 
     // Removes the earliest event if its tick is <= now; returns false otherwise.
@@ -72,6 +79,13 @@ public:
     // not removed (nor is any after it).
     template <class Stop>
     [[gnu::always_inline]] bool pop_due_if(uint64_t now, uint64_t limit, Stop stop, WheelItem& out, uint64_t& next) {
+        return pop_due_if(now, limit, kEmpty, stop, out, next);
+    }
+    // As above, but no event of tick `safe` or later leaves (whatever `now`): the memory system's
+    // two-thread mode, where events before `safe` are all known.
+    template <class Stop>
+    [[gnu::always_inline]] bool pop_due_if(uint64_t now, uint64_t limit, uint64_t safe, Stop stop, WheelItem& out,
+                                           uint64_t& next) {
         const uint64_t lim = std::max(now, limit);
         // Keys (tick << 1 | late) past every event of tick lim and of tick now.
         const uint64_t lim_key = lim << 1 | 1, now_key = now << 1 | 1;
@@ -108,23 +122,50 @@ public:
         // A bucket is kept in (key, push) order: its head is its earliest item.
         const uint32_t best = bk.head;
         Node& bn = m_nodes[best];
-        if (bn.key > lim_key || (bn.key > now_key && stop(bn.key >> 1, bn.kind, bn.ptr))) {
+        if (bn.key > lim_key || (bn.key >> 1) >= safe || (bn.key > now_key && stop(bn.key >> 1, bn.kind(), bn.ptr))) {
             // The bucket's earliest item is the earliest overall unless a far event (in the
             // overflow heap, not yet migrated) is earlier, which migrate() rules out.
             next = std::min(bn.key, m_far_key) >> 1;
             return false;
         }
         out.tick = bn.key >> 1;
-        out.seq = 0;
+        out.seq = bn.ko >> 8;
         out.ptr = bn.ptr;
         out.arg = bn.arg;
-        out.kind = bn.kind;
+        out.kind = bn.kind();
         bk.head = bn.next;
         if (bk.finger == best) bk.finger = kNil;
         bn.next = m_free;
         m_free = best;
         if (bk.head == kNil) m_bits[b >> 6] &= ~(uint64_t(1) << (b & 63));
         --m_count;
+        return true;
+    }
+
+    // The earliest event without removing it (false when none): out.tick, out.seq (ord), arg,
+    // kind, ptr; `late` its lateness. Moves the window to it, as a pop would.
+    bool peek(WheelItem& out, bool& late) {
+        if (m_count == 0) return false;
+        uint64_t b = m_base & kMask;
+        if (m_bucket[b].head == kNil) {
+            uint64_t ab;
+            for (;;) {
+                ab = first_bucket();
+                if (ab != kEmpty) break;
+                m_base = std::max(m_base, m_far_b);
+                migrate();
+            }
+            m_base = std::max(m_base, ab);
+            if (migrate_due()) migrate();
+            b = ab & kMask;
+        }
+        const Node& bn = m_nodes[m_bucket[b].head];
+        out.tick = bn.key >> 1;
+        late = bn.key & 1;
+        out.seq = bn.ko >> 8;
+        out.ptr = bn.ptr;
+        out.arg = bn.arg;
+        out.kind = bn.kind();
         return true;
     }
 
@@ -147,7 +188,15 @@ private:
         void* ptr;
         uint32_t arg;
         uint32_t next;
-        uint8_t kind;
+        uint64_t ko;  // ord << 8 | kind
+        uint8_t kind() const { return static_cast<uint8_t>(ko); }
+        // Whether this node leaves before an event of (key, ko, arg) pushed now.
+        bool before(uint64_t k, uint64_t o, uint32_t a) const {
+            if (key != k) return key < k;
+            const uint64_t mo = ko >> 8, no = o >> 8;
+            if (mo != no) return mo < no;
+            return (no & 1) || static_cast<int32_t>(arg - a) <= 0;
+        }
     };
     static_assert(sizeof(Node) == 32, "two nodes per host cache line");
     struct Bucket {
@@ -155,13 +204,13 @@ private:
         uint32_t finger = kNil;  // the node of the last insert before the tail (kNil once popped)
     };
     // Everything push() leaves out of line.
-    [[gnu::noinline]] void push_slow(uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+    [[gnu::noinline]] void push_slow(uint64_t key, void* ptr, uint32_t arg, uint64_t ko) {
         ++m_count;
         const uint64_t ab = std::max(key >> (kShift + 1), m_base);
-        if (ab - m_base < kBuckets) put(ab, key, ptr, arg, kind);
-        else push_far({key, m_seq++, ptr, arg, kind});
+        if (ab - m_base < kBuckets) put(ab, key, ptr, arg, ko);
+        else push_far({key, ko, m_seq++, ptr, arg});
     }
-    void put(uint64_t ab, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+    void put(uint64_t ab, uint64_t key, void* ptr, uint32_t arg, uint64_t ko) {
         uint32_t n;
         if (m_free != kNil) {
             n = m_free;
@@ -170,7 +219,7 @@ private:
             n = static_cast<uint32_t>(m_nodes.size());
             m_nodes.push_back({});
         }
-        link(ab, n, key, ptr, arg, kind);
+        link(ab, n, key, ptr, arg, ko);
     }
     // Buckets are intrusive lists through a node pool: a freed node is reused first, so pushes
     // touch memory that is already in cache.
@@ -178,13 +227,13 @@ private:
     // or earlier. That is (key, sequence) order because every event pushed before it is already
     // in the buckets when it goes in (no far event is due between calls, see migrate_due(), and
     // migrate() moves them in (key, sequence) order).
-    [[gnu::always_inline]] void link(uint64_t ab, uint32_t n, uint64_t key, void* ptr, uint32_t arg, uint8_t kind) {
+    [[gnu::always_inline]] void link(uint64_t ab, uint32_t n, uint64_t key, void* ptr, uint32_t arg, uint64_t ko) {
         const uint64_t b = ab & kMask;
         Node& nd = m_nodes[n];
         nd.key = key;
         nd.ptr = ptr;
         nd.arg = arg;
-        nd.kind = kind;
+        nd.ko = ko;
         Bucket& bk = m_bucket[b];
         // A new event usually goes last: the tail is checked first, and only an earlier key
         // walks the list.
@@ -192,18 +241,18 @@ private:
             nd.next = kNil;
             bk.head = bk.tail = n;
             m_bits[b >> 6] |= uint64_t(1) << (b & 63);
-        } else if (m_nodes[bk.tail].key <= key) {
+        } else if (m_nodes[bk.tail].before(key, ko, arg)) {
             nd.next = kNil;
             m_nodes[bk.tail].next = n;
             bk.tail = n;
         } else {
-            insert_before_tail(bk, n, key);
+            insert_before_tail(bk, n, key, ko, arg);
         }
     }
-    // Node n (key `key`, before bucket bk's tail) goes after every node of its key or earlier.
-    [[gnu::noinline]] void insert_before_tail(Bucket& bk, uint32_t n, uint64_t key) {
+    // Node n (key `key`, before bucket bk's tail) goes after every node that leaves before it.
+    [[gnu::noinline]] void insert_before_tail(Bucket& bk, uint32_t n, uint64_t key, uint64_t ko, uint32_t arg) {
         Node& nd = m_nodes[n];
-        if (key < m_nodes[bk.head].key) {
+        if (!m_nodes[bk.head].before(key, ko, arg)) {
             nd.next = bk.head;
             bk.head = n;
             bk.finger = n;
@@ -214,8 +263,8 @@ private:
             // that is not after the new event: events of one key come in push order, so the
             // next one of that key goes right after it, without walking the list again.
             const uint32_t f = bk.finger;
-            uint32_t prev = f != kNil && m_nodes[f].key <= key ? f : bk.head;
-            while (m_nodes[m_nodes[prev].next].key <= key) prev = m_nodes[prev].next;
+            uint32_t prev = f != kNil && m_nodes[f].before(key, ko, arg) ? f : bk.head;
+            while (m_nodes[m_nodes[prev].next].before(key, ko, arg)) prev = m_nodes[prev].next;
             nd.next = m_nodes[prev].next;
             m_nodes[prev].next = n;
             bk.finger = n;
@@ -229,15 +278,19 @@ private:
     // 10^5 events were 2 % of the 8-chip step's profile; the run's time did not move measurably,
     // each event's first touch stays a cache miss either way).
     struct Far {
-        uint64_t key, seq;
+        uint64_t key, ko, seq;
         void* ptr;
         uint32_t arg;
-        uint8_t kind;
-        bool operator<(const Far& o) const { return key != o.key ? key < o.key : seq < o.seq; }
+        bool operator<(const Far& o) const {
+            if (key != o.key) return key < o.key;
+            if ((ko >> 8) != (o.ko >> 8)) return (ko >> 8) < (o.ko >> 8);
+            if (!((ko >> 8) & 1) && arg != o.arg) return static_cast<int32_t>(arg - o.arg) < 0;
+            return seq < o.seq;
+        }
         bool operator>(const Far& o) const { return o < *this; }
     };
     void push_far(const Far& w) {
-        if (m_run_head == m_run.size() || m_run.back().key <= w.key) {
+        if (m_run_head == m_run.size() || !(w < m_run.back())) {
             if (m_run_head == m_run.size()) {
                 m_run.clear();
                 m_run_head = 0;
@@ -270,7 +323,7 @@ private:
                 m_run_head < m_run.size() && (m_over.empty() || m_run[m_run_head] < m_over.front());
             if (from_run) {
                 const Far& it = m_run[m_run_head++];
-                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.kind);
+                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.ko);
                 // The consumed prefix goes once it is most of the run (amortised O(1)).
                 if (m_run_head >= 4096 && 2 * m_run_head >= m_run.size()) {
                     m_run.erase(m_run.begin(), m_run.begin() + static_cast<std::ptrdiff_t>(m_run_head));
@@ -279,7 +332,7 @@ private:
             } else {
                 std::pop_heap(m_over.begin(), m_over.end(), std::greater<Far>());
                 const Far& it = m_over.back();
-                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.kind);
+                put(it.key >> (kShift + 1), it.key, it.ptr, it.arg, it.ko);
                 m_over.pop_back();
             }
             update_far_key();

@@ -62,6 +62,14 @@ MemSysParams read_memsys_params(const ParamScope& chip) {
                                       "docs/speed.md)",
                                       {false, true})
                               .get();
+    const std::string th = ChoiceParam(chip.sub("mem"), "threads", "auto",
+                                       "exact service: host threads of the memory system (2: the HBM controllers on a "
+                                       "second thread; auto: 2 for a memory benchmark on an otherwise idle machine "
+                                       "with 2 CPUs or more). Simulation speed only: the same cycles either way "
+                                       "(docs/speed.md)",
+                                       {"auto", "1", "2"})
+                               .get();
+    p.threads = th == "1" ? 1 : th == "2" ? 2 : 0;
     return p;
 }
 

@@ -42,6 +42,8 @@ struct MemSysParams {
     // delivering a pipe's completions that only free a request slot (memory_system.h; a
     // simulation-speed switch, the same cycles either way, docs/speed.md).
     bool completions_ahead = true;
+    // chip.mem.threads: 0 auto, 1, 2 (memory_system_mt.cpp; simulation speed only).
+    uint32_t threads = 0;
 };
 // Reads chip.hbm.*, chip.l2.*, chip.noc.* (ConfigError names a bad key).
 MemSysParams read_memsys_params(const ParamScope& chip);

@@ -114,17 +114,23 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
     }
     add_stat_formulas();
+    m_threads = p.threads;
+    mt_count(+1);
     m_order.set_end_hook([this] { instant_over(); });
     SC_METHOD(process);
     sensitive << m_wake_ev;
     dont_initialize();
 }
 
-MemorySystem::~MemorySystem() = default;
+MemorySystem::~MemorySystem() {
+    mt_end();
+    mt_count(-1);
+}
 
 void MemorySystem::process() {
     ++m_activations;
     const uint64_t now = now_tick().v;
+    if (!m_mt_decided) mt_decide();
     // Requests submitted ahead at this tick, in an activation that a completion or a write-back
     // needing SystemC time cut short (instant_over): they join this instant's, as they would have
     // without running ahead. (The run-ahead client's stay staged: its requests are staged without
@@ -136,12 +142,14 @@ void MemorySystem::process() {
     }
     m_in_process = true;
     bool blocked = false;
+    m_floor = now + m_noc_ps;  // a request submitted from now on reaches a slice no earlier
     uint64_t next = run_window<false>(now, blocked);
     if (m_runahead_staged) {
         flush_runahead();
         // What it accepted is on the wheel: the exact service's arrivals, the bulk one's completions.
         next = m_events.next_tick();
     }
+    if (m_mt) m_next_ev = next = mt_next();
     // The bulk service's waiting write-backs go out once nothing else is on its way (a
     // controller writes while no read waits), each at its own arrival time.
     if (m_bulk_waiting && next == EventWheel::kEmpty)
@@ -214,13 +222,15 @@ void MemorySystem::instant_over() {
     m_in_process = true;
     uint64_t v = m_scheduled;
     bool blocked = false;
-    while (v < until && !m_events.empty()) {
+    while (v < until && (m_mt ? m_next_ev != EventWheel::kEmpty : !m_events.empty())) {
+        m_floor = v + m_noc_ps;
         run_window<true>(v, blocked);
         if (blocked) break;  // process() goes on with this activation at v
         // The end of instant v: its requests handed over (their arrivals may bring the next
         // activation forward, as submit_line's wake-up would).
         if (m_runahead_staged) flush_runahead();
-        const uint64_t next = m_events.next_tick();
+        uint64_t next = m_events.next_tick();
+        if (m_mt) m_next_ev = next = mt_next();
         // As process() schedules its next activation.
         v = m_last_runahead > v && m_last_runahead < next ? m_last_runahead : next;
     }
@@ -294,8 +304,11 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
         }
     };
     const uint64_t from = Ahead ? now - 1 : now;  // Ahead: now > SystemC time >= 0
-    while (m_events.pop_due_if(from, limit, waits, it, next)) {
+    m_in_loop = true;
+    for (;;) {
+    while (m_events.pop_due_if(from, limit, m_safe, waits, it, next)) {
         const uint64_t t = std::max(it.tick, now);
+        if (m_mt) mt_begin(it);
         // An arrival skips the hand-over below (as when arrivals had a queue of their own).
         if (it.kind == static_cast<uint8_t>(Ev::Arrival)) {
             l2_arrival(*static_cast<MemRequest*>(it.ptr), t, it.arg);
@@ -306,12 +319,14 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
         if (m_runahead_staged && it.tick > m_cb_tick) flush_runahead();
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg); break;
-            case Ev::CtrlWake:
-                if (m_wake[it.arg] == it.tick) {
-                    m_wake[it.arg] = 0;
-                    run_channel(it.arg, t);
+            case Ev::CtrlWake: {
+                const auto pc = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(it.ptr));
+                if (m_wake[pc] == it.tick) {
+                    m_wake[pc] = 0;
+                    run_channel(pc, t);
                 }
                 break;
+            }
             case Ev::FillDone: fill_done(*static_cast<Mshr*>(it.ptr), t); break;
             case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
@@ -355,12 +370,35 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
             case Ev::Arrival: break;  // above
         }
     }
+    // Two threads: the loop may have stopped at m_safe, before which the HBM side has sent every
+    // fill; past it, fills may still come that go first (unless past the window).
+    if (!m_mt || next < m_safe || m_safe > limit) break;
+    mt_wait_window(next);
+    }
+    m_in_loop = false;
+    if (m_mt) {
+        // Where one thread would have stopped (for mt_stop() between windows): at the first event
+        // that waits, or past the window.
+        WheelItem h;
+        bool late;
+        if (next <= limit && m_events.peek(h, late)) {
+            m_stop_tk = h.tick << 1 | (late ? 1 : 0);
+            m_stop_ord = h.seq;
+            m_stop_hs = h.arg;
+        } else {
+            m_stop_tk = (limit + 1) << 1;
+            m_stop_ord = 0;
+            m_stop_hs = 0;
+        }
+    }
     return next;
 }
 
 void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
-    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
+    if (kind == Ev::Arrival) m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), true, 1);
+    else m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), false, 2 * m_n++ + 1);
     m_scheduled = tick;
+    m_next_ev = std::min(m_next_ev, tick);
     const uint64_t now = now_tick().v;
     m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
 }

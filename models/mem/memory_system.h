@@ -31,6 +31,7 @@
 // into a pending fill that needs sectors the fill does not bring retries its lookup at the fill.
 #pragma once
 #include <array>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -124,6 +125,11 @@ public:
     bool bulk() const { return m_bulk; }
     // Emits the last partial trace window (call at the end of a run).
     void flush_trace();
+    // chip.mem.threads (memory_system_mt.cpp): whether the HBM controllers run on a second host
+    // thread (the same cycles either way), and whether they do now (they go back to one thread
+    // for good at the first write-back or state query).
+    bool two_threads() const { return m_mt; }
+    uint64_t mt_handoffs() const { return m_mt_handoffs; }
 
 private:
     // FillDone carries the Mshr whose fill the HBM returned, WbDone a written-back HbmReq.
@@ -411,6 +417,67 @@ private:
 
     // Every timed event, requests on their way to a slice (Ev::Arrival) included.
     EventWheel m_events;
+    // Order of events of one tick and lateness (event_wheel.h's `ord`), kept the same with one
+    // thread and two (memory_system_mt.cpp): an event the L2 side pushes (not an arrival) gets
+    // 2n + 1, n counting them; one the HBM side pushes gets 2n, n the count when what made it
+    // happened, and its side's push count (m_hs) as the wheel's tie-break. With one thread that is
+    // push order, as before.
+    // Two threads (memory_system_mt.cpp). Read by both threads, written only while one runs (a
+    // host cache line of its own: nothing the L2 side writes as it goes shares it).
+    struct Mt;
+    alignas(64) Mt* m_mtx = nullptr;  // owned (mt_end deletes it)
+    bool m_mt = false;           // the HBM side runs on its thread now
+    uint32_t m_threads = 0;      // chip.mem.threads: 0 auto, 1, 2
+    bool m_mt_decided = false;
+    // The L2 side's (its own host lines). m_hs is the HBM side's push count with one thread (Mt
+    // keeps it with two).
+    alignas(64) uint64_t m_n = 0;
+    uint32_t m_hs = 0;
+    uint64_t m_safe = ~uint64_t(0);  // L2 side: every event before this tick is on the wheel
+    uint64_t m_floor = 0;        // L2 side: the earliest tick a request from outside can reach a slice
+    uint64_t m_mt_handoffs = 0;
+    // The L2 event being handled (2 threads: the hand-offs carry it) and what the HBM side knows.
+    uint64_t m_cur_tk = 0, m_cur_ord = 0;
+    uint32_t m_cur_hs = 0;
+    uint64_t m_marked_n = 0;
+    uint64_t m_pub_next = 0;
+    bool m_in_loop = false;
+    // Where one thread's loop would have stopped at the end of the last window (the key of the
+    // first event it would not have popped): mt_stop() from outside the loop.
+    uint64_t m_stop_tk = 0, m_stop_ord = 0;
+    uint32_t m_stop_hs = 0;
+    uint64_t m_next_ev = ~uint64_t(0);  // the next event's tick, 2 threads (instant_over's loop)
+    alignas(64) int m_mt_end_of_l2_block = 0;  // (what follows starts a host line of its own)
+    static void mt_count(int d);
+    void mt_decide();
+    void mt_start();
+    void mt_end();
+    void mt_publish_at(uint64_t head);
+    void mt_wait_window(uint64_t next);
+    uint64_t mt_next();
+    // Back to one thread, the HBM side having done everything before the L2 event being handled
+    // (or, outside the loop, before where the loop stopped).
+    void mt_stop();
+    void mt_settle() const;
+    void mt_thread();
+    // Before an L2 event's handler (2 threads): the event before's mark, this one's key, H_L now
+    // and then.
+    void mt_begin(const WheelItem& it) {
+        if (m_n != m_marked_n) mt_mark();
+        m_cur_tk = it.tick << 1 | (it.kind == static_cast<uint8_t>(Ev::Arrival) ? 1 : 0);
+        m_cur_ord = it.seq;
+        m_cur_hs = it.arg;
+        if (it.tick >= m_pub_next) mt_publish_tick(it.tick);
+    }
+    [[gnu::noinline]] void mt_publish_tick(uint64_t tick);
+    [[gnu::noinline]] void mt_mark();
+    void mt_handoff(HbmReq& r, uint64_t t);
+    void mt_drain();
+    [[gnu::noinline]] void mt_out(uint64_t tick, Ev kind, void* ptr, uint32_t pc);
+    void mt_wakes_below(uint64_t tk, uint64_t ord, uint32_t hs);
+    bool mt_wakes_before(uint64_t tick);
+    // A push by the HBM side (FillDone, WbDone, CtrlWake, a released write's completion).
+    void push_hbm(uint64_t tick, Ev kind, void* ptr, uint32_t pc = 0);
     bool m_runahead_staged = false;  // the run-ahead client's requests of tick m_cb_tick wait (m_cb_one or m_order)
     MemRequest* m_cb_one = nullptr;  // the only one so far (not yet in m_order)
     uint64_t m_scheduled = ~uint64_t(0);
@@ -462,7 +529,22 @@ private:
 // outside process() and the wheel's uncommon cases are calls out of line.
 [[gnu::always_inline]] inline void MemorySystem::push(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
     if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) return push_waking(tick, kind, ptr, arg);
-    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), kind == Ev::Arrival);
+    if (kind == Ev::Arrival) return m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), true, 1);
+    m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), false, 2 * m_n++ + 1);
+}
+
+[[gnu::always_inline]] inline void MemorySystem::push_hbm(uint64_t tick, Ev kind, void* ptr, uint32_t pc) {
+    if (m_mt) return mt_out(tick, kind, ptr, pc);
+    if (kind == Ev::CtrlWake) ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(pc));
+    const uint32_t hs = m_hs++;
+    if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) {
+        m_events.push(tick, ptr, hs, static_cast<uint8_t>(kind), false, 2 * m_n);
+        m_scheduled = tick;
+        const uint64_t now = now_tick().v;
+        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
+        return;
+    }
+    m_events.push(tick, ptr, hs, static_cast<uint8_t>(kind), false, 2 * m_n);
 }
 
 [[gnu::always_inline]] inline void MemorySystem::flush_runahead() {

@@ -20,8 +20,8 @@ void MemorySystem::run_channel(uint32_t pc, uint64_t t) {
         // Each scheduled request's completion is pushed as it is scheduled, in the same order as
         // when they were listed first and pushed after: nothing else is pushed in between.
         next = ch.run_each(Tick(t), [this](HbmReq* r) {
-            if (r->kind == kFill) push(r->done.v + m_frontend_ps, Ev::FillDone, r->owner);
-            else push(r->done.v + m_frontend_ps, Ev::WbDone, r);
+            if (r->kind == kFill) push_hbm(r->done.v + m_frontend_ps, Ev::FillDone, r->owner);
+            else push_hbm(r->done.v + m_frontend_ps, Ev::WbDone, r);
         });
         // Writes that left the queue make room for waiting write-backs; serve them at once.
         if (!m_wb_waiting || !m_wb_wait[pc].head || !release_writebacks(pc, t)) break;
@@ -47,7 +47,12 @@ bool MemorySystem::release_writebacks(uint32_t pc, uint64_t t) {
         w->waiter = nullptr;
         w->waiter_kind = kWaitNone;
         if (kind == kWaitWrite) {
-            complete(*static_cast<MemRequest*>(who), t + m_hit_ps);
+            MemRequest& r = *static_cast<MemRequest*>(who);
+            push_hbm(t + m_hit_ps,
+                     r.target_part                                          ? Ev::PartDone
+                     : m_runahead_client && r.client == m_runahead_client ? Ev::RunaheadDone
+                                                                            : Ev::ClientDone,
+                     &r);
         } else if (kind == kWaitFill) {
             // The miss's fill goes out now; its channel runs from an event (no recursion here).
             HbmReq& f = static_cast<Mshr*>(who)->fill;
@@ -60,6 +65,7 @@ bool MemorySystem::release_writebacks(uint32_t pc, uint64_t t) {
 }
 
 bool MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, void* waiter, uint32_t waiter_kind) {
+    if (m_mt) mt_stop();  // the HBM side's state is read here: one thread from now on
     ++m_writebacks;
     ++m_wb_pending;
     HbmReq* w;
@@ -96,6 +102,7 @@ bool MemorySystem::write_back(const L2Tags::Victim& v, uint64_t t, void* waiter,
 }
 
 uint64_t MemorySystem::unwritten_bytes() const {
+    mt_settle();
     uint64_t n = 0;
     for (const Slice& s : m_slices) n += s.tags->dirty_bytes();
     for (size_t pc = 0; pc < m_channels.size(); ++pc) {

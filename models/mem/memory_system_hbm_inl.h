@@ -21,7 +21,7 @@ namespace hbm_detail {
 [[gnu::always_inline]] inline void MemorySystem::wake_at(uint32_t pc, uint64_t t) {
     if (m_wake[pc] == 0 || t < m_wake[pc]) {
         m_wake[pc] = t;
-        push(t, Ev::CtrlWake, nullptr, pc);
+        push_hbm(t, Ev::CtrlWake, nullptr, pc);
     }
 }
 

@@ -142,7 +142,9 @@ void MemorySystem::l2_access(MemRequest& r, uint64_t t, uint32_t how, uint32_t s
     m.fill.addr = line * m_l2.g.line_bytes + uint64_t(first) * m_l2.g.sector_bytes;
     m.fill.bytes = (last - first + 1) * m_l2.g.sector_bytes;
     m.fill.write = false;
-    if (!fill_waits) hbm_enqueue(m.fill, t);
+    if (fill_waits) return;
+    if (m_mt) return mt_handoff(m.fill, t);
+    hbm_enqueue(m.fill, t);
 }
 
 bool MemorySystem::evicted(Slice& s, ReqStats& st, const L2Tags::Victim& v) {

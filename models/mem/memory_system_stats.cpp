@@ -35,6 +35,7 @@ void MemorySystem::add_stat_formulas() {
 }
 
 HbmChannelStats MemorySystem::hbm_totals() const {
+    mt_settle();
     HbmChannelStats t;
     std::vector<HbmChannelStats> per;
     per.reserve(m_channels.size());
