@@ -159,6 +159,7 @@ int membench(const std::vector<std::string>& args) {
     j["config"] = cfg.sources();
     j["config_hash"] = cfg.hash();
     j["mem_service"] = mem_service_name(chip);
+    j["mem_threads"] = mem.threads_at_start();  // host threads (chip.mem.threads; the same results)
     j["pattern"] = pattern;
     j["op"] = op;
     j["cores"] = spec.cores;

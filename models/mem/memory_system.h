@@ -129,6 +129,8 @@ public:
     // thread (the same cycles either way), and whether they do now (they go back to one thread
     // for good at the first write-back or state query).
     bool two_threads() const { return m_mt; }
+    // Whether it started with two (1 or 2: the host threads the run began with).
+    uint32_t threads_at_start() const { return m_mtx ? 2 : 1; }
     uint64_t mt_handoffs() const { return m_mt_handoffs; }
 
 private:
