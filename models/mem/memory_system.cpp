@@ -149,7 +149,7 @@ void MemorySystem::process() {
         // What it accepted is on the wheel: the exact service's arrivals, the bulk one's completions.
         next = m_events.next_tick();
     }
-    if (m_mt) m_next_ev = next = mt_next();
+    if (m_mt) m_next_ev = next = mt_next(next);
     // The bulk service's waiting write-backs go out once nothing else is on its way (a
     // controller writes while no read waits), each at its own arrival time.
     if (m_bulk_waiting && next == EventWheel::kEmpty)
@@ -230,7 +230,7 @@ void MemorySystem::instant_over() {
         // activation forward, as submit_line's wake-up would).
         if (m_runahead_staged) flush_runahead();
         uint64_t next = m_events.next_tick();
-        if (m_mt) m_next_ev = next = mt_next();
+        if (m_mt) m_next_ev = next = mt_next(next);
         // As process() schedules its next activation.
         v = m_last_runahead > v && m_last_runahead < next ? m_last_runahead : next;
     }

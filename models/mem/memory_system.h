@@ -456,7 +456,7 @@ private:
     void mt_end();
     void mt_publish_at(uint64_t head);
     void mt_wait_window(uint64_t next);
-    uint64_t mt_next();
+    uint64_t mt_next(uint64_t head);
     // Back to one thread, the HBM side having done everything before the L2 event being handled
     // (or, outside the loop, before where the loop stopped).
     void mt_stop();

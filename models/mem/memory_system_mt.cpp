@@ -382,6 +382,9 @@ void MemorySystem::mt_drain() {
     while (const Mt::Out* o = x.out.front()) {
         ++x.c_out;
         if (const Mt::Out* a = x.out.ahead(8)) __builtin_prefetch(a);
+        // The fill's MSHR is read when it lands, a few hundred lines from now: into the host's
+        // second-level cache meanwhile.
+        __builtin_prefetch(o->ptr, 0, 2);
         m_events.push(o->tick, o->ptr, o->hs, o->kind, false, o->ord);
         x.out.pop();
     }
@@ -408,11 +411,12 @@ void MemorySystem::mt_wait_window(uint64_t next) {
     mt_drain();
 }
 
-uint64_t MemorySystem::mt_next() {
+uint64_t MemorySystem::mt_next(uint64_t h0) {
     Mt& x = *m_mtx;
     ++x.c_next;
-    // Every fill before m_safe is on the wheel already (drained with the T_H it came from).
-    if (const uint64_t h = m_events.next_tick(); h < m_safe) return h;
+    // Every fill before m_safe is on the wheel already (drained with the T_H it came from): h0,
+    // the wheel's earliest tick, is the next event's then.
+    if (h0 < m_safe) return h0;
     for (;;) {
         mt_drain();
         const uint64_t h = m_events.next_tick();
