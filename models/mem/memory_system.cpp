@@ -239,7 +239,7 @@ void MemorySystem::instant_over() {
     if (v != EventWheel::kEmpty) m_wake_ev.notify(to_sc_time(Tick(v - now)));
 }
 
-template <bool Ahead>
+template <bool Ahead, bool MT>
 uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     // Run-ahead: a request submitted at SystemC time >= now reaches its slice no earlier than
     // now + m_runahead_ps, so internal events (L2 lookups, controller decisions, fills) before
@@ -306,9 +306,9 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     const uint64_t from = Ahead ? now - 1 : now;  // Ahead: now > SystemC time >= 0
     m_in_loop = true;
     for (;;) {
-    while (m_events.pop_due_if(from, limit, m_safe, waits, it, next)) {
+    while (m_events.pop_due_if(from, limit, MT ? m_safe : EventWheel::kEmpty, waits, it, next)) {
         const uint64_t t = std::max(it.tick, now);
-        if (m_mt) mt_begin(it);
+        if (MT && m_mt) mt_begin(it);
         // An arrival skips the hand-over below (as when arrivals had a queue of their own).
         if (it.kind == static_cast<uint8_t>(Ev::Arrival)) {
             l2_arrival(*static_cast<MemRequest*>(it.ptr), t, it.arg);
@@ -372,11 +372,11 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
     }
     // Two threads: the loop may have stopped at m_safe, before which the HBM side has sent every
     // fill; past it, fills may still come that go first (unless past the window).
-    if (!m_mt || next < m_safe || m_safe > limit) break;
+    if (!MT || !m_mt || next < m_safe || m_safe > limit) break;
     mt_wait_window(next);
     }
     m_in_loop = false;
-    if (m_mt) {
+    if (MT && m_mt) {
         // Where one thread would have stopped (for mt_stop() between windows): at the first event
         // that waits, or past the window.
         WheelItem h;

@@ -244,8 +244,14 @@ private:
     // run from instant_over, before SystemC time gets there) to now + m_runahead_ps - 1; returns
     // the tick of the wheel's next item. Ahead: `blocked` when it stopped at an item that needs
     // SystemC time to be `now` (instant_over).
-    template <bool Ahead>
+    // MT: the two-thread mode's loop (its checks compiled out of the one-thread loop; the mode
+    // never starts within a loop: mt_decide() at the first activation).
+    template <bool Ahead, bool MT>
     uint64_t run_window(uint64_t now, bool& blocked);
+    template <bool Ahead>
+    uint64_t run_window(uint64_t now, bool& blocked) {
+        return m_mt ? run_window<Ahead, true>(now, blocked) : run_window<Ahead, false>(now, blocked);
+    }
     // The end-of-instant hook (SubmitOrder::set_end_hook): runs a batch ahead when it can.
     void instant_over();
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);

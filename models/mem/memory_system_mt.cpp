@@ -240,7 +240,7 @@ void MemorySystem::mt_thread() {
                 hbm_enqueue(*reinterpret_cast<HbmReq*>(req), t);
             }
             did = true;
-            if ((++k & 31) == 0 && !cmd) x.publish_th(std::max(hl, t));
+            if ((++k & 31) == 0 && !cmd) x.publish_th(t);  // entries after it are at t or later
         }
         if (cmd) {
             if (cmd == 1) mt_wakes_below(x.q_tk, x.q_ord, x.q_hs);
@@ -407,8 +407,13 @@ void MemorySystem::mt_wait_window(uint64_t next) {
     const uint64_t th0 = x.th_seen;
     uint32_t idle = 0;
     ++x.c_wait;
-    while (x.th.load(std::memory_order_acquire) == th0) { backoff(idle); ++x.c_wait_spin; }
-    mt_drain();
+    // Draining as it waits: the HBM thread may be waiting for room in the ring to send.
+    for (;;) {
+        mt_drain();
+        if (x.th_seen != th0) break;
+        backoff(idle);
+        ++x.c_wait_spin;
+    }
 }
 
 uint64_t MemorySystem::mt_next(uint64_t h0) {
@@ -426,9 +431,14 @@ uint64_t MemorySystem::mt_next(uint64_t h0) {
         uint32_t idle = 0;
         uint64_t th;
         ++x.c_next_wait;
-        while ((th = x.th.load(std::memory_order_acquire)) < hl && (th + m_frontend_ps <= h)) { backoff(idle); ++x.c_next_spin; }
+        for (;;) {  // draining as it waits (see mt_wait_window)
+            mt_drain();
+            th = x.th_seen;
+            if (th >= hl || th + m_frontend_ps > h) break;
+            backoff(idle);
+            ++x.c_next_spin;
+        }
         const uint64_t nh = x.nh.load(std::memory_order_relaxed);
-        mt_drain();
         const uint64_t h2 = m_events.next_tick();
         if (h2 < m_safe) return h2;
         // The HBM side has done everything before H_L: nothing of it comes before its next item
