@@ -12,7 +12,7 @@ run() {
     "$sf" "$@" --trace off "${extra[@]}" --out "$out/$n" >/dev/null 2>&1 || { echo "FAILED: $label"; return; }
     python3 - "$out/$n/summary.json" "$label" <<'PY'
 import json, sys
-drop = ("wall", "host", "seconds", "speed", "per_s", "mips", "elapsed", "date", "time_s", "out",
+drop = ("wall", "host", "seconds", "speed", "per_s", "mips", "elapsed", "date", "time_s", "out", "mem_threads",
         "compile_s", "plan_s", "command_line")
 def walk(p, v):
     if isinstance(v, dict):

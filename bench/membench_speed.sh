@@ -3,6 +3,8 @@
 # cores) through the 910B-like memory system, reported as simulated GB per wall second
 # (whole-process wall time). Usage: bench/membench_speed.sh [build-dir] [bytes] [exact|bulk]
 # (the third: chip.mem.service, docs/speed.md "Bulk memory mode"; default the preset's, exact)
+# The memory system takes a second host thread when one is free (chip.mem.threads = auto): run it on an
+# otherwise idle machine; SFUMATO_MEM_THREADS=1 or 2 in the environment fixes the choice.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
@@ -21,7 +23,8 @@ s = json.load(open(sys.argv[1]))
 wall = float(sys.argv[3]) - float(sys.argv[2])
 cpu = sum(float(x) for x in open(sys.argv[4]).read().split()[-2:])
 gb = s["bytes"] / 1e9
-print(f"membench seq read 910B-like ({s['mem_service']}): {gb:.2f} GB simulated in {wall:.2f} s wall "
+threads = s.get("mem_threads", 1)
+print(f"membench seq read 910B-like ({s['mem_service']}, {threads} thread{'s' if threads > 1 else ''}): {gb:.2f} GB simulated in {wall:.2f} s wall "
       f"(process) = {gb / wall:.2f} GB/s of simulated traffic per wall second; "
       f"{s['bytes'] / s['request_bytes'] / wall / 1e6:.2f} M {s['request_bytes']}-B requests/s; "
       f"{cpu:.2f} CPU s = {gb / cpu:.2f} GB per CPU second")

@@ -141,7 +141,6 @@ struct alignas(64) MemorySystem::Mt {
     // The L2 thread's own.
     alignas(64) uint64_t th_seen = 0;  // the last T_H read
     std::thread thread;
-    uint64_t c_wait = 0, c_wait_spin = 0, c_next = 0, c_next_wait = 0, c_next_spin = 0, c_drain = 0, c_out = 0, c_pub = 0;
 };
 
 void MemorySystem::mt_count(int d) { g_systems.fetch_add(d, std::memory_order_relaxed); }
@@ -367,7 +366,6 @@ void MemorySystem::mt_publish_tick(uint64_t tick) {
 void MemorySystem::mt_publish_at(uint64_t head) {
     Mt& x = *m_mtx;
     if (m_n != m_marked_n) mt_mark();
-    ++x.c_pub;
     if (m_n >= Mt::kOrdLimit / 4) return mt_stop();  // (after some 10^11 events) one thread goes on
     uint64_t h = std::min({head, m_floor, m_safe});
     if (m_runahead_staged) h = std::min(h, m_cb_tick + m_noc_ps);
@@ -378,9 +376,7 @@ void MemorySystem::mt_publish_at(uint64_t head) {
 void MemorySystem::mt_drain() {
     Mt& x = *m_mtx;
     const uint64_t th = x.th.load(std::memory_order_acquire);
-    ++x.c_drain;
     while (const Mt::Out* o = x.out.front()) {
-        ++x.c_out;
         if (const Mt::Out* a = x.out.ahead(8)) __builtin_prefetch(a);
         // The fill's MSHR is read when it lands, a few hundred lines from now: into the host's
         // second-level cache meanwhile.
@@ -406,19 +402,16 @@ void MemorySystem::mt_wait_window(uint64_t next) {
     mt_publish_at(next);
     const uint64_t th0 = x.th_seen;
     uint32_t idle = 0;
-    ++x.c_wait;
     // Draining as it waits: the HBM thread may be waiting for room in the ring to send.
     for (;;) {
         mt_drain();
         if (x.th_seen != th0) break;
         backoff(idle);
-        ++x.c_wait_spin;
     }
 }
 
 uint64_t MemorySystem::mt_next(uint64_t h0) {
     Mt& x = *m_mtx;
-    ++x.c_next;
     // Every fill before m_safe is on the wheel already (drained with the T_H it came from): h0,
     // the wheel's earliest tick, is the next event's then.
     if (h0 < m_safe) return h0;
@@ -430,13 +423,11 @@ uint64_t MemorySystem::mt_next(uint64_t h0) {
         const uint64_t hl = x.hl.load(std::memory_order_relaxed);
         uint32_t idle = 0;
         uint64_t th;
-        ++x.c_next_wait;
         for (;;) {  // draining as it waits (see mt_wait_window)
             mt_drain();
             th = x.th_seen;
             if (th >= hl || th + m_frontend_ps > h) break;
             backoff(idle);
-            ++x.c_next_spin;
         }
         const uint64_t nh = x.nh.load(std::memory_order_relaxed);
         const uint64_t h2 = m_events.next_tick();
@@ -450,13 +441,6 @@ uint64_t MemorySystem::mt_next(uint64_t h0) {
 void MemorySystem::mt_stop() {
     if (!m_mt) return;
     Mt& x = *m_mtx;
-    if (std::getenv("SFUMATO_MT_STATS")) {
-                std::fprintf(stderr, "mt: handoffs %llu wait %llu spin %llu next %llu next_wait %llu spin %llu drain %llu out %llu pub %llu act %llu\n",
-            (unsigned long long)m_mt_handoffs, (unsigned long long)x.c_wait, (unsigned long long)x.c_wait_spin, (unsigned long long)x.c_next,
-            (unsigned long long)x.c_next_wait, (unsigned long long)x.c_next_spin, (unsigned long long)x.c_drain, (unsigned long long)x.c_out,
-            (unsigned long long)x.c_pub, (unsigned long long)m_activations);
-    }
-
     if (m_in_loop) {  // everything before the L2 event being handled
         x.q_tk = m_cur_tk;
         x.q_ord = m_cur_ord;
