@@ -59,6 +59,9 @@ public:
         link(ab, n, key, ptr, arg, ko);
     }
 
+    // Brings the bucket a push of `tick` would go to into the host cache (for a batch of pushes).
+    void prefetch(uint64_t tick) const { __builtin_prefetch(&m_bucket[(tick >> kShift) & kMask]); }
+
     // Removes the earliest event if its tick is <= now; returns false otherwise.
     bool pop_due(uint64_t now, WheelItem& out) {
         uint64_t next;

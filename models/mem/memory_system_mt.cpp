@@ -378,6 +378,7 @@ void MemorySystem::mt_drain() {
     const uint64_t th = x.th.load(std::memory_order_acquire);
     while (const Mt::Out* o = x.out.front()) {
         if (const Mt::Out* a = x.out.ahead(8)) __builtin_prefetch(a);
+        if (const Mt::Out* a = x.out.ahead(4)) m_events.prefetch(a->tick);
         // The fill's MSHR is read when it lands, a few hundred lines from now: into the host's
         // second-level cache meanwhile.
         __builtin_prefetch(o->ptr, 0, 2);
