@@ -468,6 +468,8 @@ private:
     void mt_stop();
     void mt_settle() const;
     void mt_thread();
+    void mt_loop();
+    void mt_check();
     // Before an L2 event's handler (2 threads): the event before's mark, this one's key, H_L now
     // and then.
     void mt_begin(const WheelItem& it) {

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "models/mem/memory_system.h"
@@ -104,6 +105,8 @@ struct alignas(64) MemorySystem::Mt {
     uint64_t q_tk = 0, q_ord = 0;
     uint32_t q_hs = 0;
     std::atomic<uint32_t> done{0};
+    std::atomic<uint32_t> failed{0};  // the HBM thread ended with `error`
+    std::exception_ptr error;
     // The HBM thread's own.
     alignas(64) EventWheel wakes;  // the HBM side's CtrlWakes (ptr: the channel, arg: hs, seq: ord)
     uint64_t hn = 0;               // the n its pushes take
@@ -162,7 +165,10 @@ void MemorySystem::mt_decide() {
         else if (!std::strcmp(e, "auto")) want = 0;
         else throw ConfigError("SFUMATO_MEM_THREADS", "must be 1, 2 or auto (overrides chip.mem.threads)");
     }
-    if (want == 1 || m_bulk) return;
+    // The HBM side must start on its thread with nothing of its own yet (no push of it so far:
+    // nothing queued, no wake-up or write-back on the wheel; a flush before the first activation
+    // makes some).
+    if (want == 1 || m_bulk || m_hs != 0) return;
     const bool traced = m_trace && (m_trace->on(TraceLevel::Mem) || m_trace->on(TraceLevel::Instr));
     if (want == 2) {
         if (m_frontend_ps == 0 || m_noc_ps == 0)
@@ -206,6 +212,25 @@ void MemorySystem::mt_start() {
 }
 
 void MemorySystem::mt_thread() {
+    // Nothing on the HBM side throws today but running out of memory; whatever it is goes to the
+    // L2 thread, which rethrows it where it next waits for this one (mt_check).
+    try {
+        mt_loop();
+    } catch (...) {
+        m_mtx->error = std::current_exception();
+        m_mtx->failed.store(1, std::memory_order_release);
+    }
+}
+
+void MemorySystem::mt_check() {
+    if (m_mtx->failed.load(std::memory_order_acquire)) {
+        m_mtx->thread.join();
+        m_mt = false;
+        std::rethrow_exception(m_mtx->error);
+    }
+}
+
+void MemorySystem::mt_loop() {
     Mt& x = *m_mtx;
     uint32_t idle = 0;
     for (;;) {
@@ -322,6 +347,7 @@ void MemorySystem::mt_mark() {
     while (!(e = x.in.slot())) {
         x.in.publish();
         mt_drain();
+        mt_check();
         backoff(idle);
     }
     *e = Mt::In{m_cur_tk, m_cur_ord << 24 | (m_cur_hs & 0xffffff), m_n, 0};
@@ -336,6 +362,7 @@ void MemorySystem::mt_handoff(HbmReq& r, uint64_t t) {
     while (!(e = x.in.slot())) {
         x.in.publish();
         mt_drain();
+        mt_check();
         backoff(idle);
     }
     const bool own_t = t != m_cur_tk >> 1;
@@ -345,7 +372,8 @@ void MemorySystem::mt_handoff(HbmReq& r, uint64_t t) {
         while (!(e = x.in.slot())) {
             x.in.publish();
             mt_drain();
-            backoff(idle);
+            mt_check();
+        backoff(idle);
         }
         *e = Mt::In{t, 0, 0, 0};
         x.in.commit();
@@ -407,6 +435,7 @@ void MemorySystem::mt_wait_window(uint64_t next) {
     for (;;) {
         mt_drain();
         if (x.th_seen != th0) break;
+        mt_check();
         backoff(idle);
     }
 }
@@ -428,6 +457,7 @@ uint64_t MemorySystem::mt_next(uint64_t h0) {
             mt_drain();
             th = x.th_seen;
             if (th >= hl || th + m_frontend_ps > h) break;
+            mt_check();
             backoff(idle);
         }
         const uint64_t nh = x.nh.load(std::memory_order_relaxed);
@@ -456,6 +486,7 @@ void MemorySystem::mt_stop() {
     uint32_t idle = 0;
     while (!x.done.load(std::memory_order_acquire)) {
         mt_drain();
+        mt_check();
         backoff(idle);
     }
     x.thread.join();
