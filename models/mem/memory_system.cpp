@@ -114,8 +114,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const MemSysParams& p, 
         for (BulkWrites& w : m_bulk_wr) w.left.assign(std::max<uint32_t>(1, m_hbm.write_queue_depth), 0);
     }
     add_stat_formulas();
-    m_threads = p.threads;
-    mt_count(+1);
+    mt_configure(p.threads);
     m_order.set_end_hook([this] { instant_over(); });
     SC_METHOD(process);
     sensitive << m_wake_ev;

@@ -457,6 +457,7 @@ private:
     uint64_t m_next_ev = ~uint64_t(0);  // the next event's tick, 2 threads (instant_over's loop)
     alignas(64) int m_mt_end_of_l2_block = 0;  // (what follows starts a host line of its own)
     static void mt_count(int d);
+    void mt_configure(uint32_t threads);
     void mt_decide();
     void mt_start();
     void mt_end();

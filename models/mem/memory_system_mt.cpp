@@ -156,24 +156,30 @@ static inline bool key_less(uint64_t atk, uint64_t aord, uint32_t ahs, uint64_t 
     return !(aord & 1) && static_cast<int32_t>((ahs - bhs) << 8) < 0;
 }
 
+void MemorySystem::mt_configure(uint32_t threads) {
+    // At construction, so that a bad setting is a configuration error before anything runs.
+    m_threads = threads;  // 0 auto
+    if (const char* e = std::getenv("SFUMATO_MEM_THREADS")) {
+        if (!std::strcmp(e, "1")) m_threads = 1;
+        else if (!std::strcmp(e, "2")) m_threads = 2;
+        else if (!std::strcmp(e, "auto")) m_threads = 0;
+        else throw ConfigError("SFUMATO_MEM_THREADS", std::string("'") + e + "' is not 1, 2 or auto (it overrides chip.mem.threads)");
+    }
+    if (m_threads == 2 && !m_bulk && (m_frontend_ps == 0 || m_noc_ps == 0))
+        throw ConfigError("chip.mem.threads", "2 needs chip.hbm.frontend_latency_ns and chip.noc.latency above 0 "
+                                              "(the HBM side's lead over the L2 side)");
+    mt_count(+1);
+}
+
 void MemorySystem::mt_decide() {
     m_mt_decided = true;
-    uint32_t want = m_threads;  // 0 auto
-    if (const char* e = std::getenv("SFUMATO_MEM_THREADS")) {
-        if (!std::strcmp(e, "1")) want = 1;
-        else if (!std::strcmp(e, "2")) want = 2;
-        else if (!std::strcmp(e, "auto")) want = 0;
-        else throw ConfigError("SFUMATO_MEM_THREADS", "must be 1, 2 or auto (overrides chip.mem.threads)");
-    }
+    const uint32_t want = m_threads;
     // The HBM side must start on its thread with nothing of its own yet (no push of it so far:
     // nothing queued, no wake-up or write-back on the wheel; a flush before the first activation
     // makes some).
     if (want == 1 || m_bulk || m_hs != 0) return;
     const bool traced = m_trace && (m_trace->on(TraceLevel::Mem) || m_trace->on(TraceLevel::Instr));
     if (want == 2) {
-        if (m_frontend_ps == 0 || m_noc_ps == 0)
-            throw ConfigError("chip.mem.threads", "2 needs chip.hbm.frontend_latency_ns and chip.noc.latency above 0 "
-                                                  "(the HBM side's lead over the L2 side)");
         if (traced) return;  // the Mem trace reads the HBM side's requests at fills: one thread
         mt_start();
         return;

@@ -3,7 +3,7 @@
 // stream on two threads throughout; write and copy streams whose first write-back brings the run
 // back to one thread) and a kernel (no run-ahead client: the other activation paths) with 1 and 2
 // threads: the same summary figures and the same stats. threads = 2 without the HBM side's lead
-// (frontend latency 0) is refused, naming the key.
+// (frontend latency 0) is refused, naming the key, as a bad configuration.
 #include <catch2/catch.hpp>
 
 #include "tests/support.h"
@@ -67,6 +67,7 @@ TEST_CASE("mem threads: two threads without the HBM side's lead are refused, nam
     const std::string out = temp_dir("mem_threads_refused");
     const CliResult r = run_cli("membench --pattern seq --op read --bytes 1M --config " + config("tiny") +
                                 " --set chip.mem.threads=2 --set chip.hbm.frontend_latency_ns=0 --trace off --out " + out);
-    CHECK(r.code != 0);
+    CHECK(r.code == 2);  // bad input, before anything runs
     CHECK(r.output.find("chip.mem.threads") != std::string::npos);
+    CHECK(r.output.find("internal error") == std::string::npos);
 }
