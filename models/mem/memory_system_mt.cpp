@@ -193,10 +193,16 @@ void MemorySystem::mt_decide() {
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) return;
     // A busy machine (a test suite on every CPU) deschedules one of the two threads, and each then
-    // waits for the other: slower than one thread. So two only while a CPU is free now (the tasks
-    // running or runnable, this one included, from /proc/loadavg). The load decides only the
-    // speed, never the result.
-    if (runnable_tasks() > CPU_COUNT(&set) - 1) return;
+    // waits for the other: slower than one thread. So two only while a CPU is free (the tasks
+    // running or runnable, this one included, from /proc/loadavg) in most of five looks a
+    // millisecond apart: a task passing by (a kernel thread) does not decide it. The load decides
+    // only the speed, never the result.
+    int free_looks = 0;
+    for (int i = 0; i < 5; ++i) {
+        if (i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        free_looks += runnable_tasks() <= CPU_COUNT(&set) - 1;
+    }
+    if (free_looks < 3) return;
     mt_start();
 }
 
