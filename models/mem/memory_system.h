@@ -461,6 +461,8 @@ private:
     void mt_decide();
     void mt_start();
     void mt_end();
+    void mt_join();  // ends the HBM thread (if it runs) and forgets it
+    static void mt_end_all();  // at process exit
     void mt_publish_at(uint64_t head);
     void mt_wait_window(uint64_t next);
     uint64_t mt_next(uint64_t head);

@@ -30,12 +30,15 @@
 #include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "models/mem/memory_system.h"
 #include "models/mem/memory_system_hbm_inl.h"
@@ -53,6 +56,11 @@ namespace sfumato::mem {
 
 namespace {
 std::atomic<int> g_systems{0};  // memory systems alive in the process (two threads for one only)
+// Memory systems whose HBM thread runs: joined at process exit (the process may end without
+// destroying its modules, and a thread still running then upsets exit-time checks such as
+// LeakSanitizer's, which stops every thread).
+std::mutex g_live_mutex;
+std::vector<MemorySystem*> g_live;
 
 // A wait for the other thread: spin (about 11 ns a pause on this project's CI machine) for some
 // 50 us, then give the CPU up, then sleep in short steps (the other thread is elsewhere: SystemC
@@ -221,6 +229,10 @@ void MemorySystem::mt_start() {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     x.thread = std::thread([this] { mt_thread(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    static const bool at_exit = [] { return std::atexit(&MemorySystem::mt_end_all) == 0; }();
+    (void)at_exit;
+    const std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.push_back(this);
 }
 
 void MemorySystem::mt_thread() {
@@ -236,7 +248,7 @@ void MemorySystem::mt_thread() {
 
 void MemorySystem::mt_check() {
     if (m_mtx->failed.load(std::memory_order_acquire)) {
-        m_mtx->thread.join();
+        mt_join();
         m_mt = false;
         std::rethrow_exception(m_mtx->error);
     }
@@ -501,7 +513,7 @@ void MemorySystem::mt_stop() {
         mt_check();
         backoff(idle);
     }
-    x.thread.join();
+    mt_join();  // (its loop has returned)
     m_hs = x.hs;
     mt_drain();
     // Its wake-ups join the wheel (in their order), and one thread goes on.
@@ -516,12 +528,27 @@ void MemorySystem::mt_settle() const {
     if (m_mt) const_cast<MemorySystem*>(this)->mt_stop();
 }
 
-void MemorySystem::mt_end() {
-    if (!m_mtx) return;
-    if (m_mtx->thread.joinable()) {
+void MemorySystem::mt_join() {
+    if (m_mtx && m_mtx->thread.joinable()) {
         m_mtx->cmd.store(2, std::memory_order_release);
         m_mtx->thread.join();
     }
+    const std::lock_guard<std::mutex> lock(g_live_mutex);
+    g_live.erase(std::remove(g_live.begin(), g_live.end(), this), g_live.end());
+}
+
+void MemorySystem::mt_end_all() {
+    std::vector<MemorySystem*> live;
+    {
+        const std::lock_guard<std::mutex> lock(g_live_mutex);
+        live = g_live;
+    }
+    for (MemorySystem* m : live) m->mt_join();
+}
+
+void MemorySystem::mt_end() {
+    if (!m_mtx) return;
+    mt_join();
     delete m_mtx;
     m_mtx = nullptr;
 }
