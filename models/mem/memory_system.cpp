@@ -318,14 +318,7 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
         if (m_runahead_staged && it.tick > m_cb_tick) flush_runahead();
         switch (static_cast<Ev>(it.kind)) {
             case Ev::L2Access: l2_access(*static_cast<MemRequest*>(it.ptr), t, it.arg); break;
-            case Ev::CtrlWake: {
-                const auto pc = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(it.ptr));
-                if (m_wake[pc] == it.tick) {
-                    m_wake[pc] = 0;
-                    run_channel(pc, t);
-                }
-                break;
-            }
+            case Ev::CtrlWake: run_wake(it, t); break;
             case Ev::FillDone: fill_done(*static_cast<Mshr*>(it.ptr), t); break;
             case Ev::WbDone: wb_done(*static_cast<HbmReq*>(it.ptr), t); break;
             case Ev::ClientDone: {
@@ -396,6 +389,10 @@ uint64_t MemorySystem::run_window(uint64_t now, bool& blocked) {
 void MemorySystem::push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg) {
     if (kind == Ev::Arrival) m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), true, 1);
     else m_events.push(tick, ptr, arg, static_cast<uint8_t>(kind), false, 2 * m_n++ + 1);
+    wake_for(tick);
+}
+
+void MemorySystem::wake_for(uint64_t tick) {
     m_scheduled = tick;
     m_next_ev = std::min(m_next_ev, tick);
     const uint64_t now = now_tick().v;

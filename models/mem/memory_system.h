@@ -257,6 +257,9 @@ private:
     void push(uint64_t tick, Ev kind, void* ptr, uint32_t arg = 0);
     // push() from outside process() when the event is earlier than the wake-up scheduled.
     void push_waking(uint64_t tick, Ev kind, void* ptr, uint32_t arg);
+    // The process's wake-up brought forward to `tick` (an event pushed from outside it).
+    [[gnu::noinline]] void wake_for(uint64_t tick);
+    void run_wake(const WheelItem& w, uint64_t t);
     // How a lookup came about: a request's first arrival, a retry after a fill that did not bring
     // all its sectors, or a blocked miss released by a freed MSHR (it carries that MSHR: if it
     // no longer needs one, it hands it on to the next blocked miss).
@@ -485,6 +488,7 @@ private:
     [[gnu::noinline]] void mt_publish_tick(uint64_t tick);
     [[gnu::noinline]] void mt_mark();
     void mt_handoff(HbmReq& r, uint64_t t);
+    void mt_in(uint64_t tk, uint64_t oh, uint64_t n, uintptr_t req);  // one entry to the HBM thread
     void mt_drain();
     [[gnu::noinline]] void mt_out(uint64_t tick, Ev kind, void* ptr, uint32_t pc);
     void mt_wakes_below(uint64_t tk, uint64_t ord, uint32_t hs);
@@ -552,12 +556,17 @@ private:
     const uint32_t hs = m_hs++;
     if (__builtin_expect(!m_in_process && tick < m_scheduled, 0)) {
         m_events.push(tick, ptr, hs, static_cast<uint8_t>(kind), false, 2 * m_n);
-        m_scheduled = tick;
-        const uint64_t now = now_tick().v;
-        m_wake_ev.notify(to_sc_time(Tick(tick > now ? tick - now : 0)));
-        return;
+        return wake_for(tick);
     }
     m_events.push(tick, ptr, hs, static_cast<uint8_t>(kind), false, 2 * m_n);
+}
+
+// A channel's wake-up `w` (ptr: its channel) at time t, unless a later one replaced it.
+inline void MemorySystem::run_wake(const WheelItem& w, uint64_t t) {
+    const auto pc = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w.ptr));
+    if (m_wake[pc] != w.tick) return;
+    m_wake[pc] = 0;
+    run_channel(pc, t);
 }
 
 [[gnu::always_inline]] inline void MemorySystem::flush_runahead() {

@@ -62,9 +62,6 @@ std::atomic<int> g_systems{0};  // memory systems alive in the process (two thre
 std::mutex g_live_mutex;
 std::vector<MemorySystem*> g_live;
 
-// A wait for the other thread: spin (about 11 ns a pause on this project's CI machine) for some
-// 50 us, then give the CPU up, then sleep in short steps (the other thread is elsewhere: SystemC
-// between activations, or descheduled).
 // Tasks running or waiting for a CPU on the machine now (/proc/loadavg's fourth field, "R/T");
 // a large number when unknown.
 int runnable_tasks() {
@@ -77,6 +74,9 @@ int runnable_tasks() {
     return n == 5 ? r : 1 << 20;
 }
 
+// A wait for the other thread: spin (about 11 ns a pause on this project's CI machine) for some
+// 50 us, then give the CPU up, then sleep in short steps (the other thread is elsewhere: SystemC
+// between activations, or descheduled).
 void backoff(uint32_t& idle) {
     if (idle < 4096) SFUMATO_PAUSE();
     else if (idle < 4096 + 256) std::this_thread::yield();
@@ -314,11 +314,7 @@ void MemorySystem::mt_wakes_below(uint64_t tk, uint64_t ord, uint32_t hs) {
         if (!key_less(x.w_tick << 1, x.w_ord, x.w_hs, tk, ord, hs) || x.w_tick == ~uint64_t(0)) break;
         x.wakes.pop_due(x.w_tick, w);
         x.head_ok = false;
-        const auto pc = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w.ptr));
-        if (m_wake[pc] == w.tick) {
-            m_wake[pc] = 0;
-            run_channel(pc, w.tick);
-        }
+        run_wake(w, w.tick);
     }
 }
 
@@ -332,11 +328,7 @@ bool MemorySystem::mt_wakes_before(uint64_t tick) {
         x.wakes.pop_due(x.w_tick, w);
         x.head_ok = false;
         did = true;
-        const auto pc = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w.ptr));
-        if (m_wake[pc] == w.tick) {
-            m_wake[pc] = 0;
-            run_channel(pc, w.tick);
-        }
+        run_wake(w, w.tick);
     }
     return did;
 }
@@ -364,44 +356,31 @@ void MemorySystem::mt_out(uint64_t tick, Ev kind, void* ptr, uint32_t pc) {
 
 // L2 side ---------------------------------------------------------------------------------------
 
-void MemorySystem::mt_mark() {
+void MemorySystem::mt_in(uint64_t tk, uint64_t oh, uint64_t n, uintptr_t req) {
     Mt& x = *m_mtx;
     Mt::In* e;
     uint32_t idle = 0;
-    while (!(e = x.in.slot())) {
+    while (!(e = x.in.slot())) {  // the HBM thread may be waiting for room to send: drain meanwhile
         x.in.publish();
         mt_drain();
         mt_check();
         backoff(idle);
     }
-    *e = Mt::In{m_cur_tk, m_cur_ord << 24 | (m_cur_hs & 0xffffff), m_n, 0};
+    *e = Mt::In{tk, oh, n, req};
     x.in.commit();
+}
+
+void MemorySystem::mt_mark() {
+    mt_in(m_cur_tk, m_cur_ord << 24 | (m_cur_hs & 0xffffff), m_n, 0);
     m_marked_n = m_n;
 }
 
 void MemorySystem::mt_handoff(HbmReq& r, uint64_t t) {
-    Mt& x = *m_mtx;
-    Mt::In* e;
-    uint32_t idle = 0;
-    while (!(e = x.in.slot())) {
-        x.in.publish();
-        mt_drain();
-        mt_check();
-        backoff(idle);
-    }
     const bool own_t = t != m_cur_tk >> 1;
-    *e = Mt::In{m_cur_tk, m_cur_ord << 24 | (m_cur_hs & 0xffffff), m_n, reinterpret_cast<uintptr_t>(&r) | own_t};
-    x.in.commit();
+    mt_in(m_cur_tk, m_cur_ord << 24 | (m_cur_hs & 0xffffff), m_n, reinterpret_cast<uintptr_t>(&r) | own_t);
     if (own_t) {  // the HBM thread waits for this second entry once it has seen the first
-        while (!(e = x.in.slot())) {
-            x.in.publish();
-            mt_drain();
-            mt_check();
-        backoff(idle);
-        }
-        *e = Mt::In{t, 0, 0, 0};
-        x.in.commit();
-        x.in.publish();
+        mt_in(t, 0, 0, 0);
+        m_mtx->in.publish();
     }
     m_marked_n = m_n;
     ++m_mt_handoffs;

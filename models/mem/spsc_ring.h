@@ -26,10 +26,7 @@ public:
     }
     // Producer: the slot from slot() is filled.
     void commit() {
-        if ((++m_p.head & (kBatch - 1)) == 0) {
-            m_head.store(m_p.head, std::memory_order_release);
-            m_p.published = m_p.head;
-        }
+        if ((++m_p.head & (kBatch - 1)) == 0) publish();
     }
     // Producer: everything committed becomes visible to the consumer.
     void publish() {
@@ -53,10 +50,7 @@ public:
     }
     // Consumer: done with front().
     void pop() {
-        if ((++m_c.tail & (kBatch - 1)) == 0) {
-            m_tail.store(m_c.tail, std::memory_order_release);
-            m_c.released = m_c.tail;
-        }
+        if ((++m_c.tail & (kBatch - 1)) == 0) release();
     }
     // Consumer: the slots consumed so far may be refilled.
     void release() {
